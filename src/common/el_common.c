@@ -1,0 +1,187 @@
+/* el_common.c: error names, the counting allocator, logging. */
+#include "el_common.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* {====== errors ======} */
+
+const char *el_err_name(int err) {
+  switch (err) {
+#define EL__ERR_NAME(name, value, msg) \
+  case value:                          \
+    return #name;
+    EL_ERRNO_MAP(EL__ERR_NAME)
+#undef EL__ERR_NAME
+  case 0:
+    return "OK";
+  case -ENOENT:
+    return "ENOENT";
+  case -EACCES:
+    return "EACCES";
+  case -ECONNREFUSED:
+    return "ECONNREFUSED";
+  case -EPIPE:
+    return "EPIPE";
+  case -EINVAL:
+    return "EINVAL";
+  default:
+    return "UNKNOWN";
+  }
+}
+
+const char *el_strerror(int err) {
+  switch (err) {
+#define EL__ERR_MSG(name, value, msg) \
+  case value:                         \
+    return msg;
+    EL_ERRNO_MAP(EL__ERR_MSG)
+#undef EL__ERR_MSG
+  case 0:
+    return "success";
+  default:
+    return err < 0 ? strerror(-err) : "unknown error";
+  }
+}
+
+/* {====== allocator ======}
+ * Each block carries a header with its size so el_free can keep the count
+ * exact. The header is 16 bytes to preserve malloc's alignment. */
+
+typedef union {
+  size_t size;
+  max_align_t align;
+} alloc_hdr_t;
+
+static atomic_size_t mem_in_use;
+static atomic_size_t mem_peak;
+static atomic_uint_fast64_t mem_allocs;
+#ifdef EL_TESTING
+static atomic_uint_fast64_t mem_fail_at;
+#endif
+
+static int should_fail(void) {
+#ifdef EL_TESTING
+  uint64_t n = atomic_load(&mem_fail_at);
+  if (n == 0) return 0;
+  if (n == 1) {
+    atomic_store(&mem_fail_at, 0);
+    return 1;
+  }
+  atomic_store(&mem_fail_at, n - 1);
+#endif
+  return 0;
+}
+
+static void account(ptrdiff_t delta) {
+  size_t now = atomic_fetch_add(&mem_in_use, (size_t)delta) + (size_t)delta;
+  size_t peak = atomic_load(&mem_peak);
+  while (now > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, now)) {
+  }
+}
+
+void *el_malloc(size_t size) {
+  if (should_fail()) return NULL;
+  alloc_hdr_t *h = malloc(sizeof(alloc_hdr_t) + size);
+  if (!h) return NULL;
+  h->size = size;
+  account((ptrdiff_t)size);
+  atomic_fetch_add(&mem_allocs, 1);
+  return h + 1;
+}
+
+void *el_calloc(size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return NULL;
+  void *p = el_malloc(n * size);
+  if (p) memset(p, 0, n * size);
+  return p;
+}
+
+void *el_realloc(void *ptr, size_t size) {
+  if (!ptr) return el_malloc(size);
+  if (should_fail()) return NULL;
+  alloc_hdr_t *old = (alloc_hdr_t *)ptr - 1;
+  size_t osize = old->size;
+  alloc_hdr_t *h = realloc(old, sizeof(alloc_hdr_t) + size);
+  if (!h) return NULL;
+  h->size = size;
+  account((ptrdiff_t)size - (ptrdiff_t)osize);
+  atomic_fetch_add(&mem_allocs, 1);
+  return h + 1;
+}
+
+void el_free(void *ptr) {
+  if (!ptr) return;
+  alloc_hdr_t *h = (alloc_hdr_t *)ptr - 1;
+  account(-(ptrdiff_t)h->size);
+  free(h);
+}
+
+char *el_strndup(const char *s, size_t len) {
+  char *d = el_malloc(len + 1);
+  if (!d) return NULL;
+  if (len) memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+char *el_strdup(const char *s) { return el_strndup(s, strlen(s)); }
+
+size_t el_mem_in_use(void) { return atomic_load(&mem_in_use); }
+size_t el_mem_peak(void) { return atomic_load(&mem_peak); }
+uint64_t el_mem_alloc_count(void) { return atomic_load(&mem_allocs); }
+
+#ifdef EL_TESTING
+void el_mem_fail_after(uint64_t n) { atomic_store(&mem_fail_at, n); }
+#endif
+
+/* {====== logging ======} */
+
+el_log_level_t el_log_threshold = EL_LOG_WARN;
+static el_log_hook_fn log_hook;
+static void *log_hook_ud;
+
+void el_log_set_hook(el_log_hook_fn fn, void *ud) {
+  log_hook = fn;
+  log_hook_ud = ud;
+}
+
+static const char *level_name(el_log_level_t level) {
+  static const char *const names[] = {"debug", "info", "warning", "error",
+                                      "quiet"};
+  return (unsigned)level < EL_ARRAY_LEN(names) ? names[level] : "?";
+}
+
+void el_logv(el_log_level_t level, const char *fmt, va_list ap) {
+  if (!el_log_enabled(level)) return;
+  char buf[1024];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  fprintf(stderr, "eventlog-live: %s: %s\n", level_name(level), buf);
+  if (log_hook) log_hook(log_hook_ud, level, buf);
+}
+
+void el_log(el_log_level_t level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  el_logv(level, fmt, ap);
+  va_end(ap);
+}
+
+int el_log_parse_level(const char *s, el_log_level_t *out) {
+  static const struct {
+    const char *name;
+    el_log_level_t level;
+  } table[] = {{"debug", EL_LOG_DEBUG}, {"info", EL_LOG_INFO},
+               {"warn", EL_LOG_WARN},   {"warning", EL_LOG_WARN},
+               {"error", EL_LOG_ERROR}, {"quiet", EL_LOG_QUIET}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(table); i++) {
+    if (strcmp(s, table[i].name) == 0) {
+      *out = table[i].level;
+      return 0;
+    }
+  }
+  return EL_EINVAL;
+}

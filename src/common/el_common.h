@@ -1,0 +1,134 @@
+/* el_common.h: types, error codes, the counting allocator and logging shared
+ * by every module of eventlog-live. Depends on libc only.
+ *
+ * Conventions (see ../shared/STYLE.md, Part 2): functions return 0 or a
+ * negative EL_E* code; system errors are negated errno values. Memory goes
+ * through el_malloc/el_realloc/el_free, which count bytes in use. */
+#ifndef EL_COMMON_H
+#define EL_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Nanoseconds since the RTS started (the eventlog's own clock). */
+typedef uint64_t el_rts_ns_t;
+/* Nanoseconds since the Unix epoch. */
+typedef uint64_t el_unix_ns_t;
+
+/* A borrowed byte range; not NUL-terminated. The owner documents how long
+ * it stays valid. */
+typedef struct el_strview_s {
+  const char *p;  /* first byte, may be NULL when len == 0 */
+  size_t len;     /* length in bytes */
+} el_strview_t;
+
+/* Our own error codes; values are negative and below -4095 so they never
+ * collide with negated errno values. X(name, value, message). */
+#define EL_ERRNO_MAP(X)                                                      \
+  X(EL_EBADHDR, -5001, "malformed eventlog header")                         \
+  X(EL_ECORRUPT, -5002, "corrupt eventlog data")                            \
+  X(EL_ETRUNC, -5003, "eventlog truncated")                                 \
+  X(EL_EUNDECL, -5004, "event type not declared in the header")             \
+  X(EL_ENOMEM, -5005, "out of memory")                                      \
+  X(EL_EINVAL, -5006, "invalid argument")                                   \
+  X(EL_ECONFIG, -5007, "invalid configuration")                             \
+  X(EL_ELUA, -5008, "Lua error")                                            \
+  X(EL_EEXPORT, -5009, "export failed")                                     \
+  X(EL_ECLOSED, -5010, "connection closed")                                 \
+  X(EL_EUSAGE, -5011, "invalid command line")                               \
+  X(EL_ESTOPPED, -5012, "stopped by a handler")
+
+enum {
+#define EL__ERR_ENUM(name, value, msg) name = value,
+  EL_ERRNO_MAP(EL__ERR_ENUM)
+#undef EL__ERR_ENUM
+  EL_OK = 0
+};
+
+/* The symbolic name of an error code ("EL_ETRUNC", "ENOENT"), or "UNKNOWN".
+ * Returns a static string. Thread: any. */
+const char *el_err_name(int err);
+
+/* A human message for an error code: ours from EL_ERRNO_MAP, system ones
+ * from strerror. Returns a static (or thread-local) string. Thread: any. */
+const char *el_strerror(int err);
+
+/* {====== allocator ======} */
+
+/* malloc/realloc/free that keep a running count of bytes in use and of the
+ * peak. Return NULL on failure (never abort). el_free(NULL) does nothing.
+ * Thread: any (the counters are atomic). */
+void *el_malloc(size_t size);
+void *el_calloc(size_t n, size_t size);
+void *el_realloc(void *ptr, size_t size);
+void el_free(void *ptr);
+/* Copies s (len bytes) into a new NUL-terminated el_malloc'd string;
+ * NULL on failure. */
+char *el_strndup(const char *s, size_t len);
+char *el_strdup(const char *s);
+
+/* Bytes currently allocated through el_malloc and friends. */
+size_t el_mem_in_use(void);
+/* Largest value el_mem_in_use has had. */
+size_t el_mem_peak(void);
+/* Number of successful allocations so far (for "no allocation per event"
+ * tests). */
+uint64_t el_mem_alloc_count(void);
+
+#ifdef EL_TESTING
+/* Test hook: make allocation number n (1-based, counted from this call)
+ * fail; 0 disables. */
+void el_mem_fail_after(uint64_t n);
+#endif
+
+/* {====== logging ======} */
+
+typedef enum {
+  EL_LOG_DEBUG = 0,
+  EL_LOG_INFO = 1,
+  EL_LOG_WARN = 2,
+  EL_LOG_ERROR = 3,
+  EL_LOG_QUIET = 4
+} el_log_level_t;
+
+/* Current threshold; messages below it are not formatted. Default WARN. */
+extern el_log_level_t el_log_threshold;
+
+/* Optional hook: called with every message that passes the threshold
+ * (e.g. to export the host's own logs as OTLP log records). msg is valid
+ * during the call only. */
+typedef void (*el_log_hook_fn)(void *ud, el_log_level_t level,
+                               const char *msg);
+void el_log_set_hook(el_log_hook_fn fn, void *ud);
+
+/* Print "eventlog-live: <level>: <message>" on stderr when level passes the
+ * threshold. Thread: any. */
+void el_log(el_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void el_logv(el_log_level_t level, const char *fmt, va_list ap);
+
+/* Parse "debug", "info", "warn"/"warning", "error", "quiet"; returns 0 and
+ * sets *out, or EL_EINVAL. */
+int el_log_parse_level(const char *s, el_log_level_t *out);
+
+#define el_log_enabled(level) ((level) >= el_log_threshold)
+
+/* Internal invariants: on in debug and test builds. */
+#if defined(NDEBUG) && !defined(EL_TESTING)
+#define el_assert(cond) ((void)0)
+#else
+#include <assert.h>
+#define el_assert(cond) assert(cond)
+#endif
+
+#define EL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_COMMON_H */

@@ -1,0 +1,210 @@
+/* eventlog.h: streaming decoder for the GHC eventlog binary format.
+ *
+ * Implements ../shared/spec/eventlog-format.md §1-§4 (layout, event table,
+ * encodings, edge cases). Pure C, libc only, no I/O.
+ *
+ * Model: push-style. The caller feeds bytes as they arrive
+ * (el_ev_decoder_feed); the decoder calls the sink once per complete event.
+ * Results are identical whether the input arrives whole or one byte at a
+ * time. Sizes come from the stream's own header, never from a compiled-in
+ * table. No allocation per event: string fields are views into the caller's
+ * buffer or into the decoder's reassembly buffer.
+ *
+ * Every decoded event carries a fixed array of typed field values whose
+ * names and kinds are described by el_ev_type_info(); consumers (show, the
+ * Lua host) read fields generically or by index. */
+#ifndef EL_EVENTLOG_H
+#define EL_EVENTLOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/el_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EL_EV_NO_CAP 0xFFFFu      /* event not in a capability's block */
+#define EL_EV_VARIABLE 0xFFFFu    /* declared size meaning "variable" */
+#define EL_EV_MAX_FIELDS 12       /* most fields any known layout has */
+
+/* Kinds of field values (see el_ev_value_t). */
+typedef enum {
+  EL_EV_U64 = 0,  /* unsigned integer (any wire width); in .u */
+  EL_EV_I64,      /* signed integer; in .i */
+  EL_EV_TEXT,     /* text (UTF-8 by convention, not validated); .s view */
+  EL_EV_BYTES,    /* binary payload, never text (USER_BINARY_MSG); .s */
+  EL_EV_STRLIST,  /* NUL-separated strings, each NUL-terminated (PROGRAM_ARGS,
+                     PROGRAM_ENV); .s views the raw bytes incl. NULs */
+  EL_EV_CCS       /* cost-centre stack: .s views depth big-endian u32 ids,
+                     innermost first; .u holds depth */
+} el_ev_kind_t;
+
+/* One decoded field. Views are valid until the sink callback returns. */
+typedef struct el_ev_value_s {
+  union {
+    uint64_t u;
+    int64_t i;
+  };
+  el_strview_t s;
+} el_ev_value_t;
+
+/* Static description of one field of a known event layout. */
+typedef struct el_ev_field_info_s {
+  const char *name;   /* spec name, e.g. "thread", "size_bytes" */
+  el_ev_kind_t kind;
+} el_ev_field_info_t;
+
+/* Static description of a known event type (spec §2.1). */
+typedef struct el_ev_type_info_s {
+  uint16_t id;               /* event type id */
+  const char *name;          /* GHC name without EVENT_, e.g. "RUN_THREAD" */
+  uint8_t nfields;           /* entries used in fields[] */
+  el_ev_field_info_t fields[EL_EV_MAX_FIELDS];
+} el_ev_type_info_t;
+
+/* One decoded event. All pointers are borrowed: valid until the sink
+ * callback that received the event returns. */
+typedef struct el_ev_event_s {
+  uint16_t type;             /* event type id */
+  uint16_t cap;              /* capability of the enclosing block, or
+                                EL_EV_NO_CAP (spec §3.6) */
+  el_rts_ns_t t_ns;          /* timestamp: ns since RTS start */
+  uint64_t offset;           /* byte offset of the event's first byte in the
+                                whole input (across sessions) */
+  const uint8_t *payload;    /* raw payload bytes */
+  uint32_t payload_len;      /* bytes in payload */
+  uint8_t known;             /* 1 if v[] holds the fields of
+                                el_ev_type_info(type); 0 if the type is
+                                declared but unknown or malformed */
+  uint8_t layout;            /* layout variant for types with several (e.g.
+                                STOP_THREAD 6/10, GC_STATS_GHC 50/58,
+                                NONMOVING_HEAP_CENSUS 13/14); 0 = newest */
+  uint8_t nfields;           /* valid entries in v[] */
+  el_ev_value_t v[EL_EV_MAX_FIELDS]; /* fields in el_ev_type_info order */
+} el_ev_event_t;
+
+/* One declaration from the header's event-type table (spec §1.3). */
+typedef struct el_ev_decl_s {
+  uint16_t id;
+  uint16_t size;             /* payload bytes, or EL_EV_VARIABLE */
+  el_strview_t desc;         /* description; valid for the session */
+} el_ev_decl_t;
+
+/* The header of one session (spec §1.2-§1.3). Valid until the next header
+ * arrives or the decoder is closed. */
+typedef struct el_ev_header_s {
+  const el_ev_decl_t *decls; /* in stream order */
+  size_t ndecls;
+  uint64_t offset;           /* byte offset of "hdrb" in the input */
+  unsigned session;          /* 1 for the first header, then 2, 3, ... */
+} el_ev_header_t;
+
+/* Where and what went wrong (or what was skipped). Kept in the decoder. */
+typedef struct el_diag_s {
+  int code;                  /* EL_E* code, 0 if none */
+  uint64_t offset;           /* byte offset in the input */
+  int event_type;            /* event type involved, -1 if none */
+  char msg[256];             /* human description */
+} el_diag_t;
+
+/* Callbacks. Any may be NULL. A nonzero return from on_event or on_header
+ * stops decoding: feed returns EL_ESTOPPED after that event. */
+typedef struct el_ev_sink_s {
+  void *ud;
+  /* A new session's header was read (first header, a header after
+   * DATA_END, or after el_ev_decoder_reset). */
+  int (*on_header)(void *ud, const el_ev_header_t *hdr);
+  /* One event, in stream order. BLOCK_MARKER events are delivered too. */
+  int (*on_event)(void *ud, const el_ev_event_t *ev);
+  /* DATA_END seen (spec §1.7). */
+  void (*on_data_end)(void *ud, uint64_t offset);
+  /* A non-fatal problem: stale bytes skipped before a header, resync after
+   * a corrupt block, malformed event skipped. */
+  void (*on_warning)(void *ud, const el_diag_t *diag);
+} el_ev_sink_t;
+
+typedef struct el_ev_decoder_s el_ev_decoder_t;
+
+/* Create a decoder that reports to *sink (copied).
+ * Returns NULL when out of memory. Free with el_ev_decoder_free. */
+el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink);
+
+/* Free d and its buffers. d may be NULL. */
+void el_ev_decoder_free(el_ev_decoder_t *d);
+
+/* Decode every complete event in buf[0..len) and pass each to the sink.
+ * buf: borrowed for this call only. Views handed to the sink point into
+ *   buf or into d's reassembly buffer and are valid until the callback
+ *   returns; copy to keep. A partial event at the end is kept internally
+ *   and completed by the next feed.
+ * Returns 0; EL_ESTOPPED if a callback asked to stop; or EL_EBADHDR /
+ *   EL_ECORRUPT / EL_EUNDECL with el_ev_decoder_diag(d) giving the byte
+ *   offset and event type. Events before that offset have been delivered.
+ *   After an error the decoder looks for a new header ("hdrbhetb") if fed
+ *   more bytes.
+ * Thread: one thread at a time per decoder. Spec: §1.4, §1.6. */
+int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len);
+
+/* Declare end of input. Returns 0 after a clean end (DATA_END, or between
+ * events of a data section: ghc-events accepts that), or EL_ETRUNC with the
+ * diag naming the offset and the event type cut off (spec §4.1). */
+int el_ev_decoder_finish(el_ev_decoder_t *d);
+
+/* Forget any partial input and expect a fresh header: used when a socket
+ * source reconnects (each connection is a new session, spec §4.7, §5.4). */
+void el_ev_decoder_reset(el_ev_decoder_t *d);
+
+/* The last error or warning. Valid until the next call on d. */
+const el_diag_t *el_ev_decoder_diag(const el_ev_decoder_t *d);
+
+/* The current session's header, or NULL before one was read. */
+const el_ev_header_t *el_ev_decoder_header(const el_ev_decoder_t *d);
+
+/* Absolute time of t_ns in the current session: Unix ns =
+ * WALL_CLOCK_TIME sec*1e9 + nsec + (t_ns - t of the WALL_CLOCK_TIME event)
+ * (spec §3.5; the most recent WALL_CLOCK_TIME wins). Returns 0 when the
+ * session has not yet seen WALL_CLOCK_TIME. */
+el_unix_ns_t el_ev_decoder_unix_ns(const el_ev_decoder_t *d, el_rts_ns_t t_ns);
+
+/* Counters for stats: events, bytes, skipped bytes, warnings. */
+typedef struct el_ev_stats_s {
+  uint64_t events;           /* events delivered (incl. block markers) */
+  uint64_t bytes;            /* bytes fed */
+  uint64_t skipped_bytes;    /* stale/corrupt bytes skipped */
+  uint64_t unknown_events;   /* declared but unknown types delivered */
+  uint64_t malformed_events; /* events skipped as malformed */
+  uint64_t sessions;         /* headers seen */
+} el_ev_stats_t;
+const el_ev_stats_t *el_ev_decoder_stats(const el_ev_decoder_t *d);
+
+/* {====== event type table ======} */
+
+/* Description of a known event type id, or NULL if unknown (spec §2.1).
+ * Returns a static object. Thread: any. */
+const el_ev_type_info_t *el_ev_type_info(uint16_t id);
+
+/* The id of the known type with GHC name `name` (e.g. "RUN_THREAD";
+ * "EVENT_RUN_THREAD" is accepted too), or -1. Thread: any. */
+int el_ev_type_by_name(const char *name);
+
+/* Index of field `name` in el_ev_type_info(id)->fields, or -1. */
+int el_ev_field_index(uint16_t id, const char *name);
+
+/* {====== ghc-events show formatting ======} */
+
+/* Writes the output of `ghc-events show` (ghc-events 0.21) for a whole
+ * stream, byte for byte. Create, feed bytes, finish. The formatter owns a
+ * decoder internally. out: borrowed, must outlive the object. */
+typedef struct el_ev_show_s el_ev_show_t;
+el_ev_show_t *el_ev_show_new(FILE *out);
+int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
+int el_ev_show_finish(el_ev_show_t *s);
+const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
+void el_ev_show_free(el_ev_show_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_EVENTLOG_H */

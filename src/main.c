@@ -1,0 +1,54 @@
+/* main.c: the eventlog-live executable. Dispatches to a subcommand; when
+ * started as `eventlog-live-otelcol` it is the daemon. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *help;
+} cmd_t;
+
+static const cmd_t cmds[] = {
+    {"show", el_cmd_show, "print events like `ghc-events show`"},
+    {"stats", el_cmd_stats, "decode a stream and print counts and speed"},
+    {"run", el_cmd_run, "run a Lua script over an eventlog"},
+    {"repl", el_cmd_repl, "explore an eventlog interactively in Lua"},
+    {"otelcol", el_cmd_otelcol, "the OpenTelemetry daemon "
+                                "(same as eventlog-live-otelcol)"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: eventlog-live COMMAND [OPTIONS]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+  fprintf(f, "\nRun `eventlog-live COMMAND --help` for a command's options."
+             "\n");
+}
+
+int main(int argc, char **argv) {
+  const char *base = strrchr(argv[0], '/');
+  base = base ? base + 1 : argv[0];
+  if (strcmp(base, "eventlog-live-otelcol") == 0)
+    return el_cmd_otelcol(argc, argv);
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("eventlog-live %s\n", EL_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (strcmp(argv[1], cmds[i].name) == 0)
+      return cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "eventlog-live: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
