@@ -1,0 +1,242 @@
+/* telemetry.h: the telemetry store that scripts fill and exporters drain.
+ *
+ * Data model: OpenTelemetry's (resource, instrumentation scope, metric with
+ * data points, log record, span, profile sample). Emitting copies every
+ * string and attribute: callers keep ownership of what they pass.
+ * Records accumulate in the store until el_tm_store_flush() closes the
+ * current export window and hands one batch per signal to the exporters
+ * registered with el_tm_store_add_exporter() (src/otlp/ implements them).
+ *
+ * Time: every timestamp here is Unix ns (el_unix_ns_t). The host converts
+ * eventlog time (ns since RTS start) with el_ev_decoder_unix_ns().
+ *
+ * Thread: all functions run on the loop thread, except that exporters may
+ * hand batches to their own threads (see otlp.h). */
+#ifndef EL_TELEMETRY_H
+#define EL_TELEMETRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/el_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* {====== attributes ======} */
+
+typedef enum {
+  EL_TM_STR = 0,
+  EL_TM_INT,
+  EL_TM_DOUBLE,
+  EL_TM_BOOL,
+  EL_TM_STRLIST          /* array of strings (process.command_args) */
+} el_tm_attr_type_t;
+
+/* One attribute, borrowed from the caller for the duration of a call. */
+typedef struct el_tm_attr_s {
+  const char *key;       /* NUL-terminated */
+  el_tm_attr_type_t type;
+  union {
+    el_strview_t s;      /* EL_TM_STR */
+    int64_t i;           /* EL_TM_INT */
+    double d;            /* EL_TM_DOUBLE */
+    bool b;              /* EL_TM_BOOL */
+    struct {             /* EL_TM_STRLIST */
+      const el_strview_t *items;
+      size_t n;
+    } list;
+  } v;
+} el_tm_attr_t;
+
+/* {====== the store ======} */
+
+typedef enum {
+  EL_TM_SIGNAL_METRICS = 0,
+  EL_TM_SIGNAL_LOGS,
+  EL_TM_SIGNAL_TRACES,
+  EL_TM_SIGNAL_PROFILES,
+  EL_TM_NSIGNALS
+} el_tm_signal_t;
+
+typedef struct el_tm_store_s el_tm_store_t;
+typedef struct el_tm_batch_s el_tm_batch_t;   /* opaque; see batch API */
+
+/* Create an empty store. scope_name/scope_version: the instrumentation
+ * scope of every record (copied). Returns NULL when out of memory. */
+el_tm_store_t *el_tm_store_new(const char *scope_name,
+                               const char *scope_version);
+/* Free the store and anything not yet flushed (counted as dropped). NULL
+ * is allowed. Exporters are not freed: their owner frees them. */
+void el_tm_store_free(el_tm_store_t *st);
+
+/* Set (replace) one resource attribute for the main resource (the
+ * observed program: service.name, process.pid, ...). Copied. Returns 0 or
+ * EL_ENOMEM. Records emitted before the change keep the resource they were
+ * emitted under. */
+int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr);
+
+/* {====== metrics ======} */
+
+typedef enum { EL_TM_GAUGE = 0, EL_TM_SUM } el_tm_metric_kind_t;
+typedef enum {
+  EL_TM_TEMP_UNSPECIFIED = 0,
+  EL_TM_TEMP_DELTA = 1,
+  EL_TM_TEMP_CUMULATIVE = 2
+} el_tm_temporality_t;
+
+/* Describes a metric; strings borrowed for the call (copied/interned). */
+typedef struct el_tm_metric_desc_s {
+  const char *name;         /* e.g. "ghc_eventlog_HeapSize" */
+  const char *description;  /* may be NULL */
+  const char *unit;         /* UCUM, e.g. "By"; may be NULL */
+  el_tm_metric_kind_t kind;
+  el_tm_temporality_t temporality;  /* sums only */
+  bool monotonic;                   /* sums only */
+} el_tm_metric_desc_t;
+
+/* Add one data point. Exactly one of is_int / double is used:
+ * is_int ? ival : dval. start_unix_ns may be 0 (unset). attrs: n borrowed
+ * attributes. Returns 0 or EL_ENOMEM (the point is dropped and counted). */
+int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                       const el_tm_attr_t *attrs, size_t nattrs,
+                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                       bool is_int, int64_t ival, double dval);
+
+/* {====== logs ======} */
+
+/* Severity numbers per the OpenTelemetry logs data model. */
+enum {
+  EL_TM_SEV_TRACE = 1,
+  EL_TM_SEV_DEBUG = 5,
+  EL_TM_SEV_INFO = 9,
+  EL_TM_SEV_WARN = 13,
+  EL_TM_SEV_ERROR = 17,
+  EL_TM_SEV_FATAL = 21
+};
+
+typedef struct el_tm_log_s {
+  el_unix_ns_t time_unix_ns;          /* when it happened; 0 = unknown */
+  el_unix_ns_t observed_unix_ns;      /* when we saw it; 0 = now */
+  int severity_number;                /* EL_TM_SEV_* (1..24), 0 = unset */
+  const char *severity_text;          /* may be NULL */
+  el_strview_t body;                  /* string body */
+  const el_tm_attr_t *attrs;
+  size_t nattrs;
+  const uint8_t *trace_id;            /* 16 bytes or NULL */
+  const uint8_t *span_id;             /* 8 bytes or NULL */
+  bool host_log;                      /* true: the host's own log, exported
+                                         under the second resource
+                                         service.name=eventlog-live-for-<svc> */
+} el_tm_log_t;
+
+/* Add one log record (everything copied). Returns 0 or EL_ENOMEM. */
+int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec);
+
+/* {====== traces ======} */
+
+typedef enum {
+  EL_TM_SPAN_INTERNAL = 1,
+  EL_TM_SPAN_SERVER = 2,
+  EL_TM_SPAN_CLIENT = 3,
+  EL_TM_SPAN_PRODUCER = 4,
+  EL_TM_SPAN_CONSUMER = 5
+} el_tm_span_kind_t;
+
+typedef struct el_tm_span_s {
+  uint8_t trace_id[16];
+  uint8_t span_id[8];
+  uint8_t parent_span_id[8];          /* all zero = root */
+  const char *name;
+  el_tm_span_kind_t kind;
+  el_unix_ns_t start_unix_ns;
+  el_unix_ns_t end_unix_ns;
+  const el_tm_attr_t *attrs;
+  size_t nattrs;
+  int status_code;                    /* 0 unset, 1 ok, 2 error */
+} el_tm_span_t;
+
+/* Add one finished span (copied). Returns 0 or EL_ENOMEM. */
+int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span);
+
+/* Fill buf with n random bytes for trace/span ids (never all zero). */
+void el_tm_random_id(uint8_t *buf, size_t n);
+
+/* {====== profiles ======} */
+
+/* One stack frame; strings borrowed for the call. */
+typedef struct el_tm_frame_s {
+  el_strview_t function;              /* function / cost-centre label */
+  el_strview_t file;                  /* source file or module; may be empty */
+  int64_t line;                       /* 0 = unknown */
+  int64_t column;                     /* 0 = unknown */
+} el_tm_frame_t;
+
+typedef struct el_tm_profile_sample_s {
+  const char *profile_kind;           /* groups samples into one profile,
+                                         e.g. "cost_centre_stack_profile" */
+  const char *sample_type;            /* e.g. "samples" / "cpu" */
+  const char *sample_unit;            /* e.g. "count" / "nanoseconds" */
+  const el_tm_frame_t *frames;        /* innermost first */
+  size_t nframes;
+  int64_t value;
+  el_unix_ns_t time_unix_ns;
+  const el_tm_attr_t *attrs;
+  size_t nattrs;
+} el_tm_profile_sample_t;
+
+/* Add one profile sample (copied). Returns 0 or EL_ENOMEM. */
+int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s);
+
+/* {====== export windows and exporters ======} */
+
+/* An exporter consumes batches. export() takes ownership of the batch
+ * (freed with el_tm_batch_free, possibly later on another thread) and must
+ * not block the caller on the network. flush() waits up to timeout_ms for
+ * everything queued to be sent. */
+typedef struct el_tm_exporter_s {
+  const char *name;                   /* "otlp-grpc", "console", ... */
+  void *ud;
+  /* Signals this exporter wants (bit 1<<el_tm_signal_t). */
+  unsigned signals;
+  int (*export)(void *ud, el_tm_signal_t sig, el_tm_batch_t *batch);
+  int (*flush)(void *ud, int timeout_ms);
+} el_tm_exporter_t;
+
+/* Register an exporter (the struct is copied; ud stays the caller's).
+ * A batch is given to every exporter that wants its signal (each gets its
+ * own reference). Returns 0 or EL_ENOMEM. */
+int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex);
+
+/* Close the current window: for each signal with records, build one batch
+ * and pass it to the exporters. Returns 0. */
+int el_tm_store_flush(el_tm_store_t *st);
+
+/* Flush, then ask every exporter to deliver what it holds within
+ * timeout_ms. Used at end of input. Returns 0 or EL_EEXPORT if something
+ * remained undelivered (counted as dropped). */
+int el_tm_store_shutdown(el_tm_store_t *st, int timeout_ms);
+
+/* Counters for --stats and tests. */
+typedef struct el_tm_stats_s {
+  uint64_t emitted[EL_TM_NSIGNALS];   /* records accepted */
+  uint64_t dropped[EL_TM_NSIGNALS];   /* records dropped (memory, queues) */
+  uint64_t batches[EL_TM_NSIGNALS];   /* batches handed to exporters */
+} el_tm_stats_t;
+const el_tm_stats_t *el_tm_store_stats(const el_tm_store_t *st);
+/* Exporters report drops here (thread-safe). */
+void el_tm_store_count_dropped(el_tm_store_t *st, el_tm_signal_t sig,
+                               uint64_t n);
+
+/* Batches are reference-counted and immutable once built; exporters read
+ * them with the accessors declared in telemetry_batch.h. */
+void el_tm_batch_ref(el_tm_batch_t *b);
+void el_tm_batch_free(el_tm_batch_t *b);   /* drops one reference */
+size_t el_tm_batch_count(const el_tm_batch_t *b);  /* records inside */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_TELEMETRY_H */
