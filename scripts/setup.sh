@@ -12,7 +12,7 @@ packages=(
   build-essential cmake pkg-config git
   liblua5.4-dev lua5.4 lua-busted
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-  libgrpc-dev libcurl4-openssl-dev zlib1g-dev
+  libgrpc-dev libcurl4-openssl-dev zlib1g-dev libjansson-dev
   libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
   libcmocka-dev clang libclang-rt-14-dev
   tmux expect jq python3 python3-yaml
