@@ -1,0 +1,325 @@
+/* config_table.c: the one table of processors and properties, and what is
+ * generated from it: the default YAML (--print-defaults), the JSON Schema
+ * (--print-config-json-schema) and the Markdown key reference.
+ *
+ * Defaults follow ../shared/spec/reference-behaviour.md §3.2 (HEAD column),
+ * except heap_allocated and capability_usage, which we export as cumulative
+ * monotonic sums and therefore enable (DESIGN.md). */
+#include <errno.h>
+#include <string.h>
+
+#include "config_internal.h"
+
+const el_cfg_proc_info_t el__cfg_procs[] = {
+    /* logs */
+    {EL_CFG_LOGS, "thread_label", "ghc_eventlog_ThreadLabel",
+     "A thread label.", NULL, "30s",
+     "One log record per THREAD_LABEL event: body = the label, attributes "
+     "kind=ThreadLabel and thread (int); no severity."},
+    {EL_CFG_LOGS, "user_marker", "ghc_eventlog_UserMarker",
+     "A user marker.", NULL, "30s",
+     "One TRACE (1) log record per USER_MARKER event (traceMarker): body = "
+     "the marker, attributes evCap and kind=UserMarker."},
+    {EL_CFG_LOGS, "user_message", "ghc_eventlog_UserMessage",
+     "A user log message.", NULL, "30s",
+     "One DEBUG (5) log record per USER_MSG event (traceEvent): body = the "
+     "message, attributes evCap and kind=UserMessage."},
+    {EL_CFG_LOGS, "internal_log_message", "eventlog_live_InternalLogMessage",
+     "An internal eventlog-live log message.", NULL, "30s",
+     "eventlog-live's own log messages (at or above --verbosity), under the "
+     "resource service.name=eventlog-live-otelcol-for-<service>."},
+    /* metrics */
+    {EL_CFG_METRICS, "blocks_size", "ghc_eventlog_BlocksSize",
+     "The current heap size, calculated by the allocated number of blocks.",
+     "1s", "30s",
+     "Gauge (By) from BLOCKS_SIZE; attributes evCap, heapCapset; the last "
+     "value per aggregation window."},
+    {EL_CFG_METRICS, "capability_usage",
+     "ghc_eventlog_CapabilityUsageDuration",
+     "The duration of each capability usage span.", "1s", "30s",
+     "Cumulative monotonic sum (ns) of time each capability spent in GC, "
+     "running a thread (Mutator) or Idle; attributes cap, category, user."},
+    {EL_CFG_METRICS, "heap_allocated", "ghc_eventlog_HeapAllocated",
+     "The size of a newly allocated chunk of heap.", "1s", "30s",
+     "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
+     "attributes evCap, heapCapset."},
+    {EL_CFG_METRICS, "heap_live", "ghc_eventlog_HeapLive",
+     "The current heap size, calculated by the allocated number of "
+     "megablocks.",
+     "1s", "30s",
+     "Gauge (By) from HEAP_LIVE; attributes evCap, heapCapset; the last value "
+     "per aggregation window."},
+    {EL_CFG_METRICS, "heap_prof_sample", "ghc_eventlog_HeapProfSample",
+     "A heap profile sample.", "1s", "30s",
+     "Gauge (By) per label of each heap census (HEAP_PROF_SAMPLE_STRING); "
+     "attributes evCap, heapProfBreakdown, heapProfId, heapProfLabel, "
+     "heapProfSampleEra (and ip* for -hi); the last census per window."},
+    {EL_CFG_METRICS, "heap_size", "ghc_eventlog_HeapSize",
+     "The current heap size, calculated by the allocated number of "
+     "megablocks.",
+     "1s", "30s",
+     "Gauge (By) from HEAP_SIZE; attributes evCap, heapCapset; the last value "
+     "per aggregation window."},
+    {EL_CFG_METRICS, "mem_current", "ghc_eventlog_MemCurrent",
+     "The number of megablocks currently allocated.", "1s", "30s",
+     "Gauge ({mblock}) from MEM_RETURN's current field; attributes evCap, "
+     "heapCapset."},
+    {EL_CFG_METRICS, "mem_needed", "ghc_eventlog_MemNeeded",
+     "The number of megablocks currently needed.", "1s", "30s",
+     "Gauge ({mblock}) from MEM_RETURN's needed field; attributes evCap, "
+     "heapCapset."},
+    {EL_CFG_METRICS, "mem_returned", "ghc_eventlog_MemReturned",
+     "The number of megablocks currently being returned to the OS.", "1s",
+     "30s",
+     "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
+     "heapCapset."},
+    /* traces */
+    {EL_CFG_TRACES, "capability_usage", "ghc_eventlog_CapabilityUsage",
+     "A trace of capability usage (either mutator thread or garbage "
+     "collection).",
+     NULL, "false",
+     "One span per GC or mutator interval of each capability, named "
+     "'<name> GC' / '<name> Mutator'; attributes capability, user. High "
+     "volume: off by default."},
+    {EL_CFG_TRACES, "thread_state", "ghc_eventlog_ThreadState",
+     "A trace of thread state changes (either running or stopped).", NULL,
+     "false",
+     "One span per Running or Blocked interval of each thread, named "
+     "'<name> Running' / '<name> Blocked'; attributes capability, thread, "
+     "status. High volume: off by default."},
+    /* profiles */
+    {EL_CFG_PROFILES, "call_stack_profile", "ghc_eventlog_CallStackProfile",
+     "A GHC call-stack profile.", NULL, "30s",
+     "Call-stack samples sent by ghc-stack-profiler in USER_BINARY_MSG "
+     "events; profile type <name>:cpu:samples."},
+    {EL_CFG_PROFILES, "cost_centre_stack_profile",
+     "ghc_eventlog_CostCentreStackProfile",
+     "A GHC cost-centre stack profile.", NULL, "30s",
+     "Cost-centre stack samples (PROF_SAMPLE_COST_CENTRE, RTS -p); profile "
+     "type <name>:cpu:samples."},
+};
+
+const size_t el__cfg_nprocs = EL_ARRAY_LEN(el__cfg_procs);
+
+const el_cfg_prop_info_t el__cfg_props[] = {
+    {"name", EL_CFG_PROP_STRING, false,
+     "The telemetry name: the metric name, the span name prefix, or the "
+     "profile's __name__. Default: the processor's own name."},
+    {"description", EL_CFG_PROP_STRING, false,
+     "The metric description. Default: the processor's own description."},
+    {"aggregate", EL_CFG_PROP_STRATEGY, true,
+     "Metrics only. Window over which data points are combined (gauges "
+     "keep the last value, sums add up): true = one flush interval, false = "
+     "keep every point, \"<N>x\" = N flush intervals, \"<N>s\" = N seconds "
+     "of eventlog time."},
+    {"export", EL_CFG_PROP_STRATEGY, false,
+     "How often the processor's output is exported: true = every flush "
+     "interval, \"<N>x\" = every N flush intervals, \"<N>s\" = every N "
+     "seconds of eventlog time, false = disable the processor. Traces are "
+     "exported every batch interval; there only on/off matters."},
+};
+
+const size_t el__cfg_nprops = EL_ARRAY_LEN(el__cfg_props);
+
+static const char *const group_names[EL_CFG_NGROUPS] = {"logs", "metrics",
+                                                        "traces", "profiles"};
+
+const char *el_cfg_group_name(el_cfg_group_t g) {
+  return (unsigned)g < EL_CFG_NGROUPS ? group_names[g] : "?";
+}
+
+size_t el_cfg_nprocs(void) { return el__cfg_nprocs; }
+
+/* {====== --print-defaults ======} */
+
+/* Writes text as "# "-prefixed lines wrapped at width columns. */
+static void comment(FILE *out, const char *indent, const char *text) {
+  const size_t width = 78 - strlen(indent) - 2;
+  while (*text) {
+    size_t n = strlen(text);
+    if (n > width) {
+      n = width;
+      while (n > 0 && text[n] != ' ') n--;
+      if (n == 0) n = width;
+    }
+    fprintf(out, "%s# %.*s\n", indent, (int)n, text);
+    text += n;
+    while (*text == ' ') text++;
+  }
+}
+
+/* Quotes s for YAML (double-quoted style; our strings are plain ASCII).
+ * col: the column where the value starts. Long strings are folded onto
+ * continuation lines (a line break in a double-quoted scalar reads as a
+ * space), so that every line fits in 80 columns. */
+static void yaml_string(FILE *out, const char *s, size_t col) {
+  fputc('"', out);
+  col++;
+  while (*s) {
+    size_t n = strcspn(s, " ");
+    if (col + n + 1 > 79 && col > 8) {
+      fputs("\n        ", out);
+      col = 8;
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (s[i] == '"' || s[i] == '\\') fputc('\\', out);
+      fputc(s[i], out);
+    }
+    col += n;
+    s += n;
+    if (*s == ' ') {
+      s++;
+      if (*s && col + strcspn(s, " ") + 2 > 79) {
+        fputs("\n        ", out);
+        col = 8;
+      } else {
+        fputc(' ', out);
+        col++;
+      }
+    }
+  }
+  fputc('"', out);
+}
+
+int el_cfg_print_defaults(FILE *out) {
+  fputs("# eventlog-live-otelcol configuration (printed by --print-defaults)."
+        "\n#\n",
+        out);
+  comment(out, "",
+          "Every processor listed under processors.<group> is enabled; a "
+          "processor left out of a configuration file is disabled. A "
+          "listed processor with no properties (`heap_size: {}` or "
+          "`heap_size:`) takes every property from these defaults, and so "
+          "does any property it omits.");
+  fputs("#\n# Properties of each processor:\n", out);
+  for (size_t i = 0; i < el__cfg_nprops; i++) {
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s: %s", el__cfg_props[i].key,
+             el__cfg_props[i].doc);
+    comment(out, "  ", buf);
+  }
+  fputs("#\n", out);
+  comment(out, "",
+          "Durations are YAML strings: \"<N>s\" (seconds, decimals allowed, "
+          "e.g. \"0.5s\") or \"<N>x\" (a whole number of "
+          "--eventlog-flush-interval periods). Windows are measured in "
+          "eventlog time, so replaying a recorded eventlog gives the "
+          "telemetry of the live run.");
+  fputs("processors:\n", out);
+  for (int g = 0; g < EL_CFG_NGROUPS; g++) {
+    fprintf(out, "  %s:\n", group_names[g]);
+    for (size_t i = 0; i < el__cfg_nprocs; i++) {
+      const el_cfg_proc_info_t *p = &el__cfg_procs[i];
+      if ((int)p->group != g) continue;
+      comment(out, "    ", p->doc);
+      fprintf(out, "    %s:\n      name: ", p->key);
+      yaml_string(out, p->name, 12);
+      fputs("\n      description: ", out);
+      yaml_string(out, p->description, 19);
+      fputc('\n', out);
+      if (p->aggregate) fprintf(out, "      aggregate: %s\n", p->aggregate);
+      fprintf(out, "      export: %s\n", p->export_);
+    }
+  }
+  return ferror(out) ? -EIO : 0;
+}
+
+/* {====== --print-config-json-schema ======} */
+
+static void schema_proc_def(FILE *out, const char *def, bool metric) {
+  fprintf(out,
+          "    \"%s\": {\n"
+          "      \"type\": [\"object\", \"null\"],\n"
+          "      \"additionalProperties\": false,\n"
+          "      \"properties\": {\n"
+          "        \"name\": {\"type\": [\"string\", \"null\"]},\n"
+          "        \"description\": {\"type\": [\"string\", \"null\"]},\n",
+          def);
+  if (metric)
+    fputs("        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n",
+          out);
+  fputs("        \"export\": {\"$ref\": \"#/definitions/strategy\"}\n"
+        "      }\n"
+        "    },\n",
+        out);
+}
+
+int el_cfg_print_schema(FILE *out) {
+  fputs("{\n"
+        "  \"$schema\": \"http://json-schema.org/draft-07/schema#\",\n"
+        "  \"$id\": \"https://github.com/eventlog-live/config.schema.json\",\n"
+        "  \"title\": \"Config\",\n"
+        "  \"description\": \"Configuration of eventlog-live-otelcol.\",\n"
+        "  \"definitions\": {\n"
+        "    \"duration_by_batches\": {\"type\": \"string\", "
+        "\"pattern\": \"^([0-9]+)(x)$\"},\n"
+        "    \"duration_by_seconds\": {\"type\": \"string\", "
+        "\"pattern\": \"^([0-9]+(\\\\.[0-9]+)?)(s)$\"},\n"
+        "    \"strategy\": {\"oneOf\": [\n"
+        "      {\"type\": \"null\"},\n"
+        "      {\"type\": \"boolean\"},\n"
+        "      {\"$ref\": \"#/definitions/duration_by_batches\"},\n"
+        "      {\"$ref\": \"#/definitions/duration_by_seconds\"}\n"
+        "    ]},\n",
+        out);
+  schema_proc_def(out, "processor", false);
+  schema_proc_def(out, "metric_processor", true);
+  fputs("    \"defaults\": {\"description\": \"Free-form block for YAML "
+        "anchors; ignored.\"}\n"
+        "  },\n"
+        "  \"type\": \"object\",\n"
+        "  \"additionalProperties\": false,\n"
+        "  \"properties\": {\n"
+        "    \"defaults\": {\"$ref\": \"#/definitions/defaults\"},\n"
+        "    \"processors\": {\n"
+        "      \"type\": [\"object\", \"null\"],\n"
+        "      \"additionalProperties\": false,\n"
+        "      \"properties\": {\n",
+        out);
+  for (int g = 0; g < EL_CFG_NGROUPS; g++) {
+    fprintf(out,
+            "        \"%s\": {\n"
+            "          \"type\": [\"object\", \"null\"],\n"
+            "          \"additionalProperties\": false,\n"
+            "          \"properties\": {\n"
+            "            \"defaults\": {\"$ref\": \"#/definitions/defaults\"}",
+            group_names[g]);
+    for (size_t i = 0; i < el__cfg_nprocs; i++) {
+      const el_cfg_proc_info_t *p = &el__cfg_procs[i];
+      if ((int)p->group != g) continue;
+      fprintf(out, ",\n            \"%s\": {\"$ref\": \"#/definitions/%s\"}",
+              p->key, g == EL_CFG_METRICS ? "metric_processor" : "processor");
+    }
+    fprintf(out, "\n          }\n        }%s\n",
+            g + 1 < EL_CFG_NGROUPS ? "," : "");
+  }
+  fputs("      }\n"
+        "    }\n"
+        "  }\n"
+        "}\n",
+        out);
+  return ferror(out) ? -EIO : 0;
+}
+
+/* {====== Markdown reference ======} */
+
+int el_cfg_print_markdown(FILE *out) {
+  fputs("| key | type | default | meaning |\n|---|---|---|---|\n", out);
+  for (size_t i = 0; i < el__cfg_nprocs; i++) {
+    const el_cfg_proc_info_t *p = &el__cfg_procs[i];
+    const char *g = group_names[p->group];
+    fprintf(out, "| `processors.%s.%s` | mapping or null | present | %s |\n",
+            g, p->key, p->doc);
+    fprintf(out, "| `processors.%s.%s.name` | string | `%s` | "
+                 "telemetry name |\n", g, p->key, p->name);
+    fprintf(out, "| `processors.%s.%s.description` | string | `%s` | "
+                 "description |\n", g, p->key, p->description);
+    if (p->aggregate)
+      fprintf(out, "| `processors.%s.%s.aggregate` | strategy | `%s` | "
+                   "aggregation window |\n", g, p->key, p->aggregate);
+    fprintf(out, "| `processors.%s.%s.export` | strategy | `%s` | "
+                 "export window; `false` disables |\n", g, p->key,
+            p->export_);
+  }
+  return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,434 @@
+/* test_config.c: the YAML configuration (src/config): defaults, enabling
+ * semantics, strategy values, window resolution, error positions, unknown
+ * key suggestions, and the generated default YAML.
+ * Expected values come from spec/reference-behaviour.md §3 (tables and
+ * grammar), written out by hand here.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/config.h"
+
+/* Collected warnings. */
+static char warnings[8][1024];
+static int nwarnings;
+
+static void collect(void *ud, const char *msg) {
+  (void)ud;
+  if (nwarnings < 8) snprintf(warnings[nwarnings], 1024, "%s", msg);
+  nwarnings++;
+}
+
+static el_cfg_t *load(const char *yaml, int *rc) {
+  el_cfg_t *c = el_cfg_new();
+  assert_non_null(c);
+  nwarnings = 0;
+  el_cfg_set_warn(c, collect, NULL);
+  *rc = el_cfg_load_string(c, "t.yaml", yaml, strlen(yaml));
+  return c;
+}
+
+static void test_defaults_without_file(void **state) {
+  (void)state;
+  el_cfg_t *c = el_cfg_new();
+  assert_non_null(c);
+  /* Everything but the two trace processors is on. */
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_allocated"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "capability_usage"));
+  assert_true(el_cfg_enabled(c, EL_CFG_LOGS, "user_marker"));
+  assert_true(el_cfg_enabled(c, EL_CFG_PROFILES, "call_stack_profile"));
+  assert_false(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
+  assert_false(el_cfg_enabled(c, EL_CFG_TRACES, "capability_usage"));
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_string_equal(p->name, "ghc_eventlog_HeapSize");
+  assert_string_equal(p->description, "The current heap size, calculated "
+                                      "by the allocated number of "
+                                      "megablocks.");
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 1000);
+  assert_int_equal(p->aggregate_ms, 1000);
+  assert_int_equal(p->export_ms, 30000);
+  assert_null(el_cfg_proc(c, EL_CFG_METRICS, "no_such"));
+  assert_int_equal(el_cfg_nprocs(), 17);
+  el_cfg_free(c);
+}
+
+static void test_present_key_enables_with_defaults(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_prof_sample:\n"
+                     "    heap_size: {}\n"
+                     "    heap_live: {export: 5s}\n"
+                     "  traces:\n"
+                     "    thread_state: {}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_prof_sample"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
+  assert_true(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
+  /* Absent processors are off, even those on by default. */
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "blocks_size"));
+  assert_false(el_cfg_enabled(c, EL_CFG_LOGS, "user_marker"));
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_string_equal(p->name, "ghc_eventlog_HeapSize");
+  assert_true(p->description != NULL);
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  /* gcd(1000, 1000 aggregates, 30000 and 5000 exports) = 1000 */
+  assert_int_equal(el_cfg_batch_ms(c), 1000);
+  assert_int_equal(p->export_ms, 30000);
+  assert_int_equal(el_cfg_proc(c, EL_CFG_METRICS, "heap_live")->export_ms,
+                   5000);
+  el_cfg_free(c);
+}
+
+static void test_export_false_disables(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {export: false}\n"
+                     "    heap_live: {export: 0s}\n"
+                     "    blocks_size: {export: 0x}\n"
+                     "    mem_current: {export: true}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "blocks_size"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "mem_current"));
+  el_cfg_free(c);
+}
+
+static void test_properties_override(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size:\n"
+                     "      name: my_heap\n"
+                     "      description: mine\n"
+                     "      aggregate: 2x\n"
+                     "      export: \"0.5s\"\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_string_equal(p->name, "my_heap");
+  assert_string_equal(p->description, "mine");
+  assert_int_equal(p->aggregate.kind, EL_CFG_TIMES);
+  assert_int_equal(p->aggregate.times, 2);
+  assert_int_equal(p->export_.kind, EL_CFG_SECONDS);
+  assert_int_equal(p->export_.ms, 500);
+  /* flush 1 s, export 0.5 s: batch 500 ms (spec §3.4 example). */
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 500);
+  assert_int_equal(p->aggregate_ms, 2000);
+  assert_int_equal(p->export_ms, 500);
+  el_cfg_free(c);
+}
+
+static void test_strategy_grammar(void **state) {
+  (void)state;
+  el_cfg_strategy_t s;
+  assert_int_equal(el_cfg_parse_strategy("30s", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_SECONDS);
+  assert_int_equal(s.ms, 30000);
+  assert_int_equal(el_cfg_parse_strategy("0.5s", &s), 0);
+  assert_int_equal(s.ms, 500);
+  assert_int_equal(el_cfg_parse_strategy("1.0005s", &s), 0);
+  assert_int_equal(s.ms, 1001);  /* round(1000.5) */
+  assert_int_equal(el_cfg_parse_strategy("3x", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_TIMES);
+  assert_int_equal(s.times, 3);
+  assert_int_equal(el_cfg_parse_strategy("true", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_BOOL);
+  assert_true(s.b);
+  assert_int_equal(el_cfg_parse_strategy("", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_UNSET);
+  const char *bad[] = {"30", "30m", "1.5x", "-1s", "+1s", "1e3s", " 1s",
+                       "1s ", "s", "x", ".5s", "1.s", "yes"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(el_cfg_parse_strategy(bad[i], &s), EL_EINVAL);
+}
+
+static void test_type_error_names_line_column_key(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size:\n"
+                     "      export: 30m\n",
+                     &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  const el_cfg_diag_t *d = el_cfg_diag(c);
+  assert_int_equal(d->line, 4);
+  assert_int_equal(d->column, 15);
+  assert_string_equal(d->key, "processors.metrics.heap_size.export");
+  assert_string_equal(d->msg,
+                      "t.yaml:4:15: processors.metrics.heap_size.export: "
+                      "expected true, false, \"<N>x\" (N whole flush "
+                      "intervals) or \"<N>s\" (seconds), found '30m'");
+  /* On error the previous settings stay. */
+  assert_true(el_cfg_enabled(c, EL_CFG_LOGS, "user_marker"));
+  el_cfg_free(c);
+}
+
+static void test_quoted_bool_is_a_string(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors: {logs: {user_marker: {export: \"true\"}}}",
+                     &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_int_equal(el_cfg_diag(c)->line, 1);
+  assert_int_equal(el_cfg_diag(c)->column, 43);
+  el_cfg_free(c);
+}
+
+static void test_wrong_shapes(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n  - logs\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:2:3: processors: expected processor groups "
+                      "(a mapping), found a sequence");
+  el_cfg_free(c);
+  c = load("processors:\n  logs:\n    user_marker: [1]\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:3:18: processors.logs.user_marker: expected "
+                      "processor settings (a mapping), found a sequence");
+  el_cfg_free(c);
+  c = load("processors:\n  logs:\n    user_marker:\n      name: [a]\n",
+           &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:4:13: processors.logs.user_marker.name: "
+                      "expected a string, found a sequence");
+  el_cfg_free(c);
+  c = load("- 1\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:1:1: expected a mapping with key "
+                      "'processors', found a sequence");
+  el_cfg_free(c);
+}
+
+static void test_syntax_error_position(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n  logs: {user_marker: {}\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  const el_cfg_diag_t *d = el_cfg_diag(c);
+  assert_int_equal(d->line, 3);
+  assert_non_null(strstr(d->msg, "YAML syntax error"));
+  assert_memory_equal(d->msg, "t.yaml:3:", 9);
+  el_cfg_free(c);
+}
+
+static void test_duplicate_key(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n  logs:\n    user_marker: {}\n"
+                     "    user_marker: {}\n",
+                     &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:4:5: processors.logs: duplicate key "
+                      "'user_marker'");
+  el_cfg_free(c);
+}
+
+static void test_unknown_key_suggests(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_sise: {}\n"
+                     "    heap_live: {exprot: 5s}\n"
+                     "  trace: {}\n"
+                     "procesors: {}\n"
+                     "zzzzzzzzzzzzzzzz: 1\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 5);
+  assert_string_equal(warnings[0],
+                      "t.yaml:3:5: unknown key 'heap_sise' in "
+                      "processors.metrics (ignored); did you mean "
+                      "'heap_size'?");
+  assert_string_equal(warnings[1],
+                      "t.yaml:4:17: unknown key 'exprot' in "
+                      "processors.metrics.heap_live (ignored); did you mean "
+                      "'export'?");
+  assert_string_equal(warnings[2],
+                      "t.yaml:5:3: unknown key 'trace' in processors "
+                      "(ignored); did you mean 'traces'?");
+  assert_string_equal(warnings[3],
+                      "t.yaml:6:1: unknown key 'procesors' in the top level "
+                      "(ignored); did you mean 'processors'?");
+  assert_string_equal(warnings[4],
+                      "t.yaml:7:1: unknown key 'zzzzzzzzzzzzzzzz' in the top "
+                      "level (ignored)");
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
+  el_cfg_free(c);
+}
+
+static void test_aggregate_outside_metrics_warns(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors: {logs: {user_marker: {aggregate: 1s}}}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings[0], "metric processors only"));
+  el_cfg_free(c);
+}
+
+static void test_old_profile_keys_are_aliases(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors: {profiles: {stack_sample: {}}}\n", &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 1);
+  assert_true(el_cfg_enabled(c, EL_CFG_PROFILES, "call_stack_profile"));
+  assert_false(el_cfg_enabled(c, EL_CFG_PROFILES,
+                              "cost_centre_stack_profile"));
+  el_cfg_free(c);
+}
+
+static void test_anchors_and_merge_keys(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("defaults:\n"
+                     "  m: &m {aggregate: 2s, export: 10s}\n"
+                     "processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {<<: *m, export: 4s}\n"
+                     "    heap_live: *m\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  const el_cfg_proc_t *hs = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  const el_cfg_proc_t *hl = el_cfg_proc(c, EL_CFG_METRICS, "heap_live");
+  assert_int_equal(hs->aggregate.ms, 2000);
+  assert_int_equal(hs->export_.ms, 4000);
+  assert_int_equal(hl->export_.ms, 10000);
+  el_cfg_free(c);
+}
+
+static void test_empty_file_disables_everything(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("", &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 1);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++)
+    assert_false(el_cfg_proc_at(c, i)->enabled);
+  el_cfg_free(c);
+}
+
+static void test_missing_file(void **state) {
+  (void)state;
+  el_cfg_t *c = el_cfg_new();
+  assert_int_equal(el_cfg_load_file(c, "/nonexistent/x.yaml"), -2);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "/nonexistent/x.yaml: cannot read configuration file: "
+                      "No such file or directory");
+  el_cfg_free(c);
+}
+
+/* --print-defaults parses back to exactly the built-in defaults. */
+static void test_print_defaults_round_trips(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  assert_int_equal(el_cfg_print_defaults(f), 0);
+  fclose(f);
+  int rc;
+  el_cfg_t *c = load(text, &rc);
+  el_cfg_t *d = el_cfg_new();
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+    const el_cfg_proc_t *a = el_cfg_proc_at(c, i), *b = el_cfg_proc_at(d, i);
+    assert_true(a->present);
+    assert_int_equal(a->enabled, b->enabled);
+    assert_string_equal(a->name, b->name);
+    assert_string_equal(a->description, b->description);
+    assert_memory_equal(&a->export_, &b->export_, sizeof a->export_);
+    assert_memory_equal(&a->aggregate, &b->aggregate, sizeof a->aggregate);
+  }
+  /* Every line fits in 80 columns. */
+  for (char *line = text; *line;) {
+    char *nl = strchr(line, '\n');
+    assert_non_null(nl);
+    assert_true(nl - line <= 80);
+    line = nl + 1;
+  }
+  free(text);
+  el_cfg_free(c);
+  el_cfg_free(d);
+}
+
+static void test_out_of_memory_sweep(void **state) {
+  (void)state;
+  const char *y = "processors: {metrics: {heap_size: {name: a}}}\n";
+  size_t before = el_mem_in_use();
+  for (uint64_t n = 1; n < 200; n++) {
+    el_cfg_t *c = NULL;
+    el_mem_fail_after(n);
+    c = el_cfg_new();
+    if (c) {
+      int rc = el_cfg_load_string(c, "t", y, strlen(y));
+      assert_true(rc == 0 || rc == EL_ENOMEM);
+    }
+    el_mem_fail_after(0);
+    el_cfg_free(c);
+  }
+  assert_int_equal(el_mem_in_use(), before);
+}
+
+static void test_edit_distance(void **state) {
+  (void)state;
+  assert_int_equal(el_cfg_edit_distance("kitten", "sitting"), 3);
+  assert_int_equal(el_cfg_edit_distance("", "abc"), 3);
+  assert_int_equal(el_cfg_edit_distance("same", "same"), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults_without_file),
+      cmocka_unit_test(test_present_key_enables_with_defaults),
+      cmocka_unit_test(test_export_false_disables),
+      cmocka_unit_test(test_properties_override),
+      cmocka_unit_test(test_strategy_grammar),
+      cmocka_unit_test(test_type_error_names_line_column_key),
+      cmocka_unit_test(test_quoted_bool_is_a_string),
+      cmocka_unit_test(test_wrong_shapes),
+      cmocka_unit_test(test_syntax_error_position),
+      cmocka_unit_test(test_duplicate_key),
+      cmocka_unit_test(test_unknown_key_suggests),
+      cmocka_unit_test(test_aggregate_outside_metrics_warns),
+      cmocka_unit_test(test_old_profile_keys_are_aliases),
+      cmocka_unit_test(test_anchors_and_merge_keys),
+      cmocka_unit_test(test_empty_file_disables_everything),
+      cmocka_unit_test(test_missing_file),
+      cmocka_unit_test(test_print_defaults_round_trips),
+      cmocka_unit_test(test_out_of_memory_sweep),
+      cmocka_unit_test(test_edit_distance),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
