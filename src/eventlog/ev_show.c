@@ -1,0 +1,755 @@
+/* ev_show.c: `ghc-events show` output (ghc-events 0.21, RawTime).
+ *
+ * Implements the text templates of spec/eventlog-format.md §6.4 as the
+ * reference files in tests/data/eventlogs/ show them:
+ *   "Event Types:\n" "<id>: <desc> (size <n>|variable)\n"... "\n"
+ *   "Events:\n" then "<t>: [cap <c>: ]<text>\n" for every event,
+ * stable-sorted by timestamp. Each event is formatted into one text arena
+ * when it arrives; finish sorts (timestamp, arena offset) records with a
+ * stable merge sort and writes the lines in large fwrite calls.
+ *
+ * Deviations (docs/eventlog.md): invalid UTF-8 is printed as is (in
+ * Haskell `show` lists it becomes U+FFFD) where ghc-events stops decoding;
+ * unknown breakdowns, message tags and stop statuses get a placeholder
+ * instead of an error; later sessions' events follow the first session's
+ * (only its type table is printed). */
+#include <stdio.h>
+#include <string.h>
+
+#include "eventlog_internal.h"
+
+typedef struct {
+  uint64_t t;     /* timestamp */
+  uint64_t off;   /* line start in the arena */
+  uint32_t len;   /* line length incl. '\n' */
+  uint32_t pad;
+} rec_t;
+
+struct el_ev_show_s {
+  FILE *out;
+  el_ev_decoder_t *dec;
+  char *hdr;           /* "Event Types:..." text of the first session */
+  size_t hdrlen;
+  char *txt;           /* arena of event lines */
+  size_t tlen, tcap;
+  rec_t *rec;
+  size_t nrec, rcap;
+  const el_ev_header_t *h;  /* current session header */
+  el_strview_t *descs;      /* desc per id for the current session */
+  int failed;               /* out of memory */
+  el_diag_t diag;
+};
+
+/* {====== number formatting ======} */
+
+static const char digits2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343"
+    "53637383940414243444546474849505152535455565758596061626364656667686970"
+    "71727374757677787980818283848586878889909192939495969798" "99";
+
+static char *put_u64(char *w, uint64_t v) {
+  char tmp[24];
+  char *e = tmp + sizeof tmp, *p = e;
+  while (v >= 100) {
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    p -= 2;
+    memcpy(p, digits2 + 2 * r, 2);
+  }
+  if (v >= 10) {
+    p -= 2;
+    memcpy(p, digits2 + 2 * v, 2);
+  } else {
+    *--p = (char)('0' + v);
+  }
+  size_t n = (size_t)(e - p);
+  memcpy(w, p, n);
+  return w + n;
+}
+
+static char *put_hex(char *w, uint64_t v) {
+  char tmp[16];
+  int n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  while (n)
+    *w++ = tmp[--n];
+  return w;
+}
+
+static char *put_s(char *w, const char *s) {
+  size_t n = strlen(s);
+  memcpy(w, s, n);
+  return w + n;
+}
+
+static char *put_v(char *w, el_strview_t s) {
+  if (s.len)
+    memcpy(w, s.p, s.len);
+  return w + s.len;
+}
+
+#define S(lit) (memcpy(w, lit, sizeof(lit) - 1), w += sizeof(lit) - 1)
+#define U(x) (w = put_u64(w, (x)))
+#define X(x) (w = put_hex(w, (x)))
+#define V(x) (w = put_v(w, (x)))
+
+/* {====== Haskell `show` of strings (for args/env lists) ======} */
+
+/* Decode one UTF-8 code point at p (n bytes left); *used gets its length.
+ * Invalid sequences give U+FFFD and consume one byte. */
+static uint32_t utf8_next(const uint8_t *p, size_t n, size_t *used) {
+  uint8_t c = p[0];
+  *used = 1;
+  if (c < 0x80)
+    return c;
+  int len = c >= 0xF0 ? (c < 0xF5 ? 4 : 0)
+            : c >= 0xE0 ? 3
+            : c >= 0xC2 ? 2
+                        : 0;
+  if (!len || (size_t)len > n)
+    return 0xFFFD;
+  uint32_t cp = c & (0x7F >> len);
+  for (int i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80)
+      return 0xFFFD;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    return 0xFFFD;
+  *used = (size_t)len;
+  return cp;
+}
+
+static const char *const ascii_names[32] = {
+    "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "a",  "b",  "t",  "n",
+    "v",   "f",   "r",   "SO",  "SI",  "DLE", "DC1", "DC2", "DC3", "DC4",
+    "NAK", "SYN", "ETB", "CAN", "EM",  "SUB", "ESC", "FS",  "GS",  "RS",
+    "US"};
+
+/* Append Haskell's `show` of the string s (with quotes). */
+static char *put_hs_string(char *w, const uint8_t *s, size_t n) {
+  *w++ = '"';
+  size_t i = 0;
+  while (i < n) {
+    size_t used;
+    uint32_t c = utf8_next(s + i, n - i, &used);
+    i += used;
+    if (c > 127) {
+      *w++ = '\\';
+      w = put_u64(w, c);
+      if (i < n && s[i] >= '0' && s[i] <= '9')
+        S("\\&");
+    } else if (c == 127) {
+      S("\\DEL");
+    } else if (c == '\\') {
+      S("\\\\");
+    } else if (c == '"') {
+      S("\\\"");
+    } else if (c >= 32) {
+      *w++ = (char)c;
+    } else {
+      *w++ = '\\';
+      w = put_s(w, ascii_names[c]);
+      if (c == 14 && i < n && s[i] == 'H')
+        S("\\&");
+    }
+  }
+  *w++ = '"';
+  return w;
+}
+
+/* Haskell `show` of the list of NUL-separated strings (§3.1): trailing
+ * NULs are dropped, then the rest is split on NUL. */
+static char *put_hs_strlist(char *w, el_strview_t v) {
+  const uint8_t *p = (const uint8_t *)v.p;
+  size_t n = v.len;
+  while (n && p[n - 1] == 0)
+    n--;
+  *w++ = '[';
+  size_t start = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i == n || p[i] == 0) {
+      if (start)
+        *w++ = ',';
+      w = put_hs_string(w, p + start, i - start);
+      start = i + 1;
+    }
+  }
+  *w++ = ']';
+  return w;
+}
+
+/* Haskell isPrint, approximated: ASCII graphic and space, and every code
+ * point from U+00A0 up except a few format characters. */
+static int hs_is_print(uint32_t c) {
+  if (c < 0x20 || (c >= 0x7F && c < 0xA0))
+    return 0;
+  if (c == 0xAD || (c >= 0x200B && c <= 0x200F) || c == 0x2028 ||
+      c == 0x2029 || (c >= 0x202A && c <= 0x202E) ||
+      (c >= 0x2060 && c <= 0x2064) || c == 0xFEFF ||
+      (c >= 0xE000 && c <= 0xF8FF) || c == 0xFFFE || c == 0xFFFF)
+    return 0;
+  return 1;
+}
+
+/* USER_BINARY_MSG: lenient UTF-8 decode, unprintables as '.'. */
+static char *put_binary(char *w, el_strview_t v) {
+  const uint8_t *p = (const uint8_t *)v.p;
+  size_t i = 0;
+  while (i < v.len) {
+    size_t used;
+    uint32_t c = utf8_next(p + i, v.len - i, &used);
+    if (c == 0xFFFD && used == 1 && p[i] >= 0x80) {
+      *w++ = '.';
+    } else if (!hs_is_print(c)) {
+      *w++ = '.';
+    } else {
+      memcpy(w, p + i, used);
+      w += used;
+    }
+    i += used;
+  }
+  return w;
+}
+
+/* {====== event texts ======} */
+
+static const char *stop_status(uint64_t s) {
+  static const char *const t[] = {
+      "No stop thread status", "heap overflow", "stack overflow",
+      "thread yielding", "thread blocked", "thread finished",
+      "making a foreign call", "blocked on an MVar",
+      "blocked on a black hole", "blocked on I/O read",
+      "blocked on I/O write", "blocked on threadDelay",
+      "blocked in STM retry", "blocked on asyncDoProc",
+      "blocked in a foreign call", "blocked in a foreign call",
+      "blocked in throwTo", "thread migrating",
+      "waiting for data to be globalised", "No stop thread status",
+      "blocked reading an MVar"};
+  return s < EL_ARRAY_LEN(t) ? t[s] : "No stop thread status";
+}
+
+static const char *msg_tag(uint64_t tag) {
+  static const char *const t[] = {"Ready",   "NewPE",  "PETIDS", "Finish",
+                                  "FailPE",  "RFork",  "Connect",
+                                  "DataMes", "Head",   "Constr", "Part",
+                                  "Terminate", "Packet"};
+  return tag >= 0x50 && tag - 0x50 < EL_ARRAY_LEN(t) ? t[tag - 0x50]
+                                                      : "Unknown";
+}
+
+static const char *breakdown(uint64_t b) {
+  static const char *const t[] = {
+      "unknown",     "cost centre", "module",  "closure description",
+      "type description", "retainer", "biography", "closure type",
+      "info table", "era"};
+  return b < EL_ARRAY_LEN(t) ? t[b] : "unknown";
+}
+
+static char *put_stack(char *w, const el_ev_value_t *v) {
+  const uint8_t *p = (const uint8_t *)v->s.p;
+  for (uint64_t i = 0; i < v->u; i++) {
+    if (i)
+      S(", ");
+    U(el__be32(p + 4 * i));
+  }
+  return w;
+}
+
+/* Format the body of a known event; returns NULL if the type has no
+ * template (printed like an unknown event: its description). */
+static char *body(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
+  case 0: S("creating thread "); U(v[0].u); break;
+  case 1: S("running thread "); U(v[0].u); break;
+  case 2:
+    S("stopping thread "); U(v[0].u); S(" (");
+    if (v[1].u == 8) {
+      S("blocked on black hole owned by thread "); U(v[2].u);
+    } else {
+      w = put_s(w, stop_status(v[1].u));
+      if (v[1].u == 2) { S(", size "); U(v[2].u); }
+    }
+    S(")");
+    break;
+  case 3: S("thread "); U(v[0].u); S(" is runnable"); break;
+  case 4: S("migrating thread "); U(v[0].u); S(" to cap "); U(v[1].u); break;
+  case 7: S("shutting down"); break;
+  case 8: S("waking up thread "); U(v[0].u); S(" on cap "); U(v[1].u); break;
+  case 9: S("starting GC"); break;
+  case 10: S("finished GC"); break;
+  case 11: S("requesting sequential GC"); break;
+  case 12: S("requesting parallel GC"); break;
+  case 15: S("creating spark thread "); U(v[0].u); break;
+  case 16: case 19: V(v[0].s); break;
+  case 17: S("startup: "); U(v[0].u); S(" capabilities"); break;
+  case 18:
+    S("event block: cap "); U(v[2].u); S(", end time: "); U(v[1].u);
+    S("\n");
+    break;
+  case 20: S("GC idle"); break;
+  case 21: S("GC working"); break;
+  case 22: S("GC done"); break;
+  case 23: S("compiler version is "); V(v[0].s); break;
+  case 24: S("program invocation: "); V(v[0].s); break;
+  case 25:
+    S("created capset "); U(v[0].u); S(" of type ");
+    w = put_s(w, v[1].u == 1   ? "CapsetCustom"
+                 : v[1].u == 2 ? "CapsetOsProcess"
+                 : v[1].u == 3 ? "CapsetClockDomain"
+                               : "CapsetUnknown");
+    break;
+  case 26: S("deleted capset "); U(v[0].u); break;
+  case 27: S("assigned cap "); U(v[1].u); S(" to capset "); U(v[0].u); break;
+  case 28: S("removed cap "); U(v[1].u); S(" from capset "); U(v[0].u); break;
+  case 29:
+    S("capset "); U(v[0].u); S(": RTS version \""); V(v[1].s); S("\"");
+    break;
+  case 30:
+    S("capset "); U(v[0].u); S(": args: "); w = put_hs_strlist(w, v[1].s);
+    break;
+  case 31:
+    S("capset "); U(v[0].u); S(": env: "); w = put_hs_strlist(w, v[1].s);
+    break;
+  case 32: S("capset "); U(v[0].u); S(": pid "); U(v[1].u); break;
+  case 33: S("capset "); U(v[0].u); S(": parent pid "); U(v[1].u); break;
+  case 34:
+    S("spark stats: "); U(v[0].u); S(" created, "); U(v[3].u);
+    S(" converted, "); U(v[6].u); S(" remaining ("); U(v[2].u);
+    S(" overflowed, "); U(v[1].u); S(" dud, "); U(v[4].u); S(" GC'd, ");
+    U(v[5].u); S(" fizzled)");
+    break;
+  case 35: S("spark created"); break;
+  case 36: S("dud spark discarded"); break;
+  case 37: S("overflowed spark discarded"); break;
+  case 38: S("running a local spark"); break;
+  case 39: S("stealing a spark from cap "); U(v[0].u); break;
+  case 40: S("spark fizzled"); break;
+  case 41: S("spark GCed"); break;
+  case 42:
+    S("Interned string: \""); V(v[0].s); S("\" with id "); U(v[1].u);
+    break;
+  case 43:
+    S("capset "); U(v[0].u); S(": wall clock time "); U(v[1].u); S("s ");
+    U(v[2].u); S("ns (unix epoch)");
+    break;
+  case 44:
+    S("thread "); U(v[0].u); S(" has label \""); V(v[1].s); S("\"");
+    break;
+  case 45: S("created cap "); U(v[0].u); break;
+  case 46: S("deleted cap "); U(v[0].u); break;
+  case 47: S("disabled cap "); U(v[0].u); break;
+  case 48: S("enabled cap "); U(v[0].u); break;
+  case 49:
+    S("allocated on heap capset "); U(v[0].u); S(": "); U(v[1].u);
+    S(" total bytes till now");
+    break;
+  case 50:
+    S("size of heap capset "); U(v[0].u); S(": "); U(v[1].u); S(" bytes");
+    break;
+  case 51:
+    S("live data in heap capset "); U(v[0].u); S(": "); U(v[1].u);
+    S(" bytes");
+    break;
+  case 52:
+    S("heap stats for heap capset "); U(v[0].u); S(": generations ");
+    U(v[1].u); S(", "); U(v[2].u); S(" bytes max heap size, "); U(v[3].u);
+    S(" bytes alloc area size, "); U(v[4].u); S(" bytes mblock size, ");
+    U(v[5].u); S(" bytes block size");
+    break;
+  case 53:
+    S("GC stats for heap capset "); U(v[0].u); S(": generation "); U(v[1].u);
+    S(", "); U(v[2].u); S(" bytes copied, "); U(v[3].u); S(" bytes slop, ");
+    U(v[4].u); S(" bytes fragmentation, "); U(v[5].u); S(" par threads, ");
+    U(v[6].u); S(" bytes max par copied, "); U(v[7].u);
+    S(" bytes total par copied");
+    if (e->layout == 0) { S(", "); U(v[8].u); S(" bytes balanced par copied"); }
+    break;
+  case 54: S("all caps stopped for GC"); break;
+  case 55:
+    S("task 0x"); X(v[0].u); S(" created on cap "); U(v[1].u);
+    S(" with OS kernel thread "); U(v[2].u);
+    break;
+  case 56:
+    S("task 0x"); X(v[0].u); S(" migrated from cap "); U(v[1].u);
+    S(" to cap "); U(v[2].u);
+    break;
+  case 57: S("task 0x"); X(v[0].u); S(" deleted"); break;
+  case 58: S("marker: "); V(v[0].s); break;
+  case 60: S("starting to receive"); break;
+  case 61: S("stop receiving"); break;
+  case 62: S("creating process "); U(v[0].u); break;
+  case 63: S("killing process "); U(v[0].u); break;
+  case 64:
+    S("assigning thread "); U(v[0].u); S(" to process "); U(v[1].u);
+    break;
+  case 65: S("creating machine "); U(v[0].u); S(" at "); U(v[1].u); break;
+  case 66: S("killing machine "); U(v[0].u); break;
+  case 67:
+    S("sending message with tag "); w = put_s(w, msg_tag(v[0].u));
+    S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
+    S(" to machine "); U(v[3].u); S(", process "); U(v[4].u);
+    S(" on inport "); U(v[5].u);
+    break;
+  case 68:
+    S("receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
+    S(" at process "); U(v[1].u); S(", inport "); U(v[2].u);
+    S(" from machine "); U(v[3].u); S(", process "); U(v[4].u);
+    S(", thread "); U(v[5].u); S(" with size "); U(v[6].u);
+    break;
+  case 69:
+    S("sending/receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
+    S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
+    S(" to process "); U(v[3].u); S(" on inport "); U(v[4].u);
+    break;
+  case 90:
+    S("memory returned (mblocks): current("); U(v[1].u); S(") needed(");
+    U(v[2].u); S(") returned("); U(v[3].u); S(")");
+    break;
+  case 91:
+    S("blocks size of heap capset "); U(v[0].u); S(": "); U(v[1].u);
+    S(" bytes");
+    break;
+  case 100:
+    S("Start a parallel conjunction 0x"); X(v[0].u); S(", static_id: ");
+    U(v[1].u);
+    break;
+  case 101: S("End par conjunction: 0x"); X(v[0].u); break;
+  case 102: S("End par conjunct: 0x"); X(v[0].u); break;
+  case 103:
+    S("Create spark for conjunction: 0x"); X(v[0].u); S(" spark: 0x");
+    X(v[1].u);
+    break;
+  case 104: S("Create future 0x"); X(v[0].u); S(" named "); U(v[1].u); break;
+  case 105: S("Wait didn't suspend for future: 0x"); X(v[0].u); break;
+  case 106: S("Wait suspended on future: 0x"); X(v[0].u); break;
+  case 107: S("Signaled future 0x"); X(v[0].u); break;
+  case 108: S("Looking for global thread to resume"); break;
+  case 109: S("Trying to steal a spark"); break;
+  case 110: S("Releasing thread "); U(v[0].u); S(" to the free pool"); break;
+  case 111: S("Capability going to sleep"); break;
+  case 112: S("Looking for a local spark to execute"); break;
+  case 113: S("About to call the program entry point"); break;
+  case 140:
+    S("perf event "); U(v[0].u); S(" named \""); V(v[1].s); S("\"");
+    break;
+  case 141:
+    S("perf event counter "); U(v[0].u); S(" incremented by ");
+    U(v[2].u + 1); S(" in OS thread "); U(v[1].u);
+    break;
+  case 142:
+    S("perf event tracepoint "); U(v[0].u); S(" reached in OS thread ");
+    U(v[1].u);
+    break;
+  case 160: {
+    S("start heap profiling "); U(v[0].u); S(" at sampling period ");
+    U(v[1].u); S(" broken down by "); w = put_s(w, breakdown(v[2].u));
+    int any = 0;
+    for (int i = 3; i < 10; i++)
+      if (v[i].s.len) {
+        if (!any)
+          S(" filtered by ");
+        any = 1;
+        V(v[i].s);
+        S(", ");
+      }
+    break;
+  }
+  case 161:
+    S("cost centre "); U(v[0].u); S(" "); V(v[1].s); S(" in "); V(v[2].s);
+    S(" at "); V(v[3].s);
+    if (v[4].u & 1)
+      S(" CAF");
+    break;
+  case 162: S("start heap prof sample "); U(v[0].u); break;
+  case 163:
+    S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
+    S(", cost centre stack "); w = put_stack(w, &v[3]);
+    break;
+  case 164:
+    S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
+    S(", label "); V(v[2].s);
+    break;
+  case 165: S("end prof sample "); U(v[0].u); break;
+  case 166:
+    S("start heap prof sample "); U(v[0].u); S(" at time "); U(v[1].u);
+    break;
+  case 167:
+    S("cap no "); U((uint16_t)v[0].u); S(", prof sample "); U(v[1].u);
+    S(", cost centre stack "); w = put_stack(w, &v[3]);
+    break;
+  case 168:
+    S("start time profiling, tick interval "); U(v[0].u); S(" (ns)");
+    break;
+  case 169: {
+    uint64_t cd = 0;
+    for (size_t i = 0; i < v[2].s.len; i++) {
+      char c = v[2].s.p[i];
+      if (c < '0' || c > '9')
+        break;
+      cd = cd * 10 + (uint64_t)(c - '0');
+    }
+    S("Info Table: "); X(v[0].u); S(":"); U(cd); S(":"); V(v[1].s);
+    S(" - "); V(v[6].s);
+    break;
+  }
+  case 181: S("binary message "); w = put_binary(w, v[0].s); break;
+  case 200: S("concurrent mark began"); break;
+  case 201:
+    S("concurrent mark ended: marked "); U(v[0].u); S(" objects");
+    break;
+  case 202: S("post-mark synchronization began"); break;
+  case 203: S("post-mark synchronization ended"); break;
+  case 204: S("concurrent sweep began"); break;
+  case 205: S("concurrent sweep ended"); break;
+  case 206: S("update remembered set flushed by "); U(v[0].u); break;
+  case 207:
+    S("nonmoving heap census "); U(v[0].u); S(": "); U(v[1].u);
+    S(" active segments, "); U(v[2].u); S(" filled segments, ");
+    U(v[3].u); S(" live blocks");
+    break;
+  case 210:
+    S("ticky counter definition "); U(v[0].u); S(", arity: "); U(v[1].u);
+    S(", def kinds: "); V(v[2].s); S(", name: "); V(v[3].s);
+    S(", itbl: "); X(v[4].u);
+    break;
+  case 211:
+    S("ticky counter sample "); U(v[0].u); S(": entry count: "); U(v[1].u);
+    S(", "); U(v[2].u); S(" allocs, "); U(v[3].u); S(" allocd");
+    break;
+  case 212: S("ticky begin counter sample"); break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* {====== sink ======} */
+
+static int reserve_txt(el_ev_show_t *s, size_t more) {
+  if (s->tlen + more <= s->tcap)
+    return 0;
+  size_t n = s->tcap ? s->tcap : 1 << 20;
+  while (n < s->tlen + more)
+    n *= 2;
+  char *p = el_realloc(s->txt, n);
+  if (!p)
+    return EL_ENOMEM;
+  s->txt = p;
+  s->tcap = n;
+  return 0;
+}
+
+static int on_header(void *ud, const el_ev_header_t *h) {
+  el_ev_show_t *s = ud;
+  s->h = h;
+  memset(s->descs, 0, 65536 * sizeof *s->descs);
+  for (size_t i = 0; i < h->ndecls; i++)
+    s->descs[h->decls[i].id] = h->decls[i].desc;
+  if (s->hdr)
+    return 0; /* only the first session's table is printed */
+  size_t cap = 32;
+  for (size_t i = 0; i < h->ndecls; i++)
+    cap += h->decls[i].desc.len + 40;
+  s->hdr = el_malloc(cap);
+  if (!s->hdr) {
+    s->failed = 1;
+    return 1;
+  }
+  char *w = s->hdr;
+  S("Event Types:\n");
+  for (size_t i = 0; i < h->ndecls; i++) {
+    U(h->decls[i].id);
+    S(": ");
+    V(h->decls[i].desc);
+    S(" (size ");
+    if (h->decls[i].size == EL_EV_VARIABLE)
+      S("variable");
+    else
+      U(h->decls[i].size);
+    S(")\n");
+  }
+  S("\nEvents:\n");
+  s->hdrlen = (size_t)(w - s->hdr);
+  return 0;
+}
+
+static int on_event(void *ud, const el_ev_event_t *e) {
+  el_ev_show_t *s = ud;
+  if (reserve_txt(s, 16 * (size_t)e->payload_len + 256)) {
+    s->failed = 1;
+    return 1;
+  }
+  if (s->nrec == s->rcap) {
+    size_t n = s->rcap ? s->rcap * 2 : 4096;
+    rec_t *p = el_realloc(s->rec, n * sizeof *p);
+    if (!p) {
+      s->failed = 1;
+      return 1;
+    }
+    s->rec = p;
+    s->rcap = n;
+  }
+  char *start = s->txt + s->tlen, *w = start;
+  U(e->t_ns);
+  S(": ");
+  if (e->cap != EL_EV_NO_CAP) {
+    S("cap ");
+    U(e->cap);
+    S(": ");
+  }
+  char *b = e->known ? body(w, e) : NULL;
+  if (b)
+    w = b;
+  else
+    V(s->descs[e->type]);
+  *w++ = '\n';
+  rec_t *r = &s->rec[s->nrec++];
+  r->t = e->t_ns;
+  r->off = s->tlen;
+  r->len = (uint32_t)(w - start);
+  s->tlen += r->len;
+  return 0;
+}
+
+/* {====== public ======} */
+
+el_ev_show_t *el_ev_show_new(FILE *out) {
+  el_ev_show_t *s = el_calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->out = out;
+  s->descs = el_calloc(65536, sizeof *s->descs);
+  el_ev_sink_t sink = {.ud = s, .on_header = on_header,
+                       .on_event = on_event};
+  s->dec = el_ev_decoder_new(&sink);
+  if (!s->descs || !s->dec) {
+    el_ev_show_free(s);
+    return NULL;
+  }
+  s->diag.event_type = -1;
+  return s;
+}
+
+void el_ev_show_free(el_ev_show_t *s) {
+  if (!s)
+    return;
+  el_ev_decoder_free(s->dec);
+  el_free(s->descs);
+  el_free(s->hdr);
+  el_free(s->txt);
+  el_free(s->rec);
+  el_free(s);
+}
+
+int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
+  int rc = el_ev_decoder_feed(s->dec, buf, len);
+  if (s->failed) {
+    s->diag.code = EL_ENOMEM;
+    snprintf(s->diag.msg, sizeof s->diag.msg, "out of memory");
+    return EL_ENOMEM;
+  }
+  if (rc)
+    s->diag = *el_ev_decoder_diag(s->dec);
+  return rc;
+}
+
+/* Stable bottom-up merge sort by timestamp; runs already in order are
+ * common (events within a block), so merging checks for them first. */
+static int sort_recs(rec_t *a, size_t n) {
+  if (n < 2)
+    return 0;
+  size_t i;
+  for (i = 1; i < n && a[i - 1].t <= a[i].t; i++)
+    ;
+  if (i == n)
+    return 0;
+  rec_t *b = el_malloc(n * sizeof *b);
+  if (!b)
+    return EL_ENOMEM;
+  /* Insertion-sort runs of 16, then merge. */
+  for (size_t lo = 0; lo < n; lo += 16) {
+    size_t hi = lo + 16 < n ? lo + 16 : n;
+    for (size_t k = lo + 1; k < hi; k++) {
+      rec_t x = a[k];
+      size_t j = k;
+      while (j > lo && a[j - 1].t > x.t) {
+        a[j] = a[j - 1];
+        j--;
+      }
+      a[j] = x;
+    }
+  }
+  rec_t *src = a, *dst = b;
+  for (size_t width = 16; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      if (mid >= hi || src[mid - 1].t <= src[mid].t) {
+        memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src);
+        continue;
+      }
+      size_t p = lo, q = mid, k = lo;
+      while (p < mid && q < hi)
+        dst[k++] = src[q].t < src[p].t ? src[q++] : src[p++];
+      while (p < mid)
+        dst[k++] = src[p++];
+      while (q < hi)
+        dst[k++] = src[q++];
+    }
+    rec_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, n * sizeof *a);
+  el_free(b);
+  return 0;
+}
+
+int el_ev_show_finish(el_ev_show_t *s) {
+  int rc = el_ev_decoder_finish(s->dec);
+  if (rc)
+    s->diag = *el_ev_decoder_diag(s->dec);
+  if (!s->hdr) {
+    if (!rc)
+      s->diag = *el_ev_decoder_diag(s->dec);
+    return EL_EBADHDR; /* no complete header: nothing to print */
+  }
+  if (sort_recs(s->rec, s->nrec))
+    return EL_ENOMEM;
+  fwrite(s->hdr, 1, s->hdrlen, s->out);
+  enum { OUTBUF = 1 << 20 };
+  char *ob = el_malloc(OUTBUF);
+  if (!ob)
+    return EL_ENOMEM;
+  size_t olen = 0;
+  for (size_t i = 0; i < s->nrec; i++) {
+    const rec_t *r = &s->rec[i];
+    if (olen + r->len >= OUTBUF) {
+      fwrite(ob, 1, olen, s->out);
+      olen = 0;
+    }
+    if (r->len > OUTBUF) {
+      fwrite(s->txt + r->off, 1, r->len, s->out);
+      continue;
+    }
+    memcpy(ob + olen, s->txt + r->off, r->len);
+    olen += r->len;
+  }
+  ob[olen++] = '\n'; /* ghc-events show ends with an empty line */
+  fwrite(ob, 1, olen, s->out);
+  el_free(ob);
+  if (ferror(s->out) && !rc)
+    rc = EL_EINVAL;
+  return rc;
+}
+
+const el_diag_t *el_ev_show_diag(const el_ev_show_t *s) {
+  return &s->diag;
+}

@@ -1,0 +1,68 @@
+/* eventlog_internal.h: declarations shared by the decoder, the type table
+ * and the show formatter. Not part of the public API.
+ *
+ * Each known event layout (spec §2.1) is a list of wire fields. The decoder
+ * picks one layout per declared event type when it reads a header
+ * (ev_decoder.c) and fills el_ev_event_t.v[] from it. */
+#ifndef EL_EVENTLOG_INTERNAL_H
+#define EL_EVENTLOG_INTERNAL_H
+
+#include <stdint.h>
+
+#include "eventlog.h"
+
+/* How one field is laid out on the wire (all integers big-endian). */
+typedef enum {
+  EL__W_U8 = 1,     /* u8 */
+  EL__W_U16,        /* u16 */
+  EL__W_U32,        /* u32 */
+  EL__W_U64,        /* u64 */
+  EL__W_LOG2U8,     /* u8 holding log2 of the value (13-byte census) */
+  EL__W_TEXT,       /* rest of the payload as text, no NUL */
+  EL__W_TEXT_M4,    /* text = payload minus its last 4 bytes (INTERN_STRING) */
+  EL__W_CSTR,       /* NUL-terminated text; the view excludes the NUL */
+  EL__W_STRLIST,    /* rest of the payload: strings each followed by NUL */
+  EL__W_DEPTH,      /* u8 stack depth (cost-centre stacks) */
+  EL__W_STACK,      /* depth x u32 ids; depth from the previous field */
+  EL__W_BYTES,      /* rest of the payload as raw bytes */
+  EL__W_OPT_U64,    /* u64 if any payload bytes remain, else 0 */
+  EL__W_OPT_CSTR    /* cstr if any payload bytes remain, else empty */
+} el__ev_wire_t;
+
+/* One known layout of one event type. */
+typedef struct el__ev_layout_s {
+  uint16_t id;                    /* event type id */
+  uint8_t variant;                /* 0 = newest layout (el_ev_event_t.layout) */
+  uint8_t nwire;                  /* fields on the wire */
+  uint8_t nfields;                /* fields delivered (newest layout's) */
+  uint8_t variable;               /* 1 if the payload has variable size */
+  uint16_t min_size;              /* bytes taken by the fixed-size fields */
+  uint8_t wire[EL_EV_MAX_FIELDS]; /* el__ev_wire_t per field */
+} el__ev_layout_t;
+
+/* All known layouts, and how many. Built once, thread-safe. */
+const el__ev_layout_t *el__ev_layouts(size_t *n);
+
+/* Fill ev->v[] from payload p[0..len) per layout L. Returns 0, or -1 when
+ * the payload is too short for the layout's fields (malformed). */
+int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
+                         uint32_t len, el_ev_event_t *ev);
+
+/* Big-endian loads. */
+static inline uint16_t el__be16(const uint8_t *p) {
+  uint16_t v;
+  __builtin_memcpy(&v, p, 2);
+  return __builtin_bswap16(v);
+}
+static inline uint32_t el__be32(const uint8_t *p) {
+  uint32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+static inline uint64_t el__be64(const uint8_t *p) {
+  uint64_t v;
+  __builtin_memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+
+#endif /* EL_EVENTLOG_INTERNAL_H */
