@@ -1,0 +1,230 @@
+/* source.h: byte sources for eventlog streams, on a libuv loop.
+ *
+ * A source delivers the raw bytes of one or more eventlog sessions from a
+ * regular file (optionally followed like `tail -f`), a named FIFO, stdin, a
+ * Unix-domain socket or a TCP socket (eventlog-socket). Socket sources
+ * reconnect with exponential backoff; every connection is a new session
+ * (spec/eventlog-format.md §4.7, §5.3-§5.4, §5.8). Every byte received can
+ * be teed to a file (--eventlog-log-file). Bytes can be written back on the
+ * current socket connection (the control channel, spec §5.7).
+ *
+ * Option names and defaults follow the reference tool
+ * (spec/reference-behaviour.md §1.1, §1.3, §1.5); docs/sources.md describes
+ * every option, the reconnection rules and what "end of input" means.
+ *
+ * Two layers:
+ *   - options: el_src_opts_t, filled from argv by el_src_opts_parse, one
+ *     option at a time, so each command can mix in its own options;
+ *   - runtime: el_src_t on a caller's uv_loop_t, reporting through
+ *     el_src_cb_t; el_src_pump runs a source into a decoder-like consumer.
+ * Thread: everything here runs on the loop's thread. */
+#ifndef EL_SOURCE_H
+#define EL_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "../common/el_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* {====== options ======} */
+
+typedef enum {
+  EL_SRC_NONE = 0, /* no source option given yet */
+  EL_SRC_FILE,     /* --eventlog-file PATH: regular file or named FIFO */
+  EL_SRC_STDIN,    /* --eventlog-stdin */
+  EL_SRC_UNIX,     /* --eventlog-socket PATH */
+  EL_SRC_TCP       /* --eventlog-socket-host H --eventlog-socket-port P */
+} el_src_kind_t;
+
+/* Source options. Strings are borrowed (normally from argv) and must outlive
+ * every el_src_t made from the struct; el_src_new copies what it keeps. */
+typedef struct el_src_opts_s {
+  el_src_kind_t kind;       /* chosen source, EL_SRC_NONE if none */
+  unsigned nsources;        /* source options seen (validation: exactly 1) */
+  const char *path;         /* file, FIFO or Unix socket path */
+  const char *host;         /* TCP host (name, IPv4 or IPv6 literal) */
+  const char *port;         /* TCP port or service name (getaddrinfo) */
+  int follow;               /* --follow: keep reading a growing file */
+  double timeout_s;         /* --eventlog-socket-timeout: first retry delay,
+                               seconds; default 1 */
+  double exponent;          /* --eventlog-socket-exponent: delay multiplier
+                               after each failed attempt; default 1 */
+  double max_delay_s;       /* --eventlog-socket-max-delay: delay cap,
+                               seconds; default 60 */
+  long retries;             /* --eventlog-socket-retries: consecutive failed
+                               attempts tolerated before giving up; -1 =
+                               retry forever (default, as the reference) */
+  const char *log_file;     /* --eventlog-log-file: raw tee, NULL = none */
+  size_t read_size;         /* bytes per read; 0 = default (64 KiB for
+                               streams, 1 MiB for regular files) */
+  double follow_poll_s;     /* --follow poll period, seconds; default 0.1 */
+  char err[200];            /* message of the last parse/validate error */
+} el_src_opts_t;
+
+/* Fill *o with the defaults above (no source chosen). */
+void el_src_opts_init(el_src_opts_t *o);
+
+/* Try to consume one source option at argv[*i]. Accepts "--opt value" and
+ * "--opt=value". argv: borrowed; values are kept as pointers into it.
+ * Returns 1 and advances *i past the option (and its value) when it was a
+ *   source option; 0 and leaves *i when argv[*i] is not a source option;
+ *   EL_EUSAGE with o->err set (missing or malformed value).
+ * Thread: any. Spec: reference-behaviour.md §1.1, §1.3. */
+int el_src_opts_parse(el_src_opts_t *o, int argc, char **argv, int *i);
+
+/* Choose a file source from a positional argument: "-" means stdin, any
+ * other string a file path (borrowed). Counts as one source option. */
+void el_src_opts_set_path(el_src_opts_t *o, const char *path);
+
+/* Check that exactly one source was chosen and the values are coherent
+ * (host with port, --follow with a file, timeout >= 0, exponent >= 1).
+ * Returns 0, or EL_EUSAGE with o->err set. */
+int el_src_opts_validate(el_src_opts_t *o);
+
+/* Help text for the source options: NUL-terminated, lines end in '\n',
+ * each indented by two spaces. Static string. */
+const char *el_src_opts_help(void);
+
+/* A short description of the source for messages, e.g. "Unix socket
+ * /tmp/x.sock". Writes at most size bytes (NUL-terminated) into buf. */
+void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size);
+
+/* {====== runtime ======} */
+
+typedef struct el_src_s el_src_t;
+
+/* Callbacks; any may be NULL. All run on the loop thread. From inside any
+ * of them the consumer may call el_src_pause, el_src_resume, el_src_write
+ * and el_src_stop; from on_end also el_src_free. */
+typedef struct el_src_cb_s {
+  void *ud;
+  /* A new session begins: a socket connected, or the file/FIFO/stdin was
+   * opened (or a followed file was truncated and is read again from 0).
+   * The consumer resets its decoder. */
+  void (*on_connect)(void *ud, el_src_t *src);
+  /* Bytes received, in order. buf is borrowed for this call only. */
+  void (*on_data)(void *ud, el_src_t *src, const uint8_t *buf, size_t len);
+  /* The session ended: the peer closed (err = 0, or EL_ECLOSED) or a read
+   * failed (negated errno). A socket source then reconnects. */
+  void (*on_disconnect)(void *ud, el_src_t *src, int err);
+  /* No more input, ever. status: 0 = end of file/stdin/FIFO (not
+   * following); EL_ESTOPPED = el_src_stop was called; a negative errno =
+   * a read failed, or a socket source gave up reconnecting (the last
+   * connection error). Called once, after every handle has closed; the
+   * source may be freed from inside this callback. */
+  void (*on_end)(void *ud, el_src_t *src, int status);
+} el_src_cb_t;
+
+/* Counters, updated as bytes arrive. */
+typedef struct el_src_stats_s {
+  uint64_t bytes;            /* bytes received (all sessions) */
+  uint64_t connections;      /* successful connects / opens (sessions) */
+  uint64_t attempts;         /* connect or open attempts */
+  uint64_t failures;         /* failed attempts */
+  uint64_t reconnects;       /* attempts after the first connection ended
+                                or failed */
+  uint64_t tee_bytes;        /* bytes written to --eventlog-log-file */
+  uint64_t tee_errors;       /* failed tee writes (bytes not teed) */
+  uint64_t sent_bytes;       /* bytes accepted by el_src_write */
+  uint64_t send_dropped;     /* bytes refused by el_src_write (closed,
+                                queue full) */
+} el_src_stats_t;
+
+/* Create a source for *o (validated; copied, strings duplicated) on loop.
+ * cb: copied. Nothing happens until el_src_start.
+ * Returns 0 and *out, or EL_EINVAL (o not valid), EL_ENOMEM, or a negated
+ * errno when the tee file cannot be opened. On failure *out is NULL. */
+int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
+               const el_src_cb_t *cb, el_src_t **out);
+
+/* Begin opening/connecting. Returns 0; errors of the open/connect itself
+ * arrive later through on_end (files) or are retried (sockets). Returns
+ * EL_EINVAL if already started. */
+int el_src_start(el_src_t *src);
+
+/* Stop reading and close everything; on_end(EL_ESTOPPED) follows once the
+ * handles have closed (on a later loop turn). Does nothing if already
+ * stopping or ended. */
+void el_src_stop(el_src_t *src);
+
+/* Stop / restart delivering bytes (flow control for a slow consumer).
+ * While paused nothing is read: the OS buffers fill and the writer side
+ * queues (spec §5.5). Pauses nest not: pause twice, resume once. */
+void el_src_pause(el_src_t *src);
+void el_src_resume(el_src_t *src);
+int el_src_paused(const el_src_t *src);
+
+/* Queue buf[0..len) to be written on the current socket connection (the
+ * eventlog-socket control channel, spec §5.7). buf is copied; never
+ * blocks. Returns 0; EL_ECLOSED when no socket connection is open (or the
+ * source is not a socket); EL_ENOMEM when the pending queue would exceed
+ * 1 MiB. Bytes queued when a connection drops are lost and counted in
+ * send_dropped. */
+int el_src_write(el_src_t *src, const uint8_t *buf, size_t len);
+
+/* Is a session open now (connected socket, open file)? */
+int el_src_connected(const el_src_t *src);
+
+/* Counters. Valid until el_src_free. */
+const el_src_stats_t *el_src_stats(const el_src_t *src);
+
+/* The options the source was made from (its own copy). */
+const el_src_opts_t *el_src_options(const el_src_t *src);
+
+/* Free src. NULL does nothing. If the source is still running it is
+ * stopped without calling on_end, and the memory is released once its
+ * handles have closed: the loop must run again for that. */
+void el_src_free(el_src_t *src);
+
+/* {====== pump: run a source into a decoder ======} */
+
+struct el_diag_s; /* src/eventlog/eventlog.h */
+
+/* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
+ * diag (may be NULL) describes the last error. */
+typedef struct el_src_consumer_s {
+  void *ud;
+  void (*reset)(void *ud);                      /* new session */
+  int (*feed)(void *ud, const uint8_t *buf, size_t len);
+  int (*finish)(void *ud);                      /* end of a session */
+  const struct el_diag_s *(*diag)(void *ud);
+} el_src_consumer_t;
+
+/* What happened during el_src_pump. */
+typedef struct el_src_pump_result_s {
+  int status;               /* the source's on_end status */
+  int first_error;          /* first feed/finish error code, 0 if none */
+  uint64_t errors;          /* feed/finish errors reported */
+  uint64_t sessions;        /* sessions (on_connect calls) */
+  el_src_stats_t stats;     /* source counters at the end */
+} el_src_pump_result_t;
+
+/* Run a source made from *o on loop until it ends, driving *c: on_connect
+ * -> reset (from the second session on), on_data -> feed, end of session ->
+ * finish. Feed/finish errors are logged with their byte offset (diag) and
+ * reading continues (the decoder resyncs at the next header); EL_ESTOPPED
+ * from feed stops the source. SIGINT and SIGTERM stop the source cleanly
+ * (then the last session is finished). loop: borrowed, must not be running.
+ * Returns 0 when the input ended cleanly with no decode error, EL_ESTOPPED
+ * after a signal or a stop request (still a clean end), or the first error;
+ * *res (may be NULL) gets the details. */
+int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
+                const el_src_consumer_t *c, el_src_pump_result_t *res);
+
+/* el_src_pump with an el_ev_decoder_t (src/eventlog/eventlog.h) as the
+ * consumer: reset = el_ev_decoder_reset, feed = el_ev_decoder_feed,
+ * finish = el_ev_decoder_finish. dec: borrowed. */
+struct el_ev_decoder_s;
+int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
+                        struct el_ev_decoder_s *dec,
+                        el_src_pump_result_t *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_SOURCE_H */

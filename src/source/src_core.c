@@ -1,0 +1,467 @@
+/* src_core.c: the life of a source, shared by every variant: open attempts,
+ * reconnection with exponential backoff, delivery with tee and counters,
+ * flow control, the control-channel writer and two-step teardown.
+ *
+ * Reconnection (docs/sources.md, spec/reference-behaviour.md §1.5): the
+ * first attempt is made at once; after a failed attempt the source waits
+ * `delay` (initially --eventlog-socket-timeout) and multiplies it by
+ * --eventlog-socket-exponent, capped at --eventlog-socket-max-delay. After a
+ * session that delivered bytes ends, the delay and the failure count are
+ * reset and a new attempt is made at once; a session that ended before
+ * delivering any byte counts as a failed attempt (no busy loop against a
+ * peer that accepts and closes). After --eventlog-socket-retries failures
+ * in a row (-1 = never) the source gives up: on_end(last error). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "source_internal.h"
+
+#define MIN_DELAY_S 0.01              /* floor of the backoff delay */
+#define WRITE_QUEUE_MAX (1u << 20)    /* bytes pending on the control chan */
+#define STREAM_READ_SIZE (64u << 10)
+#define FILE_READ_SIZE (1u << 20)
+
+static void attempt(el_src_t *s);
+
+/* {====== creation ======} */
+
+static int dup_opt(const char *in, char **out) {
+  *out = NULL;
+  if (!in)
+    return 0;
+  *out = el_strdup(in);
+  return *out ? 0 : EL_ENOMEM;
+}
+
+static const el__src_vt_t *pick_vt(el_src_kind_t kind) {
+  switch (kind) {
+  case EL_SRC_FILE:
+    return &el__src_file_vt;
+  case EL_SRC_STDIN:
+    return &el__src_stdin_vt;
+  case EL_SRC_UNIX:
+    return &el__src_unix_vt;
+  case EL_SRC_TCP:
+    return &el__src_tcp_vt;
+  default:
+    return NULL;
+  }
+}
+
+static int open_tee(el_src_t *s) {
+  if (!s->log_file)
+    return 0;
+  /* O_NONBLOCK: a FIFO as tee target must never stall the reader. */
+  int fd = open(s->log_file,
+                O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -errno;
+  s->tee_fd = fd;
+  return 0;
+}
+
+int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
+               const el_src_cb_t *cb, el_src_t **out) {
+  *out = NULL;
+  el_src_opts_t chk = *o;
+  if (!loop || el_src_opts_validate(&chk) != 0)
+    return EL_EINVAL;
+  if (o->kind == EL_SRC_UNIX &&
+      strlen(o->path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+    return -ENAMETOOLONG;
+  el_src_t *s = el_calloc(1, sizeof *s);
+  if (!s)
+    return EL_ENOMEM;
+  s->loop = loop;
+  s->opts = chk;
+  s->fd = -1;
+  s->tee_fd = -1;
+  if (cb)
+    s->cb = *cb;
+  s->vt = pick_vt(o->kind);
+  s->delay_s = o->timeout_s;
+  int rc = dup_opt(o->path, &s->path);
+  if (!rc)
+    rc = dup_opt(o->host, &s->host);
+  if (!rc)
+    rc = dup_opt(o->port, &s->port);
+  if (!rc)
+    rc = dup_opt(o->log_file, &s->log_file);
+  if (!rc)
+    rc = open_tee(s);
+  if (rc)
+    goto fail;
+  s->opts.path = s->path;
+  s->opts.host = s->host;
+  s->opts.port = s->port;
+  s->opts.log_file = s->log_file;
+  *out = s;
+  return 0;
+fail:
+  el_src_free(s);
+  return rc;
+}
+
+/* {====== lifecycle ======} */
+
+static void timer_cb(uv_timer_t *t) {
+  el_src_t *s = t->data;
+  if (s->state == SRC_WAITING)
+    attempt(s);
+  else if (s->state == SRC_OPEN && s->vt->resume)
+    s->vt->resume(s);  /* --follow poll */
+}
+
+int el_src_start(el_src_t *s) {
+  if (s->state != SRC_IDLE)
+    return EL_EINVAL;
+  size_t size = s->opts.read_size;
+  if (!size)
+    size = s->opts.kind == EL_SRC_FILE ? FILE_READ_SIZE : STREAM_READ_SIZE;
+  s->buf = el_malloc(size);
+  if (!s->buf)
+    return EL_ENOMEM;
+  s->buf_size = size;
+  int rc = uv_timer_init(s->loop, &s->timer);
+  if (rc)
+    return rc;
+  s->timer.data = s;
+  s->timer_open = 1;
+  if (s->vt->is_socket) {
+    /* A write on a socket the peer closed must give EPIPE, not kill us. */
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+      signal(SIGPIPE, SIG_IGN);
+    char d[160];
+    el_src_opts_describe(&s->opts, d, sizeof d);
+    el_log(EL_LOG_INFO, "Waiting to connect on %s", d);
+  }
+  s->state = SRC_OPENING;
+  attempt(s);
+  return 0;
+}
+
+void el__src_poll_later(el_src_t *s, double seconds) {
+  uv_timer_start(&s->timer, timer_cb, (uint64_t)(seconds * 1e3 + 0.5), 0);
+}
+
+static void really_free(el_src_t *s) {
+  if (s->tee_fd >= 0)
+    close(s->tee_fd);
+  el_free(s->buf);
+  el_free(s->path);
+  el_free(s->host);
+  el_free(s->port);
+  el_free(s->log_file);
+  el_free(s);
+}
+
+/* Everything closed: report the end (or free, if el_src_free asked). */
+static void maybe_finish(el_src_t *s) {
+  if (s->state != SRC_CLOSING || s->pending_closes > 0 || s->fs_pending ||
+      s->gai_pending)
+    return;
+  s->state = SRC_ENDED;
+  if (s->free_on_close) {
+    really_free(s);
+    return;
+  }
+  if (s->cb.on_end)
+    s->cb.on_end(s->cb.ud, s, s->end_status);  /* may free s: last use */
+}
+
+/* Begin the end: close the session and the timer, then on_end(status). */
+static void begin_end(el_src_t *s, int status) {
+  if (s->state == SRC_CLOSING || s->state == SRC_ENDED)
+    return;
+  int was_open = s->state == SRC_OPEN;
+  s->state = SRC_CLOSING;
+  s->end_status = status;
+  if (s->vt && s->vt->close)
+    s->vt->close(s);
+  if (s->timer_open) {
+    uv_timer_stop(&s->timer);
+    s->timer_open = 0;
+    s->pending_closes++;
+    uv_close((uv_handle_t *)&s->timer, el__src_handle_closed);
+  }
+  if (was_open && s->cb.on_disconnect)
+    s->cb.on_disconnect(s->cb.ud, s, status == EL_ESTOPPED ? 0 : status);
+  maybe_finish(s);
+}
+
+void el__src_check_finish(el_src_t *s) { maybe_finish(s); }
+
+void el_src_stop(el_src_t *s) {
+  if (!s)
+    return;
+  if (s->state == SRC_IDLE) {
+    s->state = SRC_CLOSING;
+    s->end_status = EL_ESTOPPED;
+    maybe_finish(s);
+    return;
+  }
+  begin_end(s, EL_ESTOPPED);
+}
+
+void el_src_free(el_src_t *s) {
+  if (!s)
+    return;
+  if (s->state == SRC_IDLE || s->state == SRC_ENDED) {
+    really_free(s);
+    return;
+  }
+  s->free_on_close = 1;
+  if (s->state != SRC_CLOSING)
+    begin_end(s, EL_ESTOPPED);
+  else
+    maybe_finish(s);
+}
+
+void el__src_handle_closed(uv_handle_t *h) {
+  el_src_t *s = h->data;
+  el_assert(s->pending_closes > 0 && "close count underflow");
+  s->pending_closes--;
+  if (s->state == SRC_CLOSING)
+    maybe_finish(s);
+  else if (s->state == SRC_WAITING && s->pending_closes == 0 &&
+           !uv_is_active((uv_handle_t *)&s->timer))
+    attempt(s);  /* immediate reconnect after the old handle closed */
+}
+
+int el__src_close_stream(el_src_t *s) {
+  if (!s->h_open)
+    return 0;
+  s->h_open = 0;
+  s->reading = 0;
+  s->pending_closes++;
+  uv_close(&s->h.handle, el__src_handle_closed);
+  return 1;
+}
+
+/* {====== attempts and backoff ======} */
+
+static int reconnects(const el_src_t *s) {
+  return s->vt->is_socket || (s->opts.follow && s->vt == &el__src_fifo_vt);
+}
+
+static void attempt(el_src_t *s) {
+  s->state = SRC_OPENING;
+  s->stats.attempts++;
+  if (s->ever_connected || s->fails > 0)
+    s->stats.reconnects++;
+  if (s->vt->is_socket) {
+    char d[160];
+    el_src_opts_describe(&s->opts, d, sizeof d);
+    el_log(EL_LOG_DEBUG, "Trying to connect on %s", d);
+  }
+  int rc = s->vt->open(s);
+  if (rc < 0 && s->state == SRC_OPENING)
+    el__src_open_failed(s, rc);
+}
+
+static void schedule_retry(el_src_t *s) {
+  double d = s->delay_s;
+  if (d > s->opts.max_delay_s)
+    d = s->opts.max_delay_s;
+  if (d < MIN_DELAY_S)
+    d = MIN_DELAY_S;
+  s->delay_s = d * s->opts.exponent;
+  if (s->delay_s > s->opts.max_delay_s)
+    s->delay_s = s->opts.max_delay_s;
+  el_log(EL_LOG_DEBUG, "Waiting %.2f milliseconds to retry...", d * 1e3);
+  s->state = SRC_WAITING;
+  uv_timer_start(&s->timer, timer_cb, (uint64_t)(d * 1e3 + 0.5), 0);
+}
+
+void el__src_open_failed(el_src_t *s, int err) {
+  if (s->state == SRC_CLOSING || s->state == SRC_ENDED)
+    return;
+  s->last_error = err;
+  s->stats.failures++;
+  s->fails++;
+  char d[160];
+  el_src_opts_describe(&s->opts, d, sizeof d);
+  if (!reconnects(s)) {
+    el_log(EL_LOG_ERROR, "cannot open %s: %s", d, uv_strerror(err));
+    begin_end(s, err);
+    return;
+  }
+  el_log(EL_LOG_DEBUG, "Failed to connect on %s: %s", d, uv_strerror(err));
+  if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
+    el_log(EL_LOG_ERROR, "giving up on %s after %d failed attempts: %s", d,
+           s->fails, uv_strerror(err));
+    begin_end(s, err);
+    return;
+  }
+  schedule_retry(s);
+}
+
+void el__src_opened(el_src_t *s) {
+  if (s->state == SRC_CLOSING || s->state == SRC_ENDED)
+    return;
+  s->state = SRC_OPEN;
+  s->ever_connected = 1;
+  s->session_bytes = 0;
+  s->stats.connections++;
+  if (s->vt->is_socket) {
+    char d[160];
+    el_src_opts_describe(&s->opts, d, sizeof d);
+    el_log(EL_LOG_DEBUG, "Connected on %s", d);
+  }
+  if (s->cb.on_connect)
+    s->cb.on_connect(s->cb.ud, s);
+  if (s->state == SRC_OPEN && !s->paused && s->vt->resume)
+    s->vt->resume(s);
+}
+
+void el__src_session_ended(el_src_t *s, int err) {
+  if (s->state != SRC_OPEN)
+    return;
+  if (!reconnects(s)) {
+    begin_end(s, err);
+    return;
+  }
+  int had_bytes = s->session_bytes;
+  s->state = SRC_WAITING;
+  s->vt->close(s);
+  if (s->cb.on_disconnect)
+    s->cb.on_disconnect(s->cb.ud, s, err);
+  if (s->state != SRC_WAITING)
+    return;  /* stopped from on_disconnect */
+  if (!had_bytes) {
+    /* Accepted and closed without data: back off like a failure. */
+    el__src_open_failed(s, err ? err : EL_ECLOSED);
+    return;
+  }
+  s->fails = 0;
+  s->delay_s = s->opts.timeout_s;
+  if (s->pending_closes == 0)
+    attempt(s);
+  /* else el__src_handle_closed makes the attempt */
+}
+
+/* {====== delivery ======} */
+
+static void tee_bytes(el_src_t *s, const uint8_t *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(s->tee_fd, buf, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (s->stats.tee_errors == 0)
+        el_log(EL_LOG_ERROR, "--eventlog-log-file %s: %s; bytes not teed "
+                             "are counted", s->log_file,
+               n < 0 ? strerror(errno) : "short write");
+      s->stats.tee_errors += len;
+      return;
+    }
+    s->stats.tee_bytes += (uint64_t)n;
+    buf += n;
+    len -= (size_t)n;
+  }
+}
+
+void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
+  if (len == 0)
+    return;
+  s->stats.bytes += len;
+  s->session_bytes = 1;
+  if (s->tee_fd >= 0)
+    tee_bytes(s, buf, len);
+  if (s->cb.on_data)
+    s->cb.on_data(s->cb.ud, s, buf, len);
+}
+
+/* {====== flow control, control channel, accessors ======} */
+
+void el_src_pause(el_src_t *s) {
+  if (s->paused)
+    return;
+  s->paused = 1;
+  if (s->state == SRC_OPEN && s->vt->pause)
+    s->vt->pause(s);
+}
+
+void el_src_resume(el_src_t *s) {
+  if (!s->paused)
+    return;
+  s->paused = 0;
+  if (s->state == SRC_OPEN && s->vt->resume)
+    s->vt->resume(s);
+}
+
+int el_src_paused(const el_src_t *s) { return s->paused; }
+
+int el_src_connected(const el_src_t *s) { return s->state == SRC_OPEN; }
+
+const el_src_stats_t *el_src_stats(const el_src_t *s) { return &s->stats; }
+
+const el_src_opts_t *el_src_options(const el_src_t *s) { return &s->opts; }
+
+static void write_cb(uv_write_t *req, int status) {
+  el__src_wreq_t *w = (el__src_wreq_t *)req;
+  el_src_t *s = w->src;
+  s->write_queued -= w->len;
+  if (status < 0) {
+    s->stats.send_dropped += w->len;
+    s->stats.sent_bytes -= w->len;
+    el_log(EL_LOG_DEBUG, "control write failed: %s", uv_strerror(status));
+  }
+  el_free(w);
+}
+
+int el_src_write(el_src_t *s, const uint8_t *buf, size_t len) {
+  if (!s->vt->is_socket || s->state != SRC_OPEN || !s->h_open) {
+    s->stats.send_dropped += len;
+    return EL_ECLOSED;
+  }
+  if (len == 0)
+    return 0;
+  size_t done = 0;
+  if (s->write_queued == 0) {
+    uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+    int n = uv_try_write(&s->h.stream, &b, 1);
+    if (n > 0)
+      done = (size_t)n;
+    else if (n < 0 && n != UV_EAGAIN) {
+      s->stats.send_dropped += len;
+      return n;
+    }
+  }
+  size_t rest = len - done;
+  if (rest == 0) {
+    s->stats.sent_bytes += len;
+    return 0;
+  }
+  if (s->write_queued + rest > WRITE_QUEUE_MAX) {
+    /* Nothing of a partly written message may be dropped silently. */
+    s->stats.sent_bytes += done;
+    s->stats.send_dropped += rest;
+    return EL_ENOMEM;
+  }
+  el__src_wreq_t *w = el_malloc(sizeof *w + rest);
+  if (!w) {
+    s->stats.sent_bytes += done;
+    s->stats.send_dropped += rest;
+    return EL_ENOMEM;
+  }
+  w->src = s;
+  w->len = rest;
+  memcpy(w->data, buf + done, rest);
+  uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)rest);
+  int rc = uv_write(&w->req, &s->h.stream, &b, 1, write_cb);
+  if (rc < 0) {
+    el_free(w);
+    s->stats.sent_bytes += done;
+    s->stats.send_dropped += rest;
+    return rc;
+  }
+  s->write_queued += rest;
+  s->stats.sent_bytes += len;
+  return 0;
+}

@@ -1,0 +1,131 @@
+/* src_file.c: --eventlog-file PATH on a regular file (or a character
+ * device), read through libuv's thread pool in chunks of 1 MiB so the loop
+ * never blocks on the disk. With --follow, end of file is not the end of
+ * input: the file is polled every 100 ms for new bytes (like tail -f); if
+ * it shrinks it was truncated and is read again from offset 0 as a new
+ * session. A path naming a FIFO is handed to src_fifo.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "source_internal.h"
+
+void el__src_file_close_fd(el_src_t *s) {
+  if (s->fd >= 0 && s->fd_owned)
+    close(s->fd);
+  s->fd = -1;
+  s->fd_owned = 0;
+}
+
+/* At end of file: the end of input, or (--follow) wait for growth. */
+static void at_eof(el_src_t *s) {
+  if (!s->opts.follow) {
+    el__src_session_ended(s, 0);
+    return;
+  }
+  struct stat st;
+  if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size < s->file_off) {
+    el_log(EL_LOG_WARN, "%s: file truncated; reading again from the start",
+           s->path ? s->path : "stdin");
+    if (lseek(s->fd, 0, SEEK_SET) == 0) {
+      s->file_off = 0;
+      if (s->cb.on_disconnect)
+        s->cb.on_disconnect(s->cb.ud, s, 0);
+      if (s->state != SRC_OPEN)
+        return;
+      s->stats.connections++;
+      s->session_bytes = 0;
+      if (s->cb.on_connect)
+        s->cb.on_connect(s->cb.ud, s);
+      if (s->state != SRC_OPEN)
+        return;
+      el__src_file_read_next(s);
+      return;
+    }
+  }
+  el__src_poll_later(s, s->opts.follow_poll_s);
+}
+
+static void fs_read_cb(uv_fs_t *req) {
+  el_src_t *s = req->data;
+  ssize_t n = req->result;
+  uv_fs_req_cleanup(req);
+  s->fs_pending = 0;
+  if (s->state != SRC_OPEN) {
+    if (s->state == SRC_CLOSING) {
+      el__src_file_close_fd(s);  /* deferred until the read finished */
+      el__src_check_finish(s);
+    }
+    return;
+  }
+  if (n > 0) {
+    s->file_off += n;
+    el__src_deliver(s, s->buf, (size_t)n);
+    el__src_file_read_next(s);
+  } else if (n == 0) {
+    at_eof(s);
+  } else {
+    el__src_session_ended(s, (int)n);
+  }
+}
+
+void el__src_file_read_next(el_src_t *s) {
+  if (s->fs_pending || s->state != SRC_OPEN || s->paused || s->fd < 0)
+    return;
+  uv_timer_stop(&s->timer);
+  uv_buf_t b = uv_buf_init((char *)s->buf, (unsigned)s->buf_size);
+  s->fs_req.data = s;
+  int rc = uv_fs_read(s->loop, &s->fs_req, s->fd, &b, 1, -1, fs_read_cb);
+  if (rc < 0) {
+    el__src_session_ended(s, rc);
+    return;
+  }
+  s->fs_pending = 1;
+}
+
+static void file_pause(el_src_t *s) {
+  (void)s;  /* el__src_file_read_next checks s->paused */
+}
+
+int el__src_file_close(el_src_t *s) {
+  if (s->fs_pending)
+    uv_cancel((uv_req_t *)&s->fs_req);  /* fd closed in fs_read_cb */
+  else
+    el__src_file_close_fd(s);
+  return 0;
+}
+
+static int file_open(el_src_t *s) {
+  struct stat st;
+  if (stat(s->path, &st) < 0)
+    return -errno;
+  if (S_ISFIFO(st.st_mode)) {
+    s->vt = &el__src_fifo_vt;
+    return s->vt->open(s);
+  }
+  if (S_ISDIR(st.st_mode))
+    return -EISDIR;
+  if (S_ISSOCK(st.st_mode)) {
+    el_log(EL_LOG_ERROR, "%s is a socket: use --eventlog-socket", s->path);
+    return -ENXIO;
+  }
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  s->fd = fd;
+  s->fd_owned = 1;
+  s->file_off = 0;
+  el__src_opened(s);
+  return 0;
+}
+
+const el__src_vt_t el__src_file_vt = {
+    .name = "file",
+    .is_socket = 0,
+    .open = file_open,
+    .pause = file_pause,
+    .resume = el__src_file_read_next,
+    .close = el__src_file_close,
+};

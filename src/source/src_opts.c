@@ -1,0 +1,264 @@
+/* src_opts.c: the source options every command shares, parsed one at a time
+ * from argv. Names and defaults follow the reference tool
+ * (spec/reference-behaviour.md §1.1, §1.3, §1.5); docs/sources.md documents
+ * each one. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source_internal.h"
+
+void el_src_opts_init(el_src_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->kind = EL_SRC_NONE;
+  o->timeout_s = 1.0;
+  o->exponent = 1.0;
+  o->max_delay_s = 60.0;
+  o->retries = -1;
+  o->follow_poll_s = 0.1;
+}
+
+typedef enum {
+  OPT_FILE,
+  OPT_STDIN,
+  OPT_SOCKET,
+  OPT_HOST,
+  OPT_PORT,
+  OPT_TIMEOUT,
+  OPT_EXPONENT,
+  OPT_MAX_DELAY,
+  OPT_RETRIES,
+  OPT_LOG_FILE,
+  OPT_FOLLOW
+} opt_id_t;
+
+typedef struct {
+  const char *name;  /* with the leading "--" */
+  opt_id_t id;
+  int has_arg;
+} opt_def_t;
+
+static const opt_def_t opt_defs[] = {
+    {"--eventlog-file", OPT_FILE, 1},
+    {"--eventlog-stdin", OPT_STDIN, 0},
+    {"--eventlog-socket", OPT_SOCKET, 1},
+    {"--eventlog-socket-host", OPT_HOST, 1},
+    {"--eventlog-socket-port", OPT_PORT, 1},
+    {"--eventlog-socket-timeout", OPT_TIMEOUT, 1},
+    {"--eventlog-socket-exponent", OPT_EXPONENT, 1},
+    {"--eventlog-socket-max-delay", OPT_MAX_DELAY, 1},
+    {"--eventlog-socket-retries", OPT_RETRIES, 1},
+    {"--eventlog-log-file", OPT_LOG_FILE, 1},
+    {"--follow", OPT_FOLLOW, 0},
+};
+
+static int usage_err(el_src_opts_t *o, const char *fmt, const char *a,
+                     const char *b) {
+  snprintf(o->err, sizeof o->err, fmt, a, b);
+  return EL_EUSAGE;
+}
+
+/* A finite double, whole string consumed. */
+static int parse_double(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite(v))
+    return EL_EINVAL;
+  *out = v;
+  return 0;
+}
+
+static int parse_long(const char *s, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0)
+    return EL_EINVAL;
+  *out = v;
+  return 0;
+}
+
+/* Find the definition matching arg ("--name" or "--name=value"); *value
+ * is set to the text after '=' or NULL. */
+static const opt_def_t *lookup(const char *arg, const char **value) {
+  for (size_t k = 0; k < EL_ARRAY_LEN(opt_defs); k++) {
+    size_t n = strlen(opt_defs[k].name);
+    if (strncmp(arg, opt_defs[k].name, n) != 0)
+      continue;
+    if (arg[n] == '\0') {
+      *value = NULL;
+      return &opt_defs[k];
+    }
+    if (arg[n] == '=') {
+      *value = arg + n + 1;
+      return &opt_defs[k];
+    }
+  }
+  return NULL;
+}
+
+static void choose(el_src_opts_t *o, el_src_kind_t kind) {
+  /* Host and port together make one TCP source. */
+  if (kind == EL_SRC_TCP && o->kind == EL_SRC_TCP)
+    return;
+  o->kind = kind;
+  o->nsources++;
+}
+
+static int apply(el_src_opts_t *o, const opt_def_t *d, const char *v) {
+  switch (d->id) {
+  case OPT_FILE:
+    choose(o, EL_SRC_FILE);
+    o->path = v;
+    return 0;
+  case OPT_STDIN:
+    choose(o, EL_SRC_STDIN);
+    return 0;
+  case OPT_SOCKET:
+    choose(o, EL_SRC_UNIX);
+    o->path = v;
+    return 0;
+  case OPT_HOST:
+    choose(o, EL_SRC_TCP);
+    o->host = v;
+    return 0;
+  case OPT_PORT:
+    choose(o, EL_SRC_TCP);
+    o->port = v;
+    return 0;
+  case OPT_TIMEOUT:
+    if (parse_double(v, &o->timeout_s) || o->timeout_s < 0)
+      return usage_err(o, "%s: expected seconds >= 0, got '%s'", d->name, v);
+    return 0;
+  case OPT_EXPONENT:
+    if (parse_double(v, &o->exponent) || o->exponent < 1)
+      return usage_err(o, "%s: expected a number >= 1, got '%s'", d->name, v);
+    return 0;
+  case OPT_MAX_DELAY:
+    if (parse_double(v, &o->max_delay_s) || o->max_delay_s < 0)
+      return usage_err(o, "%s: expected seconds >= 0, got '%s'", d->name, v);
+    return 0;
+  case OPT_RETRIES:
+    if (parse_long(v, &o->retries) || o->retries < -1)
+      return usage_err(o, "%s: expected a count >= -1, got '%s'", d->name, v);
+    return 0;
+  case OPT_LOG_FILE:
+    o->log_file = v;
+    return 0;
+  case OPT_FOLLOW:
+    o->follow = 1;
+    return 0;
+  }
+  return EL_EINVAL;
+}
+
+int el_src_opts_parse(el_src_opts_t *o, int argc, char **argv, int *i) {
+  if (*i >= argc || !argv[*i])
+    return 0;
+  const char *arg = argv[*i];
+  const char *value = NULL;
+  const opt_def_t *d = lookup(arg, &value);
+  if (!d)
+    return 0;
+  int used = 1;
+  if (d->has_arg && !value) {
+    if (*i + 1 >= argc || !argv[*i + 1])
+      return usage_err(o, "%s needs a value%s", d->name, "");
+    value = argv[*i + 1];
+    used = 2;
+  } else if (!d->has_arg && value) {
+    return usage_err(o, "%s takes no value%s", d->name, "");
+  }
+  if (d->has_arg && value[0] == '\0')
+    return usage_err(o, "%s: empty value%s", d->name, "");
+  int rc = apply(o, d, value);
+  if (rc)
+    return rc;
+  *i += used;
+  return 1;
+}
+
+void el_src_opts_set_path(el_src_opts_t *o, const char *path) {
+  if (strcmp(path, "-") == 0) {
+    choose(o, EL_SRC_STDIN);
+    return;
+  }
+  choose(o, EL_SRC_FILE);
+  o->path = path;
+}
+
+int el_src_opts_validate(el_src_opts_t *o) {
+  if (o->nsources == 0 || o->kind == EL_SRC_NONE)
+    return usage_err(o, "no eventlog source: give one of --eventlog-file, "
+                        "--eventlog-stdin, --eventlog-socket or "
+                        "--eventlog-socket-host/--eventlog-socket-port%s%s",
+                     "", "");
+  if (o->nsources > 1)
+    return usage_err(o, "give exactly one eventlog source (%s%s)",
+                     "--eventlog-file, --eventlog-stdin, --eventlog-socket, "
+                     "--eventlog-socket-host/port",
+                     "");
+  if (o->kind == EL_SRC_TCP && (!o->host || !o->port))
+    return usage_err(o, "%s needs %s", o->host ? "--eventlog-socket-host"
+                                               : "--eventlog-socket-port",
+                     o->host ? "--eventlog-socket-port"
+                             : "--eventlog-socket-host");
+  if (o->follow && o->kind != EL_SRC_FILE)
+    return usage_err(o, "--follow needs --eventlog-file%s%s", "", "");
+  if (o->timeout_s < 0 || o->exponent < 1 || o->max_delay_s < 0 ||
+      o->retries < -1 || o->follow_poll_s <= 0)
+    return usage_err(o, "invalid reconnection settings%s%s", "", "");
+  o->err[0] = '\0';
+  return 0;
+}
+
+const char *el_src_opts_help(void) {
+  return "  --eventlog-file PATH        read an eventlog file or named FIFO\n"
+         "  --follow                    with --eventlog-file: keep reading "
+         "as the file\n"
+         "                              grows (like tail -f)\n"
+         "  --eventlog-stdin            read the eventlog from stdin\n"
+         "  --eventlog-socket PATH      connect to eventlog-socket on a "
+         "Unix socket\n"
+         "  --eventlog-socket-host HOST connect to eventlog-socket over TCP "
+         "(IPv4/IPv6)\n"
+         "  --eventlog-socket-port PORT TCP port or service name\n"
+         "  --eventlog-socket-timeout SECONDS\n"
+         "                              first delay between connection "
+         "attempts (default 1)\n"
+         "  --eventlog-socket-exponent NUMBER\n"
+         "                              delay multiplier after each failed "
+         "attempt (default 1)\n"
+         "  --eventlog-socket-max-delay SECONDS\n"
+         "                              longest delay between attempts "
+         "(default 60)\n"
+         "  --eventlog-socket-retries N failed attempts in a row before "
+         "giving up\n"
+         "                              (default -1: retry forever)\n"
+         "  --eventlog-log-file PATH    also write every byte received to "
+         "PATH (truncated)\n";
+}
+
+void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {
+  switch (o->kind) {
+  case EL_SRC_FILE:
+    snprintf(buf, size, "%s%s", o->path ? o->path : "?",
+             o->follow ? " (following)" : "");
+    break;
+  case EL_SRC_STDIN:
+    snprintf(buf, size, "stdin");
+    break;
+  case EL_SRC_UNIX:
+    snprintf(buf, size, "Unix socket %s", o->path ? o->path : "?");
+    break;
+  case EL_SRC_TCP:
+    snprintf(buf, size, "Inet socket %s:%s", o->host ? o->host : "?",
+             o->port ? o->port : "?");
+    break;
+  default:
+    snprintf(buf, size, "no source");
+  }
+}

@@ -1,0 +1,186 @@
+/* src_pump.c: run a source into a decoder until the input ends; what
+ * `show`, `stats` and the other commands use to read any source. Each
+ * connection is a new session (spec/eventlog-format.md §4.7, §5.8): the
+ * consumer is reset when it begins and finished when it ends, so a stream
+ * cut mid-event is reported as truncated and the next connection starts
+ * from a fresh header. */
+#include <signal.h>
+#include <string.h>
+
+#include "eventlog/eventlog.h"
+#include "source_internal.h"
+
+typedef struct {
+  const el_src_consumer_t *c;
+  el_src_pump_result_t res;
+  char desc[160];          /* source description for messages */
+  int in_session;          /* fed since the last finish */
+  uv_signal_t sig[2];      /* SIGINT, SIGTERM */
+  int nsig;                /* signal handles open */
+  int ended;
+} pump_t;
+
+static void report(pump_t *p, int rc, const char *what) {
+  p->res.errors++;
+  if (!p->res.first_error)
+    p->res.first_error = rc;
+  const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
+  if (d && d->code)
+    el_log(EL_LOG_ERROR, "%s: %s at byte offset %llu%s%s", p->desc, what,
+           (unsigned long long)d->offset, d->msg[0] ? ": " : "", d->msg);
+  else
+    el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, el_strerror(rc));
+}
+
+static void finish_session(pump_t *p) {
+  if (!p->in_session)
+    return;
+  p->in_session = 0;
+  if (!p->c->finish)
+    return;
+  int rc = p->c->finish(p->c->ud);
+  if (rc < 0 && rc != EL_ESTOPPED)
+    report(p, rc, "session ended early");
+}
+
+static void on_connect(void *ud, el_src_t *src) {
+  pump_t *p = ud;
+  (void)src;
+  p->res.sessions++;
+  if (p->c->reset)
+    p->c->reset(p->c->ud);
+  p->in_session = 1;
+}
+
+static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
+                    size_t len) {
+  pump_t *p = ud;
+  if (!p->c->feed)
+    return;
+  p->in_session = 1;
+  int rc = p->c->feed(p->c->ud, buf, len);
+  if (rc == EL_ESTOPPED) {
+    el_src_stop(src);
+  } else if (rc < 0) {
+    report(p, rc, "decode error");
+  }
+}
+
+static void on_disconnect(void *ud, el_src_t *src, int err) {
+  pump_t *p = ud;
+  (void)src;
+  if (err < 0 && err != EL_ECLOSED)
+    el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
+           uv_strerror(err));
+  finish_session(p);
+}
+
+static void close_signals(pump_t *p) {
+  for (int k = 0; k < p->nsig; k++)
+    uv_close((uv_handle_t *)&p->sig[k], NULL);
+  p->nsig = 0;
+}
+
+static void on_end(void *ud, el_src_t *src, int status) {
+  pump_t *p = ud;
+  finish_session(p);
+  p->res.status = status;
+  p->res.stats = *el_src_stats(src);
+  p->ended = 1;
+  close_signals(p);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  el_src_t *src = h->data;
+  el_log(EL_LOG_INFO, "signal %d: stopping", signum);
+  el_src_stop(src);
+}
+
+static void start_signals(pump_t *p, uv_loop_t *loop, el_src_t *src) {
+  const int sigs[2] = {SIGINT, SIGTERM};
+  for (int k = 0; k < 2; k++) {
+    if (uv_signal_init(loop, &p->sig[k]) != 0)
+      break;
+    p->sig[k].data = src;
+    p->nsig++;
+    uv_signal_start(&p->sig[k], on_signal, sigs[k]);
+    uv_unref((uv_handle_t *)&p->sig[k]);
+  }
+}
+
+static int run(uv_loop_t *loop, const el_src_opts_t *o,
+               const el_src_consumer_t *c, pump_t *p) {
+  el_src_cb_t cb = {.ud = p,
+                    .on_connect = on_connect,
+                    .on_data = on_data,
+                    .on_disconnect = on_disconnect,
+                    .on_end = on_end};
+  el_src_t *src;
+  int rc = el_src_new(loop, o, &cb, &src);
+  if (rc < 0) {
+    el_log(EL_LOG_ERROR, "%s: %s", p->desc, el_strerror(rc));
+    return rc;
+  }
+  start_signals(p, loop, src);
+  rc = el_src_start(src);
+  if (rc < 0) {
+    close_signals(p);
+    el_src_free(src);
+    uv_run(loop, UV_RUN_DEFAULT);
+    return rc;
+  }
+  uv_run(loop, UV_RUN_DEFAULT);
+  if (!p->ended) {  /* cannot happen: the source keeps the loop alive */
+    el_src_stop(src);
+    uv_run(loop, UV_RUN_DEFAULT);
+  }
+  el_src_free(src);
+  return 0;
+}
+
+int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
+                const el_src_consumer_t *c, el_src_pump_result_t *res) {
+  pump_t p;
+  memset(&p, 0, sizeof p);
+  p.c = c;
+  el_src_opts_describe(o, p.desc, sizeof p.desc);
+  uv_loop_t own;
+  if (!loop) {
+    int rc = uv_loop_init(&own);
+    if (rc < 0)
+      return rc;
+    loop = &own;
+  }
+  int rc = run(loop, o, c, &p);
+  if (loop == &own) {
+    uv_run(loop, UV_RUN_DEFAULT);
+    uv_loop_close(loop);
+  }
+  if (rc == 0)
+    rc = p.res.first_error ? p.res.first_error : p.res.status;
+  if (res)
+    *res = p.res;
+  return rc;
+}
+
+/* {====== the eventlog decoder as consumer ======} */
+
+static void dec_reset(void *ud) { el_ev_decoder_reset(ud); }
+static int dec_feed(void *ud, const uint8_t *buf, size_t len) {
+  return el_ev_decoder_feed(ud, buf, len);
+}
+static int dec_finish(void *ud) { return el_ev_decoder_finish(ud); }
+static const el_diag_t *dec_diag(void *ud) {
+  return el_ev_decoder_diag(ud);
+}
+
+int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
+                        struct el_ev_decoder_s *dec,
+                        el_src_pump_result_t *res) {
+  el_src_consumer_t c = {.ud = dec,
+                         .reset = dec_reset,
+                         .feed = dec_feed,
+                         .finish = dec_finish,
+                         .diag = dec_diag};
+  return el_src_pump(loop, o, &c, res);
+}
