@@ -1,0 +1,75 @@
+-- Heap metric processors: heap_size, heap_live, blocks_size,
+-- heap_allocated, mem_current, mem_needed, mem_returned
+-- (spec/reference-behaviour.md §5.2.1). Attributes evCap (omitted for
+-- events outside a capability block) and heapCapset. heap_allocated is the
+-- RTS's running total of bytes allocated per capability, exported as a
+-- cumulative monotonic sum (DESIGN.md; the reference used DELTA).
+local window = require("eventlog_live.processors.window")
+
+local M = {}
+
+-- A metric with "last value per attribute set" aggregation.
+local function metric_proc(ctx, pc, unit, kind)
+  local el = ctx.el
+  local inst = el.metric{
+    name = pc.name, description = pc.description, unit = unit,
+    kind = kind or "gauge", temporality = "cumulative",
+    monotonic = kind == "sum",
+  }
+  return ctx.add_acc(window.new{
+    aggregate_ns = pc.aggregate_ns,
+    export_ns = pc.export_ns,
+    grace_ns = ctx.flush_ns,
+    emit = function(p)
+      local attrs = {heapCapset = p.capset}
+      if p.cap ~= nil then attrs.evCap = p.cap end
+      inst:point_unix(p.v, attrs, ctx.unix(p), ctx.start_unix())
+    end,
+  })
+end
+
+local function key(cap, capset)
+  return (cap or -1) * 4294967296 + capset
+end
+
+-- Subscribe one event type to one processor.
+local function simple(ctx, key_, event, unit, kind)
+  local pc = ctx.proc("metrics", key_)
+  if not pc then return end
+  local acc = metric_proc(ctx, pc, unit, kind)
+  ctx.el.on(event, function(ev, capset, value)
+    local cap = ev.cap
+    acc:add(key(cap, capset),
+            {t = ev.t, u = ev.unix_ns, v = value, cap = cap, capset = capset})
+  end)
+end
+
+function M.install(ctx)
+  simple(ctx, "heap_size", "HEAP_SIZE", "By")
+  simple(ctx, "heap_live", "HEAP_LIVE", "By")
+  simple(ctx, "blocks_size", "BLOCKS_SIZE", "By")
+  simple(ctx, "heap_allocated", "HEAP_ALLOCATED", "By", "sum")
+  -- MEM_RETURN feeds three metrics.
+  local accs = {}
+  for i, k in ipairs{"mem_current", "mem_needed", "mem_returned"} do
+    local pc = ctx.proc("metrics", k)
+    if pc then accs[i] = metric_proc(ctx, pc, "{mblock}") end
+  end
+  if accs[1] or accs[2] or accs[3] then
+    ctx.el.on("MEM_RETURN", function(ev, capset, current, needed, returned)
+      local cap, t, u = ev.cap, ev.t, ev.unix_ns
+      local k = key(cap, capset)
+      if accs[1] then
+        accs[1]:add(k, {t = t, u = u, v = current, cap = cap, capset = capset})
+      end
+      if accs[2] then
+        accs[2]:add(k, {t = t, u = u, v = needed, cap = cap, capset = capset})
+      end
+      if accs[3] then
+        accs[3]:add(k, {t = t, u = u, v = returned, cap = cap, capset = capset})
+      end
+    end)
+  end
+end
+
+return M

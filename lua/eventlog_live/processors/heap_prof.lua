@@ -1,0 +1,135 @@
+-- heap_prof_sample (spec/reference-behaviour.md §5.2.2): one gauge data
+-- point (By) per label of each heap census, attributes evCap,
+-- heapProfBreakdown, heapProfId, heapProfLabel, heapProfSampleEra, and for
+-- -hi the resolved info table (ipName, ipClosureDesc, ipTyDesc, ipLabel,
+-- ipModule, ipSrcLoc). A census is one unit for aggregation: the last
+-- census of each window survives.
+--
+-- Breakdown: the command line's -h<X> if given, else the session's
+-- (HEAP_PROF_BEGIN, else -h<X> in PROGRAM_ARGS, both resolved by the host).
+local window = require("eventlog_live.processors.window")
+local ipe = require("eventlog_live.processors.ipe")
+
+local M = {}
+
+local SUPPORTED = {
+  ["-hT"] = true, ["-hc"] = true, ["-hm"] = true, ["-hd"] = true,
+  ["-hy"] = true, ["-he"] = true, ["-hr"] = true, ["-hi"] = true,
+}
+
+function M.install(ctx)
+  local pc = ctx.proc("metrics", "heap_prof_sample")
+  if not pc then return end
+  local el = ctx.el
+  local ipes = ipe.get(el)
+  local inst = el.metric{name = pc.name, description = pc.description,
+                         unit = "By", kind = "gauge"}
+  local start_unix = ctx.start_unix
+
+  local acc = ctx.add_acc(window.new{
+    aggregate_ns = pc.aggregate_ns,
+    export_ns = pc.export_ns,
+    grace_ns = ctx.flush_ns,
+    emit = function(census)
+      local s = start_unix()
+      for _, smp in ipairs(census.samples) do
+        inst:point_unix(smp.v, smp.attrs, ctx.unix(smp), s)
+      end
+    end,
+  })
+
+  local eras = {}          -- era stack
+  local census = nil       -- open census {t=, samples={}, index={}}
+  local warned = false     -- breakdown warning given
+  local bad_warned = {}
+
+  local function breakdown()
+    if ctx.breakdown then return ctx.breakdown end
+    return el.session and el.session.heap_prof_breakdown
+  end
+
+  local function close()
+    if census and #census.samples > 0 then acc:add(0, census) end
+    census = nil
+  end
+
+  el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
+    if census then
+      ctx.warn("Unexpected event HeapProfSampleBegin while previous garbage"
+               .. " collection pass was left open.\nThis may indicate that"
+               .. " the eventlog is not properly ordered or that its"
+               .. " semantics have changed.")
+      close()
+    end
+    eras[#eras + 1] = era
+    census = {t = ev.t, u = ev.unix_ns, samples = {}, index = {}}
+  end)
+
+  el.on("HEAP_PROF_SAMPLE_END", function(ev, era)
+    close()
+    local top = eras[#eras]
+    if top == nil then
+      ctx.warn(("Eventlog closed era %d, but there is no current era.")
+               :format(era))
+    else
+      if top ~= era then
+        ctx.warn(("Eventlog closed era %d, but the current era is era %d.")
+                 :format(era, top))
+      end
+      eras[#eras] = nil
+    end
+  end)
+
+  el.on("HEAP_PROF_SAMPLE_STRING", function(ev, profile_id, residency, label)
+    local bd = breakdown()
+    if bd == nil or not SUPPORTED[bd] then
+      local why = bd and ("Unsupported heap profile breakdown " .. bd)
+        or ("Cannot infer heap profile breakdown.\nIf your program uses GHC"
+            .. " < 9.14, you must also pass the heap profile type to this"
+            .. " executable.\nSee: https://gitlab.haskell.org/ghc/ghc/-/commit/76d392a")
+      if not bad_warned[bd or ""] then
+        bad_warned[bd or ""] = true
+        ctx.warn(why)
+      end
+      ctx.dropped_samples = (ctx.dropped_samples or 0) + 1
+      return
+    end
+    if not census then
+      ctx.warn("Unexpected event HeapProfSampleString out of scope of"
+               .. " HeapProfSampleBegin and HeapProfSampleEnd.\nThis may"
+               .. " indicate that the eventlog is not properly ordered or"
+               .. " that its semantics have changed.")
+      census = {t = ev.t, u = ev.unix_ns, samples = {}, index = {}}
+    end
+    local attrs = {
+      heapProfBreakdown = bd, heapProfId = profile_id, heapProfLabel = label,
+      heapProfSampleEra = eras[#eras], evCap = ev.cap,
+    }
+    if bd == "-hi" then
+      local hex = label:match("^0x(%x+)$")
+      local ptr = hex and tonumber(hex, 16)
+      local ip = ptr and ipes[ptr]
+      if ip then
+        attrs.ipName = ip.name
+        attrs.ipClosureDesc = math.tointeger(tonumber(ip.closure_desc))
+          or ip.closure_desc
+        attrs.ipTyDesc = ip.ty_desc
+        attrs.ipLabel = ip.label
+        attrs.ipModule = ip.module
+        attrs.ipSrcLoc = ip.src_loc
+      end
+    end
+    local smp = {t = ev.t, u = ev.unix_ns, v = residency, attrs = attrs}
+    local i = census.index[label]
+    if i then
+      census.samples[i] = smp   -- a duplicate label replaces the old one
+    else
+      census.samples[#census.samples + 1] = smp
+      census.index[label] = #census.samples
+    end
+  end)
+
+  ctx.on_finish(close)
+end
+
+return M

@@ -1,0 +1,120 @@
+-- eventlog_live.processors: the default processors of eventlog-live-otelcol
+-- (spec/reference-behaviour.md §4-§6) over the host API (docs/lua-api.md).
+--
+-- The daemon (src/cmd/cmd_otelcol.c) passes the resolved configuration
+-- through el.config (all values strings):
+--   flush_ms, batch_ms        --eventlog-flush-interval and batch interval
+--   breakdown                 -h<X> from the command line ("" if none)
+--   <group>.<key>.enabled     "true" / "false"
+--   <group>.<key>.name, .description, .aggregate_ms, .export_ms
+-- and loads main.lua, which calls start().
+--
+-- Timing: one eventlog-time timer every batch interval drives every
+-- processor's windows (window.lua) and then flushes the telemetry store; a
+-- wall-clock timer runs the same ticks when a live stream goes quiet.
+local M = {}
+
+local GROUPS = {"logs", "metrics", "traces", "profiles"}
+
+-- The settings of one processor from el.config, or nil when disabled.
+function M.proc_config(config, group, key)
+  local pre = group .. "." .. key .. "."
+  if config[pre .. "enabled"] ~= "true" then return nil end
+  local desc = config[pre .. "description"]
+  return {
+    group = group,
+    key = key,
+    name = config[pre .. "name"] or key,
+    description = (desc ~= nil and desc ~= "") and desc or nil,
+    aggregate_ns = math.tointeger(tonumber(config[pre .. "aggregate_ms"] or "0")) * 1000000,
+    export_ns = math.tointeger(tonumber(config[pre .. "export_ms"] or "1000")) * 1000000,
+  }
+end
+
+-- Shared context given to every processor module.
+local function make_ctx(el)
+  local config = el.config or {}
+  local ctx = {
+    el = el,
+    config = config,
+    flush_ns = math.tointeger(tonumber(config.flush_ms or "1000")) * 1000000,
+    batch_ns = math.tointeger(tonumber(config.batch_ms or config.flush_ms or "1000")) * 1000000,
+    breakdown = (config.breakdown ~= nil and config.breakdown ~= "") and config.breakdown or nil,
+    accs = {},        -- every window accumulator, ticked together
+    finishers = {},   -- functions run at end of input
+  }
+  function ctx.proc(group, key) return M.proc_config(config, group, key) end
+  -- Unix time of an item {t=, u=}: its own, else from the session start.
+  function ctx.unix(item)
+    if item.u and item.u ~= 0 then return item.u end
+    local s = el.session and el.session.start_unix_ns
+    if s then return s + item.t end
+    return 0
+  end
+  function ctx.start_unix()
+    return (el.session and el.session.start_unix_ns) or 0
+  end
+  function ctx.warn(msg) el.host_log("warn", msg) end
+  function ctx.add_acc(acc) ctx.accs[#ctx.accs + 1] = acc; return acc end
+  function ctx.on_finish(fn) ctx.finishers[#ctx.finishers + 1] = fn end
+  return ctx
+end
+
+local MODULES = {
+  "eventlog_live.processors.logs",
+  "eventlog_live.processors.heap",
+  "eventlog_live.processors.heap_prof",
+  "eventlog_live.processors.capability",
+  "eventlog_live.processors.profiles",
+}
+
+-- Install every enabled processor and the timers. Returns the context
+-- (tests look at it).
+function M.start(el)
+  el = el or require("eventlog_live")
+  local ctx = make_ctx(el)
+  for _, name in ipairs(MODULES) do require(name).install(ctx) end
+
+  local last = -1
+  local function tick(deadline)
+    if deadline <= last then return end
+    last = deadline
+    for _, acc in ipairs(ctx.accs) do acc:tick(deadline) end
+    el.flush()
+  end
+  ctx.tick = tick
+  el.every(ctx.batch_ns, tick)
+
+  -- Quiet live stream: when no event has moved the stream time for two
+  -- flush intervals of wall time, let time advance with the wall clock.
+  if el.every_wall then
+    local seen_now, quiet_since = -1, nil
+    local batch_ms = ctx.batch_ns // 1000000
+    el.every_wall(batch_ms, function(unix_ns)
+      local now = el.now()
+      if now ~= seen_now then
+        seen_now, quiet_since = now, unix_ns
+        return
+      end
+      local quiet_ns = unix_ns - quiet_since
+      if quiet_ns < 2 * ctx.flush_ns then return end
+      local virtual = now + quiet_ns - ctx.flush_ns
+      local d = (last < 0) and (virtual // ctx.batch_ns) * ctx.batch_ns
+                or last + ctx.batch_ns
+      while d <= virtual do
+        tick(d)
+        d = d + ctx.batch_ns
+      end
+    end)
+  end
+
+  el.on_end(function()
+    for _, fn in ipairs(ctx.finishers) do fn() end
+    for _, acc in ipairs(ctx.accs) do acc:finish() end
+    el.flush()
+  end)
+  return ctx
+end
+
+M.GROUPS = GROUPS
+return M

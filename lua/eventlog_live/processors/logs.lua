@@ -1,0 +1,52 @@
+-- Log processors: thread_label, user_marker, user_message
+-- (spec/reference-behaviour.md §5.1). internal_log_message is produced by
+-- the daemon in C (the host's own log hook).
+local window = require("eventlog_live.processors.window")
+
+local M = {}
+
+-- A log processor: records are kept in arrival order and exported every
+-- export interval.
+local function log_proc(ctx, pc, severity, kind)
+  local el = ctx.el
+  return ctx.add_acc(window.new{
+    aggregate_ns = 0,
+    export_ns = pc.export_ns,
+    emit = function(r)
+      local u = ctx.unix(r)
+      local attrs = {kind = kind}
+      if r.cap ~= nil then attrs.evCap = r.cap end
+      if r.thread ~= nil then attrs.thread = r.thread end
+      el.log{body = r.body, severity = severity, unix_ns = u,
+             observed_unix_ns = u, attrs = attrs}
+    end,
+  })
+end
+
+function M.install(ctx)
+  local el = ctx.el
+  local pc = ctx.proc("logs", "thread_label")
+  if pc then
+    -- No severity (SEVERITY_NUMBER_UNSPECIFIED); attributes kind, thread.
+    local acc = log_proc(ctx, pc, nil, "ThreadLabel")
+    el.on("THREAD_LABEL", function(ev, thread, label)
+      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = label, thread = thread})
+    end)
+  end
+  pc = ctx.proc("logs", "user_marker")
+  if pc then
+    local acc = log_proc(ctx, pc, 1, "UserMarker")  -- TRACE
+    el.on("USER_MARKER", function(ev, marker)
+      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = marker, cap = ev.cap})
+    end)
+  end
+  pc = ctx.proc("logs", "user_message")
+  if pc then
+    local acc = log_proc(ctx, pc, 5, "UserMessage")  -- DEBUG
+    el.on("USER_MSG", function(ev, text)
+      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = text, cap = ev.cap})
+    end)
+  end
+end
+
+return M
