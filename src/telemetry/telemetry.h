@@ -194,8 +194,12 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s);
 
 /* An exporter consumes batches. export() takes ownership of the batch
  * (freed with el_tm_batch_free, possibly later on another thread) and must
- * not block the caller on the network. flush() waits up to timeout_ms for
- * everything queued to be sent. */
+ * not block the caller on the network. It returns 0 when it accepted the
+ * batch (later losses are the exporter's to count with
+ * el_tm_store_count_dropped), or a negative EL_E* code when it refused the
+ * batch as a whole: the store then counts the batch's records as dropped.
+ * flush() (may be NULL) waits up to timeout_ms for everything queued to be
+ * sent and returns 0, or a negative code if something remained. */
 typedef struct el_tm_exporter_s {
   const char *name;                   /* "otlp-grpc", "console", ... */
   void *ud;
@@ -218,6 +222,22 @@ int el_tm_store_flush(el_tm_store_t *st);
  * timeout_ms. Used at end of input. Returns 0 or EL_EEXPORT if something
  * remained undelivered (counted as dropped). */
 int el_tm_store_shutdown(el_tm_store_t *st, int timeout_ms);
+
+/* Bounds on one export window, per signal. Records beyond either bound
+ * are dropped (counted in stats.dropped) until the next flush. */
+typedef struct el_tm_limits_s {
+  size_t max_records;                 /* records per signal per window;
+                                         default 1048576 */
+  size_t max_bytes;                   /* bytes of copied strings and
+                                         attributes per signal per window;
+                                         default 256 MiB */
+} el_tm_limits_t;
+#define EL_TM_DEFAULT_MAX_RECORDS ((size_t)1 << 20)
+#define EL_TM_DEFAULT_MAX_BYTES ((size_t)256 << 20)
+
+/* Replace the window limits (0 in a field = keep the default). Takes
+ * effect for the records emitted afterwards. Thread: loop. */
+void el_tm_store_set_limits(el_tm_store_t *st, const el_tm_limits_t *lim);
 
 /* Counters for --stats and tests. */
 typedef struct el_tm_stats_s {

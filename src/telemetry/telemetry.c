@@ -1,0 +1,692 @@
+/* telemetry.c: the telemetry store (telemetry.h).
+ *
+ * Each signal has a window: an arena holding copies of every string and
+ * attribute emitted since the last flush (strings interned, so repeated
+ * keys and names cost one copy), a growable array of fixed-size records
+ * and, for metrics and profiles, a hash table of "items" (one per OTLP
+ * Metric / Profile) the records belong to. Flushing moves the arena into
+ * an immutable refcounted batch whose records are reordered, by a stable
+ * counting sort, into OTLP nesting order: resource, then item, then
+ * emission order. The record arrays of the window are kept for reuse.
+ *
+ * Spec: reference-behaviour.md §2.1 (resources), §2.2 (scope), §2.5
+ * (per-tick composition), §5.2.1 (one Metric per name per request). */
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "telemetry_internal.h"
+
+#ifndef EL_VERSION
+#define EL_VERSION "0.0.0"
+#endif
+
+/* One OTLP Metric or Profile being filled in the current window. */
+typedef struct item_s {
+  uint32_t res;                       /* index in window.res */
+  uint32_t hash;
+  size_t n;                           /* records so far */
+  el_tm_metric_desc_t m;              /* metrics: interned strings */
+  const char *kind, *type, *unit;     /* profiles: interned strings */
+} item_t;
+
+typedef struct window_s {
+  el__tm_arena_t arena;
+  el__tm_intern_t intern;
+  unsigned char *recs;                /* cap records of recsize bytes */
+  uint32_t *keys;                     /* per record: item or resource idx */
+  size_t nrecs, cap;
+  item_t *items;
+  size_t nitems, items_cap;
+  uint32_t *index;                    /* item idx + 1; 0 = empty slot */
+  size_t index_cap;                   /* power of 2, or 0 */
+  el__tm_res_t **res;                 /* resources used (one ref each) */
+  size_t nres, res_cap;
+} window_t;
+
+struct el_tm_store_s {
+  char *scope_name;
+  char *scope_version;
+  el__tm_res_t *main_res;             /* the observed program */
+  el__tm_res_t *host_res;             /* eventlog-live-for-<service> */
+  window_t win[EL_TM_NSIGNALS];
+  el_tm_exporter_t *ex;
+  size_t nex;
+  el_tm_limits_t lim;
+  el_tm_stats_t stats;
+};
+
+static const size_t recsize[EL_TM_NSIGNALS] = {
+    sizeof(el_tm_point_t), sizeof(el_tm_log_t), sizeof(el_tm_span_t),
+    sizeof(el_tm_profile_sample_t)};
+
+/* {====== resources ======} */
+
+static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
+                     el_tm_attr_t *dst, const el_tm_attr_t *src);
+
+/* A new resource holding copies of attrs[0..n) (with attrs[skip]
+ * replaced by *repl when repl is given, or repl appended when skip == n).
+ */
+static el__tm_res_t *res_new(const el_tm_attr_t *attrs, size_t n,
+                             const el_tm_attr_t *repl, size_t skip) {
+  el__tm_res_t *r = el_calloc(1, sizeof(*r));
+  if (!r) return NULL;
+  r->refs = 1;
+  size_t total = n + (repl && skip == n ? 1 : 0);
+  el_tm_attr_t *out =
+      el__tm_arena_alloc(&r->arena, (total ? total : 1) * sizeof(*out));
+  el__tm_intern_t in = {0};
+  if (!out) goto fail;
+  for (size_t i = 0; i < total; i++) {
+    const el_tm_attr_t *src = (repl && i == skip) ? repl : &attrs[i];
+    if (copy_attr(&r->arena, &in, &out[i], src) < 0) goto fail;
+  }
+  el__tm_intern_free(&in);
+  r->pub.attrs = out;
+  r->pub.nattrs = total;
+  return r;
+fail:
+  el__tm_intern_free(&in);
+  el__tm_arena_free(&r->arena);
+  el_free(r);
+  return NULL;
+}
+
+/* The host resource for the main resource's service.name (§2.1). */
+static el__tm_res_t *host_res_for(const el__tm_res_t *main) {
+  el_strview_t svc = {"undefined", 9};
+  for (size_t i = 0; i < main->pub.nattrs; i++) {
+    const el_tm_attr_t *a = &main->pub.attrs[i];
+    if (a->type == EL_TM_STR && strcmp(a->key, "service.name") == 0)
+      svc = a->v.s;
+  }
+  static const char prefix[] = "eventlog-live-for-";
+  size_t plen = sizeof(prefix) - 1;
+  char *name = el_malloc(plen + svc.len + 1);
+  if (!name) return NULL;
+  memcpy(name, prefix, plen);
+  if (svc.len) memcpy(name + plen, svc.p, svc.len);
+  name[plen + svc.len] = '\0';
+  el_tm_attr_t attrs[2] = {
+      {.key = "service.name", .type = EL_TM_STR,
+       .v.s = {name, plen + svc.len}},
+      {.key = "service.version", .type = EL_TM_STR,
+       .v.s = {EL_VERSION, strlen(EL_VERSION)}}};
+  el__tm_res_t *r = res_new(attrs, 2, NULL, 0);
+  el_free(name);
+  return r;
+}
+
+int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
+  if (!st || !attr || !attr->key) return EL_EINVAL;
+  const el_tm_resource_t *cur = &st->main_res->pub;
+  size_t skip = cur->nattrs;
+  for (size_t i = 0; i < cur->nattrs; i++)
+    if (strcmp(cur->attrs[i].key, attr->key) == 0) skip = i;
+  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, attr, skip);
+  if (!nm) return EL_ENOMEM;
+  el__tm_res_t *nh = host_res_for(nm);
+  if (!nh) {
+    el__tm_res_unref(nm);
+    return EL_ENOMEM;
+  }
+  el__tm_res_unref(st->main_res);
+  el__tm_res_unref(st->host_res);
+  st->main_res = nm;
+  st->host_res = nh;
+  return 0;
+}
+
+/* {====== store ======} */
+
+el_tm_store_t *el_tm_store_new(const char *scope_name,
+                               const char *scope_version) {
+  el_tm_store_t *st = el_calloc(1, sizeof(*st));
+  if (!st) return NULL;
+  st->scope_name = el_strdup(scope_name ? scope_name : "");
+  st->scope_version = el_strdup(scope_version ? scope_version : "");
+  st->main_res = res_new(NULL, 0, NULL, 0);
+  if (st->main_res) st->host_res = host_res_for(st->main_res);
+  if (!st->scope_name || !st->scope_version || !st->host_res) {
+    el_tm_store_free(st);
+    return NULL;
+  }
+  st->lim.max_records = EL_TM_DEFAULT_MAX_RECORDS;
+  st->lim.max_bytes = EL_TM_DEFAULT_MAX_BYTES;
+  return st;
+}
+
+static void window_reset(window_t *w) {
+  for (size_t i = 0; i < w->nres; i++) el__tm_res_unref(w->res[i]);
+  w->nres = 0;
+  w->nrecs = 0;
+  w->nitems = 0;
+  if (w->index) memset(w->index, 0, w->index_cap * sizeof(*w->index));
+  el__tm_intern_clear(&w->intern);
+  el__tm_arena_free(&w->arena);
+}
+
+static void window_free(window_t *w) {
+  window_reset(w);
+  el__tm_intern_free(&w->intern);
+  el_free(w->recs);
+  el_free(w->keys);
+  el_free(w->items);
+  el_free(w->index);
+  el_free(w->res);
+  memset(w, 0, sizeof(*w));
+}
+
+void el_tm_store_free(el_tm_store_t *st) {
+  if (!st) return;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    el_tm_store_count_dropped(st, s, st->win[s].nrecs);
+    window_free(&st->win[s]);
+  }
+  el__tm_res_unref(st->main_res);
+  el__tm_res_unref(st->host_res);
+  el_free(st->scope_name);
+  el_free(st->scope_version);
+  el_free(st->ex);
+  el_free(st);
+}
+
+void el_tm_store_set_limits(el_tm_store_t *st, const el_tm_limits_t *lim) {
+  st->lim.max_records = lim && lim->max_records ? lim->max_records
+                                                : EL_TM_DEFAULT_MAX_RECORDS;
+  st->lim.max_bytes =
+      lim && lim->max_bytes ? lim->max_bytes : EL_TM_DEFAULT_MAX_BYTES;
+}
+
+const el_tm_stats_t *el_tm_store_stats(const el_tm_store_t *st) {
+  return &st->stats;
+}
+
+void el_tm_store_count_dropped(el_tm_store_t *st, el_tm_signal_t sig,
+                               uint64_t n) {
+  if (!st || sig < 0 || sig >= EL_TM_NSIGNALS || n == 0) return;
+  __atomic_add_fetch(&st->stats.dropped[sig], n, __ATOMIC_RELAXED);
+}
+
+int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex) {
+  if (!st || !ex || !ex->export) return EL_EINVAL;
+  el_tm_exporter_t *n = el_realloc(st->ex, (st->nex + 1) * sizeof(*n));
+  if (!n) return EL_ENOMEM;
+  st->ex = n;
+  st->ex[st->nex++] = *ex;
+  return 0;
+}
+
+/* {====== emitting ======} */
+
+/* Drop one record of sig: count it and return EL_ENOMEM. */
+static int drop(el_tm_store_t *st, el_tm_signal_t sig) {
+  el_tm_store_count_dropped(st, sig, 1);
+  return EL_ENOMEM;
+}
+
+/* Check the window limits and make room for one more record. */
+static int admit(el_tm_store_t *st, el_tm_signal_t sig) {
+  window_t *w = &st->win[sig];
+  if (w->nrecs >= st->lim.max_records || w->arena.bytes >= st->lim.max_bytes)
+    return EL_ENOMEM;
+  if (w->nrecs < w->cap) return 0;
+  size_t ncap = w->cap ? w->cap * 2 : 64;
+  if (ncap > UINT32_MAX) return EL_ENOMEM;
+  unsigned char *r = el_realloc(w->recs, ncap * recsize[sig]);
+  if (!r) return EL_ENOMEM;
+  w->recs = r;
+  uint32_t *k = el_realloc(w->keys, ncap * sizeof(*k));
+  if (!k) return EL_ENOMEM;
+  w->keys = k;
+  w->cap = ncap;
+  return 0;
+}
+
+/* Index of r in the window's resources, adding it (with a reference). */
+static int win_res(window_t *w, el__tm_res_t *r) {
+  for (size_t i = w->nres; i-- > 0;)
+    if (w->res[i] == r) return (int)i;
+  if (w->nres == w->res_cap) {
+    size_t ncap = w->res_cap ? w->res_cap * 2 : 4;
+    el__tm_res_t **n = el_realloc(w->res, ncap * sizeof(*n));
+    if (!n) return EL_ENOMEM;
+    w->res = n;
+    w->res_cap = ncap;
+  }
+  el__tm_res_ref(r);
+  w->res[w->nres] = r;
+  return (int)w->nres++;
+}
+
+static const char *intern_view(window_t *w, el_strview_t v) {
+  return el__tm_intern(&w->intern, &w->arena, v.p, v.p ? v.len : 0);
+}
+
+static const char *intern_cstr(window_t *w, const char *s) {
+  return el__tm_intern(&w->intern, &w->arena, s, s ? strlen(s) : 0);
+}
+
+static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
+                     el_tm_attr_t *dst, const el_tm_attr_t *src) {
+  *dst = *src;
+  const char *k = src->key ? src->key : "";
+  dst->key = el__tm_intern(in, a, k, strlen(k));
+  if (!dst->key) return EL_ENOMEM;
+  switch (src->type) {
+  case EL_TM_STR: {
+    size_t len = src->v.s.p ? src->v.s.len : 0;
+    dst->v.s.p = el__tm_intern(in, a, src->v.s.p, len);
+    dst->v.s.len = len;
+    return dst->v.s.p ? 0 : EL_ENOMEM;
+  }
+  case EL_TM_STRLIST: {
+    size_t n = src->v.list.items ? src->v.list.n : 0;
+    el_strview_t *items = el__tm_arena_alloc(a, (n ? n : 1) * sizeof(*items));
+    if (!items) return EL_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+      el_strview_t s = src->v.list.items[i];
+      items[i].len = s.p ? s.len : 0;
+      items[i].p = el__tm_intern(in, a, s.p, items[i].len);
+      if (!items[i].p) return EL_ENOMEM;
+    }
+    dst->v.list.items = items;
+    dst->v.list.n = n;
+    return 0;
+  }
+  case EL_TM_INT:
+  case EL_TM_DOUBLE:
+  case EL_TM_BOOL:
+    return 0;
+  }
+  return EL_EINVAL;
+}
+
+/* Copies of attrs[0..n) in the window's arena (*out NULL when n == 0). */
+static int copy_attrs(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                      const el_tm_attr_t **out) {
+  *out = NULL;
+  if (!attrs || n == 0) return 0;
+  el_tm_attr_t *dst = el__tm_arena_alloc(&w->arena, n * sizeof(*dst));
+  if (!dst) return EL_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    int rc = copy_attr(&w->arena, &w->intern, &dst[i], &attrs[i]);
+    if (rc < 0) return rc;
+  }
+  *out = dst;
+  return 0;
+}
+
+static bool item_eq(const item_t *a, const item_t *b, el_tm_signal_t sig) {
+  if (a->res != b->res || a->hash != b->hash) return false;
+  if (sig == EL_TM_SIGNAL_METRICS)
+    return a->m.kind == b->m.kind && a->m.temporality == b->m.temporality &&
+           a->m.monotonic == b->m.monotonic &&
+           strcmp(a->m.name, b->m.name) == 0 &&
+           strcmp(a->m.unit, b->m.unit) == 0;
+  return strcmp(a->kind, b->kind) == 0 && strcmp(a->type, b->type) == 0 &&
+         strcmp(a->unit, b->unit) == 0;
+}
+
+static int index_grow(window_t *w) {
+  size_t ncap = w->index_cap ? w->index_cap * 2 : 64;
+  uint32_t *ni = el_calloc(ncap, sizeof(*ni));
+  if (!ni) return EL_ENOMEM;
+  for (size_t i = 0; i < w->nitems; i++) {
+    size_t j = w->items[i].hash & (ncap - 1);
+    while (ni[j]) j = (j + 1) & (ncap - 1);
+    ni[j] = (uint32_t)i + 1;
+  }
+  el_free(w->index);
+  w->index = ni;
+  w->index_cap = ncap;
+  return 0;
+}
+
+/* Index of the item equal to *key, creating it from *key when new. */
+static int find_item(window_t *w, el_tm_signal_t sig, const item_t *key) {
+  if ((w->nitems + 1) * 2 > w->index_cap && index_grow(w) < 0)
+    return EL_ENOMEM;
+  size_t j = key->hash & (w->index_cap - 1);
+  for (; w->index[j]; j = (j + 1) & (w->index_cap - 1))
+    if (item_eq(&w->items[w->index[j] - 1], key, sig))
+      return (int)w->index[j] - 1;
+  if (w->nitems == w->items_cap) {
+    size_t ncap = w->items_cap ? w->items_cap * 2 : 16;
+    item_t *n = el_realloc(w->items, ncap * sizeof(*n));
+    if (!n) return EL_ENOMEM;
+    w->items = n;
+    w->items_cap = ncap;
+  }
+  w->items[w->nitems] = *key;
+  w->items[w->nitems].n = 0;
+  w->index[j] = (uint32_t)w->nitems + 1;
+  return (int)w->nitems++;
+}
+
+static uint32_t hash_str(const char *s, uint32_t seed) {
+  return el__tm_hash(s, strlen(s), seed);
+}
+
+/* Append the record at rec (recsize[sig] bytes) under key. admit() has
+ * made room, so this cannot fail. */
+static void push(el_tm_store_t *st, el_tm_signal_t sig, const void *rec,
+                 uint32_t key) {
+  window_t *w = &st->win[sig];
+  memcpy(w->recs + w->nrecs * recsize[sig], rec, recsize[sig]);
+  w->keys[w->nrecs++] = key;
+  st->stats.emitted[sig]++;
+}
+
+int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                       const el_tm_attr_t *attrs, size_t nattrs,
+                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                       bool is_int, int64_t ival, double dval) {
+  const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
+  if (!st || !desc || !desc->name) return EL_EINVAL;
+  window_t *w = &st->win[sig];
+  if (admit(st, sig) < 0) return drop(st, sig);
+  int ri = win_res(w, st->main_res);
+  if (ri < 0) return drop(st, sig);
+  item_t key = {.res = (uint32_t)ri, .m = *desc};
+  key.m.name = intern_cstr(w, desc->name);
+  key.m.unit = intern_cstr(w, desc->unit);
+  key.m.description = intern_cstr(w, desc->description);
+  if (!key.m.name || !key.m.unit || !key.m.description) return drop(st, sig);
+  if (desc->kind != EL_TM_SUM) {
+    key.m.temporality = EL_TM_TEMP_UNSPECIFIED;
+    key.m.monotonic = false;
+  }
+  key.hash = hash_str(key.m.name, hash_str(key.m.unit, 0)) ^
+             ((uint32_t)key.m.kind << 1 | (uint32_t)key.m.temporality << 3 |
+              (uint32_t)key.m.monotonic << 5 | (uint32_t)ri << 8);
+  el_tm_point_t p = {.start_unix_ns = start_unix_ns,
+                     .time_unix_ns = time_unix_ns,
+                     .is_int = is_int,
+                     .ival = is_int ? ival : 0,
+                     .dval = is_int ? 0.0 : dval,
+                     .nattrs = attrs ? nattrs : 0};
+  if (copy_attrs(w, attrs, nattrs, &p.attrs) < 0) return drop(st, sig);
+  int it = find_item(w, sig, &key);
+  if (it < 0) return drop(st, sig);
+  w->items[it].n++;
+  push(st, sig, &p, (uint32_t)it);
+  return 0;
+}
+
+static el_unix_ns_t now_unix_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (el_unix_ns_t)ts.tv_sec * 1000000000u + (el_unix_ns_t)ts.tv_nsec;
+}
+
+static const uint8_t *copy_bytes(window_t *w, const uint8_t *p, size_t n) {
+  if (!p) return NULL;
+  uint8_t *d = el__tm_arena_alloc(&w->arena, n);
+  if (d) memcpy(d, p, n);
+  return d;
+}
+
+int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
+  const el_tm_signal_t sig = EL_TM_SIGNAL_LOGS;
+  if (!st || !rec) return EL_EINVAL;
+  window_t *w = &st->win[sig];
+  if (admit(st, sig) < 0) return drop(st, sig);
+  int ri = win_res(w, rec->host_log ? st->host_res : st->main_res);
+  if (ri < 0) return drop(st, sig);
+  el_tm_log_t r = *rec;
+  if (r.observed_unix_ns == 0) r.observed_unix_ns = now_unix_ns();
+  r.severity_text = rec->severity_text ? intern_cstr(w, rec->severity_text)
+                                       : NULL;
+  size_t blen = rec->body.p ? rec->body.len : 0;
+  r.body.p = el__tm_intern(&w->intern, &w->arena, rec->body.p, blen);
+  r.body.len = blen;
+  r.trace_id = copy_bytes(w, rec->trace_id, 16);
+  r.span_id = copy_bytes(w, rec->span_id, 8);
+  r.nattrs = rec->attrs ? rec->nattrs : 0;
+  if ((rec->severity_text && !r.severity_text) || !r.body.p ||
+      (rec->trace_id && !r.trace_id) || (rec->span_id && !r.span_id) ||
+      copy_attrs(w, rec->attrs, rec->nattrs, &r.attrs) < 0)
+    return drop(st, sig);
+  push(st, sig, &r, (uint32_t)ri);
+  return 0;
+}
+
+int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
+  const el_tm_signal_t sig = EL_TM_SIGNAL_TRACES;
+  if (!st || !span) return EL_EINVAL;
+  window_t *w = &st->win[sig];
+  if (admit(st, sig) < 0) return drop(st, sig);
+  int ri = win_res(w, st->main_res);
+  if (ri < 0) return drop(st, sig);
+  el_tm_span_t s = *span;
+  s.name = intern_cstr(w, span->name);
+  s.nattrs = span->attrs ? span->nattrs : 0;
+  if (!s.name || copy_attrs(w, span->attrs, span->nattrs, &s.attrs) < 0)
+    return drop(st, sig);
+  push(st, sig, &s, (uint32_t)ri);
+  return 0;
+}
+
+void el_tm_random_id(uint8_t *buf, size_t n) {
+  static uint64_t fallback = 0x9e3779b97f4a7c15u;
+  bool zero = true;
+  do {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = getrandom(buf + got, n - got, 0);
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    for (; got < n; got++) {         /* no entropy: splitmix64 */
+      uint64_t z = (fallback += 0x9e3779b97f4a7c15u);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+      buf[got] = (uint8_t)(z ^ (z >> 31));
+    }
+    for (size_t i = 0; i < n; i++)
+      if (buf[i]) zero = false;
+  } while (zero && n > 0);
+}
+
+int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
+  const el_tm_signal_t sig = EL_TM_SIGNAL_PROFILES;
+  if (!st || !s) return EL_EINVAL;
+  window_t *w = &st->win[sig];
+  if (admit(st, sig) < 0) return drop(st, sig);
+  int ri = win_res(w, st->main_res);
+  if (ri < 0) return drop(st, sig);
+  item_t key = {.res = (uint32_t)ri};
+  key.kind = intern_cstr(w, s->profile_kind);
+  key.type = intern_cstr(w, s->sample_type);
+  key.unit = intern_cstr(w, s->sample_unit);
+  if (!key.kind || !key.type || !key.unit) return drop(st, sig);
+  key.hash = hash_str(key.kind, hash_str(key.type, hash_str(key.unit, 0))) ^
+             (uint32_t)ri << 8;
+  el_tm_profile_sample_t r = *s;
+  r.profile_kind = key.kind;
+  r.sample_type = key.type;
+  r.sample_unit = key.unit;
+  r.nframes = s->frames ? s->nframes : 0;
+  r.nattrs = s->attrs ? s->nattrs : 0;
+  el_tm_frame_t *fr = NULL;
+  if (r.nframes) {
+    fr = el__tm_arena_alloc(&w->arena, r.nframes * sizeof(*fr));
+    if (!fr) return drop(st, sig);
+    for (size_t i = 0; i < r.nframes; i++) {
+      fr[i] = s->frames[i];
+      fr[i].function.len = fr[i].function.p ? fr[i].function.len : 0;
+      fr[i].function.p = intern_view(w, fr[i].function);
+      fr[i].file.len = fr[i].file.p ? fr[i].file.len : 0;
+      fr[i].file.p = intern_view(w, fr[i].file);
+      if (!fr[i].function.p || !fr[i].file.p) return drop(st, sig);
+    }
+  }
+  r.frames = fr;
+  if (copy_attrs(w, s->attrs, s->nattrs, &r.attrs) < 0) return drop(st, sig);
+  int it = find_item(w, sig, &key);
+  if (it < 0) return drop(st, sig);
+  w->items[it].n++;
+  push(st, sig, &r, (uint32_t)it);
+  return 0;
+}
+
+/* {====== flushing ======} */
+
+/* Fill b's items/groups in OTLP order and return, per window item, its
+ * new index (el_malloc'd, nitems entries). */
+static uint32_t *order_items(window_t *w, el_tm_signal_t sig,
+                             el_tm_batch_t *b, size_t *group_n) {
+  uint32_t *map = el_malloc((w->nitems ? w->nitems : 1) * sizeof(*map));
+  size_t isz = sig == EL_TM_SIGNAL_METRICS ? sizeof(el_tm_metric_t)
+                                           : sizeof(el_tm_profile_t);
+  b->items = el_malloc((w->nitems ? w->nitems : 1) * isz);
+  if (!map || !b->items) {
+    el_free(map);
+    return NULL;
+  }
+  size_t k = 0, first = 0;
+  for (size_t r = 0; r < w->nres; r++) {
+    group_n[r] = 0;
+    for (size_t i = 0; i < w->nitems; i++) {
+      const item_t *it = &w->items[i];
+      if (it->res != r || it->n == 0) continue;
+      map[i] = (uint32_t)k;
+      if (sig == EL_TM_SIGNAL_METRICS) {
+        el_tm_metric_t *m = (el_tm_metric_t *)b->items + k;
+        *m = (el_tm_metric_t){it->m, first, it->n};
+      } else {
+        el_tm_profile_t *p = (el_tm_profile_t *)b->items + k;
+        *p = (el_tm_profile_t){it->kind, it->type, it->unit, first, it->n};
+      }
+      first += it->n;
+      group_n[r]++;
+      k++;
+    }
+  }
+  b->nitems = k;
+  return map;
+}
+
+/* Move the window's records into b in (key order, emission order). */
+static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
+                        const uint32_t *map, size_t nkeys) {
+  size_t *pos = el_calloc(nkeys ? nkeys : 1, sizeof(*pos));
+  b->recs = el_malloc(w->nrecs * recsize[sig]);
+  if (!pos || !b->recs) {
+    el_free(pos);
+    return EL_ENOMEM;
+  }
+  for (size_t i = 0; i < w->nrecs; i++)
+    pos[map ? map[w->keys[i]] : w->keys[i]]++;
+  size_t acc = 0;
+  for (size_t k = 0; k < nkeys; k++) {
+    size_t c = pos[k];
+    pos[k] = acc;
+    acc += c;
+  }
+  for (size_t i = 0; i < w->nrecs; i++) {
+    size_t k = map ? map[w->keys[i]] : w->keys[i];
+    memcpy((unsigned char *)b->recs + pos[k]++ * recsize[sig],
+           w->recs + i * recsize[sig], recsize[sig]);
+  }
+  b->nrecs = w->nrecs;
+  el_free(pos);
+  return 0;
+}
+
+/* Fill groups: one per resource with records. */
+static int make_groups(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
+                       const size_t *group_n) {
+  b->groups = el_malloc(w->nres * sizeof(*b->groups));
+  b->res = el_malloc(w->nres * sizeof(*b->res));
+  if (!b->groups || !b->res) return EL_ENOMEM;
+  size_t first = 0;
+  for (size_t r = 0; r < w->nres; r++) {
+    if (group_n[r] == 0) continue;
+    el__tm_res_ref(w->res[r]);
+    b->res[b->ngroups] = w->res[r];
+    b->groups[b->ngroups++] =
+        (el_tm_rgroup_t){&w->res[r]->pub, first, group_n[r]};
+    first += group_n[r];
+  }
+  return 0;
+}
+
+static el_tm_batch_t *build_batch(el_tm_store_t *st, el_tm_signal_t sig) {
+  window_t *w = &st->win[sig];
+  el_tm_batch_t *b = el_calloc(1, sizeof(*b));
+  size_t *group_n = el_calloc(w->nres, sizeof(*group_n));
+  uint32_t *map = NULL;
+  if (b) b->refs = 1;
+  if (!b || !group_n) goto fail;
+  b->sig = sig;
+  bool has_items = sig == EL_TM_SIGNAL_METRICS || sig == EL_TM_SIGNAL_PROFILES;
+  if (has_items) {
+    map = order_items(w, sig, b, group_n);
+    if (!map || sort_records(w, sig, b, map, b->nitems) < 0) goto fail;
+  } else {
+    for (size_t i = 0; i < w->nrecs; i++) group_n[w->keys[i]]++;
+    if (sort_records(w, sig, b, NULL, w->nres) < 0) goto fail;
+  }
+  if (make_groups(w, sig, b, group_n) < 0) goto fail;
+  b->scope_name = el__tm_arena_strndup(&w->arena, st->scope_name,
+                                       strlen(st->scope_name));
+  b->scope_version = el__tm_arena_strndup(&w->arena, st->scope_version,
+                                          strlen(st->scope_version));
+  if (!b->scope_name || !b->scope_version) goto fail;
+  b->arena = w->arena;                /* the batch takes the arena */
+  w->arena = (el__tm_arena_t){0};
+  el_free(map);
+  el_free(group_n);
+  return b;
+fail:
+  el_free(map);
+  el_free(group_n);
+  el_tm_batch_free(b);
+  return NULL;
+}
+
+int el_tm_store_flush(el_tm_store_t *st) {
+  if (!st) return EL_EINVAL;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    window_t *w = &st->win[s];
+    if (w->nrecs == 0) {
+      window_reset(w);
+      continue;
+    }
+    el_tm_batch_t *b = build_batch(st, s);
+    if (!b) {
+      el_log(EL_LOG_WARN, "telemetry: out of memory building a %s batch; "
+             "%zu records dropped", s == 0 ? "metrics" : s == 1 ? "logs"
+             : s == 2 ? "traces" : "profiles", w->nrecs);
+      el_tm_store_count_dropped(st, s, w->nrecs);
+      window_reset(w);
+      continue;
+    }
+    window_reset(w);
+    bool handed = false;
+    for (size_t i = 0; i < st->nex; i++) {
+      const el_tm_exporter_t *ex = &st->ex[i];
+      if (!(ex->signals & (1u << s))) continue;
+      el_tm_batch_ref(b);
+      handed = true;
+      if (ex->export(ex->ud, s, b) < 0)
+        el_tm_store_count_dropped(st, s, b->nrecs);
+    }
+    if (handed) st->stats.batches[s]++;
+    el_tm_batch_free(b);
+  }
+  return 0;
+}
+
+int el_tm_store_shutdown(el_tm_store_t *st, int timeout_ms) {
+  if (!st) return EL_EINVAL;
+  el_tm_store_flush(st);
+  int rc = 0;
+  for (size_t i = 0; i < st->nex; i++)
+    if (st->ex[i].flush && st->ex[i].flush(st->ex[i].ud, timeout_ms) != 0)
+      rc = EL_EEXPORT;
+  return rc;
+}

@@ -1,0 +1,84 @@
+/* telemetry_internal.h: private layout of the telemetry store and batches,
+ * shared by telemetry.c (store), tm_arena.c (memory) and tm_batch.c
+ * (batch accessors). Not for use outside src/telemetry/. */
+#ifndef EL_TELEMETRY_INTERNAL_H
+#define EL_TELEMETRY_INTERNAL_H
+
+#include "telemetry.h"
+#include "telemetry_batch.h"
+
+/* {====== arena ======} */
+
+/* A chunk of bump-allocated memory; data follows the header. */
+typedef struct el__tm_chunk_s {
+  struct el__tm_chunk_s *next;
+  size_t used;                        /* bytes handed out from data */
+  size_t cap;                         /* bytes of data */
+  _Alignas(16) unsigned char data[];
+} el__tm_chunk_t;
+
+/* Bump allocator: everything is freed at once by el__tm_arena_free. */
+typedef struct el__tm_arena_s {
+  el__tm_chunk_t *head;               /* current chunk; NULL when empty */
+  size_t bytes;                       /* bytes handed out (for limits) */
+} el__tm_arena_t;
+
+/* n bytes aligned to 8, or NULL when out of memory. */
+void *el__tm_arena_alloc(el__tm_arena_t *a, size_t n);
+/* Copy s[0..len) plus a NUL; NULL when out of memory. */
+char *el__tm_arena_strndup(el__tm_arena_t *a, const char *s, size_t len);
+void el__tm_arena_free(el__tm_arena_t *a);
+
+/* String interning into an arena: equal strings (up to
+ * EL__TM_INTERN_MAX bytes) share one copy. The table memory is reused
+ * across windows (el__tm_intern_clear); the strings live in the arena. */
+#define EL__TM_INTERN_MAX 256
+typedef struct el__tm_islot_s {
+  const char *s;                      /* NULL = empty slot */
+  uint32_t len;
+  uint32_t hash;
+} el__tm_islot_t;
+typedef struct el__tm_intern_s {
+  el__tm_islot_t *slots;              /* cap slots, cap a power of 2 */
+  size_t cap;
+  size_t n;
+} el__tm_intern_t;
+
+/* An interned (or, when longer than EL__TM_INTERN_MAX, copied) NUL-
+ * terminated copy of s[0..len) in a; NULL when out of memory. */
+const char *el__tm_intern(el__tm_intern_t *t, el__tm_arena_t *a,
+                          const char *s, size_t len);
+void el__tm_intern_clear(el__tm_intern_t *t);
+void el__tm_intern_free(el__tm_intern_t *t);
+uint32_t el__tm_hash(const void *p, size_t len, uint32_t seed);
+
+/* {====== resources ======} */
+
+/* A refcounted immutable resource: pub's arrays live in arena. */
+typedef struct el__tm_res_s {
+  el_tm_resource_t pub;
+  int refs;                           /* atomic */
+  el__tm_arena_t arena;
+} el__tm_res_t;
+
+void el__tm_res_ref(el__tm_res_t *r);
+void el__tm_res_unref(el__tm_res_t *r);
+
+/* {====== batches ======} */
+
+struct el_tm_batch_s {
+  int refs;                           /* atomic */
+  el_tm_signal_t sig;
+  const char *scope_name;             /* in arena */
+  const char *scope_version;          /* in arena */
+  el__tm_arena_t arena;               /* strings, attributes, frames */
+  el_tm_rgroup_t *groups;
+  el__tm_res_t **res;                 /* one reference per group */
+  size_t ngroups;
+  void *items;                        /* el_tm_metric_t / el_tm_profile_t */
+  size_t nitems;
+  void *recs;                         /* points / logs / spans / samples */
+  size_t nrecs;
+};
+
+#endif /* EL_TELEMETRY_INTERNAL_H */

@@ -1,0 +1,416 @@
+/* test_telemetry.c: the telemetry store (src/telemetry): grouping of data
+ * points into metrics, resources (main and host), copies that survive the
+ * caller's buffers, window limits and drop counting, refused batches,
+ * batch lifetime, and an out-of-memory sweep. Expected values are the
+ * hand-chosen inputs themselves and reference-behaviour.md §2.1, §2.5.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "telemetry/telemetry.h"
+#include "telemetry/telemetry_batch.h"
+
+/* {====== a capturing exporter ======} */
+
+typedef struct cap_s {
+  el_tm_batch_t *got[16];
+  int n;
+  int refuse;                         /* export() result */
+  int flushes;
+} cap_t;
+
+static int cap_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  cap_t *c = ud;
+  assert_int_equal(el_tm_batch_signal(b), sig);
+  if (c->refuse) {
+    el_tm_batch_free(b);
+    return c->refuse;
+  }
+  assert_true(c->n < 16);
+  c->got[c->n++] = b;
+  return 0;
+}
+
+static int cap_flush(void *ud, int timeout_ms) {
+  ((cap_t *)ud)->flushes++;
+  return 0;
+}
+
+static void cap_clear(cap_t *c) {
+  for (int i = 0; i < c->n; i++) el_tm_batch_free(c->got[i]);
+  c->n = 0;
+}
+
+static el_tm_store_t *store_with(cap_t *c, unsigned signals) {
+  el_tm_store_t *st = el_tm_store_new("scope-x", "1.2.3");
+  assert_non_null(st);
+  el_tm_exporter_t ex = {.name = "cap", .ud = c, .signals = signals,
+                         .export = cap_export, .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  return st;
+}
+
+static el_tm_attr_t int_attr(const char *k, int64_t v) {
+  return (el_tm_attr_t){.key = k, .type = EL_TM_INT, .v.i = v};
+}
+
+static el_tm_attr_t str_attr(const char *k, const char *v) {
+  return (el_tm_attr_t){.key = k, .type = EL_TM_STR,
+                        .v.s = {v, strlen(v)}};
+}
+
+static const el_tm_attr_t *find_attr(const el_tm_attr_t *a, size_t n,
+                                     const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(a[i].key, key) == 0) return &a[i];
+  return NULL;
+}
+
+static const el_tm_metric_desc_t heap_size = {
+    "ghc_eventlog_HeapSize", "The current heap size.", "By", EL_TM_GAUGE,
+    EL_TM_TEMP_UNSPECIFIED, false};
+static const el_tm_metric_desc_t heap_alloc = {
+    "ghc_eventlog_HeapAllocated", NULL, "By", EL_TM_SUM,
+    EL_TM_TEMP_CUMULATIVE, true};
+
+/* {====== tests ======} */
+
+static void test_points_grouped_by_metric(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_METRICS);
+  el_tm_attr_t a0 = int_attr("evCap", 0), a1 = int_attr("evCap", 1);
+  assert_int_equal(el_tm_metric_point(st, &heap_size, &a0, 1, 5, 10, true,
+                                      100, 0), 0);
+  assert_int_equal(el_tm_metric_point(st, &heap_alloc, &a0, 1, 5, 11, true,
+                                      7, 0), 0);
+  assert_int_equal(el_tm_metric_point(st, &heap_size, &a1, 1, 5, 12, true,
+                                      200, 0), 0);
+  assert_int_equal(el_tm_metric_point(st, &heap_size, NULL, 0, 0, 13, false,
+                                      0, 2.5), 0);
+  /* Same name, different unit: another metric. */
+  el_tm_metric_desc_t other_unit = heap_size;
+  other_unit.unit = "{mblock}";
+  assert_int_equal(el_tm_metric_point(st, &other_unit, NULL, 0, 0, 14, true,
+                                      3, 0), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 1);
+  el_tm_batch_t *b = c.got[0];
+  assert_int_equal(el_tm_batch_count(b), 5);
+  size_t ng, nm, np;
+  const el_tm_rgroup_t *g = el_tm_batch_groups(b, &ng);
+  const el_tm_metric_t *m = el_tm_batch_metrics(b, &nm);
+  const el_tm_point_t *p = el_tm_batch_points(b, &np);
+  assert_int_equal(ng, 1);
+  assert_int_equal(g[0].first, 0);
+  assert_int_equal(g[0].n, 3);
+  assert_int_equal(nm, 3);
+  assert_int_equal(np, 5);
+  assert_string_equal(m[0].desc.name, "ghc_eventlog_HeapSize");
+  assert_string_equal(m[0].desc.description, "The current heap size.");
+  assert_string_equal(m[0].desc.unit, "By");
+  assert_int_equal(m[0].first, 0);
+  assert_int_equal(m[0].n, 3);
+  assert_int_equal(p[0].ival, 100);
+  assert_int_equal(p[0].start_unix_ns, 5);
+  assert_int_equal(p[0].time_unix_ns, 10);
+  assert_int_equal(p[1].ival, 200);
+  assert_int_equal(p[1].attrs[0].v.i, 1);
+  assert_false(p[2].is_int);
+  assert_true(p[2].dval == 2.5);
+  assert_int_equal(p[2].nattrs, 0);
+  assert_string_equal(m[1].desc.name, "ghc_eventlog_HeapAllocated");
+  assert_string_equal(m[1].desc.description, "");
+  assert_int_equal(m[1].desc.kind, EL_TM_SUM);
+  assert_int_equal(m[1].desc.temporality, EL_TM_TEMP_CUMULATIVE);
+  assert_true(m[1].desc.monotonic);
+  assert_int_equal(m[1].first, 3);
+  assert_int_equal(p[3].ival, 7);
+  assert_string_equal(m[2].desc.unit, "{mblock}");
+  assert_int_equal(p[4].ival, 3);
+  /* Scope and signal accessors. */
+  assert_string_equal(el_tm_batch_scope_name(b), "scope-x");
+  assert_string_equal(el_tm_batch_scope_version(b), "1.2.3");
+  assert_null(el_tm_batch_logs(b, &np));
+  assert_int_equal(np, 0);
+  const el_tm_stats_t *s = el_tm_store_stats(st);
+  assert_int_equal(s->emitted[EL_TM_SIGNAL_METRICS], 5);
+  assert_int_equal(s->batches[EL_TM_SIGNAL_METRICS], 1);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_METRICS], 0);
+  /* An empty window hands out nothing. */
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 1);
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
+static void test_resources_main_and_host(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  el_tm_log_t host = {.time_unix_ns = 1, .observed_unix_ns = 2,
+                      .severity_number = EL_TM_SEV_WARN,
+                      .body = {"hello", 5}, .host_log = true};
+  /* Before any service.name: host resource uses "undefined". */
+  assert_int_equal(el_tm_log(st, &host), 0);
+  el_tm_attr_t svc = str_attr("service.name", "oddball");
+  assert_int_equal(el_tm_store_set_resource(st, &svc), 0);
+  el_tm_attr_t pid = int_attr("process.pid", 42);
+  assert_int_equal(el_tm_store_set_resource(st, &pid), 0);
+  el_tm_log_t prog = {.time_unix_ns = 3, .body = {"marker", 6},
+                      .severity_number = EL_TM_SEV_TRACE};
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  assert_int_equal(el_tm_log(st, &host), 0);
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  /* Replacing an attribute keeps one key. */
+  el_tm_attr_t svc2 = str_attr("service.name", "renamed");
+  assert_int_equal(el_tm_store_set_resource(st, &svc2), 0);
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 1);
+  size_t ng, nl;
+  const el_tm_rgroup_t *g = el_tm_batch_groups(c.got[0], &ng);
+  const el_tm_log_t *l = el_tm_batch_logs(c.got[0], &nl);
+  assert_int_equal(nl, 5);
+  assert_int_equal(ng, 4);
+  /* Group 0: host resource of "undefined". */
+  const el_tm_attr_t *a =
+      find_attr(g[0].resource->attrs, g[0].resource->nattrs, "service.name");
+  assert_non_null(a);
+  assert_string_equal(a->v.s.p, "eventlog-live-for-undefined");
+  assert_non_null(find_attr(g[0].resource->attrs, g[0].resource->nattrs,
+                            "service.version"));
+  assert_int_equal(g[0].n, 1);
+  assert_true(l[0].host_log);
+  assert_int_equal(l[0].observed_unix_ns, 2);
+  /* Group 1: the program under oddball, pid 42: two records, in order. */
+  assert_int_equal(g[1].resource->nattrs, 2);
+  a = find_attr(g[1].resource->attrs, 2, "service.name");
+  assert_string_equal(a->v.s.p, "oddball");
+  assert_int_equal(find_attr(g[1].resource->attrs, 2, "process.pid")->v.i,
+                   42);
+  assert_int_equal(g[1].first, 1);
+  assert_int_equal(g[1].n, 2);
+  assert_string_equal(l[1].body.p, "marker");
+  assert_int_equal(l[1].body.len, 6);
+  assert_int_equal(l[1].severity_number, EL_TM_SEV_TRACE);
+  assert_true(l[1].observed_unix_ns > 0);   /* 0 = now */
+  /* Group 2: host resource for oddball. */
+  a = find_attr(g[2].resource->attrs, 2, "service.name");
+  assert_string_equal(a->v.s.p, "eventlog-live-for-oddball");
+  /* Group 3: renamed, pid kept. */
+  assert_int_equal(g[3].resource->nattrs, 2);
+  assert_string_equal(find_attr(g[3].resource->attrs, 2,
+                                "service.name")->v.s.p, "renamed");
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
+static void test_copies_survive_buffer_reuse(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  char key[16], val[16], name[32], body[16], fn[16], file[16];
+  el_strview_t items[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(key, sizeof key, "key%d", i);
+    snprintf(val, sizeof val, "val%d", i);
+    snprintf(name, sizeof name, "metric%d", i);
+    snprintf(body, sizeof body, "body%d", i);
+    snprintf(fn, sizeof fn, "fn%d", i);
+    snprintf(file, sizeof file, "file%d.hs", i);
+    items[0] = (el_strview_t){val, 4};
+    items[1] = (el_strview_t){key, 4};
+    el_tm_attr_t at[2] = {str_attr(key, val),
+                          {.key = "args", .type = EL_TM_STRLIST,
+                           .v.list = {items, 2}}};
+    el_tm_metric_desc_t d = {name, NULL, NULL, EL_TM_GAUGE, 0, false};
+    assert_int_equal(el_tm_metric_point(st, &d, at, 2, 0, 1, true, i, 0), 0);
+    el_tm_log_t lg = {.body = {body, strlen(body)}, .attrs = at, .nattrs = 1,
+                      .severity_text = val};
+    assert_int_equal(el_tm_log(st, &lg), 0);
+    el_tm_span_t sp = {.name = name, .kind = EL_TM_SPAN_INTERNAL,
+                       .attrs = at, .nattrs = 1, .status_code = 1};
+    sp.trace_id[0] = (uint8_t)(i + 1);
+    sp.span_id[7] = (uint8_t)(i + 1);
+    assert_int_equal(el_tm_span(st, &sp), 0);
+    el_tm_frame_t fr = {{fn, strlen(fn)}, {file, strlen(file)}, 10 + i, 2};
+    el_tm_profile_sample_t ps = {"prof", "cpu", "samples", &fr, 1, 1,
+                                 100, at, 1};
+    assert_int_equal(el_tm_profile_sample(st, &ps), 0);
+  }
+  /* Scribble over every caller buffer. */
+  memset(key, 'X', sizeof key - 1);
+  memset(val, 'X', sizeof val - 1);
+  memset(name, 'X', sizeof name - 1);
+  memset(body, 'X', sizeof body - 1);
+  memset(fn, 'X', sizeof fn - 1);
+  memset(file, 'X', sizeof file - 1);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 4);
+  size_t n;
+  const el_tm_metric_t *m = el_tm_batch_metrics(c.got[0], &n);
+  assert_int_equal(n, 2);
+  assert_string_equal(m[1].desc.name, "metric1");
+  assert_string_equal(m[1].desc.unit, "");
+  const el_tm_point_t *p = el_tm_batch_points(c.got[0], &n);
+  assert_string_equal(p[1].attrs[0].key, "key1");
+  assert_string_equal(p[1].attrs[0].v.s.p, "val1");
+  assert_int_equal(p[1].attrs[1].type, EL_TM_STRLIST);
+  assert_int_equal(p[1].attrs[1].v.list.n, 2);
+  assert_string_equal(p[1].attrs[1].v.list.items[0].p, "val1");
+  assert_string_equal(p[1].attrs[1].v.list.items[1].p, "key1");
+  const el_tm_log_t *l = el_tm_batch_logs(c.got[1], &n);
+  assert_string_equal(l[0].body.p, "body0");
+  assert_string_equal(l[1].severity_text, "val1");
+  assert_null(l[1].trace_id);
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[2], &n);
+  assert_int_equal(n, 2);
+  assert_string_equal(s[1].name, "metric1");
+  assert_int_equal(s[1].trace_id[0], 2);
+  assert_int_equal(s[1].span_id[7], 2);
+  assert_string_equal(s[0].attrs[0].v.s.p, "val0");
+  const el_tm_profile_t *pr = el_tm_batch_profiles(c.got[3], &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(pr[0].sample_type, "cpu");
+  assert_int_equal(pr[0].n, 2);
+  const el_tm_profile_sample_t *ps = el_tm_batch_samples(c.got[3], &n);
+  assert_string_equal(ps[1].frames[0].function.p, "fn1");
+  assert_string_equal(ps[1].frames[0].file.p, "file1.hs");
+  assert_int_equal(ps[1].frames[0].line, 11);
+  /* The batch outlives the store. */
+  el_tm_store_free(st);
+  assert_string_equal(l[1].body.p, "body1");
+  cap_clear(&c);
+}
+
+static void test_record_cap_drops_and_counts(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  el_tm_limits_t lim = {.max_records = 3};
+  el_tm_store_set_limits(st, &lim);
+  el_tm_attr_t a = int_attr("k", 1);
+  for (int i = 0; i < 5; i++) {
+    int rc = el_tm_metric_point(st, &heap_size, &a, 1, 0, i, true, i, 0);
+    assert_int_equal(rc, i < 3 ? 0 : EL_ENOMEM);
+  }
+  el_tm_log_t lg = {.body = {"x", 1}};
+  for (int i = 0; i < 4; i++) el_tm_log(st, &lg);
+  const el_tm_stats_t *s = el_tm_store_stats(st);
+  assert_int_equal(s->emitted[EL_TM_SIGNAL_METRICS], 3);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_METRICS], 2);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_LOGS], 1);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 2);
+  assert_int_equal(el_tm_batch_count(c.got[0]), 3);
+  size_t n;
+  const el_tm_point_t *p = el_tm_batch_points(c.got[0], &n);
+  assert_int_equal(p[2].ival, 2);   /* the first three were kept */
+  /* The next window starts empty. */
+  assert_int_equal(el_tm_metric_point(st, &heap_size, NULL, 0, 0, 9, true,
+                                      9, 0), 0);
+  /* A byte cap works the same way. */
+  lim = (el_tm_limits_t){.max_records = 100, .max_bytes = 1};
+  el_tm_store_set_limits(st, &lim);
+  assert_int_equal(el_tm_metric_point(st, &heap_size, &a, 1, 0, 9, true, 9,
+                                      0), EL_ENOMEM);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_METRICS], 3);
+  /* Records still in the window when the store is freed count as dropped. */
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
+static void test_refused_batch_counted_as_dropped(void **state) {
+  cap_t c = {.refuse = EL_EEXPORT};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  el_tm_span_t sp = {.name = "s", .kind = EL_TM_SPAN_INTERNAL};
+  el_tm_random_id(sp.trace_id, 16);
+  el_tm_random_id(sp.span_id, 8);
+  assert_int_equal(el_tm_span(st, &sp), 0);
+  assert_int_equal(el_tm_span(st, &sp), 0);
+  assert_int_equal(el_tm_store_shutdown(st, 100), 0);
+  assert_int_equal(c.flushes, 1);
+  const el_tm_stats_t *s = el_tm_store_stats(st);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_TRACES], 2);
+  assert_int_equal(s->batches[EL_TM_SIGNAL_TRACES], 1);
+  /* A signal nobody wants is not handed out. */
+  el_tm_log_t lg = {.body = {"x", 1}};
+  assert_int_equal(el_tm_log(st, &lg), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(s->batches[EL_TM_SIGNAL_LOGS], 0);
+  el_tm_store_free(st);
+}
+
+static void test_random_ids_not_zero(void **state) {
+  uint8_t a[16], b[16];
+  el_tm_random_id(a, 16);
+  el_tm_random_id(b, 16);
+  assert_memory_not_equal(a, b, 16);
+  static const uint8_t zero[8];
+  el_tm_random_id(a, 8);
+  assert_memory_not_equal(a, zero, 8);
+}
+
+/* One pass of everything the store does; returns the first error. */
+static int exercise(cap_t *c) {
+  el_tm_store_t *st = el_tm_store_new("s", "v");
+  if (!st) return EL_ENOMEM;
+  el_tm_exporter_t ex = {.name = "cap", .ud = c, .signals = 0xf,
+                         .export = cap_export};
+  int rc = el_tm_store_add_exporter(st, &ex);
+  el_tm_attr_t svc = str_attr("service.name", "svc");
+  if (!rc) rc = el_tm_store_set_resource(st, &svc);
+  el_tm_attr_t at[2] = {int_attr("a", 1), str_attr("b", "bee")};
+  for (int i = 0; i < 40 && !rc; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%d", i % 7);
+    el_tm_metric_desc_t d = {name, "d", "u", EL_TM_SUM, 1, true};
+    rc = el_tm_metric_point(st, &d, at, 2, 0, i, true, i, 0);
+    el_tm_log_t lg = {.body = {name, strlen(name)}, .attrs = at,
+                      .nattrs = 2, .host_log = i & 1};
+    if (!rc) rc = el_tm_log(st, &lg);
+    el_tm_span_t sp = {.name = name, .attrs = at, .nattrs = 2};
+    if (!rc) rc = el_tm_span(st, &sp);
+    el_tm_frame_t fr = {{name, 2}, {"f", 1}, 1, 1};
+    el_tm_profile_sample_t ps = {"k", "cpu", "samples", &fr, 1, 1, 0, at, 2};
+    if (!rc) rc = el_tm_profile_sample(st, &ps);
+  }
+  if (!rc) rc = el_tm_store_flush(st);
+  el_tm_store_free(st);
+  cap_clear(c);
+  return rc;
+}
+
+static void test_out_of_memory_sweep(void **state) {
+  cap_t c = {0};
+  size_t base = el_mem_in_use();
+  uint64_t before = el_mem_alloc_count();
+  assert_int_equal(exercise(&c), 0);
+  uint64_t total = el_mem_alloc_count() - before;
+  assert_int_equal(el_mem_in_use(), base);
+  el_log_threshold = EL_LOG_QUIET;    /* the store logs failed flushes */
+  for (uint64_t n = 1; n <= total + 1; n++) {
+    el_mem_fail_after(n);
+    int rc = exercise(&c);
+    el_mem_fail_after(0);
+    assert_true(rc == 0 || rc == EL_ENOMEM);
+    assert_int_equal(el_mem_in_use(), base);
+  }
+  el_log_threshold = EL_LOG_WARN;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_points_grouped_by_metric),
+      cmocka_unit_test(test_resources_main_and_host),
+      cmocka_unit_test(test_copies_survive_buffer_reuse),
+      cmocka_unit_test(test_record_cap_drops_and_counts),
+      cmocka_unit_test(test_refused_batch_counted_as_dropped),
+      cmocka_unit_test(test_random_ids_not_zero),
+      cmocka_unit_test(test_out_of_memory_sweep),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
