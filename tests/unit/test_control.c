@@ -1,0 +1,764 @@
+/* test_control.c: the control module: message encoding (expected bytes
+ * written out by hand from spec/eventlog-format.md §5.7), option parsing,
+ * the CORS policy, the HTTP server driven by curl with a recording sender
+ * on a real libuv loop thread, and the Lua control() function.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <pthread.h>
+#include <uv.h>
+
+#include "control/control.h"
+#include "control/ctl_internal.h"
+
+/* "eventlog-socket" in hex: 65 76 65 6E 74 6C 6F 67 2D 73 6F 63 6B 65 74 */
+#define ES_HEX                                                             \
+  0x65, 0x76, 0x65, 0x6E, 0x74, 0x6C, 0x6F, 0x67, 0x2D, 0x73, 0x6F, 0x63,  \
+      0x6B, 0x65, 0x74
+#define MAGIC 0xF0, 0x9E, 0x97, 0x8C
+
+/* {====== encoding ======} */
+
+static void test_encode_request_heap_census(void **st) {
+  /* The spec's own example, 22 bytes. */
+  static const uint8_t want[] = {MAGIC, 0x00, 0x0F, ES_HEX, 0x05};
+  uint8_t buf[EL_CTL_MSG_MAX];
+  int n = el_ctl_encode("eventlog-socket", 15, 5, buf);
+  assert_int_equal(n, 22);
+  assert_memory_equal(buf, want, sizeof want);
+}
+
+static void test_encode_custom_namespace(void **st) {
+  /* ghc-stack-profiler = 18 bytes = 0x12. */
+  static const uint8_t want[] = {MAGIC, 0x00, 0x12, 'g', 'h', 'c', '-', 's',
+                                 't',   'a',  'c',  'k', '-', 'p', 'r', 'o',
+                                 'f',   'i',  'l',  'e', 'r', 0x02};
+  uint8_t buf[EL_CTL_MSG_MAX];
+  int n = el_ctl_encode("ghc-stack-profiler", 18, 2, buf);
+  assert_int_equal(n, (int)sizeof want);
+  assert_memory_equal(buf, want, sizeof want);
+}
+
+static void test_encode_limits(void **st) {
+  char ns[300];
+  memset(ns, 'n', sizeof ns);
+  uint8_t buf[EL_CTL_MSG_MAX];
+  memset(buf, 0xAA, sizeof buf);
+  assert_int_equal(el_ctl_encode(ns, 255, 255, buf), 262);
+  assert_int_equal(buf[5], 0xFF);
+  assert_int_equal(buf[6 + 254], 'n');
+  assert_int_equal(buf[261], 0xFF);
+  assert_int_equal(el_ctl_encode(ns, 256, 1, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(ns, 0, 1, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(ns, 1, 0, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(ns, 1, 256, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(ns, 1, -1, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(NULL, 1, 1, buf), EL_EINVAL);
+  assert_int_equal(el_ctl_encode(ns, 1, 1, buf), 8);
+}
+
+static void test_builtin_names(void **st) {
+  static const char *names[] = {"start-profiling", "stop-profiling",
+                                "start-heap-profiling",
+                                "stop-heap-profiling",
+                                "request-heap-census"};
+  for (int k = 0; k < 5; k++) {
+    assert_string_equal(el_ctl_builtin_name(k + 1), names[k]);
+    assert_int_equal(el_ctl_builtin_id(names[k], strlen(names[k])), k + 1);
+  }
+  assert_null(el_ctl_builtin_name(0));
+  assert_null(el_ctl_builtin_name(6));
+  assert_int_equal(el_ctl_builtin_id("start", 5), 0);
+  assert_int_equal(el_ctl_builtin_id("request-heap-census-x", 21), 0);
+}
+
+/* {====== a recording sender ======} */
+
+typedef struct {
+  pthread_mutex_t mu;
+  uint8_t buf[8192];
+  size_t len;
+  int connected; /* 0: answer EL_ECLOSED */
+  int calls;
+  pthread_t thread; /* thread of the last call */
+} rec_t;
+
+static int rec_send(void *ud, const uint8_t *b, size_t n) {
+  rec_t *r = ud;
+  pthread_mutex_lock(&r->mu);
+  r->calls++;
+  r->thread = pthread_self();
+  int rc = EL_ECLOSED;
+  if (r->connected && r->len + n <= sizeof r->buf) {
+    memcpy(r->buf + r->len, b, n);
+    r->len += n;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&r->mu);
+  return rc;
+}
+
+static void rec_reset(rec_t *r, int connected) {
+  pthread_mutex_lock(&r->mu);
+  r->len = 0;
+  r->calls = 0;
+  r->connected = connected;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void test_send_paths(void **st) {
+  rec_t r = {.mu = PTHREAD_MUTEX_INITIALIZER, .connected = 1};
+  el_ctl_sender_t s = {rec_send, &r};
+  static const uint8_t want[] = {MAGIC, 0x00, 0x0F, ES_HEX, 0x03};
+  assert_int_equal(el_ctl_send(&s, "eventlog-socket", 15, 3), 0);
+  assert_int_equal(r.len, sizeof want);
+  assert_memory_equal(r.buf, want, sizeof want);
+  assert_int_equal(el_ctl_send(&s, "x", 1, 0), EL_EINVAL);
+  assert_int_equal(r.calls, 1);
+  r.connected = 0;
+  assert_int_equal(el_ctl_send(&s, "x", 1, 1), EL_ECLOSED);
+  assert_int_equal(el_ctl_send(NULL, "x", 1, 1), EL_ECLOSED);
+  el_ctl_sender_t none = {NULL, NULL};
+  assert_int_equal(el_ctl_send(&none, "x", 1, 1), EL_ECLOSED);
+}
+
+/* {====== options ======} */
+
+static int parse_all(el_ctl_opts_t *o, int argc, char **argv, int *rest) {
+  int i = 0, n = 0;
+  while (i < argc) {
+    int rc = el_ctl_opts_parse(o, argc, argv, &i);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+      n++;
+      i++;
+    }
+  }
+  *rest = n;
+  return 0;
+}
+
+static void test_opts_defaults_and_values(void **st) {
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  assert_int_equal(o.enabled, 0);
+  assert_int_equal(o.port, 30719);
+  assert_null(o.allow_origins);
+  assert_int_equal(o.max_age_s, -1);
+  char *argv[] = {"--control-port", "1234", "--other",
+                  "--control-cors-allow-origin=http://a:3000, http://b",
+                  "--control-cors-allow-origin", "http://c",
+                  "--control-cors-max-age=600",
+                  "--control-cors-require-origin",
+                  "--control-cors-ignore-failure"};
+  int rest;
+  assert_int_equal(parse_all(&o, 9, argv, &rest), 0);
+  assert_int_equal(rest, 1);
+  assert_int_equal(o.enabled, 1); /* implied */
+  assert_int_equal(o.port, 1234);
+  assert_int_equal(o.n_allow_origins, 3);
+  assert_string_equal(o.allow_origins[0], "http://a:3000");
+  assert_string_equal(o.allow_origins[1], "http://b");
+  assert_string_equal(o.allow_origins[2], "http://c");
+  assert_int_equal(o.max_age_s, 600);
+  assert_int_equal(o.require_origin, 1);
+  assert_int_equal(o.ignore_failure, 1);
+  el_ctl_opts_close(&o);
+  assert_null(o.allow_origins);
+}
+
+static void test_opts_each_implies_control(void **st) {
+  const char *one[][2] = {{"--control-cors-require-origin", NULL},
+                          {"--control-cors-ignore-failure", NULL},
+                          {"--control-cors-max-age", "1"},
+                          {"--control-cors-allow-origin", "*"},
+                          {"--control-port", "0"},
+                          {"--control", NULL}};
+  for (size_t k = 0; k < 6; k++) {
+    el_ctl_opts_t o;
+    el_ctl_opts_init(&o);
+    char *argv[2] = {(char *)one[k][0], (char *)one[k][1]};
+    int i = 0;
+    assert_int_equal(el_ctl_opts_parse(&o, one[k][1] ? 2 : 1, argv, &i), 1);
+    assert_int_equal(i, one[k][1] ? 2 : 1);
+    assert_int_equal(o.enabled, 1);
+    assert_null(o.allow_origins); /* "*" is the wildcard */
+    el_ctl_opts_close(&o);
+  }
+}
+
+static void test_opts_errors(void **st) {
+  const char *bad[][2] = {{"--control-port", "65536"},
+                          {"--control-port", "x"},
+                          {"--control-port", NULL},
+                          {"--control-cors-max-age", "-1"},
+                          {"--control-cors-allow-origin", " , "}};
+  for (size_t k = 0; k < 5; k++) {
+    el_ctl_opts_t o;
+    el_ctl_opts_init(&o);
+    char *argv[2] = {(char *)bad[k][0], (char *)bad[k][1]};
+    int i = 0;
+    assert_int_equal(el_ctl_opts_parse(&o, bad[k][1] ? 2 : 1, argv, &i),
+                     EL_EUSAGE);
+    assert_int_equal(i, 0);
+    el_ctl_opts_close(&o);
+  }
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  char *argv[] = {"--controls", "--control=1", "--control-portx", "-c"};
+  for (int k = 0; k < 4; k++) {
+    int i = k;
+    assert_int_equal(el_ctl_opts_parse(&o, 4, argv, &i), 0);
+    assert_int_equal(i, k);
+  }
+  assert_int_equal(o.enabled, 0);
+}
+
+/* {====== CORS policy ======} */
+
+static void test_cors_wildcard(void **st) {
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  el__ctl_cors_t c;
+  el__ctl_cors_decide(&o, "POST", NULL, NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  assert_null(c.allow_origin);
+  el__ctl_cors_decide(&o, "POST", "http://grafana:3000", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  assert_string_equal(c.allow_origin, "*");
+  assert_int_equal(c.vary_origin, 0);
+  el__ctl_cors_decide(&o, "OPTIONS", "http://grafana:3000", "POST",
+                      "content-type", &c);
+  assert_int_equal(c.action, EL__CORS_PREFLIGHT);
+  assert_string_equal(c.allow_origin, "*");
+  assert_int_equal(c.allow_methods, 1);
+  assert_int_equal(c.allow_headers, 1);
+  assert_int_equal(c.max_age_s, -1);
+  el__ctl_cors_decide(&o, "OPTIONS", "http://g", "PUT", NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el__ctl_cors_decide(&o, "OPTIONS", "http://g", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el__ctl_cors_decide(&o, "OPTIONS", "http://g", "POST",
+                      "Content-Type, X-Grafana-Org-Id", &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  o.ignore_failure = 1;
+  el__ctl_cors_decide(&o, "OPTIONS", "http://g", "POST",
+                      "Content-Type, X-Grafana-Org-Id", &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  assert_null(c.allow_origin);
+}
+
+static void test_cors_allow_list(void **st) {
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  char *argv[] = {"--control-cors-allow-origin", "http://a, http://b",
+                  "--control-cors-max-age", "60"};
+  int i = 0;
+  assert_int_equal(el_ctl_opts_parse(&o, 4, argv, &i), 1);
+  assert_int_equal(el_ctl_opts_parse(&o, 4, argv, &i), 1);
+  el__ctl_cors_t c;
+  el__ctl_cors_decide(&o, "OPTIONS", "http://b", "POST", NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PREFLIGHT);
+  assert_string_equal(c.allow_origin, "http://b");
+  assert_int_equal(c.vary_origin, 1);
+  assert_int_equal(c.allow_headers, 0);
+  assert_int_equal(c.max_age_s, 60);
+  el__ctl_cors_decide(&o, "OPTIONS", "http://evil", "POST", NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el__ctl_cors_decide(&o, "POST", "http://evil", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el__ctl_cors_decide(&o, "POST", NULL, NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  o.require_origin = 1;
+  el__ctl_cors_decide(&o, "POST", NULL, NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el_ctl_opts_close(&o);
+}
+
+/* {====== the server, on a loop thread, driven by curl ======} */
+
+typedef struct {
+  uv_loop_t loop;
+  uv_async_t stop;       /* keeps the loop alive; closes everything */
+  pthread_t thread;      /* runs the loop */
+  el_ctl_server_t *srv;
+  rec_t rec;
+  char base[64];         /* http://127.0.0.1:PORT */
+} fix_t;
+
+static void on_stop(uv_async_t *a) {
+  fix_t *f = a->data;
+  el_ctl_server_free(f->srv);
+  f->srv = NULL;
+  uv_close((uv_handle_t *)a, NULL);
+}
+
+static void *loop_main(void *arg) {
+  fix_t *f = arg;
+  uv_run(&f->loop, UV_RUN_DEFAULT);
+  return NULL;
+}
+
+static int have_curl(void) {
+  return system("curl --version >/dev/null 2>&1") == 0;
+}
+
+/* Start a server with the given extra options on an ephemeral port. */
+static fix_t *fix_start(int argc, char **argv) {
+  fix_t *f = calloc(1, sizeof *f);
+  pthread_mutex_init(&f->rec.mu, NULL);
+  f->rec.connected = 1;
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  o.port = 0;
+  for (int i = 0; i < argc;) assert_int_equal(el_ctl_opts_parse(&o, argc,
+                                                                argv, &i), 1);
+  assert_int_equal(uv_loop_init(&f->loop), 0);
+  assert_int_equal(uv_async_init(&f->loop, &f->stop, on_stop), 0);
+  f->stop.data = f;
+  el_ctl_sender_t s = {rec_send, &f->rec};
+  assert_int_equal(el_ctl_server_start(&f->loop, &o, "svc", s, &f->srv), 0);
+  el_ctl_opts_close(&o);
+  snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d",
+           el_ctl_server_port(f->srv));
+  assert_true(el_ctl_server_port(f->srv) > 0);
+  pthread_create(&f->thread, NULL, loop_main, f);
+  return f;
+}
+
+static void fix_stop(fix_t *f) {
+  uv_async_send(&f->stop);
+  pthread_join(f->thread, NULL);
+  assert_int_equal(uv_loop_close(&f->loop), 0);
+  free(f);
+}
+
+/* Run curl with args (a shell fragment; URL paths start with "^" meaning
+ * the server's base). Returns the final HTTP status; out gets headers and
+ * body (-i), lower-cased header names left as sent. */
+static int curl(fix_t *f, const char *args, char *out, size_t cap) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "curl -s -i -m 10 %s", args);
+  /* Replace each "^/" with the base URL. */
+  char full[20000];
+  size_t n = 0;
+  for (const char *p = cmd; *p && n + 80 < sizeof full; p++) {
+    if (p[0] == '^' && p[1] == '/') {
+      n += (size_t)snprintf(full + n, sizeof full - n, "%s", f->base);
+    } else {
+      full[n++] = *p;
+    }
+  }
+  full[n] = '\0';
+  FILE *p = popen(full, "r");
+  assert_non_null(p);
+  size_t got = fread(out, 1, cap - 1, p);
+  out[got] = '\0';
+  pclose(p);
+  /* The last final status line wins (1xx are skipped); 0 if none. */
+  int status = 0;
+  for (char *q = out; (q = strstr(q, "HTTP/1.")) != NULL; q++)
+    if ((q == out || q[-1] == '\n') && atoi(q + 9) >= 200)
+      status = atoi(q + 9);
+  return status;
+}
+
+#define FORM "-X POST -d service-name=svc"
+
+static void expect_sent(fix_t *f, const uint8_t *want, size_t len) {
+  pthread_mutex_lock(&f->rec.mu);
+  assert_int_equal(f->rec.len, len);
+  assert_memory_equal(f->rec.buf, want, len);
+  /* The send ran on the loop thread, not an HTTP thread. */
+  assert_true(pthread_equal(f->rec.thread, f->thread));
+  pthread_mutex_unlock(&f->rec.mu);
+}
+
+static void test_server_builtin_routes(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  static const char *routes[] = {"start-profiling", "stop-profiling",
+                                 "start-heap-profiling",
+                                 "stop-heap-profiling",
+                                 "request-heap-census"};
+  char out[8192], args[512];
+  for (int k = 0; k < 5; k++) {
+    rec_reset(&f->rec, 1);
+    snprintf(args, sizeof args, FORM " ^/control/eventlog-socket/%s",
+             routes[k]);
+    assert_int_equal(curl(f, args, out, sizeof out), 200);
+    uint8_t want[] = {MAGIC, 0x00, 0x0F, ES_HEX, (uint8_t)(k + 1)};
+    expect_sent(f, want, sizeof want);
+    assert_non_null(strstr(out, "\"command-id\":"));
+    assert_non_null(strstr(out, routes[k]));
+    assert_non_null(strstr(out, "application/json"));
+  }
+  fix_stop(f);
+}
+
+static void test_server_custom_routes(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[8192];
+  static const uint8_t want1[] = {
+      MAGIC, 0x00, 0x12, 'g', 'h', 'c', '-', 's', 't', 'a', 'c', 'k',
+      '-',   'p',  'r',  'o', 'f', 'i', 'l', 'e', 'r', 0x01};
+  assert_int_equal(curl(f, FORM " ^/control/ghc-stack-profiler/1", out,
+                        sizeof out),
+                   200);
+  expect_sent(f, want1, sizeof want1);
+  rec_reset(&f->rec, 1);
+  static const uint8_t want2[] = {MAGIC, 0x00, 0x01, 'x', 0xFF};
+  assert_int_equal(curl(f, FORM " ^/control/x/255", out, sizeof out), 200);
+  expect_sent(f, want2, sizeof want2);
+  /* A 255-byte namespace is the longest accepted. */
+  char args[1024], ns[300];
+  memset(ns, 'a', 255);
+  ns[255] = '\0';
+  rec_reset(&f->rec, 1);
+  snprintf(args, sizeof args, FORM " ^/control/%s/7", ns);
+  assert_int_equal(curl(f, args, out, sizeof out), 200);
+  assert_int_equal(f->rec.len, 262);
+  assert_int_equal(f->rec.buf[5], 0xFF);
+  assert_int_equal(f->rec.buf[261], 7);
+  fix_stop(f);
+}
+
+static void test_server_bodies(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[8192];
+  const char *url = " ^/control/eventlog-socket/request-heap-census";
+  char args[1024];
+  struct {
+    const char *body;
+    int status;
+  } cases[] = {
+      /* Grafana's button: urlencoded form, other fields around it. */
+      {"-X POST -H 'Content-Type: application/x-www-form-urlencoded; "
+       "charset=UTF-8' -d 'a=1&service-name=svc&b=2'", 200},
+      {"-X POST -F service-name=svc", 200},        /* multipart */
+      {"-X POST -H 'Content-Type: application/json' "
+       "-d '{\"service-name\": \"svc\"}'", 200},    /* JSON */
+      {"-X POST -d service-name=%73vc", 200},       /* percent-encoded */
+      {"-X POST -d service-name=other", 404},       /* not ours */
+      {"-X POST -d service-name=", 404},
+      {"-X POST -d service-name=svcx", 404},
+      {"-X POST -d other=svc", 400},                /* field missing */
+      {"-X POST", 400},                             /* no body */
+      {"-X POST -H 'Content-Type: application/json' -d '{\"service-name'",
+       400},                                        /* bad JSON */
+      {"-X POST -H 'Content-Type: application/json' -d '[1]'", 400},
+      {"-X POST -H 'Content-Type: multipart/form-data' -d 'garbage'", 400},
+      {"-X POST -H 'Content-Type: text/plain' -d service-name=svc", 415},
+  };
+  for (size_t k = 0; k < EL_ARRAY_LEN(cases); k++) {
+    rec_reset(&f->rec, 1);
+    snprintf(args, sizeof args, "%s%s", cases[k].body, url);
+    int code = curl(f, args, out, sizeof out);
+    if (code != cases[k].status)
+      fail_msg("case %zu (%s): got %d, want %d\n%s", k, cases[k].body, code,
+               cases[k].status, out);
+    assert_int_equal(f->rec.len, cases[k].status == 200 ? 22 : 0);
+  }
+  fix_stop(f);
+}
+
+static void test_server_bad_routes(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[8192], args[1024], ns[300];
+  struct {
+    const char *args;
+    int status;
+  } cases[] = {
+      {FORM " ^/control/eventlog-socket/start", 404},
+      {FORM " ^/control/eventlog-socket/5", 404},
+      {FORM " ^/control/eventlog-socket", 404},
+      {FORM " ^/control/a/b/1", 404},
+      {FORM " ^/nothing", 404},
+      {FORM " ^/", 404},
+      {FORM " ^/control/x/0", 400},
+      {FORM " ^/control/x/256", 400},
+      {FORM " ^/control/x/99999999999999999999", 400},
+      {FORM " ^/control/x/-1", 400},
+      {FORM " ^/control/x/abc", 400},
+      {FORM " ^/control/x/", 400},
+      {FORM " ^/control//1", 400},
+      {"^/control/eventlog-socket/request-heap-census", 405}, /* GET */
+      {"-X PUT -d service-name=svc ^/control/x/1", 405},
+      {"^/health", 200},
+      {"-X POST ^/health", 405},
+  };
+  for (size_t k = 0; k < EL_ARRAY_LEN(cases); k++) {
+    int code = curl(f, cases[k].args, out, sizeof out);
+    if (code != cases[k].status)
+      fail_msg("case %s: got %d, want %d\n%s", cases[k].args, code,
+               cases[k].status, out);
+  }
+  memset(ns, 'a', 256);
+  ns[256] = '\0';
+  snprintf(args, sizeof args, FORM " ^/control/%s/1", ns);
+  assert_int_equal(curl(f, args, out, sizeof out), 400);
+  assert_int_equal(f->rec.len, 0);
+  assert_int_equal(f->rec.calls, 0);
+  fix_stop(f);
+}
+
+static void test_server_no_connection(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[8192];
+  rec_reset(&f->rec, 0);
+  assert_int_equal(
+      curl(f, FORM " ^/control/eventlog-socket/request-heap-census", out,
+           sizeof out),
+      503);
+  assert_non_null(strstr(out, "error-message"));
+  assert_int_equal(f->rec.calls, 1);
+  assert_int_equal(curl(f, FORM " ^/control/ghc-stack-profiler/2", out,
+                        sizeof out),
+                   503);
+  rec_reset(&f->rec, 1);
+  assert_int_equal(curl(f, FORM " ^/control/ghc-stack-profiler/2", out,
+                        sizeof out),
+                   200);
+  uint64_t c[3];
+  el_ctl_server_counts(f->srv, c);
+  assert_int_equal(c[0], 1);
+  assert_int_equal(c[2], 2);
+  fix_stop(f);
+}
+
+static void test_server_oversized_body(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char path[] = "/tmp/el_ctl_bodyXXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *fp = fdopen(fd, "w");
+  fputs("service-name=svc&pad=", fp);
+  for (int k = 0; k < 100000; k++) fputc('x', fp);
+  fclose(fp);
+  char out[8192], args[512];
+  snprintf(args, sizeof args,
+           "-X POST --data-binary @%s ^/control/x/1", path);
+  assert_int_equal(curl(f, args, out, sizeof out), 413);
+  /* Chunked, so no Content-Length to refuse up front. */
+  snprintf(args, sizeof args,
+           "-X POST -H 'Transfer-Encoding: chunked' --data-binary @%s "
+           "^/control/x/1", path);
+  int code = curl(f, args, out, sizeof out);
+  assert_int_equal(code, 413);
+  /* A chunked flood past 1 MiB: the connection is closed. */
+  fp = fopen(path, "w");
+  for (int k = 0; k < 3 << 20; k++) fputc('x', fp);
+  fclose(fp);
+  assert_int_equal(curl(f, args, out, sizeof out), 0);
+  unlink(path);
+  assert_int_equal(f->rec.calls, 0);
+  /* The server still answers. */
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 200);
+  fix_stop(f);
+}
+
+static void test_server_cors_wildcard(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[8192];
+  assert_int_equal(
+      curl(f,
+           "-X OPTIONS -H 'Origin: http://localhost:3000' "
+           "-H 'Access-Control-Request-Method: POST' "
+           "-H 'Access-Control-Request-Headers: content-type' "
+           "^/control/eventlog-socket/request-heap-census",
+           out, sizeof out),
+      200);
+  assert_non_null(strstr(out, "Access-Control-Allow-Origin: *"));
+  assert_non_null(strstr(out, "Access-Control-Allow-Methods: GET, POST"));
+  assert_non_null(strstr(out, "Access-Control-Allow-Headers: Content-Type"));
+  assert_int_equal(f->rec.calls, 0);
+  /* The actual request carries the header too. */
+  assert_int_equal(curl(f,
+                        "-H 'Origin: http://localhost:3000' " FORM
+                        " ^/control/x/1",
+                        out, sizeof out),
+                   200);
+  assert_non_null(strstr(out, "Access-Control-Allow-Origin: *"));
+  /* A malformed preflight (no request method) is refused... */
+  assert_int_equal(curl(f,
+                        "-X OPTIONS -H 'Origin: http://localhost:3000' "
+                        "^/control/x/1",
+                        out, sizeof out),
+                   400);
+  /* ... and so is OPTIONS without Origin (the reference's handler). */
+  assert_int_equal(curl(f, "-X OPTIONS ^/control/x/1", out, sizeof out),
+                   400);
+  fix_stop(f);
+}
+
+static void test_server_cors_allow_list(void **st) {
+  if (!have_curl()) skip();
+  char *argv[] = {"--control-cors-allow-origin",
+                  "http://grafana:3000,http://localhost:3000",
+                  "--control-cors-max-age", "600"};
+  fix_t *f = fix_start(4, argv);
+  char out[8192];
+  const char *pre = "-X OPTIONS -H 'Access-Control-Request-Method: POST' "
+                    "-H 'Access-Control-Request-Headers: Content-Type' ";
+  char args[1024];
+  snprintf(args, sizeof args,
+           "%s -H 'Origin: http://localhost:3000' ^/control/x/1", pre);
+  assert_int_equal(curl(f, args, out, sizeof out), 200);
+  assert_non_null(
+      strstr(out, "Access-Control-Allow-Origin: http://localhost:3000"));
+  assert_non_null(strstr(out, "Access-Control-Max-Age: 600"));
+  assert_non_null(strstr(out, "Vary: Origin"));
+  snprintf(args, sizeof args,
+           "%s -H 'Origin: http://evil.example' ^/control/x/1", pre);
+  assert_int_equal(curl(f, args, out, sizeof out), 400);
+  assert_null(strstr(out, "Access-Control-Allow-Origin"));
+  /* An actual request from elsewhere is refused and sends nothing. */
+  assert_int_equal(curl(f, "-H 'Origin: http://evil.example' " FORM
+                           " ^/control/x/1",
+                        out, sizeof out),
+                   400);
+  assert_int_equal(f->rec.calls, 0);
+  /* Without Origin (curl, scripts) the request goes through. */
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 200);
+  assert_null(strstr(out, "Access-Control-Allow-Origin"));
+  fix_stop(f);
+}
+
+static void test_server_cors_flags(void **st) {
+  if (!have_curl()) skip();
+  char *argv[] = {"--control-cors-allow-origin", "http://a",
+                  "--control-cors-require-origin",
+                  "--control-cors-ignore-failure"};
+  fix_t *f = fix_start(4, argv);
+  char out[8192];
+  /* require-origin + ignore-failure: passes, without CORS headers. */
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 200);
+  /* A malformed preflight gets the permissive 204 answer. */
+  assert_int_equal(curl(f, "-X OPTIONS -H 'Origin: http://b' "
+                           "^/control/x/1", out, sizeof out),
+                   204);
+  assert_non_null(strstr(out, "Access-Control-Allow-Origin: *"));
+  assert_non_null(strstr(out, "Access-Control-Allow-Headers: *"));
+  fix_stop(f);
+  char *argv2[] = {"--control-cors-require-origin"};
+  f = fix_start(1, argv2);
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 400);
+  assert_int_equal(curl(f, "-H 'Origin: http://a' " FORM " ^/control/x/1",
+                        out, sizeof out),
+                   200);
+  fix_stop(f);
+}
+
+static void test_server_port_in_use(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  o.port = el_ctl_server_port(f->srv);
+  el_ctl_server_t *s2 = NULL;
+  el_ctl_sender_t none = {NULL, NULL};
+  assert_true(el_ctl_server_start(NULL, &o, "svc", none, &s2) < 0);
+  assert_null(s2);
+  fix_stop(f);
+}
+
+static void test_server_without_loop(void **st) {
+  if (!have_curl()) skip();
+  rec_t r = {.mu = PTHREAD_MUTEX_INITIALIZER, .connected = 1};
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  o.port = 0;
+  el_ctl_server_t *s = NULL;
+  el_ctl_sender_t snd = {rec_send, &r};
+  assert_int_equal(el_ctl_server_start(NULL, &o, "svc", snd, &s), 0);
+  fix_t f = {.srv = s};
+  snprintf(f.base, sizeof f.base, "http://127.0.0.1:%d",
+           el_ctl_server_port(s));
+  char out[4096];
+  assert_int_equal(curl(&f, FORM " ^/control/eventlog-socket/stop-profiling",
+                        out, sizeof out),
+                   200);
+  static const uint8_t want[] = {MAGIC, 0x00, 0x0F, ES_HEX, 0x02};
+  assert_int_equal(r.len, sizeof want);
+  assert_memory_equal(r.buf, want, sizeof want);
+  el_ctl_server_free(s);
+  el_ctl_server_free(NULL);
+}
+
+/* {====== Lua ======} */
+
+static void test_lua_control(void **st) {
+  rec_t r = {.mu = PTHREAD_MUTEX_INITIALIZER, .connected = 1};
+  el_ctl_sender_t s = {rec_send, &r};
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  el_ctl_lua_push_control(L, &s);
+  lua_setglobal(L, "control");
+  const char *ok =
+      "assert(control('eventlog-socket', 5) == true)\n"
+      "assert(control('request-heap-census') == true)\n"
+      "assert(control('ghc-stack-profiler', 1) == true)\n"
+      "for _, bad in ipairs{{'x', 0}, {'x', 256}, {'', 1}, "
+      "{string.rep('a', 256), 1}, {'nope'}, {'x', 1.5}} do\n"
+      "  assert(not pcall(control, bad[1], bad[2]))\n"
+      "end\n";
+  if (luaL_dostring(L, ok) != LUA_OK) fail_msg("%s", lua_tostring(L, -1));
+  static const uint8_t want[] = {
+      MAGIC, 0x00, 0x0F, ES_HEX, 0x05, MAGIC, 0x00, 0x0F, ES_HEX, 0x05,
+      MAGIC, 0x00, 0x12, 'g',    'h',  'c',   '-',  's',  't',    'a',
+      'c',   'k',  '-',  'p',    'r',  'o',   'f',  'i',  'l',    'e',
+      'r',   0x01};
+  assert_int_equal(r.len, sizeof want);
+  assert_memory_equal(r.buf, want, sizeof want);
+  r.connected = 0;
+  if (luaL_dostring(L, "local ok, msg = control('x', 1)\n"
+                       "assert(ok == nil and msg == 'connection closed')")
+      != LUA_OK)
+    fail_msg("%s", lua_tostring(L, -1));
+  lua_close(L);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_encode_request_heap_census),
+      cmocka_unit_test(test_encode_custom_namespace),
+      cmocka_unit_test(test_encode_limits),
+      cmocka_unit_test(test_builtin_names),
+      cmocka_unit_test(test_send_paths),
+      cmocka_unit_test(test_opts_defaults_and_values),
+      cmocka_unit_test(test_opts_each_implies_control),
+      cmocka_unit_test(test_opts_errors),
+      cmocka_unit_test(test_cors_wildcard),
+      cmocka_unit_test(test_cors_allow_list),
+      cmocka_unit_test(test_server_builtin_routes),
+      cmocka_unit_test(test_server_custom_routes),
+      cmocka_unit_test(test_server_bodies),
+      cmocka_unit_test(test_server_bad_routes),
+      cmocka_unit_test(test_server_no_connection),
+      cmocka_unit_test(test_server_oversized_body),
+      cmocka_unit_test(test_server_cors_wildcard),
+      cmocka_unit_test(test_server_cors_allow_list),
+      cmocka_unit_test(test_server_cors_flags),
+      cmocka_unit_test(test_server_port_in_use),
+      cmocka_unit_test(test_server_without_loop),
+      cmocka_unit_test(test_lua_control),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
