@@ -186,13 +186,17 @@ void el_src_free(el_src_t *src);
 struct el_diag_s; /* src/eventlog/eventlog.h */
 
 /* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
- * diag (may be NULL) describes the last error. */
+ * diag (may be NULL) describes the last error. Any hook may be NULL. */
 typedef struct el_src_consumer_s {
   void *ud;
-  void (*reset)(void *ud);                      /* new session */
+  void (*reset)(void *ud);                      /* a new session begins */
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
-  int (*finish)(void *ud);                      /* end of a session */
+  int (*finish)(void *ud);                      /* a session ended */
   const struct el_diag_s *(*diag)(void *ud);
+  int one_stream;   /* 1: the consumer cannot reset (e.g. el_ev_show_t):
+                       reset is not called and finish is called once, at
+                       the end of input; sessions simply follow each other
+                       and the decoder resyncs on each new header */
 } el_src_consumer_t;
 
 /* What happened during el_src_pump. */
@@ -204,15 +208,20 @@ typedef struct el_src_pump_result_s {
   el_src_stats_t stats;     /* source counters at the end */
 } el_src_pump_result_t;
 
-/* Run a source made from *o on loop until it ends, driving *c: on_connect
- * -> reset (from the second session on), on_data -> feed, end of session ->
- * finish. Feed/finish errors are logged with their byte offset (diag) and
- * reading continues (the decoder resyncs at the next header); EL_ESTOPPED
- * from feed stops the source. SIGINT and SIGTERM stop the source cleanly
- * (then the last session is finished). loop: borrowed, must not be running.
+/* Run a source made from *o on loop until it ends, driving *c: each
+ * session begins with reset, its bytes go to feed, and it ends with finish
+ * (sessions that delivered no byte are not finished: a socket that was
+ * accepted and closed at once is no error; but a file, FIFO or stdin that
+ * delivered nothing at all is finished, so "no header" is reported).
+ * Feed/finish errors are logged with their byte offset (diag) and reading
+ * continues (the decoder resyncs at the next header); EL_ESTOPPED from feed
+ * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
+ * session is then finished). loop: borrowed, must not be running; NULL =
+ * use a private loop.
  * Returns 0 when the input ended cleanly with no decode error, EL_ESTOPPED
- * after a signal or a stop request (still a clean end), or the first error;
- * *res (may be NULL) gets the details. */
+ * after a signal or a stop request (still a clean end), the first feed or
+ * finish error, or the source's error (cannot open, gave up reconnecting:
+ * a negated errno or libuv code); *res (may be NULL) gets the details. */
 int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
                 const el_src_consumer_t *c, el_src_pump_result_t *res);
 

@@ -216,30 +216,25 @@ int el_src_opts_validate(el_src_opts_t *o) {
 }
 
 const char *el_src_opts_help(void) {
-  return "  --eventlog-file PATH        read an eventlog file or named FIFO\n"
-         "  --follow                    with --eventlog-file: keep reading "
-         "as the file\n"
-         "                              grows (like tail -f)\n"
-         "  --eventlog-stdin            read the eventlog from stdin\n"
-         "  --eventlog-socket PATH      connect to eventlog-socket on a "
-         "Unix socket\n"
-         "  --eventlog-socket-host HOST connect to eventlog-socket over TCP "
-         "(IPv4/IPv6)\n"
-         "  --eventlog-socket-port PORT TCP port or service name\n"
+  return "  --eventlog-file PATH         read an eventlog file or a named FIFO\n"
+         "  --follow                     with --eventlog-file: keep reading as the\n"
+         "                               file grows (like tail -f)\n"
+         "  --eventlog-stdin             read the eventlog from stdin\n"
+         "  --eventlog-socket PATH       connect to eventlog-socket (Unix socket)\n"
+         "  --eventlog-socket-host HOST  connect to eventlog-socket over TCP\n"
+         "  --eventlog-socket-port PORT  (IPv4 or IPv6; PORT may be a service name)\n"
          "  --eventlog-socket-timeout SECONDS\n"
-         "                              first delay between connection "
-         "attempts (default 1)\n"
+         "                               first delay between connection attempts\n"
+         "                               (default 1)\n"
          "  --eventlog-socket-exponent NUMBER\n"
-         "                              delay multiplier after each failed "
-         "attempt (default 1)\n"
+         "                               delay multiplier after each failed attempt\n"
+         "                               (default 1: constant delay)\n"
          "  --eventlog-socket-max-delay SECONDS\n"
-         "                              longest delay between attempts "
-         "(default 60)\n"
-         "  --eventlog-socket-retries N failed attempts in a row before "
-         "giving up\n"
-         "                              (default -1: retry forever)\n"
-         "  --eventlog-log-file PATH    also write every byte received to "
-         "PATH (truncated)\n";
+         "                               longest delay between attempts (default 60)\n"
+         "  --eventlog-socket-retries N  failed attempts in a row before giving up\n"
+         "                               (default -1: retry forever)\n"
+         "  --eventlog-log-file PATH     also write every byte received to PATH\n"
+         "                               (created or truncated)\n";
 }
 
 void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {

@@ -15,9 +15,11 @@ typedef struct {
   el_src_pump_result_t res;
   char desc[160];          /* source description for messages */
   int in_session;          /* fed since the last finish */
+  uint64_t fed;            /* bytes fed in all sessions */
   uv_signal_t sig[2];      /* SIGINT, SIGTERM */
   int nsig;                /* signal handles open */
   int ended;
+  int socket;              /* the source reconnects (Unix, TCP) */
 } pump_t;
 
 static void report(pump_t *p, int rc, const char *what) {
@@ -32,11 +34,11 @@ static void report(pump_t *p, int rc, const char *what) {
     el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, el_strerror(rc));
 }
 
-static void finish_session(pump_t *p) {
-  if (!p->in_session)
+static void finish_session(pump_t *p, int at_end) {
+  if (!p->in_session && !(at_end && p->fed == 0 && !p->socket))
     return;
   p->in_session = 0;
-  if (!p->c->finish)
+  if (!p->c->finish || (p->c->one_stream && !at_end))
     return;
   int rc = p->c->finish(p->c->ud);
   if (rc < 0 && rc != EL_ESTOPPED)
@@ -47,9 +49,8 @@ static void on_connect(void *ud, el_src_t *src) {
   pump_t *p = ud;
   (void)src;
   p->res.sessions++;
-  if (p->c->reset)
+  if (p->c->reset && !p->c->one_stream)
     p->c->reset(p->c->ud);
-  p->in_session = 1;
 }
 
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
@@ -58,6 +59,7 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   if (!p->c->feed)
     return;
   p->in_session = 1;
+  p->fed += len;
   int rc = p->c->feed(p->c->ud, buf, len);
   if (rc == EL_ESTOPPED) {
     el_src_stop(src);
@@ -72,7 +74,7 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   if (err < 0 && err != EL_ECLOSED)
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
            uv_strerror(err));
-  finish_session(p);
+  finish_session(p, 0);
 }
 
 static void close_signals(pump_t *p) {
@@ -83,7 +85,9 @@ static void close_signals(pump_t *p) {
 
 static void on_end(void *ud, el_src_t *src, int status) {
   pump_t *p = ud;
-  finish_session(p);
+  if (p->c->one_stream)
+    p->in_session = p->fed > 0;
+  finish_session(p, 1);
   p->res.status = status;
   p->res.stats = *el_src_stats(src);
   p->ended = 1;
@@ -144,6 +148,7 @@ int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
   memset(&p, 0, sizeof p);
   p.c = c;
   el_src_opts_describe(o, p.desc, sizeof p.desc);
+  p.socket = o->kind == EL_SRC_UNIX || o->kind == EL_SRC_TCP;
   uv_loop_t own;
   if (!loop) {
     int rc = uv_loop_init(&own);

@@ -1,0 +1,993 @@
+/* test_source.c: the byte sources (src/source): option parsing, every
+ * variant against in-process peers on the same libuv loop, reconnection
+ * and give-up, flow control, the control-channel writer, tee, teardown,
+ * and the pump's session protocol. Expected bytes come from reading the
+ * shared eventlogs with stdio; every loop run has a watchdog.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "source/source.h"
+
+#define LOG_FILE "ghc-9.0/heapy-hT.eventlog"
+
+static char tmpdir[256];
+
+static void tmp_path(char *out, size_t n, const char *name) {
+  snprintf(out, n, "%s/%s", tmpdir, name);
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)n + 1);
+  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+static uint8_t *shared_log(size_t *len) {
+  const char *dir = getenv("EL_EVENTLOGS");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s",
+           dir ? dir : EL_SOURCE_DIR "/tests/data/eventlogs", LOG_FILE);
+  return slurp(path, len);
+}
+
+/* {====== a recording consumer ======} */
+
+typedef struct {
+  int connects, disconnects, ends, end_status;
+  int last_disconnect_err;
+  uint8_t *got;               /* all bytes, all sessions */
+  size_t got_len, got_cap;
+  size_t session_len[8];      /* bytes per session */
+  uint64_t stop_after;        /* el_src_stop once this many bytes came */
+  int pause_on_connect;       /* el_src_pause in on_connect */
+  int free_on_end;            /* el_src_free inside on_end */
+  const char *write_on_connect;
+  size_t write_len;
+  int write_rc;
+  el_src_t *src;
+} rec_t;
+
+static void r_connect(void *ud, el_src_t *src) {
+  rec_t *r = ud;
+  r->connects++;
+  if (r->pause_on_connect)
+    el_src_pause(src);
+  if (r->write_on_connect)
+    r->write_rc = el_src_write(src, (const uint8_t *)r->write_on_connect,
+                               r->write_len);
+}
+
+static void r_data(void *ud, el_src_t *src, const uint8_t *buf, size_t len) {
+  rec_t *r = ud;
+  assert_true(r->connects > r->disconnects);  /* only inside a session */
+  if (r->got_len + len > r->got_cap) {
+    r->got_cap = (r->got_len + len) * 2;
+    r->got = realloc(r->got, r->got_cap);
+  }
+  memcpy(r->got + r->got_len, buf, len);
+  r->got_len += len;
+  if (r->connects <= 8)
+    r->session_len[r->connects - 1] += len;
+  if (r->stop_after && r->got_len >= r->stop_after)
+    el_src_stop(src);
+}
+
+static void r_disconnect(void *ud, el_src_t *src, int err) {
+  rec_t *r = ud;
+  (void)src;
+  r->disconnects++;
+  r->last_disconnect_err = err;
+}
+
+static void r_end(void *ud, el_src_t *src, int status) {
+  rec_t *r = ud;
+  r->ends++;
+  r->end_status = status;
+  if (r->free_on_end) {
+    el_src_free(src);
+    r->src = NULL;
+  }
+}
+
+static el_src_cb_t rec_cb(rec_t *r) {
+  el_src_cb_t cb = {.ud = r,
+                    .on_connect = r_connect,
+                    .on_data = r_data,
+                    .on_disconnect = r_disconnect,
+                    .on_end = r_end};
+  return cb;
+}
+
+/* {====== loop helpers ======} */
+
+static int watchdog_fired;
+static void watchdog_cb(uv_timer_t *t) {
+  watchdog_fired = 1;
+  uv_stop(t->loop);
+}
+
+/* Run until nothing is left or ms passed (then the test fails). */
+static void run_for(uv_loop_t *loop, uint64_t ms) {
+  uv_timer_t wd;
+  uv_timer_init(loop, &wd);
+  uv_timer_start(&wd, watchdog_cb, ms, 0);
+  uv_unref((uv_handle_t *)&wd);
+  watchdog_fired = 0;
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_close((uv_handle_t *)&wd, NULL);
+  uv_run(loop, UV_RUN_DEFAULT);
+  assert_false(watchdog_fired);
+}
+
+static void close_walk(uv_handle_t *h, void *arg) {
+  (void)arg;
+  if (!uv_is_closing(h))
+    uv_close(h, NULL);
+}
+
+static void loop_done(uv_loop_t *loop) {
+  uv_walk(loop, close_walk, NULL);
+  uv_run(loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(loop), 0);
+}
+
+/* {====== an in-process peer (the program's side of eventlog-socket) ====*/
+
+typedef struct srv_s srv_t;
+typedef struct {
+  union {
+    uv_handle_t h;
+    uv_stream_t s;
+    uv_pipe_t pipe;
+    uv_tcp_t tcp;
+  } u;
+  uv_write_t w;
+  srv_t *srv;
+} conn_t;
+
+struct srv_s {
+  uv_loop_t *loop;
+  int is_tcp;
+  union {
+    uv_handle_t h;
+    uv_stream_t s;
+    uv_pipe_t pipe;
+    uv_tcp_t tcp;
+  } l;
+  const uint8_t *payload;  /* sent on every connection */
+  size_t plen;
+  size_t first_plen;       /* bytes on the first connection (cut) */
+  int max_conns;           /* close the listener after this many */
+  int empty_conns;         /* first N connections close with no data */
+  int keep_open;           /* don't close after writing */
+  int nconns;
+  conn_t conns[8];
+  uint8_t rec[4096];       /* bytes received from the client */
+  size_t rec_len;
+  char port[16];
+};
+
+static void s_alloc(uv_handle_t *h, size_t n, uv_buf_t *b) {
+  static char buf[4096];
+  (void)h;
+  (void)n;
+  *b = uv_buf_init(buf, sizeof buf);
+}
+
+static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b) {
+  conn_t *c = st->data;
+  srv_t *s = c->srv;
+  if (n > 0 && s->rec_len + (size_t)n <= sizeof s->rec) {
+    memcpy(s->rec + s->rec_len, b->base, (size_t)n);
+    s->rec_len += (size_t)n;
+  } else if (n < 0 && !uv_is_closing(&c->u.h)) {
+    uv_close(&c->u.h, NULL);
+  }
+}
+
+static void s_written(uv_write_t *w, int status) {
+  conn_t *c = w->data;
+  (void)status;
+  if (!c->srv->keep_open && !uv_is_closing(&c->u.h))
+    uv_close(&c->u.h, NULL);
+}
+
+static void s_connection(uv_stream_t *l, int status) {
+  srv_t *s = l->data;
+  assert_int_equal(status, 0);
+  assert_true(s->nconns < 8);
+  conn_t *c = &s->conns[s->nconns++];
+  c->srv = s;
+  if (s->is_tcp)
+    uv_tcp_init(s->loop, &c->u.tcp);
+  else
+    uv_pipe_init(s->loop, &c->u.pipe, 0);
+  c->u.h.data = c;
+  assert_int_equal(uv_accept(l, &c->u.s), 0);
+  if (s->nconns >= s->max_conns)
+    uv_close(&s->l.h, NULL);
+  if (s->nconns <= s->empty_conns) {
+    uv_close(&c->u.h, NULL);
+    return;
+  }
+  uv_read_start(&c->u.s, s_alloc, s_read);
+  size_t n = s->nconns == 1 && s->first_plen ? s->first_plen : s->plen;
+  uv_buf_t b = uv_buf_init((char *)s->payload, (unsigned)n);
+  c->w.data = c;
+  uv_write(&c->w, &c->u.s, &b, 1, s_written);
+}
+
+static void srv_listen_unix(srv_t *s, uv_loop_t *loop, const char *path) {
+  s->loop = loop;
+  unlink(path);
+  uv_pipe_init(loop, &s->l.pipe, 0);
+  s->l.h.data = s;
+  assert_int_equal(uv_pipe_bind(&s->l.pipe, path), 0);
+  assert_int_equal(uv_listen(&s->l.s, 5, s_connection), 0);
+}
+
+static int srv_listen_tcp(srv_t *s, uv_loop_t *loop, const char *ip) {
+  s->loop = loop;
+  s->is_tcp = 1;
+  struct sockaddr_storage ss;
+  if (strchr(ip, ':'))
+    uv_ip6_addr(ip, 0, (struct sockaddr_in6 *)&ss);
+  else
+    uv_ip4_addr(ip, 0, (struct sockaddr_in *)&ss);
+  uv_tcp_init(loop, &s->l.tcp);
+  s->l.h.data = s;
+  int rc = uv_tcp_bind(&s->l.tcp, (struct sockaddr *)&ss, 0);
+  if (rc == 0)
+    rc = uv_listen(&s->l.s, 5, s_connection);
+  if (rc) {
+    uv_close(&s->l.h, NULL);
+    return rc;
+  }
+  int len = sizeof ss;
+  uv_tcp_getsockname(&s->l.tcp, (struct sockaddr *)&ss, &len);
+  int port = ss.ss_family == AF_INET6
+                 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+  snprintf(s->port, sizeof s->port, "%d", port);
+  return 0;
+}
+
+/* {====== options ======} */
+
+static int parse_all(el_src_opts_t *o, int argc, char **argv) {
+  el_src_opts_init(o);
+  for (int i = 1; i < argc;) {
+    int rc = el_src_opts_parse(o, argc, argv, &i);
+    if (rc < 0)
+      return rc;
+    if (rc == 0)
+      i++;  /* a command's own option */
+  }
+  return el_src_opts_validate(o);
+}
+
+static void test_opts_both_forms(void **state) {
+  (void)state;
+  el_src_opts_t o;
+  char *a[] = {"x", "--eventlog-socket-host", "::1", "--own", "--eventlog-"
+               "socket-port=4040", "--eventlog-socket-timeout=0.5",
+               "--eventlog-socket-exponent", "2", "--eventlog-log-file=t.bin",
+               "--eventlog-socket-retries", "3", "--eventlog-socket-max-delay",
+               "7"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(a), a), 0);
+  assert_int_equal(o.kind, EL_SRC_TCP);
+  assert_string_equal(o.host, "::1");
+  assert_string_equal(o.port, "4040");
+  assert_true(o.timeout_s == 0.5 && o.exponent == 2.0);
+  assert_true(o.max_delay_s == 7.0 && o.retries == 3);
+  assert_string_equal(o.log_file, "t.bin");
+
+  el_src_opts_init(&o);
+  assert_true(o.timeout_s == 1.0 && o.exponent == 1.0 && o.retries == -1);
+  assert_null(o.log_file);
+  char *b[] = {"x", "--eventlog-file", "a.eventlog", "--follow"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(b), b), 0);
+  assert_int_equal(o.kind, EL_SRC_FILE);
+  assert_string_equal(o.path, "a.eventlog");
+  assert_true(o.follow);
+  char *c[] = {"x", "--eventlog-socket=/tmp/s"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(c), c), 0);
+  assert_int_equal(o.kind, EL_SRC_UNIX);
+  char *d[] = {"x", "--eventlog-stdin"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(d), d), 0);
+  assert_int_equal(o.kind, EL_SRC_STDIN);
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, "-");
+  assert_int_equal(el_src_opts_validate(&o), 0);
+  assert_int_equal(o.kind, EL_SRC_STDIN);
+}
+
+static void test_opts_errors(void **state) {
+  (void)state;
+  el_src_opts_t o;
+  char *none[] = {"x", "--other"};
+  assert_int_equal(parse_all(&o, 2, none), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "no eventlog source"));
+  char *two[] = {"x", "--eventlog-stdin", "--eventlog-file", "f"};
+  assert_int_equal(parse_all(&o, 4, two), EL_EUSAGE);
+  char *nop[] = {"x", "--eventlog-socket-host", "h"};
+  assert_int_equal(parse_all(&o, 3, nop), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "--eventlog-socket-port"));
+  char *miss[] = {"x", "--eventlog-file"};
+  assert_int_equal(parse_all(&o, 2, miss), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "needs a value"));
+  char *bad[] = {"x", "--eventlog-stdin", "--eventlog-socket-timeout", "1s"};
+  assert_int_equal(parse_all(&o, 4, bad), EL_EUSAGE);
+  char *neg[] = {"x", "--eventlog-stdin", "--eventlog-socket-exponent=0.5"};
+  assert_int_equal(parse_all(&o, 3, neg), EL_EUSAGE);
+  char *val[] = {"x", "--eventlog-stdin=yes"};
+  assert_int_equal(parse_all(&o, 2, val), EL_EUSAGE);
+  char *emp[] = {"x", "--eventlog-file="};
+  assert_int_equal(parse_all(&o, 2, emp), EL_EUSAGE);
+  char *fol[] = {"x", "--eventlog-socket", "/s", "--follow"};
+  assert_int_equal(parse_all(&o, 4, fol), EL_EUSAGE);
+  /* A prefix of an option name is not the option. */
+  char *pre[] = {"x", "--eventlog-filex", "f"};
+  assert_int_equal(parse_all(&o, 3, pre), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "no eventlog source"));
+}
+
+static void test_opts_help_fits_80_columns(void **state) {
+  (void)state;
+  const char *h = el_src_opts_help();
+  const char *names[] = {"--eventlog-file", "--eventlog-stdin",
+                         "--eventlog-socket ", "--eventlog-socket-host",
+                         "--eventlog-socket-port", "--eventlog-socket-timeout",
+                         "--eventlog-socket-exponent", "--eventlog-log-file",
+                         "--follow", "--eventlog-socket-retries"};
+  for (size_t k = 0; k < EL_ARRAY_LEN(names); k++)
+    assert_non_null(strstr(h, names[k]));
+  for (const char *l = h; *l;) {
+    const char *e = strchr(l, '\n');
+    assert_non_null(e);
+    assert_true(e - l <= 79);
+    l = e + 1;
+  }
+}
+
+/* {====== files ======} */
+
+static el_src_t *make(uv_loop_t *loop, el_src_opts_t *o, rec_t *r) {
+  el_src_cb_t cb = rec_cb(r);
+  el_src_t *src = NULL;
+  assert_int_equal(el_src_new(loop, o, &cb, &src), 0);
+  r->src = src;
+  assert_int_equal(el_src_start(src), 0);
+  return src;
+}
+
+static void test_file_reads_every_byte(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[1024], tee[512];
+  snprintf(path, sizeof path, "%s/%s", getenv("EL_EVENTLOGS") ?
+           getenv("EL_EVENTLOGS") : EL_SOURCE_DIR "/tests/data/eventlogs",
+           LOG_FILE);
+  tmp_path(tee, sizeof tee, "tee.bin");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.log_file = tee;
+  o.read_size = 4093;  /* many reads, odd size */
+  rec_t r = {0};
+  r.free_on_end = 1;
+  make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 1);
+  assert_int_equal(r.disconnects, 1);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  size_t tlen;
+  uint8_t *t = slurp(tee, &tlen);
+  assert_int_equal(tlen, len);
+  assert_memory_equal(t, want, len);
+  free(t);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
+static void test_file_missing_ends_with_enoent(void **state) {
+  (void)state;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, "/nonexistent/x.eventlog");
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 5000);
+  assert_int_equal(r.connects, 0);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, -ENOENT);
+  assert_int_equal(el_src_stats(src)->failures, 1);
+  el_src_free(src);
+  loop_done(&loop);
+}
+
+/* --follow: bytes appended later are read; stopped when all arrived. */
+typedef struct {
+  int fd;
+  const uint8_t *data;
+  size_t len, off;
+} appender_t;
+
+static void append_cb(uv_timer_t *t) {
+  appender_t *a = t->data;
+  size_t n = a->len - a->off < 5000 ? a->len - a->off : 5000;
+  assert_int_equal(write(a->fd, a->data + a->off, n), (ssize_t)n);
+  a->off += n;
+  if (a->off == a->len)
+    uv_timer_stop(t);
+}
+
+static void test_follow_reads_growing_file(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "growing.eventlog");
+  appender_t a = {.data = want, .len = len};
+  a.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(a.fd >= 0);
+  assert_int_equal(write(a.fd, want, 100), 100);
+  a.off = 100;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &a;
+  uv_timer_start(&t, append_cb, 20, 5);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.follow = 1;
+  o.follow_poll_s = 0.01;
+  rec_t r = {0};
+  r.stop_after = len;
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 20000);
+  assert_int_equal(r.end_status, EL_ESTOPPED);
+  assert_int_equal(r.connects, 1);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  close(a.fd);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+}
+
+/* A FIFO: the source opens it before any writer; a writer (a child
+ * process) sends the log and closes: EOF = end of input. */
+static void test_fifo_until_writer_closes(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "log.fifo");
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  pid_t pid = fork();
+  if (pid == 0) {
+    usleep(50000);  /* the reader waits for a writer meanwhile */
+    int fd = open(path, O_WRONLY);
+    size_t off = 0;
+    while (fd >= 0 && off < len) {
+      ssize_t n = write(fd, want + off, len - off);
+      if (n <= 0)
+        _exit(1);
+      off += (size_t)n;
+    }
+    _exit(0);
+  }
+  run_for(&loop, 10000);
+  int st;
+  waitpid(pid, &st, 0);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  unlink(path);
+  loop_done(&loop);
+}
+
+/* {====== sockets ======} */
+
+static void unix_opts(el_src_opts_t *o, const char *path) {
+  el_src_opts_init(o);
+  char *a[] = {"x", "--eventlog-socket", (char *)path};
+  int i = 1;
+  assert_int_equal(el_src_opts_parse(o, 3, a, &i), 1);
+  o->timeout_s = 0.01;
+}
+
+static void test_unix_two_sessions(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "two.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.first_plen = 777;  /* the first connection is cut mid-stream */
+  s.max_conns = 2;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 2;
+  rec_t r = {0};
+  r.free_on_end = 1;
+  make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  /* Two sessions, then the listener is gone: ENOENT after 3 attempts. */
+  assert_int_equal(r.connects, 2);
+  assert_int_equal(r.disconnects, 2);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, UV_ENOENT);
+  assert_int_equal(r.session_len[0], 777);
+  assert_int_equal(r.session_len[1], len);
+  assert_memory_equal(r.got, want, 777);
+  assert_memory_equal(r.got + 777, want, len);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
+static void listen_later_cb(uv_timer_t *t) {
+  srv_t *s = t->data;
+  char *path = (char *)s->rec;  /* path stashed in rec for this test */
+  char p[sizeof s->rec];
+  snprintf(p, sizeof p, "%s", path);
+  memset(s->rec, 0, sizeof s->rec);
+  srv_listen_unix(s, t->loop, p);
+}
+
+static void test_reconnect_when_server_starts_late(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "late.sock");
+  unlink(path);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 1;
+  snprintf((char *)s.rec, sizeof s.rec, "%s", path);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &s;
+  uv_timer_start(&t, listen_later_cb, 150, 0);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 3;
+  o.exponent = 2;  /* 10 + 20 + 40 + 80 ms covers the 150 ms */
+  o.timeout_s = 0.01;
+  o.retries = 6;
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 1);
+  assert_int_equal(r.got_len, 8);
+  const el_src_stats_t *st = el_src_stats(src);
+  assert_true(st->failures >= 2);
+  assert_int_equal(st->connections, 1);
+  assert_true(st->attempts >= 3);
+  el_src_free(src);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void test_gives_up_after_retries(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "nobody.sock");
+  unlink(path);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.timeout_s = 0.01;
+  o.exponent = 2;
+  o.retries = 3;
+  rec_t r = {0};
+  uint64_t t0 = uv_hrtime();
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  uint64_t ms = (uv_hrtime() - t0) / 1000000;
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, UV_ENOENT);
+  assert_int_equal(r.connects, 0);
+  const el_src_stats_t *st = el_src_stats(src);
+  assert_int_equal(st->attempts, 4);   /* the first + 3 retries */
+  assert_int_equal(st->failures, 4);
+  assert_true(ms >= 10 + 20 + 40 - 5);  /* it waited between attempts */
+  el_src_free(src);
+  loop_done(&loop);
+}
+
+/* A peer that accepts and closes at once counts as a failed attempt. */
+static void test_empty_sessions_back_off(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "empty.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 3;
+  s.empty_conns = 2;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 3;
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 3);
+  assert_int_equal(r.session_len[2], 8);
+  const el_src_stats_t *st = el_src_stats(src);
+  /* Two empty sessions + ENOENT after the third: 2 + 4 failures. */
+  assert_int_equal(st->failures, 6);
+  assert_int_equal(r.end_status, UV_ENOENT);
+  el_src_free(src);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void tcp_case(const char *ip) {
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.max_conns = 1;
+  if (srv_listen_tcp(&s, &loop, ip) != 0) {
+    free(want);
+    loop_done(&loop);
+    print_message("no %s on this machine: skipped\n", ip);
+    return;
+  }
+  el_src_opts_t o;
+  char *a[] = {"x", "--eventlog-socket-host", (char *)ip,
+               "--eventlog-socket-port", s.port, "--eventlog-socket-retries",
+               "0"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(a), a), 0);
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 1);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_int_equal(r.end_status, UV_ECONNREFUSED);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void test_tcp_ipv4(void **state) {
+  (void)state;
+  tcp_case("127.0.0.1");
+}
+
+static void test_tcp_ipv6(void **state) {
+  (void)state;
+  tcp_case("::1");
+}
+
+/* {====== control channel, flow control, teardown ======} */
+
+static void test_write_reaches_peer(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "ctl.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 1;
+  s.keep_open = 1;  /* the source stops after 8 bytes; then EOF closes */
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 0;
+  rec_t r = {0};
+  r.stop_after = 8;
+  r.write_on_connect = "\xF0\x9E\x97\x8C\x00\x0F" "eventlog-socket\x05";
+  r.write_len = 22;  /* requestHeapCensus, spec §5.7 */
+  el_src_cb_t cb = rec_cb(&r);
+  el_src_t *src;
+  assert_int_equal(el_src_new(&loop, &o, &cb, &src), 0);
+  assert_int_equal(el_src_write(src, (const uint8_t *)"x", 1), EL_ECLOSED);
+  el_src_start(src);
+  run_for(&loop, 10000);
+  assert_int_equal(r.write_rc, 0);
+  assert_int_equal(s.rec_len, 22);
+  assert_memory_equal(s.rec, r.write_on_connect, 22);
+  assert_int_equal(el_src_stats(src)->sent_bytes, 22);
+  assert_int_equal(el_src_stats(src)->send_dropped, 1);
+  el_src_free(src);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void resume_cb(uv_timer_t *t) {
+  rec_t *r = t->data;
+  assert_int_equal(r->got_len, 0);  /* nothing read while paused */
+  assert_true(el_src_paused(r->src));
+  el_src_resume(r->src);
+}
+
+static void test_pause_holds_bytes(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "pause.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.max_conns = 1;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 0;
+  rec_t r = {0};
+  r.pause_on_connect = 1;
+  el_src_t *src = make(&loop, &o, &r);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, resume_cb, 100, 0);
+  run_for(&loop, 10000);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void test_stop_inside_on_data(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "stop.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.max_conns = 1;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.read_size = 1000;
+  rec_t r = {0};
+  r.stop_after = 1;
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, EL_ESTOPPED);
+  assert_int_equal(r.disconnects, 1);
+  assert_true(r.got_len <= 1000);
+  el_src_stop(src);  /* after the end: nothing happens */
+  assert_int_equal(r.ends, 1);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+}
+
+static void test_free_while_running(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  char path[512];
+  tmp_path(path, sizeof path, "nobody2.sock");
+  unlink(path);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.timeout_s = 5;  /* waiting in backoff when freed */
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  el_src_free(src);
+  run_for(&loop, 5000);
+  assert_int_equal(r.ends, 0);  /* freed: no callback */
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
+static void test_new_fails_cleanly_without_memory(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  el_src_opts_t o;
+  unix_opts(&o, "/tmp/x.sock");
+  o.log_file = "/dev/null";
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  for (uint64_t n = 1;; n++) {
+    el_mem_fail_after(n);
+    el_src_t *src = NULL;
+    int rc = el_src_new(&loop, &o, NULL, &src);
+    el_mem_fail_after(0);
+    if (rc == 0) {
+      el_src_free(src);
+      break;
+    }
+    assert_int_equal(rc, EL_ENOMEM);
+    assert_null(src);
+    assert_int_equal(el_mem_in_use(), mem0);
+    assert_true(n < 50);
+  }
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
+/* {====== pump ======} */
+
+typedef struct {
+  char log[256];
+  size_t len;
+  uint64_t fed;
+} fake_t;
+
+static void f_log(fake_t *f, const char *s) {
+  size_t n = strlen(s);
+  if (f->len + n < sizeof f->log) {
+    memcpy(f->log + f->len, s, n + 1);
+    f->len += n;
+  }
+}
+static void f_reset(void *ud) { f_log(ud, "R"); }
+static int f_feed(void *ud, const uint8_t *b, size_t n) {
+  fake_t *f = ud;
+  (void)b;
+  if (f->log[f->len - 1] != 'F')
+    f_log(f, "F");
+  f->fed += n;
+  return 0;
+}
+static int f_finish(void *ud) {
+  f_log(ud, "E");
+  return 0;
+}
+
+static void test_pump_session_protocol(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "pump.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.first_plen = 1000;
+  s.max_conns = 3;
+  s.empty_conns = 1;  /* an empty session is not finished */
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 1;
+  fake_t f = {0};
+  el_src_consumer_t c = {.ud = &f, .reset = f_reset, .feed = f_feed,
+                         .finish = f_finish};
+  el_src_pump_result_t res;
+  int rc = el_src_pump(&loop, &o, &c, &res);
+  assert_int_equal(rc, UV_ENOENT);  /* gave up after the peer left */
+  assert_string_equal(f.log, "RRFERFE");
+  assert_int_equal(f.fed, 2 * len);  /* the first connection was empty */
+  assert_int_equal(res.sessions, 3);
+  assert_int_equal(res.errors, 0);
+  fake_t g = {0};
+  c.ud = &g;
+  c.one_stream = 1;
+  el_src_opts_init(&o);
+  char p2[4200];
+  snprintf(p2, sizeof p2, "%s/%s", getenv("EL_EVENTLOGS") ?
+           getenv("EL_EVENTLOGS") : EL_SOURCE_DIR "/tests/data/eventlogs",
+           LOG_FILE);
+  el_src_opts_set_path(&o, p2);
+  assert_int_equal(el_src_pump(NULL, &o, &c, &res), 0);
+  assert_string_equal(g.log, "FE");
+  assert_int_equal(g.fed, len);
+  free(want);
+  loop_done(&loop);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/el_test_source.XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  el_log_threshold = getenv("EL_TEST_DEBUG") ? EL_LOG_DEBUG : EL_LOG_QUIET;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_opts_both_forms),
+      cmocka_unit_test(test_opts_errors),
+      cmocka_unit_test(test_opts_help_fits_80_columns),
+      cmocka_unit_test(test_file_reads_every_byte),
+      cmocka_unit_test(test_file_missing_ends_with_enoent),
+      cmocka_unit_test(test_follow_reads_growing_file),
+      cmocka_unit_test(test_fifo_until_writer_closes),
+      cmocka_unit_test(test_unix_two_sessions),
+      cmocka_unit_test(test_reconnect_when_server_starts_late),
+      cmocka_unit_test(test_gives_up_after_retries),
+      cmocka_unit_test(test_empty_sessions_back_off),
+      cmocka_unit_test(test_tcp_ipv4),
+      cmocka_unit_test(test_tcp_ipv6),
+      cmocka_unit_test(test_write_reaches_peer),
+      cmocka_unit_test(test_pause_holds_bytes),
+      cmocka_unit_test(test_stop_inside_on_data),
+      cmocka_unit_test(test_free_while_running),
+      cmocka_unit_test(test_new_fails_cleanly_without_memory),
+      cmocka_unit_test(test_pump_session_protocol),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
