@@ -1,0 +1,513 @@
+/* test_eventlog.c: the decoder (src/eventlog) against hand-made streams
+ * whose expected values are computed by hand from spec/eventlog-format.md,
+ * and against the shared real logs (chunking invariance, sessions, stale
+ * bytes, allocation). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "test_eventlog_util.h"
+
+/* {====== type table ======} */
+
+static void test_type_table_names_and_fields(void **st) {
+  (void)st;
+  const el_ev_type_info_t *t = el_ev_type_info(1);
+  assert_non_null(t);
+  assert_string_equal(t->name, "RUN_THREAD");
+  assert_int_equal(t->nfields, 1);
+  assert_string_equal(t->fields[0].name, "thread");
+  assert_int_equal(el_ev_type_by_name("RUN_THREAD"), 1);
+  assert_int_equal(el_ev_type_by_name("EVENT_HEAP_SIZE"), 50);
+  assert_int_equal(el_ev_type_by_name("NO_SUCH_EVENT"), -1);
+  assert_int_equal(el_ev_field_index(50, "heap_capset"), 0);
+  assert_int_equal(el_ev_field_index(50, "size_bytes"), 1);
+  assert_int_equal(el_ev_field_index(2, "status"), 1);
+  assert_int_equal(el_ev_field_index(2, "info"), 2);
+  assert_int_equal(el_ev_field_index(53, "par_balanced_copied"), 8);
+  assert_int_equal(el_ev_field_index(43, "nsec"), 2);
+  assert_int_equal(el_ev_field_index(1, "nope"), -1);
+  assert_null(el_ev_type_info(70));
+  assert_null(el_ev_type_info(209));
+  assert_null(el_ev_type_info(1000));
+  /* Every GHC id the spec lists is known. */
+  static const uint16_t ids[] = {0,   1,   2,   3,   4,   8,   9,   10,
+                                 15,  16,  18,  19,  25,  29,  30,  31,
+                                 34,  42,  43,  44,  49,  52,  53,  55,
+                                 58,  60,  69,  90,  91,  100, 113, 140,
+                                 142, 160, 163, 167, 169, 181, 200, 207,
+                                 208, 210, 211, 212};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+    assert_non_null(el_ev_type_info(ids[i]));
+  t = el_ev_type_info(163);
+  assert_int_equal(t->fields[3].kind, EL_EV_CCS);
+  assert_int_equal(el_ev_type_info(181)->fields[0].kind, EL_EV_BYTES);
+  assert_int_equal(el_ev_type_info(30)->fields[1].kind, EL_EV_STRLIST);
+  assert_int_equal(el_ev_type_info(19)->fields[0].kind, EL_EV_TEXT);
+}
+
+/* {====== hand-made stream ======} */
+
+typedef struct {
+  el_ev_event_t ev;
+  uint8_t payload[64];
+  char s[EL_EV_MAX_FIELDS][64];
+  size_t slen[EL_EV_MAX_FIELDS];
+  uint64_t unix_ns;
+} rec_t;
+
+typedef struct {
+  rec_t r[64];
+  int n;
+  int headers, data_ends;
+  el_ev_decoder_t *d;
+} recorder_t;
+
+static int rec_event(void *ud, const el_ev_event_t *e) {
+  recorder_t *R = ud;
+  if (R->n == 64)
+    return 0;
+  rec_t *r = &R->r[R->n++];
+  r->ev = *e;
+  memcpy(r->payload, e->payload, e->payload_len < 64 ? e->payload_len : 64);
+  for (unsigned i = 0; i < e->nfields; i++) {
+    size_t n = e->v[i].s.len < 63 ? e->v[i].s.len : 63;
+    const el_ev_type_info_t *t = el_ev_type_info(e->type);
+    if (t && t->fields[i].kind != EL_EV_U64 && n)
+      memcpy(r->s[i], e->v[i].s.p, n);
+    r->slen[i] = t && t->fields[i].kind != EL_EV_U64 ? e->v[i].s.len : 0;
+  }
+  r->unix_ns = el_ev_decoder_unix_ns(R->d, 1500);
+  return 0;
+}
+static int rec_header(void *ud, const el_ev_header_t *h) {
+  ((recorder_t *)ud)->headers++;
+  return 0;
+}
+static void rec_data_end(void *ud, uint64_t off) {
+  ((recorder_t *)ud)->data_ends++;
+}
+
+static size_t g_hdr_len; /* header length of build_stream's output */
+
+static void build_stream(tu_buf_t *b) {
+  b->n = 0;
+  tu_hdr_begin(b);
+  tu_decl(b, 1, 4, "Run thread");
+  tu_decl(b, 2, 10, "Stop thread");
+  tu_decl(b, 18, 14, "Block marker");
+  tu_decl(b, 19, 0xFFFF, "User message");
+  tu_decl(b, 50, 14, "Heap size, extended");
+  tu_decl(b, 250, 3, "Future event");
+  tu_decl(b, 53, 50, "GC statistics");
+  tu_decl(b, 43, 16, "Wall clock time");
+  tu_decl(b, 169, 0xFFFF, "IPE");
+  tu_decl(b, 30, 0xFFFF, "Program arguments");
+  tu_decl(b, 207, 13, "Nonmoving heap census");
+  tu_hdr_end(b);
+  g_hdr_len = b->n;
+  /* E1 block marker: covers itself (24) and the RUN_THREAD (14). */
+  tu_ev(b, 18, 100);
+  tu_u32(b, 38);
+  tu_u64(b, 500);
+  tu_u16(b, 3);
+  tu_ev(b, 1, 110); /* E2 */
+  tu_u32(b, 7);
+  tu_ev(b, 2, 120); /* E3, outside the block */
+  tu_u32(b, 7);
+  tu_u16(b, 2);
+  tu_u32(b, 4242);
+  tu_ev(b, 19, 130); /* E4 */
+  tu_u16(b, 6);
+  tu_str(b, "h\xc3\xa9llo");
+  tu_ev(b, 50, 140); /* E5: 2 bytes more than known */
+  tu_u32(b, 0);
+  tu_u64(b, 0x0102030405060708ull);
+  tu_u16(b, 0xBEEF);
+  tu_ev(b, 250, 150); /* E6: declared, unknown */
+  tu_bytes(b, "xyz", 3);
+  tu_ev(b, 53, 160); /* E7: 50-byte GC stats */
+  tu_u32(b, 1);
+  tu_u16(b, 1);
+  for (int i = 2; i <= 4; i++)
+    tu_u64(b, (uint64_t)i);
+  tu_u32(b, 5);
+  tu_u64(b, 6);
+  tu_u64(b, 7);
+  tu_ev(b, 43, 1000); /* E8 */
+  tu_u32(b, 1);
+  tu_u64(b, 1700000000ull);
+  tu_u32(b, 5);
+  tu_ev(b, 169, 1100); /* E9: IPE whose size misses its last NUL */
+  tu_u16(b, 22);
+  tu_u64(b, 0x409f78);
+  tu_bytes(b, "a\0" "21\0" "t\0" "l\0" "m\0" "f:1\0", 15);
+  tu_ev(b, 30, 1200); /* E10 */
+  tu_u16(b, 9);
+  tu_u32(b, 0);
+  tu_bytes(b, "a\0bb\0", 5);
+  tu_ev(b, 207, 1300); /* E11 */
+  tu_u8(b, 3);
+  tu_u32(b, 10);
+  tu_u32(b, 20);
+  tu_u32(b, 30);
+  tu_u16(b, 0xFFFF);
+}
+
+static void decode_recorded(recorder_t *R, const uint8_t *p, size_t n,
+                            size_t chunk) {
+  memset(R, 0, sizeof *R);
+  el_ev_sink_t s = {.ud = R, .on_event = rec_event,
+                    .on_header = rec_header, .on_data_end = rec_data_end};
+  R->d = el_ev_decoder_new(&s);
+  for (size_t i = 0; i < n; i += chunk) {
+    size_t k = n - i < chunk ? n - i : chunk;
+    assert_int_equal(el_ev_decoder_feed(R->d, p + i, k), 0);
+  }
+  assert_int_equal(el_ev_decoder_finish(R->d), 0);
+}
+
+static void check_recorded(recorder_t *R) {
+  assert_int_equal(R->headers, 1);
+  assert_int_equal(R->data_ends, 1);
+  assert_int_equal(R->n, 11);
+  rec_t *r = R->r;
+  /* E1: marker, own block's capability. */
+  assert_int_equal(r[0].ev.type, 18);
+  assert_int_equal(r[0].ev.offset, g_hdr_len);
+  assert_int_equal(r[0].ev.cap, 3);
+  assert_int_equal(r[0].ev.v[0].u, 38);
+  assert_int_equal(r[0].ev.v[1].u, 500);
+  /* E2: inside the block. */
+  assert_int_equal(r[1].ev.type, 1);
+  assert_int_equal(r[1].ev.cap, 3);
+  assert_int_equal(r[1].ev.t_ns, 110);
+  assert_int_equal(r[1].ev.v[0].u, 7);
+  assert_int_equal(r[1].ev.offset, g_hdr_len + 24);
+  /* E3: starts exactly at the block end: no capability. */
+  assert_int_equal(r[2].ev.cap, EL_EV_NO_CAP);
+  assert_int_equal(r[2].ev.v[1].u, 2);
+  assert_int_equal(r[2].ev.v[2].u, 4242);
+  assert_int_equal(r[2].ev.layout, 0);
+  /* E4: text view, invalid-or-not bytes kept. */
+  assert_int_equal(r[3].slen[0], 6);
+  assert_memory_equal(r[3].s[0], "h\xc3\xa9llo", 6);
+  /* E5: longer than known: prefix decoded. */
+  assert_true(r[4].ev.known);
+  assert_int_equal(r[4].ev.v[1].u, 0x0102030405060708ull);
+  assert_int_equal(r[4].ev.payload_len, 14);
+  /* E6: unknown, raw payload. */
+  assert_false(r[5].ev.known);
+  assert_int_equal(r[5].ev.payload_len, 3);
+  assert_memory_equal(r[5].payload, "xyz", 3);
+  /* E7: 50-byte GC stats = older layout. */
+  assert_true(r[6].ev.known);
+  assert_int_equal(r[6].ev.layout, 1);
+  assert_int_equal(r[6].ev.v[5].u, 5);
+  assert_int_equal(r[6].ev.v[7].u, 7);
+  assert_int_equal(r[6].ev.v[8].u, 0);
+  /* E8: wall clock; unix_ns(1500) = sec*1e9 + nsec + (1500 - 1000). */
+  assert_int_equal(r[7].unix_ns, 1700000000ull * 1000000000ull + 5 + 500);
+  assert_int_equal(r[6].unix_ns, 0); /* before WALL_CLOCK_TIME */
+  /* E9: IPE with the off-by-one (GHC #24287) and the event after it. */
+  assert_int_equal(r[8].ev.type, 169);
+  assert_true(r[8].ev.known);
+  assert_int_equal(r[8].ev.payload_len, 23);
+  assert_int_equal(r[8].ev.v[0].u, 0x409f78);
+  assert_memory_equal(r[8].s[2], "21", 2);
+  assert_int_equal(r[8].slen[6], 3);
+  assert_memory_equal(r[8].s[6], "f:1", 3);
+  /* E10: strlist view including the NULs. */
+  assert_int_equal(r[9].ev.type, 30);
+  assert_int_equal(r[9].slen[1], 5);
+  assert_memory_equal(r[9].s[1], "a\0bb\0", 5);
+  /* E11: 13-byte census: block size is 2^3. */
+  assert_int_equal(r[10].ev.layout, 1);
+  assert_int_equal(r[10].ev.v[0].u, 8);
+  assert_int_equal(r[10].ev.v[3].u, 30);
+  assert_int_equal(r[10].ev.cap, EL_EV_NO_CAP);
+}
+
+static void test_handmade_stream_fields(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  build_stream(&b);
+  static recorder_t R;
+  decode_recorded(&R, b.b, b.n, b.n);
+  check_recorded(&R);
+  el_ev_decoder_free(R.d);
+  for (size_t chunk = 1; chunk < 40; chunk++) {
+    decode_recorded(&R, b.b, b.n, chunk);
+    check_recorded(&R);
+    el_ev_decoder_free(R.d);
+  }
+}
+
+static void test_undeclared_type_is_corrupt(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_hdr_end(&b);
+  tu_ev(&b, 1, 5);
+  tu_u32(&b, 1);
+  size_t bad = b.n;
+  tu_ev(&b, 7, 6);
+  tu_u32(&b, 1);
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), EL_EUNDECL);
+  assert_int_equal(el_ev_decoder_diag(d)->offset, bad);
+  assert_int_equal(el_ev_decoder_diag(d)->event_type, 7);
+  assert_int_equal(g.events, 1);
+  el_ev_decoder_free(d);
+}
+
+static void test_truncated_header_and_event(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  build_stream(&b);
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, 40), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_int_equal(g.headers, 0);
+  el_ev_decoder_free(d);
+  /* Cut 3 bytes into E2 (RUN_THREAD at g_hdr_len + 24). */
+  memset(&g, 0, sizeof g);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, g_hdr_len + 27), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
+  assert_int_equal(el_ev_decoder_diag(d)->event_type, 1);
+  assert_int_equal(g.events, 1);
+  el_ev_decoder_free(d);
+  /* Cut between events: clean. */
+  memset(&g, 0, sizeof g);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, g_hdr_len + 38), 0);
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_int_equal(g.events, 2);
+  el_ev_decoder_free(d);
+}
+
+/* {====== real logs ======} */
+
+static uint64_t digest_chunked(const uint8_t *p, size_t n, size_t split,
+                               size_t step, tu_digest_t *out) {
+  tu_digest_t g = {0};
+  g.h = 1469598103934665603ull;
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  if (step) {
+    for (size_t i = 0; i < n; i += step)
+      el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step);
+  } else {
+    el_ev_decoder_feed(d, p, split);
+    el_ev_decoder_feed(d, p + split, n - split);
+  }
+  int rc = el_ev_decoder_finish(d);
+  tu_mix(&g, &rc, sizeof rc);
+  el_ev_decoder_free(d);
+  if (out)
+    *out = g;
+  return g.h;
+}
+
+static void test_feed_split_at_every_byte(void **st) {
+  (void)st;
+  for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
+       k++) {
+    size_t n;
+    uint8_t *p = tu_read_log(tu_small_logs[k], &n);
+    assert_non_null(p);
+    tu_digest_t whole;
+    uint64_t ref = digest_chunked(p, n, n, 0, &whole);
+    assert_true(whole.events > 10);
+    for (size_t split = 0; split <= n; split++) {
+      uint64_t h = digest_chunked(p, n, split, 0, NULL);
+      if (h != ref)
+        fail_msg("%s: split at %zu differs", tu_small_logs[k], split);
+    }
+    if (digest_chunked(p, n, 0, 1, NULL) != ref)
+      fail_msg("%s: byte-at-a-time differs", tu_small_logs[k]);
+    if (digest_chunked(p, n, 0, 7, NULL) != ref)
+      fail_msg("%s: 7-byte chunks differ", tu_small_logs[k]);
+    free(p);
+  }
+}
+
+static void test_stale_bytes_before_header(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  assert_non_null(p);
+  tu_digest_t plain;
+  digest_chunked(p, n, n, 0, &plain);
+  /* 1000 stale bytes, including partial magics, then the log. */
+  size_t pre = 1000;
+  uint8_t *q = malloc(pre + n);
+  for (size_t i = 0; i < pre; i++)
+    q[i] = (uint8_t)(i * 7 + 1);
+  memcpy(q + 100, "hdrbhet", 7);
+  memcpy(q + 300, "hdrbh", 5);
+  memcpy(q + pre - 4, "hdrb", 4);
+  memcpy(q + pre, p, n);
+  for (size_t step = 1; step <= 4096; step *= 8) {
+    tu_digest_t g;
+    digest_chunked(q, pre + n, 0, step, &g);
+    assert_int_equal(g.headers, 1);
+    assert_int_equal(g.events, plain.events);
+    assert_int_equal(g.warnings, plain.warnings + 1);
+    assert_int_equal(g.max_offset, plain.max_offset + pre);
+  }
+  free(q);
+  free(p);
+}
+
+static void test_two_sessions_back_to_back(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/unicode.eventlog", &n);
+  assert_non_null(p);
+  tu_digest_t one;
+  digest_chunked(p, n, n, 0, &one);
+  assert_int_equal(one.data_ends, 1);
+  uint8_t *q = malloc(2 * n);
+  memcpy(q, p, n);
+  memcpy(q + n, p, n);
+  for (size_t step = 1; step <= 8192; step *= 2) {
+    tu_digest_t g = {0};
+    el_ev_sink_t s = tu_sink(&g);
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    for (size_t i = 0; i < 2 * n; i += step)
+      assert_int_equal(
+          el_ev_decoder_feed(d, q + i, 2 * n - i < step ? 2 * n - i : step),
+          0);
+    assert_int_equal(el_ev_decoder_finish(d), 0);
+    assert_int_equal(g.headers, 2);
+    assert_int_equal(g.data_ends, 2);
+    assert_int_equal(g.events, 2 * one.events);
+    assert_int_equal(el_ev_decoder_stats(d)->sessions, 2);
+    assert_int_equal(el_ev_decoder_header(d)->session, 2);
+    assert_int_equal(el_ev_decoder_header(d)->offset, n);
+    el_ev_decoder_free(d);
+  }
+  free(q);
+  free(p);
+}
+
+static void test_reset_starts_new_session(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/time-prof.eventlog", &n);
+  tu_digest_t one;
+  digest_chunked(p, n, n, 0, &one);
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, p, n / 2), 0);
+  uint64_t half = g.events;
+  assert_int_equal(g.headers, 1);
+  assert_true(half > 10);
+  el_ev_decoder_reset(d);
+  assert_int_equal(el_ev_decoder_feed(d, p, n), 0);
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_int_equal(g.headers, 2);
+  assert_int_equal(g.events, half + one.events);
+  assert_int_equal(g.warnings, 0);
+  el_ev_decoder_free(d);
+  free(p);
+}
+
+static void test_stop_from_callback(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/unicode.eventlog", &n);
+  tu_digest_t g = {0};
+  g.stop_after = 10;
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, p, n), EL_ESTOPPED);
+  assert_int_equal(g.events, 10);
+  el_ev_decoder_free(d);
+  free(p);
+}
+
+static void test_no_allocation_per_event(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  assert_non_null(p);
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  /* Odd chunk size so that many events straddle feeds. */
+  size_t step = 4093, i = 0;
+  for (; i < n && g.events < 2000; i += step)
+    el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step);
+  uint64_t before = el_mem_alloc_count();
+  uint64_t ev_before = g.events;
+  for (; i < n; i += step)
+    assert_int_equal(
+        el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step), 0);
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_true(g.events > ev_before + 100000);
+  assert_int_equal(el_mem_alloc_count(), before);
+  el_ev_decoder_free(d);
+  free(p);
+}
+
+static void test_data_end_inside_last_block(void **st) {
+  (void)st;
+  /* GHC >= 9.2 puts DATA_END inside the final global block (§1.5). */
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/ghc-9.2-events.eventlog", &n);
+  tu_digest_t g;
+  digest_chunked(p, n, n, 0, &g);
+  assert_int_equal(g.data_ends, 1);
+  assert_int_equal(g.data_end_off, n - 2);
+  assert_int_equal(g.warnings, 0);
+  free(p);
+}
+
+static void test_testlog_part_reports_truncation(void **st) {
+  (void)st;
+  size_t n;
+  uint8_t *p = tu_read_log("ghc-events/testlog-part.eventlog", &n);
+  assert_non_null(p);
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, p, n), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  const el_diag_t *dg = el_ev_decoder_diag(d);
+  assert_true(dg->offset < n && dg->offset > g.max_offset);
+  assert_true(dg->event_type >= 0);
+  assert_true(g.events > 100);
+  el_ev_decoder_free(d);
+  free(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_type_table_names_and_fields),
+      cmocka_unit_test(test_handmade_stream_fields),
+      cmocka_unit_test(test_undeclared_type_is_corrupt),
+      cmocka_unit_test(test_truncated_header_and_event),
+      cmocka_unit_test(test_feed_split_at_every_byte),
+      cmocka_unit_test(test_stale_bytes_before_header),
+      cmocka_unit_test(test_two_sessions_back_to_back),
+      cmocka_unit_test(test_reset_starts_new_session),
+      cmocka_unit_test(test_stop_from_callback),
+      cmocka_unit_test(test_no_allocation_per_event),
+      cmocka_unit_test(test_data_end_inside_last_block),
+      cmocka_unit_test(test_testlog_part_reports_truncation),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
