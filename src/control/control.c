@@ -9,6 +9,7 @@
  *   LL bytes      namespace ("eventlog-socket" is 15 bytes: LL = 0x0F)
  *   CC            command id, 1..255 */
 #include "control/control.h"
+#include "source/source.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -60,6 +61,17 @@ int el_ctl_send(const el_ctl_sender_t *s, const char *ns, size_t ns_len,
   if (s == NULL || s->send == NULL) return EL_ECLOSED;
   int rc = s->send(s->ud, buf, (size_t)n);
   return rc > 0 ? 0 : rc;
+}
+
+int el_ctl_host_control(void *ud, const char *ns, size_t ns_len,
+                        uint32_t command_id) {
+  if (command_id > 255) return EL_EINVAL;
+  return el_ctl_send(ud, ns, ns_len, (int)command_id);
+}
+
+int el_ctl_src_send(void *ud, const uint8_t *buf, size_t len) {
+  if (ud == NULL) return EL_ECLOSED;
+  return el_src_write(ud, buf, len);
 }
 
 /* {====== options ======} */

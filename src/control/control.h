@@ -94,6 +94,21 @@ typedef struct el_ctl_sender_s {
 int el_ctl_send(const el_ctl_sender_t *s, const char *ns, size_t ns_len,
                 int command_id);
 
+/* el_ctl_send in the shape of the host's control hook
+ * (el_host_control_fn in src/host/host.h), so that Lua's el.control uses
+ * the same path: el_host_set_control(h, el_ctl_host_control, &sender).
+ * ud: an el_ctl_sender_t *, borrowed (may be NULL). command_id values
+ * above 255 give EL_EINVAL. Thread: as el_ctl_send. */
+int el_ctl_host_control(void *ud, const char *ns, size_t ns_len,
+                        uint32_t command_id);
+
+/* A send callback over a byte source: ud is an el_src_t * (src/source/
+ * source.h), and the bytes go to el_src_write (copied; never blocks;
+ * EL_ECLOSED when no socket connection is open or the source is a file,
+ * FIFO or stdin). Use: el_ctl_sender_t s = {el_ctl_src_send, src}.
+ * Thread: the source's loop thread. */
+int el_ctl_src_send(void *ud, const uint8_t *buf, size_t len);
+
 /* {====== options ======} */
 
 /* The control server's command-line options (reference-behaviour.md

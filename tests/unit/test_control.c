@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <lauxlib.h>
@@ -21,6 +25,7 @@
 
 #include "control/control.h"
 #include "control/ctl_internal.h"
+#include "source/source.h"
 
 /* "eventlog-socket" in hex: 65 76 65 6E 74 6C 6F 67 2D 73 6F 63 6B 65 74 */
 #define ES_HEX                                                             \
@@ -131,6 +136,14 @@ static void test_send_paths(void **st) {
   assert_int_equal(el_ctl_send(NULL, "x", 1, 1), EL_ECLOSED);
   el_ctl_sender_t none = {NULL, NULL};
   assert_int_equal(el_ctl_send(&none, "x", 1, 1), EL_ECLOSED);
+  /* The host's hook shape goes the same way. */
+  r.connected = 1;
+  r.len = 0;
+  assert_int_equal(el_ctl_host_control(&s, "eventlog-socket", 15, 3), 0);
+  assert_memory_equal(r.buf, want, sizeof want);
+  assert_int_equal(el_ctl_host_control(&s, "x", 1, 256), EL_EINVAL);
+  assert_int_equal(el_ctl_host_control(NULL, "x", 1, 1), EL_ECLOSED);
+  assert_int_equal(el_ctl_src_send(NULL, want, sizeof want), EL_ECLOSED);
 }
 
 /* {====== options ======} */
@@ -702,6 +715,146 @@ static void test_server_without_loop(void **st) {
   el_ctl_server_free(NULL);
 }
 
+/* {====== through a real source to a test peer ======} */
+
+typedef struct {
+  fix_t f;             /* loop, server (sender = the source) */
+  el_src_t *src;       /* Unix socket source */
+  atomic_int sessions; /* on_connect calls */
+  atomic_int ended;    /* on_disconnect calls */
+} peerfix_t;
+
+static void pf_connect(void *ud, el_src_t *src) {
+  atomic_fetch_add(&((peerfix_t *)ud)->sessions, 1);
+}
+static void pf_disconnect(void *ud, el_src_t *src, int err) {
+  atomic_fetch_add(&((peerfix_t *)ud)->ended, 1);
+}
+
+static void pf_on_stop(uv_async_t *a) {
+  peerfix_t *p = a->data;
+  el_ctl_server_free(p->f.srv);
+  p->f.srv = NULL;
+  el_src_free(p->src);
+  uv_close((uv_handle_t *)a, NULL);
+}
+
+static int wait_for(atomic_int *v, int at_least, int ms) {
+  for (int k = 0; k < ms / 10 && atomic_load(v) < at_least; k++)
+    usleep(10000);
+  return atomic_load(v) >= at_least;
+}
+
+/* el_peer serves an eventlog on a Unix socket and records what we send:
+ * each route's bytes must arrive in order, exactly; once the peer has
+ * gone, the same request gives 503. */
+static void test_server_source_peer(void **st) {
+  const char *bd = getenv("EL_BUILD_DIR"), *logs = getenv("EL_EVENTLOGS");
+  if (!have_curl() || bd == NULL || logs == NULL) skip();
+  char peer[512], file[512], dir[] = "/tmp/el_ctl_peerXXXXXX";
+  snprintf(peer, sizeof peer, "%s/tests/el_peer", bd);
+  snprintf(file, sizeof file, "%s/ghc-9.0/heapy-hT.eventlog", logs);
+  if (access(peer, X_OK) != 0) skip();
+  assert_non_null(mkdtemp(dir));
+  char sock[600], rec[600], ready[600];
+  snprintf(sock, sizeof sock, "%s/el.sock", dir);
+  snprintf(rec, sizeof rec, "%s/rec", dir);
+  snprintf(ready, sizeof ready, "%s/ready", dir);
+  char *pargv[] = {peer, "--unix", sock, "--file", file, "--record", rec,
+                   "--ready-file", ready, "--hold-ms", "3000",
+                   "--timeout", "30", NULL};
+  pid_t pid;
+  extern char **environ;
+  assert_int_equal(posix_spawn(&pid, peer, NULL, NULL, pargv, environ), 0);
+  struct stat sb;
+  for (int k = 0; k < 500 && stat(ready, &sb) != 0; k++) usleep(10000);
+
+  peerfix_t *p = calloc(1, sizeof *p);
+  fix_t *f = &p->f;
+  assert_int_equal(uv_loop_init(&f->loop), 0);
+  assert_int_equal(uv_async_init(&f->loop, &f->stop, pf_on_stop), 0);
+  f->stop.data = p;
+  el_src_opts_t so;
+  el_src_opts_init(&so);
+  char *sargv[] = {"--eventlog-socket", sock};
+  int i = 0;
+  assert_int_equal(el_src_opts_parse(&so, 2, sargv, &i), 1);
+  assert_int_equal(el_src_opts_validate(&so), 0);
+  el_src_cb_t cb = {.ud = p, .on_connect = pf_connect,
+                    .on_disconnect = pf_disconnect};
+  assert_int_equal(el_src_new(&f->loop, &so, &cb, &p->src), 0);
+  assert_int_equal(el_src_start(p->src), 0);
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  o.port = 0;
+  el_ctl_sender_t snd = {el_ctl_src_send, p->src};
+  assert_int_equal(el_ctl_server_start(&f->loop, &o, "svc", snd, &f->srv),
+                   0);
+  snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d",
+           el_ctl_server_port(f->srv));
+  pthread_create(&f->thread, NULL, loop_main, f);
+  assert_true(wait_for(&p->sessions, 1, 5000));
+
+  char out[8192];
+  static const char *urls[] = {
+      FORM " ^/control/eventlog-socket/start-profiling",
+      FORM " ^/control/eventlog-socket/stop-profiling",
+      FORM " ^/control/eventlog-socket/start-heap-profiling",
+      FORM " ^/control/eventlog-socket/stop-heap-profiling",
+      FORM " ^/control/eventlog-socket/request-heap-census",
+      FORM " ^/control/ghc-stack-profiler/1",
+      FORM " ^/control/ghc-stack-profiler/2"};
+  for (size_t k = 0; k < EL_ARRAY_LEN(urls); k++)
+    assert_int_equal(curl(f, urls[k], out, sizeof out), 200);
+  /* Bad requests send nothing. */
+  assert_int_equal(curl(f, FORM " ^/control/x/0", out, sizeof out), 400);
+  assert_int_equal(curl(f, "-X POST -d service-name=no ^/control/x/1", out,
+                        sizeof out), 404);
+
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(wait_for(&p->ended, 1, 5000));
+  assert_int_equal(curl(f, FORM " ^/control/eventlog-socket/"
+                           "request-heap-census", out, sizeof out), 503);
+
+  static const uint8_t gsp[] = {'g', 'h', 'c', '-', 's', 't', 'a', 'c', 'k',
+                                '-', 'p', 'r', 'o', 'f', 'i', 'l', 'e', 'r'};
+  uint8_t want[7 * 22 + 8], got[sizeof want + 64];
+  size_t n = 0;
+  for (int k = 1; k <= 7; k++) {
+    static const uint8_t head[] = {MAGIC, 0x00};
+    memcpy(want + n, head, sizeof head);
+    n += sizeof head;
+    if (k <= 5) {
+      static const uint8_t es[] = {0x0F, ES_HEX};
+      memcpy(want + n, es, sizeof es);
+      n += sizeof es;
+      want[n++] = (uint8_t)k;
+    } else {
+      want[n++] = 0x12;
+      memcpy(want + n, gsp, sizeof gsp);
+      n += sizeof gsp;
+      want[n++] = (uint8_t)(k - 5);
+    }
+  }
+  FILE *rf = fopen(rec, "rb");
+  assert_non_null(rf);
+  size_t got_n = fread(got, 1, sizeof got, rf);
+  fclose(rf);
+  assert_int_equal(got_n, n);
+  assert_memory_equal(got, want, n);
+
+  uv_async_send(&f->stop);
+  pthread_join(f->thread, NULL);
+  assert_int_equal(uv_loop_close(&f->loop), 0);
+  free(p);
+  unlink(rec);
+  unlink(ready);
+  unlink(sock);
+  rmdir(dir);
+}
+
 /* {====== Lua ======} */
 
 static void test_lua_control(void **st) {
@@ -758,6 +911,7 @@ int main(void) {
       cmocka_unit_test(test_server_cors_flags),
       cmocka_unit_test(test_server_port_in_use),
       cmocka_unit_test(test_server_without_loop),
+      cmocka_unit_test(test_server_source_peer),
       cmocka_unit_test(test_lua_control),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
