@@ -101,6 +101,10 @@ extern const el__src_vt_t el__src_stdin_vt;
 extern const el__src_vt_t el__src_unix_vt;
 extern const el__src_vt_t el__src_tcp_vt;
 
+/* Message for an error code: ours (EL_E*), errno values and libuv's
+ * getaddrinfo codes (UV_EAI_*). Static string. */
+const char *el__src_strerror(int err);
+
 /* src_core.c: a variant reports that the session is open (on_connect). */
 void el__src_opened(el_src_t *s);
 /* An open/connect attempt failed with err; the variant has released what

@@ -27,6 +27,12 @@
 
 static void attempt(el_src_t *s);
 
+const char *el__src_strerror(int err) {
+  if (err <= UV_EAI_ADDRFAMILY && err >= -3100)
+    return uv_strerror(err);  /* getaddrinfo codes: known to libuv */
+  return el_strerror(err);
+}
+
 /* {====== creation ======} */
 
 static int dup_opt(const char *in, char **out) {
@@ -287,14 +293,14 @@ void el__src_open_failed(el_src_t *s, int err) {
   char d[160];
   el_src_opts_describe(&s->opts, d, sizeof d);
   if (!reconnects(s)) {
-    el_log(EL_LOG_ERROR, "cannot open %s: %s", d, uv_strerror(err));
+    el_log(EL_LOG_ERROR, "cannot open %s: %s", d, el__src_strerror(err));
     begin_end(s, err);
     return;
   }
-  el_log(EL_LOG_DEBUG, "Failed to connect on %s: %s", d, uv_strerror(err));
+  el_log(EL_LOG_DEBUG, "Failed to connect on %s: %s", d, el__src_strerror(err));
   if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
     el_log(EL_LOG_ERROR, "giving up on %s after %d failed attempts: %s", d,
-           s->fails, uv_strerror(err));
+           s->fails, el__src_strerror(err));
     begin_end(s, err);
     return;
   }
@@ -410,7 +416,8 @@ static void write_cb(uv_write_t *req, int status) {
   if (status < 0) {
     s->stats.send_dropped += w->len;
     s->stats.sent_bytes -= w->len;
-    el_log(EL_LOG_DEBUG, "control write failed: %s", uv_strerror(status));
+    el_log(EL_LOG_DEBUG, "control write failed: %s",
+           el__src_strerror(status));
   }
   el_free(w);
 }

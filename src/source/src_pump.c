@@ -73,7 +73,7 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   (void)src;
   if (err < 0 && err != EL_ECLOSED)
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
-           uv_strerror(err));
+           el__src_strerror(err));
   finish_session(p, 0);
 }
 

@@ -288,8 +288,8 @@ static int parse_all(el_src_opts_t *o, int argc, char **argv) {
 static void test_opts_both_forms(void **state) {
   (void)state;
   el_src_opts_t o;
-  char *a[] = {"x", "--eventlog-socket-host", "::1", "--own", "--eventlog-"
-               "socket-port=4040", "--eventlog-socket-timeout=0.5",
+  char *a[] = {"x", "--eventlog-socket-host", "::1", "--own",
+               "--eventlog-socket-port=4040", "--eventlog-socket-timeout=0.5",
                "--eventlog-socket-exponent", "2", "--eventlog-log-file=t.bin",
                "--eventlog-socket-retries", "3", "--eventlog-socket-max-delay",
                "7"};
@@ -899,7 +899,7 @@ static void f_reset(void *ud) { f_log(ud, "R"); }
 static int f_feed(void *ud, const uint8_t *b, size_t n) {
   fake_t *f = ud;
   (void)b;
-  if (f->log[f->len - 1] != 'F')
+  if (f->len == 0 || f->log[f->len - 1] != 'F')
     f_log(f, "F");
   f->fed += n;
   return 0;
