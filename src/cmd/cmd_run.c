@@ -1,11 +1,235 @@
-/* cmd_run.c: placeholder until the owning module lands. */
+/* cmd_run.c: `eventlog-live run SCRIPT.lua [options] <source options>`:
+ * load a Lua script into the host (src/host/host.h), pump a source into
+ * it, flush the telemetry at the end. docs/lua-api.md describes the
+ * script API. Exit status: 0 success; 1 runtime failure (decode error,
+ * fail-fast handler error, export failure); 2 usage or script load error. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
 
 #include "cmd.h"
+#include "host/host.h"
+#include "otlp/otlp.h"
+#include "source/source.h"
+#include "telemetry/telemetry.h"
+
+typedef struct {
+  const char *script;
+  int fail_fast;
+  const char *output;       /* "console" or "none" */
+  el_src_opts_t src;
+  const char *sets[256];    /* "key=value" */
+  int nsets;
+} run_opts_t;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: eventlog-live run SCRIPT.lua [options] <source options>\n"
+          "       eventlog-live run SCRIPT.lua [options] FILE.eventlog\n\n"
+          "Run a Lua script (docs/lua-api.md) over an eventlog.\n\n"
+          "options:\n"
+          "  --set KEY=VALUE      visible to the script as "
+          "eventlog_live.config.KEY\n"
+          "  --fail-fast          stop at the first error in a handler "
+          "(exit 1)\n"
+          "  --output console|none  where emitted telemetry goes "
+          "(default console:\n"
+          "                       OTLP/JSON lines on stdout)\n"
+          "  --log-level LEVEL    debug, info, warn (default), error, "
+          "quiet\n\nsource options:\n%s",
+          el_src_opts_help());
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). */
+static int parse(run_opts_t *o, int argc, char **argv) {
+  el_src_opts_init(&o->src);
+  o->output = "console";
+  for (int i = 1; i < argc;) {
+    const char *a = argv[i];
+    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
+    if (rc < 0) {
+      fprintf(stderr, "eventlog-live run: %s\n", o->src.err);
+      return 2;
+    }
+    if (rc == 1) continue;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 1;
+    } else if (!strcmp(a, "--fail-fast")) {
+      o->fail_fast = 1;
+    } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
+                !strcmp(a, "--log-level")) && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (a[2] == 's') {
+        if (!strchr(v, '=') || v[0] == '=' || o->nsets == 256) {
+          fprintf(stderr, "eventlog-live run: --set wants KEY=VALUE\n");
+          return 2;
+        }
+        o->sets[o->nsets++] = v;
+      } else if (a[2] == 'o') {
+        if (strcmp(v, "console") && strcmp(v, "none")) {
+          fprintf(stderr, "eventlog-live run: --output console|none\n");
+          return 2;
+        }
+        o->output = v;
+      } else if (el_log_parse_level(v, &el_log_threshold) != 0) {
+        fprintf(stderr, "eventlog-live run: bad --log-level '%s'\n", v);
+        return 2;
+      }
+    } else if (!strncmp(a, "--set=", 6)) {
+      if (!strchr(a + 6, '=') || o->nsets == 256) {
+        fprintf(stderr, "eventlog-live run: --set wants KEY=VALUE\n");
+        return 2;
+      }
+      o->sets[o->nsets++] = a + 6;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "eventlog-live run: unknown option '%s'\n", a);
+      return 2;
+    } else if (!o->script) {
+      o->script = a;
+    } else {
+      el_src_opts_set_path(&o->src, a);
+    }
+    i++;
+  }
+  if (!o->script) {
+    fprintf(stderr, "eventlog-live run: no script given\n");
+    usage(stderr);
+    return 2;
+  }
+  if (el_src_opts_validate(&o->src) != 0) {
+    fprintf(stderr, "eventlog-live run: %s\n", o->src.err);
+    return 2;
+  }
+  return 0;
+}
+
+/* {====== the consumer: decoder + host sessions ======} */
+
+static void c_reset(void *ud) {
+  el_host_t *h = ud;
+  el_host_session_end(h);
+  el_ev_decoder_reset(el_host_decoder(h));
+}
+
+static int c_feed(void *ud, const uint8_t *buf, size_t len) {
+  return el_host_feed(ud, buf, len);
+}
+
+static int c_finish(void *ud) {
+  el_host_t *h = ud;
+  int rc = el_ev_decoder_finish(el_host_decoder(h));
+  el_host_session_end(h);
+  return rc;
+}
+
+static const el_diag_t *c_diag(void *ud) {
+  return el_ev_decoder_diag(el_host_decoder(ud));
+}
+
+/* Wall-clock timers: polled by an unreferenced libuv timer, so they never
+ * keep the loop alive after the input ended. */
+static void on_wall(uv_timer_t *t) {
+  el_host_t *h = t->data;
+  int64_t next = el_host_run_wall_timers(h, uv_now(t->loop));
+  uint64_t delay = next < 0 || next > 100 ? 100 : (uint64_t)next;
+  uv_timer_start(t, on_wall, delay ? delay : 1, 0);
+}
+
+/* The console exporter (src/otlp/, OTLP/JSON lines) registers itself on a
+ * store with this function once it is built; until then (weak symbol
+ * absent) `--output console` prints nothing and says so. */
+extern int el_otlp_console_add(el_tm_store_t *st, FILE *out)
+    __attribute__((weak));
+
+static int setup_store(el_host_t *h, const run_opts_t *o,
+                       el_tm_store_t **st) {
+  *st = el_tm_store_new("eventlog-live", EL_VERSION);
+  if (!*st) return EL_ENOMEM;
+  el_host_set_store(h, *st);
+  if (!strcmp(o->output, "console")) {
+    if (!el_otlp_console_add) {
+      el_log(EL_LOG_INFO, "console exporter not built: telemetry discarded");
+      return 0;
+    }
+    int rc = el_otlp_console_add(*st, stdout);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+static int run(const run_opts_t *o) {
+  el_host_opts_t hopts = {.fail_fast = o->fail_fast};
+  el_host_t *h = el_host_new(&hopts);
+  el_tm_store_t *st = NULL;
+  int status = 1;
+  if (!h) {
+    fprintf(stderr, "eventlog-live run: out of memory\n");
+    return 1;
+  }
+  int rc = setup_store(h, o, &st);
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live run: telemetry: %s\n", el_strerror(rc));
+    goto done;
+  }
+  for (int i = 0; i < o->nsets; i++) {
+    const char *eq = strchr(o->sets[i], '=');
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+    el_host_set_config(h, key, eq + 1);
+  }
+  rc = el_host_load(h, o->script);
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live run: %s\n", el_host_error(h));
+    status = rc == EL_ESTOPPED ? 1 : 2;
+    goto done;
+  }
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_timer_t wall;
+  uv_timer_init(&loop, &wall);
+  wall.data = h;
+  uv_timer_start(&wall, on_wall, 0, 0);
+  uv_unref((uv_handle_t *)&wall);
+  el_src_consumer_t c;
+  memset(&c, 0, sizeof c);
+  c.ud = h;
+  c.reset = c_reset;
+  c.feed = c_feed;
+  c.finish = c_finish;
+  c.diag = c_diag;
+  el_src_pump_result_t res;
+  rc = el_src_pump(&loop, &o->src, &c, &res);
+  uv_close((uv_handle_t *)&wall, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  int end_rc = el_host_end(h);
+  int exp_rc = el_tm_store_shutdown(st, 10000);
+  el_host_report_errors(h);
+  if (end_rc == EL_ESTOPPED) {
+    fprintf(stderr, "eventlog-live run: stopped (--fail-fast): %s\n",
+            el_host_error(h));
+    status = 1;
+  } else if (rc < 0 && rc != EL_ESTOPPED) {
+    status = 1;  /* the pump logged the decode error and its offset */
+  } else if (exp_rc < 0) {
+    fprintf(stderr, "eventlog-live run: export: %s\n", el_strerror(exp_rc));
+    status = 1;
+  } else {
+    status = 0;
+  }
+done:
+  el_host_free(h);
+  el_tm_store_free(st);
+  return status;
+}
 
 int el_cmd_run(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "eventlog-live: 'run' is not built yet\n");
-  return 1;
+  run_opts_t o;
+  memset(&o, 0, sizeof o);
+  int rc = parse(&o, argc, argv);
+  if (rc == 1) return 0;
+  if (rc) return 2;
+  return run(&o);
 }

@@ -1,0 +1,397 @@
+/* host.c: the Lua host's state, script loading, the decoder sink and the
+ * dispatch fast path, and protected calls with error accounting.
+ * The Lua API is in docs/lua-api.md; design notes in DESIGN.md ("Lua must
+ * not see the raw firehose") and spec/field-notes.md §2.5. */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host_internal.h"
+
+#ifndef EL_LUA_INSTALL_DIR
+#define EL_LUA_INSTALL_DIR "/usr/local/share/eventlog-live/lua"
+#endif
+
+static const char HOST_KEY = 'h';  /* registry key of the host pointer */
+
+uint64_t el_host_clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* {====== allocator and state ======} */
+
+/* lua_Alloc over the counting allocator (STYLE: one allocator). */
+static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    el_free(ptr);
+    return NULL;
+  }
+  return el_realloc(ptr, nsize);
+}
+
+static int lpanic(lua_State *L) {
+  el_log(EL_LOG_ERROR, "Lua panic: %s", lua_tostring(L, -1));
+  return 0;
+}
+
+el_host_t *el__host_from(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &HOST_KEY);
+  el_host_t *h = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return h;
+}
+
+static const char *default_lua_dir(void) {
+  const char *env = getenv("EVENTLOG_LIVE_LUA_DIR");
+  if (env && *env) return env;
+  if (access(EL_SOURCE_DIR "/lua/eventlog_live", R_OK) == 0)
+    return EL_SOURCE_DIR "/lua";
+  return EL_LUA_INSTALL_DIR;
+}
+
+/* package.path = [script dir;] $EVENTLOG_LIVE_LUA_PATH; lua_dir; default.
+ * [-0, +0, m] */
+static void set_path(el_host_t *h, const char *script_dir) {
+  lua_State *L = h->L;
+  luaL_Buffer b;
+  lua_getglobal(L, "package");
+  luaL_buffinit(L, &b);
+  if (script_dir) {
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", script_dir, script_dir);
+    luaL_addvalue(&b);
+  }
+  const char *env = getenv("EVENTLOG_LIVE_LUA_PATH");
+  if (env && *env) {
+    luaL_addstring(&b, env);
+    luaL_addchar(&b, ';');
+  }
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", h->lua_dir, h->lua_dir);
+  luaL_addvalue(&b);
+  lua_getfield(L, -2, "path");  /* the default */
+  luaL_addvalue(&b);
+  luaL_pushresult(&b);
+  lua_setfield(L, -2, "path");
+  lua_pop(L, 1);
+}
+
+static int on_event(void *ud, const el_ev_event_t *ev);
+static int on_header(void *ud, const el_ev_header_t *hdr);
+static void on_data_end(void *ud, uint64_t offset);
+static void on_warning(void *ud, const el_diag_t *diag);
+
+/* Set up the Lua side: libraries, registry slots, the module. Runs
+ * protected: [-0, +0, m]. */
+static int setup(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  luaL_openlibs(L);
+  lua_pushlightuserdata(L, h);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &HOST_KEY);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, el__lua_open_module);
+  lua_setfield(L, -2, "eventlog_live");
+  lua_pop(L, 1);
+  /* Open it now so that C can reach its tables before any require. */
+  luaL_requiref(L, "eventlog_live", el__lua_open_module, 0);
+  lua_pop(L, 1);
+  set_path(h, NULL);
+  return 0;
+}
+
+el_host_t *el_host_new(const el_host_opts_t *opts) {
+  el_host_t *h = el_calloc(1, sizeof *h);
+  if (!h) return NULL;
+  if (opts) h->opts = *opts;
+  h->lua_dir = el_strdup(opts && opts->lua_dir ? opts->lua_dir
+                                                : default_lua_dir());
+  h->opts.lua_dir = h->lua_dir;
+  h->next_deadline = UINT64_MAX;
+  h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
+  h->ev_type_set = -1;
+  h->next_id = 1;
+  snprintf(h->timer_handler.where, sizeof h->timer_handler.where, "timer");
+  snprintf(h->hook_handler.where, sizeof h->hook_handler.where, "hook");
+  el_ev_sink_t sink = {.ud = h,
+                       .on_header = on_header,
+                       .on_event = on_event,
+                       .on_data_end = on_data_end,
+                       .on_warning = on_warning};
+  if (!h->lua_dir) goto fail;
+  h->dec = el_ev_decoder_new(&sink);
+  if (!h->dec) goto fail;
+  h->L = lua_newstate(lalloc, NULL);
+  if (!h->L) goto fail;
+  lua_atpanic(h->L, lpanic);
+  lua_pushcfunction(h->L, setup);
+  lua_pushlightuserdata(h->L, h);
+  if (lua_pcall(h->L, 1, 0, 0) != LUA_OK) {
+    el_log(EL_LOG_ERROR, "cannot set up Lua: %s", lua_tostring(h->L, -1));
+    goto fail;
+  }
+  /* Init events always feed the session tracker (spec §2.4). */
+  static const char *sys[] = {"WALL_CLOCK_TIME", "OSPROCESS_PID",
+                              "OSPROCESS_PPID", "RTS_IDENTIFIER",
+                              "PROGRAM_ARGS", "HEAP_PROF_BEGIN",
+                              "CAP_CREATE", "BLOCK_MARKER"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(sys); i++) {
+    int id = el_ev_type_by_name(sys[i]);
+    if (id >= 0) el__host_set_flag(h, id, EL__F_SYS, 1);
+  }
+  return h;
+fail:
+  el_host_free(h);
+  return NULL;
+}
+
+void el_host_free(el_host_t *h) {
+  if (!h) return;
+  el__ana_free(h);
+  el__timers_free(h);
+  if (h->L) lua_close(h->L);
+  el__handlers_free(h);
+  el_ev_decoder_free(h->dec);
+  el_free(h->lua_dir);
+  el_free(h);
+}
+
+el_ev_decoder_t *el_host_decoder(el_host_t *h) { return h->dec; }
+void el_host_set_store(el_host_t *h, el_tm_store_t *st) { h->store = st; }
+const char *el_host_error(const el_host_t *h) { return h->err; }
+const el_host_stats_t *el_host_stats(const el_host_t *h) { return &h->st; }
+struct lua_State *el_host_lua(el_host_t *h) { return h->L; }
+
+void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud) {
+  h->control_fn = fn;
+  h->control_ud = ud;
+}
+
+static int set_config(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->mod_ref);
+  lua_getfield(L, -1, "config");
+  lua_pushvalue(L, 3);
+  lua_setfield(L, -2, lua_tostring(L, 2));
+  return 0;
+}
+
+int el_host_set_config(el_host_t *h, const char *key, const char *value) {
+  lua_State *L = h->L;
+  lua_pushcfunction(L, set_config);
+  lua_pushlightuserdata(L, h);
+  lua_pushstring(L, key);
+  lua_pushstring(L, value);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return EL_ENOMEM;
+  }
+  return 0;
+}
+
+/* {====== protected calls ======} */
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+      return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Log an error of hd with a rate limit: the first 5, then at most one per
+ * 10 s carrying the count of those not logged. */
+static void log_error(el_host_t *h, el__handler_t *hd, const char *what,
+                      const char *msg) {
+  uint64_t now = el_host_clock_ms();
+  if (hd->errors <= 5 || now - hd->last_log_ms >= 10000) {
+    if (hd->unlogged)
+      el_log(EL_LOG_ERROR, "%s (%s): error #%llu (%llu not shown): %s", what,
+             hd->where, (unsigned long long)hd->errors,
+             (unsigned long long)hd->unlogged, msg);
+    else
+      el_log(EL_LOG_ERROR, "%s (%s): %s", what, hd->where, msg);
+    hd->last_log_ms = now;
+    hd->unlogged = 0;
+  } else {
+    hd->unlogged++;
+  }
+}
+
+int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
+                   const char *what) {
+  lua_State *L = h->L;
+  int fn = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, fn);
+  int rc = lua_pcall(L, nargs, 0, fn);
+  if (rc == LUA_OK) {
+    lua_remove(L, fn);
+    return 0;
+  }
+  const char *msg = lua_tostring(L, -1);
+  if (!msg) msg = "(no message)";
+  h->st.handler_errors++;
+  if (hd) hd->errors++;
+  if (h->opts.fail_fast) {
+    snprintf(h->err, sizeof h->err, "%s (%s): %s", what,
+             hd ? hd->where : "?", msg);
+    h->stop = 1;
+  } else {
+    log_error(h, hd ? hd : &h->hook_handler, what, msg);
+  }
+  lua_pop(L, 2);
+  return -1;
+}
+
+/* {====== loading ======} */
+
+static int load_chunk(el_host_t *h, int status) {
+  lua_State *L = h->L;
+  if (status != LUA_OK) {
+    snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return EL_ELUA;
+  }
+  int fn = lua_gettop(L);
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, fn);
+  if (lua_pcall(L, 0, 0, fn) != LUA_OK) {
+    snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));
+    lua_pop(L, 2);
+    return EL_ELUA;
+  }
+  lua_pop(L, 1);
+  h->loaded = 1;
+  return h->stop ? EL_ESTOPPED : 0;
+}
+
+int el_host_load(el_host_t *h, const char *path) {
+  h->err[0] = '\0';
+  if (access(path, R_OK) != 0) {
+    int e = errno;
+    snprintf(h->err, sizeof h->err, "cannot open %s: %s", path, strerror(e));
+    return -e;
+  }
+  char *copy = el_strdup(path);
+  if (!copy) return EL_ENOMEM;
+  set_path(h, dirname(copy));
+  el_free(copy);
+  lua_State *L = h->L;
+  /* arg[0] = script path, as the stand-alone interpreter does. */
+  lua_createtable(L, 1, 0);
+  lua_pushstring(L, path);
+  lua_rawseti(L, -2, 0);
+  lua_setglobal(L, "arg");
+  return load_chunk(h, luaL_loadfile(L, path));
+}
+
+int el_host_load_string(el_host_t *h, const char *code, const char *name) {
+  h->err[0] = '\0';
+  return load_chunk(h, luaL_loadbuffer(h->L, code, strlen(code), name));
+}
+
+/* {====== the sink ======} */
+
+void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
+  if (type < 0) {
+    for (int i = 0; i < EL__HOST_NTYPES; i++)
+      el__host_set_flag(h, i, bit, on);
+    h->star_flag = on ? (h->star_flag | bit) : (h->star_flag & ~bit);
+    return;
+  }
+  if (type >= EL__HOST_NTYPES) return;
+  if (on)
+    h->flags[type] |= bit;
+  else
+    h->flags[type] &= (uint8_t)~bit;
+}
+
+/* The fast path: one array lookup for an event nobody wants. */
+static int on_event(void *ud, const el_ev_event_t *ev) {
+  el_host_t *h = ud;
+  h->st.events++;
+  if (ev->t_ns > h->now) {
+    h->now = ev->t_ns;
+    if (h->now >= h->next_deadline) el__timers_fire(h);
+  }
+  uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
+  if (__builtin_expect(f == 0, 1)) return h->stop;
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  if (f & EL__F_SYS) el__session_event(h, ev);
+  if (f & EL__F_ANA) el__ana_event(h, ev);
+  if (f & (EL__F_LUA | EL__F_STAR)) el__events_dispatch(h, ev, f);
+  h->cur = saved;
+  return h->stop;
+}
+
+static int on_header(void *ud, const el_ev_header_t *hdr) {
+  el_host_t *h = ud;
+  (void)hdr;
+  el__session_header(h);
+  return h->stop;
+}
+
+static void on_data_end(void *ud, uint64_t offset) {
+  (void)offset;
+  el_host_session_end(ud);
+}
+
+static void on_warning(void *ud, const el_diag_t *diag) {
+  el_host_t *h = ud;
+  h->st.warnings++;
+  el_log(EL_LOG_WARN, "input offset %llu: %s",
+         (unsigned long long)diag->offset, diag->msg);
+}
+
+int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {
+  return el_ev_decoder_feed(h->dec, buf, len);
+}
+
+void el_host_session_end(el_host_t *h) { el__session_end(h); }
+
+int el_host_end(el_host_t *h) {
+  if (!h->ended) {
+    h->ended = 1;
+    el__session_end(h);
+    el__ana_flush(h);
+    if (!h->stop) el__hooks_call(h, "on_end", 0);
+    if (h->store) el_tm_store_flush(h->store);
+  }
+  return h->stop ? EL_ESTOPPED : 0;
+}
+
+el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t) {
+  return el_ev_decoder_unix_ns(h->dec, t);
+}
+
+void el_host_report_errors(const el_host_t *h) {
+  for (int i = 0; i < h->all.n; i++) {
+    const el__handler_t *hd = h->all.v[i];
+    if (!hd->errors) continue;
+    const el_ev_type_info_t *ti =
+        hd->type >= 0 ? el_ev_type_info((uint16_t)hd->type) : NULL;
+    fprintf(stderr,
+            "eventlog-live: %llu error(s) in %llu call(s) of the %s handler "
+            "defined at %s\n",
+            (unsigned long long)hd->errors, (unsigned long long)hd->calls,
+            hd->type < 0 ? "\"*\"" : ti ? ti->name : "?", hd->where);
+  }
+  if (h->timer_handler.errors)
+    fprintf(stderr, "eventlog-live: %llu error(s) in timer callbacks\n",
+            (unsigned long long)h->timer_handler.errors);
+  if (h->hook_handler.errors)
+    fprintf(stderr, "eventlog-live: %llu error(s) in hooks and helper "
+                    "callbacks\n",
+            (unsigned long long)h->hook_handler.errors);
+}

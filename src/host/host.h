@@ -1,0 +1,116 @@
+/* host.h: the Lua host. One Lua 5.4 state per host, fed by an eventlog
+ * decoder that the host owns; scripts subscribe to event types and emit
+ * telemetry into a store. The Lua-visible API is documented in
+ * docs/lua-api.md (module `eventlog_live`).
+ *
+ * Flow: el_host_new -> el_host_set_store / el_host_set_config ->
+ * el_host_load(script) -> feed bytes through el_host_decoder(h) (or
+ * el_host_feed) -> el_host_end -> el_host_free.
+ * Thread: everything runs on the one thread that feeds the decoder. */
+#ifndef EL_HOST_H
+#define EL_HOST_H
+
+#include <stdint.h>
+
+#include "../common/el_common.h"
+#include "../eventlog/eventlog.h"
+#include "../telemetry/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct el_host_s el_host_t;
+
+typedef struct el_host_opts_s {
+  int fail_fast;            /* stop at the first Lua error (EL_ESTOPPED) */
+  const char *lua_dir;      /* the project's lua/ directory; NULL = the
+                               default (EVENTLOG_LIVE_LUA_DIR env, the
+                               installed path, else EL_SOURCE_DIR/lua) */
+} el_host_opts_t;
+
+/* Create a host: a Lua state with the standard libraries and the
+ * `eventlog_live` module preloaded, and a decoder whose sink is the host.
+ * opts: borrowed (copied); NULL = defaults.
+ * Returns NULL when out of memory. Free with el_host_free. */
+el_host_t *el_host_new(const el_host_opts_t *opts);
+
+/* Free the host, its Lua state and decoder. NULL does nothing. */
+void el_host_free(el_host_t *h);
+
+/* The decoder the host consumes (owned by the host): feed it bytes, or
+ * hand it to el_src_pump_decoder. Valid until el_host_free. */
+el_ev_decoder_t *el_host_decoder(el_host_t *h);
+
+/* Where emitted telemetry goes. st: borrowed, must outlive h (or be
+ * replaced). NULL = emit calls return nil, "no telemetry store". */
+void el_host_set_store(el_host_t *h, el_tm_store_t *st);
+
+/* Add `key = value` to the script-visible table eventlog_live.config.
+ * Strings copied. Call before el_host_load. Returns 0 or EL_ENOMEM. */
+int el_host_set_config(el_host_t *h, const char *key, const char *value);
+
+/* Load and run the script at path (its directory is added to the require
+ * path). On failure returns EL_ELUA (syntax error or error while the main
+ * chunk ran) or a negated errno (unreadable), with the message (file:line
+ * and traceback) in el_host_error(h). */
+int el_host_load(el_host_t *h, const char *path);
+
+/* Load and run a chunk from memory (tests, REPL). name: chunk name used in
+ * messages, e.g. "=test". Same errors as el_host_load. */
+int el_host_load_string(el_host_t *h, const char *code, const char *name);
+
+/* The last error message (load errors, fail-fast error). Static until the
+ * next call on h; "" if none. */
+const char *el_host_error(const el_host_t *h);
+
+/* Convenience: el_ev_decoder_feed on the host's decoder. Returns its
+ * result (EL_ESTOPPED after a fail-fast error). */
+int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len);
+
+/* A session ended (DATA_END, EOF, connection closed): flush the sorted
+ * analyses and run on_session_end hooks. Idempotent per session. */
+void el_host_session_end(el_host_t *h);
+
+/* End of input: finish the session, run on_end hooks, flush the store.
+ * Returns 0, or EL_ESTOPPED when a fail-fast error happened (now or
+ * earlier). Call once. */
+int el_host_end(el_host_t *h);
+
+/* Wall-clock timers: run those due at `now_ms` (a monotonic clock in ms,
+ * e.g. uv_now). Returns the delay in ms until the next one, or -1 if none.
+ * The command's loop calls it from a libuv timer. */
+int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms);
+
+/* Monotonic milliseconds used by wall timers when no loop time is given. */
+uint64_t el_host_clock_ms(void);
+
+/* Control hook: el.control(namespace, command_id) calls fn, which returns
+ * 0 or a negative EL_E* code (EL_ECLOSED = not connected). NULL = not
+ * wired (el.control returns nil, "not connected"). */
+typedef int (*el_host_control_fn)(void *ud, const char *ns, size_t ns_len,
+                                  uint32_t command_id);
+void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
+
+/* Counters. */
+typedef struct el_host_stats_s {
+  uint64_t events;          /* events seen by the sink */
+  uint64_t dispatched;      /* handler calls into Lua */
+  uint64_t handler_errors;  /* errors raised by handlers, timers, hooks */
+  uint64_t timer_skipped;   /* eventlog-time deadlines skipped (big jumps) */
+  uint64_t reorder_forced;  /* helper events released before their turn */
+  uint64_t warnings;        /* decoder warnings */
+} el_host_stats_t;
+const el_host_stats_t *el_host_stats(const el_host_t *h);
+
+/* Print one line per failing handler (count, event type, where it was
+ * defined) to stderr. */
+void el_host_report_errors(const el_host_t *h);
+
+/* The Lua state (REPL, tests). Owned by h. */
+struct lua_State *el_host_lua(el_host_t *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_HOST_H */

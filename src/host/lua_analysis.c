@@ -1,0 +1,655 @@
+/* lua_analysis.c: C helpers for the high-volume analyses, so scripts need
+ * not see every RUN_THREAD/STOP_THREAD: per-thread state machine, GC spans
+ * per capability, and capability usage (Mutator/GC/Idle).
+ * Implements spec/reference-behaviour.md §5.2.3 (thread-state spans, GC
+ * spans, capability usage) on events sorted as §5.3.1 requires, with a
+ * reorder buffer released by a per-capability watermark (each capability's
+ * blocks arrive in time order: spec/eventlog-format.md §3.5, §3.6).
+ * docs/lua-api.md §6. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_internal.h"
+
+#define TRACKER_MT "el.Tracker"
+#define MAX_CAPS 1024
+#define MAX_HELD (4u << 20)   /* events held before forced release */
+#define NSTATUS 24            /* STOP_THREAD status codes tracked */
+#define ST_FINISHED 5
+
+enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
+enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_N };
+enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
+
+typedef struct {
+  uint64_t t, seq;
+  uint32_t thread, info;
+  uint16_t cap, status;
+  uint8_t kind;
+} rec_t;
+
+typedef struct {
+  uint32_t id;
+  int state;                /* TS_* */
+  int prev;                 /* 0, K_RUN, K_STOP: last accepted event */
+  uint64_t prev_t;
+  uint16_t prev_cap, prev_status;
+  uint32_t prev_info;
+  int has_status;
+  char *label;
+  uint64_t created_t, first_t, last_t, finished_t;
+  int has_created, has_first, has_finished;
+  uint64_t running_ns, blocked_ns, runs;
+  uint64_t blocked[NSTATUS + 1];  /* by status; last slot = others */
+  uint16_t cap;
+} thread_t;
+
+typedef struct {
+  int state;                /* 0, K_GC_START, K_GC_END */
+  uint64_t t;
+  uint64_t count, total_ns, max_ns;
+  int used_prev;            /* cap usage: a previous span exists */
+  uint64_t prev_end;
+  uint64_t mut_ns, gc_ns, idle_ns;  /* since the last totals(true) */
+} cap_t;
+
+typedef struct el__ana_s {
+  rec_t *heap;
+  size_t n, cap;
+  uint64_t seq;
+  uint64_t cap_last[MAX_CAPS];
+  uint8_t cap_active[MAX_CAPS];
+  uint64_t watermark;
+  int wm_cap;               /* cap holding the watermark, -1 = none */
+  cap_t caps[MAX_CAPS];
+  int max_cap;              /* highest cap index used, -1 none */
+  thread_t **threads;       /* owned */
+  size_t nthreads, threads_cap;
+  uint32_t *hkeys;          /* open addressing: thread id -> index+1 */
+  uint32_t *hvals;
+  size_t hcap;
+  int cb[TK_N][16];         /* on_span refs per tracker kind */
+  int ncb[TK_N];
+  uint64_t unexpected;      /* thread/GC sequences the spec warns about */
+} ana_t;
+
+/* {====== reorder buffer ======} */
+
+static int rec_before(const rec_t *a, const rec_t *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int heap_push(ana_t *a, const rec_t *r) {
+  if (a->n == a->cap) {
+    size_t ncap = a->cap ? a->cap * 2 : 1024;
+    rec_t *nv = el_realloc(a->heap, ncap * sizeof *nv);
+    if (!nv) return EL_ENOMEM;
+    a->heap = nv;
+    a->cap = ncap;
+  }
+  size_t i = a->n++;
+  while (i > 0 && rec_before(r, &a->heap[(i - 1) / 2])) {
+    a->heap[i] = a->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  a->heap[i] = *r;
+  return 0;
+}
+
+static rec_t heap_pop(ana_t *a) {
+  rec_t top = a->heap[0];
+  rec_t last = a->heap[--a->n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= a->n) break;
+    if (c + 1 < a->n && rec_before(&a->heap[c + 1], &a->heap[c])) c++;
+    if (!rec_before(&a->heap[c], &last)) break;
+    a->heap[i] = a->heap[c];
+    i = c;
+  }
+  if (a->n > 0) a->heap[i] = last;
+  return top;
+}
+
+static void recompute_watermark(ana_t *a) {
+  uint64_t wm = UINT64_MAX;
+  int wc = -1;
+  for (int c = 0; c <= a->max_cap; c++)
+    if (a->cap_active[c] && a->cap_last[c] < wm) {
+      wm = a->cap_last[c];
+      wc = c;
+    }
+  a->watermark = wc < 0 ? 0 : wm;
+  a->wm_cap = wc;
+}
+
+static void see_cap(ana_t *a, unsigned cap, uint64_t t) {
+  if (cap >= MAX_CAPS) return;
+  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  if (!a->cap_active[cap]) {
+    a->cap_active[cap] = 1;
+    a->cap_last[cap] = t;
+    recompute_watermark(a);
+    return;
+  }
+  if (t <= a->cap_last[cap]) return;
+  a->cap_last[cap] = t;
+  if ((int)cap == a->wm_cap) recompute_watermark(a);
+}
+
+/* {====== threads ======} */
+
+static thread_t *thread_get(ana_t *a, uint32_t id, int create) {
+  if (a->hcap) {
+    size_t m = a->hcap - 1, i = (id * 2654435761u) & m;
+    while (a->hvals[i]) {
+      if (a->hkeys[i] == id) return a->threads[a->hvals[i] - 1];
+      i = (i + 1) & m;
+    }
+  }
+  if (!create) return NULL;
+  if ((a->nthreads + 1) * 2 > a->hcap) {  /* grow the index */
+    size_t ncap = a->hcap ? a->hcap * 2 : 256;
+    uint32_t *nk = el_calloc(ncap, sizeof *nk), *nv = el_calloc(ncap, 4);
+    if (!nk || !nv) {
+      el_free(nk);
+      el_free(nv);
+      return NULL;
+    }
+    for (size_t j = 0; j < a->nthreads; j++) {
+      uint32_t k = a->threads[j]->id;
+      size_t i = (k * 2654435761u) & (ncap - 1);
+      while (nv[i]) i = (i + 1) & (ncap - 1);
+      nk[i] = k;
+      nv[i] = (uint32_t)j + 1;
+    }
+    el_free(a->hkeys);
+    el_free(a->hvals);
+    a->hkeys = nk;
+    a->hvals = nv;
+    a->hcap = ncap;
+  }
+  if (a->nthreads == a->threads_cap) {
+    size_t ncap = a->threads_cap ? a->threads_cap * 2 : 64;
+    thread_t **nv = el_realloc(a->threads, ncap * sizeof *nv);
+    if (!nv) return NULL;
+    a->threads = nv;
+    a->threads_cap = ncap;
+  }
+  thread_t *t = el_calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->id = id;
+  a->threads[a->nthreads++] = t;
+  size_t m = a->hcap - 1, i = (id * 2654435761u) & m;
+  while (a->hvals[i]) i = (i + 1) & m;
+  a->hkeys[i] = id;
+  a->hvals[i] = (uint32_t)a->nthreads;
+  return t;
+}
+
+/* {====== span outputs ======} */
+
+static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
+                           uint32_t thread, uint64_t start, uint64_t end);
+
+static void call_spans(el_host_t *h, int kind, int nargs) {
+  ana_t *a = h->ana;
+  lua_State *L = h->L;
+  int base = lua_gettop(L) - nargs;
+  for (int i = 0; i < a->ncb[kind] && !h->stop; i++) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb[kind][i]);
+    for (int j = 1; j <= nargs; j++) lua_pushvalue(L, base + j);
+    el__host_pcall(h, nargs, &h->hook_handler, "on_span");
+  }
+  lua_settop(L, base);
+}
+
+static void thread_span(el_host_t *h, thread_t *th, int running,
+                        uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  uint64_t d = end > start ? end - start : 0;
+  if (running) {
+    th->running_ns += d;
+    th->runs++;
+    cap_usage_span(h, th->prev_cap, "Mutator", th->id, start, end);
+  } else {
+    th->blocked_ns += d;
+    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  }
+  if (!a->ncb[TK_THREADS]) return;
+  lua_State *L = h->L;
+  lua_pushinteger(L, th->id);
+  lua_pushstring(L, running ? "running" : "blocked");
+  if (running)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, th->prev_status);
+  lua_pushinteger(L, th->prev_cap);
+  lua_pushinteger(L, (lua_Integer)start);
+  lua_pushinteger(L, (lua_Integer)end);
+  if (running)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, th->prev_info);
+  call_spans(h, TK_THREADS, 7);
+}
+
+static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
+                           uint32_t thread, uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (cap >= MAX_CAPS) return;
+  cap_t *c = &a->caps[cap];
+  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  lua_State *L = h->L;
+  if (c->used_prev && c->prev_end < start) {
+    c->idle_ns += start - c->prev_end;
+    if (a->ncb[TK_CAPS]) {
+      lua_pushinteger(L, cap);
+      lua_pushliteral(L, "Idle");
+      lua_pushnil(L);
+      lua_pushinteger(L, (lua_Integer)c->prev_end);
+      lua_pushinteger(L, (lua_Integer)start);
+      call_spans(h, TK_CAPS, 5);
+    }
+  }
+  uint64_t d = end > start ? end - start : 0;
+  if (cat[0] == 'G')
+    c->gc_ns += d;
+  else
+    c->mut_ns += d;
+  c->used_prev = 1;
+  c->prev_end = end;
+  if (!a->ncb[TK_CAPS]) return;
+  lua_pushinteger(L, cap);
+  lua_pushstring(L, cat);
+  if (cat[0] == 'G')
+    lua_pushliteral(L, "GC");
+  else
+    lua_pushfstring(L, "%d", (int)thread);
+  lua_pushinteger(L, (lua_Integer)start);
+  lua_pushinteger(L, (lua_Integer)end);
+  call_spans(h, TK_CAPS, 5);
+}
+
+/* {====== state machines (reference §5.2.3) ======} */
+
+static void on_thread(el_host_t *h, const rec_t *r) {
+  ana_t *a = h->ana;
+  thread_t *th = thread_get(a, r->thread, 1);
+  if (!th) return;
+  if (!th->has_first) {
+    th->first_t = r->t;
+    th->has_first = 1;
+  }
+  th->last_t = r->t;
+  if (th->state == TS_FINISHED) return;
+  if (r->kind == K_RUN) {
+    if (th->prev == K_STOP) {
+      thread_span(h, th, 0, th->prev_t, r->t);
+    } else if (th->prev == K_RUN) {
+      return;  /* keep the earlier Run */
+    }
+    th->prev = K_RUN;
+    th->prev_t = r->t;
+    th->prev_cap = r->cap;
+    th->cap = r->cap;
+    th->state = TS_RUNNING;
+    return;
+  }
+  /* K_STOP */
+  if (th->prev == K_STOP) {
+    thread_span(h, th, 0, th->prev_t, r->t);
+  } else if (th->prev == K_RUN) {
+    thread_span(h, th, 1, th->prev_t, r->t);
+  } else {
+    a->unexpected++;
+    return;
+  }
+  th->prev = K_STOP;
+  th->prev_t = r->t;
+  th->prev_status = r->status;
+  th->prev_info = r->info;
+  th->has_status = 1;
+  if (r->status == ST_FINISHED) {
+    th->state = TS_FINISHED;
+    th->finished_t = r->t;
+    th->has_finished = 1;
+  } else {
+    th->state = TS_BLOCKED;
+  }
+}
+
+static void on_gc(el_host_t *h, const rec_t *r) {
+  ana_t *a = h->ana;
+  if (r->cap >= MAX_CAPS) return;
+  cap_t *c = &a->caps[r->cap];
+  if (r->kind == K_GC_START) {
+    if (c->state == K_GC_START && c->t < r->t) return;  /* keep earlier */
+    c->state = K_GC_START;
+    c->t = r->t;
+    return;
+  }
+  if (c->state == 0) {
+    a->unexpected++;
+    return;
+  }
+  if (c->state == K_GC_END) {
+    if (r->t < c->t) c->t = r->t;
+    return;
+  }
+  uint64_t start = c->t, d = r->t > start ? r->t - start : 0;
+  c->state = K_GC_END;
+  c->t = r->t;
+  c->count++;
+  c->total_ns += d;
+  if (d > c->max_ns) c->max_ns = d;
+  cap_usage_span(h, r->cap, "GC", 0, start, r->t);
+  if (a->ncb[TK_GC]) {
+    lua_pushinteger(h->L, r->cap);
+    lua_pushinteger(h->L, (lua_Integer)start);
+    lua_pushinteger(h->L, (lua_Integer)r->t);
+    call_spans(h, TK_GC, 3);
+  }
+}
+
+static void process(el_host_t *h, const rec_t *r) {
+  if (r->kind == K_RUN || r->kind == K_STOP)
+    on_thread(h, r);
+  else
+    on_gc(h, r);
+}
+
+static void release(el_host_t *h, int all) {
+  ana_t *a = h->ana;
+  while (a->n && !h->stop) {
+    if (!all && a->heap[0].t > a->watermark) {
+      if (a->n <= MAX_HELD) break;
+      h->st.reorder_forced++;
+    }
+    rec_t r = heap_pop(a);
+    process(h, &r);
+  }
+}
+
+void el__ana_flush(el_host_t *h) {
+  if (h->ana) release(h, 1);
+}
+
+/* Called for the types enabled by the trackers. */
+void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  if (!a || !ev->known) return;
+  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
+  const char *n = ti ? ti->name : "";
+  rec_t r = {.t = ev->t_ns, .seq = ++a->seq, .cap = ev->cap};
+  switch (ev->type) {
+  case 0:  /* CREATE_THREAD */ {
+    thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
+    if (th && !th->has_created) {
+      th->created_t = ev->t_ns;
+      th->has_created = 1;
+    }
+    return;
+  }
+  case 1:
+    r.kind = K_RUN;
+    r.thread = (uint32_t)ev->v[0].u;
+    break;
+  case 2:
+    r.kind = K_STOP;
+    r.thread = (uint32_t)ev->v[0].u;
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+    break;
+  case 9:
+    r.kind = K_GC_START;
+    break;
+  case 10:
+    r.kind = K_GC_END;
+    break;
+  default:
+    if (!strcmp(n, "THREAD_LABEL")) {
+      thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
+      if (th) {
+        el_free(th->label);
+        th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
+                               ev->v[1].s.len);
+      }
+    } else if (!strcmp(n, "BLOCK_MARKER") && ev->nfields >= 3) {
+      if (ev->v[2].u < MAX_CAPS) see_cap(a, (unsigned)ev->v[2].u, ev->t_ns);
+      release(h, 0);
+    }
+    return;
+  }
+  if (ev->cap == EL_EV_NO_CAP) return;  /* §5.2.3: ignored without cap */
+  see_cap(a, ev->cap, ev->t_ns);
+  if (heap_push(a, &r) != 0) {
+    h->st.reorder_forced++;
+    process(h, &r);
+  }
+  release(h, 0);
+}
+
+void el__ana_free(el_host_t *h) {
+  ana_t *a = h->ana;
+  if (!a) return;
+  for (size_t i = 0; i < a->nthreads; i++) {
+    el_free(a->threads[i]->label);
+    el_free(a->threads[i]);
+  }
+  el_free(a->threads);
+  el_free(a->hkeys);
+  el_free(a->hvals);
+  el_free(a->heap);
+  el_free(a);
+  h->ana = NULL;
+}
+
+/* {====== Lua side ======} */
+
+typedef struct {
+  int kind;
+} tracker_t;
+
+static const char *state_name(int s) {
+  static const char *n[] = {"new", "running", "blocked", "finished"};
+  return n[s];
+}
+
+static void set_i(lua_State *L, const char *k, uint64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+static void push_thread(lua_State *L, const thread_t *t) {
+  lua_createtable(L, 0, 16);
+  set_i(L, "thread", t->id);
+  if (t->label) {
+    lua_pushstring(L, t->label);
+    lua_setfield(L, -2, "label");
+  }
+  lua_pushstring(L, state_name(t->state));
+  lua_setfield(L, -2, "state");
+  if (t->has_status) set_i(L, "status", t->prev_status);
+  if (t->has_created) set_i(L, "created_t", t->created_t);
+  if (t->has_first) {
+    set_i(L, "first_t", t->first_t);
+    set_i(L, "last_t", t->last_t);
+  }
+  if (t->has_finished) set_i(L, "finished_t", t->finished_t);
+  set_i(L, "running_ns", t->running_ns);
+  set_i(L, "blocked_ns", t->blocked_ns);
+  set_i(L, "runs", t->runs);
+  if (t->runs || t->state == TS_RUNNING) set_i(L, "cap", t->cap);
+  lua_newtable(L);
+  for (int s = 0; s <= NSTATUS; s++)
+    if (t->blocked[s]) {
+      lua_pushinteger(L, (lua_Integer)t->blocked[s]);
+      lua_rawseti(L, -2, s);
+    }
+  lua_setfield(L, -2, "blocked");
+}
+
+static int cmp_thread(const void *x, const void *y) {
+  const thread_t *a = *(thread_t *const *)x, *b = *(thread_t *const *)y;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* tracker:list() -> array of thread tables */
+static int tr_list(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  lua_createtable(L, a ? (int)a->nthreads : 0, 0);
+  if (!a) return 1;
+  qsort(a->threads, a->nthreads, sizeof *a->threads, cmp_thread);
+  for (size_t j = 0; j < a->nthreads; j++) {  /* reindex after sort */
+    thread_t *t = a->threads[j];
+    size_t m = a->hcap - 1, i = (t->id * 2654435761u) & m;
+    while (a->hkeys[i] != t->id) i = (i + 1) & m;
+    a->hvals[i] = (uint32_t)j + 1;
+  }
+  for (size_t j = 0; j < a->nthreads; j++) {
+    push_thread(L, a->threads[j]);
+    lua_rawseti(L, -2, (lua_Integer)j + 1);
+  }
+  return 1;
+}
+
+/* tracker:get(thread) -> table or nil */
+static int tr_get(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  luaL_checkudata(L, 1, TRACKER_MT);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  thread_t *t = h->ana ? thread_get(h->ana, (uint32_t)id, 0) : NULL;
+  if (!t) return 0;
+  push_thread(L, t);
+  return 1;
+}
+
+/* tracker:stats() -> {count, total_ns, max_ns, caps = {...}} */
+static int tr_stats(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  uint64_t count = 0, total = 0, max = 0;
+  lua_createtable(L, 0, 4);
+  lua_newtable(L);
+  for (int c = 0; a && c <= a->max_cap; c++) {
+    cap_t *cp = &a->caps[c];
+    if (!cp->count) continue;
+    count += cp->count;
+    total += cp->total_ns;
+    if (cp->max_ns > max) max = cp->max_ns;
+    lua_createtable(L, 0, 3);
+    set_i(L, "count", cp->count);
+    set_i(L, "total_ns", cp->total_ns);
+    set_i(L, "max_ns", cp->max_ns);
+    lua_rawseti(L, -2, c);
+  }
+  lua_setfield(L, -2, "caps");
+  set_i(L, "count", count);
+  set_i(L, "total_ns", total);
+  set_i(L, "max_ns", max);
+  return 1;
+}
+
+/* tracker:totals(reset) -> {[cap] = {mutator_ns, gc_ns, idle_ns}} */
+static int tr_totals(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  int reset = lua_toboolean(L, 2);
+  lua_newtable(L);
+  for (int c = 0; a && c <= a->max_cap; c++) {
+    cap_t *cp = &a->caps[c];
+    if (!cp->used_prev) continue;
+    lua_createtable(L, 0, 3);
+    set_i(L, "mutator_ns", cp->mut_ns);
+    set_i(L, "gc_ns", cp->gc_ns);
+    set_i(L, "idle_ns", cp->idle_ns);
+    lua_rawseti(L, -2, c);
+    if (reset) cp->mut_ns = cp->gc_ns = cp->idle_ns = 0;
+  }
+  return 1;
+}
+
+/* tracker:unexpected() -> count of sequences the reference warns about */
+static int tr_unexpected(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  lua_pushinteger(L, h->ana ? (lua_Integer)h->ana->unexpected : 0);
+  return 1;
+}
+
+static int enable(lua_State *L, el_host_t *h) {
+  if (h->ana) return 0;
+  h->ana = el_calloc(1, sizeof *h->ana);
+  if (!h->ana) return luaL_error(L, "out of memory");
+  h->ana->max_cap = -1;
+  h->ana->wm_cap = -1;
+  static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
+                                "STOP_THREAD",   "THREAD_LABEL",
+                                "GC_START",      "GC_END",
+                                "BLOCK_MARKER"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(types); i++) {
+    int id = el_ev_type_by_name(types[i]);
+    if (id >= 0) el__host_set_flag(h, id, EL__F_ANA, 1);
+  }
+  return 0;
+}
+
+static int new_tracker(lua_State *L, int kind) {
+  el_host_t *h = el__host_from(L);
+  enable(L, h);
+  ana_t *a = h->ana;
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (lua_getfield(L, 1, "on_span") != LUA_TNIL) {
+      luaL_checktype(L, -1, LUA_TFUNCTION);
+      if (a->ncb[kind] >= 16) return luaL_error(L, "too many trackers");
+      a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  tracker_t *t = lua_newuserdatauv(L, sizeof *t, 0);
+  t->kind = kind;
+  luaL_setmetatable(L, TRACKER_MT);
+  return 1;
+}
+
+static int an_threads(lua_State *L) { return new_tracker(L, TK_THREADS); }
+static int an_gc(lua_State *L) { return new_tracker(L, TK_GC); }
+static int an_cap_usage(lua_State *L) { return new_tracker(L, TK_CAPS); }
+
+static int tr_tostring(lua_State *L) {
+  tracker_t *t = luaL_checkudata(L, 1, TRACKER_MT);
+  static const char *n[] = {"threads", "gc", "cap_usage"};
+  lua_pushfstring(L, "tracker (%s)", n[t->kind]);
+  return 1;
+}
+
+static const luaL_Reg an_funcs[] = {{"threads", an_threads},
+                                    {"gc", an_gc},
+                                    {"cap_usage", an_cap_usage},
+                                    {NULL, NULL}};
+
+static const luaL_Reg tr_meta[] = {{"list", tr_list},
+                                   {"get", tr_get},
+                                   {"stats", tr_stats},
+                                   {"totals", tr_totals},
+                                   {"unexpected", tr_unexpected},
+                                   {"__tostring", tr_tostring},
+                                   {NULL, NULL}};
+
+/* Add the helper constructors to the module table on top. */
+void el__lua_analysis_register(lua_State *L) {
+  luaL_setfuncs(L, an_funcs, 0);
+  if (luaL_newmetatable(L, TRACKER_MT)) {
+    luaL_setfuncs(L, tr_meta, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}

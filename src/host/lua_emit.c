@@ -1,0 +1,470 @@
+/* lua_emit.c: the emit API over the telemetry store (telemetry.h):
+ * metric instruments and data points, log records, spans, profile samples,
+ * resource attributes. docs/lua-api.md §5. Everything passed to the store
+ * is borrowed for the call (the store copies), so attribute arrays live
+ * on the C stack and point into Lua strings kept alive by the arguments. */
+#include <string.h>
+
+#include "host_internal.h"
+
+#define METRIC_MT "el.Metric"
+#define MAX_ATTRS 64
+#define MAX_LIST_ITEMS 256
+#define MAX_FRAMES 512
+
+typedef struct {
+  el_tm_attr_t a[MAX_ATTRS];
+  el_strview_t items[MAX_LIST_ITEMS];
+  size_t n, nitems;
+} attrs_t;
+
+/* {====== helpers ======} */
+
+static int no_store(lua_State *L) {
+  lua_pushnil(L);
+  lua_pushliteral(L, "no telemetry store");
+  return 2;
+}
+
+static int result(lua_State *L, int rc) {
+  if (rc == 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_pushstring(L, el_strerror(rc));
+  return 2;
+}
+
+static void sort_attrs(attrs_t *as) {
+  for (size_t i = 1; i < as->n; i++) {
+    el_tm_attr_t x = as->a[i];
+    size_t j = i;
+    while (j > 0 && strcmp(as->a[j - 1].key, x.key) > 0) {
+      as->a[j] = as->a[j - 1];
+      j--;
+    }
+    as->a[j] = x;
+  }
+}
+
+static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
+  a->type = EL_TM_STRLIST;
+  a->v.list.items = &as->items[as->nitems];
+  a->v.list.n = 0;
+  lua_Integer n = luaL_len(L, vi);
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (as->nitems >= MAX_LIST_ITEMS)
+      luaL_error(L, "too many attribute list items (max %d)", MAX_LIST_ITEMS);
+    lua_rawgeti(L, vi, i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "attribute '%s': list items must be strings", a->key);
+    el_strview_t *s = &as->items[as->nitems++];
+    s->p = lua_tolstring(L, -1, &s->len);
+    lua_pop(L, 1);  /* still referenced by the list table */
+    a->v.list.n++;
+  }
+}
+
+/* Fill *as from the attribute table at idx (nil = none). Strings stay
+ * valid while the table is on the stack. [-0, +0, v] */
+static void get_attrs(lua_State *L, int idx, attrs_t *as) {
+  as->n = as->nitems = 0;
+  if (lua_isnoneornil(L, idx)) return;
+  idx = lua_absindex(L, idx);
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "attribute keys must be strings");
+    if (as->n >= MAX_ATTRS)
+      luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
+    el_tm_attr_t *a = &as->a[as->n++];
+    a->key = lua_tostring(L, -2);
+    switch (lua_type(L, -1)) {
+    case LUA_TSTRING:
+      a->type = EL_TM_STR;
+      a->v.s.p = lua_tolstring(L, -1, &a->v.s.len);
+      break;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, -1)) {
+        a->type = EL_TM_INT;
+        a->v.i = lua_tointeger(L, -1);
+      } else {
+        a->type = EL_TM_DOUBLE;
+        a->v.d = lua_tonumber(L, -1);
+      }
+      break;
+    case LUA_TBOOLEAN:
+      a->type = EL_TM_BOOL;
+      a->v.b = lua_toboolean(L, -1);
+      break;
+    case LUA_TTABLE:
+      list_attr(L, as, a, lua_absindex(L, -1));
+      break;
+    default:
+      luaL_error(L, "attribute '%s': unsupported value type %s", a->key,
+                 luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  sort_attrs(as);
+}
+
+/* Eventlog time at idx, or the current event's / stream time. */
+static el_rts_ns_t opt_t(lua_State *L, el_host_t *h, int idx) {
+  if (!lua_isnoneornil(L, idx)) return (el_rts_ns_t)luaL_checkinteger(L, idx);
+  return h->cur ? h->cur->t_ns : h->now;
+}
+
+/* Unix time from table fields `unix_ns` or `<t_key>` (eventlog time). */
+static el_unix_ns_t field_time(lua_State *L, el_host_t *h, int tbl,
+                               const char *unix_key, const char *t_key) {
+  el_unix_ns_t u = 0;
+  if (lua_getfield(L, tbl, unix_key) != LUA_TNIL) {
+    u = (el_unix_ns_t)luaL_checkinteger(L, -1);
+  } else {
+    lua_getfield(L, tbl, t_key);
+    u = el__host_unix(h, opt_t(L, h, -1));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return u;
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Read field key of table tbl as n bytes of hex into out. Returns 1 if
+ * present, 0 if absent; raises on malformed. */
+static int field_hex(lua_State *L, int tbl, const char *key, uint8_t *out,
+                     size_t n) {
+  if (lua_getfield(L, tbl, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  size_t len;
+  const char *s = luaL_checklstring(L, -1, &len);
+  if (len != 2 * n) luaL_error(L, "'%s' must be %d hex digits", key, 2 * n);
+  for (size_t i = 0; i < n; i++) {
+    int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) luaL_error(L, "'%s' is not hex", key);
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  lua_pop(L, 1);
+  return 1;
+}
+
+static void push_hex(lua_State *L, const uint8_t *b, size_t n) {
+  char buf[64];
+  static const char d[] = "0123456789abcdef";
+  for (size_t i = 0; i < n && i < 32; i++) {
+    buf[2 * i] = d[b[i] >> 4];
+    buf[2 * i + 1] = d[b[i] & 15];
+  }
+  lua_pushlstring(L, buf, 2 * n);
+}
+
+static const char *opt_string_field(lua_State *L, int tbl, const char *k,
+                                    const char *def) {
+  lua_getfield(L, tbl, k);
+  const char *s = lua_isnil(L, -1) ? def : luaL_checkstring(L, -1);
+  lua_pop(L, 1);  /* the string stays referenced by the table */
+  return s;
+}
+
+/* {====== metrics ======} */
+
+typedef struct {
+  el_tm_metric_desc_t d;
+  char *name, *description, *unit;
+} metric_t;
+
+static char *dup_opt(const char *s) { return s ? el_strdup(s) : NULL; }
+
+/* el.metric{name=, kind=, unit=, description=, temporality=, monotonic=}
+ * [-0, +1, v] */
+static int em_metric(lua_State *L) {
+  static const char *const kinds[] = {"gauge", "sum", NULL};
+  static const char *const temps[] = {"unspecified", "delta", "cumulative",
+                                      NULL};
+  luaL_checktype(L, 1, LUA_TTABLE);
+  metric_t *m = lua_newuserdatauv(L, sizeof *m, 0);
+  memset(m, 0, sizeof *m);
+  luaL_setmetatable(L, METRIC_MT);
+  lua_getfield(L, 1, "name");
+  const char *name = luaL_checkstring(L, -1);
+  lua_getfield(L, 1, "kind");
+  int kind = luaL_checkoption(L, -1, "gauge", kinds);
+  lua_getfield(L, 1, "temporality");
+  int temp = luaL_checkoption(L, -1, "cumulative", temps);
+  lua_getfield(L, 1, "monotonic");
+  int mono = lua_toboolean(L, -1);
+  const char *unit = opt_string_field(L, 1, "unit", NULL);
+  const char *desc = opt_string_field(L, 1, "description", NULL);
+  m->name = el_strdup(name);
+  m->unit = dup_opt(unit);
+  m->description = dup_opt(desc);
+  if (!m->name || (unit && !m->unit) || (desc && !m->description))
+    return luaL_error(L, "out of memory");
+  m->d.name = m->name;
+  m->d.unit = m->unit;
+  m->d.description = m->description;
+  m->d.kind = kind ? EL_TM_SUM : EL_TM_GAUGE;
+  m->d.temporality = kind ? (el_tm_temporality_t)temp : EL_TM_TEMP_UNSPECIFIED;
+  m->d.monotonic = kind ? mono : 0;
+  lua_pop(L, 4);
+  return 1;
+}
+
+static int point(lua_State *L, el_unix_ns_t time_unix) {
+  el_host_t *h = el__host_from(L);
+  metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
+  luaL_checktype(L, 2, LUA_TNUMBER);
+  attrs_t as;
+  get_attrs(L, 3, &as);
+  el_unix_ns_t start = (el_unix_ns_t)luaL_optinteger(L, 5, 0);
+  if (!h->store) return no_store(L);
+  int is_int = lua_isinteger(L, 2);
+  int rc = el_tm_metric_point(h->store, &m->d, as.a, as.n, start, time_unix,
+                              is_int, is_int ? lua_tointeger(L, 2) : 0,
+                              is_int ? 0 : lua_tonumber(L, 2));
+  return result(L, rc);
+}
+
+/* metric:point(value, attrs, t, start_unix_ns) */
+static int em_point(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  return point(L, el__host_unix(h, opt_t(L, h, 4)));
+}
+
+/* metric:point_unix(value, attrs, unix_ns, start_unix_ns) */
+static int em_point_unix(lua_State *L) {
+  return point(L, (el_unix_ns_t)luaL_checkinteger(L, 4));
+}
+
+static int em_metric_gc(lua_State *L) {
+  metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
+  el_free(m->name);
+  el_free(m->unit);
+  el_free(m->description);
+  m->name = m->unit = m->description = NULL;
+  return 0;
+}
+
+static int em_metric_tostring(lua_State *L) {
+  metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
+  lua_pushfstring(L, "metric %s (%s)", m->name ? m->name : "?",
+                  m->d.kind == EL_TM_SUM ? "sum" : "gauge");
+  return 1;
+}
+
+/* {====== logs ======} */
+
+static int severity(lua_State *L, int tbl) {
+  static const char *const names[] = {"trace", "debug", "info",
+                                      "warn",  "error", "fatal", NULL};
+  static const int nums[] = {1, 5, 9, 13, 17, 21};
+  int t = lua_getfield(L, tbl, "severity");
+  int sev = 0;
+  if (t == LUA_TNUMBER) {
+    sev = (int)luaL_checkinteger(L, -1);
+    if (sev < 0 || sev > 24) luaL_error(L, "severity must be 0..24");
+  } else if (t != LUA_TNIL) {
+    sev = nums[luaL_checkoption(L, -1, NULL, names)];
+  }
+  lua_pop(L, 1);
+  return sev;
+}
+
+/* el.log{body=, severity=, severity_text=, t=|unix_ns=, observed_unix_ns=,
+ * attrs=, trace_id=, span_id=, host=} */
+static int em_log(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  el_tm_log_t rec;
+  memset(&rec, 0, sizeof rec);
+  lua_getfield(L, 1, "body");
+  rec.body.p = luaL_checklstring(L, -1, &rec.body.len);
+  rec.severity_number = severity(L, 1);
+  rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
+  rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+  lua_getfield(L, 1, "observed_unix_ns");
+  rec.observed_unix_ns =
+      (el_unix_ns_t)luaL_optinteger(L, -1, (lua_Integer)rec.time_unix_ns);
+  lua_pop(L, 1);
+  uint8_t tid[16], sid[8];
+  if (field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
+  if (field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
+  lua_getfield(L, 1, "host");
+  rec.host_log = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  attrs_t as;
+  lua_getfield(L, 1, "attrs");
+  get_attrs(L, -1, &as);
+  rec.attrs = as.a;
+  rec.nattrs = as.n;
+  if (!h->store) return no_store(L);
+  return result(L, el_tm_log(h->store, &rec));
+}
+
+/* {====== spans ======} */
+
+/* el.span{name=, start_t=, end_t= | start_unix_ns=, end_unix_ns=,
+ * trace_id=, span_id=, parent_span_id=, kind=, status=, attrs=} -> id */
+static int em_span(lua_State *L) {
+  static const char *const kinds[] = {"internal", "server", "client",
+                                      "producer", "consumer", NULL};
+  static const char *const statuses[] = {"unset", "ok", "error", NULL};
+  el_host_t *h = el__host_from(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  el_tm_span_t sp;
+  memset(&sp, 0, sizeof sp);
+  sp.name = opt_string_field(L, 1, "name", NULL);
+  if (!sp.name) return luaL_error(L, "span needs a name");
+  sp.start_unix_ns = field_time(L, h, 1, "start_unix_ns", "start_t");
+  sp.end_unix_ns = field_time(L, h, 1, "end_unix_ns", "end_t");
+  if (!field_hex(L, 1, "trace_id", sp.trace_id, 16))
+    el_tm_random_id(sp.trace_id, 16);
+  if (!field_hex(L, 1, "span_id", sp.span_id, 8))
+    el_tm_random_id(sp.span_id, 8);
+  field_hex(L, 1, "parent_span_id", sp.parent_span_id, 8);
+  lua_getfield(L, 1, "kind");
+  sp.kind = (el_tm_span_kind_t)(luaL_checkoption(L, -1, "internal", kinds) + 1);
+  lua_getfield(L, 1, "status");
+  sp.status_code = luaL_checkoption(L, -1, "ok", statuses);
+  lua_pop(L, 2);
+  attrs_t as;
+  lua_getfield(L, 1, "attrs");
+  get_attrs(L, -1, &as);
+  sp.attrs = as.a;
+  sp.nattrs = as.n;
+  if (!h->store) return no_store(L);
+  int rc = el_tm_span(h->store, &sp);
+  if (rc != 0) return result(L, rc);
+  push_hex(L, sp.span_id, 8);
+  return 1;
+}
+
+/* {====== profiles ======} */
+
+static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
+  memset(f, 0, sizeof *f);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    f->function.p = lua_tolstring(L, -1, &f->function.len);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE)
+    luaL_error(L, "frame %d must be a string or a table", i);
+  int tbl = lua_absindex(L, -1);
+  lua_getfield(L, tbl, "func");
+  f->function.p = luaL_checklstring(L, -1, &f->function.len);
+  lua_getfield(L, tbl, "file");
+  if (!lua_isnil(L, -1)) f->file.p = luaL_checklstring(L, -1, &f->file.len);
+  lua_getfield(L, tbl, "line");
+  f->line = luaL_optinteger(L, -1, 0);
+  lua_getfield(L, tbl, "column");
+  f->column = luaL_optinteger(L, -1, 0);
+  lua_pop(L, 4);
+}
+
+/* el.profile_sample{frames=, value=, profile_kind=, sample_type=,
+ * sample_unit=, t=|unix_ns=, attrs=} */
+static int em_profile_sample(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  el_tm_profile_sample_t s;
+  memset(&s, 0, sizeof s);
+  lua_getfield(L, 1, "frames");
+  int fi = lua_gettop(L);
+  luaL_checktype(L, fi, LUA_TTABLE);
+  lua_Integer nf = luaL_len(L, fi);
+  if (nf > MAX_FRAMES) return luaL_error(L, "too many frames (max %d)",
+                                         MAX_FRAMES);
+  el_tm_frame_t *frames =
+      lua_newuserdatauv(L, (size_t)(nf ? nf : 1) * sizeof *frames, 0);
+  for (lua_Integer i = 1; i <= nf; i++) {
+    lua_rawgeti(L, fi, i);
+    get_frame(L, (int)i, &frames[i - 1]);
+    lua_pop(L, 1);  /* strings remain referenced by the frames table */
+  }
+  s.frames = frames;
+  s.nframes = (size_t)nf;
+  lua_getfield(L, 1, "value");
+  s.value = luaL_optinteger(L, -1, 1);
+  lua_pop(L, 1);
+  s.profile_kind = opt_string_field(L, 1, "profile_kind", "samples");
+  s.sample_type = opt_string_field(L, 1, "sample_type", "samples");
+  s.sample_unit = opt_string_field(L, 1, "sample_unit", "count");
+  s.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+  attrs_t as;
+  lua_getfield(L, 1, "attrs");
+  get_attrs(L, -1, &as);
+  s.attrs = as.a;
+  s.nattrs = as.n;
+  if (!h->store) return no_store(L);
+  return result(L, el_tm_profile_sample(h->store, &s));
+}
+
+/* {====== resource, ids, flush ======} */
+
+/* el.set_resource(key, value) */
+static int em_set_resource(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  luaL_checkstring(L, 1);
+  luaL_checkany(L, 2);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, lua_tostring(L, 1));
+  attrs_t as;
+  get_attrs(L, -1, &as);
+  if (!h->store) return no_store(L);
+  return result(L, el_tm_store_set_resource(h->store, &as.a[0]));
+}
+
+/* el.random_id(nbytes) -> hex */
+static int em_random_id(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n > 0 && n <= 32, 1, "1..32 bytes");
+  uint8_t b[32];
+  el_tm_random_id(b, (size_t)n);
+  push_hex(L, b, (size_t)n);
+  return 1;
+}
+
+static int em_flush(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  if (!h->store) return no_store(L);
+  return result(L, el_tm_store_flush(h->store));
+}
+
+static const luaL_Reg em_funcs[] = {{"metric", em_metric},
+                                    {"log", em_log},
+                                    {"span", em_span},
+                                    {"profile_sample", em_profile_sample},
+                                    {"set_resource", em_set_resource},
+                                    {"random_id", em_random_id},
+                                    {"flush", em_flush},
+                                    {NULL, NULL}};
+
+static const luaL_Reg metric_meta[] = {{"point", em_point},
+                                       {"point_unix", em_point_unix},
+                                       {"__gc", em_metric_gc},
+                                       {"__close", em_metric_gc},
+                                       {"__tostring", em_metric_tostring},
+                                       {NULL, NULL}};
+
+/* Add the emit functions to the module table on top. [-0, +0, m] */
+void el__lua_emit_register(lua_State *L) {
+  luaL_setfuncs(L, em_funcs, 0);
+  if (luaL_newmetatable(L, METRIC_MT)) {
+    luaL_setfuncs(L, metric_meta, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}

@@ -1,0 +1,617 @@
+/* lua_events.c: the `eventlog_live` module: subscriptions (el.on/el.off),
+ * the reused `ev` table and the calling convention of handlers, the
+ * session table and lifecycle hooks, and small utilities.
+ * docs/lua-api.md §2, §3, §7. Spec: eventlog-format.md §2.1 (fields),
+ * §2.4 and §5.4 (init events), §3.5 (time). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_internal.h"
+
+/* {====== handler lists ======} */
+
+static int hlist_push(el__hlist_t *l, el__handler_t *hd) {
+  if (l->n == l->cap) {
+    int ncap = l->cap ? l->cap * 2 : 4;
+    void *nv = el_realloc(l->v, (size_t)ncap * sizeof *l->v);
+    if (!nv) return EL_ENOMEM;
+    l->v = nv;
+    l->cap = ncap;
+  }
+  l->v[l->n++] = hd;
+  return 0;
+}
+
+static void hlist_compact(el__hlist_t *l) {
+  int j = 0;
+  for (int i = 0; i < l->n; i++)
+    if (!l->v[i]->dead) l->v[j++] = l->v[i];
+  l->n = j;
+}
+
+/* Remove dead handlers from the dispatch lists (never during a dispatch:
+ * the lists are walked by index). */
+static void compact(el_host_t *h) {
+  if (!h->need_compact || h->in_dispatch) return;
+  for (int t = 0; t < EL__HOST_NTYPES; t++) {
+    hlist_compact(&h->types[t]);
+    if (h->types[t].n == 0) el__host_set_flag(h, t, EL__F_LUA, 0);
+  }
+  hlist_compact(&h->star);
+  if (h->star.n == 0) el__host_set_flag(h, -1, EL__F_STAR, 0);
+  h->need_compact = 0;
+}
+
+void el__handlers_free(el_host_t *h) {
+  for (int t = 0; t < EL__HOST_NTYPES; t++) el_free(h->types[t].v);
+  el_free(h->star.v);
+  for (int i = 0; i < h->all.n; i++) el_free(h->all.v[i]);
+  el_free(h->all.v);
+}
+
+/* el.on(name, fn) -> id. [-0, +1, v] */
+static int ev_on(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  const char *name = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  int type = -1;
+  if (strcmp(name, "*") != 0) {
+    type = el_ev_type_by_name(name);
+    if (type < 0) return luaL_error(L, "unknown event type '%s'", name);
+    if (type >= EL__HOST_NTYPES)
+      return luaL_error(L, "event type '%s' (id %d) cannot be subscribed "
+                           "by name; use \"*\"", name, type);
+  }
+  el__handler_t *hd = el_calloc(1, sizeof *hd);
+  if (!hd) return luaL_error(L, "out of memory");
+  if (hlist_push(&h->all, hd) != 0) {
+    el_free(hd);
+    return luaL_error(L, "out of memory");
+  }
+  el__hlist_t *l = type < 0 ? &h->star : &h->types[type];
+  if (hlist_push(l, hd) != 0) {
+    hd->dead = 1;
+    return luaL_error(L, "out of memory");
+  }
+  lua_Debug ar;
+  lua_pushvalue(L, 2);
+  lua_getinfo(L, ">S", &ar);
+  snprintf(hd->where, sizeof hd->where, "%s:%d", ar.short_src,
+           ar.linedefined);
+  lua_pushvalue(L, 2);
+  hd->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  hd->type = type;
+  hd->id = h->next_id++;
+  el__host_set_flag(h, type, type < 0 ? EL__F_STAR : EL__F_LUA, 1);
+  lua_pushinteger(L, hd->id);
+  return 1;
+}
+
+/* el.off(id). [-0, +0, -] */
+static int ev_off(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  lua_Integer id = luaL_checkinteger(L, 1);
+  for (int i = 0; i < h->all.n; i++) {
+    el__handler_t *hd = h->all.v[i];
+    if (hd->id != id || hd->dead) continue;
+    hd->dead = 1;
+    luaL_unref(L, LUA_REGISTRYINDEX, hd->ref);
+    hd->ref = LUA_NOREF;
+    h->need_compact = 1;
+  }
+  compact(h);
+  return 0;
+}
+
+/* {====== the calling convention ======} */
+
+static void push_strlist(lua_State *L, el_strview_t s) {
+  lua_newtable(L);
+  size_t start = 0, n = 0;
+  for (size_t i = 0; i < s.len; i++) {
+    if (s.p[i] != '\0') continue;
+    lua_pushlstring(L, s.p + start, i - start);
+    lua_rawseti(L, -2, (lua_Integer)++n);
+    start = i + 1;
+  }
+  if (start < s.len) {  /* last string without its NUL */
+    lua_pushlstring(L, s.p + start, s.len - start);
+    lua_rawseti(L, -2, (lua_Integer)++n);
+  }
+}
+
+static void push_ccs(lua_State *L, const el_ev_value_t *v) {
+  size_t depth = v->s.len / 4;
+  lua_createtable(L, (int)depth, 0);
+  const uint8_t *p = (const uint8_t *)v->s.p;
+  for (size_t i = 0; i < depth; i++, p += 4) {
+    uint32_t id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+                  (uint32_t)p[2] << 8 | p[3];
+    lua_pushinteger(L, id);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+}
+
+int el__push_field(lua_State *L, const el_ev_event_t *ev, int i,
+                   el_ev_kind_t kind) {
+  const el_ev_value_t *v = &ev->v[i];
+  switch (kind) {
+  case EL_EV_U64:
+    lua_pushinteger(L, (lua_Integer)v->u);
+    break;
+  case EL_EV_I64:
+    lua_pushinteger(L, (lua_Integer)v->i);
+    break;
+  case EL_EV_TEXT:
+  case EL_EV_BYTES:
+    lua_pushlstring(L, v->s.p ? v->s.p : "", v->s.len);
+    break;
+  case EL_EV_STRLIST:
+    push_strlist(L, v->s);
+    break;
+  case EL_EV_CCS:
+    push_ccs(L, v);
+    break;
+  default:
+    lua_pushnil(L);
+  }
+  return 1;
+}
+
+/* Push the event's fields as arguments. [-0, +n, m] */
+static int push_fields(lua_State *L, const el_ev_event_t *ev,
+                       const el_ev_type_info_t *ti) {
+  if (!ev->known || !ti) return 0;
+  int n = ev->nfields < ti->nfields ? ev->nfields : ti->nfields;
+  luaL_checkstack(L, n + 4, "event fields");
+  for (int i = 0; i < n; i++) el__push_field(L, ev, i, ti->fields[i].kind);
+  return n;
+}
+
+static void push_type_name(lua_State *L, uint16_t type) {
+  const el_ev_type_info_t *ti = el_ev_type_info(type);
+  if (ti)
+    lua_pushstring(L, ti->name);
+  else
+    lua_pushfstring(L, "UNKNOWN_%d", (int)type);
+}
+
+/* Refresh the reused ev table: t, cap (nil outside capability blocks),
+ * and type/type_id only when the type changed. ev table on top. */
+static void set_ev(el_host_t *h, lua_State *L, const el_ev_event_t *ev) {
+  lua_pushinteger(L, (lua_Integer)ev->t_ns);
+  lua_setfield(L, -2, "t");
+  if (ev->cap == EL_EV_NO_CAP)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, ev->cap);
+  lua_setfield(L, -2, "cap");
+  if (h->ev_type_set != ev->type) {
+    push_type_name(L, ev->type);
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, ev->type);
+    lua_setfield(L, -2, "type_id");
+    h->ev_type_set = ev->type;
+  }
+}
+
+static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
+                      const el_ev_type_info_t *ti) {
+  lua_State *L = h->L;
+  for (int i = 0; i < l->n && !h->stop; i++) {
+    el__handler_t *hd = l->v[i];
+    if (hd->dead) continue;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, hd->ref);
+    lua_pushvalue(L, -2);  /* ev */
+    int n = push_fields(L, ev, ti);
+    hd->calls++;
+    h->st.dispatched++;
+    el__host_pcall(h, n + 1, hd, "handler");
+  }
+}
+
+void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
+  lua_State *L = h->L;
+  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
+  h->in_dispatch++;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ev_ref);
+  set_ev(h, L, ev);
+  if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
+  if (f & EL__F_STAR) call_list(h, &h->star, ev, ti);
+  lua_pop(L, 1);
+  h->in_dispatch--;
+  compact(h);
+}
+
+/* {====== the ev table's lazy keys ======} */
+
+static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
+                            const char *name) {
+  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
+  if (!ev->known || !ti) return 0;
+  int i = el_ev_field_index(ev->type, name);
+  if (i < 0 || i >= ev->nfields) return 0;
+  return el__push_field(L, ev, i, ti->fields[i].kind);
+}
+
+/* ev:field(name) [-0, +1, m] */
+static int evt_field(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  const char *name = luaL_checkstring(L, 2);
+  if (!h->cur || !ev_field_by_name(L, h->cur, name)) lua_pushnil(L);
+  return 1;
+}
+
+/* ev:fields() -> {name = value} [-0, +1, m] */
+static int evt_fields(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  lua_newtable(L);
+  const el_ev_event_t *ev = h->cur;
+  const el_ev_type_info_t *ti = ev ? el_ev_type_info(ev->type) : NULL;
+  if (!ev || !ev->known || !ti) return 1;
+  for (int i = 0; i < ev->nfields && i < ti->nfields; i++) {
+    el__push_field(L, ev, i, ti->fields[i].kind);
+    lua_setfield(L, -2, ti->fields[i].name);
+  }
+  return 1;
+}
+
+/* __index(ev, key) for keys not stored in the table. [-0, +1, m] */
+static int evt_index(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  const char *k = lua_tostring(L, 2);
+  const el_ev_event_t *ev = h->cur;
+  if (!k) return 0;
+  if (!strcmp(k, "field")) {
+    lua_pushcfunction(L, evt_field);
+    return 1;
+  }
+  if (!strcmp(k, "fields")) {
+    lua_pushcfunction(L, evt_fields);
+    return 1;
+  }
+  if (!ev || !strcmp(k, "cap") || !strcmp(k, "t") || !strcmp(k, "type"))
+    return 0;
+  if (!strcmp(k, "unix_ns")) {
+    lua_pushinteger(L, (lua_Integer)el__host_unix(h, ev->t_ns));
+    return 1;
+  }
+  if (!strcmp(k, "offset")) {
+    lua_pushinteger(L, (lua_Integer)ev->offset);
+    return 1;
+  }
+  if (!strcmp(k, "session")) {
+    lua_pushinteger(L, h->sess.number);
+    return 1;
+  }
+  if (!strcmp(k, "payload")) {
+    lua_pushlstring(L, (const char *)ev->payload, ev->payload_len);
+    return 1;
+  }
+  return ev_field_by_name(L, ev, k);
+}
+
+/* {====== sessions and hooks ======} */
+
+/* Call every function of hooks[hook] with the session table (or no
+ * argument). */
+void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
+  lua_State *L = h->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
+  lua_getfield(L, -1, hook);
+  lua_Integer n = luaL_len(L, -1);
+  for (lua_Integer i = 1; i <= n && !h->stop; i++) {
+    lua_rawgeti(L, -1, i);
+    if (with_session) lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
+    el__host_pcall(h, with_session ? 1 : 0, &h->hook_handler, hook);
+  }
+  lua_pop(L, 2);
+}
+
+static int add_hook(lua_State *L, const char *hook) {
+  el_host_t *h = el__host_from(L);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
+  lua_getfield(L, -1, hook);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+  return 0;
+}
+
+static int ev_on_header(lua_State *L) { return add_hook(L, "on_header"); }
+static int ev_on_session(lua_State *L) { return add_hook(L, "on_session"); }
+static int ev_on_session_end(lua_State *L) {
+  return add_hook(L, "on_session_end");
+}
+static int ev_on_end(lua_State *L) { return add_hook(L, "on_end"); }
+
+/* Replace el.session with a fresh table {number = n}. */
+static void new_session_table(el_host_t *h) {
+  lua_State *L = h->L;
+  lua_createtable(L, 0, 12);
+  lua_pushinteger(L, h->sess.number);
+  lua_setfield(L, -2, "number");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "ready");
+  lua_newtable(L);
+  lua_setfield(L, -2, "caps");
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, h->session_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->mod_ref);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "session");
+  lua_pop(L, 1);
+}
+
+void el__session_header(el_host_t *h) {
+  if (h->sess.number > 0 && !h->sess.ended) el__session_end(h);
+  unsigned n = h->sess.number + 1;
+  memset(&h->sess, 0, sizeof h->sess);
+  h->sess.number = n;
+  new_session_table(h);
+  el__hooks_call(h, "on_header", 1);
+}
+
+static void session_ready(el_host_t *h) {
+  if (h->sess.ready || h->sess.number == 0) return;
+  h->sess.ready = 1;
+  lua_rawgeti(h->L, LUA_REGISTRYINDEX, h->session_ref);
+  lua_pushboolean(h->L, 1);
+  lua_setfield(h->L, -2, "ready");
+  lua_pop(h->L, 1);
+  el__hooks_call(h, "on_session", 1);
+}
+
+void el__session_end(el_host_t *h) {
+  if (h->sess.number == 0 || h->sess.ended) return;
+  el__ana_flush(h);
+  session_ready(h);
+  h->sess.ended = 1;
+  el__hooks_call(h, "on_session_end", 1);
+}
+
+static const char *breakdown_name(uint64_t code) {
+  static const char *names[] = {NULL,  "-hc", "-hm", "-hd", "-hy",
+                                "-hr", "-hb", "-hT", "-hi", "-he"};
+  return code < EL_ARRAY_LEN(names) ? names[code] : NULL;
+}
+
+/* -h<X> in the program arguments (reference §5.2.2 fallback). */
+static void breakdown_from_args(lua_State *L, el_strview_t s) {
+  size_t start = 0;
+  for (size_t i = 0; i <= s.len; i++) {
+    if (i < s.len && s.p[i] != '\0') continue;
+    const char *a = s.p + start;
+    size_t len = i - start;
+    start = i + 1;
+    if (len == 3 && a[0] == '-' && a[1] == 'h' &&
+        strchr("cmdyrbTie", a[2])) {
+      lua_pushlstring(L, a, 3);
+      lua_setfield(L, -2, "heap_prof_breakdown");
+      return;
+    }
+  }
+}
+
+static void add_cap(el_host_t *h, unsigned cap) {
+  if (cap >= 65535 || (h->sess.caps[cap >> 3] & (1u << (cap & 7)))) return;
+  h->sess.caps[cap >> 3] |= (uint8_t)(1u << (cap & 7));
+  lua_State *L = h->L;
+  lua_newtable(L);  /* rebuild caps, ascending */
+  lua_Integer n = 0;
+  for (unsigned c = 0; c < 65535; c++)
+    if (h->sess.caps[c >> 3] & (1u << (c & 7))) {
+      lua_pushinteger(L, c);
+      lua_rawseti(L, -2, ++n);
+    }
+  lua_setfield(L, -2, "caps");
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void rts_identifier(lua_State *L, el_strview_t s) {
+  lua_pushlstring(L, s.p, s.len);
+  lua_setfield(L, -2, "rts_version");
+  const char *sp = memchr(s.p, ' ', s.len);
+  size_t vlen = sp ? (size_t)(sp - s.p) : s.len;
+  if (vlen > 4 && !memcmp(s.p, "GHC-", 4)) {
+    lua_pushlstring(L, s.p + 4, vlen - 4);
+    lua_setfield(L, -2, "ghc_version");
+  }
+  if (sp) {
+    lua_pushlstring(L, sp + 1, s.len - vlen - 1);
+    lua_setfield(L, -2, "rts_way");
+  }
+}
+
+/* Init events update el.session (spec §2.4, §2.5, §3.5). */
+void el__session_event(el_host_t *h, const el_ev_event_t *ev) {
+  if (!ev->known) return;
+  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
+  if (!ti) return;
+  lua_State *L = h->L;
+  const char *name = ti->name;
+  const el_ev_value_t *v = ev->v;
+  if (h->sess.number == 0) return;  /* no header yet */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
+  if (!strcmp(name, "BLOCK_MARKER")) {
+    if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP) add_cap(h, (unsigned)v[2].u);
+  } else if (!strcmp(name, "CAP_CREATE")) {
+    add_cap(h, (unsigned)v[0].u);
+  } else if (!strcmp(name, "WALL_CLOCK_TIME")) {
+    el_unix_ns_t w = v[1].u * 1000000000u + v[2].u;
+    set_int(L, "wall_clock_unix_ns", (lua_Integer)w);
+    set_int(L, "start_unix_ns", (lua_Integer)(w - ev->t_ns));
+    h->sess.seen_wct = 1;
+  } else if (!strcmp(name, "OSPROCESS_PID")) {
+    set_int(L, "pid", (lua_Integer)v[1].u);
+    h->sess.seen_pid = 1;
+  } else if (!strcmp(name, "OSPROCESS_PPID")) {
+    set_int(L, "ppid", (lua_Integer)v[1].u);
+  } else if (!strcmp(name, "RTS_IDENTIFIER")) {
+    rts_identifier(L, v[1].s);
+    h->sess.seen_rts = 1;
+  } else if (!strcmp(name, "PROGRAM_ARGS")) {
+    push_strlist(L, v[1].s);
+    lua_setfield(L, -2, "args");
+    if (!h->sess.breakdown_from_begin) breakdown_from_args(L, v[1].s);
+    h->sess.seen_args = 1;
+  } else if (!strcmp(name, "HEAP_PROF_BEGIN")) {
+    const char *b = breakdown_name(v[2].u);
+    if (b) {
+      lua_pushstring(L, b);
+      lua_setfield(L, -2, "heap_prof_breakdown");
+      h->sess.breakdown_from_begin = 1;
+    }
+    set_int(L, "heap_prof_interval_ns", (lua_Integer)v[1].u);
+  }
+  lua_pop(L, 1);
+  if (h->sess.seen_wct && h->sess.seen_pid && h->sess.seen_rts &&
+      h->sess.seen_args)
+    session_ready(h);
+}
+
+/* {====== utilities ======} */
+
+static int ev_now(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)el__host_from(L)->now);
+  return 1;
+}
+
+static int ev_unix_ns(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  lua_pushinteger(L, (lua_Integer)el__host_unix(
+                         h, (el_rts_ns_t)luaL_checkinteger(L, 1)));
+  return 1;
+}
+
+/* el.type_info(name_or_id) -> {id, name, fields} or nil */
+static int ev_type_info(lua_State *L) {
+  int id;
+  if (lua_type(L, 1) == LUA_TNUMBER)
+    id = (int)luaL_checkinteger(L, 1);
+  else
+    id = el_ev_type_by_name(luaL_checkstring(L, 1));
+  const el_ev_type_info_t *ti =
+      id >= 0 && id <= 0xFFFF ? el_ev_type_info((uint16_t)id) : NULL;
+  if (!ti) return 0;
+  lua_createtable(L, 0, 3);
+  set_int(L, "id", ti->id);
+  lua_pushstring(L, ti->name);
+  lua_setfield(L, -2, "name");
+  lua_createtable(L, ti->nfields, 0);
+  for (int i = 0; i < ti->nfields; i++) {
+    lua_pushstring(L, ti->fields[i].name);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "fields");
+  return 1;
+}
+
+static int ev_stats(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  const el_ev_stats_t *ds = el_ev_decoder_stats(h->dec);
+  lua_createtable(L, 0, 8);
+  set_int(L, "events", (lua_Integer)h->st.events);
+  set_int(L, "dispatched", (lua_Integer)h->st.dispatched);
+  set_int(L, "handler_errors", (lua_Integer)h->st.handler_errors);
+  set_int(L, "timer_skipped", (lua_Integer)h->st.timer_skipped);
+  set_int(L, "reorder_forced", (lua_Integer)h->st.reorder_forced);
+  set_int(L, "warnings", (lua_Integer)h->st.warnings);
+  set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
+  return 1;
+}
+
+/* el.control(namespace, command_id) -> true | nil, msg */
+static int ev_control(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  size_t nslen;
+  const char *ns = luaL_checklstring(L, 1, &nslen);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, id >= 0 && id <= 0xFFFFFFFF, 2, "out of range");
+  if (!h->control_fn) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "not connected");
+    return 2;
+  }
+  int rc = h->control_fn(h->control_ud, ns, nslen, (uint32_t)id);
+  if (rc == 0) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_pushstring(L, rc == EL_ECLOSED ? "not connected" : el_strerror(rc));
+  return 2;
+}
+
+static int ev_host_log(lua_State *L) {
+  static const char *const lv[] = {"debug", "info", "warn", "error", NULL};
+  int level = luaL_checkoption(L, 1, NULL, lv);
+  el_log((el_log_level_t)level, "%s", luaL_checkstring(L, 2));
+  return 0;
+}
+
+/* {====== the module ======} */
+
+static const luaL_Reg ev_funcs[] = {
+    {"on", ev_on},
+    {"off", ev_off},
+    {"on_header", ev_on_header},
+    {"on_session", ev_on_session},
+    {"on_session_end", ev_on_session_end},
+    {"on_end", ev_on_end},
+    {"now", ev_now},
+    {"unix_ns", ev_unix_ns},
+    {"type_info", ev_type_info},
+    {"stats", ev_stats},
+    {"control", ev_control},
+    {"host_log", ev_host_log},
+    {NULL, NULL}};
+
+int el__lua_open_module(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  if (h->mod_ref != LUA_NOREF) {  /* already open: same table */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->mod_ref);
+    return 1;
+  }
+  luaL_newlib(L, ev_funcs);
+  el__lua_time_register(L);
+  el__lua_emit_register(L);
+  el__lua_analysis_register(L);
+  lua_newtable(L);
+  lua_setfield(L, -2, "config");
+  lua_pushstring(L, EL_VERSION);
+  lua_setfield(L, -2, "version");
+  /* the reused ev table and its metatable */
+  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, evt_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  h->ev_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* hooks */
+  lua_createtable(L, 0, 4);
+  static const char *hooks[] = {"on_header", "on_session", "on_session_end",
+                                "on_end"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(hooks); i++) {
+    lua_newtable(L);
+    lua_setfield(L, -2, hooks[i]);
+  }
+  h->hooks_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* an empty session until the first header */
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "number");
+  lua_newtable(L);
+  lua_setfield(L, -2, "caps");
+  lua_pushvalue(L, -1);
+  h->session_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_setfield(L, -2, "session");
+  lua_pushvalue(L, -1);
+  h->mod_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 1;
+}
