@@ -1,0 +1,444 @@
+/* exp_grpc.c: OTLP/gRPC transport through the grpc C core (Debian's
+ * libgrpc 1.51): one channel per signal, one unary
+ * "/opentelemetry.proto.collector.<signal>.../Export" call per request on
+ * a pluck completion queue, with a deadline.
+ *
+ * Connections: the channel reconnects by itself after GOAWAY or connection
+ * loss (with a reconnect backoff capped at 5 s instead of grpc's 120 s, so
+ * a collector that comes back is used again quickly); a call made while
+ * the channel is down fails fast with UNAVAILABLE and the sender retries
+ * it. gRPC's own retries are off: the sender retries.
+ * Keepalive: a default OpenTelemetry Collector (grpc-go enforcement policy:
+ * MinTime 5 min, PermitWithoutStream false) sends GOAWAY ENHANCE_YOUR_CALM
+ * "too_many_pings" to clients that ping more often than every 5 minutes or
+ * while idle. We ping every 6 minutes, only while a call is active, and
+ * turn off BDP probe pings (useless for small unary calls).
+ * Compression: GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM = gzip.
+ * Spec: reference-behaviour.md §1.4, §7; OTLP specification "OTLP/gRPC". */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/compression.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+
+#include "export_queue.h"
+#include "google/rpc/error_details.pb-c.h"
+#include "google/rpc/status.pb-c.h"
+#include "otlp_encode.h"
+
+static const char *const METHODS[EL_TM_NSIGNALS] = {
+  "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+  "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+  "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+  "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/"
+  "Export"};
+
+/* Poll slice while waiting for a call: bounds the reaction to abort. */
+#define POLL_MS 100
+
+typedef struct {
+  grpc_channel *channel;
+  grpc_completion_queue *cq;
+  el_tm_signal_t sig;
+  int timeout_ms;
+  char *target;
+  grpc_metadata *md;          /* extra metadata (headers) */
+  size_t nmd;
+} grpc_tr_t;
+
+/* {====== status classification ======} */
+
+/* Find google.rpc.RetryInfo in a grpc-status-details-bin trailer value;
+ * returns its delay in ms, or -1. */
+static int retry_info_ms(grpc_slice details_bin) {
+  Google__Rpc__Status *st = google__rpc__status__unpack(
+      NULL, GRPC_SLICE_LENGTH(details_bin),
+      GRPC_SLICE_START_PTR(details_bin));
+  int ms = -1;
+  if (!st) return -1;
+  for (size_t i = 0; i < st->n_details && ms < 0; i++) {
+    Google__Protobuf__Any *any = st->details[i];
+    const char *suffix = "/google.rpc.RetryInfo";
+    size_t tl = any->type_url ? strlen(any->type_url) : 0;
+    size_t sl = strlen(suffix);
+    if (tl < sl || strcmp(any->type_url + tl - sl, suffix) != 0) continue;
+    Google__Rpc__RetryInfo *ri = google__rpc__retry_info__unpack(
+        NULL, any->value.len, any->value.data);
+    if (!ri) continue;
+    if (ri->retry_delay) {
+      int64_t v = ri->retry_delay->seconds * 1000 +
+                  ri->retry_delay->nanos / 1000000;
+      ms = v < 0 ? 0 : v > INT_MAX ? INT_MAX : (int)v;
+    } else {
+      ms = 0;
+    }
+    google__rpc__retry_info__free_unpacked(ri, NULL);
+  }
+  google__rpc__status__free_unpacked(st, NULL);
+  return ms;
+}
+
+/* The OTLP/gRPC retry predicate (OTLP specification, "Failures" of
+ * OTLP/gRPC): the server's status decides.
+ *   Retryable: CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
+ *     UNAVAILABLE, DATA_LOSS; RESOURCE_EXHAUSTED only when the server sent
+ *     google.rpc.RetryInfo ("the server may recover"), after its delay.
+ *   Not retryable: UNKNOWN, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
+ *     PERMISSION_DENIED, UNAUTHENTICATED, FAILED_PRECONDITION,
+ *     UNIMPLEMENTED, INTERNAL, and RESOURCE_EXHAUSTED without RetryInfo.
+ *   OK is success (partial_success is read by the caller). */
+static el_xq_verdict_t grpc_verdict(grpc_status_code code, int retry_ms) {
+  switch (code) {
+  case GRPC_STATUS_OK:
+    return EL_XQ_OK;
+  case GRPC_STATUS_CANCELLED:
+  case GRPC_STATUS_DEADLINE_EXCEEDED:
+  case GRPC_STATUS_ABORTED:
+  case GRPC_STATUS_OUT_OF_RANGE:
+  case GRPC_STATUS_UNAVAILABLE:
+  case GRPC_STATUS_DATA_LOSS:
+    return EL_XQ_RETRY;
+  case GRPC_STATUS_RESOURCE_EXHAUSTED:
+    return retry_ms >= 0 ? EL_XQ_RETRY : EL_XQ_DROP;
+  default:
+    return EL_XQ_DROP;
+  }
+}
+
+static const char *status_name(grpc_status_code c) {
+  static const char *const names[] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+    "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  return (unsigned)c < EL_ARRAY_LEN(names) ? names[c] : "UNKNOWN";
+}
+
+/* {====== response ======} */
+
+int el__otlp_parse_response(el_tm_signal_t sig, const uint8_t *body,
+                            size_t len, el_xq_result_t *res) {
+  res->rejected = 0;
+  if (len == 0) return 0;
+  const ProtobufCMessageDescriptor *d = el_otlp_response_descriptor(sig);
+  if (!d) return EL_EINVAL;
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, body);
+  if (!m) return EL_ECORRUPT;
+  /* Every Export<Signal>ServiceResponse has field 1 partial_success, a
+   * message whose field 1 is the rejected count (int64) and field 2
+   * error_message: read them through the descriptors. */
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field(d, 1);
+  ProtobufCMessage *ps =
+      f && f->type == PROTOBUF_C_TYPE_MESSAGE
+          ? *(ProtobufCMessage **)((char *)m + f->offset) : NULL;
+  if (ps) {
+    const ProtobufCMessageDescriptor *pd = ps->descriptor;
+    const ProtobufCFieldDescriptor *rf =
+        protobuf_c_message_descriptor_get_field(pd, 1);
+    const ProtobufCFieldDescriptor *mf =
+        protobuf_c_message_descriptor_get_field(pd, 2);
+    if (rf && rf->type == PROTOBUF_C_TYPE_INT64)
+      res->rejected = *(int64_t *)((char *)ps + rf->offset);
+    if (mf && mf->type == PROTOBUF_C_TYPE_STRING) {
+      const char *msg = *(char **)((char *)ps + mf->offset);
+      if (msg && *msg) snprintf(res->msg, sizeof res->msg, "%s", msg);
+    }
+  }
+  protobuf_c_message_free_unpacked(m, NULL);
+  return 0;
+}
+
+/* {====== the call ======} */
+
+static gpr_timespec ms_from_now(int64_t ms) {
+  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                      gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+/* Wait for the batch tag, cancelling the call on abort. */
+static void wait_call(grpc_tr_t *g, grpc_call *call, void *tag,
+                      const atomic_int *abort) {
+  bool cancelled = false;
+  for (;;) {
+    grpc_event ev = grpc_completion_queue_pluck(g->cq, tag,
+                                                ms_from_now(POLL_MS), NULL);
+    if (ev.type == GRPC_OP_COMPLETE) return;
+    if (ev.type == GRPC_QUEUE_SHUTDOWN) return;
+    if (!cancelled && atomic_load(abort)) {
+      grpc_call_cancel(call, NULL);
+      cancelled = true;
+    }
+  }
+}
+
+static const char *find_trailer(const grpc_metadata_array *md,
+                                const char *key, grpc_slice *out) {
+  for (size_t i = 0; i < md->count; i++) {
+    if (grpc_slice_str_cmp(md->metadata[i].key, key) == 0) {
+      *out = md->metadata[i].value;
+      return key;
+    }
+  }
+  return NULL;
+}
+
+/* Copy a received message into one contiguous buffer (el_malloc). */
+static uint8_t *read_message(grpc_byte_buffer *bb, size_t *len) {
+  grpc_byte_buffer_reader rd;
+  *len = 0;
+  if (!bb || !grpc_byte_buffer_reader_init(&rd, bb)) return NULL;
+  grpc_slice all = grpc_byte_buffer_reader_readall(&rd);
+  grpc_byte_buffer_reader_destroy(&rd);
+  size_t n = GRPC_SLICE_LENGTH(all);
+  uint8_t *out = el_malloc(n ? n : 1);
+  if (out) {
+    memcpy(out, GRPC_SLICE_START_PTR(all), n);
+    *len = n;
+  }
+  grpc_slice_unref(all);
+  return out;
+}
+
+static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
+                      size_t len, const atomic_int *abort,
+                      el_xq_result_t *res) {
+  grpc_tr_t *g = ud;
+  gpr_timespec deadline = g->timeout_ms > 0
+                              ? ms_from_now(g->timeout_ms)
+                              : gpr_inf_future(GPR_CLOCK_MONOTONIC);
+  grpc_call *call = grpc_channel_create_call(
+      g->channel, NULL, GRPC_PROPAGATE_DEFAULTS, g->cq,
+      grpc_slice_from_static_string(METHODS[sig]), NULL, deadline, NULL);
+  if (!call) {
+    res->verdict = EL_XQ_RETRY;
+    snprintf(res->msg, sizeof res->msg, "cannot create gRPC call to %s",
+             g->target);
+    return;
+  }
+  grpc_slice payload = grpc_slice_from_copied_buffer((const char *)bytes,
+                                                     len);
+  grpc_byte_buffer *send_bb = grpc_raw_byte_buffer_create(&payload, 1);
+  grpc_slice_unref(payload);
+  grpc_byte_buffer *recv_bb = NULL;
+  grpc_metadata_array init_md, trail_md;
+  grpc_metadata_array_init(&init_md);
+  grpc_metadata_array_init(&trail_md);
+  grpc_status_code status = GRPC_STATUS_UNKNOWN;
+  grpc_slice details = grpc_empty_slice();
+  const char *error_string = NULL;
+
+  grpc_op ops[6];
+  memset(ops, 0, sizeof ops);
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].data.send_initial_metadata.count = g->nmd;
+  ops[0].data.send_initial_metadata.metadata = g->md;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  ops[1].data.send_message.send_message = send_bb;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[3].data.recv_initial_metadata.recv_initial_metadata = &init_md;
+  ops[4].op = GRPC_OP_RECV_MESSAGE;
+  ops[4].data.recv_message.recv_message = &recv_bb;
+  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[5].data.recv_status_on_client.trailing_metadata = &trail_md;
+  ops[5].data.recv_status_on_client.status = &status;
+  ops[5].data.recv_status_on_client.status_details = &details;
+  ops[5].data.recv_status_on_client.error_string = &error_string;
+
+  void *tag = (void *)ops;
+  grpc_call_error ce = grpc_call_start_batch(call, ops, 6, tag, NULL);
+  if (ce != GRPC_CALL_OK) {
+    res->verdict = EL_XQ_DROP;
+    snprintf(res->msg, sizeof res->msg, "grpc_call_start_batch: error %d",
+             (int)ce);
+  } else {
+    wait_call(g, call, tag, abort);
+    grpc_slice bin;
+    int retry_ms = -1;
+    if (find_trailer(&trail_md, "grpc-status-details-bin", &bin))
+      retry_ms = retry_info_ms(bin);
+    res->verdict = grpc_verdict(status, retry_ms);
+    res->retry_after_ms = res->verdict == EL_XQ_RETRY ? retry_ms : -1;
+    if (status == GRPC_STATUS_OK) {
+      size_t n;
+      uint8_t *body = read_message(recv_bb, &n);
+      if (recv_bb && !body) {
+        res->verdict = EL_XQ_OK;              /* delivered; no memory to
+                                                 read partial_success */
+      } else if (el__otlp_parse_response(sig, body, n, res) < 0) {
+        snprintf(res->msg, sizeof res->msg, "undecodable Export response "
+                 "(%zu bytes)", n);
+      }
+      el_free(body);
+    } else {
+      char *d = grpc_slice_to_c_string(details);
+      snprintf(res->msg, sizeof res->msg, "%s: %s%s%s (%s)",
+               status_name(status), d ? d : "",
+               error_string ? "; " : "", error_string ? error_string : "",
+               g->target);
+      gpr_free(d);
+    }
+  }
+  gpr_free((void *)error_string);
+  grpc_slice_unref(details);
+  grpc_metadata_array_destroy(&init_md);
+  grpc_metadata_array_destroy(&trail_md);
+  if (recv_bb) grpc_byte_buffer_destroy(recv_bb);
+  grpc_byte_buffer_destroy(send_bb);
+  grpc_call_unref(call);
+}
+
+/* {====== setup ======} */
+
+static void grpc_tr_free(void *ud) {
+  grpc_tr_t *g = ud;
+  if (!g) return;
+  if (g->channel) grpc_channel_destroy(g->channel);
+  if (g->cq) {
+    grpc_completion_queue_shutdown(g->cq);
+    while (grpc_completion_queue_pluck(g->cq, NULL,
+                                       gpr_inf_future(GPR_CLOCK_REALTIME),
+                                       NULL).type != GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(g->cq);
+  }
+  for (size_t i = 0; i < g->nmd; i++) {
+    grpc_slice_unref(g->md[i].key);
+    grpc_slice_unref(g->md[i].value);
+  }
+  el_free(g->md);
+  el_free(g->target);
+  el_free(g);
+  grpc_shutdown();
+}
+
+/* Read a whole PEM file into a NUL-terminated el_malloc'd string. */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      char *nb = el_realloc(buf, cap);
+      if (!nb) {
+        el_free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+    }
+    size_t n = fread(buf + len, 1, 4096, f);
+    len += n;
+    if (n < 4096) break;
+  }
+  fclose(f);
+  buf[len] = '\0';
+  return buf;
+}
+
+static grpc_channel_credentials *make_creds(const el_otlp_signal_cfg_t *sc) {
+  if (!sc->tls) return grpc_insecure_credentials_create();
+  char *pem = NULL;
+  if (sc->certificate) {
+    pem = read_file(sc->certificate);
+    if (!pem) {
+      el_log(EL_LOG_ERROR, "OTLP gRPC exporter: cannot read certificate "
+             "file '%s'", sc->certificate);
+      return NULL;
+    }
+  }
+  grpc_channel_credentials *c = grpc_ssl_credentials_create(pem, NULL, NULL,
+                                                            NULL);
+  el_free(pem);
+  return c;
+}
+
+static int add_metadata(grpc_tr_t *g, const el_otlp_signal_cfg_t *sc) {
+  if (!sc->nheaders) return 0;
+  g->md = el_calloc(sc->nheaders, sizeof *g->md);
+  if (!g->md) return EL_ENOMEM;
+  for (size_t i = 0; i < sc->nheaders; i++) {
+    char key[256];
+    size_t k = 0;
+    for (; sc->headers[i].name[k] && k + 1 < sizeof key; k++)
+      key[k] = (char)tolower((unsigned char)sc->headers[i].name[k]);
+    key[k] = '\0';
+    g->md[i].key = grpc_slice_from_copied_string(key);
+    g->md[i].value = grpc_slice_from_copied_string(sc->headers[i].value);
+    g->nmd++;
+  }
+  return 0;
+}
+
+int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
+                      el_xq_transport_t *out) {
+  grpc_tr_t *g = el_calloc(1, sizeof *g);
+  if (!g) return EL_ENOMEM;
+  grpc_init();
+  g->sig = sig;
+  g->timeout_ms = sc->timeout_ms;
+  g->target = el_strdup(sc->target ? sc->target : "localhost:4317");
+  g->cq = grpc_completion_queue_create_for_pluck(NULL);
+  int rc = g->target && g->cq ? add_metadata(g, sc) : EL_ENOMEM;
+  if (rc < 0) {
+    grpc_tr_free(g);
+    return rc;
+  }
+  grpc_arg args[12];
+  size_t n = 0;
+#define INT_ARG(k, v)                                                       \
+  args[n].type = GRPC_ARG_INTEGER;                                          \
+  args[n].key = (char *)(k);                                                \
+  args[n++].value.integer = (v)
+  INT_ARG(GRPC_ARG_KEEPALIVE_TIME_MS, 6 * 60 * 1000);
+  INT_ARG(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  INT_ARG(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+  INT_ARG(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  INT_ARG(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 2);
+  INT_ARG(GRPC_ARG_ENABLE_RETRIES, 0);
+  INT_ARG(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  INT_ARG(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
+  INT_ARG(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  INT_ARG(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
+  if (sc->compression == EL_OTLP_COMPRESS_GZIP) {
+    INT_ARG(GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM, GRPC_COMPRESS_GZIP);
+  }
+#undef INT_ARG
+  if (sc->authority) {
+    args[n].type = GRPC_ARG_STRING;
+    args[n].key = (char *)GRPC_ARG_DEFAULT_AUTHORITY;
+    args[n++].value.string = sc->authority;
+  }
+  grpc_channel_args ca = {n, args};
+  grpc_channel_credentials *creds = make_creds(sc);
+  if (!creds) {
+    grpc_tr_free(g);
+    return EL_ECONFIG;
+  }
+  g->channel = grpc_channel_create(g->target, creds, &ca);
+  grpc_channel_credentials_release(creds);
+  if (!g->channel) {
+    grpc_tr_free(g);
+    return EL_ENOMEM;
+  }
+  el_log(EL_LOG_DEBUG, "OTLP gRPC exporter (%s): %s%s",
+         el_otlp_signal_name(sig), sc->tls ? "https://" : "http://",
+         g->target);
+  out->ud = g;
+  out->name = "grpc";
+  out->send = grpc_send;
+  out->free = grpc_tr_free;
+  return 0;
+}

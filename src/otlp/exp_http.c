@@ -1,0 +1,259 @@
+/* exp_http.c: OTLP/HTTP transport with binary protobuf bodies, through
+ * libcurl: one easy handle per signal (reused, so the connection is kept
+ * alive), POST of the serialized request to the signal's URL with
+ * Content-Type: application/x-protobuf, optional gzip body (zlib,
+ * Content-Encoding: gzip), extra headers from OTEL_EXPORTER_OTLP_HEADERS,
+ * a response timeout, TLS verification against the system store or the
+ * configured CA file, and Retry-After (seconds or HTTP date, parsed by
+ * libcurl) on 429/502/503/504.
+ * Spec: reference-behaviour.md §1.4, §7; OTLP specification "OTLP/HTTP". */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <zlib.h>
+
+#include "export_queue.h"
+#include "otlp_encode.h"
+
+#define MAX_RESPONSE_BYTES ((size_t)1 << 20)
+
+typedef struct {
+  CURL *curl;
+  struct curl_slist *headers;         /* fixed request headers */
+  struct curl_slist *headers_gz;      /* the same + Content-Encoding */
+  bool gzip;
+  char *url;
+  uint8_t *resp;                      /* response body of the last call */
+  size_t resp_len, resp_cap;
+  uint8_t *gz;                        /* compression buffer, reused */
+  size_t gz_cap;
+  const atomic_int *abort;            /* of the call in progress */
+} http_tr_t;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+/* The OTLP/HTTP retry predicate (OTLP specification, "Failures" and
+ * "Throttling" of OTLP/HTTP):
+ *   2xx: success (partial_success in the body).
+ *   429 Too Many Requests, 502 Bad Gateway, 503 Service Unavailable,
+ *     504 Gateway Timeout: retryable, honouring Retry-After when present.
+ *   Any other status (400, 401, 403, 404, 413, 500, ...): not retryable.
+ *   Transport errors (connection refused or reset, timeouts, nothing
+ *     received) are retryable; TLS verification and malformed URLs are
+ *     configuration errors and are not. */
+static el_xq_verdict_t http_verdict(CURLcode cc, long status) {
+  if (cc != CURLE_OK) {
+    switch (cc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_SSL_CONNECT_ERROR:
+      return EL_XQ_RETRY;
+    default:
+      return EL_XQ_DROP;
+    }
+  }
+  if (status >= 200 && status < 300) return EL_XQ_OK;
+  if (status == 429 || status == 502 || status == 503 || status == 504)
+    return EL_XQ_RETRY;
+  return EL_XQ_DROP;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud) {
+  http_tr_t *h = ud;
+  size_t len = size * n;
+  size_t keep = len;
+  if (h->resp_len + keep > MAX_RESPONSE_BYTES)
+    keep = MAX_RESPONSE_BYTES - h->resp_len;
+  if (h->resp_len + keep > h->resp_cap) {
+    size_t cap = h->resp_cap ? h->resp_cap : 1024;
+    while (cap < h->resp_len + keep) cap *= 2;
+    uint8_t *nb = el_realloc(h->resp, cap);
+    if (!nb) return 0;                        /* aborts the transfer */
+    h->resp = nb;
+    h->resp_cap = cap;
+  }
+  memcpy(h->resp + h->resp_len, p, keep);
+  h->resp_len += keep;
+  return len;
+}
+
+/* Called by libcurl about every second and on every transfer progress:
+ * a non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+                       curl_off_t un) {
+  http_tr_t *h = ud;
+  return h->abort && atomic_load(h->abort) ? 1 : 0;
+}
+
+/* gzip bytes into h->gz; returns the compressed length or 0 on failure. */
+static size_t gzip_body(http_tr_t *h, const uint8_t *bytes, size_t len) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                   Z_DEFAULT_STRATEGY) != Z_OK)
+    return 0;
+  size_t bound = deflateBound(&z, len) + 32;
+  if (bound > h->gz_cap) {
+    uint8_t *nb = el_realloc(h->gz, bound);
+    if (!nb) {
+      deflateEnd(&z);
+      return 0;
+    }
+    h->gz = nb;
+    h->gz_cap = bound;
+  }
+  z.next_in = (Bytef *)bytes;
+  z.avail_in = (uInt)len;
+  z.next_out = h->gz;
+  z.avail_out = (uInt)bound;
+  int zr = deflate(&z, Z_FINISH);
+  size_t out = zr == Z_STREAM_END ? z.total_out : 0;
+  deflateEnd(&z);
+  return out;
+}
+
+static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
+                      size_t len, const atomic_int *abort,
+                      el_xq_result_t *res) {
+  http_tr_t *h = ud;
+  const uint8_t *body = bytes;
+  size_t body_len = len;
+  bool gz = false;
+  if (h->gzip && len <= UINT_MAX) {
+    size_t n = gzip_body(h, bytes, len);
+    if (n) {
+      body = h->gz;
+      body_len = n;
+      gz = true;
+    }
+  }
+  h->resp_len = 0;
+  h->abort = abort;
+  curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER,
+                   gz ? h->headers_gz : h->headers);
+  curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, (const char *)body);
+  curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                   (curl_off_t)body_len);
+  char errbuf[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, errbuf);
+  CURLcode cc = curl_easy_perform(h->curl);
+  long status = 0;
+  curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+  h->abort = NULL;
+  res->verdict = http_verdict(cc, status);
+  res->retry_after_ms = -1;
+  if (cc != CURLE_OK) {
+    snprintf(res->msg, sizeof res->msg, "%s: %s (%s)",
+             curl_easy_strerror(cc), errbuf, h->url);
+    return;
+  }
+  if (res->verdict == EL_XQ_OK) {
+    if (el__otlp_parse_response(sig, h->resp, h->resp_len, res) < 0)
+      snprintf(res->msg, sizeof res->msg, "malformed HTTP response body "
+               "(%zu bytes) from %s", h->resp_len, h->url);
+    return;
+  }
+  if (res->verdict == EL_XQ_RETRY) {
+    curl_off_t ra = -1;
+    if (curl_easy_getinfo(h->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+        ra > 0)
+      res->retry_after_ms = ra > INT_MAX / 1000 ? INT_MAX : (int)ra * 1000;
+  }
+  int shown = (int)(h->resp_len < 200 ? h->resp_len : 200);
+  snprintf(res->msg, sizeof res->msg, "HTTP %ld from %s: %.*s", status,
+           h->url, shown, h->resp ? (const char *)h->resp : "");
+  for (char *p = res->msg; *p; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+}
+
+static void http_tr_free(void *ud) {
+  http_tr_t *h = ud;
+  if (!h) return;
+  if (h->curl) curl_easy_cleanup(h->curl);
+  curl_slist_free_all(h->headers);
+  curl_slist_free_all(h->headers_gz);
+  el_free(h->url);
+  el_free(h->resp);
+  el_free(h->gz);
+  el_free(h);
+}
+
+static int build_headers(http_tr_t *h, const el_otlp_signal_cfg_t *sc) {
+  const char *fixed[] = {"Content-Type: application/x-protobuf",
+                         "Accept: application/x-protobuf", "Expect:"};
+  for (int pass = 0; pass < 2; pass++) {
+    struct curl_slist *l = NULL, *t;
+    for (size_t i = 0; i < EL_ARRAY_LEN(fixed); i++) {
+      if (!(t = curl_slist_append(l, fixed[i]))) goto fail;
+      l = t;
+    }
+    for (size_t i = 0; i < sc->nheaders; i++) {
+      char line[2048];
+      snprintf(line, sizeof line, "%s: %s", sc->headers[i].name,
+               sc->headers[i].value);
+      if (!(t = curl_slist_append(l, line))) goto fail;
+      l = t;
+    }
+    if (pass == 1) {
+      if (!(t = curl_slist_append(l, "Content-Encoding: gzip"))) goto fail;
+      l = t;
+      h->headers_gz = l;
+    } else {
+      h->headers = l;
+    }
+    continue;
+  fail:
+    curl_slist_free_all(l);
+    return EL_ENOMEM;
+  }
+  return 0;
+}
+
+int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
+                      el_xq_transport_t *out) {
+  pthread_once(&curl_once, curl_init_once);
+  http_tr_t *h = el_calloc(1, sizeof *h);
+  if (!h) return EL_ENOMEM;
+  h->gzip = sc->compression == EL_OTLP_COMPRESS_GZIP;
+  h->url = el_strdup(sc->target ? sc->target : "http://localhost:4318");
+  h->curl = curl_easy_init();
+  int rc = h->url && h->curl ? build_headers(h, sc) : EL_ENOMEM;
+  if (rc < 0) {
+    http_tr_free(h);
+    return rc;
+  }
+  CURL *c = h->curl;
+  curl_easy_setopt(c, CURLOPT_URL, h->url);
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)sc->timeout_ms);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)(sc->timeout_ms > 0 && sc->timeout_ms < 10000
+                              ? sc->timeout_ms : 10000));
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "eventlog-live/" EL_VERSION);
+  curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (sc->certificate) curl_easy_setopt(c, CURLOPT_CAINFO, sc->certificate);
+  el_log(EL_LOG_DEBUG, "OTLP HTTP/protobuf exporter (%s): %s",
+         el_otlp_signal_name(sig), h->url);
+  out->ud = h;
+  out->name = "http";
+  out->send = http_send;
+  out->free = http_tr_free;
+  return 0;
+}

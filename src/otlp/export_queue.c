@@ -1,0 +1,485 @@
+/* export_queue.c: the OTLP exporter: one bounded queue per signal, one
+ * sender thread, retry with exponential backoff and jitter.
+ *
+ * Queues hold serialized requests (copies). A queue is bounded in requests
+ * (queue_max_items) and in bytes (queue_max_bytes); pushing into a full
+ * queue drops the oldest requests first, and a request larger than the
+ * byte bound on its own is dropped; both are counted (dropped_queue and
+ * el_tm_store_count_dropped). The request being sent is out of its queue.
+ *
+ * The sender takes requests round-robin across signals, so one signal's
+ * backlog does not starve the others, and retries the request at hand
+ * until it succeeds, is refused for good, or retry_max_elapsed_ms has
+ * passed since its first attempt (then dropped_failed). Backoff: attempt k
+ * waits a random time in [d/2, d], d = min(retry_max_ms, initial * 2^k),
+ * unless the server asked for a delay (gRPC RetryInfo, HTTP Retry-After),
+ * which is honoured as given, within the elapsed bound.
+ *
+ * Shutdown: el_otlp_exporter_flush waits for the queues to drain, bounded
+ * by its timeout; el_otlp_exporter_free then sets the abort flag, which
+ * wakes any backoff wait and makes the transport abandon the request in
+ * flight within about 100 ms, joins the thread and counts what is left
+ * (dropped_shutdown). Spec: reference-behaviour.md §7 (the reference drops
+ * every failed batch; we retry), OTLP specification "Retrying". */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export_queue.h"
+#include "otlp_encode.h"
+
+typedef struct xq_item_s {
+  struct xq_item_s *next;
+  size_t len;                 /* bytes of the request */
+  size_t nrecords;            /* records inside */
+  uint8_t bytes[];            /* the serialized request */
+} xq_item_t;
+
+typedef struct {
+  xq_item_t *head, *tail;
+  size_t items;
+  size_t bytes;
+} xq_fifo_t;
+
+struct el_otlp_exporter_s {
+  el_otlp_config_t cfg;                      /* copy: delivery settings */
+  el_tm_store_t *store;                      /* drop reports; may be NULL */
+  unsigned signals;                          /* handled signals bit set */
+  el_xq_transport_t tr[EL_TM_NSIGNALS];      /* per handled signal */
+  xq_fifo_t q[EL_TM_NSIGNALS];
+  int next_sig;                              /* round-robin cursor */
+  bool busy;                                 /* a request is being sent */
+  bool stop;                                 /* sender must exit */
+  atomic_int abort;                          /* abandon the send now */
+  pthread_mutex_t mu;
+  pthread_cond_t wake;                       /* work, stop, abort */
+  pthread_cond_t idle;                       /* queues empty, not busy */
+  pthread_t thread;
+  bool thread_started;
+  unsigned seed;                             /* jitter (rand_r) */
+  el_otlp_stats_t stats;                     /* under mu */
+  int64_t last_log_ms[4];                    /* rate limit per kind */
+  uint64_t suppressed[4];
+};
+
+enum { LOG_QUEUE = 0, LOG_FAILED, LOG_REJECTED, LOG_RETRY };
+#define LOG_INTERVAL_MS 5000
+
+int64_t el__otlp_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Log at most one message of a kind per LOG_INTERVAL_MS; the next one
+ * says how many were suppressed. Called with mu held. */
+static void log_limited(el_otlp_exporter_t *ex, int kind,
+                        el_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void log_limited(el_otlp_exporter_t *ex, int kind,
+                        el_log_level_t level, const char *fmt, ...) {
+  if (!el_log_enabled(level)) return;
+  int64_t now = el__otlp_now_ms();
+  if (ex->last_log_ms[kind] && now - ex->last_log_ms[kind] < LOG_INTERVAL_MS) {
+    ex->suppressed[kind]++;
+    return;
+  }
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ex->suppressed[kind])
+    el_log(level, "%s (%llu similar messages suppressed)", msg,
+           (unsigned long long)ex->suppressed[kind]);
+  else
+    el_log(level, "%s", msg);
+  ex->suppressed[kind] = 0;
+  ex->last_log_ms[kind] = now;
+}
+
+static void count_drop(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                       uint64_t *counter, size_t nrecords) {
+  *counter += nrecords;
+  if (ex->store && nrecords) el_tm_store_count_dropped(ex->store, sig,
+                                                       nrecords);
+}
+
+/* {====== queue ======} */
+
+static xq_item_t *fifo_pop(xq_fifo_t *f) {
+  xq_item_t *it = f->head;
+  if (!it) return NULL;
+  f->head = it->next;
+  if (!f->head) f->tail = NULL;
+  f->items--;
+  f->bytes -= it->len;
+  return it;
+}
+
+static void fifo_push(xq_fifo_t *f, xq_item_t *it) {
+  it->next = NULL;
+  if (f->tail) f->tail->next = it; else f->head = it;
+  f->tail = it;
+  f->items++;
+  f->bytes += it->len;
+}
+
+int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                            const uint8_t *bytes, size_t len,
+                            size_t nrecords) {
+  if ((unsigned)sig >= EL_TM_NSIGNALS || !(ex->signals & (1u << sig)))
+    return EL_EINVAL;
+  xq_item_t *it = el_malloc(sizeof *it + len);
+  pthread_mutex_lock(&ex->mu);
+  if (!it) {
+    count_drop(ex, sig, &ex->stats.dropped_queue[sig], nrecords);
+    pthread_mutex_unlock(&ex->mu);
+    return EL_ENOMEM;
+  }
+  it->len = len;
+  it->nrecords = nrecords;
+  memcpy(it->bytes, bytes, len);
+  xq_fifo_t *f = &ex->q[sig];
+  size_t dropped = 0;
+  if (len > ex->cfg.queue_max_bytes) {        /* can never fit */
+    dropped = nrecords;
+    el_free(it);
+    it = NULL;
+  } else {
+    while (f->head && (f->items + 1 > ex->cfg.queue_max_items ||
+                       f->bytes + len > ex->cfg.queue_max_bytes)) {
+      xq_item_t *old = fifo_pop(f);
+      dropped += old->nrecords;
+      el_free(old);
+    }
+    fifo_push(f, it);
+  }
+  if (dropped) {
+    count_drop(ex, sig, &ex->stats.dropped_queue[sig], dropped);
+    log_limited(ex, LOG_QUEUE, EL_LOG_WARN,
+                "OTLP %s export queue full (%zu requests, %zu bytes): "
+                "dropped %zu records", el_otlp_signal_name(sig),
+                ex->cfg.queue_max_items, ex->cfg.queue_max_bytes, dropped);
+  }
+  pthread_cond_signal(&ex->wake);
+  pthread_mutex_unlock(&ex->mu);
+  return 0;
+}
+
+/* Next request, round-robin across signals; NULL when all are empty. */
+static xq_item_t *take_next(el_otlp_exporter_t *ex, el_tm_signal_t *sig) {
+  for (int k = 0; k < EL_TM_NSIGNALS; k++) {
+    int s = (ex->next_sig + k) % EL_TM_NSIGNALS;
+    xq_item_t *it = fifo_pop(&ex->q[s]);
+    if (it) {
+      ex->next_sig = (s + 1) % EL_TM_NSIGNALS;
+      *sig = (el_tm_signal_t)s;
+      return it;
+    }
+  }
+  return NULL;
+}
+
+static bool queues_empty(const el_otlp_exporter_t *ex) {
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (ex->q[s].head) return false;
+  return true;
+}
+
+/* {====== sender ======} */
+
+/* Wait ms or until abort; mu held. Returns false when aborted. */
+static bool wait_abortable(el_otlp_exporter_t *ex, int64_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  while (!atomic_load(&ex->abort)) {
+    if (pthread_cond_timedwait(&ex->wake, &ex->mu, &ts) == ETIMEDOUT) break;
+  }
+  return !atomic_load(&ex->abort);
+}
+
+/* Backoff before retry number attempt (1-based), with jitter. */
+static int64_t backoff_ms(el_otlp_exporter_t *ex, int attempt) {
+  int64_t d = ex->cfg.retry_initial_ms;
+  for (int k = 1; k < attempt && d < ex->cfg.retry_max_ms; k++) d *= 2;
+  if (d > ex->cfg.retry_max_ms) d = ex->cfg.retry_max_ms;
+  int64_t half = d / 2;
+  return half + (half > 0 ? rand_r(&ex->seed) % (half + 1) : 0);
+}
+
+static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                  const xq_item_t *it, const el_xq_result_t *res) {
+  ex->stats.requests[sig]++;
+  ex->stats.records[sig] += it->nrecords;
+  ex->stats.bytes[sig] += it->len;
+  if (res->rejected > 0) {
+    ex->stats.rejected[sig] += (uint64_t)res->rejected;
+    log_limited(ex, LOG_REJECTED, EL_LOG_WARN,
+                "OTLP %s export: the receiver rejected %lld of %zu records: "
+                "%s", el_otlp_signal_name(sig), (long long)res->rejected,
+                it->nrecords, res->msg);
+  }
+}
+
+/* Deliver one request (mu held on entry and exit; released while
+ * sending). */
+static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                    const xq_item_t *it) {
+  int64_t start = el__otlp_now_ms();
+  el_xq_transport_t *tr = &ex->tr[sig];
+  const char *sname = el_otlp_signal_name(sig);
+  for (int attempt = 1;; attempt++) {
+    if (atomic_load(&ex->abort)) break;
+    el_xq_result_t res = {EL_XQ_DROP, -1, 0, ""};
+    pthread_mutex_unlock(&ex->mu);
+    tr->send(tr->ud, sig, it->bytes, it->len, &ex->abort, &res);
+    pthread_mutex_lock(&ex->mu);
+    if (atomic_load(&ex->abort)) break;
+    if (res.verdict == EL_XQ_OK) {
+      on_ok(ex, sig, it, &res);
+      return;
+    }
+    if (res.verdict == EL_XQ_DROP) {
+      count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
+      log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+                  "OTLP %s export over %s failed (not retryable), dropped "
+                  "%zu records: %s", sname, tr->name, it->nrecords, res.msg);
+      return;
+    }
+    int64_t delay = res.retry_after_ms >= 0 ? res.retry_after_ms
+                                            : backoff_ms(ex, attempt);
+    int64_t now = el__otlp_now_ms();
+    if (now + delay - start > ex->cfg.retry_max_elapsed_ms) {
+      count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
+      log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+                  "OTLP %s export over %s failed after %d attempts in %lld "
+                  "ms, dropped %zu records: %s", sname, tr->name, attempt,
+                  (long long)(now - start), it->nrecords, res.msg);
+      return;
+    }
+    ex->stats.retries[sig]++;
+    log_limited(ex, LOG_RETRY, EL_LOG_WARN,
+                "OTLP %s export over %s failed, retrying in %lld ms: %s",
+                sname, tr->name, (long long)delay, res.msg);
+    if (!wait_abortable(ex, delay)) break;
+  }
+  count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], it->nrecords);
+}
+
+static void *sender_main(void *arg) {
+  el_otlp_exporter_t *ex = arg;
+  pthread_mutex_lock(&ex->mu);
+  while (!ex->stop) {
+    el_tm_signal_t sig;
+    xq_item_t *it = take_next(ex, &sig);
+    if (!it) {
+      pthread_cond_broadcast(&ex->idle);
+      pthread_cond_wait(&ex->wake, &ex->mu);
+      continue;
+    }
+    ex->busy = true;
+    deliver(ex, sig, it);
+    ex->busy = false;
+    el_free(it);
+  }
+  pthread_cond_broadcast(&ex->idle);
+  pthread_mutex_unlock(&ex->mu);
+  return NULL;
+}
+
+/* {====== exporter ======} */
+
+typedef struct {
+  el_otlp_exporter_t *ex;
+  el_tm_signal_t sig;
+  size_t records;             /* records emitted so far */
+} emit_ctx_t;
+
+static int emit_request(void *ud, const uint8_t *bytes, size_t len,
+                        size_t nrecords) {
+  emit_ctx_t *c = ud;
+  c->records += nrecords;
+  int rc = el_otlp_exporter_submit(c->ex, c->sig, bytes, len, nrecords);
+  return rc == EL_ENOMEM ? 0 : rc;     /* counted; keep encoding */
+}
+
+/* el_tm_exporter_t.export: encode on the caller's thread, queue, return. */
+static int tm_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *batch) {
+  el_otlp_exporter_t *ex = ud;
+  if ((unsigned)sig >= EL_TM_NSIGNALS || !(ex->signals & (1u << sig))) {
+    el_tm_batch_free(batch);
+    return 0;
+  }
+  emit_ctx_t c = {ex, sig, 0};
+  size_t total = el_tm_batch_count(batch);
+  int rc = el_otlp_encode(sig, batch, ex->cfg.max_message_bytes,
+                          emit_request, &c);
+  pthread_mutex_lock(&ex->mu);
+  if (rc > 0) {
+    count_drop(ex, sig, &ex->stats.dropped_size[sig], (size_t)rc);
+    log_limited(ex, LOG_FAILED, EL_LOG_WARN,
+                "OTLP %s export: %d records larger than %zu bytes dropped",
+                el_otlp_signal_name(sig), rc, ex->cfg.max_message_bytes);
+  } else if (rc < 0 && total > c.records) {
+    count_drop(ex, sig, &ex->stats.dropped_failed[sig], total - c.records);
+    log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+                "OTLP %s export: encoding failed (%s), dropped %zu records",
+                el_otlp_signal_name(sig), el_strerror(rc), total - c.records);
+  }
+  pthread_mutex_unlock(&ex->mu);
+  el_tm_batch_free(batch);
+  return 0;
+}
+
+int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (timeout_ms >= 0) {
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+  }
+  pthread_mutex_lock(&ex->mu);
+  while ((ex->busy || !queues_empty(ex)) && ex->thread_started &&
+         !ex->stop) {
+    int rc = timeout_ms >= 0
+                 ? pthread_cond_timedwait(&ex->idle, &ex->mu, &ts)
+                 : pthread_cond_wait(&ex->idle, &ex->mu);
+    if (rc == ETIMEDOUT) break;
+  }
+  bool left = ex->busy || !queues_empty(ex);
+  pthread_mutex_unlock(&ex->mu);
+  return left ? EL_EEXPORT : 0;
+}
+
+static int tm_flush(void *ud, int timeout_ms) {
+  return el_otlp_exporter_flush(ud, timeout_ms);
+}
+
+void el_otlp_exporter_stats(el_otlp_exporter_t *ex, el_otlp_stats_t *out) {
+  pthread_mutex_lock(&ex->mu);
+  *out = ex->stats;
+  pthread_mutex_unlock(&ex->mu);
+}
+
+void el_otlp_exporter_log_stats(el_otlp_exporter_t *ex) {
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  for (int i = 0; i < EL_TM_NSIGNALS; i++) {
+    uint64_t dropped = s.dropped_queue[i] + s.dropped_failed[i] +
+                       s.dropped_shutdown[i] + s.dropped_size[i];
+    if (!s.requests[i] && !dropped && !s.retries[i]) continue;
+    el_log(dropped || s.rejected[i] ? EL_LOG_WARN : EL_LOG_INFO,
+           "OTLP %s export: %llu records in %llu requests (%llu bytes), "
+           "%llu retries, %llu rejected by the receiver, dropped: %llu "
+           "queue full, %llu failed, %llu at shutdown, %llu too large",
+           el_otlp_signal_name((el_tm_signal_t)i),
+           (unsigned long long)s.records[i],
+           (unsigned long long)s.requests[i], (unsigned long long)s.bytes[i],
+           (unsigned long long)s.retries[i],
+           (unsigned long long)s.rejected[i],
+           (unsigned long long)s.dropped_queue[i],
+           (unsigned long long)s.dropped_failed[i],
+           (unsigned long long)s.dropped_shutdown[i],
+           (unsigned long long)s.dropped_size[i]);
+  }
+}
+
+void el_otlp_exporter_free(el_otlp_exporter_t *ex) {
+  if (!ex) return;
+  if (ex->thread_started) {
+    pthread_mutex_lock(&ex->mu);
+    ex->stop = true;
+    atomic_store(&ex->abort, 1);
+    pthread_cond_broadcast(&ex->wake);
+    pthread_mutex_unlock(&ex->mu);
+    pthread_join(ex->thread, NULL);
+  }
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    xq_item_t *it;
+    while ((it = fifo_pop(&ex->q[s])) != NULL) {
+      count_drop(ex, (el_tm_signal_t)s, &ex->stats.dropped_shutdown[s],
+                 it->nrecords);
+      el_free(it);
+    }
+    if (ex->tr[s].free) ex->tr[s].free(ex->tr[s].ud);
+  }
+  el_otlp_exporter_log_stats(ex);
+  pthread_cond_destroy(&ex->wake);
+  pthread_cond_destroy(&ex->idle);
+  pthread_mutex_destroy(&ex->mu);
+  el_free(ex);
+}
+
+static int init_sync(el_otlp_exporter_t *ex) {
+  pthread_condattr_t ca;
+  if (pthread_condattr_init(&ca)) return EL_ENOMEM;
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  int rc = pthread_mutex_init(&ex->mu, NULL);
+  if (!rc) rc = pthread_cond_init(&ex->wake, &ca);
+  if (!rc) rc = pthread_cond_init(&ex->idle, &ca);
+  pthread_condattr_destroy(&ca);
+  return rc ? -rc : 0;
+}
+
+int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
+                         el_tm_store_t *st, el_otlp_exporter_t **out,
+                         el_tm_exporter_t *tm) {
+  *out = NULL;
+  el_otlp_exporter_t *ex = el_calloc(1, sizeof *ex);
+  if (!ex) return EL_ENOMEM;
+  /* Only the scalar delivery settings are used from the copy. */
+  ex->cfg = *cfg;
+  memset(ex->cfg.sig, 0, sizeof ex->cfg.sig);
+  ex->cfg.service_name = NULL;
+  ex->cfg.resource = NULL;
+  ex->cfg.nresource = 0;
+  ex->store = st;
+  ex->seed = (unsigned)el__otlp_now_ms() ^ (unsigned)(uintptr_t)ex;
+  atomic_init(&ex->abort, 0);
+  int rc = init_sync(ex);
+  if (rc < 0) {
+    el_free(ex);
+    return rc;
+  }
+  for (int s = 0; s < EL_TM_NSIGNALS && rc == 0; s++) {
+    const el_otlp_signal_cfg_t *sc = &cfg->sig[s];
+    if (!(signals & (1u << s)) || sc->exporter != EL_OTLP_EXP_OTLP) continue;
+    rc = sc->protocol == EL_OTLP_GRPC
+             ? el__otlp_grpc_new(sc, (el_tm_signal_t)s, &ex->tr[s])
+             : el__otlp_http_new(sc, (el_tm_signal_t)s, &ex->tr[s]);
+    if (rc == 0) ex->signals |= 1u << s;
+  }
+  if (rc == 0) {
+    rc = -pthread_create(&ex->thread, NULL, sender_main, ex);
+    ex->thread_started = rc == 0;
+  }
+  if (rc < 0) {
+    el_otlp_exporter_free(ex);
+    return rc;
+  }
+  *out = ex;
+  if (tm) {
+    memset(tm, 0, sizeof *tm);
+    tm->name = "otlp";
+    tm->ud = ex;
+    tm->signals = ex->signals;
+    tm->export = tm_export;
+    tm->flush = tm_flush;
+  }
+  return 0;
+}
