@@ -16,48 +16,68 @@
 
 #include "cmd.h"
 #include "eventlog/eventlog.h"
+#include "source/source.h"
 
 #define CHUNK (1u << 20)
 
 static void show_usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live show [FILE | - | --eventlog-file FILE | "
-             "--eventlog-stdin]\n"
-             "Print every event like `ghc-events show`.\n");
+  fprintf(f, "usage: eventlog-live show [FILE | - | SOURCE OPTIONS]\n"
+             "Print every event like `ghc-events show`.\n\n"
+             "source options (docs/sources.md):\n%s", el_src_opts_help());
 }
 
-/* Parse the input argument; returns the path ("-" for stdin) or NULL. */
-static const char *input_arg(int argc, char **argv, int *err) {
-  const char *path = NULL;
-  *err = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      *err = 1;
-      return NULL;
-    }
-    const char *p = NULL;
-    if (!strcmp(a, "--eventlog-stdin") || !strcmp(a, "-"))
-      p = "-";
-    else if (!strcmp(a, "--eventlog-file") && i + 1 < argc)
-      p = argv[++i];
-    else if (!strncmp(a, "--eventlog-file=", 16))
-      p = a + 16;
-    else if (a[0] != '-')
-      p = a;
-    if (!p || path) {
-      *err = 2;
-      return NULL;
-    }
-    path = p;
-  }
-  if (!path)
+/* The input: a path ("-" = stdin) for a plain file read here with
+ * read(2), or NULL with *err = 0 for any other source (src/source). */
+static const char *input_arg(int argc, char **argv, int *err,
+                             el_src_opts_t *o) {
+  el_src_opts_init(o);
+  int rc = el_src_opts_parse_all(o, argc, argv);
+  *err = rc == 1 ? 1 : 0;
+  if (rc == 0 && el_src_opts_validate(o) < 0)
+    rc = EL_EUSAGE;
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live: show: %s\n", o->err);
     *err = 2;
-  return path;
+  }
+  if (*err || !el_src_opts_is_plain(o))
+    return NULL;
+  return o->kind == EL_SRC_STDIN ? "-" : o->path;
+}
+
+static int show_feed(void *ud, const uint8_t *buf, size_t len) {
+  return el_ev_show_feed(ud, buf, len);
+}
+static int show_finish(void *ud) { return el_ev_show_finish(ud); }
+static const el_diag_t *show_diag(void *ud) { return el_ev_show_diag(ud); }
+
+/* Any other source (sockets, --follow, tee): run it through the pump. The
+ * formatter cannot reset, so sessions follow each other in one stream and
+ * each new header starts a new session in the decoder. */
+static int show_live(const el_src_opts_t *o) {
+  static char obuf[1 << 16];
+  setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+  el_ev_show_t *s = el_ev_show_new(stdout);
+  if (!s) {
+    fprintf(stderr, "eventlog-live: show: out of memory\n");
+    return 1;
+  }
+  el_src_consumer_t c = {.ud = s, .feed = show_feed, .finish = show_finish,
+                         .diag = show_diag, .one_stream = 1};
+  el_src_pump_result_t res;
+  int rc = el_src_pump(NULL, o, &c, &res);
+  int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;
+  if (fflush(stdout) != 0)
+    status = 1;
+  el_ev_show_free(s);
+  return status;
 }
 
 int el_cmd_show(int argc, char **argv) {
   int err;
-  const char *path = input_arg(argc, argv, &err);
+  el_src_opts_t o;
+  const char *path = input_arg(argc, argv, &err, &o);
+  if (!path && !err)
+    return show_live(&o);
   if (!path) {
     show_usage(err == 1 ? stdout : stderr);
     return err == 1 ? 0 : 2;

@@ -86,6 +86,17 @@ void el_src_opts_set_path(el_src_opts_t *o, const char *path);
  * Returns 0, or EL_EUSAGE with o->err set. */
 int el_src_opts_validate(el_src_opts_t *o);
 
+/* Parse a whole command line made only of source options and at most one
+ * positional FILE ("-" = stdin), for commands with no options of their own
+ * (show, stats). argv[0] is skipped.
+ * Returns 0 (then call el_src_opts_validate), 1 when -h/--help was given,
+ * or EL_EUSAGE with o->err set (unknown option, second positional). */
+int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv);
+
+/* 1 when the source is a plain file or stdin read once to the end (no
+ * --follow, no tee): a command may read it with read(2) itself. */
+int el_src_opts_is_plain(const el_src_opts_t *o);
+
 /* Help text for the source options: NUL-terminated, lines end in '\n',
  * each indented by two spaces. Static string. */
 const char *el_src_opts_help(void);
@@ -218,10 +229,12 @@ typedef struct el_src_pump_result_s {
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
  * session is then finished). loop: borrowed, must not be running; NULL =
  * use a private loop.
- * Returns 0 when the input ended cleanly with no decode error, EL_ESTOPPED
- * after a signal or a stop request (still a clean end), the first feed or
- * finish error, or the source's error (cannot open, gave up reconnecting:
- * a negated errno or libuv code); *res (may be NULL) gets the details. */
+ * Returns 0 when the input ended cleanly with no decode error (for a socket:
+ * it delivered bytes, then reconnection gave up: the program went away),
+ * EL_ESTOPPED after a signal or a stop request (still a clean end), the
+ * first feed or finish error, or the source's error (cannot open, never
+ * connected: a negated errno or libuv code); *res (may be NULL) gets the
+ * details. */
 int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
                 const el_src_consumer_t *c, el_src_pump_result_t *res);
 

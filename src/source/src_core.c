@@ -299,8 +299,10 @@ void el__src_open_failed(el_src_t *s, int err) {
   }
   el_log(EL_LOG_DEBUG, "Failed to connect on %s: %s", d, el__src_strerror(err));
   if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
-    el_log(EL_LOG_ERROR, "giving up on %s after %d failed attempts: %s", d,
-           s->fails, el__src_strerror(err));
+    /* After sessions this is the normal end (the program went away). */
+    el_log(s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR,
+           "giving up on %s after %d failed attempts: %s", d, s->fails,
+           el__src_strerror(err));
     begin_end(s, err);
     return;
   }

@@ -190,6 +190,32 @@ void el_src_opts_set_path(el_src_opts_t *o, const char *path) {
   o->path = path;
 }
 
+int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
+  int positional = 0;
+  for (int i = 1; i < argc;) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+      return 1;
+    int rc = el_src_opts_parse(o, argc, argv, &i);
+    if (rc < 0)
+      return rc;
+    if (rc > 0)
+      continue;
+    if (a[0] == '-' && a[1] != '\0')
+      return usage_err(o, "unknown option %s%s", a, "");
+    if (positional++)
+      return usage_err(o, "unexpected argument %s%s", a, "");
+    el_src_opts_set_path(o, a);
+    i++;
+  }
+  return 0;
+}
+
+int el_src_opts_is_plain(const el_src_opts_t *o) {
+  return (o->kind == EL_SRC_FILE || o->kind == EL_SRC_STDIN) &&
+         !o->follow && !o->log_file;
+}
+
 int el_src_opts_validate(el_src_opts_t *o) {
   if (o->nsources == 0 || o->kind == EL_SRC_NONE)
     return usage_err(o, "no eventlog source: give one of --eventlog-file, "

@@ -161,8 +161,13 @@ int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
   }
-  if (rc == 0)
+  if (rc == 0) {
     rc = p.res.first_error ? p.res.first_error : p.res.status;
+    /* A socket that delivered sessions and then stayed away: a normal end
+     * (the program exited); res.status keeps the last connection error. */
+    if (!p.res.first_error && p.socket && p.fed > 0 && rc != EL_ESTOPPED)
+      rc = 0;
+  }
   if (res)
     *res = p.res;
   return rc;
