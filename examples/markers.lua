@@ -1,0 +1,44 @@
+-- markers.lua: time between user markers (traceMarker). Prints every
+-- marker with the time to the next one, and the spans of START/STOP pairs:
+-- a marker "start X" / "begin X" opens X, "stop X" / "end X" closes it
+-- (case-insensitive; X may be empty).
+--   eventlog-live run examples/markers.lua FILE.eventlog
+local el = require("eventlog_live")
+local fmt = require("eventlog_live.fmt")
+
+local marks, open, spans = {}, {}, {}
+
+el.on("USER_MARKER", function(ev, text)
+  marks[#marks + 1] = {t = ev.t, cap = ev.cap, text = text}
+  local lower = text:lower()
+  local verb, name = lower:match("^(%a+)%s*(.-)%s*$")
+  if verb == "start" or verb == "begin" then
+    open[name] = ev.t
+  elseif (verb == "stop" or verb == "end") and open[name] then
+    spans[#spans + 1] = {name = name == "" and "(unnamed)" or name,
+                         start_t = open[name], end_t = ev.t,
+                         duration_ns = ev.t - open[name]}
+    open[name] = nil
+  end
+end)
+
+el.on_end(function()
+  -- markers arrive in stream order; show them in time order
+  table.sort(marks, function(a, b) return a.t < b.t end)
+  for i, m in ipairs(marks) do
+    local nxt = marks[i + 1]
+    m.delta_ns = nxt and (nxt.t - m.t) or nil
+    m.delta = nxt and fmt.duration(m.delta_ns) or ""
+  end
+  io.write(string.format("%d markers\n", #marks))
+  io.write(fmt.table(marks, {
+    {key = "t", title = "time ns"}, {key = "cap"}, {key = "text", title = "marker", align = "left"},
+    {key = "delta_ns", title = "to next ns", align = "right"}, {key = "delta", title = "to next", align = "right"},
+  }))
+  io.write(string.format("\n%d start/stop spans\n", #spans))
+  io.write(fmt.table(spans, {
+    {key = "name", align = "left"}, {key = "start_t", title = "start ns"},
+    {key = "end_t", title = "end ns"}, {key = "duration_ns", title = "duration ns"},
+    {key = "duration_ns", title = "duration", fmt = function(v) return fmt.duration(v) end, align = "right"},
+  }))
+end)

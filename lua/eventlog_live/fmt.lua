@@ -1,0 +1,76 @@
+-- eventlog_live.fmt: readable numbers and aligned text tables.
+-- Pure Lua; usable outside the host. docs/lua-api.md §8.
+local M = {}
+
+-- "812 ns", "12.3 us", "1.50 ms", "2.000 s"
+function M.duration(ns)
+  if ns == nil then return "-" end
+  local a = math.abs(ns)
+  if a < 1000 then return string.format("%d ns", math.floor(ns)) end
+  if a < 1e6 then return string.format("%.1f us", ns / 1e3) end
+  if a < 1e9 then return string.format("%.2f ms", ns / 1e6) end
+  return string.format("%.3f s", ns / 1e9)
+end
+
+-- "512 B", "1.5 KiB", "3.25 MiB", "1.00 GiB"
+function M.bytes(n)
+  if n == nil then return "-" end
+  local a = math.abs(n)
+  if a < 1024 then return string.format("%d B", math.floor(n)) end
+  if a < 1024 ^ 2 then return string.format("%.1f KiB", n / 1024) end
+  if a < 1024 ^ 3 then return string.format("%.2f MiB", n / 1024 ^ 2) end
+  return string.format("%.2f GiB", n / 1024 ^ 3)
+end
+
+local function cell(col, row)
+  local v = row[col.key]
+  if col.fmt then return col.fmt(v, row) end
+  if v == nil then return "" end
+  if math.type(v) == "float" then return string.format("%.3f", v) end
+  return tostring(v)
+end
+
+-- Aligned text table. rows: array of tables; columns: array of
+-- {key=, title=, align="left"|"right", fmt=function(value, row)}.
+-- Numbers align right by default. Returns a string ending in "\n".
+function M.table(rows, columns)
+  local cells, width = {}, {}
+  for j, col in ipairs(columns) do
+    width[j] = #(col.title or col.key)
+  end
+  for i, row in ipairs(rows) do
+    cells[i] = {}
+    for j, col in ipairs(columns) do
+      local s = cell(col, row)
+      cells[i][j] = s
+      if #s > width[j] then width[j] = #s end
+    end
+  end
+  local function right(j)
+    local col = columns[j]
+    if col.align then return col.align == "right" end
+    local v = rows[1] and rows[1][col.key]
+    return type(v) == "number"
+  end
+  local out = {}
+  local function line(values)
+    local parts = {}
+    for j = 1, #columns do
+      local s = values[j]
+      local pad = string.rep(" ", width[j] - #s)
+      parts[j] = right(j) and (pad .. s) or (s .. pad)
+    end
+    out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
+  end
+  local titles, rules = {}, {}
+  for j, col in ipairs(columns) do
+    titles[j] = col.title or col.key
+    rules[j] = string.rep("-", width[j])
+  end
+  line(titles)
+  line(rules)
+  for i = 1, #rows do line(cells[i]) end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M
