@@ -391,23 +391,27 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
   d->state = ST_HEADER;
 }
 
+/* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
+ * The only border is "h" (after "hdrbh"), hence the special case. */
+static inline unsigned scan_step(unsigned m, uint8_t c) {
+  static const char pat[] = "hdrbhetb";
+  if (c == (uint8_t)pat[m])
+    return m + 1;
+  if (m == 5 && c == 'd')
+    return 2;
+  return c == 'h';
+}
+
 /* Scan for "hdrbhetb"; returns bytes consumed (through the magic if
  * found, in which case the state is now HEADER). */
 static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
-  static const char pat[] = "hdrbhetb";
   unsigned m = d->scan_m;
   for (size_t i = 0; i < len; i++) {
-    uint8_t c = buf[i];
-    if (c == (uint8_t)pat[m]) {
-      if (++m == 8) {
-        d->scan_m = 0;
-        header_begin(d, d->base + i + 1 - 8);
-        return i + 1;
-      }
-    } else if (m == 5 && c == 'd') {
-      m = 2;
-    } else {
-      m = c == 'h';
+    m = scan_step(m, buf[i]);
+    if (m == 8) {
+      d->scan_m = 0;
+      header_begin(d, d->base + i + 1 - 8);
+      return i + 1;
     }
   }
   d->scan_m = m;
@@ -545,7 +549,12 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     size_t need = 0;
     long n = frame(d, d->pend, d->plen, 0, &need);
     if (n < 0) {
+      /* pend holds exactly the 2 type bytes: rescan them for a header. */
       rc = undeclared(d, d->pend, d->poff);
+      uint64_t at = d->poff;
+      unsigned m = scan_step(scan_step(0, d->pend[0]), d->pend[1]);
+      start_scan(d, at);
+      d->scan_m = m;
       goto out;
     }
     if (n == 0) {
@@ -575,6 +584,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     long n = frame(d, buf + i, len - i, 0, &need);
     if (n < 0) {
       rc = undeclared(d, buf + i, d->base + i);
+      start_scan(d, d->base + i); /* rescan from the bad event */
       goto out;
     }
     if (n == 0) {
@@ -599,10 +609,12 @@ out:
 
 int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
   size_t i = 0;
-  int rc = 0;
+  int first = 0;
+  el_diag_t first_diag;
   d->diag.code = 0;
-  while (i < len && !rc) {
+  while (i < len) {
     size_t used = 0;
+    int rc = 0;
     switch (d->state) {
     case ST_SCAN:
     case ST_POST:
@@ -617,19 +629,34 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
     }
     i += used;
     d->base += used;
-  }
-  d->stats.bytes += i;
-  if (rc && rc != EL_ESTOPPED) {
-    /* Fatal for this session: resynchronise on the next header. */
-    if (rc != EL_ENOMEM) {
-      d->stats.skipped_bytes += len - i;
-      d->base += len - i;
-      d->stats.bytes += len - i;
+    if (!rc)
+      continue;
+    if (rc == EL_ESTOPPED || rc == EL_ENOMEM) {
+      if (!first) {
+        first = rc;
+        first_diag = d->diag;
+      }
+      break;
+    }
+    /* Corrupt header or data: this session is over; look for the next
+     * header in the remaining bytes (§4.7). Later errors in the same call
+     * go to on_warning, the first is returned. */
+    if (d->state != ST_SCAN)
       start_scan(d, d->base);
+    if (!first) {
+      first = rc;
+      first_diag = d->diag;
+    } else {
+      warn(d);
     }
   }
-  return rc;
+  d->stats.bytes += i;
+  if (first)
+    d->diag = first_diag;
+  return first;
 }
+
+uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d) { return d->base; }
 
 int el_ev_decoder_finish(el_ev_decoder_t *d) {
   switch (d->state) {
@@ -660,6 +687,15 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
              (unsigned long long)(d->hoff + d->hlen));
     return EL_ETRUNC;
   case ST_SCAN:
+    if (d->seen_header && d->base > d->scan_from) {
+      set_diag(d, 0, d->scan_from, -1,
+               "ignored %llu bytes after a corrupt part of the stream",
+               (unsigned long long)(d->base - d->scan_from));
+      d->stats.skipped_bytes += d->base - d->scan_from;
+      warn(d);
+      d->diag.code = 0;
+      return 0;
+    }
     if (!d->seen_header && !d->stats.sessions) {
       set_diag(d, EL_ETRUNC, d->base, -1,
                "no eventlog header found in %llu bytes",

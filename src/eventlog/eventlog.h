@@ -142,10 +142,17 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  * Returns 0; EL_ESTOPPED if a callback asked to stop; or EL_EBADHDR /
  *   EL_ECORRUPT / EL_EUNDECL with el_ev_decoder_diag(d) giving the byte
  *   offset and event type. Events before that offset have been delivered.
- *   After an error the decoder looks for a new header ("hdrbhetb") if fed
- *   more bytes.
+ *   After an error the decoder looks for a new header ("hdrbhetb") from
+ *   the offending byte on, in the rest of buf and in later feeds; a later
+ *   error within the same call goes to on_warning (the first is returned),
+ *   so results do not depend on how the input is chunked.
  * Thread: one thread at a time per decoder. Spec: §1.4, §1.6. */
 int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len);
+
+/* Bytes of input consumed so far (across sessions): the offset the next
+ * fed byte will have. After EL_ESTOPPED the bytes of the last buffer past
+ * this point were not decoded; feed them again to continue. Additive. */
+uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d);
 
 /* Declare end of input. Returns 0 after a clean end (DATA_END, or between
  * events of a data section: ghc-events accepts that), or EL_ETRUNC with the

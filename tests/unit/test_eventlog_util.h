@@ -13,7 +13,7 @@
 #include "eventlog/eventlog.h"
 
 /* Read a whole file; NULL if missing. Caller frees. */
-static uint8_t *tu_read(const char *path, size_t *len) {
+static inline uint8_t *tu_read(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f)
     return NULL;
@@ -31,7 +31,7 @@ static uint8_t *tu_read(const char *path, size_t *len) {
   return p;
 }
 
-static const char *tu_logs_dir(void) {
+static inline const char *tu_logs_dir(void) {
   const char *d = getenv("EL_EVENTLOGS");
   return d ? d : EL_SOURCE_DIR "/tests/data/eventlogs";
 }
@@ -53,7 +53,7 @@ static const char *const tu_small_logs[] = {
     "ghc-events/unicode.eventlog",
 };
 
-static uint8_t *tu_read_log(const char *rel, size_t *len) {
+static inline uint8_t *tu_read_log(const char *rel, size_t *len) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", tu_logs_dir(), rel);
   return tu_read(path, len);
@@ -71,7 +71,7 @@ typedef struct {
   int stop_after;      /* stop when events reaches this (0 = never) */
 } tu_digest_t;
 
-static void tu_mix(tu_digest_t *g, const void *p, size_t n) {
+static inline void tu_mix(tu_digest_t *g, const void *p, size_t n) {
   const uint8_t *b = p;
   for (size_t i = 0; i < n; i++) {
     g->h ^= b[i];
@@ -79,7 +79,7 @@ static void tu_mix(tu_digest_t *g, const void *p, size_t n) {
   }
 }
 
-static int tu_on_header(void *ud, const el_ev_header_t *h) {
+static inline int tu_on_header(void *ud, const el_ev_header_t *h) {
   tu_digest_t *g = ud;
   g->headers++;
   tu_mix(g, &h->ndecls, sizeof h->ndecls);
@@ -92,7 +92,7 @@ static int tu_on_header(void *ud, const el_ev_header_t *h) {
   return 0;
 }
 
-static int tu_on_event(void *ud, const el_ev_event_t *e) {
+static inline int tu_on_event(void *ud, const el_ev_event_t *e) {
   tu_digest_t *g = ud;
   g->events++;
   g->max_offset = e->offset;
@@ -123,20 +123,20 @@ static int tu_on_event(void *ud, const el_ev_event_t *e) {
   return g->stop_after && g->events >= (uint64_t)g->stop_after;
 }
 
-static void tu_on_data_end(void *ud, uint64_t off) {
+static inline void tu_on_data_end(void *ud, uint64_t off) {
   tu_digest_t *g = ud;
   g->data_ends++;
   g->data_end_off = off;
   tu_mix(g, &off, 8);
 }
 
-static void tu_on_warning(void *ud, const el_diag_t *d) {
+static inline void tu_on_warning(void *ud, const el_diag_t *d) {
   tu_digest_t *g = ud;
   g->warnings++;
   tu_mix(g, &d->offset, 8);
 }
 
-static el_ev_sink_t tu_sink(tu_digest_t *g) {
+static inline el_ev_sink_t tu_sink(tu_digest_t *g) {
   el_ev_sink_t s = {.ud = g,
                     .on_header = tu_on_header,
                     .on_event = tu_on_event,
@@ -152,27 +152,29 @@ typedef struct {
   size_t n;
 } tu_buf_t;
 
-static void tu_u8(tu_buf_t *b, uint8_t v) { b->b[b->n++] = v; }
-static void tu_u16(tu_buf_t *b, uint16_t v) {
+static inline void tu_u8(tu_buf_t *b, uint8_t v) { b->b[b->n++] = v; }
+static inline void tu_u16(tu_buf_t *b, uint16_t v) {
   tu_u8(b, (uint8_t)(v >> 8));
   tu_u8(b, (uint8_t)v);
 }
-static void tu_u32(tu_buf_t *b, uint32_t v) {
+static inline void tu_u32(tu_buf_t *b, uint32_t v) {
   tu_u16(b, (uint16_t)(v >> 16));
   tu_u16(b, (uint16_t)v);
 }
-static void tu_u64(tu_buf_t *b, uint64_t v) {
+static inline void tu_u64(tu_buf_t *b, uint64_t v) {
   tu_u32(b, (uint32_t)(v >> 32));
   tu_u32(b, (uint32_t)v);
 }
-static void tu_bytes(tu_buf_t *b, const void *p, size_t n) {
+static inline void tu_bytes(tu_buf_t *b, const void *p, size_t n) {
   memcpy(b->b + b->n, p, n);
   b->n += n;
 }
-static void tu_str(tu_buf_t *b, const char *s) { tu_bytes(b, s, strlen(s)); }
+static inline void tu_str(tu_buf_t *b, const char *s) {
+  tu_bytes(b, s, strlen(s));
+}
 
-static void tu_hdr_begin(tu_buf_t *b) { tu_str(b, "hdrbhetb"); }
-static void tu_decl(tu_buf_t *b, uint16_t id, uint16_t size,
+static inline void tu_hdr_begin(tu_buf_t *b) { tu_str(b, "hdrbhetb"); }
+static inline void tu_decl(tu_buf_t *b, uint16_t id, uint16_t size,
                     const char *desc) {
   tu_str(b, "etb");
   tu_u8(b, 0);
@@ -184,8 +186,8 @@ static void tu_decl(tu_buf_t *b, uint16_t id, uint16_t size,
   tu_str(b, "ete");
   tu_u8(b, 0);
 }
-static void tu_hdr_end(tu_buf_t *b) { tu_str(b, "hetehdredatb"); }
-static void tu_ev(tu_buf_t *b, uint16_t type, uint64_t t) {
+static inline void tu_hdr_end(tu_buf_t *b) { tu_str(b, "hetehdredatb"); }
+static inline void tu_ev(tu_buf_t *b, uint16_t type, uint64_t t) {
   tu_u16(b, type);
   tu_u64(b, t);
 }

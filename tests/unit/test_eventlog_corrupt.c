@@ -1,0 +1,200 @@
+/* test_eventlog_corrupt.c: the decoder on truncated and corrupted input.
+ * ctest-labels: asan
+ *
+ * Every small shared log is cut at every offset and must report exactly
+ * the truncation the event boundaries of the intact log predict (spec
+ * §4.1); random byte flips (fixed seeds) must never crash or hang, must
+ * report offsets inside the input, and must give the same results however
+ * the input is chunked. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "test_eventlog_util.h"
+
+typedef struct {
+  tu_digest_t g;
+  uint64_t err_sum;   /* order-independent sum over errors seen */
+  uint64_t nerr;
+} cdigest_t;
+
+static void c_on_warning(void *ud, const el_diag_t *d) {
+  cdigest_t *c = ud;
+  if (d->code) {
+    c->err_sum += d->offset * 31 + (uint64_t)(-d->code);
+    c->nerr++;
+  } else {
+    tu_on_warning(&c->g, d);
+  }
+}
+
+/* Decode p[0..n) in chunks of `step` (0 = whole); returns finish's rc. */
+static int run(const uint8_t *p, size_t n, size_t step, cdigest_t *c,
+               el_diag_t *fin) {
+  memset(c, 0, sizeof *c);
+  c->g.h = 1469598103934665603ull;
+  el_ev_sink_t s = tu_sink(&c->g);
+  s.on_warning = c_on_warning;
+  s.ud = c; /* tu_* callbacks take the digest, which is c's first member */
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_non_null(d);
+  if (!step)
+    step = n ? n : 1;
+  for (size_t i = 0; i < n; i += step) {
+    size_t k = n - i < step ? n - i : step;
+    int rc = el_ev_decoder_feed(d, p + i, k);
+    if (rc) {
+      const el_diag_t *dg = el_ev_decoder_diag(d);
+      assert_int_equal(dg->code, rc);
+      assert_true(dg->offset <= n);
+      c->err_sum += dg->offset * 31 + (uint64_t)(-rc);
+      c->nerr++;
+    }
+  }
+  assert_int_equal(el_ev_decoder_offset(d), n);
+  int rc = el_ev_decoder_finish(d);
+  *fin = *el_ev_decoder_diag(d);
+  if (rc)
+    assert_true(fin->offset <= n);
+  assert_true(c->g.events == 0 || c->g.max_offset < n);
+  el_ev_decoder_free(d);
+  return rc;
+}
+
+static void test_truncated_at_every_offset(void **st) {
+  (void)st;
+  for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
+       k++) {
+    size_t n;
+    uint8_t *p = tu_read_log(tu_small_logs[k], &n);
+    assert_non_null(p);
+    /* Boundaries of the intact log: event starts, then where it ends. */
+    tu_digest_t full = {0};
+    el_ev_sink_t s = tu_sink(&full);
+    full.offsets = malloc(sizeof(uint64_t));
+    full.capoffsets = 1;
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    el_ev_decoder_feed(d, p, n);
+    int frc = el_ev_decoder_finish(d);
+    uint64_t tail = frc ? el_ev_decoder_diag(d)->offset
+                        : (full.data_ends ? full.data_end_off : n);
+    el_ev_decoder_free(d);
+    assert_true(full.noffsets > 0);
+    uint64_t hdr_end = full.offsets[0];
+    size_t j = 0; /* events with offset < cut */
+    for (size_t cut = 0; cut <= n; cut++) {
+      while (j < full.noffsets && full.offsets[j] < cut)
+        j++;
+      cdigest_t c;
+      el_diag_t fin;
+      int rc = run(p, cut, 0, &c, &fin);
+      if (cut < hdr_end) {
+        if (rc != EL_ETRUNC)
+          fail_msg("%s cut %zu: header truncation not reported",
+                   tu_small_logs[k], cut);
+        assert_int_equal(c.g.events, 0);
+        continue;
+      }
+      /* Last boundary at or before cut. */
+      uint64_t start = j ? full.offsets[j - 1] : hdr_end;
+      int at_boundary = cut == hdr_end ||
+                        (j < full.noffsets && full.offsets[j] == cut) ||
+                        cut == tail || (full.data_ends && cut == n);
+      if (cut > tail) /* inside the end marker or trailing bytes */
+        start = tail;
+      if (at_boundary) {
+        if (rc != 0)
+          fail_msg("%s cut %zu (boundary): rc %d", tu_small_logs[k], cut,
+                   rc);
+      } else {
+        if (rc != EL_ETRUNC || fin.offset != (cut > tail ? tail : start))
+          fail_msg("%s cut %zu: rc %d offset %llu, want truncation at %llu",
+                   tu_small_logs[k], cut, rc,
+                   (unsigned long long)fin.offset,
+                   (unsigned long long)start);
+      }
+      size_t want = j;
+      if (want && !at_boundary && full.offsets[j - 1] == start)
+        want--; /* the cut event itself is not delivered */
+      if (c.g.events != want)
+        fail_msg("%s cut %zu: %llu events, want %zu", tu_small_logs[k], cut,
+                 (unsigned long long)c.g.events, want);
+    }
+    free(full.offsets);
+    free(p);
+  }
+}
+
+static uint64_t rng_state;
+static uint64_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static void test_random_byte_flips(void **st) {
+  (void)st;
+  for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
+       k++) {
+    size_t n;
+    uint8_t *p = tu_read_log(tu_small_logs[k], &n);
+    uint8_t *q = malloc(n);
+    rng_state = 0x9E3779B97F4A7C15ull + k;
+    for (int iter = 0; iter < 60; iter++) {
+      memcpy(q, p, n);
+      int flips = 1 + (int)(rng() % 6);
+      for (int f = 0; f < flips; f++) {
+        size_t at = (size_t)(rng() % n);
+        /* Mostly in the data section, sometimes in the header. */
+        q[at] ^= (uint8_t)(1 + rng() % 255);
+      }
+      cdigest_t whole, part;
+      el_diag_t f1, f2;
+      int r1 = run(q, n, 0, &whole, &f1);
+      size_t step = 1 + (size_t)(rng() % 300);
+      int r2 = run(q, n, step, &part, &f2);
+      if (r1 != r2 || whole.g.h != part.g.h ||
+          whole.err_sum != part.err_sum || whole.nerr != part.nerr)
+        fail_msg("%s seed %d: chunking by %zu changes the result",
+                 tu_small_logs[k], iter, step);
+      if (iter % 10 == 0) {
+        run(q, n, 1, &part, &f2);
+        if (whole.g.h != part.g.h)
+          fail_msg("%s seed %d: byte-at-a-time differs", tu_small_logs[k],
+                   iter);
+      }
+    }
+    free(q);
+    free(p);
+  }
+}
+
+static void test_garbage_never_hangs(void **st) {
+  (void)st;
+  enum { N = 1 << 16 };
+  uint8_t *q = malloc(N + 64);
+  rng_state = 42;
+  for (int iter = 0; iter < 20; iter++) {
+    for (size_t i = 0; i < N; i++)
+      q[i] = (uint8_t)rng();
+    /* A valid-looking header start in the middle of garbage. */
+    memcpy(q + 1000 + (size_t)iter * 100, "hdrbhetbetb\0", 12);
+    cdigest_t c;
+    el_diag_t fin;
+    run(q, N, 4096, &c, &fin);
+    assert_true(c.g.events < N / 10);
+  }
+  free(q);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_truncated_at_every_offset),
+      cmocka_unit_test(test_random_byte_flips),
+      cmocka_unit_test(test_garbage_never_hangs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
