@@ -54,6 +54,7 @@ struct el_otlp_exporter_s {
   int next_sig;                              /* round-robin cursor */
   bool busy;                                 /* a request is being sent */
   bool stop;                                 /* sender must exit */
+  bool stopped;                              /* el_otlp_exporter_stop ran */
   atomic_int abort;                          /* abandon the send now */
   pthread_mutex_t mu;
   pthread_cond_t wake;                       /* work, stop, abort */
@@ -146,6 +147,12 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   memcpy(it->bytes, bytes, len);
   xq_fifo_t *f = &ex->q[sig];
   size_t dropped = 0;
+  if (ex->stop) {                              /* stopped: nobody sends */
+    count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], nrecords);
+    el_free(it);
+    pthread_mutex_unlock(&ex->mu);
+    return 0;
+  }
   if (len > ex->cfg.queue_max_bytes) {        /* can never fit */
     dropped = nrecords;
     el_free(it);
@@ -399,26 +406,36 @@ void el_otlp_exporter_log_stats(el_otlp_exporter_t *ex) {
   }
 }
 
-void el_otlp_exporter_free(el_otlp_exporter_t *ex) {
-  if (!ex) return;
-  if (ex->thread_started) {
-    pthread_mutex_lock(&ex->mu);
-    ex->stop = true;
-    atomic_store(&ex->abort, 1);
-    pthread_cond_broadcast(&ex->wake);
-    pthread_mutex_unlock(&ex->mu);
-    pthread_join(ex->thread, NULL);
-  }
+void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
+  pthread_mutex_lock(&ex->mu);
+  bool join = ex->thread_started && !ex->stop;
+  ex->stop = true;
+  atomic_store(&ex->abort, 1);
+  pthread_cond_broadcast(&ex->wake);
+  pthread_mutex_unlock(&ex->mu);
+  if (join) pthread_join(ex->thread, NULL);
+  pthread_mutex_lock(&ex->mu);
+  bool had_items = false;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     xq_item_t *it;
     while ((it = fifo_pop(&ex->q[s])) != NULL) {
       count_drop(ex, (el_tm_signal_t)s, &ex->stats.dropped_shutdown[s],
                  it->nrecords);
       el_free(it);
+      had_items = true;
     }
-    if (ex->tr[s].free) ex->tr[s].free(ex->tr[s].ud);
   }
-  el_otlp_exporter_log_stats(ex);
+  bool first = !ex->stopped;
+  ex->stopped = true;
+  pthread_mutex_unlock(&ex->mu);
+  if (first || had_items) el_otlp_exporter_log_stats(ex);
+}
+
+void el_otlp_exporter_free(el_otlp_exporter_t *ex) {
+  if (!ex) return;
+  el_otlp_exporter_stop(ex);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (ex->tr[s].free) ex->tr[s].free(ex->tr[s].ud);
   pthread_cond_destroy(&ex->wake);
   pthread_cond_destroy(&ex->idle);
   pthread_mutex_destroy(&ex->mu);

@@ -220,11 +220,14 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
  * otherwise (what is left stays queued). Thread: any but the sender. */
 int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms);
 
-/* Stop the sender thread: abort the request in flight (gRPC call cancelled,
- * curl transfer aborted), count everything still queued as dropped
- * (dropped_shutdown, and in the store), join the thread, free the
- * exporter. Bounded: returns within about 1 s. NULL allowed. Thread: loop.
- */
+/* Stop the sender thread: abort the request in flight (gRPC call cancelled
+ * within 100 ms, curl transfer aborted within about 1 s), join the thread,
+ * count everything still queued as dropped (dropped_shutdown, and in the
+ * store) and log the summary (el_otlp_exporter_log_stats). Later submits
+ * are dropped and counted. Idempotent. Thread: loop. */
+void el_otlp_exporter_stop(el_otlp_exporter_t *ex);
+
+/* el_otlp_exporter_stop, then free the exporter. NULL allowed. */
 void el_otlp_exporter_free(el_otlp_exporter_t *ex);
 
 /* Copy the counters into *out. Thread: any. */
