@@ -323,7 +323,7 @@ static void test_feed_split_at_every_byte(void **st) {
   (void)st;
   for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
        k++) {
-    size_t n;
+    size_t n = 0;
     uint8_t *p = tu_read_log(tu_small_logs[k], &n);
     assert_non_null(p);
     tu_digest_t whole;
@@ -344,7 +344,7 @@ static void test_feed_split_at_every_byte(void **st) {
 
 static void test_stale_bytes_before_header(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
   assert_non_null(p);
   tu_digest_t plain;
@@ -372,7 +372,7 @@ static void test_stale_bytes_before_header(void **st) {
 
 static void test_two_sessions_back_to_back(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/unicode.eventlog", &n);
   assert_non_null(p);
   tu_digest_t one;
@@ -404,7 +404,7 @@ static void test_two_sessions_back_to_back(void **st) {
 
 static void test_reset_starts_new_session(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/time-prof.eventlog", &n);
   tu_digest_t one;
   digest_chunked(p, n, n, 0, &one);
@@ -427,7 +427,7 @@ static void test_reset_starts_new_session(void **st) {
 
 static void test_stop_from_callback(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/unicode.eventlog", &n);
   tu_digest_t g = {0};
   g.stop_after = 10;
@@ -441,7 +441,7 @@ static void test_stop_from_callback(void **st) {
 
 static void test_no_allocation_per_event(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-9.0/threads.eventlog", &n);
   assert_non_null(p);
   tu_digest_t g = {0};
@@ -466,7 +466,7 @@ static void test_no_allocation_per_event(void **st) {
 static void test_data_end_inside_last_block(void **st) {
   (void)st;
   /* GHC >= 9.2 puts DATA_END inside the final global block (§1.5). */
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/ghc-9.2-events.eventlog", &n);
   tu_digest_t g;
   digest_chunked(p, n, n, 0, &g);
@@ -478,7 +478,7 @@ static void test_data_end_inside_last_block(void **st) {
 
 static void test_testlog_part_reports_truncation(void **st) {
   (void)st;
-  size_t n;
+  size_t n = 0;
   uint8_t *p = tu_read_log("ghc-events/testlog-part.eventlog", &n);
   assert_non_null(p);
   tu_digest_t g = {0};

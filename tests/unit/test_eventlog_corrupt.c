@@ -67,7 +67,7 @@ static void test_truncated_at_every_offset(void **st) {
   (void)st;
   for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
        k++) {
-    size_t n;
+    size_t n = 0;
     uint8_t *p = tu_read_log(tu_small_logs[k], &n);
     assert_non_null(p);
     /* Boundaries of the intact log: event starts, then where it ends. */
@@ -139,7 +139,7 @@ static void test_random_byte_flips(void **st) {
   (void)st;
   for (size_t k = 0; k < sizeof tu_small_logs / sizeof tu_small_logs[0];
        k++) {
-    size_t n;
+    size_t n = 0;
     uint8_t *p = tu_read_log(tu_small_logs[k], &n);
     uint8_t *q = malloc(n);
     rng_state = 0x9E3779B97F4A7C15ull + k;
