@@ -4,6 +4,7 @@
 --   eventlog-live run examples/alloc_rate.lua FILE.eventlog [--set interval_ms=100]
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 
 local interval_ms = tonumber(el.config.interval_ms)
 local caps = {}   -- cap -> {first_t, first, last_t, last, samples}

@@ -3,6 +3,7 @@
 --   eventlog-live run examples/event_rate.lua FILE.eventlog [--set interval_ms=1000]
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 
 local interval = (tonumber(el.config.interval_ms) or 1000) * 1000000
 local counts, totals = {}, {}   -- counts[bucket][type], totals[type]

@@ -5,6 +5,7 @@
 local el = require("eventlog_live")
 local stats = require("eventlog_live.stats")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 
 local pauses, by_cap = {}, {}
 el.gc{on_span = function(cap, start_t, end_t)

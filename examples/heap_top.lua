@@ -3,6 +3,7 @@
 --   eventlog-live run examples/heap_top.lua FILE.eventlog [--set top=5]
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 
 local top = tonumber(el.config.top) or 5
 local census, census_t, era = nil, nil, nil

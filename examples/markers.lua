@@ -5,6 +5,7 @@
 --   eventlog-live run examples/markers.lua FILE.eventlog
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 
 local marks, open, spans = {}, {}, {}
 

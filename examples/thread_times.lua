@@ -4,6 +4,7 @@
 --   eventlog-live run examples/thread_times.lua FILE.eventlog [--set top=20]
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
+fmt.mode = el.config.format or "text"
 local status = require("eventlog_live.status")
 
 local threads = el.threads()

@@ -2,6 +2,11 @@
 -- Pure Lua; usable outside the host. docs/lua-api.md §8.
 local M = {}
 
+-- "text" (aligned columns) or "tsv" (tab-separated raw values with a
+-- header line: for tests and other programs). Examples set it from
+-- `--set format=tsv`.
+M.mode = "text"
+
 -- "812 ns", "12.3 us", "1.50 ms", "2.000 s"
 function M.duration(ns)
   if ns == nil then return "-" end
@@ -34,6 +39,7 @@ end
 -- {key=, title=, align="left"|"right", fmt=function(value, row)}.
 -- Numbers align right by default. Returns a string ending in "\n".
 function M.table(rows, columns)
+  if M.mode == "tsv" then return M.tsv(rows, columns) end
   local cells, width = {}, {}
   for j, col in ipairs(columns) do
     width[j] = #(col.title or col.key)
@@ -70,6 +76,22 @@ function M.table(rows, columns)
   line(titles)
   line(rules)
   for i = 1, #rows do line(cells[i]) end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- Tab-separated: header of titles, then raw values (no fmt), "" for nil.
+function M.tsv(rows, columns)
+  local out, t = {}, {}
+  for j, col in ipairs(columns) do t[j] = col.title or tostring(col.key) end
+  out[1] = table.concat(t, "\t")
+  for i, row in ipairs(rows) do
+    local c = {}
+    for j, col in ipairs(columns) do
+      local v = row[col.key]
+      c[j] = v == nil and "" or tostring(v)
+    end
+    out[i + 1] = table.concat(c, "\t")
+  end
   return table.concat(out, "\n") .. "\n"
 end
 

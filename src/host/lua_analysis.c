@@ -360,10 +360,16 @@ static void process(el_host_t *h, const rec_t *r) {
     on_gc(h, r);
 }
 
+/* Release events in time order. Before the session's init events have
+ * arrived (the global block, which also names the capabilities through
+ * CAP_CREATE) the set of capabilities is unknown, so nothing is released
+ * by watermark: a capability whose first block comes later could still
+ * deliver earlier events. */
 static void release(el_host_t *h, int all) {
   ana_t *a = h->ana;
+  int by_wm = all || h->sess.ready;
   while (a->n && !h->stop) {
-    if (!all && a->heap[0].t > a->watermark) {
+    if (!all && (!by_wm || a->heap[0].t > a->watermark)) {
       if (a->n <= MAX_HELD) break;
       h->st.reorder_forced++;
     }
@@ -416,6 +422,8 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
         th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
                                ev->v[1].s.len);
       }
+    } else if (!strcmp(n, "CAP_CREATE")) {
+      see_cap(a, (unsigned)ev->v[0].u, ev->t_ns);
     } else if (!strcmp(n, "BLOCK_MARKER") && ev->nfields >= 3) {
       if (ev->v[2].u < MAX_CAPS) see_cap(a, (unsigned)ev->v[2].u, ev->t_ns);
       release(h, 0);
@@ -591,7 +599,7 @@ static int enable(lua_State *L, el_host_t *h) {
   static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
                                 "STOP_THREAD",   "THREAD_LABEL",
                                 "GC_START",      "GC_END",
-                                "BLOCK_MARKER"};
+                                "BLOCK_MARKER",  "CAP_CREATE"};
   for (size_t i = 0; i < EL_ARRAY_LEN(types); i++) {
     int id = el_ev_type_by_name(types[i]);
     if (id >= 0) el__host_set_flag(h, id, EL__F_ANA, 1);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Every example script run on a shared eventlog, its numbers checked
+# against an independent computation with awk over the ghc-events
+# `.reference` text of the same file (time-sorted by ghc-events).
+set -euo pipefail
+: "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
+X=$EL_SOURCE_DIR/examples
+D=$EL_EVENTLOGS/ghc-9.0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+run() { # script eventlog [extra args] -> tsv output on stdout
+  local s=$1 f=$2; shift 2
+  "$EL_BIN" run "$X/$s.lua" --output none --set format=tsv "$@" "$f"
+}
+check() { # name expected actual
+  if [ "$2" != "$3" ]; then
+    echo "FAIL $1"; diff <(echo "$2") <(echo "$3") | head -20; fail=1
+  else
+    echo "ok   $1"
+  fi
+}
+# Events section of a reference: "t<TAB>cap<TAB>text" (cap -1 if none).
+events() {
+  awk '/^Events:/{e=1;next} e && /^[0-9]+: /{
+    t=$1; sub(":","",t); rest=substr($0, index($0,": ")+2); cap=-1
+    if (rest ~ /^cap [0-9]+: /) { split(rest, a, ":"); cap=substr(a[1],5)+0
+      rest=substr(rest, index(rest,": ")+2) }
+    print t "\t" cap "\t" rest }' "$1"
+}
+events "$D/threads.eventlog.reference" > "$tmp/threads.ev"
+events "$D/oddball-hT.eventlog.reference" > "$tmp/oddball.ev"
+events "$D/heapy-hT.eventlog.reference" > "$tmp/heapy.ev"
+
+# 1. gc_pauses: GC_START..GC_END per capability (reference §5.2.3 rules).
+exp=$(awk -F'\t' '
+  $3=="starting GC" { if (st[$2]!="s") { st[$2]="s"; t0[$2]=$1 } }
+  $3=="finished GC" { if (st[$2]=="s") { n[$2]++; tot[$2]+=$1-t0[$2] }
+                      st[$2]="e" }
+  END { for (c in n) print c "\t" n[c] "\t" tot[c] }' "$tmp/threads.ev" | sort -n)
+act=$(run gc_pauses "$D/threads.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && NF>=3 { print $1 "\t" $2 "\t" $3 }' | sort -n)
+check "gc_pauses: count and total per cap (threads)" "$exp" "$act"
+
+# 2. thread_times: runs and running ns per thread (§5.2.3 state machine).
+exp=$(awk -F'\t' '
+  { split($3, w, " ") }
+  w[1]=="running" && w[2]=="thread" { th=w[3]; if (fin[th]) next
+    if (prev[th]!="r") { prev[th]="r"; t0[th]=$1 } seen[th]=1 }
+  w[1]=="stopping" && w[2]=="thread" { th=w[3]; if (fin[th]) next
+    if (prev[th]=="r") { runs[th]++; run[th]+=$1-t0[th] }
+    if (prev[th]!="") prev[th]="s"
+    if ($3 ~ /thread finished/) fin[th]=1 ; seen[th]=1 }
+  END { for (th in seen) print th "\t" runs[th]+0 "\t" run[th]+0 }
+  ' "$tmp/threads.ev" | sort -n)
+act=$(run thread_times "$D/threads.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && NF>=5 { print $1 "\t" $4 "\t" $5 }' | sort -n)
+check "thread_times: runs and running ns per thread (threads)" "$exp" "$act"
+
+# 3. heap_top: total residency of each census, in order.
+exp=$(awk -F'\t' '
+  $3 ~ /^start heap prof sample/ { if (open) print tot; open=1; tot=0 }
+  $3 ~ /^heap prof sample .*, residency / { r=$3; sub(/.*residency /,"",r)
+    sub(/,.*/,"",r); tot+=r }
+  END { if (open) print tot }' "$tmp/heapy.ev")
+act=$(run heap_top "$D/heapy-hT.eventlog" | awk -F'\t' '
+  /^era\t/ {h=1; next} h && NF==5 {print $3} NF!=5 {h=0}')
+check "heap_top: total bytes per census (heapy-hT)" "$exp" "$act"
+
+# 4. markers: marker times and the start/end span.
+exp=$(awk -F'\t' '$3 ~ /^marker: / { print $1 }' "$tmp/heapy.ev")
+act=$(run markers "$D/heapy-hT.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && NF==5 {print $1}')
+check "markers: times (heapy-hT)" "$exp" "$act"
+exp=$(awk -F'\t' '$3=="marker: start"{s=$1} $3=="marker: end"{print $1-s}' \
+  "$tmp/threads.ev")
+act=$(run markers "$D/threads.eventlog" | awk -F'\t' '
+  $1=="(unnamed)" {print $4}')
+check "markers: start..end duration (threads)" "$exp" "$act"
+
+# 5. event_rate: totals for some types and RUN_THREAD per second.
+exp=$(awk -F'\t' '
+  $3 ~ /^running thread / {r++; b=int($1/1e9); rb[b]++}
+  $3 ~ /^stopping thread / {s++}
+  $3=="starting GC" {g++}
+  $3 ~ /^marker: / {m++}
+  END { printf "RUN_THREAD\t%d", r; for (i=0;i<=1;i++) printf "\t%d", rb[i]
+        printf "\nSTOP_THREAD\t%d\nGC_START\t%d\nUSER_MARKER\t%d\n", s, g, m }
+  ' "$tmp/oddball.ev")
+act=$(run event_rate "$D/oddball-hT.eventlog" | awk -F'\t' '
+  $1=="RUN_THREAD" {print $1 "\t" $2 "\t" $3 "\t" $4}
+  $1=="STOP_THREAD" || $1=="GC_START" || $1=="USER_MARKER" {print $1 "\t" $2}')
+check "event_rate: totals and RUN_THREAD per second (oddball-hT)" \
+  "$exp" "$(echo "$act" | awk 'NR==1' ; echo "$act" | awk 'NR>1' | sort -k1,1 -s | awk '$1=="STOP_THREAD"'; echo "$act" | awk '$1=="GC_START"'; echo "$act" | awk '$1=="USER_MARKER"')"
+
+# 6. alloc_rate: samples and last running total per capability.
+exp=$(awk -F'\t' '$3 ~ /^allocated on heap capset / { r=$3
+    sub(/.*: /,"",r); sub(/ total.*/,"",r); n[$2]++; last[$2]=r }
+  END { for (c in n) print c "\t" n[c] "\t" last[c] }' "$tmp/oddball.ev" | sort -n)
+act=$(run alloc_rate "$D/oddball-hT.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && NF==6 {print $1 "\t" $2 "\t" $3}' | sort -n)
+check "alloc_rate: samples and total per cap (oddball-hT)" "$exp" "$act"
+
+# Every example also runs in text mode without error.
+for s in gc_pauses thread_times heap_top markers event_rate alloc_rate; do
+  if ! "$EL_BIN" run "$X/$s.lua" --output none "$D/oddball-hT.eventlog" \
+       > "$tmp/out" 2> "$tmp/err" || [ -s "$tmp/err" ]; then
+    echo "FAIL $s (text mode)"; cat "$tmp/err"; fail=1
+  fi
+done
+exit $fail
