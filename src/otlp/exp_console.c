@@ -1,0 +1,313 @@
+/* exp_console.c: the console exporter (exp_console.h). Requests are
+ * decoded with protobuf-c and rendered by walking the message descriptors
+ * (reflection), so every OTLP message we send is covered by one set of
+ * rules; JSON text is produced by jansson (no hand escaping). */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "exp_console.h"
+#include "otlp_encode.h"
+
+struct el_otlp_console_s {
+  FILE *out;
+  size_t max_bytes;
+  el_tm_store_t *st;
+  uint64_t lines;
+};
+
+/* {====== protobuf -> OTLP/JSON ======} */
+
+static void *pb_alloc(void *ud, size_t n) { return el_malloc(n); }
+static void pb_free(void *ud, void *p) { el_free(p); }
+static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
+
+static void *js_malloc(size_t n) { return el_malloc(n); }
+static pthread_once_t js_once = PTHREAD_ONCE_INIT;
+static void js_init(void) { json_set_alloc_funcs(js_malloc, el_free); }
+
+/* "time_unix_nano" -> "timeUnixNano" into buf. */
+static const char *camel(const char *name, char *buf, size_t size) {
+  size_t j = 0;
+  bool up = false;
+  for (const char *p = name; *p && j + 1 < size; p++) {
+    if (*p == '_') {
+      up = true;
+      continue;
+    }
+    buf[j++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+    up = false;
+  }
+  buf[j] = '\0';
+  return buf;
+}
+
+/* OTLP writes these bytes fields as hex, all others as base64. */
+static bool hex_field(const char *name) {
+  return strcmp(name, "trace_id") == 0 || strcmp(name, "span_id") == 0 ||
+         strcmp(name, "parent_span_id") == 0;
+}
+
+static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
+  static const char hx[] = "0123456789abcdef";
+  static const char b64[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t cap = hex ? 2 * b->len + 1 : 4 * ((b->len + 2) / 3) + 1;
+  char *s = el_malloc(cap);
+  if (!s) return NULL;
+  size_t j = 0;
+  if (hex) {
+    for (size_t i = 0; i < b->len; i++) {
+      s[j++] = hx[b->data[i] >> 4];
+      s[j++] = hx[b->data[i] & 15];
+    }
+  } else {
+    for (size_t i = 0; i < b->len; i += 3) {
+      uint32_t v = (uint32_t)b->data[i] << 16;
+      if (i + 1 < b->len) v |= (uint32_t)b->data[i + 1] << 8;
+      if (i + 2 < b->len) v |= b->data[i + 2];
+      s[j++] = b64[v >> 18 & 63];
+      s[j++] = b64[v >> 12 & 63];
+      s[j++] = i + 1 < b->len ? b64[v >> 6 & 63] : '=';
+      s[j++] = i + 2 < b->len ? b64[v & 63] : '=';
+    }
+  }
+  json_t *r = json_stringn(s, j);
+  el_free(s);
+  return r;
+}
+
+static json_t *double_json(double d) {
+  if (isnan(d)) return json_string("NaN");
+  if (isinf(d)) return json_string(d > 0 ? "Infinity" : "-Infinity");
+  return json_real(d);
+}
+
+static json_t *i64_json(int64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  return json_string(buf);
+}
+
+static json_t *u64_json(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  return json_string(buf);
+}
+
+static json_t *message_json(const ProtobufCMessage *m);
+
+/* One value of field f stored at p (an element, for repeated fields). */
+static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_ENUM:
+    return json_integer(*(const int32_t *)p);
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
+    return json_integer(*(const uint32_t *)p);
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+    return i64_json(*(const int64_t *)p);
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+    return u64_json(*(const uint64_t *)p);
+  case PROTOBUF_C_TYPE_FLOAT:
+    return double_json(*(const float *)p);
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return double_json(*(const double *)p);
+  case PROTOBUF_C_TYPE_BOOL:
+    return json_boolean(*(const protobuf_c_boolean *)p);
+  case PROTOBUF_C_TYPE_STRING: {
+    const char *s = *(char *const *)p;
+    return json_string(s ? s : "");
+  }
+  case PROTOBUF_C_TYPE_BYTES:
+    return bytes_json(p, hex_field(f->name));
+  case PROTOBUF_C_TYPE_MESSAGE: {
+    const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
+    return sub ? message_json(sub) : json_object();
+  }
+  }
+  return NULL;
+}
+
+static size_t type_size(ProtobufCType t) {
+  switch (t) {
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return 8;
+  case PROTOBUF_C_TYPE_BOOL:
+    return sizeof(protobuf_c_boolean);
+  case PROTOBUF_C_TYPE_STRING:
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return sizeof(void *);
+  case PROTOBUF_C_TYPE_BYTES:
+    return sizeof(ProtobufCBinaryData);
+  default:
+    return 4;
+  }
+}
+
+/* Whether a singular field without presence holds its default value. */
+static bool is_default(const ProtobufCFieldDescriptor *f, const void *p) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_STRING: {
+    const char *s = *(char *const *)p;
+    return !s || !*s;
+  }
+  case PROTOBUF_C_TYPE_BYTES:
+    return ((const ProtobufCBinaryData *)p)->len == 0;
+  case PROTOBUF_C_TYPE_MESSAGE:
+    return *(void *const *)p == NULL;
+  case PROTOBUF_C_TYPE_DOUBLE:
+    return *(const double *)p == 0.0 && !signbit(*(const double *)p);
+  case PROTOBUF_C_TYPE_FLOAT:
+    return *(const float *)p == 0.0f && !signbit(*(const float *)p);
+  default: {
+    static const unsigned char zero[8];
+    return memcmp(p, zero, type_size(f->type)) == 0;
+  }
+  }
+}
+
+static json_t *message_json(const ProtobufCMessage *m) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  const char *base = (const char *)m;
+  json_t *obj = json_object();
+  if (!obj) return NULL;
+  /* protobuf-c sorts fields[] by number: the JSON follows that order. */
+  for (unsigned n = 0; n < d->n_fields; n++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[n];
+    const void *p = base + f->offset;
+    char key[64];
+    camel(f->name, key, sizeof key);
+    json_t *v = NULL;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t cnt = *(const size_t *)(base + f->quantifier_offset);
+      if (cnt == 0) continue;
+      const char *arr = *(char *const *)p;
+      v = json_array();
+      if (!v) goto fail;
+      for (size_t i = 0; i < cnt; i++) {
+        json_t *e = value_json(f, arr + i * type_size(f->type));
+        if (!e || json_array_append_new(v, e) < 0) {
+          json_decref(v);
+          goto fail;
+        }
+      }
+    } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      uint32_t c = *(const uint32_t *)(base + f->quantifier_offset);
+      if (c != f->id) continue;
+      v = value_json(f, p);
+    } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+               f->type != PROTOBUF_C_TYPE_MESSAGE &&
+               f->type != PROTOBUF_C_TYPE_STRING) {
+      if (!*(const protobuf_c_boolean *)(base + f->quantifier_offset))
+        continue;
+      v = value_json(f, p);
+    } else {
+      if (is_default(f, p)) continue;
+      v = value_json(f, p);
+    }
+    if (!v || json_object_set_new(obj, key, v) < 0) goto fail;
+  }
+  return obj;
+fail:
+  json_decref(obj);
+  return NULL;
+}
+
+char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
+  const ProtobufCMessageDescriptor *d = el_otlp_request_descriptor(sig);
+  if (!d) return NULL;
+  pthread_once(&js_once, js_init);
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, &pb_allocator, len,
+                                                  bytes);
+  if (!m) return NULL;
+  json_t *j = message_json(m);
+  protobuf_c_message_free_unpacked(m, &pb_allocator);
+  if (!j) return NULL;
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  return s;
+}
+
+/* {====== the exporter ======} */
+
+static int emit_line(void *ud, const uint8_t *bytes, size_t len,
+                     size_t nrecords) {
+  struct {
+    el_otlp_console_t *c;
+    el_tm_signal_t sig;
+  } *ctx = ud;
+  char *s = el_otlp_json(ctx->sig, bytes, len);
+  if (!s) {
+    el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
+    el_log(EL_LOG_WARN, "console: cannot render a %s request; %zu records "
+           "dropped", el_otlp_signal_name(ctx->sig), nrecords);
+    return 0;
+  }
+  int bad = fputs(s, ctx->c->out) < 0 || fputc('\n', ctx->c->out) == EOF ||
+            fflush(ctx->c->out) != 0;
+  el_free(s);
+  if (bad) {
+    el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
+    return EL_EEXPORT;
+  }
+  ctx->c->lines++;
+  return 0;
+}
+
+static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  el_otlp_console_t *c = ud;
+  struct {
+    el_otlp_console_t *c;
+    el_tm_signal_t sig;
+  } ctx = {c, sig};
+  int rc = el_otlp_encode(sig, b, c->max_bytes, emit_line, &ctx);
+  el_tm_batch_free(b);
+  if (rc > 0) el_tm_store_count_dropped(c->st, sig, (uint64_t)rc);
+  if (rc == EL_ENOMEM) {
+    el_log(EL_LOG_WARN, "console: out of memory encoding %s",
+           el_otlp_signal_name(sig));
+    return 0;                         /* partly written: nothing to add */
+  }
+  return 0;
+}
+
+static int console_flush(void *ud, int timeout_ms) {
+  el_otlp_console_t *c = ud;
+  return fflush(c->out) == 0 ? 0 : EL_EEXPORT;
+}
+
+int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
+                        el_tm_store_t *st, el_otlp_console_t **out_c,
+                        el_tm_exporter_t *tm) {
+  el_otlp_console_t *c = el_calloc(1, sizeof(*c));
+  if (!c) return EL_ENOMEM;
+  c->out = out ? out : stdout;
+  c->max_bytes = max_message_bytes ? max_message_bytes
+                                   : EL_OTLP_DEFAULT_MAX_BYTES;
+  c->st = st;
+  *out_c = c;
+  *tm = (el_tm_exporter_t){.name = "console", .ud = c, .signals = signals,
+                           .export = console_export,
+                           .flush = console_flush};
+  return 0;
+}
+
+void el_otlp_console_free(el_otlp_console_t *c) { el_free(c); }
+
+uint64_t el_otlp_console_lines(const el_otlp_console_t *c) {
+  return c->lines;
+}

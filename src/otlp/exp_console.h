@@ -1,0 +1,64 @@
+/* exp_console.h: the console exporter: one OTLP/JSON line per
+ * Export<Signal>ServiceRequest, written to stdout or another FILE*.
+ *
+ * Each batch is encoded exactly as the network exporters encode it
+ * (el_otlp_encode, split at max_message_bytes), and each request is
+ * rendered from its serialized bytes, so the console shows what a
+ * collector would receive. JSON follows the OTLP/JSON encoding of the OTLP
+ * specification (proto3 JSON mapping with OTLP's exceptions):
+ *   - field names in lowerCamelCase ("timeUnixNano", "resourceMetrics");
+ *   - traceId, spanId and parentSpanId as lower-case hex strings; other
+ *     bytes fields as base64;
+ *   - 64-bit integers (int64, uint64, fixed64, sfixed64) as decimal
+ *     strings; 32-bit integers as numbers; enums as integers;
+ *   - fields at their default value (0, "", false, empty list, unset
+ *     message) omitted, except members of a oneof, which are written
+ *     whenever set (e.g. "asInt":"0", "intValue":"0");
+ *   - doubles as numbers, NaN/Infinity as the strings "NaN", "Infinity",
+ *     "-Infinity".
+ * Spec: OTLP specification, "JSON Protobuf Encoding"; docs/otlp.md. */
+#ifndef EL_EXP_CONSOLE_H
+#define EL_EXP_CONSOLE_H
+
+#include <stdio.h>
+
+#include "../telemetry/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct el_otlp_console_s el_otlp_console_t;
+
+/* Create a console exporter for the signals in the bit set `signals`
+ * (1u << el_tm_signal_t).
+ * out: where lines go (NULL = stdout); borrowed, must outlive the
+ *   exporter; written and flushed on the loop thread inside export().
+ * max_message_bytes: request size bound as for the network exporters
+ *   (0 = EL_OTLP_DEFAULT_MAX_BYTES).
+ * st: store to report drops to (records too large for one request, write
+ *   errors); may be NULL.
+ * *out_c: free with el_otlp_console_free after the store stopped calling
+ *   it. *tm: filled with the el_tm_exporter_t ("console") to give
+ *   el_tm_store_add_exporter.
+ * Returns 0 or EL_ENOMEM. Thread: loop. */
+int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
+                        el_tm_store_t *st, el_otlp_console_t **out_c,
+                        el_tm_exporter_t *tm);
+
+/* Free the exporter (NULL allowed). Thread: loop. */
+void el_otlp_console_free(el_otlp_console_t *c);
+
+/* Lines written so far (requests rendered). */
+uint64_t el_otlp_console_lines(const el_otlp_console_t *c);
+
+/* Render one serialized Export<Signal>ServiceRequest of signal sig as one
+ * line of OTLP/JSON (no trailing newline). bytes: borrowed.
+ * Returns a NUL-terminated string to free with el_free, or NULL when the
+ * bytes do not decode as that request or memory runs out. Thread: any. */
+char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_EXP_CONSOLE_H */
