@@ -109,6 +109,7 @@ const state = {
   httpServer: null,
   listening: false,
   refuseTimer: null,
+  grpcEncoding: new Map(),   // peer -> grpc-encoding of its last call
 };
 
 function log(msg) {
@@ -318,6 +319,7 @@ function grpcHandler(signal) {
       const md = call.metadata.getMap();
       record(rec, 'grpc', body.length, {
         rejected,
+        grpc_encoding: state.grpcEncoding.get(call.getPeer()) || 'unknown',
         headers: filterHeaders(md),
       });
       callback(null, encodeResponse(signal, rejected));
@@ -394,7 +396,13 @@ function enforcePingPolicy(server) {
   for (const h2 of servers.keys()) {
     h2.on('session', (session) => {
       const ps = { strikes: 0, last: 0, reset: true, active: 0 };
-      session.on('stream', (stream) => {
+      const peer = session.socket
+        ? `${session.socket.remoteAddress}:${session.socket.remotePort}` : '';
+      session.on('stream', (stream, headers) => {
+        // grpc-js removes grpc-encoding from the call's metadata: note it
+        // per peer for the request's JSON line (calls from one peer are
+        // handled in order).
+        state.grpcEncoding.set(peer, headers['grpc-encoding'] || 'identity');
         ps.active += 1;
         ps.reset = true;
         stream.on('close', () => { ps.active -= 1; });
