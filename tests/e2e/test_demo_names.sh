@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The demo dashboards use only names our telemetry produces.
+#
+# 1. Run build/eventlog-live-otelcol with every processor on
+#    (tests/demo/names-config.yaml) over the recorded eventlogs in
+#    tests/data/eventlogs, exporting over OTLP gRPC to the test receiver
+#    (tests/receiver: decodes with OpenTelemetry's own message definitions).
+# 2. Translate what arrived into backend names with the collector's
+#    Prometheus naming rules (tests/demo/otlp_prom_names.py): metric names
+#    with unit suffixes and _total, label names, Loki labels, span names,
+#    Pyroscope profile types.
+# 3. Check every PromQL expression (also parsed by a real Prometheus),
+#    legend, LogQL label, TraceQL span name and default profile type of the
+#    dashboards against that list (tests/demo/check_dashboards.py).
+# Skips (77) when the daemon cannot produce telemetry yet.
+set -u
+source "$(dirname "$0")/../demo/lib.sh"
+
+DAEMON=$BUILD/eventlog-live-otelcol
+[ -x "$DAEMON" ] || skip "$DAEMON not built"
+command -v node >/dev/null || skip "node missing (test receiver)"
+[ -d "$SRC/tests/receiver/node_modules" ] || skip "tests/receiver: run npm ci"
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
+
+node "$SRC/tests/receiver/server.js" --out "$TMP/received.jsonl" \
+  --ready-file "$TMP/ready.json" --profiles-proto "$SRC/proto" --quiet \
+  > "$TMP/receiver.log" 2>&1 &
+BG_PIDS+=($!)
+for i in $(seq 100); do [ -s "$TMP/ready.json" ] && break; sleep 0.1; done
+[ -s "$TMP/ready.json" ] || { cat "$TMP/receiver.log"; fail "receiver did not start"; }
+port=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["grpc"])' "$TMP/ready.json")
+
+ran=0
+for f in "$EVENTLOGS"/ghc-9.0/*.eventlog "$EVENTLOGS"/ghc-events/*.eventlog; do
+  case $(basename "$f") in threads-big.eventlog) continue ;; esac
+  name=$(basename "$f" .eventlog)
+  timeout 120 "$DAEMON" --service-name="names-$name" --eventlog-file="$f" \
+    --config="$SRC/tests/demo/names-config.yaml" \
+    --otelcol-host=127.0.0.1 --otelcol-port="$port" \
+    > "$TMP/daemon-$name.log" 2>&1
+  st=$?
+  echo "daemon over $name: exit $st"
+  ran=$((ran + 1))
+done
+[ $ran -gt 0 ] || skip "no eventlogs under $EVENTLOGS"
+sleep 0.5   # the receiver appends after answering
+
+"$DAEMON" --print-defaults > "$TMP/defaults.yaml" 2>/dev/null ||
+  fail "$DAEMON --print-defaults failed"
+python3 "$SRC/tests/demo/otlp_prom_names.py" --defaults "$TMP/defaults.yaml" \
+  "$TMP/names.json" "$TMP/received.jsonl" || fail "otlp_prom_names.py failed"
+nmetrics=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["metrics"]))' "$TMP/names.json")
+if [ "$nmetrics" = 0 ]; then
+  tail -n 5 "$TMP"/daemon-*.log
+  skip "the daemon produced no metrics yet: cannot check the dashboards' names"
+fi
+echo "names produced by our telemetry:"
+cat "$TMP/names.json"
+
+start_prometheus
+python3 "$SRC/tests/demo/check_dashboards.py" \
+  "$SRC/demo/config/grafana-dashboards" --prometheus "$PROM_URL" \
+  --names "$TMP/names.json" || fail "dashboards use names our telemetry does not produce"
+
+# The check can fail: a dashboard asking for the reference's exported_job
+# label (which honor_labels removes) must be rejected.
+mkdir -p "$TMP/bad"
+sed 's/service_name=\\"\${service_name}\\"/exported_job=\\"${service_name}\\"/' \
+  "$SRC/demo/config/grafana-dashboards/heap.json" > "$TMP/bad/heap.json"
+cmp -s "$TMP/bad/heap.json" "$SRC/demo/config/grafana-dashboards/heap.json" &&
+  fail "could not make a broken copy of heap.json"
+python3 "$SRC/tests/demo/check_dashboards.py" "$TMP/bad" \
+  --names "$TMP/names.json" > "$TMP/bad.out" 2>&1 &&
+  { cat "$TMP/bad.out"; fail "a dashboard using exported_job passed"; }
+grep -q "no label exported_job" "$TMP/bad.out" ||
+  { cat "$TMP/bad.out"; fail "exported_job was not reported"; }
+echo "PASS: dashboards use only names of our telemetry"
