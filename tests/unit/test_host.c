@@ -1,0 +1,282 @@
+/* test_host.c: the Lua host binding: dispatch only to subscribed types,
+ * handler errors counted and not fatal, tracebacks, fail-fast, timers in
+ * eventlog-time order, emit reaching the store, load errors.
+ * Expected counts come from the ghc-events reference of oddball-hT
+ * (10 "marker:" lines, 1289 "starting GC" lines, last event time).
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "host/host.h"
+
+static uint8_t *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)n);
+  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+static const char *eventlog(void) {
+  static char path[1024];
+  const char *d = getenv("EL_EVENTLOGS");
+  snprintf(path, sizeof path, "%s/ghc-9.0/oddball-hT.eventlog",
+           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
+  return path;
+}
+
+static int feed_file(el_host_t *h) {
+  size_t len;
+  uint8_t *b = read_all(eventlog(), &len);
+  int rc = el_host_feed(h, b, len);
+  free(b);
+  return rc;
+}
+
+/* Run `expr` in the host's state and return it as an integer. */
+static long long lua_int(el_host_t *h, const char *expr) {
+  lua_State *L = el_host_lua(h);
+  char code[512];
+  snprintf(code, sizeof code, "return %s", expr);
+  assert_int_equal(luaL_dostring(L, code), 0);
+  long long v = (long long)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+static el_host_t *host_with(const char *script, int fail_fast) {
+  el_host_opts_t o = {.fail_fast = fail_fast};
+  el_host_t *h = el_host_new(&o);
+  assert_non_null(h);
+  int rc = el_host_load_string(h, script, "=test");
+  if (rc != 0) fprintf(stderr, "%s\n", el_host_error(h));
+  assert_int_equal(rc, 0);
+  return h;
+}
+
+static void test_dispatch_only_subscribed(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); n = 0; texts = {}\n"
+      "el.on('USER_MARKER', function(ev, m) n = n + 1\n"
+      "  assert(ev.type == 'USER_MARKER' and ev.marker == m)\n"
+      "  assert(ev.cap == 1 and ev.t > 0) end)\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "n"), 10);
+  const el_host_stats_t *st = el_host_stats(h);
+  assert_int_equal(st->dispatched, 10);
+  assert_true(st->events > 30000);
+  assert_int_equal(st->handler_errors, 0);
+  el_host_free(h);
+}
+
+static int nlogged;
+static int saw_traceback;
+static void log_hook(void *ud, el_log_level_t level, const char *msg) {
+  (void)ud;
+  (void)level;
+  nlogged++;
+  if (strstr(msg, "stack traceback") && strstr(msg, "boom")) saw_traceback++;
+}
+
+static void test_handler_error_counted_not_fatal(void **state) {
+  (void)state;
+  nlogged = saw_traceback = 0;
+  el_log_set_hook(log_hook, NULL);
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); ok = 0\n"
+      "el.on('USER_MARKER', function(ev) error('boom') end)\n"
+      "el.on('USER_MARKER', function(ev) ok = ok + 1 end)\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(el_host_stats(h)->handler_errors, 10);
+  assert_int_equal(lua_int(h, "ok"), 10);
+  /* rate limit: the first 5 errors are logged, with a traceback */
+  assert_int_equal(nlogged, 5);
+  assert_int_equal(saw_traceback, 5);
+  el_log_set_hook(NULL, NULL);
+  el_host_free(h);
+}
+
+static void test_fail_fast_stops(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); n = 0\n"
+      "el.on('USER_MARKER', function(ev) n = n + 1; error('stop here') end)\n",
+      1);
+  assert_int_equal(feed_file(h), EL_ESTOPPED);
+  assert_int_equal(el_host_end(h), EL_ESTOPPED);
+  assert_int_equal(lua_int(h, "n"), 1);
+  assert_non_null(strstr(el_host_error(h), "test:2:"));
+  assert_non_null(strstr(el_host_error(h), "stop here"));
+  el_host_free(h);
+}
+
+static void test_timers_fire_in_eventlog_time_order(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); ticks = {}; order_ok = true\n"
+      "last_ev = 0; late = 0\n"
+      "el.every(100000000, function(t) ticks[#ticks + 1] = t\n"
+      "  if el.now() < t then order_ok = false end end)\n"
+      "at_fired = 0; el.at(250000000, function(t) at_fired = t end)\n"
+      "el.on('GC_START', function(ev)\n"
+      "  -- a GC_START after a tick has a time >= the tick or is late\n"
+      "  if #ticks > 0 and ev.t < ticks[#ticks] then late = late + 1 end\n"
+      "end)\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  /* the last event of oddball-hT is at 1183473045 ns (block end time) */
+  assert_int_equal(lua_int(h, "#ticks"), 11);
+  assert_int_equal(lua_int(h, "ticks[1]"), 100000000);
+  assert_int_equal(lua_int(h, "ticks[11]"), 1100000000);
+  assert_int_equal(lua_int(h, "order_ok and 1 or 0"), 1);
+  assert_int_equal(lua_int(h, "at_fired"), 250000000);
+  el_host_free(h);
+}
+
+/* {====== emit reaches the store ======} */
+
+static int exported[EL_TM_NSIGNALS];
+static int cap_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  (void)ud;
+  exported[sig] += (int)el_tm_batch_count(b);
+  el_tm_batch_free(b);
+  return 0;
+}
+static int cap_flush(void *ud, int timeout_ms) {
+  (void)ud;
+  (void)timeout_ms;
+  return 0;
+}
+
+static void test_emit_reaches_store(void **state) {
+  (void)state;
+  memset(exported, 0, sizeof exported);
+  el_tm_store_t *st = el_tm_store_new("test", "0");
+  assert_non_null(st);
+  el_tm_exporter_t ex = {.name = "cap", .signals = 0xF,
+                         .export = cap_export, .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_host_opts_t o = {0};
+  el_host_t *h = el_host_new(&o);
+  el_host_set_store(h, st);
+  assert_int_equal(
+      el_host_load_string(h,
+          "el = require('eventlog_live')\n"
+          "m = el.metric{name = 'markers', kind = 'sum', monotonic = true,"
+          " temporality = 'delta', unit = '1'}\n"
+          "el.on('USER_MARKER', function(ev, text)\n"
+          "  assert(m:point(1, {cap = ev.cap, text = text}))\n"
+          "  assert(el.log{body = text, severity = 'info'})\n"
+          "  assert(el.span{name = 'x', start_t = ev.t, end_t = ev.t + 1})\n"
+          "  assert(el.profile_sample{frames = {'main', {func = 'f',"
+          " file = 'F.hs', line = 3}}})\n"
+          "end)\n",
+          "=emit"),
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  const el_tm_stats_t *ts = el_tm_store_stats(st);
+  assert_int_equal(ts->emitted[EL_TM_SIGNAL_METRICS], 10);
+  assert_int_equal(ts->emitted[EL_TM_SIGNAL_LOGS], 10);
+  assert_int_equal(ts->emitted[EL_TM_SIGNAL_TRACES], 10);
+  assert_int_equal(ts->emitted[EL_TM_SIGNAL_PROFILES], 10);
+  assert_true(exported[EL_TM_SIGNAL_LOGS] > 0);
+  el_host_free(h);
+  el_tm_store_free(st);
+}
+
+static void test_syntax_error_names_line(void **state) {
+  (void)state;
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_host_load_string(h, "x = 1\ny = = 2\n", "@bad.lua"),
+                   EL_ELUA);
+  assert_non_null(strstr(el_host_error(h), "bad.lua:2:"));
+  assert_int_equal(el_host_load_string(h, "error('at load')", "@r.lua"),
+                   EL_ELUA);
+  assert_non_null(strstr(el_host_error(h), "r.lua:1: at load"));
+  el_host_free(h);
+}
+
+static void test_unknown_event_name_raises(void **state) {
+  (void)state;
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_host_load_string(
+                       h, "require('eventlog_live').on('NO_SUCH', print)",
+                       "=t"),
+                   EL_ELUA);
+  assert_non_null(strstr(el_host_error(h), "unknown event type 'NO_SUCH'"));
+  el_host_free(h);
+}
+
+static void test_gc_helper_matches_reference(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); g = el.gc(); n = 0\n"
+      "el.gc{on_span = function(cap, s, e) n = n + 1 end}\n"
+      "el.on_end(function() c = g:stats().count end)\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  /* 1289 "starting GC" lines in the reference, each with its GC_END */
+  assert_int_equal(lua_int(h, "c"), 1289);
+  assert_int_equal(lua_int(h, "n"), 1289);
+  el_host_free(h);
+}
+
+static void test_session_and_config(void **state) {
+  (void)state;
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_host_set_config(h, "top", "7"), 0);
+  assert_int_equal(
+      el_host_load_string(h,
+          "el = require('eventlog_live'); ready = 0\n"
+          "assert(el.config.top == '7')\n"
+          "el.on_session(function(s) ready = ready + 1; pid = s.pid\n"
+          "  ncaps = #s.caps; hb = s.heap_prof_breakdown end)\n",
+          "=s"),
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "ready"), 1);
+  assert_int_equal(lua_int(h, "pid"), 10811);  /* "capset 0: pid 10811" */
+  assert_int_equal(lua_int(h, "ncaps"), 2);
+  assert_int_equal(lua_int(h, "hb == '-hT' and 1 or 0"), 1);
+  assert_int_equal(lua_int(h, "select(2, el.control('x', 1)) == "
+                              "'not connected' and 1 or 0"), 1);
+  el_host_free(h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dispatch_only_subscribed),
+      cmocka_unit_test(test_handler_error_counted_not_fatal),
+      cmocka_unit_test(test_fail_fast_stops),
+      cmocka_unit_test(test_timers_fire_in_eventlog_time_order),
+      cmocka_unit_test(test_emit_reaches_store),
+      cmocka_unit_test(test_syntax_error_names_line),
+      cmocka_unit_test(test_unknown_event_name_raises),
+      cmocka_unit_test(test_gc_helper_matches_reference),
+      cmocka_unit_test(test_session_and_config),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
