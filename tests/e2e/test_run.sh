@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `eventlog-live run`: exit statuses, syntax errors with file:line, --set,
+# require from the script's directory, --fail-fast, truncated input.
+set -uo pipefail
+: "${EL_BIN:?}" "${EL_EVENTLOGS:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+F=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+fail=0
+expect() { # name expected-status actual-status
+  if [ "$2" != "$3" ]; then echo "FAIL $1: status $3, want $2"; fail=1
+  else echo "ok   $1"; fi
+}
+printf 'local x = 1\nlocal y = = 2\n' > "$tmp/bad.lua"
+"$EL_BIN" run "$tmp/bad.lua" "$F" 2> "$tmp/err"; expect "syntax error exits 2" 2 $?
+grep -q 'bad.lua:2:' "$tmp/err" || { echo "FAIL syntax error names bad.lua:2"; cat "$tmp/err"; fail=1; }
+
+mkdir -p "$tmp/lib"
+printf 'return {answer = 42}\n' > "$tmp/lib/helper.lua"
+cat > "$tmp/lib/main.lua" <<'LUA'
+local el = require("eventlog_live")
+local h = require("helper")
+local n = 0
+el.on("USER_MARKER", function() n = n + 1 end)
+el.on_end(function() print("answer", h.answer, "k", el.config.k, "markers", n) end)
+LUA
+out=$("$EL_BIN" run "$tmp/lib/main.lua" --set k=v --output none --eventlog-file "$F")
+expect "run exits 0" 0 $?
+[ "$out" = "$(printf 'answer\t42\tk\tv\tmarkers\t10')" ] || { echo "FAIL output: $out"; fail=1; }
+
+cat > "$tmp/err.lua" <<'LUA'
+local el = require("eventlog_live")
+el.on("USER_MARKER", function() error("bad marker") end)
+LUA
+"$EL_BIN" run "$tmp/err.lua" --output none "$F" 2> "$tmp/err"
+expect "handler errors are not fatal" 0 $?
+grep -q '10 error(s) in 10 call(s) of the USER_MARKER handler' "$tmp/err" \
+  || { echo "FAIL error summary"; cat "$tmp/err"; fail=1; }
+"$EL_BIN" run "$tmp/err.lua" --fail-fast --output none "$F" 2> "$tmp/err"
+expect "--fail-fast exits 1" 1 $?
+grep -q 'err.lua:2: bad marker' "$tmp/err" || { echo "FAIL fail-fast message"; cat "$tmp/err"; fail=1; }
+
+"$EL_BIN" run "$tmp/lib/main.lua" --output none "$EL_EVENTLOGS/ghc-events/testlog-part.eventlog" > /dev/null 2>&1
+expect "truncated input exits 1" 1 $?
+"$EL_BIN" run "$tmp/nope.lua" "$F" 2>/dev/null; expect "missing script exits 2" 2 $?
+"$EL_BIN" run 2>/dev/null; expect "no script exits 2" 2 $?
+exit $fail
