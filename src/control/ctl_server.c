@@ -496,6 +496,8 @@ static enum MHD_Result finish(el_ctl_server_t *s, struct MHD_Connection *c,
     return answer_error(s, c, r, MHD_HTTP_NOT_FOUND,
                         "Could not find eventlog socket for service ", svc,
                         r->svc_len);
+  el_log(EL_LOG_DEBUG, "Received request on /control/%.*s with command ID "
+         "%d for %s.", (int)r->ns_len, r->ns, r->cmd, s->service);
   int rc = dispatch(s, r);
   if (rc == 0) return answer_sent(s, c, r);
   if (rc == EL_ECLOSED)

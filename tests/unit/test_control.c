@@ -308,6 +308,7 @@ typedef struct {
   el_ctl_server_t *srv;
   rec_t rec;
   char base[64];         /* http://127.0.0.1:PORT */
+  size_t mem_base;       /* el_mem_in_use before the server */
 } fix_t;
 
 static void on_stop(uv_async_t *a) {
@@ -330,6 +331,7 @@ static int have_curl(void) {
 /* Start a server with the given extra options on an ephemeral port. */
 static fix_t *fix_start(int argc, char **argv) {
   fix_t *f = calloc(1, sizeof *f);
+  f->mem_base = el_mem_in_use();
   pthread_mutex_init(&f->rec.mu, NULL);
   f->rec.connected = 1;
   el_ctl_opts_t o;
@@ -354,7 +356,10 @@ static void fix_stop(fix_t *f) {
   uv_async_send(&f->stop);
   pthread_join(f->thread, NULL);
   assert_int_equal(uv_loop_close(&f->loop), 0);
+  size_t base = f->mem_base;
   free(f);
+  /* Every request's state, job and the server itself were freed. */
+  assert_int_equal(el_mem_in_use(), base);
 }
 
 /* Run curl with args (a shell fragment; URL paths start with "^" meaning
@@ -855,6 +860,38 @@ static void test_server_source_peer(void **st) {
   rmdir(dir);
 }
 
+/* {====== out of memory ======} */
+
+static void test_oom_sweep(void **st) {
+  size_t base = el_mem_in_use();
+  int ok = 0, failures = 0;
+  for (uint64_t n = 1; n < 50 && !ok; n++) {
+    el_ctl_opts_t o;
+    el_ctl_opts_init(&o);
+    o.port = 0;
+    char *argv[] = {"--control-cors-allow-origin", "http://a, http://b"};
+    int i = 0;
+    el_mem_fail_after(n);
+    int rc = el_ctl_opts_parse(&o, 2, argv, &i);
+    el_ctl_server_t *s = NULL;
+    el_ctl_sender_t none = {NULL, NULL};
+    if (rc == 1) rc = el_ctl_server_start(NULL, &o, "svc", none, &s);
+    el_mem_fail_after(0);
+    if (rc == 0) {
+      ok = 1;
+      el_ctl_server_free(s);
+    } else {
+      assert_true(rc == EL_ENOMEM || rc == EL_EUSAGE);
+      assert_null(s);
+      failures++;
+    }
+    el_ctl_opts_close(&o);
+    assert_int_equal(el_mem_in_use(), base);
+  }
+  assert_true(ok);
+  assert_true(failures >= 5); /* 3 in the options, 2+ in the server */
+}
+
 /* {====== Lua ======} */
 
 static void test_lua_control(void **st) {
@@ -913,6 +950,7 @@ int main(void) {
       cmocka_unit_test(test_server_without_loop),
       cmocka_unit_test(test_server_source_peer),
       cmocka_unit_test(test_lua_control),
+      cmocka_unit_test(test_oom_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
