@@ -308,6 +308,19 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
 
 void el_otlp_console_free(el_otlp_console_t *c) { el_free(c); }
 
+static void console_release(void *ud) { el_otlp_console_free(ud); }
+
+int el_otlp_console_add(el_tm_store_t *st, FILE *out) {
+  el_otlp_console_t *c;
+  el_tm_exporter_t tm;
+  int rc = el_otlp_console_new(out, 0xfu, 0, st, &c, &tm);
+  if (rc < 0) return rc;
+  tm.release = console_release;
+  rc = el_tm_store_add_exporter(st, &tm);
+  if (rc < 0) el_otlp_console_free(c);
+  return rc;
+}
+
 uint64_t el_otlp_console_lines(const el_otlp_console_t *c) {
   return c->lines;
 }

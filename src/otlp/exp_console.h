@@ -46,6 +46,12 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
                         el_tm_store_t *st, el_otlp_console_t **out_c,
                         el_tm_exporter_t *tm);
 
+/* Create a console exporter for every signal on out (NULL = stdout) with
+ * the default request bound, register it on st, and hand it to st (freed
+ * by el_tm_store_free). Returns 0 or EL_ENOMEM (nothing registered).
+ * Thread: loop. Used by `eventlog-live run --output console`. */
+int el_otlp_console_add(el_tm_store_t *st, FILE *out);
+
 /* Free the exporter (NULL allowed). Thread: loop. */
 void el_otlp_console_free(el_otlp_console_t *c);
 

@@ -184,6 +184,8 @@ void el_tm_store_free(el_tm_store_t *st) {
     el_tm_store_count_dropped(st, s, st->win[s].nrecs);
     window_free(&st->win[s]);
   }
+  for (size_t i = 0; i < st->nex; i++)
+    if (st->ex[i].release) st->ex[i].release(st->ex[i].ud);
   el__tm_res_unref(st->main_res);
   el__tm_res_unref(st->host_res);
   el_free(st->scope_name);

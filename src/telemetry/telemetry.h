@@ -69,7 +69,8 @@ typedef struct el_tm_batch_s el_tm_batch_t;   /* opaque; see batch API */
 el_tm_store_t *el_tm_store_new(const char *scope_name,
                                const char *scope_version);
 /* Free the store and anything not yet flushed (counted as dropped). NULL
- * is allowed. Exporters are not freed: their owner frees them. */
+ * is allowed. Exporters are not freed by the store (their owner frees
+ * them), except those registered with a release callback. */
 void el_tm_store_free(el_tm_store_t *st);
 
 /* Set (replace) one resource attribute for the main resource (the
@@ -207,6 +208,9 @@ typedef struct el_tm_exporter_s {
   unsigned signals;
   int (*export)(void *ud, el_tm_signal_t sig, el_tm_batch_t *batch);
   int (*flush)(void *ud, int timeout_ms);
+  /* Optional: when set, el_tm_store_free calls release(ud) after its last
+   * use of the exporter, handing ownership of ud to the store. */
+  void (*release)(void *ud);
 } el_tm_exporter_t;
 
 /* Register an exporter (the struct is copied; ud stays the caller's).
