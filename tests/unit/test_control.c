@@ -13,6 +13,9 @@
 #include <unistd.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -591,6 +594,32 @@ static void test_server_oversized_body(void **st) {
   fix_stop(f);
 }
 
+/* Clients that stall mid-request hold only their own connection: other
+ * requests are answered, and stopping the server does not wait for them. */
+static void test_server_stalled_clients(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  int fds[4];
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons(el_ctl_server_port(f->srv)),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  static const char *partial[] = {
+      "POST /control/x/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
+      "Content-Type: application/x-www-form-urlencoded\r\n\r\nservice-na",
+      "POST /control/x/1 HTTP/1.1\r\nHost: x\r\n", "GET /heal", ""};
+  for (int k = 0; k < 4; k++) {
+    fds[k] = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(fds[k], (struct sockaddr *)&a, sizeof a), 0);
+    size_t n = strlen(partial[k]);
+    if (n) assert_int_equal(write(fds[k], partial[k], n), (ssize_t)n);
+  }
+  char out[4096];
+  assert_int_equal(curl(f, FORM " ^/control/x/2", out, sizeof out), 200);
+  assert_int_equal(curl(f, "^/health", out, sizeof out), 200);
+  fix_stop(f);
+  for (int k = 0; k < 4; k++) close(fds[k]);
+}
+
 static void test_server_cors_wildcard(void **st) {
   if (!have_curl()) skip();
   fix_t *f = fix_start(0, NULL);
@@ -943,6 +972,7 @@ int main(void) {
       cmocka_unit_test(test_server_bad_routes),
       cmocka_unit_test(test_server_no_connection),
       cmocka_unit_test(test_server_oversized_body),
+      cmocka_unit_test(test_server_stalled_clients),
       cmocka_unit_test(test_server_cors_wildcard),
       cmocka_unit_test(test_server_cors_allow_list),
       cmocka_unit_test(test_server_cors_flags),
