@@ -71,7 +71,9 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
 static void on_disconnect(void *ud, el_src_t *src, int err) {
   pump_t *p = ud;
   (void)src;
-  if (err < 0 && err != EL_ECLOSED)
+  /* A connection that delivered nothing (e.g. reset while still in the
+   * listen backlog of a program that exited) is no news. */
+  if (err < 0 && err != EL_ECLOSED && p->in_session)
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
            el__src_strerror(err));
   finish_session(p, 0);

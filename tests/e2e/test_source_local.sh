@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Local sources: a named FIFO, stdin (a pipe and a redirected file), and a
+# growing file read with --follow; --eventlog-log-file tees exactly the
+# bytes read.
+source "$(dirname "$0")/source_lib.sh"
+LOG=$EL_EVENTLOGS/ghc-9.0/heapy-hT.eventlog
+REF=$LOG.reference
+
+# 1. FIFO (through the source: the tee makes show use it).
+mkfifo "$T/fifo"
+timeout 30 "$EL_BIN" show --eventlog-file "$T/fifo" \
+  --eventlog-log-file "$T/fifo.tee" > "$T/fifo.show" &
+pid=$!
+sleep 0.2   # the reader is waiting for a writer
+timeout 30 cat "$LOG" > "$T/fifo"
+wait_pid $pid 30 || fail "show on a FIFO exited $?"
+cmp "$T/fifo.show" "$REF" || fail "FIFO: output differs from .reference"
+cmp "$T/fifo.tee" "$LOG" || fail "FIFO: tee differs"
+pass "FIFO"
+
+# 2. stdin: a pipe, then a redirected file.
+timeout 30 cat "$LOG" | timeout 30 "$EL_BIN" show --eventlog-stdin \
+  --eventlog-log-file "$T/pipe.tee" > "$T/pipe.show" || fail "stdin pipe"
+cmp "$T/pipe.show" "$REF" || fail "stdin pipe: output differs"
+cmp "$T/pipe.tee" "$LOG" || fail "stdin pipe: tee differs"
+timeout 30 "$EL_BIN" show --eventlog-stdin --eventlog-log-file "$T/redir.tee" \
+  < "$LOG" > "$T/redir.show" || fail "stdin file"
+cmp "$T/redir.show" "$REF" || fail "stdin file: output differs"
+cmp "$T/redir.tee" "$LOG" || fail "stdin file: tee differs"
+EL_SRC_CAT_QUIET=1 timeout 30 "$CAT" --eventlog-stdin --out-prefix "$T/in" \
+  < /dev/null > "$T/null.out" || fail "stdin /dev/null"
+grep -q 'status=OK sessions=1 bytes=0' "$T/null.out" || fail "$(cat "$T/null.out")"
+pass "stdin"
+
+# 3. --follow: the file grows in steps; stats is stopped by SIGINT at the end
+# and reports the whole file.
+size=$(stat -c %s "$LOG")
+head -c 1000 "$LOG" > "$T/grow.eventlog"
+# (no `timeout` wrapper: SIGINT must reach eventlog-live; wait_pid bounds it)
+"$EL_BIN" stats --eventlog-file "$T/grow.eventlog" --follow \
+  --eventlog-log-file "$T/grow.tee" > "$T/grow.stats" &
+pid=$!
+EL_SRC_CAT_QUIET=1 timeout 60 "$CAT" --eventlog-file "$T/grow.eventlog" \
+  --follow --stop-after-bytes "$size" --out-prefix "$T/grow" > "$T/grow.out" &
+cpid=$!
+off=1000
+while [ $off -lt "$size" ]; do
+  sleep 0.05
+  tail -c +$((off + 1)) "$LOG" | head -c 7000 >> "$T/grow.eventlog"
+  off=$((off + 7000))
+done
+wait_pid $cpid 30 || fail "el_src_cat --follow exited $?"
+cmp "$T/grow.1" "$LOG" || fail "--follow: bytes differ"
+for ((i = 0; i < 200; i++)); do
+  [ "$(stat -c %s "$T/grow.tee" 2>/dev/null || echo 0)" = "$size" ] && break
+  sleep 0.05
+done
+kill -INT $pid
+wait_pid $pid 30 || fail "stats --follow after SIGINT exited $?"
+cmp "$T/grow.tee" "$LOG" || fail "--follow: tee differs"
+timeout 30 "$EL_BIN" stats "$LOG" | by_type > "$T/file.counts"
+by_type < "$T/grow.stats" | cmp - "$T/file.counts" || fail "--follow: counts differ"
+pass "--follow on a growing file, stopped by SIGINT"
