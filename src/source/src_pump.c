@@ -20,6 +20,8 @@ typedef struct {
   int nsig;                /* signal handles open */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
+  int sig_closing;         /* signal handles whose close is pending */
+  el_src_t *src;
 } pump_t;
 
 static void report(pump_t *p, int rc, const char *what) {
@@ -79,9 +81,16 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   finish_session(p, 0);
 }
 
+static void sig_closed(uv_handle_t *h) {
+  ((pump_t *)h->data)->sig_closing--;
+}
+
 static void close_signals(pump_t *p) {
-  for (int k = 0; k < p->nsig; k++)
-    uv_close((uv_handle_t *)&p->sig[k], NULL);
+  for (int k = 0; k < p->nsig; k++) {
+    p->sig[k].data = p;
+    p->sig_closing++;
+    uv_close((uv_handle_t *)&p->sig[k], sig_closed);
+  }
   p->nsig = 0;
 }
 
@@ -94,10 +103,11 @@ static void on_end(void *ud, el_src_t *src, int status) {
   p->res.stats = *el_src_stats(src);
   p->ended = 1;
   close_signals(p);
+  uv_stop(src->loop);  /* the caller's other handles may keep it alive */
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
-  el_src_t *src = h->data;
+  el_src_t *src = ((pump_t *)h->data)->src;
   el_log(EL_LOG_INFO, "signal %d: stopping", signum);
   el_src_stop(src);
 }
@@ -107,7 +117,7 @@ static void start_signals(pump_t *p, uv_loop_t *loop, el_src_t *src) {
   for (int k = 0; k < 2; k++) {
     if (uv_signal_init(loop, &p->sig[k]) != 0)
       break;
-    p->sig[k].data = src;
+    p->sig[k].data = p;
     p->nsig++;
     uv_signal_start(&p->sig[k], on_signal, sigs[k]);
     uv_unref((uv_handle_t *)&p->sig[k]);
@@ -127,19 +137,25 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
     el_log(EL_LOG_ERROR, "%s: %s", p->desc, el_strerror(rc));
     return rc;
   }
+  p->src = src;
   start_signals(p, loop, src);
   rc = el_src_start(src);
   if (rc < 0) {
     close_signals(p);
     el_src_free(src);
-    uv_run(loop, UV_RUN_DEFAULT);
+    while (p->sig_closing > 0)
+      uv_run(loop, UV_RUN_ONCE);
     return rc;
   }
-  uv_run(loop, UV_RUN_DEFAULT);
+  while (!p->ended && uv_run(loop, UV_RUN_DEFAULT) != 0 && !p->ended)
+    ;  /* returned early through someone's uv_stop: go on */
   if (!p->ended) {  /* cannot happen: the source keeps the loop alive */
     el_src_stop(src);
-    uv_run(loop, UV_RUN_DEFAULT);
+    while (!p->ended)
+      uv_run(loop, UV_RUN_ONCE);
   }
+  while (p->sig_closing > 0)  /* the handles live in *p: close them */
+    uv_run(loop, UV_RUN_NOWAIT);
   el_src_free(src);
   return 0;
 }

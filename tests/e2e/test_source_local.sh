@@ -46,7 +46,8 @@ cpid=$!
 off=1000
 while [ $off -lt "$size" ]; do
   sleep 0.05
-  tail -c +$((off + 1)) "$LOG" | head -c 7000 >> "$T/grow.eventlog"
+  dd if="$LOG" of="$T/grow.eventlog" bs=1000 skip=$((off / 1000)) count=7 \
+    oflag=append conv=notrunc status=none
   off=$((off + 7000))
 done
 wait_pid $cpid 30 || fail "el_src_cat --follow exited $?"
