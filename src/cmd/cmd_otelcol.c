@@ -1,11 +1,742 @@
-/* cmd_otelcol.c: placeholder until the owning module lands. */
+/* cmd_otelcol.c: the daemon `eventlog-live-otelcol` (also `eventlog-live
+ * otelcol`): the reference tool's command line
+ * (spec/reference-behaviour.md §1.1), the configuration (src/config), and
+ * the pipeline source -> decoder -> Lua host running the default
+ * processors (lua/eventlog_live/processors) -> telemetry store ->
+ * exporters (src/otlp), plus the control server (src/control) and --stats.
+ *
+ * The processors get the resolved configuration through el.config (see
+ * lua/eventlog_live/processors/init.lua for the keys). Windows are in
+ * eventlog time; a wall-clock libuv timer runs the host's wall timers
+ * (which close windows of a quiet live stream), drains the host's own log
+ * messages into the store and refreshes the --stats line. At end of input
+ * everything is flushed and exported, and the exit status is 0. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
 
 #include "cmd.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "eventlog/eventlog.h"
+#include "host/host.h"
+#include "otlp/otlp.h"
+#include "source/source.h"
+#include "telemetry/telemetry.h"
+
+#define PROG "eventlog-live-otelcol"
+#define SCOPE_NAME "eventlog-live-otelcol"
+
+/* {====== command line ======} */
+
+typedef struct opts_s {
+  el_src_opts_t src;
+  el_otlp_config_t otlp;
+  el_ctl_opts_t ctl;
+  double flush_s;              /* --eventlog-flush-interval, seconds */
+  char breakdown[4];           /* "-hT", "" when not given */
+  el_log_level_t level;        /* -v; default WARN */
+  int stats;                   /* -s */
+  const char *config;          /* --config FILE */
+  int print_defaults, print_defaults_debug, print_schema;
+  int help, version;
+} opts_t;
+
+static const char *const usage_text =
+    "Usage: " PROG " (--eventlog-stdin | --eventlog-file FILE |\n"
+    "         --eventlog-socket SOCKET | --eventlog-socket-host HOST\n"
+    "         --eventlog-socket-port PORT) [OPTIONS]\n"
+    "\n"
+    "Read a GHC eventlog live, run the default processors over it and send\n"
+    "heap, thread, log and profile telemetry to an OpenTelemetry collector.\n"
+    "\n"
+    "Options:\n"
+    "  --eventlog-flush-interval SECONDS\n"
+    "                           the program's RTS --eventlog-flush-interval\n"
+    "                           (default 1): unit of \"<N>x\" and `true`\n"
+    "  -h<T|c|m|d|y|e|r|b|i>    the program's heap profile breakdown (-hT..)\n"
+    "  --service-name STRING    resource attribute service.name\n"
+    "                           (default: OTEL_SERVICE_NAME, else undefined)\n"
+    "  -v, --verbosity LEVEL    fatal|error|warn|warning|info|debug|trace\n"
+    "                           (default warn)\n"
+    "  -s, --stats              show live statistics on stderr\n"
+    "  --config FILE            YAML configuration (see --print-defaults)\n"
+    "  --print-defaults         print the default configuration and exit\n"
+    "  --print-config-json-schema\n"
+    "                           print the configuration's JSON schema\n"
+    "  --version                print the version and exit\n"
+    "  --help                   this text\n"
+    "\nEventlog source options:\n";
+
+static void print_help(void) {
+  fputs(usage_text, stdout);
+  fputs(el_src_opts_help(), stdout);
+  fputs("\nOpenTelemetry Collector options:\n", stdout);
+  fputs(el_otlp_opts_help(), stdout);
+  fputs("\nControl server options:\n", stdout);
+  el_ctl_opts_help(stdout);
+}
+
+/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]; on a match sets
+ * *val (NULL when the value is missing) and advances *i. */
+static int opt_value(int argc, char **argv, int *i, const char *name,
+                     const char **val) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0) return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    (*i)++;
+    return 1;
+  }
+  if (a[n] != '\0') return 0;
+  *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+  *i += *val ? 2 : 1;
+  return 1;
+}
+
+/* -v levels: the reference's severity names (case-insensitive, with the
+ * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
+static int parse_level(const char *s, el_log_level_t *out) {
+  char buf[16];
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof buf) return EL_EINVAL;
+  for (size_t k = 0; k <= n; k++) buf[k] = (char)tolower((unsigned char)s[k]);
+  if (n > 1 && buf[n - 1] >= '2' && buf[n - 1] <= '4') buf[n - 1] = 0;
+  static const struct {
+    const char *name;
+    el_log_level_t level;
+  } t[] = {{"trace", EL_LOG_DEBUG}, {"debug", EL_LOG_DEBUG},
+           {"info", EL_LOG_INFO},   {"warn", EL_LOG_WARN},
+           {"warning", EL_LOG_WARN}, {"error", EL_LOG_ERROR},
+           {"fatal", EL_LOG_ERROR}, {"quiet", EL_LOG_QUIET}};
+  for (size_t k = 0; k < EL_ARRAY_LEN(t); k++) {
+    if (!strcmp(buf, t[k].name)) {
+      *out = t[k].level;
+      return 0;
+    }
+  }
+  return EL_EINVAL;
+}
+
+static int set_breakdown(opts_t *o, const char *x) {
+  if (!x || strlen(x) != 1 || !strchr("Tcmdyerbi", x[0])) {
+    fprintf(stderr, PROG ": Unsupported heap profile breakdown -h%s\n",
+            x ? x : "");
+    return EL_EUSAGE;
+  }
+  snprintf(o->breakdown, sizeof o->breakdown, "-h%c", x[0]);
+  return 0;
+}
+
+/* Our own options. Returns 1 consumed, 0 not ours, EL_EUSAGE. */
+static int parse_own(opts_t *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v = NULL;
+  if (!strcmp(a, "--help")) return (*i)++, o->help = 1;
+  if (!strcmp(a, "--version")) return (*i)++, o->version = 1;
+  if (!strcmp(a, "--print-defaults")) return (*i)++, o->print_defaults = 1;
+  if (!strcmp(a, "--print-defaults-debug"))
+    return (*i)++, o->print_defaults_debug = 1;
+  if (!strcmp(a, "--print-config-json-schema"))
+    return (*i)++, o->print_schema = 1;
+  if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->stats = 1;
+  if (opt_value(argc, argv, i, "--config", &v)) {
+    if (!v) goto missing;
+    o->config = v;
+    return 1;
+  }
+  if (opt_value(argc, argv, i, "--eventlog-flush-interval", &v)) {
+    char *end;
+    if (!v) goto missing;
+    o->flush_s = strtod(v, &end);
+    if (end == v || *end || !isfinite(o->flush_s) || o->flush_s < 0.001 ||
+        o->flush_s > 86400) {
+      fprintf(stderr, PROG ": --eventlog-flush-interval: expected seconds "
+                           "between 0.001 and 86400, got '%s'\n", v);
+      return EL_EUSAGE;
+    }
+    return 1;
+  }
+  if (opt_value(argc, argv, i, "--verbosity", &v) ||
+      (!strcmp(a, "-v") && opt_value(argc, argv, i, "-v", &v)) ||
+      (!strncmp(a, "-v", 2) && a[2] && (v = a + 2, (*i)++, 1))) {
+    if (!v) goto missing;
+    if (parse_level(v, &o->level) < 0) {
+      fprintf(stderr, PROG ": unknown verbosity '%s' (use fatal, error, "
+                           "warn, info, debug or trace)\n", v);
+      return EL_EUSAGE;
+    }
+    return 1;
+  }
+  if (!strncmp(a, "-h", 2) && strncmp(a, "-h-", 3)) {
+    (*i)++;
+    if (a[2]) return set_breakdown(o, a + 2) < 0 ? EL_EUSAGE : 1;
+    if (*i >= argc) goto missing;
+    return set_breakdown(o, argv[(*i)++]) < 0 ? EL_EUSAGE : 1;
+  }
+  return 0;
+missing:
+  fprintf(stderr, PROG ": option %s needs a value\n", a);
+  return EL_EUSAGE;
+}
+
+/* Parse argv into *o. Returns 0 or EL_EUSAGE (message printed). */
+static int parse_args(opts_t *o, int argc, char **argv) {
+  for (int i = 1; i < argc;) {
+    int r = el_src_opts_parse(&o->src, argc, argv, &i);
+    if (r < 0) {
+      fprintf(stderr, PROG ": %s\n", o->src.err);
+      return EL_EUSAGE;
+    }
+    if (r) continue;
+    r = el_otlp_opts_parse(&o->otlp, argc, argv, &i);
+    if (r < 0) {
+      fprintf(stderr, PROG ": %s\n", o->otlp.err);
+      return EL_EUSAGE;
+    }
+    if (r) continue;
+    r = el_ctl_opts_parse(&o->ctl, argc, argv, &i);
+    if (r < 0) return EL_EUSAGE;
+    if (r) continue;
+    r = parse_own(o, argc, argv, &i);
+    if (r < 0) return EL_EUSAGE;
+    if (r) continue;
+    fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+    return EL_EUSAGE;
+  }
+  return 0;
+}
+
+/* {====== configuration to Lua ======} */
+
+static int set_cfg(el_host_t *h, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_cfg(el_host_t *h, const char *key, const char *fmt, ...) {
+  char val[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(val, sizeof val, fmt, ap);
+  va_end(ap);
+  return el_host_set_config(h, key, val);
+}
+
+/* Pass the resolved configuration to the processors through el.config. */
+static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
+                         uint64_t flush_ms, const opts_t *o) {
+  int rc = 0;
+  rc |= set_cfg(h, "flush_ms", "%llu", (unsigned long long)flush_ms);
+  rc |= set_cfg(h, "batch_ms", "%llu",
+                (unsigned long long)el_cfg_batch_ms(cfg));
+  rc |= set_cfg(h, "breakdown", "%s", o->breakdown);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+    const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
+    char key[160];
+    const char *g = el_cfg_group_name(p->info->group);
+#define K(suffix) (snprintf(key, sizeof key, "%s.%s." suffix, g, p->info->key), key)
+    rc |= set_cfg(h, K("enabled"), "%s", p->enabled ? "true" : "false");
+    rc |= set_cfg(h, K("name"), "%s", p->name);
+    rc |= set_cfg(h, K("description"), "%s",
+                  p->description ? p->description : "");
+    rc |= set_cfg(h, K("aggregate_ms"), "%llu",
+                  (unsigned long long)p->aggregate_ms);
+    rc |= set_cfg(h, K("export_ms"), "%llu",
+                  (unsigned long long)p->export_ms);
+#undef K
+  }
+  return rc ? EL_ENOMEM : 0;
+}
+
+/* The processors' entry script: <lua dir>/eventlog_live/processors/main.lua
+ * with the lua directory chosen as the host does (EVENTLOG_LIVE_LUA_DIR,
+ * the build tree's lua/, the installed share/eventlog-live/lua). */
+static void main_script(char *buf, size_t size) {
+  static const char rel[] = "/eventlog_live/processors/main.lua";
+  const char *env = getenv("EVENTLOG_LIVE_LUA_DIR");
+  if (env && *env) {
+    snprintf(buf, size, "%s%s", env, rel);
+    return;
+  }
+  char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = 0;
+      snprintf(buf, size, "%s/../share/eventlog-live/lua%s", exe, rel);
+      if (access(buf, R_OK) == 0) return;
+    }
+  }
+  snprintf(buf, size, "%s/lua%s", EL_SOURCE_DIR, rel);
+}
+
+/* {====== the host's own logs (internal_log_message) ======}
+ * el_log may be called from any thread (exporter threads log too); the
+ * store is the loop thread's. Messages are queued under a mutex and moved
+ * into the store on the loop thread. */
+
+#define LOGQ_MAX 256
+
+typedef struct logq_s {
+  pthread_mutex_t mu;
+  struct {
+    el_log_level_t level;
+    el_unix_ns_t unix_ns;
+    char *msg;
+  } item[LOGQ_MAX];
+  size_t n;
+  uint64_t dropped;
+} logq_t;
+
+static logq_t logq = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static __thread int in_log_hook;
+
+static el_unix_ns_t now_unix_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (el_unix_ns_t)ts.tv_sec * 1000000000u + (el_unix_ns_t)ts.tv_nsec;
+}
+
+static void log_hook(void *ud, el_log_level_t level, const char *msg) {
+  (void)ud;
+  if (in_log_hook) return;
+  in_log_hook = 1;
+  char *copy = el_strdup(msg);
+  pthread_mutex_lock(&logq.mu);
+  if (copy && logq.n < LOGQ_MAX) {
+    logq.item[logq.n].level = level;
+    logq.item[logq.n].unix_ns = now_unix_ns();
+    logq.item[logq.n].msg = copy;
+    logq.n++;
+    copy = NULL;
+  } else {
+    logq.dropped++;
+  }
+  pthread_mutex_unlock(&logq.mu);
+  el_free(copy);
+  in_log_hook = 0;
+}
+
+/* Move queued messages into st (NULL: discard). Loop thread. */
+static void logq_drain(el_tm_store_t *st) {
+  static const int sev[] = {EL_TM_SEV_DEBUG, EL_TM_SEV_INFO, EL_TM_SEV_WARN,
+                            EL_TM_SEV_ERROR, EL_TM_SEV_FATAL};
+  pthread_mutex_lock(&logq.mu);
+  size_t n = logq.n;
+  logq.n = 0;
+  typeof(logq.item[0]) items[LOGQ_MAX];
+  memcpy(items, logq.item, n * sizeof items[0]);
+  pthread_mutex_unlock(&logq.mu);
+  in_log_hook = 1;  /* the store's own warnings must not re-enter */
+  for (size_t k = 0; k < n; k++) {
+    if (st) {
+      el_tm_log_t rec = {
+          .time_unix_ns = items[k].unix_ns,
+          .observed_unix_ns = items[k].unix_ns,
+          .severity_number = sev[items[k].level <= EL_LOG_QUIET
+                                     ? items[k].level
+                                     : EL_LOG_ERROR],
+          .body = {items[k].msg, strlen(items[k].msg)},
+          .host_log = true,
+      };
+      el_tm_log(st, &rec);
+    }
+    el_free(items[k].msg);
+  }
+  in_log_hook = 0;
+}
+
+/* {====== the daemon ======} */
+
+typedef struct daemon_s {
+  opts_t *o;
+  uv_loop_t loop;
+  uv_timer_t timer;
+  uv_signal_t sigint, sigterm;
+  el_src_t *src;
+  el_host_t *host;
+  el_ev_decoder_t *dec;
+  el_tm_store_t *store;
+  el_otlp_exporter_t *otlp;
+  el_ctl_server_t *ctl;
+  int internal_logs;           /* internal_log_message enabled */
+  int session_open;
+  int handles;                 /* timer and signal handles initialised */
+  int end_status;              /* source's on_end status */
+  uint64_t decode_errors;
+  uint64_t started_ms;
+  uint64_t stats_last_ms, stats_last_events;
+} daemon_t;
+
+static void on_connect(void *ud, el_src_t *src) {
+  daemon_t *d = ud;
+  (void)src;
+  if (d->session_open) el_host_session_end(d->host);
+  el_ev_decoder_reset(d->dec);
+  d->session_open = 1;
+}
+
+static void report_decode_error(daemon_t *d, int rc) {
+  const el_diag_t *g = el_ev_decoder_diag(d->dec);
+  d->decode_errors++;
+  el_log(EL_LOG_ERROR, "eventlog decoding failed at byte %llu: %s",
+         (unsigned long long)g->offset, g->msg[0] ? g->msg : el_strerror(rc));
+}
+
+static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
+                    size_t len) {
+  daemon_t *d = ud;
+  int rc = el_ev_decoder_feed(d->dec, buf, len);
+  if (rc == EL_ESTOPPED) {
+    el_src_stop(src);
+  } else if (rc < 0) {
+    report_decode_error(d, rc);
+  }
+}
+
+static void end_session(daemon_t *d) {
+  if (!d->session_open) return;
+  int rc = el_ev_decoder_finish(d->dec);
+  if (rc < 0 && rc != EL_ESTOPPED) report_decode_error(d, rc);
+  el_host_session_end(d->host);
+  d->session_open = 0;
+}
+
+static void on_disconnect(void *ud, el_src_t *src, int err) {
+  daemon_t *d = ud;
+  (void)src;
+  if (err && err != EL_ECLOSED)
+    el_log(EL_LOG_WARN, "eventlog connection lost: %s", el_strerror(err));
+  end_session(d);
+}
+
+static void on_end(void *ud, el_src_t *src, int status) {
+  daemon_t *d = ud;
+  (void)src;
+  end_session(d);
+  d->end_status = status;
+  uv_timer_stop(&d->timer);
+  uv_close((uv_handle_t *)&d->timer, NULL);
+  uv_close((uv_handle_t *)&d->sigint, NULL);
+  uv_close((uv_handle_t *)&d->sigterm, NULL);
+  if (d->ctl) {
+    el_ctl_server_free(d->ctl);
+    d->ctl = NULL;
+  }
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  daemon_t *d = s->data;
+  el_log(EL_LOG_INFO, "signal %d: stopping", signum);
+  el_src_stop(d->src);
+}
+
+static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
+  daemon_t *d = ud;
+  return d->src ? el_src_write(d->src, buf, len) : EL_ECLOSED;
+}
+
+static int host_control(void *ud, const char *ns, size_t ns_len,
+                        uint32_t command_id) {
+  el_ctl_sender_t s = {ctl_send, ud};
+  return el_ctl_send(&s, ns, ns_len, (int)command_id);
+}
+
+/* Totals for --stats. */
+typedef struct totals_s {
+  uint64_t events;
+  uint64_t exported[EL_TM_NSIGNALS];
+  uint64_t rejected[EL_TM_NSIGNALS];
+  uint64_t dropped[EL_TM_NSIGNALS];
+  uint64_t queued_batches[EL_TM_NSIGNALS];
+} totals_t;
+
+static void totals(daemon_t *d, totals_t *t) {
+  memset(t, 0, sizeof *t);
+  t->events = el_ev_decoder_stats(d->dec)->events;
+  const el_tm_stats_t *ts = el_tm_store_stats(d->store);
+  el_otlp_stats_t os;
+  memset(&os, 0, sizeof os);
+  if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    t->exported[s] = os.records[s];
+    t->rejected[s] = os.rejected[s];
+    t->dropped[s] = ts->dropped[s];
+    t->queued_batches[s] = ts->batches[s];
+  }
+}
+
+static const char *const sig_names[EL_TM_NSIGNALS] = {"Metrics", "Logs",
+                                                      "Traces", "Profiles"};
+
+static void print_stats(daemon_t *d, FILE *f, int final) {
+  totals_t t;
+  totals(d, &t);
+  uint64_t now = uv_now(&d->loop);
+  double secs = (now - d->started_ms) / 1000.0;
+  if (secs <= 0) secs = 1e-3;
+  if (!final) {
+    double dt = (now - d->stats_last_ms) / 1000.0;
+    double rate = dt > 0 ? (t.events - d->stats_last_events) / dt : 0;
+    fprintf(f, "\r" PROG ": events %llu (%.0f/s) | exported m %llu l %llu "
+               "t %llu p %llu | rejected %llu | dropped %llu   ",
+            (unsigned long long)t.events, rate,
+            (unsigned long long)t.exported[0],
+            (unsigned long long)t.exported[1],
+            (unsigned long long)t.exported[2],
+            (unsigned long long)t.exported[3],
+            (unsigned long long)(t.rejected[0] + t.rejected[1] +
+                                 t.rejected[2] + t.rejected[3]),
+            (unsigned long long)(t.dropped[0] + t.dropped[1] + t.dropped[2] +
+                                 t.dropped[3]));
+    fflush(f);
+    d->stats_last_ms = now;
+    d->stats_last_events = t.events;
+    return;
+  }
+  fprintf(f, "\n%-10s %-10s %14s %14s\n", "Item", "Action", "Total",
+          "Rate (/s)");
+  fprintf(f, "%-10s %-10s %14llu %14.1f\n", "Events", "Received",
+          (unsigned long long)t.events, t.events / secs);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    fprintf(f, "%-10s %-10s %14llu %14.1f\n", sig_names[s], "Exported",
+            (unsigned long long)t.exported[s], t.exported[s] / secs);
+    fprintf(f, "%-10s %-10s %14llu %14.1f\n", "", "Rejected",
+            (unsigned long long)t.rejected[s], t.rejected[s] / secs);
+    fprintf(f, "%-10s %-10s %14llu %14.1f\n", "", "Dropped",
+            (unsigned long long)t.dropped[s], t.dropped[s] / secs);
+  }
+  const el_host_stats_t *hs = el_host_stats(d->host);
+  fprintf(f, "Lua calls %llu, script errors %llu, decode errors %llu, "
+             "peak memory %zu bytes\n",
+          (unsigned long long)hs->dispatched,
+          (unsigned long long)hs->handler_errors,
+          (unsigned long long)d->decode_errors, el_mem_peak());
+}
+
+static void on_timer(uv_timer_t *tm) {
+  daemon_t *d = tm->data;
+  el_host_run_wall_timers(d->host, uv_now(&d->loop));
+  logq_drain(d->internal_logs ? d->store : NULL);
+  if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
+    print_stats(d, stderr, 0);
+}
+
+/* Exporters for every signal per the resolved OTLP configuration. */
+static int add_exporters(daemon_t *d) {
+  const el_otlp_config_t *c = &d->o->otlp;
+  unsigned otlp_sigs = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (c->sig[s].exporter == EL_OTLP_EXP_OTLP) otlp_sigs |= 1u << s;
+    if (c->sig[s].exporter == EL_OTLP_EXP_CONSOLE)
+      el_log(EL_LOG_WARN, "console exporter not available in this build; "
+                          "%s are not exported", sig_names[s]);
+  }
+  if (otlp_sigs) {
+    el_tm_exporter_t tm;
+    int rc = el_otlp_exporter_new(c, otlp_sigs, d->store, &d->otlp, &tm);
+    if (rc < 0) return rc;
+    rc = el_tm_store_add_exporter(d->store, &tm);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
+  el_cfg_resolve(cfg, (uint64_t)llround(o->flush_s * 1000));
+  printf("# resolved: batch interval %llu ms\nprocessors:\n",
+         (unsigned long long)el_cfg_batch_ms(cfg));
+  for (int g = 0; g < EL_CFG_NGROUPS; g++) {
+    printf("  %s:\n", el_cfg_group_name(g));
+    for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+      const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
+      if ((int)p->info->group != g || !p->enabled) continue;
+      printf("    %s: {name: \"%s\", aggregate: %llums, export: %llums}\n",
+             p->info->key, p->name, (unsigned long long)p->aggregate_ms,
+             (unsigned long long)p->export_ms);
+    }
+  }
+  return 0;
+}
+
+/* Build everything, run until the input ends, tear down. Returns the exit
+ * status. */
+static int run(opts_t *o, el_cfg_t *cfg) {
+  daemon_t d;
+  memset(&d, 0, sizeof d);
+  d.o = o;
+  int status = 1, rc;
+  uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
+  char script[1200];
+
+  d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
+  if (uv_loop_init(&d.loop) < 0) return 1;
+  d.store = el_tm_store_new(SCOPE_NAME, EL_VERSION);
+  d.host = el_host_new(NULL);
+  if (!d.store || !d.host) {
+    el_log(EL_LOG_ERROR, "out of memory");
+    goto done;
+  }
+  if (el_otlp_config_apply_resource(&o->otlp, d.store) < 0) goto done;
+  if (!o->otlp.service_name) {
+    el_tm_attr_t a = {.key = "service.name", .type = EL_TM_STR,
+                      .v.s = {"undefined", 9}};
+    el_tm_store_set_resource(d.store, &a);
+  }
+  if ((rc = add_exporters(&d)) < 0) {
+    el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
+    goto done;
+  }
+  d.dec = el_host_decoder(d.host);
+  el_host_set_store(d.host, d.store);
+  el_host_set_control(d.host, host_control, &d);
+  if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;
+  main_script(script, sizeof script);
+  if ((rc = el_host_load(d.host, script)) < 0) {
+    el_log(EL_LOG_ERROR, "cannot load the processors (%s): %s", script,
+           el_host_error(d.host));
+    goto done;
+  }
+
+  el_src_cb_t cb = {.ud = &d, .on_connect = on_connect, .on_data = on_data,
+                    .on_disconnect = on_disconnect, .on_end = on_end};
+  if ((rc = el_src_new(&d.loop, &o->src, &cb, &d.src)) < 0) {
+    el_log(EL_LOG_ERROR, "cannot open the eventlog source: %s",
+           el_strerror(rc));
+    goto done;
+  }
+  if (o->ctl.enabled) {
+    const char *svc = o->otlp.service_name ? o->otlp.service_name
+                                           : "undefined";
+    el_ctl_sender_t s = {ctl_send, &d};
+    rc = el_ctl_server_start(&d.loop, &o->ctl, svc, s, &d.ctl);
+    if (rc < 0)
+      el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
+             o->ctl.port, el_strerror(rc));
+  }
+  uv_timer_init(&d.loop, &d.timer);
+  d.handles = 1;
+  d.timer.data = &d;
+  uv_timer_start(&d.timer, on_timer, 50, 50);
+  uv_unref((uv_handle_t *)&d.timer);
+  uv_signal_init(&d.loop, &d.sigint);
+  uv_signal_init(&d.loop, &d.sigterm);
+  d.sigint.data = d.sigterm.data = &d;
+  uv_signal_start(&d.sigint, on_signal, SIGINT);
+  uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  uv_unref((uv_handle_t *)&d.sigint);
+  uv_unref((uv_handle_t *)&d.sigterm);
+  d.started_ms = d.stats_last_ms = uv_now(&d.loop);
+  el_log_set_hook(log_hook, NULL);
+
+  if ((rc = el_src_start(d.src)) < 0) {
+    el_log(EL_LOG_ERROR, "cannot start the eventlog source: %s",
+           el_strerror(rc));
+    goto done;
+  }
+  uv_run(&d.loop, UV_RUN_DEFAULT);
+
+  /* End of input: processors flush their windows, then the store. */
+  el_host_end(d.host);
+  logq_drain(d.internal_logs ? d.store : NULL);
+  el_tm_store_flush(d.store);
+  if (el_tm_store_shutdown(d.store, o->otlp.shutdown_timeout_ms) < 0)
+    el_log(EL_LOG_WARN, "some telemetry could not be delivered");
+  status = (d.end_status == 0 || d.end_status == EL_ESTOPPED) ? 0 : 1;
+  if (status)
+    el_log(EL_LOG_ERROR, "eventlog source failed: %s",
+           el_strerror(d.end_status));
+  if (o->stats) print_stats(&d, stderr, 1);
+  if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
+
+done:
+  el_log_set_hook(NULL, NULL);
+  logq_drain(NULL);
+  el_ctl_server_free(d.ctl);
+  el_src_free(d.src);
+  if (d.otlp) el_otlp_exporter_free(d.otlp);
+  if (d.handles) {
+    uv_handle_t *hs[] = {(uv_handle_t *)&d.timer, (uv_handle_t *)&d.sigint,
+                         (uv_handle_t *)&d.sigterm};
+    for (size_t k = 0; k < EL_ARRAY_LEN(hs); k++)
+      if (!uv_is_closing(hs[k])) uv_close(hs[k], NULL);
+  }
+  uv_run(&d.loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&d.loop) < 0)
+    el_log(EL_LOG_DEBUG, "event loop closed with handles left");
+  el_host_free(d.host);
+  el_tm_store_free(d.store);
+  return status;
+}
 
 int el_cmd_otelcol(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "eventlog-live: 'otelcol' is not built yet\n");
-  return 1;
+  opts_t o;
+  memset(&o, 0, sizeof o);
+  el_src_opts_init(&o.src);
+  el_otlp_config_init(&o.otlp);
+  el_ctl_opts_init(&o.ctl);
+  o.flush_s = 1.0;
+  o.level = EL_LOG_WARN;
+  int status = 2;
+  el_cfg_t *cfg = NULL;
+
+  if (parse_args(&o, argc, argv) < 0) goto out;
+  status = 0;
+  if (o.help) {
+    print_help();
+    goto out;
+  }
+  if (o.version) {
+    printf("%s\n", EL_VERSION);
+    goto out;
+  }
+  if (o.print_defaults) {
+    status = el_cfg_print_defaults(stdout) < 0;
+    goto out;
+  }
+  if (o.print_schema) {
+    status = el_cfg_print_schema(stdout) < 0;
+    goto out;
+  }
+  el_log_threshold = o.level;
+  status = 1;
+  cfg = el_cfg_new();
+  if (!cfg) goto out;
+  if (o.config && el_cfg_load_file(cfg, o.config) < 0) {
+    fprintf(stderr, PROG ": %s\n", el_cfg_diag(cfg)->msg);
+    goto out;
+  }
+  if (o.print_defaults_debug) {
+    status = print_defaults_debug(&o, cfg);
+    goto out;
+  }
+  if (el_src_opts_validate(&o.src) < 0) {
+    fprintf(stderr, PROG ": %s (see --help)\n", o.src.err);
+    status = 2;
+    goto out;
+  }
+  if (el_otlp_config_resolve(&o.otlp, NULL, NULL) < 0) {
+    fprintf(stderr, PROG ": %s\n", o.otlp.err);
+    goto out;
+  }
+  el_cfg_resolve(cfg, (uint64_t)llround(o.flush_s * 1000));
+  el_log(EL_LOG_DEBUG, "Batch interval is %llums",
+         (unsigned long long)el_cfg_batch_ms(cfg));
+  status = run(&o, cfg);
+out:
+  el_cfg_free(cfg);
+  el_otlp_config_free(&o.otlp);
+  el_ctl_opts_close(&o.ctl);
+  return status;
 }

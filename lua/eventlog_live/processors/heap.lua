@@ -20,6 +20,7 @@ local function metric_proc(ctx, pc, unit, kind)
     aggregate_ns = pc.aggregate_ns,
     export_ns = pc.export_ns,
     grace_ns = ctx.flush_ns,
+    max_grace_ns = ctx.max_grace_ns,
     emit = function(p)
       local attrs = {heapCapset = p.capset}
       if p.cap ~= nil then attrs.evCap = p.cap end

@@ -30,6 +30,7 @@ function M.install(ctx)
     aggregate_ns = pc.aggregate_ns,
     export_ns = pc.export_ns,
     grace_ns = ctx.flush_ns,
+    max_grace_ns = ctx.max_grace_ns,
     emit = function(census)
       local s = start_unix()
       for _, smp in ipairs(census.samples) do
@@ -53,8 +54,14 @@ function M.install(ctx)
     census = nil
   end
 
+  -- GHC before 9.2 writes no HEAP_PROF_SAMPLE_END: there a census ends at
+  -- the next HEAP_PROF_SAMPLE_BEGIN (or the end of input) without warning.
+  local seen_end = false
   el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
-    if census then
+    if census and not seen_end then
+      close()
+      eras[#eras] = nil
+    elseif census then
       ctx.warn("Unexpected event HeapProfSampleBegin while previous garbage"
                .. " collection pass was left open.\nThis may indicate that"
                .. " the eventlog is not properly ordered or that its"
@@ -66,6 +73,7 @@ function M.install(ctx)
   end)
 
   el.on("HEAP_PROF_SAMPLE_END", function(ev, era)
+    seen_end = true
     close()
     local top = eras[#eras]
     if top == nil then

@@ -42,20 +42,37 @@ local function make_ctx(el)
     breakdown = (config.breakdown ~= nil and config.breakdown ~= "") and config.breakdown or nil,
     accs = {},        -- every window accumulator, ticked together
     finishers = {},   -- functions run at end of input
+    -- Longest wait for an idle capability before windows close anyway.
+    max_grace_ns = 10 * math.max(1000000000,
+      math.tointeger(tonumber(config.flush_ms or "1000")) * 1000000),
   }
   function ctx.proc(group, key) return M.proc_config(config, group, key) end
   -- Unix time of an item {t=, u=}: its own, else from the session start.
+  -- The start is remembered past the end of its session, since windows
+  -- are exported after the session ended (end of input, reconnection).
+  local last_start = nil
+  local function start()
+    local s = el.session and el.session.start_unix_ns
+    if s then last_start = s end
+    return last_start
+  end
   function ctx.unix(item)
     if item.u and item.u ~= 0 then return item.u end
-    local s = el.session and el.session.start_unix_ns
+    local s = start()
     if s then return s + item.t end
     return 0
   end
-  function ctx.start_unix()
-    return (el.session and el.session.start_unix_ns) or 0
-  end
+  function ctx.start_unix() return start() or 0 end
+  if el.on_session_end then el.on_session_end(function() start() end) end
+  if el.on_session then el.on_session(function() start() end) end
   function ctx.warn(msg) el.host_log("warn", msg) end
-  function ctx.add_acc(acc) ctx.accs[#ctx.accs + 1] = acc; return acc end
+  -- Exports wait for the session's WALL_CLOCK_TIME, which may come after
+  -- capability blocks holding later events in the stream.
+  function ctx.add_acc(acc)
+    acc.ready = function() return start() ~= nil end
+    ctx.accs[#ctx.accs + 1] = acc
+    return acc
+  end
   function ctx.on_finish(fn) ctx.finishers[#ctx.finishers + 1] = fn end
   return ctx
 end
@@ -75,11 +92,34 @@ function M.start(el)
   local ctx = make_ctx(el)
   for _, name in ipairs(MODULES) do require(name).install(ctx) end
 
+  -- Watermark from block markers: each capability's blocks arrive in time
+  -- order, so once a block of capability c is complete (a later block
+  -- marker arrived) no event of c older than its end can come; while it
+  -- is being read, none older than its start.
+  local blocks = {}   -- cap -> {start, end}
+  local current = nil -- the block being read
+  el.on("BLOCK_MARKER", function(ev, size, end_time, cap)
+    if current then current.done = true end
+    current = {s = ev.t, e = end_time}
+    blocks[cap] = current
+  end)
+  if el.on_header then el.on_header(function() blocks, current = {}, nil end) end
+  local function watermark()
+    local w = nil
+    for _, b in pairs(blocks) do
+      local x = b.done and b.e or b.s
+      if w == nil or x < w then w = x end
+    end
+    return w
+  end
+  ctx.watermark = watermark
+
   local last = -1
   local function tick(deadline)
     if deadline <= last then return end
     last = deadline
-    for _, acc in ipairs(ctx.accs) do acc:tick(deadline) end
+    local wm = watermark()
+    for _, acc in ipairs(ctx.accs) do acc:tick(deadline, wm) end
     el.flush()
   end
   ctx.tick = tick

@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Independent check of eventlog-live-otelcol's telemetry.
+
+Expected values are recomputed from the `ghc-events show` reference text of
+an eventlog (tests/data/eventlogs/**/X.eventlog.reference), following
+spec/reference-behaviour.md §2.4, §5 and DESIGN.md (absolute time subtracts
+the WALL_CLOCK_TIME event's own time; windows in eventlog time), and
+compared with what the test OTLP receiver decoded (its JSON lines).
+
+usage: otelcol_check.py REFERENCE RECEIVED.jsonl SERVICE AGGREGATE_NS CHECKS
+  AGGREGATE_NS: 0 = every measurement kept, else the aggregation window.
+  CHECKS: comma-separated subset of
+    heap (heap_size, heap_live, blocks_size, heap_allocated),
+    census, markers, messages, labels, capusage, ccprofile
+Prints one line per check and exits 1 if any failed.
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+
+LINE = re.compile(r"^\s*(\d+): (.*)$")
+CAP = re.compile(r"^cap (\d+): (.*)$")
+
+# Event texts with a "cap N: " prefix that are not user messages.
+KNOWN = re.compile(
+    r"^(waking up|stopping thread|running thread|migrating thread|GC idle|"
+    r"GC done|spark stats|allocated on|GC working|starting GC|finished GC|"
+    r"size of heap|all caps|GC stats|requesting parallel|requesting "
+    r"sequential|creating thread|live data|blocks size|marker:|thread \d+ "
+    r"has label|creating spark|event block|thread \d+ is runnable|"
+    r"stealing|spark|task|Update remembered|memory returned|"
+    r"concurrent|nonmoving|GC generation|sequential GC|parallel GC|"
+    r"heap stats|created|assigned|removed|deleted|thread \d+ has|"
+    r"thread \d+ migrating|delete cap|enable cap|disable cap|cap \d+)")
+
+
+def parse_reference(path):
+    """Events in time order: (t, cap or None, text)."""
+    events = []
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        in_events = False
+        for raw in f:
+            line = raw.rstrip("\n")
+            if line == "Events:":
+                in_events = True
+                continue
+            if not in_events:
+                continue
+            m = LINE.match(line)
+            if not m:
+                continue
+            t, rest = int(m.group(1)), m.group(2)
+            c = CAP.match(rest)
+            if c:
+                events.append((t, int(c.group(1)), c.group(2)))
+            else:
+                events.append((t, None, rest))
+    return events
+
+
+def start_unix(events):
+    """Unix ns of RTS start: wall clock minus the event's own time."""
+    for t, _, text in events:
+        m = re.match(r"capset \d+: wall clock time (\d+)s (\d+)ns", text)
+        if m:
+            return int(m.group(1)) * 10**9 + int(m.group(2)) - t
+    return None
+
+
+def attrs_of(kvs):
+    out = {}
+    for kv in kvs or []:
+        v = kv["value"]
+        if "intValue" in v:
+            out[kv["key"]] = int(v["intValue"])
+        elif "stringValue" in v:
+            out[kv["key"]] = v["stringValue"]
+        else:
+            out[kv["key"]] = v
+    return out
+
+
+def received(path, service):
+    """metrics: name -> [(time, value, attrs, kind, temporality)];
+    logs: [(time, severity, body, attrs)]."""
+    metrics = defaultdict(list)
+    logs = []
+    profiles = []
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            req = r.get("request") or {}
+            for rm in req.get("resourceMetrics", []):
+                if attrs_of(rm["resource"].get("attributes")).get(
+                        "service.name") != service:
+                    continue
+                for sm in rm.get("scopeMetrics", []):
+                    for m in sm.get("metrics", []):
+                        kind = "gauge" if "gauge" in m else "sum"
+                        body = m.get("gauge") or m.get("sum")
+                        temp = body.get("aggregationTemporality")
+                        for p in body.get("dataPoints", []):
+                            metrics[m["name"]].append(
+                                (int(p.get("timeUnixNano", 0)),
+                                 int(p.get("asInt", 0)),
+                                 attrs_of(p.get("attributes")), kind, temp,
+                                 m.get("unit")))
+            for rl in req.get("resourceLogs", []):
+                if attrs_of(rl["resource"].get("attributes")).get(
+                        "service.name") != service:
+                    continue
+                for sl in rl.get("scopeLogs", []):
+                    for lr in sl.get("logRecords", []):
+                        logs.append((int(lr.get("timeUnixNano", 0)),
+                                     lr.get("severityNumber", 0),
+                                     lr.get("body", {}).get("stringValue"),
+                                     attrs_of(lr.get("attributes"))))
+            if r.get("signal") == "profiles" and r.get("decoded_text"):
+                profiles.append(r["decoded_text"])
+    return metrics, logs, profiles
+
+
+class Checker:
+    def __init__(self):
+        self.failed = 0
+
+    def compare(self, what, expected, got):
+        expected, got = sorted(expected), sorted(got)
+        if expected == got:
+            print(f"ok   {what}: {len(got)} items")
+            return
+        self.failed += 1
+        print(f"FAIL {what}: expected {len(expected)} items, got {len(got)}")
+        se, sg = set(expected), set(got)
+        for x in sorted(se - sg)[:5]:
+            print(f"     missing   {x}")
+        for x in sorted(sg - se)[:5]:
+            print(f"     unexpected {x}")
+
+
+def windowed(measurements, agg_ns, key_index):
+    """Keep the last measurement (largest t, ties: later) per window and
+    key. measurements: (t, key, payload) in file order."""
+    if agg_ns == 0:
+        return measurements
+    best = {}
+    for m in measurements:
+        k = (m[0] // agg_ns, m[key_index])
+        if k not in best or m[0] >= best[k][0]:
+            best[k] = m
+    return list(best.values())
+
+
+HEAP = {
+    "ghc_eventlog_HeapSize": re.compile(r"^size of heap capset (\d+): (\d+) bytes$"),
+    "ghc_eventlog_HeapLive": re.compile(r"^live data in heap capset (\d+): (\d+) bytes$"),
+    "ghc_eventlog_BlocksSize": re.compile(r"^blocks size of heap capset (\d+): (\d+) bytes$"),
+    "ghc_eventlog_HeapAllocated": re.compile(r"^allocated on heap capset (\d+): (\d+) total bytes till now$"),
+}
+
+
+def check_heap(ck, events, start, metrics, agg):
+    for name, rx in HEAP.items():
+        ms = []
+        for t, cap, text in events:
+            m = rx.match(text)
+            if m:
+                ms.append((t, (cap, int(m.group(1))), int(m.group(2))))
+        exp = [(start + t, v, cap, capset)
+               for t, (cap, capset), v in windowed(ms, agg, 1)]
+        got = [(p[0], p[1], p[2].get("evCap"), p[2].get("heapCapset"))
+               for p in metrics.get(name, [])]
+        ck.compare(name, exp, got)
+        kinds = {(p[3], p[4], p[5]) for p in metrics.get(name, [])}
+        want = ("sum", 2, "By") if name.endswith("Allocated") else \
+            ("gauge", None, "By")
+        if kinds and kinds != {want}:
+            ck.failed += 1
+            print(f"FAIL {name}: kind/temporality/unit {kinds} != {want}")
+
+
+def check_census(ck, events, start, metrics, agg, breakdown):
+    censuses = []   # (t_begin, [(t, label, residency, id)])
+    for t, cap, text in events:
+        if re.match(r"^start heap prof sample \d+$", text):
+            censuses.append((t, []))
+            continue
+        m = re.match(r"^heap prof sample (\d+), residency (\d+), label (.*)$",
+                     text)
+        if m and censuses:
+            samples = censuses[-1][1]
+            samples[:] = [s for s in samples if s[1] != m.group(3)]
+            samples.append((t, m.group(3), int(m.group(2)), int(m.group(1))))
+    censuses = [c for c in censuses if c[1]]
+    if agg:
+        last = {}
+        for c in censuses:
+            last[c[0] // agg] = c
+        censuses = list(last.values())
+    exp = [(start + t, label, res, pid, breakdown)
+           for _, ss in censuses for t, label, res, pid in ss]
+    got = [(p[0], p[2].get("heapProfLabel"), p[1], p[2].get("heapProfId"),
+            p[2].get("heapProfBreakdown"))
+           for p in metrics.get("ghc_eventlog_HeapProfSample", [])]
+    ck.compare("ghc_eventlog_HeapProfSample censuses", exp, got)
+
+
+def check_logs(ck, events, start, logs, which):
+    if which == "markers":
+        exp = [(start + t, 1, text[len("marker: "):], cap, "UserMarker")
+               for t, cap, text in events if cap is not None
+               and text.startswith("marker: ")]
+    elif which == "messages":
+        exp = [(start + t, 5, text, cap, "UserMessage")
+               for t, cap, text in events if cap is not None
+               and not KNOWN.match(text)]
+    else:
+        exp = []
+        for t, cap, text in events:
+            m = re.match(r'^thread (\d+) has label "(.*)"$', text)
+            if m:
+                exp.append((start + t, 0, m.group(2).replace('\\"', '"'),
+                            int(m.group(1)), "ThreadLabel"))
+    kind = {"markers": "UserMarker", "messages": "UserMessage",
+            "labels": "ThreadLabel"}[which]
+    got = []
+    for t, sev, body, a in logs:
+        if a.get("kind") != kind:
+            continue
+        x = a.get("thread") if which == "labels" else a.get("evCap")
+        got.append((t, sev, body, x, kind))
+    ck.compare(f"{kind} log records", exp, got)
+
+
+def check_capusage(ck, events, metrics):
+    """Per capability: total Mutator time = sum of running intervals; GC =
+    sum of GC intervals (spec §5.2.3 state machines, written anew)."""
+    gc_state = {}           # cap -> ("start"|"end", t)
+    gc_total = defaultdict(int)
+    th_state = {}           # thread -> ("run", t, cap) | ("stop", t) | "done"
+    mut_total = defaultdict(int)
+    for t, cap, text in events:
+        if cap is not None and text == "starting GC":
+            s = gc_state.get(cap)
+            if not (s and s[0] == "start"):
+                gc_state[cap] = ("start", t)
+        elif cap is not None and text == "finished GC":
+            s = gc_state.get(cap)
+            if s and s[0] == "start":
+                gc_total[cap] += max(0, t - s[1])
+                gc_state[cap] = ("end", t)
+        m = re.match(r"^running thread (\d+)$", text) if cap is not None \
+            else None
+        if m:
+            th = int(m.group(1))
+            s = th_state.get(th)
+            if s == "done":
+                continue
+            if not (s and s[0] == "run"):
+                th_state[th] = ("run", t, cap)
+            continue
+        m = re.match(r"^stopping thread (\d+) \((.*)\)$", text)
+        if m:
+            th = int(m.group(1))
+            s = th_state.get(th)
+            if s == "done":
+                continue
+            if s and s[0] == "run":
+                mut_total[s[2]] += max(0, t - s[1])
+            if s is None:
+                continue    # unexpected: state unchanged
+            th_state[th] = "done" if m.group(2) == "thread finished" else ("stop", t)
+    finals = {}
+    for t, v, a, *_ in metrics.get("ghc_eventlog_CapabilityUsageDuration", []):
+        k = (a.get("cap"), a.get("category"), a.get("user"))
+        if k not in finals or (t, v) >= finals[k]:
+            finals[k] = (t, v)
+    got_mut, got_gc = defaultdict(int), defaultdict(int)
+    for (c, cat, _), (_, v) in finals.items():
+        if cat == "Mutator":
+            got_mut[c] += v
+        elif cat == "GC":
+            got_gc[c] += v
+    ck.compare("capability usage Mutator totals", list(mut_total.items()),
+               list(got_mut.items()))
+    ck.compare("capability usage GC totals", list(gc_total.items()),
+               list(got_gc.items()))
+
+
+def main():
+    ref, rcv, service, agg, checks = sys.argv[1:6]
+    breakdown = sys.argv[6] if len(sys.argv) > 6 else None
+    agg = int(agg)
+    events = parse_reference(ref)
+    start = start_unix(events)
+    if start is None:
+        print("FAIL no WALL_CLOCK_TIME in the reference")
+        return 1
+    metrics, logs, _ = received(rcv, service)
+    ck = Checker()
+    for c in checks.split(","):
+        if c == "heap":
+            check_heap(ck, events, start, metrics, agg)
+        elif c == "census":
+            check_census(ck, events, start, metrics, agg, breakdown)
+        elif c in ("markers", "messages", "labels"):
+            check_logs(ck, events, start, logs, c)
+        elif c == "capusage":
+            check_capusage(ck, events, metrics)
+    return 1 if ck.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

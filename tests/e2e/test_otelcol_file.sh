@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end: eventlog-live-otelcol reads recorded eventlogs from files and
+# exports to the test OTLP receiver over HTTP/protobuf; every value the
+# receiver decoded is checked against values recomputed independently from
+# the ghc-events `.reference` texts (tests/e2e/otelcol_check.py):
+# heap metrics (every event, then the last per 100 ms window), heap
+# censuses, user markers (TRACE), user messages (DEBUG), thread labels,
+# capability usage totals (sums of run and GC intervals).
+# ctest-labels: e2e
+source "$(dirname "$0")/otelcol_lib.sh"
+
+start_receiver "$WORK/rcv.jsonl"
+export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$HTTP_PORT
+export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
+
+config() {  # config AGGREGATE
+  cat <<YAML
+processors:
+  logs:
+    thread_label: {export: 1s}
+    user_marker: {export: 1s}
+    user_message: {export: 1s}
+  metrics:
+    heap_size: {aggregate: $1, export: 1s}
+    heap_live: {aggregate: $1, export: 1s}
+    blocks_size: {aggregate: $1, export: 1s}
+    heap_allocated: {aggregate: $1, export: 1s}
+    heap_prof_sample: {aggregate: $1, export: 1s}
+    capability_usage: {aggregate: $1, export: 1s}
+YAML
+}
+config false >"$WORK/exact.yaml"
+config 0.1s >"$WORK/agg.yaml"
+
+fail=0
+# file  breakdown  checks
+cases=(
+  "ghc-9.0/oddball-hT -hT heap,census,markers,messages,labels,capusage"
+  "ghc-9.0/heapy-hT -hT heap,census,markers,messages,labels,capusage"
+  "ghc-9.0/heapy-prof-hy -hy heap,census,markers,messages,labels"
+  "ghc-9.0/threads -hT heap,markers,messages,labels,capusage"
+  "ghc-events/ghc-9.2-events -hT heap,markers,labels"
+)
+n=0
+for c in "${cases[@]}"; do
+  read -r name bd checks <<<"$c"
+  for mode in exact agg; do
+    n=$((n + 1))
+    svc="t$n"
+    agg_ns=0; [ $mode = agg ] && agg_ns=100000000
+    # Unset breakdown flag for files whose args carry -h (checks fallback).
+    flag=$bd; [ "$name" = ghc-9.0/oddball-hT ] && [ $mode = agg ] && flag=
+    echo "== $name ($mode) $flag"
+    if ! "$DAEMON" --service-name "$svc" --config "$WORK/$mode.yaml" \
+        --eventlog-file "$EL_EVENTLOGS/$name.eventlog" $flag \
+        2>"$WORK/daemon.err"; then
+      echo "FAIL daemon exit status"; cat "$WORK/daemon.err"; fail=1; continue
+    fi
+    grep -q "error" "$WORK/daemon.err" && { echo "daemon stderr:"; cat "$WORK/daemon.err"; }
+    $CHECK "$EL_EVENTLOGS/$name.eventlog.reference" "$WORK/rcv.jsonl" \
+      "$svc" $agg_ns "$checks" "$bd" || fail=1
+  done
+done
+exit $fail
