@@ -7,7 +7,8 @@
  * a condition variable (at most WAIT_MS) for the result of the send
  * callback, which runs on the loop thread. The loop thread never waits for
  * HTTP threads, so a slow or hostile client cannot block the daemon; a
- * busy loop at worst makes the request time out with 503.
+ * busy loop at worst makes the request time out with 503. The loop thread
+ * sends queued messages at least GAP_MS apart (see pump).
  *
  * Request life: the first call of the access handler applies CORS, routes
  * and sets up the body parser (libmicrohttpd's post processor for
@@ -30,6 +31,7 @@
 #define BODY_MAX 8192  /* bytes of request body accepted */
 #define QUEUE_MAX 64   /* commands waiting for the loop thread */
 #define WAIT_MS 2000   /* how long a request waits for the loop thread */
+#define GAP_MS 5       /* minimum time between two messages sent */
 #define DISCARD_MAX (1 << 20) /* oversized body bytes read before closing */
 #define CONN_MAX 32    /* concurrent HTTP connections */
 #define CONN_TIMEOUT_S 10 /* idle HTTP connections are closed after this */
@@ -49,6 +51,9 @@ typedef struct job_s {
 struct el_ctl_server_s {
   struct MHD_Daemon *mhd;    /* NULL once stopped */
   uv_async_t async;          /* wakes the loop thread; unreferenced */
+  uv_timer_t pace;           /* spaces sends GAP_MS apart; unreferenced */
+  uint64_t next_send_ms;     /* loop time before which nothing is sent */
+  int open_handles;          /* handles not yet closed (async, pace) */
   int has_loop;              /* 0: send on the HTTP thread */
   pthread_mutex_t mu;        /* guards the fields below down to stopping */
   pthread_cond_t cv;         /* signalled when a job is done */
@@ -195,7 +200,8 @@ static enum MHD_Result answer_sent(el_ctl_server_t *s,
 
 /* {====== hand-over to the loop thread ======} */
 
-static void job_run(el_ctl_server_t *s, job_t *j) {
+/* Send one job; returns 1 when el_ctl_send was called. */
+static int job_run(el_ctl_server_t *s, job_t *j) {
   pthread_mutex_lock(&s->mu);
   int skip = j->abandoned;
   pthread_mutex_unlock(&s->mu);
@@ -210,24 +216,38 @@ static void job_run(el_ctl_server_t *s, job_t *j) {
     pthread_cond_broadcast(&s->cv);
   }
   pthread_mutex_unlock(&s->mu);
+  return !skip;
 }
 
-/* Loop thread: run every queued job. */
-static void on_async(uv_async_t *a) {
-  el_ctl_server_t *s = a->data;
-  for (;;) {
-    pthread_mutex_lock(&s->mu);
-    job_t *j = s->head;
-    if (j) {
-      s->head = j->next;
-      if (s->head == NULL) s->tail = NULL;
-      s->queued--;
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (j == NULL) break;
-    job_run(s, j);
+static void on_pace(uv_timer_t *t);
+
+/* Loop thread: send the next queued job, at most one per GAP_MS, so that
+ * messages reach the program one at a time: its control parser can abort
+ * when a 256-byte read starts inside a namespace, which takes a backlog of
+ * pipelined messages (spec/eventlog-format.md §5.7). */
+static void pump(el_ctl_server_t *s) {
+  uint64_t now = uv_now(s->async.loop);
+  if (now < s->next_send_ms) {
+    uv_timer_start(&s->pace, on_pace, s->next_send_ms - now, 0);
+    return;
   }
+  pthread_mutex_lock(&s->mu);
+  job_t *j = s->head;
+  if (j) {
+    s->head = j->next;
+    if (s->head == NULL) s->tail = NULL;
+    s->queued--;
+  }
+  int more = s->head != NULL;
+  pthread_mutex_unlock(&s->mu);
+  if (j == NULL) return;
+  if (job_run(s, j)) s->next_send_ms = now + GAP_MS;
+  if (more) uv_timer_start(&s->pace, on_pace, GAP_MS, 0);
 }
+
+static void on_pace(uv_timer_t *t) { pump(t->data); }
+
+static void on_async(uv_async_t *a) { pump(a->data); }
 
 static void deadline_after(struct timespec *ts, long ms) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -618,7 +638,10 @@ static void release(el_ctl_server_t *s) {
   el_free(s);
 }
 
-static void on_async_closed(uv_handle_t *h) { release(h->data); }
+static void on_closed(uv_handle_t *h) {
+  el_ctl_server_t *s = h->data;
+  if (--s->open_handles == 0) release(s);
+}
 
 int el_ctl_server_start(void *loop, const el_ctl_opts_t *opts,
                         const char *service_name, el_ctl_sender_t sender,
@@ -661,8 +684,11 @@ int el_ctl_server_start(void *loop, const el_ctl_opts_t *opts,
       release(s);
       return rc;
     }
-    s->async.data = s;
+    uv_timer_init(loop, &s->pace); /* cannot fail */
+    s->async.data = s->pace.data = s;
     uv_unref((uv_handle_t *)&s->async);
+    uv_unref((uv_handle_t *)&s->pace);
+    s->open_handles = 2;
     s->has_loop = 1;
   }
   el_log(EL_LOG_INFO, "Starting control server on %d", s->port);
@@ -685,8 +711,10 @@ void el_ctl_server_free(el_ctl_server_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (s->mhd) MHD_stop_daemon(s->mhd); /* joins every HTTP thread */
   s->mhd = NULL;
-  if (s->has_loop)
-    uv_close((uv_handle_t *)&s->async, on_async_closed);
+  if (s->has_loop) {
+    uv_close((uv_handle_t *)&s->async, on_closed);
+    uv_close((uv_handle_t *)&s->pace, on_closed);
+  }
   else
     release(s);
 }

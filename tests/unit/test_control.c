@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -100,11 +101,17 @@ typedef struct {
   int connected; /* 0: answer EL_ECLOSED */
   int calls;
   pthread_t thread; /* thread of the last call */
+  double t[64];     /* CLOCK_MONOTONIC seconds of the first 64 sends */
 } rec_t;
 
 static int rec_send(void *ud, const uint8_t *b, size_t n) {
   rec_t *r = ud;
   pthread_mutex_lock(&r->mu);
+  if (r->calls < 64) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    r->t[r->calls] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  }
   r->calls++;
   r->thread = pthread_self();
   int rc = EL_ECLOSED;
@@ -620,6 +627,33 @@ static void test_server_stalled_clients(void **st) {
   for (int k = 0; k < 4; k++) close(fds[k]);
 }
 
+/* Concurrent requests are all answered, and the messages reach the
+ * program one at a time, at least ~5 ms apart (spec §5.7: the program's
+ * parser must not see a backlog). */
+static void test_server_concurrent_paced(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[16384], args[4096];
+  size_t n = (size_t)snprintf(args, sizeof args,
+                              "--parallel --parallel-max 16 " FORM);
+  for (int k = 0; k < 16; k++)
+    n += (size_t)snprintf(args + n, sizeof args - n, " ^/control/x/%d",
+                          k + 1);
+  curl(f, args, out, sizeof out);
+  int ok = 0;
+  for (char *q = out; (q = strstr(q, "HTTP/1.1 200")) != NULL; q++) ok++;
+  assert_int_equal(ok, 16);
+  pthread_mutex_lock(&f->rec.mu);
+  assert_int_equal(f->rec.calls, 16);
+  assert_int_equal(f->rec.len, 16 * 8);
+  for (int k = 1; k < 16; k++)
+    if (f->rec.t[k] - f->rec.t[k - 1] < 0.004)
+      fail_msg("messages %d and %d only %.3f ms apart", k - 1, k,
+               1000 * (f->rec.t[k] - f->rec.t[k - 1]));
+  pthread_mutex_unlock(&f->rec.mu);
+  fix_stop(f);
+}
+
 static void test_server_cors_wildcard(void **st) {
   if (!have_curl()) skip();
   fix_t *f = fix_start(0, NULL);
@@ -973,6 +1007,7 @@ int main(void) {
       cmocka_unit_test(test_server_no_connection),
       cmocka_unit_test(test_server_oversized_body),
       cmocka_unit_test(test_server_stalled_clients),
+      cmocka_unit_test(test_server_concurrent_paced),
       cmocka_unit_test(test_server_cors_wildcard),
       cmocka_unit_test(test_server_cors_allow_list),
       cmocka_unit_test(test_server_cors_flags),
