@@ -196,7 +196,7 @@ int el_host_set_config(el_host_t *h, const char *key, const char *value) {
 
 /* {====== protected calls ======} */
 
-static int traceback(lua_State *L) {
+int el__host_traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (!msg) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
@@ -231,13 +231,20 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
                    const char *what) {
   lua_State *L = h->L;
   int fn = lua_gettop(L) - nargs;
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, el__host_traceback);
   lua_insert(L, fn);
   int rc = lua_pcall(L, nargs, 0, fn);
   if (rc == LUA_OK) {
     lua_remove(L, fn);
     return 0;
   }
+  el__host_error(h, hd, what);
+  lua_pop(L, 1);
+  return -1;
+}
+
+void el__host_error(el_host_t *h, el__handler_t *hd, const char *what) {
+  lua_State *L = h->L;
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(no message)";
   h->st.handler_errors++;
@@ -249,8 +256,7 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
   } else {
     log_error(h, hd ? hd : &h->hook_handler, what, msg);
   }
-  lua_pop(L, 2);
-  return -1;
+  lua_pop(L, 1);
 }
 
 /* {====== loading ======} */
@@ -263,7 +269,7 @@ static int load_chunk(el_host_t *h, int status) {
     return EL_ELUA;
   }
   int fn = lua_gettop(L);
-  lua_pushcfunction(L, traceback);
+  lua_pushcfunction(L, el__host_traceback);
   lua_insert(L, fn);
   if (lua_pcall(L, 0, 0, fn) != LUA_OK) {
     snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));

@@ -91,6 +91,9 @@ struct el_host_s {
   int next_id;
   int need_compact;
   int ev_ref;               /* the reused `ev` table */
+  int key_t_ref, key_cap_ref; /* interned keys "t", "cap" */
+  int key_type_ref, key_type_id_ref; /* "type", "type_id" */
+  int names_ref;            /* table: type id -> GHC name string */
   int ev_type_set;          /* type id whose name ev.type holds, -1 */
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
@@ -120,6 +123,10 @@ struct el_host_s {
  * [-(nargs+1), +0, -]. Returns 0 or -1 (error, counted and logged). */
 int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
                    const char *what);
+/* The message handler of every protected call. [-0, +1, m] */
+int el__host_traceback(lua_State *L);
+/* Count and log (or fail-fast) the error message on top; pops it. */
+void el__host_error(el_host_t *h, el__handler_t *hd, const char *what);
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on);
 /* Time for emit calls: t if given, else the current event's or now. */
 el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t);

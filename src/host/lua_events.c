@@ -180,34 +180,48 @@ static void push_type_name(lua_State *L, uint16_t type) {
 /* Refresh the reused ev table: t, cap (nil outside capability blocks),
  * and type/type_id only when the type changed. ev table on top. */
 static void set_ev(el_host_t *h, lua_State *L, const el_ev_event_t *ev) {
+  /* keys come from the registry: no string lookup per event */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_t_ref);
   lua_pushinteger(L, (lua_Integer)ev->t_ns);
-  lua_setfield(L, -2, "t");
+  lua_rawset(L, -3);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_cap_ref);
   if (ev->cap == EL_EV_NO_CAP)
     lua_pushnil(L);
   else
     lua_pushinteger(L, ev->cap);
-  lua_setfield(L, -2, "cap");
+  lua_rawset(L, -3);
   if (h->ev_type_set != ev->type) {
-    push_type_name(L, ev->type);
-    lua_setfield(L, -2, "type");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_type_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
+    if (lua_rawgeti(L, -1, ev->type) == LUA_TNIL) {  /* first time */
+      lua_pop(L, 1);
+      push_type_name(L, ev->type);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, -3, ev->type);
+    }
+    lua_remove(L, -2);
+    lua_rawset(L, -3);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_type_id_ref);
     lua_pushinteger(L, ev->type);
-    lua_setfield(L, -2, "type_id");
+    lua_rawset(L, -3);
     h->ev_type_set = ev->type;
   }
 }
 
+/* Stack on entry: ev, traceback (top). */
 static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
                       const el_ev_type_info_t *ti) {
   lua_State *L = h->L;
+  int tb = lua_gettop(L);
   for (int i = 0; i < l->n && !h->stop; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
     lua_rawgeti(L, LUA_REGISTRYINDEX, hd->ref);
-    lua_pushvalue(L, -2);  /* ev */
+    lua_pushvalue(L, tb - 1);  /* ev */
     int n = push_fields(L, ev, ti);
     hd->calls++;
     h->st.dispatched++;
-    el__host_pcall(h, n + 1, hd, "handler");
+    if (lua_pcall(L, n + 1, 0, tb) != LUA_OK) el__host_error(h, hd, "handler");
   }
 }
 
@@ -217,9 +231,10 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   h->in_dispatch++;
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->ev_ref);
   set_ev(h, L, ev);
+  lua_pushcfunction(L, el__host_traceback);
   if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
   if (f & EL__F_STAR) call_list(h, &h->star, ev, ti);
-  lua_pop(L, 1);
+  lua_pop(L, 2);
   h->in_dispatch--;
   compact(h);
 }
@@ -593,6 +608,16 @@ int el__lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   h->ev_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "t");
+  h->key_t_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "cap");
+  h->key_cap_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "type");
+  h->key_type_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushliteral(L, "type_id");
+  h->key_type_id_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  h->names_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* hooks */
   lua_createtable(L, 0, 4);
   static const char *hooks[] = {"on_header", "on_session", "on_session_end",
