@@ -42,6 +42,8 @@ typedef struct window_s {
   size_t index_cap;                   /* power of 2, or 0 */
   el__tm_res_t **res;                 /* resources used (one ref each) */
   size_t nres, res_cap;
+  const void *last_desc;              /* metrics: caller's desc pointer of */
+  int last_item;                      /* the last point and its item, -1 */
 } window_t;
 
 struct el_tm_store_s {
@@ -162,6 +164,8 @@ static void window_reset(window_t *w) {
   w->nres = 0;
   w->nrecs = 0;
   w->nitems = 0;
+  w->last_desc = NULL;
+  w->last_item = -1;
   if (w->index) memset(w->index, 0, w->index_cap * sizeof(*w->index));
   el__tm_intern_clear(&w->intern);
   el__tm_arena_free(&w->arena);
@@ -381,6 +385,11 @@ static void push(el_tm_store_t *st, el_tm_signal_t sig, const void *rec,
   st->stats.emitted[sig]++;
 }
 
+static int same_metric(const window_t *w, const el_tm_metric_desc_t *desc,
+                       int ri);
+static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
+                       int ri);
+
 int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                        const el_tm_attr_t *attrs, size_t nattrs,
                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
@@ -391,18 +400,8 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   if (admit(st, sig) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
-  item_t key = {.res = (uint32_t)ri, .m = *desc};
-  key.m.name = intern_cstr(w, desc->name);
-  key.m.unit = intern_cstr(w, desc->unit);
-  key.m.description = intern_cstr(w, desc->description);
-  if (!key.m.name || !key.m.unit || !key.m.description) return drop(st, sig);
-  if (desc->kind != EL_TM_SUM) {
-    key.m.temporality = EL_TM_TEMP_UNSPECIFIED;
-    key.m.monotonic = false;
-  }
-  key.hash = hash_str(key.m.name, hash_str(key.m.unit, 0)) ^
-             ((uint32_t)key.m.kind << 1 | (uint32_t)key.m.temporality << 3 |
-              (uint32_t)key.m.monotonic << 5 | (uint32_t)ri << 8);
+  int it = same_metric(w, desc, ri);
+  if (it < 0 && (it = metric_item(w, desc, ri)) < 0) return drop(st, sig);
   el_tm_point_t p = {.start_unix_ns = start_unix_ns,
                      .time_unix_ns = time_unix_ns,
                      .is_int = is_int,
@@ -410,11 +409,49 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                      .dval = is_int ? 0.0 : dval,
                      .nattrs = attrs ? nattrs : 0};
   if (copy_attrs(w, attrs, nattrs, &p.attrs) < 0) return drop(st, sig);
-  int it = find_item(w, sig, &key);
-  if (it < 0) return drop(st, sig);
+  w->last_desc = desc;
+  w->last_item = it;
   w->items[it].n++;
   push(st, sig, &p, (uint32_t)it);
   return 0;
+}
+
+/* The item of the metric of the previous point when desc describes the
+ * same metric again (the common case: one instrument emitting in a loop),
+ * else -1. Checks the contents, not just the pointer: callers may reuse
+ * their desc struct for another metric. */
+static int same_metric(const window_t *w, const el_tm_metric_desc_t *desc,
+                       int ri) {
+  if (desc != w->last_desc || w->last_item < 0) return -1;
+  const item_t *it = &w->items[w->last_item];
+  el_tm_temporality_t temp =
+      desc->kind == EL_TM_SUM ? desc->temporality : EL_TM_TEMP_UNSPECIFIED;
+  bool mono = desc->kind == EL_TM_SUM && desc->monotonic;
+  if (it->res != (uint32_t)ri || it->m.kind != desc->kind ||
+      it->m.temporality != temp || it->m.monotonic != mono ||
+      strcmp(it->m.name, desc->name) != 0 ||
+      strcmp(it->m.unit, desc->unit ? desc->unit : "") != 0)
+    return -1;
+  return w->last_item;
+}
+
+/* Find or create the item of desc under resource index ri. */
+static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
+                       int ri) {
+  const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
+  item_t key = {.res = (uint32_t)ri, .m = *desc};
+  key.m.name = intern_cstr(w, desc->name);
+  key.m.unit = intern_cstr(w, desc->unit);
+  key.m.description = intern_cstr(w, desc->description);
+  if (!key.m.name || !key.m.unit || !key.m.description) return EL_ENOMEM;
+  if (desc->kind != EL_TM_SUM) {
+    key.m.temporality = EL_TM_TEMP_UNSPECIFIED;
+    key.m.monotonic = false;
+  }
+  key.hash = hash_str(key.m.name, hash_str(key.m.unit, 0)) ^
+             ((uint32_t)key.m.kind << 1 | (uint32_t)key.m.temporality << 3 |
+              (uint32_t)key.m.monotonic << 5 | (uint32_t)ri << 8);
+  return find_item(w, sig, &key);
 }
 
 static el_unix_ns_t now_unix_ns(void) {

@@ -149,6 +149,44 @@ static void test_points_grouped_by_metric(void **state) {
   el_tm_store_free(st);
 }
 
+/* A caller reusing one desc struct (and one name buffer) for different
+ * metrics gets different metrics. */
+static void test_reused_desc_struct(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_METRICS);
+  char name[8] = "alpha";
+  el_tm_metric_desc_t d = {name, NULL, "By", EL_TM_GAUGE, 0, false};
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 1, true, 1, 0), 0);
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 2, true, 2, 0), 0);
+  memcpy(name, "beta", 5);
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 3, true, 3, 0), 0);
+  d.unit = "ns";
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 4, true, 4, 0), 0);
+  d.kind = EL_TM_SUM;
+  d.temporality = EL_TM_TEMP_DELTA;
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 5, true, 5, 0), 0);
+  memcpy(name, "alpha", 6);
+  d.unit = "By";
+  d.kind = EL_TM_GAUGE;
+  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 6, true, 6, 0), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t nm, np;
+  const el_tm_metric_t *m = el_tm_batch_metrics(c.got[0], &nm);
+  const el_tm_point_t *p = el_tm_batch_points(c.got[0], &np);
+  assert_int_equal(nm, 4);
+  assert_string_equal(m[0].desc.name, "alpha");
+  assert_int_equal(m[0].n, 3);
+  assert_int_equal(p[2].ival, 6);
+  assert_string_equal(m[1].desc.name, "beta");
+  assert_string_equal(m[1].desc.unit, "By");
+  assert_string_equal(m[2].desc.unit, "ns");
+  assert_int_equal(m[2].desc.kind, EL_TM_GAUGE);
+  assert_int_equal(m[3].desc.kind, EL_TM_SUM);
+  assert_int_equal(m[3].desc.temporality, EL_TM_TEMP_DELTA);
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 static void test_resources_main_and_host(void **state) {
   cap_t c = {0};
   el_tm_store_t *st = store_with(&c, 0xf);
@@ -405,6 +443,7 @@ static void test_out_of_memory_sweep(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_points_grouped_by_metric),
+      cmocka_unit_test(test_reused_desc_struct),
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
       cmocka_unit_test(test_record_cap_drops_and_counts),
