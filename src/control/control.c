@@ -222,21 +222,22 @@ fail:
 
 void el_ctl_opts_help(FILE *out) {
   fputs(
-      "Control server options (HTTP commands relayed to the program over the"
-      "\neventlog socket; see docs/control.md):\n"
-      "  --control                  start the control server\n"
-      "  --control-port PORT        its TCP port (default 30719)\n"
+      "  --control                    start the control server: HTTP commands"
+      "\n                               relayed to the program over the"
+      "\n                               eventlog socket (docs/control.md)\n"
+      "  --control-port PORT          its TCP port (default 30719)\n"
       "  --control-cors-allow-origin ORIGINS\n"
-      "                             '*' (default) or comma-separated origins"
-      "\n                             allowed by CORS; repeatable\n"
+      "                               '*' (default) or comma-separated"
+      "\n                               origins allowed by CORS; repeatable\n"
       "  --control-cors-max-age SECONDS\n"
-      "                             Access-Control-Max-Age of preflights\n"
+      "                               Access-Control-Max-Age of preflights\n"
       "  --control-cors-require-origin\n"
-      "                             refuse requests without an Origin header"
-      "\n"
+      "                               refuse requests without an Origin"
+      "\n                               header\n"
       "  --control-cors-ignore-failure\n"
-      "                             answer malformed or refused preflights\n"
-      "                             permissively (Safari/localhost)\n"
+      "                               let CORS failures through; answer"
+      "\n                               malformed preflights permissively"
+      "\n                               (Safari on localhost)\n"
       "  Any --control-* option implies --control.\n",
       out);
 }

@@ -144,8 +144,8 @@ void el_ctl_opts_close(el_ctl_opts_t *o);
  * argv: borrowed; values are copied. Thread: any. */
 int el_ctl_opts_parse(el_ctl_opts_t *o, int argc, char **argv, int *i);
 
-/* Print the help lines of these options (two-space indent, 80 columns).
- * Thread: any. */
+/* Print the help lines of these options, without a heading (two-space
+ * indent, descriptions at column 32, 80 columns). Thread: any. */
 void el_ctl_opts_help(FILE *out);
 
 /* {====== server ======} */
