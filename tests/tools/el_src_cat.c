@@ -2,7 +2,7 @@
  * per session, so end-to-end tests can compare the bytes with `cmp`
  * independently of the decoder.
  *
- * usage: el_src_cat [source options] --out-prefix P
+ * usage: el_src_cat [source options] (--out-prefix P | --discard)
  *          [--stop-after-ms MS] [--stop-after-bytes N]
  *          [--send-on-connect TEXT]
  * Session k's bytes go to P.k (k = 1, 2, ...). At the end one line goes to
@@ -23,6 +23,7 @@ typedef struct {
   uint64_t bytes;
   uint64_t stop_after_bytes;
   const char *send;
+  int discard;         /* --discard: count bytes, write nothing (bench) */
   uv_timer_t timer;
   int status;
 } cat_t;
@@ -32,13 +33,19 @@ static void on_connect(void *ud, el_src_t *src) {
   char path[4096];
   if (c->out)
     fclose(c->out);
-  snprintf(path, sizeof path, "%s.%u", c->prefix, ++c->sessions);
+  c->out = NULL;
+  ++c->sessions;
+  if (c->discard)
+    goto send;
+  snprintf(path, sizeof path, "%s.%u", c->prefix, c->sessions);
   c->out = fopen(path, "wb");
   if (!c->out) {
     perror(path);
     exit(2);
   }
-  fprintf(stderr, "el_src_cat: session %u\n", c->sessions);
+  if (!getenv("EL_SRC_CAT_QUIET"))
+    fprintf(stderr, "el_src_cat: session %u\n", c->sessions);
+send:
   if (c->send) {
     int rc = el_src_write(src, (const uint8_t *)c->send, strlen(c->send));
     if (rc < 0)
@@ -59,7 +66,8 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
 static void on_disconnect(void *ud, el_src_t *src, int err) {
   cat_t *c = ud;
   (void)src;
-  fprintf(stderr, "el_src_cat: disconnect (%s)\n", el_err_name(err));
+  if (!getenv("EL_SRC_CAT_QUIET"))
+    fprintf(stderr, "el_src_cat: disconnect (%s)\n", el_err_name(err));
   if (c->out) {
     fclose(c->out);
     c->out = NULL;
@@ -103,9 +111,15 @@ int main(int argc, char **argv) {
     }
     if (rc > 0)
       continue;
-    if (i + 1 >= argc) {
+    if (i + 1 >= argc && strcmp(argv[i], "--discard")) {
       fprintf(stderr, "el_src_cat: bad option %s\n", argv[i]);
       return 2;
+    }
+    if (!strcmp(argv[i], "--discard")) {
+      c.discard = 1;
+      c.prefix = "";
+      i++;
+      continue;
     }
     if (!strcmp(argv[i], "--out-prefix"))
       c.prefix = argv[i + 1];
