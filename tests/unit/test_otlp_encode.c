@@ -81,14 +81,14 @@ static const char *const req_type[EL_TM_NSIGNALS] = {
     "opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest",
     "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest",
     "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest",
-    "opentelemetry.proto.collector.profiles.v1development."
-    "ExportProfilesServiceRequest"};
+    ("opentelemetry.proto.collector.profiles.v1development."
+     "ExportProfilesServiceRequest")};
 static const char *const req_proto[EL_TM_NSIGNALS] = {
     "opentelemetry/proto/collector/metrics/v1/metrics_service.proto",
     "opentelemetry/proto/collector/logs/v1/logs_service.proto",
     "opentelemetry/proto/collector/trace/v1/trace_service.proto",
-    "opentelemetry/proto/collector/profiles/v1development/"
-    "profiles_service.proto"};
+    ("opentelemetry/proto/collector/profiles/v1development/"
+     "profiles_service.proto")};
 
 static bool have_protoc(void) {
   return system("protoc --version >/dev/null 2>&1") == 0;
