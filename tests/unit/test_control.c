@@ -376,10 +376,10 @@ static void fix_stop(fix_t *f) {
  * the server's base). Returns the final HTTP status; out gets headers and
  * body (-i), lower-cased header names left as sent. */
 static int curl(fix_t *f, const char *args, char *out, size_t cap) {
-  char cmd[16384];
+  static char cmd[65536];
   snprintf(cmd, sizeof cmd, "curl -s -i -m 10 %s", args);
   /* Replace each "^/" with the base URL. */
-  char full[20000];
+  static char full[70000];
   size_t n = 0;
   for (const char *p = cmd; *p && n + 80 < sizeof full; p++) {
     if (p[0] == '^' && p[1] == '/') {
@@ -460,6 +460,12 @@ static void test_server_custom_routes(void **st) {
   assert_int_equal(f->rec.len, 262);
   assert_int_equal(f->rec.buf[5], 0xFF);
   assert_int_equal(f->rec.buf[261], 7);
+  /* Percent-encoded namespace bytes are sent decoded, even if not UTF-8. */
+  rec_reset(&f->rec, 1);
+  static const uint8_t want3[] = {MAGIC, 0x00, 0x03, 0xC3, 0xA9, 0xFF, 0x03};
+  assert_int_equal(curl(f, FORM " ^/control/%C3%A9%FF/3", out, sizeof out),
+                   200);
+  expect_sent(f, want3, sizeof want3);
   fix_stop(f);
 }
 
@@ -483,6 +489,10 @@ static void test_server_bodies(void **st) {
       {"-X POST -d service-name=other", 404},       /* not ours */
       {"-X POST -d service-name=", 404},
       {"-X POST -d service-name=svcx", 404},
+      {"-X POST -d 'service-name=other&service-name=svc'", 404}, /* first */
+      {"-X POST -d 'service-name=svc&service-name=other'", 200},
+      {"-X POST -d service-name=svc%00", 404},
+      {"-X POST -d service-name=sv -d x=c", 404},
       {"-X POST -d other=svc", 400},                /* field missing */
       {"-X POST", 400},                             /* no body */
       {"-X POST -H 'Content-Type: application/json' -d '{\"service-name'",
@@ -539,6 +549,17 @@ static void test_server_bad_routes(void **st) {
   ns[256] = '\0';
   snprintf(args, sizeof args, FORM " ^/control/%s/1", ns);
   assert_int_equal(curl(f, args, out, sizeof out), 400);
+  /* A 40 KB URL: refused by libmicrohttpd itself, no crash. */
+  char *big = malloc(41000);
+  strcpy(big, FORM " ^/control/");
+  size_t bl = strlen(big);
+  memset(big + bl, 'b', 40000);
+  strcpy(big + bl + 40000, "/1");
+  int code = curl(f, big, out, sizeof out);
+  free(big);
+  assert_true(code >= 400 && code < 500);
+  /* A NUL in the path. */
+  assert_int_equal(curl(f, FORM " ^/control/%00x/1", out, sizeof out), 404);
   assert_int_equal(f->rec.len, 0);
   assert_int_equal(f->rec.calls, 0);
   fix_stop(f);
