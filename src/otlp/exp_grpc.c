@@ -4,10 +4,11 @@
  * a pluck completion queue, with a deadline.
  *
  * Connections: the channel reconnects by itself after GOAWAY or connection
- * loss (with a reconnect backoff capped at 5 s instead of grpc's 120 s, so
- * a collector that comes back is used again quickly); a call made while
- * the channel is down fails fast with UNAVAILABLE and the sender retries
- * it. gRPC's own retries are off: the sender retries.
+ * loss (with a reconnect backoff capped at 1 s instead of grpc's 120 s, so
+ * a collector that comes back is used again quickly). Calls are
+ * wait-for-ready: a call made while the channel is down waits for it to
+ * reconnect, up to the call's deadline (then DEADLINE_EXCEEDED, retried by
+ * the sender). gRPC's own retries are off: the sender retries.
  * Keepalive: a default OpenTelemetry Collector (grpc-go enforcement policy:
  * MinTime 5 min, PermitWithoutStream false) sends GOAWAY ENHANCE_YOUR_CALM
  * "too_many_pings" to clients that ping more often than every 5 minutes or
@@ -242,6 +243,10 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
   ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
   ops[0].data.send_initial_metadata.count = g->nmd;
   ops[0].data.send_initial_metadata.metadata = g->md;
+  /* Wait for the channel to (re)connect, up to the deadline, instead of
+   * failing at once while it is in TRANSIENT_FAILURE. */
+  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
+                 GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
   ops[1].op = GRPC_OP_SEND_MESSAGE;
   ops[1].data.send_message.send_message = send_bb;
   ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -265,6 +270,14 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
     wait_call(g, call, tag, abort);
     grpc_slice bin;
     int retry_ms = -1;
+    if (status != GRPC_STATUS_OK && el_log_enabled(EL_LOG_DEBUG)) {
+      for (size_t i = 0; i < trail_md.count; i++) {
+        char *k = grpc_slice_to_c_string(trail_md.metadata[i].key);
+        el_log(EL_LOG_DEBUG, "OTLP gRPC: trailer %s (%zu bytes)", k,
+               GRPC_SLICE_LENGTH(trail_md.metadata[i].value));
+        gpr_free(k);
+      }
+    }
     if (find_trailer(&trail_md, "grpc-status-details-bin", &bin))
       retry_ms = retry_info_ms(bin);
     res->verdict = grpc_verdict(status, retry_ms);
@@ -396,7 +409,7 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
     grpc_tr_free(g);
     return rc;
   }
-  grpc_arg args[12];
+  grpc_arg args[16];
   size_t n = 0;
 #define INT_ARG(k, v)                                                       \
   args[n].type = GRPC_ARG_INTEGER;                                          \
@@ -408,9 +421,9 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   INT_ARG(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   INT_ARG(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 2);
   INT_ARG(GRPC_ARG_ENABLE_RETRIES, 0);
-  INT_ARG(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
-  INT_ARG(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
-  INT_ARG(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  INT_ARG(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  INT_ARG(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  INT_ARG(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   INT_ARG(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
   if (sc->compression == EL_OTLP_COMPRESS_GZIP) {
     INT_ARG(GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM, GRPC_COMPRESS_GZIP);

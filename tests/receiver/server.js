@@ -66,7 +66,7 @@ const rpcRoot = protobuf.parse(`
   message Duration { int64 seconds = 1; int32 nanos = 2; }
   message RetryInfo { Duration retry_delay = 1; }
   message Status { int32 code = 1; string message = 2; repeated Any details = 3; }
-`).root;
+`, { keepCase: true }).root;
 const RpcStatus = rpcRoot.lookupType('google.rpc.Status');
 const RetryInfo = rpcRoot.lookupType('google.rpc.RetryInfo');
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test_otlp_faults.sh: with transient receiver faults every record still
+# arrives exactly once, over gRPC and HTTP/protobuf: UNAVAILABLE (HTTP 503
+# with Retry-After), RESOURCE_EXHAUSTED with RetryInfo (HTTP 429), GOAWAY /
+# connection reset mid-request, GOAWAY after an answer, slow answers, and a
+# receiver that refuses connections for 2 s. Also: a non-retryable status
+# drops (and counts) only the request it answered, and RESOURCE_EXHAUSTED
+# without RetryInfo is not retried (OTLP spec).
+. "$(dirname "$0")/otlp_lib.sh"
+
+N=2000; NL=200; NS=200
+ARGS=(--points $N --logs $NL --spans $NS --windows 5 --interval-ms 50)
+
+# run_case TRANSPORT LABEL MIN_RETRIES [receiver options...]
+run_case() {
+  local t=$1 label=$2 min_retries=$3; shift 3
+  rcv_start "$t-$label" "$@"
+  send "$t" "$TMP/$t-$label.json" "${ARGS[@]}" || return 0
+  exactly_once "$t $label" metrics $N
+  exactly_once "$t $label" logs $NL
+  exactly_once "$t $label" traces $NS
+  local r
+  r=$(jq '[.metrics.retries, .logs.retries, .traces.retries] | add' "$TMP/$t-$label.json")
+  [ "$r" -ge "$min_retries" ] || fail "$t $label: $r retries, expected >= $min_retries"
+  local d
+  d=$(jq '[.[] | objects | .dropped_queue + .dropped_failed + .dropped_shutdown] | add' "$TMP/$t-$label.json")
+  [ "$d" = 0 ] || fail "$t $label: $d records dropped"
+}
+
+for t in grpc http; do
+  run_case "$t" unavailable 3 --fault unavailable:3:200
+  run_case "$t" exhausted 2 --fault exhausted:2:300
+  run_case "$t" goaway 2 --fault goaway:2
+  run_case "$t" goaway-after 0 --fault goaway-after:2
+  run_case "$t" slow 0 --delay-ms 300
+  run_case "$t" refuse 0 --refuse-ms 2000
+done
+
+# Non-retryable: the first request (whatever its signal) is dropped and
+# counted, nothing is retried, everything else arrives.
+for t in grpc http; do
+  rcv_start "$t-fail" --fault fail:1
+  send "$t" "$TMP/$t-fail.json" "${ARGS[@]}"
+  f=$TMP/$t-fail.json
+  dropped=$(jq '[.metrics.dropped_failed, .logs.dropped_failed, .traces.dropped_failed] | add' "$f")
+  retries=$(jq '[.metrics.retries, .logs.retries, .traces.retries] | add' "$f")
+  got=$(jq -s 'map(.records) | add' "$RCV_OUT")
+  total=$((N + NL + NS))
+  [ "$dropped" -gt 0 ] && [ "$retries" = 0 ] && [ $((got + dropped)) = $total ] \
+    || fail "$t fail: dropped $dropped, retries $retries, received $got of $total"
+  for s in metrics logs traces; do
+    [ -z "$(received_ids $s | sort | uniq -d)" ] || fail "$t fail: $s duplicates"
+  done
+  pass "$t: non-retryable failure dropped $dropped records, counted"
+done
+
+rcv_start grpc-noinfo --fault exhausted-noinfo:1
+send grpc "$TMP/noinfo.json" "${ARGS[@]}"
+dropped=$(jq '[.metrics.dropped_failed, .logs.dropped_failed, .traces.dropped_failed] | add' "$TMP/noinfo.json")
+retries=$(jq '[.metrics.retries, .logs.retries, .traces.retries] | add' "$TMP/noinfo.json")
+[ "$dropped" -gt 0 ] && [ "$retries" = 0 ] \
+  || fail "grpc RESOURCE_EXHAUSTED without RetryInfo: dropped $dropped, retries $retries"
+
+# Store counters agree with the exporter's: every drop is reported.
+sd=$(jq '[.metrics.store_dropped, .logs.store_dropped, .traces.store_dropped] | add' "$TMP/noinfo.json")
+[ "$sd" = "$dropped" ] || fail "store counted $sd dropped, exporter $dropped"
+rcv_stop
+finish
