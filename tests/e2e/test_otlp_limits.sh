@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_otlp_limits.sh: what the exporter does when it cannot deliver
+# everything, over gRPC and HTTP/protobuf:
+#  - queue overflow (slow receiver, 2-request queue): the oldest requests
+#    are dropped and counted; every record is either received once or
+#    counted as dropped, in the exporter's and the store's counters;
+#  - partial_success: rejected records are counted exactly as the receiver
+#    reported them;
+#  - no receiver at all, or one that never answers: the process exits
+#    within the shutdown timeout (plus about 1 s) and counts every record
+#    as dropped; it never hangs.
+. "$(dirname "$0")/otlp_lib.sh"
+
+total_of() { jq "[.metrics.$2, .logs.$2, .traces.$2] | add" "$1"; }
+
+for t in grpc http; do
+  # Overflow: 30 windows pushed at once into a queue of 2 requests per
+  # signal, answered 200 ms each.
+  rcv_start "$t-overflow" --delay-ms 200
+  EL_OTLP_QUEUE_MAX_ITEMS=2 EL_OTLP_SHUTDOWN_TIMEOUT=20000 \
+    send "$t" "$TMP/$t-ov.json" --points 3000 --logs 300 --windows 30
+  f=$TMP/$t-ov.json
+  dq=$(total_of "$f" dropped_queue)
+  other=$(jq '[.metrics, .logs] | map(.dropped_failed + .dropped_shutdown) | add' "$f")
+  got=$(jq -s 'map(.records) | add' "$RCV_OUT")
+  sd=$(total_of "$f" store_dropped)
+  [ "$dq" -gt 0 ] || fail "$t overflow: no drops counted"
+  [ "$other" = 0 ] || fail "$t overflow: $other records failed"
+  [ $((got + dq)) = 3300 ] || fail "$t overflow: received $got + dropped $dq != 3300"
+  [ "$sd" = "$dq" ] || fail "$t overflow: store counted $sd, exporter $dq"
+  for s in metrics logs; do
+    [ -z "$(received_ids $s | sort | uniq -d)" ] || fail "$t overflow: $s duplicates"
+  done
+  grep -q "export queue full" "$f.err" || fail "$t overflow: drop not logged"
+  pass "$t overflow: received $got, dropped and counted $dq"
+
+  # Byte bound: a queue smaller than one request drops it at once.
+  rcv_start "$t-bytes"
+  EL_OTLP_QUEUE_MAX_BYTES=1000 send "$t" "$TMP/$t-by.json" --points 1000
+  [ "$(stat "$TMP/$t-by.json" metrics dropped_queue)" = 1000 ] \
+    || fail "$t bytes: $(stat "$TMP/$t-by.json" metrics dropped_queue) dropped"
+
+  # partial_success: the first 3 requests each get 7 records rejected.
+  rcv_start "$t-partial" --fault reject:3:7
+  send "$t" "$TMP/$t-p.json" --points 3000 --logs 300 --spans 300 --windows 3
+  rej=$(total_of "$TMP/$t-p.json" rejected)
+  rrej=$(jq -s 'map(.rejected) | add' "$RCV_OUT")
+  [ "$rej" = 21 ] && [ "$rrej" = 21 ] \
+    || fail "$t partial: exporter counted $rej rejected, receiver sent $rrej"
+  exactly_once "$t partial" metrics 3000
+  grep -q "rejected" "$TMP/$t-p.json.err" || fail "$t partial: not logged"
+
+  # No receiver: a closed port. Bounded exit, everything counted.
+  rcv_start "$t-down"
+  rcv_stop
+  start=$(date +%s%N)
+  EL_OTLP_SHUTDOWN_TIMEOUT=1000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
+    send "$t" "$TMP/$t-down.json" --points 500 --logs 50 --spans 50 --windows 2
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  d=$(jq '[.metrics, .logs, .traces] | map(.dropped_shutdown + .dropped_failed) | add' "$TMP/$t-down.json")
+  [ "$d" = 600 ] || fail "$t down: $d of 600 records counted as dropped"
+  [ "$ms" -lt 4000 ] || fail "$t down: exit took $ms ms (shutdown timeout 1000)"
+  pass "$t down: exited in $ms ms, 600 records counted as dropped"
+
+  # A receiver that accepts but never answers (60 s delay).
+  rcv_start "$t-hang" --delay-ms 60000
+  start=$(date +%s%N)
+  EL_OTLP_SHUTDOWN_TIMEOUT=1000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
+    send "$t" "$TMP/$t-hang.json" --points 500 --windows 2
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  d=$(jq '.metrics.dropped_shutdown' "$TMP/$t-hang.json")
+  [ "$d" = 500 ] || fail "$t hang: $d of 500 records counted as dropped"
+  [ "$ms" -lt 4000 ] || fail "$t hang: exit took $ms ms (shutdown timeout 1000)"
+  pass "$t hang: exited in $ms ms"
+done
+rcv_stop
+finish
