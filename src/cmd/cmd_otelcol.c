@@ -30,6 +30,7 @@
 #include "control/control.h"
 #include "eventlog/eventlog.h"
 #include "host/host.h"
+#include "otlp/exp_console.h"
 #include "otlp/otlp.h"
 #include "source/source.h"
 #include "telemetry/telemetry.h"
@@ -369,6 +370,7 @@ typedef struct daemon_s {
   el_ev_decoder_t *dec;
   el_tm_store_t *store;
   el_otlp_exporter_t *otlp;
+  el_otlp_console_t *console;
   el_ctl_server_t *ctl;
   int internal_logs;           /* internal_log_message enabled */
   int session_open;
@@ -536,12 +538,18 @@ static void on_timer(uv_timer_t *tm) {
 /* Exporters for every signal per the resolved OTLP configuration. */
 static int add_exporters(daemon_t *d) {
   const el_otlp_config_t *c = &d->o->otlp;
-  unsigned otlp_sigs = 0;
+  unsigned otlp_sigs = 0, console_sigs = 0;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     if (c->sig[s].exporter == EL_OTLP_EXP_OTLP) otlp_sigs |= 1u << s;
-    if (c->sig[s].exporter == EL_OTLP_EXP_CONSOLE)
-      el_log(EL_LOG_WARN, "console exporter not available in this build; "
-                          "%s are not exported", sig_names[s]);
+    if (c->sig[s].exporter == EL_OTLP_EXP_CONSOLE) console_sigs |= 1u << s;
+  }
+  if (console_sigs) {
+    el_tm_exporter_t tm;
+    int rc = el_otlp_console_new(stdout, console_sigs, c->max_message_bytes,
+                                 d->store, &d->console, &tm);
+    if (rc < 0) return rc;
+    rc = el_tm_store_add_exporter(d->store, &tm);
+    if (rc < 0) return rc;
   }
   if (otlp_sigs) {
     el_tm_exporter_t tm;
@@ -677,6 +685,7 @@ done:
     el_log(EL_LOG_DEBUG, "event loop closed with handles left");
   el_host_free(d.host);
   el_tm_store_free(d.store);
+  el_otlp_console_free(d.console);
   return status;
 }
 
