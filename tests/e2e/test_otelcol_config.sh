@@ -94,6 +94,6 @@ done
   { grep -qF "Unsupported heap profile breakdown -hx" "$W/err" && ok "-h letters"; }
 st=0; "$D" --eventlog-file /dev/null --bogus 2>/dev/null || st=$?
 [ $st = 2 ] && ok "unknown option: status 2" || bad "unknown option status $st"
-"$D" --version | grep -qE '^[0-9]+\.[0-9]+' && ok "--version" || bad "--version"
-"$D" --help | grep -q -- "--eventlog-flush-interval" && ok "--help" || bad "--help"
+"$D" --version >"$W/v" && grep -qE "^[0-9]+\.[0-9]+" "$W/v" && ok "--version" || bad "--version"
+"$D" --help >"$W/help" && grep -q -- "--eventlog-flush-interval" "$W/help" && ok "--help" || bad "--help"
 exit $fail
