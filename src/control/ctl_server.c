@@ -616,7 +616,7 @@ static int copy_opts(el_ctl_opts_t *dst, const el_ctl_opts_t *src) {
 
 static struct MHD_Daemon *start_mhd(el_ctl_server_t *s, unsigned flags) {
   flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-           MHD_USE_ERROR_LOG;
+           MHD_USE_POLL | MHD_USE_ERROR_LOG; /* poll: no FD_SETSIZE limit */
   return MHD_start_daemon(
       flags, (uint16_t)s->opts.port, NULL, NULL, on_request, s,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,

@@ -675,6 +675,25 @@ static void test_server_concurrent_paced(void **st) {
   fix_stop(f);
 }
 
+/* The server listens on IPv6 too (browsers resolve localhost to ::1). */
+static void test_server_ipv6(void **st) {
+  if (!have_curl()) skip();
+  int probe = socket(AF_INET6, SOCK_STREAM, 0);
+  struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                            .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  int v6 = probe >= 0 && bind(probe, (struct sockaddr *)&a6, sizeof a6) == 0;
+  if (probe >= 0) close(probe);
+  if (!v6) skip();
+  fix_t *f = fix_start(0, NULL);
+  snprintf(f->base, sizeof f->base, "http://[::1]:%d",
+           el_ctl_server_port(f->srv));
+  char out[4096];
+  assert_int_equal(curl(f, "-g " FORM " ^/control/x/1", out, sizeof out),
+                   200);
+  assert_int_equal(f->rec.len, 8);
+  fix_stop(f);
+}
+
 static void test_server_cors_wildcard(void **st) {
   if (!have_curl()) skip();
   fix_t *f = fix_start(0, NULL);
@@ -1029,6 +1048,7 @@ int main(void) {
       cmocka_unit_test(test_server_oversized_body),
       cmocka_unit_test(test_server_stalled_clients),
       cmocka_unit_test(test_server_concurrent_paced),
+      cmocka_unit_test(test_server_ipv6),
       cmocka_unit_test(test_server_cors_wildcard),
       cmocka_unit_test(test_server_cors_allow_list),
       cmocka_unit_test(test_server_cors_flags),
