@@ -62,3 +62,32 @@ cmp "$T/grow.tee" "$LOG" || fail "--follow: tee differs"
 timeout 30 "$EL_BIN" stats "$LOG" | by_type > "$T/file.counts"
 by_type < "$T/grow.stats" | cmp - "$T/file.counts" || fail "--follow: counts differ"
 pass "--follow on a growing file, stopped by SIGINT"
+
+# 4. FIFO with --follow: every writer is a new session.
+mkfifo "$T/ff"
+EL_SRC_CAT_QUIET=1 timeout 30 "$CAT" --eventlog-file "$T/ff" --follow \
+  --stop-after-bytes $((size * 2)) --out-prefix "$T/ff" > "$T/ff.out" &
+cpid=$!
+timeout 10 cat "$LOG" > "$T/ff"
+sleep 0.2
+timeout 10 cat "$LOG" > "$T/ff"
+wait_pid $cpid 30 || fail "FIFO --follow exited $?"
+cmp "$T/ff.1" "$LOG" && cmp "$T/ff.2" "$LOG" || fail "FIFO --follow sessions"
+pass "FIFO --follow: one session per writer"
+
+# 5. A followed file that is truncated and rewritten: a new session.
+head -c 3000 "$LOG" > "$T/trunc.eventlog"
+EL_SRC_CAT_QUIET=1 timeout 30 "$CAT" --eventlog-file "$T/trunc.eventlog" \
+  --follow --stop-after-bytes $((3000 + size)) --out-prefix "$T/tr" \
+  > "$T/tr.out" 2> "$T/tr.err" &
+cpid=$!
+for ((i = 0; i < 200; i++)); do [ -s "$T/tr.1" ] && break; sleep 0.05; done
+sleep 0.3
+: > "$T/trunc.eventlog"      # truncate ...
+sleep 0.3                    # ... let the poll see it ...
+cat "$LOG" >> "$T/trunc.eventlog"  # ... and write the whole log again
+wait_pid $cpid 30 || fail "truncated --follow exited $?"
+cmp "$T/tr.1" <(head -c 3000 "$LOG") || fail "truncated: session 1"
+cmp "$T/tr.2" "$LOG" || fail "truncated: session 2"
+grep -q 'truncated' "$T/tr.err" || fail "no truncation warning"
+pass "--follow: truncation starts a new session"
