@@ -266,8 +266,10 @@ static int win_res(window_t *w, el__tm_res_t *r) {
   return (int)w->nres++;
 }
 
-static const char *intern_view(window_t *w, el_strview_t v) {
-  return el__tm_intern(&w->intern, &w->arena, v.p, v.p ? v.len : 0);
+/* Intern *v in place (v->p NULL on failure). */
+static void intern_view(window_t *w, el_strview_t *v) {
+  v->p = el__tm_intern_n(&w->intern, &w->arena, v->p, v->p ? v->len : 0,
+                         &v->len);
 }
 
 static const char *intern_cstr(window_t *w, const char *s) {
@@ -283,8 +285,7 @@ static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
   switch (src->type) {
   case EL_TM_STR: {
     size_t len = src->v.s.p ? src->v.s.len : 0;
-    dst->v.s.p = el__tm_intern(in, a, src->v.s.p, len);
-    dst->v.s.len = len;
+    dst->v.s.p = el__tm_intern_n(in, a, src->v.s.p, len, &dst->v.s.len);
     return dst->v.s.p ? 0 : EL_ENOMEM;
   }
   case EL_TM_STRLIST: {
@@ -293,8 +294,8 @@ static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
     if (!items) return EL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
       el_strview_t s = src->v.list.items[i];
-      items[i].len = s.p ? s.len : 0;
-      items[i].p = el__tm_intern(in, a, s.p, items[i].len);
+      items[i].p = el__tm_intern_n(in, a, s.p, s.p ? s.len : 0,
+                                   &items[i].len);
       if (!items[i].p) return EL_ENOMEM;
     }
     dst->v.list.items = items;
@@ -478,9 +479,7 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   if (r.observed_unix_ns == 0) r.observed_unix_ns = now_unix_ns();
   r.severity_text = rec->severity_text ? intern_cstr(w, rec->severity_text)
                                        : NULL;
-  size_t blen = rec->body.p ? rec->body.len : 0;
-  r.body.p = el__tm_intern(&w->intern, &w->arena, rec->body.p, blen);
-  r.body.len = blen;
+  intern_view(w, &r.body);
   r.trace_id = copy_bytes(w, rec->trace_id, 16);
   r.span_id = copy_bytes(w, rec->span_id, 8);
   r.nattrs = rec->attrs ? rec->nattrs : 0;
@@ -555,10 +554,8 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
     if (!fr) return drop(st, sig);
     for (size_t i = 0; i < r.nframes; i++) {
       fr[i] = s->frames[i];
-      fr[i].function.len = fr[i].function.p ? fr[i].function.len : 0;
-      fr[i].function.p = intern_view(w, fr[i].function);
-      fr[i].file.len = fr[i].file.p ? fr[i].file.len : 0;
-      fr[i].file.p = intern_view(w, fr[i].file);
+      intern_view(w, &fr[i].function);
+      intern_view(w, &fr[i].file);
       if (!fr[i].function.p || !fr[i].file.p) return drop(st, sig);
     }
   }

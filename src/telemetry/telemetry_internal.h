@@ -48,6 +48,11 @@ typedef struct el__tm_intern_s {
  * terminated copy of s[0..len) in a; NULL when out of memory. */
 const char *el__tm_intern(el__tm_intern_t *t, el__tm_arena_t *a,
                           const char *s, size_t len);
+/* The same, also giving the copy's length: bytes of s that are not valid
+ * UTF-8 are replaced by U+FFFD (OTLP strings must be UTF-8), so it may
+ * differ from len. */
+const char *el__tm_intern_n(el__tm_intern_t *t, el__tm_arena_t *a,
+                            const char *s, size_t len, size_t *out_len);
 void el__tm_intern_clear(el__tm_intern_t *t);
 void el__tm_intern_free(el__tm_intern_t *t);
 uint32_t el__tm_hash(const void *p, size_t len, uint32_t seed);

@@ -96,12 +96,105 @@ static int intern_grow(el__tm_intern_t *t) {
   return 0;
 }
 
-const char *el__tm_intern(el__tm_intern_t *t, el__tm_arena_t *a,
-                          const char *s, size_t len) {
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid
+ * (overlong forms, surrogates and code points above U+10FFFF are invalid).
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t len;
+  unsigned lo = 0x80, hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf) len = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (n < len || s[1] < lo || s[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+  return len;
+}
+
+/* Number of bytes of s[0..len) that do not start a valid sequence. */
+static size_t utf8_bad(const char *s, size_t len) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0, bad = 0;
+  while (i < len) {
+    if (u[i] < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k = utf8_seq(u + i, len - i);
+    if (k) {
+      i += k;
+    } else {
+      bad++;
+      i++;
+    }
+  }
+  return bad;
+}
+
+/* OTLP strings must be UTF-8: a copy of s[0..len) with each of its `bad`
+ * invalid bytes replaced by U+FFFD (el_malloc'd, NUL-terminated, length in
+ * *out_len), or NULL when out of memory. */
+static char *utf8_fix(const char *s, size_t len, size_t bad,
+                      size_t *out_len) {
+  const unsigned char *u = (const unsigned char *)s;
+  char *d = el_malloc(len + 2 * bad + 1);
+  if (!d) return NULL;
+  size_t j = 0;
+  for (size_t i = 0; i < len;) {
+    size_t k = utf8_seq(u + i, len - i);
+    if (k) {
+      memcpy(d + j, s + i, k);
+      j += k;
+      i += k;
+    } else {
+      memcpy(d + j, "\xef\xbf\xbd", 3);
+      j += 3;
+      i++;
+    }
+  }
+  d[j] = '\0';
+  *out_len = j;
+  return d;
+}
+
+static const char *intern_valid(el__tm_intern_t *t, el__tm_arena_t *a,
+                                const char *s, size_t len);
+
+const char *el__tm_intern_n(el__tm_intern_t *t, el__tm_arena_t *a,
+                            const char *s, size_t len, size_t *out_len) {
   if (!s) {
     s = "";
     len = 0;
   }
+  *out_len = len;
+  size_t bad = utf8_bad(s, len);
+  if (!bad) return intern_valid(t, a, s, len);
+  char *fixed = utf8_fix(s, len, bad, out_len);
+  if (!fixed) return NULL;
+  const char *r = intern_valid(t, a, fixed, *out_len);
+  el_free(fixed);
+  return r;
+}
+
+const char *el__tm_intern(el__tm_intern_t *t, el__tm_arena_t *a,
+                          const char *s, size_t len) {
+  size_t n;
+  return el__tm_intern_n(t, a, s, len, &n);
+}
+
+static const char *intern_valid(el__tm_intern_t *t, el__tm_arena_t *a,
+                                const char *s, size_t len) {
   if (len > EL__TM_INTERN_MAX) return el__tm_arena_strndup(a, s, len);
   if ((t->n + 1) * 2 > t->cap && intern_grow(t) < 0) return NULL;
   uint32_t h = el__tm_hash(s, len, 0);

@@ -325,6 +325,45 @@ static void test_copies_survive_buffer_reuse(void **state) {
   cap_clear(&c);
 }
 
+/* OTLP strings are UTF-8: invalid bytes become U+FFFD (EF BF BD), one
+ * per byte that does not start a valid sequence; valid text is kept. */
+static void test_invalid_utf8_replaced(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  static const char body[] = "a\xff" "b \xc3\xa9 \xc0\xaf \xed\xa0\x80 "
+                             "\xf0\x9f\x98\x80 \xe2\x82";
+  el_tm_attr_t a = {.key = "k\x80", .type = EL_TM_STR,
+                    .v.s = {"v\xfe", 2}};
+  el_strview_t item = {"\xc3", 1};
+  el_tm_attr_t l = {.key = "l", .type = EL_TM_STRLIST, .v.list = {&item, 1}};
+  el_tm_attr_t at[2] = {a, l};
+  el_tm_log_t lg = {.body = {body, sizeof body - 1}, .attrs = at,
+                    .nattrs = 2};
+  assert_int_equal(el_tm_log(st, &lg), 0);
+  el_tm_frame_t f = {{"f\x80", 2}, {"ok.hs", 5}, 1, 1};
+  el_tm_profile_sample_t ps = {"p", "cpu", "samples", &f, 1, 1, 0, NULL, 0};
+  assert_int_equal(el_tm_profile_sample(st, &ps), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n;
+  const el_tm_log_t *r = el_tm_batch_logs(c.got[0], &n);
+  static const char want[] =
+      "a\xef\xbf\xbd" "b \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd "
+      "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xf0\x9f\x98\x80 "
+      "\xef\xbf\xbd\xef\xbf\xbd";
+  assert_int_equal(r[0].body.len, sizeof want - 1);
+  assert_string_equal(r[0].body.p, want);
+  assert_string_equal(r[0].attrs[0].key, "k\xef\xbf\xbd");
+  assert_string_equal(r[0].attrs[0].v.s.p, "v\xef\xbf\xbd");
+  assert_int_equal(r[0].attrs[0].v.s.len, 4);
+  assert_string_equal(r[0].attrs[1].v.list.items[0].p, "\xef\xbf\xbd");
+  assert_int_equal(r[0].attrs[1].v.list.items[0].len, 3);
+  const el_tm_profile_sample_t *sp = el_tm_batch_samples(c.got[1], &n);
+  assert_string_equal(sp[0].frames[0].function.p, "f\xef\xbf\xbd");
+  assert_int_equal(sp[0].frames[0].function.len, 4);
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 static void test_record_cap_drops_and_counts(void **state) {
   cap_t c = {0};
   el_tm_store_t *st = store_with(&c, 0xf);
@@ -446,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_reused_desc_struct),
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
+      cmocka_unit_test(test_invalid_utf8_replaced),
       cmocka_unit_test(test_record_cap_drops_and_counts),
       cmocka_unit_test(test_refused_batch_counted_as_dropped),
       cmocka_unit_test(test_random_ids_not_zero),
