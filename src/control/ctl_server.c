@@ -524,7 +524,8 @@ static enum MHD_Result finish(el_ctl_server_t *s, struct MHD_Connection *c,
     return answer_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
                         "no eventlog socket connection is open for service ",
                         svc, r->svc_len);
-  if (rc == -ETIMEDOUT || rc == -EBUSY || rc == -ESHUTDOWN)
+  if (rc == -ETIMEDOUT || rc == -EBUSY || rc == -ESHUTDOWN ||
+      rc == EL_ENOMEM) /* EL_ENOMEM: the source's send queue is full */
     return answer_error(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
                         rc == -ESHUTDOWN ? "the server is stopping"
                                          : "the daemon is busy; try again",
