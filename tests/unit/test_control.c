@@ -102,10 +102,16 @@ typedef struct {
   int calls;
   pthread_t thread; /* thread of the last call */
   double t[64];     /* CLOCK_MONOTONIC seconds of the first 64 sends */
+  int sleep_ms;     /* block the calling (loop) thread this long, once */
 } rec_t;
 
 static int rec_send(void *ud, const uint8_t *b, size_t n) {
   rec_t *r = ud;
+  if (r->sleep_ms > 0) {
+    int ms = r->sleep_ms;
+    r->sleep_ms = 0;
+    usleep((useconds_t)ms * 1000);
+  }
   pthread_mutex_lock(&r->mu);
   if (r->calls < 64) {
     struct timespec ts;
@@ -694,6 +700,23 @@ static void test_server_ipv6(void **st) {
   fix_stop(f);
 }
 
+/* A loop thread stuck for 3 s (a slow Lua handler, say): the request
+ * gives up after 2 s with 503 instead of hanging; the daemon carries on. */
+static void test_server_loop_busy(void **st) {
+  if (!have_curl()) skip();
+  fix_t *f = fix_start(0, NULL);
+  char out[4096];
+  f->rec.sleep_ms = 3000;
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 503);
+  assert_non_null(strstr(out, "busy"));
+  /* Once the loop is free again, requests go through. */
+  usleep(1500 * 1000);
+  rec_reset(&f->rec, 1);
+  assert_int_equal(curl(f, FORM " ^/control/x/2", out, sizeof out), 200);
+  assert_int_equal(f->rec.len, 8);
+  fix_stop(f);
+}
+
 static void test_server_cors_wildcard(void **st) {
   if (!have_curl()) skip();
   fix_t *f = fix_start(0, NULL);
@@ -1049,6 +1072,7 @@ int main(void) {
       cmocka_unit_test(test_server_stalled_clients),
       cmocka_unit_test(test_server_concurrent_paced),
       cmocka_unit_test(test_server_ipv6),
+      cmocka_unit_test(test_server_loop_busy),
       cmocka_unit_test(test_server_cors_wildcard),
       cmocka_unit_test(test_server_cors_allow_list),
       cmocka_unit_test(test_server_cors_flags),
