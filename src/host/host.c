@@ -114,8 +114,8 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   h->opts.lua_dir = h->lua_dir;
   h->next_deadline = UINT64_MAX;
   h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
-  h->ev_type_set = -1;
   h->next_id = 1;
+  h->ev_cap = -1;
   snprintf(h->timer_handler.where, sizeof h->timer_handler.where, "timer");
   snprintf(h->hook_handler.where, sizeof h->hook_handler.where, "hook");
   el_ev_sink_t sink = {.ud = h,
@@ -238,13 +238,13 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
     lua_remove(L, fn);
     return 0;
   }
-  el__host_error(h, hd, what);
+  el__host_error(h, L, hd, what);
   lua_pop(L, 1);
   return -1;
 }
 
-void el__host_error(el_host_t *h, el__handler_t *hd, const char *what) {
-  lua_State *L = h->L;
+void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
+                    const char *what) {
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(no message)";
   h->st.handler_errors++;

@@ -100,6 +100,8 @@ typedef struct el_host_stats_s {
   uint64_t timer_skipped;   /* eventlog-time deadlines skipped (big jumps) */
   uint64_t reorder_forced;  /* helper events released before their turn */
   uint64_t warnings;        /* decoder warnings */
+  uint64_t reentrant_dropped; /* events fed from inside a handler: not
+                               dispatched to Lua */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

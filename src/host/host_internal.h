@@ -22,6 +22,9 @@ enum {
   EL__F_STAR = 8    /* some handler subscribed to "*" */
 };
 
+/* Fixed slots of the dispatch thread's stack. */
+enum { D_TB = 1, D_EV, D_KT, D_KCAP, D_NSLOTS = D_KCAP };
+
 /* One subscription of a Lua function to one event type (or "*"). */
 typedef struct el__handler_s {
   int ref;                  /* registry ref of the function */
@@ -91,10 +94,12 @@ struct el_host_s {
   int next_id;
   int need_compact;
   int ev_ref;               /* the reused `ev` table */
-  int key_t_ref, key_cap_ref; /* interned keys "t", "cap" */
-  int key_type_ref, key_type_id_ref; /* "type", "type_id" */
-  int names_ref;            /* table: type id -> GHC name string */
-  int ev_type_set;          /* type id whose name ev.type holds, -1 */
+  lua_State *D;             /* dispatch thread: its stack holds, at rest,
+                               exactly D_TB, D_EV, D_KT, D_KCAP below */
+  int D_ref;                /* registry ref anchoring D */
+  int ev_cap;               /* cap stored in ev.cap; -1 = none stored yet
+                               (a script writing ev.cap is its own risk) */
+  const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */
@@ -125,8 +130,10 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
                    const char *what);
 /* The message handler of every protected call. [-0, +1, m] */
 int el__host_traceback(lua_State *L);
-/* Count and log (or fail-fast) the error message on top; pops it. */
-void el__host_error(el_host_t *h, el__handler_t *hd, const char *what);
+/* Count and log (or fail-fast) the error message on top of L (the main
+ * state or the dispatch thread); pops it. */
+void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
+                    const char *what);
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on);
 /* Time for emit calls: t if given, else the current event's or now. */
 el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t);

@@ -83,6 +83,7 @@ static int ev_on(lua_State *L) {
   hd->ref = luaL_ref(L, LUA_REGISTRYINDEX);
   hd->type = type;
   hd->id = h->next_id++;
+  if (type >= 0) h->ti[type] = el_ev_type_info((uint16_t)type);
   el__host_set_flag(h, type, type < 0 ? EL__F_STAR : EL__F_LUA, 1);
   lua_pushinteger(L, hd->id);
   return 1;
@@ -164,7 +165,7 @@ static int push_fields(lua_State *L, const el_ev_event_t *ev,
                        const el_ev_type_info_t *ti) {
   if (!ev->known || !ti) return 0;
   int n = ev->nfields < ti->nfields ? ev->nfields : ti->nfields;
-  luaL_checkstack(L, n + 4, "event fields");
+  if (n > 8) luaL_checkstack(L, n + 4, "event fields");
   for (int i = 0; i < n; i++) el__push_field(L, ev, i, ti->fields[i].kind);
   return n;
 }
@@ -177,64 +178,52 @@ static void push_type_name(lua_State *L, uint16_t type) {
     lua_pushfstring(L, "UNKNOWN_%d", (int)type);
 }
 
-/* Refresh the reused ev table: t, cap (nil outside capability blocks),
- * and type/type_id only when the type changed. ev table on top. */
-static void set_ev(el_host_t *h, lua_State *L, const el_ev_event_t *ev) {
-  /* keys come from the registry: no string lookup per event */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_t_ref);
-  lua_pushinteger(L, (lua_Integer)ev->t_ns);
-  lua_rawset(L, -3);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_cap_ref);
+/* Refresh the reused ev table (slot D_EV of the dispatch thread): only t
+ * and cap are stored; every other key is computed by __index from the
+ * current event. The keys are kept on the stack: no string lookup. */
+static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
+  lua_pushvalue(D, D_KT);
+  lua_pushinteger(D, (lua_Integer)ev->t_ns);
+  lua_rawset(D, D_EV);
+  if (ev->cap == h->ev_cap) return;  /* unchanged since the last event */
+  h->ev_cap = ev->cap;
+  lua_pushvalue(D, D_KCAP);
   if (ev->cap == EL_EV_NO_CAP)
-    lua_pushnil(L);
+    lua_pushnil(D);
   else
-    lua_pushinteger(L, ev->cap);
-  lua_rawset(L, -3);
-  if (h->ev_type_set != ev->type) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_type_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->names_ref);
-    if (lua_rawgeti(L, -1, ev->type) == LUA_TNIL) {  /* first time */
-      lua_pop(L, 1);
-      push_type_name(L, ev->type);
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, -3, ev->type);
-    }
-    lua_remove(L, -2);
-    lua_rawset(L, -3);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_type_id_ref);
-    lua_pushinteger(L, ev->type);
-    lua_rawset(L, -3);
-    h->ev_type_set = ev->type;
-  }
+    lua_pushinteger(D, ev->cap);
+  lua_rawset(D, D_EV);
 }
 
-/* Stack on entry: ev, traceback (top). */
 static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
                       const el_ev_type_info_t *ti) {
-  lua_State *L = h->L;
-  int tb = lua_gettop(L);
+  lua_State *D = h->D;
   for (int i = 0; i < l->n && !h->stop; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, hd->ref);
-    lua_pushvalue(L, tb - 1);  /* ev */
-    int n = push_fields(L, ev, ti);
+    lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+    lua_pushvalue(D, D_EV);
+    int n = push_fields(D, ev, ti);
     hd->calls++;
     h->st.dispatched++;
-    if (lua_pcall(L, n + 1, 0, tb) != LUA_OK) el__host_error(h, hd, "handler");
+    if (lua_pcall(D, n + 1, 0, D_TB) != LUA_OK)
+      el__host_error(h, D, hd, "handler");
   }
 }
 
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
-  lua_State *L = h->L;
-  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
+  lua_State *D = h->D;
+  if (h->in_dispatch) {  /* fed from inside a handler: not supported */
+    h->st.reentrant_dropped++;
+    return;
+  }
+  const el_ev_type_info_t *ti =
+      ev->type < EL__HOST_NTYPES ? h->ti[ev->type] : NULL;
   h->in_dispatch++;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ev_ref);
-  set_ev(h, L, ev);
-  lua_pushcfunction(L, el__host_traceback);
+  set_ev(h, D, ev);
   if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
-  if (f & EL__F_STAR) call_list(h, &h->star, ev, ti);
-  lua_pop(L, 2);
+  if (f & EL__F_STAR) call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
+  lua_settop(D, D_NSLOTS);
   h->in_dispatch--;
   compact(h);
 }
@@ -286,8 +275,15 @@ static int evt_index(lua_State *L) {
     lua_pushcfunction(L, evt_fields);
     return 1;
   }
-  if (!ev || !strcmp(k, "cap") || !strcmp(k, "t") || !strcmp(k, "type"))
-    return 0;
+  if (!ev || !strcmp(k, "cap") || !strcmp(k, "t")) return 0;
+  if (!strcmp(k, "type")) {
+    push_type_name(L, ev->type);
+    return 1;
+  }
+  if (!strcmp(k, "type_id")) {
+    lua_pushinteger(L, ev->type);
+    return 1;
+  }
   if (!strcmp(k, "unix_ns")) {
     lua_pushinteger(L, (lua_Integer)el__host_unix(h, ev->t_ns));
     return 1;
@@ -607,17 +603,15 @@ int el__lua_open_module(lua_State *L) {
   lua_pushcfunction(L, evt_index);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
+  /* the dispatch thread with its fixed slots */
+  h->D = lua_newthread(L);
+  h->D_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(h->D, el__host_traceback);   /* D_TB */
+  lua_pushvalue(L, -1);
+  lua_xmove(L, h->D, 1);                          /* D_EV */
+  lua_pushliteral(h->D, "t");                     /* D_KT */
+  lua_pushliteral(h->D, "cap");                   /* D_KCAP */
   h->ev_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushliteral(L, "t");
-  h->key_t_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushliteral(L, "cap");
-  h->key_cap_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushliteral(L, "type");
-  h->key_type_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushliteral(L, "type_id");
-  h->key_type_id_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  h->names_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* hooks */
   lua_createtable(L, 0, 4);
   static const char *hooks[] = {"on_header", "on_session", "on_session_end",
