@@ -288,6 +288,93 @@ def check_capusage(ck, events, metrics):
                list(got_gc.items()))
 
 
+def parse_textproto(text):
+    """protoc --decode text format -> nested dicts of lists."""
+    toks = re.findall(r'"(?:[^"\\]|\\.)*"|[{}]|[^\s{}:]+(?=\s*[:{])|'
+                      r'(?<=:)\s*[^\s{}"]+', text)
+    pos = 0
+
+    def value(tok):
+        tok = tok.strip()
+        if tok.startswith('"'):
+            return bytes(tok[1:-1], "utf-8").decode("unicode_escape") \
+                .encode("latin-1").decode("utf-8")
+        try:
+            return int(tok)
+        except ValueError:
+            return tok
+
+    def block():
+        nonlocal pos
+        d = defaultdict(list)
+        while pos < len(toks):
+            t = toks[pos]
+            if t == "}":
+                pos += 1
+                return d
+            name = t
+            pos += 1
+            if toks[pos] == "{":
+                pos += 1
+                d[name].append(block())
+            else:
+                d[name].append(value(toks[pos]))
+                pos += 1
+        return d
+    return block()
+
+
+def check_ccprofile(ck, events, start, profiles, name, service):
+    ccs = {}
+    exp = []
+    for t, cap, text in events:
+        m = re.match(r"^cost centre (\d+) (\S+) in (\S+) at ", text)
+        if m:
+            ccs[int(m.group(1))] = f"{m.group(3)}:{m.group(2)}"
+            continue
+        m = re.match(r"^cap no (\d+), prof sample \d+, cost centre stack ?(.*)$",
+                     text)
+        if m:
+            ids = [int(x) for x in m.group(2).split(",") if x.strip()]
+            exp.append((start + t, int(m.group(1)),
+                        tuple(ccs.get(i, str(i)) for i in ids), name))
+    got = []
+    for text in profiles:
+        req = parse_textproto(text)
+        dic = req["dictionary"][0]
+        strs = dic["string_table"]
+        funcs = dic["function_table"]
+        locs = dic["location_table"]
+        stacks = dic["stack_table"]
+        attrs = dic["attribute_table"]
+        for rp in req["resource_profiles"]:
+            svc = [kv["value"][0]["string_value"][0]
+                   for kv in rp["resource"][0].get("attributes", [])
+                   if kv["key"][0] == "service.name"]
+            if svc != [service]:
+                continue
+            for sp in rp["scope_profiles"]:
+                for prof in sp["profiles"]:
+                    for smp in prof["samples"]:
+                        st = stacks[smp.get("stack_index", [0])[0]]
+                        names = []
+                        for li in st.get("location_indices", []):
+                            ln = locs[li]["lines"][0]
+                            f = funcs[ln.get("function_index", [0])[0]]
+                            names.append(strs[f.get("name_strindex", [0])[0]])
+                        a = {}
+                        for ai in smp.get("attribute_indices", []):
+                            kv = attrs[ai]
+                            v = kv["value"][0]
+                            a[strs[kv["key_strindex"][0]]] = \
+                                (v.get("int_value") or v.get("string_value")
+                                 or [0])[0]
+                        got.append((smp["timestamps_unix_nano"][0],
+                                    a.get("capability"), tuple(names),
+                                    a.get("__name__")))
+    ck.compare("cost-centre profile samples", exp, got)
+
+
 def main():
     ref, rcv, service, agg, checks = sys.argv[1:6]
     breakdown = sys.argv[6] if len(sys.argv) > 6 else None
@@ -297,7 +384,7 @@ def main():
     if start is None:
         print("FAIL no WALL_CLOCK_TIME in the reference")
         return 1
-    metrics, logs, _ = received(rcv, service)
+    metrics, logs, profiles = received(rcv, service)
     ck = Checker()
     for c in checks.split(","):
         if c == "heap":
@@ -308,6 +395,9 @@ def main():
             check_logs(ck, events, start, logs, c)
         elif c == "capusage":
             check_capusage(ck, events, metrics)
+        elif c == "ccprofile":
+            check_ccprofile(ck, events, start, profiles,
+                            "ghc_eventlog_CostCentreStackProfile", service)
     return 1 if ck.failed else 0
 
 

@@ -5,7 +5,8 @@
 # the ghc-events `.reference` texts (tests/e2e/otelcol_check.py):
 # heap metrics (every event, then the last per 100 ms window), heap
 # censuses, user markers (TRACE), user messages (DEBUG), thread labels,
-# capability usage totals (sums of run and GC intervals).
+# capability usage totals (sums of run and GC intervals), cost-centre
+# profile stacks (PROF_SAMPLE_COST_CENTRE with HEAP_PROF_COST_CENTRE names).
 # ctest-labels: e2e
 source "$(dirname "$0")/otelcol_lib.sh"
 
@@ -27,6 +28,8 @@ processors:
     heap_allocated: {aggregate: $1, export: 1s}
     heap_prof_sample: {aggregate: $1, export: 1s}
     capability_usage: {aggregate: $1, export: 1s}
+  profiles:
+    cost_centre_stack_profile: {export: 1s}
 YAML
 }
 config false >"$WORK/exact.yaml"
@@ -40,6 +43,8 @@ cases=(
   "ghc-9.0/heapy-prof-hy -hy heap,census,markers,messages,labels"
   "ghc-9.0/threads -hT heap,markers,messages,labels,capusage"
   "ghc-events/ghc-9.2-events -hT heap,markers,labels"
+  "ghc-9.0/heapy-prof-hc -hc heap,markers,labels,ccprofile"
+  "ghc-events/time-prof -hT heap,ccprofile"
 )
 n=0
 for c in "${cases[@]}"; do
