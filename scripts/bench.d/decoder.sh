@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Decoder figures: throughput (MB/s, events/s) and peak RSS of
+# `eventlog-live stats` and `eventlog-live show` on threads-big.eventlog
+# and on a >= 1 GB synthesised stream (tests/tools/el_synth.c), plus the
+# speed ratio against `ghc-events show` when ghc-events is on PATH.
+# Targets (issue 2): stats >= 1 GB/s on one core, stats peak RSS <= 16 MB
+# for 1 GB, show >= 15x faster than ghc-events. Figures only, no asserts.
+# Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (set by scripts/bench.sh);
+# EL_BENCH_SYNTH_BYTES (default 1G) sizes the synthesised stream.
+set -euo pipefail
+: "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
+synth_bin=$EL_BUILD_DIR/tests/el_synth
+big=$EL_EVENTLOGS/ghc-9.0/threads-big.eventlog
+size=${EL_BENCH_SYNTH_BYTES:-1G}
+
+now() { date +%s.%N; }
+# run_timed OUT CMD...: runs CMD with stdout to OUT; sets secs and rss_kib.
+run_timed() {
+  local out=$1
+  shift
+  local t0 t1 tf
+  tf=$(mktemp)
+  t0=$(now)
+  /usr/bin/time -f "%M" -o "$tf" "$@" >"$out"
+  t1=$(now)
+  secs=$(echo "$t1 - $t0" | bc -l)
+  rss_kib=$(tail -1 "$tf")
+  rm -f "$tf"
+}
+
+report() { # label file events secs rss
+  local bytes mbs evs
+  bytes=$(stat -c %s "$2")
+  mbs=$(echo "$bytes / $4 / 1000000" | bc -l)
+  evs=$(echo "$3 / $4" | bc -l)
+  printf "%-34s %9.1f MB/s %12.0f events/s  peak RSS %7d KiB  (%.3f s)\n" \
+    "$1" "$mbs" "$evs" "$5" "$4"
+}
+
+bench_file() { # label file
+  local label=$1 f=$2 best=999999 out ev rss_best=0
+  out=$(mktemp)
+  for _ in 1 2 3; do
+    run_timed "$out" "$EL_BIN" stats "$f"
+    # The decoder's own elapsed time (read + decode), as stats reports it.
+    local s
+    s=$(sed -n 's/^elapsed: *\([0-9.]*\) s/\1/p' "$out")
+    if (($(echo "$s < $best" | bc -l))); then best=$s; fi
+    rss_best=$rss_kib
+  done
+  ev=$(sed -n 's/^events: *//p' "$out")
+  report "stats $label" "$f" "$ev" "$best" "$rss_best"
+  run_timed /dev/null "$EL_BIN" show "$f"
+  local show_secs=$secs
+  report "show $label" "$f" "$ev" "$show_secs" "$rss_kib"
+  if command -v ghc-events >/dev/null 2>&1 && [ "$(stat -c %s "$f")" -lt 100000000 ]; then
+    run_timed /dev/null ghc-events show "$f"
+    printf "%-34s %9.1fx faster than ghc-events show (%.2f s vs %.2f s)\n" \
+      "show $label" "$(echo "$secs / $show_secs" | bc -l)" "$show_secs" "$secs"
+  fi
+  rm -f "$out"
+}
+
+[ -x "$synth_bin" ] || { echo "decoder bench: $synth_bin not built" >&2; exit 1; }
+run_timed /dev/null "$EL_BIN" --version
+echo "baseline peak RSS of the executable (shared libraries): $rss_kib KiB"
+bench_file "threads-big (12 MB)" "$big"
+
+dir=$EL_BUILD_DIR
+[ -w "$dir" ] || dir=/tmp
+synth=$(mktemp "$dir/bench-synth-XXXXXX.eventlog")
+trap 'rm -f "$synth"' EXIT
+"$synth_bin" -n "$size" -o "$synth" "$big"
+bench_file "synthesised ($(($(stat -c %s "$synth") / 1000000)) MB)" "$synth"
+rm -f "$synth"
