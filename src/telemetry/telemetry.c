@@ -605,16 +605,30 @@ static uint32_t *order_items(window_t *w, el_tm_signal_t sig,
   return map;
 }
 
-/* Move the window's records into b in (key order, emission order). */
+/* Move the window's records into b in (key order, emission order). When
+ * they are in that order already (one resource, one metric...), the
+ * window's array itself moves to the batch: no copy. */
 static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
                         const uint32_t *map, size_t nkeys) {
+  size_t i = 1;
+  for (; i < w->nrecs; i++)
+    if ((map ? map[w->keys[i]] : w->keys[i]) <
+        (map ? map[w->keys[i - 1]] : w->keys[i - 1]))
+      break;
+  if (i >= w->nrecs) {
+    b->recs = w->recs;
+    b->nrecs = w->nrecs;
+    w->recs = NULL;
+    w->cap = 0;                       /* admit() reallocates keys too */
+    return 0;
+  }
   size_t *pos = el_calloc(nkeys ? nkeys : 1, sizeof(*pos));
   b->recs = el_malloc(w->nrecs * recsize[sig]);
   if (!pos || !b->recs) {
     el_free(pos);
     return EL_ENOMEM;
   }
-  for (size_t i = 0; i < w->nrecs; i++)
+  for (i = 0; i < w->nrecs; i++)
     pos[map ? map[w->keys[i]] : w->keys[i]]++;
   size_t acc = 0;
   for (size_t k = 0; k < nkeys; k++) {
@@ -622,7 +636,7 @@ static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
     pos[k] = acc;
     acc += c;
   }
-  for (size_t i = 0; i < w->nrecs; i++) {
+  for (i = 0; i < w->nrecs; i++) {
     size_t k = map ? map[w->keys[i]] : w->keys[i];
     memcpy((unsigned char *)b->recs + pos[k]++ * recsize[sig],
            w->recs + i * recsize[sig], recsize[sig]);
