@@ -4,6 +4,7 @@
 # real eventlog on a Unix socket and records every byte it receives); curl
 # plays Grafana. Expected bytes are written out by hand from
 # spec/eventlog-format.md §5.7. Exit 0 pass, 1 fail, 77 skip.
+# ctest-labels: asan
 set -u
 BIN_DIR=${EL_BUILD_DIR:?}
 DAEMON=$BIN_DIR/eventlog-live-otelcol

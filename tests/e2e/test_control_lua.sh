@@ -5,6 +5,7 @@
 # (EVENTLOG_LIVE_LUA_DIR); el_peer plays the program and records what it
 # receives. Expected bytes by hand from spec/eventlog-format.md §5.7.
 # Exit 0 pass, 1 fail, 77 skip.
+# ctest-labels: asan
 set -u
 BIN_DIR=${EL_BUILD_DIR:?}
 DAEMON=$BIN_DIR/eventlog-live-otelcol
