@@ -453,11 +453,11 @@ static int init_sync(el_otlp_exporter_t *ex) {
   return rc ? -rc : 0;
 }
 
-int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
-                         el_tm_store_t *st, el_otlp_exporter_t **out,
-                         el_tm_exporter_t *tm) {
-  *out = NULL;
+/* Allocate the exporter with its delivery settings (no transports). */
+static int exporter_alloc(const el_otlp_config_t *cfg, el_tm_store_t *st,
+                          el_otlp_exporter_t **out) {
   el_otlp_exporter_t *ex = el_calloc(1, sizeof *ex);
+  *out = NULL;
   if (!ex) return EL_ENOMEM;
   /* Only the scalar delivery settings are used from the copy. */
   ex->cfg = *cfg;
@@ -473,22 +473,19 @@ int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
     el_free(ex);
     return rc;
   }
-  for (int s = 0; s < EL_TM_NSIGNALS && rc == 0; s++) {
-    const el_otlp_signal_cfg_t *sc = &cfg->sig[s];
-    if (!(signals & (1u << s)) || sc->exporter != EL_OTLP_EXP_OTLP) continue;
-    rc = sc->protocol == EL_OTLP_GRPC
-             ? el__otlp_grpc_new(sc, (el_tm_signal_t)s, &ex->tr[s])
-             : el__otlp_http_new(sc, (el_tm_signal_t)s, &ex->tr[s]);
-    if (rc == 0) ex->signals |= 1u << s;
-  }
-  if (rc == 0) {
-    rc = -pthread_create(&ex->thread, NULL, sender_main, ex);
-    ex->thread_started = rc == 0;
-  }
+  *out = ex;
+  return 0;
+}
+
+/* Start the sender and fill *tm; frees ex on failure. */
+static int exporter_start(el_otlp_exporter_t *ex, el_otlp_exporter_t **out,
+                          el_tm_exporter_t *tm) {
+  int rc = -pthread_create(&ex->thread, NULL, sender_main, ex);
   if (rc < 0) {
     el_otlp_exporter_free(ex);
     return rc;
   }
+  ex->thread_started = true;
   *out = ex;
   if (tm) {
     memset(tm, 0, sizeof *tm);
@@ -499,4 +496,46 @@ int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
     tm->flush = tm_flush;
   }
   return 0;
+}
+
+int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
+                         el_tm_store_t *st, el_otlp_exporter_t **out,
+                         el_tm_exporter_t *tm) {
+  el_otlp_exporter_t *ex;
+  *out = NULL;
+  int rc = exporter_alloc(cfg, st, &ex);
+  if (rc < 0) return rc;
+  for (int s = 0; s < EL_TM_NSIGNALS && rc == 0; s++) {
+    const el_otlp_signal_cfg_t *sc = &cfg->sig[s];
+    if (!(signals & (1u << s)) || sc->exporter != EL_OTLP_EXP_OTLP) continue;
+    rc = sc->protocol == EL_OTLP_GRPC
+             ? el__otlp_grpc_new(sc, (el_tm_signal_t)s, &ex->tr[s])
+             : el__otlp_http_new(sc, (el_tm_signal_t)s, &ex->tr[s]);
+    if (rc == 0) ex->signals |= 1u << s;
+  }
+  if (rc < 0) {
+    el_otlp_exporter_free(ex);
+    return rc;
+  }
+  return exporter_start(ex, out, tm);
+}
+
+int el__otlp_exporter_new_with(const el_otlp_config_t *cfg,
+                               const el_xq_transport_t *tr, unsigned signals,
+                               el_tm_store_t *st, el_otlp_exporter_t **out,
+                               el_tm_exporter_t *tm) {
+  el_otlp_exporter_t *ex;
+  *out = NULL;
+  int rc = exporter_alloc(cfg, st, &ex);
+  if (rc < 0) {
+    for (int s = 0; s < EL_TM_NSIGNALS; s++)
+      if ((signals & (1u << s)) && tr[s].free) tr[s].free(tr[s].ud);
+    return rc;
+  }
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (!(signals & (1u << s))) continue;
+    ex->tr[s] = tr[s];
+    ex->signals |= 1u << s;
+  }
+  return exporter_start(ex, out, tm);
 }

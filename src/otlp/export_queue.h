@@ -59,6 +59,14 @@ int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
 int el__otlp_parse_response(el_tm_signal_t sig, const uint8_t *body,
                             size_t len, el_xq_result_t *res);
 
+/* el_otlp_exporter_new with caller-made transports (tests): tr[s] is used
+ * for each signal s in `signals` (ownership taken: tr[s].free is called by
+ * el_otlp_exporter_free, also on failure). cfg: delivery settings only. */
+int el__otlp_exporter_new_with(const el_otlp_config_t *cfg,
+                               const el_xq_transport_t *tr, unsigned signals,
+                               el_tm_store_t *st, el_otlp_exporter_t **out,
+                               el_tm_exporter_t *tm);
+
 /* Milliseconds on the monotonic clock. */
 int64_t el__otlp_now_ms(void);
 

@@ -1,0 +1,375 @@
+/* test_export_queue.c: the OTLP exporter's bounded queues, sender thread,
+ * retry and shutdown, driven through a scripted fake transport.
+ * ctest-labels: asan */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "otlp/export_queue.h"
+
+/* {====== fake transport ======} */
+
+typedef struct {
+  pthread_mutex_t mu;
+  el_xq_verdict_t script[64];  /* verdict of call k; OK past nscript */
+  int retry_after[64];
+  int64_t rejected[64];
+  int nscript;
+  int calls;
+  bool block;                  /* hold every send until unblocked/abort */
+  uint32_t seen[256];          /* ids of the requests answered OK */
+  int nseen;
+  int freed;
+} fake_t;
+
+static fake_t F;
+
+static void fake_reset(void) {
+  memset(&F, 0, sizeof F);
+  pthread_mutex_init(&F.mu, NULL);
+  for (int i = 0; i < 64; i++) F.retry_after[i] = -1;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&d, NULL);
+}
+
+static void fake_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
+                      size_t len, const atomic_int *abort,
+                      el_xq_result_t *res) {
+  pthread_mutex_lock(&F.mu);
+  int k = F.calls++;
+  pthread_mutex_unlock(&F.mu);
+  for (;;) {
+    pthread_mutex_lock(&F.mu);
+    bool b = F.block;
+    pthread_mutex_unlock(&F.mu);
+    if (!b || atomic_load(abort)) break;
+    sleep_ms(2);
+  }
+  pthread_mutex_lock(&F.mu);
+  res->verdict = k < F.nscript ? F.script[k] : EL_XQ_OK;
+  res->retry_after_ms = k < F.nscript ? F.retry_after[k] : -1;
+  res->rejected = k < F.nscript ? F.rejected[k] : 0;
+  strcpy(res->msg, "fake");
+  if (res->verdict == EL_XQ_OK && len >= 4 && F.nseen < 256) {
+    uint32_t id;
+    memcpy(&id, bytes, 4);
+    F.seen[F.nseen++] = id;
+  }
+  pthread_mutex_unlock(&F.mu);
+}
+
+static void fake_free(void *ud) { F.freed++; }
+
+static int calls(void) {
+  pthread_mutex_lock(&F.mu);
+  int c = F.calls;
+  pthread_mutex_unlock(&F.mu);
+  return c;
+}
+
+static void set_block(bool b) {
+  pthread_mutex_lock(&F.mu);
+  F.block = b;
+  pthread_mutex_unlock(&F.mu);
+}
+
+static void wait_calls(int n) {
+  for (int i = 0; i < 2000 && calls() < n; i++) sleep_ms(1);
+  assert_true(calls() >= n);
+}
+
+/* {====== helpers ======} */
+
+static el_otlp_config_t cfg_small(void) {
+  el_otlp_config_t c;
+  el_otlp_config_init(&c);
+  c.retry_initial_ms = 10;
+  c.retry_max_ms = 40;
+  c.retry_max_elapsed_ms = 5000;
+  return c;
+}
+
+static el_otlp_exporter_t *make(const el_otlp_config_t *c, unsigned sigs,
+                                el_tm_store_t *st, el_tm_exporter_t *tm) {
+  el_xq_transport_t tr[EL_TM_NSIGNALS];
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    tr[s] = (el_xq_transport_t){NULL, "fake", fake_send, fake_free};
+  el_otlp_exporter_t *ex;
+  assert_int_equal(el__otlp_exporter_new_with(c, tr, sigs, st, &ex, tm), 0);
+  return ex;
+}
+
+static void submit_id(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                      uint32_t id) {
+  uint8_t b[4];
+  memcpy(b, &id, 4);
+  assert_int_equal(el_otlp_exporter_submit(ex, sig, b, 4, 10), 0);
+}
+
+static int64_t now_ms(void) { return el__otlp_now_ms(); }
+
+#define M EL_TM_SIGNAL_METRICS
+#define L EL_TM_SIGNAL_LOGS
+#define ALL ((1u << EL_TM_NSIGNALS) - 1)
+
+/* {====== tests ======} */
+
+static void test_delivers_every_request_in_order(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  for (uint32_t i = 0; i < 20; i++) submit_id(ex, M, i);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  assert_int_equal(F.nseen, 20);
+  for (int i = 0; i < 20; i++) assert_int_equal(F.seen[i], i);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.requests[M], 20);
+  assert_int_equal(s.records[M], 200);
+  assert_int_equal(s.bytes[M], 80);
+  el_otlp_exporter_free(ex);
+  assert_int_equal(F.freed, EL_TM_NSIGNALS);
+}
+
+static void test_retryable_failures_are_retried(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_RETRY;
+  F.script[1] = EL_XQ_RETRY;
+  F.nscript = 2;
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  submit_id(ex, M, 7);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.retries[M], 2);
+  assert_int_equal(s.requests[M], 1);
+  assert_int_equal(s.dropped_failed[M], 0);
+  assert_int_equal(F.nseen, 1);
+  assert_int_equal(F.seen[0], 7);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_server_requested_delay_is_honoured(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_RETRY;
+  F.retry_after[0] = 300;
+  F.nscript = 1;
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  int64_t t0 = now_ms();
+  submit_id(ex, M, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  assert_true(now_ms() - t0 >= 300);
+  assert_int_equal(F.nseen, 1);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_permanent_failure_dropped_and_counted(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_DROP;
+  F.nscript = 1;
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_otlp_exporter_t *ex = make(&c, ALL, st, NULL);
+  submit_id(ex, M, 1);
+  submit_id(ex, M, 2);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_failed[M], 10);
+  assert_int_equal(s.retries[M], 0);
+  assert_int_equal(el_tm_store_stats(st)->dropped[M], 10);
+  assert_int_equal(F.nseen, 1);
+  assert_int_equal(F.seen[0], 2);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
+static void test_retries_give_up_after_max_elapsed(void **state) {
+  fake_reset();
+  for (int i = 0; i < 64; i++) F.script[i] = EL_XQ_RETRY;
+  F.nscript = 64;
+  el_otlp_config_t c = cfg_small();
+  c.retry_max_elapsed_ms = 150;
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  int64_t t0 = now_ms();
+  submit_id(ex, M, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  assert_true(now_ms() - t0 < 2000);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_failed[M], 10);
+  assert_true(s.retries[M] >= 2);
+  assert_int_equal(s.requests[M], 0);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_full_queue_drops_oldest(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  c.queue_max_items = 3;
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_otlp_exporter_t *ex = make(&c, ALL, st, NULL);
+  submit_id(ex, M, 0);
+  wait_calls(1);                          /* request 0 is in flight */
+  for (uint32_t i = 1; i <= 10; i++) submit_id(ex, M, i);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_queue[M], 70);   /* 1..7 */
+  assert_int_equal(el_tm_store_stats(st)->dropped[M], 70);
+  set_block(false);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  assert_int_equal(F.nseen, 4);
+  uint32_t want[] = {0, 8, 9, 10};
+  for (int i = 0; i < 4; i++) assert_int_equal(F.seen[i], want[i]);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
+static void test_request_above_byte_bound_dropped(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  c.queue_max_bytes = 16;
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  uint8_t big[17] = {0};
+  assert_int_equal(el_otlp_exporter_submit(ex, M, big, sizeof big, 5), 0);
+  submit_id(ex, M, 3);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_queue[M], 5);
+  assert_int_equal(F.nseen, 1);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_signals_served_round_robin(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  submit_id(ex, M, 0);
+  wait_calls(1);
+  for (uint32_t i = 1; i <= 2; i++) submit_id(ex, M, i);
+  for (uint32_t i = 100; i <= 102; i++) submit_id(ex, L, i);
+  set_block(false);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  uint32_t want[] = {0, 100, 1, 101, 2, 102};
+  assert_int_equal(F.nseen, 6);
+  for (int i = 0; i < 6; i++) assert_int_equal(F.seen[i], want[i]);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_partial_success_counted(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_OK;
+  F.rejected[0] = 3;
+  F.nscript = 1;
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  submit_id(ex, L, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.rejected[L], 3);
+  assert_int_equal(s.records[L], 10);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_flush_bounded_by_timeout(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  submit_id(ex, M, 1);
+  int64_t t0 = now_ms();
+  assert_int_equal(el_otlp_exporter_flush(ex, 100), EL_EEXPORT);
+  int64_t dt = now_ms() - t0;
+  assert_true(dt >= 90 && dt < 1000);
+  el_otlp_exporter_free(ex);
+}
+
+static void test_stop_abandons_and_counts_everything(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_otlp_exporter_t *ex = make(&c, ALL, st, NULL);
+  for (uint32_t i = 0; i < 5; i++) submit_id(ex, M, i);
+  wait_calls(1);
+  int64_t t0 = now_ms();
+  el_otlp_exporter_stop(ex);
+  assert_true(now_ms() - t0 < 1000);
+  submit_id(ex, M, 9);                     /* after stop: counted */
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_shutdown[M], 60);
+  assert_int_equal(s.requests[M], 0);
+  assert_int_equal(el_tm_store_stats(st)->dropped[M], 60);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
+static void test_unhandled_signal_refused(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, 1u << M, NULL, NULL);
+  uint8_t b[4] = {0};
+  assert_int_equal(el_otlp_exporter_submit(ex, L, b, 4, 1), EL_EINVAL);
+  assert_int_equal(el_otlp_exporter_submit(ex, (el_tm_signal_t)9, b, 4, 1),
+                   EL_EINVAL);
+  el_otlp_exporter_free(ex);
+  assert_int_equal(F.freed, 1);
+}
+
+/* Through the store: export() encodes the window and queues it. */
+static void test_store_window_reaches_transport(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t tm;
+  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
+  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
+  el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE,
+                           EL_TM_TEMP_UNSPECIFIED, false};
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 1000 + i, true,
+                                        i, 0), 0);
+  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.records[M], 100);
+  assert_int_equal(s.requests[M], 1);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
+int main(void) {
+  el_log_threshold = EL_LOG_QUIET;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_delivers_every_request_in_order),
+    cmocka_unit_test(test_retryable_failures_are_retried),
+    cmocka_unit_test(test_server_requested_delay_is_honoured),
+    cmocka_unit_test(test_permanent_failure_dropped_and_counted),
+    cmocka_unit_test(test_retries_give_up_after_max_elapsed),
+    cmocka_unit_test(test_full_queue_drops_oldest),
+    cmocka_unit_test(test_request_above_byte_bound_dropped),
+    cmocka_unit_test(test_signals_served_round_robin),
+    cmocka_unit_test(test_partial_success_counted),
+    cmocka_unit_test(test_flush_bounded_by_timeout),
+    cmocka_unit_test(test_stop_abandons_and_counts_everything),
+    cmocka_unit_test(test_unhandled_signal_refused),
+    cmocka_unit_test(test_store_window_reaches_transport),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
