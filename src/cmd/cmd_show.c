@@ -48,11 +48,12 @@ static int show_feed(void *ud, const uint8_t *buf, size_t len) {
   return el_ev_show_feed(ud, buf, len);
 }
 static int show_finish(void *ud) { return el_ev_show_finish(ud); }
+static void show_reset(void *ud) { el_ev_show_reset(ud); }
 static const el_diag_t *show_diag(void *ud) { return el_ev_show_diag(ud); }
 
-/* Any other source (sockets, --follow, tee): run it through the pump. The
- * formatter cannot reset, so sessions follow each other in one stream and
- * each new header starts a new session in the decoder. */
+/* Any other source (sockets, --follow, tee): run it through the pump. Each
+ * connection resets the formatter's decoder (a fresh header follows); the
+ * output is printed once, at the end of input. */
 static int show_live(const el_src_opts_t *o) {
   static char obuf[1 << 16];
   setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
@@ -61,8 +62,9 @@ static int show_live(const el_src_opts_t *o) {
     fprintf(stderr, "eventlog-live: show: out of memory\n");
     return 1;
   }
-  el_src_consumer_t c = {.ud = s, .feed = show_feed, .finish = show_finish,
-                         .diag = show_diag, .one_stream = 1};
+  el_src_consumer_t c = {.ud = s, .reset = show_reset, .feed = show_feed,
+                         .finish = show_finish, .diag = show_diag,
+                         .one_stream = 1};
   el_src_pump_result_t res;
   int rc = el_src_pump(NULL, o, &c, &res);
   int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;

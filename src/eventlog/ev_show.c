@@ -647,6 +647,8 @@ void el_ev_show_free(el_ev_show_t *s) {
   el_free(s);
 }
 
+void el_ev_show_reset(el_ev_show_t *s) { el_ev_decoder_reset(s->dec); }
+
 int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
   int rc = el_ev_decoder_feed(s->dec, buf, len);
   if (s->failed) {

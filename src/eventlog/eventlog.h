@@ -208,6 +208,10 @@ typedef struct el_ev_show_s el_ev_show_t;
 el_ev_show_t *el_ev_show_new(FILE *out);
 int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
 int el_ev_show_finish(el_ev_show_t *s);
+/* Forget any partial input and expect a fresh header: a live source
+ * reconnected (el_ev_decoder_reset on the formatter's decoder). Events
+ * already buffered are kept and printed by el_ev_show_finish. Additive. */
+void el_ev_show_reset(el_ev_show_t *s);
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
 

@@ -204,10 +204,10 @@ typedef struct el_src_consumer_s {
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
   int (*finish)(void *ud);                      /* a session ended */
   const struct el_diag_s *(*diag)(void *ud);
-  int one_stream;   /* 1: the consumer cannot reset (e.g. el_ev_show_t):
-                       reset is not called and finish is called once, at
-                       the end of input; sessions simply follow each other
-                       and the decoder resyncs on each new header */
+  int one_stream;   /* 1: finish is called once, at the end of input,
+                       not at the end of each session (e.g. el_ev_show_t,
+                       which prints everything at finish); reset is still
+                       called for each session */
 } el_src_consumer_t;
 
 /* What happened during el_src_pump. */

@@ -51,7 +51,7 @@ static void on_connect(void *ud, el_src_t *src) {
   pump_t *p = ud;
   (void)src;
   p->res.sessions++;
-  if (p->c->reset && !p->c->one_stream)
+  if (p->c->reset)
     p->c->reset(p->c->ud);
 }
 

@@ -38,6 +38,25 @@ got=$(sed -n 's/^events: *//p' "$T/two.stats")
 [ "$got" = $((full + part)) ] || fail "events $got, expected $full + $part"
 pass "two sessions, tee equals the bytes sent"
 
+# show over the same two sessions: every event of the whole file, plus the
+# complete events of the cut session (the decoder is reset in between).
+rm -f "$T/ready"
+timeout 30 "$PEER" --unix "$T/s.sock" --file "$LOG" --connections 2 \
+  --close-after 5000 --ready-file "$T/ready" &
+wait_for "$T/ready"
+timeout 30 "$EL_BIN" show --eventlog-socket "$T/s.sock" $RETRY > "$T/two.show" \
+  || fail "show over two sessions exited $?"
+wait
+events() { sed -n '/^Events:/,$p' "$1" | grep -E '^ *[0-9]+: ' | sort; }
+missing=$(comm -23 <(events "$REF") <(events "$T/two.show") | wc -l)
+[ "$missing" = 0 ] || fail "show over two sessions lost $missing events of the reference"
+n_ref=$(events "$REF" | wc -l)
+timeout 30 "$EL_BIN" show "$T/cut.eventlog" > "$T/cut.show" 2>/dev/null || true
+n_cut=$(events "$T/cut.show" | wc -l)
+n_got=$(events "$T/two.show" | wc -l)
+[ "$n_got" = $((n_ref + n_cut)) ] || fail "show: $n_got events, expected $n_ref + $n_cut"
+pass "show over two sessions"
+
 # The same with the byte-level tool: each session's bytes.
 rm -f "$T/ready"
 timeout 30 "$PEER" --unix "$T/s.sock" --file "$LOG" --connections 2 \

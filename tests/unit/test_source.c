@@ -948,7 +948,7 @@ static void test_pump_session_protocol(void **state) {
            LOG_FILE);
   el_src_opts_set_path(&o, p2);
   assert_int_equal(el_src_pump(NULL, &o, &c, &res), 0);
-  assert_string_equal(g.log, "FE");
+  assert_string_equal(g.log, "RFE");
   assert_int_equal(g.fed, len);
   free(want);
   loop_done(&loop);
