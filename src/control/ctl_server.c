@@ -141,6 +141,13 @@ static enum MHD_Result answer(el_ctl_server_t *s, struct MHD_Connection *c,
   return answer_ex(s, c, r, status, body, NULL, NULL);
 }
 
+/* Free what jansson allocated, with whatever allocator it was given. */
+static void jfree(void *p) {
+  json_free_t f = NULL;
+  json_get_alloc_funcs(NULL, &f);
+  if (p) (f ? f : free)(p);
+}
+
 /* A JSON string from bytes that may not be UTF-8. */
 static json_t *jstr(const char *p, size_t len) {
   json_t *j = json_stringn(p, len);
@@ -167,7 +174,7 @@ static enum MHD_Result answer_error(el_ctl_server_t *s,
   json_decref(o);
   enum MHD_Result rc = answer(s, c, r, status,
                               body ? body : "{\"error-message\":\"error\"}");
-  free(body); /* jansson's allocator */
+  jfree(body);
   el_log(EL_LOG_DEBUG, "control: %u %.*s", status, (int)n, text);
   return rc;
 }
@@ -193,7 +200,7 @@ static enum MHD_Result answer_sent(el_ctl_server_t *s,
   char *body = top ? json_dumps(top, JSON_COMPACT) : NULL;
   json_decref(top);
   enum MHD_Result rc = answer(s, c, r, MHD_HTTP_OK, body ? body : "{}");
-  free(body);
+  jfree(body);
   el_log(EL_LOG_DEBUG, "control: sent %s", hex);
   return rc;
 }
