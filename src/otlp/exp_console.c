@@ -244,13 +244,17 @@ char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
 
 /* {====== the exporter ======} */
 
+typedef struct line_ctx_s {
+  el_otlp_console_t *c;
+  el_tm_signal_t sig;
+  size_t handled;                     /* records written or counted */
+} line_ctx_t;
+
 static int emit_line(void *ud, const uint8_t *bytes, size_t len,
                      size_t nrecords) {
-  struct {
-    el_otlp_console_t *c;
-    el_tm_signal_t sig;
-  } *ctx = ud;
+  line_ctx_t *ctx = ud;
   char *s = el_otlp_json(ctx->sig, bytes, len);
+  ctx->handled += nrecords;
   if (!s) {
     el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
     el_log(EL_LOG_WARN, "console: cannot render a %s request; %zu records "
@@ -270,17 +274,18 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
 
 static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_otlp_console_t *c = ud;
-  struct {
-    el_otlp_console_t *c;
-    el_tm_signal_t sig;
-  } ctx = {c, sig};
+  line_ctx_t ctx = {c, sig, 0};
+  size_t total = el_tm_batch_count(b);
   int rc = el_otlp_encode(sig, b, c->max_bytes, emit_line, &ctx);
   el_tm_batch_free(b);
-  if (rc > 0) el_tm_store_count_dropped(c->st, sig, (uint64_t)rc);
-  if (rc == EL_ENOMEM) {
-    el_log(EL_LOG_WARN, "console: out of memory encoding %s",
-           el_otlp_signal_name(sig));
-    return 0;                         /* partly written: nothing to add */
+  if (rc > 0) {
+    el_tm_store_count_dropped(c->st, sig, (uint64_t)rc);
+  } else if (rc < 0) {
+    /* Stopped early: what was neither written nor counted is lost (this
+     * includes records the encoder had set aside as too large). */
+    el_tm_store_count_dropped(c->st, sig, total - ctx.handled);
+    el_log(EL_LOG_WARN, "console: %s: %zu %s records dropped",
+           el_strerror(rc), total - ctx.handled, el_otlp_signal_name(sig));
   }
   return 0;
 }

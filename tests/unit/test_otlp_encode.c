@@ -8,6 +8,7 @@
  * profiles field numbers of otlp-profiles.md (OTLP v1.11.0) pinned in
  * both proto/ and the generated code, and an out-of-memory sweep.
  * ctest-labels: asan */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "otlp/exp_console.h"
 #include "otlp/otlp_encode.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/telemetry_batch.h"
@@ -938,6 +940,63 @@ static void test_out_of_memory_sweep(void **state) {
   grab_free(&g);
 }
 
+/* {====== console exporter ======} */
+
+/* JSON rendering of values proto3 JSON spells specially; garbage bytes. */
+static void test_console_json_special_values(void **state) {
+  grab_t g = {0};
+  el_tm_store_t *st = new_store(&g);
+  el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE, 0, false};
+  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, NAN);
+  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, -INFINITY);
+  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, 0.0);
+  el_tm_metric_point(st, &d, NULL, 0, 0, 0, true, INT64_MIN, 0);
+  el_tm_store_flush(st);
+  reqs_t r = {0};
+  assert_int_equal(el_otlp_encode(EL_TM_SIGNAL_METRICS, g.b[0], 0, collect,
+                                  &r), 0);
+  char *j = el_otlp_json(EL_TM_SIGNAL_METRICS, r.buf[0], r.len[0]);
+  assert_non_null(j);
+  assert_non_null(strstr(j, "\"dataPoints\":[{\"asDouble\":\"NaN\"},"
+                            "{\"asDouble\":\"-Infinity\"},"
+                            "{\"asDouble\":0.0},"
+                            "{\"asInt\":\"-9223372036854775808\"}]"));
+  el_free(j);
+  /* Bytes that are not a request. */
+  static const uint8_t junk[] = {0x0a, 0x05, 0x01};
+  assert_null(el_otlp_json(EL_TM_SIGNAL_METRICS, junk, sizeof junk));
+  assert_null(el_otlp_json(EL_TM_NSIGNALS, r.buf[0], r.len[0]));
+  reqs_free(&r);
+  el_tm_store_free(st);
+  grab_free(&g);
+}
+
+/* Writes that fail count every record of the batch as dropped. */
+static void test_console_write_failure_counted(void **state) {
+  FILE *full = fopen("/dev/full", "w");
+  if (!full) skip();
+  el_tm_store_t *st = el_tm_store_new("s", "v");
+  el_otlp_console_t *c;
+  el_tm_exporter_t ex;
+  assert_int_equal(el_otlp_console_new(full, 0xf, 300, st, &c, &ex), 0);
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE, 0, false};
+  for (int i = 0; i < 50; i++)
+    el_tm_metric_point(st, &d, NULL, 0, 0, 1, true, i, 0);
+  el_tm_log_t l = {.body = {"x", 1}};
+  el_tm_log(st, &l);
+  el_log_threshold = EL_LOG_QUIET;
+  assert_int_equal(el_tm_store_flush(st), 0);
+  el_log_threshold = EL_LOG_WARN;
+  const el_tm_stats_t *stt = el_tm_store_stats(st);
+  assert_int_equal(stt->dropped[EL_TM_SIGNAL_METRICS], 50);
+  assert_int_equal(stt->dropped[EL_TM_SIGNAL_LOGS], 1);
+  assert_int_equal(el_otlp_console_lines(c), 0);
+  el_tm_store_free(st);
+  el_otlp_console_free(c);
+  fclose(full);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metrics_decoded_by_protoc),
@@ -950,6 +1009,8 @@ int main(void) {
       cmocka_unit_test(test_profiles_field_numbers_pinned),
       cmocka_unit_test(test_bad_arguments_and_emit_error),
       cmocka_unit_test(test_out_of_memory_sweep),
+      cmocka_unit_test(test_console_json_special_values),
+      cmocka_unit_test(test_console_write_failure_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
