@@ -1,0 +1,108 @@
+-- busted specs for lua/eventlog_live/processors/window.lua: aggregation and
+-- export windows in eventlog time. Expected values worked out by hand.
+local root = os.getenv("EL_SOURCE_DIR") or "."
+package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
+local window = require("eventlog_live.processors.window")
+
+local S = 1000000000  -- ns per second
+
+local function collect()
+  local got = {}
+  return got, function(item) got[#got + 1] = item end
+end
+
+describe("processors.window", function()
+  it("keeps every item and exports at export boundaries without aggregation", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = 0, export_ns = 2 * S, emit = emit}
+    w:add("k", {t = 100, v = 1})
+    w:add("k", {t = 200, v = 2})
+    w:tick(1 * S)
+    assert.are.equal(0, #got)          -- not an export boundary
+    w:tick(2 * S)
+    assert.are.same({1, 2}, {got[1].v, got[2].v})
+  end)
+
+  it("keeps the item with the largest time per window and key", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = S, export_ns = S, grace_ns = 0,
+                         emit = emit}
+    w:add("a", {t = 300, v = 1})
+    w:add("a", {t = 100, v = 2})      -- older: loses
+    w:add("b", {t = 200, v = 3})
+    w:add("a", {t = S + 5, v = 4})     -- next window
+    w:tick(S)
+    assert.are.same({1, 3}, {got[1].v, got[2].v})
+    w:finish()
+    assert.are.equal(4, got[3].v)
+  end)
+
+  it("holds a window open for the grace period", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = S, export_ns = S, grace_ns = S,
+                         emit = emit}
+    w:add("a", {t = 10, v = 1})
+    w:tick(S)
+    assert.are.equal(0, #got)
+    w:add("a", {t = 20, v = 2})        -- still window 0
+    w:tick(2 * S)
+    assert.are.equal(1, #got)
+    assert.are.equal(2, got[1].v)
+    assert.are.equal(0, w.late)
+  end)
+
+  it("exports late items on their own and counts them", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = S, export_ns = S, emit = emit}
+    w:add("a", {t = 10, v = 1})
+    w:tick(S)
+    w:add("a", {t = 20, v = 2})        -- window 0 already closed
+    w:tick(2 * S)
+    assert.are.same({1, 2}, {got[1].v, got[2].v})
+    assert.are.equal(1, w.late)
+  end)
+
+  it("waits for the watermark, but not beyond max_grace", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = S, export_ns = S, grace_ns = 0,
+                         max_grace_ns = 5 * S, emit = emit}
+    w:add("a", {t = 10, v = 1})
+    w:tick(S, S / 2)                   -- a capability is still before 1 s
+    assert.are.equal(0, #got)
+    w:tick(2 * S, S)                   -- watermark reached the window's end
+    assert.are.equal(1, #got)
+    w:add("a", {t = 2 * S + 1, v = 2})
+    w:tick(3 * S, 0)
+    w:tick(7 * S, 0)
+    assert.are.equal(1, #got)          -- 7 s < end (3 s) + max grace (5 s)
+    w:tick(8 * S, 0)
+    assert.are.equal(2, #got)
+  end)
+
+  it("ignores deadlines already handled", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = 0, export_ns = S, emit = emit}
+    w:add("a", {t = 1, v = 1})
+    w:tick(S)
+    w:add("a", {t = 2, v = 2})
+    w:tick(S)
+    assert.are.equal(1, #got)
+  end)
+
+  it("waits for ready() unless finishing", function()
+    local got, emit = collect()
+    local ok = false
+    local w = window.new{aggregate_ns = 0, export_ns = S, emit = emit,
+                         ready = function() return ok end}
+    w:add("a", {t = 1, v = 1})
+    w:tick(S)
+    assert.are.equal(0, #got)
+    ok = true
+    w:tick(2 * S)
+    assert.are.equal(1, #got)
+    ok = false
+    w:add("a", {t = 2, v = 2})
+    w:finish()
+    assert.are.equal(2, #got)
+  end)
+end)
