@@ -11,8 +11,11 @@
  *   metrics  gauge "otlp_send.value", int value i, attribute i=i
  *   logs     body "log <i>", severity INFO, attribute i=i
  *   spans    name "span <i>", attribute i=i
+ *   profiles samples of kind "otlp_send_profile", value i, attribute i=i,
+ *            frames fn_<i % 5> (Main.hs line i) and main (Main.hs line 1)
  *
  *   otlp_send [exporter options] [--points N] [--logs N] [--spans N]
+ *             [--samples N]
  *             [--windows W] [--interval-ms MS] [--attr-bytes B]
  */
 #include <stdio.h>
@@ -25,7 +28,7 @@
 #include "telemetry/telemetry.h"
 
 typedef struct {
-  long points, logs, spans, windows, interval_ms, attr_bytes;
+  long points, logs, spans, samples, windows, interval_ms, attr_bytes;
 } opts_t;
 
 static el_unix_ns_t now_unix_ns(void) {
@@ -83,6 +86,19 @@ static int emit_window(el_tm_store_t *st, const opts_t *o, long w,
     el_tm_random_id(sp.span_id, sizeof sp.span_id);
     if (el_tm_span(st, &sp) < 0) return 1;
   }
+  for (long i = o->samples * w / o->windows;
+       i < o->samples * (w + 1) / o->windows; i++) {
+    char fn[32];
+    int n = snprintf(fn, sizeof fn, "fn_%ld", i % 5);
+    el_tm_frame_t fr[2] = {{{fn, (size_t)n}, {"Main.hs", 7}, i, 0},
+                           {{"main", 4}, {"Main.hs", 7}, 1, 0}};
+    a[0].v.i = i;
+    el_tm_profile_sample_t ps = {
+        .profile_kind = "otlp_send_profile", .sample_type = "samples",
+        .sample_unit = "count", .frames = fr, .nframes = 2, .value = i,
+        .time_unix_ns = t, .attrs = a, .nattrs = na};
+    if (el_tm_profile_sample(st, &ps) < 0) return 1;
+  }
   return 0;
 }
 
@@ -126,6 +142,7 @@ static int parse_args(int argc, char **argv, el_otlp_config_t *cfg,
     if (!strcmp(argv[i], "--points")) dst = &o->points;
     else if (!strcmp(argv[i], "--logs")) dst = &o->logs;
     else if (!strcmp(argv[i], "--spans")) dst = &o->spans;
+    else if (!strcmp(argv[i], "--samples")) dst = &o->samples;
     else if (!strcmp(argv[i], "--windows")) dst = &o->windows;
     else if (!strcmp(argv[i], "--interval-ms")) dst = &o->interval_ms;
     else if (!strcmp(argv[i], "--attr-bytes")) dst = &o->attr_bytes;
@@ -146,7 +163,7 @@ static int parse_args(int argc, char **argv, el_otlp_config_t *cfg,
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {1000, 0, 0, 1, 0, 0};
+  opts_t o = {1000, 0, 0, 0, 1, 0, 0};
   el_otlp_config_t cfg;
   el_otlp_config_init(&cfg);
   if (getenv("EL_LOG_LEVEL"))
