@@ -159,8 +159,8 @@ int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
 int el_src_start(el_src_t *src);
 
 /* Stop reading and close everything; on_end(EL_ESTOPPED) follows once the
- * handles have closed (on a later loop turn). Does nothing if already
- * stopping or ended. */
+ * handles have closed (on a later loop turn; at once if the source was never
+ * started). Does nothing if already stopping or ended. */
 void el_src_stop(el_src_t *src);
 
 /* Stop / restart delivering bytes (flow control for a slow consumer).

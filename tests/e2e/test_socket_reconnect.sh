@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # Reconnection: a client started before the server connects once it
 # listens; with no server, the client gives up after
 # --eventlog-socket-retries failed attempts, having waited the backoff

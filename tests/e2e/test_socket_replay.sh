@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # A shared eventlog replayed by el_peer (the program's side of
 # eventlog-socket) over a Unix socket, TCP/IPv4 and TCP/IPv6 (::1): `show`
 # prints exactly the ghc-events .reference text, and `stats` gives the same

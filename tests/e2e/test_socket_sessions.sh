@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # Socket sessions: a stream that begins with stale bytes; a server that
 # cuts the first connection and accepts a second that sends a fresh header
 # (two sessions, every byte teed in order); the control direction carries

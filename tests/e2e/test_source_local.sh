@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # Local sources: a named FIFO, stdin (a pipe and a redirected file), and a
 # growing file read with --follow; --eventlog-log-file tees exactly the
 # bytes read.
