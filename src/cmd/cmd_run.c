@@ -10,7 +10,7 @@
 
 #include "cmd.h"
 #include "host/host.h"
-#include "otlp/otlp.h"
+#include "otlp/exp_console.h"
 #include "source/source.h"
 #include "telemetry/telemetry.h"
 
@@ -137,22 +137,12 @@ static void on_wall(uv_timer_t *t) {
   uv_timer_start(t, on_wall, delay ? delay : 1, 0);
 }
 
-/* The console exporter (src/otlp/, OTLP/JSON lines) registers itself on a
- * store with this function once it is built; until then (weak symbol
- * absent) `--output console` prints nothing and says so. */
-extern int el_otlp_console_add(el_tm_store_t *st, FILE *out)
-    __attribute__((weak));
-
 static int setup_store(el_host_t *h, const run_opts_t *o,
                        el_tm_store_t **st) {
   *st = el_tm_store_new("eventlog-live", EL_VERSION);
   if (!*st) return EL_ENOMEM;
   el_host_set_store(h, *st);
   if (!strcmp(o->output, "console")) {
-    if (!el_otlp_console_add) {
-      el_log(EL_LOG_INFO, "console exporter not built: telemetry discarded");
-      return 0;
-    }
     int rc = el_otlp_console_add(*st, stdout);
     if (rc < 0) return rc;
   }
