@@ -69,8 +69,15 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static void print_report(const counts_t *c, const el_ev_stats_t *st,
-                         double secs) {
+                         double secs, double cpu) {
   printf("events by type:\n");
   for (unsigned id = 0; id < 65536; id++) {
     if (!c->count[id])
@@ -99,6 +106,10 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
   printf("throughput:       %.1f MB/s, %.0f events/s\n",
          secs > 0 ? mb / secs : 0.0,
          secs > 0 ? (double)st->events / secs : 0.0);
+  printf("cpu time:         %.3f s (user + system, this process)\n", cpu);
+  printf("cpu throughput:   %.1f MB/s, %.0f events/s\n",
+         cpu > 0 ? mb / cpu : 0.0,
+         cpu > 0 ? (double)st->events / cpu : 0.0);
   printf("peak RSS:         %ld KiB\n", ru.ru_maxrss);
 }
 
@@ -114,11 +125,11 @@ static int stats_live(const el_src_opts_t *o) {
     free(c);
     return 1;
   }
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   el_src_pump_result_t res;
   int rc = el_src_pump_decoder(NULL, o, d, &res);
   const el_ev_stats_t *st = el_ev_decoder_stats(d);
-  print_report(c, st, now_s() - t0);
+  print_report(c, st, now_s() - t0, cpu_s() - c0);
   int status = rc == 0 || rc == EL_ESTOPPED ||
                        (rc == EL_ETRUNC && st->sessions > 0)
                    ? 0
@@ -156,7 +167,7 @@ int el_cmd_stats(int argc, char **argv) {
     return 1;
   }
   int status = 0, rc = 0;
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   for (;;) {
     ssize_t n = read(fd, buf, CHUNK);
     if (n < 0 && errno == EINTR)
@@ -186,8 +197,8 @@ int el_cmd_stats(int argc, char **argv) {
     if (rc != EL_ETRUNC || !el_ev_decoder_stats(d)->sessions)
       status = 1;
   }
-  double secs = now_s() - t0;
-  print_report(c, el_ev_decoder_stats(d), secs);
+  double secs = now_s() - t0, cpu = cpu_s() - c0;
+  print_report(c, el_ev_decoder_stats(d), secs, cpu);
   el_ev_decoder_free(d);
   free(c);
   free(buf);

@@ -32,6 +32,8 @@
 
 #define T_DECLARED 0x10000u   /* tab[]: type declared in the header */
 #define T_SIZE_MASK 0xFFFFu   /* tab[]: declared size */
+#define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
+                                 side effects: decoded on the fast path */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
@@ -227,8 +229,15 @@ static int header_done(el_ev_decoder_t *d) {
     d->decls[i].size = r->size;
     d->decls[i].desc.p = (const char *)d->hbuf + r->desc_off;
     d->decls[i].desc.len = r->desc_len;
+    if (r->id == 0xFFFF)
+      continue; /* DATA_END can never be an event type */
     unsigned li = pick_layout(d, r->id, r->size);
-    d->tab[r->id] = T_DECLARED | r->size | (li << T_LAYOUT_SHIFT);
+    uint32_t fast = li && d->layouts[li - 1].intonly &&
+                            r->size != EL_EV_VARIABLE &&
+                            r->id != EV_BLOCK_MARKER && r->id != EV_WALL_CLOCK
+                        ? T_FAST
+                        : 0;
+    d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
   }
   d->hdr.decls = d->decls;
   d->hdr.ndecls = d->nraw;
@@ -578,8 +587,40 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     if (rc)
       goto out;
   }
-  /* Fast path: whole events inside buf. */
+  /* Fast path: whole fixed-size integer-only events inside buf. */
   while (d->state == ST_DATA) {
+    if (len - i < 10)
+      goto general;
+    const uint8_t *p = buf + i;
+    uint16_t type = el__be16(p);
+    uint32_t t = d->tab[type];
+    size_t size = t & T_SIZE_MASK;
+    if (!(t & T_FAST) || len - i < 10 + size)
+      goto general;
+    el_ev_event_t *ev = &d->ev;
+    uint64_t off = d->base + i;
+    ev->type = type;
+    ev->t_ns = el__be64(p + 2);
+    ev->offset = off;
+    ev->payload = p + 10;
+    ev->payload_len = (uint32_t)size;
+    ev->known = 1;
+    el__ev_decode_ints(&d->layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+    if (off < d->block_end) {
+      ev->cap = d->block_cap;
+      if (off + 10 + size > d->block_end)
+        goto general; /* crosses the block end: let deliver warn */
+    } else {
+      ev->cap = EL_EV_NO_CAP;
+    }
+    d->stats.events++;
+    i += 10 + size;
+    if (d->sink.on_event && d->sink.on_event(d->sink.ud, ev)) {
+      rc = EL_ESTOPPED;
+      goto out;
+    }
+    continue;
+  general:;
     size_t need;
     long n = frame(d, buf + i, len - i, 0, &need);
     if (n < 0) {

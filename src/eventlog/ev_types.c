@@ -267,6 +267,12 @@ static void build(void) {
     L->nfields = (uint8_t)n;
     L->variable = (uint8_t)var;
     L->min_size = (uint16_t)size;
+    L->intonly = 1;
+    for (unsigned k = 0; k < n; k++)
+      if (L->wire[k] != EL__W_U8 && L->wire[k] != EL__W_U16 &&
+          L->wire[k] != EL__W_U32 && L->wire[k] != EL__W_U64 &&
+          L->wire[k] != EL__W_LOG2U8)
+        L->intonly = 0;
     if (d->variant == 0 && d->id < NTYPES) {
       el_ev_type_info_t *t = &infos[d->id];
       t->id = d->id;

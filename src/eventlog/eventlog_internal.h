@@ -37,6 +37,9 @@ typedef struct el__ev_layout_s {
   uint8_t nfields;                /* fields delivered (newest layout's) */
   uint8_t variable;               /* 1 if the payload has variable size */
   uint16_t min_size;              /* bytes taken by the fixed-size fields */
+  uint8_t intonly;                /* 1 if every field is a fixed integer:
+                                     decodable without bounds checks once
+                                     the payload has min_size bytes */
   uint8_t wire[EL_EV_MAX_FIELDS]; /* el__ev_wire_t per field */
 } el__ev_layout_t;
 
@@ -48,7 +51,7 @@ const el__ev_layout_t *el__ev_layouts(size_t *n);
 int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
                          uint32_t len, el_ev_event_t *ev);
 
-/* Big-endian loads. */
+/* Big-endian loads (unaligned-safe). */
 static inline uint16_t el__be16(const uint8_t *p) {
   uint16_t v;
   __builtin_memcpy(&v, p, 2);
@@ -63,6 +66,42 @@ static inline uint64_t el__be64(const uint8_t *p) {
   uint64_t v;
   __builtin_memcpy(&v, p, 8);
   return __builtin_bswap64(v);
+}
+
+/* Decode an intonly layout from p (at least L->min_size bytes): the hot
+ * path for fixed-size events, no bounds checks. */
+static inline void el__ev_decode_ints(const el__ev_layout_t *L,
+                                      const uint8_t *p, el_ev_event_t *ev) {
+  el_ev_value_t *v = ev->v;
+  unsigned n = L->nwire;
+  for (unsigned i = 0; i < n; i++) {
+    switch (L->wire[i]) {
+    case EL__W_U8:
+      v[i].u = p[0];
+      p += 1;
+      break;
+    case EL__W_U16:
+      v[i].u = el__be16(p);
+      p += 2;
+      break;
+    case EL__W_U32:
+      v[i].u = el__be32(p);
+      p += 4;
+      break;
+    case EL__W_U64:
+      v[i].u = el__be64(p);
+      p += 8;
+      break;
+    default: /* EL__W_LOG2U8 */
+      v[i].u = p[0] < 64 ? (uint64_t)1 << p[0] : 0;
+      p += 1;
+      break;
+    }
+  }
+  for (unsigned i = n; i < L->nfields; i++)
+    v[i].u = 0;
+  ev->nfields = L->nfields;
+  ev->layout = L->variant;
 }
 
 #endif /* EL_EVENTLOG_INTERNAL_H */
