@@ -647,11 +647,25 @@ static void test_server_stalled_clients(void **st) {
     size_t n = strlen(partial[k]);
     if (n) assert_int_equal(write(fds[k], partial[k], n), (ssize_t)n);
   }
+  /* Garbage instead of HTTP, on two more connections. */
+  int junk[2];
+  uint8_t noise[4096];
+  srand(7);
+  for (size_t k = 0; k < sizeof noise; k++) noise[k] = (uint8_t)rand();
+  for (int k = 0; k < 2; k++) {
+    junk[k] = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(junk[k], (struct sockaddr *)&a, sizeof a), 0);
+    if (k == 1) memcpy(noise, "POST /control/x/1 HTTP/1.1\r\n", 28);
+    ssize_t w = send(junk[k], noise, sizeof noise, MSG_NOSIGNAL);
+    (void)w; /* the server may close first */
+  }
   char out[4096];
   assert_int_equal(curl(f, FORM " ^/control/x/2", out, sizeof out), 200);
   assert_int_equal(curl(f, "^/health", out, sizeof out), 200);
+  assert_int_equal(f->rec.len, 8); /* only the curl request sent */
   fix_stop(f);
   for (int k = 0; k < 4; k++) close(fds[k]);
+  for (int k = 0; k < 2; k++) close(junk[k]);
 }
 
 /* Concurrent requests are all answered, and the messages reach the
