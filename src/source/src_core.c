@@ -21,6 +21,7 @@
 #include "source_internal.h"
 
 #define MIN_DELAY_S 0.01              /* floor of the backoff delay */
+#define MAX_DELAY_S 86400.0           /* ceiling whatever the options say */
 #define WRITE_QUEUE_MAX (1u << 20)    /* bytes pending on the control chan */
 #define STREAM_READ_SIZE (64u << 10)
 #define FILE_READ_SIZE (1u << 20)
@@ -152,6 +153,8 @@ int el_src_start(el_src_t *s) {
 }
 
 void el__src_poll_later(el_src_t *s, double seconds) {
+  if (seconds > MAX_DELAY_S)
+    seconds = MAX_DELAY_S;
   uv_timer_start(&s->timer, timer_cb, (uint64_t)(seconds * 1e3 + 0.5), 0);
 }
 
@@ -274,6 +277,8 @@ static void schedule_retry(el_src_t *s) {
   double d = s->delay_s;
   if (d > s->opts.max_delay_s)
     d = s->opts.max_delay_s;
+  if (d > MAX_DELAY_S)
+    d = MAX_DELAY_S;  /* keeps the millisecond count in range */
   if (d < MIN_DELAY_S)
     d = MIN_DELAY_S;
   s->delay_s = d * s->opts.exponent;
@@ -297,7 +302,10 @@ void el__src_open_failed(el_src_t *s, int err) {
     begin_end(s, err);
     return;
   }
-  el_log(EL_LOG_DEBUG, "Failed to connect on %s: %s", d, el__src_strerror(err));
+  /* The first failure of a series is worth a warning; the rest is noise. */
+  el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
+         "Failed to connect on %s: %s%s", d, el__src_strerror(err),
+         s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
   if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
     /* After sessions this is the normal end (the program went away). */
     el_log(s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR,
