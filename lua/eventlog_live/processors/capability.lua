@@ -9,39 +9,91 @@ local window = require("eventlog_live.processors.window")
 
 local M = {}
 
+-- Per (cap, category, user) state of the metric: the running total and
+-- the time of the latest span. To avoid a table per span (the host calls
+-- once per span: hundreds of thousands per second), a snapshot goes into
+-- the window accumulator only when a key's span moves to another
+-- aggregation window, and for every changed key before each tick.
+local function usage_metric(ctx, mpc)
+  local el = ctx.el
+  local inst = el.metric{
+    name = mpc.name, description = mpc.description, unit = "ns",
+    kind = "sum", temporality = "cumulative", monotonic = true,
+  }
+  local acc = ctx.add_acc(window.new{
+    aggregate_ns = mpc.aggregate_ns,
+    export_ns = mpc.export_ns,
+    grace_ns = ctx.flush_ns,
+    max_grace_ns = ctx.max_grace_ns,
+    emit = function(p)
+      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
+    end,
+  })
+  local agg = mpc.aggregate_ns
+  local states = {}    -- cap -> category -> user -> state
+  local dirty = {}     -- states changed since the last snapshot
+  local ndirty = 0
+  local function snapshot(st)
+    acc:add(st, {t = st.t, v = st.total, attrs = st.attrs})
+    st.dirty = false
+  end
+  -- Runs before every tick (added to the accumulator list first).
+  local flusher = {tick = function()
+    for i = 1, ndirty do
+      local st = dirty[i]
+      if st.dirty then snapshot(st) end
+      dirty[i] = nil
+    end
+    ndirty = 0
+  end, finish = function(self) self.tick() end}
+  table.insert(ctx.accs, 1, flusher)
+  return function(cap, category, user, start_t, end_t)
+    local bycat = states[cap]
+    if not bycat then bycat = {}; states[cap] = bycat end
+    local byuser = bycat[category]
+    if not byuser then byuser = {}; bycat[category] = byuser end
+    local u = user or ""
+    local st = byuser[u]
+    if not st then
+      st = {total = 0, t = 0, win = -1, dirty = false,
+            attrs = {cap = cap, category = category, user = user}}
+      byuser[u] = st
+    end
+    st.total = st.total + (end_t > start_t and end_t - start_t or 0)
+    if agg == 0 then   -- every span is a data point
+      st.t = start_t
+      acc:add(st, {t = start_t, v = st.total, attrs = st.attrs})
+      return
+    end
+    local w = start_t // agg
+    if st.dirty and w ~= st.win then
+      -- the previous window's last value, without this span
+      acc:add(st, {t = st.t, v = st.total -
+                   (end_t > start_t and end_t - start_t or 0),
+                   attrs = st.attrs})
+      st.dirty = false
+    end
+    st.t = start_t   -- an Idle span starts where the previous one ended
+    st.win = w
+    if not st.dirty then
+      st.dirty = true
+      ndirty = ndirty + 1
+      dirty[ndirty] = st
+    end
+  end
+end
+
 local function install_usage(ctx, mpc, tpc)
   local el = ctx.el
-  local acc, totals
-  if mpc then
-    local inst = el.metric{
-      name = mpc.name, description = mpc.description, unit = "ns",
-      kind = "sum", temporality = "cumulative", monotonic = true,
-    }
-    totals = {}
-    acc = ctx.add_acc(window.new{
-      aggregate_ns = mpc.aggregate_ns,
-      export_ns = mpc.export_ns,
-      grace_ns = ctx.flush_ns,
-      max_grace_ns = ctx.max_grace_ns,
-      emit = function(p)
-        inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
-      end,
-    })
-  end
+  local metric = mpc and usage_metric(ctx, mpc)
   local trace_ids = {}
   local gc_name = tpc and (tpc.name .. " GC")
   local mut_name = tpc and (tpc.name .. " Mutator")
-  el.cap_usage{on_span = function(cap, category, user, start_t, end_t)
-    if acc then
-      local key = cap .. "\0" .. category .. "\0" .. (user or "")
-      local d = end_t > start_t and end_t - start_t or 0
-      local total = (totals[key] or 0) + d
-      totals[key] = total
-      -- An Idle span starts where the previous span ended (§5.2.3).
-      acc:add(key, {t = start_t, v = total,
-                    attrs = {cap = cap, category = category, user = user}})
-    end
-    if tpc and category ~= "Idle" then
+  local on_span
+  if tpc then
+    on_span = function(cap, category, user, start_t, end_t)
+      if metric then metric(cap, category, user, start_t, end_t) end
+      if category == "Idle" then return end
       local tid = trace_ids[cap]
       if not tid then
         tid = el.random_id(16)
@@ -54,7 +106,10 @@ local function install_usage(ctx, mpc, tpc)
         attrs = {capability = cap, user = user},
       }
     end
-  end}
+  else
+    on_span = metric
+  end
+  el.cap_usage{on_span = on_span}
 end
 
 local function install_threads(ctx, pc)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The whole daemon pipeline on threads-big.eventlog (12 MB, ~727k events):
+# eventlog-live-otelcol reading the file, decoding, running the default
+# Lua processors, and exporting. Prints events/s (wall), CPU seconds and
+# peak RSS for:
+#   default      the default configuration (traces off)
+#   all          every processor on (traces included)
+# each with exporters off (OTEL_*_EXPORTER=none: processing only) and with
+# OTLP/HTTP to the test receiver (--no-request: it only counts), when node
+# and the receiver are available.
+#   scripts/bench.sh pipeline      (repeat count from EL_BENCH_PIPELINE_N,
+#                                   default 3; the best run is printed)
+set -u
+B=${EL_BUILD_DIR:?}
+S=${EL_SOURCE_DIR:?}
+N=${EL_BENCH_PIPELINE_N:-3}
+F=${EL_EVENTLOGS:-$S/tests/data/eventlogs}/ghc-9.0/threads-big.eventlog
+D=$B/eventlog-live-otelcol
+tmp=$(mktemp -d)
+rcv=
+trap '[ -n "$rcv" ] && kill $rcv 2>/dev/null; rm -rf "$tmp"' EXIT
+
+"$D" --print-defaults >"$tmp/default.yaml"
+sed 's/^\(      export:\) false$/\1 true/' "$tmp/default.yaml" >"$tmp/all.yaml"
+events=$("$B/eventlog-live" stats "$F" 2>/dev/null | awk '/^events:/ {print $2; exit}')
+[ -n "$events" ] || events=$(OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none "$D" -s \
+  --eventlog-file "$F" -hT 2>&1 | awk '$1 == "Events" {print $3}')
+
+endpoint=
+if command -v node >/dev/null && [ -d "$S/tests/receiver/node_modules" ]; then
+  node "$S/tests/receiver/server.js" --out /dev/null --no-request --quiet \
+    --ready-file "$tmp/ready" >/dev/null 2>&1 &
+  rcv=$!
+  for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
+  port=$(sed 's/.*"http":\([0-9]*\).*/\1/' "$tmp/ready")
+  endpoint=http://127.0.0.1:$port
+fi
+
+run() {  # run CONFIG EXPORT
+  local best=
+  for _ in $(seq "$N"); do
+    if [ "$2" = none ]; then
+      env OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+        OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none \
+        /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
+        "$D" --config "$tmp/$1.yaml" --eventlog-file "$F" -hT 2>/dev/null
+    else
+      env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint" \
+        /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
+        "$D" --config "$tmp/$1.yaml" --eventlog-file "$F" -hT 2>/dev/null
+    fi
+    read -r wall user sys rss <"$tmp/t"
+    if [ -z "$best" ] || awk -v a="$wall" -v b="${best%% *}" 'BEGIN{exit !(a<b)}'; then
+      best="$wall $user $sys $rss"
+    fi
+  done
+  read -r wall user sys rss <<<"$best"
+  awk -v c="$1" -v x="$2" -v e="$events" -v w="$wall" -v u="$user" \
+      -v s="$sys" -v r="$rss" 'BEGIN {
+    if (w <= 0) w = 0.001
+    printf "pipeline %-7s export=%-4s %8d events %6.2f s wall %10.0f events/s" \
+           "  cpu %5.2f s  peak RSS %6.1f MB\n", c, x, e, w, e / w, u + s, r / 1024
+  }'
+}
+for cfg in default all; do
+  run $cfg none
+  [ -n "$endpoint" ] && run $cfg otlp
+done
+exit 0
