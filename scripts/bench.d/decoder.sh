@@ -21,38 +21,49 @@ run_timed() {
   local t0 t1 tf
   tf=$(mktemp)
   t0=$(now)
-  /usr/bin/time -f "%M" -o "$tf" "$@" >"$out"
+  /usr/bin/time -f "%M %U %S" -o "$tf" "$@" >"$out"
   t1=$(now)
   secs=$(echo "$t1 - $t0" | bc -l)
-  rss_kib=$(tail -1 "$tf")
+  read -r rss_kib usr sys < <(tail -1 "$tf")
+  cpu=$(echo "$usr + $sys" | bc -l)
   rm -f "$tf"
 }
 
-report() { # label file events secs rss
-  local bytes mbs evs
+report() { # label file events secs rss [cpu-secs]
+  local bytes mbs evs extra=""
   bytes=$(stat -c %s "$2")
   mbs=$(echo "$bytes / $4 / 1000000" | bc -l)
   evs=$(echo "$3 / $4" | bc -l)
-  printf "%-34s %9.1f MB/s %12.0f events/s  peak RSS %7d KiB  (%.3f s)\n" \
-    "$1" "$mbs" "$evs" "$5" "$4"
+  if [ -n "${6:-}" ] && (($(echo "$6 > 0" | bc -l))); then
+    extra=$(printf "  cpu %.3f s = %.1f MB/s" "$6" \
+      "$(echo "$bytes / $6 / 1000000" | bc -l)")
+  fi
+  printf "%-30s %8.1f MB/s %11.0f ev/s  peak RSS %7d KiB  (wall %.3f s)%s\n" \
+    "$1" "$mbs" "$evs" "$5" "$4" "$extra"
 }
 
 bench_file() { # label file
-  local label=$1 f=$2 best=999999 out ev rss_best=0
+  local label=$1 f=$2 best=999999 bestcpu=999999 out ev rss_best=0
   out=$(mktemp)
   for _ in 1 2 3; do
     run_timed "$out" "$EL_BIN" stats "$f"
-    # The decoder's own elapsed time (read + decode), as stats reports it.
-    local s
+    # The decoder's own time (read + decode), as stats reports it: wall
+    # and CPU (the machine may be shared; CPU time is the one-core figure).
+    local s c
     s=$(sed -n 's/^elapsed: *\([0-9.]*\) s/\1/p' "$out")
+    c=$(sed -n 's/^cpu time: *\([0-9.]*\) s.*/\1/p' "$out")
     if (($(echo "$s < $best" | bc -l))); then best=$s; fi
+    if [ -n "$c" ] && (($(echo "$c < $bestcpu && $c > 0" | bc -l))); then
+      bestcpu=$c
+    fi
     rss_best=$rss_kib
   done
+  [ "$bestcpu" = 999999 ] && bestcpu=""
   ev=$(sed -n 's/^events: *//p' "$out")
-  report "stats $label" "$f" "$ev" "$best" "$rss_best"
+  report "stats $label" "$f" "$ev" "$best" "$rss_best" "$bestcpu"
   run_timed /dev/null "$EL_BIN" show "$f"
   local show_secs=$secs
-  report "show $label" "$f" "$ev" "$show_secs" "$rss_kib"
+  report "show $label" "$f" "$ev" "$show_secs" "$rss_kib" "$cpu"
   if command -v ghc-events >/dev/null 2>&1 && [ "$(stat -c %s "$f")" -lt 100000000 ]; then
     run_timed /dev/null ghc-events show "$f"
     printf "%-34s %9.1fx faster than ghc-events show (%.2f s vs %.2f s)\n" \

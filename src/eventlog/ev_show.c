@@ -20,7 +20,7 @@
 
 typedef struct {
   uint64_t t;     /* timestamp */
-  uint64_t off;   /* line start in the arena */
+  uint64_t off;   /* line start: chunk index << 32 | offset in chunk */
   uint32_t len;   /* line length incl. '\n' */
   uint32_t pad;
 } rec_t;
@@ -30,8 +30,10 @@ struct el_ev_show_s {
   el_ev_decoder_t *dec;
   char *hdr;           /* "Event Types:..." text of the first session */
   size_t hdrlen;
-  char *txt;           /* arena of event lines */
-  size_t tlen, tcap;
+  char **chunks;       /* arena of event lines: chunks never move */
+  size_t nchunks, chunkcap;
+  char *txt;           /* current chunk */
+  size_t tlen, tcap;   /* bytes used / size of the current chunk */
   rec_t *rec;
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
@@ -531,17 +533,29 @@ static char *body(char *w, const el_ev_event_t *e) {
 
 /* {====== sink ======} */
 
+#define CHUNK_BYTES ((size_t)16 << 20)
+
+/* Make room for `more` bytes in the current chunk, starting a new chunk
+ * when needed (lines never straddle chunks; nothing is ever copied). */
 static int reserve_txt(el_ev_show_t *s, size_t more) {
-  if (s->tlen + more <= s->tcap)
+  if (s->txt && s->tlen + more <= s->tcap)
     return 0;
-  size_t n = s->tcap ? s->tcap : 1 << 20;
-  while (n < s->tlen + more)
-    n *= 2;
-  char *p = el_realloc(s->txt, n);
-  if (!p)
+  if (s->nchunks == s->chunkcap) {
+    size_t n = s->chunkcap ? s->chunkcap * 2 : 16;
+    char **p = el_realloc(s->chunks, n * sizeof *p);
+    if (!p)
+      return EL_ENOMEM;
+    s->chunks = p;
+    s->chunkcap = n;
+  }
+  size_t sz = more > CHUNK_BYTES ? more : CHUNK_BYTES;
+  char *c = el_malloc(sz);
+  if (!c)
     return EL_ENOMEM;
-  s->txt = p;
-  s->tcap = n;
+  s->chunks[s->nchunks++] = c;
+  s->txt = c;
+  s->tlen = 0;
+  s->tcap = sz;
   return 0;
 }
 
@@ -611,7 +625,7 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   *w++ = '\n';
   rec_t *r = &s->rec[s->nrec++];
   r->t = e->t_ns;
-  r->off = s->tlen;
+  r->off = ((uint64_t)(s->nchunks - 1) << 32) | s->tlen;
   r->len = (uint32_t)(w - start);
   s->tlen += r->len;
   return 0;
@@ -642,7 +656,9 @@ void el_ev_show_free(el_ev_show_t *s) {
   el_ev_decoder_free(s->dec);
   el_free(s->descs);
   el_free(s->hdr);
-  el_free(s->txt);
+  for (size_t i = 0; i < s->nchunks; i++)
+    el_free(s->chunks[i]);
+  el_free(s->chunks);
   el_free(s->rec);
   el_free(s);
 }
@@ -733,15 +749,16 @@ int el_ev_show_finish(el_ev_show_t *s) {
   size_t olen = 0;
   for (size_t i = 0; i < s->nrec; i++) {
     const rec_t *r = &s->rec[i];
+    const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
     if (olen + r->len >= OUTBUF) {
       fwrite(ob, 1, olen, s->out);
       olen = 0;
     }
     if (r->len > OUTBUF) {
-      fwrite(s->txt + r->off, 1, r->len, s->out);
+      fwrite(line, 1, r->len, s->out);
       continue;
     }
-    memcpy(ob + olen, s->txt + r->off, r->len);
+    memcpy(ob + olen, line, r->len);
     olen += r->len;
   }
   ob[olen++] = '\n'; /* ghc-events show ends with an empty line */
