@@ -40,8 +40,8 @@ static const char *const METHODS[EL_TM_NSIGNALS] = {
   "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
   "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
   "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-  "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/"
-  "Export"};
+  ("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/"
+   "Export")};
 
 /* Poll slice while waiting for a call: bounds the reaction to abort. */
 #define POLL_MS 100

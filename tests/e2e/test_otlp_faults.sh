@@ -6,6 +6,7 @@
 # receiver that refuses connections for 2 s. Also: a non-retryable status
 # drops (and counts) only the request it answered, and RESOURCE_EXHAUSTED
 # without RetryInfo is not retried (OTLP spec).
+# ctest-labels: asan
 . "$(dirname "$0")/otlp_lib.sh"
 
 N=2000; NL=200; NS=200

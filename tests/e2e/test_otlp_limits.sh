@@ -9,6 +9,7 @@
 #  - no receiver at all, or one that never answers: the process exits
 #    within the shutdown timeout (plus about 1 s) and counts every record
 #    as dropped; it never hangs.
+# ctest-labels: asan
 . "$(dirname "$0")/otlp_lib.sh"
 
 total_of() { jq "[.metrics.$2, .logs.$2, .traces.$2] | add" "$1"; }
