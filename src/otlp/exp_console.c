@@ -280,6 +280,8 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_tm_batch_free(b);
   if (rc > 0) {
     el_tm_store_count_dropped(c->st, sig, (uint64_t)rc);
+    el_log(EL_LOG_WARN, "console: %d %s records larger than %zu bytes "
+           "dropped", rc, el_otlp_signal_name(sig), c->max_bytes);
   } else if (rc < 0) {
     /* Stopped early: what was neither written nor counted is lost (this
      * includes records the encoder had set aside as too large). */

@@ -1055,11 +1055,7 @@ int el_otlp_encode(el_tm_signal_t sig, const el_tm_batch_t *batch,
   int rc = encode_all(&e);
   sc_reset(&e.sc);
   el_free(e.buf);
-  if (rc < 0) return rc;
-  if (e.dropped)
-    el_log(EL_LOG_WARN, "otlp: %d %s record(s) larger than %zu bytes "
-           "dropped", e.dropped, el_otlp_signal_name(sig), max_bytes);
-  return e.dropped;
+  return rc < 0 ? rc : e.dropped;     /* callers count and log drops */
 }
 
 const ProtobufCMessageDescriptor *el_otlp_request_descriptor(

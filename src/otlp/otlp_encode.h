@@ -38,7 +38,9 @@ typedef int (*el_otlp_emit_fn)(void *ud, const uint8_t *bytes, size_t len,
 /* Encode batch (signal sig) into requests of at most max_bytes serialized
  * bytes each (0 = no limit) and call emit for each, in record order.
  * A batch that does not fit is split between records (never inside one);
- * a single record that does not fit on its own is dropped and counted.
+ * a single record that does not fit on its own is dropped and counted in
+ * the return value (the caller counts and logs it; the encoder logs
+ * nothing).
  * An empty batch emits nothing.
  * batch: borrowed for the call. Returns the number of records dropped for
  * size (>= 0), or EL_ENOMEM / EL_EINVAL (sig does not match the batch) /
