@@ -137,6 +137,11 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   size_t n;
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
+  /* header_begin writes the magic without allocating. */
+  if (reserve(&d->hbuf, &d->hcap, 256)) {
+    el_free(d);
+    return NULL;
+  }
   d->diag.event_type = -1;
   return d;
 }
@@ -346,8 +351,12 @@ static int header_steps(el_ev_decoder_t *d) {
                  (unsigned long long)off);
         return EL_EBADHDR;
       }
-      d->hpos += 8;
-      return header_done(d);
+      {
+        int rc = header_done(d);
+        if (rc != EL_ENOMEM)
+          d->hpos += 8; /* on ENOMEM the step is retried */
+        return rc;
+      }
     }
     if (d->hneed > MAX_HEADER) {
       set_diag(d, EL_EBADHDR, d->hoff, -1, "header larger than %u bytes",
@@ -388,7 +397,6 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
     warn(d);
   }
   static const uint8_t magic[8] = {'h', 'd', 'r', 'b', 'h', 'e', 't', 'b'};
-  reserve(&d->hbuf, &d->hcap, 256);
   memcpy(d->hbuf, magic, 8);
   d->hlen = 8;
   d->hpos = 8;

@@ -494,6 +494,63 @@ static void test_testlog_part_reports_truncation(void **st) {
   free(p);
 }
 
+#ifdef EL_TESTING
+/* Allocation n fails, for n = 1, 2, ...: every run ends cleanly (0 or
+ * EL_ENOMEM, never a crash) and frees everything it allocated. */
+static void test_out_of_memory_sweep(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-events/time-prof.eventlog", &n);
+  assert_non_null(p);
+  size_t base = el_mem_in_use();
+  int completed = 0;
+  for (uint64_t k = 1; k < 40 && !completed; k++) {
+    el_mem_fail_after(k);
+    tu_digest_t g = {0};
+    el_ev_sink_t s = tu_sink(&g);
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    int failed = !d;
+    for (size_t i = 0; d && i < n; i += 977) {
+      size_t len = n - i < 977 ? n - i : 977;
+      int rc = el_ev_decoder_feed(d, p + i, len);
+      if (rc == EL_ENOMEM) {
+        failed = 1;
+        /* Retrying the unconsumed rest must work once memory is back. */
+        el_mem_fail_after(0);
+        uint64_t at = el_ev_decoder_offset(d);
+        assert_int_equal(el_ev_decoder_feed(d, p + at, n - at), 0);
+        break;
+      }
+      assert_int_equal(rc, 0);
+    }
+    if (d) {
+      assert_int_equal(el_ev_decoder_finish(d), 0);
+      assert_int_equal(el_ev_decoder_stats(d)->events, 477);
+    }
+    el_ev_decoder_free(d);
+    el_mem_fail_after(0);
+    assert_int_equal(el_mem_in_use(), base);
+    completed = !failed;
+  }
+  assert_true(completed);
+  /* The show formatter too. */
+  for (uint64_t k = 1; k < 60; k++) {
+    el_mem_fail_after(k);
+    FILE *null = fopen("/dev/null", "w");
+    el_ev_show_t *sh = el_ev_show_new(null);
+    if (sh) {
+      el_ev_show_feed(sh, p, n);
+      el_ev_show_finish(sh);
+    }
+    el_ev_show_free(sh);
+    fclose(null);
+    el_mem_fail_after(0);
+    assert_int_equal(el_mem_in_use(), base);
+  }
+  free(p);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_type_table_names_and_fields),
@@ -508,6 +565,9 @@ int main(void) {
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_data_end_inside_last_block),
       cmocka_unit_test(test_testlog_part_reports_truncation),
+#ifdef EL_TESTING
+      cmocka_unit_test(test_out_of_memory_sweep),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
