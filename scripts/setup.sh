@@ -15,7 +15,7 @@ packages=(
   libgrpc-dev libcurl4-openssl-dev zlib1g-dev libjansson-dev
   libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
   libcmocka-dev clang libclang-rt-14-dev
-  tmux expect jq python3 python3-yaml python3-jsonschema
+  tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
   nodejs npm
   ghc ghc-prof
   prometheus

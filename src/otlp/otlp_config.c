@@ -610,6 +610,15 @@ static int resolve_headers(env_t *env, int s) {
   if (rc == EL_EINVAL)
     return cfg_fail(cfg, "Environment variable %s specifies malformed "
                     "headers '%s': %s.", name, v, why);
+  /* Percent-decoding can produce control characters, which would split
+   * an HTTP header line or make gRPC refuse the metadata. */
+  for (size_t i = 0; rc == 0 && i < sc->nheaders; i++)
+    for (const unsigned char *p = (const unsigned char *)sc->headers[i].value;
+         *p; p++)
+      if (*p < 0x20 || *p == 0x7f)
+        return cfg_fail(cfg, "Environment variable %s specifies malformed "
+                        "headers '%s': control character in the value of "
+                        "'%s'.", name, v, sc->headers[i].name);
   return rc;
 }
 

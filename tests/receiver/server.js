@@ -9,6 +9,7 @@
 const fs = require('fs');
 const path = require('path');
 const http = require('http');
+const https = require('https');
 const net = require('net');
 const zlib = require('zlib');
 const { parseArgs } = require('util');
@@ -82,6 +83,8 @@ const { values: opt } = parseArgs({
     'ready-file': { type: 'string' },
     'raw-dir': { type: 'string' },
     'profiles-proto': { type: 'string' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
     'refuse-ms': { type: 'string', default: '0' },
     'delay-ms': { type: 'string', default: '0' },
     'max-recv-bytes': { type: 'string', default: String(4 * 1024 * 1024) },
@@ -96,6 +99,12 @@ if (opt.help) {
   process.stdout.write(fs.readFileSync(path.join(__dirname, 'README.md')));
   process.exit(0);
 }
+
+// --tls-cert/--tls-key: serve gRPC and HTTP over TLS with this PEM pair.
+const tls = opt['tls-cert'] && opt['tls-key']
+  ? { cert: fs.readFileSync(opt['tls-cert']),
+      key: fs.readFileSync(opt['tls-key']) }
+  : null;
 
 const state = {
   grpcPort: Number(opt['grpc-port']),
@@ -436,14 +445,17 @@ function startGrpc() {
       server.addService(grpcServiceFor(signal),
         { Export: grpcHandler(signal) });
     }
-    server.bindAsync(`${opt.host}:${state.grpcPort}`,
-      grpc.ServerCredentials.createInsecure(), (err, port) => {
-        if (err) { reject(err); return; }
-        state.grpcPort = port;
-        state.grpcServer = server;
-        enforcePingPolicy(server);
-        resolve();
-      });
+    const creds = tls
+      ? grpc.ServerCredentials.createSsl(null,
+        [{ private_key: tls.key, cert_chain: tls.cert }], false)
+      : grpc.ServerCredentials.createInsecure();
+    server.bindAsync(`${opt.host}:${state.grpcPort}`, creds, (err, port) => {
+      if (err) { reject(err); return; }
+      state.grpcPort = port;
+      state.grpcServer = server;
+      enforcePingPolicy(server);
+      resolve();
+    });
   });
 }
 
@@ -542,7 +554,9 @@ function httpFault(req, res, signal, f) {
 
 function startHttp() {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(httpHandler);
+    const server = tls
+      ? https.createServer({ key: tls.key, cert: tls.cert }, httpHandler)
+      : http.createServer(httpHandler);
     server.keepAliveTimeout = 30000;
     server.on('error', reject);
     server.listen(state.httpPort, opt.host, () => {

@@ -274,6 +274,8 @@ static void test_errors_name_variable_and_value(void **state) {
   expect_error("OTEL_EXPORTER_OTLP_ENDPOINT", "not a url", "malformed");
   expect_error("OTEL_RESOURCE_ATTRIBUTES", "a=b c", "malformed baggage");
   expect_error("OTEL_EXPORTER_OTLP_HEADERS", "novalue", "malformed headers");
+  expect_error("OTEL_EXPORTER_OTLP_HEADERS", "a=b%0D%0AX-Injected:1",
+               "control character");
   expect_error("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem",
                "cannot be read");
   expect_error("EL_OTLP_QUEUE_MAX_ITEMS", "-3", "malformed number");

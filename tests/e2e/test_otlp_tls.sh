@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_otlp_tls.sh: OTLP over TLS to a receiver with a self-signed
+# certificate (made here with openssl), over gRPC and HTTP/protobuf:
+# trusted through OTEL_EXPORTER_OTLP_CERTIFICATE (and, for gRPC, the
+# reference flags --otelcol-ssl --otelcol-certificate-store) every record
+# arrives exactly once; not trusted, nothing is accepted, every record is
+# counted as dropped and the exit stays bounded.
+. "$(dirname "$0")/otlp_lib.sh"
+command -v openssl >/dev/null || { echo "SKIP: openssl not installed"; exit 77; }
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+  -keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1
+TLSARGS=(--tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem")
+N=1000
+
+# tls_send TRANSPORT OUT [args...]: like send, but to https://localhost.
+tls_send() {
+  local t=$1 out=$2; shift 2
+  local port=$RCV_HTTP proto=http/protobuf
+  [ "$t" = grpc ] && { port=$RCV_GRPC; proto=grpc; }
+  local rc=0
+  OTEL_EXPORTER_OTLP_PROTOCOL=$proto \
+  OTEL_EXPORTER_OTLP_ENDPOINT=https://localhost:$port \
+    timeout 60 "$SEND" "$@" >"$out" 2>"$out.err" || rc=$?
+  [ $rc = 0 ] || { cat "$out.err"; fail "$t: otlp_send exited with $rc"; }
+}
+
+for t in grpc http; do
+  rcv_start "$t-tls" "${TLSARGS[@]}"
+  OTEL_EXPORTER_OTLP_CERTIFICATE=$TMP/cert.pem \
+    tls_send "$t" "$TMP/$t-ok.json" --points $N --logs 100 --windows 2
+  exactly_once "$t tls" metrics $N
+  exactly_once "$t tls" logs 100
+
+  rcv_start "$t-untrusted" "${TLSARGS[@]}"
+  start=$(date +%s%N)
+  EL_OTLP_SHUTDOWN_TIMEOUT=1000 \
+    tls_send "$t" "$TMP/$t-bad.json" --points $N --windows 2
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  got=$(grep -c . "$RCV_OUT" || true)
+  d=$(jq '.metrics | .dropped_failed + .dropped_shutdown' "$TMP/$t-bad.json")
+  [ "$got" = 0 ] && [ "$d" = $N ] && [ "$ms" -lt 5000 ] \
+    || fail "$t untrusted: $got requests accepted, $d dropped, $ms ms"
+  pass "$t untrusted certificate: nothing sent, $d records counted, $ms ms"
+done
+
+rcv_start grpc-flags "${TLSARGS[@]}"
+rc=0
+timeout 60 "$SEND" --otelcol-host localhost --otelcol-port "$RCV_GRPC" \
+  --otelcol-ssl --otelcol-certificate-store "$TMP/cert.pem" \
+  --service-name flagged --points $N >"$TMP/flags.json" 2>"$TMP/flags.err" \
+  || rc=$?
+[ $rc = 0 ] || { cat "$TMP/flags.err"; fail "flags: exit $rc"; }
+exactly_once "grpc --otelcol-ssl" metrics $N
+svc=$(jq -r '.request.resourceMetrics[0].resource.attributes[] | select(.key=="service.name") | .value.stringValue' "$RCV_OUT" | sort -u)
+[ "$svc" = flagged ] || fail "--service-name gave '$svc'"
+rcv_stop
+finish
