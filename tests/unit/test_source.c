@@ -179,6 +179,7 @@ struct srv_s {
   int max_conns;           /* close the listener after this many */
   int empty_conns;         /* first N connections close with no data */
   int keep_open;           /* don't close after writing */
+  int no_read;             /* never read what clients send */
   int nconns;
   conn_t conns[8];
   uint8_t rec[4096];       /* bytes received from the client */
@@ -229,7 +230,8 @@ static void s_connection(uv_stream_t *l, int status) {
     uv_close(&c->u.h, NULL);
     return;
   }
-  uv_read_start(&c->u.s, s_alloc, s_read);
+  if (!s->no_read)
+    uv_read_start(&c->u.s, s_alloc, s_read);
   size_t n = s->nconns == 1 && s->first_plen ? s->first_plen : s->plen;
   uv_buf_t b = uv_buf_init((char *)s->payload, (unsigned)n);
   c->w.data = c;
@@ -725,6 +727,83 @@ static void test_tcp_ipv6(void **state) {
   tcp_case("::1");
 }
 
+
+/* A host name goes through getaddrinfo; every address it gives is tried
+ * in turn until one accepts. */
+static void test_tcp_by_host_name(void **state) {
+  (void)state;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 1;
+  assert_int_equal(srv_listen_tcp(&s, &loop, "127.0.0.1"), 0);
+  el_src_opts_t o;
+  char *a[] = {"x", "--eventlog-socket-host", "localhost",
+               "--eventlog-socket-port", s.port, "--eventlog-socket-retries",
+               "0"};
+  assert_int_equal(parse_all(&o, EL_ARRAY_LEN(a), a), 0);
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 1);
+  assert_int_equal(r.got_len, 8);
+  el_src_free(src);
+  free(r.got);
+  loop_done(&loop);
+}
+
+/* A peer that never reads: the control queue is bounded (1 MiB), excess
+ * is refused with EL_ENOMEM and counted; queued bytes are dropped and
+ * counted when the connection closes. */
+static void write_flood_cb(uv_timer_t *t) {
+  rec_t *r = t->data;
+  static uint8_t chunk[64 << 10];
+  int rc = 0;
+  for (int k = 0; k < 64 && rc == 0; k++) {
+    rc = el_src_write(r->src, chunk, sizeof chunk);
+    r->write_len += sizeof chunk;  /* bytes offered */
+  }
+  r->write_rc = rc;
+  el_src_stop(r->src);
+}
+
+static void test_write_queue_is_bounded(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "flood.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 1;
+  s.keep_open = 1;
+  s.no_read = 1;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 0;
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, write_flood_cb, 100, 0);
+  run_for(&loop, 10000);
+  assert_int_equal(r.write_rc, EL_ENOMEM);
+  const el_src_stats_t *st = el_src_stats(src);
+  assert_true(st->send_dropped > 0);
+  /* Everything offered is accounted for: sent or dropped. */
+  assert_true(r.write_len > (1u << 20));
+  assert_int_equal(st->sent_bytes + st->send_dropped, r.write_len);
+  assert_int_equal(el_src_write(src, (const uint8_t *)"x", 1), EL_ECLOSED);
+  el_src_free(src);
+  free(r.got);
+  loop_done(&loop);
+}
+
 /* {====== control channel, flow control, teardown ======} */
 
 static void test_write_reaches_peer(void **state) {
@@ -983,6 +1062,8 @@ int main(void) {
       cmocka_unit_test(test_empty_sessions_back_off),
       cmocka_unit_test(test_tcp_ipv4),
       cmocka_unit_test(test_tcp_ipv6),
+      cmocka_unit_test(test_tcp_by_host_name),
+      cmocka_unit_test(test_write_queue_is_bounded),
       cmocka_unit_test(test_write_reaches_peer),
       cmocka_unit_test(test_pause_holds_bytes),
       cmocka_unit_test(test_stop_inside_on_data),
