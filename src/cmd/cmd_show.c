@@ -1,8 +1,9 @@
 /* cmd_show.c: `eventlog-live show` prints an eventlog like `ghc-events
  * show` (ghc-events 0.21), byte for byte (spec/eventlog-format.md §6.4).
  *
- * Usage: eventlog-live show [FILE | - | --eventlog-file FILE |
- *                            --eventlog-stdin]
+ * Usage: eventlog-live show [--json] [FILE | - | SOURCE OPTIONS]
+ * --json prints one JSON object per event in arrival order instead
+ * (src/eventlog/ev_json.c).
  * Exit status: 0 on success and on a stream cut off cleanly or inside an
  * event (ghc-events prints what it decoded and exits 0, §4.1; we also say
  * so on stderr); 1 on a malformed header, a corrupt stream (after printing
@@ -21,9 +22,45 @@
 #define CHUNK (1u << 20)
 
 static void show_usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live show [FILE | - | SOURCE OPTIONS]\n"
-             "Print every event like `ghc-events show`.\n\n"
+  fprintf(f, "usage: eventlog-live show [--json] [FILE | - | SOURCE OPTIONS]"
+             "\n"
+             "Print every event like `ghc-events show`.\n"
+             "  --json  one JSON object per event (name, time, Unix time, "
+             "cap, fields),\n          in arrival order\n\n"
              "source options (docs/sources.md):\n%s", el_src_opts_help());
+}
+
+/* The formatter in use: the ghc-events text (sorted at the end) or JSON
+ * lines (as events arrive). */
+typedef struct {
+  void *ud;
+  int (*feed)(void *ud, const uint8_t *buf, size_t len);
+  int (*finish)(void *ud);
+  void (*reset)(void *ud);
+  const el_diag_t *(*diag)(void *ud);
+  void (*free)(void *ud);
+} fmt_t;
+
+static int json_feed(void *ud, const uint8_t *buf, size_t len) {
+  return el_ev_json_feed(ud, buf, len);
+}
+static int json_finish(void *ud) { return el_ev_json_finish(ud); }
+static void json_reset(void *ud) { el_ev_json_reset(ud); }
+static const el_diag_t *json_diag(void *ud) { return el_ev_json_diag(ud); }
+static void json_free(void *ud) { el_ev_json_free(ud); }
+
+/* Remove "--json" from argv (in place); returns 1 if it was there. */
+static int take_json_flag(int *argc, char **argv) {
+  int found = 0, k = 1;
+  for (int i = 1; i < *argc; i++) {
+    if (!strcmp(argv[i], "--json"))
+      found = 1;
+    else
+      argv[k++] = argv[i];
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return found;
 }
 
 /* The input: a path ("-" = stdin) for a plain file read here with
@@ -50,36 +87,52 @@ static int show_feed(void *ud, const uint8_t *buf, size_t len) {
 static int show_finish(void *ud) { return el_ev_show_finish(ud); }
 static void show_reset(void *ud) { el_ev_show_reset(ud); }
 static const el_diag_t *show_diag(void *ud) { return el_ev_show_diag(ud); }
+static void show_free(void *ud) { el_ev_show_free(ud); }
+
+/* Create the formatter writing to stdout; 0 or -1 when out of memory. */
+static int fmt_new(fmt_t *f, int json) {
+  if (json) {
+    *f = (fmt_t){el_ev_json_new(stdout), json_feed, json_finish, json_reset,
+                 json_diag, json_free};
+  } else {
+    *f = (fmt_t){el_ev_show_new(stdout), show_feed, show_finish, show_reset,
+                 show_diag, show_free};
+  }
+  if (!f->ud) {
+    fprintf(stderr, "eventlog-live: show: out of memory\n");
+    return -1;
+  }
+  return 0;
+}
 
 /* Any other source (sockets, --follow, tee): run it through the pump. Each
  * connection resets the formatter's decoder (a fresh header follows); the
  * output is printed once, at the end of input. */
-static int show_live(const el_src_opts_t *o) {
+static int show_live(const el_src_opts_t *o, int json) {
   static char obuf[1 << 16];
-  setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-  el_ev_show_t *s = el_ev_show_new(stdout);
-  if (!s) {
-    fprintf(stderr, "eventlog-live: show: out of memory\n");
+  setvbuf(stdout, obuf, json ? _IOLBF : _IOFBF, sizeof obuf);
+  fmt_t f;
+  if (fmt_new(&f, json))
     return 1;
-  }
-  el_src_consumer_t c = {.ud = s, .reset = show_reset, .feed = show_feed,
-                         .finish = show_finish, .diag = show_diag,
+  el_src_consumer_t c = {.ud = f.ud, .reset = f.reset, .feed = f.feed,
+                         .finish = f.finish, .diag = f.diag,
                          .one_stream = 1};
   el_src_pump_result_t res;
   int rc = el_src_pump(NULL, o, &c, &res);
   int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;
   if (fflush(stdout) != 0)
     status = 1;
-  el_ev_show_free(s);
+  f.free(f.ud);
   return status;
 }
 
 int el_cmd_show(int argc, char **argv) {
   int err;
   el_src_opts_t o;
+  int json = take_json_flag(&argc, argv);
   const char *path = input_arg(argc, argv, &err, &o);
   if (!path && !err)
-    return show_live(&o);
+    return show_live(&o, json);
   if (!path) {
     show_usage(err == 1 ? stdout : stderr);
     return err == 1 ? 0 : 2;
@@ -91,10 +144,10 @@ int el_cmd_show(int argc, char **argv) {
   }
   static char obuf[1 << 20];
   setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-  el_ev_show_t *s = el_ev_show_new(stdout);
+  fmt_t f;
   uint8_t *buf = malloc(CHUNK);
-  if (!s || !buf) {
-    fprintf(stderr, "eventlog-live: show: out of memory\n");
+  if (!buf || fmt_new(&f, json)) {
+    free(buf);
     return 1;
   }
   int rc = 0, status = 0;
@@ -110,19 +163,19 @@ int el_cmd_show(int argc, char **argv) {
     }
     if (n == 0)
       break;
-    rc = el_ev_show_feed(s, buf, (size_t)n);
+    rc = f.feed(f.ud, buf, (size_t)n);
     if (rc)
       break;
   }
   if (rc) {
-    const el_diag_t *d = el_ev_show_diag(s);
+    const el_diag_t *d = f.diag(f.ud);
     fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n", path,
             d->msg, (unsigned long long)d->offset);
     status = 1;
   }
-  int frc = el_ev_show_finish(s);
+  int frc = f.finish(f.ud);
   if (frc && !rc) {
-    const el_diag_t *d = el_ev_show_diag(s);
+    const el_diag_t *d = f.diag(f.ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR)
       fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n",
               path, d->msg[0] ? d->msg : el_strerror(frc),
@@ -136,7 +189,7 @@ int el_cmd_show(int argc, char **argv) {
   }
   if (fflush(stdout) != 0)
     status = 1;
-  el_ev_show_free(s);
+  f.free(f.ud);
   free(buf);
   if (fd > 0)
     close(fd);

@@ -215,6 +215,22 @@ void el_ev_show_reset(el_ev_show_t *s);
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
 
+/* {====== JSON lines (show --json) ======} */
+
+/* Writes one JSON object per event, one per line, in stream order:
+ * {"offset","type","name","t_ns","unix_ns","cap","fields":{...}}; unknown
+ * types get "name":null, "desc" and "payload_hex" (ev_json.c documents
+ * the encoding). Same life cycle as el_ev_show_t; output is written as
+ * events arrive. out: borrowed, must outlive the object. Additive. */
+typedef struct el_ev_json_s el_ev_json_t;
+el_ev_json_t *el_ev_json_new(FILE *out);
+int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len);
+/* Returns as el_ev_decoder_finish, or EL_EBADHDR if no header was read. */
+int el_ev_json_finish(el_ev_json_t *j);
+void el_ev_json_reset(el_ev_json_t *j);
+const el_diag_t *el_ev_json_diag(const el_ev_json_t *j);
+void el_ev_json_free(el_ev_json_t *j);
+
 #ifdef __cplusplus
 }
 #endif
