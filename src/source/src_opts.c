@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 
 #include "source_internal.h"
 
@@ -232,6 +233,10 @@ int el_src_opts_validate(el_src_opts_t *o) {
                                                : "--eventlog-socket-port",
                      o->host ? "--eventlog-socket-port"
                              : "--eventlog-socket-host");
+  if (o->kind == EL_SRC_UNIX &&
+      strlen(o->path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+    return usage_err(o, "--eventlog-socket: path longer than %s bytes: %s",
+                     "107", o->path);
   if (o->follow && o->kind != EL_SRC_FILE)
     return usage_err(o, "--follow needs --eventlog-file%s%s", "", "");
   if (o->timeout_s < 0 || o->exponent < 1 || o->max_delay_s < 0 ||

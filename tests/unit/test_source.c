@@ -347,6 +347,13 @@ static void test_opts_errors(void **state) {
   assert_int_equal(parse_all(&o, 2, emp), EL_EUSAGE);
   char *fol[] = {"x", "--eventlog-socket", "/s", "--follow"};
   assert_int_equal(parse_all(&o, 4, fol), EL_EUSAGE);
+  char longp[200];
+  memset(longp, 'a', sizeof longp - 1);
+  longp[0] = '/';
+  longp[sizeof longp - 1] = '\0';
+  char *lng[] = {"x", "--eventlog-socket", longp};
+  assert_int_equal(parse_all(&o, 3, lng), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "longer than 107"));
   /* A prefix of an option name is not the option. */
   char *pre[] = {"x", "--eventlog-filex", "f"};
   assert_int_equal(parse_all(&o, 3, pre), EL_EUSAGE);
