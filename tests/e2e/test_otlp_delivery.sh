@@ -28,6 +28,11 @@ for t in grpc http; do
   if [ "$t" = grpc ]; then
     enc=$(jq -r '.grpc_encoding' "$RCV_OUT" | sort -u)
     [ "$enc" = identity ] || fail "grpc plain: grpc-encoding '$enc'"
+    # Keepalive within a default collector's policy: no pings at all in a
+    # short run (pings come every 6 minutes, and only during calls).
+    curl -sf "http://127.0.0.1:$RCV_CTL/stats" >"$TMP/stats.json"
+    pings=$(jq .pings "$TMP/stats.json")
+    [ "$pings" = 0 ] || fail "grpc: client sent $pings HTTP/2 pings"
   fi
   if [ "$t" = http ]; then
     ct=$(jq -r '.headers["content-type"]' "$RCV_OUT" | sort -u)

@@ -113,7 +113,7 @@ const state = {
   maxRecvBytes: Number(opt['max-recv-bytes']),
   faults: [],        // queue of { kind, n, ... }, consumed front first
   seq: 0,            // requests seen (accepted or faulted)
-  stats: { accepted: {}, faulted: {}, points: {}, bytes: 0 },
+  stats: { accepted: {}, faulted: {}, points: {}, bytes: 0, pings: 0 },
   grpcServer: null,
   httpServer: null,
   listening: false,
@@ -417,6 +417,7 @@ function enforcePingPolicy(server) {
         stream.on('close', () => { ps.active -= 1; });
       });
       session.on('ping', () => {
+        state.stats.pings += 1;
         const now = Date.now();
         if (ps.reset) {
           ps.reset = false; ps.strikes = 0; ps.last = now; return;
