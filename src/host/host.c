@@ -3,7 +3,6 @@
  * The Lua API is in docs/lua-api.md; design notes in DESIGN.md ("Lua must
  * not see the raw firehose") and spec/field-notes.md §2.5. */
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +280,24 @@ static int load_chunk(el_host_t *h, int status) {
   return h->stop ? EL_ESTOPPED : 0;
 }
 
+/* Protected: require path with the script's directory, arg[0]. */
+static int prepare_script(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  const char *path = lua_tostring(L, 2);
+  const char *slash = strrchr(path, '/');
+  if (slash)
+    lua_pushlstring(L, path, slash == path ? 1 : (size_t)(slash - path));
+  else
+    lua_pushliteral(L, ".");
+  set_path(h, lua_tostring(L, -1));
+  /* arg[0] = script path, as the stand-alone interpreter does. */
+  lua_createtable(L, 1, 0);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, 0);
+  lua_setglobal(L, "arg");
+  return 0;
+}
+
 int el_host_load(el_host_t *h, const char *path) {
   h->err[0] = '\0';
   if (access(path, R_OK) != 0) {
@@ -288,16 +305,15 @@ int el_host_load(el_host_t *h, const char *path) {
     snprintf(h->err, sizeof h->err, "cannot open %s: %s", path, strerror(e));
     return -e;
   }
-  char *copy = el_strdup(path);
-  if (!copy) return EL_ENOMEM;
-  set_path(h, dirname(copy));
-  el_free(copy);
   lua_State *L = h->L;
-  /* arg[0] = script path, as the stand-alone interpreter does. */
-  lua_createtable(L, 1, 0);
+  lua_pushcfunction(L, prepare_script);
+  lua_pushlightuserdata(L, h);
   lua_pushstring(L, path);
-  lua_rawseti(L, -2, 0);
-  lua_setglobal(L, "arg");
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return EL_ENOMEM;
+  }
   return load_chunk(h, luaL_loadfile(L, path));
 }
 

@@ -193,16 +193,63 @@ static thread_t *thread_get(ana_t *a, uint32_t id, int create) {
 static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
                            uint32_t thread, uint64_t start, uint64_t end);
 
-static void call_spans(el_host_t *h, int kind, int nargs) {
-  ana_t *a = h->ana;
-  lua_State *L = h->L;
-  int base = lua_gettop(L) - nargs;
-  for (int i = 0; i < a->ncb[kind] && !h->stop; i++) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, a->cb[kind][i]);
-    for (int j = 1; j <= nargs; j++) lua_pushvalue(L, base + j);
-    el__host_pcall(h, nargs, &h->hook_handler, "on_span");
+/* Arguments of a span callback, built in C and pushed inside a protected
+ * call (pushing strings allocates). */
+enum { A_NIL = 0, A_INT, A_STR, A_DEC };  /* A_DEC: integer as decimal */
+typedef struct {
+  int kind, n;
+  struct {
+    int type;
+    lua_Integer i;
+    const char *s;
+  } v[8];
+} sargs_t;
+
+static void arg_int(sargs_t *a, lua_Integer i) {
+  a->v[a->n].type = A_INT;
+  a->v[a->n++].i = i;
+}
+static void arg_str(sargs_t *a, const char *s) {
+  a->v[a->n].type = A_STR;
+  a->v[a->n++].s = s;
+}
+static void arg_nil(sargs_t *a) { a->v[a->n++].type = A_NIL; }
+static void arg_dec(sargs_t *a, lua_Integer i) {
+  a->v[a->n].type = A_DEC;
+  a->v[a->n++].i = i;
+}
+
+static int spans_tramp(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  const sargs_t *a = lua_touserdata(L, 2);
+  ana_t *an = h->ana;
+  int base = lua_gettop(L);
+  for (int j = 0; j < a->n; j++) {
+    switch (a->v[j].type) {
+    case A_INT: lua_pushinteger(L, a->v[j].i); break;
+    case A_STR: lua_pushstring(L, a->v[j].s); break;
+    case A_DEC: lua_pushfstring(L, "%I", a->v[j].i); break;
+    default: lua_pushnil(L);
+    }
   }
-  lua_settop(L, base);
+  for (int i = 0; i < an->ncb[a->kind] && !h->stop; i++) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, an->cb[a->kind][i]);
+    for (int j = 1; j <= a->n; j++) lua_pushvalue(L, base + j);
+    el__host_pcall(h, a->n, &h->hook_handler, "on_span");
+  }
+  return 0;
+}
+
+static void call_spans(el_host_t *h, const sargs_t *a) {
+  lua_State *L = h->L;
+  lua_pushcfunction(L, spans_tramp);
+  lua_pushlightuserdata(L, h);
+  lua_pushlightuserdata(L, (void *)a);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    h->st.handler_errors++;
+    el_log(EL_LOG_ERROR, "on_span: %s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
 }
 
 static void thread_span(el_host_t *h, thread_t *th, int running,
@@ -218,21 +265,21 @@ static void thread_span(el_host_t *h, thread_t *th, int running,
     th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
   }
   if (!a->ncb[TK_THREADS]) return;
-  lua_State *L = h->L;
-  lua_pushinteger(L, th->id);
-  lua_pushstring(L, running ? "running" : "blocked");
+  sargs_t g = {.kind = TK_THREADS};
+  arg_int(&g, th->id);
+  arg_str(&g, running ? "running" : "blocked");
   if (running)
-    lua_pushnil(L);
+    arg_nil(&g);
   else
-    lua_pushinteger(L, th->prev_status);
-  lua_pushinteger(L, th->prev_cap);
-  lua_pushinteger(L, (lua_Integer)start);
-  lua_pushinteger(L, (lua_Integer)end);
+    arg_int(&g, th->prev_status);
+  arg_int(&g, th->prev_cap);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
   if (running)
-    lua_pushnil(L);
+    arg_nil(&g);
   else
-    lua_pushinteger(L, th->prev_info);
-  call_spans(h, TK_THREADS, 7);
+    arg_int(&g, th->prev_info);
+  call_spans(h, &g);
 }
 
 static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
@@ -241,16 +288,16 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
   if (cap >= MAX_CAPS) return;
   cap_t *c = &a->caps[cap];
   if ((int)cap > a->max_cap) a->max_cap = (int)cap;
-  lua_State *L = h->L;
   if (c->used_prev && c->prev_end < start) {
     c->idle_ns += start - c->prev_end;
     if (a->ncb[TK_CAPS]) {
-      lua_pushinteger(L, cap);
-      lua_pushliteral(L, "Idle");
-      lua_pushnil(L);
-      lua_pushinteger(L, (lua_Integer)c->prev_end);
-      lua_pushinteger(L, (lua_Integer)start);
-      call_spans(h, TK_CAPS, 5);
+      sargs_t g = {.kind = TK_CAPS};
+      arg_int(&g, cap);
+      arg_str(&g, "Idle");
+      arg_nil(&g);
+      arg_int(&g, (lua_Integer)c->prev_end);
+      arg_int(&g, (lua_Integer)start);
+      call_spans(h, &g);
     }
   }
   uint64_t d = end > start ? end - start : 0;
@@ -261,15 +308,16 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
   c->used_prev = 1;
   c->prev_end = end;
   if (!a->ncb[TK_CAPS]) return;
-  lua_pushinteger(L, cap);
-  lua_pushstring(L, cat);
+  sargs_t g = {.kind = TK_CAPS};
+  arg_int(&g, cap);
+  arg_str(&g, cat);
   if (cat[0] == 'G')
-    lua_pushliteral(L, "GC");
+    arg_str(&g, "GC");
   else
-    lua_pushfstring(L, "%d", (int)thread);
-  lua_pushinteger(L, (lua_Integer)start);
-  lua_pushinteger(L, (lua_Integer)end);
-  call_spans(h, TK_CAPS, 5);
+    arg_dec(&g, thread);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
+  call_spans(h, &g);
 }
 
 /* {====== state machines (reference §5.2.3) ======} */
@@ -346,10 +394,11 @@ static void on_gc(el_host_t *h, const rec_t *r) {
   if (d > c->max_ns) c->max_ns = d;
   cap_usage_span(h, r->cap, "GC", 0, start, r->t);
   if (a->ncb[TK_GC]) {
-    lua_pushinteger(h->L, r->cap);
-    lua_pushinteger(h->L, (lua_Integer)start);
-    lua_pushinteger(h->L, (lua_Integer)r->t);
-    call_spans(h, TK_GC, 3);
+    sargs_t g = {.kind = TK_GC};
+    arg_int(&g, r->cap);
+    arg_int(&g, (lua_Integer)start);
+    arg_int(&g, (lua_Integer)r->t);
+    call_spans(h, &g);
   }
 }
 

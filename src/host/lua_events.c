@@ -195,18 +195,54 @@ static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
   lua_rawset(D, D_EV);
 }
 
+/* Events with string or list fields: the fields are pushed inside the
+ * protected call (they allocate), by this trampoline. Args: host, event,
+ * handler, type info (light userdata). [-0, +0, e] */
+static int call_tramp(lua_State *D) {
+  el_host_t *h = lua_touserdata(D, 1);
+  const el_ev_event_t *ev = lua_touserdata(D, 2);
+  el__handler_t *hd = lua_touserdata(D, 3);
+  const el_ev_type_info_t *ti = lua_touserdata(D, 4);
+  lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+  lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);
+  int n = push_fields(D, ev, ti);
+  lua_call(D, n + 1, 0);
+  return 0;
+}
+
+/* True when every field of the type is an integer (pushing them cannot
+ * allocate, so the handler is called directly). */
+static int int_fields(const el_ev_type_info_t *ti) {
+  if (!ti) return 1;
+  for (int i = 0; i < ti->nfields; i++)
+    if (ti->fields[i].kind != EL_EV_U64 && ti->fields[i].kind != EL_EV_I64)
+      return 0;
+  return 1;
+}
+
 static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
                       const el_ev_type_info_t *ti) {
   lua_State *D = h->D;
+  int direct = !ev->known || int_fields(ti);
   for (int i = 0; i < l->n && !h->stop; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
-    lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
-    lua_pushvalue(D, D_EV);
-    int n = push_fields(D, ev, ti);
+    int n;
+    if (direct) {
+      lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+      lua_pushvalue(D, D_EV);
+      n = push_fields(D, ev, ti) + 1;
+    } else {
+      lua_pushcfunction(D, call_tramp);
+      lua_pushlightuserdata(D, h);
+      lua_pushlightuserdata(D, (void *)ev);
+      lua_pushlightuserdata(D, hd);
+      lua_pushlightuserdata(D, (void *)ti);
+      n = 4;
+    }
     hd->calls++;
     h->st.dispatched++;
-    if (lua_pcall(D, n + 1, 0, D_TB) != LUA_OK)
+    if (lua_pcall(D, n, 0, D_TB) != LUA_OK)
       el__host_error(h, D, hd, "handler");
   }
 }
@@ -355,8 +391,10 @@ static void new_session_table(el_host_t *h) {
   lua_pop(L, 1);
 }
 
-void el__session_header(el_host_t *h) {
-  if (h->sess.number > 0 && !h->sess.ended) el__session_end(h);
+static void session_end_body(el_host_t *h);
+
+static void session_header_body(el_host_t *h) {
+  if (h->sess.number > 0 && !h->sess.ended) session_end_body(h);
   unsigned n = h->sess.number + 1;
   memset(&h->sess, 0, sizeof h->sess);
   h->sess.number = n;
@@ -374,7 +412,7 @@ static void session_ready(el_host_t *h) {
   el__hooks_call(h, "on_session", 1);
 }
 
-void el__session_end(el_host_t *h) {
+static void session_end_body(el_host_t *h) {
   if (h->sess.number == 0 || h->sess.ended) return;
   el__ana_flush(h);
   session_ready(h);
@@ -440,7 +478,7 @@ static void rts_identifier(lua_State *L, el_strview_t s) {
 }
 
 /* Init events update el.session (spec §2.4, §2.5, §3.5). */
-void el__session_event(el_host_t *h, const el_ev_event_t *ev) {
+static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
   if (!ev->known) return;
   const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
   if (!ti) return;
@@ -484,6 +522,41 @@ void el__session_event(el_host_t *h, const el_ev_event_t *ev) {
   if (h->sess.seen_wct && h->sess.seen_pid && h->sess.seen_rts &&
       h->sess.seen_args)
     session_ready(h);
+}
+
+/* The session functions allocate (strings, tables): they run protected,
+ * so that running out of memory is an error, never a Lua panic. */
+static int p_session(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  const el_ev_event_t *ev = lua_touserdata(L, 2);
+  switch ((int)lua_tointeger(L, 3)) {
+  case 0: session_event_body(h, ev); break;
+  case 1: session_header_body(h); break;
+  default: session_end_body(h); break;
+  }
+  return 0;
+}
+
+static void protect_session(el_host_t *h, const el_ev_event_t *ev, int op) {
+  lua_State *L = h->L;
+  lua_pushcfunction(L, p_session);
+  lua_pushlightuserdata(L, h);
+  lua_pushlightuserdata(L, (void *)ev);
+  lua_pushinteger(L, op);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    h->st.handler_errors++;
+    el_log(EL_LOG_ERROR, "session tracking: %s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+void el__session_event(el_host_t *h, const el_ev_event_t *ev) {
+  protect_session(h, ev, 0);
+}
+void el__session_header(el_host_t *h) { protect_session(h, NULL, 1); }
+void el__session_end(el_host_t *h) {
+  if (h->sess.number == 0 || h->sess.ended) return;
+  protect_session(h, NULL, 2);
 }
 
 /* {====== utilities ======} */
@@ -597,8 +670,13 @@ int el__lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "config");
   lua_pushstring(L, EL_VERSION);
   lua_setfield(L, -2, "version");
-  /* the reused ev table and its metatable */
+  /* the reused ev table and its metatable; t and cap exist from the start
+   * so that dispatch only overwrites them (never allocates) */
   lua_createtable(L, 0, 4);
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "t");
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "cap");
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, evt_index);
   lua_setfield(L, -2, "__index");

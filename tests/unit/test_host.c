@@ -266,6 +266,93 @@ static void test_session_and_config(void **state) {
   el_host_free(h);
 }
 
+/* Out-of-memory sweep: allocation n fails, for every n of a clean run;
+ * each step ends in a clean error or a working host, never a crash, and
+ * leaves no memory behind. */
+static void test_oom_sweep(void **state) {
+  (void)state;
+  static const char *script =
+      "local el = require('eventlog_live')\n"
+      "local n = 0\n"
+      "el.on('USER_MARKER', function(ev, m) n = n + #m end)\n"
+      "el.on('RUN_THREAD', function(ev, t) n = n + t end)\n"
+      "el.every(100000000, function(t) n = n + 1 end)\n"
+      "el.threads{on_span = function() n = n + 1 end}\n"
+      "el.on_session(function(s) n = n + #s.args end)\n";
+  size_t len;
+  uint8_t *log = read_all(eventlog(), &len);
+  size_t base = el_mem_in_use();
+  uint64_t c0 = el_mem_alloc_count();
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_host_load_string(h, script, "=oom"), 0);
+  assert_int_equal(el_host_feed(h, log, len), 0);
+  el_host_end(h);
+  el_host_free(h);
+  uint64_t total = el_mem_alloc_count() - c0;
+  assert_int_equal(el_mem_in_use(), base);
+  uint64_t step = total / 400 + 1;  /* about 400 runs */
+  for (uint64_t n = 1; n <= total; n += step) {
+    el_mem_fail_after(n);
+    h = el_host_new(NULL);
+    if (h) {
+      if (el_host_load_string(h, script, "=oom") == 0) {
+        el_host_feed(h, log, len);
+        el_host_end(h);
+      }
+      el_host_free(h);
+    }
+    el_mem_fail_after(0);
+    assert_int_equal(el_mem_in_use(), base);
+  }
+  free(log);
+}
+
+/* A Lua allocator that refuses every growth from allocation number
+ * `fail_from` on (persistent failure: Lua's emergency GC cannot hide it). */
+static lua_Alloc real_alloc;
+static void *real_ud;
+static uint64_t alloc_no, fail_from;
+static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  if (nsize > 0 && (ptr == NULL || nsize > osize) && fail_from &&
+      ++alloc_no >= fail_from)
+    return NULL;
+  return real_alloc(ud, ptr, osize, nsize);
+}
+
+static void test_lua_oom_never_panics(void **state) {
+  (void)state;
+  static const char *script =
+      "local el = require('eventlog_live')\n"
+      "local n, s = 0, {}\n"
+      "el.on('USER_MARKER', function(ev, m) s[#s + 1] = m .. ev.type end)\n"
+      "el.on('RUN_THREAD', function(ev, t) n = n + t end)\n"
+      "el.on('PROGRAM_ARGS', function(ev, c, args) s[#s + 1] = args end)\n"
+      "el.every(100000000, function(t) s[#s + 1] = {t} end)\n"
+      "el.cap_usage{on_span = function(c, cat, u) s[#s + 1] = u end}\n"
+      "el.on_session(function(ss) s[#s + 1] = ss.args end)\n"
+      "el.on_end(function() s[#s + 1] = string.rep('x', 100) end)\n";
+  size_t len;
+  uint8_t *log = read_all(eventlog(), &len);
+  size_t base = el_mem_in_use();
+  for (uint64_t n = 1; n < 20000; n = n < 200 ? n + 1 : n * 5 / 4) {
+    el_host_t *h = el_host_new(NULL);
+    assert_non_null(h);
+    lua_State *L = el_host_lua(h);
+    real_alloc = lua_getallocf(L, &real_ud);
+    lua_setallocf(L, failing_alloc, real_ud);
+    alloc_no = 0;
+    fail_from = n;
+    if (el_host_load_string(h, script, "=oom") == 0) {
+      el_host_feed(h, log, len);
+      el_host_end(h);
+    }
+    fail_from = 0;
+    el_host_free(h);
+    assert_int_equal(el_mem_in_use(), base);
+  }
+  free(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dispatch_only_subscribed),
@@ -277,6 +364,8 @@ int main(void) {
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),
       cmocka_unit_test(test_session_and_config),
+      cmocka_unit_test(test_oom_sweep),
+      cmocka_unit_test(test_lua_oom_never_panics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
