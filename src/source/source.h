@@ -120,13 +120,15 @@ typedef struct el_src_cb_s {
   void (*on_connect)(void *ud, el_src_t *src);
   /* Bytes received, in order. buf is borrowed for this call only. */
   void (*on_data)(void *ud, el_src_t *src, const uint8_t *buf, size_t len);
-  /* The session ended: the peer closed (err = 0, or EL_ECLOSED) or a read
-   * failed (negated errno). A socket source then reconnects. */
+  /* The session ended: the peer closed or the source was stopped
+   * (err = 0) or a read failed (a negative libuv code, i.e. a negated
+   * errno such as -ECONNRESET). A socket source then reconnects. */
   void (*on_disconnect)(void *ud, el_src_t *src, int err);
   /* No more input, ever. status: 0 = end of file/stdin/FIFO (not
-   * following); EL_ESTOPPED = el_src_stop was called; a negative errno =
-   * a read failed, or a socket source gave up reconnecting (the last
-   * connection error). Called once, after every handle has closed; the
+   * following); EL_ESTOPPED = el_src_stop was called; a negative errno or
+   * libuv code (UV_EAI_* for name resolution) = the file could not be
+   * opened, a read failed, or a socket source gave up reconnecting (the
+   * last connection error). Called once, after every handle has closed; the
    * source may be freed from inside this callback. */
   void (*on_end)(void *ud, el_src_t *src, int status);
 } el_src_cb_t;
@@ -154,8 +156,10 @@ int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
                const el_src_cb_t *cb, el_src_t **out);
 
 /* Begin opening/connecting. Returns 0; errors of the open/connect itself
- * arrive later through on_end (files) or are retried (sockets). Returns
- * EL_EINVAL if already started. */
+ * arrive later through on_end (files) or are retried (sockets). For files
+ * and stdin on_connect runs inside this call; bytes always arrive on later
+ * loop turns. Returns EL_EINVAL if already started, EL_ENOMEM if the read
+ * buffer cannot be allocated (the source is then unchanged). */
 int el_src_start(el_src_t *src);
 
 /* Stop reading and close everything; on_end(EL_ESTOPPED) follows once the
