@@ -92,3 +92,14 @@ cmp "$T/tr.1" <(head -c 3000 "$LOG") || fail "truncated: session 1"
 cmp "$T/tr.2" "$LOG" || fail "truncated: session 2"
 grep -q 'truncated' "$T/tr.err" || fail "no truncation warning"
 pass "--follow: truncation starts a new session"
+
+# 6. The tee must not be the input (it would be truncated).
+cp "$LOG" "$T/self.eventlog"
+set +e
+timeout 30 "$EL_BIN" stats --eventlog-file "$T/self.eventlog" \
+  --eventlog-log-file "$T/self.eventlog" > /dev/null 2> "$T/self.err"
+rc=$?
+set -e
+[ $rc != 0 ] || fail "tee onto the input accepted"
+cmp "$T/self.eventlog" "$LOG" || fail "the input was damaged"
+pass "tee onto the input refused"
