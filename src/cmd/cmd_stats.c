@@ -24,13 +24,51 @@
 #define CHUNK (1u << 20)
 
 typedef struct {
-  uint64_t count[65536];
+  uint64_t count[65536];    /* events per type */
+  uint64_t bytes[65536];    /* bytes per type, event headers included */
+  uint8_t hdr_len[65536];   /* 10, or 12 for variable-size types */
+  uint64_t capbits[1024];   /* capabilities seen (bit per cap number) */
+  uint64_t tmin, tmax;      /* timestamp range, ns */
   uint64_t warnings;
 } counts_t;
 
-static int count_event(void *ud, const el_ev_event_t *ev) {
-  ((counts_t *)ud)->count[ev->type]++;
+static int count_header(void *ud, const el_ev_header_t *h) {
+  counts_t *c = ud;
+  for (size_t i = 0; i < h->ndecls; i++)
+    c->hdr_len[h->decls[i].id] = h->decls[i].size == EL_EV_VARIABLE ? 12 : 10;
   return 0;
+}
+
+static int count_event(void *ud, const el_ev_event_t *ev) {
+  counts_t *c = ud;
+  c->count[ev->type]++;
+  c->bytes[ev->type] += ev->payload_len + c->hdr_len[ev->type];
+  c->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
+  if (ev->t_ns < c->tmin)
+    c->tmin = ev->t_ns;
+  if (ev->t_ns > c->tmax)
+    c->tmax = ev->t_ns;
+  return 0;
+}
+
+static counts_t *counts_new(void) {
+  counts_t *c = calloc(1, sizeof *c);
+  if (c)
+    c->tmin = UINT64_MAX;
+  return c;
+}
+
+/* "N (0, 1, 2)" for the capabilities seen, the global block excluded. */
+static void print_caps(const counts_t *c) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < 0xFFFF; i++)
+    n += (c->capbits[i >> 6] >> (i & 63)) & 1;
+  printf("capabilities:     %u", n);
+  unsigned shown = 0;
+  for (unsigned i = 0; i < 0xFFFF && shown < 32; i++)
+    if ((c->capbits[i >> 6] >> (i & 63)) & 1)
+      printf("%s%u", shown++ ? ", " : " (", i);
+  printf("%s\n", n > 32 ? ", ...)" : shown ? ")" : "");
 }
 
 static void count_warning(void *ud, const el_diag_t *d) {
@@ -78,7 +116,7 @@ static double cpu_s(void) {
 
 static void print_report(const counts_t *c, const el_ev_stats_t *st,
                          double secs, double cpu) {
-  printf("events by type:\n");
+  printf("events by type:%*s%12s %14s\n", 24, "id", "count", "bytes");
   for (unsigned id = 0; id < 65536; id++) {
     if (!c->count[id])
       continue;
@@ -88,8 +126,9 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
       snprintf(name, sizeof name, "%s", t->name);
     else
       snprintf(name, sizeof name, "type %u", id);
-    printf("  %-32s %5u %12llu\n", name, id,
-           (unsigned long long)c->count[id]);
+    printf("  %-32s %5u %12llu %14llu\n", name, id,
+           (unsigned long long)c->count[id],
+           (unsigned long long)c->bytes[id]);
   }
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -101,6 +140,11 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
   printf("bytes:            %llu\n", (unsigned long long)st->bytes);
   printf("skipped bytes:    %llu\n", (unsigned long long)st->skipped_bytes);
   printf("sessions:         %llu\n", (unsigned long long)st->sessions);
+  print_caps(c);
+  if (st->events)
+    printf("duration:         %.6f s (timestamps %llu .. %llu ns)\n",
+           (double)(c->tmax - c->tmin) * 1e-9, (unsigned long long)c->tmin,
+           (unsigned long long)c->tmax);
   printf("warnings:         %llu\n", (unsigned long long)c->warnings);
   printf("elapsed:          %.3f s\n", secs);
   printf("throughput:       %.1f MB/s, %.0f events/s\n",
@@ -116,8 +160,9 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
 /* Any other source (sockets, --follow, tee): run it through the pump;
  * each connection is a new session. */
 static int stats_live(const el_src_opts_t *o) {
-  counts_t *c = calloc(1, sizeof *c);
+  counts_t *c = counts_new();
   el_ev_sink_t sink = {.ud = c, .on_event = count_event,
+                       .on_header = count_header,
                        .on_warning = count_warning};
   el_ev_decoder_t *d = c ? el_ev_decoder_new(&sink) : NULL;
   if (!d) {
@@ -155,9 +200,10 @@ int el_cmd_stats(int argc, char **argv) {
             strerror(errno));
     return 1;
   }
-  counts_t *c = calloc(1, sizeof *c);
+  counts_t *c = counts_new();
   uint8_t *buf = malloc(CHUNK);
   el_ev_sink_t sink = {.ud = c, .on_event = count_event,
+                       .on_header = count_header,
                        .on_warning = count_warning};
   el_ev_decoder_t *d = c && buf ? el_ev_decoder_new(&sink) : NULL;
   if (!d) {
