@@ -811,6 +811,56 @@ static void test_write_queue_is_bounded(void **state) {
   loop_done(&loop);
 }
 
+
+/* Reading allocates nothing per chunk: el_malloc's allocation count does
+ * not move between the first and the last byte of a long session. */
+typedef struct {
+  rec_t r;
+  uint64_t allocs_at_first, allocs_at_last;
+} alloc_rec_t;
+
+static void a_data(void *ud, el_src_t *src, const uint8_t *buf, size_t len) {
+  alloc_rec_t *a = ud;
+  if (a->r.got_len == 0)
+    a->allocs_at_first = el_mem_alloc_count();
+  a->r.got_len += len;
+  a->allocs_at_last = el_mem_alloc_count();
+  (void)src;
+  (void)buf;
+}
+
+static void test_no_allocation_per_read(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "alloc.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = want;
+  s.plen = len;
+  s.max_conns = 1;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 0;
+  o.read_size = 512;  /* many reads */
+  o.log_file = NULL;
+  alloc_rec_t a = {0};
+  el_src_cb_t cb = {.ud = &a, .on_data = a_data};
+  el_src_t *src;
+  assert_int_equal(el_src_new(&loop, &o, &cb, &src), 0);
+  assert_int_equal(el_src_start(src), 0);
+  run_for(&loop, 10000);
+  assert_int_equal(a.r.got_len, len);
+  assert_true(len / 512 > 50);
+  assert_int_equal(a.allocs_at_last, a.allocs_at_first);
+  el_src_free(src);
+  free(want);
+  loop_done(&loop);
+}
+
 /* {====== control channel, flow control, teardown ======} */
 
 static void test_write_reaches_peer(void **state) {
@@ -1070,6 +1120,7 @@ int main(void) {
       cmocka_unit_test(test_tcp_ipv4),
       cmocka_unit_test(test_tcp_ipv6),
       cmocka_unit_test(test_tcp_by_host_name),
+      cmocka_unit_test(test_no_allocation_per_read),
       cmocka_unit_test(test_write_queue_is_bounded),
       cmocka_unit_test(test_write_reaches_peer),
       cmocka_unit_test(test_pause_holds_bytes),
