@@ -252,11 +252,11 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     pthread_mutex_unlock(&ex->mu);
     tr->send(tr->ud, sig, it->bytes, it->len, &ex->abort, &res);
     pthread_mutex_lock(&ex->mu);
-    if (atomic_load(&ex->abort)) break;
-    if (res.verdict == EL_XQ_OK) {
+    if (res.verdict == EL_XQ_OK) {     /* delivered, even if aborting now */
       on_ok(ex, sig, it, &res);
       return;
     }
+    if (atomic_load(&ex->abort)) break;
     if (res.verdict == EL_XQ_DROP) {
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       log_limited(ex, LOG_FAILED, EL_LOG_ERROR,

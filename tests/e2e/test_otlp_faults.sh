@@ -37,6 +37,28 @@ for t in grpc http; do
   run_case "$t" refuse 0 --refuse-ms 2000
 done
 
+# Connection lost mid-run: the receiver stops listening (open connections
+# closed) for 1.5 s while windows keep coming; the exporter reconnects.
+for t in grpc http; do
+  rcv_start "$t-restart"
+  send "$t" "$TMP/$t-restart.json" --points $N --logs $NL --spans $NS \
+    --windows 10 --interval-ms 200 &
+  spid=$!
+  sleep 0.5
+  rcv_ctl /refuse '{"ms":1500}' || fail "$t restart: control endpoint"
+  wait $spid || true
+  exactly_once "$t restart" metrics $N
+  exactly_once "$t restart" logs $NL
+  exactly_once "$t restart" traces $NS
+done
+
+# HTTP Retry-After (seconds) is honoured: 503 with Retry-After: 2.
+rcv_start http-retry-after --fault unavailable:1:2000
+send http "$TMP/ra.json" --points 100
+w=$(jq '.wall_s >= 2' "$TMP/ra.json")
+[ "$w" = true ] && [ "$(stat "$TMP/ra.json" metrics requests)" = 1 ] \
+  || fail "http Retry-After: wall $(jq .wall_s "$TMP/ra.json") s, expected >= 2"
+
 # Non-retryable: the first request (whatever its signal) is dropped and
 # counted, nothing is retried, everything else arrives.
 for t in grpc http; do
