@@ -55,6 +55,13 @@ static void fake_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
     sleep_ms(2);
   }
   pthread_mutex_lock(&F.mu);
+  if (atomic_load(abort)) {            /* like a cancelled call */
+    res->verdict = EL_XQ_RETRY;
+    res->retry_after_ms = -1;
+    strcpy(res->msg, "cancelled");
+    pthread_mutex_unlock(&F.mu);
+    return;
+  }
   res->verdict = k < F.nscript ? F.script[k] : EL_XQ_OK;
   res->retry_after_ms = k < F.nscript ? F.retry_after[k] : -1;
   res->rejected = k < F.nscript ? F.rejected[k] : 0;
