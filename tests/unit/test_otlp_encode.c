@@ -19,12 +19,15 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "otlp/exp_console.h"
 #include "otlp/otlp_encode.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/telemetry_batch.h"
+#include "opentelemetry/proto/collector/logs/v1/logs_service.pb-c.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 /* {====== helpers ======} */
@@ -997,6 +1000,229 @@ static void test_console_write_failure_counted(void **state) {
   fclose(full);
 }
 
+/* {====== random batches: properties ======} */
+
+static uint64_t rng_state;
+static uint32_t rnd(uint32_t n) {   /* xorshift64*, uniform enough */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (uint32_t)((rng_state * 2685821657736338717ull) >> 33) % n;
+}
+
+static char rstr_buf[8][300];
+static el_strview_t rstr(int slot) {
+  static const char alpha[] = "abcXYZ:._-/ \"\\\n\x01\xc3\xa9\xff";
+  size_t len = rnd(5) == 0 ? 100 + rnd(200) : rnd(12);
+  for (size_t i = 0; i < len; i++)
+    rstr_buf[slot][i] = alpha[rnd(sizeof alpha - 1)];
+  rstr_buf[slot][len] = '\0';
+  return (el_strview_t){rstr_buf[slot], len};
+}
+
+static size_t rattrs(el_tm_attr_t *a, el_strview_t *list) {
+  size_t n = rnd(4);
+  static char keys[4][8];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(keys[i], sizeof keys[i], "k%u", rnd(6));
+    a[i].key = keys[i];
+    a[i].type = (el_tm_attr_type_t)rnd(5);
+    switch (a[i].type) {
+    case EL_TM_STR: a[i].v.s = rstr(4 + (int)i); break;
+    case EL_TM_INT: a[i].v.i = (int64_t)rng_state; break;
+    case EL_TM_DOUBLE: a[i].v.d = (double)rnd(1000) / 7.0; break;
+    case EL_TM_BOOL: a[i].v.b = rnd(2); break;
+    case EL_TM_STRLIST:
+      list[0] = (el_strview_t){"x", 1};
+      list[1] = (el_strview_t){"", 0};
+      a[i].v.list.items = list;
+      a[i].v.list.n = rnd(3);
+      break;
+    }
+  }
+  return n;
+}
+
+static void random_ops(el_tm_store_t *st, int nops) {
+  static const char *names[] = {"m0", "m1", "m2"};
+  static const char *units[] = {"", "By", "ns"};
+  for (int op = 0; op < nops; op++) {
+    el_tm_attr_t a[4];
+    el_strview_t list[2];
+    size_t na = rattrs(a, list);
+    switch (rnd(6)) {
+    case 0: {
+      el_tm_metric_desc_t d = {names[rnd(3)], rnd(2) ? "desc" : NULL,
+                               units[rnd(3)], (el_tm_metric_kind_t)rnd(2),
+                               (el_tm_temporality_t)rnd(3), rnd(2)};
+      el_tm_metric_point(st, &d, a, na, rnd(3), rng_state, rnd(2),
+                         (int64_t)rng_state, 1.5);
+      break;
+    }
+    case 1: {
+      uint8_t tid[16] = {1}, sid[8] = {2};
+      el_tm_log_t l = {.time_unix_ns = rnd(100), .observed_unix_ns = 1,
+                       .severity_number = (int)rnd(25), .body = rstr(0),
+                       .severity_text = rnd(2) ? "sev" : NULL, .attrs = a,
+                       .nattrs = na, .trace_id = rnd(2) ? tid : NULL,
+                       .span_id = rnd(2) ? sid : NULL, .host_log = rnd(2)};
+      el_tm_log(st, &l);
+      break;
+    }
+    case 2: {
+      el_tm_span_t sp = {.name = rstr_buf[1], .kind = 1 + rnd(5),
+                         .start_unix_ns = 1, .end_unix_ns = 2, .attrs = a,
+                         .nattrs = na, .status_code = (int)rnd(3)};
+      rstr(1);
+      el_tm_random_id(sp.trace_id, 16);
+      el_tm_random_id(sp.span_id, 8);
+      if (rnd(2)) el_tm_random_id(sp.parent_span_id, 8);
+      el_tm_span(st, &sp);
+      break;
+    }
+    case 3: {
+      el_tm_frame_t f[4];
+      size_t nf = rnd(5);
+      for (size_t i = 0; i < nf; i++)
+        f[i] = (el_tm_frame_t){rstr(2 + (int)(i & 1)),
+                               rnd(2) ? rstr(3) : (el_strview_t){NULL, 0},
+                               rnd(3), rnd(3)};
+      el_tm_profile_sample_t s = {rnd(2) ? "k1" : "k2", "cpu",
+                                  rnd(2) ? "samples" : "ns", f, nf,
+                                  rnd(10), rnd(2) ? 5 : 0, a, na};
+      el_tm_profile_sample(st, &s);
+      break;
+    }
+    case 4: {
+      el_tm_attr_t r = {.key = rnd(2) ? "service.name" : "x",
+                        .type = EL_TM_STR, .v.s = rstr(0)};
+      el_tm_store_set_resource(st, &r);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+typedef struct prop_s {
+  el_tm_signal_t sig;
+  size_t max;
+  size_t nrec;
+  int nreq;
+} prop_t;
+
+/* Records of a request, counted from the decoded message. */
+static size_t decoded_records(el_tm_signal_t sig, const uint8_t *b,
+                              size_t n) {
+  ProtobufCMessage *m = protobuf_c_message_unpack(
+      el_otlp_request_descriptor(sig), NULL, n, b);
+  assert_non_null(m);
+  size_t cnt = 0;
+  if (sig == EL_TM_SIGNAL_METRICS) {
+    MetricsReq *r = (MetricsReq *)m;
+    for (size_t i = 0; i < r->n_resource_metrics; i++)
+      for (size_t j = 0; j < r->resource_metrics[i]->n_scope_metrics; j++) {
+        Opentelemetry__Proto__Metrics__V1__ScopeMetrics *sm =
+            r->resource_metrics[i]->scope_metrics[j];
+        for (size_t k = 0; k < sm->n_metrics; k++)
+          cnt += sm->metrics[k]->gauge ? sm->metrics[k]->gauge->n_data_points
+                                       : sm->metrics[k]->sum->n_data_points;
+      }
+  } else if (sig == EL_TM_SIGNAL_LOGS) {
+    Opentelemetry__Proto__Collector__Logs__V1__ExportLogsServiceRequest *r =
+        (void *)m;
+    for (size_t i = 0; i < r->n_resource_logs; i++)
+      for (size_t j = 0; j < r->resource_logs[i]->n_scope_logs; j++)
+        cnt += r->resource_logs[i]->scope_logs[j]->n_log_records;
+  } else if (sig == EL_TM_SIGNAL_TRACES) {
+    Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest *r =
+        (void *)m;
+    for (size_t i = 0; i < r->n_resource_spans; i++)
+      for (size_t j = 0; j < r->resource_spans[i]->n_scope_spans; j++)
+        cnt += r->resource_spans[i]->scope_spans[j]->n_spans;
+  } else {
+    ProfilesReq *r = (ProfilesReq *)m;
+    Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary *d =
+        r->dictionary;
+    for (size_t i = 0; i < r->n_resource_profiles; i++)
+      for (size_t j = 0; j < r->resource_profiles[i]->n_scope_profiles; j++) {
+        Opentelemetry__Proto__Profiles__V1development__ScopeProfiles *sp =
+            r->resource_profiles[i]->scope_profiles[j];
+        for (size_t k = 0; k < sp->n_profiles; k++) {
+          Opentelemetry__Proto__Profiles__V1development__Profile *p =
+              sp->profiles[k];
+          cnt += p->n_samples;
+          for (size_t q = 0; q < p->n_samples; q++) {
+            assert_true((size_t)p->samples[q]->stack_index <
+                        d->n_stack_table);
+            for (size_t a = 0; a < p->samples[q]->n_attribute_indices; a++)
+              assert_true((size_t)p->samples[q]->attribute_indices[a] <
+                          d->n_attribute_table);
+          }
+        }
+      }
+    for (size_t i = 0; i < d->n_stack_table; i++)
+      for (size_t k = 0; k < d->stack_table[i]->n_location_indices; k++)
+        assert_true((size_t)d->stack_table[i]->location_indices[k] <
+                    d->n_location_table);
+    for (size_t i = 1; i < d->n_location_table; i++)
+      assert_true((size_t)d->location_table[i]->lines[0]->function_index <
+                  d->n_function_table);
+    for (size_t i = 1; i < d->n_function_table; i++)
+      assert_true((size_t)d->function_table[i]->name_strindex <
+                  d->n_string_table);
+  }
+  protobuf_c_message_free_unpacked(m, NULL);
+  return cnt;
+}
+
+static int check_request(void *ud, const uint8_t *b, size_t n, size_t nrec) {
+  prop_t *p = ud;
+  assert_true(p->max == 0 || n <= p->max);
+  assert_int_equal(decoded_records(p->sig, b, n), nrec);
+  char *j = el_otlp_json(p->sig, b, n);
+  assert_non_null(j);
+  json_error_t err;
+  json_t *back = json_loads(j, 0, &err);
+  assert_non_null(back);
+  json_decref(back);
+  el_free(j);
+  p->nrec += nrec;
+  p->nreq++;
+  return 0;
+}
+
+/* Random emissions (strings with quotes, control bytes, invalid UTF-8,
+ * several resources and metrics, big and empty values) encoded under
+ * random bounds: every request fits, decodes, renders as valid JSON, has
+ * in-range profile indices, and requests + drops account for every
+ * record. */
+static void test_random_batches_properties(void **state) {
+  const char *env = getenv("EL_PROP_SEEDS");   /* longer local runs */
+  uint64_t seeds = env ? strtoull(env, NULL, 10) : 150;
+  for (uint64_t seed = 1; seed <= seeds; seed++) {
+    rng_state = seed * 0x9e3779b97f4a7c15ull;
+    grab_t g = {0};
+    el_tm_store_t *st = el_tm_store_new("s", "v");
+    el_tm_exporter_t ex = {.name = "grab", .ud = &g, .signals = 0xf,
+                           .export = grab_export};
+    assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+    random_ops(st, 20 + (int)rnd(200));
+    assert_int_equal(el_tm_store_flush(st), 0);
+    for (int sig = 0; sig < EL_TM_NSIGNALS; sig++) {
+      if (!g.b[sig]) continue;
+      prop_t p = {sig, rnd(4) == 0 ? 0 : 150 + rnd(3000), 0, 0};
+      int dropped = el_otlp_encode(sig, g.b[sig], p.max, check_request, &p);
+      assert_true(dropped >= 0);
+      assert_int_equal(p.nrec + (size_t)dropped, el_tm_batch_count(g.b[sig]));
+      if (p.max == 0) assert_int_equal(p.nreq, 1);
+    }
+    el_tm_store_free(st);
+    grab_free(&g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metrics_decoded_by_protoc),
@@ -1011,6 +1237,7 @@ int main(void) {
       cmocka_unit_test(test_out_of_memory_sweep),
       cmocka_unit_test(test_console_json_special_values),
       cmocka_unit_test(test_console_write_failure_counted),
+      cmocka_unit_test(test_random_batches_properties),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
