@@ -100,6 +100,8 @@ struct el_host_s {
   int ev_cap;               /* cap stored in ev.cap; -1 = none stored yet
                                (a script writing ev.cap is its own risk) */
   const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */
+  uint8_t direct[EL__HOST_NTYPES]; /* 1: integer fields only, handlers
+                                      are called without a trampoline */
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */

@@ -53,9 +53,14 @@ typedef struct {
   uint64_t mut_ns, gc_ns, idle_ns;  /* since the last totals(true) */
 } cap_t;
 
+typedef struct {
+  rec_t *v;
+  size_t head, n, cap;      /* live entries are v[head..n) */
+} q_t;
+
 typedef struct el__ana_s {
-  rec_t *heap;
-  size_t n, cap;
+  q_t q[MAX_CAPS];          /* reorder queues, one per capability */
+  size_t held;              /* events in all queues */
   uint64_t seq;
   uint64_t cap_last[MAX_CAPS];
   uint8_t cap_active[MAX_CAPS];
@@ -79,37 +84,54 @@ static int rec_before(const rec_t *a, const rec_t *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int heap_push(ana_t *a, const rec_t *r) {
-  if (a->n == a->cap) {
-    size_t ncap = a->cap ? a->cap * 2 : 1024;
-    rec_t *nv = el_realloc(a->heap, ncap * sizeof *nv);
-    if (!nv) return EL_ENOMEM;
-    a->heap = nv;
-    a->cap = ncap;
+/* Per-capability FIFO queues: each capability's events arrive in time
+ * order (its blocks are written in order), so a k-way merge of the queue
+ * heads gives time order. An event earlier than its queue's tail (GC_END
+ * carries an explicit, earlier time) is moved back into place. */
+static int q_push(ana_t *a, const rec_t *r) {
+  q_t *q = &a->q[r->cap];
+  if (q->n == q->cap) {
+    if (q->head > 0) {  /* reuse the consumed front */
+      memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof *q->v);
+      q->n -= q->head;
+      q->head = 0;
+    } else {
+      size_t ncap = q->cap ? q->cap * 2 : 1024;
+      rec_t *nv = el_realloc(q->v, ncap * sizeof *nv);
+      if (!nv) return EL_ENOMEM;
+      q->v = nv;
+      q->cap = ncap;
+    }
   }
-  size_t i = a->n++;
-  while (i > 0 && rec_before(r, &a->heap[(i - 1) / 2])) {
-    a->heap[i] = a->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
+  size_t i = q->n++;
+  while (i > q->head && rec_before(r, &q->v[i - 1])) {
+    q->v[i] = q->v[i - 1];
+    i--;
   }
-  a->heap[i] = *r;
+  q->v[i] = *r;
+  a->held++;
   return 0;
 }
 
-static rec_t heap_pop(ana_t *a) {
-  rec_t top = a->heap[0];
-  rec_t last = a->heap[--a->n];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= a->n) break;
-    if (c + 1 < a->n && rec_before(&a->heap[c + 1], &a->heap[c])) c++;
-    if (!rec_before(&a->heap[c], &last)) break;
-    a->heap[i] = a->heap[c];
-    i = c;
+/* The capability whose queue head comes first, or -1 if all are empty. */
+static int q_first(const ana_t *a) {
+  int best = -1;
+  for (int c = 0; c <= a->max_cap; c++) {
+    const q_t *q = &a->q[c];
+    if (q->head == q->n) continue;
+    if (best < 0 || rec_before(&q->v[q->head],
+                               &a->q[best].v[a->q[best].head]))
+      best = c;
   }
-  if (a->n > 0) a->heap[i] = last;
-  return top;
+  return best;
+}
+
+static rec_t q_pop(ana_t *a, int c) {
+  q_t *q = &a->q[c];
+  rec_t r = q->v[q->head++];
+  if (q->head == q->n) q->head = q->n = 0;
+  a->held--;
+  return r;
 }
 
 static void recompute_watermark(ana_t *a) {
@@ -417,12 +439,14 @@ static void process(el_host_t *h, const rec_t *r) {
 static void release(el_host_t *h, int all) {
   ana_t *a = h->ana;
   int by_wm = all || h->sess.ready;
-  while (a->n && !h->stop) {
-    if (!all && (!by_wm || a->heap[0].t > a->watermark)) {
-      if (a->n <= MAX_HELD) break;
+  while (a->held && !h->stop) {
+    int c = q_first(a);
+    const rec_t *head = &a->q[c].v[a->q[c].head];
+    if (!all && (!by_wm || head->t > a->watermark)) {
+      if (a->held <= MAX_HELD) break;
       h->st.reorder_forced++;
     }
-    rec_t r = heap_pop(a);
+    rec_t r = q_pop(a, c);
     process(h, &r);
   }
 }
@@ -479,9 +503,9 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     }
     return;
   }
-  if (ev->cap == EL_EV_NO_CAP) return;  /* §5.2.3: ignored without cap */
+  if (ev->cap >= MAX_CAPS) return;  /* §5.2.3: ignored without cap */
   see_cap(a, ev->cap, ev->t_ns);
-  if (heap_push(a, &r) != 0) {
+  if (q_push(a, &r) != 0) {
     h->st.reorder_forced++;
     process(h, &r);
   }
@@ -498,7 +522,7 @@ void el__ana_free(el_host_t *h) {
   el_free(a->threads);
   el_free(a->hkeys);
   el_free(a->hvals);
-  el_free(a->heap);
+  for (int c = 0; c < MAX_CAPS; c++) el_free(a->q[c].v);
   el_free(a);
   h->ana = NULL;
 }

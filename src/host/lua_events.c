@@ -223,15 +223,22 @@ static int int_fields(const el_ev_type_info_t *ti) {
 static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
                       const el_ev_type_info_t *ti) {
   lua_State *D = h->D;
-  int direct = !ev->known || int_fields(ti);
+  int direct = !ev->known ||
+               (ev->type < EL__HOST_NTYPES ? h->direct[ev->type]
+                                            : int_fields(ti));
   for (int i = 0; i < l->n && !h->stop; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
     int n;
-    if (direct) {
+    if (direct) {  /* integer fields only: .u and .i share their bits */
       lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
       lua_pushvalue(D, D_EV);
-      n = push_fields(D, ev, ti) + 1;
+      n = ev->known && ti ? (ev->nfields < ti->nfields ? ev->nfields
+                                                       : ti->nfields)
+                          : 0;
+      for (int k = 0; k < n; k++)
+        lua_pushinteger(D, (lua_Integer)ev->v[k].u);
+      n++;
     } else {
       lua_pushcfunction(D, call_tramp);
       lua_pushlightuserdata(D, h);
@@ -681,6 +688,8 @@ int el__lua_open_module(lua_State *L) {
   lua_pushcfunction(L, evt_index);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
+  for (int t = 0; t < EL__HOST_NTYPES; t++)
+    h->direct[t] = (uint8_t)int_fields(el_ev_type_info((uint16_t)t));
   /* the dispatch thread with its fixed slots */
   h->D = lua_newthread(L);
   h->D_ref = luaL_ref(L, LUA_REGISTRYINDEX);
