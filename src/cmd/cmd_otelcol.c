@@ -35,6 +35,8 @@
 #include "source/source.h"
 #include "telemetry/telemetry.h"
 
+#include <lua.h>
+
 #define PROG "eventlog-live-otelcol"
 #define SCOPE_NAME "eventlog-live-otelcol"
 
@@ -360,6 +362,15 @@ static void logq_drain(el_tm_store_t *st) {
 
 /* {====== the daemon ======} */
 
+/* Totals for --stats. */
+typedef struct totals_s {
+  uint64_t events;
+  uint64_t emitted[EL_TM_NSIGNALS];   /* accepted by the store */
+  uint64_t exported[EL_TM_NSIGNALS];  /* delivered to the collector */
+  uint64_t rejected[EL_TM_NSIGNALS];  /* partial_success rejections */
+  uint64_t dropped[EL_TM_NSIGNALS];   /* store + exporter drops */
+} totals_t;
+
 typedef struct daemon_s {
   opts_t *o;
   uv_loop_t loop;
@@ -371,6 +382,7 @@ typedef struct daemon_s {
   el_tm_store_t *store;
   el_otlp_exporter_t *otlp;
   el_otlp_console_t *console;
+  el_otlp_stats_t otlp_final;  /* exporter counters when it was freed */
   el_ctl_server_t *ctl;
   int internal_logs;           /* internal_log_message enabled */
   int session_open;
@@ -378,7 +390,9 @@ typedef struct daemon_s {
   int end_status;              /* source's on_end status */
   uint64_t decode_errors;
   uint64_t started_ms;
-  uint64_t stats_last_ms, stats_last_events;
+  uint64_t stats_last_ms;
+  totals_t stats_prev;         /* totals at the last --stats display */
+  int stats_lines;             /* lines of the last display */
 } daemon_t;
 
 static void on_connect(void *ud, el_src_t *src) {
@@ -455,76 +469,90 @@ static int host_control(void *ud, const char *ns, size_t ns_len,
   return el_ctl_send(&s, ns, ns_len, (int)command_id);
 }
 
-/* Totals for --stats. */
-typedef struct totals_s {
-  uint64_t events;
-  uint64_t exported[EL_TM_NSIGNALS];
-  uint64_t rejected[EL_TM_NSIGNALS];
-  uint64_t dropped[EL_TM_NSIGNALS];
-  uint64_t queued_batches[EL_TM_NSIGNALS];
-} totals_t;
+/* {====== --stats ======} */
+
 
 static void totals(daemon_t *d, totals_t *t) {
   memset(t, 0, sizeof *t);
   t->events = el_ev_decoder_stats(d->dec)->events;
   const el_tm_stats_t *ts = el_tm_store_stats(d->store);
-  el_otlp_stats_t os;
-  memset(&os, 0, sizeof os);
+  el_otlp_stats_t os = d->otlp_final;
   if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    t->emitted[s] = ts->emitted[s];
     t->exported[s] = os.records[s];
     t->rejected[s] = os.rejected[s];
+    /* The exporter reports its drops to the store as well. */
     t->dropped[s] = ts->dropped[s];
-    t->queued_batches[s] = ts->batches[s];
   }
+}
+
+/* How far the processed stream is behind the wall clock, in seconds
+ * (negative: unknown). Asks the processors (processors/init.lua). */
+static double stream_lag_s(daemon_t *d) {
+  lua_State *L = el_host_lua(d->host);
+  double lag = -1;
+  int top = lua_gettop(L);
+  if (lua_getglobal(L, "eventlog_live_otelcol_stream_unix_ns") ==
+          LUA_TFUNCTION &&
+      lua_pcall(L, 0, 1, 0) == LUA_OK && lua_isinteger(L, -1)) {
+    lua_Integer u = lua_tointeger(L, -1);
+    if (u > 0) lag = ((double)now_unix_ns() - (double)u) / 1e9;
+  }
+  lua_settop(L, top);
+  return lag;
 }
 
 static const char *const sig_names[EL_TM_NSIGNALS] = {"Metrics", "Logs",
                                                       "Traces", "Profiles"};
 
+/* The table: totals, rates over the last interval (or the whole run when
+ * final), what is still pending (in windows or export queues). */
 static void print_stats(daemon_t *d, FILE *f, int final) {
   totals_t t;
   totals(d, &t);
   uint64_t now = uv_now(&d->loop);
-  double secs = (now - d->started_ms) / 1000.0;
-  if (secs <= 0) secs = 1e-3;
-  if (!final) {
-    double dt = (now - d->stats_last_ms) / 1000.0;
-    double rate = dt > 0 ? (t.events - d->stats_last_events) / dt : 0;
-    fprintf(f, "\r" PROG ": events %llu (%.0f/s) | exported m %llu l %llu "
-               "t %llu p %llu | rejected %llu | dropped %llu   ",
-            (unsigned long long)t.events, rate,
-            (unsigned long long)t.exported[0],
-            (unsigned long long)t.exported[1],
-            (unsigned long long)t.exported[2],
-            (unsigned long long)t.exported[3],
-            (unsigned long long)(t.rejected[0] + t.rejected[1] +
-                                 t.rejected[2] + t.rejected[3]),
-            (unsigned long long)(t.dropped[0] + t.dropped[1] + t.dropped[2] +
-                                 t.dropped[3]));
-    fflush(f);
-    d->stats_last_ms = now;
-    d->stats_last_events = t.events;
-    return;
-  }
-  fprintf(f, "\n%-10s %-10s %14s %14s\n", "Item", "Action", "Total",
+  double dt = final ? (now - d->started_ms) / 1000.0
+                    : (now - d->stats_last_ms) / 1000.0;
+  const totals_t *p = final ? NULL : &d->stats_prev;
+  if (dt <= 0) dt = 1e-3;
+#define RATE(field) ((double)(t.field - (p ? p->field : 0)) / dt)
+  if (!final && d->stats_lines && isatty(fileno(f)))
+    fprintf(f, "\033[%dA\033[J", d->stats_lines);
+  int lines = 0;
+  fprintf(f, "%-9s %-9s %14s %12s\n", "Item", "Action", "Total",
           "Rate (/s)");
-  fprintf(f, "%-10s %-10s %14llu %14.1f\n", "Events", "Received",
-          (unsigned long long)t.events, t.events / secs);
+  fprintf(f, "%-9s %-9s %14llu %12.0f\n", "Events", "Received",
+          (unsigned long long)t.events, RATE(events));
+  lines += 2;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
-    fprintf(f, "%-10s %-10s %14llu %14.1f\n", sig_names[s], "Exported",
-            (unsigned long long)t.exported[s], t.exported[s] / secs);
-    fprintf(f, "%-10s %-10s %14llu %14.1f\n", "", "Rejected",
-            (unsigned long long)t.rejected[s], t.rejected[s] / secs);
-    fprintf(f, "%-10s %-10s %14llu %14.1f\n", "", "Dropped",
-            (unsigned long long)t.dropped[s], t.dropped[s] / secs);
+    uint64_t gone = t.exported[s] + t.rejected[s] + t.dropped[s];
+    uint64_t pending = t.emitted[s] > gone ? t.emitted[s] - gone : 0;
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", sig_names[s], "Exported",
+            (unsigned long long)t.exported[s], RATE(exported[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Rejected",
+            (unsigned long long)t.rejected[s], RATE(rejected[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Dropped",
+            (unsigned long long)t.dropped[s], RATE(dropped[s]));
+    fprintf(f, "%-9s %-9s %14llu\n", "", "Pending",
+            (unsigned long long)(d->otlp || d->console ? pending : 0));
+    lines += 4;
   }
+#undef RATE
+  double lag = final ? -1 : stream_lag_s(d);
   const el_host_stats_t *hs = el_host_stats(d->host);
-  fprintf(f, "Lua calls %llu, script errors %llu, decode errors %llu, "
-             "peak memory %zu bytes\n",
-          (unsigned long long)hs->dispatched,
+  if (lag >= 0)
+    fprintf(f, "Lag behind the stream: %.1f s. ", lag);
+  fprintf(f, "Script errors %llu, decode errors %llu, memory %zu bytes "
+             "(peak %zu)\n",
           (unsigned long long)hs->handler_errors,
-          (unsigned long long)d->decode_errors, el_mem_peak());
+          (unsigned long long)d->decode_errors, el_mem_in_use(),
+          el_mem_peak());
+  lines++;
+  fflush(f);
+  d->stats_lines = lines;
+  d->stats_last_ms = now;
+  d->stats_prev = t;
 }
 
 static void on_timer(uv_timer_t *tm) {
@@ -533,6 +561,14 @@ static void on_timer(uv_timer_t *tm) {
   logq_drain(d->internal_logs ? d->store : NULL);
   if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
     print_stats(d, stderr, 0);
+}
+
+static void free_exporter(daemon_t *d) {
+  el_otlp_stats_t before;
+  el_otlp_exporter_stats(d->otlp, &before);
+  el_otlp_exporter_free(d->otlp);
+  d->otlp = NULL;
+  d->otlp_final = before;
 }
 
 /* Exporters for every signal per the resolved OTLP configuration. */
@@ -665,7 +701,6 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   if (status)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
-  if (o->stats) print_stats(&d, stderr, 1);
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
 
 done:
@@ -673,7 +708,11 @@ done:
   logq_drain(NULL);
   el_ctl_server_free(d.ctl);
   el_src_free(d.src);
-  if (d.otlp) el_otlp_exporter_free(d.otlp);
+  if (d.otlp) {
+    /* Freeing counts what is still queued as dropped (in the store). */
+    free_exporter(&d);
+  }
+  if (o->stats && d.started_ms) print_stats(&d, stderr, 1);
   if (d.handles) {
     uv_handle_t *hs[] = {(uv_handle_t *)&d.timer, (uv_handle_t *)&d.sigint,
                          (uv_handle_t *)&d.sigterm};

@@ -148,6 +148,12 @@ function M.start(el)
     end)
   end
 
+  -- For --stats: Unix time of the stream's latest event (0 if unknown).
+  rawset(_G, "eventlog_live_otelcol_stream_unix_ns", function()
+    local s = ctx.start_unix()
+    return s ~= 0 and (s + el.now()) or 0
+  end)
+
   el.on_end(function()
     for _, fn in ipairs(ctx.finishers) do fn() end
     for _, acc in ipairs(ctx.accs) do acc:finish() end
