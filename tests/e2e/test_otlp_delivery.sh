@@ -69,5 +69,21 @@ for t in grpc http; do
   [ "$(stat "$TMP/$t-split.json" metrics dropped_failed)" = 0 ] \
     || fail "$t split: requests failed"
 done
+
+# IPv6 literal endpoints (when the machine has ::1).
+if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+  rcv_start v6 --host ::1
+  for t in grpc http; do
+    port=$RCV_HTTP proto=http/protobuf
+    [ $t = grpc ] && { port=$RCV_GRPC; proto=grpc; }
+    OTEL_EXPORTER_OTLP_PROTOCOL=$proto OTEL_EXPORTER_OTLP_ENDPOINT="http://[::1]:$port" \
+      timeout 60 "$SEND" --points 100 >"$TMP/v6-$t.json" 2>"$TMP/v6-$t.err" \
+      || fail "$t IPv6: otlp_send failed"
+    [ "$(stat "$TMP/v6-$t.json" metrics requests)" = 1 ] || fail "$t IPv6: not delivered"
+  done
+  [ "$(received_ids metrics | grep -c .)" = 200 ] || fail "IPv6: $(received_ids metrics | grep -c .) of 200 points"
+else
+  echo "note: no IPv6 loopback, IPv6 case skipped"
+fi
 rcv_stop
 finish

@@ -374,10 +374,15 @@ function grpcFault(signal, f, callback) {
   }
 }
 
+// host:port for grpc-js, with brackets around an IPv6 address.
+function hostPort(port) {
+  return opt.host.includes(':') ? `[${opt.host}]:${port}` : `${opt.host}:${port}`;
+}
+
 function drainGrpc(graceMs) {
   if (state.grpcServer && state.grpcPort) {
     log(`grpc: GOAWAY to all sessions (grace ${graceMs} ms)`);
-    state.grpcServer.drain(`${opt.host}:${state.grpcPort}`, graceMs);
+    state.grpcServer.drain(hostPort(state.grpcPort), graceMs);
   }
 }
 
@@ -450,7 +455,7 @@ function startGrpc() {
       ? grpc.ServerCredentials.createSsl(null,
         [{ private_key: tls.key, cert_chain: tls.cert }], false)
       : grpc.ServerCredentials.createInsecure();
-    server.bindAsync(`${opt.host}:${state.grpcPort}`, creds, (err, port) => {
+    server.bindAsync(hostPort(state.grpcPort), creds, (err, port) => {
       if (err) { reject(err); return; }
       state.grpcPort = port;
       state.grpcServer = server;
