@@ -84,6 +84,14 @@ struct el_src_s {
   uv_file fd;                       /* open file, -1 if none */
   int fd_owned;                     /* close fd at the end (not stdin) */
   int64_t file_off;                 /* next read offset */
+  uint8_t *buf2;                    /* second read buffer (prefetch), or
+                                       NULL: then reads wait for delivery */
+  int fill;                         /* 0: the read in flight fills buf,
+                                       1: buf2 */
+  int ready;                        /* a completed read not yet delivered
+                                       (paused meanwhile) */
+  ssize_t ready_n;                  /* its result: bytes, 0 EOF, error */
+  uint8_t *ready_buf;               /* the buffer holding it */
 
   int stdin_flags;                  /* fcntl flags of fd 0 to restore */
   uint8_t *buf;                     /* read buffer */

@@ -142,6 +142,8 @@ int el_src_start(el_src_t *s) {
   if (!s->buf)
     return EL_ENOMEM;
   s->buf_size = size;
+  if (s->opts.kind == EL_SRC_FILE || s->opts.kind == EL_SRC_STDIN)
+    s->buf2 = el_malloc(size);  /* optional: no prefetch without it */
   int rc = uv_timer_init(s->loop, &s->timer);
   if (rc)
     return rc;
@@ -171,6 +173,7 @@ static void really_free(el_src_t *s) {
   if (s->tee_fd >= 0)
     close(s->tee_fd);
   el_free(s->buf);
+  el_free(s->buf2);
   el_free(s->path);
   el_free(s->host);
   el_free(s->port);

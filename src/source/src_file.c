@@ -1,6 +1,7 @@
 /* src_file.c: --eventlog-file PATH on a regular file (or a character
  * device), read through libuv's thread pool in chunks of 1 MiB so the loop
- * never blocks on the disk. With --follow, end of file is not the end of
+ * never blocks on the disk; two buffers alternate so the next chunk is read
+ * while the consumer works on the current one. With --follow, end of file is not the end of
  * input: the file is polled every 100 ms for new bytes (like tail -f); if
  * it shrinks it was truncated and is read again from offset 0 as a new
  * session. A path naming a FIFO is handed to src_fifo.c. */
@@ -48,6 +49,30 @@ static void at_eof(el_src_t *s) {
   el__src_poll_later(s, s->opts.follow_poll_s);
 }
 
+static void issue_read(el_src_t *s);
+
+/* Hand the completed read to the consumer. With a second buffer the next
+ * read is issued first, so the thread pool reads while the consumer
+ * decodes (the two buffers alternate). */
+static void process_ready(el_src_t *s) {
+  ssize_t n = s->ready_n;
+  uint8_t *b = s->ready_buf;
+  s->ready = 0;
+  if (n > 0) {
+    s->file_off += n;
+    int prefetch = s->buf2 != NULL;
+    if (prefetch)
+      issue_read(s);
+    el__src_deliver(s, b, (size_t)n);
+    if (!prefetch)
+      el__src_file_read_next(s);
+  } else if (n == 0) {
+    at_eof(s);
+  } else {
+    el__src_session_ended(s, (int)n);
+  }
+}
+
 static void fs_read_cb(uv_fs_t *req) {
   el_src_t *s = req->data;
   ssize_t n = req->result;
@@ -60,22 +85,21 @@ static void fs_read_cb(uv_fs_t *req) {
     }
     return;
   }
-  if (n > 0) {
-    s->file_off += n;
-    el__src_deliver(s, s->buf, (size_t)n);
-    el__src_file_read_next(s);
-  } else if (n == 0) {
-    at_eof(s);
-  } else {
-    el__src_session_ended(s, (int)n);
-  }
+  s->ready = 1;
+  s->ready_n = n;
+  s->ready_buf = s->fill ? s->buf2 : s->buf;
+  if (s->buf2)
+    s->fill ^= 1;
+  if (!s->paused)
+    process_ready(s);
+  /* else kept until el_src_resume */
 }
 
-void el__src_file_read_next(el_src_t *s) {
-  if (s->fs_pending || s->state != SRC_OPEN || s->paused || s->fd < 0)
+static void issue_read(el_src_t *s) {
+  if (s->fs_pending || s->state != SRC_OPEN || s->fd < 0)
     return;
-  uv_timer_stop(&s->timer);
-  uv_buf_t b = uv_buf_init((char *)s->buf, (unsigned)s->buf_size);
+  uint8_t *into = s->fill ? s->buf2 : s->buf;
+  uv_buf_t b = uv_buf_init((char *)into, (unsigned)s->buf_size);
   s->fs_req.data = s;
   int rc = uv_fs_read(s->loop, &s->fs_req, s->fd, &b, 1, -1, fs_read_cb);
   if (rc < 0) {
@@ -83,6 +107,16 @@ void el__src_file_read_next(el_src_t *s) {
     return;
   }
   s->fs_pending = 1;
+}
+
+void el__src_file_read_next(el_src_t *s) {
+  if (s->state != SRC_OPEN || s->paused || s->fd < 0)
+    return;
+  uv_timer_stop(&s->timer);
+  if (s->ready)
+    process_ready(s);  /* a read completed while paused */
+  else
+    issue_read(s);
 }
 
 static void file_pause(el_src_t *s) {

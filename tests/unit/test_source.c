@@ -59,6 +59,7 @@ typedef struct {
   size_t session_len[8];      /* bytes per session */
   uint64_t stop_after;        /* el_src_stop once this many bytes came */
   int pause_on_connect;       /* el_src_pause in on_connect */
+  int pause_on_data;          /* el_src_pause after every chunk */
   int free_on_end;            /* el_src_free inside on_end */
   const char *write_on_connect;
   size_t write_len;
@@ -89,6 +90,8 @@ static void r_data(void *ud, el_src_t *src, const uint8_t *buf, size_t len) {
     r->session_len[r->connects - 1] += len;
   if (r->stop_after && r->got_len >= r->stop_after)
     el_src_stop(src);
+  if (r->pause_on_data)
+    el_src_pause(src);
 }
 
 static void r_disconnect(void *ud, el_src_t *src, int err) {
@@ -538,6 +541,50 @@ static void test_fifo_until_writer_closes(void **state) {
   free(want);
   free(r.got);
   unlink(path);
+  loop_done(&loop);
+}
+
+
+/* A consumer that pauses after every chunk and resumes from a timer gets
+ * every byte once, in order (a read completed while paused is held). */
+static void resume_tick(uv_timer_t *t) {
+  rec_t *r = t->data;
+  if (r->ends) {
+    uv_timer_stop(t);
+    return;
+  }
+  el_src_resume(r->src);
+}
+
+static void test_file_pause_after_every_chunk(void **state) {
+  (void)state;
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", getenv("EL_EVENTLOGS") ?
+           getenv("EL_EVENTLOGS") : EL_SOURCE_DIR "/tests/data/eventlogs",
+           LOG_FILE);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.read_size = 1000;
+  rec_t r = {0};
+  r.pause_on_data = 1;
+  el_src_t *src = make(&loop, &o, &r);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, resume_tick, 1, 1);
+  run_for(&loop, 20000);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  el_src_free(src);
+  free(want);
+  free(r.got);
   loop_done(&loop);
 }
 
@@ -1113,6 +1160,7 @@ int main(void) {
       cmocka_unit_test(test_file_missing_ends_with_enoent),
       cmocka_unit_test(test_follow_reads_growing_file),
       cmocka_unit_test(test_fifo_until_writer_closes),
+      cmocka_unit_test(test_file_pause_after_every_chunk),
       cmocka_unit_test(test_unix_two_sessions),
       cmocka_unit_test(test_reconnect_when_server_starts_late),
       cmocka_unit_test(test_gives_up_after_retries),
