@@ -232,10 +232,28 @@ static int drop(el_tm_store_t *st, el_tm_signal_t sig) {
   return EL_ENOMEM;
 }
 
-/* Check the window limits and make room for one more record. */
-static int admit(el_tm_store_t *st, el_tm_signal_t sig) {
+/* Bytes the copies of attrs[0..n) need at most (before interning). */
+static size_t attrs_bytes(const el_tm_attr_t *attrs, size_t n) {
+  if (!attrs) return 0;
+  size_t b = n * sizeof(el_tm_attr_t);
+  for (size_t i = 0; i < n; i++) {
+    b += (attrs[i].key ? strlen(attrs[i].key) : 0) + 8;
+    if (attrs[i].type == EL_TM_STR && attrs[i].v.s.p)
+      b += attrs[i].v.s.len + 8;
+    else if (attrs[i].type == EL_TM_STRLIST && attrs[i].v.list.items)
+      for (size_t k = 0; k < attrs[i].v.list.n; k++)
+        b += attrs[i].v.list.items[k].len + 8 + sizeof(el_strview_t);
+  }
+  return b;
+}
+
+/* Check the window limits for one more record whose copies take about
+ * need bytes, and make room for it. */
+static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
   window_t *w = &st->win[sig];
-  if (w->nrecs >= st->lim.max_records || w->arena.bytes >= st->lim.max_bytes)
+  if (w->nrecs >= st->lim.max_records ||
+      w->arena.bytes >= st->lim.max_bytes ||
+      need > st->lim.max_bytes - w->arena.bytes)
     return EL_ENOMEM;
   if (w->nrecs < w->cap) return 0;
   size_t ncap = w->cap ? w->cap * 2 : 64;
@@ -398,7 +416,7 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
   if (!st || !desc || !desc->name) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig) < 0) return drop(st, sig);
+  if (admit(st, sig, attrs_bytes(attrs, nattrs)) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
   int it = same_metric(w, desc, ri);
@@ -472,7 +490,9 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_LOGS;
   if (!st || !rec) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig) < 0) return drop(st, sig);
+  size_t need = attrs_bytes(rec->attrs, rec->nattrs) + 32 +
+                (rec->body.p ? rec->body.len : 0);
+  if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, rec->host_log ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
   el_tm_log_t r = *rec;
@@ -495,7 +515,9 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_TRACES;
   if (!st || !span) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig) < 0) return drop(st, sig);
+  size_t need = attrs_bytes(span->attrs, span->nattrs) +
+                (span->name ? strlen(span->name) : 0);
+  if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
   el_tm_span_t s = *span;
@@ -532,7 +554,11 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_PROFILES;
   if (!st || !s) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig) < 0) return drop(st, sig);
+  size_t need = attrs_bytes(s->attrs, s->nattrs);
+  for (size_t i = 0; s->frames && i < s->nframes; i++)
+    need += sizeof(el_tm_frame_t) + s->frames[i].function.len +
+            s->frames[i].file.len + 16;
+  if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
   item_t key = {.res = (uint32_t)ri};

@@ -389,6 +389,14 @@ static void test_record_cap_drops_and_counts(void **state) {
   /* The next window starts empty. */
   assert_int_equal(el_tm_metric_point(st, &heap_size, NULL, 0, 0, 9, true,
                                       9, 0), 0);
+  /* A record larger than the byte cap by itself is refused up front. */
+  lim = (el_tm_limits_t){.max_records = 100, .max_bytes = 4096};
+  el_tm_store_set_limits(st, &lim);
+  static char big[8192];
+  memset(big, 'b', sizeof big - 1);
+  el_tm_log_t bigl = {.body = {big, sizeof big - 1}};
+  assert_int_equal(el_tm_log(st, &bigl), EL_ENOMEM);
+  assert_int_equal(s->dropped[EL_TM_SIGNAL_LOGS], 2);
   /* A byte cap works the same way. */
   lim = (el_tm_limits_t){.max_records = 100, .max_bytes = 1};
   el_tm_store_set_limits(st, &lim);
