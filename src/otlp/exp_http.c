@@ -199,10 +199,14 @@ static int build_headers(http_tr_t *h, const el_otlp_signal_cfg_t *sc) {
       l = t;
     }
     for (size_t i = 0; i < sc->nheaders; i++) {
-      char line[2048];
-      snprintf(line, sizeof line, "%s: %s", sc->headers[i].name,
+      size_t n = strlen(sc->headers[i].name) + strlen(sc->headers[i].value);
+      char *line = el_malloc(n + 3);
+      if (!line) goto fail;
+      snprintf(line, n + 3, "%s: %s", sc->headers[i].name,
                sc->headers[i].value);
-      if (!(t = curl_slist_append(l, line))) goto fail;
+      t = curl_slist_append(l, line);             /* copies line */
+      el_free(line);
+      if (!t) goto fail;
       l = t;
     }
     if (pass == 1) {

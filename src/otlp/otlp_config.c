@@ -492,6 +492,9 @@ static int endpoint_apply(env_t *env, int s, const char *who,
   el_otlp_signal_cfg_t *sc = &cfg->sig[s];
   bool grpc = sc->protocol == EL_OTLP_GRPC;
   url_parts_t u;
+  if (strlen(value) > 1000)
+    return cfg_fail(cfg, "%s specifies a URI longer than 1000 bytes "
+                    "'%.40s...'.", who, value);
   int rc = url_split(value, &u);
   if (rc == EL_ENOMEM) return rc;
   if (rc < 0 && grpc && !strstr(value, "://")) {

@@ -281,6 +281,19 @@ static void test_errors_name_variable_and_value(void **state) {
   expect_error("EL_OTLP_QUEUE_MAX_ITEMS", "-3", "malformed number");
 }
 
+static void test_overlong_endpoint_refused(void **state) {
+  el_otlp_config_t c;
+  fenv_t e = {0};
+  static char url[1200];
+  memset(url, 'a', sizeof url - 1);
+  memcpy(url, "http://", 7);
+  fenv_set(&e, "OTEL_EXPORTER_OTLP_ENDPOINT", url);
+  assert_int_equal(resolve(&c, &e, NULL), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "OTEL_EXPORTER_OTLP_ENDPOINT"));
+  assert_non_null(strstr(c.err, "longer than"));
+  el_otlp_config_free(&c);
+}
+
 static void test_bad_flag_port(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
@@ -382,6 +395,7 @@ int main(void) {
     cmocka_unit_test(test_empty_variable_counts_as_unset),
     cmocka_unit_test(test_delivery_settings_flag_over_env),
     cmocka_unit_test(test_errors_name_variable_and_value),
+    cmocka_unit_test(test_overlong_endpoint_refused),
     cmocka_unit_test(test_bad_flag_port),
     cmocka_unit_test(test_opts_parse_shapes),
     cmocka_unit_test(test_baggage_syntax),
