@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Telemetry store and OTLP encoder figures (tests/tools/el_tm_bench.c):
+# Telemetry store and OTLP encoder figures (tests/tools/el_tm_bench.c), in
+# process CPU time:
 # ns and allocations per emitted data point / log record, flush cost, peak
 # memory per record held, encode ns per record and protobuf bytes per
 # record (4 MiB requests). Figures only, no asserts.
