@@ -59,8 +59,10 @@ run() {  # run CONFIG EXPORT
   awk -v c="$1" -v x="$2" -v e="$events" -v w="$wall" -v u="$user" \
       -v s="$sys" -v r="$rss" 'BEGIN {
     if (w <= 0) w = 0.001
-    printf "pipeline %-7s export=%-4s %8d events %6.2f s wall %10.0f events/s" \
-           "  cpu %5.2f s  peak RSS %6.1f MB\n", c, x, e, w, e / w, u + s, r / 1024
+    cpu = u + s; if (cpu <= 0) cpu = 0.001
+    printf "pipeline %-7s export=%-4s %8d events %6.2f s wall %9.0f events/s" \
+           "  cpu %5.2f s (%9.0f events/cpu-s)  peak RSS %6.1f MB\n", \
+           c, x, e, w, e / w, u + s, e / cpu, r / 1024
   }'
 }
 for cfg in default all; do

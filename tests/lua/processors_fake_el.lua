@@ -10,6 +10,13 @@ function M.new(config, start_unix_ns)
     handlers = {}, warnings = {}, now_t = 0, timers = {},
     out = {metrics = {}, logs = {}, spans = {}, profiles = {}},
   }
+  -- Like the host, copy what is emitted (callers may reuse their tables).
+  local function copy(t)
+    if type(t) ~= "table" then return t end
+    local c = {}
+    for k, v in pairs(t) do c[k] = copy(v) end
+    return c
+  end
   function el.on(name, fn)
     el.handlers[name] = el.handlers[name] or {}
     table.insert(el.handlers[name], fn)
@@ -30,9 +37,9 @@ function M.new(config, start_unix_ns)
     el.out.metrics[desc.name] = m
     return m
   end
-  function el.log(r) table.insert(el.out.logs, r) end
-  function el.span(s) table.insert(el.out.spans, s) end
-  function el.profile_sample(p) table.insert(el.out.profiles, p) end
+  function el.log(r) table.insert(el.out.logs, copy(r)) end
+  function el.span(s) table.insert(el.out.spans, copy(s)) end
+  function el.profile_sample(p) table.insert(el.out.profiles, copy(p)) end
   function el.flush() el.flushes = (el.flushes or 0) + 1 end
   function el.host_log(level, msg) table.insert(el.warnings, msg) end
   local ids = 0

@@ -9,6 +9,23 @@ local window = require("eventlog_live.processors.window")
 
 local M = {}
 
+-- Spans are due at once (reference §5.3.2: released every tick), so the
+-- store is flushed every SPANS_PER_FLUSH spans too: that bounds the memory
+-- a burst of scheduler activity takes before the next batch tick.
+local SPANS_PER_FLUSH = 8192
+
+local function span_emitter(el)
+  local n = 0
+  return function(span)
+    el.span(span)
+    n = n + 1
+    if n >= SPANS_PER_FLUSH then
+      n = 0
+      el.flush()
+    end
+  end
+end
+
 -- Per (cap, category, user) state of the metric: the running total and
 -- the time of the latest span. To avoid a table per span (the host calls
 -- once per span: hundreds of thousands per second), a snapshot goes into
@@ -91,6 +108,10 @@ local function install_usage(ctx, mpc, tpc)
   local mut_name = tpc and (tpc.name .. " Mutator")
   local on_span
   if tpc then
+    local emit = span_emitter(el)
+    -- el.span copies its argument: one table is reused for every span.
+    local attrs = {}
+    local span = {kind = "internal", status = "ok", attrs = attrs}
     on_span = function(cap, category, user, start_t, end_t)
       if metric then metric(cap, category, user, start_t, end_t) end
       if category == "Idle" then return end
@@ -99,12 +120,10 @@ local function install_usage(ctx, mpc, tpc)
         tid = el.random_id(16)
         trace_ids[cap] = tid
       end
-      el.span{
-        name = category == "GC" and gc_name or mut_name,
-        trace_id = tid, start_t = start_t, end_t = end_t,
-        kind = "internal", status = "ok",
-        attrs = {capability = cap, user = user},
-      }
+      span.name = category == "GC" and gc_name or mut_name
+      span.trace_id, span.start_t, span.end_t = tid, start_t, end_t
+      attrs.capability, attrs.user = cap, user
+      emit(span)
     end
   else
     on_span = metric
@@ -118,24 +137,29 @@ local function install_threads(ctx, pc)
   local trace_ids = {}
   local running = pc.name .. " Running"
   local blocked = pc.name .. " Blocked"
+  local emit = span_emitter(el)
+  -- el.span copies its argument: one table is reused for every span.
+  local attrs = {}
+  local span = {kind = "internal", status = "ok", attrs = attrs}
+  local names = {}   -- thread id -> decimal string
   el.threads{on_span = function(thread, state, code, cap, start_t, end_t,
                                 info)
     local tid = trace_ids[thread]
     if not tid then
       tid = el.random_id(16)
       trace_ids[thread] = tid
+      names[thread] = tostring(thread)
     end
-    local attrs
+    attrs.thread = names[thread]
     if state == "running" then
-      attrs = {capability = cap, thread = tostring(thread)}
+      attrs.capability, attrs.status = cap, nil
+      span.name = running
     else
-      attrs = {thread = tostring(thread), status = status.name(code, info)}
+      attrs.capability, attrs.status = nil, status.name(code, info)
+      span.name = blocked
     end
-    el.span{
-      name = state == "running" and running or blocked,
-      trace_id = tid, start_t = start_t, end_t = end_t,
-      kind = "internal", status = "ok", attrs = attrs,
-    }
+    span.trace_id, span.start_t, span.end_t = tid, start_t, end_t
+    emit(span)
   end}
 end
 
