@@ -1,11 +1,784 @@
-/* cmd_repl.c: placeholder until the owning module lands. */
+/* cmd_repl.c: `eventlog-live repl [options] <source options>`: an
+ * interactive Lua prompt over an eventlog (docs/repl.md).
+ *
+ * The Lua state is the host's (src/host/host.h), so what is typed is the
+ * script API of docs/lua-api.md; the helpers (summary, head, events, ...)
+ * are lua/eventlog_live/repl.lua over the host's trackers and the REPL's
+ * event store (src/repl/repl_store.h), which decodes the same bytes with a
+ * decoder of its own.
+ *
+ * Threads: the main thread owns the Lua state and runs the libuv loop
+ * (live sources, wall timers, evaluating lines); libedit runs on a reader
+ * thread (src/repl/repl_term.h) that hands each line over with uv_async.
+ * `lua_mu` serialises Lua between the main thread and tab completion.
+ * A file source is read to the end before the first prompt; a live source
+ * (socket, FIFO, piped stdin, --follow) is read on the loop while the user
+ * types. Exit status: 0 after :quit or Ctrl-D; 2 usage error; 1 setup
+ * failure. */
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
 
 #include "cmd.h"
+#include "host/host.h"
+#include "otlp/exp_console.h"
+#include "repl/repl_store.h"
+#include "repl/repl_term.h"
+#include "source/source.h"
+#include "telemetry/telemetry.h"
+
+typedef struct {
+  el_src_opts_t src;
+  const char *sets[256];    /* "key=value" */
+  int nsets;
+  const char *output;       /* "console" or "none" */
+  const char *history;      /* NULL = default; "" = none */
+  double store_mb;          /* event store bound, MiB */
+} repl_opts_t;
+
+typedef struct {
+  const repl_opts_t *o;
+  el_host_t *h;
+  el_repl_store_t *store;
+  el_tm_store_t *tm;
+  lua_State *L;
+  int mod_ref;              /* eventlog_live.repl */
+  pthread_mutex_t lua_mu;
+  char desc[200];
+  int live;                 /* follow the source on the loop */
+  int fd;                   /* file mode: the input, kept for :load */
+  int in_session;
+  int ended;                /* el_host_end done */
+  int errors;               /* decode errors reported this session */
+  uv_loop_t loop;
+  uv_async_t line_async;
+  uv_async_t int_async;
+  uv_timer_t wall;
+  int wall_on;              /* wall was initialised */
+  int failed;               /* the line editor or the source failed */
+  int handles;              /* open loop handles */
+  el_src_t *src;
+  el_repl_term_t *term;
+  FILE *tty;                /* /dev/tty when stdin carries the eventlog */
+  pthread_mutex_t line_mu;
+  char *line;               /* handed over by the reader thread */
+  int have_line, eof;
+  char *buf;                /* input so far (multi-line statements) */
+  int quitting;
+} repl_t;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: eventlog-live repl [options] <source options>\n"
+          "       eventlog-live repl [options] FILE.eventlog\n\n"
+          "Interactive Lua over an eventlog (docs/repl.md): summary(), "
+          "head(n), tail(n),\nevents{...}, threads(), gc(), heap(), "
+          "census(t), markers(), messages(),\n:load FILE.lua, :help, "
+          ":quit. A file is read before the first prompt; a\nlive source "
+          "(socket, FIFO, piped stdin) is followed while you type.\n\n"
+          "options:\n"
+          "  --set KEY=VALUE      visible as eventlog_live.config.KEY\n"
+          "  --output none|console  where emitted telemetry goes "
+          "(default none)\n"
+          "  --history FILE       history file (default "
+          "$EVENTLOG_LIVE_HISTORY or\n"
+          "                       ~/.eventlog_live_history); "
+          "--no-history: none\n"
+          "  --store-mb N         bound of the event store kept for "
+          "head/tail/events\n"
+          "                       (default 64 MiB; older events are "
+          "dropped and counted)\n"
+          "  --log-level LEVEL    debug, info, warn (default), error, "
+          "quiet\n\nsource options:\n%s",
+          el_src_opts_help());
+}
+
+static int parse(repl_opts_t *o, int argc, char **argv) {
+  el_src_opts_init(&o->src);
+  o->output = "none";
+  o->store_mb = 64;
+  for (int i = 1; i < argc;) {
+    const char *a = argv[i];
+    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
+    if (rc < 0) {
+      fprintf(stderr, "eventlog-live repl: %s\n", o->src.err);
+      return 2;
+    }
+    if (rc == 1) continue;
+    const char *eq = strchr(a, '=');
+    size_t alen = a[0] == '-' && a[1] == '-' && eq ? (size_t)(eq - a)
+                                                   : strlen(a);
+    const char *val = eq && a[0] == '-' ? eq + 1 : NULL;
+#define OPT(s) (alen == strlen(s) && !strncmp(a, s, alen))
+    if (OPT("--help") || OPT("-h")) {
+      usage(stdout);
+      return 1;
+    } else if (OPT("--no-history")) {
+      o->history = "";
+    } else if (OPT("--set") || OPT("--output") || OPT("--history") ||
+               OPT("--store-mb") || OPT("--log-level")) {
+      if (!val) {
+        if (i + 1 >= argc) {
+          fprintf(stderr, "eventlog-live repl: %.*s wants a value\n",
+                  (int)alen, a);
+          return 2;
+        }
+        val = argv[++i];
+      }
+      if (OPT("--set")) {
+        if (!strchr(val, '=') || val[0] == '=' || o->nsets == 256) {
+          fprintf(stderr, "eventlog-live repl: --set wants KEY=VALUE\n");
+          return 2;
+        }
+        o->sets[o->nsets++] = val;
+      } else if (OPT("--output")) {
+        if (strcmp(val, "console") && strcmp(val, "none")) {
+          fprintf(stderr, "eventlog-live repl: --output console|none\n");
+          return 2;
+        }
+        o->output = val;
+      } else if (OPT("--history")) {
+        o->history = val;
+      } else if (OPT("--store-mb")) {
+        char *end;
+        o->store_mb = strtod(val, &end);
+        if (*end || !(o->store_mb >= 1 && o->store_mb <= 1 << 20)) {
+          fprintf(stderr, "eventlog-live repl: --store-mb wants 1.."
+                          "1048576\n");
+          return 2;
+        }
+      } else if (el_log_parse_level(val, &el_log_threshold) != 0) {
+        fprintf(stderr, "eventlog-live repl: bad --log-level '%s'\n", val);
+        return 2;
+      }
+    } else if (a[0] == '-' && a[1] != '\0') {
+      fprintf(stderr, "eventlog-live repl: unknown option '%s'\n", a);
+      return 2;
+    } else {
+      el_src_opts_set_path(&o->src, a);
+    }
+#undef OPT
+    i++;
+  }
+  if (el_src_opts_validate(&o->src) != 0) {
+    fprintf(stderr, "eventlog-live repl: %s\n", o->src.err);
+    return 2;
+  }
+  return 0;
+}
+
+/* {====== signals ======} */
+
+static volatile sig_atomic_t g_int;      /* SIGINT seen */
+static lua_State *volatile g_eval_L;     /* set while evaluating */
+static uv_async_t *volatile g_int_async; /* wakes the loop */
+
+static void lstop(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted");
+}
+
+/* As lua.c does: a hook raises the error at the next Lua instruction. */
+static void on_sigint(int sig) {
+  (void)sig;
+  g_int = 1;
+  lua_State *L = g_eval_L;
+  if (L)
+    lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  else if (g_int_async)
+    uv_async_send(g_int_async);
+}
+
+/* {====== Lua glue ======} */
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
+  return 1;
+}
+
+/* Call repl.<name> with nargs arguments on the stack; leaves nres
+ * results, or returns -1 with the error printed. Caller holds lua_mu. */
+static int call_mod(repl_t *r, const char *name, int nargs, int nres) {
+  lua_State *L = r->L;
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->mod_ref);
+  lua_getfield(L, -1, name);
+  lua_remove(L, -2);
+  lua_rotate(L, base + 1, 2);  /* traceback, fn, args */
+  if (lua_pcall(L, nargs, nres, base + 1) != LUA_OK) {
+    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(L, -1));
+    lua_settop(L, base);
+    return -1;
+  }
+  lua_remove(L, base + 1);
+  return 0;
+}
+
+/* {====== feeding ======} */
+
+static void finish_session(repl_t *r) {
+  if (!r->in_session) return;
+  r->in_session = 0;
+  el_ev_decoder_t *d = el_host_decoder(r->h);
+  if (el_ev_decoder_finish(d) < 0) {
+    const el_diag_t *g = el_ev_decoder_diag(d);
+    el_log(EL_LOG_WARN, "%s: session ended early at byte offset %llu: %s",
+           r->desc, (unsigned long long)g->offset, g->msg);
+  }
+  el_host_session_end(r->h);
+}
+
+/* Feed bytes to the store and the host. Caller holds lua_mu. */
+static void feed(repl_t *r, const uint8_t *buf, size_t len) {
+  r->in_session = 1;
+  el_repl_store_feed(r->store, buf, len);
+  int rc = el_host_feed(r->h, buf, len);
+  if (rc < 0 && rc != EL_ESTOPPED && r->errors++ < 5) {
+    const el_diag_t *g = el_ev_decoder_diag(el_host_decoder(r->h));
+    el_log(EL_LOG_ERROR, "%s: decode error at byte offset %llu: %s",
+           r->desc, (unsigned long long)g->offset,
+           g->msg[0] ? g->msg : el_strerror(rc));
+  }
+}
+
+static void end_input(repl_t *r) {
+  finish_session(r);
+  if (!r->ended) {
+    r->ended = 1;
+    el_host_end(r->h);
+  }
+}
+
+/* Read a regular file from the start through feed_fn. Returns 0, 1 when
+ * interrupted (SIGINT), or a negated errno. */
+static int read_fd(int fd, void (*feed_fn)(void *, const uint8_t *, size_t),
+                   void *ud) {
+  size_t cap = 1u << 20;
+  uint8_t *buf = el_malloc(cap);
+  if (!buf) return EL_ENOMEM;
+  off_t off = 0;
+  int rc = 0;
+  for (;;) {
+    if (g_int) {
+      rc = 1;
+      break;
+    }
+    ssize_t n = pread(fd, buf, cap, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      rc = -errno;
+      break;
+    }
+    if (n == 0) break;
+    off += n;
+    feed_fn(ud, buf, (size_t)n);
+  }
+  el_free(buf);
+  return rc;
+}
+
+static void feed_locked(void *ud, const uint8_t *buf, size_t len) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  feed(r, buf, len);
+  pthread_mutex_unlock(&r->lua_mu);
+}
+
+static void feed_host(void *ud, const uint8_t *buf, size_t len) {
+  el_host_feed(ud, buf, len);
+}
+
+/* {====== :load ======} */
+
+static void apply_sets(const repl_opts_t *o, el_host_t *h) {
+  for (int i = 0; i < o->nsets; i++) {
+    const char *eq = strchr(o->sets[i], '=');
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+    el_host_set_config(h, key, eq + 1);
+  }
+}
+
+/* File mode: run the script like `eventlog-live run` over the whole file,
+ * in a host of its own. */
+static int run_script_file(lua_State *L, repl_t *r, const char *path) {
+  el_host_t *h = el_host_new(NULL);
+  if (!h) return luaL_error(L, "out of memory");
+  el_host_set_store(h, r->tm);
+  apply_sets(r->o, h);
+  int rc = el_host_load(h, path);
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, el_host_error(h));
+    el_host_free(h);
+    return 2;
+  }
+  g_int = 0;
+  rc = read_fd(r->fd, feed_host, h);
+  el_ev_decoder_finish(el_host_decoder(h));
+  el_host_end(h);
+  fflush(stdout);
+  el_host_report_errors(h);
+  el_host_free(h);
+  if (rc == 1) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "interrupted");
+    return 2;
+  }
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "reading the input: %s", el_strerror(rc));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* repl host callback load_script(path) -> true | nil, message. Live mode:
+ * the script joins the REPL's host and sees the events from now on. */
+static int l_load_script(lua_State *L) {
+  repl_t *r = lua_touserdata(L, lua_upvalueindex(1));
+  const char *path = luaL_checkstring(L, 1);
+  if (!r->live) return run_script_file(L, r, path);
+  if (r->ended) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "the source has ended: the script would see no "
+                       "event");
+    return 2;
+  }
+  int rc = el_host_load(r->h, path);
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, el_host_error(r->h));
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* Protected: require the module, call install{...}, keep a ref. */
+static int setup_lua(lua_State *L) {
+  repl_t *r = lua_touserdata(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "eventlog_live.repl");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "install");
+  lua_createtable(L, 0, 3);
+  el_repl_store_push_lua(L, r->store);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "eventlog_live.repl_store");  /* require() finds it */
+  lua_pop(L, 1);
+  lua_setfield(L, -2, "store");
+  lua_pushstring(L, r->desc);
+  lua_setfield(L, -2, "source");
+  lua_pushlightuserdata(L, r);
+  lua_pushcclosure(L, l_load_script, 1);
+  lua_setfield(L, -2, "load_script");
+  lua_pushstring(L, r->live ? "live" : "file");
+  lua_setfield(L, -2, "mode");
+  lua_call(L, 1, 0);
+  r->mod_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+/* {====== completion (reader thread) ======} */
+
+static char **complete(void *ud, const char *text) {
+  repl_t *r = ud;
+  char **out = NULL;
+  pthread_mutex_lock(&r->lua_mu);
+  lua_State *L = r->L;
+  int top = lua_gettop(L);
+  lua_pushstring(L, text);
+  if (call_mod(r, "complete", 1, 1) == 0 && lua_istable(L, -1)) {
+    size_t n = (size_t)luaL_len(L, -1);
+    if (n > 10000) n = 10000;
+    out = calloc(n + 1, sizeof *out);  /* libedit frees with free() */
+    for (size_t i = 0; out && i < n; i++) {
+      lua_geti(L, -1, (lua_Integer)i + 1);
+      const char *s = lua_tostring(L, -1);
+      out[i] = strdup(s ? s : "");
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, top);
+  pthread_mutex_unlock(&r->lua_mu);
+  return out;
+}
+
+/* {====== lines ======} */
+
+static void on_line(void *ud, char *line) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->line_mu);
+  free(r->line);
+  r->line = line;
+  r->have_line = 1;
+  r->eof = line == NULL;
+  pthread_mutex_unlock(&r->line_mu);
+  uv_async_send(&r->line_async);
+}
+
+static void closed(uv_handle_t *hd) {
+  repl_t *r = hd->data;
+  r->handles--;
+}
+
+static void close_handle(repl_t *r, uv_handle_t *hd) {
+  if (!uv_is_closing(hd)) uv_close(hd, closed);
+}
+
+/* Leave once the source has ended: close our handles, the loop returns. */
+static void maybe_finish(repl_t *r) {
+  if (!r->quitting || r->src) return;
+  close_handle(r, (uv_handle_t *)&r->line_async);
+  close_handle(r, (uv_handle_t *)&r->int_async);
+  if (r->wall_on) close_handle(r, (uv_handle_t *)&r->wall);
+}
+
+static void quit(repl_t *r) {
+  r->quitting = 1;
+  if (r->src) el_src_stop(r->src);  /* on_end -> maybe_finish */
+  maybe_finish(r);
+}
+
+static int buf_append(repl_t *r, const char *line) {
+  size_t old = r->buf ? strlen(r->buf) : 0, n = strlen(line);
+  char *b = el_realloc(r->buf, old + n + 2);
+  if (!b) return EL_ENOMEM;
+  if (old) b[old++] = '\n';
+  memcpy(b + old, line, n + 1);
+  r->buf = b;
+  return 0;
+}
+
+static void on_line_async(uv_async_t *a) {
+  repl_t *r = a->data;
+  pthread_mutex_lock(&r->line_mu);
+  char *line = r->line;
+  int have = r->have_line, eof = r->eof;
+  r->line = NULL;
+  r->have_line = 0;
+  pthread_mutex_unlock(&r->line_mu);
+  if (!have || r->quitting) {
+    free(line);
+    return;
+  }
+  if (eof) {
+    fputc('\n', stdout);
+    fflush(stdout);
+    quit(r);
+    return;
+  }
+  int rc = buf_append(r, line);
+  free(line);
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live repl: out of memory\n");
+    el_free(r->buf);
+    r->buf = NULL;
+    el_repl_term_read(r->term, "el> ");
+    return;
+  }
+  pthread_mutex_lock(&r->lua_mu);
+  lua_State *L = r->L;
+  int top = lua_gettop(L);
+  lua_pushstring(L, r->buf);
+  g_int = 0;
+  g_eval_L = L;
+  const char *st = "error";
+  if (call_mod(r, "eval", 1, 1) == 0 && lua_isstring(L, -1))
+    st = lua_tostring(L, -1);
+  g_eval_L = NULL;
+  lua_sethook(L, NULL, 0, 0);
+  int incomplete = !strcmp(st, "incomplete");
+  int want_quit = !strcmp(st, "quit");
+  lua_settop(L, top);
+  pthread_mutex_unlock(&r->lua_mu);
+  fflush(stdout);
+  fflush(stderr);
+  if (!incomplete) {
+    el_free(r->buf);
+    r->buf = NULL;
+  }
+  if (want_quit) {
+    quit(r);
+    return;
+  }
+  el_repl_term_read(r->term, incomplete ? ">> " : "el> ");
+}
+
+static void on_int_async(uv_async_t *a) {
+  (void)a;
+  g_int = 0;  /* Ctrl-C at the prompt: nothing to interrupt */
+}
+
+/* {====== live sources ======} */
+
+static void s_connect(void *ud, el_src_t *src) {
+  repl_t *r = ud;
+  (void)src;
+  pthread_mutex_lock(&r->lua_mu);
+  finish_session(r);
+  el_host_session_end(r->h);
+  el_ev_decoder_reset(el_host_decoder(r->h));
+  el_repl_store_reset(r->store);
+  r->errors = 0;
+  pthread_mutex_unlock(&r->lua_mu);
+}
+
+static void s_data(void *ud, el_src_t *src, const uint8_t *buf,
+                   size_t len) {
+  (void)src;
+  feed_locked(ud, buf, len);
+}
+
+static void s_disconnect(void *ud, el_src_t *src, int err) {
+  repl_t *r = ud;
+  (void)src;
+  if (err < 0 && err != EL_ECLOSED && r->in_session)
+    el_log(EL_LOG_WARN, "%s: connection lost: %s", r->desc,
+           el_strerror(err));
+  pthread_mutex_lock(&r->lua_mu);
+  finish_session(r);
+  pthread_mutex_unlock(&r->lua_mu);
+}
+
+static void s_end(void *ud, el_src_t *src, int status) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  end_input(r);
+  pthread_mutex_unlock(&r->lua_mu);
+  if (!r->quitting) {
+    if (status == 0)
+      fprintf(stderr, "\n[%s: end of input]\n", r->desc);
+    else
+      fprintf(stderr, "\n[%s: input ended: %s]\n", r->desc,
+              el_strerror(status));
+  }
+  el_src_free(src);
+  r->src = NULL;
+  maybe_finish(r);
+}
+
+static void on_wall(uv_timer_t *t) {
+  repl_t *r = t->data;
+  pthread_mutex_lock(&r->lua_mu);
+  int64_t next = el_host_run_wall_timers(r->h, uv_now(t->loop));
+  pthread_mutex_unlock(&r->lua_mu);
+  uint64_t delay = next < 0 || next > 100 ? 100 : (uint64_t)next;
+  uv_timer_start(t, on_wall, delay ? delay : 1, 0);
+}
+
+/* {====== setup ======} */
+
+/* Decide file vs live; open the file (file mode) or /dev/tty (stdin
+ * carries the eventlog). Returns 0 or prints and returns 2. */
+static int choose_mode(repl_t *r) {
+  const el_src_opts_t *s = &r->o->src;
+  struct stat st;
+  r->fd = -1;
+  if (s->kind == EL_SRC_FILE && !s->follow && !s->log_file) {
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      fprintf(stderr, "eventlog-live repl: cannot open %s: %s\n", s->path,
+              strerror(errno));
+      return 2;
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      r->fd = fd;
+      return 0;
+    }
+    close(fd);  /* a FIFO: follow it on the loop */
+  }
+  if (s->kind == EL_SRC_STDIN) {
+    if (isatty(0)) {
+      fprintf(stderr, "eventlog-live repl: stdin is a terminal; pipe the "
+                      "eventlog in or name a file\n");
+      return 2;
+    }
+    r->tty = fopen("/dev/tty", "r+e");
+    if (!r->tty) {
+      fprintf(stderr, "eventlog-live repl: stdin carries the eventlog and "
+                      "/dev/tty cannot be opened: %s\n", strerror(errno));
+      return 2;
+    }
+    if (!s->log_file && fstat(0, &st) == 0 && S_ISREG(st.st_mode)) {
+      r->fd = dup(0);
+      if (r->fd >= 0) return 0;
+    }
+  }
+  r->live = 1;
+  return 0;
+}
+
+static const char *history_path(const repl_opts_t *o, char *buf,
+                                size_t size) {
+  if (o->history) return o->history[0] ? o->history : NULL;
+  const char *env = getenv("EVENTLOG_LIVE_HISTORY");
+  if (env) return env[0] ? env : NULL;
+  const char *home = getenv("HOME");
+  if (!home || !*home) return NULL;
+  snprintf(buf, size, "%s/.eventlog_live_history", home);
+  return buf;
+}
+
+static int start_live(repl_t *r) {
+  el_src_cb_t cb = {.ud = r, .on_connect = s_connect, .on_data = s_data,
+                    .on_disconnect = s_disconnect, .on_end = s_end};
+  int rc = el_src_new(&r->loop, &r->o->src, &cb, &r->src);
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live repl: %s: %s\n", r->desc,
+            el_strerror(rc));
+    return rc;
+  }
+  rc = el_src_start(r->src);
+  if (rc < 0) {
+    el_src_free(r->src);
+    r->src = NULL;
+    return rc;
+  }
+  uv_timer_init(&r->loop, &r->wall);
+  r->wall.data = r;
+  r->wall_on = 1;
+  r->handles++;
+  uv_timer_start(&r->wall, on_wall, 0, 0);
+  return 0;
+}
+
+static int load_file(repl_t *r) {
+  g_int = 0;
+  int rc = read_fd(r->fd, feed_locked, r);
+  pthread_mutex_lock(&r->lua_mu);
+  end_input(r);
+  if (rc == 1) fprintf(stderr, "interrupted: the rest of the file is not "
+                               "loaded\n");
+  else if (rc < 0)
+    fprintf(stderr, "eventlog-live repl: reading %s: %s\n", r->desc,
+            el_strerror(rc));
+  if (call_mod(r, "loaded_line", 0, 1) == 0) {
+    printf("%s\n", lua_tostring(r->L, -1));
+    lua_pop(r->L, 1);
+  }
+  pthread_mutex_unlock(&r->lua_mu);
+  fflush(stdout);
+  return 0;
+}
+
+static int repl_run(const repl_opts_t *o) {
+  repl_t r;
+  memset(&r, 0, sizeof r);
+  r.o = o;
+  r.mod_ref = LUA_NOREF;
+  int status = 1;
+  pthread_mutex_init(&r.lua_mu, NULL);
+  pthread_mutex_init(&r.line_mu, NULL);
+  el_src_opts_describe(&o->src, r.desc, sizeof r.desc);
+  if (choose_mode(&r) != 0) {
+    status = 2;
+    goto done;
+  }
+  r.h = el_host_new(NULL);
+  r.store = el_repl_store_new((size_t)(o->store_mb * 1024 * 1024));
+  r.tm = el_tm_store_new("eventlog-live", EL_VERSION);
+  if (!r.h || !r.store || !r.tm) {
+    fprintf(stderr, "eventlog-live repl: out of memory\n");
+    goto done;
+  }
+  el_host_set_store(r.h, r.tm);
+  if (!strcmp(o->output, "console") && el_otlp_console_add(r.tm, stdout) < 0)
+    goto done;
+  apply_sets(o, r.h);
+  r.L = el_host_lua(r.h);
+  lua_pushcfunction(r.L, traceback);
+  lua_pushcfunction(r.L, setup_lua);
+  lua_pushlightuserdata(r.L, &r);
+  if (lua_pcall(r.L, 1, 0, -3) != LUA_OK) {
+    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(r.L, -1));
+    goto done;
+  }
+  lua_pop(r.L, 1);
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+
+  uv_loop_init(&r.loop);
+  uv_async_init(&r.loop, &r.line_async, on_line_async);
+  uv_async_init(&r.loop, &r.int_async, on_int_async);
+  r.line_async.data = r.int_async.data = &r;
+  r.handles = 2;
+  g_int_async = &r.int_async;
+
+  if (!r.live) load_file(&r);
+  else
+    printf("following %s (events arrive while you type; :help)\n", r.desc);
+  fflush(stdout);
+
+  char hbuf[4096];
+  el_repl_term_cfg_t tc = {.in = r.tty ? r.tty : stdin,
+                           .out = stdout,
+                           .history = history_path(o, hbuf, sizeof hbuf),
+                           .ud = &r,
+                           .complete = complete,
+                           .on_line = on_line};
+  r.term = el_repl_term_start(&tc);
+  if (!r.term) {
+    fprintf(stderr, "eventlog-live repl: cannot start the line editor\n");
+    r.failed = 1;
+    r.quitting = 1;
+    maybe_finish(&r);
+  } else if (r.live && start_live(&r) < 0) {
+    r.failed = 1;
+    r.quitting = 1;
+    maybe_finish(&r);
+  } else {
+    el_repl_term_read(r.term, "el> ");
+  }
+  while (r.handles > 0 || r.src) uv_run(&r.loop, UV_RUN_DEFAULT);
+  g_int_async = NULL;
+  el_repl_term_stop(r.term);
+  uv_loop_close(&r.loop);
+  pthread_mutex_lock(&r.lua_mu);
+  end_input(&r);
+  pthread_mutex_unlock(&r.lua_mu);
+  el_tm_store_shutdown(r.tm, 2000);
+  el_host_report_errors(r.h);
+  status = r.failed ? 1 : 0;
+  signal(SIGINT, SIG_DFL);
+done:
+  if (r.fd >= 0) close(r.fd);
+  if (r.tty) fclose(r.tty);
+  el_free(r.buf);
+  free(r.line);
+  el_host_free(r.h);
+  el_repl_store_free(r.store);
+  el_tm_store_free(r.tm);
+  pthread_mutex_destroy(&r.lua_mu);
+  pthread_mutex_destroy(&r.line_mu);
+  return status;
+}
 
 int el_cmd_repl(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "eventlog-live: 'repl' is not built yet\n");
-  return 1;
+  repl_opts_t o;
+  memset(&o, 0, sizeof o);
+  int rc = parse(&o, argc, argv);
+  if (rc == 1) return 0;
+  if (rc) return 2;
+  return repl_run(&o);
 }

@@ -1,0 +1,756 @@
+-- eventlog_live.repl: the helpers of `eventlog-live repl` (docs/repl.md).
+--
+-- Runs inside the host's Lua state, next to the scripts' API: the helpers
+-- are ordinary subscriptions (el.on, el.threads, el.gc) made before the
+-- first event, plus queries of the REPL's C event store
+-- (eventlog_live.repl_store). Every helper returns a table that prints as
+-- an aligned text table (its __tostring) and keeps its data in fields, so
+-- `s = summary(); s.duration_ns` works.
+local el = require("eventlog_live")
+local fmt = require("eventlog_live.fmt")
+local statl = require("eventlog_live.stats")
+local status = require("eventlog_live.status")
+
+local M = {}
+
+-- Rows printed by a list before it is cut (the data is all there).
+M.max_rows = 200
+-- Bounds of what the helpers keep (the store has its own byte bound).
+M.limits = {
+  points = 200000,     -- heap series points per series
+  censuses = 10000,    -- heap censuses
+  markers = 100000,    -- USER_MARKER
+  messages = 100000,   -- USER_MSG and LOG_MSG
+  gc_spans = 1000000,  -- GC pause durations
+}
+-- What the bounds made the helpers drop, by kind.
+M.dropped = {points = 0, censuses = 0, markers = 0, messages = 0,
+             gc_spans = 0}
+
+local store          -- eventlog_live.repl_store (C)
+local host = {}      -- C callbacks set by the command (load_script, ...)
+local threads_tr, gc_tr
+local gc_spans = {}  -- {cap, start_t, end_t}
+local series = {heap_size = {}, heap_live = {}, blocks_size = {}}
+local censuses = {}  -- {t, era, samples = {label = bytes}, total}
+local cc_labels = {} -- cost-centre id -> "module.label"
+local marks, msgs = {}, {}
+
+-- {====== printable results ======}
+
+local kinds = {}
+
+-- A table whose printed form is render(self).
+local function printable(kind, data)
+  return setmetatable(data, kinds[kind])
+end
+
+local function kind(name, render, methods)
+  local mt = {__name = "repl." .. name, __tostring = render}
+  if methods then mt.__index = methods end
+  kinds[name] = mt
+end
+
+local function ns(v) return v and fmt.duration(v) or "" end
+
+-- {====== time arguments ======}
+
+local units = {ns = 1, us = 1e3, ms = 1e6, s = 1e9, m = 60e9, min = 60e9}
+
+-- A time in ns from a number (ns) or a string "1.5s", "200ms", "3e8".
+function M.time(v, what)
+  if v == nil then return nil end
+  if type(v) == "number" then return v end
+  if type(v) == "string" then
+    local n, u = v:match("^%s*([%d%.eE+-]+)%s*(%a*)%s*$")
+    n = tonumber(n)
+    local mult = units[u == "" and "ns" or u]
+    if n and mult then return n * mult end
+  end
+  error(string.format("%s: expected ns or a duration like '1.5s', got %s",
+                      what or "time", tostring(v)), 3)
+end
+
+-- {====== event lists ======}
+
+local function fields_text(ev)
+  local ti = el.type_info(ev.type)
+  if not ti then
+    return ev.payload and string.format("payload=%d bytes", #ev.payload) or ""
+  end
+  local parts = {}
+  for _, f in ipairs(ti.fields) do
+    local v = ev[f] 
+    if f == "cap" or f == "type" or f == "t" then v = nil end
+    if type(v) == "string" then
+      if #v > 80 then v = v:sub(1, 77) .. "..." end
+      v = string.format("%q", v):gsub("\\\n", "\\n")
+    elseif type(v) == "table" then
+      local s = {}
+      for i = 1, math.min(#v, 12) do s[i] = tostring(v[i]) end
+      if #v > 12 then s[#s + 1] = "..." end
+      v = "[" .. table.concat(s, ",") .. "]"
+    end
+    if v ~= nil then parts[#parts + 1] = f .. "=" .. tostring(v) end
+  end
+  return table.concat(parts, " ")
+end
+
+local function render_events(self)
+  local rows = {}
+  local n = math.min(#self, M.max_rows)
+  for i = 1, n do
+    local ev = self[i]
+    rows[i] = {seq = ev.seq, t = ev.t, cap = ev.cap or "-", type = ev.type,
+               fields = fields_text(ev)}
+  end
+  local out = {fmt.table(rows, {
+    {key = "seq", align = "right"}, {key = "t", title = "time ns", align = "right"},
+    {key = "cap", align = "right"}, {key = "type", align = "left"},
+    {key = "fields", align = "left"},
+  })}
+  if n < #self then
+    out[#out + 1] = string.format("... %d more rows not shown "
+      .. "(repl.max_rows = %d; index the list or use :rows(i, j))\n",
+      #self - n, M.max_rows)
+  end
+  if self.matched > #self then
+    out[#out + 1] = string.format("%d events (of %d matching)\n", #self,
+                                  self.matched)
+  else
+    out[#out + 1] = string.format("%d events\n", #self)
+  end
+  if self.dropped > 0 then
+    out[#out + 1] = string.format("note: %d older events were dropped "
+      .. "from the store (bound %s)\n", self.dropped,
+      fmt.bytes(store.stats().max_bytes))
+  end
+  return table.concat(out)
+end
+
+kind("events", render_events, {
+  -- A new list with the rows i..j (for printing long lists in parts).
+  rows = function(self, i, j)
+    local out = {matched = 0, dropped = 0}
+    for k = i or 1, math.min(j or #self, #self) do out[#out + 1] = self[k] end
+    out.matched = #out
+    return printable("events", out)
+  end,
+})
+
+local function event_list(list, matched)
+  list.matched = matched
+  list.dropped = store.stats().dropped
+  return printable("events", list)
+end
+
+local function upper_types(v)
+  if type(v) == "string" then return v:upper() end
+  if type(v) == "table" then
+    local out = {}
+    for i, s in ipairs(v) do out[i] = type(s) == "string" and s:upper() or s end
+    return out
+  end
+  return v
+end
+
+-- events{type=, cap=, thread=, from=, to=, session=, text=, limit=, last=}
+function M.events(f)
+  f = f or {}
+  if type(f) == "string" then f = {type = f} end
+  if type(f) ~= "table" then error("events: expected a filter table", 2) end
+  local q = {}
+  for k, v in pairs(f) do q[k] = v end
+  q.type = upper_types(f.type)
+  q.from = M.time(f.from, "from")
+  q.to = M.time(f.to, "to")
+  if q.limit == nil and q.last == nil then q.limit = 100000 end
+  local ok, list, matched = pcall(store.query, q)
+  if not ok then error("events: " .. tostring(list), 2) end
+  return event_list(list, matched)
+end
+
+function M.head(n)
+  local list, matched = store.query{limit = n or 10}
+  return event_list(list, matched)
+end
+
+function M.tail(n)
+  local list, matched = store.query{last = n or 10}
+  return event_list(list, matched)
+end
+
+-- {====== summary ======}
+
+kind("summary", function(s)
+  local lines = {}
+  local function add(k, v) lines[#lines + 1] = string.format("%-13s %s", k, v) end
+  add("source", s.source or "")
+  add("sessions", tostring(s.sessions))
+  add("duration", string.format("%s (%d ns, from %d to %d ns)",
+      fmt.duration(s.duration_ns), s.duration_ns, s.first_t, s.last_t))
+  add("events", string.format("%d (stored %d, dropped %d)", s.events,
+      s.stored, s.dropped))
+  add("capabilities", string.format("%d: %s", #s.caps,
+      table.concat(s.caps, ", ")))
+  add("rts version", s.rts_version or "?")
+  add("program args", s.args and table.concat(s.args, " ") or "?")
+  add("pid", s.pid and string.format("%d (parent %s)", s.pid,
+      tostring(s.ppid or "?")) or "?")
+  if s.heap_prof_breakdown then
+    add("heap profile", string.format("%s every %s", s.heap_prof_breakdown,
+        ns(s.heap_prof_interval_ns)))
+  end
+  if s.start_unix_ns then
+    add("started", os.date("!%Y-%m-%d %H:%M:%S UTC",
+        s.start_unix_ns // 1000000000))
+  end
+  local rows = {}
+  for _, c in ipairs(s.counts) do
+    rows[#rows + 1] = {type = c.type, count = c.count,
+      share = string.format("%.1f%%", 100 * c.count / math.max(1, s.events))}
+  end
+  return table.concat(lines, "\n") .. "\n\n" .. fmt.table(rows, {
+    {key = "type", title = "event type", align = "left"},
+    {key = "count", align = "right"}, {key = "share", align = "right"},
+  })
+end)
+
+function M.summary()
+  local st = store.stats()
+  local sess = el.session or {}
+  local counts = {}
+  for name, n in pairs(store.counts()) do
+    counts[#counts + 1] = {type = name, count = n}
+  end
+  table.sort(counts, function(a, b)
+    if a.count ~= b.count then return a.count > b.count end
+    return a.type < b.type
+  end)
+  local caps = {}
+  for i, c in ipairs(sess.caps or {}) do caps[i] = c end
+  return printable("summary", {
+    source = host.source, sessions = st.sessions, events = st.events,
+    stored = st.stored, dropped = st.dropped,
+    first_t = st.min_t, last_t = st.max_t,
+    duration_ns = st.max_t - st.min_t, caps = caps,
+    rts_version = sess.rts_version, args = sess.args, pid = sess.pid,
+    ppid = sess.ppid, heap_prof_breakdown = sess.heap_prof_breakdown,
+    heap_prof_interval_ns = sess.heap_prof_interval_ns,
+    start_unix_ns = sess.start_unix_ns, counts = counts,
+  })
+end
+
+-- One line after a file was loaded.
+function M.loaded_line()
+  local s = M.summary()
+  return string.format("loaded %s: %d events, %s, %d capabilities, %s; "
+    .. "type :help", s.source or "input", s.events, fmt.duration(s.duration_ns),
+    #s.caps, s.rts_version or "unknown RTS")
+end
+
+-- {====== threads ======}
+
+kind("threads", function(self)
+  local rows = {}
+  for i, t in ipairs(self) do
+    local reasons = {}
+    for code, v in pairs(t.blocked or {}) do
+      reasons[#reasons + 1] = {name = status.name(code), ns = v}
+    end
+    table.sort(reasons, function(a, b) return a.ns > b.ns end)
+    local r = {}
+    for k = 1, math.min(2, #reasons) do
+      r[k] = string.format("%s %s", reasons[k].name, fmt.duration(reasons[k].ns))
+    end
+    local stop = t.finished_t or t.last_t
+    local start = t.created_t or t.first_t
+    rows[i] = {thread = t.thread, label = t.label or "", state = t.state,
+      created = start and fmt.duration(start) or "",
+      lifetime = (start and stop) and fmt.duration(stop - start) or "",
+      runs = t.runs, running = fmt.duration(t.running_ns),
+      blocked = fmt.duration(t.blocked_ns), reasons = table.concat(r, ", ")}
+  end
+  return fmt.table(rows, {
+    {key = "thread"}, {key = "label", align = "left"},
+    {key = "state", align = "left"}, {key = "created", align = "right"},
+    {key = "lifetime", align = "right"}, {key = "runs"},
+    {key = "running", align = "right"}, {key = "blocked", align = "right"},
+    {key = "reasons", title = "blocked on (longest)", align = "left"},
+  }) .. string.format("%d threads\n", #self)
+end)
+
+function M.threads()
+  local list = threads_tr:list()
+  return printable("threads", list)
+end
+
+-- {====== GC ======}
+
+kind("gc", function(self)
+  local rows = {}
+  for _, r in ipairs(self.rows) do
+    rows[#rows + 1] = {cap = r.cap, count = r.count, total = ns(r.total_ns),
+      mean = ns(r.mean_ns), p50 = ns(r.p50_ns), p90 = ns(r.p90_ns),
+      p99 = ns(r.p99_ns), max = ns(r.max_ns)}
+  end
+  local s = fmt.table(rows, {
+    {key = "cap", align = "right"}, {key = "count"},
+    {key = "total", align = "right"}, {key = "mean", align = "right"},
+    {key = "p50", align = "right"}, {key = "p90", align = "right"},
+    {key = "p99", align = "right"}, {key = "max", align = "right"},
+  })
+  if self.dropped > 0 then
+    s = s .. string.format("note: %d pauses beyond repl.limits.gc_spans "
+      .. "not in the percentiles\n", self.dropped)
+  end
+  return s .. "GC pauses: GC_START..GC_END per capability\n"
+end)
+
+function M.gc()
+  local per, all = {}, {}
+  for _, sp in ipairs(gc_spans) do
+    local d = sp[3] - sp[2]
+    per[sp[1]] = per[sp[1]] or {}
+    table.insert(per[sp[1]], d)
+    all[#all + 1] = d
+  end
+  local function row(cap, v)
+    local s = statl.summary(v)
+    return {cap = cap, count = s.n, total_ns = s.sum, mean_ns = s.mean,
+            p50_ns = s.p50, p90_ns = s.p90, p99_ns = s.p99, max_ns = s.max}
+  end
+  local caps = {}
+  for c in pairs(per) do caps[#caps + 1] = c end
+  table.sort(caps)
+  local rows = {}
+  for _, c in ipairs(caps) do rows[#rows + 1] = row(c, per[c]) end
+  rows[#rows + 1] = row("all", all)
+  return printable("gc", {rows = rows, dropped = M.dropped.gc_spans,
+                          stats = gc_tr:stats()})
+end
+
+-- {====== heap ======}
+
+kind("heap", function(self)
+  local rows, n = {}, #self.rows
+  local want = self.n or 25
+  local step = n > want and n / want or 1
+  local i = 1
+  while math.floor(i + 0.5) <= n do
+    local r = self.rows[math.floor(i + 0.5)]
+    rows[#rows + 1] = {t = r.t, time = fmt.duration(r.t),
+      heap_size = fmt.bytes(r.heap_size), heap_live = fmt.bytes(r.heap_live),
+      blocks_size = fmt.bytes(r.blocks_size)}
+    i = i + step
+  end
+  if n > 0 and rows[#rows].t ~= self.rows[n].t then
+    local r = self.rows[n]
+    rows[#rows + 1] = {t = r.t, time = fmt.duration(r.t),
+      heap_size = fmt.bytes(r.heap_size), heap_live = fmt.bytes(r.heap_live),
+      blocks_size = fmt.bytes(r.blocks_size)}
+  end
+  local s = fmt.table(rows, {
+    {key = "t", title = "time ns"}, {key = "time", align = "right"},
+    {key = "heap_size", title = "heap size", align = "right"},
+    {key = "heap_live", title = "live", align = "right"},
+    {key = "blocks_size", title = "blocks", align = "right"},
+  })
+  return s .. string.format("%d points (showing %d); max heap %s, max live %s\n",
+    n, #rows, fmt.bytes(self.max_heap_size), fmt.bytes(self.max_heap_live))
+end)
+
+-- heap(n): the HEAP_SIZE / HEAP_LIVE / BLOCKS_SIZE series merged on time,
+-- printed as n rows spread over the run (default 25).
+function M.heap(n)
+  local pts = {}
+  for name, s in pairs(series) do
+    for _, p in ipairs(s) do pts[#pts + 1] = {t = p[1], k = name, v = p[2]} end
+  end
+  table.sort(pts, function(a, b) return a.t < b.t end)
+  local rows, cur, maxs, maxl = {}, {}, nil, nil
+  for _, p in ipairs(pts) do
+    cur[p.k] = p.v
+    local last = rows[#rows]
+    if last and last.t == p.t then
+      last[p.k] = p.v
+    else
+      rows[#rows + 1] = {t = p.t, heap_size = cur.heap_size,
+        heap_live = cur.heap_live, blocks_size = cur.blocks_size}
+    end
+    if p.k == "heap_size" and (not maxs or p.v > maxs) then maxs = p.v end
+    if p.k == "heap_live" and (not maxl or p.v > maxl) then maxl = p.v end
+  end
+  return printable("heap", {rows = rows, n = n, max_heap_size = maxs,
+                            max_heap_live = maxl, series = series})
+end
+
+-- {====== heap census ======}
+
+kind("census", function(self)
+  if not self.t then return "no heap census seen\n" end
+  local rows = {}
+  for i, r in ipairs(self.samples) do
+    if i > (self.n or 20) then break end
+    rows[i] = {label = r.label, bytes = r.bytes, size = fmt.bytes(r.bytes),
+      share = string.format("%.1f%%", 100 * r.bytes / math.max(1, self.total))}
+  end
+  return string.format("census at %d ns (%s), era %s: %d labels, %s total\n",
+    self.t, fmt.duration(self.t), tostring(self.era), #self.samples,
+    fmt.bytes(self.total)) .. fmt.table(rows, {
+      {key = "label", align = "left"}, {key = "bytes"},
+      {key = "size", align = "right"}, {key = "share", align = "right"},
+    })
+end)
+
+-- census(t, n): the census nearest time t (ns or "1.5s"; default: the
+-- last), its n largest labels (default 20).
+function M.census(t, n)
+  t = M.time(t, "census time")
+  local best
+  for _, c in ipairs(censuses) do
+    if not best or (t and math.abs(c.t - t) < math.abs(best.t - t))
+       or (not t and c.t >= best.t) then
+      best = c
+    end
+  end
+  if not best then return printable("census", {samples = {}, total = 0}) end
+  local samples = {}
+  for label, bytes in pairs(best.samples) do
+    samples[#samples + 1] = {label = label, bytes = bytes}
+  end
+  table.sort(samples, function(a, b)
+    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
+    return a.label < b.label
+  end)
+  return printable("census", {t = best.t, era = best.era, total = best.total,
+                              samples = samples, n = n,
+                              count = #censuses})
+end
+
+-- {====== markers and messages ======}
+
+local function text_list(kind_name, list, title)
+  local sorted = {}
+  for i, m in ipairs(list) do sorted[i] = m end
+  table.sort(sorted, function(a, b) return a.t < b.t end)
+  return printable(kind_name, sorted)
+end
+
+kind("markers", function(self)
+  local rows = {}
+  for i, m in ipairs(self) do
+    if i > M.max_rows then break end
+    local nxt = self[i + 1]
+    rows[i] = {t = m.t, cap = m.cap or "-", text = m.text,
+               delta = nxt and fmt.duration(nxt.t - m.t) or ""}
+  end
+  return fmt.table(rows, {
+    {key = "t", title = "time ns", align = "right"}, {key = "cap", align = "right"},
+    {key = "text", title = "marker", align = "left"},
+    {key = "delta", title = "to next", align = "right"},
+  }) .. string.format("%d markers\n", #self)
+end)
+
+kind("messages", function(self)
+  local rows = {}
+  for i, m in ipairs(self) do
+    if i > M.max_rows then break end
+    rows[i] = {t = m.t, cap = m.cap or "-", type = m.type, text = m.text}
+  end
+  return fmt.table(rows, {
+    {key = "t", title = "time ns", align = "right"}, {key = "cap", align = "right"},
+    {key = "type", align = "left"}, {key = "text", title = "message", align = "left"},
+  }) .. string.format("%d messages\n", #self)
+end)
+
+function M.markers() return text_list("markers", marks) end
+function M.messages() return text_list("messages", msgs) end
+
+-- {====== help ======}
+
+M.helpers = {
+  {"summary()", "duration, events per type, capabilities, RTS, args, pid"},
+  {"head(n)", "the first n stored events (default 10)"},
+  {"tail(n)", "the last n stored events (default 10)"},
+  {"events{...}", "filter: type=, cap=, thread=, from=, to=, session=, text=, limit=, last="},
+  {"threads()", "per thread: label, state, lifetime, running time, blocked reasons"},
+  {"gc()", "GC pauses per capability: count, total, mean, p50/p90/p99, max"},
+  {"heap(n)", "heap size / live / blocks series (n rows, default 25)"},
+  {"census(t, n)", "heap census nearest time t (ns or '1.5s'), top n labels"},
+  {"markers()", "USER_MARKER events with the time to the next"},
+  {"messages()", "USER_MSG and LOG_MSG events"},
+  {"help()", "this text"},
+}
+M.commands = {
+  {":load FILE.lua", "run a script (same API as `eventlog-live run`)"},
+  {":help", "this text"},
+  {":quit", "leave (also Ctrl-D)"},
+}
+
+function M.help()
+  local rows = {}
+  for _, h in ipairs(M.helpers) do rows[#rows + 1] = {name = h[1], what = h[2]} end
+  for _, h in ipairs(M.commands) do rows[#rows + 1] = {name = h[1], what = h[2]} end
+  return setmetatable({}, {__tostring = function()
+    return "Lua 5.4 with the script API in `el` (docs/lua-api.md); "
+      .. "expressions print their value.\n"
+      .. fmt.table(rows, {{key = "name", title = "helper", align = "left"},
+                          {key = "what", title = "", align = "left"}})
+      .. "Times are ns since RTS start; durations also as strings: '1.5s', "
+      .. "'200ms'.\nDocs: docs/repl.md\n"
+  end})
+end
+
+-- {====== evaluation ======}
+
+-- A readable form of a value: __tostring if any, else a short table dump.
+function M.repr(v, depth, seen)
+  depth = depth or 0
+  local mt = getmetatable(v)
+  if type(mt) == "table" and mt.__tostring then return tostring(v) end
+  if type(v) == "string" then
+    return depth == 0 and v or string.format("%q", v)
+  end
+  if type(v) ~= "table" then return tostring(v) end
+  seen = seen or {}
+  if seen[v] or depth >= 3 then return tostring(v) end
+  seen[v] = true
+  local parts, n = {}, 0
+  local len = #v
+  for i = 1, len do
+    n = n + 1
+    if n > 50 then parts[#parts + 1] = "..."; break end
+    parts[#parts + 1] = M.repr(v[i], depth + 1, seen)
+  end
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= len) then
+      keys[#keys + 1] = k
+    end
+  end
+  table.sort(keys, function(a, b)
+    if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then
+      return a < b
+    end
+    return type(a) < type(b)
+  end)
+  for _, k in ipairs(keys) do
+    n = n + 1
+    if n > 50 then parts[#parts + 1] = "..."; break end
+    local ks = type(k) == "string" and k:match("^[%a_][%w_]*$") and k
+               or "[" .. M.repr(k, depth + 1, seen) .. "]"
+    parts[#parts + 1] = ks .. " = " .. M.repr(v[k], depth + 1, seen)
+  end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+local function traceback(msg)
+  if type(msg) ~= "string" then
+    local mt = getmetatable(msg)
+    if mt and mt.__tostring then msg = tostring(msg)
+    else msg = "(error object is a " .. type(msg) .. " value)" end
+  end
+  local tb = debug.traceback(msg, 2)
+  -- cut the frames of the REPL itself
+  local cut = tb:find("\n%s*%[C%]: in function 'xpcall'")
+  if cut then tb = tb:sub(1, cut - 1) end
+  return tb
+end
+
+local function command(line)
+  local cmd, rest = line:match("^%s*:(%S*)%s*(.-)%s*$")
+  if cmd == "q" or cmd == "quit" or cmd == "exit" then return "quit" end
+  if cmd == "help" or cmd == "h" or cmd == "" then
+    io.write(tostring(M.help()))
+    return "ok"
+  end
+  if cmd == "load" or cmd == "l" then
+    if rest == "" then
+      io.write(":load wants a file name\n")
+      return "error"
+    end
+    if not host.load_script then
+      io.write(":load is not available here\n")
+      return "error"
+    end
+    local ok, err = host.load_script(rest)
+    if not ok then
+      io.write(tostring(err), "\n")
+      return "error"
+    end
+    return "ok"
+  end
+  io.write(string.format("unknown command :%s (try :help)\n", cmd))
+  return "error"
+end
+
+-- Evaluate one input (one or more lines). Returns "ok", "error",
+-- "incomplete" (more lines wanted) or "quit". Prints results and errors.
+function M.eval(code)
+  if code:match("^%s*:") then return command(code) end
+  if code:match("^%s*$") then return "ok" end
+  local fn, err = load("return " .. code, "=stdin", "t")
+  if not fn then
+    fn, err = load(code, "=stdin", "t")
+    if not fn then
+      if err:match("<eof>$") then return "incomplete" end
+      io.write(err, "\n")
+      return "error"
+    end
+  end
+  local res = table.pack(xpcall(fn, traceback))
+  if not res[1] then
+    io.write(tostring(res[2]), "\n")
+    return "error"
+  end
+  if res.n > 1 then
+    local parts = {}
+    for i = 2, res.n do parts[#parts + 1] = M.repr(res[i]) end
+    local s = table.concat(parts, "\t")
+    io.write(s, s:sub(-1) == "\n" and "" or "\n")
+  end
+  return "ok"
+end
+
+-- {====== completion ======}
+
+local keywords = {"and", "break", "do", "else", "elseif", "end", "false",
+  "for", "function", "goto", "if", "in", "local", "nil", "not", "or",
+  "repeat", "return", "then", "true", "until", "while"}
+
+local function keys_of(t, out, seen)
+  if type(t) ~= "table" or seen[t] then return end
+  seen[t] = true
+  for k in pairs(t) do
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") then out[k] = true end
+  end
+  local mt = getmetatable(t)
+  if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then
+    keys_of(rawget(mt, "__index"), out, seen)
+  end
+end
+
+local function field(t, k)
+  if type(t) == "table" then
+    local v = rawget(t, k)
+    if v ~= nil then return v end
+    local mt = getmetatable(t)
+    if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then
+      return field(rawget(mt, "__index"), k)
+    end
+  end
+  return nil
+end
+
+-- Completions of the word `text`: an array of whole words, sorted.
+-- ":lo" -> commands; "el.o" -> fields of el; "su" -> globals, keywords.
+function M.complete(text)
+  local out = {}
+  if text:sub(1, 1) == ":" then
+    for _, c in ipairs({":load", ":help", ":quit"}) do
+      if c:sub(1, #text) == text then out[#out + 1] = c end
+    end
+    return out
+  end
+  local prefix, sep, partial = text:match("^(.-)([%.:])([%w_]*)$")
+  local names = {}
+  if prefix and prefix ~= "" then
+    if not prefix:match("^[%a_][%w_]*$")
+       and not prefix:match("^[%a_][%w_%.]*[%w_]$") then
+      return out
+    end
+    local obj = _G
+    for name in prefix:gmatch("[^%.]+") do
+      obj = field(obj, name)
+      if obj == nil then return out end
+    end
+    keys_of(obj, names, {})
+    for k in pairs(names) do
+      if k:sub(1, #partial) == partial
+         and (sep == "." or type(field(obj, k)) == "function") then
+        out[#out + 1] = prefix .. sep .. k
+      end
+    end
+  else
+    partial = text
+    keys_of(_G, names, {})
+    for _, k in ipairs(keywords) do names[k] = true end
+    for k in pairs(names) do
+      if k:sub(1, #partial) == partial then out[#out + 1] = k end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+-- {====== subscriptions ======}
+
+local function push(list, item, limit_key)
+  if #list >= M.limits[limit_key] then
+    M.dropped[limit_key] = M.dropped[limit_key] + 1
+    return
+  end
+  list[#list + 1] = item
+end
+
+-- Set up the helpers: call once, before the first event. c: the
+-- command's callbacks {store = repl_store module, source = description,
+-- load_script = function(path) -> true | nil, msg}. Defines the globals.
+function M.install(c)
+  c = c or {}
+  host = c
+  store = c.store or require("eventlog_live.repl_store")
+  threads_tr = el.threads()
+  gc_tr = el.gc{on_span = function(cap, s, e)
+    push(gc_spans, {cap, s, e}, "gc_spans")
+  end}
+  local function series_on(name, key)
+    el.on(name, function(ev, _, bytes) push(series[key], {ev.t, bytes}, "points") end)
+  end
+  series_on("HEAP_SIZE", "heap_size")
+  series_on("HEAP_LIVE", "heap_live")
+  series_on("BLOCKS_SIZE", "blocks_size")
+  local cur
+  el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
+    cc_labels[id] = module .. "." .. label
+  end)
+  el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
+    cur = {t = ev.t, era = era, samples = {}, total = 0}
+    push(censuses, cur, "censuses")
+  end)
+  el.on("HEAP_PROF_SAMPLE_STRING", function(ev, _, bytes, label)
+    if not cur then return end
+    cur.samples[label] = (cur.samples[label] or 0) + bytes
+    cur.total = cur.total + bytes
+  end)
+  el.on("HEAP_PROF_SAMPLE_COST_CENTRE", function(ev, _, bytes, _, stack)
+    if not cur then return end
+    local label = stack[1] and (cc_labels[stack[1]] or ("cc " .. stack[1]))
+                  or "(no cost centre)"
+    cur.samples[label] = (cur.samples[label] or 0) + bytes
+    cur.total = cur.total + bytes
+  end)
+  el.on("HEAP_PROF_SAMPLE_END", function() cur = nil end)
+  el.on("USER_MARKER", function(ev, text)
+    push(marks, {t = ev.t, cap = ev.cap, text = text}, "markers")
+  end)
+  local function msg_on(name)
+    el.on(name, function(ev, text)
+      push(msgs, {t = ev.t, cap = ev.cap, type = name, text = text}, "messages")
+    end)
+  end
+  msg_on("USER_MSG")
+  msg_on("LOG_MSG")
+  for _, name in ipairs({"summary", "head", "tail", "events", "threads",
+                         "gc", "heap", "census", "markers", "messages",
+                         "help"}) do
+    _G[name] = M[name]
+  end
+  _G.el = el
+  _G.fmt = fmt
+  _G.repl = M
+  return M
+end
+
+return M

@@ -1,0 +1,563 @@
+/* repl_store.c: the REPL's bounded event store (repl_store.h) and its Lua
+ * binding (module eventlog_live.repl_store, docs/repl.md). */
+#include "repl_store.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../eventlog/eventlog.h"
+
+#define CHUNK_BYTES (1u << 20)       /* records per chunk, bytes */
+#define TEXT_MAX (64u * 1024u)       /* longest text field kept */
+#define DEFAULT_MAX ((size_t)64 << 20)
+#define REC_HDR 20                   /* len u32, t u64, type, cap, session
+                                        u16, known u8, nfields u8 */
+
+typedef struct chunk_s {
+  uint8_t *buf;
+  size_t used, cap;
+  uint64_t first_seq;                /* seq of the first record */
+  uint32_t n;                        /* records */
+} chunk_t;
+
+struct el_repl_store_s {
+  el_ev_decoder_t *dec;
+  chunk_t *chunks;                   /* oldest first */
+  size_t nchunks, capchunks;
+  size_t max_bytes;
+  uint64_t bytes;                    /* sum of chunk.used */
+  uint64_t next_seq;
+  uint64_t events, dropped, truncated, sessions;
+  uint64_t min_t, max_t;
+  uint64_t *counts;                  /* per type id, 65536 entries */
+  uint8_t *scratch;                  /* one record being built */
+  size_t scratch_cap;
+  int split;                         /* an event could not be stored: the
+                                        next one starts a new chunk (seqs
+                                        in a chunk are consecutive) */
+};
+
+/* {====== records ======} */
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint16_t get16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static uint32_t get32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t get64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+/* Bytes a field of kind k with value v takes in a record. */
+static size_t field_size(el_ev_kind_t k, const el_ev_value_t *v) {
+  size_t len = v->s.len > TEXT_MAX ? TEXT_MAX : v->s.len;
+  switch (k) {
+  case EL_EV_U64:
+  case EL_EV_I64: return 8;
+  case EL_EV_CCS: return 8 + len;
+  default: return 4 + len;
+  }
+}
+
+static int reserve_scratch(el_repl_store_t *s, size_t n) {
+  if (n <= s->scratch_cap) return 0;
+  size_t c = s->scratch_cap ? s->scratch_cap : 256;
+  while (c < n) c *= 2;
+  uint8_t *p = el_realloc(s->scratch, c);
+  if (!p) return EL_ENOMEM;
+  s->scratch = p;
+  s->scratch_cap = c;
+  return 0;
+}
+
+/* Serialise ev into s->scratch; returns the record length or 0 (nomem). */
+static size_t encode(el_repl_store_t *s, const el_ev_event_t *ev) {
+  const el_ev_type_info_t *ti = ev->known ? el_ev_type_info(ev->type) : NULL;
+  size_t n = REC_HDR;
+  int nf = ti ? (ev->nfields < ti->nfields ? ev->nfields : ti->nfields) : 0;
+  if (ti) {
+    for (int i = 0; i < nf; i++) n += field_size(ti->fields[i].kind, &ev->v[i]);
+  } else {
+    n += 4 + (ev->payload_len > TEXT_MAX ? TEXT_MAX : ev->payload_len);
+  }
+  if (reserve_scratch(s, n) < 0) return 0;
+  uint8_t *p = s->scratch;
+  put32(p, (uint32_t)n);
+  put64(p + 4, ev->t_ns);
+  put16(p + 12, ev->type);
+  put16(p + 14, ev->cap);
+  put16(p + 16, (uint16_t)(s->sessions > 0xFFFF ? 0xFFFF : s->sessions));
+  p[18] = ti ? 1 : 0;
+  p[19] = (uint8_t)nf;
+  p += REC_HDR;
+  if (!ti) {
+    uint32_t len = ev->payload_len > TEXT_MAX ? TEXT_MAX : ev->payload_len;
+    if (len < ev->payload_len) s->truncated++;
+    put32(p, len);
+    if (len) memcpy(p + 4, ev->payload, len);
+    return n;
+  }
+  for (int i = 0; i < nf; i++) {
+    const el_ev_value_t *v = &ev->v[i];
+    el_ev_kind_t k = ti->fields[i].kind;
+    if (k == EL_EV_U64 || k == EL_EV_I64) {
+      put64(p, v->u);
+      p += 8;
+      continue;
+    }
+    uint32_t len = v->s.len > TEXT_MAX ? TEXT_MAX : (uint32_t)v->s.len;
+    if (len < v->s.len) s->truncated++;
+    if (k == EL_EV_CCS) {
+      put32(p, (uint32_t)v->u);
+      p += 4;
+    }
+    put32(p, len);
+    if (len) memcpy(p + 4, v->s.p, len);
+    p += 4 + len;
+  }
+  return n;
+}
+
+/* Drop the oldest chunk. */
+static void drop_oldest(el_repl_store_t *s) {
+  chunk_t *c = &s->chunks[0];
+  s->dropped += c->n;
+  s->bytes -= c->used;
+  el_free(c->buf);
+  memmove(s->chunks, s->chunks + 1, (s->nchunks - 1) * sizeof *s->chunks);
+  s->nchunks--;
+}
+
+/* A chunk with room for n more bytes, or NULL (nomem). */
+static chunk_t *room(el_repl_store_t *s, size_t n) {
+  if (s->nchunks && !s->split) {
+    chunk_t *c = &s->chunks[s->nchunks - 1];
+    if (c->cap - c->used >= n) return c;
+  }
+  while (s->nchunks > 1 && s->bytes + n > s->max_bytes) drop_oldest(s);
+  if (s->nchunks == 1 && s->bytes + n > s->max_bytes &&
+      s->chunks[0].used > 0)
+    drop_oldest(s);
+  if (s->nchunks == s->capchunks) {
+    size_t c = s->capchunks ? 2 * s->capchunks : 16;
+    chunk_t *v = el_realloc(s->chunks, c * sizeof *v);
+    if (!v) return NULL;
+    s->chunks = v;
+    s->capchunks = c;
+  }
+  size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+  uint8_t *buf = el_malloc(cap);
+  if (!buf) return NULL;
+  chunk_t *c = &s->chunks[s->nchunks++];
+  c->buf = buf;
+  c->used = 0;
+  c->cap = cap;
+  c->first_seq = s->next_seq;
+  c->n = 0;
+  s->split = 0;
+  return c;
+}
+
+static int on_event(void *ud, const el_ev_event_t *ev) {
+  el_repl_store_t *s = ud;
+  s->events++;
+  s->next_seq++;
+  s->counts[ev->type]++;
+  if (s->events == 1 || ev->t_ns < s->min_t) s->min_t = ev->t_ns;
+  if (ev->t_ns > s->max_t) s->max_t = ev->t_ns;
+  size_t n = encode(s, ev);
+  chunk_t *c = n ? room(s, n) : NULL;
+  if (!c) {
+    s->dropped++;
+    s->split = 1;
+    return 0;
+  }
+  if (c->n == 0) c->first_seq = s->next_seq;
+  memcpy(c->buf + c->used, s->scratch, n);
+  c->used += n;
+  c->n++;
+  s->bytes += n;
+  return 0;
+}
+
+static int on_header(void *ud, const el_ev_header_t *hdr) {
+  (void)hdr;
+  ((el_repl_store_t *)ud)->sessions++;
+  return 0;
+}
+
+/* {====== public C API ======} */
+
+el_repl_store_t *el_repl_store_new(size_t max_bytes) {
+  el_repl_store_t *s = el_calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX;
+  s->counts = el_calloc(65536, sizeof *s->counts);
+  el_ev_sink_t sink = {.ud = s, .on_event = on_event,
+                       .on_header = on_header};
+  s->dec = el_ev_decoder_new(&sink);
+  if (!s->counts || !s->dec) {
+    el_repl_store_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void el_repl_store_free(el_repl_store_t *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nchunks; i++) el_free(s->chunks[i].buf);
+  el_free(s->chunks);
+  el_free(s->counts);
+  el_free(s->scratch);
+  el_ev_decoder_free(s->dec);
+  el_free(s);
+}
+
+int el_repl_store_feed(el_repl_store_t *s, const uint8_t *buf, size_t len) {
+  return el_ev_decoder_feed(s->dec, buf, len);
+}
+
+void el_repl_store_reset(el_repl_store_t *s) { el_ev_decoder_reset(s->dec); }
+
+void el_repl_store_stats(const el_repl_store_t *s,
+                         el_repl_store_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  out->events = s->events;
+  out->dropped = s->dropped;
+  out->stored = s->events - s->dropped;
+  out->truncated = s->truncated;
+  out->bytes = s->bytes;
+  out->max_bytes = s->max_bytes;
+  out->sessions = s->sessions;
+  out->first_seq = s->nchunks ? s->chunks[0].first_seq : s->next_seq + 1;
+  out->min_t = s->min_t;
+  out->max_t = s->max_t;
+}
+
+uint64_t el_repl_store_count(const el_repl_store_t *s, uint16_t type) {
+  return s->counts[type];
+}
+
+/* {====== queries ======} */
+
+typedef struct {
+  uint8_t types[65536 / 8];          /* bitmap; all set when no filter */
+  int has_types;
+  int cap;                           /* -2 any, -1 = no capability */
+  int has_thread;
+  uint64_t thread;
+  uint64_t from, to;                 /* inclusive time window */
+  int has_session;
+  unsigned session;
+  const char *text;                  /* substring of a text field */
+  size_t text_len;
+} filter_t;
+
+typedef struct {
+  const uint8_t *rec;
+  uint64_t seq;
+} hit_t;
+
+/* Field value offsets: returns 1 and sets *thread when the record has an
+ * integer field named "thread"; text matches set *text_hit. */
+static void scan_fields(const uint8_t *rec, const filter_t *f, int *thr_ok,
+                        int *text_ok) {
+  uint16_t type = get16(rec + 12);
+  const el_ev_type_info_t *ti = rec[18] ? el_ev_type_info(type) : NULL;
+  const uint8_t *p = rec + REC_HDR;
+  *thr_ok = !f->has_thread;
+  *text_ok = !f->text;
+  if (!ti) {
+    if (f->text && get32(p) >= f->text_len && f->text_len &&
+        memmem(p + 4, get32(p), f->text, f->text_len))
+      *text_ok = 1;
+    return;
+  }
+  for (int i = 0; i < rec[19]; i++) {
+    el_ev_kind_t k = ti->fields[i].kind;
+    if (k == EL_EV_U64 || k == EL_EV_I64) {
+      if (f->has_thread && get64(p) == f->thread &&
+          !strcmp(ti->fields[i].name, "thread"))
+        *thr_ok = 1;
+      p += 8;
+      continue;
+    }
+    if (k == EL_EV_CCS) p += 4;
+    uint32_t len = get32(p);
+    if (f->text && (k == EL_EV_TEXT || k == EL_EV_STRLIST) &&
+        (f->text_len == 0 || memmem(p + 4, len, f->text, f->text_len)))
+      *text_ok = 1;
+    p += 4 + len;
+  }
+}
+
+static int match(const uint8_t *rec, const filter_t *f) {
+  uint16_t type = get16(rec + 12);
+  if (f->has_types && !(f->types[type >> 3] & (1u << (type & 7)))) return 0;
+  if (f->cap != -2) {
+    uint16_t cap = get16(rec + 14);
+    int c = cap == EL_EV_NO_CAP ? -1 : cap;
+    if (c != f->cap) return 0;
+  }
+  uint64_t t = get64(rec + 4);
+  if (t < f->from || t > f->to) return 0;
+  if (f->has_session && get16(rec + 16) != f->session) return 0;
+  if (f->has_thread || f->text) {
+    int a, b;
+    scan_fields(rec, f, &a, &b);
+    return a && b;
+  }
+  return 1;
+}
+
+/* Push one record as an event table. [-0, +1, m] */
+static void push_record(lua_State *L, const uint8_t *rec, uint64_t seq) {
+  uint16_t type = get16(rec + 12);
+  uint16_t cap = get16(rec + 14);
+  const el_ev_type_info_t *ti = el_ev_type_info(type);
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, (lua_Integer)seq);
+  lua_setfield(L, -2, "seq");
+  lua_pushinteger(L, (lua_Integer)get64(rec + 4));
+  lua_setfield(L, -2, "t");
+  if (ti)
+    lua_pushstring(L, ti->name);
+  else
+    lua_pushfstring(L, "UNKNOWN_%d", (int)type);
+  lua_setfield(L, -2, "type");
+  lua_pushinteger(L, type);
+  lua_setfield(L, -2, "type_id");
+  if (cap != EL_EV_NO_CAP) {
+    lua_pushinteger(L, cap);
+    lua_setfield(L, -2, "cap");
+  }
+  lua_pushinteger(L, get16(rec + 16));
+  lua_setfield(L, -2, "session");
+  const uint8_t *p = rec + REC_HDR;
+  if (!rec[18]) {
+    lua_pushlstring(L, (const char *)p + 4, get32(p));
+    lua_setfield(L, -2, "payload");
+    return;
+  }
+  for (int i = 0; i < rec[19]; i++) {
+    const el_ev_field_info_t *fi = &ti->fields[i];
+    switch (fi->kind) {
+    case EL_EV_U64:
+    case EL_EV_I64:
+      lua_pushinteger(L, (lua_Integer)get64(p));
+      p += 8;
+      break;
+    case EL_EV_CCS: {
+      uint32_t len = get32(p + 4);
+      lua_createtable(L, (int)(len / 4), 0);
+      for (uint32_t j = 0; j + 4 <= len; j += 4) {
+        const uint8_t *q = p + 8 + j;
+        uint32_t id = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 |
+                      (uint32_t)q[2] << 8 | q[3];
+        lua_pushinteger(L, id);
+        lua_rawseti(L, -2, (lua_Integer)(j / 4 + 1));
+      }
+      p += 8 + len;
+      break;
+    }
+    case EL_EV_STRLIST: {
+      uint32_t len = get32(p);
+      const char *b = (const char *)p + 4, *e = b + len;
+      lua_newtable(L);
+      int k = 1;
+      while (b < e) {
+        const char *z = memchr(b, '\0', (size_t)(e - b));
+        size_t l = z ? (size_t)(z - b) : (size_t)(e - b);
+        lua_pushlstring(L, b, l);
+        lua_rawseti(L, -2, k++);
+        b += l + 1;
+      }
+      p += 4 + len;
+      break;
+    }
+    default:
+      lua_pushlstring(L, (const char *)p + 4, get32(p));
+      p += 4 + get32(p);
+      break;
+    }
+    lua_setfield(L, -2, fi->name);
+  }
+}
+
+static el_repl_store_t *self(lua_State *L) {
+  return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* stats() -> table of the counters. */
+static int l_stats(lua_State *L) {
+  el_repl_store_stats_t st;
+  el_repl_store_stats(self(L), &st);
+  lua_createtable(L, 0, 10);
+#define F(k)                                 \
+  lua_pushinteger(L, (lua_Integer)st.k);     \
+  lua_setfield(L, -2, #k)
+  F(events); F(stored); F(dropped); F(truncated); F(bytes); F(max_bytes);
+  F(sessions); F(first_seq); F(min_t); F(max_t);
+#undef F
+  return 1;
+}
+
+/* counts() -> {[type name] = count} for every type seen. */
+static int l_counts(lua_State *L) {
+  el_repl_store_t *s = self(L);
+  lua_newtable(L);
+  for (unsigned i = 0; i < 65536; i++) {
+    if (!s->counts[i]) continue;
+    const el_ev_type_info_t *ti = el_ev_type_info((uint16_t)i);
+    if (ti)
+      lua_pushstring(L, ti->name);
+    else
+      lua_pushfstring(L, "UNKNOWN_%d", (int)i);
+    lua_pushinteger(L, (lua_Integer)s->counts[i]);
+    lua_settable(L, -3);
+  }
+  return 1;
+}
+
+static void add_type(lua_State *L, filter_t *f, int idx) {
+  int id;
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Integer v = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, v >= 0 && v < 65536, 1, "type id out of range");
+    id = (int)v;
+  } else {
+    const char *name = luaL_checkstring(L, idx);
+    id = el_ev_type_by_name(name);
+    if (id < 0 && !strncmp(name, "UNKNOWN_", 8)) id = atoi(name + 8);
+    if (id < 0 || id > 65535)
+      luaL_error(L, "unknown event type '%s'", name);
+  }
+  f->has_types = 1;
+  f->types[id >> 3] |= (uint8_t)(1u << (id & 7));
+}
+
+static uint64_t opt_time(lua_State *L, int t, const char *k, uint64_t d) {
+  uint64_t v = d;
+  if (lua_getfield(L, t, k) != LUA_TNIL) {
+    lua_Number n = luaL_checknumber(L, -1);
+    v = n <= 0 ? 0 : n >= 1.8e19 ? UINT64_MAX : (uint64_t)n;
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0)
+      v = (uint64_t)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+/* query{type=, cap=, thread=, from=, to=, session=, text=, limit=, last=}
+ * -> array of event tables, number of matching events. */
+static int l_query(lua_State *L) {
+  el_repl_store_t *s = self(L);
+  filter_t *f = lua_newuserdatauv(L, sizeof *f, 0);  /* freed by the GC */
+  memset(f, 0, sizeof *f);
+  f->cap = -2;
+  f->to = UINT64_MAX;
+  lua_Integer limit = LUA_MAXINTEGER, last = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int ty = lua_getfield(L, 1, "type");
+    if (ty == LUA_TTABLE) {
+      lua_Integer n = luaL_len(L, -1);
+      for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, -1, i);
+        add_type(L, f, lua_gettop(L));
+        lua_pop(L, 1);
+      }
+      if (n == 0) f->has_types = 1;  /* empty list: nothing */
+    } else if (ty != LUA_TNIL) {
+      add_type(L, f, lua_gettop(L));
+    }
+    lua_pop(L, 1);
+    int ct = lua_getfield(L, 1, "cap");
+    if (ct == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "none"))
+      f->cap = -1;
+    else if (ct != LUA_TNIL) {
+      lua_Integer c = luaL_checkinteger(L, -1);
+      f->cap = c < 0 ? -1 : c > 65535 ? 65535 : (int)c;
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "thread") != LUA_TNIL) {
+      f->has_thread = 1;
+      f->thread = (uint64_t)luaL_checkinteger(L, -1);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "session") != LUA_TNIL) {
+      f->has_session = 1;
+      f->session = (unsigned)luaL_checkinteger(L, -1);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "text") != LUA_TNIL)
+      f->text = luaL_checklstring(L, -1, &f->text_len);
+    lua_pop(L, 1);  /* the string stays alive: it is in the table */
+    f->from = opt_time(L, 1, "from", 0);
+    f->to = opt_time(L, 1, "to", UINT64_MAX);
+    if (lua_getfield(L, 1, "limit") != LUA_TNIL)
+      limit = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "last") != LUA_TNIL)
+      last = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (limit < 0) limit = 0;
+  if (last < 0) last = 0;
+  if (last > 10000000) last = 10000000;
+  hit_t *ring = NULL;
+  if (last) {
+    ring = lua_newuserdatauv(L, (size_t)last * sizeof *ring, 0);
+  }
+  lua_newtable(L);
+  int out = lua_gettop(L);
+  lua_Integer nout = 0;
+  uint64_t matched = 0;
+  for (size_t ci = 0; ci < s->nchunks; ci++) {
+    const chunk_t *c = &s->chunks[ci];
+    const uint8_t *p = c->buf, *end = c->buf + c->used;
+    uint64_t seq = c->first_seq;
+    for (; p < end; p += get32(p), seq++) {
+      if (!match(p, f)) continue;
+      matched++;
+      if (ring) {
+        ring[(matched - 1) % (uint64_t)last] = (hit_t){p, seq};
+      } else if (nout < limit) {
+        push_record(L, p, seq);
+        lua_rawseti(L, out, ++nout);
+      }
+    }
+  }
+  if (ring) {
+    uint64_t n = matched < (uint64_t)last ? matched : (uint64_t)last;
+    for (uint64_t i = 0; i < n; i++) {
+      const hit_t *h = &ring[(matched - n + i) % (uint64_t)last];
+      push_record(L, h->rec, h->seq);
+      lua_rawseti(L, out, (lua_Integer)i + 1);
+    }
+  }
+  lua_pushinteger(L, (lua_Integer)matched);
+  return 2;
+}
+
+void el_repl_store_push_lua(lua_State *L, el_repl_store_t *s) {
+  static const luaL_Reg fns[] = {{"stats", l_stats},
+                                 {"counts", l_counts},
+                                 {"query", l_query},
+                                 {NULL, NULL}};
+  lua_createtable(L, 0, 3);
+  lua_pushlightuserdata(L, s);
+  luaL_setfuncs(L, fns, 1);
+}

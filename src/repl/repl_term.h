@@ -1,0 +1,54 @@
+/* repl_term.h: the REPL's line editor: libedit's readline-compatible API
+ * run on a thread of its own, so that the caller's libuv loop keeps
+ * reading a live source while the user types (docs/repl.md).
+ *
+ * Protocol: the caller asks for one line with el_repl_term_read(prompt);
+ * the reader thread shows the prompt, edits the line (history, tab
+ * completion through cfg.complete) and hands it to cfg.on_line (on the
+ * reader thread: post it to the loop, e.g. with uv_async_send); then it
+ * waits for the next el_repl_term_read. Every non-blank line goes into the
+ * history and the history file. libedit state is only touched by the
+ * reader thread (and by start/stop while it is idle). */
+#ifndef EL_REPL_TERM_H
+#define EL_REPL_TERM_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct el_repl_term_cfg_s {
+  FILE *in;                 /* terminal input (borrowed) */
+  FILE *out;                /* prompt and echo output (borrowed) */
+  const char *history;      /* history file, NULL = none; copied */
+  void *ud;
+  /* Completions of the word `text`, on the reader thread: a malloc'd
+   * NULL-terminated array of malloc'd strings (libc malloc: libedit frees
+   * them), or NULL. */
+  char **(*complete)(void *ud, const char *text);
+  /* A line was read (malloc'd, without the newline; the callee owns it),
+   * or NULL at end of input (Ctrl-D, EOF). Called on the reader thread. */
+  void (*on_line)(void *ud, char *line);
+} el_repl_term_cfg_t;
+
+typedef struct el_repl_term_s el_repl_term_t;
+
+/* Set up libedit (history loaded from cfg->history) and start the reader
+ * thread, idle until the first el_repl_term_read. cfg: copied.
+ * Returns NULL when out of memory or the thread cannot start. */
+el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg);
+
+/* Ask for the next line with `prompt` (copied). Thread: the caller's.
+ * Ignored while a read is pending. */
+void el_repl_term_read(el_repl_term_t *t, const char *prompt);
+
+/* Stop the reader (it must be idle: no read pending, e.g. after on_line
+ * delivered EOF or before the next el_repl_term_read), save the history
+ * and free t. NULL does nothing. */
+void el_repl_term_stop(el_repl_term_t *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_REPL_TERM_H */
