@@ -31,6 +31,8 @@ typedef struct el__handler_s {
   int id;                   /* id returned by el.on */
   int type;                 /* type id, -1 for "*" */
   int dead;                 /* removed by el.off; freed at compaction */
+  int slot;                 /* index of the function on the dispatch
+                               thread's stack, 0 = use the registry ref */
   uint64_t calls;
   uint64_t errors;
   uint64_t last_log_ms;     /* when the last error was logged */
@@ -97,6 +99,7 @@ struct el_host_s {
   lua_State *D;             /* dispatch thread: its stack holds, at rest,
                                exactly D_TB, D_EV, D_KT, D_KCAP below */
   int D_ref;                /* registry ref anchoring D */
+  int d_top;                /* dispatch thread's stack height at rest */
   int ev_cap;               /* cap stored in ev.cap; -1 = none stored yet
                                (a script writing ev.cap is its own risk) */
   const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */

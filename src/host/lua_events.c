@@ -81,6 +81,14 @@ static int ev_on(lua_State *L) {
            ar.linedefined);
   lua_pushvalue(L, 2);
   hd->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* Outside dispatch the function also gets a slot on the dispatch
+   * thread's stack: pushing it from there is cheaper than the registry. */
+  if (!h->in_dispatch && L != h->D && h->d_top < 200 &&
+      lua_checkstack(h->D, 24)) {
+    lua_pushvalue(L, 2);
+    lua_xmove(L, h->D, 1);
+    hd->slot = ++h->d_top;
+  }
   hd->type = type;
   hd->id = h->next_id++;
   if (type >= 0) h->ti[type] = el_ev_type_info((uint16_t)type);
@@ -99,6 +107,10 @@ static int ev_off(lua_State *L) {
     hd->dead = 1;
     luaL_unref(L, LUA_REGISTRYINDEX, hd->ref);
     hd->ref = LUA_NOREF;
+    if (hd->slot && !h->in_dispatch && L != h->D) {  /* release the slot */
+      lua_pushnil(h->D);
+      lua_replace(h->D, hd->slot);
+    }
     h->need_compact = 1;
   }
   compact(h);
@@ -231,7 +243,10 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
     if (hd->dead) continue;
     int n;
     if (direct) {  /* integer fields only: .u and .i share their bits */
-      lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+      if (hd->slot)
+        lua_pushvalue(D, hd->slot);
+      else
+        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
       lua_pushvalue(D, D_EV);
       n = ev->known && ti ? (ev->nfields < ti->nfields ? ev->nfields
                                                        : ti->nfields)
@@ -266,7 +281,7 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   set_ev(h, D, ev);
   if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
   if (f & EL__F_STAR) call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
-  lua_settop(D, D_NSLOTS);
+  lua_settop(D, h->d_top);
   h->in_dispatch--;
   compact(h);
 }
@@ -698,6 +713,7 @@ int el__lua_open_module(lua_State *L) {
   lua_xmove(L, h->D, 1);                          /* D_EV */
   lua_pushliteral(h->D, "t");                     /* D_KT */
   lua_pushliteral(h->D, "cap");                   /* D_KCAP */
+  h->d_top = D_NSLOTS;
   h->ev_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* hooks */
   lua_createtable(L, 0, 4);
