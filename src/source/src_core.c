@@ -266,8 +266,10 @@ int el__src_close_stream(el_src_t *s) {
 
 /* {====== attempts and backoff ======} */
 
+/* Sockets, and with --follow files and FIFOs: a failed open is retried
+ * (a file not created yet is waited for) and an ended session reopened. */
 static int reconnects(const el_src_t *s) {
-  return s->vt->is_socket || (s->opts.follow && s->vt == &el__src_fifo_vt);
+  return s->vt->is_socket || s->opts.follow;
 }
 
 static void attempt(el_src_t *s) {

@@ -103,3 +103,14 @@ set -e
 [ $rc != 0 ] || fail "tee onto the input accepted"
 cmp "$T/self.eventlog" "$LOG" || fail "the input was damaged"
 pass "tee onto the input refused"
+
+# 7. --follow waits for a file that does not exist yet.
+EL_SRC_CAT_QUIET=1 timeout 30 "$CAT" --eventlog-file "$T/later.eventlog" \
+  --follow --eventlog-socket-timeout 0.05 --stop-after-bytes "$size" \
+  --out-prefix "$T/later" > /dev/null 2>&1 &
+cpid=$!
+sleep 0.3
+cp "$LOG" "$T/later.eventlog"
+wait_pid $cpid 30 || fail "--follow on a missing file exited $?"
+cmp "$T/later.1" "$LOG" || fail "--follow on a file created later"
+pass "--follow waits for the file to appear"
