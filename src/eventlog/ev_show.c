@@ -13,8 +13,10 @@
  * unknown breakdowns, message tags and stop statuses get a placeholder
  * instead of an error; later sessions' events follow the first session's
  * (only its type table is printed). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eventlog_internal.h"
 
@@ -49,9 +51,11 @@ static const char digits2[] =
     "53637383940414243444546474849505152535455565758596061626364656667686970"
     "71727374757677787980818283848586878889909192939495969798" "99";
 
+/* Decimal digits of v at w. Always writes 20 bytes (callers reserve room
+ * generously) so the copy has a constant size and is inlined. */
 static char *put_u64(char *w, uint64_t v) {
-  char tmp[24];
-  char *e = tmp + sizeof tmp, *p = e;
+  char tmp[40];
+  char *e = tmp + 20, *p = e;
   while (v >= 100) {
     unsigned r = (unsigned)(v % 100);
     v /= 100;
@@ -64,9 +68,8 @@ static char *put_u64(char *w, uint64_t v) {
   } else {
     *--p = (char)('0' + v);
   }
-  size_t n = (size_t)(e - p);
-  memcpy(w, p, n);
-  return w + n;
+  memcpy(w, p, 20); /* p >= tmp, p + 20 <= tmp + 40 */
+  return w + (e - p);
 }
 
 static char *put_hex(char *w, uint64_t v) {
@@ -220,19 +223,25 @@ static char *put_binary(char *w, el_strview_t v) {
 
 /* {====== event texts ======} */
 
-static const char *stop_status(uint64_t s) {
-  static const char *const t[] = {
-      "No stop thread status", "heap overflow", "stack overflow",
-      "thread yielding", "thread blocked", "thread finished",
-      "making a foreign call", "blocked on an MVar",
-      "blocked on a black hole", "blocked on I/O read",
-      "blocked on I/O write", "blocked on threadDelay",
-      "blocked in STM retry", "blocked on asyncDoProc",
-      "blocked in a foreign call", "blocked in a foreign call",
-      "blocked in throwTo", "thread migrating",
-      "waiting for data to be globalised", "No stop thread status",
-      "blocked reading an MVar"};
-  return s < EL_ARRAY_LEN(t) ? t[s] : "No stop thread status";
+/* Stop-status texts, padded so they can be copied with a constant size
+ * (the hot path: one per STOP_THREAD). */
+#define STATUS_PAD 40
+static const char stop_texts[][STATUS_PAD] = {
+    "No stop thread status", "heap overflow", "stack overflow",
+    "thread yielding", "thread blocked", "thread finished",
+    "making a foreign call", "blocked on an MVar",
+    "blocked on a black hole", "blocked on I/O read",
+    "blocked on I/O write", "blocked on threadDelay",
+    "blocked in STM retry", "blocked on asyncDoProc",
+    "blocked in a foreign call", "blocked in a foreign call",
+    "blocked in throwTo", "thread migrating",
+    "waiting for data to be globalised", "No stop thread status",
+    "blocked reading an MVar"};
+
+static char *put_status(char *w, uint64_t s) {
+  const char *t = stop_texts[s < EL_ARRAY_LEN(stop_texts) ? s : 0];
+  memcpy(w, t, STATUS_PAD); /* callers reserve room */
+  return w + strlen(t);
 }
 
 static const char *msg_tag(uint64_t tag) {
@@ -274,7 +283,7 @@ static char *body(char *w, const el_ev_event_t *e) {
     if (v[1].u == 8) {
       S("blocked on black hole owned by thread "); U(v[2].u);
     } else {
-      w = put_s(w, stop_status(v[1].u));
+      w = put_status(w, v[1].u);
       if (v[1].u == 2) { S(", size "); U(v[2].u); }
     }
     S(")");
@@ -549,7 +558,7 @@ static int reserve_txt(el_ev_show_t *s, size_t more) {
     s->chunkcap = n;
   }
   size_t sz = more > CHUNK_BYTES ? more : CHUNK_BYTES;
-  char *c = el_malloc(sz);
+  char *c = el_malloc(sz + 64); /* 64: lines are copied 64 bytes at once */
   if (!c)
     return EL_ENOMEM;
   s->chunks[s->nchunks++] = c;
@@ -677,56 +686,104 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
   return rc;
 }
 
-/* Stable bottom-up merge sort by timestamp; runs already in order are
- * common (events within a block), so merging checks for them first. */
-static int sort_recs(rec_t *a, size_t n) {
-  if (n < 2)
-    return 0;
-  size_t i;
-  for (i = 1; i < n && a[i - 1].t <= a[i].t; i++)
-    ;
-  if (i == n)
-    return 0;
-  rec_t *b = el_malloc(n * sizeof *b);
-  if (!b)
+/* Output order: a stable k-way merge of the natural runs of the records
+ * (maximal stretches with non-decreasing timestamps, in stream order).
+ * Real logs have few runs (blocks of different capabilities interleave;
+ * GC_END carries an earlier time), e.g. 220 for 727k events, so one heap
+ * pass replaces a full sort. Ties go to the earlier run: stable. */
+typedef struct {
+  size_t cur, end;   /* next record, one past the run */
+} run_t;
+
+typedef struct {
+  const rec_t *rec;
+  run_t *runs;
+  uint32_t *heap;    /* run indexes, min-heap on (t of cur, run index) */
+  size_t n;
+} merge_t;
+
+static int run_less(const merge_t *m, uint32_t a, uint32_t b) {
+  uint64_t ta = m->rec[m->runs[a].cur].t, tb = m->rec[m->runs[b].cur].t;
+  return ta < tb || (ta == tb && a < b);
+}
+
+static void sift_down(merge_t *m, size_t i) {
+  for (;;) {
+    size_t l = 2 * i + 1, best = i;
+    if (l < m->n && run_less(m, m->heap[l], m->heap[best]))
+      best = l;
+    if (l + 1 < m->n && run_less(m, m->heap[l + 1], m->heap[best]))
+      best = l + 1;
+    if (best == i)
+      return;
+    uint32_t t = m->heap[i];
+    m->heap[i] = m->heap[best];
+    m->heap[best] = t;
+    i = best;
+  }
+}
+
+/* Set up the merge; returns 0 or EL_ENOMEM. */
+static int merge_init(merge_t *m, const rec_t *a, size_t n) {
+  size_t nruns = n ? 1 : 0;
+  for (size_t i = 1; i < n; i++)
+    nruns += a[i].t < a[i - 1].t;
+  m->rec = a;
+  m->n = 0;
+  m->runs = el_malloc((nruns ? nruns : 1) * sizeof *m->runs);
+  m->heap = el_malloc((nruns ? nruns : 1) * sizeof *m->heap);
+  if (!m->runs || !m->heap) {
+    el_free(m->runs);
+    el_free(m->heap);
     return EL_ENOMEM;
-  /* Insertion-sort runs of 16, then merge. */
-  for (size_t lo = 0; lo < n; lo += 16) {
-    size_t hi = lo + 16 < n ? lo + 16 : n;
-    for (size_t k = lo + 1; k < hi; k++) {
-      rec_t x = a[k];
-      size_t j = k;
-      while (j > lo && a[j - 1].t > x.t) {
-        a[j] = a[j - 1];
-        j--;
-      }
-      a[j] = x;
-    }
   }
-  rec_t *src = a, *dst = b;
-  for (size_t width = 16; width < n; width *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * width) {
-      size_t mid = lo + width < n ? lo + width : n;
-      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-      if (mid >= hi || src[mid - 1].t <= src[mid].t) {
-        memcpy(dst + lo, src + lo, (hi - lo) * sizeof *src);
-        continue;
-      }
-      size_t p = lo, q = mid, k = lo;
-      while (p < mid && q < hi)
-        dst[k++] = src[q].t < src[p].t ? src[q++] : src[p++];
-      while (p < mid)
-        dst[k++] = src[p++];
-      while (q < hi)
-        dst[k++] = src[q++];
+  size_t start = 0, k = 0;
+  for (size_t i = 1; i <= n; i++)
+    if (i == n || a[i].t < a[i - 1].t) {
+      m->runs[k].cur = start;
+      m->runs[k].end = i;
+      m->heap[k] = (uint32_t)k;
+      k++;
+      start = i;
     }
-    rec_t *t = src;
-    src = dst;
-    dst = t;
+  m->n = k;
+  for (size_t i = k / 2; i-- > 0;)
+    sift_down(m, i);
+  return 0;
+}
+
+/* The next record in output order, or NULL at the end. */
+static const rec_t *merge_next(merge_t *m) {
+  if (!m->n)
+    return NULL;
+  uint32_t r = m->heap[0];
+  const rec_t *out = &m->rec[m->runs[r].cur++];
+  if (m->runs[r].cur == m->runs[r].end)
+    m->heap[0] = m->heap[--m->n];
+  sift_down(m, 0);
+  return out;
+}
+
+static void merge_free(merge_t *m) {
+  el_free(m->runs);
+  el_free(m->heap);
+}
+
+/* Write p[0..n) to f's file descriptor (f already flushed); falls back
+ * to fwrite for streams without one. Returns 0 or -1. */
+static int out_write(FILE *f, const char *p, size_t n) {
+  int fd = fileno(f);
+  if (fd < 0)
+    return fwrite(p, 1, n, f) == n ? 0 : -1;
+  while (n) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
   }
-  if (src != a)
-    memcpy(a, src, n * sizeof *a);
-  el_free(b);
   return 0;
 }
 
@@ -739,31 +796,43 @@ int el_ev_show_finish(el_ev_show_t *s) {
       s->diag = *el_ev_decoder_diag(s->dec);
     return EL_EBADHDR; /* no complete header: nothing to print */
   }
-  if (sort_recs(s->rec, s->nrec))
+  merge_t m;
+  if (merge_init(&m, s->rec, s->nrec))
     return EL_ENOMEM;
   fwrite(s->hdr, 1, s->hdrlen, s->out);
+  fflush(s->out); /* then write(2) the big buffers: no stdio copy */
   enum { OUTBUF = 1 << 20 };
-  char *ob = el_malloc(OUTBUF);
-  if (!ob)
+  char *ob = el_malloc(OUTBUF + 64);
+  if (!ob) {
+    merge_free(&m);
     return EL_ENOMEM;
+  }
   size_t olen = 0;
-  for (size_t i = 0; i < s->nrec; i++) {
-    const rec_t *r = &s->rec[i];
+  const rec_t *r;
+  while ((r = merge_next(&m))) {
     const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
     if (olen + r->len >= OUTBUF) {
-      fwrite(ob, 1, olen, s->out);
+      if (out_write(s->out, ob, olen))
+        rc = rc ? rc : EL_EINVAL;
       olen = 0;
     }
     if (r->len > OUTBUF) {
-      fwrite(line, 1, r->len, s->out);
+      if (out_write(s->out, line, r->len))
+        rc = rc ? rc : EL_EINVAL;
       continue;
     }
-    memcpy(ob + olen, line, r->len);
+    if (r->len <= 64)
+      memcpy(ob + olen, line, 64); /* constant size: inlined; both sides
+                                      have 64 bytes of slack */
+    else
+      memcpy(ob + olen, line, r->len);
     olen += r->len;
   }
   ob[olen++] = '\n'; /* ghc-events show ends with an empty line */
-  fwrite(ob, 1, olen, s->out);
+  if (out_write(s->out, ob, olen))
+    rc = rc ? rc : EL_EINVAL;
   el_free(ob);
+  merge_free(&m);
   if (ferror(s->out) && !rc)
     rc = EL_EINVAL;
   return rc;
