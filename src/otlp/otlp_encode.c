@@ -79,35 +79,59 @@ typedef struct chunk_s {
 } chunk_t;
 
 typedef struct scratch_s {
-  chunk_t *head;
+  chunk_t *head;                      /* chunks in allocation order */
+  chunk_t *cur;                       /* chunk being filled; NULL = none */
 } scratch_t;
 
-/* n zeroed bytes, 16-aligned; NULL when out of memory. */
+/* n zeroed bytes, 16-aligned; NULL when out of memory. Chunks are kept
+ * across sc_reset (reused for the next request) until sc_free. */
 static void *sc_alloc(scratch_t *s, size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (n == 0) n = 16;
-  chunk_t *c = s->head;
-  if (!c || c->cap - c->used < n) {
+  chunk_t *c = s->cur;
+  while (c && c->cap - c->used < n) {
+    c = c->next;                      /* kept chunks after cur are empty */
+    if (c) c->used = 0;
+  }
+  if (!c) {
     size_t cap = n > 32768 ? n : 65536;
     c = el_malloc(sizeof(*c) + cap);
     if (!c) return NULL;
     c->used = 0;
     c->cap = cap;
-    c->next = s->head;
-    s->head = c;
+    c->next = NULL;
+    if (s->cur) {                     /* append after the last chunk */
+      chunk_t *last = s->cur;
+      while (last->next) last = last->next;
+      last->next = c;
+    } else if (s->head) {
+      chunk_t *last = s->head;
+      while (last->next) last = last->next;
+      last->next = c;
+    } else {
+      s->head = c;
+    }
   }
+  s->cur = c;
   void *p = c->data + c->used;
   c->used += n;
   memset(p, 0, n);
   return p;
 }
 
+/* Forget everything allocated; keep the chunks for reuse. */
 static void sc_reset(scratch_t *s) {
+  s->cur = s->head;
+  if (s->head) s->head->used = 0;
+}
+
+static void sc_free(scratch_t *s) {
   while (s->head) {
     chunk_t *n = s->head->next;
     el_free(s->head);
     s->head = n;
   }
+  s->cur = NULL;
 }
 
 #define NEW(s, T) ((T *)sc_alloc((s), sizeof(T)))
@@ -1053,7 +1077,7 @@ int el_otlp_encode(el_tm_signal_t sig, const el_tm_batch_t *batch,
   enc_t e = {.b = batch, .sig = sig, .max_bytes = max_bytes, .emit = emit,
              .ud = ud};
   int rc = encode_all(&e);
-  sc_reset(&e.sc);
+  sc_free(&e.sc);
   el_free(e.buf);
   return rc < 0 ? rc : e.dropped;     /* callers count and log drops */
 }
