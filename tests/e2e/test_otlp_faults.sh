@@ -52,6 +52,17 @@ for t in grpc http; do
   exactly_once "$t restart" traces $NS
 done
 
+# The loop thread never waits for the network: with answers 2 s late,
+# emitting and flushing 3 windows takes far less than one answer.
+for t in grpc http; do
+  rcv_start "$t-noblock" --delay-ms 2000
+  EL_OTLP_SHUTDOWN_TIMEOUT=20000 \
+    send "$t" "$TMP/$t-nb.json" --points 3000 --windows 3
+  [ "$(jq '.emit_s < 1.5' "$TMP/$t-nb.json")" = true ] \
+    || fail "$t: emitting took $(jq .emit_s "$TMP/$t-nb.json") s with a slow receiver"
+  exactly_once "$t slow receiver" metrics 3000
+done
+
 # HTTP Retry-After (seconds) is honoured: 503 with Retry-After: 2.
 rcv_start http-retry-after --fault unavailable:1:2000
 send http "$TMP/ra.json" --points 100
