@@ -192,8 +192,9 @@ const el_src_stats_t *el_src_stats(const el_src_t *src);
 const el_src_opts_t *el_src_options(const el_src_t *src);
 
 /* Free src. NULL does nothing. If the source is still running it is
- * stopped without calling on_end, and the memory is released once its
- * handles have closed: the loop must run again for that. */
+ * stopped without calling any callback (on_disconnect, on_end), and the
+ * memory is released once its handles have closed: the loop must run again
+ * for that. */
 void el_src_free(el_src_t *src);
 
 /* {====== pump: run a source into a decoder ======} */

@@ -237,6 +237,7 @@ void el_src_free(el_src_t *s) {
     return;
   }
   s->free_on_close = 1;
+  memset(&s->cb, 0, sizeof s->cb);  /* the consumer may be gone: no calls */
   if (s->state != SRC_CLOSING)
     begin_end(s, EL_ESTOPPED);
   else

@@ -1033,6 +1033,7 @@ static void test_free_while_running(void **state) {
   el_src_free(src);
   run_for(&loop, 5000);
   assert_int_equal(r.ends, 0);  /* freed: no callback */
+  assert_int_equal(r.disconnects, 0);
   loop_done(&loop);
   assert_int_equal(el_mem_in_use(), mem0);
 }
