@@ -1038,6 +1038,43 @@ static void test_free_while_running(void **state) {
   assert_int_equal(el_mem_in_use(), mem0);
 }
 
+static void free_cb(uv_timer_t *t) {
+  rec_t *r = t->data;
+  assert_int_equal(r->connects, 1);
+  el_src_free(r->src);
+  r->src = NULL;
+}
+
+static void test_free_while_connected(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  char path[512];
+  tmp_path(path, sizeof path, "freeconn.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  srv_t s = {0};
+  s.payload = (const uint8_t *)"hdrbhetb";
+  s.plen = 8;
+  s.max_conns = 1;
+  s.keep_open = 1;
+  srv_listen_unix(&s, &loop, path);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  rec_t r = {0};
+  make(&loop, &o, &r);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  t.data = &r;
+  uv_timer_start(&t, free_cb, 100, 0);
+  run_for(&loop, 5000);
+  assert_int_equal(r.got_len, 8);
+  assert_int_equal(r.disconnects, 0);
+  assert_int_equal(r.ends, 0);
+  free(r.got);
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
 static void test_new_fails_cleanly_without_memory(void **state) {
   (void)state;
   size_t mem0 = el_mem_in_use();
@@ -1175,6 +1212,7 @@ int main(void) {
       cmocka_unit_test(test_pause_holds_bytes),
       cmocka_unit_test(test_stop_inside_on_data),
       cmocka_unit_test(test_free_while_running),
+      cmocka_unit_test(test_free_while_connected),
       cmocka_unit_test(test_new_fails_cleanly_without_memory),
       cmocka_unit_test(test_pump_session_protocol),
   };
