@@ -353,6 +353,54 @@ static void test_lua_oom_never_panics(void **state) {
   free(log);
 }
 
+/* Corrupted and truncated input through every Lua path: "*" handlers
+ * reading every ev key and field, the C helpers, timers, sessions. The
+ * host must neither crash nor stop (ASan build: no invalid access). */
+static void test_hostile_input(void **state) {
+  (void)state;
+  static const char *script =
+      "local el = require('eventlog_live')\n"
+      "n = 0\n"
+      "el.on('*', function(ev, ...)\n"
+      "  local f = ev:fields(); local p = ev.payload\n"
+      "  local x = ev.t + (ev.cap or 0) + ev.offset + ev.session + ev.unix_ns\n"
+      "  local y = ev.type .. ev.type_id .. tostring(ev:field('cap'))\n"
+      "  for i = 1, select('#', ...) do local v = select(i, ...) end\n"
+      "  n = n + 1 end)\n"
+      "el.threads{on_span = function(...) end}\n"
+      "el.cap_usage{on_span = function(...) end}\n"
+      "el.gc{on_span = function(...) end}\n"
+      "el.every(1000000, function() end)\n"
+      "el.on_session(function(s) end)\n";
+  size_t len;
+  uint8_t *orig = read_all(eventlog(), &len);
+  uint8_t *buf = malloc(len);
+  uint64_t seed = 12345;
+  for (int round = 0; round < 40; round++) {
+    memcpy(buf, orig, len);
+    size_t n = len;
+    if (round % 4 == 3) n = (size_t)(seed % len);  /* truncated */
+    for (int k = 0; k < 1 + round * 3; k++) {      /* flipped bytes */
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      buf[(seed >> 17) % n] ^= (uint8_t)(seed >> 40);
+    }
+    el_host_t *h = host_with(script, 0);
+    /* feed in uneven chunks; errors are expected, crashes are not */
+    for (size_t off = 0; off < n;) {
+      size_t c = 1 + (size_t)((seed >> (off % 23)) % 70000);
+      if (c > n - off) c = n - off;
+      el_host_feed(h, buf + off, c);
+      off += c;
+    }
+    el_ev_decoder_finish(el_host_decoder(h));
+    assert_int_equal(el_host_end(h), 0);
+    assert_true(lua_int(h, "n") >= 0);
+    el_host_free(h);
+  }
+  free(buf);
+  free(orig);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dispatch_only_subscribed),
@@ -366,6 +414,7 @@ int main(void) {
       cmocka_unit_test(test_session_and_config),
       cmocka_unit_test(test_oom_sweep),
       cmocka_unit_test(test_lua_oom_never_panics),
+      cmocka_unit_test(test_hostile_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
