@@ -227,7 +227,6 @@ static int header_done(el_ev_decoder_t *d) {
     d->decls = p;
     d->declcap = d->nraw;
   }
-  memset(d->tab, 0, sizeof d->tab);
   for (size_t i = 0; i < d->nraw; i++) {
     rawdecl_t *r = &d->raw[i];
     d->decls[i].id = r->id;
@@ -403,6 +402,10 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
   d->hstep = H_MARK;
   d->hneed = 12;
   d->hoff = off;
+  /* Forget the previous session's table: only its declared ids are set
+   * (raw[] still lists them; cheaper than clearing all 64 Ki entries). */
+  for (size_t i = 0; i < d->nraw; i++)
+    d->tab[d->raw[i].id] = 0;
   d->nraw = 0;
   d->have_hdr = 0;
   d->state = ST_HEADER;
