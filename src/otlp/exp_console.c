@@ -3,7 +3,6 @@
  * (reflection), so every OTLP message we send is covered by one set of
  * rules; JSON text is produced by jansson (no hand escaping). */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -24,9 +23,32 @@ static void *pb_alloc(void *ud, size_t n) { return el_malloc(n); }
 static void pb_free(void *ud, void *p) { el_free(p); }
 static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
 
-static void *js_malloc(size_t n) { return el_malloc(n); }
-static pthread_once_t js_once = PTHREAD_ONCE_INIT;
-static void js_init(void) { json_set_alloc_funcs(js_malloc, el_free); }
+/* jansson keeps its default allocator: switching it process-wide would
+ * break other users (src/control) holding objects made before the switch.
+ * Only the rendered text is ours, built here with el_malloc. */
+typedef struct textbuf_s {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} textbuf_t;
+
+static int text_put(const char *s, size_t n, void *ud) {
+  textbuf_t *t = ud;
+  if (t->len + n + 1 > t->cap) {
+    size_t ncap = (t->len + n + 1) * 2;
+    char *np = el_realloc(t->p, ncap);
+    if (!np) {
+      t->oom = true;
+      return -1;
+    }
+    t->p = np;
+    t->cap = ncap;
+  }
+  memcpy(t->p + t->len, s, n);
+  t->len += n;
+  t->p[t->len] = '\0';
+  return 0;
+}
 
 /* "time_unix_nano" -> "timeUnixNano" into buf. */
 static const char *camel(const char *name, char *buf, size_t size) {
@@ -230,16 +252,21 @@ fail:
 char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
   const ProtobufCMessageDescriptor *d = el_otlp_request_descriptor(sig);
   if (!d) return NULL;
-  pthread_once(&js_once, js_init);
   ProtobufCMessage *m = protobuf_c_message_unpack(d, &pb_allocator, len,
                                                   bytes);
   if (!m) return NULL;
   json_t *j = message_json(m);
   protobuf_c_message_free_unpacked(m, &pb_allocator);
   if (!j) return NULL;
-  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  textbuf_t t = {0};
+  int rc = json_dump_callback(j, text_put, &t,
+                              JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(j);
-  return s;
+  if (rc != 0 || t.oom || !t.p) {
+    el_free(t.p);
+    return NULL;
+  }
+  return t.p;
 }
 
 /* {====== the exporter ======} */
