@@ -87,6 +87,7 @@ def received(path, service):
     metrics = defaultdict(list)
     logs = []
     profiles = []
+    spans = []
     with open(path) as f:
         for line in f:
             r = json.loads(line)
@@ -116,9 +117,20 @@ def received(path, service):
                                      lr.get("severityNumber", 0),
                                      lr.get("body", {}).get("stringValue"),
                                      attrs_of(lr.get("attributes"))))
+            for rs in req.get("resourceSpans", []):
+                if attrs_of(rs["resource"].get("attributes")).get(
+                        "service.name") != service:
+                    continue
+                for ss in rs.get("scopeSpans", []):
+                    for sp in ss.get("spans", []):
+                        spans.append((sp["name"], int(sp["startTimeUnixNano"]),
+                                      int(sp["endTimeUnixNano"]),
+                                      attrs_of(sp.get("attributes")),
+                                      sp.get("traceId"), sp.get("kind"),
+                                      (sp.get("status") or {}).get("code")))
             if r.get("signal") == "profiles" and r.get("decoded_text"):
                 profiles.append(r["decoded_text"])
-    return metrics, logs, profiles
+    return metrics, logs, profiles, spans
 
 
 class Checker:
@@ -231,6 +243,55 @@ def check_logs(ck, events, start, logs, which):
         x = a.get("thread") if which == "labels" else a.get("evCap")
         got.append((t, sev, body, x, kind))
     ck.compare(f"{kind} log records", exp, got)
+
+
+def running_intervals(events):
+    """Running intervals (thread, cap, start, end) by the §5.2.3 thread
+    state machine, written anew."""
+    th_state = {}
+    out = []
+    for t, cap, text in events:
+        m = re.match(r"^running thread (\d+)$", text) if cap is not None \
+            else None
+        if m:
+            th = int(m.group(1))
+            s = th_state.get(th)
+            if s == "done":
+                continue
+            if not (s and s[0] == "run"):
+                th_state[th] = ("run", t, cap)
+            continue
+        m = re.match(r"^stopping thread (\d+) \((.*)\)$", text)
+        if m:
+            th = int(m.group(1))
+            s = th_state.get(th)
+            if s == "done" or s is None:
+                continue
+            if s[0] == "run":
+                out.append((th, s[2], s[1], t))
+            th_state[th] = "done" if m.group(2) == "thread finished" \
+                else ("stop", t)
+    return out
+
+
+def check_threadspans(ck, events, start, spans):
+    exp = [(start + a, start + b, str(th), cap)
+           for th, cap, a, b in running_intervals(events)]
+    got = [(s[1], s[2], s[3].get("thread"), s[3].get("capability"))
+           for s in spans if s[0] == "ghc_eventlog_ThreadState Running"]
+    ck.compare("ThreadState Running spans", exp, got)
+    # One trace id per thread; kind INTERNAL, status OK.
+    ids = defaultdict(set)
+    for s in spans:
+        if s[0].startswith("ghc_eventlog_ThreadState "):
+            ids[s[3].get("thread")].add(s[4])
+    if any(len(v) != 1 for v in ids.values()) or \
+            len({next(iter(v)) for v in ids.values()}) != len(ids):
+        ck.failed += 1
+        print("FAIL ThreadState trace ids are not one per thread")
+    if {(s[5], s[6]) for s in spans} - {(1, 1)}:
+        ck.failed += 1
+        print("FAIL span kind/status not INTERNAL/OK")
 
 
 def check_capusage(ck, events, metrics):
@@ -384,7 +445,7 @@ def main():
     if start is None:
         print("FAIL no WALL_CLOCK_TIME in the reference")
         return 1
-    metrics, logs, profiles = received(rcv, service)
+    metrics, logs, profiles, spans = received(rcv, service)
     ck = Checker()
     for c in checks.split(","):
         if c == "heap":
@@ -395,6 +456,8 @@ def main():
             check_logs(ck, events, start, logs, c)
         elif c == "capusage":
             check_capusage(ck, events, metrics)
+        elif c == "threadspans":
+            check_threadspans(ck, events, start, spans)
         elif c == "ccprofile":
             check_ccprofile(ck, events, start, profiles,
                             "ghc_eventlog_CostCentreStackProfile", service)

@@ -6,7 +6,8 @@
 # heap metrics (every event, then the last per 100 ms window), heap
 # censuses, user markers (TRACE), user messages (DEBUG), thread labels,
 # capability usage totals (sums of run and GC intervals), cost-centre
-# profile stacks (PROF_SAMPLE_COST_CENTRE with HEAP_PROF_COST_CENTRE names).
+# profile stacks (PROF_SAMPLE_COST_CENTRE with HEAP_PROF_COST_CENTRE names),
+# thread-state Running spans (one trace id per thread).
 # ctest-labels: e2e
 source "$(dirname "$0")/otelcol_lib.sh"
 
@@ -28,6 +29,9 @@ processors:
     heap_allocated: {aggregate: $1, export: 1s}
     heap_prof_sample: {aggregate: $1, export: 1s}
     capability_usage: {aggregate: $1, export: 1s}
+  traces:
+    thread_state: {}
+    capability_usage: {}
   profiles:
     cost_centre_stack_profile: {export: 1s}
 YAML
@@ -38,10 +42,10 @@ config 0.1s >"$WORK/agg.yaml"
 fail=0
 # file  breakdown  checks
 cases=(
-  "ghc-9.0/oddball-hT -hT heap,census,markers,messages,labels,capusage"
+  "ghc-9.0/oddball-hT -hT heap,census,markers,messages,labels,capusage,threadspans"
   "ghc-9.0/heapy-hT -hT heap,census,markers,messages,labels,capusage"
   "ghc-9.0/heapy-prof-hy -hy heap,census,markers,messages,labels"
-  "ghc-9.0/threads -hT heap,markers,messages,labels,capusage"
+  "ghc-9.0/threads -hT heap,markers,messages,labels,capusage,threadspans"
   "ghc-events/ghc-9.2-events -hT heap,markers,labels"
   "ghc-9.0/heapy-prof-hc -hc heap,markers,labels,ccprofile"
   "ghc-events/time-prof -hT heap,ccprofile"
