@@ -592,9 +592,13 @@ function M.eval(code)
   if code:match("^%s*$") then return "ok" end
   local fn, err = load("return " .. code, "=stdin", "t")
   if not fn then
+    local err1 = err
     fn, err = load(code, "=stdin", "t")
     if not fn then
-      if err:match("<eof>$") then return "incomplete" end
+      -- unfinished as a statement or as an expression ("1 +"): more lines
+      if err:match("<eof>$") or err1:match("<eof>$") then
+        return "incomplete"
+      end
       io.write(err, "\n")
       return "error"
     end

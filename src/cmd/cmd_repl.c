@@ -520,9 +520,12 @@ static void on_line_async(uv_async_t *a) {
   el_repl_term_read(r->term, incomplete ? ">> " : "el> ");
 }
 
+/* Ctrl-C at the prompt: forget a partial multi-line input. */
 static void on_int_async(uv_async_t *a) {
-  (void)a;
-  g_int = 0;  /* Ctrl-C at the prompt: nothing to interrupt */
+  repl_t *r = a->data;
+  g_int = 0;
+  el_free(r->buf);
+  r->buf = NULL;
 }
 
 /* {====== live sources ======} */
@@ -590,8 +593,10 @@ static int choose_mode(repl_t *r) {
   const el_src_opts_t *s = &r->o->src;
   struct stat st;
   r->fd = -1;
-  if (s->kind == EL_SRC_FILE && !s->follow && !s->log_file) {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  /* stat first: opening a FIFO would wait for (and lose) its writer */
+  if (s->kind == EL_SRC_FILE && !s->follow && !s->log_file &&
+      (stat(s->path, &st) != 0 || S_ISREG(st.st_mode))) {
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       fprintf(stderr, "eventlog-live repl: cannot open %s: %s\n", s->path,
               strerror(errno));

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# `eventlog-live repl` driven through a pseudo-terminal (expect,
+# test_repl_drive.exp) on oddball-hT.eventlog: summary() and filters are
+# checked against figures computed independently with awk from the
+# ghc-events `.reference` text of the same file; tab completion, an error
+# that does not end the REPL, :load of an example, Ctrl-D exiting 0.
+set -uo pipefail
+: "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
+command -v expect >/dev/null || { echo "expect not installed"; exit 77; }
+D=$EL_EVENTLOGS/ghc-9.0
+LOG=$D/oddball-hT.eventlog
+REF=$LOG.reference
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # name expected actual
+  if [ "$2" != "$3" ]; then
+    echo "FAIL $1"; diff <(echo "$2") <(echo "$3") | head -20; fail=1
+  else
+    echo "ok   $1"
+  fi
+}
+
+# Events section of the reference: "t<TAB>cap<TAB>text" (cap -1 if none).
+awk '/^Events:/{e=1;next} e && /^[0-9]+: /{
+  t=$1; sub(":","",t); rest=substr($0, index($0,": ")+2); cap=-1
+  if (rest ~ /^cap [0-9]+: /) { split(rest, a, ":"); cap=substr(a[1],5)+0
+    rest=substr(rest, index(rest,": ")+2) }
+  print t "\t" cap "\t" rest }' "$REF" > "$tmp/ev"
+[ -s "$tmp/ev" ] || { echo "FAIL no events in $REF"; exit 1; }
+
+# The session, through a pty. HOME and the history file are private.
+export HOME=$tmp EVENTLOG_LIVE_HISTORY=$tmp/history TERM=xterm
+timeout 180 expect -f "$EL_SOURCE_DIR/tests/e2e/test_repl_drive.exp" \
+  "$EL_BIN" "$LOG" "$EL_SOURCE_DIR/examples/markers.lua" \
+  > "$tmp/raw" 2>"$tmp/err"
+rc=$?
+tr -d '\r' < "$tmp/raw" > "$tmp/out"
+check "driver finished, repl exited 0 after Ctrl-D (status)" 0 "$rc"
+if [ "$rc" != 0 ]; then
+  cat "$tmp/err"; tail -30 "$tmp/out"; exit 1
+fi
+
+# Output of one command: the lines after the prompt line that echoes it,
+# up to the next prompt.
+section() {
+  awk -v cmd="el> $1" 'index($0, cmd) == 1 { on = 1; next }
+                       on && /^el> / { exit } on { print }' "$tmp/out"
+}
+section 'summary()' > "$tmp/summary"
+
+# 1. summary(): total events, duration, capabilities, counts per type.
+exp=$(wc -l < "$tmp/ev")
+act=$(awk '$1 == "events" { print $2 }' "$tmp/summary")
+check "summary: events = event lines of the reference" "$exp" "$act"
+
+exp=$(awk -F'\t' 'NR == 1 { a = $1 } { b = $1 } END { print b - a }' "$tmp/ev")
+act=$(sed -n 's/^duration .*(\([0-9]*\) ns, from.*/\1/p' "$tmp/summary")
+check "summary: duration = last timestamp - first" "$exp" "$act"
+
+caps=$(awk -F'\t' '$3 ~ /^created cap [0-9]+$/ { split($3, w, " "); print w[3] }' \
+  "$tmp/ev" | sort -nu)
+exp="$(echo "$caps" | wc -l): $(echo "$caps" | paste -sd, | sed 's/,/, /g')"
+act=$(sed -n 's/^capabilities *//p' "$tmp/summary")
+check "summary: capabilities" "$exp" "$act"
+
+act=$(sed -n 's/^rts version *//p' "$tmp/summary")
+exp=$(sed -n 's/.*RTS version "\(.*\)"$/\1/p' "$tmp/ev" | head -1)
+check "summary: RTS version" "$exp" "$act"
+act=$(sed -n 's/^pid *\([0-9]*\) .*/\1/p' "$tmp/summary")
+exp=$(sed -n 's/.*: pid \([0-9]*\)$/\1/p' "$tmp/ev" | head -1)
+check "summary: pid" "$exp" "$act"
+
+count_ref() { # awk regex over the event text -> count
+  awk -F'\t' -v re="$1" '$3 ~ re { n++ } END { print n + 0 }' "$tmp/ev"
+}
+count_sum() { # type name -> count in the summary table
+  awk -v t="$1" '$1 == t { print $2 }' "$tmp/summary"
+}
+for pair in "RUN_THREAD|^running thread " "STOP_THREAD|^stopping thread " \
+            "CREATE_THREAD|^creating thread " "GC_START|^starting GC$" \
+            "GC_END|^finished GC$" "USER_MARKER|^marker: " \
+            "BLOCK_MARKER|^event block: " "THREAD_LABEL|^thread [0-9]+ has label" \
+            "HEAP_PROF_SAMPLE_STRING|^heap prof sample " \
+            "WALL_CLOCK_TIME|wall clock time"; do
+  t=${pair%%|*}; re=${pair#*|}
+  check "summary: $t count" "$(count_ref "$re")" "$(count_sum "$t")"
+done
+
+# 2. events{type="USER_MARKER"}: the marker times, and the count.
+section 'events{type="USER_MARKER"}' > "$tmp/markers"
+exp=$(awk -F'\t' '$3 ~ /^marker: / { print $1 }' "$tmp/ev" | sort -n)
+act=$(awk '$4 == "USER_MARKER" { print $2 }' "$tmp/markers" | sort -n)
+check "events{USER_MARKER}: times" "$exp" "$act"
+exp="$(count_ref '^marker: ') events"
+act=$(grep -E '^[0-9]+ events' "$tmp/markers")
+check "events{USER_MARKER}: count line" "$exp" "$act"
+
+# 3. a capability filter, a time window, a thread filter.
+exp="$(awk -F'\t' '$2 == 0 && $3 ~ /^running thread / { n++ } END { print n+0 }' "$tmp/ev") events"
+act=$(section 'events{type="RUN_THREAD", cap=0}' | grep -E '^[0-9]+ events')
+check "events{RUN_THREAD, cap=0}: count" "$exp" "$act"
+
+exp=$(awk -F'\t' '$1 >= 500000000 && $1 <= 600000000 &&
+  $3 ~ /^stopping thread / { n++ } END { print n+0 }' "$tmp/ev")
+act=$(section 'events{type="STOP_THREAD", from=5e8, to="0.6s"}' |
+      sed -n 's/^\([0-9]*\) events.*/\1/p')
+check "events{STOP_THREAD, 0.5s..0.6s}: count" "$exp" "$act"
+
+exp="$(awk -F'\t' '$3 ~ /^(creating|running|migrating|waking up) thread 3( |$)/ ||
+  $3 ~ /^stopping thread 3 / || $3 ~ /^thread 3 (has label|is runnable)/ { n++ }
+  END { print n+0 }' "$tmp/ev") events"
+act=$(section 'events{thread=3}' | grep -E '^[0-9]+ events')
+check "events{thread=3}: count" "$exp" "$act"
+
+# 4. completion, errors, :load, gc(), threads().
+check "completion: el.type_in<TAB> -> el.type_info(...).id" 1 \
+  "$(grep -c '^58$' "$tmp/out")"
+check "error: message and traceback, REPL continued" 1 \
+  "$(grep -c '^stdin:1: boom 42$' "$tmp/out")"
+check "multi-line input: 1 + / 2 -> 3" 1 "$(grep -c '^3$' "$tmp/out")"
+exp="$(count_ref '^marker: ') markers"
+check ":load examples/markers.lua printed its report" "$exp" \
+  "$(section ':load' | grep -E '^[0-9]+ markers$' | head -1)"
+exp=$(awk -F'\t' '$3 == "starting GC" { n++ } END { print n }' "$tmp/ev")
+act=$(section 'gc()' | awk '$1 == "all" { print $2 }')
+check "gc(): pauses = GC_START count (each GC_START has its GC_END)" "$exp" "$act"
+exp="$(awk -F'\t' '$3 ~ /^creating thread / { n++ } END { print n }' "$tmp/ev") threads"
+act=$(section 'threads()' | grep -E '^[0-9]+ threads$')
+check "threads(): one row per created thread" "$exp" "$act"
+check "history file written" 1 "$(grep -c '^summary()$' "$tmp/history")"
+
+exit $fail
