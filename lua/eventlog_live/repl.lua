@@ -244,9 +244,11 @@ end
 -- One line after a file was loaded.
 function M.loaded_line()
   local s = M.summary()
-  return string.format("loaded %s: %d events, %s, %d capabilities, %s; "
-    .. "type :help", s.source or "input", s.events, fmt.duration(s.duration_ns),
-    #s.caps, s.rts_version or "unknown RTS")
+  local dropped = s.dropped > 0 and string.format(" (the oldest %d are not "
+    .. "kept: --store-mb)", s.dropped) or ""
+  return string.format("loaded %s: %d events%s, %s, %d capabilities, %s; "
+    .. "type :help", s.source or "input", s.events, dropped,
+    fmt.duration(s.duration_ns), #s.caps, s.rts_version or "unknown RTS")
 end
 
 -- {====== threads ======}

@@ -9,7 +9,8 @@
 
 #include "../eventlog/eventlog.h"
 
-#define CHUNK_BYTES (1u << 20)       /* records per chunk, bytes */
+#define CHUNK_MAX (1u << 20)         /* chunk size: max_bytes / 8, within */
+#define CHUNK_MIN (64u << 10)        /* [CHUNK_MIN, CHUNK_MAX] */
 #define TEXT_MAX (64u * 1024u)       /* longest text field kept */
 #define DEFAULT_MAX ((size_t)64 << 20)
 #define REC_HDR 20                   /* len u32, t u64, type, cap, session
@@ -27,6 +28,7 @@ struct el_repl_store_s {
   chunk_t *chunks;                   /* oldest first */
   size_t nchunks, capchunks;
   size_t max_bytes;
+  size_t chunk_bytes;                /* size of a new chunk */
   uint64_t bytes;                    /* sum of chunk.used */
   uint64_t next_seq;
   uint64_t events, dropped, truncated, sessions;
@@ -146,10 +148,9 @@ static chunk_t *room(el_repl_store_t *s, size_t n) {
     chunk_t *c = &s->chunks[s->nchunks - 1];
     if (c->cap - c->used >= n) return c;
   }
-  while (s->nchunks > 1 && s->bytes + n > s->max_bytes) drop_oldest(s);
-  if (s->nchunks == 1 && s->bytes + n > s->max_bytes &&
-      s->chunks[0].used > 0)
-    drop_oldest(s);
+  size_t cap = n > s->chunk_bytes ? n : s->chunk_bytes;
+  /* the new chunk will fill up: make room for all of it */
+  while (s->nchunks > 0 && s->bytes + cap > s->max_bytes) drop_oldest(s);
   if (s->nchunks == s->capchunks) {
     size_t c = s->capchunks ? 2 * s->capchunks : 16;
     chunk_t *v = el_realloc(s->chunks, c * sizeof *v);
@@ -157,7 +158,6 @@ static chunk_t *room(el_repl_store_t *s, size_t n) {
     s->chunks = v;
     s->capchunks = c;
   }
-  size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
   uint8_t *buf = el_malloc(cap);
   if (!buf) return NULL;
   chunk_t *c = &s->chunks[s->nchunks++];
@@ -204,6 +204,10 @@ el_repl_store_t *el_repl_store_new(size_t max_bytes) {
   el_repl_store_t *s = el_calloc(1, sizeof *s);
   if (!s) return NULL;
   s->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX;
+  /* at least 7/8 of the bound stays usable when the oldest chunk goes */
+  s->chunk_bytes = s->max_bytes / 8;
+  if (s->chunk_bytes > CHUNK_MAX) s->chunk_bytes = CHUNK_MAX;
+  if (s->chunk_bytes < CHUNK_MIN) s->chunk_bytes = CHUNK_MIN;
   s->counts = el_calloc(65536, sizeof *s->counts);
   el_ev_sink_t sink = {.ud = s, .on_event = on_event,
                        .on_header = on_header};

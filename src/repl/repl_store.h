@@ -4,9 +4,9 @@
  * decoder, so the Lua host is untouched) to answer head/tail/filter
  * queries (docs/repl.md). Events are kept as compact variable-length
  * records (time, type, capability, session, then the decoded fields:
- * integers as 8 bytes, text as length + bytes) in 1 MiB chunks. When the
- * chunks exceed the byte bound the oldest chunk is dropped whole and its
- * events are counted in `dropped`. Counters (events per type, first/last
+ * integers as 8 bytes, text as length + bytes) in chunks of 1/8 of the
+ * bound (64 KiB..1 MiB). When the chunks would exceed the byte bound the
+ * oldest chunk is dropped whole and its events are counted in `dropped`. Counters (events per type, first/last
  * time) cover every event seen, dropped or not.
  *
  * Thread: one thread at a time (the REPL's loop thread, under its Lua

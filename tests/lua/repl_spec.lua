@@ -1,0 +1,266 @@
+-- busted specs for lua/eventlog_live/repl.lua (the REPL helpers): in pure
+-- Lua with a stand-in host module and hand-made events (expected values
+-- are hand computations), then through the real binary with the REPL's
+-- input piped (expected values counted in the ghc-events references).
+local src = os.getenv("EL_SOURCE_DIR") or "."
+package.path = src .. "/lua/?.lua;" .. package.path
+
+-- A stand-in for the host's eventlog_live module and the C event store.
+local function fake_host()
+  local el = {handlers = {}, session = {caps = {0, 1}}, config = {}}
+  function el.on(name, fn)
+    el.handlers[name] = el.handlers[name] or {}
+    table.insert(el.handlers[name], fn)
+  end
+  function el.threads() return {list = function() return {} end} end
+  function el.gc(opts) el.gc_span = opts.on_span
+    return {stats = function() return {count = 0} end} end
+  function el.type_info(name)
+    local t = {RUN_THREAD = {"thread"}, USER_MARKER = {"marker"}}
+    return t[name] and {name = name, fields = t[name]} or nil
+  end
+  function el.fire(name, ev, ...)
+    for _, fn in ipairs(el.handlers[name] or {}) do fn(ev, ...) end
+  end
+  local store = {queries = {}}
+  function store.stats()
+    return {events = 7, stored = 5, dropped = 2, sessions = 1, min_t = 100,
+            max_t = 1100, max_bytes = 1024, first_seq = 3}
+  end
+  function store.counts() return {RUN_THREAD = 4, USER_MARKER = 3} end
+  function store.query(q)
+    table.insert(store.queries, q)
+    return {{seq = 3, t = 300, type = "RUN_THREAD", cap = 0, thread = 7}}, 9
+  end
+  return el, store
+end
+
+local function fresh()
+  for _, m in ipairs({"eventlog_live", "eventlog_live.repl"}) do
+    package.loaded[m] = nil
+  end
+  local el, store = fake_host()
+  package.loaded["eventlog_live"] = el
+  local repl = require("eventlog_live.repl")
+  repl.install({store = store, source = "test.eventlog"})
+  return repl, el, store
+end
+
+-- Run fn with io.write captured; returns what was written.
+local function capture(fn)
+  local out, old = {}, io.write
+  io.write = function(...)
+    for _, s in ipairs({...}) do out[#out + 1] = tostring(s) end
+  end
+  local ok, err = pcall(fn)
+  io.write = old
+  assert(ok, err)
+  return table.concat(out)
+end
+
+describe("eventlog_live.repl", function()
+  it("parses times in ns and as durations", function()
+    local repl = fresh()
+    assert.are.equal(5, repl.time(5))
+    assert.are.equal(1.5e9, repl.time("1.5s"))
+    assert.are.equal(2e8, repl.time("200ms"))
+    assert.are.equal(3000, repl.time("3us"))
+    assert.are.equal(42, repl.time("42"))
+    assert.has_error(function() repl.time("soon") end)
+  end)
+
+  it("summarises from the store and the session", function()
+    local repl, el = fresh()
+    el.session.rts_version = "GHC-9.0.2 rts_thr_l"
+    el.session.args = {"./a", "1"}
+    el.session.pid = 42
+    local s = repl.summary()
+    assert.are.equal(1000, s.duration_ns)
+    assert.are.equal(7, s.events)
+    assert.are.same({0, 1}, s.caps)
+    assert.are.same({type = "RUN_THREAD", count = 4}, s.counts[1])
+    local text = tostring(s)
+    assert.truthy(text:find("duration +1%.0 us %(1000 ns, from 100 to 1100 ns%)"))
+    assert.truthy(text:find("capabilities +2: 0, 1"))
+    assert.truthy(text:find("program args +%./a 1"))
+    assert.truthy(text:find("RUN_THREAD +4 +57%.1%%"))
+  end)
+
+  it("passes filters to the store, upper-casing types and parsing times", function()
+    local repl, _, store = fresh()
+    local l = repl.events{type = "run_thread", cap = 0, from = "1s", to = 2e9}
+    local q = store.queries[#store.queries]
+    assert.are.same({type = "RUN_THREAD", cap = 0, from = 1e9, to = 2e9,
+                     limit = 100000}, q)
+    assert.are.equal(9, l.matched)
+    local text = tostring(l)
+    assert.truthy(text:find("RUN_THREAD +thread=7"))
+    assert.truthy(text:find("1 events %(of 9 matching%)"))
+    assert.truthy(text:find("2 older events were dropped"))
+    repl.tail(4)
+    assert.are.same({last = 4}, store.queries[#store.queries])
+    repl.head()
+    assert.are.same({limit = 10}, store.queries[#store.queries])
+  end)
+
+  it("keeps heap censuses and finds the nearest", function()
+    local repl, el = fresh()
+    el.fire("HEAP_PROF_SAMPLE_BEGIN", {t = 100}, 0)
+    el.fire("HEAP_PROF_SAMPLE_STRING", {t = 100}, 0, 300, "ARR_WORDS")
+    el.fire("HEAP_PROF_SAMPLE_STRING", {t = 100}, 0, 100, "STACK")
+    el.fire("HEAP_PROF_SAMPLE_END", {t = 101}, 0)
+    el.fire("HEAP_PROF_SAMPLE_BEGIN", {t = 1000}, 1)
+    el.fire("HEAP_PROF_SAMPLE_STRING", {t = 1000}, 0, 50, "STACK")
+    el.fire("HEAP_PROF_SAMPLE_END", {t = 1001}, 1)
+    el.fire("HEAP_PROF_SAMPLE_STRING", {t = 1002}, 0, 999, "late")
+    local c = repl.census(400)
+    assert.are.equal(100, c.t)
+    assert.are.equal(400, c.total)
+    assert.are.same({label = "ARR_WORDS", bytes = 300}, c.samples[1])
+    assert.truthy(tostring(c):find("ARR_WORDS +300 +300 B +75%.0%%"))
+    assert.are.equal(1000, repl.census(700).t)
+    assert.are.equal(1000, repl.census().t)
+    assert.are.equal(50, repl.census().total)  -- the late sample is outside
+  end)
+
+  it("merges heap series on time", function()
+    local repl, el = fresh()
+    el.fire("HEAP_SIZE", {t = 10}, 0, 4096)
+    el.fire("HEAP_LIVE", {t = 10}, 0, 1000)
+    el.fire("HEAP_SIZE", {t = 20}, 0, 8192)
+    local h = repl.heap()
+    assert.are.equal(2, #h.rows)
+    assert.are.same({t = 10, heap_size = 4096, heap_live = 1000}, h.rows[1])
+    assert.are.same({t = 20, heap_size = 8192, heap_live = 1000}, h.rows[2])
+    assert.are.equal(8192, h.max_heap_size)
+  end)
+
+  it("computes GC pause percentiles per capability and overall", function()
+    local repl, el = fresh()
+    for i, d in ipairs({10, 20, 30, 40}) do el.gc_span(0, i * 100, i * 100 + d) end
+    el.gc_span(1, 0, 100)
+    local g = repl.gc()
+    assert.are.same({cap = 0, count = 4, total_ns = 100, mean_ns = 25,
+                     p50_ns = 20, p90_ns = 40, p99_ns = 40, max_ns = 40},
+                    g.rows[1])
+    assert.are.equal("all", g.rows[3].cap)
+    assert.are.equal(5, g.rows[3].count)
+    assert.are.equal(100, g.rows[3].max_ns)
+  end)
+
+  it("lists markers in time order with the time to the next", function()
+    local repl, el = fresh()
+    el.fire("USER_MARKER", {t = 500, cap = 1}, "b")
+    el.fire("USER_MARKER", {t = 200, cap = 0}, "a")
+    el.fire("USER_MSG", {t = 300, cap = 0}, "hello")
+    local m = repl.markers()
+    assert.are.same({"a", "b"}, {m[1].text, m[2].text})
+    assert.truthy(tostring(m):find("a +300 ns"))
+    assert.are.equal("hello", repl.messages()[1].text)
+  end)
+
+  it("counts what its bounds drop", function()
+    local repl, el = fresh()
+    repl.limits.markers = 2
+    for i = 1, 5 do el.fire("USER_MARKER", {t = i}, "m") end
+    assert.are.equal(2, #repl.markers())
+    assert.are.equal(3, repl.dropped.markers)
+  end)
+
+  it("completes globals, fields and commands", function()
+    local repl = fresh()
+    assert.are.same({":load"}, repl.complete(":lo"))
+    assert.are.same({":help"}, repl.complete(":h"))
+    assert.are.same({"summary"}, repl.complete("summ"))
+    assert.are.same({"el.on"}, repl.complete("el.o"))
+    assert.are.same({"el.threads", "el.type_info"}, repl.complete("el.t"))
+    assert.are.same({"string.format"}, repl.complete("string.form"))
+    assert.are.same({"string:format"}, repl.complete("string:form"))
+    assert.are.same({}, repl.complete("nosuch.x"))
+    assert.are.same({"while"}, repl.complete("whil"))
+  end)
+
+  it("evaluates expressions and statements, and reports errors", function()
+    local repl = fresh()
+    local st
+    assert.are.equal("2\n", capture(function() st = repl.eval("1 + 1") end))
+    assert.are.equal("ok", st)
+    assert.are.equal("", capture(function() st = repl.eval("x_spec = 5") end))
+    assert.are.equal(5, x_spec)
+    assert.are.equal("1\t{2, 3, k = \"v\"}\n",
+      capture(function() repl.eval("1, {2, 3, k = 'v'}") end))
+    local out = capture(function() st = repl.eval("error('boom')") end)
+    assert.are.equal("error", st)
+    assert.truthy(out:find("^stdin:1: boom\nstack traceback:"))
+    assert.is_nil(out:find("xpcall"))
+    assert.are.equal("incomplete", repl.eval("for i = 1, 2 do"))
+    assert.are.equal("incomplete", repl.eval("1 +"))
+    out = capture(function() st = repl.eval("1 )") end)
+    assert.are.equal("error", st)
+    assert.are.equal("quit", repl.eval(":quit"))
+    out = capture(function() st = repl.eval(":frob") end)
+    assert.are.equal("error", st)
+    assert.truthy(out:find("unknown command :frob"))
+    x_spec = nil
+  end)
+end)
+
+local bin = os.getenv("EL_BIN")
+local logs = os.getenv("EL_EVENTLOGS") or (src .. "/tests/data/eventlogs")
+local describe_bin = bin and describe or pending
+
+-- Run the REPL with `input` piped as its commands (not a terminal).
+local function repl_run(args, input)
+  local f = os.tmpname()
+  local h = assert(io.open(f, "w"))
+  h:write(input)
+  h:close()
+  local p = io.popen(string.format("%q repl --no-history %s < %q 2>&1", bin,
+                                   args, f))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  os.remove(f)
+  return out, ok and 0 or code
+end
+
+local function ref_events(name)
+  local n, on = 0, false
+  for line in io.lines(logs .. "/" .. name .. ".reference") do
+    if line == "Events:" then on = true
+    elseif on and line:match("^%d+: ") then n = n + 1 end
+  end
+  return n
+end
+
+describe_bin("eventlog-live repl (piped input)", function()
+  it("drops the oldest events beyond --store-mb and says so", function()
+    local n = ref_events("ghc-9.0/threads.eventlog")
+    local out, code = repl_run("--store-mb 1 " .. logs .. "/ghc-9.0/threads.eventlog",
+      "st = require('eventlog_live.repl_store').stats()\n" ..
+      "st.events, st.stored + st.dropped, st.dropped > 0, st.bytes <= st.max_bytes\n" ..
+      "head(1)[1].seq == st.dropped + 1, tail(1)[1].seq == st.events\n" ..
+      "tostring(head(1)):match('older events were dropped') ~= nil\n")
+    assert.are.equal(0, code)
+    assert.truthy(out:find(string.format("\n%d\t%d\ttrue\ttrue\n", n, n), 1, true), out)
+    assert.truthy(out:find("\ntrue\ttrue\n", 1, true), out)
+    assert.truthy(out:find("\ntrue\n", 1, true), out)
+  end)
+
+  it("filters on text, session and the last matches", function()
+    local out, code = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
+      "#events{text='Summing 24'}\n" ..
+      "events{type='USER_MARKER', last=2}[2].marker\n" ..
+      "#events{session=2}\n" ..
+      "events{type={}}.matched\n")
+    assert.are.equal(0, code)
+    -- two markers of oddball-hT say "Summing 24..." (the reference)
+    assert.truthy(out:find("\n2\nSumming 240086 numbers\n0\n0\n", 1, true), out)
+  end)
+
+  it("refuses a terminal-less stdin source and bad options", function()
+    local _, code = repl_run("--store-mb 0 x.eventlog", "")
+    assert.are.equal(2, code)
+    _, code = repl_run("--frob " .. logs .. "/ghc-9.0/oddball-hT.eventlog", "")
+    assert.are.equal(2, code)
+  end)
+end)
