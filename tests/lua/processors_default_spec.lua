@@ -130,8 +130,11 @@ describe("heap_prof_sample", function()
   it("drops samples and warns once without a breakdown, or for -hb", function()
     local el = run({["metrics.heap_prof_sample"] = {}}, census)
     assert.are.equal(0, #el.out.metrics["metrics.heap_prof_sample"].points)
-    assert.are.equal(1, #el.warnings)
+    assert.are.equal(2, #el.warnings)
     assert.truthy(el.warnings[1]:find("Cannot infer heap profile breakdown", 1, true))
+    assert.are.equal("2 heap profile samples dropped: no supported heap"
+                     .. " profile breakdown (pass -h<X> as given to the"
+                     .. " program)", el.warnings[2])
     el = run({["metrics.heap_prof_sample"] = {}}, census, {breakdown = "-hb"})
     assert.are.equal("Unsupported heap profile breakdown -hb", el.warnings[1])
   end)

@@ -138,6 +138,29 @@ static void test_properties_override(void **state) {
   el_cfg_free(c);
 }
 
+/* Spec §3.3-§3.4: Nx and true count flush intervals; the batch interval
+ * is the gcd of the flush interval and the seconds values. */
+static void test_flush_interval_units(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {aggregate: true, export: 3x}\n"
+                     "    heap_live: {aggregate: 0.75s, export: 6s}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(el_cfg_resolve(c, 500), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 250);   /* gcd(500, 750, 6000) */
+  const el_cfg_proc_t *hs = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  const el_cfg_proc_t *hl = el_cfg_proc(c, EL_CFG_METRICS, "heap_live");
+  assert_int_equal(hs->aggregate_ms, 500);
+  assert_int_equal(hs->export_ms, 1500);
+  assert_int_equal(hl->aggregate_ms, 750);
+  assert_int_equal(hl->export_ms, 6000);
+  assert_int_equal(el_cfg_resolve(c, 0), EL_EINVAL);
+  el_cfg_free(c);
+}
+
 static void test_strategy_grammar(void **state) {
   (void)state;
   el_cfg_strategy_t s;
@@ -415,6 +438,7 @@ int main(void) {
       cmocka_unit_test(test_export_false_disables),
       cmocka_unit_test(test_properties_override),
       cmocka_unit_test(test_strategy_grammar),
+      cmocka_unit_test(test_flush_interval_units),
       cmocka_unit_test(test_type_error_names_line_column_key),
       cmocka_unit_test(test_quoted_bool_is_a_string),
       cmocka_unit_test(test_wrong_shapes),

@@ -137,7 +137,14 @@ function M.install(ctx)
     end
   end)
 
-  ctx.on_finish(close)
+  ctx.on_finish(function()
+    close()
+    if (ctx.dropped_samples or 0) > 0 then
+      ctx.warn(("%d heap profile samples dropped: no supported heap profile"
+                .. " breakdown (pass -h<X> as given to the program)")
+               :format(ctx.dropped_samples))
+    end
+  end)
 end
 
 return M
