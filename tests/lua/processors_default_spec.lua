@@ -132,7 +132,7 @@ describe("heap_prof_sample", function()
     assert.are.equal(0, #el.out.metrics["metrics.heap_prof_sample"].points)
     assert.are.equal(2, #el.warnings)
     assert.truthy(el.warnings[1]:find("Cannot infer heap profile breakdown", 1, true))
-    assert.are.equal("2 heap profile samples dropped: no supported heap"
+    assert.are.equal("3 heap profile samples dropped: no supported heap"
                      .. " profile breakdown (pass -h<X> as given to the"
                      .. " program)", el.warnings[2])
     el = run({["metrics.heap_prof_sample"] = {}}, census, {breakdown = "-hb"})
