@@ -108,10 +108,11 @@ const el_cfg_prop_info_t el__cfg_props[] = {
     {"description", EL_CFG_PROP_STRING, false,
      "The metric description. Default: the processor's own description."},
     {"aggregate", EL_CFG_PROP_STRATEGY, true,
-     "Metrics only. Window over which data points are combined (gauges "
-     "keep the last value, sums add up): true = one flush interval, false = "
-     "keep every point, \"<N>x\" = N flush intervals, \"<N>s\" = N seconds "
-     "of eventlog time."},
+     "Metrics only. Window over which data points are combined (each "
+     "attribute set keeps its last value; the cumulative sums their "
+     "latest total; heap_prof_sample its last census): true = one flush "
+     "interval, false = keep every point, \"<N>x\" = N flush intervals, "
+     "\"<N>s\" = N seconds of eventlog time."},
     {"export", EL_CFG_PROP_STRATEGY, false,
      "How often the processor's output is exported: true = every flush "
      "interval, \"<N>x\" = every N flush intervals, \"<N>s\" = every N "
@@ -132,20 +133,31 @@ size_t el_cfg_nprocs(void) { return el__cfg_nprocs; }
 
 /* {====== --print-defaults ======} */
 
-/* Writes text as "# "-prefixed lines wrapped at width columns. */
-static void comment(FILE *out, const char *indent, const char *text) {
-  const size_t width = 78 - strlen(indent) - 2;
+/* Writes text as comment lines wrapped at 78 columns: the first line
+ * starts with `first`, the others with `cont` (e.g. "# ", "#   "). */
+static void comment2(FILE *out, const char *first, const char *cont,
+                     const char *text) {
+  const char *prefix = first;
   while (*text) {
+    const size_t width = 78 - strlen(prefix);
     size_t n = strlen(text);
     if (n > width) {
       n = width;
       while (n > 0 && text[n] != ' ') n--;
       if (n == 0) n = width;
     }
-    fprintf(out, "%s# %.*s\n", indent, (int)n, text);
+    fprintf(out, "%s%.*s\n", prefix, (int)n, text);
     text += n;
     while (*text == ' ') text++;
+    prefix = cont;
   }
+}
+
+/* "# "-prefixed lines after indent. */
+static void comment(FILE *out, const char *indent, const char *text) {
+  char p[32];
+  snprintf(p, sizeof p, "%s# ", indent);
+  comment2(out, p, p, text);
 }
 
 /* Quotes s for YAML (double-quoted style; our strings are plain ASCII).
@@ -196,7 +208,7 @@ int el_cfg_print_defaults(FILE *out) {
     char buf[600];
     snprintf(buf, sizeof buf, "%s: %s", el__cfg_props[i].key,
              el__cfg_props[i].doc);
-    comment(out, "  ", buf);
+    comment2(out, "#   ", "#     ", buf);
   }
   fputs("#\n", out);
   comment(out, "",
