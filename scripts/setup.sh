@@ -17,7 +17,7 @@ packages=(
   libcmocka-dev clang libclang-rt-14-dev
   tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
   nodejs npm
-  ghc ghc-prof
+  ghc ghc-prof libghc-ghc-events-dev
   prometheus
 )
 

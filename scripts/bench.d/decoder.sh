@@ -9,6 +9,7 @@
 # EL_BENCH_SYNTH_BYTES (default 1G) sizes the synthesised stream.
 set -euo pipefail
 : "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
+EL_SOURCE_DIR=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 synth_bin=$EL_BUILD_DIR/tests/el_synth
 big=$EL_EVENTLOGS/ghc-9.0/threads-big.eventlog
 size=${EL_BENCH_SYNTH_BYTES:-1G}
@@ -64,15 +65,43 @@ bench_file() { # label file
   run_timed /dev/null "$EL_BIN" show "$f"
   local show_secs=$secs
   report "show $label" "$f" "$ev" "$show_secs" "$rss_kib" "$cpu"
-  if command -v ghc-events >/dev/null 2>&1 && [ "$(stat -c %s "$f")" -lt 100000000 ]; then
-    run_timed /dev/null ghc-events show "$f"
-    printf "%-34s %9.1fx faster than ghc-events show (%.2f s vs %.2f s)\n" \
-      "show $label" "$(echo "$secs / $show_secs" | bc -l)" "$show_secs" "$secs"
+  local show_cpu=$cpu
+  if [ -n "$ghc_show" ] && [ "$(stat -c %s "$f")" -lt 100000000 ]; then
+    run_timed /dev/null $ghc_show "$f"
+    printf "%-30s %6.1fx faster than %s (cpu %.2f s vs %.2f s; wall %.2f s vs %.2f s)\n" \
+      "show $label" "$(echo "$cpu / $show_cpu" | bc -l)" "$ghc_name show" \
+      "$show_cpu" "$cpu" "$show_secs" "$secs"
+    if [ -n "$ghc_count" ]; then
+      run_timed /dev/null $ghc_count "$f"
+      printf "%-30s %6.1fx the events/s of the ghc-events decoder (cpu %.3f s vs %.2f s)\n" \
+        "stats $label" "$(echo "$cpu / $bestcpu" | bc -l)" "$bestcpu" "$cpu"
+    fi
   fi
   rm -f "$out"
 }
 
 [ -x "$synth_bin" ] || { echo "decoder bench: $synth_bin not built" >&2; exit 1; }
+
+# The baseline: a ghc-events binary on PATH, or else a helper built from
+# the ghc-events library when GHC and libghc-ghc-events-dev are installed
+# (tests/tools/ghc_events_bench.hs); skipped when neither is there.
+ghc_show="" ghc_count="" ghc_name=""
+if command -v ghc >/dev/null 2>&1 && ghc-pkg list ghc-events 2>/dev/null | grep -q ghc-events; then
+  helper=$EL_BUILD_DIR/ghc-events-bench
+  src=$EL_SOURCE_DIR/tests/tools/ghc_events_bench.hs
+  if [ ! -x "$helper" ] || [ "$src" -nt "$helper" ]; then
+    mkdir -p "$EL_BUILD_DIR/ghc-events-bench.d"
+    ghc -O2 -v0 -outputdir "$EL_BUILD_DIR/ghc-events-bench.d" -o "$helper" "$src" || helper=""
+  fi
+  if [ -n "$helper" ]; then
+    ghc_show="$helper show" ghc_count="$helper count"
+    ghc_name="ghc-events $(ghc-pkg field ghc-events version --simple-output 2>/dev/null | head -1) library"
+  fi
+fi
+if command -v ghc-events >/dev/null 2>&1; then
+  ghc_show="ghc-events show" ghc_name="ghc-events"
+fi
+[ -n "$ghc_show" ] || echo "(no ghc-events binary or library: ratio lines skipped)"
 run_timed /dev/null "$EL_BIN" --version
 echo "baseline peak RSS of the executable (shared libraries): $rss_kib KiB"
 bench_file "threads-big (12 MB)" "$big"

@@ -4,16 +4,22 @@
  *
  * Usage: eventlog-live stats [FILE | - | --eventlog-file FILE |
  *                             --eventlog-stdin]
- * Input is read with read(2) in 1 MiB chunks into one reused buffer, so
- * memory use does not depend on the input's length. Exit status as for
+ * A regular file is mapped one 1 MiB window at a time (unmapped before the
+ * next; a file that shrinks meanwhile raises SIGBUS, caught and reported);
+ * other plain inputs are read with read(2) in 1 MiB chunks into one reused
+ * buffer. Either way memory use does not depend on the input's length. Exit status as for
  * `show`: 0 (also for a truncated stream, reported on stderr), 1 corrupt
  * or I/O error, 2 usage. */
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +35,7 @@ typedef struct {
   uint8_t hdr_len[65536];   /* 10, or 12 for variable-size types */
   uint64_t capbits[1024];   /* capabilities seen (bit per cap number) */
   uint64_t tmin, tmax;      /* timestamp range, ns */
+  uint16_t last_cap;        /* capability of the previous event */
   uint64_t warnings;
 } counts_t;
 
@@ -42,8 +49,11 @@ static int count_header(void *ud, const el_ev_header_t *h) {
 static int count_event(void *ud, const el_ev_event_t *ev) {
   counts_t *c = ud;
   c->count[ev->type]++;
-  c->bytes[ev->type] += ev->payload_len + c->hdr_len[ev->type];
-  c->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
+  c->bytes[ev->type] += ev->payload_len; /* + headers, added at the end */
+  if (ev->cap != c->last_cap) {
+    c->last_cap = ev->cap;
+    c->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
+  }
   if (ev->t_ns < c->tmin)
     c->tmin = ev->t_ns;
   if (ev->t_ns > c->tmax)
@@ -53,8 +63,10 @@ static int count_event(void *ud, const el_ev_event_t *ev) {
 
 static counts_t *counts_new(void) {
   counts_t *c = calloc(1, sizeof *c);
-  if (c)
+  if (c) {
     c->tmin = UINT64_MAX;
+    c->last_cap = EL_EV_NO_CAP;
+  }
   return c;
 }
 
@@ -101,6 +113,18 @@ static const char *stats_input(int argc, char **argv, int *err,
   return o->kind == EL_SRC_STDIN ? "-" : o->path;
 }
 
+/* A mapped file that shrinks under us raises SIGBUS on access; the
+ * handler jumps back to the read loop, which reports it. */
+static sigjmp_buf bus_env;
+static volatile sig_atomic_t bus_armed;
+
+static void on_sigbus(int sig) {
+  if (bus_armed)
+    siglongjmp(bus_env, 1);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -126,9 +150,10 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
       snprintf(name, sizeof name, "%s", t->name);
     else
       snprintf(name, sizeof name, "type %u", id);
+    uint64_t hl = c->hdr_len[id] ? c->hdr_len[id] : 10;
     printf("  %-32s %5u %12llu %14llu\n", name, id,
            (unsigned long long)c->count[id],
-           (unsigned long long)c->bytes[id]);
+           (unsigned long long)(c->bytes[id] + hl * c->count[id]));
   }
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -214,8 +239,40 @@ int el_cmd_stats(int argc, char **argv) {
   }
   int status = 0, rc = 0;
   double t0 = now_s(), c0 = cpu_s();
+  struct stat sb;
+  int use_map = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+  off_t pos = 0;
+  struct sigaction sa = {.sa_handler = on_sigbus}, old_sa;
+  int handler = use_map && sigaction(SIGBUS, &sa, &old_sa) == 0;
   for (;;) {
-    ssize_t n = read(fd, buf, CHUNK);
+    ssize_t n;
+    const uint8_t *p = buf;
+    void *map = MAP_FAILED;
+    if (use_map) {
+      /* Regular file: map one window at a time (no copy into buf) and
+       * unmap it before the next, so RSS stays one window. */
+      if (pos >= sb.st_size)
+        break;
+      size_t w = sb.st_size - pos < (off_t)CHUNK ? (size_t)(sb.st_size - pos)
+                                                  : CHUNK;
+      map = mmap(NULL, w, PROT_READ, MAP_PRIVATE, fd, pos);
+      if (map == MAP_FAILED) {
+        use_map = 0; /* fall back to read(2) from here */
+        if (lseek(fd, pos, SEEK_SET) < 0) {
+          fprintf(stderr, "eventlog-live: stats: %s: %s\n", path,
+                  strerror(errno));
+          status = 1;
+          break;
+        }
+        continue;
+      }
+      madvise(map, w, MADV_SEQUENTIAL | MADV_WILLNEED);
+      p = map;
+      n = (ssize_t)w;
+      pos += (off_t)w;
+    } else {
+      n = read(fd, buf, CHUNK);
+    }
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -226,7 +283,22 @@ int el_cmd_stats(int argc, char **argv) {
     }
     if (n == 0)
       break;
-    rc = el_ev_decoder_feed(d, buf, (size_t)n);
+    if (map != MAP_FAILED) {
+      if (sigsetjmp(bus_env, 1)) {
+        bus_armed = 0;
+        munmap(map, (size_t)n);
+        fprintf(stderr, "eventlog-live: stats: %s: file shrank while being "
+                        "read (near byte %llu)\n",
+                path, (unsigned long long)(pos - n));
+        status = 1;
+        break;
+      }
+      bus_armed = 1;
+    }
+    rc = el_ev_decoder_feed(d, p, (size_t)n);
+    bus_armed = 0;
+    if (map != MAP_FAILED)
+      munmap(map, (size_t)n);
     if (rc) {
       const el_diag_t *dg = el_ev_decoder_diag(d);
       fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
@@ -235,6 +307,8 @@ int el_cmd_stats(int argc, char **argv) {
         status = 1;
     }
   }
+  if (handler)
+    sigaction(SIGBUS, &old_sa, NULL);
   rc = el_ev_decoder_finish(d);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(d);

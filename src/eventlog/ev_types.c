@@ -273,6 +273,21 @@ static void build(void) {
           L->wire[k] != EL__W_U32 && L->wire[k] != EL__W_U64 &&
           L->wire[k] != EL__W_LOG2U8)
         L->intonly = 0;
+    /* Straight-line shapes (only when no older-variant zero fill). */
+    static const uint8_t s_u32[] = {EL__W_U32},
+                         s_u32_u16[] = {EL__W_U32, EL__W_U16},
+                         s_stop[] = {EL__W_U32, EL__W_U16, EL__W_U32};
+    L->shape = EL__SHAPE_GENERIC;
+    if (d->variant == 0) {
+      if (n == 0)
+        L->shape = EL__SHAPE_NONE;
+      else if (n == 1 && !memcmp(L->wire, s_u32, 1))
+        L->shape = EL__SHAPE_U32;
+      else if (n == 2 && !memcmp(L->wire, s_u32_u16, 2))
+        L->shape = EL__SHAPE_U32_U16;
+      else if (n == 3 && !memcmp(L->wire, s_stop, 3))
+        L->shape = EL__SHAPE_U32_U16_U32;
+    }
     if (d->variant == 0 && d->id < NTYPES) {
       el_ev_type_info_t *t = &infos[d->id];
       t->id = d->id;

@@ -40,6 +40,8 @@ typedef struct el__ev_layout_s {
   uint8_t intonly;                /* 1 if every field is a fixed integer:
                                      decodable without bounds checks once
                                      the payload has min_size bytes */
+  uint8_t shape;                  /* EL__SHAPE_*: common intonly layouts
+                                     decoded by straight-line code */
   uint8_t wire[EL_EV_MAX_FIELDS]; /* el__ev_wire_t per field */
 } el__ev_layout_t;
 
@@ -68,11 +70,38 @@ static inline uint64_t el__be64(const uint8_t *p) {
   return __builtin_bswap64(v);
 }
 
+/* Shapes of the most frequent fixed layouts (thread and GC events). */
+enum {
+  EL__SHAPE_GENERIC = 0,
+  EL__SHAPE_NONE,          /* no fields (GC_START, GC_END, ...) */
+  EL__SHAPE_U32,           /* RUN_THREAD, CREATE_THREAD, ... */
+  EL__SHAPE_U32_U16,       /* THREAD_WAKEUP, MIGRATE_THREAD */
+  EL__SHAPE_U32_U16_U32    /* STOP_THREAD */
+};
+
 /* Decode an intonly layout from p (at least L->min_size bytes): the hot
  * path for fixed-size events, no bounds checks. */
 static inline void el__ev_decode_ints(const el__ev_layout_t *L,
                                       const uint8_t *p, el_ev_event_t *ev) {
   el_ev_value_t *v = ev->v;
+  ev->nfields = L->nfields;
+  ev->layout = L->variant;
+  switch (L->shape) {
+  case EL__SHAPE_NONE:
+    return;
+  case EL__SHAPE_U32:
+    v[0].u = el__be32(p);
+    return;
+  case EL__SHAPE_U32_U16:
+    v[0].u = el__be32(p);
+    v[1].u = el__be16(p + 4);
+    return;
+  case EL__SHAPE_U32_U16_U32:
+    v[0].u = el__be32(p);
+    v[1].u = el__be16(p + 4);
+    v[2].u = el__be32(p + 6);
+    return;
+  }
   unsigned n = L->nwire;
   for (unsigned i = 0; i < n; i++) {
     switch (L->wire[i]) {
@@ -100,8 +129,6 @@ static inline void el__ev_decode_ints(const el__ev_layout_t *L,
   }
   for (unsigned i = n; i < L->nfields; i++)
     v[i].u = 0;
-  ev->nfields = L->nfields;
-  ev->layout = L->variant;
 }
 
 #endif /* EL_EVENTLOG_INTERNAL_H */
