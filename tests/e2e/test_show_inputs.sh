@@ -63,6 +63,10 @@ check "stats counts events" grep -q "^events: *44$" "$tmp/s1"
 check "stats from stdin" grep -q "^events: *44$" "$tmp/s2"
 check "stats names types" grep -q "USER_MSG" "$tmp/s1"
 check "stats peak RSS" grep -q "^peak RSS:" "$tmp/s1"
+# One USER_MSG of 5 three-byte UTF-8 characters: 15 payload bytes plus a
+# 12-byte variable-size event header.
+check "stats bytes per type" grep -Eq "^  USER_MSG +19 +1 +27$" "$tmp/s1"
+check "stats capabilities" grep -q "^capabilities: *1 (0)$" "$tmp/s1"
 "$EL_BIN" stats "$tmp/bad.eventlog" >/dev/null 2>&1
 check "stats on corrupt log exits 1" test $? -eq 1
 exit $fail
