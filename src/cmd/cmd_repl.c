@@ -665,6 +665,7 @@ static int start_live(repl_t *r) {
 
 static int load_file(repl_t *r) {
   g_int = 0;
+  r->in_session = 1;  /* an empty file is reported too ("no header") */
   int rc = read_fd(r->fd, feed_locked, r);
   pthread_mutex_lock(&r->lua_mu);
   end_input(r);

@@ -128,6 +128,10 @@ check "gc(): pauses = GC_START count (each GC_START has its GC_END)" "$exp" "$ac
 exp="$(awk -F'\t' '$3 ~ /^creating thread / { n++ } END { print n }' "$tmp/ev") threads"
 act=$(section 'threads()' | grep -E '^[0-9]+ threads$')
 check "threads(): one row per created thread" "$exp" "$act"
+check "Ctrl-C interrupts an evaluation" 1 \
+  "$(grep -cE '(^|\^C)interrupted$' "$tmp/out")"
+check "Ctrl-C drops a partial input (40 + 2 alone -> 42)" 1 \
+  "$(grep -c '^42$' "$tmp/out")"
 check "history file written" 1 "$(grep -c '^summary()$' "$tmp/history")"
 
 exit $fail
