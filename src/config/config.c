@@ -589,6 +589,7 @@ int el_cfg_load_file(el_cfg_t *c, const char *path) {
     err = -errno;
     goto fail;
   }
+  errno = 0;
   for (;;) {
     if (len == cap) {
       size_t ncap = cap ? cap * 2 : 4096;
@@ -609,7 +610,7 @@ int el_cfg_load_file(el_cfg_t *c, const char *path) {
     if (n == 0) break;
   }
   if (ferror(f)) {
-    err = -EIO;
+    err = errno ? -errno : -EIO;  /* e.g. EISDIR for a directory */
     goto fail;
   }
   fclose(f);
