@@ -8,6 +8,8 @@
 #   CONTROL_PORT   port of the daemon's control server (default: 30719, the
 #                  port the Grafana dashboards' buttons call)
 #   GHC, CABAL     compilers to use (default: ghc, cabal from PATH)
+#   HEAP_INTERVAL  seconds of mutator time between heap censuses (+RTS -i,
+#                  default 0.1; the RTS timer pauses while the program idles)
 #   KEEP_TMP=1     keep the temporary directory (binaries, FIFO, .prof)
 
 EXAMPLES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +18,7 @@ EL_OTELCOL=${EL_OTELCOL:-$REPO_DIR/build/eventlog-live-otelcol}
 OTELCOL_HOST=${OTELCOL_HOST:-localhost}
 OTELCOL_PORT=${OTELCOL_PORT:-4317}
 CONTROL_PORT=${CONTROL_PORT:-30719}
+HEAP_INTERVAL=${HEAP_INTERVAL:-0.1}
 GHC=${GHC:-ghc}
 CABAL=${CABAL:-cabal}
 DAEMON_CONFIG=$EXAMPLES_DIR/eventlog-live-otelcol.yaml
@@ -53,6 +56,44 @@ show_run() {
   printf ' %q' "$@" >&2
   printf '\n' >&2
   "$@"
+}
+
+# Print a command line (so the exact options are on screen).
+show_cmd() {
+  printf '+' >&2
+  printf ' %q' "$@" >&2
+  printf '\n' >&2
+}
+
+# A FIFO has no writer until the program's runtime opens it, and a reader
+# that opens it earlier may see end of file at once; a writer without a
+# reader gets EPIPE. fifo_hold keeps the FIFO open (read-write, fd 3) so
+# both ends attach whatever the order; fifo_release FIFO PID... lets go once
+# every PID has the FIFO open (or has exited), so that the reader sees end
+# of file exactly when the program exits. Start the program and the daemon
+# with 3>&- so that they do not inherit fd 3.
+fifo_hold() {
+  exec 3<>"$1"
+}
+
+fifo_release() {
+  local fifo=$1 pid i f attached
+  shift
+  for pid in "$@"; do
+    for i in $(seq 200); do
+      kill -0 "$pid" 2>/dev/null || break
+      attached=0
+      for f in /proc/"$pid"/fd/*; do
+        if [ "$(readlink "$f" 2>/dev/null)" = "$fifo" ]; then
+          attached=1
+          break
+        fi
+      done
+      [ $attached = 1 ] && break
+      sleep 0.05
+    done
+  done
+  exec 3>&-
 }
 
 # ghc_at_least MAJOR MINOR: true if $GHC is at least that version.

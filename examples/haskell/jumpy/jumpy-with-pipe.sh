@@ -13,20 +13,36 @@ build_with_ghc jumpy -prof -fprof-auto
 fifo=$WORK_DIR/jumpy.eventlog.fifo
 mkfifo "$fifo"
 flush=$(flush_flag)   # empty on GHC 9.0: buffers flush at 2 MiB or at exit
-
-show_run "$EL_OTELCOL" \
-  --service-name=jumpy \
-  --eventlog-file="$fifo" \
-  -hy ${flush:+"$flush"} \
-  --config="$DAEMON_CONFIG" \
-  --otelcol-host="$OTELCOL_HOST" --otelcol-port="$OTELCOL_PORT" \
-  --verbosity=info &
-PIDS+=($!)
+fifo_hold "$fifo"
 
 # The program: -p cost-centre profiler (its samples go into the eventlog
 # with -l; jumpy.prof is written into $WORK_DIR at exit), -hy heap profile
-# by type. The profiled RTS has no -hT.
+# by type (the profiled RTS has no -hT).
 cd "$WORK_DIR"
-show_run "$WORK_DIR/jumpy" "${1:-0}" "${2:-100}" "${3:-7}" \
-  +RTS -N2 -l -p -hy -i0.1 ${flush:+"$flush"} -ol"$fifo" -RTS
-wait "${PIDS[0]}"
+cmd=("$WORK_DIR/jumpy" "${1:-0}" "${2:-100}" "${3:-7}"
+     +RTS -N2 -l -p -hy -i"$HEAP_INTERVAL" ${flush:+"$flush"} -ol"$fifo" -RTS)
+show_cmd "${cmd[@]}"
+"${cmd[@]}" 3>&- &
+prog=$!
+PIDS+=("$prog")
+
+# The daemon: -hy as the program.
+daemon=("$EL_OTELCOL"
+  --service-name=jumpy
+  --eventlog-file="$fifo"
+  -hy ${flush:+"$flush"}
+  --config="$DAEMON_CONFIG"
+  --otelcol-host="$OTELCOL_HOST" --otelcol-port="$OTELCOL_PORT"
+  --verbosity=info)
+show_cmd "${daemon[@]}"
+"${daemon[@]}" 3>&- &
+dpid=$!
+PIDS+=("$dpid")
+fifo_release "$fifo" "$prog" "$dpid"
+if wait "$dpid"; then
+  wait "$prog"
+else
+  st=$?
+  echo "$0: eventlog-live-otelcol failed ($st)" >&2
+  exit "$st"   # the cleanup stops the program
+fi

@@ -5,6 +5,9 @@
 # server.
 #   examples/haskell/jumpy/jumpy-with-socket.sh [ROUNDS [DELAY_MS [SEED]]]
 set -euo pipefail
+# The Profiles dashboard's control_url defaults to port 30720 (the demo runs
+# one daemon per program; oddball's uses 30719).
+: "${CONTROL_PORT:=30720}"
 source "$(dirname "$0")/../common.sh"
 need "$EL_OTELCOL" "build it with scripts/setup.sh"
 
@@ -14,7 +17,7 @@ sock=$WORK_DIR/jumpy_eventlog.sock
 cd "$WORK_DIR"   # jumpy.prof is written here at exit
 GHC_EVENTLOG_UNIX_PATH=$sock GHC_EVENTLOG_WAIT=true \
   show_run "$PROG_BIN" "${1:-0}" "${2:-100}" "${3:-7}" \
-  +RTS -N2 -l -p -hy -i0.1 --eventlog-flush-interval=1 -RTS &
+  +RTS -N2 -l -p -hy -i"$HEAP_INTERVAL" --eventlog-flush-interval=1 -RTS &
 PIDS+=($!)
 
 show_run "$EL_OTELCOL" \

@@ -12,21 +12,37 @@ build_with_ghc oddball
 fifo=$WORK_DIR/oddball.eventlog.fifo
 mkfifo "$fifo"
 flush=$(flush_flag)   # empty on GHC 9.0: buffers flush at 2 MiB or at exit
+fifo_hold "$fifo"
 
-# The daemon: heap breakdown -hT must match the program's RTS option.
-show_run "$EL_OTELCOL" \
-  --service-name=oddball \
-  --eventlog-file="$fifo" \
-  -hT ${flush:+"$flush"} \
-  --config="$DAEMON_CONFIG" \
-  --otelcol-host="$OTELCOL_HOST" --otelcol-port="$OTELCOL_PORT" \
-  --verbosity=info &
-PIDS+=($!)
-
-# The program: -l eventlog, -hT heap profile by closure type sampled every
-# 0.1 s (-i0.1), -ol the FIFO. -N2: two capabilities.
+# The program: -l eventlog, -hT heap profile by closure type, a census
+# every $HEAP_INTERVAL s of mutator time (-i), -ol the FIFO; -N2: two
+# capabilities.
 cd "$WORK_DIR"
-show_run "$WORK_DIR/oddball" "${1:-0}" "${2:-1000}" "${3:-2000000}" \
-  +RTS -N2 -l -hT -i0.1 ${flush:+"$flush"} -ol"$fifo" -RTS
-# The program has exited: the daemon sees end of file, flushes and exits.
-wait "${PIDS[0]}"
+cmd=("$WORK_DIR/oddball" "${1:-0}" "${2:-1000}" "${3:-2000000}"
+     +RTS -N2 -l -hT -i"$HEAP_INTERVAL" ${flush:+"$flush"} -ol"$fifo" -RTS)
+show_cmd "${cmd[@]}"
+"${cmd[@]}" 3>&- &
+prog=$!
+PIDS+=("$prog")
+
+# The daemon: heap breakdown -hT as the program's. At the end of the pipe
+# (the program exits) it flushes everything and exits.
+daemon=("$EL_OTELCOL"
+  --service-name=oddball
+  --eventlog-file="$fifo"
+  -hT ${flush:+"$flush"}
+  --config="$DAEMON_CONFIG"
+  --otelcol-host="$OTELCOL_HOST" --otelcol-port="$OTELCOL_PORT"
+  --verbosity=info)
+show_cmd "${daemon[@]}"
+"${daemon[@]}" 3>&- &
+dpid=$!
+PIDS+=("$dpid")
+fifo_release "$fifo" "$prog" "$dpid"
+if wait "$dpid"; then
+  wait "$prog"
+else
+  st=$?
+  echo "$0: eventlog-live-otelcol failed ($st)" >&2
+  exit "$st"   # the cleanup stops the program
+fi

@@ -15,7 +15,7 @@ sock=$WORK_DIR/oddball_eventlog.sock
 # RTS: -l eventlog, -hT heap profile by closure type, flushed every second.
 GHC_EVENTLOG_UNIX_PATH=$sock GHC_EVENTLOG_WAIT=true \
   show_run "$PROG_BIN" "${1:-0}" "${2:-1000}" "${3:-2000000}" \
-  +RTS -N2 -l -hT -i0.1 --eventlog-flush-interval=1 -RTS &
+  +RTS -N2 -l -hT -i"$HEAP_INTERVAL" --eventlog-flush-interval=1 -RTS &
 PIDS+=($!)
 
 # The daemon: connects to the socket (retrying until it exists), -hT and
