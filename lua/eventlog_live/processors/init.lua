@@ -65,7 +65,23 @@ local function make_ctx(el)
   function ctx.start_unix() return start() or 0 end
   if el.on_session_end then el.on_session_end(function() start() end) end
   if el.on_session then el.on_session(function() start() end) end
-  function ctx.warn(msg) el.host_log("warn", msg) end
+  -- Warnings: each distinct message at most 3 times; the rest are counted
+  -- and summarised at the end of input.
+  local warned, suppressed = {}, 0
+  function ctx.warn(msg)
+    local n = (warned[msg] or 0) + 1
+    warned[msg] = n
+    if n <= 3 then
+      el.host_log("warn", msg)
+    else
+      suppressed = suppressed + 1
+    end
+  end
+  function ctx.warn_summary()
+    if suppressed > 0 then
+      el.host_log("warn", ("%d repeated warnings not shown"):format(suppressed))
+    end
+  end
   -- Exports wait for the session's WALL_CLOCK_TIME, which may come after
   -- capability blocks holding later events in the stream.
   function ctx.add_acc(acc)
@@ -156,6 +172,7 @@ function M.start(el)
 
   el.on_end(function()
     for _, fn in ipairs(ctx.finishers) do fn() end
+    ctx.warn_summary()
     for _, acc in ipairs(ctx.accs) do acc:finish() end
     el.flush()
   end)
