@@ -965,6 +965,15 @@ static void test_console_json_special_values(void **state) {
                             "{\"asDouble\":0.0},"
                             "{\"asInt\":\"-9223372036854775808\"}]"));
   el_free(j);
+  /* Allocation failures while rendering: NULL, nothing leaked. */
+  size_t base = el_mem_in_use();
+  for (uint64_t k = 1; k < 40; k++) {
+    el_mem_fail_after(k);
+    char *x = el_otlp_json(EL_TM_SIGNAL_METRICS, r.buf[0], r.len[0]);
+    el_mem_fail_after(0);
+    el_free(x);
+    assert_int_equal(el_mem_in_use(), base);
+  }
   /* Bytes that are not a request. */
   static const uint8_t junk[] = {0x0a, 0x05, 0x01};
   assert_null(el_otlp_json(EL_TM_SIGNAL_METRICS, junk, sizeof junk));
