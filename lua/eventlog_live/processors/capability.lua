@@ -14,6 +14,9 @@ local M = {}
 -- a burst of scheduler activity takes before the next batch tick.
 local SPANS_PER_FLUSH = 8192
 
+-- Per-thread trace ids kept at most (memory bound for long runs).
+local MAX_TRACE_IDS = 65536
+
 local function span_emitter(el)
   local n = 0
   return function(span)
@@ -142,10 +145,17 @@ local function install_threads(ctx, pc)
   local attrs = {}
   local span = {kind = "internal", status = "ok", attrs = attrs}
   local names = {}   -- thread id -> decimal string
+  local nthreads = 0
   el.threads{on_span = function(thread, state, code, cap, start_t, end_t,
                                 info)
     local tid = trace_ids[thread]
     if not tid then
+      -- A long-running program creates threads without end: forget the
+      -- trace ids once there are many (old threads get new ones).
+      if nthreads >= MAX_TRACE_IDS then
+        trace_ids, names, nthreads = {}, {}, 0
+      end
+      nthreads = nthreads + 1
       tid = el.random_id(16)
       trace_ids[thread] = tid
       names[thread] = tostring(thread)
