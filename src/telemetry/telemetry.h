@@ -2,7 +2,11 @@
  *
  * Data model: OpenTelemetry's (resource, instrumentation scope, metric with
  * data points, log record, span, profile sample). Emitting copies every
- * string and attribute: callers keep ownership of what they pass.
+ * string and attribute: callers keep ownership of what they pass. Copies
+ * are valid UTF-8 (each byte that does not start a valid sequence becomes
+ * U+FFFD), as OTLP requires. Emitting returns EL_ENOMEM, and counts the
+ * record in stats.dropped, when memory or a window bound (el_tm_limits_t)
+ * runs out. See docs/otlp.md for the mapping to OTLP.
  * Records accumulate in the store until el_tm_store_flush() closes the
  * current export window and hands one batch per signal to the exporters
  * registered with el_tm_store_add_exporter() (src/otlp/ implements them).
