@@ -1,0 +1,106 @@
+/* web.h: the daemon's embedded Prometheus endpoint (--prometheus-port) and
+ * live web view (--web-port). See docs/web.md.
+ *
+ * Both are fed by one telemetry exporter (el_tm_exporter_t) registered on
+ * the daemon's store: it sees the same batches the OTLP exporters read and
+ * keeps, under one mutex,
+ *   - the latest value of every Prometheus series, named and labelled the
+ *     way an OpenTelemetry Collector's Prometheus exporter (with the demo's
+ *     demo/config/otelcol.yaml) would name and label it;
+ *   - for the web view, a bounded history of every metric series, the last
+ *     log records, user markers, thread labels and states, and GC pauses.
+ * Two libmicrohttpd daemons (one per port, each with its own thread) serve
+ * /metrics and the page + /api/data. Nothing is created when both ports are
+ * unset, so the pipeline pays nothing then.
+ *
+ * Thread: el_web_new/start/free and the exporter's callbacks run on the
+ * loop thread; the HTTP handlers run on libmicrohttpd's threads. */
+#ifndef EL_WEB_H
+#define EL_WEB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../telemetry/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct el_web_opts_s {
+  int prom_port;              /* --prometheus-port, 0..65535; -1 = off */
+  int web_port;               /* --web-port, 0..65535; -1 = off */
+  int control_port;           /* control server port for the page's
+                                 buttons; -1 = no control server */
+  const char *service_name;   /* shown by the page; borrowed */
+  char err[160];              /* message of the last parse error */
+} el_web_opts_t;
+
+/* Fill o with the defaults (both off). */
+void el_web_opts_init(el_web_opts_t *o);
+
+/* Parse one option at argv[*i]: --prometheus-port PORT, --web-port PORT
+ * (also --name=VALUE). PORT is 0..65535 (0: any free port). Returns 1 and
+ * advances *i when consumed, 0 when not ours, EL_EUSAGE with o->err set. */
+int el_web_opts_parse(el_web_opts_t *o, int argc, char **argv, int *i);
+
+/* Print the options' help lines to out. */
+void el_web_opts_help(FILE *out);
+
+/* True when either endpoint is requested. */
+bool el_web_enabled(const el_web_opts_t *o);
+
+typedef struct el_web_s el_web_t;
+
+/* Create the state and the exporter to register on the store (*ex: its ud
+ * is the el_web_t; no release callback: free with el_web_free after the
+ * store is freed). Returns 0 or EL_ENOMEM. Thread: loop. */
+int el_web_new(const el_web_opts_t *o, el_web_t **out, el_tm_exporter_t *ex);
+
+/* Start the HTTP servers on all interfaces. Logs "Starting Prometheus
+ * endpoint on <port>" / "Starting web view on <port>" at INFO. Returns 0,
+ * or a negated errno / EL_EINVAL when a port cannot be bound (nothing left
+ * running). */
+int el_web_start(el_web_t *w);
+
+/* The bound ports (useful after port 0), -1 when off. Thread: any. */
+int el_web_prom_port(const el_web_t *w);
+int el_web_view_port(const el_web_t *w);
+
+/* Tell the page the control server's port (-1: none) and whether the
+ * input has ended (the page shows "replay finished"). Thread: any. */
+void el_web_set_control_port(el_web_t *w, int port);
+void el_web_set_ended(el_web_t *w, bool ended);
+
+/* After the input ended: mark the page "ended" and block until SIGINT or
+ * SIGTERM while the servers keep answering (a file source is replayed at
+ * full speed, then browsed). Returns at once (0) when no server runs,
+ * else the signal number. Installs its own handlers for the wait and
+ * restores the previous ones. Thread: loop (the main thread). */
+int el_web_serve_until_signal(el_web_t *w);
+
+/* Stop the servers and free everything. NULL is allowed. */
+void el_web_free(el_web_t *w);
+
+/* {====== naming (exposed for the unit tests) ======} */
+
+/* The Prometheus metric name the collector's exporter gives an OTLP
+ * metric (docs/web.md "Metric names"): tokens of name split at every
+ * character outside [a-zA-Z0-9:], the unit's word appended unless already
+ * a token or the unit holds {annotations}, "_total" for monotonic sums,
+ * "_ratio" for gauges of unit "1". unit may be NULL. Writes a
+ * NUL-terminated name into buf (truncated to size-1). Returns its length. */
+size_t el_web_prom_name(const char *name, const char *unit, bool sum,
+                        bool monotonic, char *buf, size_t size);
+
+/* A label name from an attribute key: characters outside [a-zA-Z0-9_]
+ * become '_', a leading digit gets "key_", a single leading '_' gets
+ * "key". Returns the length written into buf (NUL-terminated). */
+size_t el_web_prom_label(const char *key, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_WEB_H */
