@@ -34,6 +34,7 @@
 #include "otlp/otlp.h"
 #include "source/source.h"
 #include "telemetry/telemetry.h"
+#include "web/web.h"
 
 #include <lua.h>
 
@@ -46,6 +47,7 @@ typedef struct opts_s {
   el_src_opts_t src;
   el_otlp_config_t otlp;
   el_ctl_opts_t ctl;
+  el_web_opts_t web;            /* --prometheus-port, --web-port */
   double flush_s;              /* --eventlog-flush-interval, seconds */
   char breakdown[4];           /* "-hT", "" when not given */
   el_log_level_t level;        /* -v; default WARN */
@@ -88,6 +90,8 @@ static void print_help(void) {
   fputs(el_otlp_opts_help(), stdout);
   fputs("\nControl server options:\n", stdout);
   el_ctl_opts_help(stdout);
+  fputs("\nPrometheus endpoint and web view options:\n", stdout);
+  el_web_opts_help(stdout);
 }
 
 /* Matches "--name VALUE" or "--name=VALUE" at argv[*i]; on a match sets
@@ -210,6 +214,12 @@ static int parse_args(opts_t *o, int argc, char **argv) {
     if (r) continue;
     r = el_ctl_opts_parse(&o->ctl, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
+    if (r) continue;
+    r = el_web_opts_parse(&o->web, argc, argv, &i);
+    if (r < 0) {
+      fprintf(stderr, PROG ": %s\n", o->web.err);
+      return EL_EUSAGE;
+    }
     if (r) continue;
     r = parse_own(o, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
@@ -384,6 +394,7 @@ typedef struct daemon_s {
   el_otlp_console_t *console;
   el_otlp_stats_t otlp_final;  /* exporter counters when it was freed */
   el_ctl_server_t *ctl;
+  el_web_t *web;               /* --prometheus-port / --web-port, or NULL */
   int internal_logs;           /* internal_log_message enabled */
   int session_open;
   int handles;                 /* timer and signal handles initialised */
@@ -449,6 +460,7 @@ static void on_end(void *ud, el_src_t *src, int status) {
   if (d->ctl) {
     el_ctl_server_free(d->ctl);
     d->ctl = NULL;
+    el_web_set_control_port(d->web, -1);
   }
 }
 
@@ -638,6 +650,17 @@ static int run(opts_t *o, el_cfg_t *cfg) {
                       .v.s = {"undefined", 9}};
     el_tm_store_set_resource(d.store, &a);
   }
+  if (el_web_enabled(&o->web)) {
+    el_tm_exporter_t tm;
+    o->web.service_name = o->otlp.service_name;
+    if ((rc = el_web_new(&o->web, &d.web, &tm)) < 0 ||
+        (rc = el_tm_store_add_exporter(d.store, &tm)) < 0 ||
+        (rc = el_web_start(d.web)) < 0) {
+      el_log(EL_LOG_ERROR, "cannot start the web endpoints: %s",
+             el_strerror(rc));
+      goto done;
+    }
+  }
   if ((rc = add_exporters(&d)) < 0) {
     el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
     goto done;
@@ -668,6 +691,8 @@ static int run(opts_t *o, el_cfg_t *cfg) {
     if (rc < 0)
       el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
              o->ctl.port, el_strerror(rc));
+    else
+      el_web_set_control_port(d.web, el_ctl_server_port(d.ctl));
   }
   uv_timer_init(&d.loop, &d.timer);
   d.handles = 1;
@@ -702,6 +727,7 @@ static int run(opts_t *o, el_cfg_t *cfg) {
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
+  el_web_serve_until_signal(d.web);   /* no-op without --*-port */
 
 done:
   el_log_set_hook(NULL, NULL);
@@ -725,6 +751,7 @@ done:
   el_host_free(d.host);
   el_tm_store_free(d.store);
   el_otlp_console_free(d.console);
+  el_web_free(d.web);                 /* after the store: it exports here */
   return status;
 }
 
@@ -734,6 +761,7 @@ int el_cmd_otelcol(int argc, char **argv) {
   el_src_opts_init(&o.src);
   el_otlp_config_init(&o.otlp);
   el_ctl_opts_init(&o.ctl);
+  el_web_opts_init(&o.web);
   o.flush_s = 1.0;
   o.level = EL_LOG_WARN;
   int status = 2;
