@@ -85,7 +85,7 @@ typedef struct el_otlp_config_s {
   size_t queue_max_bytes;     /* per signal; default 64 MiB */
   size_t queue_max_items;     /* requests per signal; default 1024 */
   size_t max_message_bytes;   /* per request; default 4 MiB */
-  int shutdown_timeout_ms;    /* flush bound at exit; default 5000 */
+  int shutdown_timeout_ms;    /* flush bound at exit; default 10000 */
   int retry_initial_ms;       /* first backoff; default 500 */
   int retry_max_ms;           /* backoff cap; default 5000 */
   int retry_max_elapsed_ms;   /* give up on a request after; default 60000 */

@@ -43,7 +43,7 @@ void el_otlp_config_init(el_otlp_config_t *cfg) {
   cfg->queue_max_bytes = (size_t)64 << 20;
   cfg->queue_max_items = 1024;
   cfg->max_message_bytes = (size_t)4 << 20;
-  cfg->shutdown_timeout_ms = 5000;
+  cfg->shutdown_timeout_ms = 10000;
   cfg->retry_initial_ms = 500;
   cfg->retry_max_ms = 5000;
   cfg->retry_max_elapsed_ms = 60000;
@@ -152,7 +152,7 @@ const char *el_otlp_opts_help(void) {
     "  --otlp-queue-items N         export queue bound per signal, requests\n"
     "                               (default 1024)\n"
     "  --otlp-max-message-bytes N   split requests above N bytes (4194304)\n"
-    "  --otlp-shutdown-timeout MS   flush bound at exit (default 5000)\n"
+    "  --otlp-shutdown-timeout MS   flush bound at exit (default 10000)\n"
     "  Environment: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,\n"
     "  OTEL_{METRICS,LOGS,TRACES,PROFILES}_EXPORTER (otlp|console|none),\n"
     "  OTEL_EXPORTER_OTLP_{PROTOCOL,ENDPOINT,INSECURE,CERTIFICATE,HEADERS,\n"
