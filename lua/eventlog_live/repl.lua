@@ -73,6 +73,10 @@ end
 
 -- {====== event lists ======}
 
+-- Keys of a stored event that a field of the same name does not hide (the
+-- field is then "<name>_field", e.g. BLOCK_MARKER's cap_field).
+local reserved = {cap = 1, t = 1, type = 1, seq = 1, session = 1, type_id = 1}
+
 local function fields_text(ev)
   local ti = el.type_info(ev.type)
   if not ti then
@@ -80,8 +84,8 @@ local function fields_text(ev)
   end
   local parts = {}
   for _, f in ipairs(ti.fields) do
-    local v = ev[f] 
-    if f == "cap" or f == "type" or f == "t" then v = nil end
+    local v = ev[f]
+    if reserved[f] then v = ev[f .. "_field"] end
     if type(v) == "string" then
       if #v > 80 then v = v:sub(1, 77) .. "..." end
       v = string.format("%q", v):gsub("\\\n", "\\n")

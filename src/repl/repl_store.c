@@ -396,7 +396,17 @@ static void push_record(lua_State *L, const uint8_t *rec, uint64_t seq) {
       p += 4 + get32(p);
       break;
     }
-    lua_setfield(L, -2, fi->name);
+    /* a field named like a key above (BLOCK_MARKER.cap, CAP_CREATE.cap)
+     * does not hide it: it becomes "<name>_field" */
+    if (!strcmp(fi->name, "cap") || !strcmp(fi->name, "t") ||
+        !strcmp(fi->name, "type") || !strcmp(fi->name, "seq") ||
+        !strcmp(fi->name, "session") || !strcmp(fi->name, "type_id")) {
+      lua_pushfstring(L, "%s_field", fi->name);
+      lua_insert(L, -2);
+      lua_settable(L, -3);
+    } else {
+      lua_setfield(L, -2, fi->name);
+    }
   }
 }
 

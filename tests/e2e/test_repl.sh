@@ -4,6 +4,7 @@
 # checked against figures computed independently with awk from the
 # ghc-events `.reference` text of the same file; tab completion, an error
 # that does not end the REPL, :load of an example, Ctrl-D exiting 0.
+# ctest-labels: asan
 set -uo pipefail
 : "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
 command -v expect >/dev/null || { echo "expect not installed"; exit 77; }

@@ -5,6 +5,7 @@
 # prompt and a :load-ed script see the later session), and an eventlog
 # piped into stdin with the prompt on /dev/tty. Expected counts come from
 # the ghc-events `.reference` text.
+# ctest-labels: asan
 set -uo pipefail
 : "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
 command -v expect >/dev/null || { echo "expect not installed"; exit 77; }
