@@ -2,8 +2,9 @@
 # test_otlp_faults.sh: with transient receiver faults every record still
 # arrives exactly once, over gRPC and HTTP/protobuf: UNAVAILABLE (HTTP 503
 # with Retry-After), RESOURCE_EXHAUSTED with RetryInfo (HTTP 429), GOAWAY /
-# connection reset mid-request, GOAWAY after an answer, slow answers, and a
-# receiver that refuses connections for 2 s. Also: a non-retryable status
+# connection reset mid-request, GOAWAY ENHANCE_YOUR_CALM, GOAWAY after an
+# answer, slow answers, a receiver that refuses connections for 2 s or
+# restarts mid-run. Also: a non-retryable status
 # drops (and counts) only the request it answered, and RESOURCE_EXHAUSTED
 # without RetryInfo is not retried (OTLP spec).
 # ctest-labels: asan
@@ -33,6 +34,8 @@ for t in grpc http; do
   run_case "$t" exhausted 2 --fault exhausted:2:300
   run_case "$t" goaway 2 --fault goaway:2
   run_case "$t" goaway-after 0 --fault goaway-after:2
+  # GOAWAY ENHANCE_YOUR_CALM: the reference fails every later export (§7).
+  run_case "$t" calm 2 --fault calm:2
   run_case "$t" slow 0 --delay-ms 300
   run_case "$t" refuse 0 --refuse-ms 2000
 done

@@ -119,6 +119,7 @@ const state = {
   listening: false,
   refuseTimer: null,
   grpcEncoding: new Map(),   // peer -> grpc-encoding of its last call
+  grpcSessions: new Map(),   // peer -> HTTP/2 session
 };
 
 function log(msg) {
@@ -136,6 +137,7 @@ function parseFault(s) {
 }
 
 const FAULT_KINDS = new Set(['unavailable', 'exhausted', 'exhausted-noinfo',
+  'calm',
   'goaway', 'goaway-after', 'reject', 'fail', 'reset', 'delay']);
 
 function addFault(f) {
@@ -312,7 +314,7 @@ function grpcHandler(signal) {
     const delay = state.delayMs + (f && f.kind === 'delay' ? f.arg || 1000 : 0);
     later(delay, () => {
       if (f && f.kind !== 'delay') {
-        if (grpcFault(signal, f, callback)) return;
+        if (grpcFault(signal, f, callback, call)) return;
       }
       let rec;
       try {
@@ -338,7 +340,7 @@ function grpcHandler(signal) {
 }
 
 // Apply a failing fault; returns true when the call has been answered.
-function grpcFault(signal, f, callback) {
+function grpcFault(signal, f, callback, call) {
   const S = grpc.status;
   switch (f.kind) {
     case 'unavailable':
@@ -362,6 +364,21 @@ function grpcFault(signal, f, callback) {
       callback({ code: f.arg || S.INVALID_ARGUMENT,
                  details: 'test receiver: permanent failure' });
       return true;
+    case 'calm': {
+      // What a collector does to a client breaking its keepalive policy:
+      // GOAWAY ENHANCE_YOUR_CALM "too_many_pings" on this call's session,
+      // which is then closed; the call gets no answer.
+      countFault(signal, f.kind);
+      const session = state.grpcSessions.get(call.getPeer());
+      if (session) {
+        try {
+          session.goaway(NGHTTP2_ENHANCE_YOUR_CALM, 0,
+            Buffer.from('too_many_pings'));
+        } catch (e) { /* already closing */ }
+        setTimeout(() => session.destroy(), 50);
+      }
+      return true;
+    }
     case 'goaway':
     case 'reset':
       // Close every HTTP/2 session (GOAWAY, then cancel what is in flight)
@@ -412,6 +429,8 @@ function enforcePingPolicy(server) {
       const ps = { strikes: 0, last: 0, reset: true, active: 0 };
       const peer = session.socket
         ? `${session.socket.remoteAddress}:${session.socket.remotePort}` : '';
+      state.grpcSessions.set(peer, session);
+      session.on('close', () => state.grpcSessions.delete(peer));
       session.on('stream', (stream, headers) => {
         // grpc-js removes grpc-encoding from the call's metadata: note it
         // per peer for the request's JSON line (calls from one peer are
@@ -550,6 +569,7 @@ function httpFault(req, res, signal, f) {
       return true;
     case 'goaway':
     case 'reset':
+    case 'calm':
       countFault(signal, f.kind);
       req.socket.destroy();
       return true;
