@@ -653,10 +653,34 @@ local function field(t, k)
   return nil
 end
 
--- Completions of the word `text`: an array of whole words, sorted.
--- ":lo" -> commands; "el.o" -> fields of el; "su" -> globals, keywords.
-function M.complete(text)
+local type_names  -- event type names, for completion (built once)
+
+local function event_names()
+  if type_names then return type_names end
+  type_names = {}
+  for id = 0, 1023 do
+    local ti = el.type_info(id)
+    if ti then type_names[#type_names + 1] = ti.name end
+  end
+  return type_names
+end
+
+-- Completions of the word `text` (at byte `start`, 0-based, of the input
+-- `line`): an array of whole words, sorted; or nil, "files" after :load.
+-- ":lo" -> commands; "el.o" -> fields of el; "su" -> globals, keywords;
+-- "USER_M" -> event type names.
+function M.complete(text, line, start)
   local out = {}
+  if line and start and start > 0
+     and line:sub(1, start):match("^%s*:l[oad]*%s+$") then
+    return nil, "files"
+  end
+  if text:match("^[A-Z][A-Z0-9_]*$") then
+    for _, name in ipairs(event_names()) do
+      if name:sub(1, #text) == text then out[#out + 1] = name end
+    end
+    if #out > 0 then table.sort(out) return out end
+  end
   if text:sub(1, 1) == ":" then
     for _, c in ipairs({":load", ":help", ":quit"}) do
       if c:sub(1, #text) == text then out[#out + 1] = c end

@@ -396,14 +396,22 @@ static int setup_lua(lua_State *L) {
 
 /* {====== completion (reader thread) ======} */
 
-static char **complete(void *ud, const char *text) {
+static char **complete(void *ud, const char *text, const char *line,
+                       int start, int *files) {
   repl_t *r = ud;
   char **out = NULL;
   pthread_mutex_lock(&r->lua_mu);
   lua_State *L = r->L;
   int top = lua_gettop(L);
   lua_pushstring(L, text);
-  if (call_mod(r, "complete", 1, 1) == 0 && lua_istable(L, -1)) {
+  lua_pushstring(L, line);
+  lua_pushinteger(L, start);
+  if (call_mod(r, "complete", 3, 2) != 0) {
+    /* printed */
+  } else if (lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "files")) {
+    *files = 1;
+  } else if (lua_istable(L, -2)) {
+    lua_pop(L, 1);
     size_t n = (size_t)luaL_len(L, -1);
     if (n > 10000) n = 10000;
     out = calloc(n + 1, sizeof *out);  /* libedit frees with free() */

@@ -42,12 +42,19 @@ static void free_cands(void) {
 }
 
 static char **attempted(const char *text, int start, int end) {
-  (void)start;
   (void)end;
-  rl_attempted_completion_over = 1;  /* never fall back to file names */
+  rl_attempted_completion_over = 1;  /* no file names unless asked */
   free_cands();
   if (!g_term || !g_term->cfg.complete) return NULL;
-  g_cands = g_term->cfg.complete(g_term->cfg.ud, text);
+  int files = 0;
+  g_cands = g_term->cfg.complete(g_term->cfg.ud, text,
+                                 rl_line_buffer ? rl_line_buffer : "",
+                                 start, &files);
+  if (files) {
+    free_cands();
+    rl_attempted_completion_over = 0;  /* libedit completes file names */
+    return NULL;
+  }
   if (!g_cands || !g_cands[0]) {
     free_cands();
     return NULL;

@@ -23,10 +23,12 @@ typedef struct el_repl_term_cfg_s {
   FILE *out;                /* prompt and echo output (borrowed) */
   const char *history;      /* history file, NULL = none; copied */
   void *ud;
-  /* Completions of the word `text`, on the reader thread: a malloc'd
-   * NULL-terminated array of malloc'd strings (libc malloc: libedit frees
-   * them), or NULL. */
-  char **(*complete)(void *ud, const char *text);
+  /* Completions of the word `text` (at byte `start` of the whole input
+   * line `line`), on the reader thread: a malloc'd NULL-terminated array
+   * of malloc'd strings (libc malloc: libedit frees them), or NULL. Set
+   * *files to 1 (and return NULL) to complete file names instead. */
+  char **(*complete)(void *ud, const char *text, const char *line,
+                     int start, int *files);
   /* A line was read (malloc'd, without the newline; the callee owns it),
    * or NULL at end of input (Ctrl-D, EOF). Called on the reader thread. */
   void (*on_line)(void *ud, char *line);

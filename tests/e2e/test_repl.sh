@@ -119,6 +119,8 @@ check "completion: el.type_in<TAB> -> el.type_info(...).id" 1 \
   "$(grep -c '^58$' "$tmp/out")"
 check "error: message and traceback, REPL continued" 1 \
   "$(grep -c '^stdin:1: boom 42$' "$tmp/out")"
+check "completion: #events{type=\"USER_MA<TAB> -> 10" 1 \
+  "$(grep -c '^10$' "$tmp/out")"
 check "multi-line input: 1 + / 2 -> 3" 1 "$(grep -c '^3$' "$tmp/out")"
 exp="$(count_ref '^marker: ') markers"
 check ":load examples/markers.lua printed its report" "$exp" \

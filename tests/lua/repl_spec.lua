@@ -16,6 +16,8 @@ local function fake_host()
   function el.gc(opts) el.gc_span = opts.on_span
     return {stats = function() return {count = 0} end} end
   function el.type_info(name)
+    local ids = {[1] = "RUN_THREAD", [58] = "USER_MARKER"}
+    name = ids[name] or name
     local t = {RUN_THREAD = {"thread"}, USER_MARKER = {"marker"}}
     return t[name] and {name = name, fields = t[name]} or nil
   end
@@ -178,6 +180,11 @@ describe("eventlog_live.repl", function()
     assert.are.same({"string:format"}, repl.complete("string:form"))
     assert.are.same({}, repl.complete("nosuch.x"))
     assert.are.same({"while"}, repl.complete("whil"))
+    assert.are.same({"USER_MARKER"}, repl.complete("USER_M"))
+    assert.are.same({"RUN_THREAD"}, repl.complete("RUN", "events{type='RUN", 13))
+    local none, files = repl.complete("ex", ":load ex", 6)
+    assert.is_nil(none)
+    assert.are.equal("files", files)
   end)
 
   it("evaluates expressions and statements, and reports errors", function()
