@@ -77,7 +77,9 @@ int64_t el__otlp_now_ms(void) {
 }
 
 /* Log at most one message of a kind per LOG_INTERVAL_MS; the next one
- * says how many were suppressed. Called with mu held. */
+ * says how many were suppressed. Called with mu held; mu is released while
+ * el_log runs, so a log hook may call back into the exporter (e.g. export
+ * the host's own logs) without deadlock. */
 static void log_limited(el_otlp_exporter_t *ex, int kind,
                         el_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -94,13 +96,16 @@ static void log_limited(el_otlp_exporter_t *ex, int kind,
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (ex->suppressed[kind])
-    el_log(level, "%s (%llu similar messages suppressed)", msg,
-           (unsigned long long)ex->suppressed[kind]);
-  else
-    el_log(level, "%s", msg);
+  uint64_t suppressed = ex->suppressed[kind];
   ex->suppressed[kind] = 0;
   ex->last_log_ms[kind] = now;
+  pthread_mutex_unlock(&ex->mu);
+  if (suppressed)
+    el_log(level, "%s (%llu similar messages suppressed)", msg,
+           (unsigned long long)suppressed);
+  else
+    el_log(level, "%s", msg);
+  pthread_mutex_lock(&ex->mu);
 }
 
 static void count_drop(el_otlp_exporter_t *ex, el_tm_signal_t sig,

@@ -361,6 +361,35 @@ static void test_store_window_reaches_transport(void **state) {
   el_tm_store_free(st);
 }
 
+/* A log hook may call back into the exporter (the daemon exports its own
+ * log lines): the sender must not hold its lock while logging. */
+static el_otlp_exporter_t *hook_ex;
+static int hook_calls;
+static void hook(void *ud, el_log_level_t level, const char *msg) {
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(hook_ex, &s);
+  hook_calls++;
+}
+
+static void test_log_hook_may_reenter_exporter(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_DROP;
+  F.script[1] = EL_XQ_RETRY;
+  F.nscript = 2;
+  el_otlp_config_t c = cfg_small();
+  hook_ex = make(&c, ALL, NULL, NULL);
+  hook_calls = 0;
+  el_log_threshold = EL_LOG_WARN;
+  el_log_set_hook(hook, NULL);
+  submit_id(hook_ex, M, 1);
+  submit_id(hook_ex, M, 2);
+  assert_int_equal(el_otlp_exporter_flush(hook_ex, 5000), 0);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = EL_LOG_QUIET;
+  assert_true(hook_calls >= 2);
+  el_otlp_exporter_free(hook_ex);
+}
+
 int main(void) {
   el_log_threshold = EL_LOG_QUIET;
   const struct CMUnitTest tests[] = {
@@ -377,6 +406,7 @@ int main(void) {
     cmocka_unit_test(test_stop_abandons_and_counts_everything),
     cmocka_unit_test(test_unhandled_signal_refused),
     cmocka_unit_test(test_store_window_reaches_transport),
+    cmocka_unit_test(test_log_hook_may_reenter_exporter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
