@@ -40,7 +40,9 @@ start_prometheus() {
   PROM_URL=http://127.0.0.1:$port
   local i
   for i in $(seq 100); do
-    curl -sf "$PROM_URL/-/ready" >/dev/null 2>&1 && return 0
+    python3 -c 'import sys, urllib.request
+urllib.request.urlopen(sys.argv[1] + "/-/ready", timeout=1)' "$PROM_URL" \
+      >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   cat "$TMP/prometheus.log"

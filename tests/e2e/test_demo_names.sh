@@ -22,6 +22,19 @@ command -v node >/dev/null || skip "node missing (test receiver)"
 [ -d "$SRC/tests/receiver/node_modules" ] || skip "tests/receiver: run npm ci"
 python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
 
+# The options the demo and the run scripts pass to the daemon exist.
+"$DAEMON" --help > "$TMP/help.txt" 2>&1
+python3 "$SRC/tests/demo/daemon_flags.py" "$SRC" > "$TMP/flags.txt" ||
+  fail "could not extract the daemon command lines"
+while read -r flag; do
+  case $flag in
+    -h?) grep -q -- '-h<' "$TMP/help.txt" || fail "daemon has no $flag" ;;
+    *) grep -q -- "$flag\b" "$TMP/help.txt" ||
+         fail "the demo or a run script passes $flag, unknown to $DAEMON --help" ;;
+  esac
+done < "$TMP/flags.txt"
+echo "ok: daemon options used by the demo: $(tr '\n' ' ' < "$TMP/flags.txt")"
+
 node "$SRC/tests/receiver/server.js" --out "$TMP/received.jsonl" \
   --ready-file "$TMP/ready.json" --profiles-proto "$SRC/proto" --quiet \
   > "$TMP/receiver.log" 2>&1 &

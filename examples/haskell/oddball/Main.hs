@@ -6,7 +6,7 @@
 -- @Summing <n> numbers@ ('traceMarkerIO'), sums n pseudo-random Integers
 -- in [-1000, 1000] with a lazy right fold (the whole list and a chain of
 -- thunks stay live until the end), emits the user message @Sum: <s>@
--- ('traceEventIO') and sleeps.
+-- ('traceEventIO'), collects the garbage ('performMajorGC') and sleeps.
 --
 -- Usage: oddball [ROUNDS [DELAY_MS [MAX_N [SEED]]]]
 --   ROUNDS    number of rounds, 0 = forever (default 0)
@@ -28,6 +28,7 @@ import Data.Word (Word64)
 import Debug.Trace (traceEventIO, traceMarkerIO)
 import System.Environment (getArgs)
 import System.IO (BufferMode (LineBuffering), hSetBuffering, stdout)
+import System.Mem (performMajorGC)
 import Text.Read (readMaybe)
 
 #ifdef USE_EVENTLOG_SOCKET
@@ -102,6 +103,9 @@ loop opts i g0 = do
   let total = foldr (+) 0 (take n (uniforms (-1000, 1000) g1))
   total `seq` traceEventIO ("Sum: " ++ show total)
   putStrLn ("Sum: " ++ show total)
+  -- The summands are garbage now: collect them, so the heap graph drops
+  -- (with +RTS -i0 every major GC is also a heap census).
+  performMajorGC
   let finished = optRounds opts /= 0 && i >= optRounds opts
   unless finished $ do
     threadDelay (optDelayMs opts * 1000)
