@@ -6,8 +6,9 @@
  * records (time, type, capability, session, then the decoded fields:
  * integers as 8 bytes, text as length + bytes) in chunks of 1/8 of the
  * bound (64 KiB..1 MiB). When the chunks would exceed the byte bound the
- * oldest chunk is dropped whole and its events are counted in `dropped`. Counters (events per type, first/last
- * time) cover every event seen, dropped or not.
+ * oldest chunk is dropped whole and its events are counted in `dropped`.
+ * Counters (events per type, first/last time) cover every event seen,
+ * dropped or not. Spec: eventlog-format.md §2.1 (field names and kinds).
  *
  * Thread: one thread at a time (the REPL's loop thread, under its Lua
  * lock). */
