@@ -241,6 +241,8 @@ static void arg_dec(sargs_t *a, lua_Integer i) {
   a->v[a->n++].i = i;
 }
 
+/* [-2, +0, e] Push the span arguments, call every on_span of the kind
+ * (each call protected). */
 static int spans_tramp(lua_State *L) {
   el_host_t *h = lua_touserdata(L, 1);
   const sargs_t *a = lua_touserdata(L, 2);
@@ -577,7 +579,7 @@ static int cmp_thread(const void *x, const void *y) {
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* tracker:list() -> array of thread tables */
+/* tracker:list() -> array of thread tables [-0, +1, m] */
 static int tr_list(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
@@ -598,7 +600,7 @@ static int tr_list(lua_State *L) {
   return 1;
 }
 
-/* tracker:get(thread) -> table or nil */
+/* tracker:get(thread) -> table or nil [-0, +0|1, m] */
 static int tr_get(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checkudata(L, 1, TRACKER_MT);
@@ -609,7 +611,7 @@ static int tr_get(lua_State *L) {
   return 1;
 }
 
-/* tracker:stats() -> {count, total_ns, max_ns, caps = {...}} */
+/* tracker:stats() -> {count, total_ns, max_ns, caps = {...}}. [-0, +1, m] */
 static int tr_stats(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
@@ -636,7 +638,8 @@ static int tr_stats(lua_State *L) {
   return 1;
 }
 
-/* tracker:totals(reset) -> {[cap] = {mutator_ns, gc_ns, idle_ns}} */
+/* tracker:totals(reset) -> {[cap] = {mutator_ns, gc_ns, idle_ns}}.
+ * [-0, +1, m] */
 static int tr_totals(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
@@ -656,7 +659,8 @@ static int tr_totals(lua_State *L) {
   return 1;
 }
 
-/* tracker:unexpected() -> count of sequences the reference warns about */
+/* tracker:unexpected() -> count of sequences the reference warns about.
+ * [-0, +1, -] */
 static int tr_unexpected(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_pushinteger(L, h->ana ? (lua_Integer)h->ana->unexpected : 0);
@@ -700,10 +704,14 @@ static int new_tracker(lua_State *L, int kind) {
   return 1;
 }
 
+/* [-0, +1, m] el.threads(opts) -> tracker */
 static int an_threads(lua_State *L) { return new_tracker(L, TK_THREADS); }
+/* [-0, +1, m] el.gc(opts) -> tracker */
 static int an_gc(lua_State *L) { return new_tracker(L, TK_GC); }
+/* [-0, +1, m] el.cap_usage(opts) -> tracker */
 static int an_cap_usage(lua_State *L) { return new_tracker(L, TK_CAPS); }
 
+/* [-0, +1, m] __tostring. */
 static int tr_tostring(lua_State *L) {
   tracker_t *t = luaL_checkudata(L, 1, TRACKER_MT);
   static const char *n[] = {"threads", "gc", "cap_usage"};

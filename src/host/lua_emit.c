@@ -236,17 +236,18 @@ static int point(lua_State *L, el_unix_ns_t time_unix) {
   return result(L, rc);
 }
 
-/* metric:point(value, attrs, t, start_unix_ns) */
+/* metric:point(value, attrs, t, start_unix_ns) [-0, +1|2, v] */
 static int em_point(lua_State *L) {
   el_host_t *h = el__host_from(L);
   return point(L, el__host_unix(h, opt_t(L, h, 4)));
 }
 
-/* metric:point_unix(value, attrs, unix_ns, start_unix_ns) */
+/* metric:point_unix(value, attrs, unix_ns, start_unix_ns). [-0, +1|2, v] */
 static int em_point_unix(lua_State *L) {
   return point(L, (el_unix_ns_t)luaL_checkinteger(L, 4));
 }
 
+/* [-0, +0, -] __gc/__close: free the copied strings. */
 static int em_metric_gc(lua_State *L) {
   metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
   el_free(m->name);
@@ -256,6 +257,7 @@ static int em_metric_gc(lua_State *L) {
   return 0;
 }
 
+/* [-0, +1, m] __tostring. */
 static int em_metric_tostring(lua_State *L) {
   metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
   lua_pushfstring(L, "metric %s (%s)", m->name ? m->name : "?",
@@ -282,7 +284,7 @@ static int severity(lua_State *L, int tbl) {
 }
 
 /* el.log{body=, severity=, severity_text=, t=|unix_ns=, observed_unix_ns=,
- * attrs=, trace_id=, span_id=, host=} */
+ * attrs=, trace_id=, span_id=, host=} [-0, +1|2, v] */
 static int em_log(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -315,7 +317,8 @@ static int em_log(lua_State *L) {
 /* {====== spans ======} */
 
 /* el.span{name=, start_t=, end_t= | start_unix_ns=, end_unix_ns=,
- * trace_id=, span_id=, parent_span_id=, kind=, status=, attrs=} -> id */
+ * trace_id=, span_id=, parent_span_id=, kind=, status=, attrs=} -> id.
+ * [-0, +1|2, v] */
 static int em_span(lua_State *L) {
   static const char *const kinds[] = {"internal", "server", "client",
                                       "producer", "consumer", NULL};
@@ -373,7 +376,7 @@ static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
 }
 
 /* el.profile_sample{frames=, value=, profile_kind=, sample_type=,
- * sample_unit=, t=|unix_ns=, attrs=} */
+ * sample_unit=, t=|unix_ns=, attrs=} [-0, +1|2, v] */
 static int em_profile_sample(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -412,7 +415,7 @@ static int em_profile_sample(lua_State *L) {
 
 /* {====== resource, ids, flush ======} */
 
-/* el.set_resource(key, value) */
+/* el.set_resource(key, value) [-0, +1|2, v] */
 static int em_set_resource(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checkstring(L, 1);
@@ -426,7 +429,7 @@ static int em_set_resource(lua_State *L) {
   return result(L, el_tm_store_set_resource(h->store, &as.a[0]));
 }
 
-/* el.random_id(nbytes) -> hex */
+/* el.random_id(nbytes) -> hex [-0, +1, v] */
 static int em_random_id(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);
   luaL_argcheck(L, n > 0 && n <= 32, 1, "1..32 bytes");
@@ -436,6 +439,7 @@ static int em_random_id(lua_State *L) {
   return 1;
 }
 
+/* [-0, +1|2, -] el.flush() -> true | nil, msg */
 static int em_flush(lua_State *L) {
   el_host_t *h = el__host_from(L);
   if (!h->store) return no_store(L);

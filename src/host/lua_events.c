@@ -280,7 +280,8 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   h->in_dispatch++;
   set_ev(h, D, ev);
   if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
-  if (f & EL__F_STAR) call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
+  if (f & EL__F_STAR)
+    call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
   lua_settop(D, h->d_top);
   h->in_dispatch--;
   compact(h);
@@ -388,6 +389,7 @@ static int add_hook(lua_State *L, const char *hook) {
   return 0;
 }
 
+/* [-0, +0, v] el.on_header(fn) (and the three hooks below) */
 static int ev_on_header(lua_State *L) { return add_hook(L, "on_header"); }
 static int ev_on_session(lua_State *L) { return add_hook(L, "on_session"); }
 static int ev_on_session_end(lua_State *L) {
@@ -510,7 +512,8 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
   if (h->sess.number == 0) return;  /* no header yet */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
   if (!strcmp(name, "BLOCK_MARKER")) {
-    if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP) add_cap(h, (unsigned)v[2].u);
+    if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP)
+      add_cap(h, (unsigned)v[2].u);
   } else if (!strcmp(name, "CAP_CREATE")) {
     add_cap(h, (unsigned)v[0].u);
   } else if (!strcmp(name, "WALL_CLOCK_TIME")) {
@@ -583,11 +586,13 @@ void el__session_end(el_host_t *h) {
 
 /* {====== utilities ======} */
 
+/* [-0, +1, -] el.now() -> stream time, ns */
 static int ev_now(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)el__host_from(L)->now);
   return 1;
 }
 
+/* [-0, +1, v] el.unix_ns(t) -> Unix ns (0 before WALL_CLOCK_TIME) */
 static int ev_unix_ns(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_pushinteger(L, (lua_Integer)el__host_unix(
@@ -595,7 +600,7 @@ static int ev_unix_ns(lua_State *L) {
   return 1;
 }
 
-/* el.type_info(name_or_id) -> {id, name, fields} or nil */
+/* el.type_info(name_or_id) -> {id, name, fields} or nil. [-0, +0|1, m] */
 static int ev_type_info(lua_State *L) {
   int id;
   if (lua_type(L, 1) == LUA_TNUMBER)
@@ -618,6 +623,7 @@ static int ev_type_info(lua_State *L) {
   return 1;
 }
 
+/* [-0, +1, m] el.stats() -> counters */
 static int ev_stats(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const el_ev_stats_t *ds = el_ev_decoder_stats(h->dec);
@@ -633,7 +639,7 @@ static int ev_stats(lua_State *L) {
   return 1;
 }
 
-/* el.control(namespace, command_id) -> true | nil, msg */
+/* el.control(namespace, command_id) -> true | nil, msg. [-0, +1|2, v] */
 static int ev_control(lua_State *L) {
   el_host_t *h = el__host_from(L);
   size_t nslen;
@@ -655,6 +661,7 @@ static int ev_control(lua_State *L) {
   return 2;
 }
 
+/* [-0, +0, v] el.host_log(level, msg) */
 static int ev_host_log(lua_State *L) {
   static const char *const lv[] = {"debug", "info", "warn", "error", NULL};
   int level = luaL_checkoption(L, 1, NULL, lv);

@@ -179,33 +179,35 @@ static int tm_every(lua_State *L) {
   return add_timer(L, 0, d, (uint64_t)iv, 2);
 }
 
-/* el.at(t_ns, fn) -> timer */
+/* el.at(t_ns, fn) -> timer [-0, +1, v] */
 static int tm_at(lua_State *L) {
   lua_Integer t = luaL_checkinteger(L, 1);
   luaL_argcheck(L, t >= 0, 1, "time must be >= 0");
   return add_timer(L, 0, (uint64_t)t, 0, 2);
 }
 
-/* el.every_wall(interval_ms, fn) -> timer */
+/* el.every_wall(interval_ms, fn) -> timer [-0, +1, v] */
 static int tm_every_wall(lua_State *L) {
   lua_Integer iv = luaL_checkinteger(L, 1);
   luaL_argcheck(L, iv > 0, 1, "interval must be > 0");
   return add_timer(L, 1, el_host_clock_ms() + (uint64_t)iv, (uint64_t)iv, 2);
 }
 
-/* el.after_wall(ms, fn) -> timer */
+/* el.after_wall(ms, fn) -> timer [-0, +1, v] */
 static int tm_after_wall(lua_State *L) {
   lua_Integer ms = luaL_checkinteger(L, 1);
   luaL_argcheck(L, ms >= 0, 1, "delay must be >= 0");
   return add_timer(L, 1, el_host_clock_ms() + (uint64_t)ms, 0, 2);
 }
 
+/* [-0, +0, v] timer:cancel() */
 static int tm_cancel(lua_State *L) {
   tbox_t *box = luaL_checkudata(L, 1, TIMER_MT);
   if (box->t) box->t->cancelled = 1;
   return 0;
 }
 
+/* [-0, +0, -] __gc: drop the userdata's hold on the timer. */
 static int tm_gc(lua_State *L) {
   tbox_t *box = luaL_checkudata(L, 1, TIMER_MT);
   el__timer_t *t = box->t;
@@ -216,11 +218,13 @@ static int tm_gc(lua_State *L) {
   return 0;
 }
 
+/* [-0, +0, -] __close: cancel, then release. */
 static int tm_close(lua_State *L) {
   tm_cancel(L);
   return tm_gc(L);
 }
 
+/* [-0, +1, m] __tostring. */
 static int tm_tostring(lua_State *L) {
   tbox_t *box = luaL_checkudata(L, 1, TIMER_MT);
   if (!box->t)
