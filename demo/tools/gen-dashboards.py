@@ -255,7 +255,7 @@ def heap():
     ids = Ids()
     sel = 'service_name="${service_name}"'
     prof = (f'{HEAP_PROF}{{{sel},'
-            'heapProfBreakdown="${heap_prof_breakdown}"}')
+            'heapProfBreakdown=~"${heap_prof_breakdown:regex}"}')
     # Sum away everything but the label (the collector config already drops
     # the per-census attributes heapProfSampleEra, heapProfId and evCap).
     cur = f"sum by(service_name, heapProfLabel) ({prof})"
@@ -269,12 +269,15 @@ def heap():
         ds_var("ds_prometheus", "Prometheus", "prometheus", "Prometheus"),
         ds_var("ds_loki", "Loki", "loki", "Loki"),
         service_var_prom(HEAP_SIZE),
-        prom_query_var(
+        dict(prom_query_var(
             "heap_prof_breakdown", "Heap profile breakdown",
             f'label_values({HEAP_PROF}{{service_name=~"${{service_name}}"}}'
-            ", heapProfBreakdown)", False, "-hT",
-            "The program's heap profile breakdown (+RTS -hT, -hy, ...); "
-            "the daemon must be given the same -h option.", refresh=2),
+            ", heapProfBreakdown)", True, "$__all",
+            "The heap profile breakdowns to show (+RTS -hT, -hy, ...; the "
+            "daemon must be given the same -h option). A program has one, "
+            "so All shows each program's own.", refresh=2),
+            includeAll=True, allValue=".*",
+            current={"text": ["All"], "value": ["$__all"]}),
         text_var("heap_prof_sample_limit", "Heap profile top N", "10",
                  "How many heap profile series to show; the rest is "
                  "summed into one series named Other."),

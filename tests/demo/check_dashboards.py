@@ -100,6 +100,8 @@ class Dash:
         cur = (v.get("current") or {}).get("value")
         if isinstance(cur, list):
             cur = cur[0] if cur else ""
+        if cur == "$__all":
+            cur = v.get("allValue") or ".*"
         if cur in (None, ""):
             cur = v.get("query") if isinstance(v.get("query"), str) else ""
         return str(cur or "x")
@@ -131,7 +133,8 @@ def check_structure(dashes):
         for s in strings(doc):
             for m in VAR_REF.finditer(s):
                 name = m.group(1) or m.group(3) or m.group(4)
-                if name not in d.vars and name not in BUILTIN_VARS:
+                if name not in d.vars and name not in BUILTIN_VARS and \
+                        name != "__all":   # Grafana's "All" selection
                     err(f"{d.name}: undefined variable ${name} in {s[:60]!r}")
         # Datasources through variables of the right type.
         for path, node in walk(doc):
