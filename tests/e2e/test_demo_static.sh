@@ -12,6 +12,22 @@ command -v promtool >/dev/null || skip "promtool missing (apt-get install promet
 
 rc=0
 python3 "$SRC/tests/demo/check_configs.py" "$SRC" || rc=1
+# ... and it fails on an unpinned image and on a collector pipeline that
+# names an undefined exporter (copies of the demo with one change each).
+for mut in 's|grafana/grafana:[0-9.]*|grafana/grafana:latest|' \
+           's|exporters: \[prometheus\]|exporters: [prometheus, debug]|'; do
+  rm -rf "$TMP/mirror"; mkdir -p "$TMP/mirror/examples"
+  cp -r "$SRC/demo" "$TMP/mirror/demo"
+  cp -r "$SRC/examples/haskell" "$TMP/mirror/examples/haskell"
+  sed -i "$mut" "$TMP/mirror/demo/docker-compose.yml" \
+    "$TMP/mirror/demo/config/otelcol.yaml"
+  if python3 "$SRC/tests/demo/check_configs.py" "$TMP/mirror" \
+       > "$TMP/mut.out" 2>&1; then
+    cat "$TMP/mut.out"
+    echo "FAIL: check_configs.py accepted a demo changed by $mut"
+    rc=1
+  fi
+done
 promtool check config "$SRC/demo/config/prometheus.yaml" || rc=1
 python3 "$SRC/demo/tools/gen-dashboards.py" --check || rc=1
 
