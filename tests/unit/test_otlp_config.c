@@ -179,7 +179,8 @@ static void test_service_name_and_resource_attributes(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
   fenv_set(&e, "OTEL_RESOURCE_ATTRIBUTES",
-           " service.name=x, deployment.environment = prod%20eu ;p=1,k=%E2%82%AC");
+           " service.name=x, deployment.environment = prod%20eu ;p=1,"
+           "k=%E2%82%AC");
   fenv_set(&e, "OTEL_SERVICE_NAME", "svc");
   assert_int_equal(resolve(&c, &e, NULL), 0);
   assert_string_equal(c.service_name, "svc");
