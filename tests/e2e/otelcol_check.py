@@ -88,8 +88,11 @@ def received(path, service):
     logs = []
     profiles = []
     spans = []
+    needle = json.dumps(service)
     with open(path) as f:
         for line in f:
+            if needle not in line and json.dumps(needle)[1:-1] not in line:
+                continue   # (the second form: inside decoded_text)
             r = json.loads(line)
             req = r.get("request") or {}
             for rm in req.get("resourceMetrics", []):

@@ -14,6 +14,10 @@ command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 [ -d "$EL_SOURCE_DIR/tests/receiver/node_modules" ] ||
   { echo "skip: receiver dependencies missing (npm ci)"; exit 77; }
 
+# A loaded test machine and a Node receiver can be slow: give the daemon
+# time to deliver everything at exit rather than drop it (default 5 s).
+export EL_OTLP_SHUTDOWN_TIMEOUT=${EL_OTLP_SHUTDOWN_TIMEOUT:-120000}
+
 WORK=$(mktemp -d /tmp/el-otelcol-XXXXXX)
 RCV_PID=
 cleanup() {
