@@ -294,11 +294,20 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
       }
       el_free(body);
     } else {
+      /* details is the server's (or the channel's) message; the
+       * error_string adds grpc's file/line context, kept for debugging. */
       char *d = grpc_slice_to_c_string(details);
-      snprintf(res->msg, sizeof res->msg, "%s: %s%s%s (%s)",
-               status_name(status), d ? d : "",
-               error_string ? "; " : "", error_string ? error_string : "",
-               g->target);
+      bool has_d = d && *d;
+      grpc_connectivity_state cs =
+          grpc_channel_check_connectivity_state(g->channel, 0);
+      snprintf(res->msg, sizeof res->msg, "%s: %s (%s%s)",
+               status_name(status),
+               has_d ? d : error_string ? error_string : "", g->target,
+               cs == GRPC_CHANNEL_TRANSIENT_FAILURE
+                   ? ", cannot connect"
+                   : cs == GRPC_CHANNEL_CONNECTING ? ", connecting" : "");
+      if (error_string && has_d)
+        el_log(EL_LOG_DEBUG, "OTLP gRPC: %s", error_string);
       gpr_free(d);
     }
   }
