@@ -39,6 +39,35 @@ decode() {  # decode EVENTLOG > TEXT: eventlog-live show, else strings
   fi
 }
 
+# ---- cabal files and the eventlog-socket code path -------------------------
+# The .cabal files parse with the Cabal library (a GHC boot package), and
+# every program also compiles with -DUSE_EVENTLOG_SOCKET against a stub of
+# eventlog-socket's API (startFromEnv :: IO (), as in eventlog-socket
+# 0.1.3): the cabal build's CPP branch, without Hackage.
+if "$GHC" --print-libdir >/dev/null && ghc-pkg list Cabal 2>/dev/null | grep -q Cabal; then
+  check "cabal files parse" "runghc --ghc-arg=-package --ghc-arg=Cabal \
+    '$SRC/tests/demo/CheckCabal.hs' '$EX'/*/*.cabal"
+  printf 'name: broken\nversion 1\n' > "$TMP/broken.cabal"
+  check "a broken cabal file is rejected" "! runghc --ghc-arg=-package \
+    --ghc-arg=Cabal '$SRC/tests/demo/CheckCabal.hs' '$TMP/broken.cabal' \
+    > /dev/null 2>&1"
+fi
+mkdir -p "$TMP/stub/GHC/Eventlog"
+cat > "$TMP/stub/GHC/Eventlog/Socket.hs" <<'HS'
+module GHC.Eventlog.Socket (startFromEnv) where
+startFromEnv :: IO ()
+startFromEnv = putStrLn "eventlog-socket stub: startFromEnv"
+HS
+for p in oddball threads jumpy; do
+  if build "$p" "$TMP/stub-$p" -DUSE_EVENTLOG_SOCKET -i"$TMP/stub"; then
+    out=$("$TMP/stub-$p/$p" 1 0 2>&1)
+    check "$p: the eventlog-socket build calls startFromEnv" \
+      "echo '$out' | grep -q 'stub: startFromEnv'"
+  else
+    check "$p compiles with -DUSE_EVENTLOG_SOCKET" false
+  fi
+done
+
 # ---- oddball -------------------------------------------------------------
 if build oddball "$TMP/oddball"; then
   (cd "$TMP/oddball" && ./oddball 3 10 20000 7 \
