@@ -28,6 +28,9 @@ for mut in 's|grafana/grafana:[0-9.]*|grafana/grafana:latest|' \
     rc=1
   fi
 done
+for f in "$SRC"/examples/haskell/common.sh "$SRC"/examples/haskell/*/*.sh; do
+  bash -n "$f" || { echo "FAIL: $f has a syntax error"; rc=1; }
+done
 promtool check config "$SRC/demo/config/prometheus.yaml" || rc=1
 python3 "$SRC/demo/tools/gen-dashboards.py" --check || rc=1
 
