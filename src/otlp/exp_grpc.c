@@ -341,7 +341,10 @@ static void grpc_tr_free(void *ud) {
   el_free(g->md);
   el_free(g->target);
   el_free(g);
-  grpc_shutdown();
+  /* The last reference shuts grpc down; wait for it, so that nothing of
+   * grpc (TLS sessions, threads) outlives the exporter. Calls and channel
+   * are gone by now, so this is quick. */
+  grpc_shutdown_blocking();
 }
 
 /* Read a whole PEM file into a NUL-terminated el_malloc'd string. */
