@@ -114,12 +114,13 @@ function M.start(el)
   -- is being read, none older than its start.
   local blocks = {}   -- cap -> {start, end}
   local current = nil -- the block being read
+  local advance       -- defined below
   el.on("BLOCK_MARKER", function(ev, size, end_time, cap)
     if current then current.done = true end
     current = {s = ev.t, e = end_time}
     blocks[cap] = current
+    advance(ev.t)
   end)
-  if el.on_header then el.on_header(function() blocks, current = {}, nil end) end
   local function watermark()
     local w = nil
     for _, b in pairs(blocks) do
@@ -140,6 +141,36 @@ function M.start(el)
   end
   ctx.tick = tick
   el.every(ctx.batch_ns, tick)
+
+  -- Block markers also drive the ticks (a block's start time is reached):
+  -- after a reconnection to a restarted program, whose clock starts again
+  -- at 0, the host's eventlog-time timer waits for the old stream time,
+  -- but block markers come at once.
+  advance = function(t)
+    local d = (t // ctx.batch_ns) * ctx.batch_ns
+    if d <= last then return end
+    local k = last < 0 and d or last + ctx.batch_ns
+    if (d - k) // ctx.batch_ns > 10000 then k = d end
+    while k <= d do
+      tick(k)
+      k = k + ctx.batch_ns
+    end
+  end
+
+  -- A new session (reconnection): export what the old one left, then
+  -- measure windows on the new session's clock.
+  if el.on_header then
+    el.on_header(function(session)
+      blocks, current = {}, nil
+      if (session and session.number or 1) <= 1 then return end
+      for _, acc in ipairs(ctx.accs) do acc:finish() end
+      el.flush()
+      last = -1
+      for _, acc in ipairs(ctx.accs) do
+        if acc.restart then acc:restart() end
+      end
+    end)
+  end
 
   -- Quiet live stream: when no event has moved the stream time for two
   -- flush intervals of wall time, let time advance with the wall clock.

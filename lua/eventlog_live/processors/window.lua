@@ -131,6 +131,13 @@ function Acc:tick(deadline, watermark)
   if deadline % self.exp == 0 then self:flush() end
 end
 
+-- A new session whose clock starts again (a restarted program): the
+-- caller finished the accumulator; start the window clock afresh.
+function Acc:restart()
+  self.closed_below = 0
+  self.last_deadline = -1
+end
+
 -- End of input: close every window and export.
 function Acc:finish()
   self:close_below(math.maxinteger)
