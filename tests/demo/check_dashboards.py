@@ -13,6 +13,12 @@ With --prometheus URL: every PromQL expression (panel targets, variable
 queries, with Grafana variables replaced by sample values) is sent to that
 real Prometheus server's /api/v1/query; a parse error fails the check.
 
+With --prometheus URL --data SERVICES.json (Prometheus loaded with the
+series our telemetry gives, see otlp_openmetrics.py; SERVICES.json maps
+each recorded service to the time of its last sample): every expression
+must return data for at least one recorded service, evaluated at that
+service's end time with $service_name set to it.
+
 With --names FILE (written by otlp_prom_names.py from our own telemetry):
 every metric name and label name in the PromQL expressions and legends,
 every Loki label and structured-metadata name, every span name pattern of
@@ -91,7 +97,11 @@ class Dash:
         self.vars = {v.get("name"): v
                      for v in (doc.get("templating") or {}).get("list", [])}
 
+    overrides = {}
+
     def sample(self, name, fmt=None):
+        if name in self.overrides:
+            return self.overrides[name]
         if name in BUILTIN_VARS:
             if name == "__to" and fmt == "date:seconds":
                 return "1700000000"
@@ -193,8 +203,8 @@ def prom_exprs(d):
             yield (f"{d.name} annotation {a.get('name')}", a.get("expr"), "")
 
 
-def prom_query(url, expr):
-    q = urllib.parse.urlencode({"query": expr, "time": "1700000000"})
+def prom_query(url, expr, t="1700000000"):
+    q = urllib.parse.urlencode({"query": expr, "time": str(t)})
     try:
         with urllib.request.urlopen(f"{url}/api/v1/query?{q}",
                                     timeout=10) as r:
@@ -262,6 +272,28 @@ def check_promql(dashes, url, names):
     return count
 
 
+def check_data(dashes, url, services):
+    """Every PromQL expression returns data for some recorded service."""
+    for d in dashes:
+        for where, expr, _ in prom_exprs(d):
+            lv = promql_names.label_values_query(expr)
+            hits = []
+            for svc, t in sorted(services.items()):
+                d.overrides = {"service_name": svc, "__to": str(t)}
+                e = d.substitute(lv[0] if lv else expr)
+                body = prom_query(url, e, t)
+                d.overrides = {}
+                res = (body.get("data") or {}).get("result") or []
+                if lv:
+                    res = [r for r in res if lv[1] in r.get("metric", {})]
+                if body.get("status") == "success" and res:
+                    hits.append(svc)
+            if hits:
+                print(f"ok: {where}: data for {', '.join(hits)}")
+            else:
+                err(f"{where}: no data for any recorded service: {expr!r}")
+
+
 def check_other(dashes, names):
     """Loki labels/metadata, Tempo span names, Pyroscope profile types."""
     loki = set(names.get("loki_labels", []))
@@ -308,6 +340,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--prometheus")
     ap.add_argument("--names")
+    ap.add_argument("--data")
     a = ap.parse_args()
     dashes = []
     files = sorted(glob.glob(os.path.join(a.dir, "*.json")))
@@ -332,6 +365,9 @@ def main():
     n = check_promql(dashes, a.prometheus, names)
     if names is not None:
         check_other(dashes, names)
+    if a.data and a.prometheus:
+        with open(a.data, encoding="utf-8") as fh:
+            check_data(dashes, a.prometheus, json.load(fh))
     print(f"check_dashboards: {len(dashes)} dashboards, {n} PromQL "
           f"expressions, {len(errors)} problem(s)")
     return 1 if errors else 0

@@ -24,18 +24,20 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_prometheus: Debian's prometheus on a free port with an empty
-# configuration (only its query API is used: it rejects expressions that do
-# not parse). Sets PROM_URL.
+# start_prometheus [TSDB_DIR]: Debian's prometheus on a free port with an
+# empty configuration (only its query API is used: it rejects expressions
+# that do not parse), over TSDB_DIR if given (kept however old its data).
+# Sets PROM_URL.
 start_prometheus() {
+  local tsdb=${1:-$TMP/prometheus-data-$RANDOM}
   command -v prometheus >/dev/null || skip "prometheus not installed (apt-get install prometheus)"
   local port
   port=$(free_port)
   echo "global: {}" > "$TMP/prometheus.yml"
   prometheus --config.file="$TMP/prometheus.yml" \
-    --storage.tsdb.path="$TMP/prometheus-data" \
+    --storage.tsdb.path="$tsdb" --storage.tsdb.retention.time=100y \
     --web.listen-address="127.0.0.1:$port" --log.level=warn \
-    > "$TMP/prometheus.log" 2>&1 &
+    >> "$TMP/prometheus.log" 2>&1 &
   BG_PIDS+=($!)
   PROM_URL=http://127.0.0.1:$port
   local i
