@@ -389,7 +389,7 @@ def logs():
                    '|~ `${log_filter}`',
                    "eventlog-live-otelcol's own log (internal_log_message) "
                    "while it monitors the program: service "
-                   "eventlog-live-otelcol-for-<service>."),
+                   "eventlog-live-for-<service>."),
     ]
     return dashboard("ad5ltk7", "Logs",
                      "Log records of Haskell programs (user markers, user "

@@ -294,6 +294,26 @@ def check_data(dashes, url, services):
                 err(f"{where}: no data for any recorded service: {expr!r}")
 
 
+def check_log_services(d, path, expr, services, all_services):
+    """Each service_name matcher of a stream selector, with the service
+    variable set to one of our programs, selects one of our log streams
+    (the program's own, or the daemon's eventlog-live-for-<program>)."""
+    programs = [s for s in all_services
+                if not s.startswith("eventlog-live")]
+    for op, val in re.findall(r'service_name\s*(=~|=)\s*"([^"]*)"', expr):
+        ok = False
+        for p in programs:
+            v = re.sub(r"\$\{service_name(:[^}]*)?\}|\$service_name",
+                       lambda m: re.escape(p) if op == "=~" else p, val)
+            if any((re.fullmatch(v, s) if op == "=~" else v == s)
+                   for s in services):
+                ok = True
+                break
+        if not ok:
+            err(f"{d.name}{path}: service_name{op}\"{val}\" selects none "
+                f"of our log streams {services}")
+
+
 def check_other(dashes, names):
     """Loki labels/metadata, Tempo span names, Pyroscope profile types."""
     loki = set(names.get("loki_labels", []))
@@ -317,6 +337,9 @@ def check_other(dashes, names):
                     if lab not in loki:
                         err(f"{d.name}{path}: Loki label {lab} is not "
                             f"produced by our logs")
+                check_log_services(d, path, node["expr"],
+                                   names.get("log_services", []),
+                                   names.get("services", []))
             if ds == "tempo" and isinstance(node.get("query"), str):
                 q = d.substitute(node["query"])
                 for m in re.finditer(r'(?<![\w.])name\s*(=~|=)\s*"([^"]*)"', q):

@@ -13,6 +13,9 @@ OUT: JSON with
   extra_labels   labels every series carries (resource attributes, job,
                  instance, otel_scope_*)
   loki_labels    Loki stream labels and structured metadata of our logs
+  log_services   the service.name values of our logs (programs, and
+                 the daemon's own eventlog-live-for-<service>)
+  services       the service.name values of all our telemetry
   span_names     span names
   profile_types  Pyroscope profile type ids <__name__>:<type>:<unit>::
 
@@ -94,6 +97,15 @@ def prom_label(key):
     return s
 
 
+def service_names(resource_x):
+    """service.name of a ResourceMetrics/ResourceLogs/... object."""
+    out = []
+    for a in (get(resource_x, "resource") or {}).get("attributes") or []:
+        if a.get("key") == "service.name":
+            out += [str(v) for v in (a.get("value") or {}).values()]
+    return out
+
+
 def attr_keys(attrs):
     return [a.get("key") for a in attrs or [] if a.get("key")]
 
@@ -107,6 +119,8 @@ def main():
     metrics = {}
     resource_labels = set()
     loki = set()
+    log_services = set()
+    services = set()
     spans = set()
     ptypes = set()
     for path in inputs:
@@ -120,6 +134,7 @@ def main():
                 for rm in get(req, "resourceMetrics") or []:
                     rattrs = attr_keys((get(rm, "resource") or {})
                                        .get("attributes"))
+                    services.update(service_names(rm))
                     resource_labels.update(prom_label(k) for k in rattrs)
                     for sm in get(rm, "scopeMetrics") or []:
                         for m in sm.get("metrics") or []:
@@ -142,6 +157,8 @@ def main():
                     rattrs = attr_keys((get(rl, "resource") or {})
                                        .get("attributes"))
                     loki.update(prom_label(k) for k in rattrs)
+                    log_services.update(service_names(rl))
+                    services.update(service_names(rl))
                     for sl in get(rl, "scopeLogs") or []:
                         for r in get(sl, "logRecords") or []:
                             loki.update(prom_label(k) for k in
@@ -155,6 +172,8 @@ def main():
         "metrics": {k: sorted(v) for k, v in sorted(metrics.items())},
         "extra_labels": sorted(resource_labels | set(COLLECTOR_LABELS)),
         "loki_labels": sorted(loki),
+        "log_services": sorted(log_services),
+        "services": sorted(services),
         "span_names": sorted(spans),
     }
     if defaults:
