@@ -155,6 +155,7 @@ void el_host_free(el_host_t *h) {
   el__timers_free(h);
   if (h->L) lua_close(h->L);
   el__handlers_free(h);
+  el_free(h->batch);
   el_ev_decoder_free(h->dec);
   el_free(h->lua_dir);
   el_free(h);
@@ -343,11 +344,18 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
   h->st.events++;
   if (ev->t_ns > h->now) {
-    h->now = ev->t_ns;
-    if (h->now >= h->next_deadline) el__timers_fire(h);
+    if (ev->t_ns >= h->next_deadline) {
+      el__batch_flush(h);  /* events before the deadline first */
+      h->now = ev->t_ns;
+      el__timers_fire(h);
+    } else {
+      h->now = ev->t_ns;
+    }
   }
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
   if (__builtin_expect(f == 0, 1)) return h->stop;
+  if (f == EL__F_LUA && el__batch_add(h, ev)) return h->stop;
+  el__batch_flush(h);
   const el_ev_event_t *saved = h->cur;
   h->cur = ev;
   if (f & EL__F_SYS) el__session_event(h, ev);
@@ -360,6 +368,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
 static int on_header(void *ud, const el_ev_header_t *hdr) {
   el_host_t *h = ud;
   (void)hdr;
+  el__batch_flush(h);
   el__session_header(h);
   return h->stop;
 }
@@ -377,14 +386,22 @@ static void on_warning(void *ud, const el_diag_t *diag) {
 }
 
 int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {
-  return el_ev_decoder_feed(h->dec, buf, len);
+  int rc = el_ev_decoder_feed(h->dec, buf, len);
+  el__batch_flush(h);
+  return rc == 0 && h->stop ? EL_ESTOPPED : rc;
 }
 
-void el_host_session_end(el_host_t *h) { el__session_end(h); }
+void el_host_flush(el_host_t *h) { el__batch_flush(h); }
+
+void el_host_session_end(el_host_t *h) {
+  el__batch_flush(h);
+  el__session_end(h);
+}
 
 int el_host_end(el_host_t *h) {
   if (!h->ended) {
     h->ended = 1;
+    el__batch_flush(h);
     el__session_end(h);
     el__ana_flush(h);
     if (!h->stop) el__hooks_call(h, "on_end", 0);

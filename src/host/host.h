@@ -64,9 +64,16 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name);
  * next call on h; "" if none. */
 const char *el_host_error(const el_host_t *h);
 
-/* Convenience: el_ev_decoder_feed on the host's decoder. Returns its
- * result (EL_ESTOPPED after a fail-fast error). */
+/* el_ev_decoder_feed on the host's decoder, then el_host_flush. Returns
+ * the decoder's result, or EL_ESTOPPED after a fail-fast error. */
 int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len);
+
+/* Dispatch the events still queued for batched dispatch. el_host_feed,
+ * el_host_session_end, el_host_end and el_host_run_wall_timers do it;
+ * a driver that feeds el_host_decoder(h) directly calls it (or one of
+ * those) after each chunk, else up to 256 integer-only events wait for
+ * the next chunk. */
+void el_host_flush(el_host_t *h);
 
 /* A session ended (DATA_END, EOF, connection closed): flush the sorted
  * analyses and run on_session_end hooks. Idempotent per session. */

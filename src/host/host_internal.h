@@ -22,6 +22,23 @@ enum {
   EL__F_STAR = 8    /* some handler subscribed to "*" */
 };
 
+/* Integer-only events for Lua handlers are queued and replayed in batches
+ * under one protected call (one setjmp per batch instead of per event).
+ * Anything else that involves Lua (timers, hooks, helpers, other events)
+ * first replays the queue, so handlers see events in stream order. */
+#define EL__BATCH 256
+#define EL__BATCH_FIELDS 4        /* events with more fields: not queued */
+#define EL__BATCH_PAYLOAD 24      /* events with longer payloads: not queued */
+typedef struct el__brec_s {
+  el_rts_ns_t t;            /* event time */
+  el_rts_ns_t now;          /* stream time when it was decoded */
+  uint64_t offset;
+  uint16_t type, cap;
+  uint8_t nfields, layout, plen;
+  uint64_t v[EL__BATCH_FIELDS];
+  uint8_t payload[EL__BATCH_PAYLOAD];
+} el__brec_t;
+
 /* Fixed slots of the dispatch thread's stack. */
 enum { D_TB = 1, D_EV, D_KT, D_KCAP, D_NSLOTS = D_KCAP };
 
@@ -109,6 +126,10 @@ struct el_host_s {
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */
   int in_dispatch;
+  el__brec_t *batch;        /* queued events (EL__BATCH), lazily made */
+  int nbatch;               /* queued */
+  int bpos, bh;             /* replay position: event, handler index */
+  el__handler_t *replay_hd; /* handler being called by the replay */
 
   el__theap_t evt_timers;   /* eventlog-time timers */
   el__theap_t wall_timers;  /* wall-clock timers */
@@ -147,6 +168,10 @@ el_host_t *el__host_from(lua_State *L);
 /* lua_events.c */
 int el__lua_open_module(lua_State *L);
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f);
+/* Queue ev for batched dispatch if it qualifies; 1 if queued. */
+int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
+/* Replay the queued events (does nothing when none). */
+void el__batch_flush(el_host_t *h);
 void el__session_event(el_host_t *h, const el_ev_event_t *ev);
 void el__session_header(el_host_t *h);
 void el__session_end(el_host_t *h);

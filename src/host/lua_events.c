@@ -282,9 +282,115 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
   if (f & EL__F_STAR)
     call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
-  lua_settop(D, h->d_top);
+  if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);  /* paranoia */
   h->in_dispatch--;
-  compact(h);
+  if (h->need_compact) compact(h);
+}
+
+/* {====== batched dispatch ======} */
+
+int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
+  if (!ev->known || !h->direct[ev->type] || h->in_dispatch ||
+      ev->payload_len > EL__BATCH_PAYLOAD || ev->nfields > EL__BATCH_FIELDS)
+    return 0;
+  if (!h->batch) {
+    h->batch = el_malloc(EL__BATCH * sizeof *h->batch);
+    if (!h->batch) return 0;
+  }
+  el__brec_t *r = &h->batch[h->nbatch++];
+  r->t = ev->t_ns;
+  r->now = h->now;
+  r->offset = ev->offset;
+  r->type = ev->type;
+  r->cap = ev->cap;
+  r->layout = ev->layout;
+  r->nfields = ev->nfields;
+  for (int i = 0; i < ev->nfields; i++) r->v[i] = ev->v[i].u;
+  r->plen = (uint8_t)ev->payload_len;
+  if (ev->payload_len) memcpy(r->payload, ev->payload, ev->payload_len);
+  if (h->nbatch == EL__BATCH) el__batch_flush(h);
+  return 1;
+}
+
+static void brec_event(const el__brec_t *r, el_ev_event_t *ev) {
+  ev->type = r->type;
+  ev->cap = r->cap;
+  ev->t_ns = r->t;
+  ev->offset = r->offset;
+  ev->payload = r->payload;
+  ev->payload_len = r->plen;
+  ev->known = 1;
+  ev->layout = r->layout;
+  ev->nfields = r->nfields;
+  for (int i = 0; i < r->nfields; i++) ev->v[i].u = r->v[i];  /* ints */
+}
+
+/* Replay the queue from (bpos, bh) with unprotected calls; the caller's
+ * lua_pcall catches an error, which leaves bpos/bh at the failing
+ * handler. Arg: host. [-1, +0, e] */
+static int replay(lua_State *D) {
+  el_host_t *h = lua_touserdata(D, 1);
+  lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);  /* 2: ev */
+  lua_pushliteral(D, "t");                        /* 3 */
+  lua_pushliteral(D, "cap");                      /* 4 */
+  el_ev_event_t ev;
+  for (; h->bpos < h->nbatch && !h->stop; h->bpos++, h->bh = 0) {
+    const el__brec_t *r = &h->batch[h->bpos];
+    brec_event(r, &ev);
+    h->cur = &ev;
+    h->now = r->now;
+    lua_pushvalue(D, 3);
+    lua_pushinteger(D, (lua_Integer)r->t);
+    lua_rawset(D, 2);
+    if (r->cap != h->ev_cap) {
+      h->ev_cap = r->cap;
+      lua_pushvalue(D, 4);
+      if (r->cap == EL_EV_NO_CAP)
+        lua_pushnil(D);
+      else
+        lua_pushinteger(D, r->cap);
+      lua_rawset(D, 2);
+    }
+    const el_ev_type_info_t *ti = h->ti[r->type];
+    int n = ti ? (r->nfields < ti->nfields ? r->nfields : ti->nfields) : 0;
+    el__hlist_t *l = &h->types[r->type];
+    for (; h->bh < l->n && !h->stop; h->bh++) {
+      el__handler_t *hd = l->v[h->bh];
+      if (hd->dead) continue;
+      h->replay_hd = hd;
+      lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+      lua_pushvalue(D, 2);
+      for (int k = 0; k < n; k++) lua_pushinteger(D, (lua_Integer)r->v[k]);
+      hd->calls++;
+      h->st.dispatched++;
+      lua_call(D, n + 1, 0);
+    }
+  }
+  return 0;
+}
+
+void el__batch_flush(el_host_t *h) {
+  if (!h->nbatch || h->in_dispatch) return;
+  lua_State *D = h->D;
+  el_rts_ns_t saved_now = h->now;
+  const el_ev_event_t *saved_cur = h->cur;
+  h->in_dispatch++;
+  h->bpos = h->bh = 0;
+  while (h->bpos < h->nbatch && !h->stop) {
+    lua_pushcfunction(D, replay);
+    lua_pushlightuserdata(D, h);
+    if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
+      h->cur = saved_cur;
+      el__host_error(h, D, h->replay_hd, "handler");
+      h->bh++;  /* go on with the next handler of that event */
+    }
+  }
+  h->nbatch = 0;
+  h->now = saved_now;
+  h->cur = saved_cur;
+  if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);
+  h->in_dispatch--;
+  if (h->need_compact) compact(h);
 }
 
 /* {====== the ev table's lazy keys ======} */
