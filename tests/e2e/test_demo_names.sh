@@ -60,6 +60,14 @@ for f in "$EVENTLOGS"/ghc-9.0/*.eventlog "$EVENTLOGS"/ghc-events/*.eventlog; do
   ran=$((ran + 1))
 done
 [ $ran -gt 0 ] || skip "no eventlogs under $EVENTLOGS"
+# The example/demo configuration loads without warnings (every key known).
+"$DAEMON" --service-name=config-check --config="$SRC/examples/haskell/eventlog-live-otelcol.yaml" \
+  --eventlog-file="$EVENTLOGS/ghc-9.0/heapy-hT.eventlog" \
+  --otelcol-host=127.0.0.1 --otelcol-port="$port" > "$TMP/daemon-config-check.log" 2>&1 ||
+  { cat "$TMP/daemon-config-check.log"; fail "the daemon rejects examples/haskell/eventlog-live-otelcol.yaml"; }
+if grep -i "unknown key\|config" "$TMP"/daemon-*.log; then
+  fail "configuration warnings (above)"
+fi
 sleep 0.5   # the receiver appends after answering
 
 "$DAEMON" --print-defaults > "$TMP/defaults.yaml" 2>/dev/null ||
