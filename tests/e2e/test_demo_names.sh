@@ -65,7 +65,7 @@ done
   --eventlog-file="$EVENTLOGS/ghc-9.0/heapy-hT.eventlog" \
   --otelcol-host=127.0.0.1 --otelcol-port="$port" > "$TMP/daemon-config-check.log" 2>&1 ||
   { cat "$TMP/daemon-config-check.log"; fail "the daemon rejects examples/haskell/eventlog-live-otelcol.yaml"; }
-if grep -i "unknown key\|config" "$TMP"/daemon-*.log; then
+if grep -i "unknown key" "$TMP"/daemon-*.log; then
   fail "configuration warnings (above)"
 fi
 sleep 0.5   # the receiver appends after answering
