@@ -55,9 +55,11 @@ class Ids:
 # ---------------------------------------------------------------- variables
 
 def ds_var(name, label, plugin, default):
+    # current: the demo's provisioned datasource (name, uid); elsewhere
+    # Grafana falls back to the first datasource of the plugin type.
     return {"type": "datasource", "name": name, "label": label,
             "query": plugin, "regex": "", "refresh": 1, "hide": 0,
-            "current": {"text": default, "value": default},
+            "current": {"text": default, "value": default.lower()},
             "description": f"The {label} datasource of the dashboard."}
 
 
