@@ -80,7 +80,7 @@ fifo_release() {
   local fifo=$1 pid i f attached
   shift
   for pid in "$@"; do
-    for i in $(seq 200); do
+    for i in $(seq 600); do   # up to 30 s each
       kill -0 "$pid" 2>/dev/null || break
       attached=0
       for f in /proc/"$pid"/fd/*; do
