@@ -131,7 +131,8 @@ def received(path, service):
                                       int(sp["endTimeUnixNano"]),
                                       attrs_of(sp.get("attributes")),
                                       sp.get("traceId"), sp.get("kind"),
-                                      (sp.get("status") or {}).get("code")))
+                                      (sp.get("status") or {}).get("code"),
+                                      sp.get("spanId")))
             if r.get("signal") == "profiles" and r.get("decoded_text"):
                 profiles.append(r["decoded_text"])
     return metrics, logs, profiles, spans
@@ -295,6 +296,10 @@ def check_threadspans(ck, events, start, spans):
             len({next(iter(v)) for v in ids.values()}) != len(ids):
         ck.failed += 1
         print("FAIL ThreadState trace ids are not one per thread")
+    ids = [s[7] for s in spans]
+    if len(set(ids)) != len(ids) or any(not i or i == "0" * 16 for i in ids):
+        ck.failed += 1
+        print("FAIL span ids are not unique and non-zero")
     if {(s[5], s[6]) for s in spans} - {(1, 1)}:
         ck.failed += 1
         print("FAIL span kind/status not INTERNAL/OK")

@@ -106,6 +106,10 @@ local MODULES = {
 function M.start(el)
   el = el or require("eventlog_live")
   local ctx = make_ctx(el)
+  -- Span ids come from math.random: seed it from the system's entropy.
+  if el.random_id then
+    math.randomseed(tonumber(el.random_id(7), 16), tonumber(el.random_id(7), 16))
+  end
   for _, name in ipairs(MODULES) do require(name).install(ctx) end
 
   -- Watermark from block markers: each capability's blocks arrive in time
