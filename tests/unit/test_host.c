@@ -401,6 +401,49 @@ static void test_hostile_input(void **state) {
   free(orig);
 }
 
+/* Batched (integer-only) and unbatched events, timers and errors keep
+ * stream order; errors in batched handlers are counted per handler and
+ * the next handler still runs; ev and el.now() describe the event being
+ * handled. 9835 "running thread" lines in the oddball-hT reference. */
+static void test_batched_dispatch_order(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live')\n"
+      "last_off, bad, runs, ok2, ticks = -1, 0, 0, 0, 0\n"
+      "local function seen(ev) if ev.offset <= last_off then bad = bad + 1 end\n"
+      "  last_off = ev.offset; if el.now() < ev.t then bad = bad + 1 end end\n"
+      "el.on('RUN_THREAD', function(ev, th) seen(ev); runs = runs + 1\n"
+      "  assert(ev.thread == th and ev.type == 'RUN_THREAD')\n"
+      "  if runs % 100 == 0 then error('every 100th') end end)\n"
+      "el.on('RUN_THREAD', function(ev) ok2 = ok2 + 1 end)\n"
+      "el.on('USER_MARKER', function(ev) seen(ev) end)\n"
+      "el.on('HEAP_ALLOCATED', function(ev, cs, b) seen(ev) end)\n"
+      "el.every(10000000, function(t) ticks = ticks + 1\n"
+      "  if el.now() < t then bad = bad + 1 end end)\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "runs"), 9835);
+  assert_int_equal(lua_int(h, "ok2"), 9835);
+  assert_int_equal(lua_int(h, "bad"), 0);
+  assert_int_equal(el_host_stats(h)->handler_errors, 98);
+  assert_int_equal(lua_int(h, "ticks"), 118);
+  el_host_free(h);
+  /* fail-fast inside a batch: nothing runs after the failing call */
+  h = host_with(
+      "el = require('eventlog_live'); n, m = 0, 0\n"
+      "el.on('RUN_THREAD', function(ev) n = n + 1\n"
+      "  if n == 3 then error('third') end end)\n"
+      "el.on('STOP_THREAD', function(ev) m = m + 1 end)\n",
+      1);
+  assert_int_equal(feed_file(h), EL_ESTOPPED);
+  assert_int_equal(el_host_end(h), EL_ESTOPPED);
+  assert_int_equal(lua_int(h, "n"), 3);
+  assert_true(lua_int(h, "m") <= 3);
+  assert_non_null(strstr(el_host_error(h), "test:3: third"));
+  el_host_free(h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dispatch_only_subscribed),
@@ -415,6 +458,7 @@ int main(void) {
       cmocka_unit_test(test_oom_sweep),
       cmocka_unit_test(test_lua_oom_never_panics),
       cmocka_unit_test(test_hostile_input),
+      cmocka_unit_test(test_batched_dispatch_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
