@@ -73,7 +73,8 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t tab[65536];
+  uint32_t *tab;            /* per id below ntab: T_* bits (0 = undeclared) */
+  size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
   uint64_t poff;            /* offset of pend[0] */
@@ -150,6 +151,7 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
   if (!d)
     return;
   el_free(d->hbuf);
+  el_free(d->tab);
   el_free(d->raw);
   el_free(d->decls);
   el_free(d->pend);
@@ -220,6 +222,20 @@ static unsigned pick_layout(el_ev_decoder_t *d, uint16_t id, uint16_t size) {
 }
 
 static int header_done(el_ev_decoder_t *d) {
+  size_t ntab = 0;
+  for (size_t i = 0; i < d->nraw; i++)
+    if (d->raw[i].id != 0xFFFF && (size_t)d->raw[i].id + 1 > ntab)
+      ntab = (size_t)d->raw[i].id + 1;
+  if (ntab > d->tabcap) {
+    /* Entries below tabcap are all zero here (header_begin cleared the
+     * previous session's); zero the new part. */
+    uint32_t *p = el_realloc(d->tab, ntab * sizeof *p);
+    if (!p)
+      return EL_ENOMEM;
+    memset(p + d->tabcap, 0, (ntab - d->tabcap) * sizeof *p);
+    d->tab = p;
+    d->tabcap = ntab;
+  }
   if (d->nraw > d->declcap) {
     el_ev_decl_t *p = el_realloc(d->decls, d->nraw * sizeof *p);
     if (!p)
@@ -243,6 +259,7 @@ static int header_done(el_ev_decoder_t *d) {
                         : 0;
     d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
   }
+  d->ntab = ntab;
   d->hdr.decls = d->decls;
   d->hdr.ndecls = d->nraw;
   d->hdr.offset = d->hoff;
@@ -405,8 +422,10 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
   /* Forget the previous session's table: only its declared ids are set
    * (raw[] still lists them; cheaper than clearing all 64 Ki entries). */
   for (size_t i = 0; i < d->nraw; i++)
-    d->tab[d->raw[i].id] = 0;
+    if (d->raw[i].id < d->tabcap)
+      d->tab[d->raw[i].id] = 0;
   d->nraw = 0;
+  d->ntab = 0;
   d->have_hdr = 0;
   d->state = ST_HEADER;
 }
@@ -452,7 +471,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   uint16_t type = el__be16(p);
   if (type == 0xFFFF)
     return 2;
-  uint32_t t = d->tab[type];
+  uint32_t t = type < d->ntab ? d->tab[type] : 0;
   if (!(t & T_DECLARED))
     return EL_EUNDECL;
   size_t size = t & T_SIZE_MASK, hl = 10;
@@ -502,7 +521,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
       d->sink.on_data_end(d->sink.ud, off);
     return 0;
   }
-  uint32_t t = d->tab[type];
+  uint32_t t = type < d->ntab ? d->tab[type] : 0;
   size_t hl = (t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10;
   ev->type = type;
   ev->t_ns = el__be64(p + 2);
@@ -604,7 +623,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       goto general;
     const uint8_t *p = buf + i;
     uint16_t type = el__be16(p);
-    uint32_t t = d->tab[type];
+    uint32_t t = type < d->ntab ? d->tab[type] : 0;
     size_t size = t & T_SIZE_MASK;
     if (!(t & T_FAST) || len - i < 10 + size)
       goto general;

@@ -18,7 +18,6 @@
 struct el_ev_json_s {
   FILE *out;
   el_ev_decoder_t *dec;
-  el_strview_t *descs; /* per id, current session */
   char *buf;           /* one formatted line */
   size_t cap;
   int failed;
@@ -155,14 +154,6 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
   return put_lit(w, "null");
 }
 
-static int on_header(void *ud, const el_ev_header_t *h) {
-  el_ev_json_t *j = ud;
-  memset(j->descs, 0, 65536 * sizeof *j->descs);
-  for (size_t i = 0; i < h->ndecls; i++)
-    j->descs[h->decls[i].id] = h->decls[i].desc;
-  return 0;
-}
-
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_json_t *j = ud;
   size_t need = 8 * (size_t)e->payload_len + 1024;
@@ -210,7 +201,7 @@ static int on_event(void *ud, const el_ev_event_t *e) {
     }
     *w++ = '}';
   } else {
-    el_strview_t d = j->descs[e->type];
+    el_strview_t d = decl_desc(j->dec, e->type);
     w = put_lit(w, ",\"desc\":");
     w = put_str(w, (const uint8_t *)d.p, d.len);
     w = put_lit(w, ",\"payload_hex\":");
@@ -226,11 +217,9 @@ el_ev_json_t *el_ev_json_new(FILE *out) {
   if (!j)
     return NULL;
   j->out = out;
-  j->descs = el_calloc(65536, sizeof *j->descs);
-  el_ev_sink_t sink = {.ud = j, .on_header = on_header,
-                       .on_event = on_event};
+  el_ev_sink_t sink = {.ud = j, .on_event = on_event};
   j->dec = el_ev_decoder_new(&sink);
-  if (!j->descs || !j->dec) {
+  if (!j->dec) {
     el_ev_json_free(j);
     return NULL;
   }
@@ -242,7 +231,6 @@ void el_ev_json_free(el_ev_json_t *j) {
   if (!j)
     return;
   el_ev_decoder_free(j->dec);
-  el_free(j->descs);
   el_free(j->buf);
   el_free(j);
 }

@@ -39,7 +39,6 @@ struct el_ev_show_s {
   rec_t *rec;
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
-  el_strview_t *descs;      /* desc per id for the current session */
   int failed;               /* out of memory */
   el_diag_t diag;
 };
@@ -571,9 +570,6 @@ static int reserve_txt(el_ev_show_t *s, size_t more) {
 static int on_header(void *ud, const el_ev_header_t *h) {
   el_ev_show_t *s = ud;
   s->h = h;
-  memset(s->descs, 0, 65536 * sizeof *s->descs);
-  for (size_t i = 0; i < h->ndecls; i++)
-    s->descs[h->decls[i].id] = h->decls[i].desc;
   if (s->hdr)
     return 0; /* only the first session's table is printed */
   size_t cap = 32;
@@ -630,7 +626,7 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   if (b)
     w = b;
   else
-    V(s->descs[e->type]);
+    V(decl_desc(s->dec, e->type));
   *w++ = '\n';
   rec_t *r = &s->rec[s->nrec++];
   r->t = e->t_ns;
@@ -647,11 +643,10 @@ el_ev_show_t *el_ev_show_new(FILE *out) {
   if (!s)
     return NULL;
   s->out = out;
-  s->descs = el_calloc(65536, sizeof *s->descs);
   el_ev_sink_t sink = {.ud = s, .on_header = on_header,
                        .on_event = on_event};
   s->dec = el_ev_decoder_new(&sink);
-  if (!s->descs || !s->dec) {
+  if (!s->dec) {
     el_ev_show_free(s);
     return NULL;
   }
@@ -663,7 +658,6 @@ void el_ev_show_free(el_ev_show_t *s) {
   if (!s)
     return;
   el_ev_decoder_free(s->dec);
-  el_free(s->descs);
   el_free(s->hdr);
   for (size_t i = 0; i < s->nchunks; i++)
     el_free(s->chunks[i]);
