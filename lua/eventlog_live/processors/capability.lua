@@ -119,7 +119,7 @@ local function install_usage(ctx, mpc, tpc)
     local emit = span_emitter(el)
     -- el.span copies its argument: one table is reused for every span.
     local attrs = {}
-    local span = {kind = "internal", status = "ok", attrs = attrs}
+    local span = {attrs = attrs}  -- kind internal, status ok: the defaults
     on_span = function(cap, category, user, start_t, end_t)
       if metric then metric(cap, category, user, start_t, end_t) end
       if category == "Idle" then return end
@@ -148,7 +148,7 @@ local function install_threads(ctx, pc)
   local emit = span_emitter(el)
   -- el.span copies its argument: one table is reused for every span.
   local attrs = {}
-  local span = {kind = "internal", status = "ok", attrs = attrs}
+  local span = {attrs = attrs}  -- kind internal, status ok: the defaults
   local names = {}   -- thread id -> decimal string
   local nthreads = 0
   el.threads{on_span = function(thread, state, code, cap, start_t, end_t,
