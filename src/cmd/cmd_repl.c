@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -197,6 +198,18 @@ static void on_sigint(int sig) {
     lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   else if (g_int_async)
     uv_async_send(g_int_async);
+}
+
+/* SIGTERM / SIGHUP while libedit may hold the terminal in raw mode: put
+ * the terminal back as it was at start, then die of the signal (the
+ * history is already saved: it is written after every line). */
+static struct termios g_tty_saved;
+static volatile int g_tty_fd = -1;
+
+static void on_fatal(int sig) {
+  if (g_tty_fd >= 0) tcsetattr(g_tty_fd, TCSANOW, &g_tty_saved);
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 /* {====== Lua glue ======} */
@@ -731,6 +744,13 @@ static int repl_run(const repl_opts_t *o) {
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
+  FILE *in = r.tty ? r.tty : stdin;
+  if (isatty(fileno(in)) && tcgetattr(fileno(in), &g_tty_saved) == 0)
+    g_tty_fd = fileno(in);
+  sa.sa_handler = on_fatal;
+  sa.sa_flags = 0;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
 
   uv_loop_init(&r.loop);
   uv_async_init(&r.loop, &r.line_async, on_line_async);
@@ -775,6 +795,9 @@ static int repl_run(const repl_opts_t *o) {
   el_host_report_errors(r.h);
   status = r.failed ? 1 : 0;
   signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
+  g_tty_fd = -1;
 done:
   if (r.fd >= 0) close(r.fd);
   if (r.tty) fclose(r.tty);
