@@ -80,7 +80,10 @@ typedef struct el_ev_event_s {
                                 declared but unknown or malformed */
   uint8_t layout;            /* layout variant for types with several (e.g.
                                 STOP_THREAD 6/10, GC_STATS_GHC 50/58,
-                                NONMOVING_HEAP_CENSUS 13/14); 0 = newest */
+                                NONMOVING_HEAP_CENSUS 13/14); 0 = newest.
+                                v[] always follows the newest layout's
+                                field list; fields an older layout lacks
+                                are 0 / empty (docs/eventlog.md) */
   uint8_t nfields;           /* valid entries in v[] */
   el_ev_value_t v[EL_EV_MAX_FIELDS]; /* fields in el_ev_type_info order */
 } el_ev_event_t;
