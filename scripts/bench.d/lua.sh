@@ -60,5 +60,7 @@ printf '%-34s %7.3f s  %6s M events/s  (%s%% of bare)\n' "run, nothing subscribe
   "$(rate "$events" "$t_none")" "$(echo "scale=0; 100 * $t_stats / $t_none" | bc -l)"
 printf '%-34s %7.3f s  %6s M events/s  %s M dispatched/s\n' "run, RUN/STOP_THREAD handlers" "$t_triv" \
   "$(rate "$events" "$t_triv")" "$(rate "$disp" "$t_triv")"
+printf '%-34s %7.1f ns per dispatched event, decoding included\n' "" \
+  "$(echo "$t_triv * 1000000000 / $disp" | bc -l)"
 printf '%-34s %7.3f s  %6s M events/s\n' "run, el.threads() C helper" "$t_help" \
   "$(rate "$events" "$t_help")"
