@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # Every example script run on a shared eventlog, its numbers checked
 # against an independent computation with awk over the ghc-events
 # `.reference` text of the same file (time-sorted by ghc-events).

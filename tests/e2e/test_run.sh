@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # `eventlog-live run`: exit statuses, syntax errors with file:line, --set,
 # require from the script's directory, --fail-fast, truncated input.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # `eventlog-live run` on live sources: wall-clock timers fire while a stdin
 # stream is quiet and do not keep the program alive after it ends; a Unix
 # socket source gives one session per connection (on_header/on_session per
