@@ -10,6 +10,10 @@
 # and the receiver are available.
 #   scripts/bench.sh pipeline      (repeat count from EL_BENCH_PIPELINE_N,
 #                                   default 3; the best run is printed)
+# With EL_BENCH_SOAK_S=600 it also runs a soak: threads-big replayed over a
+# Unix socket at about 10 MB/s (el_peer, one session per replay, the daemon
+# reconnecting) for that many seconds with the default configuration and
+# OTLP export, printing the daemon's RSS every 10 s: it should stay flat.
 set -u
 B=${EL_BUILD_DIR:?}
 S=${EL_SOURCE_DIR:?}
@@ -65,8 +69,34 @@ run() {  # run CONFIG EXPORT
            c, x, e, w, e / w, u + s, e / cpu, r / 1024
   }'
 }
-for cfg in default all; do
+for cfg in ${EL_BENCH_PIPELINE_CONFIGS:-default all}; do
   run $cfg none
   [ -n "$endpoint" ] && run $cfg otlp
 done
+
+soak=${EL_BENCH_SOAK_S:-0}
+if [ "$soak" -gt 0 ] && [ -x "$B/tests/el_peer" ]; then
+  size=$(stat -c %s "$F")
+  conns=$(( soak * 10 * 1024 * 1024 / size + 1 ))
+  # 64 KiB every 6 ms: about 10 MB/s.
+  "$B/tests/el_peer" --unix "$tmp/sock" --file "$F" --connections "$conns" \
+    --chunk 65536 --pace-ms 6 --timeout $((soak + 60)) >/dev/null 2>&1 &
+  peer=$!
+  if [ -n "$endpoint" ]; then
+    export OTEL_EXPORTER_OTLP_ENDPOINT=$endpoint
+  else
+    export OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none
+  fi
+  "$D" --eventlog-socket "$tmp/sock" --eventlog-socket-timeout 0.05 -hT \
+    2>/dev/null &
+  daemon=$!
+  t0=$(date +%s)
+  while [ $(( $(date +%s) - t0 )) -lt "$soak" ] && kill -0 $daemon 2>/dev/null; do
+    sleep 10
+    rss=$(awk '/^VmRSS/ {print $2}' /proc/$daemon/status 2>/dev/null)
+    echo "soak t=$(( $(date +%s) - t0 ))s rss=$(( ${rss:-0} / 1024 )) MB"
+  done
+  kill -TERM $daemon 2>/dev/null; wait $daemon 2>/dev/null
+  kill $peer 2>/dev/null; wait $peer 2>/dev/null
+fi
 exit 0
