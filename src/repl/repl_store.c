@@ -530,7 +530,8 @@ static int l_query(lua_State *L) {
   }
   if (limit < 0) limit = 0;
   if (last < 0) last = 0;
-  if (last > 10000000) last = 10000000;
+  uint64_t held = s->events - s->dropped;  /* no ring beyond the store */
+  if ((uint64_t)last > held) last = (lua_Integer)(held ? held : 1);
   hit_t *ring = NULL;
   if (last) {
     ring = lua_newuserdatauv(L, (size_t)last * sizeof *ring, 0);
