@@ -8,6 +8,8 @@
 set -uo pipefail
 : "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
 command -v expect >/dev/null || { echo "expect not installed"; exit 77; }
+timeout 20 expect -c 'spawn -noecho true; expect eof' >/dev/null 2>&1 ||
+  { echo "expect cannot open a pseudo-terminal here"; exit 77; }
 D=$EL_EVENTLOGS/ghc-9.0
 LOG=$D/oddball-hT.eventlog
 REF=$LOG.reference
