@@ -176,7 +176,7 @@ int el_cmd_show(int argc, char **argv) {
   int frc = f.finish(f.ud);
   if (frc && !rc) {
     const el_diag_t *d = f.diag(f.ud);
-    if (frc == EL_ETRUNC || frc == EL_EBADHDR)
+    if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
       fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n",
               path, d->msg[0] ? d->msg : el_strerror(frc),
               (unsigned long long)d->offset);

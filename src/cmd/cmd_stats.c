@@ -37,6 +37,7 @@ typedef struct {
   uint64_t tmin, tmax;      /* timestamp range, ns */
   uint16_t last_cap;        /* capability of the previous event */
   uint64_t warnings;
+  uint64_t corrupt;         /* warnings that report corruption */
 } counts_t;
 
 static int count_header(void *ud, const el_ev_header_t *h) {
@@ -85,6 +86,8 @@ static void print_caps(const counts_t *c) {
 
 static void count_warning(void *ud, const el_diag_t *d) {
   counts_t *c = ud;
+  if (d->code)
+    c->corrupt++;
   if (c->warnings++ < 10)
     fprintf(stderr, "eventlog-live: stats: warning: %s\n", d->msg);
 }
@@ -170,7 +173,8 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
     printf("duration:         %.6f s (timestamps %llu .. %llu ns)\n",
            (double)(c->tmax - c->tmin) * 1e-9, (unsigned long long)c->tmin,
            (unsigned long long)c->tmax);
-  printf("warnings:         %llu\n", (unsigned long long)c->warnings);
+  printf("warnings:         %llu (%llu reporting corruption)\n",
+         (unsigned long long)c->warnings, (unsigned long long)c->corrupt);
   printf("elapsed:          %.3f s\n", secs);
   printf("throughput:       %.1f MB/s, %.0f events/s\n",
          secs > 0 ? mb / secs : 0.0,
@@ -204,6 +208,8 @@ static int stats_live(const el_src_opts_t *o) {
                        (rc == EL_ETRUNC && st->sessions > 0)
                    ? 0
                    : 1;
+  if (c->corrupt)
+    status = 1; /* corruption skipped over is still a decode problem */
   el_ev_decoder_free(d);
   free(c);
   return status;
@@ -319,6 +325,8 @@ int el_cmd_stats(int argc, char **argv) {
   }
   double secs = now_s() - t0, cpu = cpu_s() - c0;
   print_report(c, el_ev_decoder_stats(d), secs, cpu);
+  if (c->corrupt)
+    status = 1; /* corruption skipped over is still a decode problem */
   el_ev_decoder_free(d);
   free(c);
   free(buf);

@@ -43,7 +43,10 @@
 #define EV_BLOCK_MARKER 18
 #define EV_WALL_CLOCK 43
 
-enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST };
+enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_SKIP };
+
+#define FRAME_BAD_BLOCK (-1) /* frame(): event does not fit its block */
+#define MAX_BLOCK (16u << 20) /* larger block sizes are not believed */
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
 
 typedef struct {
@@ -80,7 +83,7 @@ struct el_ev_decoder_s {
   uint64_t poff;            /* offset of pend[0] */
   uint64_t block_end;
   uint16_t block_cap;
-  uint64_t warned_block;    /* block end already warned about */
+  uint64_t skip_until;      /* ST_SKIP: offset of the next block */
   /* time */
   int have_wall;
   uint64_t wall_unix_ns, wall_t;
@@ -271,7 +274,6 @@ static int header_done(el_ev_decoder_t *d) {
   d->plen = 0;
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
-  d->warned_block = 0;
   d->have_wall = 0;
   if (d->sink.on_header && d->sink.on_header(d->sink.ud, &d->hdr))
     return EL_ESTOPPED;
@@ -463,7 +465,7 @@ static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
  * bytes are needed (*need = total bytes needed so far), or a negative
  * error. eof: no more bytes will come (decides the IPE peek, §4.4). */
 static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
-                         int eof, size_t *need) {
+                         int eof, size_t *need, uint64_t off) {
   if (avail < 2) {
     *need = 2;
     return 0;
@@ -471,11 +473,14 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   uint16_t type = el__be16(p);
   if (type == 0xFFFF)
     return 2;
+  int in_block = off < d->block_end;
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
   if (!(t & T_DECLARED))
-    return EL_EUNDECL;
+    return in_block ? FRAME_BAD_BLOCK : EL_EUNDECL;
   size_t size = t & T_SIZE_MASK, hl = 10;
   if (size == EL_EV_VARIABLE) {
+    if (in_block && off + 12 > d->block_end)
+      return FRAME_BAD_BLOCK;
     if (avail < 12) {
       *need = 12;
       return 0;
@@ -483,6 +488,10 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     size = el__be16(p + 10);
     hl = 12;
   }
+  /* An event never crosses its block's end (§1.5); one that does means
+   * the block was cut (GHC #26222, §4.6). */
+  if (in_block && off + hl + size > d->block_end)
+    return FRAME_BAD_BLOCK;
   if (avail < hl + size) {
     *need = hl + size;
     return 0;
@@ -499,7 +508,8 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
           *need = hl + size + 1;
           return 0;
         }
-      } else if (p[hl + size] == 0) {
+      } else if (p[hl + size] == 0 &&
+                 !(in_block && off + hl + size + 1 > d->block_end)) {
         return (long)(hl + size + 1);
       }
     }
@@ -542,31 +552,45 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     d->stats.unknown_events++;
   }
   if (type == EV_BLOCK_MARKER && ev->known) {
-    d->block_end = off + ev->v[0].u;
-    d->block_cap = (uint16_t)ev->v[2].u;
+    if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
+      d->block_end = off + ev->v[0].u;
+      d->block_cap = (uint16_t)ev->v[2].u;
+    } else {
+      d->block_end = off; /* not believable: no block, no capability */
+      set_diag(d, EL_ECORRUPT, off, type,
+               "block marker at byte %llu has an impossible size %llu; "
+               "ignored",
+               (unsigned long long)off, (unsigned long long)ev->v[0].u);
+      warn(d);
+    }
   } else if (type == EV_WALL_CLOCK && ev->known) {
     d->have_wall = 1;
     d->wall_unix_ns = ev->v[1].u * 1000000000ull + ev->v[2].u;
     d->wall_t = ev->t_ns;
   }
-  if (off < d->block_end) {
-    ev->cap = d->block_cap;
-    if (off + len > d->block_end && d->warned_block != d->block_end) {
-      d->warned_block = d->block_end;
-      set_diag(d, 0, off, type,
-               "event of type %u at byte %llu crosses the end of its block "
-               "at byte %llu",
-               type, (unsigned long long)off,
-               (unsigned long long)d->block_end);
-      warn(d);
-    }
-  } else {
-    ev->cap = EL_EV_NO_CAP;
-  }
+  ev->cap = off < d->block_end ? d->block_cap : EL_EV_NO_CAP;
   d->stats.events++;
   if (d->sink.on_event && d->sink.on_event(d->sink.ud, ev))
     return EL_ESTOPPED;
   return 0;
+}
+
+/* The event at off (type from p, 2 bytes) does not fit its block: the
+ * block was cut mid-event (§4.6). Report it as a warning and skip to the
+ * block's end, where the next block marker should be. */
+static void block_corrupt(el_ev_decoder_t *d, const uint8_t *p,
+                          uint64_t off) {
+  unsigned type = el__be16(p);
+  set_diag(d, EL_ECORRUPT, off, (int)type,
+           "corrupt block: event of type %u at byte %llu does not fit its "
+           "block (cap %u, ending at byte %llu); skipped %llu bytes to the "
+           "next block",
+           type, (unsigned long long)off, d->block_cap,
+           (unsigned long long)d->block_end,
+           (unsigned long long)(d->block_end - off));
+  warn(d);
+  d->stats.skipped_bytes += d->block_end - off;
+  d->skip_until = d->block_end;
 }
 
 static int undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
@@ -586,7 +610,21 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   /* Complete a partial event first. */
   while (d->plen && d->state == ST_DATA) {
     size_t need = 0;
-    long n = frame(d, d->pend, d->plen, 0, &need);
+    long n = frame(d, d->pend, d->plen, 0, &need, d->poff);
+    if (n == FRAME_BAD_BLOCK) {
+      block_corrupt(d, d->pend, d->poff);
+      if (d->poff + d->plen > d->skip_until) {
+        /* pend already holds bytes of the next block: keep those. */
+        size_t k = (size_t)(d->skip_until - d->poff);
+        memmove(d->pend, d->pend + k, d->plen - k);
+        d->plen -= k;
+        d->poff = d->skip_until;
+        continue;
+      }
+      d->plen = 0;
+      d->state = ST_SKIP;
+      goto out;
+    }
     if (n < 0) {
       /* pend holds exactly the 2 type bytes: rescan them for a header. */
       rc = undeclared(d, d->pend, d->poff);
@@ -652,7 +690,12 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     continue;
   general:;
     size_t need;
-    long n = frame(d, buf + i, len - i, 0, &need);
+    long n = frame(d, buf + i, len - i, 0, &need, d->base + i);
+    if (n == FRAME_BAD_BLOCK) {
+      block_corrupt(d, buf + i, d->base + i);
+      d->state = ST_SKIP;
+      goto out;
+    }
     if (n < 0) {
       rc = undeclared(d, buf + i, d->base + i);
       start_scan(d, d->base + i); /* rescan from the bad event */
@@ -697,6 +740,13 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
     case ST_DATA:
       rc = data_feed(d, buf + i, len - i, &used);
       break;
+    case ST_SKIP: {
+      uint64_t left = d->skip_until - d->base;
+      used = left < len - i ? (size_t)left : len - i;
+      if (used == left)
+        d->state = ST_DATA;
+      break;
+    }
     }
     i += used;
     d->base += used;
@@ -734,7 +784,7 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
   case ST_DATA:
     if (d->plen) {
       size_t need = 0;
-      long n = frame(d, d->pend, d->plen, 1, &need);
+      long n = frame(d, d->pend, d->plen, 1, &need, d->poff);
       if (n > 0) {
         int rc = deliver(d, d->pend, (size_t)n, d->poff);
         d->plen = 0;
@@ -774,6 +824,13 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
       return EL_ETRUNC;
     }
     return 0;
+  case ST_SKIP:
+    set_diag(d, EL_ETRUNC, d->base, -1,
+             "eventlog ends at byte %llu inside a corrupt block being "
+             "skipped (it ends at byte %llu)",
+             (unsigned long long)d->base,
+             (unsigned long long)d->skip_until);
+    return EL_ETRUNC;
   case ST_POST:
     if (d->base > d->scan_from) {
       set_diag(d, 0, d->scan_from, -1,

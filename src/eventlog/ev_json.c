@@ -21,6 +21,7 @@ struct el_ev_json_s {
   char *buf;           /* one formatted line */
   size_t cap;
   int failed;
+  el_diag_t corrupt; /* first corruption the decoder recovered from */
   el_diag_t diag;
 };
 
@@ -154,6 +155,14 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
   return put_lit(w, "null");
 }
 
+/* Corruption the decoder skipped over (a cut block, §4.6) still makes the
+ * command fail at the end, like ghc-events would; the first is kept. */
+static void on_warning(void *ud, const el_diag_t *d) {
+  el_ev_json_t *j = ud;
+  if (d->code && !j->corrupt.code)
+    j->corrupt = *d;
+}
+
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_json_t *j = ud;
   size_t need = 8 * (size_t)e->payload_len + 1024;
@@ -217,7 +226,8 @@ el_ev_json_t *el_ev_json_new(FILE *out) {
   if (!j)
     return NULL;
   j->out = out;
-  el_ev_sink_t sink = {.ud = j, .on_event = on_event};
+  el_ev_sink_t sink = {.ud = j, .on_event = on_event,
+                       .on_warning = on_warning};
   j->dec = el_ev_decoder_new(&sink);
   if (!j->dec) {
     el_ev_json_free(j);
@@ -253,6 +263,10 @@ int el_ev_json_finish(el_ev_json_t *j) {
   int rc = el_ev_decoder_finish(j->dec);
   if (rc)
     j->diag = *el_ev_decoder_diag(j->dec);
+  else if (j->corrupt.code) {
+    rc = j->corrupt.code;
+    j->diag = j->corrupt;
+  }
   if (!rc && !el_ev_decoder_stats(j->dec)->sessions) {
     j->diag = *el_ev_decoder_diag(j->dec);
     rc = EL_EBADHDR;

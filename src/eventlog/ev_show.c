@@ -40,6 +40,7 @@ struct el_ev_show_s {
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
   int failed;               /* out of memory */
+  el_diag_t corrupt;        /* first corruption the decoder recovered from */
   el_diag_t diag;
 };
 
@@ -598,6 +599,14 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   return 0;
 }
 
+/* Corruption the decoder skipped over (a cut block, §4.6) still makes the
+ * command fail at the end, like ghc-events would; the first is kept. */
+static void on_warning(void *ud, const el_diag_t *d) {
+  el_ev_show_t *s = ud;
+  if (d->code && !s->corrupt.code)
+    s->corrupt = *d;
+}
+
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_show_t *s = ud;
   if (reserve_txt(s, 16 * (size_t)e->payload_len + 256)) {
@@ -644,7 +653,7 @@ el_ev_show_t *el_ev_show_new(FILE *out) {
     return NULL;
   s->out = out;
   el_ev_sink_t sink = {.ud = s, .on_header = on_header,
-                       .on_event = on_event};
+                       .on_event = on_event, .on_warning = on_warning};
   s->dec = el_ev_decoder_new(&sink);
   if (!s->dec) {
     el_ev_show_free(s);
@@ -785,6 +794,10 @@ int el_ev_show_finish(el_ev_show_t *s) {
   int rc = el_ev_decoder_finish(s->dec);
   if (rc)
     s->diag = *el_ev_decoder_diag(s->dec);
+  else if (s->corrupt.code) {
+    rc = s->corrupt.code;
+    s->diag = s->corrupt;
+  }
   if (!s->hdr) {
     if (!rc)
       s->diag = *el_ev_decoder_diag(s->dec);

@@ -267,6 +267,113 @@ static void test_undeclared_type_is_corrupt(void **st) {
   el_ev_decoder_free(d);
 }
 
+/* GHC #26222 (§4.6): a flush cuts a STOP_THREAD between two blocks; the
+ * decoder reports the corrupt block, skips to its end, and decodes the
+ * next block normally, identically for any chunking. */
+static size_t build_cut_block_stream(tu_buf_t *b, size_t *cut_off,
+                                     size_t *b2_off, size_t *b3_off) {
+  b->n = 0;
+  tu_hdr_begin(b);
+  tu_decl(b, 1, 4, "Run thread");
+  tu_decl(b, 2, 10, "Stop thread");
+  tu_decl(b, 18, 14, "Block marker");
+  tu_hdr_end(b);
+  /* Block 1 (cap 0): marker 24 + RUN_THREAD 14 + 5 bytes of STOP. */
+  tu_ev(b, 18, 100);
+  tu_u32(b, 24 + 14 + 5);
+  tu_u64(b, 200);
+  tu_u16(b, 0);
+  tu_ev(b, 1, 110);
+  tu_u32(b, 1);
+  *cut_off = b->n;
+  static tu_buf_t stop;
+  stop.n = 0;
+  tu_ev(&stop, 2, 120);
+  tu_u32(&stop, 1);
+  tu_u16(&stop, 7);
+  tu_u32(&stop, 0);
+  tu_bytes(b, stop.b, 5);
+  /* Block 2 (cap 0): marker + the other 15 bytes of STOP + RUN_THREAD. */
+  *b2_off = b->n;
+  tu_ev(b, 18, 130);
+  tu_u32(b, 24 + 15 + 14);
+  tu_u64(b, 300);
+  tu_u16(b, 0);
+  tu_bytes(b, stop.b + 5, 15);
+  tu_ev(b, 1, 140);
+  tu_u32(b, 2);
+  /* Block 3 (cap 1): marker + RUN_THREAD 9. */
+  *b3_off = b->n;
+  tu_ev(b, 18, 150);
+  tu_u32(b, 24 + 14);
+  tu_u64(b, 400);
+  tu_u16(b, 1);
+  tu_ev(b, 1, 160);
+  tu_u32(b, 9);
+  tu_u16(b, 0xFFFF);
+  return b->n;
+}
+
+typedef struct {
+  tu_digest_t g;
+  uint64_t corrupt_off[8];
+  int ncorrupt;
+  uint64_t last_thread, last_cap, last_t;
+} cut_t;
+
+static int cut_event(void *ud, const el_ev_event_t *e) {
+  cut_t *c = ud;
+  if (e->type == 1) {
+    c->last_thread = e->v[0].u;
+    c->last_cap = e->cap;
+    c->last_t = e->t_ns;
+  }
+  return tu_on_event(&c->g, e);
+}
+
+static void cut_warning(void *ud, const el_diag_t *d) {
+  cut_t *c = ud;
+  if (d->code == EL_ECORRUPT && c->ncorrupt < 8)
+    c->corrupt_off[c->ncorrupt++] = d->offset;
+  tu_on_warning(&c->g, d);
+}
+
+static void test_cut_block_resyncs_at_next_block(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  size_t cut, b2, b3;
+  size_t n = build_cut_block_stream(&b, &cut, &b2, &b3);
+  uint64_t ref = 0;
+  for (size_t step = 1; step <= n; step++) {
+    cut_t c = {0};
+    el_ev_sink_t s = tu_sink(&c.g);
+    s.ud = &c;
+    s.on_event = cut_event;
+    s.on_warning = cut_warning;
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    for (size_t i = 0; i < n; i += step)
+      assert_int_equal(el_ev_decoder_feed(d, b.b + i, n - i < step ? n - i
+                                                                  : step),
+                       0);
+    assert_int_equal(el_ev_decoder_finish(d), 0);
+    /* The cut STOP_THREAD is reported at its offset; block 2's tail (the
+     * rest of the STOP) cannot be framed either and is skipped too. */
+    assert_true(c.ncorrupt >= 1);
+    assert_int_equal(c.corrupt_off[0], cut);
+    /* Block 3 decodes normally: RUN_THREAD 9 on cap 1 at t = 160. */
+    assert_int_equal(c.last_thread, 9);
+    assert_int_equal(c.last_cap, 1);
+    assert_int_equal(c.last_t, 160);
+    assert_int_equal(c.g.data_ends, 1);
+    assert_true(el_ev_decoder_stats(d)->skipped_bytes >= 5);
+    el_ev_decoder_free(d);
+    if (step == 1)
+      ref = c.g.h;
+    else if (c.g.h != ref)
+      fail_msg("chunks of %zu bytes give different events", step);
+  }
+}
+
 static void test_truncated_header_and_event(void **st) {
   (void)st;
   static tu_buf_t b;
@@ -556,6 +663,7 @@ int main(void) {
       cmocka_unit_test(test_type_table_names_and_fields),
       cmocka_unit_test(test_handmade_stream_fields),
       cmocka_unit_test(test_undeclared_type_is_corrupt),
+      cmocka_unit_test(test_cut_block_resyncs_at_next_block),
       cmocka_unit_test(test_truncated_header_and_event),
       cmocka_unit_test(test_feed_split_at_every_byte),
       cmocka_unit_test(test_stale_bytes_before_header),
