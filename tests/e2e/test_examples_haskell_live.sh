@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The examples' run scripts, live: examples/haskell/*/*-with-pipe.sh build
+# The examples' run scripts, live: examples/haskell/*/*-with-pipe.sh (and
+# oddball-with-console.sh, whose OTLP/JSON lines are checked too) build
 # each program with Debian GHC, stream its eventlog through a named pipe
 # into build/eventlog-live-otelcol, which exports over OTLP gRPC to the test
 # receiver (tests/receiver) standing in for the collector. Checked against
@@ -52,6 +53,34 @@ elif grep -q -i 'p_hi\|prof' "$TMP/jumpy.err"; then
   echo "note: profiled build failed (ghc-prof missing?): jumpy not checked"
 else
   echo "FAIL: jumpy-with-pipe.sh exited non-zero"; rc=1
+fi
+# The console variant: OTLP/JSON lines on stdout, the program's output on
+# stderr, no collector.
+echo "== oddball/oddball-with-console.sh 3 10 50000"
+if timeout 300 bash "$SRC/examples/haskell/oddball/oddball-with-console.sh" \
+     3 10 50000 > "$TMP/console.jsonl" 2> "$TMP/console.err"; then
+  python3 - "$TMP" <<'PY' || rc=1
+import json, re, sys
+tmp = sys.argv[1]
+want = ["Summing %s numbers" % n for n in re.findall(
+    r"Generating (\d+) random numbers", open(f"{tmp}/console.err").read())]
+got = []
+for line in open(f"{tmp}/console.jsonl"):
+    req = json.loads(line)
+    for rl in req.get("resourceLogs", []):
+        for sl in rl.get("scopeLogs", []):
+            for lr in sl.get("logRecords", []):
+                kinds = [a["value"].get("stringValue") for a in
+                         lr.get("attributes", []) if a["key"] == "kind"]
+                if kinds == ["UserMarker"]:
+                    got.append(lr["body"]["stringValue"])
+ok = len(want) == 3 and got == want
+print(("ok" if ok else "FAIL") + f": console: UserMarker records {got} == {want}")
+sys.exit(0 if ok else 1)
+PY
+else
+  tail -n 20 "$TMP/console.err"
+  echo "FAIL: oddball-with-console.sh exited non-zero"; rc=1
 fi
 sleep 0.5
 
