@@ -51,9 +51,11 @@ void el_host_set_store(el_host_t *h, el_tm_store_t *st);
 int el_host_set_config(el_host_t *h, const char *key, const char *value);
 
 /* Load and run the script at path (its directory is added to the require
- * path). On failure returns EL_ELUA (syntax error or error while the main
- * chunk ran) or a negated errno (unreadable), with the message (file:line
- * and traceback) in el_host_error(h). */
+ * path; arg[0] = path). path: borrowed. On failure returns EL_ELUA (syntax
+ * error "file:line: msg", or an error while the main chunk ran, with its
+ * traceback), a negated errno (unreadable) or EL_ENOMEM, with the message
+ * in el_host_error(h); subscriptions made before the error stay. May be
+ * called again (REPL :load). Spec: docs/lua-api.md §1. */
 int el_host_load(el_host_t *h, const char *path);
 
 /* Load and run a chunk from memory (tests, REPL). name: chunk name used in
@@ -84,9 +86,12 @@ void el_host_session_end(el_host_t *h);
  * earlier). Call once. */
 int el_host_end(el_host_t *h);
 
-/* Wall-clock timers: run those due at `now_ms` (a monotonic clock in ms,
- * e.g. uv_now). Returns the delay in ms until the next one, or -1 if none.
- * The command's loop calls it from a libuv timer. */
+/* Wall-clock timers: run those due at `now_ms` (CLOCK_MONOTONIC in ms:
+ * uv_now() or el_host_clock_ms()); first dispatches any queued events
+ * (el_host_flush). Returns the delay in ms until the next timer, or -1 if
+ * none; timers created later are due no earlier than their interval, so
+ * polling every 100 ms is enough. The command's loop calls it from an
+ * unreferenced libuv timer. Thread: the loop's. */
 int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms);
 
 /* Monotonic milliseconds used by wall timers when no loop time is given. */
