@@ -102,6 +102,32 @@ act=$(run alloc_rate "$D/oddball-hT.eventlog" | awk -F'\t' '
   $1 ~ /^[0-9]+$/ && NF==6 {print $1 "\t" $2 "\t" $3}' | sort -n)
 check "alloc_rate: samples and total per cap (oddball-hT)" "$exp" "$act"
 
+# 7. heap_metrics: every HEAP_SIZE/HEAP_LIVE/HEAP_ALLOCATED as a data point
+# whose Unix time is the reference's wall clock + (t - t_wallclock).
+if command -v jq >/dev/null; then
+  exp=$(awk -F'\t' '
+    $3 ~ /wall clock time / { n = split($3, w, " ")
+      for (i = 1; i <= n; i++) if (w[i] == "time") { sec=w[i+1]; ns=w[i+2] }
+      sub("s","",sec); sub("ns","",ns); tw=$1 }
+    $3 ~ /^size of heap capset / { v=$3; sub(/.*: /,"",v); sub(/ bytes/,"",v)
+      print "ghc_eventlog_HeapSize\t" $1 "\t" v }
+    $3 ~ /^live data in heap capset / { v=$3; sub(/.*: /,"",v); sub(/ bytes/,"",v)
+      print "ghc_eventlog_HeapLive\t" $1 "\t" v }
+    $3 ~ /^allocated on heap capset / { v=$3; sub(/.*: /,"",v); sub(/ total.*/,"",v)
+      print "ghc_eventlog_HeapAllocated\t" $1 "\t" v }
+    END { print "wall\t" sec "\t" ns "\t" tw > "/dev/stderr" }
+    ' "$tmp/threads.ev" 2>"$tmp/wall" | sort)
+  read -r _ sec ns tw < "$tmp/wall"
+  act=$("$EL_BIN" run "$X/heap_metrics.lua" "$D/threads.eventlog" 2>/dev/null |
+    jq -r '.resourceMetrics[].scopeMetrics[].metrics[] | .name as $n |
+      (.gauge // .sum).dataPoints[] | [$n, .timeUnixNano, .asInt] | @tsv' |
+    awk -F'\t' -v sec="$sec" -v ns="$ns" -v tw="$tw" '{
+      # t = unix - wall + t_wallclock, in integer-safe pieces
+      d = substr($2, 1, length($2) - 9) - sec; r = substr($2, length($2) - 8) - ns
+      print $1 "\t" d * 1000000000 + r + tw "\t" $3 }' | sort)
+  check "heap_metrics: points, values and Unix times (threads)" "$exp" "$act"
+fi
+
 # Every example also runs in text mode without error.
 for s in gc_pauses thread_times heap_top markers event_rate alloc_rate; do
   if ! "$EL_BIN" run "$X/$s.lua" --output none "$D/oddball-hT.eventlog" \
