@@ -16,6 +16,7 @@
 #    that telemetry (tests/demo/otlp_openmetrics.py, promtool tsdb
 #    create-blocks-from openmetrics) into a second Prometheus and check that
 #    every dashboard query returns data for at least one recorded program.
+# 5. Press every dashboard button against the daemon's control server.
 # Skips (77) when the daemon cannot produce telemetry yet.
 set -u
 source "$(dirname "$0")/../demo/lib.sh"
@@ -107,4 +108,50 @@ start_prometheus "$TMP/tsdb"
 python3 "$SRC/tests/demo/check_dashboards.py" \
   "$SRC/demo/config/grafana-dashboards" --prometheus "$PROM_URL" \
   --data "$TMP/services.json" || fail "a dashboard query returns no data"
-echo "PASS: dashboards use only names of our telemetry, and their queries return data"
+# 5. The dashboards' buttons, pressed against the daemon's control server
+#    while it reads a program's eventlog-socket (tests/tools/el_peer plays
+#    the program and records what the daemon writes back): every button is
+#    accepted and the program receives exactly the control messages of
+#    reference-behaviour.md §8.3, computed here by hand.
+PEER=$BUILD/tests/el_peer
+[ -x "$PEER" ] || PEER=$BUILD/el_peer
+if [ -x "$PEER" ]; then
+  "$PEER" --unix "$TMP/ctl.sock" --file "$EVENTLOGS/ghc-9.0/oddball-hT.eventlog" \
+    --hold-ms 8000 --record "$TMP/ctl.bin" --ready-file "$TMP/peer.ready" \
+    --timeout 60 > "$TMP/peer.log" 2>&1 &
+  peer=$!
+  BG_PIDS+=($peer)
+  for i in $(seq 100); do [ -e "$TMP/peer.ready" ] && break; sleep 0.1; done
+  cport=$(free_port)
+  "$DAEMON" --service-name=oddball --eventlog-socket="$TMP/ctl.sock" \
+    --control --control-port="$cport" --control-cors-ignore-failure \
+    --otelcol-host=127.0.0.1 --otelcol-port="$port" \
+    > "$TMP/daemon-control.log" 2>&1 &
+  BG_PIDS+=($!)
+  python3 "$SRC/tests/demo/check_buttons.py" "$SRC/demo/config/grafana-dashboards" \
+    "http://127.0.0.1:$cport" oddball --accepted > "$TMP/buttons.out" 2>&1
+  st=$?
+  cat "$TMP/buttons.out"
+  [ $st = 0 ] || fail "a dashboard button was not accepted by the control server"
+  wait "$peer"
+  python3 - "$TMP/buttons.out" "$TMP/ctl.bin" <<'PY' || fail "the program did not receive the buttons' control messages"
+import json, sys
+pressed = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+builtin = {"start-profiling": 1, "stop-profiling": 2,
+           "start-heap-profiling": 3, "stop-heap-profiling": 4,
+           "request-heap-census": 5}
+want = b""
+for ep in pressed:
+    ns, cmd = ep[len("/control/"):].split("/")
+    cid = builtin[cmd] if ns == "eventlog-socket" else int(cmd)
+    want += bytes([0xF0, 0x9E, 0x97, 0x8C, 0, len(ns)]) + ns.encode() + bytes([cid])
+got = open(sys.argv[2], "rb").read()
+print(f"control bytes: want {want.hex()}\n               got  {got.hex()}")
+sys.exit(0 if got == want else 1)
+PY
+  echo "ok: every button reaches the program as its control message"
+else
+  echo "note: $BUILD/tests/el_peer not built: buttons not pressed"
+fi
+
+echo "PASS: dashboards use only names of our telemetry, their queries return data, their buttons work"
