@@ -17,6 +17,7 @@
 typedef struct {
   const char *script;
   int fail_fast;
+  int budget_ms;            /* --handler-budget-ms, 0 = none */
   const char *output;       /* "console" or "none" */
   el_src_opts_t src;
   const char *sets[256];    /* "key=value" */
@@ -33,6 +34,10 @@ static void usage(FILE *f) {
           "eventlog_live.config.KEY\n"
           "  --fail-fast          stop at the first error in a handler "
           "(exit 1)\n"
+          "  --handler-budget-ms N  stop (as an error) any handler, timer "
+          "or hook call\n"
+          "                       running longer than N ms (slows Lua "
+          "down)\n"
           "  --output console|none  where emitted telemetry goes "
           "(default console:\n"
           "                       OTLP/JSON lines on stdout)\n"
@@ -58,6 +63,15 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       return 1;
     } else if (!strcmp(a, "--fail-fast")) {
       o->fail_fast = 1;
+    } else if (!strcmp(a, "--handler-budget-ms") && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v <= 0 || v > 3600000) {
+        fprintf(stderr, "eventlog-live run: --handler-budget-ms wants "
+                        "1..3600000\n");
+        return 2;
+      }
+      o->budget_ms = (int)v;
     } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
                 !strcmp(a, "--log-level")) && i + 1 < argc) {
       const char *v = argv[++i];
@@ -150,7 +164,8 @@ static int setup_store(el_host_t *h, const run_opts_t *o,
 }
 
 static int run(const run_opts_t *o) {
-  el_host_opts_t hopts = {.fail_fast = o->fail_fast};
+  el_host_opts_t hopts = {.fail_fast = o->fail_fast,
+                          .handler_budget_ms = o->budget_ms};
   el_host_t *h = el_host_new(&hopts);
   el_tm_store_t *st = NULL;
   int status = 1;

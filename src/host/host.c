@@ -231,6 +231,7 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
                    const char *what) {
   lua_State *L = h->L;
   int fn = lua_gettop(L) - nargs;
+  h->npcalls++;
   lua_pushcfunction(L, el__host_traceback);
   lua_insert(L, fn);
   int rc = lua_pcall(L, nargs, 0, fn);
@@ -259,6 +260,39 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
   lua_pop(L, 1);
 }
 
+/* {====== time budget of a call ======} */
+
+#define BUDGET_HOOK_COUNT 100000  /* VM instructions between checks */
+
+/* Count hook: stops a call (handler, timer, hook) that has run longer than
+ * opts.handler_budget_ms. A call is identified by the dispatch and
+ * protected-call counters; its clock starts at the first check inside it,
+ * so the budget may be exceeded by one check interval. */
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  el_host_t *h = el__host_from(L);
+  if (!h) return;
+  uint64_t seq = h->st.dispatched + h->npcalls;
+  uint64_t now = el_host_clock_ms();
+  if (seq != h->hook_seq) {
+    h->hook_seq = seq;
+    h->hook_start_ms = now;
+    return;
+  }
+  if (now - h->hook_start_ms <= (uint64_t)h->opts.handler_budget_ms) return;
+  h->st.budget_exceeded++;
+  h->hook_start_ms = now;
+  luaL_error(L, "call ran longer than its budget of %d ms",
+             h->opts.handler_budget_ms);
+}
+
+/* After loading: from now on every call runs under the budget. */
+static void arm_budget(el_host_t *h) {
+  if (h->opts.handler_budget_ms <= 0) return;
+  lua_sethook(h->L, budget_hook, LUA_MASKCOUNT, BUDGET_HOOK_COUNT);
+  if (h->D) lua_sethook(h->D, budget_hook, LUA_MASKCOUNT, BUDGET_HOOK_COUNT);
+}
+
 /* {====== loading ======} */
 
 static int load_chunk(el_host_t *h, int status) {
@@ -278,6 +312,7 @@ static int load_chunk(el_host_t *h, int status) {
   }
   lua_pop(L, 1);
   h->loaded = 1;
+  arm_budget(h);
   return h->stop ? EL_ESTOPPED : 0;
 }
 

@@ -24,6 +24,11 @@ typedef struct el_host_s el_host_t;
 
 typedef struct el_host_opts_s {
   int fail_fast;            /* stop at the first Lua error (EL_ESTOPPED) */
+  int handler_budget_ms;    /* > 0: a handler, timer or hook call that
+                               runs longer is stopped with an error
+                               (counted like any handler error); checked
+                               by a Lua count hook, which slows Lua code
+                               down while enabled. 0 = no limit. */
   const char *lua_dir;      /* the project's lua/ directory; NULL = the
                                default (EVENTLOG_LIVE_LUA_DIR env, the
                                installed path, else EL_SOURCE_DIR/lua) */
@@ -114,6 +119,7 @@ typedef struct el_host_stats_s {
   uint64_t warnings;        /* decoder warnings */
   uint64_t reentrant_dropped; /* events fed from inside a handler: not
                                dispatched to Lua */
+  uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

@@ -145,6 +145,9 @@ struct el_host_s {
   void *control_ud;
 
   el_host_stats_t st;
+  uint64_t npcalls;         /* protected calls of timers/hooks/helpers */
+  uint64_t hook_seq;        /* call the budget hook last saw */
+  uint64_t hook_start_ms;   /* when it first saw it */
   char err[2048];
 };
 

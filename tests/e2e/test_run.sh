@@ -41,6 +41,17 @@ grep -q '10 error(s) in 10 call(s) of the USER_MARKER handler' "$tmp/err" \
 expect "--fail-fast exits 1" 1 $?
 grep -q 'err.lua:2: bad marker' "$tmp/err" || { echo "FAIL fail-fast message"; cat "$tmp/err"; fail=1; }
 
+cat > "$tmp/slow.lua" <<'LUA'
+local el = require("eventlog_live")
+local n, r = 0, 0
+el.on("USER_MARKER", function() n = n + 1; if n % 2 == 0 then while true do end end end)
+el.on("RUN_THREAD", function() r = r + 1; if r == 100 then while true do end end end)
+el.on_end(function() print(n, r, el.stats().budget_exceeded) end)
+LUA
+out=$(timeout 20 "$EL_BIN" run "$tmp/slow.lua" --handler-budget-ms 50 --output none "$F" 2>/dev/null)
+expect "--handler-budget-ms stops endless handlers" 0 $?
+[ "$out" = "$(printf '10\t9835\t6')" ] || { echo "FAIL budget output: '$out'"; fail=1; }
+
 "$EL_BIN" run "$tmp/lib/main.lua" --output none "$EL_EVENTLOGS/ghc-events/testlog-part.eventlog" > /dev/null 2>&1
 expect "truncated input exits 1" 1 $?
 "$EL_BIN" run "$tmp/nope.lua" "$F" 2>/dev/null; expect "missing script exits 2" 2 $?
