@@ -123,8 +123,10 @@ typedef struct el_ev_sink_s {
   int (*on_event)(void *ud, const el_ev_event_t *ev);
   /* DATA_END seen (spec §1.7). */
   void (*on_data_end)(void *ud, uint64_t offset);
-  /* A non-fatal problem: stale bytes skipped before a header, resync after
-   * a corrupt block, malformed event skipped. */
+  /* A problem decoding went past: stale bytes skipped before a header
+   * (code 0), a corrupt block skipped (code EL_ECORRUPT), a later error in
+   * the same feed call (its code), bytes ignored after DATA_END (code 0).
+   * diag->offset is the byte offset in the input. */
   void (*on_warning)(void *ud, const el_diag_t *diag);
 } el_ev_sink_t;
 
@@ -142,9 +144,15 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  *   buf or into d's reassembly buffer and are valid until the callback
  *   returns; copy to keep. A partial event at the end is kept internally
  *   and completed by the next feed.
- * Returns 0; EL_ESTOPPED if a callback asked to stop; or EL_EBADHDR /
- *   EL_ECORRUPT / EL_EUNDECL with el_ev_decoder_diag(d) giving the byte
- *   offset and event type. Events before that offset have been delivered.
+ * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
+ *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
+ *   past el_ev_decoder_offset consumed; feed the rest again); or
+ *   EL_EBADHDR / EL_EUNDECL (undeclared type outside any block) with
+ *   el_ev_decoder_diag(d) giving the byte offset and event type. Events
+ *   before that offset have been delivered. An event that does not fit its
+ *   block (a cut flush, spec §4.6) is not an error return: on_warning gets
+ *   diag.code = EL_ECORRUPT with its offset and type, and decoding resumes
+ *   at the block's end.
  *   After an error the decoder looks for a new header ("hdrbhetb") from
  *   the offending byte on, in the rest of buf and in later feeds; a later
  *   error within the same call goes to on_warning (the first is returned),
