@@ -23,7 +23,7 @@
 typedef struct {
   uint64_t t;     /* timestamp */
   uint64_t off;   /* line start: chunk index << 32 | offset in chunk */
-  uint32_t len;   /* line length incl. '\n' */
+  uint32_t len;   /* line length incl. '\n', without the "<t>: " prefix */
   uint32_t pad;
 } rec_t;
 
@@ -623,9 +623,8 @@ static int on_event(void *ud, const el_ev_event_t *e) {
     s->rec = p;
     s->rcap = n;
   }
+  /* The "<t>: " prefix is written at output time from the record. */
   char *start = s->txt + s->tlen, *w = start;
-  U(e->t_ns);
-  S(": ");
   if (e->cap != EL_EV_NO_CAP) {
     S("cap ");
     U(e->cap);
@@ -818,14 +817,18 @@ int el_ev_show_finish(el_ev_show_t *s) {
   const rec_t *r;
   while ((r = merge_next(&m))) {
     const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
-    if (olen + r->len >= OUTBUF) {
+    if (olen + r->len + 32 >= OUTBUF) {
       if (out_write(s->out, ob, olen))
         rc = rc ? rc : EL_EINVAL;
       olen = 0;
     }
+    char *w = put_u64(ob + olen, r->t);
+    memcpy(w, ": ", 2);
+    olen = (size_t)(w + 2 - ob);
     if (r->len > OUTBUF) {
-      if (out_write(s->out, line, r->len))
+      if (out_write(s->out, ob, olen) || out_write(s->out, line, r->len))
         rc = rc ? rc : EL_EINVAL;
+      olen = 0;
       continue;
     }
     if (r->len <= 64)
