@@ -216,8 +216,18 @@ int el_ev_field_index(uint16_t id, const char *name);
  * stream, byte for byte. Create, feed bytes, finish. The formatter owns a
  * decoder internally. out: borrowed, must outlive the object. */
 typedef struct el_ev_show_s el_ev_show_t;
+/* Returns NULL when out of memory. Thread: one thread at a time. */
 el_ev_show_t *el_ev_show_new(FILE *out);
+/* As el_ev_decoder_feed (buf borrowed for the call); nothing is printed
+ * yet. Returns 0, or the decoder's error (EL_ENOMEM if formatting ran out
+ * of memory), with el_ev_show_diag giving offset and message. */
 int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
+/* End of input: prints the type list and every event (stable by
+ * timestamp, spec §6.4) to out, written with write(2) on fileno(out)
+ * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
+ * before is printed); EL_ECORRUPT (a corrupt block was skipped: the rest is
+ * printed); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
+ * EL_EINVAL on a write error. el_ev_show_diag has offset and message. */
 int el_ev_show_finish(el_ev_show_t *s);
 /* Forget any partial input and expect a fresh header: a live source
  * reconnected (el_ev_decoder_reset on the formatter's decoder). Events
