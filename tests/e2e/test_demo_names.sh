@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The demo dashboards use only names our telemetry produces.
+# ctest-labels: asan
 #
 # 1. Run build/eventlog-live-otelcol with every processor on
 #    (tests/demo/names-config.yaml) over the recorded eventlogs in
@@ -58,6 +59,10 @@ for f in "$EVENTLOGS"/ghc-9.0/*.eventlog "$EVENTLOGS"/ghc-events/*.eventlog; do
     > "$TMP/daemon-$name.log" 2>&1
   st=$?
   echo "daemon over $name: exit $st"
+  if [ $st -ge 124 ] || grep -q "Sanitizer\|runtime error" "$TMP/daemon-$name.log"; then
+    cat "$TMP/daemon-$name.log"
+    fail "the daemon crashed or hung on $name (exit $st)"
+  fi
   ran=$((ran + 1))
 done
 [ $ran -gt 0 ] || skip "no eventlogs under $EVENTLOGS"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest-labels: asan
 # The examples' run scripts, live: examples/haskell/*/*-with-pipe.sh (and
 # oddball-with-console.sh, whose OTLP/JSON lines are checked too) build
 # each program with Debian GHC, stream its eventlog through a named pipe
