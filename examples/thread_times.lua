@@ -26,7 +26,7 @@ el.on_end(function()
     rows[#rows + 1] = {
       thread = t.thread, label = t.label or "", state = t.state,
       runs = t.runs, running_ns = t.running_ns, running = fmt.duration(t.running_ns),
-      blocked = fmt.duration(t.blocked_ns),
+      blocked_ns = t.blocked_ns, blocked = fmt.duration(t.blocked_ns),
       reason = reason and string.format("%s (%s)", status.name(reason), fmt.duration(most)) or "",
     }
   end
@@ -34,7 +34,8 @@ el.on_end(function()
   io.write(fmt.table(rows, {
     {key = "thread"}, {key = "label", align = "left"}, {key = "state", align = "left"},
     {key = "runs"}, {key = "running_ns", title = "running ns"},
-    {key = "running", align = "right"}, {key = "blocked", align = "right"},
+    {key = "running", align = "right"}, {key = "blocked_ns", title = "blocked ns"},
+    {key = "blocked", align = "right"},
     {key = "reason", title = "main blocked reason", align = "left"},
   }))
 end)

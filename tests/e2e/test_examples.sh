@@ -43,20 +43,25 @@ act=$(run gc_pauses "$D/threads.eventlog" | awk -F'\t' '
   $1 ~ /^[0-9]+$/ && NF>=3 { print $1 "\t" $2 "\t" $3 }' | sort -n)
 check "gc_pauses: count and total per cap (threads)" "$exp" "$act"
 
-# 2. thread_times: runs and running ns per thread (§5.2.3 state machine).
+# 2. thread_times: runs, running ns and blocked ns per thread (§5.2.3
+# state machine: Run..Stop is Running, Stop..Run and Stop..Stop Blocked,
+# nothing after ThreadFinished, a Run after a Run keeps the earlier one).
 exp=$(awk -F'\t' '
   { split($3, w, " ") }
-  w[1]=="running" && w[2]=="thread" { th=w[3]; if (fin[th]) next
-    if (prev[th]!="r") { prev[th]="r"; t0[th]=$1 } seen[th]=1 }
-  w[1]=="stopping" && w[2]=="thread" { th=w[3]; if (fin[th]) next
+  w[1]=="running" && w[2]=="thread" { th=w[3]; seen[th]=1; if (fin[th]) next
+    if (prev[th]=="s") blk[th]+=$1-ts[th]
+    if (prev[th]!="r") { prev[th]="r"; t0[th]=$1 } }
+  w[1]=="stopping" && w[2]=="thread" { th=w[3]; seen[th]=1; if (fin[th]) next
     if (prev[th]=="r") { runs[th]++; run[th]+=$1-t0[th] }
-    if (prev[th]!="") prev[th]="s"
-    if ($3 ~ /thread finished/) fin[th]=1 ; seen[th]=1 }
-  END { for (th in seen) print th "\t" runs[th]+0 "\t" run[th]+0 }
+    else if (prev[th]=="s") blk[th]+=$1-ts[th]
+    else next
+    prev[th]="s"; ts[th]=$1
+    if ($3 ~ /thread finished/) fin[th]=1 }
+  END { for (th in seen) print th "\t" runs[th]+0 "\t" run[th]+0 "\t" blk[th]+0 }
   ' "$tmp/threads.ev" | sort -n)
 act=$(run thread_times "$D/threads.eventlog" | awk -F'\t' '
-  $1 ~ /^[0-9]+$/ && NF>=5 { print $1 "\t" $4 "\t" $5 }' | sort -n)
-check "thread_times: runs and running ns per thread (threads)" "$exp" "$act"
+  $1 ~ /^[0-9]+$/ && NF>=7 { print $1 "\t" $4 "\t" $5 "\t" $7 }' | sort -n)
+check "thread_times: runs, running and blocked ns per thread (threads)" "$exp" "$act"
 
 # 3. heap_top: total residency of each census, in order.
 exp=$(awk -F'\t' '
