@@ -727,7 +727,8 @@ static int run(opts_t *o, el_cfg_t *cfg) {
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
-  el_web_serve_until_signal(d.web);   /* no-op without --*-port */
+  if (d.end_status == 0)              /* not after a signal */
+    el_web_serve_until_signal(d.web); /* no-op without --*-port */
 
 done:
   el_log_set_hook(NULL, NULL);

@@ -101,7 +101,7 @@ int el_web_new(const el_web_opts_t *o, el_web_t **out, el_tm_exporter_t *ex) {
   w->view = o->web_port >= 0;
   w->control_port = o->control_port;
   w->prom_port = w->view_port = -1;
-  w->service = el_strdup(o->service_name ? o->service_name : "");
+  w->service = el_strdup(o->service_name ? o->service_name : "undefined");
   if (!w->service) {
     el_web_free(w);
     return EL_ENOMEM;

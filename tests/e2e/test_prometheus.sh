@@ -36,10 +36,18 @@ command -v python3 >/dev/null || skip "python3 missing"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-prom-test.XXXXXX")
 PIDS=()
+# stop_pid PID: SIGTERM, up to 10 s to exit, then SIGKILL; returns the
+# exit status (137 when it had to be killed).
+stop_pid() {
+  local i
+  kill "$1" 2>/dev/null
+  for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
 cleanup() {
   local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
   rm -rf "$TMP"
 }
 trap cleanup EXIT

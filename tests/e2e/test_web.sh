@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# End-to-end: the daemon's live web view (--web-port) in Debian's Chromium,
+# driven by playwright-core (tests/web/check.js).
+#
+# 1. File source: oddball-hT replayed at full speed, then served until
+#    interrupted. The page loads without console errors; its charts have
+#    data points; the counts match the data endpoint (heap profile sample
+#    times) and the ghc-events .reference (an independent decoder: user
+#    markers, threads created, GCs started, last heap size).
+# 2. Socket source: el_peer plays the program (serves oddball-hT, then
+#    holds the connection, recording what it receives); the daemon runs
+#    with --control-port. Clicking "Request heap census" must deliver the
+#    22-byte control message of docs/control.md to the peer.
+# Screenshots: $EL_BUILD_DIR/test_web-file.png, test_web-socket.png.
+# Exit 0 pass, 1 fail, 77 skip.
+set -u
+SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${EL_BUILD_DIR:-$SRC/build}
+EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
+DAEMON=$BUILD/eventlog-live-otelcol
+PEER=$BUILD/tests/el_peer
+LOG=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+REF=$LOG.reference
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x /usr/bin/chromium ] || skip "chromium not installed (apt-get install chromium)"
+command -v node >/dev/null || skip "node missing"
+[ -d "$SRC/tests/web/node_modules/playwright-core" ] ||
+  skip "tests/web: run npm ci (scripts/setup.sh)"
+[ -x "$DAEMON" ] || skip "$DAEMON not built"
+"$DAEMON" --help 2>/dev/null | grep -q -- --web-port || skip "no --web-port"
+[ -x "$PEER" ] || skip "no el_peer"
+[ -f "$REF" ] || skip "$REF missing"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-web-test.XXXXXX")
+PIDS=()
+# stop_pid PID: SIGTERM, up to 10 s to exit, then SIGKILL; returns the
+# exit status (137 when it had to be killed).
+stop_pid() {
+  local i
+  kill "$1" 2>/dev/null
+  for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+wait_for() {  # wait_for SECONDS FILE REGEX
+  local i
+  for i in $(seq $(($1 * 10))); do
+    grep -q "$3" "$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+export OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
+# The defaults with the trace processors on (thread states, GC pauses) and
+# every window 1 s, so a live stream shows up at once.
+"$DAEMON" --print-defaults |
+  sed -e '/^  traces:/,/^  [a-z]/ s/export: false/export: true/' \
+      -e 's/^\(      export:\) [0-9][0-9]*s$/\1 1s/' > "$TMP/config.yaml"
+grep -q 'export: true' "$TMP/config.yaml" || fail "could not enable the traces"
+
+# Expectations from the reference.
+heap_size=$(sed -n 's/.*size of heap capset 0: \([0-9]*\) bytes/\1/p' "$REF" | tail -1)
+markers=$(grep -c ': marker: ' "$REF")
+threads=$(grep -c ': creating thread ' "$REF")
+gcs=$(grep -c ': starting GC$' "$REF")
+cat > "$TMP/expect.json" <<EOF
+{"heap_size": $heap_size, "markers": $markers, "threads": $threads,
+ "gc_pauses": $gcs, "service": "oddball"}
+EOF
+echo "reference: heap size $heap_size, $markers markers, $threads threads, $gcs GCs"
+
+web_port() {  # web_port ERRFILE
+  wait_for 20 "$1" "Starting web view on" || { cat "$1"; fail "no web view"; }
+  sed -n 's/.*Starting web view on \([0-9]*\).*/\1/p' "$1" | head -1
+}
+
+check() {  # check NAME URL ARGS...: run the browser check
+  local name=$1 url=$2
+  shift 2
+  rm -rf "$TMP/udd-$name"
+  timeout 120 node "$SRC/tests/web/check.js" --url "$url" \
+    --screenshot "$BUILD/test_web-$name.png" --user-data-dir "$TMP/udd-$name" \
+    --expect "$TMP/expect.json" "$@" > "$TMP/check-$name.json" 2> "$TMP/check-$name.err"
+  local rc=$?
+  cat "$TMP/check-$name.json"
+  [ $rc = 0 ] || { cat "$TMP/check-$name.err"; return 1; }
+  [ -s "$BUILD/test_web-$name.png" ] || { echo "no screenshot"; return 1; }
+}
+
+rc=0
+# {====== 1. file source ======}
+"$DAEMON" --eventlog-file "$LOG" -hT --service-name oddball \
+  --config "$TMP/config.yaml" --web-port 0 -v info \
+  > "$TMP/file.out" 2> "$TMP/file.err" &
+PIDS+=($!)
+fpid=$!
+port=$(web_port "$TMP/file.err")
+wait_for 60 "$TMP/file.err" "input ended: still serving" ||
+  { cat "$TMP/file.err"; fail "the replay did not end"; }
+# The page and its assets come from the daemon, none from elsewhere.
+for f in / /app.js /style.css /uPlot.iife.min.js /uPlot.min.css; do
+  code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$f")
+  [ "$code" = 200 ] || { echo "FAIL: GET $f -> $code"; rc=1; }
+done
+if grep -Eo '(src|href)="[a-z]+://[^"]*"' "$SRC"/web/*.html; then
+  echo "FAIL: the page loads something from another host"; rc=1
+fi
+check file "http://127.0.0.1:$port/" --ended ||
+  { echo "FAIL: browser check of the file replay"; rc=1; }
+stop_pid "$fpid"; st=$?
+[ $st = 0 ] || { echo "FAIL: daemon exit status $st after SIGTERM"; rc=1; }
+
+# {====== 2. socket source, control server ======}
+"$PEER" --unix "$TMP/sock" --file "$LOG" --record "$TMP/rec" \
+  --ready-file "$TMP/ready" --hold-ms 60000 --timeout 90 2> "$TMP/peer.err" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+[ -e "$TMP/ready" ] || fail "el_peer did not start"
+"$DAEMON" --eventlog-socket "$TMP/sock" -hT --service-name oddball \
+  --config "$TMP/config.yaml" --web-port 0 --control-port 0 -v info \
+  > "$TMP/sock.out" 2> "$TMP/sock.err" &
+PIDS+=($!)
+port=$(web_port "$TMP/sock.err")
+# Live: the reference counts may still be arriving; only the census click
+# and the charts' data are checked here.
+echo '{"heap_size": null, "markers": null, "threads": null, "gc_pauses": 0, "service": "oddball"}' \
+  > "$TMP/expect-live.json"
+cp "$TMP/expect.json" "$TMP/expect-file.json"
+cp "$TMP/expect-live.json" "$TMP/expect.json"
+check socket "http://127.0.0.1:$port/" --click-census --live ||
+  { echo "FAIL: browser check of the live stream"; rc=1; }
+want=f09e978c000f6576656e746c6f672d736f636b657405
+got=
+for _ in $(seq 50); do
+  got=$(od -An -v -tx1 "$TMP/rec" 2>/dev/null | tr -d ' \n')
+  [ "$got" = "$want" ] && break
+  sleep 0.1
+done
+[ "$got" = "$want" ] || { echo "FAIL: the peer received '$got', want $want"; rc=1; }
+
+[ $rc = 0 ] || { tail -5 "$TMP"/*.err; exit 1; }
+echo "PASS: web view (file replay and live stream with a heap census request)"
