@@ -149,5 +149,5 @@ for _ in $(seq 50); do
 done
 [ "$got" = "$want" ] || { echo "FAIL: the peer received '$got', want $want"; rc=1; }
 
-[ $rc = 0 ] || { tail -5 "$TMP"/*.err; exit 1; }
+[ $rc = 0 ] || { for f in "$TMP"/*.err; do echo "== $f"; tail -n 5 "$f"; done; exit 1; }
 echo "PASS: web view (file replay and live stream with a heap census request)"

@@ -53,9 +53,13 @@ async function main() {
     await page.goto(url, { waitUntil: 'load' });
     // Data arrives with the first polls; the heap chart is drawn once the
     // replay has exported something.
-    await page.waitForFunction(() => window.elView && window.elView.polls >= 2 &&
-      Number(document.getElementById('chart-heapprof').dataset.points) > 0 &&
-      Number(document.getElementById('chart-heap').dataset.points) > 0);
+    // Rates need two exported points per series: a live stream gets its
+    // second window when the wall-clock timer closes it.
+    const charts = ['chart-heap', 'chart-heapprof', 'chart-alloc', 'chart-prod',
+      'chart-caps'].concat(expect.gc_pauses ? ['chart-pauses'] : []);
+    await page.waitForFunction((ids) => window.elView && window.elView.polls >= 2 &&
+      ids.every((id) => Number(document.getElementById(id).dataset.points) > 0),
+    charts, { timeout: 30000 }).catch(() => {});
     if (flag('--ended')) {
       await page.waitForFunction(() => window.elView.data.ended === true);
       // One more poll after the end, so the page shows everything.
@@ -86,8 +90,7 @@ async function main() {
     result.seen = seen;
 
     // Charts with data, drawn on a canvas.
-    for (const id of ['chart-heap', 'chart-heapprof', 'chart-alloc', 'chart-prod',
-      'chart-caps'].concat(expect.gc_pauses ? ['chart-pauses'] : [])) {
+    for (const id of charts) {
       if (!(seen[id].points > 0)) problems.push(`${id}: no data points`);
       if (!seen[id].canvas) problems.push(`${id}: not drawn`);
     }
