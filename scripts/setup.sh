@@ -19,6 +19,7 @@ packages=(
   nodejs npm
   ghc ghc-prof libghc-ghc-events-dev
   prometheus
+  chromium
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -44,6 +45,11 @@ fi
 
 if [ -f tests/receiver/package-lock.json ]; then
   (cd tests/receiver && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# playwright-core (tests/e2e/test_web.sh) and uPlot, which the daemon's web
+# view embeds at build time (src/web/CMakeLists.txt): before configuring.
+if [ -f tests/web/package-lock.json ]; then
+  (cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
