@@ -66,7 +66,10 @@ wait_for() {
   return 1
 }
 
-export OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+# Metrics also go to the console exporter (OTLP/JSON on stdout): the
+# collector's naming applied to them by tests/demo/otlp_prom_names.py must
+# give the names /metrics serves.
+export OTEL_METRICS_EXPORTER=console OTEL_LOGS_EXPORTER=none \
   OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
 start_daemon() {  # start_daemon NAME EVENTLOG: sets PORT
   "$DAEMON" --eventlog-file "$2" -hT --service-name oddball \
@@ -103,6 +106,37 @@ if command -v promtool >/dev/null; then
   grep -v "should be written in 'snake_case'\|use base unit" "$TMP/promtool.out" |
     grep . && fail "promtool rejects /metrics"
 fi
+
+# Names: /metrics against the collector's rules applied to the same
+# telemetry (OTLP/JSON from the console exporter) by the demo's translator.
+curl -s -m 5 "http://127.0.0.1:$P2/metrics" > "$TMP/m2.txt"
+python3 "$SRC/tests/demo/otlp_prom_names.py" "$TMP/names.json" \
+  "$TMP/oddball.out" "$TMP/ghc92.out" || fail "otlp_prom_names.py failed"
+python3 - "$TMP/names.json" "$TMP/m.txt" "$TMP/m2.txt" <<'PY' || fail "names differ from the collector's"
+import json, re, sys
+names = json.load(open(sys.argv[1]))
+want = names["metrics"]
+extra = set(names["extra_labels"])
+got = {}
+for path in sys.argv[2:]:
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? ', line)
+        if not m or line.startswith("#"):
+            continue
+        labs = re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="', m.group(2) or "")
+        got.setdefault(m.group(1), set()).update(labs)
+bad = 0
+if set(got) != set(want):
+    print(f"metric names: ours {sorted(got)}, collector {sorted(want)}")
+    bad = 1
+for name, labs in got.items():
+    extra_here = labs - set(want.get(name, [])) - extra
+    if extra_here:
+        print(f"{name}: labels {sorted(extra_here)} the collector would not set")
+        bad = 1
+print(f"{len(got)} metric names as the collector names them")
+sys.exit(bad)
+PY
 
 PROM_PORT=$(free_port)
 cat > "$TMP/prometheus.yml" <<EOF
