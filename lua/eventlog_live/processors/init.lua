@@ -64,7 +64,31 @@ local function make_ctx(el)
   end
   function ctx.start_unix() return start() or 0 end
   if el.on_session_end then el.on_session_end(function() start() end) end
-  if el.on_session then el.on_session(function() start() end) end
+  -- Resource attributes of the observed process, from the session's init
+  -- events (OpenTelemetry process semantic conventions): set before the
+  -- session's windows close, so every record of the session carries them.
+  local function set_process_resource(sess)
+    if not (el.set_resource and sess) then return end
+    if sess.pid then el.set_resource("process.pid", sess.pid) end
+    if sess.args and #sess.args > 0 then
+      el.set_resource("process.command_args", sess.args)
+      el.set_resource("process.executable.name",
+                      (sess.args[1]:match("([^/]*)$")))
+    end
+    el.set_resource("process.runtime.name", "GHC")
+    if sess.ghc_version then
+      el.set_resource("process.runtime.version", sess.ghc_version)
+    end
+    if sess.rts_version then
+      el.set_resource("process.runtime.description", sess.rts_version)
+    end
+  end
+  if el.on_session then
+    el.on_session(function(sess)
+      start()
+      set_process_resource(sess or el.session)
+    end)
+  end
   -- Warnings: each distinct message at most 3 times; the rest are counted
   -- and summarised at the end of input.
   local warned, suppressed = {}, 0
