@@ -794,6 +794,8 @@ int el_cmd_otelcol(int argc, char **argv) {
     fprintf(stderr, PROG ": %s\n", el_cfg_diag(cfg)->msg);
     goto out;
   }
+  if (o.web.prom_port < 0) o.web.prom_port = el_cfg_web_port(cfg, true);
+  if (o.web.web_port < 0) o.web.web_port = el_cfg_web_port(cfg, false);
   if (o.print_defaults_debug) {
     status = print_defaults_debug(&o, cfg);
     goto out;

@@ -21,6 +21,7 @@ struct el_cfg_s {
   el_cfg_diag_t diag;
   el_cfg_warn_fn warn;
   void *warn_ud;
+  int web_ports[2];          /* web.prometheus_port, web.web_port; -1 */
 };
 
 /* State of one load. */
@@ -84,6 +85,7 @@ el_cfg_t *el_cfg_new(void) {
     return NULL;
   }
   c->warn = default_warn;
+  c->web_ports[0] = c->web_ports[1] = -1;
   el_cfg_resolve(c, 1000);
   return c;
 }
@@ -492,6 +494,28 @@ static void processors_pair(load_t *L, const char *path,
   unknown_key(L, &k->start_mark, path, key, cands, 4);
 }
 
+/* web: {prometheus_port: PORT, web_port: PORT} (docs/web.md). */
+static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
+                     const yaml_node_t *v, void *ud) {
+  static const char *const keys[] = {"prometheus_port", "web_port"};
+  const char *key = scalar(k);
+  (void)ud;
+  for (int i = 0; i < 2; i++) {
+    if (strcmp(key, keys[i])) continue;
+    char *end = NULL;
+    const char *t = v && v->type == YAML_SCALAR_NODE ? scalar(v) : "";
+    long port = strtol(t, &end, 10);
+    if (!*t || *end || port < 0 || port > 65535)
+      set_error(L, &v->start_mark, key,
+                "%s.%s: expected a port number 0..65535, got '%s'", path,
+                key, t);
+    else
+      L->c->web_ports[i] = (int)port;
+    return;
+  }
+  unknown_key(L, &k->start_mark, path, key, keys, 2);
+}
+
 static void root_pair(load_t *L, const char *path, const yaml_node_t *k,
                       const yaml_node_t *v, void *ud) {
   const char *key = scalar(k);
@@ -501,8 +525,13 @@ static void root_pair(load_t *L, const char *path, const yaml_node_t *k,
       each_pair(L, "processors", v, processors_pair, NULL, 0);
     return;
   }
-  const char *cands[] = {"processors", "defaults"};
-  unknown_key(L, &k->start_mark, "the top level", key, cands, 2);
+  if (!strcmp(key, "web")) {
+    if (want_mapping(L, "web", k, v, "web endpoint ports"))
+      each_pair(L, "web", v, web_pair, NULL, 0);
+    return;
+  }
+  const char *cands[] = {"processors", "defaults", "web"};
+  unknown_key(L, &k->start_mark, "the top level", key, cands, 3);
 }
 
 /* {====== loading ======} */
@@ -694,4 +723,8 @@ bool el_cfg_enabled(const el_cfg_t *c, el_cfg_group_t group,
                     const char *key) {
   const el_cfg_proc_t *p = el_cfg_proc(c, group, key);
   return p && p->enabled;
+}
+
+int el_cfg_web_port(const el_cfg_t *c, bool prometheus) {
+  return c ? c->web_ports[prometheus ? 0 : 1] : -1;
 }

@@ -148,6 +148,11 @@ int el_cfg_parse_strategy(const char *text, el_cfg_strategy_t *out);
 /* Whether a strategy enables (spec §3.3: true, N>0). */
 bool el_cfg_strategy_on(const el_cfg_strategy_t *s);
 
+/* The ports of the top-level key web: {prometheus_port, web_port} (the
+ * daemon's --prometheus-port / --web-port, which take precedence), or -1
+ * when not given. docs/web.md. */
+int el_cfg_web_port(const el_cfg_t *c, bool prometheus);
+
 /* Write the default configuration as commented YAML (--print-defaults).
  * Parsing this text gives el_cfg_new()'s settings. Returns 0 or -errno. */
 int el_cfg_print_defaults(FILE *out);
