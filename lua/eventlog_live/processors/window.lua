@@ -7,8 +7,12 @@
 -- own timestamp, so the result does not depend on how capability blocks
 -- interleave in the stream. A window closes once the stream time has
 -- passed its end by `grace` (one flush interval: later events of other
--- capabilities may still belong to it); a measurement for a window that
--- has already closed is exported on its own and counted as late.
+-- capabilities may still belong to it). A measurement for a window that
+-- has already closed is counted as late and reopens that window: late
+-- measurements are aggregated like the others (the last per window and
+-- key) and released at the next tick. (GHC 9.0 writes a capability's
+-- events only when its 2 MiB buffer fills: the other capabilities' blocks
+-- of a live stream can arrive long after their windows closed.)
 -- Closed windows are exported at the next export boundary (multiples of
 -- the export interval).
 --
@@ -56,9 +60,7 @@ function Acc:add(key, item)
   end
   local w = item.t // agg
   if w < self.closed_below then
-    self.late = self.late + 1
-    self.out[#self.out + 1] = item
-    return
+    self.late = self.late + 1    -- reopens w; closed again at the next tick
   end
   local win = self.windows[w]
   if not win then
@@ -75,10 +77,11 @@ function Acc:add(key, item)
   end
 end
 
--- Move every window with index < upto into the export list, in window
--- order, groups in first-seen order.
+-- Move every window with index < upto (and every window reopened by a
+-- late item) into the export list, in window order, groups in first-seen
+-- order.
 function Acc:close_below(upto)
-  if upto <= self.closed_below then return end
+  if upto < self.closed_below then upto = self.closed_below end
   if self.nwindows > 0 then
     local ws = {}
     for w in pairs(self.windows) do
