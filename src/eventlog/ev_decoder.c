@@ -626,10 +626,13 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       goto out;
     }
     if (n < 0) {
-      /* pend holds exactly the 2 type bytes: rescan them for a header. */
+      /* pend holds just the 2 type bytes (frame reports an undeclared
+       * type as soon as it has them): rescan them for a header. */
       rc = undeclared(d, d->pend, d->poff);
       uint64_t at = d->poff;
-      unsigned m = scan_step(scan_step(0, d->pend[0]), d->pend[1]);
+      unsigned m = 0;
+      for (size_t k = 0; k < d->plen && k < 7; k++)
+        m = scan_step(m, d->pend[k]);
       start_scan(d, at);
       d->scan_m = m;
       goto out;
@@ -677,7 +680,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     if (off < d->block_end) {
       ev->cap = d->block_cap;
       if (off + 10 + size > d->block_end)
-        goto general; /* crosses the block end: let deliver warn */
+        goto general; /* crosses the block end: frame() reports it */
     } else {
       ev->cap = EL_EV_NO_CAP;
     }
