@@ -326,10 +326,14 @@ static bool attr_dropped(const char *key, bool gauge) {
 typedef struct label_s {
   char name[128];
   size_t voff, vlen;          /* value in the scratch buffer */
+  size_t idx;                 /* order of addition: resource, then point */
 } label_t;
 
+/* By name, then in attribute order (colliding names join in that order). */
 static int label_cmp(const void *a, const void *b) {
-  return strcmp(((const label_t *)a)->name, ((const label_t *)b)->name);
+  const label_t *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 #define MAX_LABELS 128
@@ -354,6 +358,7 @@ static void render_key(const el_tm_resource_t *res, const char *scope,
       if (scratch->len > off_) {                                            \
         lab[n].voff = off_;                                                 \
         lab[n].vlen = scratch->len - off_;                                  \
+        lab[n].idx = n;                                                     \
         el_web_prom_label(nm, lab[n].name, sizeof lab[n].name);             \
         n++;                                                                \
       }                                                                     \
@@ -509,7 +514,10 @@ static web_series_t *series_get(el_web_t *w, web_family_t *f,
     }
   }
   if (f->n >= WEB_SERIES_PER_METRIC) {
-    w->dropped_series++;
+    if (w->dropped_series++ == 0)
+      el_log(EL_LOG_WARN, "web: %s has %d series: further series are "
+             "dropped (counted in /api/data stats.dropped_series)",
+             f->prom, WEB_SERIES_PER_METRIC);
     return NULL;
   }
   if ((f->n + 1) * 2 > f->tabcap &&

@@ -1,0 +1,278 @@
+/* test_web.c: the embedded Prometheus endpoint's naming and rendering
+ * (src/web, docs/web.md). Expected names are written out by hand from the
+ * OpenTelemetry Collector's Prometheus translation rules
+ * (pkg/translator/prometheus, as tests/demo/otlp_prom_names.py states
+ * them); rendered text is compared with hand-written exposition lines.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "telemetry/telemetry.h"
+#include "web/web.h"
+#include "web/web_internal.h"
+
+/* {====== names ======} */
+
+static void name_is(const char *name, const char *unit, bool sum, bool mono,
+                    const char *want) {
+  char buf[256];
+  el_web_prom_name(name, unit, sum, mono, buf, sizeof buf);
+  if (strcmp(buf, want)) {
+    print_error("name(%s, %s, %d, %d) = %s, want %s\n", name,
+                unit ? unit : "NULL", sum, mono, buf, want);
+    fail();
+  }
+}
+
+static void test_metric_names(void **state) {
+  (void)state;
+  name_is("ghc_eventlog_HeapSize", "By", false, false,
+          "ghc_eventlog_HeapSize_bytes");
+  name_is("ghc_eventlog_HeapAllocated", "By", true, true,
+          "ghc_eventlog_HeapAllocated_bytes_total");
+  name_is("ghc_eventlog_CapabilityUsageDuration", "ns", true, true,
+          "ghc_eventlog_CapabilityUsageDuration_nanoseconds_total");
+  name_is("ghc_eventlog_MemCurrent", "{mblock}", false, false,
+          "ghc_eventlog_MemCurrent");
+  name_is("http.server.duration", "s", false, false,
+          "http_server_duration_seconds");
+  name_is("requests", "{request}", true, true, "requests_total");
+  name_is("cpu.utilization", "1", false, false, "cpu_utilization_ratio");
+  name_is("cpu.utilization", "1", true, false, "cpu_utilization");
+  name_is("throughput", "By/s", false, false, "throughput_bytes_per_second");
+  name_is("speed", "m/s", false, false, "speed_meters_per_second");
+  name_is("total_foo", NULL, true, true, "foo_total");
+  name_is("foo_total", "", true, true, "foo_total");
+  name_is("x_seconds", "s", false, false, "x_seconds");
+  name_is("ratio_x", "1", false, false, "x_ratio");
+  name_is("1abc", "", false, false, "_1abc");
+  name_is("a..b::c", "ms", false, false, "a_b::c_milliseconds");
+  name_is("mem", "MiBy", false, false, "mem_mebibytes");
+  name_is("temp", "Cel", false, false, "temp_celsius");
+  name_is("x", "foo", false, false, "x_foo");
+  name_is("x", " s ", false, false, "x_seconds");
+  name_is("", "", false, false, "");
+  /* Truncation keeps a NUL-terminated prefix. */
+  char small[8];
+  size_t n = el_web_prom_name("abcdefghijkl", "By", false, false, small,
+                              sizeof small);
+  assert_int_equal(n, 7);
+  assert_string_equal(small, "abcdefg");
+}
+
+static void label_is(const char *key, const char *want) {
+  char buf[64];
+  el_web_prom_label(key, buf, sizeof buf);
+  assert_string_equal(buf, want);
+}
+
+static void test_label_names(void **state) {
+  (void)state;
+  label_is("service.name", "service_name");
+  label_is("heapProfLabel", "heapProfLabel");
+  label_is("1st", "key_1st");
+  label_is("_x", "key_x");
+  label_is("__x", "__x");
+  label_is("a-b/c d", "a_b_c_d");
+}
+
+/* {====== rendering through a real store ======} */
+
+typedef struct fix_s {
+  el_tm_store_t *st;
+  el_web_t *w;
+} fix_t;
+
+static fix_t *fix_new(bool view) {
+  fix_t *f = calloc(1, sizeof *f);
+  el_web_opts_t o;
+  el_web_opts_init(&o);
+  o.prom_port = 0;            /* not started: el_web_start is not called */
+  if (view) o.web_port = 0;
+  o.service_name = "svc";
+  f->st = el_tm_store_new("scope", "1.2");
+  assert_non_null(f->st);
+  el_tm_exporter_t ex;
+  assert_int_equal(el_web_new(&o, &f->w, &ex), 0);
+  assert_int_equal(el_tm_store_add_exporter(f->st, &ex), 0);
+  el_tm_attr_t svc = {.key = "service.name", .type = EL_TM_STR,
+                      .v.s = {"svc", 3}};
+  assert_int_equal(el_tm_store_set_resource(f->st, &svc), 0);
+  return f;
+}
+
+static void fix_free(fix_t *f) {
+  el_tm_store_free(f->st);
+  el_web_free(f->w);
+  free(f);
+}
+
+/* Render /metrics into a malloc'd... el_malloc'd string. */
+static char *render(fix_t *f, bool om) {
+  web_buf_t b = {0};
+  web_model_prom(f->w, om, &b);
+  assert_false(b.oom);
+  return b.p ? b.p : el_strdup("");
+}
+
+static void point(fix_t *f, const el_tm_metric_desc_t *d,
+                  const el_tm_attr_t *a, size_t n, el_unix_ns_t t,
+                  int64_t v) {
+  assert_int_equal(el_tm_metric_point(f->st, d, a, n, 0, t, true, v, 0), 0);
+}
+
+#define SVC "job=\"svc\",otel_scope_name=\"scope\",otel_scope_version=\"1.2\"," \
+            "service_name=\"svc\""
+
+static void test_gauge_last_value_and_drops(void **state) {
+  (void)state;
+  fix_t *f = fix_new(false);
+  el_tm_metric_desc_t d = {.name = "ghc_eventlog_HeapProfSample",
+                           .description = "A heap\\profile\nsample.",
+                           .unit = "By", .kind = EL_TM_GAUGE};
+  el_tm_attr_t a[] = {
+      {.key = "heapProfLabel", .type = EL_TM_STR, .v.s = {"THUNK", 5}},
+      {.key = "heapProfSampleEra", .type = EL_TM_INT, .v.i = 1},
+      {.key = "heapProfId", .type = EL_TM_INT, .v.i = 7},
+      {.key = "evCap", .type = EL_TM_INT, .v.i = 0}};
+  point(f, &d, a, 4, 1000, 10);
+  a[1].v.i = 2;               /* next census: same series */
+  point(f, &d, a, 4, 3000, 30);
+  point(f, &d, a, 4, 2000, 20);   /* older: ignored */
+  el_tm_store_flush(f->st);
+  char *got = render(f, false);
+  assert_string_equal(
+      got,
+      "# HELP ghc_eventlog_HeapProfSample_bytes A heap\\\\profile\\n"
+      "sample.\n"
+      "# TYPE ghc_eventlog_HeapProfSample_bytes gauge\n"
+      "ghc_eventlog_HeapProfSample_bytes{heapProfLabel=\"THUNK\"," SVC "} 30\n");
+  el_free(got);
+  fix_free(f);
+}
+
+static void test_counter_openmetrics_and_escaping(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_metric_desc_t d = {.name = "alloc", .unit = "By", .kind = EL_TM_SUM,
+                           .temporality = EL_TM_TEMP_DELTA,
+                           .monotonic = true};
+  el_tm_attr_t a[] = {
+      {.key = "evCap", .type = EL_TM_INT, .v.i = 1},
+      {.key = "a.b", .type = EL_TM_STR, .v.s = {"x\"y\n\\\xff", 6}},
+      {.key = "a_b", .type = EL_TM_BOOL, .v.b = true},
+      {.key = "empty", .type = EL_TM_STR, .v.s = {"", 0}}};
+  point(f, &d, a, 4, 1000, 5);
+  point(f, &d, a, 4, 2000, 7);    /* delta: adds up */
+  el_tm_metric_desc_t nm = {.name = "updown", .kind = EL_TM_SUM,
+                            .temporality = EL_TM_TEMP_DELTA};
+  point(f, &nm, NULL, 0, 1000, 3);   /* delta non-monotonic: dropped */
+  el_tm_store_flush(f->st);
+  char *got = render(f, false);
+  assert_string_equal(
+      got,
+      "# TYPE alloc_bytes_total counter\n"
+      "alloc_bytes_total{a_b=\"x\\\"y\\n\\\\\xEF\xBF\xBD;true\",evCap=\"1\","
+      SVC "} 12\n");
+  el_free(got);
+  got = render(f, true);
+  assert_string_equal(
+      got,
+      "# TYPE alloc_bytes counter\n"
+      "alloc_bytes_total{a_b=\"x\\\"y\\n\\\\\xEF\xBF\xBD;true\",evCap=\"1\","
+      SVC "} 12\n# EOF\n");
+  el_free(got);
+  /* The view keeps both points (cumulative values) and the attributes. */
+  web_buf_t b = {0};
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "\"points\":[[0.001,5],[0.002,12]]"));
+  assert_non_null(strstr(b.p, "\"a.b\":\"x\\\"y\\n\\\\\xEF\xBF\xBD\""));
+  assert_non_null(strstr(b.p, "\"service\":\"svc\""));
+  el_free(b.p);
+  fix_free(f);
+}
+
+static void test_logs_threads_spans(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_attr_t la[] = {
+      {.key = "kind", .type = EL_TM_STR, .v.s = {"ThreadLabel", 11}},
+      {.key = "thread", .type = EL_TM_INT, .v.i = 4}};
+  el_tm_log_t l = {.time_unix_ns = 5000000, .body = {"worker", 6},
+                   .attrs = la, .nattrs = 2};
+  assert_int_equal(el_tm_log(f->st, &l), 0);
+  el_tm_attr_t ma[] = {
+      {.key = "kind", .type = EL_TM_STR, .v.s = {"UserMarker", 10}}};
+  el_tm_log_t m = {.time_unix_ns = 6000000, .body = {"go\x01", 3},
+                   .attrs = ma, .nattrs = 1};
+  assert_int_equal(el_tm_log(f->st, &m), 0);
+  el_tm_attr_t sa[] = {
+      {.key = "thread", .type = EL_TM_INT, .v.i = 4},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 1},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"BlockedOnMVar", 13}}};
+  el_tm_span_t s = {.name = "ghc_eventlog_ThreadState Blocked",
+                    .kind = EL_TM_SPAN_INTERNAL, .start_unix_ns = 7000000,
+                    .end_unix_ns = 8000000, .attrs = sa, .nattrs = 3};
+  el_tm_random_id(s.trace_id, 16);
+  el_tm_random_id(s.span_id, 8);
+  assert_int_equal(el_tm_span(f->st, &s), 0);
+  el_tm_span_t gc = {.name = "ghc_eventlog_CapabilityUsage GC",
+                     .kind = EL_TM_SPAN_INTERNAL, .start_unix_ns = 9000000,
+                     .end_unix_ns = 9500000};
+  el_tm_random_id(gc.trace_id, 16);
+  el_tm_random_id(gc.span_id, 8);
+  assert_int_equal(el_tm_span(f->st, &gc), 0);
+  el_tm_store_flush(f->st);
+  web_buf_t b = {0};
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "\"markers\":[[6,\"go\\u0001\"]]"));
+  assert_non_null(strstr(b.p, "\"threads\":[{\"id\":4,\"label\":\"worker\","
+                              "\"state\":\"Blocked\",\"status\":"
+                              "\"BlockedOnMVar\",\"cap\":1,\"t\":8}]"));
+  assert_non_null(strstr(b.p, "\"gc_pauses\":[[9.5,0.5]]"));
+  el_free(b.p);
+  fix_free(f);
+}
+
+static void test_options(void **state) {
+  (void)state;
+  el_web_opts_t o;
+  el_web_opts_init(&o);
+  assert_false(el_web_enabled(&o));
+  char *argv[] = {"x", "--prometheus-port", "9464", "--web-port=0",
+                  "--web-port", "65536", "--web-port", NULL};
+  int i = 1;
+  assert_int_equal(el_web_opts_parse(&o, 7, argv, &i), 1);
+  assert_int_equal(i, 3);
+  assert_int_equal(o.prom_port, 9464);
+  assert_int_equal(el_web_opts_parse(&o, 7, argv, &i), 1);
+  assert_int_equal(o.web_port, 0);
+  assert_true(el_web_enabled(&o));
+  assert_int_equal(el_web_opts_parse(&o, 7, argv, &i), EL_EUSAGE);
+  i = 6;
+  assert_int_equal(el_web_opts_parse(&o, 7, argv, &i), EL_EUSAGE);
+  char *other[] = {"x", "--web-portal", "1"};
+  i = 1;
+  assert_int_equal(el_web_opts_parse(&o, 3, other, &i), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_metric_names),
+      cmocka_unit_test(test_label_names),
+      cmocka_unit_test(test_gauge_last_value_and_drops),
+      cmocka_unit_test(test_counter_openmetrics_and_escaping),
+      cmocka_unit_test(test_logs_threads_spans),
+      cmocka_unit_test(test_options),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
