@@ -10,9 +10,11 @@
  * what decoded) or an I/O error; 2 on a usage error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -63,7 +65,23 @@ static int take_json_flag(int *argc, char **argv) {
   return found;
 }
 
-/* The input: a path ("-" = stdin) for a plain file read here with
+/* 1 if the plain input (path, or stdin when path is NULL) is a regular
+ * file, or does not exist (the open reports it); 0 for a FIFO, pipe,
+ * device or socket, which may block or never end and is left to
+ * src/source (non-blocking FIFO open, clean stop on SIGINT/SIGTERM). */
+static int plain_regular(const char *path) {
+  struct stat sb;
+  int rc = path ? stat(path, &sb) : fstat(0, &sb);
+  return rc != 0 || S_ISREG(sb.st_mode);
+}
+
+/* SIGINT/SIGTERM while reading a regular file: stop after the current
+ * chunk and print what was decoded (docs/sources.md, "End of input"). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+/* The input: a path ("-" = stdin) for a regular file read here with
  * read(2), or NULL with *err = 0 for any other source (src/source). */
 static const char *input_arg(int argc, char **argv, int *err,
                              el_src_opts_t *o) {
@@ -77,6 +95,8 @@ static const char *input_arg(int argc, char **argv, int *err,
     *err = 2;
   }
   if (*err || !el_src_opts_is_plain(o))
+    return NULL;
+  if (!plain_regular(o->kind == EL_SRC_STDIN ? NULL : o->path))
     return NULL;
   return o->kind == EL_SRC_STDIN ? "-" : o->path;
 }
@@ -151,7 +171,16 @@ int el_cmd_show(int argc, char **argv) {
     return 1;
   }
   int rc = 0, status = 0;
+  struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
+                   old_term;
+  sigaction(SIGINT, &stop_sa, &old_int);
+  sigaction(SIGTERM, &stop_sa, &old_term);
   for (;;) {
+    if (stop_signal) {
+      fprintf(stderr, "eventlog-live: show: signal %d: stopping\n",
+              (int)stop_signal);
+      break;
+    }
     ssize_t n = read(fd, buf, CHUNK);
     if (n < 0 && errno == EINTR)
       continue;
@@ -167,6 +196,8 @@ int el_cmd_show(int argc, char **argv) {
     if (rc)
       break;
   }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   if (rc) {
     const el_diag_t *d = f.diag(f.ud);
     fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n", path,

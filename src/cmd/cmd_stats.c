@@ -4,12 +4,15 @@
  *
  * Usage: eventlog-live stats [FILE | - | --eventlog-file FILE |
  *                             --eventlog-stdin]
- * A regular file is mapped one 1 MiB window at a time (unmapped before the
- * next; a file that shrinks meanwhile raises SIGBUS, caught and reported);
- * other plain inputs are read with read(2) in 1 MiB chunks into one reused
- * buffer. Either way memory use does not depend on the input's length. Exit status as for
- * `show`: 0 (also for a truncated stream, reported on stderr), 1 corrupt
- * or I/O error, 2 usage. */
+ * A regular file (also as stdin) is mapped one 1 MiB window at a time
+ * (unmapped before the next; a file that shrinks meanwhile raises SIGBUS,
+ * caught and reported); SIGINT/SIGTERM stop it between windows and the
+ * report is printed. Every other input (FIFO, pipe, character device,
+ * socket, --follow, tee) goes through src/source, which opens FIFOs without
+ * blocking and stops cleanly on SIGINT/SIGTERM (docs/sources.md). Memory
+ * use does not depend on the input's length. Exit status as for `show`:
+ * 0 (also for a truncated stream, reported on stderr), 1 corrupt or I/O
+ * error, 2 usage. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -98,8 +101,18 @@ static void stats_usage(FILE *f) {
              "source options (docs/sources.md):\n%s", el_src_opts_help());
 }
 
-/* The input: a path ("-" = stdin) for a plain file read here with
- * read(2), or NULL with *err = 0 for any other source (src/source). */
+/* 1 if the plain input (path, or stdin when path is NULL) is a regular
+ * file, or does not exist (the open reports it); 0 for a FIFO, pipe,
+ * device or socket, which may block or never end and is left to
+ * src/source. */
+static int plain_regular(const char *path) {
+  struct stat sb;
+  int rc = path ? stat(path, &sb) : fstat(0, &sb);
+  return rc != 0 || S_ISREG(sb.st_mode);
+}
+
+/* The input: a path ("-" = stdin) for a regular file read here, or NULL
+ * with *err = 0 for any other source (src/source). */
 static const char *stats_input(int argc, char **argv, int *err,
                                el_src_opts_t *o) {
   el_src_opts_init(o);
@@ -113,8 +126,16 @@ static const char *stats_input(int argc, char **argv, int *err,
   }
   if (*err || !el_src_opts_is_plain(o))
     return NULL;
+  if (!plain_regular(o->kind == EL_SRC_STDIN ? NULL : o->path))
+    return NULL;
   return o->kind == EL_SRC_STDIN ? "-" : o->path;
 }
+
+/* SIGINT/SIGTERM while reading a regular file: stop after the current
+ * window and print the report (docs/sources.md, "End of input"). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
 
 /* A mapped file that shrinks under us raises SIGBUS on access; the
  * handler jumps back to the read loop, which reports it. */
@@ -250,8 +271,18 @@ int el_cmd_stats(int argc, char **argv) {
   off_t pos = 0;
   struct sigaction sa = {.sa_handler = on_sigbus}, old_sa;
   int handler = use_map && sigaction(SIGBUS, &sa, &old_sa) == 0;
+  struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
+                   old_term;
+  sigaction(SIGINT, &stop_sa, &old_int);
+  sigaction(SIGTERM, &stop_sa, &old_term);
   for (;;) {
     ssize_t n;
+    if (stop_signal) {
+      fprintf(stderr, "eventlog-live: stats: signal %d: stopping at byte "
+                      "%llu\n", (int)stop_signal,
+              (unsigned long long)el_ev_decoder_stats(d)->bytes);
+      break;
+    }
     const uint8_t *p = buf;
     void *map = MAP_FAILED;
     if (use_map) {
@@ -315,6 +346,8 @@ int el_cmd_stats(int argc, char **argv) {
   }
   if (handler)
     sigaction(SIGBUS, &old_sa, NULL);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
   rc = el_ev_decoder_finish(d);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(d);

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# ctest-labels: asan
+# Hostile inputs to `show` and `stats`: inputs that never end or never
+# start (a FIFO without a writer, a pipe whose writer stays, /dev/zero) must
+# stop cleanly on SIGINT/SIGTERM and print what was decoded; malformed
+# eventlogs (generated here) must never crash or hang, and every error must
+# name a byte offset with everything before it kept.
+source "$(dirname "$0")/source_lib.sh"
+LOG=$EL_EVENTLOGS/ghc-events/hello-ghc-8.2.2.eventlog
+REF=$LOG.reference
+
+# stop_and_wait PID SIGNAL: signal a background command, then it must exit
+# by itself (not die of the signal) within 20 s.
+stop_and_wait() {
+  kill -"$2" "$1"
+  local rc=0
+  wait_pid "$1" 20 || rc=$?
+  [ "$rc" -lt 128 ] || fail "killed by the signal (status $rc)"
+  return 0
+}
+
+# 1. A FIFO nobody opens for writing: SIGINT ends the wait with a report.
+mkfifo "$T/nowriter"
+"$EL_BIN" stats "$T/nowriter" > "$T/nowriter.out" 2> "$T/nowriter.err" &
+pid=$!
+sleep 0.5
+stop_and_wait $pid INT
+grep -q '^events: *0$' "$T/nowriter.out" || fail "no report: $(cat "$T/nowriter.*")"
+pass "stats on a FIFO without a writer stops on SIGINT"
+
+# 2. A FIFO whose writer sent a whole log and stays: SIGINT, every event
+# counted (same counts as the file).
+timeout 30 "$EL_BIN" stats "$LOG" | by_type > "$T/file.counts"
+mkfifo "$T/stays"
+"$EL_BIN" stats "$T/stays" > "$T/stays.out" 2> "$T/stays.err" &
+pid=$!
+(cat "$LOG"; sleep 30) > "$T/stays" &
+sleep 1
+stop_and_wait $pid INT
+by_type < "$T/stays.out" | cmp - "$T/file.counts" \
+  || fail "FIFO counts differ: $(cat "$T/stays.err")"
+pass "stats on a FIFO whose writer stays: SIGINT keeps every event"
+
+# 3. show on a stdin pipe whose writer stays: SIGTERM prints the events,
+# identical to ghc-events show.
+(cat "$LOG"; sleep 30) | "$EL_BIN" show - > "$T/pipe.show" \
+  2> "$T/pipe.err" &
+pid=$!
+sleep 1
+stop_and_wait $pid TERM
+cmp "$T/pipe.show" "$REF" || fail "show over a pipe differs from reference"
+pass "show on a pipe whose writer stays: SIGTERM prints every event"
+
+# 4. /dev/zero (endless, no header): SIGINT stops it, the skipped bytes are
+# reported, status 1 (no header), not a death by signal.
+"$EL_BIN" stats /dev/zero > "$T/zero.out" 2> "$T/zero.err" &
+pid=$!
+sleep 1
+rc=0
+kill -INT $pid
+wait_pid $pid 20 || rc=$?
+[ $rc = 1 ] || fail "stats /dev/zero after SIGINT: status $rc"
+grep -q 'no eventlog header found in [1-9][0-9]* bytes' "$T/zero.err" \
+  || fail "no skipped-bytes report: $(cat "$T/zero.err")"
+pass "stats on /dev/zero stops on SIGINT and reports the bytes skipped"
+
+# 5. Malformed eventlogs, generated from a hand-written header.
+python3 - "$T" "$LOG" <<'EOF'
+import struct, sys
+d, log = sys.argv[1], open(sys.argv[2], 'rb').read()
+def w(n, b): open(d + '/' + n + '.el', 'wb').write(b)
+def decl(i, size, desc, extra=b''):
+  return (b'etb\0' + struct.pack('>HhI', i, size, len(desc)) + desc +
+          struct.pack('>I', len(extra)) + extra + b'ete\0')
+msg = lambda t, s: struct.pack('>HQH', 19, t, len(s)) + s
+hd = (b'hdrbhetb' + decl(19, -1, b'Log msg') + decl(18, 14, b'Block marker')
+      + b'hetehdredatb')          # 79 bytes: events start at byte 79
+end = b'\xff\xff'
+w('empty', b'')
+w('hdronly', log[:log.index(b'datb') + 4])
+w('nodecls', b'hdrbhetbhetehdredatb' + end)
+w('hugedesc', b'hdrbhetbetb\0' + struct.pack('>HhI', 1, 8, 0xfffffff0))
+w('hugeextra', b'hdrbhetbetb\0' + struct.pack('>HhI', 1, 8, 1)
+  + b'a' + struct.pack('>I', 0xfffffff0))
+w('varabsurd', hd + msg(10, b'ok') + struct.pack('>HQH', 19, 11, 0xffff)
+  + b'x' * 100)
+w('undecl', hd + msg(10, b'abc') + struct.pack('>HQ', 77, 12) + b'zzzz')
+w('bigid', hd + msg(10, b'abc') + struct.pack('>HQ', 0xfffe, 12))
+w('blkhuge', hd + struct.pack('>HQIQH', 18, 1, 0xffffffff, 2**64 - 1,
+                              0xfffe) + msg(10, b'abc') + end)
+w('blktiny', hd + struct.pack('>HQIQH', 18, 1, 3, 0, 1) + msg(10, b'abc')
+  + end)
+w('declffff', b'hdrbhetb' + decl(0xffff, 4, b'x') + b'hetehdredatb'
+  + struct.pack('>HQ', 0xffff, 1) + b'abcd')
+w('dupheader', log[:log.index(b'datb') + 4] + log)
+w('splice', log[:len(log) // 2] + log[len(log) // 3:])
+EOF
+n=0
+for f in "$T"/*.el; do
+  for cmd in show stats; do
+    rc=0
+    timeout 30 "$EL_BIN" $cmd "$f" > "$T/out" 2> "$T/err" || rc=$?
+    [ $rc -le 1 ] || fail "$cmd $(basename "$f"): status $rc: $(head -c 600 "$T/err")"
+    if grep -v 'warning' "$T/err" | grep -q .; then
+      grep -v warning "$T/err" | grep -qE 'byte( offset)? [0-9]+|in [0-9]+ bytes' \
+        || fail "$cmd $(basename "$f"): error without an offset: $(cat "$T/err")"
+    fi
+    n=$((n + 1))
+  done
+done
+# Everything before the fault is kept, the fault is located.
+timeout 30 "$EL_BIN" stats "$T/varabsurd.el" > "$T/out" 2> "$T/err"
+grep -q 'truncated inside an event of type 19 at byte 93' "$T/err" \
+  || fail "varabsurd: $(cat "$T/err")"
+grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "varabsurd: $(cat "$T/out")"
+rc=0; timeout 30 "$EL_BIN" stats "$T/undecl.el" > "$T/out" 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'event type 77 at byte 94' "$T/err" \
+  && grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "undecl: $(cat "$T/err")"
+pass "$n runs over malformed eventlogs: no crash, no hang, offsets given"
