@@ -18,7 +18,9 @@
 #define ST_FINISHED 5
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
-enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_N };
+enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_N };
+#define SPANS_PER_FLUSH 8192  /* native spans between store flushes */
+#define MAX_TRACE_IDS 65536   /* per-thread trace ids kept at most */
 enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
 
 typedef struct {
@@ -42,7 +44,17 @@ typedef struct {
   uint64_t running_ns, blocked_ns, runs;
   uint64_t blocked[NSTATUS + 1];  /* by status; last slot = others */
   uint16_t cap;
+  int has_trace;            /* native thread spans: trace id given */
+  uint8_t trace[16];
 } thread_t;
+
+/* One (capability, category, user) series of the capability usage metric
+ * (el.cap_usage{on_point=}): running total and latest span start. */
+typedef struct {
+  uint64_t key;             /* cap << 34 | category << 32 | thread */
+  int64_t total, t, win;
+  int dirty;
+} ustate_t;
 
 typedef struct {
   int state;                /* 0, K_GC_START, K_GC_END */
@@ -76,6 +88,23 @@ typedef struct el__ana_s {
   int cb[TK_N][16];         /* on_span refs per tracker kind */
   int ncb[TK_N];
   uint64_t unexpected;      /* thread/GC sequences the spec warns about */
+  int ty_label, ty_cap_create, ty_block;  /* event type ids, -1 unknown */
+  /* capability usage metric in C (el.cap_usage{on_point=}) */
+  int64_t uagg;             /* aggregation window ns, 0 = every span */
+  ustate_t *us;
+  size_t nus, us_cap;
+  uint64_t *ukeys;          /* open addressing: key -> index+1 */
+  uint32_t *uvals;
+  size_t ucap;
+  uint32_t *udirty;         /* indexes of states dirtied, in order */
+  size_t nudirty, udirty_cap;
+  /* native spans (el.cap_usage{spans=}, el.threads{spans=}) */
+  char *cap_names[2];       /* "<name> GC", "<name> Mutator"; NULL = off */
+  char *th_names[2];        /* "<name> Running", "<name> Blocked" */
+  uint8_t cap_trace[MAX_CAPS][16];
+  uint8_t cap_has_trace[MAX_CAPS];
+  size_t ntrace;            /* threads holding a trace id */
+  unsigned nspans[2];       /* spans since the last flush: caps, threads */
 } ana_t;
 
 /* {====== reorder buffer ======} */
@@ -276,6 +305,250 @@ static void call_spans(el_host_t *h, const sargs_t *a) {
   }
 }
 
+/* {====== native spans and metric points ======} */
+
+/* STOP_THREAD status names as ghc-events shows them (the table of
+ * lua/eventlog_live/status.lua; spec/eventlog-format.md §2.2). */
+static const char *const status_names[] = {
+    "NoStatus", "HeapOverflow", "StackOverflow", "ThreadYielding",
+    "ThreadBlocked", "ThreadFinished", "ForeignCall", "BlockedOnMVar",
+    "BlockedOnBlackHole", "BlockedOnRead", "BlockedOnWrite",
+    "BlockedOnDelay", "BlockedOnSTM", "BlockedOnDoProc", "BlockedOnCCall",
+    "BlockedOnCCall_NoUnblockExc", "BlockedOnMsgThrowTo", "ThreadMigrating",
+    "BlockedOnMsgGlobalise", "NoStatus", "BlockedOnMVarRead"};
+
+/* Decimal digits of v into buf (>= 21 bytes); returns the length. */
+static size_t fmt_dec(char *buf, uint64_t v) {
+  char tmp[24];
+  size_t n = 0, len = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) buf[len++] = tmp[--n];
+  buf[len] = '\0';
+  return len;
+}
+
+/* Emit one span (kind internal, status ok, random span id) straight into
+ * the store, flushing it every SPANS_PER_FLUSH spans of the same source
+ * (which = 0 caps, 1 threads): the memory bound of capability.lua. */
+static void native_span(el_host_t *h, int which, const char *name,
+                        const uint8_t *trace, uint64_t start, uint64_t end,
+                        const el_tm_attr_t *attrs, size_t nattrs) {
+  if (!h->store) return;
+  ana_t *a = h->ana;
+  el_tm_span_t sp;
+  memset(&sp, 0, sizeof sp);
+  memcpy(sp.trace_id, trace, 16);
+  el_tm_random_id(sp.span_id, 8);
+  sp.name = name;
+  sp.kind = EL_TM_SPAN_INTERNAL;
+  sp.status_code = 1;
+  sp.start_unix_ns = el__host_unix(h, (el_rts_ns_t)start);
+  sp.end_unix_ns = el__host_unix(h, (el_rts_ns_t)end);
+  sp.attrs = attrs;
+  sp.nattrs = nattrs;
+  el_tm_span(h->store, &sp);  /* EL_ENOMEM: dropped and counted there */
+  if (++a->nspans[which] >= SPANS_PER_FLUSH) {
+    a->nspans[which] = 0;
+    el_tm_store_flush(h->store);
+  }
+}
+
+/* Thread-state span of el.threads{spans=}: trace id per thread, attrs
+ * thread (decimal string) and capability (running) or status (blocked). */
+static void thread_native_span(el_host_t *h, thread_t *th, int running,
+                               uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (!th->has_trace) {
+    if (a->ntrace >= MAX_TRACE_IDS) {  /* forget old threads' ids */
+      for (size_t i = 0; i < a->nthreads; i++) a->threads[i]->has_trace = 0;
+      a->ntrace = 0;
+    }
+    a->ntrace++;
+    el_tm_random_id(th->trace, 16);
+    th->has_trace = 1;
+  }
+  char dec[24], st[48];
+  el_tm_attr_t at[2];
+  el_tm_attr_t *tattr = &at[1];
+  tattr->key = "thread";
+  tattr->type = EL_TM_STR;
+  tattr->v.s.p = dec;
+  tattr->v.s.len = fmt_dec(dec, th->id);
+  if (running) {
+    at[0].key = "capability";
+    at[0].type = EL_TM_INT;
+    at[0].v.i = th->prev_cap;
+  } else {
+    at[0].key = "status";
+    at[0].type = EL_TM_STR;
+    if (th->prev_status == 8) {
+      size_t n = strlen("BlockedOnBlackHoleOwnedBy ");
+      memcpy(st, "BlockedOnBlackHoleOwnedBy ", n);
+      n += fmt_dec(st + n, th->prev_info);
+      at[0].v.s.p = st;
+      at[0].v.s.len = n;
+    } else {
+      const char *nm = th->prev_status < EL_ARRAY_LEN(status_names)
+                           ? status_names[th->prev_status]
+                           : "NoStatus";
+      at[0].v.s.p = nm;
+      at[0].v.s.len = strlen(nm);
+    }
+  }
+  native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
+              2);
+}
+
+/* Capability usage span of el.cap_usage{spans=} (not Idle). */
+static void cap_native_span(el_host_t *h, unsigned cap, int gc,
+                            uint32_t thread, uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (!a->cap_has_trace[cap]) {
+    el_tm_random_id(a->cap_trace[cap], 16);
+    a->cap_has_trace[cap] = 1;
+  }
+  char dec[24];
+  el_tm_attr_t at[2];
+  at[0].key = "capability";
+  at[0].type = EL_TM_INT;
+  at[0].v.i = cap;
+  at[1].key = "user";
+  at[1].type = EL_TM_STR;
+  if (gc) {
+    at[1].v.s.p = "GC";
+    at[1].v.s.len = 2;
+  } else {
+    at[1].v.s.p = dec;
+    at[1].v.s.len = fmt_dec(dec, thread);
+  }
+  native_span(h, 0, a->cap_names[gc ? 0 : 1], a->cap_trace[cap], start, end,
+              at, 2);
+}
+
+enum { CAT_MUT = 0, CAT_GC, CAT_IDLE };
+static const char *const cat_names[] = {"Mutator", "GC", "Idle"};
+
+/* Call on_point(idx, t, v, cap, category, user) for state i. */
+static void upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v) {
+  ana_t *a = h->ana;
+  const ustate_t *u = &a->us[i];
+  int cat = (int)(u->key >> 32 & 3);
+  sargs_t g = {.kind = TK_POINTS};
+  arg_int(&g, (lua_Integer)i + 1);
+  arg_int(&g, t);
+  arg_int(&g, v);
+  arg_int(&g, (lua_Integer)(u->key >> 34));
+  arg_str(&g, cat_names[cat]);
+  if (cat == CAT_GC)
+    arg_str(&g, "GC");
+  else if (cat == CAT_MUT)
+    arg_dec(&g, (lua_Integer)(u->key & 0xffffffffu));
+  else
+    arg_nil(&g);
+  call_spans(h, &g);
+}
+
+/* The state of key, created on first use; -1 when out of memory. */
+static long ustate_get(ana_t *a, uint64_t key) {
+  if (a->ucap) {
+    size_t m = a->ucap - 1;
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15u) >> 40) & m;
+    while (a->uvals[i]) {
+      if (a->ukeys[i] == key) return (long)a->uvals[i] - 1;
+      i = (i + 1) & m;
+    }
+  }
+  if ((a->nus + 1) * 2 > a->ucap) {
+    size_t ncap = a->ucap ? a->ucap * 2 : 64;
+    uint64_t *nk = el_calloc(ncap, sizeof *nk);
+    uint32_t *nv = el_calloc(ncap, sizeof *nv);
+    if (!nk || !nv) {
+      el_free(nk);
+      el_free(nv);
+      return -1;
+    }
+    for (size_t j = 0; j < a->nus; j++) {
+      size_t i = (size_t)((a->us[j].key * 0x9e3779b97f4a7c15u) >> 40) &
+                 (ncap - 1);
+      while (nv[i]) i = (i + 1) & (ncap - 1);
+      nk[i] = a->us[j].key;
+      nv[i] = (uint32_t)j + 1;
+    }
+    el_free(a->ukeys);
+    el_free(a->uvals);
+    a->ukeys = nk;
+    a->uvals = nv;
+    a->ucap = ncap;
+  }
+  if (a->nus == a->us_cap) {
+    size_t ncap = a->us_cap ? a->us_cap * 2 : 32;
+    ustate_t *nv = el_realloc(a->us, ncap * sizeof *nv);
+    if (!nv) return -1;
+    a->us = nv;
+    a->us_cap = ncap;
+  }
+  ustate_t *u = &a->us[a->nus];
+  memset(u, 0, sizeof *u);
+  u->key = key;
+  u->win = -1;
+  size_t m = a->ucap - 1;
+  size_t i = (size_t)((key * 0x9e3779b97f4a7c15u) >> 40) & m;
+  while (a->uvals[i]) i = (i + 1) & m;
+  a->ukeys[i] = key;
+  a->uvals[i] = (uint32_t)++a->nus;
+  return (long)a->nus - 1;
+}
+
+/* One usage span into the metric state (the algorithm capability.lua used
+ * per span): a point goes to Lua only when a series moves to another
+ * aggregation window, and for every changed series at flush_points(). */
+static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
+                        uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  uint64_t key = (uint64_t)cap << 34 | (uint64_t)cat << 32 |
+                 (cat == CAT_MUT ? thread : 0);
+  long i = ustate_get(a, key);
+  if (i < 0) {
+    h->st.reorder_forced++;  /* out of memory: counted, point dropped */
+    return;
+  }
+  ustate_t *u = &a->us[i];
+  int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
+  u->total += d;
+  if (a->uagg == 0) {
+    u->t = s;
+    upoint_call(h, (size_t)i, s, a->us[i].total);
+    return;
+  }
+  int64_t w = s / a->uagg;
+  if (s < 0 && s % a->uagg) w--;  /* floor division, as Lua's // */
+  if (u->dirty && w != u->win) {
+    int64_t t0 = u->t, v0 = u->total - d;
+    u->dirty = 0;
+    upoint_call(h, (size_t)i, t0, v0);
+    u = &a->us[i];
+  }
+  u->t = s;
+  u->win = w;
+  if (!u->dirty) {
+    if (a->nudirty == a->udirty_cap) {
+      size_t ncap = a->udirty_cap ? a->udirty_cap * 2 : 64;
+      uint32_t *nv = el_realloc(a->udirty, ncap * sizeof *nv);
+      if (!nv) {
+        h->st.reorder_forced++;
+        return;
+      }
+      a->udirty = nv;
+      a->udirty_cap = ncap;
+    }
+    u->dirty = 1;
+    a->udirty[a->nudirty++] = (uint32_t)i;
+  }
+}
+
 static void thread_span(el_host_t *h, thread_t *th, int running,
                         uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
@@ -288,6 +561,7 @@ static void thread_span(el_host_t *h, thread_t *th, int running,
     th->blocked_ns += d;
     th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
   }
+  if (a->th_names[0]) thread_native_span(h, th, running, start, end);
   if (!a->ncb[TK_THREADS]) return;
   sargs_t g = {.kind = TK_THREADS};
   arg_int(&g, th->id);
@@ -312,8 +586,11 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
   if (cap >= MAX_CAPS) return;
   cap_t *c = &a->caps[cap];
   if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  int gc = cat[0] == 'G';
   if (c->used_prev && c->prev_end < start) {
     c->idle_ns += start - c->prev_end;
+    if (a->ncb[TK_POINTS])
+      upoint_span(h, cap, CAT_IDLE, 0, c->prev_end, start);
     if (a->ncb[TK_CAPS]) {
       sargs_t g = {.kind = TK_CAPS};
       arg_int(&g, cap);
@@ -331,6 +608,9 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
     c->mut_ns += d;
   c->used_prev = 1;
   c->prev_end = end;
+  if (a->ncb[TK_POINTS])
+    upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread, start, end);
+  if (a->cap_names[0]) cap_native_span(h, cap, gc, thread, start, end);
   if (!a->ncb[TK_CAPS]) return;
   sargs_t g = {.kind = TK_CAPS};
   arg_int(&g, cap);
@@ -461,8 +741,6 @@ void el__ana_flush(el_host_t *h) {
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   ana_t *a = h->ana;
   if (!a || !ev->known) return;
-  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
-  const char *n = ti ? ti->name : "";
   rec_t r = {.t = ev->t_ns, .seq = ++a->seq, .cap = ev->cap};
   switch (ev->type) {
   case 0:  /* CREATE_THREAD */ {
@@ -490,16 +768,16 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     r.kind = K_GC_END;
     break;
   default:
-    if (!strcmp(n, "THREAD_LABEL")) {
+    if (ev->type == a->ty_label) {
       thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
       if (th) {
         el_free(th->label);
         th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
                                ev->v[1].s.len);
       }
-    } else if (!strcmp(n, "CAP_CREATE")) {
+    } else if (ev->type == a->ty_cap_create) {
       see_cap(a, (unsigned)ev->v[0].u, ev->t_ns);
-    } else if (!strcmp(n, "BLOCK_MARKER") && ev->nfields >= 3) {
+    } else if (ev->type == a->ty_block && ev->nfields >= 3) {
       if (ev->v[2].u < MAX_CAPS) see_cap(a, (unsigned)ev->v[2].u, ev->t_ns);
       release(h, 0);
     }
@@ -525,6 +803,14 @@ void el__ana_free(el_host_t *h) {
   el_free(a->hkeys);
   el_free(a->hvals);
   for (int c = 0; c < MAX_CAPS; c++) el_free(a->q[c].v);
+  el_free(a->us);
+  el_free(a->ukeys);
+  el_free(a->uvals);
+  el_free(a->udirty);
+  for (int i = 0; i < 2; i++) {
+    el_free(a->cap_names[i]);
+    el_free(a->th_names[i]);
+  }
   el_free(a);
   h->ana = NULL;
 }
@@ -659,6 +945,23 @@ static int tr_totals(lua_State *L) {
   return 1;
 }
 
+/* tracker:flush_points(): call on_point for every usage series changed
+ * since the last call, in the order they changed. [-0, +0, e] */
+static int tr_flush_points(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  if (!a) return 0;
+  for (size_t k = 0; k < a->nudirty; k++) {
+    size_t i = a->udirty[k];
+    if (!a->us[i].dirty) continue;
+    a->us[i].dirty = 0;
+    upoint_call(h, i, a->us[i].t, a->us[i].total);
+  }
+  a->nudirty = 0;
+  return 0;
+}
+
 /* tracker:unexpected() -> count of sequences the reference warns about.
  * [-0, +1, -] */
 static int tr_unexpected(lua_State *L) {
@@ -673,6 +976,9 @@ static int enable(lua_State *L, el_host_t *h) {
   if (!h->ana) return luaL_error(L, "out of memory");
   h->ana->max_cap = -1;
   h->ana->wm_cap = -1;
+  h->ana->ty_label = el_ev_type_by_name("THREAD_LABEL");
+  h->ana->ty_cap_create = el_ev_type_by_name("CAP_CREATE");
+  h->ana->ty_block = el_ev_type_by_name("BLOCK_MARKER");
   static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
                                 "STOP_THREAD",   "THREAD_LABEL",
                                 "GC_START",      "GC_END",
@@ -697,6 +1003,39 @@ static int new_tracker(lua_State *L, int kind) {
     } else {
       lua_pop(L, 1);
     }
+  }
+  if (kind == TK_CAPS && !lua_isnoneornil(L, 1)) {
+    if (lua_getfield(L, 1, "on_point") != LUA_TNIL) {
+      luaL_checktype(L, -1, LUA_TFUNCTION);
+      if (a->ncb[TK_POINTS] >= 1)
+        return luaL_error(L, "only one cap_usage on_point per host");
+      lua_getfield(L, 1, "aggregate_ns");
+      lua_Integer agg = luaL_optinteger(L, -1, 0);
+      lua_pop(L, 1);
+      if (agg < 0) return luaL_error(L, "aggregate_ns must be >= 0");
+      a->uagg = agg;
+      a->cb[TK_POINTS][a->ncb[TK_POINTS]++] = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  if ((kind == TK_CAPS || kind == TK_THREADS) && !lua_isnoneornil(L, 1)) {
+    if (lua_getfield(L, 1, "spans") != LUA_TNIL) {
+      const char *base = luaL_checkstring(L, -1);
+      char **names = kind == TK_CAPS ? a->cap_names : a->th_names;
+      const char *sfx[2][2] = {{" GC", " Mutator"}, {" Running", " Blocked"}};
+      for (int i = 0; i < 2; i++) {
+        const char *x = sfx[kind == TK_CAPS ? 0 : 1][i];
+        size_t n = strlen(base), m = strlen(x);
+        char *p = el_malloc(n + m + 1);
+        if (!p) return luaL_error(L, "out of memory");
+        memcpy(p, base, n);
+        memcpy(p + n, x, m + 1);
+        el_free(names[i]);
+        names[i] = p;
+      }
+    }
+    lua_pop(L, 1);
   }
   tracker_t *t = lua_newuserdatauv(L, sizeof *t, 0);
   t->kind = kind;
@@ -729,12 +1068,17 @@ static const luaL_Reg tr_meta[] = {{"list", tr_list},
                                    {"stats", tr_stats},
                                    {"totals", tr_totals},
                                    {"unexpected", tr_unexpected},
+                                   {"flush_points", tr_flush_points},
                                    {"__tostring", tr_tostring},
                                    {NULL, NULL}};
 
 /* Add the helper constructors to the module table on top. */
 void el__lua_analysis_register(lua_State *L) {
   luaL_setfuncs(L, an_funcs, 0);
+  /* el.native_helpers: the trackers take on_point= and spans= (the
+   * default processors fall back to Lua without it, e.g. in tests). */
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "native_helpers");
   if (luaL_newmetatable(L, TRACKER_MT)) {
     luaL_setfuncs(L, tr_meta, 0);
     lua_pushvalue(L, -1);

@@ -108,8 +108,55 @@ local function usage_metric(ctx, mpc)
   end
 end
 
+-- The same metric with the per-span work in C (el.native_helpers): the
+-- host keeps the per-series totals and calls on_point only when a series
+-- moves to another aggregation window and for each changed series before
+-- every tick (tracker:flush_points()).
+local function usage_metric_native(ctx, mpc)
+  local el = ctx.el
+  local inst = el.metric{
+    name = mpc.name, description = mpc.description, unit = "ns",
+    kind = "sum", temporality = "cumulative", monotonic = true,
+  }
+  local acc = ctx.add_acc(window.new{
+    aggregate_ns = mpc.aggregate_ns,
+    export_ns = mpc.export_ns,
+    grace_ns = ctx.flush_ns,
+    max_grace_ns = ctx.max_grace_ns,
+    emit = function(p)
+      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
+    end,
+  })
+  local keys = {}    -- series index -> accumulator key {attrs = ...}
+  local tracker
+  table.insert(ctx.accs, 1, {
+    tick = function() tracker:flush_points() end,
+    finish = function() tracker:flush_points() end,
+  })
+  local function on_point(i, t, v, cap, category, user)
+    local k = keys[i]
+    if not k then
+      k = {attrs = {cap = cap, category = category, user = user}}
+      keys[i] = k
+    end
+    acc:add(k, {t = t, v = v, attrs = k.attrs})
+  end
+  return on_point, function(tr) tracker = tr end
+end
+
 local function install_usage(ctx, mpc, tpc)
   local el = ctx.el
+  if el.native_helpers then
+    local on_point, set_tracker
+    if mpc then on_point, set_tracker = usage_metric_native(ctx, mpc) end
+    local tr = el.cap_usage{
+      on_point = on_point,
+      aggregate_ns = mpc and mpc.aggregate_ns,
+      spans = tpc and tpc.name,  -- "<name> GC" / "<name> Mutator" spans
+    }
+    if set_tracker then set_tracker(tr) end
+    return
+  end
   local metric = mpc and usage_metric(ctx, mpc)
   local trace_ids = {}
   local gc_name = tpc and (tpc.name .. " GC")
@@ -141,6 +188,10 @@ end
 
 local function install_threads(ctx, pc)
   local el = ctx.el
+  if el.native_helpers then  -- spans emitted by the host, in C
+    el.threads{spans = pc.name}  -- "<name> Running" / "<name> Blocked"
+    return
+  end
   local status = require("eventlog_live.status")
   local trace_ids = {}
   local running = pc.name .. " Running"
