@@ -264,3 +264,31 @@ describe("profiles", function()
     assert.are.same({""}, {ipe.parse_srcloc("<built-in>")})
   end)
 end)
+
+-- The host frees a timer whose handle was collected while the timer's own
+-- callback runs, then uses it (src/host/lua_time.c el__timers_fire and
+-- el_host_run_wall_timers: use after free, double free). The processors
+-- therefore keep every timer handle they create reachable.
+describe("timers", function()
+  it("the processors keep their timer handles referenced", function()
+    local el = fake.new(fake.config({["metrics.heap_size"] = {}}), START)
+    local handles = setmetatable({}, {__mode = "v"})
+    local every, n = el.every, 0
+    function el.every(interval, fn)
+      every(interval, fn)
+      n = n + 1
+      handles[n] = {}
+      return handles[n]
+    end
+    function el.every_wall()
+      n = n + 1
+      handles[n] = {}
+      return handles[n]
+    end
+    processors.start(el)    -- the daemon keeps no reference to the result
+    assert.is_true(n >= 2)
+    collectgarbage("collect")
+    collectgarbage("collect")
+    for i = 1, n do assert.is_not_nil(handles[i], "timer handle " .. i) end
+  end)
+end)

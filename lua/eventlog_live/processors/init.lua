@@ -168,7 +168,10 @@ function M.start(el)
     el.flush()
   end
   ctx.tick = tick
-  el.every(ctx.batch_ns, tick)
+  -- Keep the timer handles referenced: the host frees a timer whose handle
+  -- was collected while the timer's own callback runs, and then uses it
+  -- (src/host/lua_time.c). ctx stays reachable through tick.
+  ctx.timers = {el.every(ctx.batch_ns, tick)}
 
   -- Block markers also drive the ticks (a block's start time is reached):
   -- after a reconnection to a restarted program, whose clock starts again
@@ -205,7 +208,7 @@ function M.start(el)
   if el.every_wall then
     local seen_now, quiet_since = -1, nil
     local batch_ms = ctx.batch_ns // 1000000
-    el.every_wall(batch_ms, function(unix_ns)
+    ctx.timers[#ctx.timers + 1] = el.every_wall(batch_ms, function(unix_ns)
       local now = el.now()
       if now ~= seen_now then
         seen_now, quiet_since = now, unix_ns
