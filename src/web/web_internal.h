@@ -102,6 +102,8 @@ struct el_web_s {
   size_t npauses, hpauses;
   web_thread_t *threads;
   size_t nthreads, capthreads;
+  uint32_t *thtab;            /* open addressing on id: index + 1 */
+  size_t thtabcap;
   /* counters */
   uint64_t batches, points, dropped_series, scrapes;
 };

@@ -666,12 +666,30 @@ static bool attr_int(const el_tm_attr_t *a, int64_t *out) {
   return false;
 }
 
+static size_t thread_slot(const el_web_t *w, int64_t id) {
+  uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+  size_t i = (size_t)(h >> 32) & (w->thtabcap - 1);
+  while (w->thtab[i] && w->threads[w->thtab[i] - 1].id != id)
+    i = (i + 1) & (w->thtabcap - 1);
+  return i;
+}
+
 static web_thread_t *thread_get(el_web_t *w, int64_t id) {
-  /* Linear from the newest: threads of a live program are few; the
-   * table is bounded by WEB_THREADS_MAX. */
-  for (size_t k = w->nthreads; k-- > 0;)
-    if (w->threads[k].id == id) return &w->threads[k];
+  if (w->thtabcap) {
+    size_t i = thread_slot(w, id);
+    if (w->thtab[i]) return &w->threads[w->thtab[i] - 1];
+  }
   if (w->nthreads >= WEB_THREADS_MAX) return NULL;
+  if ((w->nthreads + 1) * 2 > w->thtabcap) {
+    size_t cap = w->thtabcap ? w->thtabcap * 2 : 128;
+    uint32_t *t = el_calloc(cap, sizeof *t);
+    if (!t) return NULL;
+    el_free(w->thtab);
+    w->thtab = t;
+    w->thtabcap = cap;
+    for (size_t k = 0; k < w->nthreads; k++)
+      w->thtab[thread_slot(w, w->threads[k].id)] = (uint32_t)k + 1;
+  }
   if (w->nthreads == w->capthreads) {
     size_t cap = w->capthreads ? w->capthreads * 2 : 64;
     web_thread_t *a = el_realloc(w->threads, cap * sizeof *a);
@@ -679,10 +697,11 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
     w->threads = a;
     w->capthreads = cap;
   }
-  web_thread_t *t = &w->threads[w->nthreads++];
+  web_thread_t *t = &w->threads[w->nthreads];
   memset(t, 0, sizeof *t);
   t->id = id;
   t->cap = -1;
+  w->thtab[thread_slot(w, id)] = (uint32_t)++w->nthreads;
   return t;
 }
 
@@ -813,6 +832,9 @@ void web_model_clear(el_web_t *w) {
   }
   el_free(w->threads);
   w->threads = NULL;
+  el_free(w->thtab);
+  w->thtab = NULL;
+  w->thtabcap = 0;
   w->nthreads = w->capthreads = 0;
 }
 
@@ -853,7 +875,16 @@ static void put_num(web_buf_t *b, double v) {
   web_buf_puts(b, num);
 }
 
+/* Points per series in one /api/data answer: the newest ones, at most
+ * WEB_JSON_POINTS over all series (the answer is built under the mutex the
+ * loop thread's exporter needs). */
+#define WEB_JSON_POINTS 400000
+
 void web_model_json(el_web_t *w, web_buf_t *b) {
+  size_t nseries = 0;
+  for (size_t k = 0; k < w->nfam; k++) nseries += w->fam[k]->n;
+  size_t per = nseries ? WEB_JSON_POINTS / nseries : WEB_POINTS_PER_SERIES;
+  if (per < 10) per = 10;
   web_buf_puts(b, "{\"service\":");
   const char *svc = w->service ? w->service : "";
   put_json_str(b, svc, strlen(svc));
@@ -882,9 +913,10 @@ void web_model_json(el_web_t *w, web_buf_t *b) {
       web_buf_puts(b, "{\"attrs\":");
       web_buf_puts(b, s->attrs_json ? s->attrs_json : "{}");
       web_buf_puts(b, ",\"points\":[");
-      for (size_t j = 0; j < s->npts; j++) {
+      size_t skip = s->npts > per ? s->npts - per : 0;
+      for (size_t j = skip; j < s->npts; j++) {
         const web_point_t *p = &s->pts[(s->head + j) % s->cap];
-        web_buf_puts(b, j ? ",[" : "[");
+        web_buf_puts(b, j > skip ? ",[" : "[");
         put_num(b, p->t_ms);
         web_buf_puts(b, ",");
         put_num(b, p->v);

@@ -16,6 +16,7 @@
 # label must be present). Values are checked against the ghc-events
 # .reference of oddball-hT (last heap size, live bytes and allocation
 # totals per capability), an independent decoder. Exit 0/1/77.
+# ctest-labels: asan
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}

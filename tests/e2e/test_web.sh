@@ -13,6 +13,7 @@
 #    22-byte control message of docs/control.md to the peer.
 # Screenshots: $EL_BUILD_DIR/test_web-file.png, test_web-socket.png.
 # Exit 0 pass, 1 fail, 77 skip.
+# ctest-labels: asan
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}

@@ -243,6 +243,32 @@ static void test_logs_threads_spans(void **state) {
   fix_free(f);
 }
 
+/* Many threads (the table grows and rehashes): one row per id. */
+static void test_many_threads(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  for (int round = 0; round < 2; round++) {
+    for (int64_t id = 0; id < 300; id++) {
+      char body[32];
+      int n = snprintf(body, sizeof body, "t%lld-%d", (long long)id, round);
+      el_tm_attr_t la[] = {
+          {.key = "kind", .type = EL_TM_STR, .v.s = {"ThreadLabel", 11}},
+          {.key = "thread", .type = EL_TM_INT, .v.i = id * 7919}};
+      el_tm_log_t l = {.time_unix_ns = 1, .body = {body, (size_t)n},
+                       .attrs = la, .nattrs = 2};
+      assert_int_equal(el_tm_log(f->st, &l), 0);
+    }
+  }
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 300);
+  web_buf_t b = {0};
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "{\"id\":1187850,\"label\":\"t150-1\""));
+  el_free(b.p);
+  fix_free(f);
+}
+
 static void test_options(void **state) {
   (void)state;
   el_web_opts_t o;
@@ -272,6 +298,7 @@ int main(void) {
       cmocka_unit_test(test_gauge_last_value_and_drops),
       cmocka_unit_test(test_counter_openmetrics_and_escaping),
       cmocka_unit_test(test_logs_threads_spans),
+      cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
