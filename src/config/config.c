@@ -109,7 +109,7 @@ bool el_cfg_strategy_on(const el_cfg_strategy_t *s) {
   switch (s->kind) {
   case EL_CFG_BOOL: return s->b;
   case EL_CFG_TIMES: return s->times > 0;
-  case EL_CFG_SECONDS: return s->ms > 0;
+  case EL_CFG_SECONDS: return s->positive;
   default: return false;
   }
 }
@@ -131,10 +131,12 @@ static int bool_text(const char *t) {
 static int duration_text(const char *t, el_cfg_strategy_t *out) {
   const char *p = t;
   uint64_t whole = 0;
+  bool positive = false;   /* some digit is not 0 */
   if (*p < '0' || *p > '9') return EL_EINVAL;
   for (; *p >= '0' && *p <= '9'; p++) {
     if (whole > UINT64_C(1000000000)) return EL_EINVAL;  /* > 31 years */
     whole = whole * 10 + (uint64_t)(*p - '0');
+    positive |= *p != '0';
   }
   uint64_t frac_ms = 0;  /* fraction in ms, rounded half up */
   bool has_frac = false;
@@ -144,14 +146,17 @@ static int duration_text(const char *t, el_cfg_strategy_t *out) {
     has_frac = true;
     unsigned digits = 0;
     uint64_t num = 0;  /* first 4 digits */
-    for (; *p >= '0' && *p <= '9'; p++, digits++)
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
       if (digits < 4) num = num * 10 + (uint64_t)(*p - '0');
+      positive |= *p != '0';
+    }
     for (; digits < 4; digits++) num *= 10;
     frac_ms = (num + 5) / 10;
   }
   if (p[0] == 's' && p[1] == 0) {
     out->kind = EL_CFG_SECONDS;
     out->ms = whole * 1000 + frac_ms;
+    out->positive = positive;
     return 0;
   }
   if (p[0] == 'x' && p[1] == 0 && !has_frac) {
@@ -357,11 +362,15 @@ typedef struct entry_s {
 } entry_t;
 
 static void set_string(load_t *L, const char *path, const yaml_node_t *v,
-                       char **dst) {
+                       char **dst, bool nonempty) {
   if (is_null(v)) return;    /* null = absent: keep the default */
   if (v->type != YAML_SCALAR_NODE) {
     set_error(L, &v->start_mark, path, "expected a string, found %s",
               node_kind(v));
+    return;
+  }
+  if (nonempty && !*scalar(v)) {
+    set_error(L, &v->start_mark, path, "expected a non-empty string");
     return;
   }
   char *s = el_strdup(scalar(v));
@@ -410,9 +419,9 @@ static void entry_pair(load_t *L, const char *path, const yaml_node_t *k,
   char sub[128];
   snprintf(sub, sizeof sub, "%s.%s", path, key);
   if (!strcmp(key, "name")) {
-    set_string(L, sub, v, &e->p->name);
+    set_string(L, sub, v, &e->p->name, true);
   } else if (!strcmp(key, "description")) {
-    set_string(L, sub, v, &e->p->description);
+    set_string(L, sub, v, &e->p->description, false);
   } else if (!strcmp(key, "export")) {
     set_strategy(L, sub, v, &e->p->export_, &e->export_set);
   } else if (!strcmp(key, "aggregate") && metric) {

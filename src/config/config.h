@@ -49,6 +49,8 @@ typedef struct el_cfg_strategy_s {
   bool b;                /* EL_CFG_BOOL */
   uint64_t times;        /* EL_CFG_TIMES: N */
   uint64_t ms;           /* EL_CFG_SECONDS: round(N * 1000) */
+  bool positive;         /* EL_CFG_SECONDS: N > 0, even if ms rounds to 0
+                            (spec §3.3: on iff N > 0) */
 } el_cfg_strategy_t;
 
 /* Static description of one processor (a row of the table). */

@@ -111,6 +111,45 @@ static void test_export_false_disables(void **state) {
   el_cfg_free(c);
 }
 
+/* Spec §3.3: "Ns => on iff N > 0", and `round(N*1000) div batch` = 0
+ * ticks means every tick. So `export: 0.0001s` enables the processor (it
+ * exports every batch interval) and leaves the batch interval alone. */
+static void test_sub_millisecond_export_enables(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {export: 0.0001s, aggregate: 0.0004s}\n"
+                     "    heap_live: {export: 0.0000s}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 1000);
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_int_equal(p->export_ms, 1000);   /* every batch interval */
+  assert_int_equal(p->aggregate_ms, 0);   /* 0 ticks: no aggregation */
+  el_cfg_free(c);
+}
+
+/* An empty telemetry name is no name: OTLP receivers refuse metrics
+ * without one. The error names the position and key. */
+static void test_empty_name_is_an_error(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {name: \"\"}\n",
+                     &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_int_equal(el_cfg_diag(c)->line, 3);
+  assert_int_equal(el_cfg_diag(c)->column, 23);
+  assert_string_equal(el_cfg_diag(c)->key, "processors.metrics.heap_size.name");
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size")); /* unchanged */
+  el_cfg_free(c);
+}
+
 static void test_properties_override(void **state) {
   (void)state;
   int rc;
@@ -437,6 +476,8 @@ int main(void) {
       cmocka_unit_test(test_present_key_enables_with_defaults),
       cmocka_unit_test(test_export_false_disables),
       cmocka_unit_test(test_properties_override),
+      cmocka_unit_test(test_sub_millisecond_export_enables),
+      cmocka_unit_test(test_empty_name_is_an_error),
       cmocka_unit_test(test_strategy_grammar),
       cmocka_unit_test(test_flush_interval_units),
       cmocka_unit_test(test_type_error_names_line_column_key),
