@@ -821,9 +821,14 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
       return 0;
     }
     if (!d->seen_header && !d->stats.sessions) {
+      /* The bytes of this session (since the last reset), not of the
+       * whole input: a reconnecting socket resets once per connection. */
+      uint64_t skipped = d->base - d->scan_from;
+      d->stats.skipped_bytes += skipped;
+      d->scan_from = d->base;
       set_diag(d, EL_ETRUNC, d->base, -1,
                "no eventlog header found in %llu bytes",
-               (unsigned long long)d->base);
+               (unsigned long long)skipped);
       return EL_ETRUNC;
     }
     return 0;

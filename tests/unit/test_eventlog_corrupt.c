@@ -190,11 +190,36 @@ static void test_garbage_never_hangs(void **st) {
   free(q);
 }
 
+/* Input without any header: the bytes are counted as skipped, and after a
+ * reset (a reconnecting socket) the message counts only the new session's
+ * bytes, at the offset where the input ended. */
+static void test_no_header_counts_session_bytes(void **st) {
+  (void)st;
+  uint8_t junk[1000];
+  memset(junk, 'x', sizeof junk);
+  el_ev_decoder_t *d = el_ev_decoder_new(NULL);
+  assert_non_null(d);
+  assert_int_equal(el_ev_decoder_feed(d, junk, 700), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_string_equal(el_ev_decoder_diag(d)->msg,
+                      "no eventlog header found in 700 bytes");
+  assert_int_equal(el_ev_decoder_stats(d)->skipped_bytes, 700);
+  el_ev_decoder_reset(d);
+  assert_int_equal(el_ev_decoder_feed(d, junk, 1), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_string_equal(el_ev_decoder_diag(d)->msg,
+                      "no eventlog header found in 1 bytes");
+  assert_int_equal(el_ev_decoder_diag(d)->offset, 701);
+  assert_int_equal(el_ev_decoder_stats(d)->skipped_bytes, 701);
+  el_ev_decoder_free(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncated_at_every_offset),
       cmocka_unit_test(test_random_byte_flips),
       cmocka_unit_test(test_garbage_never_hangs),
+      cmocka_unit_test(test_no_header_counts_session_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
