@@ -404,6 +404,13 @@ typedef struct daemon_s {
   uint64_t stats_last_ms;
   totals_t stats_prev;         /* totals at the last --stats display */
   int stats_lines;             /* lines of the last display */
+  el_tm_exporter_t console_tm; /* the console exporter, wrapped to count */
+  uint64_t console_records[EL_TM_NSIGNALS]; /* records it printed */
+  uint64_t batch_ms;           /* batch interval (spec §3.4) */
+  uint64_t log_last_ms;        /* last "Received <n> events." check */
+  totals_t log_prev;           /* totals at that check */
+  uint64_t connected_ms;       /* when the current session began */
+  int input_warned;            /* "No input after 10 ticks" given */
 } daemon_t;
 
 static void on_connect(void *ud, el_src_t *src) {
@@ -412,6 +419,7 @@ static void on_connect(void *ud, el_src_t *src) {
   if (d->session_open) el_host_session_end(d->host);
   el_ev_decoder_reset(d->dec);
   d->session_open = 1;
+  d->connected_ms = uv_now(&d->loop);
 }
 
 static void report_decode_error(daemon_t *d, int rc) {
@@ -492,7 +500,7 @@ static void totals(daemon_t *d, totals_t *t) {
   if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     t->emitted[s] = ts->emitted[s];
-    t->exported[s] = os.records[s];
+    t->exported[s] = os.records[s] + d->console_records[s];
     t->rejected[s] = os.rejected[s];
     /* The exporter reports its drops to the store as well. */
     t->dropped[s] = ts->dropped[s];
@@ -567,12 +575,66 @@ static void print_stats(daemon_t *d, FILE *f, int final) {
   d->stats_prev = t;
 }
 
+/* Once per batch interval, what the reference logs per tick (spec §9,
+ * §6.1): DEBUG "Received <n> events.", DEBUG "Exported <n> <signal>.",
+ * ERROR "Rejected <n> <signal>.", and once WARN "No input after 10
+ * ticks..." when a session delivered no event for 10 batch intervals. */
+static void log_progress(daemon_t *d, int force) {
+  static const char *const what[EL_TM_NSIGNALS] = {"metrics", "logs",
+                                                   "spans", "profiles"};
+  uv_update_time(&d->loop);
+  uint64_t now = uv_now(&d->loop);
+  if (!force && now - d->log_last_ms < d->batch_ms) return;
+  d->log_last_ms = now;
+  totals_t t;
+  totals(d, &t);
+  if (t.events > d->log_prev.events)
+    el_log(EL_LOG_DEBUG, "Received %llu events.",
+           (unsigned long long)(t.events - d->log_prev.events));
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (t.exported[s] > d->log_prev.exported[s])
+      el_log(EL_LOG_DEBUG, "Exported %llu %s.",
+             (unsigned long long)(t.exported[s] - d->log_prev.exported[s]),
+             what[s]);
+    if (t.rejected[s] > d->log_prev.rejected[s])
+      el_log(EL_LOG_ERROR, "Rejected %llu %s.",
+             (unsigned long long)(t.rejected[s] - d->log_prev.rejected[s]),
+             what[s]);
+  }
+  if (!d->input_warned && d->session_open && t.events == 0 &&
+      now - d->connected_ms >= 10 * d->batch_ms) {
+    d->input_warned = 1;
+    el_log(EL_LOG_WARN,
+           "No input after 10 ticks. Did you pass -l to the GHC RTS?");
+  }
+  d->log_prev = t;
+}
+
 static void on_timer(uv_timer_t *tm) {
   daemon_t *d = tm->data;
   el_host_run_wall_timers(d->host, uv_now(&d->loop));
+  log_progress(d, 0);
   logq_drain(d->internal_logs ? d->store : NULL);
   if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
     print_stats(d, stderr, 0);
+}
+
+/* The console exporter, counted: it prints on the loop thread inside
+ * export(), so what it accepted is delivered (as the reference's console
+ * exporter, spec §1.4: "fully successful"). */
+static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  daemon_t *d = ud;
+  size_t n = el_tm_batch_count(b);
+  int rc = d->console_tm.export(d->console_tm.ud, sig, b);
+  if (rc == 0) d->console_records[sig] += n;
+  return rc;
+}
+
+static int console_flush(void *ud, int timeout_ms) {
+  daemon_t *d = ud;
+  return d->console_tm.flush ? d->console_tm.flush(d->console_tm.ud,
+                                                   timeout_ms)
+                             : 0;
 }
 
 static void free_exporter(daemon_t *d) {
@@ -594,8 +656,13 @@ static int add_exporters(daemon_t *d) {
   if (console_sigs) {
     el_tm_exporter_t tm;
     int rc = el_otlp_console_new(stdout, console_sigs, c->max_message_bytes,
-                                 d->store, &d->console, &tm);
+                                 d->store, &d->console, &d->console_tm);
     if (rc < 0) return rc;
+    tm = d->console_tm;
+    tm.ud = d;
+    tm.export = console_export;
+    tm.flush = console_flush;
+    tm.release = NULL;   /* d->console is freed by run() */
     rc = el_tm_store_add_exporter(d->store, &tm);
     if (rc < 0) return rc;
   }
@@ -706,8 +773,13 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);
   uv_unref((uv_handle_t *)&d.sigint);
   uv_unref((uv_handle_t *)&d.sigterm);
-  d.started_ms = d.stats_last_ms = uv_now(&d.loop);
+  d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
+  d.batch_ms = el_cfg_batch_ms(cfg);
   el_log_set_hook(log_hook, NULL);
+  if (o->src.kind == EL_SRC_FILE)
+    el_log(EL_LOG_INFO, "Reading eventlog from %s", o->src.path);
+  else if (o->src.kind == EL_SRC_STDIN)
+    el_log(EL_LOG_INFO, "Reading eventlog from stdin");
 
   if ((rc = el_src_start(d.src)) < 0) {
     el_log(EL_LOG_ERROR, "cannot start the eventlog source: %s",
@@ -717,11 +789,13 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   uv_run(&d.loop, UV_RUN_DEFAULT);
 
   /* End of input: processors flush their windows, then the store. */
+  log_progress(&d, 1);
   el_host_end(d.host);
   logq_drain(d.internal_logs ? d.store : NULL);
   el_tm_store_flush(d.store);
   if (el_tm_store_shutdown(d.store, o->otlp.shutdown_timeout_ms) < 0)
     el_log(EL_LOG_WARN, "some telemetry could not be delivered");
+  log_progress(&d, 1);
   status = (d.end_status == 0 || d.end_status == EL_ESTOPPED) ? 0 : 1;
   if (status)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
@@ -790,6 +864,8 @@ int el_cmd_otelcol(int argc, char **argv) {
   status = 1;
   cfg = el_cfg_new();
   if (!cfg) goto out;
+  if (o.config)
+    el_log(EL_LOG_DEBUG, "Reading configuration file from %s", o.config);
   if (o.config && el_cfg_load_file(cfg, o.config) < 0) {
     fprintf(stderr, PROG ": %s\n", el_cfg_diag(cfg)->msg);
     goto out;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# What eventlog-live-otelcol tells its user (spec/reference-behaviour.md §9,
+# §10), checked against independent counts:
+#  - -s with the console exporter: the final table's Exported totals equal
+#    the data points and log records printed on stdout (the console
+#    exporter, like the reference's, counts as delivered);
+#  - -v debug: INFO "Reading eventlog from <path>", DEBUG "Reading
+#    configuration file from <path>", and DEBUG "Received <n> events." lines
+#    whose sum is the number of events of the ghc-events `.reference` text;
+#  - a live input that stays silent: WARN "No input after 10 ticks. Did you
+#    pass -l to the GHC RTS?" (once), then the input arrives and the daemon
+#    exits 0.
+# ctest-labels: e2e
+set -euo pipefail
+: "${EL_SOURCE_DIR:?}" "${EL_BUILD_DIR:?}"
+EL_EVENTLOGS=${EL_EVENTLOGS:-$EL_SOURCE_DIR/tests/data/eventlogs}
+D=$EL_BUILD_DIR/eventlog-live-otelcol
+LOG=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+W=$(mktemp -d /tmp/el-otelcol-log-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+export OTEL_METRICS_EXPORTER=console OTEL_LOGS_EXPORTER=console \
+  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
+
+# --stats with the console exporter.
+"$D" --eventlog-file "$LOG" -hT --service-name odd -s >"$W/out.jsonl" 2>"$W/err" ||
+  bad "daemon exit status"
+python3 - "$W/out.jsonl" "$W/err" <<'PY' && ok "-s counts what the console printed" || bad "-s totals"
+import json, re, sys
+points = logs = 0
+for line in open(sys.argv[1]):
+    req = json.loads(line)
+    for rm in req.get("resourceMetrics", []):
+        for sm in rm["scopeMetrics"]:
+            for m in sm["metrics"]:
+                points += len((m.get("gauge") or m.get("sum"))["dataPoints"])
+    for rl in req.get("resourceLogs", []):
+        for sl in rl["scopeLogs"]:
+            logs += len(sl["logRecords"])
+err = open(sys.argv[2]).read()
+# The last table printed (the final one).
+got = {}
+for sig in ("Metrics", "Logs"):
+    got[sig] = int(re.findall(r"^%s +Exported +(\d+)" % sig, err, re.M)[-1])
+print(f"     stdout: {points} points, {logs} records; table: {got}")
+assert points > 0 and logs > 0
+assert got == {"Metrics": points, "Logs": logs}, got
+PY
+
+# -v debug.
+printf 'processors:\n  metrics:\n    heap_size: {}\n' >"$W/c.yaml"
+"$D" --eventlog-file "$LOG" --config "$W/c.yaml" -v debug >/dev/null 2>"$W/err" ||
+  bad "daemon exit status (-v debug)"
+grep -qF "Reading eventlog from $LOG" "$W/err" && ok "INFO Reading eventlog" ||
+  { bad "no 'Reading eventlog from'"; head -5 "$W/err"; }
+grep -qF "Reading configuration file from $W/c.yaml" "$W/err" &&
+  ok "DEBUG Reading configuration file" || bad "no 'Reading configuration file from'"
+want=$(sed -n '/^Events:/,$p' "$LOG.reference" | grep -cE '^ *[0-9]+: ')
+got=$({ grep -oE 'Received [0-9]+ events\.' "$W/err" || true; } |
+  awk '{s += $2} END {print s + 0}')
+[ "$got" = "$want" ] && ok "Received <n> events. lines sum to $want" ||
+  bad "Received lines sum to $got, the reference has $want events"
+
+# A silent live input.
+mkfifo "$W/fifo"
+( exec 3>"$W/fifo"; sleep 2.5; cat "$LOG" >&3 ) &
+writer=$!
+st=0
+timeout 60 "$D" --eventlog-file "$W/fifo" --eventlog-flush-interval 0.1 \
+  >/dev/null 2>"$W/err" || st=$?
+wait $writer || true
+n=$(grep -c "No input after 10 ticks. Did you pass -l to the GHC RTS?" "$W/err" || true)
+[ "$st" = 0 ] && [ "$n" = 1 ] && ok "silent input: one WARN, then exit 0" ||
+  { bad "silent input: status $st, $n warnings"; cat "$W/err"; }
+exit $fail
