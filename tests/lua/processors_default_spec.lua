@@ -117,6 +117,19 @@ describe("heap_prof_sample", function()
       heapProfBreakdown = "-hT", heapProfId = 0, heapProfLabel = "THUNK",
       heapProfSampleEra = 1}}, p[1])
     assert.are.equal("ARR_WORDS", p[2].a.heapProfLabel)
+    -- spec §5.2.2 (HEAD): a duplicate label with another value warns.
+    assert.are.same({"Duplicate sample for THUNK within census (old: 100,"
+                     .. " new: 300)."}, el.warnings)
+  end)
+
+  it("does not warn about a duplicate label with the same value", function()
+    local el = run({["metrics.heap_prof_sample"] = {}}, {
+      {"HEAP_PROF_SAMPLE_BEGIN", 10, nil, 1},
+      {"HEAP_PROF_SAMPLE_STRING", 11, nil, 0, 100, "THUNK"},
+      {"HEAP_PROF_SAMPLE_STRING", 13, nil, 0, 100, "THUNK"},
+      {"HEAP_PROF_SAMPLE_END", 14, nil, 1},
+    }, {breakdown = "-hT"})
+    assert.are.equal(1, #el.out.metrics["metrics.heap_prof_sample"].points)
     assert.are.equal(0, #el.warnings)
   end)
 
@@ -154,6 +167,17 @@ describe("heap_prof_sample", function()
       ipClosureDesc = 1, ipTyDesc = "Foo", ipLabel = "MkFoo",
       ipModule = "Main", ipSrcLoc = "src/Main.hs:10:5-12"}, p[1].a)
     assert.is_nil(p[2].a.ipName)
+    -- spec §5.2.2 (HEAD): unresolved ids warn (not id 0), and a label that
+    -- is no info pointer warns too.
+    assert.are.same({"Could not resolve IPE for 0x9999."}, el.warnings)
+    el = run({["metrics.heap_prof_sample"] = {}}, {
+      {"HEAP_PROF_SAMPLE_BEGIN", 10, nil, 1},
+      {"HEAP_PROF_SAMPLE_STRING", 11, nil, 0, 64, "0x0"},
+      {"HEAP_PROF_SAMPLE_STRING", 12, nil, 0, 32, "THUNK"},
+      {"HEAP_PROF_SAMPLE_END", 14, nil, 1},
+    }, {breakdown = "-hi"})
+    assert.are.same({"Expected InfoProv ID, found 'THUNK' for"
+                     .. " HeapProfSampleString."}, el.warnings)
   end)
 
   it("closes censuses at the next BEGIN when the RTS writes no END (GHC < 9.2)", function()

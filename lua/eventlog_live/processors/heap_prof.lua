@@ -43,6 +43,7 @@ function M.install(ctx)
   local census = nil       -- open census {t=, samples={}, index={}}
   local warned = false     -- breakdown warning given
   local bad_warned = {}
+  local ipe_warned = {}    -- info pointers warned as unresolved
 
   local function breakdown()
     if ctx.breakdown then return ctx.breakdown end
@@ -117,6 +118,13 @@ function M.install(ctx)
       local hex = label:match("^0x(%x+)$")
       local ptr = hex and tonumber(hex, 16)
       local ip = ptr and ipes[ptr]
+      if not ptr then
+        ctx.warn(("Expected InfoProv ID, found '%s' for"
+                  .. " HeapProfSampleString."):format(label))
+      elseif not ip and ptr ~= 0 and not ipe_warned[ptr] then
+        ipe_warned[ptr] = true     -- once per id
+        ctx.warn(("Could not resolve IPE for 0x%x."):format(ptr))
+      end
       if ip then
         attrs.ipName = ip.name
         attrs.ipClosureDesc = math.tointeger(tonumber(ip.closure_desc))
@@ -130,6 +138,11 @@ function M.install(ctx)
     local smp = {t = ev.t, u = ev.unix_ns, v = residency, attrs = attrs}
     local i = census.index[label]
     if i then
+      local old = census.samples[i].v
+      if old ~= residency then
+        ctx.warn(("Duplicate sample for %s within census (old: %d, new: %d).")
+                 :format(label, old, residency))
+      end
       census.samples[i] = smp   -- a duplicate label replaces the old one
     else
       census.samples[#census.samples + 1] = smp
