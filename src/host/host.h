@@ -120,6 +120,8 @@ typedef struct el_host_stats_s {
   uint64_t reentrant_dropped; /* events fed from inside a handler: not
                                dispatched to Lua */
   uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
+  uint64_t helper_dropped;  /* usage metric updates of the C helpers lost
+                               to out of memory (el.cap_usage on_point) */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

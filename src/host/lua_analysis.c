@@ -512,7 +512,7 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
                  (cat == CAT_MUT ? thread : 0);
   long i = ustate_get(a, key);
   if (i < 0) {
-    h->st.reorder_forced++;  /* out of memory: counted, point dropped */
+    h->st.helper_dropped++;  /* out of memory: counted, update dropped */
     return;
   }
   ustate_t *u = &a->us[i];
@@ -538,7 +538,7 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
       size_t ncap = a->udirty_cap ? a->udirty_cap * 2 : 64;
       uint32_t *nv = el_realloc(a->udirty, ncap * sizeof *nv);
       if (!nv) {
-        h->st.reorder_forced++;
+        h->st.helper_dropped++;
         return;
       }
       a->udirty = nv;

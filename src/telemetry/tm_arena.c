@@ -79,6 +79,33 @@ uint32_t el__tm_hash(const void *p, size_t len, uint32_t seed) {
   return h;
 }
 
+/* Hash of the intern table only (its slot order is never visible): eight
+ * bytes per multiply, where el__tm_hash's FNV-1a takes one. */
+static uint32_t intern_hash(const char *s, size_t len) {
+  uint64_t h = 0x243f6a8885a308d3u ^ len;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+  }
+  if (i < len) {
+    uint64_t w = 0;
+    if (len >= 8) {  /* the last eight bytes, overlapping */
+      memcpy(&w, s + len - 8, 8);
+    } else {
+      for (size_t k = 0; k < len; k++)
+        w |= (uint64_t)(unsigned char)s[k] << (8 * k);
+    }
+    h = (h ^ w) * 0x9e3779b97f4a7c15u;
+  }
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93u;
+  h ^= h >> 32;
+  return (uint32_t)h;
+}
+
 static int intern_grow(el__tm_intern_t *t) {
   size_t ncap = t->cap ? t->cap * 2 : 256;
   el__tm_islot_t *ns = el_calloc(ncap, sizeof(*ns));
@@ -127,6 +154,14 @@ static size_t utf8_bad(const char *s, size_t len) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0, bad = 0;
   while (i < len) {
+    if (i + 8 <= len) {  /* eight ASCII bytes at a time */
+      uint64_t w;
+      memcpy(&w, u + i, 8);
+      if (!(w & 0x8080808080808080u)) {
+        i += 8;
+        continue;
+      }
+    }
     if (u[i] < 0x80) {
       i++;
       continue;
@@ -197,7 +232,7 @@ static const char *intern_valid(el__tm_intern_t *t, el__tm_arena_t *a,
                                 const char *s, size_t len) {
   if (len > EL__TM_INTERN_MAX) return el__tm_arena_strndup(a, s, len);
   if ((t->n + 1) * 2 > t->cap && intern_grow(t) < 0) return NULL;
-  uint32_t h = el__tm_hash(s, len, 0);
+  uint32_t h = intern_hash(s, len);
   size_t j = h & (t->cap - 1);
   for (;;) {
     el__tm_islot_t *sl = &t->slots[j];
