@@ -31,7 +31,12 @@ typedef struct load_s {
   yaml_document_t *doc;
   el_cfg_proc_t *procs;      /* the settings being built */
   int err;                   /* first error, 0 if none */
+  unsigned merges;           /* mappings merged through `<<` so far */
 } load_t;
+
+/* Mappings a file may merge through `<<` in all: aliases make the walk
+ * exponential in the nesting (a "merge bomb"); real files merge a few. */
+#define MAX_MERGES 10000u
 
 static void default_warn(void *ud, const char *msg) {
   (void)ud;
@@ -303,6 +308,12 @@ static void each_pair(load_t *L, const char *path, const yaml_node_t *m,
   yaml_node_pair_t *end = m->data.mapping.pairs.top;
   if (depth > 8) {
     set_error(L, &m->start_mark, path, "merge keys nested too deeply");
+    return;
+  }
+  if (depth > 0 && ++L->merges > MAX_MERGES) {
+    set_error(L, &m->start_mark, path,
+              "merge keys ('<<') expand to more than %u mappings",
+              MAX_MERGES);
     return;
   }
   for (yaml_node_pair_t *p = a; p < end && !L->err; p++) {

@@ -150,6 +150,31 @@ static void test_empty_name_is_an_error(void **state) {
   el_cfg_free(c);
 }
 
+/* A YAML "merge bomb": 8 levels of `<<: [*prev x 10]` would walk 10^8
+ * mappings (about a minute of CPU for 400 bytes). The merges a file may
+ * expand are bounded: an error, at once. */
+static void test_merge_key_bomb_is_refused(void **state) {
+  (void)state;
+  char yaml[2048];
+  size_t n = (size_t)snprintf(yaml, sizeof yaml,
+                              "defaults:\n  l0: &l0 {export: 1s}\n");
+  for (int i = 1; i <= 8; i++) {
+    n += (size_t)snprintf(yaml + n, sizeof yaml - n, "  l%d: &l%d {<<: [", i,
+                          i);
+    for (int k = 0; k < 10; k++)
+      n += (size_t)snprintf(yaml + n, sizeof yaml - n, "%s*l%d",
+                            k ? ", " : "", i - 1);
+    n += (size_t)snprintf(yaml + n, sizeof yaml - n, "]}\n");
+  }
+  snprintf(yaml + n, sizeof yaml - n,
+           "processors:\n  metrics:\n    heap_size: *l8\n");
+  int rc;
+  el_cfg_t *c = load(yaml, &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_non_null(strstr(el_cfg_diag(c)->msg, "merge"));
+  el_cfg_free(c);
+}
+
 static void test_properties_override(void **state) {
   (void)state;
   int rc;
@@ -478,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_properties_override),
       cmocka_unit_test(test_sub_millisecond_export_enables),
       cmocka_unit_test(test_empty_name_is_an_error),
+      cmocka_unit_test(test_merge_key_bomb_is_refused),
       cmocka_unit_test(test_strategy_grammar),
       cmocka_unit_test(test_flush_interval_units),
       cmocka_unit_test(test_type_error_names_line_column_key),
