@@ -241,6 +241,13 @@ static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                 "OTLP %s export: the receiver rejected %lld of %zu records: "
                 "%s", el_otlp_signal_name(sig), (long long)res->rejected,
                 it->nrecords, res->msg);
+  } else if (res->msg[0]) {
+    /* Delivered, but the answer was not a clean success: a warning in
+     * partial_success (OTLP: rejected 0 with a message), or a 2xx body
+     * that is no Export response (not an OTLP receiver?). */
+    log_limited(ex, LOG_REJECTED, EL_LOG_WARN,
+                "OTLP %s export: delivered %zu records, but: %s",
+                el_otlp_signal_name(sig), it->nrecords, res->msg);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,6 +21,7 @@ typedef struct {
   el_xq_verdict_t script[64];  /* verdict of call k; OK past nscript */
   int retry_after[64];
   int64_t rejected[64];
+  const char *ok_msg[64];      /* message of an OK answer (NULL: none) */
   int nscript;
   int calls;
   bool block;                  /* hold every send until unblocked/abort */
@@ -65,7 +67,10 @@ static void fake_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
   res->verdict = k < F.nscript ? F.script[k] : EL_XQ_OK;
   res->retry_after_ms = k < F.nscript ? F.retry_after[k] : -1;
   res->rejected = k < F.nscript ? F.rejected[k] : 0;
-  strcpy(res->msg, "fake");
+  if (res->verdict != EL_XQ_OK)
+    strcpy(res->msg, "fake");
+  else if (k < F.nscript && F.ok_msg[k])
+    snprintf(res->msg, sizeof res->msg, "%s", F.ok_msg[k]);
   if (res->verdict == EL_XQ_OK && len >= 4 && F.nseen < 256) {
     uint32_t id;
     memcpy(&id, bytes, 4);
@@ -390,6 +395,35 @@ static void test_log_hook_may_reenter_exporter(void **state) {
   el_otlp_exporter_free(hook_ex);
 }
 
+/* A 2xx answer that is not a clean success (an undecodable body, a
+ * partial_success warning with nothing rejected) is delivered and said. */
+static char warn_seen[512];
+static void warn_hook(void *ud, el_log_level_t level, const char *msg) {
+  if (level == EL_LOG_WARN)
+    snprintf(warn_seen, sizeof warn_seen, "%s", msg);
+}
+
+static void test_ok_with_message_is_logged(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_OK;
+  F.ok_msg[0] = "malformed HTTP response body (5 bytes) from http://x";
+  F.nscript = 1;
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  warn_seen[0] = 0;
+  el_log_threshold = EL_LOG_WARN;
+  el_log_set_hook(warn_hook, NULL);
+  submit_id(ex, M, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = EL_LOG_QUIET;
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.records[M], 10);
+  assert_non_null(strstr(warn_seen, "malformed HTTP response body"));
+  el_otlp_exporter_free(ex);
+}
+
 int main(void) {
   el_log_threshold = EL_LOG_QUIET;
   const struct CMUnitTest tests[] = {
@@ -407,6 +441,7 @@ int main(void) {
     cmocka_unit_test(test_unhandled_signal_refused),
     cmocka_unit_test(test_store_window_reaches_transport),
     cmocka_unit_test(test_log_hook_may_reenter_exporter),
+    cmocka_unit_test(test_ok_with_message_is_logged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
