@@ -226,6 +226,11 @@ static char *pct_decode(const char *s, size_t n, bool *bad) {
       el_free(out);
       return NULL;
     }
+    if (h == 0 && l == 0) {  /* %00 would silently cut the C string */
+      *bad = true;
+      el_free(out);
+      return NULL;
+    }
     out[o++] = (char)(h * 16 + l);
     i += 2;
   }
@@ -361,6 +366,20 @@ static const char *env_sig(env_t *env, int s, const char *what,
   return env_get(env, used);
 }
 
+/* A user value for a message: long values are cut to their first 48
+ * bytes and their length, so the reason that follows still fits in
+ * cfg->err. */
+typedef struct { char s[80]; } shortv_t;
+static const char *shortv(const char *v, shortv_t *b) {
+  size_t n = strlen(v);
+  if (n <= 64) return v;
+  snprintf(b->s, sizeof b->s, "%.48s... (%zu bytes)", v, n);
+  return b->s;
+}
+/* The buffer is a compound literal: it lives until the enclosing block
+ * ends, i.e. through the cfg_fail call. */
+#define SHORTV(v) shortv((v), &(shortv_t){{0}})
+
 static int cfg_fail(el_otlp_config_t *cfg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int cfg_fail(el_otlp_config_t *cfg, const char *fmt, ...) {
@@ -401,11 +420,11 @@ static int resolve_exporter(env_t *env, int s) {
            !strcasecmp(v, "logging"))
     return cfg_fail(env->cfg, "Environment variable %s specifies "
                     "unsupported exporter '%s'. Use 'otlp', 'console' or "
-                    "'none'.", name, v);
+                    "'none'.", name, SHORTV(v));
   else
     return cfg_fail(env->cfg, "Environment variable %s specifies unknown "
                     "exporter '%s'. Use 'otlp', 'console' or 'none'.",
-                    name, v);
+                    name, SHORTV(v));
   return 0;
 }
 
@@ -431,10 +450,10 @@ static int resolve_protocol(env_t *env, int s) {
     cfg->sig[s].protocol = EL_OTLP_HTTP_PROTOBUF;
   else if (!strcasecmp(v, "http/json"))
     return cfg_fail(cfg, "%s specifies unsupported protocol '%s'. Use "
-                    "'grpc' or 'http/protobuf'.", who, v);
+                    "'grpc' or 'http/protobuf'.", who, SHORTV(v));
   else
     return cfg_fail(cfg, "%s specifies unknown protocol '%s'. Use 'grpc' "
-                    "or 'http/protobuf'.", who, v);
+                    "or 'http/protobuf'.", who, SHORTV(v));
   return 0;
 }
 
@@ -444,7 +463,8 @@ static int parse_bool(env_t *env, const char *name, const char *v,
   else if (!strcasecmp(v, "false")) *out = false;
   else
     return cfg_fail(env->cfg, "Environment variable %s has non-boolean "
-                    "value '%s'. Use 'true' or 'false'.", name, v);
+                    "value '%s'. Use 'true' or 'false'.", name,
+                    SHORTV(v));
   return 0;
 }
 
@@ -506,12 +526,13 @@ static int endpoint_apply(env_t *env, int s, const char *who,
   }
   if (rc < 0 || !u.scheme || !u.host) {
     url_parts_free(&u);
-    return cfg_fail(cfg, "%s specifies malformed URI '%s'.", who, value);
+    return cfg_fail(cfg, "%s specifies malformed URI '%s'.", who,
+                    SHORTV(value));
   }
   if (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https")) {
     url_parts_free(&u);
     return cfg_fail(cfg, "%s specifies URI with unsupported scheme '%s'. "
-                    "Use 'http' or 'https'.", who, value);
+                    "Use 'http' or 'https'.", who, SHORTV(value));
   }
   if (u.user || u.query)
     el_log(EL_LOG_WARN, "%s specifies URI with %s '%s' (ignored).", who,
@@ -553,7 +574,7 @@ static int resolve_endpoint(env_t *env, int s) {
     uint64_t pv;
     if (parse_uint(port, 65535, &pv) < 0 || pv == 0)
       return cfg_fail(cfg, "Option --otelcol-port specifies malformed port "
-                      "'%s'.", port);
+                      "'%s'.", SHORTV(port));
     char url[1024];
     bool v6 = strchr(host, ':') && host[0] != '[';
     snprintf(url, sizeof url, "%s://%s%s%s:%s",
@@ -597,7 +618,7 @@ static int resolve_certificate(env_t *env, int s) {
   }
   if (access(v, R_OK) != 0)
     return cfg_fail(cfg, "%s specifies certificate file '%s' that cannot "
-                    "be read: %s.", who, v, strerror(errno));
+                    "be read: %s.", who, SHORTV(v), strerror(errno));
   cfg->sig[s].certificate = el_strdup(v);
   return cfg->sig[s].certificate ? 0 : EL_ENOMEM;
 }
@@ -612,7 +633,7 @@ static int resolve_headers(env_t *env, int s) {
                                  sizeof why);
   if (rc == EL_EINVAL)
     return cfg_fail(cfg, "Environment variable %s specifies malformed "
-                    "headers '%s': %s.", name, v, why);
+                    "headers '%s': %s.", name, SHORTV(v), why);
   /* Percent-decoding can produce control characters, which would split
    * an HTTP header line or make gRPC refuse the metadata. */
   for (size_t i = 0; rc == 0 && i < sc->nheaders; i++)
@@ -621,7 +642,7 @@ static int resolve_headers(env_t *env, int s) {
       if (*p < 0x20 || *p == 0x7f)
         return cfg_fail(cfg, "Environment variable %s specifies malformed "
                         "headers '%s': control character in the value of "
-                        "'%s'.", name, v, sc->headers[i].name);
+                        "'%s'.", name, SHORTV(v), sc->headers[i].name);
   return rc;
 }
 
@@ -641,7 +662,7 @@ static int resolve_compression(env_t *env, int s) {
     cfg->sig[s].compression = EL_OTLP_COMPRESS_NONE;
   else
     return cfg_fail(cfg, "%s specifies unknown compression '%s'. Use "
-                    "'none' or 'gzip'.", who, v);
+                    "'none' or 'gzip'.", who, SHORTV(v));
   return 0;
 }
 
@@ -652,7 +673,8 @@ static int resolve_timeout(env_t *env, int s) {
   if (!v) return 0;
   if (parse_uint(v, INT_MAX, &ms) < 0)
     return cfg_fail(env->cfg, "Environment variable %s specifies malformed "
-                    "timeout '%s'. Use a number of milliseconds.", name, v);
+                    "timeout '%s'. Use a number of milliseconds.", name,
+                    SHORTV(v));
   env->cfg->sig[s].timeout_ms = (int)ms;
   return 0;
 }
@@ -689,7 +711,8 @@ static int resolve_number(env_t *env, const char *flagval,
   }
   uint64_t n;
   if (parse_uint(v, max, &n) < 0 || n < min)
-    return cfg_fail(env->cfg, "%s specifies malformed number '%s'.", who, v);
+    return cfg_fail(env->cfg, "%s specifies malformed number '%s'.", who,
+                      SHORTV(v));
   *out = n;
   return 0;
 }
@@ -730,7 +753,8 @@ static int resolve_resource(env_t *env) {
                                    sizeof why);
     if (rc == EL_EINVAL)
       return cfg_fail(cfg, "Environment variable OTEL_RESOURCE_ATTRIBUTES "
-                      "specifies malformed baggage '%s': %s.", v, why);
+                      "specifies malformed baggage '%s': %s.", SHORTV(v),
+                      why);
     if (rc < 0) return rc;
   }
   const char *svc = cfg->flag.service_name;

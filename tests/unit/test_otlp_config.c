@@ -295,6 +295,31 @@ static void test_overlong_endpoint_refused(void **state) {
   el_otlp_config_free(&c);
 }
 
+/* A huge malformed value does not push the reason out of the message. */
+static void test_long_value_keeps_reason(void **state) {
+  el_otlp_config_t c;
+  fenv_t e = {0};
+  static char big[20000];
+  memset(big, 'v', sizeof big - 1);
+  memcpy(big, "k=", 2);
+  fenv_set(&e, "OTEL_RESOURCE_ATTRIBUTES", big);
+  assert_int_equal(resolve(&c, &e, NULL), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "OTEL_RESOURCE_ATTRIBUTES"));
+  assert_non_null(strstr(c.err, "'k=vvv"));
+  assert_non_null(strstr(c.err, "(19999 bytes)"));
+  assert_non_null(strstr(c.err, "longer than 8192 bytes"));
+  el_otlp_config_free(&c);
+  e.n = 0;
+  big[100] = ' ';                     /* a syntax error in a long value */
+  big[200] = '\0';
+  fenv_set(&e, "OTEL_EXPORTER_OTLP_HEADERS", big);
+  assert_int_equal(resolve(&c, &e, NULL), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "malformed headers"));
+  assert_non_null(strstr(c.err, "(200 bytes)': "));
+  assert_non_null(strstr(c.err, "unexpected character at offset 101"));
+  el_otlp_config_free(&c);
+}
+
 static void test_bad_flag_port(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
@@ -344,7 +369,8 @@ static void test_baggage_syntax(void **state) {
   assert_string_equal(h[0].value, "");
   el_otlp_headers_free(h, n);
   const char *bad[] = {"", "  ", "=v", "k", "k=v v", "k=%zz", "k=%4",
-                       "k=%C3", "k=\"q\"", "a=1,,b=2", "a=1,", "ke y=v"};
+                       "k=%C3", "k=\"q\"", "a=1,,b=2", "a=1,", "ke y=v",
+                       "k=v%00x" /* a NUL would silently cut the value */};
   for (size_t i = 0; i < EL_ARRAY_LEN(bad); i++) {
     assert_int_equal(el_otlp_baggage_parse(bad[i], &h, &n, err, sizeof err),
                      EL_EINVAL);
@@ -397,6 +423,7 @@ int main(void) {
     cmocka_unit_test(test_delivery_settings_flag_over_env),
     cmocka_unit_test(test_errors_name_variable_and_value),
     cmocka_unit_test(test_overlong_endpoint_refused),
+    cmocka_unit_test(test_long_value_keeps_reason),
     cmocka_unit_test(test_bad_flag_port),
     cmocka_unit_test(test_opts_parse_shapes),
     cmocka_unit_test(test_baggage_syntax),
