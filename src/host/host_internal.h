@@ -50,6 +50,8 @@ typedef struct el__handler_s {
   int dead;                 /* removed by el.off; freed at compaction */
   int slot;                 /* index of the function on the dispatch
                                thread's stack, 0 = use the registry ref */
+  int rslot;                /* its copy in the batch replay's frame */
+  unsigned rgen;            /* replay call rslot belongs to */
   uint64_t calls;
   uint64_t errors;
   uint64_t last_log_ms;     /* when the last error was logged */
@@ -130,6 +132,7 @@ struct el_host_s {
   int nbatch;               /* queued */
   int bpos, bh;             /* replay position: event, handler index */
   el__handler_t *replay_hd; /* handler being called by the replay */
+  unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
   el__theap_t evt_timers;   /* eventlog-time timers */
   el__theap_t wall_timers;  /* wall-clock timers */

@@ -333,6 +333,9 @@ static int replay(lua_State *D) {
   lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);  /* 2: ev */
   lua_pushliteral(D, "t");                        /* 3 */
   lua_pushliteral(D, "cap");                      /* 4 */
+  /* Handler functions are copied into this frame on first use (5...):
+   * pushing a stack slot is cheaper than a registry lookup per call. */
+  unsigned gen = ++h->replay_gen;
   el_ev_event_t ev;
   for (; h->bpos < h->nbatch && !h->stop; h->bpos++, h->bh = 0) {
     const el__brec_t *r = &h->batch[h->bpos];
@@ -358,7 +361,16 @@ static int replay(lua_State *D) {
       el__handler_t *hd = l->v[h->bh];
       if (hd->dead) continue;
       h->replay_hd = hd;
-      lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+      if (hd->rgen == gen) {
+        lua_pushvalue(D, hd->rslot);
+      } else if (lua_checkstack(D, 16)) {
+        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+        hd->rslot = lua_gettop(D);
+        hd->rgen = gen;
+        lua_pushvalue(D, -1);
+      } else {
+        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+      }
       lua_pushvalue(D, 2);
       for (int k = 0; k < n; k++) lua_pushinteger(D, (lua_Integer)r->v[k]);
       hd->calls++;
