@@ -30,6 +30,11 @@ trap cleanup EXIT
 export EL_OTLP_RETRY_INITIAL=${EL_OTLP_RETRY_INITIAL:-100}
 export EL_OTLP_RETRY_MAX=${EL_OTLP_RETRY_MAX:-1000}
 export EL_LOG_LEVEL=${EL_LOG_LEVEL:-warn}
+# A loaded 2-core machine (and the ASan build) can make the Node receiver
+# slow: give the exit flush time to deliver everything rather than drop it
+# (default 10 s; the driver itself is bounded by `timeout 60` in send).
+# Tests of the shutdown bound set their own value.
+export EL_OTLP_SHUTDOWN_TIMEOUT=${EL_OTLP_SHUTDOWN_TIMEOUT:-45000}
 
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
