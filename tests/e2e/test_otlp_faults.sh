@@ -40,8 +40,10 @@ for t in grpc http; do
   run_case "$t" refuse 0 --refuse-ms 2000
 done
 
-# Connection lost mid-run: the receiver stops listening (open connections
-# closed) for 1.5 s while windows keep coming; the exporter reconnects.
+# Connection lost mid-run: the receiver stops listening for 1.5 s while
+# windows keep coming (open connections closed once their request in flight
+# is answered: see "Delivery guarantee" in docs/otlp.md); the exporter
+# reconnects.
 for t in grpc http; do
   rcv_start "$t-restart"
   send "$t" "$TMP/$t-restart.json" --points $N --logs $NL --spans $NS \

@@ -625,10 +625,33 @@ function stopListening() {
   state.listening = false;
 }
 
+// Stop listening now without losing an answer: new connections are
+// refused at once, open ones are closed as soon as they are idle (gRPC:
+// GOAWAY, calls in flight still answered; HTTP: idle keep-alive
+// connections closed now, busy ones right after their answer). Closing a
+// connection whose request was recorded but not yet answered would make
+// the client's retry a duplicate that no client can avoid (docs/otlp.md
+// "Delivery guarantee").
+function stopListeningGracefully() {
+  const g = state.grpcServer;
+  const h = state.httpServer;
+  state.grpcServer = null;
+  state.httpServer = null;
+  state.listening = false;
+  if (g) g.tryShutdown(() => {});
+  if (h) {
+    h.close();
+    h.closeIdleConnections();
+    // Busy connections become idle once answered: close them then.
+    const t = setInterval(() => h.closeIdleConnections(), 20);
+    h.on('close', () => clearInterval(t));
+  }
+}
+
 // Stop listening now and listen again on the same ports after ms.
 function refuse(ms) {
   if (state.refuseTimer) clearTimeout(state.refuseTimer);
-  stopListening();
+  stopListeningGracefully();
   log(`refusing connections for ${ms} ms`);
   state.refuseTimer = setTimeout(() => {
     state.refuseTimer = null;
