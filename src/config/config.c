@@ -32,7 +32,15 @@ typedef struct load_s {
   el_cfg_proc_t *procs;      /* the settings being built */
   int err;                   /* first error, 0 if none */
   unsigned merges;           /* mappings merged through `<<` so far */
+  unsigned warnings;         /* warnings raised (shown: MAX_WARNINGS) */
 } load_t;
+
+/* Bounds on hostile files (libyaml's scanner is quadratic in the nesting
+ * depth; the key walk in a mapping's size). A real file nests 5 levels
+ * and has a few keys per mapping. */
+#define MAX_DEPTH 32
+#define MAX_KEYS 1000
+#define MAX_WARNINGS 20u
 
 /* Mappings a file may merge through `<<` in all: aliases make the walk
  * exponential in the nesting (a "merge bomb"); real files merge a few. */
@@ -223,7 +231,7 @@ static void warn(load_t *L, const yaml_mark_t *m, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void warn(load_t *L, const yaml_mark_t *m, const char *fmt, ...) {
-  if (!L->c->warn) return;
+  if (!L->c->warn || ++L->warnings > MAX_WARNINGS) return;
   char text[384], msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -308,6 +316,11 @@ static void each_pair(load_t *L, const char *path, const yaml_node_t *m,
   yaml_node_pair_t *end = m->data.mapping.pairs.top;
   if (depth > 8) {
     set_error(L, &m->start_mark, path, "merge keys nested too deeply");
+    return;
+  }
+  if (end - a > MAX_KEYS) {
+    set_error(L, &m->start_mark, path, "a mapping with more than %d keys",
+              MAX_KEYS);
     return;
   }
   if (depth > 0 && ++L->merges > MAX_MERGES) {
@@ -572,12 +585,40 @@ static void walk_document(load_t *L) {
   each_pair(L, "", root, root_pair, NULL, 0);
 }
 
+/* Refuses nesting deeper than MAX_DEPTH before libyaml builds the
+ * document (reading stops there). Syntax errors are left to the load. */
+static void prescan(load_t *L, const char *text, size_t len) {
+  yaml_parser_t p;
+  yaml_event_t ev;
+  if (!yaml_parser_initialize(&p)) {
+    L->err = EL_ENOMEM;
+    return;
+  }
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+  int depth = 0;
+  while (!L->err && yaml_parser_parse(&p, &ev)) {
+    yaml_event_type_t t = ev.type;
+    if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+      if (++depth > MAX_DEPTH)
+        set_error(L, &ev.start_mark, "", "nested more than %d levels deep",
+                  MAX_DEPTH);
+    } else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+      depth--;
+    }
+    yaml_event_delete(&ev);
+    if (t == YAML_STREAM_END_EVENT) break;
+  }
+  yaml_parser_delete(&p);
+}
+
 int el_cfg_load_string(el_cfg_t *c, const char *name, const char *text,
                        size_t len) {
   load_t L = {.c = c, .file = name};
   memset(&c->diag, 0, sizeof c->diag);
   yaml_parser_t parser;
   yaml_document_t doc;
+  prescan(&L, text, len);
+  if (L.err) return L.err;
   if (!yaml_parser_initialize(&parser)) return EL_ENOMEM;
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &doc)) {
@@ -602,6 +643,12 @@ int el_cfg_load_string(el_cfg_t *c, const char *name, const char *text,
     L.procs[i].present = L.procs[i].enabled = false;
   }
   walk_document(&L);
+  if (L.warnings > MAX_WARNINGS && c->warn) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: %u more warnings not shown", name,
+             L.warnings - MAX_WARNINGS);
+    c->warn(c->warn_ud, msg);
+  }
   /* A second document is not part of the configuration. */
   yaml_document_t extra;
   if (!L.err && yaml_parser_load(&parser, &extra)) {

@@ -175,6 +175,49 @@ static void test_merge_key_bomb_is_refused(void **state) {
   el_cfg_free(c);
 }
 
+/* libyaml's scanner is quadratic in the nesting depth (200 000 nested
+ * `[` took over a minute) and the key walk in a mapping's size: both are
+ * bounded, with an error at once. Warnings stop after 20 (plus one line
+ * that counts the rest). */
+static void test_deep_nesting_and_huge_mappings_are_refused(void **state) {
+  (void)state;
+  size_t depth = 20000;
+  char *yaml = malloc(2 * depth + 64);
+  assert_non_null(yaml);
+  size_t n = (size_t)sprintf(yaml, "processors: {logs: {user_marker: "
+                                   "{name: ");
+  for (size_t i = 0; i < depth; i++) yaml[n++] = '[';
+  for (size_t i = 0; i < depth; i++) yaml[n++] = ']';
+  strcpy(yaml + n, "}}}\n");
+  int rc;
+  el_cfg_t *c = load(yaml, &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_non_null(strstr(el_cfg_diag(c)->msg, "nested"));
+  el_cfg_free(c);
+  free(yaml);
+
+  size_t keys = 20000;
+  yaml = malloc(keys * 16 + 64);
+  assert_non_null(yaml);
+  n = (size_t)sprintf(yaml, "processors:\n  metrics:\n");
+  for (size_t i = 0; i < keys; i++)
+    n += (size_t)sprintf(yaml + n, "    k%zu: {}\n", i);
+  c = load(yaml, &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_non_null(strstr(el_cfg_diag(c)->msg, "keys"));
+  el_cfg_free(c);
+
+  n = (size_t)sprintf(yaml, "processors:\n  metrics:\n");
+  for (size_t i = 0; i < 30; i++)
+    n += (size_t)sprintf(yaml + n, "    k%zu: {}\n", i);
+  c = load(yaml, &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 21);
+  assert_non_null(strstr(warnings[7], "unknown key"));
+  el_cfg_free(c);
+  free(yaml);
+}
+
 static void test_properties_override(void **state) {
   (void)state;
   int rc;
@@ -504,6 +547,7 @@ int main(void) {
       cmocka_unit_test(test_sub_millisecond_export_enables),
       cmocka_unit_test(test_empty_name_is_an_error),
       cmocka_unit_test(test_merge_key_bomb_is_refused),
+      cmocka_unit_test(test_deep_nesting_and_huge_mappings_are_refused),
       cmocka_unit_test(test_strategy_grammar),
       cmocka_unit_test(test_flush_interval_units),
       cmocka_unit_test(test_type_error_names_line_column_key),
