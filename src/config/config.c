@@ -623,6 +623,19 @@ int el_cfg_load_string(el_cfg_t *c, const char *name, const char *text,
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &doc)) {
     const char *ctx = parser.context ? parser.context : "";
+    if (parser.error == YAML_READER_ERROR) {
+      /* The reader gives a byte offset, not a mark. */
+      yaml_mark_t m = {0, 0, 0};
+      for (size_t i = 0; i < parser.problem_offset && i < len; i++) {
+        if (text[i] == '\n') {
+          m.line++;
+          m.column = 0;
+        } else {
+          m.column++;
+        }
+      }
+      parser.problem_mark = m;
+    }
     set_error(&L, &parser.problem_mark, "", "YAML syntax error: %s%s%s",
               parser.problem ? parser.problem : "unknown problem",
               *ctx ? " " : "", ctx);

@@ -218,6 +218,20 @@ static void test_deep_nesting_and_huge_mappings_are_refused(void **state) {
   free(yaml);
 }
 
+/* Encoding errors (libyaml's reader) are placed where they are, not at
+ * 1:1. */
+static void test_encoding_error_position(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n  metrics:\n    heap_size: {name: \"a\xff\"}\n",
+                     &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_int_equal(el_cfg_diag(c)->line, 3);
+  assert_int_equal(el_cfg_diag(c)->column, 25);   /* the 0xff byte */
+  assert_non_null(strstr(el_cfg_diag(c)->msg, "UTF-8"));
+  el_cfg_free(c);
+}
+
 static void test_properties_override(void **state) {
   (void)state;
   int rc;
@@ -547,6 +561,7 @@ int main(void) {
       cmocka_unit_test(test_sub_millisecond_export_enables),
       cmocka_unit_test(test_empty_name_is_an_error),
       cmocka_unit_test(test_merge_key_bomb_is_refused),
+      cmocka_unit_test(test_encoding_error_position),
       cmocka_unit_test(test_deep_nesting_and_huge_mappings_are_refused),
       cmocka_unit_test(test_strategy_grammar),
       cmocka_unit_test(test_flush_interval_units),
