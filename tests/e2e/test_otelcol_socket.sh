@@ -75,7 +75,10 @@ PY
   fi
   # Let the peer serve every connection, and the quiet stream's windows
   # close by the wall clock.
-  for _ in $(seq 100); do kill -0 "$peer" 2>/dev/null || break; sleep 0.2; done
+  # The peer exits once it has served every connection (or after its own
+  # --timeout 60): wait for that, not a fixed 20 s, on a loaded machine.
+  for _ in $(seq 350); do kill -0 "$peer" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$peer" 2>/dev/null && { echo "FAIL $name: el_peer still serving"; fail=1; }
   sleep 3
   kill -TERM "$daemon"
   if wait "$daemon"; then echo "ok   $name: SIGTERM -> exit 0"
