@@ -146,9 +146,36 @@ static int set_breakdown(opts_t *o, const char *x) {
   return 0;
 }
 
+/* Options of the reference (spec §1.1) that this program does not
+ * implement: named as such rather than "unknown". */
+static int unsupported(const char *a) {
+  static const struct {
+    const char *name, *why;
+  } t[] = {
+      {"--otelcol-ssl-key-log-from-env", "TLS key logging"},
+      {"--otelcol-ssl-key-log", "TLS key logging"},
+      {"--my-eventlog-socket-unix", "self-instrumentation of the Haskell "
+                                    "tool"},
+      {"--my-ghc-debug-socket-unix", "ghc-debug of the Haskell tool"},
+      {"--my-ghc-debug-socket-tcp", "ghc-debug of the Haskell tool"},
+      {"--my-ghc-debug-socket", "ghc-debug of the Haskell tool"},
+  };
+  for (size_t k = 0; k < EL_ARRAY_LEN(t); k++) {
+    size_t n = strlen(t[k].name);
+    if (!strncmp(a, t[k].name, n) && (a[n] == 0 || a[n] == '=')) {
+      fprintf(stderr, PROG ": %s is not supported (%s: an option of the "
+                           "Haskell eventlog-live-otelcol; see "
+                           "docs/differences.md)\n", t[k].name, t[k].why);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Our own options. Returns 1 consumed, 0 not ours, EL_EUSAGE. */
 static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v = NULL;
+  if (unsupported(a)) return EL_EUSAGE;
   if (!strcmp(a, "--help")) return (*i)++, o->help = 1;
   if (!strcmp(a, "--version")) return (*i)++, o->version = 1;
   if (!strcmp(a, "--print-defaults")) return (*i)++, o->print_defaults = 1;
@@ -188,7 +215,11 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (!strncmp(a, "-h", 2) && strncmp(a, "-h-", 3)) {
     (*i)++;
     if (a[2]) return set_breakdown(o, a + 2) < 0 ? EL_EUSAGE : 1;
-    if (*i >= argc) goto missing;
+    if (*i >= argc || argv[*i][0] == '-') {
+      fprintf(stderr, PROG ": -h needs a letter: T, c, m, d, y, e, r, b or "
+                           "i (the program's heap profile breakdown)\n");
+      return EL_EUSAGE;
+    }
     return set_breakdown(o, argv[(*i)++]) < 0 ? EL_EUSAGE : 1;
   }
   return 0;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# eventlog-live-otelcol's command line against hostile and mistaken input:
+#  - every option --help lists is accepted by the parser (help is true);
+#  - bad values exit 2 with a message naming the option: -h letters other
+#    than T c m d y e r b i (spec §1.1: "Unsupported heap profile breakdown
+#    -h<str>"), -h without a letter, --eventlog-flush-interval 0, -1, nan,
+#    inf (the reference divides by zero: we refuse);
+#  - the reference's options this program does not implement are named as
+#    such (not "unknown"), exit 2.
+# ctest-labels: e2e
+set -uo pipefail
+: "${EL_BUILD_DIR:?}"
+D=$EL_BUILD_DIR/eventlog-live-otelcol
+W=$(mktemp -d /tmp/el-otelcol-cli-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+# expect STATUS PATTERN ARGS...: run with ARGS (then --print-defaults-debug,
+# which exits before any work), want STATUS and PATTERN on stderr.
+expect() {
+  local want=$1 pat=$2; shift 2
+  local st=0
+  "$D" "$@" --print-defaults-debug >/dev/null 2>"$W/err" || st=$?
+  if [ "$st" = "$want" ] && grep -qF -- "$pat" "$W/err"; then
+    ok "$* -> $st"
+  else
+    bad "$*: status $st (want $want), stderr: $(head -c 300 "$W/err")"
+  fi
+}
+
+"$D" --help >"$W/help" || bad "--help status"
+for opt in $(grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' "$W/help" | sort -u); do
+  st=0
+  # With a value, then without (flags): neither may be "unknown".
+  "$D" "$opt" 1 --print-defaults-debug >/dev/null 2>"$W/err" || st=$?
+  if grep -q "unknown option '$opt'" "$W/err"; then
+    bad "--help lists $opt but the parser does not know it"
+  fi
+done
+ok "every option in --help is parsed"
+
+for x in x Z 1 TT hT é; do
+  expect 2 "Unsupported heap profile breakdown -h$x" -h"$x"
+done
+expect 2 "-h needs a letter" -h
+for v in 0 -1 nan inf 0.0001 abc; do
+  expect 2 "--eventlog-flush-interval" --eventlog-flush-interval "$v"
+done
+for o in --otelcol-ssl-key-log=k.log --otelcol-ssl-key-log-from-env \
+         --my-eventlog-socket-unix=/tmp/s --my-ghc-debug-socket \
+         --my-ghc-debug-socket-unix=/tmp/s --my-ghc-debug-socket-tcp=h:1; do
+  expect 2 "not supported" "$o"
+done
+exit $fail
