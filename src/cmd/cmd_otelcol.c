@@ -912,6 +912,13 @@ int el_cmd_otelcol(int argc, char **argv) {
     status = 2;
     goto out;
   }
+  /* A missing file fails now, not after the exporters' shutdown wait. */
+  if (o.src.kind == EL_SRC_FILE && !o.src.follow &&
+      access(o.src.path, R_OK) < 0) {
+    fprintf(stderr, PROG ": cannot open %s: %s\n", o.src.path,
+            strerror(errno));
+    goto out;
+  }
   if (el_otlp_config_resolve(&o.otlp, NULL, NULL) < 0) {
     fprintf(stderr, PROG ": %s\n", o.otlp.err);
     goto out;

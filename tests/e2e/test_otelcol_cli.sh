@@ -6,7 +6,8 @@
 #    -h<str>"), -h without a letter, --eventlog-flush-interval 0, -1, nan,
 #    inf (the reference divides by zero: we refuse);
 #  - the reference's options this program does not implement are named as
-#    such (not "unknown"), exit 2.
+#    such (not "unknown"), exit 2;
+#  - a missing --eventlog-file fails at once with status 1.
 # ctest-labels: e2e
 set -uo pipefail
 : "${EL_BUILD_DIR:?}"
@@ -53,4 +54,12 @@ for o in --otelcol-ssl-key-log=k.log --otelcol-ssl-key-log-from-env \
          --my-ghc-debug-socket-unix=/tmp/s --my-ghc-debug-socket-tcp=h:1; do
   expect 2 "not supported" "$o"
 done
+# A missing eventlog file is an error at once (status 1), before any
+# exporter starts: not after the exporters' shutdown wait for an
+# unreachable collector (10 s by default).
+st=0
+timeout 5 "$D" --eventlog-file "$W/missing.eventlog" 2>"$W/err" || st=$?
+[ "$st" = 1 ] && grep -qF "$W/missing.eventlog" "$W/err" &&
+  ok "missing eventlog file: status 1 at once" ||
+  bad "missing eventlog file: status $st: $(head -c 300 "$W/err")"
 exit $fail
