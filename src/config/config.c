@@ -750,7 +750,9 @@ static uint64_t gcd(uint64_t a, uint64_t b) {
 static uint64_t strategy_ms(const el_cfg_strategy_t *s, uint64_t flush_ms) {
   switch (s->kind) {
   case EL_CFG_BOOL: return s->b ? flush_ms : 0;
-  case EL_CFG_TIMES: return s->times * flush_ms;
+  case EL_CFG_TIMES:
+    return s->times > UINT64_MAX / flush_ms ? UINT64_MAX
+                                            : s->times * flush_ms;
   case EL_CFG_SECONDS: return s->ms;
   default: return 0;
   }
@@ -769,16 +771,21 @@ int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms) {
       batch = gcd(batch, p->export_.ms);
   }
   c->batch_ms = batch;
+  /* A multiple of the batch interval, so that rounding up stays below. */
+  uint64_t cap = EL_CFG_MAX_WINDOW_MS / batch * batch;
+  if (cap == 0) cap = batch;
   for (size_t i = 0; i < el__cfg_nprocs; i++) {
     el_cfg_proc_t *p = &c->procs[i];
-    p->aggregate_ms = p->info->group == EL_CFG_METRICS
-                          ? strategy_ms(&p->aggregate, flush_ms)
-                          : 0;
+    uint64_t ag = p->info->group == EL_CFG_METRICS
+                      ? strategy_ms(&p->aggregate, flush_ms)
+                      : 0;
+    if (ag > cap) ag = cap;
     /* Seconds values of absent processors may not divide the batch
      * interval: round them to a whole number of batches. */
-    if (p->aggregate_ms % batch)
-      p->aggregate_ms = (p->aggregate_ms / batch + 1) * batch;
+    if (ag % batch) ag = (ag / batch + 1) * batch;
+    p->aggregate_ms = ag;
     uint64_t ex = strategy_ms(&p->export_, flush_ms);
+    if (ex > cap) ex = cap;
     if (ex % batch) ex = (ex / batch + 1) * batch;
     p->export_ms = ex < batch ? batch : ex;
   }

@@ -118,10 +118,15 @@ int el_cfg_load_string(el_cfg_t *c, const char *name, const char *text,
 /* The last error. Valid until the next load on c. */
 const el_cfg_diag_t *el_cfg_diag(const el_cfg_t *c);
 
+/* Longest window, in ms (31.7 years): windows are handed on in ns as
+ * int64, so longer ones are capped (to a multiple of the batch interval). */
+#define EL_CFG_MAX_WINDOW_MS UINT64_C(1000000000000)
+
 /* Compute window lengths (spec §3.3-§3.4): the batch interval is the gcd of
  * flush_ms and every seconds-valued strategy of a present processor (of
  * every processor without a file); Nx = N * flush_ms, true = flush_ms,
- * false/unset = 0. export_ms is raised to at least the batch interval.
+ * false/unset = 0. export_ms is raised to at least the batch interval;
+ * both are capped at EL_CFG_MAX_WINDOW_MS.
  * flush_ms: --eventlog-flush-interval in ms, > 0. Returns 0 or EL_EINVAL. */
 int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms);
 

@@ -232,6 +232,27 @@ static void test_encoding_error_position(void **state) {
   el_cfg_free(c);
 }
 
+/* Window lengths are handed on in ns (int64): "1000000000x" with a flush
+ * interval of a day (8.64e16 ms) overflowed in the processors. Windows
+ * are capped at EL_CFG_MAX_WINDOW_MS (31.7 years, effectively never). */
+static void test_huge_windows_are_capped(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {export: 1000000000x, "
+                     "aggregate: 1000000000x}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(el_cfg_resolve(c, 86400000), 0);
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_true(p->export_ms <= EL_CFG_MAX_WINDOW_MS);
+  assert_true(p->aggregate_ms <= EL_CFG_MAX_WINDOW_MS);
+  assert_true(p->export_ms >= el_cfg_batch_ms(c));
+  assert_true(EL_CFG_MAX_WINDOW_MS <= INT64_MAX / 1000000);
+  el_cfg_free(c);
+}
+
 static void test_properties_override(void **state) {
   (void)state;
   int rc;
@@ -561,6 +582,7 @@ int main(void) {
       cmocka_unit_test(test_sub_millisecond_export_enables),
       cmocka_unit_test(test_empty_name_is_an_error),
       cmocka_unit_test(test_merge_key_bomb_is_refused),
+      cmocka_unit_test(test_huge_windows_are_capped),
       cmocka_unit_test(test_encoding_error_position),
       cmocka_unit_test(test_deep_nesting_and_huge_mappings_are_refused),
       cmocka_unit_test(test_strategy_grammar),
