@@ -3,8 +3,9 @@
  * Data model: OpenTelemetry's (resource, instrumentation scope, metric with
  * data points, log record, span, profile sample). Emitting copies every
  * string and attribute: callers keep ownership of what they pass. Copies
- * are valid UTF-8 (each byte that does not start a valid sequence becomes
- * U+FFFD), as OTLP requires. Emitting returns EL_ENOMEM, and counts the
+ * are valid UTF-8 (each byte that does not start a valid sequence, and each
+ * NUL byte, becomes U+FFFD), as OTLP requires and the C-string encoders can
+ * carry. Emitting returns EL_ENOMEM, and counts the
  * record in stats.dropped, when memory or a window bound (el_tm_limits_t)
  * runs out. See docs/otlp.md for the mapping to OTLP.
  * Records accumulate in the store until el_tm_store_flush() closes the

@@ -125,10 +125,11 @@ static int intern_grow(el__tm_intern_t *t) {
 
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid
  * (overlong forms, surrogates and code points above U+10FFFF are invalid).
- */
+ * NUL counts as invalid too: the OTLP encoders (protobuf-c, JSON) take C
+ * strings, so a NUL would silently cut the value there. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
   unsigned c = s[0];
-  if (c < 0x80) return 1;
+  if (c < 0x80) return c ? 1 : 0;
   size_t len;
   unsigned lo = 0x80, hi = 0xbf;
   if (c >= 0xc2 && c <= 0xdf) len = 2;
@@ -157,12 +158,13 @@ static size_t utf8_bad(const char *s, size_t len) {
     if (i + 8 <= len) {  /* eight ASCII bytes at a time */
       uint64_t w;
       memcpy(&w, u + i, 8);
-      if (!(w & 0x8080808080808080u)) {
-        i += 8;
+      if (!(w & 0x8080808080808080u) &&
+          !((w - 0x0101010101010101u) & ~w & 0x8080808080808080u)) {
+        i += 8;   /* no byte >= 0x80 and no zero byte */
         continue;
       }
     }
-    if (u[i] < 0x80) {
+    if (u[i] && u[i] < 0x80) {
       i++;
       continue;
     }

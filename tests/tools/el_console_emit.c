@@ -40,7 +40,7 @@ static void emit_all(el_tm_store_t *st, long points) {
   el_tm_attr_t la[2] = {iattr("evCap", 0), sattr("kind", "UserMarker")};
   el_tm_log_t l = {.time_unix_ns = 100, .observed_unix_ns = 100,
                    .severity_number = EL_TM_SEV_TRACE,
-                   .body = {"say \"hi\"\n\ttab", 14}, .attrs = la,
+                   .body = {"say \"hi\"\n\ttab", 13}, .attrs = la,
                    .nattrs = 2};
   el_tm_log(st, &l);
   static const uint8_t tid[16] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05,

@@ -364,6 +364,29 @@ static void test_invalid_utf8_replaced(void **state) {
   el_tm_store_free(st);
 }
 
+/* A NUL inside a string would cut it silently in the C-string encoders
+ * (protobuf-c, the console JSON): it becomes U+FFFD, the rest is kept. */
+static void test_nul_replaced_not_cut(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  static const char body[] = "nul \0 inside, and 8 more: 12345678\0";
+  el_tm_attr_t a = {.key = "k", .type = EL_TM_STR, .v.s = {"x\0y", 3}};
+  el_tm_log_t lg = {.body = {body, sizeof body - 1}, .attrs = &a,
+                    .nattrs = 1};
+  assert_int_equal(el_tm_log(st, &lg), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n;
+  const el_tm_log_t *r = el_tm_batch_logs(c.got[0], &n);
+  static const char want[] =
+      "nul \xef\xbf\xbd inside, and 8 more: 12345678\xef\xbf\xbd";
+  assert_int_equal(r[0].body.len, sizeof want - 1);
+  assert_string_equal(r[0].body.p, want);
+  assert_string_equal(r[0].attrs[0].v.s.p, "x\xef\xbf\xbdy");
+  assert_int_equal(r[0].attrs[0].v.s.len, 5);
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 static void test_record_cap_drops_and_counts(void **state) {
   cap_t c = {0};
   el_tm_store_t *st = store_with(&c, 0xf);
@@ -494,6 +517,7 @@ int main(void) {
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
       cmocka_unit_test(test_invalid_utf8_replaced),
+      cmocka_unit_test(test_nul_replaced_not_cut),
       cmocka_unit_test(test_record_cap_drops_and_counts),
       cmocka_unit_test(test_refused_batch_counted_as_dropped),
       cmocka_unit_test(test_random_ids_not_zero),
