@@ -74,8 +74,15 @@ static int open_tee(el_src_t *s) {
   /* O_NONBLOCK: a FIFO as tee target must never stall the reader. */
   int fd = open(s->log_file,
                 O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return -errno;
+  if (fd < 0) {
+    int e = errno;
+    /* Name the tee: the caller reports the code under the source's name,
+     * which alone reads as if the input could not be opened. */
+    el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot open: %s%s",
+           s->log_file, strerror(e),
+           e == ENXIO ? " (a FIFO nobody reads)" : "");
+    return -e;
+  }
   s->tee_fd = fd;
   return 0;
 }

@@ -117,3 +117,15 @@ rc=0; timeout 30 "$EL_BIN" stats "$T/undecl.el" > "$T/out" 2> "$T/err" || rc=$?
 [ $rc = 1 ] && grep -q 'event type 77 at byte 94' "$T/err" \
   && grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "undecl: $(cat "$T/err")"
 pass "$n runs over malformed eventlogs: no crash, no hang, offsets given"
+
+# 6. A tee that cannot be opened is named as the tee, not as the input.
+mkfifo "$T/noreader"
+for tee in /nonexistent/dir/tee "$T/noreader" "$T"; do
+  rc=0
+  timeout 30 "$EL_BIN" stats "$LOG" --eventlog-log-file "$tee" \
+    > /dev/null 2> "$T/err" || rc=$?
+  [ $rc = 1 ] || fail "tee $tee: status $rc"
+  grep -q -- "--eventlog-log-file $tee: cannot open" "$T/err" \
+    || fail "tee $tee: $(cat "$T/err")"
+done
+pass "an unopenable tee is reported as the tee"
