@@ -275,6 +275,8 @@ typedef struct line_ctx_s {
   el_otlp_console_t *c;
   el_tm_signal_t sig;
   size_t handled;                     /* records written or counted */
+  size_t lost;                        /* of those, dropped on a failed
+                                         write */
 } line_ctx_t;
 
 static int emit_line(void *ud, const uint8_t *bytes, size_t len,
@@ -293,6 +295,7 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
   el_free(s);
   if (bad) {
     el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
+    ctx->lost += nrecords;
     return EL_EEXPORT;
   }
   ctx->c->lines++;
@@ -301,7 +304,7 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
 
 static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_otlp_console_t *c = ud;
-  line_ctx_t ctx = {c, sig, 0};
+  line_ctx_t ctx = {c, sig, 0, 0};
   size_t total = el_tm_batch_count(b);
   int rc = el_otlp_encode(sig, b, c->max_bytes, emit_line, &ctx);
   el_tm_batch_free(b);
@@ -311,10 +314,12 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
            "dropped", rc, el_otlp_signal_name(sig), c->max_bytes);
   } else if (rc < 0) {
     /* Stopped early: what was neither written nor counted is lost (this
-     * includes records the encoder had set aside as too large). */
+     * includes records the encoder had set aside as too large); the
+     * message also counts the line whose write failed. */
     el_tm_store_count_dropped(c->st, sig, total - ctx.handled);
     el_log(EL_LOG_WARN, "console: %s: %zu %s records dropped",
-           el_strerror(rc), total - ctx.handled, el_otlp_signal_name(sig));
+           el_strerror(rc), total - ctx.handled + ctx.lost,
+           el_otlp_signal_name(sig));
   }
   return 0;
 }

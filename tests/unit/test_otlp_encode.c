@@ -983,7 +983,15 @@ static void test_console_json_special_values(void **state) {
   grab_free(&g);
 }
 
-/* Writes that fail count every record of the batch as dropped. */
+/* Writes that fail count every record of the batch as dropped, and the
+ * warning says how many. */
+static char console_warn[8][256];
+static int nconsole_warn;
+static void console_hook(void *ud, el_log_level_t level, const char *msg) {
+  if (level == EL_LOG_WARN && nconsole_warn < 8)
+    snprintf(console_warn[nconsole_warn++], 256, "%s", msg);
+}
+
 static void test_console_write_failure_counted(void **state) {
   FILE *full = fopen("/dev/full", "w");
   if (!full) skip();
@@ -997,9 +1005,16 @@ static void test_console_write_failure_counted(void **state) {
     el_tm_metric_point(st, &d, NULL, 0, 0, 1, true, i, 0);
   el_tm_log_t l = {.body = {"x", 1}};
   el_tm_log(st, &l);
-  el_log_threshold = EL_LOG_QUIET;
-  assert_int_equal(el_tm_store_flush(st), 0);
+  el_log_level_t was = el_log_threshold;
   el_log_threshold = EL_LOG_WARN;
+  nconsole_warn = 0;
+  el_log_set_hook(console_hook, NULL);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = was;
+  assert_int_equal(nconsole_warn, 2);
+  assert_non_null(strstr(console_warn[0], " 50 metrics records dropped"));
+  assert_non_null(strstr(console_warn[1], " 1 logs records dropped"));
   const el_tm_stats_t *stt = el_tm_store_stats(st);
   assert_int_equal(stt->dropped[EL_TM_SIGNAL_METRICS], 50);
   assert_int_equal(stt->dropped[EL_TM_SIGNAL_LOGS], 1);
