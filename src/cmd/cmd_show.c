@@ -75,6 +75,10 @@ static int plain_regular(const char *path) {
   return rc != 0 || S_ISREG(sb.st_mode);
 }
 
+/* A negated errno (a system error such as a failed write), as opposed
+ * to one of our EL_E* codes. */
+static int is_errno(int rc) { return rc < 0 && rc > -4096; }
+
 /* SIGINT/SIGTERM while reading a regular file: stop after the current
  * chunk and print what was decoded (docs/sources.md, "End of input"). */
 static volatile sig_atomic_t stop_signal;
@@ -140,8 +144,11 @@ static int show_live(const el_src_opts_t *o, int json) {
   el_src_pump_result_t res;
   int rc = el_src_pump(NULL, o, &c, &res);
   int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;
-  if (fflush(stdout) != 0)
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
+            strerror(errno ? errno : EIO));
     status = 1;
+  }
   f.free(f.ud);
   return status;
 }
@@ -170,7 +177,7 @@ int el_cmd_show(int argc, char **argv) {
     free(buf);
     return 1;
   }
-  int rc = 0, status = 0;
+  int rc = 0, status = 0, written_bad = 0;
   struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
                    old_term;
   sigaction(SIGINT, &stop_sa, &old_int);
@@ -205,7 +212,13 @@ int el_cmd_show(int argc, char **argv) {
     status = 1;
   }
   int frc = f.finish(f.ud);
-  if (frc && !rc) {
+  if (is_errno(frc)) { /* writing the output failed: reported whatever
+                          the input did */
+    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
+            el_strerror(frc));
+    status = 1;
+    written_bad = 1;
+  } else if (frc && !rc) {
     const el_diag_t *d = f.diag(f.ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
       fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n",
@@ -218,8 +231,11 @@ int el_cmd_show(int argc, char **argv) {
     if (frc != EL_ETRUNC)
       status = 1;
   }
-  if (fflush(stdout) != 0)
+  if ((fflush(stdout) != 0 || ferror(stdout)) && !written_bad) {
+    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
+            strerror(errno ? errno : EIO));
     status = 1;
+  }
   f.free(f.ud);
   free(buf);
   if (fd > 0)

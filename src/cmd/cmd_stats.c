@@ -207,6 +207,15 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
   printf("peak RSS:         %ld KiB\n", ru.ru_maxrss);
 }
 
+/* 1 (with a message) if stdout could not be written. */
+static int output_failed(void) {
+  if (fflush(stdout) == 0 && !ferror(stdout))
+    return 0;
+  fprintf(stderr, "eventlog-live: stats: writing the output: %s\n",
+          strerror(errno ? errno : EIO));
+  return 1;
+}
+
 /* Any other source (sockets, --follow, tee): run it through the pump;
  * each connection is a new session. */
 static int stats_live(const el_src_opts_t *o) {
@@ -225,11 +234,12 @@ static int stats_live(const el_src_opts_t *o) {
   int rc = el_src_pump_decoder(NULL, o, d, &res);
   const el_ev_stats_t *st = el_ev_decoder_stats(d);
   print_report(c, st, now_s() - t0, cpu_s() - c0);
+  int out_bad = output_failed();
   int status = rc == 0 || rc == EL_ESTOPPED ||
                        (rc == EL_ETRUNC && st->sessions > 0)
                    ? 0
                    : 1;
-  if (c->corrupt)
+  if (c->corrupt || out_bad)
     status = 1; /* corruption skipped over is still a decode problem */
   el_ev_decoder_free(d);
   free(c);
@@ -358,7 +368,7 @@ int el_cmd_stats(int argc, char **argv) {
   }
   double secs = now_s() - t0, cpu = cpu_s() - c0;
   print_report(c, el_ev_decoder_stats(d), secs, cpu);
-  if (c->corrupt)
+  if (output_failed() || c->corrupt)
     status = 1; /* corruption skipped over is still a decode problem */
   el_ev_decoder_free(d);
   free(c);

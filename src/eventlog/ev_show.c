@@ -773,16 +773,17 @@ static void merge_free(merge_t *m) {
 
 /* Write p[0..n) to f's file descriptor (f already flushed); falls back
  * to fwrite for streams without one. Returns 0 or -1. */
+/* 0, or the negated errno of the failed write (EIO if none). */
 static int out_write(FILE *f, const char *p, size_t n) {
   int fd = fileno(f);
   if (fd < 0)
-    return fwrite(p, 1, n, f) == n ? 0 : -1;
+    return fwrite(p, 1, n, f) == n ? 0 : (errno ? -errno : -EIO);
   while (n) {
     ssize_t k = write(fd, p, n);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
-      return -1;
+      return k < 0 && errno ? -errno : -EIO;
     p += k;
     n -= (size_t)k;
   }
@@ -815,19 +816,21 @@ int el_ev_show_finish(el_ev_show_t *s) {
   }
   size_t olen = 0;
   const rec_t *r;
-  while ((r = merge_next(&m))) {
+  int werr = 0; /* the first output error: wins over a decode status, since
+                   the caller would otherwise report success */
+  while ((r = merge_next(&m)) && !werr) {
     const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
     if (olen + r->len + 32 >= OUTBUF) {
-      if (out_write(s->out, ob, olen))
-        rc = rc ? rc : EL_EINVAL;
+      werr = out_write(s->out, ob, olen);
       olen = 0;
     }
     char *w = put_u64(ob + olen, r->t);
     memcpy(w, ": ", 2);
     olen = (size_t)(w + 2 - ob);
     if (r->len > OUTBUF) {
-      if (out_write(s->out, ob, olen) || out_write(s->out, line, r->len))
-        rc = rc ? rc : EL_EINVAL;
+      werr = out_write(s->out, ob, olen);
+      if (!werr)
+        werr = out_write(s->out, line, r->len);
       olen = 0;
       continue;
     }
@@ -839,13 +842,13 @@ int el_ev_show_finish(el_ev_show_t *s) {
     olen += r->len;
   }
   ob[olen++] = '\n'; /* ghc-events show ends with an empty line */
-  if (out_write(s->out, ob, olen))
-    rc = rc ? rc : EL_EINVAL;
+  if (!werr)
+    werr = out_write(s->out, ob, olen);
   el_free(ob);
   merge_free(&m);
-  if (ferror(s->out) && !rc)
-    rc = EL_EINVAL;
-  return rc;
+  if (!werr && ferror(s->out))
+    werr = -EIO;
+  return werr ? werr : rc;
 }
 
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s) {

@@ -227,7 +227,7 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
  * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
  * before is printed); EL_ECORRUPT (a corrupt block was skipped: the rest is
  * printed); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
- * EL_EINVAL on a write error. el_ev_show_diag has offset and message. */
+ * a negated errno when writing failed (it wins over the decode status). el_ev_show_diag has offset and message. */
 int el_ev_show_finish(el_ev_show_t *s);
 /* Forget any partial input and expect a fresh header: a live source
  * reconnected (el_ev_decoder_reset on the formatter's decoder). Events

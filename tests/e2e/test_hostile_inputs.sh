@@ -129,3 +129,17 @@ for tee in /nonexistent/dir/tee "$T/noreader" "$T"; do
     || fail "tee $tee: $(cat "$T/err")"
 done
 pass "an unopenable tee is reported as the tee"
+
+# 7. Output that cannot be written (a full disk) fails loudly, also when
+# the input itself was truncated (which alone exits 0).
+head -c 5000 "$LOG" > "$T/cut.el"
+for args in "show $LOG" "show --json $LOG" "stats $LOG" "show $T/cut.el" \
+            "show --eventlog-file $LOG --eventlog-log-file /dev/null" \
+            "stats --eventlog-file $LOG --eventlog-log-file /dev/null"; do
+  rc=0
+  timeout 30 "$EL_BIN" $args > /dev/full 2> "$T/err" || rc=$?
+  [ $rc = 1 ] || fail "$args > /dev/full: status $rc"
+  grep -q 'writing the output: No space left on device' "$T/err" \
+    || fail "$args > /dev/full: $(cat "$T/err")"
+done
+pass "a full disk on stdout is an error, with its reason"
