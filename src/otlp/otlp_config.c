@@ -40,7 +40,7 @@ void el_otlp_config_init(el_otlp_config_t *cfg) {
     cfg->sig[s].protocol = EL_OTLP_HTTP_PROTOBUF;
     cfg->sig[s].timeout_ms = 10000;
   }
-  cfg->queue_max_bytes = (size_t)64 << 20;
+  cfg->queue_max_bytes = (size_t)16 << 20;
   cfg->queue_max_items = 1024;
   cfg->max_message_bytes = (size_t)4 << 20;
   cfg->shutdown_timeout_ms = 10000;
@@ -148,7 +148,7 @@ const char *el_otlp_opts_help(void) {
     "  --otlp-endpoint URL          as OTEL_EXPORTER_OTLP_ENDPOINT\n"
     "  --otlp-compression C         gzip | none\n"
     "  --otlp-queue-bytes N         export queue bound per signal, bytes\n"
-    "                               (default 67108864)\n"
+    "                               (default 16777216)\n"
     "  --otlp-queue-items N         export queue bound per signal, requests\n"
     "                               (default 1024)\n"
     "  --otlp-max-message-bytes N   split requests above N bytes (4194304)\n"
