@@ -101,6 +101,24 @@ grep -q '^# TYPE ghc_eventlog_HeapAllocated_bytes_total counter$' "$TMP/m.txt" |
   fail "text format counter family"
 code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P1/nope")
 [ "$code" = 404 ] || fail "/nope -> $code"
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -d x=1 "http://127.0.0.1:$P1/metrics")
+[ "$code" = 405 ] || fail "POST /metrics -> $code"
+code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -I "http://127.0.0.1:$P1/metrics")
+[ "$code" = 200 ] || fail "HEAD /metrics -> $code"
+# A client that sends half a request and stalls blocks nobody; 20 scrapes
+# at once all get the full answer.
+exec 3<>"/dev/tcp/127.0.0.1/$P1"
+printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&3
+cpids=()
+for k in $(seq 20); do
+  curl -s -m 10 "http://127.0.0.1:$P1/metrics" > "$TMP/par$k.txt" &
+  cpids+=($!)
+done
+wait "${cpids[@]}"
+for k in $(seq 20); do
+  cmp -s "$TMP/par$k.txt" "$TMP/m.txt" || fail "parallel scrape $k differs"
+done
+exec 3>&-
 if command -v promtool >/dev/null; then
   # Parse errors fail; lint remarks on the GHC camelCase names do not.
   promtool check metrics < "$TMP/m.txt" > "$TMP/promtool.out" 2>&1
