@@ -312,6 +312,16 @@ def check_capusage(ck, events, metrics):
     gc_total = defaultdict(int)
     th_state = {}           # thread -> ("run", t, cap) | ("stop", t) | "done"
     mut_total = defaultdict(int)
+    # Idle: per capability, the gap between a usage span (GC or mutator)
+    # and the previous one's end, spans taken as they end (spec §5.2.3).
+    prev_end = {}
+    idle_total = defaultdict(int)
+
+    def span(c, a, b):
+        p = prev_end.get(c)
+        if p is not None and p < a:
+            idle_total[c] += a - p
+        prev_end[c] = b
     for t, cap, text in events:
         if cap is not None and text == "starting GC":
             s = gc_state.get(cap)
@@ -322,6 +332,7 @@ def check_capusage(ck, events, metrics):
             if s and s[0] == "start":
                 gc_total[cap] += max(0, t - s[1])
                 gc_state[cap] = ("end", t)
+                span(cap, s[1], t)
         m = re.match(r"^running thread (\d+)$", text) if cap is not None \
             else None
         if m:
@@ -340,6 +351,7 @@ def check_capusage(ck, events, metrics):
                 continue
             if s and s[0] == "run":
                 mut_total[s[2]] += max(0, t - s[1])
+                span(s[2], s[1], t)
             if s is None:
                 continue    # unexpected: state unchanged
             th_state[th] = "done" if m.group(2) == "thread finished" else ("stop", t)
@@ -348,16 +360,21 @@ def check_capusage(ck, events, metrics):
         k = (a.get("cap"), a.get("category"), a.get("user"))
         if k not in finals or (t, v) >= finals[k]:
             finals[k] = (t, v)
-    got_mut, got_gc = defaultdict(int), defaultdict(int)
+    got_mut, got_gc, got_idle = defaultdict(int), defaultdict(int), \
+        defaultdict(int)
     for (c, cat, _), (_, v) in finals.items():
         if cat == "Mutator":
             got_mut[c] += v
         elif cat == "GC":
             got_gc[c] += v
+        elif cat == "Idle":
+            got_idle[c] += v
     ck.compare("capability usage Mutator totals", list(mut_total.items()),
                list(got_mut.items()))
     ck.compare("capability usage GC totals", list(gc_total.items()),
                list(got_gc.items()))
+    ck.compare("capability usage Idle totals", list(idle_total.items()),
+               list(got_idle.items()))
 
 
 def parse_textproto(text):
