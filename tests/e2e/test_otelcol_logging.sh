@@ -49,6 +49,15 @@ assert points > 0 and logs > 0
 assert got == {"Metrics": points, "Logs": logs}, got
 PY
 
+# The reference crashes at the first statistic when no processor sets
+# aggregate or export (spec §3.7, §13 item 14): ours shows the table.
+printf 'processors:\n  logs:\n    user_marker: {}\n' >"$W/noagg.yaml"
+st=0
+"$D" --eventlog-file "$LOG" --config "$W/noagg.yaml" -s >/dev/null 2>"$W/err" || st=$?
+[ "$st" = 0 ] && grep -qE '^Logs +Exported +10 ' "$W/err" &&
+  ok "-s without aggregate/export values: 10 markers exported, status 0" ||
+  { bad "-s without aggregate/export: status $st"; tail -5 "$W/err"; }
+
 # -v debug.
 printf 'processors:\n  metrics:\n    heap_size: {}\n' >"$W/c.yaml"
 "$D" --eventlog-file "$LOG" --config "$W/c.yaml" -v debug >/dev/null 2>"$W/err" ||
