@@ -218,7 +218,8 @@ static int output_failed(void) {
 
 /* Any other source (sockets, --follow, tee): run it through the pump;
  * each connection is a new session. */
-static int stats_live(const el_src_opts_t *o) {
+/* noinline: its locals must not share el_cmd_stats's sigsetjmp frame. */
+__attribute__((noinline)) static int stats_live(const el_src_opts_t *o) {
   counts_t *c = counts_new();
   el_ev_sink_t sink = {.ud = c, .on_event = count_event,
                        .on_header = count_header,
