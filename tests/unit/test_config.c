@@ -223,7 +223,8 @@ static void test_deep_nesting_and_huge_mappings_are_refused(void **state) {
 static void test_encoding_error_position(void **state) {
   (void)state;
   int rc;
-  el_cfg_t *c = load("processors:\n  metrics:\n    heap_size: {name: \"a\xff\"}\n",
+  el_cfg_t *c = load("processors:\n  metrics:\n"
+                     "    heap_size: {name: \"a\xff\"}\n",
                      &rc);
   assert_int_equal(rc, EL_ECONFIG);
   assert_int_equal(el_cfg_diag(c)->line, 3);
