@@ -8,11 +8,22 @@
 -- thunks stay live until the end), emits the user message @Sum: <s>@
 -- ('traceEventIO'), collects the garbage ('performMajorGC') and sleeps.
 --
--- Usage: oddball [ROUNDS [DELAY_MS [MAX_N [SEED]]]]
+-- Usage: oddball [ROUNDS [DELAY_MS [MAX_N [SEED [PINGS [BOUND]]]]]]
 --   ROUNDS    number of rounds, 0 = forever (default 0)
 --   DELAY_MS  pause between rounds in milliseconds (default 1000)
 --   MAX_N     largest count per round, at least 1000 (default 2000000)
 --   SEED      seed of the random numbers (default 42)
+--   PINGS     MVar round trips per round between two threads on each
+--             capability (default 0). Their scheduler events (+RTS -l)
+--             fill GHC 9.0's 2 MiB per-capability eventlog buffers, which
+--             that GHC writes out only when full (it has no
+--             --eventlog-flush-interval): with PINGS in the thousands
+--             the capabilities' events stream while the program runs.
+--   BOUND     bound threads (forkOS) started per round (default 0). Each
+--             writes task events into the RTS's global eventlog buffer,
+--             which also holds the heap census samples and the wall-clock
+--             time; GHC 9.0 writes that buffer only when its 2 MiB are
+--             full (or at exit): a few thousand per round make it stream.
 --
 -- Built with the cabal flag @eventlog-socket@ (the default), the program
 -- starts eventlog-socket from the environment (GHC_EVENTLOG_UNIX_PATH, or
@@ -21,8 +32,10 @@
 -- (+RTS -l, -ol FILE).
 module Main (main) where
 
-import Control.Concurrent (threadDelay)
-import Control.Monad (unless)
+import Control.Concurrent
+  (forkOS, forkOn, getNumCapabilities, threadDelay)
+import Control.Concurrent.MVar (newEmptyMVar, putMVar, takeMVar)
+import Control.Monad (forM, replicateM_, unless, when)
 import Data.Bits (shiftR)
 import Data.Word (Word64)
 import Debug.Trace (traceEventIO, traceMarkerIO)
@@ -60,31 +73,38 @@ data Opts = Opts
   , optDelayMs :: Int
   , optMaxN :: Int
   , optSeed :: Word64
+  , optPings :: Int
+  , optBound :: Int
   }
 
 parseOpts :: [String] -> Either String Opts
 parseOpts args = case args of
   [] -> Right defaults
-  [r] -> build r "1000" "2000000" "42"
-  [r, d] -> build r d "2000000" "42"
-  [r, d, m] -> build r d m "42"
-  [r, d, m, s] -> build r d m s
+  [r] -> build r "1000" "2000000" "42" "0" "0"
+  [r, d] -> build r d "2000000" "42" "0" "0"
+  [r, d, m] -> build r d m "42" "0" "0"
+  [r, d, m, s] -> build r d m s "0" "0"
+  [r, d, m, s, p] -> build r d m s p "0"
+  [r, d, m, s, p, b] -> build r d m s p b
   _ -> Left "too many arguments"
   where
-    defaults = Opts 0 1000 2000000 42
-    build r d m s =
-      case (readMaybe r, readMaybe d, readMaybe m, readMaybe s) of
-        (Just r', Just d', Just m', Just s')
-          | r' >= 0 && d' >= 0 && m' >= 1000 -> Right (Opts r' d' m' s')
-        _ -> Left ("ROUNDS, DELAY_MS, MAX_N and SEED must be numbers"
-                   ++ " (ROUNDS >= 0, DELAY_MS >= 0, MAX_N >= 1000)")
+    defaults = Opts 0 1000 2000000 42 0 0
+    build r d m s p b =
+      case (readMaybe r, readMaybe d, readMaybe m, readMaybe s,
+            readMaybe p, readMaybe b) of
+        (Just r', Just d', Just m', Just s', Just p', Just b')
+          | r' >= 0 && d' >= 0 && m' >= 1000 && p' >= 0 && b' >= 0 ->
+              Right (Opts r' d' m' s' p' b')
+        _ -> Left ("ROUNDS, DELAY_MS, MAX_N, SEED, PINGS and BOUND must"
+                   ++ " be numbers (ROUNDS >= 0, DELAY_MS >= 0,"
+                   ++ " MAX_N >= 1000, PINGS >= 0, BOUND >= 0)")
 
 main :: IO ()
 main = do
   args <- getArgs
   case parseOpts args of
     Left err -> ioError (userError ("oddball: " ++ err ++
-      "\nusage: oddball [ROUNDS [DELAY_MS [MAX_N [SEED]]]]"))
+      "\nusage: oddball [ROUNDS [DELAY_MS [MAX_N [SEED [PINGS [BOUND]]]]]]"))
     Right opts -> do
 #ifdef USE_EVENTLOG_SOCKET
       EventlogSocket.startFromEnv
@@ -106,7 +126,39 @@ loop opts i g0 = do
   -- The summands are garbage now: collect them, so the heap graph drops
   -- (with +RTS -i0 every major GC is also a heap census).
   performMajorGC
+  chatter (optPings opts)
+  bound (optBound opts)
   let finished = optRounds opts /= 0 && i >= optRounds opts
   unless finished $ do
     threadDelay (optDelayMs opts * 1000)
     loop opts (i + 1) g2
+
+-- | On every capability, a thread and a partner forked on the same
+-- capability pass a token back and forth through two MVars, n round trips
+-- each; returns when all are done. Each hand-over blocks one thread and
+-- wakes the other: scheduler events in that capability's eventlog buffer.
+chatter :: Int -> IO ()
+chatter n = when (n > 0) $ do
+  caps <- getNumCapabilities
+  dones <- forM [0 .. caps - 1] $ \cap -> do
+    done <- newEmptyMVar
+    _ <- forkOn cap (pingPong cap n >> putMVar done ())
+    return done
+  mapM_ takeMVar dones
+
+pingPong :: Int -> Int -> IO ()
+pingPong cap n = do
+  ping <- newEmptyMVar
+  pong <- newEmptyMVar
+  _ <- forkOn cap (replicateM_ n (takeMVar ping >>= putMVar pong))
+  replicateM_ n (putMVar ping () >> takeMVar pong)
+
+-- | Start n bound threads (each on its own OS thread) that do nothing, and
+-- wait for them all.
+bound :: Int -> IO ()
+bound n = when (n > 0) $ do
+  dones <- forM [1 .. n] $ \_ -> do
+    done <- newEmptyMVar
+    _ <- forkOS (putMVar done ())
+    return done
+  mapM_ takeMVar dones
