@@ -65,16 +65,6 @@ static int take_json_flag(int *argc, char **argv) {
   return found;
 }
 
-/* 1 if the plain input (path, or stdin when path is NULL) is a regular
- * file, or does not exist (the open reports it); 0 for a FIFO, pipe,
- * device or socket, which may block or never end and is left to
- * src/source (non-blocking FIFO open, clean stop on SIGINT/SIGTERM). */
-static int plain_regular(const char *path) {
-  struct stat sb;
-  int rc = path ? stat(path, &sb) : fstat(0, &sb);
-  return rc != 0 || S_ISREG(sb.st_mode);
-}
-
 /* A negated errno (a system error such as a failed write), as opposed
  * to one of our EL_E* codes. */
 static int is_errno(int rc) { return rc < 0 && rc > -4096; }
@@ -85,25 +75,6 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
-/* The input: a path ("-" = stdin) for a regular file read here with
- * read(2), or NULL with *err = 0 for any other source (src/source). */
-static const char *input_arg(int argc, char **argv, int *err,
-                             el_src_opts_t *o) {
-  el_src_opts_init(o);
-  int rc = el_src_opts_parse_all(o, argc, argv);
-  *err = rc == 1 ? 1 : 0;
-  if (rc == 0 && el_src_opts_validate(o) < 0)
-    rc = EL_EUSAGE;
-  if (rc < 0) {
-    fprintf(stderr, "eventlog-live: show: %s\n", o->err);
-    *err = 2;
-  }
-  if (*err || !el_src_opts_is_plain(o))
-    return NULL;
-  if (!plain_regular(o->kind == EL_SRC_STDIN ? NULL : o->path))
-    return NULL;
-  return o->kind == EL_SRC_STDIN ? "-" : o->path;
-}
 
 static int show_feed(void *ud, const uint8_t *buf, size_t len) {
   return el_ev_show_feed(ud, buf, len);
@@ -157,7 +128,7 @@ int el_cmd_show(int argc, char **argv) {
   int err;
   el_src_opts_t o;
   int json = take_json_flag(&argc, argv);
-  const char *path = input_arg(argc, argv, &err, &o);
+  const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
   if (!path && !err)
     return show_live(&o, json);
   if (!path) {

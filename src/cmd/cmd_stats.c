@@ -101,35 +101,6 @@ static void stats_usage(FILE *f) {
              "source options (docs/sources.md):\n%s", el_src_opts_help());
 }
 
-/* 1 if the plain input (path, or stdin when path is NULL) is a regular
- * file, or does not exist (the open reports it); 0 for a FIFO, pipe,
- * device or socket, which may block or never end and is left to
- * src/source. */
-static int plain_regular(const char *path) {
-  struct stat sb;
-  int rc = path ? stat(path, &sb) : fstat(0, &sb);
-  return rc != 0 || S_ISREG(sb.st_mode);
-}
-
-/* The input: a path ("-" = stdin) for a regular file read here, or NULL
- * with *err = 0 for any other source (src/source). */
-static const char *stats_input(int argc, char **argv, int *err,
-                               el_src_opts_t *o) {
-  el_src_opts_init(o);
-  int rc = el_src_opts_parse_all(o, argc, argv);
-  *err = rc == 1 ? 1 : 0;
-  if (rc == 0 && el_src_opts_validate(o) < 0)
-    rc = EL_EUSAGE;
-  if (rc < 0) {
-    fprintf(stderr, "eventlog-live: stats: %s\n", o->err);
-    *err = 2;
-  }
-  if (*err || !el_src_opts_is_plain(o))
-    return NULL;
-  if (!plain_regular(o->kind == EL_SRC_STDIN ? NULL : o->path))
-    return NULL;
-  return o->kind == EL_SRC_STDIN ? "-" : o->path;
-}
 
 /* SIGINT/SIGTERM while reading a regular file: stop after the current
  * window and print the report (docs/sources.md, "End of input"). */
@@ -250,7 +221,7 @@ __attribute__((noinline)) static int stats_live(const el_src_opts_t *o) {
 int el_cmd_stats(int argc, char **argv) {
   int err;
   el_src_opts_t o;
-  const char *path = stats_input(argc, argv, &err, &o);
+  const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
   if (!path && !err)
     return stats_live(&o);
   if (!path) {

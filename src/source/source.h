@@ -97,6 +97,19 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv);
  * --follow, no tee): a command may read it with read(2) itself. */
 int el_src_opts_is_plain(const el_src_opts_t *o);
 
+/* Parse the source options of a command with no options of its own (show,
+ * stats) and decide who reads the input. cmd: the command's name, for the
+ * error message printed on stderr.
+ * Returns the path to read directly with read(2) ("-" = stdin) when the
+ * input is a regular file (or stdin redirected from one) read once to the
+ * end; NULL otherwise. With NULL, *err is 0 when the input must go through
+ * src/source (a FIFO, pipe, device or socket, which may block or never
+ * end: see el_src_pump), 1 after -h/--help, 2 after a usage error.
+ * A path that does not exist is returned as a path: the caller's open
+ * reports it. */
+const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
+                                     const char *cmd, int *err);
+
 /* Help text for the source options: NUL-terminated, lines end in '\n',
  * each indented by two spaces. Static string. */
 const char *el_src_opts_help(void);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include <sys/stat.h>
+
 #include "source_internal.h"
 
 void el_src_opts_init(el_src_opts_t *o) {
@@ -297,4 +299,32 @@ void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {
   default:
     snprintf(buf, size, "no source");
   }
+}
+
+/* 1 for a regular file (or stdin redirected from one), or a path that
+ * does not exist (the open reports it); 0 for a FIFO, pipe, device or
+ * socket. */
+static int regular_or_missing(const char *path) {
+  struct stat sb;
+  int rc = path ? stat(path, &sb) : fstat(0, &sb);
+  return rc != 0 || S_ISREG(sb.st_mode);
+}
+
+const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
+                                     const char *cmd, int *err) {
+  el_src_opts_init(o);
+  int rc = el_src_opts_parse_all(o, argc, argv);
+  *err = rc == 1 ? 1 : 0;
+  if (rc == 0 && el_src_opts_validate(o) < 0)
+    rc = EL_EUSAGE;
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live: %s: %s\n", cmd, o->err);
+    *err = 2;
+  }
+  if (*err || !el_src_opts_is_plain(o))
+    return NULL;
+  const char *path = o->kind == EL_SRC_STDIN ? NULL : o->path;
+  if (!regular_or_missing(path))
+    return NULL;
+  return path ? path : "-";
 }
