@@ -74,6 +74,8 @@ typedef struct el__timer_s {
   int ref;                  /* registry ref of the callback */
   int cancelled;
   int in_heap;
+  int firing;               /* its callback is running: popped from the
+                               heap but still owned by the firing loop */
   int has_ud;
   int wall;
 } el__timer_t;

@@ -87,11 +87,15 @@ static void update_next(el_host_t *h) {
       h->evt_timers.n ? h->evt_timers.v[0]->deadline : UINT64_MAX;
 }
 
-/* Run the callback of t with one integer argument. */
+/* Run the callback of t with one integer argument. The callback may drop
+ * the last Lua reference to the timer's handle and collect it (or close
+ * it): `firing` keeps __gc from freeing t until the loop is done with it. */
 static void fire(el_host_t *h, el__timer_t *t, uint64_t arg) {
+  t->firing = 1;
   lua_rawgeti(h->L, LUA_REGISTRYINDEX, t->ref);
   lua_pushinteger(h->L, (lua_Integer)arg);
   el__host_pcall(h, 1, &h->timer_handler, "timer");
+  t->firing = 0;
 }
 
 /* Reschedule a periodic timer after it fired for `due` at time `now`. */
@@ -215,7 +219,7 @@ static int tm_gc(lua_State *L) {
   box->t = NULL;
   if (!t) return 0;
   t->has_ud = 0;
-  if (!t->in_heap) el_free(t);
+  if (!t->in_heap && !t->firing) el_free(t);
   return 0;
 }
 

@@ -153,6 +153,30 @@ static void test_timers_fire_in_eventlog_time_order(void **state) {
   el_host_free(h);
 }
 
+/* A timer whose handle is dropped and collected, or closed, inside its
+ * own callback must keep working (periodic) or end (closed) without the
+ * firing loop touching freed memory (a use after free found by the
+ * daemon's audit; ASan catches a regression). */
+static void test_timer_collected_in_own_callback(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); ticks = 0; closed_runs = 0\n"
+      "el.every(100000000, function() ticks = ticks + 1\n"
+      "  collectgarbage('collect') end)\n"
+      "local tc; tc = el.every(100000000, function()\n"
+      "  closed_runs = closed_runs + 1\n"
+      "  local h <close> = tc; tc = nil; collectgarbage('collect') end)\n"
+      "collectgarbage('collect')\n",
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  /* ticks at 100, 200, ..., 1100 ms: the last event of oddball-hT is at
+   * 1183473045 ns (as in the test above). */
+  assert_int_equal(lua_int(h, "ticks"), 11);
+  assert_int_equal(lua_int(h, "closed_runs"), 1);
+  el_host_free(h);
+}
+
 /* {====== emit reaches the store ======} */
 
 static int exported[EL_TM_NSIGNALS];
@@ -489,6 +513,7 @@ int main(void) {
       cmocka_unit_test(test_handler_error_counted_not_fatal),
       cmocka_unit_test(test_fail_fast_stops),
       cmocka_unit_test(test_timers_fire_in_eventlog_time_order),
+      cmocka_unit_test(test_timer_collected_in_own_callback),
       cmocka_unit_test(test_emit_reaches_store),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
