@@ -143,7 +143,6 @@ const char *el_otlp_opts_help(void) {
     "  --otelcol-authority HOST     HTTP/2 :authority override\n"
     "  --otelcol-ssl                use TLS (server certificate verified)\n"
     "  --otelcol-certificate-store FILE  CA certificates (PEM) for TLS\n"
-    "  --service-name NAME          resource attribute service.name\n"
     "  --otlp-protocol P            grpc | http/protobuf (all signals)\n"
     "  --otlp-endpoint URL          as OTEL_EXPORTER_OTLP_ENDPOINT\n"
     "  --otlp-compression C         gzip | none\n"
