@@ -872,6 +872,10 @@ int el_cmd_otelcol(int argc, char **argv) {
   o.level = EL_LOG_WARN;
   int status = 2;
   el_cfg_t *cfg = NULL;
+  /* A daemon whose stdout (console exporter) or a socket closes must not
+   * die of SIGPIPE: the write fails with EPIPE instead, and what could not
+   * be written is counted as dropped and reported. */
+  signal(SIGPIPE, SIG_IGN);
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   status = 0;
