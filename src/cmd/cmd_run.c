@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "cmd.h"
+#include "control/control.h"
 #include "host/host.h"
 #include "otlp/exp_console.h"
 #include "source/source.h"
@@ -142,6 +143,18 @@ static const el_diag_t *c_diag(void *ud) {
   return el_ev_decoder_diag(el_host_decoder(ud));
 }
 
+/* Lua's el.control goes to the pump's source, as in the daemon
+ * (cmd_otelcol.c): the sender points at the source while it exists, and
+ * has no writer otherwise (el.control then answers nil, "not connected";
+ * a file, FIFO or stdin source answers the same through el_src_write). */
+static el_ctl_sender_t g_ctl;
+
+static void c_source(void *ud, el_src_t *src) {
+  (void)ud;
+  g_ctl.send = src ? el_ctl_src_send : NULL;
+  g_ctl.ud = src;
+}
+
 /* Wall-clock timers: polled by an unreferenced libuv timer, so they never
  * keep the loop alive after the input ended. */
 static void on_wall(uv_timer_t *t) {
@@ -204,6 +217,10 @@ static int run(const run_opts_t *o) {
   c.feed = c_feed;
   c.finish = c_finish;
   c.diag = c_diag;
+  c.on_source = c_source;
+  g_ctl.send = NULL;
+  g_ctl.ud = NULL;
+  el_host_set_control(h, el_ctl_host_control, &g_ctl);
   el_src_pump_result_t res;
   rc = el_src_pump(&loop, &o->src, &c, &res);
   uv_close((uv_handle_t *)&wall, NULL);

@@ -226,6 +226,12 @@ typedef struct el_src_consumer_s {
                        not at the end of each session (e.g. el_ev_show_t,
                        which prints everything at finish); reset is still
                        called for each session */
+  /* May be NULL. Called with the pump's source (borrowed) right after it
+   * was created, before any other hook, and with NULL just before it is
+   * freed, so the caller can el_src_write to it (e.g. control commands,
+   * src/control/control.h el_ctl_src_send) while the pump runs. The
+   * pointer must not be used after the NULL call. Loop thread. */
+  void (*on_source)(void *ud, el_src_t *src);
 } el_src_consumer_t;
 
 /* What happened during el_src_pump. */

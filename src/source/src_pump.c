@@ -138,9 +138,13 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
     return rc;
   }
   p->src = src;
+  if (c->on_source)
+    c->on_source(c->ud, src);
   start_signals(p, loop, src);
   rc = el_src_start(src);
   if (rc < 0) {
+    if (c->on_source)
+      c->on_source(c->ud, NULL);
     close_signals(p);
     el_src_free(src);
     while (p->sig_closing > 0)
@@ -156,6 +160,8 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
   }
   while (p->sig_closing > 0)  /* the handles live in *p: close them */
     uv_run(loop, UV_RUN_NOWAIT);
+  if (c->on_source)
+    c->on_source(c->ud, NULL);
   el_src_free(src);
   return 0;
 }

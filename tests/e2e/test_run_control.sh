@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# End-to-end: under `eventlog-live run`, a script's el.control reaches the
+# program over the eventlog socket (the pump's source, as in the daemon).
+# el_peer plays the program and records what it receives; the expected
+# bytes are written by hand from spec/eventlog-format.md §5.7: magic
+# F0 9E 97 8C, version 00, namespace length 0F, "eventlog-socket",
+# command 05. With --eventlog-file there is no socket: el.control answers
+# nil, "not connected".
+# Exit 0 pass, 1 fail, 77 skip.
+# ctest-labels: asan
+set -u
+BIN=${EL_BIN:?}
+PEER=${EL_BUILD_DIR:?}/tests/el_peer
+LOG=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+[ -x "$PEER" ] || { echo "skip: no el_peer"; exit 77; }
+
+tmp=$(mktemp -d)
+peer_pid=
+cleanup() {
+  [ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+cat > "$tmp/ctl.lua" <<'EOF'
+-- On the first USER_MARKER: request a heap census, print what came back.
+local el = require("eventlog_live")
+local done = false
+el.on("USER_MARKER", function(ev, marker)
+  if done then return end
+  done = true
+  local ok, msg = el.control("eventlog-socket", 5)
+  print("control: " .. tostring(ok) .. " " .. tostring(msg))
+end)
+EOF
+
+fails=0
+
+# 1. Socket: the bytes reach the peer.
+"$PEER" --unix "$tmp/sock" --file "$LOG" --record "$tmp/rec" \
+  --ready-file "$tmp/ready" --hold-ms 1000 --timeout 30 2>"$tmp/peer.err" &
+peer_pid=$!
+for _ in $(seq 100); do [ -e "$tmp/ready" ] && break; sleep 0.05; done
+out=$(timeout 30 "$BIN" run "$tmp/ctl.lua" --output none \
+  --eventlog-socket "$tmp/sock" --eventlog-socket-retries 2 \
+  --eventlog-socket-timeout 0.1 2>"$tmp/run.err")
+rc=$?
+wait "$peer_pid"; peer_pid=
+[ "$rc" = 0 ] \
+  || { echo "FAIL: run (socket) exited $rc"; cat "$tmp/run.err"; fails=1; }
+[ "$out" = "control: true nil" ] \
+  || { echo "FAIL: socket: script printed '$out'"; cat "$tmp/run.err"
+       fails=1; }
+want="f09e978c000f"                          # magic, version 0, ns length 15
+want+="6576656e746c6f672d736f636b6574"       # "eventlog-socket"
+want+="05"                                   # requestHeapCensus
+got=$(od -An -v -tx1 "$tmp/rec" 2>/dev/null | tr -d ' \n')
+[ "$got" = "$want" ] || { echo "FAIL: recorded bytes
+ got  $got
+ want $want"; cat "$tmp/peer.err"; fails=1; }
+
+# 2. File: no socket to write to.
+out=$(timeout 30 "$BIN" run "$tmp/ctl.lua" --output none \
+  --eventlog-file "$LOG" 2>"$tmp/run2.err")
+rc=$?
+[ "$rc" = 0 ] \
+  || { echo "FAIL: run (file) exited $rc"; cat "$tmp/run2.err"; fails=1; }
+[ "$out" = "control: nil not connected" ] \
+  || { echo "FAIL: file: script printed '$out'"; fails=1; }
+
+[ "$fails" = 0 ] && echo ok
+exit "$fails"
