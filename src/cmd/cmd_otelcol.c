@@ -94,24 +94,6 @@ static void print_help(void) {
   el_web_opts_help(stdout);
 }
 
-/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]; on a match sets
- * *val (NULL when the value is missing) and advances *i. */
-static int opt_value(int argc, char **argv, int *i, const char *name,
-                     const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    (*i)++;
-    return 1;
-  }
-  if (a[n] != '\0') return 0;
-  *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-  *i += *val ? 2 : 1;
-  return 1;
-}
-
 /* -v levels: the reference's severity names (case-insensitive, with the
  * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
 static int parse_level(const char *s, el_log_level_t *out) {
@@ -184,12 +166,12 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (!strcmp(a, "--print-config-json-schema"))
     return (*i)++, o->print_schema = 1;
   if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->stats = 1;
-  if (opt_value(argc, argv, i, "--config", &v)) {
+  if (el_opt_value(argc, argv, i, "--config", &v)) {
     if (!v) goto missing;
     o->config = v;
     return 1;
   }
-  if (opt_value(argc, argv, i, "--eventlog-flush-interval", &v)) {
+  if (el_opt_value(argc, argv, i, "--eventlog-flush-interval", &v)) {
     char *end;
     if (!v) goto missing;
     o->flush_s = strtod(v, &end);
@@ -201,8 +183,8 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     }
     return 1;
   }
-  if (opt_value(argc, argv, i, "--verbosity", &v) ||
-      (!strcmp(a, "-v") && opt_value(argc, argv, i, "-v", &v)) ||
+  if (el_opt_value(argc, argv, i, "--verbosity", &v) ||
+      (!strcmp(a, "-v") && el_opt_value(argc, argv, i, "-v", &v)) ||
       (!strncmp(a, "-v", 2) && a[2] && (v = a + 2, (*i)++, 1))) {
     if (!v) goto missing;
     if (parse_level(v, &o->level) < 0) {

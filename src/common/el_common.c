@@ -185,3 +185,21 @@ int el_log_parse_level(const char *s, el_log_level_t *out) {
   }
   return EL_EINVAL;
 }
+
+/* {====== command-line helpers ======} */
+
+int el_opt_value(int argc, char **argv, int *i, const char *name,
+                 const char **val) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0) return 0;
+  if (a[n] == '=') {
+    *val = a + n + 1;
+    (*i)++;
+    return 1;
+  }
+  if (a[n] != '\0') return 0;
+  *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+  *i += *val ? 2 : 1;
+  return 1;
+}

@@ -116,6 +116,17 @@ void el_logv(el_log_level_t level, const char *fmt, va_list ap);
  * sets *out, or EL_EINVAL. */
 int el_log_parse_level(const char *s, el_log_level_t *out);
 
+/* {====== command-line helpers ======} */
+
+/* Match the option `name` (e.g. "--web-port") at argv[*i], in either form
+ * "--name VALUE" or "--name=VALUE". On a match: sets *val to the value
+ * (borrowed from argv; NULL when "--name" is the last argument), advances
+ * *i past what was consumed, and returns 1. Returns 0, changing nothing,
+ * when argv[*i] is another option (including a longer name with the same
+ * prefix). Thread: any. */
+int el_opt_value(int argc, char **argv, int *i, const char *name,
+                 const char **val);
+
 #define el_log_enabled(level) ((level) >= el_log_threshold)
 
 /* Internal invariants: on in debug and test builds. */

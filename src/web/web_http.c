@@ -34,22 +34,6 @@ void el_web_opts_init(el_web_opts_t *o) {
   o->control_port = -1;
 }
 
-static int opt_value(int argc, char **argv, int *i, const char *name,
-                     const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    (*i)++;
-    return 1;
-  }
-  if (a[n] != '\0') return 0;
-  *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-  *i += *val ? 2 : 1;
-  return 1;
-}
-
 static int parse_port(el_web_opts_t *o, const char *name, const char *v,
                       int *out) {
   char *end;
@@ -65,9 +49,9 @@ static int parse_port(el_web_opts_t *o, const char *name, const char *v,
 
 int el_web_opts_parse(el_web_opts_t *o, int argc, char **argv, int *i) {
   const char *v = NULL;
-  if (opt_value(argc, argv, i, "--prometheus-port", &v))
+  if (el_opt_value(argc, argv, i, "--prometheus-port", &v))
     return parse_port(o, "--prometheus-port", v, &o->prom_port);
-  if (opt_value(argc, argv, i, "--web-port", &v))
+  if (el_opt_value(argc, argv, i, "--web-port", &v))
     return parse_port(o, "--web-port", v, &o->web_port);
   return 0;
 }
