@@ -34,18 +34,14 @@ local function span_emitter(el)
   end
 end
 
--- Per (cap, category, user) state of the metric: the running total and
--- the time of the latest span. To avoid a table per span (the host calls
--- once per span: hundreds of thousands per second), a snapshot goes into
--- the window accumulator only when a key's span moves to another
--- aggregation window, and for every changed key before each tick.
-local function usage_metric(ctx, mpc)
-  local el = ctx.el
-  local inst = el.metric{
+-- The capability-usage metric's instrument (a cumulative monotonic sum in
+-- ns) and its window accumulator, shared by the Lua and native paths.
+local function usage_accumulator(ctx, mpc)
+  local inst = ctx.el.metric{
     name = mpc.name, description = mpc.description, unit = "ns",
     kind = "sum", temporality = "cumulative", monotonic = true,
   }
-  local acc = ctx.add_acc(window.new{
+  return ctx.add_acc(window.new{
     aggregate_ns = mpc.aggregate_ns,
     export_ns = mpc.export_ns,
     grace_ns = ctx.flush_ns,
@@ -54,6 +50,15 @@ local function usage_metric(ctx, mpc)
       inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
     end,
   })
+end
+
+-- Per (cap, category, user) state of the metric: the running total and
+-- the time of the latest span. To avoid a table per span (the host calls
+-- once per span: hundreds of thousands per second), a snapshot goes into
+-- the window accumulator only when a key's span moves to another
+-- aggregation window, and for every changed key before each tick.
+local function usage_metric(ctx, mpc)
+  local acc = usage_accumulator(ctx, mpc)
   local agg = mpc.aggregate_ns
   local states = {}    -- cap -> category -> user -> state
   local dirty = {}     -- states changed since the last snapshot
@@ -113,20 +118,7 @@ end
 -- moves to another aggregation window and for each changed series before
 -- every tick (tracker:flush_points()).
 local function usage_metric_native(ctx, mpc)
-  local el = ctx.el
-  local inst = el.metric{
-    name = mpc.name, description = mpc.description, unit = "ns",
-    kind = "sum", temporality = "cumulative", monotonic = true,
-  }
-  local acc = ctx.add_acc(window.new{
-    aggregate_ns = mpc.aggregate_ns,
-    export_ns = mpc.export_ns,
-    grace_ns = ctx.flush_ns,
-    max_grace_ns = ctx.max_grace_ns,
-    emit = function(p)
-      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
-    end,
-  })
+  local acc = usage_accumulator(ctx, mpc)
   local keys = {}    -- series index -> accumulator key {attrs = ...}
   local tracker
   table.insert(ctx.accs, 1, {
