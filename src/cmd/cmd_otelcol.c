@@ -398,7 +398,6 @@ typedef struct daemon_s {
   opts_t *o;
   uv_loop_t loop;
   uv_timer_t timer;
-  uv_signal_t sigint, sigterm;
   el_src_t *src;
   el_host_t *host;
   el_ev_decoder_t *dec;
@@ -411,7 +410,8 @@ typedef struct daemon_s {
   int internal_logs;           /* internal_log_message enabled */
   int session_open;
   int handles;                 /* timer and signal handles initialised */
-  int end_status;              /* source's on_end status */
+  int end_status;              /* el_src_pump's status */
+  el_src_consumer_t host_c;    /* the host's consumer (el_host_consumer) */
   uint64_t decode_errors;
   uint64_t started_ms;
   uint64_t stats_last_ms;
@@ -426,69 +426,51 @@ typedef struct daemon_s {
   int input_warned;            /* "No input after 10 ticks" given */
 } daemon_t;
 
-static void on_connect(void *ud, el_src_t *src) {
+/* {====== the pump's consumer: the host, counted ======}
+ * The host consumes the source (el_host_consumer); the daemon wraps it to
+ * count decode errors for --stats and to know when a session is open (the
+ * "No input after 10 ticks" warning). */
+
+static void d_reset(void *ud) {
   daemon_t *d = ud;
-  (void)src;
-  if (d->session_open) el_host_session_end(d->host);
-  el_ev_decoder_reset(d->dec);
+  d->host_c.reset(d->host_c.ud);
   d->session_open = 1;
   d->connected_ms = uv_now(&d->loop);
 }
 
-static void report_decode_error(daemon_t *d, int rc) {
-  const el_diag_t *g = el_ev_decoder_diag(d->dec);
-  d->decode_errors++;
-  el_log(EL_LOG_ERROR, "eventlog decoding failed at byte %llu: %s",
-         (unsigned long long)g->offset, g->msg[0] ? g->msg : el_strerror(rc));
-}
-
-static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
-                    size_t len) {
+static int d_feed(void *ud, const uint8_t *buf, size_t len) {
   daemon_t *d = ud;
-  int rc = el_ev_decoder_feed(d->dec, buf, len);
-  if (rc == EL_ESTOPPED) {
-    el_src_stop(src);
-  } else if (rc < 0) {
-    report_decode_error(d, rc);
-  }
+  int rc = d->host_c.feed(d->host_c.ud, buf, len);
+  if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
+  return rc;
 }
 
-static void end_session(daemon_t *d) {
-  if (!d->session_open) return;
-  int rc = el_ev_decoder_finish(d->dec);
-  if (rc < 0 && rc != EL_ESTOPPED) report_decode_error(d, rc);
-  el_host_session_end(d->host);
+static int d_finish(void *ud) {
+  daemon_t *d = ud;
+  int rc = d->host_c.finish(d->host_c.ud);
+  if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
   d->session_open = 0;
+  return rc;
 }
 
-static void on_disconnect(void *ud, el_src_t *src, int err) {
+static const el_diag_t *d_diag(void *ud) {
   daemon_t *d = ud;
-  (void)src;
-  if (err && err != EL_ECLOSED)
-    el_log(EL_LOG_WARN, "eventlog connection lost: %s", el_strerror(err));
-  end_session(d);
+  return d->host_c.diag(d->host_c.ud);
 }
 
-static void on_end(void *ud, el_src_t *src, int status) {
+static void d_received(void *ud, uint64_t by, int live) {
   daemon_t *d = ud;
-  (void)src;
-  end_session(d);
-  d->end_status = status;
-  uv_timer_stop(&d->timer);
-  uv_close((uv_handle_t *)&d->timer, NULL);
-  uv_close((uv_handle_t *)&d->sigint, NULL);
-  uv_close((uv_handle_t *)&d->sigterm, NULL);
-  if (d->ctl) {
-    el_ctl_server_free(d->ctl);
-    d->ctl = NULL;
-    el_web_set_control_port(d->web, -1);
-  }
+  d->host_c.received(d->host_c.ud, by, live);
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-  daemon_t *d = s->data;
-  el_log(EL_LOG_INFO, "signal %d: stopping", signum);
-  el_src_stop(d->src);
+static void d_scan(void *ud, const uint8_t *buf, size_t len) {
+  daemon_t *d = ud;
+  d->host_c.scan(d->host_c.ud, buf, len);
+}
+
+static void d_source(void *ud, el_src_t *src) {
+  daemon_t *d = ud;
+  d->src = src;
 }
 
 static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
@@ -521,19 +503,10 @@ static void totals(daemon_t *d, totals_t *t) {
 }
 
 /* How far the processed stream is behind the wall clock, in seconds
- * (negative: unknown). Asks the processors (processors/init.lua). */
+ * (negative: unknown). */
 static double stream_lag_s(daemon_t *d) {
-  lua_State *L = el_host_lua(d->host);
-  double lag = -1;
-  int top = lua_gettop(L);
-  if (lua_getglobal(L, "eventlog_live_otelcol_stream_unix_ns") ==
-          LUA_TFUNCTION &&
-      lua_pcall(L, 0, 1, 0) == LUA_OK && lua_isinteger(L, -1)) {
-    lua_Integer u = lua_tointeger(L, -1);
-    if (u > 0) lag = ((double)now_unix_ns() - (double)u) / 1e9;
-  }
-  lua_settop(L, top);
-  return lag;
+  el_unix_ns_t u = el_host_stream_unix_ns(d->host);
+  return u ? ((double)now_unix_ns() - (double)u) / 1e9 : -1;
 }
 
 static const char *const sig_names[EL_TM_NSIGNALS] = {"Metrics", "Logs",
@@ -756,13 +729,6 @@ static int run(opts_t *o, el_cfg_t *cfg) {
     goto done;
   }
 
-  el_src_cb_t cb = {.ud = &d, .on_connect = on_connect, .on_data = on_data,
-                    .on_disconnect = on_disconnect, .on_end = on_end};
-  if ((rc = el_src_new(&d.loop, &o->src, &cb, &d.src)) < 0) {
-    el_log(EL_LOG_ERROR, "cannot open the eventlog source: %s",
-           el_strerror(rc));
-    goto done;
-  }
   if (o->ctl.enabled) {
     const char *svc = o->otlp.service_name ? o->otlp.service_name
                                            : "undefined";
@@ -779,13 +745,6 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   d.timer.data = &d;
   uv_timer_start(&d.timer, on_timer, 50, 50);
   uv_unref((uv_handle_t *)&d.timer);
-  uv_signal_init(&d.loop, &d.sigint);
-  uv_signal_init(&d.loop, &d.sigterm);
-  d.sigint.data = d.sigterm.data = &d;
-  uv_signal_start(&d.sigint, on_signal, SIGINT);
-  uv_signal_start(&d.sigterm, on_signal, SIGTERM);
-  uv_unref((uv_handle_t *)&d.sigint);
-  uv_unref((uv_handle_t *)&d.sigterm);
   d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
   d.batch_ms = el_cfg_batch_ms(cfg);
   el_log_set_hook(log_hook, NULL);
@@ -794,12 +753,20 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   else if (o->src.kind == EL_SRC_STDIN)
     el_log(EL_LOG_INFO, "Reading eventlog from stdin");
 
-  if ((rc = el_src_start(d.src)) < 0) {
-    el_log(EL_LOG_ERROR, "cannot start the eventlog source: %s",
-           el_strerror(rc));
-    goto done;
+  /* Source -> host until the input ends (or SIGINT/SIGTERM). */
+  el_host_consumer(d.host, &d.host_c);
+  el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
+                         .finish = d_finish, .diag = d_diag,
+                         .received = d_received, .scan = d_scan,
+                         .on_source = d_source};
+  el_src_pump_result_t res;
+  d.end_status = el_src_pump(&d.loop, &o->src, &c, &res);
+  uv_timer_stop(&d.timer);
+  if (d.ctl) {
+    el_ctl_server_free(d.ctl);
+    d.ctl = NULL;
+    el_web_set_control_port(d.web, -1);
   }
-  uv_run(&d.loop, UV_RUN_DEFAULT);
 
   /* End of input: processors flush their windows, then the store. */
   log_progress(&d, 1);
@@ -809,8 +776,10 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   if (el_tm_store_shutdown(d.store, o->otlp.shutdown_timeout_ms) < 0)
     el_log(EL_LOG_WARN, "some telemetry could not be delivered");
   log_progress(&d, 1);
+  /* The pump logged a decode error with its byte offset, or the source's
+   * failure; a stop by signal is a clean end. */
   status = (d.end_status == 0 || d.end_status == EL_ESTOPPED) ? 0 : 1;
-  if (status)
+  if (status && !d.decode_errors)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
@@ -821,15 +790,13 @@ done:
   el_log_set_hook(NULL, NULL);
   logq_drain(NULL);
   el_ctl_server_free(d.ctl);
-  el_src_free(d.src);
   if (d.otlp) {
     /* Freeing counts what is still queued as dropped (in the store). */
     free_exporter(&d);
   }
   if (o->stats && d.started_ms) print_stats(&d, stderr, 1);
   if (d.handles) {
-    uv_handle_t *hs[] = {(uv_handle_t *)&d.timer, (uv_handle_t *)&d.sigint,
-                         (uv_handle_t *)&d.sigterm};
+    uv_handle_t *hs[] = {(uv_handle_t *)&d.timer};
     for (size_t k = 0; k < EL_ARRAY_LEN(hs); k++)
       if (!uv_is_closing(hs[k])) uv_close(hs[k], NULL);
   }

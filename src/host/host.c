@@ -111,6 +111,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   h->lua_dir = el_strdup(opts && opts->lua_dir ? opts->lua_dir
                                                 : default_lua_dir());
   h->opts.lua_dir = h->lua_dir;
+  el__clock_init(h);
   h->next_deadline = UINT64_MAX;
   h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
   h->next_id = 1;
@@ -153,6 +154,7 @@ void el_host_free(el_host_t *h) {
   if (!h) return;
   el__ana_free(h);
   el__timers_free(h);
+  el__clock_free(h);
   if (h->L) lua_close(h->L);
   el__handlers_free(h);
   el_free(h->batch);
@@ -378,6 +380,10 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
 static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
   h->st.events++;
+  if (__builtin_expect(h->sess.rebase_timers, 0)) {
+    h->sess.rebase_timers = 0;  /* a new session's first event */
+    el__timers_rebase(h, ev->t_ns);
+  }
   if (ev->t_ns > h->now) {
     if (ev->t_ns >= h->next_deadline) {
       el__batch_flush(h);  /* events before the deadline first */
@@ -443,10 +449,6 @@ int el_host_end(el_host_t *h) {
     if (h->store) el_tm_store_flush(h->store);
   }
   return h->stop ? EL_ESTOPPED : 0;
-}
-
-el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t) {
-  return el_ev_decoder_unix_ns(h->dec, t);
 }
 
 void el_host_report_errors(const el_host_t *h) {

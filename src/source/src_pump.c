@@ -4,8 +4,11 @@
  * consumer is reset when it begins and finished when it ends, so a stream
  * cut mid-event is reported as truncated and the next connection starts
  * from a fresh header. */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "eventlog/eventlog.h"
 #include "source_internal.h"
@@ -47,12 +50,29 @@ static void finish_session(pump_t *p, int at_end) {
     report(p, rc, "session ended early");
 }
 
+/* Hand a recorded file's whole content to the consumer's scan. */
+static void scan_file(pump_t *p, el_src_t *src) {
+  int fd = el_src_recorded_fd(src);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0)
+    return;
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m == MAP_FAILED) {
+    el_log(EL_LOG_DEBUG, "%s: cannot map for a scan: %s", p->desc,
+           el_strerror(-errno));
+    return;
+  }
+  p->c->scan(p->c->ud, m, (size_t)st.st_size);
+  munmap(m, (size_t)st.st_size);
+}
+
 static void on_connect(void *ud, el_src_t *src) {
   pump_t *p = ud;
-  (void)src;
   p->res.sessions++;
   if (p->c->reset)
     p->c->reset(p->c->ud);
+  if (p->c->scan)
+    scan_file(p, src);
 }
 
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
@@ -62,6 +82,12 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
     return;
   p->in_session = 1;
   p->fed += len;
+  if (p->c->received) {
+    uint64_t by;
+    int live;
+    el_src_received(src, &by, &live);
+    p->c->received(p->c->ud, by, live);
+  }
   int rc = p->c->feed(p->c->ud, buf, len);
   if (rc == EL_ESTOPPED) {
     el_src_stop(src);

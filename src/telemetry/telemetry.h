@@ -84,6 +84,11 @@ void el_tm_store_free(el_tm_store_t *st);
  * emitted under. */
 int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr);
 
+/* Remove the main resource's attribute `key` (no-op when absent). Records
+ * emitted before keep the resource they were emitted under. Returns 0,
+ * EL_EINVAL (st or key NULL) or EL_ENOMEM (nothing changed). */
+int el_tm_store_unset_resource(el_tm_store_t *st, const char *key);
+
 /* {====== metrics ======} */
 
 typedef enum { EL_TM_GAUGE = 0, EL_TM_SUM } el_tm_metric_kind_t;

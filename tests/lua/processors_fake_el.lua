@@ -48,6 +48,14 @@ function M.new(config, start_unix_ns)
     return string.format("%0" .. (2 * n) .. "x", ids)
   end
   function el.now() return el.now_t end
+  -- The host's clock and watermark (src/host/host_clock.c): a recorded
+  -- stream with a known start and no capability to wait for.
+  function el.unix_ns(t)
+    local s = el.session.start_unix_ns
+    return s and (s + t) or 0
+  end
+  function el.watermark() return el.watermark_t end
+  function el.wall_t() return nil end
   function el.cap_usage(o) el.cap_usage_cb = o.on_span end
   function el.threads(o) el.threads_cb = o.on_span end
   -- Deliver one event: eventlog-time timers first, as the host does.
