@@ -5,8 +5,8 @@
  * processors (lua/eventlog_live/processors) -> telemetry store ->
  * exporters (src/otlp), plus the control server (src/control) and --stats.
  *
- * The processors get the resolved configuration through el.config (see
- * lua/eventlog_live/processors/init.lua for the keys). Windows are in
+ * The processors get the resolved configuration as the table el.config
+ * (config_to_lua). Windows are in
  * eventlog time; a wall-clock libuv timer runs the host's wall timers
  * (which close windows of a quiet live stream), drains the host's own log
  * messages into the store and refreshes the --stats line. At end of input
@@ -245,66 +245,38 @@ static int parse_args(opts_t *o, int argc, char **argv) {
 
 /* {====== configuration to Lua ======} */
 
-static int set_cfg(el_host_t *h, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_cfg(el_host_t *h, const char *key, const char *fmt, ...) {
-  char val[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(val, sizeof val, fmt, ap);
-  va_end(ap);
-  return el_host_set_config(h, key, val);
-}
-
-/* Pass the resolved configuration to the processors through el.config. */
+/* Pass the resolved configuration to the processors as the table
+ * el.config (lua/eventlog_live/processors/init.lua):
+ *   flush_ns, batch_ns   --eventlog-flush-interval and the batch interval
+ *   breakdown            -h<X> from the command line (absent if none)
+ *   processors.<group>.<key> = {enabled, name, description (absent if
+ *                        none), aggregate_ns, export_ns}
+ * Times in ns of eventlog time. */
 static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
                          uint64_t flush_ms, const opts_t *o) {
   int rc = 0;
-  rc |= set_cfg(h, "flush_ms", "%llu", (unsigned long long)flush_ms);
-  rc |= set_cfg(h, "batch_ms", "%llu",
-                (unsigned long long)el_cfg_batch_ms(cfg));
-  rc |= set_cfg(h, "breakdown", "%s", o->breakdown);
+  rc |= el_host_set_config_integer(h, "flush_ns",
+                                   (int64_t)flush_ms * 1000000);
+  rc |= el_host_set_config_integer(
+      h, "batch_ns", (int64_t)el_cfg_batch_ms(cfg) * 1000000);
+  if (o->breakdown[0]) rc |= el_host_set_config(h, "breakdown", o->breakdown);
   for (size_t i = 0; i < el_cfg_nprocs(); i++) {
     const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
     char key[160];
     const char *g = el_cfg_group_name(p->info->group);
-#define K(suffix) (snprintf(key, sizeof key, "%s.%s." suffix, g, p->info->key), key)
-    rc |= set_cfg(h, K("enabled"), "%s", p->enabled ? "true" : "false");
-    rc |= set_cfg(h, K("name"), "%s", p->name);
-    rc |= set_cfg(h, K("description"), "%s",
-                  p->description ? p->description : "");
-    rc |= set_cfg(h, K("aggregate_ms"), "%llu",
-                  (unsigned long long)p->aggregate_ms);
-    rc |= set_cfg(h, K("export_ms"), "%llu",
-                  (unsigned long long)p->export_ms);
+#define K(field) \
+  (snprintf(key, sizeof key, "processors.%s.%s." field, g, p->info->key), key)
+    rc |= el_host_set_config_boolean(h, K("enabled"), p->enabled);
+    rc |= el_host_set_config(h, K("name"), p->name);
+    if (p->description)
+      rc |= el_host_set_config(h, K("description"), p->description);
+    rc |= el_host_set_config_integer(h, K("aggregate_ns"),
+                                     (int64_t)p->aggregate_ms * 1000000);
+    rc |= el_host_set_config_integer(h, K("export_ns"),
+                                     (int64_t)p->export_ms * 1000000);
 #undef K
   }
   return rc ? EL_ENOMEM : 0;
-}
-
-/* The processors' entry script: <lua dir>/eventlog_live/processors/main.lua
- * with the lua directory chosen as the host does (EVENTLOG_LIVE_LUA_DIR,
- * the build tree's lua/, the installed share/eventlog-live/lua). */
-static void main_script(char *buf, size_t size) {
-  static const char rel[] = "/eventlog_live/processors/main.lua";
-  const char *env = getenv("EVENTLOG_LIVE_LUA_DIR");
-  if (env && *env) {
-    snprintf(buf, size, "%s%s", env, rel);
-    return;
-  }
-  char exe[1024];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = 0;
-      snprintf(buf, size, "%s/../share/eventlog-live/lua%s", exe, rel);
-      if (access(buf, R_OK) == 0) return;
-    }
-  }
-  snprintf(buf, size, "%s/lua%s", EL_SOURCE_DIR, rel);
 }
 
 /* {====== the host's own logs (internal_log_message) ======}
@@ -687,7 +659,6 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   d.o = o;
   int status = 1, rc;
   uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
-  char script[1200];
 
   d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
   if (uv_loop_init(&d.loop) < 0) return 1;
@@ -722,9 +693,9 @@ static int run(opts_t *o, el_cfg_t *cfg) {
   el_host_set_store(d.host, d.store);
   el_host_set_control(d.host, host_control, &d);
   if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;
-  main_script(script, sizeof script);
-  if ((rc = el_host_load(d.host, script)) < 0) {
-    el_log(EL_LOG_ERROR, "cannot load the processors (%s): %s", script,
+  if ((rc = el_host_load_module(d.host, "eventlog_live.processors.main")) <
+      0) {
+    el_log(EL_LOG_ERROR, "cannot load the processors: %s",
            el_host_error(d.host));
     goto done;
   }

@@ -36,8 +36,8 @@ typedef struct el_host_opts_s {
                                the reorder buffer and windows; 0 = the
                                default, 5 s */
   const char *lua_dir;      /* the project's lua/ directory; NULL = the
-                               default (EVENTLOG_LIVE_LUA_DIR env, the
-                               installed path, else EL_SOURCE_DIR/lua) */
+                               rule of docs/lua-api.md §1 (see
+                               el_host_lua_dir) */
 } el_host_opts_t;
 
 /* Create a host: a Lua state with the standard libraries and the
@@ -57,9 +57,15 @@ el_ev_decoder_t *el_host_decoder(el_host_t *h);
  * replaced). NULL = emit calls return nil, "no telemetry store". */
 void el_host_set_store(el_host_t *h, el_tm_store_t *st);
 
-/* Add `key = value` to the script-visible table eventlog_live.config.
- * Strings copied. Call before el_host_load. Returns 0 or EL_ENOMEM. */
-int el_host_set_config(el_host_t *h, const char *key, const char *value);
+/* Set eventlog_live.config[path] = value, the table scripts read their
+ * options from (docs/lua-api.md §7). path: dotted, e.g. "top" or
+ * "processors.metrics.heap_size.export_ns": intermediate tables are made
+ * as needed. Strings copied. Call before el_host_load. Returns 0 or
+ * EL_ENOMEM. */
+int el_host_set_config(el_host_t *h, const char *path, const char *value);
+int el_host_set_config_integer(el_host_t *h, const char *path,
+                               int64_t value);
+int el_host_set_config_boolean(el_host_t *h, const char *path, int value);
 
 /* Load and run the script at path (its directory is added to the require
  * path; arg[0] = path). path: borrowed. On failure returns EL_ELUA (syntax
@@ -68,6 +74,18 @@ int el_host_set_config(el_host_t *h, const char *key, const char *value);
  * in el_host_error(h); subscriptions made before the error stay. May be
  * called again (REPL :load). Spec: docs/lua-api.md §1. */
 int el_host_load(el_host_t *h, const char *path);
+
+/* Load and run the module `name` (e.g. "eventlog_live.processors.main")
+ * as a script (el_host_load), found on the host's require path. Returns
+ * as el_host_load, or EL_ELUA when not found (el_host_error lists where it
+ * was looked for). */
+int el_host_load_module(el_host_t *h, const char *name);
+
+/* The project's lua/ directory the host uses: $EVENTLOG_LIVE_LUA_DIR; else
+ * share/eventlog-live/lua beside the executable's directory; else the
+ * source tree the binary was built from; else the configured install
+ * prefix (docs/lua-api.md §1). Owned by h. */
+const char *el_host_lua_dir(const el_host_t *h);
 
 /* Load and run a chunk from memory (tests, REPL). name: chunk name used in
  * messages, e.g. "=test". Same errors as el_host_load. */

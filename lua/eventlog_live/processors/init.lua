@@ -1,12 +1,14 @@
 -- eventlog_live.processors: the default processors of eventlog-live-otelcol
 -- (spec/reference-behaviour.md §4-§6) over the host API (docs/lua-api.md).
 --
--- The daemon (src/cmd/cmd_otelcol.c) passes the resolved configuration
--- through el.config (all values strings):
---   flush_ms, batch_ms        --eventlog-flush-interval and batch interval
---   breakdown                 -h<X> from the command line ("" if none)
---   <group>.<key>.enabled     "true" / "false"
---   <group>.<key>.name, .description, .aggregate_ms, .export_ms
+-- The daemon (src/cmd/cmd_otelcol.c, config_to_lua) passes the resolved
+-- configuration as the table el.config:
+--   flush_ns, batch_ns        --eventlog-flush-interval and the batch
+--                             interval, ns
+--   breakdown                 -h<X> from the command line (nil if none)
+--   processors.<group>.<key> = {enabled = bool, name = string,
+--                               description = string or nil,
+--                               aggregate_ns = int, export_ns = int}
 -- and loads main.lua, which calls start().
 --
 -- Timing: one eventlog-time timer every batch interval drives every
@@ -19,16 +21,16 @@ local GROUPS = {"logs", "metrics", "traces", "profiles"}
 
 -- The settings of one processor from el.config, or nil when disabled.
 function M.proc_config(config, group, key)
-  local pre = group .. "." .. key .. "."
-  if config[pre .. "enabled"] ~= "true" then return nil end
-  local desc = config[pre .. "description"]
+  local g = config.processors and config.processors[group]
+  local p = g and g[key]
+  if not (p and p.enabled) then return nil end
   return {
     group = group,
     key = key,
-    name = config[pre .. "name"] or key,
-    description = (desc ~= nil and desc ~= "") and desc or nil,
-    aggregate_ns = math.tointeger(tonumber(config[pre .. "aggregate_ms"] or "0")) * 1000000,
-    export_ns = math.tointeger(tonumber(config[pre .. "export_ms"] or "1000")) * 1000000,
+    name = p.name or key,
+    description = (p.description ~= "") and p.description or nil,
+    aggregate_ns = p.aggregate_ns or 0,
+    export_ns = p.export_ns or 1000000000,
   }
 end
 
@@ -38,9 +40,9 @@ local function make_ctx(el)
   local ctx = {
     el = el,
     config = config,
-    flush_ns = math.tointeger(tonumber(config.flush_ms or "1000")) * 1000000,
-    batch_ns = math.tointeger(tonumber(config.batch_ms or config.flush_ms or "1000")) * 1000000,
-    breakdown = (config.breakdown ~= nil and config.breakdown ~= "") and config.breakdown or nil,
+    flush_ns = config.flush_ns or 1000000000,
+    batch_ns = config.batch_ns or config.flush_ns or 1000000000,
+    breakdown = config.breakdown,
     accs = {},        -- every window accumulator, ticked together
     finishers = {},   -- functions run at the end of each session
   }
