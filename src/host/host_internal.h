@@ -129,32 +129,7 @@ typedef struct el__progress_s {
   int wm_dirty;                   /* recompute before use */
 } el__progress_t;
 
-struct el__ana_s;           /* host_clock.c */
-void el__clock_init(el_host_t *h);
-void el__clock_free(el_host_t *h);
-/* A header was read: a fresh clock (from the next hint, if any) and
- * fresh capability progress. */
-void el__clock_session(el_host_t *h);
-/* Session events that concern the clock and the watermark
- * (BLOCK_MARKER, WALL_CLOCK_TIME, CAP_CREATE). Returns 1 when the
- * clock changed (the session table needs updating). */
-int el__clock_event(el_host_t *h, const el_ev_event_t *ev);
-/* The session ended: every capability's block is complete. */
-void el__clock_end(el_host_t *h);
-/* Capability progress from an event the C analyses use (finer than
- * blocks). */
-void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t);
-/* The watermark: no event of an expected capability older than it can
- * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
- * expected (nothing to wait for). */
-int el__watermark(el_host_t *h, el_rts_ns_t *wm);
-/* Eventlog time of the wall clock now in a live session with a clock
- * (for closing windows of a quiet stream); returns 0 and sets *t, or -1. */
-int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t);
-/* Push the session table's clock fields (start_unix_ns, clock). */
-void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
-
-/* lua_analysis.c */
+struct el__ana_s;           /* lua_analysis.c */
 
 struct el_host_s {
   lua_State *L;
