@@ -248,7 +248,7 @@ typedef struct el_src_pump_result_s {
  * Feed/finish errors are logged with their byte offset (diag) and reading
  * continues (the decoder resyncs at the next header); EL_ESTOPPED from feed
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
- * session is then finished). loop: borrowed, must not be running; NULL =
+ * session is then finished), unless c->own_signals. loop: borrowed, must not be running; NULL =
  * use a private loop.
  * Returns 0 when the input ended cleanly with no decode error (for a socket:
  * it delivered bytes, then reconnection gave up: the program went away),

@@ -23,6 +23,9 @@ typedef struct el_src_consumer_s {
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
   int (*finish)(void *ud);                      /* a session ended */
   const struct el_diag_s *(*diag)(void *ud);
+  int own_signals;  /* 1: the caller handles SIGINT and SIGTERM itself
+                       (e.g. an interactive prompt); the pump installs no
+                       handler for them */
   int one_stream;   /* 1: finish is called once, at the end of input,
                        not at the end of each session (e.g. el_ev_show_t,
                        which prints everything at finish); reset is still

@@ -166,7 +166,8 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
   p->src = src;
   if (c->on_source)
     c->on_source(c->ud, src);
-  start_signals(p, loop, src);
+  if (!c->own_signals)
+    start_signals(p, loop, src);
   rc = el_src_start(src);
   if (rc < 0) {
     if (c->on_source)
