@@ -210,6 +210,12 @@ void el_src_received(const el_src_t *src, uint64_t *by_unix_ns, int *live);
  * never close it. */
 int el_src_recorded_fd(const el_src_t *src);
 
+/* Reopen the --eventlog-log-file tee (after log rotation moved it away):
+ * later bytes are appended to the file now at that path, created if
+ * needed; nothing already written is truncated. Returns 0 (also without a
+ * tee), or a negated errno with the old file kept open. */
+int el_src_reopen_tee(el_src_t *src);
+
 /* Is a session open now (connected socket, open file)? */
 int el_src_connected(const el_src_t *src);
 
@@ -248,7 +254,9 @@ typedef struct el_src_pump_result_s {
  * Feed/finish errors are logged with their byte offset (diag) and reading
  * continues (the decoder resyncs at the next header); EL_ESTOPPED from feed
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
- * session is then finished), unless c->own_signals. loop: borrowed, must not be running; NULL =
+ * session is then finished) and SIGHUP reopens the --eventlog-log-file tee
+ * (el_src_reopen_tee; without one it is logged and ignored), unless
+ * c->own_signals. loop: borrowed, must not be running; NULL =
  * use a private loop.
  * Returns 0 when the input ended cleanly with no decode error (for a socket:
  * it delivered bytes, then reconnection gave up: the program went away),

@@ -445,6 +445,24 @@ void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
     s->cb.on_data(s->cb.ud, s, buf, len);
 }
 
+int el_src_reopen_tee(el_src_t *s) {
+  if (!s->log_file)
+    return 0;
+  int fd = open(s->log_file,
+                O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = errno;
+    el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot reopen: %s; "
+           "writing on to the file already open", s->log_file, strerror(e));
+    return -e;
+  }
+  if (s->tee_fd >= 0)
+    close(s->tee_fd);
+  s->tee_fd = fd;
+  el_log(EL_LOG_INFO, "--eventlog-log-file %s reopened", s->log_file);
+  return 0;
+}
+
 /* {====== flow control, control channel, accessors ======} */
 
 void el_src_received(const el_src_t *s, uint64_t *by_unix_ns, int *live) {

@@ -13,13 +13,15 @@
 #include "eventlog/eventlog.h"
 #include "source_internal.h"
 
+#define NSIG_HANDLED 3
+
 typedef struct {
   const el_src_consumer_t *c;
   el_src_pump_result_t res;
   char desc[160];          /* source description for messages */
   int in_session;          /* fed since the last finish */
   uint64_t fed;            /* bytes fed in all sessions */
-  uv_signal_t sig[2];      /* SIGINT, SIGTERM */
+  uv_signal_t sig[NSIG_HANDLED]; /* SIGINT, SIGTERM, SIGHUP */
   int nsig;                /* signal handles open */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
@@ -134,13 +136,21 @@ static void on_end(void *ud, el_src_t *src, int status) {
 
 static void on_signal(uv_signal_t *h, int signum) {
   el_src_t *src = ((pump_t *)h->data)->src;
+  if (signum == SIGHUP) {
+    if (el_src_options(src)->log_file)
+      el_src_reopen_tee(src);
+    else
+      el_log(EL_LOG_INFO, "SIGHUP: no --eventlog-log-file to reopen; "
+                          "ignored");
+    return;
+  }
   el_log(EL_LOG_INFO, "signal %d: stopping", signum);
   el_src_stop(src);
 }
 
 static void start_signals(pump_t *p, uv_loop_t *loop, el_src_t *src) {
-  const int sigs[2] = {SIGINT, SIGTERM};
-  for (int k = 0; k < 2; k++) {
+  const int sigs[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < NSIG_HANDLED; k++) {
     if (uv_signal_init(loop, &p->sig[k]) != 0)
       break;
     p->sig[k].data = p;
