@@ -243,6 +243,9 @@ typedef struct el_src_pump_result_s {
   int first_error;          /* first feed/finish error code, 0 if none */
   uint64_t errors;          /* feed/finish errors reported */
   uint64_t sessions;        /* sessions (on_connect calls) */
+  uint64_t truncated;       /* sessions that ended inside an event (a
+                               warning, not an error: everything before
+                               the cut was delivered) */
   el_src_stats_t stats;     /* source counters at the end */
 } el_src_pump_result_t;
 
@@ -252,7 +255,9 @@ typedef struct el_src_pump_result_s {
  * accepted and closed at once is no error; but a file, FIFO or stdin that
  * delivered nothing at all is finished, so "no header" is reported).
  * Feed/finish errors are logged with their byte offset (diag) and reading
- * continues (the decoder resyncs at the next header); EL_ESTOPPED from feed
+ * continues (the decoder resyncs at the next header); a session cut inside
+ * an event (finish answers EL_ETRUNC with a diag naming the event type) is
+ * only a warning; EL_ESTOPPED from feed
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
  * session is then finished) and SIGHUP reopens the --eventlog-log-file tee
  * (el_src_reopen_tee; without one it is logged and ignored), unless

@@ -48,8 +48,17 @@ static void finish_session(pump_t *p, int at_end) {
   if (!p->c->finish || (p->c->one_stream && !at_end))
     return;
   int rc = p->c->finish(p->c->ud);
-  if (rc < 0 && rc != EL_ESTOPPED)
+  const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
+  if (rc == EL_ETRUNC && d && d->event_type >= 0) {
+    /* Cut inside an event: a program killed or exiting mid-write (on GHC
+     * 9.0 eventlog-socket cuts its last flush). Everything before it was
+     * delivered: no error (docs/eventlog.md, "Behaviour on bad input"). */
+    p->res.truncated++;
+    el_log(EL_LOG_WARN, "%s: %s; everything before it was processed",
+           p->desc, d->msg);
+  } else if (rc < 0 && rc != EL_ESTOPPED) {
     report(p, rc, "session ended early");
+  }
 }
 
 /* Hand a recorded file's whole content to the consumer's scan. */
