@@ -216,7 +216,8 @@ def live(a):
     ours = [(at, t) for at, _, ts in heap for t in ts if lo <= t <= hi]
     early = [x for x in ours if x[0] <= end_ms]
     first = min((x[0] for x in ours), default=None)
-    times = sorted({rel(t, start) for _, _, ts in heap for t in ts})
+    times = [rel(t, start) for t in sorted({t for _, _, ts in heap
+                                            for t in ts})]
     check(f"{a.name}: a HeapSize or HeapLive point dated in this run reached "
           f"the receiver before the program exited ({len(early)} of "
           f"{len(ours)} such points; first arrived at "
