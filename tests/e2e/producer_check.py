@@ -193,9 +193,9 @@ def live(a):
         # A restarted program: its markers must carry its own times, not
         # those of the program before it on the same socket.
         out = [(i, x[1]) for i, arr in got.items() for x in arr
-               if not (start - 1e9 <= x[1] <= end + 1e9)]
+               if not (start - 3e9 <= x[1] <= end + 3e9)]
         check(f"{a.name}: every marker's time lies within this run "
-              f"[start - 1 s, end + 1 s] (outside: "
+              f"[start - 3 s, end + 3 s] (outside: "
               f"{[(i, rel(t, start)) for i, t in out]})",
               bool(got) and not out, rows)
     svcs = sorted({str(x[2]) for arr in got.values() for x in arr})
@@ -269,9 +269,9 @@ def killed(a):
     dup = sorted(i for i, arr in got.items() if len(arr) > 1)
     check(f"{a.name}: no marker arrived twice ({dup})", not dup)
     out = [(i, rel(x[1], start)) for i, arr in got.items() for x in arr
-           if not (start - 1e9 <= x[1] <= kill_ns + 1e9)]
+           if not (start - 3e9 <= x[1] <= kill_ns + 3e9)]
     check(f"{a.name}: every marker received carries a time of this run "
-          f"[start - 1 s, kill + 1 s] (outside: {out})", not out)
+          f"[start - 3 s, kill + 3 s] (outside: {out})", not out)
     diffs = [abs(x[1] - prog["markers"][i][0])
              for i, arr in got.items() if i in prog["markers"] for x in arr]
     if diffs:

@@ -17,7 +17,7 @@
 #   run 2: as test_producer_socket.sh (a heap point dated in run 2 and at
 #          least half of the markers before run 2 exits, times within 1 s
 #          median; not /metrics, whose lines carry no time), and every
-#          marker time inside run 2 ([start - 1 s, end + 1 s]);
+#          marker time inside run 2 ([start - 3 s, end + 3 s]);
 #   the raw input holds two eventlog headers (two sessions).
 set -u
 source "$(dirname "$0")/producer_lib.sh"
