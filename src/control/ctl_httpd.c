@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -147,8 +148,13 @@ static int resolve(el_ctl_httpd_t *h, const char *host, int port,
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  char service[8];
+  char service[8], bare[EL_CTL_HOST_MAX + 1];
   snprintf(service, sizeof service, "%d", port);
+  size_t n = strlen(host);
+  if (n > 2 && host[0] == '[' && host[n - 1] == ']') { /* "[::1]" */
+    snprintf(bare, sizeof bare, "%.*s", (int)(n - 2), host + 1);
+    host = bare;
+  }
   int rc = getaddrinfo(host, service, &hints, &res);
   if (rc != 0 || res == NULL) {
     el_log(EL_LOG_ERROR, "%s: cannot use %s '%s': %s", h->name, h->option,
@@ -493,6 +499,27 @@ static struct MHD_Daemon *start_mhd(el_ctl_httpd_t *h,
       MHD_OPTION_THREAD_STACK_SIZE, (size_t)STACK_BYTES, MHD_OPTION_END);
 }
 
+/* Make room for this server's connections in the process's file
+ * descriptor limit: raise the soft limit by nslots, up to the hard limit
+ * (Debian's default soft limit, 1024, would not hold three full servers).
+ * Warns when it cannot. */
+static void ensure_fds(el_ctl_httpd_t *h) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return;
+  rlim_t want = rl.rlim_cur + (rlim_t)h->nslots;
+  if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+  if (want > rl.rlim_cur) {
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur < 2 * (rlim_t)h->nslots)
+    el_log(EL_LOG_WARN, "%s: only %llu file descriptors (ulimit -n); under "
+           "load some connections may be refused", h->name,
+           (unsigned long long)rl.rlim_cur);
+}
+
 static void free_h(el_ctl_httpd_t *h) {
   pthread_cond_destroy(&h->cv);
   pthread_mutex_destroy(&h->mu);
@@ -566,6 +593,7 @@ int el_ctl_httpd_start(const el_ctl_httpd_conf_t *conf,
   pthread_cond_init(&h->cv, &ca);
   pthread_condattr_destroy(&ca);
 
+  ensure_fds(h);
   const char *host = conf->host && *conf->host ? conf->host
                                                : EL_CTL_HTTPD_DEFAULT_HOST;
   struct sockaddr_storage ss;

@@ -123,7 +123,10 @@ typedef struct el_ctl_httpd_s el_ctl_httpd_t;
  *     -EADDRNOTAVAIL for an address this host does not have; logged at
  *     ERROR with the address and port);
  *   EL_ENOMEM.
- * Logs "<name>: listening on <address> port <port>" at INFO.
+ * Logs "<name>: listening on <address> port <port>" at INFO. Raises the
+ * process's soft RLIMIT_NOFILE by the server's connection capacity (up to
+ * the hard limit; a warning when that is too low). An IPv6 address may be
+ * written in brackets ("[::1]").
  * Thread: any. Spec: docs/security.md. */
 int el_ctl_httpd_start(const el_ctl_httpd_conf_t *conf, el_ctl_httpd_t **out);
 

@@ -289,7 +289,11 @@ int el_web_allow_page_origins(const el_web_t *w, el_ctl_opts_t *ctl) {
   for (size_t k = 0; k < EL_ARRAY_LEN(hosts) && hosts[k]; k++) {
     char origin[EL_CTL_HOST_MAX + 32];
     snprintf(origin, sizeof origin, "http://%s:%d", hosts[k], w->view_port);
-    if (el_ctl_opts_allow_origin(ctl, origin) < 0) return EL_ENOMEM;
+    if (el_ctl_opts_allow_origin(ctl, origin) < 0) {
+      el_log(EL_LOG_ERROR, "web view: out of memory: its buttons cannot "
+             "call the control server (CORS)");
+      return EL_ENOMEM;
+    }
   }
   return 0;
 }

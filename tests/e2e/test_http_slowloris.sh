@@ -5,9 +5,11 @@
 # and the web view, sending one byte every 5 s and never finishing a
 # request, half from 127.0.0.1 (the address local clients share, exempt
 # from the per-address limit) and half from 127.0.0.2 (a "remote" host:
-# Linux routes all of 127/8 to lo). Meanwhile, twice a second, curl asks
-# each port for GET /health and a normal request (control: a command POST
-# relayed to el_peer; /metrics; /api/data).
+# Linux routes all of 127/8 to lo). Meanwhile, about once a second, curl
+# asks each port for GET /health and a normal request (control: a command
+# POST relayed to el_peer; /metrics; /api/data) from 127.0.0.1, and the
+# normal request again from 127.0.0.3 (another "remote" host that is not
+# attacking).
 #
 # Passes when every probe got 200 within EL_SLOWLORIS_BOUND_S seconds
 # (default 3: generous for a loaded 2-core machine; the figures printed
@@ -86,6 +88,10 @@ probe_all() {
   probe metrics-get "$P/metrics"
   probe web-health "$W/health"
   probe web-get "$W/api/data"
+  probe remote-control-post --interface 127.0.0.3 -X POST \
+    -d service-name=app "$C/control/probe/1"
+  probe remote-metrics-get --interface 127.0.0.3 "$P/metrics"
+  probe remote-web-get --interface 127.0.0.3 "$W/api/data"
 }
 
 # Wait until the daemon is connected to the peer (a command gets 200).
@@ -124,7 +130,7 @@ awk -v bound="$BOUND" '
       m = n[l]; for (i = 1; i <= m; i++) v[i] = t[l, i]
       for (i = 2; i <= m; i++) { x = v[i]; j = i - 1
         while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- } v[j + 1] = x }
-      printf "  %-15s %4d probes, %d not 200, %d over %ss, %d over 1s, " \
+      printf "  %-20s %4d probes, %d not 200, %d over %ss, %d over 1s, " \
              "median %.3fs, max %.3fs\n", l, m, bad[l] + 0, late[l] + 0,
              bound, slow[l] + 0, v[int((m + 1) / 2)], max[l]
       if (bad[l] + late[l] > 0) failed = 1
@@ -133,7 +139,7 @@ awk -v bound="$BOUND" '
   }' "$tmp/probes" | sort
 awk -v bound="$BOUND" '$2 != 200 || $3 > bound { f++ } END { exit f > 0 }' \
   "$tmp/probes" || fail "some probes failed or were late (above)"
-[ "$(wc -l < "$tmp/probes")" -ge 12 ] || fail "too few probes ran"
+[ "$(wc -l < "$tmp/probes")" -ge 18 ] || fail "too few probes ran"
 
 # The attack was real: many connections held at once, and cut off.
 peak=$(sed -n 's/^open_peak=//p' "$tmp/trickle.out")
