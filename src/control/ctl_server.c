@@ -3,13 +3,14 @@
  * loop thread. spec/reference-behaviour.md §8, docs/security.md.
  *
  * Threads: libmicrohttpd runs a listening thread and one thread per
- * connection (bounded by httpd.h's limits). A connection thread that has a command to
- * send queues a job, wakes the loop thread with uv_async_send and waits on
- * a condition variable (at most WAIT_MS) for the result of the send
- * callback, which runs on the loop thread. The loop thread never waits for
- * HTTP threads, so a slow or hostile client cannot block the daemon; a
- * busy loop at worst makes the request time out with 503. The loop thread
- * sends queued messages at least GAP_MS apart (see pump).
+ * connection (bounded by httpd.h's limits). A connection thread that has
+ * a command to send queues a job, wakes the loop thread with
+ * uv_async_send and waits on a condition variable (at most WAIT_MS) for
+ * the result of the send callback, which runs on the loop thread. The
+ * loop thread never waits for HTTP threads, so a slow or hostile client
+ * cannot block the daemon; a busy loop at worst makes the request time
+ * out with 503. The loop thread sends queued messages at least GAP_MS
+ * apart (see pump).
  *
  * Request life: the first call of the access handler applies CORS, routes
  * and sets up the body parser (libmicrohttpd's post processor for
