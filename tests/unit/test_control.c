@@ -1115,11 +1115,15 @@ static enum MHD_Result hd_handler(void *cls, struct MHD_Connection *c,
   return rc;
 }
 
-/* Limits for tests: small, and nothing displaced unless a test says so. */
+/* Limits for tests: nothing displaced and no deadline within a test's
+ * run (even on a loaded machine) unless the test says so. */
 static el_ctl_httpd_limits_t hd_limits(void) {
   el_ctl_httpd_limits_t l;
   el_ctl_httpd_limits_default(&l);
   l.evict_after_ms = 600000;
+  l.header_ms = 60000;
+  l.request_ms = 120000;
+  l.reserve_ms = 60000;
   return l;
 }
 
