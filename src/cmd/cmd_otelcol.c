@@ -275,6 +275,7 @@ int el_cmd_otelcol(int argc, char **argv) {
   }
   if (o.d.web.prom_port < 0) o.d.web.prom_port = el_cfg_web_port(cfg, true);
   if (o.d.web.web_port < 0) o.d.web.web_port = el_cfg_web_port(cfg, false);
+  el_web_opts_from_config(&o.d.web, cfg); /* web.*_host (docs/security.md) */
   if (o.print_defaults_debug) {
     status = print_defaults_debug(&o, cfg);
     goto out;

@@ -235,6 +235,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     const char *svc = o->otlp.service_name ? o->otlp.service_name
                                            : "undefined";
     el_ctl_sender_t s = {ctl_send, &d};
+    el_web_allow_page_origins(d.web, &o->ctl); /* the page's buttons */
     rc = el_ctl_server_start(&d.loop, &o->ctl, svc, s, &d.ctl);
     if (rc < 0)
       el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",

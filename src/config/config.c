@@ -22,6 +22,7 @@ struct el_cfg_s {
   el_cfg_warn_fn warn;
   void *warn_ud;
   int web_ports[2];          /* web.prometheus_port, web.web_port; -1 */
+  char web_hosts[2][256];    /* web.prometheus_host, web.web_host; "" */
 };
 
 /* State of one load. */
@@ -527,12 +528,28 @@ static void processors_pair(load_t *L, const char *path,
   unknown_key(L, &k->start_mark, path, key, cands, 4);
 }
 
-/* web: {prometheus_port: PORT, web_port: PORT} (docs/web.md). */
+/* web: {prometheus_port: PORT, web_port: PORT, prometheus_host: HOST,
+ * web_host: HOST} (docs/web.md, docs/security.md). */
 static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
                      const yaml_node_t *v, void *ud) {
-  static const char *const keys[] = {"prometheus_port", "web_port"};
+  static const char *const keys[] = {"prometheus_port", "web_port",
+                                     "prometheus_host", "web_host"};
   const char *key = scalar(k);
   (void)ud;
+  for (int i = 2; i < 4; i++) {
+    if (strcmp(key, keys[i])) continue;
+    const char *t = v && v->type == YAML_SCALAR_NODE ? scalar(v) : "";
+    size_t n = strlen(t), bad = n == 0 || n >= sizeof L->c->web_hosts[0];
+    for (size_t j = 0; j < n && !bad; j++)
+      bad = (unsigned char)t[j] <= ' ' || t[j] == 0x7f;
+    if (bad)
+      set_error(L, &v->start_mark, key,
+                "%s.%s: expected an address or host name to listen on "
+                "(1..255 bytes, no spaces), got '%s'", path, key, t);
+    else
+      memcpy(L->c->web_hosts[i - 2], t, n + 1);
+    return;
+  }
   for (int i = 0; i < 2; i++) {
     if (strcmp(key, keys[i])) continue;
     char *end = NULL;
@@ -546,7 +563,7 @@ static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
       L->c->web_ports[i] = (int)port;
     return;
   }
-  unknown_key(L, &k->start_mark, path, key, keys, 2);
+  unknown_key(L, &k->start_mark, path, key, keys, 4);
 }
 
 static void root_pair(load_t *L, const char *path, const yaml_node_t *k,
@@ -814,4 +831,9 @@ bool el_cfg_enabled(const el_cfg_t *c, el_cfg_group_t group,
 
 int el_cfg_web_port(const el_cfg_t *c, bool prometheus) {
   return c ? c->web_ports[prometheus ? 0 : 1] : -1;
+}
+
+const char *el_cfg_web_host(const el_cfg_t *c, bool prometheus) {
+  const char *h = c ? c->web_hosts[prometheus ? 0 : 1] : "";
+  return *h ? h : NULL;
 }

@@ -160,6 +160,11 @@ bool el_cfg_strategy_on(const el_cfg_strategy_t *s);
  * when not given. docs/web.md. */
 int el_cfg_web_port(const el_cfg_t *c, bool prometheus);
 
+/* The addresses of the same key, web: {prometheus_host, web_host}
+ * (--prometheus-host / --web-host take precedence), or NULL when not
+ * given. Valid while c lives. docs/web.md, docs/security.md. */
+const char *el_cfg_web_host(const el_cfg_t *c, bool prometheus);
+
 /* Write the default configuration as commented YAML (--print-defaults).
  * Parsing this text gives el_cfg_new()'s settings. Returns 0 or -errno. */
 int el_cfg_print_defaults(FILE *out);

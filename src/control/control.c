@@ -9,6 +9,7 @@
  *   LL bytes      namespace ("eventlog-socket" is 15 bytes: LL = 0x0F)
  *   CC            command id, 1..255 */
 #include "control/control.h"
+#include "control/httpd.h"
 #include "source/source.h"
 
 #include <errno.h>
@@ -106,8 +107,15 @@ static int add_origin(el_ctl_opts_t *o, const char *p, size_t len) {
   return 0;
 }
 
-/* Parse "*" or "a, b,c" into the allow-list. "*" anywhere makes the policy
- * a wildcard again (as the reference's parser does for a lone "*"). */
+int el_ctl_opts_allow_origin(el_ctl_opts_t *o, const char *origin) {
+  if (o->cors_wildcard) return 0;
+  for (size_t k = 0; k < o->n_allow_origins; k++)
+    if (strcmp(o->allow_origins[k], origin) == 0) return 0;
+  return add_origin(o, origin, strlen(origin));
+}
+
+/* Parse "*" or "a, b,c" into the allow-list. "*" anywhere opens the
+ * policy to every origin (the reference's default; ours is closed). */
 static int parse_origins(el_ctl_opts_t *o, const char *s) {
   const char *p = s;
   int any = 0;
@@ -118,10 +126,11 @@ static int parse_origins(el_ctl_opts_t *o, const char *s) {
     while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
     if (len == 1 && p[0] == '*') {
       free_origins(o);
+      o->cors_wildcard = 1;
       return 1;
     }
     if (len > 0) {
-      if (add_origin(o, p, len) < 0) return EL_ENOMEM;
+      if (!o->cors_wildcard && add_origin(o, p, len) < 0) return EL_ENOMEM;
       any = 1;
     }
     if (e == NULL) break;
@@ -184,6 +193,17 @@ int el_ctl_opts_parse(el_ctl_opts_t *o, int argc, char **argv, int *i) {
     o->require_origin = o->enabled = 1;
   } else if (match(a, "--control-cors-ignore-failure", &v) && v == NULL) {
     o->ignore_failure = o->enabled = 1;
+  } else if (match(a, "--control-host", &v)) {
+    const char *s = take_value("--control-host", v, argc, argv, i);
+    if (s == NULL) goto fail;
+    if (el_ctl_host_check(s) < 0) {
+      usage_error("--control-host", s,
+                  "an address or host name to listen on (1..255 bytes, no "
+                  "spaces), e.g. 127.0.0.1, ::1, 0.0.0.0 or ::");
+      goto fail;
+    }
+    snprintf(o->host, sizeof o->host, "%s", s);
+    o->enabled = 1;
   } else if (match(a, "--control-port", &v)) {
     const char *s = take_value("--control-port", v, argc, argv, i);
     if (s == NULL) goto fail;
@@ -225,10 +245,15 @@ void el_ctl_opts_help(FILE *out) {
       "  --control                    start the control server: HTTP commands"
       "\n                               relayed to the program over the"
       "\n                               eventlog socket (docs/control.md)\n"
+      "  --control-host HOST          the address it listens on (default"
+      "\n                               127.0.0.1: this host only; 0.0.0.0 or"
+      "\n                               :: for every interface, see"
+      "\n                               docs/security.md)\n"
       "  --control-port PORT          its TCP port (default 30719)\n"
       "  --control-cors-allow-origin ORIGINS\n"
-      "                               '*' (default) or comma-separated"
-      "\n                               origins allowed by CORS; repeatable\n"
+      "                               comma-separated origins that browsers"
+      "\n                               may call it from, or '*' for any;"
+      "\n                               repeatable (default: none)\n"
       "  --control-cors-max-age SECONDS\n"
       "                               Access-Control-Max-Age of preflights\n"
       "  --control-cors-require-origin\n"

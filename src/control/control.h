@@ -35,6 +35,9 @@ extern "C" {
 #define EL_CTL_MSG_MAX 262
 /* Longest namespace, in bytes. */
 #define EL_CTL_NS_MAX 255
+/* Longest --control-host (and --prometheus-host, --web-host) value: a DNS
+ * name is at most 253 bytes. */
+#define EL_CTL_HOST_MAX 255
 /* The builtin namespace of eventlog-socket (15 bytes, length byte 0x0F). */
 #define EL_CTL_NS_EVENTLOG_SOCKET "eventlog-socket"
 
@@ -112,20 +115,25 @@ int el_ctl_src_send(void *ud, const uint8_t *buf, size_t len);
 /* {====== options ======} */
 
 /* The control server's command-line options (reference-behaviour.md
- * §1.1, group "Control Server Options"). */
+ * §1.1, group "Control Server Options", plus --control-host). CORS is
+ * closed unless configured: a request that carries an Origin header is
+ * refused unless the origin is listed or the wildcard is asked for
+ * (docs/security.md; the reference allows every origin). */
 typedef struct el_ctl_opts_s {
   int enabled;            /* --control, or implied by any other option */
+  char host[EL_CTL_HOST_MAX + 1]; /* --control-host; "" = 127.0.0.1 */
   int port;               /* --control-port, 0..65535 (0: any free port) */
+  int cors_wildcard;      /* --control-cors-allow-origin '*' */
   char **allow_origins;   /* --control-cors-allow-origin list; el_malloc'd;
-                             NULL = wildcard (the default) */
+                             NULL = none (closed, the default) */
   size_t n_allow_origins; /* entries in allow_origins */
   int max_age_s;          /* --control-cors-max-age seconds, -1 = none */
   int require_origin;     /* --control-cors-require-origin */
   int ignore_failure;     /* --control-cors-ignore-failure */
 } el_ctl_opts_t;
 
-/* Fill o with the defaults (disabled, port 30719, wildcard origin, no
- * max-age, flags off). Cannot fail. Thread: any. */
+/* Fill o with the defaults (disabled, 127.0.0.1 port 30719, no origin
+ * allowed, no max-age, flags off). Cannot fail. Thread: any. */
 void el_ctl_opts_init(el_ctl_opts_t *o);
 
 /* Release what el_ctl_opts_parse allocated; o is then as after init.
@@ -133,8 +141,11 @@ void el_ctl_opts_init(el_ctl_opts_t *o);
 void el_ctl_opts_close(el_ctl_opts_t *o);
 
 /* Consume the option at argv[*i] if it is one of ours: --control,
- * --control-port N, --control-cors-allow-origin ORIGINS (repeatable; each
- * value is "*" or a comma-separated list, spaces after commas allowed),
+ * --control-host HOST (an address or name to bind, checked by
+ * el_ctl_host_check, resolved at start), --control-port N,
+ * --control-cors-allow-origin ORIGINS (repeatable; each value is "*" or a
+ * comma-separated list, spaces after commas allowed; lists add up, "*"
+ * allows every origin),
  * --control-cors-max-age SECONDS, --control-cors-require-origin,
  * --control-cors-ignore-failure. Values may also be given as --opt=value.
  * Any of them sets o->enabled.
@@ -148,13 +159,20 @@ int el_ctl_opts_parse(el_ctl_opts_t *o, int argc, char **argv, int *i);
  * indent, descriptions at column 32, 80 columns). Thread: any. */
 void el_ctl_opts_help(FILE *out);
 
+/* Allow one more CORS origin (e.g. the daemon's own web view, see
+ * el_web_allow_page_origins), unless the wildcard is on or the origin is
+ * already listed. origin: copied. Does not set o->enabled.
+ * Returns 0 or EL_ENOMEM (o unchanged). Thread: any. */
+int el_ctl_opts_allow_origin(el_ctl_opts_t *o, const char *origin);
+
 /* {====== server ======} */
 
 typedef struct el_ctl_server_s el_ctl_server_t;
 
-/* Start the control server on opts->port, on all interfaces (IPv6 and
- * IPv4 when the host allows, else IPv4 only). Routes, answers and CORS:
- * spec/reference-behaviour.md §8 and docs/control.md.
+/* Start the control server on opts->host (127.0.0.1 when empty) and
+ * opts->port, with the connection limits and deadlines of httpd.h
+ * (el_ctl_httpd_limits_default; docs/security.md). Routes, answers and
+ * CORS: spec/reference-behaviour.md §8 and docs/control.md.
  * loop: the libuv loop (uv_loop_t *, passed as void * so this header does
  *   not pull in uv.h) whose thread runs sender.send; the server adds one
  *   unreferenced uv_async_t to it, so it never keeps the loop alive. NULL:
@@ -172,6 +190,12 @@ int el_ctl_server_start(void *loop, const el_ctl_opts_t *opts,
 
 /* The TCP port the server listens on (useful after port 0). Thread: any. */
 int el_ctl_server_port(const el_ctl_server_t *s);
+
+/* The connection counters of the server's HTTP layer (httpd.h).
+ * Thread: any. */
+struct el_ctl_httpd_stats_s;
+void el_ctl_server_http_stats(const el_ctl_server_t *s,
+                              struct el_ctl_httpd_stats_s *out);
 
 /* Requests answered so far, by class: [0] 2xx, [1] 4xx, [2] 5xx.
  * Thread: any (atomic reads). */

@@ -1,6 +1,8 @@
 /* ctl_cors.c: the CORS policy of the control server, as a pure function of
- * the request's method and CORS headers (spec/reference-behaviour.md §8.1:
- * wildcard origin unless a list is given, no credentials, methods GET and
+ * the request's method and CORS headers (spec/reference-behaviour.md §8.1,
+ * except that no origin is allowed unless listed or "*" is given: the
+ * reference allows every origin by default; docs/security.md), no
+ * credentials, methods GET and
  * POST, request headers Content-Type and Origin, no exposed headers,
  * optional max-age, "Vary: Origin" when two or more origins are listed,
  * require-origin and ignore-failures from the flags). */
@@ -62,11 +64,14 @@ void el__ctl_cors_decide(const el_ctl_opts_t *o, const char *method,
       fail(o, out, "CORS: the Origin header is missing");
     return;
   }
-  if (o->allow_origins != NULL && !origin_listed(o, origin)) {
-    fail(o, out, "CORS: unsupported origin");
+  if (!o->cors_wildcard && !origin_listed(o, origin)) {
+    fail(o, out, o->n_allow_origins
+                     ? "CORS: unsupported origin"
+                     : "CORS: no origin is allowed (see "
+                       "--control-cors-allow-origin)");
     return;
   }
-  out->allow_origin = o->allow_origins ? origin : "*";
+  out->allow_origin = o->cors_wildcard ? "*" : origin;
   out->vary_origin = o->n_allow_origins >= 2;
   if (strcmp(method, "OPTIONS") != 0) return;
   if (acrm == NULL) {

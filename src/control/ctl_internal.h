@@ -36,7 +36,8 @@ typedef struct el__ctl_cors_s {
  *   headers, or NULL when absent. All borrowed; out->allow_origin may
  *   point into origin. Cannot fail. Thread: any.
  * Rules: no Origin passes unless require_origin (then fails); an Origin
- * outside the allow-list fails; OPTIONS with an Origin is a preflight and
+ * fails unless the wildcard is on or it is in the allow-list (empty by
+ * default: closed); OPTIONS with an Origin is a preflight and
  * fails when Access-Control-Request-Method is missing or not a listed
  * method, or a requested header is not listed. A failure passes the
  * request on without CORS headers when ignore_failure is set. */

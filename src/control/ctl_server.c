@@ -1,14 +1,16 @@
-/* ctl_server.c: the control server's HTTP side (libmicrohttpd) and its
- * hand-over to the libuv loop thread. spec/reference-behaviour.md §8.
+/* ctl_server.c: the control server's HTTP side (libmicrohttpd, through
+ * the limits and deadlines of httpd.h) and its hand-over to the libuv
+ * loop thread. spec/reference-behaviour.md §8, docs/security.md.
  *
  * Threads: libmicrohttpd runs a listening thread and one thread per
- * connection (at most CONN_MAX). A connection thread that has a command to
- * send queues a job, wakes the loop thread with uv_async_send and waits on
- * a condition variable (at most WAIT_MS) for the result of the send
- * callback, which runs on the loop thread. The loop thread never waits for
- * HTTP threads, so a slow or hostile client cannot block the daemon; a
- * busy loop at worst makes the request time out with 503. The loop thread
- * sends queued messages at least GAP_MS apart (see pump).
+ * connection (bounded by httpd.h's limits). A connection thread that has
+ * a command to send queues a job, wakes the loop thread with
+ * uv_async_send and waits on a condition variable (at most WAIT_MS) for
+ * the result of the send callback, which runs on the loop thread. The
+ * loop thread never waits for HTTP threads, so a slow or hostile client
+ * cannot block the daemon; a busy loop at worst makes the request time
+ * out with 503. The loop thread sends queued messages at least GAP_MS
+ * apart (see pump).
  *
  * Request life: the first call of the access handler applies CORS, routes
  * and sets up the body parser (libmicrohttpd's post processor for
@@ -27,14 +29,13 @@
 #include <uv.h>
 
 #include "control/ctl_internal.h"
+#include "control/httpd.h"
 
 #define BODY_MAX 8192  /* bytes of request body accepted */
 #define QUEUE_MAX 64   /* commands waiting for the loop thread */
 #define WAIT_MS 2000   /* how long a request waits for the loop thread */
 #define GAP_MS 5       /* minimum time between two messages sent */
 #define DISCARD_MAX (1 << 20) /* oversized body bytes read before closing */
-#define CONN_MAX 32    /* concurrent HTTP connections */
-#define CONN_TIMEOUT_S 10 /* idle HTTP connections are closed after this */
 
 /* One command handed from an HTTP thread to the loop thread. */
 typedef struct job_s {
@@ -49,7 +50,7 @@ typedef struct job_s {
 } job_t;
 
 struct el_ctl_server_s {
-  struct MHD_Daemon *mhd;    /* NULL once stopped */
+  el_ctl_httpd_t *http;      /* NULL once stopped */
   uv_async_t async;          /* wakes the loop thread; unreferenced */
   uv_timer_t pace;           /* spaces sends GAP_MS apart; unreferenced */
   uint64_t next_send_ms;     /* loop time before which nothing is sent */
@@ -597,14 +598,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
-  if (el_log_enabled(EL_LOG_DEBUG)) {
-    char buf[256];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    el_log(EL_LOG_DEBUG, "control: libmicrohttpd: %s", buf);
-  }
-}
-
 /* {====== lifetime ======} */
 
 static int copy_opts(el_ctl_opts_t *dst, const el_ctl_opts_t *src) {
@@ -622,15 +615,15 @@ static int copy_opts(el_ctl_opts_t *dst, const el_ctl_opts_t *src) {
   return 0;
 }
 
-static struct MHD_Daemon *start_mhd(el_ctl_server_t *s, unsigned flags) {
-  flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-           MHD_USE_POLL | MHD_USE_ERROR_LOG; /* poll: no FD_SETSIZE limit */
-  return MHD_start_daemon(
-      flags, (uint16_t)s->opts.port, NULL, NULL, on_request, s,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_MAX,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
-      MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_END);
+static int start_http(el_ctl_server_t *s) {
+  el_ctl_httpd_conf_t hc = {
+      .name = "control server", .option = "--control-host",
+      .host = s->opts.host, .port = s->opts.port,
+      .handler = on_request, .handler_cls = s,
+      .completed = on_completed, .completed_cls = s,
+      .health = false}; /* GET /health is a route of ours (with CORS) */
+  el_ctl_httpd_limits_default(&hc.limits);
+  return el_ctl_httpd_start(&hc, &s->http);
 }
 
 static void release(el_ctl_server_t *s) {
@@ -670,25 +663,18 @@ int el_ctl_server_start(void *loop, const el_ctl_opts_t *opts,
     release(s);
     return EL_ENOMEM;
   }
-  errno = 0;
-  s->mhd = start_mhd(s, MHD_USE_DUAL_STACK);
-  if (s->mhd == NULL && errno != EADDRINUSE) s->mhd = start_mhd(s, 0);
-  if (s->mhd == NULL) {
-    rc = errno ? -errno : EL_EINVAL;
-    el_log(EL_LOG_ERROR, "Cannot start control server on port %d: %s",
-           opts->port, el_strerror(rc));
+  rc = start_http(s); /* logs what failed, with the address */
+  if (rc < 0) {
     release(s);
     return rc;
   }
-  const union MHD_DaemonInfo *info =
-      MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  s->port = info ? info->port : opts->port;
+  s->port = el_ctl_httpd_port(s->http);
   if (loop) {
     /* Loop thread: uv_async_init is safe here, and the HTTP threads only
      * call uv_async_send, which is thread-safe. */
     rc = uv_async_init(loop, &s->async, on_async);
     if (rc < 0) {
-      MHD_stop_daemon(s->mhd);
+      el_ctl_httpd_stop(s->http);
       release(s);
       return rc;
     }
@@ -706,6 +692,11 @@ int el_ctl_server_start(void *loop, const el_ctl_opts_t *opts,
 
 int el_ctl_server_port(const el_ctl_server_t *s) { return s->port; }
 
+void el_ctl_server_http_stats(const el_ctl_server_t *s,
+                              el_ctl_httpd_stats_t *out) {
+  el_ctl_httpd_stats(s->http, out);
+}
+
 void el_ctl_server_counts(const el_ctl_server_t *s, uint64_t out[3]) {
   for (int k = 0; k < 3; k++)
     out[k] = atomic_load(&((el_ctl_server_t *)s)->counts[k]);
@@ -717,8 +708,8 @@ void el_ctl_server_free(el_ctl_server_t *s) {
   s->stopping = 1;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
-  if (s->mhd) MHD_stop_daemon(s->mhd); /* joins every HTTP thread */
-  s->mhd = NULL;
+  el_ctl_httpd_stop(s->http); /* joins every HTTP thread */
+  s->http = NULL;
   if (s->has_loop) {
     uv_close((uv_handle_t *)&s->async, on_closed);
     uv_close((uv_handle_t *)&s->pace, on_closed);

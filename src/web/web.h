@@ -9,9 +9,11 @@
  *     demo/config/otelcol.yaml) would name and label it;
  *   - for the web view, a bounded history of every metric series, the last
  *     log records, user markers, thread labels and states, and GC pauses.
- * Two libmicrohttpd daemons (one per port, each with its own thread) serve
- * /metrics and the page + /api/data. Nothing is created when both ports are
- * unset, so the pipeline pays nothing then.
+ * Two libmicrohttpd servers (one per port, each with the connection
+ * limits, deadlines and reserved GET /health of src/control/httpd.h)
+ * serve /metrics and the page + /api/data, on 127.0.0.1 unless
+ * --prometheus-host / --web-host say otherwise (docs/security.md). Nothing
+ * is created when both ports are unset, so the pipeline pays nothing then.
  *
  * Thread: el_web_new/start/free and the exporter's callbacks run on the
  * loop thread; the HTTP handlers run on libmicrohttpd's threads. */
@@ -23,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../config/config.h"
+#include "../control/control.h"
 #include "../telemetry/telemetry.h"
 
 #ifdef __cplusplus
@@ -32,19 +36,31 @@ extern "C" {
 typedef struct el_web_opts_s {
   int prom_port;              /* --prometheus-port, 0..65535; -1 = off */
   int web_port;               /* --web-port, 0..65535; -1 = off */
+  char prom_host[EL_CTL_HOST_MAX + 1]; /* --prometheus-host; "" = the
+                                 default, 127.0.0.1 */
+  char web_host[EL_CTL_HOST_MAX + 1];  /* --web-host; "" = 127.0.0.1 */
   int control_port;           /* control server port for the page's
                                  buttons; -1 = no control server */
   const char *service_name;   /* shown by the page; borrowed */
   char err[160];              /* message of the last parse error */
 } el_web_opts_t;
 
-/* Fill o with the defaults (both off). */
+/* Fill o with the defaults (both off; hosts empty: 127.0.0.1). */
 void el_web_opts_init(el_web_opts_t *o);
 
-/* Parse one option at argv[*i]: --prometheus-port PORT, --web-port PORT
- * (also --name=VALUE). PORT is 0..65535 (0: any free port). Returns 1 and
- * advances *i when consumed, 0 when not ours, EL_EUSAGE with o->err set. */
+/* Parse one option at argv[*i]: --prometheus-port PORT, --web-port PORT,
+ * --prometheus-host HOST, --web-host HOST (also --name=VALUE). PORT is
+ * 0..65535 (0: any free port). HOST is an address or name to bind
+ * (el_ctl_host_check; resolved when the server starts); a host alone does
+ * not turn a server on. Returns 1 and advances *i when consumed, 0 when
+ * not ours, EL_EUSAGE with o->err set (naming the option and value). */
 int el_web_opts_parse(el_web_opts_t *o, int argc, char **argv, int *i);
+
+/* Take from the configuration file's web: key whatever the command line
+ * left unset (ports -1, hosts ""): web.prometheus_port, web.web_port,
+ * web.prometheus_host, web.web_host. cfg may be NULL. Thread: any.
+ * docs/web.md "Options". */
+void el_web_opts_from_config(el_web_opts_t *o, const el_cfg_t *cfg);
 
 /* Print the options' help lines to out. */
 void el_web_opts_help(FILE *out);
@@ -59,11 +75,22 @@ typedef struct el_web_s el_web_t;
  * store is freed). Returns 0 or EL_ENOMEM. Thread: loop. */
 int el_web_new(const el_web_opts_t *o, el_web_t **out, el_tm_exporter_t *ex);
 
-/* Start the HTTP servers on all interfaces. Logs "Starting Prometheus
- * endpoint on <port>" / "Starting web view on <port>" at INFO. Returns 0,
- * or a negated errno / EL_EINVAL when a port cannot be bound (nothing left
- * running). */
+/* Start the HTTP servers on their hosts (127.0.0.1 by default). Logs
+ * "Starting Prometheus endpoint on <port>" / "Starting web view on
+ * <port>" at INFO. Returns 0, or a negated errno / EL_EINVAL when a host
+ * does not resolve or a port cannot be bound (logged with the option and
+ * value; nothing left running). */
 int el_web_start(el_web_t *w);
+
+/* Let the web view's own page call the control server: add its origins
+ * to ctl's CORS allow-list (el_ctl_opts_allow_origin) - http://localhost,
+ * http://127.0.0.1 and http://[::1] with the view's bound port, and
+ * http://<--web-host>:<port> when that is a specific address or name
+ * (not 0.0.0.0 or ::, whose names the daemon cannot know: list them with
+ * --control-cors-allow-origin). Nothing when the view is off. Call after
+ * el_web_start and before el_ctl_server_start. Returns 0 or EL_ENOMEM.
+ * Thread: any. docs/security.md "CORS". */
+int el_web_allow_page_origins(const el_web_t *w, el_ctl_opts_t *ctl);
 
 /* The bound ports (useful after port 0), -1 when off. Thread: any. */
 int el_web_prom_port(const el_web_t *w);

@@ -1,6 +1,7 @@
 /* web_http.c: options, lifetime, the exporter glue and the two
  * libmicrohttpd servers of the embedded Prometheus endpoint and web view
- * (web.h, docs/web.md). */
+ * (web.h, docs/web.md), run through src/control/httpd.h for their limits,
+ * deadlines and GET /health (docs/security.md). */
 #include <errno.h>
 #include <microhttpd.h>
 #include <signal.h>
@@ -22,8 +23,10 @@ typedef struct web_asset_s {
 extern const web_asset_t el_web_assets[];
 extern const size_t el_web_nassets;
 
-#define CONN_MAX 64
-#define CONN_TIMEOUT_S 30
+/* The whole-exchange deadline of the web view: its /api/data answers can
+ * be megabytes for a remote browser. /metrics keeps httpd.h's 10 s, the
+ * scrape timeout Prometheus uses by default. */
+#define VIEW_REQUEST_MS 30000
 
 /* {====== options ======} */
 
@@ -47,21 +50,52 @@ static int parse_port(el_web_opts_t *o, const char *name, const char *v,
   return 1;
 }
 
+static int parse_host(el_web_opts_t *o, const char *name, const char *v,
+                      char out[EL_CTL_HOST_MAX + 1]) {
+  if (el_ctl_host_check(v) < 0) {
+    snprintf(o->err, sizeof o->err,
+             "%s: expected an address or host name to listen on (1..255 "
+             "bytes, no spaces), got '%.64s'", name, v ? v : "");
+    return EL_EUSAGE;
+  }
+  snprintf(out, EL_CTL_HOST_MAX + 1, "%s", v);
+  return 1;
+}
+
 int el_web_opts_parse(el_web_opts_t *o, int argc, char **argv, int *i) {
   const char *v = NULL;
   if (el_opt_value(argc, argv, i, "--prometheus-port", &v))
     return parse_port(o, "--prometheus-port", v, &o->prom_port);
   if (el_opt_value(argc, argv, i, "--web-port", &v))
     return parse_port(o, "--web-port", v, &o->web_port);
+  if (el_opt_value(argc, argv, i, "--prometheus-host", &v))
+    return parse_host(o, "--prometheus-host", v, o->prom_host);
+  if (el_opt_value(argc, argv, i, "--web-host", &v))
+    return parse_host(o, "--web-host", v, o->web_host);
   return 0;
+}
+
+void el_web_opts_from_config(el_web_opts_t *o, const el_cfg_t *cfg) {
+  const char *h;
+  if (o->prom_port < 0) o->prom_port = el_cfg_web_port(cfg, true);
+  if (o->web_port < 0) o->web_port = el_cfg_web_port(cfg, false);
+  if (!o->prom_host[0] && (h = el_cfg_web_host(cfg, true)))
+    snprintf(o->prom_host, sizeof o->prom_host, "%s", h);
+  if (!o->web_host[0] && (h = el_cfg_web_host(cfg, false)))
+    snprintf(o->web_host, sizeof o->web_host, "%s", h);
 }
 
 void el_web_opts_help(FILE *out) {
   fputs("  --prometheus-port PORT   serve /metrics (Prometheus text format,\n"
         "                           OpenMetrics on request) on PORT\n"
+        "  --prometheus-host HOST   the address it listens on (default\n"
+        "                           127.0.0.1: this host only; 0.0.0.0 or\n"
+        "                           :: for every interface)\n"
         "  --web-port PORT          serve a live web view on PORT; with a\n"
         "                           file source, keep serving after the\n"
-        "                           replay until interrupted (docs/web.md)\n",
+        "                           replay until interrupted (docs/web.md)\n"
+        "  --web-host HOST          the address it listens on (default\n"
+        "                           127.0.0.1; docs/security.md)\n",
         out);
 }
 
@@ -197,55 +231,69 @@ static enum MHD_Result on_view(void *cls, struct MHD_Connection *c,
   return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  if (el_log_enabled(EL_LOG_DEBUG)) {
-    char buf[256];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    el_log(EL_LOG_DEBUG, "web: libmicrohttpd: %s", buf);
-  }
-}
-
-static struct MHD_Daemon *start_one(int port, MHD_AccessHandlerCallback cb,
-                                    void *cls, int *bound) {
-  unsigned base = MHD_USE_INTERNAL_POLLING_THREAD |
-                  MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-                  MHD_USE_ERROR_LOG;
-  struct MHD_Daemon *d = NULL;
-  for (int pass = 0; pass < 2 && !d; pass++) {
-    d = MHD_start_daemon(
-        base | (pass == 0 ? MHD_USE_DUAL_STACK : 0), (uint16_t)port, NULL,
-        NULL, cb, cls, MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_MAX,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
-  }
-  if (!d) return NULL;
-  const union MHD_DaemonInfo *info =
-      MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-  *bound = info ? info->port : port;
-  return d;
+/* Start one server; returns 0 or the error of el_ctl_httpd_start. */
+static int start_one(const char *name, const char *option, const char *host,
+                     int port, unsigned request_ms,
+                     MHD_AccessHandlerCallback cb, void *cls,
+                     el_ctl_httpd_t **out, int *bound) {
+  el_ctl_httpd_conf_t hc = {.name = name, .option = option, .host = host,
+                            .port = port, .handler = cb, .handler_cls = cls,
+                            .health = true};
+  el_ctl_httpd_limits_default(&hc.limits);
+  if (request_ms) hc.limits.request_ms = request_ms;
+  int rc = el_ctl_httpd_start(&hc, out);
+  if (rc == 0) *bound = el_ctl_httpd_port(*out);
+  return rc;
 }
 
 int el_web_start(el_web_t *w) {
+  int rc;
   if (w->opts.prom_port >= 0) {
-    int e;
-    w->prom_d = start_one(w->opts.prom_port, on_prom, w, &w->prom_port);
-    if (!w->prom_d) {
-      e = errno ? -errno : EL_EINVAL;
-      return e;
-    }
+    rc = start_one("Prometheus endpoint", "--prometheus-host",
+                   w->opts.prom_host, w->opts.prom_port, 0, on_prom, w,
+                   &w->prom_d, &w->prom_port);
+    if (rc < 0) return rc;
     el_log(EL_LOG_INFO, "Starting Prometheus endpoint on %d", w->prom_port);
   }
   if (w->opts.web_port >= 0) {
-    w->view_d = start_one(w->opts.web_port, on_view, w, &w->view_port);
-    if (!w->view_d) {
-      int e = errno ? -errno : EL_EINVAL;
-      if (w->prom_d) MHD_stop_daemon(w->prom_d);
+    rc = start_one("web view", "--web-host", w->opts.web_host,
+                   w->opts.web_port, VIEW_REQUEST_MS, on_view, w,
+                   &w->view_d, &w->view_port);
+    if (rc < 0) {
+      el_ctl_httpd_stop(w->prom_d);
       w->prom_d = NULL;
       w->prom_port = -1;
-      return e;
+      return rc;
     }
     el_log(EL_LOG_INFO, "Starting web view on %d", w->view_port);
+  }
+  return 0;
+}
+
+/* Is h one of the addresses meaning "every interface"? */
+static bool is_any(const char *h) {
+  return !strcmp(h, "0.0.0.0") || !strcmp(h, "::") || !strcmp(h, "[::]");
+}
+
+int el_web_allow_page_origins(const el_web_t *w, el_ctl_opts_t *ctl) {
+  if (!w || !w->view_d) return 0;
+  const char *hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
+  const char *own = w->opts.web_host;
+  char bracketed[EL_CTL_HOST_MAX + 3];
+  if (own[0] && !is_any(own)) {
+    /* An IPv6 address goes in brackets in an origin. */
+    bool v6 = strchr(own, ':') && own[0] != '[';
+    snprintf(bracketed, sizeof bracketed, v6 ? "[%s]" : "%s", own);
+    hosts[3] = bracketed;
+  }
+  for (size_t k = 0; k < EL_ARRAY_LEN(hosts) && hosts[k]; k++) {
+    char origin[EL_CTL_HOST_MAX + 32];
+    snprintf(origin, sizeof origin, "http://%s:%d", hosts[k], w->view_port);
+    if (el_ctl_opts_allow_origin(ctl, origin) < 0) {
+      el_log(EL_LOG_ERROR, "web view: out of memory: its buttons cannot "
+             "call the control server (CORS)");
+      return EL_ENOMEM;
+    }
   }
   return 0;
 }
@@ -293,8 +341,8 @@ int el_web_serve_until_signal(el_web_t *w) {
 
 void el_web_free(el_web_t *w) {
   if (!w) return;
-  if (w->prom_d) MHD_stop_daemon(w->prom_d);
-  if (w->view_d) MHD_stop_daemon(w->view_d);
+  el_ctl_httpd_stop(w->prom_d);
+  el_ctl_httpd_stop(w->view_d);
   web_model_clear(w);
   el_free(w->service);
   pthread_mutex_destroy(&w->mu);

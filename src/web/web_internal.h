@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "../control/httpd.h"
 #include "web.h"
 
 /* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings)
@@ -88,7 +89,7 @@ struct el_web_s {
   bool view;                  /* keep the history for the page */
   int control_port;
   bool ended;
-  struct MHD_Daemon *prom_d, *view_d;
+  el_ctl_httpd_t *prom_d, *view_d; /* the servers, NULL when off */
   int prom_port, view_port;
   /* metrics */
   web_family_t **fam;

@@ -80,7 +80,12 @@ done
 grep -q '"command":"request-heap-census"' "$tmp/body" \
   || fail "200 body does not name the command: $(cat "$tmp/body")"
 expect 200 "${F[@]}" "$base/control/ghc-stack-profiler/1"
-expect 200 "${F[@]}" -H 'Origin: http://localhost:3000' "$base/control/ghc-stack-profiler/2"
+# CORS is closed by default (docs/security.md): a page on another origin
+# cannot send commands; nothing is sent.
+expect 400 "${F[@]}" -H 'Origin: http://localhost:3000' "$base/control/ghc-stack-profiler/2"
+grep -q 'control-cors-allow-origin' "$tmp/body" \
+  || fail "CORS refusal does not name the option: $(cat "$tmp/body")"
+expect 200 "${F[@]}" "$base/control/ghc-stack-profiler/2"
 
 # Bad input: documented codes, nothing sent.
 expect 404 "${F[@]}" "$base/control/eventlog-socket/no-such-command"
@@ -98,13 +103,13 @@ expect 413 -X POST --data-binary "@$tmp/big" "$base/control/x/1"
 expect 405 "$base/control/eventlog-socket/request-heap-census"
 expect 200 "$base/health"
 
-# CORS: the default wildcard answers a preflight from Grafana's origin.
-expect 200 -D "$tmp/hdr" -X OPTIONS -H 'Origin: http://localhost:3000' \
+# CORS: closed by default, so a preflight from Grafana's origin fails.
+expect 400 -D "$tmp/hdr" -X OPTIONS -H 'Origin: http://localhost:3000' \
   -H 'Access-Control-Request-Method: POST' \
   -H 'Access-Control-Request-Headers: content-type' \
   "$base/control/eventlog-socket/request-heap-census"
-grep -qi '^Access-Control-Allow-Origin: \*' "$tmp/hdr" \
-  || fail "preflight without Access-Control-Allow-Origin"
+grep -qi '^Access-Control-Allow-Origin' "$tmp/hdr" \
+  && fail "default policy answered with Access-Control-Allow-Origin"
 
 # The stalled client is still open; the daemon still answers.
 expect 200 "$base/health"
@@ -162,6 +167,24 @@ expect 400 -D "$tmp/hdr" "${P[@]}" -H 'Origin: http://evil.example' \
   "http://127.0.0.1:$port/control/eventlog-socket/request-heap-census"
 grep -qi '^Access-Control-Allow-Origin' "$tmp/hdr" \
   && fail "refused preflight carries Access-Control-Allow-Origin"
+
+# '*' opens it to every origin, as the reference's default.
+kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null
+"$DAEMON" --eventlog-socket "$tmp/none.sock" --service-name app -hT \
+  --control-port 0 --control-cors-allow-origin '*' -v info 2>"$tmp/daemon4.err" &
+daemon_pid=$!
+port=
+for _ in $(seq 200); do
+  port=$(sed -n 's/.*Starting control server on \([0-9][0-9]*\).*/\1/p' \
+    "$tmp/daemon4.err" | head -1)
+  [ -n "$port" ] && break
+  sleep 0.05
+done
+expect 200 -D "$tmp/hdr" "${P[@]}" -H 'Origin: http://localhost:3000' \
+  -H 'Access-Control-Request-Headers: content-type' \
+  "http://127.0.0.1:$port/control/eventlog-socket/request-heap-census"
+grep -qi '^Access-Control-Allow-Origin: \*' "$tmp/hdr" \
+  || fail "wildcard preflight without Access-Control-Allow-Origin: *"
 
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; tail -5 "$tmp/daemon.err"; exit 1; }
 echo "ok"

@@ -130,6 +130,7 @@ if [ -x "$PEER" ]; then
   cport=$(free_port)
   "$DAEMON" --service-name=oddball --eventlog-socket="$TMP/ctl.sock" \
     --control --control-port="$cport" --control-cors-ignore-failure \
+    --control-cors-allow-origin=http://localhost:3000 \
     --otelcol-host=127.0.0.1 --otelcol-port="$port" \
     > "$TMP/daemon-control.log" 2>&1 &
   BG_PIDS+=($!)

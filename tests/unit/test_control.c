@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <poll.h>
+#include <errno.h>
 
 #include <cmocka.h>
 #include <lauxlib.h>
@@ -29,6 +31,7 @@
 
 #include "control/control.h"
 #include "control/ctl_internal.h"
+#include "control/httpd.h"
 #include "source/source.h"
 
 /* "eventlog-socket" in hex: 65 76 65 6E 74 6C 6F 67 2D 73 6F 63 6B 65 74 */
@@ -183,19 +186,22 @@ static void test_opts_defaults_and_values(void **st) {
   el_ctl_opts_init(&o);
   assert_int_equal(o.enabled, 0);
   assert_int_equal(o.port, 30719);
+  assert_string_equal(o.host, ""); /* 127.0.0.1 */
   assert_null(o.allow_origins);
+  assert_int_equal(o.cors_wildcard, 0); /* closed */
   assert_int_equal(o.max_age_s, -1);
   char *argv[] = {"--control-port", "1234", "--other",
                   "--control-cors-allow-origin=http://a:3000, http://b",
                   "--control-cors-allow-origin", "http://c",
                   "--control-cors-max-age=600",
                   "--control-cors-require-origin",
-                  "--control-cors-ignore-failure"};
+                  "--control-cors-ignore-failure", "--control-host=::1"};
   int rest;
-  assert_int_equal(parse_all(&o, 9, argv, &rest), 0);
+  assert_int_equal(parse_all(&o, 10, argv, &rest), 0);
   assert_int_equal(rest, 1);
   assert_int_equal(o.enabled, 1); /* implied */
   assert_int_equal(o.port, 1234);
+  assert_string_equal(o.host, "::1");
   assert_int_equal(o.n_allow_origins, 3);
   assert_string_equal(o.allow_origins[0], "http://a:3000");
   assert_string_equal(o.allow_origins[1], "http://b");
@@ -203,8 +209,23 @@ static void test_opts_defaults_and_values(void **st) {
   assert_int_equal(o.max_age_s, 600);
   assert_int_equal(o.require_origin, 1);
   assert_int_equal(o.ignore_failure, 1);
+  assert_int_equal(o.cors_wildcard, 0);
+  /* The daemon's own page is added once; the wildcard makes lists moot. */
+  assert_int_equal(el_ctl_opts_allow_origin(&o, "http://c"), 0);
+  assert_int_equal(el_ctl_opts_allow_origin(&o, "http://d:8080"), 0);
+  assert_int_equal(o.n_allow_origins, 4);
   el_ctl_opts_close(&o);
   assert_null(o.allow_origins);
+  assert_string_equal(o.host, "");
+  char *wild[] = {"--control-cors-allow-origin", "http://a, *"};
+  int i = 0;
+  assert_int_equal(el_ctl_opts_parse(&o, 2, wild, &i), 1);
+  assert_int_equal(o.cors_wildcard, 1);
+  assert_null(o.allow_origins);
+  assert_int_equal(el_ctl_opts_allow_origin(&o, "http://d:8080"), 0);
+  assert_null(o.allow_origins);
+  el_ctl_opts_close(&o);
+  assert_int_equal(o.cors_wildcard, 0);
 }
 
 static void test_opts_each_implies_control(void **st) {
@@ -213,8 +234,9 @@ static void test_opts_each_implies_control(void **st) {
                           {"--control-cors-max-age", "1"},
                           {"--control-cors-allow-origin", "*"},
                           {"--control-port", "0"},
+                          {"--control-host", "0.0.0.0"},
                           {"--control", NULL}};
-  for (size_t k = 0; k < 6; k++) {
+  for (size_t k = 0; k < 7; k++) {
     el_ctl_opts_t o;
     el_ctl_opts_init(&o);
     char *argv[2] = {(char *)one[k][0], (char *)one[k][1]};
@@ -222,7 +244,8 @@ static void test_opts_each_implies_control(void **st) {
     assert_int_equal(el_ctl_opts_parse(&o, one[k][1] ? 2 : 1, argv, &i), 1);
     assert_int_equal(i, one[k][1] ? 2 : 1);
     assert_int_equal(o.enabled, 1);
-    assert_null(o.allow_origins); /* "*" is the wildcard */
+    assert_null(o.allow_origins); /* "*" is the wildcard flag */
+    assert_int_equal(o.cors_wildcard, k == 3);
     el_ctl_opts_close(&o);
   }
 }
@@ -232,8 +255,11 @@ static void test_opts_errors(void **st) {
                           {"--control-port", "x"},
                           {"--control-port", NULL},
                           {"--control-cors-max-age", "-1"},
-                          {"--control-cors-allow-origin", " , "}};
-  for (size_t k = 0; k < 5; k++) {
+                          {"--control-cors-allow-origin", " , "},
+                          {"--control-host", ""},
+                          {"--control-host", "a b"},
+                          {"--control-host", NULL}};
+  for (size_t k = 0; k < 8; k++) {
     el_ctl_opts_t o;
     el_ctl_opts_init(&o);
     char *argv[2] = {(char *)bad[k][0], (char *)bad[k][1]};
@@ -256,9 +282,38 @@ static void test_opts_errors(void **st) {
 
 /* {====== CORS policy ======} */
 
+/* By default no origin is allowed (docs/security.md): a browser page
+ * elsewhere cannot make the daemon send commands. Requests without an
+ * Origin (curl, scripts) pass. */
+static void test_cors_closed_by_default(void **st) {
+  el_ctl_opts_t o;
+  el_ctl_opts_init(&o);
+  el__ctl_cors_t c;
+  el__ctl_cors_decide(&o, "POST", NULL, NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  assert_null(c.allow_origin);
+  el__ctl_cors_decide(&o, "POST", "http://grafana:3000", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  assert_null(c.allow_origin);
+  assert_non_null(strstr(c.error, "--control-cors-allow-origin"));
+  el__ctl_cors_decide(&o, "OPTIONS", "http://grafana:3000", "POST",
+                      "content-type", &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  el__ctl_cors_decide(&o, "GET", "http://localhost:8080", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_FAIL);
+  /* The reference's workaround flag still lets failures through. */
+  o.ignore_failure = 1;
+  el__ctl_cors_decide(&o, "POST", "http://grafana:3000", NULL, NULL, &c);
+  assert_int_equal(c.action, EL__CORS_PASS);
+  assert_null(c.allow_origin);
+}
+
 static void test_cors_wildcard(void **st) {
   el_ctl_opts_t o;
   el_ctl_opts_init(&o);
+  char *argv[] = {"--control-cors-allow-origin", "*"};
+  int i = 0;
+  assert_int_equal(el_ctl_opts_parse(&o, 2, argv, &i), 1);
   el__ctl_cors_t c;
   el__ctl_cors_decide(&o, "POST", NULL, NULL, NULL, &c);
   assert_int_equal(c.action, EL__CORS_PASS);
@@ -695,7 +750,8 @@ static void test_server_concurrent_paced(void **st) {
   fix_stop(f);
 }
 
-/* The server listens on IPv6 too (browsers resolve localhost to ::1). */
+/* By default the server listens on 127.0.0.1 only; --control-host ::1
+ * (or ::, every interface) puts it on IPv6. */
 static void test_server_ipv6(void **st) {
   if (!have_curl()) skip();
   int probe = socket(AF_INET6, SOCK_STREAM, 0);
@@ -705,9 +761,15 @@ static void test_server_ipv6(void **st) {
   if (probe >= 0) close(probe);
   if (!v6) skip();
   fix_t *f = fix_start(0, NULL);
+  char out[4096];
   snprintf(f->base, sizeof f->base, "http://[::1]:%d",
            el_ctl_server_port(f->srv));
-  char out[4096];
+  assert_int_equal(curl(f, "-g " FORM " ^/control/x/1", out, sizeof out), 0);
+  fix_stop(f);
+  char *argv[] = {"--control-host", "::1"};
+  f = fix_start(2, argv);
+  snprintf(f->base, sizeof f->base, "http://[::1]:%d",
+           el_ctl_server_port(f->srv));
   assert_int_equal(curl(f, "-g " FORM " ^/control/x/1", out, sizeof out),
                    200);
   assert_int_equal(f->rec.len, 8);
@@ -731,9 +793,37 @@ static void test_server_loop_busy(void **st) {
   fix_stop(f);
 }
 
-static void test_server_cors_wildcard(void **st) {
+/* Closed by default: a page elsewhere cannot use the server; a request
+ * without Origin can. */
+static void test_server_cors_closed(void **st) {
   if (!have_curl()) skip();
   fix_t *f = fix_start(0, NULL);
+  char out[8192];
+  assert_int_equal(curl(f,
+                        "-H 'Origin: http://localhost:3000' " FORM
+                        " ^/control/x/1",
+                        out, sizeof out),
+                   400);
+  assert_null(strstr(out, "Access-Control-Allow-Origin"));
+  assert_non_null(strstr(out, "--control-cors-allow-origin"));
+  assert_int_equal(
+      curl(f,
+           "-X OPTIONS -H 'Origin: http://localhost:3000' "
+           "-H 'Access-Control-Request-Method: POST' "
+           "^/control/eventlog-socket/request-heap-census",
+           out, sizeof out),
+      400);
+  assert_null(strstr(out, "Access-Control-Allow-Origin"));
+  assert_int_equal(f->rec.calls, 0); /* nothing sent */
+  assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 200);
+  assert_int_equal(f->rec.calls, 1);
+  fix_stop(f);
+}
+
+static void test_server_cors_wildcard(void **st) {
+  if (!have_curl()) skip();
+  char *argv[] = {"--control-cors-allow-origin", "*"};
+  fix_t *f = fix_start(2, argv);
   char out[8192];
   assert_int_equal(
       curl(f,
@@ -815,8 +905,9 @@ static void test_server_cors_flags(void **st) {
   assert_non_null(strstr(out, "Access-Control-Allow-Origin: *"));
   assert_non_null(strstr(out, "Access-Control-Allow-Headers: *"));
   fix_stop(f);
-  char *argv2[] = {"--control-cors-require-origin"};
-  f = fix_start(1, argv2);
+  char *argv2[] = {"--control-cors-require-origin",
+                   "--control-cors-allow-origin=http://a"};
+  f = fix_start(2, argv2);
   assert_int_equal(curl(f, FORM " ^/control/x/1", out, sizeof out), 400);
   assert_int_equal(curl(f, "-H 'Origin: http://a' " FORM " ^/control/x/1",
                         out, sizeof out),
@@ -1000,6 +1091,283 @@ static void test_server_source_peer(void **st) {
   rmdir(dir);
 }
 
+/* {====== httpd.h: deadlines, limits, reserve ======} */
+
+/* A server's routes for these tests: GET answers "ok" at once; POST reads
+ * its whole body first. */
+static enum MHD_Result hd_handler(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *data,
+                                  size_t *size, void **con_cls) {
+  static int marker;
+  if (*con_cls == NULL) {
+    *con_cls = &marker;
+    if (strcmp(method, "POST") == 0) return MHD_YES;
+  }
+  if (*size) {
+    *size = 0;
+    return MHD_YES;
+  }
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(3, "ok\n", MHD_RESPMEM_PERSISTENT);
+  enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+/* Limits for tests: nothing displaced and no deadline within a test's
+ * run (even on a loaded machine) unless the test says so. */
+static el_ctl_httpd_limits_t hd_limits(void) {
+  el_ctl_httpd_limits_t l;
+  el_ctl_httpd_limits_default(&l);
+  l.evict_after_ms = 600000;
+  l.header_ms = 60000;
+  l.request_ms = 120000;
+  l.reserve_ms = 60000;
+  return l;
+}
+
+static el_ctl_httpd_t *hd_start(const el_ctl_httpd_limits_t *l, bool health,
+                                fix_t *f) {
+  el_ctl_httpd_conf_t hc = {.name = "test server", .option = "--test-host",
+                            .port = 0, .handler = hd_handler,
+                            .health = health, .limits = *l};
+  el_ctl_httpd_t *h = NULL;
+  assert_int_equal(el_ctl_httpd_start(&hc, &h), 0);
+  assert_string_equal(el_ctl_httpd_address(h), "127.0.0.1");
+  memset(f, 0, sizeof *f);
+  snprintf(f->base, sizeof f->base, "http://127.0.0.1:%d",
+           el_ctl_httpd_port(h));
+  return h;
+}
+
+static double ms_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* A TCP connection to 127.0.0.1:port from the local address src (any
+ * 127.x.y.z: Linux routes all of 127/8 to lo), with text sent. */
+static int raw_connect(const char *src, int port, const char *text) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  assert_int_equal(inet_pton(AF_INET, src, &a.sin_addr), 1);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  a.sin_port = htons((uint16_t)port);
+  assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &a.sin_addr), 1);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  size_t n = strlen(text);
+  if (n) assert_int_equal(send(fd, text, n, MSG_NOSIGNAL), (ssize_t)n);
+  return fd;
+}
+
+/* Has the server closed fd (end of file or reset) within ms? Reads and
+ * drops whatever else arrives. */
+static int closed_within(int fd, int ms) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    int left = ms - (int)ms_since(&t0);
+    if (left <= 0) return 0;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, left) <= 0) continue;
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return 1;
+  }
+}
+
+/* A client trickling its request headers, a byte every 200 ms (so that
+ * libmicrohttpd's idle timeout never fires), is cut off at the header
+ * deadline. Timing bound generous; the figure is printed. */
+static void test_httpd_header_deadline(void **st) {
+  el_ctl_httpd_limits_t l = hd_limits();
+  l.header_ms = 1000;
+  l.request_ms = 3000;
+  fix_t f;
+  el_ctl_httpd_t *h = hd_start(&l, false, &f);
+  int fd = raw_connect("127.0.0.1", el_ctl_httpd_port(h),
+                       "GET / HTTP/1.1\r\nX-Slow: ");
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int cut = 0;
+  while (!cut && ms_since(&t0) < 10000) {
+    cut = closed_within(fd, 200);
+    if (!cut) send(fd, "a", 1, MSG_NOSIGNAL);
+  }
+  double t = ms_since(&t0);
+  printf("# trickling client cut off after %.0f ms (header deadline "
+         "1000 ms)\n", t);
+  assert_true(cut);
+  assert_true(t >= 900 && t < 8000);
+  close(fd);
+  el_ctl_httpd_stats_t s;
+  el_ctl_httpd_stats(h, &s);
+  assert_int_equal(s.cut_header, 1);
+  assert_int_equal(s.cut_request, 0);
+  el_ctl_httpd_stop(h);
+}
+
+/* Headers on time, then a body trickled a byte every 200 ms: cut off at
+ * the whole-request deadline. */
+static void test_httpd_request_deadline(void **st) {
+  el_ctl_httpd_limits_t l = hd_limits();
+  l.header_ms = 1000;
+  l.request_ms = 2000;
+  fix_t f;
+  el_ctl_httpd_t *h = hd_start(&l, false, &f);
+  int fd = raw_connect("127.0.0.1", el_ctl_httpd_port(h),
+                       "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                       "1000\r\n\r\n");
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int cut = 0;
+  while (!cut && ms_since(&t0) < 10000) {
+    cut = closed_within(fd, 200);
+    if (!cut) send(fd, "a", 1, MSG_NOSIGNAL);
+  }
+  double t = ms_since(&t0);
+  printf("# slow body cut off after %.0f ms (request deadline 2000 ms)\n",
+         t);
+  assert_true(cut);
+  assert_true(t >= 1900 && t < 9000);
+  close(fd);
+  el_ctl_httpd_stats_t s;
+  el_ctl_httpd_stats(h, &s);
+  assert_int_equal(s.cut_header, 0);
+  assert_int_equal(s.cut_request, 1);
+  el_ctl_httpd_stop(h);
+}
+
+/* Past the per-address limit a client gets the reserve: 503 with
+ * Retry-After, or 200 for GET /health; past the reserve, its connections
+ * are closed at once. Other addresses (and 127.0.0.1, exempt) are served
+ * normally all along. */
+static void test_httpd_per_address_and_reserve(void **st) {
+  if (!have_curl()) skip();
+  el_ctl_httpd_limits_t l = hd_limits();
+  l.conns = 8;
+  l.conns_per_ip = 2;
+  l.reserve = 4;
+  l.reserve_per_ip = 2;
+  fix_t f;
+  el_ctl_httpd_t *h = hd_start(&l, false, &f);
+  int port = el_ctl_httpd_port(h);
+  const char *part = "GET / HTTP/1.1\r\n";
+  int held[2] = {raw_connect("127.0.0.2", port, part),
+                 raw_connect("127.0.0.2", port, part)};
+  char out[4096];
+  assert_int_equal(curl(&f, "--interface 127.0.0.2 ^/x", out, sizeof out),
+                   503);
+  assert_non_null(strstr(out, "Retry-After: 5"));
+  assert_non_null(strstr(out, "too many connections"));
+  assert_int_equal(curl(&f, "--interface 127.0.0.2 ^/health", out,
+                        sizeof out),
+                   200);
+  assert_non_null(strstr(out, "\r\n\r\n[]"));
+  assert_int_equal(curl(&f, "--interface 127.0.0.3 ^/x", out, sizeof out),
+                   200);
+  assert_int_equal(curl(&f, "^/x", out, sizeof out), 200);
+  /* Fill the address's reserve; the next one is refused. */
+  usleep(300 * 1000); /* the curl connections have gone */
+  int res[2] = {raw_connect("127.0.0.2", port, part),
+                raw_connect("127.0.0.2", port, part)};
+  int extra = raw_connect("127.0.0.2", port, part);
+  assert_true(closed_within(extra, 5000));
+  close(extra);
+  for (int k = 0; k < 2; k++) {
+    assert_false(closed_within(held[k], 100)); /* still served */
+    close(held[k]);
+    close(res[k]);
+  }
+  el_ctl_httpd_stats_t s;
+  el_ctl_httpd_stats(h, &s);
+  printf("# accepted %llu, reserve %llu, busy %llu, health %llu, refused "
+         "%llu\n", (unsigned long long)s.accepted,
+         (unsigned long long)s.reserve, (unsigned long long)s.busy,
+         (unsigned long long)s.health, (unsigned long long)s.refused);
+  assert_int_equal(s.busy, 1);
+  assert_int_equal(s.health, 1);
+  assert_true(s.reserve >= 4);
+  assert_true(s.refused >= 1);
+  assert_int_equal(s.accepted, 4);
+  el_ctl_httpd_stop(h);
+}
+
+/* When every place is taken, a new client displaces the connection that
+ * has waited longest for its headers (past evict_after_ms), and only it. */
+static void test_httpd_displaces_oldest_waiting(void **st) {
+  if (!have_curl()) skip();
+  el_ctl_httpd_limits_t l = hd_limits();
+  l.conns = 3;
+  l.reserve = 1;
+  l.evict_after_ms = 300;
+  fix_t f;
+  el_ctl_httpd_t *h = hd_start(&l, false, &f);
+  int port = el_ctl_httpd_port(h);
+  int fds[3];
+  for (int k = 0; k < 3; k++) {
+    fds[k] = raw_connect("127.0.0.1", port, "GET / HTTP/1.1\r\n");
+    usleep(20 * 1000);
+  }
+  usleep(500 * 1000);
+  char out[4096];
+  assert_int_equal(curl(&f, "^/x", out, sizeof out), 200);
+  assert_true(closed_within(fds[0], 5000));
+  assert_false(closed_within(fds[1], 100));
+  assert_false(closed_within(fds[2], 100));
+  for (int k = 0; k < 3; k++) close(fds[k]);
+  el_ctl_httpd_stats_t s;
+  el_ctl_httpd_stats(h, &s);
+  assert_int_equal(s.evicted, 1);
+  assert_int_equal(s.reserve, 0);
+  el_ctl_httpd_stop(h);
+}
+
+/* health: GET /health is answered by the layer; other paths go to the
+ * server's handler. */
+static void test_httpd_health_route(void **st) {
+  if (!have_curl()) skip();
+  el_ctl_httpd_limits_t l = hd_limits();
+  fix_t f;
+  el_ctl_httpd_t *h = hd_start(&l, true, &f);
+  char out[4096];
+  assert_int_equal(curl(&f, "^/health", out, sizeof out), 200);
+  assert_non_null(strstr(out, "application/json"));
+  assert_int_equal(curl(&f, "-X POST -d x=1 ^/health", out, sizeof out),
+                   405);
+  assert_non_null(strstr(out, "Allow: GET, HEAD"));
+  assert_int_equal(curl(&f, "^/other", out, sizeof out), 200);
+  assert_non_null(strstr(out, "ok"));
+  el_ctl_httpd_stop(h);
+}
+
+/* Hosts: a name that does not resolve and an address this machine does
+ * not have are errors that name the option; nothing is left running. */
+static void test_httpd_bad_hosts(void **st) {
+  size_t base = el_mem_in_use();
+  el_ctl_httpd_conf_t hc = {.name = "test server", .option = "--test-host",
+                            .port = 0, .handler = hd_handler};
+  el_ctl_httpd_limits_default(&hc.limits);
+  el_ctl_httpd_t *h = NULL;
+  hc.host = "no-such-host.invalid";
+  assert_int_equal(el_ctl_httpd_start(&hc, &h), EL_EINVAL);
+  hc.host = "192.0.2.1"; /* TEST-NET-1: not an address of this host */
+  assert_int_equal(el_ctl_httpd_start(&hc, &h), -EADDRNOTAVAIL);
+  hc.limits.conns = 0;
+  hc.host = NULL;
+  assert_int_equal(el_ctl_httpd_start(&hc, &h), EL_EINVAL);
+  assert_null(h);
+  assert_int_equal(el_mem_in_use(), base);
+  assert_int_equal(el_ctl_host_check("0.0.0.0"), 0);
+  assert_int_equal(el_ctl_host_check("::"), 0);
+  assert_int_equal(el_ctl_host_check(""), EL_EINVAL);
+  assert_int_equal(el_ctl_host_check("a\tb"), EL_EINVAL);
+  assert_int_equal(el_ctl_host_check(NULL), EL_EINVAL);
+}
+
 /* {====== out of memory ======} */
 
 static void test_oom_sweep(void **st) {
@@ -1075,6 +1443,7 @@ int main(void) {
       cmocka_unit_test(test_opts_defaults_and_values),
       cmocka_unit_test(test_opts_each_implies_control),
       cmocka_unit_test(test_opts_errors),
+      cmocka_unit_test(test_cors_closed_by_default),
       cmocka_unit_test(test_cors_wildcard),
       cmocka_unit_test(test_cors_allow_list),
       cmocka_unit_test(test_server_builtin_routes),
@@ -1087,12 +1456,19 @@ int main(void) {
       cmocka_unit_test(test_server_concurrent_paced),
       cmocka_unit_test(test_server_ipv6),
       cmocka_unit_test(test_server_loop_busy),
+      cmocka_unit_test(test_server_cors_closed),
       cmocka_unit_test(test_server_cors_wildcard),
       cmocka_unit_test(test_server_cors_allow_list),
       cmocka_unit_test(test_server_cors_flags),
       cmocka_unit_test(test_server_port_in_use),
       cmocka_unit_test(test_server_without_loop),
       cmocka_unit_test(test_server_source_peer),
+      cmocka_unit_test(test_httpd_header_deadline),
+      cmocka_unit_test(test_httpd_request_deadline),
+      cmocka_unit_test(test_httpd_per_address_and_reserve),
+      cmocka_unit_test(test_httpd_displaces_oldest_waiting),
+      cmocka_unit_test(test_httpd_health_route),
+      cmocka_unit_test(test_httpd_bad_hosts),
       cmocka_unit_test(test_lua_control),
       cmocka_unit_test(test_oom_sweep),
   };

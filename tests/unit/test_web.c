@@ -289,6 +289,123 @@ static void test_options(void **state) {
   char *other[] = {"x", "--web-portal", "1"};
   i = 1;
   assert_int_equal(el_web_opts_parse(&o, 3, other, &i), 0);
+  /* Hosts: default empty (127.0.0.1); a host alone enables nothing. */
+  el_web_opts_init(&o);
+  assert_string_equal(o.prom_host, "");
+  assert_string_equal(o.web_host, "");
+  char *hosts[] = {"x", "--prometheus-host", "0.0.0.0", "--web-host=::1",
+                   "--web-host", "a b", "--prometheus-host"};
+  i = 1;
+  assert_int_equal(el_web_opts_parse(&o, 7, hosts, &i), 1);
+  assert_string_equal(o.prom_host, "0.0.0.0");
+  assert_int_equal(el_web_opts_parse(&o, 7, hosts, &i), 1);
+  assert_string_equal(o.web_host, "::1");
+  assert_false(el_web_enabled(&o));
+  assert_int_equal(el_web_opts_parse(&o, 7, hosts, &i), EL_EUSAGE);
+  assert_non_null(strstr(o.err, "--web-host"));
+  assert_non_null(strstr(o.err, "'a b'"));
+  i = 6;
+  assert_int_equal(el_web_opts_parse(&o, 7, hosts, &i), EL_EUSAGE);
+}
+
+/* web: {prometheus_host, web_host, ...} fills what the command line left
+ * unset; the command line wins. */
+static void test_options_from_config(void **state) {
+  (void)state;
+  el_cfg_t *cfg = el_cfg_new();
+  assert_non_null(cfg);
+  const char *yaml = "web:\n  prometheus_port: 9464\n"
+                     "  prometheus_host: '::'\n  web_host: 10.0.0.1\n";
+  assert_int_equal(el_cfg_load_string(cfg, "t.yaml", yaml, strlen(yaml)),
+                   0);
+  el_web_opts_t o;
+  el_web_opts_init(&o);
+  char *argv[] = {"x", "--web-host", "127.0.0.2"};
+  int i = 1;
+  assert_int_equal(el_web_opts_parse(&o, 3, argv, &i), 1);
+  el_web_opts_from_config(&o, cfg);
+  assert_int_equal(o.prom_port, 9464);
+  assert_int_equal(o.web_port, -1);
+  assert_string_equal(o.prom_host, "::");
+  assert_string_equal(o.web_host, "127.0.0.2");
+  el_web_opts_from_config(&o, NULL); /* nothing to take */
+  assert_string_equal(o.prom_host, "::");
+  /* A bad host in the file is an error with its line. */
+  const char *bad = "web:\n  web_host: ''\n";
+  assert_true(el_cfg_load_string(cfg, "b.yaml", bad, strlen(bad)) < 0);
+  assert_non_null(strstr(el_cfg_diag(cfg)->msg, "web.web_host"));
+  el_cfg_free(cfg);
+}
+
+static int have_curl(void) {
+  return system("curl --version >/dev/null 2>&1") == 0;
+}
+
+/* The status of GET url (curl), 0 when nothing answered. */
+static int get_status(const char *url) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "curl -s -o /dev/null -m 10 -w '%%{http_code}' '%s'", url);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  char out[16] = "";
+  if (!fgets(out, sizeof out, p)) out[0] = '\0';
+  pclose(p);
+  return atoi(out);
+}
+
+/* Both servers: on 127.0.0.1 by default, GET /health answered by each,
+ * and the page's own origins offered to the control server's CORS list. */
+static void test_servers_default_loopback(void **state) {
+  (void)state;
+  if (!have_curl()) skip();
+  size_t base = el_mem_in_use();
+  el_web_opts_t o;
+  el_web_opts_init(&o);
+  o.prom_port = 0;
+  o.web_port = 0;
+  el_web_t *w;
+  el_tm_exporter_t ex;
+  assert_int_equal(el_web_new(&o, &w, &ex), 0);
+  assert_int_equal(el_web_start(w), 0);
+  assert_string_equal(el_ctl_httpd_address(w->prom_d), "127.0.0.1");
+  assert_string_equal(el_ctl_httpd_address(w->view_d), "127.0.0.1");
+  char url[128];
+  const int ports[2] = {el_web_prom_port(w), el_web_view_port(w)};
+  for (int k = 0; k < 2; k++) {
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/health", ports[k]);
+    assert_int_equal(get_status(url), 200);
+  }
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", ports[0]);
+  assert_int_equal(get_status(url), 200);
+  el_ctl_opts_t ctl;
+  el_ctl_opts_init(&ctl);
+  assert_int_equal(el_web_allow_page_origins(w, &ctl), 0);
+  assert_int_equal(ctl.n_allow_origins, 3);
+  char want[64];
+  snprintf(want, sizeof want, "http://127.0.0.1:%d", ports[1]);
+  assert_string_equal(ctl.allow_origins[1], want);
+  el_ctl_opts_close(&ctl);
+  el_web_free(w);
+  assert_int_equal(el_mem_in_use(), base);
+}
+
+/* A host that is not this machine's: an error, nothing left running. */
+static void test_servers_bad_host(void **state) {
+  (void)state;
+  size_t base = el_mem_in_use();
+  el_web_opts_t o;
+  el_web_opts_init(&o);
+  o.prom_port = 0;
+  o.web_port = 0;
+  snprintf(o.web_host, sizeof o.web_host, "192.0.2.1");
+  el_web_t *w;
+  el_tm_exporter_t ex;
+  assert_int_equal(el_web_new(&o, &w, &ex), 0);
+  assert_true(el_web_start(w) < 0);
+  assert_int_equal(el_web_prom_port(w), -1);
+  el_web_free(w);
+  assert_int_equal(el_mem_in_use(), base);
 }
 
 int main(void) {
@@ -300,6 +417,9 @@ int main(void) {
       cmocka_unit_test(test_logs_threads_spans),
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_options),
+      cmocka_unit_test(test_options_from_config),
+      cmocka_unit_test(test_servers_default_loopback),
+      cmocka_unit_test(test_servers_bad_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

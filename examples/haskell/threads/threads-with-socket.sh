@@ -20,4 +20,5 @@ show_run "$EL_OTELCOL" \
   --config="$DAEMON_CONFIG" \
   --otelcol-host="$OTELCOL_HOST" --otelcol-port="$OTELCOL_PORT" \
   --control --control-port="$CONTROL_PORT" --control-cors-ignore-failure \
+  --control-cors-allow-origin=http://localhost:3000,http://127.0.0.1:3000 \
   --verbosity=info
