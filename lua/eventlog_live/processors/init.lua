@@ -121,6 +121,19 @@ local function make_ctx(el)
     ctx.accs[#ctx.accs + 1] = acc
     return acc
   end
+  -- Run f(...) so that an error in one processor (a bug, a malformed
+  -- value) never stops the others' ticks and flushes: it is logged with
+  -- its traceback (at most 3 times per message) and counted in
+  -- ctx.errors.
+  ctx.errors = 0
+  local traceback = debug.traceback
+  function ctx.protect(what, f, ...)
+    local ok, err = xpcall(f, traceback, ...)
+    if not ok then
+      ctx.errors = ctx.errors + 1
+      ctx.warn(what .. ": " .. tostring(err))
+    end
+  end
   -- fn runs at the end of each session (and of input), before the windows
   -- are finished: e.g. close a heap census left open.
   function ctx.on_finish(fn) ctx.finishers[#ctx.finishers + 1] = fn end
@@ -159,7 +172,9 @@ function M.start(el)
     last = deadline
     ctx.sync_resource()
     local wm = el.watermark()
-    for _, acc in ipairs(ctx.accs) do acc:tick(deadline, wm) end
+    for _, acc in ipairs(ctx.accs) do
+      ctx.protect("processor tick", acc.tick, acc, deadline, wm)
+    end
     el.flush()
   end
   ctx.tick = tick
@@ -171,9 +186,11 @@ function M.start(el)
   -- The end of a session (end of input, a closed connection, the next
   -- header of a file): export everything it left, with its clock.
   local function finish()
-    for _, fn in ipairs(ctx.finishers) do fn() end
+    for _, fn in ipairs(ctx.finishers) do ctx.protect("processor finish", fn) end
     ctx.sync_resource()
-    for _, acc in ipairs(ctx.accs) do acc:finish() end
+    for _, acc in ipairs(ctx.accs) do
+      ctx.protect("processor finish", acc.finish, acc)
+    end
     el.flush()
   end
   if el.on_session_end then el.on_session_end(finish) end
@@ -185,7 +202,7 @@ function M.start(el)
       ctx.reset_resource()
       last = -1
       for _, acc in ipairs(ctx.accs) do
-        if acc.restart then acc:restart() end
+        if acc.restart then ctx.protect("processor restart", acc.restart, acc) end
       end
     end)
   end
@@ -228,6 +245,12 @@ function M.start(el)
 
   el.on_end(function()
     finish()
+    for _, acc in ipairs(ctx.accs) do
+      if (acc.failed or 0) > 0 then
+        ctx.warn(("%d records could not be made and were dropped: %s")
+                 :format(acc.failed, tostring(acc.last_error)))
+      end
+    end
     ctx.warn_summary()
   end)
   return ctx
