@@ -168,6 +168,14 @@ el_host_clock_t el_host_clock(const el_host_t *h);
  * lag display), 0 when the clock is not known yet. */
 el_unix_ns_t el_host_stream_unix_ns(el_host_t *h);
 
+/* Interrupt the host from a signal handler (async-signal-safe): the Lua
+ * call running now (a handler, timer or hook) stops at its next
+ * instruction with the error "interrupted", no further event is
+ * dispatched, and el_host_feed returns EL_ESTOPPED from now on (the
+ * driver then ends the input). Session-end and on_end hooks still run
+ * (the daemon flushes its windows); they can be interrupted again. */
+void el_host_interrupt(el_host_t *h);
+
 /* The host as the consumer of el_src_pump (src/source/source.h): fills
  * *c (ud = h) so that each session begins with reset (the previous
  * session ends: el_host_session_end; the decoder expects a header), its

@@ -127,6 +127,8 @@ static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_free(s.caps);
 }
 
+static void c_interrupt(void *ud) { el_host_interrupt(ud); }
+
 void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   memset(c, 0, sizeof *c);
   c->ud = h;
@@ -136,4 +138,5 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->diag = c_diag;
   c->received = c_received;
   c->scan = c_scan;
+  c->interrupt = c_interrupt;
 }
