@@ -110,7 +110,7 @@ for f in "$T"/*.el; do
 done
 # Everything before the fault is kept, the fault is located.
 timeout 30 "$EL_BIN" stats "$T/varabsurd.el" > "$T/out" 2> "$T/err"
-grep -q 'truncated inside an event of type 19 at byte 93' "$T/err" \
+grep -q 'truncated inside an event, USER_MSG (type 19), at byte 93' "$T/err" \
   || fail "varabsurd: $(cat "$T/err")"
 grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "varabsurd: $(cat "$T/out")"
 rc=0; timeout 30 "$EL_BIN" stats "$T/undecl.el" > "$T/out" 2> "$T/err" || rc=$?
