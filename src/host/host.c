@@ -378,6 +378,10 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
 static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
   h->st.events++;
+  if (__builtin_expect(ev->malformed, 0)) {
+    h->st.malformed++;  /* its fields cannot be trusted: no handler sees it */
+    return h->stop;
+  }
   if (ev->t_ns > h->now) {
     if (ev->t_ns >= h->next_deadline) {
       el__batch_flush(h);  /* events before the deadline first */

@@ -122,6 +122,9 @@ typedef struct el_host_stats_s {
   uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
   uint64_t helper_dropped;  /* usage metric updates of the C helpers lost
                                to out of memory (el.cap_usage on_point) */
+  uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
+                               reported by the decoder): dispatched to
+                               nothing, not even "*" handlers */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 
