@@ -662,6 +662,9 @@ static const char *history_path(const repl_opts_t *o, char *buf,
 }
 
 static int start_live(repl_t *r) {
+  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE). */
+  el_ev_decoder_set_opts(el_host_decoder(r->h), EL_EV_OPT_LIVE);
+  el_repl_store_set_live(r->store);
   el_src_cb_t cb = {.ud = r, .on_connect = s_connect, .on_data = s_data,
                     .on_disconnect = s_disconnect, .on_end = s_end};
   int rc = el_src_new(&r->loop, &r->o->src, &cb, &r->src);

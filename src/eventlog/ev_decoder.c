@@ -345,6 +345,8 @@ int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
   return 0;
 }
 
+unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
+
 static void start_scan(el_ev_decoder_t *d, uint64_t from) {
   d->state = ST_SCAN;
   d->scan_m = 0;

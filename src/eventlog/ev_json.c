@@ -250,6 +250,10 @@ void el_ev_json_free(el_ev_json_t *j) {
 
 void el_ev_json_reset(el_ev_json_t *j) { el_ev_decoder_reset(j->dec); }
 
+int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts) {
+  return el_ev_decoder_set_opts(j->dec, opts);
+}
+
 int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len) {
   int rc = el_ev_decoder_feed(j->dec, buf, len);
   if (j->failed) {

@@ -180,6 +180,9 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  * Thread: as el_ev_decoder_feed. Additive. */
 int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts);
 
+/* d's options (EL_EV_OPT_* bits). Additive. */
+unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
+
 /* Decode every complete event in buf[0..len) and pass each to the sink.
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback
@@ -347,6 +350,9 @@ int el_ev_show_finish(el_ev_show_t *s);
  * reconnected (el_ev_decoder_reset on the formatter's decoder). Events
  * already buffered are kept and printed by el_ev_show_finish. Additive. */
 void el_ev_show_reset(el_ev_show_t *s);
+/* el_ev_decoder_set_opts on the formatter's decoder (e.g. EL_EV_OPT_LIVE
+ * for a source that can pause). Returns as that. Additive. */
+int el_ev_show_set_opts(el_ev_show_t *s, unsigned opts);
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
 
@@ -363,6 +369,8 @@ int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len);
 /* Returns as el_ev_decoder_finish, or EL_EBADHDR if no header was read. */
 int el_ev_json_finish(el_ev_json_t *j);
 void el_ev_json_reset(el_ev_json_t *j);
+/* As el_ev_show_set_opts. Additive. */
+int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts);
 const el_diag_t *el_ev_json_diag(const el_ev_json_t *j);
 void el_ev_json_free(el_ev_json_t *j);
 

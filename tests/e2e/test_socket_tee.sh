@@ -111,3 +111,29 @@ OTEL_PROFILES_EXPORTER=none timeout 60 "$EL_BUILD_DIR/eventlog-live-otelcol" \
 [ "$(grep -c 'is cut off at byte' "$T/daemon.err")" = 2 ] \
   || fail "daemon: $(cat "$T/daemon.err")"
 pass "daemon: reads the tee, reports the two cut events"
+
+# 8. A live source never holds an event back: over a FIFO whose writer
+# pauses right after an event ending in a 00 byte (which could begin the
+# stray marker of a next connection in a tee), show --json prints that
+# event before the writer goes on.
+mkfifo "$T/live.fifo"
+python3 - "$T/live.fifo" <<'PY' &
+import struct, sys, time
+def decl(i, size, desc):
+    return (b'etb\0' + struct.pack('>HhI', i, size, len(desc)) + desc
+            + struct.pack('>I', 0) + b'ete\0')
+f = open(sys.argv[1], 'wb')
+f.write(b'hdrbhetb' + decl(1, 4, b'Run thread') + b'hetehdredatb'
+        + struct.pack('>HQI', 1, 5, 0x700))   # payload 00 00 07 00
+f.flush()
+time.sleep(4)
+f.write(b'\xff\xff')
+f.close()
+PY
+timeout 30 "$EL_BIN" show --json --eventlog-file "$T/live.fifo" \
+  > "$T/fifo.json" 2>/dev/null &
+sleep 2
+grep -q '"thread":1792' "$T/fifo.json" \
+  || fail "the event was held back on a live FIFO: $(cat "$T/fifo.json")"
+wait
+pass "a live source never holds an event back"
