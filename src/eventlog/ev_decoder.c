@@ -1123,12 +1123,14 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
 #define FAST_WINDOW (64u << 10)
 
 /* The first position >= i in buf where the fast path must stop: where the
- * stray pattern may start, or the end of the window looked at. */
+ * stray pattern may start (*cand = 1), or the end of the window looked at
+ * (*cand = 0: look further from there). */
 static size_t fast_limit(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
-                         size_t i) {
+                         size_t i, int *cand) {
   int full;
   size_t to = len - i > FAST_WINDOW ? i + FAST_WINDOW : len;
   size_t c = find_stray(buf, len, i, to, !(d->opts & EL_EV_OPT_LIVE), &full);
+  *cand = c != NONE;
   return c == NONE ? to : c;
 }
 
@@ -1194,8 +1196,12 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   int rc = pend_feed(d, buf, len, &i, E);
   if (rc || d->plen || d->state != ST_DATA)
     goto out;
-  /* After a skipped body the general path checks the landing first. */
-  size_t lim = d->landing ? i : fast_limit(d, buf, len, i);
+  /* The fast path runs up to lim: bytes [i, lim) hold no start of the
+   * stray pattern; looked for lazily, so that a run of events the fast
+   * path does not take (a block marker, whose body is then skipped) reads
+   * no byte ahead. cand: lim is such a start, not just how far we looked. */
+  size_t lim = i;
+  int cand = 0;
   /* Fast path: whole fixed-size integer-only events inside buf, before
    * any place where a new connection's stream may start. Everything it
    * reads from d changes only on the general path, so it is loaded into
@@ -1213,13 +1219,20 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       el_ev_event_t *const ev = &d->ev;
       uint64_t nfast = 0;
       int stop = 0;
-      while (len - i >= 10) {
+      /* After a skipped body the general path checks the landing first. */
+      size_t end = d->landing ? i : len;
+      while (end - i >= 10) {
         const uint8_t *p = buf + i;
         uint16_t type = el__be16(p);
         uint32_t t = type < ntab ? tab[type] : 0;
         size_t size = t & T_SIZE_MASK;
-        if (!(t & T_FAST) || i + 10 + size > lim)
+        if (!(t & T_FAST))
           break;
+        if (i + 10 + size > lim) {
+          if (cand || (lim = fast_limit(d, buf, len, i, &cand),
+                       i + 10 + size > lim))
+            break;
+        }
         uint64_t off = base + i;
         if (off < bend) {
           if (off + 10 + size > bend)
@@ -1258,7 +1271,6 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         d->rewind = 1; /* run() goes back to the body */
         break;
       }
-      lim = fast_limit(d, buf, len, i);
       continue;
     }
     long n = 0;
@@ -1292,8 +1304,10 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     i += (size_t)n;
     if (rc)
       break;
-    if (i >= lim)
-      lim = fast_limit(d, buf, len, i);
+    if (i >= lim) {
+      lim = i; /* past it: look again when the fast path needs to */
+      cand = 0;
+    }
   }
 out:
   *used = i;
