@@ -151,6 +151,8 @@ struct el_ev_decoder_s {
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                errs_t *E);
+static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                     size_t *used, errs_t *E);
 
 /* {====== helpers ======} */
 
@@ -355,6 +357,16 @@ static void start_scan(el_ev_decoder_t *d, uint64_t from) {
 }
 
 void el_ev_decoder_reset(el_ev_decoder_t *d) {
+  if (d->state == ST_DATA && d->plen) {
+    /* Complete events held back for lookahead were received: deliver
+     * them (as finish would); only a partial one is forgotten. */
+    static const uint8_t none[1];
+    errs_t E = {0};
+    size_t used = 0;
+    d->eof = 1;
+    data_feed(d, none, 0, &used, &E);
+    d->eof = 0;
+  }
   start_scan(d, d->base);
   d->hlen = 0;
   d->have_wall = 0;

@@ -132,16 +132,23 @@ typedef struct el_diag_s {
 typedef struct el_ev_sink_s {
   void *ud;
   /* A new session's header was read (first header, a header after
-   * DATA_END, or after el_ev_decoder_reset). */
+   * DATA_END or after el_ev_decoder_reset, or a new connection's header
+   * inside an unfinished session: docs/eventlog.md, raw tee). */
   int (*on_header)(void *ud, const el_ev_header_t *hdr);
   /* One event, in stream order. BLOCK_MARKER events are delivered too. */
   int (*on_event)(void *ud, const el_ev_event_t *ev);
   /* DATA_END seen (spec §1.7). */
   void (*on_data_end)(void *ud, uint64_t offset);
-  /* A problem decoding went past: stale bytes skipped before a header
-   * (code 0), a corrupt block skipped (code EL_ECORRUPT), a later error in
-   * the same feed call (its code), bytes ignored after DATA_END (code 0).
-   * diag->offset is the byte offset in the input. */
+  /* A problem decoding went past. Code 0 (information): stale or stray
+   * bytes skipped before a header, an event cut by a new connection's
+   * stream (a raw tee), a session ending without DATA_END, a header cut by
+   * a new one, an identical duplicate declaration, bytes ignored after
+   * DATA_END. Code EL_ECORRUPT: a corrupt block skipped, a malformed
+   * event, a skipped capability body that ends off a block. Code
+   * EL_EBADHDR: conflicting duplicate declarations. A later error in the
+   * same feed call: its code. diag->offset is the byte offset in the
+   * input; messages name event types ("RUN_THREAD (type 1)").
+   * docs/eventlog.md lists every case. */
   void (*on_warning)(void *ud, const el_diag_t *diag);
 } el_ev_sink_t;
 
@@ -187,7 +194,10 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback
  *   returns; copy to keep. A partial event at the end is kept internally
- *   and completed by the next feed.
+ *   and completed by the next feed; so is, without EL_EV_OPT_LIVE, a
+ *   complete last event whose final bytes may begin eventlog-socket's
+ *   stray marker (up to 31 more bytes decide whether a new connection's
+ *   stream begins inside it; docs/eventlog.md).
  * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
  *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
  *   past el_ev_decoder_offset consumed; feed the rest again); or
@@ -201,7 +211,8 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
  *   the offending byte on, in the rest of buf and in later feeds; a later
  *   error within the same call goes to on_warning (the first is returned),
  *   so results do not depend on how the input is chunked.
- * Thread: one thread at a time per decoder. Spec: §1.4, §1.6. */
+ * Thread: one thread at a time per decoder.
+ * Spec: §1.4, §1.6, §1.7, §4.7, §5.4. */
 int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len);
 
 /* Bytes of input consumed so far (across sessions): the offset the next
@@ -215,7 +226,9 @@ uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d);
 int el_ev_decoder_finish(el_ev_decoder_t *d);
 
 /* Forget any partial input and expect a fresh header: used when a socket
- * source reconnects (each connection is a new session, spec §4.7, §5.4). */
+ * source reconnects (each connection is a new session, spec §4.7, §5.4).
+ * Complete events held back for lookahead (see el_ev_decoder_feed) are
+ * delivered first; a partial event is dropped without a report. */
 void el_ev_decoder_reset(el_ev_decoder_t *d);
 
 /* The last error or warning. Valid until the next call on d. */

@@ -396,6 +396,15 @@ static void test_live_option_does_not_hold_events(void **st) {
   assert_int_equal(el_ev_decoder_finish(d), 0);
   assert_int_equal(r.nev, 1);
   el_ev_decoder_free(d);
+  /* A reset (a new connection) delivers it too: it was received. */
+  free(r.ev);
+  memset(&r, 0, sizeof r);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(r.nev, 0);
+  el_ev_decoder_reset(d);
+  assert_int_equal(r.nev, 1);
+  el_ev_decoder_free(d);
   free(r.ev);
   memset(&r, 0, sizeof r);
   d = el_ev_decoder_new(&s);
