@@ -861,10 +861,20 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   int eof = d->eof;
   long r = frame(d, p, avail, eof, &need, &claim, off);
   int wait = !eof && !(d->opts & EL_EV_OPT_LIVE);
-  /* Where the pattern may start: inside the event (as far as known), or
-   * for bytes that do not frame inside what they claim, at least inside
-   * their type field (a connection cut after its first byte). */
-  size_t lim = r > 0 ? (size_t)r : r == 0 ? avail : claim ? claim : 2;
+  /* Where the pattern may start: inside the event (as far as known). For
+   * bytes that do not frame (an undeclared type, an event crossing its
+   * block's end) only where a cut could have made them so: inside the
+   * fields that give the length (the type; and the payload size of a
+   * variable-size type). A cut after those leaves a length that fits the
+   * block, and a bounded window keeps the decision independent of how
+   * the bytes were chunked. */
+  size_t lim = r > 0 ? (size_t)r : r == 0 ? avail : claim >= 12 ? 12 : 2;
+  if (r < 0 && claim >= 12) {
+    uint16_t type = el__be16(p);
+    uint32_t t = type < d->ntab ? d->tab[type] : 0;
+    if ((t & T_SIZE_MASK) != EL_EV_VARIABLE)
+      lim = 2; /* fixed size: the type alone gives the length */
+  }
   int full = 0;
   size_t c = find_stray(p, avail, 0, lim, wait, &full);
   if (c != NONE) {

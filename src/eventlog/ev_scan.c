@@ -30,6 +30,7 @@ typedef struct {
   uint64_t varbits[65536 / 64];/* ids declared variable-size (12-byte
                                   event header) in the open session */
   int nomem;
+  uint64_t len;                /* bytes in the buffer */
 } scan_t;
 
 /* Unix ns of RTS time 0: sec*1e9 + nsec - t, clamped to int64. */
@@ -112,6 +113,8 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (ev->type == EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
       ev->v[0].u <= (16u << 20))
     end = ev->offset + ev->v[0].u; /* the body, even if not read */
+  if (end > s->len)
+    end = s->len; /* a block cut by the end of the buffer */
   if (end > c->end_offset)
     c->end_offset = end;
   see_time(s, ev->t_ns);
@@ -160,6 +163,7 @@ int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
   if (!s)
     return EL_ENOMEM;
   s->out = out;
+  s->len = len;
   el_ev_sink_t sink = {.ud = s,
                        .on_header = on_header,
                        .on_event = on_event,

@@ -222,7 +222,9 @@ uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d);
 
 /* Declare end of input. Returns 0 after a clean end (DATA_END, or between
  * events of a data section: ghc-events accepts that), or EL_ETRUNC with the
- * diag naming the offset and the event type cut off (spec §4.1). */
+ * diag naming the offset and the event type cut off (spec §4.1). Events
+ * held back for lookahead are delivered first; if those last bytes do not
+ * frame, their error (e.g. EL_EUNDECL) is returned here instead. */
 int el_ev_decoder_finish(el_ev_decoder_t *d);
 
 /* Forget any partial input and expect a fresh header: used when a socket
