@@ -7,7 +7,8 @@
  * plain stream, whose decoding test_show_reference.sh checks against
  * ghc-events), from positions computed here by hand from the bytes the
  * test builds, and from `show --json` values of threads.eventlog written
- * below as literals. */
+ * below as literals.
+ * ctest-labels: asan */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
