@@ -71,6 +71,8 @@ timeout 60 "$EL_BIN" stats "$T/tee.bin" > "$T/tee.stats" 2> "$T/stats.err" \
   || fail "stats tee exited $?: $(cat "$T/stats.err")"
 grep -q '^sessions: *3$' "$T/tee.stats" \
   || fail "stats: $(grep sessions "$T/tee.stats")"
+grep -q '^cut events: *2 ' "$T/tee.stats" && grep -q '^stray bytes: *72 ' "$T/tee.stats" \
+  || fail "stats: $(cat "$T/tee.stats")"
 [ "$(grep -c 'is cut off at byte' "$T/stats.err")" = 2 ] \
   || fail "stats warnings: $(cat "$T/stats.err")"
 [ "$(grep -c 'skipped 24 stray bytes at byte' "$T/stats.err")" = 3 ] \
