@@ -56,10 +56,9 @@ typedef struct {
   pthread_mutex_t lua_mu;
   char desc[200];
   int live;                 /* follow the source on the loop */
-  int fd;                   /* file mode: the input, kept for :load */
-  int in_session;
+  int fd;                   /* file mode: the input is a regular file */
   int ended;                /* el_host_end done */
-  int errors;               /* decode errors reported this session */
+  el_src_consumer_t host_c; /* the host's consumer (el_host_consumer) */
   uv_loop_t loop;
   uv_async_t line_async;
   uv_async_t int_async;
@@ -239,78 +238,102 @@ static int call_mod(repl_t *r, const char *name, int nargs, int nres) {
   return 0;
 }
 
-/* {====== feeding ======} */
+/* {====== feeding: the host and the event store, through el_src_pump ======}
+ * The REPL's consumer is the host's (el_host_consumer) plus the event
+ * store, under lua_mu (tab completion runs Lua on the reader thread). In
+ * file mode a Ctrl-C stops the reading (feed answers EL_ESTOPPED). */
 
-static void finish_session(repl_t *r) {
-  if (!r->in_session) return;
-  r->in_session = 0;
-  el_ev_decoder_t *d = el_host_decoder(r->h);
-  if (el_ev_decoder_finish(d) < 0) {
-    const el_diag_t *g = el_ev_decoder_diag(d);
-    el_log(EL_LOG_WARN, "%s: session ended early at byte offset %llu: %s",
-           r->desc, (unsigned long long)g->offset, g->msg);
-  }
-  el_host_session_end(r->h);
+static void r_reset(void *ud) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  r->host_c.reset(r->host_c.ud);
+  el_repl_store_reset(r->store);
+  pthread_mutex_unlock(&r->lua_mu);
 }
 
-/* Feed bytes to the store and the host. Caller holds lua_mu. */
-static void feed(repl_t *r, const uint8_t *buf, size_t len) {
-  r->in_session = 1;
+static int r_feed(void *ud, const uint8_t *buf, size_t len) {
+  repl_t *r = ud;
+  if (!r->live && g_int) return EL_ESTOPPED;
+  pthread_mutex_lock(&r->lua_mu);
   el_repl_store_feed(r->store, buf, len);
-  int rc = el_host_feed(r->h, buf, len);
-  if (rc < 0 && rc != EL_ESTOPPED && r->errors++ < 5) {
-    const el_diag_t *g = el_ev_decoder_diag(el_host_decoder(r->h));
-    el_log(EL_LOG_ERROR, "%s: decode error at byte offset %llu: %s",
-           r->desc, (unsigned long long)g->offset,
-           g->msg[0] ? g->msg : el_strerror(rc));
-  }
+  int rc = r->host_c.feed(r->host_c.ud, buf, len);
+  pthread_mutex_unlock(&r->lua_mu);
+  return rc;
+}
+
+static int r_finish(void *ud) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  int rc = r->host_c.finish(r->host_c.ud);
+  pthread_mutex_unlock(&r->lua_mu);
+  return rc;
+}
+
+static const el_diag_t *r_diag(void *ud) {
+  repl_t *r = ud;
+  return r->host_c.diag(r->host_c.ud);
+}
+
+static void r_received(void *ud, uint64_t by, int live) {
+  repl_t *r = ud;
+  r->host_c.received(r->host_c.ud, by, live);
+}
+
+static void r_scan(void *ud, const uint8_t *buf, size_t len) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  r->host_c.scan(r->host_c.ud, buf, len);
+  pthread_mutex_unlock(&r->lua_mu);
+}
+
+static void r_source(void *ud, el_src_t *src) {
+  ((repl_t *)ud)->src = src;
+}
+
+static void consumer(repl_t *r, el_src_consumer_t *c) {
+  el_host_consumer(r->h, &r->host_c);
+  memset(c, 0, sizeof *c);
+  c->ud = r;
+  c->reset = r_reset;
+  c->feed = r_feed;
+  c->finish = r_finish;
+  c->diag = r_diag;
+  c->received = r_received;
+  c->scan = r_scan;
+  c->on_source = r_source;
+  c->own_signals = 1;
 }
 
 static void end_input(repl_t *r) {
-  finish_session(r);
   if (!r->ended) {
     r->ended = 1;
     el_host_end(r->h);
   }
 }
 
-/* Read a regular file from the start through feed_fn. Returns 0, 1 when
- * interrupted (SIGINT), or a negated errno. */
-static int read_fd(int fd, void (*feed_fn)(void *, const uint8_t *, size_t),
-                   void *ud) {
-  size_t cap = 1u << 20;
-  uint8_t *buf = el_malloc(cap);
-  if (!buf) return EL_ENOMEM;
-  off_t off = 0;
-  int rc = 0;
-  for (;;) {
-    if (g_int) {
-      rc = 1;
-      break;
-    }
-    ssize_t n = pread(fd, buf, cap, off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      rc = -errno;
-      break;
-    }
-    if (n == 0) break;
-    off += n;
-    feed_fn(ud, buf, (size_t)n);
-  }
-  el_free(buf);
-  return rc;
-}
+/* A :load script's host over the file: the plain host consumer, Ctrl-C
+ * stopping the reading. */
+typedef struct {
+  el_src_consumer_t c;
+} load_t;
 
-static void feed_locked(void *ud, const uint8_t *buf, size_t len) {
-  repl_t *r = ud;
-  pthread_mutex_lock(&r->lua_mu);
-  feed(r, buf, len);
-  pthread_mutex_unlock(&r->lua_mu);
+static int load_feed(void *ud, const uint8_t *buf, size_t len) {
+  load_t *l = ud;
+  if (g_int) return EL_ESTOPPED;
+  return l->c.feed(l->c.ud, buf, len);
 }
-
-static void feed_host(void *ud, const uint8_t *buf, size_t len) {
-  el_host_feed(ud, buf, len);
+static void load_reset(void *ud) { ((load_t *)ud)->c.reset(((load_t *)ud)->c.ud); }
+static int load_finish(void *ud) {
+  return ((load_t *)ud)->c.finish(((load_t *)ud)->c.ud);
+}
+static const el_diag_t *load_diag(void *ud) {
+  return ((load_t *)ud)->c.diag(((load_t *)ud)->c.ud);
+}
+static void load_received(void *ud, uint64_t by, int live) {
+  ((load_t *)ud)->c.received(((load_t *)ud)->c.ud, by, live);
+}
+static void load_scan(void *ud, const uint8_t *buf, size_t len) {
+  ((load_t *)ud)->c.scan(((load_t *)ud)->c.ud, buf, len);
 }
 
 /* {====== :load ======} */
@@ -339,18 +362,25 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
     return 2;
   }
   g_int = 0;
-  rc = read_fd(r->fd, feed_host, h);
-  el_ev_decoder_finish(el_host_decoder(h));
+  load_t l;
+  el_host_consumer(h, &l.c);
+  el_src_consumer_t c = {.ud = &l, .reset = load_reset, .feed = load_feed,
+                         .finish = load_finish, .diag = load_diag,
+                         .received = load_received, .scan = load_scan,
+                         .own_signals = 1};
+  if (r->o->src.kind == EL_SRC_STDIN) lseek(0, 0, SEEK_SET);
+  el_src_pump_result_t res;
+  rc = el_src_pump(NULL, &r->o->src, &c, &res);
   el_host_end(h);
   fflush(stdout);
   el_host_report_errors(h);
   el_host_free(h);
-  if (rc == 1) {
+  if (rc == EL_ESTOPPED) {
     lua_pushnil(L);
     lua_pushliteral(L, "interrupted");
     return 2;
   }
-  if (rc < 0) {
+  if (rc < 0) {  /* the pump logged where */
     lua_pushnil(L);
     lua_pushfstring(L, "reading the input: %s", el_strerror(rc));
     return 2;
@@ -551,52 +581,6 @@ static void on_int_async(uv_async_t *a) {
 
 /* {====== live sources ======} */
 
-static void s_connect(void *ud, el_src_t *src) {
-  repl_t *r = ud;
-  (void)src;
-  pthread_mutex_lock(&r->lua_mu);
-  finish_session(r);
-  el_host_session_end(r->h);
-  el_ev_decoder_reset(el_host_decoder(r->h));
-  el_repl_store_reset(r->store);
-  r->errors = 0;
-  pthread_mutex_unlock(&r->lua_mu);
-}
-
-static void s_data(void *ud, el_src_t *src, const uint8_t *buf,
-                   size_t len) {
-  (void)src;
-  feed_locked(ud, buf, len);
-}
-
-static void s_disconnect(void *ud, el_src_t *src, int err) {
-  repl_t *r = ud;
-  (void)src;
-  if (err < 0 && err != EL_ECLOSED && r->in_session)
-    el_log(EL_LOG_WARN, "%s: connection lost: %s", r->desc,
-           el_strerror(err));
-  pthread_mutex_lock(&r->lua_mu);
-  finish_session(r);
-  pthread_mutex_unlock(&r->lua_mu);
-}
-
-static void s_end(void *ud, el_src_t *src, int status) {
-  repl_t *r = ud;
-  pthread_mutex_lock(&r->lua_mu);
-  end_input(r);
-  pthread_mutex_unlock(&r->lua_mu);
-  if (!r->quitting) {
-    if (status == 0)
-      fprintf(stderr, "\n[%s: end of input]\n", r->desc);
-    else
-      fprintf(stderr, "\n[%s: input ended: %s]\n", r->desc,
-              el_strerror(status));
-  }
-  el_src_free(src);
-  r->src = NULL;
-  maybe_finish(r);
-}
-
 static void on_wall(uv_timer_t *t) {
   repl_t *r = t->data;
   pthread_mutex_lock(&r->lua_mu);
@@ -661,43 +645,50 @@ static const char *history_path(const repl_opts_t *o, char *buf,
   return buf;
 }
 
-static int start_live(repl_t *r) {
-  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE). */
-  el_ev_decoder_set_opts(el_host_decoder(r->h), EL_EV_OPT_LIVE);
-  el_repl_store_set_live(r->store);
-  el_src_cb_t cb = {.ud = r, .on_connect = s_connect, .on_data = s_data,
-                    .on_disconnect = s_disconnect, .on_end = s_end};
-  int rc = el_src_new(&r->loop, &r->o->src, &cb, &r->src);
-  if (rc < 0) {
-    fprintf(stderr, "eventlog-live repl: %s: %s\n", r->desc,
-            el_strerror(rc));
-    return rc;
-  }
-  rc = el_src_start(r->src);
-  if (rc < 0) {
-    el_src_free(r->src);
-    r->src = NULL;
-    return rc;
-  }
+/* The wall-clock timers of a live source's host. */
+static void start_wall(repl_t *r) {
   uv_timer_init(&r->loop, &r->wall);
   r->wall.data = r;
   r->wall_on = 1;
   r->handles++;
   uv_timer_start(&r->wall, on_wall, 0, 0);
-  return 0;
+}
+
+/* Follow a live source on the loop while the user types, until it ends
+ * (or :quit stops it). */
+static void follow(repl_t *r) {
+  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE). */
+  el_ev_decoder_set_opts(el_host_decoder(r->h), EL_EV_OPT_LIVE);
+  el_repl_store_set_live(r->store);
+  el_src_consumer_t c;
+  consumer(r, &c);
+  el_src_pump_result_t res;
+  int rc = el_src_pump(&r->loop, &r->o->src, &c, &res);
+  r->src = NULL;
+  pthread_mutex_lock(&r->lua_mu);
+  end_input(r);
+  pthread_mutex_unlock(&r->lua_mu);
+  if (!r->quitting) {
+    if (rc == 0 || rc == EL_ESTOPPED)
+      fprintf(stderr, "\n[%s: end of input]\n", r->desc);
+    else
+      fprintf(stderr, "\n[%s: input ended: %s]\n", r->desc,
+              el_strerror(rc));
+  }
+  if (rc < 0 && rc != EL_ESTOPPED && !res.sessions) r->failed = 1;
+  maybe_finish(r);
 }
 
 static int load_file(repl_t *r) {
   g_int = 0;
-  r->in_session = 1;  /* an empty file is reported too ("no header") */
-  int rc = read_fd(r->fd, feed_locked, r);
+  el_src_consumer_t c;
+  consumer(r, &c);
+  el_src_pump_result_t res;
+  int rc = el_src_pump(NULL, &r->o->src, &c, &res);
   pthread_mutex_lock(&r->lua_mu);
   end_input(r);
-  if (rc == 1) fprintf(stderr, "interrupted: the rest of the file is not "
-                               "loaded\n");
-  else if (rc < 0)
-    fprintf(stderr, "eventlog-live repl: reading %s: %s\n", r->desc,
-            el_strerror(rc));
+  if (rc == EL_ESTOPPED && g_int)
+    fprintf(stderr, "interrupted: the rest of the file is not loaded\n");
   if (call_mod(r, "loaded_line", 0, 1) == 0) {
     printf("%s\n", lua_tostring(r->L, -1));
     lua_pop(r->L, 1);
@@ -780,14 +771,14 @@ static int repl_run(const repl_opts_t *o) {
     r.failed = 1;
     r.quitting = 1;
     maybe_finish(&r);
-  } else if (r.live && start_live(&r) < 0) {
-    r.failed = 1;
-    r.quitting = 1;
-    maybe_finish(&r);
   } else {
     el_repl_term_read(r.term, "el> ");
+    if (r.live) {
+      start_wall(&r);
+      follow(&r);
+    }
   }
-  while (r.handles > 0 || r.src) uv_run(&r.loop, UV_RUN_DEFAULT);
+  while (r.handles > 0) uv_run(&r.loop, UV_RUN_DEFAULT);
   g_int_async = NULL;
   el_repl_term_stop(r.term);
   uv_loop_close(&r.loop);

@@ -120,28 +120,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
   return 0;
 }
 
-/* {====== the consumer: decoder + host sessions ======} */
-
-static void c_reset(void *ud) {
-  el_host_t *h = ud;
-  el_host_session_end(h);
-  el_ev_decoder_reset(el_host_decoder(h));
-}
-
-static int c_feed(void *ud, const uint8_t *buf, size_t len) {
-  return el_host_feed(ud, buf, len);
-}
-
-static int c_finish(void *ud) {
-  el_host_t *h = ud;
-  int rc = el_ev_decoder_finish(el_host_decoder(h));
-  el_host_session_end(h);
-  return rc;
-}
-
-static const el_diag_t *c_diag(void *ud) {
-  return el_ev_decoder_diag(el_host_decoder(ud));
-}
+/* {====== the source: el.control ======} */
 
 /* Lua's el.control goes to the pump's source, as in the daemon
  * (cmd_otelcol.c): the sender points at the source while it exists, and
@@ -213,12 +192,7 @@ static int run(const run_opts_t *o) {
   uv_timer_start(&wall, on_wall, 0, 0);
   uv_unref((uv_handle_t *)&wall);
   el_src_consumer_t c;
-  memset(&c, 0, sizeof c);
-  c.ud = h;
-  c.reset = c_reset;
-  c.feed = c_feed;
-  c.finish = c_finish;
-  c.diag = c_diag;
+  el_host_consumer(h, &c);
   c.on_source = c_source;
   g_ctl.send = NULL;
   g_ctl.ud = NULL;

@@ -48,9 +48,30 @@ el_host_t *el__host_from(lua_State *L) {
   return h;
 }
 
-static const char *default_lua_dir(void) {
+/* The project's lua/ directory, the one rule (docs/lua-api.md §1):
+ * $EVENTLOG_LIVE_LUA_DIR; else share/eventlog-live/lua beside the
+ * executable's directory (an installed or packaged copy, wherever it was
+ * moved); else the source tree the binary was built from; else the install
+ * prefix configured at build time. buf: at least PATH_MAX bytes. */
+static const char *default_lua_dir(char *buf, size_t size) {
   const char *env = getenv("EVENTLOG_LIVE_LUA_DIR");
   if (env && *env) return env;
+  ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash) {
+      *slash = '\0';
+      size_t used = strlen(buf);
+      snprintf(buf + used, size - used, "/../share/eventlog-live/lua");
+      size_t len = strlen(buf);
+      snprintf(buf + len, size - len, "/eventlog_live");
+      if (access(buf, R_OK) == 0) {
+        buf[len] = '\0';
+        return buf;
+      }
+    }
+  }
   if (access(EL_SOURCE_DIR "/lua/eventlog_live", R_OK) == 0)
     return EL_SOURCE_DIR "/lua";
   return EL_LUA_INSTALL_DIR;
@@ -108,9 +129,12 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   el_host_t *h = el_calloc(1, sizeof *h);
   if (!h) return NULL;
   if (opts) h->opts = *opts;
-  h->lua_dir = el_strdup(opts && opts->lua_dir ? opts->lua_dir
-                                                : default_lua_dir());
+  char dir[4096];
+  h->lua_dir = el_strdup(opts && opts->lua_dir
+                             ? opts->lua_dir
+                             : default_lua_dir(dir, sizeof dir));
   h->opts.lua_dir = h->lua_dir;
+  el__clock_init(h);
   h->next_deadline = UINT64_MAX;
   h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
   h->next_id = 1;
@@ -153,6 +177,7 @@ void el_host_free(el_host_t *h) {
   if (!h) return;
   el__ana_free(h);
   el__timers_free(h);
+  el__clock_free(h);
   if (h->L) lua_close(h->L);
   el__handlers_free(h);
   el_free(h->batch);
@@ -172,26 +197,58 @@ void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud) {
   h->control_ud = ud;
 }
 
+/* Protected: eventlog_live.config[path] = value (arg 3), path dotted,
+ * intermediate tables made as needed (a non-table on the way is
+ * replaced). */
 static int set_config(lua_State *L) {
   el_host_t *h = lua_touserdata(L, 1);
+  const char *path = lua_tostring(L, 2);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->mod_ref);
   lua_getfield(L, -1, "config");
+  for (const char *dot; (dot = strchr(path, '.')) != NULL; path = dot + 1) {
+    lua_pushlstring(L, path, (size_t)(dot - path));
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushlstring(L, path, (size_t)(dot - path));
+      lua_pushvalue(L, -2);
+      lua_rawset(L, -4);
+    }
+    lua_remove(L, -2);
+  }
   lua_pushvalue(L, 3);
-  lua_setfield(L, -2, lua_tostring(L, 2));
+  lua_setfield(L, -2, path);
   return 0;
 }
 
-int el_host_set_config(el_host_t *h, const char *key, const char *value) {
+/* Run set_config with the value on top of L's stack (popped). */
+static int set_config_top(el_host_t *h, const char *path) {
   lua_State *L = h->L;
   lua_pushcfunction(L, set_config);
   lua_pushlightuserdata(L, h);
-  lua_pushstring(L, key);
-  lua_pushstring(L, value);
+  lua_pushstring(L, path);
+  lua_rotate(L, -4, -1);  /* fn, h, path, value */
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
     lua_pop(L, 1);
     return EL_ENOMEM;
   }
   return 0;
+}
+
+int el_host_set_config(el_host_t *h, const char *path, const char *value) {
+  lua_pushstring(h->L, value);
+  return set_config_top(h, path);
+}
+
+int el_host_set_config_integer(el_host_t *h, const char *path,
+                               int64_t value) {
+  lua_pushinteger(h->L, (lua_Integer)value);
+  return set_config_top(h, path);
+}
+
+int el_host_set_config_boolean(el_host_t *h, const char *path, int value) {
+  lua_pushboolean(h->L, value);
+  return set_config_top(h, path);
 }
 
 /* {====== protected calls ======} */
@@ -353,6 +410,37 @@ int el_host_load(el_host_t *h, const char *path) {
   return load_chunk(h, luaL_loadfile(L, path));
 }
 
+/* Protected: package.searchpath(name, package.path) -> path or error. */
+static int search_module(lua_State *L) {
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchpath");
+  lua_pushvalue(L, 1);
+  lua_getfield(L, -3, "path");
+  lua_call(L, 2, 2);
+  if (lua_isnil(L, -2)) return lua_error(L);
+  lua_pop(L, 1);
+  return 1;
+}
+
+int el_host_load_module(el_host_t *h, const char *name) {
+  lua_State *L = h->L;
+  h->err[0] = '\0';
+  lua_pushcfunction(L, search_module);
+  lua_pushstring(L, name);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    snprintf(h->err, sizeof h->err, "module '%s' not found (Lua directory "
+             "%s):%s", name, h->lua_dir, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return EL_ELUA;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return el_host_load(h, path);
+}
+
+const char *el_host_lua_dir(const el_host_t *h) { return h->lua_dir; }
+
 int el_host_load_string(el_host_t *h, const char *code, const char *name) {
   h->err[0] = '\0';
   return load_chunk(h, luaL_loadbuffer(h->L, code, strlen(code), name));
@@ -381,6 +469,10 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (__builtin_expect(ev->malformed, 0)) {
     h->st.malformed++;  /* its fields cannot be trusted: no handler sees it */
     return h->stop;
+  }
+  if (__builtin_expect(h->sess.rebase_timers, 0)) {
+    h->sess.rebase_timers = 0;  /* a new session's first event */
+    el__timers_rebase(h, ev->t_ns);
   }
   if (ev->t_ns > h->now) {
     if (ev->t_ns >= h->next_deadline) {
@@ -447,10 +539,6 @@ int el_host_end(el_host_t *h) {
     if (h->store) el_tm_store_flush(h->store);
   }
   return h->stop ? EL_ESTOPPED : 0;
-}
-
-el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t) {
-  return el_ev_decoder_unix_ns(h->dec, t);
 }
 
 void el_host_report_errors(const el_host_t *h) {

@@ -14,6 +14,7 @@
 
 #include "../common/el_common.h"
 #include "../eventlog/eventlog.h"
+#include "../source/src_consumer.h"
 #include "../telemetry/telemetry.h"
 
 #ifdef __cplusplus
@@ -29,9 +30,14 @@ typedef struct el_host_opts_s {
                                (counted like any handler error); checked
                                by a Lua count hook, which slows Lua code
                                down while enabled. 0 = no limit. */
+  int64_t horizon_ns;       /* a capability silent for longer (eventlog
+                               time since its last block, or wall time in
+                               a live session) is no longer waited for by
+                               the reorder buffer and windows; 0 = the
+                               default, 5 s */
   const char *lua_dir;      /* the project's lua/ directory; NULL = the
-                               default (EVENTLOG_LIVE_LUA_DIR env, the
-                               installed path, else EL_SOURCE_DIR/lua) */
+                               rule of docs/lua-api.md §1 (see
+                               el_host_lua_dir) */
 } el_host_opts_t;
 
 /* Create a host: a Lua state with the standard libraries and the
@@ -51,9 +57,15 @@ el_ev_decoder_t *el_host_decoder(el_host_t *h);
  * replaced). NULL = emit calls return nil, "no telemetry store". */
 void el_host_set_store(el_host_t *h, el_tm_store_t *st);
 
-/* Add `key = value` to the script-visible table eventlog_live.config.
- * Strings copied. Call before el_host_load. Returns 0 or EL_ENOMEM. */
-int el_host_set_config(el_host_t *h, const char *key, const char *value);
+/* Set eventlog_live.config[path] = value, the table scripts read their
+ * options from (docs/lua-api.md §7). path: dotted, e.g. "top" or
+ * "processors.metrics.heap_size.export_ns": intermediate tables are made
+ * as needed. Strings copied. Call before el_host_load. Returns 0 or
+ * EL_ENOMEM. */
+int el_host_set_config(el_host_t *h, const char *path, const char *value);
+int el_host_set_config_integer(el_host_t *h, const char *path,
+                               int64_t value);
+int el_host_set_config_boolean(el_host_t *h, const char *path, int value);
 
 /* Load and run the script at path (its directory is added to the require
  * path; arg[0] = path). path: borrowed. On failure returns EL_ELUA (syntax
@@ -62,6 +74,18 @@ int el_host_set_config(el_host_t *h, const char *key, const char *value);
  * in el_host_error(h); subscriptions made before the error stay. May be
  * called again (REPL :load). Spec: docs/lua-api.md §1. */
 int el_host_load(el_host_t *h, const char *path);
+
+/* Load and run the module `name` (e.g. "eventlog_live.processors.main")
+ * as a script (el_host_load), found on the host's require path. Returns
+ * as el_host_load, or EL_ELUA when not found (el_host_error lists where it
+ * was looked for). */
+int el_host_load_module(el_host_t *h, const char *name);
+
+/* The project's lua/ directory the host uses: $EVENTLOG_LIVE_LUA_DIR; else
+ * share/eventlog-live/lua beside the executable's directory; else the
+ * source tree the binary was built from; else the configured install
+ * prefix (docs/lua-api.md §1). Owned by h. */
+const char *el_host_lua_dir(const el_host_t *h);
 
 /* Load and run a chunk from memory (tests, REPL). name: chunk name used in
  * messages, e.g. "=test". Same errors as el_host_load. */
@@ -90,6 +114,69 @@ void el_host_session_end(el_host_t *h);
  * Returns 0, or EL_ESTOPPED when a fail-fast error happened (now or
  * earlier). Call once. */
 int el_host_end(el_host_t *h);
+
+/* {====== absolute time and ordering ======}
+ * Spec: eventlog-format.md §3.5 (absolute time), §3.6 and §4.7 (blocks,
+ * sessions); docs/lua-api.md §3 ("The session clock"). */
+
+/* How the current session's Unix times are known. */
+typedef enum {
+  EL_HOST_CLOCK_NONE = 0,   /* nothing yet: conversions give 0 */
+  EL_HOST_CLOCK_ESTIMATED,  /* from when its bytes arrived (or a file's
+                               modification time): an upper bound that
+                               tightens as blocks arrive */
+  EL_HOST_CLOCK_EXACT       /* from the session's WALL_CLOCK_TIME */
+} el_host_clock_t;
+
+/* The bytes fed next existed by Unix time by_unix_ns (ns since the epoch):
+ * the time a live source received them, or the modification time of a
+ * recorded file. live: 1 when they arrive as the program writes them
+ * (socket, FIFO, pipe, followed file): the wall clock then also moves the
+ * session's time, so windows close while the stream is quiet; 0 for a
+ * recorded file. Until the session's WALL_CLOCK_TIME arrives its clock is
+ * estimated from these bounds: RTS start <= by_unix_ns - t for every event
+ * time t (a block marker's end time is when the RTS wrote the block), the
+ * smallest such bound wins. 0 = unknown (nothing estimated). Sticky until
+ * the next call. */
+void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live);
+
+/* What a scan of a recorded file found for one session (header), ahead of
+ * reading it (el_ev_scan, src/eventlog/eventlog.h). */
+typedef struct el_host_hint_s {
+  int has_wall_clock;       /* the session has a WALL_CLOCK_TIME: the
+                               clock is exact from its first event */
+  int64_t start_unix_ns;    /* then: Unix ns of its RTS time 0 */
+  el_rts_ns_t max_t;        /* largest event or block end time, ns */
+  const uint16_t *caps;     /* capabilities that have blocks (borrowed
+                               for the call), ascending */
+  size_t ncaps;
+} el_host_hint_t;
+
+/* Hints for the next n sessions (headers) the host reads, in order (a
+ * file of several sessions, e.g. a raw tee). hints: copied. Replaces
+ * hints not yet used. A hinted session's clock is exact from its first
+ * event (WALL_CLOCK_TIME found), else estimated from max_t and the
+ * el_host_received bound; its capabilities are expected from the start
+ * (the watermark waits for each one's first block). Returns 0 or
+ * EL_ENOMEM (no hints kept). */
+int el_host_set_hints(el_host_t *h, const el_host_hint_t *hints, size_t n);
+
+/* The current (or last) session's clock state. */
+el_host_clock_t el_host_clock(const el_host_t *h);
+
+/* Unix ns of the latest event time seen in the current session (for a
+ * lag display), 0 when the clock is not known yet. */
+el_unix_ns_t el_host_stream_unix_ns(el_host_t *h);
+
+/* The host as the consumer of el_src_pump (src/source/source.h): fills
+ * *c (ud = h) so that each session begins with reset (the previous
+ * session ends: el_host_session_end; the decoder expects a header), its
+ * bytes go to el_host_feed with their el_host_received bounds, a recorded
+ * file is scanned ahead (each session's WALL_CLOCK_TIME and capabilities,
+ * el_host_set_hints), and finish ends it (el_ev_decoder_finish: a cut
+ * stream is reported as truncated). The caller adds on_source if it needs
+ * the source. Call el_host_end after the pump returns. */
+void el_host_consumer(el_host_t *h, el_src_consumer_t *c);
 
 /* Wall-clock timers: run those due at `now_ms` (CLOCK_MONOTONIC in ms:
  * uv_now() or el_host_clock_ms()); first dispatches any queued events
@@ -122,6 +209,10 @@ typedef struct el_host_stats_s {
   uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
   uint64_t helper_dropped;  /* usage metric updates of the C helpers lost
                                to out of memory (el.cap_usage on_point) */
+  uint64_t reorder_late;    /* helper events that arrived after later
+                               events had been released (a capability
+                               silent past the horizon, or first seen
+                               late): processed out of order */
   uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
                                reported by the decoder): dispatched to
                                nothing, not even "*" handlers */

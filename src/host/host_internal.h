@@ -91,8 +91,43 @@ typedef struct el__session_s {
   int seen_wct, seen_pid, seen_rts, seen_args;
   int ready, ended;
   int breakdown_from_begin;
+  int rebase_timers;        /* eventlog timers wait for the first event */
   uint8_t caps[8192];       /* bitmap of capabilities seen */
 } el__session_t;
+
+/* The session's clock: eventlog time to Unix time (host_clock.c,
+ * docs/lua-api.md §3). The anchor is the Unix time of RTS time 0. */
+typedef struct el__clock_s {
+  el_host_clock_t state;    /* NONE, ESTIMATED, EXACT */
+  int64_t anchor;           /* Unix ns of RTS time 0 (not NONE) */
+  int from_file;            /* ESTIMATED from a file's modification time */
+  el_unix_ns_t received;    /* the bytes being fed existed by then; 0 =
+                               unknown */
+  int live;                 /* they arrive as the program writes them */
+  el_host_hint_t *hints;    /* scan results for the next sessions */
+  uint16_t *hint_caps;      /* owned copies of their capability lists */
+  size_t nhints, next_hint;
+  int hinted;               /* the current session had a hint */
+} el__clock_t;
+
+/* How far each capability has delivered its events (host_clock.c): the
+ * watermark below which no event of an expected capability can still
+ * arrive (each capability's blocks arrive in time order, spec
+ * eventlog-format.md §3.5, §3.6). */
+#define EL__MAX_CAPS 1024
+enum { CAP_UNKNOWN = 0, CAP_EXPECTED, CAP_SEEN };
+typedef struct el__progress_s {
+  el_rts_ns_t last[EL__MAX_CAPS]; /* latest time delivered by each cap */
+  uint8_t state[EL__MAX_CAPS];    /* CAP_* */
+  int max_cap;                    /* highest cap index used, -1 none */
+  int block_cap;                  /* cap of the block being read, -1 */
+  el_rts_ns_t block_end;          /* its end time */
+  el_rts_ns_t horizon;            /* a cap silent for longer is not
+                                     waited for */
+  el_rts_ns_t wm;                 /* cached watermark */
+  int wm_cap;                     /* cap holding it, -1 = none */
+  int wm_dirty;                   /* recompute before use */
+} el__progress_t;
 
 struct el__ana_s;           /* lua_analysis.c */
 
@@ -144,6 +179,8 @@ struct el_host_s {
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
 
   el__session_t sess;
+  el__clock_t clock;
+  el__progress_t prog;
   struct el__ana_s *ana;
 
   el_host_control_fn control_fn;
@@ -190,11 +227,41 @@ int el__push_field(lua_State *L, const el_ev_event_t *ev, int i,
 
 /* lua_time.c */
 void el__timers_fire(el_host_t *h);
+/* A new session's first event at eventlog time t0: periodic eventlog
+ * timers continue at the first multiple of their interval after t0 (a
+ * restarted program's clock starts again at 0; a reconnection to a running
+ * one starts late). */
+void el__timers_rebase(el_host_t *h, uint64_t t0);
 void el__timers_free(el_host_t *h);
 void el__lua_time_register(lua_State *L);
 
 /* lua_emit.c */
 void el__lua_emit_register(lua_State *L);
+
+/* host_clock.c */
+void el__clock_init(el_host_t *h);
+void el__clock_free(el_host_t *h);
+/* A header was read: a fresh clock (from the next hint, if any) and
+ * fresh capability progress. */
+void el__clock_session(el_host_t *h);
+/* Session events that concern the clock and the watermark
+ * (BLOCK_MARKER, WALL_CLOCK_TIME, CAP_CREATE). Returns 1 when the
+ * clock changed (the session table needs updating). */
+int el__clock_event(el_host_t *h, const el_ev_event_t *ev);
+/* The session ended: every capability's block is complete. */
+void el__clock_end(el_host_t *h);
+/* Capability progress from an event the C analyses use (finer than
+ * blocks). */
+void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t);
+/* The watermark: no event of an expected capability older than it can
+ * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
+ * expected (nothing to wait for). */
+int el__watermark(el_host_t *h, el_rts_ns_t *wm);
+/* Eventlog time of the wall clock now in a live session with a clock
+ * (for closing windows of a quiet stream); returns 0 and sets *t, or -1. */
+int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t);
+/* Push the session table's clock fields (start_unix_ns, clock). */
+void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
 
 /* lua_analysis.c */
 void el__lua_analysis_register(lua_State *L);

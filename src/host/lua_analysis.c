@@ -74,10 +74,8 @@ typedef struct el__ana_s {
   q_t q[MAX_CAPS];          /* reorder queues, one per capability */
   size_t held;              /* events in all queues */
   uint64_t seq;
-  uint64_t cap_last[MAX_CAPS];
-  uint8_t cap_active[MAX_CAPS];
-  uint64_t watermark;
-  int wm_cap;               /* cap holding the watermark, -1 = none */
+  uint64_t released_t;      /* latest time released so far */
+  int max_q;                /* highest queue index used, -1 none */
   cap_t caps[MAX_CAPS];
   int max_cap;              /* highest cap index used, -1 none */
   thread_t **threads;       /* owned */
@@ -88,7 +86,7 @@ typedef struct el__ana_s {
   int cb[TK_N][16];         /* on_span refs per tracker kind */
   int ncb[TK_N];
   uint64_t unexpected;      /* thread/GC sequences the spec warns about */
-  int ty_label, ty_cap_create, ty_block;  /* event type ids, -1 unknown */
+  int ty_label, ty_block;   /* event type ids, -1 unknown */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg;             /* aggregation window ns, 0 = every span */
   ustate_t *us;
@@ -119,6 +117,7 @@ static int rec_before(const rec_t *a, const rec_t *b) {
  * carries an explicit, earlier time) is moved back into place. */
 static int q_push(ana_t *a, const rec_t *r) {
   q_t *q = &a->q[r->cap];
+  if ((int)r->cap > a->max_q) a->max_q = r->cap;
   if (q->n == q->cap) {
     if (q->head > 0) {  /* reuse the consumed front */
       memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof *q->v);
@@ -145,7 +144,7 @@ static int q_push(ana_t *a, const rec_t *r) {
 /* The capability whose queue head comes first, or -1 if all are empty. */
 static int q_first(const ana_t *a) {
   int best = -1;
-  for (int c = 0; c <= a->max_cap; c++) {
+  for (int c = 0; c <= a->max_q; c++) {
     const q_t *q = &a->q[c];
     if (q->head == q->n) continue;
     if (best < 0 || rec_before(&q->v[q->head],
@@ -161,32 +160,6 @@ static rec_t q_pop(ana_t *a, int c) {
   if (q->head == q->n) q->head = q->n = 0;
   a->held--;
   return r;
-}
-
-static void recompute_watermark(ana_t *a) {
-  uint64_t wm = UINT64_MAX;
-  int wc = -1;
-  for (int c = 0; c <= a->max_cap; c++)
-    if (a->cap_active[c] && a->cap_last[c] < wm) {
-      wm = a->cap_last[c];
-      wc = c;
-    }
-  a->watermark = wc < 0 ? 0 : wm;
-  a->wm_cap = wc;
-}
-
-static void see_cap(ana_t *a, unsigned cap, uint64_t t) {
-  if (cap >= MAX_CAPS) return;
-  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
-  if (!a->cap_active[cap]) {
-    a->cap_active[cap] = 1;
-    a->cap_last[cap] = t;
-    recompute_watermark(a);
-    return;
-  }
-  if (t <= a->cap_last[cap]) return;
-  a->cap_last[cap] = t;
-  if ((int)cap == a->wm_cap) recompute_watermark(a);
 }
 
 /* {====== threads ======} */
@@ -707,28 +680,32 @@ static void on_gc(el_host_t *h, const rec_t *r) {
 }
 
 static void process(el_host_t *h, const rec_t *r) {
+  if ((int)r->cap > h->ana->max_cap) h->ana->max_cap = r->cap;
   if (r->kind == K_RUN || r->kind == K_STOP)
     on_thread(h, r);
   else
     on_gc(h, r);
 }
 
-/* Release events in time order. Before the session's init events have
- * arrived (the global block, which also names the capabilities through
- * CAP_CREATE) the set of capabilities is unknown, so nothing is released
- * by watermark: a capability whose first block comes later could still
- * deliver earlier events. */
+/* Release events in time order: those at or below the watermark (no
+ * event of a capability still waited for can come before them), all of
+ * them at the end of a session, and the oldest when too many are held. */
 static void release(el_host_t *h, int all) {
   ana_t *a = h->ana;
-  int by_wm = all || h->sess.ready;
+  el_rts_ns_t wm = 0;
+  int none = all || el__watermark(h, &wm) < 0;
   while (a->held && !h->stop) {
     int c = q_first(a);
     const rec_t *head = &a->q[c].v[a->q[c].head];
-    if (!all && (!by_wm || head->t > a->watermark)) {
+    if (!none && head->t > wm) {
       if (a->held <= MAX_HELD) break;
       h->st.reorder_forced++;
     }
     rec_t r = q_pop(a, c);
+    if (r.t < a->released_t)
+      h->st.reorder_late++;
+    else
+      a->released_t = r.t;
     process(h, &r);
   }
 }
@@ -775,16 +752,13 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
         th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
                                ev->v[1].s.len);
       }
-    } else if (ev->type == a->ty_cap_create) {
-      see_cap(a, (unsigned)ev->v[0].u, ev->t_ns);
-    } else if (ev->type == a->ty_block && ev->nfields >= 3) {
-      if (ev->v[2].u < MAX_CAPS) see_cap(a, (unsigned)ev->v[2].u, ev->t_ns);
-      release(h, 0);
+    } else if (ev->type == a->ty_block) {
+      release(h, 0);  /* the host's watermark moved (host_clock.c) */
     }
     return;
   }
   if (ev->cap >= MAX_CAPS) return;  /* §5.2.3: ignored without cap */
-  see_cap(a, ev->cap, ev->t_ns);
+  el__progress_event(h, ev->cap, ev->t_ns);
   if (q_push(a, &r) != 0) {
     h->st.reorder_forced++;
     process(h, &r);
@@ -975,9 +949,8 @@ static int enable(lua_State *L, el_host_t *h) {
   h->ana = el_calloc(1, sizeof *h->ana);
   if (!h->ana) return luaL_error(L, "out of memory");
   h->ana->max_cap = -1;
-  h->ana->wm_cap = -1;
+  h->ana->max_q = -1;
   h->ana->ty_label = el_ev_type_by_name("THREAD_LABEL");
-  h->ana->ty_cap_create = el_ev_type_by_name("CAP_CREATE");
   h->ana->ty_block = el_ev_type_by_name("BLOCK_MARKER");
   static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
                                 "STOP_THREAD",   "THREAD_LABEL",

@@ -415,11 +415,17 @@ static int em_profile_sample(lua_State *L) {
 
 /* {====== resource, ids, flush ======} */
 
-/* el.set_resource(key, value) [-0, +1|2, v] */
+/* el.set_resource(key, value) [-0, +1|2, v]; value nil removes the
+ * attribute. */
 static int em_set_resource(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checkstring(L, 1);
   luaL_checkany(L, 2);
+  if (lua_isnil(L, 2)) {
+    if (!h->store) return no_store(L);
+    return result(L, el_tm_store_unset_resource(h->store,
+                                                lua_tostring(L, 1)));
+  }
   lua_createtable(L, 0, 1);
   lua_pushvalue(L, 2);
   lua_setfield(L, -2, lua_tostring(L, 1));

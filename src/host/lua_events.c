@@ -525,6 +525,7 @@ static void new_session_table(el_host_t *h) {
   lua_setfield(L, -2, "ready");
   lua_newtable(L);
   lua_setfield(L, -2, "caps");
+  el__clock_push_fields(h, L, -1);
   lua_pushvalue(L, -1);
   lua_rawseti(L, LUA_REGISTRYINDEX, h->session_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->mod_ref);
@@ -540,6 +541,10 @@ static void session_header_body(el_host_t *h) {
   unsigned n = h->sess.number + 1;
   memset(&h->sess, 0, sizeof h->sess);
   h->sess.number = n;
+  /* A new clock and stream time: a restarted program counts from 0. */
+  h->now = 0;
+  h->sess.rebase_timers = 1;
+  el__clock_session(h);
   new_session_table(h);
   el__hooks_call(h, "on_header", 1);
 }
@@ -556,6 +561,7 @@ static void session_ready(el_host_t *h) {
 
 static void session_end_body(el_host_t *h) {
   if (h->sess.number == 0 || h->sess.ended) return;
+  el__clock_end(h);
   el__ana_flush(h);
   session_ready(h);
   h->sess.ended = 1;
@@ -629,15 +635,15 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
   const el_ev_value_t *v = ev->v;
   if (h->sess.number == 0) return;  /* no header yet */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
+  if (el__clock_event(h, ev)) el__clock_push_fields(h, L, -1);
   if (!strcmp(name, "BLOCK_MARKER")) {
     if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP)
       add_cap(h, (unsigned)v[2].u);
   } else if (!strcmp(name, "CAP_CREATE")) {
     add_cap(h, (unsigned)v[0].u);
   } else if (!strcmp(name, "WALL_CLOCK_TIME")) {
-    el_unix_ns_t w = v[1].u * 1000000000u + v[2].u;
-    set_int(L, "wall_clock_unix_ns", (lua_Integer)w);
-    set_int(L, "start_unix_ns", (lua_Integer)(w - ev->t_ns));
+    set_int(L, "wall_clock_unix_ns",
+            (lua_Integer)el__host_unix(h, ev->t_ns));
     h->sess.seen_wct = 1;
   } else if (!strcmp(name, "OSPROCESS_PID")) {
     set_int(L, "pid", (lua_Integer)v[1].u);
@@ -710,7 +716,33 @@ static int ev_now(lua_State *L) {
   return 1;
 }
 
-/* [-0, +1, v] el.unix_ns(t) -> Unix ns (0 before WALL_CLOCK_TIME) */
+/* [-0, +1, -] el.watermark() -> eventlog ns, or nil when no capability
+ * is waited for */
+static int ev_watermark(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  el_rts_ns_t wm;
+  h->prog.wm_dirty = 1;  /* the horizon moves with the clock */
+  if (el__watermark(h, &wm) < 0)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, wm > (el_rts_ns_t)LUA_MAXINTEGER ? LUA_MAXINTEGER
+                                                       : (lua_Integer)wm);
+  return 1;
+}
+
+/* [-0, +1, -] el.wall_t() -> the wall clock now in the session's eventlog
+ * time (live sessions with a clock), or nil */
+static int ev_wall_t(lua_State *L) {
+  el_rts_ns_t t;
+  if (el__clock_wall_t(el__host_from(L), &t) < 0)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, t > (el_rts_ns_t)LUA_MAXINTEGER ? LUA_MAXINTEGER
+                                                      : (lua_Integer)t);
+  return 1;
+}
+
+/* [-0, +1, v] el.unix_ns(t) -> Unix ns (0 while the clock is unknown) */
 static int ev_unix_ns(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_pushinteger(L, (lua_Integer)el__host_unix(
@@ -751,6 +783,7 @@ static int ev_stats(lua_State *L) {
   set_int(L, "handler_errors", (lua_Integer)h->st.handler_errors);
   set_int(L, "timer_skipped", (lua_Integer)h->st.timer_skipped);
   set_int(L, "reorder_forced", (lua_Integer)h->st.reorder_forced);
+  set_int(L, "reorder_late", (lua_Integer)h->st.reorder_late);
   set_int(L, "warnings", (lua_Integer)h->st.warnings);
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
@@ -801,6 +834,8 @@ static const luaL_Reg ev_funcs[] = {
     {"on_end", ev_on_end},
     {"now", ev_now},
     {"unix_ns", ev_unix_ns},
+    {"watermark", ev_watermark},
+    {"wall_t", ev_wall_t},
     {"type_info", ev_type_info},
     {"stats", ev_stats},
     {"control", ev_control},

@@ -98,16 +98,48 @@ static void fire(el_host_t *h, el__timer_t *t, uint64_t arg) {
   t->firing = 0;
 }
 
-/* Reschedule a periodic timer after it fired for `due` at time `now`. */
+/* Reschedule a periodic timer after it fired, the time being `now`.
+ * Deadlines never wrap: a timer whose next deadline would pass 2^64-1 has
+ * fired for the last time (a corrupt stream's timestamp near 2^64 must not
+ * make it fire forever). */
 static void reschedule(el_host_t *h, el__theap_t *hp, el__timer_t *t,
                        uint64_t now) {
+  if (t->deadline > UINT64_MAX - t->interval) {
+    release(h, t);
+    return;
+  }
   t->deadline += t->interval;
   if (t->deadline <= now && (now - t->deadline) / t->interval > MAX_CATCHUP) {
-    uint64_t k = (now - t->deadline) / t->interval;
+    uint64_t k = (now - t->deadline) / t->interval;  /* k * interval <=
+                                                         now - deadline */
     h->st.timer_skipped += k;
     t->deadline += k * t->interval;
   }
   if (heap_push(hp, t) != 0) release(h, t);
+}
+
+void el__timers_rebase(el_host_t *h, uint64_t t0) {
+  el__theap_t *hp = &h->evt_timers;
+  int n = hp->n;
+  el__timer_t **v = hp->v;
+  hp->v = NULL;
+  hp->n = hp->cap = 0;
+  for (int i = 0; i < n; i++) {
+    el__timer_t *t = v[i];
+    t->in_heap = 0;
+    if (t->cancelled) {
+      release(h, t);
+      continue;
+    }
+    if (t->interval) {
+      uint64_t k = t0 / t->interval;
+      t->deadline = k >= UINT64_MAX / t->interval ? UINT64_MAX
+                                                   : (k + 1) * t->interval;
+    }
+    if (heap_push(hp, t) != 0) release(h, t);
+  }
+  el_free(v);
+  update_next(h);
 }
 
 void el__timers_fire(el_host_t *h) {
@@ -180,7 +212,9 @@ static int tm_every(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_Integer iv = luaL_checkinteger(L, 1);
   luaL_argcheck(L, iv > 0, 1, "interval must be > 0");
-  uint64_t d = (h->now / (uint64_t)iv + 1) * (uint64_t)iv;
+  uint64_t k = h->now / (uint64_t)iv;
+  uint64_t d = k >= UINT64_MAX / (uint64_t)iv ? UINT64_MAX
+                                               : (k + 1) * (uint64_t)iv;
   return add_timer(L, 0, d, (uint64_t)iv, 2);
 }
 

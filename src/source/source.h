@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "../common/el_common.h"
+#include "src_consumer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -203,6 +204,26 @@ int el_src_paused(const el_src_t *src);
  * send_dropped. */
 int el_src_write(el_src_t *src, const uint8_t *buf, size_t len);
 
+/* During on_data: *by_unix_ns gets the Unix time (ns) by which the bytes
+ * being delivered existed, *live whether they arrive as they are written.
+ * A regular file's bytes present when it was opened existed by its
+ * modification time (live only with --follow); anything else (a followed
+ * file's growth, FIFO, pipe, socket) was received now, live. Used to date
+ * a stream before its WALL_CLOCK_TIME (spec eventlog-format.md §3.5). */
+void el_src_received(const el_src_t *src, uint64_t *by_unix_ns, int *live);
+
+/* The descriptor of the current session when it is a regular file read
+ * once to the end (--eventlog-file without --follow, or stdin redirected
+ * from a file), so the consumer can scan it ahead; -1 otherwise. Borrowed:
+ * never close it. */
+int el_src_recorded_fd(const el_src_t *src);
+
+/* Reopen the --eventlog-log-file tee (after log rotation moved it away):
+ * later bytes are appended to the file now at that path, created if
+ * needed; nothing already written is truncated. Returns 0 (also without a
+ * tee), or a negated errno with the old file kept open. */
+int el_src_reopen_tee(el_src_t *src);
+
 /* Is a session open now (connected socket, open file)? */
 int el_src_connected(const el_src_t *src);
 
@@ -220,27 +241,9 @@ void el_src_free(el_src_t *src);
 
 /* {====== pump: run a source into a decoder ======} */
 
-struct el_diag_s; /* src/eventlog/eventlog.h */
+/* el_src_consumer_t: src_consumer.h (no libuv there, so the Lua host can
+ * offer one without depending on libuv). */
 
-/* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
- * diag (may be NULL) describes the last error. Any hook may be NULL. */
-typedef struct el_src_consumer_s {
-  void *ud;
-  void (*reset)(void *ud);                      /* a new session begins */
-  int (*feed)(void *ud, const uint8_t *buf, size_t len);
-  int (*finish)(void *ud);                      /* a session ended */
-  const struct el_diag_s *(*diag)(void *ud);
-  int one_stream;   /* 1: finish is called once, at the end of input,
-                       not at the end of each session (e.g. el_ev_show_t,
-                       which prints everything at finish); reset is still
-                       called for each session */
-  /* May be NULL. Called with the pump's source (borrowed) right after it
-   * was created, before any other hook, and with NULL just before it is
-   * freed, so the caller can el_src_write to it (e.g. control commands,
-   * src/control/control.h el_ctl_src_send) while the pump runs. The
-   * pointer must not be used after the NULL call. Loop thread. */
-  void (*on_source)(void *ud, el_src_t *src);
-} el_src_consumer_t;
 
 /* What happened during el_src_pump. */
 typedef struct el_src_pump_result_s {
@@ -248,6 +251,9 @@ typedef struct el_src_pump_result_s {
   int first_error;          /* first feed/finish error code, 0 if none */
   uint64_t errors;          /* feed/finish errors reported */
   uint64_t sessions;        /* sessions (on_connect calls) */
+  uint64_t truncated;       /* sessions that ended inside an event (a
+                               warning, not an error: everything before
+                               the cut was delivered) */
   el_src_stats_t stats;     /* source counters at the end */
 } el_src_pump_result_t;
 
@@ -257,9 +263,13 @@ typedef struct el_src_pump_result_s {
  * accepted and closed at once is no error; but a file, FIFO or stdin that
  * delivered nothing at all is finished, so "no header" is reported).
  * Feed/finish errors are logged with their byte offset (diag) and reading
- * continues (the decoder resyncs at the next header); EL_ESTOPPED from feed
+ * continues (the decoder resyncs at the next header); a session cut inside
+ * an event (finish answers EL_ETRUNC with a diag naming the event type) is
+ * only a warning; EL_ESTOPPED from feed
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
- * session is then finished). loop: borrowed, must not be running; NULL =
+ * session is then finished) and SIGHUP reopens the --eventlog-log-file tee
+ * (el_src_reopen_tee; without one it is logged and ignored), unless
+ * c->own_signals. loop: borrowed, must not be running; NULL =
  * use a private loop.
  * Returns 0 when the input ended cleanly with no decode error (for a socket:
  * it delivered bytes, then reconnection gave up: the program went away),

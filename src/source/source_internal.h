@@ -93,6 +93,14 @@ struct el_src_s {
   ssize_t ready_n;                  /* its result: bytes, 0 EOF, error */
   uint8_t *ready_buf;               /* the buffer holding it */
 
+  int file_regular;                 /* fd is a regular file */
+  uint64_t file_mtime_ns;           /* its modification time at open (Unix
+                                       ns) */
+  int64_t file_size0;               /* its size at open */
+  uint64_t recv_by;                 /* the bytes being delivered existed by
+                                       this Unix ns (el_src_received) */
+  int recv_live;                    /* they arrive as they are written */
+
   int stdin_flags;                  /* fcntl flags of fd 0 to restore */
   uint8_t *buf;                     /* read buffer */
   size_t buf_size;                  /* its size in bytes */

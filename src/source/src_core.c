@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "source_internal.h"
@@ -339,9 +340,29 @@ void el__src_open_failed(el_src_t *s, int err) {
   schedule_retry(s);
 }
 
+static uint64_t unix_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Remember what a regular file was when opened: its bytes up to that size
+ * existed by its modification time. */
+static void note_file(el_src_t *s) {
+  struct stat st;
+  s->file_regular = 0;
+  if (s->fd < 0 || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return;
+  s->file_regular = 1;
+  s->file_size0 = st.st_size;
+  s->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+                     (uint64_t)st.st_mtim.tv_nsec;
+}
+
 void el__src_opened(el_src_t *s) {
   if (s->state == SRC_CLOSING || s->state == SRC_ENDED)
     return;
+  note_file(s);
   s->state = SRC_OPEN;
   s->ever_connected = 1;
   s->session_bytes = 0;
@@ -407,6 +428,15 @@ static void tee_bytes(el_src_t *s, const uint8_t *buf, size_t len) {
 void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
   if (len == 0)
     return;
+  /* A regular file's bytes present when it was opened: recorded; the rest
+   * (a followed file's growth, streams): received now, live. */
+  if (s->file_regular && s->file_off - (int64_t)len < s->file_size0) {
+    s->recv_by = s->file_mtime_ns;
+    s->recv_live = s->opts.follow;
+  } else {
+    s->recv_by = unix_now_ns();
+    s->recv_live = 1;
+  }
   s->stats.bytes += len;
   s->session_bytes = 1;
   if (s->tee_fd >= 0)
@@ -415,7 +445,36 @@ void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
     s->cb.on_data(s->cb.ud, s, buf, len);
 }
 
+int el_src_reopen_tee(el_src_t *s) {
+  if (!s->log_file)
+    return 0;
+  int fd = open(s->log_file,
+                O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = errno;
+    el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot reopen: %s; "
+           "writing on to the file already open", s->log_file, strerror(e));
+    return -e;
+  }
+  if (s->tee_fd >= 0)
+    close(s->tee_fd);
+  s->tee_fd = fd;
+  el_log(EL_LOG_INFO, "--eventlog-log-file %s reopened", s->log_file);
+  return 0;
+}
+
 /* {====== flow control, control channel, accessors ======} */
+
+void el_src_received(const el_src_t *s, uint64_t *by_unix_ns, int *live) {
+  *by_unix_ns = s->recv_by;
+  *live = s->recv_live;
+}
+
+int el_src_recorded_fd(const el_src_t *s) {
+  if (s->state != SRC_OPEN || !s->file_regular || s->opts.follow)
+    return -1;
+  return s->fd;
+}
 
 void el_src_pause(el_src_t *s) {
   if (s->paused)

@@ -4,11 +4,16 @@
  * consumer is reset when it begins and finished when it ends, so a stream
  * cut mid-event is reported as truncated and the next connection starts
  * from a fresh header. */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "eventlog/eventlog.h"
 #include "source_internal.h"
+
+#define NSIG_HANDLED 3
 
 typedef struct {
   const el_src_consumer_t *c;
@@ -16,7 +21,7 @@ typedef struct {
   char desc[160];          /* source description for messages */
   int in_session;          /* fed since the last finish */
   uint64_t fed;            /* bytes fed in all sessions */
-  uv_signal_t sig[2];      /* SIGINT, SIGTERM */
+  uv_signal_t sig[NSIG_HANDLED]; /* SIGINT, SIGTERM, SIGHUP */
   int nsig;                /* signal handles open */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
@@ -43,16 +48,42 @@ static void finish_session(pump_t *p, int at_end) {
   if (!p->c->finish || (p->c->one_stream && !at_end))
     return;
   int rc = p->c->finish(p->c->ud);
-  if (rc < 0 && rc != EL_ESTOPPED)
+  const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
+  if (rc == EL_ETRUNC && d && d->event_type >= 0) {
+    /* Cut inside an event: a program killed or exiting mid-write (on GHC
+     * 9.0 eventlog-socket cuts its last flush). Everything before it was
+     * delivered: no error (docs/eventlog.md, "Behaviour on bad input"). */
+    p->res.truncated++;
+    el_log(EL_LOG_WARN, "%s: %s; everything before it was processed",
+           p->desc, d->msg);
+  } else if (rc < 0 && rc != EL_ESTOPPED) {
     report(p, rc, "session ended early");
+  }
+}
+
+/* Hand a recorded file's whole content to the consumer's scan. */
+static void scan_file(pump_t *p, el_src_t *src) {
+  int fd = el_src_recorded_fd(src);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0)
+    return;
+  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m == MAP_FAILED) {
+    el_log(EL_LOG_DEBUG, "%s: cannot map for a scan: %s", p->desc,
+           el_strerror(-errno));
+    return;
+  }
+  p->c->scan(p->c->ud, m, (size_t)st.st_size);
+  munmap(m, (size_t)st.st_size);
 }
 
 static void on_connect(void *ud, el_src_t *src) {
   pump_t *p = ud;
-  (void)src;
   p->res.sessions++;
   if (p->c->reset)
     p->c->reset(p->c->ud);
+  if (p->c->scan)
+    scan_file(p, src);
 }
 
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
@@ -62,6 +93,12 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
     return;
   p->in_session = 1;
   p->fed += len;
+  if (p->c->received) {
+    uint64_t by;
+    int live;
+    el_src_received(src, &by, &live);
+    p->c->received(p->c->ud, by, live);
+  }
   int rc = p->c->feed(p->c->ud, buf, len);
   if (rc == EL_ESTOPPED) {
     el_src_stop(src);
@@ -108,13 +145,21 @@ static void on_end(void *ud, el_src_t *src, int status) {
 
 static void on_signal(uv_signal_t *h, int signum) {
   el_src_t *src = ((pump_t *)h->data)->src;
+  if (signum == SIGHUP) {
+    if (el_src_options(src)->log_file)
+      el_src_reopen_tee(src);
+    else
+      el_log(EL_LOG_INFO, "SIGHUP: no --eventlog-log-file to reopen; "
+                          "ignored");
+    return;
+  }
   el_log(EL_LOG_INFO, "signal %d: stopping", signum);
   el_src_stop(src);
 }
 
 static void start_signals(pump_t *p, uv_loop_t *loop, el_src_t *src) {
-  const int sigs[2] = {SIGINT, SIGTERM};
-  for (int k = 0; k < 2; k++) {
+  const int sigs[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < NSIG_HANDLED; k++) {
     if (uv_signal_init(loop, &p->sig[k]) != 0)
       break;
     p->sig[k].data = p;
@@ -140,7 +185,8 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
   p->src = src;
   if (c->on_source)
     c->on_source(c->ud, src);
-  start_signals(p, loop, src);
+  if (!c->own_signals)
+    start_signals(p, loop, src);
   rc = el_src_start(src);
   if (rc < 0) {
     if (c->on_source)

@@ -140,6 +140,30 @@ int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
   return 0;
 }
 
+int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
+  if (!st || !key) return EL_EINVAL;
+  const el_tm_resource_t *cur = &st->main_res->pub;
+  size_t at = cur->nattrs;
+  for (size_t i = 0; i < cur->nattrs; i++)
+    if (strcmp(cur->attrs[i].key, key) == 0) at = i;
+  if (at == cur->nattrs) return 0;
+  /* The last attribute moves into the removed one's place. */
+  el__tm_res_t *nm =
+      res_new(cur->attrs, cur->nattrs - 1,
+              at == cur->nattrs - 1 ? NULL : &cur->attrs[cur->nattrs - 1], at);
+  if (!nm) return EL_ENOMEM;
+  el__tm_res_t *nh = host_res_for(nm);
+  if (!nh) {
+    el__tm_res_unref(nm);
+    return EL_ENOMEM;
+  }
+  el__tm_res_unref(st->main_res);
+  el__tm_res_unref(st->host_res);
+  st->main_res = nm;
+  st->host_res = nh;
+  return 0;
+}
+
 /* {====== store ======} */
 
 el_tm_store_t *el_tm_store_new(const char *scope_name,

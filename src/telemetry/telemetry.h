@@ -84,6 +84,11 @@ void el_tm_store_free(el_tm_store_t *st);
  * emitted under. */
 int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr);
 
+/* Remove the main resource's attribute `key` (no-op when absent). Records
+ * emitted before keep the resource they were emitted under. Returns 0,
+ * EL_EINVAL (st or key NULL) or EL_ENOMEM (nothing changed). */
+int el_tm_store_unset_resource(el_tm_store_t *st, const char *key);
+
 /* {====== metrics ======} */
 
 typedef enum { EL_TM_GAUGE = 0, EL_TM_SUM } el_tm_metric_kind_t;
@@ -264,6 +269,27 @@ void el_tm_store_count_dropped(el_tm_store_t *st, el_tm_signal_t sig,
 void el_tm_batch_ref(el_tm_batch_t *b);
 void el_tm_batch_free(el_tm_batch_t *b);   /* drops one reference */
 size_t el_tm_batch_count(const el_tm_batch_t *b);  /* records inside */
+
+/* {====== the host's own logs ======} */
+
+/* A queue of the host's own log messages (internal_log_message, spec
+ * reference-behaviour.md §5.1.4): el_tm_hostlog_hook is an el_log hook
+ * (el_log_set_hook(el_tm_hostlog_hook, q)) that may run on any thread;
+ * el_tm_hostlog_drain moves what was queued into a store on the store's
+ * thread as log records under the store's host resource. At most 256
+ * messages wait between two drains; more are dropped, counted and told in
+ * a WARN record at the next drain. */
+typedef struct el_tm_hostlog_s el_tm_hostlog_t;
+
+/* NULL when out of memory. Free with el_tm_hostlog_free (after removing
+ * the hook). */
+el_tm_hostlog_t *el_tm_hostlog_new(void);
+void el_tm_hostlog_free(el_tm_hostlog_t *q);  /* q may be NULL */
+/* The el_log hook: ud is the queue. msg copied. Thread: any. */
+void el_tm_hostlog_hook(void *ud, el_log_level_t level, const char *msg);
+/* Move the queued messages into st as records (st NULL: discard them).
+ * Returns the number dropped since the last drain. Thread: st's. */
+uint64_t el_tm_hostlog_drain(el_tm_hostlog_t *q, el_tm_store_t *st);
 
 #ifdef __cplusplus
 }

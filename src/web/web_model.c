@@ -366,6 +366,9 @@ static void render_key(const el_tm_resource_t *res, const char *scope,
   } while (0)
   for (size_t k = 0; res && k < res->nattrs; k++) {
     const el_tm_attr_t *a = &res->attrs[k];
+    /* Marks estimated times (docs/differences.md); as a label it would
+     * split every series when the session's exact clock arrives. */
+    if (!strcmp(a->key, "eventlog_live.clock")) continue;
     if (a->type == EL_TM_STR) {
       if (!strcmp(a->key, "service.name")) svc = a->v.s.p, svcn = a->v.s.len;
       if (!strcmp(a->key, "service.namespace")) ns = a->v.s.p, nsn = a->v.s.len;

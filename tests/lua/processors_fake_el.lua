@@ -48,6 +48,14 @@ function M.new(config, start_unix_ns)
     return string.format("%0" .. (2 * n) .. "x", ids)
   end
   function el.now() return el.now_t end
+  -- The host's clock and watermark (src/host/host_clock.c): a recorded
+  -- stream with a known start and no capability to wait for.
+  function el.unix_ns(t)
+    local s = el.session.start_unix_ns
+    return s and (s + t) or 0
+  end
+  function el.watermark() return el.watermark_t end
+  function el.wall_t() return nil end
   function el.cap_usage(o) el.cap_usage_cb = o.on_span end
   function el.threads(o) el.threads_cb = o.on_span end
   -- Deliver one event: eventlog-time timers first, as the host does.
@@ -67,16 +75,20 @@ function M.new(config, start_unix_ns)
   return el
 end
 
--- el.config for the given processors ({"metrics.heap_size" = {agg, exp}}).
+-- el.config for the given processors ({"metrics.heap_size" = {agg, exp}}),
+-- as the daemon builds it (src/cmd/cmd_otelcol.c, config_to_lua).
 function M.config(procs, flush_ms, batch_ms)
-  local c = {flush_ms = tostring(flush_ms or 1000),
-             batch_ms = tostring(batch_ms or flush_ms or 1000), breakdown = ""}
+  local c = {flush_ns = (flush_ms or 1000) * 1000000,
+             batch_ns = (batch_ms or flush_ms or 1000) * 1000000,
+             processors = {}}
   for k, v in pairs(procs) do
-    c[k .. ".enabled"] = "true"
-    c[k .. ".name"] = v.name or k
-    c[k .. ".description"] = ""
-    c[k .. ".aggregate_ms"] = tostring(v.aggregate_ms or 0)
-    c[k .. ".export_ms"] = tostring(v.export_ms or 1000)
+    local group, key = k:match("^(%w+)%.(.+)$")
+    c.processors[group] = c.processors[group] or {}
+    c.processors[group][key] = {
+      enabled = true, name = v.name or k,
+      aggregate_ns = (v.aggregate_ms or 0) * 1000000,
+      export_ns = (v.export_ms or 1000) * 1000000,
+    }
   end
   return c
 end

@@ -88,10 +88,10 @@ describe("processors.window", function()
     assert.are.equal(6, w.late)
   end)
 
-  it("waits for the watermark, but not beyond max_grace", function()
+  it("waits for the watermark", function()
     local got, emit = collect()
     local w = window.new{aggregate_ns = S, export_ns = S, grace_ns = 0,
-                         max_grace_ns = 5 * S, emit = emit}
+                         emit = emit}
     w:add("a", {t = 10, v = 1})
     w:tick(S, S / 2)                   -- a capability is still before 1 s
     assert.are.equal(0, #got)
@@ -99,9 +99,9 @@ describe("processors.window", function()
     assert.are.equal(1, #got)
     w:add("a", {t = 2 * S + 1, v = 2})
     w:tick(3 * S, 0)
-    w:tick(7 * S, 0)
-    assert.are.equal(1, #got)          -- 7 s < end (3 s) + max grace (5 s)
-    w:tick(8 * S, 0)
+    w:tick(7 * S, 2 * S)
+    assert.are.equal(1, #got)          -- still below the window's end
+    w:tick(8 * S)                      -- nothing waited for any more
     assert.are.equal(2, #got)
   end)
 
@@ -115,20 +115,4 @@ describe("processors.window", function()
     assert.are.equal(1, #got)
   end)
 
-  it("waits for ready() unless finishing", function()
-    local got, emit = collect()
-    local ok = false
-    local w = window.new{aggregate_ns = 0, export_ns = S, emit = emit,
-                         ready = function() return ok end}
-    w:add("a", {t = 1, v = 1})
-    w:tick(S)
-    assert.are.equal(0, #got)
-    ok = true
-    w:tick(2 * S)
-    assert.are.equal(1, #got)
-    ok = false
-    w:add("a", {t = 2, v = 2})
-    w:finish()
-    assert.are.equal(2, #got)
-  end)
 end)

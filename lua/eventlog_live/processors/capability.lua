@@ -45,7 +45,6 @@ local function usage_accumulator(ctx, mpc)
     aggregate_ns = mpc.aggregate_ns,
     export_ns = mpc.export_ns,
     grace_ns = ctx.flush_ns,
-    max_grace_ns = ctx.max_grace_ns,
     emit = function(p)
       inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
     end,

@@ -20,7 +20,6 @@ local function metric_proc(ctx, pc, unit, kind)
     aggregate_ns = pc.aggregate_ns,
     export_ns = pc.export_ns,
     grace_ns = ctx.flush_ns,
-    max_grace_ns = ctx.max_grace_ns,
     emit = function(p)
       local attrs = {heapCapset = p.capset}
       if p.cap ~= nil then attrs.evCap = p.cap end
@@ -41,7 +40,7 @@ local function simple(ctx, key_, event, unit, kind)
   ctx.el.on(event, function(ev, capset, value)
     local cap = ev.cap
     acc:add(key(cap, capset),
-            {t = ev.t, u = ev.unix_ns, v = value, cap = cap, capset = capset})
+            {t = ev.t, v = value, cap = cap, capset = capset})
   end)
 end
 
@@ -58,16 +57,16 @@ function M.install(ctx)
   end
   if accs[1] or accs[2] or accs[3] then
     ctx.el.on("MEM_RETURN", function(ev, capset, current, needed, returned)
-      local cap, t, u = ev.cap, ev.t, ev.unix_ns
+      local cap, t = ev.cap, ev.t
       local k = key(cap, capset)
       if accs[1] then
-        accs[1]:add(k, {t = t, u = u, v = current, cap = cap, capset = capset})
+        accs[1]:add(k, {t = t, v = current, cap = cap, capset = capset})
       end
       if accs[2] then
-        accs[2]:add(k, {t = t, u = u, v = needed, cap = cap, capset = capset})
+        accs[2]:add(k, {t = t, v = needed, cap = cap, capset = capset})
       end
       if accs[3] then
-        accs[3]:add(k, {t = t, u = u, v = returned, cap = cap, capset = capset})
+        accs[3]:add(k, {t = t, v = returned, cap = cap, capset = capset})
       end
     end)
   end

@@ -30,7 +30,6 @@ function M.install(ctx)
     aggregate_ns = pc.aggregate_ns,
     export_ns = pc.export_ns,
     grace_ns = ctx.flush_ns,
-    max_grace_ns = ctx.max_grace_ns,
     emit = function(census)
       local s = start_unix()
       for _, smp in ipairs(census.samples) do
@@ -70,7 +69,7 @@ function M.install(ctx)
       close()
     end
     eras[#eras + 1] = era
-    census = {t = ev.t, u = ev.unix_ns, samples = {}, index = {}}
+    census = {t = ev.t, samples = {}, index = {}}
   end)
 
   el.on("HEAP_PROF_SAMPLE_END", function(ev, era)
@@ -108,7 +107,7 @@ function M.install(ctx)
                .. " HeapProfSampleBegin and HeapProfSampleEnd.\nThis may"
                .. " indicate that the eventlog is not properly ordered or"
                .. " that its semantics have changed.")
-      census = {t = ev.t, u = ev.unix_ns, samples = {}, index = {}}
+      census = {t = ev.t, samples = {}, index = {}}
     end
     local attrs = {
       heapProfBreakdown = bd, heapProfId = profile_id, heapProfLabel = label,
@@ -135,7 +134,7 @@ function M.install(ctx)
         attrs.ipSrcLoc = ip.src_loc
       end
     end
-    local smp = {t = ev.t, u = ev.unix_ns, v = residency, attrs = attrs}
+    local smp = {t = ev.t, v = residency, attrs = attrs}
     local i = census.index[label]
     if i then
       local old = census.samples[i].v
@@ -153,9 +152,11 @@ function M.install(ctx)
   ctx.on_finish(function()
     close()
     if (ctx.dropped_samples or 0) > 0 then
+      local n = ctx.dropped_samples
+      ctx.dropped_samples = 0
       ctx.warn(("%d heap profile samples dropped: no supported heap profile"
                 .. " breakdown (pass -h<X> as given to the program)")
-               :format(ctx.dropped_samples))
+               :format(n))
     end
   end)
 end

@@ -30,21 +30,21 @@ function M.install(ctx)
     -- No severity (SEVERITY_NUMBER_UNSPECIFIED); attributes kind, thread.
     local acc = log_proc(ctx, pc, nil, "ThreadLabel")
     el.on("THREAD_LABEL", function(ev, thread, label)
-      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = label, thread = thread})
+      acc:add(nil, {t = ev.t, body = label, thread = thread})
     end)
   end
   pc = ctx.proc("logs", "user_marker")
   if pc then
     local acc = log_proc(ctx, pc, 1, "UserMarker")  -- TRACE
     el.on("USER_MARKER", function(ev, marker)
-      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = marker, cap = ev.cap})
+      acc:add(nil, {t = ev.t, body = marker, cap = ev.cap})
     end)
   end
   pc = ctx.proc("logs", "user_message")
   if pc then
     local acc = log_proc(ctx, pc, 5, "UserMessage")  -- DEBUG
     el.on("USER_MSG", function(ev, text)
-      acc:add(nil, {t = ev.t, u = ev.unix_ns, body = text, cap = ev.cap})
+      acc:add(nil, {t = ev.t, body = text, cap = ev.cap})
     end)
   end
 end

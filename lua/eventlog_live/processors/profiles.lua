@@ -61,7 +61,7 @@ local function install_cost_centres(ctx, pc)
       end
       frames[i] = f
     end
-    acc:add(nil, {t = ev.t, u = ev.unix_ns, frames = frames,
+    acc:add(nil, {t = ev.t, frames = frames,
                   attrs = {["__name__"] = pc.name, capability = cap}})
   end)
 end
@@ -145,7 +145,7 @@ local function install_call_stacks(ctx, pc)
       local k = m.cap * 4294967296 + m.thread
       local p = pending[k]
       if not p then
-        p = {t = ev.t, u = ev.unix_ns, cap = m.cap, thread = m.thread,
+        p = {t = ev.t, cap = m.cap, thread = m.thread,
              items = {}}
         pending[k] = p
       end
@@ -158,7 +158,7 @@ local function install_call_stacks(ctx, pc)
         for i = 1, n do items[i] = p.items[n + 1 - i] end
         local frames = frames_of(items)
         if #frames > 0 then
-          acc:add(nil, {t = p.t, u = p.u, frames = frames, attrs = {
+          acc:add(nil, {t = p.t, frames = frames, attrs = {
             ["__name__"] = pc.name, capability = p.cap, thread = p.thread}})
         end
       end

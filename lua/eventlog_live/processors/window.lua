@@ -27,9 +27,7 @@ Acc.__index = Acc
 --   opts.aggregate_ns: aggregation window (0 = keep every measurement)
 --   opts.export_ns:    export interval (> 0)
 --   opts.grace_ns:     how long after its end a window stays open
---   opts.max_grace_ns: longest wait for the watermark (nil: no limit)
 --   opts.emit(item):   called for each item at export time, in order
---   opts.ready():      exports wait until it returns true (optional)
 -- Items are opaque tables with a field `t` (eventlog ns).
 function M.new(opts)
   assert(opts.export_ns and opts.export_ns > 0, "export_ns must be > 0")
@@ -37,8 +35,6 @@ function M.new(opts)
     agg = opts.aggregate_ns or 0,
     exp = opts.export_ns,
     grace = opts.grace_ns or 0,
-    max_grace = opts.max_grace_ns,
-    ready = opts.ready,
     emit = opts.emit,
     windows = {},      -- [w] = {keys = {k1, k2, ...}, items = {[k] = item}}
     nwindows = 0,
@@ -99,12 +95,10 @@ function Acc:close_below(upto)
   self.closed_below = upto
 end
 
--- Export everything collected so far. With opts.ready, only once ready()
--- is true (the session's start time is known), unless forced.
-function Acc:flush(force)
+-- Export everything collected so far.
+function Acc:flush()
   local out = self.out
   if #out == 0 then return end
-  if not force and self.ready and not self.ready() then return end
   self.out = {}
   local emit = self.emit
   for i = 1, #out do emit(out[i]) end
@@ -114,21 +108,16 @@ end
 -- interval): close the windows that ended at least `grace` ago; export at
 -- export boundaries. Deadlines at or before one already handled are
 -- ignored (the wall-clock timer may have run them first).
--- watermark (optional): no event older than it can arrive any more (from
--- the capabilities' block markers); a window also waits for it, but never
--- longer than max_grace_ns past its end (an idle capability of a live
--- stream writes no blocks).
+-- watermark (optional, el.watermark()): no event older than it can arrive
+-- any more from a capability still waited for; a window also waits for it
+-- (the host stops waiting for a capability silent past its horizon).
 function Acc:tick(deadline, watermark)
   if deadline <= self.last_deadline then return end
   self.last_deadline = deadline
   local agg = self.agg
   if agg > 0 and deadline >= self.grace then
     local upto = (deadline - self.grace) // agg
-    if watermark and watermark // agg < upto then
-      upto = watermark // agg
-      local forced = (deadline - (self.max_grace or 0)) // agg
-      if self.max_grace and forced > upto then upto = forced end
-    end
+    if watermark and watermark // agg < upto then upto = watermark // agg end
     self:close_below(upto)
   end
   if deadline % self.exp == 0 then self:flush() end
@@ -144,7 +133,7 @@ end
 -- End of input: close every window and export.
 function Acc:finish()
   self:close_below(math.maxinteger)
-  self:flush(true)
+  self:flush()
 end
 
 return M

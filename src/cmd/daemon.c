@@ -1,0 +1,317 @@
+/* daemon.c: the pipeline of `eventlog-live-otelcol`: source ->
+ * decoder -> Lua host running the default processors
+ * (lua/eventlog_live/processors) -> telemetry store -> exporters (OTLP,
+ * console, the Prometheus endpoint and web view), plus the control server.
+ *
+ * The source is read through el_src_pump with the host as its consumer
+ * (el_host_consumer). Windows are in eventlog time; a wall-clock libuv
+ * timer runs the host's wall timers (which close windows of a quiet live
+ * stream), drains the host's own log messages into the store and
+ * refreshes --stats. At the end of input everything is flushed and
+ * exported. Exit status: 0 after a clean end of input or a stop by
+ * SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
+ * failed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "daemon_internal.h"
+
+#define SCOPE_NAME "eventlog-live-otelcol"
+
+/* {====== configuration to Lua ======} */
+
+/* Pass the resolved configuration to the processors as the table
+ * el.config (lua/eventlog_live/processors/init.lua):
+ *   flush_ns, batch_ns   --eventlog-flush-interval and the batch interval
+ *   breakdown            -h<X> from the command line (absent if none)
+ *   processors.<group>.<key> = {enabled, name, description (absent if
+ *                        none), aggregate_ns, export_ns}
+ * Times in ns of eventlog time. */
+static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
+                         uint64_t flush_ms, const el_daemon_opts_t *o) {
+  int rc = 0;
+  rc |= el_host_set_config_integer(h, "flush_ns",
+                                   (int64_t)flush_ms * 1000000);
+  rc |= el_host_set_config_integer(
+      h, "batch_ns", (int64_t)el_cfg_batch_ms(cfg) * 1000000);
+  if (o->breakdown[0]) rc |= el_host_set_config(h, "breakdown", o->breakdown);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+    const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
+    char key[160];
+    const char *g = el_cfg_group_name(p->info->group);
+#define K(field) \
+  (snprintf(key, sizeof key, "processors.%s.%s." field, g, p->info->key), key)
+    rc |= el_host_set_config_boolean(h, K("enabled"), p->enabled);
+    rc |= el_host_set_config(h, K("name"), p->name);
+    if (p->description)
+      rc |= el_host_set_config(h, K("description"), p->description);
+    rc |= el_host_set_config_integer(h, K("aggregate_ns"),
+                                     (int64_t)p->aggregate_ms * 1000000);
+    rc |= el_host_set_config_integer(h, K("export_ns"),
+                                     (int64_t)p->export_ms * 1000000);
+#undef K
+  }
+  return rc ? EL_ENOMEM : 0;
+}
+
+/* {====== the pump's consumer: the host, counted ======}
+ * The host consumes the source (el_host_consumer); the daemon wraps it to
+ * count decode errors for --stats and to know when a session is open (the
+ * "No input after 10 ticks" warning). */
+
+static void d_reset(void *ud) {
+  el__daemon_t *d = ud;
+  d->host_c.reset(d->host_c.ud);
+  d->session_open = 1;
+  d->connected_ms = uv_now(&d->loop);
+}
+
+static int d_feed(void *ud, const uint8_t *buf, size_t len) {
+  el__daemon_t *d = ud;
+  int rc = d->host_c.feed(d->host_c.ud, buf, len);
+  if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
+  return rc;
+}
+
+static int d_finish(void *ud) {
+  el__daemon_t *d = ud;
+  int rc = d->host_c.finish(d->host_c.ud);
+  if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
+  d->session_open = 0;
+  return rc;
+}
+
+static const el_diag_t *d_diag(void *ud) {
+  el__daemon_t *d = ud;
+  return d->host_c.diag(d->host_c.ud);
+}
+
+static void d_received(void *ud, uint64_t by, int live) {
+  el__daemon_t *d = ud;
+  d->host_c.received(d->host_c.ud, by, live);
+}
+
+static void d_scan(void *ud, const uint8_t *buf, size_t len) {
+  el__daemon_t *d = ud;
+  d->host_c.scan(d->host_c.ud, buf, len);
+}
+
+static void d_source(void *ud, el_src_t *src) {
+  el__daemon_t *d = ud;
+  d->src = src;
+}
+
+static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
+  el__daemon_t *d = ud;
+  return d->src ? el_src_write(d->src, buf, len) : EL_ECLOSED;
+}
+
+static int host_control(void *ud, const char *ns, size_t ns_len,
+                        uint32_t command_id) {
+  el_ctl_sender_t s = {ctl_send, ud};
+  return el_ctl_send(&s, ns, ns_len, (int)command_id);
+}
+
+static void on_timer(uv_timer_t *tm) {
+  el__daemon_t *d = tm->data;
+  el_host_run_wall_timers(d->host, uv_now(&d->loop));
+  el__daemon_log_progress(d, 0);
+  el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
+  if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
+    el__daemon_print_stats(d, stderr, 0);
+}
+
+/* The console exporter, counted: it prints on the loop thread inside
+ * export(), so what it accepted is delivered (as the reference's console
+ * exporter, spec §1.4: "fully successful"). */
+static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  el__daemon_t *d = ud;
+  size_t n = el_tm_batch_count(b);
+  int rc = d->console_tm.export(d->console_tm.ud, sig, b);
+  if (rc == 0) d->console_records[sig] += n;
+  return rc;
+}
+
+static int console_flush(void *ud, int timeout_ms) {
+  el__daemon_t *d = ud;
+  return d->console_tm.flush ? d->console_tm.flush(d->console_tm.ud,
+                                                   timeout_ms)
+                             : 0;
+}
+
+static void free_exporter(el__daemon_t *d) {
+  el_otlp_stats_t before;
+  el_otlp_exporter_stats(d->otlp, &before);
+  el_otlp_exporter_free(d->otlp);
+  d->otlp = NULL;
+  d->otlp_final = before;
+}
+
+/* Exporters for every signal per the resolved OTLP configuration. */
+static int add_exporters(el__daemon_t *d) {
+  const el_otlp_config_t *c = &d->o->otlp;
+  unsigned otlp_sigs = 0, console_sigs = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (c->sig[s].exporter == EL_OTLP_EXP_OTLP) otlp_sigs |= 1u << s;
+    if (c->sig[s].exporter == EL_OTLP_EXP_CONSOLE) console_sigs |= 1u << s;
+  }
+  if (console_sigs) {
+    el_tm_exporter_t tm;
+    int rc = el_otlp_console_new(stdout, console_sigs, c->max_message_bytes,
+                                 d->store, &d->console, &d->console_tm);
+    if (rc < 0) return rc;
+    tm = d->console_tm;
+    tm.ud = d;
+    tm.export = console_export;
+    tm.flush = console_flush;
+    tm.release = NULL;   /* d->console is freed by run() */
+    rc = el_tm_store_add_exporter(d->store, &tm);
+    if (rc < 0) return rc;
+  }
+  if (otlp_sigs) {
+    el_tm_exporter_t tm;
+    int rc = el_otlp_exporter_new(c, otlp_sigs, d->store, &d->otlp, &tm);
+    if (rc < 0) return rc;
+    rc = el_tm_store_add_exporter(d->store, &tm);
+    if (rc < 0) return rc;
+  }
+  return 0;
+}
+
+/* Build everything, run until the input ends, tear down. Returns the exit
+ * status. */
+int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
+  el__daemon_t d;
+  memset(&d, 0, sizeof d);
+  d.o = o;
+  int status = 1, rc;
+  uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
+
+  d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
+  if (uv_loop_init(&d.loop) < 0) return 1;
+  d.store = el_tm_store_new(SCOPE_NAME, EL_VERSION);
+  d.host = el_host_new(NULL);
+  d.hostlog = el_tm_hostlog_new();
+  if (!d.store || !d.host || !d.hostlog) {
+    el_log(EL_LOG_ERROR, "out of memory");
+    goto done;
+  }
+  if (el_otlp_config_apply_resource(&o->otlp, d.store) < 0) goto done;
+  if (!o->otlp.service_name) {
+    el_tm_attr_t a = {.key = "service.name", .type = EL_TM_STR,
+                      .v.s = {"undefined", 9}};
+    el_tm_store_set_resource(d.store, &a);
+  }
+  if (el_web_enabled(&o->web)) {
+    el_tm_exporter_t tm;
+    o->web.service_name = o->otlp.service_name;
+    if ((rc = el_web_new(&o->web, &d.web, &tm)) < 0 ||
+        (rc = el_tm_store_add_exporter(d.store, &tm)) < 0 ||
+        (rc = el_web_start(d.web)) < 0) {
+      el_log(EL_LOG_ERROR, "cannot start the web endpoints: %s",
+             el_strerror(rc));
+      goto done;
+    }
+  }
+  if ((rc = add_exporters(&d)) < 0) {
+    el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
+    goto done;
+  }
+  d.dec = el_host_decoder(d.host);
+  if (el_src_opts_live(&o->src)) /* never hold an event back */
+    el_ev_decoder_set_opts(d.dec, EL_EV_OPT_LIVE);
+  el_host_set_store(d.host, d.store);
+  el_host_set_control(d.host, host_control, &d);
+  if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;
+  if ((rc = el_host_load_module(d.host, "eventlog_live.processors.main")) <
+      0) {
+    el_log(EL_LOG_ERROR, "cannot load the processors: %s",
+           el_host_error(d.host));
+    goto done;
+  }
+
+  if (o->ctl.enabled) {
+    const char *svc = o->otlp.service_name ? o->otlp.service_name
+                                           : "undefined";
+    el_ctl_sender_t s = {ctl_send, &d};
+    rc = el_ctl_server_start(&d.loop, &o->ctl, svc, s, &d.ctl);
+    if (rc < 0)
+      el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
+             o->ctl.port, el_strerror(rc));
+    else
+      el_web_set_control_port(d.web, el_ctl_server_port(d.ctl));
+  }
+  uv_timer_init(&d.loop, &d.timer);
+  d.handles = 1;
+  d.timer.data = &d;
+  uv_timer_start(&d.timer, on_timer, 50, 50);
+  uv_unref((uv_handle_t *)&d.timer);
+  d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
+  d.batch_ms = el_cfg_batch_ms(cfg);
+  el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
+  if (o->src.kind == EL_SRC_FILE)
+    el_log(EL_LOG_INFO, "Reading eventlog from %s", o->src.path);
+  else if (o->src.kind == EL_SRC_STDIN)
+    el_log(EL_LOG_INFO, "Reading eventlog from stdin");
+
+  /* Source -> host until the input ends (or SIGINT/SIGTERM). */
+  el_host_consumer(d.host, &d.host_c);
+  el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
+                         .finish = d_finish, .diag = d_diag,
+                         .received = d_received, .scan = d_scan,
+                         .on_source = d_source};
+  el_src_pump_result_t res;
+  d.end_status = el_src_pump(&d.loop, &o->src, &c, &res);
+  uv_timer_stop(&d.timer);
+  if (d.ctl) {
+    el_ctl_server_free(d.ctl);
+    d.ctl = NULL;
+    el_web_set_control_port(d.web, -1);
+  }
+
+  /* End of input: processors flush their windows, then the store. */
+  el__daemon_log_progress(&d, 1);
+  el_host_end(d.host);
+  el_tm_hostlog_drain(d.hostlog, d.internal_logs ? d.store : NULL);
+  el_tm_store_flush(d.store);
+  if (el_tm_store_shutdown(d.store, o->otlp.shutdown_timeout_ms) < 0)
+    el_log(EL_LOG_WARN, "some telemetry could not be delivered");
+  el__daemon_log_progress(&d, 1);
+  /* The pump logged a decode error with its byte offset, or the source's
+   * failure; a stop by signal is a clean end. */
+  status = (d.end_status == 0 || d.end_status == EL_ESTOPPED) ? 0 : 1;
+  if (status && !d.decode_errors)
+    el_log(EL_LOG_ERROR, "eventlog source failed: %s",
+           el_strerror(d.end_status));
+  if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
+  if (d.end_status == 0)              /* not after a signal */
+    el_web_serve_until_signal(d.web); /* no-op without --*-port */
+
+done:
+  el_log_set_hook(NULL, NULL);
+  if (d.hostlog) el_tm_hostlog_drain(d.hostlog, NULL);
+  el_ctl_server_free(d.ctl);
+  if (d.otlp) {
+    /* Freeing counts what is still queued as dropped (in the store). */
+    free_exporter(&d);
+  }
+  if (o->stats && d.started_ms) el__daemon_print_stats(&d, stderr, 1);
+  if (d.handles) {
+    uv_handle_t *hs[] = {(uv_handle_t *)&d.timer};
+    for (size_t k = 0; k < EL_ARRAY_LEN(hs); k++)
+      if (!uv_is_closing(hs[k])) uv_close(hs[k], NULL);
+  }
+  uv_run(&d.loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&d.loop) < 0)
+    el_log(EL_LOG_DEBUG, "event loop closed with handles left");
+  el_host_free(d.host);
+  el_tm_store_free(d.store);
+  el_otlp_console_free(d.console);
+  el_web_free(d.web);                 /* after the store: it exports here */
+  el_tm_hostlog_free(d.hostlog);
+  return status;
+}
+

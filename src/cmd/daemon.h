@@ -1,0 +1,30 @@
+/* daemon.h: the pipeline of `eventlog-live-otelcol` (daemon.c), for the
+ * commands that run it: the daemon's own command line (cmd_otelcol.c). */
+#ifndef EL_DAEMON_H
+#define EL_DAEMON_H
+
+#include "config/config.h"
+#include "control/control.h"
+#include "otlp/otlp.h"
+#include "source/source.h"
+#include "web/web.h"
+
+/* Everything the pipeline needs besides the configuration file. */
+typedef struct el_daemon_opts_s {
+  el_src_opts_t src;           /* the eventlog source */
+  el_otlp_config_t otlp;       /* exporters (resolved) */
+  el_ctl_opts_t ctl;           /* control server */
+  el_web_opts_t web;           /* --prometheus-port, --web-port */
+  double flush_s;              /* --eventlog-flush-interval, seconds */
+  char breakdown[4];           /* "-hT", "" when not given */
+  int stats;                   /* -s: the live table on stderr */
+} el_daemon_opts_t;
+
+/* Build the pipeline for *o and cfg (resolved: el_cfg_resolve), run it
+ * until the input ends or SIGINT/SIGTERM, flush and export everything,
+ * tear down. o->web.service_name is set. Returns the exit status: 0 after
+ * a clean end (or a stop by signal), 1 when the input could not be read or
+ * decoded (the error was logged with its byte offset) or setup failed. */
+int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg);
+
+#endif /* EL_DAEMON_H */

@@ -1,0 +1,71 @@
+/* daemon_internal.h: the state of the daemon's pipeline, shared by
+ * daemon.c (the pipeline) and daemon_stats.c (--stats and the progress
+ * log). */
+#ifndef EL_DAEMON_INTERNAL_H
+#define EL_DAEMON_INTERNAL_H
+
+#include <uv.h>
+
+#include "control/control.h"
+#include "daemon.h"
+#include "host/host.h"
+#include "otlp/exp_console.h"
+#include "otlp/otlp.h"
+#include "telemetry/telemetry.h"
+#include "web/web.h"
+
+/* Totals for --stats. */
+typedef struct el__totals_s {
+  uint64_t events;
+  uint64_t emitted[EL_TM_NSIGNALS];   /* accepted by the store */
+  uint64_t exported[EL_TM_NSIGNALS];  /* delivered to the collector */
+  uint64_t rejected[EL_TM_NSIGNALS];  /* partial_success rejections */
+  uint64_t dropped[EL_TM_NSIGNALS];   /* store + exporter drops */
+} el__totals_t;
+
+typedef struct el__daemon_s {
+  el_daemon_opts_t *o;
+  uv_loop_t loop;
+  uv_timer_t timer;
+  el_src_t *src;
+  el_host_t *host;
+  el_ev_decoder_t *dec;
+  el_tm_store_t *store;
+  el_otlp_exporter_t *otlp;
+  el_otlp_console_t *console;
+  el_otlp_stats_t otlp_final;  /* exporter counters when it was freed */
+  el_ctl_server_t *ctl;
+  el_web_t *web;               /* --prometheus-port / --web-port, or NULL */
+  int internal_logs;           /* internal_log_message enabled */
+  el_tm_hostlog_t *hostlog;    /* the host's own log messages */
+  int session_open;
+  int handles;                 /* timer and signal handles initialised */
+  int end_status;              /* el_src_pump's status */
+  el_src_consumer_t host_c;    /* the host's consumer (el_host_consumer) */
+  uint64_t decode_errors;
+  uint64_t started_ms;
+  uint64_t stats_last_ms;
+  el__totals_t stats_prev;         /* totals at the last --stats display */
+  int stats_lines;             /* lines of the last display */
+  el_tm_exporter_t console_tm; /* the console exporter, wrapped to count */
+  uint64_t console_records[EL_TM_NSIGNALS]; /* records it printed */
+  uint64_t batch_ms;           /* batch interval (spec §3.4) */
+  uint64_t log_last_ms;        /* last "Received <n> events." check */
+  el__totals_t log_prev;           /* totals at that check */
+  uint64_t connected_ms;       /* when the current session began */
+  int input_warned;            /* "No input after 10 ticks" given */
+} el__daemon_t;
+
+/* daemon_stats.c */
+/* Totals now: events decoded, records emitted, exported, rejected,
+ * dropped per signal. */
+void el__daemon_totals(el__daemon_t *d, el__totals_t *t);
+/* The --stats table on f (final: rates over the whole run). */
+void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final);
+/* Once per batch interval (or when forced): the reference's progress
+ * messages (spec reference-behaviour.md §9, §6.1). */
+void el__daemon_log_progress(el__daemon_t *d, int force);
+/* Unix ns now (CLOCK_REALTIME). */
+el_unix_ns_t el__daemon_now_unix_ns(void);
+
+#endif /* EL_DAEMON_INTERNAL_H */

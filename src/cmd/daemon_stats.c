@@ -1,0 +1,129 @@
+/* daemon_stats.c: what the daemon tells about itself while it runs: the
+ * `--stats` table on stderr (spec/reference-behaviour.md §1.1, with the
+ * differences of docs/differences.md) and the reference's progress log
+ * messages. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_internal.h"
+
+el_unix_ns_t el__daemon_now_unix_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (el_unix_ns_t)ts.tv_sec * 1000000000u + (el_unix_ns_t)ts.tv_nsec;
+}
+
+
+
+void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
+  memset(t, 0, sizeof *t);
+  t->events = el_ev_decoder_stats(d->dec)->events;
+  const el_tm_stats_t *ts = el_tm_store_stats(d->store);
+  el_otlp_stats_t os = d->otlp_final;
+  if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    t->emitted[s] = ts->emitted[s];
+    t->exported[s] = os.records[s] + d->console_records[s];
+    t->rejected[s] = os.rejected[s];
+    /* The exporter reports its drops to the store as well. */
+    t->dropped[s] = ts->dropped[s];
+  }
+}
+
+/* How far the processed stream is behind the wall clock, in seconds
+ * (negative: unknown). */
+static double stream_lag_s(el__daemon_t *d) {
+  el_unix_ns_t u = el_host_stream_unix_ns(d->host);
+  return u ? ((double)el__daemon_now_unix_ns() - (double)u) / 1e9 : -1;
+}
+
+static const char *const sig_names[EL_TM_NSIGNALS] = {"Metrics", "Logs",
+                                                      "Traces", "Profiles"};
+
+/* The table: totals, rates over the last interval (or the whole run when
+ * final), what is still pending (in windows or export queues). */
+void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
+  el__totals_t t;
+  el__daemon_totals(d, &t);
+  uint64_t now = uv_now(&d->loop);
+  double dt = final ? (now - d->started_ms) / 1000.0
+                    : (now - d->stats_last_ms) / 1000.0;
+  const el__totals_t *p = final ? NULL : &d->stats_prev;
+  if (dt <= 0) dt = 1e-3;
+#define RATE(field) ((double)(t.field - (p ? p->field : 0)) / dt)
+  if (!final && d->stats_lines && isatty(fileno(f)))
+    fprintf(f, "\033[%dA\033[J", d->stats_lines);
+  int lines = 0;
+  fprintf(f, "%-9s %-9s %14s %12s\n", "Item", "Action", "Total",
+          "Rate (/s)");
+  fprintf(f, "%-9s %-9s %14llu %12.0f\n", "Events", "Received",
+          (unsigned long long)t.events, RATE(events));
+  lines += 2;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    uint64_t gone = t.exported[s] + t.rejected[s] + t.dropped[s];
+    uint64_t pending = t.emitted[s] > gone ? t.emitted[s] - gone : 0;
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", sig_names[s], "Exported",
+            (unsigned long long)t.exported[s], RATE(exported[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Rejected",
+            (unsigned long long)t.rejected[s], RATE(rejected[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Dropped",
+            (unsigned long long)t.dropped[s], RATE(dropped[s]));
+    fprintf(f, "%-9s %-9s %14llu\n", "", "Pending",
+            (unsigned long long)(d->otlp || d->console ? pending : 0));
+    lines += 4;
+  }
+#undef RATE
+  double lag = final ? -1 : stream_lag_s(d);
+  const el_host_stats_t *hs = el_host_stats(d->host);
+  if (lag >= 0)
+    fprintf(f, "Lag behind the stream: %.1f s. ", lag);
+  fprintf(f, "Script errors %llu, decode errors %llu, memory %zu bytes "
+             "(peak %zu)\n",
+          (unsigned long long)hs->handler_errors,
+          (unsigned long long)d->decode_errors, el_mem_in_use(),
+          el_mem_peak());
+  lines++;
+  fflush(f);
+  d->stats_lines = lines;
+  d->stats_last_ms = now;
+  d->stats_prev = t;
+}
+
+/* Once per batch interval, what the reference logs per tick (spec §9,
+ * §6.1): DEBUG "Received <n> events.", DEBUG "Exported <n> <signal>.",
+ * ERROR "Rejected <n> <signal>.", and once WARN "No input after 10
+ * ticks..." when a session delivered no event for 10 batch intervals. */
+void el__daemon_log_progress(el__daemon_t *d, int force) {
+  static const char *const what[EL_TM_NSIGNALS] = {"metrics", "logs",
+                                                   "spans", "profiles"};
+  uv_update_time(&d->loop);
+  uint64_t now = uv_now(&d->loop);
+  if (!force && now - d->log_last_ms < d->batch_ms) return;
+  d->log_last_ms = now;
+  el__totals_t t;
+  el__daemon_totals(d, &t);
+  if (t.events > d->log_prev.events)
+    el_log(EL_LOG_DEBUG, "Received %llu events.",
+           (unsigned long long)(t.events - d->log_prev.events));
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (t.exported[s] > d->log_prev.exported[s])
+      el_log(EL_LOG_DEBUG, "Exported %llu %s.",
+             (unsigned long long)(t.exported[s] - d->log_prev.exported[s]),
+             what[s]);
+    if (t.rejected[s] > d->log_prev.rejected[s])
+      el_log(EL_LOG_ERROR, "Rejected %llu %s.",
+             (unsigned long long)(t.rejected[s] - d->log_prev.rejected[s]),
+             what[s]);
+  }
+  if (!d->input_warned && d->session_open && t.events == 0 &&
+      now - d->connected_ms >= 10 * d->batch_ms) {
+    d->input_warned = 1;
+    el_log(EL_LOG_WARN,
+           "No input after 10 ticks. Did you pass -l to the GHC RTS?");
+  }
+  d->log_prev = t;
+}
+

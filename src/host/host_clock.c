@@ -1,0 +1,349 @@
+/* host_clock.c: session time. Two things every consumer of a live stream
+ * needs and must never wait for:
+ *
+ *  - the clock, from eventlog time (ns since RTS start) to Unix time. Exact
+ *    from the session's WALL_CLOCK_TIME (spec eventlog-format.md §3.5), or
+ *    from a scan of a recorded file ahead of reading it; until then
+ *    estimated from when the bytes arrived: the RTS wrote a block before any
+ *    of its bytes could be received, and a block marker's end time is when
+ *    it was written, so RTS start <= received - end_time. The smallest such
+ *    bound wins; it tightens as blocks arrive (GHC 9.0 writes
+ *    WALL_CLOCK_TIME into its global buffer, which reaches a reader at exit;
+ *    eventlog-socket never repeats it after a reconnection, §5.4);
+ *
+ *  - the watermark: how far every capability has delivered its events.
+ *    Each capability's blocks arrive in time order (§3.6), so no event of
+ *    capability c older than the end of its last complete block can still
+ *    come. A capability that stays silent longer than the horizon (an idle
+ *    capability of GHC 9.0 writes a block only when its 2 MiB buffer fills)
+ *    is not waited for; its events that then arrive behind the watermark
+ *    are late. The reorder buffer of the C analyses (lua_analysis.c) and
+ *    the windows of the default processors (el.watermark) use it.
+ *
+ * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_internal.h"
+
+#define DEFAULT_HORIZON_NS 5000000000ll
+
+static int ty_block = -1, ty_wct = -1, ty_cap_create = -1;
+
+static el_unix_ns_t unix_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (el_unix_ns_t)ts.tv_sec * 1000000000u + (el_unix_ns_t)ts.tv_nsec;
+}
+
+/* a - b for unsigned times, as a signed value clamped to int64. */
+static int64_t diff_sat(uint64_t a, uint64_t b) {
+  if (a >= b) return a - b > (uint64_t)INT64_MAX ? INT64_MAX
+                                                  : (int64_t)(a - b);
+  return b - a > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)(b - a);
+}
+
+/* Format Unix ns as an ISO 8601 UTC time with milliseconds. */
+static const char *iso(int64_t unix_ns, char *buf, size_t size) {
+  time_t s = (time_t)(unix_ns / 1000000000);
+  struct tm tm;
+  if (unix_ns < 0 || !gmtime_r(&s, &tm)) {
+    snprintf(buf, size, "%lld ns", (long long)unix_ns);
+    return buf;
+  }
+  size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf + n, size - n, ".%03dZ",
+           (int)(unix_ns % 1000000000 / 1000000));
+  return buf;
+}
+
+void el__clock_init(el_host_t *h) {
+  if (ty_block < 0) {
+    ty_block = el_ev_type_by_name("BLOCK_MARKER");
+    ty_wct = el_ev_type_by_name("WALL_CLOCK_TIME");
+    ty_cap_create = el_ev_type_by_name("CAP_CREATE");
+  }
+  memset(&h->clock, 0, sizeof h->clock);
+  memset(&h->prog, 0, sizeof h->prog);
+  h->prog.max_cap = h->prog.block_cap = h->prog.wm_cap = -1;
+  h->prog.wm_dirty = 1;
+  h->prog.horizon = h->opts.horizon_ns > 0 ? (el_rts_ns_t)h->opts.horizon_ns
+                                           : DEFAULT_HORIZON_NS;
+}
+
+void el__clock_free(el_host_t *h) {
+  el_free(h->clock.hints);
+  el_free(h->clock.hint_caps);
+  h->clock.hints = NULL;
+  h->clock.hint_caps = NULL;
+  h->clock.nhints = h->clock.next_hint = 0;
+}
+
+void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live) {
+  h->clock.received = by_unix_ns;
+  h->clock.live = live != 0;
+}
+
+int el_host_set_hints(el_host_t *h, const el_host_hint_t *hints, size_t n) {
+  el__clock_free(h);
+  if (n == 0) return 0;
+  size_t ncaps = 0;
+  for (size_t i = 0; i < n; i++) ncaps += hints[i].ncaps;
+  el_host_hint_t *v = el_calloc(n, sizeof *v);
+  uint16_t *caps = ncaps ? el_calloc(ncaps, sizeof *caps) : NULL;
+  if (!v || (ncaps && !caps)) {
+    el_free(v);
+    el_free(caps);
+    return EL_ENOMEM;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    v[i] = hints[i];
+    if (hints[i].ncaps) {
+      memcpy(caps + k, hints[i].caps, hints[i].ncaps * sizeof *caps);
+      v[i].caps = caps + k;
+      k += hints[i].ncaps;
+    } else {
+      v[i].caps = NULL;
+    }
+  }
+  h->clock.hints = v;
+  h->clock.hint_caps = caps;
+  h->clock.nhints = n;
+  h->clock.next_hint = 0;
+  return 0;
+}
+
+el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
+
+/* {====== capability progress ======} */
+
+static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
+  el__progress_t *p = &h->prog;
+  if (cap >= EL__MAX_CAPS) return;
+  if (p->state[cap] != CAP_SEEN) {
+    if (p->state[cap] == CAP_UNKNOWN) {
+      p->last[cap] = t;
+      if ((int)cap > p->max_cap) p->max_cap = (int)cap;
+    }
+    p->state[cap] = CAP_SEEN;
+    p->wm_dirty = 1;
+  }
+  if (t > p->last[cap]) {
+    p->last[cap] = t;
+    if ((int)cap == p->wm_cap) p->wm_dirty = 1;
+  }
+}
+
+void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t) {
+  progress(h, cap, t);
+}
+
+/* A capability that exists but has delivered nothing yet (a hint, or
+ * CAP_CREATE): waited for from time t on. */
+static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
+  el__progress_t *p = &h->prog;
+  if (cap >= EL__MAX_CAPS || p->state[cap] != CAP_UNKNOWN) return;
+  p->state[cap] = CAP_EXPECTED;
+  p->last[cap] = t;
+  if ((int)cap > p->max_cap) p->max_cap = (int)cap;
+  p->wm_dirty = 1;
+}
+
+/* The time the horizon is measured against: the stream time, or in a live
+ * session the wall clock's eventlog time if later. */
+static el_rts_ns_t reference_now(el_host_t *h) {
+  el_rts_ns_t ref = h->now, w;
+  if (el__clock_wall_t(h, &w) == 0 && w > ref) ref = w;
+  return ref;
+}
+
+int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
+  el__progress_t *p = &h->prog;
+  if (p->wm_dirty) {
+    el_rts_ns_t ref = reference_now(h), best = UINT64_MAX;
+    int bc = -1;
+    for (int c = 0; c <= p->max_cap; c++) {
+      if (p->state[c] == CAP_UNKNOWN) continue;
+      el_rts_ns_t last = p->last[c];
+      if (ref > last && ref - last > p->horizon) continue;  /* silent */
+      if (last < best) {
+        best = last;
+        bc = c;
+      }
+    }
+    p->wm = best;
+    p->wm_cap = bc;
+    p->wm_dirty = 0;
+  }
+  if (p->wm_cap < 0) return -1;
+  *wm = p->wm;
+  return 0;
+}
+
+/* {====== the clock ======} */
+
+int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t) {
+  const el__clock_t *c = &h->clock;
+  if (!c->live || c->state == EL_HOST_CLOCK_NONE) return -1;
+  int64_t d = diff_sat(unix_now_ns(), (uint64_t)(c->anchor < 0 ? 0
+                                                              : c->anchor));
+  if (c->anchor < 0 || d < 0) return -1;
+  *t = (el_rts_ns_t)d;
+  return 0;
+}
+
+el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t) {
+  const el__clock_t *c = &h->clock;
+  int64_t anchor;
+  if (c->state != EL_HOST_CLOCK_NONE) {
+    anchor = c->anchor;
+  } else if (c->received) {
+    /* A stream without block markers: bound by its latest event. */
+    anchor = diff_sat(c->received, h->now > t ? h->now : t);
+  } else {
+    return 0;
+  }
+  /* anchor + t, clamped to [0, INT64_MAX] (Lua integers are signed). */
+  if (anchor < 0) {
+    uint64_t back = (uint64_t)(-(anchor + 1)) + 1;
+    return t > back ? (t - back > (uint64_t)INT64_MAX ? (el_unix_ns_t)INT64_MAX
+                                                      : t - back)
+                    : 0;
+  }
+  uint64_t r = (uint64_t)anchor + t;
+  if (r < t || r > (uint64_t)INT64_MAX) return (el_unix_ns_t)INT64_MAX;
+  return r;
+}
+
+el_unix_ns_t el_host_stream_unix_ns(el_host_t *h) {
+  if (h->clock.state == EL_HOST_CLOCK_NONE) return 0;
+  return el__host_unix(h, h->now);
+}
+
+static const char *clock_from(const el__clock_t *c) {
+  if (c->state == EL_HOST_CLOCK_EXACT) return "WALL_CLOCK_TIME";
+  return c->from_file ? "file_mtime" : "arrival";
+}
+
+/* A tighter (smaller) estimate of the anchor from a bound. Returns 1 if
+ * the clock changed. */
+static int estimate(el_host_t *h, el_rts_ns_t t) {
+  el__clock_t *c = &h->clock;
+  if (c->state == EL_HOST_CLOCK_EXACT || !c->received) return 0;
+  int64_t cand = diff_sat(c->received, t);
+  if (c->state == EL_HOST_CLOCK_ESTIMATED && cand >= c->anchor) return 0;
+  int first = c->state == EL_HOST_CLOCK_NONE;
+  c->state = EL_HOST_CLOCK_ESTIMATED;
+  c->anchor = cand;
+  c->from_file = !c->live;
+  if (first && el_log_enabled(EL_LOG_DEBUG)) {
+    char b[40];
+    el_log(EL_LOG_DEBUG,
+           "session %u: no WALL_CLOCK_TIME yet; clock estimated from the %s "
+           "(RTS start at or before %s); times are marked "
+           "eventlog_live.clock=%s until it arrives",
+           h->sess.number, c->live ? "arrival of its bytes"
+                                   : "file's modification time",
+           iso(cand, b, sizeof b), clock_from(c));
+  }
+  return 1;
+}
+
+void el__clock_session(el_host_t *h) {
+  el__clock_t *c = &h->clock;
+  el__progress_t *p = &h->prog;
+  c->state = EL_HOST_CLOCK_NONE;
+  c->anchor = 0;
+  c->from_file = 0;
+  c->hinted = 0;
+  for (int i = 0; i <= p->max_cap; i++) p->state[i] = CAP_UNKNOWN;
+  p->max_cap = p->block_cap = p->wm_cap = -1;
+  p->wm_dirty = 1;
+  if (c->next_hint >= c->nhints) return;
+  const el_host_hint_t *hint = &c->hints[c->next_hint++];
+  c->hinted = 1;
+  for (size_t i = 0; i < hint->ncaps; i++) expect(h, hint->caps[i], 0);
+  if (hint->has_wall_clock) {
+    c->state = EL_HOST_CLOCK_EXACT;
+    c->anchor = hint->start_unix_ns;
+  } else {
+    estimate(h, hint->max_t);
+  }
+}
+
+void el__clock_end(el_host_t *h) {
+  el__progress_t *p = &h->prog;
+  if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
+  p->block_cap = -1;
+}
+
+int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
+  el__progress_t *p = &h->prog;
+  el__clock_t *c = &h->clock;
+  if (!ev->known) return 0;
+  if (ev->type == ty_block && ev->nfields >= 3) {
+    /* The previous block is complete: its capability has delivered
+     * everything up to its end time. */
+    if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
+    p->block_cap = -1;
+    uint64_t cap = ev->v[2].u, end = ev->v[1].u;
+    if (cap != EL_EV_NO_CAP && cap < EL__MAX_CAPS) {
+      p->block_cap = (int)cap;
+      p->block_end = end;
+      progress(h, (unsigned)cap, ev->t_ns);
+    }
+    p->wm_dirty = 1;  /* the stream time moved: silent caps may drop */
+    return estimate(h, end > ev->t_ns ? end : ev->t_ns);
+  }
+  if (ev->type == ty_wct && ev->nfields >= 3) {
+    uint64_t sec = ev->v[1].u, nsec = ev->v[2].u;
+    uint64_t wall = sec > (uint64_t)INT64_MAX / 1000000000u
+                        ? (uint64_t)INT64_MAX
+                        : sec * 1000000000u + nsec;
+    int64_t exact = diff_sat(wall, ev->t_ns);
+    if (c->state == EL_HOST_CLOCK_EXACT && c->anchor == exact) return 0;
+    if (el_log_enabled(EL_LOG_DEBUG)) {
+      char b[40];
+      if (c->state == EL_HOST_CLOCK_ESTIMATED)
+        el_log(EL_LOG_DEBUG,
+               "session %u: WALL_CLOCK_TIME: exact clock (RTS start %s); the "
+               "estimate from the %s was %.3f ms late",
+               h->sess.number, iso(exact, b, sizeof b),
+               c->from_file ? "file's modification time" : "arrival",
+               (double)(c->anchor - exact) / 1e6);
+      else
+        el_log(EL_LOG_DEBUG, "session %u: WALL_CLOCK_TIME: RTS start %s",
+               h->sess.number, iso(exact, b, sizeof b));
+    }
+    c->state = EL_HOST_CLOCK_EXACT;
+    c->anchor = exact;
+    return 1;
+  }
+  if (ev->type == ty_cap_create && ev->nfields >= 1) {
+    expect(h, (unsigned)ev->v[0].u, ev->t_ns);
+    return 0;
+  }
+  return 0;
+}
+
+void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl) {
+  const el__clock_t *c = &h->clock;
+  tbl = lua_absindex(L, tbl);
+  if (c->state == EL_HOST_CLOCK_NONE) {
+    lua_pushnil(L);
+    lua_setfield(L, tbl, "start_unix_ns");
+    lua_pushnil(L);
+    lua_setfield(L, tbl, "clock");
+    lua_pushnil(L);
+    lua_setfield(L, tbl, "clock_from");
+    return;
+  }
+  lua_pushinteger(L, c->anchor);
+  lua_setfield(L, tbl, "start_unix_ns");
+  lua_pushstring(L, c->state == EL_HOST_CLOCK_EXACT ? "exact" : "estimated");
+  lua_setfield(L, tbl, "clock");
+  lua_pushstring(L, clock_from(c));
+  lua_setfield(L, tbl, "clock_from");
+}

@@ -1,0 +1,53 @@
+/* src_consumer.h: what el_src_pump (source.h) drives: a decoder-like
+ * consumer of one or more sessions of eventlog bytes. Separate from
+ * source.h so that consumers (the Lua host, src/host/host.h) need not see
+ * libuv. */
+#ifndef EL_SRC_CONSUMER_H
+#define EL_SRC_CONSUMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct el_src_s;
+struct el_diag_s; /* src/eventlog/eventlog.h */
+
+/* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
+ * diag (may be NULL) describes the last error. Any hook may be NULL. */
+typedef struct el_src_consumer_s {
+  void *ud;
+  void (*reset)(void *ud);                      /* a new session begins */
+  int (*feed)(void *ud, const uint8_t *buf, size_t len);
+  int (*finish)(void *ud);                      /* a session ended */
+  const struct el_diag_s *(*diag)(void *ud);
+  int own_signals;  /* 1: the caller handles SIGINT and SIGTERM itself
+                       (e.g. an interactive prompt); the pump installs no
+                       handler for them */
+  int one_stream;   /* 1: finish is called once, at the end of input,
+                       not at the end of each session (e.g. el_ev_show_t,
+                       which prints everything at finish); reset is still
+                       called for each session */
+  /* May be NULL. Before each feed: by_unix_ns, the Unix time by which the
+   * bytes existed, and live (see el_src_received). */
+  void (*received)(void *ud, uint64_t by_unix_ns, int live);
+  /* May be NULL. After reset, when the session is a regular file read once
+   * (el_src_recorded_fd): its whole content, mapped read-only and valid
+   * during the call, so the consumer can scan it ahead (e.g. for each
+   * session's WALL_CLOCK_TIME). Not called when the file cannot be
+   * mapped. */
+  void (*scan)(void *ud, const uint8_t *buf, size_t len);
+  /* May be NULL. Called with the pump's source (borrowed) right after it
+   * was created, before any other hook, and with NULL just before it is
+   * freed, so the caller can el_src_write to it (e.g. control commands,
+   * src/control/control.h el_ctl_src_send) while the pump runs. The
+   * pointer must not be used after the NULL call. Loop thread. */
+  void (*on_source)(void *ud, struct el_src_s *src);
+} el_src_consumer_t;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EL_SRC_CONSUMER_H */

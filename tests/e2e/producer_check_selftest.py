@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Self-test of tests/e2e/producer_check.py (run by test_producer_check.sh):
+on made-up program output, receiver requests and raw streams, each check
+passes when the telemetry is right and fails, with its own message, when
+one thing is wrong. So the real-producer tests can both pass and fail,
+whatever the daemon does today."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                     "producer_check.py")
+S = 1_800_000_000_000_000_000          # the program's start, Unix ns
+SEC = 10 ** 9
+BAD = 0
+
+
+def program(path, tag, n, start, end=True, control=()):
+    with open(path, "w") as f:
+        f.write(f"start {start} 4242\n")
+        for i in range(1, n + 1):
+            f.write(f"marker {i} {start + i * SEC} {tag} tick {i}\n")
+        for cid, t, text in control:
+            f.write(f"control live-test {cid} {t} {text}\n")
+        if end:
+            f.write(f"end {start + n * SEC + 10 ** 6}\n")
+
+
+def resource():
+    return {"attributes": [{"key": "service.name",
+                            "value": {"stringValue": "app"}}]}
+
+
+def logs(at_ns, records):
+    """records: [(kind, body, time_ns)]"""
+    lr = [{"timeUnixNano": str(t), "body": {"stringValue": b},
+           "attributes": [{"key": "kind", "value": {"stringValue": k}}]}
+          for k, b, t in records]
+    return {"time_ms": at_ns // 10 ** 6, "signal": "logs",
+            "request": {"resourceLogs": [{"resource": resource(),
+                                          "scopeLogs": [{"logRecords": lr}]}]}}
+
+
+def heap(at_ns, t_ns):
+    return {"time_ms": at_ns // 10 ** 6, "signal": "metrics",
+            "request": {"resourceMetrics": [{"resource": resource(),
+                "scopeMetrics": [{"metrics": [{"name": "ghc_eventlog_HeapSize",
+                    "gauge": {"dataPoints": [{"timeUnixNano": str(t_ns)}]}}]}]}]}}
+
+
+def write_jsonl(path, reqs):
+    with open(path, "w") as f:
+        for r in reqs:
+            f.write(json.dumps(r) + "\n")
+
+
+def tee(path, texts):
+    b = b""
+    for t in texts:
+        s = t.encode()
+        b += b"\x00\x01" + b"\x00" * 8 + len(s).to_bytes(2, "big") + s
+    open(path, "wb").write(b)
+
+
+def run(d, args, want_ok, want_text=None, what=""):
+    global BAD
+    p = subprocess.run([sys.executable, CHECK] + args, cwd=d,
+                       capture_output=True, text=True)
+    ok = (p.returncode == 0) == want_ok and (
+        want_text is None or want_text in p.stdout)
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        BAD += 1
+        print("    exit %d, want %s%s" % (p.returncode,
+              "0" if want_ok else "1",
+              f", output containing {want_text!r}" if want_text else ""))
+        print("    " + "\n    ".join(p.stdout.splitlines()[:40]))
+
+
+def live_case(d, name, *, arrive=8, shift=0, zero=False, dup=False,
+              heap_t=None, tee_extra=(), metrics=True):
+    n = 16
+    program(f"{d}/{name}.out", name, n, S)
+    got = range(1, 12)
+    recs = [(("UserMarker", f"{name} tick {i}",
+              0 if zero else S + i * SEC + 5 * 10 ** 6 + shift)) for i in got]
+    if dup:
+        recs.append(recs[0])
+    reqs = [logs(S + arrive * SEC, recs),
+            heap(S + arrive * SEC, S + 3 * SEC if heap_t is None else heap_t)]
+    write_jsonl(f"{d}/{name}.jsonl", reqs)
+    tee(f"{d}/{name}.tee", [f"{name} tick {i}" for i in got] + list(tee_extra))
+    with open(f"{d}/{name}.metrics", "w") as f:
+        t = S // 10 ** 6
+        f.write(f"{t + 5000} ghc_eventlog_HeapSize_bytes{{}} 1\n" if metrics
+                else f"{t + 5000} none\n")
+    return ["live", "--name", name, "--out", f"{name}.out", "--received",
+            f"{name}.jsonl", "--metrics", f"{name}.metrics", "--tag", name,
+            "--seconds", str(n), "--window", "--tee", f"{name}.tee"]
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="el-producer-selftest.")
+    run(d, live_case(d, "good"), True, what="live: right telemetry passes")
+    run(d, live_case(d, "late", arrive=17), False,
+        "0 of the 16 markers reached the receiver before",
+        "live: everything after the exit fails")
+    run(d, live_case(d, "shift", shift=-9 * SEC), False,
+        "lies within this run", "live: times 9 s early (another session's "
+        "clock) fail")
+    run(d, live_case(d, "slow", shift=2 * SEC), False,
+        "within 1 s (median)", "live: times 2 s late fail")
+    run(d, live_case(d, "zero", zero=True), False, "has a timeUnixNano",
+        "live: timeUnixNano 0 fails")
+    run(d, live_case(d, "dup", dup=True), False, "arrived twice",
+        "live: a marker exported twice fails")
+    run(d, live_case(d, "oldheap", heap_t=S - 20 * SEC), False,
+        "HeapSize or HeapLive point dated in this run",
+        "live: a heap point of an earlier program fails")
+    run(d, live_case(d, "lost", tee_extra=["lost tick 12"]), False,
+        "missing: ['lost tick 12']",
+        "live: a marker received but not exported fails")
+    run(d, live_case(d, "nometrics", metrics=False), False,
+        "/metrics served", "live: /metrics without HeapSize fails")
+
+    # killed: run 1 killed at 9 s
+    program(f"{d}/k.out", "k", 8, S, end=False)
+    for name, shift, ok, text in (("kgood", 0, True, None),
+                                  ("kbad", 9 * SEC, False, "time of this run")):
+        write_jsonl(f"{d}/{name}.jsonl", [logs(S + 5 * SEC, [
+            ("UserMarker", f"k tick {i}", S + i * SEC + shift)
+            for i in (1, 2, 3)])])
+        tee(f"{d}/{name}.tee", [f"k tick {i}" for i in (1, 2, 3)])
+        run(d, ["killed", "--name", name, "--out", "k.out", "--received",
+                f"{name}.jsonl", "--tag", "k", "--tee", f"{name}.tee",
+                "--killed-ms", str((S + 9 * SEC) // 10 ** 6)], ok, text,
+            "killed: the run's own times pass" if ok else
+            "killed: times of a later run fail")
+
+    # messages
+    program(f"{d}/m.out", "m", 3, S, control=[
+        (1, S + SEC, "m live-test 1 handled 1")])
+    write_jsonl(f"{d}/m.jsonl", [logs(S + 2 * SEC, [
+        ("UserMessage", "m live-test 1 handled 1", S + SEC)])])
+    run(d, ["messages", "--name", "m", "--out", "m.out", "--received",
+            "m.jsonl", "m live-test 1 handled 1"], True,
+        what="messages: the answer received passes")
+    write_jsonl(f"{d}/m0.jsonl", [])
+    run(d, ["messages", "--name", "m", "--out", "m.out", "--received",
+            "m0.jsonl", "m live-test 1 handled 1"], False, "reached the receiver",
+        what="messages: no answer received fails")
+
+    # profstream
+    def stream(name, gap_sample):
+        ev = [("PROF_SAMPLE_COST_CENTRE", {}, t) for t in (1, 2, 3)]
+        ev += [("USER_MSG", {"text": "A"}, 10), ("USER_MSG", {"text": "B"},
+               10 + 3 * SEC), ("USER_MSG", {"text": "C"}, 20 + 3 * SEC)]
+        ev += [("PROF_SAMPLE_COST_CENTRE", {}, 30 + 3 * SEC)]
+        if gap_sample:
+            ev.append(("PROF_SAMPLE_COST_CENTRE", {}, 2 * SEC))
+        with open(f"{d}/{name}.stream", "w") as f:
+            for n, fields, t in ev:
+                f.write(json.dumps({"name": n, "t_ns": t, "fields": fields})
+                        + "\n")
+        return ["profstream", "--name", name, "--stream", f"{name}.stream",
+                "--stop", "A", "--still", "B", "--start", "C"]
+    run(d, stream("pgood", False), True,
+        what="profstream: samples stop and resume passes")
+    run(d, stream("pbad", True), False, "none in the 3.0 s after",
+        "profstream: a sample after stop-profiling fails")
+    subprocess.run(["rm", "-rf", d])
+    print("PASS" if not BAD else f"FAIL: {BAD} case(s)")
+    sys.exit(1 if BAD else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 11, the core live test with the real producer: the real
+# eventlog-socket library on Debian's GHC 9.0, over a Unix socket.
+# tests/haskell/live_socket (built with $EL_SHARED_DIR/peers/eventlog-socket/
+# build-ghc90.sh) runs 30 s with +RTS -l -hT -i0.2 -RTS and prints, once a
+# second, the wall-clock time at which it emitted the user marker
+# "<tag> tick <i>"; its MVar ping-pong fills GHC 9.0's 2 MiB capability
+# buffer every ~1.5 s (the only way data moves on 9.0 before exit). The
+# daemon
+#   eventlog-live-otelcol --eventlog-socket SOCK --service-name app -hT
+#     --otelcol-host 127.0.0.1 --otelcol-port <receiver> --prometheus-port P
+#     --config <every processor exported every 2 s>
+# exports to the test receiver, which records each request's arrival time.
+# eventlog-socket on 9.0 never sends WALL_CLOCK_TIME (written before the
+# client connected, not repeated), so a daemon that waits for it exports
+# nothing while the program runs. Checked (tests/e2e/producer_check.py,
+# against the program's stdout):
+#   - a HeapSize or HeapLive point dated in the run reached the receiver
+#     before the program printed "end" (just before its RTS writes its last
+#     buffers);
+#   - at least half of the 30 markers reached it before then, none twice,
+#     none unknown, all with service.name app and a timeUnixNano;
+#   - their timeUnixNano is within 1 s (median) of the printed time;
+#   - every marker in the bytes the daemon received (--eventlog-log-file,
+#     found by their bytes) was exported;
+#   - /metrics served ghc_eventlog_HeapSize_bytes while the program ran.
+# Both orders: the daemon first (it retries until the socket appears), and
+# the program first (the daemon connects ~4 s into the run: the session's
+# clock must not start at the connection).
+set -u
+source "$(dirname "$0")/producer_lib.sh"
+pl_require socket
+pl_build socket
+SECS=30
+
+sock=$T/app.sock
+pl_live_run daemon-first daemon unix:"$sock" : --eventlog-socket "$sock"
+pl_live_run program-first program unix:"$sock" "pl_socket_ready $sock 20" \
+  --eventlog-socket "$sock"
+pl_finish
