@@ -226,6 +226,8 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     goto done;
   }
   d.dec = el_host_decoder(d.host);
+  if (el_src_opts_live(&o->src)) /* never hold an event back */
+    el_ev_decoder_set_opts(d.dec, EL_EV_OPT_LIVE);
   el_host_set_store(d.host, d.store);
   el_host_set_control(d.host, host_control, &d);
   if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;

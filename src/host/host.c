@@ -490,6 +490,10 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
   if (__builtin_expect(h->interrupted, 0)) return 1;  /* stop decoding */
   h->st.events++;
+  if (__builtin_expect(ev->malformed, 0)) {
+    h->st.malformed++;  /* its fields cannot be trusted: no handler sees it */
+    return h->stop;
+  }
   if (__builtin_expect(h->sess.rebase_timers, 0)) {
     h->sess.rebase_timers = 0;  /* a new session's first event */
     el__timers_rebase(h, ev->t_ns);

@@ -221,6 +221,9 @@ typedef struct el_host_stats_s {
                                events had been released (a capability
                                silent past the horizon, or first seen
                                late): processed out of order */
+  uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
+                               reported by the decoder): dispatched to
+                               nothing, not even "*" handlers */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

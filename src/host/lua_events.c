@@ -789,6 +789,7 @@ static int ev_stats(lua_State *L) {
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
   set_int(L, "helper_dropped", (lua_Integer)h->st.helper_dropped);
+  set_int(L, "malformed", (lua_Integer)h->st.malformed);
   set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
   return 1;
 }
