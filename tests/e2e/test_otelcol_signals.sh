@@ -73,7 +73,11 @@ for sig in HUP TERM INT; do
   dpid=$!
   feed "$tmp/fifo" &
   fpid=$!
-  sleep 1.5
+  # mid-stream: once the tee holds the first markers (~200 KB of ~600 KB)
+  for _ in $(seq 200); do
+    [ "$(stat -c %s "$tmp/tee-$sig" 2>/dev/null || echo 0)" -ge 200000 ] && break
+    sleep 0.1
+  done
   [ "$sig" = HUP ] && mv "$tmp/tee-$sig" "$tmp/tee-$sig.1"
   kill -"$sig" "$dpid"
   t0=$(date +%s)
