@@ -1,0 +1,59 @@
+/* rp_logs.c: the first and the last `keep` log records (rp_internal.h).
+ * Bodies longer than RP_BODY_MAX bytes are cut (at a character
+ * boundary). Memory: at most 2 * keep records. */
+#include <string.h>
+
+#include "rp_internal.h"
+
+int rp_logs_init(rp_logs_t *l, size_t keep) {
+  memset(l, 0, sizeof *l);
+  l->keep = keep;
+  l->head = el_calloc(keep, sizeof *l->head);
+  l->ring = el_calloc(keep, sizeof *l->ring);
+  if (!l->head || !l->ring) {
+    rp_logs_close(l);
+    return EL_ENOMEM;
+  }
+  return 0;
+}
+
+void rp_logs_close(rp_logs_t *l) {
+  for (size_t i = 0; l->head && i < l->nhead; i++) el_free(l->head[i].body);
+  for (size_t i = 0; l->ring && i < l->nring; i++) el_free(l->ring[i].body);
+  el_free(l->head);
+  el_free(l->ring);
+  memset(l, 0, sizeof *l);
+}
+
+void rp_logs_add(rp_logs_t *l, uint64_t t, int64_t cap, int kind,
+                 const char *body, size_t len) {
+  if (!l->keep) return;
+  l->total++;
+  if (len > RP_BODY_MAX) {
+    len = RP_BODY_MAX;
+    while (len > 0 && ((uint8_t)body[len] & 0xc0) == 0x80) len--;
+  }
+  char *copy = el_strndup(body, len);
+  if (!copy) return;
+  rp_log_t r = {.t = t, .cap = cap, .kind = kind, .body = copy};
+  if (l->nhead < l->keep) {
+    l->head[l->nhead++] = r;
+    return;
+  }
+  if (l->nring < l->keep) {
+    l->ring[l->nring++] = r;
+    return;
+  }
+  el_free(l->ring[l->pos].body);
+  l->ring[l->pos] = r;
+  l->pos = (l->pos + 1) % l->keep;
+}
+
+size_t rp_logs_count(const rp_logs_t *l) { return l->nhead + l->nring; }
+
+const rp_log_t *rp_logs_at(const rp_logs_t *l, size_t i) {
+  if (i < l->nhead) return &l->head[i];
+  i -= l->nhead;
+  if (l->nring < l->keep) return &l->ring[i];
+  return &l->ring[(l->pos + i) % l->keep];
+}
