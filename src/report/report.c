@@ -44,8 +44,8 @@ int el_rp_new(const el_rp_opts_t *o, el_rp_t **out) {
   rp->o = *o;
   rp_heap_init(&rp->heap, o->columns);
   rp_time_init(&rp->time, o->columns, o->timeline_columns);
-  if (copy_names(rp) < 0 || rp_logs_init(&rp->logs, RP_LOGS_KEEP) < 0 ||
-      rp_logs_init(&rp->markers, RP_MARKERS_KEEP) < 0) {
+  rp_marks_init(&rp->markers, o->columns);
+  if (copy_names(rp) < 0 || rp_logs_init(&rp->logs, RP_LOGS_KEEP) < 0) {
     el_rp_free(rp);
     return EL_ENOMEM;
   }
@@ -65,7 +65,7 @@ void el_rp_free(el_rp_t *rp) {
   rp_time_close(&rp->time);
   for (size_t i = 0; i < rp->nprofs; i++) rp_prof_free(rp->profs[i]);
   rp_logs_close(&rp->logs);
-  rp_logs_close(&rp->markers);
+  rp_cols_close(&rp->markers);
   for (size_t i = 0; i < rp->nsections; i++) rp_section_free(rp->sections[i]);
   for (size_t i = 0; i < rp->nthreads; i++) rp_thread_clear(&rp->threads[i]);
   el_free(rp->threads);

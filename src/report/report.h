@@ -125,6 +125,19 @@ int el_rp_set_input(el_rp_t *rp, const el_rp_input_t *in);
  * rest are counted. */
 void el_rp_add_error(el_rp_t *rp, uint64_t offset, const char *msg);
 
+/* The scan hook of el_src_consumer_t (src/source/src_consumer.h) for a
+ * report: like the host's own scan (el_host_consumer), it finds each
+ * session's WALL_CLOCK_TIME, largest time and capabilities in the mapped
+ * recorded file buf[0..len) and hands them to h (el_host_set_hints), so
+ * the file is dated exactly from its first event; but it decodes the
+ * mapping in 8 MiB windows and drops each window's pages after use
+ * (madvise MADV_DONTNEED), so a file of any size adds a bounded amount to
+ * the peak RSS. buf: the pump's read-only private mapping, borrowed for
+ * the call (dropped pages read back from the file if touched again).
+ * Thread: the loop's. Spec: eventlog-format.md §3.5. */
+struct el_host_s;
+void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len);
+
 /* Write the page: one self-contained HTML document (styles, scripts and
  * data inline, nothing fetched when viewed) to out. Call after the store
  * was flushed for the last time. Returns 0 or a negated errno (write

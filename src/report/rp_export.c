@@ -135,9 +135,10 @@ static void logs(el_rp_t *rp, el_tm_batch_t *b) {
     rp_seen(rp, l->time_unix_ns);
     rp_logs_add(&rp->logs, l->time_unix_ns, cap, kind, l->body.p,
                 l->body.len);
-    if (kind == 1)
-      rp_logs_add(&rp->markers, l->time_unix_ns, cap, kind, l->body.p,
-                  l->body.len);
+    if (kind == 1) {
+      rp->markers_total++;
+      rp_marks_add(&rp->markers, l->time_unix_ns, l->body.p, l->body.len);
+    }
     rp->records[EL_TM_SIGNAL_LOGS]++;
   }
 }

@@ -34,6 +34,7 @@ static void census_merge(void *dst, void *src) {
     return;
   }
   uint32_t n = d->ncensus + s->ncensus;
+  double mn = d->min_total < s->min_total ? d->min_total : s->min_total;
   if (s->total > d->total) {
     el_free(d->ent);
     *d = *s;
@@ -41,6 +42,7 @@ static void census_merge(void *dst, void *src) {
     el_free(s->ent);
   }
   d->ncensus = n;
+  d->min_total = mn;
 }
 
 void rp_heap_init(rp_heap_t *h, size_t columns) {
@@ -87,17 +89,32 @@ void rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
   if (b) rp_gauge_add(b, t, total);
 }
 
+/* The bytes allocated between two points of a capability are spread
+ * evenly over the columns of that interval, so a column's sum over its
+ * width is the allocation rate. */
 void rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
   size_t k = cap >= 0 && cap < RP_MAX_CAPS ? (size_t)cap : 0;
   /* A total lower than the previous one starts again (a new session). */
-  double d = h->alloc_has[k] && v >= h->alloc_last[k] ? v - h->alloc_last[k]
-                                                       : v;
+  bool cont = h->alloc_has[k] && v >= h->alloc_last[k];
+  double d = cont ? v - h->alloc_last[k] : v;
+  uint64_t t0 = cont && h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k]
+                                                            : t;
   h->alloc_last[k] = v;
+  h->alloc_t[k] = t;
   h->alloc_has[k] = true;
   h->alloc_total += d;
   h->st[RP_G_ALLOC].points++;
-  rp_gauge_t *b = gauge_at(h, RP_G_ALLOC, t);
-  if (b) rp_gauge_add(b, t, d);
+  if (!gauge_at(h, RP_G_ALLOC, t)) return;
+  long i0, i1;
+  if (rp_cols_fit_span(&h->g, t0, t, &i0, &i1) < 0) return;
+  double span = (double)(t - t0);
+  for (long i = i0; i <= i1; i++) {
+    uint64_t cs = rp_cols_start(&h->g, (size_t)i);
+    uint64_t ce = cs + rp_cols_width(&h->g);
+    uint64_t a = t0 > cs ? t0 : cs, b = t < ce ? t : ce;
+    double part = span > 0 ? d * (double)(b > a ? b - a : 0) / span : d;
+    rp_gauge_add(rp_cols_el(&h->g, RP_G_ALLOC, (size_t)i), b, part);
+  }
 }
 
 void rp_heap_census_begin(rp_heap_t *h, uint64_t t) {
@@ -153,7 +170,8 @@ static void census_close(rp_heap_t *h) {
       b->peak_t = h->open_t;
     }
   }
-  rp_census_t c = {.t = h->open_t, .total = total, .ncensus = 1};
+  rp_census_t c = {.t = h->open_t, .total = total, .min_total = total,
+                   .ncensus = 1};
   size_t keep = h->ncur;
   if (keep > RP_CENSUS_KEEP) {
     qsort(h->cur, h->ncur, sizeof *h->cur, cmp_entry_bytes);

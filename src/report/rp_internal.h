@@ -134,6 +134,7 @@ typedef struct rp_census_s {
   uint64_t t;               /* Unix ns of the census (its first sample) */
   double total;             /* bytes of every band */
   double rest;              /* bytes of bands not in ent */
+  double min_total;         /* smallest total of the bucket's censuses */
   uint32_t ncensus;         /* censuses that fell in the bucket; 0 = empty */
   uint32_t nent;
   rp_entry_t *ent;          /* the largest bands, by band id (owned) */
@@ -155,6 +156,7 @@ typedef struct rp_heap_s {
   rp_cols_t g;              /* gauges: one array per RP_G_* */
   rp_gauge_stat_t st[RP_G_N];
   double alloc_last[RP_MAX_CAPS];   /* HeapAllocated per capability */
+  uint64_t alloc_t[RP_MAX_CAPS];    /* time of alloc_last */
   bool alloc_has[RP_MAX_CAPS];
   double alloc_total;
   rp_cols_t c;              /* censuses: one array of rp_census_t */
@@ -312,6 +314,16 @@ void rp_logs_add(rp_logs_t *l, uint64_t t, int64_t cap, int kind,
 size_t rp_logs_count(const rp_logs_t *l);
 const rp_log_t *rp_logs_at(const rp_logs_t *l, size_t i);
 
+/* A column of markers: how many fell in it and the first one. */
+typedef struct rp_mark_s {
+  uint32_t n;               /* 0 = empty bucket */
+  uint64_t t;               /* Unix ns of the first */
+  char *text;               /* its text (owned) */
+} rp_mark_t;
+
+void rp_marks_init(rp_cols_t *c, size_t columns);
+void rp_marks_add(rp_cols_t *c, uint64_t t, const char *text, size_t len);
+
 /* {====== sections added by scripts, threads, session ======} */
 
 #define RP_MAX_SECTIONS 64
@@ -370,7 +382,8 @@ struct el_rp_s {
   rp_prof_t *profs[RP_MAX_PROFILES];
   size_t nprofs;
   rp_logs_t logs;           /* messages and markers */
-  rp_logs_t markers;        /* markers only: the charts' lines */
+  rp_cols_t markers;        /* markers per column: the charts' lines */
+  uint64_t markers_total;
   rp_section_t *sections[RP_MAX_SECTIONS];
   size_t nsections;
   rp_thread_t *threads;

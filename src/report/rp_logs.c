@@ -57,3 +57,46 @@ const rp_log_t *rp_logs_at(const rp_logs_t *l, size_t i) {
   if (l->nring < l->keep) return &l->ring[i];
   return &l->ring[(l->pos + i) % l->keep];
 }
+
+/* {====== markers per column ======} */
+
+static void mark_drop(void *el) {
+  rp_mark_t *m = el;
+  el_free(m->text);
+}
+
+/* Keep the earlier marker's text; count both. */
+static void mark_merge(void *dst, void *src) {
+  rp_mark_t *d = dst, *s = src;
+  if (!s->n) return;
+  if (!d->n) {
+    *d = *s;
+    return;
+  }
+  uint32_t n = d->n + s->n;
+  if (s->t < d->t) {
+    el_free(d->text);
+    *d = *s;
+  } else {
+    el_free(s->text);
+  }
+  d->n = n;
+}
+
+void rp_marks_init(rp_cols_t *c, size_t columns) {
+  rp_cols_init(c, columns, sizeof(rp_mark_t), mark_merge, mark_drop);
+}
+
+void rp_marks_add(rp_cols_t *c, uint64_t t, const char *text, size_t len) {
+  if (c->narr == 0 && rp_cols_add_array(c) < 0) return;
+  long i = rp_cols_fit(c, t);
+  if (i < 0) return;
+  if (len > 200) {  /* cut at a character boundary */
+    len = 200;
+    while (len > 0 && ((uint8_t)text[len] & 0xc0) == 0x80) len--;
+  }
+  char *copy = el_strndup(text, len);
+  if (!copy) return;
+  rp_mark_t m = {.n = 1, .t = t, .text = copy};
+  mark_merge(rp_cols_el(c, 0, (size_t)i), &m);
+}

@@ -217,8 +217,8 @@ static void out_band_values(out_t *o, uint32_t band) {
 static void out_census_columns(out_t *o, const uint32_t *top, size_t ntop) {
   const rp_cols_t *c = &o->rp->heap.c;
   rp_json_t *j = &o->j;
-  static const char *keys[] = {"t", "ncensus", "total", "other"};
-  for (int k = 0; k < 4; k++) {
+  static const char *keys[] = {"t", "ncensus", "total", "other", "min_total"};
+  for (int k = 0; k < 5; k++) {
     rp_json_key(j, keys[k]);
     rp_json_arr(j);
     for (size_t i = 0; c->narr && i < c->n; i++) {
@@ -230,6 +230,8 @@ static void out_census_columns(out_t *o, const uint32_t *top, size_t ntop) {
         rp_json_uint(j, b->ncensus);
       } else if (k == 2) {
         rp_json_num(j, b->total);
+      } else if (k == 4) {
+        rp_json_num(j, b->min_total);
       } else {
         double other = b->total;
         for (size_t x = 0; x < ntop; x++) other -= entry_bytes(b, top[x]);
@@ -294,6 +296,28 @@ static void out_heapprof(out_t *o) {
 }
 
 /* {====== logs, markers ======} */
+
+/* One row per column holding a marker: [t, text of the first, count]. */
+static void out_markers(out_t *o) {
+  rp_json_t *j = &o->j;
+  const rp_cols_t *c = &o->rp->markers;
+  rp_json_key(j, "markers");
+  rp_json_obj(j);
+  kv_uint(j, "total", o->rp->markers_total);
+  rp_json_key(j, "rows");
+  rp_json_arr(j);
+  for (size_t i = 0; c->narr && i < c->n; i++) {
+    const rp_mark_t *m = rp_cols_el(c, 0, i);
+    if (!m->n) continue;
+    rp_json_arr(j);
+    rp_json_secs(j, rel(o, m->t));
+    rp_json_str(j, m->text);
+    rp_json_uint(j, m->n);
+    rp_json_end_arr(j);
+  }
+  rp_json_end_arr(j);
+  rp_json_end_obj(j);
+}
 
 static void out_logs(out_t *o, const char *key, const rp_logs_t *l,
                      bool full) {
@@ -649,7 +673,7 @@ int el_rp_write_json(el_rp_t *rp, FILE *f) {
   out_session(&o);
   out_heap(&o);
   out_heapprof(&o);
-  out_logs(&o, "markers", &rp->markers, false);
+  out_markers(&o);
   out_timeline(&o);
   out_gc(&o);
   out_threads(&o);

@@ -42,12 +42,24 @@ function fmtNs(ns) {
 function fmtSecs(s) {
   if (s === null || s === undefined || !isFinite(s)) return '';
   const a = Math.abs(s);
-  if (a < 1) return (s * 1e3).toFixed(a < 0.01 ? 3 : 1) + ' ms';
+  if (a < 0.9995) return (s * 1e3).toFixed(a < 0.01 ? 3 : 1) + ' ms';
   if (a < 120) return s.toFixed(3) + ' s';
   const m = Math.floor(s / 60);
   return m + ' min ' + (s - m * 60).toFixed(1) + ' s';
 }
-function fmtPct(x) { return isFinite(x) ? (x * 100).toFixed(1) + ' %' : ''; }
+function fmtPct(x) { return x !== null && isFinite(x) ? (x * 100).toFixed(1) + ' %' : ''; }
+// Axis labels: seconds with as many decimals as the tick spacing needs
+// (ms below 10 ms spacing; minutes:seconds above 10 min spacing).
+function axisSecs(u, vals, ax, space, incr) {
+  if (incr >= 600) return vals.map((v) => `${Math.floor(v / 60)}:${String(Math.round(v % 60)).padStart(2, '0')}`);
+  if (incr < 0.01) {
+    const d = Math.max(0, Math.ceil(-Math.log10(incr * 1e3) - 1e-9));
+    return vals.map((v) => (v * 1e3).toFixed(d) + ' ms');
+  }
+  const d = Math.max(0, Math.ceil(-Math.log10(incr) - 1e-9));
+  return vals.map((v) => v.toFixed(d) + ' s');
+}
+const orEmpty = (f) => (v) => (v === null || v === undefined ? '' : f(v));
 function fmtUnit(unit) {
   if (unit === 'By') return fmtBytes;
   if (unit === 'By/s') return (v) => fmtBytes(v) + '/s';
@@ -115,17 +127,31 @@ function markerLines() {
         c.fillStyle = 'rgba(106, 27, 154, 0.95)';
         c.lineWidth = 1;
         c.font = `${10 * dpr}px sans-serif`;
-        let lastX = -1e9;
-        for (const [t, text] of rows) {
+        // One line per column with markers (the data keeps the first
+        // marker of each column and how many fell in it); a label where
+        // there is room for it.
+        // Too many to tell apart: short ticks along the top instead of
+        // lines across the chart.
+        let visible = 0;
+        for (const [t] of rows) {
+          const x = u.valToPos(t, 'x', true);
+          if (x >= u.bbox.left && x <= u.bbox.left + u.bbox.width) visible++;
+        }
+        const dense = visible > u.bbox.width / (12 * dpr);
+        const bottom = dense ? u.bbox.top + 6 * dpr : u.bbox.top + u.bbox.height;
+        let free = -1e9;
+        for (const [t, text, n] of rows) {
           const x = u.valToPos(t, 'x', true);
           if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
           c.beginPath();
           c.moveTo(x, u.bbox.top);
-          c.lineTo(x, u.bbox.top + u.bbox.height);
+          c.lineTo(x, bottom);
           c.stroke();
-          if (x - lastX > 90 * dpr) {
-            c.fillText(text.slice(0, 28), x + 2 * dpr, u.bbox.top + 10 * dpr);
-            lastX = x;
+          if (dense) continue;
+          const label = text.slice(0, 28) + (n > 1 ? ` (+${n - 1})` : '');
+          if (x >= free) {
+            c.fillText(label, x + 2 * dpr, u.bbox.top + 10 * dpr);
+            free = x + c.measureText(label).width + 8 * dpr;
           }
         }
         c.restore();
@@ -161,12 +187,13 @@ function chart(id, data, series, opts) {
         stroke: s.stroke || COLORS[i % COLORS.length],
         fill: s.fill,
         width: s.width || 1.5,
+        dash: s.dash,
         spanGaps: s.spanGaps !== false,
         points: s.points || { show: data[0].length < 80, size: 4 },
         paths: s.paths,
-        value: s.value || ((u, v) => (opts.fmt ? opts.fmt(v) : v)),
+        value: s.value || ((u, v) => (v === null || v === undefined ? '' : opts.fmt ? opts.fmt(v) : v)),
       }))],
-    axes: [{ values: (u, vs) => vs.map((v) => fmtSecs(v)), label: 'time since the RTS started' },
+    axes: [{ values: axisSecs, label: 'time since the RTS started' },
       { size: 80, values: (u, vs) => vs.map((v) => (opts.fmt ? opts.fmt(v) : v)) }],
     plugins: opts.plugins || [],
     cursor: { drag: { x: true, y: false } },
@@ -234,13 +261,13 @@ function heapSection() {
   show('block-alloc', !!by.HeapAllocated);
   if (by.HeapAllocated)
     chart('chart-alloc', [h.t, by.HeapAllocated.rate],
-      [{ label: 'allocation rate', stroke: '#00897b', fill: 'rgba(0,137,123,.12)', value: (u, v) => fmtBytes(v) + '/s' }],
-      { fmt: (v) => fmtBytes(v) + '/s', plugins: [markerLines()] });
+      [{ label: 'allocation rate', stroke: '#00897b', fill: 'rgba(0,137,123,.12)', value: (u, v) => orEmpty(fmtUnit('By/s'))(v) }],
+      { fmt: fmtUnit('By/s'), plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
   const mem = [['MemCurrent', 'allocated'], ['MemNeeded', 'needed'], ['MemReturned', 'returned']].filter(([k]) => by[k]);
   show('block-mem', mem.length > 0);
   if (mem.length)
     chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max)],
-      mem.map(([k, label]) => ({ label })), { fmt: (v) => fmtInt(v) + ' MB' });
+      mem.map(([k, label]) => ({ label })), { fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
   heapProfile();
 }
 
@@ -299,11 +326,21 @@ function heapProfile() {
       ys.push(cum[k]);
       raw.push(shown[k].v);
       const c = COLORS[k % COLORS.length];
-      series.push({ label: shown[k].band[0].slice(0, 60), stroke: c, fill: c + 'cc' });
+      series.push({ label: shown[k].band[0].slice(0, 60), stroke: c, fill: c });
     }
     series.forEach((s, i) => { s.value = (u, v, si, idx) => (idx === null || idx === undefined ? '' : fmtBytes(raw[i][idx])); s.width = 1; });
+    // Where a column holds several censuses it shows the largest; the
+    // dashed line is the smallest census total of the column.
+    const several = p.ncensus.some((c) => c > 1);
+    if (several) {
+      ys.push(p.min_total);
+      raw.push(p.min_total);
+      series.push({ label: 'smallest census in the column', stroke: '#263238', dash: [4, 3], width: 1,
+        value: (u, v) => orEmpty(fmtBytes)(v) });
+    }
     if (charts['chart-heapprof']) { charts['chart-heapprof'].destroy(); $('chart-heapprof').replaceChildren(); }
-    chart('chart-heapprof', [xs, ...ys], series, { fmt: fmtBytes, height: 340, plugins: [markerLines()] });
+    chart('chart-heapprof', [xs, ...ys], series, { fmt: fmtBytes, height: 340, plugins: [markerLines()],
+      y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
   };
   sel.addEventListener('change', drawProf);
   drawProf();
@@ -380,7 +417,7 @@ function timeline() {
     for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
       const x = xOf(t);
       c.beginPath(); c.moveTo(x, axisH - 4); c.lineTo(x, H); c.stroke();
-      c.fillText(fmtSecs(t), x + 2, 12);
+      c.fillText(axisSecs(null, [t], 0, 0, step)[0], x + 2, 12);
     }
     // rows: per pixel, the mean of the columns that fall in it
     caps.forEach((cap, r) => {
@@ -428,13 +465,23 @@ function timeline() {
       return;
     }
     const r = Math.floor((e.clientY - rect.top - axisH) / rowH);
-    const { t, i } = colAt(e.clientX);
-    if (r < 0 || r >= caps.length || i < 0 || i >= n || e.clientX - rect.left < labelW) { tip.hidden = true; return; }
+    // The columns under this pixel (one, or several when zoomed out).
+    const a = colAt(e.clientX), b = colAt(e.clientX + 1);
+    const i0 = Math.max(0, a.i), i1 = Math.min(n - 1, Math.max(a.i, b.i - 1));
+    if (r < 0 || r >= caps.length || i1 < 0 || i0 >= n || e.clientX - rect.left < labelW) { tip.hidden = true; return; }
     const cap = caps[r];
-    const th = cap.thr[i];
-    let text = `cap ${cap.cap} at ${fmtSecs(t)} (column of ${fmtNs(w * 1e9)})\n` +
-      `running ${(cap.mut[i] / 10).toFixed(1)} %, GC ${(cap.gc[i] / 10).toFixed(1)} %, idle ${Math.max(0, 100 - (cap.mut[i] + cap.gc[i]) / 10).toFixed(1)} %`;
-    if (th >= 0) text += `\nthread ${th}${labels.get(th) ? ' "' + labels.get(th) + '"' : ''} ran ${(cap.thr_share[i] / 10).toFixed(1)} %`;
+    let m = 0, g = 0;
+    const ran = new Map();
+    for (let i = i0; i <= i1; i++) {
+      m += cap.mut[i]; g += cap.gc[i];
+      if (cap.thr[i] >= 0) ran.set(cap.thr[i], (ran.get(cap.thr[i]) || 0) + cap.thr_share[i]);
+    }
+    const k = i1 - i0 + 1;
+    let th = -1, share = 0;
+    for (const [x, v] of ran) if (v > share) { th = x; share = v; }
+    let text = `cap ${cap.cap} at ${fmtSecs(t0 + (i0 + k / 2) * w)} (${k > 1 ? k + ' columns' : 'column'} of ${fmtNs(w * 1e9)})\n` +
+      `running ${(m / k / 10).toFixed(1)} %, GC ${(g / k / 10).toFixed(1)} %, idle ${Math.max(0, 100 - (m + g) / k / 10).toFixed(1)} %`;
+    if (th >= 0) text += `\nthread ${th}${labels.get(th) ? ' "' + labels.get(th) + '"' : ''} ran ${(share / k / 10).toFixed(1)} %`;
     tip.textContent = text;
     tip.hidden = false;
     const x = e.clientX - rect.left + 12;
@@ -462,6 +509,7 @@ function timeline() {
     if (p) p.setScale('x', { min: a, max: b });
   }
   TL.setView = setView;
+  window.elReport.timeline = TL;
   $('tl-reset').addEventListener('click', () => setView(full));
   window.addEventListener('resize', draw);
   draw();
@@ -478,7 +526,7 @@ function niceStep(x) {
 function productivity() {
   const tl = D.timeline;
   if (!tl.caps.length) { show('block-prod', false); return; }
-  const n = tl.n, k = Math.max(1, Math.ceil(n / 1200));
+  const n = tl.n, k = Math.max(1, Math.ceil(n / 400));
   const xs = [], prod = [], gc = [];
   for (let i = 0; i < n; i += k) {
     let m = 0, g = 0;
@@ -489,9 +537,9 @@ function productivity() {
     gc.push(m + g ? g / (tl.caps.length * Math.min(k, n - i) * 1000) : null);
   }
   chart('chart-prod', [xs, prod, gc], [
-    { label: 'productivity: mutator / (mutator + GC)', stroke: '#43a047', value: (u, v) => fmtPct(v), spanGaps: false },
-    { label: 'GC share of capability time', stroke: '#fb8c00', value: (u, v) => fmtPct(v), spanGaps: false }],
-  { fmt: fmtPct, height: 200, y: { range: [0, 1] } });
+    { label: 'productivity: mutator / (mutator + GC)', stroke: '#43a047', fill: 'rgba(67,160,71,.15)', value: (u, v) => fmtPct(v), spanGaps: false },
+    { label: 'GC share of capability time', stroke: '#fb8c00', fill: 'rgba(251,140,0,.25)', value: (u, v) => fmtPct(v), spanGaps: false }],
+  { fmt: fmtPct, height: 200, y: { range: [0, 1] }, plugins: [markerLines()] });
 }
 
 function gcSection() {
@@ -510,8 +558,8 @@ function gcSection() {
   for (const [t, d, ncaps] of g.longest)
     tb.append(el('tr', {}, td(fmtSecs(t), 'num'), td(fmtNs(d), 'num', fmtInt(d) + ' ns'), td(String(ncaps), 'num')));
   chart('chart-pauses', [g.t, g.max_ns], [{ label: 'longest pause', stroke: '#fb8c00',
-    paths: hasPlot ? uPlot.paths.bars({ size: [0.9, 6] }) : undefined, fill: 'rgba(251,140,0,.5)', value: (u, v) => fmtNs(v), points: { show: false } }],
-  { fmt: fmtNs, height: 180, plugins: [markerLines()] });
+    paths: hasPlot ? uPlot.paths.bars({ size: [0.9, 6] }) : undefined, fill: 'rgba(251,140,0,.5)', value: (u, v) => orEmpty(fmtNs)(v), points: { show: false } }],
+  { fmt: fmtNs, height: 180, plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
 }
 
 function threadsTable() {
@@ -719,8 +767,9 @@ function customSections() {
       table.dataset.rows = String(s.rows.length);
       sec.append(el('div', { class: 'table-tools' }, search, count), el('div', { class: 'scroll' }, table));
       searchTable(table.tBodies[0], search, count, s.rows,
-        (r) => el('tr', {}, ...r.map((v) => td(v === null ? '' : typeof v === 'number' ? fmtUnit('')(v) : v,
-          typeof v === 'number' ? 'num' : ''))),
+        (r) => el('tr', {}, ...r.map((v) => el('td', { class: typeof v === 'number' ? 'num' : '',
+          'data-value': v === null ? null : String(v),
+          text: v === null ? '' : typeof v === 'number' ? fmtUnit('')(v) : v }))),
         (r) => r.join(' '), 1000);
       if (s.omitted) count.textContent += ` (${fmtInt(s.omitted)} more rows were not kept)`;
     }
