@@ -18,7 +18,7 @@
 #    page equal to the expectations, charts, timeline (with the thread on
 #    hover) and flame graphs drawn, hints naming the RTS flag where data is
 #    missing. Screenshots: $BUILD/report-{heap,time,profiles,logs,custom,
-#    page}.png (docs/report.md links them).
+#    page,top}.png (docs/report.md links them).
 # 5. Bounded memory: oddball-hT and threads stretched to 128 MB each
 #    (tests/tools/el_stretch: R repetitions, thread ids and times shifted):
 #    peak RSS at most 128 MiB, report under 5 MB, and the counts are R times
@@ -235,12 +235,13 @@ timeout 600 node "$SRC/tests/web/report_check.js" --user-data-dir "$TMP/udd" \
   --shot threads.html:logs:"$BUILD/report-logs.png" \
   --shot oddball-hT-gc.html:custom:"$BUILD/report-custom.png" \
   --shot oddball-hT.html:page:"$BUILD/report-page.png" \
+  --shot heapy-prof-hc.html:top:"$BUILD/report-top.png" \
   "${pairs[@]}" > "$TMP/check.out" 2> "$TMP/check.err" || rc=1
 cat "$TMP/check.out"
 [ -s "$TMP/check.err" ] && cat "$TMP/check.err"
 n=$(grep -c '"problems":\[\]' "$TMP/check.out")
 [ "$n" = $(( ${#pairs[@]} / 2 )) ] || bad "$n of $(( ${#pairs[@]} / 2 )) pages passed the browser check"
-for s in heap time profiles logs custom page; do
+for s in heap time profiles logs custom page top; do
   [ -s "$BUILD/report-$s.png" ] || bad "no screenshot report-$s.png"
 done
 [ $rc = 0 ] && ok "browser: $n pages offline, no console errors, figures as the references"

@@ -17,7 +17,8 @@
 // {"title", "points": N} for a series. Where the timeline has a column in
 // which a thread ran, hovering over it must name the thread.
 // --shot PAGE:SECTION:OUT.png: a screenshot of section #SECTION (heap,
-// time, profiles, logs, or "page" for the whole page) of the report whose
+// time, profiles, logs; "page" for the whole page, "top" for the first
+// screenful) of the report whose
 // file name is PAGE.
 // Prints one JSON line per page; exit 0 pass, 1 fail.
 'use strict';
@@ -171,6 +172,7 @@ async function checkPage(ctx, file, expect, shots) {
     for (const [name, sec, out] of shots) {
       if (name !== path.basename(file)) continue;
       if (sec === 'page') await page.screenshot({ path: out, fullPage: true });
+      else if (sec === 'top') await page.screenshot({ path: out });
       else await page.locator('#' + sec).screenshot({ path: out });
     }
     // The thread on hover: the middle of a column where a thread ran most.

@@ -160,6 +160,23 @@ function markerLines() {
   };
 }
 
+// The report's time range, a little wider than the records (seconds).
+function fullRange(u, min, max) {
+  const [a, b] = D.range;
+  if (!(b > a)) return [min, max === min ? min + 1 : max];
+  return [a, b];
+}
+
+// Room for the widest label of a y axis.
+function axisSize(u, values) {
+  if (!values) return 50;
+  u.ctx.save();
+  u.ctx.font = '12px system-ui, sans-serif';
+  const w = Math.max(0, ...values.map((v) => u.ctx.measureText(String(v)).width));
+  u.ctx.restore();
+  return Math.ceil(w / (devicePixelRatio || 1) * (devicePixelRatio || 1)) + 24;
+}
+
 function chartWidth(host) {
   return Math.max(320, host.clientWidth || host.parentNode.clientWidth || 900);
 }
@@ -180,7 +197,8 @@ function chart(id, data, series, opts) {
   const o = {
     width: chartWidth(host),
     height: opts.height || 240,
-    scales: { x: { time: false, range: opts.range }, y: opts.y || {} },
+    // Every time chart spans the whole report, so they line up.
+    scales: { x: { time: false, range: opts.range || fullRange }, y: opts.y || {} },
     series: [{ label: 'time', value: (u, v) => fmtSecs(v) },
       ...series.map((s, i) => ({
         label: s.label,
@@ -194,7 +212,7 @@ function chart(id, data, series, opts) {
         value: s.value || ((u, v) => (v === null || v === undefined ? '' : opts.fmt ? opts.fmt(v) : v)),
       }))],
     axes: [{ values: axisSecs, label: 'time since the RTS started' },
-      { size: 80, values: (u, vs) => vs.map((v) => (opts.fmt ? opts.fmt(v) : v)) }],
+      { size: axisSize, values: (u, vs) => vs.map((v) => (opts.fmt ? opts.fmt(v) : v)) }],
     plugins: opts.plugins || [],
     cursor: { drag: { x: true, y: false } },
     legend: { live: true },
@@ -215,7 +233,10 @@ function header() {
   if (s.start_unix_ms) fact('started', new Date(s.start_unix_ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') +
     (s.clock === 'estimated' ? ` (estimated from ${s.clock_from})` : ''));
   fact('duration', fmtSecs(D.range[1]));
-  fact('capabilities', s.caps);
+  if (s.caps) {
+    const caps = s.caps.split(', ');
+    fact('capabilities', caps.length > 1 ? `${caps.length} (${s.caps})` : '1');
+  }
   fact('pid', s.pid);
   fact('input', `${D.input} · ${fmtBytes(D.stats.bytes)} · ${fmtInt(D.stats.events)} events` +
     (D.stats.sessions > 1 ? ` · ${D.stats.sessions} sessions` : ''));
@@ -332,6 +353,7 @@ function heapProfile() {
     // Where a column holds several censuses it shows the largest; the
     // dashed line is the smallest census total of the column.
     const several = p.ncensus.some((c) => c > 1);
+    $('heapprof-envelope').hidden = !several;
     if (several) {
       ys.push(p.min_total);
       raw.push(p.min_total);
@@ -734,7 +756,7 @@ function logsSection() {
   $('logs-table').dataset.rows = String(l.rows.length);
   const rows = l.rows.slice().sort((a, b) => a[0] - b[0]);
   searchTable($('logs-table').tBodies[0], $('logs-search'), $('logs-count'), rows,
-    (r) => el('tr', {}, td(fmtSecs(r[0]), 'num', r[0] + ' s'), td(r[1], 'kind-' + r[1]), td(r[2] === null ? '' : String(r[2]), 'num'), td(r[3])),
+    (r) => el('tr', {}, td(fmtSecs(r[0]), 'num fit', r[0] + ' s'), td(r[1], 'fit kind-' + r[1]), td(r[2] === null ? '' : String(r[2]), 'num fit'), td(r[3])),
     (r) => r[3], 2000);
   if (l.total > l.rows.length)
     $('logs-count').textContent += ` (the first and last ${fmtInt(l.rows.length / 2)} of ${fmtInt(l.total)}; ${fmtInt(msgs)} messages shown)`;
