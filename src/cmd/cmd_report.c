@@ -92,7 +92,7 @@ static void usage(FILE *f) {
           "  --open               open it in a browser (xdg-open); without "
           "-o, in a\n"
           "                       temporary file\n"
-          "  --title TEXT         the page's title (default: the input)\n"
+          "  --title TEXT         the page's title (default: the file's name)\n"
           "  --top N              heap profile bands drawn, the rest as "
           "\"other\" (1..50,\n"
           "                       default 15)\n"
@@ -381,7 +381,9 @@ static int write_report(el_rp_t *rp, const char *path) {
   return rc;
 }
 
-/* xdg-open the page; a failure is only told. */
+/* xdg-open the page; a failure is only told. Some browsers keep
+ * xdg-open running until their window closes: it is waited for 3 s at
+ * most, then left to run. */
 static void open_report(const char *path) {
   char *argv[] = {(char *)"xdg-open", (char *)path, NULL};
   pid_t pid;
@@ -390,10 +392,19 @@ static void open_report(const char *path) {
                     "a browser\n", path);
     return;
   }
-  int st;
-  if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    fprintf(stderr, "eventlog-live report: xdg-open failed; open %s in a "
-                    "browser\n", path);
+  for (int i = 0; i < 30; i++) {
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "eventlog-live report: xdg-open failed; open %s in "
+                        "a browser\n", path);
+      return;
+    }
+    if (r < 0) return;
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 /* {====== run ======} */
@@ -491,7 +502,13 @@ static int run(const report_opts_t *o) {
   }
   char desc[512];
   el_src_opts_describe(&o->src, desc, sizeof desc);
-  el_rp_input_t in = {.title = o->title, .input = desc,
+  /* Default title: a file's name without its directories. */
+  const char *title = o->title;
+  if (!title && o->src.kind == EL_SRC_FILE && o->src.path) {
+    const char *slash = strrchr(o->src.path, '/');
+    title = slash && slash[1] ? slash + 1 : o->src.path;
+  }
+  el_rp_input_t in = {.title = title, .input = desc,
                       .bytes = res.stats.bytes,
                       .events = el_host_stats(p.h)->events,
                       .sessions = res.sessions, .truncated = res.truncated,

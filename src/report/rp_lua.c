@@ -23,7 +23,8 @@ static uint64_t check_unix(lua_State *L, int i) {
 /* A string field of the table at idx, copied, or NULL. */
 static char *field_str(lua_State *L, int idx, const char *k) {
   char *s = NULL;
-  if (lua_getfield(L, idx, k) == LUA_TSTRING) s = el_strdup(lua_tostring(L, -1));
+  if (lua_getfield(L, idx, k) == LUA_TSTRING)
+    s = el_strdup(lua_tostring(L, -1));
   lua_pop(L, 1);
   return s;
 }
@@ -285,10 +286,17 @@ static int l_table(lua_State *L) {
   return 1;
 }
 
+/* native.mutator_spans() -> Mutator spans reduced so far. [-0, +1, -] */
+static int l_mutator_spans(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)self(L)->time.mut_spans);
+  return 1;
+}
+
 static const luaL_Reg funcs[] = {{"session", l_session},
                                  {"census_begin", l_census_begin},
                                  {"census_sample", l_census_sample},
                                  {"threads", l_threads},
+                                 {"mutator_spans", l_mutator_spans},
                                  {"series", l_series},
                                  {"point", l_point},
                                  {"table", l_table},

@@ -72,7 +72,8 @@ static void out_meta(out_t *o) {
   kv_num(j, "elapsed_s", rp->in.elapsed_s);
   kv_uint(j, "peak_mem_bytes", el_mem_peak());
   static const char *sig[] = {"metrics", "logs", "traces", "profiles"};
-  for (size_t s = 0; s < EL_TM_NSIGNALS; s++) kv_uint(j, sig[s], rp->records[s]);
+  for (size_t s = 0; s < EL_TM_NSIGNALS; s++)
+    kv_uint(j, sig[s], rp->records[s]);
   rp_json_end_obj(j);
   rp_json_key(j, "errors");
   rp_json_arr(j);
@@ -185,11 +186,11 @@ static void out_heap(out_t *o) {
 
 /* {====== heap profile ======} */
 
-static const rp_heap_t *g_sort_heap;  /* qsort has no context argument */
-
-static int cmp_band_sum(const void *a, const void *b) {
-  const rp_band_t *x = &g_sort_heap->bands[*(const uint32_t *)a];
-  const rp_band_t *y = &g_sort_heap->bands[*(const uint32_t *)b];
+/* qsort_r: band ids by bytes summed over censuses, largest first. */
+static int cmp_band_sum(const void *a, const void *b, void *ud) {
+  const rp_heap_t *h = ud;
+  const rp_band_t *x = &h->bands[*(const uint32_t *)a];
+  const rp_band_t *y = &h->bands[*(const uint32_t *)b];
   if (x->sum != y->sum) return x->sum < y->sum ? 1 : -1;
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
@@ -263,8 +264,7 @@ static void out_heapprof(out_t *o) {
   uint32_t *order = nb ? el_malloc(nb * sizeof *order) : NULL;
   if (nb && !order) nb = 0;
   for (size_t i = 0; i < nb; i++) order[i] = (uint32_t)i;
-  g_sort_heap = h;
-  if (nb) qsort(order, nb, sizeof *order, cmp_band_sum);
+  if (nb) qsort_r(order, nb, sizeof *order, cmp_band_sum, h);
   size_t ntop = nb < o->rp->o.top_bands ? nb : o->rp->o.top_bands;
   rp_json_key(j, "heapprof");
   rp_json_obj(j);
@@ -482,11 +482,11 @@ static void out_threads(out_t *o) {
 
 /* {====== profiles ======} */
 
-static const rp_prof_t *g_sort_prof;
-
-static int cmp_sym_total(const void *a, const void *b) {
-  const rp_sym_t *x = &g_sort_prof->syms[*(const uint32_t *)a];
-  const rp_sym_t *y = &g_sort_prof->syms[*(const uint32_t *)b];
+/* qsort_r: symbol ids by total, then self, largest first. */
+static int cmp_sym_total(const void *a, const void *b, void *ud) {
+  const rp_prof_t *p = ud;
+  const rp_sym_t *x = &p->syms[*(const uint32_t *)a];
+  const rp_sym_t *y = &p->syms[*(const uint32_t *)b];
   if (x->total != y->total) return x->total < y->total ? 1 : -1;
   if (x->self != y->self) return x->self < y->self ? 1 : -1;
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
@@ -508,8 +508,7 @@ static void out_profile(out_t *o, const rp_prof_t *p) {
   uint32_t *order = el_malloc((nsym + 1) * sizeof *order);
   if (!map || !nmap || !order) goto done;
   for (size_t i = 0; i < nsym; i++) map[i] = -1, order[i] = (uint32_t)i;
-  g_sort_prof = p;
-  qsort(order, nsym, sizeof *order, cmp_sym_total);
+  qsort_r(order, nsym, sizeof *order, cmp_sym_total, (void *)p);
   /* Nodes: those with at least 1/20000 of the samples under a kept
    * parent, at most NODES_LISTED (parents come before children). */
   uint64_t min = p->nodes[0].total / 20000;

@@ -98,7 +98,8 @@ static int once(uint16_t type) {
 static int on_header(void *ud, const el_ev_header_t *h) {
   src_t *s = ud;
   if (h->session > 1) return 1;  /* one session only */
-  for (size_t i = 0; i < h->ndecls; i++) s->size[h->decls[i].id] = h->decls[i].size;
+  for (size_t i = 0; i < h->ndecls; i++)
+    s->size[h->decls[i].id] = h->decls[i].size;
   return 0;
 }
 

@@ -172,7 +172,10 @@ async function checkPage(ctx, file, expect, shots) {
     for (const [name, sec, out] of shots) {
       if (name !== path.basename(file)) continue;
       if (sec === 'page') await page.screenshot({ path: out, fullPage: true });
-      else if (sec === 'top') await page.screenshot({ path: out });
+      else if (sec === 'top') {
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: out });
+      }
       else await page.locator('#' + sec).screenshot({ path: out });
     }
     // The thread on hover: the middle of a column where a thread ran most.

@@ -80,8 +80,19 @@ el.on("HEAP_PROF_SAMPLE_END", function() bio_t = nil end)
 
 -- {====== threads ======}
 
+-- tracker:list() with no thread at all hands qsort a NULL array
+-- (src/host/lua_analysis.c, undefined behaviour that UBSan stops on): it
+-- is called only once a thread was seen, created or run (a Mutator span
+-- has reached the reducer by the end: the processors flush first).
 local threads = el.threads()
+local created = false
+local sub
+sub = el.on("CREATE_THREAD", function()
+  created = true
+  el.off(sub)
+end)
 el.on_end(function()
+  if not created and native.mutator_spans() == 0 then return end
   local list = threads:list()
   for _, t in ipairs(list) do
     if t.status then t.status_name = status.name(t.status) end
