@@ -41,10 +41,10 @@ extern char **environ;
 #define MAX_SETS 256
 
 typedef struct {
-  const char *output;       /* -o: path or "-"; NULL with --open */
-  int open;                 /* --open */
+  const char *output; /* -o: path or "-"; NULL with --open */
+  int open;           /* --open */
   const char *title;
-  char breakdown[8];        /* -h<X> */
+  char breakdown[8]; /* -h<X> */
   long top, columns;
   const char *scripts[MAX_SCRIPTS];
   int nscripts;
@@ -131,7 +131,7 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
   if (!strcmp(a, "--open")) {
     o->open = 1;
   } else if (!strcmp(a, "-o") || el_opt_value(argc, argv, i, "--output", &v)) {
-    if (!strcmp(a, "-o")) {  /* el_opt_value advanced *i for --output */
+    if (!strcmp(a, "-o")) { /* el_opt_value advanced *i for --output */
       v = *i + 1 < argc ? argv[*i + 1] : NULL;
       *i += 2;
     }
@@ -204,8 +204,9 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     return 2;
   }
   if (!o->output && !o->open) {
-    fprintf(stderr, "eventlog-live report: no output: give -o REPORT.html "
-                    "(or -o - for stdout, or --open)\n");
+    fprintf(stderr,
+            "eventlog-live report: no output: give -o REPORT.html "
+            "(or -o - for stdout, or --open)\n");
     return 2;
   }
   if (o->open && o->output && !strcmp(o->output, "-")) {
@@ -248,18 +249,21 @@ static int config_to_host(el_host_t *h, const el_cfg_t *cfg,
     snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
     rc |= el_host_set_config(h, key, eq + 1);
   }
-  const struct { el_cfg_group_t g; const char *key; const char **out; } m[] = {
-      {EL_CFG_METRICS, "heap_size", &names->heap_size},
-      {EL_CFG_METRICS, "heap_live", &names->heap_live},
-      {EL_CFG_METRICS, "blocks_size", &names->blocks_size},
-      {EL_CFG_METRICS, "heap_allocated", &names->heap_allocated},
-      {EL_CFG_METRICS, "mem_current", &names->mem_current},
-      {EL_CFG_METRICS, "mem_needed", &names->mem_needed},
-      {EL_CFG_METRICS, "mem_returned", &names->mem_returned},
-      {EL_CFG_METRICS, "heap_prof_sample", &names->heap_prof_sample},
-      {EL_CFG_TRACES, "capability_usage", &names->cap_usage},
-      {EL_CFG_PROFILES, "cost_centre_stack_profile", &names->cc_profile},
-      {EL_CFG_PROFILES, "call_stack_profile", &names->stack_profile}};
+  const struct {
+    el_cfg_group_t g;
+    const char *key;
+    const char **out;
+  } m[] = {{EL_CFG_METRICS, "heap_size", &names->heap_size},
+           {EL_CFG_METRICS, "heap_live", &names->heap_live},
+           {EL_CFG_METRICS, "blocks_size", &names->blocks_size},
+           {EL_CFG_METRICS, "heap_allocated", &names->heap_allocated},
+           {EL_CFG_METRICS, "mem_current", &names->mem_current},
+           {EL_CFG_METRICS, "mem_needed", &names->mem_needed},
+           {EL_CFG_METRICS, "mem_returned", &names->mem_returned},
+           {EL_CFG_METRICS, "heap_prof_sample", &names->heap_prof_sample},
+           {EL_CFG_TRACES, "capability_usage", &names->cap_usage},
+           {EL_CFG_PROFILES, "cost_centre_stack_profile", &names->cc_profile},
+           {EL_CFG_PROFILES, "call_stack_profile", &names->stack_profile}};
   for (size_t i = 0; i < EL_ARRAY_LEN(m); i++) {
     const el_cfg_proc_t *p = el_cfg_proc(cfg, m[i].g, m[i].key);
     *m[i].out = p && p->enabled ? p->name : NULL;
@@ -283,7 +287,7 @@ static el_cfg_t *report_config(void) {
 /* {====== the pump's consumer: the host, with errors noted ======} */
 
 typedef struct {
-  el_src_consumer_t host;   /* el_host_consumer */
+  el_src_consumer_t host; /* el_host_consumer */
   el_rp_t *rp;
   uint64_t errors;
 } pump_t;
@@ -388,8 +392,10 @@ static void open_report(const char *path) {
   char *argv[] = {(char *)"xdg-open", (char *)path, NULL};
   pid_t pid;
   if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) != 0) {
-    fprintf(stderr, "eventlog-live report: cannot run xdg-open; open %s in "
-                    "a browser\n", path);
+    fprintf(stderr,
+            "eventlog-live report: cannot run xdg-open; open %s in "
+            "a browser\n",
+            path);
     return;
   }
   for (int i = 0; i < 30; i++) {
@@ -397,8 +403,10 @@ static void open_report(const char *path) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) {
       if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        fprintf(stderr, "eventlog-live report: xdg-open failed; open %s in "
-                        "a browser\n", path);
+        fprintf(stderr,
+                "eventlog-live report: xdg-open failed; open %s in "
+                "a browser\n",
+                path);
       return;
     }
     if (r < 0) return;
@@ -418,7 +426,7 @@ typedef struct {
 
 static void parts_free(parts_t *p) {
   el_host_free(p->h);
-  el_tm_store_free(p->st);   /* before the reducer: it exports there */
+  el_tm_store_free(p->st); /* before the reducer: it exports there */
   el_rp_free(p->rp);
   el_cfg_free(p->cfg);
 }
@@ -472,9 +480,13 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
   uv_unref((uv_handle_t *)&wall);
   el_host_consumer(p->h, &pc->host);
   pc->rp = p->rp;
-  el_src_consumer_t c = {.ud = pc, .reset = c_reset, .feed = c_feed,
-                         .finish = c_finish, .diag = c_diag,
-                         .received = c_received, .scan = c_scan};
+  el_src_consumer_t c = {.ud = pc,
+                         .reset = c_reset,
+                         .feed = c_feed,
+                         .finish = c_finish,
+                         .diag = c_diag,
+                         .received = c_received,
+                         .scan = c_scan};
   int rc = el_src_pump(&loop, &o->src, &c, res);
   uv_close((uv_handle_t *)&wall, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
@@ -508,10 +520,12 @@ static int run(const report_opts_t *o) {
     const char *slash = strrchr(o->src.path, '/');
     title = slash && slash[1] ? slash + 1 : o->src.path;
   }
-  el_rp_input_t in = {.title = title, .input = desc,
+  el_rp_input_t in = {.title = title,
+                      .input = desc,
                       .bytes = res.stats.bytes,
                       .events = el_host_stats(p.h)->events,
-                      .sessions = res.sessions, .truncated = res.truncated,
+                      .sessions = res.sessions,
+                      .truncated = res.truncated,
                       .handler_errors = el_host_stats(p.h)->handler_errors,
                       .elapsed_s = now_s() - t0};
   el_rp_set_input(p.rp, &in);
@@ -526,7 +540,7 @@ static int run(const report_opts_t *o) {
   status = write_report(p.rp, path) < 0 ? 1 : 0;
   if (status == 0 && strcmp(path, "-"))
     fprintf(stderr, "eventlog-live report: wrote %s\n", path);
-  if (rc < 0 && rc != EL_ESTOPPED) status = 1;  /* corrupt input: told */
+  if (rc < 0 && rc != EL_ESTOPPED) status = 1; /* corrupt input: told */
   if (status == 0 && o->open) open_report(path);
 done:
   parts_free(&p);

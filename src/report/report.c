@@ -11,20 +11,22 @@ void el_rp_opts_init(el_rp_opts_t *o) {
   o->top_bands = 15;
 }
 
-static char *dup_or_null(const char *s) { return s ? el_strdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+  return s ? el_strdup(s) : NULL;
+}
 
 /* Copy the names into rp->names (same order as el_rp_names_t). */
 static int copy_names(el_rp_t *rp) {
   const el_rp_names_t *n = &rp->o.names;
-  const char *v[] = {n->heap_size,    n->heap_live,        n->blocks_size,
-                     n->heap_allocated, n->mem_current,    n->mem_needed,
-                     n->mem_returned, n->heap_prof_sample, n->cap_usage,
-                     n->cc_profile,   n->stack_profile};
+  const char *v[] = {n->heap_size,      n->heap_live,        n->blocks_size,
+                     n->heap_allocated, n->mem_current,      n->mem_needed,
+                     n->mem_returned,   n->heap_prof_sample, n->cap_usage,
+                     n->cc_profile,     n->stack_profile};
   for (size_t i = 0; i < EL_ARRAY_LEN(v); i++) {
     rp->names[i] = dup_or_null(v[i]);
     if (v[i] && !rp->names[i]) return EL_ENOMEM;
   }
-  memset(&rp->o.names, 0, sizeof rp->o.names);  /* use rp->names */
+  memset(&rp->o.names, 0, sizeof rp->o.names); /* use rp->names */
   return 0;
 }
 
@@ -42,10 +44,10 @@ int el_rp_new(const el_rp_opts_t *o, el_rp_t **out) {
   el_rp_t *rp = el_calloc(1, sizeof *rp);
   if (!rp) return EL_ENOMEM;
   rp->o = *o;
-  rp_heap_init(&rp->heap, o->columns);
-  rp_time_init(&rp->time, o->columns, o->timeline_columns);
-  rp_marks_init(&rp->markers, o->columns);
-  if (copy_names(rp) < 0 || rp_logs_init(&rp->logs, RP_LOGS_KEEP) < 0) {
+  el__rp_heap_init(&rp->heap, o->columns);
+  el__rp_time_init(&rp->time, o->columns, o->timeline_columns);
+  el__rp_marks_init(&rp->markers, o->columns);
+  if (copy_names(rp) < 0 || el__rp_logs_init(&rp->logs, RP_LOGS_KEEP) < 0) {
     el_rp_free(rp);
     return EL_ENOMEM;
   }
@@ -61,15 +63,17 @@ static void clear_input(el_rp_t *rp) {
 
 void el_rp_free(el_rp_t *rp) {
   if (!rp) return;
-  rp_heap_close(&rp->heap);
-  rp_time_close(&rp->time);
-  for (size_t i = 0; i < rp->nprofs; i++) rp_prof_free(rp->profs[i]);
-  rp_logs_close(&rp->logs);
-  rp_cols_close(&rp->markers);
-  for (size_t i = 0; i < rp->nsections; i++) rp_section_free(rp->sections[i]);
-  for (size_t i = 0; i < rp->nthreads; i++) rp_thread_clear(&rp->threads[i]);
+  el__rp_heap_close(&rp->heap);
+  el__rp_time_close(&rp->time);
+  for (size_t i = 0; i < rp->nprofs; i++) el__rp_prof_free(rp->profs[i]);
+  el__rp_logs_close(&rp->logs);
+  el__rp_cols_close(&rp->markers);
+  for (size_t i = 0; i < rp->nsections; i++)
+    el__rp_section_free(rp->sections[i]);
+  for (size_t i = 0; i < rp->nthreads; i++)
+    el__rp_thread_clear(&rp->threads[i]);
   el_free(rp->threads);
-  rp_session_clear(&rp->session);
+  el__rp_session_clear(&rp->session);
   for (size_t i = 0; i < EL_ARRAY_LEN(rp->names); i++) el_free(rp->names[i]);
   for (size_t i = 0; i < rp->nerrors; i++) el_free(rp->errors[i].msg);
   clear_input(rp);

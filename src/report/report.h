@@ -106,14 +106,14 @@ int el_rp_lua_register(el_rp_t *rp, struct lua_State *L);
 
 /* What the command read, for the page's header. Strings copied. */
 typedef struct el_rp_input_s {
-  const char *title;        /* page title; NULL = the input's name */
-  const char *input;        /* what was read: a path, "stdin", a socket */
-  uint64_t bytes;           /* bytes read */
-  uint64_t events;          /* events decoded */
-  uint64_t sessions;        /* eventlog headers read */
-  uint64_t truncated;       /* sessions cut inside an event */
-  uint64_t handler_errors;  /* Lua handler errors (counted by the host) */
-  double elapsed_s;         /* wall time of the run so far */
+  const char *title;       /* page title; NULL = the input's name */
+  const char *input;       /* what was read: a path, "stdin", a socket */
+  uint64_t bytes;          /* bytes read */
+  uint64_t events;         /* events decoded */
+  uint64_t sessions;       /* eventlog headers read */
+  uint64_t truncated;      /* sessions cut inside an event */
+  uint64_t handler_errors; /* Lua handler errors (counted by the host) */
+  double elapsed_s;        /* wall time of the run so far */
 } el_rp_input_t;
 
 /* Record the input's description (replaces the previous one). Returns 0

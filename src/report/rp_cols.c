@@ -11,27 +11,27 @@
 
 #include "rp_internal.h"
 
-void rp_cols_init(rp_cols_t *c, size_t max, size_t elsize,
-                  rp_merge_fn merge, rp_drop_fn drop) {
+void el__rp_cols_init(rp_cols_t *c, size_t max, size_t elsize,
+                      rp_merge_fn merge, rp_drop_fn drop) {
   memset(c, 0, sizeof *c);
   c->max = max < 2 ? 2 : max;
   c->elsize = elsize;
   c->merge = merge;
   c->drop = drop;
-  c->shift = 10;  /* 1.024 us: grows with the range */
+  c->shift = 10; /* 1.024 us: grows with the range */
 }
 
-void rp_cols_close(rp_cols_t *c) {
+void el__rp_cols_close(rp_cols_t *c) {
   for (size_t a = 0; a < c->narr; a++) {
     if (c->drop)
-      for (size_t i = 0; i < c->n; i++) c->drop(rp_cols_el(c, a, i));
+      for (size_t i = 0; i < c->n; i++) c->drop(el__rp_cols_el(c, a, i));
     el_free(c->arr[a]);
   }
   el_free(c->arr);
   memset(c, 0, sizeof *c);
 }
 
-int rp_cols_add_array(rp_cols_t *c) {
+int el__rp_cols_add_array(rp_cols_t *c) {
   if (c->narr == c->arr_cap) {
     size_t ncap = c->arr_cap ? c->arr_cap * 2 : 8;
     uint8_t **na = el_realloc(c->arr, ncap * sizeof *na);
@@ -46,7 +46,7 @@ int rp_cols_add_array(rp_cols_t *c) {
 }
 
 /* Merge buckets into groups of 2^k, in place. */
-void rp_cols_coarsen(rp_cols_t *c, unsigned k) {
+void el__rp_cols_coarsen(rp_cols_t *c, unsigned k) {
   if (k == 0) return;
   if (k > 62) k = 62;
   int64_t nlo = c->lo >> k;
@@ -55,8 +55,8 @@ void rp_cols_coarsen(rp_cols_t *c, unsigned k) {
     long last = -1;
     for (size_t i = 0; i < c->n; i++) {
       long j = (long)(((c->lo + (int64_t)i) >> k) - nlo);
-      void *src = rp_cols_el(c, a, i);
-      void *dst = rp_cols_el(c, a, (size_t)j);
+      void *src = el__rp_cols_el(c, a, i);
+      void *dst = el__rp_cols_el(c, a, (size_t)j);
       if (j == last) {
         c->merge(dst, src);
       } else {
@@ -68,21 +68,21 @@ void rp_cols_coarsen(rp_cols_t *c, unsigned k) {
     }
     nn = (size_t)last + 1;
   }
-  if (c->narr == 0 && c->n) nn = (size_t)(((c->lo + (int64_t)c->n - 1) >> k) -
-                                          nlo) + 1;
+  if (c->narr == 0 && c->n)
+    nn = (size_t)(((c->lo + (int64_t)c->n - 1) >> k) - nlo) + 1;
   c->lo = nlo;
   c->n = nn;
   c->shift += k;
 }
 
-long rp_cols_fit(rp_cols_t *c, uint64_t t) {
+long el__rp_cols_fit(rp_cols_t *c, uint64_t t) {
   long i0, i1;
-  if (rp_cols_fit_span(c, t, t, &i0, &i1) < 0) return -1;
+  if (el__rp_cols_fit_span(c, t, t, &i0, &i1) < 0) return -1;
   return i0;
 }
 
-int rp_cols_fit_span(rp_cols_t *c, uint64_t s, uint64_t e, long *i0,
-                     long *i1) {
+int el__rp_cols_fit_span(rp_cols_t *c, uint64_t s, uint64_t e, long *i0,
+                         long *i1) {
   if (s == 0) return -1;
   if (e < s) e = s;
   if (c->n == 0) {
@@ -98,7 +98,7 @@ int rp_cols_fit_span(rp_cols_t *c, uint64_t s, uint64_t e, long *i0,
   unsigned k = 0;
   while (((hi >> k) - (lo >> k)) + 1 > (int64_t)c->max) k++;
   if (k) {
-    rp_cols_coarsen(c, k);
+    el__rp_cols_coarsen(c, k);
     a = (int64_t)(s >> c->shift);
     b = (int64_t)(e >> c->shift);
   }
@@ -117,7 +117,7 @@ int rp_cols_fit_span(rp_cols_t *c, uint64_t s, uint64_t e, long *i0,
   return 0;
 }
 
-int rp_cols_set_max(rp_cols_t *c, size_t max) {
+int el__rp_cols_set_max(rp_cols_t *c, size_t max) {
   if (max < 2) max = 2;
   if (max >= c->max) return 0;
   unsigned k = 0;
@@ -125,10 +125,10 @@ int rp_cols_set_max(rp_cols_t *c, size_t max) {
     int64_t lo = c->lo, hi = c->lo + (int64_t)c->n - 1;
     while (((hi >> k) - (lo >> k)) + 1 > (int64_t)max) k++;
   }
-  rp_cols_coarsen(c, k);
+  el__rp_cols_coarsen(c, k);
   for (size_t a = 0; a < c->narr; a++) {
     uint8_t *p = el_realloc(c->arr[a], max * c->elsize);
-    if (p) c->arr[a] = p;   /* shrinking: the old block is fine too */
+    if (p) c->arr[a] = p; /* shrinking: the old block is fine too */
   }
   c->max = max;
   return 0;
@@ -136,7 +136,7 @@ int rp_cols_set_max(rp_cols_t *c, size_t max) {
 
 /* {====== gauge buckets ======} */
 
-void rp_gauge_add(rp_gauge_t *g, uint64_t t, double v) {
+void el__rp_gauge_add(rp_gauge_t *g, uint64_t t, double v) {
   if (g->n == 0) {
     g->min = g->max = v;
     g->t_max = t;
@@ -156,7 +156,7 @@ void rp_gauge_add(rp_gauge_t *g, uint64_t t, double v) {
   g->n++;
 }
 
-void rp_gauge_merge(void *dst, void *src) {
+void el__rp_gauge_merge(void *dst, void *src) {
   rp_gauge_t *d = dst, *s = src;
   if (s->n == 0) return;
   if (d->n == 0) {

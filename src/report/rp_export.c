@@ -11,9 +11,17 @@
 #include "rp_internal.h"
 
 enum {
-  N_HEAP_SIZE = 0, N_HEAP_LIVE, N_BLOCKS_SIZE, N_HEAP_ALLOCATED,
-  N_MEM_CURRENT, N_MEM_NEEDED, N_MEM_RETURNED, N_HEAP_PROF_SAMPLE,
-  N_CAP_USAGE, N_CC_PROFILE, N_STACK_PROFILE
+  N_HEAP_SIZE = 0,
+  N_HEAP_LIVE,
+  N_BLOCKS_SIZE,
+  N_HEAP_ALLOCATED,
+  N_MEM_CURRENT,
+  N_MEM_NEEDED,
+  N_MEM_RETURNED,
+  N_HEAP_PROF_SAMPLE,
+  N_CAP_USAGE,
+  N_CC_PROFILE,
+  N_STACK_PROFILE
 };
 
 static const el_tm_attr_t *attr(const el_tm_attr_t *a, size_t n,
@@ -43,8 +51,7 @@ static int name_is(const el_rp_t *rp, int which, const char *name) {
 /* The -hi info table of a heap profile sample: "<ipName> :: <ipTyDesc>
  * (<ipModule> <ipSrcLoc>)" from the attributes heap_prof.lua resolved, or
  * NULL when none. */
-static const char *ipe_detail(const el_tm_point_t *p, char *buf,
-                              size_t size) {
+static const char *ipe_detail(const el_tm_point_t *p, char *buf, size_t size) {
   const el_tm_attr_t *nm = attr(p->attrs, p->nattrs, "ipName");
   if (!nm) return NULL;
   const el_tm_attr_t *ty = attr(p->attrs, p->nattrs, "ipTyDesc");
@@ -52,33 +59,33 @@ static const char *ipe_detail(const el_tm_point_t *p, char *buf,
   const el_tm_attr_t *md = attr(p->attrs, p->nattrs, "ipModule");
   const el_tm_attr_t *sl = attr(p->attrs, p->nattrs, "ipSrcLoc");
 #define S(a) ((a) && (a)->type == EL_TM_STR ? (a)->v.s.p : "")
-  snprintf(buf, size, "%s%s%s :: %s (%s %s)", S(nm), *S(lb) ? " " : "",
-           S(lb), S(ty), S(md), S(sl));
+  snprintf(buf, size, "%s%s%s :: %s (%s %s)", S(nm), *S(lb) ? " " : "", S(lb),
+           S(ty), S(md), S(sl));
 #undef S
   return buf;
 }
 
-static void heap_prof_points(el_rp_t *rp, const el_tm_point_t *pts,
-                             size_t n) {
+static void heap_prof_points(el_rp_t *rp, const el_tm_point_t *pts, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const el_tm_point_t *p = &pts[i];
     const el_tm_attr_t *lab = attr(p->attrs, p->nattrs, "heapProfLabel");
     if (!lab || lab->type != EL_TM_STR) continue;
     const el_tm_attr_t *bd = attr(p->attrs, p->nattrs, "heapProfBreakdown");
     if (bd && bd->type == EL_TM_STR && !rp->heap.breakdown[0])
-      snprintf(rp->heap.breakdown, sizeof rp->heap.breakdown, "%s",
-               bd->v.s.p);
+      snprintf(rp->heap.breakdown, sizeof rp->heap.breakdown, "%s", bd->v.s.p);
     char buf[1024];
     const char *detail = ipe_detail(p, buf, sizeof buf);
-    rp_seen(rp, p->time_unix_ns);
-    rp_heap_sample(&rp->heap, p->time_unix_ns, lab->v.s.p, lab->v.s.len,
-                   point_value(p), detail);
+    el__rp_seen(rp, p->time_unix_ns);
+    el__rp_heap_sample(&rp->heap, p->time_unix_ns, lab->v.s.p, lab->v.s.len,
+                       point_value(p), detail);
   }
 }
 
 static void metric(el_rp_t *rp, const el_tm_metric_t *m,
                    const el_tm_point_t *pts) {
-  static const struct { int name, gauge; } gauges[] = {
+  static const struct {
+    int name, gauge;
+  } gauges[] = {
       {N_HEAP_SIZE, RP_G_HEAP_SIZE},     {N_HEAP_LIVE, RP_G_HEAP_LIVE},
       {N_BLOCKS_SIZE, RP_G_BLOCKS_SIZE}, {N_MEM_CURRENT, RP_G_MEM_CURRENT},
       {N_MEM_NEEDED, RP_G_MEM_NEEDED},   {N_MEM_RETURNED, RP_G_MEM_RETURNED}};
@@ -90,20 +97,20 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
   }
   if (name_is(rp, N_HEAP_ALLOCATED, name)) {
     for (size_t i = 0; i < m->n; i++) {
-      rp_seen(rp, p[i].time_unix_ns);
-      rp_heap_alloc(&rp->heap, p[i].time_unix_ns,
-                    attr_int(p[i].attrs, p[i].nattrs, "evCap", 0),
-                    point_value(&p[i]));
+      el__rp_seen(rp, p[i].time_unix_ns);
+      el__rp_heap_alloc(&rp->heap, p[i].time_unix_ns,
+                        attr_int(p[i].attrs, p[i].nattrs, "evCap", 0),
+                        point_value(&p[i]));
     }
     return;
   }
   for (size_t g = 0; g < EL_ARRAY_LEN(gauges); g++) {
     if (!name_is(rp, gauges[g].name, name)) continue;
     for (size_t i = 0; i < m->n; i++) {
-      rp_seen(rp, p[i].time_unix_ns);
-      rp_heap_gauge(&rp->heap, gauges[g].gauge, p[i].time_unix_ns,
-                    attr_int(p[i].attrs, p[i].nattrs, "heapCapset", 0),
-                    point_value(&p[i]));
+      el__rp_seen(rp, p[i].time_unix_ns);
+      el__rp_heap_gauge(&rp->heap, gauges[g].gauge, p[i].time_unix_ns,
+                        attr_int(p[i].attrs, p[i].nattrs, "heapCapset", 0),
+                        point_value(&p[i]));
     }
     return;
   }
@@ -132,12 +139,12 @@ static void logs(el_rp_t *rp, el_tm_batch_t *b) {
                                                       : -1;
     if (kind < 0) continue;
     int64_t cap = attr_int(l->attrs, l->nattrs, "evCap", -1);
-    rp_seen(rp, l->time_unix_ns);
-    rp_logs_add(&rp->logs, l->time_unix_ns, cap, kind, l->body.p,
-                l->body.len);
+    el__rp_seen(rp, l->time_unix_ns);
+    el__rp_logs_add(&rp->logs, l->time_unix_ns, cap, kind, l->body.p,
+                    l->body.len);
     if (kind == 1) {
       rp->markers_total++;
-      rp_marks_add(&rp->markers, l->time_unix_ns, l->body.p, l->body.len);
+      el__rp_marks_add(&rp->markers, l->time_unix_ns, l->body.p, l->body.len);
     }
     rp->records[EL_TM_SIGNAL_LOGS]++;
   }
@@ -156,10 +163,10 @@ static void spans(el_rp_t *rp, el_tm_batch_t *b) {
     if (!gc && strcmp(sfx, " Mutator") != 0) continue;
     int64_t cap = attr_int(s->attrs, s->nattrs, "capability", -1);
     int64_t user = gc ? 0 : attr_int(s->attrs, s->nattrs, "user", 0);
-    rp_seen(rp, s->start_unix_ns);
-    rp_seen(rp, s->end_unix_ns);
-    rp_time_span(&rp->time, cap, gc, (uint32_t)user, s->start_unix_ns,
-                 s->end_unix_ns);
+    el__rp_seen(rp, s->start_unix_ns);
+    el__rp_seen(rp, s->end_unix_ns);
+    el__rp_time_span(&rp->time, cap, gc, (uint32_t)user, s->start_unix_ns,
+                     s->end_unix_ns);
     rp->records[EL_TM_SIGNAL_TRACES]++;
   }
 }
@@ -169,12 +176,12 @@ static void profiles(el_rp_t *rp, el_tm_batch_t *b) {
   const el_tm_profile_t *ps = el_tm_batch_profiles(b, &np);
   const el_tm_profile_sample_t *ss = el_tm_batch_samples(b, &ns);
   for (size_t i = 0; i < np; i++) {
-    rp_prof_t *p = rp_prof_get(rp->profs, &rp->nprofs, ps[i].profile_kind,
-                               ps[i].sample_type, ps[i].sample_unit);
+    rp_prof_t *p = el__rp_prof_get(rp->profs, &rp->nprofs, ps[i].profile_kind,
+                                   ps[i].sample_type, ps[i].sample_unit);
     if (!p) continue;
     for (size_t k = ps[i].first; k < ps[i].first + ps[i].n; k++) {
-      rp_seen(rp, ss[k].time_unix_ns);
-      rp_prof_sample(p, ss[k].frames, ss[k].nframes, ss[k].value);
+      el__rp_seen(rp, ss[k].time_unix_ns);
+      el__rp_prof_sample(p, ss[k].frames, ss[k].nframes, ss[k].value);
       rp->records[EL_TM_SIGNAL_PROFILES]++;
     }
   }
@@ -183,11 +190,20 @@ static void profiles(el_rp_t *rp, el_tm_batch_t *b) {
 static int rp_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_rp_t *rp = ud;
   switch (sig) {
-    case EL_TM_SIGNAL_METRICS: metrics(rp, b); break;
-    case EL_TM_SIGNAL_LOGS: logs(rp, b); break;
-    case EL_TM_SIGNAL_TRACES: spans(rp, b); break;
-    case EL_TM_SIGNAL_PROFILES: profiles(rp, b); break;
-    default: break;
+    case EL_TM_SIGNAL_METRICS:
+      metrics(rp, b);
+      break;
+    case EL_TM_SIGNAL_LOGS:
+      logs(rp, b);
+      break;
+    case EL_TM_SIGNAL_TRACES:
+      spans(rp, b);
+      break;
+    case EL_TM_SIGNAL_PROFILES:
+      profiles(rp, b);
+      break;
+    default:
+      break;
   }
   el_tm_batch_free(b);
   return 0;

@@ -45,19 +45,20 @@ static void census_merge(void *dst, void *src) {
   d->min_total = mn;
 }
 
-void rp_heap_init(rp_heap_t *h, size_t columns) {
+void el__rp_heap_init(rp_heap_t *h, size_t columns) {
   memset(h, 0, sizeof *h);
-  rp_cols_init(&h->g, columns, sizeof(rp_gauge_t), rp_gauge_merge, NULL);
-  rp_cols_init(&h->c, columns, sizeof(rp_census_t), census_merge,
-               census_drop);
-  rp_strtab_init(&h->names, RP_MAX_BANDS);
+  el__rp_cols_init(&h->g, columns, sizeof(rp_gauge_t), el__rp_gauge_merge,
+                   NULL);
+  el__rp_cols_init(&h->c, columns, sizeof(rp_census_t), census_merge,
+                   census_drop);
+  el__rp_strtab_init(&h->names, RP_MAX_BANDS);
 }
 
-void rp_heap_close(rp_heap_t *h) {
-  rp_cols_close(&h->g);
-  rp_cols_close(&h->c);
+void el__rp_heap_close(rp_heap_t *h) {
+  el__rp_cols_close(&h->g);
+  el__rp_cols_close(&h->c);
   for (size_t i = 0; i < h->names.n; i++) el_free(h->bands[i].detail);
-  rp_strtab_close(&h->names);
+  el__rp_strtab_close(&h->names);
   el_free(h->bands);
   el_free(h->cur);
   el_free(h->begins);
@@ -66,13 +67,13 @@ void rp_heap_close(rp_heap_t *h) {
 
 static rp_gauge_t *gauge_at(rp_heap_t *h, int g, uint64_t t) {
   while (h->g.narr < RP_G_N)
-    if (rp_cols_add_array(&h->g) < 0) return NULL;
-  long i = rp_cols_fit(&h->g, t);
-  return i < 0 ? NULL : rp_cols_el(&h->g, (size_t)g, (size_t)i);
+    if (el__rp_cols_add_array(&h->g) < 0) return NULL;
+  long i = el__rp_cols_fit(&h->g, t);
+  return i < 0 ? NULL : el__rp_cols_el(&h->g, (size_t)g, (size_t)i);
 }
 
-void rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
-                   double v) {
+void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
+                       double v) {
   rp_gauge_stat_t *st = &h->st[g];
   size_t k = capset >= 0 && capset < RP_MAX_CAPSETS ? (size_t)capset : 0;
   st->last[k] = v;
@@ -86,19 +87,18 @@ void rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
     st->peak_t = t;
   }
   rp_gauge_t *b = gauge_at(h, g, t);
-  if (b) rp_gauge_add(b, t, total);
+  if (b) el__rp_gauge_add(b, t, total);
 }
 
 /* The bytes allocated between two points of a capability are spread
  * evenly over the columns of that interval, so a column's sum over its
  * width is the allocation rate. */
-void rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
+void el__rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
   size_t k = cap >= 0 && cap < RP_MAX_CAPS ? (size_t)cap : 0;
   /* A total lower than the previous one starts again (a new session). */
   bool cont = h->alloc_has[k] && v >= h->alloc_last[k];
   double d = cont ? v - h->alloc_last[k] : v;
-  uint64_t t0 = cont && h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k]
-                                                            : t;
+  uint64_t t0 = cont && h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k] : t;
   h->alloc_last[k] = v;
   h->alloc_t[k] = t;
   h->alloc_has[k] = true;
@@ -106,18 +106,18 @@ void rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
   h->st[RP_G_ALLOC].points++;
   if (!gauge_at(h, RP_G_ALLOC, t)) return;
   long i0, i1;
-  if (rp_cols_fit_span(&h->g, t0, t, &i0, &i1) < 0) return;
+  if (el__rp_cols_fit_span(&h->g, t0, t, &i0, &i1) < 0) return;
   double span = (double)(t - t0);
   for (long i = i0; i <= i1; i++) {
-    uint64_t cs = rp_cols_start(&h->g, (size_t)i);
-    uint64_t ce = cs + rp_cols_width(&h->g);
+    uint64_t cs = el__rp_cols_start(&h->g, (size_t)i);
+    uint64_t ce = cs + el__rp_cols_width(&h->g);
     uint64_t a = t0 > cs ? t0 : cs, b = t < ce ? t : ce;
     double part = span > 0 ? d * (double)(b > a ? b - a : 0) / span : d;
-    rp_gauge_add(rp_cols_el(&h->g, RP_G_ALLOC, (size_t)i), b, part);
+    el__rp_gauge_add(el__rp_cols_el(&h->g, RP_G_ALLOC, (size_t)i), b, part);
   }
 }
 
-void rp_heap_census_begin(rp_heap_t *h, uint64_t t) {
+void el__rp_heap_census_begin(rp_heap_t *h, uint64_t t) {
   h->censuses_begun++;
   if (!t) return;
   if (h->bhead + h->bn == h->bcap) {
@@ -126,7 +126,7 @@ void rp_heap_census_begin(rp_heap_t *h, uint64_t t) {
       h->bhead = 0;
     }
     if (h->bn == h->bcap) {
-      if (h->bn >= 65536) {  /* never matched: forget the oldest */
+      if (h->bn >= 65536) { /* never matched: forget the oldest */
         h->bhead++;
         h->bn--;
       } else {
@@ -170,8 +170,8 @@ static void census_close(rp_heap_t *h) {
       b->peak_t = h->open_t;
     }
   }
-  rp_census_t c = {.t = h->open_t, .total = total, .min_total = total,
-                   .ncensus = 1};
+  rp_census_t c = {
+      .t = h->open_t, .total = total, .min_total = total, .ncensus = 1};
   size_t keep = h->ncur;
   if (keep > RP_CENSUS_KEEP) {
     qsort(h->cur, h->ncur, sizeof *h->cur, cmp_entry_bytes);
@@ -187,16 +187,16 @@ static void census_close(rp_heap_t *h) {
   qsort(c.ent, keep, sizeof *c.ent, cmp_entry_band);
   c.nent = (uint32_t)keep;
   h->ncur = 0;
-  if (h->c.narr == 0 && rp_cols_add_array(&h->c) < 0) {
+  if (h->c.narr == 0 && el__rp_cols_add_array(&h->c) < 0) {
     el_free(c.ent);
     return;
   }
-  long i = rp_cols_fit(&h->c, c.t);
+  long i = el__rp_cols_fit(&h->c, c.t);
   if (i < 0) {
     el_free(c.ent);
     return;
   }
-  census_merge(rp_cols_el(&h->c, 0, (size_t)i), &c);
+  census_merge(el__rp_cols_el(&h->c, 0, (size_t)i), &c);
 }
 
 /* The census begin a sample at t belongs to: the latest queued begin at
@@ -212,7 +212,7 @@ static uint64_t begin_of(rp_heap_t *h, uint64_t t) {
 
 static long band_id(rp_heap_t *h, const char *label, size_t len,
                     const char *detail) {
-  long id = rp_strtab_intern(&h->names, label, len);
+  long id = el__rp_strtab_intern(&h->names, label, len);
   if (id < 0) return id;
   if ((size_t)id >= h->bands_cap) {
     size_t ncap = h->bands_cap ? h->bands_cap * 2 : 64;
@@ -223,13 +223,12 @@ static long band_id(rp_heap_t *h, const char *label, size_t len,
     h->bands = nb;
     h->bands_cap = ncap;
   }
-  if (detail && !h->bands[id].detail)
-    h->bands[id].detail = el_strdup(detail);
+  if (detail && !h->bands[id].detail) h->bands[id].detail = el_strdup(detail);
   return id;
 }
 
-int rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
-                   double bytes, const char *detail) {
+int el__rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
+                       double bytes, const char *detail) {
   if (!t) return 0;
   uint64_t b = begin_of(h, t);
   long id = band_id(h, label, len, detail);
@@ -240,8 +239,7 @@ int rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
   rp_band_t *bd = &h->bands[id];
   /* A later begin, or (with no begin) a band seen again, starts the next
    * census. */
-  if (h->open && (b ? b > h->open_begin : bd->seq == h->seq))
-    census_close(h);
+  if (h->open && (b ? b > h->open_begin : bd->seq == h->seq)) census_close(h);
   if (!h->open) {
     h->open = true;
     h->open_begin = b ? b : t;
@@ -249,7 +247,7 @@ int rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
     h->seq++;
   }
   h->samples++;
-  if (bd->seq == h->seq) {  /* the same band twice in a census: summed */
+  if (bd->seq == h->seq) { /* the same band twice in a census: summed */
     h->cur[bd->cur].bytes += bytes;
     return 0;
   }
@@ -266,4 +264,6 @@ int rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
   return 0;
 }
 
-void rp_heap_finish(rp_heap_t *h) { census_close(h); }
+void el__rp_heap_finish(rp_heap_t *h) {
+  census_close(h);
+}

@@ -30,19 +30,27 @@ static const rp_asset_t *asset(const char *name, size_t len) {
 static void html_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-      case '<': fputs("&lt;", f); break;
-      case '>': fputs("&gt;", f); break;
-      case '&': fputs("&amp;", f); break;
-      case '"': fputs("&quot;", f); break;
-      default: fputc(*s, f);
+      case '<':
+        fputs("&lt;", f);
+        break;
+      case '>':
+        fputs("&gt;", f);
+        break;
+      case '&':
+        fputs("&amp;", f);
+        break;
+      case '"':
+        fputs("&quot;", f);
+        break;
+      default:
+        fputc(*s, f);
     }
   }
 }
 
 /* Replace one token (name[0..len)). */
 static int token(el_rp_t *rp, FILE *f, const char *name, size_t len) {
-  if (len == 4 && memcmp(name, "DATA", 4) == 0)
-    return el_rp_write_json(rp, f);
+  if (len == 4 && memcmp(name, "DATA", 4) == 0) return el_rp_write_json(rp, f);
   if (len == 5 && memcmp(name, "TITLE", 5) == 0) {
     html_escape(f, rp->in.title ? rp->in.title : rp->in.input);
     return 0;

@@ -8,7 +8,7 @@
 
 #include "rp_internal.h"
 
-void rp_json_init(rp_json_t *j, FILE *f) {
+void el__rp_json_init(rp_json_t *j, FILE *f) {
   j->f = f;
   j->depth = 0;
   j->first[0] = true;
@@ -28,23 +28,31 @@ static void open_(rp_json_t *j, int c) {
   j->first[j->depth] = true;
 }
 
-void rp_json_obj(rp_json_t *j) { open_(j, '{'); }
-void rp_json_arr(rp_json_t *j) { open_(j, '['); }
+void el__rp_json_obj(rp_json_t *j) {
+  open_(j, '{');
+}
+void el__rp_json_arr(rp_json_t *j) {
+  open_(j, '[');
+}
 
 static void close_(rp_json_t *j, int c) {
   if (j->depth > 0) j->depth--;
   fputc(c, j->f);
 }
 
-void rp_json_end_obj(rp_json_t *j) { close_(j, '}'); }
-void rp_json_end_arr(rp_json_t *j) { close_(j, ']'); }
+void el__rp_json_end_obj(rp_json_t *j) {
+  close_(j, '}');
+}
+void el__rp_json_end_arr(rp_json_t *j) {
+  close_(j, ']');
+}
 
-void rp_json_key(rp_json_t *j, const char *k) {
+void el__rp_json_key(rp_json_t *j, const char *k) {
   sep(j);
   fputc('"', j->f);
-  rp_json_escape(j->f, k, strlen(k));
+  el__rp_json_escape(j->f, k, strlen(k));
   fputs("\":", j->f);
-  j->first[j->depth] = true;  /* the value needs no comma */
+  j->first[j->depth] = true; /* the value needs no comma */
 }
 
 /* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
@@ -75,7 +83,7 @@ static size_t utf8_len(const uint8_t *p, size_t n) {
   return len;
 }
 
-void rp_json_escape(FILE *f, const char *s, size_t n) {
+void el__rp_json_escape(FILE *f, const char *s, size_t n) {
   const uint8_t *p = (const uint8_t *)s;
   size_t i = 0;
   while (i < n) {
@@ -92,14 +100,30 @@ void rp_json_escape(FILE *f, const char *s, size_t n) {
       continue;
     }
     switch (c) {
-      case '"': fputs("\\\"", f); break;
-      case '\\': fputs("\\\\", f); break;
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      case '<': fputs("\\u003c", f); break;
-      case '>': fputs("\\u003e", f); break;
-      case '&': fputs("\\u0026", f); break;
+      case '"':
+        fputs("\\\"", f);
+        break;
+      case '\\':
+        fputs("\\\\", f);
+        break;
+      case '\n':
+        fputs("\\n", f);
+        break;
+      case '\r':
+        fputs("\\r", f);
+        break;
+      case '\t':
+        fputs("\\t", f);
+        break;
+      case '<':
+        fputs("\\u003c", f);
+        break;
+      case '>':
+        fputs("\\u003e", f);
+        break;
+      case '&':
+        fputs("\\u0026", f);
+        break;
       default:
         if (c < 0x20 || c == 0x7f)
           fprintf(f, "\\u%04x", c);
@@ -110,22 +134,22 @@ void rp_json_escape(FILE *f, const char *s, size_t n) {
   }
 }
 
-void rp_json_strn(rp_json_t *j, const char *s, size_t n) {
+void el__rp_json_strn(rp_json_t *j, const char *s, size_t n) {
   sep(j);
   fputc('"', j->f);
-  rp_json_escape(j->f, s, n);
+  el__rp_json_escape(j->f, s, n);
   fputc('"', j->f);
 }
 
-void rp_json_str(rp_json_t *j, const char *s) {
+void el__rp_json_str(rp_json_t *j, const char *s) {
   if (!s) {
-    rp_json_null(j);
+    el__rp_json_null(j);
     return;
   }
-  rp_json_strn(j, s, strlen(s));
+  el__rp_json_strn(j, s, strlen(s));
 }
 
-void rp_json_num(rp_json_t *j, double v) {
+void el__rp_json_num(rp_json_t *j, double v) {
   sep(j);
   if (!isfinite(v))
     fputs("null", j->f);
@@ -135,27 +159,27 @@ void rp_json_num(rp_json_t *j, double v) {
     fprintf(j->f, "%.6g", v);
 }
 
-void rp_json_int(rp_json_t *j, int64_t v) {
+void el__rp_json_int(rp_json_t *j, int64_t v) {
   sep(j);
   fprintf(j->f, "%lld", (long long)v);
 }
 
-void rp_json_uint(rp_json_t *j, uint64_t v) {
+void el__rp_json_uint(rp_json_t *j, uint64_t v) {
   sep(j);
   fprintf(j->f, "%llu", (unsigned long long)v);
 }
 
-void rp_json_null(rp_json_t *j) {
+void el__rp_json_null(rp_json_t *j) {
   sep(j);
   fputs("null", j->f);
 }
 
-void rp_json_bool(rp_json_t *j, bool b) {
+void el__rp_json_bool(rp_json_t *j, bool b) {
   sep(j);
   fputs(b ? "true" : "false", j->f);
 }
 
-void rp_json_secs(rp_json_t *j, double s) {
+void el__rp_json_secs(rp_json_t *j, double s) {
   sep(j);
   if (!isfinite(s)) {
     fputs("null", j->f);

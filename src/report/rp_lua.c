@@ -38,8 +38,8 @@ static int64_t field_int(lua_State *L, int idx, const char *k, int64_t d) {
 }
 
 /* An array of strings at field k joined with sep, or NULL. */
-static char *field_join(lua_State *L, int idx, const char *k,
-                        const char *sep, char *buf, size_t size) {
+static char *field_join(lua_State *L, int idx, const char *k, const char *sep,
+                        char *buf, size_t size) {
   size_t used = 0;
   buf[0] = '\0';
   if (lua_getfield(L, idx, k) == LUA_TTABLE) {
@@ -67,7 +67,7 @@ static int l_session(lua_State *L) {
   if (number > rp->sessions) rp->sessions = number;
   if (rp->session.number && rp->session.number != number) return 0;
   rp_session_t *s = &rp->session;
-  rp_session_clear(s);
+  el__rp_session_clear(s);
   s->number = number;
   s->rts_version = field_str(L, 1, "rts_version");
   s->ghc_version = field_str(L, 1, "ghc_version");
@@ -94,8 +94,8 @@ static int l_session(lua_State *L) {
 static int l_census_begin(lua_State *L) {
   el_rp_t *rp = self(L);
   uint64_t t = check_unix(L, 1);
-  rp_seen(rp, t);
-  rp_heap_census_begin(&rp->heap, t);
+  el__rp_seen(rp, t);
+  el__rp_heap_census_begin(&rp->heap, t);
   return 0;
 }
 
@@ -107,8 +107,8 @@ static int l_census_sample(lua_State *L) {
   size_t len;
   const char *label = luaL_checklstring(L, 2, &len);
   double bytes = (double)luaL_checknumber(L, 3);
-  rp_seen(rp, t);
-  if (rp_heap_sample(&rp->heap, t, label, len, bytes, NULL) < 0)
+  el__rp_seen(rp, t);
+  if (el__rp_heap_sample(&rp->heap, t, label, len, bytes, NULL) < 0)
     return luaL_error(L, "out of memory");
   return 0;
 }
@@ -144,7 +144,8 @@ static int l_threads(lua_State *L) {
   el_rp_t *rp = self(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 1);
-  for (size_t i = 0; i < rp->nthreads; i++) rp_thread_clear(&rp->threads[i]);
+  for (size_t i = 0; i < rp->nthreads; i++)
+    el__rp_thread_clear(&rp->threads[i]);
   el_free(rp->threads);
   rp->threads = NULL;
   rp->nthreads = 0;
@@ -159,7 +160,7 @@ static int l_threads(lua_State *L) {
   }
   qsort(v, (size_t)n, sizeof *v, cmp_thread_run);
   size_t keep = (size_t)n < RP_MAX_ROWS ? (size_t)n : RP_MAX_ROWS;
-  for (size_t i = keep; i < (size_t)n; i++) rp_thread_clear(&v[i]);
+  for (size_t i = keep; i < (size_t)n; i++) el__rp_thread_clear(&v[i]);
   rp->threads = v;
   rp->nthreads = keep;
   return 0;
@@ -180,12 +181,11 @@ static int l_series(lua_State *L) {
   const char *title = luaL_checkstring(L, 1);
   const char *unit = luaL_optstring(L, 2, NULL);
   const char *desc = luaL_optstring(L, 3, NULL);
-  int id = rp_section_series(rp, title, unit, desc);
+  int id = el__rp_section_series(rp, title, unit, desc);
   if (id < 0) {
     luaL_pushfail(L);
-    lua_pushstring(L, rp->nsections >= RP_MAX_SECTIONS
-                          ? "too many sections"
-                          : "out of memory");
+    lua_pushstring(L, rp->nsections >= RP_MAX_SECTIONS ? "too many sections"
+                                                       : "out of memory");
     return 2;
   }
   lua_pushinteger(L, id + 1);
@@ -200,7 +200,7 @@ static int line_of(rp_section_t *s, const char *name) {
   if (s->nlines >= RP_MAX_LINES) return -1;
   char *copy = el_strdup(name);
   if (!copy) return -1;
-  int a = rp_cols_add_array(&s->cols);
+  int a = el__rp_cols_add_array(&s->cols);
   if (a < 0) {
     el_free(copy);
     return -1;
@@ -217,14 +217,14 @@ static int l_point(lua_State *L) {
   uint64_t t = check_unix(L, 3);
   double v = (double)luaL_checknumber(L, 4);
   int a = line_of(s, line);
-  long i = a < 0 ? -1 : rp_cols_fit(&s->cols, t);
+  long i = a < 0 ? -1 : el__rp_cols_fit(&s->cols, t);
   if (i < 0) {
     s->dropped++;
     return 0;
   }
-  rp_seen(rp, t);
+  el__rp_seen(rp, t);
   s->points++;
-  rp_gauge_add(rp_cols_el(&s->cols, (size_t)a, (size_t)i), t, v);
+  el__rp_gauge_add(el__rp_cols_el(&s->cols, (size_t)a, (size_t)i), t, v);
   return 0;
 }
 
@@ -251,7 +251,7 @@ static int l_table(lua_State *L) {
   const char *desc = luaL_optstring(L, 2, NULL);
   luaL_checktype(L, 3, LUA_TTABLE);
   luaL_checktype(L, 4, LUA_TTABLE);
-  int id = rp_section_table(rp, title, desc);
+  int id = el__rp_section_table(rp, title, desc);
   if (id < 0) {
     luaL_pushfail(L);
     lua_pushstring(L, "too many sections or out of memory");
@@ -265,8 +265,9 @@ static int l_table(lua_State *L) {
     s->columns[s->ncolumns++] = el_strdup(luaL_tolstring(L, -1, NULL));
     lua_pop(L, 2);
   }
-  size_t keep = nr < 0 ? 0 : (size_t)nr < RP_MAX_ROWS ? (size_t)nr
-                                                       : RP_MAX_ROWS;
+  size_t keep = nr < 0                     ? 0
+                : (size_t)nr < RP_MAX_ROWS ? (size_t)nr
+                                           : RP_MAX_ROWS;
   s->omitted = nr > 0 ? (uint64_t)nr - keep : 0;
   if (keep && s->ncolumns) {
     s->cells = el_calloc(keep * s->ncolumns, sizeof *s->cells);

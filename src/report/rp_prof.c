@@ -16,8 +16,8 @@
 
 #include "rp_internal.h"
 
-rp_prof_t *rp_prof_get(rp_prof_t **profs, size_t *n, const char *kind,
-                       const char *type, const char *unit) {
+rp_prof_t *el__rp_prof_get(rp_prof_t **profs, size_t *n, const char *kind,
+                           const char *type, const char *unit) {
   for (size_t i = 0; i < *n; i++)
     if (strcmp(profs[i]->kind, kind) == 0) return profs[i];
   if (*n >= RP_MAX_PROFILES) return NULL;
@@ -28,20 +28,20 @@ rp_prof_t *rp_prof_get(rp_prof_t **profs, size_t *n, const char *kind,
   p->sample_unit = el_strdup(unit ? unit : "");
   p->nodes = el_calloc(64, sizeof *p->nodes);
   if (!p->kind || !p->sample_type || !p->sample_unit || !p->nodes) {
-    rp_prof_free(p);
+    el__rp_prof_free(p);
     return NULL;
   }
   p->nodes_cap = 64;
-  p->nnodes = 1;  /* the root */
-  rp_strtab_init(&p->names, RP_MAX_SYMS);
+  p->nnodes = 1; /* the root */
+  el__rp_strtab_init(&p->names, RP_MAX_SYMS);
   profs[(*n)++] = p;
   return p;
 }
 
-void rp_prof_free(rp_prof_t *p) {
+void el__rp_prof_free(rp_prof_t *p) {
   if (!p) return;
   for (size_t i = 0; i < p->names.n; i++) el_free(p->syms[i].loc);
-  rp_strtab_close(&p->names);
+  el__rp_strtab_close(&p->names);
   el_free(p->syms);
   el_free(p->nodes);
   el_free(p->hkeys);
@@ -130,7 +130,7 @@ static long symbol(rp_prof_t *p, const el_tm_frame_t *f) {
   key[fl] = '\x1f';
   memcpy(key + fl + 1, buf, (size_t)loc);
   size_t klen = fl + 1 + (size_t)loc;
-  long id = rp_strtab_intern(&p->names, key, klen);
+  long id = el__rp_strtab_intern(&p->names, key, klen);
   if (id < 0) return -1;
   if ((size_t)id >= p->syms_cap) {
     size_t ncap = p->syms_cap ? p->syms_cap * 2 : 64;
@@ -144,8 +144,8 @@ static long symbol(rp_prof_t *p, const el_tm_frame_t *f) {
   return id;
 }
 
-void rp_prof_sample(rp_prof_t *p, const el_tm_frame_t *frames, size_t n,
-                    int64_t value) {
+void el__rp_prof_sample(rp_prof_t *p, const el_tm_frame_t *frames, size_t n,
+                        int64_t value) {
   uint64_t v = value > 0 ? (uint64_t)value : 1;
   p->nsamples++;
   p->samples += v;
@@ -153,7 +153,7 @@ void rp_prof_sample(rp_prof_t *p, const el_tm_frame_t *frames, size_t n,
   p->nodes[0].total += v;
   uint32_t node = 0;
   long leaf_sym = -1;
-  for (size_t k = n; k-- > 0;) {  /* outermost first */
+  for (size_t k = n; k-- > 0;) { /* outermost first */
     long s = symbol(p, &frames[k]);
     long c = s < 0 ? -1 : child(p, node, (uint32_t)s);
     if (c < 0) {

@@ -17,8 +17,8 @@
 #include "rp_internal.h"
 
 #define SCAN_WINDOW ((size_t)8 << 20)
-#define SCAN_SESSIONS 4096    /* as the host: more, and no hints at all */
-#define SCAN_CAPS 64          /* capabilities listed per session */
+#define SCAN_SESSIONS 4096 /* as the host: more, and no hints at all */
+#define SCAN_CAPS 64       /* capabilities listed per session */
 #define SCAN_MAX_CAP 1024
 
 typedef struct {
@@ -70,7 +70,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_hint_t *hi = s->n ? &s->v[s->n - 1] : NULL;
   if (!hi || !ev->known) return 0;
   if (ev->t_ns > hi->max_t) hi->max_t = ev->t_ns;
-  if (ev->type == 18 && ev->nfields >= 3) {  /* BLOCK_MARKER */
+  if (ev->type == 18 && ev->nfields >= 3) { /* BLOCK_MARKER */
     if (ev->v[1].u > hi->max_t) hi->max_t = ev->v[1].u;
     if (ev->v[2].u != EL_EV_NO_CAP) add_cap(s, hi, ev->v[2].u);
   } else if ((int)ev->type == s->wct_type && ev->nfields >= 3 &&
@@ -100,8 +100,7 @@ void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len) {
   scan_t s;
   memset(&s, 0, sizeof s);
   s.wct_type = el_ev_type_by_name("WALL_CLOCK_TIME");
-  el_ev_sink_t sink = {.ud = &s, .on_header = on_header,
-                       .on_event = on_event};
+  el_ev_sink_t sink = {.ud = &s, .on_header = on_header, .on_event = on_event};
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
   if (!d) return;
   for (size_t off = 0; off < len && !s.over;) {
@@ -109,7 +108,7 @@ void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len) {
     int rc = el_ev_decoder_feed(d, buf + off, n);
     drop(buf + off, buf + off + n);
     off += n;
-    if (rc < 0) break;  /* corrupt: the hints so far still hold */
+    if (rc < 0) break; /* corrupt: the hints so far still hold */
   }
   el_ev_decoder_free(d);
   for (size_t i = 0; i < s.n; i++) s.v[i].caps = s.caps[i];

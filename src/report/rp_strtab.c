@@ -5,12 +5,12 @@
 
 #include "rp_internal.h"
 
-void rp_strtab_init(rp_strtab_t *t, size_t max) {
+void el__rp_strtab_init(rp_strtab_t *t, size_t max) {
   memset(t, 0, sizeof *t);
   t->max = max;
 }
 
-void rp_strtab_close(rp_strtab_t *t) {
+void el__rp_strtab_close(rp_strtab_t *t) {
   for (size_t i = 0; i < t->n; i++) el_free(t->s[i]);
   el_free(t->s);
   el_free(t->len);
@@ -27,7 +27,7 @@ static uint64_t hash(const char *p, size_t len) {
   return h ^ (h >> 29);
 }
 
-long rp_strtab_find(const rp_strtab_t *t, const char *p, size_t len) {
+long el__rp_strtab_find(const rp_strtab_t *t, const char *p, size_t len) {
   if (!t->nslots) return -1;
   size_t m = t->nslots - 1, i = (size_t)hash(p, len) & m;
   while (t->slots[i]) {
@@ -53,8 +53,8 @@ static int grow(rp_strtab_t *t) {
   return 0;
 }
 
-long rp_strtab_intern(rp_strtab_t *t, const char *p, size_t len) {
-  long id = rp_strtab_find(t, p, len);
+long el__rp_strtab_intern(rp_strtab_t *t, const char *p, size_t len) {
+  long id = el__rp_strtab_find(t, p, len);
   if (id >= 0) return id;
   if (t->n >= t->max) return -1;
   if ((t->n + 1) * 2 > t->nslots && grow(t) < 0) return EL_ENOMEM;

@@ -49,17 +49,18 @@ static void tl_merge(void *dst, void *src) {
     if (s->thr[k]) tl_add_thread(d, s->thr[k], s->thr_ns[k]);
 }
 
-void rp_time_init(rp_time_t *tm, size_t columns, size_t timeline_columns) {
+void el__rp_time_init(rp_time_t *tm, size_t columns, size_t timeline_columns) {
   memset(tm, 0, sizeof *tm);
-  rp_cols_init(&tm->c, timeline_columns, sizeof(rp_tl_t), tl_merge, NULL);
+  el__rp_cols_init(&tm->c, timeline_columns, sizeof(rp_tl_t), tl_merge, NULL);
   tm->budget = EL_RP_TIMELINE_CELLS;
   for (size_t i = 0; i < RP_MAX_CAPS; i++) tm->arr_of_cap[i] = -1;
-  rp_cols_init(&tm->gcc, columns, sizeof(rp_gauge_t), rp_gauge_merge, NULL);
+  el__rp_cols_init(&tm->gcc, columns, sizeof(rp_gauge_t), el__rp_gauge_merge,
+                   NULL);
 }
 
-void rp_time_close(rp_time_t *tm) {
-  rp_cols_close(&tm->c);
-  rp_cols_close(&tm->gcc);
+void el__rp_time_close(rp_time_t *tm) {
+  el__rp_cols_close(&tm->c);
+  el__rp_cols_close(&tm->gcc);
 }
 
 /* The array of capability cap, added on first use (the budget is shared:
@@ -68,8 +69,8 @@ static int cap_array(rp_time_t *tm, size_t cap) {
   if (tm->arr_of_cap[cap] >= 0) return tm->arr_of_cap[cap];
   size_t n = tm->c.narr + 1, per = tm->c.max;
   while (per > 64 && per * n > tm->budget) per /= 2;
-  if (per < tm->c.max && rp_cols_set_max(&tm->c, per) < 0) return -1;
-  int a = rp_cols_add_array(&tm->c);
+  if (per < tm->c.max && el__rp_cols_set_max(&tm->c, per) < 0) return -1;
+  int a = el__rp_cols_add_array(&tm->c);
   if (a < 0) return -1;
   tm->arr_of_cap[cap] = a;
   tm->cap_of_arr[a] = (int)cap;
@@ -77,16 +78,16 @@ static int cap_array(rp_time_t *tm, size_t cap) {
 }
 
 /* Add [s, e) of one span to the columns it covers. */
-static void tl_span(rp_time_t *tm, int a, bool gc, uint32_t thread,
-                    uint64_t s, uint64_t e) {
+static void tl_span(rp_time_t *tm, int a, bool gc, uint32_t thread, uint64_t s,
+                    uint64_t e) {
   long i0, i1;
-  if (rp_cols_fit_span(&tm->c, s, e, &i0, &i1) < 0) return;
+  if (el__rp_cols_fit_span(&tm->c, s, e, &i0, &i1) < 0) return;
   for (long i = i0; i <= i1; i++) {
-    uint64_t cs = rp_cols_start(&tm->c, (size_t)i);
-    uint64_t ce = cs + rp_cols_width(&tm->c);
+    uint64_t cs = el__rp_cols_start(&tm->c, (size_t)i);
+    uint64_t ce = cs + el__rp_cols_width(&tm->c);
     uint64_t a0 = s > cs ? s : cs, a1 = e < ce ? e : ce;
     uint64_t ns = a1 > a0 ? a1 - a0 : 0;
-    rp_tl_t *b = rp_cols_el(&tm->c, (size_t)a, (size_t)i);
+    rp_tl_t *b = el__rp_cols_el(&tm->c, (size_t)a, (size_t)i);
     if (gc) {
       b->gc_ns += ns;
     } else {
@@ -99,8 +100,7 @@ static void tl_span(rp_time_t *tm, int a, bool gc, uint32_t thread,
 static void longest_add(rp_time_t *tm, const rp_pause_t *p) {
   uint64_t d = p->end - p->start;
   size_t n = tm->nlongest;
-  if (n == RP_LONGEST &&
-      d <= tm->longest[n - 1].end - tm->longest[n - 1].start)
+  if (n == RP_LONGEST && d <= tm->longest[n - 1].end - tm->longest[n - 1].start)
     return;
   size_t i = n < RP_LONGEST ? n : RP_LONGEST - 1;
   while (i > 0 && tm->longest[i - 1].end - tm->longest[i - 1].start < d) {
@@ -123,10 +123,11 @@ static void collection_close(rp_time_t *tm) {
   while (k < 63 && (d >> (k + 1))) k++;
   tm->hist[d ? k : 0]++;
   longest_add(tm, p);
-  if (tm->gcc.narr == 0 && rp_cols_add_array(&tm->gcc) < 0) return;
-  long i = rp_cols_fit(&tm->gcc, p->start);
+  if (tm->gcc.narr == 0 && el__rp_cols_add_array(&tm->gcc) < 0) return;
+  long i = el__rp_cols_fit(&tm->gcc, p->start);
   if (i >= 0)
-    rp_gauge_add(rp_cols_el(&tm->gcc, 0, (size_t)i), p->start, (double)d);
+    el__rp_gauge_add(el__rp_cols_el(&tm->gcc, 0, (size_t)i), p->start,
+                     (double)d);
 }
 
 static void gc_span(rp_time_t *tm, uint64_t s, uint64_t e) {
@@ -141,8 +142,8 @@ static void gc_span(rp_time_t *tm, uint64_t s, uint64_t e) {
   tm->cur = (rp_pause_t){.start = s, .end = e, .ncaps = 1};
 }
 
-void rp_time_span(rp_time_t *tm, int64_t cap, bool gc, uint32_t thread,
-                  uint64_t s, uint64_t e) {
+void el__rp_time_span(rp_time_t *tm, int64_t cap, bool gc, uint32_t thread,
+                      uint64_t s, uint64_t e) {
   if (cap < 0 || cap >= RP_MAX_CAPS || s == 0) return;
   if (e < s) e = s;
   size_t c = (size_t)cap;
@@ -160,4 +161,6 @@ void rp_time_span(rp_time_t *tm, int64_t cap, bool gc, uint32_t thread,
   if (a >= 0) tl_span(tm, a, gc, thread, s, e);
 }
 
-void rp_time_finish(rp_time_t *tm) { collection_close(tm); }
+void el__rp_time_finish(rp_time_t *tm) {
+  collection_close(tm);
+}

@@ -35,7 +35,7 @@
 typedef struct {
   uint16_t type, cap;
   uint64_t t;
-  uint32_t off, len;      /* payload in the arena */
+  uint32_t off, len; /* payload in the arena */
 } sev_t;
 
 typedef struct {
@@ -44,11 +44,11 @@ typedef struct {
   sev_t *ev;
   size_t n, cap;
   size_t hdr_len;
-  uint16_t size[65536];   /* declared sizes */
+  uint16_t size[65536]; /* declared sizes */
   uint64_t tmin, tmax;
   uint32_t max_thread;
-  uint64_t alloc_last[65536];  /* last HEAP_ALLOCATED total per cap */
-  uint64_t bytes;         /* event bytes of one repetition */
+  uint64_t alloc_last[65536]; /* last HEAP_ALLOCATED total per cap */
+  uint64_t bytes;             /* event bytes of one repetition */
 } src_t;
 
 static uint32_t get32(const uint8_t *p) {
@@ -74,7 +74,14 @@ static void put64(uint8_t *p, uint64_t v) {
 /* Types whose first field is a thread id. */
 static int has_thread(uint16_t type) {
   switch (type) {
-    case 0: case 1: case 2: case 3: case 4: case 8: case 15: case 44:
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 8:
+    case 15:
+    case 44:
       return 1;
     default:
       return 0;
@@ -84,11 +91,27 @@ static int has_thread(uint16_t type) {
 /* 1: first repetition only; 2: last only; 0: every repetition. */
 static int once(uint16_t type) {
   switch (type) {
-    case 26: case 28: case 46:            /* teardown */
+    case 26:
+    case 28:
+    case 46: /* teardown */
       return 2;
-    case 17: case 25: case 27: case 29: case 30: case 31: case 32: case 33:
-    case 43: case 45: case 47: case 48: case 52: case 160: case 161:
-    case 168: case 169:
+    case 17:
+    case 25:
+    case 27:
+    case 29:
+    case 30:
+    case 31:
+    case 32:
+    case 33:
+    case 43:
+    case 45:
+    case 47:
+    case 48:
+    case 52:
+    case 160:
+    case 161:
+    case 168:
+    case 169:
       return 1;
     default:
       return 0;
@@ -97,7 +120,7 @@ static int once(uint16_t type) {
 
 static int on_header(void *ud, const el_ev_header_t *h) {
   src_t *s = ud;
-  if (h->session > 1) return 1;  /* one session only */
+  if (h->session > 1) return 1; /* one session only */
   for (size_t i = 0; i < h->ndecls; i++)
     s->size[h->decls[i].id] = h->decls[i].size;
   return 0;
@@ -105,7 +128,7 @@ static int on_header(void *ud, const el_ev_header_t *h) {
 
 static int on_event(void *ud, const el_ev_event_t *e) {
   src_t *s = ud;
-  if (!s->hdr_len) s->hdr_len = e->offset;  /* the first event follows it */
+  if (!s->hdr_len) s->hdr_len = e->offset; /* the first event follows it */
   if (e->type == 18) return 0;
   if (s->n == s->cap) {
     s->cap = s->cap ? s->cap * 2 : 4096;
@@ -121,8 +144,11 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   }
   memcpy(s->arena + s->alen, e->payload, e->payload_len);
   sev_t *v = &s->ev[s->n++];
-  *v = (sev_t){.type = e->type, .cap = e->cap, .t = e->t_ns,
-               .off = (uint32_t)s->alen, .len = e->payload_len};
+  *v = (sev_t){.type = e->type,
+               .cap = e->cap,
+               .t = e->t_ns,
+               .off = (uint32_t)s->alen,
+               .len = e->payload_len};
   s->alen += e->payload_len;
   if (s->n == 1 || e->t_ns < s->tmin) s->tmin = e->t_ns;
   if (e->t_ns > s->tmax) s->tmax = e->t_ns;
@@ -138,7 +164,7 @@ static int on_event(void *ud, const el_ev_event_t *e) {
 
 typedef struct {
   FILE *f;
-  uint8_t *blk;           /* current block, marker included */
+  uint8_t *blk; /* current block, marker included */
   size_t blen;
   uint16_t bcap;
   uint64_t bstart, bend;
@@ -197,10 +223,20 @@ static uint64_t parse_size(const char *a) {
   char *end;
   double v = strtod(a, &end);
   switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'k':
+    case 'K':
+      v *= 1024;
+      break;
+    case 'm':
+    case 'M':
+      v *= 1024 * 1024;
+      break;
+    case 'g':
+    case 'G':
+      v *= 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   return (uint64_t)v;
 }
@@ -239,9 +275,12 @@ int main(int argc, char **argv) {
   uint64_t want = 1ull << 30;
   const char *outp = NULL, *inp = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-n") && i + 1 < argc) want = parse_size(argv[++i]);
-    else if (!strcmp(argv[i], "-o") && i + 1 < argc) outp = argv[++i];
-    else inp = argv[i];
+    if (!strcmp(argv[i], "-n") && i + 1 < argc)
+      want = parse_size(argv[++i]);
+    else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+      outp = argv[++i];
+    else
+      inp = argv[i];
   }
   if (!inp) {
     fprintf(stderr, "usage: el_stretch [-n BYTES] [-o FILE] SOURCE.eventlog\n");
@@ -258,8 +297,8 @@ int main(int argc, char **argv) {
   o.blk = malloc(BLOCK_MAX + 70000);
   fwrite(hdr, 1, s.hdr_len, o.f);
   o.written = s.hdr_len;
-  uint64_t reps = want > s.hdr_len ? (want - s.hdr_len + s.bytes - 1) / s.bytes
-                                   : 1;
+  uint64_t reps =
+      want > s.hdr_len ? (want - s.hdr_len + s.bytes - 1) / s.bytes : 1;
   if (reps == 0) reps = 1;
   for (uint64_t r = 0; r < reps; r++) {
     for (size_t i = 0; i < s.n; i++) {
@@ -276,8 +315,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fprintf(stderr, "el_stretch: %llu repetitions of %s, %llu bytes\n",
-          (unsigned long long)reps, inp,
-          (unsigned long long)(o.written + 2));
+          (unsigned long long)reps, inp, (unsigned long long)(o.written + 2));
   free(hdr);
   free(o.blk);
   free(s.ev);

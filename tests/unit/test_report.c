@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: cmocka.h needs the headers above first */
 #include <cmocka.h>
+/* clang-format on */
 #include <lauxlib.h>
 #include <lua.h>
 
@@ -20,7 +22,7 @@
 #include "report/rp_internal.h"
 #include "telemetry/telemetry.h"
 
-#define T0 UINT64_C(1700000000000000000)  /* a Unix time, ns */
+#define T0 UINT64_C(1700000000000000000) /* a Unix time, ns */
 #define MS UINT64_C(1000000)
 
 /* {====== columns ======} */
@@ -28,13 +30,13 @@
 static void test_cols_bounded_and_conserving(void **state) {
   (void)state;
   rp_cols_t c;
-  rp_cols_init(&c, 64, sizeof(rp_gauge_t), rp_gauge_merge, NULL);
-  assert_int_equal(rp_cols_add_array(&c), 0);
+  el__rp_cols_init(&c, 64, sizeof(rp_gauge_t), el__rp_gauge_merge, NULL);
+  assert_int_equal(el__rp_cols_add_array(&c), 0);
   /* 10000 points, one per ms, value = index: 10 s of range. */
   for (uint64_t i = 0; i < 10000; i++) {
-    long b = rp_cols_fit(&c, T0 + i * MS);
+    long b = el__rp_cols_fit(&c, T0 + i * MS);
     assert_true(b >= 0 && (size_t)b < c.n);
-    rp_gauge_add(rp_cols_el(&c, 0, (size_t)b), T0 + i * MS, (double)i);
+    el__rp_gauge_add(el__rp_cols_el(&c, 0, (size_t)b), T0 + i * MS, (double)i);
     assert_true(c.n <= 64);
   }
   /* 10 s in at most 64 buckets of 2^k ns: 2^28 ns (268 ms) gives 38 or
@@ -44,42 +46,42 @@ static void test_cols_bounded_and_conserving(void **state) {
   uint64_t n = 0;
   double mx = -1, mn = 1e18, sum = 0;
   for (size_t i = 0; i < c.n; i++) {
-    rp_gauge_t *g = rp_cols_el(&c, 0, i);
+    rp_gauge_t *g = el__rp_cols_el(&c, 0, i);
     n += g->n;
     sum += g->sum;
     if (g->n && g->max > mx) mx = g->max;
     if (g->n && g->min < mn) mn = g->min;
     /* every value in a bucket lies in the bucket's time range */
     if (g->n) {
-      assert_true(g->t_last >= rp_cols_start(&c, i));
-      assert_true(g->t_last < rp_cols_start(&c, i) + rp_cols_width(&c));
+      assert_true(g->t_last >= el__rp_cols_start(&c, i));
+      assert_true(g->t_last < el__rp_cols_start(&c, i) + el__rp_cols_width(&c));
     }
   }
   assert_int_equal(n, 10000);
   assert_true(mx == 9999 && mn == 0);
   assert_true(sum == 9999.0 * 10000 / 2);
-  rp_cols_close(&c);
+  el__rp_cols_close(&c);
 }
 
 static void test_cols_extend_left(void **state) {
   (void)state;
   rp_cols_t c;
-  rp_cols_init(&c, 16, sizeof(rp_gauge_t), rp_gauge_merge, NULL);
-  rp_cols_add_array(&c);
-  long late = rp_cols_fit(&c, T0 + 100 * MS);
-  rp_gauge_add(rp_cols_el(&c, 0, (size_t)late), T0 + 100 * MS, 7);
-  long early = rp_cols_fit(&c, T0);  /* 100 ms earlier */
+  el__rp_cols_init(&c, 16, sizeof(rp_gauge_t), el__rp_gauge_merge, NULL);
+  el__rp_cols_add_array(&c);
+  long late = el__rp_cols_fit(&c, T0 + 100 * MS);
+  el__rp_gauge_add(el__rp_cols_el(&c, 0, (size_t)late), T0 + 100 * MS, 7);
+  long early = el__rp_cols_fit(&c, T0); /* 100 ms earlier */
   assert_int_equal(early, 0);
-  rp_gauge_add(rp_cols_el(&c, 0, 0), T0, 3);
+  el__rp_gauge_add(el__rp_cols_el(&c, 0, 0), T0, 3);
   /* 100 ms over at most 16 buckets: 2^23 ns = 8.4 ms gives 12 or 13. */
   assert_true(c.n <= 16);
-  rp_gauge_t *last = rp_cols_el(&c, 0, c.n - 1);
+  rp_gauge_t *last = el__rp_cols_el(&c, 0, c.n - 1);
   assert_int_equal(last->n, 1);
   assert_true(last->max == 7);
-  rp_gauge_t *first = rp_cols_el(&c, 0, 0);
+  rp_gauge_t *first = el__rp_cols_el(&c, 0, 0);
   assert_true(first->n == 1 && first->max == 3);
-  assert_int_equal(rp_cols_fit(&c, 0), -1);  /* unknown time: ignored */
-  rp_cols_close(&c);
+  assert_int_equal(el__rp_cols_fit(&c, 0), -1); /* unknown time: ignored */
+  el__rp_cols_close(&c);
 }
 
 /* {====== heap ======} */
@@ -98,7 +100,7 @@ static el_rp_t *new_rp(void) {
 }
 
 static const rp_band_t *band(el_rp_t *rp, const char *name) {
-  long id = rp_strtab_find(&rp->heap.names, name, strlen(name));
+  long id = el__rp_strtab_find(&rp->heap.names, name, strlen(name));
   assert_true(id >= 0);
   return &rp->heap.bands[id];
 }
@@ -109,15 +111,15 @@ static void test_censuses_grouped_by_begins(void **state) {
   rp_heap_t *h = &rp->heap;
   /* Begins come first (the script sees them at event time), the samples
    * later (at export), as in the report. */
-  rp_heap_census_begin(h, T0);
-  rp_heap_census_begin(h, T0 + 50 * MS);
-  rp_heap_census_begin(h, T0 + 100 * MS);
-  rp_heap_sample(h, T0 + 1, "A", 1, 100, NULL);
-  rp_heap_sample(h, T0 + 2, "B", 1, 10, NULL);
-  rp_heap_sample(h, T0 + 50 * MS + 1, "A", 1, 300, NULL);
-  rp_heap_sample(h, T0 + 100 * MS + 1, "B", 1, 40, NULL);
-  rp_heap_sample(h, T0 + 100 * MS + 2, "A", 1, 200, NULL);
-  rp_heap_finish(h);
+  el__rp_heap_census_begin(h, T0);
+  el__rp_heap_census_begin(h, T0 + 50 * MS);
+  el__rp_heap_census_begin(h, T0 + 100 * MS);
+  el__rp_heap_sample(h, T0 + 1, "A", 1, 100, NULL);
+  el__rp_heap_sample(h, T0 + 2, "B", 1, 10, NULL);
+  el__rp_heap_sample(h, T0 + 50 * MS + 1, "A", 1, 300, NULL);
+  el__rp_heap_sample(h, T0 + 100 * MS + 1, "B", 1, 40, NULL);
+  el__rp_heap_sample(h, T0 + 100 * MS + 2, "A", 1, 200, NULL);
+  el__rp_heap_finish(h);
   assert_int_equal(h->censuses_begun, 3);
   assert_int_equal(h->censuses, 3);
   /* A: 100, 300, 200 -> peak 300 at the second census, sum 600. */
@@ -130,7 +132,7 @@ static void test_censuses_grouped_by_begins(void **state) {
   double totals[3];
   size_t k = 0;
   for (size_t i = 0; i < h->c.n; i++) {
-    rp_census_t *c = rp_cols_el(&h->c, 0, i);
+    rp_census_t *c = el__rp_cols_el(&h->c, 0, i);
     if (c->ncensus) totals[k++] = c->total;
   }
   assert_int_equal(k, 3);
@@ -142,10 +144,10 @@ static void test_census_without_begins_splits_on_repeat(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
   rp_heap_t *h = &rp->heap;
-  rp_heap_sample(h, T0 + 1, "A", 1, 1, NULL);
-  rp_heap_sample(h, T0 + 2, "B", 1, 2, NULL);
-  rp_heap_sample(h, T0 + 3, "A", 1, 4, NULL);  /* A again: a new census */
-  rp_heap_finish(h);
+  el__rp_heap_sample(h, T0 + 1, "A", 1, 1, NULL);
+  el__rp_heap_sample(h, T0 + 2, "B", 1, 2, NULL);
+  el__rp_heap_sample(h, T0 + 3, "A", 1, 4, NULL); /* A again: a new census */
+  el__rp_heap_finish(h);
   assert_int_equal(h->censuses, 2);
   assert_true(band(rp, "A")->sum == 5 && band(rp, "A")->peak == 4);
   el_rp_free(rp);
@@ -155,25 +157,25 @@ static void test_census_keeps_largest_bands(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
   rp_heap_t *h = &rp->heap;
-  rp_heap_census_begin(h, T0);
+  el__rp_heap_census_begin(h, T0);
   /* 300 bands of 1..300 bytes: the 256 largest (45..300) are kept, the
    * rest (1..44) summed: 44 * 45 / 2 = 990. */
   for (int i = 1; i <= 300; i++) {
     char name[16];
     snprintf(name, sizeof name, "b%d", i);
-    rp_heap_sample(h, T0 + (uint64_t)i, name, strlen(name), i, NULL);
+    el__rp_heap_sample(h, T0 + (uint64_t)i, name, strlen(name), i, NULL);
   }
-  rp_heap_finish(h);
+  el__rp_heap_finish(h);
   rp_census_t *c = NULL;
   for (size_t i = 0; i < h->c.n; i++)
-    if (((rp_census_t *)rp_cols_el(&h->c, 0, i))->ncensus)
-      c = rp_cols_el(&h->c, 0, i);
+    if (((rp_census_t *)el__rp_cols_el(&h->c, 0, i))->ncensus)
+      c = el__rp_cols_el(&h->c, 0, i);
   assert_non_null(c);
   assert_int_equal(c->nent, RP_CENSUS_KEEP);
   assert_true(c->rest == 990);
   assert_true(c->total == 300.0 * 301 / 2);
   for (uint32_t i = 1; i < c->nent; i++)
-    assert_true(c->ent[i - 1].band < c->ent[i].band);  /* by band id */
+    assert_true(c->ent[i - 1].band < c->ent[i].band); /* by band id */
   el_rp_free(rp);
 }
 
@@ -184,11 +186,11 @@ static void test_allocation_spread_over_interval(void **state) {
   /* Capability 0 allocates 1000 bytes between two points 1 s apart: the
    * columns of that second hold 1000 bytes in all (the first point's 100
    * bytes go to its own column). */
-  rp_heap_alloc(h, T0, 0, 100);
-  rp_heap_alloc(h, T0 + 1000 * MS, 0, 1100);
+  el__rp_heap_alloc(h, T0, 0, 100);
+  el__rp_heap_alloc(h, T0 + 1000 * MS, 0, 1100);
   double sum = 0;
   for (size_t i = 0; i < h->g.n; i++)
-    sum += ((rp_gauge_t *)rp_cols_el(&h->g, RP_G_ALLOC, i))->sum;
+    sum += ((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum;
   assert_true(sum > 1099.999 && sum < 1100.001);
   assert_true(h->alloc_total == 1100);
   el_rp_free(rp);
@@ -202,10 +204,10 @@ static void test_collections_from_overlapping_spans(void **state) {
   rp_time_t *tm = &rp->time;
   /* Collection 1: cap 1 [20, 30] ms ends first, cap 0 [10, 31] ms.
    * Collection 2: cap 0 [50, 52] ms alone. Spans arrive by end time. */
-  rp_time_span(tm, 1, true, 0, T0 + 20 * MS, T0 + 30 * MS);
-  rp_time_span(tm, 0, true, 0, T0 + 10 * MS, T0 + 31 * MS);
-  rp_time_span(tm, 0, true, 0, T0 + 50 * MS, T0 + 52 * MS);
-  rp_time_finish(tm);
+  el__rp_time_span(tm, 1, true, 0, T0 + 20 * MS, T0 + 30 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 10 * MS, T0 + 31 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 50 * MS, T0 + 52 * MS);
+  el__rp_time_finish(tm);
   assert_int_equal(tm->collections, 2);
   assert_int_equal(tm->gc_spans, 3);
   assert_int_equal(tm->pause_max_ns, 21 * MS);
@@ -224,19 +226,19 @@ static void test_timeline_splits_spans(void **state) {
   rp_time_t *tm = &rp->time;
   /* A thread runs 1 s on cap 0, then GC for 0.5 s, then thread 9 runs
    * 0.25 s: the columns add up to exactly those durations. */
-  rp_time_span(tm, 0, false, 7, T0, T0 + 1000 * MS);
-  rp_time_span(tm, 0, true, 0, T0 + 1000 * MS, T0 + 1500 * MS);
-  rp_time_span(tm, 0, false, 9, T0 + 1500 * MS, T0 + 1750 * MS);
+  el__rp_time_span(tm, 0, false, 7, T0, T0 + 1000 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 1000 * MS, T0 + 1500 * MS);
+  el__rp_time_span(tm, 0, false, 9, T0 + 1500 * MS, T0 + 1750 * MS);
   uint64_t mut = 0, gc = 0, t7 = 0;
   int a = tm->arr_of_cap[0];
   assert_true(a >= 0);
   for (size_t i = 0; i < tm->c.n; i++) {
-    rp_tl_t *b = rp_cols_el(&tm->c, (size_t)a, i);
+    rp_tl_t *b = el__rp_cols_el(&tm->c, (size_t)a, i);
     mut += b->mut_ns;
     gc += b->gc_ns;
     for (int k = 0; k < RP_TL_THREADS; k++)
       if (b->thr[k] == 7 + 1) t7 += b->thr_ns[k];
-    assert_true(b->mut_ns + b->gc_ns <= rp_cols_width(&tm->c));
+    assert_true(b->mut_ns + b->gc_ns <= el__rp_cols_width(&tm->c));
   }
   assert_int_equal(mut, 1250 * MS);
   assert_int_equal(gc, 500 * MS);
@@ -255,26 +257,26 @@ static void test_profile_tree_and_symbols(void **state) {
   (void)state;
   rp_prof_t *ps[RP_MAX_PROFILES];
   size_t n = 0;
-  rp_prof_t *p = rp_prof_get(ps, &n, "k", "cpu", "samples");
+  rp_prof_t *p = el__rp_prof_get(ps, &n, "k", "cpu", "samples");
   assert_non_null(p);
   /* innermost first: go <- go <- main (recursion), leaf <- main */
   el_tm_frame_t s1[] = {fr("go"), fr("go"), fr("main")};
   el_tm_frame_t s2[] = {fr("leaf"), fr("main")};
-  rp_prof_sample(p, s1, 3, 1);
-  rp_prof_sample(p, s1, 3, 1);
-  rp_prof_sample(p, s2, 2, 1);
+  el__rp_prof_sample(p, s1, 3, 1);
+  el__rp_prof_sample(p, s1, 3, 1);
+  el__rp_prof_sample(p, s2, 2, 1);
   assert_int_equal(p->samples, 3);
   /* nodes: root, main, main>go, main>go>go, main>leaf */
   assert_int_equal(p->nnodes, 5);
   assert_int_equal(p->nodes[0].total, 3);
-  long go = rp_strtab_find(&p->names, "go\x1f", 3);
-  long main_ = rp_strtab_find(&p->names, "main\x1f", 5);
+  long go = el__rp_strtab_find(&p->names, "go\x1f", 3);
+  long main_ = el__rp_strtab_find(&p->names, "main\x1f", 5);
   assert_true(go >= 0 && main_ >= 0);
-  assert_int_equal(p->syms[go].total, 2);   /* recursion counted once */
+  assert_int_equal(p->syms[go].total, 2); /* recursion counted once */
   assert_int_equal(p->syms[go].self, 2);
   assert_int_equal(p->syms[main_].total, 3);
   assert_int_equal(p->syms[main_].self, 0);
-  rp_prof_free(p);
+  el__rp_prof_free(p);
 }
 
 /* {====== JSON ======} */
@@ -284,11 +286,12 @@ static void test_json_escapes(void **state) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  rp_json_escape(f, "</script>\"\\\n\x01&", 14);
-  rp_json_escape(f, "\xff\xc3\xa9", 3);  /* invalid byte, then e-acute */
+  el__rp_json_escape(f, "</script>\"\\\n\x01&", 14);
+  el__rp_json_escape(f, "\xff\xc3\xa9", 3); /* invalid byte, then e-acute */
   fclose(f);
-  assert_string_equal(buf, "\\u003c/script\\u003e\\\"\\\\\\n\\u0001\\u0026"
-                           "\\ufffd\xc3\xa9");
+  assert_string_equal(buf,
+                      "\\u003c/script\\u003e\\\"\\\\\\n\\u0001\\u0026"
+                      "\\ufffd\xc3\xa9");
   free(buf);
 }
 
@@ -306,10 +309,10 @@ static void test_exporter_and_lua_sections(void **state) {
   el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 1, true, 4096, 0);
   el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 2, true, 8192, 0);
   el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 3, true, 2048, 0);
-  el_tm_attr_t kind = {.key = "kind", .type = EL_TM_STR,
-                       .v.s = {"UserMarker", 10}};
-  el_tm_log_t lg = {.time_unix_ns = T0 + 5, .body = {"mark", 4},
-                    .attrs = &kind, .nattrs = 1};
+  el_tm_attr_t kind = {
+      .key = "kind", .type = EL_TM_STR, .v.s = {"UserMarker", 10}};
+  el_tm_log_t lg = {
+      .time_unix_ns = T0 + 5, .body = {"mark", 4}, .attrs = &kind, .nattrs = 1};
   el_tm_log(st, &lg);
   el_tm_store_flush(st);
   assert_true(rp->heap.st[RP_G_HEAP_SIZE].peak == 8192);
@@ -317,13 +320,15 @@ static void test_exporter_and_lua_sections(void **state) {
 
   el_host_t *h = el_host_new(NULL);
   assert_int_equal(el_rp_lua_register(rp, el_host_lua(h)), 0);
-  int rc = el_host_load_string(h,
-      "local n = require('eventlog_live.report.native')\n"
-      "assert(n.active)\n"
-      "local s = n.series('Queue', 'By', 'queue length')\n"
-      "n.point(s, 'q', 1700000000000000001, 5)\n"
-      "n.point(s, 'q', 1700000000000000002, 9)\n"
-      "n.table('T', nil, {'a', 'b'}, {{1, 'x'}, {2}})\n", "=t");
+  int rc =
+      el_host_load_string(h,
+                          "local n = require('eventlog_live.report.native')\n"
+                          "assert(n.active)\n"
+                          "local s = n.series('Queue', 'By', 'queue length')\n"
+                          "n.point(s, 'q', 1700000000000000001, 5)\n"
+                          "n.point(s, 'q', 1700000000000000002, 9)\n"
+                          "n.table('T', nil, {'a', 'b'}, {{1, 'x'}, {2}})\n",
+                          "=t");
   assert_int_equal(rc, 0);
   assert_int_equal(rp->nsections, 2);
   rp_section_t *s = rp->sections[0];
@@ -356,14 +361,14 @@ static void test_exporter_and_lua_sections(void **state) {
 static void test_memory_bounded(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
-  rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, T0, 0, 1);
-  rp_time_span(&rp->time, 0, false, 1, T0, T0 + 1);
+  el__rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, T0, 0, 1);
+  el__rp_time_span(&rp->time, 0, false, 1, T0, T0 + 1);
   size_t base = el_mem_in_use();
   for (uint64_t i = 1; i <= 2000000; i++) {
     uint64_t t = T0 + i * 7 * MS;
-    rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, t, 0, (double)i);
-    rp_time_span(&rp->time, (int64_t)(i & 1), (i % 10) == 0, (uint32_t)i,
-                 t, t + 3 * MS);
+    el__rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, t, 0, (double)i);
+    el__rp_time_span(&rp->time, (int64_t)(i & 1), (i % 10) == 0, (uint32_t)i, t,
+                     t + 3 * MS);
   }
   /* Two timeline arrays (caps 0 and 1) of 8192 buckets and the heap
    * gauges' 7 arrays of 2048: about 1.2 MB on top of the first. */
