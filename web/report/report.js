@@ -340,9 +340,11 @@ function heapProfile() {
     const total = p.total;
     const series = [], ys = [];
     const raw = [];
-    ys.push(total);
-    raw.push(xs.map((x, i) => total[i] - cum[cum.length - 1][i]));
-    series.push({ label: `other (${p.bands_total - n} bands)`, stroke: '#90a4ae', fill: OTHER_COLOR });
+    if (p.bands_total > n) {
+      ys.push(total);
+      raw.push(xs.map((x, i) => total[i] - cum[cum.length - 1][i]));
+      series.push({ label: `other (${p.bands_total - n} bands)`, stroke: '#90a4ae', fill: OTHER_COLOR });
+    }
     for (let k = shown.length - 1; k >= 0; k--) {
       ys.push(cum[k]);
       raw.push(shown[k].v);
@@ -387,9 +389,11 @@ function timeSection() {
   const st = $('time-stats');
   const busy = tl.mutator_ns + tl.gc_ns;
   stat(st, 'gc_collections', 'GC collections', g.collections, fmtInt(g.collections), `${fmtInt(g.spans)} GC spans over all capabilities`);
-  stat(st, 'gc_longest_pause_ns', 'longest pause', g.pause_max_ns, fmtNs(g.pause_max_ns), `${fmtInt(g.pause_max_ns)} ns`);
-  stat(st, 'gc_pause_total_ns', 'total pause time', g.pause_total_ns, fmtNs(g.pause_total_ns));
-  if (g.collections) stat(st, 'gc_mean_pause_ns', 'mean pause', Math.round(g.pause_total_ns / g.collections), fmtNs(g.pause_total_ns / g.collections));
+  if (g.collections) {
+    stat(st, 'gc_longest_pause_ns', 'longest pause', g.pause_max_ns, fmtNs(g.pause_max_ns), `${fmtInt(g.pause_max_ns)} ns`);
+    stat(st, 'gc_pause_total_ns', 'total pause time', g.pause_total_ns, fmtNs(g.pause_total_ns));
+    stat(st, 'gc_mean_pause_ns', 'mean pause', Math.round(g.pause_total_ns / g.collections), fmtNs(g.pause_total_ns / g.collections));
+  }
   if (busy) stat(st, 'productivity', 'productivity', tl.mutator_ns / busy, fmtPct(tl.mutator_ns / busy), 'mutator / (mutator + GC) capability time');
   stat(st, 'threads', 'threads', D.threads.total, fmtInt(D.threads.total));
   show('timeline-nodata', !tl.caps.length);
@@ -567,7 +571,7 @@ function productivity() {
 function gcSection() {
   const g = D.gc;
   show('gc-nodata', !g.collections);
-  if (!g.collections) { $('gc-hist').parentNode.parentNode.hidden = true; $('chart-pauses').hidden = true; return; }
+  if (!g.collections) { $('gc-body').hidden = true; return; }
   const max = Math.max(...g.hist.map((h) => h[2]));
   const hist = $('gc-hist');
   hist.dataset.buckets = String(g.hist.length);
@@ -753,6 +757,8 @@ function logsSection() {
   const msgs = l.rows.filter((r) => r[1] === 'message').length;
   stat(st, 'log_records', 'messages and markers', l.total, fmtInt(l.total));
   show('logs-nodata', !l.total);
+  show('logs-tools', l.total > 0);
+  show('logs-scroll', l.total > 0);
   $('logs-table').dataset.rows = String(l.rows.length);
   const rows = l.rows.slice().sort((a, b) => a[0] - b[0]);
   searchTable($('logs-table').tBodies[0], $('logs-search'), $('logs-count'), rows,
