@@ -13,8 +13,9 @@ Prints one JSON object (null = the eventlog has no such data):
   top_band          names of the band(s) with the most bytes summed over
                     all censuses (several when tied); the band of a string
                     sample is its label, of a cost-centre sample its stack's
-                    cost-centre labels innermost first joined by "/" ("MAIN"
-                    when empty), as docs/report.md defines them
+                    cost-centre labels innermost first joined by "/" (a CAF
+                    as "<module>.CAF"; "MAIN" when empty), as docs/report.md
+                    defines them
   top_band_peak     that band's largest residency in one census
   gc_collections    stop-the-world collections: per capability, a GC span
                     runs from "starting GC" (the earliest, if repeated) to
@@ -105,7 +106,8 @@ def main(path):
             continue
         m = CC_DEF.match(text)
         if m:
-            cc[int(m.group(1))] = m.group(2)
+            label, module = m.group(2), m.group(3)
+            cc[int(m.group(1))] = module + ".CAF" if label == "CAF" else label
             continue
         m = SAMPLE_STR.match(text)
         if m:

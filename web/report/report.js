@@ -167,14 +167,15 @@ function fullRange(u, min, max) {
   return [a, b];
 }
 
-// Room for the widest label of a y axis.
+// Room for the widest label of a y axis (CSS px: uPlot's ctx is scaled).
 function axisSize(u, values) {
   if (!values) return 50;
   u.ctx.save();
   u.ctx.font = '12px system-ui, sans-serif';
   const w = Math.max(0, ...values.map((v) => u.ctx.measureText(String(v)).width));
   u.ctx.restore();
-  return Math.ceil(w / (devicePixelRatio || 1) * (devicePixelRatio || 1)) + 24;
+  // At least 96 px, so that charts above one another line up.
+  return Math.max(96, Math.ceil(w) + 24);
 }
 
 function chartWidth(host) {

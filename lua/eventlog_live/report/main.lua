@@ -35,11 +35,16 @@ end)
 
 -- Cost-centre stacks (-hc): a band per stack, named by its cost centres'
 -- labels from the innermost outwards joined by "/" ("build/main.\.m/main");
--- an empty stack is MAIN (spec eventlog-format.md §3.2).
+-- a CAF is "<module>.CAF", as GHC names them; an empty stack is MAIN (spec
+-- eventlog-format.md §3.2).
 local cc_label = {}   -- cost centre id -> label
 local stack_names = {} -- "id,id,..." -> band name
 el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
-  cc_label[id] = label ~= "" and label or ("cc" .. id)
+  if label == "CAF" and module ~= "" then
+    cc_label[id] = module .. ".CAF"
+  else
+    cc_label[id] = label ~= "" and label or ("cc" .. id)
+  end
 end)
 
 local function stack_name(stack)
