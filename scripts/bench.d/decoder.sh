@@ -2,7 +2,8 @@
 # Decoder figures: throughput (MB/s, events/s) and peak RSS of
 # `eventlog-live stats` and `eventlog-live show` on threads-big.eventlog
 # and on a >= 1 GB synthesised stream (tests/tools/el_synth.c), plus the
-# speed ratio against `ghc-events show` when ghc-events is on PATH.
+# speed ratio against `ghc-events show` when ghc-events is on PATH, and the
+# time of the session scan (tests/tools/el_scan.c) on the synthesised file.
 # Targets (issue 2): stats >= 1 GB/s on one core, stats peak RSS <= 16 MB
 # for 1 GB, show >= 15x faster than ghc-events. Figures only, no asserts.
 # Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (set by scripts/bench.sh);
@@ -112,4 +113,9 @@ synth=$(mktemp "$dir/bench-synth-XXXXXX.eventlog")
 trap 'rm -f "$synth"' EXIT
 "$synth_bin" -n "$size" -o "$synth" "$big"
 bench_file "synthesised ($(($(stat -c %s "$synth") / 1000000)) MB)" "$synth"
+# The session scan (el_ev_scan_sessions: clock anchor, capabilities, max
+# time; capability block bodies skipped unread) on the same file, mapped
+# afresh each time (the file is in the page cache by now).
+scan_bin=$EL_BUILD_DIR/tests/el_scan
+[ -x "$scan_bin" ] && "$scan_bin" -n 5 "$synth" | head -1
 rm -f "$synth"

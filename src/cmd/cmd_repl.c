@@ -657,6 +657,9 @@ static void start_wall(repl_t *r) {
 /* Follow a live source on the loop while the user types, until it ends
  * (or :quit stops it). */
 static void follow(repl_t *r) {
+  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE). */
+  el_ev_decoder_set_opts(el_host_decoder(r->h), EL_EV_OPT_LIVE);
+  el_repl_store_set_live(r->store);
   el_src_consumer_t c;
   consumer(r, &c);
   el_src_pump_result_t res;

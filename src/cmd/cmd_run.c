@@ -165,6 +165,8 @@ static int run(const run_opts_t *o) {
     fprintf(stderr, "eventlog-live run: out of memory\n");
     return 1;
   }
+  if (el_src_opts_live(&o->src)) /* never hold an event back */
+    el_ev_decoder_set_opts(el_host_decoder(h), EL_EV_OPT_LIVE);
   int rc = setup_store(h, o, &st);
   if (rc < 0) {
     fprintf(stderr, "eventlog-live run: telemetry: %s\n", el_strerror(rc));

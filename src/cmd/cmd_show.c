@@ -109,6 +109,9 @@ static int show_live(const el_src_opts_t *o, int json) {
   fmt_t f;
   if (fmt_new(&f, json))
     return 1;
+  if (el_src_opts_live(o)) /* never hold an event back: it may pause */
+    json ? el_ev_json_set_opts(f.ud, EL_EV_OPT_LIVE)
+         : el_ev_show_set_opts(f.ud, EL_EV_OPT_LIVE);
   el_src_consumer_t c = {.ud = f.ud, .reset = f.reset, .feed = f.feed,
                          .finish = f.finish, .diag = f.diag,
                          .one_stream = 1};

@@ -159,6 +159,11 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
          (unsigned long long)st->malformed_events);
   printf("bytes:            %llu\n", (unsigned long long)st->bytes);
   printf("skipped bytes:    %llu\n", (unsigned long long)st->skipped_bytes);
+  printf("stray bytes:      %llu (of the skipped: before a header)\n",
+         (unsigned long long)st->stray_bytes);
+  printf("cut events:       %llu (dropped: a new connection's stream began "
+         "inside)\n", (unsigned long long)st->cut_events);
+  printf("duplicate decls:  %llu\n", (unsigned long long)st->dup_decls);
   printf("sessions:         %llu\n", (unsigned long long)st->sessions);
   print_caps(c);
   if (st->events)

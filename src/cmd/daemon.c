@@ -99,6 +99,11 @@ static void d_scan(void *ud, const uint8_t *buf, size_t len) {
   d->host_c.scan(d->host_c.ud, buf, len);
 }
 
+static void d_interrupt(void *ud) {  /* from a signal handler */
+  el__daemon_t *d = ud;
+  d->host_c.interrupt(d->host_c.ud);
+}
+
 static void d_source(void *ud, el_src_t *src) {
   el__daemon_t *d = ud;
   d->src = src;
@@ -221,6 +226,8 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     goto done;
   }
   d.dec = el_host_decoder(d.host);
+  if (el_src_opts_live(&o->src)) /* never hold an event back */
+    el_ev_decoder_set_opts(d.dec, EL_EV_OPT_LIVE);
   el_host_set_store(d.host, d.store);
   el_host_set_control(d.host, host_control, &d);
   if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;
@@ -261,7 +268,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
                          .finish = d_finish, .diag = d_diag,
                          .received = d_received, .scan = d_scan,
-                         .on_source = d_source};
+                         .interrupt = d_interrupt, .on_source = d_source};
   el_src_pump_result_t res;
   d.end_status = el_src_pump(&d.loop, &o->src, &c, &res);
   uv_timer_stop(&d.timer);

@@ -9,10 +9,28 @@
  * States: SCAN looks for "hdrbhetb" (stale bytes before a header, bytes
  * after DATA_END or after an error, §4.7); HEADER parses the header one
  * step at a time, copying into hbuf exactly the bytes the next step needs;
- * DATA frames events. Events that lie wholly inside the caller's buffer are
- * decoded in place (the fast path); an event split across feeds is
- * completed in the reassembly buffer `pend`, which grows geometrically and
- * is reused, so steady-state decoding allocates nothing.
+ * DATA frames events; SKIP skips a corrupt block (§4.6); BODY skips a
+ * capability block's body unread (EL_EV_OPT_SKIP_CAP_BLOCKS). Events that
+ * lie wholly inside the caller's buffer are decoded in place (the fast
+ * path); an event split across feeds is completed in the reassembly buffer
+ * `pend`, which grows geometrically and is reused, so steady-state decoding
+ * allocates nothing.
+ *
+ * Sessions (§4.7, §5.4): every header starts one. Besides a header after
+ * DATA_END, a raw tee of several eventlog-socket connections holds, where
+ * one connection ended early, the next connection's 24 stray bytes (a
+ * global block marker: 00 12, 8 time bytes, 4 size bytes, 8 end-time
+ * bytes, FF FF) and its header "hdrbhetb" right after the last byte the
+ * earlier connection sent, possibly inside an event. The 32-byte "stray
+ * pattern" is looked for wherever an event is framed: an event that
+ * contains its start was cut by the end of its connection and is dropped;
+ * the marker is skipped; the header starts a new session. Deciding needs
+ * up to 31 bytes past an event whose tail matches the pattern's start:
+ * such an event waits for them (or for finish) unless EL_EV_OPT_LIVE. A
+ * header right where an event should start, the "hdrbhetb" in a corrupt
+ * block being skipped, and one inside a header being read also start a
+ * new session. The fast path only runs up to the first position where
+ * the pattern may start (found with memchr on its 'h').
  *
  * Capability (§3.6): an event starting before marker_offset + block_size
  * belongs to the marker's capability (0xFFFF = none). */
@@ -43,20 +61,43 @@
 #define EV_BLOCK_MARKER 18
 #define EV_WALL_CLOCK 43
 
-enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_SKIP };
+#define MAGIC_LEN 8           /* "hdrbhetb" */
+#define STRAY_LEN 24          /* eventlog-socket's stray block marker */
+#define PAT_LEN (STRAY_LEN + MAGIC_LEN)
+#define NONE ((size_t)-1)
+
+#define MAX_DUP_WARN 8        /* duplicate declarations reported one by one */
+#define MAX_MALFORMED_WARN 64 /* malformed events reported one by one */
+
+enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_SKIP, ST_BODY };
 
 #define FRAME_BAD_BLOCK (-1) /* frame(): event does not fit its block */
 #define MAX_BLOCK (16u << 20) /* larger block sizes are not believed */
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
+
+/* What the bytes at a frame position are (step()). */
+enum { S_NEED, S_EVENT, S_CUT, S_MAGIC, S_BAD };
+
+static const uint8_t magic8[MAGIC_LEN] = {'h', 'd', 'r', 'b',
+                                          'h', 'e', 't', 'b'};
 
 typedef struct {
   uint16_t id, size;
   uint32_t desc_off, desc_len;
 } rawdecl_t;
 
+/* The first error of a feed call (returned) and how later ones are
+ * handled (on_warning). */
+typedef struct {
+  int first;
+  el_diag_t diag;
+} errs_t;
+
 struct el_ev_decoder_s {
   el_ev_sink_t sink;
+  unsigned opts;            /* EL_EV_OPT_* */
   int state;
+  int eof;                  /* inside el_ev_decoder_finish */
   uint64_t base;            /* input offset of the current buf[0] */
   /* SCAN */
   unsigned scan_m;          /* bytes of "hdrbhetb" matched so far */
@@ -67,11 +108,15 @@ struct el_ev_decoder_s {
   size_t hlen, hcap, hpos;  /* bytes held, capacity, parse position */
   size_t hneed;             /* hlen needed for the next step */
   int hstep;
+  unsigned hscan_m;         /* "hdrbhetb" matched in the header's bytes */
   uint64_t hoff;            /* offset of "hdrb" */
   rawdecl_t *raw;
   size_t nraw, rawcap;
   el_ev_decl_t *decls;
   size_t declcap;
+  uint32_t *holder;         /* header_done: per id, index + 1 into raw[]
+                               of the declaration in force */
+  size_t holdcap;
   el_ev_header_t hdr;
   int have_hdr;
   unsigned sessions;
@@ -81,9 +126,19 @@ struct el_ev_decoder_s {
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
   uint64_t poff;            /* offset of pend[0] */
+  uint8_t *rbuf;            /* spare buffer, swapped with pend to process
+                               leftover bytes in another state */
+  size_t rcap;
   uint64_t block_end;
   uint16_t block_cap;
-  uint64_t skip_until;      /* ST_SKIP: offset of the next block */
+  uint64_t skip_until;      /* ST_SKIP / ST_BODY: offset where it ends */
+  uint64_t skip_from;       /* ST_SKIP: where the corrupt run began */
+  uint64_t body_from;       /* ST_BODY: offset of the body's first byte */
+  int landing;              /* DATA: a skipped body just ended here */
+  int rewind;               /* data_feed asks run() to go back to
+                               body_from and decode the body after all */
+  uint64_t run_off;         /* offset of the innermost run()'s buf[0] */
+  uint64_t malformed_warned;
   /* time */
   int have_wall;
   uint64_t wall_unix_ns, wall_t;
@@ -93,6 +148,11 @@ struct el_ev_decoder_s {
   el_ev_event_t ev;
   const el__ev_layout_t *layouts;
 };
+
+static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+               errs_t *E);
+static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                     size_t *used, errs_t *E);
 
 /* {====== helpers ======} */
 
@@ -115,6 +175,30 @@ static void warn(el_ev_decoder_t *d) {
     d->sink.on_warning(d->sink.ud, &d->diag);
 }
 
+/* Record an error: the first of a feed call is returned, later ones go
+ * to on_warning (so results do not depend on chunking). */
+static void note_err(el_ev_decoder_t *d, errs_t *E, int rc) {
+  if (!E->first) {
+    E->first = rc;
+    E->diag = d->diag;
+  } else {
+    warn(d);
+  }
+}
+
+/* "RUN_THREAD (type 1)", or "type 77" for a type we do not know. */
+static const char *tname(int type, char *buf, size_t n) {
+  const el_ev_type_info_t *t =
+      type >= 0 && type <= 0xFFFF ? el_ev_type_info((uint16_t)type) : NULL;
+  if (t)
+    snprintf(buf, n, "%s (type %d)", t->name, type);
+  else if (type >= 0)
+    snprintf(buf, n, "type %d", type);
+  else
+    snprintf(buf, n, "unknown type");
+  return buf;
+}
+
 /* Grow *buf to hold at least need bytes (geometric). */
 static int reserve(uint8_t **buf, size_t *cap, size_t need) {
   if (need <= *cap)
@@ -128,6 +212,99 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need) {
   *buf = p;
   *cap = n;
   return 0;
+}
+
+/* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
+ * The only border is "h" (after "hdrbh"), hence the special case. */
+static inline unsigned scan_step(unsigned m, uint8_t c) {
+  if (c == magic8[m])
+    return m + 1;
+  if (m == 5 && c == 'd')
+    return 2;
+  return c == 'h';
+}
+
+/* Advance the matcher *m over buf[0..len). Returns the index just past
+ * the first complete "hdrbhetb" (and resets *m), or NONE. */
+static size_t match_magic(unsigned *m, const uint8_t *buf, size_t len) {
+  unsigned s = *m;
+  size_t i = 0;
+  while (i < len) {
+    if (s == 0) {
+      const uint8_t *q = memchr(buf + i, 'h', len - i);
+      if (!q)
+        break;
+      i = (size_t)(q - buf);
+    }
+    s = scan_step(s, buf[i++]);
+    if (s == MAGIC_LEN) {
+      *m = 0;
+      return i;
+    }
+  }
+  *m = i < len ? 0 : s;
+  return NONE;
+}
+
+/* {====== the stray pattern (a new connection inside a raw tee) ======} */
+
+/* Are the k known bytes at q consistent with the stray pattern: a block
+ * marker (type 18) of the global buffer (cap 0xFFFF) followed by
+ * "hdrbhetb" (spec §5.4; shared/peers/eventlog-socket/README.md)? */
+static int pat_prefix(const uint8_t *q, size_t k) {
+  if (k > PAT_LEN)
+    k = PAT_LEN;
+  if (k > 0 && q[0] != 0x00)
+    return 0;
+  if (k > 1 && q[1] != EV_BLOCK_MARKER)
+    return 0;
+  if (k > 22 && q[22] != 0xFF)
+    return 0;
+  if (k > 23 && q[23] != 0xFF)
+    return 0;
+  for (size_t j = STRAY_LEN; j < k; j++)
+    if (q[j] != magic8[j - STRAY_LEN])
+      return 0;
+  return 1;
+}
+
+/* The first c in [from, to) where the stray pattern starts in p[0..avail):
+ * wholly there (*full = 1), or running past avail with the known part
+ * matching (*full = 0, only when partial is set). NONE if there is none.
+ * A whole pattern always precedes a partial one. */
+static size_t find_stray(const uint8_t *p, size_t avail, size_t from,
+                         size_t to, int partial, int *full) {
+  if (to > avail)
+    to = avail;
+  if (from >= to)
+    return NONE;
+  /* Whole patterns: "hdrbhetb" at m = c + 24 with m + 8 <= avail. */
+  size_t m = from + STRAY_LEN;
+  size_t mend = to + STRAY_LEN;
+  if (avail < MAGIC_LEN)
+    mend = 0;
+  else if (mend > avail - MAGIC_LEN + 1)
+    mend = avail - MAGIC_LEN + 1;
+  while (m < mend) {
+    const uint8_t *q = memchr(p + m, 'h', mend - m);
+    if (!q)
+      break;
+    m = (size_t)(q - p);
+    if (!memcmp(q, magic8, MAGIC_LEN) && pat_prefix(q - STRAY_LEN, STRAY_LEN)) {
+      *full = 1;
+      return m - STRAY_LEN;
+    }
+    m++;
+  }
+  if (!partial)
+    return NONE;
+  size_t c = avail > PAT_LEN - 1 ? avail - (PAT_LEN - 1) : 0;
+  for (c = c > from ? c : from; c < to; c++)
+    if (pat_prefix(p + c, avail - c)) {
+      *full = 0;
+      return c;
+    }
+  return NONE;
 }
 
 /* {====== life cycle ======} */
@@ -157,9 +334,20 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
   el_free(d->tab);
   el_free(d->raw);
   el_free(d->decls);
+  el_free(d->holder);
   el_free(d->pend);
+  el_free(d->rbuf);
   el_free(d);
 }
+
+int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
+  if (opts & ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE))
+    return EL_EINVAL;
+  d->opts = opts;
+  return 0;
+}
+
+unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 
 static void start_scan(el_ev_decoder_t *d, uint64_t from) {
   d->state = ST_SCAN;
@@ -169,11 +357,22 @@ static void start_scan(el_ev_decoder_t *d, uint64_t from) {
 }
 
 void el_ev_decoder_reset(el_ev_decoder_t *d) {
+  if (d->state == ST_DATA && d->plen) {
+    /* Complete events held back for lookahead were received: deliver
+     * them (as finish would); only a partial one is forgotten. */
+    static const uint8_t none[1];
+    errs_t E = {0};
+    size_t used = 0;
+    d->eof = 1;
+    data_feed(d, none, 0, &used, &E);
+    d->eof = 0;
+  }
   start_scan(d, d->base);
   d->hlen = 0;
   d->have_wall = 0;
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
+  d->landing = 0;
   d->seen_header = 0; /* the next header begins a new connection */
 }
 
@@ -206,6 +405,7 @@ static unsigned pick_layout(el_ev_decoder_t *d, uint16_t id, uint16_t size) {
   const el__ev_layout_t *L = el__ev_layouts(&n);
   unsigned best = 0;
   uint16_t best_size = 0;
+  (void)d;
   for (size_t i = 0; i < n; i++) {
     if (L[i].id != id)
       continue;
@@ -224,6 +424,61 @@ static unsigned pick_layout(el_ev_decoder_t *d, uint16_t id, uint16_t size) {
   return best;
 }
 
+/* Does declaration i sit where GHC would write it, between neighbours
+ * with smaller and larger ids (GHC declares ids in increasing order)? */
+static int in_id_order(const el_ev_decoder_t *d, size_t i) {
+  uint16_t id = d->raw[i].id;
+  return (i == 0 || d->raw[i - 1].id < id) &&
+         (i + 1 == d->nraw || d->raw[i + 1].id > id);
+}
+
+static uint64_t decl_offset(const el_ev_decoder_t *d, size_t i) {
+  return d->hoff + d->raw[i].desc_off - 12; /* "etb\0" id size dlen */
+}
+
+/* A second declaration i of an id already declared by j (docs/eventlog.md,
+ * "Duplicate declarations"): identical ones are harmless; for different
+ * sizes the one in increasing id order wins (a corrupted id is out of
+ * order), else the last, as in ghc-events. Returns the winner. */
+static size_t resolve_dup(el_ev_decoder_t *d, size_t j, size_t i) {
+  const rawdecl_t *a = &d->raw[j], *b = &d->raw[i];
+  size_t win = i;
+  int same = a->size == b->size;
+  if (!same && in_id_order(d, j) && !in_id_order(d, i))
+    win = j;
+  d->stats.dup_decls++;
+  if (d->stats.dup_decls > MAX_DUP_WARN)
+    return win;
+  char nm[64], sa[16], sb[16];
+  tname(b->id, nm, sizeof nm);
+  snprintf(sa, sizeof sa, a->size == EL_EV_VARIABLE ? "variable" : "%u",
+           a->size);
+  snprintf(sb, sizeof sb, b->size == EL_EV_VARIABLE ? "variable" : "%u",
+           b->size);
+  if (same)
+    set_diag(d, 0, decl_offset(d, i), b->id,
+             "duplicate declaration of event %s at byte %llu, identical to "
+             "the one at byte %llu (size %s); ignored",
+             nm, (unsigned long long)decl_offset(d, i),
+             (unsigned long long)decl_offset(d, j), sa);
+  else
+    set_diag(d, EL_EBADHDR, decl_offset(d, i), b->id,
+             "conflicting declarations of event %s: size %s at byte %llu, "
+             "size %s at byte %llu; using the one at byte %llu (%s)",
+             nm, sa, (unsigned long long)decl_offset(d, j), sb,
+             (unsigned long long)decl_offset(d, i),
+             (unsigned long long)decl_offset(d, win),
+             win == j ? "the other is out of id order"
+                      : "the last one, as ghc-events");
+  warn(d);
+  if (d->stats.dup_decls == MAX_DUP_WARN) {
+    set_diag(d, 0, decl_offset(d, i), -1,
+             "further duplicate declarations are counted, not reported");
+    warn(d);
+  }
+  return win;
+}
+
 static int header_done(el_ev_decoder_t *d) {
   size_t ntab = 0;
   for (size_t i = 0; i < d->nraw; i++)
@@ -239,6 +494,13 @@ static int header_done(el_ev_decoder_t *d) {
     d->tab = p;
     d->tabcap = ntab;
   }
+  if (ntab > d->holdcap) {
+    uint32_t *p = el_realloc(d->holder, ntab * sizeof *p);
+    if (!p)
+      return EL_ENOMEM;
+    d->holder = p;
+    d->holdcap = ntab;
+  }
   if (d->nraw > d->declcap) {
     el_ev_decl_t *p = el_realloc(d->decls, d->nraw * sizeof *p);
     if (!p)
@@ -246,14 +508,27 @@ static int header_done(el_ev_decoder_t *d) {
     d->decls = p;
     d->declcap = d->nraw;
   }
+  for (size_t i = 0; i < d->nraw; i++)
+    if (d->raw[i].id != 0xFFFF)
+      d->holder[d->raw[i].id] = 0;
   for (size_t i = 0; i < d->nraw; i++) {
     rawdecl_t *r = &d->raw[i];
     d->decls[i].id = r->id;
     d->decls[i].size = r->size;
     d->decls[i].desc.p = (const char *)d->hbuf + r->desc_off;
     d->decls[i].desc.len = r->desc_len;
+    d->decls[i].offset = decl_offset(d, i);
+    d->decls[i].overridden = 0;
     if (r->id == 0xFFFF)
       continue; /* DATA_END can never be an event type */
+    if (d->holder[r->id]) {
+      size_t j = d->holder[r->id] - 1;
+      size_t win = resolve_dup(d, j, i);
+      d->decls[win == i ? j : i].overridden = 1;
+      if (win == j)
+        continue;
+    }
+    d->holder[r->id] = (uint32_t)i + 1;
     unsigned li = pick_layout(d, r->id, r->size);
     uint32_t fast = li && d->layouts[li - 1].intonly &&
                             r->size != EL_EV_VARIABLE &&
@@ -274,6 +549,7 @@ static int header_done(el_ev_decoder_t *d) {
   d->plen = 0;
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
+  d->landing = 0;
   d->have_wall = 0;
   if (d->sink.on_header && d->sink.on_header(d->sink.ud, &d->hdr))
     return EL_ESTOPPED;
@@ -309,10 +585,12 @@ static int header_steps(el_ev_decoder_t *d) {
     case H_DECL_FIXED: {
       uint32_t dlen = el__be32(h + 4);
       if (dlen > MAX_DESC) {
+        char nm[64];
         set_diag(d, EL_EBADHDR, off, el__be16(h),
-                 "malformed header: description of event type %u is %u "
-                 "bytes long",
-                 el__be16(h), dlen);
+                 "malformed header: description of event %s at byte %llu "
+                 "is %u bytes long",
+                 tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
+                 dlen);
         return EL_EBADHDR;
       }
       d->hstep = H_DECL_DESC;
@@ -323,10 +601,12 @@ static int header_steps(el_ev_decoder_t *d) {
       uint32_t dlen = el__be32(h + 4);
       uint32_t xlen = el__be32(h + 8 + dlen);
       if (xlen > MAX_DESC) {
+        char nm[64];
         set_diag(d, EL_EBADHDR, off, el__be16(h),
-                 "malformed header: extra info of event type %u is %u "
-                 "bytes long",
-                 el__be16(h), xlen);
+                 "malformed header: extra info of event %s at byte %llu "
+                 "is %u bytes long",
+                 tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
+                 xlen);
         return EL_EBADHDR;
       }
       d->hstep = H_DECL_END;
@@ -338,9 +618,12 @@ static int header_steps(el_ev_decoder_t *d) {
       uint32_t xlen = el__be32(h + 8 + dlen);
       size_t end = 8 + dlen + 4 + xlen;
       if (el__be32(h + end) != MARK_ETE) {
+        char nm[64];
         set_diag(d, EL_EBADHDR, off + end, el__be16(h),
-                 "malformed header: no end marker after event type %u",
-                 el__be16(h));
+                 "malformed header: no end marker after event %s at byte "
+                 "%llu",
+                 tname(el__be16(h), nm, sizeof nm),
+                 (unsigned long long)(off + end));
         return EL_EBADHDR;
       }
       if (d->nraw == d->rawcap) {
@@ -377,15 +660,48 @@ static int header_steps(el_ev_decoder_t *d) {
       }
     }
     if (d->hneed > MAX_HEADER) {
-      set_diag(d, EL_EBADHDR, d->hoff, -1, "header larger than %u bytes",
-               MAX_HEADER);
+      set_diag(d, EL_EBADHDR, d->hoff, -1,
+               "header at byte %llu larger than %u bytes",
+               (unsigned long long)d->hoff, MAX_HEADER);
       return EL_EBADHDR;
     }
   }
   return 0;
 }
 
-/* Copy header bytes from buf; *used receives how many were taken. */
+static void header_begin(el_ev_decoder_t *d, uint64_t off) {
+  uint64_t skipped = off - d->scan_from;
+  if (skipped) {
+    d->stats.skipped_bytes += skipped;
+    d->stats.stray_bytes += skipped;
+    set_diag(d, 0, d->scan_from, -1,
+             "skipped %llu stray bytes at byte %llu before the header at "
+             "byte %llu",
+             (unsigned long long)skipped, (unsigned long long)d->scan_from,
+             (unsigned long long)off);
+    warn(d);
+  }
+  memcpy(d->hbuf, magic8, MAGIC_LEN);
+  d->hlen = MAGIC_LEN;
+  d->hpos = MAGIC_LEN;
+  d->hstep = H_MARK;
+  d->hneed = 12;
+  d->hoff = off;
+  d->hscan_m = 0;
+  /* Forget the previous session's table: only its declared ids are set
+   * (raw[] still lists them; cheaper than clearing all 64 Ki entries). */
+  for (size_t i = 0; i < d->nraw; i++)
+    if (d->raw[i].id < d->tabcap)
+      d->tab[d->raw[i].id] = 0;
+  d->nraw = 0;
+  d->ntab = 0;
+  d->have_hdr = 0;
+  d->state = ST_HEADER;
+}
+
+/* Copy header bytes from buf; *used receives how many were taken. A
+ * "hdrbhetb" inside the header's bytes means this header was cut off by
+ * a new stream (a tee of connections): the new header starts there. */
 static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                        size_t *used) {
   size_t u = 0;
@@ -393,6 +709,23 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   while (d->state == ST_HEADER && u < len) {
     size_t want = d->hneed - d->hlen;
     size_t take = len - u < want ? len - u : want;
+    unsigned m = d->hscan_m;
+    size_t k = match_magic(&m, buf + u, take);
+    if (k != NONE) {
+      uint64_t at = d->base + u + k - MAGIC_LEN;
+      d->stats.skipped_bytes += at - d->hoff;
+      set_diag(d, 0, d->hoff, -1,
+               "header at byte %llu cut off at byte %llu by a new header: "
+               "%llu bytes dropped",
+               (unsigned long long)d->hoff, (unsigned long long)at,
+               (unsigned long long)(at - d->hoff));
+      warn(d);
+      d->scan_from = at;
+      header_begin(d, at);
+      u += k;
+      continue;
+    }
+    d->hscan_m = m;
     if ((rc = reserve(&d->hbuf, &d->hcap, d->hlen + take)))
       break;
     memcpy(d->hbuf + d->hlen, buf + u, take);
@@ -405,82 +738,75 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return rc;
 }
 
-static void header_begin(el_ev_decoder_t *d, uint64_t off) {
-  uint64_t skipped = off - d->scan_from;
-  if (skipped) {
-    d->stats.skipped_bytes += skipped;
-    set_diag(d, 0, d->scan_from, -1,
-             "skipped %llu bytes before the header at byte %llu",
-             (unsigned long long)skipped, (unsigned long long)off);
-    warn(d);
-  }
-  static const uint8_t magic[8] = {'h', 'd', 'r', 'b', 'h', 'e', 't', 'b'};
-  memcpy(d->hbuf, magic, 8);
-  d->hlen = 8;
-  d->hpos = 8;
-  d->hstep = H_MARK;
-  d->hneed = 12;
-  d->hoff = off;
-  /* Forget the previous session's table: only its declared ids are set
-   * (raw[] still lists them; cheaper than clearing all 64 Ki entries). */
-  for (size_t i = 0; i < d->nraw; i++)
-    if (d->raw[i].id < d->tabcap)
-      d->tab[d->raw[i].id] = 0;
-  d->nraw = 0;
-  d->ntab = 0;
-  d->have_hdr = 0;
-  d->state = ST_HEADER;
-}
-
-/* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
- * The only border is "h" (after "hdrbh"), hence the special case. */
-static inline unsigned scan_step(unsigned m, uint8_t c) {
-  static const char pat[] = "hdrbhetb";
-  if (c == (uint8_t)pat[m])
-    return m + 1;
-  if (m == 5 && c == 'd')
-    return 2;
-  return c == 'h';
-}
-
 /* Scan for "hdrbhetb"; returns bytes consumed (through the magic if
  * found, in which case the state is now HEADER). */
 static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
-  unsigned m = d->scan_m;
-  for (size_t i = 0; i < len; i++) {
-    m = scan_step(m, buf[i]);
-    if (m == 8) {
-      d->scan_m = 0;
-      header_begin(d, d->base + i + 1 - 8);
-      return i + 1;
-    }
+  size_t k = match_magic(&d->scan_m, buf, len);
+  if (k == NONE)
+    return len;
+  header_begin(d, d->base + k - MAGIC_LEN);
+  return k;
+}
+
+/* ST_SKIP: bytes of a corrupt block are dropped up to skip_until; a
+ * header among them (a new stream, §4.7) starts a session there. */
+static size_t skip_corrupt(el_ev_decoder_t *d, const uint8_t *buf,
+                           size_t len) {
+  uint64_t left = d->skip_until - d->base;
+  size_t n = left < len ? (size_t)left : len;
+  size_t k = match_magic(&d->scan_m, buf, n);
+  if (k != NONE) {
+    uint64_t at = d->base + k - MAGIC_LEN;
+    d->stats.skipped_bytes += at - d->skip_from;
+    d->scan_from = at;
+    header_begin(d, at);
+    return k;
   }
-  d->scan_m = m;
-  return len;
+  if (n == left) {
+    d->stats.skipped_bytes += d->skip_until - d->skip_from;
+    d->state = ST_DATA;
+  }
+  return n;
+}
+
+/* ST_BODY: a capability block's body, not read (SKIP_CAP_BLOCKS). */
+static size_t skip_body(el_ev_decoder_t *d, size_t len) {
+  uint64_t left = d->skip_until - d->base;
+  if (left > len)
+    return len;
+  d->state = ST_DATA;
+  d->landing = 1;
+  return (size_t)left;
 }
 
 /* {====== events ======} */
 
 /* Frame the event at p[0..avail): returns its total length, or 0 when more
  * bytes are needed (*need = total bytes needed so far), or a negative
- * error. eof: no more bytes will come (decides the IPE peek, §4.4). */
+ * error; *claim = the length its header claims (0 if not known yet).
+ * eof: no more bytes will come (decides the IPE peek, §4.4). */
 static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
-                         int eof, size_t *need, uint64_t off) {
+                         int eof, size_t *need, size_t *claim, uint64_t off) {
+  *claim = 0;
   if (avail < 2) {
     *need = 2;
     return 0;
   }
   uint16_t type = el__be16(p);
-  if (type == 0xFFFF)
+  if (type == 0xFFFF) {
+    *claim = 2;
     return 2;
+  }
   int in_block = off < d->block_end;
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
   if (!(t & T_DECLARED))
     return in_block ? FRAME_BAD_BLOCK : EL_EUNDECL;
   size_t size = t & T_SIZE_MASK, hl = 10;
   if (size == EL_EV_VARIABLE) {
-    if (in_block && off + 12 > d->block_end)
+    if (in_block && off + 12 > d->block_end) {
+      *claim = 12;
       return FRAME_BAD_BLOCK;
+    }
     if (avail < 12) {
       *need = 12;
       return 0;
@@ -488,6 +814,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     size = el__be16(p + 10);
     hl = 12;
   }
+  *claim = hl + size;
   /* An event never crosses its block's end (§1.5); one that does means
    * the block was cut (GHC #26222, §4.6). */
   if (in_block && off + hl + size > d->block_end)
@@ -510,11 +837,96 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
         }
       } else if (p[hl + size] == 0 &&
                  !(in_block && off + hl + size + 1 > d->block_end)) {
+        *claim = hl + size + 1;
         return (long)(hl + size + 1);
       }
     }
   }
   return (long)(hl + size);
+}
+
+/* What the bytes at p (avail of them, at input offset off) are:
+ *   S_EVENT  an event of *n bytes;
+ *   S_NEED   undecided until there are *n bytes;
+ *   S_CUT    a new connection's stray pattern starts at p + *cut, inside
+ *            (or, *cut = 0, at) the event there;
+ *   S_MAGIC  a header starts right at p;
+ *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK or EL_EUNDECL.
+ * The same bytes give the same answer however they were chunked: a
+ * decision is only taken once every byte it depends on is there, or at
+ * the end of input (d->eof). */
+static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
+                uint64_t off, long *n, size_t *cut) {
+  size_t need = 0, claim = 0;
+  int eof = d->eof;
+  long r = frame(d, p, avail, eof, &need, &claim, off);
+  int wait = !eof && !(d->opts & EL_EV_OPT_LIVE);
+  /* Where the pattern may start: inside the event (as far as known). For
+   * bytes that do not frame (an undeclared type, an event crossing its
+   * block's end) only where a cut could have made them so: inside the
+   * fields that give the length (the type; and the payload size of a
+   * variable-size type). A cut after those leaves a length that fits the
+   * block, and a bounded window keeps the decision independent of how
+   * the bytes were chunked. */
+  size_t lim = r > 0 ? (size_t)r : r == 0 ? avail : claim >= 12 ? 12 : 2;
+  if (r < 0 && claim >= 12) {
+    uint16_t type = el__be16(p);
+    uint32_t t = type < d->ntab ? d->tab[type] : 0;
+    if ((t & T_SIZE_MASK) != EL_EV_VARIABLE)
+      lim = 2; /* fixed size: the type alone gives the length */
+  }
+  int full = 0;
+  size_t c = find_stray(p, avail, 0, lim, wait, &full);
+  if (c != NONE) {
+    if (full) {
+      *cut = c;
+      return S_CUT;
+    }
+    size_t w = c + PAT_LEN; /* a partial pattern: wait for all of it */
+    *n = (long)(r == 0 && need < w ? need : w);
+    return S_NEED;
+  }
+  if (r > 0) {
+    *n = r;
+    return S_EVENT;
+  }
+  if (r == 0) {
+    *n = (long)need;
+    return S_NEED;
+  }
+  /* A header where an event should begin: the session ended without
+   * DATA_END and a new one begins (a tee, or files concatenated). */
+  size_t k = avail < MAGIC_LEN ? avail : MAGIC_LEN;
+  if (!memcmp(p, magic8, k)) {
+    if (k == MAGIC_LEN)
+      return S_MAGIC;
+    if (!eof) {
+      *n = MAGIC_LEN;
+      return S_NEED;
+    }
+  }
+  *n = r;
+  return S_BAD;
+}
+
+/* A malformed event of a known type (spec §4.8): report, count. */
+static void malformed(el_ev_decoder_t *d, const el_ev_event_t *ev) {
+  d->stats.malformed_events++;
+  if (++d->malformed_warned > MAX_MALFORMED_WARN)
+    return;
+  char nm[64];
+  set_diag(d, EL_ECORRUPT, ev->offset, ev->type,
+           "malformed event %s at byte %llu: its %u-byte payload does not "
+           "hold its fields (too short, or a string without its NUL); "
+           "not decoded",
+           tname(ev->type, nm, sizeof nm), (unsigned long long)ev->offset,
+           ev->payload_len);
+  warn(d);
+  if (d->malformed_warned == MAX_MALFORMED_WARN) {
+    set_diag(d, 0, ev->offset, -1,
+             "further malformed events are counted, not reported");
+    warn(d);
+  }
 }
 
 /* Deliver the framed event at p (len bytes, offset off). Returns 0 or
@@ -540,21 +952,29 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   ev->payload_len = (uint32_t)(len - hl);
   unsigned li = t >> T_LAYOUT_SHIFT;
   ev->known = 0;
+  ev->malformed = 0;
   ev->nfields = 0;
   ev->layout = 0;
   if (li) {
     if (el__ev_decode_fields(&d->layouts[li - 1], ev->payload,
-                             ev->payload_len, ev) == 0)
+                             ev->payload_len, ev) == 0) {
       ev->known = 1;
-    else
-      d->stats.malformed_events++;
+    } else {
+      ev->malformed = 1;
+      ev->nfields = 0;
+      ev->layout = 0;
+      malformed(d, ev);
+    }
   } else {
     d->stats.unknown_events++;
   }
+  int skip_body = 0;
   if (type == EV_BLOCK_MARKER && ev->known) {
     if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
       d->block_end = off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
+      skip_body = (d->opts & EL_EV_OPT_SKIP_CAP_BLOCKS) &&
+                  d->block_cap != EL_EV_NO_CAP;
     } else {
       d->block_end = off; /* not believable: no block, no capability */
       set_diag(d, EL_ECORRUPT, off, type,
@@ -570,9 +990,16 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   }
   ev->cap = off < d->block_end ? d->block_cap : EL_EV_NO_CAP;
   d->stats.events++;
-  if (d->sink.on_event && d->sink.on_event(d->sink.ud, ev))
-    return EL_ESTOPPED;
-  return 0;
+  if (skip_body) {
+    d->state = ST_BODY;
+    d->body_from = off + len;
+    d->skip_until = d->block_end;
+    d->stats.skipped_blocks++;
+    d->stats.skipped_block_bytes += d->block_end - (off + len);
+  }
+  int stop = d->sink.on_event && d->sink.on_event(d->sink.ud, ev);
+  ev->malformed = 0; /* the fast path does not touch it */
+  return stop ? EL_ESTOPPED : 0;
 }
 
 /* The event at off (type from p, 2 bytes) does not fit its block: the
@@ -580,155 +1007,345 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
  * block's end, where the next block marker should be. */
 static void block_corrupt(el_ev_decoder_t *d, const uint8_t *p,
                           uint64_t off) {
-  unsigned type = el__be16(p);
-  set_diag(d, EL_ECORRUPT, off, (int)type,
-           "corrupt block: event of type %u at byte %llu does not fit its "
-           "block (cap %u, ending at byte %llu); skipped %llu bytes to the "
-           "next block",
-           type, (unsigned long long)off, d->block_cap,
-           (unsigned long long)d->block_end,
+  char nm[64];
+  set_diag(d, EL_ECORRUPT, off, el__be16(p),
+           "corrupt block: event %s at byte %llu does not fit its block "
+           "(cap %u, ending at byte %llu); skipped %llu bytes to the next "
+           "block",
+           tname(el__be16(p), nm, sizeof nm), (unsigned long long)off,
+           d->block_cap, (unsigned long long)d->block_end,
            (unsigned long long)(d->block_end - off));
   warn(d);
-  d->stats.skipped_bytes += d->block_end - off;
+  d->skip_from = off;
   d->skip_until = d->block_end;
+  d->scan_m = 0;
+  d->state = ST_SKIP;
 }
 
-static int undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
+static void undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
   unsigned type = el__be16(p);
+  char nm[64];
   set_diag(d, EL_EUNDECL, off, (int)type,
            "event type %u at byte %llu is not declared in the header "
-           "(corrupt stream)",
-           type, (unsigned long long)off);
-  return EL_EUNDECL;
+           "(corrupt stream%s%s)",
+           type, (unsigned long long)off,
+           el_ev_type_info((uint16_t)type) ? "; known as " : "",
+           el_ev_type_info((uint16_t)type)
+               ? tname((int)type, nm, sizeof nm)
+               : "");
+}
+
+/* A new stream begins in the bytes at off: the stray pattern at off + c
+ * (S_CUT; c > 0: the event at off is cut off) or a header at off
+ * (S_MAGIC). Reports what is dropped and begins the header. Returns the
+ * offset just past "hdrbhetb". */
+static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
+                           uint64_t off, int kind) {
+  uint64_t at = off;
+  char nm[64];
+  if (kind == S_CUT) {
+    if (c > 0) {
+      d->stats.cut_events++;
+      d->stats.skipped_bytes += c;
+      set_diag(d, 0, off, c >= 2 ? el__be16(p) : -1,
+               "event %s at byte %llu is cut off at byte %llu, where a new "
+               "connection's stream begins (a raw tee of several "
+               "connections): its %zu bytes dropped",
+               tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
+               (unsigned long long)off, (unsigned long long)(off + c), c);
+      warn(d);
+    }
+    at = off + c + STRAY_LEN;
+    d->stats.skipped_bytes += STRAY_LEN;
+    d->stats.stray_bytes += STRAY_LEN;
+    set_diag(d, 0, off + c, -1,
+             "skipped %d stray bytes at byte %llu (eventlog-socket's "
+             "global block marker) before the header at byte %llu",
+             STRAY_LEN, (unsigned long long)(off + c),
+             (unsigned long long)at);
+    warn(d);
+  } else {
+    set_diag(d, 0, off, -1,
+             "session %u ends at byte %llu without DATA_END: a new header "
+             "begins there",
+             d->sessions, (unsigned long long)off);
+    warn(d);
+  }
+  d->scan_from = at;
+  header_begin(d, at);
+  return at + MAGIC_LEN;
+}
+
+/* Drop the first n bytes of pend. */
+static void pend_consume(el_ev_decoder_t *d, size_t n) {
+  d->plen -= n;
+  d->poff += n;
+  if (d->plen)
+    memmove(d->pend, d->pend + n, d->plen);
+}
+
+/* pend holds bytes that a state other than DATA must now read (after
+ * DATA_END, a new header, a corrupt block...): run them through the
+ * decoder again. pend and rbuf are swapped, so nothing is copied. */
+static int reprocess(el_ev_decoder_t *d, errs_t *E) {
+  uint8_t *b = d->pend;
+  size_t cap = d->pcap, n = d->plen;
+  d->pend = d->rbuf;
+  d->pcap = d->rcap;
+  d->rbuf = b;
+  d->rcap = cap;
+  d->plen = 0;
+  uint64_t save = d->base, from = d->poff;
+  d->base = from;
+  int rc = run(d, b, n, E);
+  if (rc) {
+    /* Stopped: keep what was not consumed, to be read on the next feed
+     * (el_ev_decoder_offset counts it as consumed already). A stop
+     * leaves pend empty: it happens on delivery, before pend refills. */
+    size_t k = (size_t)(d->base - from);
+    if (k < n && reserve(&d->pend, &d->pcap, n - k) == 0) {
+      memcpy(d->pend, b + k, n - k);
+      d->plen = n - k;
+      d->poff = d->base;
+    }
+  }
+  d->base = save;
+  return rc;
+}
+
+/* The item after a skipped capability body must be a block marker or
+ * DATA_END (§1.5, §1.7). Returns 1 if the body must be decoded after all
+ * (the caller rewinds to it), 0 to go on. */
+static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
+                         uint64_t off, int can_rewind) {
+  if (avail < 2)
+    return 0;
+  d->landing = 0;
+  uint16_t type = el__be16(p);
+  if (type == EV_BLOCK_MARKER || type == 0xFFFF)
+    return 0;
+  if (can_rewind) {
+    d->stats.skipped_blocks--;
+    d->stats.skipped_block_bytes -= off - d->body_from;
+    return 1;
+  }
+  char nm[64];
+  set_diag(d, EL_ECORRUPT, off, type,
+           "the capability block whose body was skipped from byte %llu "
+           "ends at byte %llu on an event %s, not on a block marker: "
+           "decoding goes on there",
+           (unsigned long long)d->body_from, (unsigned long long)off,
+           tname(type, nm, sizeof nm));
+  warn(d);
+  return 0;
+}
+
+/* How far ahead fast_limit looks: bounded, so that a caller skipping
+ * capability blocks never has the bytes it skips read. */
+#define FAST_WINDOW (64u << 10)
+
+/* The first position >= i in buf where the fast path must stop: where the
+ * stray pattern may start (*cand = 1), or the end of the window looked at
+ * (*cand = 0: look further from there). */
+static size_t fast_limit(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                         size_t i, int *cand) {
+  int full;
+  size_t to = len - i > FAST_WINDOW ? i + FAST_WINDOW : len;
+  size_t c = find_stray(buf, len, i, to, !(d->opts & EL_EV_OPT_LIVE), &full);
+  *cand = c != NONE;
+  return c == NONE ? to : c;
+}
+
+/* Complete the partial event in pend with bytes from buf; *i advances
+ * over the bytes taken. Returns 0 (pend empty, or waiting for bytes, or
+ * the state changed) or EL_ESTOPPED / EL_ENOMEM. */
+static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                     size_t *ip, errs_t *E) {
+  size_t i = *ip;
+  int rc = 0;
+  while (d->plen && d->state == ST_DATA) {
+    long n = 0;
+    size_t c = 0;
+    if (d->landing && d->plen >= 2)
+      check_landing(d, d->pend, d->plen, d->poff, 0);
+    int s = step(d, d->pend, d->plen, d->poff, &n, &c);
+    if (s == S_NEED) {
+      size_t take = (size_t)n - d->plen;
+      if (take > len - i)
+        take = len - i;
+      if (!take)
+        break; /* wait for more */
+      if ((rc = reserve(&d->pend, &d->pcap, d->plen + take)))
+        break;
+      memcpy(d->pend + d->plen, buf + i, take);
+      d->plen += take;
+      i += take;
+      continue;
+    }
+    if (s == S_EVENT) {
+      rc = deliver(d, d->pend, (size_t)n, d->poff);
+      pend_consume(d, (size_t)n);
+      if (rc)
+        break;
+      if (d->plen && d->state != ST_DATA && (rc = reprocess(d, E)))
+        break;
+      continue;
+    }
+    if (s == S_CUT || s == S_MAGIC) {
+      uint64_t past = new_stream(d, d->pend, c, d->poff, s);
+      pend_consume(d, (size_t)(past - d->poff));
+    } else if (n == FRAME_BAD_BLOCK) {
+      block_corrupt(d, d->pend, d->poff); /* a warning, not an error */
+    } else {
+      undeclared(d, d->pend, d->poff);
+      note_err(d, E, EL_EUNDECL);
+      size_t keep = d->plen;
+      start_scan(d, d->poff); /* rescan from the bad event */
+      d->plen = keep;
+    }
+    if (d->plen)
+      rc = reprocess(d, E);
+    break;
+  }
+  *ip = i;
+  return rc;
 }
 
 /* Decode events in buf; *used receives bytes consumed. */
 static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
-                     size_t *used) {
+                     size_t *used, errs_t *E) {
   size_t i = 0;
-  int rc = 0;
-  /* Complete a partial event first. */
-  while (d->plen && d->state == ST_DATA) {
-    size_t need = 0;
-    long n = frame(d, d->pend, d->plen, 0, &need, d->poff);
-    if (n == FRAME_BAD_BLOCK) {
-      block_corrupt(d, d->pend, d->poff);
-      if (d->poff + d->plen > d->skip_until) {
-        /* pend already holds bytes of the next block: keep those. */
-        size_t k = (size_t)(d->skip_until - d->poff);
-        memmove(d->pend, d->pend + k, d->plen - k);
-        d->plen -= k;
-        d->poff = d->skip_until;
-        continue;
+  int rc = pend_feed(d, buf, len, &i, E);
+  if (rc || d->plen || d->state != ST_DATA)
+    goto out;
+  /* The fast path runs up to lim: bytes [i, lim) hold no start of the
+   * stray pattern; looked for lazily, so that a run of events the fast
+   * path does not take (a block marker, whose body is then skipped) reads
+   * no byte ahead. cand: lim is such a start, not just how far we looked. */
+  size_t lim = i;
+  int cand = 0;
+  /* Fast path: whole fixed-size integer-only events inside buf, before
+   * any place where a new connection's stream may start. Everything it
+   * reads from d changes only on the general path, so it is loaded into
+   * locals once per run of fast events. */
+  while (d->state == ST_DATA) {
+    {
+      const uint32_t *tab = d->tab;
+      const size_t ntab = d->ntab;
+      const uint64_t base = d->base, bend = d->block_end;
+      const uint16_t bcap = d->block_cap;
+      const el__ev_layout_t *layouts = d->layouts;
+      int (*const on_event)(void *, const el_ev_event_t *) =
+          d->sink.on_event;
+      void *const ud = d->sink.ud;
+      el_ev_event_t *const ev = &d->ev;
+      uint64_t nfast = 0;
+      int stop = 0;
+      /* After a skipped body the general path checks the landing first. */
+      size_t end = d->landing ? i : len;
+      while (end - i >= 10) {
+        const uint8_t *p = buf + i;
+        uint16_t type = el__be16(p);
+        uint32_t t = type < ntab ? tab[type] : 0;
+        size_t size = t & T_SIZE_MASK;
+        if (!(t & T_FAST))
+          break;
+        if (i + 10 + size > lim) {
+          if (cand || (lim = fast_limit(d, buf, len, i, &cand),
+                       i + 10 + size > lim))
+            break;
+        }
+        uint64_t off = base + i;
+        if (off < bend) {
+          if (off + 10 + size > bend)
+            break; /* crosses the block end: frame() reports it */
+          ev->cap = bcap;
+        } else {
+          ev->cap = EL_EV_NO_CAP;
+        }
+        ev->type = type;
+        ev->t_ns = el__be64(p + 2);
+        ev->offset = off;
+        ev->payload = p + 10;
+        ev->payload_len = (uint32_t)size;
+        ev->known = 1;
+        el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+        nfast++;
+        i += 10 + size;
+        if (on_event && on_event(ud, ev)) {
+          stop = 1;
+          break;
+        }
       }
-      d->plen = 0;
-      d->state = ST_SKIP;
-      goto out;
-    }
-    if (n < 0) {
-      /* pend holds just the 2 type bytes (frame reports an undeclared
-       * type as soon as it has them): rescan them for a header. */
-      rc = undeclared(d, d->pend, d->poff);
-      uint64_t at = d->poff;
-      unsigned m = 0;
-      for (size_t k = 0; k < d->plen && k < 7; k++)
-        m = scan_step(m, d->pend[k]);
-      start_scan(d, at);
-      d->scan_m = m;
-      goto out;
-    }
-    if (n == 0) {
-      size_t take = need - d->plen;
-      if (take > len - i)
-        take = len - i;
-      if ((rc = reserve(&d->pend, &d->pcap, d->plen + take)))
+      d->stats.events += nfast;
+      if (stop) {
+        rc = EL_ESTOPPED;
         goto out;
-      memcpy(d->pend + d->plen, buf + i, take);
-      d->plen += take;
-      i += take;
-      if (d->plen < need)
-        goto out; /* wait for more */
+      }
+    }
+    /* general path: one event that is not a fast one */
+    if (i == len)
+      break;
+    uint64_t off0 = d->base + i;
+    if (d->landing && len - i >= 2) {
+      if (check_landing(d, buf + i, len - i, off0,
+                        d->body_from >= d->run_off)) {
+        d->rewind = 1; /* run() goes back to the body */
+        break;
+      }
       continue;
     }
-    rc = deliver(d, d->pend, (size_t)n, d->poff);
-    d->plen -= (size_t)n;
-    d->poff += (size_t)n;
-    if (d->plen)
-      memmove(d->pend, d->pend + n, d->plen);
-    if (rc)
-      goto out;
-  }
-  /* Fast path: whole fixed-size integer-only events inside buf. */
-  while (d->state == ST_DATA) {
-    if (len - i < 10)
-      goto general;
-    const uint8_t *p = buf + i;
-    uint16_t type = el__be16(p);
-    uint32_t t = type < d->ntab ? d->tab[type] : 0;
-    size_t size = t & T_SIZE_MASK;
-    if (!(t & T_FAST) || len - i < 10 + size)
-      goto general;
-    el_ev_event_t *ev = &d->ev;
-    uint64_t off = d->base + i;
-    ev->type = type;
-    ev->t_ns = el__be64(p + 2);
-    ev->offset = off;
-    ev->payload = p + 10;
-    ev->payload_len = (uint32_t)size;
-    ev->known = 1;
-    el__ev_decode_ints(&d->layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
-    if (off < d->block_end) {
-      ev->cap = d->block_cap;
-      if (off + 10 + size > d->block_end)
-        goto general; /* crosses the block end: frame() reports it */
-    } else {
-      ev->cap = EL_EV_NO_CAP;
-    }
-    d->stats.events++;
-    i += 10 + size;
-    if (d->sink.on_event && d->sink.on_event(d->sink.ud, ev)) {
-      rc = EL_ESTOPPED;
-      goto out;
-    }
-    continue;
-  general:;
-    size_t need;
-    long n = frame(d, buf + i, len - i, 0, &need, d->base + i);
-    if (n == FRAME_BAD_BLOCK) {
-      block_corrupt(d, buf + i, d->base + i);
-      d->state = ST_SKIP;
-      goto out;
-    }
-    if (n < 0) {
-      rc = undeclared(d, buf + i, d->base + i);
-      start_scan(d, d->base + i); /* rescan from the bad event */
-      goto out;
-    }
-    if (n == 0) {
+    long n = 0;
+    size_t c = 0;
+    int s = step(d, buf + i, len - i, off0, &n, &c);
+    if (s == S_NEED) {
       size_t rest = len - i;
-      if ((rc = reserve(&d->pend, &d->pcap, need > rest ? need : rest)))
+      if ((rc = reserve(&d->pend, &d->pcap, rest)))
         goto out;
       memcpy(d->pend, buf + i, rest);
       d->plen = rest;
-      d->poff = d->base + i;
+      d->poff = off0;
       i = len;
       break;
     }
-    rc = deliver(d, buf + i, (size_t)n, d->base + i);
+    if (s == S_CUT || s == S_MAGIC) {
+      i = (size_t)(new_stream(d, buf + i, c, off0, s) - d->base);
+      break;
+    }
+    if (s == S_BAD) {
+      if (n == FRAME_BAD_BLOCK) {
+        block_corrupt(d, buf + i, off0);
+        break;
+      }
+      undeclared(d, buf + i, off0);
+      rc = EL_EUNDECL;
+      start_scan(d, off0); /* rescan from the bad event */
+      goto out;
+    }
+    rc = deliver(d, buf + i, (size_t)n, off0);
     i += (size_t)n;
     if (rc)
       break;
+    if (i >= lim) {
+      lim = i; /* past it: look again when the fast path needs to */
+      cand = 0;
+    }
   }
 out:
   *used = i;
   return rc;
 }
 
-int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
+/* Process buf[0..len), whose first byte is at input offset d->base, in
+ * whatever state the decoder is; d->base advances over what is consumed.
+ * Errors are recorded in E. Returns 0, or EL_ESTOPPED / EL_ENOMEM when it
+ * stopped early (d->base is where to resume). */
+static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+               errs_t *E) {
   size_t i = 0;
-  int first = 0;
-  el_diag_t first_diag;
-  d->diag.code = 0;
+  uint64_t outer = d->run_off;
+  d->run_off = d->base;
+  int ret = 0;
   while (i < len) {
     size_t used = 0;
     int rc = 0;
@@ -741,66 +1358,100 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
       rc = header_feed(d, buf + i, len - i, &used);
       break;
     case ST_DATA:
-      rc = data_feed(d, buf + i, len - i, &used);
+      rc = data_feed(d, buf + i, len - i, &used, E);
       break;
-    case ST_SKIP: {
-      uint64_t left = d->skip_until - d->base;
-      used = left < len - i ? (size_t)left : len - i;
-      if (used == left)
-        d->state = ST_DATA;
+    case ST_SKIP:
+      used = skip_corrupt(d, buf + i, len - i);
       break;
-    }
+    case ST_BODY:
+      used = skip_body(d, len - i);
+      break;
     }
     i += used;
     d->base += used;
+    if (d->rewind) {
+      /* A skipped body ended on something else than a block: decode it
+       * (it lies in this buf: data_feed checked run_off). */
+      d->rewind = 0;
+      i -= (size_t)(d->base - d->body_from);
+      d->base = d->body_from;
+      continue;
+    }
     if (!rc)
       continue;
     if (rc == EL_ESTOPPED || rc == EL_ENOMEM) {
-      if (!first) {
-        first = rc;
-        first_diag = d->diag;
+      if (!E->first) {
+        E->first = rc;
+        E->diag = d->diag;
       }
+      ret = rc;
       break;
     }
     /* Corrupt header or data: this session is over; look for the next
-     * header in the remaining bytes (§4.7). Later errors in the same call
-     * go to on_warning, the first is returned. */
-    if (d->state != ST_SCAN)
+     * header in the remaining bytes (§4.7), going on with a "hdrbhetb"
+     * the header's bytes may have begun. */
+    if (d->state != ST_SCAN) {
+      unsigned m = d->state == ST_HEADER ? d->hscan_m : 0;
       start_scan(d, d->base);
-    if (!first) {
-      first = rc;
-      first_diag = d->diag;
-    } else {
-      warn(d);
+      d->scan_m = m;
     }
+    note_err(d, E, rc);
   }
-  d->stats.bytes += i;
-  if (first)
-    d->diag = first_diag;
-  return first;
+  d->run_off = outer;
+  return ret;
+}
+
+int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
+  errs_t E = {0};
+  uint64_t start = d->base;
+  d->diag.code = 0;
+  int rc = 0;
+  if (d->plen && d->state != ST_DATA) /* left by a stop in reprocess */
+    rc = reprocess(d, &E);
+  if (!rc)
+    run(d, buf, len, &E);
+  d->stats.bytes += d->base - start;
+  if (E.first)
+    d->diag = E.diag;
+  return E.first;
 }
 
 uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d) { return d->base; }
 
 int el_ev_decoder_finish(el_ev_decoder_t *d) {
+  static const uint8_t none[1];
+  errs_t E = {0};
+  d->eof = 1;
+  if (d->plen) {
+    if (d->state == ST_DATA) {
+      size_t used = 0;
+      data_feed(d, none, 0, &used, &E);
+    } else {
+      reprocess(d, &E);
+    }
+  }
+  d->eof = 0;
+  if (E.first) {
+    d->diag = E.diag;
+    d->plen = 0;
+    return E.first;
+  }
   switch (d->state) {
   case ST_DATA:
     if (d->plen) {
-      size_t need = 0;
-      long n = frame(d, d->pend, d->plen, 1, &need, d->poff);
-      if (n > 0) {
-        int rc = deliver(d, d->pend, (size_t)n, d->poff);
-        d->plen = 0;
-        return rc;
-      }
+      long n = 0;
+      size_t c = 0, need;
+      d->eof = 1;
+      step(d, d->pend, d->plen, d->poff, &n, &c);
+      d->eof = 0;
+      need = n > 0 ? (size_t)n : d->plen;
       int type = d->plen >= 2 ? el__be16(d->pend) : -1;
-      char what[32] = "";
-      if (type >= 0)
-        snprintf(what, sizeof what, " of type %d", type);
+      char nm[64];
       set_diag(d, EL_ETRUNC, d->poff, type,
-               "eventlog truncated inside an event%s at byte %llu "
+               "eventlog truncated inside an event, %s, at byte %llu "
                "(%zu of %zu bytes present)",
-               what, (unsigned long long)d->poff, d->plen, need);
+               tname(type, nm, sizeof nm), (unsigned long long)d->poff,
+               d->plen, need);
       d->plen = 0;
       return EL_ETRUNC;
     }
@@ -833,9 +1484,18 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
     }
     return 0;
   case ST_SKIP:
+    d->stats.skipped_bytes += d->base - d->skip_from;
     set_diag(d, EL_ETRUNC, d->base, -1,
              "eventlog ends at byte %llu inside a corrupt block being "
              "skipped (it ends at byte %llu)",
+             (unsigned long long)d->base,
+             (unsigned long long)d->skip_until);
+    return EL_ETRUNC;
+  case ST_BODY:
+    d->stats.skipped_block_bytes -= d->skip_until - d->base;
+    set_diag(d, EL_ETRUNC, d->base, -1,
+             "eventlog ends at byte %llu inside a capability block whose "
+             "body was being skipped (it ends at byte %llu)",
              (unsigned long long)d->base,
              (unsigned long long)d->skip_until);
     return EL_ETRUNC;

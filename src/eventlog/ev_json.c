@@ -8,7 +8,8 @@
  * is valid JSON), EL_EV_STRLIST as an array of strings, EL_EV_CCS as an
  * array of cost-centre ids, EL_EV_BYTES as a lowercase hex string. An
  * event of a declared but unknown type (or malformed) has "name":null,
- * "desc" (the header's description) and "payload_hex". Block markers are
+ * "desc" (the header's description) and "payload_hex"; a malformed one
+ * also "malformed":true. Block markers are
  * included. The encoder is written here (output only; no JSON parsing). */
 #include <stdio.h>
 #include <string.h>
@@ -215,6 +216,8 @@ static int on_event(void *ud, const el_ev_event_t *e) {
     w = put_str(w, (const uint8_t *)d.p, d.len);
     w = put_lit(w, ",\"payload_hex\":");
     w = put_hex(w, e->payload, e->payload_len);
+    if (e->malformed)
+      w = put_lit(w, ",\"malformed\":true");
   }
   w = put_lit(w, "}\n");
   fwrite(j->buf, 1, (size_t)(w - j->buf), j->out);
@@ -246,6 +249,10 @@ void el_ev_json_free(el_ev_json_t *j) {
 }
 
 void el_ev_json_reset(el_ev_json_t *j) { el_ev_decoder_reset(j->dec); }
+
+int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts) {
+  return el_ev_decoder_set_opts(j->dec, opts);
+}
 
 int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len) {
   int rc = el_ev_decoder_feed(j->dec, buf, len);

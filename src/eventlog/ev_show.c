@@ -676,6 +676,10 @@ void el_ev_show_free(el_ev_show_t *s) {
 
 void el_ev_show_reset(el_ev_show_t *s) { el_ev_decoder_reset(s->dec); }
 
+int el_ev_show_set_opts(el_ev_show_t *s, unsigned opts) {
+  return el_ev_decoder_set_opts(s->dec, opts);
+}
+
 int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
   int rc = el_ev_decoder_feed(s->dec, buf, len);
   if (s->failed) {

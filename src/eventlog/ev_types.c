@@ -397,9 +397,13 @@ int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
       v->u = el__be64(q);
       q += 8;
       break;
+    case EL__W_STRLIST:
+      /* Every string is followed by a NUL, the last one too (§3.1). */
+      if (left && q[left - 1] != 0)
+        return -1;
+      /* fall through */
     case EL__W_TEXT:
     case EL__W_BYTES:
-    case EL__W_STRLIST:
       v->s.p = (const char *)q;
       v->s.len = left;
       v->u = left;

@@ -78,6 +78,17 @@ typedef struct el_ev_event_s {
   uint8_t known;             /* 1 if v[] holds the fields of
                                 el_ev_type_info(type); 0 if the type is
                                 declared but unknown or malformed */
+  uint8_t malformed;         /* 1 if the type is known but the payload
+                                cannot hold its fields: shorter than the
+                                fixed prefix, a string without the NUL
+                                the spec requires, a cost-centre stack
+                                longer than the payload (spec §3.1, §4.8).
+                                Then known = 0 and nfields = 0; the event
+                                was reported through on_warning and
+                                counted in stats.malformed_events.
+                                Consumers must not interpret it (the Lua
+                                host does not dispatch it); show prints
+                                it as an unknown event. */
   uint8_t layout;            /* layout variant for types with several (e.g.
                                 STOP_THREAD 6/10, GC_STATS_GHC 50/58,
                                 NONMOVING_HEAP_CENSUS 13/14); 0 = newest.
@@ -93,6 +104,10 @@ typedef struct el_ev_decl_s {
   uint16_t id;
   uint16_t size;             /* payload bytes, or EL_EV_VARIABLE */
   el_strview_t desc;         /* description; valid for the session */
+  uint8_t overridden;        /* 1: another declaration of the same id is
+                                the one used for decoding (duplicate
+                                declarations, docs/eventlog.md) */
+  uint64_t offset;           /* byte offset of its "etb\0" marker */
 } el_ev_decl_t;
 
 /* The header of one session (spec §1.2-§1.3). Valid until the next header
@@ -117,16 +132,23 @@ typedef struct el_diag_s {
 typedef struct el_ev_sink_s {
   void *ud;
   /* A new session's header was read (first header, a header after
-   * DATA_END, or after el_ev_decoder_reset). */
+   * DATA_END or after el_ev_decoder_reset, or a new connection's header
+   * inside an unfinished session: docs/eventlog.md, raw tee). */
   int (*on_header)(void *ud, const el_ev_header_t *hdr);
   /* One event, in stream order. BLOCK_MARKER events are delivered too. */
   int (*on_event)(void *ud, const el_ev_event_t *ev);
   /* DATA_END seen (spec §1.7). */
   void (*on_data_end)(void *ud, uint64_t offset);
-  /* A problem decoding went past: stale bytes skipped before a header
-   * (code 0), a corrupt block skipped (code EL_ECORRUPT), a later error in
-   * the same feed call (its code), bytes ignored after DATA_END (code 0).
-   * diag->offset is the byte offset in the input. */
+  /* A problem decoding went past. Code 0 (information): stale or stray
+   * bytes skipped before a header, an event cut by a new connection's
+   * stream (a raw tee), a session ending without DATA_END, a header cut by
+   * a new one, an identical duplicate declaration, bytes ignored after
+   * DATA_END. Code EL_ECORRUPT: a corrupt block skipped, a malformed
+   * event, a skipped capability body that ends off a block. Code
+   * EL_EBADHDR: conflicting duplicate declarations. A later error in the
+   * same feed call: its code. diag->offset is the byte offset in the
+   * input; messages name event types ("RUN_THREAD (type 1)").
+   * docs/eventlog.md lists every case. */
   void (*on_warning)(void *ud, const el_diag_t *diag);
 } el_ev_sink_t;
 
@@ -139,11 +161,43 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink);
 /* Free d and its buffers. d may be NULL. */
 void el_ev_decoder_free(el_ev_decoder_t *d);
 
+/* Decoder options, a bit set for el_ev_decoder_set_opts. */
+#define EL_EV_OPT_SKIP_CAP_BLOCKS 0x1u /* capability blocks (cap != 0xFFFF):
+  deliver the block marker, then skip the body by the marker's declared
+  size without reading it (no events, no per-event work, its pages are
+  never touched). Global blocks and events outside blocks are decoded.
+  Where a skipped body ends the next item must be a block marker or
+  DATA_END; if it is not (a block cut short, e.g. by the next connection
+  in a raw tee), the body is decoded after all when it lies in the same
+  feed call (el_ev_scan_sessions feeds one buffer), else a warning names
+  both offsets and decoding goes on from the body's end. */
+#define EL_EV_OPT_LIVE 0x2u /* the input may pause for a long time after
+  any feed call (a socket, FIFO or pipe). Without this option an event
+  whose last bytes could be the start of eventlog-socket's stray block
+  marker + header (a new connection inside a raw tee, docs/eventlog.md
+  "Sessions") waits for up to 31 more bytes, or finish, before it is
+  delivered, so that results never depend on how the input is chunked.
+  With it, that event is delivered at once and such a cut is only
+  detected when the marker lies wholly inside the bytes fed so far.
+  Sources that reset the decoder at every connection lose nothing. */
+
+/* Set d's options (EL_EV_OPT_* bits; 0 = defaults). Takes effect from the
+ * next byte fed; call it before the first feed for whole-input effects.
+ * Returns 0, or EL_EINVAL for an unknown bit (nothing changed).
+ * Thread: as el_ev_decoder_feed. Additive. */
+int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts);
+
+/* d's options (EL_EV_OPT_* bits). Additive. */
+unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
+
 /* Decode every complete event in buf[0..len) and pass each to the sink.
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback
  *   returns; copy to keep. A partial event at the end is kept internally
- *   and completed by the next feed.
+ *   and completed by the next feed; so is, without EL_EV_OPT_LIVE, a
+ *   complete last event whose final bytes may begin eventlog-socket's
+ *   stray marker (up to 31 more bytes decide whether a new connection's
+ *   stream begins inside it; docs/eventlog.md).
  * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
  *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
  *   past el_ev_decoder_offset consumed; feed the rest again); or
@@ -157,7 +211,8 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  *   the offending byte on, in the rest of buf and in later feeds; a later
  *   error within the same call goes to on_warning (the first is returned),
  *   so results do not depend on how the input is chunked.
- * Thread: one thread at a time per decoder. Spec: §1.4, §1.6. */
+ * Thread: one thread at a time per decoder.
+ * Spec: §1.4, §1.6, §1.7, §4.7, §5.4. */
 int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len);
 
 /* Bytes of input consumed so far (across sessions): the offset the next
@@ -167,11 +222,15 @@ uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d);
 
 /* Declare end of input. Returns 0 after a clean end (DATA_END, or between
  * events of a data section: ghc-events accepts that), or EL_ETRUNC with the
- * diag naming the offset and the event type cut off (spec §4.1). */
+ * diag naming the offset and the event type cut off (spec §4.1). Events
+ * held back for lookahead are delivered first; if those last bytes do not
+ * frame, their error (e.g. EL_EUNDECL) is returned here instead. */
 int el_ev_decoder_finish(el_ev_decoder_t *d);
 
 /* Forget any partial input and expect a fresh header: used when a socket
- * source reconnects (each connection is a new session, spec §4.7, §5.4). */
+ * source reconnects (each connection is a new session, spec §4.7, §5.4).
+ * Complete events held back for lookahead (see el_ev_decoder_feed) are
+ * delivered first; a partial event is dropped without a report. */
 void el_ev_decoder_reset(el_ev_decoder_t *d);
 
 /* The last error or warning. Valid until the next call on d. */
@@ -188,14 +247,87 @@ el_unix_ns_t el_ev_decoder_unix_ns(const el_ev_decoder_t *d, el_rts_ns_t t_ns);
 
 /* Counters for stats: events, bytes, skipped bytes, warnings. */
 typedef struct el_ev_stats_s {
-  uint64_t events;           /* events delivered (incl. block markers) */
+  uint64_t events;           /* events delivered (incl. block markers and
+                                malformed events) */
   uint64_t bytes;            /* bytes fed */
-  uint64_t skipped_bytes;    /* stale/corrupt bytes skipped */
+  uint64_t skipped_bytes;    /* stale/stray/corrupt bytes skipped, and the
+                                bytes of events cut by a new connection */
   uint64_t unknown_events;   /* declared but unknown types delivered */
-  uint64_t malformed_events; /* events skipped as malformed */
+  uint64_t malformed_events; /* known types too short for their fields:
+                                delivered with malformed = 1 */
   uint64_t sessions;         /* headers seen */
+  uint64_t stray_bytes;      /* of skipped_bytes: bytes before a header
+                                (eventlog-socket's 24-byte block marker,
+                                stale bytes; spec §4.7, §5.4) */
+  uint64_t cut_events;       /* events dropped because a new connection's
+                                stream began inside them (a raw tee of
+                                several connections) */
+  uint64_t dup_decls;        /* duplicate event-type declarations */
+  uint64_t skipped_blocks;   /* capability blocks whose bodies were not
+                                read (EL_EV_OPT_SKIP_CAP_BLOCKS) */
+  uint64_t skipped_block_bytes; /* bytes in those bodies */
 } el_ev_stats_t;
 const el_ev_stats_t *el_ev_decoder_stats(const el_ev_decoder_t *d);
+
+/* {====== fast session scan (whole buffer) ======} */
+
+/* What el_ev_scan_sessions found about one session (one header). */
+typedef struct el_ev_scan_session_s {
+  uint64_t header_offset;    /* byte offset of its "hdrb" in the buffer */
+  uint64_t end_offset;       /* offset just past its last byte decoded
+                                (DATA_END, the last event, or where a
+                                problem stopped it) */
+  uint8_t data_end;          /* 1 if it ended with DATA_END */
+  uint8_t has_wall_clock;    /* 1 if a WALL_CLOCK_TIME was decoded */
+  int64_t anchor_unix_ns;    /* with has_wall_clock: Unix ns of RTS time 0
+                                = unix_sec*1e9 + nsec - t of that event,
+                                of the last WALL_CLOCK_TIME (spec §3.5);
+                                computed in 128 bits, clamped to
+                                [INT64_MIN, INT64_MAX] (never wraps) */
+  el_rts_ns_t wall_t_ns;     /* timestamp of that WALL_CLOCK_TIME event */
+  el_rts_ns_t max_t_ns;      /* largest timestamp seen: events decoded and
+                                block markers' start and end times; 0 if
+                                none */
+  uint16_t *caps;            /* capabilities with a block (BLOCK_MARKER
+                                cap != 0xFFFF) or a CAP_CREATE, ascending,
+                                each once */
+  size_t ncaps;
+} el_ev_scan_session_t;
+
+/* The result of el_ev_scan_sessions. Free with el_ev_scan_free. */
+typedef struct el_ev_scan_s {
+  el_ev_scan_session_t *sessions; /* in buffer order */
+  size_t nsessions;
+  int status;                /* 0, or the first problem: EL_ETRUNC (cut
+                                inside an event or header), EL_EBADHDR,
+                                EL_EUNDECL, EL_ECORRUPT (a corrupt block
+                                skipped); what precedes it is complete */
+  el_diag_t diag;            /* offset, event type and message of status */
+  uint64_t warnings;         /* decoder warnings (stray bytes, cut
+                                sessions, duplicate declarations, ...) */
+  el_ev_stats_t stats;       /* the decoder's counters */
+} el_ev_scan_t;
+
+/* Scan a whole eventlog held in memory (e.g. an mmap'd file) for what is
+ * needed to place it in time, without decoding capability blocks: per
+ * session (header) its offset, WALL_CLOCK_TIME anchor, capabilities and
+ * largest timestamp. Uses the decoder with EL_EV_OPT_SKIP_CAP_BLOCKS fed
+ * buf in one call: only headers, block markers, global blocks and events
+ * outside blocks are decoded, so the cost grows with the number of blocks,
+ * not bytes. Sessions begin at every header: the first, one after DATA_END,
+ * one after stray bytes or a cut connection (docs/eventlog.md, Sessions).
+ * buf: borrowed for the call; len bytes, any length (0 gives no session).
+ * out: filled; caller frees with el_ev_scan_free (also after an error).
+ * Returns 0 (the buffer decoded cleanly, also when it simply ends between
+ *   events), EL_ENOMEM (out holds what was found before), or out->status
+ *   when the input has a problem: everything before out->diag.offset is
+ *   reported; never reads outside buf.
+ * Thread: any; no shared state. Spec: §1.2-§1.7, §3.5, §3.6, §4.7. */
+int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out);
+
+/* Free what el_ev_scan_sessions allocated in s (not s itself); s is left
+ * empty. s may be NULL. */
+void el_ev_scan_free(el_ev_scan_t *s);
 
 /* {====== event type table ======} */
 
@@ -233,6 +365,9 @@ int el_ev_show_finish(el_ev_show_t *s);
  * reconnected (el_ev_decoder_reset on the formatter's decoder). Events
  * already buffered are kept and printed by el_ev_show_finish. Additive. */
 void el_ev_show_reset(el_ev_show_t *s);
+/* el_ev_decoder_set_opts on the formatter's decoder (e.g. EL_EV_OPT_LIVE
+ * for a source that can pause). Returns as that. Additive. */
+int el_ev_show_set_opts(el_ev_show_t *s, unsigned opts);
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
 
@@ -249,6 +384,8 @@ int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len);
 /* Returns as el_ev_decoder_finish, or EL_EBADHDR if no header was read. */
 int el_ev_json_finish(el_ev_json_t *j);
 void el_ev_json_reset(el_ev_json_t *j);
+/* As el_ev_show_set_opts. Additive. */
+int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts);
 const el_diag_t *el_ev_json_diag(const el_ev_json_t *j);
 void el_ev_json_free(el_ev_json_t *j);
 

@@ -53,14 +53,14 @@ const el__ev_layout_t *el__ev_layouts(size_t *n);
 int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
                          uint32_t len, el_ev_event_t *ev);
 
-/* The current session's description of event type id (the last
- * declaration wins, as in ghc-events), or an empty view. */
+/* The current session's description of event type id (of the declaration
+ * used for decoding: duplicates, docs/eventlog.md), or an empty view. */
 static inline el_strview_t el__ev_decl_desc(const el_ev_decoder_t *d,
                                             uint16_t id) {
   const el_ev_header_t *h = el_ev_decoder_header(d);
   el_strview_t none = {0};
   for (size_t i = h ? h->ndecls : 0; i-- > 0;)
-    if (h->decls[i].id == id)
+    if (h->decls[i].id == id && !h->decls[i].overridden)
       return h->decls[i].desc;
   return none;
 }

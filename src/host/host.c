@@ -350,6 +350,29 @@ static void arm_budget(el_host_t *h) {
   if (h->D) lua_sethook(h->D, budget_hook, LUA_MASKCOUNT, BUDGET_HOOK_COUNT);
 }
 
+/* Set by el_host_interrupt from a signal handler (as lua.c does): raises
+ * "interrupted" in the running call at its next instruction, then gives
+ * the states their budget hook back. */
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  el_host_t *h = el__host_from(L);
+  if (h) {
+    h->break_lua = 0;
+    lua_sethook(h->L, NULL, 0, 0);
+    if (h->D) lua_sethook(h->D, NULL, 0, 0);
+    arm_budget(h);
+  }
+  luaL_error(L, "interrupted");
+}
+
+void el_host_interrupt(el_host_t *h) {
+  h->interrupted = 1;
+  h->break_lua = 1;
+  int mask = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
+  lua_sethook(h->L, interrupt_hook, mask, 1);
+  if (h->D) lua_sethook(h->D, interrupt_hook, mask, 1);
+}
+
 /* {====== loading ======} */
 
 static int load_chunk(el_host_t *h, int status) {
@@ -465,7 +488,12 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
 /* The fast path: one array lookup for an event nobody wants. */
 static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
+  if (__builtin_expect(h->interrupted, 0)) return 1;  /* stop decoding */
   h->st.events++;
+  if (__builtin_expect(ev->malformed, 0)) {
+    h->st.malformed++;  /* its fields cannot be trusted: no handler sees it */
+    return h->stop;
+  }
   if (__builtin_expect(h->sess.rebase_timers, 0)) {
     h->sess.rebase_timers = 0;  /* a new session's first event */
     el__timers_rebase(h, ev->t_ns);
@@ -513,9 +541,10 @@ static void on_warning(void *ud, const el_diag_t *diag) {
 }
 
 int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {
+  if (h->interrupted) return EL_ESTOPPED;
   int rc = el_ev_decoder_feed(h->dec, buf, len);
   el__batch_flush(h);
-  return rc == 0 && h->stop ? EL_ESTOPPED : rc;
+  return rc == 0 && (h->stop || h->interrupted) ? EL_ESTOPPED : rc;
 }
 
 void el_host_flush(el_host_t *h) { el__batch_flush(h); }

@@ -168,6 +168,14 @@ el_host_clock_t el_host_clock(const el_host_t *h);
  * lag display), 0 when the clock is not known yet. */
 el_unix_ns_t el_host_stream_unix_ns(el_host_t *h);
 
+/* Interrupt the host from a signal handler (async-signal-safe): the Lua
+ * call running now (a handler, timer or hook) stops at its next
+ * instruction with the error "interrupted", no further event is
+ * dispatched, and el_host_feed returns EL_ESTOPPED from now on (the
+ * driver then ends the input). Session-end and on_end hooks still run
+ * (the daemon flushes its windows); they can be interrupted again. */
+void el_host_interrupt(el_host_t *h);
+
 /* The host as the consumer of el_src_pump (src/source/source.h): fills
  * *c (ud = h) so that each session begins with reset (the previous
  * session ends: el_host_session_end; the decoder expects a header), its
@@ -213,6 +221,9 @@ typedef struct el_host_stats_s {
                                events had been released (a capability
                                silent past the horizon, or first seen
                                late): processed out of order */
+  uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
+                               reported by the decoder): dispatched to
+                               nothing, not even "*" handlers */
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

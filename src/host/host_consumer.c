@@ -39,93 +39,41 @@ static void c_received(void *ud, uint64_t by_unix_ns, int live) {
 
 #define MAX_SCAN_SESSIONS 4096
 
-typedef struct {
-  el_host_hint_t *v;
-  uint16_t (*caps)[64];     /* capability list per session (first 64) */
-  size_t n, cap;
-  uint8_t seen[EL__MAX_CAPS];
-  int wct_type;
-  int over;                 /* more sessions than kept */
-} scan_t;
-
-static el_host_hint_t *scan_cur(scan_t *s) {
-  return s->n ? &s->v[s->n - 1] : NULL;
-}
-
-static int scan_header(void *ud, const el_ev_header_t *hdr) {
-  scan_t *s = ud;
-  (void)hdr;
-  if (s->n == s->cap) {
-    size_t ncap = s->cap ? s->cap * 2 : 8;
-    if (ncap > MAX_SCAN_SESSIONS) {
-      s->over = 1;
-      return 1;  /* stop: the hints would not line up after this */
-    }
-    el_host_hint_t *nv = el_realloc(s->v, ncap * sizeof *nv);
-    if (!nv) return 1;
-    s->v = nv;
-    void *nc = el_realloc(s->caps, ncap * sizeof *s->caps);
-    if (!nc) return 1;
-    s->caps = nc;
-    s->cap = ncap;
-  }
-  memset(&s->v[s->n], 0, sizeof s->v[0]);
-  memset(s->seen, 0, sizeof s->seen);
-  s->n++;
-  return 0;
-}
-
-static void scan_cap(scan_t *s, el_host_hint_t *hi, uint64_t cap) {
-  if (cap >= EL__MAX_CAPS || s->seen[cap] || hi->ncaps >= 64) return;
-  s->seen[cap] = 1;
-  size_t i = hi->ncaps++;
-  uint16_t *c = s->caps[hi - s->v];
-  while (i > 0 && c[i - 1] > cap) {
-    c[i] = c[i - 1];
-    i--;
-  }
-  c[i] = (uint16_t)cap;
-}
-
-static int scan_event(void *ud, const el_ev_event_t *ev) {
-  scan_t *s = ud;
-  el_host_hint_t *hi = scan_cur(s);
-  if (!hi || !ev->known) return 0;
-  if (ev->t_ns > hi->max_t) hi->max_t = ev->t_ns;
-  if (ev->type == 18 && ev->nfields >= 3) {  /* BLOCK_MARKER */
-    if (ev->v[1].u > hi->max_t) hi->max_t = ev->v[1].u;
-    if (ev->v[2].u != EL_EV_NO_CAP) scan_cap(s, hi, ev->v[2].u);
-  } else if ((int)ev->type == s->wct_type && ev->nfields >= 3 &&
-             !hi->has_wall_clock) {
-    uint64_t sec = ev->v[1].u, nsec = ev->v[2].u;
-    if (sec < (uint64_t)INT64_MAX / 1000000000u) {
-      hi->has_wall_clock = 1;
-      hi->start_unix_ns = (int64_t)(sec * 1000000000u + nsec) -
-                          (int64_t)(ev->t_ns > (uint64_t)INT64_MAX
-                                        ? (uint64_t)INT64_MAX
-                                        : ev->t_ns);
-    }
-  }
-  return 0;
-}
-
+/* A recorded file, mapped whole: el_ev_scan_sessions (src/eventlog) reads
+ * its headers, block markers and global blocks only (capability blocks'
+ * bodies are skipped unread, so their pages are never touched) and gives
+ * each session's WALL_CLOCK_TIME anchor, capabilities and last time. */
 static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_host_t *h = ud;
-  scan_t s;
-  memset(&s, 0, sizeof s);
-  s.wct_type = el_ev_type_by_name("WALL_CLOCK_TIME");
-  el_ev_sink_t sink = {.ud = &s, .on_header = scan_header,
-                       .on_event = scan_event};
-  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
-  if (d) {
-    el_ev_decoder_feed(d, buf, len);
-    el_ev_decoder_free(d);
+  el_ev_scan_t r;
+  if (el_ev_scan_sessions(buf, len, &r) == EL_ENOMEM || r.nsessions == 0 ||
+      r.nsessions > MAX_SCAN_SESSIONS) {
+    el_ev_scan_free(&r);  /* too many: the hints would not line up */
+    return;
   }
-  for (size_t i = 0; i < s.n; i++) s.v[i].caps = s.caps[i];
-  if (!s.over && s.n) el_host_set_hints(h, s.v, s.n);
-  el_free(s.v);
-  el_free(s.caps);
+  el_host_hint_t *v = el_calloc(r.nsessions, sizeof *v);
+  uint16_t (*caps)[64] = el_calloc(r.nsessions, sizeof *caps);
+  if (v && caps) {
+    for (size_t i = 0; i < r.nsessions; i++) {
+      const el_ev_scan_session_t *s = &r.sessions[i];
+      /* A clamped anchor (an absurd WALL_CLOCK_TIME) is no clock. */
+      v[i].has_wall_clock = s->has_wall_clock &&
+                            s->anchor_unix_ns != INT64_MAX &&
+                            s->anchor_unix_ns != INT64_MIN;
+      v[i].start_unix_ns = v[i].has_wall_clock ? s->anchor_unix_ns : 0;
+      v[i].max_t = s->max_t_ns;
+      for (size_t k = 0; k < s->ncaps && v[i].ncaps < 64; k++)
+        if (s->caps[k] < EL__MAX_CAPS) caps[i][v[i].ncaps++] = s->caps[k];
+      v[i].caps = caps[i];
+    }
+    el_host_set_hints(h, v, r.nsessions);
+  }
+  el_free(v);
+  el_free(caps);
+  el_ev_scan_free(&r);
 }
+
+static void c_interrupt(void *ud) { el_host_interrupt(ud); }
 
 void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   memset(c, 0, sizeof *c);
@@ -136,4 +84,5 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->diag = c_diag;
   c->received = c_received;
   c->scan = c_scan;
+  c->interrupt = c_interrupt;
 }

@@ -8,6 +8,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "host.h"
@@ -141,6 +142,8 @@ struct el_host_s {
   const el_ev_event_t *cur; /* event being dispatched, or NULL */
   el_rts_ns_t now;          /* largest event time seen */
   int stop;                 /* nonzero after a fail-fast error */
+  volatile sig_atomic_t interrupted; /* el_host_interrupt: no more events */
+  volatile sig_atomic_t break_lua;   /* stop the running Lua call */
   int ended;
   int loaded;
 

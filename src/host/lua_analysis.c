@@ -1048,10 +1048,6 @@ static const luaL_Reg tr_meta[] = {{"list", tr_list},
 /* Add the helper constructors to the module table on top. */
 void el__lua_analysis_register(lua_State *L) {
   luaL_setfuncs(L, an_funcs, 0);
-  /* el.native_helpers: the trackers take on_point= and spans= (the
-   * default processors fall back to Lua without it, e.g. in tests). */
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "native_helpers");
   if (luaL_newmetatable(L, TRACKER_MT)) {
     luaL_setfuncs(L, tr_meta, 0);
     lua_pushvalue(L, -1);

@@ -238,7 +238,7 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
   int direct = !ev->known ||
                (ev->type < EL__HOST_NTYPES ? h->direct[ev->type]
                                             : int_fields(ti));
-  for (int i = 0; i < l->n && !h->stop; i++) {
+  for (int i = 0; i < l->n && !h->stop && !h->interrupted; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
     int n;
@@ -337,7 +337,8 @@ static int replay(lua_State *D) {
    * pushing a stack slot is cheaper than a registry lookup per call. */
   unsigned gen = ++h->replay_gen;
   el_ev_event_t ev;
-  for (; h->bpos < h->nbatch && !h->stop; h->bpos++, h->bh = 0) {
+  for (; h->bpos < h->nbatch && !h->stop && !h->interrupted;
+       h->bpos++, h->bh = 0) {
     const el__brec_t *r = &h->batch[h->bpos];
     brec_event(r, &ev);
     h->cur = &ev;
@@ -357,7 +358,7 @@ static int replay(lua_State *D) {
     const el_ev_type_info_t *ti = h->ti[r->type];
     int n = ti ? (r->nfields < ti->nfields ? r->nfields : ti->nfields) : 0;
     el__hlist_t *l = &h->types[r->type];
-    for (; h->bh < l->n && !h->stop; h->bh++) {
+    for (; h->bh < l->n && !h->stop && !h->interrupted; h->bh++) {
       el__handler_t *hd = l->v[h->bh];
       if (hd->dead) continue;
       h->replay_hd = hd;
@@ -388,7 +389,7 @@ void el__batch_flush(el_host_t *h) {
   const el_ev_event_t *saved_cur = h->cur;
   h->in_dispatch++;
   h->bpos = h->bh = 0;
-  while (h->bpos < h->nbatch && !h->stop) {
+  while (h->bpos < h->nbatch && !h->stop && !h->interrupted) {
     lua_pushcfunction(D, replay);
     lua_pushlightuserdata(D, h);
     if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
@@ -788,6 +789,7 @@ static int ev_stats(lua_State *L) {
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
   set_int(L, "helper_dropped", (lua_Integer)h->st.helper_dropped);
+  set_int(L, "malformed", (lua_Integer)h->st.malformed);
   set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
   return 1;
 }

@@ -235,6 +235,10 @@ int el_repl_store_feed(el_repl_store_t *s, const uint8_t *buf, size_t len) {
 
 void el_repl_store_reset(el_repl_store_t *s) { el_ev_decoder_reset(s->dec); }
 
+void el_repl_store_set_live(el_repl_store_t *s) {
+  el_ev_decoder_set_opts(s->dec, EL_EV_OPT_LIVE);
+}
+
 void el_repl_store_stats(const el_repl_store_t *s,
                          el_repl_store_stats_t *out) {
   memset(out, 0, sizeof *out);

@@ -46,6 +46,10 @@ int el_repl_store_feed(el_repl_store_t *s, const uint8_t *buf, size_t len);
  * and expect a header. */
 void el_repl_store_reset(el_repl_store_t *s);
 
+/* The input may pause after any byte: decode with EL_EV_OPT_LIVE
+ * (src/eventlog/eventlog.h) so that no event is held back. */
+void el_repl_store_set_live(el_repl_store_t *s);
+
 /* Counters. */
 typedef struct el_repl_store_stats_s {
   uint64_t events;          /* events decoded (every type, incl. block

@@ -98,6 +98,14 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv);
  * --follow, no tee): a command may read it with read(2) itself. */
 int el_src_opts_is_plain(const el_src_opts_t *o);
 
+/* 1 when the input may pause for a long time after any byte (a socket, a
+ * FIFO, a pipe or device on stdin, --follow): its decoder should then run
+ * with EL_EV_OPT_LIVE (src/eventlog/eventlog.h), which never holds a
+ * complete event back waiting for the next bytes. 0 for a regular file (or
+ * stdin redirected from one) read to its end, or a path that does not
+ * exist. Thread: any. */
+int el_src_opts_live(const el_src_opts_t *o);
+
 /* Parse the source options of a command with no options of its own (show,
  * stats) and decide who reads the input. cmd: the command's name, for the
  * error message printed on stderr.

@@ -23,6 +23,12 @@ typedef struct el_src_consumer_s {
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
   int (*finish)(void *ud);                      /* a session ended */
   const struct el_diag_s *(*diag)(void *ud);
+  /* May be NULL. Called from the SIGINT/SIGTERM handler (so it must be
+   * async-signal-safe): abandon what feed is computing now (e.g. a Lua
+   * handler that loops) and make the next feed return EL_ESTOPPED. The
+   * source is then stopped on the loop, and finish and the caller's end of
+   * input still run. */
+  void (*interrupt)(void *ud);
   int own_signals;  /* 1: the caller handles SIGINT and SIGTERM itself
                        (e.g. an interactive prompt); the pump installs no
                        handler for them */

@@ -310,6 +310,13 @@ static int regular_or_missing(const char *path) {
   return rc != 0 || S_ISREG(sb.st_mode);
 }
 
+int el_src_opts_live(const el_src_opts_t *o) {
+  if (o->kind != EL_SRC_FILE && o->kind != EL_SRC_STDIN)
+    return 1;
+  return o->follow || !regular_or_missing(o->kind == EL_SRC_STDIN ? NULL
+                                                                   : o->path);
+}
+
 const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
                                      const char *cmd, int *err) {
   el_src_opts_init(o);

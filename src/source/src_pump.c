@@ -21,8 +21,10 @@ typedef struct {
   char desc[160];          /* source description for messages */
   int in_session;          /* fed since the last finish */
   uint64_t fed;            /* bytes fed in all sessions */
-  uv_signal_t sig[NSIG_HANDLED]; /* SIGINT, SIGTERM, SIGHUP */
-  int nsig;                /* signal handles open */
+  uv_async_t sig_async;    /* wakes the loop after a signal */
+  int nsig;                /* 1 while the handlers are installed */
+  struct sigaction old_sa[NSIG_HANDLED]; /* handlers to restore */
+  volatile sig_atomic_t pending[NSIG_HANDLED]; /* signals not yet acted on */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
   int sig_closing;         /* signal handles whose close is pending */
@@ -118,17 +120,43 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   finish_session(p, 0);
 }
 
+/* {====== signals ======}
+ * SIGINT and SIGTERM stop the source, SIGHUP reopens the tee. The handlers
+ * are sigaction handlers, not uv_signal watchers: a Lua handler that loops
+ * (or any long computation inside feed) blocks the loop, so the handler
+ * itself must reach the consumer (c->interrupt, async-signal-safe) before
+ * waking the loop through an uv_async. One pump runs at a time per
+ * process; the previous handlers are restored when it returns. */
+
+static const int handled[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGHUP};
+static pump_t *volatile g_pump;  /* the pump whose handlers are installed */
+
+static void sig_handler(int signum) {
+  pump_t *p = g_pump;
+  if (!p)
+    return;
+  for (int k = 0; k < NSIG_HANDLED; k++)
+    if (handled[k] == signum)
+      p->pending[k] = 1;
+  if (signum != SIGHUP && p->c->interrupt)
+    p->c->interrupt(p->c->ud);
+  uv_async_send(&p->sig_async);
+}
+
 static void sig_closed(uv_handle_t *h) {
   ((pump_t *)h->data)->sig_closing--;
 }
 
 static void close_signals(pump_t *p) {
-  for (int k = 0; k < p->nsig; k++) {
-    p->sig[k].data = p;
-    p->sig_closing++;
-    uv_close((uv_handle_t *)&p->sig[k], sig_closed);
-  }
+  if (!p->nsig)
+    return;
+  for (int k = 0; k < NSIG_HANDLED; k++)
+    sigaction(handled[k], &p->old_sa[k], NULL);
+  g_pump = NULL;
   p->nsig = 0;
+  p->sig_async.data = p;
+  p->sig_closing++;
+  uv_close((uv_handle_t *)&p->sig_async, sig_closed);
 }
 
 static void on_end(void *ud, el_src_t *src, int status) {
@@ -143,30 +171,40 @@ static void on_end(void *ud, el_src_t *src, int status) {
   uv_stop(src->loop);  /* the caller's other handles may keep it alive */
 }
 
-static void on_signal(uv_signal_t *h, int signum) {
-  el_src_t *src = ((pump_t *)h->data)->src;
-  if (signum == SIGHUP) {
-    if (el_src_options(src)->log_file)
-      el_src_reopen_tee(src);
-    else
-      el_log(EL_LOG_INFO, "SIGHUP: no --eventlog-log-file to reopen; "
-                          "ignored");
-    return;
+static void on_sig_async(uv_async_t *a) {
+  pump_t *p = a->data;
+  el_src_t *src = p->src;
+  for (int k = 0; k < NSIG_HANDLED; k++) {
+    if (!p->pending[k])
+      continue;
+    p->pending[k] = 0;
+    if (handled[k] == SIGHUP) {
+      if (el_src_options(src)->log_file)
+        el_src_reopen_tee(src);
+      else
+        el_log(EL_LOG_INFO, "SIGHUP: no --eventlog-log-file to reopen; "
+                            "ignored");
+      continue;
+    }
+    el_log(EL_LOG_INFO, "signal %d: stopping", handled[k]);
+    el_src_stop(src);
   }
-  el_log(EL_LOG_INFO, "signal %d: stopping", signum);
-  el_src_stop(src);
 }
 
-static void start_signals(pump_t *p, uv_loop_t *loop, el_src_t *src) {
-  const int sigs[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGHUP};
-  for (int k = 0; k < NSIG_HANDLED; k++) {
-    if (uv_signal_init(loop, &p->sig[k]) != 0)
-      break;
-    p->sig[k].data = p;
-    p->nsig++;
-    uv_signal_start(&p->sig[k], on_signal, sigs[k]);
-    uv_unref((uv_handle_t *)&p->sig[k]);
-  }
+static void start_signals(pump_t *p, uv_loop_t *loop) {
+  if (uv_async_init(loop, &p->sig_async, on_sig_async) != 0)
+    return;
+  p->sig_async.data = p;
+  uv_unref((uv_handle_t *)&p->sig_async);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = sig_handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  g_pump = p;
+  for (int k = 0; k < NSIG_HANDLED; k++)
+    sigaction(handled[k], &sa, &p->old_sa[k]);
+  p->nsig = 1;
 }
 
 static int run(uv_loop_t *loop, const el_src_opts_t *o,
@@ -186,7 +224,7 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
   if (c->on_source)
     c->on_source(c->ud, src);
   if (!c->own_signals)
-    start_signals(p, loop, src);
+    start_signals(p, loop);
   rc = el_src_start(src);
   if (rc < 0) {
     if (c->on_source)
@@ -257,6 +295,8 @@ static const el_diag_t *dec_diag(void *ud) {
 int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
                         struct el_ev_decoder_s *dec,
                         el_src_pump_result_t *res) {
+  if (el_src_opts_live(o))
+    el_ev_decoder_set_opts(dec, el_ev_decoder_opts(dec) | EL_EV_OPT_LIVE);
   el_src_consumer_t c = {.ud = dec,
                          .reset = dec_reset,
                          .feed = dec_feed,

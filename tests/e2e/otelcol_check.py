@@ -305,23 +305,14 @@ def check_threadspans(ck, events, start, spans):
         print("FAIL span kind/status not INTERNAL/OK")
 
 
-def check_capusage(ck, events, metrics):
-    """Per capability: total Mutator time = sum of running intervals; GC =
-    sum of GC intervals (spec §5.2.3 state machines, written anew)."""
+def usage_spans(events):
+    """Capability usage spans (cap, category, user, start, end) in the
+    order they end: GC spans per capability and Running spans per thread
+    (spec §5.2.3 state machines, written anew). user is "GC" or the thread
+    id in decimal."""
     gc_state = {}           # cap -> ("start"|"end", t)
-    gc_total = defaultdict(int)
     th_state = {}           # thread -> ("run", t, cap) | ("stop", t) | "done"
-    mut_total = defaultdict(int)
-    # Idle: per capability, the gap between a usage span (GC or mutator)
-    # and the previous one's end, spans taken as they end (spec §5.2.3).
-    prev_end = {}
-    idle_total = defaultdict(int)
-
-    def span(c, a, b):
-        p = prev_end.get(c)
-        if p is not None and p < a:
-            idle_total[c] += a - p
-        prev_end[c] = b
+    out = []
     for t, cap, text in events:
         if cap is not None and text == "starting GC":
             s = gc_state.get(cap)
@@ -330,9 +321,8 @@ def check_capusage(ck, events, metrics):
         elif cap is not None and text == "finished GC":
             s = gc_state.get(cap)
             if s and s[0] == "start":
-                gc_total[cap] += max(0, t - s[1])
+                out.append((cap, "GC", "GC", s[1], t))
                 gc_state[cap] = ("end", t)
-                span(cap, s[1], t)
         m = re.match(r"^running thread (\d+)$", text) if cap is not None \
             else None
         if m:
@@ -350,11 +340,43 @@ def check_capusage(ck, events, metrics):
             if s == "done":
                 continue
             if s and s[0] == "run":
-                mut_total[s[2]] += max(0, t - s[1])
-                span(s[2], s[1], t)
+                out.append((s[2], "Mutator", str(th), s[1], t))
             if s is None:
                 continue    # unexpected: state unchanged
             th_state[th] = "done" if m.group(2) == "thread finished" else ("stop", t)
+    return out
+
+
+def usage_points(events):
+    """The capability usage metric without aggregation (spec §5.2.3): per
+    series (cap, category, user) the running totals [(t, total), ...], one
+    per span at its start, and an Idle series per capability (user None)
+    with one point per gap between a span and the previous one's end,
+    spans taken as they end."""
+    points = defaultdict(list)
+    total = defaultdict(int)
+    prev_end = {}
+
+    def add(key, t, d):
+        total[key] += d
+        points[key].append((t, total[key]))
+    for c, cat, user, a, b in usage_spans(events):
+        p = prev_end.get(c)
+        if p is not None and p < a:
+            add((c, "Idle", None), p, a - p)
+        prev_end[c] = b
+        add((c, cat, user), a, max(0, b - a))
+    return points
+
+
+def check_capusage(ck, events, metrics):
+    """Per capability: total Mutator time = sum of running intervals; GC =
+    sum of GC intervals; Idle = sum of the gaps (usage_points)."""
+    exp = {"Mutator": defaultdict(int), "GC": defaultdict(int),
+           "Idle": defaultdict(int)}
+    for (c, cat, _), pts in usage_points(events).items():
+        exp[cat][c] += pts[-1][1]
+    mut_total, gc_total, idle_total = exp["Mutator"], exp["GC"], exp["Idle"]
     finals = {}
     for t, v, a, *_ in metrics.get("ghc_eventlog_CapabilityUsageDuration", []):
         k = (a.get("cap"), a.get("category"), a.get("user"))

@@ -93,6 +93,19 @@ w('blktiny', hd + struct.pack('>HQIQH', 18, 1, 3, 0, 1) + msg(10, b'abc')
 w('declffff', b'hdrbhetb' + decl(0xffff, 4, b'x') + b'hetehdredatb'
   + struct.pack('>HQ', 0xffff, 1) + b'abcd')
 w('dupheader', log[:log.index(b'datb') + 4] + log)
+# MIGRATE_THREAD's declaration (id 4, size 6; no such event in the log) with
+# its id turned into RUN_THREAD's (1, size 4): a conflicting duplicate.
+steal = b'etb\0' + struct.pack('>Hh', 4, 6)
+assert log.count(steal) == 1
+open(d + '/dupconflict.eventlog', 'wb').write(
+    log.replace(steal, b'etb\0' + struct.pack('>Hh', 1, 6)))
+# A THREAD_LABEL whose 2-byte payload is shorter than its thread id,
+# between two USER_MSGs (hand count: header 79 + 25 = 104 bytes, the label
+# at 104 + 15 = 119).
+tl = b'etb\0' + struct.pack('>HhI', 44, -1, 5) + b'Label' + b'\0' * 4 + b'ete\0'
+hd2 = hd[:-12] + tl + b'hetehdredatb'
+w('badlabel', hd2 + msg(10, b'abc') + struct.pack('>HQH', 44, 11, 2) + b'\0\7'
+  + msg(12, b'after') + end)
 w('splice', log[:len(log) // 2] + log[len(log) // 3:])
 EOF
 n=0
@@ -110,13 +123,39 @@ for f in "$T"/*.el; do
 done
 # Everything before the fault is kept, the fault is located.
 timeout 30 "$EL_BIN" stats "$T/varabsurd.el" > "$T/out" 2> "$T/err"
-grep -q 'truncated inside an event of type 19 at byte 93' "$T/err" \
+grep -q 'truncated inside an event, USER_MSG (type 19), at byte 93' "$T/err" \
   || fail "varabsurd: $(cat "$T/err")"
 grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "varabsurd: $(cat "$T/out")"
 rc=0; timeout 30 "$EL_BIN" stats "$T/undecl.el" > "$T/out" 2> "$T/err" || rc=$?
 [ $rc = 1 ] && grep -q 'event type 77 at byte 94' "$T/err" \
   && grep -qE '^  USER_MSG +19 +1 ' "$T/out" || fail "undecl: $(cat "$T/err")"
 pass "$n runs over malformed eventlogs: no crash, no hang, offsets given"
+
+# A conflicting duplicate declaration: reported with its offset and name;
+# the declaration in id order is used, so every event decodes as in the
+# reference (status 1: the header is malformed).
+rc=0
+timeout 30 "$EL_BIN" show "$T/dupconflict.eventlog" > "$T/out" 2> "$T/err" || rc=$?
+[ $rc = 1 ] || fail "dupconflict: status $rc"
+grep -qE 'conflicting declarations of event RUN_THREAD \(type 1\): size 4 at byte [0-9]+, size 6 at byte [0-9]+; using the one at byte' "$T/err" \
+  || fail "dupconflict: $(cat "$T/err")"
+diff <(sed -n '/^Events:/,$p' "$T/out") <(sed -n '/^Events:/,$p' "$REF") \
+  > /dev/null || fail "dupconflict: events differ from the reference"
+grep -q '^1: Migrate thread (size 6)$' "$T/out" || fail "dupconflict: type list"
+pass "a conflicting duplicate declaration is reported; events as the reference"
+
+# A malformed THREAD_LABEL: reported by name and offset, not decoded, the
+# event after it is.
+rc=0
+timeout 30 "$EL_BIN" stats "$T/badlabel.el" > "$T/out" 2> "$T/err" || rc=$?
+grep -q 'malformed event THREAD_LABEL (type 44) at byte 119' "$T/err" \
+  || fail "badlabel: $(cat "$T/err")"
+grep -qE '^  USER_MSG +19 +2 ' "$T/out" || fail "badlabel: $(cat "$T/out")"
+timeout 30 "$EL_BIN" show --json "$T/badlabel.el" > "$T/out" 2>/dev/null || true
+jq -s -e 'map(select(.type == 44)) | length == 1 and .[0].name == null
+  and .[0].malformed' "$T/out" > /dev/null \
+  || fail "badlabel json: $(cat "$T/out")"
+pass "a malformed event is reported by name and offset, the next decoded"
 
 # 6. A tee that cannot be opened is named as the tee, not as the input.
 mkfifo "$T/noreader"

@@ -11,7 +11,15 @@
  *   [--listen-delay MS]  wait before listening (a server that starts late)
  *   [--connections K]    serve K connections, then exit (default 1)
  *   [--garbage N]        send N stale bytes before the file, every connection
- *   [--close-after N]    cut the first connection after N bytes of the file
+ *   [--stray-marker]     before the file, on every connection, send the 24
+ *                        bytes the real library sends before each header
+ *                        (shared/peers/eventlog-socket/README.md): a
+ *                        BLOCK_MARKER of the global buffer (cap 0xFFFF)
+ *                        whose block wraps the header; its times grow by
+ *                        1 s per connection
+ *   [--close-after N[,N2...]]  cut connection k after Nk bytes of the file
+ *                        (one number: the first connection only)
+ *   [--sent-prefix P]    write the bytes sent on connection k to P.k
  *   [--refuse K]         accept and close the first K connections at once
  *   [--chunk N --pace-ms M]  send N bytes, pause M ms, repeat
  *   [--hold-ms MS]       keep each connection open MS ms after sending
@@ -35,8 +43,10 @@
 
 typedef struct {
   const char *unix_path, *host, *port, *file, *port_file, *ready_file;
-  const char *record;
-  long listen_delay_ms, connections, garbage, close_after, refuse, chunk;
+  const char *record, *sent_prefix;
+  long listen_delay_ms, connections, garbage, refuse, chunk;
+  long close_after[16];    /* per connection, -1 = whole file */
+  int stray_marker;
   long pace_ms, hold_ms;
   double timeout_s;
 } peer_opts_t;
@@ -193,25 +203,76 @@ static void hold(int c, long hold_ms) {
   }
 }
 
+/* Send and, with --sent-prefix, append to that connection's file. */
+static int send_logged(int c, const peer_opts_t *o, long conn_no,
+                       const uint8_t *buf, size_t len) {
+  if (o->sent_prefix) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s.%ld", o->sent_prefix, conn_no);
+    FILE *f = fopen(path, "ab");
+    if (!f || fwrite(buf, 1, len, f) != len)
+      die(path);
+    fclose(f);
+  }
+  return send_all(c, buf, len);
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n) {
+  for (int k = n - 1; k >= 0; k--, v >>= 8)
+    p[k] = (uint8_t)v;
+}
+
+/* The 24 bytes eventlog-socket sends before each connection's header:
+ * BLOCK_MARKER (18), t, block_size (24 + header), end_time, cap 0xFFFF
+ * (spec/eventlog-format.md §1.5). */
+static void stray_marker(uint8_t out[24], const uint8_t *data, size_t len,
+                         long conn_no) {
+  static const char end[] = "hetehdredatb";
+  size_t hdr = 0;
+  for (size_t i = 0; i + 12 <= len; i++)
+    if (!memcmp(data + i, end, 12)) {
+      hdr = i + 12;
+      break;
+    }
+  uint64_t t = (uint64_t)conn_no * 1000000000u;
+  put_be(out, 18, 2);
+  put_be(out + 2, t, 8);
+  put_be(out + 10, 24 + hdr, 4);
+  put_be(out + 14, t + 1000, 8);
+  put_be(out + 22, 0xFFFF, 2);
+}
+
 static void serve(int c, const peer_opts_t *o, const uint8_t *data,
                   size_t len, long conn_no) {
+  if (o->sent_prefix) {  /* start this connection's file afresh */
+    char path[1024];
+    snprintf(path, sizeof path, "%s.%ld", o->sent_prefix, conn_no);
+    unlink(path);
+  }
   if (o->garbage > 0) {
     uint8_t *g = malloc((size_t)o->garbage);
     for (long k = 0; k < o->garbage; k++)  /* never contains "hdrb" */
       g[k] = (uint8_t)(0x20 + (k * 7) % 64);
-    if (send_all(c, g, (size_t)o->garbage) < 0) {
+    if (send_logged(c, o, conn_no, g, (size_t)o->garbage) < 0) {
       free(g);
       return;
     }
     free(g);
   }
+  if (o->stray_marker) {
+    uint8_t m[24];
+    stray_marker(m, data, len, conn_no);
+    if (send_logged(c, o, conn_no, m, sizeof m) < 0)
+      return;
+  }
   size_t n = len;
-  if (conn_no == 1 && o->close_after >= 0 && (size_t)o->close_after < len)
-    n = (size_t)o->close_after;
+  long cut = conn_no <= 16 ? o->close_after[conn_no - 1] : -1;
+  if (cut >= 0 && (size_t)cut < len)
+    n = (size_t)cut;
   size_t step = o->chunk > 0 ? (size_t)o->chunk : n;
   for (size_t off = 0; off < n; off += step) {
     size_t k = n - off < step ? n - off : step;
-    if (send_all(c, data + off, k) < 0) {
+    if (send_logged(c, o, conn_no, data + off, k) < 0) {
       fprintf(stderr, "el_peer: client left after %zu bytes\n", off);
       return;
     }
@@ -233,13 +294,27 @@ static long num(const char *s) {
   return v;
 }
 
+/* "N1,N2,...": connection k is cut after Nk bytes of the file. */
+static void close_list(peer_opts_t *o, const char *v) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  int k = 0;
+  for (char *s = strtok(buf, ","); s && k < 16; s = strtok(NULL, ","))
+    o->close_after[k++] = num(s);
+}
+
 static void parse(peer_opts_t *o, int argc, char **argv) {
   memset(o, 0, sizeof *o);
   o->connections = 1;
-  o->close_after = -1;
+  for (int k = 0; k < 16; k++)
+    o->close_after[k] = -1;
   o->timeout_s = 20;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    if (!strcmp(a, "--stray-marker")) {
+      o->stray_marker = 1;
+      continue;
+    }
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
       fprintf(stderr, "el_peer: %s needs a value\n", a);
@@ -256,7 +331,8 @@ static void parse(peer_opts_t *o, int argc, char **argv) {
     else if (!strcmp(a, "--listen-delay")) o->listen_delay_ms = num(v);
     else if (!strcmp(a, "--connections")) o->connections = num(v);
     else if (!strcmp(a, "--garbage")) o->garbage = num(v);
-    else if (!strcmp(a, "--close-after")) o->close_after = num(v);
+    else if (!strcmp(a, "--close-after")) close_list(o, v);
+    else if (!strcmp(a, "--sent-prefix")) o->sent_prefix = v;
     else if (!strcmp(a, "--refuse")) o->refuse = num(v);
     else if (!strcmp(a, "--chunk")) o->chunk = num(v);
     else if (!strcmp(a, "--pace-ms")) o->pace_ms = num(v);

@@ -17,6 +17,7 @@
 #include <lua.h>
 
 #include "host/host.h"
+#include "test_eventlog_util.h"
 
 static uint8_t *read_all(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -472,6 +473,47 @@ static void test_batched_dispatch_order(void **state) {
  * of a log (tens of thousands of dispatched events) to integer-field
  * handlers, a timer and the C thread helper allocates a bounded few
  * times. */
+/* A malformed THREAD_LABEL (2-byte payload, shorter than its thread id)
+ * reaches no handler, not even "*"; the well-formed one after it does,
+ * and el.stats() counts the malformed one. */
+static void test_malformed_event_not_dispatched(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); star, tl, msg = 0, 0, 0\n"
+      "el.on('*', function(ev) star = star + 1 end)\n"
+      "el.on('THREAD_LABEL', function(ev) tl = tl + 1\n"
+      "  assert(ev.thread == 7 and ev.label == 'ab') end)\n"
+      "el.on('USER_MSG', function(ev) msg = msg + 1 end)\n",
+      0);
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 19, 0xFFFF, "User message");
+  tu_decl(&b, 44, 0xFFFF, "Thread label");
+  tu_hdr_end(&b);
+  tu_ev(&b, 44, 10); /* malformed: 2 bytes, the thread id needs 4 */
+  tu_u16(&b, 2);
+  tu_u16(&b, 7);
+  tu_ev(&b, 44, 11); /* well-formed: thread 7, label "ab" */
+  tu_u16(&b, 6);
+  tu_u32(&b, 7);
+  tu_str(&b, "ab");
+  tu_ev(&b, 19, 12);
+  tu_u16(&b, 2);
+  tu_str(&b, "hi");
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "star"), 2);
+  assert_int_equal(lua_int(h, "tl"), 1);
+  assert_int_equal(lua_int(h, "msg"), 1);
+  assert_int_equal(lua_int(h, "el.stats().malformed"), 1);
+  assert_int_equal(el_host_stats(h)->malformed, 1);
+  assert_int_equal(el_host_stats(h)->events, 3);
+  assert_int_equal(el_host_stats(h)->handler_errors, 0);
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -523,6 +565,7 @@ int main(void) {
       cmocka_unit_test(test_lua_oom_never_panics),
       cmocka_unit_test(test_hostile_input),
       cmocka_unit_test(test_batched_dispatch_order),
+      cmocka_unit_test(test_malformed_event_not_dispatched),
       cmocka_unit_test(test_no_allocation_per_event),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,13 +95,21 @@ function Acc:close_below(upto)
   self.closed_below = upto
 end
 
--- Export everything collected so far.
+-- Export everything collected so far. An item whose emit raises an error
+-- (a malformed value) is dropped and counted in self.failed, with the
+-- first error kept in self.last_error; the others are still exported.
 function Acc:flush()
   local out = self.out
   if #out == 0 then return end
   self.out = {}
-  local emit = self.emit
-  for i = 1, #out do emit(out[i]) end
+  local emit, pcall = self.emit, pcall
+  for i = 1, #out do
+    local ok, err = pcall(emit, out[i])
+    if not ok then
+      self.failed = (self.failed or 0) + 1
+      self.last_error = self.last_error or err
+    end
+  end
 end
 
 -- The batch tick at eventlog time `deadline` (a multiple of the batch

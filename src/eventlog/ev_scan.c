@@ -1,0 +1,208 @@
+/* ev_scan.c: el_ev_scan_sessions, the fast per-session clock and
+ * capability scan of a whole eventlog in memory (eventlog.h).
+ *
+ * No parser of its own: the decoder runs with EL_EV_OPT_SKIP_CAP_BLOCKS,
+ * fed the whole buffer in one call, so a capability block costs its
+ * marker (spec §1.5) and its body is jumped over by the declared size; the
+ * global blocks (cap 0xFFFF), which hold WALL_CLOCK_TIME and CAP_CREATE
+ * (§2.4), are decoded. A sink collects, per session (header, §4.7):
+ *   - WALL_CLOCK_TIME (§3.5): anchor = unix_sec*1e9 + nsec - t, the Unix
+ *     time of RTS time 0, in 128-bit arithmetic clamped to int64;
+ *   - capabilities: BLOCK_MARKER.cap (!= 0xFFFF) and CAP_CREATE.cap, as a
+ *     bitmap turned into a sorted list when the session ends;
+ *   - the largest timestamp: every decoded event's, and each block
+ *     marker's start and end time (§1.5: end_time bounds the block's
+ *     events, whose own times are not read). */
+#include <string.h>
+
+#include "eventlog_internal.h"
+
+#define EV_BLOCK_MARKER 18
+#define EV_WALL_CLOCK 43
+#define EV_CAP_CREATE 45
+
+typedef struct {
+  el_ev_scan_t *out;
+  el_ev_scan_session_t *cur;   /* the open session, NULL before one */
+  uint64_t capbits[65536 / 64];/* capabilities of the open session */
+  size_t cap_hi;               /* capbits words below this may be set */
+  size_t scap;                 /* sessions[] capacity */
+  uint64_t varbits[65536 / 64];/* ids declared variable-size (12-byte
+                                  event header) in the open session */
+  int nomem;
+  uint64_t len;                /* bytes in the buffer */
+} scan_t;
+
+/* Unix ns of RTS time 0: sec*1e9 + nsec - t, clamped to int64. */
+static int64_t anchor_ns(uint64_t sec, uint64_t nsec, uint64_t t) {
+  __int128 v = (__int128)sec * 1000000000 + (__int128)nsec - (__int128)t;
+  if (v > INT64_MAX)
+    return INT64_MAX;
+  if (v < INT64_MIN)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+
+static void add_cap(scan_t *s, uint64_t cap) {
+  if (cap >= EL_EV_NO_CAP)
+    return;
+  s->capbits[cap >> 6] |= (uint64_t)1 << (cap & 63);
+  if ((cap >> 6) + 1 > s->cap_hi)
+    s->cap_hi = (cap >> 6) + 1;
+}
+
+static void see_time(scan_t *s, uint64_t t) {
+  if (t > s->cur->max_t_ns)
+    s->cur->max_t_ns = t;
+}
+
+/* Close the open session: its capability list, its end. */
+static void close_session(scan_t *s) {
+  el_ev_scan_session_t *c = s->cur;
+  if (!c)
+    return;
+  size_t n = 0;
+  for (size_t w = 0; w < s->cap_hi; w++)
+    n += (size_t)__builtin_popcountll(s->capbits[w]);
+  if (n) {
+    c->caps = el_malloc(n * sizeof *c->caps);
+    if (!c->caps) {
+      s->nomem = 1;
+    } else {
+      for (size_t w = 0; w < s->cap_hi; w++)
+        for (uint64_t b = s->capbits[w]; b; b &= b - 1)
+          c->caps[c->ncaps++] = (uint16_t)(w * 64 + (size_t)__builtin_ctzll(b));
+    }
+  }
+  memset(s->capbits, 0, s->cap_hi * sizeof s->capbits[0]);
+  s->cap_hi = 0;
+  s->cur = NULL;
+}
+
+static int on_header(void *ud, const el_ev_header_t *h) {
+  scan_t *s = ud;
+  close_session(s);
+  el_ev_scan_t *o = s->out;
+  if (o->nsessions == s->scap) {
+    size_t n = s->scap ? s->scap * 2 : 4;
+    el_ev_scan_session_t *p = el_realloc(o->sessions, n * sizeof *p);
+    if (!p) {
+      s->nomem = 1;
+      return 1; /* stop: report what was found */
+    }
+    o->sessions = p;
+    s->scap = n;
+  }
+  s->cur = &o->sessions[o->nsessions++];
+  memset(s->cur, 0, sizeof *s->cur);
+  s->cur->header_offset = h->offset;
+  memset(s->varbits, 0, sizeof s->varbits);
+  for (size_t i = 0; i < h->ndecls; i++)
+    if (h->decls[i].size == EL_EV_VARIABLE && !h->decls[i].overridden)
+      s->varbits[h->decls[i].id >> 6] |= (uint64_t)1 << (h->decls[i].id & 63);
+  return 0;
+}
+
+static int on_event(void *ud, const el_ev_event_t *ev) {
+  scan_t *s = ud;
+  el_ev_scan_session_t *c = s->cur;
+  if (!c)
+    return 0;
+  int var = (s->varbits[ev->type >> 6] >> (ev->type & 63)) & 1;
+  uint64_t end = ev->offset + (var ? 12 : 10) + ev->payload_len;
+  if (ev->type == EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
+      ev->v[0].u <= (16u << 20))
+    end = ev->offset + ev->v[0].u; /* the body, even if not read */
+  if (end > s->len)
+    end = s->len; /* a block cut by the end of the buffer */
+  if (end > c->end_offset)
+    c->end_offset = end;
+  see_time(s, ev->t_ns);
+  if (!ev->known)
+    return 0;
+  switch (ev->type) {
+  case EV_BLOCK_MARKER:
+    see_time(s, ev->v[1].u);
+    add_cap(s, ev->v[2].u);
+    break;
+  case EV_CAP_CREATE:
+    add_cap(s, ev->v[0].u);
+    break;
+  case EV_WALL_CLOCK:
+    c->has_wall_clock = 1;
+    c->wall_t_ns = ev->t_ns;
+    c->anchor_unix_ns = anchor_ns(ev->v[1].u, ev->v[2].u, ev->t_ns);
+    break;
+  }
+  return 0;
+}
+
+static void on_data_end(void *ud, uint64_t off) {
+  scan_t *s = ud;
+  if (!s->cur)
+    return;
+  s->cur->data_end = 1;
+  s->cur->end_offset = off + 2;
+}
+
+static void on_warning(void *ud, const el_diag_t *dg) {
+  scan_t *s = ud;
+  s->out->warnings++;
+  if (dg->code && !s->out->status) {
+    s->out->status = dg->code;
+    s->out->diag = *dg;
+  }
+}
+
+int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
+  memset(out, 0, sizeof *out);
+  out->diag.event_type = -1;
+  if (!len)
+    return 0;
+  scan_t *s = el_calloc(1, sizeof *s);
+  if (!s)
+    return EL_ENOMEM;
+  s->out = out;
+  s->len = len;
+  el_ev_sink_t sink = {.ud = s,
+                       .on_header = on_header,
+                       .on_event = on_event,
+                       .on_data_end = on_data_end,
+                       .on_warning = on_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  if (!d) {
+    el_free(s);
+    return EL_ENOMEM;
+  }
+  el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
+  int rc = el_ev_decoder_feed(d, buf, len);
+  int fin = s->nomem ? 0 : el_ev_decoder_finish(d);
+  close_session(s);
+  if (rc == 0 || rc == EL_ESTOPPED)
+    rc = fin;
+  if (rc && rc != EL_ESTOPPED && rc != EL_ENOMEM) {
+    /* The first problem wins over later warnings: it decides how far
+     * the results can be trusted. */
+    if (!out->status || el_ev_decoder_diag(d)->offset < out->diag.offset) {
+      out->status = rc;
+      out->diag = *el_ev_decoder_diag(d);
+    }
+  }
+  out->stats = *el_ev_decoder_stats(d);
+  int nomem = s->nomem || rc == EL_ENOMEM;
+  el_ev_decoder_free(d);
+  el_free(s);
+  if (nomem)
+    return EL_ENOMEM;
+  return out->status;
+}
+
+void el_ev_scan_free(el_ev_scan_t *s) {
+  if (!s)
+    return;
+  for (size_t i = 0; i < s->nsessions; i++)
+    el_free(s->sessions[i].caps);
+  el_free(s->sessions);
+  s->sessions = NULL;
+  s->nsessions = 0;
+}

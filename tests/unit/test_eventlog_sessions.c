@@ -1,0 +1,877 @@
+/* test_eventlog_sessions.c: sessions in one byte stream (a raw tee of
+ * several eventlog-socket connections, spec §4.7, §5.4), duplicate
+ * event-type declarations, malformed variable-size events (§4.8), and
+ * el_ev_scan_sessions.
+ *
+ * Expected values come from the connections decoded one by one (each a
+ * plain stream, whose decoding test_show_reference.sh checks against
+ * ghc-events), from positions computed here by hand from the bytes the
+ * test builds, and from `show --json` values of threads.eventlog written
+ * below as literals.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "test_eventlog_util.h"
+
+/* {====== a recording sink ======} */
+
+typedef struct {
+  uint64_t offset, t, h;
+  uint16_t type, cap;
+  uint8_t known, malformed;
+  unsigned session;
+} rev_t;
+
+typedef struct {
+  char msg[256];
+  int code;
+  uint64_t offset;
+} rwarn_t;
+
+typedef struct {
+  rev_t *ev;
+  size_t nev, cap;
+  uint64_t hdr_off[16];
+  unsigned nhdr;
+  unsigned data_ends;
+  rwarn_t warn[64];
+  unsigned nwarn;
+  int feed_rc, finish_rc; /* first nonzero feed result; finish result */
+  el_ev_stats_t st;
+} rec_t;
+
+static uint64_t fnv(const void *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  const uint8_t *b = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+static int r_header(void *ud, const el_ev_header_t *h) {
+  rec_t *r = ud;
+  if (r->nhdr < 16)
+    r->hdr_off[r->nhdr] = h->offset;
+  r->nhdr++;
+  return 0;
+}
+
+static int r_event(void *ud, const el_ev_event_t *e) {
+  rec_t *r = ud;
+  if (r->nev == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 1024;
+    r->ev = realloc(r->ev, r->cap * sizeof *r->ev);
+  }
+  rev_t *v = &r->ev[r->nev++];
+  v->offset = e->offset;
+  v->t = e->t_ns;
+  v->type = e->type;
+  v->cap = e->cap;
+  v->known = e->known;
+  v->malformed = e->malformed;
+  v->h = fnv(e->payload, e->payload_len);
+  v->session = r->nhdr;
+  return 0;
+}
+
+static void r_data_end(void *ud, uint64_t off) {
+  (void)off;
+  ((rec_t *)ud)->data_ends++;
+}
+
+static void r_warning(void *ud, const el_diag_t *d) {
+  rec_t *r = ud;
+  if (r->nwarn < 64) {
+    snprintf(r->warn[r->nwarn].msg, sizeof r->warn[0].msg, "%s", d->msg);
+    r->warn[r->nwarn].code = d->code;
+    r->warn[r->nwarn].offset = d->offset;
+  }
+  r->nwarn++;
+}
+
+/* Decode p[0..n) in chunks of step bytes (0 = one feed) with opts. */
+static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
+                   rec_t *r) {
+  memset(r, 0, sizeof *r);
+  el_ev_sink_t s = {.ud = r,
+                    .on_header = r_header,
+                    .on_event = r_event,
+                    .on_data_end = r_data_end,
+                    .on_warning = r_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_non_null(d);
+  assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  if (!step)
+    step = n ? n : 1;
+  for (size_t i = 0; i < n; i += step) {
+    int rc = el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step);
+    if (rc && !r->feed_rc)
+      r->feed_rc = rc;
+  }
+  r->finish_rc = el_ev_decoder_finish(d);
+  r->st = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+}
+
+static void rec_free(rec_t *r) { free(r->ev); }
+
+/* Are a's events those of b, b's offsets shifted by delta and from
+ * session b_sess on? Reports the first difference. */
+static void same_events(const rev_t *a, const rec_t *b, uint64_t delta,
+                        const char *what) {
+  for (size_t i = 0; i < b->nev; i++) {
+    const rev_t *x = &a[i], *y = &b->ev[i];
+    if (x->offset != y->offset + delta || x->type != y->type ||
+        x->t != y->t || x->cap != y->cap || x->known != y->known ||
+        x->malformed != y->malformed || x->h != y->h)
+      fail_msg("%s: event %zu differs: offset %llu vs %llu, type %u vs %u",
+               what, i, (unsigned long long)x->offset,
+               (unsigned long long)(y->offset + delta), x->type, y->type);
+  }
+}
+
+/* eventlog-socket's 24 stray bytes before every connection's header: a
+ * BLOCK_MARKER (type 18) of the global buffer (cap 0xFFFF) whose block
+ * wraps the header (shared/peers/eventlog-socket/README.md). */
+static void stray_marker(uint8_t *o, uint64_t t, uint32_t hdr_len) {
+  tu_buf_t b;
+  b.n = 0;
+  tu_ev(&b, 18, t);
+  tu_u32(&b, 24 + hdr_len);
+  tu_u64(&b, t + 1000);
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(b.n, 24);
+  memcpy(o, b.b, 24);
+}
+
+/* Length of the header: through "datb" (computed from the bytes). */
+static size_t header_len(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i + 4 <= n; i++)
+    if (!memcmp(p + i, "hetehdredatb", 12))
+      return i + 12;
+  fail_msg("no header end");
+  return 0;
+}
+
+/* A connection's bytes: stray marker + the log's first x bytes. */
+static size_t connection(uint8_t *o, const uint8_t *log, size_t n, size_t x,
+                         uint64_t t) {
+  stray_marker(o, t, (uint32_t)header_len(log, n));
+  memcpy(o + 24, log, x);
+  return 24 + x;
+}
+
+/* Offsets where events of log begin, plus DATA_END and the end. */
+static uint8_t *event_starts(const uint8_t *log, size_t n) {
+  rec_t r;
+  decode(log, n, 0, 0, &r);
+  uint8_t *is = calloc(n + 1, 1);
+  for (size_t i = 0; i < r.nev; i++)
+    is[r.ev[i].offset] = 1;
+  /* DATA_END: the 2 bytes FF FF after the last event, when present. */
+  if (r.data_ends)
+    is[n - 2] = 1;
+  is[n] = 1;
+  rec_free(&r);
+  return is;
+}
+
+/* {====== a raw tee of several connections ======} */
+
+/* Three connections as the real library sends them (stray marker, header,
+ * events), the first two cut mid-stream: the tee gives three sessions
+ * and, event for event, what the three connections give one by one. */
+static void test_tee_of_three_connections(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/heapy-hT.eventlog", &n);
+  assert_non_null(log);
+  size_t cuts[3] = {5001, 20017, n};
+  uint8_t *is = event_starts(log, n);
+  assert_false(is[cuts[0]]); /* both cuts fall inside an event */
+  assert_false(is[cuts[1]]);
+  uint8_t *tee = malloc(3 * (n + 24));
+  size_t at[3], len[3], tn = 0;
+  rec_t one[3];
+  for (int k = 0; k < 3; k++) {
+    at[k] = tn;
+    len[k] = connection(tee + tn, log, n, cuts[k], 1000000 * (k + 1));
+    decode(tee + tn, len[k], 0, 0, &one[k]);
+    assert_int_equal(one[k].nhdr, 1);
+    tn += len[k];
+  }
+  assert_int_equal(one[0].finish_rc, EL_ETRUNC); /* cut mid-event */
+  assert_int_equal(one[2].finish_rc, 0);
+  size_t steps[] = {0, 1, 7, 4096, 65536};
+  for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+    rec_t r;
+    decode(tee, tn, steps[s], 0, &r);
+    assert_int_equal(r.feed_rc, 0);
+    assert_int_equal(r.finish_rc, 0);
+    assert_int_equal(r.nhdr, 3);
+    assert_int_equal(r.st.sessions, 3);
+    assert_int_equal(r.st.cut_events, 2);
+    assert_int_equal(r.st.stray_bytes, 3 * 24);
+    assert_int_equal(r.nev, one[0].nev + one[1].nev + one[2].nev);
+    for (int k = 0; k < 3; k++)
+      assert_int_equal(r.hdr_off[k], at[k] + 24);
+    same_events(r.ev, &one[0], at[0], "connection 1");
+    same_events(r.ev + one[0].nev, &one[1], at[1], "connection 2");
+    same_events(r.ev + one[0].nev + one[1].nev, &one[2], at[2],
+                "connection 3");
+    /* Every warning is located; none is an error. */
+    for (unsigned w = 0; w < r.nwarn && w < 64; w++)
+      assert_int_equal(r.warn[w].code, 0);
+    rec_free(&r);
+  }
+  /* The cut events are named with their offsets. */
+  rec_t r;
+  decode(tee, tn, 0, 0, &r);
+  int named = 0;
+  for (unsigned w = 0; w < r.nwarn; w++)
+    if (strstr(r.warn[w].msg, "is cut off at byte") &&
+        (r.warn[w].offset < at[1] || r.warn[w].offset < at[2]))
+      named++;
+  assert_int_equal(named, 2);
+  rec_free(&r);
+  for (int k = 0; k < 3; k++)
+    rec_free(&one[k]);
+  free(tee);
+  free(is);
+  free(log);
+}
+
+/* The first connection cut at every byte of a small log, then a whole
+ * second connection: the tee always gives the cut stream's events
+ * followed by the whole stream's, and the same whatever the chunking. */
+static void test_tee_cut_at_every_byte(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/unicode.eventlog", &n);
+  assert_non_null(log);
+  size_t hl = header_len(log, n);
+  uint8_t *is = event_starts(log, n);
+  uint8_t *tee = malloc(2 * (n + 24));
+  rec_t second;
+  size_t n2 = connection(tee, log, n, n, 7);
+  decode(tee, n2, 0, 0, &second);
+  for (size_t x = 0; x <= n; x++) {
+    size_t n1 = connection(tee, log, n, x, 5);
+    connection(tee + n1, log, n, n, 7);
+    rec_t first, r, bytewise;
+    decode(tee, n1, 0, 0, &first);
+    decode(tee, n1 + n2, 0, 0, &r);
+    if (r.nev != first.nev + second.nev)
+      fail_msg("cut at %zu: %zu events, expected %zu + %zu", x, r.nev,
+               first.nev, second.nev);
+    same_events(r.ev, &first, 0, "cut connection");
+    same_events(r.ev + first.nev, &second, n1, "whole connection");
+    /* A session per complete header; the cut one only if x reached its
+     * end. A cut inside the data section drops the event cut, if any. */
+    unsigned sessions = x >= hl ? 2 : 1;
+    if (r.nhdr != sessions)
+      fail_msg("cut at %zu: %u sessions, expected %u", x, r.nhdr, sessions);
+    uint64_t cut = x > hl && !is[x] ? 1 : 0;
+    if (r.st.cut_events != cut)
+      fail_msg("cut at %zu: %llu cut events, expected %llu", x,
+               (unsigned long long)r.st.cut_events, (unsigned long long)cut);
+    if (x > hl && r.feed_rc)
+      fail_msg("cut at %zu: feed returned %d", x, r.feed_rc);
+    assert_int_equal(r.finish_rc, 0);
+    decode(tee, n1 + n2, 1, 0, &bytewise);
+    if (bytewise.nev != r.nev || bytewise.nwarn != r.nwarn ||
+        bytewise.feed_rc != r.feed_rc)
+      fail_msg("cut at %zu: byte-at-a-time differs", x);
+    same_events(bytewise.ev, &r, 0, "byte at a time");
+    rec_free(&first);
+    rec_free(&r);
+    rec_free(&bytewise);
+  }
+  rec_free(&second);
+  free(tee);
+  free(is);
+  free(log);
+}
+
+/* One tee, fed in two pieces split at every byte: always the same. */
+static void test_tee_split_at_every_byte(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/trace-binary-event.eventlog", &n);
+  assert_non_null(log);
+  uint8_t *tee = malloc(3 * (n + 24));
+  size_t hl = header_len(log, n);
+  size_t tn = connection(tee, log, n, hl + (n - hl) / 2 + 3, 1);
+  tn += connection(tee + tn, log, n, n - 5, 2);
+  tn += connection(tee + tn, log, n, n, 3);
+  rec_t ref;
+  decode(tee, tn, 0, 0, &ref);
+  assert_int_equal(ref.nhdr, 3);
+  for (size_t split = 0; split <= tn; split++) {
+    rec_t r;
+    memset(&r, 0, sizeof r);
+    el_ev_sink_t s = {.ud = &r, .on_header = r_header, .on_event = r_event,
+                      .on_data_end = r_data_end, .on_warning = r_warning};
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    assert_int_equal(el_ev_decoder_feed(d, tee, split), 0);
+    assert_int_equal(el_ev_decoder_feed(d, tee + split, tn - split), 0);
+    assert_int_equal(el_ev_decoder_finish(d), ref.finish_rc);
+    el_ev_decoder_free(d);
+    if (r.nev != ref.nev || r.nhdr != 3 || r.nwarn != ref.nwarn)
+      fail_msg("split at %zu differs", split);
+    same_events(r.ev, &ref, 0, "split");
+    for (unsigned w = 0; w < r.nwarn && w < 64; w++)
+      if (r.warn[w].offset != ref.warn[w].offset ||
+          strcmp(r.warn[w].msg, ref.warn[w].msg))
+        fail_msg("split at %zu: warning %u differs", split, w);
+    rec_free(&r);
+  }
+  rec_free(&ref);
+  free(tee);
+  free(log);
+}
+
+/* The stray marker after DATA_END, and a header right after an event
+ * (files concatenated): new sessions, warnings, no error. Text that
+ * happens to contain "hdrbhetb" inside a USER_MSG is just text. */
+static void test_sessions_without_cut(void **st) {
+  (void)st;
+  tu_buf_t b;
+  b.n = 0;
+  uint8_t stray[24];
+  for (int k = 0; k < 3; k++) {
+    if (k < 2) {
+      stray_marker(stray, 1, 100);
+      tu_bytes(&b, stray, 24);
+    }
+    tu_hdr_begin(&b);
+    tu_decl(&b, 19, 0xFFFF, "User message");
+    tu_decl(&b, 18, 14, "Block marker");
+    tu_hdr_end(&b);
+    tu_ev(&b, 19, 10 + k);
+    tu_u16(&b, 12);
+    tu_str(&b, "xhdrbhetbyzw"); /* not a header: inside a payload */
+    if (k == 0)
+      tu_u16(&b, 0xFFFF); /* DATA_END, then the next connection */
+  }
+  rec_t r;
+  decode(b.b, b.n, 0, 0, &r);
+  assert_int_equal(r.feed_rc, 0);
+  assert_int_equal(r.finish_rc, 0);
+  assert_int_equal(r.nhdr, 3);
+  assert_int_equal(r.nev, 3);
+  assert_int_equal(r.st.stray_bytes, 48);
+  assert_int_equal(r.st.cut_events, 0);
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(r.ev[k].type, 19);
+    assert_int_equal(r.ev[k].session, k + 1);
+  }
+  int ends = 0;
+  for (unsigned w = 0; w < r.nwarn; w++)
+    ends += strstr(r.warn[w].msg, "without DATA_END") != NULL;
+  assert_int_equal(ends, 1);
+  rec_free(&r);
+}
+
+/* EL_EV_OPT_LIVE: a complete event is never held back; over the whole
+ * input at once the results are those of the default. */
+static void test_live_option_does_not_hold_events(void **st) {
+  (void)st;
+  tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_hdr_end(&b);
+  tu_ev(&b, 1, 5);
+  tu_u32(&b, 0x00000700); /* ends in 00: may begin the stray marker */
+  rec_t r;
+  memset(&r, 0, sizeof r);
+  el_ev_sink_t s = {.ud = &r, .on_event = r_event};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(r.nev, 0); /* waits: the next bytes decide */
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_int_equal(r.nev, 1);
+  el_ev_decoder_free(d);
+  /* A reset (a new connection) delivers it too: it was received. */
+  free(r.ev);
+  memset(&r, 0, sizeof r);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(r.nev, 0);
+  el_ev_decoder_reset(d);
+  assert_int_equal(r.nev, 1);
+  el_ev_decoder_free(d);
+  free(r.ev);
+  memset(&r, 0, sizeof r);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_set_opts(d, EL_EV_OPT_LIVE), 0);
+  assert_int_equal(el_ev_decoder_set_opts(d, 0x80), EL_EINVAL);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(r.nev, 1); /* at once */
+  el_ev_decoder_free(d);
+  free(r.ev);
+  /* The three-connection tee in one feed: LIVE gives the same. */
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  uint8_t *tee = malloc(2 * (n + 24));
+  size_t tn = connection(tee, log, n, 4000, 1);
+  tn += connection(tee + tn, log, n, n, 2);
+  rec_t a, l;
+  decode(tee, tn, 0, 0, &a);
+  decode(tee, tn, 0, EL_EV_OPT_LIVE, &l);
+  assert_int_equal(a.nhdr, 2);
+  assert_int_equal(l.nhdr, 2);
+  assert_int_equal(a.nev, l.nev);
+  same_events(l.ev, &a, 0, "live");
+  rec_free(&a);
+  rec_free(&l);
+  free(tee);
+  free(log);
+}
+
+/* {====== duplicate declarations ======} */
+
+/* A header 0, 1 (RUN_THREAD), 2, then dup (id 1, size dsize) after 19;
+ * RUN_THREAD events with 4-byte payloads. */
+static size_t dup_stream(tu_buf_t *b, int where, uint16_t dsize) {
+  b->n = 0;
+  tu_hdr_begin(b);
+  if (where == 1) /* the duplicate first, out of order */
+    tu_decl(b, 1, dsize, "Run thread (dup)");
+  tu_decl(b, 0, 4, "Create thread");
+  tu_decl(b, 1, 4, "Run thread");
+  if (where == 2) /* right after: neither is in id order */
+    tu_decl(b, 1, dsize, "Run thread (dup)");
+  tu_decl(b, 2, 10, "Stop thread");
+  tu_decl(b, 19, 0xFFFF, "User message");
+  if (where == 0) /* after 19: out of order */
+    tu_decl(b, 1, dsize, "Run thread (dup)");
+  tu_hdr_end(b);
+  size_t hl = b->n;
+  for (uint32_t k = 0; k < 5; k++) {
+    tu_ev(b, 1, 100 + k);
+    tu_u32(b, 40 + k);
+  }
+  tu_ev(b, 19, 200);
+  tu_u16(b, 3);
+  tu_str(b, "end");
+  tu_u16(b, 0xFFFF);
+  return hl;
+}
+
+/* Offset of the i-th "etb\0" in b (hand count of declarations). */
+static uint64_t decl_at(const tu_buf_t *b, int i) {
+  for (size_t k = 0; k + 4 <= b->n; k++)
+    if (!memcmp(b->b + k, "etb\0", 4) && i-- == 0)
+      return k;
+  return 0;
+}
+
+static void test_duplicate_declarations(void **st) {
+  (void)st;
+  tu_buf_t b;
+  rec_t r;
+  /* Identical: harmless, one code-0 warning with the later offset. */
+  dup_stream(&b, 0, 4);
+  decode(b.b, b.n, 0, 0, &r);
+  assert_int_equal(r.feed_rc, 0);
+  assert_int_equal(r.nev, 6);
+  assert_int_equal(r.st.dup_decls, 1);
+  assert_int_equal(r.nwarn, 1);
+  assert_int_equal(r.warn[0].code, 0);
+  assert_int_equal(r.warn[0].offset, decl_at(&b, 4));
+  assert_non_null(strstr(r.warn[0].msg, "RUN_THREAD"));
+  rec_free(&r);
+  /* Conflicting, the later one out of id order: the first wins, every
+   * RUN_THREAD decodes (with the last one, 6-byte events would eat the
+   * stream). */
+  for (size_t step = 0; step <= 1; step++) {
+    dup_stream(&b, 0, 6);
+    decode(b.b, b.n, step, 0, &r);
+    assert_int_equal(r.nev, 6);
+    for (int k = 0; k < 5; k++) {
+      assert_int_equal(r.ev[k].type, 1);
+      assert_int_equal(r.ev[k].t, 100 + k);
+      assert_true(r.ev[k].known);
+    }
+    assert_int_equal(r.ev[5].type, 19);
+    assert_int_equal(r.data_ends, 1);
+    assert_int_equal(r.nwarn, 1);
+    assert_int_equal(r.warn[0].code, EL_EBADHDR);
+    assert_int_equal(r.warn[0].offset, decl_at(&b, 4));
+    assert_non_null(strstr(r.warn[0].msg, "RUN_THREAD"));
+    char where[64];
+    snprintf(where, sizeof where, "using the one at byte %llu",
+             (unsigned long long)decl_at(&b, 1));
+    assert_non_null(strstr(r.warn[0].msg, where));
+    rec_free(&r);
+  }
+  /* Conflicting, the earlier one out of order: the later one wins. */
+  dup_stream(&b, 1, 6);
+  decode(b.b, b.n, 0, 0, &r);
+  assert_int_equal(r.nev, 6);
+  assert_int_equal(r.ev[4].t, 104);
+  assert_int_equal(r.warn[0].offset, decl_at(&b, 2));
+  rec_free(&r);
+  /* Neither in order: the last wins, as in ghc-events; RUN_THREAD is
+   * then 6 bytes and the 4-byte events no longer frame as written. */
+  dup_stream(&b, 2, 6);
+  decode(b.b, b.n, 0, 0, &r);
+  assert_int_equal(r.warn[0].code, EL_EBADHDR);
+  char where[64];
+  snprintf(where, sizeof where, "using the one at byte %llu",
+           (unsigned long long)decl_at(&b, 2));
+  assert_non_null(strstr(r.warn[0].msg, where));
+  assert_int_equal(r.ev[0].type, 1);
+  assert_int_equal(r.ev[0].t, 100);
+  assert_false(r.nev >= 2 && r.ev[1].type == 1 && r.ev[1].t == 101);
+  rec_free(&r);
+  /* The header keeps every declaration (show lists them all) and marks
+   * the one not used. */
+  dup_stream(&b, 0, 6);
+  el_ev_decoder_t *d = el_ev_decoder_new(NULL);
+  el_ev_decoder_feed(d, b.b, b.n);
+  const el_ev_header_t *h = el_ev_decoder_header(d);
+  assert_int_equal(h->ndecls, 5);
+  assert_int_equal(h->decls[4].id, 1);
+  assert_int_equal(h->decls[4].overridden, 1);
+  assert_int_equal(h->decls[1].overridden, 0);
+  assert_int_equal(h->decls[4].offset, decl_at(&b, 4));
+  el_ev_decoder_free(d);
+}
+
+/* {====== malformed variable-size events ======} */
+
+typedef struct {
+  uint16_t id;
+  const char *name;
+  uint8_t payload[32];
+  uint16_t len;
+} bad_t;
+
+/* Payloads that do not hold their type's fields (spec §2.1, §3.1):
+ * shorter than the fixed prefix, or a string without its NUL. */
+static const bad_t bad_payloads[] = {
+    {29, "RTS_IDENTIFIER", {0, 0, 1}, 3},            /* capset is 4 */
+    {30, "PROGRAM_ARGS", {0, 0, 0}, 3},
+    {30, "PROGRAM_ARGS", {0, 0, 0, 0, 'a', 0, 'b'}, 7}, /* last no NUL */
+    {31, "PROGRAM_ENV", {0, 0}, 2},
+    {31, "PROGRAM_ENV", {0, 0, 0, 0, 'A', '=', '1'}, 7},
+    {42, "INTERN_STRING", {'a', 'b', 'c'}, 3},       /* id is 4 */
+    {44, "THREAD_LABEL", {0, 5}, 2},                 /* thread is 4 */
+    {140, "PERF_NAME", {0, 0, 1}, 3},
+    {160, "HEAP_PROF_BEGIN", {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, 12},
+    {160, "HEAP_PROF_BEGIN", {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 'm'},
+     14},                                            /* filter no NUL */
+    {161, "HEAP_PROF_COST_CENTRE", {0, 0, 7}, 3},
+    {161, "HEAP_PROF_COST_CENTRE", {0, 0, 0, 7, 'l', 0, 'm', 0, 's'}, 9},
+    {163, "HEAP_PROF_SAMPLE_COST_CENTRE", {0, 0, 0, 0, 0, 0, 0, 0, 9}, 9},
+    {163, "HEAP_PROF_SAMPLE_COST_CENTRE",
+     {0, 0, 0, 0, 0, 0, 0, 0, 9, 2, 0, 0, 0, 1}, 14}, /* depth 2, 1 id */
+    {164, "HEAP_PROF_SAMPLE_STRING", {0, 0, 0, 0, 0, 0, 0, 0, 9, 'x'}, 10},
+    {167, "PROF_SAMPLE_COST_CENTRE", {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5},
+     12},
+    {169, "IPE", {0, 0, 0, 0, 0, 0, 0, 9}, 7},
+    {169, "IPE", {0, 0, 0, 0, 0, 0, 0, 9, 't', 0, '2', 0, 'x'}, 13},
+    {210, "TICKY_COUNTER_DEF", {0, 0, 0, 0, 0, 0, 0, 1, 0}, 9},
+    {210, "TICKY_COUNTER_DEF", {0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 'k'}, 11},
+};
+
+/* Each malformed payload between two USER_MSGs, inside a block of cap 3:
+ * delivered once with malformed = 1 (never known), reported at its
+ * offset with its name, counted; the USER_MSG after it decodes. */
+static void test_malformed_variable_events(void **st) {
+  (void)st;
+  for (size_t k = 0; k < sizeof bad_payloads / sizeof bad_payloads[0];
+       k++) {
+    const bad_t *x = &bad_payloads[k];
+    tu_buf_t b;
+    b.n = 0;
+    tu_hdr_begin(&b);
+    tu_decl(&b, 18, 14, "Block marker");
+    tu_decl(&b, 19, 0xFFFF, "User message");
+    tu_decl(&b, x->id, 0xFFFF, "the type under test");
+    tu_hdr_end(&b);
+    size_t blk = b.n;
+    size_t size = 24 + (12 + 6) + (12 + x->len) + (12 + 5);
+    tu_ev(&b, 18, 1);
+    tu_u32(&b, (uint32_t)size);
+    tu_u64(&b, 99);
+    tu_u16(&b, 3);
+    tu_ev(&b, 19, 2);
+    tu_u16(&b, 6);
+    tu_str(&b, "before");
+    size_t bad_at = b.n; /* by hand: the offset to report */
+    tu_ev(&b, x->id, 3);
+    tu_u16(&b, x->len);
+    tu_bytes(&b, x->payload, x->len);
+    tu_ev(&b, 19, 4);
+    tu_u16(&b, 5);
+    tu_str(&b, "after");
+    assert_int_equal(b.n - blk, size);
+    tu_u16(&b, 0xFFFF);
+    for (size_t step = 0; step <= 1; step++) {
+      rec_t r;
+      decode(b.b, b.n, step, 0, &r);
+      if (r.nev != 4)
+        fail_msg("%s #%zu: %zu events", x->name, k, r.nev);
+      const rev_t *e = &r.ev[2];
+      assert_int_equal(e->type, x->id);
+      assert_int_equal(e->offset, bad_at);
+      if (!e->malformed || e->known)
+        fail_msg("%s #%zu: not flagged malformed", x->name, k);
+      assert_int_equal(e->cap, 3);
+      assert_int_equal(r.ev[3].type, 19);
+      assert_true(r.ev[3].known);
+      assert_int_equal(r.ev[3].t, 4);
+      assert_false(r.ev[3].malformed);
+      assert_int_equal(r.st.malformed_events, 1);
+      assert_int_equal(r.nwarn, 1);
+      assert_int_equal(r.warn[0].offset, bad_at);
+      if (!strstr(r.warn[0].msg, x->name))
+        fail_msg("%s #%zu: warning does not name it: %s", x->name, k,
+                 r.warn[0].msg);
+      char off[32];
+      snprintf(off, sizeof off, "at byte %zu", bad_at);
+      assert_non_null(strstr(r.warn[0].msg, off));
+      assert_int_equal(r.finish_rc, 0);
+      rec_free(&r);
+    }
+  }
+}
+
+/* The same types with well-formed payloads are not malformed (a check
+ * that the cases above fail for the stated reason only). */
+static void test_wellformed_variable_events(void **st) {
+  (void)st;
+  static const bad_t good[] = {
+      {29, "RTS_IDENTIFIER", {0, 0, 0, 0}, 4},
+      {30, "PROGRAM_ARGS", {0, 0, 0, 0, 'a', 0, 'b', 0}, 8},
+      {30, "PROGRAM_ARGS", {0, 0, 0, 0}, 4},
+      {44, "THREAD_LABEL", {0, 0, 0, 5}, 4},
+      {163, "HEAP_PROF_SAMPLE_COST_CENTRE",
+       {0, 0, 0, 0, 0, 0, 0, 0, 9, 1, 0, 0, 0, 1}, 14},
+      {169, "IPE", {0, 0, 0, 0, 0, 0, 0, 9, 't', 0, '2', 0, 0, 0, 0, 0},
+       16},
+  };
+  for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+    tu_buf_t b;
+    b.n = 0;
+    tu_hdr_begin(&b);
+    tu_decl(&b, good[k].id, 0xFFFF, "x");
+    tu_hdr_end(&b);
+    tu_ev(&b, good[k].id, 3);
+    tu_u16(&b, good[k].len);
+    tu_bytes(&b, good[k].payload, good[k].len);
+    tu_u16(&b, 0xFFFF);
+    rec_t r;
+    decode(b.b, b.n, 0, 0, &r);
+    assert_int_equal(r.nev, 1);
+    if (!r.ev[0].known || r.ev[0].malformed)
+      fail_msg("%s #%zu: well-formed payload rejected", good[k].name, k);
+    assert_int_equal(r.st.malformed_events, 0);
+    rec_free(&r);
+  }
+}
+
+/* {====== el_ev_scan_sessions ======} */
+
+/* threads.eventlog (GHC 9.0: the global block with the startup events is
+ * at the end). From `show --json`: blocks of cap 0 and 1 and a global
+ * one ending at t = 276359333 (the largest time of the log),
+ * CAP_CREATE 0 and 1, WALL_CLOCK_TIME at t = 888974 with unix_sec
+ * 1795960854, nsec 677232000. */
+static void test_scan_threads_log(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  assert_non_null(p);
+  el_ev_scan_t s;
+  assert_int_equal(el_ev_scan_sessions(p, n, &s), 0);
+  assert_int_equal(s.status, 0);
+  assert_int_equal(s.nsessions, 1);
+  const el_ev_scan_session_t *x = &s.sessions[0];
+  assert_int_equal(x->header_offset, 0);
+  assert_int_equal(x->end_offset, n);
+  assert_true(x->data_end);
+  assert_true(x->has_wall_clock);
+  assert_int_equal(x->wall_t_ns, 888974);
+  assert_int_equal(x->anchor_unix_ns,
+                   1795960854LL * 1000000000LL + 677232000LL - 888974LL);
+  assert_int_equal(x->max_t_ns, 276359333);
+  assert_int_equal(x->ncaps, 2);
+  assert_int_equal(x->caps[0], 0);
+  assert_int_equal(x->caps[1], 1);
+  /* Both capability blocks' bodies were not read. */
+  assert_int_equal(s.stats.skipped_blocks, 2);
+  assert_int_equal(s.stats.skipped_block_bytes,
+                   (1335587 - 24) + (1468280 - 24));
+  el_ev_scan_free(&s);
+  free(p);
+}
+
+/* A tee of three connections, one cut inside a capability block: three
+ * sessions at the right offsets, the cut block decoded after all. */
+static void test_scan_tee(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  uint8_t *tee = malloc(3 * (n + 24));
+  size_t tn = 0, at[3];
+  size_t cuts[3] = {2000000, n, n}; /* inside cap 1's block (1338275..) */
+  for (int k = 0; k < 3; k++) {
+    at[k] = tn;
+    tn += connection(tee + tn, log, n, cuts[k], 1);
+  }
+  el_ev_scan_t s;
+  assert_int_equal(el_ev_scan_sessions(tee, tn, &s), 0);
+  assert_int_equal(s.nsessions, 3);
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(s.sessions[k].header_offset, at[k] + 24);
+  /* The cut session never got to its global block. */
+  assert_false(s.sessions[0].has_wall_clock);
+  assert_false(s.sessions[0].data_end);
+  assert_int_equal(s.sessions[0].ncaps, 2);
+  for (int k = 1; k < 3; k++) {
+    assert_true(s.sessions[k].has_wall_clock);
+    assert_true(s.sessions[k].data_end);
+    assert_int_equal(s.sessions[k].max_t_ns, 276359333);
+    assert_int_equal(s.sessions[k].end_offset, at[k] + 24 + n);
+  }
+  assert_int_equal(s.stats.cut_events, 1);
+  el_ev_scan_free(&s);
+  free(tee);
+  free(log);
+}
+
+/* Truncated at many points and with bytes flipped: never a crash, and
+ * what precedes the damage is reported (the header's session). */
+static void test_scan_damaged_input(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-events/ghc-9.2-events.eventlog", &n);
+  size_t hl = header_len(p, n);
+  for (size_t x = 0; x <= n; x += x < 4000 ? 1 : 97) {
+    el_ev_scan_t s;
+    int rc = el_ev_scan_sessions(p, x, &s);
+    assert_int_equal(s.nsessions, x >= hl ? 1 : 0);
+    if (x < n && x >= hl && rc)
+      assert_int_equal(rc, EL_ETRUNC);
+    el_ev_scan_free(&s);
+  }
+  uint8_t *q = malloc(n);
+  uint64_t seed = 12345;
+  for (int round = 0; round < 2000; round++) {
+    memcpy(q, p, n);
+    for (int f = 0; f < 4; f++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      q[(seed >> 33) % n] ^= (uint8_t)(seed >> 13);
+    }
+    el_ev_scan_t s;
+    el_ev_scan_sessions(q, n, &s);
+    el_ev_scan_free(&s);
+  }
+  free(q);
+  el_ev_scan_t s;
+  assert_int_equal(el_ev_scan_sessions(p, 0, &s), 0);
+  assert_int_equal(s.nsessions, 0);
+  el_ev_scan_free(&s);
+  el_ev_scan_free(NULL);
+  free(p);
+}
+
+/* Saturation: a wall clock too large for int64 ns, and one smaller than
+ * its own timestamp. */
+static void test_scan_anchor_saturates(void **st) {
+  (void)st;
+  static const struct {
+    uint64_t sec, nsec, t;
+    int64_t want;
+  } c[] = {
+      {UINT64_MAX, 999999999, 0, INT64_MAX},
+      {9223372036ull, 854775807ull, 0, INT64_MAX}, /* exactly INT64_MAX */
+      {9223372036ull, 854775808ull, 0, INT64_MAX}, /* one more */
+      {0, 0, UINT64_MAX, INT64_MIN},
+      {1, 5, 1000000010ull, -5},
+      {1700000000ull, 123, 1000, 1700000000000000000LL + 123 - 1000},
+  };
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    tu_buf_t b;
+    b.n = 0;
+    tu_hdr_begin(&b);
+    tu_decl(&b, 43, 16, "Wall clock time");
+    tu_hdr_end(&b);
+    tu_ev(&b, 43, c[k].t);
+    tu_u32(&b, 1);
+    tu_u64(&b, c[k].sec);
+    tu_u32(&b, (uint32_t)c[k].nsec);
+    tu_u16(&b, 0xFFFF);
+    el_ev_scan_t s;
+    assert_int_equal(el_ev_scan_sessions(b.b, b.n, &s), 0);
+    assert_int_equal(s.nsessions, 1);
+    assert_true(s.sessions[0].has_wall_clock);
+    if (s.sessions[0].anchor_unix_ns != c[k].want)
+      fail_msg("case %zu: anchor %lld, expected %lld", k,
+               (long long)s.sessions[0].anchor_unix_ns, (long long)c[k].want);
+    assert_int_equal(s.sessions[0].max_t_ns, c[k].t);
+    el_ev_scan_free(&s);
+  }
+}
+
+/* Skipping capability blocks delivers their markers but none of their
+ * events; the global block's events all arrive; a fed-whole buffer and a
+ * byte-at-a-time one agree when no block is cut. */
+static void test_skip_cap_blocks_option(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-events/ghc-9.2-events.eventlog", &n);
+  rec_t all, skip, bytewise;
+  decode(p, n, 0, 0, &all);
+  decode(p, n, 0, EL_EV_OPT_SKIP_CAP_BLOCKS, &skip);
+  decode(p, n, 1, EL_EV_OPT_SKIP_CAP_BLOCKS, &bytewise);
+  size_t want = 0;
+  for (size_t i = 0; i < all.nev; i++)
+    if (all.ev[i].cap == EL_EV_NO_CAP || all.ev[i].type == 18)
+      want++;
+  assert_int_equal(skip.nev, want);
+  assert_true(skip.nev < all.nev);
+  size_t j = 0;
+  for (size_t i = 0; i < all.nev; i++)
+    if (all.ev[i].cap == EL_EV_NO_CAP || all.ev[i].type == 18) {
+      assert_int_equal(skip.ev[j].offset, all.ev[i].offset);
+      assert_int_equal(skip.ev[j].h, all.ev[i].h);
+      j++;
+    }
+  assert_int_equal(bytewise.nev, skip.nev);
+  same_events(bytewise.ev, &skip, 0, "skip, byte at a time");
+  assert_int_equal(skip.finish_rc, 0);
+  assert_int_equal(skip.nwarn, 0);
+  rec_free(&all);
+  rec_free(&skip);
+  rec_free(&bytewise);
+  free(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tee_of_three_connections),
+      cmocka_unit_test(test_tee_cut_at_every_byte),
+      cmocka_unit_test(test_tee_split_at_every_byte),
+      cmocka_unit_test(test_sessions_without_cut),
+      cmocka_unit_test(test_live_option_does_not_hold_events),
+      cmocka_unit_test(test_duplicate_declarations),
+      cmocka_unit_test(test_malformed_variable_events),
+      cmocka_unit_test(test_wellformed_variable_events),
+      cmocka_unit_test(test_scan_threads_log),
+      cmocka_unit_test(test_scan_tee),
+      cmocka_unit_test(test_scan_damaged_input),
+      cmocka_unit_test(test_scan_anchor_saturates),
+      cmocka_unit_test(test_skip_cap_blocks_option),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
