@@ -71,6 +71,10 @@ static int configure(el_host_t *h) {
   return rc;
 }
 
+/* The entry points libFuzzer calls: once at start, then with each input. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
