@@ -8,8 +8,10 @@
  * timer runs the host's wall timers (which close windows of a quiet live
  * stream), drains the host's own log messages into the store and
  * refreshes --stats. At the end of input everything is flushed and
- * exported. Exit status: 0 after a clean end of input or a stop by
- * SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
+ * exported. A stop by SIGINT/SIGTERM of a FIFO or stdin pipe source first
+ * drains it so that the program writing it is never left blocked
+ * (el_src_pump, --eventlog-drain-timeout). Exit status: 0 after a clean
+ * end of input or a stop by SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
  * failed. */
 #include <math.h>
 #include <stdio.h>
@@ -269,8 +271,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
                          .finish = d_finish, .diag = d_diag,
                          .received = d_received, .scan = d_scan,
                          .interrupt = d_interrupt, .on_source = d_source};
-  el_src_pump_result_t res;
-  d.end_status = el_src_pump(&d.loop, &o->src, &c, &res);
+  d.end_status = el_src_pump(&d.loop, &o->src, &c, &d.pump);
   uv_timer_stop(&d.timer);
   if (d.ctl) {
     el_ctl_server_free(d.ctl);

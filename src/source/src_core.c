@@ -496,6 +496,14 @@ int el_src_paused(const el_src_t *s) { return s->paused; }
 
 int el_src_connected(const el_src_t *s) { return s->state == SRC_OPEN; }
 
+int el_src_drainable(const el_src_t *s) {
+  if (s->state != SRC_OPEN || !s->h_open)
+    return 0;
+  if (s->vt == &el__src_fifo_vt)
+    return 1;
+  return s->vt == &el__src_stdin_vt && s->h.handle.type == UV_NAMED_PIPE;
+}
+
 const el_src_stats_t *el_src_stats(const el_src_t *s) { return &s->stats; }
 
 const el_src_opts_t *el_src_options(const el_src_t *s) { return &s->opts; }

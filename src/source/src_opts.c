@@ -21,6 +21,7 @@ void el_src_opts_init(el_src_opts_t *o) {
   o->max_delay_s = 60.0;
   o->retries = -1;
   o->follow_poll_s = 0.1;
+  o->drain_s = 10.0;
 }
 
 typedef enum {
@@ -34,7 +35,8 @@ typedef enum {
   OPT_MAX_DELAY,
   OPT_RETRIES,
   OPT_LOG_FILE,
-  OPT_FOLLOW
+  OPT_FOLLOW,
+  OPT_DRAIN
 } opt_id_t;
 
 typedef struct {
@@ -55,6 +57,7 @@ static const opt_def_t opt_defs[] = {
     {"--eventlog-socket-retries", OPT_RETRIES, 1},
     {"--eventlog-log-file", OPT_LOG_FILE, 1},
     {"--follow", OPT_FOLLOW, 0},
+    {"--eventlog-drain-timeout", OPT_DRAIN, 1},
 };
 
 static int usage_err(el_src_opts_t *o, const char *fmt, const char *a,
@@ -153,6 +156,11 @@ static int apply(el_src_opts_t *o, const opt_def_t *d, const char *v) {
     return 0;
   case OPT_FOLLOW:
     o->follow = 1;
+    return 0;
+  case OPT_DRAIN:
+    if (parse_double(v, &o->drain_s) || o->drain_s < 0 || o->drain_s > 86400)
+      return usage_err(o, "%s: expected seconds between 0 and 86400, got "
+                          "'%s'", d->name, v);
     return 0;
   }
   return EL_EINVAL;
@@ -277,7 +285,14 @@ const char *el_src_opts_help(void) {
          "                               (default -1: retry forever)\n"
          "  --eventlog-log-file PATH     also write every"
          " byte received to PATH\n"
-         "                               (created or truncated)\n";
+         "                               (created or truncated)\n"
+         "  --eventlog-drain-timeout SECONDS\n"
+         "                               on SIGINT/SIGTERM, keep reading"
+         " a FIFO or a pipe\n"
+         "                               on stdin (discarding) until its"
+         " writer closes it,\n"
+         "                               at most SECONDS (default 10;"
+         " 0: stop at once)\n";
 }
 
 void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {
