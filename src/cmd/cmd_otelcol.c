@@ -24,6 +24,8 @@ typedef struct opts_s {
   const char *config;          /* --config FILE */
   int print_defaults, print_defaults_debug, print_schema;
   int help, version;
+  uint64_t export_ms;          /* --export-interval; 0 = not given */
+  int traces;                  /* --traces 1, --no-traces 0, -1 = not given */
 } opts_t;
 
 static const char *const usage_text =
@@ -44,6 +46,12 @@ static const char *const usage_text =
     "  -v, --verbosity LEVEL    fatal|error|warn|warning|info|debug|trace\n"
     "                           (default warn)\n"
     "  -s, --stats              show live statistics on stderr\n"
+    "  --export-interval DURATION\n"
+    "                           every enabled processor exports every\n"
+    "                           DURATION (e.g. 1s, 500ms; over --config)\n"
+    "  --traces, --no-traces    turn the trace processors on or off\n"
+    "                           (over --config)\n"
+    "  --no-otlp                no OTLP exporter (see below)\n"
     "  --config FILE            YAML configuration (see --print-defaults)\n"
     "  --print-defaults         print the default configuration and exit\n"
     "  --print-config-json-schema\n"
@@ -135,6 +143,18 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (!strcmp(a, "--print-config-json-schema"))
     return (*i)++, o->print_schema = 1;
   if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->d.stats = 1;
+  if (!strcmp(a, "--traces")) return (*i)++, o->traces = 1, 1;
+  if (!strcmp(a, "--no-traces")) return (*i)++, o->traces = 0, 1;
+  if (el_opt_value(argc, argv, i, "--export-interval", &v)) {
+    if (!v) goto missing;
+    if (el_cfg_parse_duration_ms(v, &o->export_ms) < 0) {
+      fprintf(stderr, PROG ": --export-interval: expected a duration such "
+                           "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
+              v);
+      return EL_EUSAGE;
+    }
+    return 1;
+  }
   if (el_opt_value(argc, argv, i, "--config", &v)) {
     if (!v) goto missing;
     o->config = v;
@@ -212,6 +232,13 @@ static int parse_args(opts_t *o, int argc, char **argv) {
   return 0;
 }
 
+/* The command-line knobs over the configuration file (CLI over config
+ * over defaults, docs/config.md "Command-line overrides"). */
+static void apply_overrides(const opts_t *o, el_cfg_t *cfg) {
+  if (o->traces >= 0) el_cfg_override_group(cfg, EL_CFG_TRACES, o->traces);
+  if (o->export_ms) el_cfg_override_export(cfg, o->export_ms);
+}
+
 static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
   el_cfg_resolve(cfg, (uint64_t)llround(o->d.flush_s * 1000));
   printf("# resolved: batch interval %llu ms\nprocessors:\n",
@@ -238,6 +265,7 @@ int el_cmd_otelcol(int argc, char **argv) {
   el_web_opts_init(&o.d.web);
   o.d.flush_s = 1.0;
   o.level = EL_LOG_WARN;
+  o.traces = -1;
   int status = 2;
   el_cfg_t *cfg = NULL;
   /* A daemon whose stdout (console exporter) or a socket closes must not
@@ -276,6 +304,7 @@ int el_cmd_otelcol(int argc, char **argv) {
   if (o.d.web.prom_port < 0) o.d.web.prom_port = el_cfg_web_port(cfg, true);
   if (o.d.web.web_port < 0) o.d.web.web_port = el_cfg_web_port(cfg, false);
   el_web_opts_from_config(&o.d.web, cfg); /* web.*_host (docs/security.md) */
+  apply_overrides(&o, cfg);
   if (o.print_defaults_debug) {
     status = print_defaults_debug(&o, cfg);
     goto out;

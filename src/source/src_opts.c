@@ -287,12 +287,12 @@ const char *el_src_opts_help(void) {
          " byte received to PATH\n"
          "                               (created or truncated)\n"
          "  --eventlog-drain-timeout SECONDS\n"
-         "                               on SIGINT/SIGTERM, keep reading"
-         " a FIFO or a pipe\n"
-         "                               on stdin (discarding) until its"
-         " writer closes it,\n"
-         "                               at most SECONDS (default 10;"
-         " 0: stop at once)\n";
+         "                               on SIGINT/SIGTERM, read on (and"
+         " discard) a FIFO\n"
+         "                               or stdin pipe until its writer"
+         " closes it, at\n"
+         "                               most SECONDS (default 10; 0:"
+         " stop at once)\n";
 }
 
 void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {
