@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,19 @@
 #include "daemon.h"
 
 #define PROG "eventlog-live-otelcol"
+
+/* The message prefix: PROG, or the embedding command's name. */
+static const char *g_prog = PROG;
+
+/* A command-line message on stderr, prefixed with g_prog. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", g_prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
 
 /* {====== command line ======} */
 
@@ -97,7 +111,7 @@ static int parse_level(const char *s, el_log_level_t *out) {
 
 static int set_breakdown(opts_t *o, const char *x) {
   if (!x || strlen(x) != 1 || !strchr("Tcmdyerbi", x[0])) {
-    fprintf(stderr, PROG ": Unsupported heap profile breakdown -h%s\n",
+    say("Unsupported heap profile breakdown -h%s\n",
             x ? x : "");
     return EL_EUSAGE;
   }
@@ -122,7 +136,7 @@ static int unsupported(const char *a) {
   for (size_t k = 0; k < EL_ARRAY_LEN(t); k++) {
     size_t n = strlen(t[k].name);
     if (!strncmp(a, t[k].name, n) && (a[n] == 0 || a[n] == '=')) {
-      fprintf(stderr, PROG ": %s is not supported (%s: an option of the "
+      say("%s is not supported (%s: an option of the "
                            "Haskell eventlog-live-otelcol; see "
                            "docs/differences.md)\n", t[k].name, t[k].why);
       return 1;
@@ -148,7 +162,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (el_opt_value(argc, argv, i, "--export-interval", &v)) {
     if (!v) goto missing;
     if (el_cfg_parse_duration_ms(v, &o->export_ms) < 0) {
-      fprintf(stderr, PROG ": --export-interval: expected a duration such "
+      say("--export-interval: expected a duration such "
                            "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
               v);
       return EL_EUSAGE;
@@ -166,7 +180,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     o->d.flush_s = strtod(v, &end);
     if (end == v || *end || !isfinite(o->d.flush_s) || o->d.flush_s < 0.001 ||
         o->d.flush_s > 86400) {
-      fprintf(stderr, PROG ": --eventlog-flush-interval: expected seconds "
+      say("--eventlog-flush-interval: expected seconds "
                            "between 0.001 and 86400, got '%s'\n", v);
       return EL_EUSAGE;
     }
@@ -177,7 +191,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
       (!strncmp(a, "-v", 2) && a[2] && (v = a + 2, (*i)++, 1))) {
     if (!v) goto missing;
     if (parse_level(v, &o->level) < 0) {
-      fprintf(stderr, PROG ": unknown verbosity '%s' (use fatal, error, "
+      say("unknown verbosity '%s' (use fatal, error, "
                            "warn, info, debug or trace)\n", v);
       return EL_EUSAGE;
     }
@@ -187,7 +201,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     (*i)++;
     if (a[2]) return set_breakdown(o, a + 2) < 0 ? EL_EUSAGE : 1;
     if (*i >= argc || argv[*i][0] == '-') {
-      fprintf(stderr, PROG ": -h needs a letter: T, c, m, d, y, e, r, b or "
+      say("-h needs a letter: T, c, m, d, y, e, r, b or "
                            "i (the program's heap profile breakdown)\n");
       return EL_EUSAGE;
     }
@@ -195,7 +209,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   }
   return 0;
 missing:
-  fprintf(stderr, PROG ": option %s needs a value\n", a);
+  say("option %s needs a value\n", a);
   return EL_EUSAGE;
 }
 
@@ -204,13 +218,13 @@ static int parse_args(opts_t *o, int argc, char **argv) {
   for (int i = 1; i < argc;) {
     int r = el_src_opts_parse(&o->d.src, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.src.err);
+      say("%s\n", o->d.src.err);
       return EL_EUSAGE;
     }
     if (r) continue;
     r = el_otlp_opts_parse(&o->d.otlp, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.otlp.err);
+      say("%s\n", o->d.otlp.err);
       return EL_EUSAGE;
     }
     if (r) continue;
@@ -219,14 +233,14 @@ static int parse_args(opts_t *o, int argc, char **argv) {
     if (r) continue;
     r = el_web_opts_parse(&o->d.web, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.web.err);
+      say("%s\n", o->d.web.err);
       return EL_EUSAGE;
     }
     if (r) continue;
     r = parse_own(o, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
     if (r) continue;
-    fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+    say("unknown option '%s' (see --help)\n", argv[i]);
     return EL_EUSAGE;
   }
   return 0;
@@ -256,7 +270,26 @@ static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
   return 0;
 }
 
+/* Local defaults of an embedding command (el_otelcol_embed_t.local),
+ * below every option and the configuration file: exports every second and
+ * the trace processors on unless --config or the knobs say otherwise, OTLP
+ * off unless asked for (el_otlp_config_requested), the web view on a free
+ * port unless --web-port or web.web_port. */
+static void apply_local_defaults(opts_t *o) {
+  if (!o->config) {
+    if (!o->export_ms) o->export_ms = 1000;
+    if (o->traces < 0) o->traces = 1;
+  }
+  if (!el_otlp_config_requested(&o->d.otlp, NULL, NULL))
+    o->d.otlp.flag.no_otlp = true;
+  if (o->d.web.web_port < 0) o->d.web.web_port = 0;
+}
+
 int el_cmd_otelcol(int argc, char **argv) {
+  return el_otelcol_main(argc, argv, NULL);
+}
+
+int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   opts_t o;
   memset(&o, 0, sizeof o);
   el_src_opts_init(&o.d.src);
@@ -272,11 +305,13 @@ int el_cmd_otelcol(int argc, char **argv) {
    * die of SIGPIPE: the write fails with EPIPE instead, and what could not
    * be written is counted as dropped and reported. */
   signal(SIGPIPE, SIG_IGN);
+  g_prog = e ? e->prog : PROG;
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   status = 0;
   if (o.help) {
-    print_help();
+    if (e && e->help) e->help();
+    else print_help();
     goto out;
   }
   if (o.version) {
@@ -298,31 +333,34 @@ int el_cmd_otelcol(int argc, char **argv) {
   if (o.config)
     el_log(EL_LOG_DEBUG, "Reading configuration file from %s", o.config);
   if (o.config && el_cfg_load_file(cfg, o.config) < 0) {
-    fprintf(stderr, PROG ": %s\n", el_cfg_diag(cfg)->msg);
+    say("%s\n", el_cfg_diag(cfg)->msg);
     goto out;
   }
   if (o.d.web.prom_port < 0) o.d.web.prom_port = el_cfg_web_port(cfg, true);
   if (o.d.web.web_port < 0) o.d.web.web_port = el_cfg_web_port(cfg, false);
   el_web_opts_from_config(&o.d.web, cfg); /* web.*_host (docs/security.md) */
+  if (e && e->local) apply_local_defaults(&o);
   apply_overrides(&o, cfg);
   if (o.print_defaults_debug) {
     status = print_defaults_debug(&o, cfg);
     goto out;
   }
+  if (e && e->prepare && (status = e->prepare(e->ud, &o.d)) != 0) goto out;
+  status = 1;
   if (el_src_opts_validate(&o.d.src) < 0) {
-    fprintf(stderr, PROG ": %s (see --help)\n", o.d.src.err);
+    say("%s (see --help)\n", o.d.src.err);
     status = 2;
     goto out;
   }
   /* A missing file fails now, not after the exporters' shutdown wait. */
   if (o.d.src.kind == EL_SRC_FILE && !o.d.src.follow &&
       access(o.d.src.path, R_OK) < 0) {
-    fprintf(stderr, PROG ": cannot open %s: %s\n", o.d.src.path,
+    say("cannot open %s: %s\n", o.d.src.path,
             strerror(errno));
     goto out;
   }
   if (el_otlp_config_resolve(&o.d.otlp, NULL, NULL) < 0) {
-    fprintf(stderr, PROG ": %s\n", o.d.otlp.err);
+    say("%s\n", o.d.otlp.err);
     goto out;
   }
   el_cfg_resolve(cfg, (uint64_t)llround(o.d.flush_s * 1000));

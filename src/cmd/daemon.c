@@ -129,6 +129,15 @@ static void on_timer(uv_timer_t *tm) {
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
     el__daemon_print_stats(d, stderr, 0);
+  /* Two ticks in a row with no session: a FIFO whose open was about to
+   * return gets 50 ms to deliver what is in the pipe. */
+  if (d->o->end_when_idle && *d->o->end_when_idle && d->src) {
+    d->idle_ticks = el_src_connected(d->src) ? 0 : d->idle_ticks + 1;
+    if (d->idle_ticks == 2) {
+      el_log(EL_LOG_DEBUG, "the program has gone: ending the input");
+      el_src_stop(d->src);
+    }
+  }
 }
 
 /* The console exporter, counted: it prints on the loop thread inside
@@ -259,6 +268,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   uv_unref((uv_handle_t *)&d.timer);
   d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
   d.batch_ms = el_cfg_batch_ms(cfg);
+  if (o->on_ready && o->on_ready(o->ready_ud, d.web) < 0) goto done;
   el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
   if (o->src.kind == EL_SRC_FILE)
     el_log(EL_LOG_INFO, "Reading eventlog from %s", o->src.path);
@@ -270,7 +280,8 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
                          .finish = d_finish, .diag = d_diag,
                          .received = d_received, .scan = d_scan,
-                         .interrupt = d_interrupt, .on_source = d_source};
+                         .interrupt = d_interrupt, .on_source = d_source,
+                         .own_signals = o->own_signals};
   d.end_status = el_src_pump(&d.loop, &o->src, &c, &d.pump);
   uv_timer_stop(&d.timer);
   if (d.ctl) {
@@ -294,7 +305,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
-  if (d.end_status == 0)              /* not after a signal */
+  if (d.end_status == 0 && !o->no_linger)  /* not after a signal */
     el_web_serve_until_signal(d.web); /* no-op without --*-port */
 
 done:

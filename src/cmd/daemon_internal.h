@@ -55,6 +55,8 @@ typedef struct el__daemon_s {
   el__totals_t log_prev;           /* totals at that check */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
+  int idle_ticks;              /* ticks with end_when_idle set and no
+                                  session open */
 } el__daemon_t;
 
 /* daemon_stats.c */
