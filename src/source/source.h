@@ -239,6 +239,12 @@ int el_src_connected(const el_src_t *src);
  * source after a stop by signal (el_src_opts_t.drain_s). */
 int el_src_drainable(const el_src_t *src);
 
+/* From now on the bytes read are being discarded (el_src_pump's drain):
+ * they are no longer written to the --eventlog-log-file tee, which thus
+ * holds what was processed. Still delivered to on_data and counted in
+ * stats.bytes. */
+void el_src_discard(el_src_t *src);
+
 /* Counters. Valid until el_src_free. */
 const el_src_stats_t *el_src_stats(const el_src_t *src);
 

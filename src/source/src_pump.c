@@ -109,6 +109,7 @@ static void begin_stop(pump_t *p, int by_signal) {
   }
   p->draining = 1;
   p->res.drained = 1;
+  el_src_discard(src);
   p->drain_timer_open = 1;
   p->drain_timer.data = p;
   p->drain_start_ms = uv_now(src->loop);
