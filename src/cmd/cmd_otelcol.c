@@ -4,6 +4,7 @@
  * (src/config); the pipeline itself is daemon.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,16 +75,19 @@ static const char *const usage_text =
     "  --help                   this text\n"
     "\nEventlog source options:\n";
 
-static void print_help(void) {
-  fputs(usage_text, stdout);
-  fputs(el_src_opts_help(), stdout);
-  fputs("\nOpenTelemetry Collector options:\n", stdout);
-  fputs(el_otlp_opts_help(), stdout);
-  fputs("\nControl server options:\n", stdout);
-  el_ctl_opts_help(stdout);
-  fputs("\nPrometheus endpoint and web view options:\n", stdout);
-  el_web_opts_help(stdout);
+static void print_help_to(FILE *f) {
+  fputs(usage_text, f);
+  fputs(el_src_opts_help(), f);
+  fputs("\nOpenTelemetry Collector options:\n", f);
+  fputs(el_otlp_opts_help(), f);
+  fputs("\nControl server options:\n", f);
+  el_ctl_opts_help(f);
+  fputs("\nPrometheus endpoint and web view options:\n", f);
+  el_web_opts_help(f);
 }
+
+static void print_help(void) { print_help_to(stdout); }
+
 
 /* -v levels: the reference's severity names (case-insensitive, with the
  * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
@@ -240,7 +244,13 @@ static int parse_args(opts_t *o, int argc, char **argv) {
     r = parse_own(o, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
     if (r) continue;
-    say("unknown option '%s' (see --help)\n", argv[i]);
+    char near[64];
+    el_opt_suggest(argv[i], print_help_to, near, sizeof near);
+    if (near[0])
+      say("unknown option '%s'; did you mean %s? (see --help)\n", argv[i],
+          near);
+    else
+      say("unknown option '%s' (see --help)\n", argv[i]);
     return EL_EUSAGE;
   }
   return 0;

@@ -16,7 +16,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "daemon_internal.h"
@@ -197,6 +199,27 @@ static int add_exporters(el__daemon_t *d) {
   return 0;
 }
 
+/* {====== signals during the final flush ======}
+ * After the input ended the pump's handlers are gone; a SIGINT/SIGTERM
+ * then would kill the daemon (status 130) with the summary unprinted and
+ * the telemetry undelivered. The flush is bounded anyway
+ * (--otlp-shutdown-timeout), so a signal now is noted, said once, and the
+ * daemon exits 0 with its summary as after any stop (docs/config.md "Exit
+ * status"); it does not linger serving the web view. */
+
+static volatile sig_atomic_t g_flush_signals;
+
+static void flush_signal(int sig) {
+  static const char msg[] =
+      "eventlog-live: signal during the final flush: exporting what was "
+      "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
+  (void)sig;
+  if (g_flush_signals++ == 0) {
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+  }
+}
+
 /* Build everything, run until the input ends, tear down. Returns the exit
  * status. */
 int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
@@ -291,6 +314,18 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   }
 
   /* End of input: processors flush their windows, then the store. */
+  struct sigaction flush_sa, old_int, old_term;
+  if (!o->own_signals) {
+    memset(&flush_sa, 0, sizeof flush_sa);
+    flush_sa.sa_handler = flush_signal;
+    sigemptyset(&flush_sa.sa_mask);
+    flush_sa.sa_flags = SA_RESTART;
+    g_flush_signals = 0;
+    sigaction(SIGINT, &flush_sa, &old_int);
+    sigaction(SIGTERM, &flush_sa, &old_term);
+  }
+  el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
+         o->otlp.shutdown_timeout_ms);
   el__daemon_log_progress(&d, 1);
   el_host_end(d.host);
   el_tm_hostlog_drain(d.hostlog, d.internal_logs ? d.store : NULL);
@@ -305,7 +340,12 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
-  if (d.end_status == 0 && !o->no_linger)  /* not after a signal */
+  if (!o->own_signals) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+  }
+  if (d.end_status == 0 && !o->no_linger &&
+      !g_flush_signals)  /* not after a signal */
     el_web_serve_until_signal(d.web); /* no-op without --*-port */
 
 done:

@@ -244,23 +244,7 @@ static void warn(load_t *L, const yaml_mark_t *m, const char *fmt, ...) {
 }
 
 size_t el_cfg_edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64) return la > lb ? la : lb;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
+  return el_edit_distance(a, b);
 }
 
 /* Warns about unknown key k at m, suggesting the nearest of cands[0..n). */

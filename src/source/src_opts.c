@@ -201,6 +201,8 @@ void el_src_opts_set_path(el_src_opts_t *o, const char *path) {
   o->path = path;
 }
 
+static void help_to(FILE *f) { fputs(el_src_opts_help(), f); }
+
 int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
   int positional = 0;
   for (int i = 1; i < argc;) {
@@ -212,8 +214,12 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
       return rc;
     if (rc > 0)
       continue;
-    if (a[0] == '-' && a[1] != '\0')
-      return usage_err(o, "unknown option %s%s", a, "");
+    if (a[0] == '-' && a[1] != '\0') {
+      char near[64], more[96] = "";
+      el_opt_suggest(a, help_to, near, sizeof near);
+      if (near[0]) snprintf(more, sizeof more, "; did you mean %s?", near);
+      return usage_err(o, "unknown option %s%s", a, more);
+    }
     if (positional++)
       return usage_err(o, "unexpected argument %s%s", a, "");
     el_src_opts_set_path(o, a);

@@ -124,7 +124,11 @@ static void begin_stop(pump_t *p, int by_signal) {
 }
 
 static void finish_session(pump_t *p, int at_end) {
-  if (!p->in_session && !(at_end && p->fed == 0 && !p->socket))
+  /* A file, FIFO or stdin that delivered nothing is reported ("no
+   * header"), unless a stop came first (e.g. SIGINT before the writer
+   * wrote anything): then there is nothing to say. */
+  if (!p->in_session &&
+      !(at_end && p->fed == 0 && !p->socket && !p->stopping))
     return;
   p->in_session = 0;
   if (!p->c->finish || (p->c->one_stream && !at_end))
