@@ -258,9 +258,12 @@ static int start_program(watch_t *w) {
 static int on_ready(void *ud, el_web_t *web) {
   watch_t *w = ud;
   int port = web ? el_web_view_port(web) : -1;
+  /* The --web-host given, unless it is a wildcard or an IPv6 literal. */
+  const char *h = w->d->web.web_host;
+  if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
   if (port > 0)
-    fprintf(stderr, PROG ": web view http://127.0.0.1:%d/ "
-                    "(Prometheus: http://127.0.0.1:%d/metrics)\n", port,
+    fprintf(stderr, PROG ": web view http://%s:%d/ "
+                    "(Prometheus: http://%s:%d/metrics)\n", h, port, h,
             port);
   g_watch = w;
   if (!w->test_stop_processing) install_forwarding();
