@@ -17,7 +17,8 @@
  * SIGINT and SIGTERM sent to watch (kill, not the terminal, whose ^C
  * reaches the program directly) are forwarded to the program; the input
  * then ends when the program exits. watch exits with the program's status
- * (128 + N when it died of signal N). README "Watch a program". */
+ * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
+ * it cannot be started, as a shell). README "Watch a program". */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,6 +58,7 @@ typedef struct watch_s {
    * but stops the processing at once (no drain), as a crash of the
    * processing would, while the program runs on. */
   int test_stop_processing;
+  int start_failed;            /* 127 not found, 126 not startable */
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -143,9 +145,13 @@ static int rts_has_flush_interval(const char *exe) {
  * arrive. Returns 0 or -1 (out of memory). */
 static int set_environment(watch_t *w) {
   char exe[4096];
-  int flush = find_program(w->prog_argv[0], exe, sizeof exe) == 0
-                  ? rts_has_flush_interval(exe)
-                  : -1;
+  if (find_program(w->prog_argv[0], exe, sizeof exe) < 0) {
+    fprintf(stderr, PROG ": cannot find %s%s (or it is not executable)\n",
+            w->prog_argv[0], strchr(w->prog_argv[0], '/') ? "" : " in PATH");
+    w->start_failed = 127;
+    return -1;
+  }
+  int flush = rts_has_flush_interval(exe);
   char add[600];
   int n = snprintf(add, sizeof add, "-l");
   if (w->fifo[0]) n += snprintf(add + n, sizeof add - n, " -ol%s", w->fifo);
@@ -217,7 +223,7 @@ static void install_forwarding(void) {
 /* Start the program (the pipeline is ready). */
 static int start_program(watch_t *w) {
   if (set_environment(w) < 0) {
-    fprintf(stderr, PROG ": out of memory\n");
+    if (!w->start_failed) fprintf(stderr, PROG ": out of memory\n");
     return -1;
   }
   posix_spawnattr_t at;
@@ -232,6 +238,8 @@ static int start_program(watch_t *w) {
   posix_spawnattr_setsigdefault(&at, &def);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  g_watch = w;
+  if (!w->test_stop_processing) install_forwarding();
   int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv,
                         environ);
   posix_spawnattr_destroy(&at);
@@ -239,6 +247,7 @@ static int start_program(watch_t *w) {
     fprintf(stderr, PROG ": cannot start %s: %s\n", w->prog_argv[0],
             strerror(rc));
     w->pid = 0;
+    w->start_failed = rc == ENOENT ? 127 : 126;   /* as a shell */
     return -1;
   }
   if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
@@ -257,6 +266,7 @@ static int start_program(watch_t *w) {
 
 static int on_ready(void *ud, el_web_t *web) {
   watch_t *w = ud;
+  if (start_program(w) < 0) return -1;
   int port = web ? el_web_view_port(web) : -1;
   /* The --web-host given, unless it is a wildcard or an IPv6 literal. */
   const char *h = w->d->web.web_host;
@@ -265,9 +275,7 @@ static int on_ready(void *ud, el_web_t *web) {
     fprintf(stderr, PROG ": web view http://%s:%d/ "
                     "(Prometheus: http://%s:%d/metrics)\n", h, port, h,
             port);
-  g_watch = w;
-  if (!w->test_stop_processing) install_forwarding();
-  return start_program(w);
+  return 0;
 }
 
 static int prepare(void *ud, el_daemon_opts_t *o) {
@@ -382,7 +390,7 @@ int el_cmd_watch(int argc, char **argv) {
   int ds = el_otelcol_main(sep, argv, &e);
   if (!w.pid) {  /* never started: setup or usage failed, or --help */
     cleanup(&w);
-    return ds;
+    return w.start_failed ? w.start_failed : ds;
   }
   if (!w.exited) drain_until_exit(&w);
   if (w.reaper_started) pthread_join(w.reaper, NULL);
