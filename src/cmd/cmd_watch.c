@@ -170,6 +170,8 @@ static int set_environment(watch_t *w) {
   if (rc < 0) return -1;
   if (w->socket_path && setenv("GHC_EVENTLOG_UNIX_PATH", w->socket_path, 1))
     return -1;
+  if (w->socket_path)   /* eventlog-socket flushes on its own terms */
+    return 0;
   if (flush == 0)
     fprintf(stderr, PROG ": %s's runtime has no --eventlog-flush-interval "
                     "(GHC 9.0 or older): its eventlog arrives when a "
