@@ -138,6 +138,26 @@ const el_cfg_diag_t *el_cfg_diag(const el_cfg_t *c);
  * flush_ms: --eventlog-flush-interval in ms, > 0. Returns 0 or EL_EINVAL. */
 int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms);
 
+/* Command-line overrides (docs/config.md "Command-line overrides"),
+ * applied after the file is loaded and before el_cfg_resolve, so they win
+ * over the file, which wins over the defaults. */
+
+/* --export-interval: every enabled processor exports every ms
+ * milliseconds of eventlog time (its `export` becomes "<ms/1000>s"); an
+ * aggregation window given in seconds that is longer is shortened to ms
+ * ("<N>x" windows are left alone). ms = 0 does nothing. */
+void el_cfg_override_export(el_cfg_t *c, uint64_t ms);
+
+/* --traces / --no-traces (group g, on or off): every processor of the
+ * group is enabled (an `export: false` becomes `true`: every flush
+ * interval) or disabled, whatever the file says. */
+void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on);
+
+/* A duration for the command line: "<N>ms", "<N>s" (or a bare number of
+ * seconds), "<N>m"; decimals allowed; between 1 ms and
+ * EL_CFG_MAX_WINDOW_MS. Returns 0 and *ms, or EL_EINVAL. */
+int el_cfg_parse_duration_ms(const char *text, uint64_t *ms);
+
 /* The batch interval from the last el_cfg_resolve, in ms. */
 uint64_t el_cfg_batch_ms(const el_cfg_t *c);
 
