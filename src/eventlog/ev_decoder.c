@@ -921,10 +921,12 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              (unsigned long long)el__be64(p + 2),
              (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
              (unsigned long long)d->sess_tmax);
-  else if (why == RS_UNDECL)
+  else if (why == RS_UNDECL ||
+           !(type < (int)d->ntab && (d->tab[type] & T_DECLARED)))
     snprintf(d->rs_why, sizeof d->rs_why,
-             "event type %d at byte %llu is not declared in the header", type,
-             (unsigned long long)off);
+             "event type %d at byte %llu is not declared in the header%s",
+             type, (unsigned long long)off,
+             why == RS_UNDECL ? "" : " (inside a block)");
   else if (off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu does not fit its block (cap %u, ending "
