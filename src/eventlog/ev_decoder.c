@@ -841,12 +841,14 @@ static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q,
   if (pos > end)
     return RS_NO;
   while (pos < lim) {
-    if (avail < pos + 12)
+    if (avail < pos + 2)
       return eof ? RS_NO : RS_NEED;
     unsigned type = el__be16(q + pos);
     uint32_t t = type < d->ntab ? d->tab[type] : 0;
     if (!(t & T_DECLARED))
       return RS_NO;
+    if (avail < pos + ((t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10))
+      return eof ? RS_NO : RS_NEED;
     uint64_t et = el__be64(q + pos + 2);
     if (et < t0 || et > t1)
       return RS_NO;
