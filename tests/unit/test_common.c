@@ -1,5 +1,5 @@
 /* test_common.c: the shared primitives of src/common: array growth
- * (el_grow.h), the hash function (el_hash.h),
+ * (el_grow.h), the hash function (el_hash.h), the hash table (el_map.h),
  * out of memory included (el_mem_fail_after). Expected values
  * are hand computations from each header's contract.
  * ctest-labels: asan */
@@ -15,6 +15,7 @@
 #include "common/el_common.h"
 #include "common/el_grow.h"
 #include "common/el_hash.h"
+#include "common/el_map.h"
 
 /* {====== el_grow ======} */
 
@@ -105,6 +106,99 @@ static void test_hash_spreads_low_bits(void **state) {
   assert_true(max <= 16);
 }
 
+/* {====== el_map ======} */
+
+static void test_map_integer_keys(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  uint32_t v = 7;
+  assert_int_equal(el_map_get(&m, 1, &v), 0);          /* empty map */
+  assert_int_equal(v, 7);
+  for (uint32_t i = 0; i < 1000; i++)
+    assert_int_equal(el_map_put(&m, (uint64_t)i * 1000003u, i), 0);
+  assert_int_equal(el_map_count(&m), 1000);
+  assert_true(m.cap >= 2000);                          /* at most half full */
+  for (uint32_t i = 0; i < 1000; i++) {
+    assert_int_equal(el_map_get(&m, (uint64_t)i * 1000003u, &v), 1);
+    assert_int_equal(v, i);
+  }
+  assert_int_equal(el_map_get(&m, 5, &v), 0);
+  assert_int_equal(el_map_put(&m, 0, 99), 0);          /* replace */
+  assert_int_equal(el_map_count(&m), 1000);
+  assert_int_equal(el_map_get(&m, 0, &v), 1);
+  assert_int_equal(v, 99);
+  assert_int_equal(el_map_put(&m, 3, EL_MAP_NONE), EL_EINVAL);
+  size_t cap = m.cap;
+  el_map_clear(&m);
+  assert_int_equal(el_map_count(&m), 0);
+  assert_int_equal(m.cap, cap);                        /* memory kept */
+  assert_int_equal(el_map_get(&m, 0, &v), 0);
+  el_map_free(&m);
+  assert_null(m.slots);
+}
+
+static void test_map_several_values_per_key(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  /* Three entries under one (hash) key, one under another. */
+  assert_int_equal(el_map_add(&m, 77, 1), 0);
+  assert_int_equal(el_map_add(&m, 78, 2), 0);
+  assert_int_equal(el_map_add(&m, 77, 3), 0);
+  assert_int_equal(el_map_add(&m, 77, 4), 0);
+  size_t pos;
+  unsigned seen = 0, n = 0;
+  for (uint32_t v = el_map_first(&m, 77, &pos); v != EL_MAP_NONE;
+       v = el_map_next(&m, 77, &pos)) {
+    seen |= 1u << v;
+    n++;
+  }
+  assert_int_equal(n, 3);
+  assert_int_equal(seen, (1u << 1) | (1u << 3) | (1u << 4));
+  assert_int_equal(el_map_first(&m, 79, &pos), EL_MAP_NONE);
+  el_map_free(&m);
+  assert_int_equal(el_map_first(&m, 77, &pos), EL_MAP_NONE);
+}
+
+static void test_map_reserve_then_add_does_not_allocate(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  assert_int_equal(el_map_reserve(&m, 100), 0);
+  uint64_t before = el_mem_alloc_count();
+  for (uint32_t i = 0; i < 100; i++) assert_int_equal(el_map_add(&m, i, i), 0);
+  assert_int_equal(el_mem_alloc_count(), before);
+  el_map_free(&m);
+}
+
+static void test_map_out_of_memory_leaves_map(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  uint32_t i = 0, v;
+  el_mem_fail_after(1);
+  assert_int_equal(el_map_put(&m, 1, 1), EL_ENOMEM);   /* first table */
+  el_mem_fail_after(0);
+  assert_int_equal(el_map_count(&m), 0);
+  size_t cap;
+  do {  /* fill up to the next growth */
+    assert_int_equal(el_map_put(&m, i, i), 0);
+    i++;
+    cap = m.cap;
+  } while ((el_map_count(&m) + 1) * 2 <= cap);
+  el_mem_fail_after(1);
+  assert_int_equal(el_map_put(&m, 100000, 5), EL_ENOMEM);
+  el_mem_fail_after(0);
+  assert_int_equal(m.cap, cap);
+  assert_int_equal(el_map_count(&m), i);
+  assert_int_equal(el_map_get(&m, 100000, &v), 0);
+  el_mem_fail_after(1);                                /* replacing: no */
+  assert_int_equal(el_map_put(&m, 0, 12), 0);          /* allocation */
+  el_mem_fail_after(0);
+  for (uint32_t k = 1; k < i; k++) {
+    assert_int_equal(el_map_get(&m, k, &v), 1);
+    assert_int_equal(v, k);
+  }
+  el_map_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -113,6 +207,10 @@ int main(void) {
       cmocka_unit_test(test_hash_u64_is_bytes_hash),
       cmocka_unit_test(test_hash_depends_on_every_byte_and_seed),
       cmocka_unit_test(test_hash_spreads_low_bits),
+      cmocka_unit_test(test_map_integer_keys),
+      cmocka_unit_test(test_map_several_values_per_key),
+      cmocka_unit_test(test_map_reserve_then_add_does_not_allocate),
+      cmocka_unit_test(test_map_out_of_memory_leaves_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
