@@ -1,6 +1,6 @@
 /* test_common.c: the shared primitives of src/common: array growth
  * (el_grow.h), the hash function (el_hash.h), the hash table (el_map.h),
- * out of memory included (el_mem_fail_after). Expected values
+ * integer formatting (el_fmt.h), out of memory included (el_mem_fail_after). Expected values
  * are hand computations from each header's contract.
  * ctest-labels: asan */
 #include <setjmp.h>
@@ -16,6 +16,7 @@
 #include "common/el_grow.h"
 #include "common/el_hash.h"
 #include "common/el_map.h"
+#include "common/el_fmt.h"
 
 /* {====== el_grow ======} */
 
@@ -199,6 +200,64 @@ static void test_map_out_of_memory_leaves_map(void **state) {
   el_map_free(&m);
 }
 
+/* {====== el_fmt ======} */
+
+static void test_fmt_decimal(void **state) {
+  (void)state;
+  char buf[64];
+  struct {
+    uint64_t v;
+    const char *s;
+  } u[] = {{0, "0"}, {7, "7"}, {10, "10"}, {99, "99"}, {100, "100"},
+           {12345, "12345"}, {1000000007u, "1000000007"},
+           {UINT64_MAX, "18446744073709551615"}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(u); i++) {
+    char *e = el_fmt_u64(buf, u[i].v);
+    assert_int_equal(e - buf, strlen(u[i].s));
+    assert_memory_equal(buf, u[i].s, strlen(u[i].s));
+  }
+  struct {
+    int64_t v;
+    const char *s;
+  } i64[] = {{0, "0"}, {-1, "-1"}, {-100, "-100"}, {42, "42"},
+             {INT64_MAX, "9223372036854775807"},
+             {INT64_MIN, "-9223372036854775808"}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(i64); i++) {
+    char *e = el_fmt_i64(buf, i64[i].v);
+    *e = '\0';
+    assert_string_equal(buf, i64[i].s);
+  }
+}
+
+static void test_fmt_stays_in_its_room(void **state) {
+  (void)state;
+  char buf[EL_FMT_I64_ROOM + 8];
+  memset(buf, 'z', sizeof buf);
+  el_fmt_i64(buf, INT64_MIN);
+  for (size_t i = EL_FMT_I64_ROOM; i < sizeof buf; i++)
+    assert_int_equal(buf[i], 'z');
+  memset(buf, 'z', sizeof buf);
+  el_fmt_x64(buf, UINT64_MAX);
+  for (size_t i = EL_FMT_X64_ROOM; i < sizeof buf; i++)
+    assert_int_equal(buf[i], 'z');
+}
+
+static void test_fmt_hex(void **state) {
+  (void)state;
+  char buf[64];
+  *el_fmt_x64(buf, 0) = '\0';
+  assert_string_equal(buf, "0");
+  *el_fmt_x64(buf, 0xdeadbeef01u) = '\0';
+  assert_string_equal(buf, "deadbeef01");
+  *el_fmt_x64(buf, UINT64_MAX) = '\0';
+  assert_string_equal(buf, "ffffffffffffffff");
+  const uint8_t id[4] = {0x00, 0x0f, 0xa5, 0xff};
+  char *e = el_fmt_hex(buf, id, 4);
+  *e = '\0';
+  assert_string_equal(buf, "000fa5ff");
+  assert_ptr_equal(el_fmt_hex(buf, id, 0), buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -211,6 +270,9 @@ int main(void) {
       cmocka_unit_test(test_map_several_values_per_key),
       cmocka_unit_test(test_map_reserve_then_add_does_not_allocate),
       cmocka_unit_test(test_map_out_of_memory_leaves_map),
+      cmocka_unit_test(test_fmt_decimal),
+      cmocka_unit_test(test_fmt_stays_in_its_room),
+      cmocka_unit_test(test_fmt_hex),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
