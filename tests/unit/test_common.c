@@ -17,6 +17,7 @@
 #include "common/el_hash.h"
 #include "common/el_map.h"
 #include "common/el_fmt.h"
+#include "common/el_buf.h"
 
 /* {====== el_grow ======} */
 
@@ -258,6 +259,109 @@ static void test_fmt_hex(void **state) {
   assert_ptr_equal(el_fmt_hex(buf, id, 0), buf);
 }
 
+/* {====== el_buf ======} */
+
+static void test_buf_appends_and_stays_terminated(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  el_buf_put(&b, NULL, 0);
+  assert_non_null(b.p);
+  assert_string_equal(b.p, "");
+  el_buf_puts(&b, "abc");
+  el_buf_put(&b, "defgh", 2);
+  el_buf_printf(&b, "[%d|%s]", 42, "x");
+  el_buf_put_u64(&b, UINT64_MAX);
+  el_buf_puts(&b, " ");
+  el_buf_put_i64(&b, INT64_MIN);
+  assert_false(b.oom);
+  const char *want = "abcde[42|x]18446744073709551615 -9223372036854775808";
+  assert_string_equal(b.p, want);
+  assert_int_equal(b.len, strlen(want));
+  el_buf_truncate(&b, 3);
+  assert_string_equal(b.p, "abc");
+  el_buf_reset(&b);
+  assert_int_equal(b.len, 0);
+  assert_string_equal(b.p, "");
+  el_buf_free(&b);
+  assert_null(b.p);
+}
+
+static void test_buf_long_printf_and_reserve(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  char big[1000];
+  memset(big, 'q', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  el_buf_printf(&b, "<%s>", big);                 /* past printf's 256 */
+  assert_int_equal(b.len, 1001);
+  assert_int_equal(b.p[0], '<');
+  assert_int_equal(b.p[1000], '>');
+  assert_int_equal(b.p[1001], '\0');
+  char *w = el_buf_reserve(&b, 10);
+  assert_non_null(w);
+  memcpy(w, "0123", 4);
+  el_buf_commit(&b, 4);
+  assert_int_equal(b.len, 1005);
+  assert_string_equal(b.p + 1001, "0123");
+  el_buf_free(&b);
+}
+
+static void test_buf_moves_off_caller_storage(void **state) {
+  (void)state;
+  char stack[8];
+  el_buf_t b;
+  el_buf_init_on(&b, stack, sizeof stack);
+  el_buf_puts(&b, "1234567");                     /* fits with its NUL */
+  assert_ptr_equal(b.p, stack);
+  el_buf_puts(&b, "89");                          /* does not */
+  assert_ptr_not_equal(b.p, stack);
+  assert_string_equal(b.p, "123456789");
+  assert_memory_equal(stack, "1234567", 8);
+  char *s = el_buf_take(&b);
+  assert_string_equal(s, "123456789");
+  assert_null(b.p);
+  el_free(s);
+  el_buf_init_on(&b, stack, sizeof stack);        /* take from storage */
+  el_buf_puts(&b, "ab");
+  s = el_buf_take(&b);
+  assert_ptr_not_equal(s, stack);
+  assert_string_equal(s, "ab");
+  el_free(s);
+  el_buf_t e = EL_BUF_INIT;                       /* take of nothing */
+  s = el_buf_take(&e);
+  assert_string_equal(s, "");
+  el_free(s);
+}
+
+static void test_buf_out_of_memory_is_sticky(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  el_buf_puts(&b, "kept");
+  char big[300];
+  memset(big, 'x', sizeof big);
+  el_mem_fail_after(1);
+  el_buf_put(&b, big, sizeof big);                /* needs a growth */
+  el_mem_fail_after(0);
+  assert_true(b.oom);
+  el_buf_puts(&b, "!");                           /* ignored from now */
+  assert_string_equal(b.p, "kept");
+  assert_null(el_buf_reserve(&b, 1));
+  assert_null(el_buf_take(&b));                   /* and freed */
+  assert_null(b.p);
+  char stack[4];
+  el_buf_init_on(&b, stack, sizeof stack);
+  el_mem_fail_after(1);
+  el_buf_puts(&b, "too long");
+  el_mem_fail_after(0);
+  assert_true(b.oom);
+  assert_ptr_equal(b.p, stack);
+  el_buf_reset(&b);                               /* clears oom */
+  assert_false(b.oom);
+  el_buf_puts(&b, "ok");
+  assert_string_equal(b.p, "ok");
+  el_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -273,6 +377,10 @@ int main(void) {
       cmocka_unit_test(test_fmt_decimal),
       cmocka_unit_test(test_fmt_stays_in_its_room),
       cmocka_unit_test(test_fmt_hex),
+      cmocka_unit_test(test_buf_appends_and_stays_terminated),
+      cmocka_unit_test(test_buf_long_printf_and_reserve),
+      cmocka_unit_test(test_buf_moves_off_caller_storage),
+      cmocka_unit_test(test_buf_out_of_memory_is_sticky),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
