@@ -18,6 +18,7 @@
 #include "common/el_map.h"
 #include "common/el_fmt.h"
 #include "common/el_buf.h"
+#include "common/el_arena.h"
 
 /* {====== el_grow ======} */
 
@@ -362,6 +363,106 @@ static void test_buf_out_of_memory_is_sticky(void **state) {
   el_buf_free(&b);
 }
 
+/* {====== el_arena ======} */
+
+static void test_arena_aligns_and_counts(void **state) {
+  (void)state;
+  el_arena_t a = {0};
+  char *p1 = el_arena_alloc(&a, 1);
+  char *p2 = el_arena_alloc(&a, 13);
+  char *p3 = el_arena_alloc(&a, 0);
+  assert_non_null(p1);
+  assert_true((uintptr_t)p1 % EL_ARENA_ALIGN == 0);
+  assert_true((uintptr_t)p2 % EL_ARENA_ALIGN == 0);
+  assert_true((uintptr_t)p3 % EL_ARENA_ALIGN == 0);
+  assert_true(p2 >= p1 + 1 && p3 >= p2 + 13);
+  assert_int_equal(a.bytes, 8 + 16 + 8);
+  memset(p2, 0x5a, 13);
+  uint64_t *z = el_arena_calloc(&a, 64);
+  for (int i = 0; i < 8; i++) assert_true(z[i] == 0);
+  char *s = el_arena_strndup(&a, "hello world", 5);
+  assert_string_equal(s, "hello");
+  int src[3] = {1, 2, 3};
+  int *d = el_arena_memdup(&a, src, sizeof src);
+  assert_memory_equal(d, src, sizeof src);
+  el_arena_free(&a);
+  assert_null(a.head);
+  assert_int_equal(a.bytes, 0);
+}
+
+static void test_arena_many_chunks_and_big_requests(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 1024};
+  char *ptrs[600];
+  for (int i = 0; i < 600; i++) {                 /* ~19 chunks of 1 KiB */
+    ptrs[i] = el_arena_alloc(&a, 30);
+    memset(ptrs[i], i & 0xff, 30);
+  }
+  char *big = el_arena_alloc(&a, 5000);           /* a chunk of its own */
+  memset(big, 0xee, 5000);
+  char *after = el_arena_alloc(&a, 8);            /* still the same chunk */
+  assert_ptr_equal(after, ptrs[599] + 32);
+  for (int i = 0; i < 600; i++)
+    for (int k = 0; k < 30; k++) assert_int_equal((uint8_t)ptrs[i][k], i & 0xff);
+  el_arena_free(&a);
+}
+
+static void test_arena_reset_reuses_chunks(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 512};
+  for (int i = 0; i < 10; i++) assert_non_null(el_arena_alloc(&a, 100));
+  assert_non_null(el_arena_alloc(&a, 1000));      /* big: freed at reset */
+  el_arena_reset(&a);
+  assert_null(a.head);
+  assert_int_equal(a.bytes, 0);
+  uint64_t before = el_mem_alloc_count();
+  for (int i = 0; i < 10; i++) assert_non_null(el_arena_alloc(&a, 100));
+  assert_int_equal(el_mem_alloc_count(), before); /* spare chunks only */
+  el_arena_free(&a);
+  assert_null(a.spare);
+}
+
+static void test_arena_reserve_commit(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 64};
+  char *w = el_arena_reserve(&a, 10);
+  memcpy(w, "abc", 3);
+  el_arena_commit(&a, 3);
+  char *w2 = el_arena_reserve(&a, 10);
+  assert_ptr_equal(w2, w + 3);                    /* no alignment */
+  memcpy(w2, "defg", 4);
+  el_arena_commit(&a, 4);
+  assert_memory_equal(w, "abcdefg", 7);
+  char *w3 = el_arena_reserve(&a, 100);           /* more than a chunk */
+  assert_non_null(w3);
+  memset(w3, 'x', 100);
+  el_arena_commit(&a, 100);
+  assert_memory_equal(w, "abcdefg", 7);           /* earlier bytes stay */
+  char *p = el_arena_alloc(&a, 8);                /* aligned again */
+  assert_true((uintptr_t)p % EL_ARENA_ALIGN == 0);
+  assert_int_equal(a.bytes, 3 + 4 + 100 + 8);
+  el_arena_free(&a);
+}
+
+static void test_arena_out_of_memory(void **state) {
+  (void)state;
+  el_arena_t a = {0};
+  el_mem_fail_after(1);
+  assert_null(el_arena_alloc(&a, 10));
+  assert_null(a.head);
+  el_mem_fail_after(1);
+  assert_null(el_arena_reserve(&a, 10));
+  el_mem_fail_after(0);
+  char *p = el_arena_alloc(&a, 10);
+  assert_non_null(p);
+  el_mem_fail_after(1);
+  assert_null(el_arena_alloc(&a, EL_ARENA_CHUNK));   /* its own chunk */
+  el_mem_fail_after(0);
+  assert_int_equal(a.bytes, 16);
+  assert_non_null(el_arena_alloc(&a, EL_ARENA_CHUNK));
+  el_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -381,6 +482,11 @@ int main(void) {
       cmocka_unit_test(test_buf_long_printf_and_reserve),
       cmocka_unit_test(test_buf_moves_off_caller_storage),
       cmocka_unit_test(test_buf_out_of_memory_is_sticky),
+      cmocka_unit_test(test_arena_aligns_and_counts),
+      cmocka_unit_test(test_arena_many_chunks_and_big_requests),
+      cmocka_unit_test(test_arena_reset_reuses_chunks),
+      cmocka_unit_test(test_arena_reserve_commit),
+      cmocka_unit_test(test_arena_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
