@@ -12,9 +12,9 @@
  * Spec: reference-behaviour.md §2.1 (resources), §2.2 (scope), §2.5
  * (per-tick composition), §5.2.1 (one Metric per name per request). */
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
+#include "../common/el_rng.h"
 #include "telemetry_internal.h"
 
 #ifndef EL_VERSION
@@ -553,62 +553,13 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   return 0;
 }
 
-/* Random ids come from a per-thread xoshiro256** generator seeded once
- * from getrandom (splitmix64 over the time and the state's address if
- * there is no entropy): one system call per id cost more than the span
- * it names. Ids need to be unique, not secret (W3C trace context). */
-static _Thread_local uint64_t rng_s[4];
-static _Thread_local bool rng_seeded;
-
-static uint64_t rng_rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-static void rng_seed(void) {
-  size_t got = 0;
-  uint8_t *b = (uint8_t *)rng_s;
-  while (got < sizeof rng_s) {
-    ssize_t r = getrandom(b + got, sizeof rng_s - got, 0);
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
-  if (got < sizeof rng_s) {  /* no entropy: splitmix64 */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
-                 (uint64_t)(uintptr_t)&rng_s;
-    for (int i = 0; i < 4; i++) {
-      uint64_t z = (x += 0x9e3779b97f4a7c15u);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-      rng_s[i] = z ^ (z >> 31);
-    }
-  }
-  if (!(rng_s[0] | rng_s[1] | rng_s[2] | rng_s[3])) rng_s[0] = 1;
-  rng_seeded = true;
-}
-
-static uint64_t rng_next(void) {
-  uint64_t r = rng_rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
-  rng_s[2] ^= rng_s[0];
-  rng_s[3] ^= rng_s[1];
-  rng_s[1] ^= rng_s[2];
-  rng_s[0] ^= rng_s[3];
-  rng_s[2] ^= t;
-  rng_s[3] = rng_rotl(rng_s[3], 45);
-  return r;
-}
-
+/* Ids come from el_rng (src/common/el_rng.h): unique, not secret (W3C
+ * trace context); an all-zero id is invalid, so it is drawn again. */
 void el_tm_random_id(uint8_t *buf, size_t n) {
   if (n == 0) return;
-  if (!rng_seeded) rng_seed();
   bool zero = true;
   do {
-    for (size_t got = 0; got < n; got += 8) {
-      uint64_t r = rng_next();
-      size_t k = n - got < 8 ? n - got : 8;
-      memcpy(buf + got, &r, k);
-    }
+    el_rng_bytes(buf, n);
     for (size_t i = 0; i < n; i++)
       if (buf[i]) zero = false;
   } while (zero);

@@ -19,6 +19,7 @@
 #include "common/el_fmt.h"
 #include "common/el_buf.h"
 #include "common/el_arena.h"
+#include "common/el_rng.h"
 
 /* {====== el_grow ======} */
 
@@ -463,6 +464,30 @@ static void test_arena_out_of_memory(void **state) {
   el_arena_free(&a);
 }
 
+/* {====== el_rng ======} */
+
+static void test_rng_bytes_vary(void **state) {
+  (void)state;
+  uint8_t a[37], b[37];
+  memset(a, 0, sizeof a);
+  memset(b, 0, sizeof b);
+  el_rng_bytes(a, sizeof a);
+  el_rng_bytes(b, sizeof b);
+  assert_memory_not_equal(a, b, sizeof a);
+  /* Each bit position is set in some of 64 draws and clear in others. */
+  uint64_t or = 0, and = UINT64_MAX;
+  for (int i = 0; i < 64; i++) {
+    uint64_t r = el_rng_next();
+    or |= r;
+    and &= r;
+  }
+  assert_true(or == UINT64_MAX);
+  assert_true(and == 0);
+  uint8_t guard[4] = {1, 2, 3, 4};
+  el_rng_bytes(guard, 0);                       /* n = 0 writes nothing */
+  assert_int_equal(guard[0], 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -487,6 +512,7 @@ int main(void) {
       cmocka_unit_test(test_arena_reset_reuses_chunks),
       cmocka_unit_test(test_arena_reserve_commit),
       cmocka_unit_test(test_arena_out_of_memory),
+      cmocka_unit_test(test_rng_bytes_vary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
