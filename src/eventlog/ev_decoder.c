@@ -57,10 +57,6 @@
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
 
-#define EV_IPE 169
-#define EV_BLOCK_MARKER 18
-#define EV_WALL_CLOCK 43
-
 #define MAGIC_LEN 8           /* "hdrbhetb" */
 #define STRAY_LEN 24          /* eventlog-socket's stray block marker */
 #define PAT_LEN (STRAY_LEN + MAGIC_LEN)
@@ -256,7 +252,7 @@ static int pat_prefix(const uint8_t *q, size_t k) {
     k = PAT_LEN;
   if (k > 0 && q[0] != 0x00)
     return 0;
-  if (k > 1 && q[1] != EV_BLOCK_MARKER)
+  if (k > 1 && q[1] != EL_EV_BLOCK_MARKER)
     return 0;
   if (k > 22 && q[22] != 0xFF)
     return 0;
@@ -532,7 +528,7 @@ static int header_done(el_ev_decoder_t *d) {
     unsigned li = pick_layout(d, r->id, r->size);
     uint32_t fast = li && d->layouts[li - 1].intonly &&
                             r->size != EL_EV_VARIABLE &&
-                            r->id != EV_BLOCK_MARKER && r->id != EV_WALL_CLOCK
+                            r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
                         ? T_FAST
                         : 0;
     d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
@@ -823,7 +819,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *need = hl + size;
     return 0;
   }
-  if (type == EV_IPE && (t >> T_LAYOUT_SHIFT) && size >= 8) {
+  if (type == EL_EV_IPE && (t >> T_LAYOUT_SHIFT) && size >= 8) {
     /* GHC #24287: the declared size may miss the last NUL. */
     const uint8_t *q = p + hl + 8, *end = p + hl + size;
     int nuls = 0;
@@ -969,7 +965,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     d->stats.unknown_events++;
   }
   int skip_body = 0;
-  if (type == EV_BLOCK_MARKER && ev->known) {
+  if (type == EL_EV_BLOCK_MARKER && ev->known) {
     if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
       d->block_end = off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
@@ -983,7 +979,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
                (unsigned long long)off, (unsigned long long)ev->v[0].u);
       warn(d);
     }
-  } else if (type == EV_WALL_CLOCK && ev->known) {
+  } else if (type == EL_EV_WALL_CLOCK_TIME && ev->known) {
     d->have_wall = 1;
     d->wall_unix_ns = ev->v[1].u * 1000000000ull + ev->v[2].u;
     d->wall_t = ev->t_ns;
@@ -1122,7 +1118,7 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return 0;
   d->landing = 0;
   uint16_t type = el__be16(p);
-  if (type == EV_BLOCK_MARKER || type == 0xFFFF)
+  if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
     return 0;
   if (can_rewind) {
     d->stats.skipped_blocks--;

@@ -17,9 +17,6 @@
 
 #include "eventlog_internal.h"
 
-#define EV_BLOCK_MARKER 18
-#define EV_WALL_CLOCK 43
-#define EV_CAP_CREATE 45
 
 typedef struct {
   el_ev_scan_t *out;
@@ -110,7 +107,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
     return 0;
   int var = (s->varbits[ev->type >> 6] >> (ev->type & 63)) & 1;
   uint64_t end = ev->offset + (var ? 12 : 10) + ev->payload_len;
-  if (ev->type == EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
+  if (ev->type == EL_EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
       ev->v[0].u <= (16u << 20))
     end = ev->offset + ev->v[0].u; /* the body, even if not read */
   if (end > s->len)
@@ -121,14 +118,14 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (!ev->known)
     return 0;
   switch (ev->type) {
-  case EV_BLOCK_MARKER:
+  case EL_EV_BLOCK_MARKER:
     see_time(s, ev->v[1].u);
     add_cap(s, ev->v[2].u);
     break;
-  case EV_CAP_CREATE:
+  case EL_EV_CAP_CREATE:
     add_cap(s, ev->v[0].u);
     break;
-  case EV_WALL_CLOCK:
+  case EL_EV_WALL_CLOCK_TIME:
     c->has_wall_clock = 1;
     c->wall_t_ns = ev->t_ns;
     c->anchor_unix_ns = anchor_ns(ev->v[1].u, ev->v[2].u, ev->t_ns);

@@ -276,9 +276,9 @@ static char *put_stack(char *w, const el_ev_value_t *v) {
 static char *body(char *w, const el_ev_event_t *e) {
   const el_ev_value_t *v = e->v;
   switch (e->type) {
-  case 0: S("creating thread "); U(v[0].u); break;
-  case 1: S("running thread "); U(v[0].u); break;
-  case 2:
+  case EL_EV_CREATE_THREAD: S("creating thread "); U(v[0].u); break;
+  case EL_EV_RUN_THREAD: S("running thread "); U(v[0].u); break;
+  case EL_EV_STOP_THREAD:
     S("stopping thread "); U(v[0].u); S(" (");
     if (v[1].u == 8) {
       S("blocked on black hole owned by thread "); U(v[2].u);
@@ -288,92 +288,92 @@ static char *body(char *w, const el_ev_event_t *e) {
     }
     S(")");
     break;
-  case 3: S("thread "); U(v[0].u); S(" is runnable"); break;
-  case 4: S("migrating thread "); U(v[0].u); S(" to cap "); U(v[1].u); break;
-  case 7: S("shutting down"); break;
-  case 8: S("waking up thread "); U(v[0].u); S(" on cap "); U(v[1].u); break;
-  case 9: S("starting GC"); break;
-  case 10: S("finished GC"); break;
-  case 11: S("requesting sequential GC"); break;
-  case 12: S("requesting parallel GC"); break;
-  case 15: S("creating spark thread "); U(v[0].u); break;
-  case 16: case 19: V(v[0].s); break;
-  case 17: S("startup: "); U(v[0].u); S(" capabilities"); break;
-  case 18:
+  case EL_EV_THREAD_RUNNABLE: S("thread "); U(v[0].u); S(" is runnable"); break;
+  case EL_EV_MIGRATE_THREAD: S("migrating thread "); U(v[0].u); S(" to cap "); U(v[1].u); break;
+  case EL_EV_SHUTDOWN: S("shutting down"); break;
+  case EL_EV_THREAD_WAKEUP: S("waking up thread "); U(v[0].u); S(" on cap "); U(v[1].u); break;
+  case EL_EV_GC_START: S("starting GC"); break;
+  case EL_EV_GC_END: S("finished GC"); break;
+  case EL_EV_REQUEST_SEQ_GC: S("requesting sequential GC"); break;
+  case EL_EV_REQUEST_PAR_GC: S("requesting parallel GC"); break;
+  case EL_EV_CREATE_SPARK_THREAD: S("creating spark thread "); U(v[0].u); break;
+  case EL_EV_LOG_MSG: case EL_EV_USER_MSG: V(v[0].s); break;
+  case EL_EV_STARTUP: S("startup: "); U(v[0].u); S(" capabilities"); break;
+  case EL_EV_BLOCK_MARKER:
     S("event block: cap "); U(v[2].u); S(", end time: "); U(v[1].u);
     S("\n");
     break;
-  case 20: S("GC idle"); break;
-  case 21: S("GC working"); break;
-  case 22: S("GC done"); break;
-  case 23: S("compiler version is "); V(v[0].s); break;
-  case 24: S("program invocation: "); V(v[0].s); break;
-  case 25:
+  case EL_EV_GC_IDLE: S("GC idle"); break;
+  case EL_EV_GC_WORK: S("GC working"); break;
+  case EL_EV_GC_DONE: S("GC done"); break;
+  case EL_EV_VERSION: S("compiler version is "); V(v[0].s); break;
+  case EL_EV_PROGRAM_INVOCATION: S("program invocation: "); V(v[0].s); break;
+  case EL_EV_CAPSET_CREATE:
     S("created capset "); U(v[0].u); S(" of type ");
     w = put_s(w, v[1].u == 1   ? "CapsetCustom"
                  : v[1].u == 2 ? "CapsetOsProcess"
                  : v[1].u == 3 ? "CapsetClockDomain"
                                : "CapsetUnknown");
     break;
-  case 26: S("deleted capset "); U(v[0].u); break;
-  case 27: S("assigned cap "); U(v[1].u); S(" to capset "); U(v[0].u); break;
-  case 28: S("removed cap "); U(v[1].u); S(" from capset "); U(v[0].u); break;
-  case 29:
+  case EL_EV_CAPSET_DELETE: S("deleted capset "); U(v[0].u); break;
+  case EL_EV_CAPSET_ASSIGN_CAP: S("assigned cap "); U(v[1].u); S(" to capset "); U(v[0].u); break;
+  case EL_EV_CAPSET_REMOVE_CAP: S("removed cap "); U(v[1].u); S(" from capset "); U(v[0].u); break;
+  case EL_EV_RTS_IDENTIFIER:
     S("capset "); U(v[0].u); S(": RTS version \""); V(v[1].s); S("\"");
     break;
-  case 30:
+  case EL_EV_PROGRAM_ARGS:
     S("capset "); U(v[0].u); S(": args: "); w = put_hs_strlist(w, v[1].s);
     break;
-  case 31:
+  case EL_EV_PROGRAM_ENV:
     S("capset "); U(v[0].u); S(": env: "); w = put_hs_strlist(w, v[1].s);
     break;
-  case 32: S("capset "); U(v[0].u); S(": pid "); U(v[1].u); break;
-  case 33: S("capset "); U(v[0].u); S(": parent pid "); U(v[1].u); break;
-  case 34:
+  case EL_EV_OSPROCESS_PID: S("capset "); U(v[0].u); S(": pid "); U(v[1].u); break;
+  case EL_EV_OSPROCESS_PPID: S("capset "); U(v[0].u); S(": parent pid "); U(v[1].u); break;
+  case EL_EV_SPARK_COUNTERS:
     S("spark stats: "); U(v[0].u); S(" created, "); U(v[3].u);
     S(" converted, "); U(v[6].u); S(" remaining ("); U(v[2].u);
     S(" overflowed, "); U(v[1].u); S(" dud, "); U(v[4].u); S(" GC'd, ");
     U(v[5].u); S(" fizzled)");
     break;
-  case 35: S("spark created"); break;
-  case 36: S("dud spark discarded"); break;
-  case 37: S("overflowed spark discarded"); break;
-  case 38: S("running a local spark"); break;
-  case 39: S("stealing a spark from cap "); U(v[0].u); break;
-  case 40: S("spark fizzled"); break;
-  case 41: S("spark GCed"); break;
-  case 42:
+  case EL_EV_SPARK_CREATE: S("spark created"); break;
+  case EL_EV_SPARK_DUD: S("dud spark discarded"); break;
+  case EL_EV_SPARK_OVERFLOW: S("overflowed spark discarded"); break;
+  case EL_EV_SPARK_RUN: S("running a local spark"); break;
+  case EL_EV_SPARK_STEAL: S("stealing a spark from cap "); U(v[0].u); break;
+  case EL_EV_SPARK_FIZZLE: S("spark fizzled"); break;
+  case EL_EV_SPARK_GC: S("spark GCed"); break;
+  case EL_EV_INTERN_STRING:
     S("Interned string: \""); V(v[0].s); S("\" with id "); U(v[1].u);
     break;
-  case 43:
+  case EL_EV_WALL_CLOCK_TIME:
     S("capset "); U(v[0].u); S(": wall clock time "); U(v[1].u); S("s ");
     U(v[2].u); S("ns (unix epoch)");
     break;
-  case 44:
+  case EL_EV_THREAD_LABEL:
     S("thread "); U(v[0].u); S(" has label \""); V(v[1].s); S("\"");
     break;
-  case 45: S("created cap "); U(v[0].u); break;
-  case 46: S("deleted cap "); U(v[0].u); break;
-  case 47: S("disabled cap "); U(v[0].u); break;
-  case 48: S("enabled cap "); U(v[0].u); break;
-  case 49:
+  case EL_EV_CAP_CREATE: S("created cap "); U(v[0].u); break;
+  case EL_EV_CAP_DELETE: S("deleted cap "); U(v[0].u); break;
+  case EL_EV_CAP_DISABLE: S("disabled cap "); U(v[0].u); break;
+  case EL_EV_CAP_ENABLE: S("enabled cap "); U(v[0].u); break;
+  case EL_EV_HEAP_ALLOCATED:
     S("allocated on heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" total bytes till now");
     break;
-  case 50:
+  case EL_EV_HEAP_SIZE:
     S("size of heap capset "); U(v[0].u); S(": "); U(v[1].u); S(" bytes");
     break;
-  case 51:
+  case EL_EV_HEAP_LIVE:
     S("live data in heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" bytes");
     break;
-  case 52:
+  case EL_EV_HEAP_INFO_GHC:
     S("heap stats for heap capset "); U(v[0].u); S(": generations ");
     U(v[1].u); S(", "); U(v[2].u); S(" bytes max heap size, "); U(v[3].u);
     S(" bytes alloc area size, "); U(v[4].u); S(" bytes mblock size, ");
     U(v[5].u); S(" bytes block size");
     break;
-  case 53:
+  case EL_EV_GC_STATS_GHC:
     S("GC stats for heap capset "); U(v[0].u); S(": generation "); U(v[1].u);
     S(", "); U(v[2].u); S(" bytes copied, "); U(v[3].u); S(" bytes slop, ");
     U(v[4].u); S(" bytes fragmentation, "); U(v[5].u); S(" par threads, ");
@@ -381,83 +381,83 @@ static char *body(char *w, const el_ev_event_t *e) {
     S(" bytes total par copied");
     if (e->layout == 0) { S(", "); U(v[8].u); S(" bytes balanced par copied"); }
     break;
-  case 54: S("all caps stopped for GC"); break;
-  case 55:
+  case EL_EV_GC_GLOBAL_SYNC: S("all caps stopped for GC"); break;
+  case EL_EV_TASK_CREATE:
     S("task 0x"); X(v[0].u); S(" created on cap "); U(v[1].u);
     S(" with OS kernel thread "); U(v[2].u);
     break;
-  case 56:
+  case EL_EV_TASK_MIGRATE:
     S("task 0x"); X(v[0].u); S(" migrated from cap "); U(v[1].u);
     S(" to cap "); U(v[2].u);
     break;
-  case 57: S("task 0x"); X(v[0].u); S(" deleted"); break;
-  case 58: S("marker: "); V(v[0].s); break;
-  case 60: S("starting to receive"); break;
-  case 61: S("stop receiving"); break;
-  case 62: S("creating process "); U(v[0].u); break;
-  case 63: S("killing process "); U(v[0].u); break;
-  case 64:
+  case EL_EV_TASK_DELETE: S("task 0x"); X(v[0].u); S(" deleted"); break;
+  case EL_EV_USER_MARKER: S("marker: "); V(v[0].s); break;
+  case EL_EV_EDEN_START_RECEIVE: S("starting to receive"); break;
+  case EL_EV_EDEN_END_RECEIVE: S("stop receiving"); break;
+  case EL_EV_CREATE_PROCESS: S("creating process "); U(v[0].u); break;
+  case EL_EV_KILL_PROCESS: S("killing process "); U(v[0].u); break;
+  case EL_EV_ASSIGN_THREAD_TO_PROCESS:
     S("assigning thread "); U(v[0].u); S(" to process "); U(v[1].u);
     break;
-  case 65: S("creating machine "); U(v[0].u); S(" at "); U(v[1].u); break;
-  case 66: S("killing machine "); U(v[0].u); break;
-  case 67:
+  case EL_EV_CREATE_MACHINE: S("creating machine "); U(v[0].u); S(" at "); U(v[1].u); break;
+  case EL_EV_KILL_MACHINE: S("killing machine "); U(v[0].u); break;
+  case EL_EV_SEND_MESSAGE:
     S("sending message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
     S(" to machine "); U(v[3].u); S(", process "); U(v[4].u);
     S(" on inport "); U(v[5].u);
     break;
-  case 68:
+  case EL_EV_RECEIVE_MESSAGE:
     S("receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" at process "); U(v[1].u); S(", inport "); U(v[2].u);
     S(" from machine "); U(v[3].u); S(", process "); U(v[4].u);
     S(", thread "); U(v[5].u); S(" with size "); U(v[6].u);
     break;
-  case 69:
+  case EL_EV_SEND_RECEIVE_LOCAL_MESSAGE:
     S("sending/receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
     S(" to process "); U(v[3].u); S(" on inport "); U(v[4].u);
     break;
-  case 90:
+  case EL_EV_MEM_RETURN:
     S("memory returned (mblocks): current("); U(v[1].u); S(") needed(");
     U(v[2].u); S(") returned("); U(v[3].u); S(")");
     break;
-  case 91:
+  case EL_EV_BLOCKS_SIZE:
     S("blocks size of heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" bytes");
     break;
-  case 100:
+  case EL_EV_MER_START_PAR_CONJUNCTION:
     S("Start a parallel conjunction 0x"); X(v[0].u); S(", static_id: ");
     U(v[1].u);
     break;
-  case 101: S("End par conjunction: 0x"); X(v[0].u); break;
-  case 102: S("End par conjunct: 0x"); X(v[0].u); break;
-  case 103:
+  case EL_EV_MER_STOP_PAR_CONJUNCTION: S("End par conjunction: 0x"); X(v[0].u); break;
+  case EL_EV_MER_STOP_PAR_CONJUNCT: S("End par conjunct: 0x"); X(v[0].u); break;
+  case EL_EV_MER_CREATE_SPARK:
     S("Create spark for conjunction: 0x"); X(v[0].u); S(" spark: 0x");
     X(v[1].u);
     break;
-  case 104: S("Create future 0x"); X(v[0].u); S(" named "); U(v[1].u); break;
-  case 105: S("Wait didn't suspend for future: 0x"); X(v[0].u); break;
-  case 106: S("Wait suspended on future: 0x"); X(v[0].u); break;
-  case 107: S("Signaled future 0x"); X(v[0].u); break;
-  case 108: S("Looking for global thread to resume"); break;
-  case 109: S("Trying to steal a spark"); break;
-  case 110: S("Releasing thread "); U(v[0].u); S(" to the free pool"); break;
-  case 111: S("Capability going to sleep"); break;
-  case 112: S("Looking for a local spark to execute"); break;
-  case 113: S("About to call the program entry point"); break;
-  case 140:
+  case EL_EV_MER_FUT_CREATE: S("Create future 0x"); X(v[0].u); S(" named "); U(v[1].u); break;
+  case EL_EV_MER_FUT_WAIT_NOSUSPEND: S("Wait didn't suspend for future: 0x"); X(v[0].u); break;
+  case EL_EV_MER_FUT_WAIT_SUSPENDED: S("Wait suspended on future: 0x"); X(v[0].u); break;
+  case EL_EV_MER_FUT_SIGNAL: S("Signaled future 0x"); X(v[0].u); break;
+  case EL_EV_MER_LOOKING_FOR_GLOBAL_CONTEXT: S("Looking for global thread to resume"); break;
+  case EL_EV_MER_WORK_STEALING: S("Trying to steal a spark"); break;
+  case EL_EV_MER_RELEASE_CONTEXT: S("Releasing thread "); U(v[0].u); S(" to the free pool"); break;
+  case EL_EV_MER_ENGINE_SLEEPING: S("Capability going to sleep"); break;
+  case EL_EV_MER_LOOKING_FOR_LOCAL_SPARK: S("Looking for a local spark to execute"); break;
+  case EL_EV_MER_CALLING_MAIN: S("About to call the program entry point"); break;
+  case EL_EV_PERF_NAME:
     S("perf event "); U(v[0].u); S(" named \""); V(v[1].s); S("\"");
     break;
-  case 141:
+  case EL_EV_PERF_COUNTER:
     S("perf event counter "); U(v[0].u); S(" incremented by ");
     U(v[2].u + 1); S(" in OS thread "); U(v[1].u);
     break;
-  case 142:
+  case EL_EV_PERF_TRACEPOINT:
     S("perf event tracepoint "); U(v[0].u); S(" reached in OS thread ");
     U(v[1].u);
     break;
-  case 160: {
+  case EL_EV_HEAP_PROF_BEGIN: {
     S("start heap profiling "); U(v[0].u); S(" at sampling period ");
     U(v[1].u); S(" broken down by "); w = put_s(w, breakdown(v[2].u));
     int any = 0;
@@ -471,33 +471,33 @@ static char *body(char *w, const el_ev_event_t *e) {
       }
     break;
   }
-  case 161:
+  case EL_EV_HEAP_PROF_COST_CENTRE:
     S("cost centre "); U(v[0].u); S(" "); V(v[1].s); S(" in "); V(v[2].s);
     S(" at "); V(v[3].s);
     if (v[4].u & 1)
       S(" CAF");
     break;
-  case 162: S("start heap prof sample "); U(v[0].u); break;
-  case 163:
+  case EL_EV_HEAP_PROF_SAMPLE_BEGIN: S("start heap prof sample "); U(v[0].u); break;
+  case EL_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
     S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
     S(", cost centre stack "); w = put_stack(w, &v[3]);
     break;
-  case 164:
+  case EL_EV_HEAP_PROF_SAMPLE_STRING:
     S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
     S(", label "); V(v[2].s);
     break;
-  case 165: S("end prof sample "); U(v[0].u); break;
-  case 166:
+  case EL_EV_HEAP_PROF_SAMPLE_END: S("end prof sample "); U(v[0].u); break;
+  case EL_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
     S("start heap prof sample "); U(v[0].u); S(" at time "); U(v[1].u);
     break;
-  case 167:
+  case EL_EV_PROF_SAMPLE_COST_CENTRE:
     S("cap no "); U((uint16_t)v[0].u); S(", prof sample "); U(v[1].u);
     S(", cost centre stack "); w = put_stack(w, &v[3]);
     break;
-  case 168:
+  case EL_EV_PROF_BEGIN:
     S("start time profiling, tick interval "); U(v[0].u); S(" (ns)");
     break;
-  case 169: {
+  case EL_EV_IPE: {
     uint64_t cd = 0;
     for (size_t i = 0; i < v[2].s.len; i++) {
       char c = v[2].s.p[i];
@@ -509,31 +509,31 @@ static char *body(char *w, const el_ev_event_t *e) {
     S(" - "); V(v[6].s);
     break;
   }
-  case 181: S("binary message "); w = put_binary(w, v[0].s); break;
-  case 200: S("concurrent mark began"); break;
-  case 201:
+  case EL_EV_USER_BINARY_MSG: S("binary message "); w = put_binary(w, v[0].s); break;
+  case EL_EV_CONC_MARK_BEGIN: S("concurrent mark began"); break;
+  case EL_EV_CONC_MARK_END:
     S("concurrent mark ended: marked "); U(v[0].u); S(" objects");
     break;
-  case 202: S("post-mark synchronization began"); break;
-  case 203: S("post-mark synchronization ended"); break;
-  case 204: S("concurrent sweep began"); break;
-  case 205: S("concurrent sweep ended"); break;
-  case 206: S("update remembered set flushed by "); U(v[0].u); break;
-  case 207:
+  case EL_EV_CONC_SYNC_BEGIN: S("post-mark synchronization began"); break;
+  case EL_EV_CONC_SYNC_END: S("post-mark synchronization ended"); break;
+  case EL_EV_CONC_SWEEP_BEGIN: S("concurrent sweep began"); break;
+  case EL_EV_CONC_SWEEP_END: S("concurrent sweep ended"); break;
+  case EL_EV_CONC_UPD_REM_SET_FLUSH: S("update remembered set flushed by "); U(v[0].u); break;
+  case EL_EV_NONMOVING_HEAP_CENSUS:
     S("nonmoving heap census "); U(v[0].u); S(": "); U(v[1].u);
     S(" active segments, "); U(v[2].u); S(" filled segments, ");
     U(v[3].u); S(" live blocks");
     break;
-  case 210:
+  case EL_EV_TICKY_COUNTER_DEF:
     S("ticky counter definition "); U(v[0].u); S(", arity: "); U(v[1].u);
     S(", def kinds: "); V(v[2].s); S(", name: "); V(v[3].s);
     S(", itbl: "); X(v[4].u);
     break;
-  case 211:
+  case EL_EV_TICKY_COUNTER_SAMPLE:
     S("ticky counter sample "); U(v[0].u); S(": entry count: "); U(v[1].u);
     S(", "); U(v[2].u); S(" allocs, "); U(v[3].u); S(" allocd");
     break;
-  case 212: S("ticky begin counter sample"); break;
+  case EL_EV_TICKY_COUNTER_BEGIN_SAMPLE: S("ticky begin counter sample"); break;
   default:
     return NULL;
   }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "../common/el_common.h"
+#include "ev_type_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -330,6 +331,16 @@ int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 void el_ev_scan_free(el_ev_scan_t *s);
 
 /* {====== event type table ======} */
+
+/* EL_EV_<NAME> = id for every known event type (EL_EV_RUN_THREAD = 1,
+ * ...), from the type table (ev_type_table.h, spec §2.1). */
+enum {
+#define EL__EV_ID(id, name, fields) EL_EV_##name = id,
+#define EL__EV_OLDER(id, name, variant, fields)
+  EL_EV_TYPE_TABLE(EL__EV_ID, EL__EV_OLDER)
+#undef EL__EV_ID
+#undef EL__EV_OLDER
+};
 
 /* Description of a known event type id, or NULL if unknown (spec §2.1).
  * Returns a static object. Thread: any. */

@@ -86,7 +86,6 @@ typedef struct el__ana_s {
   int cb[TK_N][16];         /* on_span refs per tracker kind */
   int ncb[TK_N];
   uint64_t unexpected;      /* thread/GC sequences the spec warns about */
-  int ty_label, ty_block;   /* event type ids, -1 unknown */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg;             /* aggregation window ns, 0 = every span */
   ustate_t *us;
@@ -720,7 +719,7 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   if (!a || !ev->known) return;
   rec_t r = {.t = ev->t_ns, .seq = ++a->seq, .cap = ev->cap};
   switch (ev->type) {
-  case 0:  /* CREATE_THREAD */ {
+  case EL_EV_CREATE_THREAD: {
     thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
     if (th && !th->has_created) {
       th->created_t = ev->t_ns;
@@ -728,33 +727,35 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     }
     return;
   }
-  case 1:
+  case EL_EV_RUN_THREAD:
     r.kind = K_RUN;
     r.thread = (uint32_t)ev->v[0].u;
     break;
-  case 2:
+  case EL_EV_STOP_THREAD:
     r.kind = K_STOP;
     r.thread = (uint32_t)ev->v[0].u;
     r.status = (uint16_t)ev->v[1].u;
     r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
     break;
-  case 9:
+  case EL_EV_GC_START:
     r.kind = K_GC_START;
     break;
-  case 10:
+  case EL_EV_GC_END:
     r.kind = K_GC_END;
     break;
-  default:
-    if (ev->type == a->ty_label) {
-      thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
-      if (th) {
-        el_free(th->label);
-        th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
-                               ev->v[1].s.len);
-      }
-    } else if (ev->type == a->ty_block) {
-      release(h, 0);  /* the host's watermark moved (host_clock.c) */
+  case EL_EV_THREAD_LABEL: {
+    thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
+    if (th) {
+      el_free(th->label);
+      th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
+                             ev->v[1].s.len);
     }
+    return;
+  }
+  case EL_EV_BLOCK_MARKER:
+    release(h, 0);  /* the host's watermark moved (host_clock.c) */
+    return;
+  default:
     return;
   }
   if (ev->cap >= MAX_CAPS) return;  /* §5.2.3: ignored without cap */
@@ -950,16 +951,12 @@ static int enable(lua_State *L, el_host_t *h) {
   if (!h->ana) return luaL_error(L, "out of memory");
   h->ana->max_cap = -1;
   h->ana->max_q = -1;
-  h->ana->ty_label = el_ev_type_by_name("THREAD_LABEL");
-  h->ana->ty_block = el_ev_type_by_name("BLOCK_MARKER");
-  static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
-                                "STOP_THREAD",   "THREAD_LABEL",
-                                "GC_START",      "GC_END",
-                                "BLOCK_MARKER",  "CAP_CREATE"};
-  for (size_t i = 0; i < EL_ARRAY_LEN(types); i++) {
-    int id = el_ev_type_by_name(types[i]);
-    if (id >= 0) el__host_set_flag(h, id, EL__F_ANA, 1);
-  }
+  static const int types[] = {EL_EV_CREATE_THREAD, EL_EV_RUN_THREAD,
+                              EL_EV_STOP_THREAD,   EL_EV_THREAD_LABEL,
+                              EL_EV_GC_START,      EL_EV_GC_END,
+                              EL_EV_BLOCK_MARKER,  EL_EV_CAP_CREATE};
+  for (size_t i = 0; i < EL_ARRAY_LEN(types); i++)
+    el__host_set_flag(h, types[i], EL__F_ANA, 1);
   return 0;
 }
 
