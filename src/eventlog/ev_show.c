@@ -223,24 +223,11 @@ static char *put_binary(char *w, el_strview_t v) {
 
 /* {====== event texts ======} */
 
-/* Stop-status texts, padded so they can be copied with a constant size
- * (the hot path: one per STOP_THREAD). */
-#define STATUS_PAD 40
-static const char stop_texts[][STATUS_PAD] = {
-    "No stop thread status", "heap overflow", "stack overflow",
-    "thread yielding", "thread blocked", "thread finished",
-    "making a foreign call", "blocked on an MVar",
-    "blocked on a black hole", "blocked on I/O read",
-    "blocked on I/O write", "blocked on threadDelay",
-    "blocked in STM retry", "blocked on asyncDoProc",
-    "blocked in a foreign call", "blocked in a foreign call",
-    "blocked in throwTo", "thread migrating",
-    "waiting for data to be globalised", "No stop thread status",
-    "blocked reading an MVar"};
-
+/* A stop-status text (the hot path: one per STOP_THREAD), copied with a
+ * constant size; callers reserve room. */
 static char *put_status(char *w, uint64_t s) {
-  const char *t = stop_texts[s < EL_ARRAY_LEN(stop_texts) ? s : 0];
-  memcpy(w, t, STATUS_PAD); /* callers reserve room */
+  const char *t = el__ev_stop_status_text(s);
+  memcpy(w, t, EL__EV_STATUS_TEXT);
   return w + strlen(t);
 }
 
@@ -251,14 +238,6 @@ static const char *msg_tag(uint64_t tag) {
                                   "Terminate", "Packet"};
   return tag >= 0x50 && tag - 0x50 < EL_ARRAY_LEN(t) ? t[tag - 0x50]
                                                       : "Unknown";
-}
-
-static const char *breakdown(uint64_t b) {
-  static const char *const t[] = {
-      "unknown",     "cost centre", "module",  "closure description",
-      "type description", "retainer", "biography", "closure type",
-      "info table", "era"};
-  return b < EL_ARRAY_LEN(t) ? t[b] : "unknown";
 }
 
 static char *put_stack(char *w, const el_ev_value_t *v) {
@@ -280,11 +259,13 @@ static char *body(char *w, const el_ev_event_t *e) {
   case EL_EV_RUN_THREAD: S("running thread "); U(v[0].u); break;
   case EL_EV_STOP_THREAD:
     S("stopping thread "); U(v[0].u); S(" (");
-    if (v[1].u == 8) {
+    if (v[1].u == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE) {
       S("blocked on black hole owned by thread "); U(v[2].u);
     } else {
       w = put_status(w, v[1].u);
-      if (v[1].u == 2) { S(", size "); U(v[2].u); }
+      if (v[1].u == EL_EV_STATUS_STACK_OVERFLOW) {
+        S(", size "); U(v[2].u);
+      }
     }
     S(")");
     break;
@@ -459,7 +440,7 @@ static char *body(char *w, const el_ev_event_t *e) {
     break;
   case EL_EV_HEAP_PROF_BEGIN: {
     S("start heap profiling "); U(v[0].u); S(" at sampling period ");
-    U(v[1].u); S(" broken down by "); w = put_s(w, breakdown(v[2].u));
+    U(v[1].u); S(" broken down by "); w = put_s(w, el__ev_breakdown_text(v[2].u));
     int any = 0;
     for (int i = 3; i < 10; i++)
       if (v[i].s.len) {

@@ -15,7 +15,6 @@
 #define MAX_CAPS 1024
 #define MAX_HELD (4u << 20)   /* events held before forced release */
 #define NSTATUS 24            /* STOP_THREAD status codes tracked */
-#define ST_FINISHED 5
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
 enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_N };
@@ -279,16 +278,6 @@ static void call_spans(el_host_t *h, const sargs_t *a) {
 
 /* {====== native spans and metric points ======} */
 
-/* STOP_THREAD status names as ghc-events shows them (the table of
- * lua/eventlog_live/status.lua; spec/eventlog-format.md §2.2). */
-static const char *const status_names[] = {
-    "NoStatus", "HeapOverflow", "StackOverflow", "ThreadYielding",
-    "ThreadBlocked", "ThreadFinished", "ForeignCall", "BlockedOnMVar",
-    "BlockedOnBlackHole", "BlockedOnRead", "BlockedOnWrite",
-    "BlockedOnDelay", "BlockedOnSTM", "BlockedOnDoProc", "BlockedOnCCall",
-    "BlockedOnCCall_NoUnblockExc", "BlockedOnMsgThrowTo", "ThreadMigrating",
-    "BlockedOnMsgGlobalise", "NoStatus", "BlockedOnMVarRead"};
-
 /* Decimal digits of v into buf (>= 21 bytes); returns the length. */
 static size_t fmt_dec(char *buf, uint64_t v) {
   char tmp[24];
@@ -342,7 +331,7 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
     el_tm_random_id(th->trace, 16);
     th->has_trace = 1;
   }
-  char dec[24], st[48];
+  char dec[24], st[64];
   el_tm_attr_t at[2];
   el_tm_attr_t *tattr = &at[1];
   tattr->key = "thread";
@@ -356,19 +345,9 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
   } else {
     at[0].key = "status";
     at[0].type = EL_TM_STR;
-    if (th->prev_status == 8) {
-      size_t n = strlen("BlockedOnBlackHoleOwnedBy ");
-      memcpy(st, "BlockedOnBlackHoleOwnedBy ", n);
-      n += fmt_dec(st + n, th->prev_info);
-      at[0].v.s.p = st;
-      at[0].v.s.len = n;
-    } else {
-      const char *nm = th->prev_status < EL_ARRAY_LEN(status_names)
-                           ? status_names[th->prev_status]
-                           : "NoStatus";
-      at[0].v.s.p = nm;
-      at[0].v.s.len = strlen(nm);
-    }
+    at[0].v.s.p = st;
+    at[0].v.s.len = el_ev_stop_status_name(th->prev_status, th->prev_info,
+                                           st, sizeof st);
   }
   native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
               2);
@@ -635,7 +614,7 @@ static void on_thread(el_host_t *h, const rec_t *r) {
   th->prev_status = r->status;
   th->prev_info = r->info;
   th->has_status = 1;
-  if (r->status == ST_FINISHED) {
+  if (r->status == EL_EV_STATUS_THREAD_FINISHED) {
     th->state = TS_FINISHED;
     th->finished_t = r->t;
     th->has_finished = 1;

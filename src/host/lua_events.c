@@ -569,12 +569,6 @@ static void session_end_body(el_host_t *h) {
   el__hooks_call(h, "on_session_end", 1);
 }
 
-static const char *breakdown_name(uint64_t code) {
-  static const char *names[] = {NULL,  "-hc", "-hm", "-hd", "-hy",
-                                "-hr", "-hb", "-hT", "-hi", "-he"};
-  return code < EL_ARRAY_LEN(names) ? names[code] : NULL;
-}
-
 /* -h<X> in the program arguments (reference §5.2.2 fallback). */
 static void breakdown_from_args(lua_State *L, el_strview_t s) {
   size_t start = 0;
@@ -631,7 +625,7 @@ static void rts_identifier(lua_State *L, el_strview_t s) {
  * and the sampling interval into the session table on top of L. */
 static void heap_prof_begin(el_host_t *h, lua_State *L,
                             const el_ev_value_t *v) {
-  const char *b = breakdown_name(v[2].u);
+  const char *b = el_ev_breakdown_flag(v[2].u);
   if (b) {
     lua_pushstring(L, b);
     lua_setfield(L, -2, "heap_prof_breakdown");
@@ -781,6 +775,19 @@ static int ev_type_info(lua_State *L) {
   return 1;
 }
 
+/* el.status_name(code, info) -> the STOP_THREAD status name
+ * (el_ev_stop_status_name: "BlockedOnMVar", "BlockedOnBlackHoleOwnedBy
+ * <info>", "NoStatus" when unknown). [-0, +1, m] */
+static int ev_status_name(lua_State *L) {
+  lua_Integer code = luaL_checkinteger(L, 1);
+  lua_Integer info = luaL_optinteger(L, 2, 0);
+  char buf[64];
+  size_t n = el_ev_stop_status_name(code < 0 ? UINT64_MAX : (uint64_t)code,
+                                    (uint64_t)info, buf, sizeof buf);
+  lua_pushlstring(L, buf, n < sizeof buf ? n : sizeof buf - 1);
+  return 1;
+}
+
 /* [-0, +1, m] el.stats() -> counters */
 static int ev_stats(lua_State *L) {
   el_host_t *h = el__host_from(L);
@@ -845,6 +852,7 @@ static const luaL_Reg ev_funcs[] = {
     {"watermark", ev_watermark},
     {"wall_t", ev_wall_t},
     {"type_info", ev_type_info},
+    {"status_name", ev_status_name},
     {"stats", ev_stats},
     {"control", ev_control},
     {"host_log", ev_host_log},
