@@ -20,6 +20,11 @@
 
 #include "otlp_encode.h"
 
+#include "../common/el_arena.h"
+#include "../common/el_buf.h"
+#include "../common/el_grow.h"
+#include "../common/el_map.h"
+
 #include "../telemetry/telemetry_batch.h"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb-c.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
@@ -72,86 +77,26 @@ typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfiles
 
 /* {====== scratch arena ======} */
 
-typedef struct chunk_s {
-  struct chunk_s *next;
-  size_t used, cap;
-  _Alignas(16) unsigned char data[];
-} chunk_t;
-
-typedef struct scratch_s {
-  chunk_t *head;                      /* chunks in allocation order */
-  chunk_t *cur;                       /* chunk being filled; NULL = none */
-} scratch_t;
-
-/* n zeroed bytes, 16-aligned; NULL when out of memory. Chunks are kept
- * across sc_reset (reused for the next request) until sc_free. */
-static void *sc_alloc(scratch_t *s, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (n == 0) n = 16;
-  chunk_t *c = s->cur;
-  while (c && c->cap - c->used < n) {
-    c = c->next;                      /* kept chunks after cur are empty */
-    if (c) c->used = 0;
-  }
-  if (!c) {
-    size_t cap = n > 32768 ? n : 65536;
-    c = el_malloc(sizeof(*c) + cap);
-    if (!c) return NULL;
-    c->used = 0;
-    c->cap = cap;
-    c->next = NULL;
-    if (s->cur) {                     /* append after the last chunk */
-      chunk_t *last = s->cur;
-      while (last->next) last = last->next;
-      last->next = c;
-    } else if (s->head) {
-      chunk_t *last = s->head;
-      while (last->next) last = last->next;
-      last->next = c;
-    } else {
-      s->head = c;
-    }
-  }
-  s->cur = c;
-  void *p = c->data + c->used;
-  c->used += n;
-  memset(p, 0, n);
-  return p;
-}
-
-/* Forget everything allocated; keep the chunks for reuse. */
-static void sc_reset(scratch_t *s) {
-  s->cur = s->head;
-  if (s->head) s->head->used = 0;
-}
-
-static void sc_free(scratch_t *s) {
-  while (s->head) {
-    chunk_t *n = s->head->next;
-    el_free(s->head);
-    s->head = n;
-  }
-  s->cur = NULL;
-}
-
-#define NEW(s, T) ((T *)sc_alloc((s), sizeof(T)))
-#define NEWN(s, T, n) ((T *)sc_alloc((s), ((n) ? (n) : 1) * sizeof(T)))
+/* Zeroed arena objects (el_arena.h): the scratch arena holds one
+ * request's messages and is reset after each. */
+#define NEW(s, T) ((T *)el_arena_calloc((s), sizeof(T)))
+#define NEWN(s, T, n) ((T *)el_arena_calloc((s), ((n) ? (n) : 1) * sizeof(T)))
 
 /* {====== profile dictionary ======} */
 
-/* A deduplicating map from byte keys to table indices. */
-typedef struct dmap_s {
-  struct dslot {
-    const void *key;
-    uint32_t len, hash;
-    int32_t idx;
-  } *slots;
-  size_t cap, n;
-} dmap_t;
+/* One entry of any table, under its tagged key (bytes in scratch). */
+typedef struct dkey_s {
+  const void *key;
+  size_t len;
+  int32_t idx;                        /* index in its table */
+} dkey_t;
 
 typedef struct dict_s {
-  dmap_t map;                         /* every table, keys tagged */
-  char **strings;
+  el_map_t map;                       /* el_hash of a tagged key -> index
+                                         in keys (every table) */
+  dkey_t *keys;
+  size_t nkeys, capkeys;
+  char **strings;                     /* the tables (el_grow'd, reused) */
   Function **functions;
   Location **locations;
   Stack **stacks;
@@ -163,7 +108,7 @@ typedef struct dict_s {
 /* {====== encoder state ======} */
 
 typedef struct enc_s {
-  scratch_t sc;
+  el_arena_t sc;
   const el_tm_batch_t *b;
   el_tm_signal_t sig;
   size_t max_bytes;
@@ -175,252 +120,220 @@ typedef struct enc_s {
   dict_t d;                           /* profiles only, per request */
 } enc_t;
 
-static uint32_t hash_bytes(const void *p, size_t len) {
-  const unsigned char *s = p;
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 16777619u;
-  return h;
-}
-
-/* The index stored under key, or -1 after reserving a slot (*slot) for a
- * new entry; EL_ENOMEM (< -1) on failure. */
-static int dmap_find(enc_t *e, const void *key, size_t len,
-                     struct dslot **slot) {
-  dmap_t *m = &e->d.map;
-  if ((m->n + 1) * 2 > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 256;
-    struct dslot *ns = NEWN(&e->sc, struct dslot, ncap);
-    if (!ns) return EL_ENOMEM;
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->slots[i].key) continue;
-      size_t j = m->slots[i].hash & (ncap - 1);
-      while (ns[j].key) j = (j + 1) & (ncap - 1);
-      ns[j] = m->slots[i];
+/* The index stored under the key in k (freed here), or -1 after adding
+ * an entry for it (*entry, its idx to be set by the caller); EL_ENOMEM
+ * (< -1) on failure. */
+static int32_t dict_find(enc_t *e, el_buf_t *k, size_t *entry) {
+  dict_t *d = &e->d;
+  int32_t rc = EL_ENOMEM;
+  if (k->oom) goto done;
+  uint64_t h = el_hash_bytes(k->p, k->len, 0);
+  size_t pos;
+  for (uint32_t i = el_map_first(&d->map, h, &pos); i != EL_MAP_NONE;
+       i = el_map_next(&d->map, h, &pos))
+    if (d->keys[i].len == k->len && !memcmp(d->keys[i].key, k->p, k->len)) {
+      rc = d->keys[i].idx;
+      goto done;
     }
-    m->slots = ns;                    /* the old table stays in scratch */
-    m->cap = ncap;
-  }
-  uint32_t h = hash_bytes(key, len);
-  size_t j = h & (m->cap - 1);
-  for (; m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
-    struct dslot *s = &m->slots[j];
-    if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
-      return s->idx;
-  }
-  void *copy = sc_alloc(&e->sc, len);
-  if (!copy) return EL_ENOMEM;
-  memcpy(copy, key, len);
-  m->slots[j] = (struct dslot){copy, (uint32_t)len, h, -1};
-  m->n++;
-  *slot = &m->slots[j];
-  return -1;
+  void *copy = el_arena_memdup(&e->sc, k->p, k->len);
+  if (!copy ||
+      el_grow(&d->keys, &d->capkeys, d->nkeys + 1, sizeof *d->keys) < 0 ||
+      el_map_add(&d->map, h, (uint32_t)d->nkeys) < 0)
+    goto done;
+  d->keys[d->nkeys] = (dkey_t){copy, k->len, -1};
+  *entry = d->nkeys++;
+  rc = -1;
+done:
+  el_buf_free(k);
+  return rc;
 }
 
-/* Grow a pointer table (in scratch) to hold one more entry. */
-static int grow(enc_t *e, void ***tab, size_t n, size_t *cap) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? *cap * 2 : 16;
-  void **nt = NEWN(&e->sc, void *, ncap);
-  if (!nt) return EL_ENOMEM;
-  if (n) memcpy(nt, *tab, n * sizeof(void *));
-  *tab = nt;
-  *cap = ncap;
-  return 0;
-}
-
-/* Key buffer: a tag byte, then fields. */
-typedef struct kbuf_s {
-  unsigned char *p;
-  size_t len, cap;
-  bool oom;
-} kbuf_t;
-
-static void kb_put(enc_t *e, kbuf_t *k, const void *p, size_t n) {
-  if (k->oom) return;
-  if (k->len + n > k->cap) {
-    size_t ncap = (k->len + n) * 2 + 64;
-    unsigned char *np = sc_alloc(&e->sc, ncap);
-    if (!np) {
-      k->oom = true;
-      return;
-    }
-    if (k->len) memcpy(np, k->p, k->len);
-    k->p = np;
-    k->cap = ncap;
-  }
-  if (n) memcpy(k->p + k->len, p, n);
-  k->len += n;
+/* Append the pointer msg to the table *tabp (a T **, n of cap entries)
+ * as the value of key entry `entry`; its index, or EL_ENOMEM. */
+static int32_t dict_add(enc_t *e, size_t entry, void *tabp, size_t *n,
+                        size_t *cap, const void *msg) {
+  if (el_grow(tabp, cap, *n + 1, sizeof msg) < 0) return EL_ENOMEM;
+  char *tab;
+  memcpy(&tab, tabp, sizeof tab);
+  memcpy(tab + *n * sizeof msg, &msg, sizeof msg);
+  e->d.keys[entry].idx = (int32_t)*n;
+  return (int32_t)(*n)++;
 }
 
 /* Index of s[0..len) in the string table; < 0 when out of memory. */
 static int32_t dict_str(enc_t *e, const char *s, size_t len) {
   if (len == 0) return 0;
-  unsigned char stack[128];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "S", 1);
-  kb_put(e, &k, s, len);
-  if (k.oom) return EL_ENOMEM;
-  struct dslot *slot = NULL;
-  int idx = dmap_find(e, k.p, k.len, &slot);
+  char stack[128];
+  el_buf_t k;
+  el_buf_init_on(&k, stack, sizeof stack);
+  el_buf_put(&k, "S", 1);
+  el_buf_put(&k, s, len);
+  size_t entry;
+  int32_t idx = dict_find(e, &k, &entry);
   if (idx != -1) return idx;
-  if (grow(e, (void ***)&e->d.strings, e->d.nstr, &e->d.capstr) < 0)
-    return EL_ENOMEM;
-  char *copy = sc_alloc(&e->sc, len + 1);
+  char *copy = el_arena_strndup(&e->sc, s, len);
   if (!copy) return EL_ENOMEM;
-  memcpy(copy, s, len);
-  slot->idx = (int32_t)e->d.nstr;
-  e->d.strings[e->d.nstr++] = copy;
-  return slot->idx;
+  return dict_add(e, entry, &e->d.strings, &e->d.nstr, &e->d.capstr, copy);
 }
-
-/* Look up or add an entry of one table: key built by the caller; make()
- * fills a new message. */
-#define DICT_ENTRY(e, k, tab, n, cap, T, INIT, fill)                        \
-  do {                                                                      \
-    if ((k).oom) return EL_ENOMEM;                                          \
-    struct dslot *slot_ = NULL;                                             \
-    int idx_ = dmap_find((e), (k).p, (k).len, &slot_);                      \
-    if (idx_ != -1) return idx_;                                            \
-    if (grow((e), (void ***)&(e)->d.tab, (e)->d.n, &(e)->d.cap) < 0)        \
-      return EL_ENOMEM;                                                     \
-    T *m_ = NEW(&(e)->sc, T);                                               \
-    if (!m_) return EL_ENOMEM;                                              \
-    *m_ = (T)INIT;                                                          \
-    fill;                                                                   \
-    slot_->idx = (int32_t)(e)->d.n;                                         \
-    (e)->d.tab[(e)->d.n++] = m_;                                            \
-    return slot_->idx;                                                      \
-  } while (0)
 
 static int32_t dict_function(enc_t *e, int32_t name, int32_t file,
                              int64_t start_line) {
-  unsigned char stack[32];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "F", 1);
-  kb_put(e, &k, &name, 4);
-  kb_put(e, &k, &file, 4);
-  kb_put(e, &k, &start_line, 8);
-  DICT_ENTRY(e, k, functions, nfun, capfun, Function,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT, {
-               m_->name_strindex = name;
-               m_->filename_strindex = file;
-               m_->start_line = start_line;
-             });
+  char stack[32];
+  el_buf_t k;
+  el_buf_init_on(&k, stack, sizeof stack);
+  el_buf_put(&k, "F", 1);
+  el_buf_put(&k, &name, 4);
+  el_buf_put(&k, &file, 4);
+  el_buf_put(&k, &start_line, 8);
+  size_t entry;
+  int32_t idx = dict_find(e, &k, &entry);
+  if (idx != -1) return idx;
+  Function *m = NEW(&e->sc, Function);
+  if (!m) return EL_ENOMEM;
+  *m = (Function)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT;
+  m->name_strindex = name;
+  m->filename_strindex = file;
+  m->start_line = start_line;
+  return dict_add(e, entry, &e->d.functions, &e->d.nfun, &e->d.capfun, m);
 }
 
 static int32_t dict_location(enc_t *e, int32_t fun, int64_t line,
                              int64_t col) {
-  unsigned char stack[32];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "L", 1);
-  kb_put(e, &k, &fun, 4);
-  kb_put(e, &k, &line, 8);
-  kb_put(e, &k, &col, 8);
-  Line *ln = NULL;
-  Line **lines = NULL;
-  DICT_ENTRY(e, k, locations, nloc, caploc, Location,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT, {
-               ln = NEW(&e->sc, Line);
-               lines = NEWN(&e->sc, Line *, 1);
-               if (!ln || !lines) return EL_ENOMEM;
-               *ln = (Line)
-                   OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT;
-               ln->function_index = fun;
-               ln->line = line;
-               ln->column = col;
-               lines[0] = ln;
-               m_->n_lines = 1;
-               m_->lines = lines;
-             });
+  char stack[32];
+  el_buf_t k;
+  el_buf_init_on(&k, stack, sizeof stack);
+  el_buf_put(&k, "L", 1);
+  el_buf_put(&k, &fun, 4);
+  el_buf_put(&k, &line, 8);
+  el_buf_put(&k, &col, 8);
+  size_t entry;
+  int32_t idx = dict_find(e, &k, &entry);
+  if (idx != -1) return idx;
+  Location *m = NEW(&e->sc, Location);
+  Line *ln = NEW(&e->sc, Line);
+  Line **lines = NEWN(&e->sc, Line *, 1);
+  if (!m || !ln || !lines) return EL_ENOMEM;
+  *m = (Location)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT;
+  *ln = (Line)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT;
+  ln->function_index = fun;
+  ln->line = line;
+  ln->column = col;
+  lines[0] = ln;
+  m->n_lines = 1;
+  m->lines = lines;
+  return dict_add(e, entry, &e->d.locations, &e->d.nloc, &e->d.caploc, m);
 }
 
 static int32_t dict_stack(enc_t *e, const int32_t *locs, size_t n) {
-  unsigned char stack[256];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "K", 1);
-  kb_put(e, &k, locs, n * sizeof(*locs));
-  int32_t *copy = NULL;
-  DICT_ENTRY(e, k, stacks, nstack, capstack, Stack,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT, {
-               copy = NEWN(&e->sc, int32_t, n);
-               if (!copy) return EL_ENOMEM;
-               if (n) memcpy(copy, locs, n * sizeof(*locs));
-               m_->n_location_indices = n;
-               m_->location_indices = copy;
-             });
+  char stack[256];
+  el_buf_t k;
+  el_buf_init_on(&k, stack, sizeof stack);
+  el_buf_put(&k, "K", 1);
+  el_buf_put(&k, locs, n * sizeof(*locs));
+  size_t entry;
+  int32_t idx = dict_find(e, &k, &entry);
+  if (idx != -1) return idx;
+  Stack *m = NEW(&e->sc, Stack);
+  int32_t *copy = NEWN(&e->sc, int32_t, n);
+  if (!m || !copy) return EL_ENOMEM;
+  *m = (Stack)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT;
+  if (n) memcpy(copy, locs, n * sizeof(*locs));
+  m->n_location_indices = n;
+  m->location_indices = copy;
+  return dict_add(e, entry, &e->d.stacks, &e->d.nstack, &e->d.capstack, m);
 }
 
 static AnyValue *any_value(enc_t *e, const el_tm_attr_t *a);
 
-static int32_t dict_attr(enc_t *e, const el_tm_attr_t *a) {
-  int32_t key = dict_str(e, a->key, strlen(a->key));
-  if (key < 0) return key;
-  unsigned char stack[128];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
+/* The key of attribute a (key string index `key`) into k. */
+static void attr_key(el_buf_t *k, const el_tm_attr_t *a, int32_t key) {
   unsigned char type = (unsigned char)a->type;
-  kb_put(e, &k, "A", 1);
-  kb_put(e, &k, &key, 4);
-  kb_put(e, &k, &type, 1);
+  el_buf_put(k, "A", 1);
+  el_buf_put(k, &key, 4);
+  el_buf_put(k, &type, 1);
   switch (a->type) {
   case EL_TM_STR:
-    kb_put(e, &k, a->v.s.p, a->v.s.len);
+    el_buf_put(k, a->v.s.p, a->v.s.len);
     break;
   case EL_TM_INT:
-    kb_put(e, &k, &a->v.i, 8);
+    el_buf_put(k, &a->v.i, 8);
     break;
   case EL_TM_DOUBLE:
-    kb_put(e, &k, &a->v.d, 8);
+    el_buf_put(k, &a->v.d, 8);
     break;
   case EL_TM_BOOL:
     type = a->v.b ? 1 : 0;
-    kb_put(e, &k, &type, 1);
+    el_buf_put(k, &type, 1);
     break;
   case EL_TM_STRLIST:
     for (size_t i = 0; i < a->v.list.n; i++) {
       uint64_t len = a->v.list.items[i].len;
-      kb_put(e, &k, &len, 8);
-      kb_put(e, &k, a->v.list.items[i].p, len);
+      el_buf_put(k, &len, 8);
+      el_buf_put(k, a->v.list.items[i].p, len);
     }
     break;
   }
-  AnyValue *v = NULL;
-  DICT_ENTRY(
-      e, k, attrs, nattr, capattr, KeyValueAndUnit,
-      OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT,
-      {
-        v = any_value(e, a);
-        if (!v) return EL_ENOMEM;
-        m_->key_strindex = key;
-        m_->value = v;
-      });
 }
 
-/* Reset the dictionary and add the zero entries at index 0. */
+static int32_t dict_attr(enc_t *e, const el_tm_attr_t *a) {
+  int32_t key = dict_str(e, a->key, strlen(a->key));
+  if (key < 0) return key;
+  char stack[128];
+  el_buf_t k;
+  el_buf_init_on(&k, stack, sizeof stack);
+  attr_key(&k, a, key);
+  size_t entry;
+  int32_t idx = dict_find(e, &k, &entry);
+  if (idx != -1) return idx;
+  KeyValueAndUnit *m = NEW(&e->sc, KeyValueAndUnit);
+  AnyValue *v = any_value(e, a);
+  if (!m || !v) return EL_ENOMEM;
+  *m = (KeyValueAndUnit)
+      OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT;
+  m->key_strindex = key;
+  m->value = v;
+  return dict_add(e, entry, &e->d.attrs, &e->d.nattr, &e->d.capattr, m);
+}
+
+/* Empty the dictionary (its memory is kept) and add the zero entries at
+ * index 0 of every table. */
 static int dict_init(enc_t *e) {
-  memset(&e->d, 0, sizeof(e->d));
+  dict_t *d = &e->d;
+  el_map_clear(&d->map);
+  d->nkeys = d->nstr = d->nfun = d->nloc = d->nstack = d->nattr = 0;
   static char empty[] = "";
-  if (grow(e, (void ***)&e->d.strings, 0, &e->d.capstr) < 0 ||
-      grow(e, (void ***)&e->d.functions, 0, &e->d.capfun) < 0 ||
-      grow(e, (void ***)&e->d.locations, 0, &e->d.caploc) < 0 ||
-      grow(e, (void ***)&e->d.stacks, 0, &e->d.capstack) < 0 ||
-      grow(e, (void ***)&e->d.attrs, 0, &e->d.capattr) < 0)
-    return EL_ENOMEM;
   Function *f = NEW(&e->sc, Function);
   Location *l = NEW(&e->sc, Location);
   Stack *s = NEW(&e->sc, Stack);
   KeyValueAndUnit *a = NEW(&e->sc, KeyValueAndUnit);
-  if (!f || !l || !s || !a) return EL_ENOMEM;
+  if (!f || !l || !s || !a ||
+      el_grow(&d->strings, &d->capstr, 1, sizeof *d->strings) < 0 ||
+      el_grow(&d->functions, &d->capfun, 1, sizeof *d->functions) < 0 ||
+      el_grow(&d->locations, &d->caploc, 1, sizeof *d->locations) < 0 ||
+      el_grow(&d->stacks, &d->capstack, 1, sizeof *d->stacks) < 0 ||
+      el_grow(&d->attrs, &d->capattr, 1, sizeof *d->attrs) < 0)
+    return EL_ENOMEM;
   *f = (Function)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT;
   *l = (Location)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT;
   *s = (Stack)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT;
   *a = (KeyValueAndUnit)
       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT;
-  e->d.strings[e->d.nstr++] = empty;
-  e->d.functions[e->d.nfun++] = f;
-  e->d.locations[e->d.nloc++] = l;
-  e->d.stacks[e->d.nstack++] = s;
-  e->d.attrs[e->d.nattr++] = a;
+  d->strings[d->nstr++] = empty;
+  d->functions[d->nfun++] = f;
+  d->locations[d->nloc++] = l;
+  d->stacks[d->nstack++] = s;
+  d->attrs[d->nattr++] = a;
   return 0;
+}
+
+static void dict_free(dict_t *d) {
+  el_map_free(&d->map);
+  el_free(d->keys);
+  el_free(d->strings);
+  el_free(d->functions);
+  el_free(d->locations);
+  el_free(d->stacks);
+  el_free(d->attrs);
 }
 
 /* {====== common messages ======} */
@@ -1003,12 +916,12 @@ static int encode_range(enc_t *e, size_t lo, size_t hi) {
   if (lo >= hi) return 0;
   ProtobufCMessage *msg = build(e, lo, hi);
   if (!msg) {
-    sc_reset(&e->sc);
+    el_arena_reset(&e->sc);
     return EL_ENOMEM;
   }
   size_t size = protobuf_c_message_get_packed_size(msg);
   if (e->max_bytes && size > e->max_bytes) {
-    sc_reset(&e->sc);
+    el_arena_reset(&e->sc);
     if (hi - lo == 1) {
       e->dropped++;
       return 0;
@@ -1017,18 +930,12 @@ static int encode_range(enc_t *e, size_t lo, size_t hi) {
     int rc = encode_range(e, lo, mid);
     return rc < 0 ? rc : encode_range(e, mid, hi);
   }
-  if (size > e->bufcap) {
-    size_t ncap = size < 4096 ? 4096 : size;
-    uint8_t *nb = el_realloc(e->buf, ncap);
-    if (!nb) {
-      sc_reset(&e->sc);
-      return EL_ENOMEM;
-    }
-    e->buf = nb;
-    e->bufcap = ncap;
+  if (el_grow(&e->buf, &e->bufcap, size, 1) < 0) {
+    el_arena_reset(&e->sc);
+    return EL_ENOMEM;
   }
   size_t packed = protobuf_c_message_pack(msg, e->buf);
-  sc_reset(&e->sc);
+  el_arena_reset(&e->sc);
   el_assert(packed == size && "protobuf-c packed size mismatch");
   return e->emit(e->ud, e->buf, packed, hi - lo);
 }
@@ -1077,7 +984,8 @@ int el_otlp_encode(el_tm_signal_t sig, const el_tm_batch_t *batch,
   enc_t e = {.b = batch, .sig = sig, .max_bytes = max_bytes, .emit = emit,
              .ud = ud};
   int rc = encode_all(&e);
-  sc_free(&e.sc);
+  el_arena_free(&e.sc);
+  dict_free(&e.d);
   el_free(e.buf);
   return rc < 0 ? rc : e.dropped;     /* callers count and log drops */
 }
