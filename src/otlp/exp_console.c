@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "../common/el_fmt.h"
 #include "exp_console.h"
 #include "otlp_encode.h"
 
@@ -73,7 +74,6 @@ static bool hex_field(const char *name) {
 }
 
 static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
-  static const char hx[] = "0123456789abcdef";
   static const char b64[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t cap = hex ? 2 * b->len + 1 : 4 * ((b->len + 2) / 3) + 1;
@@ -81,10 +81,7 @@ static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
   if (!s) return NULL;
   size_t j = 0;
   if (hex) {
-    for (size_t i = 0; i < b->len; i++) {
-      s[j++] = hx[b->data[i] >> 4];
-      s[j++] = hx[b->data[i] & 15];
-    }
+    j = (size_t)(el_fmt_hex(s, b->data, b->len) - s);
   } else {
     for (size_t i = 0; i < b->len; i += 3) {
       uint32_t v = (uint32_t)b->data[i] << 16;
@@ -108,15 +105,13 @@ static json_t *double_json(double d) {
 }
 
 static json_t *i64_json(int64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  return json_string(buf);
+  char buf[EL_FMT_I64_ROOM];
+  return json_stringn(buf, (size_t)(el_fmt_i64(buf, v) - buf));
 }
 
 static json_t *u64_json(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-  return json_string(buf);
+  char buf[EL_FMT_U64_ROOM];
+  return json_stringn(buf, (size_t)(el_fmt_u64(buf, v) - buf));
 }
 
 static json_t *message_json(const ProtobufCMessage *m);
