@@ -20,6 +20,7 @@
 #include "common/el_buf.h"
 #include "common/el_arena.h"
 #include "common/el_rng.h"
+#include "common/el_utf8.h"
 
 /* {====== el_grow ======} */
 
@@ -488,6 +489,46 @@ static void test_rng_bytes_vary(void **state) {
   assert_int_equal(guard[0], 1);
 }
 
+/* {====== el_utf8 ======} */
+
+static void test_utf8_valid_sequences(void **state) {
+  (void)state;
+  struct {
+    const char *s;
+    size_t len;
+    uint32_t cp;
+  } ok[] = {{"a", 1, 'a'},           {"\0", 1, 0},
+            {"\xC2\x80", 2, 0x80},   {"\xDF\xBF", 2, 0x7FF},
+            {"\xE0\xA0\x80", 3, 0x800}, {"\xED\x9F\xBF", 3, 0xD7FF},
+            {"\xEE\x80\x80", 3, 0xE000}, {"\xEF\xBF\xBD", 3, 0xFFFD},
+            {"\xF0\x90\x80\x80", 4, 0x10000},
+            {"\xF4\x8F\xBF\xBF", 4, 0x10FFFF}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(ok); i++) {
+    assert_int_equal(el_utf8_len(ok[i].s, ok[i].len + 1), ok[i].len);
+    assert_int_equal(el_utf8_decode(ok[i].s, ok[i].len), ok[i].cp);
+  }
+}
+
+static void test_utf8_invalid_sequences(void **state) {
+  (void)state;
+  const char *bad[] = {"\x80",             /* continuation alone */
+                       "\xC0\xAF",         /* overlong '/' */
+                       "\xC1\xBF",         /* overlong */
+                       "\xE0\x9F\xBF",     /* overlong 3 bytes */
+                       "\xED\xA0\x80",     /* surrogate U+D800 */
+                       "\xF0\x8F\xBF\xBF", /* overlong 4 bytes */
+                       "\xF4\x90\x80\x80", /* above U+10FFFF */
+                       "\xF5\x80\x80\x80", /* lead byte out of range */
+                       "\xE2\x28\xA1",     /* bad second byte */
+                       "\xE2\x82\x28",     /* bad third byte */
+                       "\xFF"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(bad); i++)
+    assert_int_equal(el_utf8_len(bad[i], strlen(bad[i])), 0);
+  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 2), 0);   /* truncated */
+  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 3), 3);
+  assert_int_equal(el_utf8_len("x", 0), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -513,6 +554,8 @@ int main(void) {
       cmocka_unit_test(test_arena_reserve_commit),
       cmocka_unit_test(test_arena_out_of_memory),
       cmocka_unit_test(test_rng_bytes_vary),
+      cmocka_unit_test(test_utf8_valid_sequences),
+      cmocka_unit_test(test_utf8_invalid_sequences),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
