@@ -4,33 +4,14 @@
 #include <string.h>
 
 #include "../common/el_grow.h"
+#include "../common/el_utf8.h"
 #include "telemetry_internal.h"
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid
- * (overlong forms, surrogates and code points above U+10FFFF are invalid).
- * NUL counts as invalid too: the OTLP encoders (protobuf-c, JSON) take C
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. NUL
+ * counts as invalid too: the OTLP encoders (protobuf-c, JSON) take C
  * strings, so a NUL would silently cut the value there. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  if (c < 0x80) return c ? 1 : 0;
-  size_t len;
-  unsigned lo = 0x80, hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf) len = 2;
-  else if (c >= 0xe0 && c <= 0xef) {
-    len = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    len = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (n < len || s[1] < lo || s[1] > hi) return 0;
-  for (size_t i = 2; i < len; i++)
-    if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-  return len;
+  return s[0] ? el_utf8_len(s, n) : 0;
 }
 
 /* Number of bytes of s[0..len) that do not start a valid sequence. */
