@@ -91,18 +91,12 @@ char *el_arena_strndup(el_arena_t *a, const char *s, size_t len) {
   return p;
 }
 
-char *el_arena_reserve(el_arena_t *a, size_t n) {
+char *el__arena_reserve(el_arena_t *a, size_t n) {
   el_arena_chunk_t *c = a->head;
   if (c && c->cap - c->used >= n) return (char *)c->data + c->used;
   size_t cap = chunk_size(a);
   if (!(c = push_chunk(a, n > cap ? n : cap))) return NULL;
   return (char *)c->data;
-}
-
-void el_arena_commit(el_arena_t *a, size_t n) {
-  el_assert(a->head && a->head->cap - a->head->used >= n);
-  a->head->used += n;
-  a->bytes += n;
 }
 
 void el_arena_reset(el_arena_t *a) {

@@ -52,15 +52,26 @@ void *el_arena_memdup(el_arena_t *a, const void *p, size_t n);
 /* A NUL-terminated copy of s[0..len); NULL when out of memory. */
 char *el_arena_strndup(el_arena_t *a, const char *s, size_t len);
 
+/* The slow path of el_arena_reserve; call el_arena_reserve. */
+char *el__arena_reserve(el_arena_t *a, size_t n);
+
 /* At least n contiguous writable bytes at the arena's current position,
  * not handed out yet: write there, then el_arena_commit what was used. A
  * later reserve, alloc or commit invalidates the pointer (its bytes stay
  * where they are once committed). NULL when out of memory. No alignment
- * is promised. */
-char *el_arena_reserve(el_arena_t *a, size_t n);
+ * is promised. Inline: `show` reserves once per event. */
+static inline char *el_arena_reserve(el_arena_t *a, size_t n) {
+  el_arena_chunk_t *c = a->head;
+  if (c && c->cap - c->used >= n) return (char *)c->data + c->used;
+  return el__arena_reserve(a, n);
+}
+
 /* Hand out the first n bytes (n <= the last reservation) of the last
  * el_arena_reserve. */
-void el_arena_commit(el_arena_t *a, size_t n);
+static inline void el_arena_commit(el_arena_t *a, size_t n) {
+  a->head->used += n;
+  a->bytes += n;
+}
 
 /* Forget everything handed out: chunks of the standard size are kept for
  * reuse, larger ones freed. Pointers handed out before are invalid. */
