@@ -18,12 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/el_arena.h"
+#include "../common/el_fmt.h"
+#include "../common/el_grow.h"
+#include "../common/el_utf8.h"
 #include "eventlog_internal.h"
 
 typedef struct {
-  uint64_t t;     /* timestamp */
-  uint64_t off;   /* line start: chunk index << 32 | offset in chunk */
-  uint32_t len;   /* line length incl. '\n', without the "<t>: " prefix */
+  uint64_t t;       /* timestamp */
+  const char *line; /* in the text arena */
+  uint32_t len;     /* line length incl. '\n', without the "<t>: " prefix */
   uint32_t pad;
 } rec_t;
 
@@ -32,10 +36,8 @@ struct el_ev_show_s {
   el_ev_decoder_t *dec;
   char *hdr;           /* "Event Types:..." text of the first session */
   size_t hdrlen;
-  char **chunks;       /* arena of event lines: chunks never move */
-  size_t nchunks, chunkcap;
-  char *txt;           /* current chunk */
-  size_t tlen, tcap;   /* bytes used / size of the current chunk */
+  el_arena_t txt;      /* event lines (chunks never move), each with 64
+                          bytes of slack after it in its chunk */
   rec_t *rec;
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
@@ -44,45 +46,7 @@ struct el_ev_show_s {
   el_diag_t diag;
 };
 
-/* {====== number formatting ======} */
-
-static const char digits2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343"
-    "53637383940414243444546474849505152535455565758596061626364656667686970"
-    "71727374757677787980818283848586878889909192939495969798" "99";
-
-/* Decimal digits of v at w. Always writes 20 bytes (callers reserve room
- * generously) so the copy has a constant size and is inlined. */
-static char *put_u64(char *w, uint64_t v) {
-  char tmp[40];
-  char *e = tmp + 20, *p = e;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    p -= 2;
-    memcpy(p, digits2 + 2 * r, 2);
-  }
-  if (v >= 10) {
-    p -= 2;
-    memcpy(p, digits2 + 2 * v, 2);
-  } else {
-    *--p = (char)('0' + v);
-  }
-  memcpy(w, p, 20); /* p >= tmp, p + 20 <= tmp + 40 */
-  return w + (e - p);
-}
-
-static char *put_hex(char *w, uint64_t v) {
-  char tmp[16];
-  int n = 0;
-  do {
-    tmp[n++] = "0123456789abcdef"[v & 15];
-    v >>= 4;
-  } while (v);
-  while (n)
-    *w++ = tmp[--n];
-  return w;
-}
+/* {====== writing ======} */
 
 static char *put_s(char *w, const char *s) {
   size_t n = strlen(s);
@@ -97,8 +61,8 @@ static char *put_v(char *w, el_strview_t s) {
 }
 
 #define S(lit) (memcpy(w, lit, sizeof(lit) - 1), w += sizeof(lit) - 1)
-#define U(x) (w = put_u64(w, (x)))
-#define X(x) (w = put_hex(w, (x)))
+#define U(x) (w = el_fmt_u64(w, (x)))
+#define X(x) (w = el_fmt_x64(w, (x)))
 #define V(x) (w = put_v(w, (x)))
 
 /* {====== Haskell `show` of strings (for args/env lists) ======} */
@@ -106,27 +70,9 @@ static char *put_v(char *w, el_strview_t s) {
 /* Decode one UTF-8 code point at p (n bytes left); *used gets its length.
  * Invalid sequences give U+FFFD and consume one byte. */
 static uint32_t utf8_next(const uint8_t *p, size_t n, size_t *used) {
-  uint8_t c = p[0];
-  *used = 1;
-  if (c < 0x80)
-    return c;
-  int len = c >= 0xF0 ? (c < 0xF5 ? 4 : 0)
-            : c >= 0xE0 ? 3
-            : c >= 0xC2 ? 2
-                        : 0;
-  if (!len || (size_t)len > n)
-    return 0xFFFD;
-  uint32_t cp = c & (0x7F >> len);
-  for (int i = 1; i < len; i++) {
-    if ((p[i] & 0xC0) != 0x80)
-      return 0xFFFD;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0xFFFD;
-  *used = (size_t)len;
-  return cp;
+  size_t len = el_utf8_len(p, n);
+  *used = len ? len : 1;
+  return len ? el_utf8_decode(p, len) : 0xFFFD;
 }
 
 static const char *const ascii_names[32] = {
@@ -145,7 +91,7 @@ static char *put_hs_string(char *w, const uint8_t *s, size_t n) {
     i += used;
     if (c > 127) {
       *w++ = '\\';
-      w = put_u64(w, c);
+      w = el_fmt_u64(w, c);
       if (i < n && s[i] >= '0' && s[i] <= '9')
         S("\\&");
     } else if (c == 127) {
@@ -524,30 +470,7 @@ static char *body(char *w, const el_ev_event_t *e) {
 /* {====== sink ======} */
 
 #define CHUNK_BYTES ((size_t)16 << 20)
-
-/* Make room for `more` bytes in the current chunk, starting a new chunk
- * when needed (lines never straddle chunks; nothing is ever copied). */
-static int reserve_txt(el_ev_show_t *s, size_t more) {
-  if (s->txt && s->tlen + more <= s->tcap)
-    return 0;
-  if (s->nchunks == s->chunkcap) {
-    size_t n = s->chunkcap ? s->chunkcap * 2 : 16;
-    char **p = el_realloc(s->chunks, n * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    s->chunks = p;
-    s->chunkcap = n;
-  }
-  size_t sz = more > CHUNK_BYTES ? more : CHUNK_BYTES;
-  char *c = el_malloc(sz + 64); /* 64: lines are copied 64 bytes at once */
-  if (!c)
-    return EL_ENOMEM;
-  s->chunks[s->nchunks++] = c;
-  s->txt = c;
-  s->tlen = 0;
-  s->tcap = sz;
-  return 0;
-}
+#define LINE_SLACK 64   /* lines are copied 64 bytes at a time */
 
 static int on_header(void *ud, const el_ev_header_t *h) {
   el_ev_show_t *s = ud;
@@ -590,22 +513,14 @@ static void on_warning(void *ud, const el_diag_t *d) {
 
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_show_t *s = ud;
-  if (reserve_txt(s, 16 * (size_t)e->payload_len + 256)) {
+  char *start = el_arena_reserve(
+      &s->txt, 16 * (size_t)e->payload_len + 256 + LINE_SLACK);
+  if (!start || el_grow(&s->rec, &s->rcap, s->nrec + 1, sizeof *s->rec)) {
     s->failed = 1;
     return 1;
   }
-  if (s->nrec == s->rcap) {
-    size_t n = s->rcap ? s->rcap * 2 : 4096;
-    rec_t *p = el_realloc(s->rec, n * sizeof *p);
-    if (!p) {
-      s->failed = 1;
-      return 1;
-    }
-    s->rec = p;
-    s->rcap = n;
-  }
   /* The "<t>: " prefix is written at output time from the record. */
-  char *start = s->txt + s->tlen, *w = start;
+  char *w = start;
   if (e->cap != EL_EV_NO_CAP) {
     S("cap ");
     U(e->cap);
@@ -619,9 +534,9 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   *w++ = '\n';
   rec_t *r = &s->rec[s->nrec++];
   r->t = e->t_ns;
-  r->off = ((uint64_t)(s->nchunks - 1) << 32) | s->tlen;
+  r->line = start;
   r->len = (uint32_t)(w - start);
-  s->tlen += r->len;
+  el_arena_commit(&s->txt, r->len);
   return 0;
 }
 
@@ -632,6 +547,7 @@ el_ev_show_t *el_ev_show_new(FILE *out) {
   if (!s)
     return NULL;
   s->out = out;
+  s->txt.chunk_bytes = CHUNK_BYTES;
   el_ev_sink_t sink = {.ud = s, .on_header = on_header,
                        .on_event = on_event, .on_warning = on_warning};
   s->dec = el_ev_decoder_new(&sink);
@@ -648,9 +564,7 @@ void el_ev_show_free(el_ev_show_t *s) {
     return;
   el_ev_decoder_free(s->dec);
   el_free(s->hdr);
-  for (size_t i = 0; i < s->nchunks; i++)
-    el_free(s->chunks[i]);
-  el_free(s->chunks);
+  el_arena_free(&s->txt);
   el_free(s->rec);
   el_free(s);
 }
@@ -804,12 +718,12 @@ int el_ev_show_finish(el_ev_show_t *s) {
   int werr = 0; /* the first output error: wins over a decode status, since
                    the caller would otherwise report success */
   while ((r = merge_next(&m)) && !werr) {
-    const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
+    const char *line = r->line;
     if (olen + r->len + 32 >= OUTBUF) {
       werr = out_write(s->out, ob, olen);
       olen = 0;
     }
-    char *w = put_u64(ob + olen, r->t);
+    char *w = el_fmt_u64(ob + olen, r->t);
     memcpy(w, ": ", 2);
     olen = (size_t)(w + 2 - ob);
     if (r->len > OUTBUF) {
