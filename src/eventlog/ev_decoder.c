@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "eventlog_internal.h"
 
 #define MARK_HDRB 0x68647262u
@@ -195,19 +196,10 @@ static const char *tname(int type, char *buf, size_t n) {
   return buf;
 }
 
-/* Grow *buf to hold at least need bytes (geometric). */
-static int reserve(uint8_t **buf, size_t *cap, size_t need) {
-  if (need <= *cap)
-    return 0;
-  size_t n = *cap ? *cap : 256;
-  while (n < need)
-    n *= 2;
-  uint8_t *p = el_realloc(*buf, n);
-  if (!p)
-    return EL_ENOMEM;
-  *buf = p;
-  *cap = n;
-  return 0;
+/* Room for need bytes in the reassembly buffer, 256 at least (most events
+ * fit at once, so it stops growing early). */
+static int pend_room(el_ev_decoder_t *d, size_t need) {
+  return el_grow(&d->pend, &d->pcap, need < 256 ? 256 : need, 1);
 }
 
 /* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
@@ -315,7 +307,7 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
   /* header_begin writes the magic without allocating. */
-  if (reserve(&d->hbuf, &d->hcap, 256)) {
+  if (el_grow(&d->hbuf, &d->hcap, 256, 1)) {
     el_free(d);
     return NULL;
   }
@@ -480,30 +472,16 @@ static int header_done(el_ev_decoder_t *d) {
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF && (size_t)d->raw[i].id + 1 > ntab)
       ntab = (size_t)d->raw[i].id + 1;
-  if (ntab > d->tabcap) {
-    /* Entries below tabcap are all zero here (header_begin cleared the
-     * previous session's); zero the new part. */
-    uint32_t *p = el_realloc(d->tab, ntab * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    memset(p + d->tabcap, 0, (ntab - d->tabcap) * sizeof *p);
-    d->tab = p;
-    d->tabcap = ntab;
-  }
-  if (ntab > d->holdcap) {
-    uint32_t *p = el_realloc(d->holder, ntab * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    d->holder = p;
-    d->holdcap = ntab;
-  }
-  if (d->nraw > d->declcap) {
-    el_ev_decl_t *p = el_realloc(d->decls, d->nraw * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    d->decls = p;
-    d->declcap = d->nraw;
-  }
+  /* Entries below tabcap are all zero here (header_begin cleared the
+   * previous session's); zero the new part. */
+  size_t old = d->tabcap;
+  if (el_grow(&d->tab, &d->tabcap, ntab, sizeof *d->tab))
+    return EL_ENOMEM;
+  if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
+    memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
+  if (el_grow(&d->holder, &d->holdcap, ntab, sizeof *d->holder) ||
+      el_grow(&d->decls, &d->declcap, d->nraw, sizeof *d->decls))
+    return EL_ENOMEM;
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF)
       d->holder[d->raw[i].id] = 0;
@@ -622,14 +600,8 @@ static int header_steps(el_ev_decoder_t *d) {
                  (unsigned long long)(off + end));
         return EL_EBADHDR;
       }
-      if (d->nraw == d->rawcap) {
-        size_t n = d->rawcap ? d->rawcap * 2 : 128;
-        rawdecl_t *p = el_realloc(d->raw, n * sizeof *p);
-        if (!p)
-          return EL_ENOMEM;
-        d->raw = p;
-        d->rawcap = n;
-      }
+      if (el_grow(&d->raw, &d->rawcap, d->nraw + 1, sizeof *d->raw))
+        return EL_ENOMEM;
       rawdecl_t *r = &d->raw[d->nraw++];
       r->id = el__be16(h);
       r->size = el__be16(h + 2);
@@ -722,7 +694,7 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       continue;
     }
     d->hscan_m = m;
-    if ((rc = reserve(&d->hbuf, &d->hcap, d->hlen + take)))
+    if ((rc = el_grow(&d->hbuf, &d->hcap, d->hlen + take, 1)))
       break;
     memcpy(d->hbuf + d->hlen, buf + u, take);
     d->hlen += take;
@@ -1099,7 +1071,7 @@ static int reprocess(el_ev_decoder_t *d, errs_t *E) {
      * (el_ev_decoder_offset counts it as consumed already). A stop
      * leaves pend empty: it happens on delivery, before pend refills. */
     size_t k = (size_t)(d->base - from);
-    if (k < n && reserve(&d->pend, &d->pcap, n - k) == 0) {
+    if (k < n && pend_room(d, n - k) == 0) {
       memcpy(d->pend, b + k, n - k);
       d->plen = n - k;
       d->poff = d->base;
@@ -1171,7 +1143,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         take = len - i;
       if (!take)
         break; /* wait for more */
-      if ((rc = reserve(&d->pend, &d->pcap, d->plen + take)))
+      if ((rc = pend_room(d, d->plen + take)))
         break;
       memcpy(d->pend + d->plen, buf + i, take);
       d->plen += take;
@@ -1296,7 +1268,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     int s = step(d, buf + i, len - i, off0, &n, &c);
     if (s == S_NEED) {
       size_t rest = len - i;
-      if ((rc = reserve(&d->pend, &d->pcap, rest)))
+      if ((rc = pend_room(d, rest)))
         goto out;
       memcpy(d->pend, buf + i, rest);
       d->plen = rest;

@@ -15,6 +15,7 @@
  *     events, whose own times are not read). */
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "eventlog_internal.h"
 
 
@@ -80,15 +81,10 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   scan_t *s = ud;
   close_session(s);
   el_ev_scan_t *o = s->out;
-  if (o->nsessions == s->scap) {
-    size_t n = s->scap ? s->scap * 2 : 4;
-    el_ev_scan_session_t *p = el_realloc(o->sessions, n * sizeof *p);
-    if (!p) {
-      s->nomem = 1;
-      return 1; /* stop: report what was found */
-    }
-    o->sessions = p;
-    s->scap = n;
+  if (el_grow(&o->sessions, &s->scap, o->nsessions + 1,
+              sizeof *o->sessions)) {
+    s->nomem = 1;
+    return 1; /* stop: report what was found */
   }
   s->cur = &o->sessions[o->nsessions++];
   memset(s->cur, 0, sizeof *s->cur);
