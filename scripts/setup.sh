@@ -46,8 +46,7 @@ fi
 if [ -f tests/receiver/package-lock.json ]; then
   (cd tests/receiver && npm ci --no-audit --no-fund --loglevel=error)
 fi
-# playwright-core (tests/e2e/test_web.sh) and uPlot, which the daemon's web
-# view embeds at build time (src/web/CMakeLists.txt): before configuring.
+# playwright-core, for the browser test of the web view (tests/e2e/test_web.sh).
 if [ -f tests/web/package-lock.json ]; then
   (cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
 fi
