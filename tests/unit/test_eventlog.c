@@ -601,7 +601,9 @@ static void test_testlog_part_reports_truncation(void **st) {
   free(p);
 }
 
-#ifdef EL_TESTING
+#ifndef EL_TESTING
+#error "the unit tests need the EL_TESTING hooks (tests/CMakeLists.txt)"
+#endif
 /* Allocation n fails, for n = 1, 2, ...: every run ends cleanly (0 or
  * EL_ENOMEM, never a crash) and frees everything it allocated. */
 static void test_out_of_memory_sweep(void **st) {
@@ -656,7 +658,6 @@ static void test_out_of_memory_sweep(void **st) {
   }
   free(p);
 }
-#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -673,9 +674,7 @@ int main(void) {
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_data_end_inside_last_block),
       cmocka_unit_test(test_testlog_part_reports_truncation),
-#ifdef EL_TESTING
       cmocka_unit_test(test_out_of_memory_sweep),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
