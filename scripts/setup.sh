@@ -14,7 +14,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev zlib1g-dev libjansson-dev
   libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
-  libcmocka-dev clang libclang-rt-14-dev
+  libcmocka-dev clang libclang-rt-14-dev clang-format
   tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
   nodejs npm
   ghc ghc-prof libghc-ghc-events-dev
