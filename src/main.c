@@ -16,6 +16,7 @@ static const cmd_t cmds[] = {
     {"stats", el_cmd_stats, "decode a stream and print counts and speed"},
     {"run", el_cmd_run, "run a Lua script over an eventlog"},
     {"repl", el_cmd_repl, "explore an eventlog interactively in Lua"},
+    {"report", el_cmd_report, "write an eventlog's report as one HTML page"},
     {"otelcol", el_cmd_otelcol, "the OpenTelemetry daemon "
                                 "(same as eventlog-live-otelcol)"},
 };

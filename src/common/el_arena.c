@@ -51,7 +51,7 @@ void *el_arena_alloc(el_arena_t *a, size_t n) {
     a->bytes += n;
     return c->data + off;
   }
-  if (n > chunk_size(a) / 4) {        /* its own chunk, behind the head */
+  if (n > chunk_size(a) / 4) { /* its own chunk, behind the head */
     el_arena_chunk_t *big = chunk_new(n);
     if (!big) return NULL;
     big->used = n;

@@ -19,23 +19,24 @@ extern "C" {
 #endif
 
 #define EL_ARENA_CHUNK ((size_t)64 * 1024) /* default chunk bytes */
-#define EL_ARENA_ALIGN 8     /* alignment of el_arena_alloc's results: any
+#define EL_ARENA_ALIGN \
+  8 /* alignment of el_arena_alloc's results: any
                                 pointer, integer or double */
 
 /* A chunk of memory; data follows the header. */
 typedef struct el_arena_chunk_s {
   struct el_arena_chunk_s *next;
-  size_t used;                        /* bytes handed out from data */
-  size_t cap;                         /* bytes of data */
+  size_t used; /* bytes handed out from data */
+  size_t cap;  /* bytes of data */
   _Alignas(16) unsigned char data[];
 } el_arena_chunk_t;
 
 typedef struct el_arena_s {
-  el_arena_chunk_t *head;   /* chunk being filled, then the older ones */
-  el_arena_chunk_t *spare;  /* emptied by el_arena_reset, reused first */
-  size_t bytes;             /* bytes handed out since the last reset
+  el_arena_chunk_t *head;  /* chunk being filled, then the older ones */
+  el_arena_chunk_t *spare; /* emptied by el_arena_reset, reused first */
+  size_t bytes;            /* bytes handed out since the last reset
                                (rounded up to EL_ARENA_ALIGN), for limits */
-  size_t chunk_bytes;       /* size of a chunk; 0 = EL_ARENA_CHUNK. Set
+  size_t chunk_bytes;      /* size of a chunk; 0 = EL_ARENA_CHUNK. Set
                                before the first allocation */
 } el_arena_t;
 

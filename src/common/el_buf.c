@@ -9,7 +9,7 @@
 #include "el_fmt.h"
 #include "el_grow.h"
 
-#define BUF_MIN 256                   /* bytes of a first heap buffer */
+#define BUF_MIN 256 /* bytes of a first heap buffer */
 
 void el_buf_init_on(el_buf_t *b, char *storage, size_t size) {
   *b = (el_buf_t){.p = storage, .cap = size, .borrowed = true};
@@ -101,7 +101,7 @@ char *el_buf_take(el_buf_t *b) {
   char *p = NULL;
   if (!b->oom)
     p = b->borrowed || !b->p ? el_strndup(b->p ? b->p : "", b->len) : b->p;
-  if (p != b->p) el_buf_free(b);      /* else the memory is handed out */
+  if (p != b->p) el_buf_free(b); /* else the memory is handed out */
   *b = (el_buf_t)EL_BUF_INIT;
   return p;
 }

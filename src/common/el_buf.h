@@ -22,15 +22,16 @@ extern "C" {
 #endif
 
 typedef struct el_buf_s {
-  char *p;                    /* content (len bytes + NUL), NULL when
+  char *p;       /* content (len bytes + NUL), NULL when
                                  nothing was ever appended */
-  size_t len;                 /* content bytes, without the NUL */
-  size_t cap;                 /* bytes at p */
-  bool oom;                   /* an append failed: the content is short */
-  bool borrowed;              /* p is the caller's storage (not freed) */
+  size_t len;    /* content bytes, without the NUL */
+  size_t cap;    /* bytes at p */
+  bool oom;      /* an append failed: the content is short */
+  bool borrowed; /* p is the caller's storage (not freed) */
 } el_buf_t;
 
-#define EL_BUF_INIT {0}
+#define EL_BUF_INIT \
+  { 0 }
 
 /* Start b empty on the caller's storage[0..size) (size >= 1), used until
  * an append needs more; storage must outlive b's use of it. Thread: any. */

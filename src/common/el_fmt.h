@@ -23,7 +23,7 @@ extern "C" {
 #define EL_FMT_I64_ROOM 21
 #define EL_FMT_X64_ROOM 16
 
-extern const char el__fmt_digits2[201];  /* "00" "01" ... "99" */
+extern const char el__fmt_digits2[201]; /* "00" "01" ... "99" */
 
 /* The decimal digits of v. w: EL_FMT_U64_ROOM writable bytes; those past
  * the returned end are scratch (overwritten with junk). Thread: any. */

@@ -15,7 +15,7 @@ int el__grow(void *arrp, size_t *cap, size_t need, size_t elem) {
   }
   if (elem && ncap > SIZE_MAX / elem) return EL_ENOMEM;
   void *old;
-  memcpy(&old, arrp, sizeof old);   /* arrp is a T **: same representation */
+  memcpy(&old, arrp, sizeof old); /* arrp is a T **: same representation */
   void *p = el_realloc(old, ncap * elem);
   if (!p) return EL_ENOMEM;
   memcpy(arrp, &p, sizeof p);

@@ -14,7 +14,7 @@ uint64_t el_hash_bytes(const void *p, size_t len, uint64_t seed) {
   }
   if (i < len) {
     uint64_t w = 0;
-    if (len >= 8) {  /* the last eight bytes, overlapping */
+    if (len >= 8) { /* the last eight bytes, overlapping */
       memcpy(&w, s + len - 8, 8);
     } else {
       for (size_t k = 0; k < len; k++) w |= (uint64_t)s[k] << (8 * k);

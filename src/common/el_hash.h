@@ -15,8 +15,8 @@
 extern "C" {
 #endif
 
-#define EL__HASH_INIT 0x243f6a8885a308d3u  /* digits of pi */
-#define EL__HASH_MUL 0x9e3779b97f4a7c15u   /* 2^64 / golden ratio */
+#define EL__HASH_INIT 0x243f6a8885a308d3u /* digits of pi */
+#define EL__HASH_MUL 0x9e3779b97f4a7c15u  /* 2^64 / golden ratio */
 #define EL__HASH_FIN 0xd6e8feb86659fd93u
 
 static inline uint64_t el__hash_word(uint64_t h, uint64_t w) {

@@ -5,7 +5,7 @@
 
 #include "el_common.h"
 
-#define MAP_MIN 16                    /* slots of a new table */
+#define MAP_MIN 16 /* slots of a new table */
 
 static void insert(el_map_slot_t *slots, size_t cap, uint64_t key,
                    uint32_t val1) {

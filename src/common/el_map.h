@@ -34,13 +34,13 @@ extern "C" {
 
 typedef struct el_map_slot_s {
   uint64_t key;
-  uint32_t val1;                      /* value + 1; 0 = empty slot */
+  uint32_t val1; /* value + 1; 0 = empty slot */
 } el_map_slot_t;
 
 typedef struct el_map_s {
-  el_map_slot_t *slots;               /* cap slots (el_malloc'd), or NULL */
-  size_t cap;                         /* 0 or a power of 2 */
-  size_t n;                           /* entries stored */
+  el_map_slot_t *slots; /* cap slots (el_malloc'd), or NULL */
+  size_t cap;           /* 0 or a power of 2 */
+  size_t n;             /* entries stored */
 } el_map_t;
 
 /* The value stored under key: returns 1 and sets *val, or 0 when the key

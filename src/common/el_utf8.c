@@ -7,17 +7,17 @@ size_t el_utf8_len(const void *s, size_t n) {
   unsigned c = u[0];
   if (c < 0x80) return 1;
   size_t len;
-  unsigned lo = 0x80, hi = 0xbf;  /* range of the second byte */
+  unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
   if (c >= 0xc2 && c <= 0xdf) {
     len = 2;
   } else if (c >= 0xe0 && c <= 0xef) {
     len = 3;
-    if (c == 0xe0) lo = 0xa0;     /* overlong */
-    if (c == 0xed) hi = 0x9f;     /* surrogates */
+    if (c == 0xe0) lo = 0xa0; /* overlong */
+    if (c == 0xed) hi = 0x9f; /* surrogates */
   } else if (c >= 0xf0 && c <= 0xf4) {
     len = 4;
-    if (c == 0xf0) lo = 0x90;     /* overlong */
-    if (c == 0xf4) hi = 0x8f;     /* above U+10FFFF */
+    if (c == 0xf0) lo = 0x90; /* overlong */
+    if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
   } else {
     return 0;
   }

@@ -56,11 +56,11 @@ const char *el__ev_stop_status_text(uint64_t code) {
 static const struct {
   const char *flag, *text;
 } breakdowns[] = {
-    {NULL, "unknown"},          {"-hc", "cost centre"},
-    {"-hm", "module"},          {"-hd", "closure description"},
+    {NULL, "unknown"},           {"-hc", "cost centre"},
+    {"-hm", "module"},           {"-hd", "closure description"},
     {"-hy", "type description"}, {"-hr", "retainer"},
-    {"-hb", "biography"},       {"-hT", "closure type"},
-    {"-hi", "info table"},      {"-he", "era"},
+    {"-hb", "biography"},        {"-hT", "closure type"},
+    {"-hi", "info table"},       {"-he", "era"},
 };
 
 const char *el_ev_breakdown_flag(uint64_t code) {

@@ -504,11 +504,11 @@ static int header_done(el_ev_decoder_t *d) {
     }
     d->holder[r->id] = (uint32_t)i + 1;
     unsigned li = pick_layout(d, r->id, r->size);
-    uint32_t fast = li && d->layouts[li - 1].intonly &&
-                            r->size != EL_EV_VARIABLE &&
-                            r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
-                        ? T_FAST
-                        : 0;
+    uint32_t fast =
+        li && d->layouts[li - 1].intonly && r->size != EL_EV_VARIABLE &&
+                r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
+            ? T_FAST
+            : 0;
     d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
   }
   d->ntab = ntab;

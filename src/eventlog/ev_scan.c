@@ -14,10 +14,11 @@
  *     marker's start and end time (§1.5: end_time bounds the block's
  *     events, whose own times are not read). */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../common/el_grow.h"
 #include "eventlog_internal.h"
-
 
 typedef struct {
   el_ev_scan_t *out;
@@ -81,8 +82,7 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   scan_t *s = ud;
   close_session(s);
   el_ev_scan_t *o = s->out;
-  if (el_grow(&o->sessions, &s->scap, o->nsessions + 1,
-              sizeof *o->sessions)) {
+  if (el_grow(&o->sessions, &s->scap, o->nsessions + 1, sizeof *o->sessions)) {
     s->nomem = 1;
     return 1; /* stop: report what was found */
   }
@@ -147,7 +147,45 @@ static void on_warning(void *ud, const el_diag_t *dg) {
   }
 }
 
+#define SCAN_WINDOW ((size_t)16 << 20) /* bytes fed at a time (mapped) */
+
+/* Feed buf to d; with `release`, in windows, giving each window's pages
+ * back to the kernel once the decoder is past them. */
+static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                     int release) {
+  if (!release)
+    return el_ev_decoder_feed(d, buf, len);
+  long page = sysconf(_SC_PAGESIZE);
+  size_t pg = page > 0 ? (size_t)page : 4096, dropped = 0;
+  for (size_t off = 0; off < len;) {
+    size_t n = len - off < SCAN_WINDOW ? len - off : SCAN_WINDOW;
+    int rc = el_ev_decoder_feed(d, buf + off, n);
+    if (rc)
+      return rc;
+    off += n;
+    size_t upto = (size_t)((uintptr_t)(buf + off) & ~(uintptr_t)(pg - 1)) -
+                  (size_t)(uintptr_t)buf;
+    if (off < len && upto > dropped + pg) {
+      /* The decoder keeps no view into bytes it has consumed. */
+      madvise((void *)(buf + dropped), upto - dropped, MADV_DONTNEED);
+      dropped = upto;
+    }
+  }
+  return 0;
+}
+
+static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out, int release);
+
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
+  return scan(buf, len, out, 0);
+}
+
+int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
+  return scan(buf, len, out, 1);
+}
+
+static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
+                int release) {
   memset(out, 0, sizeof *out);
   out->diag.event_type = -1;
   if (!len)
@@ -168,7 +206,7 @@ int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
     return EL_ENOMEM;
   }
   el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
-  int rc = el_ev_decoder_feed(d, buf, len);
+  int rc = scan_feed(d, buf, len, release);
   int fin = s->nomem ? 0 : el_ev_decoder_finish(d);
   close_session(s);
   if (rc == 0 || rc == EL_ESTOPPED)

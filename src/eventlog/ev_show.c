@@ -209,9 +209,7 @@ static char *body(char *w, const el_ev_event_t *e) {
       S("blocked on black hole owned by thread "); U(v[2].u);
     } else {
       w = put_status(w, v[1].u);
-      if (v[1].u == EL_EV_STATUS_STACK_OVERFLOW) {
-        S(", size "); U(v[2].u);
-      }
+      if (v[1].u == EL_EV_STATUS_STACK_OVERFLOW) { S(", size "); U(v[2].u); }
     }
     S(")");
     break;

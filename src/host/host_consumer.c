@@ -46,7 +46,7 @@ static void c_received(void *ud, uint64_t by_unix_ns, int live) {
 static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_host_t *h = ud;
   el_ev_scan_t r;
-  if (el_ev_scan_sessions(buf, len, &r) == EL_ENOMEM || r.nsessions == 0 ||
+  if (el_ev_scan_mapped(buf, len, &r) == EL_ENOMEM || r.nsessions == 0 ||
       r.nsessions > MAX_SCAN_SESSIONS) {
     el_ev_scan_free(&r);  /* too many: the hints would not line up */
     return;

@@ -826,7 +826,8 @@ static int tr_list(lua_State *L) {
   luaL_checkudata(L, 1, TRACKER_MT);
   lua_createtable(L, a ? (int)a->nthreads : 0, 0);
   if (!a) return 1;
-  qsort(a->threads, a->nthreads, sizeof *a->threads, cmp_thread);
+  if (a->nthreads > 1) /* qsort(NULL, 0) is undefined */
+    qsort(a->threads, a->nthreads, sizeof *a->threads, cmp_thread);
   for (size_t j = 0; j < a->nthreads; j++) {  /* reindex after sort */
     thread_t *t = a->threads[j];
     size_t m = a->hcap - 1, i = (t->id * 2654435761u) & m;

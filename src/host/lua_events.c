@@ -646,7 +646,9 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
     if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP)
       add_cap(h, (unsigned)v[2].u);
     break;
-  case EL_EV_CAP_CREATE: add_cap(h, (unsigned)v[0].u); break;
+  case EL_EV_CAP_CREATE:
+    add_cap(h, (unsigned)v[0].u);
+    break;
   case EL_EV_WALL_CLOCK_TIME:
     set_int(L, "wall_clock_unix_ns",
             (lua_Integer)el__host_unix(h, ev->t_ns));
@@ -656,7 +658,9 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
     set_int(L, "pid", (lua_Integer)v[1].u);
     h->sess.seen_pid = 1;
     break;
-  case EL_EV_OSPROCESS_PPID: set_int(L, "ppid", (lua_Integer)v[1].u); break;
+  case EL_EV_OSPROCESS_PPID:
+    set_int(L, "ppid", (lua_Integer)v[1].u);
+    break;
   case EL_EV_RTS_IDENTIFIER:
     rts_identifier(L, v[1].s);
     h->sess.seen_rts = 1;
@@ -667,7 +671,9 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
     if (!h->sess.breakdown_from_begin) breakdown_from_args(L, v[1].s);
     h->sess.seen_args = 1;
     break;
-  case EL_EV_HEAP_PROF_BEGIN: heap_prof_begin(h, L, v); break;
+  case EL_EV_HEAP_PROF_BEGIN:
+    heap_prof_begin(h, L, v);
+    break;
   }
   lua_pop(L, 1);
   if (h->sess.seen_wct && h->sess.seen_pid && h->sess.seen_rts &&
@@ -856,7 +862,8 @@ static const luaL_Reg ev_funcs[] = {
     {"stats", ev_stats},
     {"control", ev_control},
     {"host_log", ev_host_log},
-    {NULL, NULL}};
+    {NULL, NULL},
+};
 
 int el__lua_open_module(lua_State *L) {
   el_host_t *h = el__host_from(L);

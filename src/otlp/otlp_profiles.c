@@ -45,7 +45,7 @@ typedef struct dkey_s {
 } dkey_t;
 
 struct el__otlp_dict_s {
-  el_map_t map;   /* hash of a tagged key -> index in keys */
+  el_map_t map; /* hash of a tagged key -> index in keys */
   dkey_t *keys;
   size_t nkeys, capkeys;
   char **strings; /* the tables (el_grow'd, reused per request) */
@@ -191,26 +191,26 @@ static void attr_key(el_buf_t *k, const el_tm_attr_t *a, int32_t key) {
   el_buf_put(k, &key, 4);
   el_buf_put(k, &type, 1);
   switch (a->type) {
-    case EL_TM_STR:
-      el_buf_put(k, a->v.s.p, a->v.s.len);
-      break;
-    case EL_TM_INT:
-      el_buf_put(k, &a->v.i, 8);
-      break;
-    case EL_TM_DOUBLE:
-      el_buf_put(k, &a->v.d, 8);
-      break;
-    case EL_TM_BOOL:
-      type = a->v.b ? 1 : 0;
-      el_buf_put(k, &type, 1);
-      break;
-    case EL_TM_STRLIST:
-      for (size_t i = 0; i < a->v.list.n; i++) {
-        uint64_t len = a->v.list.items[i].len;
-        el_buf_put(k, &len, 8);
-        el_buf_put(k, a->v.list.items[i].p, len);
-      }
-      break;
+  case EL_TM_STR:
+    el_buf_put(k, a->v.s.p, a->v.s.len);
+    break;
+  case EL_TM_INT:
+    el_buf_put(k, &a->v.i, 8);
+    break;
+  case EL_TM_DOUBLE:
+    el_buf_put(k, &a->v.d, 8);
+    break;
+  case EL_TM_BOOL:
+    type = a->v.b ? 1 : 0;
+    el_buf_put(k, &type, 1);
+    break;
+  case EL_TM_STRLIST:
+    for (size_t i = 0; i < a->v.list.n; i++) {
+      uint64_t len = a->v.list.items[i].len;
+      el_buf_put(k, &len, 8);
+      el_buf_put(k, a->v.list.items[i].p, len);
+    }
+    break;
   }
 }
 

@@ -40,10 +40,10 @@ typedef struct el_src_consumer_s {
    * bytes existed, and live (see el_src_received). */
   void (*received)(void *ud, uint64_t by_unix_ns, int live);
   /* May be NULL. After reset, when the session is a regular file read once
-   * (el_src_recorded_fd): its whole content, mapped read-only and valid
-   * during the call, so the consumer can scan it ahead (e.g. for each
-   * session's WALL_CLOCK_TIME). Not called when the file cannot be
-   * mapped. */
+   * (el_src_recorded_fd): its whole content, a read-only private mapping
+   * of the file valid during the call, so the consumer can scan it ahead
+   * (e.g. for each session's WALL_CLOCK_TIME; el_ev_scan_mapped gives
+   * pages back as it goes). Not called when the file cannot be mapped. */
   void (*scan)(void *ud, const uint8_t *buf, size_t len);
   /* May be NULL. Called with the pump's source (borrowed) right after it
    * was created, before any other hook, and with NULL just before it is

@@ -65,8 +65,8 @@ static const size_t recsize[EL_TM_NSIGNALS] = {
 
 /* {====== resources ======} */
 
-static int copy_attr(el_arena_t *a, el__tm_intern_t *in,
-                     el_tm_attr_t *dst, const el_tm_attr_t *src);
+static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
+                     const el_tm_attr_t *src);
 
 /* A new resource holding copies of attrs[0..n) (with attrs[skip]
  * replaced by *repl when repl is given, or repl appended when skip == n).
@@ -307,8 +307,8 @@ static const char *intern_cstr(window_t *w, const char *s) {
   return el__tm_intern(&w->intern, &w->arena, s, s ? strlen(s) : 0);
 }
 
-static int copy_attr(el_arena_t *a, el__tm_intern_t *in,
-                     el_tm_attr_t *dst, const el_tm_attr_t *src) {
+static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
+                     const el_tm_attr_t *src) {
   *dst = *src;
   const char *k = src->key ? src->key : "";
   dst->key = el__tm_intern(in, a, k, strlen(k));
@@ -370,11 +370,10 @@ static bool item_eq(const item_t *a, const item_t *b, el_tm_signal_t sig) {
 /* Index of the item equal to *key, creating it from *key when new. */
 static int find_item(window_t *w, el_tm_signal_t sig, const item_t *key) {
   size_t pos;
-  for (uint32_t i = el_map_first(&w->index, key->hash, &pos);
-       i != EL_MAP_NONE; i = el_map_next(&w->index, key->hash, &pos))
+  for (uint32_t i = el_map_first(&w->index, key->hash, &pos); i != EL_MAP_NONE;
+       i = el_map_next(&w->index, key->hash, &pos))
     if (item_eq(&w->items[i], key, sig)) return (int)i;
-  if (el_grow(&w->items, &w->items_cap, w->nitems + 1, sizeof *w->items) <
-          0 ||
+  if (el_grow(&w->items, &w->items_cap, w->nitems + 1, sizeof *w->items) < 0 ||
       el_map_add(&w->index, key->hash, (uint32_t)w->nitems) < 0)
     return EL_ENOMEM;
   w->items[w->nitems] = *key;
@@ -545,9 +544,9 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   key.type = intern_cstr(w, s->sample_type);
   key.unit = intern_cstr(w, s->sample_unit);
   if (!key.kind || !key.type || !key.unit) return drop(st, sig);
-  key.hash = el_hash_str(key.kind,
-                         el_hash_str(key.type, el_hash_str(key.unit, 0))) ^
-             (uint64_t)ri << 8;
+  key.hash =
+      el_hash_str(key.kind, el_hash_str(key.type, el_hash_str(key.unit, 0))) ^
+      (uint64_t)ri << 8;
   el_tm_profile_sample_t r = *s;
   r.profile_kind = key.kind;
   r.sample_type = key.type;
@@ -625,7 +624,7 @@ static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
     b->recs = w->recs;
     b->nrecs = w->nrecs;
     w->recs = NULL;
-    w->cap = 0;                       /* admit() allocates anew */
+    w->cap = 0; /* admit() allocates anew */
     return 0;
   }
   size_t *pos = el_calloc(nkeys ? nkeys : 1, sizeof(*pos));
@@ -687,10 +686,10 @@ static el_tm_batch_t *build_batch(el_tm_store_t *st, el_tm_signal_t sig) {
     if (sort_records(w, sig, b, NULL, w->nres) < 0) goto fail;
   }
   if (make_groups(w, sig, b, group_n) < 0) goto fail;
-  b->scope_name = el_arena_strndup(&w->arena, st->scope_name,
-                                       strlen(st->scope_name));
-  b->scope_version = el_arena_strndup(&w->arena, st->scope_version,
-                                          strlen(st->scope_version));
+  b->scope_name =
+      el_arena_strndup(&w->arena, st->scope_name, strlen(st->scope_name));
+  b->scope_version =
+      el_arena_strndup(&w->arena, st->scope_version, strlen(st->scope_version));
   if (!b->scope_name || !b->scope_version) goto fail;
   b->arena = w->arena;                /* the batch takes the arena */
   w->arena = (el_arena_t){0};

@@ -19,12 +19,12 @@ static size_t utf8_bad(const char *s, size_t len) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0, bad = 0;
   while (i < len) {
-    if (i + 8 <= len) {  /* eight ASCII bytes at a time */
+    if (i + 8 <= len) { /* eight ASCII bytes at a time */
       uint64_t w;
       memcpy(&w, u + i, 8);
       if (!(w & 0x8080808080808080u) &&
           !((w - 0x0101010101010101u) & ~w & 0x8080808080808080u)) {
-        i += 8;   /* no byte >= 0x80 and no zero byte */
+        i += 8; /* no byte >= 0x80 and no zero byte */
         continue;
       }
     }
@@ -46,8 +46,7 @@ static size_t utf8_bad(const char *s, size_t len) {
 /* OTLP strings must be UTF-8: a copy of s[0..len) with each of its `bad`
  * invalid bytes replaced by U+FFFD (el_malloc'd, NUL-terminated, length in
  * *out_len), or NULL when out of memory. */
-static char *utf8_fix(const char *s, size_t len, size_t bad,
-                      size_t *out_len) {
+static char *utf8_fix(const char *s, size_t len, size_t bad, size_t *out_len) {
   const unsigned char *u = (const unsigned char *)s;
   char *d = el_malloc(len + 2 * bad + 1);
   if (!d) return NULL;
@@ -72,8 +71,8 @@ static char *utf8_fix(const char *s, size_t len, size_t bad,
 static const char *intern_valid(el__tm_intern_t *t, el_arena_t *a,
                                 const char *s, size_t len);
 
-const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a,
-                            const char *s, size_t len, size_t *out_len) {
+const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a, const char *s,
+                            size_t len, size_t *out_len) {
   if (!s) {
     s = "";
     len = 0;
@@ -88,8 +87,8 @@ const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a,
   return r;
 }
 
-const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a,
-                          const char *s, size_t len) {
+const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a, const char *s,
+                          size_t len) {
   size_t n;
   return el__tm_intern_n(t, a, s, len, &n);
 }
@@ -110,7 +109,7 @@ static const char *intern_valid(el__tm_intern_t *t, el_arena_t *a,
   if (!copy) return NULL;
   t->strs[t->n].s = copy;
   t->strs[t->n].len = (uint32_t)len;
-  el_map_add(&t->map, h, (uint32_t)t->n++);  /* reserved: cannot fail */
+  el_map_add(&t->map, h, (uint32_t)t->n++); /* reserved: cannot fail */
   return copy;
 }
 

@@ -21,7 +21,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 
 # start_prometheus [TSDB_DIR]: Debian's prometheus on a free port with an

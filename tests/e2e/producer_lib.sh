@@ -65,7 +65,7 @@ pl_cleanup() {
 trap pl_cleanup EXIT
 
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 now_ms() { date +%s%3N; }
 

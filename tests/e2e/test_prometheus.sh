@@ -54,7 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 
 # wait_for SECONDS FILE REGEX: wait until FILE has a line matching REGEX.

@@ -117,10 +117,11 @@ pass "daemon: reads the tee, reports the two cut events"
 # 8. A live source never holds an event back: over a FIFO whose writer
 # pauses right after an event ending in a 00 byte (which could begin the
 # stray marker of a next connection in a tee), show --json prints that
-# event before the writer goes on.
+# event while the writer still waits (it goes on only when told, or after
+# 120 s; the check gives up after 15 s).
 mkfifo "$T/live.fifo"
-python3 - "$T/live.fifo" <<'PY' &
-import struct, sys, time
+python3 - "$T/live.fifo" "$T/go" <<'PY' &
+import os, struct, sys, time
 def decl(i, size, desc):
     return (b'etb\0' + struct.pack('>HhI', i, size, len(desc)) + desc
             + struct.pack('>I', 0) + b'ete\0')
@@ -128,14 +129,20 @@ f = open(sys.argv[1], 'wb')
 f.write(b'hdrbhetb' + decl(1, 4, b'Run thread') + b'hetehdredatb'
         + struct.pack('>HQI', 1, 5, 0x700))   # payload 00 00 07 00
 f.flush()
-time.sleep(4)
+t0 = time.monotonic()
+while time.monotonic() - t0 < 120 and not os.path.exists(sys.argv[2]):
+    time.sleep(0.1)
 f.write(b'\xff\xff')
 f.close()
 PY
-timeout 30 "$EL_BIN" show --json --eventlog-file "$T/live.fifo" \
+timeout 180 "$EL_BIN" show --json --eventlog-file "$T/live.fifo" \
   > "$T/fifo.json" 2>/dev/null &
-sleep 2
-grep -q '"thread":1792' "$T/fifo.json" \
-  || fail "the event was held back on a live FIFO: $(cat "$T/fifo.json")"
+seen=0 until=$((SECONDS + 15))
+while [ $SECONDS -lt $until ]; do   # while the writer waits
+  grep -q '"thread":1792' "$T/fifo.json" && { seen=1; break; }
+  sleep 0.1
+done
+touch "$T/go"
 wait
+[ $seen = 1 ] || fail "the event was held back on a live FIFO: $(cat "$T/fifo.json")"
 pass "a live source never holds an event back"

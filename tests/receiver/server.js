@@ -595,15 +595,47 @@ function startHttp() {
 
 // {====== listening, refusing ======}
 
-function freePort() {
-  return new Promise((resolve, reject) => {
+// A port free now, for a server that must know its port before it listens
+// (--refuse-ms at start). Drawn from below the kernel's ephemeral range: a
+// port the kernel handed out for port 0 and that was closed again can be
+// taken at once by the local end of another test's outgoing connection
+// (CI saw EADDRINUSE). Same rule as tests/tools/free_port.py.
+function ephemeralLow() {
+  try {
+    return Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range',
+      'utf8').split(/\s+/)[0]) || 32768;
+  } catch (e) { return 32768; }
+}
+
+function tryPort(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, opt.host, () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
+    s.on('error', () => resolve(false));
+    s.listen(port, opt.host, () => s.close(() => resolve(true)));
   });
+}
+
+async function freePort() {
+  const hi = Math.min(ephemeralLow(), 65536) - 1;
+  const lo = hi > 21000 ? 20000 : 1024;
+  for (let i = 0; i < 200; i++) {
+    const p = lo + Math.floor(Math.random() * (hi - lo + 1));
+    if (await tryPort(p)) return p;
+  }
+  throw new Error('no free port found');
+}
+
+// listen() on fixed ports again after a refusal: the port may be held for
+// a moment (another process's connection); retry for up to 10 s.
+async function listenAgain() {
+  for (let i = 0; ; i++) {
+    try { await listen(); return; } catch (e) {
+      stopListening();
+      if (i >= 100 || !/EADDRINUSE/.test(String(e.message))) throw e;
+      log(`listen failed (${e.message}), retrying`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 async function listen() {
@@ -655,7 +687,7 @@ function refuse(ms) {
   log(`refusing connections for ${ms} ms`);
   state.refuseTimer = setTimeout(() => {
     state.refuseTimer = null;
-    listen().catch((e) => { log(`listen failed: ${e.message}`); });
+    listenAgain().catch((e) => { log(`listen failed: ${e.message}`); });
   }, ms);
 }
 
@@ -705,17 +737,21 @@ function controlHandler(req, res) {
 async function main() {
   for (const s of opt.fault) addFault(parseFault(s));
   fs.writeFileSync(opt.out, '');
-  if (!state.grpcPort) state.grpcPort = await freePort();
-  if (!state.httpPort) state.httpPort = await freePort();
+  const refuseMs = Number(opt['refuse-ms']);
+  // Ports the kernel picks (0) are bound at once; only a receiver that
+  // refuses at start must name its ports before it listens.
+  if (refuseMs > 0) {
+    if (!state.grpcPort) state.grpcPort = await freePort();
+    if (!state.httpPort) state.httpPort = await freePort();
+  }
   const control = http.createServer(controlHandler);
   await new Promise((resolve) => control.listen(
     Number(opt['control-port']), opt.host, resolve));
-  const refuseMs = Number(opt['refuse-ms']);
   if (refuseMs > 0) {
     log(`refusing connections for ${refuseMs} ms`);
     state.refuseTimer = setTimeout(() => {
       state.refuseTimer = null;
-      listen().catch((e) => { log(`listen failed: ${e.message}`); });
+      listenAgain().catch((e) => { log(`listen failed: ${e.message}`); });
     }, refuseMs);
   } else {
     await listen();

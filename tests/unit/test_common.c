@@ -33,11 +33,11 @@ static void test_grow_doubles_from_min(void **state) {
   assert_int_equal(cap, EL_GROW_MIN);
   for (int i = 0; i < EL_GROW_MIN; i++) a[i] = i;
   assert_int_equal(el_grow(&a, &cap, EL_GROW_MIN, sizeof *a), 0);
-  assert_int_equal(cap, EL_GROW_MIN);            /* enough already */
+  assert_int_equal(cap, EL_GROW_MIN); /* enough already */
   assert_int_equal(el_grow(&a, &cap, EL_GROW_MIN + 1, sizeof *a), 0);
   assert_int_equal(cap, 2 * EL_GROW_MIN);
   assert_int_equal(el_grow(&a, &cap, 5 * EL_GROW_MIN, sizeof *a), 0);
-  assert_int_equal(cap, 8 * EL_GROW_MIN);        /* 16 -> 32 -> 64 */
+  assert_int_equal(cap, 8 * EL_GROW_MIN); /* 16 -> 32 -> 64 */
   for (int i = 0; i < EL_GROW_MIN; i++) assert_int_equal(a[i], i);
   el_free(a);
 }
@@ -75,8 +75,7 @@ static void test_grow_out_of_memory_leaves_array(void **state) {
 
 static void test_hash_u64_is_bytes_hash(void **state) {
   (void)state;
-  uint64_t keys[] = {0, 1, 2, 42, 0xffffffffu, 0x8000000000000000u,
-                     UINT64_MAX};
+  uint64_t keys[] = {0, 1, 2, 42, 0xffffffffu, 0x8000000000000000u, UINT64_MAX};
   for (size_t i = 0; i < EL_ARRAY_LEN(keys); i++)
     assert_true(el_hash_u64(keys[i]) == el_hash_bytes(&keys[i], 8, 0));
 }
@@ -86,10 +85,10 @@ static void test_hash_depends_on_every_byte_and_seed(void **state) {
   char s[40] = "the quick brown fox jumps over the lazy";
   for (size_t len = 0; len <= 39; len++) {
     uint64_t h = el_hash_bytes(s, len, 0);
-    assert_true(h == el_hash_bytes(s, len, 0));        /* deterministic */
-    assert_true(h != el_hash_bytes(s, len, 1));        /* seed */
+    assert_true(h == el_hash_bytes(s, len, 0)); /* deterministic */
+    assert_true(h != el_hash_bytes(s, len, 1)); /* seed */
     if (len < 39) assert_true(h != el_hash_bytes(s, len + 1, 0));
-    for (size_t i = 0; i < len; i++) {                  /* each byte */
+    for (size_t i = 0; i < len; i++) { /* each byte */
       s[i] ^= 1;
       assert_true(h != el_hash_bytes(s, len, 0));
       s[i] ^= 1;
@@ -117,18 +116,18 @@ static void test_map_integer_keys(void **state) {
   (void)state;
   el_map_t m = {0};
   uint32_t v = 7;
-  assert_int_equal(el_map_get(&m, 1, &v), 0);          /* empty map */
+  assert_int_equal(el_map_get(&m, 1, &v), 0); /* empty map */
   assert_int_equal(v, 7);
   for (uint32_t i = 0; i < 1000; i++)
     assert_int_equal(el_map_put(&m, (uint64_t)i * 1000003u, i), 0);
   assert_int_equal(el_map_count(&m), 1000);
-  assert_true(m.cap >= 2000);                          /* at most half full */
+  assert_true(m.cap >= 2000); /* at most half full */
   for (uint32_t i = 0; i < 1000; i++) {
     assert_int_equal(el_map_get(&m, (uint64_t)i * 1000003u, &v), 1);
     assert_int_equal(v, i);
   }
   assert_int_equal(el_map_get(&m, 5, &v), 0);
-  assert_int_equal(el_map_put(&m, 0, 99), 0);          /* replace */
+  assert_int_equal(el_map_put(&m, 0, 99), 0); /* replace */
   assert_int_equal(el_map_count(&m), 1000);
   assert_int_equal(el_map_get(&m, 0, &v), 1);
   assert_int_equal(v, 99);
@@ -136,7 +135,7 @@ static void test_map_integer_keys(void **state) {
   size_t cap = m.cap;
   el_map_clear(&m);
   assert_int_equal(el_map_count(&m), 0);
-  assert_int_equal(m.cap, cap);                        /* memory kept */
+  assert_int_equal(m.cap, cap); /* memory kept */
   assert_int_equal(el_map_get(&m, 0, &v), 0);
   el_map_free(&m);
   assert_null(m.slots);
@@ -179,11 +178,11 @@ static void test_map_out_of_memory_leaves_map(void **state) {
   el_map_t m = {0};
   uint32_t i = 0, v;
   el_mem_fail_after(1);
-  assert_int_equal(el_map_put(&m, 1, 1), EL_ENOMEM);   /* first table */
+  assert_int_equal(el_map_put(&m, 1, 1), EL_ENOMEM); /* first table */
   el_mem_fail_after(0);
   assert_int_equal(el_map_count(&m), 0);
   size_t cap;
-  do {  /* fill up to the next growth */
+  do { /* fill up to the next growth */
     assert_int_equal(el_map_put(&m, i, i), 0);
     i++;
     cap = m.cap;
@@ -194,8 +193,8 @@ static void test_map_out_of_memory_leaves_map(void **state) {
   assert_int_equal(m.cap, cap);
   assert_int_equal(el_map_count(&m), i);
   assert_int_equal(el_map_get(&m, 100000, &v), 0);
-  el_mem_fail_after(1);                                /* replacing: no */
-  assert_int_equal(el_map_put(&m, 0, 12), 0);          /* allocation */
+  el_mem_fail_after(1);                       /* replacing: no */
+  assert_int_equal(el_map_put(&m, 0, 12), 0); /* allocation */
   el_mem_fail_after(0);
   for (uint32_t k = 1; k < i; k++) {
     assert_int_equal(el_map_get(&m, k, &v), 1);
@@ -212,8 +211,13 @@ static void test_fmt_decimal(void **state) {
   struct {
     uint64_t v;
     const char *s;
-  } u[] = {{0, "0"}, {7, "7"}, {10, "10"}, {99, "99"}, {100, "100"},
-           {12345, "12345"}, {1000000007u, "1000000007"},
+  } u[] = {{0, "0"},
+           {7, "7"},
+           {10, "10"},
+           {99, "99"},
+           {100, "100"},
+           {12345, "12345"},
+           {1000000007u, "1000000007"},
            {UINT64_MAX, "18446744073709551615"}};
   for (size_t i = 0; i < EL_ARRAY_LEN(u); i++) {
     char *e = el_fmt_u64(buf, u[i].v);
@@ -223,7 +227,10 @@ static void test_fmt_decimal(void **state) {
   struct {
     int64_t v;
     const char *s;
-  } i64[] = {{0, "0"}, {-1, "-1"}, {-100, "-100"}, {42, "42"},
+  } i64[] = {{0, "0"},
+             {-1, "-1"},
+             {-100, "-100"},
+             {42, "42"},
              {INT64_MAX, "9223372036854775807"},
              {INT64_MIN, "-9223372036854775808"}};
   for (size_t i = 0; i < EL_ARRAY_LEN(i64); i++) {
@@ -295,7 +302,7 @@ static void test_buf_long_printf_and_reserve(void **state) {
   char big[1000];
   memset(big, 'q', sizeof big - 1);
   big[sizeof big - 1] = '\0';
-  el_buf_printf(&b, "<%s>", big);                 /* past printf's 256 */
+  el_buf_printf(&b, "<%s>", big); /* past printf's 256 */
   assert_int_equal(b.len, 1001);
   assert_int_equal(b.p[0], '<');
   assert_int_equal(b.p[1000], '>');
@@ -314,9 +321,9 @@ static void test_buf_moves_off_caller_storage(void **state) {
   char stack[8];
   el_buf_t b;
   el_buf_init_on(&b, stack, sizeof stack);
-  el_buf_puts(&b, "1234567");                     /* fits with its NUL */
+  el_buf_puts(&b, "1234567"); /* fits with its NUL */
   assert_ptr_equal(b.p, stack);
-  el_buf_puts(&b, "89");                          /* does not */
+  el_buf_puts(&b, "89"); /* does not */
   assert_ptr_not_equal(b.p, stack);
   assert_string_equal(b.p, "123456789");
   assert_memory_equal(stack, "1234567", 8);
@@ -324,13 +331,13 @@ static void test_buf_moves_off_caller_storage(void **state) {
   assert_string_equal(s, "123456789");
   assert_null(b.p);
   el_free(s);
-  el_buf_init_on(&b, stack, sizeof stack);        /* take from storage */
+  el_buf_init_on(&b, stack, sizeof stack); /* take from storage */
   el_buf_puts(&b, "ab");
   s = el_buf_take(&b);
   assert_ptr_not_equal(s, stack);
   assert_string_equal(s, "ab");
   el_free(s);
-  el_buf_t e = EL_BUF_INIT;                       /* take of nothing */
+  el_buf_t e = EL_BUF_INIT; /* take of nothing */
   s = el_buf_take(&e);
   assert_string_equal(s, "");
   el_free(s);
@@ -343,13 +350,13 @@ static void test_buf_out_of_memory_is_sticky(void **state) {
   char big[300];
   memset(big, 'x', sizeof big);
   el_mem_fail_after(1);
-  el_buf_put(&b, big, sizeof big);                /* needs a growth */
+  el_buf_put(&b, big, sizeof big); /* needs a growth */
   el_mem_fail_after(0);
   assert_true(b.oom);
-  el_buf_puts(&b, "!");                           /* ignored from now */
+  el_buf_puts(&b, "!"); /* ignored from now */
   assert_string_equal(b.p, "kept");
   assert_null(el_buf_reserve(&b, 1));
-  assert_null(el_buf_take(&b));                   /* and freed */
+  assert_null(el_buf_take(&b)); /* and freed */
   assert_null(b.p);
   char stack[4];
   el_buf_init_on(&b, stack, sizeof stack);
@@ -358,7 +365,7 @@ static void test_buf_out_of_memory_is_sticky(void **state) {
   el_mem_fail_after(0);
   assert_true(b.oom);
   assert_ptr_equal(b.p, stack);
-  el_buf_reset(&b);                               /* clears oom */
+  el_buf_reset(&b); /* clears oom */
   assert_false(b.oom);
   el_buf_puts(&b, "ok");
   assert_string_equal(b.p, "ok");
@@ -396,16 +403,17 @@ static void test_arena_many_chunks_and_big_requests(void **state) {
   (void)state;
   el_arena_t a = {.chunk_bytes = 1024};
   char *ptrs[600];
-  for (int i = 0; i < 600; i++) {                 /* ~19 chunks of 1 KiB */
+  for (int i = 0; i < 600; i++) { /* ~19 chunks of 1 KiB */
     ptrs[i] = el_arena_alloc(&a, 30);
     memset(ptrs[i], i & 0xff, 30);
   }
-  char *big = el_arena_alloc(&a, 5000);           /* a chunk of its own */
+  char *big = el_arena_alloc(&a, 5000); /* a chunk of its own */
   memset(big, 0xee, 5000);
-  char *after = el_arena_alloc(&a, 8);            /* still the same chunk */
+  char *after = el_arena_alloc(&a, 8); /* still the same chunk */
   assert_ptr_equal(after, ptrs[599] + 32);
   for (int i = 0; i < 600; i++)
-    for (int k = 0; k < 30; k++) assert_int_equal((uint8_t)ptrs[i][k], i & 0xff);
+    for (int k = 0; k < 30; k++)
+      assert_int_equal((uint8_t)ptrs[i][k], i & 0xff);
   el_arena_free(&a);
 }
 
@@ -413,7 +421,7 @@ static void test_arena_reset_reuses_chunks(void **state) {
   (void)state;
   el_arena_t a = {.chunk_bytes = 512};
   for (int i = 0; i < 10; i++) assert_non_null(el_arena_alloc(&a, 100));
-  assert_non_null(el_arena_alloc(&a, 1000));      /* big: freed at reset */
+  assert_non_null(el_arena_alloc(&a, 1000)); /* big: freed at reset */
   el_arena_reset(&a);
   assert_null(a.head);
   assert_int_equal(a.bytes, 0);
@@ -431,16 +439,16 @@ static void test_arena_reserve_commit(void **state) {
   memcpy(w, "abc", 3);
   el_arena_commit(&a, 3);
   char *w2 = el_arena_reserve(&a, 10);
-  assert_ptr_equal(w2, w + 3);                    /* no alignment */
+  assert_ptr_equal(w2, w + 3); /* no alignment */
   memcpy(w2, "defg", 4);
   el_arena_commit(&a, 4);
   assert_memory_equal(w, "abcdefg", 7);
-  char *w3 = el_arena_reserve(&a, 100);           /* more than a chunk */
+  char *w3 = el_arena_reserve(&a, 100); /* more than a chunk */
   assert_non_null(w3);
   memset(w3, 'x', 100);
   el_arena_commit(&a, 100);
-  assert_memory_equal(w, "abcdefg", 7);           /* earlier bytes stay */
-  char *p = el_arena_alloc(&a, 8);                /* aligned again */
+  assert_memory_equal(w, "abcdefg", 7); /* earlier bytes stay */
+  char *p = el_arena_alloc(&a, 8);      /* aligned again */
   assert_true((uintptr_t)p % EL_ARENA_ALIGN == 0);
   assert_int_equal(a.bytes, 3 + 4 + 100 + 8);
   el_arena_free(&a);
@@ -458,7 +466,7 @@ static void test_arena_out_of_memory(void **state) {
   char *p = el_arena_alloc(&a, 10);
   assert_non_null(p);
   el_mem_fail_after(1);
-  assert_null(el_arena_alloc(&a, EL_ARENA_CHUNK));   /* its own chunk */
+  assert_null(el_arena_alloc(&a, EL_ARENA_CHUNK)); /* its own chunk */
   el_mem_fail_after(0);
   assert_int_equal(a.bytes, 16);
   assert_non_null(el_arena_alloc(&a, EL_ARENA_CHUNK));
@@ -485,7 +493,7 @@ static void test_rng_bytes_vary(void **state) {
   assert_true(or == UINT64_MAX);
   assert_true(and == 0);
   uint8_t guard[4] = {1, 2, 3, 4};
-  el_rng_bytes(guard, 0);                       /* n = 0 writes nothing */
+  el_rng_bytes(guard, 0); /* n = 0 writes nothing */
   assert_int_equal(guard[0], 1);
 }
 
@@ -497,10 +505,14 @@ static void test_utf8_valid_sequences(void **state) {
     const char *s;
     size_t len;
     uint32_t cp;
-  } ok[] = {{"a", 1, 'a'},           {"\0", 1, 0},
-            {"\xC2\x80", 2, 0x80},   {"\xDF\xBF", 2, 0x7FF},
-            {"\xE0\xA0\x80", 3, 0x800}, {"\xED\x9F\xBF", 3, 0xD7FF},
-            {"\xEE\x80\x80", 3, 0xE000}, {"\xEF\xBF\xBD", 3, 0xFFFD},
+  } ok[] = {{"a", 1, 'a'},
+            {"\0", 1, 0},
+            {"\xC2\x80", 2, 0x80},
+            {"\xDF\xBF", 2, 0x7FF},
+            {"\xE0\xA0\x80", 3, 0x800},
+            {"\xED\x9F\xBF", 3, 0xD7FF},
+            {"\xEE\x80\x80", 3, 0xE000},
+            {"\xEF\xBF\xBD", 3, 0xFFFD},
             {"\xF0\x90\x80\x80", 4, 0x10000},
             {"\xF4\x8F\xBF\xBF", 4, 0x10FFFF}};
   for (size_t i = 0; i < EL_ARRAY_LEN(ok); i++) {
@@ -524,7 +536,7 @@ static void test_utf8_invalid_sequences(void **state) {
                        "\xFF"};
   for (size_t i = 0; i < EL_ARRAY_LEN(bad); i++)
     assert_int_equal(el_utf8_len(bad[i], strlen(bad[i])), 0);
-  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 2), 0);   /* truncated */
+  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 2), 0); /* truncated */
   assert_int_equal(el_utf8_len("\xE2\x82\xAC", 3), 3);
   assert_int_equal(el_utf8_len("x", 0), 0);
 }

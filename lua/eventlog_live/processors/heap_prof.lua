@@ -21,7 +21,7 @@ function M.install(ctx)
   local pc = ctx.proc("metrics", "heap_prof_sample")
   if not pc then return end
   local el = ctx.el
-  local ipes = ipe.get(el)
+  local ipes = ipe.get(ctx)
   local inst = el.metric{name = pc.name, description = pc.description,
                          unit = "By", kind = "gauge"}
   local start_unix = ctx.start_unix
@@ -40,9 +40,8 @@ function M.install(ctx)
 
   local eras = {}          -- era stack
   local census = nil       -- open census {t=, samples={}, index={}}
-  local warned = false     -- breakdown warning given
   local bad_warned = {}
-  local ipe_warned = {}    -- info pointers warned as unresolved
+  local ipe_warned = ctx.defs("unresolved IPE ids", 1 << 16)
 
   local function breakdown()
     if ctx.breakdown then return ctx.breakdown end
@@ -120,8 +119,8 @@ function M.install(ctx)
       if not ptr then
         ctx.warn(("Expected InfoProv ID, found '%s' for"
                   .. " HeapProfSampleString."):format(label))
-      elseif not ip and ptr ~= 0 and not ipe_warned[ptr] then
-        ipe_warned[ptr] = true     -- once per id
+      elseif not ip and ptr ~= 0 and not ipe_warned.t[ptr] then
+        ipe_warned.put(ptr, true)  -- once per id (and session)
         ctx.warn(("Could not resolve IPE for 0x%x."):format(ptr))
       end
       if ip then
@@ -147,6 +146,11 @@ function M.install(ctx)
       census.samples[#census.samples + 1] = smp
       census.index[label] = #census.samples
     end
+  end)
+
+  -- A new session (another program): no era or census carries over.
+  ctx.el.on_header(function()
+    eras, census, seen_end = {}, nil, false
   end)
 
   ctx.on_finish(function()

@@ -101,16 +101,52 @@ local function make_ctx(el)
     for _, k in ipairs(PROCESS_KEYS) do put(k, nil) end
   end
   -- Warnings: each distinct message at most 3 times; the rest are counted
-  -- and summarised at the end of input.
-  local warned, suppressed = {}, 0
+  -- and summarised at the end of input. At most MAX_WARNED distinct
+  -- messages are remembered (a stream can name ids without end).
+  local MAX_WARNED = 10000
+  local warned, nwarned, suppressed = {}, 0, 0
   function ctx.warn(msg)
-    local n = (warned[msg] or 0) + 1
+    local n = warned[msg]
+    if n == nil then
+      if nwarned >= MAX_WARNED then
+        suppressed = suppressed + 1
+        return
+      end
+      nwarned = nwarned + 1
+      n = 0
+    end
+    n = n + 1
     warned[msg] = n
     if n <= 3 then
       el.host_log("warn", msg)
     else
       suppressed = suppressed + 1
     end
+  end
+  -- Tables of one session's definitions (cost centres, IPEs,
+  -- ghc-stack-profiler strings, ...): at most `max` entries; definitions
+  -- past that are dropped and counted (reported at the end of input); all
+  -- cleared when a new session begins (another program's ids mean nothing
+  -- there). d.t is the table itself; d.put(k, v) adds or replaces.
+  ctx.defs_list = {}
+  function ctx.defs(what, max)
+    local d = {t = {}, n = 0, max = max, dropped = 0, what = what}
+    function d.put(k, v)
+      local t = d.t
+      if t[k] == nil then
+        if d.n >= d.max then
+          d.dropped = d.dropped + 1
+          return
+        end
+        d.n = d.n + 1
+      end
+      t[k] = v
+    end
+    function d.clear()
+      d.t, d.n = {}, 0
+    end
+    ctx.defs_list[#ctx.defs_list + 1] = d
+    return d
   end
   function ctx.warn_summary()
     if suppressed > 0 then
@@ -200,6 +236,7 @@ function M.start(el)
   if el.on_header then
     el.on_header(function(session)
       ctx.reset_resource()
+      for _, d in ipairs(ctx.defs_list) do d.clear() end
       last = -1
       for _, acc in ipairs(ctx.accs) do
         if acc.restart then ctx.protect("processor restart", acc.restart, acc) end
@@ -245,6 +282,12 @@ function M.start(el)
 
   el.on_end(function()
     finish()
+    for _, d in ipairs(ctx.defs_list) do
+      if d.dropped > 0 then
+        ctx.warn(("%d %s dropped: more than %d in one session")
+                 :format(d.dropped, d.what, d.max))
+      end
+    end
     for _, acc in ipairs(ctx.accs) do
       if (acc.failed or 0) > 0 then
         ctx.warn(("%d records could not be made and were dropped: %s")

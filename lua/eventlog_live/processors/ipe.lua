@@ -3,22 +3,26 @@
 -- every IPE event of the stream, by info pointer.
 local M = {}
 
-local tables = setmetatable({}, {__mode = "k"})
+local MAX_IPES = 1 << 20   -- info tables kept per session
 
--- The table for host `el`, subscribing to IPE events on first use.
-function M.get(el)
-  local t = tables[el]
-  if t then return t end
-  t = {}
-  tables[el] = t
-  el.on("IPE", function(ev, info_ptr, table_name, closure_desc, ty_desc,
-                       label, module, src_loc)
-    t[info_ptr] = {
-      name = table_name, closure_desc = closure_desc, ty_desc = ty_desc,
-      label = label, module = module, src_loc = src_loc,
-    }
-  end)
-  return t
+-- The session's IPE table of the processors' context `ctx` (one per
+-- ctx, subscribing to IPE events on first use): ctx.defs, so it is
+-- bounded and cleared at each new session. Returns the table itself
+-- (info pointer -> {name, closure_desc, ty_desc, label, module, src_loc}).
+function M.get(ctx)
+  local d = ctx.ipe_defs
+  if not d then
+    d = ctx.defs("IPE definitions", MAX_IPES)
+    ctx.ipe_defs = d
+    ctx.el.on("IPE", function(ev, info_ptr, table_name, closure_desc,
+                              ty_desc, label, module, src_loc)
+      d.put(info_ptr, {
+        name = table_name, closure_desc = closure_desc, ty_desc = ty_desc,
+        label = label, module = module, src_loc = src_loc,
+      })
+    end)
+  end
+  return setmetatable({}, {__index = function(_, k) return d.t[k] end})
 end
 
 -- Parse a source location "file:L:C", "file:L:C1-C2",

@@ -12,6 +12,9 @@ local sp = require("eventlog_live.processors.stack_profiler")
 
 local M = {}
 
+local MAX_DEFS = 1 << 20     -- definitions kept per session and table
+local MAX_PENDING = 4096     -- call stacks assembled at once
+
 local function sampler(ctx, pc)
   local el = ctx.el
   return ctx.add_acc(window.new{
@@ -37,24 +40,24 @@ end
 local function install_cost_centres(ctx, pc)
   local el = ctx.el
   local acc = sampler(ctx, pc)
-  local ccs = {}      -- id -> frame
-  local warned = {}
+  local ccs = ctx.defs("cost-centre definitions", MAX_DEFS)  -- id -> frame
+  local warned = ctx.defs("unresolved cost-centre ids", 1 << 16)
   el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module, srcloc)
     if label ~= nil and label ~= "" then
       local loc = srcloc
       if loc == "<built-in>" or loc == "<entire-module>" then loc = "" end
-      ccs[id] = frame(module .. ":" .. label, loc)
+      ccs.put(id, frame(module .. ":" .. label, loc))
     else
-      ccs[id] = frame(tostring(id), srcloc)
+      ccs.put(id, frame(tostring(id), srcloc))
     end
   end)
   el.on("PROF_SAMPLE_COST_CENTRE", function(ev, cap, tick, depth, stack)
     local frames = {}
     for i, id in ipairs(stack) do
-      local f = ccs[id]
+      local f = ccs.t[id]
       if not f then
-        if not warned[id] then
-          warned[id] = true
+        if not warned.t[id] then
+          warned.put(id, true)
           ctx.warn(("Could not resolve cost centre ID %d"):format(id))
         end
         f = {func = tostring(id)}
@@ -69,11 +72,15 @@ end
 local function install_call_stacks(ctx, pc)
   local el = ctx.el
   local acc = sampler(ctx, pc)
-  local ipes = ipe.get(el)
-  local strings, srclocs = {}, {}
-  local pending = {}   -- (cap, thread) -> {t=, u=, cap=, thread=, chunks}
+  local ipes = ipe.get(ctx)
+  local strings = ctx.defs("ghc-stack-profiler strings", MAX_DEFS)
+  local srclocs = ctx.defs("ghc-stack-profiler source locations", MAX_DEFS)
+  -- (cap, thread) -> {t=, cap=, thread=, items}: stacks being assembled
+  -- from chunks, at most MAX_PENDING at once (a stack whose final chunk
+  -- never comes is dropped with the session).
+  local pending = ctx.defs("call stacks in assembly", MAX_PENDING)
   local parse_warned = false
-  local ipe_warned = {}
+  local ipe_warned = ctx.defs("unresolved IPE ids", 1 << 16)
 
   local function frames_of(items)
     local frames, errs = {}, nil
@@ -87,20 +94,20 @@ local function install_call_stacks(ctx, pc)
           frames[#frames + 1] = frame(name or ("0x%x"):format(it.id),
                                       ip.src_loc)
         else
-          if not ipe_warned[it.id] then
-            ipe_warned[it.id] = true
+          if not ipe_warned.t[it.id] then
+            ipe_warned.put(it.id, true)
             ctx.warn(("Could not resolve IPE ID 0x%x"):format(it.id))
           end
           frames[#frames + 1] = {func = ("0x%x"):format(it.id)}
         end
       else
-        local text = strings[it.string]
+        local text = strings.t[it.string]
         if text == nil then
           errs = (errs or "") .. ("\nunknown string id %d"):format(it.string)
         elseif it.kind == "string" then
           frames[#frames + 1] = {func = text}
         else
-          local loc = srclocs[it.srcloc]
+          local loc = srclocs.t[it.srcloc]
           if loc == nil then
             errs = (errs or "") .. ("\nunknown source location id %d")
                                    :format(it.srcloc)
@@ -132,26 +139,28 @@ local function install_call_stacks(ctx, pc)
       return
     end
     if m.tag == "string" then
-      strings[m.id] = m.text
+      strings.put(m.id, m.text)
     elseif m.tag == "srcloc" then
-      local file = strings[m.file]
+      local file = strings.t[m.file]
       if file == nil then
         ctx.warn("Could not decode source location from ghc-stack-profiler"
                  .. (" message:\nunknown string id %d"):format(m.file))
       else
-        srclocs[m.id] = {file = file, line = m.line, column = m.column}
+        srclocs.put(m.id, {file = file, line = m.line, column = m.column})
       end
     else
       local k = m.cap * 4294967296 + m.thread
-      local p = pending[k]
+      local p = pending.t[k]
       if not p then
         p = {t = ev.t, cap = m.cap, thread = m.thread,
              items = {}}
-        pending[k] = p
+        pending.put(k, p)
+        if pending.t[k] == nil then return end  -- too many: dropped
       end
       for _, it in ipairs(m.items) do p.items[#p.items + 1] = it end
       if m.tag == "final" then
-        pending[k] = nil
+        pending.t[k] = nil
+        pending.n = pending.n - 1
         -- The writer emits reversed chunks in reverse order: the stack,
         -- innermost first, is the reverse of the concatenation.
         local items, n = {}, #p.items

@@ -449,6 +449,27 @@ describe("profiles", function()
                      s.time_unix_ns})
   end)
 
+  it("forgets a program's cost centres when the next session begins", function()
+    -- Two sessions, as a socket source sees a restarted program: the
+    -- second program's id 1 is not the first program's "fib".
+    local h = new_host({["profiles.cost_centre_stack_profile"] = {name = "ccs"}})
+    local bytes = W.eventlog{init_block(), {
+        {"HEAP_PROF_COST_CENTRE", 1, 1, "fib", "Main", "Fib.hs:4:1-20", 0},
+        {"PROF_SAMPLE_COST_CENTRE", 5, 0, 1, {1}},
+      }} .. W.eventlog{init_block(), {
+        {"PROF_SAMPLE_COST_CENTRE", 7, 0, 1, {1}},
+      }}
+    h:scan(bytes)
+    assert(h:feed(bytes))
+    assert(h:finish())
+    local rec = h:records()
+    assert.are.equal(2, #rec.profiles)
+    assert.are.same({{func = "Main:fib", file = "Fib.hs", line = 4, column = 1}},
+                    rec.profiles[1].frames)
+    assert.are.same({{func = "1"}}, rec.profiles[2].frames)
+    assert.are.same({"Could not resolve cost centre ID 1"}, warnings(h))
+  end)
+
   -- ghc-stack-profiler messages (spec/reference-behaviour.md §5.4.3).
   local function str(id, s)
     return string.pack(">I2I8I2", 0xFFCC, id, utf8.len(s)) .. s

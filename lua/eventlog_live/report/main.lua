@@ -1,0 +1,106 @@
+-- The script `eventlog-live report` runs (src/cmd/cmd_report.c,
+-- docs/report.md): the daemon's default processors, whose telemetry the
+-- report's reducer reads from the store (src/report/report.h), plus what
+-- only the page needs, handed to the reducer through
+-- eventlog_live.report.native (src/report/rp_lua.c):
+--   * the session (program, RTS, clock) for the page's header;
+--   * census boundaries (HEAP_PROF_SAMPLE_BEGIN), so the processors'
+--     HeapProfSample points can be grouped into censuses;
+--   * heap censuses the processors do not turn into points: -hc / -hC
+--     cost-centre stacks (HEAP_PROF_SAMPLE_COST_CENTRE) and -hb
+--     biographical samples (HEAP_BIO_PROF_SAMPLE_BEGIN + string samples);
+--   * the threads table, from the host's thread tracker (el.threads).
+-- Everything here is low-rate (one call per census sample, per session,
+-- once at the end); the scheduler events stay in C.
+local el = require("eventlog_live")
+local native = require("eventlog_live.report.native")
+local status = require("eventlog_live.status")
+
+require("eventlog_live.processors").start(el)
+
+-- {====== session ======}
+
+-- Called as the session becomes known and at its end (its clock may
+-- have been tightened meanwhile).
+el.on_session(native.session)
+el.on_session_end(native.session)
+
+-- {====== heap censuses ======}
+
+local function unix(t) return el.unix_ns(t) end
+
+el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
+  native.census_begin(unix(ev.t))
+end)
+
+-- Cost-centre stacks (-hc): a band per stack, named by its cost centres'
+-- labels from the innermost outwards joined by "/" ("build/main.\.m/main");
+-- a CAF is "<module>.CAF", as GHC names them; an empty stack is MAIN (spec
+-- eventlog-format.md §3.2).
+local cc_label = {}   -- cost centre id -> label
+local stack_names = {} -- "id,id,..." -> band name
+el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
+  if label == "CAF" and module ~= "" then
+    cc_label[id] = module .. ".CAF"
+  else
+    cc_label[id] = label ~= "" and label or ("cc" .. id)
+  end
+end)
+
+local function stack_name(stack)
+  local key = table.concat(stack, ",")
+  local name = stack_names[key]
+  if name then return name end
+  if #stack == 0 then
+    name = "MAIN"
+  else
+    local parts = {}
+    for i, id in ipairs(stack) do parts[i] = cc_label[id] or ("cc" .. id) end
+    name = table.concat(parts, "/")
+  end
+  stack_names[key] = name
+  return name
+end
+
+el.on("HEAP_PROF_SAMPLE_COST_CENTRE",
+      function(ev, profile_id, residency, depth, stack)
+  native.census_sample(unix(ev.t), stack_name(stack), residency)
+end)
+
+-- Biographical profiles (-hb): the processors support no -hb breakdown, so
+-- the samples are taken here. A census is dated by its sample_time_ns (GHC
+-- writes every census at the end of the run).
+local bio_t = nil
+el.on("HEAP_BIO_PROF_SAMPLE_BEGIN", function(ev, era, sample_time_ns)
+  bio_t = unix(sample_time_ns)
+  native.census_begin(bio_t)
+end)
+el.on("HEAP_PROF_SAMPLE_STRING", function(ev, profile_id, residency, label)
+  local s = el.session
+  if bio_t and s and s.heap_prof_breakdown == "-hb" then
+    native.census_sample(bio_t, label, residency)
+  end
+end)
+el.on("HEAP_PROF_SAMPLE_END", function() bio_t = nil end)
+
+-- {====== threads ======}
+
+-- tracker:list() with no thread at all hands qsort a NULL array
+-- (src/host/lua_analysis.c, undefined behaviour that UBSan stops on): it
+-- is called only once a thread was seen, created or run (a Mutator span
+-- has reached the reducer by the end: the processors flush first).
+local threads = el.threads()
+local created = false
+local sub
+sub = el.on("CREATE_THREAD", function()
+  created = true
+  el.off(sub)
+end)
+el.on_end(function()
+  if not created and native.mutator_spans() == 0 then return end
+  local list = threads:list()
+  for _, t in ipairs(list) do
+    if t.status then t.status_name = status.name(t.status) end
+  end
+  native.threads(list)
+end)

@@ -1,0 +1,558 @@
+/* cmd_report.c: `eventlog-live report [options] <source options | FILE>`
+ * writes one self-contained HTML page (docs/report.md): heap, heap
+ * profile, capability timeline, GC pauses, threads, profiles as flame
+ * graphs, logs, and sections added by scripts.
+ *
+ * Pipeline: the source is pumped into the Lua host (el_host_consumer), as
+ * in the daemon (daemon.c); the host runs the default processors (lua/
+ * eventlog_live/processors) with a report configuration (every point kept,
+ * exported every second of eventlog time, the capability usage spans on)
+ * and the report's script (lua/eventlog_live/report/main.lua), then the
+ * user's --script files. Their telemetry goes into a store whose only
+ * exporter is the reducer (src/report/report.h), which keeps what the page
+ * needs as the batches arrive: memory does not grow with the input's
+ * length. At the end the page is written to a temporary file beside the
+ * output and renamed into place (or written to stdout for `-o -`).
+ *
+ * Exit status: 0 the report was written; 1 the input could not be read
+ * (nothing written) or was corrupt (the report is written with what could
+ * be read and lists the errors with their byte offsets at the top), or
+ * the report could not be written; 2 usage or script error. */
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "cmd.h"
+#include "config/config.h"
+#include "host/host.h"
+#include "report/report.h"
+#include "source/source.h"
+#include "telemetry/telemetry.h"
+
+extern char **environ;
+
+#define MAX_SCRIPTS 32
+#define MAX_SETS 256
+
+typedef struct {
+  const char *output; /* -o: path or "-"; NULL with --open */
+  int open;           /* --open */
+  const char *title;
+  char breakdown[8]; /* -h<X> */
+  long top, columns;
+  const char *scripts[MAX_SCRIPTS];
+  int nscripts;
+  const char *sets[MAX_SETS];
+  int nsets;
+  el_src_opts_t src;
+} report_opts_t;
+
+/* The processors' configuration for a report: every measurement kept
+ * (aggregate: false), everything exported each second of eventlog time,
+ * the capability usage spans on (the timeline and GC pauses), nothing the
+ * report does not read. Names and descriptions are the defaults, so the
+ * telemetry is the daemon's. */
+static const char REPORT_CONFIG[] =
+    "processors:\n"
+    "  logs:\n"
+    "    user_marker: {export: 1s}\n"
+    "    user_message: {export: 1s}\n"
+    "  metrics:\n"
+    "    heap_size: {aggregate: false, export: 1s}\n"
+    "    heap_live: {aggregate: false, export: 1s}\n"
+    "    blocks_size: {aggregate: false, export: 1s}\n"
+    "    heap_allocated: {aggregate: false, export: 1s}\n"
+    "    mem_current: {aggregate: false, export: 1s}\n"
+    "    mem_needed: {aggregate: false, export: 1s}\n"
+    "    mem_returned: {aggregate: false, export: 1s}\n"
+    "    heap_prof_sample: {aggregate: false, export: 1s}\n"
+    "  traces:\n"
+    "    capability_usage: {export: true}\n"
+    "  profiles:\n"
+    "    cost_centre_stack_profile: {export: 1s}\n"
+    "    call_stack_profile: {export: 1s}\n";
+#define FLUSH_MS 1000
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: eventlog-live report [options] FILE.eventlog -o REPORT.html"
+          "\n       eventlog-live report [options] <source options> -o "
+          "REPORT.html\n\n"
+          "Write one HTML page (styles, scripts and data inline: no network "
+          "needed\nto view it) with the heap, heap profile, capability "
+          "timeline, GC pauses,\nthreads, profiles and logs of an eventlog "
+          "(docs/report.md).\n\noptions:\n"
+          "  -o, --output PATH    the report (\"-\": standard output)\n"
+          "  --open               open it in a browser (xdg-open); without "
+          "-o, in a\n"
+          "                       temporary file\n"
+          "  --title TEXT         the page's title (default: the file's name)\n"
+          "  --top N              heap profile bands drawn, the rest as "
+          "\"other\" (1..50,\n"
+          "                       default 15)\n"
+          "  --columns N          buckets per chart before they merge "
+          "(64..65536,\n"
+          "                       default 2048)\n"
+          "  --script FILE.lua    also run this script; it may add sections"
+          " (repeatable)\n"
+          "  --set KEY=VALUE      visible to scripts as "
+          "eventlog_live.config.KEY\n"
+          "  -h<X>                heap profile breakdown (-hT, -hi, ...) "
+          "when the\n"
+          "                       eventlog does not say it (GHC < 9.14)\n"
+          "  --log-level LEVEL    debug, info, warn (default), error, quiet"
+          "\n\nsource options:\n%s",
+          el_src_opts_help());
+}
+
+static int parse_long(const char *opt, const char *v, long lo, long hi,
+                      long *out) {
+  char *end;
+  long x = v ? strtol(v, &end, 10) : 0;
+  if (!v || *end || x < lo || x > hi) {
+    fprintf(stderr, "eventlog-live report: %s wants %ld..%ld\n", opt, lo, hi);
+    return 2;
+  }
+  *out = x;
+  return 0;
+}
+
+/* One option of our own at argv[*i]; returns 0 consumed, 1 help, 2 usage
+ * error, 3 not ours. */
+static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v = NULL;
+  if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
+  if (!strcmp(a, "--open")) {
+    o->open = 1;
+  } else if (!strcmp(a, "-o") || el_opt_value(argc, argv, i, "--output", &v)) {
+    if (!strcmp(a, "-o")) { /* el_opt_value advanced *i for --output */
+      v = *i + 1 < argc ? argv[*i + 1] : NULL;
+      *i += 2;
+    }
+    if (!v) {
+      fprintf(stderr, "eventlog-live report: -o wants a path\n");
+      return 2;
+    }
+    o->output = v;
+    return 0;
+  } else if (el_opt_value(argc, argv, i, "--title", &v)) {
+    if (!v) return fprintf(stderr, "eventlog-live report: --title TEXT\n"), 2;
+    o->title = v;
+    return 0;
+  } else if (el_opt_value(argc, argv, i, "--top", &v)) {
+    return parse_long("--top", v, 1, 50, &o->top);
+  } else if (el_opt_value(argc, argv, i, "--columns", &v)) {
+    return parse_long("--columns", v, 64, 65536, &o->columns);
+  } else if (el_opt_value(argc, argv, i, "--script", &v)) {
+    if (!v || o->nscripts == MAX_SCRIPTS)
+      return fprintf(stderr, "eventlog-live report: --script FILE\n"), 2;
+    o->scripts[o->nscripts++] = v;
+    return 0;
+  } else if (el_opt_value(argc, argv, i, "--set", &v)) {
+    if (!v || !strchr(v, '=') || v[0] == '=' || o->nsets == MAX_SETS)
+      return fprintf(stderr, "eventlog-live report: --set KEY=VALUE\n"), 2;
+    o->sets[o->nsets++] = v;
+    return 0;
+  } else if (el_opt_value(argc, argv, i, "--log-level", &v)) {
+    if (!v || el_log_parse_level(v, &el_log_threshold) != 0) {
+      fprintf(stderr, "eventlog-live report: bad --log-level\n");
+      return 2;
+    }
+    return 0;
+  } else if (a[0] == '-' && a[1] == 'h' && a[2] && strlen(a) < 8) {
+    snprintf(o->breakdown, sizeof o->breakdown, "%s", a);
+  } else {
+    return 3;
+  }
+  ++*i;
+  return 0;
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). */
+static int parse(report_opts_t *o, int argc, char **argv) {
+  el_src_opts_init(&o->src);
+  o->top = 15;
+  o->columns = 2048;
+  for (int i = 1; i < argc;) {
+    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
+    if (rc < 0) {
+      fprintf(stderr, "eventlog-live report: %s\n", o->src.err);
+      return 2;
+    }
+    if (rc == 1) continue;
+    rc = parse_one(o, argc, argv, &i);
+    if (rc == 1) {
+      usage(stdout);
+      return 1;
+    }
+    if (rc == 2) return 2;
+    if (rc == 0) continue;
+    if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      fprintf(stderr, "eventlog-live report: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
+    el_src_opts_set_path(&o->src, argv[i++]);
+  }
+  if (el_src_opts_validate(&o->src) != 0) {
+    fprintf(stderr, "eventlog-live report: %s\n", o->src.err);
+    return 2;
+  }
+  if (!o->output && !o->open) {
+    fprintf(stderr,
+            "eventlog-live report: no output: give -o REPORT.html "
+            "(or -o - for stdout, or --open)\n");
+    return 2;
+  }
+  if (o->open && o->output && !strcmp(o->output, "-")) {
+    fprintf(stderr, "eventlog-live report: --open needs a file, not -o -\n");
+    return 2;
+  }
+  return 0;
+}
+
+/* {====== configuration ======} */
+
+/* el.config for the processors, as the daemon passes it (daemon.c
+ * config_to_lua), and the names the reducer reads. */
+static int config_to_host(el_host_t *h, const el_cfg_t *cfg,
+                          const report_opts_t *o, el_rp_names_t *names) {
+  int rc = 0;
+  rc |= el_host_set_config_integer(h, "flush_ns", (int64_t)FLUSH_MS * 1000000);
+  rc |= el_host_set_config_integer(h, "batch_ns",
+                                   (int64_t)el_cfg_batch_ms(cfg) * 1000000);
+  if (o->breakdown[0]) rc |= el_host_set_config(h, "breakdown", o->breakdown);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+    const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
+    char key[160];
+    const char *g = el_cfg_group_name(p->info->group);
+#define K(field) \
+  (snprintf(key, sizeof key, "processors.%s.%s." field, g, p->info->key), key)
+    rc |= el_host_set_config_boolean(h, K("enabled"), p->enabled);
+    rc |= el_host_set_config(h, K("name"), p->name);
+    if (p->description)
+      rc |= el_host_set_config(h, K("description"), p->description);
+    rc |= el_host_set_config_integer(h, K("aggregate_ns"),
+                                     (int64_t)p->aggregate_ms * 1000000);
+    rc |= el_host_set_config_integer(h, K("export_ns"),
+                                     (int64_t)p->export_ms * 1000000);
+#undef K
+  }
+  for (int i = 0; i < o->nsets; i++) {
+    const char *eq = strchr(o->sets[i], '=');
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+    rc |= el_host_set_config(h, key, eq + 1);
+  }
+  const struct {
+    el_cfg_group_t g;
+    const char *key;
+    const char **out;
+  } m[] = {{EL_CFG_METRICS, "heap_size", &names->heap_size},
+           {EL_CFG_METRICS, "heap_live", &names->heap_live},
+           {EL_CFG_METRICS, "blocks_size", &names->blocks_size},
+           {EL_CFG_METRICS, "heap_allocated", &names->heap_allocated},
+           {EL_CFG_METRICS, "mem_current", &names->mem_current},
+           {EL_CFG_METRICS, "mem_needed", &names->mem_needed},
+           {EL_CFG_METRICS, "mem_returned", &names->mem_returned},
+           {EL_CFG_METRICS, "heap_prof_sample", &names->heap_prof_sample},
+           {EL_CFG_TRACES, "capability_usage", &names->cap_usage},
+           {EL_CFG_PROFILES, "cost_centre_stack_profile", &names->cc_profile},
+           {EL_CFG_PROFILES, "call_stack_profile", &names->stack_profile}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(m); i++) {
+    const el_cfg_proc_t *p = el_cfg_proc(cfg, m[i].g, m[i].key);
+    *m[i].out = p && p->enabled ? p->name : NULL;
+  }
+  return rc ? EL_ENOMEM : 0;
+}
+
+static el_cfg_t *report_config(void) {
+  el_cfg_t *cfg = el_cfg_new();
+  if (!cfg) return NULL;
+  if (el_cfg_load_string(cfg, "<report>", REPORT_CONFIG,
+                         sizeof REPORT_CONFIG - 1) < 0 ||
+      el_cfg_resolve(cfg, FLUSH_MS) < 0) {
+    el_log(EL_LOG_ERROR, "report configuration: %s", el_cfg_diag(cfg)->msg);
+    el_cfg_free(cfg);
+    return NULL;
+  }
+  return cfg;
+}
+
+/* {====== the pump's consumer: the host, with errors noted ======} */
+
+typedef struct {
+  el_src_consumer_t host; /* el_host_consumer */
+  el_rp_t *rp;
+  uint64_t errors;
+} pump_t;
+
+static void note_error(pump_t *p) {
+  const el_diag_t *d = p->host.diag ? p->host.diag(p->host.ud) : NULL;
+  p->errors++;
+  if (d) el_rp_add_error(p->rp, d->offset, d->msg);
+}
+
+static void c_reset(void *ud) {
+  pump_t *p = ud;
+  p->host.reset(p->host.ud);
+}
+
+static int c_feed(void *ud, const uint8_t *buf, size_t len) {
+  pump_t *p = ud;
+  int rc = p->host.feed(p->host.ud, buf, len);
+  if (rc < 0 && rc != EL_ESTOPPED) note_error(p);
+  return rc;
+}
+
+static int c_finish(void *ud) {
+  pump_t *p = ud;
+  int rc = p->host.finish(p->host.ud);
+  /* A session cut inside an event is a warning (the pump says so). */
+  if (rc < 0 && rc != EL_ESTOPPED && rc != EL_ETRUNC) note_error(p);
+  return rc;
+}
+
+static const el_diag_t *c_diag(void *ud) {
+  pump_t *p = ud;
+  return p->host.diag(p->host.ud);
+}
+
+static void c_received(void *ud, uint64_t by, int live) {
+  pump_t *p = ud;
+  p->host.received(p->host.ud, by, live);
+}
+
+/* The host's scan leaves the mapped pages it touched resident (every page
+ * of a log made of small blocks: 313 MB for a 1 GB -hT log); ours drops
+ * them as it goes (el_rp_scan). */
+static void c_scan(void *ud, const uint8_t *buf, size_t len) {
+  pump_t *p = ud;
+  el_rp_scan(p->host.ud, buf, len);
+}
+
+/* Wall-clock timers (live sources): polled by an unreferenced timer. */
+static void on_wall(uv_timer_t *t) {
+  el_host_t *h = t->data;
+  int64_t next = el_host_run_wall_timers(h, uv_now(t->loop));
+  uint64_t delay = next < 0 || next > 100 ? 100 : (uint64_t)next;
+  uv_timer_start(t, on_wall, delay ? delay : 1, 0);
+}
+
+/* {====== output ======} */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Write the page to path ("-" = stdout) through a temporary file renamed
+ * into place. Returns 0 or a negated errno (message printed). */
+static int write_report(el_rp_t *rp, const char *path) {
+  if (!strcmp(path, "-")) {
+    int rc = el_rp_write_html(rp, stdout);
+    if (rc < 0)
+      fprintf(stderr, "eventlog-live report: writing to stdout: %s\n",
+              el_strerror(rc));
+    return rc;
+  }
+  char tmp[4096];
+  int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tmp) {
+    fprintf(stderr, "eventlog-live report: path too long: %s\n", path);
+    return EL_EINVAL;
+  }
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {
+    int e = errno;
+    fprintf(stderr, "eventlog-live report: cannot write %s: %s\n", path,
+            strerror(e));
+    return -e;
+  }
+  int rc = el_rp_write_html(rp, f);
+  if (fclose(f) != 0 && rc == 0) rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
+  if (rc < 0) {
+    fprintf(stderr, "eventlog-live report: cannot write %s: %s\n", path,
+            el_strerror(rc));
+    unlink(tmp);
+  }
+  return rc;
+}
+
+/* xdg-open the page; a failure is only told. Some browsers keep
+ * xdg-open running until their window closes: it is waited for 3 s at
+ * most, then left to run. */
+static void open_report(const char *path) {
+  char *argv[] = {(char *)"xdg-open", (char *)path, NULL};
+  pid_t pid;
+  if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) != 0) {
+    fprintf(stderr,
+            "eventlog-live report: cannot run xdg-open; open %s in "
+            "a browser\n",
+            path);
+    return;
+  }
+  for (int i = 0; i < 30; i++) {
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr,
+                "eventlog-live report: xdg-open failed; open %s in "
+                "a browser\n",
+                path);
+      return;
+    }
+    if (r < 0) return;
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* {====== run ======} */
+
+typedef struct {
+  el_host_t *h;
+  el_tm_store_t *st;
+  el_rp_t *rp;
+  el_cfg_t *cfg;
+} parts_t;
+
+static void parts_free(parts_t *p) {
+  el_host_free(p->h);
+  el_tm_store_free(p->st); /* before the reducer: it exports there */
+  el_rp_free(p->rp);
+  el_cfg_free(p->cfg);
+}
+
+/* Build the host, store and reducer and load the scripts. Returns 0, 1
+ * (setup failed) or 2 (a script failed to load). */
+static int setup(parts_t *p, const report_opts_t *o) {
+  el_rp_opts_t ro;
+  el_rp_opts_init(&ro);
+  ro.top_bands = (size_t)o->top;
+  ro.columns = (size_t)o->columns;
+  p->cfg = report_config();
+  p->h = el_host_new(NULL);
+  p->st = el_tm_store_new("eventlog-live-report", EL_VERSION);
+  if (!p->cfg || !p->h || !p->st ||
+      config_to_host(p->h, p->cfg, o, &ro.names) < 0 ||
+      el_rp_new(&ro, &p->rp) < 0) {
+    fprintf(stderr, "eventlog-live report: out of memory\n");
+    return 1;
+  }
+  el_tm_exporter_t ex;
+  el_rp_exporter(p->rp, &ex);
+  if (el_tm_store_add_exporter(p->st, &ex) < 0 ||
+      el_rp_lua_register(p->rp, el_host_lua(p->h)) < 0) {
+    fprintf(stderr, "eventlog-live report: out of memory\n");
+    return 1;
+  }
+  el_host_set_store(p->h, p->st);
+  if (el_host_load_module(p->h, "eventlog_live.report.main") < 0) {
+    fprintf(stderr, "eventlog-live report: %s\n", el_host_error(p->h));
+    return 2;
+  }
+  for (int i = 0; i < o->nscripts; i++) {
+    if (el_host_load(p->h, o->scripts[i]) < 0) {
+      fprintf(stderr, "eventlog-live report: %s\n", el_host_error(p->h));
+      return 2;
+    }
+  }
+  return 0;
+}
+
+/* Pump the source into the host. Returns the pump's result code. */
+static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
+                el_src_pump_result_t *res) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  uv_timer_t wall;
+  uv_timer_init(&loop, &wall);
+  wall.data = p->h;
+  uv_timer_start(&wall, on_wall, 0, 0);
+  uv_unref((uv_handle_t *)&wall);
+  el_host_consumer(p->h, &pc->host);
+  pc->rp = p->rp;
+  el_src_consumer_t c = {.ud = pc,
+                         .reset = c_reset,
+                         .feed = c_feed,
+                         .finish = c_finish,
+                         .diag = c_diag,
+                         .received = c_received,
+                         .scan = c_scan};
+  int rc = el_src_pump(&loop, &o->src, &c, res);
+  uv_close((uv_handle_t *)&wall, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return rc;
+}
+
+static int run(const report_opts_t *o) {
+  parts_t p = {0};
+  double t0 = now_s();
+  int status = setup(&p, o);
+  if (status) goto done;
+  pump_t pc = {0};
+  el_src_pump_result_t res;
+  memset(&res, 0, sizeof res);
+  int rc = pump(&p, o, &pc, &res);
+  el_host_end(p.h);
+  el_tm_store_flush(p.st);
+  if (el_host_stats(p.h)->handler_errors) el_host_report_errors(p.h);
+  if (rc < 0 && rc != EL_ESTOPPED && el_host_stats(p.h)->events == 0) {
+    /* Nothing decoded: the pump said why (cannot open, no header). */
+    fprintf(stderr, "eventlog-live report: no report written\n");
+    status = 1;
+    goto done;
+  }
+  char desc[512];
+  el_src_opts_describe(&o->src, desc, sizeof desc);
+  /* Default title: a file's name without its directories. */
+  const char *title = o->title;
+  if (!title && o->src.kind == EL_SRC_FILE && o->src.path) {
+    const char *slash = strrchr(o->src.path, '/');
+    title = slash && slash[1] ? slash + 1 : o->src.path;
+  }
+  el_rp_input_t in = {.title = title,
+                      .input = desc,
+                      .bytes = res.stats.bytes,
+                      .events = el_host_stats(p.h)->events,
+                      .sessions = res.sessions,
+                      .truncated = res.truncated,
+                      .handler_errors = el_host_stats(p.h)->handler_errors,
+                      .elapsed_s = now_s() - t0};
+  el_rp_set_input(p.rp, &in);
+  const char *path = o->output;
+  char tmp[4096];
+  if (!path) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%s/eventlog-report-%ld.html",
+             dir && *dir ? dir : "/tmp", (long)getpid());
+    path = tmp;
+  }
+  status = write_report(p.rp, path) < 0 ? 1 : 0;
+  if (status == 0 && strcmp(path, "-"))
+    fprintf(stderr, "eventlog-live report: wrote %s\n", path);
+  if (rc < 0 && rc != EL_ESTOPPED) status = 1; /* corrupt input: told */
+  if (status == 0 && o->open) open_report(path);
+done:
+  parts_free(&p);
+  return status;
+}
+
+int el_cmd_report(int argc, char **argv) {
+  report_opts_t o;
+  memset(&o, 0, sizeof o);
+  int rc = parse(&o, argc, argv);
+  if (rc == 1) return 0;
+  if (rc) return 2;
+  return run(&o);
+}

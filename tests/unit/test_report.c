@@ -1,0 +1,396 @@
+/* test_report.c: the report's reducer (src/report, docs/report.md).
+ * Expected values are worked out by hand in each test from the inputs it
+ * feeds: bucket widths and counts, census statistics, collections made of
+ * overlapping GC spans, call-tree counts, JSON escapes.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* clang-format off: cmocka.h needs the headers above first */
+#include <cmocka.h>
+/* clang-format on */
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "host/host.h"
+#include "report/report.h"
+#include "report/rp_internal.h"
+#include "telemetry/telemetry.h"
+
+#define T0 UINT64_C(1700000000000000000) /* a Unix time, ns */
+#define MS UINT64_C(1000000)
+
+/* {====== columns ======} */
+
+static void test_cols_bounded_and_conserving(void **state) {
+  (void)state;
+  rp_cols_t c;
+  el__rp_cols_init(&c, 64, sizeof(rp_gauge_t), el__rp_gauge_merge, NULL);
+  assert_int_equal(el__rp_cols_add_array(&c), 0);
+  /* 10000 points, one per ms, value = index: 10 s of range. */
+  for (uint64_t i = 0; i < 10000; i++) {
+    long b = el__rp_cols_fit(&c, T0 + i * MS);
+    assert_true(b >= 0 && (size_t)b < c.n);
+    el__rp_gauge_add(el__rp_cols_el(&c, 0, (size_t)b), T0 + i * MS, (double)i);
+    assert_true(c.n <= 64);
+  }
+  /* 10 s in at most 64 buckets of 2^k ns: 2^28 ns (268 ms) gives 38 or
+   * 39 buckets, 2^27 would need 75. */
+  assert_int_equal(c.shift, 28);
+  assert_true(c.n >= 32);
+  uint64_t n = 0;
+  double mx = -1, mn = 1e18, sum = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    rp_gauge_t *g = el__rp_cols_el(&c, 0, i);
+    n += g->n;
+    sum += g->sum;
+    if (g->n && g->max > mx) mx = g->max;
+    if (g->n && g->min < mn) mn = g->min;
+    /* every value in a bucket lies in the bucket's time range */
+    if (g->n) {
+      assert_true(g->t_last >= el__rp_cols_start(&c, i));
+      assert_true(g->t_last < el__rp_cols_start(&c, i) + el__rp_cols_width(&c));
+    }
+  }
+  assert_int_equal(n, 10000);
+  assert_true(mx == 9999 && mn == 0);
+  assert_true(sum == 9999.0 * 10000 / 2);
+  el__rp_cols_close(&c);
+}
+
+static void test_cols_extend_left(void **state) {
+  (void)state;
+  rp_cols_t c;
+  el__rp_cols_init(&c, 16, sizeof(rp_gauge_t), el__rp_gauge_merge, NULL);
+  el__rp_cols_add_array(&c);
+  long late = el__rp_cols_fit(&c, T0 + 100 * MS);
+  el__rp_gauge_add(el__rp_cols_el(&c, 0, (size_t)late), T0 + 100 * MS, 7);
+  long early = el__rp_cols_fit(&c, T0); /* 100 ms earlier */
+  assert_int_equal(early, 0);
+  el__rp_gauge_add(el__rp_cols_el(&c, 0, 0), T0, 3);
+  /* 100 ms over at most 16 buckets: 2^23 ns = 8.4 ms gives 12 or 13. */
+  assert_true(c.n <= 16);
+  rp_gauge_t *last = el__rp_cols_el(&c, 0, c.n - 1);
+  assert_int_equal(last->n, 1);
+  assert_true(last->max == 7);
+  rp_gauge_t *first = el__rp_cols_el(&c, 0, 0);
+  assert_true(first->n == 1 && first->max == 3);
+  assert_int_equal(el__rp_cols_fit(&c, 0), -1); /* unknown time: ignored */
+  el__rp_cols_close(&c);
+}
+
+/* {====== heap ======} */
+
+static el_rp_t *new_rp(void) {
+  el_rp_opts_t o;
+  el_rp_opts_init(&o);
+  o.names.heap_size = "ghc_eventlog_HeapSize";
+  o.names.heap_prof_sample = "ghc_eventlog_HeapProfSample";
+  o.names.heap_allocated = "ghc_eventlog_HeapAllocated";
+  o.names.cap_usage = "ghc_eventlog_CapabilityUsage";
+  o.names.cc_profile = "ghc_eventlog_CostCentreStackProfile";
+  el_rp_t *rp;
+  assert_int_equal(el_rp_new(&o, &rp), 0);
+  return rp;
+}
+
+static const rp_band_t *band(el_rp_t *rp, const char *name) {
+  long id = el__rp_strtab_find(&rp->heap.names, name, strlen(name));
+  assert_true(id >= 0);
+  return &rp->heap.bands[id];
+}
+
+static void test_censuses_grouped_by_begins(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_heap_t *h = &rp->heap;
+  /* Begins come first (the script sees them at event time), the samples
+   * later (at export), as in the report. */
+  el__rp_heap_census_begin(h, T0);
+  el__rp_heap_census_begin(h, T0 + 50 * MS);
+  el__rp_heap_census_begin(h, T0 + 100 * MS);
+  el__rp_heap_sample(h, T0 + 1, "A", 1, 100, NULL);
+  el__rp_heap_sample(h, T0 + 2, "B", 1, 10, NULL);
+  el__rp_heap_sample(h, T0 + 50 * MS + 1, "A", 1, 300, NULL);
+  el__rp_heap_sample(h, T0 + 100 * MS + 1, "B", 1, 40, NULL);
+  el__rp_heap_sample(h, T0 + 100 * MS + 2, "A", 1, 200, NULL);
+  el__rp_heap_finish(h);
+  assert_int_equal(h->censuses_begun, 3);
+  assert_int_equal(h->censuses, 3);
+  /* A: 100, 300, 200 -> peak 300 at the second census, sum 600. */
+  assert_true(band(rp, "A")->peak == 300 && band(rp, "A")->sum == 600);
+  assert_int_equal(band(rp, "A")->peak_t, T0 + 50 * MS + 1);
+  /* B: 10, -, 40 -> peak 40, sum 50, in 2 censuses. */
+  assert_true(band(rp, "B")->peak == 40 && band(rp, "B")->sum == 50);
+  assert_int_equal(band(rp, "B")->n, 2);
+  /* Three buckets, totals 110, 300, 240. */
+  double totals[3];
+  size_t k = 0;
+  for (size_t i = 0; i < h->c.n; i++) {
+    rp_census_t *c = el__rp_cols_el(&h->c, 0, i);
+    if (c->ncensus) totals[k++] = c->total;
+  }
+  assert_int_equal(k, 3);
+  assert_true(totals[0] == 110 && totals[1] == 300 && totals[2] == 240);
+  el_rp_free(rp);
+}
+
+static void test_census_without_begins_splits_on_repeat(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_heap_t *h = &rp->heap;
+  el__rp_heap_sample(h, T0 + 1, "A", 1, 1, NULL);
+  el__rp_heap_sample(h, T0 + 2, "B", 1, 2, NULL);
+  el__rp_heap_sample(h, T0 + 3, "A", 1, 4, NULL); /* A again: a new census */
+  el__rp_heap_finish(h);
+  assert_int_equal(h->censuses, 2);
+  assert_true(band(rp, "A")->sum == 5 && band(rp, "A")->peak == 4);
+  el_rp_free(rp);
+}
+
+static void test_census_keeps_largest_bands(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_heap_t *h = &rp->heap;
+  el__rp_heap_census_begin(h, T0);
+  /* 300 bands of 1..300 bytes: the 256 largest (45..300) are kept, the
+   * rest (1..44) summed: 44 * 45 / 2 = 990. */
+  for (int i = 1; i <= 300; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "b%d", i);
+    el__rp_heap_sample(h, T0 + (uint64_t)i, name, strlen(name), i, NULL);
+  }
+  el__rp_heap_finish(h);
+  rp_census_t *c = NULL;
+  for (size_t i = 0; i < h->c.n; i++)
+    if (((rp_census_t *)el__rp_cols_el(&h->c, 0, i))->ncensus)
+      c = el__rp_cols_el(&h->c, 0, i);
+  assert_non_null(c);
+  assert_int_equal(c->nent, RP_CENSUS_KEEP);
+  assert_true(c->rest == 990);
+  assert_true(c->total == 300.0 * 301 / 2);
+  for (uint32_t i = 1; i < c->nent; i++)
+    assert_true(c->ent[i - 1].band < c->ent[i].band); /* by band id */
+  el_rp_free(rp);
+}
+
+static void test_allocation_spread_over_interval(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_heap_t *h = &rp->heap;
+  /* Capability 0 allocates 1000 bytes between two points 1 s apart: the
+   * columns of that second hold 1000 bytes in all (the first point's 100
+   * bytes go to its own column). */
+  el__rp_heap_alloc(h, T0, 0, 100);
+  el__rp_heap_alloc(h, T0 + 1000 * MS, 0, 1100);
+  double sum = 0;
+  for (size_t i = 0; i < h->g.n; i++)
+    sum += ((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum;
+  assert_true(sum > 1099.999 && sum < 1100.001);
+  assert_true(h->alloc_total == 1100);
+  el_rp_free(rp);
+}
+
+/* {====== time ======} */
+
+static void test_collections_from_overlapping_spans(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_time_t *tm = &rp->time;
+  /* Collection 1: cap 1 [20, 30] ms ends first, cap 0 [10, 31] ms.
+   * Collection 2: cap 0 [50, 52] ms alone. Spans arrive by end time. */
+  el__rp_time_span(tm, 1, true, 0, T0 + 20 * MS, T0 + 30 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 10 * MS, T0 + 31 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 50 * MS, T0 + 52 * MS);
+  el__rp_time_finish(tm);
+  assert_int_equal(tm->collections, 2);
+  assert_int_equal(tm->gc_spans, 3);
+  assert_int_equal(tm->pause_max_ns, 21 * MS);
+  assert_int_equal(tm->pause_total_ns, 23 * MS);
+  assert_int_equal(tm->longest[0].ncaps, 2);
+  assert_int_equal(tm->longest[1].end - tm->longest[1].start, 2 * MS);
+  /* 21 ms: 2^24 <= 21e6 < 2^25; 2 ms: 2^20 <= 2e6 < 2^21. */
+  assert_int_equal(tm->hist[24], 1);
+  assert_int_equal(tm->hist[20], 1);
+  el_rp_free(rp);
+}
+
+static void test_timeline_splits_spans(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_time_t *tm = &rp->time;
+  /* A thread runs 1 s on cap 0, then GC for 0.5 s, then thread 9 runs
+   * 0.25 s: the columns add up to exactly those durations. */
+  el__rp_time_span(tm, 0, false, 7, T0, T0 + 1000 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 1000 * MS, T0 + 1500 * MS);
+  el__rp_time_span(tm, 0, false, 9, T0 + 1500 * MS, T0 + 1750 * MS);
+  uint64_t mut = 0, gc = 0, t7 = 0;
+  int a = tm->arr_of_cap[0];
+  assert_true(a >= 0);
+  for (size_t i = 0; i < tm->c.n; i++) {
+    rp_tl_t *b = el__rp_cols_el(&tm->c, (size_t)a, i);
+    mut += b->mut_ns;
+    gc += b->gc_ns;
+    for (int k = 0; k < RP_TL_THREADS; k++)
+      if (b->thr[k] == 7 + 1) t7 += b->thr_ns[k];
+    assert_true(b->mut_ns + b->gc_ns <= el__rp_cols_width(&tm->c));
+  }
+  assert_int_equal(mut, 1250 * MS);
+  assert_int_equal(gc, 500 * MS);
+  assert_int_equal(t7, 1000 * MS);
+  el_rp_free(rp);
+}
+
+/* {====== profiles ======} */
+
+static el_tm_frame_t fr(const char *name) {
+  el_tm_frame_t f = {.function = {name, strlen(name)}};
+  return f;
+}
+
+static void test_profile_tree_and_symbols(void **state) {
+  (void)state;
+  rp_prof_t *ps[RP_MAX_PROFILES];
+  size_t n = 0;
+  rp_prof_t *p = el__rp_prof_get(ps, &n, "k", "cpu", "samples");
+  assert_non_null(p);
+  /* innermost first: go <- go <- main (recursion), leaf <- main */
+  el_tm_frame_t s1[] = {fr("go"), fr("go"), fr("main")};
+  el_tm_frame_t s2[] = {fr("leaf"), fr("main")};
+  el__rp_prof_sample(p, s1, 3, 1);
+  el__rp_prof_sample(p, s1, 3, 1);
+  el__rp_prof_sample(p, s2, 2, 1);
+  assert_int_equal(p->samples, 3);
+  /* nodes: root, main, main>go, main>go>go, main>leaf */
+  assert_int_equal(p->nnodes, 5);
+  assert_int_equal(p->nodes[0].total, 3);
+  long go = el__rp_strtab_find(&p->names, "go\x1f", 3);
+  long main_ = el__rp_strtab_find(&p->names, "main\x1f", 5);
+  assert_true(go >= 0 && main_ >= 0);
+  assert_int_equal(p->syms[go].total, 2); /* recursion counted once */
+  assert_int_equal(p->syms[go].self, 2);
+  assert_int_equal(p->syms[main_].total, 3);
+  assert_int_equal(p->syms[main_].self, 0);
+  el__rp_prof_free(p);
+}
+
+/* {====== JSON ======} */
+
+static void test_json_escapes(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  el__rp_json_escape(f, "</script>\"\\\n\x01&", 14);
+  el__rp_json_escape(f, "\xff\xc3\xa9", 3); /* invalid byte, then e-acute */
+  fclose(f);
+  assert_string_equal(buf,
+                      "\\u003c/script\\u003e\\\"\\\\\\n\\u0001\\u0026"
+                      "\\ufffd\xc3\xa9");
+  free(buf);
+}
+
+/* {====== the exporter and the Lua module, end to end ======} */
+
+static void test_exporter_and_lua_sections(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t ex;
+  el_rp_exporter(rp, &ex);
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_tm_metric_desc_t d = {.name = "ghc_eventlog_HeapSize", .unit = "By"};
+  el_tm_attr_t cs = {.key = "heapCapset", .type = EL_TM_INT, .v.i = 0};
+  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 1, true, 4096, 0);
+  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 2, true, 8192, 0);
+  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 3, true, 2048, 0);
+  el_tm_attr_t kind = {
+      .key = "kind", .type = EL_TM_STR, .v.s = {"UserMarker", 10}};
+  el_tm_log_t lg = {
+      .time_unix_ns = T0 + 5, .body = {"mark", 4}, .attrs = &kind, .nattrs = 1};
+  el_tm_log(st, &lg);
+  el_tm_store_flush(st);
+  assert_true(rp->heap.st[RP_G_HEAP_SIZE].peak == 8192);
+  assert_int_equal(rp->markers_total, 1);
+
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_rp_lua_register(rp, el_host_lua(h)), 0);
+  int rc =
+      el_host_load_string(h,
+                          "local n = require('eventlog_live.report.native')\n"
+                          "assert(n.active)\n"
+                          "local s = n.series('Queue', 'By', 'queue length')\n"
+                          "n.point(s, 'q', 1700000000000000001, 5)\n"
+                          "n.point(s, 'q', 1700000000000000002, 9)\n"
+                          "n.table('T', nil, {'a', 'b'}, {{1, 'x'}, {2}})\n",
+                          "=t");
+  assert_int_equal(rc, 0);
+  assert_int_equal(rp->nsections, 2);
+  rp_section_t *s = rp->sections[0];
+  assert_int_equal(s->points, 2);
+  assert_string_equal(s->lines[0], "q");
+  rp_section_t *t = rp->sections[1];
+  assert_int_equal(t->nrows, 2);
+  assert_int_equal(t->ncolumns, 2);
+  assert_true(t->cells[0].is_num && t->cells[0].num == 1);
+  assert_string_equal(t->cells[1].str, "x");
+  assert_true(!t->cells[3].is_num && t->cells[3].str == NULL);
+
+  /* The page's data is one JSON document with those sections. */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(el_rp_write_json(rp, f), 0);
+  fclose(f);
+  assert_non_null(strstr(buf, "\"title\":\"Queue\""));
+  assert_non_null(strstr(buf, "\"peak\":8192"));
+  assert_non_null(strstr(buf, "\"rows\":[[1,\"x\"],[2,null]]"));
+  free(buf);
+  el_host_free(h);
+  el_tm_store_free(st);
+  el_rp_free(rp);
+}
+
+/* Memory does not grow with the number of points: 2 million gauge points
+ * and 2 million spans over a long range. */
+static void test_memory_bounded(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  el__rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, T0, 0, 1);
+  el__rp_time_span(&rp->time, 0, false, 1, T0, T0 + 1);
+  size_t base = el_mem_in_use();
+  for (uint64_t i = 1; i <= 2000000; i++) {
+    uint64_t t = T0 + i * 7 * MS;
+    el__rp_heap_gauge(&rp->heap, RP_G_HEAP_SIZE, t, 0, (double)i);
+    el__rp_time_span(&rp->time, (int64_t)(i & 1), (i % 10) == 0, (uint32_t)i, t,
+                     t + 3 * MS);
+  }
+  /* Two timeline arrays (caps 0 and 1) of 8192 buckets and the heap
+   * gauges' 7 arrays of 2048: about 1.2 MB on top of the first. */
+  assert_true(el_mem_in_use() - base < 2 * 1024 * 1024);
+  assert_true(rp->heap.st[RP_G_HEAP_SIZE].peak == 2000000);
+  el_rp_free(rp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cols_bounded_and_conserving),
+      cmocka_unit_test(test_cols_extend_left),
+      cmocka_unit_test(test_censuses_grouped_by_begins),
+      cmocka_unit_test(test_census_without_begins_splits_on_repeat),
+      cmocka_unit_test(test_census_keeps_largest_bands),
+      cmocka_unit_test(test_allocation_spread_over_interval),
+      cmocka_unit_test(test_collections_from_overlapping_spans),
+      cmocka_unit_test(test_timeline_splits_spans),
+      cmocka_unit_test(test_profile_tree_and_symbols),
+      cmocka_unit_test(test_json_escapes),
+      cmocka_unit_test(test_exporter_and_lua_sections),
+      cmocka_unit_test(test_memory_bounded),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

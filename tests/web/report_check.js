@@ -1,0 +1,248 @@
+// Browser check of `eventlog-live report` pages, driven by playwright-core
+// with Debian's Chromium (tests/e2e/test_report.sh runs it).
+//
+//   node report_check.js --user-data-dir DIR [--shot PAGE:SECTION:OUT.png]...
+//        REPORT.html EXPECT.json [REPORT.html EXPECT.json ...]
+//
+// Each page is opened from file:// with every other request aborted (the
+// network is blocked: a page that tried to fetch anything fails), and
+// must load without a console error, page error or failed request. The
+// numbers it shows (elements data-stat="..." data-value="...") must equal
+// EXPECT.json, computed by tests/e2e/report_expect.py from the eventlog's
+// ghc-events .reference (null: the eventlog has no such data, so the page
+// must show no such number and must show the hint naming the RTS flag
+// instead; a key left out: not known, not checked). Charts and canvases must be drawn where there is data.
+// EXPECT.json may also list sections added by scripts: {"title", "rows":
+// [[cell values]]} for a table (compared with the cells' data-value),
+// {"title", "points": N} for a series. Where the timeline has a column in
+// which a thread ran, hovering over it must name the thread.
+// --shot PAGE:SECTION:OUT.png: a screenshot of section #SECTION (heap,
+// time, profiles, logs; "page" for the whole page, "top" for the first
+// screenful) of the report whose
+// file name is PAGE.
+// Prints one JSON line per page; exit 0 pass, 1 fail.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+function arg(name) {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return null;
+  const v = process.argv[i + 1];
+  process.argv.splice(i, 2);
+  return v;
+}
+
+function args(name) {
+  const out = [];
+  for (let v = arg(name); v !== null; v = arg(name)) out.push(v);
+  return out;
+}
+
+async function checkPage(ctx, file, expect, shots) {
+  const problems = [];
+  const blocked = [];
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(20000);
+  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => problems.push('pageerror: ' + e.message));
+  page.on('requestfailed', (r) => {
+    if (!blocked.includes(r.url())) problems.push(`request failed: ${r.url()}`);
+  });
+  await page.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith('file:') || u.startsWith('data:')) return route.continue();
+    blocked.push(u);
+    return route.abort('blockedbyclient');
+  });
+  const result = { file: path.basename(file) };
+  try {
+    await page.goto('file://' + path.resolve(file), { waitUntil: 'load' });
+    await page.waitForFunction(() => document.body.dataset.ready === '1');
+    const seen = await page.evaluate(() => {
+      const stats = {};
+      for (const e of document.querySelectorAll('[data-stat]')) {
+        const k = e.dataset.stat;
+        if (k in stats) continue;
+        const box = e.getBoundingClientRect();
+        stats[k] = { value: e.dataset.value, text: e.querySelector('.v').textContent,
+          visible: box.width > 0 && box.height > 0 };
+      }
+      const canvas = (sel) => { const c = document.querySelector(sel + ' canvas'); return !!c && c.width > 0; };
+      const hidden = (id) => document.getElementById(id).hidden;
+      return {
+        stats,
+        charts: { heap: canvas('#chart-heap'), heapprof: canvas('#chart-heapprof'),
+          prod: canvas('#chart-prod'), pauses: canvas('#chart-pauses') },
+        timelineView: document.getElementById('timeline-canvas').dataset.view || null,
+        icicleFrames: [...document.querySelectorAll('.icicle canvas')].map((c) => Number(c.dataset.frames || 0)),
+        bandRows: document.querySelectorAll('#bands-table tbody tr').length,
+        firstBand: (document.querySelector('#bands-table tbody tr td.name') || {}).textContent || null,
+        logRows: document.querySelectorAll('#logs-table tbody tr').length,
+        markerRows: document.querySelectorAll('#logs-table td.kind-marker').length,
+        nodata: { heap: !hidden('heap-nodata'), heapprof: !hidden('heapprof-nodata'),
+          timeline: !hidden('timeline-nodata'), gc: !hidden('gc-nodata'),
+          profiles: !hidden('profiles-nodata'), logs: !hidden('logs-nodata') },
+        external: [...document.querySelectorAll('script[src], link[href], img[src], iframe[src]')]
+          .map((e) => e.src || e.href).filter((u) => !/^(data:|file:|#)/.test(u) && u !== ''),
+      };
+    });
+    result.seen = seen;
+    const num = (k) => (seen.stats[k] ? Number(seen.stats[k].value) : null);
+    const want = (k, got, exp) => {
+      if (exp === null || exp === undefined) return;
+      if (got !== exp) problems.push(`${k}: page shows ${got}, the reference gives ${exp}`);
+    };
+    for (const [k, s] of Object.entries(seen.stats))
+      if (!s.visible || !s.text) problems.push(`stat ${k} is not shown`);
+    const has = (k) => Object.prototype.hasOwnProperty.call(expect, k);
+    // Heap
+    if (!has('peak_heap_size')) {
+      // unknown (no reference): only the checks that need no figure
+    } else if (expect.peak_heap_size !== null) {
+      want('peak heap size', num('peak_heap_size'), expect.peak_heap_size);
+      if (!seen.charts.heap) problems.push('heap chart not drawn');
+    } else {
+      if (seen.stats.peak_heap_size) problems.push('peak heap size shown for an eventlog without HEAP_SIZE');
+      if (!seen.nodata.heap) problems.push('no hint for the missing heap events');
+    }
+    want('censuses', num('censuses'), expect.censuses);
+    if (!has('top_band')) {
+      // unknown
+    } else if (expect.top_band) {
+      const tb = seen.stats.top_band ? seen.stats.top_band.value : null;
+      if (!expect.top_band.includes(tb)) problems.push(`top band '${tb}', the reference: ${expect.top_band.join(' | ')}`);
+      want('top band peak', num('top_band_peak'), expect.top_band_peak);
+      if (!seen.charts.heapprof) problems.push('heap profile chart not drawn');
+      if (!seen.bandRows) problems.push('band table empty');
+      if (!seen.firstBand || !seen.firstBand.startsWith(tb)) problems.push(`band table starts with '${seen.firstBand}'`);
+    } else if (!seen.nodata.heapprof) {
+      problems.push('no hint for the missing heap profile');
+    }
+    // Time
+    want('GC collections', num('gc_collections'), expect.gc_collections);
+    if (!has('gc_collections')) {
+      // unknown
+    } else if (expect.gc_collections) {
+      want('longest pause', num('gc_longest_pause_ns'), expect.gc_longest_pause_ns);
+      if (!seen.timelineView) problems.push('timeline not drawn');
+      if (!seen.charts.prod) problems.push('productivity chart not drawn');
+      if (!seen.charts.pauses) problems.push('pause chart not drawn');
+    } else if (!seen.nodata.gc) {
+      problems.push('no hint for the missing GC events');
+    }
+    // Logs
+    want('markers', num('markers'), expect.markers);
+    if (expect.markers && seen.markerRows !== expect.markers)
+      problems.push(`${seen.markerRows} marker rows in the log table, the reference has ${expect.markers}`);
+    // Profiles
+    want('profile samples', num('profile_samples'), expect.profile_samples);
+    want('call-stack samples', num('samples_call-stack'), expect.call_stack_samples);
+    want('cost-centre samples', num('samples_cost-centre'), expect.cost_centre_samples);
+    if (!has('profile_samples')) {
+      // unknown
+    } else if (expect.profile_samples) {
+      if (!seen.icicleFrames.length || !seen.icicleFrames.every((n) => n > 1)) problems.push('flame graph not drawn');
+    } else if (!seen.nodata.profiles) {
+      problems.push('no hint for the missing profiles');
+    }
+    if (seen.external.length) problems.push('external references: ' + seen.external.join(' '));
+    if (blocked.length) problems.push('tried to fetch: ' + blocked.join(' '));
+    // Sections added by scripts.
+    for (const want of expect.sections || []) {
+      const got = await page.evaluate((title) => {
+        const sec = [...document.querySelectorAll('#custom section')]
+          .find((x) => x.querySelector('h2').textContent === title);
+        if (!sec) return null;
+        return { kind: sec.dataset.kind, points: Number(sec.dataset.points || 0),
+          chart: !!sec.querySelector('canvas'),
+          rows: [...sec.querySelectorAll('tbody tr')].map((tr) =>
+            [...tr.querySelectorAll('td')].map((td) => (td.dataset.value === undefined ? null : Number(td.dataset.value)))) };
+      }, want.title);
+      if (!got) { problems.push(`section '${want.title}' missing`); continue; }
+      if (want.rows && JSON.stringify(got.rows) !== JSON.stringify(want.rows))
+        problems.push(`section '${want.title}': rows ${JSON.stringify(got.rows)}, want ${JSON.stringify(want.rows)}`);
+      if (want.points !== undefined) {
+        if (got.points !== want.points) problems.push(`section '${want.title}': ${got.points} points, want ${want.points}`);
+        if (!got.chart) problems.push(`section '${want.title}': no chart`);
+      }
+    }
+    // Screenshots before the hover below zooms the timeline in.
+    for (const [name, sec, out] of shots) {
+      if (name !== path.basename(file)) continue;
+      if (sec === 'page') await page.screenshot({ path: out, fullPage: true });
+      else if (sec === 'top') {
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: out });
+      }
+      else await page.locator('#' + sec).screenshot({ path: out });
+    }
+    // The thread on hover: the middle of a column where a thread ran most.
+    const spot = await page.evaluate(() => {
+      const tl = window.elReport.data.timeline;
+      const c = document.getElementById('timeline-canvas');
+      if (!tl.caps.length || !c.dataset.view) return null;
+      let best = null;
+      tl.caps.forEach((cap, r) => cap.thr.forEach((th, i) => {
+        if (th >= 0 && (!best || cap.thr_share[i] > best.share)) best = { r, i, th, share: cap.thr_share[i] };
+      }));
+      if (!best) return null;
+      // Zoom in on that column (20 columns across), then hover its middle.
+      const t = tl.t0 + (best.i + 0.5) * tl.width_s;
+      window.elReport.timeline.setView([t - 10 * tl.width_s, t + 10 * tl.width_s]);
+      c.scrollIntoView({ block: 'center' });
+      const box = c.getBoundingClientRect();
+      const [a, b] = c.dataset.view.split(',').map(Number);
+      return { x: box.left + 56 + (t - a) / (b - a) * (box.width - 56 - 8),
+        y: box.top + 22 + best.r * 26 + 13, th: best.th };
+    });
+    if (spot) {
+      await page.mouse.move(spot.x, spot.y);
+      const tip = await page.evaluate(() => {
+        const t = document.getElementById('timeline-tip');
+        return t.hidden ? null : t.textContent;
+      });
+      result.hover = tip;
+      if (!tip || !tip.includes(`thread ${spot.th}`))
+        problems.push(`hovering the timeline shows '${tip}', want thread ${spot.th}`);
+    }
+
+  } catch (e) {
+    problems.push('exception: ' + (e && e.stack ? e.stack : e));
+  }
+  await page.close();
+  result.problems = problems;
+  return result;
+}
+
+async function main() {
+  const udd = arg('--user-data-dir');
+  const shots = args('--shot').map((x) => x.split(':'));
+  const pairs = process.argv.slice(2);
+  const ctx = await chromium.launchPersistentContext(udd, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--allow-file-access-from-files'],
+    viewport: { width: 1400, height: 1000 },
+    offline: true,
+    timeout: 30000,
+  });
+  let failed = 0;
+  try {
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      const expect = JSON.parse(fs.readFileSync(pairs[i + 1], 'utf8'));
+      const r = await checkPage(ctx, pairs[i], expect, shots);
+      if (r.problems.length) failed++;
+      console.log(JSON.stringify({ file: r.file, problems: r.problems, hover: r.hover,
+        stats: r.seen && Object.fromEntries(Object.entries(r.seen.stats).map(([k, v]) => [k, v.value])) }));
+    }
+  } finally {
+    await ctx.close();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
