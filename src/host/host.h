@@ -221,6 +221,10 @@ typedef struct el_host_stats_s {
                                events had been released (a capability
                                silent past the horizon, or first seen
                                late): processed out of order */
+  uint64_t threads_evicted; /* finished threads forgotten by the C helpers
+                               (beyond el.threads{keep_finished=}) */
+  uint64_t usage_other;     /* mutator spans credited to the usage series
+                               of user "other" (beyond max_users) */
   uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
                                reported by the decoder): dispatched to
                                nothing, not even "*" handlers */

@@ -539,6 +539,7 @@ static void session_end_body(el_host_t *h);
 
 static void session_header_body(el_host_t *h) {
   if (h->sess.number > 0 && !h->sess.ended) session_end_body(h);
+  if (h->sess.number > 0) el__ana_session(h);
   unsigned n = h->sess.number + 1;
   memset(&h->sess, 0, sizeof h->sess);
   h->sess.number = n;
@@ -789,6 +790,8 @@ static int ev_stats(lua_State *L) {
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
   set_int(L, "helper_dropped", (lua_Integer)h->st.helper_dropped);
+  set_int(L, "threads_evicted", (lua_Integer)h->st.threads_evicted);
+  set_int(L, "usage_other", (lua_Integer)h->st.usage_other);
   set_int(L, "malformed", (lua_Integer)h->st.malformed);
   set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
   return 1;
