@@ -121,7 +121,7 @@ static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
 static int host_control(void *ud, const char *ns, size_t ns_len,
                         uint32_t command_id) {
   el_ctl_sender_t s = {ctl_send, ud};
-  return el_ctl_send(&s, ns, ns_len, (int)command_id);
+  return el_ctl_host_control(&s, ns, ns_len, command_id);
 }
 
 static void on_timer(uv_timer_t *tm) {

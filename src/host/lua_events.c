@@ -797,13 +797,27 @@ static int ev_stats(lua_State *L) {
   return 1;
 }
 
-/* el.control(namespace, command_id) -> true | nil, msg. [-0, +1|2, v] */
+/* el.control(namespace, command_id) or el.control(builtin_name) -> true |
+ * nil, msg (spec/eventlog-format.md §5.7). namespace: 1..255 bytes;
+ * command_id: 1..255; builtin_name: a route name of docs/control.md (e.g.
+ * "request-heap-census"), passed to the control hook with id 0. Out of
+ * range values, an unknown name and a closed connection ("not connected")
+ * return nil, msg and send nothing; a wrong type raises. [-0, +1|2, v] */
 static int ev_control(lua_State *L) {
   el_host_t *h = el__host_from(L);
   size_t nslen;
   const char *ns = luaL_checklstring(L, 1, &nslen);
-  lua_Integer id = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, id >= 0 && id <= 0xFFFFFFFF, 2, "out of range");
+  lua_Integer id = 0; /* 0: ns is a builtin command name */
+  if (!lua_isnoneornil(L, 2)) id = luaL_checkinteger(L, 2);
+  const char *bad = nslen < 1 || nslen > 255 ? "namespace must be 1..255 bytes"
+                    : !lua_isnoneornil(L, 2) && (id < 1 || id > 255)
+                        ? "command id must be 1..255"
+                        : NULL;
+  if (bad) {
+    lua_pushnil(L);
+    lua_pushstring(L, bad);
+    return 2;
+  }
   if (!h->control_fn) {
     lua_pushnil(L);
     lua_pushliteral(L, "not connected");
@@ -815,7 +829,11 @@ static int ev_control(lua_State *L) {
     return 1;
   }
   lua_pushnil(L);
-  lua_pushstring(L, rc == EL_ECLOSED ? "not connected" : el_strerror(rc));
+  lua_pushstring(L, rc == EL_ECLOSED ? "not connected"
+                    : rc == EL_EINVAL && id == 0
+                        ? "not a builtin command name (give a namespace "
+                          "and a command id)"
+                        : el_strerror(rc));
   return 2;
 }
 
