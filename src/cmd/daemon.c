@@ -28,7 +28,8 @@
  *   flush_ns, batch_ns   --eventlog-flush-interval and the batch interval
  *   breakdown            -h<X> from the command line (absent if none)
  *   processors.<group>.<key> = {enabled, name, description (absent if
- *                        none), aggregate_ns, export_ns}
+ *                        none), aggregate_ns, export_ns, max_threads (the
+ *                        processors with a thread attribute)}
  * Times in ns of eventlog time. */
 static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
                          uint64_t flush_ms, const el_daemon_opts_t *o) {
@@ -52,6 +53,9 @@ static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
                                      (int64_t)p->aggregate_ms * 1000000);
     rc |= el_host_set_config_integer(h, K("export_ns"),
                                      (int64_t)p->export_ms * 1000000);
+    if (el_cfg_max_threads_default(p->info))
+      rc |= el_host_set_config_integer(h, K("max_threads"),
+                                       (int64_t)p->max_threads);
 #undef K
   }
   return rc ? EL_ENOMEM : 0;
@@ -117,7 +121,7 @@ static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
 static int host_control(void *ud, const char *ns, size_t ns_len,
                         uint32_t command_id) {
   el_ctl_sender_t s = {ctl_send, ud};
-  return el_ctl_send(&s, ns, ns_len, (int)command_id);
+  return el_ctl_host_control(&s, ns, ns_len, command_id);
 }
 
 static void on_timer(uv_timer_t *tm) {

@@ -73,6 +73,7 @@ static int proc_defaults(el_cfg_proc_t *p, const el_cfg_proc_info_t *info) {
   if (!p->name || !p->description) return EL_ENOMEM;
   if (info->aggregate) el_cfg_parse_strategy(info->aggregate, &p->aggregate);
   el_cfg_parse_strategy(info->export_, &p->export_);
+  p->max_threads = el_cfg_max_threads_default(info);
   p->present = true;
   p->enabled = el_cfg_strategy_on(&p->export_);
   return 0;
@@ -408,6 +409,23 @@ static void set_string(load_t *L, const char *path, const yaml_node_t *v,
   *dst = s;
 }
 
+/* A whole number 0..2^32-1 (null = absent: keep the default). */
+static void set_count(load_t *L, const char *path, const yaml_node_t *v,
+                      uint64_t *dst) {
+  if (is_null(v)) return;
+  const char *t = v->type == YAML_SCALAR_NODE ? scalar(v) : "";
+  char *end = NULL;
+  errno = 0;
+  unsigned long long n = strtoull(t, &end, 10);
+  if (!*t || *end || *t == '-' || errno || n > 0xffffffffull) {
+    set_error(L, &v->start_mark, path,
+              "expected a whole number 0..4294967295, found '%s'",
+              v->type == YAML_SCALAR_NODE ? t : node_kind(v));
+    return;
+  }
+  *dst = n;
+}
+
 static void set_strategy(load_t *L, const char *path, const yaml_node_t *v,
                          el_cfg_strategy_t *dst, bool *was_set) {
   if (is_null(v)) return;
@@ -455,9 +473,16 @@ static void entry_pair(load_t *L, const char *path, const yaml_node_t *k,
     warn(L, &k->start_mark,
          "'aggregate' applies to metric processors only; ignored in %s",
          path);
+  } else if (!strcmp(key, "max_threads") &&
+             el_cfg_max_threads_default(e->p->info)) {
+    set_count(L, sub, v, &e->p->max_threads);
   } else {
-    const char *cands[] = {"name", "description", "export", "aggregate"};
-    unknown_key(L, &k->start_mark, path, key, cands, metric ? 4 : 3);
+    const char *cands[] = {"name", "description", "export", "aggregate",
+                           "max_threads"};
+    unknown_key(L, &k->start_mark, path, key, cands,
+                el_cfg_max_threads_default(e->p->info) ? 5
+                : metric                               ? 4
+                                                       : 3);
   }
 }
 

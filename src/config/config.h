@@ -65,6 +65,11 @@ typedef struct el_cfg_proc_info_s {
   const char *doc;          /* what it emits, for comments and docs */
 } el_cfg_proc_info_t;
 
+/* The default of the max_threads key of a processor whose telemetry has a
+ * per-thread attribute (metrics.capability_usage: 1000); 0 when the
+ * processor has no such key. */
+unsigned el_cfg_max_threads_default(const el_cfg_proc_info_t *info);
+
 /* The resolved settings of one processor. Strings are owned by the
  * el_cfg_t and valid until it is freed or reloaded. */
 typedef struct el_cfg_proc_s {
@@ -75,6 +80,9 @@ typedef struct el_cfg_proc_s {
   char *description;            /* NULL: none */
   el_cfg_strategy_t aggregate;  /* metrics only */
   el_cfg_strategy_t export_;
+  uint64_t max_threads; /* info->max_threads unless set; threads
+                                   past it share the series of user
+                                   "other" (docs/config.md) */
   /* Filled by el_cfg_resolve: window lengths in eventlog time. */
   uint64_t aggregate_ms;        /* 0: no aggregation */
   uint64_t export_ms;           /* >= batch interval */

@@ -12,12 +12,12 @@
 
 const el_cfg_proc_info_t el__cfg_procs[] = {
     /* logs */
-    {EL_CFG_LOGS, "thread_label", "ghc_eventlog_ThreadLabel",
-     "A thread label.", NULL, "30s",
+    {EL_CFG_LOGS, "thread_label", "ghc_eventlog_ThreadLabel", "A thread label.",
+     NULL, "30s",
      "One log record per THREAD_LABEL event: body = the label, attributes "
      "kind=ThreadLabel and thread (int); no severity."},
-    {EL_CFG_LOGS, "user_marker", "ghc_eventlog_UserMarker",
-     "A user marker.", NULL, "30s",
+    {EL_CFG_LOGS, "user_marker", "ghc_eventlog_UserMarker", "A user marker.",
+     NULL, "30s",
      "One TRACE (1) log record per USER_MARKER event (traceMarker): body = "
      "the marker, attributes evCap and kind=UserMarker."},
     {EL_CFG_LOGS, "user_message", "ghc_eventlog_UserMessage",
@@ -34,11 +34,13 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "1s", "30s",
      "Gauge (By) from BLOCKS_SIZE; attributes evCap, heapCapset; the last "
      "value per aggregation window."},
-    {EL_CFG_METRICS, "capability_usage",
-     "ghc_eventlog_CapabilityUsageDuration",
+    {EL_CFG_METRICS, "capability_usage", "ghc_eventlog_CapabilityUsageDuration",
      "The duration of each capability usage span.", "1s", "30s",
      "Cumulative monotonic sum (ns) of time each capability spent in GC, "
-     "running a thread (Mutator) or Idle; attributes cap, category, user."},
+     "running a thread (Mutator) or Idle; attributes cap, category, user. "
+     "At most max_threads threads get their own user series (the first "
+     "seen; a finished thread's series ends once exported and frees its "
+     "place); the others' time goes to user \"other\"."},
     {EL_CFG_METRICS, "heap_allocated", "ghc_eventlog_HeapAllocated",
      "The size of a newly allocated chunk of heap.", "1s", "30s",
      "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
@@ -93,13 +95,20 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Call-stack samples sent by ghc-stack-profiler in USER_BINARY_MSG "
      "events; profile type <name>:cpu:samples."},
     {EL_CFG_PROFILES, "cost_centre_stack_profile",
-     "ghc_eventlog_CostCentreStackProfile",
-     "A GHC cost-centre stack profile.", NULL, "30s",
+     "ghc_eventlog_CostCentreStackProfile", "A GHC cost-centre stack profile.",
+     NULL, "30s",
      "Cost-centre stack samples (PROF_SAMPLE_COST_CENTRE, RTS -p); profile "
      "type <name>:cpu:samples."},
 };
 
 const size_t el__cfg_nprocs = EL_ARRAY_LEN(el__cfg_procs);
+
+unsigned el_cfg_max_threads_default(const el_cfg_proc_info_t *info) {
+  return info && info->group == EL_CFG_METRICS &&
+                 !strcmp(info->key, "capability_usage")
+             ? 1000
+             : 0;
+}
 
 const el_cfg_prop_info_t el__cfg_props[] = {
     {"name", EL_CFG_PROP_STRING, false,
@@ -231,6 +240,8 @@ int el_cfg_print_defaults(FILE *out) {
       fputc('\n', out);
       if (p->aggregate) fprintf(out, "      aggregate: %s\n", p->aggregate);
       fprintf(out, "      export: %s\n", p->export_);
+      if (el_cfg_max_threads_default(p))
+        fprintf(out, "      max_threads: %u\n", el_cfg_max_threads_default(p));
     }
   }
   return ferror(out) ? -EIO : 0;
@@ -248,8 +259,11 @@ static void schema_proc_def(FILE *out, const char *def, bool metric) {
           "        \"description\": {\"type\": [\"string\", \"null\"]},\n",
           def);
   if (metric)
-    fputs("        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n",
-          out);
+    fputs(
+        "        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n"
+        "        \"max_threads\": {\"type\": \"integer\", \"minimum\": 0, "
+        "\"description\": \"capability_usage only\"},\n",
+        out);
   fputs("        \"export\": {\"$ref\": \"#/definitions/strategy\"}\n"
         "      }\n"
         "    },\n",
@@ -352,6 +366,12 @@ int el_cfg_print_markdown(FILE *out) {
     fprintf(out, "| `processors.%s.%s.export` | strategy | `%s` | "
                  "export window; `false` disables |\n", g, p->key,
             p->export_);
+    if (el_cfg_max_threads_default(p))
+      fprintf(out,
+              "| `processors.%s.%s.max_threads` | integer | `%u` | "
+              "threads with their own series; the rest share user "
+              "`other` |\n",
+              g, p->key, el_cfg_max_threads_default(p));
   }
   return ferror(out) ? -EIO : 0;
 }
