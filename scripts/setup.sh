@@ -14,7 +14,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev zlib1g-dev libjansson-dev
   libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
-  libcmocka-dev clang libclang-rt-14-dev
+  libcmocka-dev clang libclang-rt-14-dev clang-format
   tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
   nodejs npm
   ghc ghc-prof libghc-ghc-events-dev
@@ -46,8 +46,7 @@ fi
 if [ -f tests/receiver/package-lock.json ]; then
   (cd tests/receiver && npm ci --no-audit --no-fund --loglevel=error)
 fi
-# playwright-core (tests/e2e/test_web.sh) and uPlot, which the daemon's web
-# view embeds at build time (src/web/CMakeLists.txt): before configuring.
+# playwright-core, for the browser test of the web view (tests/e2e/test_web.sh).
 if [ -f tests/web/package-lock.json ]; then
   (cd tests/web && npm ci --no-audit --no-fund --loglevel=error)
 fi

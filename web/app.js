@@ -1,5 +1,5 @@
 // The live web view of eventlog-live-otelcol (docs/web.md): polls
-// /api/data every second and draws it with uPlot (vendored from npm and
+// /api/data every second and draws it with uPlot (web/vendor/uplot/,
 // embedded in the daemon at build time). Each chart's section carries
 // data-times (x values) and data-points (non-null y values) for the
 // browser test (tests/web/check.js).

@@ -1,27 +1,16 @@
--- eventlog_live.status: names of STOP_THREAD status codes, as ghc-events
--- shows them (spec/reference-behaviour.md §4; spec/eventlog-format.md
--- §2.2). Pure Lua. docs/lua-api.md §8.
+-- eventlog_live.status: STOP_THREAD status codes (spec/reference-behaviour.md
+-- §4; spec/eventlog-format.md §2.2). The names come from the host's one table
+-- (el.status_name, src/eventlog/ev_codes.c): this module needs a host.
+-- docs/lua-api.md §8.
+local el = require("eventlog_live")
+
 local M = {}
 
 M.FINISHED = 5
 
-local names = {
-  [0] = "NoStatus", "HeapOverflow", "StackOverflow", "ThreadYielding",
-  "ThreadBlocked", "ThreadFinished", "ForeignCall", "BlockedOnMVar",
-  "BlockedOnBlackHole", "BlockedOnRead", "BlockedOnWrite", "BlockedOnDelay",
-  "BlockedOnSTM", "BlockedOnDoProc", "BlockedOnCCall",
-  "BlockedOnCCall_NoUnblockExc", "BlockedOnMsgThrowTo", "ThreadMigrating",
-  "BlockedOnMsgGlobalise", "NoStatus", "BlockedOnMVarRead",
-}
-
 -- The name of status code `code`; BlockedOnBlackHole carries its owner
 -- thread (info) when known: "BlockedOnBlackHoleOwnedBy 42".
-function M.name(code, info)
-  if code == 8 then
-    return "BlockedOnBlackHoleOwnedBy " .. tostring(info or 0)
-  end
-  return names[code] or "NoStatus"
-end
+M.name = el.status_name
 
 -- True for the codes that mean the thread blocked (not yielding, not
 -- finished, not a heap/stack check).

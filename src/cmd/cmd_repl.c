@@ -701,6 +701,98 @@ static int load_file(repl_t *r) {
   return 0;
 }
 
+/* The host, the event store, the telemetry store and the Lua side of the
+ * REPL. Returns 0, or -1 after a message. */
+static int setup(repl_t *r) {
+  const repl_opts_t *o = r->o;
+  r->h = el_host_new(NULL);
+  r->store = el_repl_store_new((size_t)(o->store_mb * 1024 * 1024));
+  r->tm = el_tm_store_new("eventlog-live", EL_VERSION);
+  if (!r->h || !r->store || !r->tm) {
+    fprintf(stderr, "eventlog-live repl: out of memory\n");
+    return -1;
+  }
+  el_host_set_store(r->h, r->tm);
+  if (!strcmp(o->output, "console") && el_otlp_console_add(r->tm, stdout) < 0)
+    return -1;
+  apply_sets(o, r->h);
+  r->L = el_host_lua(r->h);
+  lua_pushcfunction(r->L, traceback);
+  lua_pushcfunction(r->L, setup_lua);
+  lua_pushlightuserdata(r->L, r);
+  if (lua_pcall(r->L, 1, 0, -3) != LUA_OK) {
+    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(r->L, -1));
+    return -1;
+  }
+  lua_pop(r->L, 1);
+  return 0;
+}
+
+/* SIGINT interrupts what runs (on_sigint); SIGTERM and SIGHUP restore the
+ * terminal and end the process (on_fatal). Until restore_signals. */
+static void install_signals(repl_t *r) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  FILE *in = r->tty ? r->tty : stdin;
+  if (isatty(fileno(in)) && tcgetattr(fileno(in), &g_tty_saved) == 0)
+    g_tty_fd = fileno(in);
+  sa.sa_handler = on_fatal;
+  sa.sa_flags = 0;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
+static void restore_signals(void) {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
+  g_tty_fd = -1;
+}
+
+/* Load the file (or announce the live source), then read lines until
+ * :quit or the end of input, following a live source on the loop. */
+static void interact(repl_t *r) {
+  uv_loop_init(&r->loop);
+  uv_async_init(&r->loop, &r->line_async, on_line_async);
+  uv_async_init(&r->loop, &r->int_async, on_int_async);
+  r->line_async.data = r->int_async.data = r;
+  r->handles = 2;
+  g_int_async = &r->int_async;
+  if (!r->live)
+    load_file(r);
+  else
+    printf("following %s (events arrive while you type; :help)\n", r->desc);
+  fflush(stdout);
+  char hbuf[4096];
+  el_repl_term_cfg_t tc = {.in = r->tty ? r->tty : stdin,
+                           .out = stdout,
+                           .history = history_path(r->o, hbuf, sizeof hbuf),
+                           .ud = r,
+                           .complete = complete,
+                           .on_line = on_line};
+  r->term = el_repl_term_start(&tc);
+  if (!r->term) {
+    fprintf(stderr, "eventlog-live repl: cannot start the line editor\n");
+    r->failed = 1;
+    r->quitting = 1;
+    maybe_finish(r);
+  } else {
+    el_repl_term_read(r->term, "el> ");
+    if (r->live) {
+      start_wall(r);
+      follow(r);
+    }
+  }
+  while (r->handles > 0) uv_run(&r->loop, UV_RUN_DEFAULT);
+  g_int_async = NULL;
+  el_repl_term_stop(r->term);
+  uv_loop_close(&r->loop);
+}
+
 static int repl_run(const repl_opts_t *o) {
   repl_t r;
   memset(&r, 0, sizeof r);
@@ -712,90 +804,17 @@ static int repl_run(const repl_opts_t *o) {
   el_src_opts_describe(&o->src, r.desc, sizeof r.desc);
   if (choose_mode(&r) != 0) {
     status = 2;
-    goto done;
+  } else if (setup(&r) == 0) {
+    install_signals(&r);
+    interact(&r);
+    pthread_mutex_lock(&r.lua_mu);
+    end_input(&r);
+    pthread_mutex_unlock(&r.lua_mu);
+    el_tm_store_shutdown(r.tm, 2000);
+    el_host_report_errors(r.h);
+    status = r.failed ? 1 : 0;
+    restore_signals();
   }
-  r.h = el_host_new(NULL);
-  r.store = el_repl_store_new((size_t)(o->store_mb * 1024 * 1024));
-  r.tm = el_tm_store_new("eventlog-live", EL_VERSION);
-  if (!r.h || !r.store || !r.tm) {
-    fprintf(stderr, "eventlog-live repl: out of memory\n");
-    goto done;
-  }
-  el_host_set_store(r.h, r.tm);
-  if (!strcmp(o->output, "console") && el_otlp_console_add(r.tm, stdout) < 0)
-    goto done;
-  apply_sets(o, r.h);
-  r.L = el_host_lua(r.h);
-  lua_pushcfunction(r.L, traceback);
-  lua_pushcfunction(r.L, setup_lua);
-  lua_pushlightuserdata(r.L, &r);
-  if (lua_pcall(r.L, 1, 0, -3) != LUA_OK) {
-    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(r.L, -1));
-    goto done;
-  }
-  lua_pop(r.L, 1);
-
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  FILE *in = r.tty ? r.tty : stdin;
-  if (isatty(fileno(in)) && tcgetattr(fileno(in), &g_tty_saved) == 0)
-    g_tty_fd = fileno(in);
-  sa.sa_handler = on_fatal;
-  sa.sa_flags = 0;
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-
-  uv_loop_init(&r.loop);
-  uv_async_init(&r.loop, &r.line_async, on_line_async);
-  uv_async_init(&r.loop, &r.int_async, on_int_async);
-  r.line_async.data = r.int_async.data = &r;
-  r.handles = 2;
-  g_int_async = &r.int_async;
-
-  if (!r.live) load_file(&r);
-  else
-    printf("following %s (events arrive while you type; :help)\n", r.desc);
-  fflush(stdout);
-
-  char hbuf[4096];
-  el_repl_term_cfg_t tc = {.in = r.tty ? r.tty : stdin,
-                           .out = stdout,
-                           .history = history_path(o, hbuf, sizeof hbuf),
-                           .ud = &r,
-                           .complete = complete,
-                           .on_line = on_line};
-  r.term = el_repl_term_start(&tc);
-  if (!r.term) {
-    fprintf(stderr, "eventlog-live repl: cannot start the line editor\n");
-    r.failed = 1;
-    r.quitting = 1;
-    maybe_finish(&r);
-  } else {
-    el_repl_term_read(r.term, "el> ");
-    if (r.live) {
-      start_wall(&r);
-      follow(&r);
-    }
-  }
-  while (r.handles > 0) uv_run(&r.loop, UV_RUN_DEFAULT);
-  g_int_async = NULL;
-  el_repl_term_stop(r.term);
-  uv_loop_close(&r.loop);
-  pthread_mutex_lock(&r.lua_mu);
-  end_input(&r);
-  pthread_mutex_unlock(&r.lua_mu);
-  el_tm_store_shutdown(r.tm, 2000);
-  el_host_report_errors(r.h);
-  status = r.failed ? 1 : 0;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGHUP, SIG_DFL);
-  g_tty_fd = -1;
-done:
   if (r.fd >= 0) close(r.fd);
   if (r.tty) fclose(r.tty);
   el_free(r.buf);

@@ -3,6 +3,7 @@
  * it, flush the telemetry at the end. docs/lua-api.md describes the
  * script API. Exit status: 0 success; 1 runtime failure (decode error,
  * fail-fast handler error, export failure); 2 usage or script load error. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,10 @@ static int run(const run_opts_t *o) {
   g_ctl.send = NULL;
   g_ctl.ud = NULL;
   el_host_set_control(h, el_ctl_host_control, &g_ctl);
+  /* el.control writes on a socket source: a peer that closes must give
+   * EPIPE, not end the run (src/source/source.h, "Signals"). */
+  if (o->src.kind == EL_SRC_UNIX || o->src.kind == EL_SRC_TCP)
+    signal(SIGPIPE, SIG_IGN);
   el_src_pump_result_t res;
   rc = el_src_pump(&loop, &o->src, &c, &res);
   uv_close((uv_handle_t *)&wall, NULL);

@@ -127,31 +127,12 @@ static int show_live(const el_src_opts_t *o, int json) {
   return status;
 }
 
-int el_cmd_show(int argc, char **argv) {
-  int err;
-  el_src_opts_t o;
-  int json = take_json_flag(&argc, argv);
-  const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
-  if (!path && !err)
-    return show_live(&o, json);
-  if (!path) {
-    show_usage(err == 1 ? stdout : stderr);
-    return err == 1 ? 0 : 2;
-  }
-  int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
-  if (fd < 0) {
-    fprintf(stderr, "eventlog-live: show: %s: %s\n", path, strerror(errno));
-    return 1;
-  }
-  static char obuf[1 << 20];
-  setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-  fmt_t f;
-  uint8_t *buf = malloc(CHUNK);
-  if (!buf || fmt_new(&f, json)) {
-    free(buf);
-    return 1;
-  }
-  int rc = 0, status = 0, written_bad = 0;
+/* Feed fd to the formatter, CHUNK bytes at a time, until its end, a read
+ * error (*status = 1) or SIGINT/SIGTERM (handlers installed for the call,
+ * then restored). Returns the formatter's first non-zero feed result. */
+static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
+                   int *status) {
+  int rc = 0;
   struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
                    old_term;
   sigaction(SIGINT, &stop_sa, &old_int);
@@ -168,24 +149,32 @@ int el_cmd_show(int argc, char **argv) {
     if (n < 0) {
       fprintf(stderr, "eventlog-live: show: %s: %s\n", path,
               strerror(errno));
-      status = 1;
+      *status = 1;
       break;
     }
     if (n == 0)
       break;
-    rc = f.feed(f.ud, buf, (size_t)n);
+    rc = f->feed(f->ud, buf, (size_t)n);
     if (rc)
       break;
   }
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  return rc;
+}
+
+/* End of input: finish the formatter (which prints) and report what went
+ * wrong. rc: feed_fd's result. Returns the exit status, given status so
+ * far. */
+static int finish(const char *path, const fmt_t *f, int rc, int status) {
+  int written_bad = 0;
   if (rc) {
-    const el_diag_t *d = f.diag(f.ud);
+    const el_diag_t *d = f->diag(f->ud);
     fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n", path,
             d->msg, (unsigned long long)d->offset);
     status = 1;
   }
-  int frc = f.finish(f.ud);
+  int frc = f->finish(f->ud);
   if (is_errno(frc)) { /* writing the output failed: reported whatever
                           the input did */
     fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
@@ -193,7 +182,7 @@ int el_cmd_show(int argc, char **argv) {
     status = 1;
     written_bad = 1;
   } else if (frc && !rc) {
-    const el_diag_t *d = f.diag(f.ud);
+    const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
       fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n",
               path, d->msg[0] ? d->msg : el_strerror(frc),
@@ -210,9 +199,44 @@ int el_cmd_show(int argc, char **argv) {
             strerror(errno ? errno : EIO));
     status = 1;
   }
+  return status;
+}
+
+/* A file or stdin ("-") read directly with read(2). */
+static int show_direct(const char *path, int json) {
+  int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
+  if (fd < 0) {
+    fprintf(stderr, "eventlog-live: show: %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  static char obuf[1 << 20];
+  setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+  fmt_t f;
+  uint8_t *buf = malloc(CHUNK);
+  if (!buf || fmt_new(&f, json)) {
+    free(buf);
+    if (fd > 0) close(fd);
+    return 1;
+  }
+  int status = 0;
+  int rc = feed_fd(fd, path, buf, &f, &status);
+  status = finish(path, &f, rc, status);
   f.free(f.ud);
   free(buf);
   if (fd > 0)
     close(fd);
   return status;
+}
+
+int el_cmd_show(int argc, char **argv) {
+  int err;
+  el_src_opts_t o;
+  int json = take_json_flag(&argc, argv);
+  const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
+  if (!path && !err) return show_live(&o, json);
+  if (!path) {
+    show_usage(err == 1 ? stdout : stderr);
+    return err == 1 ? 0 : 2;
+  }
+  return show_direct(path, json);
 }

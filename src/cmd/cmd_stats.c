@@ -198,8 +198,7 @@ static int output_failed(void) {
 
 /* Any other source (sockets, --follow, tee): run it through the pump;
  * each connection is a new session. */
-/* noinline: its locals must not share el_cmd_stats's sigsetjmp frame. */
-__attribute__((noinline)) static int stats_live(const el_src_opts_t *o) {
+static int stats_live(const el_src_opts_t *o) {
   counts_t *c = counts_new();
   el_ev_sink_t sink = {.ud = c, .on_event = count_event,
                        .on_header = count_header,
@@ -227,134 +226,170 @@ __attribute__((noinline)) static int stats_live(const el_src_opts_t *o) {
   return status;
 }
 
-int el_cmd_stats(int argc, char **argv) {
-  int err;
-  el_src_opts_t o;
-  const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
-  if (!path && !err)
-    return stats_live(&o);
-  if (!path) {
-    stats_usage(err == 1 ? stdout : stderr);
-    return err == 1 ? 0 : 2;
+/* A file or stdin read directly: one 1 MiB window at a time, mapped when
+ * it is a regular file, else read(2) into buf. */
+typedef struct {
+  const char *path; /* for messages ("-" = stdin) */
+  int fd;
+  int use_map;     /* regular file: mmap one window at a time */
+  off_t pos, size; /* next window's offset; the file's size */
+  uint8_t *buf;    /* CHUNK bytes for read(2) */
+  el_ev_decoder_t *d;
+} reader_t;
+
+static void report_errno(const reader_t *r) {
+  fprintf(stderr, "eventlog-live: stats: %s: %s\n", r->path, strerror(errno));
+}
+
+/* The next window: > 0 bytes at *p (*map: the mapping to unmap after, or
+ * MAP_FAILED), 0 at the end, -1 after an error (reported), -2 to try again
+ * (interrupted, or mapping failed and reading goes on with read(2)). */
+static ssize_t next_window(reader_t *r, const uint8_t **p, void **map) {
+  *p = r->buf;
+  *map = MAP_FAILED;
+  if (!r->use_map) {
+    ssize_t n = read(r->fd, r->buf, CHUNK);
+    if (n < 0 && errno == EINTR) return -2;
+    if (n < 0) report_errno(r);
+    return n;
   }
-  int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
-  if (fd < 0) {
-    fprintf(stderr, "eventlog-live: stats: %s: %s\n", path,
-            strerror(errno));
-    return 1;
+  if (r->pos >= r->size) return 0;
+  size_t w =
+      r->size - r->pos < (off_t)CHUNK ? (size_t)(r->size - r->pos) : CHUNK;
+  *map = mmap(NULL, w, PROT_READ, MAP_PRIVATE, r->fd, r->pos);
+  if (*map == MAP_FAILED) {
+    r->use_map = 0; /* fall back to read(2) from here */
+    if (lseek(r->fd, r->pos, SEEK_SET) < 0) {
+      report_errno(r);
+      return -1;
+    }
+    return -2;
   }
-  counts_t *c = counts_new();
-  uint8_t *buf = malloc(CHUNK);
-  el_ev_sink_t sink = {.ud = c, .on_event = count_event,
-                       .on_header = count_header,
-                       .on_warning = count_warning};
-  el_ev_decoder_t *d = c && buf ? el_ev_decoder_new(&sink) : NULL;
-  if (!d) {
-    fprintf(stderr, "eventlog-live: stats: out of memory\n");
-    free(c);
-    free(buf);
-    return 1;
+  madvise(*map, w, MADV_SEQUENTIAL | MADV_WILLNEED);
+  *p = *map;
+  r->pos += (off_t)w;
+  return (ssize_t)w;
+}
+
+/* Feed one window to the decoder; a mapped window whose file shrank
+ * raises SIGBUS, caught here. Returns 0 to go on, 1 when reading must end
+ * with status 1, sets *status to 1 on a decode error. */
+/* noinline: sigsetjmp's frame holds only this window's state. */
+__attribute__((noinline)) static int feed_window(reader_t *r, const uint8_t *p,
+                                                 size_t n, void *map,
+                                                 int *status) {
+  if (map != MAP_FAILED) {
+    if (sigsetjmp(bus_env, 1)) {
+      bus_armed = 0;
+      munmap(map, n);
+      fprintf(stderr,
+              "eventlog-live: stats: %s: file shrank while being "
+              "read (near byte %llu)\n",
+              r->path, (unsigned long long)(r->pos - (off_t)n));
+      return 1;
+    }
+    bus_armed = 1;
   }
-  int status = 0, rc = 0;
-  double t0 = now_s(), c0 = cpu_s();
-  struct stat sb;
-  int use_map = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-  off_t pos = 0;
+  int rc = el_ev_decoder_feed(r->d, p, n);
+  bus_armed = 0;
+  if (map != MAP_FAILED) munmap(map, n);
+  if (rc) {
+    const el_diag_t *dg = el_ev_decoder_diag(r->d);
+    fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
+            r->path, dg->msg, (unsigned long long)dg->offset);
+    if (rc != EL_ESTOPPED) *status = 1;
+  }
+  return 0;
+}
+
+/* Feed the whole input, window by window, until its end, an error or
+ * SIGINT/SIGTERM (handlers installed for the call, then restored).
+ * Returns the exit status so far. */
+static int read_all(reader_t *r) {
+  int status = 0;
   struct sigaction sa = {.sa_handler = on_sigbus}, old_sa;
-  int handler = use_map && sigaction(SIGBUS, &sa, &old_sa) == 0;
+  int handler = r->use_map && sigaction(SIGBUS, &sa, &old_sa) == 0;
   struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
                    old_term;
   sigaction(SIGINT, &stop_sa, &old_int);
   sigaction(SIGTERM, &stop_sa, &old_term);
   for (;;) {
-    ssize_t n;
     if (stop_signal) {
-      fprintf(stderr, "eventlog-live: stats: signal %d: stopping at byte "
-                      "%llu\n", (int)stop_signal,
-              (unsigned long long)el_ev_decoder_stats(d)->bytes);
+      fprintf(stderr,
+              "eventlog-live: stats: signal %d: stopping at byte "
+              "%llu\n",
+              (int)stop_signal,
+              (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
       break;
     }
-    const uint8_t *p = buf;
-    void *map = MAP_FAILED;
-    if (use_map) {
-      /* Regular file: map one window at a time (no copy into buf) and
-       * unmap it before the next, so RSS stays one window. */
-      if (pos >= sb.st_size)
-        break;
-      size_t w = sb.st_size - pos < (off_t)CHUNK ? (size_t)(sb.st_size - pos)
-                                                  : CHUNK;
-      map = mmap(NULL, w, PROT_READ, MAP_PRIVATE, fd, pos);
-      if (map == MAP_FAILED) {
-        use_map = 0; /* fall back to read(2) from here */
-        if (lseek(fd, pos, SEEK_SET) < 0) {
-          fprintf(stderr, "eventlog-live: stats: %s: %s\n", path,
-                  strerror(errno));
-          status = 1;
-          break;
-        }
-        continue;
-      }
-      madvise(map, w, MADV_SEQUENTIAL | MADV_WILLNEED);
-      p = map;
-      n = (ssize_t)w;
-      pos += (off_t)w;
-    } else {
-      n = read(fd, buf, CHUNK);
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      fprintf(stderr, "eventlog-live: stats: %s: %s\n", path,
-              strerror(errno));
+    const uint8_t *p;
+    void *map;
+    ssize_t n = next_window(r, &p, &map);
+    if (n == -2) continue;
+    if (n < 0) status = 1;
+    if (n <= 0) break;
+    if (feed_window(r, p, (size_t)n, map, &status)) {
       status = 1;
       break;
     }
-    if (n == 0)
-      break;
-    if (map != MAP_FAILED) {
-      if (sigsetjmp(bus_env, 1)) {
-        bus_armed = 0;
-        munmap(map, (size_t)n);
-        fprintf(stderr, "eventlog-live: stats: %s: file shrank while being "
-                        "read (near byte %llu)\n",
-                path, (unsigned long long)(pos - n));
-        status = 1;
-        break;
-      }
-      bus_armed = 1;
-    }
-    rc = el_ev_decoder_feed(d, p, (size_t)n);
-    bus_armed = 0;
-    if (map != MAP_FAILED)
-      munmap(map, (size_t)n);
-    if (rc) {
-      const el_diag_t *dg = el_ev_decoder_diag(d);
-      fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
-              path, dg->msg, (unsigned long long)dg->offset);
-      if (rc != EL_ESTOPPED)
-        status = 1;
-    }
   }
-  if (handler)
-    sigaction(SIGBUS, &old_sa, NULL);
+  if (handler) sigaction(SIGBUS, &old_sa, NULL);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
-  rc = el_ev_decoder_finish(d);
+  return status;
+}
+
+/* Read a file or stdin ("-") directly; returns the exit status. */
+static int stats_direct(const char *path) {
+  reader_t r = {.path = path};
+  r.fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
+  if (r.fd < 0) {
+    report_errno(&r);
+    return 1;
+  }
+  counts_t *c = counts_new();
+  r.buf = malloc(CHUNK);
+  el_ev_sink_t sink = {.ud = c,
+                       .on_event = count_event,
+                       .on_header = count_header,
+                       .on_warning = count_warning};
+  r.d = c && r.buf ? el_ev_decoder_new(&sink) : NULL;
+  int status = 1;
+  if (!r.d) {
+    fprintf(stderr, "eventlog-live: stats: out of memory\n");
+    goto done;
+  }
+  double t0 = now_s(), c0 = cpu_s();
+  struct stat sb;
+  r.use_map = fstat(r.fd, &sb) == 0 && S_ISREG(sb.st_mode);
+  r.size = r.use_map ? sb.st_size : 0;
+  status = read_all(&r);
+  int rc = el_ev_decoder_finish(r.d);
   if (rc) {
-    const el_diag_t *dg = el_ev_decoder_diag(d);
+    const el_diag_t *dg = el_ev_decoder_diag(r.d);
     fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
             path, dg->msg, (unsigned long long)dg->offset);
-    if (rc != EL_ETRUNC || !el_ev_decoder_stats(d)->sessions)
-      status = 1;
+    if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
   }
-  double secs = now_s() - t0, cpu = cpu_s() - c0;
-  print_report(c, el_ev_decoder_stats(d), secs, cpu);
+  print_report(c, el_ev_decoder_stats(r.d), now_s() - t0, cpu_s() - c0);
   if (output_failed() || c->corrupt)
     status = 1; /* corruption skipped over is still a decode problem */
-  el_ev_decoder_free(d);
+done:
+  el_ev_decoder_free(r.d);
   free(c);
-  free(buf);
-  if (fd > 0)
-    close(fd);
+  free(r.buf);
+  if (r.fd > 0) close(r.fd);
   return status;
+}
+
+int el_cmd_stats(int argc, char **argv) {
+  int err;
+  el_src_opts_t o;
+  const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
+  if (!path && !err) return stats_live(&o);
+  if (!path) {
+    stats_usage(err == 1 ? stdout : stderr);
+    return err == 1 ? 0 : 2;
+  }
+  return stats_direct(path);
 }

@@ -224,100 +224,121 @@ static void flush_signal(int sig) {
   }
 }
 
-/* Build everything, run until the input ends, tear down. Returns the exit
- * status. */
-int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
-  el__daemon_t d;
-  memset(&d, 0, sizeof d);
-  d.o = o;
-  int status = 1, rc;
-  uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
-
-  d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
-  if (uv_loop_init(&d.loop) < 0) return 1;
-  d.store = el_tm_store_new(SCOPE_NAME, EL_VERSION);
-  d.host = el_host_new(NULL);
-  d.hostlog = el_tm_hostlog_new();
-  if (!d.store || !d.host || !d.hostlog) {
+/* The store, the host and its log buffer, the resource, the web
+ * endpoints and the exporters. Returns 0, or < 0 after logging why. */
+static int setup_store(el__daemon_t *d) {
+  el_daemon_opts_t *o = d->o;
+  int rc;
+  d->store = el_tm_store_new(SCOPE_NAME, EL_VERSION);
+  d->host = el_host_new(NULL);
+  d->hostlog = el_tm_hostlog_new();
+  if (!d->store || !d->host || !d->hostlog) {
     el_log(EL_LOG_ERROR, "out of memory");
-    goto done;
+    return EL_ENOMEM;
   }
-  if (el_otlp_config_apply_resource(&o->otlp, d.store) < 0) goto done;
+  if ((rc = el_otlp_config_apply_resource(&o->otlp, d->store)) < 0) return rc;
   if (!o->otlp.service_name) {
     el_tm_attr_t a = {.key = "service.name", .type = EL_TM_STR,
                       .v.s = {"undefined", 9}};
-    el_tm_store_set_resource(d.store, &a);
+    el_tm_store_set_resource(d->store, &a);
   }
   if (el_web_enabled(&o->web)) {
     el_tm_exporter_t tm;
     o->web.service_name = o->otlp.service_name;
-    if ((rc = el_web_new(&o->web, &d.web, &tm)) < 0 ||
-        (rc = el_tm_store_add_exporter(d.store, &tm)) < 0 ||
-        (rc = el_web_start(d.web)) < 0) {
+    if ((rc = el_web_new(&o->web, &d->web, &tm)) < 0 ||
+        (rc = el_tm_store_add_exporter(d->store, &tm)) < 0 ||
+        (rc = el_web_start(d->web)) < 0) {
       el_log(EL_LOG_ERROR, "cannot start the web endpoints: %s",
              el_strerror(rc));
-      goto done;
+      return rc;
     }
   }
-  if ((rc = add_exporters(&d)) < 0) {
+  if ((rc = add_exporters(d)) < 0) {
     el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
-    goto done;
+    return rc;
   }
-  d.dec = el_host_decoder(d.host);
+  return 0;
+}
+
+/* The host: decoder options, store, control, el.config and the default
+ * processors. Returns 0, or < 0 (logged when the processors fail). */
+static int setup_host(el__daemon_t *d, const el_cfg_t *cfg) {
+  el_daemon_opts_t *o = d->o;
+  uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
+  d->dec = el_host_decoder(d->host);
   if (el_src_opts_live(&o->src)) /* never hold an event back */
-    el_ev_decoder_set_opts(d.dec, EL_EV_OPT_LIVE);
-  el_host_set_store(d.host, d.store);
-  el_host_set_control(d.host, host_control, &d);
-  if (config_to_lua(d.host, cfg, flush_ms, o) < 0) goto done;
-  if ((rc = el_host_load_module(d.host, "eventlog_live.processors.main")) <
-      0) {
+    el_ev_decoder_set_opts(d->dec, EL_EV_OPT_LIVE);
+  el_host_set_store(d->host, d->store);
+  el_host_set_control(d->host, host_control, d);
+  int rc = config_to_lua(d->host, cfg, flush_ms, o);
+  if (rc < 0) return rc;
+  rc = el_host_load_module(d->host, "eventlog_live.processors.main");
+  if (rc < 0)
     el_log(EL_LOG_ERROR, "cannot load the processors: %s",
-           el_host_error(d.host));
-    goto done;
-  }
+           el_host_error(d->host));
+  return rc;
+}
 
-  if (o->ctl.enabled) {
-    const char *svc = o->otlp.service_name ? o->otlp.service_name
-                                           : "undefined";
-    el_ctl_sender_t s = {ctl_send, &d};
-    el_web_allow_page_origins(d.web, &o->ctl); /* the page's buttons */
-    rc = el_ctl_server_start(&d.loop, &o->ctl, svc, s, &d.ctl);
-    if (rc < 0)
-      el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
-             o->ctl.port, el_strerror(rc));
-    else
-      el_web_set_control_port(d.web, el_ctl_server_port(d.ctl));
-  }
-  uv_timer_init(&d.loop, &d.timer);
-  d.handles = 1;
-  d.timer.data = &d;
-  uv_timer_start(&d.timer, on_timer, 50, 50);
-  uv_unref((uv_handle_t *)&d.timer);
-  d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
-  d.batch_ms = el_cfg_batch_ms(cfg);
-  if (o->on_ready && o->on_ready(o->ready_ud, d.web) < 0) goto done;
-  el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
-  if (o->src.kind == EL_SRC_FILE)
-    el_log(EL_LOG_INFO, "Reading eventlog from %s", o->src.path);
-  else if (o->src.kind == EL_SRC_STDIN)
+/* The control server (--control), if asked for; a failure is logged and
+ * the daemon runs on without it. */
+static void start_control(el__daemon_t *d) {
+  el_daemon_opts_t *o = d->o;
+  if (!o->ctl.enabled) return;
+  const char *svc = o->otlp.service_name ? o->otlp.service_name : "undefined";
+  el_ctl_sender_t s = {ctl_send, d};
+  el_web_allow_page_origins(d->web, &o->ctl); /* the page's buttons */
+  int rc = el_ctl_server_start(&d->loop, &o->ctl, svc, s, &d->ctl);
+  if (rc < 0)
+    el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
+           o->ctl.port, el_strerror(rc));
+  else
+    el_web_set_control_port(d->web, el_ctl_server_port(d->ctl));
+}
+
+/* The wall-clock timer (on_timer). */
+static void start_timer(el__daemon_t *d, const el_cfg_t *cfg) {
+  uv_timer_init(&d->loop, &d->timer);
+  d->handles = 1;
+  d->timer.data = d;
+  uv_timer_start(&d->timer, on_timer, 50, 50);
+  uv_unref((uv_handle_t *)&d->timer);
+  d->started_ms = d->stats_last_ms = d->log_last_ms = uv_now(&d->loop);
+  d->batch_ms = el_cfg_batch_ms(cfg);
+}
+
+/* Source -> host until the input ends (or SIGINT/SIGTERM); then the
+ * control server stops. */
+static void pump(el__daemon_t *d) {
+  const el_src_opts_t *so = &d->o->src;
+  if (so->kind == EL_SRC_FILE)
+    el_log(EL_LOG_INFO, "Reading eventlog from %s", so->path);
+  else if (so->kind == EL_SRC_STDIN)
     el_log(EL_LOG_INFO, "Reading eventlog from stdin");
-
-  /* Source -> host until the input ends (or SIGINT/SIGTERM). */
-  el_host_consumer(d.host, &d.host_c);
-  el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
-                         .finish = d_finish, .diag = d_diag,
-                         .received = d_received, .scan = d_scan,
-                         .interrupt = d_interrupt, .on_source = d_source,
-                         .own_signals = o->own_signals};
-  d.end_status = el_src_pump(&d.loop, &o->src, &c, &d.pump);
-  uv_timer_stop(&d.timer);
-  if (d.ctl) {
-    el_ctl_server_free(d.ctl);
-    d.ctl = NULL;
-    el_web_set_control_port(d.web, -1);
+  el_host_consumer(d->host, &d->host_c);
+  el_src_consumer_t c = {.ud = d,
+                         .reset = d_reset,
+                         .feed = d_feed,
+                         .finish = d_finish,
+                         .diag = d_diag,
+                         .received = d_received,
+                         .scan = d_scan,
+                         .interrupt = d_interrupt,
+                         .on_source = d_source,
+                         .own_signals = d->o->own_signals};
+  d->end_status = el_src_pump(&d->loop, so, &c, &d->pump);
+  uv_timer_stop(&d->timer);
+  if (d->ctl) {
+    el_ctl_server_free(d->ctl);
+    d->ctl = NULL;
+    el_web_set_control_port(d->web, -1);
   }
+}
 
-  /* End of input: processors flush their windows, then the store. */
+/* End of input: the processors flush their windows, then the store
+ * exports everything. A SIGINT/SIGTERM meanwhile is noted (flush_signal).
+ * Returns the exit status. */
+static int finish(el__daemon_t *d) {
+  el_daemon_opts_t *o = d->o;
   struct sigaction flush_sa, old_int, old_term;
   if (!o->own_signals) {
     memset(&flush_sa, 0, sizeof flush_sa);
@@ -330,50 +351,70 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   }
   el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
          o->otlp.shutdown_timeout_ms);
-  el__daemon_log_progress(&d, 1);
-  el_host_end(d.host);
-  el_tm_hostlog_drain(d.hostlog, d.internal_logs ? d.store : NULL);
-  el_tm_store_flush(d.store);
-  if (el_tm_store_shutdown(d.store, o->otlp.shutdown_timeout_ms) < 0)
+  el__daemon_log_progress(d, 1);
+  el_host_end(d->host);
+  el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
+  el_tm_store_flush(d->store);
+  if (el_tm_store_shutdown(d->store, o->otlp.shutdown_timeout_ms) < 0)
     el_log(EL_LOG_WARN, "some telemetry could not be delivered");
-  el__daemon_log_progress(&d, 1);
+  el__daemon_log_progress(d, 1);
   /* The pump logged a decode error with its byte offset, or the source's
    * failure; a stop by signal is a clean end. */
-  status = (d.end_status == 0 || d.end_status == EL_ESTOPPED) ? 0 : 1;
-  if (status && !d.decode_errors)
+  int status = (d->end_status == 0 || d->end_status == EL_ESTOPPED) ? 0 : 1;
+  if (status && !d->decode_errors)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
-           el_strerror(d.end_status));
-  if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
+           el_strerror(d->end_status));
+  if (el_host_stats(d->host)->handler_errors) el_host_report_errors(d->host);
   if (!o->own_signals) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
   }
-  if (d.end_status == 0 && !o->no_linger &&
-      !g_flush_signals)  /* not after a signal */
-    el_web_serve_until_signal(d.web); /* no-op without --*-port */
-
-done:
-  el_log_set_hook(NULL, NULL);
-  if (d.hostlog) el_tm_hostlog_drain(d.hostlog, NULL);
-  el_ctl_server_free(d.ctl);
-  if (d.otlp) {
-    /* Freeing counts what is still queued as dropped (in the store). */
-    free_exporter(&d);
-  }
-  if (o->stats && d.started_ms) el__daemon_print_stats(&d, stderr, 1);
-  if (d.handles) {
-    uv_handle_t *hs[] = {(uv_handle_t *)&d.timer};
-    for (size_t k = 0; k < EL_ARRAY_LEN(hs); k++)
-      if (!uv_is_closing(hs[k])) uv_close(hs[k], NULL);
-  }
-  uv_run(&d.loop, UV_RUN_DEFAULT);
-  if (uv_loop_close(&d.loop) < 0)
-    el_log(EL_LOG_DEBUG, "event loop closed with handles left");
-  el_host_free(d.host);
-  el_tm_store_free(d.store);
-  el_otlp_console_free(d.console);
-  el_web_free(d.web);                 /* after the store: it exports here */
-  el_tm_hostlog_free(d.hostlog);
+  if (d->end_status == 0 && !o->no_linger &&
+      !g_flush_signals)                /* not after a signal */
+    el_web_serve_until_signal(d->web); /* no-op without --*-port */
   return status;
 }
 
+/* Free everything setup made, whatever point it reached. */
+static void teardown(el__daemon_t *d) {
+  el_log_set_hook(NULL, NULL);
+  if (d->hostlog) el_tm_hostlog_drain(d->hostlog, NULL);
+  el_ctl_server_free(d->ctl);
+  if (d->otlp) {
+    /* Freeing counts what is still queued as dropped (in the store). */
+    free_exporter(d);
+  }
+  if (d->o->stats && d->started_ms) el__daemon_print_stats(d, stderr, 1);
+  if (d->handles && !uv_is_closing((uv_handle_t *)&d->timer))
+    uv_close((uv_handle_t *)&d->timer, NULL);
+  uv_run(&d->loop, UV_RUN_DEFAULT);
+  if (uv_loop_close(&d->loop) < 0)
+    el_log(EL_LOG_DEBUG, "event loop closed with handles left");
+  el_host_free(d->host);
+  el_tm_store_free(d->store);
+  el_otlp_console_free(d->console);
+  el_web_free(d->web); /* after the store: it exports here */
+  el_tm_hostlog_free(d->hostlog);
+}
+
+/* Build everything, run until the input ends, tear down. Returns the exit
+ * status: 0 after a clean end of input or a stop by signal, 1 otherwise. */
+int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
+  el__daemon_t d;
+  memset(&d, 0, sizeof d);
+  d.o = o;
+  d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
+  if (uv_loop_init(&d.loop) < 0) return 1;
+  int status = 1;
+  if (setup_store(&d) == 0 && setup_host(&d, cfg) == 0) {
+    start_control(&d);
+    start_timer(&d, cfg);
+    if (!o->on_ready || o->on_ready(o->ready_ud, d.web) >= 0) {
+      el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
+      pump(&d);
+      status = finish(&d);
+    }
+  }
+  teardown(&d);
+  return status;
+}

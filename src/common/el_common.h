@@ -24,31 +24,31 @@ typedef uint64_t el_unix_ns_t;
 /* A borrowed byte range; not NUL-terminated. The owner documents how long
  * it stays valid. */
 typedef struct el_strview_s {
-  const char *p;  /* first byte, may be NULL when len == 0 */
-  size_t len;     /* length in bytes */
+  const char *p; /* first byte, may be NULL when len == 0 */
+  size_t len;    /* length in bytes */
 } el_strview_t;
 
 /* Our own error codes; values are negative and below -4095 so they never
  * collide with negated errno values. X(name, value, message). */
-#define EL_ERRNO_MAP(X)                                                      \
-  X(EL_EBADHDR, -5001, "malformed eventlog header")                         \
-  X(EL_ECORRUPT, -5002, "corrupt eventlog data")                            \
-  X(EL_ETRUNC, -5003, "eventlog truncated")                                 \
-  X(EL_EUNDECL, -5004, "event type not declared in the header")             \
-  X(EL_ENOMEM, -5005, "out of memory")                                      \
-  X(EL_EINVAL, -5006, "invalid argument")                                   \
-  X(EL_ECONFIG, -5007, "invalid configuration")                             \
-  X(EL_ELUA, -5008, "Lua error")                                            \
-  X(EL_EEXPORT, -5009, "export failed")                                     \
-  X(EL_ECLOSED, -5010, "connection closed")                                 \
-  X(EL_EUSAGE, -5011, "invalid command line")                               \
+#define EL_ERRNO_MAP(X)                                         \
+  X(EL_EBADHDR, -5001, "malformed eventlog header")             \
+  X(EL_ECORRUPT, -5002, "corrupt eventlog data")                \
+  X(EL_ETRUNC, -5003, "eventlog truncated")                     \
+  X(EL_EUNDECL, -5004, "event type not declared in the header") \
+  X(EL_ENOMEM, -5005, "out of memory")                          \
+  X(EL_EINVAL, -5006, "invalid argument")                       \
+  X(EL_ECONFIG, -5007, "invalid configuration")                 \
+  X(EL_ELUA, -5008, "Lua error")                                \
+  X(EL_EEXPORT, -5009, "export failed")                         \
+  X(EL_ECLOSED, -5010, "connection closed")                     \
+  X(EL_EUSAGE, -5011, "invalid command line")                   \
   X(EL_ESTOPPED, -5012, "stopped by a handler")
 
 enum {
 #define EL__ERR_ENUM(name, value, msg) name = value,
   EL_ERRNO_MAP(EL__ERR_ENUM)
 #undef EL__ERR_ENUM
-  EL_OK = 0
+      EL_OK = 0
 };
 
 /* The symbolic name of an error code ("EL_ETRUNC", "ENOENT"), or "UNKNOWN".
@@ -103,8 +103,7 @@ extern el_log_level_t el_log_threshold;
 /* Optional hook: called with every message that passes the threshold
  * (e.g. to export the host's own logs as OTLP log records). msg is valid
  * during the call only. */
-typedef void (*el_log_hook_fn)(void *ud, el_log_level_t level,
-                               const char *msg);
+typedef void (*el_log_hook_fn)(void *ud, el_log_level_t level, const char *msg);
 void el_log_set_hook(el_log_hook_fn fn, void *ud);
 
 /* Print "eventlog-live: <level>: <message>" on stderr when level passes the

@@ -80,7 +80,7 @@ typedef struct el_cfg_proc_s {
   char *description;            /* NULL: none */
   el_cfg_strategy_t aggregate;  /* metrics only */
   el_cfg_strategy_t export_;
-  uint64_t max_threads;         /* info->max_threads unless set; threads
+  uint64_t max_threads; /* info->max_threads unless set; threads
                                    past it share the series of user
                                    "other" (docs/config.md) */
   /* Filled by el_cfg_resolve: window lengths in eventlog time. */

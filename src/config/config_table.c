@@ -12,12 +12,12 @@
 
 const el_cfg_proc_info_t el__cfg_procs[] = {
     /* logs */
-    {EL_CFG_LOGS, "thread_label", "ghc_eventlog_ThreadLabel",
-     "A thread label.", NULL, "30s",
+    {EL_CFG_LOGS, "thread_label", "ghc_eventlog_ThreadLabel", "A thread label.",
+     NULL, "30s",
      "One log record per THREAD_LABEL event: body = the label, attributes "
      "kind=ThreadLabel and thread (int); no severity."},
-    {EL_CFG_LOGS, "user_marker", "ghc_eventlog_UserMarker",
-     "A user marker.", NULL, "30s",
+    {EL_CFG_LOGS, "user_marker", "ghc_eventlog_UserMarker", "A user marker.",
+     NULL, "30s",
      "One TRACE (1) log record per USER_MARKER event (traceMarker): body = "
      "the marker, attributes evCap and kind=UserMarker."},
     {EL_CFG_LOGS, "user_message", "ghc_eventlog_UserMessage",
@@ -34,8 +34,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "1s", "30s",
      "Gauge (By) from BLOCKS_SIZE; attributes evCap, heapCapset; the last "
      "value per aggregation window."},
-    {EL_CFG_METRICS, "capability_usage",
-     "ghc_eventlog_CapabilityUsageDuration",
+    {EL_CFG_METRICS, "capability_usage", "ghc_eventlog_CapabilityUsageDuration",
      "The duration of each capability usage span.", "1s", "30s",
      "Cumulative monotonic sum (ns) of time each capability spent in GC, "
      "running a thread (Mutator) or Idle; attributes cap, category, user. "
@@ -96,8 +95,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Call-stack samples sent by ghc-stack-profiler in USER_BINARY_MSG "
      "events; profile type <name>:cpu:samples."},
     {EL_CFG_PROFILES, "cost_centre_stack_profile",
-     "ghc_eventlog_CostCentreStackProfile",
-     "A GHC cost-centre stack profile.", NULL, "30s",
+     "ghc_eventlog_CostCentreStackProfile", "A GHC cost-centre stack profile.",
+     NULL, "30s",
      "Cost-centre stack samples (PROF_SAMPLE_COST_CENTRE, RTS -p); profile "
      "type <name>:cpu:samples."},
 };
@@ -260,10 +259,11 @@ static void schema_proc_def(FILE *out, const char *def, bool metric) {
           "        \"description\": {\"type\": [\"string\", \"null\"]},\n",
           def);
   if (metric)
-    fputs("        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n"
-          "        \"max_threads\": {\"type\": \"integer\", \"minimum\": 0, "
-          "\"description\": \"capability_usage only\"},\n",
-          out);
+    fputs(
+        "        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n"
+        "        \"max_threads\": {\"type\": \"integer\", \"minimum\": 0, "
+        "\"description\": \"capability_usage only\"},\n",
+        out);
   fputs("        \"export\": {\"$ref\": \"#/definitions/strategy\"}\n"
         "      }\n"
         "    },\n",
@@ -367,9 +367,11 @@ int el_cfg_print_markdown(FILE *out) {
                  "export window; `false` disables |\n", g, p->key,
             p->export_);
     if (el_cfg_max_threads_default(p))
-      fprintf(out, "| `processors.%s.%s.max_threads` | integer | `%u` | "
-                   "threads with their own series; the rest share user "
-                   "`other` |\n", g, p->key, el_cfg_max_threads_default(p));
+      fprintf(out,
+              "| `processors.%s.%s.max_threads` | integer | `%u` | "
+              "threads with their own series; the rest share user "
+              "`other` |\n",
+              g, p->key, el_cfg_max_threads_default(p));
   }
   return ferror(out) ? -EIO : 0;
 }

@@ -213,7 +213,6 @@ void el_ctl_server_free(el_ctl_server_t *s);
 
 /* {====== Lua ======} */
 
-
 #ifdef __cplusplus
 }
 #endif

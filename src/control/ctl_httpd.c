@@ -209,8 +209,8 @@ static admit_t decide(el_ctl_httpd_t *h, const addr_t *a, uint64_t now) {
 
 static const char *const event_text[EV_N] = {
     "refused a connection: no room, even in the reserve",
-    "closed a connection that waited too long for its headers, to make "
-    "room for a new one",
+    ("closed a connection that waited too long for its headers, to make "
+     "room for a new one"),
     "closed a connection whose request headers did not arrive in time",
     "closed a connection whose request did not finish in time",
     "answered 503: too many connections"};

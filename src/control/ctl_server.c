@@ -234,6 +234,9 @@ static void on_pace(uv_timer_t *t);
  * when a 256-byte read starts inside a namespace, which takes a backlog of
  * pipelined messages (spec/eventlog-format.md §5.7). */
 static void pump(el_ctl_server_t *s) {
+  /* The loop's cached time may be a long iteration old: the gap is
+   * measured from now, as the program sees it. */
+  uv_update_time(s->async.loop);
   uint64_t now = uv_now(s->async.loop);
   if (now < s->next_send_ms) {
     uv_timer_start(&s->pace, on_pace, s->next_send_ms - now, 0);

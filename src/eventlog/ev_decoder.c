@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "eventlog_internal.h"
 
 #define MARK_HDRB 0x68647262u
@@ -58,10 +59,6 @@
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
-
-#define EV_IPE 169
-#define EV_BLOCK_MARKER 18
-#define EV_WALL_CLOCK 43
 
 #define MAGIC_LEN 8           /* "hdrbhetb" */
 #define STRAY_LEN 24          /* eventlog-socket's stray block marker */
@@ -232,19 +229,10 @@ static const char *tname(int type, char *buf, size_t n) {
   return buf;
 }
 
-/* Grow *buf to hold at least need bytes (geometric). */
-static int reserve(uint8_t **buf, size_t *cap, size_t need) {
-  if (need <= *cap)
-    return 0;
-  size_t n = *cap ? *cap : 256;
-  while (n < need)
-    n *= 2;
-  uint8_t *p = el_realloc(*buf, n);
-  if (!p)
-    return EL_ENOMEM;
-  *buf = p;
-  *cap = n;
-  return 0;
+/* Room for need bytes in the reassembly buffer, 256 at least (most events
+ * fit at once, so it stops growing early). */
+static int pend_room(el_ev_decoder_t *d, size_t need) {
+  return el_grow(&d->pend, &d->pcap, need < 256 ? 256 : need, 1);
 }
 
 /* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
@@ -289,7 +277,7 @@ static int pat_prefix(const uint8_t *q, size_t k) {
     k = PAT_LEN;
   if (k > 0 && q[0] != 0x00)
     return 0;
-  if (k > 1 && q[1] != EV_BLOCK_MARKER)
+  if (k > 1 && q[1] != EL_EV_BLOCK_MARKER)
     return 0;
   if (k > 22 && q[22] != 0xFF)
     return 0;
@@ -352,7 +340,7 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
   /* header_begin writes the magic without allocating. */
-  if (reserve(&d->hbuf, &d->hcap, 256)) {
+  if (el_grow(&d->hbuf, &d->hcap, 256, 1)) {
     el_free(d);
     return NULL;
   }
@@ -519,30 +507,16 @@ static int header_done(el_ev_decoder_t *d) {
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF && (size_t)d->raw[i].id + 1 > ntab)
       ntab = (size_t)d->raw[i].id + 1;
-  if (ntab > d->tabcap) {
-    /* Entries below tabcap are all zero here (header_begin cleared the
-     * previous session's); zero the new part. */
-    uint32_t *p = el_realloc(d->tab, ntab * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    memset(p + d->tabcap, 0, (ntab - d->tabcap) * sizeof *p);
-    d->tab = p;
-    d->tabcap = ntab;
-  }
-  if (ntab > d->holdcap) {
-    uint32_t *p = el_realloc(d->holder, ntab * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    d->holder = p;
-    d->holdcap = ntab;
-  }
-  if (d->nraw > d->declcap) {
-    el_ev_decl_t *p = el_realloc(d->decls, d->nraw * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    d->decls = p;
-    d->declcap = d->nraw;
-  }
+  /* Entries below tabcap are all zero here (header_begin cleared the
+   * previous session's); zero the new part. */
+  size_t old = d->tabcap;
+  if (el_grow(&d->tab, &d->tabcap, ntab, sizeof *d->tab))
+    return EL_ENOMEM;
+  if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
+    memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
+  if (el_grow(&d->holder, &d->holdcap, ntab, sizeof *d->holder) ||
+      el_grow(&d->decls, &d->declcap, d->nraw, sizeof *d->decls))
+    return EL_ENOMEM;
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF)
       d->holder[d->raw[i].id] = 0;
@@ -565,11 +539,11 @@ static int header_done(el_ev_decoder_t *d) {
     }
     d->holder[r->id] = (uint32_t)i + 1;
     unsigned li = pick_layout(d, r->id, r->size);
-    uint32_t fast = li && d->layouts[li - 1].intonly &&
-                            r->size != EL_EV_VARIABLE &&
-                            r->id != EV_BLOCK_MARKER && r->id != EV_WALL_CLOCK
-                        ? T_FAST
-                        : 0;
+    uint32_t fast =
+        li && d->layouts[li - 1].intonly && r->size != EL_EV_VARIABLE &&
+                r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
+            ? T_FAST
+            : 0;
     d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
   }
   d->ntab = ntab;
@@ -664,14 +638,8 @@ static int header_steps(el_ev_decoder_t *d) {
                  (unsigned long long)(off + end));
         return EL_EBADHDR;
       }
-      if (d->nraw == d->rawcap) {
-        size_t n = d->rawcap ? d->rawcap * 2 : 128;
-        rawdecl_t *p = el_realloc(d->raw, n * sizeof *p);
-        if (!p)
-          return EL_ENOMEM;
-        d->raw = p;
-        d->rawcap = n;
-      }
+      if (el_grow(&d->raw, &d->rawcap, d->nraw + 1, sizeof *d->raw))
+        return EL_ENOMEM;
       rawdecl_t *r = &d->raw[d->nraw++];
       r->id = el__be16(h);
       r->size = el__be16(h + 2);
@@ -764,7 +732,7 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       continue;
     }
     d->hscan_m = m;
-    if ((rc = reserve(&d->hbuf, &d->hcap, d->hlen + take)))
+    if ((rc = el_grow(&d->hbuf, &d->hcap, d->hlen + take, 1)))
       break;
     memcpy(d->hbuf + d->hlen, buf + u, take);
     d->hlen += take;
@@ -814,8 +782,8 @@ static int marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
 
 /* The frame at p (n bytes) is a block marker that is not believable. */
 static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
-  return n == RS_LOOK && el__be16(p) == EV_BLOCK_MARKER &&
-         (d->tab[EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10 &&
+  return n == RS_LOOK && el__be16(p) == EL_EV_BLOCK_MARKER &&
+         (d->tab[EL_EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10 &&
          !marker_ok(d, p);
 }
 
@@ -891,10 +859,10 @@ static int rs_check(const el_ev_decoder_t *d, const uint8_t *q,
       return RS_NO;
     return k == MAGIC_LEN ? RS_HIT : need;
   }
-  if (q[0] != 0 || (avail > 1 && q[1] != EV_BLOCK_MARKER))
+  if (q[0] != 0 || (avail > 1 && q[1] != EL_EV_BLOCK_MARKER))
     return RS_NO;
-  if (d->ntab <= EV_BLOCK_MARKER ||
-      (d->tab[EV_BLOCK_MARKER] & (T_DECLARED | T_SIZE_MASK)) !=
+  if (d->ntab <= EL_EV_BLOCK_MARKER ||
+      (d->tab[EL_EV_BLOCK_MARKER] & (T_DECLARED | T_SIZE_MASK)) !=
           (T_DECLARED | (RS_LOOK - 10)))
     return RS_NO; /* markers cannot be framed in this session */
   if (avail < RS_LOOK)
@@ -1008,7 +976,7 @@ static int resync_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       /* The target begins among the carried bytes: DATA reads the rest
        * of them first (from pend), then buf. */
       size_t from = tail ? j + RS_LOOK + tail : j; /* in w */
-      if (from < c && reserve(&d->pend, &d->pcap, c - from))
+      if (from < c && pend_room(d, c - from))
         return EL_ENOMEM;
       d->rs_clen = 0;
       int rc = resync_land(d, w0 + j, w + j, tail);
@@ -1097,7 +1065,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *need = hl + size;
     return 0;
   }
-  if (type == EV_IPE && (t >> T_LAYOUT_SHIFT) && size >= 8) {
+  if (type == EL_EV_IPE && (t >> T_LAYOUT_SHIFT) && size >= 8) {
     /* GHC #24287: the declared size may miss the last NUL. */
     const uint8_t *q = p + hl + 8, *end = p + hl + size;
     int nuls = 0;
@@ -1243,7 +1211,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     d->stats.unknown_events++;
   }
   int skip_body = 0;
-  if (type == EV_BLOCK_MARKER && ev->known) {
+  if (type == EL_EV_BLOCK_MARKER && ev->known) {
     if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
       d->block_end = off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
@@ -1262,7 +1230,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
                (unsigned long long)off, (unsigned long long)ev->v[0].u);
       warn(d);
     }
-  } else if (type == EV_WALL_CLOCK && ev->known) {
+  } else if (type == EL_EV_WALL_CLOCK_TIME && ev->known) {
     d->have_wall = 1;
     d->wall_unix_ns = ev->v[1].u * 1000000000ull + ev->v[2].u;
     d->wall_t = ev->t_ns;
@@ -1364,7 +1332,7 @@ static int reprocess(el_ev_decoder_t *d, errs_t *E) {
      * (el_ev_decoder_offset counts it as consumed already). A stop
      * leaves pend empty: it happens on delivery, before pend refills. */
     size_t k = (size_t)(d->base - from);
-    if (k < n && reserve(&d->pend, &d->pcap, n - k) == 0) {
+    if (k < n && pend_room(d, n - k) == 0) {
       memcpy(d->pend, b + k, n - k);
       d->plen = n - k;
       d->poff = d->base;
@@ -1383,7 +1351,7 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return 0;
   d->landing = 0;
   uint16_t type = el__be16(p);
-  if (type == EV_BLOCK_MARKER || type == 0xFFFF)
+  if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
     return 0;
   if (can_rewind) {
     d->stats.skipped_blocks--;
@@ -1436,7 +1404,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         take = len - i;
       if (!take)
         break; /* wait for more */
-      if ((rc = reserve(&d->pend, &d->pcap, d->plen + take)))
+      if ((rc = pend_room(d, d->plen + take)))
         break;
       memcpy(d->pend + d->plen, buf + i, take);
       d->plen += take;
@@ -1576,7 +1544,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     int s = step(d, buf + i, len - i, off0, &n, &c);
     if (s == S_NEED) {
       size_t rest = len - i;
-      if ((rc = reserve(&d->pend, &d->pcap, rest)))
+      if ((rc = pend_room(d, rest)))
         goto out;
       memcpy(d->pend, buf + i, rest);
       d->plen = rest;

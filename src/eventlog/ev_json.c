@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/el_fmt.h"
+#include "../common/el_grow.h"
+#include "../common/el_utf8.h"
 #include "eventlog_internal.h"
 
 struct el_ev_json_s {
@@ -26,44 +29,10 @@ struct el_ev_json_s {
   el_diag_t diag;
 };
 
-static char *put_u64(char *w, uint64_t v) {
-  char tmp[24];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  while (n)
-    *w++ = tmp[--n];
-  return w;
-}
-
 static char *put_lit(char *w, const char *s) {
   size_t n = strlen(s);
   memcpy(w, s, n);
   return w + n;
-}
-
-/* Length of a valid UTF-8 sequence at p (n bytes left), or 0. */
-static size_t utf8_len(const uint8_t *p, size_t n) {
-  uint8_t c = p[0];
-  size_t len = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2
-               : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
-  if (!len || len > n)
-    return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((p[i] & 0xC0) != 0x80)
-      return 0;
-  if (len == 3) {
-    uint32_t cp = ((uint32_t)(c & 0x0F) << 12) | ((p[1] & 0x3Fu) << 6);
-    if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
-      return 0;
-  } else if (len == 4) {
-    uint32_t cp = ((uint32_t)(c & 0x07) << 18) | ((p[1] & 0x3Fu) << 12);
-    if (cp < 0x10000 || cp > 0x10FFFF)
-      return 0;
-  }
-  return len;
 }
 
 /* A JSON string: at most 6 output bytes per input byte, plus quotes. */
@@ -82,7 +51,7 @@ static char *put_str(char *w, const uint8_t *p, size_t n) {
       *w++ = (char)c;
       i++;
     } else {
-      size_t len = utf8_len(p + i, n - i);
+      size_t len = el_utf8_len(p + i, n - i);
       if (len) {
         memcpy(w, p + i, len);
         w += len;
@@ -99,10 +68,7 @@ static char *put_str(char *w, const uint8_t *p, size_t n) {
 
 static char *put_hex(char *w, const uint8_t *p, size_t n) {
   *w++ = '"';
-  for (size_t i = 0; i < n; i++) {
-    *w++ = "0123456789abcdef"[p[i] >> 4];
-    *w++ = "0123456789abcdef"[p[i] & 15];
-  }
+  w = el_fmt_hex(w, p, n);
   *w++ = '"';
   return w;
 }
@@ -111,13 +77,9 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
   const uint8_t *p = (const uint8_t *)v->s.p;
   switch (kind) {
   case EL_EV_U64:
-    return put_u64(w, v->u);
+    return el_fmt_u64(w, v->u);
   case EL_EV_I64:
-    if (v->i < 0) {
-      *w++ = '-';
-      return put_u64(w, (uint64_t)0 - (uint64_t)v->i);
-    }
-    return put_u64(w, v->u);
+    return el_fmt_i64(w, v->i);
   case EL_EV_TEXT:
     return put_str(w, p, v->s.len);
   case EL_EV_BYTES:
@@ -148,7 +110,7 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
     for (uint64_t i = 0; i < v->u; i++) {
       if (i)
         *w++ = ',';
-      w = put_u64(w, el__be32(p + 4 * i));
+      w = el_fmt_u64(w, el__be32(p + 4 * i));
     }
     *w++ = ']';
     return w;
@@ -169,21 +131,16 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   size_t need = 8 * (size_t)e->payload_len + 1024;
   for (unsigned i = 0; i < e->nfields; i++)
     need += 8 * e->v[i].s.len + 64;
-  if (need > j->cap) {
-    char *p = el_realloc(j->buf, need);
-    if (!p) {
-      j->failed = 1;
-      return 1;
-    }
-    j->buf = p;
-    j->cap = need;
+  if (el_grow(&j->buf, &j->cap, need, 1) < 0) {
+    j->failed = 1;
+    return 1;
   }
   char *w = j->buf;
   const el_ev_type_info_t *t = e->known ? el_ev_type_info(e->type) : NULL;
   w = put_lit(w, "{\"offset\":");
-  w = put_u64(w, e->offset);
+  w = el_fmt_u64(w, e->offset);
   w = put_lit(w, ",\"type\":");
-  w = put_u64(w, e->type);
+  w = el_fmt_u64(w, e->type);
   w = put_lit(w, ",\"name\":");
   if (t) {
     *w++ = '"';
@@ -193,12 +150,12 @@ static int on_event(void *ud, const el_ev_event_t *e) {
     w = put_lit(w, "null");
   }
   w = put_lit(w, ",\"t_ns\":");
-  w = put_u64(w, e->t_ns);
+  w = el_fmt_u64(w, e->t_ns);
   w = put_lit(w, ",\"unix_ns\":");
   el_unix_ns_t u = el_ev_decoder_unix_ns(j->dec, e->t_ns);
-  w = u ? put_u64(w, u) : put_lit(w, "null");
+  w = u ? el_fmt_u64(w, u) : put_lit(w, "null");
   w = put_lit(w, ",\"cap\":");
-  w = e->cap == EL_EV_NO_CAP ? put_lit(w, "null") : put_u64(w, e->cap);
+  w = e->cap == EL_EV_NO_CAP ? put_lit(w, "null") : el_fmt_u64(w, e->cap);
   if (t) {
     w = put_lit(w, ",\"fields\":{");
     for (unsigned i = 0; i < e->nfields && i < t->nfields; i++) {

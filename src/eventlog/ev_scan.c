@@ -17,11 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../common/el_grow.h"
 #include "eventlog_internal.h"
-
-#define EV_BLOCK_MARKER 18
-#define EV_WALL_CLOCK 43
-#define EV_CAP_CREATE 45
 
 typedef struct {
   el_ev_scan_t *out;
@@ -85,15 +82,9 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   scan_t *s = ud;
   close_session(s);
   el_ev_scan_t *o = s->out;
-  if (o->nsessions == s->scap) {
-    size_t n = s->scap ? s->scap * 2 : 4;
-    el_ev_scan_session_t *p = el_realloc(o->sessions, n * sizeof *p);
-    if (!p) {
-      s->nomem = 1;
-      return 1; /* stop: report what was found */
-    }
-    o->sessions = p;
-    s->scap = n;
+  if (el_grow(&o->sessions, &s->scap, o->nsessions + 1, sizeof *o->sessions)) {
+    s->nomem = 1;
+    return 1; /* stop: report what was found */
   }
   s->cur = &o->sessions[o->nsessions++];
   memset(s->cur, 0, sizeof *s->cur);
@@ -112,7 +103,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
     return 0;
   int var = (s->varbits[ev->type >> 6] >> (ev->type & 63)) & 1;
   uint64_t end = ev->offset + (var ? 12 : 10) + ev->payload_len;
-  if (ev->type == EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
+  if (ev->type == EL_EV_BLOCK_MARKER && ev->known && ev->v[0].u >= 24 &&
       ev->v[0].u <= (16u << 20))
     end = ev->offset + ev->v[0].u; /* the body, even if not read */
   if (end > s->len)
@@ -123,14 +114,14 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (!ev->known)
     return 0;
   switch (ev->type) {
-  case EV_BLOCK_MARKER:
+  case EL_EV_BLOCK_MARKER:
     see_time(s, ev->v[1].u);
     add_cap(s, ev->v[2].u);
     break;
-  case EV_CAP_CREATE:
+  case EL_EV_CAP_CREATE:
     add_cap(s, ev->v[0].u);
     break;
-  case EV_WALL_CLOCK:
+  case EL_EV_WALL_CLOCK_TIME:
     c->has_wall_clock = 1;
     c->wall_t_ns = ev->t_ns;
     c->anchor_unix_ns = anchor_ns(ev->v[1].u, ev->v[2].u, ev->t_ns);
@@ -156,7 +147,7 @@ static void on_warning(void *ud, const el_diag_t *dg) {
   }
 }
 
-#define SCAN_WINDOW ((size_t)16 << 20)  /* bytes fed at a time (mapped) */
+#define SCAN_WINDOW ((size_t)16 << 20) /* bytes fed at a time (mapped) */
 
 /* Feed buf to d; with `release`, in windows, giving each window's pages
  * back to the kernel once the decoder is past them. */
@@ -183,8 +174,7 @@ static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return 0;
 }
 
-static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
-                int release);
+static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out, int release);
 
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
   return scan(buf, len, out, 0);

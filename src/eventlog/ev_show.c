@@ -18,12 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/el_arena.h"
+#include "../common/el_fmt.h"
+#include "../common/el_grow.h"
+#include "../common/el_utf8.h"
 #include "eventlog_internal.h"
 
 typedef struct {
-  uint64_t t;     /* timestamp */
-  uint64_t off;   /* line start: chunk index << 32 | offset in chunk */
-  uint32_t len;   /* line length incl. '\n', without the "<t>: " prefix */
+  uint64_t t;       /* timestamp */
+  const char *line; /* in the text arena */
+  uint32_t len;     /* line length incl. '\n', without the "<t>: " prefix */
   uint32_t pad;
 } rec_t;
 
@@ -32,10 +36,8 @@ struct el_ev_show_s {
   el_ev_decoder_t *dec;
   char *hdr;           /* "Event Types:..." text of the first session */
   size_t hdrlen;
-  char **chunks;       /* arena of event lines: chunks never move */
-  size_t nchunks, chunkcap;
-  char *txt;           /* current chunk */
-  size_t tlen, tcap;   /* bytes used / size of the current chunk */
+  el_arena_t txt;      /* event lines (chunks never move), each with 64
+                          bytes of slack after it in its chunk */
   rec_t *rec;
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
@@ -44,45 +46,7 @@ struct el_ev_show_s {
   el_diag_t diag;
 };
 
-/* {====== number formatting ======} */
-
-static const char digits2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343"
-    "53637383940414243444546474849505152535455565758596061626364656667686970"
-    "71727374757677787980818283848586878889909192939495969798" "99";
-
-/* Decimal digits of v at w. Always writes 20 bytes (callers reserve room
- * generously) so the copy has a constant size and is inlined. */
-static char *put_u64(char *w, uint64_t v) {
-  char tmp[40];
-  char *e = tmp + 20, *p = e;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    p -= 2;
-    memcpy(p, digits2 + 2 * r, 2);
-  }
-  if (v >= 10) {
-    p -= 2;
-    memcpy(p, digits2 + 2 * v, 2);
-  } else {
-    *--p = (char)('0' + v);
-  }
-  memcpy(w, p, 20); /* p >= tmp, p + 20 <= tmp + 40 */
-  return w + (e - p);
-}
-
-static char *put_hex(char *w, uint64_t v) {
-  char tmp[16];
-  int n = 0;
-  do {
-    tmp[n++] = "0123456789abcdef"[v & 15];
-    v >>= 4;
-  } while (v);
-  while (n)
-    *w++ = tmp[--n];
-  return w;
-}
+/* {====== writing ======} */
 
 static char *put_s(char *w, const char *s) {
   size_t n = strlen(s);
@@ -97,8 +61,8 @@ static char *put_v(char *w, el_strview_t s) {
 }
 
 #define S(lit) (memcpy(w, lit, sizeof(lit) - 1), w += sizeof(lit) - 1)
-#define U(x) (w = put_u64(w, (x)))
-#define X(x) (w = put_hex(w, (x)))
+#define U(x) (w = el_fmt_u64(w, (x)))
+#define X(x) (w = el_fmt_x64(w, (x)))
 #define V(x) (w = put_v(w, (x)))
 
 /* {====== Haskell `show` of strings (for args/env lists) ======} */
@@ -106,27 +70,9 @@ static char *put_v(char *w, el_strview_t s) {
 /* Decode one UTF-8 code point at p (n bytes left); *used gets its length.
  * Invalid sequences give U+FFFD and consume one byte. */
 static uint32_t utf8_next(const uint8_t *p, size_t n, size_t *used) {
-  uint8_t c = p[0];
-  *used = 1;
-  if (c < 0x80)
-    return c;
-  int len = c >= 0xF0 ? (c < 0xF5 ? 4 : 0)
-            : c >= 0xE0 ? 3
-            : c >= 0xC2 ? 2
-                        : 0;
-  if (!len || (size_t)len > n)
-    return 0xFFFD;
-  uint32_t cp = c & (0x7F >> len);
-  for (int i = 1; i < len; i++) {
-    if ((p[i] & 0xC0) != 0x80)
-      return 0xFFFD;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0xFFFD;
-  *used = (size_t)len;
-  return cp;
+  size_t len = el_utf8_len(p, n);
+  *used = len ? len : 1;
+  return len ? el_utf8_decode(p, len) : 0xFFFD;
 }
 
 static const char *const ascii_names[32] = {
@@ -145,7 +91,7 @@ static char *put_hs_string(char *w, const uint8_t *s, size_t n) {
     i += used;
     if (c > 127) {
       *w++ = '\\';
-      w = put_u64(w, c);
+      w = el_fmt_u64(w, c);
       if (i < n && s[i] >= '0' && s[i] <= '9')
         S("\\&");
     } else if (c == 127) {
@@ -223,24 +169,11 @@ static char *put_binary(char *w, el_strview_t v) {
 
 /* {====== event texts ======} */
 
-/* Stop-status texts, padded so they can be copied with a constant size
- * (the hot path: one per STOP_THREAD). */
-#define STATUS_PAD 40
-static const char stop_texts[][STATUS_PAD] = {
-    "No stop thread status", "heap overflow", "stack overflow",
-    "thread yielding", "thread blocked", "thread finished",
-    "making a foreign call", "blocked on an MVar",
-    "blocked on a black hole", "blocked on I/O read",
-    "blocked on I/O write", "blocked on threadDelay",
-    "blocked in STM retry", "blocked on asyncDoProc",
-    "blocked in a foreign call", "blocked in a foreign call",
-    "blocked in throwTo", "thread migrating",
-    "waiting for data to be globalised", "No stop thread status",
-    "blocked reading an MVar"};
-
+/* A stop-status text (the hot path: one per STOP_THREAD), copied with a
+ * constant size; callers reserve room. */
 static char *put_status(char *w, uint64_t s) {
-  const char *t = stop_texts[s < EL_ARRAY_LEN(stop_texts) ? s : 0];
-  memcpy(w, t, STATUS_PAD); /* callers reserve room */
+  const char *t = el__ev_stop_status_text(s);
+  memcpy(w, t, EL__EV_STATUS_TEXT);
   return w + strlen(t);
 }
 
@@ -251,14 +184,6 @@ static const char *msg_tag(uint64_t tag) {
                                   "Terminate", "Packet"};
   return tag >= 0x50 && tag - 0x50 < EL_ARRAY_LEN(t) ? t[tag - 0x50]
                                                       : "Unknown";
-}
-
-static const char *breakdown(uint64_t b) {
-  static const char *const t[] = {
-      "unknown",     "cost centre", "module",  "closure description",
-      "type description", "retainer", "biography", "closure type",
-      "info table", "era"};
-  return b < EL_ARRAY_LEN(t) ? t[b] : "unknown";
 }
 
 static char *put_stack(char *w, const el_ev_value_t *v) {
@@ -276,104 +201,104 @@ static char *put_stack(char *w, const el_ev_value_t *v) {
 static char *body(char *w, const el_ev_event_t *e) {
   const el_ev_value_t *v = e->v;
   switch (e->type) {
-  case 0: S("creating thread "); U(v[0].u); break;
-  case 1: S("running thread "); U(v[0].u); break;
-  case 2:
+  case EL_EV_CREATE_THREAD: S("creating thread "); U(v[0].u); break;
+  case EL_EV_RUN_THREAD: S("running thread "); U(v[0].u); break;
+  case EL_EV_STOP_THREAD:
     S("stopping thread "); U(v[0].u); S(" (");
-    if (v[1].u == 8) {
+    if (v[1].u == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE) {
       S("blocked on black hole owned by thread "); U(v[2].u);
     } else {
       w = put_status(w, v[1].u);
-      if (v[1].u == 2) { S(", size "); U(v[2].u); }
+      if (v[1].u == EL_EV_STATUS_STACK_OVERFLOW) { S(", size "); U(v[2].u); }
     }
     S(")");
     break;
-  case 3: S("thread "); U(v[0].u); S(" is runnable"); break;
-  case 4: S("migrating thread "); U(v[0].u); S(" to cap "); U(v[1].u); break;
-  case 7: S("shutting down"); break;
-  case 8: S("waking up thread "); U(v[0].u); S(" on cap "); U(v[1].u); break;
-  case 9: S("starting GC"); break;
-  case 10: S("finished GC"); break;
-  case 11: S("requesting sequential GC"); break;
-  case 12: S("requesting parallel GC"); break;
-  case 15: S("creating spark thread "); U(v[0].u); break;
-  case 16: case 19: V(v[0].s); break;
-  case 17: S("startup: "); U(v[0].u); S(" capabilities"); break;
-  case 18:
+  case EL_EV_THREAD_RUNNABLE: S("thread "); U(v[0].u); S(" is runnable"); break;
+  case EL_EV_MIGRATE_THREAD: S("migrating thread "); U(v[0].u); S(" to cap "); U(v[1].u); break;
+  case EL_EV_SHUTDOWN: S("shutting down"); break;
+  case EL_EV_THREAD_WAKEUP: S("waking up thread "); U(v[0].u); S(" on cap "); U(v[1].u); break;
+  case EL_EV_GC_START: S("starting GC"); break;
+  case EL_EV_GC_END: S("finished GC"); break;
+  case EL_EV_REQUEST_SEQ_GC: S("requesting sequential GC"); break;
+  case EL_EV_REQUEST_PAR_GC: S("requesting parallel GC"); break;
+  case EL_EV_CREATE_SPARK_THREAD: S("creating spark thread "); U(v[0].u); break;
+  case EL_EV_LOG_MSG: case EL_EV_USER_MSG: V(v[0].s); break;
+  case EL_EV_STARTUP: S("startup: "); U(v[0].u); S(" capabilities"); break;
+  case EL_EV_BLOCK_MARKER:
     S("event block: cap "); U(v[2].u); S(", end time: "); U(v[1].u);
     S("\n");
     break;
-  case 20: S("GC idle"); break;
-  case 21: S("GC working"); break;
-  case 22: S("GC done"); break;
-  case 23: S("compiler version is "); V(v[0].s); break;
-  case 24: S("program invocation: "); V(v[0].s); break;
-  case 25:
+  case EL_EV_GC_IDLE: S("GC idle"); break;
+  case EL_EV_GC_WORK: S("GC working"); break;
+  case EL_EV_GC_DONE: S("GC done"); break;
+  case EL_EV_VERSION: S("compiler version is "); V(v[0].s); break;
+  case EL_EV_PROGRAM_INVOCATION: S("program invocation: "); V(v[0].s); break;
+  case EL_EV_CAPSET_CREATE:
     S("created capset "); U(v[0].u); S(" of type ");
     w = put_s(w, v[1].u == 1   ? "CapsetCustom"
                  : v[1].u == 2 ? "CapsetOsProcess"
                  : v[1].u == 3 ? "CapsetClockDomain"
                                : "CapsetUnknown");
     break;
-  case 26: S("deleted capset "); U(v[0].u); break;
-  case 27: S("assigned cap "); U(v[1].u); S(" to capset "); U(v[0].u); break;
-  case 28: S("removed cap "); U(v[1].u); S(" from capset "); U(v[0].u); break;
-  case 29:
+  case EL_EV_CAPSET_DELETE: S("deleted capset "); U(v[0].u); break;
+  case EL_EV_CAPSET_ASSIGN_CAP: S("assigned cap "); U(v[1].u); S(" to capset "); U(v[0].u); break;
+  case EL_EV_CAPSET_REMOVE_CAP: S("removed cap "); U(v[1].u); S(" from capset "); U(v[0].u); break;
+  case EL_EV_RTS_IDENTIFIER:
     S("capset "); U(v[0].u); S(": RTS version \""); V(v[1].s); S("\"");
     break;
-  case 30:
+  case EL_EV_PROGRAM_ARGS:
     S("capset "); U(v[0].u); S(": args: "); w = put_hs_strlist(w, v[1].s);
     break;
-  case 31:
+  case EL_EV_PROGRAM_ENV:
     S("capset "); U(v[0].u); S(": env: "); w = put_hs_strlist(w, v[1].s);
     break;
-  case 32: S("capset "); U(v[0].u); S(": pid "); U(v[1].u); break;
-  case 33: S("capset "); U(v[0].u); S(": parent pid "); U(v[1].u); break;
-  case 34:
+  case EL_EV_OSPROCESS_PID: S("capset "); U(v[0].u); S(": pid "); U(v[1].u); break;
+  case EL_EV_OSPROCESS_PPID: S("capset "); U(v[0].u); S(": parent pid "); U(v[1].u); break;
+  case EL_EV_SPARK_COUNTERS:
     S("spark stats: "); U(v[0].u); S(" created, "); U(v[3].u);
     S(" converted, "); U(v[6].u); S(" remaining ("); U(v[2].u);
     S(" overflowed, "); U(v[1].u); S(" dud, "); U(v[4].u); S(" GC'd, ");
     U(v[5].u); S(" fizzled)");
     break;
-  case 35: S("spark created"); break;
-  case 36: S("dud spark discarded"); break;
-  case 37: S("overflowed spark discarded"); break;
-  case 38: S("running a local spark"); break;
-  case 39: S("stealing a spark from cap "); U(v[0].u); break;
-  case 40: S("spark fizzled"); break;
-  case 41: S("spark GCed"); break;
-  case 42:
+  case EL_EV_SPARK_CREATE: S("spark created"); break;
+  case EL_EV_SPARK_DUD: S("dud spark discarded"); break;
+  case EL_EV_SPARK_OVERFLOW: S("overflowed spark discarded"); break;
+  case EL_EV_SPARK_RUN: S("running a local spark"); break;
+  case EL_EV_SPARK_STEAL: S("stealing a spark from cap "); U(v[0].u); break;
+  case EL_EV_SPARK_FIZZLE: S("spark fizzled"); break;
+  case EL_EV_SPARK_GC: S("spark GCed"); break;
+  case EL_EV_INTERN_STRING:
     S("Interned string: \""); V(v[0].s); S("\" with id "); U(v[1].u);
     break;
-  case 43:
+  case EL_EV_WALL_CLOCK_TIME:
     S("capset "); U(v[0].u); S(": wall clock time "); U(v[1].u); S("s ");
     U(v[2].u); S("ns (unix epoch)");
     break;
-  case 44:
+  case EL_EV_THREAD_LABEL:
     S("thread "); U(v[0].u); S(" has label \""); V(v[1].s); S("\"");
     break;
-  case 45: S("created cap "); U(v[0].u); break;
-  case 46: S("deleted cap "); U(v[0].u); break;
-  case 47: S("disabled cap "); U(v[0].u); break;
-  case 48: S("enabled cap "); U(v[0].u); break;
-  case 49:
+  case EL_EV_CAP_CREATE: S("created cap "); U(v[0].u); break;
+  case EL_EV_CAP_DELETE: S("deleted cap "); U(v[0].u); break;
+  case EL_EV_CAP_DISABLE: S("disabled cap "); U(v[0].u); break;
+  case EL_EV_CAP_ENABLE: S("enabled cap "); U(v[0].u); break;
+  case EL_EV_HEAP_ALLOCATED:
     S("allocated on heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" total bytes till now");
     break;
-  case 50:
+  case EL_EV_HEAP_SIZE:
     S("size of heap capset "); U(v[0].u); S(": "); U(v[1].u); S(" bytes");
     break;
-  case 51:
+  case EL_EV_HEAP_LIVE:
     S("live data in heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" bytes");
     break;
-  case 52:
+  case EL_EV_HEAP_INFO_GHC:
     S("heap stats for heap capset "); U(v[0].u); S(": generations ");
     U(v[1].u); S(", "); U(v[2].u); S(" bytes max heap size, "); U(v[3].u);
     S(" bytes alloc area size, "); U(v[4].u); S(" bytes mblock size, ");
     U(v[5].u); S(" bytes block size");
     break;
-  case 53:
+  case EL_EV_GC_STATS_GHC:
     S("GC stats for heap capset "); U(v[0].u); S(": generation "); U(v[1].u);
     S(", "); U(v[2].u); S(" bytes copied, "); U(v[3].u); S(" bytes slop, ");
     U(v[4].u); S(" bytes fragmentation, "); U(v[5].u); S(" par threads, ");
@@ -381,85 +306,85 @@ static char *body(char *w, const el_ev_event_t *e) {
     S(" bytes total par copied");
     if (e->layout == 0) { S(", "); U(v[8].u); S(" bytes balanced par copied"); }
     break;
-  case 54: S("all caps stopped for GC"); break;
-  case 55:
+  case EL_EV_GC_GLOBAL_SYNC: S("all caps stopped for GC"); break;
+  case EL_EV_TASK_CREATE:
     S("task 0x"); X(v[0].u); S(" created on cap "); U(v[1].u);
     S(" with OS kernel thread "); U(v[2].u);
     break;
-  case 56:
+  case EL_EV_TASK_MIGRATE:
     S("task 0x"); X(v[0].u); S(" migrated from cap "); U(v[1].u);
     S(" to cap "); U(v[2].u);
     break;
-  case 57: S("task 0x"); X(v[0].u); S(" deleted"); break;
-  case 58: S("marker: "); V(v[0].s); break;
-  case 60: S("starting to receive"); break;
-  case 61: S("stop receiving"); break;
-  case 62: S("creating process "); U(v[0].u); break;
-  case 63: S("killing process "); U(v[0].u); break;
-  case 64:
+  case EL_EV_TASK_DELETE: S("task 0x"); X(v[0].u); S(" deleted"); break;
+  case EL_EV_USER_MARKER: S("marker: "); V(v[0].s); break;
+  case EL_EV_EDEN_START_RECEIVE: S("starting to receive"); break;
+  case EL_EV_EDEN_END_RECEIVE: S("stop receiving"); break;
+  case EL_EV_CREATE_PROCESS: S("creating process "); U(v[0].u); break;
+  case EL_EV_KILL_PROCESS: S("killing process "); U(v[0].u); break;
+  case EL_EV_ASSIGN_THREAD_TO_PROCESS:
     S("assigning thread "); U(v[0].u); S(" to process "); U(v[1].u);
     break;
-  case 65: S("creating machine "); U(v[0].u); S(" at "); U(v[1].u); break;
-  case 66: S("killing machine "); U(v[0].u); break;
-  case 67:
+  case EL_EV_CREATE_MACHINE: S("creating machine "); U(v[0].u); S(" at "); U(v[1].u); break;
+  case EL_EV_KILL_MACHINE: S("killing machine "); U(v[0].u); break;
+  case EL_EV_SEND_MESSAGE:
     S("sending message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
     S(" to machine "); U(v[3].u); S(", process "); U(v[4].u);
     S(" on inport "); U(v[5].u);
     break;
-  case 68:
+  case EL_EV_RECEIVE_MESSAGE:
     S("receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" at process "); U(v[1].u); S(", inport "); U(v[2].u);
     S(" from machine "); U(v[3].u); S(", process "); U(v[4].u);
     S(", thread "); U(v[5].u); S(" with size "); U(v[6].u);
     break;
-  case 69:
+  case EL_EV_SEND_RECEIVE_LOCAL_MESSAGE:
     S("sending/receiving message with tag "); w = put_s(w, msg_tag(v[0].u));
     S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
     S(" to process "); U(v[3].u); S(" on inport "); U(v[4].u);
     break;
-  case 90:
+  case EL_EV_MEM_RETURN:
     S("memory returned (mblocks): current("); U(v[1].u); S(") needed(");
     U(v[2].u); S(") returned("); U(v[3].u); S(")");
     break;
-  case 91:
+  case EL_EV_BLOCKS_SIZE:
     S("blocks size of heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" bytes");
     break;
-  case 100:
+  case EL_EV_MER_START_PAR_CONJUNCTION:
     S("Start a parallel conjunction 0x"); X(v[0].u); S(", static_id: ");
     U(v[1].u);
     break;
-  case 101: S("End par conjunction: 0x"); X(v[0].u); break;
-  case 102: S("End par conjunct: 0x"); X(v[0].u); break;
-  case 103:
+  case EL_EV_MER_STOP_PAR_CONJUNCTION: S("End par conjunction: 0x"); X(v[0].u); break;
+  case EL_EV_MER_STOP_PAR_CONJUNCT: S("End par conjunct: 0x"); X(v[0].u); break;
+  case EL_EV_MER_CREATE_SPARK:
     S("Create spark for conjunction: 0x"); X(v[0].u); S(" spark: 0x");
     X(v[1].u);
     break;
-  case 104: S("Create future 0x"); X(v[0].u); S(" named "); U(v[1].u); break;
-  case 105: S("Wait didn't suspend for future: 0x"); X(v[0].u); break;
-  case 106: S("Wait suspended on future: 0x"); X(v[0].u); break;
-  case 107: S("Signaled future 0x"); X(v[0].u); break;
-  case 108: S("Looking for global thread to resume"); break;
-  case 109: S("Trying to steal a spark"); break;
-  case 110: S("Releasing thread "); U(v[0].u); S(" to the free pool"); break;
-  case 111: S("Capability going to sleep"); break;
-  case 112: S("Looking for a local spark to execute"); break;
-  case 113: S("About to call the program entry point"); break;
-  case 140:
+  case EL_EV_MER_FUT_CREATE: S("Create future 0x"); X(v[0].u); S(" named "); U(v[1].u); break;
+  case EL_EV_MER_FUT_WAIT_NOSUSPEND: S("Wait didn't suspend for future: 0x"); X(v[0].u); break;
+  case EL_EV_MER_FUT_WAIT_SUSPENDED: S("Wait suspended on future: 0x"); X(v[0].u); break;
+  case EL_EV_MER_FUT_SIGNAL: S("Signaled future 0x"); X(v[0].u); break;
+  case EL_EV_MER_LOOKING_FOR_GLOBAL_CONTEXT: S("Looking for global thread to resume"); break;
+  case EL_EV_MER_WORK_STEALING: S("Trying to steal a spark"); break;
+  case EL_EV_MER_RELEASE_CONTEXT: S("Releasing thread "); U(v[0].u); S(" to the free pool"); break;
+  case EL_EV_MER_ENGINE_SLEEPING: S("Capability going to sleep"); break;
+  case EL_EV_MER_LOOKING_FOR_LOCAL_SPARK: S("Looking for a local spark to execute"); break;
+  case EL_EV_MER_CALLING_MAIN: S("About to call the program entry point"); break;
+  case EL_EV_PERF_NAME:
     S("perf event "); U(v[0].u); S(" named \""); V(v[1].s); S("\"");
     break;
-  case 141:
+  case EL_EV_PERF_COUNTER:
     S("perf event counter "); U(v[0].u); S(" incremented by ");
     U(v[2].u + 1); S(" in OS thread "); U(v[1].u);
     break;
-  case 142:
+  case EL_EV_PERF_TRACEPOINT:
     S("perf event tracepoint "); U(v[0].u); S(" reached in OS thread ");
     U(v[1].u);
     break;
-  case 160: {
+  case EL_EV_HEAP_PROF_BEGIN: {
     S("start heap profiling "); U(v[0].u); S(" at sampling period ");
-    U(v[1].u); S(" broken down by "); w = put_s(w, breakdown(v[2].u));
+    U(v[1].u); S(" broken down by "); w = put_s(w, el__ev_breakdown_text(v[2].u));
     int any = 0;
     for (int i = 3; i < 10; i++)
       if (v[i].s.len) {
@@ -471,33 +396,33 @@ static char *body(char *w, const el_ev_event_t *e) {
       }
     break;
   }
-  case 161:
+  case EL_EV_HEAP_PROF_COST_CENTRE:
     S("cost centre "); U(v[0].u); S(" "); V(v[1].s); S(" in "); V(v[2].s);
     S(" at "); V(v[3].s);
     if (v[4].u & 1)
       S(" CAF");
     break;
-  case 162: S("start heap prof sample "); U(v[0].u); break;
-  case 163:
+  case EL_EV_HEAP_PROF_SAMPLE_BEGIN: S("start heap prof sample "); U(v[0].u); break;
+  case EL_EV_HEAP_PROF_SAMPLE_COST_CENTRE:
     S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
     S(", cost centre stack "); w = put_stack(w, &v[3]);
     break;
-  case 164:
+  case EL_EV_HEAP_PROF_SAMPLE_STRING:
     S("heap prof sample "); U(v[0].u); S(", residency "); U(v[1].u);
     S(", label "); V(v[2].s);
     break;
-  case 165: S("end prof sample "); U(v[0].u); break;
-  case 166:
+  case EL_EV_HEAP_PROF_SAMPLE_END: S("end prof sample "); U(v[0].u); break;
+  case EL_EV_HEAP_BIO_PROF_SAMPLE_BEGIN:
     S("start heap prof sample "); U(v[0].u); S(" at time "); U(v[1].u);
     break;
-  case 167:
+  case EL_EV_PROF_SAMPLE_COST_CENTRE:
     S("cap no "); U((uint16_t)v[0].u); S(", prof sample "); U(v[1].u);
     S(", cost centre stack "); w = put_stack(w, &v[3]);
     break;
-  case 168:
+  case EL_EV_PROF_BEGIN:
     S("start time profiling, tick interval "); U(v[0].u); S(" (ns)");
     break;
-  case 169: {
+  case EL_EV_IPE: {
     uint64_t cd = 0;
     for (size_t i = 0; i < v[2].s.len; i++) {
       char c = v[2].s.p[i];
@@ -509,31 +434,31 @@ static char *body(char *w, const el_ev_event_t *e) {
     S(" - "); V(v[6].s);
     break;
   }
-  case 181: S("binary message "); w = put_binary(w, v[0].s); break;
-  case 200: S("concurrent mark began"); break;
-  case 201:
+  case EL_EV_USER_BINARY_MSG: S("binary message "); w = put_binary(w, v[0].s); break;
+  case EL_EV_CONC_MARK_BEGIN: S("concurrent mark began"); break;
+  case EL_EV_CONC_MARK_END:
     S("concurrent mark ended: marked "); U(v[0].u); S(" objects");
     break;
-  case 202: S("post-mark synchronization began"); break;
-  case 203: S("post-mark synchronization ended"); break;
-  case 204: S("concurrent sweep began"); break;
-  case 205: S("concurrent sweep ended"); break;
-  case 206: S("update remembered set flushed by "); U(v[0].u); break;
-  case 207:
+  case EL_EV_CONC_SYNC_BEGIN: S("post-mark synchronization began"); break;
+  case EL_EV_CONC_SYNC_END: S("post-mark synchronization ended"); break;
+  case EL_EV_CONC_SWEEP_BEGIN: S("concurrent sweep began"); break;
+  case EL_EV_CONC_SWEEP_END: S("concurrent sweep ended"); break;
+  case EL_EV_CONC_UPD_REM_SET_FLUSH: S("update remembered set flushed by "); U(v[0].u); break;
+  case EL_EV_NONMOVING_HEAP_CENSUS:
     S("nonmoving heap census "); U(v[0].u); S(": "); U(v[1].u);
     S(" active segments, "); U(v[2].u); S(" filled segments, ");
     U(v[3].u); S(" live blocks");
     break;
-  case 210:
+  case EL_EV_TICKY_COUNTER_DEF:
     S("ticky counter definition "); U(v[0].u); S(", arity: "); U(v[1].u);
     S(", def kinds: "); V(v[2].s); S(", name: "); V(v[3].s);
     S(", itbl: "); X(v[4].u);
     break;
-  case 211:
+  case EL_EV_TICKY_COUNTER_SAMPLE:
     S("ticky counter sample "); U(v[0].u); S(": entry count: "); U(v[1].u);
     S(", "); U(v[2].u); S(" allocs, "); U(v[3].u); S(" allocd");
     break;
-  case 212: S("ticky begin counter sample"); break;
+  case EL_EV_TICKY_COUNTER_BEGIN_SAMPLE: S("ticky begin counter sample"); break;
   default:
     return NULL;
   }
@@ -543,30 +468,7 @@ static char *body(char *w, const el_ev_event_t *e) {
 /* {====== sink ======} */
 
 #define CHUNK_BYTES ((size_t)16 << 20)
-
-/* Make room for `more` bytes in the current chunk, starting a new chunk
- * when needed (lines never straddle chunks; nothing is ever copied). */
-static int reserve_txt(el_ev_show_t *s, size_t more) {
-  if (s->txt && s->tlen + more <= s->tcap)
-    return 0;
-  if (s->nchunks == s->chunkcap) {
-    size_t n = s->chunkcap ? s->chunkcap * 2 : 16;
-    char **p = el_realloc(s->chunks, n * sizeof *p);
-    if (!p)
-      return EL_ENOMEM;
-    s->chunks = p;
-    s->chunkcap = n;
-  }
-  size_t sz = more > CHUNK_BYTES ? more : CHUNK_BYTES;
-  char *c = el_malloc(sz + 64); /* 64: lines are copied 64 bytes at once */
-  if (!c)
-    return EL_ENOMEM;
-  s->chunks[s->nchunks++] = c;
-  s->txt = c;
-  s->tlen = 0;
-  s->tcap = sz;
-  return 0;
-}
+#define LINE_SLACK 64   /* lines are copied 64 bytes at a time */
 
 static int on_header(void *ud, const el_ev_header_t *h) {
   el_ev_show_t *s = ud;
@@ -609,22 +511,14 @@ static void on_warning(void *ud, const el_diag_t *d) {
 
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_show_t *s = ud;
-  if (reserve_txt(s, 16 * (size_t)e->payload_len + 256)) {
+  char *start = el_arena_reserve(
+      &s->txt, 16 * (size_t)e->payload_len + 256 + LINE_SLACK);
+  if (!start || el_grow(&s->rec, &s->rcap, s->nrec + 1, sizeof *s->rec)) {
     s->failed = 1;
     return 1;
   }
-  if (s->nrec == s->rcap) {
-    size_t n = s->rcap ? s->rcap * 2 : 4096;
-    rec_t *p = el_realloc(s->rec, n * sizeof *p);
-    if (!p) {
-      s->failed = 1;
-      return 1;
-    }
-    s->rec = p;
-    s->rcap = n;
-  }
   /* The "<t>: " prefix is written at output time from the record. */
-  char *start = s->txt + s->tlen, *w = start;
+  char *w = start;
   if (e->cap != EL_EV_NO_CAP) {
     S("cap ");
     U(e->cap);
@@ -638,9 +532,9 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   *w++ = '\n';
   rec_t *r = &s->rec[s->nrec++];
   r->t = e->t_ns;
-  r->off = ((uint64_t)(s->nchunks - 1) << 32) | s->tlen;
+  r->line = start;
   r->len = (uint32_t)(w - start);
-  s->tlen += r->len;
+  el_arena_commit(&s->txt, r->len);
   return 0;
 }
 
@@ -651,6 +545,7 @@ el_ev_show_t *el_ev_show_new(FILE *out) {
   if (!s)
     return NULL;
   s->out = out;
+  s->txt.chunk_bytes = CHUNK_BYTES;
   el_ev_sink_t sink = {.ud = s, .on_header = on_header,
                        .on_event = on_event, .on_warning = on_warning};
   s->dec = el_ev_decoder_new(&sink);
@@ -667,9 +562,7 @@ void el_ev_show_free(el_ev_show_t *s) {
     return;
   el_ev_decoder_free(s->dec);
   el_free(s->hdr);
-  for (size_t i = 0; i < s->nchunks; i++)
-    el_free(s->chunks[i]);
-  el_free(s->chunks);
+  el_arena_free(&s->txt);
   el_free(s->rec);
   el_free(s);
 }
@@ -823,12 +716,12 @@ int el_ev_show_finish(el_ev_show_t *s) {
   int werr = 0; /* the first output error: wins over a decode status, since
                    the caller would otherwise report success */
   while ((r = merge_next(&m)) && !werr) {
-    const char *line = s->chunks[r->off >> 32] + (uint32_t)r->off;
+    const char *line = r->line;
     if (olen + r->len + 32 >= OUTBUF) {
       werr = out_write(s->out, ob, olen);
       olen = 0;
     }
-    char *w = put_u64(ob + olen, r->t);
+    char *w = el_fmt_u64(ob + olen, r->t);
     memcpy(w, ": ", 2);
     olen = (size_t)(w + 2 - ob);
     if (r->len > OUTBUF) {

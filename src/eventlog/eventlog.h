@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "../common/el_common.h"
+#include "ev_type_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -349,6 +350,16 @@ void el_ev_scan_free(el_ev_scan_t *s);
 
 /* {====== event type table ======} */
 
+/* EL_EV_<NAME> = id for every known event type (EL_EV_RUN_THREAD = 1,
+ * ...), from the type table (ev_type_table.h, spec §2.1). */
+enum {
+#define EL__EV_ID(id, name, fields) EL_EV_##name = id,
+#define EL__EV_OLDER(id, name, variant, fields)
+  EL_EV_TYPE_TABLE(EL__EV_ID, EL__EV_OLDER)
+#undef EL__EV_ID
+#undef EL__EV_OLDER
+};
+
 /* Description of a known event type id, or NULL if unknown (spec §2.1).
  * Returns a static object. Thread: any. */
 const el_ev_type_info_t *el_ev_type_info(uint16_t id);
@@ -359,6 +370,30 @@ int el_ev_type_by_name(const char *name);
 
 /* Index of field `name` in el_ev_type_info(id)->fields, or -1. */
 int el_ev_field_index(uint16_t id, const char *name);
+
+/* {====== codes inside payloads ======} */
+
+/* STOP_THREAD status codes that need special treatment (spec §2.2). */
+enum {
+  EL_EV_STATUS_STACK_OVERFLOW = 2,       /* show prints info as a size */
+  EL_EV_STATUS_THREAD_FINISHED = 5,      /* the thread's last stop */
+  EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE = 8 /* info: the owning thread */
+};
+
+/* The name of STOP_THREAD status `code` as ghc-events and the reference
+ * tool give it ("ThreadYielding", "BlockedOnMVar"; "NoStatus" for an
+ * unknown code), with the owner `info` for a black hole:
+ * "BlockedOnBlackHoleOwnedBy 42". Written NUL-terminated into buf
+ * (size bytes, truncated; buf may be NULL when size is 0). Returns the
+ * length of the whole name, as snprintf does: a result >= size means it
+ * was cut (64 bytes always suffice). Thread: any. Spec: §2.2. */
+size_t el_ev_stop_status_name(uint64_t code, uint64_t info, char *buf,
+                              size_t size);
+
+/* The RTS flag ("-hT", "-hc", ...) of HEAP_PROF_BEGIN breakdown `code`,
+ * or NULL when unknown. Returns a static string. Thread: any. Spec:
+ * §2.5. */
+const char *el_ev_breakdown_flag(uint64_t code);
 
 /* {====== ghc-events show formatting ======} */
 

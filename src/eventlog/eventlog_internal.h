@@ -66,6 +66,14 @@ static inline el_strview_t el__ev_decl_desc(const el_ev_decoder_t *d,
 }
 #define decl_desc el__ev_decl_desc
 
+/* ev_codes.c: the `show` texts of STOP_THREAD statuses (padded to
+ * EL__EV_STATUS_TEXT bytes: copy that many, then advance by strlen) and
+ * of heap profile breakdowns, "No stop thread status" / "unknown" for
+ * unknown codes. Static strings. */
+#define EL__EV_STATUS_TEXT 40
+const char *el__ev_stop_status_text(uint64_t code);
+const char *el__ev_breakdown_text(uint64_t code);
+
 /* Big-endian loads (unaligned-safe). */
 static inline uint16_t el__be16(const uint8_t *p) {
   uint16_t v;

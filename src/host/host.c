@@ -159,14 +159,12 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
     goto fail;
   }
   /* Init events always feed the session tracker (spec §2.4). */
-  static const char *sys[] = {"WALL_CLOCK_TIME", "OSPROCESS_PID",
-                              "OSPROCESS_PPID", "RTS_IDENTIFIER",
-                              "PROGRAM_ARGS", "HEAP_PROF_BEGIN",
-                              "CAP_CREATE", "BLOCK_MARKER"};
-  for (size_t i = 0; i < EL_ARRAY_LEN(sys); i++) {
-    int id = el_ev_type_by_name(sys[i]);
-    if (id >= 0) el__host_set_flag(h, id, EL__F_SYS, 1);
-  }
+  static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
+                            EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,
+                            EL_EV_PROGRAM_ARGS,    EL_EV_HEAP_PROF_BEGIN,
+                            EL_EV_CAP_CREATE,      EL_EV_BLOCK_MARKER};
+  for (size_t i = 0; i < EL_ARRAY_LEN(sys); i++)
+    el__host_set_flag(h, sys[i], EL__F_SYS, 1);
   return h;
 fail:
   el_host_free(h);

@@ -29,8 +29,6 @@
 
 #define DEFAULT_HORIZON_NS 5000000000ll
 
-static int ty_block = -1, ty_wct = -1, ty_cap_create = -1;
-
 static el_unix_ns_t unix_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -59,11 +57,6 @@ static const char *iso(int64_t unix_ns, char *buf, size_t size) {
 }
 
 void el__clock_init(el_host_t *h) {
-  if (ty_block < 0) {
-    ty_block = el_ev_type_by_name("BLOCK_MARKER");
-    ty_wct = el_ev_type_by_name("WALL_CLOCK_TIME");
-    ty_cap_create = el_ev_type_by_name("CAP_CREATE");
-  }
   memset(&h->clock, 0, sizeof h->clock);
   memset(&h->prog, 0, sizeof h->prog);
   h->prog.max_cap = h->prog.block_cap = h->prog.wm_cap = -1;
@@ -283,7 +276,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
   el__progress_t *p = &h->prog;
   el__clock_t *c = &h->clock;
   if (!ev->known) return 0;
-  if (ev->type == ty_block && ev->nfields >= 3) {
+  if (ev->type == EL_EV_BLOCK_MARKER && ev->nfields >= 3) {
     /* The previous block is complete: its capability has delivered
      * everything up to its end time. */
     if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
@@ -297,7 +290,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     p->wm_dirty = 1;  /* the stream time moved: silent caps may drop */
     return estimate(h, end > ev->t_ns ? end : ev->t_ns);
   }
-  if (ev->type == ty_wct && ev->nfields >= 3) {
+  if (ev->type == EL_EV_WALL_CLOCK_TIME && ev->nfields >= 3) {
     uint64_t sec = ev->v[1].u, nsec = ev->v[2].u;
     uint64_t wall = sec > (uint64_t)INT64_MAX / 1000000000u
                         ? (uint64_t)INT64_MAX
@@ -321,7 +314,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     c->anchor = exact;
     return 1;
   }
-  if (ev->type == ty_cap_create && ev->nfields >= 1) {
+  if (ev->type == EL_EV_CAP_CREATE && ev->nfields >= 1) {
     expect(h, (unsigned)ev->v[0].u, ev->t_ns);
     return 0;
   }

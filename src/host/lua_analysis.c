@@ -15,7 +15,6 @@
 #define MAX_CAPS 1024
 #define MAX_HELD (4u << 20)   /* events held before forced release */
 #define NSTATUS 24            /* STOP_THREAD status codes tracked */
-#define ST_FINISHED 5
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
 enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_N };
@@ -60,7 +59,7 @@ typedef struct {
   uint64_t key;             /* cap << 34 | category << 32 | thread */
   int64_t total, t, win;
   int dirty;
-  int used;                 /* 0: a free slot (ufree) */
+  int used; /* 0: a free slot (ufree) */
 } ustate_t;
 
 typedef struct {
@@ -93,12 +92,11 @@ typedef struct el__ana_s {
   int cb[TK_N][16];         /* on_span refs per tracker kind */
   int ncb[TK_N];
   uint64_t unexpected;      /* thread/GC sequences the spec warns about */
-  int ty_label, ty_block;   /* event type ids, -1 unknown */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg;             /* aggregation window ns, 0 = every span */
   ustate_t *us;
-  size_t nus, us_cap;       /* slots used or free */
-  uint32_t *ufree;          /* free slots of us, reused first */
+  size_t nus, us_cap; /* slots used or free */
+  uint32_t *ufree;    /* free slots of us, reused first */
   size_t nufree, ufree_cap;
   size_t nusers, max_users; /* thread series live; their bound */
   size_t nfinished;         /* finished threads in the table */
@@ -258,14 +256,14 @@ static int cmp_finished(const void *x, const void *y) {
 static void threads_evict(el_host_t *h) {
   ana_t *a = h->ana;
   thread_t **fin = el_malloc(a->nfinished * sizeof *fin);
-  if (!fin) return;  /* try again at the next finished thread */
+  if (!fin) return; /* try again at the next finished thread */
   size_t n = 0;
   for (size_t j = 0; j < a->nthreads; j++)
     if (a->threads[j]->state == TS_FINISHED && n < a->nfinished)
       fin[n++] = a->threads[j];
   size_t drop = n > a->keep_finished ? n - a->keep_finished : 0;
   if (drop) qsort(fin, n, sizeof *fin, cmp_finished);
-  for (size_t k = 0; k < drop; k++) fin[k]->state = -1;  /* marked */
+  for (size_t k = 0; k < drop; k++) fin[k]->state = -1; /* marked */
   size_t w = 0;
   for (size_t j = 0; j < a->nthreads; j++) {
     thread_t *t = a->threads[j];
@@ -349,16 +347,6 @@ static void call_spans(el_host_t *h, const sargs_t *a) {
 
 /* {====== native spans and metric points ======} */
 
-/* STOP_THREAD status names as ghc-events shows them (the table of
- * lua/eventlog_live/status.lua; spec/eventlog-format.md §2.2). */
-static const char *const status_names[] = {
-    "NoStatus", "HeapOverflow", "StackOverflow", "ThreadYielding",
-    "ThreadBlocked", "ThreadFinished", "ForeignCall", "BlockedOnMVar",
-    "BlockedOnBlackHole", "BlockedOnRead", "BlockedOnWrite",
-    "BlockedOnDelay", "BlockedOnSTM", "BlockedOnDoProc", "BlockedOnCCall",
-    "BlockedOnCCall_NoUnblockExc", "BlockedOnMsgThrowTo", "ThreadMigrating",
-    "BlockedOnMsgGlobalise", "NoStatus", "BlockedOnMVarRead"};
-
 /* Decimal digits of v into buf (>= 21 bytes); returns the length. */
 static size_t fmt_dec(char *buf, uint64_t v) {
   char tmp[24];
@@ -412,7 +400,7 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
     el_tm_random_id(th->trace, 16);
     th->has_trace = 1;
   }
-  char dec[24], st[48];
+  char dec[24], st[64];
   el_tm_attr_t at[2];
   el_tm_attr_t *tattr = &at[1];
   tattr->key = "thread";
@@ -426,19 +414,9 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
   } else {
     at[0].key = "status";
     at[0].type = EL_TM_STR;
-    if (th->prev_status == 8) {
-      size_t n = strlen("BlockedOnBlackHoleOwnedBy ");
-      memcpy(st, "BlockedOnBlackHoleOwnedBy ", n);
-      n += fmt_dec(st + n, th->prev_info);
-      at[0].v.s.p = st;
-      at[0].v.s.len = n;
-    } else {
-      const char *nm = th->prev_status < EL_ARRAY_LEN(status_names)
-                           ? status_names[th->prev_status]
-                           : "NoStatus";
-      at[0].v.s.p = nm;
-      at[0].v.s.len = strlen(nm);
-    }
+    at[0].v.s.p = st;
+    at[0].v.s.len = el_ev_stop_status_name(th->prev_status, th->prev_info,
+                                           st, sizeof st);
   }
   native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
               2);
@@ -583,7 +561,7 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
                  (cat == CAT_MUT ? thread : 0);
   long i = ustate_find(a, key);
   if (i < 0 && cat == CAT_MUT && a->nusers >= a->max_users) {
-    h->st.usage_other++;  /* past max_users: credited to "other" */
+    h->st.usage_other++; /* past max_users: credited to "other" */
     key = (uint64_t)cap << 34 | (uint64_t)CAT_OTHER << 32;
     i = ustate_find(a, key);
   }
@@ -740,7 +718,7 @@ static void on_thread(el_host_t *h, const rec_t *r) {
   th->prev_status = r->status;
   th->prev_info = r->info;
   th->has_status = 1;
-  if (r->status == ST_FINISHED) {
+  if (r->status == EL_EV_STATUS_THREAD_FINISHED) {
     th->state = TS_FINISHED;
     th->finished_t = r->t;
     th->has_finished = 1;
@@ -825,7 +803,7 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   if (!a || !ev->known) return;
   rec_t r = {.t = ev->t_ns, .seq = ++a->seq, .cap = ev->cap};
   switch (ev->type) {
-  case 0:  /* CREATE_THREAD */ {
+  case EL_EV_CREATE_THREAD: {
     thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
     if (th && !th->has_created) {
       th->created_t = ev->t_ns;
@@ -833,33 +811,35 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     }
     return;
   }
-  case 1:
+  case EL_EV_RUN_THREAD:
     r.kind = K_RUN;
     r.thread = (uint32_t)ev->v[0].u;
     break;
-  case 2:
+  case EL_EV_STOP_THREAD:
     r.kind = K_STOP;
     r.thread = (uint32_t)ev->v[0].u;
     r.status = (uint16_t)ev->v[1].u;
     r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
     break;
-  case 9:
+  case EL_EV_GC_START:
     r.kind = K_GC_START;
     break;
-  case 10:
+  case EL_EV_GC_END:
     r.kind = K_GC_END;
     break;
-  default:
-    if (ev->type == a->ty_label) {
-      thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
-      if (th) {
-        el_free(th->label);
-        th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
-                               ev->v[1].s.len);
-      }
-    } else if (ev->type == a->ty_block) {
-      release(h, 0);  /* the host's watermark moved (host_clock.c) */
+  case EL_EV_THREAD_LABEL: {
+    thread_t *th = thread_get(a, (uint32_t)ev->v[0].u, 1);
+    if (th) {
+      el_free(th->label);
+      th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "",
+                             ev->v[1].s.len);
     }
+    return;
+  }
+  case EL_EV_BLOCK_MARKER:
+    release(h, 0);  /* the host's watermark moved (host_clock.c) */
+    return;
+  default:
     return;
   }
   if (ev->cap >= MAX_CAPS) return;  /* §5.2.3: ignored without cap */
@@ -968,7 +948,7 @@ static int tr_list(lua_State *L) {
   luaL_checkudata(L, 1, TRACKER_MT);
   lua_createtable(L, a ? (int)a->nthreads : 0, 0);
   if (!a) return 1;
-  if (a->nthreads > 1)  /* qsort(NULL, 0) is undefined */
+  if (a->nthreads > 1) /* qsort(NULL, 0) is undefined */
     qsort(a->threads, a->nthreads, sizeof *a->threads, cmp_thread);
   for (size_t j = 0; j < a->nthreads; j++) {  /* reindex after sort */
     thread_t *t = a->threads[j];
@@ -1080,7 +1060,7 @@ static int tr_release_finished(lua_State *L) {
     if (a->nufree == a->ufree_cap) {
       size_t ncap = a->ufree_cap ? a->ufree_cap * 2 : 64;
       uint32_t *nv = el_realloc(a->ufree, ncap * sizeof *nv);
-      if (!nv) break;  /* the rest next time */
+      if (!nv) break; /* the rest next time */
       a->ufree = nv;
       a->ufree_cap = ncap;
     }
@@ -1110,16 +1090,12 @@ static int enable(lua_State *L, el_host_t *h) {
   h->ana->max_q = -1;
   h->ana->keep_finished = KEEP_FINISHED;
   h->ana->max_users = MAX_USERS;
-  h->ana->ty_label = el_ev_type_by_name("THREAD_LABEL");
-  h->ana->ty_block = el_ev_type_by_name("BLOCK_MARKER");
-  static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
-                                "STOP_THREAD",   "THREAD_LABEL",
-                                "GC_START",      "GC_END",
-                                "BLOCK_MARKER",  "CAP_CREATE"};
-  for (size_t i = 0; i < EL_ARRAY_LEN(types); i++) {
-    int id = el_ev_type_by_name(types[i]);
-    if (id >= 0) el__host_set_flag(h, id, EL__F_ANA, 1);
-  }
+  static const int types[] = {EL_EV_CREATE_THREAD, EL_EV_RUN_THREAD,
+                              EL_EV_STOP_THREAD,   EL_EV_THREAD_LABEL,
+                              EL_EV_GC_START,      EL_EV_GC_END,
+                              EL_EV_BLOCK_MARKER,  EL_EV_CAP_CREATE};
+  for (size_t i = 0; i < EL_ARRAY_LEN(types); i++)
+    el__host_set_flag(h, types[i], EL__F_ANA, 1);
   return 0;
 }
 

@@ -570,12 +570,6 @@ static void session_end_body(el_host_t *h) {
   el__hooks_call(h, "on_session_end", 1);
 }
 
-static const char *breakdown_name(uint64_t code) {
-  static const char *names[] = {NULL,  "-hc", "-hm", "-hd", "-hy",
-                                "-hr", "-hb", "-hT", "-hi", "-he"};
-  return code < EL_ARRAY_LEN(names) ? names[code] : NULL;
-}
-
 /* -h<X> in the program arguments (reference §5.2.2 fallback). */
 static void breakdown_from_args(lua_State *L, el_strview_t s) {
   size_t start = 0;
@@ -628,46 +622,59 @@ static void rts_identifier(lua_State *L, el_strview_t s) {
 }
 
 /* Init events update el.session (spec §2.4, §2.5, §3.5). */
+/* HEAP_PROF_BEGIN: the breakdown (it wins over -h<X> in the arguments)
+ * and the sampling interval into the session table on top of L. */
+static void heap_prof_begin(el_host_t *h, lua_State *L,
+                            const el_ev_value_t *v) {
+  const char *b = el_ev_breakdown_flag(v[2].u);
+  if (b) {
+    lua_pushstring(L, b);
+    lua_setfield(L, -2, "heap_prof_breakdown");
+    h->sess.breakdown_from_begin = 1;
+  }
+  set_int(L, "heap_prof_interval_ns", (lua_Integer)v[1].u);
+}
+
 static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
   if (!ev->known) return;
-  const el_ev_type_info_t *ti = el_ev_type_info(ev->type);
-  if (!ti) return;
   lua_State *L = h->L;
-  const char *name = ti->name;
   const el_ev_value_t *v = ev->v;
   if (h->sess.number == 0) return;  /* no header yet */
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
   if (el__clock_event(h, ev)) el__clock_push_fields(h, L, -1);
-  if (!strcmp(name, "BLOCK_MARKER")) {
+  switch (ev->type) {
+  case EL_EV_BLOCK_MARKER:
     if (ev->nfields >= 3 && v[2].u != EL_EV_NO_CAP)
       add_cap(h, (unsigned)v[2].u);
-  } else if (!strcmp(name, "CAP_CREATE")) {
+    break;
+  case EL_EV_CAP_CREATE:
     add_cap(h, (unsigned)v[0].u);
-  } else if (!strcmp(name, "WALL_CLOCK_TIME")) {
+    break;
+  case EL_EV_WALL_CLOCK_TIME:
     set_int(L, "wall_clock_unix_ns",
             (lua_Integer)el__host_unix(h, ev->t_ns));
     h->sess.seen_wct = 1;
-  } else if (!strcmp(name, "OSPROCESS_PID")) {
+    break;
+  case EL_EV_OSPROCESS_PID:
     set_int(L, "pid", (lua_Integer)v[1].u);
     h->sess.seen_pid = 1;
-  } else if (!strcmp(name, "OSPROCESS_PPID")) {
+    break;
+  case EL_EV_OSPROCESS_PPID:
     set_int(L, "ppid", (lua_Integer)v[1].u);
-  } else if (!strcmp(name, "RTS_IDENTIFIER")) {
+    break;
+  case EL_EV_RTS_IDENTIFIER:
     rts_identifier(L, v[1].s);
     h->sess.seen_rts = 1;
-  } else if (!strcmp(name, "PROGRAM_ARGS")) {
+    break;
+  case EL_EV_PROGRAM_ARGS:
     push_strlist(L, v[1].s);
     lua_setfield(L, -2, "args");
     if (!h->sess.breakdown_from_begin) breakdown_from_args(L, v[1].s);
     h->sess.seen_args = 1;
-  } else if (!strcmp(name, "HEAP_PROF_BEGIN")) {
-    const char *b = breakdown_name(v[2].u);
-    if (b) {
-      lua_pushstring(L, b);
-      lua_setfield(L, -2, "heap_prof_breakdown");
-      h->sess.breakdown_from_begin = 1;
-    }
-    set_int(L, "heap_prof_interval_ns", (lua_Integer)v[1].u);
+    break;
+  case EL_EV_HEAP_PROF_BEGIN:
+    heap_prof_begin(h, L, v);
+    break;
   }
   lua_pop(L, 1);
   if (h->sess.seen_wct && h->sess.seen_pid && h->sess.seen_rts &&
@@ -775,6 +782,19 @@ static int ev_type_info(lua_State *L) {
   return 1;
 }
 
+/* el.status_name(code, info) -> the STOP_THREAD status name
+ * (el_ev_stop_status_name: "BlockedOnMVar", "BlockedOnBlackHoleOwnedBy
+ * <info>", "NoStatus" when unknown). [-0, +1, m] */
+static int ev_status_name(lua_State *L) {
+  lua_Integer code = luaL_checkinteger(L, 1);
+  lua_Integer info = luaL_optinteger(L, 2, 0);
+  char buf[64];
+  size_t n = el_ev_stop_status_name(code < 0 ? UINT64_MAX : (uint64_t)code,
+                                    (uint64_t)info, buf, sizeof buf);
+  lua_pushlstring(L, buf, n < sizeof buf ? n : sizeof buf - 1);
+  return 1;
+}
+
 /* [-0, +1, m] el.stats() -> counters */
 static int ev_stats(lua_State *L) {
   el_host_t *h = el__host_from(L);
@@ -807,7 +827,7 @@ static int ev_control(lua_State *L) {
   el_host_t *h = el__host_from(L);
   size_t nslen;
   const char *ns = luaL_checklstring(L, 1, &nslen);
-  lua_Integer id = 0;  /* 0: ns is a builtin command name */
+  lua_Integer id = 0; /* 0: ns is a builtin command name */
   if (!lua_isnoneornil(L, 2)) id = luaL_checkinteger(L, 2);
   const char *bad = nslen < 1 || nslen > 255 ? "namespace must be 1..255 bytes"
                     : !lua_isnoneornil(L, 2) && (id < 1 || id > 255)
@@ -859,10 +879,12 @@ static const luaL_Reg ev_funcs[] = {
     {"watermark", ev_watermark},
     {"wall_t", ev_wall_t},
     {"type_info", ev_type_info},
+    {"status_name", ev_status_name},
     {"stats", ev_stats},
     {"control", ev_control},
     {"host_log", ev_host_log},
-    {NULL, NULL}};
+    {NULL, NULL},
+};
 
 int el__lua_open_module(lua_State *L) {
   el_host_t *h = el__host_from(L);

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "../common/el_buf.h"
+#include "../common/el_fmt.h"
 #include "exp_console.h"
 #include "otlp_encode.h"
 
@@ -26,28 +28,11 @@ static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
 /* jansson keeps its default allocator: switching it process-wide would
  * break other users (src/control) holding objects made before the switch.
  * Only the rendered text is ours, built here with el_malloc. */
-typedef struct textbuf_s {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} textbuf_t;
-
+/* json_dump_callback's sink: append to the el_buf_t at ud. */
 static int text_put(const char *s, size_t n, void *ud) {
-  textbuf_t *t = ud;
-  if (t->len + n + 1 > t->cap) {
-    size_t ncap = (t->len + n + 1) * 2;
-    char *np = el_realloc(t->p, ncap);
-    if (!np) {
-      t->oom = true;
-      return -1;
-    }
-    t->p = np;
-    t->cap = ncap;
-  }
-  memcpy(t->p + t->len, s, n);
-  t->len += n;
-  t->p[t->len] = '\0';
-  return 0;
+  el_buf_t *t = ud;
+  el_buf_put(t, s, n);
+  return t->oom ? -1 : 0;
 }
 
 /* "time_unix_nano" -> "timeUnixNano" into buf. */
@@ -73,7 +58,6 @@ static bool hex_field(const char *name) {
 }
 
 static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
-  static const char hx[] = "0123456789abcdef";
   static const char b64[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t cap = hex ? 2 * b->len + 1 : 4 * ((b->len + 2) / 3) + 1;
@@ -81,10 +65,7 @@ static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
   if (!s) return NULL;
   size_t j = 0;
   if (hex) {
-    for (size_t i = 0; i < b->len; i++) {
-      s[j++] = hx[b->data[i] >> 4];
-      s[j++] = hx[b->data[i] & 15];
-    }
+    j = (size_t)(el_fmt_hex(s, b->data, b->len) - s);
   } else {
     for (size_t i = 0; i < b->len; i += 3) {
       uint32_t v = (uint32_t)b->data[i] << 16;
@@ -108,15 +89,13 @@ static json_t *double_json(double d) {
 }
 
 static json_t *i64_json(int64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  return json_string(buf);
+  char buf[EL_FMT_I64_ROOM];
+  return json_stringn(buf, (size_t)(el_fmt_i64(buf, v) - buf));
 }
 
 static json_t *u64_json(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-  return json_string(buf);
+  char buf[EL_FMT_U64_ROOM];
+  return json_stringn(buf, (size_t)(el_fmt_u64(buf, v) - buf));
 }
 
 static json_t *message_json(const ProtobufCMessage *m);
@@ -258,15 +237,15 @@ char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
   json_t *j = message_json(m);
   protobuf_c_message_free_unpacked(m, &pb_allocator);
   if (!j) return NULL;
-  textbuf_t t = {0};
+  el_buf_t t = EL_BUF_INIT;
   int rc = json_dump_callback(j, text_put, &t,
                               JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(j);
-  if (rc != 0 || t.oom || !t.p) {
-    el_free(t.p);
+  if (rc != 0 || !t.p) {
+    el_buf_free(&t);
     return NULL;
   }
-  return t.p;
+  return el_buf_take(&t);
 }
 
 /* {====== the exporter ======} */

@@ -31,6 +31,7 @@
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
+#include "../common/el_grow.h"
 #include "export_queue.h"
 #include "google/rpc/error_details.pb-c.h"
 #include "google/rpc/status.pb-c.h"
@@ -210,6 +211,117 @@ static uint8_t *read_message(grpc_byte_buffer *bb, size_t *len) {
   return out;
 }
 
+/* One unary call: its six operations and what they receive. */
+typedef struct {
+  grpc_op ops[6];
+  grpc_byte_buffer *send_bb, *recv_bb;
+  grpc_metadata_array init_md, trail_md;
+  grpc_status_code status;
+  grpc_slice details;
+  const char *error_string;
+} ucall_t;
+
+/* Fill u to send bytes[0..len) (copied) with g's metadata. */
+static void ucall_init(ucall_t *u, const grpc_tr_t *g, const uint8_t *bytes,
+                       size_t len) {
+  memset(u, 0, sizeof *u);
+  grpc_slice payload = grpc_slice_from_copied_buffer((const char *)bytes,
+                                                     len);
+  u->send_bb = grpc_raw_byte_buffer_create(&payload, 1);
+  grpc_slice_unref(payload);
+  grpc_metadata_array_init(&u->init_md);
+  grpc_metadata_array_init(&u->trail_md);
+  u->status = GRPC_STATUS_UNKNOWN;
+  u->details = grpc_empty_slice();
+  grpc_op *ops = u->ops;
+  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+  ops[0].data.send_initial_metadata.count = g->nmd;
+  ops[0].data.send_initial_metadata.metadata = g->md;
+  /* Wait for the channel to (re)connect, up to the deadline, instead of
+   * failing at once while it is in TRANSIENT_FAILURE. */
+  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
+                 GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
+  ops[1].op = GRPC_OP_SEND_MESSAGE;
+  ops[1].data.send_message.send_message = u->send_bb;
+  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+  ops[3].data.recv_initial_metadata.recv_initial_metadata = &u->init_md;
+  ops[4].op = GRPC_OP_RECV_MESSAGE;
+  ops[4].data.recv_message.recv_message = &u->recv_bb;
+  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+  ops[5].data.recv_status_on_client.trailing_metadata = &u->trail_md;
+  ops[5].data.recv_status_on_client.status = &u->status;
+  ops[5].data.recv_status_on_client.status_details = &u->details;
+  ops[5].data.recv_status_on_client.error_string = &u->error_string;
+}
+
+static void ucall_free(ucall_t *u) {
+  gpr_free((void *)u->error_string);
+  grpc_slice_unref(u->details);
+  grpc_metadata_array_destroy(&u->init_md);
+  grpc_metadata_array_destroy(&u->trail_md);
+  if (u->recv_bb) grpc_byte_buffer_destroy(u->recv_bb);
+  grpc_byte_buffer_destroy(u->send_bb);
+}
+
+/* A successful call: partial_success from the response, if any. */
+static void ucall_ok(const ucall_t *u, el_tm_signal_t sig,
+                     el_xq_result_t *res) {
+  size_t n;
+  uint8_t *body = read_message(u->recv_bb, &n);
+  if (u->recv_bb && !body) {
+    res->verdict = EL_XQ_OK;  /* delivered; no memory to read
+                                 partial_success */
+  } else if (el__otlp_parse_response(sig, body, n, res) < 0) {
+    snprintf(res->msg, sizeof res->msg,
+             "undecodable Export response (%zu bytes)", n);
+  }
+  el_free(body);
+}
+
+/* A failed call: its status and message, and the channel's state. */
+static void ucall_failed(const grpc_tr_t *g, const ucall_t *u,
+                         el_xq_result_t *res) {
+  /* details is the server's (or the channel's) message; the error_string
+   * adds grpc's file/line context, kept for debugging. */
+  char *d = grpc_slice_to_c_string(u->details);
+  bool has_d = d && *d;
+  const char *es = u->error_string;
+  grpc_connectivity_state cs =
+      grpc_channel_check_connectivity_state(g->channel, 0);
+  snprintf(res->msg, sizeof res->msg, "%s: %s (%s%s)",
+           status_name(u->status), has_d ? d : es ? es : "", g->target,
+           cs == GRPC_CHANNEL_TRANSIENT_FAILURE ? ", cannot connect"
+           : cs == GRPC_CHANNEL_CONNECTING      ? ", connecting"
+                                                : "");
+  if (es && has_d) el_log(EL_LOG_DEBUG, "OTLP gRPC: %s", es);
+  gpr_free(d);
+}
+
+/* The verdict of a finished call (retryable statuses wait for the
+ * server's RetryInfo when it gives one). */
+static void ucall_verdict(const grpc_tr_t *g, const ucall_t *u,
+                          el_tm_signal_t sig, el_xq_result_t *res) {
+  if (u->status != GRPC_STATUS_OK && el_log_enabled(EL_LOG_DEBUG)) {
+    for (size_t i = 0; i < u->trail_md.count; i++) {
+      char *k = grpc_slice_to_c_string(u->trail_md.metadata[i].key);
+      el_log(EL_LOG_DEBUG, "OTLP gRPC: trailer %s (%zu bytes)", k,
+             GRPC_SLICE_LENGTH(u->trail_md.metadata[i].value));
+      gpr_free(k);
+    }
+  }
+  grpc_slice bin;
+  int retry_ms = -1;
+  if (find_trailer(&u->trail_md, "grpc-status-details-bin", &bin))
+    retry_ms = retry_info_ms(bin);
+  res->verdict = grpc_verdict(u->status, retry_ms);
+  res->retry_after_ms = res->verdict == EL_XQ_RETRY ? retry_ms : -1;
+  if (u->status == GRPC_STATUS_OK)
+    ucall_ok(u, sig, res);
+  else
+    ucall_failed(g, u, res);
+}
+
 static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                       size_t len, const atomic_int *abort,
                       el_xq_result_t *res) {
@@ -226,97 +338,19 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
              g->target);
     return;
   }
-  grpc_slice payload = grpc_slice_from_copied_buffer((const char *)bytes,
-                                                     len);
-  grpc_byte_buffer *send_bb = grpc_raw_byte_buffer_create(&payload, 1);
-  grpc_slice_unref(payload);
-  grpc_byte_buffer *recv_bb = NULL;
-  grpc_metadata_array init_md, trail_md;
-  grpc_metadata_array_init(&init_md);
-  grpc_metadata_array_init(&trail_md);
-  grpc_status_code status = GRPC_STATUS_UNKNOWN;
-  grpc_slice details = grpc_empty_slice();
-  const char *error_string = NULL;
-
-  grpc_op ops[6];
-  memset(ops, 0, sizeof ops);
-  ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-  ops[0].data.send_initial_metadata.count = g->nmd;
-  ops[0].data.send_initial_metadata.metadata = g->md;
-  /* Wait for the channel to (re)connect, up to the deadline, instead of
-   * failing at once while it is in TRANSIENT_FAILURE. */
-  ops[0].flags = GRPC_INITIAL_METADATA_WAIT_FOR_READY |
-                 GRPC_INITIAL_METADATA_WAIT_FOR_READY_EXPLICITLY_SET;
-  ops[1].op = GRPC_OP_SEND_MESSAGE;
-  ops[1].data.send_message.send_message = send_bb;
-  ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-  ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-  ops[3].data.recv_initial_metadata.recv_initial_metadata = &init_md;
-  ops[4].op = GRPC_OP_RECV_MESSAGE;
-  ops[4].data.recv_message.recv_message = &recv_bb;
-  ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-  ops[5].data.recv_status_on_client.trailing_metadata = &trail_md;
-  ops[5].data.recv_status_on_client.status = &status;
-  ops[5].data.recv_status_on_client.status_details = &details;
-  ops[5].data.recv_status_on_client.error_string = &error_string;
-
-  void *tag = (void *)ops;
-  grpc_call_error ce = grpc_call_start_batch(call, ops, 6, tag, NULL);
+  ucall_t u;
+  ucall_init(&u, g, bytes, len);
+  void *tag = (void *)u.ops;
+  grpc_call_error ce = grpc_call_start_batch(call, u.ops, 6, tag, NULL);
   if (ce != GRPC_CALL_OK) {
     res->verdict = EL_XQ_DROP;
     snprintf(res->msg, sizeof res->msg, "grpc_call_start_batch: error %d",
              (int)ce);
   } else {
     wait_call(g, call, tag, abort);
-    grpc_slice bin;
-    int retry_ms = -1;
-    if (status != GRPC_STATUS_OK && el_log_enabled(EL_LOG_DEBUG)) {
-      for (size_t i = 0; i < trail_md.count; i++) {
-        char *k = grpc_slice_to_c_string(trail_md.metadata[i].key);
-        el_log(EL_LOG_DEBUG, "OTLP gRPC: trailer %s (%zu bytes)", k,
-               GRPC_SLICE_LENGTH(trail_md.metadata[i].value));
-        gpr_free(k);
-      }
-    }
-    if (find_trailer(&trail_md, "grpc-status-details-bin", &bin))
-      retry_ms = retry_info_ms(bin);
-    res->verdict = grpc_verdict(status, retry_ms);
-    res->retry_after_ms = res->verdict == EL_XQ_RETRY ? retry_ms : -1;
-    if (status == GRPC_STATUS_OK) {
-      size_t n;
-      uint8_t *body = read_message(recv_bb, &n);
-      if (recv_bb && !body) {
-        res->verdict = EL_XQ_OK;              /* delivered; no memory to
-                                                 read partial_success */
-      } else if (el__otlp_parse_response(sig, body, n, res) < 0) {
-        snprintf(res->msg, sizeof res->msg, "undecodable Export response "
-                 "(%zu bytes)", n);
-      }
-      el_free(body);
-    } else {
-      /* details is the server's (or the channel's) message; the
-       * error_string adds grpc's file/line context, kept for debugging. */
-      char *d = grpc_slice_to_c_string(details);
-      bool has_d = d && *d;
-      grpc_connectivity_state cs =
-          grpc_channel_check_connectivity_state(g->channel, 0);
-      snprintf(res->msg, sizeof res->msg, "%s: %s (%s%s)",
-               status_name(status),
-               has_d ? d : error_string ? error_string : "", g->target,
-               cs == GRPC_CHANNEL_TRANSIENT_FAILURE
-                   ? ", cannot connect"
-                   : cs == GRPC_CHANNEL_CONNECTING ? ", connecting" : "");
-      if (error_string && has_d)
-        el_log(EL_LOG_DEBUG, "OTLP gRPC: %s", error_string);
-      gpr_free(d);
-    }
+    ucall_verdict(g, &u, sig, res);
   }
-  gpr_free((void *)error_string);
-  grpc_slice_unref(details);
-  grpc_metadata_array_destroy(&init_md);
-  grpc_metadata_array_destroy(&trail_md);
-  if (recv_bb) grpc_byte_buffer_destroy(recv_bb);
-  grpc_byte_buffer_destroy(send_bb);
+  ucall_free(&u);
   grpc_call_unref(call);
 }
 
@@ -354,15 +388,10 @@ static char *read_file(const char *path) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
   for (;;) {
-    if (len + 4096 + 1 > cap) {
-      cap = cap ? cap * 2 : 8192;
-      char *nb = el_realloc(buf, cap);
-      if (!nb) {
-        el_free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = nb;
+    if (el_grow(&buf, &cap, len + 4096 + 1, 1) < 0) {
+      el_free(buf);
+      fclose(f);
+      return NULL;
     }
     size_t n = fread(buf + len, 1, 4096, f);
     len += n;

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "../common/el_grow.h"
 #include "export_queue.h"
 #include "otlp_encode.h"
 
@@ -75,14 +76,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   size_t keep = len;
   if (h->resp_len + keep > MAX_RESPONSE_BYTES)
     keep = MAX_RESPONSE_BYTES - h->resp_len;
-  if (h->resp_len + keep > h->resp_cap) {
-    size_t cap = h->resp_cap ? h->resp_cap : 1024;
-    while (cap < h->resp_len + keep) cap *= 2;
-    uint8_t *nb = el_realloc(h->resp, cap);
-    if (!nb) return 0;                        /* aborts the transfer */
-    h->resp = nb;
-    h->resp_cap = cap;
-  }
+  if (el_grow(&h->resp, &h->resp_cap, h->resp_len + keep, 1) < 0)
+    return 0;                                 /* aborts the transfer */
   memcpy(h->resp + h->resp_len, p, keep);
   h->resp_len += keep;
   return len;
@@ -104,14 +99,9 @@ static size_t gzip_body(http_tr_t *h, const uint8_t *bytes, size_t len) {
                    Z_DEFAULT_STRATEGY) != Z_OK)
     return 0;
   size_t bound = deflateBound(&z, len) + 32;
-  if (bound > h->gz_cap) {
-    uint8_t *nb = el_realloc(h->gz, bound);
-    if (!nb) {
-      deflateEnd(&z);
-      return 0;
-    }
-    h->gz = nb;
-    h->gz_cap = bound;
+  if (el_grow(&h->gz, &h->gz_cap, bound, 1) < 0) {
+    deflateEnd(&z);
+    return 0;
   }
   z.next_in = (Bytef *)bytes;
   z.avail_in = (uInt)len;

@@ -8,424 +8,15 @@
  * (its own fields plus, when it opens a resource or metric within the
  * chunk, their headers); a chunk whose packed size still exceeds the
  * bound is halved until it fits or is a single record, which is dropped.
- *
- * Profiles: each request carries its own ProfilesDictionary
- * (otlp-profiles.md, OTLP v1.11.0): every table starts with its zero
- * value at index 0 and deduplicates entries by structural equality, in
- * the order of reference-behaviour.md §5.4.2 (per frame: file string,
- * function string, Function, Location; then the Stack; then per attribute
- * its key string and KeyValueAndUnit; after all samples of a profile the
- * sample type and unit strings). */
+ * Profiles requests, with their dictionary, are built by otlp_profiles.c. */
 #include <string.h>
 
-#include "otlp_encode.h"
-
-#include "../telemetry/telemetry_batch.h"
-#include "opentelemetry/proto/collector/logs/v1/logs_service.pb-c.h"
-#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
-#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
-#include "opentelemetry/proto/collector/trace/v1/trace_service.pb-c.h"
-
-typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
-typedef Opentelemetry__Proto__Common__V1__ArrayValue ArrayValue;
-typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
-typedef Opentelemetry__Proto__Common__V1__InstrumentationScope Scope;
-typedef Opentelemetry__Proto__Resource__V1__Resource Resource;
-typedef Opentelemetry__Proto__Metrics__V1__ResourceMetrics ResourceMetrics;
-typedef Opentelemetry__Proto__Metrics__V1__ScopeMetrics ScopeMetrics;
-typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
-typedef Opentelemetry__Proto__Metrics__V1__Gauge Gauge;
-typedef Opentelemetry__Proto__Metrics__V1__Sum Sum;
-typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberDataPoint;
-typedef Opentelemetry__Proto__Logs__V1__ResourceLogs ResourceLogs;
-typedef Opentelemetry__Proto__Logs__V1__ScopeLogs ScopeLogs;
-typedef Opentelemetry__Proto__Logs__V1__LogRecord LogRecord;
-typedef Opentelemetry__Proto__Trace__V1__ResourceSpans ResourceSpans;
-typedef Opentelemetry__Proto__Trace__V1__ScopeSpans ScopeSpans;
-typedef Opentelemetry__Proto__Trace__V1__Span Span;
-typedef Opentelemetry__Proto__Trace__V1__Status Status;
-typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles
-    ResourceProfiles;
-typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles
-    ScopeProfiles;
-typedef Opentelemetry__Proto__Profiles__V1development__Profile Profile;
-typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary
-    Dictionary;
-typedef Opentelemetry__Proto__Profiles__V1development__ValueType ValueType;
-typedef Opentelemetry__Proto__Profiles__V1development__Sample Sample;
-typedef Opentelemetry__Proto__Profiles__V1development__Mapping Mapping;
-typedef Opentelemetry__Proto__Profiles__V1development__Link PLink;
-typedef Opentelemetry__Proto__Profiles__V1development__Stack Stack;
-typedef Opentelemetry__Proto__Profiles__V1development__Location Location;
-typedef Opentelemetry__Proto__Profiles__V1development__Line Line;
-typedef Opentelemetry__Proto__Profiles__V1development__Function Function;
-typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit
-    KeyValueAndUnit;
-typedef Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
-    MetricsRequest;
-typedef Opentelemetry__Proto__Collector__Logs__V1__ExportLogsServiceRequest
-    LogsRequest;
-typedef Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest
-    TraceRequest;
-typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
-    ProfilesRequest;
-
-/* {====== scratch arena ======} */
-
-typedef struct chunk_s {
-  struct chunk_s *next;
-  size_t used, cap;
-  _Alignas(16) unsigned char data[];
-} chunk_t;
-
-typedef struct scratch_s {
-  chunk_t *head;                      /* chunks in allocation order */
-  chunk_t *cur;                       /* chunk being filled; NULL = none */
-} scratch_t;
-
-/* n zeroed bytes, 16-aligned; NULL when out of memory. Chunks are kept
- * across sc_reset (reused for the next request) until sc_free. */
-static void *sc_alloc(scratch_t *s, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (n == 0) n = 16;
-  chunk_t *c = s->cur;
-  while (c && c->cap - c->used < n) {
-    c = c->next;                      /* kept chunks after cur are empty */
-    if (c) c->used = 0;
-  }
-  if (!c) {
-    size_t cap = n > 32768 ? n : 65536;
-    c = el_malloc(sizeof(*c) + cap);
-    if (!c) return NULL;
-    c->used = 0;
-    c->cap = cap;
-    c->next = NULL;
-    if (s->cur) {                     /* append after the last chunk */
-      chunk_t *last = s->cur;
-      while (last->next) last = last->next;
-      last->next = c;
-    } else if (s->head) {
-      chunk_t *last = s->head;
-      while (last->next) last = last->next;
-      last->next = c;
-    } else {
-      s->head = c;
-    }
-  }
-  s->cur = c;
-  void *p = c->data + c->used;
-  c->used += n;
-  memset(p, 0, n);
-  return p;
-}
-
-/* Forget everything allocated; keep the chunks for reuse. */
-static void sc_reset(scratch_t *s) {
-  s->cur = s->head;
-  if (s->head) s->head->used = 0;
-}
-
-static void sc_free(scratch_t *s) {
-  while (s->head) {
-    chunk_t *n = s->head->next;
-    el_free(s->head);
-    s->head = n;
-  }
-  s->cur = NULL;
-}
-
-#define NEW(s, T) ((T *)sc_alloc((s), sizeof(T)))
-#define NEWN(s, T, n) ((T *)sc_alloc((s), ((n) ? (n) : 1) * sizeof(T)))
-
-/* {====== profile dictionary ======} */
-
-/* A deduplicating map from byte keys to table indices. */
-typedef struct dmap_s {
-  struct dslot {
-    const void *key;
-    uint32_t len, hash;
-    int32_t idx;
-  } *slots;
-  size_t cap, n;
-} dmap_t;
-
-typedef struct dict_s {
-  dmap_t map;                         /* every table, keys tagged */
-  char **strings;
-  Function **functions;
-  Location **locations;
-  Stack **stacks;
-  KeyValueAndUnit **attrs;
-  size_t nstr, nfun, nloc, nstack, nattr;
-  size_t capstr, capfun, caploc, capstack, capattr;
-} dict_t;
-
-/* {====== encoder state ======} */
-
-typedef struct enc_s {
-  scratch_t sc;
-  const el_tm_batch_t *b;
-  el_tm_signal_t sig;
-  size_t max_bytes;
-  el_otlp_emit_fn emit;
-  void *ud;
-  int dropped;
-  uint8_t *buf;
-  size_t bufcap;
-  dict_t d;                           /* profiles only, per request */
-} enc_t;
-
-static uint32_t hash_bytes(const void *p, size_t len) {
-  const unsigned char *s = p;
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 16777619u;
-  return h;
-}
-
-/* The index stored under key, or -1 after reserving a slot (*slot) for a
- * new entry; EL_ENOMEM (< -1) on failure. */
-static int dmap_find(enc_t *e, const void *key, size_t len,
-                     struct dslot **slot) {
-  dmap_t *m = &e->d.map;
-  if ((m->n + 1) * 2 > m->cap) {
-    size_t ncap = m->cap ? m->cap * 2 : 256;
-    struct dslot *ns = NEWN(&e->sc, struct dslot, ncap);
-    if (!ns) return EL_ENOMEM;
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->slots[i].key) continue;
-      size_t j = m->slots[i].hash & (ncap - 1);
-      while (ns[j].key) j = (j + 1) & (ncap - 1);
-      ns[j] = m->slots[i];
-    }
-    m->slots = ns;                    /* the old table stays in scratch */
-    m->cap = ncap;
-  }
-  uint32_t h = hash_bytes(key, len);
-  size_t j = h & (m->cap - 1);
-  for (; m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
-    struct dslot *s = &m->slots[j];
-    if (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0)
-      return s->idx;
-  }
-  void *copy = sc_alloc(&e->sc, len);
-  if (!copy) return EL_ENOMEM;
-  memcpy(copy, key, len);
-  m->slots[j] = (struct dslot){copy, (uint32_t)len, h, -1};
-  m->n++;
-  *slot = &m->slots[j];
-  return -1;
-}
-
-/* Grow a pointer table (in scratch) to hold one more entry. */
-static int grow(enc_t *e, void ***tab, size_t n, size_t *cap) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? *cap * 2 : 16;
-  void **nt = NEWN(&e->sc, void *, ncap);
-  if (!nt) return EL_ENOMEM;
-  if (n) memcpy(nt, *tab, n * sizeof(void *));
-  *tab = nt;
-  *cap = ncap;
-  return 0;
-}
-
-/* Key buffer: a tag byte, then fields. */
-typedef struct kbuf_s {
-  unsigned char *p;
-  size_t len, cap;
-  bool oom;
-} kbuf_t;
-
-static void kb_put(enc_t *e, kbuf_t *k, const void *p, size_t n) {
-  if (k->oom) return;
-  if (k->len + n > k->cap) {
-    size_t ncap = (k->len + n) * 2 + 64;
-    unsigned char *np = sc_alloc(&e->sc, ncap);
-    if (!np) {
-      k->oom = true;
-      return;
-    }
-    if (k->len) memcpy(np, k->p, k->len);
-    k->p = np;
-    k->cap = ncap;
-  }
-  if (n) memcpy(k->p + k->len, p, n);
-  k->len += n;
-}
-
-/* Index of s[0..len) in the string table; < 0 when out of memory. */
-static int32_t dict_str(enc_t *e, const char *s, size_t len) {
-  if (len == 0) return 0;
-  unsigned char stack[128];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "S", 1);
-  kb_put(e, &k, s, len);
-  if (k.oom) return EL_ENOMEM;
-  struct dslot *slot = NULL;
-  int idx = dmap_find(e, k.p, k.len, &slot);
-  if (idx != -1) return idx;
-  if (grow(e, (void ***)&e->d.strings, e->d.nstr, &e->d.capstr) < 0)
-    return EL_ENOMEM;
-  char *copy = sc_alloc(&e->sc, len + 1);
-  if (!copy) return EL_ENOMEM;
-  memcpy(copy, s, len);
-  slot->idx = (int32_t)e->d.nstr;
-  e->d.strings[e->d.nstr++] = copy;
-  return slot->idx;
-}
-
-/* Look up or add an entry of one table: key built by the caller; make()
- * fills a new message. */
-#define DICT_ENTRY(e, k, tab, n, cap, T, INIT, fill)                        \
-  do {                                                                      \
-    if ((k).oom) return EL_ENOMEM;                                          \
-    struct dslot *slot_ = NULL;                                             \
-    int idx_ = dmap_find((e), (k).p, (k).len, &slot_);                      \
-    if (idx_ != -1) return idx_;                                            \
-    if (grow((e), (void ***)&(e)->d.tab, (e)->d.n, &(e)->d.cap) < 0)        \
-      return EL_ENOMEM;                                                     \
-    T *m_ = NEW(&(e)->sc, T);                                               \
-    if (!m_) return EL_ENOMEM;                                              \
-    *m_ = (T)INIT;                                                          \
-    fill;                                                                   \
-    slot_->idx = (int32_t)(e)->d.n;                                         \
-    (e)->d.tab[(e)->d.n++] = m_;                                            \
-    return slot_->idx;                                                      \
-  } while (0)
-
-static int32_t dict_function(enc_t *e, int32_t name, int32_t file,
-                             int64_t start_line) {
-  unsigned char stack[32];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "F", 1);
-  kb_put(e, &k, &name, 4);
-  kb_put(e, &k, &file, 4);
-  kb_put(e, &k, &start_line, 8);
-  DICT_ENTRY(e, k, functions, nfun, capfun, Function,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT, {
-               m_->name_strindex = name;
-               m_->filename_strindex = file;
-               m_->start_line = start_line;
-             });
-}
-
-static int32_t dict_location(enc_t *e, int32_t fun, int64_t line,
-                             int64_t col) {
-  unsigned char stack[32];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "L", 1);
-  kb_put(e, &k, &fun, 4);
-  kb_put(e, &k, &line, 8);
-  kb_put(e, &k, &col, 8);
-  Line *ln = NULL;
-  Line **lines = NULL;
-  DICT_ENTRY(e, k, locations, nloc, caploc, Location,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT, {
-               ln = NEW(&e->sc, Line);
-               lines = NEWN(&e->sc, Line *, 1);
-               if (!ln || !lines) return EL_ENOMEM;
-               *ln = (Line)
-                   OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT;
-               ln->function_index = fun;
-               ln->line = line;
-               ln->column = col;
-               lines[0] = ln;
-               m_->n_lines = 1;
-               m_->lines = lines;
-             });
-}
-
-static int32_t dict_stack(enc_t *e, const int32_t *locs, size_t n) {
-  unsigned char stack[256];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  kb_put(e, &k, "K", 1);
-  kb_put(e, &k, locs, n * sizeof(*locs));
-  int32_t *copy = NULL;
-  DICT_ENTRY(e, k, stacks, nstack, capstack, Stack,
-             OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT, {
-               copy = NEWN(&e->sc, int32_t, n);
-               if (!copy) return EL_ENOMEM;
-               if (n) memcpy(copy, locs, n * sizeof(*locs));
-               m_->n_location_indices = n;
-               m_->location_indices = copy;
-             });
-}
-
-static AnyValue *any_value(enc_t *e, const el_tm_attr_t *a);
-
-static int32_t dict_attr(enc_t *e, const el_tm_attr_t *a) {
-  int32_t key = dict_str(e, a->key, strlen(a->key));
-  if (key < 0) return key;
-  unsigned char stack[128];
-  kbuf_t k = {stack, 0, sizeof(stack), false};
-  unsigned char type = (unsigned char)a->type;
-  kb_put(e, &k, "A", 1);
-  kb_put(e, &k, &key, 4);
-  kb_put(e, &k, &type, 1);
-  switch (a->type) {
-  case EL_TM_STR:
-    kb_put(e, &k, a->v.s.p, a->v.s.len);
-    break;
-  case EL_TM_INT:
-    kb_put(e, &k, &a->v.i, 8);
-    break;
-  case EL_TM_DOUBLE:
-    kb_put(e, &k, &a->v.d, 8);
-    break;
-  case EL_TM_BOOL:
-    type = a->v.b ? 1 : 0;
-    kb_put(e, &k, &type, 1);
-    break;
-  case EL_TM_STRLIST:
-    for (size_t i = 0; i < a->v.list.n; i++) {
-      uint64_t len = a->v.list.items[i].len;
-      kb_put(e, &k, &len, 8);
-      kb_put(e, &k, a->v.list.items[i].p, len);
-    }
-    break;
-  }
-  AnyValue *v = NULL;
-  DICT_ENTRY(
-      e, k, attrs, nattr, capattr, KeyValueAndUnit,
-      OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT,
-      {
-        v = any_value(e, a);
-        if (!v) return EL_ENOMEM;
-        m_->key_strindex = key;
-        m_->value = v;
-      });
-}
-
-/* Reset the dictionary and add the zero entries at index 0. */
-static int dict_init(enc_t *e) {
-  memset(&e->d, 0, sizeof(e->d));
-  static char empty[] = "";
-  if (grow(e, (void ***)&e->d.strings, 0, &e->d.capstr) < 0 ||
-      grow(e, (void ***)&e->d.functions, 0, &e->d.capfun) < 0 ||
-      grow(e, (void ***)&e->d.locations, 0, &e->d.caploc) < 0 ||
-      grow(e, (void ***)&e->d.stacks, 0, &e->d.capstack) < 0 ||
-      grow(e, (void ***)&e->d.attrs, 0, &e->d.capattr) < 0)
-    return EL_ENOMEM;
-  Function *f = NEW(&e->sc, Function);
-  Location *l = NEW(&e->sc, Location);
-  Stack *s = NEW(&e->sc, Stack);
-  KeyValueAndUnit *a = NEW(&e->sc, KeyValueAndUnit);
-  if (!f || !l || !s || !a) return EL_ENOMEM;
-  *f = (Function)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT;
-  *l = (Location)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT;
-  *s = (Stack)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT;
-  *a = (KeyValueAndUnit)
-      OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT;
-  e->d.strings[e->d.nstr++] = empty;
-  e->d.functions[e->d.nfun++] = f;
-  e->d.locations[e->d.nloc++] = l;
-  e->d.stacks[e->d.nstack++] = s;
-  e->d.attrs[e->d.nattr++] = a;
-  return 0;
-}
+#include "../common/el_grow.h"
+#include "otlp_encode_internal.h"
 
 /* {====== common messages ======} */
 
-static AnyValue *any_value(enc_t *e, const el_tm_attr_t *a) {
+AnyValue *el__otlp_any_value(el__otlp_enc_t *e, const el_tm_attr_t *a) {
   AnyValue *v = NEW(&e->sc, AnyValue);
   if (!v) return NULL;
   *v = (AnyValue)OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__INIT;
@@ -455,7 +46,7 @@ static AnyValue *any_value(enc_t *e, const el_tm_attr_t *a) {
     for (size_t i = 0; i < a->v.list.n; i++) {
       el_tm_attr_t s = {.key = "", .type = EL_TM_STR,
                         .v.s = a->v.list.items[i]};
-      if (!(items[i] = any_value(e, &s))) return NULL;
+      if (!(items[i] = el__otlp_any_value(e, &s))) return NULL;
     }
     arr->n_values = a->v.list.n;
     arr->values = items;
@@ -469,8 +60,8 @@ static AnyValue *any_value(enc_t *e, const el_tm_attr_t *a) {
 }
 
 /* KeyValue array for attrs[0..n); *out NULL when n == 0. */
-static int key_values(enc_t *e, const el_tm_attr_t *attrs, size_t n,
-                      KeyValue ***out, size_t *nout) {
+static int key_values(el__otlp_enc_t *e, const el_tm_attr_t *attrs,
+                      size_t n, KeyValue ***out, size_t *nout) {
   *out = NULL;
   *nout = 0;
   if (n == 0) return 0;
@@ -480,7 +71,8 @@ static int key_values(enc_t *e, const el_tm_attr_t *attrs, size_t n,
   for (size_t i = 0; i < n; i++) {
     kv[i] = (KeyValue)OPENTELEMETRY__PROTO__COMMON__V1__KEY_VALUE__INIT;
     kv[i].key = (char *)attrs[i].key;
-    if (!(kv[i].value = any_value(e, &attrs[i]))) return EL_ENOMEM;
+    if (!(kv[i].value = el__otlp_any_value(e, &attrs[i])))
+      return EL_ENOMEM;
     kvs[i] = &kv[i];
   }
   *out = kvs;
@@ -488,7 +80,7 @@ static int key_values(enc_t *e, const el_tm_attr_t *attrs, size_t n,
   return 0;
 }
 
-static Resource *resource(enc_t *e, const el_tm_resource_t *r) {
+static Resource *resource(el__otlp_enc_t *e, const el_tm_resource_t *r) {
   Resource *m = NEW(&e->sc, Resource);
   if (!m) return NULL;
   *m = (Resource)OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT;
@@ -497,7 +89,7 @@ static Resource *resource(enc_t *e, const el_tm_resource_t *r) {
   return m;
 }
 
-static Scope *scope(enc_t *e) {
+static Scope *scope(el__otlp_enc_t *e) {
   Scope *m = NEW(&e->sc, Scope);
   if (!m) return NULL;
   *m = (Scope)OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT;
@@ -506,18 +98,23 @@ static Scope *scope(enc_t *e) {
   return m;
 }
 
+int el__otlp_group_head(el__otlp_enc_t *e, const el_tm_rgroup_t *g,
+                        Resource **res, Scope **sc) {
+  *res = resource(e, g->resource);
+  *sc = *res ? scope(e) : NULL;
+  return *sc ? 0 : EL_ENOMEM;
+}
+
 /* {====== record ranges ======}
  * Records of a batch are ordered by group, then item. A range [lo, hi) of
  * records meets a contiguous run of groups and items. For logs and spans
  * a group's first/n index records; for metrics and profiles they index
  * items, whose first/n index records. */
 
-typedef struct span_s {
-  size_t lo, hi;                      /* clipped record range */
-} rspan_t;
-
-static rspan_t clip(size_t first, size_t n, size_t lo, size_t hi) {
-  rspan_t s = {first > lo ? first : lo, first + n < hi ? first + n : hi};
+el__otlp_range_t el__otlp_clip(size_t first, size_t n, size_t lo,
+                               size_t hi) {
+  el__otlp_range_t s = {first > lo ? first : lo,
+                        first + n < hi ? first + n : hi};
   if (s.hi < s.lo) s.hi = s.lo;
   return s;
 }
@@ -554,7 +151,8 @@ static void group_range(const el_tm_batch_t *b, const el_tm_rgroup_t *g,
 
 /* {====== metrics ======} */
 
-static NumberDataPoint *data_point(enc_t *e, const el_tm_point_t *p) {
+static NumberDataPoint *data_point(el__otlp_enc_t *e,
+                                   const el_tm_point_t *p) {
   NumberDataPoint *m = NEW(&e->sc, NumberDataPoint);
   if (!m) return NULL;
   *m = (NumberDataPoint)
@@ -575,7 +173,8 @@ static NumberDataPoint *data_point(enc_t *e, const el_tm_point_t *p) {
   return m;
 }
 
-static Metric *metric(enc_t *e, const el_tm_metric_t *mt, rspan_t r) {
+static Metric *metric(el__otlp_enc_t *e, const el_tm_metric_t *mt,
+                      el__otlp_range_t r) {
   size_t np;
   const el_tm_point_t *pts = el_tm_batch_points(e->b, &np);
   Metric *m = NEW(&e->sc, Metric);
@@ -612,14 +211,15 @@ static Metric *metric(enc_t *e, const el_tm_metric_t *mt, rspan_t r) {
 }
 
 /* Groups of the batch that meet [lo, hi): *g0 first, returns count. */
-static size_t groups_in(enc_t *e, size_t lo, size_t hi, size_t *g0) {
+size_t el__otlp_groups_in(el__otlp_enc_t *e, size_t lo, size_t hi,
+                          size_t *g0) {
   size_t ng, k = 0;
   const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
   *g0 = ng;
   for (size_t g = 0; g < ng; g++) {
     size_t f, n;
     group_range(e->b, &gs[g], &f, &n);
-    rspan_t r = clip(f, n, lo, hi);
+    el__otlp_range_t r = el__otlp_clip(f, n, lo, hi);
     if (r.hi == r.lo) continue;
     if (k == 0) *g0 = g;
     k++;
@@ -627,11 +227,12 @@ static size_t groups_in(enc_t *e, size_t lo, size_t hi, size_t *g0) {
   return k;
 }
 
-static ProtobufCMessage *metrics_request(enc_t *e, size_t lo, size_t hi) {
+static ProtobufCMessage *metrics_request(el__otlp_enc_t *e, size_t lo,
+                                   size_t hi) {
   size_t ng, nm, g0;
   const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
   const el_tm_metric_t *ms = el_tm_batch_metrics(e->b, &nm);
-  size_t k = groups_in(e, lo, hi, &g0);
+  size_t k = el__otlp_groups_in(e, lo, hi, &g0);
   MetricsRequest *req = NEW(&e->sc, MetricsRequest);
   ResourceMetrics **rms = NEWN(&e->sc, ResourceMetrics *, k);
   if (!req || !rms) return NULL;
@@ -647,10 +248,10 @@ static ProtobufCMessage *metrics_request(enc_t *e, size_t lo, size_t hi) {
     *rm = (ResourceMetrics)
         OPENTELEMETRY__PROTO__METRICS__V1__RESOURCE_METRICS__INIT;
     *sm = (ScopeMetrics)OPENTELEMETRY__PROTO__METRICS__V1__SCOPE_METRICS__INIT;
-    if (!(rm->resource = resource(e, g->resource))) return NULL;
-    if (!(sm->scope = scope(e))) return NULL;
+    if (el__otlp_group_head(e, g, &rm->resource, &sm->scope) < 0)
+      return NULL;
     for (size_t i = g->first; i < g->first + g->n; i++) {
-      rspan_t r = clip(ms[i].first, ms[i].n, lo, hi);
+      el__otlp_range_t r = el__otlp_clip(ms[i].first, ms[i].n, lo, hi);
       if (r.hi == r.lo) continue;
       if (!(mets[sm->n_metrics++] = metric(e, &ms[i], r))) return NULL;
     }
@@ -667,7 +268,7 @@ static ProtobufCMessage *metrics_request(enc_t *e, size_t lo, size_t hi) {
 
 /* {====== logs ======} */
 
-static LogRecord *log_record(enc_t *e, const el_tm_log_t *l) {
+static LogRecord *log_record(el__otlp_enc_t *e, const el_tm_log_t *l) {
   LogRecord *m = NEW(&e->sc, LogRecord);
   AnyValue *body = NEW(&e->sc, AnyValue);
   if (!m || !body) return NULL;
@@ -689,11 +290,12 @@ static LogRecord *log_record(enc_t *e, const el_tm_log_t *l) {
   return m;
 }
 
-static ProtobufCMessage *logs_request(enc_t *e, size_t lo, size_t hi) {
+static ProtobufCMessage *logs_request(el__otlp_enc_t *e, size_t lo,
+                                   size_t hi) {
   size_t ng, nl, g0;
   const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
   const el_tm_log_t *ls = el_tm_batch_logs(e->b, &nl);
-  size_t k = groups_in(e, lo, hi, &g0);
+  size_t k = el__otlp_groups_in(e, lo, hi, &g0);
   LogsRequest *req = NEW(&e->sc, LogsRequest);
   ResourceLogs **rls = NEWN(&e->sc, ResourceLogs *, k);
   if (!req || !rls) return NULL;
@@ -701,7 +303,7 @@ static ProtobufCMessage *logs_request(enc_t *e, size_t lo, size_t hi) {
       OPENTELEMETRY__PROTO__COLLECTOR__LOGS__V1__EXPORT_LOGS_SERVICE_REQUEST__INIT;
   for (size_t gi = 0; gi < k; gi++) {
     const el_tm_rgroup_t *g = &gs[g0 + gi];
-    rspan_t r = clip(g->first, g->n, lo, hi);
+    el__otlp_range_t r = el__otlp_clip(g->first, g->n, lo, hi);
     ResourceLogs *rl = NEW(&e->sc, ResourceLogs);
     ScopeLogs *sl = NEW(&e->sc, ScopeLogs);
     ScopeLogs **sls = NEWN(&e->sc, ScopeLogs *, 1);
@@ -709,8 +311,8 @@ static ProtobufCMessage *logs_request(enc_t *e, size_t lo, size_t hi) {
     if (!rl || !sl || !sls || !recs) return NULL;
     *rl = (ResourceLogs)OPENTELEMETRY__PROTO__LOGS__V1__RESOURCE_LOGS__INIT;
     *sl = (ScopeLogs)OPENTELEMETRY__PROTO__LOGS__V1__SCOPE_LOGS__INIT;
-    if (!(rl->resource = resource(e, g->resource))) return NULL;
-    if (!(sl->scope = scope(e))) return NULL;
+    if (el__otlp_group_head(e, g, &rl->resource, &sl->scope) < 0)
+      return NULL;
     for (size_t i = r.lo; i < r.hi; i++)
       if (!(recs[i - r.lo] = log_record(e, &ls[i]))) return NULL;
     sl->n_log_records = r.hi - r.lo;
@@ -733,7 +335,7 @@ static bool all_zero(const uint8_t *p, size_t n) {
   return true;
 }
 
-static Span *span(enc_t *e, const el_tm_span_t *s) {
+static Span *span(el__otlp_enc_t *e, const el_tm_span_t *s) {
   Span *m = NEW(&e->sc, Span);
   if (!m) return NULL;
   *m = (Span)OPENTELEMETRY__PROTO__TRACE__V1__SPAN__INIT;
@@ -758,11 +360,12 @@ static Span *span(enc_t *e, const el_tm_span_t *s) {
   return m;
 }
 
-static ProtobufCMessage *traces_request(enc_t *e, size_t lo, size_t hi) {
+static ProtobufCMessage *traces_request(el__otlp_enc_t *e, size_t lo,
+                                   size_t hi) {
   size_t ng, ns, g0;
   const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
   const el_tm_span_t *ss = el_tm_batch_spans(e->b, &ns);
-  size_t k = groups_in(e, lo, hi, &g0);
+  size_t k = el__otlp_groups_in(e, lo, hi, &g0);
   TraceRequest *req = NEW(&e->sc, TraceRequest);
   ResourceSpans **rss = NEWN(&e->sc, ResourceSpans *, k);
   if (!req || !rss) return NULL;
@@ -770,7 +373,7 @@ static ProtobufCMessage *traces_request(enc_t *e, size_t lo, size_t hi) {
       OPENTELEMETRY__PROTO__COLLECTOR__TRACE__V1__EXPORT_TRACE_SERVICE_REQUEST__INIT;
   for (size_t gi = 0; gi < k; gi++) {
     const el_tm_rgroup_t *g = &gs[g0 + gi];
-    rspan_t r = clip(g->first, g->n, lo, hi);
+    el__otlp_range_t r = el__otlp_clip(g->first, g->n, lo, hi);
     ResourceSpans *rs = NEW(&e->sc, ResourceSpans);
     ScopeSpans *sp = NEW(&e->sc, ScopeSpans);
     ScopeSpans **sps = NEWN(&e->sc, ScopeSpans *, 1);
@@ -778,8 +381,8 @@ static ProtobufCMessage *traces_request(enc_t *e, size_t lo, size_t hi) {
     if (!rs || !sp || !sps || !spans) return NULL;
     *rs = (ResourceSpans)OPENTELEMETRY__PROTO__TRACE__V1__RESOURCE_SPANS__INIT;
     *sp = (ScopeSpans)OPENTELEMETRY__PROTO__TRACE__V1__SCOPE_SPANS__INIT;
-    if (!(rs->resource = resource(e, g->resource))) return NULL;
-    if (!(sp->scope = scope(e))) return NULL;
+    if (el__otlp_group_head(e, g, &rs->resource, &sp->scope) < 0)
+      return NULL;
     for (size_t i = r.lo; i < r.hi; i++)
       if (!(spans[i - r.lo] = span(e, &ss[i]))) return NULL;
     sp->n_spans = r.hi - r.lo;
@@ -791,135 +394,6 @@ static ProtobufCMessage *traces_request(enc_t *e, size_t lo, size_t hi) {
   }
   req->n_resource_spans = k;
   req->resource_spans = rss;
-  return &req->base;
-}
-
-/* {====== profiles ======} */
-
-static Sample *sample(enc_t *e, const el_tm_profile_sample_t *s) {
-  Sample *m = NEW(&e->sc, Sample);
-  int32_t *locs = NEWN(&e->sc, int32_t, s->nframes);
-  int32_t *attrs = NEWN(&e->sc, int32_t, s->nattrs);
-  int64_t *vals = NEWN(&e->sc, int64_t, 1);
-  uint64_t *ts = NEWN(&e->sc, uint64_t, 1);
-  if (!m || !locs || !attrs || !vals || !ts) return NULL;
-  *m = (Sample)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SAMPLE__INIT;
-  for (size_t i = 0; i < s->nframes; i++) {
-    const el_tm_frame_t *f = &s->frames[i];
-    int32_t file = dict_str(e, f->file.p, f->file.len);
-    int32_t name = file < 0 ? file : dict_str(e, f->function.p,
-                                               f->function.len);
-    int32_t fun = name < 0 ? name : dict_function(e, name, file, f->line);
-    int32_t loc = fun < 0 ? fun : dict_location(e, fun, f->line, f->column);
-    if (loc < 0) return NULL;
-    locs[i] = loc;
-  }
-  int32_t st = dict_stack(e, locs, s->nframes);
-  if (st < 0) return NULL;
-  for (size_t i = 0; i < s->nattrs; i++)
-    if ((attrs[i] = dict_attr(e, &s->attrs[i])) < 0) return NULL;
-  m->stack_index = st;
-  m->n_attribute_indices = s->nattrs;
-  m->attribute_indices = s->nattrs ? attrs : NULL;
-  vals[0] = s->value;
-  m->n_values = 1;
-  m->values = vals;
-  if (s->time_unix_ns) {
-    ts[0] = s->time_unix_ns;
-    m->n_timestamps_unix_nano = 1;
-    m->timestamps_unix_nano = ts;
-  }
-  return m;
-}
-
-static Profile *profile(enc_t *e, const el_tm_profile_t *p, rspan_t r) {
-  size_t n;
-  const el_tm_profile_sample_t *ss = el_tm_batch_samples(e->b, &n);
-  Profile *m = NEW(&e->sc, Profile);
-  ValueType *vt = NEW(&e->sc, ValueType);
-  Sample **samples = NEWN(&e->sc, Sample *, r.hi - r.lo);
-  if (!m || !vt || !samples) return NULL;
-  *m = (Profile)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILE__INIT;
-  *vt = (ValueType)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT;
-  for (size_t i = r.lo; i < r.hi; i++)
-    if (!(samples[i - r.lo] = sample(e, &ss[i]))) return NULL;
-  vt->type_strindex = dict_str(e, p->sample_type, strlen(p->sample_type));
-  vt->unit_strindex = dict_str(e, p->sample_unit, strlen(p->sample_unit));
-  if (vt->type_strindex < 0 || vt->unit_strindex < 0) return NULL;
-  m->sample_type = vt;
-  m->n_samples = r.hi - r.lo;
-  m->samples = samples;
-  return m;
-}
-
-static Dictionary *dictionary(enc_t *e) {
-  Dictionary *d = NEW(&e->sc, Dictionary);
-  Mapping *mp = NEW(&e->sc, Mapping);
-  PLink *lk = NEW(&e->sc, PLink);
-  Mapping **mps = NEWN(&e->sc, Mapping *, 1);
-  PLink **lks = NEWN(&e->sc, PLink *, 1);
-  if (!d || !mp || !lk || !mps || !lks) return NULL;
-  *d = (Dictionary)
-      OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
-  *mp = (Mapping)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__MAPPING__INIT;
-  *lk = (PLink)OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT;
-  mps[0] = mp;
-  lks[0] = lk;
-  d->n_mapping_table = 1;
-  d->mapping_table = mps;
-  d->n_link_table = 1;
-  d->link_table = lks;
-  d->n_string_table = e->d.nstr;
-  d->string_table = e->d.strings;
-  d->n_function_table = e->d.nfun;
-  d->function_table = e->d.functions;
-  d->n_location_table = e->d.nloc;
-  d->location_table = e->d.locations;
-  d->n_stack_table = e->d.nstack;
-  d->stack_table = e->d.stacks;
-  d->n_attribute_table = e->d.nattr;
-  d->attribute_table = e->d.attrs;
-  return d;
-}
-
-static ProtobufCMessage *profiles_request(enc_t *e, size_t lo, size_t hi) {
-  size_t ng, np, g0;
-  const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
-  const el_tm_profile_t *ps = el_tm_batch_profiles(e->b, &np);
-  size_t k = groups_in(e, lo, hi, &g0);
-  if (dict_init(e) < 0) return NULL;
-  ProfilesRequest *req = NEW(&e->sc, ProfilesRequest);
-  ResourceProfiles **rps = NEWN(&e->sc, ResourceProfiles *, k);
-  if (!req || !rps) return NULL;
-  *req = (ProfilesRequest)
-      OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
-  for (size_t gi = 0; gi < k; gi++) {
-    const el_tm_rgroup_t *g = &gs[g0 + gi];
-    ResourceProfiles *rp = NEW(&e->sc, ResourceProfiles);
-    ScopeProfiles *sp = NEW(&e->sc, ScopeProfiles);
-    ScopeProfiles **sps = NEWN(&e->sc, ScopeProfiles *, 1);
-    Profile **profs = NEWN(&e->sc, Profile *, g->n);
-    if (!rp || !sp || !sps || !profs) return NULL;
-    *rp = (ResourceProfiles)
-        OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__RESOURCE_PROFILES__INIT;
-    *sp = (ScopeProfiles)
-        OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SCOPE_PROFILES__INIT;
-    if (!(rp->resource = resource(e, g->resource))) return NULL;
-    if (!(sp->scope = scope(e))) return NULL;
-    for (size_t i = g->first; i < g->first + g->n; i++) {
-      rspan_t r = clip(ps[i].first, ps[i].n, lo, hi);
-      if (r.hi == r.lo) continue;
-      if (!(profs[sp->n_profiles++] = profile(e, &ps[i], r))) return NULL;
-    }
-    sp->profiles = profs;
-    sps[0] = sp;
-    rp->n_scope_profiles = 1;
-    rp->scope_profiles = sps;
-    rps[gi] = rp;
-  }
-  req->n_resource_profiles = k;
-  req->resource_profiles = rps;
-  if (!(req->dictionary = dictionary(e))) return NULL;
   return &req->base;
 }
 
@@ -988,27 +462,27 @@ static size_t est_item(const el_tm_batch_t *b, size_t i) {
   return 6 * EST_SLACK + strlen(p->sample_type) + strlen(p->sample_unit);
 }
 
-static ProtobufCMessage *build(enc_t *e, size_t lo, size_t hi) {
+static ProtobufCMessage *build(el__otlp_enc_t *e, size_t lo, size_t hi) {
   switch (e->sig) {
   case EL_TM_SIGNAL_METRICS: return metrics_request(e, lo, hi);
   case EL_TM_SIGNAL_LOGS: return logs_request(e, lo, hi);
   case EL_TM_SIGNAL_TRACES: return traces_request(e, lo, hi);
-  case EL_TM_SIGNAL_PROFILES: return profiles_request(e, lo, hi);
+  case EL_TM_SIGNAL_PROFILES: return el__otlp_profiles_request(e, lo, hi);
   default: return NULL;
   }
 }
 
 /* Encode records [lo, hi) as one request, halving while too large. */
-static int encode_range(enc_t *e, size_t lo, size_t hi) {
+static int encode_range(el__otlp_enc_t *e, size_t lo, size_t hi) {
   if (lo >= hi) return 0;
   ProtobufCMessage *msg = build(e, lo, hi);
   if (!msg) {
-    sc_reset(&e->sc);
+    el_arena_reset(&e->sc);
     return EL_ENOMEM;
   }
   size_t size = protobuf_c_message_get_packed_size(msg);
   if (e->max_bytes && size > e->max_bytes) {
-    sc_reset(&e->sc);
+    el_arena_reset(&e->sc);
     if (hi - lo == 1) {
       e->dropped++;
       return 0;
@@ -1017,24 +491,18 @@ static int encode_range(enc_t *e, size_t lo, size_t hi) {
     int rc = encode_range(e, lo, mid);
     return rc < 0 ? rc : encode_range(e, mid, hi);
   }
-  if (size > e->bufcap) {
-    size_t ncap = size < 4096 ? 4096 : size;
-    uint8_t *nb = el_realloc(e->buf, ncap);
-    if (!nb) {
-      sc_reset(&e->sc);
-      return EL_ENOMEM;
-    }
-    e->buf = nb;
-    e->bufcap = ncap;
+  if (el_grow(&e->buf, &e->bufcap, size, 1) < 0) {
+    el_arena_reset(&e->sc);
+    return EL_ENOMEM;
   }
   size_t packed = protobuf_c_message_pack(msg, e->buf);
-  sc_reset(&e->sc);
+  el_arena_reset(&e->sc);
   el_assert(packed == size && "protobuf-c packed size mismatch");
   return e->emit(e->ud, e->buf, packed, hi - lo);
 }
 
 /* Cut the batch into chunks whose estimated size fits max_bytes. */
-static int encode_all(enc_t *e) {
+static int encode_all(el__otlp_enc_t *e) {
   const el_tm_batch_t *b = e->b;
   bool items = e->sig == EL_TM_SIGNAL_METRICS ||
                e->sig == EL_TM_SIGNAL_PROFILES;
@@ -1074,10 +542,11 @@ int el_otlp_encode(el_tm_signal_t sig, const el_tm_batch_t *batch,
                    size_t max_bytes, el_otlp_emit_fn emit, void *ud) {
   if (!batch || !emit || sig != el_tm_batch_signal(batch)) return EL_EINVAL;
   if (el_tm_batch_count(batch) == 0) return 0;
-  enc_t e = {.b = batch, .sig = sig, .max_bytes = max_bytes, .emit = emit,
-             .ud = ud};
+  el__otlp_enc_t e = {.b = batch, .sig = sig, .max_bytes = max_bytes,
+                      .emit = emit, .ud = ud};
   int rc = encode_all(&e);
-  sc_free(&e.sc);
+  el_arena_free(&e.sc);
+  el__otlp_dict_free(&e);
   el_free(e.buf);
   return rc < 0 ? rc : e.dropped;     /* callers count and log drops */
 }

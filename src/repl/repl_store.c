@@ -330,6 +330,63 @@ static int match(const uint8_t *rec, const filter_t *f) {
   return 1;
 }
 
+/* Push the value of one field stored at p (see encode); returns the
+ * position of the next field. [-0, +1, m] */
+static const uint8_t *push_field(lua_State *L, el_ev_kind_t kind,
+                                 const uint8_t *p) {
+  switch (kind) {
+  case EL_EV_U64:
+  case EL_EV_I64:
+    lua_pushinteger(L, (lua_Integer)get64(p));
+    return p + 8;
+  case EL_EV_CCS: {
+    uint32_t len = get32(p + 4);
+    lua_createtable(L, (int)(len / 4), 0);
+    for (uint32_t j = 0; j + 4 <= len; j += 4) {
+      const uint8_t *q = p + 8 + j;
+      uint32_t id = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 |
+                    (uint32_t)q[2] << 8 | q[3];
+      lua_pushinteger(L, id);
+      lua_rawseti(L, -2, (lua_Integer)(j / 4 + 1));
+    }
+    return p + 8 + len;
+  }
+  case EL_EV_STRLIST: {
+    uint32_t len = get32(p);
+    const char *b = (const char *)p + 4, *e = b + len;
+    lua_newtable(L);
+    int k = 1;
+    while (b < e) {
+      const char *z = memchr(b, '\0', (size_t)(e - b));
+      size_t l = z ? (size_t)(z - b) : (size_t)(e - b);
+      lua_pushlstring(L, b, l);
+      lua_rawseti(L, -2, k++);
+      b += l + 1;
+    }
+    return p + 4 + len;
+  }
+  default:
+    lua_pushlstring(L, (const char *)p + 4, get32(p));
+    return p + 4 + get32(p);
+  }
+}
+
+/* Set the field `name` of the table below the value on top to that value.
+ * A field named like a key of every event (BLOCK_MARKER.cap,
+ * CAP_CREATE.cap) does not hide it: it becomes "<name>_field".
+ * [-1, +0, m] */
+static void set_field(lua_State *L, const char *name) {
+  if (!strcmp(name, "cap") || !strcmp(name, "t") || !strcmp(name, "type") ||
+      !strcmp(name, "seq") || !strcmp(name, "session") ||
+      !strcmp(name, "type_id")) {
+    lua_pushfstring(L, "%s_field", name);
+    lua_insert(L, -2);
+    lua_settable(L, -3);
+  } else {
+    lua_setfield(L, -2, name);
+  }
+}
+
 /* Push one record as an event table. [-0, +1, m] */
 static void push_record(lua_State *L, const uint8_t *rec, uint64_t seq) {
   uint16_t type = get16(rec + 12);
@@ -360,57 +417,8 @@ static void push_record(lua_State *L, const uint8_t *rec, uint64_t seq) {
     return;
   }
   for (int i = 0; i < rec[19]; i++) {
-    const el_ev_field_info_t *fi = &ti->fields[i];
-    switch (fi->kind) {
-    case EL_EV_U64:
-    case EL_EV_I64:
-      lua_pushinteger(L, (lua_Integer)get64(p));
-      p += 8;
-      break;
-    case EL_EV_CCS: {
-      uint32_t len = get32(p + 4);
-      lua_createtable(L, (int)(len / 4), 0);
-      for (uint32_t j = 0; j + 4 <= len; j += 4) {
-        const uint8_t *q = p + 8 + j;
-        uint32_t id = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 |
-                      (uint32_t)q[2] << 8 | q[3];
-        lua_pushinteger(L, id);
-        lua_rawseti(L, -2, (lua_Integer)(j / 4 + 1));
-      }
-      p += 8 + len;
-      break;
-    }
-    case EL_EV_STRLIST: {
-      uint32_t len = get32(p);
-      const char *b = (const char *)p + 4, *e = b + len;
-      lua_newtable(L);
-      int k = 1;
-      while (b < e) {
-        const char *z = memchr(b, '\0', (size_t)(e - b));
-        size_t l = z ? (size_t)(z - b) : (size_t)(e - b);
-        lua_pushlstring(L, b, l);
-        lua_rawseti(L, -2, k++);
-        b += l + 1;
-      }
-      p += 4 + len;
-      break;
-    }
-    default:
-      lua_pushlstring(L, (const char *)p + 4, get32(p));
-      p += 4 + get32(p);
-      break;
-    }
-    /* a field named like a key above (BLOCK_MARKER.cap, CAP_CREATE.cap)
-     * does not hide it: it becomes "<name>_field" */
-    if (!strcmp(fi->name, "cap") || !strcmp(fi->name, "t") ||
-        !strcmp(fi->name, "type") || !strcmp(fi->name, "seq") ||
-        !strcmp(fi->name, "session") || !strcmp(fi->name, "type_id")) {
-      lua_pushfstring(L, "%s_field", fi->name);
-      lua_insert(L, -2);
-      lua_settable(L, -3);
-    } else {
-      lua_setfield(L, -2, fi->name);
-    }
+    p = push_field(L, ti->fields[i].kind, p);
+    set_field(L, ti->fields[i].name);
   }
 }
 
@@ -478,60 +486,74 @@ static uint64_t opt_time(lua_State *L, int t, const char *k, uint64_t d) {
   return v;
 }
 
+/* The filter's event types from query's `type` (a name, an id, or a list
+ * of them; an empty list matches nothing). [-0, +0, v] */
+static void read_types(lua_State *L, filter_t *f) {
+  int ty = lua_getfield(L, 1, "type");
+  if (ty == LUA_TTABLE) {
+    lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_geti(L, -1, i);
+      add_type(L, f, lua_gettop(L));
+      lua_pop(L, 1);
+    }
+    if (n == 0) f->has_types = 1; /* empty list: nothing */
+  } else if (ty != LUA_TNIL) {
+    add_type(L, f, lua_gettop(L));
+  }
+  lua_pop(L, 1);
+}
+
+/* The filter from query's table at index 1 (absent: everything), and the
+ * `limit` and `last` options. f->text points into that table, which
+ * outlives the query. [-0, +0, v] */
+static void read_filter(lua_State *L, filter_t *f, lua_Integer *limit,
+                        lua_Integer *last) {
+  memset(f, 0, sizeof *f);
+  f->cap = -2;
+  f->to = UINT64_MAX;
+  *limit = LUA_MAXINTEGER;
+  *last = 0;
+  if (lua_isnoneornil(L, 1)) return;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  read_types(L, f);
+  int ct = lua_getfield(L, 1, "cap");
+  if (ct == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "none"))
+    f->cap = -1;
+  else if (ct != LUA_TNIL) {
+    lua_Integer c = luaL_checkinteger(L, -1);
+    f->cap = c < 0 ? -1 : c > 65535 ? 65535 : (int)c;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "thread") != LUA_TNIL) {
+    f->has_thread = 1;
+    f->thread = (uint64_t)luaL_checkinteger(L, -1);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "session") != LUA_TNIL) {
+    f->has_session = 1;
+    f->session = (unsigned)luaL_checkinteger(L, -1);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "text") != LUA_TNIL)
+    f->text = luaL_checklstring(L, -1, &f->text_len);
+  lua_pop(L, 1); /* the string stays alive: it is in the table */
+  f->from = opt_time(L, 1, "from", 0);
+  f->to = opt_time(L, 1, "to", UINT64_MAX);
+  if (lua_getfield(L, 1, "limit") != LUA_TNIL)
+    *limit = luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "last") != LUA_TNIL) *last = luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+}
+
 /* query{type=, cap=, thread=, from=, to=, session=, text=, limit=, last=}
  * -> array of event tables, number of matching events. */
 static int l_query(lua_State *L) {
   el_repl_store_t *s = self(L);
   filter_t *f = lua_newuserdatauv(L, sizeof *f, 0);  /* freed by the GC */
-  memset(f, 0, sizeof *f);
-  f->cap = -2;
-  f->to = UINT64_MAX;
-  lua_Integer limit = LUA_MAXINTEGER, last = 0;
-  if (!lua_isnoneornil(L, 1)) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    int ty = lua_getfield(L, 1, "type");
-    if (ty == LUA_TTABLE) {
-      lua_Integer n = luaL_len(L, -1);
-      for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, -1, i);
-        add_type(L, f, lua_gettop(L));
-        lua_pop(L, 1);
-      }
-      if (n == 0) f->has_types = 1;  /* empty list: nothing */
-    } else if (ty != LUA_TNIL) {
-      add_type(L, f, lua_gettop(L));
-    }
-    lua_pop(L, 1);
-    int ct = lua_getfield(L, 1, "cap");
-    if (ct == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "none"))
-      f->cap = -1;
-    else if (ct != LUA_TNIL) {
-      lua_Integer c = luaL_checkinteger(L, -1);
-      f->cap = c < 0 ? -1 : c > 65535 ? 65535 : (int)c;
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, 1, "thread") != LUA_TNIL) {
-      f->has_thread = 1;
-      f->thread = (uint64_t)luaL_checkinteger(L, -1);
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, 1, "session") != LUA_TNIL) {
-      f->has_session = 1;
-      f->session = (unsigned)luaL_checkinteger(L, -1);
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, 1, "text") != LUA_TNIL)
-      f->text = luaL_checklstring(L, -1, &f->text_len);
-    lua_pop(L, 1);  /* the string stays alive: it is in the table */
-    f->from = opt_time(L, 1, "from", 0);
-    f->to = opt_time(L, 1, "to", UINT64_MAX);
-    if (lua_getfield(L, 1, "limit") != LUA_TNIL)
-      limit = luaL_checkinteger(L, -1);
-    lua_pop(L, 1);
-    if (lua_getfield(L, 1, "last") != LUA_TNIL)
-      last = luaL_checkinteger(L, -1);
-    lua_pop(L, 1);
-  }
+  lua_Integer limit, last;
+  read_filter(L, f, &limit, &last);
   if (limit < 0) limit = 0;
   if (last < 0) last = 0;
   uint64_t held = s->events - s->dropped;  /* no ring beyond the store */

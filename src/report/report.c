@@ -11,9 +11,7 @@ void el_rp_opts_init(el_rp_opts_t *o) {
   o->top_bands = 15;
 }
 
-static char *dup_or_null(const char *s) {
-  return s ? el_strdup(s) : NULL;
-}
+static char *dup_or_null(const char *s) { return s ? el_strdup(s) : NULL; }
 
 /* Copy the names into rp->names (same order as el_rp_names_t). */
 static int copy_names(el_rp_t *rp) {

@@ -190,20 +190,20 @@ static void profiles(el_rp_t *rp, el_tm_batch_t *b) {
 static int rp_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_rp_t *rp = ud;
   switch (sig) {
-    case EL_TM_SIGNAL_METRICS:
-      metrics(rp, b);
-      break;
-    case EL_TM_SIGNAL_LOGS:
-      logs(rp, b);
-      break;
-    case EL_TM_SIGNAL_TRACES:
-      spans(rp, b);
-      break;
-    case EL_TM_SIGNAL_PROFILES:
-      profiles(rp, b);
-      break;
-    default:
-      break;
+  case EL_TM_SIGNAL_METRICS:
+    metrics(rp, b);
+    break;
+  case EL_TM_SIGNAL_LOGS:
+    logs(rp, b);
+    break;
+  case EL_TM_SIGNAL_TRACES:
+    spans(rp, b);
+    break;
+  case EL_TM_SIGNAL_PROFILES:
+    profiles(rp, b);
+    break;
+  default:
+    break;
   }
   el_tm_batch_free(b);
   return 0;

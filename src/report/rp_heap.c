@@ -264,6 +264,4 @@ int el__rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
   return 0;
 }
 
-void el__rp_heap_finish(rp_heap_t *h) {
-  census_close(h);
-}
+void el__rp_heap_finish(rp_heap_t *h) { census_close(h); }

@@ -30,20 +30,20 @@ static const rp_asset_t *asset(const char *name, size_t len) {
 static void html_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-      case '<':
-        fputs("&lt;", f);
-        break;
-      case '>':
-        fputs("&gt;", f);
-        break;
-      case '&':
-        fputs("&amp;", f);
-        break;
-      case '"':
-        fputs("&quot;", f);
-        break;
-      default:
-        fputc(*s, f);
+    case '<':
+      fputs("&lt;", f);
+      break;
+    case '>':
+      fputs("&gt;", f);
+      break;
+    case '&':
+      fputs("&amp;", f);
+      break;
+    case '"':
+      fputs("&quot;", f);
+      break;
+    default:
+      fputc(*s, f);
     }
   }
 }

@@ -28,24 +28,16 @@ static void open_(rp_json_t *j, int c) {
   j->first[j->depth] = true;
 }
 
-void el__rp_json_obj(rp_json_t *j) {
-  open_(j, '{');
-}
-void el__rp_json_arr(rp_json_t *j) {
-  open_(j, '[');
-}
+void el__rp_json_obj(rp_json_t *j) { open_(j, '{'); }
+void el__rp_json_arr(rp_json_t *j) { open_(j, '['); }
 
 static void close_(rp_json_t *j, int c) {
   if (j->depth > 0) j->depth--;
   fputc(c, j->f);
 }
 
-void el__rp_json_end_obj(rp_json_t *j) {
-  close_(j, '}');
-}
-void el__rp_json_end_arr(rp_json_t *j) {
-  close_(j, ']');
-}
+void el__rp_json_end_obj(rp_json_t *j) { close_(j, '}'); }
+void el__rp_json_end_arr(rp_json_t *j) { close_(j, ']'); }
 
 void el__rp_json_key(rp_json_t *j, const char *k) {
   sep(j);
@@ -100,35 +92,35 @@ void el__rp_json_escape(FILE *f, const char *s, size_t n) {
       continue;
     }
     switch (c) {
-      case '"':
-        fputs("\\\"", f);
-        break;
-      case '\\':
-        fputs("\\\\", f);
-        break;
-      case '\n':
-        fputs("\\n", f);
-        break;
-      case '\r':
-        fputs("\\r", f);
-        break;
-      case '\t':
-        fputs("\\t", f);
-        break;
-      case '<':
-        fputs("\\u003c", f);
-        break;
-      case '>':
-        fputs("\\u003e", f);
-        break;
-      case '&':
-        fputs("\\u0026", f);
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f)
-          fprintf(f, "\\u%04x", c);
-        else
-          fputc(c, f);
+    case '"':
+      fputs("\\\"", f);
+      break;
+    case '\\':
+      fputs("\\\\", f);
+      break;
+    case '\n':
+      fputs("\\n", f);
+      break;
+    case '\r':
+      fputs("\\r", f);
+      break;
+    case '\t':
+      fputs("\\t", f);
+      break;
+    case '<':
+      fputs("\\u003c", f);
+      break;
+    case '>':
+      fputs("\\u003e", f);
+      break;
+    case '&':
+      fputs("\\u0026", f);
+      break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        fprintf(f, "\\u%04x", c);
+      else
+        fputc(c, f);
     }
     i++;
   }

@@ -49,9 +49,7 @@ void el__rp_logs_add(rp_logs_t *l, uint64_t t, int64_t cap, int kind,
   l->pos = (l->pos + 1) % l->keep;
 }
 
-size_t el__rp_logs_count(const rp_logs_t *l) {
-  return l->nhead + l->nring;
-}
+size_t el__rp_logs_count(const rp_logs_t *l) { return l->nhead + l->nring; }
 
 const rp_log_t *el__rp_logs_at(const rp_logs_t *l, size_t i) {
   if (i < l->nhead) return &l->head[i];

@@ -161,6 +161,4 @@ void el__rp_time_span(rp_time_t *tm, int64_t cap, bool gc, uint32_t thread,
   if (a >= 0) tl_span(tm, a, gc, thread, s, e);
 }
 
-void el__rp_time_finish(rp_time_t *tm) {
-  collection_close(tm);
-}
+void el__rp_time_finish(rp_time_t *tm) { collection_close(tm); }

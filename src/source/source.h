@@ -17,7 +17,15 @@
  *     option at a time, so each command can mix in its own options;
  *   - runtime: el_src_t on a caller's uv_loop_t, reporting through
  *     el_src_cb_t; el_src_pump runs a source into a decoder-like consumer.
- * Thread: everything here runs on the loop's thread. */
+ * Thread: everything here runs on the loop's thread.
+ *
+ * Signals: the module changes no signal disposition of the process except
+ * in el_src_pump, which handles SIGINT, SIGTERM and SIGHUP while it runs
+ * (unless c->own_signals) and restores the previous handlers before it
+ * returns. It never touches SIGPIPE: el_src_write writes through libuv
+ * (write(2)), so a program that writes on a socket source must ignore
+ * SIGPIPE itself, or a peer that closes kills it (`otelcol` and `run` do,
+ * src/cmd/); writes to the --eventlog-log-file tee cannot raise it. */
 #ifndef EL_SOURCE_H
 #define EL_SOURCE_H
 
@@ -206,7 +214,8 @@ int el_src_paused(const el_src_t *src);
  * blocks. Returns 0; EL_ECLOSED when no socket connection is open (or the
  * source is not a socket); EL_ENOMEM when the pending queue would exceed
  * 1 MiB. Bytes queued when a connection drops are lost and counted in
- * send_dropped. */
+ * send_dropped. A write on a connection the peer closed raises SIGPIPE:
+ * the program must ignore it (see "Signals" above). */
 int el_src_write(el_src_t *src, const uint8_t *buf, size_t len);
 
 /* During on_data: *by_unix_ns gets the Unix time (ns) by which the bytes

@@ -13,6 +13,7 @@
  * in a row (-1 = never) the source gives up: on_end(last error). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -158,10 +159,6 @@ int el_src_start(el_src_t *s) {
   s->timer.data = s;
   s->timer_open = 1;
   if (s->vt->is_socket) {
-    /* A write on a socket the peer closed must give EPIPE, not kill us. */
-    struct sigaction sa;
-    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
-      signal(SIGPIPE, SIG_IGN);
     char d[160];
     el_src_opts_describe(&s->opts, d, sizeof d);
     el_log(EL_LOG_INFO, "Waiting to connect on %s", d);
@@ -406,9 +403,33 @@ void el__src_session_ended(el_src_t *s, int err) {
 
 /* {====== delivery ======} */
 
+/* write(2) that cannot raise SIGPIPE (a FIFO as tee whose reader went
+ * away) and leaves the process's signal dispositions alone: SIGPIPE is
+ * blocked in this thread for the call, and the one the write raised is
+ * taken off the thread's pending set before the old mask returns. */
+static ssize_t write_nosigpipe(int fd, const void *buf, size_t len) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  int was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ssize_t n = write(fd, buf, len);
+  int e = errno;
+  if (n < 0 && e == EPIPE && !was_pending) {
+    const struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = e;
+  return n;
+}
+
 static void tee_bytes(el_src_t *s, const uint8_t *buf, size_t len) {
   while (len > 0) {
-    ssize_t n = write(s->tee_fd, buf, len);
+    ssize_t n = write_nosigpipe(s->tee_fd, buf, len);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0) {

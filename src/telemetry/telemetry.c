@@ -12,9 +12,10 @@
  * Spec: reference-behaviour.md §2.1 (resources), §2.2 (scope), §2.5
  * (per-tick composition), §5.2.1 (one Metric per name per request). */
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
+#include "../common/el_grow.h"
+#include "../common/el_rng.h"
 #include "telemetry_internal.h"
 
 #ifndef EL_VERSION
@@ -24,22 +25,22 @@
 /* One OTLP Metric or Profile being filled in the current window. */
 typedef struct item_s {
   uint32_t res;                       /* index in window.res */
-  uint32_t hash;
+  uint64_t hash;                      /* el_hash of its identity */
   size_t n;                           /* records so far */
   el_tm_metric_desc_t m;              /* metrics: interned strings */
   const char *kind, *type, *unit;     /* profiles: interned strings */
 } item_t;
 
 typedef struct window_s {
-  el__tm_arena_t arena;
+  el_arena_t arena;
   el__tm_intern_t intern;
   unsigned char *recs;                /* cap records of recsize bytes */
-  uint32_t *keys;                     /* per record: item or resource idx */
-  size_t nrecs, cap;
+  uint32_t *keys;                     /* per record (kcap of them): item
+                                         or resource idx */
+  size_t nrecs, cap, kcap;
   item_t *items;
   size_t nitems, items_cap;
-  uint32_t *index;                    /* item idx + 1; 0 = empty slot */
-  size_t index_cap;                   /* power of 2, or 0 */
+  el_map_t index;                     /* item hash -> item idx */
   el__tm_res_t **res;                 /* resources used (one ref each) */
   size_t nres, res_cap;
   const void *last_desc;              /* metrics: caller's desc pointer of */
@@ -53,7 +54,7 @@ struct el_tm_store_s {
   el__tm_res_t *host_res;             /* eventlog-live-for-<service> */
   window_t win[EL_TM_NSIGNALS];
   el_tm_exporter_t *ex;
-  size_t nex;
+  size_t nex, ex_cap;
   el_tm_limits_t lim;
   el_tm_stats_t stats;
 };
@@ -64,8 +65,8 @@ static const size_t recsize[EL_TM_NSIGNALS] = {
 
 /* {====== resources ======} */
 
-static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
-                     el_tm_attr_t *dst, const el_tm_attr_t *src);
+static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
+                     const el_tm_attr_t *src);
 
 /* A new resource holding copies of attrs[0..n) (with attrs[skip]
  * replaced by *repl when repl is given, or repl appended when skip == n).
@@ -77,7 +78,7 @@ static el__tm_res_t *res_new(const el_tm_attr_t *attrs, size_t n,
   r->refs = 1;
   size_t total = n + (repl && skip == n ? 1 : 0);
   el_tm_attr_t *out =
-      el__tm_arena_alloc(&r->arena, (total ? total : 1) * sizeof(*out));
+      el_arena_alloc(&r->arena, (total ? total : 1) * sizeof(*out));
   el__tm_intern_t in = {0};
   if (!out) goto fail;
   for (size_t i = 0; i < total; i++) {
@@ -90,7 +91,7 @@ static el__tm_res_t *res_new(const el_tm_attr_t *attrs, size_t n,
   return r;
 fail:
   el__tm_intern_free(&in);
-  el__tm_arena_free(&r->arena);
+  el_arena_free(&r->arena);
   el_free(r);
   return NULL;
 }
@@ -190,9 +191,9 @@ static void window_reset(window_t *w) {
   w->nitems = 0;
   w->last_desc = NULL;
   w->last_item = -1;
-  if (w->index) memset(w->index, 0, w->index_cap * sizeof(*w->index));
+  el_map_clear(&w->index);
   el__tm_intern_clear(&w->intern);
-  el__tm_arena_free(&w->arena);
+  el_arena_free(&w->arena);
 }
 
 static void window_free(window_t *w) {
@@ -201,7 +202,7 @@ static void window_free(window_t *w) {
   el_free(w->recs);
   el_free(w->keys);
   el_free(w->items);
-  el_free(w->index);
+  el_map_free(&w->index);
   el_free(w->res);
   memset(w, 0, sizeof(*w));
 }
@@ -241,9 +242,8 @@ void el_tm_store_count_dropped(el_tm_store_t *st, el_tm_signal_t sig,
 
 int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex) {
   if (!st || !ex || !ex->export) return EL_EINVAL;
-  el_tm_exporter_t *n = el_realloc(st->ex, (st->nex + 1) * sizeof(*n));
-  if (!n) return EL_ENOMEM;
-  st->ex = n;
+  if (el_grow(&st->ex, &st->ex_cap, st->nex + 1, sizeof *st->ex) < 0)
+    return EL_ENOMEM;
   st->ex[st->nex++] = *ex;
   return 0;
 }
@@ -279,16 +279,10 @@ static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
       w->arena.bytes >= st->lim.max_bytes ||
       need > st->lim.max_bytes - w->arena.bytes)
     return EL_ENOMEM;
-  if (w->nrecs < w->cap) return 0;
-  size_t ncap = w->cap ? w->cap * 2 : 64;
-  if (ncap > UINT32_MAX) return EL_ENOMEM;
-  unsigned char *r = el_realloc(w->recs, ncap * recsize[sig]);
-  if (!r) return EL_ENOMEM;
-  w->recs = r;
-  uint32_t *k = el_realloc(w->keys, ncap * sizeof(*k));
-  if (!k) return EL_ENOMEM;
-  w->keys = k;
-  w->cap = ncap;
+  if (w->nrecs >= UINT32_MAX / 2) return EL_ENOMEM;
+  if (el_grow(&w->recs, &w->cap, w->nrecs + 1, recsize[sig]) < 0 ||
+      el_grow(&w->keys, &w->kcap, w->nrecs + 1, sizeof *w->keys) < 0)
+    return EL_ENOMEM;
   return 0;
 }
 
@@ -296,13 +290,8 @@ static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
 static int win_res(window_t *w, el__tm_res_t *r) {
   for (size_t i = w->nres; i-- > 0;)
     if (w->res[i] == r) return (int)i;
-  if (w->nres == w->res_cap) {
-    size_t ncap = w->res_cap ? w->res_cap * 2 : 4;
-    el__tm_res_t **n = el_realloc(w->res, ncap * sizeof(*n));
-    if (!n) return EL_ENOMEM;
-    w->res = n;
-    w->res_cap = ncap;
-  }
+  if (el_grow(&w->res, &w->res_cap, w->nres + 1, sizeof *w->res) < 0)
+    return EL_ENOMEM;
   el__tm_res_ref(r);
   w->res[w->nres] = r;
   return (int)w->nres++;
@@ -318,8 +307,8 @@ static const char *intern_cstr(window_t *w, const char *s) {
   return el__tm_intern(&w->intern, &w->arena, s, s ? strlen(s) : 0);
 }
 
-static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
-                     el_tm_attr_t *dst, const el_tm_attr_t *src) {
+static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
+                     const el_tm_attr_t *src) {
   *dst = *src;
   const char *k = src->key ? src->key : "";
   dst->key = el__tm_intern(in, a, k, strlen(k));
@@ -332,7 +321,7 @@ static int copy_attr(el__tm_arena_t *a, el__tm_intern_t *in,
   }
   case EL_TM_STRLIST: {
     size_t n = src->v.list.items ? src->v.list.n : 0;
-    el_strview_t *items = el__tm_arena_alloc(a, (n ? n : 1) * sizeof(*items));
+    el_strview_t *items = el_arena_alloc(a, (n ? n : 1) * sizeof(*items));
     if (!items) return EL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
       el_strview_t s = src->v.list.items[i];
@@ -357,7 +346,7 @@ static int copy_attrs(window_t *w, const el_tm_attr_t *attrs, size_t n,
                       const el_tm_attr_t **out) {
   *out = NULL;
   if (!attrs || n == 0) return 0;
-  el_tm_attr_t *dst = el__tm_arena_alloc(&w->arena, n * sizeof(*dst));
+  el_tm_attr_t *dst = el_arena_alloc(&w->arena, n * sizeof(*dst));
   if (!dst) return EL_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     int rc = copy_attr(&w->arena, &w->intern, &dst[i], &attrs[i]);
@@ -378,44 +367,18 @@ static bool item_eq(const item_t *a, const item_t *b, el_tm_signal_t sig) {
          strcmp(a->unit, b->unit) == 0;
 }
 
-static int index_grow(window_t *w) {
-  size_t ncap = w->index_cap ? w->index_cap * 2 : 64;
-  uint32_t *ni = el_calloc(ncap, sizeof(*ni));
-  if (!ni) return EL_ENOMEM;
-  for (size_t i = 0; i < w->nitems; i++) {
-    size_t j = w->items[i].hash & (ncap - 1);
-    while (ni[j]) j = (j + 1) & (ncap - 1);
-    ni[j] = (uint32_t)i + 1;
-  }
-  el_free(w->index);
-  w->index = ni;
-  w->index_cap = ncap;
-  return 0;
-}
-
 /* Index of the item equal to *key, creating it from *key when new. */
 static int find_item(window_t *w, el_tm_signal_t sig, const item_t *key) {
-  if ((w->nitems + 1) * 2 > w->index_cap && index_grow(w) < 0)
+  size_t pos;
+  for (uint32_t i = el_map_first(&w->index, key->hash, &pos); i != EL_MAP_NONE;
+       i = el_map_next(&w->index, key->hash, &pos))
+    if (item_eq(&w->items[i], key, sig)) return (int)i;
+  if (el_grow(&w->items, &w->items_cap, w->nitems + 1, sizeof *w->items) < 0 ||
+      el_map_add(&w->index, key->hash, (uint32_t)w->nitems) < 0)
     return EL_ENOMEM;
-  size_t j = key->hash & (w->index_cap - 1);
-  for (; w->index[j]; j = (j + 1) & (w->index_cap - 1))
-    if (item_eq(&w->items[w->index[j] - 1], key, sig))
-      return (int)w->index[j] - 1;
-  if (w->nitems == w->items_cap) {
-    size_t ncap = w->items_cap ? w->items_cap * 2 : 16;
-    item_t *n = el_realloc(w->items, ncap * sizeof(*n));
-    if (!n) return EL_ENOMEM;
-    w->items = n;
-    w->items_cap = ncap;
-  }
   w->items[w->nitems] = *key;
   w->items[w->nitems].n = 0;
-  w->index[j] = (uint32_t)w->nitems + 1;
   return (int)w->nitems++;
-}
-
-static uint32_t hash_str(const char *s, uint32_t seed) {
-  return el__tm_hash(s, strlen(s), seed);
 }
 
 /* Append the record at rec (recsize[sig] bytes) under key. admit() has
@@ -491,9 +454,9 @@ static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
     key.m.temporality = EL_TM_TEMP_UNSPECIFIED;
     key.m.monotonic = false;
   }
-  key.hash = hash_str(key.m.name, hash_str(key.m.unit, 0)) ^
-             ((uint32_t)key.m.kind << 1 | (uint32_t)key.m.temporality << 3 |
-              (uint32_t)key.m.monotonic << 5 | (uint32_t)ri << 8);
+  key.hash = el_hash_str(key.m.name, el_hash_str(key.m.unit, 0)) ^
+             ((uint64_t)key.m.kind << 1 | (uint64_t)key.m.temporality << 3 |
+              (uint64_t)key.m.monotonic << 5 | (uint64_t)ri << 8);
   return find_item(w, sig, &key);
 }
 
@@ -505,7 +468,7 @@ static el_unix_ns_t now_unix_ns(void) {
 
 static const uint8_t *copy_bytes(window_t *w, const uint8_t *p, size_t n) {
   if (!p) return NULL;
-  uint8_t *d = el__tm_arena_alloc(&w->arena, n);
+  uint8_t *d = el_arena_alloc(&w->arena, n);
   if (d) memcpy(d, p, n);
   return d;
 }
@@ -553,62 +516,13 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   return 0;
 }
 
-/* Random ids come from a per-thread xoshiro256** generator seeded once
- * from getrandom (splitmix64 over the time and the state's address if
- * there is no entropy): one system call per id cost more than the span
- * it names. Ids need to be unique, not secret (W3C trace context). */
-static _Thread_local uint64_t rng_s[4];
-static _Thread_local bool rng_seeded;
-
-static uint64_t rng_rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-static void rng_seed(void) {
-  size_t got = 0;
-  uint8_t *b = (uint8_t *)rng_s;
-  while (got < sizeof rng_s) {
-    ssize_t r = getrandom(b + got, sizeof rng_s - got, 0);
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
-  if (got < sizeof rng_s) {  /* no entropy: splitmix64 */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
-                 (uint64_t)(uintptr_t)&rng_s;
-    for (int i = 0; i < 4; i++) {
-      uint64_t z = (x += 0x9e3779b97f4a7c15u);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-      rng_s[i] = z ^ (z >> 31);
-    }
-  }
-  if (!(rng_s[0] | rng_s[1] | rng_s[2] | rng_s[3])) rng_s[0] = 1;
-  rng_seeded = true;
-}
-
-static uint64_t rng_next(void) {
-  uint64_t r = rng_rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
-  rng_s[2] ^= rng_s[0];
-  rng_s[3] ^= rng_s[1];
-  rng_s[1] ^= rng_s[2];
-  rng_s[0] ^= rng_s[3];
-  rng_s[2] ^= t;
-  rng_s[3] = rng_rotl(rng_s[3], 45);
-  return r;
-}
-
+/* Ids come from el_rng (src/common/el_rng.h): unique, not secret (W3C
+ * trace context); an all-zero id is invalid, so it is drawn again. */
 void el_tm_random_id(uint8_t *buf, size_t n) {
   if (n == 0) return;
-  if (!rng_seeded) rng_seed();
   bool zero = true;
   do {
-    for (size_t got = 0; got < n; got += 8) {
-      uint64_t r = rng_next();
-      size_t k = n - got < 8 ? n - got : 8;
-      memcpy(buf + got, &r, k);
-    }
+    el_rng_bytes(buf, n);
     for (size_t i = 0; i < n; i++)
       if (buf[i]) zero = false;
   } while (zero);
@@ -630,8 +544,9 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   key.type = intern_cstr(w, s->sample_type);
   key.unit = intern_cstr(w, s->sample_unit);
   if (!key.kind || !key.type || !key.unit) return drop(st, sig);
-  key.hash = hash_str(key.kind, hash_str(key.type, hash_str(key.unit, 0))) ^
-             (uint32_t)ri << 8;
+  key.hash =
+      el_hash_str(key.kind, el_hash_str(key.type, el_hash_str(key.unit, 0))) ^
+      (uint64_t)ri << 8;
   el_tm_profile_sample_t r = *s;
   r.profile_kind = key.kind;
   r.sample_type = key.type;
@@ -640,7 +555,7 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   r.nattrs = s->attrs ? s->nattrs : 0;
   el_tm_frame_t *fr = NULL;
   if (r.nframes) {
-    fr = el__tm_arena_alloc(&w->arena, r.nframes * sizeof(*fr));
+    fr = el_arena_alloc(&w->arena, r.nframes * sizeof(*fr));
     if (!fr) return drop(st, sig);
     for (size_t i = 0; i < r.nframes; i++) {
       fr[i] = s->frames[i];
@@ -709,7 +624,7 @@ static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
     b->recs = w->recs;
     b->nrecs = w->nrecs;
     w->recs = NULL;
-    w->cap = 0;                       /* admit() reallocates keys too */
+    w->cap = 0; /* admit() allocates anew */
     return 0;
   }
   size_t *pos = el_calloc(nkeys ? nkeys : 1, sizeof(*pos));
@@ -771,13 +686,13 @@ static el_tm_batch_t *build_batch(el_tm_store_t *st, el_tm_signal_t sig) {
     if (sort_records(w, sig, b, NULL, w->nres) < 0) goto fail;
   }
   if (make_groups(w, sig, b, group_n) < 0) goto fail;
-  b->scope_name = el__tm_arena_strndup(&w->arena, st->scope_name,
-                                       strlen(st->scope_name));
-  b->scope_version = el__tm_arena_strndup(&w->arena, st->scope_version,
-                                          strlen(st->scope_version));
+  b->scope_name =
+      el_arena_strndup(&w->arena, st->scope_name, strlen(st->scope_name));
+  b->scope_version =
+      el_arena_strndup(&w->arena, st->scope_version, strlen(st->scope_version));
   if (!b->scope_name || !b->scope_version) goto fail;
   b->arena = w->arena;                /* the batch takes the arena */
-  w->arena = (el__tm_arena_t){0};
+  w->arena = (el_arena_t){0};
   el_free(map);
   el_free(group_n);
   return b;

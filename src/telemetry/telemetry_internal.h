@@ -1,61 +1,42 @@
 /* telemetry_internal.h: private layout of the telemetry store and batches,
- * shared by telemetry.c (store), tm_arena.c (memory) and tm_batch.c
- * (batch accessors). Not for use outside src/telemetry/. */
+ * shared by telemetry.c (store), tm_intern.c (string copies) and
+ * tm_batch.c (batch accessors). Not for use outside src/telemetry/. */
 #ifndef EL_TELEMETRY_INTERNAL_H
 #define EL_TELEMETRY_INTERNAL_H
 
+#include "../common/el_arena.h"
+#include "../common/el_map.h"
 #include "telemetry.h"
 #include "telemetry_batch.h"
 
-/* {====== arena ======} */
-
-/* A chunk of bump-allocated memory; data follows the header. */
-typedef struct el__tm_chunk_s {
-  struct el__tm_chunk_s *next;
-  size_t used;                        /* bytes handed out from data */
-  size_t cap;                         /* bytes of data */
-  _Alignas(16) unsigned char data[];
-} el__tm_chunk_t;
-
-/* Bump allocator: everything is freed at once by el__tm_arena_free. */
-typedef struct el__tm_arena_s {
-  el__tm_chunk_t *head;               /* current chunk; NULL when empty */
-  size_t bytes;                       /* bytes handed out (for limits) */
-} el__tm_arena_t;
-
-/* n bytes aligned to 8, or NULL when out of memory. */
-void *el__tm_arena_alloc(el__tm_arena_t *a, size_t n);
-/* Copy s[0..len) plus a NUL; NULL when out of memory. */
-char *el__tm_arena_strndup(el__tm_arena_t *a, const char *s, size_t len);
-void el__tm_arena_free(el__tm_arena_t *a);
+/* {====== interning (tm_intern.c) ======} */
 
 /* String interning into an arena: equal strings (up to
  * EL__TM_INTERN_MAX bytes) share one copy. The table memory is reused
  * across windows (el__tm_intern_clear); the strings live in the arena. */
 #define EL__TM_INTERN_MAX 256
-typedef struct el__tm_islot_s {
-  const char *s;                      /* NULL = empty slot */
+typedef struct el__tm_istr_s {
+  const char *s;                      /* the copy in the arena */
   uint32_t len;
-  uint32_t hash;
-} el__tm_islot_t;
+} el__tm_istr_t;
 typedef struct el__tm_intern_s {
-  el__tm_islot_t *slots;              /* cap slots, cap a power of 2 */
-  size_t cap;
-  size_t n;
+  el_map_t map;                       /* el_hash_bytes of a string ->
+                                         index in strs */
+  el__tm_istr_t *strs;                /* the strings interned, n of cap */
+  size_t n, cap;
 } el__tm_intern_t;
 
 /* An interned (or, when longer than EL__TM_INTERN_MAX, copied) NUL-
  * terminated copy of s[0..len) in a; NULL when out of memory. */
-const char *el__tm_intern(el__tm_intern_t *t, el__tm_arena_t *a,
+const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a,
                           const char *s, size_t len);
 /* The same, also giving the copy's length: bytes of s that are not valid
  * UTF-8 are replaced by U+FFFD (OTLP strings must be UTF-8), so it may
  * differ from len. */
-const char *el__tm_intern_n(el__tm_intern_t *t, el__tm_arena_t *a,
+const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a,
                             const char *s, size_t len, size_t *out_len);
 void el__tm_intern_clear(el__tm_intern_t *t);
 void el__tm_intern_free(el__tm_intern_t *t);
-uint32_t el__tm_hash(const void *p, size_t len, uint32_t seed);
 
 /* {====== resources ======} */
 
@@ -63,7 +44,7 @@ uint32_t el__tm_hash(const void *p, size_t len, uint32_t seed);
 typedef struct el__tm_res_s {
   el_tm_resource_t pub;
   int refs;                           /* atomic */
-  el__tm_arena_t arena;
+  el_arena_t arena;
 } el__tm_res_t;
 
 void el__tm_res_ref(el__tm_res_t *r);
@@ -76,7 +57,7 @@ struct el_tm_batch_s {
   el_tm_signal_t sig;
   const char *scope_name;             /* in arena */
   const char *scope_version;          /* in arena */
-  el__tm_arena_t arena;               /* strings, attributes, frames */
+  el_arena_t arena;               /* strings, attributes, frames */
   el_tm_rgroup_t *groups;
   el__tm_res_t **res;                 /* one reference per group */
   size_t ngroups;

@@ -10,7 +10,7 @@ void el__tm_res_ref(el__tm_res_t *r) {
 void el__tm_res_unref(el__tm_res_t *r) {
   if (!r) return;
   if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-  el__tm_arena_free(&r->arena);
+  el_arena_free(&r->arena);
   el_free(r);
 }
 
@@ -26,7 +26,7 @@ void el_tm_batch_free(el_tm_batch_t *b) {
   el_free(b->groups);
   el_free(b->items);
   el_free(b->recs);
-  el__tm_arena_free(&b->arena);
+  el_arena_free(&b->arena);
   el_free(b);
 }
 

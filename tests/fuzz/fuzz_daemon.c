@@ -42,15 +42,14 @@ static void quiet(void *ud, el_log_level_t level, const char *text) {
  * every processor on with 1 ms windows. */
 static int configure(el_host_t *h) {
   static const char *const procs[] = {
-      "logs.thread_label",        "logs.user_marker",
-      "logs.user_message",        "metrics.blocks_size",
-      "metrics.capability_usage", "metrics.heap_allocated",
-      "metrics.heap_live",        "metrics.heap_prof_sample",
-      "metrics.heap_size",        "metrics.mem_current",
-      "metrics.mem_needed",       "metrics.mem_returned",
-      "traces.capability_usage",  "traces.thread_state",
-      "profiles.call_stack_profile",
-      "profiles.cost_centre_stack_profile"};
+      "logs.thread_label",           "logs.user_marker",
+      "logs.user_message",           "metrics.blocks_size",
+      "metrics.capability_usage",    "metrics.heap_allocated",
+      "metrics.heap_live",           "metrics.heap_prof_sample",
+      "metrics.heap_size",           "metrics.mem_current",
+      "metrics.mem_needed",          "metrics.mem_returned",
+      "traces.capability_usage",     "traces.thread_state",
+      "profiles.call_stack_profile", "profiles.cost_centre_stack_profile"};
   int rc = el_host_set_config_integer(h, "flush_ns", 1000000);
   rc |= el_host_set_config_integer(h, "batch_ns", 1000000);
   rc |= el_host_set_config(h, "breakdown", "-hT");
@@ -98,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len) {
   if (el_tm_store_add_exporter(st, &ex) < 0 || configure(h) != 0) abort();
   if (el_host_load_module(h, "eventlog_live.processors.main") != 0) {
     fprintf(stderr, "fuzz_daemon: %s\n", el_host_error(h));
-    abort();  /* the processors must load: EL_SOURCE_DIR wrong? */
+    abort(); /* the processors must load: EL_SOURCE_DIR wrong? */
   }
   el_src_consumer_t c;
   el_host_consumer(h, &c);

@@ -113,6 +113,8 @@ static void scan_checks(const uint8_t *data, size_t size) {
   el_ev_scan_free(&sc);
 }
 
+/* The entry point libFuzzer calls with each input. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t split = size ? (size * data[size - 1]) / 256 : 0;
   if (run(data, size, size, 0, 1) != run(data, size, split, 0, 1))

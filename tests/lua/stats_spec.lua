@@ -1,9 +1,9 @@
 -- busted specs for the pure-Lua library parts (run with busted --lua=lua5.4).
+-- eventlog_live.status needs a host: tests/unit/test_host.c tests it.
 -- Expected values are hand computations.
 package.path = (os.getenv("EL_SOURCE_DIR") or ".") .. "/lua/?.lua;" .. package.path
 local stats = require("eventlog_live.stats")
 local fmt = require("eventlog_live.fmt")
-local status = require("eventlog_live.status")
 
 describe("eventlog_live.stats", function()
   it("computes nearest-rank percentiles without modifying the input", function()
@@ -51,18 +51,5 @@ describe("eventlog_live.fmt", function()
   it("writes tsv when asked", function()
     assert.are.equal("name\tn\nx\t1\n",
                      fmt.tsv({{name = "x", n = 1}}, {{key = "name"}, {key = "n"}}))
-  end)
-end)
-
-describe("eventlog_live.status", function()
-  it("names STOP_THREAD statuses as ghc-events does", function()
-    assert.are.equal("ThreadYielding", status.name(3))
-    assert.are.equal("ThreadFinished", status.name(5))
-    assert.are.equal("BlockedOnMVar", status.name(7))
-    assert.are.equal("BlockedOnBlackHoleOwnedBy 42", status.name(8, 42))
-    assert.are.equal("BlockedOnMVarRead", status.name(20))
-    assert.are.equal("NoStatus", status.name(99))
-    assert.is_true(status.is_blocked(7))
-    assert.is_false(status.is_blocked(3))
   end)
 end)

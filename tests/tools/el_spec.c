@@ -668,7 +668,7 @@ static const luaL_Reg host_methods[] = {
 static const luaL_Reg funcs[] = {{"host", l_host}, {NULL, NULL}};
 
 /* [-0, +1, m] The module `el_spec` (see the comment atop this file). */
-int luaopen_el_spec(lua_State *L) {
+static int luaopen_el_spec(lua_State *L) {
   if (luaL_newmetatable(L, HOST_MT)) {
     luaL_setfuncs(L, host_methods, 0);
     lua_pushvalue(L, -1);

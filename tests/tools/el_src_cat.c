@@ -15,6 +15,7 @@
  * failures=F reconnects=R tee_bytes=T sent=S". Exit 0 when the source ended
  * with status 0, was stopped by the options above, or is a socket that
  * delivered bytes before reconnection gave up; else 1. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   c.socket = o.kind == EL_SRC_UNIX || o.kind == EL_SRC_TCP;
+  /* --send-on-connect writes on the socket: a peer that closed must give
+   * EPIPE, not kill us (src/source/source.h, "Signals"). */
+  signal(SIGPIPE, SIG_IGN);
   uv_loop_t loop;
   uv_loop_init(&loop);
   el_src_cb_t cb = {.ud = &c,

@@ -74,47 +74,47 @@ static void put64(uint8_t *p, uint64_t v) {
 /* Types whose first field is a thread id. */
 static int has_thread(uint16_t type) {
   switch (type) {
-    case 0:
-    case 1:
-    case 2:
-    case 3:
-    case 4:
-    case 8:
-    case 15:
-    case 44:
-      return 1;
-    default:
-      return 0;
+  case 0:
+  case 1:
+  case 2:
+  case 3:
+  case 4:
+  case 8:
+  case 15:
+  case 44:
+    return 1;
+  default:
+    return 0;
   }
 }
 
 /* 1: first repetition only; 2: last only; 0: every repetition. */
 static int once(uint16_t type) {
   switch (type) {
-    case 26:
-    case 28:
-    case 46: /* teardown */
-      return 2;
-    case 17:
-    case 25:
-    case 27:
-    case 29:
-    case 30:
-    case 31:
-    case 32:
-    case 33:
-    case 43:
-    case 45:
-    case 47:
-    case 48:
-    case 52:
-    case 160:
-    case 161:
-    case 168:
-    case 169:
-      return 1;
-    default:
-      return 0;
+  case 26:
+  case 28:
+  case 46: /* teardown */
+    return 2;
+  case 17:
+  case 25:
+  case 27:
+  case 29:
+  case 30:
+  case 31:
+  case 32:
+  case 33:
+  case 43:
+  case 45:
+  case 47:
+  case 48:
+  case 52:
+  case 160:
+  case 161:
+  case 168:
+  case 169:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -223,20 +223,20 @@ static uint64_t parse_size(const char *a) {
   char *end;
   double v = strtod(a, &end);
   switch (*end) {
-    case 'k':
-    case 'K':
-      v *= 1024;
-      break;
-    case 'm':
-    case 'M':
-      v *= 1024 * 1024;
-      break;
-    case 'g':
-    case 'G':
-      v *= 1024.0 * 1024 * 1024;
-      break;
-    default:
-      break;
+  case 'k':
+  case 'K':
+    v *= 1024;
+    break;
+  case 'm':
+  case 'M':
+    v *= 1024 * 1024;
+    break;
+  case 'g':
+  case 'G':
+    v *= 1024.0 * 1024 * 1024;
+    break;
+  default:
+    break;
   }
   return (uint64_t)v;
 }

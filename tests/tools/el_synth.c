@@ -185,14 +185,13 @@ int main(int argc, char **argv) {
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
   uint8_t *buf = malloc(1 << 20);
   uint8_t *hdr = malloc(1 << 20);
-  size_t got, total = 0, hdr_have = 0;
+  size_t got, hdr_have = 0;
   while ((got = fread(buf, 1, 1 << 20, in)) > 0) {
     if (hdr_have < (1u << 20)) {
       size_t k = got < (1u << 20) - hdr_have ? got : (1u << 20) - hdr_have;
       memcpy(hdr + hdr_have, buf, k);
       hdr_have += k;
     }
-    total += got;
     if (el_ev_decoder_feed(d, buf, got) == EL_ESTOPPED)
       break;
   }

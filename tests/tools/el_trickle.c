@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
   long conns = 200;
   double seconds = 20;
   inet_pton(AF_INET, "127.0.0.1", &from[0]);
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* options come with a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (v == NULL) goto usage;
     if (!strcmp(a, "--port") && nports < MAX_PORTS) ports[nports++] = atoi(v);
@@ -169,8 +169,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--interval-ms")) interval_ms = atof(v);
     else if (!strcmp(a, "--reconnect-ms")) reconnect_ms = atof(v);
     else if (!strcmp(a, "--seconds")) seconds = atof(v);
-    else goto usage;
-    i++;
+    else
+      goto usage;
   }
   if (nports == 0 || conns < 1 || conns * nports > MAX_CONNS) goto usage;
   signal(SIGTERM, on_signal);

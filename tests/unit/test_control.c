@@ -694,8 +694,8 @@ static void test_server_stalled_clients(void **st) {
                           .sin_port = htons(el_ctl_server_port(f->srv)),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   static const char *partial[] = {
-      "POST /control/x/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
-      "Content-Type: application/x-www-form-urlencoded\r\n\r\nservice-na",
+      ("POST /control/x/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n"
+       "Content-Type: application/x-www-form-urlencoded\r\n\r\nservice-na"),
       "POST /control/x/1 HTTP/1.1\r\nHost: x\r\n", "GET /heal", ""};
   for (int k = 0; k < 4; k++) {
     fds[k] = socket(AF_INET, SOCK_STREAM, 0);

@@ -48,6 +48,48 @@ static void test_type_table_names_and_fields(void **st) {
   assert_int_equal(el_ev_type_info(19)->fields[0].kind, EL_EV_TEXT);
 }
 
+/* The id enum comes from the same table as the type infos: every
+ * EL_EV_<NAME> names its own type (ids from spec §2.1 by hand). */
+static void test_type_enum_matches_table(void **st) {
+  (void)st;
+  assert_int_equal(EL_EV_CREATE_THREAD, 0);
+  assert_int_equal(EL_EV_RUN_THREAD, 1);
+  assert_int_equal(EL_EV_BLOCK_MARKER, 18);
+  assert_int_equal(EL_EV_WALL_CLOCK_TIME, 43);
+  assert_int_equal(EL_EV_HEAP_PROF_SAMPLE_STRING, 164);
+  assert_int_equal(EL_EV_TICKY_COUNTER_BEGIN_SAMPLE, 212);
+#define CHECK_ID(i, nm, fields)    \
+  assert_int_equal(EL_EV_##nm, i); \
+  assert_string_equal(el_ev_type_info(EL_EV_##nm)->name, #nm);
+#define SKIP_OLDER(i, nm, variant, fields)
+  EL_EV_TYPE_TABLE(CHECK_ID, SKIP_OLDER)
+#undef CHECK_ID
+#undef SKIP_OLDER
+}
+
+/* STOP_THREAD status names (spec §2.2, ghc-events' constructors) and
+ * heap profile breakdown flags (§2.5). */
+static void test_payload_code_names(void **st) {
+  (void)st;
+  char buf[64];
+  assert_int_equal(el_ev_stop_status_name(3, 0, buf, sizeof buf), 14);
+  assert_string_equal(buf, "ThreadYielding");
+  el_ev_stop_status_name(20, 7, buf, sizeof buf);
+  assert_string_equal(buf, "BlockedOnMVarRead");
+  el_ev_stop_status_name(99, 0, buf, sizeof buf);
+  assert_string_equal(buf, "NoStatus");
+  el_ev_stop_status_name(EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE, 42, buf,
+                         sizeof buf);
+  assert_string_equal(buf, "BlockedOnBlackHoleOwnedBy 42");
+  assert_int_equal(el_ev_stop_status_name(7, 0, buf, 6), 13); /* cut */
+  assert_string_equal(buf, "Block");
+  assert_int_equal(el_ev_stop_status_name(7, 0, NULL, 0), 13);
+  assert_string_equal(el_ev_breakdown_flag(7), "-hT");
+  assert_string_equal(el_ev_breakdown_flag(1), "-hc");
+  assert_null(el_ev_breakdown_flag(0));
+  assert_null(el_ev_breakdown_flag(10));
+}
+
 /* {====== hand-made stream ======} */
 
 typedef struct {
@@ -601,7 +643,9 @@ static void test_testlog_part_reports_truncation(void **st) {
   free(p);
 }
 
-#ifdef EL_TESTING
+#ifndef EL_TESTING
+#error "the unit tests need the EL_TESTING hooks (tests/CMakeLists.txt)"
+#endif
 /* Allocation n fails, for n = 1, 2, ...: every run ends cleanly (0 or
  * EL_ENOMEM, never a crash) and frees everything it allocated. */
 static void test_out_of_memory_sweep(void **st) {
@@ -656,11 +700,12 @@ static void test_out_of_memory_sweep(void **st) {
   }
   free(p);
 }
-#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_type_table_names_and_fields),
+      cmocka_unit_test(test_type_enum_matches_table),
+      cmocka_unit_test(test_payload_code_names),
       cmocka_unit_test(test_handmade_stream_fields),
       cmocka_unit_test(test_undeclared_type_is_corrupt),
       cmocka_unit_test(test_cut_block_resyncs_at_next_block),
@@ -673,9 +718,7 @@ int main(void) {
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_data_end_inside_last_block),
       cmocka_unit_test(test_testlog_part_reports_truncation),
-#ifdef EL_TESTING
       cmocka_unit_test(test_out_of_memory_sweep),
-#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,29 @@ static el_host_t *host_with(const char *script, int fail_fast) {
   return h;
 }
 
+/* eventlog_live.status names STOP_THREAD statuses as ghc-events does,
+ * from the C table (el.status_name); moved here from the pure-Lua
+ * tests/lua/stats_spec.lua when the module came to need a host. A failed
+ * Lua assert is a load error. */
+static void test_status_module_names(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "local status = require('eventlog_live.status')\n"
+      "local function eq(a, b) assert(a == b, tostring(b)) end\n"
+      "eq('ThreadYielding', status.name(3))\n"
+      "eq('ThreadFinished', status.name(5))\n"
+      "eq('BlockedOnMVar', status.name(7))\n"
+      "eq('BlockedOnBlackHoleOwnedBy 42', status.name(8, 42))\n"
+      "eq('BlockedOnMVarRead', status.name(20))\n"
+      "eq('NoStatus', status.name(99))\n"
+      "assert(status.is_blocked(7) == true)\n"
+      "assert(status.is_blocked(3) == false)\n"
+      "done = 1\n",
+      1);
+  assert_int_equal(lua_int(h, "done"), 1);
+  el_host_free(h);
+}
+
 static void test_dispatch_only_subscribed(void **state) {
   (void)state;
   el_host_t *h = host_with(
@@ -567,6 +590,7 @@ int main(void) {
       cmocka_unit_test(test_batched_dispatch_order),
       cmocka_unit_test(test_malformed_event_not_dispatched),
       cmocka_unit_test(test_no_allocation_per_event),
+      cmocka_unit_test(test_status_module_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

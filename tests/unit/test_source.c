@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,11 +42,15 @@ static uint8_t *slurp(const char *path, size_t *len) {
   return b;
 }
 
-static uint8_t *shared_log(size_t *len) {
+static void shared_log_path(char *path, size_t n) {
   const char *dir = getenv("EL_EVENTLOGS");
+  snprintf(path, n, "%s/%s", dir ? dir : EL_SOURCE_DIR "/tests/data/eventlogs",
+           LOG_FILE);
+}
+
+static uint8_t *shared_log(size_t *len) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s",
-           dir ? dir : EL_SOURCE_DIR "/tests/data/eventlogs", LOG_FILE);
+  shared_log_path(path, sizeof path);
   return slurp(path, len);
 }
 
@@ -1175,6 +1180,86 @@ static void test_pump_session_protocol(void **state) {
   loop_done(&loop);
 }
 
+/* {====== signals (source.h, "Signals") ======} */
+
+/* SIGPIPE gets its default action (death) for the test; *old keeps what
+ * main set. */
+static void sigpipe_default(struct sigaction *old) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  assert_int_equal(sigaction(SIGPIPE, &dfl, old), 0);
+}
+
+/* Starting a socket source leaves SIGPIPE's disposition alone. */
+static void test_socket_leaves_sigpipe_alone(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  struct sigaction old, now;
+  sigpipe_default(&old);
+  char path[512];
+  tmp_path(path, sizeof path, "sigpipe.sock");
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.retries = 1;
+  rec_t r = {0};
+  r.free_on_end = 1;
+  make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  sigaction(SIGPIPE, &old, &now);
+  assert_true(now.sa_handler == SIG_DFL);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, UV_ENOENT);
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
+/* A FIFO as tee whose reader went away: every byte is still delivered,
+ * the bytes not teed are counted, and no SIGPIPE is raised (with its
+ * default action it would kill the test) or left pending. */
+static void test_tee_fifo_without_reader(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[1024], fifo[512];
+  shared_log_path(path, sizeof path);
+  tmp_path(fifo, sizeof fifo, "tee.fifo");
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* lets the tee open */
+  assert_true(reader >= 0);
+  struct sigaction old;
+  sigpipe_default(&old);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.log_file = fifo;
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  close(reader); /* before the first byte arrives (a later loop turn) */
+  run_for(&loop, 10000);
+  sigset_t pending;
+  sigemptyset(&pending);
+  sigpending(&pending);
+  sigaction(SIGPIPE, &old, NULL);
+  assert_false(sigismember(&pending, SIGPIPE));
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_int_equal(el_src_stats(src)->tee_bytes, 0);
+  assert_int_equal(el_src_stats(src)->tee_errors, len);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+  assert_int_equal(el_mem_in_use(), mem0);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(tmpdir, sizeof tmpdir, "/tmp/el_test_source.XXXXXX");
@@ -1190,6 +1275,9 @@ static int teardown(void **state) {
 
 int main(void) {
   el_log_threshold = getenv("EL_TEST_DEBUG") ? EL_LOG_DEBUG : EL_LOG_QUIET;
+  /* The tests write on sockets whose peer may close: as source.h asks of
+   * such a program, SIGPIPE is ignored (the signal tests set it back). */
+  signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_opts_both_forms),
       cmocka_unit_test(test_opts_errors),
@@ -1215,6 +1303,8 @@ int main(void) {
       cmocka_unit_test(test_free_while_connected),
       cmocka_unit_test(test_new_fails_cleanly_without_memory),
       cmocka_unit_test(test_pump_session_protocol),
+      cmocka_unit_test(test_socket_leaves_sigpipe_alone),
+      cmocka_unit_test(test_tee_fifo_without_reader),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,72 @@
+/* ev_codes.c: the names of the codes carried inside event payloads, one
+ * table each: STOP_THREAD statuses (spec/eventlog-format.md §2.2) and
+ * HEAP_PROF_BEGIN breakdowns (§2.5), each with the text `show` prints
+ * (ghc-events 0.21, §6.4) beside its name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "eventlog_internal.h"
+
+/* By status code: the ghc-events constructor name (the telemetry's
+ * `status` attribute, the Lua `status.name`) and the `show` text, padded
+ * to EL__EV_STATUS_TEXT bytes so that show copies it with a constant
+ * size. 19 is ThreadMigrating in GHC's numbering but "NoStatus" in
+ * ghc-events 0.21, whose table we follow. */
+static const struct {
+  const char *name;
+  char text[EL__EV_STATUS_TEXT];
+} statuses[] = {
+    {"NoStatus", "No stop thread status"},
+    {"HeapOverflow", "heap overflow"},
+    {"StackOverflow", "stack overflow"},
+    {"ThreadYielding", "thread yielding"},
+    {"ThreadBlocked", "thread blocked"},
+    {"ThreadFinished", "thread finished"},
+    {"ForeignCall", "making a foreign call"},
+    {"BlockedOnMVar", "blocked on an MVar"},
+    {"BlockedOnBlackHole", "blocked on a black hole"},
+    {"BlockedOnRead", "blocked on I/O read"},
+    {"BlockedOnWrite", "blocked on I/O write"},
+    {"BlockedOnDelay", "blocked on threadDelay"},
+    {"BlockedOnSTM", "blocked in STM retry"},
+    {"BlockedOnDoProc", "blocked on asyncDoProc"},
+    {"BlockedOnCCall", "blocked in a foreign call"},
+    {"BlockedOnCCall_NoUnblockExc", "blocked in a foreign call"},
+    {"BlockedOnMsgThrowTo", "blocked in throwTo"},
+    {"ThreadMigrating", "thread migrating"},
+    {"BlockedOnMsgGlobalise", "waiting for data to be globalised"},
+    {"NoStatus", "No stop thread status"},
+    {"BlockedOnMVarRead", "blocked reading an MVar"},
+};
+
+size_t el_ev_stop_status_name(uint64_t code, uint64_t info, char *buf,
+                              size_t size) {
+  if (code == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE)
+    return (size_t)snprintf(buf, size, "BlockedOnBlackHoleOwnedBy %llu",
+                            (unsigned long long)info);
+  const char *s = statuses[code < EL_ARRAY_LEN(statuses) ? code : 0].name;
+  return (size_t)snprintf(buf, size, "%s", s);
+}
+
+const char *el__ev_stop_status_text(uint64_t code) {
+  return statuses[code < EL_ARRAY_LEN(statuses) ? code : 0].text;
+}
+
+/* By breakdown code: the RTS flag that selects it and the `show` text. */
+static const struct {
+  const char *flag, *text;
+} breakdowns[] = {
+    {NULL, "unknown"},           {"-hc", "cost centre"},
+    {"-hm", "module"},           {"-hd", "closure description"},
+    {"-hy", "type description"}, {"-hr", "retainer"},
+    {"-hb", "biography"},        {"-hT", "closure type"},
+    {"-hi", "info table"},       {"-he", "era"},
+};
+
+const char *el_ev_breakdown_flag(uint64_t code) {
+  return code < EL_ARRAY_LEN(breakdowns) ? breakdowns[code].flag : NULL;
+}
+
+const char *el__ev_breakdown_text(uint64_t code) {
+  return breakdowns[code < EL_ARRAY_LEN(breakdowns) ? code : 0].text;
+}

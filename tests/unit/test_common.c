@@ -1,0 +1,573 @@
+/* test_common.c: the shared primitives of src/common: array growth
+ * (el_grow.h), the hash function (el_hash.h), the hash table (el_map.h),
+ * integer formatting (el_fmt.h), out of memory included (el_mem_fail_after). Expected values
+ * are hand computations from each header's contract.
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/el_common.h"
+#include "common/el_grow.h"
+#include "common/el_hash.h"
+#include "common/el_map.h"
+#include "common/el_fmt.h"
+#include "common/el_buf.h"
+#include "common/el_arena.h"
+#include "common/el_rng.h"
+#include "common/el_utf8.h"
+
+/* {====== el_grow ======} */
+
+static void test_grow_doubles_from_min(void **state) {
+  (void)state;
+  int *a = NULL;
+  size_t cap = 0;
+  assert_int_equal(el_grow(&a, &cap, 1, sizeof *a), 0);
+  assert_non_null(a);
+  assert_int_equal(cap, EL_GROW_MIN);
+  for (int i = 0; i < EL_GROW_MIN; i++) a[i] = i;
+  assert_int_equal(el_grow(&a, &cap, EL_GROW_MIN, sizeof *a), 0);
+  assert_int_equal(cap, EL_GROW_MIN); /* enough already */
+  assert_int_equal(el_grow(&a, &cap, EL_GROW_MIN + 1, sizeof *a), 0);
+  assert_int_equal(cap, 2 * EL_GROW_MIN);
+  assert_int_equal(el_grow(&a, &cap, 5 * EL_GROW_MIN, sizeof *a), 0);
+  assert_int_equal(cap, 8 * EL_GROW_MIN); /* 16 -> 32 -> 64 */
+  for (int i = 0; i < EL_GROW_MIN; i++) assert_int_equal(a[i], i);
+  el_free(a);
+}
+
+static void test_grow_refuses_overflow(void **state) {
+  (void)state;
+  char *a = NULL;
+  size_t cap = 0;
+  assert_int_equal(el_grow(&a, &cap, SIZE_MAX, 1), EL_ENOMEM);
+  assert_null(a);
+  assert_int_equal(cap, 0);
+  double *d = NULL;
+  assert_int_equal(el_grow(&d, &cap, SIZE_MAX / 4, sizeof *d), EL_ENOMEM);
+  assert_null(d);
+  assert_int_equal(cap, 0);
+}
+
+static void test_grow_out_of_memory_leaves_array(void **state) {
+  (void)state;
+  long *a = NULL;
+  size_t cap = 0;
+  assert_int_equal(el_grow(&a, &cap, 3, sizeof *a), 0);
+  a[0] = 42;
+  long *before = a;
+  el_mem_fail_after(1);
+  assert_int_equal(el_grow(&a, &cap, 100, sizeof *a), EL_ENOMEM);
+  el_mem_fail_after(0);
+  assert_ptr_equal(a, before);
+  assert_int_equal(cap, EL_GROW_MIN);
+  assert_int_equal(a[0], 42);
+  el_free(a);
+}
+
+/* {====== el_hash ======} */
+
+static void test_hash_u64_is_bytes_hash(void **state) {
+  (void)state;
+  uint64_t keys[] = {0, 1, 2, 42, 0xffffffffu, 0x8000000000000000u, UINT64_MAX};
+  for (size_t i = 0; i < EL_ARRAY_LEN(keys); i++)
+    assert_true(el_hash_u64(keys[i]) == el_hash_bytes(&keys[i], 8, 0));
+}
+
+static void test_hash_depends_on_every_byte_and_seed(void **state) {
+  (void)state;
+  char s[40] = "the quick brown fox jumps over the lazy";
+  for (size_t len = 0; len <= 39; len++) {
+    uint64_t h = el_hash_bytes(s, len, 0);
+    assert_true(h == el_hash_bytes(s, len, 0)); /* deterministic */
+    assert_true(h != el_hash_bytes(s, len, 1)); /* seed */
+    if (len < 39) assert_true(h != el_hash_bytes(s, len + 1, 0));
+    for (size_t i = 0; i < len; i++) { /* each byte */
+      s[i] ^= 1;
+      assert_true(h != el_hash_bytes(s, len, 0));
+      s[i] ^= 1;
+    }
+  }
+  assert_true(el_hash_str("abc", 7) == el_hash_bytes("abc", 3, 7));
+  assert_true(el_hash_str(NULL, 7) == el_hash_bytes("", 0, 7));
+}
+
+static void test_hash_spreads_low_bits(void **state) {
+  (void)state;
+  /* Sequential integer keys fill a 1024-slot table's low bits evenly: no
+   * slot gets more than a handful of 4096 keys. */
+  unsigned count[1024] = {0};
+  for (uint64_t k = 0; k < 4096; k++) count[el_hash_u64(k) & 1023]++;
+  unsigned max = 0;
+  for (size_t i = 0; i < 1024; i++)
+    if (count[i] > max) max = count[i];
+  assert_true(max <= 16);
+}
+
+/* {====== el_map ======} */
+
+static void test_map_integer_keys(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  uint32_t v = 7;
+  assert_int_equal(el_map_get(&m, 1, &v), 0); /* empty map */
+  assert_int_equal(v, 7);
+  for (uint32_t i = 0; i < 1000; i++)
+    assert_int_equal(el_map_put(&m, (uint64_t)i * 1000003u, i), 0);
+  assert_int_equal(el_map_count(&m), 1000);
+  assert_true(m.cap >= 2000); /* at most half full */
+  for (uint32_t i = 0; i < 1000; i++) {
+    assert_int_equal(el_map_get(&m, (uint64_t)i * 1000003u, &v), 1);
+    assert_int_equal(v, i);
+  }
+  assert_int_equal(el_map_get(&m, 5, &v), 0);
+  assert_int_equal(el_map_put(&m, 0, 99), 0); /* replace */
+  assert_int_equal(el_map_count(&m), 1000);
+  assert_int_equal(el_map_get(&m, 0, &v), 1);
+  assert_int_equal(v, 99);
+  assert_int_equal(el_map_put(&m, 3, EL_MAP_NONE), EL_EINVAL);
+  size_t cap = m.cap;
+  el_map_clear(&m);
+  assert_int_equal(el_map_count(&m), 0);
+  assert_int_equal(m.cap, cap); /* memory kept */
+  assert_int_equal(el_map_get(&m, 0, &v), 0);
+  el_map_free(&m);
+  assert_null(m.slots);
+}
+
+static void test_map_several_values_per_key(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  /* Three entries under one (hash) key, one under another. */
+  assert_int_equal(el_map_add(&m, 77, 1), 0);
+  assert_int_equal(el_map_add(&m, 78, 2), 0);
+  assert_int_equal(el_map_add(&m, 77, 3), 0);
+  assert_int_equal(el_map_add(&m, 77, 4), 0);
+  size_t pos;
+  unsigned seen = 0, n = 0;
+  for (uint32_t v = el_map_first(&m, 77, &pos); v != EL_MAP_NONE;
+       v = el_map_next(&m, 77, &pos)) {
+    seen |= 1u << v;
+    n++;
+  }
+  assert_int_equal(n, 3);
+  assert_int_equal(seen, (1u << 1) | (1u << 3) | (1u << 4));
+  assert_int_equal(el_map_first(&m, 79, &pos), EL_MAP_NONE);
+  el_map_free(&m);
+  assert_int_equal(el_map_first(&m, 77, &pos), EL_MAP_NONE);
+}
+
+static void test_map_reserve_then_add_does_not_allocate(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  assert_int_equal(el_map_reserve(&m, 100), 0);
+  uint64_t before = el_mem_alloc_count();
+  for (uint32_t i = 0; i < 100; i++) assert_int_equal(el_map_add(&m, i, i), 0);
+  assert_int_equal(el_mem_alloc_count(), before);
+  el_map_free(&m);
+}
+
+static void test_map_out_of_memory_leaves_map(void **state) {
+  (void)state;
+  el_map_t m = {0};
+  uint32_t i = 0, v;
+  el_mem_fail_after(1);
+  assert_int_equal(el_map_put(&m, 1, 1), EL_ENOMEM); /* first table */
+  el_mem_fail_after(0);
+  assert_int_equal(el_map_count(&m), 0);
+  size_t cap;
+  do { /* fill up to the next growth */
+    assert_int_equal(el_map_put(&m, i, i), 0);
+    i++;
+    cap = m.cap;
+  } while ((el_map_count(&m) + 1) * 2 <= cap);
+  el_mem_fail_after(1);
+  assert_int_equal(el_map_put(&m, 100000, 5), EL_ENOMEM);
+  el_mem_fail_after(0);
+  assert_int_equal(m.cap, cap);
+  assert_int_equal(el_map_count(&m), i);
+  assert_int_equal(el_map_get(&m, 100000, &v), 0);
+  el_mem_fail_after(1);                       /* replacing: no */
+  assert_int_equal(el_map_put(&m, 0, 12), 0); /* allocation */
+  el_mem_fail_after(0);
+  for (uint32_t k = 1; k < i; k++) {
+    assert_int_equal(el_map_get(&m, k, &v), 1);
+    assert_int_equal(v, k);
+  }
+  el_map_free(&m);
+}
+
+/* {====== el_fmt ======} */
+
+static void test_fmt_decimal(void **state) {
+  (void)state;
+  char buf[64];
+  struct {
+    uint64_t v;
+    const char *s;
+  } u[] = {{0, "0"},
+           {7, "7"},
+           {10, "10"},
+           {99, "99"},
+           {100, "100"},
+           {12345, "12345"},
+           {1000000007u, "1000000007"},
+           {UINT64_MAX, "18446744073709551615"}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(u); i++) {
+    char *e = el_fmt_u64(buf, u[i].v);
+    assert_int_equal(e - buf, strlen(u[i].s));
+    assert_memory_equal(buf, u[i].s, strlen(u[i].s));
+  }
+  struct {
+    int64_t v;
+    const char *s;
+  } i64[] = {{0, "0"},
+             {-1, "-1"},
+             {-100, "-100"},
+             {42, "42"},
+             {INT64_MAX, "9223372036854775807"},
+             {INT64_MIN, "-9223372036854775808"}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(i64); i++) {
+    char *e = el_fmt_i64(buf, i64[i].v);
+    *e = '\0';
+    assert_string_equal(buf, i64[i].s);
+  }
+}
+
+static void test_fmt_stays_in_its_room(void **state) {
+  (void)state;
+  char buf[EL_FMT_I64_ROOM + 8];
+  memset(buf, 'z', sizeof buf);
+  el_fmt_i64(buf, INT64_MIN);
+  for (size_t i = EL_FMT_I64_ROOM; i < sizeof buf; i++)
+    assert_int_equal(buf[i], 'z');
+  memset(buf, 'z', sizeof buf);
+  el_fmt_x64(buf, UINT64_MAX);
+  for (size_t i = EL_FMT_X64_ROOM; i < sizeof buf; i++)
+    assert_int_equal(buf[i], 'z');
+}
+
+static void test_fmt_hex(void **state) {
+  (void)state;
+  char buf[64];
+  *el_fmt_x64(buf, 0) = '\0';
+  assert_string_equal(buf, "0");
+  *el_fmt_x64(buf, 0xdeadbeef01u) = '\0';
+  assert_string_equal(buf, "deadbeef01");
+  *el_fmt_x64(buf, UINT64_MAX) = '\0';
+  assert_string_equal(buf, "ffffffffffffffff");
+  const uint8_t id[4] = {0x00, 0x0f, 0xa5, 0xff};
+  char *e = el_fmt_hex(buf, id, 4);
+  *e = '\0';
+  assert_string_equal(buf, "000fa5ff");
+  assert_ptr_equal(el_fmt_hex(buf, id, 0), buf);
+}
+
+/* {====== el_buf ======} */
+
+static void test_buf_appends_and_stays_terminated(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  el_buf_put(&b, NULL, 0);
+  assert_non_null(b.p);
+  assert_string_equal(b.p, "");
+  el_buf_puts(&b, "abc");
+  el_buf_put(&b, "defgh", 2);
+  el_buf_printf(&b, "[%d|%s]", 42, "x");
+  el_buf_put_u64(&b, UINT64_MAX);
+  el_buf_puts(&b, " ");
+  el_buf_put_i64(&b, INT64_MIN);
+  assert_false(b.oom);
+  const char *want = "abcde[42|x]18446744073709551615 -9223372036854775808";
+  assert_string_equal(b.p, want);
+  assert_int_equal(b.len, strlen(want));
+  el_buf_truncate(&b, 3);
+  assert_string_equal(b.p, "abc");
+  el_buf_reset(&b);
+  assert_int_equal(b.len, 0);
+  assert_string_equal(b.p, "");
+  el_buf_free(&b);
+  assert_null(b.p);
+}
+
+static void test_buf_long_printf_and_reserve(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  char big[1000];
+  memset(big, 'q', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  el_buf_printf(&b, "<%s>", big); /* past printf's 256 */
+  assert_int_equal(b.len, 1001);
+  assert_int_equal(b.p[0], '<');
+  assert_int_equal(b.p[1000], '>');
+  assert_int_equal(b.p[1001], '\0');
+  char *w = el_buf_reserve(&b, 10);
+  assert_non_null(w);
+  memcpy(w, "0123", 4);
+  el_buf_commit(&b, 4);
+  assert_int_equal(b.len, 1005);
+  assert_string_equal(b.p + 1001, "0123");
+  el_buf_free(&b);
+}
+
+static void test_buf_moves_off_caller_storage(void **state) {
+  (void)state;
+  char stack[8];
+  el_buf_t b;
+  el_buf_init_on(&b, stack, sizeof stack);
+  el_buf_puts(&b, "1234567"); /* fits with its NUL */
+  assert_ptr_equal(b.p, stack);
+  el_buf_puts(&b, "89"); /* does not */
+  assert_ptr_not_equal(b.p, stack);
+  assert_string_equal(b.p, "123456789");
+  assert_memory_equal(stack, "1234567", 8);
+  char *s = el_buf_take(&b);
+  assert_string_equal(s, "123456789");
+  assert_null(b.p);
+  el_free(s);
+  el_buf_init_on(&b, stack, sizeof stack); /* take from storage */
+  el_buf_puts(&b, "ab");
+  s = el_buf_take(&b);
+  assert_ptr_not_equal(s, stack);
+  assert_string_equal(s, "ab");
+  el_free(s);
+  el_buf_t e = EL_BUF_INIT; /* take of nothing */
+  s = el_buf_take(&e);
+  assert_string_equal(s, "");
+  el_free(s);
+}
+
+static void test_buf_out_of_memory_is_sticky(void **state) {
+  (void)state;
+  el_buf_t b = EL_BUF_INIT;
+  el_buf_puts(&b, "kept");
+  char big[300];
+  memset(big, 'x', sizeof big);
+  el_mem_fail_after(1);
+  el_buf_put(&b, big, sizeof big); /* needs a growth */
+  el_mem_fail_after(0);
+  assert_true(b.oom);
+  el_buf_puts(&b, "!"); /* ignored from now */
+  assert_string_equal(b.p, "kept");
+  assert_null(el_buf_reserve(&b, 1));
+  assert_null(el_buf_take(&b)); /* and freed */
+  assert_null(b.p);
+  char stack[4];
+  el_buf_init_on(&b, stack, sizeof stack);
+  el_mem_fail_after(1);
+  el_buf_puts(&b, "too long");
+  el_mem_fail_after(0);
+  assert_true(b.oom);
+  assert_ptr_equal(b.p, stack);
+  el_buf_reset(&b); /* clears oom */
+  assert_false(b.oom);
+  el_buf_puts(&b, "ok");
+  assert_string_equal(b.p, "ok");
+  el_buf_free(&b);
+}
+
+/* {====== el_arena ======} */
+
+static void test_arena_aligns_and_counts(void **state) {
+  (void)state;
+  el_arena_t a = {0};
+  char *p1 = el_arena_alloc(&a, 1);
+  char *p2 = el_arena_alloc(&a, 13);
+  char *p3 = el_arena_alloc(&a, 0);
+  assert_non_null(p1);
+  assert_true((uintptr_t)p1 % EL_ARENA_ALIGN == 0);
+  assert_true((uintptr_t)p2 % EL_ARENA_ALIGN == 0);
+  assert_true((uintptr_t)p3 % EL_ARENA_ALIGN == 0);
+  assert_true(p2 >= p1 + 1 && p3 >= p2 + 13);
+  assert_int_equal(a.bytes, 8 + 16 + 8);
+  memset(p2, 0x5a, 13);
+  uint64_t *z = el_arena_calloc(&a, 64);
+  for (int i = 0; i < 8; i++) assert_true(z[i] == 0);
+  char *s = el_arena_strndup(&a, "hello world", 5);
+  assert_string_equal(s, "hello");
+  int src[3] = {1, 2, 3};
+  int *d = el_arena_memdup(&a, src, sizeof src);
+  assert_memory_equal(d, src, sizeof src);
+  el_arena_free(&a);
+  assert_null(a.head);
+  assert_int_equal(a.bytes, 0);
+}
+
+static void test_arena_many_chunks_and_big_requests(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 1024};
+  char *ptrs[600];
+  for (int i = 0; i < 600; i++) { /* ~19 chunks of 1 KiB */
+    ptrs[i] = el_arena_alloc(&a, 30);
+    memset(ptrs[i], i & 0xff, 30);
+  }
+  char *big = el_arena_alloc(&a, 5000); /* a chunk of its own */
+  memset(big, 0xee, 5000);
+  char *after = el_arena_alloc(&a, 8); /* still the same chunk */
+  assert_ptr_equal(after, ptrs[599] + 32);
+  for (int i = 0; i < 600; i++)
+    for (int k = 0; k < 30; k++)
+      assert_int_equal((uint8_t)ptrs[i][k], i & 0xff);
+  el_arena_free(&a);
+}
+
+static void test_arena_reset_reuses_chunks(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 512};
+  for (int i = 0; i < 10; i++) assert_non_null(el_arena_alloc(&a, 100));
+  assert_non_null(el_arena_alloc(&a, 1000)); /* big: freed at reset */
+  el_arena_reset(&a);
+  assert_null(a.head);
+  assert_int_equal(a.bytes, 0);
+  uint64_t before = el_mem_alloc_count();
+  for (int i = 0; i < 10; i++) assert_non_null(el_arena_alloc(&a, 100));
+  assert_int_equal(el_mem_alloc_count(), before); /* spare chunks only */
+  el_arena_free(&a);
+  assert_null(a.spare);
+}
+
+static void test_arena_reserve_commit(void **state) {
+  (void)state;
+  el_arena_t a = {.chunk_bytes = 64};
+  char *w = el_arena_reserve(&a, 10);
+  memcpy(w, "abc", 3);
+  el_arena_commit(&a, 3);
+  char *w2 = el_arena_reserve(&a, 10);
+  assert_ptr_equal(w2, w + 3); /* no alignment */
+  memcpy(w2, "defg", 4);
+  el_arena_commit(&a, 4);
+  assert_memory_equal(w, "abcdefg", 7);
+  char *w3 = el_arena_reserve(&a, 100); /* more than a chunk */
+  assert_non_null(w3);
+  memset(w3, 'x', 100);
+  el_arena_commit(&a, 100);
+  assert_memory_equal(w, "abcdefg", 7); /* earlier bytes stay */
+  char *p = el_arena_alloc(&a, 8);      /* aligned again */
+  assert_true((uintptr_t)p % EL_ARENA_ALIGN == 0);
+  assert_int_equal(a.bytes, 3 + 4 + 100 + 8);
+  el_arena_free(&a);
+}
+
+static void test_arena_out_of_memory(void **state) {
+  (void)state;
+  el_arena_t a = {0};
+  el_mem_fail_after(1);
+  assert_null(el_arena_alloc(&a, 10));
+  assert_null(a.head);
+  el_mem_fail_after(1);
+  assert_null(el_arena_reserve(&a, 10));
+  el_mem_fail_after(0);
+  char *p = el_arena_alloc(&a, 10);
+  assert_non_null(p);
+  el_mem_fail_after(1);
+  assert_null(el_arena_alloc(&a, EL_ARENA_CHUNK)); /* its own chunk */
+  el_mem_fail_after(0);
+  assert_int_equal(a.bytes, 16);
+  assert_non_null(el_arena_alloc(&a, EL_ARENA_CHUNK));
+  el_arena_free(&a);
+}
+
+/* {====== el_rng ======} */
+
+static void test_rng_bytes_vary(void **state) {
+  (void)state;
+  uint8_t a[37], b[37];
+  memset(a, 0, sizeof a);
+  memset(b, 0, sizeof b);
+  el_rng_bytes(a, sizeof a);
+  el_rng_bytes(b, sizeof b);
+  assert_memory_not_equal(a, b, sizeof a);
+  /* Each bit position is set in some of 64 draws and clear in others. */
+  uint64_t or = 0, and = UINT64_MAX;
+  for (int i = 0; i < 64; i++) {
+    uint64_t r = el_rng_next();
+    or |= r;
+    and &= r;
+  }
+  assert_true(or == UINT64_MAX);
+  assert_true(and == 0);
+  uint8_t guard[4] = {1, 2, 3, 4};
+  el_rng_bytes(guard, 0); /* n = 0 writes nothing */
+  assert_int_equal(guard[0], 1);
+}
+
+/* {====== el_utf8 ======} */
+
+static void test_utf8_valid_sequences(void **state) {
+  (void)state;
+  struct {
+    const char *s;
+    size_t len;
+    uint32_t cp;
+  } ok[] = {{"a", 1, 'a'},
+            {"\0", 1, 0},
+            {"\xC2\x80", 2, 0x80},
+            {"\xDF\xBF", 2, 0x7FF},
+            {"\xE0\xA0\x80", 3, 0x800},
+            {"\xED\x9F\xBF", 3, 0xD7FF},
+            {"\xEE\x80\x80", 3, 0xE000},
+            {"\xEF\xBF\xBD", 3, 0xFFFD},
+            {"\xF0\x90\x80\x80", 4, 0x10000},
+            {"\xF4\x8F\xBF\xBF", 4, 0x10FFFF}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(ok); i++) {
+    assert_int_equal(el_utf8_len(ok[i].s, ok[i].len + 1), ok[i].len);
+    assert_int_equal(el_utf8_decode(ok[i].s, ok[i].len), ok[i].cp);
+  }
+}
+
+static void test_utf8_invalid_sequences(void **state) {
+  (void)state;
+  const char *bad[] = {"\x80",             /* continuation alone */
+                       "\xC0\xAF",         /* overlong '/' */
+                       "\xC1\xBF",         /* overlong */
+                       "\xE0\x9F\xBF",     /* overlong 3 bytes */
+                       "\xED\xA0\x80",     /* surrogate U+D800 */
+                       "\xF0\x8F\xBF\xBF", /* overlong 4 bytes */
+                       "\xF4\x90\x80\x80", /* above U+10FFFF */
+                       "\xF5\x80\x80\x80", /* lead byte out of range */
+                       "\xE2\x28\xA1",     /* bad second byte */
+                       "\xE2\x82\x28",     /* bad third byte */
+                       "\xFF"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(bad); i++)
+    assert_int_equal(el_utf8_len(bad[i], strlen(bad[i])), 0);
+  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 2), 0); /* truncated */
+  assert_int_equal(el_utf8_len("\xE2\x82\xAC", 3), 3);
+  assert_int_equal(el_utf8_len("x", 0), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_grow_doubles_from_min),
+      cmocka_unit_test(test_grow_refuses_overflow),
+      cmocka_unit_test(test_grow_out_of_memory_leaves_array),
+      cmocka_unit_test(test_hash_u64_is_bytes_hash),
+      cmocka_unit_test(test_hash_depends_on_every_byte_and_seed),
+      cmocka_unit_test(test_hash_spreads_low_bits),
+      cmocka_unit_test(test_map_integer_keys),
+      cmocka_unit_test(test_map_several_values_per_key),
+      cmocka_unit_test(test_map_reserve_then_add_does_not_allocate),
+      cmocka_unit_test(test_map_out_of_memory_leaves_map),
+      cmocka_unit_test(test_fmt_decimal),
+      cmocka_unit_test(test_fmt_stays_in_its_room),
+      cmocka_unit_test(test_fmt_hex),
+      cmocka_unit_test(test_buf_appends_and_stays_terminated),
+      cmocka_unit_test(test_buf_long_printf_and_reserve),
+      cmocka_unit_test(test_buf_moves_off_caller_storage),
+      cmocka_unit_test(test_buf_out_of_memory_is_sticky),
+      cmocka_unit_test(test_arena_aligns_and_counts),
+      cmocka_unit_test(test_arena_many_chunks_and_big_requests),
+      cmocka_unit_test(test_arena_reset_reuses_chunks),
+      cmocka_unit_test(test_arena_reserve_commit),
+      cmocka_unit_test(test_arena_out_of_memory),
+      cmocka_unit_test(test_rng_bytes_vary),
+      cmocka_unit_test(test_utf8_valid_sequences),
+      cmocka_unit_test(test_utf8_invalid_sequences),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
