@@ -39,12 +39,13 @@ typedef struct opts_s {
   const char *config;          /* --config FILE */
   int print_defaults, print_defaults_debug, print_schema;
   int help, version;
-  uint64_t export_ms;          /* --export-interval; 0 = not given */
-  int traces;                  /* --traces 1, --no-traces 0, -1 = not given */
+  uint64_t export_ms; /* --export-interval; 0 = not given */
+  int traces;         /* --traces 1, --no-traces 0, -1 = not given */
 } opts_t;
 
 static const char *const usage_text =
-    "Usage: " PROG " (--eventlog-stdin | --eventlog-file FILE |\n"
+    "Usage: " PROG
+    " (--eventlog-stdin | --eventlog-file FILE |\n"
     "         --eventlog-socket SOCKET | --eventlog-socket-host HOST\n"
     "         --eventlog-socket-port PORT) [OPTIONS]\n"
     "\n"
@@ -88,7 +89,6 @@ static void print_help_to(FILE *f) {
 
 static void print_help(void) { print_help_to(stdout); }
 
-
 /* -v levels: the reference's severity names (case-insensitive, with the
  * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
 static int parse_level(const char *s, el_log_level_t *out) {
@@ -115,8 +115,7 @@ static int parse_level(const char *s, el_log_level_t *out) {
 
 static int set_breakdown(opts_t *o, const char *x) {
   if (!x || strlen(x) != 1 || !strchr("Tcmdyerbi", x[0])) {
-    say("Unsupported heap profile breakdown -h%s\n",
-            x ? x : "");
+    say("Unsupported heap profile breakdown -h%s\n", x ? x : "");
     return EL_EUSAGE;
   }
   snprintf(o->d.breakdown, sizeof o->d.breakdown, "-h%c", x[0]);
@@ -141,8 +140,9 @@ static int unsupported(const char *a) {
     size_t n = strlen(t[k].name);
     if (!strncmp(a, t[k].name, n) && (a[n] == 0 || a[n] == '=')) {
       say("%s is not supported (%s: an option of the "
-                           "Haskell eventlog-live-otelcol; see "
-                           "docs/differences.md)\n", t[k].name, t[k].why);
+          "Haskell eventlog-live-otelcol; see "
+          "docs/differences.md)\n",
+          t[k].name, t[k].why);
       return 1;
     }
   }
@@ -167,8 +167,8 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     if (!v) goto missing;
     if (el_cfg_parse_duration_ms(v, &o->export_ms) < 0) {
       say("--export-interval: expected a duration such "
-                           "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
-              v);
+          "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
+          v);
       return EL_EUSAGE;
     }
     return 1;
@@ -185,7 +185,8 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     if (end == v || *end || !isfinite(o->d.flush_s) || o->d.flush_s < 0.001 ||
         o->d.flush_s > 86400) {
       say("--eventlog-flush-interval: expected seconds "
-                           "between 0.001 and 86400, got '%s'\n", v);
+          "between 0.001 and 86400, got '%s'\n",
+          v);
       return EL_EUSAGE;
     }
     return 1;
@@ -196,7 +197,8 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     if (!v) goto missing;
     if (parse_level(v, &o->level) < 0) {
       say("unknown verbosity '%s' (use fatal, error, "
-                           "warn, info, debug or trace)\n", v);
+          "warn, info, debug or trace)\n",
+          v);
       return EL_EUSAGE;
     }
     return 1;
@@ -206,7 +208,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     if (a[2]) return set_breakdown(o, a + 2) < 0 ? EL_EUSAGE : 1;
     if (*i >= argc || argv[*i][0] == '-') {
       say("-h needs a letter: T, c, m, d, y, e, r, b or "
-                           "i (the program's heap profile breakdown)\n");
+          "i (the program's heap profile breakdown)\n");
       return EL_EUSAGE;
     }
     return set_breakdown(o, argv[(*i)++]) < 0 ? EL_EUSAGE : 1;
@@ -299,6 +301,25 @@ int el_cmd_otelcol(int argc, char **argv) {
   return el_otelcol_main(argc, argv, NULL);
 }
 
+/* --help, --version, --print-defaults, --print-config-json-schema: print
+ * and return the exit status; -1 when none of them was given. */
+static int print_and_exit(const opts_t *o, const el_otelcol_embed_t *e) {
+  if (o->help) {
+    if (e && e->help)
+      e->help();
+    else
+      print_help();
+    return 0;
+  }
+  if (o->version) {
+    printf("%s\n", EL_VERSION);
+    return 0;
+  }
+  if (o->print_defaults) return el_cfg_print_defaults(stdout) < 0;
+  if (o->print_schema) return el_cfg_print_schema(stdout) < 0;
+  return -1;
+}
+
 int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   opts_t o;
   memset(&o, 0, sizeof o);
@@ -318,24 +339,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   g_prog = e ? e->prog : PROG;
 
   if (parse_args(&o, argc, argv) < 0) goto out;
-  status = 0;
-  if (o.help) {
-    if (e && e->help) e->help();
-    else print_help();
-    goto out;
-  }
-  if (o.version) {
-    printf("%s\n", EL_VERSION);
-    goto out;
-  }
-  if (o.print_defaults) {
-    status = el_cfg_print_defaults(stdout) < 0;
-    goto out;
-  }
-  if (o.print_schema) {
-    status = el_cfg_print_schema(stdout) < 0;
-    goto out;
-  }
+  if ((status = print_and_exit(&o, e)) >= 0) goto out;
   el_log_threshold = o.level;
   status = 1;
   cfg = el_cfg_new();
@@ -365,8 +369,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   /* A missing file fails now, not after the exporters' shutdown wait. */
   if (o.d.src.kind == EL_SRC_FILE && !o.d.src.follow &&
       access(o.d.src.path, R_OK) < 0) {
-    say("cannot open %s: %s\n", o.d.src.path,
-            strerror(errno));
+    say("cannot open %s: %s\n", o.d.src.path, strerror(errno));
     goto out;
   }
   if (el_otlp_config_resolve(&o.d.otlp, NULL, NULL) < 0) {

@@ -41,24 +41,24 @@
 extern char **environ;
 
 typedef struct watch_s {
-  char **prog_argv;            /* PROGRAM ARGS..., NULL-terminated */
-  char dir[256];               /* the private folder, "" if none */
-  char fifo[300];              /* the FIFO in it, "" in socket mode */
-  const char *socket_path;     /* --eventlog-socket PATH, or NULL */
-  double flush_s;              /* --eventlog-flush-interval */
-  char breakdown[4];           /* -h<X> given to watch, "" if none */
-  pid_t pid;                   /* the program, 0 before it started */
-  pthread_t reaper;            /* waits for it */
+  char **prog_argv;        /* PROGRAM ARGS..., NULL-terminated */
+  char dir[256];           /* the private folder, "" if none */
+  char fifo[300];          /* the FIFO in it, "" in socket mode */
+  const char *socket_path; /* --eventlog-socket PATH, or NULL */
+  double flush_s;          /* --eventlog-flush-interval */
+  char breakdown[4];       /* -h<X> given to watch, "" if none */
+  pid_t pid;               /* the program, 0 before it started */
+  pthread_t reaper;        /* waits for it */
   int reaper_started;
   volatile sig_atomic_t exited; /* the program has exited */
-  int wstatus;                 /* its waitpid status, once exited */
+  int wstatus;                  /* its waitpid status, once exited */
   el_daemon_opts_t *d;
   /* Test hook (tests/e2e/test_watch_signals.sh): with
    * EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 a SIGINT is not forwarded
    * but stops the processing at once (no drain), as a crash of the
    * processing would, while the program runs on. */
   int test_stop_processing;
-  int start_failed;            /* 127 not found, 126 not startable */
+  int start_failed; /* 127 not found, 126 not startable */
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -170,18 +170,24 @@ static int set_environment(watch_t *w) {
   if (rc < 0) return -1;
   if (w->socket_path && setenv("GHC_EVENTLOG_UNIX_PATH", w->socket_path, 1))
     return -1;
-  if (w->socket_path)   /* eventlog-socket flushes on its own terms */
+  if (w->socket_path) /* eventlog-socket flushes on its own terms */
     return 0;
   if (flush == 0)
-    fprintf(stderr, PROG ": %s's runtime has no --eventlog-flush-interval "
-                    "(GHC 9.0 or older): its eventlog arrives when a "
-                    "capability's 2 MiB buffer fills, and at exit; the page "
-                    "stays empty until then\n", w->prog_argv[0]);
+    fprintf(stderr,
+            PROG
+            ": %s's runtime has no --eventlog-flush-interval "
+            "(GHC 9.0 or older): its eventlog arrives when a "
+            "capability's 2 MiB buffer fills, and at exit; the page "
+            "stays empty until then\n",
+            w->prog_argv[0]);
   else if (flush < 0)
-    fprintf(stderr, PROG ": %s is not a GHC executable watch can read "
-                    "(a script?): no --eventlog-flush-interval given; with "
-                    "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
-                    "fills, and at exit\n", w->prog_argv[0]);
+    fprintf(stderr,
+            PROG
+            ": %s is not a GHC executable watch can read "
+            "(a script?): no --eventlog-flush-interval given; with "
+            "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
+            "fills, and at exit\n",
+            w->prog_argv[0]);
   return 0;
 }
 
@@ -232,7 +238,7 @@ static int start_program(watch_t *w) {
   sigset_t def, none;
   posix_spawnattr_init(&at);
   sigemptyset(&def);
-  sigaddset(&def, SIGPIPE);   /* ignored here, default there */
+  sigaddset(&def, SIGPIPE); /* ignored here, default there */
   sigaddset(&def, SIGINT);
   sigaddset(&def, SIGTERM);
   sigaddset(&def, SIGHUP);
@@ -242,14 +248,14 @@ static int start_program(watch_t *w) {
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   g_watch = w;
   if (!w->test_stop_processing) install_forwarding();
-  int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv,
-                        environ);
+  int rc =
+      posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv, environ);
   posix_spawnattr_destroy(&at);
   if (rc != 0) {
     fprintf(stderr, PROG ": cannot start %s: %s\n", w->prog_argv[0],
             strerror(rc));
     w->pid = 0;
-    w->start_failed = rc == ENOENT ? 127 : 126;   /* as a shell */
+    w->start_failed = rc == ENOENT ? 127 : 126; /* as a shell */
     return -1;
   }
   if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
@@ -274,9 +280,11 @@ static int on_ready(void *ud, el_web_t *web) {
   const char *h = w->d->web.web_host;
   if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
   if (port > 0)
-    fprintf(stderr, PROG ": web view http://%s:%d/ "
-                    "(Prometheus: http://%s:%d/metrics)\n", h, port, h,
-            port);
+    fprintf(stderr,
+            PROG
+            ": web view http://%s:%d/ "
+            "(Prometheus: http://%s:%d/metrics)\n",
+            h, port, h, port);
   return 0;
 }
 
@@ -288,17 +296,18 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   if (o->src.kind == EL_SRC_UNIX && o->src.nsources == 1) {
     w->socket_path = o->src.path;
   } else if (o->src.kind != EL_SRC_NONE) {
-    fprintf(stderr, PROG ": watch reads the program's eventlog itself: of "
-                    "the source options only --eventlog-socket PATH (an "
-                    "eventlog-socket program) is accepted\n");
+    fprintf(stderr, PROG
+            ": watch reads the program's eventlog itself: of "
+            "the source options only --eventlog-socket PATH (an "
+            "eventlog-socket program) is accepted\n");
     return 2;
   } else {
     const char *tmp = getenv("TMPDIR");
     snprintf(w->dir, sizeof w->dir, "%s/eventlog-live-watch.XXXXXX",
              tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(w->dir)) {
-      fprintf(stderr, PROG ": cannot create a private folder %s: %s\n",
-              w->dir, strerror(errno));
+      fprintf(stderr, PROG ": cannot create a private folder %s: %s\n", w->dir,
+              strerror(errno));
       w->dir[0] = 0;
       return 1;
     }
@@ -323,7 +332,7 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
 /* The pipeline ended while the program runs: read and discard the FIFO
  * until the program exits, so that it never blocks on its eventlog. */
 static void drain_until_exit(watch_t *w) {
-  if (!w->fifo[0]) {  /* a socket: the program sees the reader go */
+  if (!w->fifo[0]) { /* a socket: the program sees the reader go */
     while (!w->exited) usleep(100000);
     return;
   }
@@ -334,8 +343,10 @@ static void drain_until_exit(watch_t *w) {
     while (!w->exited) usleep(100000);
     return;
   }
-  fprintf(stderr, PROG ": the processing ended before %s: reading and "
-                  "discarding its eventlog until it exits\n",
+  fprintf(stderr,
+          PROG
+          ": the processing ended before %s: reading and "
+          "discarding its eventlog until it exits\n",
           w->prog_argv[0]);
   static char buf[65536];
   unsigned long long drained = 0;
@@ -346,14 +357,17 @@ static void drain_until_exit(watch_t *w) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (w->exited) break;  /* and everything it wrote was read */
+    if (w->exited) break; /* and everything it wrote was read */
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (n == 0 || poll(&p, 1, 200) < 0 || (p.revents & POLLHUP))
-      usleep(100000);   /* no writer now: EOF or POLLHUP at once */
+      usleep(100000); /* no writer now: EOF or POLLHUP at once */
   }
   close(fd);
-  fprintf(stderr, PROG ": discarded %llu bytes of eventlog after the "
-                  "processing ended\n", drained);
+  fprintf(stderr,
+          PROG
+          ": discarded %llu bytes of eventlog after the "
+          "processing ended\n",
+          drained);
 }
 
 static void cleanup(watch_t *w) {
@@ -376,21 +390,25 @@ int el_cmd_watch(int argc, char **argv) {
         print_help();
         return 0;
       }
-    fprintf(stderr, PROG ": no program: eventlog-live watch [OPTIONS] -- "
-                    "PROGRAM [ARGS...] (see --help)\n");
+    fprintf(stderr, PROG
+            ": no program: eventlog-live watch [OPTIONS] -- "
+            "PROGRAM [ARGS...] (see --help)\n");
     return 2;
   }
   if (sep + 1 >= argc) {
     fprintf(stderr, PROG ": no program after --\n");
     return 2;
   }
-  w.prog_argv = argv + sep + 1;  /* argv[argc] is NULL */
+  w.prog_argv = argv + sep + 1; /* argv[argc] is NULL */
   const char *hook = getenv("EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT");
   w.test_stop_processing = hook && !strcmp(hook, "1");
-  el_otelcol_embed_t e = {.prog = PROG, .help = print_help, .local = 1,
-                          .prepare = prepare, .ud = &w};
+  el_otelcol_embed_t e = {.prog = PROG,
+                          .help = print_help,
+                          .local = 1,
+                          .prepare = prepare,
+                          .ud = &w};
   int ds = el_otelcol_main(sep, argv, &e);
-  if (!w.pid) {  /* never started: setup or usage failed, or --help */
+  if (!w.pid) { /* never started: setup or usage failed, or --help */
     cleanup(&w);
     return w.start_failed ? w.start_failed : ds;
   }
@@ -402,8 +420,11 @@ int el_cmd_watch(int argc, char **argv) {
   cleanup(&w);
   int st = exit_status(w.wstatus);
   if (ds != 0)
-    fprintf(stderr, PROG ": the processing failed (status %d); %s exited "
-                    "with status %d\n", ds, w.prog_argv[0], st);
+    fprintf(stderr,
+            PROG
+            ": the processing failed (status %d); %s exited "
+            "with status %d\n",
+            ds, w.prog_argv[0], st);
   else
     el_log(EL_LOG_INFO, "%s exited with status %d", w.prog_argv[0], st);
   return st;

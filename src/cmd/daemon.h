@@ -23,9 +23,9 @@ typedef struct el_daemon_opts_s {
 
   /* For a command that embeds the pipeline (`eventlog-live watch`,
    * cmd_watch.c); all zero for the daemon itself. */
-  int own_signals;             /* the caller handles SIGINT/SIGTERM (the
+  int own_signals; /* the caller handles SIGINT/SIGTERM (the
                                   pump installs no handler for them) */
-  int no_linger;               /* do not keep serving the web view after
+  int no_linger;   /* do not keep serving the web view after
                                   the input ended */
   /* Called once the pipeline is built (exporters, web view started) and
    * before the source is read: web is the view (NULL when off), e.g. to

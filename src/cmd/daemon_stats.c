@@ -90,7 +90,8 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
     fprintf(f, "Drained after the stop: %llu bytes discarded%s\n",
             (unsigned long long)d->pump.drained_bytes,
             d->pump.drain_timed_out ? " (the writer still had the input "
-                                      "open at the drain timeout)" : "");
+                                      "open at the drain timeout)"
+                                    : "");
     lines++;
   }
   fflush(f);

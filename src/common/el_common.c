@@ -246,8 +246,7 @@ void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,
            (p[k] == '-' && p[k + 1] != '-'))
       k++;
     /* An option word: "--x..." after a space, comma, '(' or '[' */
-    if (k < 4 || k >= sizeof word ||
-        (p > text && !strchr(" ,([|\n", p[-1])))
+    if (k < 4 || k >= sizeof word || (p > text && !strchr(" ,([|\n", p[-1])))
       continue;
     char cand[64];
     memcpy(cand, p, k);

@@ -845,7 +845,7 @@ void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on) {
     if (!on) continue;
     p->present = true;
     if (!el_cfg_strategy_on(&p->export_)) {
-      p->export_.kind = EL_CFG_BOOL;   /* every flush interval */
+      p->export_.kind = EL_CFG_BOOL; /* every flush interval */
       p->export_.b = true;
     }
   }
@@ -858,10 +858,14 @@ int el_cfg_parse_duration_ms(const char *text, uint64_t *ms) {
   double v = strtod(text, &end);
   if (end == text || errno || !(v > 0)) return EL_EINVAL;
   double scale;
-  if (!strcmp(end, "ms")) scale = 1;
-  else if (!strcmp(end, "s") || !*end) scale = 1000;
-  else if (!strcmp(end, "m")) scale = 60000;
-  else return EL_EINVAL;
+  if (!strcmp(end, "ms"))
+    scale = 1;
+  else if (!strcmp(end, "s") || !*end)
+    scale = 1000;
+  else if (!strcmp(end, "m"))
+    scale = 60000;
+  else
+    return EL_EINVAL;
   double r = v * scale;
   if (r < 1 || r > (double)EL_CFG_MAX_WINDOW_MS) return EL_EINVAL;
   *ms = (uint64_t)(r + 0.5);

@@ -147,7 +147,7 @@ struct el_ev_decoder_s {
   size_t rcap;
   uint64_t block_end;
   uint16_t block_cap;
-  uint64_t skip_until;      /* ST_BODY: offset where it ends */
+  uint64_t skip_until; /* ST_BODY: offset where it ends */
   /* RESYNC: a corrupt part, from rs_from, is being skipped up to the
    * next believable block marker or header (resync_feed) */
   uint64_t rs_from;         /* offset of the event that did not frame */
@@ -792,8 +792,8 @@ static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
  * most RS_CAP_FIRST. */
 static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
   unsigned cap = el__be16(q + 22);
-  int hi = d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1
-                                             : RS_CAP_FIRST;
+  int hi =
+      d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1 : RS_CAP_FIRST;
   return marker_ok(d, q) && (cap == EL_EV_NO_CAP || (int)cap <= hi);
 }
 
@@ -801,8 +801,8 @@ static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
  * more), from q + RS_LOOK + k: the events in its first RS_CHAIN bytes
  * must be declared, fit the block and have times within the marker's
  * start and end. RS_HIT, RS_NO, or RS_NEED (more bytes decide). */
-static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q,
-                     size_t avail, int eof, size_t k) {
+static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                     int eof, size_t k) {
   uint64_t t0 = el__be64(q + 2), t1 = el__be64(q + 14);
   size_t end = el__be32(q + 10), pos = RS_LOOK + k;
   size_t lim = end < pos + RS_CHAIN ? end : pos + RS_CHAIN;
@@ -833,8 +833,8 @@ static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q,
  * tail of an event cut by a flush, GHC #26222, §4.6) from the first of
  * the next RS_TAIL bytes where it holds: *tail = that many bytes. The
  * first k that is not RS_NO decides. */
-static int rs_chain(const el_ev_decoder_t *d, const uint8_t *q,
-                    size_t avail, int eof, size_t *tail) {
+static int rs_chain(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                    int eof, size_t *tail) {
   for (size_t k = 0; k <= RS_TAIL; k++) {
     int r = rs_chain1(d, q, avail, eof, k);
     if (r != RS_NO) {
@@ -847,8 +847,8 @@ static int rs_chain(const el_ev_decoder_t *d, const uint8_t *q,
 
 /* Does a resync target start at q (avail bytes; eof: no more)? *tail:
  * for a marker, the bytes after it to skip (rs_chain). */
-static int rs_check(const el_ev_decoder_t *d, const uint8_t *q,
-                    size_t avail, int eof, size_t *tail) {
+static int rs_check(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                    int eof, size_t *tail) {
   int need = eof ? RS_NO : RS_NEED;
   *tail = 0;
   if (!avail)
@@ -894,15 +894,15 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
   else if (why == RS_UNDECL ||
            !(type < (int)d->ntab && (d->tab[type] & T_DECLARED)))
     snprintf(d->rs_why, sizeof d->rs_why,
-             "event type %d at byte %llu is not declared in the header%s",
-             type, (unsigned long long)off,
+             "event type %d at byte %llu is not declared in the header%s", type,
+             (unsigned long long)off,
              why == RS_UNDECL ? "" : " (inside a block)");
   else if (off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu does not fit its block (cap %u, ending "
              "at byte %llu)",
-             tname(type, nm, sizeof nm), (unsigned long long)off,
-             d->block_cap, (unsigned long long)d->block_end);
+             tname(type, nm, sizeof nm), (unsigned long long)off, d->block_cap,
+             (unsigned long long)d->block_end);
   else
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu is outside any block",
@@ -1678,6 +1678,26 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
 
 uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d) { return d->base; }
 
+/* At the end of the input, the event cut short in the reassembly buffer:
+ * EL_ETRUNC with its type and how many of its bytes came. */
+static int truncated_event(el_ev_decoder_t *d) {
+  long n = 0;
+  size_t c = 0, need;
+  d->eof = 1;
+  step(d, d->pend, d->plen, d->poff, &n, &c);
+  d->eof = 0;
+  need = n > 0 ? (size_t)n : d->plen;
+  int type = d->plen >= 2 ? el__be16(d->pend) : -1;
+  char nm[64];
+  set_diag(d, EL_ETRUNC, d->poff, type,
+           "eventlog truncated inside an event, %s, at byte %llu "
+           "(%zu of %zu bytes present)",
+           tname(type, nm, sizeof nm), (unsigned long long)d->poff, d->plen,
+           need);
+  d->plen = 0;
+  return EL_ETRUNC;
+}
+
 int el_ev_decoder_finish(el_ev_decoder_t *d) {
   static const uint8_t none[1];
   errs_t E = {0};
@@ -1704,24 +1724,7 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
   }
   switch (d->state) {
   case ST_DATA:
-    if (d->plen) {
-      long n = 0;
-      size_t c = 0, need;
-      d->eof = 1;
-      step(d, d->pend, d->plen, d->poff, &n, &c);
-      d->eof = 0;
-      need = n > 0 ? (size_t)n : d->plen;
-      int type = d->plen >= 2 ? el__be16(d->pend) : -1;
-      char nm[64];
-      set_diag(d, EL_ETRUNC, d->poff, type,
-               "eventlog truncated inside an event, %s, at byte %llu "
-               "(%zu of %zu bytes present)",
-               tname(type, nm, sizeof nm), (unsigned long long)d->poff,
-               d->plen, need);
-      d->plen = 0;
-      return EL_ETRUNC;
-    }
-    return 0;
+    return d->plen ? truncated_event(d) : 0;
   case ST_HEADER:
     set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
              "eventlog truncated inside the header at byte %llu",

@@ -269,12 +269,12 @@ typedef struct el_ev_stats_s {
   uint64_t skipped_blocks;   /* capability blocks whose bodies were not
                                 read (EL_EV_OPT_SKIP_CAP_BLOCKS) */
   uint64_t skipped_block_bytes; /* bytes in those bodies */
-  uint64_t corrupt_parts;    /* corrupt parts skipped: from an event that
+  uint64_t corrupt_parts;       /* corrupt parts skipped: from an event that
                                 does not fit its block (or of an undeclared
                                 type in a session with blocks) to the next
                                 believable block marker or header, or the
                                 end (docs/eventlog.md, Resynchronisation) */
-  uint64_t corrupt_bytes;    /* of skipped_bytes: the bytes of those parts */
+  uint64_t corrupt_bytes;       /* of skipped_bytes: the bytes of those parts */
 } el_ev_stats_t;
 const el_ev_stats_t *el_ev_decoder_stats(const el_ev_decoder_t *d);
 

@@ -84,20 +84,20 @@ typedef struct {
 
 #define FLAG_OFF(f) offsetof(el_otlp_config_t, flag.f)
 static const opt_def_t OPTS[] = {
-  {"--otelcol-host", true, FLAG_OFF(host)},
-  {"--otelcol-port", true, FLAG_OFF(port)},
-  {"--otelcol-authority", true, FLAG_OFF(authority)},
-  {"--otelcol-ssl", false, FLAG_OFF(ssl)},
-  {"--otelcol-certificate-store", true, FLAG_OFF(certificate)},
-  {"--service-name", true, FLAG_OFF(service_name)},
-  {"--otlp-protocol", true, FLAG_OFF(protocol)},
-  {"--otlp-endpoint", true, FLAG_OFF(endpoint)},
-  {"--otlp-compression", true, FLAG_OFF(compression)},
-  {"--otlp-queue-bytes", true, FLAG_OFF(queue_bytes)},
-  {"--otlp-queue-items", true, FLAG_OFF(queue_items)},
-  {"--otlp-max-message-bytes", true, FLAG_OFF(max_message)},
-  {"--otlp-shutdown-timeout", true, FLAG_OFF(shutdown_ms)},
-  {"--no-otlp", false, FLAG_OFF(no_otlp)},
+    {"--otelcol-host", true, FLAG_OFF(host)},
+    {"--otelcol-port", true, FLAG_OFF(port)},
+    {"--otelcol-authority", true, FLAG_OFF(authority)},
+    {"--otelcol-ssl", false, FLAG_OFF(ssl)},
+    {"--otelcol-certificate-store", true, FLAG_OFF(certificate)},
+    {"--service-name", true, FLAG_OFF(service_name)},
+    {"--otlp-protocol", true, FLAG_OFF(protocol)},
+    {"--otlp-endpoint", true, FLAG_OFF(endpoint)},
+    {"--otlp-compression", true, FLAG_OFF(compression)},
+    {"--otlp-queue-bytes", true, FLAG_OFF(queue_bytes)},
+    {"--otlp-queue-items", true, FLAG_OFF(queue_items)},
+    {"--otlp-max-message-bytes", true, FLAG_OFF(max_message)},
+    {"--otlp-shutdown-timeout", true, FLAG_OFF(shutdown_ms)},
+    {"--no-otlp", false, FLAG_OFF(no_otlp)},
 };
 
 int el_otlp_opts_parse(el_otlp_config_t *cfg, int argc, char **argv,
@@ -138,28 +138,27 @@ int el_otlp_opts_parse(el_otlp_config_t *cfg, int argc, char **argv,
 }
 
 const char *el_otlp_opts_help(void) {
-  return
-    "  --otelcol-host HOST          send OTLP over gRPC to HOST (all signals)\n"
-    "  --otelcol-port PORT          gRPC port (default 4317)\n"
-    "  --otelcol-authority HOST     HTTP/2 :authority override\n"
-    "  --otelcol-ssl                use TLS (server certificate verified)\n"
-    "  --otelcol-certificate-store FILE  CA certificates (PEM) for TLS\n"
-    "  --otlp-protocol P            grpc | http/protobuf (all signals)\n"
-    "  --otlp-endpoint URL          as OTEL_EXPORTER_OTLP_ENDPOINT\n"
-    "  --otlp-compression C         gzip | none\n"
-    "  --otlp-queue-bytes N         export queue bound per signal, bytes\n"
-    "                               (default 16777216)\n"
-    "  --otlp-queue-items N         export queue bound per signal, requests\n"
-    "                               (default 1024)\n"
-    "  --otlp-max-message-bytes N   split requests above N bytes (4194304)\n"
-    "  --otlp-shutdown-timeout MS   flush bound at exit (default 10000)\n"
-    "  --no-otlp                    no OTLP exporter for any signal (wins\n"
-    "                               over OTEL_*_EXPORTER=otlp; console kept)\n"
-    "  Environment: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,\n"
-    "  OTEL_{METRICS,LOGS,TRACES,PROFILES}_EXPORTER (otlp|console|none),\n"
-    "  OTEL_EXPORTER_OTLP_{PROTOCOL,ENDPOINT,INSECURE,CERTIFICATE,HEADERS,\n"
-    "  COMPRESSION,TIMEOUT} and OTEL_EXPORTER_OTLP_<SIGNAL>_<X>; flags win\n"
-    "  over signal-specific variables, which win over generic ones.\n";
+  return "  --otelcol-host HOST          send OTLP over gRPC to HOST (all signals)\n"
+         "  --otelcol-port PORT          gRPC port (default 4317)\n"
+         "  --otelcol-authority HOST     HTTP/2 :authority override\n"
+         "  --otelcol-ssl                use TLS (server certificate verified)\n"
+         "  --otelcol-certificate-store FILE  CA certificates (PEM) for TLS\n"
+         "  --otlp-protocol P            grpc | http/protobuf (all signals)\n"
+         "  --otlp-endpoint URL          as OTEL_EXPORTER_OTLP_ENDPOINT\n"
+         "  --otlp-compression C         gzip | none\n"
+         "  --otlp-queue-bytes N         export queue bound per signal, bytes\n"
+         "                               (default 16777216)\n"
+         "  --otlp-queue-items N         export queue bound per signal, requests\n"
+         "                               (default 1024)\n"
+         "  --otlp-max-message-bytes N   split requests above N bytes (4194304)\n"
+         "  --otlp-shutdown-timeout MS   flush bound at exit (default 10000)\n"
+         "  --no-otlp                    no OTLP exporter for any signal (wins\n"
+         "                               over OTEL_*_EXPORTER=otlp; console kept)\n"
+         "  Environment: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,\n"
+         "  OTEL_{METRICS,LOGS,TRACES,PROFILES}_EXPORTER (otlp|console|none),\n"
+         "  OTEL_EXPORTER_OTLP_{PROTOCOL,ENDPOINT,INSECURE,CERTIFICATE,HEADERS,\n"
+         "  COMPRESSION,TIMEOUT} and OTEL_EXPORTER_OTLP_<SIGNAL>_<X>; flags win\n"
+         "  over signal-specific variables, which win over generic ones.\n";
 }
 
 /* {====== baggage (W3C, reference-behaviour.md §1.3.3) ======} */
@@ -775,7 +774,7 @@ int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
   for (int s = 0; rc == 0 && s < EL_TM_NSIGNALS; s++)
     rc = resolve_signal(&env, s);
   if (rc == 0) rc = resolve_delivery(&env);
-  if (rc == 0 && cfg->flag.no_otlp)   /* --no-otlp wins over everything */
+  if (rc == 0 && cfg->flag.no_otlp) /* --no-otlp wins over everything */
     for (int s = 0; s < EL_TM_NSIGNALS; s++)
       if (cfg->sig[s].exporter == EL_OTLP_EXP_OTLP)
         cfg->sig[s].exporter = EL_OTLP_EXP_NONE;
@@ -785,7 +784,7 @@ int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
 }
 
 bool el_otlp_config_requested(const el_otlp_config_t *cfg,
-                               el_otlp_getenv_fn getenv, void *ud) {
+                              el_otlp_getenv_fn getenv, void *ud) {
   const __typeof__(cfg->flag) *f = &cfg->flag;
   if (f->host || f->port || f->authority || f->ssl || f->certificate ||
       f->protocol || f->endpoint || f->compression)
@@ -796,8 +795,7 @@ bool el_otlp_config_requested(const el_otlp_config_t *cfg,
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     snprintf(name, sizeof name, "OTEL_%s_EXPORTER", SIG_UPPER[s]);
     if (env_get(&env, name)) return true;
-    snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_ENDPOINT",
-             SIG_UPPER[s]);
+    snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_ENDPOINT", SIG_UPPER[s]);
     if (env_get(&env, name)) return true;
   }
   return false;

@@ -159,8 +159,10 @@ static int apply(el_src_opts_t *o, const opt_def_t *d, const char *v) {
     return 0;
   case OPT_DRAIN:
     if (parse_double(v, &o->drain_s) || o->drain_s < 0 || o->drain_s > 86400)
-      return usage_err(o, "%s: expected seconds between 0 and 86400, got "
-                          "'%s'", d->name, v);
+      return usage_err(o,
+                       "%s: expected seconds between 0 and 86400, got "
+                       "'%s'",
+                       d->name, v);
     return 0;
   }
   return EL_EINVAL;
@@ -217,7 +219,8 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
     if (a[0] == '-' && a[1] != '\0') {
       char near[64], more[96] = "";
       el_opt_suggest(a, help_to, near, sizeof near);
-      if (near[0]) snprintf(more, sizeof more, "; did you mean %s?", near);
+      if (near[0])
+        snprintf(more, sizeof more, "; did you mean %s?", near);
       return usage_err(o, "unknown option %s%s", a, more);
     }
     if (positional++)

@@ -29,10 +29,10 @@ typedef struct {
   int socket;              /* the source reconnects (Unix, TCP) */
   int sig_closing;         /* handles in *p whose close is pending */
   el_src_t *src;
-  int stopping;            /* a stop was asked for (signal, EL_ESTOPPED) */
-  int stop_signals;        /* SIGINT/SIGTERM acted on */
-  int draining;            /* reading on, discarding, until EOF */
-  uv_timer_t drain_timer;  /* the drain's bound */
+  int stopping;           /* a stop was asked for (signal, EL_ESTOPPED) */
+  int stop_signals;       /* SIGINT/SIGTERM acted on */
+  int draining;           /* reading on, discarding, until EOF */
+  uv_timer_t drain_timer; /* the drain's bound */
   int drain_timer_open;
   uint64_t drain_start_ms;
 } pump_t;
@@ -58,9 +58,7 @@ static void report(pump_t *p, int rc, const char *what) {
  * writer closes it or drain_s seconds pass; a second signal stops at
  * once. Other sources stop at once. docs/sources.md "Stopping". */
 
-static void drain_closed(uv_handle_t *h) {
-  ((pump_t *)h->data)->sig_closing--;
-}
+static void drain_closed(uv_handle_t *h) { ((pump_t *)h->data)->sig_closing--; }
 
 static void close_drain_timer(pump_t *p) {
   if (!p->drain_timer_open)
@@ -74,10 +72,11 @@ static void close_drain_timer(pump_t *p) {
 static void on_drain_timeout(uv_timer_t *t) {
   pump_t *p = t->data;
   p->res.drain_timed_out = 1;
-  el_log(EL_LOG_WARN, "%s: its writer still had it open %g s after the "
-                      "stop: stopped reading (discarded %llu bytes); the "
-                      "writer blocks once the pipe is full "
-                      "(--eventlog-drain-timeout)",
+  el_log(EL_LOG_WARN,
+         "%s: its writer still had it open %g s after the "
+         "stop: stopped reading (discarded %llu bytes); the "
+         "writer blocks once the pipe is full "
+         "(--eventlog-drain-timeout)",
          p->desc, el_src_options(p->src)->drain_s,
          (unsigned long long)p->res.drained_bytes);
   close_drain_timer(p);
@@ -92,9 +91,10 @@ static void begin_stop(pump_t *p, int by_signal) {
     p->stop_signals++;
   if (p->stopping) {
     if (p->draining && by_signal && p->stop_signals > 1) {
-      el_log(EL_LOG_WARN, "%s: second signal: stopped draining "
-                          "(discarded %llu bytes)", p->desc,
-             (unsigned long long)p->res.drained_bytes);
+      el_log(EL_LOG_WARN,
+             "%s: second signal: stopped draining "
+             "(discarded %llu bytes)",
+             p->desc, (unsigned long long)p->res.drained_bytes);
       close_drain_timer(p);
       el_src_stop(src);
     }
@@ -117,18 +117,19 @@ static void begin_stop(pump_t *p, int by_signal) {
                  (uint64_t)(bound * 1000 + 0.5), 0);
   if (el_src_paused(src))
     el_src_resume(src);
-  el_log(EL_LOG_WARN, "%s: stopping; reading on (and discarding) until its "
-                      "writer closes it, at most %g s, so that the writer "
-                      "is not blocked (--eventlog-drain-timeout; a second "
-                      "signal stops at once)", p->desc, bound);
+  el_log(EL_LOG_WARN,
+         "%s: stopping; reading on (and discarding) until its "
+         "writer closes it, at most %g s, so that the writer "
+         "is not blocked (--eventlog-drain-timeout; a second "
+         "signal stops at once)",
+         p->desc, bound);
 }
 
 static void finish_session(pump_t *p, int at_end) {
   /* A file, FIFO or stdin that delivered nothing is reported ("no
    * header"), unless a stop came first (e.g. SIGINT before the writer
    * wrote anything): then there is nothing to say. */
-  if (!p->in_session &&
-      !(at_end && p->fed == 0 && !p->socket && !p->stopping))
+  if (!p->in_session && !(at_end && p->fed == 0 && !p->socket && !p->stopping))
     return;
   p->in_session = 0;
   if (!p->c->finish || (p->c->one_stream && !at_end))
@@ -208,8 +209,8 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   if (p->draining) {
     el_log(p->res.drained_bytes ? EL_LOG_WARN : EL_LOG_INFO,
            "%s: its writer closed it %.1f s after the stop; discarded %llu "
-           "bytes", p->desc,
-           (double)(uv_now(src->loop) - p->drain_start_ms) / 1000.0,
+           "bytes",
+           p->desc, (double)(uv_now(src->loop) - p->drain_start_ms) / 1000.0,
            (unsigned long long)p->res.drained_bytes);
     close_drain_timer(p);
     el_src_stop(src);

@@ -26,8 +26,8 @@ typedef struct {
   const char *prefix;
   FILE *out;
   unsigned sessions;
-  int socket;          /* a Unix or TCP source */
-  int fresh;           /* connected, no byte yet: the session opens on data */
+  int socket; /* a Unix or TCP source */
+  int fresh;  /* connected, no byte yet: the session opens on data */
   uint64_t bytes;
   uint64_t stop_after_bytes;
   const char *send;
@@ -41,8 +41,7 @@ static void open_session(cat_t *c) {
   char path[4096];
   c->fresh = 0;
   ++c->sessions;
-  if (c->discard)
-    return;
+  if (c->discard) return;
   snprintf(path, sizeof path, "%s.%u", c->prefix, c->sessions);
   c->out = fopen(path, "wb");
   if (!c->out) {
@@ -55,8 +54,7 @@ static void open_session(cat_t *c) {
 
 static void on_connect(void *ud, el_src_t *src) {
   cat_t *c = ud;
-  if (c->out)
-    fclose(c->out);
+  if (c->out) fclose(c->out);
   c->out = NULL;
   c->fresh = 1;
   if (!c->socket) open_session(c);
@@ -70,8 +68,7 @@ static void on_connect(void *ud, el_src_t *src) {
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
                     size_t len) {
   cat_t *c = ud;
-  if (c->fresh && len)
-    open_session(c);
+  if (c->fresh && len) open_session(c);
   if (c->out)
     fwrite(buf, 1, len, c->out);
   c->bytes += len;

@@ -581,11 +581,13 @@ static void test_edit_distance(void **state) {
 static void test_cli_overrides(void **state) {
   (void)state;
   int rc;
-  el_cfg_t *c = load("processors:\n"
-                     "  metrics:\n"
-                     "    heap_size: {aggregate: 2s, export: 10s}\n"
-                     "  traces:\n"
-                     "    thread_state: {export: false}\n", &rc);
+  el_cfg_t *c = load(
+      "processors:\n"
+      "  metrics:\n"
+      "    heap_size: {aggregate: 2s, export: 10s}\n"
+      "  traces:\n"
+      "    thread_state: {export: false}\n",
+      &rc);
   assert_int_equal(rc, 0);
   assert_false(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
   el_cfg_override_group(c, EL_CFG_TRACES, true);
@@ -632,8 +634,8 @@ static void test_parse_duration(void **state) {
   assert_int_equal(ms, 2500);
   assert_int_equal(el_cfg_parse_duration_ms("2m", &ms), 0);
   assert_int_equal(ms, 120000);
-  const char *bad[] = {"", "0s", "-1s", "0.1ms", "1h", "s", "1 s", "nan",
-                       "inf", "1e30s"};
+  const char *bad[] = {"",  "0s",  "-1s", "0.1ms", "1h",
+                       "s", "1 s", "nan", "inf",   "1e30s"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
     assert_int_equal(el_cfg_parse_duration_ms(bad[k], &ms), EL_EINVAL);
 }

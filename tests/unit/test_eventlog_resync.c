@@ -53,8 +53,7 @@ typedef struct {
 
 static uint32_t be(const uint8_t *p, int n) {
   uint32_t v = 0;
-  for (int i = 0; i < n; i++)
-    v = v << 8 | p[i];
+  for (int i = 0; i < n; i++) v = v << 8 | p[i];
   return v;
 }
 static uint64_t be64(const uint8_t *p) {
@@ -65,8 +64,7 @@ static uint64_t be64(const uint8_t *p) {
  * to DATA_END. */
 static void walk(const uint8_t *p, size_t n, walk_t *w) {
   static int32_t size[65536];
-  for (size_t i = 0; i < 65536; i++)
-    size[i] = -1;
+  for (size_t i = 0; i < 65536; i++) size[i] = -1;
   assert_memory_equal(p, "hdrbhetb", 8);
   size_t i = 8;
   while (!memcmp(p + i, "etb\0", 4)) {
@@ -85,8 +83,7 @@ static void walk(const uint8_t *p, size_t n, walk_t *w) {
   int blk = -1;
   while (i + 2 <= n) {
     uint32_t type = be(p + i, 2);
-    if (type == 0xFFFF)
-      break;
+    if (type == 0xFFFF) break;
     assert_true(size[type] >= 0);
     size_t hl = 10, len = (size_t)size[type];
     if (len == 0xFFFF) {
@@ -101,10 +98,9 @@ static void walk(const uint8_t *p, size_t n, walk_t *w) {
     } else if (i >= bend) {
       blk = -1;
     }
-    w->ev[w->nev++] = (wev_t){i, hl + len, (uint16_t)type, be64(p + i + 2),
-                              blk};
-    if (blk >= 0)
-      w->bl[blk].n++;
+    w->ev[w->nev++] =
+        (wev_t){i, hl + len, (uint16_t)type, be64(p + i + 2), blk};
+    if (blk >= 0) w->bl[blk].n++;
     i += hl + len;
   }
 }
@@ -112,8 +108,8 @@ static void walk(const uint8_t *p, size_t n, walk_t *w) {
 /* {====== edits ======} */
 
 typedef struct {
-  size_t from, to;  /* clean bytes [from, to) replaced by */
-  uint8_t *with;    /* these (owned) */
+  size_t from, to; /* clean bytes [from, to) replaced by */
+  uint8_t *with;   /* these (owned) */
   size_t wlen;
 } edit_t;
 
@@ -128,8 +124,7 @@ static void edit(edits_t *E, size_t from, size_t to, const void *with,
   e->from = from;
   e->to = to;
   e->with = malloc(wlen + 1);
-  if (wlen)
-    memcpy(e->with, with, wlen);
+  if (wlen) memcpy(e->with, with, wlen);
   e->wlen = wlen;
 }
 
@@ -165,14 +160,12 @@ static uint8_t *apply(const uint8_t *p, size_t n, const edits_t *E,
 static size_t map(const edits_t *E, size_t x) {
   size_t y = x;
   for (int k = 0; k < E->n; k++)
-    if (E->e[k].to <= x)
-      y = y + E->e[k].wlen - (E->e[k].to - E->e[k].from);
+    if (E->e[k].to <= x) y = y + E->e[k].wlen - (E->e[k].to - E->e[k].from);
   return y;
 }
 
 static void edits_free(edits_t *E) {
-  for (int k = 0; k < E->n; k++)
-    free(E->e[k].with);
+  for (int k = 0; k < E->n; k++) free(E->e[k].with);
   E->n = 0;
 }
 
@@ -231,8 +224,7 @@ static void decode(const uint8_t *q, size_t n, size_t step, rec_t *r,
   s.on_warning = rec_warning;
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   assert_non_null(d);
-  if (!step)
-    step = n;
+  if (!step) step = n;
   for (size_t i = 0; i < n; i += step)
     assert_int_equal(el_ev_decoder_feed(d, q + i, n - i < step ? n - i : step),
                      0);
@@ -256,10 +248,10 @@ static int delivered(const rec_t *r, uint64_t o, uint16_t type, uint64_t t) {
 
 typedef struct {
   const char *name;
-  size_t keep_before;   /* clean events ending at or before this are all
+  size_t keep_before;     /* clean events ending at or before this are all
                            delivered */
-  size_t intact_block;  /* this block and all later ones are intact */
-  size_t corrupt_from;  /* the corrupt part: where it starts in the
+  size_t intact_block;    /* this block and all later ones are intact */
+  size_t corrupt_from;    /* the corrupt part: where it starts in the
                            corrupted bytes (NO_PART: none expected) */
   uint64_t corrupt_bytes; /* its length in the corrupted bytes */
 } expect_t;
@@ -268,8 +260,8 @@ typedef struct {
 
 /* Check the corrupted log against the clean one's framing, for several
  * chunkings; each must give the same events and warnings. */
-static void check(const char *name, const uint8_t *p, size_t n,
-                  const walk_t *w, const edits_t *E, const expect_t *x) {
+static void check(const char *name, const uint8_t *p, size_t n, const walk_t *w,
+                  const edits_t *E, const expect_t *x) {
   size_t m;
   uint8_t *q = apply(p, n, E, &m);
   static const size_t steps[] = {0, 4093, 77};
@@ -287,14 +279,14 @@ static void check(const char *name, const uint8_t *p, size_t n,
     for (size_t i = 0; i < w->nev; i++) {
       const wev_t *e = &w->ev[i];
       int later = e->block >= 0 && (size_t)e->block >= x->intact_block;
-      if (e->off + e->len > x->keep_before && !later)
-        continue;
+      if (e->off + e->len > x->keep_before && !later) continue;
       expected++;
       if (!delivered(&r, map(E, e->off), e->type, e->t)) {
         if (!missing)
-          print_message("%s: event type %u at clean byte %zu (block %d) "
-                        "not delivered\n",
-                        name, e->type, e->off, e->block);
+          print_message(
+              "%s: event type %u at clean byte %zu (block %d) "
+              "not delivered\n",
+              name, e->type, e->off, e->block);
         missing++;
       }
     }
@@ -331,12 +323,10 @@ static void check(const char *name, const uint8_t *p, size_t n,
 
 /* The event of block b nearest after the block's middle whose length is
  * in [lo, hi]. */
-static const wev_t *mid_event(const walk_t *w, size_t b, size_t lo,
-                              size_t hi) {
+static const wev_t *mid_event(const walk_t *w, size_t b, size_t lo, size_t hi) {
   const wblk_t *B = &w->bl[b];
   for (size_t i = B->first + B->n / 2; i < B->first + B->n; i++)
-    if (w->ev[i].len >= lo && w->ev[i].len <= hi)
-      return &w->ev[i];
+    if (w->ev[i].len >= lo && w->ev[i].len <= hi) return &w->ev[i];
   fail_msg("no event of %zu..%zu bytes in block %zu", lo, hi, b);
   return NULL;
 }
@@ -348,13 +338,11 @@ static walk_t W;
 static int setup(void **st) {
   (void)st;
   P = tu_read_log("ghc-9.0/threads-big.eventlog", &N);
-  if (!P)
-    return -1;
+  if (!P) return -1;
   walk(P, N, &W);
   /* 7 blocks: caps 0 and 1, then the global one; the test damages
    * blocks 1 and 2 and needs 3.. intact. */
-  if (W.nbl < 5)
-    return -1;
+  if (W.nbl < 5) return -1;
   return 0;
 }
 
@@ -394,8 +382,7 @@ static void test_garbage_mid_block(void **st) {
   edits_t E = {0};
   edit(&E, at->off, at->off, junk, sizeof junk);
   size_t next = W.bl[2].off;
-  expect_t x = {"garbage", at->off, 2, at->off,
-                next + sizeof junk - at->off};
+  expect_t x = {"garbage", at->off, 2, at->off, next + sizeof junk - at->off};
   check(x.name, P, N, &W, &E, &x);
   edits_free(&E);
 }
@@ -480,11 +467,11 @@ static void test_stale_block_spliced(void **st) {
 
 typedef struct {
   const char *file;
-  uint64_t events;        /* events delivered */
-  uint64_t part_from;     /* the corrupt part's offset */
-  uint64_t part_bytes;    /* and length */
-  uint64_t marker;        /* the block marker decoding resumes at */
-  uint64_t skipped;       /* all skipped bytes (with the 24 stray bytes) */
+  uint64_t events;     /* events delivered */
+  uint64_t part_from;  /* the corrupt part's offset */
+  uint64_t part_bytes; /* and length */
+  uint64_t marker;     /* the block marker decoding resumes at */
+  uint64_t skipped;    /* all skipped bytes (with the 24 stray bytes) */
 } capture_t;
 
 static void test_real_captures(void **st) {
@@ -522,8 +509,7 @@ static void test_real_captures(void **st) {
         fail_msg("%s: \"%s\" lacks \"%s\"", c->file, r.corrupt_msg[0], want);
       /* Decoding resumed with the marker there. */
       size_t i = 0;
-      while (i < r.n && r.off[i] < c->marker)
-        i++;
+      while (i < r.n && r.off[i] < c->marker) i++;
       assert_true(i < r.n && r.off[i] == c->marker && r.type[i] == 18);
       rec_free(&r);
     }
