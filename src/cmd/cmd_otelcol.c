@@ -22,7 +22,7 @@ typedef struct opts_s {
   el_daemon_opts_t d;          /* what the pipeline needs (daemon.h) */
   el_log_level_t level;        /* -v; default WARN */
   const char *config;          /* --config FILE */
-  int print_defaults, print_defaults_debug, print_schema;
+  int print_defaults, print_defaults_debug, print_schema, print_markdown;
   int help, version;
 } opts_t;
 
@@ -134,6 +134,9 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     return (*i)++, o->print_defaults_debug = 1;
   if (!strcmp(a, "--print-config-json-schema"))
     return (*i)++, o->print_schema = 1;
+  /* Undocumented: the key table of docs/config.md (tests compare). */
+  if (!strcmp(a, "--print-config-markdown"))
+    return (*i)++, o->print_markdown = 1;
   if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->d.stats = 1;
   if (el_opt_value(argc, argv, i, "--config", &v)) {
     if (!v) goto missing;
@@ -261,6 +264,10 @@ int el_cmd_otelcol(int argc, char **argv) {
   }
   if (o.print_schema) {
     status = el_cfg_print_schema(stdout) < 0;
+    goto out;
+  }
+  if (o.print_markdown) {
+    status = el_cfg_print_markdown(stdout) < 0;
     goto out;
   }
   el_log_threshold = o.level;

@@ -39,6 +39,22 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "The duration of each capability usage span.", "1s", "30s",
      "Cumulative monotonic sum (ns) of time each capability spent in GC, "
      "running a thread (Mutator) or Idle; attributes cap, category, user."},
+    {EL_CFG_METRICS, "gc_copied", "ghc_eventlog_GcCopied",
+     "The number of bytes copied in one garbage collection pass.", "1s",
+     "30s",
+     "Gauge (By) from GC_STATS_GHC's copied field (bytes copied by one GC); "
+     "attributes evCap, heapCapset; the last value per aggregation window."},
+    {EL_CFG_METRICS, "gc_fragmentation", "ghc_eventlog_GcFragmentation",
+     "The number of bytes of fragmentation found in one garbage collection "
+     "pass.",
+     "1s", "30s",
+     "Gauge (By) from GC_STATS_GHC's fragmentation field; attributes evCap, "
+     "heapCapset; the last value per aggregation window."},
+    {EL_CFG_METRICS, "gc_slop", "ghc_eventlog_GcSlop",
+     "The number of slop bytes found in one garbage collection pass.", "1s",
+     "30s",
+     "Gauge (By) from GC_STATS_GHC's slop field; attributes evCap, "
+     "heapCapset; the last value per aggregation window."},
     {EL_CFG_METRICS, "heap_allocated", "ghc_eventlog_HeapAllocated",
      "The size of a newly allocated chunk of heap.", "1s", "30s",
      "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
@@ -73,6 +89,14 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "30s",
      "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
      "heapCapset."},
+    {EL_CFG_METRICS, "productivity", "ghc_eventlog_Productivity",
+     "The productivity of each capability: its mutator time as a "
+     "percentage of its mutator and GC time.",
+     "1s", "30s",
+     "Gauge (%) per capability: 100 x mutator / (mutator + GC), from the "
+     "capability's running totals since the program started (RUN/STOP_THREAD "
+     "and GC_START/GC_END spans, as capability_usage); attribute cap; one "
+     "value per span, the last per aggregation window."},
     /* traces */
     {EL_CFG_TRACES, "capability_usage", "ghc_eventlog_CapabilityUsage",
      "A trace of capability usage (either mutator thread or garbage "

@@ -1,6 +1,8 @@
 -- Thread and GC analyses (spec/reference-behaviour.md §5.2.3, §5.3):
 --   metrics.capability_usage: cumulative monotonic sum (ns) per cap,
 --     category (GC / Mutator / Idle) and user (GC or the thread id);
+--   metrics.productivity: gauge (%) per cap, 100 x mutator / (mutator +
+--     GC) of the capability's running totals, one value per span;
 --   traces.capability_usage: one span per GC or Mutator interval;
 --   traces.thread_state: one span per Running or Blocked interval.
 -- The host's C helpers (el.cap_usage, el.threads: src/host/lua_analysis.c,
@@ -58,7 +60,53 @@ local function install_usage(ctx, mpc, tpc)
   if set_tracker then set_tracker(tr) end
 end
 
+-- The productivity metric: per capability, the running totals of mutator
+-- and GC time since the program started (the spans capability_usage
+-- counts) give, at each Mutator or GC span's start, the value
+-- mutator / (mutator + GC) x 100. Spans reach on_span per capability in
+-- time order (the host's tracker sorts the scheduler events). A capability
+-- whose totals are both still 0 (zero-length spans) has no value yet.
+local function install_productivity(ctx, ppc)
+  local inst = ctx.el.metric{
+    name = ppc.name, description = ppc.description, unit = "%",
+    kind = "gauge",
+  }
+  local acc = ctx.add_acc(window.new{
+    aggregate_ns = ppc.aggregate_ns,
+    export_ns = ppc.export_ns,
+    grace_ns = ctx.flush_ns,
+    emit = function(p)
+      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
+    end,
+  })
+  local mut, gc, attrs = {}, {}, {}   -- per cap
+  ctx.el.cap_usage{on_span = function(cap, category, _user, t0, t1)
+    if category == "Idle" then return end
+    local d = t1 > t0 and t1 - t0 or 0
+    if category == "GC" then
+      gc[cap] = (gc[cap] or 0) + d
+    else
+      mut[cap] = (mut[cap] or 0) + d
+    end
+    local m, g = mut[cap] or 0, gc[cap] or 0
+    if m + g == 0 then return end
+    local a = attrs[cap]
+    if not a then
+      a = {cap = cap}
+      attrs[cap] = a
+    end
+    acc:add(cap, {t = t0, v = m / (m + g) * 100.0, attrs = a})
+  end}
+  -- A new session's program starts from zero.
+  ctx.add_acc{tick = function() end, finish = function() end,
+              restart = function()
+                mut, gc, attrs = {}, {}, {}
+              end}
+end
+
 function M.install(ctx)
+  local ppc = ctx.proc("metrics", "productivity")
+  if ppc then install_productivity(ctx, ppc) end
   local mpc = ctx.proc("metrics", "capability_usage")
   local tpc = ctx.proc("traces", "capability_usage")
   if mpc or tpc then install_usage(ctx, mpc, tpc) end
