@@ -404,11 +404,11 @@ def logs():
                    "attribute kind tells them apart."),
         logs_panel(ids, "Daemon logs for ${service_name}",
                    grid(12, 1, 12, 20),
-                   '{service_name=~"eventlog-live.*-for-${service_name}"} '
+                   '{service_name=~"eventlog-live-otelcol-for-${service_name}"} '
                    '|~ `${log_filter}`',
                    "eventlog-live-otelcol's own log (internal_log_message) "
                    "while it monitors the program: service "
-                   "eventlog-live-for-<service>."),
+                   "eventlog-live-otelcol-for-<service>."),
     ]
     return dashboard("ad5ltk7", "Logs",
                      "Log records of Haskell programs (user markers, user "

@@ -50,7 +50,7 @@ struct el_tm_store_s {
   char *scope_name;
   char *scope_version;
   el__tm_res_t *main_res;             /* the observed program */
-  el__tm_res_t *host_res;             /* eventlog-live-for-<service> */
+  el__tm_res_t *host_res;             /* eventlog-live-otelcol-for-<service> */
   window_t win[EL_TM_NSIGNALS];
   el_tm_exporter_t *ex;
   size_t nex;
@@ -103,7 +103,7 @@ static el__tm_res_t *host_res_for(const el__tm_res_t *main) {
     if (a->type == EL_TM_STR && strcmp(a->key, "service.name") == 0)
       svc = a->v.s;
   }
-  static const char prefix[] = "eventlog-live-for-";
+  static const char prefix[] = "eventlog-live-otelcol-for-";
   size_t plen = sizeof(prefix) - 1;
   char *name = el_malloc(plen + svc.len + 1);
   if (!name) return NULL;

@@ -140,7 +140,7 @@ typedef struct el_tm_log_s {
   const uint8_t *span_id;             /* 8 bytes or NULL */
   bool host_log;                      /* true: the host's own log, exported
                                          under the second resource
-                                         service.name=eventlog-live-for-<svc> */
+                                         service.name=eventlog-live-otelcol-for-<svc> */
 } el_tm_log_t;
 
 /* Add one log record (everything copied). Returns 0 or EL_ENOMEM. */

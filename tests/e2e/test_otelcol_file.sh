@@ -80,7 +80,7 @@ for c in "${cases[@]}"; do
 done
 
 # internal_log_message: the daemon's own WARN about -hb arrives as a log
-# record (severity WARN = 13) under the resource eventlog-live-for-<svc>.
+# record (severity WARN = 13) under the resource eventlog-live-otelcol-for-<svc>.
 "$DAEMON" --service-name hb --eventlog-file "$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog" \
   -hb 2>/dev/null || { echo "FAIL -hb run"; fail=1; }
 python3 - "$WORK/rcv.jsonl" <<'PY' && echo "ok   internal log record" || { echo "FAIL internal log record"; fail=1; }
@@ -88,7 +88,7 @@ import json, sys
 for line in open(sys.argv[1]):
     for rl in (json.loads(line).get("request") or {}).get("resourceLogs", []):
         a = {x["key"]: x["value"].get("stringValue") for x in rl["resource"]["attributes"]}
-        if a.get("service.name") != "eventlog-live-for-hb":
+        if a.get("service.name") != "eventlog-live-otelcol-for-hb":
             continue
         for sl in rl["scopeLogs"]:
             for r in sl["logRecords"]:
