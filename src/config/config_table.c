@@ -114,7 +114,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     /* profiles */
     {EL_CFG_PROFILES, "call_stack_profile", "ghc_eventlog_CallStackProfile",
      "A GHC call-stack profile.", NULL, "30s",
-     "Call-stack samples sent by ghc-stack-profiler in USER_BINARY_MSG "
+     "Call-stack samples sent by ghc-stack-profiler (wire layouts 0.3/0.4 "
+     "and 0.5, chosen by its ProtocolVersion message) in USER_BINARY_MSG "
      "events; profile type <name>:cpu:samples."},
     {EL_CFG_PROFILES, "cost_centre_stack_profile",
      "ghc_eventlog_CostCentreStackProfile",
