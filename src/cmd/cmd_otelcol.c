@@ -20,7 +20,8 @@
 
 typedef struct opts_s {
   el_daemon_opts_t d;          /* what the pipeline needs (daemon.h) */
-  el_log_level_t level;        /* -v; default WARN */
+  el_log_level_t level;        /* -v, else OTEL_LOG_LEVEL, else INFO */
+  int level_given;             /* -v was given */
   const char *config;          /* --config FILE */
   int print_defaults, print_defaults_debug, print_schema, print_markdown;
   int help, version;
@@ -42,7 +43,7 @@ static const char *const usage_text =
     "  --service-name STRING    resource attribute service.name\n"
     "                           (default: OTEL_SERVICE_NAME, else undefined)\n"
     "  -v, --verbosity LEVEL    fatal|error|warn|warning|info|debug|trace\n"
-    "                           (default warn)\n"
+    "                           (default: OTEL_LOG_LEVEL, else info)\n"
     "  -s, --stats              show live statistics on stderr\n"
     "  --config FILE            YAML configuration (see --print-defaults)\n"
     "  --print-defaults         print the default configuration and exit\n"
@@ -85,6 +86,24 @@ static int parse_level(const char *s, el_log_level_t *out) {
     }
   }
   return EL_EINVAL;
+}
+
+/* The log threshold when -v was not given: OTEL_LOG_LEVEL (the
+ * reference's variable, spec §1.2; the names of -v, case-insensitive),
+ * else INFO (the reference's default). -v wins over the variable, which is
+ * then not read. Returns 0, or EL_EINVAL after printing why (a malformed
+ * value is a configuration error: exit status 1). */
+static int log_level_from_env(opts_t *o) {
+  if (o->level_given) return 0;
+  const char *v = getenv("OTEL_LOG_LEVEL");
+  if (!v || !*v) return 0;
+  if (parse_level(v, &o->level) < 0) {
+    fprintf(stderr, PROG ": Environment variable OTEL_LOG_LEVEL specifies "
+                         "malformed log level '%s' (use fatal, error, warn, "
+                         "info, debug or trace).\n", v);
+    return EL_EINVAL;
+  }
+  return 0;
 }
 
 static int set_breakdown(opts_t *o, const char *x) {
@@ -164,6 +183,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
                            "warn, info, debug or trace)\n", v);
       return EL_EUSAGE;
     }
+    o->level_given = 1;
     return 1;
   }
   if (!strncmp(a, "-h", 2) && strncmp(a, "-h-", 3)) {
@@ -240,7 +260,7 @@ int el_cmd_otelcol(int argc, char **argv) {
   el_ctl_opts_init(&o.d.ctl);
   el_web_opts_init(&o.d.web);
   o.d.flush_s = 1.0;
-  o.level = EL_LOG_WARN;
+  o.level = EL_LOG_INFO;
   int status = 2;
   el_cfg_t *cfg = NULL;
   /* A daemon whose stdout (console exporter) or a socket closes must not
@@ -270,8 +290,9 @@ int el_cmd_otelcol(int argc, char **argv) {
     status = el_cfg_print_markdown(stdout) < 0;
     goto out;
   }
-  el_log_threshold = o.level;
   status = 1;
+  if (log_level_from_env(&o) < 0) goto out;
+  el_log_threshold = o.level;
   cfg = el_cfg_new();
   if (!cfg) goto out;
   if (o.config)
