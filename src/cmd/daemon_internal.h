@@ -52,6 +52,8 @@ typedef struct el__daemon_s {
   uint64_t batch_ms;           /* batch interval (spec §3.4) */
   uint64_t log_last_ms;        /* last "Received <n> events." check */
   el__totals_t log_prev;           /* totals at that check */
+  el__totals_t peak_prev;          /* totals when the peaks were updated */
+  el__totals_t peak;               /* largest increase in one batch interval */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
 } el__daemon_t;

@@ -33,6 +33,27 @@ void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
   }
 }
 
+/* Fold the increase of every counter since the last call into the peaks
+ * (the `Peak` column of --stats: the largest count of one batch interval,
+ * as the reference's, spec §10). Called once per batch interval and once
+ * more for the final table. */
+static void note_peaks(el__daemon_t *d, const el__totals_t *t) {
+  el__totals_t *p = &d->peak, *b = &d->peak_prev;
+#define PEAK(field)                                                      \
+  do {                                                                   \
+    uint64_t inc = t->field > b->field ? t->field - b->field : 0;        \
+    if (inc > p->field) p->field = inc;                                  \
+  } while (0)
+  PEAK(events);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    PEAK(exported[s]);
+    PEAK(rejected[s]);
+    PEAK(dropped[s]);
+  }
+#undef PEAK
+  *b = *t;
+}
+
 /* How far the processed stream is behind the wall clock, in seconds
  * (negative: unknown). */
 static double stream_lag_s(el__daemon_t *d) {
@@ -53,24 +74,30 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
                     : (now - d->stats_last_ms) / 1000.0;
   const el__totals_t *p = final ? NULL : &d->stats_prev;
   if (dt <= 0) dt = 1e-3;
+  if (final) note_peaks(d, &t);
 #define RATE(field) ((double)(t.field - (p ? p->field : 0)) / dt)
   if (!final && d->stats_lines && isatty(fileno(f)))
     fprintf(f, "\033[%dA\033[J", d->stats_lines);
   int lines = 0;
-  fprintf(f, "%-9s %-9s %14s %12s\n", "Item", "Action", "Total",
-          "Rate (/s)");
-  fprintf(f, "%-9s %-9s %14llu %12.0f\n", "Events", "Received",
-          (unsigned long long)t.events, RATE(events));
+  const el__totals_t *pk = &d->peak;
+  fprintf(f, "%-9s %-9s %14s %12s %14s\n", "Item", "Action", "Total",
+          "Rate (/s)", "Peak (/batch)");
+  fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "Events", "Received",
+          (unsigned long long)t.events, RATE(events),
+          (unsigned long long)pk->events);
   lines += 2;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     uint64_t gone = t.exported[s] + t.rejected[s] + t.dropped[s];
     uint64_t pending = t.emitted[s] > gone ? t.emitted[s] - gone : 0;
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", sig_names[s], "Exported",
-            (unsigned long long)t.exported[s], RATE(exported[s]));
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Rejected",
-            (unsigned long long)t.rejected[s], RATE(rejected[s]));
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Dropped",
-            (unsigned long long)t.dropped[s], RATE(dropped[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", sig_names[s], "Exported",
+            (unsigned long long)t.exported[s], RATE(exported[s]),
+            (unsigned long long)pk->exported[s]);
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "", "Rejected",
+            (unsigned long long)t.rejected[s], RATE(rejected[s]),
+            (unsigned long long)pk->rejected[s]);
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "", "Dropped",
+            (unsigned long long)t.dropped[s], RATE(dropped[s]),
+            (unsigned long long)pk->dropped[s]);
     fprintf(f, "%-9s %-9s %14llu\n", "", "Pending",
             (unsigned long long)(d->otlp || d->console ? pending : 0));
     lines += 4;
@@ -105,6 +132,7 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
   d->log_last_ms = now;
   el__totals_t t;
   el__daemon_totals(d, &t);
+  note_peaks(d, &t);
   if (t.events > d->log_prev.events)
     el_log(EL_LOG_DEBUG, "Received %llu events.",
            (unsigned long long)(t.events - d->log_prev.events));

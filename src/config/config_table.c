@@ -4,7 +4,8 @@
  *
  * Defaults follow ../shared/spec/reference-behaviour.md §3.2 (HEAD column),
  * except heap_allocated and capability_usage, which we export as cumulative
- * monotonic sums and therefore enable (DESIGN.md). */
+ * monotonic sums and therefore enable (DESIGN.md), and heap_live's
+ * description, which the reference copied from heap_size. */
 #include <errno.h>
 #include <string.h>
 
@@ -60,8 +61,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
      "attributes evCap, heapCapset."},
     {EL_CFG_METRICS, "heap_live", "ghc_eventlog_HeapLive",
-     "The current heap size, calculated by the allocated number of "
-     "megablocks.",
+     "The amount of live data in the heap, as measured by the last "
+     "garbage collection.",
      "1s", "30s",
      "Gauge (By) from HEAP_LIVE; attributes evCap, heapCapset; the last value "
      "per aggregation window."},
