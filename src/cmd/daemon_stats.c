@@ -119,6 +119,65 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
   d->stats_prev = t;
 }
 
+/* {====== self-metrics ======} */
+
+const char *const el__self_keys[9] = {
+    "internal_event_count",      "internal_exported_logs",
+    "internal_rejected_logs",    "internal_exported_metrics",
+    "internal_rejected_metrics", "internal_exported_samples",
+    "internal_rejected_samples", "internal_exported_spans",
+    "internal_rejected_spans"};
+static const char *const self_units[9] = {
+    "{event}",      "{log_record}", "{log_record}", "{data_point}",
+    "{data_point}", "{sample}",     "{sample}",     "{span}", "{span}"};
+
+void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg) {
+  for (int i = 0; i < 9; i++) {
+    memset(&d->self[i], 0, sizeof d->self[i]);
+    d->self[i].win = -1;
+    const el_cfg_proc_t *p = el_cfg_proc(cfg, EL_CFG_METRICS, el__self_keys[i]);
+    if (!p || !p->enabled) continue;
+    d->self[i].desc.name = p->name;
+    d->self[i].desc.description = p->description;
+    d->self[i].desc.unit = self_units[i];
+    d->self[i].desc.kind = EL_TM_SUM;
+    d->self[i].desc.temporality = EL_TM_TEMP_CUMULATIVE;
+    d->self[i].desc.monotonic = true;
+    d->self[i].agg_ms = p->aggregate_ms;
+  }
+  d->self_start_unix_ns = el__daemon_now_unix_ns();
+}
+
+/* The count self-metric i reports from totals t. */
+static uint64_t self_value(const el__totals_t *t, int i) {
+  static const el_tm_signal_t sig[4] = {
+      EL_TM_SIGNAL_LOGS, EL_TM_SIGNAL_METRICS, EL_TM_SIGNAL_PROFILES,
+      EL_TM_SIGNAL_TRACES};
+  if (i == 0) return t->events;
+  el_tm_signal_t s = sig[(i - 1) / 2];
+  return (i - 1) % 2 ? t->rejected[s] : t->exported[s];
+}
+
+void el__daemon_self_metrics(el__daemon_t *d, int force) {
+  el__totals_t t;
+  int have = 0;
+  uint64_t now_ms = uv_now(&d->loop);
+  for (int i = 0; i < 9; i++) {
+    if (!d->self[i].desc.name) continue;
+    uint64_t agg = d->self[i].agg_ms;
+    int64_t w = (int64_t)(agg ? now_ms / agg : now_ms);
+    if (!force && w == d->self[i].win) continue;
+    d->self[i].win = w;
+    if (!have) {
+      el__daemon_totals(d, &t);
+      have = 1;
+    }
+    el_tm_host_metric_point(d->store, &d->self[i].desc, d->self_start_unix_ns,
+                            el__daemon_now_unix_ns(),
+                            (int64_t)self_value(&t, i));
+  }
+}
+
 /* Once per batch interval, what the reference logs per tick (spec §9,
  * §6.1): DEBUG "Received <n> events.", DEBUG "Exported <n> <signal>.",
  * ERROR "Rejected <n> <signal>.", and once WARN "No input after 10

@@ -98,6 +98,60 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "capability's running totals since the program started (RUN/STOP_THREAD "
      "and GC_START/GC_END spans, as capability_usage); attribute cap; one "
      "value per span, the last per aggregation window."},
+    {EL_CFG_METRICS, "internal_event_count", "eventlog_live_InternalEventCount",
+     "The number of events received over the eventlog socket.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({event}) of the events decoded from the input since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_logs", "eventlog_live_InternalExportedLogs",
+     "The number of exported logs.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector accepted (the console exporter counts as accepting) since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_logs", "eventlog_live_InternalRejectedLogs",
+     "The number of rejected logs.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector rejected (partial success) since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_metrics", "eventlog_live_InternalExportedMetrics",
+     "The number of exported metrics.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_metrics", "eventlog_live_InternalRejectedMetrics",
+     "The number of rejected metrics.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_samples", "eventlog_live_InternalExportedSamples",
+     "The number of exported samples.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_samples", "eventlog_live_InternalRejectedSamples",
+     "The number of rejected samples.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_spans", "eventlog_live_InternalExportedSpans",
+     "The number of exported spans.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({span}) of the spans the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_spans", "eventlog_live_InternalRejectedSpans",
+     "The number of rejected spans.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({span}) of the spans the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
     /* traces */
     {EL_CFG_TRACES, "capability_usage", "ghc_eventlog_CapabilityUsage",
      "A trace of capability usage (either mutator thread or garbage "

@@ -433,15 +433,17 @@ static int same_metric(const window_t *w, const el_tm_metric_desc_t *desc,
 static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
                        int ri);
 
-int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
-                       const el_tm_attr_t *attrs, size_t nattrs,
-                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
-                       bool is_int, int64_t ival, double dval) {
+/* One data point under the main resource, or (host) under the host's own
+ * resource (eventlog-live-otelcol-for-<service>). */
+static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                        const el_tm_attr_t *attrs, size_t nattrs,
+                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                        bool is_int, int64_t ival, double dval, bool host) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
   if (!st || !desc || !desc->name) return EL_EINVAL;
   window_t *w = &st->win[sig];
   if (admit(st, sig, attrs_bytes(attrs, nattrs)) < 0) return drop(st, sig);
-  int ri = win_res(w, st->main_res);
+  int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
   int it = same_metric(w, desc, ri);
   if (it < 0 && (it = metric_item(w, desc, ri)) < 0) return drop(st, sig);
@@ -457,6 +459,22 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   w->items[it].n++;
   push(st, sig, &p, (uint32_t)it);
   return 0;
+}
+
+int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                       const el_tm_attr_t *attrs, size_t nattrs,
+                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                       bool is_int, int64_t ival, double dval) {
+  return metric_point(st, desc, attrs, nattrs, start_unix_ns, time_unix_ns,
+                      is_int, ival, dval, false);
+}
+
+int el_tm_host_metric_point(el_tm_store_t *st,
+                            const el_tm_metric_desc_t *desc,
+                            el_unix_ns_t start_unix_ns,
+                            el_unix_ns_t time_unix_ns, int64_t ival) {
+  return metric_point(st, desc, NULL, 0, start_unix_ns, time_unix_ns, true,
+                      ival, 0.0, true);
 }
 
 /* The item of the metric of the previous point when desc describes the

@@ -116,6 +116,16 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
                        bool is_int, int64_t ival, double dval);
 
+/* Add one integer data point without attributes under the host's own
+ * resource (service.name=eventlog-live-otelcol-for-<svc>, as host_log
+ * records): the daemon's self-metrics (internal_event_count, ...).
+ * Returns 0, EL_EINVAL (no store or name) or EL_ENOMEM (dropped and
+ * counted). */
+int el_tm_host_metric_point(el_tm_store_t *st,
+                            const el_tm_metric_desc_t *desc,
+                            el_unix_ns_t start_unix_ns,
+                            el_unix_ns_t time_unix_ns, int64_t ival);
+
 /* {====== logs ======} */
 
 /* Severity numbers per the OpenTelemetry logs data model. */

@@ -33,7 +33,9 @@ want = {
   "metrics": {"blocks_size", "capability_usage", "heap_allocated", "heap_live",
               "heap_prof_sample", "heap_size", "mem_current", "mem_needed",
               "mem_returned", "gc_copied", "gc_slop", "gc_fragmentation",
-              "productivity"},
+              "productivity", "internal_event_count"} |
+             {f"internal_{a}_{b}" for a in ("exported", "rejected")
+              for b in ("logs", "metrics", "samples", "spans")},
   "traces": {"capability_usage", "thread_state"},
   "profiles": {"call_stack_profile", "cost_centre_stack_profile"},
 }

@@ -68,7 +68,12 @@ static void test_defaults_without_file(void **state) {
     assert_string_equal(el_cfg_proc(c, EL_CFG_METRICS, newer[i][0])->name,
                         newer[i][1]);
   }
-  assert_int_equal(el_cfg_nprocs(), 21);
+    /* The self-metrics: known, off by default. */
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "internal_event_count"));
+  assert_string_equal(
+      el_cfg_proc(c, EL_CFG_METRICS, "internal_rejected_spans")->name,
+      "eventlog_live_InternalRejectedSpans");
+  assert_int_equal(el_cfg_nprocs(), 30);
   el_cfg_free(c);
 }
 
