@@ -91,8 +91,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
      "heapCapset."},
     {EL_CFG_METRICS, "productivity", "ghc_eventlog_Productivity",
-     "The productivity of each capability: its mutator time as a "
-     "percentage of its mutator and GC time.",
+     "The ratio between GC and mutator usage.",
      "1s", "30s",
      "Gauge (%) per capability: 100 x mutator / (mutator + GC), from the "
      "capability's running totals since the program started (RUN/STOP_THREAD "

@@ -62,7 +62,8 @@ python3 - "$W/keys.md" "${EL_SOURCE_DIR:-$(dirname "$0")/../..}/docs/config.md" 
 import sys
 assert open(sys.argv[1]).read() in open(sys.argv[2]).read()
 PY
-# The reference's names of the GC statistics and productivity.
+# The reference's names and descriptions of the GC statistics and
+# productivity.
 python3 - "$W/defaults.yaml" <<'PY' && ok "gc_* and productivity names" || bad "gc_* and productivity names"
 import sys, yaml
 m = yaml.safe_load(open(sys.argv[1]))["processors"]["metrics"]
@@ -71,6 +72,8 @@ want = {"gc_copied": "ghc_eventlog_GcCopied", "gc_slop": "ghc_eventlog_GcSlop",
         "productivity": "ghc_eventlog_Productivity"}
 for k, n in want.items():
     assert m[k]["name"] == n and m[k]["aggregate"] == "1s" and m[k]["export"] == "30s", (k, m[k])
+assert m["productivity"]["description"] == "The ratio between GC and mutator usage."
+assert m["gc_slop"]["description"] == "The number of slop bytes found in one garbage collection pass."
 PY
 
 # Config errors: file:line:column: key: message, exit status 1.
