@@ -68,9 +68,11 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "per aggregation window."},
     {EL_CFG_METRICS, "heap_prof_sample", "ghc_eventlog_HeapProfSample",
      "A heap profile sample.", "1s", "30s",
-     "Gauge (By) per label of each heap census (HEAP_PROF_SAMPLE_STRING); "
-     "attributes evCap, heapProfBreakdown, heapProfId, heapProfLabel, "
-     "heapProfSampleEra (and ip* for -hi); the last census per window."},
+     "Gauge (By) per label of each heap census (HEAP_PROF_SAMPLE_STRING; "
+     "for -hc HEAP_PROF_SAMPLE_COST_CENTRE, labelled by the cost-centre "
+     "stack, innermost first, joined by '/'); attributes evCap, "
+     "heapProfBreakdown, heapProfId, heapProfLabel, heapProfSampleEra (and "
+     "ip* for -hi); the last census per window."},
     {EL_CFG_METRICS, "heap_size", "ghc_eventlog_HeapSize",
      "The current heap size, calculated by the allocated number of "
      "megablocks.",

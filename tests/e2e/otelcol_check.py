@@ -258,11 +258,38 @@ def check_productivity(ck, events, start, metrics, agg):
         print(f"FAIL {name}: kind/unit {kinds} != gauge, %")
 
 
+def cc_stack_label(names, ids):
+    """A -hc band's label: the cost centres' labels from the innermost
+    (first) outwards joined by "/", a CAF as <module>.CAF, an unknown id
+    as cc<id>, the empty stack as MAIN."""
+    if not ids:
+        return "MAIN"
+    return "/".join(names.get(i, f"cc{i}") for i in ids)
+
+
 def check_census(ck, events, start, metrics, agg, breakdown):
     censuses = []   # (t_begin, [(t, label, residency, id)])
+    names = {}      # cost centre id -> label (-hc)
     for t, cap, text in events:
         if re.match(r"^start heap prof sample \d+$", text):
             censuses.append((t, []))
+            continue
+        m = re.match(r"^cost centre (\d+) (\S+) in (\S+) at ", text)
+        if m:
+            label, module = m.group(2), m.group(3)
+            names[int(m.group(1))] = f"{module}.CAF" if label == "CAF" \
+                else label
+            continue
+        m = re.match(r"^heap prof sample (\d+), residency (\d+), cost centre "
+                     r"stack ?(.*)$", text)
+        if m and censuses:
+            ids = [int(x) for x in m.group(3).split(", ") if x]
+            label = cc_stack_label(names, ids)
+            samples = censuses[-1][1]
+            old = [s for s in samples if s[1] == label]
+            res = int(m.group(2)) + sum(s[2] for s in old)
+            samples[:] = [s for s in samples if s[1] != label]
+            samples.append((t, label, res, int(m.group(1))))
             continue
         m = re.match(r"^heap prof sample (\d+), residency (\d+), label (.*)$",
                      text)

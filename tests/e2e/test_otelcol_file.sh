@@ -4,8 +4,9 @@
 # receiver decoded is checked against values recomputed independently from
 # the ghc-events `.reference` texts (tests/e2e/otelcol_check.py):
 # heap metrics (every event, then the last per 100 ms window), heap
-# censuses, user markers (TRACE), user messages (DEBUG), thread labels,
-# capability usage totals (sums of run and GC intervals), GC statistics
+# censuses (-hc: residency per cost-centre stack label, every census),
+# user markers (TRACE), user messages (DEBUG), thread labels, capability
+# usage totals (sums of run and GC intervals), GC statistics
 # (gc_copied/slop/fragmentation per GC_STATS_GHC event), productivity per
 # capability (running totals of run and GC intervals), cost-centre
 # profile stacks (PROF_SAMPLE_COST_CENTRE with HEAP_PROF_COST_CENTRE names),
@@ -54,7 +55,7 @@ cases=(
   "ghc-9.0/threads -hT heap,gcstats,markers,messages,labels,capusage,productivity,threadspans"
   "ghc-events/ghc-9.2-events -hT heap,gcstats,markers,labels"
   "ghc-events/parallelTest -hT gcstats,capusage,productivity"
-  "ghc-9.0/heapy-prof-hc -hc heap,markers,labels,ccprofile"
+  "ghc-9.0/heapy-prof-hc -hc heap,census,markers,labels,ccprofile"
   "ghc-events/time-prof -hT heap,ccprofile"
 )
 n=0
