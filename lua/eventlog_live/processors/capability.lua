@@ -80,6 +80,18 @@ local function install_productivity(ctx, ppc)
     end,
   })
   local mut, gc, attrs = {}, {}, {}   -- per cap
+  -- With aggregation, only the latest value of each capability's current
+  -- window is kept here (spans of one capability come in time order) and
+  -- handed to the accumulator when the next window begins or before a
+  -- tick: one accumulator entry per capability and window, not per span.
+  local agg = ppc.aggregate_ns
+  local pending = {}                  -- cap -> {t=, v=, attrs=}
+  local function flush()
+    for cap, p in pairs(pending) do
+      acc:add(cap, p)
+      pending[cap] = nil
+    end
+  end
   ctx.el.cap_usage{on_span = function(cap, category, _user, t0, t1)
     if category == "Idle" then return end
     local d = t1 > t0 and t1 - t0 or 0
@@ -95,13 +107,28 @@ local function install_productivity(ctx, ppc)
       a = {cap = cap}
       attrs[cap] = a
     end
-    acc:add(cap, {t = t0, v = m / (m + g) * 100.0, attrs = a})
+    local v = m / (m + g) * 100.0
+    if agg == 0 then
+      acc:add(cap, {t = t0, v = v, attrs = a})
+      return
+    end
+    local p = pending[cap]
+    if p and p.t // agg ~= t0 // agg then
+      acc:add(cap, p)
+      p = nil
+    end
+    if not p then
+      pending[cap] = {t = t0, v = v, attrs = a}
+    elseif t0 >= p.t then
+      p.t, p.v = t0, v
+    end
   end}
-  -- A new session's program starts from zero.
-  ctx.add_acc{tick = function() end, finish = function() end,
-              restart = function()
-                mut, gc, attrs = {}, {}, {}
-              end}
+  -- Pending values go to the accumulator before it ticks; a new session's
+  -- program starts from zero.
+  table.insert(ctx.accs, 1, {tick = flush, finish = flush,
+                             restart = function()
+                               mut, gc, attrs, pending = {}, {}, {}, {}
+                             end})
 end
 
 function M.install(ctx)
