@@ -63,9 +63,11 @@ end
 -- The productivity metric: per capability, the running totals of mutator
 -- and GC time since the program started (the spans capability_usage
 -- counts) give, at each Mutator or GC span's start, the value
--- mutator / (mutator + GC) x 100. Spans reach on_span per capability in
--- time order (the host's tracker sorts the scheduler events). A capability
--- whose totals are both still 0 (zero-length spans) has no value yet.
+-- mutator / (mutator + GC) x 100. The host's tracker keeps the totals in
+-- C (el.cap_usage{on_productivity=}, docs/lua-api.md §6) and calls Lua
+-- once per capability and aggregation window (every span without
+-- aggregation) and before every tick (tracker:flush_points()). A
+-- capability whose totals are both still 0 has no value yet.
 local function install_productivity(ctx, ppc)
   local inst = ctx.el.metric{
     name = ppc.name, description = ppc.description, unit = "%",
@@ -79,55 +81,25 @@ local function install_productivity(ctx, ppc)
       inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
     end,
   })
-  local mut, gc, attrs = {}, {}, {}   -- per cap
-  -- With aggregation, only the latest value of each capability's current
-  -- window is kept here (spans of one capability come in time order) and
-  -- handed to the accumulator when the next window begins or before a
-  -- tick: one accumulator entry per capability and window, not per span.
-  local agg = ppc.aggregate_ns
-  local pending = {}                  -- cap -> {t=, v=, attrs=}
-  local function flush()
-    for cap, p in pairs(pending) do
-      acc:add(cap, p)
-      pending[cap] = nil
-    end
-  end
-  ctx.el.cap_usage{on_span = function(cap, category, _user, t0, t1)
-    if category == "Idle" then return end
-    local d = t1 > t0 and t1 - t0 or 0
-    if category == "GC" then
-      gc[cap] = (gc[cap] or 0) + d
-    else
-      mut[cap] = (mut[cap] or 0) + d
-    end
-    local m, g = mut[cap] or 0, gc[cap] or 0
-    if m + g == 0 then return end
-    local a = attrs[cap]
-    if not a then
-      a = {cap = cap}
-      attrs[cap] = a
-    end
-    local v = m / (m + g) * 100.0
-    if agg == 0 then
-      acc:add(cap, {t = t0, v = v, attrs = a})
-      return
-    end
-    local p = pending[cap]
-    if p and p.t // agg ~= t0 // agg then
-      acc:add(cap, p)
-      p = nil
-    end
-    if not p then
-      pending[cap] = {t = t0, v = v, attrs = a}
-    elseif t0 >= p.t then
-      p.t, p.v = t0, v
-    end
-  end}
-  -- Pending values go to the accumulator before it ticks; a new session's
-  -- program starts from zero.
+  local attrs = {}                    -- cap -> {cap = cap}
+  local tracker = ctx.el.cap_usage{
+    productivity_aggregate_ns = ppc.aggregate_ns,
+    on_productivity = function(cap, t, m, g)
+      local a = attrs[cap]
+      if not a then
+        a = {cap = cap}
+        attrs[cap] = a
+      end
+      acc:add(cap, {t = t, v = m / (m + g) * 100.0, attrs = a})
+    end,
+  }
+  -- Values still held in C go to the accumulator before it ticks; a new
+  -- session's program starts from zero.
+  local function flush() tracker:flush_points() end
   table.insert(ctx.accs, 1, {tick = flush, finish = flush,
                              restart = function()
-                               mut, gc, attrs, pending = {}, {}, {}, {}
+                               tracker:flush_points()
+                               tracker:reset_productivity()
                              end})
 end
 
