@@ -17,6 +17,8 @@ static const cmd_t cmds[] = {
     {"run", el_cmd_run, "run a Lua script over an eventlog"},
     {"repl", el_cmd_repl, "explore an eventlog interactively in Lua"},
     {"report", el_cmd_report, "write an eventlog's report as one HTML page"},
+    {"watch", el_cmd_watch, "run a GHC program and watch it live "
+                            "(web view, /metrics)"},
     {"otelcol", el_cmd_otelcol, "the OpenTelemetry daemon "
                                 "(same as eventlog-live-otelcol)"},
 };

@@ -10,5 +10,32 @@ int el_cmd_run(int argc, char **argv);     /* cmd_run.c: run a Lua script */
 int el_cmd_repl(int argc, char **argv);    /* cmd_repl.c: interactive */
 int el_cmd_report(int argc, char **argv);  /* cmd_report.c: HTML report */
 int el_cmd_otelcol(int argc, char **argv); /* cmd_otelcol.c: the daemon */
+int el_cmd_watch(int argc, char **argv);   /* cmd_watch.c: run a program
+                                              and watch it live */
+
+/* For a command that embeds the daemon (cmd_watch.c): el_otelcol_main
+ * parses argv[1..argc) as the daemon's options and runs the daemon's
+ * pipeline (daemon.h), with these changes. */
+struct el_daemon_opts_s;
+typedef struct el_otelcol_embed_s {
+  const char *prog;   /* the prefix of its messages, e.g. "eventlog-live
+                         watch" */
+  void (*help)(void); /* prints the command's --help, or NULL */
+  int local;          /* local defaults under every option and the config
+                         (cmd_otelcol.c apply_local_defaults): export every
+                         1 s and traces on unless --config or
+                         --export-interval/--traces say otherwise, OTLP off
+                         unless an OTLP option or OTEL_* variable asks for
+                         it, the web view on a free port */
+  /* After the options and the configuration file, before the source is
+   * validated: choose the source and set the pipeline's hooks (o->on_ready,
+   * o->own_signals, ...). Returns 0, or the exit status to end with. */
+  int (*prepare)(void *ud, struct el_daemon_opts_s *o);
+  void *ud;
+} el_otelcol_embed_t;
+
+/* The daemon's command line and pipeline; e NULL = the daemon itself.
+ * Returns the exit status (0, 1 runtime, 2 usage). */
+int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e);
 
 #endif

@@ -4,7 +4,9 @@
  * (src/config); the pipeline itself is daemon.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,19 @@
 
 #define PROG "eventlog-live-otelcol"
 
+/* The message prefix: PROG, or the embedding command's name. */
+static const char *g_prog = PROG;
+
+/* A command-line message on stderr, prefixed with g_prog. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", g_prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
 /* {====== command line ======} */
 
 typedef struct opts_s {
@@ -25,6 +40,8 @@ typedef struct opts_s {
   const char *config;          /* --config FILE */
   int print_defaults, print_defaults_debug, print_schema, print_markdown;
   int help, version;
+  uint64_t export_ms;          /* --export-interval; 0 = not given */
+  int traces;                  /* --traces 1, --no-traces 0, -1 = not given */
 } opts_t;
 
 static const char *const usage_text =
@@ -45,6 +62,12 @@ static const char *const usage_text =
     "  -v, --verbosity LEVEL    fatal|error|warn|warning|info|debug|trace\n"
     "                           (default: OTEL_LOG_LEVEL, else info)\n"
     "  -s, --stats              show live statistics on stderr\n"
+    "  --export-interval DURATION\n"
+    "                           every enabled processor exports every\n"
+    "                           DURATION (e.g. 1s, 500ms; over --config)\n"
+    "  --traces, --no-traces    turn the trace processors on or off\n"
+    "                           (over --config)\n"
+    "  --no-otlp                no OTLP exporter (see below)\n"
     "  --config FILE            YAML configuration (see --print-defaults)\n"
     "  --print-defaults         print the default configuration and exit\n"
     "  --print-config-json-schema\n"
@@ -53,16 +76,19 @@ static const char *const usage_text =
     "  --help                   this text\n"
     "\nEventlog source options:\n";
 
-static void print_help(void) {
-  fputs(usage_text, stdout);
-  fputs(el_src_opts_help(), stdout);
-  fputs("\nOpenTelemetry Collector options:\n", stdout);
-  fputs(el_otlp_opts_help(), stdout);
-  fputs("\nControl server options:\n", stdout);
-  el_ctl_opts_help(stdout);
-  fputs("\nPrometheus endpoint and web view options:\n", stdout);
-  el_web_opts_help(stdout);
+static void print_help_to(FILE *f) {
+  fputs(usage_text, f);
+  fputs(el_src_opts_help(), f);
+  fputs("\nOpenTelemetry Collector options:\n", f);
+  fputs(el_otlp_opts_help(), f);
+  fputs("\nControl server options:\n", f);
+  el_ctl_opts_help(f);
+  fputs("\nPrometheus endpoint and web view options:\n", f);
+  el_web_opts_help(f);
 }
+
+static void print_help(void) { print_help_to(stdout); }
+
 
 /* -v levels: the reference's severity names (case-insensitive, with the
  * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
@@ -108,7 +134,7 @@ static int log_level_from_env(opts_t *o) {
 
 static int set_breakdown(opts_t *o, const char *x) {
   if (!x || strlen(x) != 1 || !strchr("Tcmdyerbi", x[0])) {
-    fprintf(stderr, PROG ": Unsupported heap profile breakdown -h%s\n",
+    say("Unsupported heap profile breakdown -h%s\n",
             x ? x : "");
     return EL_EUSAGE;
   }
@@ -133,7 +159,7 @@ static int unsupported(const char *a) {
   for (size_t k = 0; k < EL_ARRAY_LEN(t); k++) {
     size_t n = strlen(t[k].name);
     if (!strncmp(a, t[k].name, n) && (a[n] == 0 || a[n] == '=')) {
-      fprintf(stderr, PROG ": %s is not supported (%s: an option of the "
+      say("%s is not supported (%s: an option of the "
                            "Haskell eventlog-live-otelcol; see "
                            "docs/differences.md)\n", t[k].name, t[k].why);
       return 1;
@@ -157,6 +183,18 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (!strcmp(a, "--print-config-markdown"))
     return (*i)++, o->print_markdown = 1;
   if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->d.stats = 1;
+  if (!strcmp(a, "--traces")) return (*i)++, o->traces = 1, 1;
+  if (!strcmp(a, "--no-traces")) return (*i)++, o->traces = 0, 1;
+  if (el_opt_value(argc, argv, i, "--export-interval", &v)) {
+    if (!v) goto missing;
+    if (el_cfg_parse_duration_ms(v, &o->export_ms) < 0) {
+      say("--export-interval: expected a duration such "
+                           "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
+              v);
+      return EL_EUSAGE;
+    }
+    return 1;
+  }
   if (el_opt_value(argc, argv, i, "--config", &v)) {
     if (!v) goto missing;
     o->config = v;
@@ -168,7 +206,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     o->d.flush_s = strtod(v, &end);
     if (end == v || *end || !isfinite(o->d.flush_s) || o->d.flush_s < 0.001 ||
         o->d.flush_s > 86400) {
-      fprintf(stderr, PROG ": --eventlog-flush-interval: expected seconds "
+      say("--eventlog-flush-interval: expected seconds "
                            "between 0.001 and 86400, got '%s'\n", v);
       return EL_EUSAGE;
     }
@@ -179,7 +217,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
       (!strncmp(a, "-v", 2) && a[2] && (v = a + 2, (*i)++, 1))) {
     if (!v) goto missing;
     if (parse_level(v, &o->level) < 0) {
-      fprintf(stderr, PROG ": unknown verbosity '%s' (use fatal, error, "
+      say("unknown verbosity '%s' (use fatal, error, "
                            "warn, info, debug or trace)\n", v);
       return EL_EUSAGE;
     }
@@ -190,7 +228,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     (*i)++;
     if (a[2]) return set_breakdown(o, a + 2) < 0 ? EL_EUSAGE : 1;
     if (*i >= argc || argv[*i][0] == '-') {
-      fprintf(stderr, PROG ": -h needs a letter: T, c, m, d, y, e, r, b or "
+      say("-h needs a letter: T, c, m, d, y, e, r, b or "
                            "i (the program's heap profile breakdown)\n");
       return EL_EUSAGE;
     }
@@ -198,7 +236,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   }
   return 0;
 missing:
-  fprintf(stderr, PROG ": option %s needs a value\n", a);
+  say("option %s needs a value\n", a);
   return EL_EUSAGE;
 }
 
@@ -207,13 +245,13 @@ static int parse_args(opts_t *o, int argc, char **argv) {
   for (int i = 1; i < argc;) {
     int r = el_src_opts_parse(&o->d.src, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.src.err);
+      say("%s\n", o->d.src.err);
       return EL_EUSAGE;
     }
     if (r) continue;
     r = el_otlp_opts_parse(&o->d.otlp, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.otlp.err);
+      say("%s\n", o->d.otlp.err);
       return EL_EUSAGE;
     }
     if (r) continue;
@@ -222,17 +260,30 @@ static int parse_args(opts_t *o, int argc, char **argv) {
     if (r) continue;
     r = el_web_opts_parse(&o->d.web, argc, argv, &i);
     if (r < 0) {
-      fprintf(stderr, PROG ": %s\n", o->d.web.err);
+      say("%s\n", o->d.web.err);
       return EL_EUSAGE;
     }
     if (r) continue;
     r = parse_own(o, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
     if (r) continue;
-    fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[i]);
+    char near[64];
+    el_opt_suggest(argv[i], print_help_to, near, sizeof near);
+    if (near[0])
+      say("unknown option '%s'; did you mean %s? (see --help)\n", argv[i],
+          near);
+    else
+      say("unknown option '%s' (see --help)\n", argv[i]);
     return EL_EUSAGE;
   }
   return 0;
+}
+
+/* The command-line knobs over the configuration file (CLI over config
+ * over defaults, docs/config.md "Command-line overrides"). */
+static void apply_overrides(const opts_t *o, el_cfg_t *cfg) {
+  if (o->traces >= 0) el_cfg_override_group(cfg, EL_CFG_TRACES, o->traces);
+  if (o->export_ms) el_cfg_override_export(cfg, o->export_ms);
 }
 
 static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
@@ -252,7 +303,26 @@ static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
   return 0;
 }
 
+/* Local defaults of an embedding command (el_otelcol_embed_t.local),
+ * below every option and the configuration file: exports every second and
+ * the trace processors on unless --config or the knobs say otherwise, OTLP
+ * off unless asked for (el_otlp_config_requested), the web view on a free
+ * port unless --web-port or web.web_port. */
+static void apply_local_defaults(opts_t *o) {
+  if (!o->config) {
+    if (!o->export_ms) o->export_ms = 1000;
+    if (o->traces < 0) o->traces = 1;
+  }
+  if (!el_otlp_config_requested(&o->d.otlp, NULL, NULL))
+    o->d.otlp.flag.no_otlp = true;
+  if (o->d.web.web_port < 0) o->d.web.web_port = 0;
+}
+
 int el_cmd_otelcol(int argc, char **argv) {
+  return el_otelcol_main(argc, argv, NULL);
+}
+
+int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   opts_t o;
   memset(&o, 0, sizeof o);
   el_src_opts_init(&o.d.src);
@@ -261,17 +331,20 @@ int el_cmd_otelcol(int argc, char **argv) {
   el_web_opts_init(&o.d.web);
   o.d.flush_s = 1.0;
   o.level = EL_LOG_INFO;
+  o.traces = -1;
   int status = 2;
   el_cfg_t *cfg = NULL;
   /* A daemon whose stdout (console exporter) or a socket closes must not
    * die of SIGPIPE: the write fails with EPIPE instead, and what could not
    * be written is counted as dropped and reported. */
   signal(SIGPIPE, SIG_IGN);
+  g_prog = e ? e->prog : PROG;
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   status = 0;
   if (o.help) {
-    print_help();
+    if (e && e->help) e->help();
+    else print_help();
     goto out;
   }
   if (o.version) {
@@ -298,30 +371,34 @@ int el_cmd_otelcol(int argc, char **argv) {
   if (o.config)
     el_log(EL_LOG_DEBUG, "Reading configuration file from %s", o.config);
   if (o.config && el_cfg_load_file(cfg, o.config) < 0) {
-    fprintf(stderr, PROG ": %s\n", el_cfg_diag(cfg)->msg);
+    say("%s\n", el_cfg_diag(cfg)->msg);
     goto out;
   }
   if (o.d.web.prom_port < 0) o.d.web.prom_port = el_cfg_web_port(cfg, true);
   if (o.d.web.web_port < 0) o.d.web.web_port = el_cfg_web_port(cfg, false);
   el_web_opts_from_config(&o.d.web, cfg); /* web.*_host (docs/security.md) */
+  if (e && e->local) apply_local_defaults(&o);
+  apply_overrides(&o, cfg);
   if (o.print_defaults_debug) {
     status = print_defaults_debug(&o, cfg);
     goto out;
   }
+  if (e && e->prepare && (status = e->prepare(e->ud, &o.d)) != 0) goto out;
+  status = 1;
   if (el_src_opts_validate(&o.d.src) < 0) {
-    fprintf(stderr, PROG ": %s (see --help)\n", o.d.src.err);
+    say("%s (see --help)\n", o.d.src.err);
     status = 2;
     goto out;
   }
   /* A missing file fails now, not after the exporters' shutdown wait. */
   if (o.d.src.kind == EL_SRC_FILE && !o.d.src.follow &&
       access(o.d.src.path, R_OK) < 0) {
-    fprintf(stderr, PROG ": cannot open %s: %s\n", o.d.src.path,
+    say("cannot open %s: %s\n", o.d.src.path,
             strerror(errno));
     goto out;
   }
   if (el_otlp_config_resolve(&o.d.otlp, NULL, NULL) < 0) {
-    fprintf(stderr, PROG ": %s\n", o.d.otlp.err);
+    say("%s\n", o.d.otlp.err);
     goto out;
   }
   el_cfg_resolve(cfg, (uint64_t)llround(o.d.flush_s * 1000));

@@ -161,7 +161,10 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
         return 2;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "eventlog-live repl: unknown option '%s'\n", a);
+      char near[64];
+      el_opt_suggest(a, usage, near, sizeof near);
+      fprintf(stderr, "eventlog-live repl: unknown option '%s'%s%s%s\n", a,
+              near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
       return 2;
     } else {
       el_src_opts_set_path(&o->src, a);

@@ -194,7 +194,11 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     if (rc == 2) return 2;
     if (rc == 0) continue;
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      fprintf(stderr, "eventlog-live report: unknown option '%s'\n", argv[i]);
+      char near[64];
+      el_opt_suggest(argv[i], usage, near, sizeof near);
+      fprintf(stderr, "eventlog-live report: unknown option '%s'%s%s%s\n",
+              argv[i], near[0] ? "; did you mean " : "", near,
+              near[0] ? "?" : "");
       return 2;
     }
     el_src_opts_set_path(&o->src, argv[i++]);

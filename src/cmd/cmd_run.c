@@ -99,7 +99,10 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       }
       o->sets[o->nsets++] = a + 6;
     } else if (a[0] == '-' && a[1] != '\0') {
-      fprintf(stderr, "eventlog-live run: unknown option '%s'\n", a);
+      char near[64];
+      el_opt_suggest(a, usage, near, sizeof near);
+      fprintf(stderr, "eventlog-live run: unknown option '%s'%s%s%s\n", a,
+              near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
       return 2;
     } else if (!o->script) {
       o->script = a;

@@ -8,13 +8,17 @@
  * timer runs the host's wall timers (which close windows of a quiet live
  * stream), drains the host's own log messages into the store and
  * refreshes --stats. At the end of input everything is flushed and
- * exported. Exit status: 0 after a clean end of input or a stop by
- * SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
+ * exported. A stop by SIGINT/SIGTERM of a FIFO or stdin pipe source first
+ * drains it so that the program writing it is never left blocked
+ * (el_src_pump, --eventlog-drain-timeout). Exit status: 0 after a clean
+ * end of input or a stop by SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
  * failed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "daemon_internal.h"
@@ -28,7 +32,8 @@
  *   flush_ns, batch_ns   --eventlog-flush-interval and the batch interval
  *   breakdown            -h<X> from the command line (absent if none)
  *   processors.<group>.<key> = {enabled, name, description (absent if
- *                        none), aggregate_ns, export_ns}
+ *                        none), aggregate_ns, export_ns, max_threads (the
+ *                        processors with a thread attribute)}
  * Times in ns of eventlog time. */
 static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
                          uint64_t flush_ms, const el_daemon_opts_t *o) {
@@ -52,6 +57,9 @@ static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
                                      (int64_t)p->aggregate_ms * 1000000);
     rc |= el_host_set_config_integer(h, K("export_ns"),
                                      (int64_t)p->export_ms * 1000000);
+    if (el_cfg_max_threads_default(p->info))
+      rc |= el_host_set_config_integer(h, K("max_threads"),
+                                       (int64_t)p->max_threads);
 #undef K
   }
   return rc ? EL_ENOMEM : 0;
@@ -117,7 +125,7 @@ static int ctl_send(void *ud, const uint8_t *buf, size_t len) {
 static int host_control(void *ud, const char *ns, size_t ns_len,
                         uint32_t command_id) {
   el_ctl_sender_t s = {ctl_send, ud};
-  return el_ctl_send(&s, ns, ns_len, (int)command_id);
+  return el_ctl_host_control(&s, ns, ns_len, command_id);
 }
 
 static void on_timer(uv_timer_t *tm) {
@@ -128,6 +136,15 @@ static void on_timer(uv_timer_t *tm) {
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
     el__daemon_print_stats(d, stderr, 0);
+  /* Two ticks in a row with no session: a FIFO whose open was about to
+   * return gets 50 ms to deliver what is in the pipe. */
+  if (d->o->end_when_idle && *d->o->end_when_idle && d->src) {
+    d->idle_ticks = el_src_connected(d->src) ? 0 : d->idle_ticks + 1;
+    if (d->idle_ticks == 2) {
+      el_log(EL_LOG_DEBUG, "the program has gone: ending the input");
+      el_src_stop(d->src);
+    }
+  }
 }
 
 /* The console exporter, counted: it prints on the loop thread inside
@@ -185,6 +202,27 @@ static int add_exporters(el__daemon_t *d) {
     if (rc < 0) return rc;
   }
   return 0;
+}
+
+/* {====== signals during the final flush ======}
+ * After the input ended the pump's handlers are gone; a SIGINT/SIGTERM
+ * then would kill the daemon (status 130) with the summary unprinted and
+ * the telemetry undelivered. The flush is bounded anyway
+ * (--otlp-shutdown-timeout), so a signal now is noted, said once, and the
+ * daemon exits 0 with its summary as after any stop (docs/config.md "Exit
+ * status"); it does not linger serving the web view. */
+
+static volatile sig_atomic_t g_flush_signals;
+
+static void flush_signal(int sig) {
+  static const char msg[] =
+      "eventlog-live: signal during the final flush: exporting what was "
+      "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
+  (void)sig;
+  if (g_flush_signals++ == 0) {
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+  }
 }
 
 /* Build everything, run until the input ends, tear down. Returns the exit
@@ -259,6 +297,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   uv_unref((uv_handle_t *)&d.timer);
   d.started_ms = d.stats_last_ms = d.log_last_ms = uv_now(&d.loop);
   d.batch_ms = el_cfg_batch_ms(cfg);
+  if (o->on_ready && o->on_ready(o->ready_ud, d.web) < 0) goto done;
   el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
   if (o->src.kind == EL_SRC_FILE)
     el_log(EL_LOG_INFO, "Reading eventlog from %s", o->src.path);
@@ -270,9 +309,9 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   el_src_consumer_t c = {.ud = &d, .reset = d_reset, .feed = d_feed,
                          .finish = d_finish, .diag = d_diag,
                          .received = d_received, .scan = d_scan,
-                         .interrupt = d_interrupt, .on_source = d_source};
-  el_src_pump_result_t res;
-  d.end_status = el_src_pump(&d.loop, &o->src, &c, &res);
+                         .interrupt = d_interrupt, .on_source = d_source,
+                         .own_signals = o->own_signals};
+  d.end_status = el_src_pump(&d.loop, &o->src, &c, &d.pump);
   uv_timer_stop(&d.timer);
   if (d.ctl) {
     el_ctl_server_free(d.ctl);
@@ -281,6 +320,18 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   }
 
   /* End of input: processors flush their windows, then the store. */
+  struct sigaction flush_sa, old_int, old_term;
+  if (!o->own_signals) {
+    memset(&flush_sa, 0, sizeof flush_sa);
+    flush_sa.sa_handler = flush_signal;
+    sigemptyset(&flush_sa.sa_mask);
+    flush_sa.sa_flags = SA_RESTART;
+    g_flush_signals = 0;
+    sigaction(SIGINT, &flush_sa, &old_int);
+    sigaction(SIGTERM, &flush_sa, &old_term);
+  }
+  el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
+         o->otlp.shutdown_timeout_ms);
   el__daemon_log_progress(&d, 1);
   el_host_end(d.host);
   el__daemon_self_metrics(&d, 1);
@@ -296,7 +347,12 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d.end_status));
   if (el_host_stats(d.host)->handler_errors) el_host_report_errors(d.host);
-  if (d.end_status == 0)              /* not after a signal */
+  if (!o->own_signals) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+  }
+  if (d.end_status == 0 && !o->no_linger &&
+      !g_flush_signals)  /* not after a signal */
     el_web_serve_until_signal(d.web); /* no-op without --*-port */
 
 done:

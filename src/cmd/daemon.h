@@ -3,6 +3,8 @@
 #ifndef EL_DAEMON_H
 #define EL_DAEMON_H
 
+#include <signal.h>
+
 #include "config/config.h"
 #include "control/control.h"
 #include "otlp/otlp.h"
@@ -18,6 +20,24 @@ typedef struct el_daemon_opts_s {
   double flush_s;              /* --eventlog-flush-interval, seconds */
   char breakdown[4];           /* "-hT", "" when not given */
   int stats;                   /* -s: the live table on stderr */
+
+  /* For a command that embeds the pipeline (`eventlog-live watch`,
+   * cmd_watch.c); all zero for the daemon itself. */
+  int own_signals;             /* the caller handles SIGINT/SIGTERM (the
+                                  pump installs no handler for them) */
+  int no_linger;               /* do not keep serving the web view after
+                                  the input ended */
+  /* Called once the pipeline is built (exporters, web view started) and
+   * before the source is read: web is the view (NULL when off), e.g. to
+   * print its URL and start the program. A negative return ends the run
+   * (status 1) without reading. */
+  int (*on_ready)(void *ud, el_web_t *web);
+  void *ready_ud;
+  /* When non-NULL and set to 1 (from any thread or a signal handler), the
+   * input ends as soon as no session is open (e.g. the watched program
+   * exited: a FIFO whose writer never came, a socket between
+   * reconnections); an open session still ends at its own EOF. */
+  volatile sig_atomic_t *end_when_idle;
 } el_daemon_opts_t;
 
 /* Build the pipeline for *o and cfg (resolved: el_cfg_resolve), run it

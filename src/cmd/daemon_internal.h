@@ -41,6 +41,7 @@ typedef struct el__daemon_s {
   int session_open;
   int handles;                 /* timer and signal handles initialised */
   int end_status;              /* el_src_pump's status */
+  el_src_pump_result_t pump;   /* and its details (the drain) */
   el_src_consumer_t host_c;    /* the host's consumer (el_host_consumer) */
   uint64_t decode_errors;
   uint64_t started_ms;
@@ -65,6 +66,8 @@ typedef struct el__daemon_s {
   el_unix_ns_t self_start_unix_ns;  /* start time of the sums */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
+  int idle_ticks;              /* ticks with end_when_idle set and no
+                                  session open */
 } el__daemon_t;
 
 /* daemon_stats.c */

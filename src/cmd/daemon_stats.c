@@ -113,6 +113,13 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
           (unsigned long long)d->decode_errors, el_mem_in_use(),
           el_mem_peak());
   lines++;
+  if (final && d->pump.drained) {
+    fprintf(f, "Drained after the stop: %llu bytes discarded%s\n",
+            (unsigned long long)d->pump.drained_bytes,
+            d->pump.drain_timed_out ? " (the writer still had the input "
+                                      "open at the drain timeout)" : "");
+    lines++;
+  }
   fflush(f);
   d->stats_lines = lines;
   d->stats_last_ms = now;

@@ -1,8 +1,10 @@
 /* el_common.c: error names, the counting allocator, logging. */
 #include "el_common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,4 +204,59 @@ int el_opt_value(int argc, char **argv, int *i, const char *name,
   *val = *i + 1 < argc ? argv[*i + 1] : NULL;
   *i += *val ? 2 : 1;
   return 1;
+}
+
+size_t el_edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return la > lb ? la : lb;
+  size_t row[65];
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,
+                    size_t size) {
+  char *text = NULL, word[64];
+  size_t len = 0, best = SIZE_MAX;
+  if (size) out[0] = 0;
+  size_t n = strcspn(arg, "=");
+  if (!size || n < 3 || n >= sizeof word || strncmp(arg, "--", 2)) return;
+  memcpy(word, arg, n);
+  word[n] = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return;
+  help(f);
+  fclose(f);
+  if (!text) return;
+  for (char *p = strstr(text, "--"); p; p = strstr(p + 2, "--")) {
+    size_t k = 2;
+    while (islower((unsigned char)p[k]) || isdigit((unsigned char)p[k]) ||
+           (p[k] == '-' && p[k + 1] != '-'))
+      k++;
+    /* An option word: "--x..." after a space, comma, '(' or '[' */
+    if (k < 4 || k >= sizeof word ||
+        (p > text && !strchr(" ,([|\n", p[-1])))
+      continue;
+    char cand[64];
+    memcpy(cand, p, k);
+    cand[k] = 0;
+    size_t dist = !strncmp(cand, word, n) ? 0 : el_edit_distance(word, cand);
+    if (dist < best && dist <= 1 + n / 5) {
+      best = dist;
+      snprintf(out, size, "%s", cand);
+    }
+  }
+  free(text);
 }

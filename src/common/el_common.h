@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,6 +127,18 @@ int el_log_parse_level(const char *s, el_log_level_t *out);
  * prefix). Thread: any. */
 int el_opt_value(int argc, char **argv, int *i, const char *name,
                  const char **val);
+
+/* Levenshtein distance between a and b; strings over 64 bytes count as
+ * the longer length. Thread: any. */
+size_t el_edit_distance(const char *a, const char *b);
+
+/* Did-you-mean for an unknown long option: help(f) prints the command's
+ * help text, whose "--name" words are the candidates (so the list cannot
+ * drift from the parser). Into out (NUL-terminated, "" when nothing is
+ * near): an option arg (up to any '=') is a prefix of, else the nearest at
+ * edit distance <= 1 + length / 5. Thread: any (uses a memory stream). */
+void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,
+                    size_t size);
 
 #define el_log_enabled(level) ((level) >= el_log_threshold)
 

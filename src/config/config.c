@@ -73,6 +73,7 @@ static int proc_defaults(el_cfg_proc_t *p, const el_cfg_proc_info_t *info) {
   if (!p->name || !p->description) return EL_ENOMEM;
   if (info->aggregate) el_cfg_parse_strategy(info->aggregate, &p->aggregate);
   el_cfg_parse_strategy(info->export_, &p->export_);
+  p->max_threads = el_cfg_max_threads_default(info);
   p->present = true;
   p->enabled = el_cfg_strategy_on(&p->export_);
   return 0;
@@ -244,23 +245,7 @@ static void warn(load_t *L, const yaml_mark_t *m, const char *fmt, ...) {
 }
 
 size_t el_cfg_edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64) return la > lb ? la : lb;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
+  return el_edit_distance(a, b);
 }
 
 /* Warns about unknown key k at m, suggesting the nearest of cands[0..n). */
@@ -408,6 +393,23 @@ static void set_string(load_t *L, const char *path, const yaml_node_t *v,
   *dst = s;
 }
 
+/* A whole number 0..2^32-1 (null = absent: keep the default). */
+static void set_count(load_t *L, const char *path, const yaml_node_t *v,
+                      uint64_t *dst) {
+  if (is_null(v)) return;
+  const char *t = v->type == YAML_SCALAR_NODE ? scalar(v) : "";
+  char *end = NULL;
+  errno = 0;
+  unsigned long long n = strtoull(t, &end, 10);
+  if (!*t || *end || *t == '-' || errno || n > 0xffffffffull) {
+    set_error(L, &v->start_mark, path,
+              "expected a whole number 0..4294967295, found '%s'",
+              v->type == YAML_SCALAR_NODE ? t : node_kind(v));
+    return;
+  }
+  *dst = n;
+}
+
 static void set_strategy(load_t *L, const char *path, const yaml_node_t *v,
                          el_cfg_strategy_t *dst, bool *was_set) {
   if (is_null(v)) return;
@@ -455,9 +457,16 @@ static void entry_pair(load_t *L, const char *path, const yaml_node_t *k,
     warn(L, &k->start_mark,
          "'aggregate' applies to metric processors only; ignored in %s",
          path);
+  } else if (!strcmp(key, "max_threads") &&
+             el_cfg_max_threads_default(e->p->info)) {
+    set_count(L, sub, v, &e->p->max_threads);
   } else {
-    const char *cands[] = {"name", "description", "export", "aggregate"};
-    unknown_key(L, &k->start_mark, path, key, cands, metric ? 4 : 3);
+    const char *cands[] = {"name", "description", "export", "aggregate",
+                           "max_threads"};
+    unknown_key(L, &k->start_mark, path, key, cands,
+                el_cfg_max_threads_default(e->p->info) ? 5
+                : metric                               ? 4
+                                                       : 3);
   }
 }
 
@@ -810,6 +819,54 @@ int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms) {
 }
 
 uint64_t el_cfg_batch_ms(const el_cfg_t *c) { return c->batch_ms; }
+
+void el_cfg_override_export(el_cfg_t *c, uint64_t ms) {
+  if (!c || ms == 0) return;
+  for (size_t i = 0; i < el__cfg_nprocs; i++) {
+    el_cfg_proc_t *p = &c->procs[i];
+    if (!p->enabled) continue;
+    p->export_.kind = EL_CFG_SECONDS;
+    p->export_.ms = ms;
+    p->export_.positive = true;
+    p->present = true;
+    /* An aggregation window longer than the export interval would leave
+     * exports without a fresh point: shorten it to the interval. */
+    if (p->aggregate.kind == EL_CFG_SECONDS && p->aggregate.ms > ms)
+      p->aggregate.ms = ms;
+  }
+}
+
+void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on) {
+  if (!c) return;
+  for (size_t i = 0; i < el__cfg_nprocs; i++) {
+    el_cfg_proc_t *p = &c->procs[i];
+    if (p->info->group != g) continue;
+    p->enabled = on;
+    if (!on) continue;
+    p->present = true;
+    if (!el_cfg_strategy_on(&p->export_)) {
+      p->export_.kind = EL_CFG_BOOL;   /* every flush interval */
+      p->export_.b = true;
+    }
+  }
+}
+
+int el_cfg_parse_duration_ms(const char *text, uint64_t *ms) {
+  char *end;
+  if (!text || !*text) return EL_EINVAL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || errno || !(v > 0)) return EL_EINVAL;
+  double scale;
+  if (!strcmp(end, "ms")) scale = 1;
+  else if (!strcmp(end, "s") || !*end) scale = 1000;
+  else if (!strcmp(end, "m")) scale = 60000;
+  else return EL_EINVAL;
+  double r = v * scale;
+  if (r < 1 || r > (double)EL_CFG_MAX_WINDOW_MS) return EL_EINVAL;
+  *ms = (uint64_t)(r + 0.5);
+  return 0;
+}
 
 const el_cfg_proc_t *el_cfg_proc_at(const el_cfg_t *c, size_t i) {
   return i < el__cfg_nprocs ? &c->procs[i] : NULL;

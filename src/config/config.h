@@ -65,6 +65,11 @@ typedef struct el_cfg_proc_info_s {
   const char *doc;          /* what it emits, for comments and docs */
 } el_cfg_proc_info_t;
 
+/* The default of the max_threads key of a processor whose telemetry has a
+ * per-thread attribute (metrics.capability_usage: 1000); 0 when the
+ * processor has no such key. */
+unsigned el_cfg_max_threads_default(const el_cfg_proc_info_t *info);
+
 /* The resolved settings of one processor. Strings are owned by the
  * el_cfg_t and valid until it is freed or reloaded. */
 typedef struct el_cfg_proc_s {
@@ -75,6 +80,9 @@ typedef struct el_cfg_proc_s {
   char *description;            /* NULL: none */
   el_cfg_strategy_t aggregate;  /* metrics only */
   el_cfg_strategy_t export_;
+  uint64_t max_threads;         /* info->max_threads unless set; threads
+                                   past it share the series of user
+                                   "other" (docs/config.md) */
   /* Filled by el_cfg_resolve: window lengths in eventlog time. */
   uint64_t aggregate_ms;        /* 0: no aggregation */
   uint64_t export_ms;           /* >= batch interval */
@@ -129,6 +137,26 @@ const el_cfg_diag_t *el_cfg_diag(const el_cfg_t *c);
  * both are capped at EL_CFG_MAX_WINDOW_MS.
  * flush_ms: --eventlog-flush-interval in ms, > 0. Returns 0 or EL_EINVAL. */
 int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms);
+
+/* Command-line overrides (docs/config.md "Command-line overrides"),
+ * applied after the file is loaded and before el_cfg_resolve, so they win
+ * over the file, which wins over the defaults. */
+
+/* --export-interval: every enabled processor exports every ms
+ * milliseconds of eventlog time (its `export` becomes "<ms/1000>s"); an
+ * aggregation window given in seconds that is longer is shortened to ms
+ * ("<N>x" windows are left alone). ms = 0 does nothing. */
+void el_cfg_override_export(el_cfg_t *c, uint64_t ms);
+
+/* --traces / --no-traces (group g, on or off): every processor of the
+ * group is enabled (an `export: false` becomes `true`: every flush
+ * interval) or disabled, whatever the file says. */
+void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on);
+
+/* A duration for the command line: "<N>ms", "<N>s" (or a bare number of
+ * seconds), "<N>m"; decimals allowed; between 1 ms and
+ * EL_CFG_MAX_WINDOW_MS. Returns 0 and *ms, or EL_EINVAL. */
+int el_cfg_parse_duration_ms(const char *text, uint64_t *ms);
 
 /* The batch interval from the last el_cfg_resolve, in ms. */
 uint64_t el_cfg_batch_ms(const el_cfg_t *c);

@@ -39,7 +39,10 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "ghc_eventlog_CapabilityUsageDuration",
      "The duration of each capability usage span.", "1s", "30s",
      "Cumulative monotonic sum (ns) of time each capability spent in GC, "
-     "running a thread (Mutator) or Idle; attributes cap, category, user."},
+     "running a thread (Mutator) or Idle; attributes cap, category, user. "
+     "At most max_threads threads get their own user series (the first "
+     "seen; a finished thread's series ends once exported and frees its "
+     "place); the others' time goes to user \"other\"."},
     {EL_CFG_METRICS, "gc_copied", "ghc_eventlog_GcCopied",
      "The number of bytes copied in one garbage collection pass.", "1s",
      "30s",
@@ -182,6 +185,13 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
 
 const size_t el__cfg_nprocs = EL_ARRAY_LEN(el__cfg_procs);
 
+unsigned el_cfg_max_threads_default(const el_cfg_proc_info_t *info) {
+  return info && info->group == EL_CFG_METRICS &&
+                 !strcmp(info->key, "capability_usage")
+             ? 1000
+             : 0;
+}
+
 const el_cfg_prop_info_t el__cfg_props[] = {
     {"name", EL_CFG_PROP_STRING, false,
      "The telemetry name: the metric name, the span name prefix, or the "
@@ -312,6 +322,8 @@ int el_cfg_print_defaults(FILE *out) {
       fputc('\n', out);
       if (p->aggregate) fprintf(out, "      aggregate: %s\n", p->aggregate);
       fprintf(out, "      export: %s\n", p->export_);
+      if (el_cfg_max_threads_default(p))
+        fprintf(out, "      max_threads: %u\n", el_cfg_max_threads_default(p));
     }
   }
   return ferror(out) ? -EIO : 0;
@@ -329,7 +341,9 @@ static void schema_proc_def(FILE *out, const char *def, bool metric) {
           "        \"description\": {\"type\": [\"string\", \"null\"]},\n",
           def);
   if (metric)
-    fputs("        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n",
+    fputs("        \"aggregate\": {\"$ref\": \"#/definitions/strategy\"},\n"
+          "        \"max_threads\": {\"type\": \"integer\", \"minimum\": 0, "
+          "\"description\": \"capability_usage only\"},\n",
           out);
   fputs("        \"export\": {\"$ref\": \"#/definitions/strategy\"}\n"
         "      }\n"
@@ -433,6 +447,10 @@ int el_cfg_print_markdown(FILE *out) {
     fprintf(out, "| `processors.%s.%s.export` | strategy | `%s` | "
                  "export window; `false` disables |\n", g, p->key,
             p->export_);
+    if (el_cfg_max_threads_default(p))
+      fprintf(out, "| `processors.%s.%s.max_threads` | integer | `%u` | "
+                   "threads with their own series; the rest share user "
+                   "`other` |\n", g, p->key, el_cfg_max_threads_default(p));
   }
   return ferror(out) ? -EIO : 0;
 }

@@ -67,6 +67,12 @@ int el_ctl_send(const el_ctl_sender_t *s, const char *ns, size_t ns_len,
 int el_ctl_host_control(void *ud, const char *ns, size_t ns_len,
                         uint32_t command_id) {
   if (command_id > 255) return EL_EINVAL;
+  if (command_id == 0) {  /* a builtin command name */
+    int id = el_ctl_builtin_id(ns, ns_len);
+    if (id == 0) return EL_EINVAL;
+    return el_ctl_send(ud, EL_CTL_NS_EVENTLOG_SOCKET,
+                       sizeof EL_CTL_NS_EVENTLOG_SOCKET - 1, id);
+  }
   return el_ctl_send(ud, ns, ns_len, (int)command_id);
 }
 

@@ -7,7 +7,8 @@
  *      (spec/eventlog-format.md §5.7, spec/reference-behaviour.md §8.3).
  *   2. el_ctl_send + el_ctl_sender_t: encode and hand the bytes to a send
  *      callback (the daemon's calls el_src_write). The HTTP server and the
- *      Lua binding (lua_control.c) both go through el_ctl_send.
+ *      Lua binding (el.control, through el_ctl_host_control) both go
+ *      through el_ctl_send.
  *   3. el_ctl_server_t: the HTTP server (libmicrohttpd, its own threads)
  *      with the routes and CORS policy of spec/reference-behaviour.md §8;
  *      each command is handed to the libuv loop thread, where the send
@@ -101,7 +102,9 @@ int el_ctl_send(const el_ctl_sender_t *s, const char *ns, size_t ns_len,
  * (el_host_control_fn in src/host/host.h), so that Lua's el.control uses
  * the same path: el_host_set_control(h, el_ctl_host_control, &sender).
  * ud: an el_ctl_sender_t *, borrowed (may be NULL). command_id values
- * above 255 give EL_EINVAL. Thread: as el_ctl_send. */
+ * above 255 give EL_EINVAL; command_id 0 sends the builtin command named
+ * by ns (el_ctl_builtin_id; EL_EINVAL when there is none). Thread: as
+ * el_ctl_send. */
 int el_ctl_host_control(void *ud, const char *ns, size_t ns_len,
                         uint32_t command_id);
 
@@ -210,18 +213,6 @@ void el_ctl_server_free(el_ctl_server_t *s);
 
 /* {====== Lua ======} */
 
-/* Forward declaration so users need not include lua.h. */
-struct lua_State;
-
-/* [-0, +1, m] Push the Lua function control(namespace, command_id) bound
- * to sender s (borrowed: it must outlive the Lua state, or the function).
- * In Lua: control("eventlog-socket", 5) or control("request-heap-census")
- * for a builtin route name. Returns true when sent; nil, message when no
- * eventlog connection is open or the send failed; raises on a bad
- * argument (namespace not 1..255 bytes, id not an integer 1..255, unknown
- * builtin name). s may be NULL (every call returns nil, "connection
- * closed"). Thread: the Lua state's (loop) thread. */
-void el_ctl_lua_push_control(struct lua_State *L, const el_ctl_sender_t *s);
 
 #ifdef __cplusplus
 }

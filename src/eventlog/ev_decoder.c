@@ -9,8 +9,10 @@
  * States: SCAN looks for "hdrbhetb" (stale bytes before a header, bytes
  * after DATA_END or after an error, §4.7); HEADER parses the header one
  * step at a time, copying into hbuf exactly the bytes the next step needs;
- * DATA frames events; SKIP skips a corrupt block (§4.6); BODY skips a
- * capability block's body unread (EL_EV_OPT_SKIP_CAP_BLOCKS). Events that
+ * DATA frames events; RESYNC skips a corrupt part up to the next
+ * believable block marker or header (§4.6; "resynchronisation" below);
+ * BODY skips a capability block's body unread
+ * (EL_EV_OPT_SKIP_CAP_BLOCKS). Events that
  * lie wholly inside the caller's buffer are decoded in place (the fast
  * path); an event split across feeds is completed in the reassembly buffer
  * `pend`, which grows geometrically and is reused, so steady-state decoding
@@ -69,10 +71,27 @@
 #define MAX_DUP_WARN 8        /* duplicate declarations reported one by one */
 #define MAX_MALFORMED_WARN 64 /* malformed events reported one by one */
 
-enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_SKIP, ST_BODY };
+enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
 
 #define FRAME_BAD_BLOCK (-1) /* frame(): event does not fit its block */
 #define MAX_BLOCK (16u << 20) /* larger block sizes are not believed */
+
+/* Resynchronisation (ST_RESYNC): a block marker's length; a candidate
+ * marker's body is checked over its first RS_CHAIN bytes; RS_WIN bytes
+ * always decide whether a position holds a believable marker (the marker,
+ * RS_CHAIN bytes and an event header that may start just before their
+ * end) or "hdrbhetb". */
+#define RS_LOOK 24
+#define RS_CHAIN 256
+#define RS_TAIL 64 /* the longest tail of a cut event looked past */
+#define RS_WIN (RS_LOOK + RS_TAIL + RS_CHAIN + 12)
+/* A believable marker's times are at most this far (ns) after the
+ * largest time seen in the session: 1 hour. */
+#define RS_AHEAD_NS 3600000000000ull
+/* Capabilities above the largest seen + 1 are not believed (GHC numbers
+ * them from 0); before any block of a capability, up to this one. */
+#define RS_CAP_FIRST 63
+enum { RS_NO, RS_NEED, RS_HIT };
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
 
 /* What the bytes at a frame position are (step()). */
@@ -131,8 +150,18 @@ struct el_ev_decoder_s {
   size_t rcap;
   uint64_t block_end;
   uint16_t block_cap;
-  uint64_t skip_until;      /* ST_SKIP / ST_BODY: offset where it ends */
-  uint64_t skip_from;       /* ST_SKIP: where the corrupt run began */
+  uint64_t skip_until;      /* ST_BODY: offset where it ends */
+  /* RESYNC: a corrupt part, from rs_from, is being skipped up to the
+   * next believable block marker or header (resync_feed) */
+  uint64_t rs_from;         /* offset of the event that did not frame */
+  int rs_type;              /* its type */
+  char rs_why[200];         /* what was wrong there, for the report */
+  uint8_t rs_carry[RS_WIN]; /* the last bytes fed, not yet decided: */
+  size_t rs_clen;           /* they precede base */
+  /* the session so far, to judge a marker (reset by each header) */
+  uint64_t sess_tmax;       /* largest time: events, markers' start/end */
+  int sess_cap_hi;          /* largest capability with a block, -1 none */
+  uint64_t sess_blocks;     /* believable block markers delivered */
   uint64_t body_from;       /* ST_BODY: offset of the body's first byte */
   int landing;              /* DATA: a skipped body just ended here */
   int rewind;               /* data_feed asks run() to go back to
@@ -153,6 +182,10 @@ static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                errs_t *E);
 static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                      size_t *used, errs_t *E);
+static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
+                       size_t tail);
+static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
+                   uint64_t off);
 
 /* {====== helpers ======} */
 
@@ -367,6 +400,8 @@ void el_ev_decoder_reset(el_ev_decoder_t *d) {
     data_feed(d, none, 0, &used, &E);
     d->eof = 0;
   }
+  if (d->state == ST_RESYNC)
+    resync_end(d, d->base, "to the end of the connection", 0);
   start_scan(d, d->base);
   d->hlen = 0;
   d->have_wall = 0;
@@ -551,6 +586,9 @@ static int header_done(el_ev_decoder_t *d) {
   d->block_cap = EL_EV_NO_CAP;
   d->landing = 0;
   d->have_wall = 0;
+  d->sess_tmax = 0;
+  d->sess_cap_hi = -1;
+  d->sess_blocks = 0;
   if (d->sink.on_header && d->sink.on_header(d->sink.ud, &d->hdr))
     return EL_ESTOPPED;
   return 0;
@@ -748,25 +786,261 @@ static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
   return k;
 }
 
-/* ST_SKIP: bytes of a corrupt block are dropped up to skip_until; a
- * header among them (a new stream, §4.7) starts a session there. */
-static size_t skip_corrupt(el_ev_decoder_t *d, const uint8_t *buf,
-                           size_t len) {
-  uint64_t left = d->skip_until - d->base;
-  size_t n = left < len ? (size_t)left : len;
-  size_t k = match_magic(&d->scan_m, buf, n);
-  if (k != NONE) {
-    uint64_t at = d->base + k - MAGIC_LEN;
-    d->stats.skipped_bytes += at - d->skip_from;
-    d->scan_from = at;
-    header_begin(d, at);
-    return k;
+/* {====== resynchronisation after a corrupt part ======}
+ *
+ * An event that does not fit its block, or an undeclared type in a
+ * session that has blocks, starts a corrupt part (resync_begin). The
+ * bytes after it are searched for the next believable block marker
+ * (rs_marker_ok) or "hdrbhetb"; decoding goes on there in DATA, which
+ * delivers the marker (or starts the new session). The part skipped is
+ * reported once, with its offset and length, when its end is known
+ * (resync_end). Every decision waits for the RS_WIN bytes it depends on
+ * (held in rs_carry across feeds) or for finish, so the result does not
+ * depend on chunking. */
+
+/* Is the block marker at q (RS_LOOK bytes, its type declared with the
+ * 14-byte payload) believable where an event is expected: a size from 24
+ * bytes to 16 MiB, an end time not before its start, and a start time at
+ * most RS_AHEAD_NS after the largest time of the session so far (a block
+ * starts when the same capability's previous block was flushed, or at
+ * the session's start)? The end time has no upper bound: an idle
+ * program's block can be flushed hours after the last event. */
+static int marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
+  uint64_t t = el__be64(q + 2), te = el__be64(q + 14);
+  uint32_t size = el__be32(q + 10);
+  return size >= RS_LOOK && size <= MAX_BLOCK && te >= t &&
+         (!d->sess_tmax || t <= d->sess_tmax + RS_AHEAD_NS);
+}
+
+/* The frame at p (n bytes) is a block marker that is not believable. */
+static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
+  return n == RS_LOOK && el__be16(p) == EV_BLOCK_MARKER &&
+         (d->tab[EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10 &&
+         !marker_ok(d, p);
+}
+
+/* A resync target: marker_ok, and a capability that is 0xFFFF or at most
+ * the largest seen in the session + 1 (GHC numbers them from 0), or at
+ * most RS_CAP_FIRST. */
+static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
+  unsigned cap = el__be16(q + 22);
+  int hi = d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1
+                                             : RS_CAP_FIRST;
+  return marker_ok(d, q) && (cap == EL_EV_NO_CAP || (int)cap <= hi);
+}
+
+/* The body of the candidate marker at q (avail bytes there; eof: no
+ * more), from q + RS_LOOK + k: the events in its first RS_CHAIN bytes
+ * must be declared, fit the block and have times within the marker's
+ * start and end. RS_HIT, RS_NO, or RS_NEED (more bytes decide). */
+static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q,
+                     size_t avail, int eof, size_t k) {
+  uint64_t t0 = el__be64(q + 2), t1 = el__be64(q + 14);
+  size_t end = el__be32(q + 10), pos = RS_LOOK + k;
+  size_t lim = end < pos + RS_CHAIN ? end : pos + RS_CHAIN;
+  if (pos > end)
+    return RS_NO;
+  while (pos < lim) {
+    if (avail < pos + 2)
+      return eof ? RS_NO : RS_NEED;
+    unsigned type = el__be16(q + pos);
+    uint32_t t = type < d->ntab ? d->tab[type] : 0;
+    if (!(t & T_DECLARED))
+      return RS_NO;
+    if (avail < pos + ((t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10))
+      return eof ? RS_NO : RS_NEED;
+    uint64_t et = el__be64(q + pos + 2);
+    if (et < t0 || et > t1)
+      return RS_NO;
+    size_t n = t & T_SIZE_MASK;
+    n = n == EL_EV_VARIABLE ? 12 + (size_t)el__be16(q + pos + 10) : 10 + n;
+    if (pos + n > end)
+      return RS_NO;
+    pos += n;
   }
-  if (n == left) {
-    d->stats.skipped_bytes += d->skip_until - d->skip_from;
-    d->state = ST_DATA;
+  return RS_HIT;
+}
+
+/* rs_chain1 from the body's first byte, else (the block begins with the
+ * tail of an event cut by a flush, GHC #26222, §4.6) from the first of
+ * the next RS_TAIL bytes where it holds: *tail = that many bytes. The
+ * first k that is not RS_NO decides. */
+static int rs_chain(const el_ev_decoder_t *d, const uint8_t *q,
+                    size_t avail, int eof, size_t *tail) {
+  for (size_t k = 0; k <= RS_TAIL; k++) {
+    int r = rs_chain1(d, q, avail, eof, k);
+    if (r != RS_NO) {
+      *tail = k;
+      return r;
+    }
   }
-  return n;
+  return RS_NO;
+}
+
+/* Does a resync target start at q (avail bytes; eof: no more)? *tail:
+ * for a marker, the bytes after it to skip (rs_chain). */
+static int rs_check(const el_ev_decoder_t *d, const uint8_t *q,
+                    size_t avail, int eof, size_t *tail) {
+  int need = eof ? RS_NO : RS_NEED;
+  *tail = 0;
+  if (!avail)
+    return need;
+  if (q[0] == 'h') {
+    size_t k = avail < MAGIC_LEN ? avail : MAGIC_LEN;
+    if (memcmp(q, magic8, k))
+      return RS_NO;
+    return k == MAGIC_LEN ? RS_HIT : need;
+  }
+  if (q[0] != 0 || (avail > 1 && q[1] != EV_BLOCK_MARKER))
+    return RS_NO;
+  if (d->ntab <= EV_BLOCK_MARKER ||
+      (d->tab[EV_BLOCK_MARKER] & (T_DECLARED | T_SIZE_MASK)) !=
+          (T_DECLARED | (RS_LOOK - 10)))
+    return RS_NO; /* markers cannot be framed in this session */
+  if (avail < RS_LOOK)
+    return need;
+  return rs_marker_ok(d, q) ? rs_chain(d, q, avail, eof, tail) : RS_NO;
+}
+
+/* Why a corrupt part begins (resync_begin). */
+enum { RS_NOFIT, RS_UNDECL, RS_BADMARK };
+
+/* The event at off (type from p: 2 bytes there; 24 for RS_BADMARK) does
+ * not frame: RS_UNDECL, its type is not declared; RS_NOFIT, it does not
+ * fit its block (cut by a flush, GHC #26222, §4.6; or a block marker
+ * before it was garbage); RS_BADMARK, it is a block marker that is not
+ * believable (marker_bad). Start skipping; the caller goes on at
+ * off + 1. */
+static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
+                         int why) {
+  char nm[64];
+  int type = el__be16(p);
+  if (why == RS_BADMARK)
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "block marker at byte %llu is not believable (size %u, times "
+             "%llu to %llu ns, cap %u; largest time so far %llu ns)",
+             (unsigned long long)off, (unsigned)el__be32(p + 10),
+             (unsigned long long)el__be64(p + 2),
+             (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
+             (unsigned long long)d->sess_tmax);
+  else if (why == RS_UNDECL ||
+           !(type < (int)d->ntab && (d->tab[type] & T_DECLARED)))
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "event type %d at byte %llu is not declared in the header%s",
+             type, (unsigned long long)off,
+             why == RS_UNDECL ? "" : " (inside a block)");
+  else if (off < d->block_end)
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "event %s at byte %llu does not fit its block (cap %u, ending "
+             "at byte %llu)",
+             tname(type, nm, sizeof nm), (unsigned long long)off,
+             d->block_cap, (unsigned long long)d->block_end);
+  else
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "event %s at byte %llu is outside any block",
+             tname(type, nm, sizeof nm), (unsigned long long)off);
+  d->rs_from = off;
+  d->rs_type = type;
+  d->rs_clen = 0;
+  d->block_end = 0;
+  d->block_cap = EL_EV_NO_CAP;
+  d->landing = 0;
+  d->state = ST_RESYNC;
+}
+
+/* The corrupt part ends at offset at (what: where decoding goes on):
+ * count it and report it once. */
+static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
+                       size_t tail) {
+  uint64_t n = at - d->rs_from + tail;
+  d->stats.skipped_bytes += n;
+  d->stats.corrupt_bytes += n;
+  d->stats.corrupt_parts++;
+  set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
+           "corrupt stream: %s; skipped %llu bytes (%llu to %llu%s) %s",
+           d->rs_why, (unsigned long long)n, (unsigned long long)d->rs_from,
+           (unsigned long long)at,
+           tail ? ", and after the marker the tail of a cut event" : "", what);
+  warn(d);
+  d->rs_clen = 0;
+}
+
+/* A target at offset at (its bytes at q): DATA goes on there, or, for a
+ * marker followed by the tail of a cut event, the marker is delivered
+ * here and DATA goes on after the tail. Returns 0 or EL_ESTOPPED. */
+static int resync_land(el_ev_decoder_t *d, uint64_t at, const uint8_t *q,
+                       size_t tail) {
+  char what[128];
+  snprintf(what, sizeof what, "to the %s at byte %llu",
+           q[0] == 'h' ? "header" : "block marker", (unsigned long long)at);
+  resync_end(d, at, what, tail);
+  d->state = ST_DATA;
+  d->plen = 0;
+  if (!tail)
+    return 0;
+  return deliver(d, q, RS_LOOK, at);
+}
+
+/* ST_RESYNC: search buf (after the carried bytes) for a target. *used:
+ * bytes consumed (up to the target, or all). Returns 0, or EL_ENOMEM or
+ * EL_ESTOPPED (a marker delivered here stopped decoding). */
+static int resync_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                       size_t *used) {
+  int eof = d->eof, r;
+  size_t tail;
+  *used = 0;
+  if (d->rs_clen) {
+    uint8_t w[2 * RS_WIN];
+    size_t c = d->rs_clen, t = len < RS_WIN ? len : RS_WIN;
+    memcpy(w, d->rs_carry, c);
+    memcpy(w + c, buf, t);
+    uint64_t w0 = d->base - c;
+    for (size_t j = 0; j < c; j++) {
+      r = rs_check(d, w + j, c + t - j, eof, &tail);
+      if (r == RS_NO)
+        continue;
+      if (r == RS_NEED) { /* all of buf is in w: keep waiting */
+        memmove(d->rs_carry, w + j, c + t - j);
+        d->rs_clen = c + t - j;
+        *used = len;
+        return 0;
+      }
+      /* The target begins among the carried bytes: DATA reads the rest
+       * of them first (from pend), then buf. */
+      size_t from = tail ? j + RS_LOOK + tail : j; /* in w */
+      if (from < c && reserve(&d->pend, &d->pcap, c - from))
+        return EL_ENOMEM;
+      d->rs_clen = 0;
+      int rc = resync_land(d, w0 + j, w + j, tail);
+      if (from < c && d->state == ST_DATA) {
+        /* (in ST_BODY, the skipped body, they need not be read) */
+        memcpy(d->pend, w + from, c - from);
+        d->plen = c - from;
+        d->poff = w0 + from;
+      } else if (from >= c) {
+        *used = from - c;
+      }
+      return rc;
+    }
+    d->rs_clen = 0;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (buf[i] != 0 && buf[i] != 'h')
+      continue;
+    r = rs_check(d, buf + i, len - i, eof, &tail);
+    if (r == RS_NO)
+      continue;
+    if (r == RS_NEED) { /* fewer than RS_WIN bytes left */
+      memcpy(d->rs_carry, buf + i, len - i);
+      d->rs_clen = len - i;
+      *used = len;
+      return 0;
+    }
+    *used = tail ? i + RS_LOOK + tail : i;
+    return resync_land(d, d->base + i, buf + i, tail);
+  }
+  *used = len;
+  return 0;
 }
 
 /* ST_BODY: a capability block's body, not read (SKIP_CAP_BLOCKS). */
@@ -973,6 +1247,11 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
       d->block_end = off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
+      d->sess_blocks++;
+      if (d->block_cap != EL_EV_NO_CAP && (int)d->block_cap > d->sess_cap_hi)
+        d->sess_cap_hi = d->block_cap;
+      if (ev->v[1].u >= ev->t_ns && ev->v[1].u > d->sess_tmax)
+        d->sess_tmax = ev->v[1].u; /* its end time */
       skip_body = (d->opts & EL_EV_OPT_SKIP_CAP_BLOCKS) &&
                   d->block_cap != EL_EV_NO_CAP;
     } else {
@@ -989,6 +1268,8 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     d->wall_t = ev->t_ns;
   }
   ev->cap = off < d->block_end ? d->block_cap : EL_EV_NO_CAP;
+  if (ev->t_ns > d->sess_tmax)
+    d->sess_tmax = ev->t_ns;
   d->stats.events++;
   if (skip_body) {
     d->state = ST_BODY;
@@ -1000,26 +1281,6 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   int stop = d->sink.on_event && d->sink.on_event(d->sink.ud, ev);
   ev->malformed = 0; /* the fast path does not touch it */
   return stop ? EL_ESTOPPED : 0;
-}
-
-/* The event at off (type from p, 2 bytes) does not fit its block: the
- * block was cut mid-event (§4.6). Report it as a warning and skip to the
- * block's end, where the next block marker should be. */
-static void block_corrupt(el_ev_decoder_t *d, const uint8_t *p,
-                          uint64_t off) {
-  char nm[64];
-  set_diag(d, EL_ECORRUPT, off, el__be16(p),
-           "corrupt block: event %s at byte %llu does not fit its block "
-           "(cap %u, ending at byte %llu); skipped %llu bytes to the next "
-           "block",
-           tname(el__be16(p), nm, sizeof nm), (unsigned long long)off,
-           d->block_cap, (unsigned long long)d->block_end,
-           (unsigned long long)(d->block_end - off));
-  warn(d);
-  d->skip_from = off;
-  d->skip_until = d->block_end;
-  d->scan_m = 0;
-  d->state = ST_SKIP;
 }
 
 static void undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
@@ -1182,6 +1443,12 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       i += take;
       continue;
     }
+    if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n)) {
+      resync_begin(d, d->pend, d->poff, RS_BADMARK);
+      pend_consume(d, 1);
+      rc = reprocess(d, E);
+      break;
+    }
     if (s == S_EVENT) {
       rc = deliver(d, d->pend, (size_t)n, d->poff);
       pend_consume(d, (size_t)n);
@@ -1195,13 +1462,20 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       uint64_t past = new_stream(d, d->pend, c, d->poff, s);
       pend_consume(d, (size_t)(past - d->poff));
     } else if (n == FRAME_BAD_BLOCK) {
-      block_corrupt(d, d->pend, d->poff); /* a warning, not an error */
+      /* a warning, not an error: skip to the next believable block */
+      resync_begin(d, d->pend, d->poff, RS_NOFIT);
+      pend_consume(d, 1);
     } else {
       undeclared(d, d->pend, d->poff);
       note_err(d, E, EL_EUNDECL);
-      size_t keep = d->plen;
-      start_scan(d, d->poff); /* rescan from the bad event */
-      d->plen = keep;
+      if (d->sess_blocks) { /* an error; then the next believable block */
+        resync_begin(d, d->pend, d->poff, RS_UNDECL);
+        pend_consume(d, 1);
+      } else {
+        size_t keep = d->plen;
+        start_scan(d, d->poff); /* rescan from the bad event */
+        d->plen = keep;
+      }
     }
     if (d->plen)
       rc = reprocess(d, E);
@@ -1278,6 +1552,8 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         }
       }
       d->stats.events += nfast;
+      if (nfast && ev->t_ns > d->sess_tmax)
+        d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
       if (stop) {
         rc = EL_ESTOPPED;
         goto out;
@@ -1314,13 +1590,29 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     }
     if (s == S_BAD) {
       if (n == FRAME_BAD_BLOCK) {
-        block_corrupt(d, buf + i, off0);
+        /* A warning: the corrupt part is skipped up to the next
+         * believable block marker, reported when it ends. */
+        resync_begin(d, buf + i, off0, RS_NOFIT);
+        i++;
         break;
       }
+      /* An undeclared type outside any block: an error. In a session
+       * with blocks decoding goes on at the next believable one (run()
+       * keeps the state); without, at the next header. */
       undeclared(d, buf + i, off0);
       rc = EL_EUNDECL;
-      start_scan(d, off0); /* rescan from the bad event */
+      if (d->sess_blocks) {
+        resync_begin(d, buf + i, off0, RS_UNDECL);
+        i++;
+      } else {
+        start_scan(d, off0); /* rescan from the bad event */
+      }
       goto out;
+    }
+    if (marker_bad(d, buf + i, (size_t)n)) {
+      resync_begin(d, buf + i, off0, RS_BADMARK); /* garbage, no block */
+      i++;
+      break;
     }
     rc = deliver(d, buf + i, (size_t)n, off0);
     i += (size_t)n;
@@ -1360,8 +1652,8 @@ static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     case ST_DATA:
       rc = data_feed(d, buf + i, len - i, &used, E);
       break;
-    case ST_SKIP:
-      used = skip_corrupt(d, buf + i, len - i);
+    case ST_RESYNC:
+      rc = resync_feed(d, buf + i, len - i, &used);
       break;
     case ST_BODY:
       used = skip_body(d, len - i);
@@ -1390,7 +1682,7 @@ static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     /* Corrupt header or data: this session is over; look for the next
      * header in the remaining bytes (§4.7), going on with a "hdrbhetb"
      * the header's bytes may have begun. */
-    if (d->state != ST_SCAN) {
+    if (d->state != ST_SCAN && d->state != ST_RESYNC) {
       unsigned m = d->state == ST_HEADER ? d->hscan_m : 0;
       start_scan(d, d->base);
       d->scan_m = m;
@@ -1422,6 +1714,12 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
   static const uint8_t none[1];
   errs_t E = {0};
   d->eof = 1;
+  if (d->state == ST_RESYNC && d->rs_clen) {
+    /* The carried bytes, decided now: a target among them is decoded. */
+    size_t used = 0;
+    if (resync_feed(d, none, 0, &used))
+      note_err(d, &E, EL_ENOMEM);
+  }
   if (d->plen) {
     if (d->state == ST_DATA) {
       size_t used = 0;
@@ -1483,14 +1781,12 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
       return EL_ETRUNC;
     }
     return 0;
-  case ST_SKIP:
-    d->stats.skipped_bytes += d->base - d->skip_from;
-    set_diag(d, EL_ETRUNC, d->base, -1,
-             "eventlog ends at byte %llu inside a corrupt block being "
-             "skipped (it ends at byte %llu)",
-             (unsigned long long)d->base,
-             (unsigned long long)d->skip_until);
-    return EL_ETRUNC;
+  case ST_RESYNC:
+    /* A warning (EL_ECORRUPT), as every skipped corrupt part. */
+    resync_end(d, d->base, "to the end of the input", 0);
+    start_scan(d, d->base);
+    d->diag.code = 0;
+    return 0;
   case ST_BODY:
     d->stats.skipped_block_bytes -= d->skip_until - d->base;
     set_diag(d, EL_ETRUNC, d->base, -1,

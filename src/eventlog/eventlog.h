@@ -143,7 +143,9 @@ typedef struct el_ev_sink_s {
    * bytes skipped before a header, an event cut by a new connection's
    * stream (a raw tee), a session ending without DATA_END, a header cut by
    * a new one, an identical duplicate declaration, bytes ignored after
-   * DATA_END. Code EL_ECORRUPT: a corrupt block skipped, a malformed
+   * DATA_END. Code EL_ECORRUPT: a corrupt part skipped up to the next
+   * believable block marker or header (once per part, at its first byte,
+   * with its length; docs/eventlog.md, Resynchronisation), a malformed
    * event, a skipped capability body that ends off a block. Code
    * EL_EBADHDR: conflicting duplicate declarations. A later error in the
    * same feed call: its code. diag->offset is the byte offset in the
@@ -266,6 +268,12 @@ typedef struct el_ev_stats_s {
   uint64_t skipped_blocks;   /* capability blocks whose bodies were not
                                 read (EL_EV_OPT_SKIP_CAP_BLOCKS) */
   uint64_t skipped_block_bytes; /* bytes in those bodies */
+  uint64_t corrupt_parts;    /* corrupt parts skipped: from an event that
+                                does not fit its block (or of an undeclared
+                                type in a session with blocks) to the next
+                                believable block marker or header, or the
+                                end (docs/eventlog.md, Resynchronisation) */
+  uint64_t corrupt_bytes;    /* of skipped_bytes: the bytes of those parts */
 } el_ev_stats_t;
 const el_ev_stats_t *el_ev_decoder_stats(const el_ev_decoder_t *d);
 
@@ -367,7 +375,7 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
 /* End of input: prints the type list and every event (stable by
  * timestamp, spec §6.4) to out, written with write(2) on fileno(out)
  * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
- * before is printed); EL_ECORRUPT (a corrupt block was skipped: the rest is
+ * before is printed); EL_ECORRUPT (a corrupt part was skipped: the rest is
  * printed); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
  * a negated errno when writing failed (it wins over the decode status). el_ev_show_diag has offset and message. */
 int el_ev_show_finish(el_ev_show_t *s);

@@ -198,8 +198,10 @@ int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms);
 uint64_t el_host_clock_ms(void);
 
 /* Control hook: el.control(namespace, command_id) calls fn, which returns
- * 0 or a negative EL_E* code (EL_ECLOSED = not connected). NULL = not
- * wired (el.control returns nil, "not connected"). */
+ * 0 or a negative EL_E* code (EL_ECLOSED = not connected). command_id 0:
+ * namespace is a builtin command name (el.control("request-heap-census"));
+ * fn returns EL_EINVAL for an unknown one (el_ctl_host_control does all
+ * this). NULL = not wired (el.control returns nil, "not connected"). */
 typedef int (*el_host_control_fn)(void *ud, const char *ns, size_t ns_len,
                                   uint32_t command_id);
 void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
@@ -221,6 +223,10 @@ typedef struct el_host_stats_s {
                                events had been released (a capability
                                silent past the horizon, or first seen
                                late): processed out of order */
+  uint64_t threads_evicted; /* finished threads forgotten by the C helpers
+                               (beyond el.threads{keep_finished=}) */
+  uint64_t usage_other;     /* mutator spans credited to the usage series
+                               of user "other" (beyond max_users) */
   uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
                                reported by the decoder): dispatched to
                                nothing, not even "*" handlers */

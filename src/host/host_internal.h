@@ -270,6 +270,9 @@ void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
 void el__lua_analysis_register(lua_State *L);
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
 void el__ana_flush(el_host_t *h);
+/* A new session: forget threads, capability states and usage series (a
+ * restarted program numbers its threads from 1 again). */
+void el__ana_session(el_host_t *h);
 void el__ana_free(el_host_t *h);
 
 #endif /* EL_HOST_INTERNAL_H */

@@ -21,6 +21,12 @@ enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
 enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_PROD, TK_N };
 #define SPANS_PER_FLUSH 8192  /* native spans between store flushes */
 #define MAX_TRACE_IDS 65536   /* per-thread trace ids kept at most */
+/* Finished threads kept in the table (el.threads{keep_finished=}); the
+ * oldest finished beyond it are forgotten, counted in threads_evicted. */
+#define KEEP_FINISHED 1000
+/* Thread series of the capability usage metric (el.cap_usage{max_users=});
+ * beyond it a thread's mutator time goes to the series of user "other". */
+#define MAX_USERS 1000
 enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
 
 typedef struct {
@@ -54,6 +60,7 @@ typedef struct {
   uint64_t key;             /* cap << 34 | category << 32 | thread */
   int64_t total, t, win;
   int dirty;
+  int used;                 /* 0: a free slot (ufree) */
 } ustate_t;
 
 typedef struct {
@@ -98,7 +105,12 @@ typedef struct el__ana_s {
   int64_t uagg;             /* aggregation window ns, 0 = every span */
   int64_t pagg;             /* the same for on_productivity */
   ustate_t *us;
-  size_t nus, us_cap;
+  size_t nus, us_cap;       /* slots used or free */
+  uint32_t *ufree;          /* free slots of us, reused first */
+  size_t nufree, ufree_cap;
+  size_t nusers, max_users; /* thread series live; their bound */
+  size_t nfinished;         /* finished threads in the table */
+  size_t keep_finished;     /* finished threads kept (KEEP_FINISHED) */
   uint64_t *ukeys;          /* open addressing: key -> index+1 */
   uint32_t *uvals;
   size_t ucap;
@@ -218,6 +230,63 @@ static thread_t *thread_get(ana_t *a, uint32_t id, int create) {
   a->hkeys[i] = id;
   a->hvals[i] = (uint32_t)a->nthreads;
   return t;
+}
+
+/* Rebuild the thread index from a->threads (after threads were removed). */
+static int threads_reindex(ana_t *a) {
+  if (!a->hcap) return 0;
+  memset(a->hvals, 0, a->hcap * sizeof *a->hvals);
+  size_t m = a->hcap - 1;
+  for (size_t j = 0; j < a->nthreads; j++) {
+    uint32_t k = a->threads[j]->id;
+    size_t i = (k * 2654435761u) & m;
+    while (a->hvals[i]) i = (i + 1) & m;
+    a->hkeys[i] = k;
+    a->hvals[i] = (uint32_t)j + 1;
+  }
+  return 0;
+}
+
+static void thread_free(ana_t *a, thread_t *t) {
+  if (t->has_trace && a->ntrace) a->ntrace--;
+  el_free(t->label);
+  el_free(t);
+}
+
+static int cmp_finished(const void *x, const void *y) {
+  const thread_t *a = *(thread_t *const *)x, *b = *(thread_t *const *)y;
+  if (a->finished_t != b->finished_t)
+    return a->finished_t < b->finished_t ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Forget the finished threads that finished longest ago, keeping
+ * keep_finished of them; counted in threads_evicted. Runs when twice as
+ * many have finished, so its cost per thread is constant. */
+static void threads_evict(el_host_t *h) {
+  ana_t *a = h->ana;
+  thread_t **fin = el_malloc(a->nfinished * sizeof *fin);
+  if (!fin) return;  /* try again at the next finished thread */
+  size_t n = 0;
+  for (size_t j = 0; j < a->nthreads; j++)
+    if (a->threads[j]->state == TS_FINISHED && n < a->nfinished)
+      fin[n++] = a->threads[j];
+  size_t drop = n > a->keep_finished ? n - a->keep_finished : 0;
+  if (drop) qsort(fin, n, sizeof *fin, cmp_finished);
+  for (size_t k = 0; k < drop; k++) fin[k]->state = -1;  /* marked */
+  size_t w = 0;
+  for (size_t j = 0; j < a->nthreads; j++) {
+    thread_t *t = a->threads[j];
+    if (t->state == -1)
+      thread_free(a, t);
+    else
+      a->threads[w++] = t;
+  }
+  a->nthreads = w;
+  a->nfinished = n - drop;
+  h->st.threads_evicted += drop;
+  el_free(fin);
+  threads_reindex(a);
 }
 
 /* {====== span outputs ======} */
@@ -411,8 +480,10 @@ static void cap_native_span(el_host_t *h, unsigned cap, int gc,
               at, 2);
 }
 
-enum { CAT_MUT = 0, CAT_GC, CAT_IDLE };
-static const char *const cat_names[] = {"Mutator", "GC", "Idle"};
+/* Usage series categories; CAT_OTHER is Mutator time of the threads past
+ * max_users, one series per capability with user "other". */
+enum { CAT_MUT = 0, CAT_GC, CAT_IDLE, CAT_OTHER };
+static const char *const cat_names[] = {"Mutator", "GC", "Idle", "Mutator"};
 
 /* Call on_point(idx, t, v, cap, category, user) for state i. */
 static void upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v) {
@@ -429,60 +500,87 @@ static void upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v) {
     arg_str(&g, "GC");
   else if (cat == CAT_MUT)
     arg_dec(&g, (lua_Integer)(u->key & 0xffffffffu));
+  else if (cat == CAT_OTHER)
+    arg_str(&g, "other");
   else
     arg_nil(&g);
   call_spans(h, &g);
 }
 
-/* The state of key, created on first use; -1 when out of memory. */
-static long ustate_get(ana_t *a, uint64_t key) {
-  if (a->ucap) {
-    size_t m = a->ucap - 1;
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15u) >> 40) & m;
-    while (a->uvals[i]) {
-      if (a->ukeys[i] == key) return (long)a->uvals[i] - 1;
-      i = (i + 1) & m;
-    }
+static size_t ukey_slot(uint64_t key, size_t cap) {
+  return (size_t)((key * 0x9e3779b97f4a7c15u) >> 40) & (cap - 1);
+}
+
+/* Rebuild the key index of the usage series with ncap slots (a power of
+ * two above twice the used states); 0 or -1 when out of memory. Freed
+ * states leave it this way (at most once per export). */
+static int ustate_rehash(ana_t *a, size_t ncap) {
+  uint64_t *nk = el_calloc(ncap, sizeof *nk);
+  uint32_t *nv = el_calloc(ncap, sizeof *nv);
+  if (!nk || !nv) {
+    el_free(nk);
+    el_free(nv);
+    return -1;
   }
-  if ((a->nus + 1) * 2 > a->ucap) {
-    size_t ncap = a->ucap ? a->ucap * 2 : 64;
-    uint64_t *nk = el_calloc(ncap, sizeof *nk);
-    uint32_t *nv = el_calloc(ncap, sizeof *nv);
-    if (!nk || !nv) {
-      el_free(nk);
-      el_free(nv);
-      return -1;
-    }
-    for (size_t j = 0; j < a->nus; j++) {
-      size_t i = (size_t)((a->us[j].key * 0x9e3779b97f4a7c15u) >> 40) &
-                 (ncap - 1);
-      while (nv[i]) i = (i + 1) & (ncap - 1);
-      nk[i] = a->us[j].key;
-      nv[i] = (uint32_t)j + 1;
-    }
-    el_free(a->ukeys);
-    el_free(a->uvals);
-    a->ukeys = nk;
-    a->uvals = nv;
-    a->ucap = ncap;
+  for (size_t j = 0; j < a->nus; j++) {
+    if (!a->us[j].used) continue;
+    size_t i = ukey_slot(a->us[j].key, ncap);
+    while (nv[i]) i = (i + 1) & (ncap - 1);
+    nk[i] = a->us[j].key;
+    nv[i] = (uint32_t)j + 1;
   }
-  if (a->nus == a->us_cap) {
-    size_t ncap = a->us_cap ? a->us_cap * 2 : 32;
-    ustate_t *nv = el_realloc(a->us, ncap * sizeof *nv);
-    if (!nv) return -1;
-    a->us = nv;
-    a->us_cap = ncap;
+  el_free(a->ukeys);
+  el_free(a->uvals);
+  a->ukeys = nk;
+  a->uvals = nv;
+  a->ucap = ncap;
+  return 0;
+}
+
+/* The state of key, or -1 when there is none. */
+static long ustate_find(const ana_t *a, uint64_t key) {
+  if (!a->ucap) return -1;
+  size_t m = a->ucap - 1, i = ukey_slot(key, a->ucap);
+  while (a->uvals[i]) {
+    const ustate_t *u = &a->us[a->uvals[i] - 1];
+    /* an entry of a freed state may stay when a rehash failed */
+    if (a->ukeys[i] == key && u->used && u->key == key)
+      return (long)a->uvals[i] - 1;
+    i = (i + 1) & m;
   }
-  ustate_t *u = &a->us[a->nus];
+  return -1;
+}
+
+/* A new state for key (not present), in a free slot if there is one; -1
+ * when out of memory. */
+static long ustate_add(ana_t *a, uint64_t key) {
+  if ((a->nus + 1) * 2 > a->ucap &&
+      ustate_rehash(a, a->ucap ? a->ucap * 2 : 64) < 0)
+    return -1;
+  size_t j;
+  if (a->nufree) {
+    j = a->ufree[--a->nufree];
+  } else {
+    if (a->nus == a->us_cap) {
+      size_t ncap = a->us_cap ? a->us_cap * 2 : 32;
+      ustate_t *nv = el_realloc(a->us, ncap * sizeof *nv);
+      if (!nv) return -1;
+      a->us = nv;
+      a->us_cap = ncap;
+    }
+    j = a->nus++;
+  }
+  ustate_t *u = &a->us[j];
   memset(u, 0, sizeof *u);
   u->key = key;
   u->win = -1;
-  size_t m = a->ucap - 1;
-  size_t i = (size_t)((key * 0x9e3779b97f4a7c15u) >> 40) & m;
+  u->used = 1;
+  size_t m = a->ucap - 1, i = ukey_slot(key, a->ucap);
   while (a->uvals[i]) i = (i + 1) & m;
   a->ukeys[i] = key;
-  a->uvals[i] = (uint32_t)++a->nus;
-  return (long)a->nus - 1;
+  a->uvals[i] = (uint32_t)j + 1;
+  if ((key >> 32 & 3) == CAT_MUT) a->nusers++;
+  return (long)j;
 }
 
 /* One usage span into the metric state (the algorithm capability.lua used
@@ -493,7 +591,13 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
   ana_t *a = h->ana;
   uint64_t key = (uint64_t)cap << 34 | (uint64_t)cat << 32 |
                  (cat == CAT_MUT ? thread : 0);
-  long i = ustate_get(a, key);
+  long i = ustate_find(a, key);
+  if (i < 0 && cat == CAT_MUT && a->nusers >= a->max_users) {
+    h->st.usage_other++;  /* past max_users: credited to "other" */
+    key = (uint64_t)cap << 34 | (uint64_t)CAT_OTHER << 32;
+    i = ustate_find(a, key);
+  }
+  if (i < 0) i = ustate_add(a, key);
   if (i < 0) {
     h->st.helper_dropped++;  /* out of memory: counted, update dropped */
     return;
@@ -694,6 +798,7 @@ static void on_thread(el_host_t *h, const rec_t *r) {
     th->state = TS_FINISHED;
     th->finished_t = r->t;
     th->has_finished = 1;
+    if (++a->nfinished > 2 * a->keep_finished + 64) threads_evict(h);
   } else {
     th->state = TS_BLOCKED;
   }
@@ -820,6 +925,22 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   release(h, 0);
 }
 
+void el__ana_session(el_host_t *h) {
+  ana_t *a = h->ana;
+  if (!a) return;
+  for (size_t i = 0; i < a->nthreads; i++) thread_free(a, a->threads[i]);
+  a->nthreads = 0;
+  a->nfinished = 0;
+  a->ntrace = 0;
+  if (a->hcap) memset(a->hvals, 0, a->hcap * sizeof *a->hvals);
+  memset(a->caps, 0, sizeof a->caps);
+  a->max_cap = -1;
+  memset(a->cap_has_trace, 0, sizeof a->cap_has_trace);
+  a->nus = a->nufree = a->nusers = a->nudirty = 0;
+  if (a->ucap) memset(a->uvals, 0, a->ucap * sizeof *a->uvals);
+  a->released_t = 0;
+}
+
 void el__ana_free(el_host_t *h) {
   ana_t *a = h->ana;
   if (!a) return;
@@ -832,6 +953,7 @@ void el__ana_free(el_host_t *h) {
   el_free(a->hvals);
   for (int c = 0; c < MAX_CAPS; c++) el_free(a->q[c].v);
   el_free(a->us);
+  el_free(a->ufree);
   el_free(a->ukeys);
   el_free(a->uvals);
   el_free(a->udirty);
@@ -1013,6 +1135,41 @@ static int tr_reset_productivity(lua_State *L) {
   return 0;
 }
 
+/* tracker:release_finished() -> array of the usage series indexes (as
+ * given to on_point) freed: the thread series whose thread has finished
+ * (or was forgotten) and whose last point on_point has had. Their slots
+ * take new series afterwards; the caller drops what it keeps per index.
+ * Called after each export, so a series lives at least one export
+ * window. [-0, +1, m] */
+static int tr_release_finished(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  lua_newtable(L);
+  if (!a) return 1;
+  lua_Integer n = 0;
+  for (size_t j = 0; j < a->nus; j++) {
+    ustate_t *u = &a->us[j];
+    if (!u->used || u->dirty || (u->key >> 32 & 3) != CAT_MUT) continue;
+    const thread_t *t = thread_get(a, (uint32_t)(u->key & 0xffffffffu), 0);
+    if (t && t->state != TS_FINISHED) continue;
+    if (a->nufree == a->ufree_cap) {
+      size_t ncap = a->ufree_cap ? a->ufree_cap * 2 : 64;
+      uint32_t *nv = el_realloc(a->ufree, ncap * sizeof *nv);
+      if (!nv) break;  /* the rest next time */
+      a->ufree = nv;
+      a->ufree_cap = ncap;
+    }
+    u->used = 0;
+    a->ufree[a->nufree++] = (uint32_t)j;
+    a->nusers--;
+    lua_pushinteger(L, (lua_Integer)j + 1);
+    lua_rawseti(L, -2, ++n);
+  }
+  if (n) ustate_rehash(a, a->ucap);
+  return 1;
+}
+
 /* tracker:unexpected() -> count of sequences the reference warns about.
  * [-0, +1, -] */
 static int tr_unexpected(lua_State *L) {
@@ -1027,6 +1184,8 @@ static int enable(lua_State *L, el_host_t *h) {
   if (!h->ana) return luaL_error(L, "out of memory");
   h->ana->max_cap = -1;
   h->ana->max_q = -1;
+  h->ana->keep_finished = KEEP_FINISHED;
+  h->ana->max_users = MAX_USERS;
   h->ana->ty_label = el_ev_type_by_name("THREAD_LABEL");
   h->ana->ty_block = el_ev_type_by_name("BLOCK_MARKER");
   static const char *types[] = {"CREATE_THREAD", "RUN_THREAD",
@@ -1051,6 +1210,18 @@ static int new_tracker(lua_State *L, int kind) {
       if (a->ncb[kind] >= 16) return luaL_error(L, "too many trackers");
       a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
     } else {
+      lua_pop(L, 1);
+    }
+  }
+  if (!lua_isnoneornil(L, 1)) {
+    static const char *const opt[] = {"keep_finished", "max_users"};
+    size_t *dst[] = {&a->keep_finished, &a->max_users};
+    for (int k = 0; k < 2; k++) {
+      if (lua_getfield(L, 1, opt[k]) != LUA_TNIL) {
+        lua_Integer v = luaL_checkinteger(L, -1);
+        if (v < 0) return luaL_error(L, "%s must be >= 0", opt[k]);
+        *dst[k] = (size_t)v;
+      }
       lua_pop(L, 1);
     }
   }
@@ -1137,6 +1308,7 @@ static const luaL_Reg tr_meta[] = {{"list", tr_list},
                                    {"flush_points", tr_flush_points},
                                    {"reset_productivity",
                                     tr_reset_productivity},
+                                   {"release_finished", tr_release_finished},
                                    {"__tostring", tr_tostring},
                                    {NULL, NULL}};
 

@@ -539,6 +539,7 @@ static void session_end_body(el_host_t *h);
 
 static void session_header_body(el_host_t *h) {
   if (h->sess.number > 0 && !h->sess.ended) session_end_body(h);
+  if (h->sess.number > 0) el__ana_session(h);
   unsigned n = h->sess.number + 1;
   memset(&h->sess, 0, sizeof h->sess);
   h->sess.number = n;
@@ -789,18 +790,34 @@ static int ev_stats(lua_State *L) {
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
   set_int(L, "helper_dropped", (lua_Integer)h->st.helper_dropped);
+  set_int(L, "threads_evicted", (lua_Integer)h->st.threads_evicted);
+  set_int(L, "usage_other", (lua_Integer)h->st.usage_other);
   set_int(L, "malformed", (lua_Integer)h->st.malformed);
   set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
   return 1;
 }
 
-/* el.control(namespace, command_id) -> true | nil, msg. [-0, +1|2, v] */
+/* el.control(namespace, command_id) or el.control(builtin_name) -> true |
+ * nil, msg (spec/eventlog-format.md §5.7). namespace: 1..255 bytes;
+ * command_id: 1..255; builtin_name: a route name of docs/control.md (e.g.
+ * "request-heap-census"), passed to the control hook with id 0. Out of
+ * range values, an unknown name and a closed connection ("not connected")
+ * return nil, msg and send nothing; a wrong type raises. [-0, +1|2, v] */
 static int ev_control(lua_State *L) {
   el_host_t *h = el__host_from(L);
   size_t nslen;
   const char *ns = luaL_checklstring(L, 1, &nslen);
-  lua_Integer id = luaL_checkinteger(L, 2);
-  luaL_argcheck(L, id >= 0 && id <= 0xFFFFFFFF, 2, "out of range");
+  lua_Integer id = 0;  /* 0: ns is a builtin command name */
+  if (!lua_isnoneornil(L, 2)) id = luaL_checkinteger(L, 2);
+  const char *bad = nslen < 1 || nslen > 255 ? "namespace must be 1..255 bytes"
+                    : !lua_isnoneornil(L, 2) && (id < 1 || id > 255)
+                        ? "command id must be 1..255"
+                        : NULL;
+  if (bad) {
+    lua_pushnil(L);
+    lua_pushstring(L, bad);
+    return 2;
+  }
   if (!h->control_fn) {
     lua_pushnil(L);
     lua_pushliteral(L, "not connected");
@@ -812,7 +829,11 @@ static int ev_control(lua_State *L) {
     return 1;
   }
   lua_pushnil(L);
-  lua_pushstring(L, rc == EL_ECLOSED ? "not connected" : el_strerror(rc));
+  lua_pushstring(L, rc == EL_ECLOSED ? "not connected"
+                    : rc == EL_EINVAL && id == 0
+                        ? "not a builtin command name (give a namespace "
+                          "and a command id)"
+                        : el_strerror(rc));
   return 2;
 }
 

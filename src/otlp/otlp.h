@@ -106,6 +106,7 @@ typedef struct el_otlp_config_s {
     const char *queue_items;  /* --otlp-queue-items */
     const char *max_message;  /* --otlp-max-message-bytes */
     const char *shutdown_ms;  /* --otlp-shutdown-timeout (ms) */
+    bool no_otlp;             /* --no-otlp: signals set to OTLP get none */
   } flag;
   char err[256];              /* message of the last error */
 } el_otlp_config_t;
@@ -154,6 +155,15 @@ typedef const char *(*el_otlp_getenv_fn)(void *ud, const char *name);
  * environment). Spec: reference-behaviour.md §1.3.1, §1.3.3, §1.4. */
 int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
                            void *ud);
+
+/* Did the user ask for OTLP delivery: a collector flag (--otelcol-host,
+ * -port, -authority, -ssl, -certificate-store, --otlp-protocol,
+ * -endpoint, -compression), or a non-empty OTEL_<SIGNAL>_EXPORTER,
+ * OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT?
+ * (`eventlog-live watch` turns OTLP off otherwise.) getenv NULL = the
+ * process environment. Thread: any. */
+bool el_otlp_config_requested(const el_otlp_config_t *cfg,
+                              el_otlp_getenv_fn getenv, void *ud);
 
 /* Set the program resource of st from cfg: every OTEL_RESOURCE_ATTRIBUTES
  * pair, then service.name (flag, then OTEL_SERVICE_NAME) when given.

@@ -97,6 +97,7 @@ static const opt_def_t OPTS[] = {
   {"--otlp-queue-items", true, FLAG_OFF(queue_items)},
   {"--otlp-max-message-bytes", true, FLAG_OFF(max_message)},
   {"--otlp-shutdown-timeout", true, FLAG_OFF(shutdown_ms)},
+  {"--no-otlp", false, FLAG_OFF(no_otlp)},
 };
 
 int el_otlp_opts_parse(el_otlp_config_t *cfg, int argc, char **argv,
@@ -152,6 +153,8 @@ const char *el_otlp_opts_help(void) {
     "                               (default 1024)\n"
     "  --otlp-max-message-bytes N   split requests above N bytes (4194304)\n"
     "  --otlp-shutdown-timeout MS   flush bound at exit (default 10000)\n"
+    "  --no-otlp                    no OTLP exporter for any signal (wins\n"
+    "                               over OTEL_*_EXPORTER=otlp; console kept)\n"
     "  Environment: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,\n"
     "  OTEL_{METRICS,LOGS,TRACES,PROFILES}_EXPORTER (otlp|console|none),\n"
     "  OTEL_EXPORTER_OTLP_{PROTOCOL,ENDPOINT,INSECURE,CERTIFICATE,HEADERS,\n"
@@ -772,9 +775,32 @@ int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
   for (int s = 0; rc == 0 && s < EL_TM_NSIGNALS; s++)
     rc = resolve_signal(&env, s);
   if (rc == 0) rc = resolve_delivery(&env);
+  if (rc == 0 && cfg->flag.no_otlp)   /* --no-otlp wins over everything */
+    for (int s = 0; s < EL_TM_NSIGNALS; s++)
+      if (cfg->sig[s].exporter == EL_OTLP_EXP_OTLP)
+        cfg->sig[s].exporter = EL_OTLP_EXP_NONE;
   if (rc == EL_ENOMEM)
     snprintf(cfg->err, sizeof cfg->err, "out of memory");
   return rc;
+}
+
+bool el_otlp_config_requested(const el_otlp_config_t *cfg,
+                               el_otlp_getenv_fn getenv, void *ud) {
+  const __typeof__(cfg->flag) *f = &cfg->flag;
+  if (f->host || f->port || f->authority || f->ssl || f->certificate ||
+      f->protocol || f->endpoint || f->compression)
+    return true;
+  env_t env = {(el_otlp_config_t *)cfg, getenv ? getenv : std_getenv, ud};
+  char name[64];
+  if (env_get(&env, "OTEL_EXPORTER_OTLP_ENDPOINT")) return true;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    snprintf(name, sizeof name, "OTEL_%s_EXPORTER", SIG_UPPER[s]);
+    if (env_get(&env, name)) return true;
+    snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_ENDPOINT",
+             SIG_UPPER[s]);
+    if (env_get(&env, name)) return true;
+  }
+  return false;
 }
 
 int el_otlp_config_apply_resource(const el_otlp_config_t *cfg,

@@ -64,6 +64,11 @@ typedef struct el_src_opts_s {
   size_t read_size;         /* bytes per read; 0 = default (64 KiB for
                                streams, 1 MiB for regular files) */
   double follow_poll_s;     /* --follow poll period, seconds; default 0.1 */
+  double drain_s;           /* --eventlog-drain-timeout: after SIGINT or
+                               SIGTERM, how long el_src_pump keeps reading
+                               (and discarding) a FIFO or a pipe on stdin
+                               until its writer closes it, seconds;
+                               default 10, 0 = stop at once */
   char err[200];            /* message of the last parse/validate error */
 } el_src_opts_t;
 
@@ -227,6 +232,19 @@ int el_src_reopen_tee(el_src_t *src);
 /* Is a session open now (connected socket, open file)? */
 int el_src_connected(const el_src_t *src);
 
+/* 1 when a session is open on a named FIFO or on a pipe on stdin: a
+ * writer the reader cannot make fail. (A GHC program's RTS opens its -ol
+ * FIFO read-write, so it never gets EPIPE: once the reader stops, its
+ * writes block for good when the pipe is full.) el_src_pump drains such a
+ * source after a stop by signal (el_src_opts_t.drain_s). */
+int el_src_drainable(const el_src_t *src);
+
+/* From now on the bytes read are being discarded (el_src_pump's drain):
+ * they are no longer written to the --eventlog-log-file tee, which thus
+ * holds what was processed. Still delivered to on_data and counted in
+ * stats.bytes. */
+void el_src_discard(el_src_t *src);
+
 /* Counters. Valid until el_src_free. */
 const el_src_stats_t *el_src_stats(const el_src_t *src);
 
@@ -255,6 +273,9 @@ typedef struct el_src_pump_result_s {
                                warning, not an error: everything before
                                the cut was delivered) */
   el_src_stats_t stats;     /* source counters at the end */
+  int drained;              /* a stop drained the FIFO/pipe (drain_s) */
+  int drain_timed_out;      /* ... and gave up after drain_s seconds */
+  uint64_t drained_bytes;   /* bytes read and discarded after the stop */
 } el_src_pump_result_t;
 
 /* Run a source made from *o on loop until it ends, driving *c: each
@@ -267,7 +288,10 @@ typedef struct el_src_pump_result_s {
  * an event (finish answers EL_ETRUNC with a diag naming the event type) is
  * only a warning; EL_ESTOPPED from feed
  * stops the source. SIGINT and SIGTERM stop the source cleanly (the last
- * session is then finished) and SIGHUP reopens the --eventlog-log-file tee
+ * session is then finished); a stop of a FIFO or a pipe on stdin first
+ * drains it (reads and discards until its writer closes it, at most
+ * o->drain_s seconds; a second signal stops at once; el_src_drainable),
+ * so that a writer that cannot get EPIPE is never left blocked; and SIGHUP reopens the --eventlog-log-file tee
  * (el_src_reopen_tee; without one it is logged and ignored), unless
  * c->own_signals. loop: borrowed, must not be running; NULL =
  * use a private loop.

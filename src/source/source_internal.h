@@ -107,6 +107,7 @@ struct el_src_s {
   int buf_busy;                     /* handed to libuv for a read */
 
   int tee_fd;                       /* --eventlog-log-file, -1 if none */
+  int discarding;                   /* el_src_discard: tee no more */
   el_src_stats_t stats;
 };
 

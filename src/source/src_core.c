@@ -439,7 +439,7 @@ void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
   }
   s->stats.bytes += len;
   s->session_bytes = 1;
-  if (s->tee_fd >= 0)
+  if (s->tee_fd >= 0 && !s->discarding)
     tee_bytes(s, buf, len);
   if (s->cb.on_data)
     s->cb.on_data(s->cb.ud, s, buf, len);
@@ -495,6 +495,16 @@ void el_src_resume(el_src_t *s) {
 int el_src_paused(const el_src_t *s) { return s->paused; }
 
 int el_src_connected(const el_src_t *s) { return s->state == SRC_OPEN; }
+
+void el_src_discard(el_src_t *s) { s->discarding = 1; }
+
+int el_src_drainable(const el_src_t *s) {
+  if (s->state != SRC_OPEN || !s->h_open)
+    return 0;
+  if (s->vt == &el__src_fifo_vt)
+    return 1;
+  return s->vt == &el__src_stdin_vt && s->h.handle.type == UV_NAMED_PIPE;
+}
 
 const el_src_stats_t *el_src_stats(const el_src_t *s) { return &s->stats; }
 

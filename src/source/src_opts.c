@@ -21,6 +21,7 @@ void el_src_opts_init(el_src_opts_t *o) {
   o->max_delay_s = 60.0;
   o->retries = -1;
   o->follow_poll_s = 0.1;
+  o->drain_s = 10.0;
 }
 
 typedef enum {
@@ -34,7 +35,8 @@ typedef enum {
   OPT_MAX_DELAY,
   OPT_RETRIES,
   OPT_LOG_FILE,
-  OPT_FOLLOW
+  OPT_FOLLOW,
+  OPT_DRAIN
 } opt_id_t;
 
 typedef struct {
@@ -55,6 +57,7 @@ static const opt_def_t opt_defs[] = {
     {"--eventlog-socket-retries", OPT_RETRIES, 1},
     {"--eventlog-log-file", OPT_LOG_FILE, 1},
     {"--follow", OPT_FOLLOW, 0},
+    {"--eventlog-drain-timeout", OPT_DRAIN, 1},
 };
 
 static int usage_err(el_src_opts_t *o, const char *fmt, const char *a,
@@ -154,6 +157,11 @@ static int apply(el_src_opts_t *o, const opt_def_t *d, const char *v) {
   case OPT_FOLLOW:
     o->follow = 1;
     return 0;
+  case OPT_DRAIN:
+    if (parse_double(v, &o->drain_s) || o->drain_s < 0 || o->drain_s > 86400)
+      return usage_err(o, "%s: expected seconds between 0 and 86400, got "
+                          "'%s'", d->name, v);
+    return 0;
   }
   return EL_EINVAL;
 }
@@ -193,6 +201,8 @@ void el_src_opts_set_path(el_src_opts_t *o, const char *path) {
   o->path = path;
 }
 
+static void help_to(FILE *f) { fputs(el_src_opts_help(), f); }
+
 int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
   int positional = 0;
   for (int i = 1; i < argc;) {
@@ -204,8 +214,12 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv) {
       return rc;
     if (rc > 0)
       continue;
-    if (a[0] == '-' && a[1] != '\0')
-      return usage_err(o, "unknown option %s%s", a, "");
+    if (a[0] == '-' && a[1] != '\0') {
+      char near[64], more[96] = "";
+      el_opt_suggest(a, help_to, near, sizeof near);
+      if (near[0]) snprintf(more, sizeof more, "; did you mean %s?", near);
+      return usage_err(o, "unknown option %s%s", a, more);
+    }
     if (positional++)
       return usage_err(o, "unexpected argument %s%s", a, "");
     el_src_opts_set_path(o, a);
@@ -277,7 +291,14 @@ const char *el_src_opts_help(void) {
          "                               (default -1: retry forever)\n"
          "  --eventlog-log-file PATH     also write every"
          " byte received to PATH\n"
-         "                               (created or truncated)\n";
+         "                               (created or truncated)\n"
+         "  --eventlog-drain-timeout SECONDS\n"
+         "                               on SIGINT/SIGTERM, read on (and"
+         " discard) a FIFO\n"
+         "                               or stdin pipe until its writer"
+         " closes it, at\n"
+         "                               most SECONDS (default 10; 0:"
+         " stop at once)\n";
 }
 
 void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {

@@ -27,8 +27,14 @@ typedef struct {
   volatile sig_atomic_t pending[NSIG_HANDLED]; /* signals not yet acted on */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
-  int sig_closing;         /* signal handles whose close is pending */
+  int sig_closing;         /* handles in *p whose close is pending */
   el_src_t *src;
+  int stopping;            /* a stop was asked for (signal, EL_ESTOPPED) */
+  int stop_signals;        /* SIGINT/SIGTERM acted on */
+  int draining;            /* reading on, discarding, until EOF */
+  uv_timer_t drain_timer;  /* the drain's bound */
+  int drain_timer_open;
+  uint64_t drain_start_ms;
 } pump_t;
 
 static void report(pump_t *p, int rc, const char *what) {
@@ -43,8 +49,86 @@ static void report(pump_t *p, int rc, const char *what) {
     el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, el_strerror(rc));
 }
 
+/* {====== stopping: the drain ======}
+ * A FIFO or a pipe on stdin whose reader stops does not make its writer
+ * fail: a GHC program's RTS opens its -ol FIFO read-write, so it never
+ * gets EPIPE and blocks for good once the pipe is full. So a stop (a
+ * signal, or EL_ESTOPPED from feed) on such a source first drains it:
+ * bytes are read and discarded (counted in res.drained_bytes) until the
+ * writer closes it or drain_s seconds pass; a second signal stops at
+ * once. Other sources stop at once. docs/sources.md "Stopping". */
+
+static void drain_closed(uv_handle_t *h) {
+  ((pump_t *)h->data)->sig_closing--;
+}
+
+static void close_drain_timer(pump_t *p) {
+  if (!p->drain_timer_open)
+    return;
+  p->drain_timer_open = 0;
+  uv_timer_stop(&p->drain_timer);
+  p->sig_closing++;
+  uv_close((uv_handle_t *)&p->drain_timer, drain_closed);
+}
+
+static void on_drain_timeout(uv_timer_t *t) {
+  pump_t *p = t->data;
+  p->res.drain_timed_out = 1;
+  el_log(EL_LOG_WARN, "%s: its writer still had it open %g s after the "
+                      "stop: stopped reading (discarded %llu bytes); the "
+                      "writer blocks once the pipe is full "
+                      "(--eventlog-drain-timeout)",
+         p->desc, el_src_options(p->src)->drain_s,
+         (unsigned long long)p->res.drained_bytes);
+  close_drain_timer(p);
+  el_src_stop(p->src);
+}
+
+/* A stop was asked for; by_signal: SIGINT/SIGTERM (a second one during
+ * the drain stops at once). */
+static void begin_stop(pump_t *p, int by_signal) {
+  el_src_t *src = p->src;
+  if (by_signal)
+    p->stop_signals++;
+  if (p->stopping) {
+    if (p->draining && by_signal && p->stop_signals > 1) {
+      el_log(EL_LOG_WARN, "%s: second signal: stopped draining "
+                          "(discarded %llu bytes)", p->desc,
+             (unsigned long long)p->res.drained_bytes);
+      close_drain_timer(p);
+      el_src_stop(src);
+    }
+    return;
+  }
+  p->stopping = 1;
+  double bound = el_src_options(src)->drain_s;
+  if (bound <= 0 || !el_src_drainable(src) ||
+      uv_timer_init(src->loop, &p->drain_timer) != 0) {
+    el_src_stop(src);
+    return;
+  }
+  p->draining = 1;
+  p->res.drained = 1;
+  el_src_discard(src);
+  p->drain_timer_open = 1;
+  p->drain_timer.data = p;
+  p->drain_start_ms = uv_now(src->loop);
+  uv_timer_start(&p->drain_timer, on_drain_timeout,
+                 (uint64_t)(bound * 1000 + 0.5), 0);
+  if (el_src_paused(src))
+    el_src_resume(src);
+  el_log(EL_LOG_WARN, "%s: stopping; reading on (and discarding) until its "
+                      "writer closes it, at most %g s, so that the writer "
+                      "is not blocked (--eventlog-drain-timeout; a second "
+                      "signal stops at once)", p->desc, bound);
+}
+
 static void finish_session(pump_t *p, int at_end) {
-  if (!p->in_session && !(at_end && p->fed == 0 && !p->socket))
+  /* A file, FIFO or stdin that delivered nothing is reported ("no
+   * header"), unless a stop came first (e.g. SIGINT before the writer
+   * wrote anything): then there is nothing to say. */
+  if (!p->in_session &&
+      !(at_end && p->fed == 0 && !p->socket && !p->stopping))
     return;
   p->in_session = 0;
   if (!p->c->finish || (p->c->one_stream && !at_end))
@@ -91,6 +175,10 @@ static void on_connect(void *ud, el_src_t *src) {
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
                     size_t len) {
   pump_t *p = ud;
+  if (p->draining) {
+    p->res.drained_bytes += len;
+    return;
+  }
   if (!p->c->feed)
     return;
   p->in_session = 1;
@@ -103,7 +191,7 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   }
   int rc = p->c->feed(p->c->ud, buf, len);
   if (rc == EL_ESTOPPED) {
-    el_src_stop(src);
+    begin_stop(p, 0);
   } else if (rc < 0) {
     report(p, rc, "decode error");
   }
@@ -111,13 +199,21 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
 
 static void on_disconnect(void *ud, el_src_t *src, int err) {
   pump_t *p = ud;
-  (void)src;
   /* A connection that delivered nothing (e.g. reset while still in the
    * listen backlog of a program that exited) is no news. */
   if (err < 0 && err != EL_ECLOSED && p->in_session)
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
            el__src_strerror(err));
   finish_session(p, 0);
+  if (p->draining) {
+    el_log(p->res.drained_bytes ? EL_LOG_WARN : EL_LOG_INFO,
+           "%s: its writer closed it %.1f s after the stop; discarded %llu "
+           "bytes", p->desc,
+           (double)(uv_now(src->loop) - p->drain_start_ms) / 1000.0,
+           (unsigned long long)p->res.drained_bytes);
+    close_drain_timer(p);
+    el_src_stop(src);
+  }
 }
 
 /* {====== signals ======}
@@ -164,7 +260,9 @@ static void on_end(void *ud, el_src_t *src, int status) {
   if (p->c->one_stream)
     p->in_session = p->fed > 0;
   finish_session(p, 1);
-  p->res.status = status;
+  /* The end of a drain after a stop is still a stop, not an end of input. */
+  p->res.status = p->stopping && status == 0 ? EL_ESTOPPED : status;
+  close_drain_timer(p);
   p->res.stats = *el_src_stats(src);
   p->ended = 1;
   close_signals(p);
@@ -174,6 +272,7 @@ static void on_end(void *ud, el_src_t *src, int status) {
 static void on_sig_async(uv_async_t *a) {
   pump_t *p = a->data;
   el_src_t *src = p->src;
+  (void)src;
   for (int k = 0; k < NSIG_HANDLED; k++) {
     if (!p->pending[k])
       continue;
@@ -187,7 +286,7 @@ static void on_sig_async(uv_async_t *a) {
       continue;
     }
     el_log(EL_LOG_INFO, "signal %d: stopping", handled[k]);
-    el_src_stop(src);
+    begin_stop(p, 1);
   }
 }
 

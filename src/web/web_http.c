@@ -216,6 +216,8 @@ static enum MHD_Result on_view(void *cls, struct MHD_Connection *c,
     pthread_mutex_unlock(&w->mu);
     return reply(c, MHD_HTTP_OK, "application/json", &b);
   }
+  if (!strcmp(url, "/metrics")) /* the same series, on the view's port */
+    return on_prom(cls, c, url, method, version, data, size, state);
   const char *path = !strcmp(url, "/") ? "/index.html" : url;
   for (size_t k = 0; k < el_web_nassets; k++) {
     const web_asset_t *a = &el_web_assets[k];

@@ -62,6 +62,7 @@ def tee(path, texts):
         s = t.encode()
         b += b"\x00\x01" + b"\x00" * 8 + len(s).to_bytes(2, "big") + s
     open(path, "wb").write(b)
+    return b
 
 
 def run(d, args, want_ok, want_text=None, what=""):
@@ -122,6 +123,39 @@ def main():
     run(d, live_case(d, "lost", tee_extra=["lost tick 12"]), False,
         "missing: ['lost tick 12']",
         "live: a marker received but not exported fails")
+    # A marker inside a corrupt part the daemon reported skipping (the
+    # real producer damages blocks) is not required; one outside is.
+    args = live_case(d, "part", tee_extra=["part tick 12", "part tick 13"])
+    whole = open(f"{d}/part.tee", "rb").read()
+    at12 = whole.index(b"part tick 12") - 2
+    at13 = whole.index(b"part tick 13") - 2
+    with open(f"{d}/part.err", "w") as f:
+        f.write(f"eventlog-live: warning: input offset {at12 - 5}: corrupt "
+                f"stream: event type 6 at byte {at12 - 5} is not declared in "
+                f"the header (inside a block); skipped 20 bytes "
+                f"({at12 - 5} to {at12 + 15}) to the block marker at byte "
+                f"{at12 + 15}\n")
+    run(d, args + ["--daemon-err", "part.err"], False,
+        "missing: ['part tick 13']",
+        "live: a marker outside the reported corrupt part is still required")
+    with open(f"{d}/part.err", "a") as f:
+        f.write(f"eventlog-live: warning: input offset {at13 - 7}: corrupt "
+                f"stream: event RUN_THREAD (type 1) at byte {at13 - 7} does "
+                f"not fit its block (cap 0, ending at byte {at13 - 5}); "
+                f"skipped 9 bytes ({at13 - 7} to {at13 - 5}, and after the "
+                f"marker the tail of a cut event) to the block marker at "
+                f"byte {at13 - 5}\n")
+    run(d, args + ["--daemon-err", "part.err"], False,
+        "missing: ['part tick 13']",
+        "live: a marker after a reported part's tail is still required")
+    with open(f"{d}/part.err", "a") as f:
+        f.write(f"eventlog-live: warning: input offset {at13 - 1}: corrupt "
+                f"stream: event type 6 at byte {at13 - 1} is not declared; "
+                f"skipped 3 bytes ({at13 - 1} to {at13 + 2}) to the end of "
+                f"the input\n")
+    run(d, args + ["--daemon-err", "part.err"], True,
+        "markers inside them, not required: ['part tick 12', 'part tick 13']",
+        "live: markers inside reported corrupt parts are not required")
     run(d, live_case(d, "nometrics", metrics=False), False,
         "/metrics served", "live: /metrics without HeapSize fails")
 

@@ -337,7 +337,8 @@ pl_live_run() {
   stop_pid "$RCV_PID"
   "${CHECK[@]}" live --name "$name" --out "$T/$name.out" \
     --received "$RCV_OUT" --metrics "$T/$name.metrics" --tag "$name" \
-    --seconds "$secs" --tee "$T/$name.tee" || FAILS=$((FAILS + 1))
+    --seconds "$secs" --tee "$T/$name.tee" \
+    --daemon-err "$T/$name.daemon.err" || FAILS=$((FAILS + 1))
   grep -i 'warn\|error' "$T/$name.daemon.err" | head -n 5 | sed 's/^/  daemon: /'
   echo "   ($name took $((SECONDS - t0)) s)"
 }

@@ -50,11 +50,13 @@ stop_pid "$RCV_PID"
 # process, so run 1's HeapSize would pass for run 2's (test_producer_socket.sh
 # checks /metrics).
 "${CHECK[@]}" killed --name run1 --out "$T/run1.out" --received "$RCV_OUT" \
-  --tag run1 --tee "$T/restart.tee" --killed-ms "$killed_ms" ||
+  --tag run1 --tee "$T/restart.tee" --daemon-err "$T/restart.daemon.err" \
+  --killed-ms "$killed_ms" ||
   FAILS=$((FAILS + 1))
 "${CHECK[@]}" live --name run2 --out "$T/run2.out" --received "$RCV_OUT" \
   --tag run2 --seconds 16 --window \
-  --tee "$T/restart.tee" || FAILS=$((FAILS + 1))
+  --tee "$T/restart.tee" --daemon-err "$T/restart.daemon.err" ||
+  FAILS=$((FAILS + 1))
 heads=$(grep -a -o 'hdrbhetb' "$T/restart.tee" | wc -l)
 if [ "$heads" -ge 2 ]; then
   pass "the daemon received $heads eventlog headers (a session per connection)"

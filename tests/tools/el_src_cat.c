@@ -5,7 +5,12 @@
  * usage: el_src_cat [source options] (--out-prefix P | --discard)
  *          [--stop-after-ms MS] [--stop-after-bytes N]
  *          [--send-on-connect TEXT]
- * Session k's bytes go to P.k (k = 1, 2, ...). At the end one line goes to
+ * Session k's bytes go to P.k (k = 1, 2, ...): the one stream of a file,
+ * FIFO or stdin (even empty), or each socket connection that delivered at
+ * least one byte (a connection closed before sending anything, e.g.
+ * accepted from the backlog of a program that was exiting, is not a
+ * session). At the end one line
+ * goes to
  * stdout: "status=<name> sessions=K bytes=N connections=C attempts=A
  * failures=F reconnects=R tee_bytes=T sent=S". Exit 0 when the source ended
  * with status 0, was stopped by the options above, or is a socket that
@@ -20,6 +25,8 @@ typedef struct {
   const char *prefix;
   FILE *out;
   unsigned sessions;
+  int socket;          /* a Unix or TCP source */
+  int fresh;           /* connected, no byte yet: the session opens on data */
   uint64_t bytes;
   uint64_t stop_after_bytes;
   const char *send;
@@ -28,15 +35,13 @@ typedef struct {
   int status;
 } cat_t;
 
-static void on_connect(void *ud, el_src_t *src) {
-  cat_t *c = ud;
+/* The first byte of a connection: a new session and its file. */
+static void open_session(cat_t *c) {
   char path[4096];
-  if (c->out)
-    fclose(c->out);
-  c->out = NULL;
+  c->fresh = 0;
   ++c->sessions;
   if (c->discard)
-    goto send;
+    return;
   snprintf(path, sizeof path, "%s.%u", c->prefix, c->sessions);
   c->out = fopen(path, "wb");
   if (!c->out) {
@@ -45,7 +50,15 @@ static void on_connect(void *ud, el_src_t *src) {
   }
   if (!getenv("EL_SRC_CAT_QUIET"))
     fprintf(stderr, "el_src_cat: session %u\n", c->sessions);
-send:
+}
+
+static void on_connect(void *ud, el_src_t *src) {
+  cat_t *c = ud;
+  if (c->out)
+    fclose(c->out);
+  c->out = NULL;
+  c->fresh = 1;
+  if (!c->socket) open_session(c);
   if (c->send) {
     int rc = el_src_write(src, (const uint8_t *)c->send, strlen(c->send));
     if (rc < 0)
@@ -56,6 +69,8 @@ send:
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
                     size_t len) {
   cat_t *c = ud;
+  if (c->fresh && len)
+    open_session(c);
   if (c->out)
     fwrite(buf, 1, len, c->out);
   c->bytes += len;
@@ -139,6 +154,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "el_src_cat: %s\n", c.prefix ? o.err : "no --out-prefix");
     return 2;
   }
+  c.socket = o.kind == EL_SRC_UNIX || o.kind == EL_SRC_TCP;
   uv_loop_t loop;
   uv_loop_init(&loop);
   el_src_cb_t cb = {.ud = &c,

@@ -608,8 +608,81 @@ static void test_edit_distance(void **state) {
   assert_int_equal(el_cfg_edit_distance("same", "same"), 0);
 }
 
+/* Command-line overrides (--export-interval, --traces/--no-traces): CLI
+ * over the file over the defaults. Expected windows by hand: 500 ms export
+ * with a 1 s flush interval gives batch gcd(1000, 500) = 500 ms; heap_size's
+ * file aggregate 2s is shortened to the 500 ms interval. */
+static void test_cli_overrides(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    heap_size: {aggregate: 2s, export: 10s}\n"
+                     "  traces:\n"
+                     "    thread_state: {export: false}\n", &rc);
+  assert_int_equal(rc, 0);
+  assert_false(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
+  el_cfg_override_group(c, EL_CFG_TRACES, true);
+  el_cfg_override_export(c, 500);
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 500);
+  const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+  assert_true(p->enabled);
+  assert_int_equal(p->export_ms, 500);
+  assert_int_equal(p->aggregate_ms, 500);
+  assert_true(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
+  assert_true(el_cfg_enabled(c, EL_CFG_TRACES, "capability_usage"));
+  /* A processor the file left out stays off: the interval does not
+   * enable anything. */
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
+  el_cfg_override_group(c, EL_CFG_TRACES, false);
+  assert_false(el_cfg_enabled(c, EL_CFG_TRACES, "thread_state"));
+  el_cfg_free(c);
+
+  /* Without a file: traces are off by default, on when asked; the export
+   * interval applies to every enabled processor (default 30s). */
+  c = el_cfg_new();
+  assert_non_null(c);
+  el_cfg_override_group(c, EL_CFG_TRACES, true);
+  el_cfg_override_export(c, 1000);
+  assert_int_equal(el_cfg_resolve(c, 1000), 0);
+  assert_int_equal(el_cfg_batch_ms(c), 1000);
+  for (size_t i = 0; i < el_cfg_nprocs(); i++) {
+    const el_cfg_proc_t *q = el_cfg_proc_at(c, i);
+    /* The self-metrics are off by default; the interval does not enable
+     * them either. */
+    if (!strncmp(q->info->key, "internal_", 9) &&
+        q->info->group == EL_CFG_METRICS) {
+      assert_false(q->enabled);
+      continue;
+    }
+    assert_true(q->enabled);
+    assert_int_equal(q->export_ms, 1000);
+  }
+  el_cfg_free(c);
+}
+
+static void test_parse_duration(void **state) {
+  (void)state;
+  uint64_t ms = 0;
+  assert_int_equal(el_cfg_parse_duration_ms("1s", &ms), 0);
+  assert_int_equal(ms, 1000);
+  assert_int_equal(el_cfg_parse_duration_ms("500ms", &ms), 0);
+  assert_int_equal(ms, 500);
+  assert_int_equal(el_cfg_parse_duration_ms("2.5", &ms), 0);
+  assert_int_equal(ms, 2500);
+  assert_int_equal(el_cfg_parse_duration_ms("2m", &ms), 0);
+  assert_int_equal(ms, 120000);
+  const char *bad[] = {"", "0s", "-1s", "0.1ms", "1h", "s", "1 s", "nan",
+                       "inf", "1e30s"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+    assert_int_equal(el_cfg_parse_duration_ms(bad[k], &ms), EL_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cli_overrides),
+      cmocka_unit_test(test_parse_duration),
       cmocka_unit_test(test_defaults_without_file),
       cmocka_unit_test(test_present_key_enables_with_defaults),
       cmocka_unit_test(test_newer_metric_keys),

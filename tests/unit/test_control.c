@@ -32,6 +32,7 @@
 #include "control/control.h"
 #include "control/ctl_internal.h"
 #include "control/httpd.h"
+#include "host/host.h"
 #include "source/source.h"
 
 /* "eventlog-socket" in hex: 65 76 65 6E 74 6C 6F 67 2D 73 6F 63 6B 65 74 */
@@ -1402,22 +1403,30 @@ static void test_oom_sweep(void **st) {
 
 /* {====== Lua ======} */
 
+/* el.control, the one Lua binding: the host's hook el_ctl_host_control
+ * sends through the same el_ctl_send as the HTTP routes. */
 static void test_lua_control(void **st) {
   rec_t r = {.mu = PTHREAD_MUTEX_INITIALIZER, .connected = 1};
   el_ctl_sender_t s = {rec_send, &r};
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  el_ctl_lua_push_control(L, &s);
-  lua_setglobal(L, "control");
+  el_host_opts_t o;
+  memset(&o, 0, sizeof o);
+  o.lua_dir = EL_SOURCE_DIR "/lua";
+  el_host_t *h = el_host_new(&o);
+  assert_non_null(h);
+  el_host_set_control(h, el_ctl_host_control, &s);
   const char *ok =
+      "local control = require('eventlog_live').control\n"
       "assert(control('eventlog-socket', 5) == true)\n"
       "assert(control('request-heap-census') == true)\n"
       "assert(control('ghc-stack-profiler', 1) == true)\n"
       "for _, bad in ipairs{{'x', 0}, {'x', 256}, {'', 1}, "
-      "{string.rep('a', 256), 1}, {'nope'}, {'x', 1.5}} do\n"
-      "  assert(not pcall(control, bad[1], bad[2]))\n"
-      "end\n";
-  if (luaL_dostring(L, ok) != LUA_OK) fail_msg("%s", lua_tostring(L, -1));
+      "{string.rep('a', 256), 1}, {'nope'}} do\n"
+      "  local ok, msg = control(bad[1], bad[2])\n"
+      "  assert(ok == nil and type(msg) == 'string')\n"
+      "end\n"
+      "assert(not pcall(control, 'x', 1.5))\n";
+  if (el_host_load_string(h, ok, "=test") != 0)
+    fail_msg("%s", el_host_error(h));
   static const uint8_t want[] = {
       MAGIC, 0x00, 0x0F, ES_HEX, 0x05, MAGIC, 0x00, 0x0F, ES_HEX, 0x05,
       MAGIC, 0x00, 0x12, 'g',    'h',  'c',   '-',  's',  't',    'a',
@@ -1426,11 +1435,14 @@ static void test_lua_control(void **st) {
   assert_int_equal(r.len, sizeof want);
   assert_memory_equal(r.buf, want, sizeof want);
   r.connected = 0;
-  if (luaL_dostring(L, "local ok, msg = control('x', 1)\n"
-                       "assert(ok == nil and msg == 'connection closed')")
-      != LUA_OK)
-    fail_msg("%s", lua_tostring(L, -1));
-  lua_close(L);
+  if (el_host_load_string(h,
+                          "local ok, msg = require('eventlog_live')"
+                          ".control('x', 1)\n"
+                          "assert(ok == nil and msg == 'not connected', msg)",
+                          "=test2") != 0)
+    fail_msg("%s", el_host_error(h));
+  el_host_free(h);
+  (void)st;
 }
 
 int main(void) {

@@ -23,6 +23,8 @@ local function usage_metric(ctx, mpc)
     name = mpc.name, description = mpc.description, unit = "ns",
     kind = "sum", temporality = "cumulative", monotonic = true,
   }
+  local keys = {}    -- series index -> accumulator key {attrs = ...}
+  local tracker
   local acc = ctx.add_acc(window.new{
     aggregate_ns = mpc.aggregate_ns,
     export_ns = mpc.export_ns,
@@ -30,13 +32,19 @@ local function usage_metric(ctx, mpc)
     emit = function(p)
       inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
     end,
+    -- The series of finished threads end once exported: the host frees
+    -- them (and reuses their indexes), so a program that makes a thread
+    -- per request keeps a bounded number of series.
+    after_flush = function()
+      for _, i in ipairs(tracker:release_finished()) do keys[i] = nil end
+    end,
   })
-  local keys = {}    -- series index -> accumulator key {attrs = ...}
-  local tracker
   -- Runs before every tick (first in the accumulator list).
   table.insert(ctx.accs, 1, {
     tick = function() tracker:flush_points() end,
     finish = function() tracker:flush_points() end,
+    -- A new session: the host forgot every series (el.cap_usage).
+    restart = function() keys = {} end,
   })
   local function on_point(i, t, v, cap, category, user)
     local k = keys[i]
@@ -55,6 +63,8 @@ local function install_usage(ctx, mpc, tpc)
   local tr = ctx.el.cap_usage{
     on_point = on_point,
     aggregate_ns = mpc and mpc.aggregate_ns,
+    -- threads with their own user series; the others share "other"
+    max_users = mpc and mpc.max_threads,
     spans = tpc and tpc.name,  -- "<name> GC" / "<name> Mutator" spans
   }
   if set_tracker then set_tracker(tr) end

@@ -31,6 +31,7 @@ function M.proc_config(config, group, key)
     description = (p.description ~= "") and p.description or nil,
     aggregate_ns = p.aggregate_ns or 0,
     export_ns = p.export_ns or 1000000000,
+    max_threads = p.max_threads,  -- nil: the host's default
   }
 end
 

@@ -5,13 +5,20 @@ local window = require("eventlog_live.processors.window")
 
 local M = {}
 
+-- Records waiting for their export interval at most: more are exported at
+-- once (as OpenTelemetry's batch processors do when a batch is full), so
+-- a program that labels a thread per request keeps memory bounded.
+local MAX_PENDING = 4096
+
 -- A log processor: records are kept in arrival order and exported every
--- export interval.
+-- export interval, or earlier when MAX_PENDING wait.
 local function log_proc(ctx, pc, severity, kind)
   local el = ctx.el
   return ctx.add_acc(window.new{
     aggregate_ns = 0,
     export_ns = pc.export_ns,
+    max_pending = MAX_PENDING,
+    on_full = function() el.flush() end,
     emit = function(r)
       local u = ctx.unix(r)
       local attrs = {kind = kind}

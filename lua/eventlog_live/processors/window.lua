@@ -28,6 +28,11 @@ Acc.__index = Acc
 --   opts.export_ns:    export interval (> 0)
 --   opts.grace_ns:     how long after its end a window stays open
 --   opts.emit(item):   called for each item at export time, in order
+--   opts.after_flush(): called after each export (even of nothing), e.g.
+--                      to release what the exported items kept alive
+--   opts.max_pending:  without aggregation, export as soon as this many
+--                      items wait (memory stays bounded however many come
+--                      in one export interval), then call opts.on_full()
 -- Items are opaque tables with a field `t` (eventlog ns).
 function M.new(opts)
   assert(opts.export_ns and opts.export_ns > 0, "export_ns must be > 0")
@@ -36,6 +41,9 @@ function M.new(opts)
     exp = opts.export_ns,
     grace = opts.grace_ns or 0,
     emit = opts.emit,
+    after_flush = opts.after_flush,
+    max_pending = opts.max_pending,
+    on_full = opts.on_full,
     windows = {},      -- [w] = {keys = {k1, k2, ...}, items = {[k] = item}}
     nwindows = 0,
     closed_below = 0,  -- windows < closed_below are closed
@@ -51,7 +59,12 @@ end
 function Acc:add(key, item)
   local agg = self.agg
   if agg == 0 then
-    self.out[#self.out + 1] = item
+    local out = self.out
+    out[#out + 1] = item
+    if self.max_pending and #out >= self.max_pending then
+      self:flush()
+      if self.on_full then self.on_full() end
+    end
     return
   end
   local w = item.t // agg
@@ -100,7 +113,10 @@ end
 -- first error kept in self.last_error; the others are still exported.
 function Acc:flush()
   local out = self.out
-  if #out == 0 then return end
+  if #out == 0 then
+    if self.after_flush then self.after_flush() end
+    return
+  end
   self.out = {}
   local emit, pcall = self.emit, pcall
   for i = 1, #out do
@@ -110,6 +126,7 @@ function Acc:flush()
       self.last_error = self.last_error or err
     end
   end
+  if self.after_flush then self.after_flush() end
 end
 
 -- The batch tick at eventlog time `deadline` (a multiple of the batch

@@ -59,7 +59,9 @@ el.on("HEAP_PROF_SAMPLE_END", function() bio_t = nil end)
 -- (src/host/lua_analysis.c, undefined behaviour that UBSan stops on): it
 -- is called only once a thread was seen, created or run (a Mutator span
 -- has reached the reducer by the end: the processors flush first).
-local threads = el.threads()
+-- A report lists every thread: keep up to 100,000 finished ones (the
+-- daemon keeps 1,000; docs/lua-api.md §6), ~30 MB at most.
+local threads = el.threads{keep_finished = 100000}
 local created = false
 local sub
 sub = el.on("CREATE_THREAD", function()

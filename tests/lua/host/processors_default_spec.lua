@@ -29,6 +29,7 @@ local function config(procs, opts)
       enabled = true, name = v.name or k,
       aggregate_ns = (v.aggregate_ms or 0) * MS,
       export_ns = (v.export_ms or 1000) * MS,
+      max_threads = opts.max_threads,
     }
   end
   return c
@@ -346,6 +347,48 @@ describe("capability usage and thread spans", function()
     local m = metric(rec, "cu_ns")
     assert.are.same({"ns", "sum", "cumulative", true},
                     {m.unit, m.kind, m.temporality, m.monotonic})
+  end)
+
+  it("tracks a restarted program's threads anew (ids start at 1 again)", function()
+    -- Two sessions, as a socket source sees a restarted program. Thread 1
+    -- of the first program finished; thread 1 of the second is another
+    -- thread, and its time counts from 0 in its own series.
+    local h = new_host(procs)
+    local one = {cap = 0, {"RUN_THREAD", 10, 1}, {"STOP_THREAD", 30, 1, 5, 0}}
+    local two = {cap = 0, {"RUN_THREAD", 10, 1}, {"STOP_THREAD", 80, 1, 5, 0}}
+    local bytes = W.eventlog{init_block(), one} .. W.eventlog{init_block(), two}
+    h:scan(bytes)
+    assert(h:feed(bytes))
+    assert(h:finish())
+    local rec = h:records()
+    local got = {}
+    for _, p in ipairs(points(rec, "cu_ns")) do
+      if p.a.category == "Mutator" then got[#got + 1] = p.v end
+    end
+    assert.are.same({20, 70}, got)
+    local running = 0
+    for _, sp in ipairs(rec.spans) do
+      if sp.name == "ts Running" then running = running + 1 end
+    end
+    assert.are.equal(2, running)
+  end)
+
+  it("gives at most max_threads threads their own series, the rest share user other", function()
+    -- Five threads on cap 0, 10 ns each, max_threads = 2: threads 1 and 2
+    -- have their series; 3, 4 and 5 add up in user "other" (30 ns). One
+    -- export at the end: nothing is released in between.
+    local b = {cap = 0}
+    for k = 1, 5 do
+      b[#b + 1] = {"RUN_THREAD", k * 100, k}
+      b[#b + 1] = {"STOP_THREAD", k * 100 + 10, k, 5, 0}
+    end
+    local c = {["metrics.capability_usage"] = {name = "cu_ns"}}
+    local rec = run(c, {b}, {max_threads = 2})
+    local last = {}
+    for _, p in ipairs(points(rec, "cu_ns")) do
+      if p.a.category == "Mutator" then last[p.a.user] = p.v end
+    end
+    assert.are.same({["1"] = 10, ["2"] = 10, other = 30}, last)
   end)
 
   it("emits GC and Mutator spans per capability, Running and Blocked spans per thread", function()

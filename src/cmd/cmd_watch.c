@@ -1,0 +1,410 @@
+/* cmd_watch.c: `eventlog-live watch [OPTIONS] -- PROGRAM ARGS...`: run a
+ * GHC program and watch it live in the web view, in one command.
+ *
+ * watch makes a private FIFO (a mkdtemp folder, removed at exit), starts
+ * PROGRAM with "-l -ol<fifo>" (and the -h<X> given to watch) appended to
+ * GHCRTS, and runs the daemon's own pipeline (el_otelcol_main, daemon.c:
+ * same options, same configuration file) on that FIFO with local defaults:
+ * exports every second, the trace processors on, OTLP off unless asked
+ * for, the web view (which also answers /metrics) on a free port, whose
+ * URL it prints. With --eventlog-socket PATH it sets GHC_EVENTLOG_UNIX_PATH
+ * instead (a program built with eventlog-socket) and connects there.
+ *
+ * The program must never block on its eventlog because of us: the RTS
+ * opens its -ol file read-write, so it never gets EPIPE once the reader
+ * goes. If the pipeline ends before the program (an error, a script's
+ * stop), watch reads and discards the FIFO until the program exits.
+ * SIGINT and SIGTERM sent to watch (kill, not the terminal, whose ^C
+ * reaches the program directly) are forwarded to the program; the input
+ * then ends when the program exits. watch exits with the program's status
+ * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
+ * it cannot be started, as a shell). README "Watch a program". */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "daemon.h"
+
+#define PROG "eventlog-live watch"
+
+extern char **environ;
+
+typedef struct watch_s {
+  char **prog_argv;            /* PROGRAM ARGS..., NULL-terminated */
+  char dir[256];               /* the private folder, "" if none */
+  char fifo[300];              /* the FIFO in it, "" in socket mode */
+  const char *socket_path;     /* --eventlog-socket PATH, or NULL */
+  double flush_s;              /* --eventlog-flush-interval */
+  char breakdown[4];           /* -h<X> given to watch, "" if none */
+  pid_t pid;                   /* the program, 0 before it started */
+  pthread_t reaper;            /* waits for it */
+  int reaper_started;
+  volatile sig_atomic_t exited; /* the program has exited */
+  int wstatus;                 /* its waitpid status, once exited */
+  el_daemon_opts_t *d;
+  /* Test hook (tests/e2e/test_watch_signals.sh): with
+   * EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 a SIGINT is not forwarded
+   * but stops the processing at once (no drain), as a crash of the
+   * processing would, while the program runs on. */
+  int test_stop_processing;
+  int start_failed;            /* 127 not found, 126 not startable */
+} watch_t;
+
+static watch_t *volatile g_watch; /* for the signal handlers */
+
+static void print_help(void) {
+  fputs(
+      "Usage: eventlog-live watch [OPTIONS] -- PROGRAM [ARGS...]\n"
+      "\n"
+      "Run a GHC program (built with -eventlog -rtsopts) and watch it live:\n"
+      "its eventlog goes through a private FIFO (GHCRTS gets -l -ol<fifo>)\n"
+      "into the daemon's processors; the web view and /metrics are served\n"
+      "on a free port (printed). Exits with the program's status (128+N\n"
+      "if it died of signal N). SIGINT/SIGTERM are forwarded to it.\n"
+      "\n"
+      "Options (every eventlog-live-otelcol option is accepted too, see\n"
+      "`eventlog-live otelcol --help`; they and --config win over the\n"
+      "local defaults below):\n"
+      "  --web-port PORT          the web view's port (default: a free "
+      "one)\n"
+      "  -h<T|c|m|d|y|e|r|b|i>    heap profile breakdown: passed to the\n"
+      "                           program's RTS and to the processors\n"
+      "  --eventlog-socket PATH   the program uses eventlog-socket: set\n"
+      "                           GHC_EVENTLOG_UNIX_PATH=PATH, connect there\n"
+      "  --export-interval DURATION  export interval (default here: 1s)\n"
+      "  --traces, --no-traces    trace processors (default here: on)\n"
+      "  --otelcol-host HOST ...  also send OTLP (default here: off unless\n"
+      "                           an OTLP option or OTEL_* variable asks)\n"
+      "  -v, --verbosity LEVEL    log level (default warn)\n"
+      "  --help                   this text\n"
+      "\n"
+      "GHC 9.2 or later: the program gets --eventlog-flush-interval and the\n"
+      "page updates every second. GHC 9.0: the eventlog arrives only when a\n"
+      "capability's 2 MiB buffer fills, and at exit (watch says so).\n",
+      stdout);
+}
+
+/* {====== the program ======} */
+
+/* The program's executable, searched in PATH like execvp; into buf.
+ * Returns 0 or -1. */
+static int find_program(const char *name, char *buf, size_t size) {
+  if (strchr(name, '/')) {
+    snprintf(buf, size, "%s", name);
+    return access(buf, X_OK) == 0 ? 0 : -1;
+  }
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  while (*path) {
+    const char *colon = strchr(path, ':');
+    size_t n = colon ? (size_t)(colon - path) : strlen(path);
+    snprintf(buf, size, "%.*s/%s", (int)n, n ? path : ".", name);
+    if (access(buf, X_OK) == 0) return 0;
+    path += n + (colon != NULL);
+  }
+  return -1;
+}
+
+/* 1 when the executable's runtime knows --eventlog-flush-interval (GHC
+ * 9.2 and later: the option's name is in the RTS's help text), 0 when it
+ * is a GHC program without it (its RTS's "GHC RTS" text is there), -1 when
+ * it cannot be read or is no GHC program (a script, a wrapper). */
+static int rts_has_flush_interval(const char *exe) {
+  int fd = open(exe, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  int r = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      static const char flush[] = "eventlog-flush-interval", rts[] = "GHC RTS";
+      if (memmem(m, (size_t)st.st_size, flush, sizeof flush - 1))
+        r = 1;
+      else if (memmem(m, (size_t)st.st_size, rts, sizeof rts - 1))
+        r = 0;
+      munmap(m, (size_t)st.st_size);
+    }
+  }
+  close(fd);
+  return r;
+}
+
+/* Append the RTS options to GHCRTS (kept: what the user set) and, in
+ * socket mode, set GHC_EVENTLOG_UNIX_PATH. Says, once, how the data will
+ * arrive. Returns 0 or -1 (out of memory). */
+static int set_environment(watch_t *w) {
+  char exe[4096];
+  if (find_program(w->prog_argv[0], exe, sizeof exe) < 0) {
+    fprintf(stderr, PROG ": cannot find %s%s (or it is not executable)\n",
+            w->prog_argv[0], strchr(w->prog_argv[0], '/') ? "" : " in PATH");
+    w->start_failed = 127;
+    return -1;
+  }
+  int flush = rts_has_flush_interval(exe);
+  char add[600];
+  int n = snprintf(add, sizeof add, "-l");
+  if (w->fifo[0]) n += snprintf(add + n, sizeof add - n, " -ol%s", w->fifo);
+  if (w->breakdown[0])
+    n += snprintf(add + n, sizeof add - n, " %s", w->breakdown);
+  if (flush == 1)
+    snprintf(add + n, sizeof add - n, " --eventlog-flush-interval=%g",
+             w->flush_s);
+  const char *old = getenv("GHCRTS");
+  size_t len = (old ? strlen(old) + 1 : 0) + strlen(add) + 1;
+  char *v = malloc(len);
+  if (!v) return -1;
+  snprintf(v, len, "%s%s%s", old ? old : "", old && *old ? " " : "", add);
+  int rc = setenv("GHCRTS", v, 1);
+  free(v);
+  if (rc < 0) return -1;
+  if (w->socket_path && setenv("GHC_EVENTLOG_UNIX_PATH", w->socket_path, 1))
+    return -1;
+  if (w->socket_path)   /* eventlog-socket flushes on its own terms */
+    return 0;
+  if (flush == 0)
+    fprintf(stderr, PROG ": %s's runtime has no --eventlog-flush-interval "
+                    "(GHC 9.0 or older): its eventlog arrives when a "
+                    "capability's 2 MiB buffer fills, and at exit; the page "
+                    "stays empty until then\n", w->prog_argv[0]);
+  else if (flush < 0)
+    fprintf(stderr, PROG ": %s is not a GHC executable watch can read "
+                    "(a script?): no --eventlog-flush-interval given; with "
+                    "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
+                    "fills, and at exit\n", w->prog_argv[0]);
+  return 0;
+}
+
+static void *reap(void *ud) {
+  watch_t *w = ud;
+  int st;
+  while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  w->wstatus = st;
+  w->exited = 1;
+  return NULL;
+}
+
+/* The program's exit as a shell would give it. */
+static int exit_status(int st) {
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return 1;
+}
+
+/* SIGINT/SIGTERM sent to watch by a process (si_code <= 0: kill, sigqueue,
+ * tgkill) go to the program; the terminal's (SI_KERNEL) reached the
+ * program already, as it shares our process group. */
+static void forward(int sig, siginfo_t *si, void *ctx) {
+  (void)ctx;
+  watch_t *w = g_watch;
+  if (w && w->pid > 0 && !w->exited && si && si->si_code <= 0)
+    kill(w->pid, sig);
+}
+
+static void install_forwarding(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Start the program (the pipeline is ready). */
+static int start_program(watch_t *w) {
+  if (set_environment(w) < 0) {
+    if (!w->start_failed) fprintf(stderr, PROG ": out of memory\n");
+    return -1;
+  }
+  posix_spawnattr_t at;
+  sigset_t def, none;
+  posix_spawnattr_init(&at);
+  sigemptyset(&def);
+  sigaddset(&def, SIGPIPE);   /* ignored here, default there */
+  sigaddset(&def, SIGINT);
+  sigaddset(&def, SIGTERM);
+  sigaddset(&def, SIGHUP);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&at, &def);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  g_watch = w;
+  if (!w->test_stop_processing) install_forwarding();
+  int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv,
+                        environ);
+  posix_spawnattr_destroy(&at);
+  if (rc != 0) {
+    fprintf(stderr, PROG ": cannot start %s: %s\n", w->prog_argv[0],
+            strerror(rc));
+    w->pid = 0;
+    w->start_failed = rc == ENOENT ? 127 : 126;   /* as a shell */
+    return -1;
+  }
+  if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
+    fprintf(stderr, PROG ": cannot wait for %s: out of threads\n",
+            w->prog_argv[0]);
+    kill(w->pid, SIGTERM);
+    waitpid(w->pid, &w->wstatus, 0);
+    w->exited = 1;
+    return -1;
+  }
+  w->reaper_started = 1;
+  return 0;
+}
+
+/* {====== the pipeline's hooks ======} */
+
+static int on_ready(void *ud, el_web_t *web) {
+  watch_t *w = ud;
+  if (start_program(w) < 0) return -1;
+  int port = web ? el_web_view_port(web) : -1;
+  /* The --web-host given, unless it is a wildcard or an IPv6 literal. */
+  const char *h = w->d->web.web_host;
+  if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
+  if (port > 0)
+    fprintf(stderr, PROG ": web view http://%s:%d/ "
+                    "(Prometheus: http://%s:%d/metrics)\n", h, port, h,
+            port);
+  return 0;
+}
+
+static int prepare(void *ud, el_daemon_opts_t *o) {
+  watch_t *w = ud;
+  w->d = o;
+  w->flush_s = o->flush_s;
+  snprintf(w->breakdown, sizeof w->breakdown, "%s", o->breakdown);
+  if (o->src.kind == EL_SRC_UNIX && o->src.nsources == 1) {
+    w->socket_path = o->src.path;
+  } else if (o->src.kind != EL_SRC_NONE) {
+    fprintf(stderr, PROG ": watch reads the program's eventlog itself: of "
+                    "the source options only --eventlog-socket PATH (an "
+                    "eventlog-socket program) is accepted\n");
+    return 2;
+  } else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(w->dir, sizeof w->dir, "%s/eventlog-live-watch.XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(w->dir)) {
+      fprintf(stderr, PROG ": cannot create a private folder %s: %s\n",
+              w->dir, strerror(errno));
+      w->dir[0] = 0;
+      return 1;
+    }
+    snprintf(w->fifo, sizeof w->fifo, "%s/eventlog.fifo", w->dir);
+    if (mkfifo(w->fifo, 0600) < 0) {
+      fprintf(stderr, PROG ": cannot create the FIFO %s: %s\n", w->fifo,
+              strerror(errno));
+      w->fifo[0] = 0;
+      return 1;
+    }
+    el_src_opts_set_path(&o->src, w->fifo);
+  }
+  o->own_signals = !w->test_stop_processing;
+  if (w->test_stop_processing) o->src.drain_s = 0;
+  o->no_linger = 1;
+  o->on_ready = on_ready;
+  o->ready_ud = w;
+  o->end_when_idle = &w->exited;
+  return 0;
+}
+
+/* The pipeline ended while the program runs: read and discard the FIFO
+ * until the program exits, so that it never blocks on its eventlog. */
+static void drain_until_exit(watch_t *w) {
+  if (!w->fifo[0]) {  /* a socket: the program sees the reader go */
+    while (!w->exited) usleep(100000);
+    return;
+  }
+  int fd = open(w->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, PROG ": cannot reopen %s to drain it: %s\n", w->fifo,
+            strerror(errno));
+    while (!w->exited) usleep(100000);
+    return;
+  }
+  fprintf(stderr, PROG ": the processing ended before %s: reading and "
+                  "discarding its eventlog until it exits\n",
+          w->prog_argv[0]);
+  static char buf[65536];
+  unsigned long long drained = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      drained += (unsigned long long)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (w->exited) break;  /* and everything it wrote was read */
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (n == 0 || poll(&p, 1, 200) < 0 || (p.revents & POLLHUP))
+      usleep(100000);   /* no writer now: EOF or POLLHUP at once */
+  }
+  close(fd);
+  fprintf(stderr, PROG ": discarded %llu bytes of eventlog after the "
+                  "processing ended\n", drained);
+}
+
+static void cleanup(watch_t *w) {
+  if (w->fifo[0]) unlink(w->fifo);
+  if (w->dir[0]) rmdir(w->dir);
+}
+
+int el_cmd_watch(int argc, char **argv) {
+  watch_t w;
+  memset(&w, 0, sizeof w);
+  int sep = 0;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--")) {
+      sep = i;
+      break;
+    }
+  if (!sep) {
+    for (int i = 1; i < argc; i++)
+      if (!strcmp(argv[i], "--help")) {
+        print_help();
+        return 0;
+      }
+    fprintf(stderr, PROG ": no program: eventlog-live watch [OPTIONS] -- "
+                    "PROGRAM [ARGS...] (see --help)\n");
+    return 2;
+  }
+  if (sep + 1 >= argc) {
+    fprintf(stderr, PROG ": no program after --\n");
+    return 2;
+  }
+  w.prog_argv = argv + sep + 1;  /* argv[argc] is NULL */
+  const char *hook = getenv("EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT");
+  w.test_stop_processing = hook && !strcmp(hook, "1");
+  el_otelcol_embed_t e = {.prog = PROG, .help = print_help, .local = 1,
+                          .prepare = prepare, .ud = &w};
+  int ds = el_otelcol_main(sep, argv, &e);
+  if (!w.pid) {  /* never started: setup or usage failed, or --help */
+    cleanup(&w);
+    return w.start_failed ? w.start_failed : ds;
+  }
+  if (!w.exited) drain_until_exit(&w);
+  if (w.reaper_started) pthread_join(w.reaper, NULL);
+  g_watch = NULL;
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  cleanup(&w);
+  int st = exit_status(w.wstatus);
+  if (ds != 0)
+    fprintf(stderr, PROG ": the processing failed (status %d); %s exited "
+                    "with status %d\n", ds, w.prog_argv[0], st);
+  else
+    el_log(EL_LOG_INFO, "%s exited with status %d", w.prog_argv[0], st);
+  return st;
+}

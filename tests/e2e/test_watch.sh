@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `eventlog-live watch -- PROGRAM` (issue 14) with a real GHC 9.0 program
+# (tests/haskell/live_socket, plain: -threaded -eventlog -rtsopts; its
+# default work fills a 2 MiB capability buffer every few seconds):
+#  - watch prints the web view's URL; while the program still runs (it has
+#    not printed its "end" line), /metrics on that URL serves
+#    ghc_eventlog_HeapSize_bytes and /api/data has HeapSize points and
+#    user markers whose texts the program printed on stdout (the
+#    independent channel);
+#  - the program got "-l -ol<fifo> -hT" appended to the GHCRTS it was
+#    given (read from /proc/PID/environ);
+#  - watch exits with the program's status (0 here; 7 from a wrapper that
+#    exits 7); the private FIFO folder is gone afterwards.
+set -u
+source "$(dirname "$0")/watch_lib.sh"
+pl_build plain
+
+echo "== live: watch -hT -- live_socket seconds=15"
+mkdir -p "$T/run"
+(cd "$T/run" && GHCRTS=-A1m exec "$EL" watch -v info -hT -- "$PROG" \
+  seconds=15 tag=w) > "$T/live.out" 2> "$T/live.err" &
+WPID=$!
+PIDS+=("$WPID")
+wl_url live
+pass "live: watch printed $URL"
+wl_program_pid live
+env=$(tr '\0' '\n' < "/proc/$PPID_/environ" 2>/dev/null | grep '^GHCRTS=')
+if [[ "$env" =~ ^GHCRTS=-A1m\ -l\ -ol$T/eventlog-live-watch\.[A-Za-z0-9]+/eventlog\.fifo\ -hT$ ]]
+then pass "live: the program's $env"
+else fail "live: the program's GHCRTS is '$env'"; fi
+fifo=$(sed -n 's/.*Reading eventlog from \(.*\)$/\1/p' "$T/live.err" | head -1)
+[ -p "$fifo" ] && pass "live: the FIFO $fifo exists during the run" ||
+  fail "live: no FIFO ('$fifo')"
+
+# Poll /metrics until HeapSize is there, noting whether the program still
+# ran (no "end" line yet) when it was.
+got=
+end=$((SECONDS + 60))
+while [ $SECONDS -lt $end ]; do
+  running=1
+  grep -q '^end ' "$T/live.out" && running=0
+  if curl -s -m 5 "${URL}metrics" > "$T/metrics" 2>/dev/null &&
+     grep -q '^ghc_eventlog_HeapSize_bytes' "$T/metrics"; then
+    got=$running
+    break
+  fi
+  alive "$WPID" || break
+  sleep 0.5
+done
+if [ "$got" = 1 ]; then
+  pass "live: /metrics served $(grep -m1 '^ghc_eventlog_HeapSize_bytes' "$T/metrics") while the program ran"
+  curl -s -m 5 "${URL}api/data" > "$T/data.json"
+  python3 - "$T/data.json" "$T/live.out" <<'PY' && pass "live: /api/data has HeapSize points and the program's markers" || fail "live: /api/data"
+import json, sys
+d = json.load(open(sys.argv[1]))
+printed = {" ".join(l.split()[3:]) for l in open(sys.argv[2]) if l.startswith("marker ")}
+hs = [m for m in d["metrics"] if m["name"] == "ghc_eventlog_HeapSize"]
+pts = sum(len(s["points"]) for m in hs for s in m["series"])
+marks = {t for _, t in d["markers"]}
+print(f"   HeapSize points {pts}, markers {len(marks)}, of them printed by the program {len(marks & printed)}")
+sys.exit(0 if pts > 0 and marks and marks <= printed else 1)
+PY
+else
+  tail -n 5 "$T/live.err"
+  fail "live: no ghc_eventlog_HeapSize_bytes on ${URL}metrics while the program ran (got='$got')"
+fi
+wait_exit "$WPID" 60
+st=$?
+[ $st = 0 ] && pass "live: watch exited 0, the program's status" ||
+  { tail -n 10 "$T/live.err"; fail "live: watch exited $st"; }
+grep -q '^end ' "$T/live.out" && pass "live: the program ran to its end" ||
+  fail "live: the program did not print its end line"
+if [ -n "$fifo" ] && [ ! -e "$(dirname "$fifo")" ] &&
+   ! ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1; then
+  pass "live: the private folder $(dirname "$fifo") is gone"
+else
+  fail "live: a private folder is left: $(ls -d "$T"/eventlog-live-watch.* 2>/dev/null)"
+fi
+
+echo "== status: a program that exits 7"
+wl_start status -- sh -c '"$0" "$@"; exit 7' "$PROG" seconds=2 tag=s
+wait_exit "$WPID" 60
+st=$?
+[ $st = 7 ] && pass "status: watch exited 7, the program's status" ||
+  { tail -n 10 "$T/status.err"; fail "status: watch exited $st, want 7"; }
+ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
+  fail "status: a private folder is left" || pass "status: no folder left"
+pl_finish

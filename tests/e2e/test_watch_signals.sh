@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Signals and `eventlog-live watch` (issue 14) with a real GHC 9.0 program
+# (tests/haskell/live_socket, plain build):
+#  - sigint: SIGINT sent to watch (kill, as a supervisor would) is
+#    forwarded to the program, which dies of it (GHC re-raises SIGINT after
+#    UserInterrupt): watch exits 130 = 128 + SIGINT, the program is gone,
+#    and nothing is left blocked; bound 30 s (the program would run 60 s);
+#  - crash: the processing ends while the program runs (test hook
+#    EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1: SIGINT stops the pipeline
+#    at once instead of being forwarded). The program (whose RTS opened the
+#    -ol FIFO read-write, so it never gets EPIPE) must still run to its end
+#    and exit 0: watch drains the FIFO until then, says so, counts the
+#    bytes, and exits 0. (tests/e2e/test_daemon_drain.sh shows that an
+#    undrained FIFO leaves this program blocked in pipe_write.)
+set -u
+source "$(dirname "$0")/watch_lib.sh"
+pl_build plain
+
+echo "== sigint: SIGINT to watch"
+wl_start sigint -- "$PROG" seconds=60 tag=i
+wl_url sigint
+wl_program_pid sigint
+pl_wait_line "$T/sigint.out" '^marker 2 ' 30 || die "sigint: no 2nd marker"
+kill -INT "$WPID"
+wait_exit "$WPID" 30
+st=$?
+[ $st = 130 ] && pass "sigint: watch exited 130 (the program died of SIGINT)" ||
+  { tail -n 10 "$T/sigint.err"; fail "sigint: watch exited $st, want 130"; }
+alive "$PPID_" && fail "sigint: the program $PPID_ still runs" ||
+  pass "sigint: the program is gone"
+ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
+  fail "sigint: a private folder is left" || pass "sigint: no folder left"
+
+echo "== crash: the processing stops, the program runs on"
+EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 wl_start crash -- "$PROG" \
+  seconds=8 tag=c
+wl_url crash
+wl_program_pid crash
+pl_wait_line "$T/crash.out" '^marker 2 ' 30 || die "crash: no 2nd marker"
+kill -INT "$WPID"
+wait_exit "$WPID" 60
+st=$?
+[ $st = 0 ] && pass "crash: watch exited 0, the program's status" ||
+  { tail -n 10 "$T/crash.err"; fail "crash: watch exited $st"; }
+grep -q '^end ' "$T/crash.out" && pass "crash: the program ran to its end" ||
+  fail "crash: the program did not reach its end"
+grep -q 'the processing ended before .*: reading and discarding' "$T/crash.err" &&
+  pass "crash: watch said it drains the FIFO" ||
+  fail "crash: no drain message"
+n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ended.*/\1/p' \
+  "$T/crash.err")
+[ -n "$n" ] && [ "$n" -gt 0 ] && pass "crash: $n bytes drained and counted" ||
+  { tail -n 10 "$T/crash.err"; fail "crash: no drained byte count > 0"; }
+ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
+  fail "crash: a private folder is left" || pass "crash: no folder left"
+pl_finish

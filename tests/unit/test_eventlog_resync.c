@@ -1,0 +1,545 @@
+/* test_eventlog_resync.c: the decoder resynchronises after a corrupt part
+ * of a stream (docs/eventlog.md, Resynchronisation) instead of losing the
+ * rest of it.
+ *
+ * A real GHC 9.0 log (threads-big: 7 blocks, capabilities 0 and 1) is
+ * corrupted in the ways real eventlog-socket streams were seen corrupted
+ * (tests/e2e/test_producer_tcp.sh on GHC 9.0): a block whose size ends
+ * inside an event, garbage spliced mid-block, a block cut short inside an
+ * event followed by a valid block (with and without the cut event's tail
+ * after the next block's marker, GHC #26222), a stale block marker with
+ * the tail of a cut event in place of a block's marker, and a whole block
+ * of another (earlier) session spliced in mid-block. Every event of every
+ * later intact block must be decoded, at its offset, with its type and
+ * time, for any chunking; the skipped part is reported once with its
+ * offset and length. The expected events come from walk(), a framing of
+ * the clean file written for this test (header sizes, event lengths; no
+ * decoder code), and the edits' offsets.
+ *
+ * Two real captures (the .tee files in tests/data/eventlogs/eventlog-socket/, the first
+ * blocks of raw streams from the real eventlog-socket on GHC 9.0 after a
+ * reconnection) are decoded too: their expected counts were computed with
+ * an independent Python framing of the capture (see the README there).
+ *
+ * ctest-labels: asan */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "test_eventlog_util.h"
+
+/* {====== the clean file, framed independently ======} */
+
+typedef struct {
+  size_t off, len;
+  uint16_t type;
+  uint64_t t;
+  int block; /* index of the block it is in (its marker's), -1 none */
+} wev_t;
+
+typedef struct {
+  size_t off, size; /* marker offset, block size */
+  size_t first, n;  /* its events in ev[]: the marker, then the body */
+} wblk_t;
+
+typedef struct {
+  wev_t *ev;
+  size_t nev;
+  wblk_t bl[64];
+  size_t nbl;
+} walk_t;
+
+static uint32_t be(const uint8_t *p, int n) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+static uint64_t be64(const uint8_t *p) {
+  return (uint64_t)be(p, 4) << 32 | be(p + 4, 4);
+}
+
+/* Frame the clean log: header declarations, then events by their sizes up
+ * to DATA_END. */
+static void walk(const uint8_t *p, size_t n, walk_t *w) {
+  static int32_t size[65536];
+  for (size_t i = 0; i < 65536; i++)
+    size[i] = -1;
+  assert_memory_equal(p, "hdrbhetb", 8);
+  size_t i = 8;
+  while (!memcmp(p + i, "etb\0", 4)) {
+    uint32_t id = be(p + i + 4, 2), sz = be(p + i + 6, 2);
+    uint32_t dl = be(p + i + 8, 4);
+    uint32_t xl = be(p + i + 12 + dl, 4);
+    size[id] = (int32_t)sz;
+    i += 16 + dl + xl + 4;
+  }
+  assert_memory_equal(p + i, "hetehdredatb", 12);
+  i += 12;
+  w->nev = 0;
+  w->nbl = 0;
+  w->ev = malloc(n / 10 * sizeof *w->ev);
+  size_t bend = 0;
+  int blk = -1;
+  while (i + 2 <= n) {
+    uint32_t type = be(p + i, 2);
+    if (type == 0xFFFF)
+      break;
+    assert_true(size[type] >= 0);
+    size_t hl = 10, len = (size_t)size[type];
+    if (len == 0xFFFF) {
+      len = be(p + i + 10, 2);
+      hl = 12;
+    }
+    if (type == 18) {
+      assert_true(w->nbl < 64);
+      blk = (int)w->nbl;
+      w->bl[w->nbl++] = (wblk_t){i, be(p + i + 10, 4), w->nev, 0};
+      bend = i + be(p + i + 10, 4);
+    } else if (i >= bend) {
+      blk = -1;
+    }
+    w->ev[w->nev++] = (wev_t){i, hl + len, (uint16_t)type, be64(p + i + 2),
+                              blk};
+    if (blk >= 0)
+      w->bl[blk].n++;
+    i += hl + len;
+  }
+}
+
+/* {====== edits ======} */
+
+typedef struct {
+  size_t from, to;  /* clean bytes [from, to) replaced by */
+  uint8_t *with;    /* these (owned) */
+  size_t wlen;
+} edit_t;
+
+typedef struct {
+  edit_t e[8];
+  int n;
+} edits_t;
+
+static void edit(edits_t *E, size_t from, size_t to, const void *with,
+                 size_t wlen) {
+  edit_t *e = &E->e[E->n++];
+  e->from = from;
+  e->to = to;
+  e->with = malloc(wlen + 1);
+  if (wlen)
+    memcpy(e->with, with, wlen);
+  e->wlen = wlen;
+}
+
+static void edit_u32(edits_t *E, size_t at, uint32_t v) {
+  uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+                  (uint8_t)v};
+  edit(E, at, at + 4, b, 4);
+}
+
+/* The corrupted bytes (edits in increasing order, not overlapping). */
+static uint8_t *apply(const uint8_t *p, size_t n, const edits_t *E,
+                      size_t *out_n) {
+  size_t m = n;
+  for (int k = 0; k < E->n; k++)
+    m += E->e[k].wlen - (E->e[k].to - E->e[k].from);
+  uint8_t *q = malloc(m), *o = q;
+  size_t at = 0;
+  for (int k = 0; k < E->n; k++) {
+    assert_true(E->e[k].from >= at);
+    memcpy(o, p + at, E->e[k].from - at);
+    o += E->e[k].from - at;
+    memcpy(o, E->e[k].with, E->e[k].wlen);
+    o += E->e[k].wlen;
+    at = E->e[k].to;
+  }
+  memcpy(o, p + at, n - at);
+  *out_n = m;
+  return q;
+}
+
+/* Where clean offset x lies in the corrupted bytes (x not inside an
+ * edit's range; bytes inserted at x come before it). */
+static size_t map(const edits_t *E, size_t x) {
+  size_t y = x;
+  for (int k = 0; k < E->n; k++)
+    if (E->e[k].to <= x)
+      y = y + E->e[k].wlen - (E->e[k].to - E->e[k].from);
+  return y;
+}
+
+static void edits_free(edits_t *E) {
+  for (int k = 0; k < E->n; k++)
+    free(E->e[k].with);
+  E->n = 0;
+}
+
+/* {====== decoding the corrupted bytes ======} */
+
+typedef struct {
+  tu_digest_t g;
+  uint64_t *off;
+  uint16_t *type;
+  uint64_t *t;
+  size_t n, cap;
+  int ncorrupt;
+  uint64_t corrupt_off[16];
+  char corrupt_msg[16][256];
+} rec_t;
+
+static int rec_event(void *ud, const el_ev_event_t *e) {
+  rec_t *r = ud;
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 4096;
+    r->off = realloc(r->off, r->cap * sizeof *r->off);
+    r->type = realloc(r->type, r->cap * sizeof *r->type);
+    r->t = realloc(r->t, r->cap * sizeof *r->t);
+  }
+  r->off[r->n] = e->offset;
+  r->type[r->n] = e->type;
+  r->t[r->n] = e->t_ns;
+  r->n++;
+  return tu_on_event(&r->g, e);
+}
+
+static void rec_warning(void *ud, const el_diag_t *d) {
+  rec_t *r = ud;
+  if (d->code == EL_ECORRUPT && r->ncorrupt < 16) {
+    r->corrupt_off[r->ncorrupt] = d->offset;
+    snprintf(r->corrupt_msg[r->ncorrupt], 256, "%s", d->msg);
+    r->ncorrupt++;
+  }
+  tu_on_warning(&r->g, d);
+}
+
+static void rec_free(rec_t *r) {
+  free(r->off);
+  free(r->type);
+  free(r->t);
+}
+
+/* Decode q[0..n) in chunks of step bytes (0: at once) into r; stats in
+ * *st. Feed and finish must not fail (the problems are warnings). */
+static void decode(const uint8_t *q, size_t n, size_t step, rec_t *r,
+                   el_ev_stats_t *st) {
+  memset(r, 0, sizeof *r);
+  el_ev_sink_t s = tu_sink(&r->g);
+  s.ud = r;
+  s.on_event = rec_event;
+  s.on_warning = rec_warning;
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_non_null(d);
+  if (!step)
+    step = n;
+  for (size_t i = 0; i < n; i += step)
+    assert_int_equal(el_ev_decoder_feed(d, q + i, n - i < step ? n - i : step),
+                     0);
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  *st = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+}
+
+/* Was an event of this type and time delivered at offset o? */
+static int delivered(const rec_t *r, uint64_t o, uint16_t type, uint64_t t) {
+  size_t lo = 0, hi = r->n;
+  while (lo < hi) { /* offsets are increasing */
+    size_t mid = (lo + hi) / 2;
+    if (r->off[mid] < o)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < r->n && r->off[lo] == o && r->type[lo] == type && r->t[lo] == t;
+}
+
+typedef struct {
+  const char *name;
+  size_t keep_before;   /* clean events ending at or before this are all
+                           delivered */
+  size_t intact_block;  /* this block and all later ones are intact */
+  size_t corrupt_from;  /* the corrupt part: where it starts in the
+                           corrupted bytes (NO_PART: none expected) */
+  uint64_t corrupt_bytes; /* its length in the corrupted bytes */
+} expect_t;
+
+#define NO_PART ((size_t)-1)
+
+/* Check the corrupted log against the clean one's framing, for several
+ * chunkings; each must give the same events and warnings. */
+static void check(const char *name, const uint8_t *p, size_t n,
+                  const walk_t *w, const edits_t *E, const expect_t *x) {
+  size_t m;
+  uint8_t *q = apply(p, n, E, &m);
+  static const size_t steps[] = {0, 4093, 77};
+  uint64_t h0 = 0;
+  for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
+    rec_t r;
+    el_ev_stats_t st;
+    decode(q, m, steps[si], &r, &st);
+    if (si == 0)
+      h0 = r.g.h;
+    else if (r.g.h != h0)
+      fail_msg("%s: chunks of %zu bytes give other events", name, steps[si]);
+    /* Every event before the damage. */
+    size_t missing = 0, expected = 0;
+    for (size_t i = 0; i < w->nev; i++) {
+      const wev_t *e = &w->ev[i];
+      int later = e->block >= 0 && (size_t)e->block >= x->intact_block;
+      if (e->off + e->len > x->keep_before && !later)
+        continue;
+      expected++;
+      if (!delivered(&r, map(E, e->off), e->type, e->t)) {
+        if (!missing)
+          print_message("%s: event type %u at clean byte %zu (block %d) "
+                        "not delivered\n",
+                        name, e->type, e->off, e->block);
+        missing++;
+      }
+    }
+    if (missing)
+      fail_msg("%s: %zu of %zu expected events not delivered", name, missing,
+               expected);
+    /* Sanity of the expectation itself: the later intact blocks are there. */
+    assert_true(w->bl[x->intact_block].n > 1000);
+    if (x->corrupt_from == NO_PART) {
+      assert_int_equal(st.corrupt_parts, 0);
+    } else {
+      /* Reported once, at its offset, with its length. */
+      assert_int_equal(st.corrupt_parts, 1);
+      assert_int_equal(r.ncorrupt, 1);
+      assert_int_equal(r.corrupt_off[0], x->corrupt_from);
+      assert_int_equal(st.corrupt_bytes, x->corrupt_bytes);
+      char want[64];
+      snprintf(want, sizeof want, "skipped %llu bytes",
+               (unsigned long long)x->corrupt_bytes);
+      if (!strstr(r.corrupt_msg[0], want))
+        fail_msg("%s: report \"%s\" lacks \"%s\"", name, r.corrupt_msg[0],
+                 want);
+      snprintf(want, sizeof want, "block marker at byte %zu",
+               map(E, w->bl[x->intact_block].off));
+      if (!strstr(r.corrupt_msg[0], want))
+        fail_msg("%s: report \"%s\" lacks \"%s\"", name, r.corrupt_msg[0],
+                 want);
+      assert_true(st.skipped_bytes >= st.corrupt_bytes);
+    }
+    rec_free(&r);
+  }
+  free(q);
+}
+
+/* The event of block b nearest after the block's middle whose length is
+ * in [lo, hi]. */
+static const wev_t *mid_event(const walk_t *w, size_t b, size_t lo,
+                              size_t hi) {
+  const wblk_t *B = &w->bl[b];
+  for (size_t i = B->first + B->n / 2; i < B->first + B->n; i++)
+    if (w->ev[i].len >= lo && w->ev[i].len <= hi)
+      return &w->ev[i];
+  fail_msg("no event of %zu..%zu bytes in block %zu", lo, hi, b);
+  return NULL;
+}
+
+static uint8_t *P;
+static size_t N;
+static walk_t W;
+
+static int setup(void **st) {
+  (void)st;
+  P = tu_read_log("ghc-9.0/threads-big.eventlog", &N);
+  if (!P)
+    return -1;
+  walk(P, N, &W);
+  /* 7 blocks: caps 0 and 1, then the global one; the test damages
+   * blocks 1 and 2 and needs 3.. intact. */
+  if (W.nbl < 5)
+    return -1;
+  return 0;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  free(P);
+  free(W.ev);
+  return 0;
+}
+
+/* A block's size ends 3 bytes into its last event: that event does not
+ * fit; the next block is found where it is. */
+static void test_event_does_not_fit(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[1];
+  const wev_t *last = &W.ev[B->first + B->n - 1];
+  edits_t E = {0};
+  edit_u32(&E, B->off + 10, (uint32_t)(last->off + 3 - B->off));
+  expect_t x = {"does not fit", last->off, 2, last->off, last->len};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
+/* 300 bytes of garbage (beginning with an undeclared type) spliced between
+ * two events in the middle of a block: the rest of that block is lost (it
+ * has no marker to find), the next block is found. */
+static void test_garbage_mid_block(void **st) {
+  (void)st;
+  const wev_t *at = mid_event(&W, 1, 1, 1 << 20);
+  uint8_t junk[300];
+  uint32_t s = 12345;
+  for (size_t i = 0; i < sizeof junk; i++) {
+    s = s * 1103515245u + 12345u;
+    junk[i] = (uint8_t)(s >> 16);
+  }
+  junk[0] = junk[1] = 0xEE; /* type 0xEEEE: not declared */
+  edits_t E = {0};
+  edit(&E, at->off, at->off, junk, sizeof junk);
+  size_t next = W.bl[2].off;
+  expect_t x = {"garbage", at->off, 2, at->off,
+                next + sizeof junk - at->off};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
+/* A block cut short 5 bytes into an event (the flush wrote what it had:
+ * the marker's size says so) and the rest of the block missing; the next
+ * block follows. */
+static void test_block_cut_short(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[1];
+  const wev_t *cut = mid_event(&W, 1, 14, 64);
+  edits_t E = {0};
+  edit_u32(&E, B->off + 10, (uint32_t)(cut->off + 5 - B->off));
+  edit(&E, cut->off + 5, W.bl[2].off, NULL, 0);
+  expect_t x = {"cut short", cut->off, 2, cut->off, 5};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
+/* GHC #26222: the same cut, and the cut event's other bytes after the
+ * next block's marker (whose size counts them). The marker is found
+ * behind the tail; the tail is skipped and reported with the cut. */
+static void test_cut_event_tail_after_marker(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[1], *B2 = &W.bl[2];
+  const wev_t *cut = mid_event(&W, 1, 14, 64);
+  size_t tail = cut->len - 5;
+  edits_t E = {0};
+  edit_u32(&E, B->off + 10, (uint32_t)(cut->off + 5 - B->off));
+  edit(&E, cut->off + 5, B2->off, NULL, 0);
+  edit_u32(&E, B2->off + 10, (uint32_t)(B2->size + tail));
+  edit(&E, B2->off + 24, B2->off + 24, P + cut->off + 5, tail);
+  expect_t x = {"cut with tail", cut->off, 2, cut->off, 5 + tail};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
+/* What the real producer sent after a reconnection (restart-stale-
+ * marker.tee): in place of a block's marker, a stale one (here block 0's:
+ * earlier times, another size) followed by the last 4 bytes of a cut
+ * event. That block has no marker left: it is lost; the next is found. */
+static void test_stale_marker(void **st) {
+  (void)st;
+  const wblk_t *B0 = &W.bl[0], *B2 = &W.bl[2];
+  uint8_t stale[24 + 4];
+  memcpy(stale, P + B0->off, 24);
+  static const uint8_t cut_tail[4] = {0xEE, 0xEE, 0x00, 0x00};
+  memcpy(stale + 24, cut_tail, 4);
+  edits_t E = {0};
+  edit(&E, B2->off, B2->off + 24, stale, sizeof stale);
+  /* The part: from the tail to block 3's marker, 4 bytes further on. */
+  expect_t x = {"stale marker", B2->off, 3, B2->off + 24,
+                W.bl[3].off + 4 - (B2->off + 24)};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
+/* A whole block of an earlier session (heapy-hT's global block, recorded
+ * by the same GHC) spliced between two events mid-block. It frames: it is
+ * decoded as a block (not detectable as stale by framing), and everything
+ * else, in that block and after, is delivered too. */
+static void test_stale_block_spliced(void **st) {
+  (void)st;
+  size_t sn = 0;
+  uint8_t *sp = tu_read_log("ghc-9.0/heapy-hT.eventlog", &sn);
+  assert_non_null(sp);
+  walk_t sw;
+  walk(sp, sn, &sw);
+  const wblk_t *g = &sw.bl[sw.nbl - 1];
+  assert_int_equal(be(sp + g->off + 22, 2), 0xFFFF);
+  const wev_t *at = mid_event(&W, 1, 1, 1 << 20);
+  edits_t E = {0};
+  edit(&E, at->off, at->off, sp + g->off, g->size);
+  expect_t x = {"stale block", N, 2, NO_PART, 0};
+  check(x.name, P, N, &W, &E, &x);
+  edits_free(&E);
+  free(sw.ev);
+  free(sp);
+}
+
+/* {====== real captures ======} */
+
+typedef struct {
+  const char *file;
+  uint64_t events;        /* events delivered */
+  uint64_t part_from;     /* the corrupt part's offset */
+  uint64_t part_bytes;    /* and length */
+  uint64_t marker;        /* the block marker decoding resumes at */
+  uint64_t skipped;       /* all skipped bytes (with the 24 stray bytes) */
+} capture_t;
+
+static void test_real_captures(void **st) {
+  (void)st;
+  /* Expected values: tests/data/eventlogs/eventlog-socket/README.md. */
+  static const capture_t caps[] = {
+      {"eventlog-socket/restart-stale-marker.tee", 14757, 2736, 51339, 54075,
+       51363},
+      {"eventlog-socket/restart-cut-event.tee", 11836, 28356, 14, 28358, 38},
+  };
+  for (size_t k = 0; k < sizeof caps / sizeof *caps; k++) {
+    const capture_t *c = &caps[k];
+    size_t n = 0;
+    uint8_t *q = tu_read_log(c->file, &n);
+    assert_non_null(q);
+    uint64_t h0 = 0;
+    for (size_t step = 0; step < 3000; step = step ? step * 7 : 1) {
+      rec_t r;
+      el_ev_stats_t s;
+      decode(q, n, step, &r, &s);
+      if (!step)
+        h0 = r.g.h;
+      else if (r.g.h != h0)
+        fail_msg("%s: chunks of %zu bytes give other events", c->file, step);
+      assert_int_equal(r.n, c->events);
+      assert_int_equal(s.corrupt_parts, 1);
+      assert_int_equal(s.corrupt_bytes, c->part_bytes);
+      assert_int_equal(s.skipped_bytes, c->skipped);
+      assert_int_equal(r.ncorrupt, 1);
+      assert_int_equal(r.corrupt_off[0], c->part_from);
+      char want[64];
+      snprintf(want, sizeof want, "block marker at byte %llu",
+               (unsigned long long)c->marker);
+      if (!strstr(r.corrupt_msg[0], want))
+        fail_msg("%s: \"%s\" lacks \"%s\"", c->file, r.corrupt_msg[0], want);
+      /* Decoding resumed with the marker there. */
+      size_t i = 0;
+      while (i < r.n && r.off[i] < c->marker)
+        i++;
+      assert_true(i < r.n && r.off[i] == c->marker && r.type[i] == 18);
+      rec_free(&r);
+    }
+    free(q);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_event_does_not_fit),
+      cmocka_unit_test(test_garbage_mid_block),
+      cmocka_unit_test(test_block_cut_short),
+      cmocka_unit_test(test_cut_event_tail_after_marker),
+      cmocka_unit_test(test_stale_marker),
+      cmocka_unit_test(test_stale_block_spliced),
+      cmocka_unit_test(test_real_captures),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
