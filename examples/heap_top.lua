@@ -39,6 +39,22 @@ el.on("HEAP_PROF_SAMPLE_STRING", function(ev, id, bytes, label)
   census[label] = bytes
   totals[label] = (totals[label] or 0) + bytes
 end)
+-- Cost-centre profiles (-hc) send stacks of cost-centre ids, innermost
+-- first: a band is labelled by their labels joined by "/" (a CAF as
+-- <module>.CAF; the empty stack is MAIN); stacks with the same label add up.
+local cc_label = {}
+el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
+  cc_label[id] = (label == "CAF" and module ~= "") and (module .. ".CAF")
+    or (label ~= "" and label or ("cc" .. id))
+end)
+el.on("HEAP_PROF_SAMPLE_COST_CENTRE", function(ev, id, bytes, depth, stack)
+  if not census then census, census_t = {}, ev.t end
+  local parts = {}
+  for i, cc in ipairs(stack) do parts[i] = cc_label[cc] or ("cc" .. cc) end
+  local label = #parts > 0 and table.concat(parts, "/") or "MAIN"
+  census[label] = (census[label] or 0) + bytes
+  totals[label] = (totals[label] or 0) + bytes
+end)
 el.on("HEAP_PROF_SAMPLE_END", function() close() end)
 
 el.on_end(function()

@@ -34,6 +34,10 @@ CAP_USAGE = "ghc_eventlog_CapabilityUsageDuration_nanoseconds_total"
 MEM_CURRENT = "ghc_eventlog_MemCurrent"
 MEM_NEEDED = "ghc_eventlog_MemNeeded"
 MEM_RETURNED = "ghc_eventlog_MemReturned"
+GC_COPIED = "ghc_eventlog_GcCopied_bytes"
+GC_SLOP = "ghc_eventlog_GcSlop_bytes"
+GC_FRAG = "ghc_eventlog_GcFragmentation_bytes"
+PRODUCTIVITY = "ghc_eventlog_Productivity_percent"
 
 CC_PROFILE_TYPES = ["ghc_eventlog_CostCentreStackProfile:cpu:samples::",
                     "ghc_eventlog_CostCentreProfile:cpu:samples::",
@@ -338,7 +342,19 @@ def heap():
             "Bps",
             description="Bytes allocated per second, from the cumulative "
                         "HeapAllocated counter."),
-        controls(ids, grid(0, 29, 24, 2), [
+        timeseries(
+            ids, "GC statistics for ${service_name}", grid(0, 29, 24, 9),
+            [target(f'max by(service_name) ({GC_COPIED}{{{sel}}})',
+                    "Copied", "A"),
+             target(f'max by(service_name) ({GC_SLOP}{{{sel}}})',
+                    "Slop", "B"),
+             target(f'max by(service_name) ({GC_FRAG}{{{sel}}})',
+                    "Fragmentation", "C")],
+            "bytes",
+            description="Bytes copied by the last garbage collection, and "
+                        "the slop and fragmentation it found (GC stats "
+                        "events; the largest over the capabilities)."),
+        controls(ids, grid(0, 38, 24, 2), [
             ("StartHeapProfiling", "Start heap profiling",
              "/control/eventlog-socket/start-heap-profiling",
              "Requested heap profiling start"),
@@ -354,8 +370,9 @@ def heap():
     ]
     return dashboard(
         "a1d17d5b-a204-49b7-83a5-8d56afc7424b", "Heap",
-        "Heap profile, heap size, memory management and allocation rate of "
-        "Haskell programs monitored by eventlog-live-otelcol.",
+        "Heap profile, heap size, memory management, allocation rate and "
+        "GC statistics of Haskell programs monitored by "
+        "eventlog-live-otelcol.",
         variables, panels, refresh="5s", time_from="now-5m",
         annotations=annotations, tags=["heap"])
 
@@ -387,11 +404,11 @@ def logs():
                    "attribute kind tells them apart."),
         logs_panel(ids, "Daemon logs for ${service_name}",
                    grid(12, 1, 12, 20),
-                   '{service_name=~"eventlog-live.*-for-${service_name}"} '
+                   '{service_name=~"eventlog-live-otelcol-for-${service_name}"} '
                    '|~ `${log_filter}`',
                    "eventlog-live-otelcol's own log (internal_log_message) "
                    "while it monitors the program: service "
-                   "eventlog-live-for-<service>."),
+                   "eventlog-live-otelcol-for-<service>."),
     ]
     return dashboard("ad5ltk7", "Logs",
                      "Log records of Haskell programs (user markers, user "
@@ -499,6 +516,15 @@ def threads():
             "short", stack="normal", fill=60,
             description="Capabilities busy with the mutator, with GC, or "
                         "idle (capability-seconds per second)."),
+        timeseries(
+            ids, "Productivity per capability of ${service_name}",
+            grid(0, 28, 24, 9),
+            [target(f'avg by(cap) ({PRODUCTIVITY}{{{sel}}})',
+                    "cap {{cap}}", "A")],
+            "percent", maximum=100,
+            description="Each capability's mutator time as a percentage of "
+                        "its mutator and GC time since the program "
+                        "started (the productivity metric)."),
         {"type": "table", "id": ids(), "title": "Thread traces of "
                                                  "${service_name}",
          "description": "Thread state spans (running, blocked) in Tempo; "

@@ -35,9 +35,10 @@ static void say(const char *fmt, ...) {
 
 typedef struct opts_s {
   el_daemon_opts_t d;          /* what the pipeline needs (daemon.h) */
-  el_log_level_t level;        /* -v; default WARN */
+  el_log_level_t level;        /* -v, else OTEL_LOG_LEVEL, else INFO */
+  int level_given;             /* -v was given */
   const char *config;          /* --config FILE */
-  int print_defaults, print_defaults_debug, print_schema;
+  int print_defaults, print_defaults_debug, print_schema, print_markdown;
   int help, version;
   uint64_t export_ms; /* --export-interval; 0 = not given */
   int traces;         /* --traces 1, --no-traces 0, -1 = not given */
@@ -60,7 +61,7 @@ static const char *const usage_text =
     "  --service-name STRING    resource attribute service.name\n"
     "                           (default: OTEL_SERVICE_NAME, else undefined)\n"
     "  -v, --verbosity LEVEL    fatal|error|warn|warning|info|debug|trace\n"
-    "                           (default warn)\n"
+    "                           (default: OTEL_LOG_LEVEL, else info)\n"
     "  -s, --stats              show live statistics on stderr\n"
     "  --export-interval DURATION\n"
     "                           every enabled processor exports every\n"
@@ -113,6 +114,24 @@ static int parse_level(const char *s, el_log_level_t *out) {
   return EL_EINVAL;
 }
 
+/* The log threshold when -v was not given: OTEL_LOG_LEVEL (the
+ * reference's variable, spec §1.2; the names of -v, case-insensitive),
+ * else INFO (the reference's default). -v wins over the variable, which is
+ * then not read. Returns 0, or EL_EINVAL after printing why (a malformed
+ * value is a configuration error: exit status 1). */
+static int log_level_from_env(opts_t *o) {
+  if (o->level_given) return 0;
+  const char *v = getenv("OTEL_LOG_LEVEL");
+  if (!v || !*v) return 0;
+  if (parse_level(v, &o->level) < 0) {
+    fprintf(stderr, PROG ": Environment variable OTEL_LOG_LEVEL specifies "
+                         "malformed log level '%s' (use fatal, error, warn, "
+                         "info, debug or trace).\n", v);
+    return EL_EINVAL;
+  }
+  return 0;
+}
+
 static int set_breakdown(opts_t *o, const char *x) {
   if (!x || strlen(x) != 1 || !strchr("Tcmdyerbi", x[0])) {
     say("Unsupported heap profile breakdown -h%s\n", x ? x : "");
@@ -160,6 +179,9 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
     return (*i)++, o->print_defaults_debug = 1;
   if (!strcmp(a, "--print-config-json-schema"))
     return (*i)++, o->print_schema = 1;
+  /* Undocumented: the key table of docs/config.md (tests compare). */
+  if (!strcmp(a, "--print-config-markdown"))
+    return (*i)++, o->print_markdown = 1;
   if (!strcmp(a, "-s") || !strcmp(a, "--stats")) return (*i)++, o->d.stats = 1;
   if (!strcmp(a, "--traces")) return (*i)++, o->traces = 1, 1;
   if (!strcmp(a, "--no-traces")) return (*i)++, o->traces = 0, 1;
@@ -201,6 +223,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
           v);
       return EL_EUSAGE;
     }
+    o->level_given = 1;
     return 1;
   }
   if (!strncmp(a, "-h", 2) && strncmp(a, "-h-", 3)) {
@@ -301,7 +324,8 @@ int el_cmd_otelcol(int argc, char **argv) {
   return el_otelcol_main(argc, argv, NULL);
 }
 
-/* --help, --version, --print-defaults, --print-config-json-schema: print
+/* --help, --version, --print-defaults, --print-config-json-schema,
+ * --print-config-markdown: print
  * and return the exit status; -1 when none of them was given. */
 static int print_and_exit(const opts_t *o, const el_otelcol_embed_t *e) {
   if (o->help) {
@@ -317,6 +341,7 @@ static int print_and_exit(const opts_t *o, const el_otelcol_embed_t *e) {
   }
   if (o->print_defaults) return el_cfg_print_defaults(stdout) < 0;
   if (o->print_schema) return el_cfg_print_schema(stdout) < 0;
+  if (o->print_markdown) return el_cfg_print_markdown(stdout) < 0;
   return -1;
 }
 
@@ -328,7 +353,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   el_ctl_opts_init(&o.d.ctl);
   el_web_opts_init(&o.d.web);
   o.d.flush_s = 1.0;
-  o.level = EL_LOG_WARN;
+  o.level = EL_LOG_INFO;
   o.traces = -1;
   int status = 2;
   el_cfg_t *cfg = NULL;
@@ -340,8 +365,9 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   if ((status = print_and_exit(&o, e)) >= 0) goto out;
-  el_log_threshold = o.level;
   status = 1;
+  if (log_level_from_env(&o) < 0) goto out;
+  el_log_threshold = o.level;
   cfg = el_cfg_new();
   if (!cfg) goto out;
   if (o.config)

@@ -132,6 +132,7 @@ static void on_timer(uv_timer_t *tm) {
   el__daemon_t *d = tm->data;
   el_host_run_wall_timers(d->host, uv_now(&d->loop));
   el__daemon_log_progress(d, 0);
+  el__daemon_self_metrics(d, 0);
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
     el__daemon_print_stats(d, stderr, 0);
@@ -353,6 +354,7 @@ static int finish(el__daemon_t *d) {
          o->otlp.shutdown_timeout_ms);
   el__daemon_log_progress(d, 1);
   el_host_end(d->host);
+  el__daemon_self_metrics(d, 1);
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   el_tm_store_flush(d->store);
   if (el_tm_store_shutdown(d->store, o->otlp.shutdown_timeout_ms) < 0)
@@ -404,6 +406,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   memset(&d, 0, sizeof d);
   d.o = o;
   d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
+  el__daemon_self_init(&d, cfg);
   if (uv_loop_init(&d.loop) < 0) return 1;
   int status = 1;
   if (setup_store(&d) == 0 && setup_host(&d, cfg) == 0) {

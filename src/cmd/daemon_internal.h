@@ -53,6 +53,17 @@ typedef struct el__daemon_s {
   uint64_t batch_ms;           /* batch interval (spec §3.4) */
   uint64_t log_last_ms;        /* last "Received <n> events." check */
   el__totals_t log_prev;           /* totals at that check */
+  el__totals_t peak_prev;          /* totals when the peaks were updated */
+  el__totals_t peak;               /* largest increase in one batch interval */
+  /* The self-metrics internal_event_count, internal_{exported,rejected}_
+   * {logs,metrics,samples,spans} (docs/config.md), in el__self_keys order;
+   * desc.name NULL: off. win: the aggregation window last sampled. */
+  struct {
+    el_tm_metric_desc_t desc;
+    uint64_t agg_ms;
+    int64_t win;
+  } self[9];
+  el_unix_ns_t self_start_unix_ns;  /* start time of the sums */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
   int idle_ticks;              /* ticks with end_when_idle set and no
@@ -68,6 +79,14 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final);
 /* Once per batch interval (or when forced): the reference's progress
  * messages (spec reference-behaviour.md §9, §6.1). */
 void el__daemon_log_progress(el__daemon_t *d, int force);
+/* The config keys of the self-metrics, in the order of el__daemon_t.self. */
+extern const char *const el__self_keys[9];
+/* Set up d->self from the resolved configuration (enabled ones only). */
+void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg);
+/* Sample the self-metrics into the store under the host's resource: each
+ * enabled one once per aggregation window of the wall clock (every call
+ * when its aggregate is 0), every one when force (the end of input). */
+void el__daemon_self_metrics(el__daemon_t *d, int force);
 /* Unix ns now (CLOCK_REALTIME). */
 el_unix_ns_t el__daemon_now_unix_ns(void);
 

@@ -33,6 +33,27 @@ void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
   }
 }
 
+/* Fold the increase of every counter since the last call into the peaks
+ * (the `Peak` column of --stats: the largest count of one batch interval,
+ * as the reference's, spec §10). Called once per batch interval and once
+ * more for the final table. */
+static void note_peaks(el__daemon_t *d, const el__totals_t *t) {
+  el__totals_t *p = &d->peak, *b = &d->peak_prev;
+#define PEAK(field)                                                      \
+  do {                                                                   \
+    uint64_t inc = t->field > b->field ? t->field - b->field : 0;        \
+    if (inc > p->field) p->field = inc;                                  \
+  } while (0)
+  PEAK(events);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    PEAK(exported[s]);
+    PEAK(rejected[s]);
+    PEAK(dropped[s]);
+  }
+#undef PEAK
+  *b = *t;
+}
+
 /* How far the processed stream is behind the wall clock, in seconds
  * (negative: unknown). */
 static double stream_lag_s(el__daemon_t *d) {
@@ -53,24 +74,30 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
                     : (now - d->stats_last_ms) / 1000.0;
   const el__totals_t *p = final ? NULL : &d->stats_prev;
   if (dt <= 0) dt = 1e-3;
+  if (final) note_peaks(d, &t);
 #define RATE(field) ((double)(t.field - (p ? p->field : 0)) / dt)
   if (!final && d->stats_lines && isatty(fileno(f)))
     fprintf(f, "\033[%dA\033[J", d->stats_lines);
   int lines = 0;
-  fprintf(f, "%-9s %-9s %14s %12s\n", "Item", "Action", "Total",
-          "Rate (/s)");
-  fprintf(f, "%-9s %-9s %14llu %12.0f\n", "Events", "Received",
-          (unsigned long long)t.events, RATE(events));
+  const el__totals_t *pk = &d->peak;
+  fprintf(f, "%-9s %-9s %14s %12s %14s\n", "Item", "Action", "Total",
+          "Rate (/s)", "Peak (/batch)");
+  fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "Events", "Received",
+          (unsigned long long)t.events, RATE(events),
+          (unsigned long long)pk->events);
   lines += 2;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     uint64_t gone = t.exported[s] + t.rejected[s] + t.dropped[s];
     uint64_t pending = t.emitted[s] > gone ? t.emitted[s] - gone : 0;
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", sig_names[s], "Exported",
-            (unsigned long long)t.exported[s], RATE(exported[s]));
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Rejected",
-            (unsigned long long)t.rejected[s], RATE(rejected[s]));
-    fprintf(f, "%-9s %-9s %14llu %12.0f\n", "", "Dropped",
-            (unsigned long long)t.dropped[s], RATE(dropped[s]));
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", sig_names[s], "Exported",
+            (unsigned long long)t.exported[s], RATE(exported[s]),
+            (unsigned long long)pk->exported[s]);
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "", "Rejected",
+            (unsigned long long)t.rejected[s], RATE(rejected[s]),
+            (unsigned long long)pk->rejected[s]);
+    fprintf(f, "%-9s %-9s %14llu %12.0f %14llu\n", "", "Dropped",
+            (unsigned long long)t.dropped[s], RATE(dropped[s]),
+            (unsigned long long)pk->dropped[s]);
     fprintf(f, "%-9s %-9s %14llu\n", "", "Pending",
             (unsigned long long)(d->otlp || d->console ? pending : 0));
     lines += 4;
@@ -100,6 +127,65 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
   d->stats_prev = t;
 }
 
+/* {====== self-metrics ======} */
+
+const char *const el__self_keys[9] = {
+    "internal_event_count",      "internal_exported_logs",
+    "internal_rejected_logs",    "internal_exported_metrics",
+    "internal_rejected_metrics", "internal_exported_samples",
+    "internal_rejected_samples", "internal_exported_spans",
+    "internal_rejected_spans"};
+static const char *const self_units[9] = {
+    "{event}",      "{log_record}", "{log_record}", "{data_point}",
+    "{data_point}", "{sample}",     "{sample}",     "{span}", "{span}"};
+
+void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg) {
+  for (int i = 0; i < 9; i++) {
+    memset(&d->self[i], 0, sizeof d->self[i]);
+    d->self[i].win = -1;
+    const el_cfg_proc_t *p = el_cfg_proc(cfg, EL_CFG_METRICS, el__self_keys[i]);
+    if (!p || !p->enabled) continue;
+    d->self[i].desc.name = p->name;
+    d->self[i].desc.description = p->description;
+    d->self[i].desc.unit = self_units[i];
+    d->self[i].desc.kind = EL_TM_SUM;
+    d->self[i].desc.temporality = EL_TM_TEMP_CUMULATIVE;
+    d->self[i].desc.monotonic = true;
+    d->self[i].agg_ms = p->aggregate_ms;
+  }
+  d->self_start_unix_ns = el__daemon_now_unix_ns();
+}
+
+/* The count self-metric i reports from totals t. */
+static uint64_t self_value(const el__totals_t *t, int i) {
+  static const el_tm_signal_t sig[4] = {
+      EL_TM_SIGNAL_LOGS, EL_TM_SIGNAL_METRICS, EL_TM_SIGNAL_PROFILES,
+      EL_TM_SIGNAL_TRACES};
+  if (i == 0) return t->events;
+  el_tm_signal_t s = sig[(i - 1) / 2];
+  return (i - 1) % 2 ? t->rejected[s] : t->exported[s];
+}
+
+void el__daemon_self_metrics(el__daemon_t *d, int force) {
+  el__totals_t t;
+  int have = 0;
+  uint64_t now_ms = uv_now(&d->loop);
+  for (int i = 0; i < 9; i++) {
+    if (!d->self[i].desc.name) continue;
+    uint64_t agg = d->self[i].agg_ms;
+    int64_t w = (int64_t)(agg ? now_ms / agg : now_ms);
+    if (!force && w == d->self[i].win) continue;
+    d->self[i].win = w;
+    if (!have) {
+      el__daemon_totals(d, &t);
+      have = 1;
+    }
+    el_tm_host_metric_point(d->store, &d->self[i].desc, d->self_start_unix_ns,
+                            el__daemon_now_unix_ns(),
+                            (int64_t)self_value(&t, i));
+  }
+}
+
 /* Once per batch interval, what the reference logs per tick (spec §9,
  * §6.1): DEBUG "Received <n> events.", DEBUG "Exported <n> <signal>.",
  * ERROR "Rejected <n> <signal>.", and once WARN "No input after 10
@@ -113,6 +199,7 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
   d->log_last_ms = now;
   el__totals_t t;
   el__daemon_totals(d, &t);
+  note_peaks(d, &t);
   if (t.events > d->log_prev.events)
     el_log(EL_LOG_DEBUG, "Received %llu events.",
            (unsigned long long)(t.events - d->log_prev.events));

@@ -4,7 +4,8 @@
  *
  * Defaults follow ../shared/spec/reference-behaviour.md §3.2 (HEAD column),
  * except heap_allocated and capability_usage, which we export as cumulative
- * monotonic sums and therefore enable (DESIGN.md). */
+ * monotonic sums and therefore enable (DESIGN.md), and heap_live's
+ * description, which the reference copied from heap_size. */
 #include <errno.h>
 #include <string.h>
 
@@ -41,21 +42,39 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "At most max_threads threads get their own user series (the first "
      "seen; a finished thread's series ends once exported and frees its "
      "place); the others' time goes to user \"other\"."},
+    {EL_CFG_METRICS, "gc_copied", "ghc_eventlog_GcCopied",
+     "The number of bytes copied in one garbage collection pass.", "1s",
+     "30s",
+     "Gauge (By) from GC_STATS_GHC's copied field (bytes copied by one GC); "
+     "attributes evCap, heapCapset; the last value per aggregation window."},
+    {EL_CFG_METRICS, "gc_fragmentation", "ghc_eventlog_GcFragmentation",
+     "The number of bytes of fragmentation found in one garbage collection "
+     "pass.",
+     "1s", "30s",
+     "Gauge (By) from GC_STATS_GHC's fragmentation field; attributes evCap, "
+     "heapCapset; the last value per aggregation window."},
+    {EL_CFG_METRICS, "gc_slop", "ghc_eventlog_GcSlop",
+     "The number of slop bytes found in one garbage collection pass.", "1s",
+     "30s",
+     "Gauge (By) from GC_STATS_GHC's slop field; attributes evCap, "
+     "heapCapset; the last value per aggregation window."},
     {EL_CFG_METRICS, "heap_allocated", "ghc_eventlog_HeapAllocated",
      "The size of a newly allocated chunk of heap.", "1s", "30s",
      "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
      "attributes evCap, heapCapset."},
     {EL_CFG_METRICS, "heap_live", "ghc_eventlog_HeapLive",
-     "The current heap size, calculated by the allocated number of "
-     "megablocks.",
+     "The amount of live data in the heap, as measured by the last "
+     "garbage collection.",
      "1s", "30s",
      "Gauge (By) from HEAP_LIVE; attributes evCap, heapCapset; the last value "
      "per aggregation window."},
     {EL_CFG_METRICS, "heap_prof_sample", "ghc_eventlog_HeapProfSample",
      "A heap profile sample.", "1s", "30s",
-     "Gauge (By) per label of each heap census (HEAP_PROF_SAMPLE_STRING); "
-     "attributes evCap, heapProfBreakdown, heapProfId, heapProfLabel, "
-     "heapProfSampleEra (and ip* for -hi); the last census per window."},
+     "Gauge (By) per label of each heap census (HEAP_PROF_SAMPLE_STRING; "
+     "for -hc HEAP_PROF_SAMPLE_COST_CENTRE, labelled by the cost-centre "
+     "stack, innermost first, joined by '/'); attributes evCap, "
+     "heapProfBreakdown, heapProfId, heapProfLabel, heapProfSampleEra (and "
+     "ip* for -hi); the last census per window."},
     {EL_CFG_METRICS, "heap_size", "ghc_eventlog_HeapSize",
      "The current heap size, calculated by the allocated number of "
      "megablocks.",
@@ -75,6 +94,67 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "30s",
      "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
      "heapCapset."},
+    {EL_CFG_METRICS, "productivity", "ghc_eventlog_Productivity",
+     "The ratio between GC and mutator usage.",
+     "1s", "30s",
+     "Gauge (%) per capability: 100 x mutator / (mutator + GC), from the "
+     "capability's running totals since the program started (RUN/STOP_THREAD "
+     "and GC_START/GC_END spans, as capability_usage); attribute cap; one "
+     "value per span, the last per aggregation window."},
+    {EL_CFG_METRICS, "internal_event_count", "eventlog_live_InternalEventCount",
+     "The number of events received over the eventlog socket.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({event}) of the events decoded from the input since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_logs", "eventlog_live_InternalExportedLogs",
+     "The number of exported logs.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector accepted (the console exporter counts as accepting) since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_logs", "eventlog_live_InternalRejectedLogs",
+     "The number of rejected logs.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector rejected (partial success) since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_metrics", "eventlog_live_InternalExportedMetrics",
+     "The number of exported metrics.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_metrics", "eventlog_live_InternalRejectedMetrics",
+     "The number of rejected metrics.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_samples", "eventlog_live_InternalExportedSamples",
+     "The number of exported samples.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_samples", "eventlog_live_InternalRejectedSamples",
+     "The number of rejected samples.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_exported_spans", "eventlog_live_InternalExportedSpans",
+     "The number of exported spans.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({span}) of the spans the collector accepted since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
+    {EL_CFG_METRICS, "internal_rejected_spans", "eventlog_live_InternalRejectedSpans",
+     "The number of rejected spans.", "1s", "false",
+     "Self-metric: cumulative monotonic sum ({span}) of the spans the collector rejected since the "
+     "daemon started, under the resource "
+     "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
+     "aggregation window (wall clock). Off by default."},
     /* traces */
     {EL_CFG_TRACES, "capability_usage", "ghc_eventlog_CapabilityUsage",
      "A trace of capability usage (either mutator thread or garbage "
@@ -92,7 +172,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     /* profiles */
     {EL_CFG_PROFILES, "call_stack_profile", "ghc_eventlog_CallStackProfile",
      "A GHC call-stack profile.", NULL, "30s",
-     "Call-stack samples sent by ghc-stack-profiler in USER_BINARY_MSG "
+     "Call-stack samples sent by ghc-stack-profiler (wire layouts 0.3/0.4 "
+     "and 0.5, chosen by its ProtocolVersion message) in USER_BINARY_MSG "
      "events; profile type <name>:cpu:samples."},
     {EL_CFG_PROFILES, "cost_centre_stack_profile",
      "ghc_eventlog_CostCentreStackProfile", "A GHC cost-centre stack profile.",

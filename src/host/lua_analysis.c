@@ -17,7 +17,7 @@
 #define NSTATUS 24            /* STOP_THREAD status codes tracked */
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
-enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_N };
+enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_PROD, TK_N };
 #define SPANS_PER_FLUSH 8192  /* native spans between store flushes */
 #define MAX_TRACE_IDS 65536   /* per-thread trace ids kept at most */
 /* Finished threads kept in the table (el.threads{keep_finished=}); the
@@ -69,6 +69,13 @@ typedef struct {
   int used_prev;            /* cap usage: a previous span exists */
   uint64_t prev_end;
   uint64_t mut_ns, gc_ns, idle_ns;  /* since the last totals(true) */
+  /* productivity (el.cap_usage{on_productivity=}): running totals since
+   * the last reset_productivity(), and the latest value of the current
+   * aggregation window not yet handed to Lua */
+  uint64_t pm, pg;          /* mutator, GC ns */
+  uint64_t ppm, ppg;        /* their values at pt */
+  int64_t pt, pwin;
+  int pdirty;
 } cap_t;
 
 typedef struct {
@@ -94,6 +101,7 @@ typedef struct el__ana_s {
   uint64_t unexpected;      /* thread/GC sequences the spec warns about */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg;             /* aggregation window ns, 0 = every span */
+  int64_t pagg;             /* the same for on_productivity */
   ustate_t *us;
   size_t nus, us_cap; /* slots used or free */
   uint32_t *ufree;    /* free slots of us, reused first */
@@ -283,6 +291,8 @@ static void threads_evict(el_host_t *h) {
 
 static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
                            uint32_t thread, uint64_t start, uint64_t end);
+static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
+                      uint64_t d);
 
 /* Arguments of a span callback, built in C and pushed inside a protected
  * call (pushing strings allocates). */
@@ -665,6 +675,7 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
   c->prev_end = end;
   if (a->ncb[TK_POINTS])
     upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread, start, end);
+  if (a->ncb[TK_PROD]) prod_span(h, cap, gc, start, d);
   if (a->cap_names[0]) cap_native_span(h, cap, gc, thread, start, end);
   if (!a->ncb[TK_CAPS]) return;
   sargs_t g = {.kind = TK_CAPS};
@@ -677,6 +688,49 @@ static void cap_usage_span(el_host_t *h, unsigned cap, const char *cat,
   arg_int(&g, (lua_Integer)start);
   arg_int(&g, (lua_Integer)end);
   call_spans(h, &g);
+}
+
+/* Call on_productivity(cap, t, mutator_ns, gc_ns). */
+static void prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
+                      uint64_t g) {
+  sargs_t a = {.kind = TK_PROD};
+  arg_int(&a, cap);
+  arg_int(&a, t);
+  arg_int(&a, (lua_Integer)m);
+  arg_int(&a, (lua_Integer)g);
+  call_spans(h, &a);
+}
+
+/* One Mutator or GC span (start, duration d) into capability c's
+ * productivity totals: a value goes to Lua per span without aggregation,
+ * else only when the capability moves to another aggregation window (and
+ * at flush_points()). No value while both totals are 0. */
+static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
+                      uint64_t d) {
+  ana_t *a = h->ana;
+  cap_t *c = &a->caps[cap];
+  if (gc)
+    c->pg += d;
+  else
+    c->pm += d;
+  if (c->pm + c->pg == 0) return;
+  int64_t s = (int64_t)start;
+  if (a->pagg == 0) {
+    prod_call(h, cap, s, c->pm, c->pg);
+    return;
+  }
+  int64_t w = s / a->pagg;
+  if (s < 0 && s % a->pagg) w--;
+  if (c->pdirty && w != c->pwin) {
+    c->pdirty = 0;
+    prod_call(h, cap, c->pt, c->ppm, c->ppg);
+    c = &a->caps[cap];
+  }
+  c->pt = s;
+  c->pwin = w;
+  c->ppm = c->pm;
+  c->ppg = c->pg;
+  c->pdirty = 1;
 }
 
 /* {====== state machines (reference §5.2.3) ======} */
@@ -1023,12 +1077,19 @@ static int tr_totals(lua_State *L) {
 }
 
 /* tracker:flush_points(): call on_point for every usage series changed
- * since the last call, in the order they changed. [-0, +0, e] */
+ * since the last call, in the order they changed, and on_productivity for
+ * every capability with a value not yet given. [-0, +0, e] */
 static int tr_flush_points(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
   luaL_checkudata(L, 1, TRACKER_MT);
   if (!a) return 0;
+  for (int c = 0; c <= a->max_cap; c++) {
+    cap_t *cp = &a->caps[c];
+    if (!cp->pdirty) continue;
+    cp->pdirty = 0;
+    prod_call(h, (unsigned)c, cp->pt, cp->ppm, cp->ppg);
+  }
   for (size_t k = 0; k < a->nudirty; k++) {
     size_t i = a->udirty[k];
     if (!a->us[i].dirty) continue;
@@ -1036,6 +1097,21 @@ static int tr_flush_points(lua_State *L) {
     upoint_call(h, i, a->us[i].t, a->us[i].total);
   }
   a->nudirty = 0;
+  return 0;
+}
+
+/* tracker:reset_productivity(): the productivity totals start again from
+ * zero (a new session's program); a value not yet given is dropped (call
+ * flush_points() first). [-0, +0, -] */
+static int tr_reset_productivity(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  ana_t *a = h->ana;
+  luaL_checkudata(L, 1, TRACKER_MT);
+  for (int c = 0; a && c < MAX_CAPS; c++) {
+    cap_t *cp = &a->caps[c];
+    cp->pm = cp->pg = cp->ppm = cp->ppg = 0;
+    cp->pdirty = 0;
+  }
   return 0;
 }
 
@@ -1140,6 +1216,22 @@ static int new_tracker(lua_State *L, int kind) {
       lua_pop(L, 1);
     }
   }
+  if (kind == TK_CAPS && !lua_isnoneornil(L, 1)) {
+    if (lua_getfield(L, 1, "on_productivity") != LUA_TNIL) {
+      luaL_checktype(L, -1, LUA_TFUNCTION);
+      if (a->ncb[TK_PROD] >= 1)
+        return luaL_error(L, "only one cap_usage on_productivity per host");
+      lua_getfield(L, 1, "productivity_aggregate_ns");
+      lua_Integer agg = luaL_optinteger(L, -1, 0);
+      lua_pop(L, 1);
+      if (agg < 0)
+        return luaL_error(L, "productivity_aggregate_ns must be >= 0");
+      a->pagg = agg;
+      a->cb[TK_PROD][a->ncb[TK_PROD]++] = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
   if ((kind == TK_CAPS || kind == TK_THREADS) && !lua_isnoneornil(L, 1)) {
     if (lua_getfield(L, 1, "spans") != LUA_TNIL) {
       const char *base = luaL_checkstring(L, -1);
@@ -1190,6 +1282,8 @@ static const luaL_Reg tr_meta[] = {{"list", tr_list},
                                    {"totals", tr_totals},
                                    {"unexpected", tr_unexpected},
                                    {"flush_points", tr_flush_points},
+                                   {"reset_productivity",
+                                    tr_reset_productivity},
                                    {"release_finished", tr_release_finished},
                                    {"__tostring", tr_tostring},
                                    {NULL, NULL}};

@@ -51,7 +51,7 @@ struct el_tm_store_s {
   char *scope_name;
   char *scope_version;
   el__tm_res_t *main_res;             /* the observed program */
-  el__tm_res_t *host_res;             /* eventlog-live-for-<service> */
+  el__tm_res_t *host_res;             /* eventlog-live-otelcol-for-<service> */
   window_t win[EL_TM_NSIGNALS];
   el_tm_exporter_t *ex;
   size_t nex, ex_cap;
@@ -104,7 +104,7 @@ static el__tm_res_t *host_res_for(const el__tm_res_t *main) {
     if (a->type == EL_TM_STR && strcmp(a->key, "service.name") == 0)
       svc = a->v.s;
   }
-  static const char prefix[] = "eventlog-live-for-";
+  static const char prefix[] = "eventlog-live-otelcol-for-";
   size_t plen = sizeof(prefix) - 1;
   char *name = el_malloc(plen + svc.len + 1);
   if (!name) return NULL;
@@ -396,15 +396,17 @@ static int same_metric(const window_t *w, const el_tm_metric_desc_t *desc,
 static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
                        int ri);
 
-int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
-                       const el_tm_attr_t *attrs, size_t nattrs,
-                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
-                       bool is_int, int64_t ival, double dval) {
+/* One data point under the main resource, or (host) under the host's own
+ * resource (eventlog-live-otelcol-for-<service>). */
+static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                        const el_tm_attr_t *attrs, size_t nattrs,
+                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                        bool is_int, int64_t ival, double dval, bool host) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
   if (!st || !desc || !desc->name) return EL_EINVAL;
   window_t *w = &st->win[sig];
   if (admit(st, sig, attrs_bytes(attrs, nattrs)) < 0) return drop(st, sig);
-  int ri = win_res(w, st->main_res);
+  int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
   int it = same_metric(w, desc, ri);
   if (it < 0 && (it = metric_item(w, desc, ri)) < 0) return drop(st, sig);
@@ -420,6 +422,22 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   w->items[it].n++;
   push(st, sig, &p, (uint32_t)it);
   return 0;
+}
+
+int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
+                       const el_tm_attr_t *attrs, size_t nattrs,
+                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
+                       bool is_int, int64_t ival, double dval) {
+  return metric_point(st, desc, attrs, nattrs, start_unix_ns, time_unix_ns,
+                      is_int, ival, dval, false);
+}
+
+int el_tm_host_metric_point(el_tm_store_t *st,
+                            const el_tm_metric_desc_t *desc,
+                            el_unix_ns_t start_unix_ns,
+                            el_unix_ns_t time_unix_ns, int64_t ival) {
+  return metric_point(st, desc, NULL, 0, start_unix_ns, time_unix_ns, true,
+                      ival, 0.0, true);
 }
 
 /* The item of the metric of the previous point when desc describes the

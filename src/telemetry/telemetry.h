@@ -116,6 +116,16 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
                        bool is_int, int64_t ival, double dval);
 
+/* Add one integer data point without attributes under the host's own
+ * resource (service.name=eventlog-live-otelcol-for-<svc>, as host_log
+ * records): the daemon's self-metrics (internal_event_count, ...).
+ * Returns 0, EL_EINVAL (no store or name) or EL_ENOMEM (dropped and
+ * counted). */
+int el_tm_host_metric_point(el_tm_store_t *st,
+                            const el_tm_metric_desc_t *desc,
+                            el_unix_ns_t start_unix_ns,
+                            el_unix_ns_t time_unix_ns, int64_t ival);
+
 /* {====== logs ======} */
 
 /* Severity numbers per the OpenTelemetry logs data model. */
@@ -140,7 +150,7 @@ typedef struct el_tm_log_s {
   const uint8_t *span_id;             /* 8 bytes or NULL */
   bool host_log;                      /* true: the host's own log, exported
                                          under the second resource
-                                         service.name=eventlog-live-for-<svc> */
+                                         service.name=eventlog-live-otelcol-for-<svc> */
 } el_tm_log_t;
 
 /* Add one log record (everything copied). Returns 0 or EL_ENOMEM. */

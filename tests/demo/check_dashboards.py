@@ -297,7 +297,7 @@ def check_data(dashes, url, services):
 def check_log_services(d, path, expr, services, all_services):
     """Each service_name matcher of a stream selector, with the service
     variable set to one of our programs, selects one of our log streams
-    (the program's own, or the daemon's eventlog-live-for-<program>)."""
+    (the program's own, or the daemon's eventlog-live-otelcol-for-<program>)."""
     programs = [s for s in all_services
                 if not s.startswith("eventlog-live")]
     for op, val in re.findall(r'service_name\s*(=~|=)\s*"([^"]*)"', expr):

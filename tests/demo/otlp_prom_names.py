@@ -14,7 +14,7 @@ OUT: JSON with
                  instance, otel_scope_*)
   loki_labels    Loki stream labels and structured metadata of our logs
   log_services   the service.name values of our logs (programs, and
-                 the daemon's own eventlog-live-for-<service>)
+                 the daemon's own eventlog-live-otelcol-for-<service>)
   services       the service.name values of all our telemetry
   span_names     span names
   profile_types  Pyroscope profile type ids <__name__>:<type>:<unit>::

@@ -11,6 +11,8 @@ usage: otelcol_check.py REFERENCE RECEIVED.jsonl SERVICE AGGREGATE_NS CHECKS
   AGGREGATE_NS: 0 = every measurement kept, else the aggregation window.
   CHECKS: comma-separated subset of
     heap (heap_size, heap_live, blocks_size, heap_allocated),
+    gcstats (gc_copied, gc_slop, gc_fragmentation from GC_STATS_GHC),
+    productivity (per capability, from the run and GC intervals),
     census, markers, messages, labels, capusage, ccprofile
 Prints one line per check and exits 1 if any failed.
 """
@@ -106,9 +108,10 @@ def received(path, service):
                         body = m.get("gauge") or m.get("sum")
                         temp = body.get("aggregationTemporality")
                         for p in body.get("dataPoints", []):
+                            v = p["asDouble"] if "asDouble" in p else \
+                                int(p.get("asInt", 0))
                             metrics[m["name"]].append(
-                                (int(p.get("timeUnixNano", 0)),
-                                 int(p.get("asInt", 0)),
+                                (int(p.get("timeUnixNano", 0)), v,
                                  attrs_of(p.get("attributes")), kind, temp,
                                  m.get("unit")))
             for rl in req.get("resourceLogs", []):
@@ -199,11 +202,94 @@ def check_heap(ck, events, start, metrics, agg):
             print(f"FAIL {name}: kind/temporality/unit {kinds} != {want}")
 
 
+GC_STATS = re.compile(
+    r"^GC stats for heap capset (\d+): generation \d+, (\d+) bytes copied, "
+    r"(\d+) bytes slop, (\d+) bytes fragmentation")
+
+
+def check_gcstats(ck, events, start, metrics, agg):
+    """gc_copied, gc_slop, gc_fragmentation: one gauge point (By) per
+    GC_STATS_GHC event, attributes evCap and heapCapset."""
+    for i, name in enumerate(["ghc_eventlog_GcCopied", "ghc_eventlog_GcSlop",
+                              "ghc_eventlog_GcFragmentation"]):
+        ms = []
+        for t, cap, text in events:
+            m = GC_STATS.match(text)
+            if m:
+                ms.append((t, (cap, int(m.group(1))), int(m.group(2 + i))))
+        if not ms:
+            ck.failed += 1
+            print(f"FAIL {name}: the reference has no GC stats")
+            continue
+        exp = [(start + t, v, cap, capset)
+               for t, (cap, capset), v in windowed(ms, agg, 1)]
+        got = [(p[0], p[1], p[2].get("evCap"), p[2].get("heapCapset"))
+               for p in metrics.get(name, [])]
+        ck.compare(name, exp, got)
+        kinds = {(p[3], p[5]) for p in metrics.get(name, [])}
+        if kinds != {("gauge", "By")}:
+            ck.failed += 1
+            print(f"FAIL {name}: kind/unit {kinds} != gauge, By")
+
+
+def check_productivity(ck, events, start, metrics, agg):
+    """Per capability: at the start of each GC or running interval, 100 x
+    the capability's total running time / (running + GC time) so far,
+    intervals taken as they end (usage_spans); no value while both totals
+    are 0. Compared to 9 decimals."""
+    mut, gc = defaultdict(int), defaultdict(int)
+    ms = []
+    for c, cat, _, a, b in usage_spans(events):
+        d = max(0, b - a)
+        if cat == "GC":
+            gc[c] += d
+        else:
+            mut[c] += d
+        if mut[c] + gc[c]:
+            ms.append((a, c, mut[c] / (mut[c] + gc[c]) * 100.0))
+    name = "ghc_eventlog_Productivity"
+    exp = [(start + t, round(v, 9), c) for t, c, v in windowed(ms, agg, 1)]
+    got = [(p[0], round(p[1], 9), p[2].get("cap"))
+           for p in metrics.get(name, [])]
+    ck.compare(name, exp, got)
+    kinds = {(p[3], p[5]) for p in metrics.get(name, [])}
+    if kinds != {("gauge", "%")}:
+        ck.failed += 1
+        print(f"FAIL {name}: kind/unit {kinds} != gauge, %")
+
+
+def cc_stack_label(names, ids):
+    """A -hc band's label: the cost centres' labels from the innermost
+    (first) outwards joined by "/", a CAF as <module>.CAF, an unknown id
+    as cc<id>, the empty stack as MAIN."""
+    if not ids:
+        return "MAIN"
+    return "/".join(names.get(i, f"cc{i}") for i in ids)
+
+
 def check_census(ck, events, start, metrics, agg, breakdown):
     censuses = []   # (t_begin, [(t, label, residency, id)])
+    names = {}      # cost centre id -> label (-hc)
     for t, cap, text in events:
         if re.match(r"^start heap prof sample \d+$", text):
             censuses.append((t, []))
+            continue
+        m = re.match(r"^cost centre (\d+) (\S+) in (\S+) at ", text)
+        if m:
+            label, module = m.group(2), m.group(3)
+            names[int(m.group(1))] = f"{module}.CAF" if label == "CAF" \
+                else label
+            continue
+        m = re.match(r"^heap prof sample (\d+), residency (\d+), cost centre "
+                     r"stack ?(.*)$", text)
+        if m and censuses:
+            ids = [int(x) for x in m.group(3).split(", ") if x]
+            label = cc_stack_label(names, ids)
+            samples = censuses[-1][1]
+            old = [s for s in samples if s[1] == label]
+            res = int(m.group(2)) + sum(s[2] for s in old)
+            samples[:] = [s for s in samples if s[1] != label]
+            samples.append((t, label, res, int(m.group(1))))
             continue
         m = re.match(r"^heap prof sample (\d+), residency (\d+), label (.*)$",
                      text)
@@ -500,6 +586,10 @@ def main():
     for c in checks.split(","):
         if c == "heap":
             check_heap(ck, events, start, metrics, agg)
+        elif c == "gcstats":
+            check_gcstats(ck, events, start, metrics, agg)
+        elif c == "productivity":
+            check_productivity(ck, events, start, metrics, agg)
         elif c == "census":
             check_census(ck, events, start, metrics, agg, breakdown)
         elif c in ("markers", "messages", "labels"):

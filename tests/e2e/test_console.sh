@@ -72,7 +72,7 @@ expect 2 "$L.body.stringValue" '"say \"hi\"\n\ttab"'
 expect 2 "$L.attributes[1]" '{"key":"kind","value":{"stringValue":"UserMarker"}}'
 expect 2 "$L|has(\"traceId\")" 'false'
 expect 2 '.resourceLogs[1].resource.attributes|from_entries|map_values(.stringValue)' \
-  '{"service.name":"eventlog-live-for-oddball","service.version":"0.1.0"}'
+  '{"service.name":"eventlog-live-otelcol-for-oddball","service.version":"0.1.0"}'
 HL='.resourceLogs[1].scopeLogs[0].logRecords[0]'
 expect 2 "$HL.severityNumber" '13'
 expect 2 "$HL.severityText" '"WARN"'

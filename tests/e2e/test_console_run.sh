@@ -79,7 +79,7 @@ check "host log" \
                 | .["service.name"].stringValue),
                (.scopeLogs[0].logRecords[0] | .severityNumber,
                 .body.stringValue)]' "$tmp/out")" \
-  '["eventlog-live-for-heapy",9,"done"]'
+  '["eventlog-live-otelcol-for-heapy",9,"done"]'
 
 # Span.
 check "span" \

@@ -33,7 +33,7 @@ flatten() {
     def attrs: (. // []) | map({(.key): .value}) | add // {};
     def program: (.resource.attributes | attrs) as $r
       | select(($r["service.name"].stringValue // "")
-               | startswith("eventlog-live-for-") | not) | $r;
+               | startswith("eventlog-live-otelcol-for-") | not) | $r;
     ( .resourceMetrics[]? | program as $res | .scopeMetrics[] | .scope as $sc
       | .metrics[] | . as $m | ($m.gauge // $m.sum) as $d | $d.dataPoints[]
       | {s: "metric", res: $res, scope: $sc, name: $m.name,

@@ -72,6 +72,18 @@ exp=$(awk -F'\t' '
 act=$(run heap_top "$D/heapy-hT.eventlog" | awk -F'\t' '
   /^era\t/ {h=1; next} h && NF==5 {print $3} NF!=5 {h=0}')
 check "heap_top: total bytes per census (heapy-hT)" "$exp" "$act"
+# -hc: the censuses hold cost-centre stacks (HEAP_PROF_SAMPLE_COST_CENTRE).
+events "$D/heapy-prof-hc.eventlog.reference" > "$tmp/heapy-hc.ev"
+exp=$(awk -F'\t' '
+  $3 ~ /^start heap prof sample/ { if (open) print tot; open=1; tot=0 }
+  $3 ~ /^heap prof sample .*, residency / { r=$3; sub(/.*residency /,"",r)
+    sub(/,.*/,"",r); tot+=r }
+  END { if (open) print tot }' "$tmp/heapy-hc.ev")
+act=$(run heap_top "$D/heapy-prof-hc.eventlog" | awk -F'\t' '
+  /^era\t/ {h=1; next} h && NF==5 {print $3} NF!=5 {h=0}')
+[ -n "$exp" ] && [ "$exp" != 0 ] &&
+  check "heap_top: total bytes per census (heapy-prof-hc, -hc)" "$exp" "$act" ||
+  { echo "FAIL heap_top -hc: no census in the reference"; fail=1; }
 
 # 4. markers: marker times and the start/end span.
 exp=$(awk -F'\t' '$3 ~ /^marker: / { print $1 }' "$tmp/heapy.ev")

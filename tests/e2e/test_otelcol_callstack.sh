@@ -9,13 +9,24 @@
 # (protoc) must give back exactly those stacks: frame names (IPE
 # <module>:<label>, unresolved 0x<hex>, annotations), line and column
 # (not swapped), capability, thread, time and __name__.
+#
+# The same stacks are written in three wire layouts, as
+# ghc-stack-profiler-core writes them: 0.4 (u32 thread ids, StringDef
+# length in characters), 0.5 (a ProtocolVersion message 0xFFC0 with
+# version 0 first, u64 thread ids, StringDef length in UTF-8 bytes) and
+# mixed (0.4, then version 0 with thread ids above 2^32 and an unknown
+# message tag, then an unknown version 7 whose messages must be skipped,
+# then version 0 again). 0.4 and 0.5 must give the same stacks; mixed
+# gives every stack not sent under version 7, warns once per unknown
+# version and tag, and the daemon exits 0.
 # ctest-labels: e2e
 source "$(dirname "$0")/otelcol_lib.sh"
 
-python3 - "$WORK/cs.eventlog" "$WORK/expected.json" <<'PY'
+gen() {  # gen OUT EXPECTED VARIANT
+python3 - "$@" <<'PY'
 import json, random, struct, sys
 random.seed(7)
-out, exp_path = sys.argv[1], sys.argv[2]
+out, exp_path, variant = sys.argv[1], sys.argv[2], sys.argv[3]
 WALL_SEC, WALL_NSEC, T_WALL = 1700000000, 500, 1000
 
 def decl(i, size, desc):
@@ -44,8 +55,15 @@ for ptr, f in ipes.items():
     glob.append(ev(T_WALL + 1, 169, struct.pack(">Q", ptr) +
                    b"".join(x.encode() + b"\0" for x in f), True))
 
-def msg_string(sid, s):
-    return struct.pack(">HQH", 0xFFCC, sid, len(s)) + s.encode()
+def msg_version(v):
+    return struct.pack(">HB", 0xFFC0, v)
+def msg_string(sid, s, layout):
+    n = len(s.encode()) if layout == "0.5" else len(s)   # bytes / chars
+    return struct.pack(">HQH", 0xFFCC, sid, n) + s.encode()
+def stack_head(tag, cap, thread, n, layout):
+    if layout == "0.5":
+        return struct.pack(">HIQH", tag, cap, thread, n)
+    return struct.pack(">HIIH", tag, cap, thread, n)
 def msg_srcloc(lid, line, col, file_sid):
     return struct.pack(">HQIIQ", 0xFFCD, lid, line, col, file_sid)
 def item(it):
@@ -55,8 +73,10 @@ def item(it):
 
 strings = {1: "loop", 2: "handler ✓", 3: "src/Work.hs"}
 srclocs = {9: (40, 7, 3)}   # id -> line, column, file string id
-capev = [ev(2000 + i, 181, msg_string(k, v), True)
-         for i, (k, v) in enumerate(strings.items())]
+first = "0.5" if variant == "0.5" else "0.4"
+capev = [ev(1900, 181, msg_version(0), True)] if variant == "0.5" else []
+capev += [ev(2000 + i, 181, msg_string(k, v, first), True)
+          for i, (k, v) in enumerate(strings.items())]
 capev.append(ev(2100, 181, msg_srcloc(9, *srclocs[9]), True))
 
 def frame(it):
@@ -77,54 +97,90 @@ expected = []
 t = 10000
 choices = [("ipe", 0x4010), ("ipe", 0x4020), ("ipe", 0x9999), ("str", 1),
            ("loc", 2, 9)]
-for n in range(40):
+layout = first
+nskipped = 0     # messages sent under the unknown version
+for n in range(45):
     stack = [random.choice(choices) for _ in range(random.randint(1, 12))]
     cap, thread = n % 2, 100 + n % 5
+    keep = True
+    if variant == "mixed":
+        if n == 20:      # from here protocol version 0 (0.5)
+            capev.append(ev(t, 181, msg_version(0), True)); t += 10
+            capev.append(ev(t, 181, b"\xff\xc5 unknown tag", True)); t += 10
+            layout = "0.5"
+        if n == 30:      # an unknown version: skipped until version 0
+            capev.append(ev(t, 181, msg_version(7), True)); t += 10
+        if n == 35:
+            capev.append(ev(t, 181, msg_version(0), True)); t += 10
+        if n >= 20:
+            thread = (1 << 40) + 100 + n % 5
+        keep = not 30 <= n < 35
+    elif n >= 40:
+        continue
     wire = list(reversed(stack))          # concatenation in arrival order
     chunks = []
     while wire:
         k = random.randint(1, 4)
         chunks.append(wire[:k]); wire = wire[k:]
     t0 = t
+    if not keep:
+        nskipped += len(chunks)
     for i, ch in enumerate(chunks):
         tag = 0xFFCA if i == len(chunks) - 1 else 0xFFCB
-        body = struct.pack(">HIIH", tag, cap, thread, len(ch)) + \
+        body = stack_head(tag, cap, thread, len(ch), layout) + \
             b"".join(item(x) for x in ch)
         capev.append(ev(t, 181, body, True))
         t += 10
     t += 1000
-    expected.append({"time": WALL_SEC * 10**9 + WALL_NSEC + t0 - T_WALL,
-                     "cap": cap, "thread": thread,
-                     "frames": [frame(x) for x in stack]})
+    if keep:
+        expected.append({"time": WALL_SEC * 10**9 + WALL_NSEC + t0 - T_WALL,
+                         "cap": cap, "thread": thread,
+                         "frames": [frame(x) for x in stack]})
 # A foreign binary message: ignored with one warning.
 capev.append(ev(t, 181, b"\x00\x01not a stack", True))
 data = (block(0xFFFF, 0, 3000, glob) + block(0, 1500, t + 1, capev) +
         struct.pack(">H", 0xFFFF))
 open(out, "wb").write(hdr + data)
 json.dump(expected, open(exp_path, "w"))
+open(exp_path + ".skipped", "w").write(str(nskipped))
 PY
+}
 
 start_receiver "$WORK/rcv.jsonl"
 export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$HTTP_PORT
 printf 'processors:\n  profiles:\n    call_stack_profile: {}\n' >"$WORK/cfg.yaml"
+fail=0
+for variant in 0.4 0.5 mixed; do
+echo "== wire layout $variant"
+gen "$WORK/cs.eventlog" "$WORK/expected.json" $variant
+skip=$(wc -l <"$WORK/rcv.jsonl")
 "$DAEMON" --service-name cs --config "$WORK/cfg.yaml" \
   --eventlog-file "$WORK/cs.eventlog" 2>"$WORK/err" ||
-  { echo "FAIL daemon exit status"; cat "$WORK/err"; exit 1; }
-fail=0
+  { echo "FAIL daemon exit status"; cat "$WORK/err"; fail=1; continue; }
 grep -q "Could not parse UserBinaryMessage as ghc-stack-profiler message" "$WORK/err" &&
   echo "ok   foreign binary message: one warning" || { echo "FAIL no parse warning"; fail=1; }
 grep -q "Could not resolve IPE ID 0x9999" "$WORK/err" &&
   echo "ok   unresolved IPE warning" || { echo "FAIL no IPE warning"; fail=1; }
+if [ $variant = mixed ]; then
+  [ "$(grep -c "protocol version 7 is not supported" "$WORK/err")" = 1 ] &&
+  [ "$(grep -c "unknown ghc-stack-profiler message tag 0xffc5: skipped" "$WORK/err")" = 1 ] &&
+  grep -q "^eventlog-live: warning: $(cat "$WORK/expected.json.skipped") ghc-stack-profiler messages skipped" "$WORK/err" &&
+    echo "ok   unknown version and tag: reported once, skipped" ||
+    { echo "FAIL unknown version/tag warnings"; cat "$WORK/err"; fail=1; }
+fi
 
-python3 - "$WORK/rcv.jsonl" "$WORK/expected.json" <<'PY' || fail=1
+python3 - "$WORK/rcv.jsonl" "$WORK/expected.json" "$skip" <<'PY' || fail=1
 import json, sys
 sys.path.insert(0, __import__("os").environ["EL_SOURCE_DIR"] + "/tests/e2e")
 from otelcol_check import parse_textproto
 exp = json.load(open(sys.argv[2]))
+skip = int(sys.argv[3])
 want = sorted((e["time"], e["cap"], e["thread"], "ghc_eventlog_CallStackProfile",
                tuple(tuple(f) for f in e["frames"])) for e in exp)
 got = []
-for line in open(sys.argv[1]):
+for i, line in enumerate(open(sys.argv[1])):
+    if i < skip:
+        continue      # an earlier run's
     r = json.loads(line)
     if r.get("signal") != "profiles":
         continue
@@ -164,4 +220,5 @@ for w, g in list(zip(want, got))[:3]:
         print("  want", w); print("  got ", g)
 sys.exit(1)
 PY
+done
 exit $fail

@@ -32,7 +32,10 @@ want = {
   "logs": {"thread_label", "user_marker", "user_message", "internal_log_message"},
   "metrics": {"blocks_size", "capability_usage", "heap_allocated", "heap_live",
               "heap_prof_sample", "heap_size", "mem_current", "mem_needed",
-              "mem_returned"},
+              "mem_returned", "gc_copied", "gc_slop", "gc_fragmentation",
+              "productivity", "internal_event_count"} |
+             {f"internal_{a}_{b}" for a in ("exported", "rejected")
+              for b in ("logs", "metrics", "samples", "spans")},
   "traces": {"capability_usage", "thread_state"},
   "profiles": {"call_stack_profile", "cost_centre_stack_profile"},
 }
@@ -51,6 +54,26 @@ for d in good:
     v.validate(d)
 for d in badv:
     assert not v.is_valid(d), d
+PY
+
+# docs/config.md's key table is the one the program prints.
+"$D" --print-config-markdown >"$W/keys.md"
+python3 - "$W/keys.md" "${EL_SOURCE_DIR:-$(dirname "$0")/../..}/docs/config.md" <<'PY' && ok "docs/config.md key table is current" || bad "docs/config.md key table differs from --print-config-markdown"
+import sys
+assert open(sys.argv[1]).read() in open(sys.argv[2]).read()
+PY
+# The reference's names and descriptions of the GC statistics and
+# productivity.
+python3 - "$W/defaults.yaml" <<'PY' && ok "gc_* and productivity names" || bad "gc_* and productivity names"
+import sys, yaml
+m = yaml.safe_load(open(sys.argv[1]))["processors"]["metrics"]
+want = {"gc_copied": "ghc_eventlog_GcCopied", "gc_slop": "ghc_eventlog_GcSlop",
+        "gc_fragmentation": "ghc_eventlog_GcFragmentation",
+        "productivity": "ghc_eventlog_Productivity"}
+for k, n in want.items():
+    assert m[k]["name"] == n and m[k]["aggregate"] == "1s" and m[k]["export"] == "30s", (k, m[k])
+assert m["productivity"]["description"] == "The ratio between GC and mutator usage."
+assert m["gc_slop"]["description"] == "The number of slop bytes found in one garbage collection pass."
 PY
 
 # Config errors: file:line:column: key: message, exit status 1.

@@ -4,8 +4,11 @@
 # receiver decoded is checked against values recomputed independently from
 # the ghc-events `.reference` texts (tests/e2e/otelcol_check.py):
 # heap metrics (every event, then the last per 100 ms window), heap
-# censuses, user markers (TRACE), user messages (DEBUG), thread labels,
-# capability usage totals (sums of run and GC intervals), cost-centre
+# censuses (-hc: residency per cost-centre stack label, every census),
+# user markers (TRACE), user messages (DEBUG), thread labels, capability
+# usage totals (sums of run and GC intervals), GC statistics
+# (gc_copied/slop/fragmentation per GC_STATS_GHC event), productivity per
+# capability (running totals of run and GC intervals), cost-centre
 # profile stacks (PROF_SAMPLE_COST_CENTRE with HEAP_PROF_COST_CENTRE names),
 # thread-state Running spans (one trace id per thread).
 # ctest-labels: e2e
@@ -29,6 +32,10 @@ processors:
     heap_allocated: {aggregate: $1, export: 1s}
     heap_prof_sample: {aggregate: $1, export: 1s}
     capability_usage: {aggregate: $1, export: 1s}
+    gc_copied: {aggregate: $1, export: 1s}
+    gc_slop: {aggregate: $1, export: 1s}
+    gc_fragmentation: {aggregate: $1, export: 1s}
+    productivity: {aggregate: $1, export: 1s}
   traces:
     thread_state: {export: ${2:-false}}
     capability_usage: {export: ${2:-false}}
@@ -42,12 +49,13 @@ config 0.1s >"$WORK/agg.yaml"
 fail=0
 # file  breakdown  checks
 cases=(
-  "ghc-9.0/oddball-hT -hT heap,census,markers,messages,labels,capusage,threadspans"
-  "ghc-9.0/heapy-hT -hT heap,census,markers,messages,labels,capusage"
-  "ghc-9.0/heapy-prof-hy -hy heap,census,markers,messages,labels"
-  "ghc-9.0/threads -hT heap,markers,messages,labels,capusage,threadspans"
-  "ghc-events/ghc-9.2-events -hT heap,markers,labels"
-  "ghc-9.0/heapy-prof-hc -hc heap,markers,labels,ccprofile"
+  "ghc-9.0/oddball-hT -hT heap,gcstats,census,markers,messages,labels,capusage,productivity,threadspans"
+  "ghc-9.0/heapy-hT -hT heap,gcstats,census,markers,messages,labels,capusage,productivity"
+  "ghc-9.0/heapy-prof-hy -hy heap,gcstats,census,markers,messages,labels"
+  "ghc-9.0/threads -hT heap,gcstats,markers,messages,labels,capusage,productivity,threadspans"
+  "ghc-events/ghc-9.2-events -hT heap,gcstats,markers,labels"
+  "ghc-events/parallelTest -hT gcstats,capusage,productivity"
+  "ghc-9.0/heapy-prof-hc -hc heap,census,markers,labels,ccprofile"
   "ghc-events/time-prof -hT heap,ccprofile"
 )
 n=0
@@ -73,7 +81,7 @@ for c in "${cases[@]}"; do
 done
 
 # internal_log_message: the daemon's own WARN about -hb arrives as a log
-# record (severity WARN = 13) under the resource eventlog-live-for-<svc>.
+# record (severity WARN = 13) under the resource eventlog-live-otelcol-for-<svc>.
 "$DAEMON" --service-name hb --eventlog-file "$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog" \
   -hb 2>/dev/null || { echo "FAIL -hb run"; fail=1; }
 python3 - "$WORK/rcv.jsonl" <<'PY' && echo "ok   internal log record" || { echo "FAIL internal log record"; fail=1; }
@@ -81,7 +89,7 @@ import json, sys
 for line in open(sys.argv[1]):
     for rl in (json.loads(line).get("request") or {}).get("resourceLogs", []):
         a = {x["key"]: x["value"].get("stringValue") for x in rl["resource"]["attributes"]}
-        if a.get("service.name") != "eventlog-live-for-hb":
+        if a.get("service.name") != "eventlog-live-otelcol-for-hb":
             continue
         for sl in rl["scopeLogs"]:
             for r in sl["logRecords"]:

@@ -4,6 +4,10 @@
 #  - -s with the console exporter: the final table's Exported totals equal
 #    the data points and log records printed on stdout (the console
 #    exporter, like the reference's, counts as delivered);
+#  - -s Peak column (the largest count of one batch interval): with one
+#    batch interval for the whole run every Peak equals its Total (events:
+#    the count of the `.reference` text); an input that arrives in two
+#    parts, batch intervals apart, peaks below its total;
 #  - -v debug: INFO "Reading eventlog from <path>", DEBUG "Reading
 #    configuration file from <path>", and DEBUG "Received <n> events." lines
 #    whose sum is the number of events of the ghc-events `.reference` text;
@@ -57,6 +61,47 @@ st=0
 [ "$st" = 0 ] && grep -qE '^Logs +Exported +10 ' "$W/err" &&
   ok "-s without aggregate/export values: 10 markers exported, status 0" ||
   { bad "-s without aggregate/export: status $st"; tail -5 "$W/err"; }
+
+# The Peak column. One batch interval for the whole run (flush interval
+# 3600 s and only windows in flush intervals, so the batch interval is
+# 3600 s of eventlog time; the log lasts seconds): every peak is the total.
+events=$(sed -n '/^Events:/,$p' "$LOG.reference" | grep -cE '^ *[0-9]+: ')
+printf 'processors:\n  logs:\n    user_marker: {export: 1x}\n  metrics:\n    heap_size: {aggregate: 1x, export: 1x}\n' >"$W/onebatch.yaml"
+"$D" --eventlog-file "$LOG" -hT --service-name odd -s --eventlog-flush-interval 3600 \
+  --config "$W/onebatch.yaml" >/dev/null 2>"$W/err" || bad "daemon exit status (-s, one batch)"
+python3 - "$W/err" "$events" <<'PY' && ok "-s Peak = Total with one batch interval ($events events)" || bad "-s Peak column"
+import re, sys
+err = open(sys.argv[1]).read()
+assert re.search(r"^Item +Action +Total +Rate \(/s\) +Peak \(/batch\)$", err, re.M)
+rows = re.findall(r"^(\w*) +(Received|Exported|Rejected|Dropped) +(\d+) +\d+ +(\d+)$", err, re.M)
+assert len(rows) == 13, rows
+assert rows[0][:3] == ("Events", "Received", sys.argv[2]), rows[0]
+for r in rows:
+    assert r[2] == r[3], r
+assert int(rows[1][2]) > 0, rows[1]
+PY
+# Two parts, the second sent once the first was received and at least
+# 5 batch intervals (0.1 s) later: the events' peak is below their total.
+mkfifo "$W/fifo2"
+half=$(( $(stat -c %s "$LOG") / 2 ))
+( exec 3>"$W/fifo2"; head -c "$half" "$LOG" >&3
+  for _ in $(seq 600); do grep -q "Received" "$W/err2" 2>/dev/null && break; sleep 0.1; done
+  sleep 0.5; tail -c +"$((half + 1))" "$LOG" >&3 ) &
+writer=$!
+st=0
+timeout 120 "$D" --eventlog-file "$W/fifo2" --eventlog-flush-interval 0.1 -s -v debug \
+  >/dev/null 2>"$W/err2" || st=$?
+wait $writer || true
+python3 - "$W/err2" "$events" <<'PY' && ok "-s Peak below Total for an input in two parts" || { bad "-s Peak, two parts (status $st)"; tail -22 "$W/err2"; }
+import re, sys
+err = open(sys.argv[1]).read()
+total, peak = map(int, re.findall(r"^Events +Received +(\d+) +\d+ +(\d+)$", err, re.M)[-1])
+assert total == int(sys.argv[2]), (total, sys.argv[2])
+assert 0 < peak < total, (peak, total)
+# Peak is the largest of the per-batch counts the debug log gives.
+batches = [int(n) for n in re.findall(r"Received (\d+) events\.", err)]
+assert peak == max(batches) and sum(batches) == total, (peak, batches)
+PY
 
 # -v debug.
 printf 'processors:\n  metrics:\n    heap_size: {}\n' >"$W/c.yaml"

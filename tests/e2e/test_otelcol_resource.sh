@@ -39,4 +39,24 @@ for log in "$EL_EVENTLOGS"/ghc-9.0/{oddball-hT,threads,heapy-prof-hc}.eventlog; 
   done < "$tmp/res"
   [ $fail = 0 ] && echo "ok: $name: pid $pid, GHC $ver, args $args"
 done
+
+# The daemon's own resource: the name --print-defaults gives, with the
+# service filled in, is the one its log records carry (a WARN for -hb).
+pattern=$("$otelcol" --print-defaults | grep -o 'eventlog-live[a-z-]*-for-<service>' | sort -u)
+if [ "$pattern" != "eventlog-live-otelcol-for-<service>" ]; then
+  echo "FAIL: --print-defaults names the daemon's resource '$pattern'"; fail=1
+fi
+OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=console \
+OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none \
+  timeout 60 "$otelcol" --service-name=own -hb \
+  --eventlog-file "$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog" > "$tmp/out" 2>/dev/null
+own=$(jq -r '.resourceLogs[]?.resource.attributes[]
+             | select(.key == "service.name") | .value.stringValue' "$tmp/out" |
+      grep -v '^own$' | sort -u)
+want=${pattern/<service>/own}
+if [ "$own" = "$want" ] && [ -n "$own" ]; then
+  echo "ok: the daemon's own resource is $own, as --print-defaults says"
+else
+  echo "FAIL: daemon's own resource '$own', --print-defaults says '$want'"; fail=1
+fi
 exit $fail

@@ -57,7 +57,41 @@ static void test_defaults_without_file(void **state) {
   assert_int_equal(p->aggregate_ms, 1000);
   assert_int_equal(p->export_ms, 30000);
   assert_null(el_cfg_proc(c, EL_CFG_METRICS, "no_such"));
-  assert_int_equal(el_cfg_nprocs(), 17);
+  /* The reference's newer metrics (issue 15): on, with its names. */
+  static const char *const newer[][2] = {
+      {"gc_copied", "ghc_eventlog_GcCopied"},
+      {"gc_slop", "ghc_eventlog_GcSlop"},
+      {"gc_fragmentation", "ghc_eventlog_GcFragmentation"},
+      {"productivity", "ghc_eventlog_Productivity"}};
+  for (size_t i = 0; i < 4; i++) {
+    assert_true(el_cfg_enabled(c, EL_CFG_METRICS, newer[i][0]));
+    assert_string_equal(el_cfg_proc(c, EL_CFG_METRICS, newer[i][0])->name,
+                        newer[i][1]);
+  }
+    /* The self-metrics: known, off by default. */
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "internal_event_count"));
+  assert_string_equal(
+      el_cfg_proc(c, EL_CFG_METRICS, "internal_rejected_spans")->name,
+      "eventlog_live_InternalRejectedSpans");
+  assert_int_equal(el_cfg_nprocs(), 30);
+  el_cfg_free(c);
+}
+
+/* The reference's keys of its newer metrics are known keys: no warning. */
+static void test_newer_metric_keys(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n"
+                     "  metrics:\n"
+                     "    gc_copied: {}\n"
+                     "    gc_slop: {aggregate: 2s}\n"
+                     "    gc_fragmentation:\n"
+                     "    productivity: {export: 5s}\n",
+                     &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "gc_fragmentation"));
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
   el_cfg_free(c);
 }
 
@@ -617,6 +651,13 @@ static void test_cli_overrides(void **state) {
   assert_int_equal(el_cfg_batch_ms(c), 1000);
   for (size_t i = 0; i < el_cfg_nprocs(); i++) {
     const el_cfg_proc_t *q = el_cfg_proc_at(c, i);
+    /* The self-metrics are off by default; the interval does not enable
+     * them either. */
+    if (!strncmp(q->info->key, "internal_", 9) &&
+        q->info->group == EL_CFG_METRICS) {
+      assert_false(q->enabled);
+      continue;
+    }
     assert_true(q->enabled);
     assert_int_equal(q->export_ms, 1000);
   }
@@ -646,6 +687,7 @@ int main(void) {
       cmocka_unit_test(test_parse_duration),
       cmocka_unit_test(test_defaults_without_file),
       cmocka_unit_test(test_present_key_enables_with_defaults),
+      cmocka_unit_test(test_newer_metric_keys),
       cmocka_unit_test(test_export_false_disables),
       cmocka_unit_test(test_properties_override),
       cmocka_unit_test(test_sub_millisecond_export_enables),

@@ -282,7 +282,7 @@ static void test_logs_two_resources_decoded_by_protoc(void **state) {
               "    attributes {\n"
               "      key: \"service.name\"\n"
               "      value {\n"
-              "        string_value: \"eventlog-live-for-oddball\"\n"
+              "        string_value: \"eventlog-live-otelcol-for-oddball\"\n"
               "      }\n"
               "    }\n"
               "    attributes {\n"

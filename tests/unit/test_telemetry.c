@@ -219,7 +219,7 @@ static void test_resources_main_and_host(void **state) {
   const el_tm_attr_t *a =
       find_attr(g[0].resource->attrs, g[0].resource->nattrs, "service.name");
   assert_non_null(a);
-  assert_string_equal(a->v.s.p, "eventlog-live-for-undefined");
+  assert_string_equal(a->v.s.p, "eventlog-live-otelcol-for-undefined");
   assert_non_null(find_attr(g[0].resource->attrs, g[0].resource->nattrs,
                             "service.version"));
   assert_int_equal(g[0].n, 1);
@@ -239,7 +239,7 @@ static void test_resources_main_and_host(void **state) {
   assert_true(l[1].observed_unix_ns > 0);   /* 0 = now */
   /* Group 2: host resource for oddball. */
   a = find_attr(g[2].resource->attrs, 2, "service.name");
-  assert_string_equal(a->v.s.p, "eventlog-live-for-oddball");
+  assert_string_equal(a->v.s.p, "eventlog-live-otelcol-for-oddball");
   /* Group 3: renamed, pid kept. */
   assert_int_equal(g[3].resource->nattrs, 2);
   assert_string_equal(find_attr(g[3].resource->attrs, 2,

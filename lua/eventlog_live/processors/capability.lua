@@ -1,6 +1,8 @@
 -- Thread and GC analyses (spec/reference-behaviour.md §5.2.3, §5.3):
 --   metrics.capability_usage: cumulative monotonic sum (ns) per cap,
 --     category (GC / Mutator / Idle) and user (GC or the thread id);
+--   metrics.productivity: gauge (%) per cap, 100 x mutator / (mutator +
+--     GC) of the capability's running totals, one value per span;
 --   traces.capability_usage: one span per GC or Mutator interval;
 --   traces.thread_state: one span per Running or Blocked interval.
 -- The host's C helpers (el.cap_usage, el.threads: src/host/lua_analysis.c,
@@ -68,7 +70,52 @@ local function install_usage(ctx, mpc, tpc)
   if set_tracker then set_tracker(tr) end
 end
 
+-- The productivity metric: per capability, the running totals of mutator
+-- and GC time since the program started (the spans capability_usage
+-- counts) give, at each Mutator or GC span's start, the value
+-- mutator / (mutator + GC) x 100. The host's tracker keeps the totals in
+-- C (el.cap_usage{on_productivity=}, docs/lua-api.md §6) and calls Lua
+-- once per capability and aggregation window (every span without
+-- aggregation) and before every tick (tracker:flush_points()). A
+-- capability whose totals are both still 0 has no value yet.
+local function install_productivity(ctx, ppc)
+  local inst = ctx.el.metric{
+    name = ppc.name, description = ppc.description, unit = "%",
+    kind = "gauge",
+  }
+  local acc = ctx.add_acc(window.new{
+    aggregate_ns = ppc.aggregate_ns,
+    export_ns = ppc.export_ns,
+    grace_ns = ctx.flush_ns,
+    emit = function(p)
+      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
+    end,
+  })
+  local attrs = {}                    -- cap -> {cap = cap}
+  local tracker = ctx.el.cap_usage{
+    productivity_aggregate_ns = ppc.aggregate_ns,
+    on_productivity = function(cap, t, m, g)
+      local a = attrs[cap]
+      if not a then
+        a = {cap = cap}
+        attrs[cap] = a
+      end
+      acc:add(cap, {t = t, v = m / (m + g) * 100.0, attrs = a})
+    end,
+  }
+  -- Values still held in C go to the accumulator before it ticks; a new
+  -- session's program starts from zero.
+  local function flush() tracker:flush_points() end
+  table.insert(ctx.accs, 1, {tick = flush, finish = flush,
+                             restart = function()
+                               tracker:flush_points()
+                               tracker:reset_productivity()
+                             end})
+end
+
 function M.install(ctx)
+  local ppc = ctx.proc("metrics", "productivity")
+  if ppc then install_productivity(ctx, ppc) end
   local mpc = ctx.proc("metrics", "capability_usage")
   local tpc = ctx.proc("traces", "capability_usage")
   if mpc or tpc then install_usage(ctx, mpc, tpc) end

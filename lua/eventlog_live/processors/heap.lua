@@ -1,6 +1,8 @@
 -- Heap metric processors: heap_size, heap_live, blocks_size,
 -- heap_allocated, mem_current, mem_needed, mem_returned
--- (spec/reference-behaviour.md §5.2.1). Attributes evCap (omitted for
+-- (spec/reference-behaviour.md §5.2.1), and gc_copied, gc_slop,
+-- gc_fragmentation (the reference's newer GC statistics, one point per
+-- GC_STATS_GHC event, bytes). Attributes evCap (omitted for
 -- events outside a capability block) and heapCapset. heap_allocated is the
 -- RTS's running total of bytes allocated per capability, exported as a
 -- cumulative monotonic sum (DESIGN.md; the reference used DELTA).
@@ -44,6 +46,29 @@ local function simple(ctx, key_, event, unit, kind)
   end)
 end
 
+-- GC_STATS_GHC feeds three gauges (By): copied, slop, fragmentation.
+local function gc_stats(ctx)
+  local accs, any = {}, false
+  for i, k in ipairs{"gc_copied", "gc_slop", "gc_fragmentation"} do
+    local pc = ctx.proc("metrics", k)
+    if pc then
+      accs[i] = metric_proc(ctx, pc, "By")
+      any = true
+    end
+  end
+  if not any then return end
+  ctx.el.on("GC_STATS_GHC", function(ev, capset, _gen, copied, slop, frag)
+    local cap, t = ev.cap, ev.t
+    local k = key(cap, capset)
+    local vals = {copied, slop, frag}
+    for i = 1, 3 do
+      if accs[i] then
+        accs[i]:add(k, {t = t, v = vals[i], cap = cap, capset = capset})
+      end
+    end
+  end)
+end
+
 function M.install(ctx)
   simple(ctx, "heap_size", "HEAP_SIZE", "By")
   simple(ctx, "heap_live", "HEAP_LIVE", "By")
@@ -70,6 +95,7 @@ function M.install(ctx)
       end
     end)
   end
+  gc_stats(ctx)
 end
 
 return M

@@ -7,6 +7,14 @@
 --
 -- Breakdown: the command line's -h<X> if given, else the session's
 -- (HEAP_PROF_BEGIN, else -h<X> in PROGRAM_ARGS, both resolved by the host).
+--
+-- Cost-centre heap profiles (-hc) come as HEAP_PROF_SAMPLE_COST_CENTRE
+-- events (a stack of cost-centre ids, innermost first), not as strings:
+-- their label is the stack's cost-centre labels from the innermost
+-- outwards joined by "/" (a CAF is "<module>.CAF", as GHC names it; an
+-- unknown id is "cc<id>"; the empty stack is "MAIN"), heapProfBreakdown
+-- is -hc whatever the command line says, and stacks of one census with
+-- the same label are summed.
 local window = require("eventlog_live.processors.window")
 local ipe = require("eventlog_live.processors.ipe")
 
@@ -38,6 +46,7 @@ function M.install(ctx)
     end,
   })
 
+  local ccs = ctx.defs("heap profile cost-centre definitions", 1 << 20)
   local eras = {}          -- era stack
   local census = nil       -- open census {t=, samples={}, index={}}
   local bad_warned = {}
@@ -146,6 +155,45 @@ function M.install(ctx)
       census.samples[#census.samples + 1] = smp
       census.index[label] = #census.samples
     end
+  end)
+
+  el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
+    if label == "CAF" and module ~= "" then
+      ccs.put(id, module .. ".CAF")
+    else
+      ccs.put(id, label ~= "" and label or ("cc" .. id))
+    end
+  end)
+
+  local function stack_label(stack)
+    if #stack == 0 then return "MAIN" end
+    local parts = {}
+    for i, id in ipairs(stack) do parts[i] = ccs.t[id] or ("cc" .. id) end
+    return table.concat(parts, "/")
+  end
+
+  el.on("HEAP_PROF_SAMPLE_COST_CENTRE",
+        function(ev, profile_id, residency, _depth, stack)
+    if not census then
+      ctx.warn("Unexpected event HeapProfSampleCostCentre out of scope of"
+               .. " HeapProfSampleBegin and HeapProfSampleEnd.\nThis may"
+               .. " indicate that the eventlog is not properly ordered or"
+               .. " that its semantics have changed.")
+      census = {t = ev.t, samples = {}, index = {}}
+    end
+    local label = stack_label(stack)
+    local i = census.index[label]
+    if i then    -- another stack with the same labels: summed
+      local smp = census.samples[i]
+      smp.v = smp.v + residency
+      if ev.t > smp.t then smp.t = ev.t end
+      return
+    end
+    census.samples[#census.samples + 1] = {t = ev.t, v = residency, attrs = {
+      heapProfBreakdown = "-hc", heapProfId = profile_id,
+      heapProfLabel = label, heapProfSampleEra = eras[#eras], evCap = ev.cap,
+    }}
+    census.index[label] = #census.samples
   end)
 
   -- A new session (another program): no era or census carries over.

@@ -2,7 +2,9 @@
 --   cost_centre_stack_profile: one sample per PROF_SAMPLE_COST_CENTRE
 --     event (RTS -p), frames from HEAP_PROF_COST_CENTRE definitions;
 --   call_stack_profile: one sample per call stack sent by
---     ghc-stack-profiler in USER_BINARY_MSG events (§5.4.3).
+--     ghc-stack-profiler in USER_BINARY_MSG events (§5.4.3; wire layouts
+--     0.3/0.4 and 0.5, chosen by its ProtocolVersion message:
+--     stack_profiler.lua).
 -- Samples: value 1, sample type cpu / unit samples, attributes __name__
 -- (the processor name: Pyroscope shows <name>:cpu:samples), capability,
 -- and thread for call stacks. Exported every export interval.
@@ -81,6 +83,22 @@ local function install_call_stacks(ctx, pc)
   local pending = ctx.defs("call stacks in assembly", MAX_PENDING)
   local parse_warned = false
   local ipe_warned = ctx.defs("unresolved IPE ids", 1 << 16)
+  -- The wire layout of this session's messages: 0.3/0.4 until a
+  -- ProtocolVersion message names another; false after an unknown
+  -- version (its messages are skipped and counted until a known version
+  -- comes). Unknown versions and tags are reported once each.
+  local layout = sp.LAYOUT_04
+  local skipped = 0
+  local warned_versions, warned_tags = {}, {}
+  ctx.add_acc{tick = function() end, finish = function() end,
+              restart = function() layout = sp.LAYOUT_04 end}
+  ctx.on_finish(function()
+    if skipped > 0 then
+      ctx.warn(("%d ghc-stack-profiler messages skipped: unsupported"
+                .. " protocol version"):format(skipped))
+      skipped = 0
+    end
+  end)
 
   local function frames_of(items)
     local frames, errs = {}, nil
@@ -127,7 +145,29 @@ local function install_call_stacks(ctx, pc)
   end
 
   el.on("USER_BINARY_MSG", function(ev, bytes)
-    local m, err = sp.decode(bytes)
+    local m, err, tag = sp.decode(bytes, layout or sp.LAYOUT_04)
+    if m and m.tag == "version" then
+      layout = sp.PROTOCOLS[m.version] or false
+      if not layout and not warned_versions[m.version] then
+        warned_versions[m.version] = true
+        ctx.warn(("ghc-stack-profiler protocol version %d is not supported"
+                  .. " (known: 0, and 0.3/0.4 without a version message);"
+                  .. " its messages are skipped"):format(m.version))
+      end
+      return
+    end
+    if layout == false then
+      skipped = skipped + 1
+      return
+    end
+    if not m and tag and tag >= 0xFF00 then
+      if not warned_tags[tag] then
+        warned_tags[tag] = true
+        ctx.warn(("unknown ghc-stack-profiler message tag 0x%04x: skipped")
+                 :format(tag))
+      end
+      return
+    end
     if not m then
       if not parse_warned then
         parse_warned = true
@@ -149,7 +189,7 @@ local function install_call_stacks(ctx, pc)
         srclocs.put(m.id, {file = file, line = m.line, column = m.column})
       end
     else
-      local k = m.cap * 4294967296 + m.thread
+      local k = m.cap .. ":" .. m.thread
       local p = pending.t[k]
       if not p then
         p = {t = ev.t, cap = m.cap, thread = m.thread,

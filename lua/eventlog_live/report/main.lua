@@ -6,8 +6,7 @@
 --   * the session (program, RTS, clock) for the page's header;
 --   * census boundaries (HEAP_PROF_SAMPLE_BEGIN), so the processors'
 --     HeapProfSample points can be grouped into censuses;
---   * heap censuses the processors do not turn into points: -hc / -hC
---     cost-centre stacks (HEAP_PROF_SAMPLE_COST_CENTRE) and -hb
+--   * heap censuses the processors do not turn into points: -hb
 --     biographical samples (HEAP_BIO_PROF_SAMPLE_BEGIN + string samples);
 --   * the threads table, from the host's thread tracker (el.threads).
 -- Everything here is low-rate (one call per census sample, per session,
@@ -33,39 +32,10 @@ el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
   native.census_begin(unix(ev.t))
 end)
 
--- Cost-centre stacks (-hc): a band per stack, named by its cost centres'
--- labels from the innermost outwards joined by "/" ("build/main.\.m/main");
--- a CAF is "<module>.CAF", as GHC names them; an empty stack is MAIN (spec
--- eventlog-format.md §3.2).
-local cc_label = {}   -- cost centre id -> label
-local stack_names = {} -- "id,id,..." -> band name
-el.on("HEAP_PROF_COST_CENTRE", function(ev, id, label, module)
-  if label == "CAF" and module ~= "" then
-    cc_label[id] = module .. ".CAF"
-  else
-    cc_label[id] = label ~= "" and label or ("cc" .. id)
-  end
-end)
-
-local function stack_name(stack)
-  local key = table.concat(stack, ",")
-  local name = stack_names[key]
-  if name then return name end
-  if #stack == 0 then
-    name = "MAIN"
-  else
-    local parts = {}
-    for i, id in ipairs(stack) do parts[i] = cc_label[id] or ("cc" .. id) end
-    name = table.concat(parts, "/")
-  end
-  stack_names[key] = name
-  return name
-end
-
-el.on("HEAP_PROF_SAMPLE_COST_CENTRE",
-      function(ev, profile_id, residency, depth, stack)
-  native.census_sample(unix(ev.t), stack_name(stack), residency)
-end)
+-- Cost-centre stacks (-hc) come from the processors as HeapProfSample
+-- points (heap_prof.lua: labelled by the stack's cost centres from the
+-- innermost outwards, "build/main.\.m/main"; a CAF is "<module>.CAF"; the
+-- empty stack is MAIN).
 
 -- Biographical profiles (-hb): the processors support no -hb breakdown, so
 -- the samples are taken here. A census is dated by its sample_time_ns (GHC

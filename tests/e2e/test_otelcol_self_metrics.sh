@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The daemon's self-metrics (issue 15; the reference's keys and names):
+# internal_event_count and internal_{exported,rejected}_{logs,metrics,
+# samples,spans}, cumulative monotonic sums under the daemon's own resource
+# eventlog-live-otelcol-for-<service>, sent to the test OTLP receiver.
+# Checked against independent counts: the last internal_event_count is the
+# number of events of the ghc-events `.reference` text; every exported
+# count is at most what the receiver got for that signal (both resources);
+# nothing is rejected (the receiver accepts everything); each series never
+# decreases. A recorded file is read faster than one export round trip, so
+# a second run reads it through a FIFO in two halves, the second sent once
+# the receiver holds a positive exported-logs count from the first: the
+# exported counts of logs, metrics and spans are then positive.
+# Off by default: without a configuration none of them is sent.
+# ctest-labels: e2e
+source "$(dirname "$0")/otelcol_lib.sh"
+
+start_receiver "$WORK/rcv.jsonl"
+export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$HTTP_PORT
+export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
+LOG=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+cat >"$WORK/self.yaml" <<'YAML'
+processors:
+  logs:
+    user_marker: {export: 1s}
+  metrics:
+    heap_size: {export: 1s}
+    internal_event_count: {export: 1s}
+    internal_exported_logs: {export: 1s}
+    internal_rejected_logs: {export: 1s}
+    internal_exported_metrics: {export: 1s}
+    internal_rejected_metrics: {export: 1s}
+    internal_exported_samples: {export: 1s}
+    internal_rejected_samples: {export: 1s}
+    internal_exported_spans: {export: 1s}
+    internal_rejected_spans: {export: 1s}
+  traces:
+    thread_state: {export: 1s}
+YAML
+fail=0
+"$DAEMON" --service-name self --config "$WORK/self.yaml" -hT \
+  --eventlog-file "$LOG" 2>"$WORK/err" || { echo "FAIL daemon exit"; cat "$WORK/err"; fail=1; }
+"$DAEMON" --service-name plain -hT --eventlog-file "$LOG" 2>"$WORK/err2" ||
+  { echo "FAIL daemon exit (defaults)"; cat "$WORK/err2"; fail=1; }
+# exported_positive SERVICE: a point of InternalExportedLogs > 0 arrived.
+exported_positive() {
+  python3 - "$WORK/rcv.jsonl" "eventlog-live-otelcol-for-$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if sys.argv[2] not in line:
+        continue
+    for rm in (json.loads(line).get("request") or {}).get("resourceMetrics", []):
+        for sm in rm["scopeMetrics"]:
+            for m in sm["metrics"]:
+                if m["name"] == "eventlog_live_InternalExportedLogs" and \
+                        any(int(p["asInt"]) > 0 for p in m["sum"]["dataPoints"]):
+                    sys.exit(0)
+sys.exit(1)
+PY
+}
+mkfifo "$WORK/fifo"
+half=$(( $(stat -c %s "$LOG") / 2 ))
+( exec 3>"$WORK/fifo"; head -c "$half" "$LOG" >&3
+  for _ in $(seq 1200); do exported_positive live && break; sleep 0.1; done
+  tail -c +"$((half + 1))" "$LOG" >&3 ) &
+writer=$!
+timeout 300 "$DAEMON" --service-name live --config "$WORK/self.yaml" -hT \
+  --eventlog-file "$WORK/fifo" 2>"$WORK/err3" || { echo "FAIL daemon exit (fifo)"; cat "$WORK/err3"; fail=1; }
+wait $writer
+events=$(sed -n '/^Events:/,$p' "$LOG.reference" | grep -cE '^ *[0-9]+: ')
+
+python3 - "$WORK/rcv.jsonl" "$events" <<'PY' || fail=1
+import json, sys
+from collections import defaultdict
+events = int(sys.argv[2])
+OWN = {k: "eventlog-live-otelcol-for-" + k for k in ("self", "plain", "live")}
+got = defaultdict(list)        # (service, name) -> [(t, v, kind, temp, mono)]
+recv = defaultdict(int)        # (svc, signal) -> records received, both resources
+def svc_of(res):
+    a = {x["key"]: x["value"].get("stringValue") for x in res.get("attributes", [])}
+    s = a.get("service.name", "")
+    for k, own in OWN.items():
+        if s in (k, own):
+            return k, s == own
+    return None, False
+for line in open(sys.argv[1]):
+    req = json.loads(line).get("request") or {}
+    for rm in req.get("resourceMetrics", []):
+        svc, own = svc_of(rm["resource"])
+        for sm in rm["scopeMetrics"]:
+            for m in sm["metrics"]:
+                body = m.get("gauge") or m.get("sum")
+                recv[(svc, "metrics")] += len(body["dataPoints"])
+                if own:
+                    for p in body["dataPoints"]:
+                        got[(svc, m["name"])].append(
+                            (int(p["timeUnixNano"]), int(p["asInt"]), "sum" in m,
+                             body.get("aggregationTemporality"), body.get("isMonotonic"),
+                             m.get("unit")))
+    for rl in req.get("resourceLogs", []):
+        svc, _ = svc_of(rl["resource"])
+        recv[(svc, "logs")] += sum(len(sl["logRecords"]) for sl in rl["scopeLogs"])
+    for rs in req.get("resourceSpans", []):
+        svc, _ = svc_of(rs["resource"])
+        recv[(svc, "spans")] += sum(len(ss["spans"]) for ss in rs["scopeSpans"])
+ok = True
+def check(cond, what):
+    global ok
+    print(("ok   " if cond else "FAIL ") + what)
+    ok &= bool(cond)
+names = {"eventlog_live_InternalEventCount": None}
+for sig, noun in (("logs", "Logs"), ("metrics", "Metrics"), ("samples", "Samples"),
+                  ("spans", "Spans")):
+    names["eventlog_live_InternalExported" + noun] = ("exported", sig)
+    names["eventlog_live_InternalRejected" + noun] = ("rejected", sig)
+for name, what in names.items():
+    pts = sorted(got.get(("self", name), []))
+    if not pts:
+        check(False, f"{name}: no points under {OWN['self']}")
+        continue
+    vals = [p[1] for p in pts]
+    check(all(p[2] and p[3] == 2 and p[4] for p in pts),
+          f"{name}: cumulative monotonic sum, unit {pts[0][5]}")
+    check(vals == sorted(vals), f"{name}: never decreases ({len(vals)} points)")
+    if what is None:
+        check(vals[-1] == events, f"{name}: last {vals[-1]} = {events} events of the reference")
+    elif what[0] == "rejected":
+        check(vals[-1] == 0, f"{name}: nothing rejected")
+    else:
+        r = recv[("self", what[1])] if what[1] != "samples" else 0
+        check(vals[-1] <= r, f"{name}: last {vals[-1]} <= {r} received")
+        if what[1] != "samples":
+            lv = sorted(got.get(("live", name), []))
+            r = recv[("live", what[1])]
+            last = lv[-1][1] if lv else None
+            check(last is not None and 0 < last <= r,
+                  f"{name}, input in two halves: last {last}, 0 < last <= {r} received")
+check(not [k for k in got if k[0] == "plain" and k[1].startswith("eventlog_live_Internal")],
+      "off by default")
+sys.exit(0 if ok else 1)
+PY
+exit $fail
