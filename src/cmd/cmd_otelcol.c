@@ -124,9 +124,12 @@ static int log_level_from_env(opts_t *o) {
   const char *v = getenv("OTEL_LOG_LEVEL");
   if (!v || !*v) return 0;
   if (parse_level(v, &o->level) < 0) {
-    fprintf(stderr, PROG ": Environment variable OTEL_LOG_LEVEL specifies "
-                         "malformed log level '%s' (use fatal, error, warn, "
-                         "info, debug or trace).\n", v);
+    fprintf(stderr,
+            PROG
+            ": Environment variable OTEL_LOG_LEVEL specifies "
+            "malformed log level '%s' (use fatal, error, warn, "
+            "info, debug or trace).\n",
+            v);
     return EL_EINVAL;
   }
   return 0;

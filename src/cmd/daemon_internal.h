@@ -63,7 +63,7 @@ typedef struct el__daemon_s {
     uint64_t agg_ms;
     int64_t win;
   } self[9];
-  el_unix_ns_t self_start_unix_ns;  /* start time of the sums */
+  el_unix_ns_t self_start_unix_ns; /* start time of the sums */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
   int idle_ticks;              /* ticks with end_when_idle set and no

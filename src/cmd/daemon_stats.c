@@ -39,10 +39,10 @@ void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
  * more for the final table. */
 static void note_peaks(el__daemon_t *d, const el__totals_t *t) {
   el__totals_t *p = &d->peak, *b = &d->peak_prev;
-#define PEAK(field)                                                      \
-  do {                                                                   \
-    uint64_t inc = t->field > b->field ? t->field - b->field : 0;        \
-    if (inc > p->field) p->field = inc;                                  \
+#define PEAK(field)                                               \
+  do {                                                            \
+    uint64_t inc = t->field > b->field ? t->field - b->field : 0; \
+    if (inc > p->field) p->field = inc;                           \
   } while (0)
   PEAK(events);
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
@@ -136,8 +136,8 @@ const char *const el__self_keys[9] = {
     "internal_rejected_samples", "internal_exported_spans",
     "internal_rejected_spans"};
 static const char *const self_units[9] = {
-    "{event}",      "{log_record}", "{log_record}", "{data_point}",
-    "{data_point}", "{sample}",     "{sample}",     "{span}", "{span}"};
+    "{event}",  "{log_record}", "{log_record}", "{data_point}", "{data_point}",
+    "{sample}", "{sample}",     "{span}",       "{span}"};
 
 void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg) {
   for (int i = 0; i < 9; i++) {
@@ -158,9 +158,9 @@ void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg) {
 
 /* The count self-metric i reports from totals t. */
 static uint64_t self_value(const el__totals_t *t, int i) {
-  static const el_tm_signal_t sig[4] = {
-      EL_TM_SIGNAL_LOGS, EL_TM_SIGNAL_METRICS, EL_TM_SIGNAL_PROFILES,
-      EL_TM_SIGNAL_TRACES};
+  static const el_tm_signal_t sig[4] = {EL_TM_SIGNAL_LOGS, EL_TM_SIGNAL_METRICS,
+                                        EL_TM_SIGNAL_PROFILES,
+                                        EL_TM_SIGNAL_TRACES};
   if (i == 0) return t->events;
   el_tm_signal_t s = sig[(i - 1) / 2];
   return (i - 1) % 2 ? t->rejected[s] : t->exported[s];

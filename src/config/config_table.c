@@ -43,8 +43,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "seen; a finished thread's series ends once exported and frees its "
      "place); the others' time goes to user \"other\"."},
     {EL_CFG_METRICS, "gc_copied", "ghc_eventlog_GcCopied",
-     "The number of bytes copied in one garbage collection pass.", "1s",
-     "30s",
+     "The number of bytes copied in one garbage collection pass.", "1s", "30s",
      "Gauge (By) from GC_STATS_GHC's copied field (bytes copied by one GC); "
      "attributes evCap, heapCapset; the last value per aggregation window."},
     {EL_CFG_METRICS, "gc_fragmentation", "ghc_eventlog_GcFragmentation",
@@ -95,8 +94,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
      "heapCapset."},
     {EL_CFG_METRICS, "productivity", "ghc_eventlog_Productivity",
-     "The ratio between GC and mutator usage.",
-     "1s", "30s",
+     "The ratio between GC and mutator usage.", "1s", "30s",
      "Gauge (%) per capability: 100 x mutator / (mutator + GC), from the "
      "capability's running totals since the program started (RUN/STOP_THREAD "
      "and GC_START/GC_END spans, as capability_usage); attribute cap; one "
@@ -107,50 +105,58 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_exported_logs", "eventlog_live_InternalExportedLogs",
-     "The number of exported logs.", "1s", "false",
+    {EL_CFG_METRICS, "internal_exported_logs",
+     "eventlog_live_InternalExportedLogs", "The number of exported logs.", "1s",
+     "false",
      "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector accepted (the console exporter counts as accepting) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_rejected_logs", "eventlog_live_InternalRejectedLogs",
-     "The number of rejected logs.", "1s", "false",
+    {EL_CFG_METRICS, "internal_rejected_logs",
+     "eventlog_live_InternalRejectedLogs", "The number of rejected logs.", "1s",
+     "false",
      "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector rejected (partial success) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_exported_metrics", "eventlog_live_InternalExportedMetrics",
-     "The number of exported metrics.", "1s", "false",
+    {EL_CFG_METRICS, "internal_exported_metrics",
+     "eventlog_live_InternalExportedMetrics", "The number of exported metrics.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector accepted since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_rejected_metrics", "eventlog_live_InternalRejectedMetrics",
-     "The number of rejected metrics.", "1s", "false",
+    {EL_CFG_METRICS, "internal_rejected_metrics",
+     "eventlog_live_InternalRejectedMetrics", "The number of rejected metrics.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector rejected since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_exported_samples", "eventlog_live_InternalExportedSamples",
-     "The number of exported samples.", "1s", "false",
+    {EL_CFG_METRICS, "internal_exported_samples",
+     "eventlog_live_InternalExportedSamples", "The number of exported samples.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector accepted since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_rejected_samples", "eventlog_live_InternalRejectedSamples",
-     "The number of rejected samples.", "1s", "false",
+    {EL_CFG_METRICS, "internal_rejected_samples",
+     "eventlog_live_InternalRejectedSamples", "The number of rejected samples.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector rejected since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_exported_spans", "eventlog_live_InternalExportedSpans",
-     "The number of exported spans.", "1s", "false",
+    {EL_CFG_METRICS, "internal_exported_spans",
+     "eventlog_live_InternalExportedSpans", "The number of exported spans.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({span}) of the spans the collector accepted since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
-    {EL_CFG_METRICS, "internal_rejected_spans", "eventlog_live_InternalRejectedSpans",
-     "The number of rejected spans.", "1s", "false",
+    {EL_CFG_METRICS, "internal_rejected_spans",
+     "eventlog_live_InternalRejectedSpans", "The number of rejected spans.",
+     "1s", "false",
      "Self-metric: cumulative monotonic sum ({span}) of the spans the collector rejected since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "

@@ -72,8 +72,8 @@ typedef struct {
   /* productivity (el.cap_usage{on_productivity=}): running totals since
    * the last reset_productivity(), and the latest value of the current
    * aggregation window not yet handed to Lua */
-  uint64_t pm, pg;          /* mutator, GC ns */
-  uint64_t ppm, ppg;        /* their values at pt */
+  uint64_t pm, pg;   /* mutator, GC ns */
+  uint64_t ppm, ppg; /* their values at pt */
   int64_t pt, pwin;
   int pdirty;
 } cap_t;
@@ -1276,17 +1276,17 @@ static const luaL_Reg an_funcs[] = {{"threads", an_threads},
                                     {"cap_usage", an_cap_usage},
                                     {NULL, NULL}};
 
-static const luaL_Reg tr_meta[] = {{"list", tr_list},
-                                   {"get", tr_get},
-                                   {"stats", tr_stats},
-                                   {"totals", tr_totals},
-                                   {"unexpected", tr_unexpected},
-                                   {"flush_points", tr_flush_points},
-                                   {"reset_productivity",
-                                    tr_reset_productivity},
-                                   {"release_finished", tr_release_finished},
-                                   {"__tostring", tr_tostring},
-                                   {NULL, NULL}};
+static const luaL_Reg tr_meta[] = {
+    {"list", tr_list},
+    {"get", tr_get},
+    {"stats", tr_stats},
+    {"totals", tr_totals},
+    {"unexpected", tr_unexpected},
+    {"flush_points", tr_flush_points},
+    {"reset_productivity", tr_reset_productivity},
+    {"release_finished", tr_release_finished},
+    {"__tostring", tr_tostring},
+    {NULL, NULL}};
 
 /* Add the helper constructors to the module table on top. */
 void el__lua_analysis_register(lua_State *L) {

@@ -432,8 +432,7 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                       is_int, ival, dval, false);
 }
 
-int el_tm_host_metric_point(el_tm_store_t *st,
-                            const el_tm_metric_desc_t *desc,
+int el_tm_host_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                             el_unix_ns_t start_unix_ns,
                             el_unix_ns_t time_unix_ns, int64_t ival) {
   return metric_point(st, desc, NULL, 0, start_unix_ns, time_unix_ns, true,

@@ -121,8 +121,7 @@ int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
  * records): the daemon's self-metrics (internal_event_count, ...).
  * Returns 0, EL_EINVAL (no store or name) or EL_ENOMEM (dropped and
  * counted). */
-int el_tm_host_metric_point(el_tm_store_t *st,
-                            const el_tm_metric_desc_t *desc,
+int el_tm_host_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                             el_unix_ns_t start_unix_ns,
                             el_unix_ns_t time_unix_ns, int64_t ival);
 

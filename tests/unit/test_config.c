@@ -68,7 +68,7 @@ static void test_defaults_without_file(void **state) {
     assert_string_equal(el_cfg_proc(c, EL_CFG_METRICS, newer[i][0])->name,
                         newer[i][1]);
   }
-    /* The self-metrics: known, off by default. */
+  /* The self-metrics: known, off by default. */
   assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "internal_event_count"));
   assert_string_equal(
       el_cfg_proc(c, EL_CFG_METRICS, "internal_rejected_spans")->name,
@@ -81,13 +81,14 @@ static void test_defaults_without_file(void **state) {
 static void test_newer_metric_keys(void **state) {
   (void)state;
   int rc;
-  el_cfg_t *c = load("processors:\n"
-                     "  metrics:\n"
-                     "    gc_copied: {}\n"
-                     "    gc_slop: {aggregate: 2s}\n"
-                     "    gc_fragmentation:\n"
-                     "    productivity: {export: 5s}\n",
-                     &rc);
+  el_cfg_t *c = load(
+      "processors:\n"
+      "  metrics:\n"
+      "    gc_copied: {}\n"
+      "    gc_slop: {aggregate: 2s}\n"
+      "    gc_fragmentation:\n"
+      "    productivity: {export: 5s}\n",
+      &rc);
   assert_int_equal(rc, 0);
   assert_int_equal(nwarnings, 0);
   assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "gc_fragmentation"));
