@@ -320,6 +320,14 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
     }
     el_src_opts_set_path(&o->src, w->fifo);
   }
+  /* service.name: the program's name unless --service-name,
+   * OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES gives one. */
+  const char *ra = getenv("OTEL_RESOURCE_ATTRIBUTES");
+  if (!o->otlp.flag.service_name && !getenv("OTEL_SERVICE_NAME") &&
+      !(ra && strstr(ra, "service.name="))) {
+    const char *base = strrchr(w->prog_argv[0], '/');
+    o->otlp.flag.service_name = base ? base + 1 : w->prog_argv[0];
+  }
   o->own_signals = !w->test_stop_processing;
   if (w->test_stop_processing) o->src.drain_s = 0;
   o->no_linger = 1;

@@ -49,6 +49,12 @@ while [ $SECONDS -lt $end ]; do
 done
 if [ "$got" = 1 ]; then
   pass "live: /metrics served $(grep -m1 '^ghc_eventlog_HeapSize_bytes' "$T/metrics") while the program ran"
+  # service.name defaults to the program's file name (no --service-name).
+  want_svc=$(basename "$PROG")
+  grep -m1 '^ghc_eventlog_HeapSize_bytes' "$T/metrics" |
+    grep -q "service_name=\"$want_svc\"" &&
+    pass "live: service.name is the program's name, $want_svc" ||
+    fail "live: service.name is not '$want_svc'"
   curl -s -m 5 "${URL}api/data" > "$T/data.json"
   python3 - "$T/data.json" "$T/live.out" <<'PY' && pass "live: /api/data has HeapSize points and the program's markers" || fail "live: /api/data"
 import json, sys
