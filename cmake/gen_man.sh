@@ -40,7 +40,8 @@ page eventlog-live "read GHC eventlogs live: show, analyse, export to OpenTeleme
 # The commands' one-line descriptions, from the command list.
 "$BIN" --help | sed -n 's/^  \([a-z]*\)  *\(.*\)$/\1 \2/p' |
   while read -r cmd desc; do
-    page "eventlog-live-$cmd" "$desc" "$cmd --help" "$BIN"
+    # otelcol: the daemon's own page below.
+    [ "$cmd" = otelcol ] || page "eventlog-live-$cmd" "$desc" "$cmd --help" "$BIN"
   done
 page eventlog-live-otelcol "the OpenTelemetry daemon: a GHC eventlog to an OpenTelemetry collector" \
   --help "$D"
