@@ -172,7 +172,6 @@ static int set_environment(watch_t *w) {
     return 0;
   if (flush == 0)
     el_eprintf(
-
         "watch: %s's runtime has no --eventlog-flush-interval "
         "(GHC 9.0 or older): its eventlog arrives when a "
         "capability's 2 MiB buffer fills, and at exit; the page "
@@ -180,7 +179,6 @@ static int set_environment(watch_t *w) {
         w->prog_argv[0]);
   else if (flush < 0)
     el_eprintf(
-
         "watch: %s is not a GHC executable watch can read "
         "(a script?): no --eventlog-flush-interval given; with "
         "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
@@ -277,7 +275,6 @@ static int on_ready(void *ud, el_web_t *web) {
   if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
   if (port > 0)
     el_eprintf(
-
         "watch: web view http://%s:%d/ "
         "(Prometheus: http://%s:%d/metrics)\n",
         h, port, h, port);
@@ -348,7 +345,6 @@ static void drain_until_exit(watch_t *w) {
     return;
   }
   el_eprintf(
-
       "watch: the processing ended before %s: reading and "
       "discarding its eventlog until it exits\n",
       w->prog_argv[0]);
@@ -368,7 +364,6 @@ static void drain_until_exit(watch_t *w) {
   }
   close(fd);
   el_eprintf(
-
       "watch: discarded %llu bytes of eventlog after the "
       "processing ended\n",
       drained);
@@ -425,7 +420,6 @@ int el_cmd_watch(int argc, char **argv) {
   int st = exit_status(w.wstatus);
   if (ds != 0)
     el_eprintf(
-
         "watch: the processing failed (status %d); %s exited "
         "with status %d\n",
         ds, w.prog_argv[0], st);

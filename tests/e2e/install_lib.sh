@@ -39,4 +39,18 @@ check_tree() {
   grep -q '^eventlog-live-otelcol: ' "$W/err" && ! grep -q '^eventlog-live: ' "$W/err" &&
     ok "$what: the daemon's messages carry its own name" ||
     bad "$what: daemon message prefix: $(head -2 "$W/err")"
+  # watch on a replay of the same eventlog (a script standing in for the
+  # program): it exits with the program's status and exports the same
+  # last heap size.
+  OTEL_METRICS_EXPORTER=console "$r/bin/eventlog-live" watch -- \
+    sh "$(dirname "${BASH_SOURCE[0]}")/eventlog_replay.sh" "$EV" 3 \
+    >"$W/watch.out" 2>"$W/watch.err"
+  st=$?
+  jq -r '.resourceMetrics[]?.scopeMetrics[]?.metrics[]? |
+         select(.name == "ghc_eventlog_HeapSize") |
+         .gauge.dataPoints[].asInt' "$W/watch.out" 2>/dev/null | tail -1 >"$W/heap"
+  [ $st = 3 ] && [ "$(cat "$W/heap")" = "$want" ] &&
+    grep -q '^eventlog-live: watch: web view http://' "$W/watch.err" &&
+    ok "$what: watch on a replay: the program's status 3, web view URL, HeapSize $want" ||
+    bad "$what: watch status $st (wanted 3), last HeapSize '$(cat "$W/heap")': $(head -5 "$W/watch.err")"
 }
