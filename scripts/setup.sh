@@ -16,6 +16,7 @@ packages=(
   libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
   libcmocka-dev clang libclang-rt-14-dev clang-format
   tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
+  help2man man-db dpkg-dev
   nodejs npm
   ghc ghc-prof libghc-ghc-events-dev
   prometheus

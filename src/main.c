@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "common/el_common.h"
 
 typedef struct {
   const char *name;
@@ -34,9 +35,8 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  const char *base = strrchr(argv[0], '/');
-  base = base ? base + 1 : argv[0];
-  if (strcmp(base, "eventlog-live-otelcol") == 0)
+  el_set_prog_name(argv[0]); /* the one prefix of every message */
+  if (strcmp(el_prog_name(), "eventlog-live-otelcol") == 0)
     return el_cmd_otelcol(argc, argv);
   if (argc < 2) {
     usage(stderr);
@@ -53,7 +53,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (strcmp(argv[1], cmds[i].name) == 0)
       return cmds[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "eventlog-live: unknown command '%s'\n", argv[1]);
+  const char *names[EL_ARRAY_LEN(cmds)];
+  for (size_t i = 0; i < EL_ARRAY_LEN(cmds); i++) names[i] = cmds[i].name;
+  const char *near = el_nearest(argv[1], names, EL_ARRAY_LEN(cmds));
+  el_eprintf("unknown command '%s'%s%s%s\n", argv[1],
+             near ? " (did you mean '" : "", near ? near : "",
+             near ? "'?)" : "");
   usage(stderr);
   return 2;
 }

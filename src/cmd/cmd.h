@@ -18,8 +18,8 @@ int el_cmd_watch(int argc, char **argv);   /* cmd_watch.c: run a program
  * pipeline (daemon.h), with these changes. */
 struct el_daemon_opts_s;
 typedef struct el_otelcol_embed_s {
-  const char *prog;   /* the prefix of its messages, e.g. "eventlog-live
-                         watch" */
+  const char *prog;   /* its name in messages, after the binary's prefix,
+                         e.g. "watch" -> "eventlog-live: watch: ..." */
   void (*help)(void); /* prints the command's --help, or NULL */
   int local;          /* local defaults under every option and the config
                          (cmd_otelcol.c apply_local_defaults): export every

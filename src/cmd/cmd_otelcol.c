@@ -18,14 +18,16 @@
 
 #define PROG "eventlog-live-otelcol"
 
-/* The message prefix: PROG, or the embedding command's name. */
-static const char *g_prog = PROG;
+/* The embedding command's name ("watch"), NULL for the daemon itself. */
+static const char *g_sub;
 
-/* A command-line message on stderr, prefixed with g_prog. */
+/* A command-line message on stderr: the binary's one prefix
+ * (el_prog_name()), then g_sub if set, then the message. */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "%s: ", g_prog);
+  fprintf(stderr, "%s: ", el_prog_name());
+  if (g_sub) fprintf(stderr, "%s: ", g_sub);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
@@ -124,12 +126,13 @@ static int log_level_from_env(opts_t *o) {
   const char *v = getenv("OTEL_LOG_LEVEL");
   if (!v || !*v) return 0;
   if (parse_level(v, &o->level) < 0) {
-    fprintf(stderr,
-            PROG
-            ": Environment variable OTEL_LOG_LEVEL specifies "
-            "malformed log level '%s' (use fatal, error, warn, "
-            "info, debug or trace).\n",
-            v);
+    static const char *const names[] = {"fatal", "error", "warn",
+                                        "info",  "debug", "trace"};
+    const char *near = el_nearest(v, names, EL_ARRAY_LEN(names));
+    say("Environment variable OTEL_LOG_LEVEL specifies "
+        "malformed log level '%s'%s%s%s (use fatal, error, warn, "
+        "info, debug or trace).\n",
+        v, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
     return EL_EINVAL;
   }
   return 0;
@@ -364,7 +367,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
    * die of SIGPIPE: the write fails with EPIPE instead, and what could not
    * be written is counted as dropped and reported. */
   signal(SIGPIPE, SIG_IGN);
-  g_prog = e ? e->prog : PROG;
+  g_sub = e ? e->prog : NULL;
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   if ((status = print_and_exit(&o, e)) >= 0) goto out;

@@ -110,7 +110,7 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
     const char *a = argv[i];
     int rc = el_src_opts_parse(&o->src, argc, argv, &i);
     if (rc < 0) {
-      fprintf(stderr, "eventlog-live repl: %s\n", o->src.err);
+      el_eprintf("repl: %s\n", o->src.err);
       return 2;
     }
     if (rc == 1) continue;
@@ -128,21 +128,20 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
                OPT("--store-mb") || OPT("--log-level")) {
       if (!val) {
         if (i + 1 >= argc) {
-          fprintf(stderr, "eventlog-live repl: %.*s wants a value\n",
-                  (int)alen, a);
+          el_eprintf("repl: %.*s wants a value\n", (int)alen, a);
           return 2;
         }
         val = argv[++i];
       }
       if (OPT("--set")) {
         if (!strchr(val, '=') || val[0] == '=' || o->nsets == 256) {
-          fprintf(stderr, "eventlog-live repl: --set wants KEY=VALUE\n");
+          el_eprintf("repl: --set wants KEY=VALUE\n");
           return 2;
         }
         o->sets[o->nsets++] = val;
       } else if (OPT("--output")) {
         if (strcmp(val, "console") && strcmp(val, "none")) {
-          fprintf(stderr, "eventlog-live repl: --output console|none\n");
+          el_eprintf("repl: --output console|none\n");
           return 2;
         }
         o->output = val;
@@ -152,19 +151,20 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
         char *end;
         o->store_mb = strtod(val, &end);
         if (*end || !(o->store_mb >= 1 && o->store_mb <= 1 << 20)) {
-          fprintf(stderr, "eventlog-live repl: --store-mb wants 1.."
-                          "1048576\n");
+          el_eprintf(
+              "repl: --store-mb wants 1.."
+              "1048576\n");
           return 2;
         }
       } else if (el_log_parse_level(val, &el_log_threshold) != 0) {
-        fprintf(stderr, "eventlog-live repl: bad --log-level '%s'\n", val);
+        el_eprintf("repl: bad --log-level '%s'\n", val);
         return 2;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
       char near[64];
       el_opt_suggest(a, usage, near, sizeof near);
-      fprintf(stderr, "eventlog-live repl: unknown option '%s'%s%s%s\n", a,
-              near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_eprintf("repl: unknown option '%s'%s%s%s\n", a,
+                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
       return 2;
     } else {
       el_src_opts_set_path(&o->src, a);
@@ -173,7 +173,7 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
     i++;
   }
   if (el_src_opts_validate(&o->src) != 0) {
-    fprintf(stderr, "eventlog-live repl: %s\n", o->src.err);
+    el_eprintf("repl: %s\n", o->src.err);
     return 2;
   }
   return 0;
@@ -233,7 +233,7 @@ static int call_mod(repl_t *r, const char *name, int nargs, int nres) {
   lua_remove(L, -2);
   lua_rotate(L, base + 1, 2);  /* traceback, fn, args */
   if (lua_pcall(L, nargs, nres, base + 1) != LUA_OK) {
-    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(L, -1));
+    el_eprintf("repl: %s\n", lua_tostring(L, -1));
     lua_settop(L, base);
     return -1;
   }
@@ -540,7 +540,7 @@ static void on_line_async(uv_async_t *a) {
   int rc = buf_append(r, line);
   free(line);
   if (rc < 0) {
-    fprintf(stderr, "eventlog-live repl: out of memory\n");
+    el_eprintf("repl: out of memory\n");
     el_free(r->buf);
     r->buf = NULL;
     el_repl_term_read(r->term, "el> ");
@@ -606,8 +606,7 @@ static int choose_mode(repl_t *r) {
       (stat(s->path, &st) != 0 || S_ISREG(st.st_mode))) {
     int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-      fprintf(stderr, "eventlog-live repl: cannot open %s: %s\n", s->path,
-              strerror(errno));
+      el_eprintf("repl: cannot open %s: %s\n", s->path, strerror(errno));
       return 2;
     }
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -618,14 +617,17 @@ static int choose_mode(repl_t *r) {
   }
   if (s->kind == EL_SRC_STDIN) {
     if (isatty(0)) {
-      fprintf(stderr, "eventlog-live repl: stdin is a terminal; pipe the "
-                      "eventlog in or name a file\n");
+      el_eprintf(
+          "repl: stdin is a terminal; pipe the "
+          "eventlog in or name a file\n");
       return 2;
     }
     r->tty = fopen("/dev/tty", "r+e");
     if (!r->tty) {
-      fprintf(stderr, "eventlog-live repl: stdin carries the eventlog and "
-                      "/dev/tty cannot be opened: %s\n", strerror(errno));
+      el_eprintf(
+          "repl: stdin carries the eventlog and "
+          "/dev/tty cannot be opened: %s\n",
+          strerror(errno));
       return 2;
     }
     if (!s->log_file && fstat(0, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -709,7 +711,7 @@ static int setup(repl_t *r) {
   r->store = el_repl_store_new((size_t)(o->store_mb * 1024 * 1024));
   r->tm = el_tm_store_new("eventlog-live", EL_VERSION);
   if (!r->h || !r->store || !r->tm) {
-    fprintf(stderr, "eventlog-live repl: out of memory\n");
+    el_eprintf("repl: out of memory\n");
     return -1;
   }
   el_host_set_store(r->h, r->tm);
@@ -721,7 +723,7 @@ static int setup(repl_t *r) {
   lua_pushcfunction(r->L, setup_lua);
   lua_pushlightuserdata(r->L, r);
   if (lua_pcall(r->L, 1, 0, -3) != LUA_OK) {
-    fprintf(stderr, "eventlog-live repl: %s\n", lua_tostring(r->L, -1));
+    el_eprintf("repl: %s\n", lua_tostring(r->L, -1));
     return -1;
   }
   lua_pop(r->L, 1);
@@ -776,7 +778,7 @@ static void interact(repl_t *r) {
                            .on_line = on_line};
   r->term = el_repl_term_start(&tc);
   if (!r->term) {
-    fprintf(stderr, "eventlog-live repl: cannot start the line editor\n");
+    el_eprintf("repl: cannot start the line editor\n");
     r->failed = 1;
     r->quitting = 1;
     maybe_finish(r);

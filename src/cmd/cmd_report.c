@@ -116,7 +116,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi,
   char *end;
   long x = v ? strtol(v, &end, 10) : 0;
   if (!v || *end || x < lo || x > hi) {
-    fprintf(stderr, "eventlog-live report: %s wants %ld..%ld\n", opt, lo, hi);
+    el_eprintf("report: %s wants %ld..%ld\n", opt, lo, hi);
     return 2;
   }
   *out = x;
@@ -136,13 +136,13 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
       *i += 2;
     }
     if (!v) {
-      fprintf(stderr, "eventlog-live report: -o wants a path\n");
+      el_eprintf("report: -o wants a path\n");
       return 2;
     }
     o->output = v;
     return 0;
   } else if (el_opt_value(argc, argv, i, "--title", &v)) {
-    if (!v) return fprintf(stderr, "eventlog-live report: --title TEXT\n"), 2;
+    if (!v) return el_eprintf("report: --title TEXT\n"), 2;
     o->title = v;
     return 0;
   } else if (el_opt_value(argc, argv, i, "--top", &v)) {
@@ -151,17 +151,17 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
     return parse_long("--columns", v, 64, 65536, &o->columns);
   } else if (el_opt_value(argc, argv, i, "--script", &v)) {
     if (!v || o->nscripts == MAX_SCRIPTS)
-      return fprintf(stderr, "eventlog-live report: --script FILE\n"), 2;
+      return el_eprintf("report: --script FILE\n"), 2;
     o->scripts[o->nscripts++] = v;
     return 0;
   } else if (el_opt_value(argc, argv, i, "--set", &v)) {
     if (!v || !strchr(v, '=') || v[0] == '=' || o->nsets == MAX_SETS)
-      return fprintf(stderr, "eventlog-live report: --set KEY=VALUE\n"), 2;
+      return el_eprintf("report: --set KEY=VALUE\n"), 2;
     o->sets[o->nsets++] = v;
     return 0;
   } else if (el_opt_value(argc, argv, i, "--log-level", &v)) {
     if (!v || el_log_parse_level(v, &el_log_threshold) != 0) {
-      fprintf(stderr, "eventlog-live report: bad --log-level\n");
+      el_eprintf("report: bad --log-level\n");
       return 2;
     }
     return 0;
@@ -182,7 +182,7 @@ static int parse(report_opts_t *o, int argc, char **argv) {
   for (int i = 1; i < argc;) {
     int rc = el_src_opts_parse(&o->src, argc, argv, &i);
     if (rc < 0) {
-      fprintf(stderr, "eventlog-live report: %s\n", o->src.err);
+      el_eprintf("report: %s\n", o->src.err);
       return 2;
     }
     if (rc == 1) continue;
@@ -196,25 +196,24 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
       char near[64];
       el_opt_suggest(argv[i], usage, near, sizeof near);
-      fprintf(stderr, "eventlog-live report: unknown option '%s'%s%s%s\n",
-              argv[i], near[0] ? "; did you mean " : "", near,
-              near[0] ? "?" : "");
+      el_eprintf("report: unknown option '%s'%s%s%s\n", argv[i],
+                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
       return 2;
     }
     el_src_opts_set_path(&o->src, argv[i++]);
   }
   if (el_src_opts_validate(&o->src) != 0) {
-    fprintf(stderr, "eventlog-live report: %s\n", o->src.err);
+    el_eprintf("report: %s\n", o->src.err);
     return 2;
   }
   if (!o->output && !o->open) {
-    fprintf(stderr,
-            "eventlog-live report: no output: give -o REPORT.html "
-            "(or -o - for stdout, or --open)\n");
+    el_eprintf(
+        "report: no output: give -o REPORT.html "
+        "(or -o - for stdout, or --open)\n");
     return 2;
   }
   if (o->open && o->output && !strcmp(o->output, "-")) {
-    fprintf(stderr, "eventlog-live report: --open needs a file, not -o -\n");
+    el_eprintf("report: --open needs a file, not -o -\n");
     return 2;
   }
   return 0;
@@ -361,30 +360,26 @@ static double now_s(void) {
 static int write_report(el_rp_t *rp, const char *path) {
   if (!strcmp(path, "-")) {
     int rc = el_rp_write_html(rp, stdout);
-    if (rc < 0)
-      fprintf(stderr, "eventlog-live report: writing to stdout: %s\n",
-              el_strerror(rc));
+    if (rc < 0) el_eprintf("report: writing to stdout: %s\n", el_strerror(rc));
     return rc;
   }
   char tmp[4096];
   int n = snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
   if (n < 0 || (size_t)n >= sizeof tmp) {
-    fprintf(stderr, "eventlog-live report: path too long: %s\n", path);
+    el_eprintf("report: path too long: %s\n", path);
     return EL_EINVAL;
   }
   FILE *f = fopen(tmp, "wb");
   if (!f) {
     int e = errno;
-    fprintf(stderr, "eventlog-live report: cannot write %s: %s\n", path,
-            strerror(e));
+    el_eprintf("report: cannot write %s: %s\n", path, strerror(e));
     return -e;
   }
   int rc = el_rp_write_html(rp, f);
   if (fclose(f) != 0 && rc == 0) rc = -errno;
   if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
   if (rc < 0) {
-    fprintf(stderr, "eventlog-live report: cannot write %s: %s\n", path,
-            el_strerror(rc));
+    el_eprintf("report: cannot write %s: %s\n", path, el_strerror(rc));
     unlink(tmp);
   }
   return rc;
@@ -397,10 +392,10 @@ static void open_report(const char *path) {
   char *argv[] = {(char *)"xdg-open", (char *)path, NULL};
   pid_t pid;
   if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) != 0) {
-    fprintf(stderr,
-            "eventlog-live report: cannot run xdg-open; open %s in "
-            "a browser\n",
-            path);
+    el_eprintf(
+        "report: cannot run xdg-open; open %s in "
+        "a browser\n",
+        path);
     return;
   }
   for (int i = 0; i < 30; i++) {
@@ -408,10 +403,10 @@ static void open_report(const char *path) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) {
       if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        fprintf(stderr,
-                "eventlog-live report: xdg-open failed; open %s in "
-                "a browser\n",
-                path);
+        el_eprintf(
+            "report: xdg-open failed; open %s in "
+            "a browser\n",
+            path);
       return;
     }
     if (r < 0) return;
@@ -449,24 +444,24 @@ static int setup(parts_t *p, const report_opts_t *o) {
   if (!p->cfg || !p->h || !p->st ||
       config_to_host(p->h, p->cfg, o, &ro.names) < 0 ||
       el_rp_new(&ro, &p->rp) < 0) {
-    fprintf(stderr, "eventlog-live report: out of memory\n");
+    el_eprintf("report: out of memory\n");
     return 1;
   }
   el_tm_exporter_t ex;
   el_rp_exporter(p->rp, &ex);
   if (el_tm_store_add_exporter(p->st, &ex) < 0 ||
       el_rp_lua_register(p->rp, el_host_lua(p->h)) < 0) {
-    fprintf(stderr, "eventlog-live report: out of memory\n");
+    el_eprintf("report: out of memory\n");
     return 1;
   }
   el_host_set_store(p->h, p->st);
   if (el_host_load_module(p->h, "eventlog_live.report.main") < 0) {
-    fprintf(stderr, "eventlog-live report: %s\n", el_host_error(p->h));
+    el_eprintf("report: %s\n", el_host_error(p->h));
     return 2;
   }
   for (int i = 0; i < o->nscripts; i++) {
     if (el_host_load(p->h, o->scripts[i]) < 0) {
-      fprintf(stderr, "eventlog-live report: %s\n", el_host_error(p->h));
+      el_eprintf("report: %s\n", el_host_error(p->h));
       return 2;
     }
   }
@@ -513,7 +508,7 @@ static int run(const report_opts_t *o) {
   if (el_host_stats(p.h)->handler_errors) el_host_report_errors(p.h);
   if (rc < 0 && rc != EL_ESTOPPED && el_host_stats(p.h)->events == 0) {
     /* Nothing decoded: the pump said why (cannot open, no header). */
-    fprintf(stderr, "eventlog-live report: no report written\n");
+    el_eprintf("report: no report written\n");
     status = 1;
     goto done;
   }
@@ -543,8 +538,7 @@ static int run(const report_opts_t *o) {
     path = tmp;
   }
   status = write_report(p.rp, path) < 0 ? 1 : 0;
-  if (status == 0 && strcmp(path, "-"))
-    fprintf(stderr, "eventlog-live report: wrote %s\n", path);
+  if (status == 0 && strcmp(path, "-")) el_eprintf("report: wrote %s\n", path);
   if (rc < 0 && rc != EL_ESTOPPED) status = 1; /* corrupt input: told */
   if (status == 0 && o->open) open_report(path);
 done:

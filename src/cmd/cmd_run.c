@@ -56,7 +56,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
     const char *a = argv[i];
     int rc = el_src_opts_parse(&o->src, argc, argv, &i);
     if (rc < 0) {
-      fprintf(stderr, "eventlog-live run: %s\n", o->src.err);
+      el_eprintf("run: %s\n", o->src.err);
       return 2;
     }
     if (rc == 1) continue;
@@ -69,8 +69,9 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
       if (*end || v <= 0 || v > 3600000) {
-        fprintf(stderr, "eventlog-live run: --handler-budget-ms wants "
-                        "1..3600000\n");
+        el_eprintf(
+            "run: --handler-budget-ms wants "
+            "1..3600000\n");
         return 2;
       }
       o->budget_ms = (int)v;
@@ -79,31 +80,31 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       const char *v = argv[++i];
       if (a[2] == 's') {
         if (!strchr(v, '=') || v[0] == '=' || o->nsets == 256) {
-          fprintf(stderr, "eventlog-live run: --set wants KEY=VALUE\n");
+          el_eprintf("run: --set wants KEY=VALUE\n");
           return 2;
         }
         o->sets[o->nsets++] = v;
       } else if (a[2] == 'o') {
         if (strcmp(v, "console") && strcmp(v, "none")) {
-          fprintf(stderr, "eventlog-live run: --output console|none\n");
+          el_eprintf("run: --output console|none\n");
           return 2;
         }
         o->output = v;
       } else if (el_log_parse_level(v, &el_log_threshold) != 0) {
-        fprintf(stderr, "eventlog-live run: bad --log-level '%s'\n", v);
+        el_eprintf("run: bad --log-level '%s'\n", v);
         return 2;
       }
     } else if (!strncmp(a, "--set=", 6)) {
       if (!strchr(a + 6, '=') || o->nsets == 256) {
-        fprintf(stderr, "eventlog-live run: --set wants KEY=VALUE\n");
+        el_eprintf("run: --set wants KEY=VALUE\n");
         return 2;
       }
       o->sets[o->nsets++] = a + 6;
     } else if (a[0] == '-' && a[1] != '\0') {
       char near[64];
       el_opt_suggest(a, usage, near, sizeof near);
-      fprintf(stderr, "eventlog-live run: unknown option '%s'%s%s%s\n", a,
-              near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_eprintf("run: unknown option '%s'%s%s%s\n", a,
+                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
       return 2;
     } else if (!o->script) {
       o->script = a;
@@ -113,12 +114,12 @@ static int parse(run_opts_t *o, int argc, char **argv) {
     i++;
   }
   if (!o->script) {
-    fprintf(stderr, "eventlog-live run: no script given\n");
+    el_eprintf("run: no script given\n");
     usage(stderr);
     return 2;
   }
   if (el_src_opts_validate(&o->src) != 0) {
-    fprintf(stderr, "eventlog-live run: %s\n", o->src.err);
+    el_eprintf("run: %s\n", o->src.err);
     return 2;
   }
   return 0;
@@ -166,14 +167,14 @@ static int run(const run_opts_t *o) {
   el_tm_store_t *st = NULL;
   int status = 1;
   if (!h) {
-    fprintf(stderr, "eventlog-live run: out of memory\n");
+    el_eprintf("run: out of memory\n");
     return 1;
   }
   if (el_src_opts_live(&o->src)) /* never hold an event back */
     el_ev_decoder_set_opts(el_host_decoder(h), EL_EV_OPT_LIVE);
   int rc = setup_store(h, o, &st);
   if (rc < 0) {
-    fprintf(stderr, "eventlog-live run: telemetry: %s\n", el_strerror(rc));
+    el_eprintf("run: telemetry: %s\n", el_strerror(rc));
     goto done;
   }
   for (int i = 0; i < o->nsets; i++) {
@@ -184,7 +185,7 @@ static int run(const run_opts_t *o) {
   }
   rc = el_host_load(h, o->script);
   if (rc < 0) {
-    fprintf(stderr, "eventlog-live run: %s\n", el_host_error(h));
+    el_eprintf("run: %s\n", el_host_error(h));
     status = rc == EL_ESTOPPED ? 1 : 2;
     goto done;
   }
@@ -214,13 +215,12 @@ static int run(const run_opts_t *o) {
   int exp_rc = el_tm_store_shutdown(st, 10000);
   el_host_report_errors(h);
   if (end_rc == EL_ESTOPPED) {
-    fprintf(stderr, "eventlog-live run: stopped (--fail-fast): %s\n",
-            el_host_error(h));
+    el_eprintf("run: stopped (--fail-fast): %s\n", el_host_error(h));
     status = 1;
   } else if (rc < 0 && rc != EL_ESTOPPED) {
     status = 1;  /* the pump logged the decode error and its offset */
   } else if (exp_rc < 0) {
-    fprintf(stderr, "eventlog-live run: export: %s\n", el_strerror(exp_rc));
+    el_eprintf("run: export: %s\n", el_strerror(exp_rc));
     status = 1;
   } else {
     status = 0;

@@ -94,7 +94,7 @@ static int fmt_new(fmt_t *f, int json) {
                  show_diag, show_free};
   }
   if (!f->ud) {
-    fprintf(stderr, "eventlog-live: show: out of memory\n");
+    el_eprintf("show: out of memory\n");
     return -1;
   }
   return 0;
@@ -119,8 +119,7 @@ static int show_live(const el_src_opts_t *o, int json) {
   int rc = el_src_pump(NULL, o, &c, &res);
   int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
-            strerror(errno ? errno : EIO));
+    el_eprintf("show: writing the output: %s\n", strerror(errno ? errno : EIO));
     status = 1;
   }
   f.free(f.ud);
@@ -139,16 +138,14 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
   sigaction(SIGTERM, &stop_sa, &old_term);
   for (;;) {
     if (stop_signal) {
-      fprintf(stderr, "eventlog-live: show: signal %d: stopping\n",
-              (int)stop_signal);
+      el_eprintf("show: signal %d: stopping\n", (int)stop_signal);
       break;
     }
     ssize_t n = read(fd, buf, CHUNK);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
-      fprintf(stderr, "eventlog-live: show: %s: %s\n", path,
-              strerror(errno));
+      el_eprintf("show: %s: %s\n", path, strerror(errno));
       *status = 1;
       break;
     }
@@ -170,33 +167,31 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   int written_bad = 0;
   if (rc) {
     const el_diag_t *d = f->diag(f->ud);
-    fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n", path,
-            d->msg, (unsigned long long)d->offset);
+    el_eprintf("show: %s: %s (byte offset %llu)\n", path, d->msg,
+               (unsigned long long)d->offset);
     status = 1;
   }
   int frc = f->finish(f->ud);
   if (is_errno(frc)) { /* writing the output failed: reported whatever
                           the input did */
-    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
-            el_strerror(frc));
+    el_eprintf("show: writing the output: %s\n", el_strerror(frc));
     status = 1;
     written_bad = 1;
   } else if (frc && !rc) {
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
-      fprintf(stderr, "eventlog-live: show: %s: %s (byte offset %llu)\n",
-              path, d->msg[0] ? d->msg : el_strerror(frc),
-              (unsigned long long)d->offset);
+      el_eprintf("show: %s: %s (byte offset %llu)\n", path,
+                 d->msg[0] ? d->msg : el_strerror(frc),
+                 (unsigned long long)d->offset);
     else
-      fprintf(stderr, "eventlog-live: show: %s\n", el_strerror(frc));
+      el_eprintf("show: %s\n", el_strerror(frc));
     /* A stream cut inside an event after a complete header: ghc-events
      * prints what it decoded and exits 0; anything else is a failure. */
     if (frc != EL_ETRUNC)
       status = 1;
   }
   if ((fflush(stdout) != 0 || ferror(stdout)) && !written_bad) {
-    fprintf(stderr, "eventlog-live: show: writing the output: %s\n",
-            strerror(errno ? errno : EIO));
+    el_eprintf("show: writing the output: %s\n", strerror(errno ? errno : EIO));
     status = 1;
   }
   return status;
@@ -206,7 +201,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
 static int show_direct(const char *path, int json) {
   int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
   if (fd < 0) {
-    fprintf(stderr, "eventlog-live: show: %s: %s\n", path, strerror(errno));
+    el_eprintf("show: %s: %s\n", path, strerror(errno));
     return 1;
   }
   static char obuf[1 << 20];

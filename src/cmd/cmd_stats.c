@@ -91,8 +91,7 @@ static void count_warning(void *ud, const el_diag_t *d) {
   counts_t *c = ud;
   if (d->code)
     c->corrupt++;
-  if (c->warnings++ < 10)
-    fprintf(stderr, "eventlog-live: stats: warning: %s\n", d->msg);
+  if (c->warnings++ < 10) el_eprintf("stats: warning: %s\n", d->msg);
 }
 
 static void stats_usage(FILE *f) {
@@ -192,8 +191,7 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
 static int output_failed(void) {
   if (fflush(stdout) == 0 && !ferror(stdout))
     return 0;
-  fprintf(stderr, "eventlog-live: stats: writing the output: %s\n",
-          strerror(errno ? errno : EIO));
+  el_eprintf("stats: writing the output: %s\n", strerror(errno ? errno : EIO));
   return 1;
 }
 
@@ -206,7 +204,7 @@ static int stats_live(const el_src_opts_t *o) {
                        .on_warning = count_warning};
   el_ev_decoder_t *d = c ? el_ev_decoder_new(&sink) : NULL;
   if (!d) {
-    fprintf(stderr, "eventlog-live: stats: out of memory\n");
+    el_eprintf("stats: out of memory\n");
     free(c);
     return 1;
   }
@@ -239,7 +237,7 @@ typedef struct {
 } reader_t;
 
 static void report_errno(const reader_t *r) {
-  fprintf(stderr, "eventlog-live: stats: %s: %s\n", r->path, strerror(errno));
+  el_eprintf("stats: %s: %s\n", r->path, strerror(errno));
 }
 
 /* The next window: > 0 bytes at *p (*map: the mapping to unmap after, or
@@ -283,10 +281,10 @@ __attribute__((noinline)) static int feed_window(reader_t *r, const uint8_t *p,
     if (sigsetjmp(bus_env, 1)) {
       bus_armed = 0;
       munmap(map, n);
-      fprintf(stderr,
-              "eventlog-live: stats: %s: file shrank while being "
-              "read (near byte %llu)\n",
-              r->path, (unsigned long long)(r->pos - (off_t)n));
+      el_eprintf(
+          "stats: %s: file shrank while being "
+          "read (near byte %llu)\n",
+          r->path, (unsigned long long)(r->pos - (off_t)n));
       return 1;
     }
     bus_armed = 1;
@@ -296,8 +294,8 @@ __attribute__((noinline)) static int feed_window(reader_t *r, const uint8_t *p,
   if (map != MAP_FAILED) munmap(map, n);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(r->d);
-    fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
-            r->path, dg->msg, (unsigned long long)dg->offset);
+    el_eprintf("stats: %s: %s (byte offset %llu)\n", r->path, dg->msg,
+               (unsigned long long)dg->offset);
     if (rc != EL_ESTOPPED) *status = 1;
   }
   return 0;
@@ -316,11 +314,11 @@ static int read_all(reader_t *r) {
   sigaction(SIGTERM, &stop_sa, &old_term);
   for (;;) {
     if (stop_signal) {
-      fprintf(stderr,
-              "eventlog-live: stats: signal %d: stopping at byte "
-              "%llu\n",
-              (int)stop_signal,
-              (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
+      el_eprintf(
+          "stats: signal %d: stopping at byte "
+          "%llu\n",
+          (int)stop_signal,
+          (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
       break;
     }
     const uint8_t *p;
@@ -357,7 +355,7 @@ static int stats_direct(const char *path) {
   r.d = c && r.buf ? el_ev_decoder_new(&sink) : NULL;
   int status = 1;
   if (!r.d) {
-    fprintf(stderr, "eventlog-live: stats: out of memory\n");
+    el_eprintf("stats: out of memory\n");
     goto done;
   }
   double t0 = now_s(), c0 = cpu_s();
@@ -368,8 +366,8 @@ static int stats_direct(const char *path) {
   int rc = el_ev_decoder_finish(r.d);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(r.d);
-    fprintf(stderr, "eventlog-live: stats: %s: %s (byte offset %llu)\n",
-            path, dg->msg, (unsigned long long)dg->offset);
+    el_eprintf("stats: %s: %s (byte offset %llu)\n", path, dg->msg,
+               (unsigned long long)dg->offset);
     if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
   }
   print_report(c, el_ev_decoder_stats(r.d), now_s() - t0, cpu_s() - c0);

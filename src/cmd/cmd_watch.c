@@ -36,8 +36,6 @@
 #include "cmd.h"
 #include "daemon.h"
 
-#define PROG "eventlog-live watch"
-
 extern char **environ;
 
 typedef struct watch_s {
@@ -146,8 +144,8 @@ static int rts_has_flush_interval(const char *exe) {
 static int set_environment(watch_t *w) {
   char exe[4096];
   if (find_program(w->prog_argv[0], exe, sizeof exe) < 0) {
-    fprintf(stderr, PROG ": cannot find %s%s (or it is not executable)\n",
-            w->prog_argv[0], strchr(w->prog_argv[0], '/') ? "" : " in PATH");
+    el_eprintf("watch: cannot find %s%s (or it is not executable)\n",
+               w->prog_argv[0], strchr(w->prog_argv[0], '/') ? "" : " in PATH");
     w->start_failed = 127;
     return -1;
   }
@@ -173,21 +171,19 @@ static int set_environment(watch_t *w) {
   if (w->socket_path) /* eventlog-socket flushes on its own terms */
     return 0;
   if (flush == 0)
-    fprintf(stderr,
-            PROG
-            ": %s's runtime has no --eventlog-flush-interval "
-            "(GHC 9.0 or older): its eventlog arrives when a "
-            "capability's 2 MiB buffer fills, and at exit; the page "
-            "stays empty until then\n",
-            w->prog_argv[0]);
+    el_eprintf(
+        "watch: %s's runtime has no --eventlog-flush-interval "
+        "(GHC 9.0 or older): its eventlog arrives when a "
+        "capability's 2 MiB buffer fills, and at exit; the page "
+        "stays empty until then\n",
+        w->prog_argv[0]);
   else if (flush < 0)
-    fprintf(stderr,
-            PROG
-            ": %s is not a GHC executable watch can read "
-            "(a script?): no --eventlog-flush-interval given; with "
-            "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
-            "fills, and at exit\n",
-            w->prog_argv[0]);
+    el_eprintf(
+        "watch: %s is not a GHC executable watch can read "
+        "(a script?): no --eventlog-flush-interval given; with "
+        "GHC 9.0 the eventlog arrives when a 2 MiB buffer "
+        "fills, and at exit\n",
+        w->prog_argv[0]);
   return 0;
 }
 
@@ -231,7 +227,7 @@ static void install_forwarding(void) {
 /* Start the program (the pipeline is ready). */
 static int start_program(watch_t *w) {
   if (set_environment(w) < 0) {
-    if (!w->start_failed) fprintf(stderr, PROG ": out of memory\n");
+    if (!w->start_failed) el_eprintf("watch: out of memory\n");
     return -1;
   }
   posix_spawnattr_t at;
@@ -252,15 +248,13 @@ static int start_program(watch_t *w) {
       posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv, environ);
   posix_spawnattr_destroy(&at);
   if (rc != 0) {
-    fprintf(stderr, PROG ": cannot start %s: %s\n", w->prog_argv[0],
-            strerror(rc));
+    el_eprintf("watch: cannot start %s: %s\n", w->prog_argv[0], strerror(rc));
     w->pid = 0;
     w->start_failed = rc == ENOENT ? 127 : 126; /* as a shell */
     return -1;
   }
   if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
-    fprintf(stderr, PROG ": cannot wait for %s: out of threads\n",
-            w->prog_argv[0]);
+    el_eprintf("watch: cannot wait for %s: out of threads\n", w->prog_argv[0]);
     kill(w->pid, SIGTERM);
     waitpid(w->pid, &w->wstatus, 0);
     w->exited = 1;
@@ -280,11 +274,10 @@ static int on_ready(void *ud, el_web_t *web) {
   const char *h = w->d->web.web_host;
   if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
   if (port > 0)
-    fprintf(stderr,
-            PROG
-            ": web view http://%s:%d/ "
-            "(Prometheus: http://%s:%d/metrics)\n",
-            h, port, h, port);
+    el_eprintf(
+        "watch: web view http://%s:%d/ "
+        "(Prometheus: http://%s:%d/metrics)\n",
+        h, port, h, port);
   return 0;
 }
 
@@ -296,25 +289,25 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   if (o->src.kind == EL_SRC_UNIX && o->src.nsources == 1) {
     w->socket_path = o->src.path;
   } else if (o->src.kind != EL_SRC_NONE) {
-    fprintf(stderr, PROG
-            ": watch reads the program's eventlog itself: of "
-            "the source options only --eventlog-socket PATH (an "
-            "eventlog-socket program) is accepted\n");
+    el_eprintf(
+        "watch: it reads the program's eventlog itself: of "
+        "the source options only --eventlog-socket PATH (an "
+        "eventlog-socket program) is accepted\n");
     return 2;
   } else {
     const char *tmp = getenv("TMPDIR");
     snprintf(w->dir, sizeof w->dir, "%s/eventlog-live-watch.XXXXXX",
              tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(w->dir)) {
-      fprintf(stderr, PROG ": cannot create a private folder %s: %s\n", w->dir,
-              strerror(errno));
+      el_eprintf("watch: cannot create a private folder %s: %s\n", w->dir,
+                 strerror(errno));
       w->dir[0] = 0;
       return 1;
     }
     snprintf(w->fifo, sizeof w->fifo, "%s/eventlog.fifo", w->dir);
     if (mkfifo(w->fifo, 0600) < 0) {
-      fprintf(stderr, PROG ": cannot create the FIFO %s: %s\n", w->fifo,
-              strerror(errno));
+      el_eprintf("watch: cannot create the FIFO %s: %s\n", w->fifo,
+                 strerror(errno));
       w->fifo[0] = 0;
       return 1;
     }
@@ -346,16 +339,15 @@ static void drain_until_exit(watch_t *w) {
   }
   int fd = open(w->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    fprintf(stderr, PROG ": cannot reopen %s to drain it: %s\n", w->fifo,
-            strerror(errno));
+    el_eprintf("watch: cannot reopen %s to drain it: %s\n", w->fifo,
+               strerror(errno));
     while (!w->exited) usleep(100000);
     return;
   }
-  fprintf(stderr,
-          PROG
-          ": the processing ended before %s: reading and "
-          "discarding its eventlog until it exits\n",
-          w->prog_argv[0]);
+  el_eprintf(
+      "watch: the processing ended before %s: reading and "
+      "discarding its eventlog until it exits\n",
+      w->prog_argv[0]);
   static char buf[65536];
   unsigned long long drained = 0;
   for (;;) {
@@ -371,11 +363,10 @@ static void drain_until_exit(watch_t *w) {
       usleep(100000); /* no writer now: EOF or POLLHUP at once */
   }
   close(fd);
-  fprintf(stderr,
-          PROG
-          ": discarded %llu bytes of eventlog after the "
-          "processing ended\n",
-          drained);
+  el_eprintf(
+      "watch: discarded %llu bytes of eventlog after the "
+      "processing ended\n",
+      drained);
 }
 
 static void cleanup(watch_t *w) {
@@ -398,19 +389,19 @@ int el_cmd_watch(int argc, char **argv) {
         print_help();
         return 0;
       }
-    fprintf(stderr, PROG
-            ": no program: eventlog-live watch [OPTIONS] -- "
-            "PROGRAM [ARGS...] (see --help)\n");
+    el_eprintf(
+        "watch: no program: eventlog-live watch [OPTIONS] -- "
+        "PROGRAM [ARGS...] (see --help)\n");
     return 2;
   }
   if (sep + 1 >= argc) {
-    fprintf(stderr, PROG ": no program after --\n");
+    el_eprintf("watch: no program after --\n");
     return 2;
   }
   w.prog_argv = argv + sep + 1; /* argv[argc] is NULL */
   const char *hook = getenv("EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT");
   w.test_stop_processing = hook && !strcmp(hook, "1");
-  el_otelcol_embed_t e = {.prog = PROG,
+  el_otelcol_embed_t e = {.prog = "watch",
                           .help = print_help,
                           .local = 1,
                           .prepare = prepare,
@@ -428,11 +419,10 @@ int el_cmd_watch(int argc, char **argv) {
   cleanup(&w);
   int st = exit_status(w.wstatus);
   if (ds != 0)
-    fprintf(stderr,
-            PROG
-            ": the processing failed (status %d); %s exited "
-            "with status %d\n",
-            ds, w.prog_argv[0], st);
+    el_eprintf(
+        "watch: the processing failed (status %d); %s exited "
+        "with status %d\n",
+        ds, w.prog_argv[0], st);
   else
     el_log(EL_LOG_INFO, "%s exited with status %d", w.prog_argv[0], st);
   return st;

@@ -216,11 +216,13 @@ static volatile sig_atomic_t g_flush_signals;
 
 static void flush_signal(int sig) {
   static const char msg[] =
-      "eventlog-live: signal during the final flush: exporting what was "
+      ": signal during the final flush: exporting what was "
       "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
   (void)sig;
   if (g_flush_signals++ == 0) {
-    ssize_t r = write(2, msg, sizeof msg - 1);
+    const char *prog = el_prog_name(); /* set before any signal */
+    ssize_t r = write(2, prog, strlen(prog));
+    r = write(2, msg, sizeof msg - 1);
     (void)r;
   }
 }

@@ -161,7 +161,7 @@ void el_logv(el_log_level_t level, const char *fmt, va_list ap) {
   if (!el_log_enabled(level)) return;
   char buf[1024];
   vsnprintf(buf, sizeof buf, fmt, ap);
-  fprintf(stderr, "eventlog-live: %s: %s\n", level_name(level), buf);
+  fprintf(stderr, "%s: %s: %s\n", el_prog_name(), level_name(level), buf);
   if (log_hook) log_hook(log_hook_ud, level, buf);
 }
 
@@ -190,6 +190,50 @@ int el_log_parse_level(const char *s, el_log_level_t *out) {
 
 /* {====== command-line helpers ======} */
 
+static const char *prog_name = "eventlog-live";
+
+const char *el_prog_name(void) { return prog_name; }
+
+void el_set_prog_name(const char *argv0) {
+  const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+  base = base ? base + 1 : argv0;
+  prog_name = base && !strcmp(base, "eventlog-live-otelcol")
+                  ? "eventlog-live-otelcol"
+                  : "eventlog-live";
+}
+
+void el_eprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: ", prog_name);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
+/* s lower-cased into buf (size 65); 0 if s is longer than 64 bytes. */
+static int lower64(const char *s, char *buf) {
+  size_t n = strlen(s);
+  if (n > 64) return 0;
+  for (size_t k = 0; k <= n; k++) buf[k] = (char)tolower((unsigned char)s[k]);
+  return 1;
+}
+
+const char *el_nearest(const char *word, const char *const *cands, size_t n) {
+  char w[65], c[65];
+  if (!word || !lower64(word, w)) return NULL;
+  size_t wl = strlen(w), best = SIZE_MAX;
+  const char *found = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (!cands[i] || !lower64(cands[i], c)) continue;
+    size_t d = wl >= 3 && !strncmp(c, w, wl) ? 0 : el_edit_distance(w, c);
+    if (d < best && d <= 1 + wl / 5) {
+      best = d;
+      found = cands[i];
+    }
+  }
+  return found;
+}
+
 int el_opt_value(int argc, char **argv, int *i, const char *name,
                  const char **val) {
   size_t n = strlen(name);
@@ -209,21 +253,23 @@ int el_opt_value(int argc, char **argv, int *i, const char *name,
 size_t el_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64) return la > lb ? la : lb;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  size_t prev2[65], prev[65], row[65]; /* rows i-2, i-1, i */
+  for (size_t j = 0; j <= lb; j++) prev[j] = j;
   for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
     row[0] = i;
     for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
+      size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < best) best = prev[j] + 1;
       if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          prev2[j - 2] + 1 < best)
+        best = prev2[j - 2] + 1; /* two neighbours swapped */
       row[j] = best;
-      diag = up;
     }
+    memcpy(prev2, prev, sizeof prev);
+    memcpy(prev, row, sizeof row);
   }
-  return row[lb];
+  return prev[lb];
 }
 
 void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,

@@ -106,8 +106,8 @@ extern el_log_level_t el_log_threshold;
 typedef void (*el_log_hook_fn)(void *ud, el_log_level_t level, const char *msg);
 void el_log_set_hook(el_log_hook_fn fn, void *ud);
 
-/* Print "eventlog-live: <level>: <message>" on stderr when level passes the
- * threshold. Thread: any. */
+/* Print "<program>: <level>: <message>" on stderr when level passes the
+ * threshold (<program>: el_prog_name()). Thread: any. */
 void el_log(el_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void el_logv(el_log_level_t level, const char *fmt, va_list ap);
@@ -118,6 +118,26 @@ int el_log_parse_level(const char *s, el_log_level_t *out);
 
 /* {====== command-line helpers ======} */
 
+/* The one prefix of every message this process prints on stderr:
+ * "eventlog-live-otelcol" when the executable was started under that name
+ * (argv[0]'s file name), else "eventlog-live" (docs/exit-codes.md
+ * "Messages"). Set once by main() before any thread starts; the default
+ * is "eventlog-live". Thread: any (read-only after main() set it). */
+const char *el_prog_name(void);
+void el_set_prog_name(const char *argv0);
+
+/* A message on stderr: el_prog_name(), ": ", then fmt formatted as by
+ * fprintf (fmt carries its own newline). Thread: any. */
+void el_eprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Did-you-mean for a word from the user (an event name, an environment
+ * variable's value): the candidate nearest to `word`, compared
+ * case-insensitively, if its edit distance is <= 1 + strlen(word) / 5 or
+ * `word` (3 bytes at least) is a prefix of it; else NULL. cands holds n
+ * strings (NULL entries are skipped); the first of equally near ones
+ * wins. Thread: any. */
+const char *el_nearest(const char *word, const char *const *cands, size_t n);
+
 /* Match the option `name` (e.g. "--web-port") at argv[*i], in either form
  * "--name VALUE" or "--name=VALUE". On a match: sets *val to the value
  * (borrowed from argv; NULL when "--name" is the last argument), advances
@@ -127,7 +147,9 @@ int el_log_parse_level(const char *s, el_log_level_t *out);
 int el_opt_value(int argc, char **argv, int *i, const char *name,
                  const char **val);
 
-/* Levenshtein distance between a and b; strings over 64 bytes count as
+/* Edit distance between a and b: insertions, deletions, substitutions
+ * and swaps of two neighbouring bytes count 1 each (optimal string
+ * alignment), so "shwo" is 1 from "show"; strings over 64 bytes count as
  * the longer length. Thread: any. */
 size_t el_edit_distance(const char *a, const char *b);
 

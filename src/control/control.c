@@ -176,7 +176,7 @@ static const char *take_value(const char *name, const char *inl, int argc,
                               char **argv, int *i) {
   if (inl) return inl;
   if (*i + 1 >= argc) {
-    fprintf(stderr, "eventlog-live: %s needs a value\n", name);
+    el_eprintf("%s needs a value\n", name);
     return NULL;
   }
   (*i)++;
@@ -184,8 +184,7 @@ static const char *take_value(const char *name, const char *inl, int argc,
 }
 
 static int usage_error(const char *name, const char *v, const char *want) {
-  fprintf(stderr, "eventlog-live: bad value '%s' for %s: %s\n", v, name,
-          want);
+  el_eprintf("bad value '%s' for %s: %s\n", v, name, want);
   return EL_EUSAGE;
 }
 

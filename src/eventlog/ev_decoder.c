@@ -893,10 +893,15 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              (unsigned long long)d->sess_tmax);
   else if (why == RS_UNDECL ||
            !(type < (int)d->ntab && (d->tab[type] & T_DECLARED)))
-    snprintf(d->rs_why, sizeof d->rs_why,
-             "event type %d at byte %llu is not declared in the header%s", type,
-             (unsigned long long)off,
-             why == RS_UNDECL ? "" : " (inside a block)");
+    snprintf(
+        d->rs_why, sizeof d->rs_why,
+        "event type %d%s%s%s at byte %llu is not declared in the "
+        "header%s",
+        type, el_ev_type_info((uint16_t)type) ? " (known as " : "",
+        el_ev_type_info((uint16_t)type) ? el_ev_type_info((uint16_t)type)->name
+                                        : "",
+        el_ev_type_info((uint16_t)type) ? ")" : "", (unsigned long long)off,
+        why == RS_UNDECL ? "" : " (inside a block)");
   else if (off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu does not fit its block (cap %u, ending "

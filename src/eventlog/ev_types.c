@@ -157,6 +157,25 @@ int el_ev_type_by_name(const char *name) {
   return -1;
 }
 
+/* The known names by id (NULL where none), for el_nearest. */
+static const char *type_names[NTYPES];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void fill_names(void) {
+  pthread_once(&once, build);
+  for (unsigned i = 0; i < NTYPES; i++)
+    type_names[i] = have_info[i] ? infos[i].name : NULL;
+}
+
+const char *el_ev_type_suggest(const char *name) {
+  if (!name)
+    return NULL;
+  pthread_once(&names_once, fill_names);
+  if (strncasecmp(name, "EVENT_", 6) == 0)
+    name += 6;
+  return el_nearest(name, type_names, NTYPES);
+}
+
 int el_ev_field_index(uint16_t id, const char *name) {
   const el_ev_type_info_t *t = el_ev_type_info(id);
   if (!t || !name)

@@ -368,6 +368,12 @@ const el_ev_type_info_t *el_ev_type_info(uint16_t id);
  * "EVENT_RUN_THREAD" is accepted too), or -1. Thread: any. */
 int el_ev_type_by_name(const char *name);
 
+/* Did-you-mean for an unknown event type name: the known GHC name nearest
+ * to `name` (case-insensitive, a leading "EVENT_" ignored; el_nearest's
+ * rule), e.g. "USER_MARKERS" -> "USER_MARKER", or NULL when none is near.
+ * A static string. Thread: any. */
+const char *el_ev_type_suggest(const char *name);
+
 /* Index of field `name` in el_ev_type_info(id)->fields, or -1. */
 int el_ev_field_index(uint16_t id, const char *name);
 

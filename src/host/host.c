@@ -570,17 +570,21 @@ void el_host_report_errors(const el_host_t *h) {
     if (!hd->errors) continue;
     const el_ev_type_info_t *ti =
         hd->type >= 0 ? el_ev_type_info((uint16_t)hd->type) : NULL;
-    fprintf(stderr,
-            "eventlog-live: %llu error(s) in %llu call(s) of the %s handler "
-            "defined at %s\n",
-            (unsigned long long)hd->errors, (unsigned long long)hd->calls,
-            hd->type < 0 ? "\"*\"" : ti ? ti->name : "?", hd->where);
+    el_eprintf(
+        "%llu error(s) in %llu call(s) of the %s handler "
+        "defined at %s\n",
+        (unsigned long long)hd->errors, (unsigned long long)hd->calls,
+        hd->type < 0 ? "\"*\""
+        : ti         ? ti->name
+                     : "?",
+        hd->where);
   }
   if (h->timer_handler.errors)
-    fprintf(stderr, "eventlog-live: %llu error(s) in timer callbacks\n",
-            (unsigned long long)h->timer_handler.errors);
+    el_eprintf("%llu error(s) in timer callbacks\n",
+               (unsigned long long)h->timer_handler.errors);
   if (h->hook_handler.errors)
-    fprintf(stderr, "eventlog-live: %llu error(s) in hooks and helper "
-                    "callbacks\n",
-            (unsigned long long)h->hook_handler.errors);
+    el_eprintf(
+        "%llu error(s) in hooks and helper "
+        "callbacks\n",
+        (unsigned long long)h->hook_handler.errors);
 }

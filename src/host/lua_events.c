@@ -58,7 +58,12 @@ static int ev_on(lua_State *L) {
   int type = -1;
   if (strcmp(name, "*") != 0) {
     type = el_ev_type_by_name(name);
-    if (type < 0) return luaL_error(L, "unknown event type '%s'", name);
+    if (type < 0) {
+      const char *near = el_ev_type_suggest(name);
+      return luaL_error(L, "unknown event type '%s'%s%s%s", name,
+                        near ? " (did you mean '" : "", near ? near : "",
+                        near ? "'?)" : "");
+    }
     if (type >= EL__HOST_NTYPES)
       return luaL_error(L, "event type '%s' (id %d) cannot be subscribed "
                            "by name; use \"*\"", name, type);

@@ -391,6 +391,24 @@ static int cfg_fail(el_otlp_config_t *cfg, const char *fmt, ...) {
   return EL_ECONFIG;
 }
 
+/* Did-you-mean for an unknown value v among the n choices: " Did you
+ * mean 'X'?" (el_nearest), else "". DYM(v, choices) is the call with a
+ * compound-literal buffer that lives through the enclosing cfg_fail. */
+typedef struct {
+  char s[64];
+} dym_t;
+static const char *dym(const char *v, const char *const *choices, size_t n,
+                       dym_t *b) {
+  const char *near = el_nearest(v, choices, n);
+  if (!near) return "";
+  snprintf(b->s, sizeof b->s, " Did you mean '%s'?", near);
+  return b->s;
+}
+#define DYM(v, ...)                                                      \
+  dym((v), (const char *const[]){__VA_ARGS__},                           \
+      sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), \
+      &(dym_t){{0}})
+
 /* "Environment variable X" or "Option --x" for messages. */
 static void src_name(char *buf, size_t sz, bool is_flag, const char *name) {
   snprintf(buf, sz, "%s %s", is_flag ? "Option" : "Environment variable",
@@ -417,15 +435,24 @@ static int resolve_exporter(env_t *env, int s) {
   if (!strcasecmp(v, "otlp")) sc->exporter = EL_OTLP_EXP_OTLP;
   else if (!strcasecmp(v, "console")) sc->exporter = EL_OTLP_EXP_CONSOLE;
   else if (!strcasecmp(v, "none")) sc->exporter = EL_OTLP_EXP_NONE;
+  else if (!strcasecmp(v, "prometheus") && s == EL_TM_SIGNAL_METRICS)
+    return cfg_fail(env->cfg,
+                    "Environment variable %s specifies "
+                    "unsupported exporter 'prometheus': the daemon serves "
+                    "Prometheus itself, pull-style: use --prometheus-port "
+                    "PORT (or web: {prometheus_port: PORT} in --config). "
+                    "Here use 'otlp', 'console' or 'none'.",
+                    name);
   else if (!strcasecmp(v, "zipkin") || !strcasecmp(v, "prometheus") ||
            !strcasecmp(v, "logging"))
     return cfg_fail(env->cfg, "Environment variable %s specifies "
                     "unsupported exporter '%s'. Use 'otlp', 'console' or "
                     "'none'.", name, SHORTV(v));
   else
-    return cfg_fail(env->cfg, "Environment variable %s specifies unknown "
-                    "exporter '%s'. Use 'otlp', 'console' or 'none'.",
-                    name, SHORTV(v));
+    return cfg_fail(env->cfg,
+                    "Environment variable %s specifies unknown "
+                    "exporter '%s'.%s Use 'otlp', 'console' or 'none'.",
+                    name, SHORTV(v), DYM(v, "otlp", "console", "none"));
   return 0;
 }
 
@@ -453,8 +480,10 @@ static int resolve_protocol(env_t *env, int s) {
     return cfg_fail(cfg, "%s specifies unsupported protocol '%s'. Use "
                     "'grpc' or 'http/protobuf'.", who, SHORTV(v));
   else
-    return cfg_fail(cfg, "%s specifies unknown protocol '%s'. Use 'grpc' "
-                    "or 'http/protobuf'.", who, SHORTV(v));
+    return cfg_fail(cfg,
+                    "%s specifies unknown protocol '%s'.%s Use 'grpc' "
+                    "or 'http/protobuf'.",
+                    who, SHORTV(v), DYM(v, "grpc", "http/protobuf"));
   return 0;
 }
 
@@ -463,9 +492,10 @@ static int parse_bool(env_t *env, const char *name, const char *v,
   if (!strcasecmp(v, "true")) *out = true;
   else if (!strcasecmp(v, "false")) *out = false;
   else
-    return cfg_fail(env->cfg, "Environment variable %s has non-boolean "
-                    "value '%s'. Use 'true' or 'false'.", name,
-                    SHORTV(v));
+    return cfg_fail(env->cfg,
+                    "Environment variable %s has non-boolean "
+                    "value '%s'.%s Use 'true' or 'false'.",
+                    name, SHORTV(v), DYM(v, "true", "false"));
   return 0;
 }
 
@@ -662,8 +692,10 @@ static int resolve_compression(env_t *env, int s) {
   else if (!strcasecmp(v, "none"))
     cfg->sig[s].compression = EL_OTLP_COMPRESS_NONE;
   else
-    return cfg_fail(cfg, "%s specifies unknown compression '%s'. Use "
-                    "'none' or 'gzip'.", who, SHORTV(v));
+    return cfg_fail(cfg,
+                    "%s specifies unknown compression '%s'.%s Use "
+                    "'none' or 'gzip'.",
+                    who, SHORTV(v), DYM(v, "none", "gzip"));
   return 0;
 }
 

@@ -467,8 +467,12 @@ static void add_type(lua_State *L, filter_t *f, int idx) {
     const char *name = luaL_checkstring(L, idx);
     id = el_ev_type_by_name(name);
     if (id < 0 && !strncmp(name, "UNKNOWN_", 8)) id = atoi(name + 8);
-    if (id < 0 || id > 65535)
-      luaL_error(L, "unknown event type '%s'", name);
+    if (id < 0 || id > 65535) {
+      const char *near = el_ev_type_suggest(name);
+      luaL_error(L, "unknown event type '%s'%s%s%s", name,
+                 near ? " (did you mean '" : "", near ? near : "",
+                 near ? "'?)" : "");
+    }
   }
   f->has_types = 1;
   f->types[id >> 3] |= (uint8_t)(1u << (id & 7));

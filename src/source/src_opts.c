@@ -349,7 +349,7 @@ const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
   if (rc == 0 && el_src_opts_validate(o) < 0)
     rc = EL_EUSAGE;
   if (rc < 0) {
-    fprintf(stderr, "eventlog-live: %s: %s\n", cmd, o->err);
+    el_eprintf("%s: %s\n", cmd, o->err);
     *err = 2;
   }
   if (*err || !el_src_opts_is_plain(o))

@@ -164,7 +164,7 @@ grep -q "Could not resolve IPE ID 0x9999" "$WORK/err" &&
 if [ $variant = mixed ]; then
   [ "$(grep -c "protocol version 7 is not supported" "$WORK/err")" = 1 ] &&
   [ "$(grep -c "unknown ghc-stack-profiler message tag 0xffc5: skipped" "$WORK/err")" = 1 ] &&
-  grep -q "^eventlog-live: warning: $(cat "$WORK/expected.json.skipped") ghc-stack-profiler messages skipped" "$WORK/err" &&
+  grep -q "^eventlog-live-otelcol: warning: $(cat "$WORK/expected.json.skipped") ghc-stack-profiler messages skipped" "$WORK/err" &&
     echo "ok   unknown version and tag: reported once, skipped" ||
     { echo "FAIL unknown version/tag warnings"; cat "$WORK/err"; fail=1; }
 fi

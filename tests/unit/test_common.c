@@ -541,6 +541,44 @@ static void test_utf8_invalid_sequences(void **state) {
   assert_int_equal(el_utf8_len("x", 0), 0);
 }
 
+/* Distances computed by hand: one edit each, a swap of neighbours
+ * counted once (optimal string alignment). */
+static void test_edit_distance_counts_swaps_once(void **state) {
+  (void)state;
+  assert_int_equal(el_edit_distance("show", "show"), 0);
+  assert_int_equal(el_edit_distance("shwo", "show"), 1);  /* swap */
+  assert_int_equal(el_edit_distance("otlpp", "otlp"), 1); /* deletion */
+  assert_int_equal(el_edit_distance("", "abc"), 3);
+  assert_int_equal(el_edit_distance("kitten", "sitting"), 3);
+  assert_int_equal(el_edit_distance("ca", "abc"), 3); /* OSA, not 2 */
+}
+
+static void test_nearest_picks_close_candidates_only(void **state) {
+  (void)state;
+  static const char *const exp[] = {"otlp", "console", "none"};
+  assert_string_equal(el_nearest("otlpp", exp, 3), "otlp");
+  assert_string_equal(el_nearest("OTLP2", exp, 3), "otlp");   /* any case */
+  assert_string_equal(el_nearest("cons", exp, 3), "console"); /* prefix */
+  assert_null(el_nearest("zipkin", exp, 3));
+  assert_null(el_nearest("", exp, 3));
+  static const char *const gaps[] = {NULL, "USER_MARKER", NULL};
+  assert_string_equal(el_nearest("user_markers", gaps, 3), "USER_MARKER");
+  char longw[100];
+  memset(longw, 'a', sizeof longw - 1);
+  longw[sizeof longw - 1] = 0;
+  assert_null(el_nearest(longw, gaps, 3)); /* over 64 bytes: none */
+}
+
+static void test_prog_name_is_one_of_two(void **state) {
+  (void)state;
+  el_set_prog_name("/usr/bin/eventlog-live-otelcol");
+  assert_string_equal(el_prog_name(), "eventlog-live-otelcol");
+  el_set_prog_name("./my-copy");
+  assert_string_equal(el_prog_name(), "eventlog-live");
+  el_set_prog_name("eventlog-live");
+  assert_string_equal(el_prog_name(), "eventlog-live");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grow_doubles_from_min),
@@ -563,6 +601,9 @@ int main(void) {
       cmocka_unit_test(test_arena_aligns_and_counts),
       cmocka_unit_test(test_arena_many_chunks_and_big_requests),
       cmocka_unit_test(test_arena_reset_reuses_chunks),
+      cmocka_unit_test(test_edit_distance_counts_swaps_once),
+      cmocka_unit_test(test_nearest_picks_close_candidates_only),
+      cmocka_unit_test(test_prog_name_is_one_of_two),
       cmocka_unit_test(test_arena_reserve_commit),
       cmocka_unit_test(test_arena_out_of_memory),
       cmocka_unit_test(test_rng_bytes_vary),

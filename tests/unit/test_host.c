@@ -273,6 +273,18 @@ static void test_unknown_event_name_raises(void **state) {
                        "=t"),
                    EL_ELUA);
   assert_non_null(strstr(el_host_error(h), "unknown event type 'NO_SUCH'"));
+  assert_null(strstr(el_host_error(h), "did you mean")); /* nothing near */
+  el_host_free(h);
+  /* A near miss names the GHC event (ghc-events spells it USER_MARKER). */
+  h = el_host_new(NULL);
+  assert_int_equal(
+      el_host_load_string(
+          h, "require('eventlog_live').on('USER_MARKERS', print)", "=t"),
+      EL_ELUA);
+  assert_non_null(strstr(el_host_error(h),
+                         "unknown event type "
+                         "'USER_MARKERS' (did you mean "
+                         "'USER_MARKER'?)"));
   el_host_free(h);
 }
 

@@ -282,6 +282,24 @@ static void test_errors_name_variable_and_value(void **state) {
   expect_error("EL_OTLP_QUEUE_MAX_ITEMS", "-3", "malformed number");
 }
 
+/* Did-you-mean for OTEL_* values: a near miss names the value meant; a
+ * Prometheus exporter for metrics points at the daemon's own endpoint. */
+static void test_errors_suggest_the_value_meant(void **state) {
+  expect_error("OTEL_TRACES_EXPORTER", "otlpp", "Did you mean 'otlp'?");
+  expect_error("OTEL_LOGS_EXPORTER", "Consol", "Did you mean 'console'?");
+  expect_error("OTEL_EXPORTER_OTLP_PROTOCOL", "gprc", "Did you mean 'grpc'?");
+  expect_error("OTEL_EXPORTER_OTLP_COMPRESSION", "gzp", "Did you mean 'gzip'?");
+  expect_error("OTEL_EXPORTER_OTLP_INSECURE", "ture", "Did you mean 'true'?");
+  expect_error("OTEL_METRICS_EXPORTER", "prometheus", "--prometheus-port");
+  expect_error("OTEL_TRACES_EXPORTER", "prometheus", "unsupported exporter");
+  fenv_t env = {0};
+  el_otlp_config_t cfg;
+  fenv_set(&env, "OTEL_PROFILES_EXPORTER", "pyroscope");
+  assert_int_equal(resolve(&cfg, &env, NULL), EL_ECONFIG);
+  assert_null(strstr(cfg.err, "Did you mean")); /* nothing near */
+  el_otlp_config_free(&cfg);
+}
+
 static void test_overlong_endpoint_refused(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
@@ -408,26 +426,27 @@ static void test_resolve_out_of_memory_sweep(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_defaults_are_http_protobuf_on_4318),
-    cmocka_unit_test(test_generic_endpoint_gets_signal_path),
-    cmocka_unit_test(test_per_signal_http_endpoint_used_as_is),
-    cmocka_unit_test(test_grpc_endpoint_forms),
-    cmocka_unit_test(test_grpc_default_and_insecure_false_means_tls),
-    cmocka_unit_test(test_per_signal_protocol_overrides_generic),
-    cmocka_unit_test(test_reference_flags_win_over_environment),
-    cmocka_unit_test(test_otelcol_port_default_4317),
-    cmocka_unit_test(test_service_name_and_resource_attributes),
-    cmocka_unit_test(test_exporter_kinds),
-    cmocka_unit_test(test_headers_and_compression),
-    cmocka_unit_test(test_empty_variable_counts_as_unset),
-    cmocka_unit_test(test_delivery_settings_flag_over_env),
-    cmocka_unit_test(test_errors_name_variable_and_value),
-    cmocka_unit_test(test_overlong_endpoint_refused),
-    cmocka_unit_test(test_long_value_keeps_reason),
-    cmocka_unit_test(test_bad_flag_port),
-    cmocka_unit_test(test_opts_parse_shapes),
-    cmocka_unit_test(test_baggage_syntax),
-    cmocka_unit_test(test_resolve_out_of_memory_sweep),
+      cmocka_unit_test(test_defaults_are_http_protobuf_on_4318),
+      cmocka_unit_test(test_generic_endpoint_gets_signal_path),
+      cmocka_unit_test(test_per_signal_http_endpoint_used_as_is),
+      cmocka_unit_test(test_grpc_endpoint_forms),
+      cmocka_unit_test(test_grpc_default_and_insecure_false_means_tls),
+      cmocka_unit_test(test_per_signal_protocol_overrides_generic),
+      cmocka_unit_test(test_reference_flags_win_over_environment),
+      cmocka_unit_test(test_otelcol_port_default_4317),
+      cmocka_unit_test(test_service_name_and_resource_attributes),
+      cmocka_unit_test(test_exporter_kinds),
+      cmocka_unit_test(test_headers_and_compression),
+      cmocka_unit_test(test_empty_variable_counts_as_unset),
+      cmocka_unit_test(test_delivery_settings_flag_over_env),
+      cmocka_unit_test(test_errors_name_variable_and_value),
+      cmocka_unit_test(test_errors_suggest_the_value_meant),
+      cmocka_unit_test(test_overlong_endpoint_refused),
+      cmocka_unit_test(test_long_value_keeps_reason),
+      cmocka_unit_test(test_bad_flag_port),
+      cmocka_unit_test(test_opts_parse_shapes),
+      cmocka_unit_test(test_baggage_syntax),
+      cmocka_unit_test(test_resolve_out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,7 +118,8 @@ static void test_query(void **state) {
   el_repl_store_t *s = el_repl_store_new(0);
   el_repl_store_feed(s, b, n);
   lua_State *L = lua_with(s);
-  run_lua(L,
+  run_lua(
+      L,
       "local l, m = S.query{type = 'USER_MARKER'}\n"
       "assert(#l == 10 and m == 10, 'markers ' .. #l)\n"
       "assert(l[10].t == 1140351868 and l[10].cap == 1)\n"
@@ -142,6 +143,9 @@ static void test_query(void **state) {
       "assert(#g == 1 and g[1].cap == nil and g[1].args[1] == './Oddball')\n"
       "assert(S.counts().USER_MARKER == 10)\n"
       "assert(not pcall(S.query, {type = 'NO_SUCH_TYPE'}))\n"
+      "local ok2, e2 = pcall(S.query, {type = 'RUN_THRAED'})\n"
+      "assert(not ok2 and e2:find(\"did you mean 'RUN_THREAD'\", 1, true),"
+      " e2)\n"
       "assert(not pcall(S.query, {cap = 'x'}))\n");
   lua_close(L);
   el_repl_store_free(s);

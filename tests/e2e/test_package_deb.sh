@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The Debian package (issue 14 item 8): `cpack -G DEB` from the build tree
+# gives eventlog-live_VERSION_ARCH.deb whose Depends names the package of
+# every shared library the binary needs (checked against readelf + ldd +
+# dpkg -S, not against what dpkg-shlibdeps said); unpacked with dpkg -x,
+# its binaries run on the shared GHC 9.0 eventlog with their own Lua
+# library (tests/e2e/install_lib.sh) and its manual pages render.
+# ctest-labels: e2e
+set -uo pipefail
+: "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
+EV=$EL_EVENTLOGS/ghc-9.0/heapy-hT.eventlog
+for t in cpack dpkg-deb dpkg-shlibdeps readelf jq man; do
+  command -v $t >/dev/null || { echo "SKIP: $t missing (scripts/setup.sh)"; exit 77; }
+done
+W=$(mktemp -d /tmp/el-deb-XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+cpack -G DEB -B "$W/pkg" --config "$EL_BUILD_DIR/CPackConfig.cmake" >"$W/cpack.log" 2>&1 ||
+  { tail -20 "$W/cpack.log"; echo "FAIL cpack -G DEB"; exit 1; }
+deb=$(ls "$W"/pkg/eventlog-live_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || { echo "FAIL no .deb in $W/pkg"; ls "$W/pkg"; exit 1; }
+ok "built $(basename "$deb")"
+version=$("$EL_BIN" --version | awk '{print $2}')
+[ "$(dpkg-deb -f "$deb" Package)" = eventlog-live ] &&
+  [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] &&
+  [ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] &&
+  ok "Package, Version $version, Architecture" ||
+  bad "control: $(dpkg-deb -f "$deb" Package Version Architecture | tr '\n' ' ')"
+
+# Depends: the package of every NEEDED library of the binary.
+depends=$(dpkg-deb -f "$deb" Depends)
+readelf -d "$EL_BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$W/needed"
+[ -s "$W/needed" ] || bad "readelf found no NEEDED libraries"
+while read -r lib; do
+  path=$(ldd "$EL_BIN" | awk -v l="$lib" '$1 == l {print $3}')
+  pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1)
+  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+  if [ -z "$pkg" ]; then
+    bad "$lib ($path): no Debian package owns it"
+  elif [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]]; then
+    ok "Depends names $pkg (for $lib)"
+  else
+    bad "Depends lacks $pkg (for $lib): $depends"
+  fi
+done <"$W/needed"
+
+# Unpacked: the files, the commands, the manual pages.
+dpkg-deb -x "$deb" "$W/x" || { echo "FAIL dpkg-deb -x"; exit 1; }
+for f in bin/eventlog-live bin/eventlog-live-otelcol \
+         share/eventlog-live/lua/eventlog_live/processors/main.lua \
+         share/man/man1/eventlog-live-otelcol.1 \
+         share/bash-completion/completions/eventlog-live; do
+  [ -e "$W/x/usr/$f" ] && ok "package holds /usr/$f" || bad "package lacks /usr/$f"
+done
+source "$(dirname "$0")/install_lib.sh"
+check_tree "$W/x/usr" "unpacked .deb"
+MANWIDTH=100 man -l "$W/x/usr/share/man/man1/eventlog-live-otelcol.1" 2>&1 |
+  grep -q -- "--eventlog-file" && ok "its eventlog-live-otelcol(1) renders" ||
+  bad "eventlog-live-otelcol(1) does not render"
+exit $fail
