@@ -5,8 +5,9 @@
 # stdin (it builds its pipeline and Lua processors, finds no eventlog and
 # exits) and on the same small file, against `ghc-events show` on that
 # file as yardstick. Paired runs: the commands run in turn, 21 times each
-# after 2 warm-up runs (tests/tools/el_paired.c); medians. The CPU column
-# (user + system) is steadier than wall time on a busy machine.
+# after 2 warm-up runs (tests/tools/el_paired.c); medians, and the fastest
+# wall time. The CPU column (user + system) and the minimum are steadier
+# than the median wall time on a busy machine.
 # Targets: --version, show, stats <= 3 ms wall and <= 2x ghc-events show.
 # Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (scripts/bench.sh);
 #   EL_BENCH_STARTUP_RUNS (default 21), EL_BENCH_STARTUP_LOG (the file),
@@ -37,17 +38,17 @@ fi
 out=$("$paired" -q -n "$runs" "${cmds[@]}")
 printf 'input: %s (%d bytes); %d paired runs, medians\n' "$(basename "$log")" \
   "$(stat -c %s "$log")" "$runs"
-printf '%-16s %9s %9s %12s %11s\n' command "wall ms" "cpu ms" \
+printf '%-16s %9s %9s %9s %12s %11s\n' command "wall ms" "min ms" "cpu ms" \
   "wall/ghc-ev" "cpu/ghc-ev"
 awk -v have_ghc="${ghc:+1}" '
-  { label[NR] = $1; wall[NR] = $2; cpu[NR] = $5; st[NR] = $6
+  { label[NR] = $1; wall[NR] = $2; min[NR] = $3; cpu[NR] = $5; st[NR] = $6
     if ($1 == "ghc-events-show") { gw = $2; gc = $5 } }
   END {
     for (i = 1; i <= NR; i++) {
       rw = have_ghc ? sprintf("%.2fx", wall[i] / gw) : "-"
       rc = have_ghc ? sprintf("%.2fx", cpu[i] / gc) : "-"
-      printf "%-16s %9.2f %9.2f %12s %11s%s\n", label[i], wall[i], cpu[i],
-        rw, rc, st[i] != 0 ? "  (exit " st[i] ")" : ""
+      printf "%-16s %9.2f %9.2f %9.2f %12s %11s%s\n", label[i], wall[i],
+        min[i], cpu[i], rw, rc, st[i] != 0 ? "  (exit " st[i] ")" : ""
     }
   }' <<<"$out"
 [ -z "$ghc" ] && echo "(ghc-events not on PATH: no yardstick)"
