@@ -68,6 +68,7 @@ typedef struct {
   int handles;              /* open loop handles */
   el_src_t *src;
   el_repl_term_t *term;
+  const el_repl_term_plugin_t *tp; /* the line editor's plugin */
   FILE *tty;                /* /dev/tty when stdin carries the eventlog */
   pthread_mutex_t line_mu;
   char *line;               /* handed over by the reader thread */
@@ -543,7 +544,7 @@ static void on_line_async(uv_async_t *a) {
     el_eprintf("repl: out of memory\n");
     el_free(r->buf);
     r->buf = NULL;
-    el_repl_term_read(r->term, "el> ");
+    r->tp->read(r->term, "el> ");
     return;
   }
   pthread_mutex_lock(&r->lua_mu);
@@ -571,7 +572,7 @@ static void on_line_async(uv_async_t *a) {
     quit(r);
     return;
   }
-  el_repl_term_read(r->term, incomplete ? ">> " : "el> ");
+  r->tp->read(r->term, incomplete ? ">> " : "el> ");
 }
 
 /* Ctrl-C at the prompt: forget a partial multi-line input. */
@@ -776,14 +777,18 @@ static void interact(repl_t *r) {
                            .ud = r,
                            .complete = complete,
                            .on_line = on_line};
-  r->term = el_repl_term_start(&tc);
+  char err[1024];
+  r->tp = el_repl_term_plugin(err, sizeof err);
+  if (!r->tp) el_eprintf("repl: %s\n", err);
+  r->term = r->tp ? r->tp->start(&tc) : NULL;
   if (!r->term) {
-    el_eprintf("repl: cannot start the line editor\n");
+    if (r->tp)
+      el_eprintf("repl: cannot start the line editor\n");
     r->failed = 1;
     r->quitting = 1;
     maybe_finish(r);
   } else {
-    el_repl_term_read(r->term, "el> ");
+    r->tp->read(r->term, "el> ");
     if (r->live) {
       start_wall(r);
       follow(r);
@@ -791,7 +796,7 @@ static void interact(repl_t *r) {
   }
   while (r->handles > 0) uv_run(&r->loop, UV_RUN_DEFAULT);
   g_int_async = NULL;
-  el_repl_term_stop(r->term);
+  if (r->term) r->tp->stop(r->term);
   uv_loop_close(&r->loop);
 }
 

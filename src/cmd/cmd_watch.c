@@ -35,6 +35,7 @@
 
 #include "cmd.h"
 #include "daemon.h"
+#include "web/httpd_plugin.h"
 
 extern char **environ;
 
@@ -269,7 +270,9 @@ static int start_program(watch_t *w) {
 static int on_ready(void *ud, el_web_t *web) {
   watch_t *w = ud;
   if (start_program(w) < 0) return -1;
-  int port = web ? el_web_view_port(web) : -1;
+  char err[1024];
+  const el_httpd_plugin_t *hp = web ? el_httpd_plugin(err, sizeof err) : NULL;
+  int port = hp ? hp->web_view_port(web) : -1; /* opened: web runs */
   /* The --web-host given, unless it is a wildcard or an IPv6 literal. */
   const char *h = w->d->web.web_host;
   if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";

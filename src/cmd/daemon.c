@@ -227,6 +227,15 @@ static void flush_signal(int sig) {
   }
 }
 
+/* The HTTP servers' plugin (httpd_plugin.h) in d->httpd, opened on first
+ * use; NULL after logging why it cannot be loaded. */
+static const el_httpd_plugin_t *httpd(el__daemon_t *d) {
+  char err[1024];
+  if (!d->httpd && !(d->httpd = el_httpd_plugin(err, sizeof err)))
+    el_log(EL_LOG_ERROR, "%s", err);
+  return d->httpd;
+}
+
 /* The store, the host and its log buffer, the resource, the web
  * endpoints and the exporters. Returns 0, or < 0 after logging why. */
 static int setup_store(el__daemon_t *d) {
@@ -248,9 +257,10 @@ static int setup_store(el__daemon_t *d) {
   if (el_web_enabled(&o->web)) {
     el_tm_exporter_t tm;
     o->web.service_name = o->otlp.service_name;
-    if ((rc = el_web_new(&o->web, &d->web, &tm)) < 0 ||
+    if (!httpd(d)) return EL_ECONFIG;
+    if ((rc = d->httpd->web_new(&o->web, &d->web, &tm)) < 0 ||
         (rc = el_tm_store_add_exporter(d->store, &tm)) < 0 ||
-        (rc = el_web_start(d->web)) < 0) {
+        (rc = d->httpd->web_start(d->web)) < 0) {
       el_log(EL_LOG_ERROR, "cannot start the web endpoints: %s",
              el_strerror(rc));
       return rc;
@@ -289,13 +299,15 @@ static void start_control(el__daemon_t *d) {
   if (!o->ctl.enabled) return;
   const char *svc = o->otlp.service_name ? o->otlp.service_name : "undefined";
   el_ctl_sender_t s = {ctl_send, d};
-  el_web_allow_page_origins(d->web, &o->ctl); /* the page's buttons */
-  int rc = el_ctl_server_start(&d->loop, &o->ctl, svc, s, &d->ctl);
+  if (!httpd(d)) return;
+  if (d->web) /* the page's buttons */
+    d->httpd->web_allow_page_origins(d->web, &o->ctl);
+  int rc = d->httpd->ctl_server_start(&d->loop, &o->ctl, svc, s, &d->ctl);
   if (rc < 0)
     el_log(EL_LOG_ERROR, "cannot start the control server on port %d: %s",
            o->ctl.port, el_strerror(rc));
-  else
-    el_web_set_control_port(d->web, el_ctl_server_port(d->ctl));
+  else if (d->web)
+    d->httpd->web_set_control_port(d->web, d->httpd->ctl_server_port(d->ctl));
 }
 
 /* The wall-clock timer (on_timer). */
@@ -331,9 +343,9 @@ static void pump(el__daemon_t *d) {
   d->end_status = el_src_pump(&d->loop, so, &c, &d->pump);
   uv_timer_stop(&d->timer);
   if (d->ctl) {
-    el_ctl_server_free(d->ctl);
+    d->httpd->ctl_server_free(d->ctl);
     d->ctl = NULL;
-    el_web_set_control_port(d->web, -1);
+    if (d->web) d->httpd->web_set_control_port(d->web, -1);
   }
 }
 
@@ -373,9 +385,9 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
   }
-  if (d->end_status == 0 && !o->no_linger &&
-      !g_flush_signals)                /* not after a signal */
-    el_web_serve_until_signal(d->web); /* no-op without --*-port */
+  if (d->end_status == 0 && !o->no_linger && /* not after a signal */
+      !g_flush_signals && d->web)            /* nor without --*-port */
+    d->httpd->web_serve_until_signal(d->web);
   return status;
 }
 
@@ -383,7 +395,7 @@ static int finish(el__daemon_t *d) {
 static void teardown(el__daemon_t *d) {
   el_log_set_hook(NULL, NULL);
   if (d->hostlog) el_tm_hostlog_drain(d->hostlog, NULL);
-  el_ctl_server_free(d->ctl);
+  if (d->ctl) d->httpd->ctl_server_free(d->ctl);
   if (d->otlp) {
     /* Freeing counts what is still queued as dropped (in the store). */
     free_exporter(d);
@@ -397,7 +409,8 @@ static void teardown(el__daemon_t *d) {
   el_host_free(d->host);
   el_tm_store_free(d->store);
   el_otlp_console_free(d->console);
-  el_web_free(d->web); /* after the store: it exports here */
+  /* The web endpoints after the store: it exports to them here. */
+  if (d->web) d->httpd->web_free(d->web);
   el_tm_hostlog_free(d->hostlog);
 }
 

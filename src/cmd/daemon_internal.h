@@ -12,6 +12,7 @@
 #include "otlp/exp_console.h"
 #include "otlp/otlp.h"
 #include "telemetry/telemetry.h"
+#include "web/httpd_plugin.h"
 #include "web/web.h"
 
 /* Totals for --stats. */
@@ -36,6 +37,8 @@ typedef struct el__daemon_s {
   el_otlp_stats_t otlp_final;  /* exporter counters when it was freed */
   el_ctl_server_t *ctl;
   el_web_t *web;               /* --prometheus-port / --web-port, or NULL */
+  const el_httpd_plugin_t *httpd; /* the servers' plugin, once opened
+                                     (ctl or web set) */
   int internal_logs;           /* internal_log_message enabled */
   el_tm_hostlog_t *hostlog;    /* the host's own log messages */
   int session_open;

@@ -271,3 +271,27 @@ void el_ctl_opts_help(FILE *out) {
       "  Any --control-* option implies --control.\n",
       out);
 }
+
+/* {====== server settings (httpd.h) ======} */
+
+/* These two need no HTTP server, so they live here, in the binary, not in
+ * the httpd plugin with the server (src/web/httpd_plugin.h). */
+
+void el_ctl_httpd_limits_default(el_ctl_httpd_limits_t *l) {
+  l->conns = 256;
+  l->conns_per_ip = 64;
+  l->reserve = 32;
+  l->reserve_per_ip = 4;
+  l->header_ms = 5000;
+  l->request_ms = 10000;
+  l->reserve_ms = 2000;
+  l->evict_after_ms = 1000;
+}
+
+int el_ctl_host_check(const char *host) {
+  size_t n = host ? strlen(host) : 0;
+  if (n == 0 || n > EL_CTL_HOST_MAX) return EL_EINVAL;
+  for (size_t k = 0; k < n; k++)
+    if ((unsigned char)host[k] <= ' ' || host[k] == 0x7f) return EL_EINVAL;
+  return 0;
+}

@@ -88,25 +88,6 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void el_ctl_httpd_limits_default(el_ctl_httpd_limits_t *l) {
-  l->conns = 256;
-  l->conns_per_ip = 64;
-  l->reserve = 32;
-  l->reserve_per_ip = 4;
-  l->header_ms = 5000;
-  l->request_ms = 10000;
-  l->reserve_ms = 2000;
-  l->evict_after_ms = 1000;
-}
-
-int el_ctl_host_check(const char *host) {
-  size_t n = host ? strlen(host) : 0;
-  if (n == 0 || n > EL_CTL_HOST_MAX) return EL_EINVAL;
-  for (size_t k = 0; k < n; k++)
-    if ((unsigned char)host[k] <= ' ' || host[k] == 0x7f) return EL_EINVAL;
-  return 0;
-}
-
 /* {====== addresses ======} */
 
 static void addr_from(const struct sockaddr *sa, addr_t *a) {

@@ -33,6 +33,7 @@
 
 #include "../common/el_grow.h"
 #include "export_queue.h"
+#include "otlp_plugin.h"
 #include "google/rpc/error_details.pb-c.h"
 #include "google/rpc/status.pb-c.h"
 #include "otlp_encode.h"
@@ -123,41 +124,6 @@ static const char *status_name(grpc_status_code c) {
     "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
     "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
   return (unsigned)c < EL_ARRAY_LEN(names) ? names[c] : "UNKNOWN";
-}
-
-/* {====== response ======} */
-
-int el__otlp_parse_response(el_tm_signal_t sig, const uint8_t *body,
-                            size_t len, el_xq_result_t *res) {
-  res->rejected = 0;
-  if (len == 0) return 0;
-  const ProtobufCMessageDescriptor *d = el_otlp_response_descriptor(sig);
-  if (!d) return EL_EINVAL;
-  ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, body);
-  if (!m) return EL_ECORRUPT;
-  /* Every Export<Signal>ServiceResponse has field 1 partial_success, a
-   * message whose field 1 is the rejected count (int64) and field 2
-   * error_message: read them through the descriptors. */
-  const ProtobufCFieldDescriptor *f =
-      protobuf_c_message_descriptor_get_field(d, 1);
-  ProtobufCMessage *ps =
-      f && f->type == PROTOBUF_C_TYPE_MESSAGE
-          ? *(ProtobufCMessage **)((char *)m + f->offset) : NULL;
-  if (ps) {
-    const ProtobufCMessageDescriptor *pd = ps->descriptor;
-    const ProtobufCFieldDescriptor *rf =
-        protobuf_c_message_descriptor_get_field(pd, 1);
-    const ProtobufCFieldDescriptor *mf =
-        protobuf_c_message_descriptor_get_field(pd, 2);
-    if (rf && rf->type == PROTOBUF_C_TYPE_INT64)
-      res->rejected = *(int64_t *)((char *)ps + rf->offset);
-    if (mf && mf->type == PROTOBUF_C_TYPE_STRING) {
-      const char *msg = *(char **)((char *)ps + mf->offset);
-      if (msg && *msg) snprintf(res->msg, sizeof res->msg, "%s", msg);
-    }
-  }
-  protobuf_c_message_free_unpacked(m, NULL);
-  return 0;
 }
 
 /* {====== the call ======} */
@@ -496,3 +462,8 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   out->free = grpc_tr_free;
   return 0;
 }
+
+/* {====== plugin ======} */
+
+const el_otlp_transport_plugin_t el_plugin_otlp_grpc = {
+    {EL_OTLP_TRANSPORT_ABI, "otlp-grpc"}, el__otlp_grpc_new, NULL};

@@ -17,6 +17,7 @@
 
 #include "../common/el_grow.h"
 #include "export_queue.h"
+#include "otlp_plugin.h"
 #include "otlp_encode.h"
 
 #define MAX_RESPONSE_BYTES ((size_t)1 << 20)
@@ -251,3 +252,44 @@ int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   out->free = http_tr_free;
   return 0;
 }
+
+/* {====== plugin ======} */
+
+/* curl's string as an el_malloc'd copy (NULL stays NULL); frees it. */
+static char *url_part(char *c, bool *oom) {
+  char *r = c ? el_strdup(c) : NULL;
+  if (c && !r) *oom = true;
+  curl_free(c);
+  return r;
+}
+
+/* url_split of the table (otlp_plugin.h), with libcurl's URL API. */
+static int url_split(const char *url, el_otlp_url_t *u) {
+  memset(u, 0, sizeof *u);
+  CURLU *h = curl_url();
+  if (!h) return EL_ENOMEM;
+  if (curl_url_set(h, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) !=
+      CURLUE_OK) {
+    curl_url_cleanup(h);
+    return -1;
+  }
+  char *p[6] = {NULL};
+  static const CURLUPart part[6] = {CURLUPART_SCHEME, CURLUPART_HOST,
+                                    CURLUPART_PORT,   CURLUPART_PATH,
+                                    CURLUPART_QUERY,  CURLUPART_USER};
+  for (int i = 0; i < 6; i++) curl_url_get(h, part[i], &p[i], 0);
+  curl_url_cleanup(h);
+  bool oom = false;
+  u->scheme = url_part(p[0], &oom);
+  u->host = url_part(p[1], &oom);
+  u->port = url_part(p[2], &oom);
+  u->path = url_part(p[3], &oom);
+  u->query = url_part(p[4], &oom);
+  u->user = url_part(p[5], &oom);
+  if (!oom) return 0;
+  el__otlp_url_free(u);
+  return EL_ENOMEM;
+}
+
+const el_otlp_transport_plugin_t el_plugin_otlp_http = {
+    {EL_OTLP_TRANSPORT_ABI, "otlp-http"}, el__otlp_http_new, url_split};

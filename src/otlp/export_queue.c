@@ -31,6 +31,7 @@
 
 #include "export_queue.h"
 #include "otlp_encode.h"
+#include "otlp_plugin.h"
 
 typedef struct xq_item_s {
   struct xq_item_s *next;
@@ -69,6 +70,41 @@ struct el_otlp_exporter_s {
 
 enum { LOG_QUEUE = 0, LOG_FAILED, LOG_REJECTED, LOG_RETRY };
 #define LOG_INTERVAL_MS 5000
+
+/* {====== response ======} */
+
+int el__otlp_parse_response(el_tm_signal_t sig, const uint8_t *body, size_t len,
+                            el_xq_result_t *res) {
+  res->rejected = 0;
+  if (len == 0) return 0;
+  const ProtobufCMessageDescriptor *d = el_otlp_response_descriptor(sig);
+  if (!d) return EL_EINVAL;
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, body);
+  if (!m) return EL_ECORRUPT;
+  /* Every Export<Signal>ServiceResponse has field 1 partial_success, a
+   * message whose field 1 is the rejected count (int64) and field 2
+   * error_message: read them through the descriptors. */
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field(d, 1);
+  ProtobufCMessage *ps = f && f->type == PROTOBUF_C_TYPE_MESSAGE
+                             ? *(ProtobufCMessage **)((char *)m + f->offset)
+                             : NULL;
+  if (ps) {
+    const ProtobufCMessageDescriptor *pd = ps->descriptor;
+    const ProtobufCFieldDescriptor *rf =
+        protobuf_c_message_descriptor_get_field(pd, 1);
+    const ProtobufCFieldDescriptor *mf =
+        protobuf_c_message_descriptor_get_field(pd, 2);
+    if (rf && rf->type == PROTOBUF_C_TYPE_INT64)
+      res->rejected = *(int64_t *)((char *)ps + rf->offset);
+    if (mf && mf->type == PROTOBUF_C_TYPE_STRING) {
+      const char *msg = *(char **)((char *)ps + mf->offset);
+      if (msg && *msg) snprintf(res->msg, sizeof res->msg, "%s", msg);
+    }
+  }
+  protobuf_c_message_free_unpacked(m, NULL);
+  return 0;
+}
 
 int64_t el__otlp_now_ms(void) {
   struct timespec ts;
@@ -510,6 +546,22 @@ static int exporter_start(el_otlp_exporter_t *ex, el_otlp_exporter_t **out,
   return 0;
 }
 
+/* Create the transport of signal sig with the plugin of its protocol.
+ * Returns what the transport's constructor returns, or EL_ECONFIG (logged,
+ * naming the plugin file) when the plugin cannot be loaded. */
+static int transport_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
+                         el_xq_transport_t *out) {
+  char err[1024];
+  const el_otlp_transport_plugin_t *p =
+      sc->protocol == EL_OTLP_GRPC ? el__otlp_grpc_plugin(err, sizeof err)
+                                   : el__otlp_http_plugin(err, sizeof err);
+  if (!p) {
+    el_log(EL_LOG_ERROR, "%s", err);
+    return EL_ECONFIG;
+  }
+  return p->transport_new(sc, sig, out);
+}
+
 int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
                          el_tm_store_t *st, el_otlp_exporter_t **out,
                          el_tm_exporter_t *tm) {
@@ -520,9 +572,7 @@ int el_otlp_exporter_new(const el_otlp_config_t *cfg, unsigned signals,
   for (int s = 0; s < EL_TM_NSIGNALS && rc == 0; s++) {
     const el_otlp_signal_cfg_t *sc = &cfg->sig[s];
     if (!(signals & (1u << s)) || sc->exporter != EL_OTLP_EXP_OTLP) continue;
-    rc = sc->protocol == EL_OTLP_GRPC
-             ? el__otlp_grpc_new(sc, (el_tm_signal_t)s, &ex->tr[s])
-             : el__otlp_http_new(sc, (el_tm_signal_t)s, &ex->tr[s]);
+    rc = transport_new(sc, (el_tm_signal_t)s, &ex->tr[s]);
     if (rc == 0) ex->signals |= 1u << s;
   }
   if (rc < 0) {

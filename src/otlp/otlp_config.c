@@ -13,7 +13,8 @@
  * when OTEL_EXPORTER_OTLP_INSECURE=false, https://); per-signal HTTP
  * endpoints are used as is (the OTLP spec's rule; the reference appends the
  * path to them too); CERTIFICATE and HEADERS apply to both transports.
- * URLs are parsed with libcurl's URL API. */
+ * URLs are parsed with libcurl's URL API, in the OTLP/HTTP plugin
+ * (otlp_plugin.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -24,9 +25,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "otlp.h"
+#include "otlp_plugin.h"
 
 static const char *const SIG_UPPER[EL_TM_NSIGNALS] = {
   "METRICS", "LOGS", "TRACES", "PROFILES"};
@@ -499,39 +499,33 @@ static int parse_bool(env_t *env, const char *name, const char *v,
   return 0;
 }
 
-typedef struct {
-  char *scheme, *host, *port, *path, *query, *user;
-} url_parts_t;
-
-static void url_parts_free(url_parts_t *u) {
-  curl_free(u->scheme);
-  curl_free(u->host);
-  curl_free(u->port);
-  curl_free(u->path);
-  curl_free(u->query);
-  curl_free(u->user);
+/* The parts of the two default endpoints, known without a parser. */
+static bool url_default(const char *url, el_otlp_url_t *u) {
+  const char *port = !strcmp(url, "http://localhost:4317")   ? "4317"
+                     : !strcmp(url, "http://localhost:4318") ? "4318"
+                                                             : NULL;
+  if (!port) return false;
   memset(u, 0, sizeof *u);
+  u->scheme = el_strdup("http");
+  u->host = el_strdup("localhost");
+  u->port = el_strdup(port);
+  return true;
 }
 
-/* Parse url with libcurl; 0 or -1 (malformed). */
-static int url_split(const char *url, url_parts_t *u) {
-  memset(u, 0, sizeof *u);
-  CURLU *h = curl_url();
-  if (!h) return EL_ENOMEM;
-  int rc = 0;
-  if (curl_url_set(h, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) !=
-      CURLUE_OK) {
-    rc = -1;
-  } else {
-    curl_url_get(h, CURLUPART_SCHEME, &u->scheme, 0);
-    curl_url_get(h, CURLUPART_HOST, &u->host, 0);
-    curl_url_get(h, CURLUPART_PORT, &u->port, 0);
-    curl_url_get(h, CURLUPART_PATH, &u->path, 0);
-    curl_url_get(h, CURLUPART_QUERY, &u->query, 0);
-    curl_url_get(h, CURLUPART_USER, &u->user, 0);
+/* Split url with libcurl's URL API, which lives in the OTLP/HTTP plugin
+ * (otlp_plugin.h) so that libcurl is loaded only when an endpoint is
+ * given; the defaults need no parser. 0, -1 (malformed), EL_ENOMEM, or
+ * EL_ECONFIG (the plugin cannot be loaded; cfg->err says why). */
+static int url_split(el_otlp_config_t *cfg, const char *url, el_otlp_url_t *u) {
+  if (url_default(url, u)) {
+    if (u->scheme && u->host && u->port) return 0;
+    el__otlp_url_free(u);
+    return EL_ENOMEM;
   }
-  curl_url_cleanup(h);
-  return rc;
+  const el_otlp_transport_plugin_t *p =
+      el__otlp_http_plugin(cfg->err, sizeof cfg->err);
+  if (!p) return EL_ECONFIG;
+  return p->url_split(url, u);
 }
 
 /* Build sc->target/tls from an endpoint URL. per_signal: the value came
@@ -542,26 +536,26 @@ static int endpoint_apply(env_t *env, int s, const char *who,
   el_otlp_config_t *cfg = env->cfg;
   el_otlp_signal_cfg_t *sc = &cfg->sig[s];
   bool grpc = sc->protocol == EL_OTLP_GRPC;
-  url_parts_t u;
+  el_otlp_url_t u;
   if (strlen(value) > 1000)
     return cfg_fail(cfg, "%s specifies a URI longer than 1000 bytes "
                     "'%.40s...'.", who, value);
-  int rc = url_split(value, &u);
-  if (rc == EL_ENOMEM) return rc;
+  int rc = url_split(cfg, value, &u);
+  if (rc == EL_ENOMEM || rc == EL_ECONFIG) return rc;
   if (rc < 0 && grpc && !strstr(value, "://")) {
     /* Scheme-less gRPC endpoint: infer from INSECURE (§1.4). */
     char buf[1024];
     bool tls = insecure_set && !insecure;
     snprintf(buf, sizeof buf, "%s://%s", tls ? "https" : "http", value);
-    rc = url_split(buf, &u);
+    rc = url_split(cfg, buf, &u);
   }
   if (rc < 0 || !u.scheme || !u.host) {
-    url_parts_free(&u);
+    el__otlp_url_free(&u);
     return cfg_fail(cfg, "%s specifies malformed URI '%s'.", who,
                     SHORTV(value));
   }
   if (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https")) {
-    url_parts_free(&u);
+    el__otlp_url_free(&u);
     return cfg_fail(cfg, "%s specifies URI with unsupported scheme '%s'. "
                     "Use 'http' or 'https'.", who, SHORTV(value));
   }
@@ -582,7 +576,7 @@ static int endpoint_apply(env_t *env, int s, const char *who,
              u.host, u.port ? ":" : "", u.port ? u.port : "", (int)pl, path,
              per_signal ? "" : SIG_PATH[s]);
   }
-  url_parts_free(&u);
+  el__otlp_url_free(&u);
   el_free(sc->target);
   sc->target = el_strdup(buf);
   return sc->target ? 0 : EL_ENOMEM;

@@ -155,3 +155,12 @@ void el_repl_term_stop(el_repl_term_t *t) {
   el_free(t->history);
   el_free(t);
 }
+
+/* {====== the plugin's table (repl_term.h) ======} */
+
+const el_repl_term_plugin_t el_plugin_edit = {
+    {EL_REPL_TERM_ABI, "edit"},
+    el_repl_term_start,
+    el_repl_term_read,
+    el_repl_term_stop,
+};

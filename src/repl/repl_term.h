@@ -8,11 +8,19 @@
  * reader thread: post it to the loop, e.g. with uv_async_send); then it
  * waits for the next el_repl_term_read. Every non-blank line goes into the
  * history and the history file. libedit state is only touched by the
- * reader thread (and by start/stop while it is idle). */
+ * reader thread (and by start/stop while it is idle).
+ *
+ * The editor is the plugin eventlog-live-edit.so (src/plugin/plugin.h),
+ * so that only `repl` on a terminal loads libedit: the binary calls it
+ * through el_repl_term_plugin()'s table; test programs link repl_term.c
+ * and call the functions directly. */
 #ifndef EL_REPL_TERM_H
 #define EL_REPL_TERM_H
 
+#include <stddef.h>
 #include <stdio.h>
+
+#include "../plugin/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +57,27 @@ void el_repl_term_read(el_repl_term_t *t, const char *prompt);
  * delivered EOF or before the next el_repl_term_read), save the history
  * and free t. NULL does nothing. */
 void el_repl_term_stop(el_repl_term_t *t);
+
+/* {====== the plugin ======} */
+
+/* Raise when the table or el_repl_term_cfg_t changes shape. */
+#define EL_REPL_TERM_ABI 1u
+
+/* The table of eventlog-live-edit.so: symbol el_plugin_edit. Each entry
+ * is the function above of the same name after el_repl_term_. */
+typedef struct el_repl_term_plugin_s {
+  el_plugin_head_t head; /* abi EL_REPL_TERM_ABI, name "edit" */
+  el_repl_term_t *(*start)(const el_repl_term_cfg_t *cfg);
+  void (*read)(el_repl_term_t *t, const char *prompt);
+  void (*stop)(el_repl_term_t *t);
+} el_repl_term_plugin_t;
+
+extern const el_repl_term_plugin_t el_plugin_edit;
+
+/* The line editor's table, opened on the first call (el_plugin_load), or
+ * NULL with a one-line reason (the plugin file and dlerror()) in
+ * err[errsz]. Thread: any. */
+const el_repl_term_plugin_t *el_repl_term_plugin(char *err, size_t errsz);
 
 #ifdef __cplusplus
 }

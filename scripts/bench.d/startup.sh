@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Start-up (issue 16, item 1): wall time from exec to exit of
+# `eventlog-live --version`, `--help`, `show` and `stats` on a small shared
+# eventlog, and of the daemon (exporters none: --no-otlp) on an empty
+# stdin (it builds its pipeline and Lua processors, finds no eventlog and
+# exits) and on the same small file, against `ghc-events show` on that
+# file as yardstick. Paired runs: the commands run in turn, 21 times each
+# after 2 warm-up runs (tests/tools/el_paired.c); medians, and the fastest
+# wall time. The CPU column (user + system) and the minimum are steadier
+# than the median wall time on a busy machine.
+# Targets: --version, show, stats <= 3 ms wall and <= 2x ghc-events show.
+# Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (scripts/bench.sh);
+#   EL_BENCH_STARTUP_RUNS (default 21), EL_BENCH_STARTUP_LOG (the file),
+#   EL_BENCH_STARTUP_BASE: another eventlog-live binary to compare with
+#   (e.g. a build of main), run in the same rounds.
+# Figures only, no asserts.
+set -euo pipefail
+: "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
+paired=$EL_BUILD_DIR/tests/el_paired
+if [ ! -x "$paired" ]; then
+  echo "startup: $paired not built (tests/tools/el_paired.c); skipped"
+  exit 0
+fi
+log=${EL_BENCH_STARTUP_LOG:-$EL_EVENTLOGS/ghc-events/trace-binary-event.eventlog}
+runs=${EL_BENCH_STARTUP_RUNS:-21}
+cmds=(version "$EL_BIN" --version
+  :: help "$EL_BIN" --help
+  :: show "$EL_BIN" show "$log"
+  :: stats "$EL_BIN" stats "$log"
+  :: daemon-empty "$EL_BIN" otelcol --eventlog-stdin --no-otlp
+  :: daemon-file "$EL_BIN" otelcol --eventlog-file "$log" --no-otlp)
+ghc=$(command -v ghc-events || true)
+[ -n "$ghc" ] && cmds+=(:: ghc-events-show "$ghc" show "$log")
+base=${EL_BENCH_STARTUP_BASE:-}
+if [ -n "$base" ]; then
+  cmds+=(:: base-version "$base" --version :: base-show "$base" show "$log")
+fi
+out=$("$paired" -q -n "$runs" "${cmds[@]}")
+printf 'input: %s (%d bytes); %d paired runs, medians\n' "$(basename "$log")" \
+  "$(stat -c %s "$log")" "$runs"
+printf '%-16s %9s %9s %9s %12s %11s\n' command "wall ms" "min ms" "cpu ms" \
+  "wall/ghc-ev" "cpu/ghc-ev"
+awk -v have_ghc="${ghc:+1}" '
+  { label[NR] = $1; wall[NR] = $2; min[NR] = $3; cpu[NR] = $5; st[NR] = $6
+    if ($1 == "ghc-events-show") { gw = $2; gc = $5 } }
+  END {
+    for (i = 1; i <= NR; i++) {
+      rw = have_ghc ? sprintf("%.2fx", wall[i] / gw) : "-"
+      rc = have_ghc ? sprintf("%.2fx", cpu[i] / gc) : "-"
+      printf "%-16s %9.2f %9.2f %9.2f %12s %11s%s\n", label[i], wall[i],
+        min[i], cpu[i], rw, rc, st[i] != 0 ? "  (exit " st[i] ")" : ""
+    }
+  }' <<<"$out"
+[ -z "$ghc" ] && echo "(ghc-events not on PATH: no yardstick)"
+echo "daemon-empty exits 1 by design (no eventlog on stdin)"
