@@ -121,13 +121,10 @@ static el__tm_res_t *host_res_for(const el__tm_res_t *main) {
   return r;
 }
 
-int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
-  if (!st || !attr || !attr->key) return EL_EINVAL;
-  const el_tm_resource_t *cur = &st->main_res->pub;
-  size_t skip = cur->nattrs;
-  for (size_t i = 0; i < cur->nattrs; i++)
-    if (strcmp(cur->attrs[i].key, attr->key) == 0) skip = i;
-  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, attr, skip);
+/* Make nm (NULL: out of memory) the main resource and derive the host's
+ * from it. Returns 0, or EL_ENOMEM with both resources unchanged (nm is
+ * released). */
+static int replace_resources(el_tm_store_t *st, el__tm_res_t *nm) {
   if (!nm) return EL_ENOMEM;
   el__tm_res_t *nh = host_res_for(nm);
   if (!nh) {
@@ -141,6 +138,16 @@ int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
   return 0;
 }
 
+int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
+  if (!st || !attr || !attr->key) return EL_EINVAL;
+  const el_tm_resource_t *cur = &st->main_res->pub;
+  size_t skip = cur->nattrs;
+  for (size_t i = 0; i < cur->nattrs; i++)
+    if (strcmp(cur->attrs[i].key, attr->key) == 0) skip = i;
+  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, attr, skip);
+  return replace_resources(st, nm);
+}
+
 int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
   if (!st || !key) return EL_EINVAL;
   const el_tm_resource_t *cur = &st->main_res->pub;
@@ -152,17 +159,7 @@ int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
   el__tm_res_t *nm =
       res_new(cur->attrs, cur->nattrs - 1,
               at == cur->nattrs - 1 ? NULL : &cur->attrs[cur->nattrs - 1], at);
-  if (!nm) return EL_ENOMEM;
-  el__tm_res_t *nh = host_res_for(nm);
-  if (!nh) {
-    el__tm_res_unref(nm);
-    return EL_ENOMEM;
-  }
-  el__tm_res_unref(st->main_res);
-  el__tm_res_unref(st->host_res);
-  st->main_res = nm;
-  st->host_res = nh;
-  return 0;
+  return replace_resources(st, nm);
 }
 
 /* {====== store ======} */
