@@ -220,6 +220,15 @@ kind("summary", function(s)
   })
 end)
 
+-- Sort list (of tables) by field `by`, largest first; equal ones by field
+-- `tie`, smallest first (a stable, readable order).
+local function sort_desc(list, by, tie)
+  table.sort(list, function(a, b)
+    if a[by] ~= b[by] then return a[by] > b[by] end
+    return a[tie] < b[tie]
+  end)
+end
+
 function M.summary()
   local st = store.stats()
   local sess = el.session or {}
@@ -227,10 +236,7 @@ function M.summary()
   for name, n in pairs(store.counts()) do
     counts[#counts + 1] = {type = name, count = n}
   end
-  table.sort(counts, function(a, b)
-    if a.count ~= b.count then return a.count > b.count end
-    return a.type < b.type
-  end)
+  sort_desc(counts, "count", "type")
   local caps = {}
   for i, c in ipairs(sess.caps or {}) do caps[i] = c end
   return printable("summary", {
@@ -425,10 +431,7 @@ function M.census(t, n)
   for label, bytes in pairs(best.samples) do
     samples[#samples + 1] = {label = label, bytes = bytes}
   end
-  table.sort(samples, function(a, b)
-    if a.bytes ~= b.bytes then return a.bytes > b.bytes end
-    return a.label < b.label
-  end)
+  sort_desc(samples, "bytes", "label")
   return printable("census", {t = best.t, era = best.era, total = best.total,
                               samples = samples, n = n,
                               count = #censuses})

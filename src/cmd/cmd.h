@@ -4,6 +4,8 @@
 #ifndef EL_CMD_H
 #define EL_CMD_H
 
+#include <signal.h>
+
 int el_cmd_show(int argc, char **argv);    /* cmd_show.c: ghc-events show */
 int el_cmd_stats(int argc, char **argv);   /* cmd_stats.c: decode, count */
 int el_cmd_run(int argc, char **argv);     /* cmd_run.c: run a Lua script */
@@ -37,5 +39,18 @@ typedef struct el_otelcol_embed_s {
 /* The daemon's command line and pipeline; e NULL = the daemon itself.
  * Returns the exit status (0, 1 runtime, 2 usage). */
 int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e);
+
+/* SIGINT/SIGTERM while a command reads its input with its own loop (show
+ * and stats on a regular file; cmd_stop.c). el__cmd_stop_begin installs
+ * handlers that store the signal's number in el__cmd_stop_signal (0 until
+ * one arrives; never reset) and keeps the previous handlers in *s;
+ * el__cmd_stop_end puts them back. The loop checks the flag between
+ * chunks. Main thread. */
+typedef struct el__cmd_stop_s {
+  struct sigaction old_int, old_term;
+} el__cmd_stop_t;
+extern volatile sig_atomic_t el__cmd_stop_signal;
+void el__cmd_stop_begin(el__cmd_stop_t *s);
+void el__cmd_stop_end(const el__cmd_stop_t *s);
 
 #endif

@@ -69,13 +69,6 @@ static int take_json_flag(int *argc, char **argv) {
  * to one of our EL_E* codes. */
 static int is_errno(int rc) { return rc < 0 && rc > -4096; }
 
-/* SIGINT/SIGTERM while reading a regular file: stop after the current
- * chunk and print what was decoded (docs/sources.md, "End of input"). */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) { stop_signal = sig; }
-
-
 static int show_feed(void *ud, const uint8_t *buf, size_t len) {
   return el_ev_show_feed(ud, buf, len);
 }
@@ -132,13 +125,17 @@ static int show_live(const el_src_opts_t *o, int json) {
 static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
                    int *status) {
   int rc = 0;
-  struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
-                   old_term;
-  sigaction(SIGINT, &stop_sa, &old_int);
-  sigaction(SIGTERM, &stop_sa, &old_term);
+  el__cmd_stop_t stop;
+  el__cmd_stop_begin(&stop);
   for (;;) {
+<<<<<<< HEAD
     if (stop_signal) {
       el_eprintf("show: signal %d: stopping\n", (int)stop_signal);
+=======
+    if (el__cmd_stop_signal) {
+      fprintf(stderr, "eventlog-live: show: signal %d: stopping\n",
+              (int)el__cmd_stop_signal);
+>>>>>>> hygiene2
       break;
     }
     ssize_t n = read(fd, buf, CHUNK);
@@ -155,8 +152,7 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
     if (rc)
       break;
   }
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  el__cmd_stop_end(&stop);
   return rc;
 }
 

@@ -100,13 +100,6 @@ static void stats_usage(FILE *f) {
              "source options (docs/sources.md):\n%s", el_src_opts_help());
 }
 
-
-/* SIGINT/SIGTERM while reading a regular file: stop after the current
- * window and print the report (docs/sources.md, "End of input"). */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig) { stop_signal = sig; }
-
 /* A mapped file that shrinks under us raises SIGBUS on access; the
  * handler jumps back to the read loop, which reports it. */
 static sigjmp_buf bus_env;
@@ -308,17 +301,14 @@ static int read_all(reader_t *r) {
   int status = 0;
   struct sigaction sa = {.sa_handler = on_sigbus}, old_sa;
   int handler = r->use_map && sigaction(SIGBUS, &sa, &old_sa) == 0;
-  struct sigaction stop_sa = {.sa_handler = on_stop_signal}, old_int,
-                   old_term;
-  sigaction(SIGINT, &stop_sa, &old_int);
-  sigaction(SIGTERM, &stop_sa, &old_term);
+  el__cmd_stop_t stop;
+  el__cmd_stop_begin(&stop);
   for (;;) {
-    if (stop_signal) {
-      el_eprintf(
-          "stats: signal %d: stopping at byte "
-          "%llu\n",
-          (int)stop_signal,
-          (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
+    if (el__cmd_stop_signal) {
+      el_eprintf("stats: signal %d: stopping at byte %llu
+",
+                 (int)el__cmd_stop_signal,
+                 (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
       break;
     }
     const uint8_t *p;
@@ -333,8 +323,7 @@ static int read_all(reader_t *r) {
     }
   }
   if (handler) sigaction(SIGBUS, &old_sa, NULL);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  el__cmd_stop_end(&stop);
   return status;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "../common/el_grow.h"
 #include "config_internal.h"
 
 #define MAX_FILE_BYTES (16u << 20)  /* refuse absurd configuration files */
@@ -727,18 +728,14 @@ int el_cfg_load_file(el_cfg_t *c, const char *path) {
   errno = 0;
   for (;;) {
     if (len == cap) {
-      size_t ncap = cap ? cap * 2 : 4096;
-      if (ncap > MAX_FILE_BYTES) {
+      if (len >= MAX_FILE_BYTES) {
         err = -EFBIG;
         goto fail;
       }
-      char *nb = el_realloc(buf, ncap);
-      if (!nb) {
+      if (el_grow(&buf, &cap, len + 4096, 1) < 0) {
         err = EL_ENOMEM;
         goto fail;
       }
-      buf = nb;
-      cap = ncap;
     }
     size_t n = fread(buf + len, 1, cap - len, f);
     len += n;

@@ -83,7 +83,8 @@ typedef struct el__timer_s {
 
 typedef struct el__theap_s {
   el__timer_t **v;
-  int n, cap;
+  int n;      /* timers in the heap */
+  size_t cap; /* allocated in v (el_grow) */
 } el__theap_t;
 
 /* What the session tracker learned from init events. */

@@ -229,11 +229,15 @@ static int point(lua_State *L, el_unix_ns_t time_unix) {
   get_attrs(L, 3, &as);
   el_unix_ns_t start = (el_unix_ns_t)luaL_optinteger(L, 5, 0);
   if (!h->store) return no_store(L);
-  int is_int = lua_isinteger(L, 2);
-  int rc = el_tm_metric_point(h->store, &m->d, as.a, as.n, start, time_unix,
-                              is_int, is_int ? lua_tointeger(L, 2) : 0,
-                              is_int ? 0 : lua_tonumber(L, 2));
-  return result(L, rc);
+  bool is_int = lua_isinteger(L, 2);
+  el_tm_point_t pt = {.attrs = as.a,
+                      .nattrs = as.n,
+                      .start_unix_ns = start,
+                      .time_unix_ns = time_unix,
+                      .is_int = is_int,
+                      .ival = is_int ? lua_tointeger(L, 2) : 0,
+                      .dval = is_int ? 0 : lua_tonumber(L, 2)};
+  return result(L, el_tm_metric_point(h->store, &m->d, &pt));
 }
 
 /* metric:point(value, attrs, t, start_unix_ns) [-0, +1|2, v] */

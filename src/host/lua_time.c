@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/el_grow.h"
 #include "host_internal.h"
 
 #define TIMER_MT "el.Timer"
@@ -24,13 +25,8 @@ static int before(const el__timer_t *a, const el__timer_t *b) {
 }
 
 static int heap_push(el__theap_t *hp, el__timer_t *t) {
-  if (hp->n == hp->cap) {
-    int ncap = hp->cap ? hp->cap * 2 : 8;
-    void *nv = el_realloc(hp->v, (size_t)ncap * sizeof *hp->v);
-    if (!nv) return EL_ENOMEM;
-    hp->v = nv;
-    hp->cap = ncap;
-  }
+  if (el_grow(&hp->v, &hp->cap, (size_t)hp->n + 1, sizeof *hp->v) < 0)
+    return EL_ENOMEM;
   int i = hp->n++;
   while (i > 0 && before(t, hp->v[(i - 1) / 2])) {
     hp->v[i] = hp->v[(i - 1) / 2];
@@ -78,7 +74,8 @@ void el__timers_free(el_host_t *h) {
     }
     el_free(hs[k]->v);
     hs[k]->v = NULL;
-    hs[k]->n = hs[k]->cap = 0;
+    hs[k]->n = 0;
+    hs[k]->cap = 0;
   }
 }
 
@@ -123,7 +120,8 @@ void el__timers_rebase(el_host_t *h, uint64_t t0) {
   int n = hp->n;
   el__timer_t **v = hp->v;
   hp->v = NULL;
-  hp->n = hp->cap = 0;
+  hp->n = 0;
+  hp->cap = 0;
   for (int i = 0; i < n; i++) {
     el__timer_t *t = v[i];
     t->in_heap = 0;

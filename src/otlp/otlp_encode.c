@@ -290,43 +290,6 @@ static LogRecord *log_record(el__otlp_enc_t *e, const el_tm_log_t *l) {
   return m;
 }
 
-static ProtobufCMessage *logs_request(el__otlp_enc_t *e, size_t lo,
-                                   size_t hi) {
-  size_t ng, nl, g0;
-  const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
-  const el_tm_log_t *ls = el_tm_batch_logs(e->b, &nl);
-  size_t k = el__otlp_groups_in(e, lo, hi, &g0);
-  LogsRequest *req = NEW(&e->sc, LogsRequest);
-  ResourceLogs **rls = NEWN(&e->sc, ResourceLogs *, k);
-  if (!req || !rls) return NULL;
-  *req = (LogsRequest)
-      OPENTELEMETRY__PROTO__COLLECTOR__LOGS__V1__EXPORT_LOGS_SERVICE_REQUEST__INIT;
-  for (size_t gi = 0; gi < k; gi++) {
-    const el_tm_rgroup_t *g = &gs[g0 + gi];
-    el__otlp_range_t r = el__otlp_clip(g->first, g->n, lo, hi);
-    ResourceLogs *rl = NEW(&e->sc, ResourceLogs);
-    ScopeLogs *sl = NEW(&e->sc, ScopeLogs);
-    ScopeLogs **sls = NEWN(&e->sc, ScopeLogs *, 1);
-    LogRecord **recs = NEWN(&e->sc, LogRecord *, r.hi - r.lo);
-    if (!rl || !sl || !sls || !recs) return NULL;
-    *rl = (ResourceLogs)OPENTELEMETRY__PROTO__LOGS__V1__RESOURCE_LOGS__INIT;
-    *sl = (ScopeLogs)OPENTELEMETRY__PROTO__LOGS__V1__SCOPE_LOGS__INIT;
-    if (el__otlp_group_head(e, g, &rl->resource, &sl->scope) < 0)
-      return NULL;
-    for (size_t i = r.lo; i < r.hi; i++)
-      if (!(recs[i - r.lo] = log_record(e, &ls[i]))) return NULL;
-    sl->n_log_records = r.hi - r.lo;
-    sl->log_records = recs;
-    sls[0] = sl;
-    rl->n_scope_logs = 1;
-    rl->scope_logs = sls;
-    rls[gi] = rl;
-  }
-  req->n_resource_logs = k;
-  req->resource_logs = rls;
-  return &req->base;
-}
-
 /* {====== traces ======} */
 
 static bool all_zero(const uint8_t *p, size_t n) {
@@ -360,41 +323,105 @@ static Span *span(el__otlp_enc_t *e, const el_tm_span_t *s) {
   return m;
 }
 
-static ProtobufCMessage *traces_request(el__otlp_enc_t *e, size_t lo,
-                                   size_t hi) {
-  size_t ng, ns, g0;
+/* {====== logs and traces: records directly under a scope ======}
+ * Their requests have the same nesting, request -> Resource* (one per
+ * group) -> one Scope* -> records, in different protobuf-c types: one
+ * builder walks it through the types' descriptors. */
+
+typedef struct flat_shape_s {
+  const ProtobufCMessageDescriptor *request, *resource, *scope;
+  const char *resources, *scopes, *records;     /* their repeated fields */
+  void *(*record)(el__otlp_enc_t *e, size_t i); /* message of record i */
+} flat_shape_t;
+
+static void *log_message(el__otlp_enc_t *e, size_t i) {
+  size_t n;
+  return log_record(e, &el_tm_batch_logs(e->b, &n)[i]);
+}
+
+static void *span_message(el__otlp_enc_t *e, size_t i) {
+  size_t n;
+  return span(e, &el_tm_batch_spans(e->b, &n)[i]);
+}
+
+static const flat_shape_t logs_shape = {
+    &opentelemetry__proto__collector__logs__v1__export_logs_service_request__descriptor,
+    &opentelemetry__proto__logs__v1__resource_logs__descriptor,
+    &opentelemetry__proto__logs__v1__scope_logs__descriptor,
+    "resource_logs",
+    "scope_logs",
+    "log_records",
+    log_message};
+
+static const flat_shape_t traces_shape = {
+    &opentelemetry__proto__collector__trace__v1__export_trace_service_request__descriptor,
+    &opentelemetry__proto__trace__v1__resource_spans__descriptor,
+    &opentelemetry__proto__trace__v1__scope_spans__descriptor,
+    "resource_spans",
+    "scope_spans",
+    "spans",
+    span_message};
+
+/* A message of type d in the scratch arena, with its defaults. */
+static void *new_message(el__otlp_enc_t *e,
+                         const ProtobufCMessageDescriptor *d) {
+  void *m = el_arena_calloc(&e->sc, d->sizeof_message);
+  if (m) protobuf_c_message_init(d, m);
+  return m;
+}
+
+/* The address of message m's field `name` (of m's type: generated code
+ * names it, so it exists). */
+static void *field_at(void *m, const char *name) {
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field_by_name(
+          ((ProtobufCMessage *)m)->descriptor, name);
+  return (char *)m + f->offset;
+}
+
+/* Point m's repeated message field `name` at items[0..n). */
+static void set_repeated(void *m, const char *name, void **items, size_t n) {
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field_by_name(
+          ((ProtobufCMessage *)m)->descriptor, name);
+  memcpy((char *)m + f->quantifier_offset, &n, sizeof n);
+  memcpy((char *)m + f->offset, &items, sizeof items);
+}
+
+/* The Resource* message of group g with its one Scope* holding records
+ * [lo, hi) of the group; NULL when out of memory. */
+static void *flat_group(el__otlp_enc_t *e, const flat_shape_t *sh,
+                        const el_tm_rgroup_t *g, size_t lo, size_t hi) {
+  el__otlp_range_t r = el__otlp_clip(g->first, g->n, lo, hi);
+  void *res = new_message(e, sh->resource);
+  void *sc = new_message(e, sh->scope);
+  void **scs = NEWN(&e->sc, void *, 1);
+  void **recs = NEWN(&e->sc, void *, r.hi - r.lo);
+  if (!res || !sc || !scs || !recs) return NULL;
+  if (el__otlp_group_head(e, g, field_at(res, "resource"),
+                          field_at(sc, "scope")) < 0)
+    return NULL;
+  for (size_t i = r.lo; i < r.hi; i++)
+    if (!(recs[i - r.lo] = sh->record(e, i))) return NULL;
+  set_repeated(sc, sh->records, recs, r.hi - r.lo);
+  scs[0] = sc;
+  set_repeated(res, sh->scopes, scs, 1);
+  return res;
+}
+
+/* The request of records [lo, hi) of a logs or traces batch. */
+static ProtobufCMessage *flat_request(el__otlp_enc_t *e, const flat_shape_t *sh,
+                                      size_t lo, size_t hi) {
+  size_t ng, g0;
   const el_tm_rgroup_t *gs = el_tm_batch_groups(e->b, &ng);
-  const el_tm_span_t *ss = el_tm_batch_spans(e->b, &ns);
   size_t k = el__otlp_groups_in(e, lo, hi, &g0);
-  TraceRequest *req = NEW(&e->sc, TraceRequest);
-  ResourceSpans **rss = NEWN(&e->sc, ResourceSpans *, k);
-  if (!req || !rss) return NULL;
-  *req = (TraceRequest)
-      OPENTELEMETRY__PROTO__COLLECTOR__TRACE__V1__EXPORT_TRACE_SERVICE_REQUEST__INIT;
-  for (size_t gi = 0; gi < k; gi++) {
-    const el_tm_rgroup_t *g = &gs[g0 + gi];
-    el__otlp_range_t r = el__otlp_clip(g->first, g->n, lo, hi);
-    ResourceSpans *rs = NEW(&e->sc, ResourceSpans);
-    ScopeSpans *sp = NEW(&e->sc, ScopeSpans);
-    ScopeSpans **sps = NEWN(&e->sc, ScopeSpans *, 1);
-    Span **spans = NEWN(&e->sc, Span *, r.hi - r.lo);
-    if (!rs || !sp || !sps || !spans) return NULL;
-    *rs = (ResourceSpans)OPENTELEMETRY__PROTO__TRACE__V1__RESOURCE_SPANS__INIT;
-    *sp = (ScopeSpans)OPENTELEMETRY__PROTO__TRACE__V1__SCOPE_SPANS__INIT;
-    if (el__otlp_group_head(e, g, &rs->resource, &sp->scope) < 0)
-      return NULL;
-    for (size_t i = r.lo; i < r.hi; i++)
-      if (!(spans[i - r.lo] = span(e, &ss[i]))) return NULL;
-    sp->n_spans = r.hi - r.lo;
-    sp->spans = spans;
-    sps[0] = sp;
-    rs->n_scope_spans = 1;
-    rs->scope_spans = sps;
-    rss[gi] = rs;
-  }
-  req->n_resource_spans = k;
-  req->resource_spans = rss;
-  return &req->base;
+  ProtobufCMessage *req = new_message(e, sh->request);
+  void **ress = NEWN(&e->sc, void *, k);
+  if (!req || !ress) return NULL;
+  for (size_t gi = 0; gi < k; gi++)
+    if (!(ress[gi] = flat_group(e, sh, &gs[g0 + gi], lo, hi))) return NULL;
+  set_repeated(req, sh->resources, ress, k);
+  return req;
 }
 
 /* {====== size estimates and splitting ======} */
@@ -465,8 +492,10 @@ static size_t est_item(const el_tm_batch_t *b, size_t i) {
 static ProtobufCMessage *build(el__otlp_enc_t *e, size_t lo, size_t hi) {
   switch (e->sig) {
   case EL_TM_SIGNAL_METRICS: return metrics_request(e, lo, hi);
-  case EL_TM_SIGNAL_LOGS: return logs_request(e, lo, hi);
-  case EL_TM_SIGNAL_TRACES: return traces_request(e, lo, hi);
+  case EL_TM_SIGNAL_LOGS:
+    return flat_request(e, &logs_shape, lo, hi);
+  case EL_TM_SIGNAL_TRACES:
+    return flat_request(e, &traces_shape, lo, hi);
   case EL_TM_SIGNAL_PROFILES: return el__otlp_profiles_request(e, lo, hi);
   default: return NULL;
   }

@@ -24,19 +24,11 @@ typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__Gauge Gauge;
 typedef Opentelemetry__Proto__Metrics__V1__Sum Sum;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberDataPoint;
-typedef Opentelemetry__Proto__Logs__V1__ResourceLogs ResourceLogs;
-typedef Opentelemetry__Proto__Logs__V1__ScopeLogs ScopeLogs;
 typedef Opentelemetry__Proto__Logs__V1__LogRecord LogRecord;
-typedef Opentelemetry__Proto__Trace__V1__ResourceSpans ResourceSpans;
-typedef Opentelemetry__Proto__Trace__V1__ScopeSpans ScopeSpans;
 typedef Opentelemetry__Proto__Trace__V1__Span Span;
 typedef Opentelemetry__Proto__Trace__V1__Status Status;
 typedef Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
     MetricsRequest;
-typedef Opentelemetry__Proto__Collector__Logs__V1__ExportLogsServiceRequest
-    LogsRequest;
-typedef Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest
-    TraceRequest;
 
 /* Zeroed objects in the scratch arena (el_arena.h), which holds one
  * request's messages and is reset after each. */

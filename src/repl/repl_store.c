@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../eventlog/eventlog.h"
+#include "../common/el_grow.h"
 
 #define CHUNK_MAX (1u << 20)         /* chunk size: max_bytes / 8, within */
 #define CHUNK_MIN (64u << 10)        /* [CHUNK_MIN, CHUNK_MAX] */
@@ -74,14 +75,7 @@ static size_t field_size(el_ev_kind_t k, const el_ev_value_t *v) {
 }
 
 static int reserve_scratch(el_repl_store_t *s, size_t n) {
-  if (n <= s->scratch_cap) return 0;
-  size_t c = s->scratch_cap ? s->scratch_cap : 256;
-  while (c < n) c *= 2;
-  uint8_t *p = el_realloc(s->scratch, c);
-  if (!p) return EL_ENOMEM;
-  s->scratch = p;
-  s->scratch_cap = c;
-  return 0;
+  return el_grow(&s->scratch, &s->scratch_cap, n, 1);
 }
 
 /* Serialise ev into s->scratch; returns the record length or 0 (nomem). */
@@ -151,13 +145,8 @@ static chunk_t *room(el_repl_store_t *s, size_t n) {
   size_t cap = n > s->chunk_bytes ? n : s->chunk_bytes;
   /* the new chunk will fill up: make room for all of it */
   while (s->nchunks > 0 && s->bytes + cap > s->max_bytes) drop_oldest(s);
-  if (s->nchunks == s->capchunks) {
-    size_t c = s->capchunks ? 2 * s->capchunks : 16;
-    chunk_t *v = el_realloc(s->chunks, c * sizeof *v);
-    if (!v) return NULL;
-    s->chunks = v;
-    s->capchunks = c;
-  }
+  if (el_grow(&s->chunks, &s->capchunks, s->nchunks + 1, sizeof *s->chunks) < 0)
+    return NULL;
   uint8_t *buf = el_malloc(cap);
   if (!buf) return NULL;
   chunk_t *c = &s->chunks[s->nchunks++];

@@ -9,6 +9,7 @@
  * page keeps a resolution of one bucket per pixel column or better. */
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "rp_internal.h"
 
 void el__rp_cols_init(rp_cols_t *c, size_t max, size_t elsize,
@@ -32,13 +33,8 @@ void el__rp_cols_close(rp_cols_t *c) {
 }
 
 int el__rp_cols_add_array(rp_cols_t *c) {
-  if (c->narr == c->arr_cap) {
-    size_t ncap = c->arr_cap ? c->arr_cap * 2 : 8;
-    uint8_t **na = el_realloc(c->arr, ncap * sizeof *na);
-    if (!na) return EL_ENOMEM;
-    c->arr = na;
-    c->arr_cap = ncap;
-  }
+  if (el_grow(&c->arr, &c->arr_cap, c->narr + 1, sizeof *c->arr) < 0)
+    return EL_ENOMEM;
   uint8_t *p = el_calloc(c->max, c->elsize);
   if (!p) return EL_ENOMEM;
   c->arr[c->narr] = p;

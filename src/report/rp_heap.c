@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "rp_internal.h"
 
 static void census_drop(void *el) {
@@ -129,12 +130,9 @@ void el__rp_heap_census_begin(rp_heap_t *h, uint64_t t) {
       if (h->bn >= 65536) { /* never matched: forget the oldest */
         h->bhead++;
         h->bn--;
-      } else {
-        size_t ncap = h->bcap ? h->bcap * 2 : 16;
-        uint64_t *nb = el_realloc(h->begins, ncap * sizeof *nb);
-        if (!nb) return;
-        h->begins = nb;
-        h->bcap = ncap;
+      } else if (el_grow(&h->begins, &h->bcap, h->bn + 1, sizeof *h->begins) <
+                 0) {
+        return;
       }
     }
   }
@@ -214,15 +212,10 @@ static long band_id(rp_heap_t *h, const char *label, size_t len,
                     const char *detail) {
   long id = el__rp_strtab_intern(&h->names, label, len);
   if (id < 0) return id;
-  if ((size_t)id >= h->bands_cap) {
-    size_t ncap = h->bands_cap ? h->bands_cap * 2 : 64;
-    while (ncap <= (size_t)id) ncap *= 2;
-    rp_band_t *nb = el_realloc(h->bands, ncap * sizeof *nb);
-    if (!nb) return EL_ENOMEM;
-    memset(nb + h->bands_cap, 0, (ncap - h->bands_cap) * sizeof *nb);
-    h->bands = nb;
-    h->bands_cap = ncap;
-  }
+  size_t old = h->bands_cap;
+  if (el_grow(&h->bands, &h->bands_cap, (size_t)id + 1, sizeof *h->bands) < 0)
+    return EL_ENOMEM;
+  memset(h->bands + old, 0, (h->bands_cap - old) * sizeof *h->bands);
   if (detail && !h->bands[id].detail) h->bands[id].detail = el_strdup(detail);
   return id;
 }
@@ -251,13 +244,8 @@ int el__rp_heap_sample(rp_heap_t *h, uint64_t t, const char *label, size_t len,
     h->cur[bd->cur].bytes += bytes;
     return 0;
   }
-  if (h->ncur == h->cur_cap) {
-    size_t ncap = h->cur_cap ? h->cur_cap * 2 : 64;
-    rp_entry_t *nc = el_realloc(h->cur, ncap * sizeof *nc);
-    if (!nc) return EL_ENOMEM;
-    h->cur = nc;
-    h->cur_cap = ncap;
-  }
+  if (el_grow(&h->cur, &h->cur_cap, h->ncur + 1, sizeof *h->cur) < 0)
+    return EL_ENOMEM;
   bd->seq = h->seq;
   bd->cur = (uint32_t)h->ncur;
   h->cur[h->ncur++] = (rp_entry_t){.band = (uint32_t)id, .bytes = bytes};

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 
+#include "../common/el_map.h"
 #include "report.h"
 
 /* {====== columns ======} */
@@ -87,16 +88,15 @@ void el__rp_gauge_merge(void *dst, void *src);
 typedef struct rp_strtab_s {
   char **s; /* id -> NUL-terminated copy */
   uint32_t *len;
-  size_t n, cap;   /* ids in use, allocated */
-  uint32_t *slots; /* open addressing: id + 1, 0 = empty */
-  size_t nslots;   /* power of two */
-  size_t max;      /* ids at most */
+  size_t n, cap;  /* ids in use, allocated (s and len) */
+  el_map_t index; /* el_hash_bytes of a string -> its id */
+  size_t max;     /* ids at most */
 } rp_strtab_t;
 
 void el__rp_strtab_init(rp_strtab_t *t, size_t max);
 void el__rp_strtab_close(rp_strtab_t *t);
 /* The id of p[0..len), added if new. Returns the id, -1 when full (max
- * strings) or EL_ENOMEM. */
+ * strings), EL_EINVAL (len over 2^32 - 1) or EL_ENOMEM. */
 long el__rp_strtab_intern(rp_strtab_t *t, const char *p, size_t len);
 /* The id or -1 when absent. */
 long el__rp_strtab_find(const rp_strtab_t *t, const char *p, size_t len);
@@ -263,9 +263,7 @@ typedef struct rp_prof_s {
   char *sample_type, *sample_unit;
   rp_node_t *nodes;
   size_t nnodes, nodes_cap;
-  uint64_t *hkeys; /* (parent << 32 | sym) + 1, 0 = empty */
-  uint32_t *hvals; /* node index */
-  size_t hcap;
+  el_map_t children; /* parent << 32 | sym -> node index */
   rp_strtab_t names; /* symbol keys: "func\x1f" "loc" */
   rp_sym_t *syms;
   size_t syms_cap;

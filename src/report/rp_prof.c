@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "rp_internal.h"
 
 rp_prof_t *el__rp_prof_get(rp_prof_t **profs, size_t *n, const char *kind,
@@ -44,68 +45,25 @@ void el__rp_prof_free(rp_prof_t *p) {
   el__rp_strtab_close(&p->names);
   el_free(p->syms);
   el_free(p->nodes);
-  el_free(p->hkeys);
-  el_free(p->hvals);
+  el_map_free(&p->children);
   el_free(p->kind);
   el_free(p->sample_type);
   el_free(p->sample_unit);
   el_free(p);
 }
 
-static size_t slot(uint64_t key, size_t cap) {
-  return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & (cap - 1);
-}
-
-static int hash_grow(rp_prof_t *p) {
-  size_t ncap = p->hcap ? p->hcap * 2 : 1024;
-  uint64_t *nk = el_calloc(ncap, sizeof *nk);
-  uint32_t *nv = el_calloc(ncap, sizeof *nv);
-  if (!nk || !nv) {
-    el_free(nk);
-    el_free(nv);
-    return EL_ENOMEM;
-  }
-  for (size_t i = 0; i < p->hcap; i++) {
-    if (!p->hkeys[i]) continue;
-    size_t j = slot(p->hkeys[i], ncap);
-    while (nk[j]) j = (j + 1) & (ncap - 1);
-    nk[j] = p->hkeys[i];
-    nv[j] = p->hvals[i];
-  }
-  el_free(p->hkeys);
-  el_free(p->hvals);
-  p->hkeys = nk;
-  p->hvals = nv;
-  p->hcap = ncap;
-  return 0;
-}
-
 /* The child of parent for sym, added if new; -1 when capped or out of
  * memory. */
 static long child(rp_prof_t *p, uint32_t parent, uint32_t sym) {
-  uint64_t key = ((uint64_t)parent << 32 | sym) + 1;
-  if (p->hcap) {
-    size_t j = slot(key, p->hcap);
-    while (p->hkeys[j]) {
-      if (p->hkeys[j] == key) return p->hvals[j];
-      j = (j + 1) & (p->hcap - 1);
-    }
-  }
+  uint64_t key = (uint64_t)parent << 32 | sym;
+  uint32_t found;
+  if (el_map_get(&p->children, key, &found)) return found;
   if (p->nnodes >= RP_MAX_NODES) return -1;
-  if ((p->nnodes + 1) * 2 > p->hcap && hash_grow(p) < 0) return -1;
-  if (p->nnodes == p->nodes_cap) {
-    size_t ncap = p->nodes_cap * 2;
-    rp_node_t *nn = el_realloc(p->nodes, ncap * sizeof *nn);
-    if (!nn) return -1;
-    p->nodes = nn;
-    p->nodes_cap = ncap;
-  }
+  if (el_grow(&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof *p->nodes) < 0)
+    return -1;
+  if (el_map_put(&p->children, key, (uint32_t)p->nnodes) < 0) return -1;
   uint32_t id = (uint32_t)p->nnodes++;
   p->nodes[id] = (rp_node_t){.parent = parent, .sym = sym};
-  size_t j = slot(key, p->hcap);
-  while (p->hkeys[j]) j = (j + 1) & (p->hcap - 1);
-  p->hkeys[j] = key;
-  p->hvals[j] = id;
   return id;
 }
 
@@ -132,15 +90,10 @@ static long symbol(rp_prof_t *p, const el_tm_frame_t *f) {
   size_t klen = fl + 1 + (size_t)loc;
   long id = el__rp_strtab_intern(&p->names, key, klen);
   if (id < 0) return -1;
-  if ((size_t)id >= p->syms_cap) {
-    size_t ncap = p->syms_cap ? p->syms_cap * 2 : 64;
-    while (ncap <= (size_t)id) ncap *= 2;
-    rp_sym_t *ns = el_realloc(p->syms, ncap * sizeof *ns);
-    if (!ns) return -1;
-    memset(ns + p->syms_cap, 0, (ncap - p->syms_cap) * sizeof *ns);
-    p->syms = ns;
-    p->syms_cap = ncap;
-  }
+  size_t old = p->syms_cap;
+  if (el_grow(&p->syms, &p->syms_cap, (size_t)id + 1, sizeof *p->syms) < 0)
+    return -1;
+  memset(p->syms + old, 0, (p->syms_cap - old) * sizeof *p->syms);
   return id;
 }
 

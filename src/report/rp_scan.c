@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../host/host.h"
+#include "../common/el_grow.h"
 #include "rp_internal.h"
 
 #define SCAN_WINDOW ((size_t)8 << 20)
@@ -24,7 +25,7 @@
 typedef struct {
   el_host_hint_t *v;
   uint16_t (*caps)[SCAN_CAPS];
-  size_t n, cap;
+  size_t n, vcap, capscap; /* sessions; allocated in v, in caps */
   uint8_t seen[SCAN_MAX_CAP];
   int wct_type;
   int over;
@@ -33,20 +34,13 @@ typedef struct {
 static int on_header(void *ud, const el_ev_header_t *hdr) {
   scan_t *s = ud;
   (void)hdr;
-  if (s->n == s->cap) {
-    size_t ncap = s->cap ? s->cap * 2 : 8;
-    if (ncap > SCAN_SESSIONS) {
-      s->over = 1;
-      return 1;
-    }
-    el_host_hint_t *nv = el_realloc(s->v, ncap * sizeof *nv);
-    if (!nv) return s->over = 1;
-    s->v = nv;
-    void *nc = el_realloc(s->caps, ncap * sizeof *s->caps);
-    if (!nc) return s->over = 1;
-    s->caps = nc;
-    s->cap = ncap;
+  if (s->n >= SCAN_SESSIONS) {
+    s->over = 1;
+    return 1;
   }
+  if (el_grow(&s->v, &s->vcap, s->n + 1, sizeof *s->v) < 0 ||
+      el_grow(&s->caps, &s->capscap, s->n + 1, sizeof *s->caps) < 0)
+    return s->over = 1;
   memset(&s->v[s->n], 0, sizeof s->v[0]);
   memset(s->seen, 0, sizeof s->seen);
   s->n++;

@@ -121,13 +121,10 @@ static el__tm_res_t *host_res_for(const el__tm_res_t *main) {
   return r;
 }
 
-int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
-  if (!st || !attr || !attr->key) return EL_EINVAL;
-  const el_tm_resource_t *cur = &st->main_res->pub;
-  size_t skip = cur->nattrs;
-  for (size_t i = 0; i < cur->nattrs; i++)
-    if (strcmp(cur->attrs[i].key, attr->key) == 0) skip = i;
-  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, attr, skip);
+/* Make nm (NULL: out of memory) the main resource and derive the host's
+ * from it. Returns 0, or EL_ENOMEM with both resources unchanged (nm is
+ * released). */
+static int replace_resources(el_tm_store_t *st, el__tm_res_t *nm) {
   if (!nm) return EL_ENOMEM;
   el__tm_res_t *nh = host_res_for(nm);
   if (!nh) {
@@ -141,6 +138,16 @@ int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
   return 0;
 }
 
+int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr) {
+  if (!st || !attr || !attr->key) return EL_EINVAL;
+  const el_tm_resource_t *cur = &st->main_res->pub;
+  size_t skip = cur->nattrs;
+  for (size_t i = 0; i < cur->nattrs; i++)
+    if (strcmp(cur->attrs[i].key, attr->key) == 0) skip = i;
+  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, attr, skip);
+  return replace_resources(st, nm);
+}
+
 int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
   if (!st || !key) return EL_EINVAL;
   const el_tm_resource_t *cur = &st->main_res->pub;
@@ -152,17 +159,7 @@ int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
   el__tm_res_t *nm =
       res_new(cur->attrs, cur->nattrs - 1,
               at == cur->nattrs - 1 ? NULL : &cur->attrs[cur->nattrs - 1], at);
-  if (!nm) return EL_ENOMEM;
-  el__tm_res_t *nh = host_res_for(nm);
-  if (!nh) {
-    el__tm_res_unref(nm);
-    return EL_ENOMEM;
-  }
-  el__tm_res_unref(st->main_res);
-  el__tm_res_unref(st->host_res);
-  st->main_res = nm;
-  st->host_res = nh;
-  return 0;
+  return replace_resources(st, nm);
 }
 
 /* {====== store ======} */
@@ -399,24 +396,23 @@ static int metric_item(window_t *w, const el_tm_metric_desc_t *desc,
 /* One data point under the main resource, or (host) under the host's own
  * resource (eventlog-live-otelcol-for-<service>). */
 static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
-                        const el_tm_attr_t *attrs, size_t nattrs,
-                        el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
-                        bool is_int, int64_t ival, double dval, bool host) {
+                        const el_tm_point_t *pt, bool host) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
-  if (!st || !desc || !desc->name) return EL_EINVAL;
+  if (!st || !desc || !desc->name || !pt) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig, attrs_bytes(attrs, nattrs)) < 0) return drop(st, sig);
+  if (admit(st, sig, attrs_bytes(pt->attrs, pt->nattrs)) < 0)
+    return drop(st, sig);
   int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
   int it = same_metric(w, desc, ri);
   if (it < 0 && (it = metric_item(w, desc, ri)) < 0) return drop(st, sig);
-  el_tm_point_t p = {.start_unix_ns = start_unix_ns,
-                     .time_unix_ns = time_unix_ns,
-                     .is_int = is_int,
-                     .ival = is_int ? ival : 0,
-                     .dval = is_int ? 0.0 : dval,
-                     .nattrs = attrs ? nattrs : 0};
-  if (copy_attrs(w, attrs, nattrs, &p.attrs) < 0) return drop(st, sig);
+  el_tm_point_t p = {.start_unix_ns = pt->start_unix_ns,
+                     .time_unix_ns = pt->time_unix_ns,
+                     .is_int = pt->is_int,
+                     .ival = pt->is_int ? pt->ival : 0,
+                     .dval = pt->is_int ? 0.0 : pt->dval,
+                     .nattrs = pt->attrs ? pt->nattrs : 0};
+  if (copy_attrs(w, pt->attrs, pt->nattrs, &p.attrs) < 0) return drop(st, sig);
   w->last_desc = desc;
   w->last_item = it;
   w->items[it].n++;
@@ -425,18 +421,18 @@ static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
 }
 
 int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
-                       const el_tm_attr_t *attrs, size_t nattrs,
-                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
-                       bool is_int, int64_t ival, double dval) {
-  return metric_point(st, desc, attrs, nattrs, start_unix_ns, time_unix_ns,
-                      is_int, ival, dval, false);
+                       const el_tm_point_t *pt) {
+  return metric_point(st, desc, pt, false);
 }
 
 int el_tm_host_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                             el_unix_ns_t start_unix_ns,
                             el_unix_ns_t time_unix_ns, int64_t ival) {
-  return metric_point(st, desc, NULL, 0, start_unix_ns, time_unix_ns, true,
-                      ival, 0.0, true);
+  el_tm_point_t pt = {.start_unix_ns = start_unix_ns,
+                      .time_unix_ns = time_unix_ns,
+                      .is_int = true,
+                      .ival = ival};
+  return metric_point(st, desc, &pt, true);
 }
 
 /* The item of the metric of the previous point when desc describes the

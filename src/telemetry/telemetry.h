@@ -108,13 +108,26 @@ typedef struct el_tm_metric_desc_s {
   bool monotonic;                   /* sums only */
 } el_tm_metric_desc_t;
 
-/* Add one data point. Exactly one of is_int / double is used:
- * is_int ? ival : dval. start_unix_ns may be 0 (unset). attrs: n borrowed
- * attributes. Returns 0 or EL_ENOMEM (the point is dropped and counted). */
+/* One data point: what el_tm_metric_point takes and what a batch stores
+ * (el_tm_batch_points). Given to el_tm_metric_point, attrs are borrowed
+ * for the call; in a batch they point into the batch. */
+typedef struct el_tm_point_s {
+  const el_tm_attr_t *attrs; /* nattrs attributes; may be NULL */
+  size_t nattrs;
+  el_unix_ns_t start_unix_ns; /* 0 = unset */
+  el_unix_ns_t time_unix_ns;  /* 0 = unknown */
+  bool is_int;                /* ival when true, dval otherwise */
+  int64_t ival;
+  double dval;
+} el_tm_point_t;
+
+/* Add one data point of the metric desc (spec reference-behaviour.md §2).
+ * pt: the point, everything copied: of ival and dval only the one is_int
+ * selects is kept (the other is stored as 0); attrs NULL counts as none.
+ * Returns 0, EL_EINVAL (st, desc, desc->name or pt NULL) or EL_ENOMEM
+ * (the point is dropped and counted). */
 int el_tm_metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
-                       const el_tm_attr_t *attrs, size_t nattrs,
-                       el_unix_ns_t start_unix_ns, el_unix_ns_t time_unix_ns,
-                       bool is_int, int64_t ival, double dval);
+                       const el_tm_point_t *pt);
 
 /* Add one integer data point without attributes under the host's own
  * resource (service.name=eventlog-live-otelcol-for-<svc>, as host_log

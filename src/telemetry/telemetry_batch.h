@@ -40,17 +40,6 @@ typedef struct el_tm_rgroup_s {
   size_t n;
 } el_tm_rgroup_t;
 
-/* One data point as stored. */
-typedef struct el_tm_point_s {
-  const el_tm_attr_t *attrs;
-  size_t nattrs;
-  el_unix_ns_t start_unix_ns;         /* 0 = unset */
-  el_unix_ns_t time_unix_ns;          /* 0 = unknown */
-  bool is_int;                        /* ival when true, dval otherwise */
-  int64_t ival;
-  double dval;
-} el_tm_point_t;
-
 /* One OTLP Metric: its description and points [first, first+n) of
  * el_tm_batch_points(). description/unit are "" when not given. */
 typedef struct el_tm_metric_s {

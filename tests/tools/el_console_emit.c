@@ -25,17 +25,28 @@ static void emit_all(el_tm_store_t *st, long points) {
   el_tm_metric_desc_t cu = {"ghc_eventlog_CapabilityUsageDuration", NULL,
                             "ns", EL_TM_SUM, EL_TM_TEMP_DELTA, true};
   el_tm_attr_t a[2] = {iattr("evCap", 0), iattr("heapCapset", -1)};
-  el_tm_metric_point(st, &hs, a, 2, 1785000000000000000u,
-                     1785000000123456789u, true, 8388608, 0);
-  el_tm_metric_point(st, &hs, NULL, 0, 0, 0, true, 0, 0);
+  el_tm_metric_point(st, &hs,
+                     &(el_tm_point_t){.attrs = a,
+                                      .nattrs = 2,
+                                      .start_unix_ns = 1785000000000000000u,
+                                      .time_unix_ns = 1785000000123456789u,
+                                      .is_int = true,
+                                      .ival = 8388608});
+  el_tm_metric_point(st, &hs, &(el_tm_point_t){.is_int = true});
   el_tm_attr_t c[3] = {iattr("cap", 0), sattr("category", "Mutator"),
                        sattr("user", "7")};
-  el_tm_metric_point(st, &cu, c, 3, 1, 18446744073709551615u, false, 0,
-                     0.5);
+  el_tm_metric_point(st, &cu,
+                     &(el_tm_point_t){.attrs = c,
+                                      .nattrs = 3,
+                                      .start_unix_ns = 1,
+                                      .time_unix_ns = 18446744073709551615u,
+                                      .dval = 0.5});
   el_tm_metric_desc_t bulk = {"bulk", NULL, "1", EL_TM_GAUGE, 0, false};
   for (long i = 0; i < points; i++)
-    el_tm_metric_point(st, &bulk, NULL, 0, 0, (el_unix_ns_t)i + 1, true, i,
-                       0);
+    el_tm_metric_point(
+        st, &bulk,
+        &(el_tm_point_t){
+            .time_unix_ns = (el_unix_ns_t)i + 1, .is_int = true, .ival = i});
 
   el_tm_attr_t la[2] = {iattr("evCap", 0), sattr("kind", "UserMarker")};
   el_tm_log_t l = {.time_unix_ns = 100, .observed_unix_ns = 100,

@@ -58,8 +58,14 @@ int main(int argc, char **argv) {
   for (long i = 0; i < n; i++) {
     el_tm_attr_t a[2] = {{.key = "evCap", .type = EL_TM_INT, .v.i = i & 3},
                          {.key = "heapCapset", .type = EL_TM_INT, .v.i = 0}};
-    el_tm_metric_point(st, &d, a, 2, 1785000000000000000u,
-                       1785000000000000000u + (uint64_t)i, true, i * 4096, 0);
+    el_tm_metric_point(
+        st, &d,
+        &(el_tm_point_t){.attrs = a,
+                         .nattrs = 2,
+                         .start_unix_ns = 1785000000000000000u,
+                         .time_unix_ns = 1785000000000000000u + (uint64_t)i,
+                         .is_int = true,
+                         .ival = i * 4096});
   }
   report("emit_point", n, t0, a0);
   t0 = now_ns();

@@ -60,8 +60,12 @@ static int emit_window(el_tm_store_t *st, const opts_t *o, long w,
   for (long i = o->points * w / o->windows;
        i < o->points * (w + 1) / o->windows; i++) {
     a[0].v.i = i;
-    if (el_tm_metric_point(st, &desc, a, na, 0, t + (el_unix_ns_t)i, true,
-                           i, 0) < 0)
+    if (el_tm_metric_point(st, &desc,
+                           &(el_tm_point_t){.attrs = a,
+                                            .nattrs = na,
+                                            .time_unix_ns = t + (el_unix_ns_t)i,
+                                            .is_int = true,
+                                            .ival = i}) < 0)
       return 1;
   }
   for (long i = o->logs * w / o->windows;

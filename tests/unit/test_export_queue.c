@@ -355,8 +355,12 @@ static void test_store_window_reaches_transport(void **state) {
   el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE,
                            EL_TM_TEMP_UNSPECIFIED, false};
   for (int i = 0; i < 100; i++)
-    assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 1000 + i, true,
-                                        i, 0), 0);
+    assert_int_equal(
+        el_tm_metric_point(
+            st, &d,
+            &(el_tm_point_t){
+                .time_unix_ns = 1000 + i, .is_int = true, .ival = i}),
+        0);
   assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
   el_otlp_stats_t s;
   el_otlp_exporter_stats(ex, &s);

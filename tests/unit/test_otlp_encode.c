@@ -173,10 +173,20 @@ static void test_metrics_decoded_by_protoc(void **state) {
                             EL_TM_SUM, EL_TM_TEMP_CUMULATIVE, true};
   el_tm_attr_t a[2] = {iattr("evCap", 0), iattr("heapCapset", 0)};
   el_tm_attr_t a1 = iattr("evCap", 1);
-  el_tm_metric_point(st, &hs, a, 2, 1785000000000000000u,
-                     1785000000123456789u, true, 8388608, 0);
-  el_tm_metric_point(st, &ha, &a1, 1, 0, 5, true, 4096, 0);
-  el_tm_metric_point(st, &hs, NULL, 0, 0, 7, false, 0, 1.5);
+  el_tm_metric_point(st, &hs,
+                     &(el_tm_point_t){.attrs = a,
+                                      .nattrs = 2,
+                                      .start_unix_ns = 1785000000000000000u,
+                                      .time_unix_ns = 1785000000123456789u,
+                                      .is_int = true,
+                                      .ival = 8388608});
+  el_tm_metric_point(st, &ha,
+                     &(el_tm_point_t){.attrs = &a1,
+                                      .nattrs = 1,
+                                      .time_unix_ns = 5,
+                                      .is_int = true,
+                                      .ival = 4096});
+  el_tm_metric_point(st, &hs, &(el_tm_point_t){.time_unix_ns = 7, .dval = 1.5});
   el_tm_store_flush(st);
   expect_text(EL_TM_SIGNAL_METRICS, g.b[0],
               "resource_metrics {\n" RESOURCE_ODDBALL
@@ -543,7 +553,12 @@ static void test_split_at_max_bytes(void **state) {
   label[50] = '\0';
   el_tm_attr_t a = sattr("label", label);
   for (int i = 0; i < 1000; i++)
-    el_tm_metric_point(st, i % 3 ? &d1 : &d2, &a, 1, 0, i + 1, true, i, 0);
+    el_tm_metric_point(st, i % 3 ? &d1 : &d2,
+                       &(el_tm_point_t){.attrs = &a,
+                                        .nattrs = 1,
+                                        .time_unix_ns = i + 1,
+                                        .is_int = true,
+                                        .ival = i});
   el_tm_store_flush(st);
   reqs_t r = {0};
   const size_t max = 4000;
@@ -600,9 +615,24 @@ static void test_oversized_record_dropped_and_counted(void **state) {
   static char big[10000];
   memset(big, 'x', sizeof big - 1);
   el_tm_attr_t small = sattr("k", "v"), huge = sattr("k", big);
-  el_tm_metric_point(st, &d, &small, 1, 0, 1, true, 1, 0);
-  el_tm_metric_point(st, &d, &huge, 1, 0, 2, true, 2, 0);
-  el_tm_metric_point(st, &d, &small, 1, 0, 3, true, 3, 0);
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &small,
+                                      .nattrs = 1,
+                                      .time_unix_ns = 1,
+                                      .is_int = true,
+                                      .ival = 1});
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &huge,
+                                      .nattrs = 1,
+                                      .time_unix_ns = 2,
+                                      .is_int = true,
+                                      .ival = 2});
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &small,
+                                      .nattrs = 1,
+                                      .time_unix_ns = 3,
+                                      .is_int = true,
+                                      .ival = 3});
   el_tm_store_flush(st);
   reqs_t r = {0};
   el_log_threshold = EL_LOG_QUIET;
@@ -918,7 +948,12 @@ static void test_out_of_memory_sweep(void **state) {
   el_tm_span_t sp = {.name = "s", .attrs = a, .nattrs = 2};
   el_tm_profile_sample_t s = {"p", "cpu", "samples", &f, 1, 1, 0, a, 2};
   for (int i = 0; i < 50; i++) {
-    el_tm_metric_point(st, &d, a, 2, 0, 1, true, i, 0);
+    el_tm_metric_point(st, &d,
+                       &(el_tm_point_t){.attrs = a,
+                                        .nattrs = 2,
+                                        .time_unix_ns = 1,
+                                        .is_int = true,
+                                        .ival = i});
     el_tm_log(st, &l);
     el_tm_span(st, &sp);
     el_tm_profile_sample(st, &s);
@@ -950,10 +985,11 @@ static void test_console_json_special_values(void **state) {
   grab_t g = {0};
   el_tm_store_t *st = new_store(&g);
   el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE, 0, false};
-  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, NAN);
-  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, -INFINITY);
-  el_tm_metric_point(st, &d, NULL, 0, 0, 0, false, 0, 0.0);
-  el_tm_metric_point(st, &d, NULL, 0, 0, 0, true, INT64_MIN, 0);
+  el_tm_metric_point(st, &d, &(el_tm_point_t){.dval = NAN});
+  el_tm_metric_point(st, &d, &(el_tm_point_t){.dval = -INFINITY});
+  el_tm_metric_point(st, &d, &(el_tm_point_t){0});
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.is_int = true, .ival = INT64_MIN});
   el_tm_store_flush(st);
   reqs_t r = {0};
   assert_int_equal(el_otlp_encode(EL_TM_SIGNAL_METRICS, g.b[0], 0, collect,
@@ -1002,7 +1038,8 @@ static void test_console_write_failure_counted(void **state) {
   assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
   el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE, 0, false};
   for (int i = 0; i < 50; i++)
-    el_tm_metric_point(st, &d, NULL, 0, 0, 1, true, i, 0);
+    el_tm_metric_point(
+        st, &d, &(el_tm_point_t){.time_unix_ns = 1, .is_int = true, .ival = i});
   el_tm_log_t l = {.body = {"x", 1}};
   el_tm_log(st, &l);
   el_log_level_t was = el_log_threshold;
@@ -1079,8 +1116,14 @@ static void random_ops(el_tm_store_t *st, int nops) {
       el_tm_metric_desc_t d = {names[rnd(3)], rnd(2) ? "desc" : NULL,
                                units[rnd(3)], (el_tm_metric_kind_t)rnd(2),
                                (el_tm_temporality_t)rnd(3), rnd(2)};
-      el_tm_metric_point(st, &d, a, na, rnd(3), rng_state, rnd(2),
-                         (int64_t)rng_state, 1.5);
+      el_tm_metric_point(st, &d,
+                         &(el_tm_point_t){.attrs = a,
+                                          .nattrs = na,
+                                          .start_unix_ns = rnd(3),
+                                          .time_unix_ns = rng_state,
+                                          .is_int = rnd(2),
+                                          .ival = (int64_t)rng_state,
+                                          .dval = 1.5});
       break;
     }
     case 1: {

@@ -306,9 +306,24 @@ static void test_exporter_and_lua_sections(void **state) {
   assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
   el_tm_metric_desc_t d = {.name = "ghc_eventlog_HeapSize", .unit = "By"};
   el_tm_attr_t cs = {.key = "heapCapset", .type = EL_TM_INT, .v.i = 0};
-  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 1, true, 4096, 0);
-  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 2, true, 8192, 0);
-  el_tm_metric_point(st, &d, &cs, 1, 0, T0 + 3, true, 2048, 0);
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &cs,
+                                      .nattrs = 1,
+                                      .time_unix_ns = T0 + 1,
+                                      .is_int = true,
+                                      .ival = 4096});
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &cs,
+                                      .nattrs = 1,
+                                      .time_unix_ns = T0 + 2,
+                                      .is_int = true,
+                                      .ival = 8192});
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &cs,
+                                      .nattrs = 1,
+                                      .time_unix_ns = T0 + 3,
+                                      .is_int = true,
+                                      .ival = 2048});
   el_tm_attr_t kind = {
       .key = "kind", .type = EL_TM_STR, .v.s = {"UserMarker", 10}};
   el_tm_log_t lg = {

@@ -85,19 +85,42 @@ static void test_points_grouped_by_metric(void **state) {
   cap_t c = {0};
   el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_METRICS);
   el_tm_attr_t a0 = int_attr("evCap", 0), a1 = int_attr("evCap", 1);
-  assert_int_equal(el_tm_metric_point(st, &heap_size, &a0, 1, 5, 10, true,
-                                      100, 0), 0);
-  assert_int_equal(el_tm_metric_point(st, &heap_alloc, &a0, 1, 5, 11, true,
-                                      7, 0), 0);
-  assert_int_equal(el_tm_metric_point(st, &heap_size, &a1, 1, 5, 12, true,
-                                      200, 0), 0);
-  assert_int_equal(el_tm_metric_point(st, &heap_size, NULL, 0, 0, 13, false,
-                                      0, 2.5), 0);
+  assert_int_equal(el_tm_metric_point(st, &heap_size,
+                                      &(el_tm_point_t){.attrs = &a0,
+                                                       .nattrs = 1,
+                                                       .start_unix_ns = 5,
+                                                       .time_unix_ns = 10,
+                                                       .is_int = true,
+                                                       .ival = 100}),
+                   0);
+  assert_int_equal(el_tm_metric_point(st, &heap_alloc,
+                                      &(el_tm_point_t){.attrs = &a0,
+                                                       .nattrs = 1,
+                                                       .start_unix_ns = 5,
+                                                       .time_unix_ns = 11,
+                                                       .is_int = true,
+                                                       .ival = 7}),
+                   0);
+  assert_int_equal(el_tm_metric_point(st, &heap_size,
+                                      &(el_tm_point_t){.attrs = &a1,
+                                                       .nattrs = 1,
+                                                       .start_unix_ns = 5,
+                                                       .time_unix_ns = 12,
+                                                       .is_int = true,
+                                                       .ival = 200}),
+                   0);
+  assert_int_equal(
+      el_tm_metric_point(st, &heap_size,
+                         &(el_tm_point_t){.time_unix_ns = 13, .dval = 2.5}),
+      0);
   /* Same name, different unit: another metric. */
   el_tm_metric_desc_t other_unit = heap_size;
   other_unit.unit = "{mblock}";
-  assert_int_equal(el_tm_metric_point(st, &other_unit, NULL, 0, 0, 14, true,
-                                      3, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &other_unit,
+          &(el_tm_point_t){.time_unix_ns = 14, .is_int = true, .ival = 3}),
+      0);
   assert_int_equal(el_tm_store_flush(st), 0);
   assert_int_equal(c.n, 1);
   el_tm_batch_t *b = c.got[0];
@@ -156,19 +179,43 @@ static void test_reused_desc_struct(void **state) {
   el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_METRICS);
   char name[8] = "alpha";
   el_tm_metric_desc_t d = {name, NULL, "By", EL_TM_GAUGE, 0, false};
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 1, true, 1, 0), 0);
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 2, true, 2, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 1, .is_int = true, .ival = 1}),
+      0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 2, .is_int = true, .ival = 2}),
+      0);
   memcpy(name, "beta", 5);
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 3, true, 3, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 3, .is_int = true, .ival = 3}),
+      0);
   d.unit = "ns";
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 4, true, 4, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 4, .is_int = true, .ival = 4}),
+      0);
   d.kind = EL_TM_SUM;
   d.temporality = EL_TM_TEMP_DELTA;
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 5, true, 5, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 5, .is_int = true, .ival = 5}),
+      0);
   memcpy(name, "alpha", 6);
   d.unit = "By";
   d.kind = EL_TM_GAUGE;
-  assert_int_equal(el_tm_metric_point(st, &d, NULL, 0, 0, 6, true, 6, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &d,
+          &(el_tm_point_t){.time_unix_ns = 6, .is_int = true, .ival = 6}),
+      0);
   assert_int_equal(el_tm_store_flush(st), 0);
   size_t nm, np;
   const el_tm_metric_t *m = el_tm_batch_metrics(c.got[0], &nm);
@@ -266,7 +313,13 @@ static void test_copies_survive_buffer_reuse(void **state) {
                           {.key = "args", .type = EL_TM_STRLIST,
                            .v.list = {items, 2}}};
     el_tm_metric_desc_t d = {name, NULL, NULL, EL_TM_GAUGE, 0, false};
-    assert_int_equal(el_tm_metric_point(st, &d, at, 2, 0, 1, true, i, 0), 0);
+    assert_int_equal(el_tm_metric_point(st, &d,
+                                        &(el_tm_point_t){.attrs = at,
+                                                         .nattrs = 2,
+                                                         .time_unix_ns = 1,
+                                                         .is_int = true,
+                                                         .ival = i}),
+                     0);
     el_tm_log_t lg = {.body = {body, strlen(body)}, .attrs = at, .nattrs = 1,
                       .severity_text = val};
     assert_int_equal(el_tm_log(st, &lg), 0);
@@ -394,7 +447,12 @@ static void test_record_cap_drops_and_counts(void **state) {
   el_tm_store_set_limits(st, &lim);
   el_tm_attr_t a = int_attr("k", 1);
   for (int i = 0; i < 5; i++) {
-    int rc = el_tm_metric_point(st, &heap_size, &a, 1, 0, i, true, i, 0);
+    int rc = el_tm_metric_point(st, &heap_size,
+                                &(el_tm_point_t){.attrs = &a,
+                                                 .nattrs = 1,
+                                                 .time_unix_ns = i,
+                                                 .is_int = true,
+                                                 .ival = i});
     assert_int_equal(rc, i < 3 ? 0 : EL_ENOMEM);
   }
   el_tm_log_t lg = {.body = {"x", 1}};
@@ -410,8 +468,11 @@ static void test_record_cap_drops_and_counts(void **state) {
   const el_tm_point_t *p = el_tm_batch_points(c.got[0], &n);
   assert_int_equal(p[2].ival, 2);   /* the first three were kept */
   /* The next window starts empty. */
-  assert_int_equal(el_tm_metric_point(st, &heap_size, NULL, 0, 0, 9, true,
-                                      9, 0), 0);
+  assert_int_equal(
+      el_tm_metric_point(
+          st, &heap_size,
+          &(el_tm_point_t){.time_unix_ns = 9, .is_int = true, .ival = 9}),
+      0);
   /* A record larger than the byte cap by itself is refused up front. */
   lim = (el_tm_limits_t){.max_records = 100, .max_bytes = 4096};
   el_tm_store_set_limits(st, &lim);
@@ -423,8 +484,13 @@ static void test_record_cap_drops_and_counts(void **state) {
   /* A byte cap works the same way. */
   lim = (el_tm_limits_t){.max_records = 100, .max_bytes = 1};
   el_tm_store_set_limits(st, &lim);
-  assert_int_equal(el_tm_metric_point(st, &heap_size, &a, 1, 0, 9, true, 9,
-                                      0), EL_ENOMEM);
+  assert_int_equal(el_tm_metric_point(st, &heap_size,
+                                      &(el_tm_point_t){.attrs = &a,
+                                                       .nattrs = 1,
+                                                       .time_unix_ns = 9,
+                                                       .is_int = true,
+                                                       .ival = 9}),
+                   EL_ENOMEM);
   assert_int_equal(s->dropped[EL_TM_SIGNAL_METRICS], 3);
   /* Records still in the window when the store is freed count as dropped. */
   cap_clear(&c);
@@ -476,7 +542,12 @@ static int exercise(cap_t *c) {
     char name[16];
     snprintf(name, sizeof name, "m%d", i % 7);
     el_tm_metric_desc_t d = {name, "d", "u", EL_TM_SUM, 1, true};
-    rc = el_tm_metric_point(st, &d, at, 2, 0, i, true, i, 0);
+    rc = el_tm_metric_point(st, &d,
+                            &(el_tm_point_t){.attrs = at,
+                                             .nattrs = 2,
+                                             .time_unix_ns = i,
+                                             .is_int = true,
+                                             .ival = i});
     el_tm_log_t lg = {.body = {name, strlen(name)}, .attrs = at,
                       .nattrs = 2, .host_log = i & 1};
     if (!rc) rc = el_tm_log(st, &lg);

@@ -125,7 +125,13 @@ static char *render(fix_t *f, bool om) {
 static void point(fix_t *f, const el_tm_metric_desc_t *d,
                   const el_tm_attr_t *a, size_t n, el_unix_ns_t t,
                   int64_t v) {
-  assert_int_equal(el_tm_metric_point(f->st, d, a, n, 0, t, true, v, 0), 0);
+  assert_int_equal(el_tm_metric_point(f->st, d,
+                                      &(el_tm_point_t){.attrs = a,
+                                                       .nattrs = n,
+                                                       .time_unix_ns = t,
+                                                       .is_int = true,
+                                                       .ival = v}),
+                   0);
 }
 
 #define SVC "job=\"svc\",otel_scope_name=\"scope\",otel_scope_version=\"1.2\"," \

@@ -13,6 +13,21 @@ local window = require("eventlog_live.processors.window")
 
 local M = {}
 
+-- The accumulator of processor pc's windows: each window's points go out
+-- as points of inst (attributes p.attrs); after_flush (may be nil) runs
+-- after each export.
+local function points_window(ctx, pc, inst, after_flush)
+  return ctx.add_acc(window.new{
+    aggregate_ns = pc.aggregate_ns,
+    export_ns = pc.export_ns,
+    grace_ns = ctx.flush_ns,
+    emit = function(p)
+      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
+    end,
+    after_flush = after_flush,
+  })
+end
+
 -- The capability-usage metric: the host keeps, per series (cap, category,
 -- user), the running total and calls on_point only when a series moves to
 -- another aggregation window, and for each changed series before every
@@ -25,20 +40,12 @@ local function usage_metric(ctx, mpc)
   }
   local keys = {}    -- series index -> accumulator key {attrs = ...}
   local tracker
-  local acc = ctx.add_acc(window.new{
-    aggregate_ns = mpc.aggregate_ns,
-    export_ns = mpc.export_ns,
-    grace_ns = ctx.flush_ns,
-    emit = function(p)
-      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
-    end,
-    -- The series of finished threads end once exported: the host frees
-    -- them (and reuses their indexes), so a program that makes a thread
-    -- per request keeps a bounded number of series.
-    after_flush = function()
-      for _, i in ipairs(tracker:release_finished()) do keys[i] = nil end
-    end,
-  })
+  -- The series of finished threads end once exported: the host frees
+  -- them (and reuses their indexes), so a program that makes a thread per
+  -- request keeps a bounded number of series.
+  local acc = points_window(ctx, mpc, inst, function()
+    for _, i in ipairs(tracker:release_finished()) do keys[i] = nil end
+  end)
   -- Runs before every tick (first in the accumulator list).
   table.insert(ctx.accs, 1, {
     tick = function() tracker:flush_points() end,
@@ -83,14 +90,7 @@ local function install_productivity(ctx, ppc)
     name = ppc.name, description = ppc.description, unit = "%",
     kind = "gauge",
   }
-  local acc = ctx.add_acc(window.new{
-    aggregate_ns = ppc.aggregate_ns,
-    export_ns = ppc.export_ns,
-    grace_ns = ctx.flush_ns,
-    emit = function(p)
-      inst:point_unix(p.v, p.attrs, ctx.unix(p), ctx.start_unix())
-    end,
-  })
+  local acc = points_window(ctx, ppc, inst)
   local attrs = {}                    -- cap -> {cap = cap}
   local tracker = ctx.el.cap_usage{
     productivity_aggregate_ns = ppc.aggregate_ns,

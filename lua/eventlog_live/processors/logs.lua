@@ -40,19 +40,20 @@ function M.install(ctx)
       acc:add(nil, {t = ev.t, body = label, thread = thread})
     end)
   end
-  pc = ctx.proc("logs", "user_marker")
-  if pc then
-    local acc = log_proc(ctx, pc, 1, "UserMarker")  -- TRACE
-    el.on("USER_MARKER", function(ev, marker)
-      acc:add(nil, {t = ev.t, body = marker, cap = ev.cap})
-    end)
-  end
-  pc = ctx.proc("logs", "user_message")
-  if pc then
-    local acc = log_proc(ctx, pc, 5, "UserMessage")  -- DEBUG
-    el.on("USER_MSG", function(ev, text)
-      acc:add(nil, {t = ev.t, body = text, cap = ev.cap})
-    end)
+  -- Attributes kind, evCap; the body is the event's string.
+  for _, p in ipairs{
+    {key = "user_marker", severity = 1, kind = "UserMarker",   -- TRACE
+     event = "USER_MARKER"},
+    {key = "user_message", severity = 5, kind = "UserMessage", -- DEBUG
+     event = "USER_MSG"},
+  } do
+    pc = ctx.proc("logs", p.key)
+    if pc then
+      local acc = log_proc(ctx, pc, p.severity, p.kind)
+      el.on(p.event, function(ev, text)
+        acc:add(nil, {t = ev.t, body = text, cap = ev.cap})
+      end)
+    end
   end
 end
 

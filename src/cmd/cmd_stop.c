@@ -1,0 +1,22 @@
+/* cmd_stop.c: SIGINT/SIGTERM noted while a command reads a regular file
+ * with its own loop (show, stats; cmd.h el__cmd_stop_begin): the loop
+ * checks el__cmd_stop_signal between chunks, stops and prints what it
+ * has (docs/sources.md, "End of input"). */
+#include <signal.h>
+
+#include "cmd.h"
+
+volatile sig_atomic_t el__cmd_stop_signal;
+
+static void on_stop_signal(int sig) { el__cmd_stop_signal = sig; }
+
+void el__cmd_stop_begin(el__cmd_stop_t *s) {
+  struct sigaction sa = {.sa_handler = on_stop_signal};
+  sigaction(SIGINT, &sa, &s->old_int);
+  sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void el__cmd_stop_end(const el__cmd_stop_t *s) {
+  sigaction(SIGINT, &s->old_int, NULL);
+  sigaction(SIGTERM, &s->old_term, NULL);
+}
