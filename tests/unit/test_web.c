@@ -116,7 +116,7 @@ static void fix_free(fix_t *f) {
 
 /* Render /metrics into a malloc'd... el_malloc'd string. */
 static char *render(fix_t *f, bool om) {
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_prom(f->w, om, &b);
   assert_false(b.oom);
   return b.p ? b.p : el_strdup("");
@@ -190,7 +190,7 @@ static void test_counter_openmetrics_and_escaping(void **state) {
       SVC "} 12\n# EOF\n");
   el_free(got);
   /* The view keeps both points (cumulative values) and the attributes. */
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "\"points\":[[0.001,5],[0.002,12]]"));
@@ -231,13 +231,15 @@ static void test_logs_threads_spans(void **state) {
   el_tm_random_id(gc.span_id, 8);
   assert_int_equal(el_tm_span(f->st, &gc), 0);
   el_tm_store_flush(f->st);
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "\"markers\":[[6,\"go\\u0001\"]]"));
-  assert_non_null(strstr(b.p, "\"threads\":[{\"id\":4,\"label\":\"worker\","
-                              "\"state\":\"Blocked\",\"status\":"
-                              "\"BlockedOnMVar\",\"cap\":1,\"t\":8}]"));
+  /* A Blocked span ends when the thread runs again (spec §5.3). */
+  assert_non_null(strstr(b.p,
+                         "\"threads\":[{\"id\":4,\"label\":\"worker\","
+                         "\"state\":\"Running\",\"status\":null,"
+                         "\"cap\":1,\"t\":8,\"running_ms\":0}]"));
   assert_non_null(strstr(b.p, "\"gc_pauses\":[[9.5,0.5]]"));
   el_free(b.p);
   fix_free(f);
@@ -261,7 +263,7 @@ static void test_many_threads(void **state) {
   }
   el_tm_store_flush(f->st);
   assert_int_equal(f->w->nthreads, 300);
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "{\"id\":1187850,\"label\":\"t150-1\""));
