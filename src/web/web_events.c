@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/el_grow.h"
+#include "../common/el_hash.h"
 #include "telemetry/telemetry_batch.h"
 #include "web_internal.h"
 
@@ -55,7 +56,17 @@ static void replace(char **dst, char *src) {
 
 /* {====== threads ======} */
 
+static size_t gone_slot(int64_t id) {
+  return (size_t)(el_hash_u64((uint64_t)id) % WEB_THREADS_RELEASED);
+}
+
+/* Whether thread id left the table (as far as the lossy memory knows). */
+static bool thread_gone(const el_web_t *w, int64_t id) {
+  return w->thgone[gone_slot(id)] == (uint64_t)id + 1;
+}
+
 static void thread_release(el_web_t *w, web_thread_t *t) {
+  w->thgone[gone_slot(t->id)] = (uint64_t)t->id + 1;
   w->thother.threads++;
   if (t->state && !strcmp(t->state, "Finished")) w->thother.finished++;
   w->thother.running_ms += t->running_ms;
@@ -126,6 +137,44 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   return t;
 }
 
+/* A thread's label: onto its row; before any thread-state span (the
+ * traces processor thread_state may be off) a new row; else kept until
+ * the thread's first span makes its row (thread_row), or counted in
+ * late_labels when the thread has left the table already. */
+static void thread_label(el_web_t *w, int64_t id, const char *label) {
+  uint32_t i;
+  web_thread_t *th = NULL;
+  if (el_map_get(&w->thidx, (uint64_t)id, &i))
+    th = &w->threads[i];
+  else if (w->th_newest_ms == 0)
+    th = thread_get(w, id);
+  if (th) {
+    replace(&th->label, el_strdup(label));
+    return;
+  }
+  if (thread_gone(w, id)) {
+    w->thother.late_labels++;
+    return;
+  }
+  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
+  replace(&w->thlab[k].label, el_strdup(label));
+  w->thlab[k].id = id;
+}
+
+/* The row of thread id for a state span: found, or new with the label
+ * kept for it. NULL when out of memory. */
+static web_thread_t *thread_row(el_web_t *w, int64_t id) {
+  uint32_t i;
+  if (el_map_get(&w->thidx, (uint64_t)id, &i)) return &w->threads[i];
+  web_thread_t *th = thread_get(w, id);
+  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
+  if (th && w->thlab[k].label && w->thlab[k].id == id) {
+    replace(&th->label, w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
+  return th;
+}
+
 /* A "<prefix>ThreadState Running|Blocked" span [start, end]: the state it
  * leaves the thread in at end. A Running span ends with a stop (its
  * status says why: "ThreadFinished" marks the thread finished); a Blocked
@@ -136,7 +185,7 @@ static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
   double start_ms = (double)s->start_unix_ns / 1e6;
   double end_ms = (double)s->end_unix_ns / 1e6;
   if (end_ms > w->th_newest_ms) w->th_newest_ms = end_ms;
-  web_thread_t *th = thread_get(w, tid);
+  web_thread_t *th = thread_row(w, tid);
   if (!th) return;
   if (running && end_ms >= start_ms) th->running_ms += end_ms - start_ms;
   if (end_ms < th->t_ms) return; /* an older span, late */
@@ -244,10 +293,8 @@ void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
       el_free(kind);
       continue;
     }
-    if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0) {
-      web_thread_t *th = thread_get(w, tid);
-      if (th) replace(&th->label, el_strdup(body));
-    }
+    if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0)
+      thread_label(w, tid, body);
     if (kind && !strcmp(kind, "UserMarker")) marker_add(w, t, body);
     web_log_t *e = log_slot(w);
     e->t_ms = t;
@@ -313,6 +360,11 @@ void web_events_clear(el_web_t *w) {
   w->nthreads = w->capthreads = 0;
   el_map_free(&w->thidx);
   memset(&w->thother, 0, sizeof w->thother);
+  memset(w->thgone, 0, sizeof w->thgone);
+  for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
+    el_free(w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
   memset(&w->usage, 0, sizeof w->usage);
 }
 
@@ -371,9 +423,10 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
   }
   el_buf_printf(b,
                 "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
-                "\"running_ms\":",
+                "\"late_labels\":%llu,\"running_ms\":",
                 (unsigned long long)w->thother.threads,
-                (unsigned long long)w->thother.finished);
+                (unsigned long long)w->thother.finished,
+                (unsigned long long)w->thother.late_labels);
   web_put_num(b, w->thother.running_ms);
   el_buf_puts(b, "}");
 }

@@ -20,6 +20,12 @@
 #define WEB_MARKERS_MAX 2000
 #define WEB_PAUSES_MAX 2000
 #define WEB_THREADS_MAX 500
+/* Ids of threads that left the table, remembered (lossily, by hash) so
+ * that a late label does not bring one back as a row of unknown state. */
+#define WEB_THREADS_RELEASED 4096
+/* Labels of threads without a row yet (a label may come before the
+ * thread's first state span), kept by hash of the id (lossily). */
+#define WEB_THREAD_LABELS 1024
 /* A finished thread leaves the table this long (eventlog time, ms) after
  * the newest thread-state span seen. */
 #define WEB_THREAD_FINISHED_KEEP_MS 30000.0
@@ -91,6 +97,7 @@ typedef struct web_thread_s {
  * it was full): the page's summary row. */
 typedef struct web_thread_other_s {
   uint64_t threads, finished;
+  uint64_t late_labels;       /* labels of threads that had left */
   double running_ms;
 } web_thread_other_t;
 
@@ -129,6 +136,12 @@ struct el_web_s {
   size_t nthreads, capthreads;
   el_map_t thidx; /* thread id -> index in threads */
   web_thread_other_t thother;
+  uint64_t thgone[WEB_THREADS_RELEASED]; /* id + 1 of a released thread;
+                                             0 = empty */
+  struct {
+    int64_t id;
+    char *label;              /* NULL = empty slot */
+  } thlab[WEB_THREAD_LABELS];
   double th_newest_ms; /* newest thread-state span end */
   web_usage_t usage;
   /* counters */
