@@ -631,17 +631,12 @@ static void thread_span(el_host_t *h, thread_t *th, int running,
   sargs_t g = {.kind = TK_THREADS};
   arg_int(&g, th->id);
   arg_str(&g, running ? "running" : "blocked");
-  if (running)
-    arg_nil(&g);
-  else
-    arg_int(&g, th->prev_status);
+  /* running: the stop that ended the run; blocked: the one that began it */
+  arg_int(&g, th->prev_status);
   arg_int(&g, th->prev_cap);
   arg_int(&g, (lua_Integer)start);
   arg_int(&g, (lua_Integer)end);
-  if (running)
-    arg_nil(&g);
-  else
-    arg_int(&g, th->prev_info);
+  arg_int(&g, th->prev_info);
   call_spans(h, &g);
 }
 

@@ -1,5 +1,8 @@
-/* web_internal.h: the state shared by web_model.c (exporter side) and
- * web_http.c (HTTP side). Everything below is guarded by el_web_t.mu. */
+/* web_internal.h: the state shared by the exporter side (web_model.c
+ * dispatching to web_store.c and web_events.c) and the HTTP side
+ * (web_http.c, rendering with web_prom.c and web_json.c; web_text.c and
+ * web_naming.c are their text helpers). Everything below is guarded by
+ * el_web_t.mu. */
 #ifndef EL_WEB_INTERNAL_H
 #define EL_WEB_INTERNAL_H
 
