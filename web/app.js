@@ -17,10 +17,28 @@ window.elCharts = charts;
 // {====== data helpers ======}
 
 // The metric family whose OTLP name ends with `short` (processors may be
-// renamed in the configuration; the defaults are ghc_eventlog_<short>).
+// renamed in the configuration; the defaults are ghc_eventlog_<short>),
+// its series with equal point attributes merged into one: /api/data keys
+// series by every label, resource attributes included, so a series whose
+// first export came before the program's resource attributes (process.*)
+// were known continues under another key.
 function family(data, short) {
-  return data.metrics.find((f) => f.name === short ||
-    f.name.endsWith('_' + short)) || null;
+  const f = data.metrics.find((m) => m.name === short ||
+    m.name.endsWith('_' + short));
+  if (!f) return null;
+  const byAttrs = new Map();
+  for (const s of f.series) {
+    const k = JSON.stringify(Object.entries(s.attrs).sort());
+    if (!byAttrs.has(k)) byAttrs.set(k, { attrs: s.attrs, points: [] });
+    byAttrs.get(k).points.push(...s.points);
+  }
+  const series = [...byAttrs.values()].map((s) => {
+    s.points.sort((a, b) => a[0] - b[0]);
+    // one value per time: the last one given
+    s.points = s.points.filter((p, i, a) => i + 1 === a.length || a[i + 1][0] !== p[0]);
+    return s;
+  });
+  return { ...f, series };
 }
 
 // Sum of the series at each time of any of them, each series carrying its

@@ -100,7 +100,7 @@ typedef struct web_thread_s {
  * it was full): the page's summary row. */
 typedef struct web_thread_other_s {
   uint64_t threads, finished;
-  uint64_t late_labels;       /* labels of threads that had left */
+  uint64_t late_labels; /* labels of threads that had left */
   double running_ms;
 } web_thread_other_t;
 
@@ -143,7 +143,7 @@ struct el_web_s {
                                              0 = empty */
   struct {
     int64_t id;
-    char *label;              /* NULL = empty slot */
+    char *label; /* NULL = empty slot */
   } thlab[WEB_THREAD_LABELS];
   double th_newest_ms; /* newest thread-state span end */
   web_usage_t usage;

@@ -273,8 +273,11 @@ static void test_many_threads(void **state) {
 
 static void span(fix_t *f, const char *name, el_unix_ns_t a, el_unix_ns_t b,
                  const el_tm_attr_t *at, size_t n) {
-  el_tm_span_t s = {.name = name, .kind = EL_TM_SPAN_INTERNAL,
-                    .start_unix_ns = a, .end_unix_ns = b, .attrs = at,
+  el_tm_span_t s = {.name = name,
+                    .kind = EL_TM_SPAN_INTERNAL,
+                    .start_unix_ns = a,
+                    .end_unix_ns = b,
+                    .attrs = at,
                     .nattrs = n};
   el_tm_random_id(s.trace_id, 16);
   el_tm_random_id(s.span_id, 8);
@@ -298,9 +301,10 @@ static void test_usage_bins(void **state) {
   el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"cap_usage\":{\"caps\":2,\"bin_ms\":50,"
-                              "\"lo\":10,\"hi\":135,\"clipped\":0,"
-                              "\"bins\":[[10,10,50],[60,0,50],[110,0,25]]}"));
+  assert_non_null(strstr(b.p,
+                         "\"cap_usage\":{\"caps\":2,\"bin_ms\":50,"
+                         "\"lo\":10,\"hi\":135,\"clipped\":0,"
+                         "\"bins\":[[10,10,50],[60,0,50],[110,0,25]]}"));
   assert_non_null(strstr(b.p, "\"gc_pauses\":[[30,10]]"));
   el_free(b.p);
   fix_free(f);
@@ -325,12 +329,14 @@ static void test_thread_states(void **state) {
   el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
-  assert_non_null(strstr(b.p, "{\"id\":1,\"label\":null,\"state\":\"Finished\","
-                              "\"status\":\"ThreadFinished\",\"cap\":0,\"t\":3,"
-                              "\"running_ms\":2}"));
-  assert_non_null(strstr(b.p, "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
-                              "\"status\":\"BlockedOnMVar\",\"cap\":1,\"t\":2,"
-                              "\"running_ms\":1}"));
+  assert_non_null(strstr(b.p,
+                         "{\"id\":1,\"label\":null,\"state\":\"Finished\","
+                         "\"status\":\"ThreadFinished\",\"cap\":0,\"t\":3,"
+                         "\"running_ms\":2}"));
+  assert_non_null(strstr(b.p,
+                         "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
+                         "\"status\":\"BlockedOnMVar\",\"cap\":1,\"t\":2,"
+                         "\"running_ms\":1}"));
   el_free(b.p);
   fix_free(f);
 }
@@ -346,9 +352,9 @@ static void test_series_bounded(void **state) {
   for (int64_t k = 1; k <= 2100; k++) {
     char u[16];
     int n = snprintf(u, sizeof u, "%lld", (long long)k);
-    el_tm_attr_t a[] = {{.key = "cap", .type = EL_TM_INT, .v.i = 0},
-                        {.key = "user", .type = EL_TM_STR,
-                         .v.s = {u, (size_t)n}}};
+    el_tm_attr_t a[] = {
+        {.key = "cap", .type = EL_TM_INT, .v.i = 0},
+        {.key = "user", .type = EL_TM_STR, .v.s = {u, (size_t)n}}};
     point(f, &d, a, 2, 1000, k);
     el_tm_store_flush(f->st);
   }
@@ -358,11 +364,13 @@ static void test_series_bounded(void **state) {
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "\"nseries\":1850,"));
-  assert_non_null(strstr(b.p, "{\"attrs\":{\"cap\":\"0\",\"user\":\"2100\"},"
-                              "\"points\":[[0.001,2100]]}"));
+  assert_non_null(strstr(b.p,
+                         "{\"attrs\":{\"cap\":\"0\",\"user\":\"2100\"},"
+                         "\"points\":[[0.001,2100]]}"));
   assert_null(strstr(b.p, "\"user\":\"2050\""));
-  assert_non_null(strstr(b.p, "{\"attrs\":{\"cap\":\"0\",\"other\":1800},"
-                              "\"points\":[[0.001,2070900]]}]"));
+  assert_non_null(strstr(b.p,
+                         "{\"attrs\":{\"cap\":\"0\",\"other\":1800},"
+                         "\"points\":[[0.001,2070900]]}]"));
   el_free(b.p);
   fix_free(f);
 }
