@@ -17,10 +17,28 @@ window.elCharts = charts;
 // {====== data helpers ======}
 
 // The metric family whose OTLP name ends with `short` (processors may be
-// renamed in the configuration; the defaults are ghc_eventlog_<short>).
+// renamed in the configuration; the defaults are ghc_eventlog_<short>),
+// its series with equal point attributes merged into one: /api/data keys
+// series by every label, resource attributes included, so a series whose
+// first export came before the program's resource attributes (process.*)
+// were known continues under another key.
 function family(data, short) {
-  return data.metrics.find((f) => f.name === short ||
-    f.name.endsWith('_' + short)) || null;
+  const f = data.metrics.find((m) => m.name === short ||
+    m.name.endsWith('_' + short));
+  if (!f) return null;
+  const byAttrs = new Map();
+  for (const s of f.series) {
+    const k = JSON.stringify(Object.entries(s.attrs).sort());
+    if (!byAttrs.has(k)) byAttrs.set(k, { attrs: s.attrs, points: [] });
+    byAttrs.get(k).points.push(...s.points);
+  }
+  const series = [...byAttrs.values()].map((s) => {
+    s.points.sort((a, b) => a[0] - b[0]);
+    // one value per time: the last one given
+    s.points = s.points.filter((p, i, a) => i + 1 === a.length || a[i + 1][0] !== p[0]);
+    return s;
+  });
+  return { ...f, series };
 }
 
 // Sum of the series at each time of any of them, each series carrying its
@@ -67,39 +85,145 @@ function groupBy(fam, key) {
 
 // {====== charts ======}
 
-function fmtBytes(v) {
-  if (v === null || v === undefined) return '';
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-  return (i ? v.toFixed(1) : v.toFixed(0)) + ' ' + u[i];
+// Axis numbers: one unit for all ticks of an axis (from the largest), and
+// as many decimals as the step between ticks needs, so that no two ticks
+// read the same and the magnitude shows ("91.3 KiB/s", "1.25 GiB").
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+function decimalsFor(step) {
+  if (!(step > 0) || !isFinite(step)) return 0;
+  return Math.min(4, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)));
 }
 
-// A uPlot plugin drawing the user markers as vertical lines.
-function markersPlugin() {
+// Format vals (numbers or null) in the unit of the largest, with a
+// common number of decimals from the step between them.
+function fmtScaled(vals, base, units, suffix) {
+  const nums = vals.filter((v) => v !== null && v !== undefined && isFinite(v));
+  const big = nums.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+  let i = 0;
+  while (big >= base ** (i + 1) && i < units.length - 1) i++;
+  const div = base ** i;
+  const sorted = [...new Set(nums)].sort((x, y) => x - y);
+  let step = Infinity;
+  for (let k = 1; k < sorted.length; k++) step = Math.min(step, sorted[k] - sorted[k - 1]);
+  if (sorted.length < 2) step = big || 1;
+  const dec = decimalsFor(step / div);
+  return vals.map((v) => (v === null || v === undefined ? '' :
+    (v / div).toFixed(dec) + (units[i] ? ' ' + units[i] : '') + suffix));
+}
+
+// One value in a legend: 3 significant digits in its own unit.
+function fmtBytes(v) {
+  if (v === null || v === undefined) return '';
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < BYTE_UNITS.length - 1) { v /= 1024; i++; }
+  return (i ? v.toPrecision(3) : v.toFixed(0)) + ' ' + BYTE_UNITS[i];
+}
+
+function bytesAxis(suffix) {
+  return (u, vals) => fmtScaled(vals, 1024, BYTE_UNITS, suffix);
+}
+// Tick steps of a bytes axis: powers of two, so that ticks fall on round
+// KiB / MiB / GiB values.
+const BYTE_INCRS = [...Array(50).keys()].map((k) => 2 ** k);
+function plainAxis(suffix, scale) {
+  return (u, vals) => fmtScaled(vals.map((v) => (v === null ? null : v * (scale || 1))),
+    1000, ['', 'k', 'M', 'G'], suffix);
+}
+
+// uPlot axis size from the widest label (uPlot's "axis-autosize" way):
+// the labels are never clipped, whatever their magnitude.
+function axisSize(u, values, axisIdx, cycleNum) {
+  const axis = u.axes[axisIdx];
+  if (cycleNum > 1) return axis._size;
+  let w = 0;
+  u.ctx.save();
+  u.ctx.font = axis.font[0];
+  for (const v of values || []) w = Math.max(w, u.ctx.measureText(v).width);
+  u.ctx.restore();
+  return Math.ceil(axis.ticks.size + axis.gap + w / devicePixelRatio + 4);
+}
+
+// The shared time range of every chart (seconds): the span of all data
+// shown, or the zoom the user selected on any chart (double-click or the
+// "reset zoom" button to leave it).
+const timeRange = { data: null, zoom: null };
+
+function xRange() {
+  const r = timeRange.zoom || timeRange.data;
+  return r ? [r[0], r[1]] : [0, 1];
+}
+
+function applyRange() {
+  const [min, max] = xRange();
+  for (const c of Object.values(charts)) {
+    if (c.plot.scales.x.min !== min || c.plot.scales.x.max !== max)
+      c.plot.setScale('x', { min, max });
+  }
+  document.getElementById('zoom-reset').disabled = !timeRange.zoom;
+}
+
+function zoomPlugin() {
+  return {
+    hooks: {
+      setSelect: [(u) => {
+        if (u.select.width < 3) return;
+        const a = u.posToVal(u.select.left, 'x');
+        const b = u.posToVal(u.select.left + u.select.width, 'x');
+        u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+        if (b > a) { timeRange.zoom = [a, b]; applyRange(); }
+      }],
+    },
+  };
+}
+
+function resetZoom() {
+  timeRange.zoom = null;
+  applyRange();
+}
+
+// A uPlot plugin drawing the user markers as vertical lines, with their
+// labels in up to three rows so that no two overlap (a label that fits
+// in no row is left out: its line stays; hover the log tail for it).
+// Each chart records the label boxes it drew in window.elMarkerBoxes.
+window.elMarkerBoxes = {};
+function markersPlugin(id) {
   return {
     hooks: {
       draw: [(u) => {
         const ms = (view.data && view.data.markers) || [];
+        const boxes = [];
+        window.elMarkerBoxes[id] = boxes;
         if (!ms.length || !u.data[0].length) return;
         const ctx = u.ctx;
+        const dpr = devicePixelRatio;
+        const rowH = 12 * dpr;
         ctx.save();
         ctx.strokeStyle = 'rgba(106, 27, 154, 0.6)';
         ctx.fillStyle = 'rgba(106, 27, 154, 0.9)';
         ctx.lineWidth = 1;
-        ctx.font = `${10 * devicePixelRatio}px sans-serif`;
-        let lastX = -1e9;
+        ctx.font = `${10 * dpr}px sans-serif`;
+        ctx.textBaseline = 'top';
+        ctx.textAlign = 'left';
+        const rowEnd = [-Infinity, -Infinity, -Infinity];
+        const right = u.bbox.left + u.bbox.width;
         for (const [t, body] of ms) {
           const x = u.valToPos(t / 1000, 'x', true);
-          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+          if (x < u.bbox.left || x > right) continue;
           ctx.beginPath();
           ctx.moveTo(x, u.bbox.top);
           ctx.lineTo(x, u.bbox.top + u.bbox.height);
           ctx.stroke();
-          if (x - lastX > 80 * devicePixelRatio) {
-            ctx.fillText(body.slice(0, 24), x + 2, u.bbox.top + 10 * devicePixelRatio);
-            lastX = x;
-          }
+          const text = body.length > 24 ? body.slice(0, 23) + '…' : body;
+          const w = ctx.measureText(text).width;
+          const x0 = Math.min(x + 2 * dpr, right - w);
+          const row = rowEnd.findIndex((e) => x0 > e + 4 * dpr);
+          if (row < 0) continue;
+          const y = u.bbox.top + 2 * dpr + row * rowH;
+          ctx.fillText(text, x0, y);
+          rowEnd[row] = x0 + w;
+          boxes.push({ x0: x0 / dpr, x1: (x0 + w) / dpr, y0: y / dpr,
+            y1: (y + rowH) / dpr, text });
         }
         ctx.restore();
       }],
@@ -107,18 +231,9 @@ function markersPlugin() {
   };
 }
 
-// The x range of a chart with markers: its data and every marker.
-function markersRange(u, min, max) {
-  for (const [t] of (view.data && view.data.markers) || []) {
-    min = Math.min(min, t / 1000);
-    max = Math.max(max, t / 1000);
-  }
-  if (min === max) { min -= 1; max += 1; }
-  return [min, max];
-}
-
 // Draw (or update) the chart in section `id` with aligned data
 // [xs, ys...] and series descriptions [{label, stroke, fill, points}].
+// Every chart shares the time range (timeRange) and the cursor.
 function draw(id, data, series, opts) {
   const sec = document.getElementById(id);
   const points = data.slice(1).reduce((n, ys) =>
@@ -151,7 +266,10 @@ function draw(id, data, series, opts) {
   const width = Math.max(300, sec.clientWidth - 16);
   const o = {
     width, height: 230,
-    scales: { x: { time: true, range: opts && opts.xRange } },
+    // Every quantity shown is >= 0: the y axis starts at 0, so that a
+    // steady value reads as steady, not as noise around it.
+    scales: { x: { time: true, range: () => xRange() },
+      y: { range: (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1] } },
     series: [{}, ...series.map((s, i) => ({
       label: s.label,
       stroke: s.stroke || COLORS[i % COLORS.length],
@@ -162,15 +280,17 @@ function draw(id, data, series, opts) {
       paths: s.paths,
       value: (opts && opts.value) || undefined,
     }))],
-    axes: [{}, { size: 70, values: (opts && opts.axis) || undefined }],
-    plugins: (opts && opts.plugins) || [],
+    axes: [{ space: 70 }, { size: axisSize, values: (opts && opts.axis) || undefined,
+      incrs: (opts && opts.incrs) || undefined }],
+    cursor: { sync: { key: 'el-time' }, drag: { x: true, y: false, setScale: false },
+      bind: { dblclick: () => () => { resetZoom(); return null; } } },
+    plugins: [zoomPlugin(), markersPlugin(id), ...((opts && opts.plugins) || [])],
     legend: { live: true },
   };
   const plot = new uPlot(o, data, sec);
   charts[id] = { plot, sig };
 }
 
-function bytesAxis(u, vals) { return vals.map(fmtBytes); }
 function bytesValue(u, v) { return fmtBytes(v); }
 
 function drawHeap(d) {
@@ -183,7 +303,7 @@ function drawHeap(d) {
     series.push({ label });
   }
   draw('chart-heap', list.length ? align(list) : [[]], series,
-    { axis: bytesAxis, value: bytesValue });
+    { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
 }
 
 function drawHeapProf(d) {
@@ -230,8 +350,7 @@ function drawHeapProf(d) {
     return { label: l.label, stroke: col, fill: col + '99' };
   });
   draw('chart-heapprof', [xs, ...cum.map((l) => l.ys)], series,
-    { axis: bytesAxis, value: bytesValue, plugins: [markersPlugin()],
-      xRange: markersRange });
+    { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
 }
 
 function drawAlloc(d) {
@@ -239,7 +358,7 @@ function drawAlloc(d) {
   const g = f ? grid(f.series) : null;
   const data = g ? [g.xs, binnedRate(f.series, g)] : [[], []];
   draw('chart-alloc', data, [{ label: 'allocated bytes/s' }],
-    { axis: (u, vals) => vals.map((v) => fmtBytes(v) + '/s'),
+    { axis: bytesAxis('/s'), incrs: BYTE_INCRS,
       value: (u, v) => (v === null ? '' : fmtBytes(v) + '/s') });
 }
 
@@ -278,15 +397,34 @@ function binnedRate(series, g) {
   return out;
 }
 
-// Per-category rates of CapabilityUsageDuration in capabilities busy
-// (seconds per second), on one grid.
+// Capability usage in capabilities busy (seconds per second) per
+// category. With the traces processor capability_usage (on under
+// `watch`), from /api/data's cap_usage: every GC and Mutator span credited
+// to the time bins it overlaps, Idle = capabilities - GC - Mutator, so
+// no category exceeds the number of capabilities. Without it, from the
+// CapabilityUsageDuration counters (whose points credit a whole span at
+// its start, so a long span shows as a burst: docs/web.md).
 function categoryRates(d) {
+  const u = d.cap_usage;
+  if (u && u.bins.length) {
+    const bins = u.bins.filter(([t]) => t + u.bin_ms > u.lo && t < u.hi);
+    const xs = bins.map(([t]) => (t + u.bin_ms / 2) / 1000);
+    const cover = bins.map(([t]) =>
+      (Math.min(t + u.bin_ms, u.hi) - Math.max(t, u.lo)) / u.bin_ms);
+    const gc = bins.map((b) => b[1] / u.bin_ms);
+    const mut = bins.map((b) => b[2] / u.bin_ms);
+    const idle = bins.map((b, i) => Math.max(0, u.caps * cover[i] - gc[i] - mut[i]) /
+      (cover[i] || 1));
+    const busy = (a, i) => a[i] / (cover[i] || 1);
+    return { names: ['GC', 'Idle', 'Mutator'], caps: u.caps, source: 'spans',
+      data: [xs, gc.map((v, i) => busy(gc, i)), idle, mut.map((v, i) => busy(mut, i))] };
+  }
   const f = family(d, 'CapabilityUsageDuration');
   const cats = groupBy(f, 'category');
   const names = [...cats.keys()].sort();
   const g = f ? grid(f.series) : null;
   if (!names.length || !g) return { names: [], data: [[]] };
-  return { names, data: [g.xs, ...names.map((k) =>
+  return { names, source: 'metric', data: [g.xs, ...names.map((k) =>
     binnedRate(cats.get(k), g).map((v) => (v === null ? null : v / 1e9)))] };
 }
 
@@ -304,7 +442,7 @@ function drawProd(d) {
   draw('chart-prod', [xs, prod, gcShare],
     [{ label: 'productivity (mutator / busy)' }, { label: 'GC share' }],
     { value: (u, v) => (v === null ? '' : (100 * v).toFixed(1) + ' %'),
-      axis: (u, vals) => vals.map((v) => (100 * v).toFixed(0) + ' %') });
+      axis: plainAxis(' %', 100) });
 }
 
 function drawPauses(d) {
@@ -313,13 +451,32 @@ function drawPauses(d) {
   draw('chart-pauses', [p.map((x) => x[0] / 1000), p.map((x) => x[1])],
     [{ label: 'GC pause (ms)', points: { show: true, size: 4 },
       paths: () => null }],
-    { value: (u, v) => (v === null ? '' : v.toFixed(3) + ' ms') });
+    { value: (u, v) => (v === null ? '' : v.toFixed(3) + ' ms'),
+      axis: plainAxis(' ms') });
 }
 
 function drawCaps(d) {
-  const { names, data } = categoryRates(d);
+  const { names, data, caps, source } = categoryRates(d);
+  const sec = document.getElementById('chart-caps');
+  sec.dataset.source = source || '';
+  sec.dataset.caps = caps === undefined ? '' : String(caps);
   draw('chart-caps', data, names.map((n) => ({ label: n + ' (capabilities)' })),
-    { value: (u, v) => (v === null ? '' : v.toFixed(2)) });
+    { value: (u, v) => (v === null ? '' : v.toFixed(2)), axis: plainAxis('') });
+}
+
+// The time range of everything the charts show (seconds), for the shared
+// x scale.
+function dataRange(d) {
+  let lo = Infinity, hi = -Infinity;
+  const see = (t) => { if (t < lo) lo = t; if (t > hi) hi = t; };
+  for (const f of d.metrics) for (const s of f.series) for (const p of s.points) see(p[0]);
+  for (const p of d.gc_pauses || []) see(p[0]);
+  for (const m of d.markers || []) see(m[0]);
+  const u = d.cap_usage;
+  if (u) { see(u.lo); see(u.hi); }
+  if (!(hi >= lo)) return null;
+  if (hi === lo) { lo -= 1000; hi += 1000; }
+  return [lo / 1000, hi / 1000];
 }
 
 // {====== tables ======}
@@ -331,19 +488,42 @@ function cell(tr, text, cls) {
   tr.appendChild(td);
 }
 
+// The threads table: the daemon keeps at most 500 threads (finished ones
+// leave 30 s after they finish, the least active when it is full) and
+// sums those that left into the "other" row (docs/web.md "Limits").
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
   const rows = [...d.threads].sort((a, b) => a.id - b.id);
-  body.replaceChildren(...rows.map((t) => {
+  const trs = rows.map((t) => {
     const tr = document.createElement('tr');
+    tr.className = 'state-' + (t.state || 'unknown');
     cell(tr, t.id);
     cell(tr, t.label);
-    cell(tr, t.state || 'unknown');
+    cell(tr, t.state || 'unknown', 'state');
     cell(tr, t.status);
     cell(tr, t.cap >= 0 ? t.cap : '');
+    cell(tr, t.running_ms.toFixed(1));
     return tr;
-  }));
-  document.getElementById('threads').dataset.rows = String(rows.length);
+  });
+  const o = d.threads_other;
+  if (o && o.threads) {
+    const tr = document.createElement('tr');
+    tr.className = 'other';
+    cell(tr, 'other');
+    cell(tr, `${o.threads} threads no longer listed`);
+    cell(tr, `${o.finished} finished`);
+    cell(tr, '');
+    cell(tr, '');
+    cell(tr, o.running_ms.toFixed(1));
+    trs.push(tr);
+  }
+  body.replaceChildren(...trs);
+  const t = document.getElementById('threads');
+  t.dataset.rows = String(rows.length);
+  t.dataset.other = String(o ? o.threads : 0);
+  // States come from the traces processor thread_state.
+  document.getElementById('threads-hint').style.display =
+    rows.some((r) => r.state) ? 'none' : '';
 }
 
 function drawLogs(d) {
@@ -401,16 +581,19 @@ function render(d) {
   document.getElementById('status').textContent =
     `${d.ended ? 'input ended (replay finished)' : 'live'} · ` +
     `${s.points} points in ${s.batches} batches` +
-    (s.dropped_series ? ` · ${s.dropped_series} series dropped` : '');
+    (s.dropped_series ? ` · ${s.dropped_series} series dropped` : '') +
+    (s.evicted_series ? ` · ${s.evicted_series} stale series forgotten` : '');
   for (const b of document.querySelectorAll('.controls button')) {
     b.title = d.control_port >= 0 ? '' : 'start the daemon with --control-port';
   }
+  timeRange.data = dataRange(d);
   drawHeap(d);
   drawHeapProf(d);
   drawAlloc(d);
   drawProd(d);
   drawPauses(d);
   drawCaps(d);
+  applyRange();
   drawThreads(d);
   drawLogs(d);
 }
@@ -433,6 +616,7 @@ async function poll() {
   }
 }
 
+document.getElementById('zoom-reset').addEventListener('click', resetZoom);
 document.getElementById('topn').addEventListener('change', () => {
   if (view.data) render(view.data);
 });

@@ -128,14 +128,9 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
   el__cmd_stop_t stop;
   el__cmd_stop_begin(&stop);
   for (;;) {
-<<<<<<< HEAD
-    if (stop_signal) {
-      el_eprintf("show: signal %d: stopping\n", (int)stop_signal);
-=======
     if (el__cmd_stop_signal) {
-      fprintf(stderr, "eventlog-live: show: signal %d: stopping\n",
-              (int)el__cmd_stop_signal);
->>>>>>> hygiene2
+      el_eprintf("show: signal %d: stopping
+", (int)el__cmd_stop_signal);
       break;
     }
     ssize_t n = read(fd, buf, CHUNK);

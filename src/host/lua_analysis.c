@@ -397,7 +397,8 @@ static void native_span(el_host_t *h, int which, const char *name,
 }
 
 /* Thread-state span of el.threads{spans=}: trace id per thread, attrs
- * thread (decimal string) and capability (running) or status (blocked). */
+ * thread (decimal string) and status (blocked: why it stopped; running:
+ * why the run ended, docs/differences.md), plus capability (running). */
 static void thread_native_span(el_host_t *h, thread_t *th, int running,
                                uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
@@ -411,25 +412,24 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
     th->has_trace = 1;
   }
   char dec[24], st[64];
-  el_tm_attr_t at[2];
+  el_tm_attr_t at[3];
   el_tm_attr_t *tattr = &at[1];
   tattr->key = "thread";
   tattr->type = EL_TM_STR;
   tattr->v.s.p = dec;
   tattr->v.s.len = fmt_dec(dec, th->id);
+  at[0].key = "status";
+  at[0].type = EL_TM_STR;
+  at[0].v.s.p = st;
+  at[0].v.s.len =
+      el_ev_stop_status_name(th->prev_status, th->prev_info, st, sizeof st);
   if (running) {
-    at[0].key = "capability";
-    at[0].type = EL_TM_INT;
-    at[0].v.i = th->prev_cap;
-  } else {
-    at[0].key = "status";
-    at[0].type = EL_TM_STR;
-    at[0].v.s.p = st;
-    at[0].v.s.len = el_ev_stop_status_name(th->prev_status, th->prev_info,
-                                           st, sizeof st);
+    at[2].key = "capability";
+    at[2].type = EL_TM_INT;
+    at[2].v.i = th->prev_cap;
   }
   native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
-              2);
+              running ? 3 : 2);
 }
 
 /* Capability usage span of el.cap_usage{spans=} (not Idle). */
@@ -631,17 +631,12 @@ static void thread_span(el_host_t *h, thread_t *th, int running,
   sargs_t g = {.kind = TK_THREADS};
   arg_int(&g, th->id);
   arg_str(&g, running ? "running" : "blocked");
-  if (running)
-    arg_nil(&g);
-  else
-    arg_int(&g, th->prev_status);
+  /* running: the stop that ended the run; blocked: the one that began it */
+  arg_int(&g, th->prev_status);
   arg_int(&g, th->prev_cap);
   arg_int(&g, (lua_Integer)start);
   arg_int(&g, (lua_Integer)end);
-  if (running)
-    arg_nil(&g);
-  else
-    arg_int(&g, th->prev_info);
+  arg_int(&g, th->prev_info);
   call_spans(h, &g);
 }
 
@@ -762,6 +757,9 @@ static void on_thread(el_host_t *h, const rec_t *r) {
   if (th->prev == K_STOP) {
     thread_span(h, th, 0, th->prev_t, r->t);
   } else if (th->prev == K_RUN) {
+    /* The Running span names the stop that ends it (its status). */
+    th->prev_status = r->status;
+    th->prev_info = r->info;
     thread_span(h, th, 1, th->prev_t, r->t);
   } else {
     a->unexpected++;

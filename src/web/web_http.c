@@ -63,7 +63,7 @@ int el_web_new(const el_web_opts_t *o, el_web_t **out, el_tm_exporter_t *ex) {
 /* {====== HTTP ======} */
 
 static int reply(struct MHD_Connection *c, unsigned code, const char *type,
-                 web_buf_t *b) {
+                 el_buf_t *b) {
   struct MHD_Response *r;
   if (b->oom) {
     el_free(b->p);
@@ -89,8 +89,8 @@ static int reply(struct MHD_Connection *c, unsigned code, const char *type,
 
 static int reply_text(struct MHD_Connection *c, unsigned code,
                       const char *msg) {
-  web_buf_t b = {0};
-  web_buf_puts(&b, msg);
+  el_buf_t b = EL_BUF_INIT;
+  el_buf_puts(&b, msg);
   return reply(c, code, "text/plain; charset=utf-8", &b);
 }
 
@@ -114,11 +114,11 @@ static enum MHD_Result on_prom(void *cls, struct MHD_Connection *c,
   const char *accept =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   bool om = accept && strstr(accept, "application/openmetrics-text");
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   pthread_mutex_lock(&w->mu);
   web_model_prom(w, om, &b);
   pthread_mutex_unlock(&w->mu);
-  if (!b.p) web_buf_put(&b, "", 0);
+  if (!b.p) el_buf_put(&b, "", 0);
   return reply(c, MHD_HTTP_OK,
                om ? "application/openmetrics-text; version=1.0.0; "
                     "charset=utf-8"
@@ -135,7 +135,7 @@ static enum MHD_Result on_view(void *cls, struct MHD_Connection *c,
   if (!method_ok(method))
     return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
   if (!strcmp(url, "/api/data")) {
-    web_buf_t b = {0};
+    el_buf_t b = EL_BUF_INIT;
     pthread_mutex_lock(&w->mu);
     web_model_json(w, &b);
     pthread_mutex_unlock(&w->mu);

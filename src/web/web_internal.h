@@ -1,71 +1,83 @@
-/* web_internal.h: the state shared by web_model.c (exporter side) and
- * web_http.c (HTTP side). Everything below is guarded by el_web_t.mu. */
+/* web_internal.h: the state shared by the exporter side (web_model.c
+ * dispatching to web_store.c and web_events.c) and the HTTP side
+ * (web_http.c, rendering with web_prom.c and web_json.c; web_text.c and
+ * web_naming.c are their text helpers). Everything below is guarded by
+ * el_web_t.mu. */
 #ifndef EL_WEB_INTERNAL_H
 #define EL_WEB_INTERNAL_H
 
 #include <pthread.h>
 
+#include "../common/el_buf.h"
+#include "../common/el_map.h"
 #include "../control/httpd.h"
 #include "web.h"
 
-/* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings)
- * or new series are refused and counted in dropped_series. */
+/* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings),
+ * the least recently updated series of a full metric is forgotten, and
+ * the least active threads leave the table for its "other" row. */
 #define WEB_POINTS_PER_SERIES 2000
-#define WEB_SERIES_PER_METRIC 20000
+#define WEB_SERIES_PER_METRIC 2000
 #define WEB_FAMILIES_MAX 512
 #define WEB_LOGS_MAX 500
 #define WEB_MARKERS_MAX 2000
 #define WEB_PAUSES_MAX 2000
-#define WEB_THREADS_MAX 100000
-
-/* A growable byte buffer (el_malloc'd). */
-typedef struct web_buf_s {
-  char *p;
-  size_t len, cap;
-  bool oom;                   /* an append failed: the content is short */
-} web_buf_t;
-
-void web_buf_put(web_buf_t *b, const char *s, size_t n);
-void web_buf_puts(web_buf_t *b, const char *s);
-void web_buf_printf(web_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+#define WEB_THREADS_MAX 500
+/* Ids of threads that left the table, remembered (lossily, by hash) so
+ * that a late label does not bring one back as a row of unknown state. */
+#define WEB_THREADS_RELEASED 4096
+/* Labels of threads without a row yet (a label may come before the
+ * thread's first state span), kept by hash of the id (lossily). */
+#define WEB_THREAD_LABELS 1024
+/* A finished thread leaves the table this long (eventlog time, ms) after
+ * the newest thread-state span seen. */
+#define WEB_THREAD_FINISHED_KEEP_MS 30000.0
+/* Capability-usage bins (from the CapabilityUsage spans): at most this
+ * many, WEB_USAGE_BIN0_MS wide at first, merged pairwise as time goes. */
+#define WEB_USAGE_BINS 1024
+#define WEB_USAGE_BIN0_MS 50.0
+/* Series of one metric in an /api/data answer: the most active ones, the
+ * rest summed into "other" series (docs/web.md "Limits"). */
+#define WEB_JSON_SERIES 50
 
 typedef struct web_point_s {
-  double t_ms;                /* Unix ms */
+  double t_ms; /* Unix ms */
   double v;
 } web_point_t;
 
 typedef struct web_series_s {
-  char *key;                  /* rendered Prometheus labels "{a="b"}" */
-  char *attrs_json;           /* point attributes as a JSON object */
-  uint32_t hash;
-  bool has;                   /* a value was stored */
+  char *key;        /* rendered Prometheus labels "{a="b"}" */
+  char *attrs_json; /* point attributes as a JSON object */
+  char *group_json; /* the same without user, thread and
+                                 heapProfLabel: its "other" group */
+  uint64_t hash;    /* el_hash_bytes of key */
+  bool has;         /* a value was stored */
   bool is_int;
   int64_t ival;
   double dval;
-  el_unix_ns_t t;             /* time of the stored value */
-  web_point_t *pts;           /* ring of npts of cap (view only) */
+  el_unix_ns_t t;   /* time of the stored value */
+  uint64_t touched; /* w->tick when last updated (eviction) */
+  web_point_t *pts; /* ring of npts of cap (view only) */
   size_t npts, head, cap;
 } web_series_t;
 
 typedef struct web_family_s {
-  char *name;                 /* OTLP name */
-  char *prom;                 /* Prometheus name (with _total) */
+  char *name; /* OTLP name */
+  char *prom; /* Prometheus name (with _total) */
   char *help;
   char *unit;
   bool sum, monotonic, delta;
   web_series_t **s;
   size_t n, cap;
-  uint32_t *tab;              /* open addressing: index + 1, 0 empty */
-  size_t tabcap;
+  el_map_t idx; /* el_hash_bytes(key) -> index in s */
 } web_family_t;
 
 typedef struct web_log_s {
   double t_ms;
-  char *kind;                 /* attribute "kind" or "" */
+  char *kind; /* attribute "kind" or "" */
   char *body;
   int severity;
-  int64_t thread;             /* -1 when absent */
+  int64_t thread; /* -1 when absent */
 } web_log_t;
 
 typedef struct web_marker_s {
@@ -75,18 +87,39 @@ typedef struct web_marker_s {
 
 typedef struct web_thread_s {
   int64_t id;
-  char *label;                /* NULL until a ThreadLabel */
-  char *state;                /* "Running", "Blocked", NULL = unknown */
-  char *status;               /* why it stopped, NULL = none */
-  int64_t cap;                /* -1 = unknown */
-  double t_ms;                /* end of the last state span */
+  char *label;       /* NULL until a ThreadLabel */
+  const char *state; /* static: "Running", "Stopped", "Blocked",
+                                 "Finished"; NULL = unknown */
+  char *status;      /* why it last stopped, NULL = unknown */
+  int64_t cap;       /* -1 = unknown */
+  double t_ms;       /* when it entered state (span end) */
+  double running_ms; /* Running span time seen (activity) */
 } web_thread_t;
+
+/* Threads that left the table (finished and aged, or least active when
+ * it was full): the page's summary row. */
+typedef struct web_thread_other_s {
+  uint64_t threads, finished;
+  uint64_t late_labels; /* labels of threads that had left */
+  double running_ms;
+} web_thread_other_t;
+
+/* Busy time per bin from the CapabilityUsage GC / Mutator spans, each
+ * span credited to the bins it overlaps. */
+typedef struct web_usage_s {
+  double t0_ms, bin_ms; /* bin k covers t0 + [k, k+1) * bin_ms */
+  size_t nbins;         /* bins in use (from t0) */
+  double gc_ms[WEB_USAGE_BINS], mut_ms[WEB_USAGE_BINS];
+  int64_t max_cap;     /* highest capability seen (0 at first) */
+  double lo_ms, hi_ms; /* time covered by the spans */
+  uint64_t clipped;    /* spans (parts) before t0, not credited */
+} web_usage_t;
 
 struct el_web_s {
   pthread_mutex_t mu;
   el_web_opts_t opts;
   char *service;
-  bool view;                  /* keep the history for the page */
+  bool view; /* keep the history for the page */
   int control_port;
   bool ended;
   el_ctl_httpd_t *prom_d, *view_d; /* the servers, NULL when off */
@@ -94,30 +127,78 @@ struct el_web_s {
   /* metrics */
   web_family_t **fam;
   size_t nfam, capfam;
+  uint64_t tick; /* points stored so far (series LRU clock) */
   /* logs, markers, threads, pauses (rings: head = oldest) */
   web_log_t logs[WEB_LOGS_MAX];
   size_t nlogs, hlogs;
   web_marker_t markers[WEB_MARKERS_MAX];
   size_t nmarkers, hmarkers;
-  web_point_t pauses[WEB_PAUSES_MAX];   /* t_ms, duration ms */
+  web_point_t pauses[WEB_PAUSES_MAX]; /* t_ms, duration ms */
   size_t npauses, hpauses;
   web_thread_t *threads;
   size_t nthreads, capthreads;
-  uint32_t *thtab;            /* open addressing on id: index + 1 */
-  size_t thtabcap;
+  el_map_t thidx; /* thread id -> index in threads */
+  web_thread_other_t thother;
+  uint64_t thgone[WEB_THREADS_RELEASED]; /* id + 1 of a released thread;
+                                             0 = empty */
+  struct {
+    int64_t id;
+    char *label; /* NULL = empty slot */
+  } thlab[WEB_THREAD_LABELS];
+  double th_newest_ms; /* newest thread-state span end */
+  web_usage_t usage;
   /* counters */
-  uint64_t batches, points, dropped_series, scrapes;
+  uint64_t batches, points, dropped_series, evicted_series, scrapes;
 };
 
+/* {====== text (web_text.c) ======} */
+
+enum { WEB_ESC_PROM, WEB_ESC_JSON, WEB_ESC_HELP };
+
+/* Append s[0..n) escaped for a Prometheus label value (\\ \" \n), a
+ * HELP text (\\ \n) or a JSON string body (mode WEB_ESC_*). Invalid
+ * UTF-8 becomes U+FFFD (Prometheus refuses a scrape with invalid label
+ * values). */
+void web_put_esc(el_buf_t *b, const char *s, size_t n, int mode);
+/* Append s[0..n) as a JSON string; s NULL appends null. */
+void web_put_json_str(el_buf_t *b, const char *s, size_t n);
+/* The NUL-terminated s as a JSON string, null when s is NULL. */
+void web_put_json_cstr(el_buf_t *b, const char *s);
+/* The shortest decimal that reads back as v into out (NaN, +Inf, -Inf
+ * for Prometheus; null for JSON). */
+void web_fmt_double(double v, char *out, size_t size, bool json);
+/* Append v as a JSON number (null when not finite). */
+void web_put_num(el_buf_t *b, double v);
+/* Append the attribute's value as the collector stringifies it. */
+void web_attr_value(const el_tm_attr_t *a, el_buf_t *b);
+/* The wall clock in Unix ms. */
+double web_now_ms(void);
+
+/* {====== the store (web_store.c, web_events.c) ======} */
+
 /* Consume one batch (exporter callback body). Locks w->mu. */
-void web_model_consume(el_web_t *w, el_tm_signal_t sig,
-                       const el_tm_batch_t *b);
+void web_model_consume(el_web_t *w, el_tm_signal_t sig, const el_tm_batch_t *b);
+/* The metrics of one batch into the series store (web_store.c). Caller
+ * holds w->mu. */
+void web_store_metrics(el_web_t *w, const el_tm_batch_t *b);
+/* Free the series store. */
+void web_store_clear(el_web_t *w);
+/* Logs (markers, thread labels) and spans (thread states, GC pauses,
+ * capability usage) of one batch (web_events.c). Caller holds w->mu. */
+void web_events_logs(el_web_t *w, const el_tm_batch_t *b);
+void web_events_spans(el_web_t *w, const el_tm_batch_t *b);
+/* Free the logs, markers and threads. */
+void web_events_clear(el_web_t *w);
 /* Free every stored record (not the struct). */
 void web_model_clear(el_web_t *w);
 /* Render /metrics into out; openmetrics selects the OpenMetrics 1.0
  * format. Caller holds w->mu. */
-void web_model_prom(el_web_t *w, bool openmetrics, web_buf_t *out);
-/* Render /api/data (JSON) into out. Caller holds w->mu. */
-void web_model_json(el_web_t *w, web_buf_t *out);
+void web_model_prom(el_web_t *w, bool openmetrics, el_buf_t *out);
+/* Render /api/data (JSON, docs/web.md "/api/data") into out
+ * (web_json.c). Caller holds w->mu. */
+void web_model_json(el_web_t *w, el_buf_t *out);
+/* The parts of /api/data after "metrics" (web_events.c): logs, markers,
+ * gc_pauses, threads, threads_other, cap_usage. */
+void web_json_events(const el_web_t *w, el_buf_t *b);
 
 #endif /* EL_WEB_INTERNAL_H */

@@ -107,7 +107,8 @@ local function line(name, s, e, attrs, group)
 end
 el.threads{spans = "T", on_span = function(th, state, code, cap, s, e, info)
   if state == "running" then
-    line("T Running", s, e, string.format('"capability":%d,"thread":"%d"', cap, th), "t" .. th)
+    line("T Running", s, e, string.format('"capability":%d,"status":"%s","thread":"%d"',
+      cap, status.name(code, info), th), "t" .. th)
   else
     line("T Blocked", s, e, string.format('"status":"%s","thread":"%d"',
       status.name(code, info), th), "t" .. th)

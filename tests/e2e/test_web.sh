@@ -6,7 +6,11 @@
 #    interrupted. The page loads without console errors; its charts have
 #    data points; the counts match the data endpoint (heap profile sample
 #    times) and the ghc-events .reference (an independent decoder: user
-#    markers, threads created, GCs started, last heap size).
+#    markers, threads created, GCs started, last heap size); the numbers
+#    it shows too (check.js checkNumbers): axis labels fully visible and
+#    of the data's magnitude, allocation total, capability usage within
+#    the reference's capabilities, each thread's state (finished threads
+#    "Finished"), one shared time range, marker labels apart.
 # 2. Socket source: el_peer plays the program (serves oddball-hT, then
 #    holds the connection, recording what it receives); the daemon runs
 #    with --control-port. Clicking "Request heap census" must deliver the
@@ -75,11 +79,36 @@ heap_size=$(sed -n 's/.*size of heap capset 0: \([0-9]*\) bytes/\1/p' "$REF" | t
 markers=$(grep -c ': marker: ' "$REF")
 threads=$(grep -c ': creating thread ' "$REF")
 gcs=$(grep -c ': starting GC$' "$REF")
+# Numbers the page must show, from the reference alone: the capabilities,
+# the bytes allocated (the last "total bytes till now" of each capability),
+# and the state each thread's last run/stop event leaves it in.
+python3 - "$REF" > "$TMP/ref-numbers.json" <<'PY' || fail "cannot read $REF"
+import json, re, sys
+caps, alloc, last = set(), {}, {}
+pat = re.compile(r"^(\d+): cap (\d+): (.*)$")
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = pat.match(line)
+    if not m:
+        continue
+    t, cap, text = int(m[1]), int(m[2]), m[3]
+    caps.add(cap)
+    a = re.match(r"allocated on heap capset \d+: (\d+) total bytes", text)
+    if a and t >= alloc.get(cap, (-1, 0))[0]:
+        alloc[cap] = (t, int(a[1]))
+    r = re.match(r"(running|stopping) thread (\d+)(?: \((.*)\))?$", text)
+    if r and t >= last.get(r[2], (-1, ""))[0]:
+        state = ("Running" if r[1] == "running" else
+                 "Finished" if r[3] == "thread finished" else "Blocked")
+        last[r[2]] = (t, state)
+print(json.dumps({"caps": len(caps), "alloc_total": sum(v for _, v in alloc.values()),
+                  "thread_states": {k: v for k, (_, v) in last.items()}}))
+PY
 cat > "$TMP/expect.json" <<EOF
 {"heap_size": $heap_size, "markers": $markers, "threads": $threads,
- "gc_pauses": $gcs, "service": "oddball"}
+ "gc_pauses": $gcs, "service": "oddball",
+ $(sed -e 's/^{//' -e 's/}$//' "$TMP/ref-numbers.json")}
 EOF
-echo "reference: heap size $heap_size, $markers markers, $threads threads, $gcs GCs"
+echo "reference: heap size $heap_size, $markers markers, $threads threads, $gcs GCs, $(cat "$TMP/ref-numbers.json")"
 
 web_port() {  # web_port ERRFILE
   wait_for 20 "$1" "Starting web view on" || { cat "$1"; fail "no web view"; }

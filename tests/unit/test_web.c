@@ -116,7 +116,7 @@ static void fix_free(fix_t *f) {
 
 /* Render /metrics into a malloc'd... el_malloc'd string. */
 static char *render(fix_t *f, bool om) {
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_prom(f->w, om, &b);
   assert_false(b.oom);
   return b.p ? b.p : el_strdup("");
@@ -196,7 +196,7 @@ static void test_counter_openmetrics_and_escaping(void **state) {
       SVC "} 12\n# EOF\n");
   el_free(got);
   /* The view keeps both points (cumulative values) and the attributes. */
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "\"points\":[[0.001,5],[0.002,12]]"));
@@ -237,13 +237,15 @@ static void test_logs_threads_spans(void **state) {
   el_tm_random_id(gc.span_id, 8);
   assert_int_equal(el_tm_span(f->st, &gc), 0);
   el_tm_store_flush(f->st);
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "\"markers\":[[6,\"go\\u0001\"]]"));
-  assert_non_null(strstr(b.p, "\"threads\":[{\"id\":4,\"label\":\"worker\","
-                              "\"state\":\"Blocked\",\"status\":"
-                              "\"BlockedOnMVar\",\"cap\":1,\"t\":8}]"));
+  /* A Blocked span ends when the thread runs again (spec §5.3). */
+  assert_non_null(strstr(b.p,
+                         "\"threads\":[{\"id\":4,\"label\":\"worker\","
+                         "\"state\":\"Running\",\"status\":null,"
+                         "\"cap\":1,\"t\":8,\"running_ms\":0}]"));
   assert_non_null(strstr(b.p, "\"gc_pauses\":[[9.5,0.5]]"));
   el_free(b.p);
   fix_free(f);
@@ -267,10 +269,114 @@ static void test_many_threads(void **state) {
   }
   el_tm_store_flush(f->st);
   assert_int_equal(f->w->nthreads, 300);
-  web_buf_t b = {0};
+  el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
   assert_non_null(strstr(b.p, "{\"id\":1187850,\"label\":\"t150-1\""));
+  el_free(b.p);
+  fix_free(f);
+}
+
+static void span(fix_t *f, const char *name, el_unix_ns_t a, el_unix_ns_t b,
+                 const el_tm_attr_t *at, size_t n) {
+  el_tm_span_t s = {.name = name,
+                    .kind = EL_TM_SPAN_INTERNAL,
+                    .start_unix_ns = a,
+                    .end_unix_ns = b,
+                    .attrs = at,
+                    .nattrs = n};
+  el_tm_random_id(s.trace_id, 16);
+  el_tm_random_id(s.span_id, 8);
+  assert_int_equal(el_tm_span(f->st, &s), 0);
+}
+
+/* Capability usage from spans: each span credited to the 50 ms bins it
+ * overlaps. By hand: Mutator on cap 0 over [10, 135] ms covers bins
+ * [10, 60), [60, 110), [110, 160) for 50, 50 and 25 ms; GC on cap 1 over
+ * [20, 30] ms adds 10 ms of GC to the first. */
+static void test_usage_bins(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_attr_t c0[] = {{.key = "capability", .type = EL_TM_INT, .v.i = 0},
+                       {.key = "user", .type = EL_TM_STR, .v.s = {"7", 1}}};
+  el_tm_attr_t c1[] = {{.key = "capability", .type = EL_TM_INT, .v.i = 1},
+                       {.key = "user", .type = EL_TM_STR, .v.s = {"GC", 2}}};
+  span(f, "ghc_eventlog_CapabilityUsage Mutator", 10000000, 135000000, c0, 2);
+  span(f, "ghc_eventlog_CapabilityUsage GC", 20000000, 30000000, c1, 2);
+  el_tm_store_flush(f->st);
+  el_buf_t b = EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p,
+                         "\"cap_usage\":{\"caps\":2,\"bin_ms\":50,"
+                         "\"lo\":10,\"hi\":135,\"clipped\":0,"
+                         "\"bins\":[[10,10,50],[60,0,50],[110,0,25]]}"));
+  assert_non_null(strstr(b.p, "\"gc_pauses\":[[30,10]]"));
+  el_free(b.p);
+  fix_free(f);
+}
+
+/* Thread states left by thread_state spans (spec §5.3: a Running span
+ * ends with a stop, a Blocked span when the thread runs again). */
+static void test_thread_states(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_attr_t fin[] = {
+      {.key = "thread", .type = EL_TM_STR, .v.s = {"1", 1}},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 0},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"ThreadFinished", 14}}};
+  el_tm_attr_t blk[] = {
+      {.key = "thread", .type = EL_TM_STR, .v.s = {"2", 1}},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 1},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"BlockedOnMVar", 13}}};
+  span(f, "x ThreadState Running", 1000000, 3000000, fin, 3);
+  span(f, "x ThreadState Running", 1000000, 2000000, blk, 3);
+  el_tm_store_flush(f->st);
+  el_buf_t b = EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p,
+                         "{\"id\":1,\"label\":null,\"state\":\"Finished\","
+                         "\"status\":\"ThreadFinished\",\"cap\":0,\"t\":3,"
+                         "\"running_ms\":2}"));
+  assert_non_null(strstr(b.p,
+                         "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
+                         "\"status\":\"BlockedOnMVar\",\"cap\":1,\"t\":2,"
+                         "\"running_ms\":1}"));
+  el_free(b.p);
+  fix_free(f);
+}
+
+/* A metric with 2100 series (one per user): the store forgets the least
+ * recently updated eighth when it reaches 2000 (series 1..250, counted),
+ * and /api/data sends the 50 largest (2051..2100) plus one "other" series
+ * holding the sum of the rest, by hand sum(251..2050) = 2070900. */
+static void test_series_bounded(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_metric_desc_t d = {.name = "g", .unit = "By", .kind = EL_TM_GAUGE};
+  for (int64_t k = 1; k <= 2100; k++) {
+    char u[16];
+    int n = snprintf(u, sizeof u, "%lld", (long long)k);
+    el_tm_attr_t a[] = {
+        {.key = "cap", .type = EL_TM_INT, .v.i = 0},
+        {.key = "user", .type = EL_TM_STR, .v.s = {u, (size_t)n}}};
+    point(f, &d, a, 2, 1000, k);
+    el_tm_store_flush(f->st);
+  }
+  assert_int_equal(f->w->fam[0]->n, 1850);
+  assert_int_equal(f->w->evicted_series, 250);
+  el_buf_t b = EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "\"nseries\":1850,"));
+  assert_non_null(strstr(b.p,
+                         "{\"attrs\":{\"cap\":\"0\",\"user\":\"2100\"},"
+                         "\"points\":[[0.001,2100]]}"));
+  assert_null(strstr(b.p, "\"user\":\"2050\""));
+  assert_non_null(strstr(b.p,
+                         "{\"attrs\":{\"cap\":\"0\",\"other\":1800},"
+                         "\"points\":[[0.001,2070900]]}]"));
   el_free(b.p);
   fix_free(f);
 }
@@ -422,6 +528,9 @@ int main(void) {
       cmocka_unit_test(test_counter_openmetrics_and_escaping),
       cmocka_unit_test(test_logs_threads_spans),
       cmocka_unit_test(test_many_threads),
+      cmocka_unit_test(test_usage_bins),
+      cmocka_unit_test(test_thread_states),
+      cmocka_unit_test(test_series_bounded),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_options_from_config),
       cmocka_unit_test(test_servers_default_loopback),

@@ -24,6 +24,133 @@ function arg(name, dflt) {
 }
 const flag = (name) => process.argv.includes(name);
 
+// The numbers the page shows, read from its charts (uPlot's own state)
+// and table, against the expectations the shell test computed from the
+// ghc-events .reference (keys absent or null: not checked):
+//  - every chart's y-axis tick labels fit in the axis (measured again
+//    here with the axis font), are all different, and the top label's
+//    value (read back with its unit) is within a factor 2 of the largest
+//    value the chart plots;
+//  - expect.alloc_total: the allocation-rate chart integrated over time,
+//    plus each HeapAllocated series' first exported value, is the
+//    reference's total allocated bytes (within 1 %);
+//  - expect.caps: the capability usage chart never shows more busy or
+//    idle capabilities than that, and GC + Idle + Mutator = caps;
+//  - expect.thread_states: every thread row's state is the one its last
+//    RUN_THREAD / STOP_THREAD in the reference leaves it in;
+//  - all time charts share one x range; no two marker labels overlap.
+async function checkNumbers(page, api, expect, problems) {
+  const got = await page.evaluate(() => {
+    const out = { axes: {}, ranges: {}, series: {} };
+    const ctx = document.createElement('canvas').getContext('2d');
+    for (const [id, c] of Object.entries(window.elCharts)) {
+      const u = c.plot;
+      const ax = u.axes[1];
+      ctx.font = ax.font[0];
+      const labels = (ax._values || []).map(String);
+      const widths = labels.map((l) => ctx.measureText(l).width / devicePixelRatio);
+      out.axes[id] = { labels, widths, size: ax._size, tick: ax.ticks.size, gap: ax.gap };
+      out.ranges[id] = [u.scales.x.min, u.scales.x.max];
+      out.series[id] = { labels: u.series.slice(1).map((s) => s.label), data: u.data };
+    }
+    out.caps = document.getElementById('chart-caps').dataset.caps;
+    out.capsSource = document.getElementById('chart-caps').dataset.source;
+    out.threads = [...document.querySelectorAll('#threads tbody tr')]
+      .filter((tr) => tr.className !== 'other')
+      .map((tr) => [...tr.children].map((td) => td.textContent));
+    out.markerBoxes = window.elMarkerBoxes;
+    return out;
+  });
+  const unitOf = { '': 1, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4,
+    k: 1e3, M: 1e6, G: 1e9, '%': 0.01, ms: 1 };
+  const parse = (l) => {
+    const m = /^(-?[0-9.]+)\s*([A-Za-z%]*)/.exec(l.trim());
+    return m && m[2] in unitOf ? Number(m[1]) * unitOf[m[2]] : NaN;
+  };
+  // The page's axis formatter over 1 B .. 1 PiB: ticks 0, x, 2x, 3x must
+  // read back as themselves (within half a step) and never repeat.
+  const sweep = await page.evaluate(() => {
+    const out = [];
+    for (let e = 0; e < 50; e++) {
+      const x = Math.round(1.93 ** e * 7) / 4;
+      const vals = [0, x, 2 * x, 3 * x];
+      out.push({ vals, labels: bytesAxis('/s')(null, vals) });
+    }
+    return out;
+  });
+  for (const { vals, labels } of sweep) {
+    const back = labels.map((l) => parse(l.replace(/\/s$/, '')));
+    if (new Set(labels).size !== labels.length ||
+        back.some((v, i) => !(Math.abs(v - vals[i]) <= vals[1] / 2)))
+      problems.push(`axis labels ${labels.join(' | ')} do not read back as ${vals.join(', ')}`);
+  }
+  for (const [id, a] of Object.entries(got.axes)) {
+    const need = Math.max(0, ...a.widths) + a.tick + a.gap;
+    if (need > a.size + 0.5)
+      problems.push(`${id}: y labels need ${need.toFixed(1)} px, the axis has ${a.size}`);
+    if (new Set(a.labels).size !== a.labels.length)
+      problems.push(`${id}: y labels repeat: ${a.labels.join(' | ')}`);
+    const vals = a.labels.map(parse);
+    if (vals.some((v) => Number.isNaN(v)))
+      problems.push(`${id}: unreadable y labels ${a.labels.join(' | ')}`);
+    const ys = got.series[id].data.slice(1).flat().filter((v) => v !== null && v !== undefined);
+    const maxY = Math.max(...ys);
+    const top = Math.max(...vals);
+    if (maxY > 0 && !(top <= 2 * maxY && top >= 0.5 * maxY))
+      problems.push(`${id}: top y label ${a.labels[a.labels.length - 1]} (${top}) is not the data's magnitude (max ${maxY})`);
+  }
+  // One x range for every time chart.
+  const ranges = Object.entries(got.ranges);
+  for (const [id, r] of ranges) {
+    if (r[0] !== ranges[0][1][0] || r[1] !== ranges[0][1][1])
+      problems.push(`${id}: x range ${r} differs from ${ranges[0][0]}'s ${ranges[0][1]}`);
+  }
+  // Marker labels: no two boxes of one chart intersect.
+  for (const [id, boxes] of Object.entries(got.markerBoxes || {})) {
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const p = boxes[i], q = boxes[j];
+        if (p.x0 < q.x1 && q.x0 < p.x1 && p.y0 < q.y1 && q.y0 < p.y1)
+          problems.push(`${id}: marker labels '${p.text}' and '${q.text}' overlap`);
+      }
+    }
+  }
+  if (expect.alloc_total) {
+    const d = got.series['chart-alloc'].data;
+    const w = d[0].length > 1 ? d[0][1] - d[0][0] : 0;
+    const integral = d[1].reduce((s, v) => s + (v || 0) * w, 0);
+    const f = api.metrics.find((m) => m.name.endsWith('HeapAllocated'));
+    const first = f ? f.series.reduce((s, x) => s + x.points[0][1], 0) : 0;
+    const total = integral + first;
+    if (Math.abs(total - expect.alloc_total) > 0.01 * expect.alloc_total)
+      problems.push(`allocation rate integrates to ${total} bytes (+ first points), the reference allocated ${expect.alloc_total}`);
+  }
+  if (expect.caps) {
+    if (got.caps !== String(expect.caps))
+      problems.push(`capability usage counts ${got.caps} capabilities, the reference ${expect.caps}`);
+    const { labels, data } = got.series['chart-caps'];
+    const sum = data[0].map(() => 0);
+    data.slice(1).forEach((ys, k) => ys.forEach((v, i) => {
+      if (v > expect.caps + 1e-9) problems.push(`${labels[k]} shows ${v} > ${expect.caps} capabilities`);
+      sum[i] += v || 0;
+    }));
+    if (got.capsSource === 'spans' &&
+        sum.some((v) => Math.abs(v - expect.caps) > 1e-6))
+      problems.push(`GC + Idle + Mutator is not ${expect.caps} capabilities: ${sum.slice(0, 5)}`);
+  }
+  if (expect.thread_states) {
+    for (const [id, , state] of got.threads) {
+      const want = expect.thread_states[id];
+      if (want && state !== want) problems.push(`thread ${id} shows '${state}', the reference leaves it ${want}`);
+    }
+    const finished = Object.values(expect.thread_states).filter((s) => s === 'Finished').length;
+    const shown = got.threads.filter((r) => r[2] === 'Finished').length;
+    if (shown !== finished) problems.push(`${shown} threads shown Finished, the reference finished ${finished}`);
+  }
+  return { axes: Object.fromEntries(Object.entries(got.axes).map(([k, a]) => [k, a.labels])),
+    caps: got.caps, capsSource: got.capsSource, threads: got.threads };
+}
+
 async function main() {
   const url = arg('--url');
   const shot = arg('--screenshot');
@@ -114,6 +241,8 @@ async function main() {
       problems.push(`service '${seen.service}', want '${expect.service}'`);
     if (flag('--ended') && !/input ended/.test(seen.status))
       problems.push(`status '${seen.status}' does not say the input ended`);
+
+    result.numbers = await checkNumbers(page, api, expect, problems);
 
     if (flag('--click-census')) {
       await page.click('#btn-census');

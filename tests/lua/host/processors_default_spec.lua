@@ -416,14 +416,15 @@ describe("capability usage and thread spans", function()
     end
     assert.are.same({
       "cu Mutator [0, 100] capability=0 user=7",
-      "ts Running [0, 100] capability=0 thread=7",
+      -- a Running span names the stop that ends it (docs/differences.md)
+      "ts Running [0, 100] capability=0 status=ThreadYielding thread=7",
       "ts Blocked [100, 150] status=ThreadYielding thread=7",
       "cu Mutator [150, 400] capability=0 user=7",
-      "ts Running [150, 400] capability=0 thread=7",
+      "ts Running [150, 400] capability=0 status=BlockedOnMVar thread=7",
       "cu GC [400, 450] capability=0 user=GC",
       "ts Blocked [400, 500] status=BlockedOnMVar thread=7",
       "cu Mutator [500, 600] capability=1 user=7",
-      "ts Running [500, 600] capability=1 thread=7",
+      "ts Running [500, 600] capability=1 status=ThreadFinished thread=7",
     }, got)
     -- one trace per capability (cu) and per thread (ts), span ids unique
     local cap0, cap1, th7 = s[1].trace_id, s[8].trace_id, s[2].trace_id

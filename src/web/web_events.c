@@ -1,0 +1,466 @@
+/* web_events.c: what the web view keeps from logs and spans: the log
+ * tail, user markers, the threads table (labels from ThreadLabel logs,
+ * states from the traces processor thread_state), GC pauses and
+ * capability usage per time bin (from the traces processor
+ * capability_usage), and their part of /api/data. Everything is bounded
+ * (web_internal.h, docs/web.md "Limits"). Thread: the loop thread (the
+ * consumers) and HTTP threads (web_json_events), under el_web_t.mu. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/el_grow.h"
+#include "../common/el_hash.h"
+#include "telemetry/telemetry_batch.h"
+#include "web_internal.h"
+
+/* {====== attributes ======} */
+
+static const el_tm_attr_t *attr_find(const el_tm_attr_t *a, size_t n,
+                                     const char *key) {
+  for (size_t k = 0; k < n; k++)
+    if (!strcmp(a[k].key, key)) return &a[k];
+  return NULL;
+}
+
+/* The attribute's value as an el_malloc'd string; NULL when absent or out
+ * of memory. */
+static char *attr_str(const el_tm_attr_t *a) {
+  if (!a) return NULL;
+  el_buf_t b = EL_BUF_INIT;
+  web_attr_value(a, &b);
+  return el_buf_take(&b);
+}
+
+static bool attr_int(const el_tm_attr_t *a, int64_t *out) {
+  if (!a) return false;
+  if (a->type == EL_TM_INT) return *out = a->v.i, true;
+  if (a->type == EL_TM_STR && a->v.s.len && a->v.s.len < 24) {
+    char tmp[24], *end;
+    memcpy(tmp, a->v.s.p, a->v.s.len);
+    tmp[a->v.s.len] = 0;
+    long long v = strtoll(tmp, &end, 10);
+    if (*end == 0) return *out = v, true;
+  }
+  return false;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix) {
+  size_t k = strlen(suffix);
+  return n >= k && !memcmp(s + n - k, suffix, k);
+}
+
+static void replace(char **dst, char *src) {
+  el_free(*dst);
+  *dst = src;
+}
+
+/* {====== threads ======} */
+
+static size_t gone_slot(int64_t id) {
+  return (size_t)(el_hash_u64((uint64_t)id) % WEB_THREADS_RELEASED);
+}
+
+/* Whether thread id left the table (as far as the lossy memory knows). */
+static bool thread_gone(const el_web_t *w, int64_t id) {
+  return w->thgone[gone_slot(id)] == (uint64_t)id + 1;
+}
+
+static void thread_release(el_web_t *w, web_thread_t *t) {
+  w->thgone[gone_slot(t->id)] = (uint64_t)t->id + 1;
+  w->thother.threads++;
+  if (t->state && !strcmp(t->state, "Finished")) w->thother.finished++;
+  w->thother.running_ms += t->running_ms;
+  el_free(t->label);
+  el_free(t->status);
+}
+
+/* Whether thread t goes before u when the table is cut: finished threads
+ * first (oldest finish first), then the least active. */
+static bool thread_goes_first(const web_thread_t *t, const web_thread_t *u) {
+  bool tf = t->state && !strcmp(t->state, "Finished");
+  bool uf = u->state && !strcmp(u->state, "Finished");
+  if (tf != uf) return tf;
+  if (tf) return t->t_ms < u->t_ms;
+  return t->running_ms < u->running_ms;
+}
+
+static int cmp_thread_cut(const void *a, const void *b) {
+  const web_thread_t *t = a, *u = b;
+  return thread_goes_first(t, u) ? -1 : thread_goes_first(u, t) ? 1 : 0;
+}
+
+static void threads_reindex(el_web_t *w) {
+  el_map_clear(&w->thidx);
+  for (size_t k = 0; k < w->nthreads; k++)
+    el_map_put(&w->thidx, (uint64_t)w->threads[k].id, (uint32_t)k);
+}
+
+/* Age the table: finished threads leave WEB_THREAD_FINISHED_KEEP_MS after
+ * their finish (against the newest span); a full table also loses its
+ * first quarter in cmp_thread_cut order. The leavers go to the "other"
+ * row. */
+static void threads_age(el_web_t *w, bool full) {
+  size_t j = 0;
+  for (size_t k = 0; k < w->nthreads; k++) {
+    web_thread_t *t = &w->threads[k];
+    if (t->state && !strcmp(t->state, "Finished") &&
+        t->t_ms + WEB_THREAD_FINISHED_KEEP_MS < w->th_newest_ms) {
+      thread_release(w, t);
+      continue;
+    }
+    w->threads[j++] = *t;
+  }
+  w->nthreads = j;
+  if (full && w->nthreads >= WEB_THREADS_MAX) {
+    qsort(w->threads, w->nthreads, sizeof *w->threads, cmp_thread_cut);
+    size_t cut = w->nthreads / 4;
+    for (size_t k = 0; k < cut; k++) thread_release(w, &w->threads[k]);
+    memmove(w->threads, w->threads + cut,
+            (w->nthreads - cut) * sizeof *w->threads);
+    w->nthreads -= cut;
+  }
+  threads_reindex(w);
+}
+
+static web_thread_t *thread_get(el_web_t *w, int64_t id) {
+  uint32_t i;
+  if (el_map_get(&w->thidx, (uint64_t)id, &i)) return &w->threads[i];
+  if (w->nthreads >= WEB_THREADS_MAX) threads_age(w, true);
+  if (el_grow(&w->threads, &w->capthreads, w->nthreads + 1,
+              sizeof *w->threads) < 0 ||
+      el_map_put(&w->thidx, (uint64_t)id, (uint32_t)w->nthreads) < 0)
+    return NULL;
+  web_thread_t *t = &w->threads[w->nthreads++];
+  memset(t, 0, sizeof *t);
+  t->id = id;
+  t->cap = -1;
+  return t;
+}
+
+/* A thread's label: onto its row; before any thread-state span (the
+ * traces processor thread_state may be off) a new row; else kept until
+ * the thread's first span makes its row (thread_row), or counted in
+ * late_labels when the thread has left the table already. */
+static void thread_label(el_web_t *w, int64_t id, const char *label) {
+  uint32_t i;
+  web_thread_t *th = NULL;
+  if (el_map_get(&w->thidx, (uint64_t)id, &i))
+    th = &w->threads[i];
+  else if (w->th_newest_ms == 0)
+    th = thread_get(w, id);
+  if (th) {
+    replace(&th->label, el_strdup(label));
+    return;
+  }
+  if (thread_gone(w, id)) {
+    w->thother.late_labels++;
+    return;
+  }
+  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
+  replace(&w->thlab[k].label, el_strdup(label));
+  w->thlab[k].id = id;
+}
+
+/* The row of thread id for a state span: found, or new with the label
+ * kept for it. NULL when out of memory. */
+static web_thread_t *thread_row(el_web_t *w, int64_t id) {
+  uint32_t i;
+  if (el_map_get(&w->thidx, (uint64_t)id, &i)) return &w->threads[i];
+  web_thread_t *th = thread_get(w, id);
+  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
+  if (th && w->thlab[k].label && w->thlab[k].id == id) {
+    replace(&th->label, w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
+  return th;
+}
+
+/* A "<prefix>ThreadState Running|Blocked" span [start, end]: the state it
+ * leaves the thread in at end. A Running span ends with a stop (its
+ * status says why: "ThreadFinished" marks the thread finished); a Blocked
+ * span ends when the thread runs again. */
+static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
+  int64_t tid;
+  if (!attr_int(attr_find(s->attrs, s->nattrs, "thread"), &tid)) return;
+  double start_ms = (double)s->start_unix_ns / 1e6;
+  double end_ms = (double)s->end_unix_ns / 1e6;
+  if (end_ms > w->th_newest_ms) w->th_newest_ms = end_ms;
+  web_thread_t *th = thread_row(w, tid);
+  if (!th) return;
+  if (running && end_ms >= start_ms) th->running_ms += end_ms - start_ms;
+  if (end_ms < th->t_ms) return; /* an older span, late */
+  th->t_ms = end_ms;
+  char *status = attr_str(attr_find(s->attrs, s->nattrs, "status"));
+  int64_t cap;
+  if (attr_int(attr_find(s->attrs, s->nattrs, "capability"), &cap))
+    th->cap = cap;
+  if (running) {
+    th->state =
+        status && !strcmp(status, "ThreadFinished") ? "Finished" : "Blocked";
+    replace(&th->status, status);
+  } else {
+    th->state = "Running";
+    el_free(status); /* why it had stopped: over now */
+    replace(&th->status, NULL);
+  }
+}
+
+/* {====== capability usage bins ======} */
+
+/* Halve the resolution: bins 2k and 2k+1 become bin k. */
+static void usage_coarsen(web_usage_t *u) {
+  for (size_t k = 0; k < WEB_USAGE_BINS / 2; k++) {
+    u->gc_ms[k] = u->gc_ms[2 * k] + u->gc_ms[2 * k + 1];
+    u->mut_ms[k] = u->mut_ms[2 * k] + u->mut_ms[2 * k + 1];
+  }
+  memset(u->gc_ms + WEB_USAGE_BINS / 2, 0,
+         WEB_USAGE_BINS / 2 * sizeof u->gc_ms[0]);
+  memset(u->mut_ms + WEB_USAGE_BINS / 2, 0,
+         WEB_USAGE_BINS / 2 * sizeof u->mut_ms[0]);
+  u->bin_ms *= 2;
+  u->nbins = (u->nbins + 1) / 2;
+}
+
+/* A GC or Mutator span [a, b] (Unix ms) of capability cap: each bin gets
+ * the part of the span that overlaps it. */
+static void usage_span(web_usage_t *u, bool gc, int64_t cap, double a,
+                       double b) {
+  if (!(b > a)) return;
+  if (cap > u->max_cap) u->max_cap = cap;
+  if (u->bin_ms == 0) {
+    u->bin_ms = WEB_USAGE_BIN0_MS;
+    u->t0_ms = a;
+    u->lo_ms = a;
+    u->hi_ms = b;
+  }
+  if (a < u->t0_ms) { /* before the first bin: not credited */
+    u->clipped++;
+    if (b <= u->t0_ms) return;
+    a = u->t0_ms;
+  }
+  if (a < u->lo_ms) u->lo_ms = a;
+  if (b > u->hi_ms) u->hi_ms = b;
+  while (b > u->t0_ms + WEB_USAGE_BINS * u->bin_ms) usage_coarsen(u);
+  double *bins = gc ? u->gc_ms : u->mut_ms;
+  size_t k0 = (size_t)((a - u->t0_ms) / u->bin_ms);
+  size_t k1 = (size_t)((b - u->t0_ms) / u->bin_ms);
+  if (k1 >= WEB_USAGE_BINS) k1 = WEB_USAGE_BINS - 1;
+  for (size_t k = k0; k <= k1; k++) {
+    double lo = u->t0_ms + (double)k * u->bin_ms, hi = lo + u->bin_ms;
+    double o = (b < hi ? b : hi) - (a > lo ? a : lo);
+    if (o > 0) bins[k] += o;
+  }
+  if (k1 + 1 > u->nbins) u->nbins = k1 + 1;
+}
+
+/* {====== consumers ======} */
+
+static void marker_add(el_web_t *w, double t, const char *body) {
+  web_marker_t *m;
+  if (w->nmarkers < WEB_MARKERS_MAX) {
+    m = &w->markers[(w->hmarkers + w->nmarkers++) % WEB_MARKERS_MAX];
+  } else {
+    m = &w->markers[w->hmarkers];
+    el_free(m->body);
+    w->hmarkers = (w->hmarkers + 1) % WEB_MARKERS_MAX;
+  }
+  m->t_ms = t;
+  m->body = el_strdup(body);
+}
+
+static web_log_t *log_slot(el_web_t *w) {
+  if (w->nlogs < WEB_LOGS_MAX)
+    return &w->logs[(w->hlogs + w->nlogs++) % WEB_LOGS_MAX];
+  web_log_t *e = &w->logs[w->hlogs];
+  el_free(e->kind);
+  el_free(e->body);
+  w->hlogs = (w->hlogs + 1) % WEB_LOGS_MAX;
+  return e;
+}
+
+void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
+  size_t n;
+  const el_tm_log_t *l = el_tm_batch_logs(b, &n);
+  for (size_t k = 0; k < n; k++) {
+    const el_tm_log_t *r = &l[k];
+    double t =
+        (double)(r->time_unix_ns ? r->time_unix_ns : r->observed_unix_ns) / 1e6;
+    char *kind = attr_str(attr_find(r->attrs, r->nattrs, "kind"));
+    char *body = el_strndup(r->body.p ? r->body.p : "", r->body.len);
+    int64_t tid = -1;
+    attr_int(attr_find(r->attrs, r->nattrs, "thread"), &tid);
+    if (!body) {
+      el_free(kind);
+      continue;
+    }
+    if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0)
+      thread_label(w, tid, body);
+    if (kind && !strcmp(kind, "UserMarker")) marker_add(w, t, body);
+    web_log_t *e = log_slot(w);
+    e->t_ms = t;
+    e->kind = kind ? kind : el_strdup(r->host_log ? "internal" : "");
+    e->body = body;
+    e->severity = r->severity_number;
+    e->thread = tid;
+  }
+}
+
+/* Span names of the trace processors (lua/eventlog_live/processors/
+ * capability.lua, src/host/lua_analysis.c): "<prefix>ThreadState
+ * Running|Blocked" with attributes thread, capability, status;
+ * "<prefix>CapabilityUsage GC|Mutator" with capability, user. */
+void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
+  size_t n;
+  const el_tm_span_t *sp = el_tm_batch_spans(b, &n);
+  for (size_t k = 0; k < n; k++) {
+    const el_tm_span_t *s = &sp[k];
+    const char *name = s->name ? s->name : "";
+    size_t len = strlen(name);
+    double a = (double)s->start_unix_ns / 1e6, e = (double)s->end_unix_ns / 1e6;
+    bool gc = ends_with(name, len, "CapabilityUsage GC");
+    bool mut = ends_with(name, len, "CapabilityUsage Mutator");
+    if (gc || mut) {
+      int64_t cap = 0;
+      attr_int(attr_find(s->attrs, s->nattrs, "capability"), &cap);
+      usage_span(&w->usage, gc, cap, a, e);
+    }
+    if (gc) {
+      web_point_t p = {e, e >= a ? e - a : 0};
+      if (w->npauses < WEB_PAUSES_MAX) {
+        w->pauses[(w->hpauses + w->npauses++) % WEB_PAUSES_MAX] = p;
+      } else {
+        w->pauses[w->hpauses] = p;
+        w->hpauses = (w->hpauses + 1) % WEB_PAUSES_MAX;
+      }
+    }
+    if (ends_with(name, len, "ThreadState Running"))
+      thread_span(w, s, true);
+    else if (ends_with(name, len, "ThreadState Blocked"))
+      thread_span(w, s, false);
+  }
+  threads_age(w, false);
+}
+
+void web_events_clear(el_web_t *w) {
+  for (size_t k = 0; k < w->nlogs; k++) {
+    web_log_t *e = &w->logs[(w->hlogs + k) % WEB_LOGS_MAX];
+    el_free(e->kind);
+    el_free(e->body);
+  }
+  w->nlogs = w->hlogs = 0;
+  for (size_t k = 0; k < w->nmarkers; k++)
+    el_free(w->markers[(w->hmarkers + k) % WEB_MARKERS_MAX].body);
+  w->nmarkers = w->hmarkers = 0;
+  for (size_t k = 0; k < w->nthreads; k++) {
+    el_free(w->threads[k].label);
+    el_free(w->threads[k].status);
+  }
+  el_free(w->threads);
+  w->threads = NULL;
+  w->nthreads = w->capthreads = 0;
+  el_map_free(&w->thidx);
+  memset(&w->thother, 0, sizeof w->thother);
+  memset(w->thgone, 0, sizeof w->thgone);
+  for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
+    el_free(w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
+  memset(&w->usage, 0, sizeof w->usage);
+}
+
+/* {====== /api/data ======} */
+
+static void json_logs(const el_web_t *w, el_buf_t *b) {
+  el_buf_puts(b, ",\"logs\":[");
+  for (size_t k = 0; k < w->nlogs; k++) {
+    const web_log_t *e = &w->logs[(w->hlogs + k) % WEB_LOGS_MAX];
+    el_buf_puts(b, k ? ",{\"t\":" : "{\"t\":");
+    web_put_num(b, e->t_ms);
+    el_buf_puts(b, ",\"kind\":");
+    web_put_json_cstr(b, e->kind ? e->kind : "");
+    el_buf_puts(b, ",\"body\":");
+    web_put_json_cstr(b, e->body);
+    el_buf_printf(b, ",\"severity\":%d,\"thread\":%lld}", e->severity,
+                  (long long)e->thread);
+  }
+  el_buf_puts(b, "],\"markers\":[");
+  for (size_t k = 0; k < w->nmarkers; k++) {
+    const web_marker_t *m = &w->markers[(w->hmarkers + k) % WEB_MARKERS_MAX];
+    el_buf_puts(b, k ? ",[" : "[");
+    web_put_num(b, m->t_ms);
+    el_buf_puts(b, ",");
+    web_put_json_cstr(b, m->body ? m->body : "");
+    el_buf_puts(b, "]");
+  }
+  el_buf_puts(b, "],\"gc_pauses\":[");
+  for (size_t k = 0; k < w->npauses; k++) {
+    const web_point_t *p = &w->pauses[(w->hpauses + k) % WEB_PAUSES_MAX];
+    el_buf_puts(b, k ? ",[" : "[");
+    web_put_num(b, p->t_ms);
+    el_buf_puts(b, ",");
+    web_put_num(b, p->v);
+    el_buf_puts(b, "]");
+  }
+  el_buf_puts(b, "]");
+}
+
+static void json_threads(const el_web_t *w, el_buf_t *b) {
+  el_buf_puts(b, ",\"threads\":[");
+  for (size_t k = 0; k < w->nthreads; k++) {
+    const web_thread_t *t = &w->threads[k];
+    el_buf_printf(b, "%s{\"id\":%lld,\"label\":", k ? "," : "",
+                  (long long)t->id);
+    web_put_json_cstr(b, t->label);
+    el_buf_puts(b, ",\"state\":");
+    web_put_json_cstr(b, t->state);
+    el_buf_puts(b, ",\"status\":");
+    web_put_json_cstr(b, t->status);
+    el_buf_printf(b, ",\"cap\":%lld,\"t\":", (long long)t->cap);
+    web_put_num(b, t->t_ms);
+    el_buf_puts(b, ",\"running_ms\":");
+    web_put_num(b, t->running_ms);
+    el_buf_puts(b, "}");
+  }
+  el_buf_printf(b,
+                "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
+                "\"late_labels\":%llu,\"running_ms\":",
+                (unsigned long long)w->thother.threads,
+                (unsigned long long)w->thother.finished,
+                (unsigned long long)w->thother.late_labels);
+  web_put_num(b, w->thother.running_ms);
+  el_buf_puts(b, "}");
+}
+
+/* "cap_usage": {"caps": highest capability + 1, "bin_ms", "lo", "hi",
+ * "bins": [[bin start ms, GC ms, Mutator ms], ...]} or null. */
+static void json_usage(const web_usage_t *u, el_buf_t *b) {
+  el_buf_puts(b, ",\"cap_usage\":");
+  if (!u->nbins) {
+    el_buf_puts(b, "null");
+    return;
+  }
+  el_buf_printf(b, "{\"caps\":%lld,\"bin_ms\":", (long long)u->max_cap + 1);
+  web_put_num(b, u->bin_ms);
+  el_buf_puts(b, ",\"lo\":");
+  web_put_num(b, u->lo_ms);
+  el_buf_puts(b, ",\"hi\":");
+  web_put_num(b, u->hi_ms);
+  el_buf_printf(b, ",\"clipped\":%llu,\"bins\":[",
+                (unsigned long long)u->clipped);
+  for (size_t k = 0; k < u->nbins; k++) {
+    el_buf_puts(b, k ? ",[" : "[");
+    web_put_num(b, u->t0_ms + (double)k * u->bin_ms);
+    el_buf_puts(b, ",");
+    web_put_num(b, u->gc_ms[k]);
+    el_buf_puts(b, ",");
+    web_put_num(b, u->mut_ms[k]);
+    el_buf_puts(b, "]");
+  }
+  el_buf_puts(b, "]}");
+}
+
+void web_json_events(const el_web_t *w, el_buf_t *b) {
+  json_logs(w, b);
+  json_threads(w, b);
+  json_usage(&w->usage, b);
+}

@@ -1,0 +1,213 @@
+/* web_json.c: GET /api/data, the web view's JSON (docs/web.md
+ * "/api/data"). Per metric, the WEB_JSON_SERIES most active series are
+ * sent as they are and the others summed into one "other" series per
+ * group (the same attributes but user, thread and heapProfLabel), so an
+ * answer stays bounded whatever the program does. Thread: HTTP threads,
+ * under el_web_t.mu. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "web_internal.h"
+
+/* Points per series in one answer: the newest ones, at most
+ * WEB_JSON_POINTS over all series (the answer is built under the mutex
+ * the loop thread's exporter needs). */
+#define WEB_JSON_POINTS 400000
+
+static const web_point_t *pt_at(const web_series_t *s, size_t j) {
+  return &s->pts[(s->head + j) % s->cap];
+}
+
+/* The index of the first point of s an answer sends (per at most). */
+static size_t first_sent(const web_series_t *s, size_t per) {
+  return s->npts > per ? s->npts - per : 0;
+}
+
+/* How much a series moved in its kept history: the increase of a sum,
+ * the magnitude of a gauge's last value. */
+static double activity(const web_family_t *f, const web_series_t *s) {
+  if (!s->npts) return 0;
+  double last = pt_at(s, s->npts - 1)->v;
+  if (f->sum) return last - pt_at(s, 0)->v;
+  return last < 0 ? -last : last;
+}
+
+typedef struct ranked_s {
+  double act;
+  size_t i;          /* index in f->s */
+  const char *group; /* its group_json */
+} ranked_t;
+
+/* Most active first (then in store order). */
+static int cmp_active(const void *a, const void *b) {
+  const ranked_t *x = a, *y = b;
+  if (x->act != y->act) return x->act > y->act ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* By group, then in store order. */
+static int cmp_group(const void *a, const void *b) {
+  const ranked_t *x = a, *y = b;
+  int c = strcmp(x->group ? x->group : "", y->group ? y->group : "");
+  return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static bool same_group(const ranked_t *x, const ranked_t *y) {
+  return !strcmp(x->group ? x->group : "", y->group ? y->group : "");
+}
+
+static void put_point(el_buf_t *b, bool first, const web_point_t *p) {
+  el_buf_puts(b, first ? "[" : ",[");
+  web_put_num(b, p->t_ms);
+  el_buf_puts(b, ",");
+  web_put_num(b, p->v);
+  el_buf_puts(b, "]");
+}
+
+static void json_series(el_buf_t *b, const web_series_t *s, size_t per) {
+  el_buf_puts(b, "{\"attrs\":");
+  el_buf_puts(b, s->attrs_json ? s->attrs_json : "{}");
+  el_buf_puts(b, ",\"points\":[");
+  for (size_t j = first_sent(s, per); j < s->npts; j++)
+    put_point(b, j == first_sent(s, per), pt_at(s, j));
+  el_buf_puts(b, "]}");
+}
+
+typedef struct tagged_s {
+  double t_ms;
+  size_t k; /* which series of the group */
+} tagged_t;
+
+static int cmp_tagged(const void *a, const void *b) {
+  const tagged_t *x = a, *y = b;
+  if (x->t_ms != y->t_ms) return x->t_ms < y->t_ms ? -1 : 1;
+  return (x->k > y->k) - (x->k < y->k);
+}
+
+/* The points of the sum of the group g[0..n) at each of its point times,
+ * each series carrying its last value forward (as the page sums series).
+ * Returns false when out of memory. */
+static bool group_points(el_buf_t *b, const web_family_t *f, const ranked_t *g,
+                         size_t n, size_t per) {
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++)
+    m += f->s[g[k].i]->npts - first_sent(f->s[g[k].i], per);
+  tagged_t *ev = el_malloc((m ? m : 1) * sizeof *ev);
+  size_t *next = el_calloc(n, sizeof *next);
+  double *last = el_calloc(n, sizeof *last);
+  if (!ev || !next || !last) {
+    el_free(ev), el_free(next), el_free(last);
+    return false;
+  }
+  m = 0;
+  for (size_t k = 0; k < n; k++) {
+    const web_series_t *s = f->s[g[k].i];
+    for (size_t j = first_sent(s, per); j < s->npts; j++)
+      ev[m++] = (tagged_t){pt_at(s, j)->t_ms, k};
+  }
+  qsort(ev, m, sizeof *ev, cmp_tagged);
+  double sum = 0;
+  bool first = true;
+  for (size_t e = 0; e < m; e++) {
+    const web_series_t *s = f->s[g[ev[e].k].i];
+    double v = pt_at(s, first_sent(s, per) + next[ev[e].k]++)->v;
+    sum += v - last[ev[e].k];
+    last[ev[e].k] = v;
+    if (e + 1 < m && ev[e + 1].t_ms == ev[e].t_ms) continue;
+    put_point(b, first, &(web_point_t){ev[e].t_ms, sum});
+    first = false;
+  }
+  el_free(ev), el_free(next), el_free(last);
+  return true;
+}
+
+/* One "other" series: the group's attributes plus "other": n. */
+static void json_other(el_buf_t *b, const web_family_t *f, const ranked_t *g,
+                       size_t n, size_t per) {
+  const char *grp = g[0].group ? g[0].group : "{}";
+  size_t gl = strlen(grp);
+  el_buf_puts(b, "{\"attrs\":");
+  if (gl > 2)
+    el_buf_put(b, grp, gl - 1), el_buf_puts(b, ",");
+  else
+    el_buf_puts(b, "{");
+  el_buf_printf(b, "\"other\":%zu},\"points\":[", n);
+  if (!group_points(b, f, g, n, per)) b->oom = true; /* an error answer */
+  el_buf_puts(b, "]}");
+}
+
+/* The series of f: the WEB_JSON_SERIES most active, then the others'
+ * sums per group. */
+static void json_family_series(el_buf_t *b, const web_family_t *f, size_t per) {
+  ranked_t *rk = el_malloc((f->n ? f->n : 1) * sizeof *rk);
+  if (!rk) {
+    b->oom = true; /* the answer is an error (web_http.c) */
+    return;
+  }
+  for (size_t i = 0; i < f->n; i++)
+    rk[i] = (ranked_t){activity(f, f->s[i]), i, f->s[i]->group_json};
+  size_t top = f->n;
+  if (f->n > WEB_JSON_SERIES) {
+    qsort(rk, f->n, sizeof *rk, cmp_active);
+    top = WEB_JSON_SERIES;
+    qsort(rk + top, f->n - top, sizeof *rk, cmp_group);
+  }
+  for (size_t k = 0; k < top; k++) {
+    if (k) el_buf_puts(b, ",");
+    json_series(b, f->s[rk[k].i], per);
+  }
+  /* the rest, at most WEB_JSON_POINTS points in all */
+  size_t per_rest = f->n > top ? WEB_JSON_POINTS / (f->n - top) : per;
+  if (per_rest > per) per_rest = per;
+  if (per_rest < 10) per_rest = 10;
+  for (size_t k = top, e; k < f->n; k = e) {
+    for (e = k + 1; e < f->n && same_group(&rk[k], &rk[e]); e++) continue;
+    el_buf_puts(b, top ? "," : "");
+    json_other(b, f, rk + k, e - k, per_rest);
+  }
+  el_free(rk);
+}
+
+static void json_family(el_buf_t *b, const web_family_t *f, size_t per) {
+  el_buf_puts(b, "{\"name\":");
+  web_put_json_cstr(b, f->name);
+  el_buf_puts(b, ",\"prom\":");
+  web_put_json_cstr(b, f->prom);
+  el_buf_puts(b, ",\"unit\":");
+  web_put_json_cstr(b, f->unit);
+  el_buf_printf(b,
+                ",\"kind\":\"%s\",\"monotonic\":%s,\"nseries\":%zu,"
+                "\"series\":[",
+                f->sum ? "sum" : "gauge", f->monotonic ? "true" : "false",
+                f->n);
+  json_family_series(b, f, per);
+  el_buf_puts(b, "]}");
+}
+
+void web_model_json(el_web_t *w, el_buf_t *b) {
+  size_t nseries = 0;
+  for (size_t k = 0; k < w->nfam; k++)
+    nseries +=
+        w->fam[k]->n < WEB_JSON_SERIES ? w->fam[k]->n : WEB_JSON_SERIES + 4;
+  size_t per = nseries ? WEB_JSON_POINTS / nseries : WEB_POINTS_PER_SERIES;
+  if (per < 10) per = 10;
+  el_buf_puts(b, "{\"service\":");
+  web_put_json_cstr(b, w->service ? w->service : "");
+  el_buf_printf(b, ",\"control_port\":%d,\"ended\":%s,\"now_ms\":",
+                w->control_port, w->ended ? "true" : "false");
+  web_put_num(b, web_now_ms());
+  el_buf_printf(b,
+                ",\"stats\":{\"batches\":%llu,\"points\":%llu,"
+                "\"dropped_series\":%llu,\"evicted_series\":%llu},"
+                "\"metrics\":[",
+                (unsigned long long)w->batches, (unsigned long long)w->points,
+                (unsigned long long)w->dropped_series,
+                (unsigned long long)w->evicted_series);
+  for (size_t k = 0; k < w->nfam; k++) {
+    if (k) el_buf_puts(b, ",");
+    json_family(b, w->fam[k], per);
+  }
+  el_buf_puts(b, "]");
+  web_json_events(w, b);
+  el_buf_puts(b, "}");
+}
