@@ -129,8 +129,7 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
   el__cmd_stop_begin(&stop);
   for (;;) {
     if (el__cmd_stop_signal) {
-      el_eprintf("show: signal %d: stopping
-", (int)el__cmd_stop_signal);
+      el_eprintf("show: signal %d: stopping\n", (int)el__cmd_stop_signal);
       break;
     }
     ssize_t n = read(fd, buf, CHUNK);

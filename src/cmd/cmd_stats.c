@@ -305,8 +305,7 @@ static int read_all(reader_t *r) {
   el__cmd_stop_begin(&stop);
   for (;;) {
     if (el__cmd_stop_signal) {
-      el_eprintf("stats: signal %d: stopping at byte %llu
-",
+      el_eprintf("stats: signal %d: stopping at byte %llu\n",
                  (int)el__cmd_stop_signal,
                  (unsigned long long)el_ev_decoder_stats(r->d)->bytes);
       break;
