@@ -2,7 +2,7 @@
  * {order = "time"}), or every handler after el.order("time")).
  *
  * Events of the types such handlers subscribed to are copied into a
- * reorder buffer, a binary min-heap on (time, arrival), and released to
+ * reorder buffer and released to
  * the handlers once they lie at or below the host's watermark
  * (host_clock.c: each capability's blocks arrive in time order, so no
  * event of a capability still waited for can come before it;
@@ -11,6 +11,10 @@
  * oldest once more than max_held are held (counted in order_forced). An
  * event older than one already released is late: dispatched at once, out
  * of order, counted in order_late. docs/lua-api.md §2 "Order of events".
+ * The buffer is one queue per capability, each sorted by (time, arrival)
+ * (appending is the rule: a capability's events arrive in time order but
+ * for a few with an explicit earlier time); the next event released is
+ * the first of the queue heads.
  *
  * Each held event is one record: a header, its fields (integers, or the
  * offset and length of a string inside the payload: the decoder's string
@@ -41,19 +45,32 @@ typedef struct orec_s {
 
 typedef struct oent_s {
   el_rts_ns_t t;
-  uint64_t seq; /* arrival order: breaks ties */
+  uint64_t seq;                   /* arrival order: breaks ties */
   orec_t *r;
 } oent_t;
 
+/* The held events of one capability (or of none), sorted by (t, seq): a
+ * ring, appended to at the back (a capability's events arrive in time
+ * order but for the few with an earlier explicit time, which are inserted
+ * further in). */
+typedef struct oqueue_s {
+  oent_t *v;
+  size_t head, n, cap;            /* cap: a power of two */
+} oqueue_t;
+
+#define NQUEUES (EL__MAX_CAPS + 1) /* the last one: events without a cap */
+
 struct el__order_s {
-  oent_t *heap;
-  size_t n, cap;
-  size_t max_held; /* forced release beyond this many */
-  size_t peak;     /* most events held at once */
+  oqueue_t q[NQUEUES];
+  int active[NQUEUES];            /* queues holding events */
+  int nactive;
+  size_t n;                       /* events held */
+  size_t max_held;                /* forced release beyond this many */
+  size_t peak;                    /* most events held at once */
   uint64_t seq;
-  el_rts_ns_t released_t; /* time of the last released event */
-  int released_any;       /* released_t is meaningful */
-  orec_t *free;           /* recycled SMALL records (linked
+  el_rts_ns_t released_t;         /* time of the last released event */
+  int released_any;               /* released_t is meaningful */
+  orec_t *free;                   /* recycled SMALL records (linked
                                      through their first bytes) */
 };
 
@@ -108,9 +125,9 @@ static orec_t *rec_copy(el__order_t *o, const el_ev_event_t *ev) {
   return r;
 }
 
-/* The event a record holds; views point into the record. */
+/* The event a record holds; views point into the record. Fields past
+ * nfields are left unset (nothing reads them). */
 static void rec_event(const orec_t *r, el_ev_event_t *ev) {
-  memset(ev, 0, sizeof *ev);
   const uint8_t *p = (const uint8_t *)&r->f[r->nfields];
   ev->type = r->type;
   ev->cap = r->cap;
@@ -119,6 +136,7 @@ static void rec_event(const orec_t *r, el_ev_event_t *ev) {
   ev->payload = p;
   ev->payload_len = r->plen;
   ev->known = r->known;
+  ev->malformed = 0;
   ev->layout = r->layout;
   ev->nfields = r->nfields;
   for (int i = 0; i < r->nfields; i++) {
@@ -128,43 +146,58 @@ static void rec_event(const orec_t *r, el_ev_event_t *ev) {
   }
 }
 
-/* {====== the heap ======} */
+/* {====== the queues ======} */
 
 static int before(const oent_t *a, const oent_t *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int heap_push(el__order_t *o, oent_t e) {
-  if (o->n == o->cap) {
-    size_t ncap = o->cap ? o->cap * 2 : 1024;
-    oent_t *nv = el_realloc(o->heap, ncap * sizeof *nv);
-    if (!nv) return EL_ENOMEM;
-    o->heap = nv;
-    o->cap = ncap;
-  }
-  size_t i = o->n++;
-  while (i > 0 && before(&e, &o->heap[(i - 1) / 2])) {
-    o->heap[i] = o->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  o->heap[i] = e;
-  if (o->n > o->peak) o->peak = o->n;
+static oent_t *q_at(oqueue_t *q, size_t i) {
+  return &q->v[(q->head + i) & (q->cap - 1)];
+}
+
+static int q_grow(oqueue_t *q) {
+  size_t ncap = q->cap ? q->cap * 2 : 256;
+  oent_t *nv = el_malloc(ncap * sizeof *nv);
+  if (!nv) return EL_ENOMEM;
+  for (size_t i = 0; i < q->n; i++) nv[i] = *q_at(q, i);
+  el_free(q->v);
+  q->v = nv;
+  q->cap = ncap;
+  q->head = 0;
   return 0;
 }
 
-static oent_t heap_pop(el__order_t *o) {
-  oent_t top = o->heap[0], last = o->heap[--o->n];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= o->n) break;
-    if (c + 1 < o->n && before(&o->heap[c + 1], &o->heap[c])) c++;
-    if (!before(&o->heap[c], &last)) break;
-    o->heap[i] = o->heap[c];
-    i = c;
-  }
-  if (o->n) o->heap[i] = last;
-  return top;
+/* Hold e in the queue of its capability, in (t, seq) order. */
+static int q_push(el__order_t *o, unsigned cap, oent_t e) {
+  int qi = cap < EL__MAX_CAPS ? (int)cap : NQUEUES - 1;
+  oqueue_t *q = &o->q[qi];
+  if (q->n == q->cap && q_grow(q) != 0) return EL_ENOMEM;
+  size_t i = q->n++;
+  for (; i > 0 && before(&e, q_at(q, i - 1)); i--) *q_at(q, i) = *q_at(q, i - 1);
+  *q_at(q, i) = e;
+  if (q->n == 1) o->active[o->nactive++] = qi;
+  if (++o->n > o->peak) o->peak = o->n;
+  return 0;
+}
+
+/* The index in o->active of the queue whose head comes first. */
+static int q_first(el__order_t *o) {
+  int best = 0;
+  for (int i = 1; i < o->nactive; i++)
+    if (before(q_at(&o->q[o->active[i]], 0),
+               q_at(&o->q[o->active[best]], 0)))
+      best = i;
+  return best;
+}
+
+static orec_t *q_pop(el__order_t *o, int ai) {
+  oqueue_t *q = &o->q[o->active[ai]];
+  orec_t *r = q_at(q, 0)->r;
+  q->head = (q->head + 1) & (q->cap - 1);
+  o->n--;
+  if (--q->n == 0) o->active[ai] = o->active[--o->nactive];
+  return r;
 }
 
 /* {====== hold and release ======} */
@@ -194,11 +227,12 @@ void el__order_release(el_host_t *h, int all) {
   el_rts_ns_t wm = 0;
   int none = all || el__watermark(h, &wm) < 0;
   while (o->n && !h->stop && !h->interrupted) {
-    if (!none && o->heap[0].t > wm) {
+    int ai = q_first(o);
+    if (!none && q_at(&o->q[o->active[ai]], 0)->t > wm) {
       if (o->n <= o->max_held) break;
       h->st.order_forced++;
     }
-    deliver(h, o, heap_pop(o).r);
+    deliver(h, o, q_pop(o, ai));
   }
   if (all && !o->n) o->released_any = 0; /* the next session's times */
 }
@@ -217,7 +251,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     return;
   }
   orec_t *r = rec_copy(o, ev);
-  if (!r || heap_push(o, (oent_t){ev->t_ns, ++o->seq, r}) != 0) {
+  if (!r || q_push(o, ev->cap, (oent_t){ev->t_ns, ++o->seq, r}) != 0) {
     if (r) rec_free(o, r);
     h->st.order_forced++;
     el__events_dispatch_ordered(h, ev);
@@ -239,13 +273,16 @@ void el__order_set_max(el_host_t *h, size_t max_held) {
 void el__order_free(el_host_t *h) {
   el__order_t *o = h->order;
   if (!o) return;
-  for (size_t i = 0; i < o->n; i++) rec_free(o, o->heap[i].r);
+  for (int i = 0; i < NQUEUES; i++) {
+    oqueue_t *q = &o->q[i];
+    for (size_t k = 0; k < q->n; k++) rec_free(o, q_at(q, k)->r);
+    el_free(q->v);
+  }
   while (o->free) {
     orec_t *r = o->free;
     memcpy(&o->free, r, sizeof o->free);
     el_free(r);
   }
-  el_free(o->heap);
   el_free(o);
   h->order = NULL;
 }
