@@ -45,7 +45,7 @@ typedef struct orec_s {
 
 typedef struct oent_s {
   el_rts_ns_t t;
-  uint64_t seq;                   /* arrival order: breaks ties */
+  uint64_t seq; /* arrival order: breaks ties */
   orec_t *r;
 } oent_t;
 
@@ -55,22 +55,22 @@ typedef struct oent_s {
  * further in). */
 typedef struct oqueue_s {
   oent_t *v;
-  size_t head, n, cap;            /* cap: a power of two */
+  size_t head, n, cap; /* cap: a power of two */
 } oqueue_t;
 
 #define NQUEUES (EL__MAX_CAPS + 1) /* the last one: events without a cap */
 
 struct el__order_s {
   oqueue_t q[NQUEUES];
-  int active[NQUEUES];            /* queues holding events */
+  int active[NQUEUES]; /* queues holding events */
   int nactive;
-  size_t n;                       /* events held */
-  size_t max_held;                /* forced release beyond this many */
-  size_t peak;                    /* most events held at once */
+  size_t n;        /* events held */
+  size_t max_held; /* forced release beyond this many */
+  size_t peak;     /* most events held at once */
   uint64_t seq;
-  el_rts_ns_t released_t;         /* time of the last released event */
-  int released_any;               /* released_t is meaningful */
-  orec_t *free;                   /* recycled SMALL records (linked
+  el_rts_ns_t released_t; /* time of the last released event */
+  int released_any;       /* released_t is meaningful */
+  orec_t *free;           /* recycled SMALL records (linked
                                      through their first bytes) */
 };
 
@@ -174,7 +174,8 @@ static int q_push(el__order_t *o, unsigned cap, oent_t e) {
   oqueue_t *q = &o->q[qi];
   if (q->n == q->cap && q_grow(q) != 0) return EL_ENOMEM;
   size_t i = q->n++;
-  for (; i > 0 && before(&e, q_at(q, i - 1)); i--) *q_at(q, i) = *q_at(q, i - 1);
+  for (; i > 0 && before(&e, q_at(q, i - 1)); i--)
+    *q_at(q, i) = *q_at(q, i - 1);
   *q_at(q, i) = e;
   if (q->n == 1) o->active[o->nactive++] = qi;
   if (++o->n > o->peak) o->peak = o->n;
@@ -185,8 +186,7 @@ static int q_push(el__order_t *o, unsigned cap, oent_t e) {
 static int q_first(el__order_t *o) {
   int best = 0;
   for (int i = 1; i < o->nactive; i++)
-    if (before(q_at(&o->q[o->active[i]], 0),
-               q_at(&o->q[o->active[best]], 0)))
+    if (before(q_at(&o->q[o->active[i]], 0), q_at(&o->q[o->active[best]], 0)))
       best = i;
   return best;
 }
