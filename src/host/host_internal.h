@@ -190,6 +190,10 @@ struct el_host_s {
   int bset;                 /* 1 + the queued event whose t and cap the
                                ev table holds (0 = none) */
   el__handler_t *replay_hd; /* handler being called by the replay */
+  /* The queued event being replayed; h->cur is made from it on demand
+   * (el__host_cur) into cur_buf. NULL outside a replay. */
+  const el__brec_t *cur_rec;
+  el_ev_event_t cur_buf;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
   el__theap_t evt_timers;   /* eventlog-time timers */
@@ -249,6 +253,9 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f);
 /* Call the time-order handlers of ev's type and the time-order "*"
  * handlers (lua_order.c releases events through it); sets h->cur. */
 void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev);
+/* The event being dispatched (made from the queued record during a batch
+ * replay), or NULL. Valid until the handler returns. */
+const el_ev_event_t *el__host_cur(el_host_t *h);
 /* Queue ev for batched dispatch if it qualifies; 1 if queued. */
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
 /* Replay the queued events (does nothing when none). */

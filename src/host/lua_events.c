@@ -553,12 +553,11 @@ static int replay(lua_State *D) {
   lua_pushliteral(D, "cap");                      /* 4 */
   /* Handler functions are copied into this frame on first use (5...). */
   unsigned gen = ++h->replay_gen;
-  el_ev_event_t ev;
   for (; h->bpos < h->nbatch && !h->stop && !h->interrupted;
        h->bpos++, h->bh = 0) {
     const el__brec_t *r = &h->batch[h->bpos];
-    brec_event(r, &ev);
-    h->cur = &ev;
+    h->cur = NULL;  /* made from r only if asked for: el__host_cur */
+    h->cur_rec = r;
     h->now = r->now;
     replay_one(h, D, r, gen);
   }
@@ -577,6 +576,7 @@ void el__batch_flush(el_host_t *h) {
     lua_pushlightuserdata(D, h);
     if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
       h->cur = saved_cur;
+      h->cur_rec = NULL;
       el__host_error(h, D, h->replay_hd, "handler");
       h->bh++;  /* go on with the next handler of that event */
     }
@@ -584,12 +584,21 @@ void el__batch_flush(el_host_t *h) {
   h->nbatch = 0;
   h->now = saved_now;
   h->cur = saved_cur;
+  h->cur_rec = NULL;
   if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);
   h->in_dispatch--;
   if (h->need_compact) compact(h);
 }
 
 /* {====== the ev table's lazy keys ======} */
+
+const el_ev_event_t *el__host_cur(el_host_t *h) {
+  if (!h->cur && h->cur_rec) {
+    brec_event(h->cur_rec, &h->cur_buf);
+    h->cur = &h->cur_buf;
+  }
+  return h->cur;
+}
 
 static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
                             const char *name) {
@@ -604,7 +613,8 @@ static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
 static int evt_field(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *name = luaL_checkstring(L, 2);
-  if (!h->cur || !ev_field_by_name(L, h->cur, name)) lua_pushnil(L);
+  const el_ev_event_t *ev = el__host_cur(h);
+  if (!ev || !ev_field_by_name(L, ev, name)) lua_pushnil(L);
   return 1;
 }
 
@@ -612,7 +622,7 @@ static int evt_field(lua_State *L) {
 static int evt_fields(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_newtable(L);
-  const el_ev_event_t *ev = h->cur;
+  const el_ev_event_t *ev = el__host_cur(h);
   const el_ev_type_info_t *ti = ev ? el_ev_type_info(ev->type) : NULL;
   if (!ev || !ev->known || !ti) return 1;
   for (int i = 0; i < ev->nfields && i < ti->nfields; i++) {
@@ -626,7 +636,7 @@ static int evt_fields(lua_State *L) {
 static int evt_index(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *k = lua_tostring(L, 2);
-  const el_ev_event_t *ev = h->cur;
+  const el_ev_event_t *ev = el__host_cur(h);
   if (!k) return 0;
   if (!strcmp(k, "field")) {
     lua_pushcfunction(L, evt_field);
@@ -669,7 +679,7 @@ static int evt_index(lua_State *L) {
 static int evl_index(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *k = lua_tostring(L, 2);
-  const el_ev_event_t *ev = h->cur;
+  const el_ev_event_t *ev = el__host_cur(h);
   if (ev && k && !strcmp(k, "t")) {
     lua_pushinteger(L, (lua_Integer)ev->t_ns);
     return 1;

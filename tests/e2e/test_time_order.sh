@@ -44,7 +44,8 @@ fi
 
 # 2. Every HEAP_ALLOCATED reaches a time-order handler once, in time
 # order; a stream-order handler with args = "ev" sees the same events; a
-# handler with args = "t" gets ev.t and ev.cap as arguments.
+# handler with args = "t" gets ev.t and ev.cap as arguments, and
+# el.event() describes the event, in time order and in a batched replay.
 cat > "$tmp/order.lua" <<'LUA'
 local el = require("eventlog_live")
 local out = io.open(el.config.out, "w")
@@ -57,7 +58,12 @@ el.on("HEAP_ALLOCATED", function(t, cap, capset, bytes)
   if e.t ~= t or e.cap ~= cap or e.alloc_bytes ~= bytes or e.type ~= "HEAP_ALLOCATED" then bad = bad + 1 end
 end, {args = "t", order = "time"})
 el.on("HEAP_ALLOCATED", function(ev, capset, bytes) stream = stream + 1 end)
-el.on("HEAP_ALLOCATED", function(t, cap, capset, bytes) end, {args = "t"})
+local off = -1
+el.on("HEAP_ALLOCATED", function(t, cap, capset, bytes)  -- batched
+  local e = el.event()
+  if e.t ~= t or e.cap ~= cap or e.alloc_bytes ~= bytes or e.offset <= off then bad = bad + 1 end
+  off = e.offset
+end, {args = "t"})
 el.on_end(function()
   local s = el.stats()
   print(string.format("back %d stream %d bad %d late %d forced %d held %d",
