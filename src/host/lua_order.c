@@ -28,6 +28,10 @@
 #define SMALL 96                    /* bytes of a recycled record */
 #define DEFAULT_MAX_HELD (1u << 20) /* events held before forced release */
 #define NO_STR UINT32_MAX           /* a NULL string view */
+/* The farthest an event is inserted before the end of its capability's
+ * queue; q_push returns FAR_BACK for one that would go farther. */
+#define MAX_BACK 1024
+#define FAR_BACK 1
 
 typedef struct ofield_s {
   uint64_t u;        /* the field's .u */
@@ -168,14 +172,19 @@ static int q_grow(oqueue_t *q) {
   return 0;
 }
 
-/* Hold e in the queue of its capability, in (t, seq) order. */
+/* Hold e in the queue of its capability, in (t, seq) order. Returns 0,
+ * EL_ENOMEM, or FAR_BACK (nothing held) when e would go more than
+ * MAX_BACK places before the queue's end: a capability's events are in
+ * time order but for a few, and inserting far back in a long queue would
+ * cost time in proportion to its length. */
 static int q_push(el__order_t *o, unsigned cap, oent_t e) {
   int qi = cap < EL__MAX_CAPS ? (int)cap : NQUEUES - 1;
   oqueue_t *q = &o->q[qi];
+  size_t i = q->n, stop = q->n > MAX_BACK ? q->n - MAX_BACK : 0;
+  while (i > stop && before(&e, q_at(q, i - 1))) i--;
+  if (i == stop && stop > 0 && before(&e, q_at(q, i - 1))) return FAR_BACK;
   if (q->n == q->cap && q_grow(q) != 0) return EL_ENOMEM;
-  size_t i = q->n++;
-  for (; i > 0 && before(&e, q_at(q, i - 1)); i--)
-    *q_at(q, i) = *q_at(q, i - 1);
+  for (size_t k = q->n++; k > i; k--) *q_at(q, k) = *q_at(q, k - 1);
   *q_at(q, i) = e;
   if (q->n == 1) o->active[o->nactive++] = qi;
   if (++o->n > o->peak) o->peak = o->n;
@@ -251,9 +260,13 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     return;
   }
   orec_t *r = rec_copy(o, ev);
-  if (!r || q_push(o, ev->cap, (oent_t){ev->t_ns, ++o->seq, r}) != 0) {
+  int rc = r ? q_push(o, ev->cap, (oent_t){ev->t_ns, ++o->seq, r}) : 0;
+  if (!r || rc != 0) { /* out of memory, or far behind its capability */
     if (r) rec_free(o, r);
-    h->st.order_forced++;
+    if (rc == FAR_BACK)
+      h->st.order_late++;
+    else
+      h->st.order_forced++;
     el__events_dispatch_ordered(h, ev);
     return;
   }
