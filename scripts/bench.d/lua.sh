@@ -103,7 +103,7 @@ for v in "ev:fn(ev, ...):$t_triv:$bare_ev" "t:fn(t, cap, ...):$t_trivt:$bare_t" 
          "ord:fn(t, cap, ...) time order:$t_ord:$bare_t"; do
   IFS=: read -r _ label tt bare <<<"$v"
   p=$(per "$tt")
-  printf '%-36s %7.3f s  %6s M dispatched/s  %5.1f ns/call over empty  %s x bare lua_call\n' \
+  printf '%-50s %7.3f s  %6s M dispatched/s  %5.1f ns/call over empty  %s x bare lua_call\n' \
     "run, RUN/STOP handlers $label" "$tt" "$(rate "$disp" "$tt")" "$p" "$(ratio "$p" "$bare")"
 done
 printf '%-36s %s\n' "  time order" "$ord_info"
