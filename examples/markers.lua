@@ -2,10 +2,14 @@
 -- marker with the time to the next one, and the spans of START/STOP pairs:
 -- a marker "start X" / "begin X" opens X, "stop X" / "end X" closes it
 -- (case-insensitive; X may be empty).
+-- The handler asks for time order (docs/lua-api.md "Order of events"):
+-- a "stop" marker written on another capability than its "start" may
+-- come first in the stream.
 --   eventlog-live run examples/markers.lua FILE.eventlog
 local el = require("eventlog_live")
 local fmt = require("eventlog_live.fmt")
 fmt.mode = el.config.format or "text"
+el.order("time")
 
 local marks, open, spans = {}, {}, {}
 
@@ -24,7 +28,8 @@ el.on("USER_MARKER", function(ev, text)
 end)
 
 el.on_end(function()
-  -- markers arrive in stream order; show them in time order
+  -- in time order already (el.order above) unless some came late
+  -- (el.stats().order_late): sort anyway
   table.sort(marks, function(a, b) return a.t < b.t end)
   for i, m in ipairs(marks) do
     local nxt = marks[i + 1]

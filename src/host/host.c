@@ -137,6 +137,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   el__clock_init(h);
   h->next_deadline = UINT64_MAX;
   h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
+  h->evl_ref = LUA_NOREF;
   h->next_id = 1;
   h->ev_cap = -1;
   snprintf(h->timer_handler.where, sizeof h->timer_handler.where, "timer");
@@ -174,6 +175,7 @@ fail:
 void el_host_free(el_host_t *h) {
   if (!h) return;
   el__ana_free(h);
+  el__order_free(h);
   el__timers_free(h);
   el__clock_free(h);
   if (h->L) lua_close(h->L);
@@ -383,6 +385,7 @@ static int load_chunk(el_host_t *h, int status) {
   int fn = lua_gettop(L);
   lua_pushcfunction(L, el__host_traceback);
   lua_insert(L, fn);
+  h->def_ordered = 0; /* el.order() holds for the script being loaded */
   if (lua_pcall(L, 0, 0, fn) != LUA_OK) {
     snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));
     lua_pop(L, 2);
@@ -514,6 +517,10 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (f & EL__F_SYS) el__session_event(h, ev);
   if (f & EL__F_ANA) el__ana_event(h, ev);
   if (f & (EL__F_LUA | EL__F_STAR)) el__events_dispatch(h, ev, f);
+  if (f & EL__F_ORD)
+    el__order_event(h, ev);
+  else if (h->order && ev->type == EL_EV_BLOCK_MARKER)
+    el__order_release(h, 0); /* the watermark moved (host_clock.c) */
   h->cur = saved;
   return h->stop;
 }

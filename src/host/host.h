@@ -230,6 +230,13 @@ typedef struct el_host_stats_s {
   uint64_t malformed;       /* malformed events (el_ev_event_t.malformed,
                                reported by the decoder): dispatched to
                                nothing, not even "*" handlers */
+
+  /* Events for the time-order Lua handlers (docs/lua-api.md §2) that
+   * arrived behind one already released, a capability silent past the
+   * horizon: dispatched at once, out of order (order_late); released
+   * before the watermark reached them, more than max_held held or out of
+   * memory (order_forced). */
+  uint64_t order_late, order_forced;
 } el_host_stats_t;
 const el_host_stats_t *el_host_stats(const el_host_t *h);
 

@@ -17,10 +17,19 @@
 
 /* Bits of el_host_t.flags[type]: who wants events of this type. */
 enum {
-  EL__F_LUA = 1,    /* Lua handlers subscribed to this type */
-  EL__F_SYS = 2,    /* the session tracker needs it */
-  EL__F_ANA = 4,    /* the C analyses need it */
-  EL__F_STAR = 8    /* some handler subscribed to "*" */
+  EL__F_LUA = 1,  /* Lua handlers subscribed to this type */
+  EL__F_SYS = 2,  /* the session tracker needs it */
+  EL__F_ANA = 4,  /* the C analyses need it */
+  EL__F_STAR = 8, /* some handler subscribed to "*" */
+  EL__F_ORD = 16  /* Lua handlers want this type in time order
+                     (lua_order.c) */
+};
+
+/* How a handler is called (el.on option `args`, docs/lua-api.md §2). */
+enum {
+  EL__ARGS_EV = 0, /* fn(ev, field1, ...): ev.t and ev.cap stored in the
+                      reused ev table per event */
+  EL__ARGS_T = 1   /* fn(t, cap, field1, ...): nothing stored */
 };
 
 /* Integer-only events for Lua handlers are queued and replayed in batches
@@ -58,6 +67,10 @@ typedef struct el__handler_s {
   uint64_t last_log_ms;     /* when the last error was logged */
   uint64_t unlogged;        /* errors since then, not logged */
   char where[128];          /* "file.lua:12" of the function */
+
+  /* The calling convention (EL__ARGS_*) and 1 when called in time order
+   * (lua_order.c). */
+  int args, ordered;
 } el__handler_t;
 
 /* Handlers of one type, in subscription order. */
@@ -133,6 +146,9 @@ typedef struct el__progress_s {
 
 struct el__ana_s;           /* lua_analysis.c */
 
+/* The reorder buffer of the time-order handlers (lua_order.c). */
+typedef struct el__order_s el__order_t;
+
 struct el_host_s {
   lua_State *L;
   el_ev_decoder_t *dec;
@@ -172,7 +188,13 @@ struct el_host_s {
   el__brec_t *batch;        /* queued events (EL__BATCH), lazily made */
   int nbatch;               /* queued */
   int bpos, bh;             /* replay position: event, handler index */
+  int bset;                 /* 1 + the queued event whose t and cap the
+                               ev table holds (0 = none) */
   el__handler_t *replay_hd; /* handler being called by the replay */
+  /* The queued event being replayed; h->cur is made from it on demand
+   * (el__host_cur) into cur_buf. NULL outside a replay. */
+  const el__brec_t *cur_rec;
+  el_ev_event_t cur_buf;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
   el__theap_t evt_timers;   /* eventlog-time timers */
@@ -181,6 +203,16 @@ struct el_host_s {
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
+
+  /* Handlers in time order (lua_order.c), by type and for "*"; the
+   * default order of el.on (el.order(), reset per loaded script); the
+   * reorder buffer (made on first use); el.event()'s table, whose keys
+   * are all computed from the current event. */
+  el__hlist_t otypes[EL__HOST_NTYPES];
+  el__hlist_t ostar;
+  int def_ordered;
+  el__order_t *order;
+  int evl_ref;
 
   el__session_t sess;
   el__clock_t clock;
@@ -216,7 +248,15 @@ el_host_t *el__host_from(lua_State *L);
 
 /* lua_events.c */
 int el__lua_open_module(lua_State *L);
+/* Call the stream-order handlers of ev's type (f: its EL__F_LUA and
+ * EL__F_STAR bits select the lists). */
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f);
+/* Call the time-order handlers of ev's type and the time-order "*"
+ * handlers (lua_order.c releases events through it); sets h->cur. */
+void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev);
+/* The event being dispatched (made from the queued record during a batch
+ * replay), or NULL. Valid until the handler returns. */
+const el_ev_event_t *el__host_cur(el_host_t *h);
 /* Queue ev for batched dispatch if it qualifies; 1 if queued. */
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
 /* Replay the queued events (does nothing when none). */
@@ -228,6 +268,23 @@ void el__hooks_call(el_host_t *h, const char *hook, int with_session);
 void el__handlers_free(el_host_t *h);
 int el__push_field(lua_State *L, const el_ev_event_t *ev, int i,
                    el_ev_kind_t kind);
+
+/* lua_order.c (docs/lua-api.md §2 "Order of events") */
+/* Hold a copy of ev for the time-order handlers (flag EL__F_ORD), then
+ * release what the watermark allows. ev: borrowed for the call. An event
+ * behind one already released (late), or one that cannot be held (out of
+ * memory), is dispatched at once and counted (order_late, order_forced). */
+void el__order_event(el_host_t *h, const el_ev_event_t *ev);
+/* Dispatch, in (time, arrival) order, the held events at or below the
+ * watermark, the oldest beyond max_held (counted in order_forced), and
+ * with all = 1 every one (end of a session). Does nothing inside a
+ * dispatch. */
+void el__order_release(el_host_t *h, int all);
+/* Events held now; *peak (if not NULL) = the most held at once. */
+size_t el__order_held(const el_host_t *h, size_t *peak);
+/* Hold at most max_held events (>= 1) before forcing releases. */
+void el__order_set_max(el_host_t *h, size_t max_held);
+void el__order_free(el_host_t *h);
 
 /* lua_time.c */
 void el__timers_fire(el_host_t *h);

@@ -114,7 +114,8 @@ static void get_attrs(lua_State *L, int idx, attrs_t *as) {
 /* Eventlog time at idx, or the current event's / stream time. */
 static el_rts_ns_t opt_t(lua_State *L, el_host_t *h, int idx) {
   if (!lua_isnoneornil(L, idx)) return (el_rts_ns_t)luaL_checkinteger(L, idx);
-  return h->cur ? h->cur->t_ns : h->now;
+  const el_ev_event_t *ev = el__host_cur(h);
+  return ev ? ev->t_ns : h->now;
 }
 
 /* Unix time from table fields `unix_ns` or `<t_key>` (eventlog time). */

@@ -34,48 +34,111 @@ static void hlist_compact(el__hlist_t *l) {
  * the lists are walked by index). */
 static void compact(el_host_t *h) {
   if (!h->need_compact || h->in_dispatch) return;
+  hlist_compact(&h->star);
+  hlist_compact(&h->ostar);
+  if (h->star.n == 0) el__host_set_flag(h, -1, EL__F_STAR, 0);
+  if (h->ostar.n == 0) h->star_flag &= (uint8_t)~EL__F_ORD;
   for (int t = 0; t < EL__HOST_NTYPES; t++) {
     hlist_compact(&h->types[t]);
+    hlist_compact(&h->otypes[t]);
     if (h->types[t].n == 0) el__host_set_flag(h, t, EL__F_LUA, 0);
+    if (h->otypes[t].n == 0 && h->ostar.n == 0)
+      el__host_set_flag(h, t, EL__F_ORD, 0);
   }
-  hlist_compact(&h->star);
-  if (h->star.n == 0) el__host_set_flag(h, -1, EL__F_STAR, 0);
   h->need_compact = 0;
 }
 
 void el__handlers_free(el_host_t *h) {
-  for (int t = 0; t < EL__HOST_NTYPES; t++) el_free(h->types[t].v);
+  for (int t = 0; t < EL__HOST_NTYPES; t++) {
+    el_free(h->types[t].v);
+    el_free(h->otypes[t].v);
+  }
   el_free(h->star.v);
+  el_free(h->ostar.v);
   for (int i = 0; i < h->all.n; i++) el_free(h->all.v[i]);
   el_free(h->all.v);
 }
 
-/* el.on(name, fn) -> id. [-0, +1, v] */
+/* The options of el.on (argument 3, a table or nil): args = "ev" | "t",
+ * order = "stream" | "time" (default: el.order()). Raises on a bad value,
+ * naming the option. [-0, +0, v] */
+static void on_opts(lua_State *L, el_host_t *h, int *args, int *ordered) {
+  static const char *const argsv[] = {"ev", "t", NULL};
+  static const char *const orderv[] = {"stream", "time", NULL};
+  *args = EL__ARGS_EV;
+  *ordered = h->def_ordered;
+  if (lua_isnoneornil(L, 3)) return;
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_getfield(L, 3, "args");
+  if (!lua_isnil(L, -1)) {
+    const char *a = lua_tostring(L, -1);
+    int i = 0;
+    while (a && argsv[i] && strcmp(argsv[i], a) != 0) i++;
+    if (!a || !argsv[i])
+      luaL_error(L, "el.on: option args must be \"ev\" or \"t\" (got %s)",
+                 a ? a : luaL_typename(L, -1));
+    *args = i;
+  }
+  lua_getfield(L, 3, "order");
+  if (!lua_isnil(L, -1)) {
+    const char *o = lua_tostring(L, -1);
+    int i = 0;
+    while (o && orderv[i] && strcmp(orderv[i], o) != 0) i++;
+    if (!o || !orderv[i])
+      luaL_error(L,
+                 "el.on: option order must be \"stream\" or \"time\" "
+                 "(got %s)",
+                 o ? o : luaL_typename(L, -1));
+    *ordered = i;
+  }
+  lua_pop(L, 2);
+}
+
+/* The event type named by argument 1: an id, or -1 for "*". Raises for an
+ * unknown name. [-0, +0, v] */
+static int on_type(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (strcmp(name, "*") == 0) return -1;
+  int type = el_ev_type_by_name(name);
+  if (type < 0) {
+    const char *near = el_ev_type_suggest(name);
+    return luaL_error(L, "unknown event type '%s'%s%s%s", name,
+                      near ? " (did you mean '" : "", near ? near : "",
+                      near ? "'?)" : "");
+  }
+  if (type >= EL__HOST_NTYPES)
+    return luaL_error(L,
+                      "event type '%s' (id %d) cannot be subscribed "
+                      "by name; use \"*\"",
+                      name, type);
+  return type;
+}
+
+/* The dispatch list a handler of `type` goes to. */
+static el__hlist_t *on_list(el_host_t *h, int type, int ordered) {
+  if (ordered) return type < 0 ? &h->ostar : &h->otypes[type];
+  return type < 0 ? &h->star : &h->types[type];
+}
+
+static uint8_t on_flag(int type, int ordered) {
+  return ordered ? EL__F_ORD : type < 0 ? EL__F_STAR : EL__F_LUA;
+}
+
+/* el.on(name, fn [, opts]) -> id. opts: {args = "ev"|"t",
+ * order = "stream"|"time"} (docs/lua-api.md §2). [-0, +1, v] */
 static int ev_on(lua_State *L) {
   el_host_t *h = el__host_from(L);
-  const char *name = luaL_checkstring(L, 1);
+  int type = on_type(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  int type = -1;
-  if (strcmp(name, "*") != 0) {
-    type = el_ev_type_by_name(name);
-    if (type < 0) {
-      const char *near = el_ev_type_suggest(name);
-      return luaL_error(L, "unknown event type '%s'%s%s%s", name,
-                        near ? " (did you mean '" : "", near ? near : "",
-                        near ? "'?)" : "");
-    }
-    if (type >= EL__HOST_NTYPES)
-      return luaL_error(L, "event type '%s' (id %d) cannot be subscribed "
-                           "by name; use \"*\"", name, type);
-  }
+  int args, ordered;
+  on_opts(L, h, &args, &ordered);
   el__handler_t *hd = el_calloc(1, sizeof *hd);
   if (!hd) return luaL_error(L, "out of memory");
   if (hlist_push(&h->all, hd) != 0) {
     el_free(hd);
     return luaL_error(L, "out of memory");
   }
-  el__hlist_t *l = type < 0 ? &h->star : &h->types[type];
-  if (hlist_push(l, hd) != 0) {
+  if (hlist_push(on_list(h, type, ordered), hd) != 0) {
     hd->dead = 1;
     return luaL_error(L, "out of memory");
   }
@@ -95,10 +158,39 @@ static int ev_on(lua_State *L) {
     hd->slot = ++h->d_top;
   }
   hd->type = type;
+  hd->args = args;
+  hd->ordered = ordered;
   hd->id = h->next_id++;
   if (type >= 0) h->ti[type] = el_ev_type_info((uint16_t)type);
-  el__host_set_flag(h, type, type < 0 ? EL__F_STAR : EL__F_LUA, 1);
+  el__host_set_flag(h, type, on_flag(type, ordered), 1);
   lua_pushinteger(L, hd->id);
+  return 1;
+}
+
+/* el.order([o [, opts]]) -> previous: o = "stream" or "time", the order
+ * of the handlers that later el.on calls subscribe without an `order`
+ * option (until the next script is loaded: each el_host_load starts with
+ * "stream"). opts.max_held: events the reorder buffer holds before it
+ * releases the oldest early (integer >= 1; default 1048576, host-wide).
+ * docs/lua-api.md §2 "Order of events". [-0, +1, v] */
+static int ev_order(lua_State *L) {
+  static const char *const orderv[] = {"stream", "time", NULL};
+  el_host_t *h = el__host_from(L);
+  lua_settop(L, 2);
+  lua_pushstring(L, orderv[h->def_ordered]);
+  if (!lua_isnoneornil(L, 1))
+    h->def_ordered = luaL_checkoption(L, 1, NULL, orderv);
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "max_held");
+    if (!lua_isnil(L, -1)) {
+      lua_Integer m = lua_tointeger(L, -1);
+      if (!lua_isinteger(L, -1) || m < 1)
+        return luaL_error(L, "el.order: max_held must be an integer >= 1");
+      el__order_set_max(h, (size_t)m);
+    }
+    lua_pop(L, 1);
+  }
   return 1;
 }
 
@@ -197,7 +289,8 @@ static void push_type_name(lua_State *L, uint16_t type) {
 
 /* Refresh the reused ev table (slot D_EV of the dispatch thread): only t
  * and cap are stored; every other key is computed by __index from the
- * current event. The keys are kept on the stack: no string lookup. */
+ * current event. The keys are kept on the stack: no string lookup. Only
+ * handlers with args = "ev" need it. */
 static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
   lua_pushvalue(D, D_KT);
   lua_pushinteger(D, (lua_Integer)ev->t_ns);
@@ -212,6 +305,27 @@ static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
   lua_rawset(D, D_EV);
 }
 
+/* Push what precedes the fields: ev (args = "ev", its table refreshed
+ * once per event: *ev_set), or t and cap (args = "t"). Returns the count.
+ * [-0, +1|2, -] */
+static int push_head(el_host_t *h, lua_State *D, const el__handler_t *hd,
+                     const el_ev_event_t *ev, int *ev_set) {
+  if (hd->args == EL__ARGS_T) {
+    lua_pushinteger(D, (lua_Integer)ev->t_ns);
+    if (ev->cap == EL_EV_NO_CAP)
+      lua_pushnil(D);
+    else
+      lua_pushinteger(D, ev->cap);
+    return 2;
+  }
+  if (!*ev_set) {
+    set_ev(h, D, ev);
+    *ev_set = 1;
+  }
+  lua_pushvalue(D, D_EV);
+  return 1;
+}
+
 /* Events with string or list fields: the fields are pushed inside the
  * protected call (they allocate), by this trampoline. Args: host, event,
  * handler, type info (light userdata). [-0, +0, e] */
@@ -221,9 +335,15 @@ static int call_tramp(lua_State *D) {
   el__handler_t *hd = lua_touserdata(D, 3);
   const el_ev_type_info_t *ti = lua_touserdata(D, 4);
   lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
-  lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);
-  int n = push_fields(D, ev, ti);
-  lua_call(D, n + 1, 0);
+  int ev_set = 0, n;
+  if (hd->args == EL__ARGS_T) {
+    n = push_head(h, D, hd, ev, &ev_set);
+  } else {
+    lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);
+    n = 1;
+  }
+  n += push_fields(D, ev, ti);
+  lua_call(D, n, 0);
   return 0;
 }
 
@@ -237,8 +357,26 @@ static int int_fields(const el_ev_type_info_t *ti) {
   return 1;
 }
 
+/* Push handler hd with the event's integer fields as its arguments (the
+ * direct path). Returns the number of arguments. [-0, +(1+n), -] */
+static int push_direct(el_host_t *h, lua_State *D, el__handler_t *hd,
+                       const el_ev_event_t *ev, const el_ev_type_info_t *ti,
+                       int *ev_set) {
+  if (hd->slot)
+    lua_pushvalue(D, hd->slot);
+  else
+    lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+  int n = push_head(h, D, hd, ev, ev_set);
+  int nf = ev->known && ti
+               ? (ev->nfields < ti->nfields ? ev->nfields : ti->nfields)
+               : 0;
+  for (int k = 0; k < nf; k++) /* integer fields only: .u and .i alike */
+    lua_pushinteger(D, (lua_Integer)ev->v[k].u);
+  return n + nf;
+}
+
 static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
-                      const el_ev_type_info_t *ti) {
+                      const el_ev_type_info_t *ti, int *ev_set) {
   lua_State *D = h->D;
   int direct = !ev->known ||
                (ev->type < EL__HOST_NTYPES ? h->direct[ev->type]
@@ -247,19 +385,13 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
     int n;
-    if (direct) {  /* integer fields only: .u and .i share their bits */
-      if (hd->slot)
-        lua_pushvalue(D, hd->slot);
-      else
-        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
-      lua_pushvalue(D, D_EV);
-      n = ev->known && ti ? (ev->nfields < ti->nfields ? ev->nfields
-                                                       : ti->nfields)
-                          : 0;
-      for (int k = 0; k < n; k++)
-        lua_pushinteger(D, (lua_Integer)ev->v[k].u);
-      n++;
+    if (direct) {
+      n = push_direct(h, D, hd, ev, ti, ev_set);
     } else {
+      if (hd->args == EL__ARGS_EV && !*ev_set) {
+        set_ev(h, D, ev); /* outside the trampoline: cannot allocate */
+        *ev_set = 1;
+      }
       lua_pushcfunction(D, call_tramp);
       lua_pushlightuserdata(D, h);
       lua_pushlightuserdata(D, (void *)ev);
@@ -274,7 +406,10 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
   }
 }
 
-void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
+/* Call the lists of ev's type (types/star, or otypes/ostar when ordered)
+ * that flags f select. */
+static void dispatch_lists(el_host_t *h, const el_ev_event_t *ev, uint8_t f,
+                           int ordered) {
   lua_State *D = h->D;
   if (h->in_dispatch) {  /* fed from inside a handler: not supported */
     h->st.reentrant_dropped++;
@@ -282,14 +417,31 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   }
   const el_ev_type_info_t *ti =
       ev->type < EL__HOST_NTYPES ? h->ti[ev->type] : NULL;
+  const el_ev_type_info_t *sti = ti ? ti : el_ev_type_info(ev->type);
+  int ev_set = 0;
   h->in_dispatch++;
-  set_ev(h, D, ev);
-  if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti);
-  if (f & EL__F_STAR)
-    call_list(h, &h->star, ev, ti ? ti : el_ev_type_info(ev->type));
+  if (!ordered) {
+    if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti, &ev_set);
+    if (f & EL__F_STAR) call_list(h, &h->star, ev, sti, &ev_set);
+  } else {
+    if (ev->type < EL__HOST_NTYPES)
+      call_list(h, &h->otypes[ev->type], ev, ti ? ti : sti, &ev_set);
+    call_list(h, &h->ostar, ev, sti, &ev_set);
+  }
   if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);  /* paranoia */
   h->in_dispatch--;
   if (h->need_compact) compact(h);
+}
+
+void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
+  dispatch_lists(h, ev, f, 0);
+}
+
+void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev) {
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  dispatch_lists(h, ev, EL__F_ORD, 1);
+  h->cur = saved;
 }
 
 /* {====== batched dispatch ======} */
@@ -330,6 +482,72 @@ static void brec_event(const el__brec_t *r, el_ev_event_t *ev) {
   for (int i = 0; i < r->nfields; i++) ev->v[i].u = r->v[i];  /* ints */
 }
 
+/* The handler function of hd onto the replay frame: copied into the frame
+ * on first use (pushing a stack slot is cheaper than a registry lookup per
+ * call). gen: this replay call's generation. [-0, +1, -] */
+static void replay_push_fn(lua_State *D, el__handler_t *hd, unsigned gen) {
+  if (hd->rgen == gen) {
+    lua_pushvalue(D, hd->rslot);
+  } else if (lua_checkstack(D, 16)) {
+    lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+    hd->rslot = lua_gettop(D);
+    hd->rgen = gen;
+    lua_pushvalue(D, -1);
+  } else {
+    lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
+  }
+}
+
+/* Store the record's t and cap in the ev table (index 2; keys "t" and
+ * "cap" at 3 and 4), for handlers with args = "ev". */
+static void replay_set_ev(el_host_t *h, lua_State *D, const el__brec_t *r) {
+  lua_pushvalue(D, 3);
+  lua_pushinteger(D, (lua_Integer)r->t);
+  lua_rawset(D, 2);
+  if (r->cap == h->ev_cap) return;
+  h->ev_cap = r->cap;
+  lua_pushvalue(D, 4);
+  if (r->cap == EL_EV_NO_CAP)
+    lua_pushnil(D);
+  else
+    lua_pushinteger(D, r->cap);
+  lua_rawset(D, 2);
+}
+
+/* Call the handlers of one queued event from h->bh on. [-0, +0, e] */
+static void replay_one(el_host_t *h, lua_State *D, const el__brec_t *r,
+                       unsigned gen) {
+  const el_ev_type_info_t *ti = h->ti[r->type];
+  int n = ti ? (r->nfields < ti->nfields ? r->nfields : ti->nfields) : 0;
+  el__hlist_t *l = &h->types[r->type];
+  for (; h->bh < l->n && !h->stop && !h->interrupted; h->bh++) {
+    el__handler_t *hd = l->v[h->bh];
+    if (hd->dead) continue;
+    h->replay_hd = hd;
+    replay_push_fn(D, hd, gen);
+    int na = n;
+    if (hd->args == EL__ARGS_T) {
+      lua_pushinteger(D, (lua_Integer)r->t);
+      if (r->cap == EL_EV_NO_CAP)
+        lua_pushnil(D);
+      else
+        lua_pushinteger(D, r->cap);
+      na += 2;
+    } else {
+      if (h->bset != h->bpos + 1) {
+        replay_set_ev(h, D, r);
+        h->bset = h->bpos + 1;
+      }
+      lua_pushvalue(D, 2);
+      na += 1;
+    }
+    for (int k = 0; k < n; k++) lua_pushinteger(D, (lua_Integer)r->v[k]);
+    hd->calls++;
+    h->st.dispatched++;
+    lua_call(D, na, 0);
+  }
+}
+
 /* Replay the queue from (bpos, bh) with unprotected calls; the caller's
  * lua_pcall catches an error, which leaves bpos/bh at the failing
  * handler. Arg: host. [-1, +0, e] */
@@ -338,51 +556,15 @@ static int replay(lua_State *D) {
   lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);  /* 2: ev */
   lua_pushliteral(D, "t");                        /* 3 */
   lua_pushliteral(D, "cap");                      /* 4 */
-  /* Handler functions are copied into this frame on first use (5...):
-   * pushing a stack slot is cheaper than a registry lookup per call. */
+  /* Handler functions are copied into this frame on first use (5...). */
   unsigned gen = ++h->replay_gen;
-  el_ev_event_t ev;
   for (; h->bpos < h->nbatch && !h->stop && !h->interrupted;
        h->bpos++, h->bh = 0) {
     const el__brec_t *r = &h->batch[h->bpos];
-    brec_event(r, &ev);
-    h->cur = &ev;
+    h->cur = NULL;  /* made from r only if asked for: el__host_cur */
+    h->cur_rec = r;
     h->now = r->now;
-    lua_pushvalue(D, 3);
-    lua_pushinteger(D, (lua_Integer)r->t);
-    lua_rawset(D, 2);
-    if (r->cap != h->ev_cap) {
-      h->ev_cap = r->cap;
-      lua_pushvalue(D, 4);
-      if (r->cap == EL_EV_NO_CAP)
-        lua_pushnil(D);
-      else
-        lua_pushinteger(D, r->cap);
-      lua_rawset(D, 2);
-    }
-    const el_ev_type_info_t *ti = h->ti[r->type];
-    int n = ti ? (r->nfields < ti->nfields ? r->nfields : ti->nfields) : 0;
-    el__hlist_t *l = &h->types[r->type];
-    for (; h->bh < l->n && !h->stop && !h->interrupted; h->bh++) {
-      el__handler_t *hd = l->v[h->bh];
-      if (hd->dead) continue;
-      h->replay_hd = hd;
-      if (hd->rgen == gen) {
-        lua_pushvalue(D, hd->rslot);
-      } else if (lua_checkstack(D, 16)) {
-        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
-        hd->rslot = lua_gettop(D);
-        hd->rgen = gen;
-        lua_pushvalue(D, -1);
-      } else {
-        lua_rawgeti(D, LUA_REGISTRYINDEX, hd->ref);
-      }
-      lua_pushvalue(D, 2);
-      for (int k = 0; k < n; k++) lua_pushinteger(D, (lua_Integer)r->v[k]);
-      hd->calls++;
-      h->st.dispatched++;
-      lua_call(D, n + 1, 0);
-    }
+    replay_one(h, D, r, gen);
   }
   return 0;
 }
@@ -393,12 +575,13 @@ void el__batch_flush(el_host_t *h) {
   el_rts_ns_t saved_now = h->now;
   const el_ev_event_t *saved_cur = h->cur;
   h->in_dispatch++;
-  h->bpos = h->bh = 0;
+  h->bpos = h->bh = h->bset = 0;
   while (h->bpos < h->nbatch && !h->stop && !h->interrupted) {
     lua_pushcfunction(D, replay);
     lua_pushlightuserdata(D, h);
     if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
       h->cur = saved_cur;
+      h->cur_rec = NULL;
       el__host_error(h, D, h->replay_hd, "handler");
       h->bh++;  /* go on with the next handler of that event */
     }
@@ -406,12 +589,21 @@ void el__batch_flush(el_host_t *h) {
   h->nbatch = 0;
   h->now = saved_now;
   h->cur = saved_cur;
+  h->cur_rec = NULL;
   if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);
   h->in_dispatch--;
   if (h->need_compact) compact(h);
 }
 
 /* {====== the ev table's lazy keys ======} */
+
+const el_ev_event_t *el__host_cur(el_host_t *h) {
+  if (!h->cur && h->cur_rec) {
+    brec_event(h->cur_rec, &h->cur_buf);
+    h->cur = &h->cur_buf;
+  }
+  return h->cur;
+}
 
 static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
                             const char *name) {
@@ -426,7 +618,8 @@ static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
 static int evt_field(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *name = luaL_checkstring(L, 2);
-  if (!h->cur || !ev_field_by_name(L, h->cur, name)) lua_pushnil(L);
+  const el_ev_event_t *ev = el__host_cur(h);
+  if (!ev || !ev_field_by_name(L, ev, name)) lua_pushnil(L);
   return 1;
 }
 
@@ -434,7 +627,7 @@ static int evt_field(lua_State *L) {
 static int evt_fields(lua_State *L) {
   el_host_t *h = el__host_from(L);
   lua_newtable(L);
-  const el_ev_event_t *ev = h->cur;
+  const el_ev_event_t *ev = el__host_cur(h);
   const el_ev_type_info_t *ti = ev ? el_ev_type_info(ev->type) : NULL;
   if (!ev || !ev->known || !ti) return 1;
   for (int i = 0; i < ev->nfields && i < ti->nfields; i++) {
@@ -448,7 +641,7 @@ static int evt_fields(lua_State *L) {
 static int evt_index(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *k = lua_tostring(L, 2);
-  const el_ev_event_t *ev = h->cur;
+  const el_ev_event_t *ev = el__host_cur(h);
   if (!k) return 0;
   if (!strcmp(k, "field")) {
     lua_pushcfunction(L, evt_field);
@@ -484,6 +677,33 @@ static int evt_index(lua_State *L) {
     return 1;
   }
   return ev_field_by_name(L, ev, k);
+}
+
+/* __index of el.event()'s table: t and cap of the current event too
+ * (nothing is stored in that table). [-0, +1, m] */
+static int evl_index(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  const char *k = lua_tostring(L, 2);
+  const el_ev_event_t *ev = el__host_cur(h);
+  if (ev && k && !strcmp(k, "t")) {
+    lua_pushinteger(L, (lua_Integer)ev->t_ns);
+    return 1;
+  }
+  if (ev && k && !strcmp(k, "cap")) {
+    if (ev->cap == EL_EV_NO_CAP) return 0;
+    lua_pushinteger(L, ev->cap);
+    return 1;
+  }
+  return evt_index(L);
+}
+
+/* el.event() -> a table describing the event being dispatched, for
+ * handlers with args = "t": the keys of the ev table (t, cap, type,
+ * offset, ... and :field, :fields), all computed on access; each is nil
+ * outside handlers. One table, reused. [-0, +1, -] */
+static int ev_event(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, el__host_from(L)->evl_ref);
+  return 1;
 }
 
 /* {====== sessions and hooks ======} */
@@ -570,6 +790,7 @@ static void session_end_body(el_host_t *h) {
   if (h->sess.number == 0 || h->sess.ended) return;
   el__clock_end(h);
   el__ana_flush(h);
+  el__order_release(h, 1);
   session_ready(h);
   h->sess.ended = 1;
   el__hooks_call(h, "on_session_end", 1);
@@ -818,6 +1039,11 @@ static int ev_stats(lua_State *L) {
   set_int(L, "threads_evicted", (lua_Integer)h->st.threads_evicted);
   set_int(L, "usage_other", (lua_Integer)h->st.usage_other);
   set_int(L, "malformed", (lua_Integer)h->st.malformed);
+  set_int(L, "order_late", (lua_Integer)h->st.order_late);
+  set_int(L, "order_forced", (lua_Integer)h->st.order_forced);
+  size_t peak, held = el__order_held(h, &peak);
+  set_int(L, "order_held", (lua_Integer)held);
+  set_int(L, "order_held_max", (lua_Integer)peak);
   set_int(L, "bytes", ds ? (lua_Integer)ds->bytes : 0);
   return 1;
 }
@@ -875,6 +1101,8 @@ static int ev_host_log(lua_State *L) {
 static const luaL_Reg ev_funcs[] = {
     {"on", ev_on},
     {"off", ev_off},
+    {"order", ev_order},
+    {"event", ev_event},
     {"on_header", ev_on_header},
     {"on_session", ev_on_session},
     {"on_session_end", ev_on_session_end},
@@ -916,6 +1144,12 @@ int el__lua_open_module(lua_State *L) {
   lua_pushcfunction(L, evt_index);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
+  lua_newtable(L); /* el.event()'s table */
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, evl_index);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  h->evl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   for (int t = 0; t < EL__HOST_NTYPES; t++)
     h->direct[t] = (uint8_t)int_fields(el_ev_type_info((uint16_t)t));
   /* the dispatch thread with its fixed slots */

@@ -160,6 +160,11 @@ void el__timers_fire(el_host_t *h) {
 int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms) {
   el__theap_t *hp = &h->wall_timers;
   el__batch_flush(h);  /* a quiet live stream: queued events go out now */
+  if (h->order) {
+    /* The horizon moves with the wall clock: held events may be due. */
+    h->prog.wm_dirty = 1;
+    el__order_release(h, 0);
+  }
   while (hp->n && hp->v[0]->deadline <= now_ms && !h->stop) {
     el__timer_t *t = heap_pop(hp);
     if (t->cancelled) {

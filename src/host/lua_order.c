@@ -1,0 +1,301 @@
+/* lua_order.c: time-ordered dispatch for Lua handlers (el.on(name, fn,
+ * {order = "time"}), or every handler after el.order("time")).
+ *
+ * Events of the types such handlers subscribed to are copied into a
+ * reorder buffer and released to
+ * the handlers once they lie at or below the host's watermark
+ * (host_clock.c: each capability's blocks arrive in time order, so no
+ * event of a capability still waited for can come before it;
+ * spec/eventlog-format.md §3.5, §3.6). Everything still held is released
+ * at the end of each session, before the on_session_end hooks, and the
+ * oldest once more than max_held are held (counted in order_forced). An
+ * event older than one already released is late: dispatched at once, out
+ * of order, counted in order_late. docs/lua-api.md §2 "Order of events".
+ * The buffer is one queue per capability, each sorted by (time, arrival)
+ * (appending is the rule: a capability's events arrive in time order but
+ * for a few with an explicit earlier time); the next event released is
+ * the first of the queue heads.
+ *
+ * Each held event is one record: a header, its fields (integers, or the
+ * offset and length of a string inside the payload: the decoder's string
+ * views all point into the payload, ev_types.c) and a copy of the
+ * payload. Records of up to SMALL bytes are recycled through a free list,
+ * so a steady stream allocates nothing after warm-up. */
+#include <string.h>
+
+#include "host_internal.h"
+
+#define SMALL 96                    /* bytes of a recycled record */
+#define DEFAULT_MAX_HELD (1u << 20) /* events held before forced release */
+#define NO_STR UINT32_MAX           /* a NULL string view */
+/* The farthest an event is inserted before the end of its capability's
+ * queue; q_push returns FAR_BACK for one that would go farther. */
+#define MAX_BACK 1024
+#define FAR_BACK 1
+
+typedef struct ofield_s {
+  uint64_t u;        /* the field's .u */
+  uint32_t off, len; /* its string view in the payload copy */
+} ofield_t;
+
+typedef struct orec_s {
+  el_rts_ns_t t;
+  uint64_t offset; /* byte offset of the event in the input */
+  uint32_t plen;   /* payload bytes (after the fields) */
+  uint16_t type, cap;
+  uint8_t known, layout, nfields, small;
+  ofield_t f[]; /* nfields, then the payload bytes */
+} orec_t;
+
+typedef struct oent_s {
+  el_rts_ns_t t;
+  uint64_t seq; /* arrival order: breaks ties */
+  orec_t *r;
+} oent_t;
+
+/* The held events of one capability (or of none), sorted by (t, seq): a
+ * ring, appended to at the back (a capability's events arrive in time
+ * order but for the few with an earlier explicit time, which are inserted
+ * further in). */
+typedef struct oqueue_s {
+  oent_t *v;
+  size_t head, n, cap; /* cap: a power of two */
+} oqueue_t;
+
+#define NQUEUES (EL__MAX_CAPS + 1) /* the last one: events without a cap */
+
+struct el__order_s {
+  oqueue_t q[NQUEUES];
+  int active[NQUEUES]; /* queues holding events */
+  int nactive;
+  size_t n;        /* events held */
+  size_t max_held; /* forced release beyond this many */
+  size_t peak;     /* most events held at once */
+  uint64_t seq;
+  el_rts_ns_t released_t; /* time of the last released event */
+  int released_any;       /* released_t is meaningful */
+  orec_t *free;           /* recycled SMALL records (linked
+                                     through their first bytes) */
+};
+
+/* {====== records ======} */
+
+static orec_t *rec_new(el__order_t *o, size_t size) {
+  orec_t *r;
+  if (size <= SMALL && o->free) {
+    r = o->free;
+    memcpy(&o->free, r, sizeof o->free);
+  } else {
+    r = el_malloc(size <= SMALL ? SMALL : size);
+    if (!r) return NULL;
+  }
+  r->small = size <= SMALL;
+  return r;
+}
+
+static void rec_free(el__order_t *o, orec_t *r) {
+  if (!r->small) {
+    el_free(r);
+    return;
+  }
+  memcpy(r, &o->free, sizeof o->free);
+  o->free = r;
+}
+
+/* A copy of ev, or NULL when out of memory. */
+static orec_t *rec_copy(el__order_t *o, const el_ev_event_t *ev) {
+  size_t nf = ev->known ? ev->nfields : 0;
+  size_t size = sizeof(orec_t) + nf * sizeof(ofield_t) + ev->payload_len;
+  orec_t *r = rec_new(o, size);
+  if (!r) return NULL;
+  r->t = ev->t_ns;
+  r->offset = ev->offset;
+  r->plen = ev->payload_len;
+  r->type = ev->type;
+  r->cap = ev->cap;
+  r->known = ev->known;
+  r->layout = ev->layout;
+  r->nfields = (uint8_t)nf;
+  const uint8_t *p = ev->payload;
+  for (size_t i = 0; i < nf; i++) {
+    const el_ev_value_t *v = &ev->v[i];
+    const uint8_t *sp = (const uint8_t *)v->s.p;
+    int inside = sp && sp >= p && sp + v->s.len <= p + ev->payload_len;
+    r->f[i].u = v->u;
+    r->f[i].off = inside ? (uint32_t)(sp - p) : NO_STR;
+    r->f[i].len = inside ? (uint32_t)v->s.len : 0;
+  }
+  if (ev->payload_len) memcpy((uint8_t *)&r->f[nf], p, ev->payload_len);
+  return r;
+}
+
+/* The event a record holds; views point into the record. Fields past
+ * nfields are left unset (nothing reads them). */
+static void rec_event(const orec_t *r, el_ev_event_t *ev) {
+  const uint8_t *p = (const uint8_t *)&r->f[r->nfields];
+  ev->type = r->type;
+  ev->cap = r->cap;
+  ev->t_ns = r->t;
+  ev->offset = r->offset;
+  ev->payload = p;
+  ev->payload_len = r->plen;
+  ev->known = r->known;
+  ev->malformed = 0;
+  ev->layout = r->layout;
+  ev->nfields = r->nfields;
+  for (int i = 0; i < r->nfields; i++) {
+    ev->v[i].u = r->f[i].u;
+    ev->v[i].s.p = r->f[i].off == NO_STR ? NULL : (const char *)p + r->f[i].off;
+    ev->v[i].s.len = r->f[i].len;
+  }
+}
+
+/* {====== the queues ======} */
+
+static int before(const oent_t *a, const oent_t *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static oent_t *q_at(oqueue_t *q, size_t i) {
+  return &q->v[(q->head + i) & (q->cap - 1)];
+}
+
+static int q_grow(oqueue_t *q) {
+  size_t ncap = q->cap ? q->cap * 2 : 256;
+  oent_t *nv = el_malloc(ncap * sizeof *nv);
+  if (!nv) return EL_ENOMEM;
+  for (size_t i = 0; i < q->n; i++) nv[i] = *q_at(q, i);
+  el_free(q->v);
+  q->v = nv;
+  q->cap = ncap;
+  q->head = 0;
+  return 0;
+}
+
+/* Hold e in the queue of its capability, in (t, seq) order. Returns 0,
+ * EL_ENOMEM, or FAR_BACK (nothing held) when e would go more than
+ * MAX_BACK places before the queue's end: a capability's events are in
+ * time order but for a few, and inserting far back in a long queue would
+ * cost time in proportion to its length. */
+static int q_push(el__order_t *o, unsigned cap, oent_t e) {
+  int qi = cap < EL__MAX_CAPS ? (int)cap : NQUEUES - 1;
+  oqueue_t *q = &o->q[qi];
+  size_t i = q->n, stop = q->n > MAX_BACK ? q->n - MAX_BACK : 0;
+  while (i > stop && before(&e, q_at(q, i - 1))) i--;
+  if (i == stop && stop > 0 && before(&e, q_at(q, i - 1))) return FAR_BACK;
+  if (q->n == q->cap && q_grow(q) != 0) return EL_ENOMEM;
+  for (size_t k = q->n++; k > i; k--) *q_at(q, k) = *q_at(q, k - 1);
+  *q_at(q, i) = e;
+  if (q->n == 1) o->active[o->nactive++] = qi;
+  if (++o->n > o->peak) o->peak = o->n;
+  return 0;
+}
+
+/* The index in o->active of the queue whose head comes first. */
+static int q_first(el__order_t *o) {
+  int best = 0;
+  for (int i = 1; i < o->nactive; i++)
+    if (before(q_at(&o->q[o->active[i]], 0), q_at(&o->q[o->active[best]], 0)))
+      best = i;
+  return best;
+}
+
+static orec_t *q_pop(el__order_t *o, int ai) {
+  oqueue_t *q = &o->q[o->active[ai]];
+  orec_t *r = q_at(q, 0)->r;
+  q->head = (q->head + 1) & (q->cap - 1);
+  o->n--;
+  if (--q->n == 0) o->active[ai] = o->active[--o->nactive];
+  return r;
+}
+
+/* {====== hold and release ======} */
+
+static el__order_t *order_get(el_host_t *h) {
+  if (!h->order) {
+    h->order = el_calloc(1, sizeof *h->order);
+    if (h->order) h->order->max_held = DEFAULT_MAX_HELD;
+  }
+  return h->order;
+}
+
+/* Dispatch one record to the time-order handlers and recycle it. */
+static void deliver(el_host_t *h, el__order_t *o, orec_t *r) {
+  el_ev_event_t ev;
+  rec_event(r, &ev);
+  if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
+  o->released_any = 1;
+  el__events_dispatch_ordered(h, &ev);
+  rec_free(o, r);
+}
+
+void el__order_release(el_host_t *h, int all) {
+  el__order_t *o = h->order;
+  if (!o || h->in_dispatch) return;
+  el__batch_flush(h); /* stream-order handlers first, as for any Lua */
+  el_rts_ns_t wm = 0;
+  int none = all || el__watermark(h, &wm) < 0;
+  while (o->n && !h->stop && !h->interrupted) {
+    int ai = q_first(o);
+    if (!none && q_at(&o->q[o->active[ai]], 0)->t > wm) {
+      if (o->n <= o->max_held) break;
+      h->st.order_forced++;
+    }
+    deliver(h, o, q_pop(o, ai));
+  }
+  if (all && !o->n) o->released_any = 0; /* the next session's times */
+}
+
+void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
+  el__order_t *o = order_get(h);
+  if (!o) { /* out of memory: dispatched now, out of order */
+    h->st.order_forced++;
+    el__events_dispatch_ordered(h, ev);
+    return;
+  }
+  if (ev->cap != EL_EV_NO_CAP) el__progress_event(h, ev->cap, ev->t_ns);
+  if (o->released_any && ev->t_ns < o->released_t) {
+    h->st.order_late++; /* behind what was released: at once */
+    el__events_dispatch_ordered(h, ev);
+    return;
+  }
+  orec_t *r = rec_copy(o, ev);
+  int rc = r ? q_push(o, ev->cap, (oent_t){ev->t_ns, ++o->seq, r}) : 0;
+  if (!r || rc != 0) { /* out of memory, or far behind its capability */
+    if (r) rec_free(o, r);
+    if (rc == FAR_BACK)
+      h->st.order_late++;
+    else
+      h->st.order_forced++;
+    el__events_dispatch_ordered(h, ev);
+    return;
+  }
+  el__order_release(h, 0);
+}
+
+size_t el__order_held(const el_host_t *h, size_t *peak) {
+  if (peak) *peak = h->order ? h->order->peak : 0;
+  return h->order ? h->order->n : 0;
+}
+
+void el__order_set_max(el_host_t *h, size_t max_held) {
+  el__order_t *o = order_get(h);
+  if (o) o->max_held = max_held;
+}
+
+void el__order_free(el_host_t *h) {
+  el__order_t *o = h->order;
+  if (!o) return;
+  for (int i = 0; i < NQUEUES; i++) {
+    oqueue_t *q = &o->q[i];
+    for (size_t k = 0; k < q->n; k++) rec_free(o, q_at(q, k)->r);
+    el_free(q->v);
+  }
+  while (o->free) {
+    orec_t *r = o->free;
+    memcpy(&o->free, r, sizeof o->free);
+    el_free(r);
+  }
+  el_free(o);
+  h->order = NULL;
+}

@@ -1,0 +1,146 @@
+-- busted specs for time-ordered dispatch (el.on(name, fn, {order =
+-- "time"}), el.order; src/host/lua_order.c, docs/lua-api.md "Order of
+-- events") and the args = "t" calling convention, on real hosts (run by
+-- tests/tools/el_spec) over eventlogs written by
+-- tests/lua/eventlog_writer.lua. The expected orders are written out by
+-- hand from the blocks below.
+local root = os.getenv("EL_SOURCE_DIR") or "."
+package.path = root .. "/tests/lua/?.lua;" .. package.path
+local el_spec = require("el_spec")
+local W = require("eventlog_writer")
+
+-- A script that records what its handlers see and reports it at the end
+-- through the host's log: "<name>=<t1>,<t2>,..." per list, and the
+-- order_* counters.
+local RECORDER = [[
+  local el = require("eventlog_live")
+  local seen = {time = {}, stream = {}, args = {}}
+  local function add(list, v) seen[list][#seen[list] + 1] = v end
+  el.on("USER_MARKER", function(t, cap, text) add("time", text .. "@" .. t) end,
+        {args = "t", order = "time"})
+  el.on("HEAP_ALLOCATED", function(t, cap, capset, b) add("time", b .. "@" .. t) end,
+        {args = "t", order = "time"})
+  el.on("USER_MARKER", function(ev, text) add("stream", text) end)
+  el.on("HEAP_ALLOCATED", function(t, cap, capset, b)
+    add("args", (cap or -1) .. ":" .. b .. ":" .. tostring(el.event().t == t))
+  end, {args = "t"})
+  el.on_end(function()
+    for _, k in ipairs({"time", "stream", "args"}) do
+      el.host_log("warn", k .. "=" .. table.concat(seen[k], ","))
+    end
+    local s = el.stats()
+    el.host_log("warn", string.format("late=%d forced=%d held=%d",
+      s.order_late, s.order_forced, s.order_held))
+  end)
+]]
+
+-- The init block GHC writes first: both capabilities exist from t = 0, so
+-- the watermark waits for each from the start (docs/lua-api.md §6).
+local INIT = {{"CAP_CREATE", 0, 0}, {"CAP_CREATE", 0, 1}}
+
+local function report(h)
+  local r = {}
+  for _, m in ipairs(h:messages()) do
+    local k, v = m.text:match("([%w]+)=(.*)$")
+    if k == "forced" or k == "held" then k = nil end
+    if m.text:match("^late=") then r.counters = m.text elseif k then r[k] = v end
+  end
+  return r
+end
+
+local function run(blocks, opts)
+  opts = opts or {}
+  local h = el_spec.host{code = opts.code or RECORDER, horizon_ns = opts.horizon_ns,
+                         fail_fast = opts.fail_fast}
+  assert(h:feed(W.eventlog(blocks)))
+  assert(h:finish())
+  return report(h)
+end
+
+describe("time order", function()
+  it("merges the capabilities' blocks by time; stream handlers keep stream order", function()
+    local r = run{
+      INIT,
+      {cap = 0, {"USER_MARKER", 100, "a"}, {"HEAP_ALLOCATED", 300, 0, 30}},
+      {cap = 1, {"HEAP_ALLOCATED", 50, 0, 5}, {"USER_MARKER", 200, "b"}},
+      {cap = 0, {"USER_MARKER", 400, "c"}},
+      {cap = 1, {"HEAP_ALLOCATED", 350, 0, 35}},
+    }
+    assert.are.equal("5@50,a@100,b@200,30@300,35@350,c@400", r.time)
+    assert.are.equal("a,b,c", r.stream)
+    assert.are.equal("0:30:true,1:5:true,1:35:true", r.args)
+    assert.are.equal("late=0 forced=0 held=0", r.counters)
+  end)
+
+  it("breaks ties between capabilities by arrival", function()
+    local r = run{
+      {cap = 1, {"USER_MARKER", 100, "first"}},
+      {cap = 0, {"USER_MARKER", 100, "second"}},
+    }
+    assert.are.equal("first@100,second@100", r.time)
+  end)
+
+  it("dispatches an event behind the released ones at once and counts it late", function()
+    -- cap 1 stays silent past the 1 µs horizon: the watermark stops
+    -- waiting for it, so its block, when it comes, is behind.
+    local r = run({
+      {cap = 0, {"USER_MARKER", 100, "a"}},
+      {cap = 1, {"USER_MARKER", 150, "b"}},
+      {cap = 0, {"USER_MARKER", 5000, "c"}, {"USER_MARKER", 9000, "d"}},
+      {cap = 0, {"USER_MARKER", 20000, "e"}},
+      {cap = 1, {"USER_MARKER", 300, "late"}},
+    }, {horizon_ns = 1000})
+    assert.are.equal("a@100,b@150,c@5000,d@9000,e@20000,late@300", r.time)
+    assert.are.equal("late=1 forced=0 held=0", r.counters)
+  end)
+
+  it("counts an event far behind its own capability as late, and loses nothing", function()
+    -- cap 1 holds the watermark at 1, so cap 0's events are held
+    local blk = {cap = 0}
+    for i = 1, 1100 do blk[#blk + 1] = {"HEAP_ALLOCATED", 1000 + i, 0, i} end
+    blk[#blk + 1] = {"HEAP_ALLOCATED", 10, 0, 0}  -- 1100 places back
+    local r = run({INIT, {cap = 1, {"USER_MARKER", 1, "s"}}, blk,
+                   {cap = 1, {"USER_MARKER", 5000, "end"}}}, {code = [[
+      local el = require("eventlog_live")
+      el.order("time")
+      local seen = {}
+      el.on("USER_MARKER", function(ev, text) seen[#seen + 1] = text .. "@" .. ev.t end)
+      el.on("HEAP_ALLOCATED", function(ev, capset, b) seen[#seen + 1] = b .. "@" .. ev.t end)
+      el.on_end(function()
+        local n = #seen
+        el.host_log("warn", string.format("time=%d:%s,%s,%s,%s...%s,%s", n,
+          seen[1], seen[2], seen[3], seen[4], seen[n - 1], seen[n]))
+        local s = el.stats()
+        el.host_log("warn", string.format("late=%d forced=%d held=%d",
+          s.order_late, s.order_forced, s.order_held))
+      end)
+    ]]})
+    assert.are.equal("1103:s@1,0@10,1@1001,2@1002...1100@2100,end@5000", r.time)
+    assert.are.equal("late=1 forced=0 held=0", r.counters)
+  end)
+
+  it("el.order sets the default for later el.on calls, and a handler error is counted",
+     function()
+    local r = run({
+      INIT,
+      {cap = 0, {"USER_MARKER", 200, "x"}},
+      {cap = 1, {"USER_MARKER", 100, "y"}},
+    }, {code = [[
+      local el = require("eventlog_live")
+      local seen = {}
+      assert(el.order("time") == "stream")
+      assert(el.order() == "time")
+      el.on("USER_MARKER", function(ev, text)
+        if text == "y" then error("boom") end
+        seen[#seen + 1] = text .. "@" .. ev.t
+      end)
+      el.on("USER_MARKER", function(ev, text) seen[#seen + 1] = "2:" .. text end)
+      el.on_end(function()
+        el.host_log("warn", "time=" .. table.concat(seen, ","))
+        el.host_log("warn", "late=" .. el.stats().handler_errors)
+      end)
+    ]], fail_fast = false})
+    assert.are.equal("2:y,x@200,2:x", r.time)
+    assert.are.equal("late=1", r.counters)
+  end)
+end)
