@@ -137,7 +137,8 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab;            /* per id below ntab: T_* bits (0 = undeclared) */
+  uint32_t *tab;            /* per id, all 65536: T_* bits (0 = undeclared;
+                               every id >= ntab is undeclared) */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -339,8 +340,13 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   size_t n;
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
-  /* header_begin writes the magic without allocating. */
-  if (el_grow(&d->hbuf, &d->hcap, 256, 1)) {
+  /* header_begin writes the magic without allocating; the type table
+   * has an entry for every 16-bit id, so no lookup needs a bounds check
+   * (fast_run). */
+  d->tab = el_calloc(65536, sizeof *d->tab);
+  d->tabcap = d->tab ? 65536 : 0;
+  if (!d->tab || el_grow(&d->hbuf, &d->hcap, 256, 1)) {
+    el_free(d->tab);
     el_free(d);
     return NULL;
   }
@@ -1453,6 +1459,76 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return rc;
 }
 
+/* The fast path: whole fixed-size integer-only events from buf + *ip,
+ * before *lim (no start of the stray pattern before it: data_feed; *cand
+ * as there), inside buf and inside the current block. Everything it reads
+ * from d changes only on the general path, so it is loaded into locals
+ * once. The type table has an entry for every 16-bit id (0 for an
+ * undeclared one: not fast), so the type indexes it without a bounds
+ * check, and one comparison against the nearest of the limits decides
+ * whether an event is taken; the limits are told apart only when an event
+ * reaches one. *ip advances over the events delivered. Returns 1 when the
+ * sink asked to stop. */
+static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                    size_t *ip, size_t *lim, int *cand) {
+  const uint32_t *tab = d->tab;
+  const uint64_t base = d->base, bend = d->block_end;
+  const el__ev_layout_t *layouts = d->layouts;
+  int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
+  void *const ud = d->sink.ud;
+  el_ev_event_t *const ev = &d->ev;
+  size_t i = *ip, nfast = 0;
+  /* After a skipped body the general path checks the landing first. */
+  const size_t end = d->landing ? i : len;
+  int stop = 0;
+  for (;;) {
+    int in_block = base + i < bend;
+    size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
+    r = r < *lim ? r : *lim;
+    const uint16_t cap = in_block ? d->block_cap : EL_EV_NO_CAP;
+    while (i + 10 <= r) {
+      const uint8_t *p = buf + i;
+      uint32_t t = tab[el__be16(p)];
+      size_t n = 10 + (t & T_SIZE_MASK);
+      if (!(t & T_FAST) || i + n > r)
+        break;
+      ev->cap = cap;
+      ev->type = el__be16(p);
+      ev->t_ns = el__be64(p + 2);
+      ev->offset = base + i;
+      ev->payload = p + 10;
+      ev->payload_len = (uint32_t)(n - 10);
+      ev->known = 1;
+      el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+      nfast++;
+      i += n;
+      if (on_event && on_event(ud, ev)) {
+        stop = 1;
+        goto done;
+      }
+    }
+    /* Which limit the next event reaches, if any. */
+    if (end - i < 10)
+      break;
+    uint32_t t = tab[el__be16(buf + i)];
+    size_t n = 10 + (t & T_SIZE_MASK);
+    if (!(t & T_FAST) || i + n > end)
+      break;
+    if (in_block && base + i + n > bend)
+      break; /* crosses the block end: frame() reports it */
+    if (i + n > *lim &&
+        (*cand || (*lim = fast_limit(d, buf, len, i, cand), i + n > *lim)))
+      break;
+    /* else: the block ended at i, or the window looked at grew */
+  }
+done:
+  d->stats.events += nfast;
+  if (nfast && ev->t_ns > d->sess_tmax)
+    d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
+  *ip = i;
+  return stop;
+}
+
 /* Decode events in buf; *used receives bytes consumed. */
 static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                      size_t *used, errs_t *E) {
@@ -1466,66 +1542,10 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
    * no byte ahead. cand: lim is such a start, not just how far we looked. */
   size_t lim = i;
   int cand = 0;
-  /* Fast path: whole fixed-size integer-only events inside buf, before
-   * any place where a new connection's stream may start. Everything it
-   * reads from d changes only on the general path, so it is loaded into
-   * locals once per run of fast events. */
   while (d->state == ST_DATA) {
-    {
-      const uint32_t *tab = d->tab;
-      const size_t ntab = d->ntab;
-      const uint64_t base = d->base, bend = d->block_end;
-      const uint16_t bcap = d->block_cap;
-      const el__ev_layout_t *layouts = d->layouts;
-      int (*const on_event)(void *, const el_ev_event_t *) =
-          d->sink.on_event;
-      void *const ud = d->sink.ud;
-      el_ev_event_t *const ev = &d->ev;
-      uint64_t nfast = 0;
-      int stop = 0;
-      /* After a skipped body the general path checks the landing first. */
-      size_t end = d->landing ? i : len;
-      while (end - i >= 10) {
-        const uint8_t *p = buf + i;
-        uint16_t type = el__be16(p);
-        uint32_t t = type < ntab ? tab[type] : 0;
-        size_t size = t & T_SIZE_MASK;
-        if (!(t & T_FAST))
-          break;
-        if (i + 10 + size > lim) {
-          if (cand || (lim = fast_limit(d, buf, len, i, &cand),
-                       i + 10 + size > lim))
-            break;
-        }
-        uint64_t off = base + i;
-        if (off < bend) {
-          if (off + 10 + size > bend)
-            break; /* crosses the block end: frame() reports it */
-          ev->cap = bcap;
-        } else {
-          ev->cap = EL_EV_NO_CAP;
-        }
-        ev->type = type;
-        ev->t_ns = el__be64(p + 2);
-        ev->offset = off;
-        ev->payload = p + 10;
-        ev->payload_len = (uint32_t)size;
-        ev->known = 1;
-        el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
-        nfast++;
-        i += 10 + size;
-        if (on_event && on_event(ud, ev)) {
-          stop = 1;
-          break;
-        }
-      }
-      d->stats.events += nfast;
-      if (nfast && ev->t_ns > d->sess_tmax)
-        d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
-      if (stop) {
-        rc = EL_ESTOPPED;
-        goto out;
-      }
+    if (fast_run(d, buf, len, &i, &lim, &cand)) {
+      rc = EL_ESTOPPED;
+      goto out;
     }
     /* general path: one event that is not a fast one */
     if (i == len)
