@@ -97,7 +97,6 @@ static void stats_usage(FILE *f) {
              "source options (docs/sources.md):\n%s", el_src_opts_help());
 }
 
-
 /* SIGINT/SIGTERM while reading a regular file: stop after the current
  * read and print the report (docs/sources.md, "End of input"). */
 static volatile sig_atomic_t stop_signal;
@@ -221,7 +220,7 @@ static int stats_live(const el_src_opts_t *o) {
 typedef struct {
   const char *path; /* for messages ("-" = stdin) */
   int fd;
-  uint8_t *buf;     /* CHUNK bytes */
+  uint8_t *buf; /* CHUNK bytes */
   el_ev_decoder_t *d;
 } reader_t;
 

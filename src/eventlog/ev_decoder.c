@@ -137,7 +137,7 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab;            /* per id, all 65536: T_* bits (0 = undeclared;
+  uint32_t *tab; /* per id, all 65536: T_* bits (0 = undeclared;
                                every id >= ntab is undeclared) */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
