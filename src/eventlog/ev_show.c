@@ -5,8 +5,10 @@
  *   "Event Types:\n" "<id>: <desc> (size <n>|variable)\n"... "\n"
  *   "Events:\n" then "<t>: [cap <c>: ]<text>\n" for every event,
  * stable-sorted by timestamp. Each event is formatted into one text arena
- * when it arrives; finish sorts (timestamp, arena offset) records with a
- * stable merge sort and writes the lines in large fwrite calls.
+ * when it arrives, with a (timestamp, line) record; past the sort memory
+ * budget the records are ordered and spilled as a sorted run to a
+ * temporary file ("sorting in bounded memory" below); finish merges and
+ * writes the lines in large write(2) calls.
  *
  * Deviations (docs/eventlog.md): invalid UTF-8 is printed as is (in
  * Haskell `show` lists it becomes U+FFFD) where ghc-events stops decoding;
