@@ -24,15 +24,17 @@
 #define CHUNK (1u << 20)
 
 static void show_usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live show [--json] [--sort-memory SIZE] "
-             "[FILE | - | SOURCE OPTIONS]\n"
-             "Print every event like `ghc-events show`.\n"
-             "  --json  one JSON object per event (name, time, Unix time, "
-             "cap, fields),\n          in arrival order\n"
-             "  --sort-memory SIZE  sort in at most about SIZE bytes of "
-             "memory (K, M, G;\n          default 64M), the rest in a "
-             "temporary file in $TMPDIR or /tmp\n\n"
-             "source options (docs/sources.md):\n%s", el_src_opts_help());
+  fprintf(f,
+          "usage: eventlog-live show [--json] [--sort-memory SIZE] "
+          "[FILE | - | SOURCE OPTIONS]\n"
+          "Print every event like `ghc-events show`.\n"
+          "  --json  one JSON object per event (name, time, Unix time, "
+          "cap, fields),\n          in arrival order\n"
+          "  --sort-memory SIZE  sort in at most about SIZE bytes of "
+          "memory (K, M, G;\n          default 64M), the rest in a "
+          "temporary file in $TMPDIR or /tmp\n\n"
+          "source options (docs/sources.md):\n%s",
+          el_src_opts_help());
 }
 
 /* The formatter in use: the ghc-events text (sorted at the end) or JSON
@@ -91,13 +93,13 @@ static int take_sort_memory(int *argc, char **argv, size_t *bytes) {
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (shift)
-      end++;
+    if (shift) end++;
     if (bad || end == v || *end || errno || *v == '-' || n >> (63 - shift) ||
         (n << shift) < 1024) {
       fprintf(stderr,
               "eventlog-live: show: --sort-memory: '%s' is not a size of "
-              "at least 1K (bytes, or a number with K, M or G)\n", v);
+              "at least 1K (bytes, or a number with K, M or G)\n",
+              v);
       return -1;
     }
     *bytes = (size_t)(n << shift);
@@ -151,8 +153,7 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
   static char obuf[1 << 16];
   setvbuf(stdout, obuf, json ? _IOLBF : _IOFBF, sizeof obuf);
   fmt_t f;
-  if (fmt_new(&f, json, sort_memory))
-    return 1;
+  if (fmt_new(&f, json, sort_memory)) return 1;
   if (el_src_opts_live(o)) /* never hold an event back: it may pause */
     json ? el_ev_json_set_opts(f.ud, EL_EV_OPT_LIVE)
          : el_ev_show_set_opts(f.ud, EL_EV_OPT_LIVE);
@@ -222,8 +223,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   const el_diag_t *fd = f->diag(f->ud);
   if (is_errno(frc) && fd->code == frc && fd->msg[0]) {
     /* the sort's temporary file failed: nothing was printed */
-    if (frc != rc)
-      fprintf(stderr, "eventlog-live: show: %s\n", fd->msg);
+    if (frc != rc) fprintf(stderr, "eventlog-live: show: %s\n", fd->msg);
     status = 1;
   } else if (is_errno(frc)) { /* writing the output failed: reported
                                  whatever the input did */
@@ -283,8 +283,7 @@ int el_cmd_show(int argc, char **argv) {
   el_src_opts_t o;
   int json = take_json_flag(&argc, argv);
   size_t sort_memory;
-  if (take_sort_memory(&argc, argv, &sort_memory))
-    return 2;
+  if (take_sort_memory(&argc, argv, &sort_memory)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
   if (!path && !err) return show_live(&o, json, sort_memory);
   if (!path) {

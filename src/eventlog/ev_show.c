@@ -35,6 +35,10 @@ typedef struct {
   uint32_t pad;
 } rec_t;
 
+typedef struct {
+  uint64_t off, len; /* a sorted run: where in the spill file */
+} srun_t;
+
 struct el_ev_show_s {
   FILE *out;
   el_ev_decoder_t *dec;
@@ -47,14 +51,12 @@ struct el_ev_show_s {
   const el_ev_header_t *h;  /* current session header */
   int failed;               /* out of memory */
   /* sorting in bounded memory: */
-  size_t budget;            /* bytes of lines and records held at most */
-  int spill_fd;             /* the temporary file of sorted runs, or -1 */
-  uint64_t spill_end;       /* bytes written to it */
-  struct {
-    uint64_t off, len;      /* a sorted run: where in the file */
-  } *runs;
+  size_t budget;      /* bytes of lines and records held at most */
+  int spill_fd;       /* the temporary file of sorted runs, or -1 */
+  uint64_t spill_end; /* bytes written to it */
+  srun_t *runs;       /* the sorted runs in it, in stream order */
   size_t nruns, runcap;
-  char *wbuf;               /* IOBUF bytes to the spill file */
+  char *wbuf; /* IOBUF bytes to the spill file */
   size_t wlen;
   int ioerr;                /* a negated errno: the spill file failed */
   char spill_dir[512];      /* its directory, for messages */
@@ -709,7 +711,7 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
  * stretch of the stream, so this is the same stable sort: the output is
  * identical whatever the budget. */
 
-#define FANIN 64 /* runs merged at once */
+#define FANIN 64     /* runs merged at once */
 #define SPILL_REC 12 /* a spilled record: t (8 bytes), len (4), the line */
 #define IOBUF ((size_t)1 << 20)
 
@@ -923,10 +925,10 @@ static int spill_run(el_ev_show_t *s) {
 
 /* Reading one run back. */
 typedef struct {
-  uint64_t pos, end; /* file offsets: next byte to read, end of the run */
-  char *buf;         /* cap bytes, then LINE_SLACK */
-  size_t cap, lo, hi;/* bytes [lo, hi) of buf are read, not yet used */
-  uint64_t t;        /* the current record: */
+  uint64_t pos, end;  /* file offsets: next byte to read, end of the run */
+  char *buf;          /* cap bytes, then LINE_SLACK */
+  size_t cap, lo, hi; /* bytes [lo, hi) of buf are read, not yet used */
+  uint64_t t;         /* the current record: */
   const char *line;
   uint32_t len;
 } reader_t;
@@ -1081,8 +1083,7 @@ static int merge_runs(el_ev_show_t *s, size_t first, size_t k, out_t *o) {
   if (!o && !rc && !(rc = spill_flush(s))) {
     for (size_t i = 0; i < k; i++) /* give the merged runs' disk back */
       fallocate(s->spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                (off_t)s->runs[first + i].off,
-                (off_t)s->runs[first + i].len);
+                (off_t)s->runs[first + i].off, (off_t)s->runs[first + i].len);
     s->runs[first].off = from;
     s->runs[first].len = s->spill_end - from;
     memmove(s->runs + first + 1, s->runs + first + k,
@@ -1120,8 +1121,7 @@ static int finish_spill(el_ev_show_t *s) {
   s->nrec = s->rcap = 0;
   while (!rc && s->nruns > FANIN)
     for (size_t i = 0; !rc && i + 1 < s->nruns; i++)
-      rc = merge_runs(s, i, s->nruns - i < FANIN ? s->nruns - i : FANIN,
-                      NULL);
+      rc = merge_runs(s, i, s->nruns - i < FANIN ? s->nruns - i : FANIN, NULL);
   return rc;
 }
 

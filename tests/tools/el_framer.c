@@ -51,24 +51,19 @@ typedef struct {
 /* Parse the header at p[0..n): fill f->len; returns the offset of the
  * first event, or 0 if the header is malformed or longer than n. */
 static size_t header(framer_t *f, const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < 65536; i++)
-    f->len[i] = 1;
-  if (n < 12 || memcmp(p, "hdrbhetb", 8))
-    return 0;
+  for (size_t i = 0; i < 65536; i++) f->len[i] = 1;
+  if (n < 12 || memcmp(p, "hdrbhetb", 8)) return 0;
   size_t o = 8;
   while (o + 4 <= n && !memcmp(p + o, "etb\0", 4)) {
-    if (o + 16 > n)
-      return 0;
+    if (o + 16 > n) return 0;
     uint32_t id = be16(p + o + 4), size = be16(p + o + 6);
     size_t dl = be32(p + o + 8);
-    if (o + 16 + dl > n)
-      return 0;
+    if (o + 16 + dl > n) return 0;
     size_t xl = be32(p + o + 12 + dl);
     o += 12 + dl + 4 + xl + 4; /* through "ete\0" */
     f->len[id] = size == 0xFFFF ? 0 : 10 + size;
   }
-  if (o + 12 > n || memcmp(p + o, "hetehdredatb", 12))
-    return 0;
+  if (o + 12 > n || memcmp(p + o, "hetehdredatb", 12)) return 0;
   return o + 12;
 }
 
@@ -84,10 +79,8 @@ static size_t frame(framer_t *f, const uint8_t *p, size_t n) {
       f->stopped = 1; /* DATA_END (never declared) or undeclared */
       break;
     }
-    if (l == 0)
-      l = 12 + be16(p + i + 10);
-    if (l > n - i)
-      break;
+    if (l == 0) l = 12 + be16(p + i + 10);
+    if (l > n - i) break;
     uint64_t t;
     memcpy(&t, p + i + 2, 8);
     tsum += t;
@@ -110,8 +103,7 @@ static int run_read(framer_t *f, int fd, uint8_t *buf) {
     have += (size_t)k;
     if (!done) {
       if (!(pos = header(f, buf, have))) {
-        if (have > CHUNK)
-          break; /* a header over 256 KiB, or malformed */
+        if (have > CHUNK) break; /* a header over 256 KiB, or malformed */
         continue;
       }
       done = 1;
@@ -120,22 +112,19 @@ static int run_read(framer_t *f, int fd, uint8_t *buf) {
     memmove(buf, buf + pos, have - pos);
     have -= pos;
     pos = 0;
-    if (have > CHUNK)
-      break;
+    if (have > CHUNK) break;
   }
   return done ? 0 : -1;
 }
 
 static int run_mmap(framer_t *f, int fd, size_t size) {
   const uint8_t *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED)
-    return -1;
+  if (p == MAP_FAILED) return -1;
   madvise((void *)p, size, MADV_SEQUENTIAL);
   f->events = f->tsum = 0;
   f->stopped = 0;
   size_t pos = header(f, p, size);
-  if (pos)
-    frame(f, p + pos, size - pos);
+  if (pos) frame(f, p + pos, size - pos);
   munmap((void *)p, size);
   return pos ? 0 : -1;
 }
@@ -170,9 +159,10 @@ int main(int argc, char **argv) {
       }
       best = t < best ? t : best;
     }
-    printf("framer %-4s %6.2f GB/s %llu events %.3f s cpu (timestamp sum %llx)\n",
-           way ? "mmap" : "read", (double)sb.st_size / best / 1e9,
-           (unsigned long long)f->events, best, (unsigned long long)f->tsum);
+    printf(
+        "framer %-4s %6.2f GB/s %llu events %.3f s cpu (timestamp sum %llx)\n",
+        way ? "mmap" : "read", (double)sb.st_size / best / 1e9,
+        (unsigned long long)f->events, best, (unsigned long long)f->tsum);
   }
   free(buf);
   free(f);

@@ -54,15 +54,12 @@ static int on_count(void *ud, const el_ev_event_t *ev) {
 
 static int on_marker(void *ud, const el_ev_event_t *ev) {
   count_t *c = ud;
-  if (!c->events++)
-    c->first_event = ev->offset;
-  if (ev->type != EL_EV_BLOCK_MARKER)
-    return 0;
+  if (!c->events++) c->first_event = ev->offset;
+  if (ev->type != EL_EV_BLOCK_MARKER) return 0;
   if (c->nmarkers == c->cap) {
     c->cap = c->cap ? 2 * c->cap : 1024;
     uint64_t *m = realloc(c->markers, c->cap * sizeof *m);
-    if (!m)
-      return 1;
+    if (!m) return 1;
     c->markers = m;
   }
   c->markers[c->nmarkers++] = ev->offset;
@@ -83,10 +80,8 @@ static void *decode_part(void *arg) {
   memset(&pt->c, 0, sizeof pt->c);
   el_ev_sink_t sink = {.ud = &pt->c, .on_event = on_count};
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
-  if (!d)
-    return NULL;
-  if (pt->hdr)
-    el_ev_decoder_feed(d, pt->hdr, pt->hdrlen);
+  if (!d) return NULL;
+  if (pt->hdr) el_ev_decoder_feed(d, pt->hdr, pt->hdrlen);
   for (size_t o = 0; o < pt->n; o += FEED)
     el_ev_decoder_feed(d, pt->p + o, pt->n - o < FEED ? pt->n - o : FEED);
   el_ev_decoder_finish(d);
@@ -124,8 +119,7 @@ int main(int argc, char **argv) {
   }
   size_t n;
   uint8_t *buf = read_file(argv[a], &n);
-  if (!buf)
-    return 1;
+  if (!buf) return 1;
   count_t scan = {0};
   el_ev_sink_t sink = {.ud = &scan, .on_event = on_marker};
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
@@ -146,8 +140,10 @@ int main(int argc, char **argv) {
   }
   part_t whole = {.p = buf, .n = n};
   part_t half[2] = {{.p = buf, .n = split},
-                    {.hdr = buf, .hdrlen = scan.first_event,
-                     .p = buf + split, .n = n - split}};
+                    {.hdr = buf,
+                     .hdrlen = scan.first_event,
+                     .p = buf + split,
+                     .n = n - split}};
   double best_s = 1e30, best_p = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = now_s();
@@ -165,15 +161,17 @@ int main(int argc, char **argv) {
   uint64_t pt = half[0].c.tsum + half[1].c.tsum;
   printf("serial   %.3f s %6.2f GB/s (%llu events)\n", best_s,
          (double)n / best_s / 1e9, (unsigned long long)whole.c.events);
-  printf("parallel %.3f s %6.2f GB/s (2 threads, split at byte %llu of "
-         "%zu): %.2fx the serial speed\n",
-         best_p, (double)n / best_p / 1e9, (unsigned long long)split, n,
-         best_s / best_p);
+  printf(
+      "parallel %.3f s %6.2f GB/s (2 threads, split at byte %llu of "
+      "%zu): %.2fx the serial speed\n",
+      best_p, (double)n / best_p / 1e9, (unsigned long long)split, n,
+      best_s / best_p);
   free(scan.markers);
   free(buf);
   if (pe != whole.c.events || pt != whole.c.tsum) {
-    fprintf(stderr, "el_par_decode: the halves count %llu events, the "
-                    "whole %llu\n",
+    fprintf(stderr,
+            "el_par_decode: the halves count %llu events, the "
+            "whole %llu\n",
             (unsigned long long)pe, (unsigned long long)whole.c.events);
     return 1;
   }
