@@ -137,8 +137,8 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab; /* per id, all 65536: T_* bits (0 = undeclared;
-                               every id >= ntab is undeclared) */
+  uint32_t *tab; /* per id up to ntab (its last entry, 0, included):
+                    T_* bits, 0 = undeclared */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -340,13 +340,8 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   size_t n;
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
-  /* header_begin writes the magic without allocating; the type table
-   * has an entry for every 16-bit id, so no lookup needs a bounds check
-   * (fast_run). */
-  d->tab = el_calloc(65536, sizeof *d->tab);
-  d->tabcap = d->tab ? 65536 : 0;
-  if (!d->tab || el_grow(&d->hbuf, &d->hcap, 256, 1)) {
-    el_free(d->tab);
+  /* header_begin writes the magic without allocating. */
+  if (el_grow(&d->hbuf, &d->hcap, 256, 1)) {
     el_free(d);
     return NULL;
   }
@@ -516,7 +511,9 @@ static int header_done(el_ev_decoder_t *d) {
   /* Entries below tabcap are all zero here (header_begin cleared the
    * previous session's); zero the new part. */
   size_t old = d->tabcap;
-  if (el_grow(&d->tab, &d->tabcap, ntab, sizeof *d->tab))
+  /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
+   * the entry fast_run reads for every id >= ntab. */
+  if (el_grow(&d->tab, &d->tabcap, ntab + 1, sizeof *d->tab))
     return EL_ENOMEM;
   if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
     memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
@@ -1463,15 +1460,16 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * before *lim (no start of the stray pattern before it: data_feed; *cand
  * as there), inside buf and inside the current block. Everything it reads
  * from d changes only on the general path, so it is loaded into locals
- * once. The type table has an entry for every 16-bit id (0 for an
- * undeclared one: not fast), so the type indexes it without a bounds
- * check, and one comparison against the nearest of the limits decides
+ * once. An id past the declared ones reads the table's last entry, which
+ * is 0 (undeclared: not fast), through a select instead of a branch, and
+ * one comparison against the nearest of the limits decides
  * whether an event is taken; the limits are told apart only when an event
  * reaches one. *ip advances over the events delivered. Returns 1 when the
  * sink asked to stop. */
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
   const uint32_t *tab = d->tab;
+  const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
   const el__ev_layout_t *layouts = d->layouts;
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
@@ -1488,7 +1486,8 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     const uint16_t cap = in_block ? d->block_cap : EL_EV_NO_CAP;
     while (i + 10 <= r) {
       const uint8_t *p = buf + i;
-      uint32_t t = tab[el__be16(p)];
+      uint32_t type = el__be16(p);
+      uint32_t t = tab[type < ntab ? type : ntab]; /* a select: no branch */
       size_t n = 10 + (t & T_SIZE_MASK);
       if (!(t & T_FAST) || i + n > r)
         break;
@@ -1510,7 +1509,8 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     /* Which limit the next event reaches, if any. */
     if (end - i < 10)
       break;
-    uint32_t t = tab[el__be16(buf + i)];
+    uint32_t type = el__be16(buf + i);
+    uint32_t t = tab[type < ntab ? type : ntab];
     size_t n = 10 + (t & T_SIZE_MASK);
     if (!(t & T_FAST) || i + n > end)
       break;
