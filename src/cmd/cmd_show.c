@@ -24,12 +24,17 @@
 #define CHUNK (1u << 20)
 
 static void show_usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live show [--json] [FILE | - | SOURCE OPTIONS]"
-             "\n"
-             "Print every event like `ghc-events show`.\n"
-             "  --json  one JSON object per event (name, time, Unix time, "
-             "cap, fields),\n          in arrival order\n\n"
-             "source options (docs/sources.md):\n%s", el_src_opts_help());
+  fprintf(f,
+          "usage: eventlog-live show [--json] [--sort-memory SIZE] "
+          "[FILE | - | SOURCE OPTIONS]\n"
+          "Print every event like `ghc-events show`.\n"
+          "  --json  one JSON object per event (name, time, Unix time, "
+          "cap, fields),\n          in arrival order\n"
+          "  --sort-memory SIZE  sort in at most about SIZE bytes of "
+          "memory (K, M, G;\n          default 64M), the rest in a "
+          "temporary file in $TMPDIR or /tmp\n\n"
+          "source options (docs/sources.md):\n%s",
+          el_src_opts_help());
 }
 
 /* The formatter in use: the ghc-events text (sorted at the end) or JSON
@@ -65,6 +70,44 @@ static int take_json_flag(int *argc, char **argv) {
   return found;
 }
 
+/* "--sort-memory SIZE" / "--sort-memory=SIZE": bytes, or a number with
+ * K, M or G (powers of 1024). Removed from argv (in place). Returns 0
+ * (*bytes = 0 when absent) or -1 after a message on stderr. */
+static int take_sort_memory(int *argc, char **argv, size_t *bytes) {
+  int k = 1, bad = 0;
+  *bytes = 0;
+  for (int i = 1; i < *argc; i++) {
+    const char *v = NULL;
+    if (!strcmp(argv[i], "--sort-memory")) {
+      if (i + 1 < *argc)
+        v = argv[++i];
+      else
+        bad = 1, v = "";
+    } else if (!strncmp(argv[i], "--sort-memory=", 14)) {
+      v = argv[i] + 14;
+    } else {
+      argv[k++] = argv[i];
+      continue;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift) end++;
+    if (bad || end == v || *end || errno || *v == '-' || n >> (63 - shift) ||
+        (n << shift) < 1024) {
+      el_eprintf("show: --sort-memory: '%s' is not a size of at least 1K "
+                 "(bytes, or a number with K, M or G)\n",
+                 v);
+      return -1;
+    }
+    *bytes = (size_t)(n << shift);
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return 0;
+}
+
 /* A negated errno (a system error such as a failed write), as opposed
  * to one of our EL_E* codes. */
 static int is_errno(int rc) { return rc < 0 && rc > -4096; }
@@ -78,7 +121,7 @@ static const el_diag_t *show_diag(void *ud) { return el_ev_show_diag(ud); }
 static void show_free(void *ud) { el_ev_show_free(ud); }
 
 /* Create the formatter writing to stdout; 0 or -1 when out of memory. */
-static int fmt_new(fmt_t *f, int json) {
+static int fmt_new(fmt_t *f, int json, size_t sort_memory) {
   if (json) {
     *f = (fmt_t){el_ev_json_new(stdout), json_feed, json_finish, json_reset,
                  json_diag, json_free};
@@ -90,18 +133,19 @@ static int fmt_new(fmt_t *f, int json) {
     el_eprintf("show: out of memory\n");
     return -1;
   }
+  if (!json && sort_memory)
+    el_ev_show_set_sort_memory(f->ud, sort_memory); /* >= 1K: checked */
   return 0;
 }
 
 /* Any other source (sockets, --follow, tee): run it through the pump. Each
  * connection resets the formatter's decoder (a fresh header follows); the
  * output is printed once, at the end of input. */
-static int show_live(const el_src_opts_t *o, int json) {
+static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
   static char obuf[1 << 16];
   setvbuf(stdout, obuf, json ? _IOLBF : _IOFBF, sizeof obuf);
   fmt_t f;
-  if (fmt_new(&f, json))
-    return 1;
+  if (fmt_new(&f, json, sort_memory)) return 1;
   if (el_src_opts_live(o)) /* never hold an event back: it may pause */
     json ? el_ev_json_set_opts(f.ud, EL_EV_OPT_LIVE)
          : el_ev_show_set_opts(f.ud, EL_EV_OPT_LIVE);
@@ -162,8 +206,13 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
     status = 1;
   }
   int frc = f->finish(f->ud);
-  if (is_errno(frc)) { /* writing the output failed: reported whatever
-                          the input did */
+  const el_diag_t *fd = f->diag(f->ud);
+  if (is_errno(frc) && fd->code == frc && fd->msg[0]) {
+    /* the sort's temporary file failed: nothing was printed */
+    if (frc != rc) el_eprintf("show: %s\n", fd->msg);
+    status = 1;
+  } else if (is_errno(frc)) { /* writing the output failed: reported
+                                 whatever the input did */
     el_eprintf("show: writing the output: %s\n", el_strerror(frc));
     status = 1;
     written_bad = 1;
@@ -188,7 +237,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
 }
 
 /* A file or stdin ("-") read directly with read(2). */
-static int show_direct(const char *path, int json) {
+static int show_direct(const char *path, int json, size_t sort_memory) {
   int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
   if (fd < 0) {
     el_eprintf("show: %s: %s\n", path, strerror(errno));
@@ -198,7 +247,7 @@ static int show_direct(const char *path, int json) {
   setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
   fmt_t f;
   uint8_t *buf = malloc(CHUNK);
-  if (!buf || fmt_new(&f, json)) {
+  if (!buf || fmt_new(&f, json, sort_memory)) {
     free(buf);
     if (fd > 0) close(fd);
     return 1;
@@ -217,11 +266,13 @@ int el_cmd_show(int argc, char **argv) {
   int err;
   el_src_opts_t o;
   int json = take_json_flag(&argc, argv);
+  size_t sort_memory;
+  if (take_sort_memory(&argc, argv, &sort_memory)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
-  if (!path && !err) return show_live(&o, json);
+  if (!path && !err) return show_live(&o, json, sort_memory);
   if (!path) {
     show_usage(err == 1 ? stdout : stderr);
     return err == 1 ? 0 : 2;
   }
-  return show_direct(path, json);
+  return show_direct(path, json, sort_memory);
 }

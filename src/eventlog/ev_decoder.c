@@ -137,7 +137,8 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab;            /* per id below ntab: T_* bits (0 = undeclared) */
+  uint32_t *tab; /* per id up to ntab (its last entry, 0, included):
+                    T_* bits, 0 = undeclared */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -510,7 +511,9 @@ static int header_done(el_ev_decoder_t *d) {
   /* Entries below tabcap are all zero here (header_begin cleared the
    * previous session's); zero the new part. */
   size_t old = d->tabcap;
-  if (el_grow(&d->tab, &d->tabcap, ntab, sizeof *d->tab))
+  /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
+   * the entry fast_run reads for every id >= ntab. */
+  if (el_grow(&d->tab, &d->tabcap, ntab + 1, sizeof *d->tab))
     return EL_ENOMEM;
   if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
     memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
@@ -1458,6 +1461,79 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return rc;
 }
 
+/* The fast path: whole fixed-size integer-only events from buf + *ip,
+ * before *lim (no start of the stray pattern before it: data_feed; *cand
+ * as there), inside buf and inside the current block. Everything it reads
+ * from d changes only on the general path, so it is loaded into locals
+ * once. An id past the declared ones reads the table's last entry, which
+ * is 0 (undeclared: not fast), through a select instead of a branch, and
+ * one comparison against the nearest of the limits decides
+ * whether an event is taken; the limits are told apart only when an event
+ * reaches one. *ip advances over the events delivered. Returns 1 when the
+ * sink asked to stop. */
+static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                    size_t *ip, size_t *lim, int *cand) {
+  const uint32_t *tab = d->tab;
+  const uint32_t ntab = (uint32_t)d->ntab;
+  const uint64_t base = d->base, bend = d->block_end;
+  const el__ev_layout_t *layouts = d->layouts;
+  int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
+  void *const ud = d->sink.ud;
+  el_ev_event_t *const ev = &d->ev;
+  size_t i = *ip, nfast = 0;
+  /* After a skipped body the general path checks the landing first. */
+  const size_t end = d->landing ? i : len;
+  int stop = 0;
+  for (;;) {
+    int in_block = base + i < bend;
+    size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
+    r = r < *lim ? r : *lim;
+    const uint16_t cap = in_block ? d->block_cap : EL_EV_NO_CAP;
+    while (i + 10 <= r) {
+      const uint8_t *p = buf + i;
+      uint32_t type = el__be16(p);
+      uint32_t t = tab[type < ntab ? type : ntab]; /* a select: no branch */
+      size_t n = 10 + (t & T_SIZE_MASK);
+      if (!(t & T_FAST) || i + n > r)
+        break;
+      ev->cap = cap;
+      ev->type = el__be16(p);
+      ev->t_ns = el__be64(p + 2);
+      ev->offset = base + i;
+      ev->payload = p + 10;
+      ev->payload_len = (uint32_t)(n - 10);
+      ev->known = 1;
+      el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+      nfast++;
+      i += n;
+      if (on_event && on_event(ud, ev)) {
+        stop = 1;
+        goto done;
+      }
+    }
+    /* Which limit the next event reaches, if any. */
+    if (end - i < 10)
+      break;
+    uint32_t type = el__be16(buf + i);
+    uint32_t t = tab[type < ntab ? type : ntab];
+    size_t n = 10 + (t & T_SIZE_MASK);
+    if (!(t & T_FAST) || i + n > end)
+      break;
+    if (in_block && base + i + n > bend)
+      break; /* crosses the block end: frame() reports it */
+    if (i + n > *lim &&
+        (*cand || (*lim = fast_limit(d, buf, len, i, cand), i + n > *lim)))
+      break;
+    /* else: the block ended at i, or the window looked at grew */
+  }
+done:
+  d->stats.events += nfast;
+  if (nfast && ev->t_ns > d->sess_tmax)
+    d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
+  *ip = i;
+  return stop;
+}
+
 /* Decode events in buf; *used receives bytes consumed. */
 static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                      size_t *used, errs_t *E) {
@@ -1471,66 +1547,10 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
    * no byte ahead. cand: lim is such a start, not just how far we looked. */
   size_t lim = i;
   int cand = 0;
-  /* Fast path: whole fixed-size integer-only events inside buf, before
-   * any place where a new connection's stream may start. Everything it
-   * reads from d changes only on the general path, so it is loaded into
-   * locals once per run of fast events. */
   while (d->state == ST_DATA) {
-    {
-      const uint32_t *tab = d->tab;
-      const size_t ntab = d->ntab;
-      const uint64_t base = d->base, bend = d->block_end;
-      const uint16_t bcap = d->block_cap;
-      const el__ev_layout_t *layouts = d->layouts;
-      int (*const on_event)(void *, const el_ev_event_t *) =
-          d->sink.on_event;
-      void *const ud = d->sink.ud;
-      el_ev_event_t *const ev = &d->ev;
-      uint64_t nfast = 0;
-      int stop = 0;
-      /* After a skipped body the general path checks the landing first. */
-      size_t end = d->landing ? i : len;
-      while (end - i >= 10) {
-        const uint8_t *p = buf + i;
-        uint16_t type = el__be16(p);
-        uint32_t t = type < ntab ? tab[type] : 0;
-        size_t size = t & T_SIZE_MASK;
-        if (!(t & T_FAST))
-          break;
-        if (i + 10 + size > lim) {
-          if (cand || (lim = fast_limit(d, buf, len, i, &cand),
-                       i + 10 + size > lim))
-            break;
-        }
-        uint64_t off = base + i;
-        if (off < bend) {
-          if (off + 10 + size > bend)
-            break; /* crosses the block end: frame() reports it */
-          ev->cap = bcap;
-        } else {
-          ev->cap = EL_EV_NO_CAP;
-        }
-        ev->type = type;
-        ev->t_ns = el__be64(p + 2);
-        ev->offset = off;
-        ev->payload = p + 10;
-        ev->payload_len = (uint32_t)size;
-        ev->known = 1;
-        el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
-        nfast++;
-        i += 10 + size;
-        if (on_event && on_event(ud, ev)) {
-          stop = 1;
-          break;
-        }
-      }
-      d->stats.events += nfast;
-      if (nfast && ev->t_ns > d->sess_tmax)
-        d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
-      if (stop) {
-        rc = EL_ESTOPPED;
-        goto out;
-      }
+    if (fast_run(d, buf, len, &i, &lim, &cand)) {
+      rc = EL_ESTOPPED;
+      goto out;
     }
     /* general path: one event that is not a fast one */
     if (i == len)

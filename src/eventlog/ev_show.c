@@ -5,8 +5,10 @@
  *   "Event Types:\n" "<id>: <desc> (size <n>|variable)\n"... "\n"
  *   "Events:\n" then "<t>: [cap <c>: ]<text>\n" for every event,
  * stable-sorted by timestamp. Each event is formatted into one text arena
- * when it arrives; finish sorts (timestamp, arena offset) records with a
- * stable merge sort and writes the lines in large fwrite calls.
+ * when it arrives, with a (timestamp, line) record; past the sort memory
+ * budget the records are ordered and spilled as a sorted run to a
+ * temporary file ("sorting in bounded memory" below); finish merges and
+ * writes the lines in large write(2) calls.
  *
  * Deviations (docs/eventlog.md): invalid UTF-8 is printed as is (in
  * Haskell `show` lists it becomes U+FFFD) where ghc-events stops decoding;
@@ -14,7 +16,9 @@
  * instead of an error; later sessions' events follow the first session's
  * (only its type table is printed). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +35,10 @@ typedef struct {
   uint32_t pad;
 } rec_t;
 
+typedef struct {
+  uint64_t off, len; /* a sorted run: where in the spill file */
+} srun_t;
+
 struct el_ev_show_s {
   FILE *out;
   el_ev_decoder_t *dec;
@@ -42,6 +50,16 @@ struct el_ev_show_s {
   size_t nrec, rcap;
   const el_ev_header_t *h;  /* current session header */
   int failed;               /* out of memory */
+  /* sorting in bounded memory: */
+  size_t budget;      /* bytes of lines and records held at most */
+  int spill_fd;       /* the temporary file of sorted runs, or -1 */
+  uint64_t spill_end; /* bytes written to it */
+  srun_t *runs;       /* the sorted runs in it, in stream order */
+  size_t nruns, runcap;
+  char *wbuf; /* IOBUF bytes to the spill file */
+  size_t wlen;
+  int ioerr;                /* a negated errno: the spill file failed */
+  char spill_dir[512];      /* its directory, for messages */
   el_diag_t corrupt;        /* first corruption the decoder recovered from */
   el_diag_t diag;
 };
@@ -196,9 +214,12 @@ static char *put_stack(char *w, const el_ev_value_t *v) {
   return w;
 }
 
-/* Format the body of a known event; returns NULL if the type has no
- * template (printed like an unknown event: its description). */
-static char *body(char *w, const el_ev_event_t *e) {
+/* Format the body of a known event, by groups of types (each returns NULL
+ * for a type not in its group). One line per case: the layout is a table
+ * of the texts, kept out of clang-format. */
+// clang-format off
+/* Types: threads, GC, sparks threads, messages, start-up (the most frequent first). */
+static char *body_threads(char *w, const el_ev_event_t *e) {
   const el_ev_value_t *v = e->v;
   switch (e->type) {
   case EL_EV_CREATE_THREAD: S("creating thread "); U(v[0].u); break;
@@ -233,6 +254,16 @@ static char *body(char *w, const el_ev_event_t *e) {
   case EL_EV_GC_DONE: S("GC done"); break;
   case EL_EV_VERSION: S("compiler version is "); V(v[0].s); break;
   case EL_EV_PROGRAM_INVOCATION: S("program invocation: "); V(v[0].s); break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* Types: capsets, process, capabilities, sparks. */
+static char *body_capsets(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
   case EL_EV_CAPSET_CREATE:
     S("created capset "); U(v[0].u); S(" of type ");
     w = put_s(w, v[1].u == 1   ? "CapsetCustom"
@@ -281,6 +312,16 @@ static char *body(char *w, const el_ev_event_t *e) {
   case EL_EV_CAP_DELETE: S("deleted cap "); U(v[0].u); break;
   case EL_EV_CAP_DISABLE: S("disabled cap "); U(v[0].u); break;
   case EL_EV_CAP_ENABLE: S("enabled cap "); U(v[0].u); break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* Types: heap, GC statistics, tasks, markers, Eden. */
+static char *body_heap(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
   case EL_EV_HEAP_ALLOCATED:
     S("allocated on heap capset "); U(v[0].u); S(": "); U(v[1].u);
     S(" total bytes till now");
@@ -343,6 +384,16 @@ static char *body(char *w, const el_ev_event_t *e) {
     S(" from process "); U(v[1].u); S(", thread "); U(v[2].u);
     S(" to process "); U(v[3].u); S(" on inport "); U(v[4].u);
     break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* Types: memory, Mercury, perf events. */
+static char *body_mercury(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
   case EL_EV_MEM_RETURN:
     S("memory returned (mblocks): current("); U(v[1].u); S(") needed(");
     U(v[2].u); S(") returned("); U(v[3].u); S(")");
@@ -382,6 +433,16 @@ static char *body(char *w, const el_ev_event_t *e) {
     S("perf event tracepoint "); U(v[0].u); S(" reached in OS thread ");
     U(v[1].u);
     break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* Types: profiling, IPE, binary messages. */
+static char *body_prof(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
   case EL_EV_HEAP_PROF_BEGIN: {
     S("start heap profiling "); U(v[0].u); S(" at sampling period ");
     U(v[1].u); S(" broken down by "); w = put_s(w, el__ev_breakdown_text(v[2].u));
@@ -435,6 +496,16 @@ static char *body(char *w, const el_ev_event_t *e) {
     break;
   }
   case EL_EV_USER_BINARY_MSG: S("binary message "); w = put_binary(w, v[0].s); break;
+  default:
+    return NULL;
+  }
+  return w;
+}
+
+/* Types: the non-moving GC, ticky. */
+static char *body_gc_ticky(char *w, const el_ev_event_t *e) {
+  const el_ev_value_t *v = e->v;
+  switch (e->type) {
   case EL_EV_CONC_MARK_BEGIN: S("concurrent mark began"); break;
   case EL_EV_CONC_MARK_END:
     S("concurrent mark ended: marked "); U(v[0].u); S(" objects");
@@ -465,9 +536,23 @@ static char *body(char *w, const el_ev_event_t *e) {
   return w;
 }
 
+// clang-format on
+
+/* Format the body of a known event; returns NULL if the type has no
+ * template (printed like an unknown event: its description). */
+static char *body(char *w, const el_ev_event_t *e) {
+  char *r;
+  if ((r = body_threads(w, e)) || (r = body_capsets(w, e)) ||
+      (r = body_heap(w, e)) || (r = body_mercury(w, e)) ||
+      (r = body_prof(w, e)))
+    return r;
+  return body_gc_ticky(w, e);
+}
+
 /* {====== sink ======} */
 
 #define CHUNK_BYTES ((size_t)16 << 20)
+#define SORT_MEMORY_DEFAULT ((size_t)64 << 20)
 #define LINE_SLACK 64   /* lines are copied 64 bytes at a time */
 
 static int on_header(void *ud, const el_ev_header_t *h) {
@@ -509,6 +594,8 @@ static void on_warning(void *ud, const el_diag_t *d) {
     s->corrupt = *d;
 }
 
+static int spill_run(el_ev_show_t *s);
+
 static int on_event(void *ud, const el_ev_event_t *e) {
   el_ev_show_t *s = ud;
   char *start = el_arena_reserve(
@@ -535,6 +622,12 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   r->line = start;
   r->len = (uint32_t)(w - start);
   el_arena_commit(&s->txt, r->len);
+  if (s->txt.bytes + s->rcap * sizeof *s->rec >= s->budget) {
+    int rc = spill_run(s);
+    if (rc == EL_ENOMEM)
+      s->failed = 1;
+    return rc != 0;
+  }
   return 0;
 }
 
@@ -546,6 +639,8 @@ el_ev_show_t *el_ev_show_new(FILE *out) {
     return NULL;
   s->out = out;
   s->txt.chunk_bytes = CHUNK_BYTES;
+  s->budget = SORT_MEMORY_DEFAULT;
+  s->spill_fd = -1;
   el_ev_sink_t sink = {.ud = s, .on_header = on_header,
                        .on_event = on_event, .on_warning = on_warning};
   s->dec = el_ev_decoder_new(&sink);
@@ -564,7 +659,21 @@ void el_ev_show_free(el_ev_show_t *s) {
   el_free(s->hdr);
   el_arena_free(&s->txt);
   el_free(s->rec);
+  el_free(s->runs);
+  el_free(s->wbuf);
+  if (s->spill_fd >= 0)
+    close(s->spill_fd);
   el_free(s);
+}
+
+int el_ev_show_set_sort_memory(el_ev_show_t *s, size_t bytes) {
+  if (bytes < ((size_t)1 << 10) || s->nrec || s->nruns)
+    return EL_EINVAL;
+  s->budget = bytes;
+  /* Lines are held in chunks: a few per budget, not one far larger. */
+  size_t chunk = bytes / 4 < CHUNK_BYTES ? bytes / 4 : CHUNK_BYTES;
+  s->txt.chunk_bytes = chunk < ((size_t)64 << 10) ? (size_t)64 << 10 : chunk;
+  return 0;
 }
 
 void el_ev_show_reset(el_ev_show_t *s) { el_ev_decoder_reset(s->dec); }
@@ -580,97 +689,313 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len) {
     snprintf(s->diag.msg, sizeof s->diag.msg, "out of memory");
     return EL_ENOMEM;
   }
+  if (s->ioerr)
+    return s->ioerr; /* the diag was set by spill_fail */
   if (rc)
     s->diag = *el_ev_decoder_diag(s->dec);
   return rc;
 }
 
-/* Output order: a stable k-way merge of the natural runs of the records
- * (maximal stretches with non-decreasing timestamps, in stream order).
- * Real logs have few runs (blocks of different capabilities interleave;
- * GC_END carries an earlier time), e.g. 220 for 727k events, so one heap
- * pass replaces a full sort. Ties go to the earlier run: stable. */
-typedef struct {
-  size_t cur, end;   /* next record, one past the run */
-} run_t;
+/* {====== sorting in bounded memory ======}
+ *
+ * Output order: the records stable-sorted by timestamp. The records held
+ * in memory are ordered by a stable k-way merge of their natural runs
+ * (maximal stretches with non-decreasing timestamps, in stream order):
+ * the events of a capability block are in time order, so real logs have
+ * few runs (e.g. 220 for 727k events) and one heap pass replaces a full
+ * sort. When the lines and records held reach the sort memory budget
+ * (el_ev_show_set_sort_memory), they are written out in that order as a
+ * sorted run to an unlinked temporary file, and memory is reused. At the
+ * end the runs are merged (at most FANIN at a time; more make extra
+ * passes into longer runs), ties going to the earlier run. Each run is a
+ * stretch of the stream, so this is the same stable sort: the output is
+ * identical whatever the budget. */
 
+#define FANIN 64     /* runs merged at once */
+#define SPILL_REC 12 /* a spilled record: t (8 bytes), len (4), the line */
+#define IOBUF ((size_t)1 << 20)
+
+/* A min-heap of source indexes on (key[i], i): ties to the lower index. */
 typedef struct {
-  const rec_t *rec;
-  run_t *runs;
-  uint32_t *heap;    /* run indexes, min-heap on (t of cur, run index) */
+  uint32_t *h;
   size_t n;
-} merge_t;
+  const uint64_t *key;
+} heap_t;
 
-static int run_less(const merge_t *m, uint32_t a, uint32_t b) {
-  uint64_t ta = m->rec[m->runs[a].cur].t, tb = m->rec[m->runs[b].cur].t;
+static int heap_less(const heap_t *q, uint32_t a, uint32_t b) {
+  uint64_t ta = q->key[a], tb = q->key[b];
   return ta < tb || (ta == tb && a < b);
 }
 
-static void sift_down(merge_t *m, size_t i) {
+static void heap_down(heap_t *q, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, best = i;
-    if (l < m->n && run_less(m, m->heap[l], m->heap[best]))
+    if (l < q->n && heap_less(q, q->h[l], q->h[best]))
       best = l;
-    if (l + 1 < m->n && run_less(m, m->heap[l + 1], m->heap[best]))
+    if (l + 1 < q->n && heap_less(q, q->h[l + 1], q->h[best]))
       best = l + 1;
     if (best == i)
       return;
-    uint32_t t = m->heap[i];
-    m->heap[i] = m->heap[best];
-    m->heap[best] = t;
+    uint32_t t = q->h[i];
+    q->h[i] = q->h[best];
+    q->h[best] = t;
     i = best;
   }
 }
 
-/* Set up the merge; returns 0 or EL_ENOMEM. */
+/* Heap over sources 0..n-1 whose keys are set. */
+static void heap_build(heap_t *q, size_t n) {
+  q->n = n;
+  for (size_t i = 0; i < n; i++)
+    q->h[i] = (uint32_t)i;
+  for (size_t i = n / 2; i-- > 0;)
+    heap_down(q, i);
+}
+
+/* The top source advanced (its key changed) or, gone, is dropped. */
+static void heap_next(heap_t *q, int gone) {
+  if (gone)
+    q->h[0] = q->h[--q->n];
+  heap_down(q, 0);
+}
+
+/* The natural runs of the records in memory, merged. */
+typedef struct {
+  const rec_t *rec;
+  size_t *cur, *end; /* per run: next record, one past its last */
+  uint64_t *key;     /* per run: t of its next record */
+  heap_t q;
+} merge_t;
+
+static void merge_free(merge_t *m) {
+  el_free(m->cur);
+  el_free(m->end);
+  el_free(m->key);
+  el_free(m->q.h);
+}
+
+/* Set up the merge of a[0..n); returns 0 or EL_ENOMEM. */
 static int merge_init(merge_t *m, const rec_t *a, size_t n) {
   size_t nruns = n ? 1 : 0;
   for (size_t i = 1; i < n; i++)
     nruns += a[i].t < a[i - 1].t;
+  size_t k = nruns ? nruns : 1;
+  memset(m, 0, sizeof *m);
   m->rec = a;
-  m->n = 0;
-  m->runs = el_malloc((nruns ? nruns : 1) * sizeof *m->runs);
-  m->heap = el_malloc((nruns ? nruns : 1) * sizeof *m->heap);
-  if (!m->runs || !m->heap) {
-    el_free(m->runs);
-    el_free(m->heap);
+  m->cur = el_malloc(k * sizeof *m->cur);
+  m->end = el_malloc(k * sizeof *m->end);
+  m->key = el_malloc(k * sizeof *m->key);
+  m->q.h = el_malloc(k * sizeof *m->q.h);
+  if (!m->cur || !m->end || !m->key || !m->q.h) {
+    merge_free(m);
     return EL_ENOMEM;
   }
-  size_t start = 0, k = 0;
+  size_t start = 0, r = 0;
   for (size_t i = 1; i <= n; i++)
     if (i == n || a[i].t < a[i - 1].t) {
-      m->runs[k].cur = start;
-      m->runs[k].end = i;
-      m->heap[k] = (uint32_t)k;
-      k++;
+      m->cur[r] = start;
+      m->end[r] = i;
+      m->key[r++] = a[start].t;
       start = i;
     }
-  m->n = k;
-  for (size_t i = k / 2; i-- > 0;)
-    sift_down(m, i);
+  m->q.key = m->key;
+  heap_build(&m->q, r);
   return 0;
 }
 
 /* The next record in output order, or NULL at the end. */
 static const rec_t *merge_next(merge_t *m) {
-  if (!m->n)
+  if (!m->q.n)
     return NULL;
-  uint32_t r = m->heap[0];
-  const rec_t *out = &m->rec[m->runs[r].cur++];
-  if (m->runs[r].cur == m->runs[r].end)
-    m->heap[0] = m->heap[--m->n];
-  sift_down(m, 0);
+  uint32_t r = m->q.h[0];
+  const rec_t *out = &m->rec[m->cur[r]++];
+  int gone = m->cur[r] == m->end[r];
+  if (!gone)
+    m->key[r] = m->rec[m->cur[r]].t;
+  heap_next(&m->q, gone);
   return out;
 }
 
-static void merge_free(merge_t *m) {
-  el_free(m->runs);
-  el_free(m->heap);
+/* {====== the spill file ======} */
+
+/* The first failure of the spill file: kept as the result (a negated
+ * errno) with a message naming the directory. */
+static int spill_fail(el_ev_show_t *s, const char *what, const char *dir) {
+  int e = errno ? errno : EIO;
+  if (dir)
+    snprintf(s->spill_dir, sizeof s->spill_dir, "%s", dir);
+  if (!s->ioerr) {
+    s->ioerr = -e;
+    s->diag.code = -e;
+    s->diag.offset = el_ev_decoder_offset(s->dec);
+    s->diag.event_type = -1;
+    snprintf(s->diag.msg, sizeof s->diag.msg,
+             "sorting the events: %s %.150s: %s", what, s->spill_dir,
+             strerror(e));
+  }
+  return s->ioerr;
 }
 
+/* Open the unlinked temporary file in $TMPDIR (else /tmp). Returns 0 or
+ * a negated errno, with the diag naming the directory. */
+static int spill_open(el_ev_show_t *s) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir)
+    dir = "/tmp";
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) { /* a file system without O_TMPFILE */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/eventlog-live-show-XXXXXX", dir);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+      unlink(path);
+  }
+  if (fd < 0)
+    return spill_fail(s, "creating a temporary file in", dir);
+  s->spill_fd = fd;
+  return 0;
+}
+
+/* Write the spill buffer at the end of the file. 0 or a negated errno. */
+static int spill_flush(el_ev_show_t *s) {
+  const char *p = s->wbuf;
+  size_t n = s->wlen;
+  while (n && !s->ioerr) {
+    ssize_t k = pwrite(s->spill_fd, p, n, (off_t)s->spill_end);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (k == 0)
+        errno = EIO;
+      return spill_fail(s, "writing the temporary file in", NULL);
+    }
+    p += k;
+    n -= (size_t)k;
+    s->spill_end += (uint64_t)k;
+  }
+  s->wlen = 0;
+  return s->ioerr;
+}
+
+/* Append one record to the spill file (through the buffer). */
+static int spill_put(el_ev_show_t *s, uint64_t t, const char *line,
+                     uint32_t len) {
+  if (s->wlen + SPILL_REC + len > IOBUF && spill_flush(s))
+    return s->ioerr;
+  memcpy(s->wbuf + s->wlen, &t, 8);
+  memcpy(s->wbuf + s->wlen + 8, &len, 4);
+  s->wlen += SPILL_REC;
+  for (uint32_t done = 0; done < len;) { /* in pieces if over IOBUF */
+    size_t room = IOBUF - s->wlen;
+    uint32_t n = len - done < room ? len - done : (uint32_t)room;
+    memcpy(s->wbuf + s->wlen, line + done, n);
+    s->wlen += n;
+    done += n;
+    if (done < len && spill_flush(s))
+      return s->ioerr;
+  }
+  return 0;
+}
+
+/* Write the records in memory to the spill file as one sorted run and
+ * forget them (their memory is reused). 0, EL_ENOMEM or a negated errno. */
+static int spill_run(el_ev_show_t *s) {
+  if (s->spill_fd < 0 && spill_open(s))
+    return s->ioerr;
+  if (!s->wbuf && !(s->wbuf = el_malloc(IOBUF + LINE_SLACK)))
+    return EL_ENOMEM;
+  if (el_grow(&s->runs, &s->runcap, s->nruns + 1, sizeof *s->runs))
+    return EL_ENOMEM;
+  merge_t m;
+  if (merge_init(&m, s->rec, s->nrec))
+    return EL_ENOMEM;
+  uint64_t from = s->spill_end;
+  const rec_t *r;
+  while ((r = merge_next(&m)) && !spill_put(s, r->t, r->line, r->len))
+    ;
+  merge_free(&m);
+  if (spill_flush(s))
+    return s->ioerr;
+  s->runs[s->nruns].off = from;
+  s->runs[s->nruns++].len = s->spill_end - from;
+  s->nrec = 0;
+  el_arena_reset(&s->txt);
+  return 0;
+}
+
+/* Reading one run back. */
+typedef struct {
+  uint64_t pos, end;  /* file offsets: next byte to read, end of the run */
+  char *buf;          /* cap bytes, then LINE_SLACK */
+  size_t cap, lo, hi; /* bytes [lo, hi) of buf are read, not yet used */
+  uint64_t t;         /* the current record: */
+  const char *line;
+  uint32_t len;
+} reader_t;
+
+/* At least n unread bytes in r->buf (fewer at the run's end). */
+static int reader_fill(el_ev_show_t *s, reader_t *r, size_t n) {
+  if (r->hi - r->lo >= n)
+    return 0;
+  memmove(r->buf, r->buf + r->lo, r->hi - r->lo);
+  r->hi -= r->lo;
+  r->lo = 0;
+  if (n > r->cap) {
+    char *b = el_realloc(r->buf, n + LINE_SLACK);
+    if (!b)
+      return EL_ENOMEM;
+    r->buf = b;
+    r->cap = n;
+  }
+  while (r->hi < n && r->pos < r->end) {
+    size_t want = r->cap - r->hi;
+    if (want > r->end - r->pos)
+      want = (size_t)(r->end - r->pos);
+    ssize_t k = pread(s->spill_fd, r->buf + r->hi, want, (off_t)r->pos);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (k == 0)
+        errno = EIO; /* the file is shorter than what was written */
+      return spill_fail(s, "reading the temporary file in", NULL);
+    }
+    r->hi += (size_t)k;
+    r->pos += (uint64_t)k;
+  }
+  return 0;
+}
+
+/* Read r's next record; *more = 0 at the run's end. */
+static int reader_next(el_ev_show_t *s, reader_t *r, int *more) {
+  int rc = reader_fill(s, r, SPILL_REC);
+  *more = 0;
+  if (rc || r->hi == r->lo)
+    return rc;
+  if (r->hi - r->lo < SPILL_REC) {
+    errno = EIO;
+    return spill_fail(s, "reading a cut record from the temporary file in",
+                      NULL);
+  }
+  memcpy(&r->t, r->buf + r->lo, 8);
+  memcpy(&r->len, r->buf + r->lo + 8, 4);
+  if ((rc = reader_fill(s, r, SPILL_REC + (size_t)r->len)))
+    return rc;
+  if (r->hi - r->lo < SPILL_REC + (size_t)r->len) {
+    errno = EIO;
+    return spill_fail(s, "reading a cut record from the temporary file in",
+                      NULL);
+  }
+  r->line = r->buf + r->lo + SPILL_REC;
+  r->lo += SPILL_REC + (size_t)r->len;
+  *more = 1;
+  return 0;
+}
+
+/* {====== output ======} */
+
 /* Write p[0..n) to f's file descriptor (f already flushed); falls back
- * to fwrite for streams without one. Returns 0 or -1. */
-/* 0, or the negated errno of the failed write (EIO if none). */
+ * to fwrite for streams without one. 0, or the negated errno of the
+ * failed write (EIO if none). */
 static int out_write(FILE *f, const char *p, size_t n) {
   int fd = fileno(f);
   if (fd < 0)
@@ -687,7 +1012,121 @@ static int out_write(FILE *f, const char *p, size_t n) {
   return 0;
 }
 
-int el_ev_show_finish(el_ev_show_t *s) {
+/* The event lines, written in large write(2) calls. */
+typedef struct {
+  FILE *f;
+  char *b; /* IOBUF bytes, then LINE_SLACK */
+  size_t len;
+  int err; /* the first output error: wins over a decode status, since
+              the caller would otherwise report success */
+} out_t;
+
+/* "<t>: " and the line (len bytes, LINE_SLACK readable after it). */
+static void out_line(out_t *o, uint64_t t, const char *line, uint32_t len) {
+  if (o->err)
+    return;
+  if (o->len + len + 32 >= IOBUF) {
+    o->err = out_write(o->f, o->b, o->len);
+    o->len = 0;
+  }
+  char *w = el_fmt_u64(o->b + o->len, t);
+  memcpy(w, ": ", 2);
+  o->len = (size_t)(w + 2 - o->b);
+  if (len > IOBUF) {
+    if (!o->err)
+      o->err = out_write(o->f, o->b, o->len);
+    if (!o->err)
+      o->err = out_write(o->f, line, len);
+    o->len = 0;
+    return;
+  }
+  if (len <= 64)
+    memcpy(o->b + o->len, line, 64); /* constant size: inlined; both sides
+                                        have 64 bytes of slack */
+  else
+    memcpy(o->b + o->len, line, len);
+  o->len += len;
+}
+
+/* Merge runs [first, first + k) of the spill file into o, or (o NULL)
+ * into one new run at the file's end that takes their place. Returns 0,
+ * EL_ENOMEM, or a negated errno (o->err for the output). */
+static int merge_runs(el_ev_show_t *s, size_t first, size_t k, out_t *o) {
+  reader_t *rd = el_calloc(k, sizeof *rd);
+  uint64_t *key = el_malloc(k * sizeof *key);
+  heap_t q = {.h = el_malloc(k * sizeof *q.h), .key = key};
+  size_t bsz = s->budget / (2 * k);
+  bsz = bsz < (16u << 10) ? 16u << 10 : bsz > (256u << 10) ? 256u << 10 : bsz;
+  int rc = rd && key && q.h ? 0 : EL_ENOMEM, more = 0;
+  for (size_t i = 0; i < k && !rc; i++) {
+    rd[i].pos = s->runs[first + i].off;
+    rd[i].end = rd[i].pos + s->runs[first + i].len;
+    rd[i].cap = bsz;
+    if (!(rd[i].buf = el_malloc(bsz + LINE_SLACK)))
+      rc = EL_ENOMEM;
+    else if (!(rc = reader_next(s, &rd[i], &more)))
+      key[i] = rd[i].t; /* runs are never empty */
+  }
+  uint64_t from = s->spill_end;
+  if (!rc)
+    heap_build(&q, k);
+  while (!rc && q.n) {
+    reader_t *r = &rd[q.h[0]];
+    if (o)
+      rc = (out_line(o, r->t, r->line, r->len), o->err);
+    else
+      rc = spill_put(s, r->t, r->line, r->len);
+    if (!rc && !(rc = reader_next(s, r, &more)) && more)
+      key[q.h[0]] = r->t;
+    heap_next(&q, !more);
+  }
+  if (!o && !rc && !(rc = spill_flush(s))) {
+    for (size_t i = 0; i < k; i++) /* give the merged runs' disk back */
+      fallocate(s->spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                (off_t)s->runs[first + i].off, (off_t)s->runs[first + i].len);
+    s->runs[first].off = from;
+    s->runs[first].len = s->spill_end - from;
+    memmove(s->runs + first + 1, s->runs + first + k,
+            (s->nruns - first - k) * sizeof *s->runs);
+    s->nruns -= k - 1;
+  }
+  for (size_t i = 0; rd && i < k; i++)
+    el_free(rd[i].buf);
+  el_free(rd);
+  el_free(key);
+  el_free(q.h);
+  return rc;
+}
+
+/* The records in memory, in order, to o. 0 or EL_ENOMEM. */
+static int finish_memory(el_ev_show_t *s, out_t *o) {
+  merge_t m;
+  if (merge_init(&m, s->rec, s->nrec))
+    return EL_ENOMEM;
+  const rec_t *r;
+  while ((r = merge_next(&m)) && !o->err)
+    out_line(o, r->t, r->line, r->len);
+  merge_free(&m);
+  return 0;
+}
+
+/* Spill what is left in memory, free that memory, merge the runs down to
+ * FANIN: nothing is printed if this fails. 0, EL_ENOMEM or a negated
+ * errno. */
+static int finish_spill(el_ev_show_t *s) {
+  int rc = s->nrec ? spill_run(s) : 0;
+  el_arena_free(&s->txt);
+  el_free(s->rec);
+  s->rec = NULL;
+  s->nrec = s->rcap = 0;
+  while (!rc && s->nruns > FANIN)
+    for (size_t i = 0; !rc && i + 1 < s->nruns; i++)
+      rc = merge_runs(s, i, s->nruns - i < FANIN ? s->nruns - i : FANIN, NULL);
+  return rc;
+}
+
+/* The decode status at the end of input (the header's absence aside). */
+static int decode_status(el_ev_show_t *s) {
   int rc = el_ev_decoder_finish(s->dec);
   if (rc)
     s->diag = *el_ev_decoder_diag(s->dec);
@@ -695,57 +1134,37 @@ int el_ev_show_finish(el_ev_show_t *s) {
     rc = s->corrupt.code;
     s->diag = s->corrupt;
   }
+  return rc;
+}
+
+int el_ev_show_finish(el_ev_show_t *s) {
+  int rc = decode_status(s);
   if (!s->hdr) {
     if (!rc)
       s->diag = *el_ev_decoder_diag(s->dec);
     return EL_EBADHDR; /* no complete header: nothing to print */
   }
-  merge_t m;
-  if (merge_init(&m, s->rec, s->nrec))
-    return EL_ENOMEM;
+  int err = s->ioerr;
+  if (!err && s->nruns)
+    err = finish_spill(s);
+  out_t o = {.f = s->out};
+  if (!err && !(o.b = el_malloc(IOBUF + LINE_SLACK)))
+    err = EL_ENOMEM;
+  if (err) {
+    el_free(o.b);
+    return err;
+  }
   fwrite(s->hdr, 1, s->hdrlen, s->out);
   fflush(s->out); /* then write(2) the big buffers: no stdio copy */
-  enum { OUTBUF = 1 << 20 };
-  char *ob = el_malloc(OUTBUF + 64);
-  if (!ob) {
-    merge_free(&m);
-    return EL_ENOMEM;
+  err = s->nruns ? merge_runs(s, 0, s->nruns, &o) : finish_memory(s, &o);
+  if (!err && !o.err) {
+    o.b[o.len++] = '\n'; /* ghc-events show ends with an empty line */
+    o.err = out_write(s->out, o.b, o.len);
   }
-  size_t olen = 0;
-  const rec_t *r;
-  int werr = 0; /* the first output error: wins over a decode status, since
-                   the caller would otherwise report success */
-  while ((r = merge_next(&m)) && !werr) {
-    const char *line = r->line;
-    if (olen + r->len + 32 >= OUTBUF) {
-      werr = out_write(s->out, ob, olen);
-      olen = 0;
-    }
-    char *w = el_fmt_u64(ob + olen, r->t);
-    memcpy(w, ": ", 2);
-    olen = (size_t)(w + 2 - ob);
-    if (r->len > OUTBUF) {
-      werr = out_write(s->out, ob, olen);
-      if (!werr)
-        werr = out_write(s->out, line, r->len);
-      olen = 0;
-      continue;
-    }
-    if (r->len <= 64)
-      memcpy(ob + olen, line, 64); /* constant size: inlined; both sides
-                                      have 64 bytes of slack */
-    else
-      memcpy(ob + olen, line, r->len);
-    olen += r->len;
-  }
-  ob[olen++] = '\n'; /* ghc-events show ends with an empty line */
-  if (!werr)
-    werr = out_write(s->out, ob, olen);
-  el_free(ob);
-  merge_free(&m);
-  if (!werr && ferror(s->out))
-    werr = -EIO;
-  return werr ? werr : rc;
+  el_free(o.b);
+  if (!o.err && ferror(s->out))
+    o.err = -EIO;
+  return o.err ? o.err : err ? err : rc;
 }
 
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s) {

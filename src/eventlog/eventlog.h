@@ -418,12 +418,26 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
  * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
  * before is printed); EL_ECORRUPT (a corrupt part was skipped: the rest is
  * printed); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
- * a negated errno when writing failed (it wins over the decode status). el_ev_show_diag has offset and message. */
+ * a negated errno when writing failed (it wins over the decode status):
+ * the output, or the temporary file of the sort (then nothing is printed
+ * and el_ev_show_diag's message names the file's directory and the
+ * error). el_ev_show_diag has offset and message. */
 int el_ev_show_finish(el_ev_show_t *s);
 /* Forget any partial input and expect a fresh header: a live source
  * reconnected (el_ev_decoder_reset on the formatter's decoder). Events
  * already buffered are kept and printed by el_ev_show_finish. Additive. */
 void el_ev_show_reset(el_ev_show_t *s);
+/* Hold at most about `bytes` of formatted lines and their sort records in
+ * memory (default 64 MiB). Beyond that, the lines held are sorted and
+ * written as a run to an unlinked temporary file in $TMPDIR (else /tmp),
+ * and the runs are merged at the end (up to 64 at a time, reading each
+ * through a buffer of bytes/128 clamped to 16-256 KiB): peak memory stays
+ * near `bytes` plus 2 MiB of I/O buffers whatever the input's length,
+ * and the output is byte for byte that of an in-memory sort. The file
+ * takes about the output's size on disk. Call before the first feed.
+ * Returns 0, or EL_EINVAL for fewer than 1024 bytes or after events
+ * were fed (nothing changed). Additive. */
+int el_ev_show_set_sort_memory(el_ev_show_t *s, size_t bytes);
 /* el_ev_decoder_set_opts on the formatter's decoder (e.g. EL_EV_OPT_LIVE
  * for a source that can pause). Returns as that. Additive. */
 int el_ev_show_set_opts(el_ev_show_t *s, unsigned opts);
