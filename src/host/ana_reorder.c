@@ -11,6 +11,7 @@
  * docs/lua-api.md §6 "Ordering". */
 #include <string.h>
 
+#include "../common/el_grow.h"
 #include "ana_internal.h"
 
 #define Q_MIN 1024 /* first ring size, records */
@@ -25,38 +26,31 @@ static int qrec_before(const qrec_t *a, const qrec_t *b) {
 
 static int is_stop(const qrec_t *r) { return (r->sk & 3u) == K_STOP - 1; }
 
-/* Copy ring v (cap slots, n live from head) into a new ring of ncap
- * slots, from slot 0. Returns the new ring or NULL (out of memory). */
-static void *ring_regrow(const void *v, size_t elem, size_t head, size_t n,
-                         size_t cap, size_t ncap) {
-  char *nv = el_malloc(ncap * elem);
-  if (!nv) return NULL;
-  size_t first = cap - head < n ? cap - head : n;
-  if (n) memcpy(nv, (const char *)v + head * elem, first * elem);
-  if (n > first) memcpy(nv + first * elem, v, (n - first) * elem);
-  return nv;
+/* Double ring *vp (*cap slots of elem bytes, all live from *head: full)
+ * in place with el_grow (a large block is remapped, not copied), then move
+ * the wrapped part, the shorter side, so the live slots are contiguous
+ * modulo the new size. Returns 0 or EL_ENOMEM (ring unchanged). */
+static int ring_grow(void *vp, size_t *cap, size_t *head, size_t elem) {
+  size_t old = *cap;
+  if (el_grow(vp, cap, old ? old + 1 : Q_MIN, elem) < 0) return EL_ENOMEM;
+  char *v = *(char **)vp;
+  size_t tail = old - *head; /* slots head..old-1 (the ring was full) */
+  if (*head <= tail) {         /* slots 0..head-1 go after the old end */
+    memcpy(v + old * elem, v, *head * elem);
+  } else { /* slots head..old-1 go to the new end */
+    memcpy(v + (*cap - tail) * elem, v + *head * elem, tail * elem);
+    *head = *cap - tail;
+  }
+  return 0;
 }
 
 /* Room for one more record (and one more stop when stop is set). */
 static int q_reserve(q_t *q, int stop) {
-  if (q->n == q->cap) {
-    size_t ncap = q->cap ? q->cap * 2 : Q_MIN;
-    qrec_t *nv = ring_regrow(q->v, sizeof *nv, q->head, q->n, q->cap, ncap);
-    if (!nv) return EL_ENOMEM;
-    el_free(q->v);
-    q->v = nv;
-    q->cap = ncap;
-    q->head = 0;
-  }
-  if (stop && q->sn == q->scap) {
-    size_t ncap = q->scap ? q->scap * 2 : Q_MIN;
-    qstop_t *ns = ring_regrow(q->s, sizeof *ns, q->shead, q->sn, q->scap, ncap);
-    if (!ns) return EL_ENOMEM;
-    el_free(q->s);
-    q->s = ns;
-    q->scap = ncap;
-    q->shead = 0;
-  }
+  if (q->n == q->cap && ring_grow(&q->v, &q->cap, &q->head, sizeof *q->v))
+    return EL_ENOMEM;
+  if (stop && q->sn == q->scap &&
+      ring_grow(&q->s, &q->scap, &q->shead, sizeof *q->s))
+    return EL_ENOMEM;
   return 0;
 }
 
