@@ -88,9 +88,12 @@ typedef struct {
 
 /* A reorder record: 16 bytes, so that the events held (up to a block of
  * each capability) take half the cache they did. sk = seq << 2 | kind - 1,
- * seq counting queued events modulo 2^30 (compared wrap-safe: fewer than
- * 2^29 are ever held). A STOP_THREAD's status and info wait in the
- * queue's side ring (stops, in queue order). */
+ * seq counting queued events modulo 2^30, compared wrap-safe: it breaks
+ * ties of equal times across capabilities in arrival order as long as two
+ * held events arrived fewer than 2^29 queued events apart (one held for
+ * that long while half a billion others passed it would be misordered
+ * against events of its own time only). A STOP_THREAD's status and info
+ * wait in the queue's side ring (stops, in queue order). */
 typedef struct {
   uint64_t t;
   uint32_t thread;

@@ -35,7 +35,7 @@ static int ring_grow(void *vp, size_t *cap, size_t *head, size_t elem) {
   if (el_grow(vp, cap, old ? old + 1 : Q_MIN, elem) < 0) return EL_ENOMEM;
   char *v = *(char **)vp;
   size_t tail = old - *head; /* slots head..old-1 (the ring was full) */
-  if (*head <= tail) {         /* slots 0..head-1 go after the old end */
+  if (*head <= tail) {       /* slots 0..head-1 go after the old end */
     memcpy(v + old * elem, v, *head * elem);
   } else { /* slots head..old-1 go to the new end */
     memcpy(v + (*cap - tail) * elem, v + *head * elem, tail * elem);
