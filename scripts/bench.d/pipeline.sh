@@ -15,9 +15,12 @@
 # repeated 10 times with shifted times, ~120 MB (tests/tools/
 # el_repeat_blocks.c), once with the global block (WALL_CLOCK_TIME and the
 # other startup events) last, as GHC 9.0 writes it, once with it first.
-# For each: the daemon's CPU and peak RSS (default configuration, every
-# exporter none) and bare `stats` CPU on the same file, and their ratios;
-# then last vs first. Figures only, nothing asserted
+# On the global-last file, in N paired rounds (each runs all three in
+# turn): bare `stats`, the daemon with the default configuration and with
+# every processor on (exporters none); for each the least and the median
+# CPU (user + sys), peak RSS, and the CPU ratios to bare stats. On the
+# global-first file bare stats and the default daemon; then the default
+# daemon's last vs first. Figures only, nothing asserted
 # (EL_BENCH_GHC90_REPEAT changes the repeat count, 0 skips it).
 # With EL_BENCH_SOAK_S=600 it also runs a soak: threads-big replayed over a
 # Unix socket at about 10 MB/s (el_peer, one session per replay, the daemon
@@ -103,7 +106,7 @@ run() {  # run CONFIG EXPORT
            c, x, e, w, e / w, u + s, e / cpu, r / 1024
   }'
 }
-for cfg in ${EL_BENCH_PIPELINE_CONFIGS:-default all}; do
+for cfg in ${EL_BENCH_PIPELINE_CONFIGS-default all}; do
   run $cfg none
   [ -n "$endpoint" ] && run $cfg otlp
 done
@@ -123,6 +126,46 @@ measure_best() {
 }
 
 reps=${EL_BENCH_GHC90_REPEAT:-10}
+# paired CONFIG... on file G: N rounds, each running bare `stats` and the
+# daemon with every CONFIG in turn (exporters none), so the machine's load
+# falls on all of them alike; then per command the least and the median CPU
+# (user + sys) of its N runs, its peak RSS, and the CPU ratios to bare stats.
+paired() {
+  local G=$1 name; shift
+  rm -f "$tmp"/p.*
+  for _ in $(seq "$N"); do
+    measure "$tmp/pr" "$B/eventlog-live" stats "$G"
+    cat "$tmp/pr" >>"$tmp/p.stats"
+    for name in "$@"; do
+      measure "$tmp/pr" env OTEL_METRICS_EXPORTER=none \
+        OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+        OTEL_PROFILES_EXPORTER=none \
+        "$D" --config "$tmp/$name.yaml" --eventlog-file "$G" -hT
+      cat "$tmp/pr" >>"$tmp/p.$name"
+    done
+  done
+  for name in stats "$@"; do
+    # best cpu, median cpu, peak RSS kB (the largest of the runs)
+    r=$(awk '$4 > r { r = $4 } END { print r + 0 }' "$tmp/p.$name")
+    awk '{ printf "%.4f\n", $2 + $3 }' "$tmp/p.$name" | sort -g |
+      awk -v r="$r" '{ c[NR] = $1 } END {
+        printf "%.4f %.4f %d\n", c[1],
+               NR % 2 ? c[(NR + 1) / 2] : (c[NR / 2] + c[NR / 2 + 1]) / 2, r
+      }' >"$tmp/s.$name"
+  done
+  read -r sb sm _ <"$tmp/s.stats"
+  for name in stats "$@"; do
+    read -r b m r <"$tmp/s.$name"
+    awk -v n="$name" -v b="$b" -v m="$m" -v r="$r" -v sb="$sb" -v sm="$sm" \
+        -v k="$N" 'BEGIN {
+      if (sb <= 0) sb = 0.001; if (sm <= 0) sm = 0.001
+      printf "  %-14s cpu best %7.3f s median %7.3f s (of %d)  peak RSS" \
+             " %6.1f MiB  vs bare stats: best %5.2fx median %5.2fx\n",
+             n == "stats" ? "bare stats" : "daemon " n, b, m, k, r / 1024,
+             b / sb, m / sm
+    }'
+  done
+}
 if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
   for g in last first; do
     G=$tmp/ghc90-$g.eventlog
@@ -133,33 +176,23 @@ if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
       echo "ghc90 global=$g: show complains: $(head -3 "$tmp/show.err")"
     fi
     ev=$("$B/eventlog-live" stats "$G" 2>/dev/null | awk '/^events:/ {print $2}')
-    measure_best "$tmp/d.$g" "$N" env OTEL_METRICS_EXPORTER=none \
-      OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
-      OTEL_PROFILES_EXPORTER=none \
-      "$D" --config "$tmp/default.yaml" --eventlog-file "$G" -hT
-    measure_best "$tmp/s.$g" "$N" "$B/eventlog-live" stats "$G"
-    read -r _ du ds drss <"$tmp/d.$g"
-    read -r _ su ss srss <"$tmp/s.$g"
-    awk -v g=$g -v mb="$(stat -c %s "$G")" -v e="$ev" -v du="$du" -v ds="$ds" \
-        -v dr="$drss" -v su="$su" -v ss="$ss" -v sr="$srss" 'BEGIN {
-      dc = du + ds; sc = su + ss; if (sc <= 0) sc = 0.001
-      printf "ghc90 global=%-5s %6.1f MB %8d events: daemon cpu %7.3f s" \
-             " peak RSS %6.1f MB | stats cpu %6.3f s peak RSS %5.1f MB |" \
-             " daemon/stats cpu %5.1fx RSS %4.1fx\n", g, mb / 1e6, e, dc,
-             dr / 1024, sc, sr / 1024, dc / sc, dr / (sr > 0 ? sr : 1)
-    }'
+    printf "ghc90 global=%s: %.1f MB, %d events (threads-big x%d)\n" \
+      $g "$(stat -c %s "$G" | awk '{print $1 / 1e6}')" "$ev" "$reps"
+    # global=last is the shape GHC 9.0 writes: every configuration on it;
+    # global=first: the default one, for the last vs first comparison.
+    if [ $g = last ]; then paired "$G" default all; else paired "$G" default; fi
+    cp "$tmp/s.default" "$tmp/d.$g"
+    rm -f "$G"
   done
   if [ -s "$tmp/d.last" ] && [ -s "$tmp/d.first" ]; then
-    read -r _ lu ls lr <"$tmp/d.last"
-    read -r _ fu fs fr <"$tmp/d.first"
-    awk -v lc="$lu $ls" -v fc="$fu $fs" -v lr="$lr" -v fr="$fr" 'BEGIN {
-      split(lc, a, " "); split(fc, b, " ")
-      l = a[1] + a[2]; f = b[1] + b[2]; if (f <= 0) f = 0.001
-      printf "ghc90 daemon, global last vs first: cpu %.2fx, peak RSS %.2fx\n",
-             l / f, lr / (fr > 0 ? fr : 1)
+    read -r lc _ lr <"$tmp/d.last"
+    read -r fc _ fr <"$tmp/d.first"
+    awk -v l="$lc" -v f="$fc" -v lr="$lr" -v fr="$fr" 'BEGIN {
+      if (f <= 0) f = 0.001
+      printf "ghc90 daemon default, global last vs first: cpu %.2fx," \
+             " peak RSS %.2fx\n", l / f, lr / (fr > 0 ? fr : 1)
     }'
   fi
-  rm -f "$tmp"/ghc90-*.eventlog
 fi
 
 soak=${EL_BENCH_SOAK_S:-0}

@@ -17,7 +17,7 @@
  *    come. A capability that stays silent longer than the horizon (an idle
  *    capability of GHC 9.0 writes a block only when its 2 MiB buffer fills)
  *    is not waited for; its events that then arrive behind the watermark
- *    are late. The reorder buffer of the C analyses (lua_analysis.c) and
+ *    are late. The reorder buffer of the C analyses (ana_reorder.c) and
  *    the windows of the default processors (el.watermark) use it.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */

@@ -1,7 +1,8 @@
 /* host_internal.h: the host's private state, shared by the files of
  * src/host/ (host.c: state, loading, dispatch; lua_events.c: the
  * `eventlog_live` module, subscriptions, sessions; lua_time.c: timers;
- * lua_emit.c: telemetry; lua_analysis.c: thread/GC/capability helpers). */
+ * lua_emit.c: telemetry; lua_analysis.c and ana_*.c: thread/GC/capability
+ * helpers, ana_internal.h). */
 #ifndef EL_HOST_INTERNAL_H
 #define EL_HOST_INTERNAL_H
 
@@ -144,7 +145,7 @@ typedef struct el__progress_s {
   int wm_dirty;                   /* recompute before use */
 } el__progress_t;
 
-struct el__ana_s;           /* lua_analysis.c */
+struct el__ana_s;           /* ana_internal.h */
 
 /* The reorder buffer of the time-order handlers (lua_order.c). */
 typedef struct el__order_s el__order_t;
@@ -324,7 +325,7 @@ int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t);
 /* Push the session table's clock fields (start_unix_ns, clock). */
 void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
 
-/* lua_analysis.c */
+/* lua_analysis.c, ana_reorder.c, ana_state.c */
 void el__lua_analysis_register(lua_State *L);
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
 void el__ana_flush(el_host_t *h);

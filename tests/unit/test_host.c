@@ -549,6 +549,71 @@ static void test_malformed_event_not_dispatched(void **state) {
   el_host_free(h);
 }
 
+/* The reorder buffer of the C analyses (docs/lua-api.md "Ordering"): a
+ * STOP_THREAD earlier than its capability's queue tail goes back into
+ * place past another STOP_THREAD and keeps its own status and info.
+ * Capability 1 (CAP_CREATE at 0, no events) holds the watermark at 0, so
+ * everything waits for the end of the session and leaves in time order.
+ * The expected spans are worked out by hand from the event times below
+ * (spec/reference-behaviour.md §5.2.3: a span per RUN/STOP pair; a
+ * blocked span carries its STOP_THREAD's status and info). */
+static void test_reorder_stop_keeps_status(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); out = {}\n"
+      "el.threads{on_span = function(th, st, status, cap, s, e, info)\n"
+      "  out[#out + 1] = string.format('%d %s %s %d-%d %s', th, st,\n"
+      "    tostring(status), s, e, tostring(info)) end}\n"
+      "el.on_end(function() got = table.concat(out, ';') end)\n",
+      0);
+  static const struct {
+    uint16_t type;
+    uint64_t t;
+    uint32_t th;
+    uint16_t status;
+    uint32_t info;
+  } ev[] = {{1, 100, 1, 0, 0},  {1, 110, 2, 0, 0},  {2, 300, 2, 2, 0},
+            {2, 200, 1, 4, 77}, {1, 400, 1, 0, 0},  {1, 410, 2, 0, 0},
+            {2, 500, 1, 3, 0},  {2, 510, 2, 4, 99}, {1, 600, 1, 0, 0},
+            {1, 610, 2, 0, 0}};
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_decl(&b, 2, 10, "Stop thread");
+  tu_decl(&b, 18, 14, "Block marker");
+  tu_decl(&b, 45, 2, "Create capability");
+  tu_hdr_end(&b);
+  tu_ev(&b, 45, 0); /* CAP_CREATE 1 */
+  tu_u16(&b, 1);
+  tu_ev(&b, 18, 50); /* capability 0's block: 24 + 6 * 14 + 4 * 20 bytes */
+  tu_u32(&b, 24 + 6 * 14 + 4 * 20);
+  tu_u64(&b, 610);
+  tu_u16(&b, 0);
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+    tu_ev(&b, ev[i].type, ev[i].t);
+    tu_u32(&b, ev[i].th);
+    if (ev[i].type == 2) {
+      tu_u16(&b, ev[i].status);
+      tu_u32(&b, ev[i].info);
+    }
+  }
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "got");
+  assert_string_equal(lua_tostring(L, -1),
+                      "1 running nil 100-200 nil;2 running nil 110-300 nil;"
+                      "1 blocked 4 200-400 77;2 blocked 2 300-410 0;"
+                      "1 running nil 400-500 nil;2 running nil 410-510 nil;"
+                      "1 blocked 3 500-600 0;2 blocked 4 510-610 99");
+  lua_pop(L, 1);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  assert_int_equal(el_host_stats(h)->malformed, 0);
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -603,6 +668,7 @@ int main(void) {
       cmocka_unit_test(test_malformed_event_not_dispatched),
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_status_module_names),
+      cmocka_unit_test(test_reorder_stop_keeps_status),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,427 @@
+/* ana_emit.c: what the C analyses' spans become (docs/lua-api.md §6,
+ * spec/reference-behaviour.md §5.2.3): the trackers' on_span callbacks,
+ * native spans straight into the telemetry store (el.threads{spans=},
+ * el.cap_usage{spans=}), the capability usage series (on_point, Mutator /
+ * GC / Idle per capability and user) and productivity (on_productivity).
+ * The state machines (ana_state.c) call in here in time order. */
+#include <string.h>
+
+#include "ana_internal.h"
+#include "../common/el_fmt.h"
+#include "../common/el_grow.h"
+
+#define SPANS_PER_FLUSH 8192 /* native spans between store flushes */
+
+static const char *const cat_names[] = {"Mutator", "GC", "Idle", "Mutator"};
+
+/* {====== Lua callbacks ======} */
+
+/* Arguments of a span callback, built in C and pushed inside a protected
+ * call (pushing strings allocates). */
+enum { A_NIL = 0, A_INT, A_STR, A_DEC }; /* A_DEC: integer as decimal */
+typedef struct {
+  int kind, n;
+  struct {
+    int type;
+    lua_Integer i;
+    const char *s;
+  } v[8];
+} sargs_t;
+
+static void arg_int(sargs_t *a, lua_Integer i) {
+  a->v[a->n].type = A_INT;
+  a->v[a->n++].i = i;
+}
+static void arg_str(sargs_t *a, const char *s) {
+  a->v[a->n].type = A_STR;
+  a->v[a->n++].s = s;
+}
+static void arg_nil(sargs_t *a) { a->v[a->n++].type = A_NIL; }
+static void arg_dec(sargs_t *a, lua_Integer i) {
+  a->v[a->n].type = A_DEC;
+  a->v[a->n++].i = i;
+}
+
+/* [-2, +0, e] Push the span arguments, call every on_span of the kind
+ * (each call protected). */
+static int spans_tramp(lua_State *L) {
+  el_host_t *h = lua_touserdata(L, 1);
+  const sargs_t *a = lua_touserdata(L, 2);
+  ana_t *an = h->ana;
+  int base = lua_gettop(L);
+  for (int j = 0; j < a->n; j++) {
+    switch (a->v[j].type) {
+    case A_INT:
+      lua_pushinteger(L, a->v[j].i);
+      break;
+    case A_STR:
+      lua_pushstring(L, a->v[j].s);
+      break;
+    case A_DEC:
+      lua_pushfstring(L, "%I", a->v[j].i);
+      break;
+    default:
+      lua_pushnil(L);
+    }
+  }
+  for (int i = 0; i < an->ncb[a->kind] && !h->stop; i++) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, an->cb[a->kind][i]);
+    for (int j = 1; j <= a->n; j++) lua_pushvalue(L, base + j);
+    el__host_pcall(h, a->n, &h->hook_handler, "on_span");
+  }
+  return 0;
+}
+
+static void call_spans(el_host_t *h, const sargs_t *a) {
+  lua_State *L = h->L;
+  lua_pushcfunction(L, spans_tramp);
+  lua_pushlightuserdata(L, h);
+  lua_pushlightuserdata(L, (void *)a);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    h->st.handler_errors++;
+    el_log(EL_LOG_ERROR, "on_span: %s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+/* {====== native spans ======} */
+
+/* Emit one span (kind internal, status ok, random span id) straight into
+ * the store, flushing it every SPANS_PER_FLUSH spans of the same source
+ * (which = 0 caps, 1 threads): the memory bound of capability.lua. */
+static void native_span(el_host_t *h, int which, const char *name,
+                        const uint8_t *trace, uint64_t start, uint64_t end,
+                        const el_tm_attr_t *attrs, size_t nattrs) {
+  if (!h->store) return;
+  ana_t *a = h->ana;
+  el_tm_span_t sp;
+  memset(&sp, 0, sizeof sp);
+  memcpy(sp.trace_id, trace, 16);
+  el_tm_random_id(sp.span_id, 8);
+  sp.name = name;
+  sp.kind = EL_TM_SPAN_INTERNAL;
+  sp.status_code = 1;
+  sp.start_unix_ns = el__host_unix(h, (el_rts_ns_t)start);
+  sp.end_unix_ns = el__host_unix(h, (el_rts_ns_t)end);
+  sp.attrs = attrs;
+  sp.nattrs = nattrs;
+  el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
+  if (++a->nspans[which] >= SPANS_PER_FLUSH) {
+    a->nspans[which] = 0;
+    el_tm_store_flush(h->store);
+  }
+}
+
+/* A string attribute of the decimal digits of v (buf: EL_FMT_U64_ROOM). */
+static void attr_dec(el_tm_attr_t *at, const char *key, char *buf, uint64_t v) {
+  at->key = key;
+  at->type = EL_TM_STR;
+  at->v.s.p = buf;
+  at->v.s.len = (size_t)(el_fmt_u64(buf, v) - buf);
+}
+
+/* Thread-state span of el.threads{spans=}: trace id per thread, attrs
+ * thread (decimal string) and status (blocked: why it stopped; running:
+ * why the run ended, docs/differences.md), plus capability (running). */
+static void thread_native_span(el_host_t *h, thread_t *th, int running,
+                               uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (!th->has_trace) {
+    if (a->ntrace >= MAX_TRACE_IDS) { /* forget old threads' ids */
+      for (size_t i = 0; i < a->nthreads; i++) a->threads[i].has_trace = 0;
+      a->ntrace = 0;
+    }
+    a->ntrace++;
+    el_tm_random_id(th->trace, 16);
+    th->has_trace = 1;
+  }
+  char dec[EL_FMT_U64_ROOM], st[64];
+  el_tm_attr_t at[3];
+  attr_dec(&at[1], "thread", dec, th->id);
+  at[0].key = "status";
+  at[0].type = EL_TM_STR;
+  at[0].v.s.p = st;
+  at[0].v.s.len =
+      el_ev_stop_status_name(th->prev_status, th->prev_info, st, sizeof st);
+  if (running) {
+    at[2].key = "capability";
+    at[2].type = EL_TM_INT;
+    at[2].v.i = th->prev_cap;
+  }
+  native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
+              running ? 3 : 2);
+}
+
+/* Capability usage span of el.cap_usage{spans=} (not Idle). */
+static void cap_native_span(el_host_t *h, unsigned cap, int gc, uint32_t thread,
+                            uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (!a->cap_has_trace[cap]) {
+    el_tm_random_id(a->cap_trace[cap], 16);
+    a->cap_has_trace[cap] = 1;
+  }
+  char dec[EL_FMT_U64_ROOM];
+  el_tm_attr_t at[2];
+  at[0].key = "capability";
+  at[0].type = EL_TM_INT;
+  at[0].v.i = cap;
+  if (gc) {
+    at[1].key = "user";
+    at[1].type = EL_TM_STR;
+    at[1].v.s.p = "GC";
+    at[1].v.s.len = 2;
+  } else {
+    attr_dec(&at[1], "user", dec, thread);
+  }
+  native_span(h, 0, a->cap_names[gc ? 0 : 1], a->cap_trace[cap], start, end, at,
+              2);
+}
+
+/* {====== capability usage series ======} */
+
+void el__ana_upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v) {
+  ana_t *a = h->ana;
+  const ustate_t *u = &a->us[i];
+  int cat = (int)(u->key >> 32 & 3);
+  sargs_t g = {.kind = TK_POINTS};
+  arg_int(&g, (lua_Integer)i + 1);
+  arg_int(&g, t);
+  arg_int(&g, v);
+  arg_int(&g, (lua_Integer)(u->key >> 34));
+  arg_str(&g, cat_names[cat]);
+  if (cat == CAT_GC)
+    arg_str(&g, "GC");
+  else if (cat == CAT_MUT)
+    arg_dec(&g, (lua_Integer)(u->key & 0xffffffffu));
+  else if (cat == CAT_OTHER)
+    arg_str(&g, "other");
+  else
+    arg_nil(&g);
+  call_spans(h, &g);
+}
+
+int el__ana_umap_rebuild(ana_t *a) {
+  el_map_clear(&a->umap); /* keeps its memory: the puts cannot fail */
+  for (size_t j = 0; j < a->nus; j++)
+    if (a->us[j].used && el_map_put(&a->umap, a->us[j].key, (uint32_t)j))
+      return -1;
+  return 0;
+}
+
+/* The state of key, or -1 when there is none. */
+static long ustate_find(const ana_t *a, uint64_t key) {
+  uint32_t j;
+  if (!el_map_get(&a->umap, key, &j)) return -1;
+  return a->us[j].used && a->us[j].key == key ? (long)j : -1;
+}
+
+/* A new state for key (not present), in a free slot if there is one; -1
+ * when out of memory. */
+static long ustate_add(ana_t *a, uint64_t key) {
+  size_t j;
+  if (a->nufree) {
+    j = a->ufree[a->nufree - 1];
+  } else {
+    if (el_grow(&a->us, &a->us_cap, a->nus + 1, sizeof *a->us) < 0) return -1;
+    j = a->nus;
+  }
+  if (el_map_put(&a->umap, key, (uint32_t)j) != 0) return -1;
+  if (a->nufree)
+    a->nufree--;
+  else
+    a->nus++;
+  ustate_t *u = &a->us[j];
+  memset(u, 0, sizeof *u);
+  u->key = key;
+  u->win = -1;
+  u->used = 1;
+  if ((key >> 32 & 3) == CAT_MUT) a->nusers++;
+  return (long)j;
+}
+
+/* The series of (cap, cat, thread), made when new; past max_users a
+ * thread's Mutator time goes to the capability's "other" series. -1 when
+ * out of memory (counted in helper_dropped). */
+static long ustate_of(el_host_t *h, unsigned cap, int cat, uint32_t thread) {
+  ana_t *a = h->ana;
+  uint64_t key =
+      (uint64_t)cap << 34 | (uint64_t)cat << 32 | (cat == CAT_MUT ? thread : 0);
+  long i = ustate_find(a, key);
+  if (i < 0 && cat == CAT_MUT && a->nusers >= a->max_users) {
+    h->st.usage_other++; /* past max_users: credited to "other" */
+    key = (uint64_t)cap << 34 | (uint64_t)CAT_OTHER << 32;
+    i = ustate_find(a, key);
+  }
+  if (i < 0) i = ustate_add(a, key);
+  if (i < 0) h->st.helper_dropped++; /* out of memory: update dropped */
+  return i;
+}
+
+/* One usage span into the metric state (the algorithm capability.lua used
+ * per span): a point goes to Lua only when a series moves to another
+ * aggregation window, and for every changed series at flush_points(). */
+static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
+                        uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  long i = ustate_of(h, cap, cat, thread);
+  if (i < 0) return;
+  ustate_t *u = &a->us[i];
+  int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
+  u->total += d;
+  if (a->uagg == 0) {
+    u->t = s;
+    el__ana_upoint_call(h, (size_t)i, s, a->us[i].total);
+    return;
+  }
+  int64_t w = s / a->uagg;
+  if (s < 0 && s % a->uagg) w--; /* floor division, as Lua's // */
+  if (u->dirty && w != u->win) {
+    int64_t t0 = u->t, v0 = u->total - d;
+    u->dirty = 0;
+    el__ana_upoint_call(h, (size_t)i, t0, v0);
+    u = &a->us[i];
+  }
+  u->t = s;
+  u->win = w;
+  if (!u->dirty) {
+    if (el_grow(&a->udirty, &a->udirty_cap, a->nudirty + 1, sizeof *a->udirty) <
+        0) {
+      h->st.helper_dropped++;
+      return;
+    }
+    u->dirty = 1;
+    a->udirty[a->nudirty++] = (uint32_t)i;
+  }
+}
+
+/* {====== productivity ======} */
+
+void el__ana_prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
+                       uint64_t g) {
+  sargs_t a = {.kind = TK_PROD};
+  arg_int(&a, cap);
+  arg_int(&a, t);
+  arg_int(&a, (lua_Integer)m);
+  arg_int(&a, (lua_Integer)g);
+  call_spans(h, &a);
+}
+
+/* One Mutator or GC span (start, duration d) into capability c's
+ * productivity totals: a value goes to Lua per span without aggregation,
+ * else only when the capability moves to another aggregation window (and
+ * at flush_points()). No value while both totals are 0. */
+static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
+                      uint64_t d) {
+  ana_t *a = h->ana;
+  cap_t *c = &a->caps[cap];
+  if (gc)
+    c->pg += d;
+  else
+    c->pm += d;
+  if (c->pm + c->pg == 0) return;
+  int64_t s = (int64_t)start;
+  if (a->pagg == 0) {
+    el__ana_prod_call(h, cap, s, c->pm, c->pg);
+    return;
+  }
+  int64_t w = s / a->pagg;
+  if (s < 0 && s % a->pagg) w--;
+  if (c->pdirty && w != c->pwin) {
+    c->pdirty = 0;
+    el__ana_prod_call(h, cap, c->pt, c->ppm, c->ppg);
+    c = &a->caps[cap];
+  }
+  c->pt = s;
+  c->pwin = w;
+  c->ppm = c->pm;
+  c->ppg = c->pg;
+  c->pdirty = 1;
+}
+
+/* {====== spans ======} */
+
+/* The Idle time of capability cap before a span starting at start. */
+static void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
+  ana_t *a = h->ana;
+  cap_t *c = &a->caps[cap];
+  if (!c->used_prev || c->prev_end >= start) return;
+  c->idle_ns += start - c->prev_end;
+  if (a->ncb[TK_POINTS]) upoint_span(h, cap, CAT_IDLE, 0, c->prev_end, start);
+  if (!a->ncb[TK_CAPS]) return;
+  sargs_t g = {.kind = TK_CAPS};
+  arg_int(&g, cap);
+  arg_str(&g, "Idle");
+  arg_nil(&g);
+  arg_int(&g, (lua_Integer)c->prev_end);
+  arg_int(&g, (lua_Integer)start);
+  call_spans(h, &g);
+}
+
+/* A Mutator (thread's) or GC span of capability cap, after its Idle gap. */
+static void cap_usage_span(el_host_t *h, unsigned cap, int gc, uint32_t thread,
+                           uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (cap >= MAX_CAPS) return;
+  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  cap_idle(h, cap, start);
+  cap_t *c = &a->caps[cap];
+  uint64_t d = end > start ? end - start : 0;
+  if (gc)
+    c->gc_ns += d;
+  else
+    c->mut_ns += d;
+  c->used_prev = 1;
+  c->prev_end = end;
+  if (a->ncb[TK_POINTS])
+    upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread, start, end);
+  if (a->ncb[TK_PROD]) prod_span(h, cap, gc, start, d);
+  if (a->cap_names[0]) cap_native_span(h, cap, gc, thread, start, end);
+  if (!a->ncb[TK_CAPS]) return;
+  sargs_t g = {.kind = TK_CAPS};
+  arg_int(&g, cap);
+  arg_str(&g, cat_names[gc ? CAT_GC : CAT_MUT]);
+  if (gc)
+    arg_str(&g, "GC");
+  else
+    arg_dec(&g, thread);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
+  call_spans(h, &g);
+}
+
+void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
+                         uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  uint64_t d = end > start ? end - start : 0;
+  if (running) {
+    th->running_ns += d;
+    th->runs++;
+    cap_usage_span(h, th->prev_cap, 0, th->id, start, end);
+  } else {
+    th->blocked_ns += d;
+    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  }
+  if (a->th_names[0]) thread_native_span(h, th, running, start, end);
+  if (!a->ncb[TK_THREADS]) return;
+  sargs_t g = {.kind = TK_THREADS};
+  arg_int(&g, th->id);
+  arg_str(&g, running ? "running" : "blocked");
+  /* running: the stop that ended the run; blocked: the one that began it */
+  arg_int(&g, th->prev_status);
+  arg_int(&g, th->prev_cap);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
+  arg_int(&g, th->prev_info);
+  call_spans(h, &g);
+}
+
+void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  cap_usage_span(h, cap, 1, 0, start, end);
+  if (!a->ncb[TK_GC]) return;
+  sargs_t g = {.kind = TK_GC};
+  arg_int(&g, cap);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
+  call_spans(h, &g);
+}

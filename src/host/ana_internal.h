@@ -1,0 +1,189 @@
+/* ana_internal.h: the C analyses' shared state (docs/lua-api.md §6,
+ * spec/reference-behaviour.md §5.2.3), split by concern:
+ *   ana_reorder.c  the reorder buffer: events in, time order out (§5.3.1)
+ *   ana_state.c    the thread and GC state machines, the thread table
+ *   ana_emit.c     spans and metric points: Lua callbacks, native spans,
+ *                  capability usage and productivity
+ *   lua_analysis.c the Lua binding (el.threads, el.gc, el.cap_usage)
+ * Private to src/host. */
+#ifndef EL_ANA_INTERNAL_H
+#define EL_ANA_INTERNAL_H
+
+#include "../common/el_map.h"
+#include "host_internal.h"
+
+#define TRACKER_MT "el.Tracker"
+#define MAX_CAPS 1024
+#define MAX_HELD (4u << 20) /* events held before forced release */
+#define NSTATUS 24          /* STOP_THREAD status codes tracked */
+#define MAX_TRACE_IDS 65536 /* per-thread trace ids kept at most */
+/* Finished threads kept in the table (el.threads{keep_finished=}); the
+ * oldest finished beyond it are forgotten, counted in threads_evicted. */
+#define KEEP_FINISHED 1000
+/* Thread series of the capability usage metric (el.cap_usage{max_users=});
+ * beyond it a thread's mutator time goes to the series of user "other". */
+#define MAX_USERS 1000
+/* Thread ids below this are found by direct index (GHC numbers threads
+ * from 1 up); larger ones through the map. */
+#define DIRECT_IDS (1u << 20)
+
+enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
+enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_PROD, TK_N };
+enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
+/* Usage series categories; CAT_OTHER is Mutator time of the threads past
+ * max_users, one series per capability with user "other". */
+enum { CAT_MUT = 0, CAT_GC, CAT_IDLE, CAT_OTHER };
+
+/* One event as the state machines take it (the reorder buffer stores it
+ * in a smaller form, ana_reorder.c). */
+typedef struct {
+  uint64_t t;
+  uint32_t thread, info;
+  uint16_t cap, status;
+  uint8_t kind; /* K_* */
+} rec_t;
+
+typedef struct {
+  uint32_t id;
+  int state; /* TS_*; -1 while being evicted */
+  int prev;  /* 0, K_RUN, K_STOP: last accepted event */
+  uint64_t prev_t;
+  uint16_t prev_cap, prev_status;
+  uint32_t prev_info;
+  int has_status;
+  char *label;
+  uint64_t created_t, first_t, last_t, finished_t;
+  int has_created, has_first, has_finished;
+  uint64_t running_ns, blocked_ns, runs;
+  uint64_t blocked[NSTATUS + 1]; /* by status; last slot = others */
+  uint16_t cap;
+  int has_trace; /* native thread spans: trace id given */
+  uint8_t trace[16];
+} thread_t;
+
+/* One (capability, category, user) series of the capability usage metric
+ * (el.cap_usage{on_point=}): running total and latest span start. */
+typedef struct {
+  uint64_t key; /* cap << 34 | category << 32 | thread */
+  int64_t total, t, win;
+  int dirty;
+  int used; /* 0: a free slot (ufree) */
+} ustate_t;
+
+typedef struct {
+  int state; /* 0, K_GC_START, K_GC_END */
+  uint64_t t;
+  uint64_t count, total_ns, max_ns;
+  int used_prev; /* cap usage: a previous span exists */
+  uint64_t prev_end;
+  uint64_t mut_ns, gc_ns, idle_ns; /* since the last totals(true) */
+  /* productivity (el.cap_usage{on_productivity=}): running totals since
+   * the last reset_productivity(), and the latest value of the current
+   * aggregation window not yet handed to Lua */
+  uint64_t pm, pg;   /* mutator, GC ns */
+  uint64_t ppm, ppg; /* their values at pt */
+  int64_t pt, pwin;
+  int pdirty;
+} cap_t;
+
+/* A reorder record: 16 bytes, so that the events held (up to a block of
+ * each capability) take half the cache they did. sk = seq << 2 | kind - 1,
+ * seq counting queued events modulo 2^30, compared wrap-safe: it breaks
+ * ties of equal times across capabilities in arrival order as long as two
+ * held events arrived fewer than 2^29 queued events apart (one held for
+ * that long while half a billion others passed it would be misordered
+ * against events of its own time only). A STOP_THREAD's status and info
+ * wait in the queue's side ring (stops, in queue order). */
+typedef struct {
+  uint64_t t;
+  uint32_t thread;
+  uint32_t sk;
+} qrec_t;
+
+typedef struct {
+  uint32_t info;
+  uint16_t status;
+} qstop_t;
+
+/* One capability's queue: a ring of records in (time, seq) order. */
+typedef struct {
+  qrec_t *v;
+  size_t head, n, cap; /* live: v[(head + i) & (cap - 1)], i < n */
+  qstop_t *s;
+  size_t shead, sn, scap; /* the side ring of stops, likewise */
+} q_t;
+
+typedef struct el__ana_s {
+  q_t q[MAX_CAPS];     /* reorder queues, one per capability */
+  size_t held;         /* events in all queues */
+  uint32_t seq;        /* queued events, modulo 2^30 */
+  uint64_t lo;         /* no held event is earlier (UINT64_MAX: none) */
+  uint64_t released_t; /* latest time released so far */
+  int max_q;           /* highest queue index used, -1 none */
+  cap_t caps[MAX_CAPS];
+  int max_cap;       /* highest cap index used, -1 none */
+  thread_t *threads; /* flat table, owned */
+  size_t nthreads, threads_cap;
+  uint32_t *direct; /* id < DIRECT_IDS -> index + 1 (0: none) */
+  size_t ndirect;
+  el_map_t tmap;    /* larger ids -> index */
+  int cb[TK_N][16]; /* on_span refs per tracker kind */
+  int ncb[TK_N];
+  uint64_t unexpected; /* thread/GC sequences the spec warns about */
+  /* capability usage metric in C (el.cap_usage{on_point=}) */
+  int64_t uagg; /* aggregation window ns, 0 = every span */
+  int64_t pagg; /* the same for on_productivity */
+  ustate_t *us;
+  size_t nus, us_cap; /* slots used or free */
+  uint32_t *ufree;    /* free slots of us, reused first */
+  size_t nufree, ufree_cap;
+  size_t nusers, max_users; /* thread series live; their bound */
+  size_t nfinished;         /* finished threads in the table */
+  size_t keep_finished;     /* finished threads kept (KEEP_FINISHED) */
+  el_map_t umap;            /* usage series key -> index in us */
+  uint32_t *udirty;         /* indexes of states dirtied, in order */
+  size_t nudirty, udirty_cap;
+  /* native spans (el.cap_usage{spans=}, el.threads{spans=}) */
+  char *cap_names[2]; /* "<name> GC", "<name> Mutator"; NULL = off */
+  char *th_names[2];  /* "<name> Running", "<name> Blocked" */
+  uint8_t cap_trace[MAX_CAPS][16];
+  uint8_t cap_has_trace[MAX_CAPS];
+  size_t ntrace;      /* threads holding a trace id */
+  unsigned nspans[2]; /* spans since the last flush: caps, threads */
+} ana_t;
+
+/* ana_reorder.c */
+
+/* Free the reorder queues' memory. */
+void el__ana_queues_free(ana_t *a);
+
+/* ana_state.c */
+
+/* The thread with id, created (zeroed, state TS_NEW) when create is set
+ * and it is absent. NULL when absent, or when out of memory. The pointer
+ * is valid until the next thread is created or the table is compacted. */
+thread_t *el__ana_thread(ana_t *a, uint32_t id, int create);
+/* Rebuild the thread index after the table was reordered or compacted. */
+void el__ana_threads_reindex(ana_t *a);
+/* One event in time order through the state machines (§5.2.3). */
+void el__ana_process(el_host_t *h, const rec_t *r);
+
+/* ana_emit.c */
+
+/* A thread-state span ended at end: running (on th->prev_cap) or blocked
+ * (with th->prev_status, th->prev_info), from start. Updates the thread's
+ * totals and the capability usage, calls el.threads' on_span and writes a
+ * native span when asked for. */
+void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
+                         uint64_t start, uint64_t end);
+/* A GC span of capability cap: usage, on_span of el.gc, native span. */
+void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end);
+/* on_productivity(cap, t, mutator_ns, gc_ns). */
+void el__ana_prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
+                       uint64_t g);
+/* on_point(index, t, value, cap, category, user) for usage series i. */
+void el__ana_upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v);
+/* Rebuild the usage series index (after series were freed). */
+int el__ana_umap_rebuild(ana_t *a);
+
+#endif /* EL_ANA_INTERNAL_H */

@@ -1,0 +1,224 @@
+/* ana_reorder.c: the reorder buffer of the C analyses. The events the
+ * state machines use arrive in stream order, each capability's in time
+ * order (its blocks are written in order: spec/eventlog-format.md §3.5,
+ * §3.6); the analyses need them in time order across capabilities
+ * (spec/reference-behaviour.md §5.3.1). They wait in one queue per
+ * capability and leave in (time, arrival) order, by a merge of the queue
+ * heads, once at or below the host's watermark (host_clock.c): at once
+ * when the watermark passes them, all at the end of a session, and the
+ * oldest when more than MAX_HELD are held (counted in reorder_forced). An
+ * event released behind one already released is late (reorder_late).
+ * docs/lua-api.md §6 "Ordering". */
+#include <string.h>
+
+#include "../common/el_grow.h"
+#include "ana_internal.h"
+
+#define Q_MIN 1024 /* first ring size, records */
+
+static uint32_t rec_seq(uint32_t sk) { return sk & ~3u; }
+
+/* a before b: earlier time, or the same time and arrived first. */
+static int qrec_before(const qrec_t *a, const qrec_t *b) {
+  return a->t < b->t ||
+         (a->t == b->t && (int32_t)(rec_seq(a->sk) - rec_seq(b->sk)) < 0);
+}
+
+static int is_stop(const qrec_t *r) { return (r->sk & 3u) == K_STOP - 1; }
+
+/* Double ring *vp (*cap slots of elem bytes, all live from *head: full)
+ * in place with el_grow (a large block is remapped, not copied), then move
+ * the wrapped part, the shorter side, so the live slots are contiguous
+ * modulo the new size. Returns 0 or EL_ENOMEM (ring unchanged). */
+static int ring_grow(void *vp, size_t *cap, size_t *head, size_t elem) {
+  size_t old = *cap;
+  if (el_grow(vp, cap, old ? old + 1 : Q_MIN, elem) < 0) return EL_ENOMEM;
+  char *v = *(char **)vp;
+  size_t tail = old - *head; /* slots head..old-1 (the ring was full) */
+  if (*head <= tail) {       /* slots 0..head-1 go after the old end */
+    memcpy(v + old * elem, v, *head * elem);
+  } else { /* slots head..old-1 go to the new end */
+    memcpy(v + (*cap - tail) * elem, v + *head * elem, tail * elem);
+    *head = *cap - tail;
+  }
+  return 0;
+}
+
+/* Room for one more record (and one more stop when stop is set). */
+static int q_reserve(q_t *q, int stop) {
+  if (q->n == q->cap && ring_grow(&q->v, &q->cap, &q->head, sizeof *q->v))
+    return EL_ENOMEM;
+  if (stop && q->sn == q->scap &&
+      ring_grow(&q->s, &q->scap, &q->shead, sizeof *q->s))
+    return EL_ENOMEM;
+  return 0;
+}
+
+/* Append a stop's status and info, moved back past the last `back` stops
+ * (the record went back past them in the queue). */
+static void q_push_stop(q_t *q, const rec_t *r, size_t back) {
+  size_t m = q->scap - 1, i = q->sn++;
+  for (; back; back--, i--)
+    q->s[(q->shead + i) & m] = q->s[(q->shead + i - 1) & m];
+  q->s[(q->shead + i) & m] = (qstop_t){.info = r->info, .status = r->status};
+}
+
+/* Queue r on its capability. Each queue stays in time order: an event
+ * earlier than the tail (GC_END carries an explicit, earlier time) goes
+ * back into place. Returns 0 or EL_ENOMEM (nothing queued). */
+static int q_push(ana_t *a, const rec_t *r) {
+  q_t *q = &a->q[r->cap];
+  int stop = r->kind == K_STOP;
+  if (q_reserve(q, stop) != 0) return EL_ENOMEM;
+  if ((int)r->cap > a->max_q) a->max_q = r->cap;
+  a->seq = (a->seq + 1) & 0x3fffffffu;
+  qrec_t x = {.t = r->t,
+              .thread = r->thread,
+              .sk = a->seq << 2 | (uint32_t)(r->kind - 1)};
+  size_t m = q->cap - 1, i = q->n++, back = 0;
+  while (i > 0 && x.t < q->v[(q->head + i - 1) & m].t) {
+    const qrec_t *p = &q->v[(q->head + i - 1) & m];
+    back += is_stop(p);
+    q->v[(q->head + i) & m] = *p;
+    i--;
+  }
+  q->v[(q->head + i) & m] = x;
+  if (stop) q_push_stop(q, r, back);
+  if (r->t < a->lo) a->lo = r->t;
+  a->held++;
+  return 0;
+}
+
+/* The capability whose queue head comes first, or -1 if all are empty. */
+static int q_first(const ana_t *a) {
+  int best = -1;
+  const qrec_t *bh = NULL;
+  for (int c = 0; c <= a->max_q; c++) {
+    const q_t *q = &a->q[c];
+    if (!q->n) continue;
+    const qrec_t *hd = &q->v[q->head];
+    if (!bh || qrec_before(hd, bh)) {
+      best = c;
+      bh = hd;
+    }
+  }
+  return best;
+}
+
+static rec_t q_pop(ana_t *a, int c) {
+  q_t *q = &a->q[c];
+  const qrec_t *x = &q->v[q->head];
+  rec_t r = {.t = x->t,
+             .thread = x->thread,
+             .cap = (uint16_t)c,
+             .kind = (uint8_t)((x->sk & 3u) + 1)};
+  if (r.kind == K_STOP) {
+    const qstop_t *s = &q->s[q->shead];
+    r.status = s->status;
+    r.info = s->info;
+    q->shead = (q->shead + 1) & (q->scap - 1);
+    q->sn--;
+  }
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->n--;
+  a->held--;
+  return r;
+}
+
+/* Release events in time order: those at or below the watermark (no
+ * event of a capability still waited for can come before them), all of
+ * them when `all` is set (the end of a session), and the oldest when too
+ * many are held. a->lo lets the common case, nothing to release, return
+ * without looking at the queues. */
+static void release(el_host_t *h, int all) {
+  ana_t *a = h->ana;
+  el_rts_ns_t wm = 0;
+  int none = all || el__watermark(h, &wm) < 0;
+  if (!none && a->lo > wm && a->held <= MAX_HELD) return;
+  while (a->held && !h->stop) {
+    int c = q_first(a);
+    const qrec_t *head = &a->q[c].v[a->q[c].head];
+    if (!none && head->t > wm) {
+      if (a->held <= MAX_HELD) {
+        a->lo = head->t;
+        return;
+      }
+      h->st.reorder_forced++;
+    }
+    rec_t r = q_pop(a, c);
+    if (r.t < a->released_t)
+      h->st.reorder_late++;
+    else
+      a->released_t = r.t;
+    el__ana_process(h, &r);
+  }
+  if (!a->held) a->lo = UINT64_MAX;
+}
+
+void el__ana_flush(el_host_t *h) {
+  if (h->ana) release(h, 1);
+}
+
+/* The events that only touch the thread table (no order needed). */
+static void thread_info_event(ana_t *a, const el_ev_event_t *ev) {
+  thread_t *th = el__ana_thread(a, (uint32_t)ev->v[0].u, 1);
+  if (!th) return;
+  if (ev->type == EL_EV_CREATE_THREAD) {
+    if (!th->has_created) {
+      th->created_t = ev->t_ns;
+      th->has_created = 1;
+    }
+    return;
+  }
+  el_free(th->label); /* EL_EV_THREAD_LABEL */
+  th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "", ev->v[1].s.len);
+}
+
+/* Called for the types enabled by the trackers (lua_analysis.c). */
+void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  if (!a || !ev->known) return;
+  rec_t r = {.t = ev->t_ns, .cap = ev->cap};
+  switch (ev->type) {
+  case EL_EV_CREATE_THREAD:
+  case EL_EV_THREAD_LABEL:
+    thread_info_event(a, ev);
+    return;
+  case EL_EV_RUN_THREAD:
+    r.kind = K_RUN;
+    r.thread = (uint32_t)ev->v[0].u;
+    break;
+  case EL_EV_STOP_THREAD:
+    r.kind = K_STOP;
+    r.thread = (uint32_t)ev->v[0].u;
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+    break;
+  case EL_EV_GC_START:
+    r.kind = K_GC_START;
+    break;
+  case EL_EV_GC_END:
+    r.kind = K_GC_END;
+    break;
+  case EL_EV_BLOCK_MARKER:
+    release(h, 0); /* the host's watermark moved (host_clock.c) */
+    return;
+  default:
+    return;
+  }
+  if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
+  el__progress_event(h, ev->cap, ev->t_ns);
+  if (q_push(a, &r) != 0) {
+    h->st.reorder_forced++;
+    el__ana_process(h, &r);
+  }
+  release(h, 0);
+}
+
+/* Free the queues' memory (el__ana_free). */
+void el__ana_queues_free(ana_t *a) {
+  for (int c = 0; c < MAX_CAPS; c++) {
+    el_free(a->q[c].v);
+    el_free(a->q[c].s);
+  }
+}

@@ -1,0 +1,223 @@
+/* ana_state.c: the state machines of the C analyses on events in time
+ * order (spec/reference-behaviour.md §5.2.3): per thread (RUN_THREAD,
+ * STOP_THREAD: running and blocked spans) and per capability (GC_START,
+ * GC_END: GC spans). Threads live in a flat table, found by direct index
+ * for the small ids GHC gives (below DIRECT_IDS) and through an el_map
+ * otherwise; finished threads beyond keep_finished are forgotten. Spans go
+ * to ana_emit.c. docs/lua-api.md §6. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana_internal.h"
+#include "../common/el_grow.h"
+
+/* Point id at table index j (< EL_MAP_NONE - 1). */
+static int index_put(ana_t *a, uint32_t id, size_t j) {
+  if (id < DIRECT_IDS) {
+    if (id >= a->ndirect) {
+      size_t old = a->ndirect, want = (size_t)id + 1;
+      if (el_grow(&a->direct, &a->ndirect, want, sizeof *a->direct) < 0)
+        return EL_ENOMEM;
+      memset(a->direct + old, 0, (a->ndirect - old) * sizeof *a->direct);
+    }
+    a->direct[id] = (uint32_t)j + 1;
+    return 0;
+  }
+  return el_map_put(&a->tmap, id, (uint32_t)j);
+}
+
+static thread_t *thread_find(ana_t *a, uint32_t id) {
+  uint32_t j;
+  if (id < DIRECT_IDS) {
+    if (id >= a->ndirect || !a->direct[id]) return NULL;
+    return &a->threads[a->direct[id] - 1];
+  }
+  return el_map_get(&a->tmap, id, &j) ? &a->threads[j] : NULL;
+}
+
+thread_t *el__ana_thread(ana_t *a, uint32_t id, int create) {
+  thread_t *t = thread_find(a, id);
+  if (t || !create) return t;
+  if (el_grow(&a->threads, &a->threads_cap, a->nthreads + 1,
+              sizeof *a->threads) < 0 ||
+      index_put(a, id, a->nthreads) != 0)
+    return NULL;
+  t = &a->threads[a->nthreads++];
+  memset(t, 0, sizeof *t);
+  t->id = id;
+  return t;
+}
+
+void el__ana_threads_reindex(ana_t *a) {
+  if (a->ndirect) memset(a->direct, 0, a->ndirect * sizeof *a->direct);
+  el_map_clear(&a->tmap);
+  for (size_t j = 0; j < a->nthreads; j++)
+    if (index_put(a, a->threads[j].id, j) != 0) /* only the map grows */
+      el_log(EL_LOG_ERROR, "analysis: out of memory indexing threads");
+}
+
+static void thread_free(ana_t *a, thread_t *t) {
+  if (t->has_trace && a->ntrace) a->ntrace--;
+  el_free(t->label);
+  t->label = NULL;
+}
+
+static int cmp_finished(const void *x, const void *y) {
+  const thread_t *a = *(thread_t *const *)x, *b = *(thread_t *const *)y;
+  if (a->finished_t != b->finished_t)
+    return a->finished_t < b->finished_t ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Forget the finished threads that finished longest ago, keeping
+ * keep_finished of them; counted in threads_evicted. Runs when twice as
+ * many have finished, so its cost per thread is constant. */
+static void threads_evict(el_host_t *h) {
+  ana_t *a = h->ana;
+  thread_t **fin = el_malloc(a->nfinished * sizeof *fin);
+  if (!fin) return; /* try again at the next finished thread */
+  size_t n = 0;
+  for (size_t j = 0; j < a->nthreads; j++)
+    if (a->threads[j].state == TS_FINISHED && n < a->nfinished)
+      fin[n++] = &a->threads[j];
+  size_t drop = n > a->keep_finished ? n - a->keep_finished : 0;
+  if (drop) qsort(fin, n, sizeof *fin, cmp_finished);
+  for (size_t k = 0; k < drop; k++) fin[k]->state = -1; /* marked */
+  el_free(fin);
+  size_t w = 0;
+  for (size_t j = 0; j < a->nthreads; j++) {
+    thread_t *t = &a->threads[j];
+    if (t->state == -1)
+      thread_free(a, t);
+    else if (w++ != j)
+      a->threads[w - 1] = *t;
+  }
+  a->nthreads = w;
+  a->nfinished = n - drop;
+  h->st.threads_evicted += drop;
+  el__ana_threads_reindex(a);
+}
+
+/* The thread's STOP_THREAD: a span ends; finished or blocked from now. */
+static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r) {
+  ana_t *a = h->ana;
+  if (th->prev == K_STOP) {
+    el__ana_thread_span(h, th, 0, th->prev_t, r->t);
+  } else if (th->prev == K_RUN) {
+    /* The Running span names the stop that ends it (its status). */
+    th->prev_status = r->status;
+    th->prev_info = r->info;
+    el__ana_thread_span(h, th, 1, th->prev_t, r->t);
+  } else {
+    a->unexpected++;
+    return;
+  }
+  th->prev = K_STOP;
+  th->prev_t = r->t;
+  th->prev_status = r->status;
+  th->prev_info = r->info;
+  th->has_status = 1;
+  if (r->status == EL_EV_STATUS_THREAD_FINISHED) {
+    th->state = TS_FINISHED;
+    th->finished_t = r->t;
+    th->has_finished = 1;
+    if (++a->nfinished > 2 * a->keep_finished + 64) threads_evict(h);
+  } else {
+    th->state = TS_BLOCKED;
+  }
+}
+
+static void on_thread(el_host_t *h, const rec_t *r) {
+  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
+  if (!th) return;
+  if (!th->has_first) {
+    th->first_t = r->t;
+    th->has_first = 1;
+  }
+  th->last_t = r->t;
+  if (th->state == TS_FINISHED) return;
+  if (r->kind == K_STOP) {
+    thread_stop(h, th, r);
+    return;
+  }
+  if (th->prev == K_STOP)
+    el__ana_thread_span(h, th, 0, th->prev_t, r->t);
+  else if (th->prev == K_RUN)
+    return; /* keep the earlier Run */
+  th->prev = K_RUN;
+  th->prev_t = r->t;
+  th->prev_cap = r->cap;
+  th->cap = r->cap;
+  th->state = TS_RUNNING;
+}
+
+static void on_gc(el_host_t *h, const rec_t *r) {
+  ana_t *a = h->ana;
+  if (r->cap >= MAX_CAPS) return;
+  cap_t *c = &a->caps[r->cap];
+  if (r->kind == K_GC_START) {
+    if (c->state == K_GC_START && c->t < r->t) return; /* keep earlier */
+    c->state = K_GC_START;
+    c->t = r->t;
+    return;
+  }
+  if (c->state == 0) {
+    a->unexpected++;
+    return;
+  }
+  if (c->state == K_GC_END) {
+    if (r->t < c->t) c->t = r->t;
+    return;
+  }
+  uint64_t start = c->t, d = r->t > start ? r->t - start : 0;
+  c->state = K_GC_END;
+  c->t = r->t;
+  c->count++;
+  c->total_ns += d;
+  if (d > c->max_ns) c->max_ns = d;
+  el__ana_gc_span(h, r->cap, start, r->t);
+}
+
+void el__ana_process(el_host_t *h, const rec_t *r) {
+  if ((int)r->cap > h->ana->max_cap) h->ana->max_cap = r->cap;
+  if (r->kind == K_RUN || r->kind == K_STOP)
+    on_thread(h, r);
+  else
+    on_gc(h, r);
+}
+
+void el__ana_session(el_host_t *h) {
+  ana_t *a = h->ana;
+  if (!a) return;
+  for (size_t i = 0; i < a->nthreads; i++) thread_free(a, &a->threads[i]);
+  a->nthreads = 0;
+  a->nfinished = 0;
+  a->ntrace = 0;
+  el__ana_threads_reindex(a);
+  memset(a->caps, 0, sizeof a->caps);
+  a->max_cap = -1;
+  memset(a->cap_has_trace, 0, sizeof a->cap_has_trace);
+  a->nus = a->nufree = a->nusers = a->nudirty = 0;
+  el_map_clear(&a->umap);
+  a->released_t = 0;
+}
+
+void el__ana_free(el_host_t *h) {
+  ana_t *a = h->ana;
+  if (!a) return;
+  for (size_t i = 0; i < a->nthreads; i++) el_free(a->threads[i].label);
+  el_free(a->threads);
+  el_free(a->direct);
+  el_map_free(&a->tmap);
+  el__ana_queues_free(a);
+  el_free(a->us);
+  el_free(a->ufree);
+  el_map_free(&a->umap);
+  el_free(a->udirty);
+  for (int i = 0; i < 2; i++) {
+    el_free(a->cap_names[i]);
+    el_free(a->th_names[i]);
+  }
+  el_free(a);
+  h->ana = NULL;
+}
