@@ -604,9 +604,11 @@ static void test_reorder_stop_keeps_status(void **state) {
   lua_State *L = el_host_lua(h);
   lua_getglobal(L, "got");
   assert_string_equal(lua_tostring(L, -1),
-                      "1 running nil 100-200 nil;2 running nil 110-300 nil;"
+                      /* a Running span carries the stop that ends it,
+                         the same stop that begins the next Blocked span */
+                      "1 running 4 100-200 77;2 running 2 110-300 0;"
                       "1 blocked 4 200-400 77;2 blocked 2 300-410 0;"
-                      "1 running nil 400-500 nil;2 running nil 410-510 nil;"
+                      "1 running 3 400-500 0;2 running 4 410-510 99;"
                       "1 blocked 3 500-600 0;2 blocked 4 510-610 99");
   lua_pop(L, 1);
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
