@@ -554,7 +554,19 @@ int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {
 
 void el_host_flush(el_host_t *h) { el__batch_flush(h); }
 
+/* A signal's interrupt that found no Lua call running is still armed:
+ * it would fail the first session-end or on_end hook instead. Those run
+ * after an interrupt by contract (host.h), so the hook is taken back. */
+static void disarm_interrupt(el_host_t *h) {
+  if (!h->break_lua) return;
+  h->break_lua = 0;
+  lua_sethook(h->L, NULL, 0, 0);
+  if (h->D) lua_sethook(h->D, NULL, 0, 0);
+  arm_budget(h);
+}
+
 void el_host_session_end(el_host_t *h) {
+  disarm_interrupt(h);
   el__batch_flush(h);
   el__session_end(h);
 }
@@ -562,6 +574,7 @@ void el_host_session_end(el_host_t *h) {
 int el_host_end(el_host_t *h) {
   if (!h->ended) {
     h->ended = 1;
+    disarm_interrupt(h);
     el__batch_flush(h);
     el__session_end(h);
     el__ana_flush(h);
