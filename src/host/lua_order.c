@@ -80,11 +80,18 @@ struct el__order_s {
 
 /* {====== records ======} */
 
+/* A free small record holds the next free one in its first bytes. */
+static orec_t *free_next(const orec_t *r) {
+  orec_t *next;
+  memcpy(&next, (const unsigned char *)r, sizeof next);
+  return next;
+}
+
 static orec_t *rec_new(el__order_t *o, size_t size) {
   orec_t *r;
   if (size <= SMALL && o->free) {
     r = o->free;
-    memcpy(&o->free, r, sizeof o->free);
+    o->free = free_next(r);
   } else {
     r = el_malloc(size <= SMALL ? SMALL : size);
     if (!r) return NULL;
@@ -98,7 +105,8 @@ static void rec_free(el__order_t *o, orec_t *r) {
     el_free(r);
     return;
   }
-  memcpy(r, &o->free, sizeof o->free);
+  orec_t *next = o->free;
+  memcpy((unsigned char *)r, &next, sizeof next);
   o->free = r;
 }
 
@@ -293,7 +301,7 @@ void el__order_free(el_host_t *h) {
   }
   while (o->free) {
     orec_t *r = o->free;
-    memcpy(&o->free, r, sizeof o->free);
+    o->free = free_next(r);
     el_free(r);
   }
   el_free(o);
