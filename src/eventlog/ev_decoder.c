@@ -571,103 +571,133 @@ static int header_done(el_ev_decoder_t *d) {
   return 0;
 }
 
+/* Header step: an event type declaration or the end of the list, at h
+ * (byte offset off). Returns 0 (the next step is set) or an error. */
+static int h_mark(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
+  uint32_t m = el__be32(h);
+  if (m == MARK_ETB) {
+    d->hpos += 4;
+    d->hstep = H_DECL_FIXED;
+    d->hneed = d->hpos + 8;
+  } else if (m == MARK_HETE) {
+    d->hpos += 4;
+    d->hstep = H_END;
+    d->hneed = d->hpos + 8;
+  } else {
+    set_diag(d, EL_EBADHDR, off, -1,
+             "malformed header: expected an event type or the end "
+             "of the type list at byte %llu",
+             (unsigned long long)off);
+    return EL_EBADHDR;
+  }
+  return 0;
+}
+
+/* Header step: a declaration's id, size and description length, at h
+ * (byte offset off). Returns 0 (the next step is set) or an error. */
+static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
+  uint32_t dlen = el__be32(h + 4);
+  if (dlen > MAX_DESC) {
+    char nm[64];
+    set_diag(d, EL_EBADHDR, off, el__be16(h),
+             "malformed header: description of event %s at byte %llu "
+             "is %u bytes long",
+             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, dlen);
+    return EL_EBADHDR;
+  }
+  d->hstep = H_DECL_DESC;
+  d->hneed = d->hpos + 8 + dlen + 4;
+  return 0;
+}
+
+/* Header step: a declaration's description and extra-info length, at h
+ * (byte offset off). Returns 0 (the next step is set) or an error. */
+static int h_decl_desc(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
+  uint32_t dlen = el__be32(h + 4);
+  uint32_t xlen = el__be32(h + 8 + dlen);
+  if (xlen > MAX_DESC) {
+    char nm[64];
+    set_diag(d, EL_EBADHDR, off, el__be16(h),
+             "malformed header: extra info of event %s at byte %llu "
+             "is %u bytes long",
+             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, xlen);
+    return EL_EBADHDR;
+  }
+  d->hstep = H_DECL_END;
+  d->hneed = d->hpos + 8 + dlen + 4 + xlen + 4;
+  return 0;
+}
+
+/* Header step: a declaration's extra info and end marker, at h (byte
+ * offset off): the declaration is kept. Returns 0 (the next step is set)
+ * or an error. */
+static int h_decl_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
+  uint32_t dlen = el__be32(h + 4);
+  uint32_t xlen = el__be32(h + 8 + dlen);
+  size_t end = 8 + dlen + 4 + xlen;
+  if (el__be32(h + end) != MARK_ETE) {
+    char nm[64];
+    set_diag(d, EL_EBADHDR, off + end, el__be16(h),
+             "malformed header: no end marker after event %s at byte "
+             "%llu",
+             tname(el__be16(h), nm, sizeof nm),
+             (unsigned long long)(off + end));
+    return EL_EBADHDR;
+  }
+  if (el_grow(&d->raw, &d->rawcap, d->nraw + 1, sizeof *d->raw))
+    return EL_ENOMEM;
+  rawdecl_t *r = &d->raw[d->nraw++];
+  r->id = el__be16(h);
+  r->size = el__be16(h + 2);
+  r->desc_off = (uint32_t)(d->hpos + 8);
+  r->desc_len = dlen;
+  d->hpos += end + 4;
+  d->hstep = H_MARK;
+  d->hneed = d->hpos + 4;
+  return 0;
+}
+
+/* Header step: the header end and data begin markers at h (byte offset
+ * off); then the header is done (header_done). Returns its result. */
+static int h_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
+  if (el__be32(h) != MARK_HDRE || el__be32(h + 4) != MARK_DATB) {
+    set_diag(d, EL_EBADHDR, off, -1,
+             "malformed header: missing header end or data begin "
+             "marker at byte %llu",
+             (unsigned long long)off);
+    return EL_EBADHDR;
+  }
+  int rc = header_done(d);
+  if (rc != EL_ENOMEM)
+    d->hpos += 8; /* on ENOMEM the step is retried */
+  return rc;
+}
+
 /* Run header steps while hbuf holds what they need. Returns 0 (need more or
  * done), or an error. */
 static int header_steps(el_ev_decoder_t *d) {
   while (d->state == ST_HEADER && d->hlen >= d->hneed) {
     const uint8_t *h = d->hbuf + d->hpos;
     uint64_t off = d->hoff + d->hpos;
+    int rc = 0;
     switch (d->hstep) {
-    case H_MARK: {
-      uint32_t m = el__be32(h);
-      if (m == MARK_ETB) {
-        d->hpos += 4;
-        d->hstep = H_DECL_FIXED;
-        d->hneed = d->hpos + 8;
-      } else if (m == MARK_HETE) {
-        d->hpos += 4;
-        d->hstep = H_END;
-        d->hneed = d->hpos + 8;
-      } else {
-        set_diag(d, EL_EBADHDR, off, -1,
-                 "malformed header: expected an event type or the end "
-                 "of the type list at byte %llu",
-                 (unsigned long long)off);
-        return EL_EBADHDR;
-      }
+    case H_MARK:
+      rc = h_mark(d, h, off);
       break;
-    }
-    case H_DECL_FIXED: {
-      uint32_t dlen = el__be32(h + 4);
-      if (dlen > MAX_DESC) {
-        char nm[64];
-        set_diag(d, EL_EBADHDR, off, el__be16(h),
-                 "malformed header: description of event %s at byte %llu "
-                 "is %u bytes long",
-                 tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
-                 dlen);
-        return EL_EBADHDR;
-      }
-      d->hstep = H_DECL_DESC;
-      d->hneed = d->hpos + 8 + dlen + 4;
+    case H_DECL_FIXED:
+      rc = h_decl_fixed(d, h, off);
       break;
-    }
-    case H_DECL_DESC: {
-      uint32_t dlen = el__be32(h + 4);
-      uint32_t xlen = el__be32(h + 8 + dlen);
-      if (xlen > MAX_DESC) {
-        char nm[64];
-        set_diag(d, EL_EBADHDR, off, el__be16(h),
-                 "malformed header: extra info of event %s at byte %llu "
-                 "is %u bytes long",
-                 tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
-                 xlen);
-        return EL_EBADHDR;
-      }
-      d->hstep = H_DECL_END;
-      d->hneed = d->hpos + 8 + dlen + 4 + xlen + 4;
+    case H_DECL_DESC:
+      rc = h_decl_desc(d, h, off);
       break;
-    }
-    case H_DECL_END: {
-      uint32_t dlen = el__be32(h + 4);
-      uint32_t xlen = el__be32(h + 8 + dlen);
-      size_t end = 8 + dlen + 4 + xlen;
-      if (el__be32(h + end) != MARK_ETE) {
-        char nm[64];
-        set_diag(d, EL_EBADHDR, off + end, el__be16(h),
-                 "malformed header: no end marker after event %s at byte "
-                 "%llu",
-                 tname(el__be16(h), nm, sizeof nm),
-                 (unsigned long long)(off + end));
-        return EL_EBADHDR;
-      }
-      if (el_grow(&d->raw, &d->rawcap, d->nraw + 1, sizeof *d->raw))
-        return EL_ENOMEM;
-      rawdecl_t *r = &d->raw[d->nraw++];
-      r->id = el__be16(h);
-      r->size = el__be16(h + 2);
-      r->desc_off = (uint32_t)(d->hpos + 8);
-      r->desc_len = dlen;
-      d->hpos += end + 4;
-      d->hstep = H_MARK;
-      d->hneed = d->hpos + 4;
+    case H_DECL_END:
+      rc = h_decl_end(d, h, off);
       break;
-    }
     case H_END:
-      if (el__be32(h) != MARK_HDRE || el__be32(h + 4) != MARK_DATB) {
-        set_diag(d, EL_EBADHDR, off, -1,
-                 "malformed header: missing header end or data begin "
-                 "marker at byte %llu",
-                 (unsigned long long)off);
-        return EL_EBADHDR;
-      }
-      {
-        int rc = header_done(d);
-        if (rc != EL_ENOMEM)
-          d->hpos += 8; /* on ENOMEM the step is retried */
-        return rc;
-      }
+      return h_end(d, h, off);
     }
+    if (rc)
+      return rc;
     if (d->hneed > MAX_HEADER) {
       set_diag(d, EL_EBADHDR, d->hoff, -1,
                "header at byte %llu larger than %u bytes",
@@ -1723,30 +1753,10 @@ static int truncated_event(el_ev_decoder_t *d) {
   return EL_ETRUNC;
 }
 
-int el_ev_decoder_finish(el_ev_decoder_t *d) {
-  static const uint8_t none[1];
-  errs_t E = {0};
-  d->eof = 1;
-  if (d->state == ST_RESYNC && d->rs_clen) {
-    /* The carried bytes, decided now: a target among them is decoded. */
-    size_t used = 0;
-    if (resync_feed(d, none, 0, &used))
-      note_err(d, &E, EL_ENOMEM);
-  }
-  if (d->plen) {
-    if (d->state == ST_DATA) {
-      size_t used = 0;
-      data_feed(d, none, 0, &used, &E);
-    } else {
-      reprocess(d, &E);
-    }
-  }
-  d->eof = 0;
-  if (E.first) {
-    d->diag = E.diag;
-    d->plen = 0;
-    return E.first;
-  }
+/* The end of input in the decoder's current state: a cut event, header or
+ * skipped block body is EL_ETRUNC (diag set); bytes ignored after a
+ * corrupt part or the end of data are a warning. Returns 0 or EL_ETRUNC. */
+static int finish_state(el_ev_decoder_t *d) {
   switch (d->state) {
   case ST_DATA:
     return d->plen ? truncated_event(d) : 0;
@@ -1803,4 +1813,31 @@ int el_ev_decoder_finish(el_ev_decoder_t *d) {
     return 0;
   }
   return 0;
+}
+
+int el_ev_decoder_finish(el_ev_decoder_t *d) {
+  static const uint8_t none[1];
+  errs_t E = {0};
+  d->eof = 1;
+  if (d->state == ST_RESYNC && d->rs_clen) {
+    /* The carried bytes, decided now: a target among them is decoded. */
+    size_t used = 0;
+    if (resync_feed(d, none, 0, &used))
+      note_err(d, &E, EL_ENOMEM);
+  }
+  if (d->plen) {
+    if (d->state == ST_DATA) {
+      size_t used = 0;
+      data_feed(d, none, 0, &used, &E);
+    } else {
+      reprocess(d, &E);
+    }
+  }
+  d->eof = 0;
+  if (E.first) {
+    d->diag = E.diag;
+    d->plen = 0;
+    return E.first;
+  }
+  return finish_state(d);
 }
