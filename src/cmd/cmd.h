@@ -28,7 +28,8 @@ typedef struct el_otelcol_embed_s {
                          1 s and traces on unless --config or
                          --export-interval/--traces say otherwise, OTLP off
                          unless an OTLP option or OTEL_* variable asks for
-                         it, the web view on a free port */
+                         it, the web view on a free port, log level warn
+                         unless -v or OTEL_LOG_LEVEL */
   /* After the options and the configuration file, before the source is
    * validated: choose the source and set the pipeline's hooks (o->on_ready,
    * o->own_signals, ...). Returns 0, or the exit status to end with. */

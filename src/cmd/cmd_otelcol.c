@@ -118,7 +118,7 @@ static int parse_level(const char *s, el_log_level_t *out) {
 
 /* The log threshold when -v was not given: OTEL_LOG_LEVEL (the
  * reference's variable, spec §1.2; the names of -v, case-insensitive),
- * else INFO (the reference's default). -v wins over the variable, which is
+ * else INFO (the reference's default; WARN under watch). -v wins over the variable, which is
  * then not read. Returns 0, or EL_EINVAL after printing why (a malformed
  * value is a configuration error: exit status 1). */
 static int log_level_from_env(opts_t *o) {
@@ -224,9 +224,12 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
       (!strncmp(a, "-v", 2) && a[2] && (v = a + 2, (*i)++, 1))) {
     if (!v) goto missing;
     if (parse_level(v, &o->level) < 0) {
-      say("unknown verbosity '%s' (use fatal, error, "
+      static const char *const names[] = {"fatal", "error", "warn", "info",
+                                          "debug", "trace", "quiet"};
+      const char *near = el_nearest(v, names, EL_ARRAY_LEN(names));
+      say("unknown verbosity '%s'%s%s%s (use fatal, error, "
           "warn, info, debug or trace)\n",
-          v);
+          v, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
       return EL_EUSAGE;
     }
     o->level_given = 1;
@@ -359,7 +362,9 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   el_ctl_opts_init(&o.d.ctl);
   el_web_opts_init(&o.d.web);
   o.d.flush_s = 1.0;
-  o.level = EL_LOG_INFO;
+  /* watch (local) says little by default: its URL and notes are
+   * printed whatever the level (watch --help "default warn"). */
+  o.level = e && e->local ? EL_LOG_WARN : EL_LOG_INFO;
   o.traces = -1;
   int status = 2;
   el_cfg_t *cfg = NULL;

@@ -16,7 +16,9 @@
  * stop), watch reads and discards the FIFO until the program exits.
  * SIGINT and SIGTERM sent to watch (kill, not the terminal, whose ^C
  * reaches the program directly) are forwarded to the program; the input
- * then ends when the program exits. watch exits with the program's status
+ * then ends when the program exits. With --linger (the default when stdin
+ * is a terminal) the web view stays up after that until SIGINT/SIGTERM
+ * (daemon.c before_linger hook). watch exits with the program's status
  * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
  * it cannot be started, as a shell). README "Watch a program". */
 #include <errno.h>
@@ -58,6 +60,9 @@ typedef struct watch_s {
    * processing would, while the program runs on. */
   int test_stop_processing;
   int start_failed; /* 127 not found, 126 not startable */
+  int linger;       /* keep serving the web view after the program's end:
+                       1 --linger, 0 --no-linger, -1 when stdin is a TTY */
+  char url[320];    /* the web view's URL, "" when off */
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -83,6 +88,12 @@ static void print_help(void) {
       "                           GHC_EVENTLOG_UNIX_PATH=PATH, connect there\n"
       "  --export-interval DURATION  export interval (default here: 1s)\n"
       "  --traces, --no-traces    trace processors (default here: on)\n"
+      "  --linger, --no-linger    after the program exited and its\n"
+      "                           eventlog was processed, keep serving the\n"
+      "                           web view until Ctrl-C (SIGINT/SIGTERM),\n"
+      "                           then exit with the program's status\n"
+      "                           (default: --linger when stdin is a\n"
+      "                           terminal, else --no-linger)\n"
       "  --otelcol-host HOST ...  also send OTLP (default here: off unless\n"
       "                           an OTLP option or OTEL_* variable asks)\n"
       "  -v, --verbosity LEVEL    log level (default warn)\n"
@@ -96,23 +107,61 @@ static void print_help(void) {
 
 /* {====== the program ======} */
 
+/* Can name be run as a program? 0 when it is an executable regular
+ * file, else the errno execve would give: ENOENT (no such file), EACCES
+ * (not executable), EISDIR (a folder). */
+static int check_exe(const char *name) {
+  struct stat st;
+  if (stat(name, &st) < 0)
+    return errno == ENOENT || errno == ENOTDIR ? ENOENT : errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (!S_ISREG(st.st_mode) || access(name, X_OK) < 0) return EACCES;
+  return 0;
+}
+
 /* The program's executable, searched in PATH like execvp; into buf.
- * Returns 0 or -1. */
+ * Returns 0, or the errno of the best candidate as execvp would report
+ * it: ENOENT when nothing of that name exists, EACCES / EISDIR when one
+ * exists but cannot be run (buf then names it). */
 static int find_program(const char *name, char *buf, size_t size) {
   if (strchr(name, '/')) {
     snprintf(buf, size, "%s", name);
-    return access(buf, X_OK) == 0 ? 0 : -1;
+    return check_exe(buf);
   }
   const char *path = getenv("PATH");
   if (!path) path = "/usr/bin:/bin";
+  int err = ENOENT;
+  char first[4096] = "";
   while (*path) {
     const char *colon = strchr(path, ':');
     size_t n = colon ? (size_t)(colon - path) : strlen(path);
     snprintf(buf, size, "%.*s/%s", (int)n, n ? path : ".", name);
-    if (access(buf, X_OK) == 0) return 0;
+    int e = check_exe(buf);
+    if (e == 0) return 0;
+    if (e != ENOENT && err == ENOENT) {
+      err = e;
+      snprintf(first, sizeof first, "%s", buf);
+    }
     path += n + (colon != NULL);
   }
-  return -1;
+  snprintf(buf, size, "%s", first[0] ? first : name);
+  return err;
+}
+
+/* Check PROGRAM before anything starts (web view, FIFO): says why it
+ * cannot run and returns the status a shell gives (127 not found, 126
+ * found but not runnable), or 0. */
+static int check_program(watch_t *w) {
+  char exe[4096];
+  int e = find_program(w->prog_argv[0], exe, sizeof exe);
+  if (e == 0) return 0;
+  if (e == ENOENT) {
+    el_eprintf("watch: cannot find %s%s\n", w->prog_argv[0],
+               strchr(w->prog_argv[0], '/') ? "" : " in PATH");
+    return 127;
+  }
+  el_eprintf("watch: cannot run %s: %s\n", exe, strerror(e));
+  return 126;
 }
 
 /* 1 when the executable's runtime knows --eventlog-flush-interval (GHC
@@ -144,10 +193,8 @@ static int rts_has_flush_interval(const char *exe) {
  * arrive. Returns 0 or -1 (out of memory). */
 static int set_environment(watch_t *w) {
   char exe[4096];
-  if (find_program(w->prog_argv[0], exe, sizeof exe) < 0) {
-    el_eprintf("watch: cannot find %s%s (or it is not executable)\n",
-               w->prog_argv[0], strchr(w->prog_argv[0], '/') ? "" : " in PATH");
-    w->start_failed = 127;
+  if (find_program(w->prog_argv[0], exe, sizeof exe) != 0) {
+    w->start_failed = check_program(w); /* gone since the first check */
     return -1;
   }
   int flush = rts_has_flush_interval(exe);
@@ -276,12 +323,30 @@ static int on_ready(void *ud, el_web_t *web) {
   /* The --web-host given, unless it is a wildcard or an IPv6 literal. */
   const char *h = w->d->web.web_host;
   if (!h[0] || strchr(h, ':') || !strcmp(h, "0.0.0.0")) h = "127.0.0.1";
+  if (port > 0) snprintf(w->url, sizeof w->url, "http://%s:%d/", h, port);
   if (port > 0)
     el_eprintf(
         "watch: web view http://%s:%d/ "
         "(Prometheus: http://%s:%d/metrics)\n",
         h, port, h, port);
   return 0;
+}
+
+/* The program's eventlog was processed and --linger (or a TTY) keeps the
+ * web view: wait for the program (its eventlog ended, so it is exiting)
+ * and say where the page stays. */
+static void before_linger(void *ud, el_web_t *web) {
+  watch_t *w = ud;
+  (void)web;
+  if (w->reaper_started) {
+    pthread_join(w->reaper, NULL);
+    w->reaper_started = 0;
+  }
+  if (w->exited)
+    el_eprintf(
+        "watch: %s exited with status %d; the web view stays at %s "
+        "until Ctrl-C\n",
+        w->prog_argv[0], exit_status(w->wstatus), w->url);
 }
 
 static int prepare(void *ud, el_daemon_opts_t *o) {
@@ -326,7 +391,13 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   }
   o->own_signals = !w->test_stop_processing;
   if (w->test_stop_processing) o->src.drain_s = 0;
-  o->no_linger = 1;
+  o->no_linger = !w->linger;
+  o->before_linger = before_linger;
+  o->no_input_hint =
+      "watch passed -l to the program; it may not have written "
+      "its eventlog yet: without --eventlog-flush-interval (GHC 9.0) "
+      "the eventlog arrives only when a capability's 2 MiB buffer "
+      "fills, and at exit.";
   o->on_ready = on_ready;
   o->ready_ud = w;
   o->end_when_idle = &w->exited;
@@ -347,15 +418,19 @@ static void drain_until_exit(watch_t *w) {
     while (!w->exited) usleep(100000);
     return;
   }
-  el_eprintf(
-      "watch: the processing ended before %s: reading and "
-      "discarding its eventlog until it exits\n",
-      w->prog_argv[0]);
+  /* Said only once the program writes after the processing ended: the
+   * usual end (its eventlog closed, the input ended, it exits) comes here
+   * too, just before the reaper saw the exit. */
   static char buf[65536];
   unsigned long long drained = 0;
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
+      if (drained == 0)
+        el_eprintf(
+            "watch: the processing ended before %s: reading and "
+            "discarding its eventlog until it exits\n",
+            w->prog_argv[0]);
       drained += (unsigned long long)n;
       continue;
     }
@@ -366,10 +441,11 @@ static void drain_until_exit(watch_t *w) {
       usleep(100000); /* no writer now: EOF or POLLHUP at once */
   }
   close(fd);
-  el_eprintf(
-      "watch: discarded %llu bytes of eventlog after the "
-      "processing ended\n",
-      drained);
+  if (drained > 0)
+    el_eprintf(
+        "watch: discarded %llu bytes of eventlog after the "
+        "processing ended\n",
+        drained);
 }
 
 static void cleanup(watch_t *w) {
@@ -402,6 +478,25 @@ int el_cmd_watch(int argc, char **argv) {
     return 2;
   }
   w.prog_argv = argv + sep + 1; /* argv[argc] is NULL */
+  int help = 0;
+  for (int i = 1; i < sep; i++) help |= !strcmp(argv[i], "--help");
+  int st0 = help ? 0 : check_program(&w);
+  if (st0) return st0;
+  /* --linger / --no-linger are watch's own: taken out of the options
+   * the pipeline parses (argv is ours to reorder up to sep). */
+  w.linger = -1;
+  int kept = 1;
+  for (int i = 1; i < sep; i++) {
+    if (!strcmp(argv[i], "--linger"))
+      w.linger = 1;
+    else if (!strcmp(argv[i], "--no-linger"))
+      w.linger = 0;
+    else
+      argv[kept++] = argv[i];
+  }
+  if (w.linger < 0) w.linger = isatty(STDIN_FILENO);
+  argv[kept] = NULL; /* a copy of it is at kept - 1 or it was "--" */
+  sep = kept;
   const char *hook = getenv("EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT");
   w.test_stop_processing = hook && !strcmp(hook, "1");
   el_otelcol_embed_t e = {.prog = "watch",

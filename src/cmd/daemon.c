@@ -386,8 +386,10 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGTERM, &old_term, NULL);
   }
   if (d->end_status == 0 && !o->no_linger && /* not after a signal */
-      !g_flush_signals && d->web)            /* nor without --*-port */
+      !g_flush_signals && d->web) {          /* nor without --*-port */
+    if (o->before_linger) o->before_linger(o->ready_ud, d->web);
     d->httpd->web_serve_until_signal(d->web);
+  }
   return status;
 }
 

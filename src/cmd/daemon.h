@@ -27,6 +27,15 @@ typedef struct el_daemon_opts_s {
                                   pump installs no handler for them) */
   int no_linger;   /* do not keep serving the web view after
                                   the input ended */
+  /* When non-NULL: called once the input ended cleanly and the telemetry
+   * was exported, just before the daemon keeps serving the web view
+   * until SIGINT/SIGTERM (not called when it does not linger: no_linger,
+   * a signal, an error, no web view). web is the view; ud is ready_ud.
+   * E.g. watch waits for its program there and says why it stays. */
+  void (*before_linger)(void *ud, el_web_t *web);
+  /* When non-NULL: replaces the daemon's "Did you pass -l to the GHC
+   * RTS?" after "No input after 10 ticks." (watch passes -l itself). */
+  const char *no_input_hint;
   /* Called once the pipeline is built (exporters, web view started) and
    * before the source is read: web is the view (NULL when off), e.g. to
    * print its URL and start the program. A negative return ends the run

@@ -216,8 +216,14 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
   if (!d->input_warned && d->session_open && t.events == 0 &&
       now - d->connected_ms >= 10 * d->batch_ms) {
     d->input_warned = 1;
-    el_log(EL_LOG_WARN,
-           "No input after 10 ticks. Did you pass -l to the GHC RTS?");
+    if (d->o->no_input_hint)
+      el_log(EL_LOG_WARN, "No input after 10 ticks. %s", d->o->no_input_hint);
+    else
+      el_log(EL_LOG_WARN,
+             "No input after 10 ticks. Did you pass -l to the GHC RTS? "
+             "(Without --eventlog-flush-interval, as with GHC 9.0, the "
+             "eventlog arrives only when a capability's 2 MiB buffer "
+             "fills, and at exit.)");
   }
   d->log_prev = t;
 }

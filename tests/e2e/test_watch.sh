@@ -18,7 +18,7 @@ pl_build plain
 echo "== live: watch -hT -- live_socket seconds=15"
 mkdir -p "$T/run"
 (cd "$T/run" && GHCRTS=-A1m exec "$EL" watch -v info -hT -- "$PROG" \
-  seconds=15 tag=w) > "$T/live.out" 2> "$T/live.err" &
+  seconds=15 tag=w) < /dev/null > "$T/live.out" 2> "$T/live.err" &
 WPID=$!
 PIDS+=("$WPID")
 wl_url live

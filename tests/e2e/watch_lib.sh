@@ -15,10 +15,11 @@ export TMPDIR=$T
 # wl_start NAME [WATCH_OPTIONS...] -- PROGRAM_ARGS...: run
 #   eventlog-live watch -v info WATCH_OPTIONS -- $PROG PROGRAM_ARGS
 # in the background, stdout (the program's) in $T/NAME.out, stderr in
-# $T/NAME.err. Sets WPID.
+# $T/NAME.err, stdin /dev/null (not a terminal: watch does not linger
+# unless told to). Sets WPID.
 wl_start() {
   local name=$1; shift
-  "$EL" watch -v info "$@" > "$T/$name.out" 2> "$T/$name.err" &
+  "$EL" watch -v info "$@" < /dev/null > "$T/$name.out" 2> "$T/$name.err" &
   WPID=$!
   PIDS+=("$WPID")
 }

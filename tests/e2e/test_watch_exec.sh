@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `eventlog-live watch -- PROGRAM` when PROGRAM cannot run: watch checks it
+# before anything starts (no web view URL, no GHC note) and exits as a
+# shell would (docs/exit-codes.md). The expected status is the one sh
+# itself gives for the same command (the independent source):
+#  - noexec: a file without the x bit: 126, "Permission denied";
+#  - folder: a folder (/tmp style): 126, no "not a GHC executable" note;
+#  - missing: a name found nowhere in PATH: 127, "cannot find".
+# Also -v with a misspelt level gets a did-you-mean (status 2), and
+#  - hint: a program that opens its eventlog (the -ol FIFO in its GHCRTS)
+#    and writes nothing gets "No input after 10 ticks" with a hint that
+#    fits watch (it passed -l itself; the 2 MiB buffer), not "Did you pass
+#    -l to the GHC RTS?". Waits up to 60 s for the line, then SIGTERM.
+set -u
+SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+EL=${EL_BUILD_DIR:-$SRC/build}/eventlog-live
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+[ -x "$EL" ] || { echo "SKIP: $EL not built"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/el-watch-exec.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+printf '#!/bin/sh\nexit 0\n' > noexec
+chmod 644 noexec
+mkdir folder
+
+# check NAME WANT_TEXT -- PROGRAM: watch's status must be sh's for PROGRAM.
+check() {
+  local name=$1 want=$2; shift 3
+  sh -c "$*" < /dev/null > /dev/null 2>&1
+  local sh_st=$?
+  timeout 30 "$EL" watch -- "$@" < /dev/null > "$name.out" 2> "$name.err"
+  local st=$?
+  [ "$st" = "$sh_st" ] && pass "$name: status $st, as sh" ||
+    { cat "$name.err"; fail "$name: status $st, sh gives $sh_st"; }
+  grep -q "$want" "$name.err" && pass "$name: says '$want'" ||
+    { cat "$name.err"; fail "$name: no '$want'"; }
+  grep -q 'web view' "$name.err" &&
+    fail "$name: the web view was started before the check" ||
+    pass "$name: no web view started"
+  grep -q 'not a GHC executable' "$name.err" &&
+    fail "$name: a misleading 'not a GHC executable' note" ||
+    pass "$name: no GHC note"
+}
+check noexec 'Permission denied' -- ./noexec
+check folder 'Is a directory' -- ./folder
+check missing 'cannot find el-no-such-program-x in PATH' -- el-no-such-program-x
+
+timeout 30 "$EL" watch -v infoo -- true < /dev/null 2> v.err
+st=$?
+[ $st = 2 ] && grep -q "did you mean info" v.err &&
+  pass "-v infoo: status 2, $(cat v.err)" ||
+  { cat v.err; fail "-v infoo: status $st"; }
+echo "== hint"
+"$EL" watch --no-linger -- sh -c \
+  'f=${GHCRTS##*-ol}; f=${f%% *}; exec 3>"$f"; exec sleep 120' \
+  < /dev/null > hint.out 2> hint.err &
+wpid=$!
+end=$((SECONDS + 60))
+until grep -q 'No input after 10 ticks' hint.err; do
+  [ $SECONDS -lt $end ] && kill -0 "$wpid" 2>/dev/null || break
+  sleep 0.2
+done
+kill -TERM "$wpid" 2>/dev/null
+wait "$wpid"
+if grep -q 'No input after 10 ticks. watch passed -l' hint.err &&
+   grep -q '2 MiB buffer' hint.err && ! grep -q 'Did you pass -l' hint.err
+then pass "hint: $(grep -o 'No input after.*' hint.err)"
+else cat hint.err; fail "hint: the no-input warning does not fit watch"; fi
+[ "$FAILS" = 0 ] && { echo PASS; exit 0; }
+echo "FAIL: $FAILS failing step(s)"; exit 1

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `eventlog-live watch` keeps the web view after the program's end (GHC
+# 9.0 writes its eventlog only when a 2 MiB buffer fills, and at exit, so
+# a short program's data arrives at its very end), with the real GHC 9.0
+# program (tests/haskell/live_socket, plain build):
+#  - linger: --linger, a wrapper that exits 7 around a 2 s run: once the
+#    program printed its "end" line watch says "... exited with status 7;
+#    the web view stays at URL until Ctrl-C", is still running, and
+#    /metrics at that URL serves ghc_eventlog_HeapSize_bytes (data that
+#    came only at the exit); no "processing ended before" note (the
+#    processing ended after the program, not before); SIGINT then ends
+#    watch with the wrapper's status 7;
+#  - tty: no option, stdin a terminal (script(1)): the same message, watch
+#    waits for SIGTERM and exits 0 (the program's status); at the default
+#    level (watch --help: warn) no info line ("Reading eventlog from").
+# Non-interactive runs without --linger (stdin /dev/null) exit at once:
+# test_watch.sh "status". Every wait is bounded.
+set -u
+source "$(dirname "$0")/watch_lib.sh"
+pl_build plain
+
+echo "== linger: --linger, a wrapper exiting 7"
+wl_start linger --linger -hT -- sh -c '"$0" "$@"; exit 7' "$PROG" \
+  seconds=2 tag=l
+wl_url linger
+pl_wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
+if pl_wait_line "$T/linger.err" 'exited with status 7; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+  pass "linger: $(grep -o 'sh exited with status 7.*' "$T/linger.err")"
+else
+  tail -n 5 "$T/linger.err"; fail "linger: no 'stays at' line"
+fi
+alive "$WPID" && pass "linger: watch still runs after the program's end" ||
+  fail "linger: watch exited (status $(wait "$WPID"; echo $?))"
+if curl -s -m 5 "${URL}metrics" > "$T/metrics" &&
+   grep -q '^ghc_eventlog_HeapSize_bytes' "$T/metrics"; then
+  pass "linger: ${URL}metrics serves $(grep -m1 '^ghc_eventlog_HeapSize_bytes' "$T/metrics")"
+else
+  fail "linger: no ghc_eventlog_HeapSize_bytes on ${URL}metrics"
+fi
+grep -q 'processing ended before' "$T/linger.err" &&
+  fail "linger: watch says the processing ended before the program" ||
+  pass "linger: no 'processing ended before' note after a normal end"
+kill -INT "$WPID"
+wait_exit "$WPID" 30
+st=$?
+[ $st = 7 ] && pass "linger: SIGINT ended watch with the program's status 7" ||
+  { tail -n 5 "$T/linger.err"; fail "linger: watch exited $st, want 7"; }
+
+echo "== tty: stdin a terminal, no option"
+if command -v script >/dev/null; then
+  script -qec "exec '$EL' watch -- '$PROG' seconds=1 tag=t" "$T/tty.ts" \
+    < /dev/null > "$T/tty.out" 2>&1 &
+  SPID=$!
+  PIDS+=("$SPID")
+  if pl_wait_line "$T/tty.out" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+    pass "tty: watch stays after the program's end"
+  else
+    tail -n 5 "$T/tty.out"; fail "tty: no 'stays at' line"
+  fi
+  wpid=$(pgrep -P "$SPID" | head -1)
+  [ -n "$wpid" ] && alive "$wpid" && pass "tty: watch still runs" ||
+    fail "tty: watch is gone"
+  grep -q 'Reading eventlog from' "$T/tty.out" &&
+    fail "tty: an info line at the default level (warn)" ||
+    pass "tty: no info line at the default level"
+  [ -n "$wpid" ] && kill -TERM "$wpid"
+  wait_exit "$SPID" 30
+  st=$?
+  [ $st = 0 ] && pass "tty: SIGTERM ended watch with the program's status 0" ||
+    { tail -n 5 "$T/tty.out"; fail "tty: exit status $st, want 0"; }
+else
+  echo "SKIP tty: script(1) missing"
+fi
+pl_finish
