@@ -107,9 +107,9 @@ static void d_scan(void *ud, const uint8_t *buf, size_t len) {
   d->host_c.scan(d->host_c.ud, buf, len);
 }
 
-static void d_interrupt(void *ud) {  /* from a signal handler */
+static void d_interrupt(void *ud, int sig) { /* from a signal handler */
   el__daemon_t *d = ud;
-  d->host_c.interrupt(d->host_c.ud);
+  d->host_c.interrupt(d->host_c.ud, sig);
 }
 
 static void d_source(void *ud, el_src_t *src) {

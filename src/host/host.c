@@ -305,6 +305,11 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
                     const char *what) {
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(no message)";
+  el__handler_t *shown = hd ? hd : &h->hook_handler;
+  if (el__host_stopped(h, what, shown->where, msg)) {
+    lua_pop(L, 1);
+    return;
+  }
   h->st.handler_errors++;
   if (hd) hd->errors++;
   if (h->opts.fail_fast) {
@@ -362,7 +367,29 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
     if (h->D) lua_sethook(h->D, NULL, 0, 0);
     arm_budget(h);
   }
+  if (h) h->interrupt_hit = 1;
   luaL_error(L, "interrupted");
+}
+
+int el__host_stopped(el_host_t *h, const char *what, const char *where,
+                     const char *msg) {
+  if (!h->interrupt_hit) return 0;
+  h->interrupt_hit = 0;
+  if (!msg || !strstr(msg, "interrupted")) return 0; /* a real error */
+  if (h->interrupt_sig)
+    el_log(EL_LOG_INFO,
+           "%s (%s): stopped by signal %d (interrupted, not an "
+           "error)",
+           what, where, (int)h->interrupt_sig);
+  else
+    el_log(EL_LOG_INFO, "%s (%s): stopped (interrupted, not an error)", what,
+           where);
+  return 1;
+}
+
+void el_host_interrupt_signal(el_host_t *h, int sig) {
+  h->interrupt_sig = sig;
+  el_host_interrupt(h);
 }
 
 void el_host_interrupt(el_host_t *h) {

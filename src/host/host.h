@@ -176,6 +176,14 @@ el_unix_ns_t el_host_stream_unix_ns(el_host_t *h);
  * (the daemon flushes its windows); they can be interrupted again. */
 void el_host_interrupt(el_host_t *h);
 
+/* el_host_interrupt for signal number sig (SIGINT, SIGTERM; 0: unknown),
+ * from its handler (async-signal-safe). The Lua call it stops is a stop,
+ * not an error: logged once at info ("<what> (<where>): stopped by signal
+ * <sig> (interrupted, not an error)"), not counted in handler_errors nor
+ * in el_host_report_errors. A real error in the same call (raised before
+ * the interrupt reached it) stays an error. */
+void el_host_interrupt_signal(el_host_t *h, int sig);
+
 /* The host as the consumer of el_src_pump (src/source/source.h): fills
  * *c (ud = h) so that each session begins with reset (the previous
  * session ends: el_host_session_end; the decoder expects a header), its

@@ -73,7 +73,9 @@ static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_ev_scan_free(&r);
 }
 
-static void c_interrupt(void *ud) { el_host_interrupt(ud); }
+static void c_interrupt(void *ud, int sig) {
+  el_host_interrupt_signal(ud, sig);
+}
 
 void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   memset(c, 0, sizeof *c);

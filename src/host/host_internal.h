@@ -161,6 +161,9 @@ struct el_host_s {
   el_rts_ns_t now;          /* largest event time seen */
   int stop;                 /* nonzero after a fail-fast error */
   volatile sig_atomic_t interrupted; /* el_host_interrupt: no more events */
+  volatile sig_atomic_t interrupt_sig; /* its signal's number, 0 unknown */
+  int interrupt_hit; /* interrupt_hook raised "interrupted" in a call whose
+                        error was not reported yet (el__host_stopped) */
   volatile sig_atomic_t break_lua;   /* stop the running Lua call */
   int ended;
   int loaded;
@@ -238,6 +241,12 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
                    const char *what);
 /* The message handler of every protected call. [-0, +1, m] */
 int el__host_traceback(lua_State *L);
+/* A protected call of what (where: its handler's name) failed with msg:
+ * when interrupt_hook raised it (a signal's el_host_interrupt), log the
+ * stop once at info and return 1 (not an error: not counted); else 0.
+ * Clears interrupt_hit either way. */
+int el__host_stopped(el_host_t *h, const char *what, const char *where,
+                     const char *msg);
 /* Count and log (or fail-fast) the error message on top of L (the main
  * state or the dispatch thread); pops it. */
 void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,

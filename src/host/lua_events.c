@@ -928,6 +928,11 @@ static void protect_session(el_host_t *h, const el_ev_event_t *ev, int op) {
   lua_pushlightuserdata(L, (void *)ev);
   lua_pushinteger(L, op);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    if (el__host_stopped(h, "session tracking", "session",
+                         lua_tostring(L, -1))) {
+      lua_pop(L, 1);
+      return;
+    }
     h->st.handler_errors++;
     el_log(EL_LOG_ERROR, "session tracking: %s", lua_tostring(L, -1));
     lua_pop(L, 1);

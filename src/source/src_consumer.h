@@ -27,8 +27,9 @@ typedef struct el_src_consumer_s {
    * async-signal-safe): abandon what feed is computing now (e.g. a Lua
    * handler that loops) and make the next feed return EL_ESTOPPED. The
    * source is then stopped on the loop, and finish and the caller's end of
-   * input still run. */
-  void (*interrupt)(void *ud);
+   * input still run. sig: the signal's number (SIGINT, SIGTERM), for the
+   * consumer to name it (host.h el_host_interrupt_signal). */
+  void (*interrupt)(void *ud, int sig);
   int own_signals;  /* 1: the caller handles SIGINT and SIGTERM itself
                        (e.g. an interactive prompt); the pump installs no
                        handler for them */

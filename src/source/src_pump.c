@@ -206,7 +206,9 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
            el__src_strerror(err));
   finish_session(p, 0);
-  if (p->draining) {
+  /* The drain timer is still open only while the drain waits for the
+   * writer: a second signal or the timeout closed it before stopping. */
+  if (p->draining && p->drain_timer_open) {
     el_log(p->res.drained_bytes ? EL_LOG_WARN : EL_LOG_INFO,
            "%s: its writer closed it %.1f s after the stop; discarded %llu "
            "bytes",
@@ -236,7 +238,7 @@ static void sig_handler(int signum) {
     if (handled[k] == signum)
       p->pending[k] = 1;
   if (signum != SIGHUP && p->c->interrupt)
-    p->c->interrupt(p->c->ud);
+    p->c->interrupt(p->c->ud, signum);
   uv_async_send(&p->sig_async);
 }
 
