@@ -106,7 +106,8 @@ static void usage(FILE *f) {
           "  -h<X>                heap profile breakdown (-hT, -hi, ...) "
           "when the\n"
           "                       eventlog does not say it (GHC < 9.14)\n"
-          "  --log-level LEVEL    debug, info, warn (default), error, quiet"
+          "  -v, --log-level LEVEL  debug, info, warn (default), error, "
+          "quiet"
           "\n\nsource options:\n%s",
           el_src_opts_help());
 }
@@ -159,12 +160,12 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
       return el_eprintf("report: --set KEY=VALUE\n"), 2;
     o->sets[o->nsets++] = v;
     return 0;
-  } else if (el_opt_value(argc, argv, i, "--log-level", &v)) {
-    if (!v || el_log_parse_level(v, &el_log_threshold) != 0) {
-      el_eprintf("report: bad --log-level\n");
-      return 2;
-    }
-    return 0;
+  } else if (el_opt_value(argc, argv, i, "--log-level", &v) ||
+             (!strcmp(a, "-v") && el_opt_value(argc, argv, i, "-v", &v))) {
+    return el_opt_log_level("report", a[1] == 'v' ? "-v" : "--log-level", v,
+                            &el_log_threshold)
+               ? 2
+               : 0;
   } else if (a[0] == '-' && a[1] == 'h' && a[2] && strlen(a) < 8) {
     snprintf(o->breakdown, sizeof o->breakdown, "%s", a);
   } else {
@@ -194,10 +195,7 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     if (rc == 2) return 2;
     if (rc == 0) continue;
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      char near[64];
-      el_opt_suggest(argv[i], usage, near, sizeof near);
-      el_eprintf("report: unknown option '%s'%s%s%s\n", argv[i],
-                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_opt_unknown("report", argv[i], usage);
       return 2;
     }
     el_src_opts_set_path(&o->src, argv[i++]);
