@@ -79,14 +79,14 @@ typedef struct {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live repl [options] <source options>\n"
-          "       eventlog-live repl [options] FILE.eventlog\n\n"
+          "Usage: eventlog-live repl [OPTIONS] SOURCE-OPTIONS\n"
+          "  or:  eventlog-live repl [OPTIONS] FILE.eventlog\n\n"
           "Interactive Lua over an eventlog (docs/repl.md): summary(), "
           "head(n), tail(n),\nevents{...}, threads(), gc(), heap(), "
           "census(t), markers(), messages(),\n:load FILE.lua, :help, "
           ":quit. A file is read before the first prompt; a\nlive source "
           "(socket, FIFO, piped stdin) is followed while you type.\n\n"
-          "options:\n"
+          "Options:\n"
           "  --set KEY=VALUE      visible as eventlog_live.config.KEY\n"
           "  --output none|console  where emitted telemetry goes "
           "(default none)\n"
@@ -99,7 +99,7 @@ static void usage(FILE *f) {
           "                       (default 64 MiB; older events are "
           "dropped and counted)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
-          "quiet\n\nsource options:\n%s",
+          "quiet\n  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 

@@ -81,13 +81,13 @@ static const char REPORT_CONFIG[] =
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live report [options] FILE.eventlog -o REPORT.html"
-          "\n       eventlog-live report [options] <source options> -o "
+          "Usage: eventlog-live report [OPTIONS] FILE.eventlog -o REPORT.html"
+          "\n  or:  eventlog-live report [OPTIONS] SOURCE-OPTIONS -o "
           "REPORT.html\n\n"
           "Write one HTML page (styles, scripts and data inline: no network "
           "needed\nto view it) with the heap, heap profile, capability "
           "timeline, GC pauses,\nthreads, profiles and logs of an eventlog "
-          "(docs/report.md).\n\noptions:\n"
+          "(docs/report.md).\n\nOptions:\n"
           "  -o, --output PATH    the report (\"-\": standard output)\n"
           "  --open               open it in a browser (xdg-open); without "
           "-o, in a\n"
@@ -107,8 +107,8 @@ static void usage(FILE *f) {
           "when the\n"
           "                       eventlog does not say it (GHC < 9.14)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
-          "quiet"
-          "\n\nsource options:\n%s",
+          "quiet\n"
+          "  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 

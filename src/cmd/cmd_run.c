@@ -28,10 +28,10 @@ typedef struct {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live run SCRIPT.lua [options] <source options>\n"
-          "       eventlog-live run SCRIPT.lua [options] FILE.eventlog\n\n"
+          "Usage: eventlog-live run SCRIPT.lua [OPTIONS] SOURCE-OPTIONS\n"
+          "  or:  eventlog-live run SCRIPT.lua [OPTIONS] FILE.eventlog\n\n"
           "Run a Lua script (docs/lua-api.md) over an eventlog.\n\n"
-          "options:\n"
+          "Options:\n"
           "  --set KEY=VALUE      visible to the script as "
           "eventlog_live.config.KEY\n"
           "  --fail-fast          stop at the first error in a handler "
@@ -44,7 +44,7 @@ static void usage(FILE *f) {
           "(default console:\n"
           "                       OTLP/JSON lines on stdout)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
-          "quiet\n\nsource options:\n%s",
+          "quiet\n  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 

@@ -25,16 +25,18 @@
 
 static void show_usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live show [--json] [--sort-memory SIZE] "
-          "[FILE | - | SOURCE OPTIONS]\n"
-          "Print every event like `ghc-events show`.\n"
+          "Usage: eventlog-live show [--json] [--sort-memory SIZE] "
+          "[FILE | - | SOURCE-OPTIONS]\n\n"
+          "Print every event like `ghc-events show`.\n\n"
+          "Options:\n"
           "  --json  one JSON object per event (name, time, Unix time, "
           "cap, fields),\n          in arrival order\n"
           "  --sort-memory SIZE  sort in at most about SIZE bytes of "
           "memory (K, M, G or\n          KiB, MiB, GiB, any case; 1K to "
           "1024G; default 64M), the rest in\n          a temporary file in "
-          "$TMPDIR or /tmp\n\n"
-          "source options (docs/sources.md):\n%s",
+          "$TMPDIR or /tmp\n"
+          "  -h, --help  this text\n\n"
+          "Source options (docs/sources.md):\n%s",
           el_src_opts_help());
 }
 
@@ -201,8 +203,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   int written_bad = 0;
   if (rc) {
     const el_diag_t *d = f->diag(f->ud);
-    el_eprintf("show: %s: %s (byte offset %llu)\n", path, d->msg,
-               (unsigned long long)d->offset);
+    el_eprintf("show: %s: %s\n", path, d->msg); /* names its byte */
     status = 1;
   }
   int frc = f->finish(f->ud);
@@ -219,9 +220,8 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   } else if (frc && !rc) {
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
-      el_eprintf("show: %s: %s (byte offset %llu)\n", path,
-                 d->msg[0] ? d->msg : el_strerror(frc),
-                 (unsigned long long)d->offset);
+      el_eprintf("show: %s: %s\n", path, /* the message names its byte */
+                 d->msg[0] ? d->msg : el_strerror(frc));
     else
       el_eprintf("show: %s\n", el_strerror(frc));
     /* A stream cut inside an event after a complete header: ghc-events
