@@ -21,11 +21,11 @@ int el_cmd_watch(int argc, char **argv);   /* cmd_watch.c: run a program
  * pipeline (daemon.h), with these changes. */
 struct el_daemon_opts_s;
 typedef struct el_otelcol_embed_s {
-  const char *prog;   /* its name in messages, after the binary's prefix,
+  const char *prog;      /* its name in messages, after the binary's prefix,
                          e.g. "watch" -> "eventlog-live: watch: ..." */
   void (*help)(FILE *f); /* prints the command's --help to f, or NULL;
                             its options are suggested for unknown ones */
-  int local;          /* local defaults under every option and the config
+  int local;             /* local defaults under every option and the config
                          (cmd_otelcol.c apply_local_defaults): export every
                          1 s and traces on unless --config or
                          --export-interval/--traces say otherwise, OTLP off

@@ -157,8 +157,8 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
               "1048576\n");
           return 2;
         }
-      } else if (el_opt_log_level("repl", OPT("-v") ? "-v" : "--log-level",
-                                  val, &el_log_threshold) != 0) {
+      } else if (el_opt_log_level("repl", OPT("-v") ? "-v" : "--log-level", val,
+                                  &el_log_threshold) != 0) {
         return 2;
       }
     } else if (a[0] == '-' && a[1] != '\0') {

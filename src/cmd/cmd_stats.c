@@ -145,11 +145,11 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
          (unsigned long long)st->stray_bytes);
   printf("cut events:       %llu (dropped: a new connection's stream began "
          "inside)\n", (unsigned long long)st->cut_events);
-  printf("corrupt parts:    %llu (%llu byte%s skipped in all; a part runs "
-         "from an event that did not frame to the next believable block)\n",
-         (unsigned long long)st->corrupt_parts,
-         (unsigned long long)st->corrupt_bytes,
-         st->corrupt_bytes == 1 ? "" : "s");
+  printf(
+      "corrupt parts:    %llu (%llu byte%s skipped in all; a part runs "
+      "from an event that did not frame to the next believable block)\n",
+      (unsigned long long)st->corrupt_parts,
+      (unsigned long long)st->corrupt_bytes, st->corrupt_bytes == 1 ? "" : "s");
   printf("duplicate decls:  %llu\n", (unsigned long long)st->dup_decls);
   printf("sessions:         %llu\n", (unsigned long long)st->sessions);
   print_caps(c);

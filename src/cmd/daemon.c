@@ -271,8 +271,7 @@ static int setup_store(el__daemon_t *d) {
    * its real cause by el_otlp_exporter_new: not said again. */
   if ((rc = add_exporters(d)) < 0) {
     if (rc != EL_ECONFIG)
-      el_log(EL_LOG_ERROR, "cannot create the exporters: %s",
-             el_strerror(rc));
+      el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
     return rc;
   }
   return 0;

@@ -317,19 +317,19 @@ int el_opt_unknown(const char *cmd, const char *arg, void (*help)(FILE *f)) {
 
 int el_opt_log_level(const char *cmd, const char *opt, const char *v,
                      el_log_level_t *out) {
-  static const char *const names[] = {"debug", "info", "warn", "warning",
-                                      "error", "quiet"};
+  static const char *const names[] = {"debug",   "info",  "warn",
+                                      "warning", "error", "quiet"};
   if (v && el_log_parse_level(v, out) == 0) return 0;
   const char *near = v ? el_nearest(v, names, EL_ARRAY_LEN(names)) : NULL;
   if (!v)
     el_eprintf("%s%s%s needs a value (debug, info, warn, error or quiet)\n",
                cmd ? cmd : "", cmd ? ": " : "", opt);
   else
-    el_eprintf("%s%s%s: unknown log level '%s'%s%s%s (use debug, info, warn, "
-               "error or quiet)\n",
-               cmd ? cmd : "", cmd ? ": " : "", opt, v,
-               near ? "; did you mean " : "", near ? near : "",
-               near ? "?" : "");
+    el_eprintf(
+        "%s%s%s: unknown log level '%s'%s%s%s (use debug, info, warn, "
+        "error or quiet)\n",
+        cmd ? cmd : "", cmd ? ": " : "", opt, v, near ? "; did you mean " : "",
+        near ? near : "", near ? "?" : "");
   return EL_EINVAL;
 }
 
@@ -338,8 +338,7 @@ char *el_fmt_size_unit(uint64_t n, char *buf, size_t size) {
   for (int k = 0; k < 3; k++) {
     unsigned shift = 30u - 10u * (unsigned)k;
     if (n && n % ((uint64_t)1 << shift) == 0) {
-      snprintf(buf, size, "%llu%c", (unsigned long long)(n >> shift),
-               units[k]);
+      snprintf(buf, size, "%llu%c", (unsigned long long)(n >> shift), units[k]);
       return buf;
     }
   }

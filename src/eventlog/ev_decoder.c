@@ -722,8 +722,7 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
              "skipped %llu stray byte%s at byte %llu before the header at "
              "byte %llu",
              (unsigned long long)skipped, plural(skipped),
-             (unsigned long long)d->scan_from,
-             (unsigned long long)off);
+             (unsigned long long)d->scan_from, (unsigned long long)off);
     warn(d);
   }
   memcpy(d->hbuf, magic8, MAGIC_LEN);
@@ -971,8 +970,7 @@ static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
   set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
            "corrupt stream: %s; skipped %llu byte%s (%llu to %llu%s) %s",
            d->rs_why, (unsigned long long)n, plural(n),
-           (unsigned long long)d->rs_from,
-           (unsigned long long)at,
+           (unsigned long long)d->rs_from, (unsigned long long)at,
            tail ? ", and after the marker the tail of a cut event" : "", what);
   warn(d);
   d->rs_clen = 0;
@@ -1793,8 +1791,7 @@ static int finish_state(el_ev_decoder_t *d) {
       d->stats.skipped_bytes += skipped;
       d->scan_from = d->base;
       if (!skipped && !d->base)
-        set_diag(d, EL_ETRUNC, 0, -1,
-                 "no eventlog header: the input is empty");
+        set_diag(d, EL_ETRUNC, 0, -1, "no eventlog header: the input is empty");
       else if (!skipped)
         set_diag(d, EL_ETRUNC, d->base, -1,
                  "no eventlog header: no bytes after byte %llu",
