@@ -27,11 +27,19 @@ static const cmd_t cmds[] = {
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live COMMAND [OPTIONS]\n\ncommands:\n");
+  fprintf(f,
+          "Usage: eventlog-live COMMAND [OPTIONS]\n"
+          "  or:  eventlog-live --help | --version\n\n"
+          "Read GHC eventlogs: print, analyse, report, or export them live "
+          "to\nOpenTelemetry.\n\nCommands:\n");
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-  fprintf(f, "\nRun `eventlog-live COMMAND --help` for a command's options."
-             "\n");
+  fprintf(f,
+          "\nOptions:\n"
+          "  -h, --help  this text\n"
+          "  --version   print the version and exit\n"
+          "\nRun `eventlog-live COMMAND --help` for a command's options."
+          "\n");
 }
 
 int main(int argc, char **argv) {

@@ -5,6 +5,7 @@
 #define EL_CMD_H
 
 #include <signal.h>
+#include <stdio.h>
 
 int el_cmd_show(int argc, char **argv);    /* cmd_show.c: ghc-events show */
 int el_cmd_stats(int argc, char **argv);   /* cmd_stats.c: decode, count */
@@ -20,10 +21,11 @@ int el_cmd_watch(int argc, char **argv);   /* cmd_watch.c: run a program
  * pipeline (daemon.h), with these changes. */
 struct el_daemon_opts_s;
 typedef struct el_otelcol_embed_s {
-  const char *prog;   /* its name in messages, after the binary's prefix,
+  const char *prog;      /* its name in messages, after the binary's prefix,
                          e.g. "watch" -> "eventlog-live: watch: ..." */
-  void (*help)(void); /* prints the command's --help, or NULL */
-  int local;          /* local defaults under every option and the config
+  void (*help)(FILE *f); /* prints the command's --help to f, or NULL;
+                            its options are suggested for unknown ones */
+  int local;             /* local defaults under every option and the config
                          (cmd_otelcol.c apply_local_defaults): export every
                          1 s and traces on unless --config or
                          --export-interval/--traces say otherwise, OTLP off
@@ -40,6 +42,16 @@ typedef struct el_otelcol_embed_s {
 /* The daemon's command line and pipeline; e NULL = the daemon itself.
  * Returns the exit status (0, 1 runtime, 2 usage). */
 int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e);
+
+/* Before el_src_opts_direct_input, for a command whose options are the
+ * source options plus its own, already taken out of argv (show, stats):
+ * an argument that looks like an option and is no source option is
+ * reported by el_opt_unknown(cmd, arg, help), with help the command's
+ * --help text so its own options are suggested too. Returns 0 (nothing
+ * unknown; also for -h/--help and malformed values, which the real parse
+ * reports) or 2, the usage exit status, after the message. cmd_opts.c. */
+int el__cmd_check_options(const char *cmd, int argc, char **argv,
+                          void (*help)(FILE *f));
 
 /* SIGINT/SIGTERM while a command reads its input with its own loop (show
  * and stats on a regular file; cmd_stop.c). el__cmd_stop_begin installs

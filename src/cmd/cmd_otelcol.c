@@ -20,6 +20,8 @@
 
 /* The embedding command's name ("watch"), NULL for the daemon itself. */
 static const char *g_sub;
+/* The embedding command's --help (el_otelcol_embed_t.help), or NULL. */
+static void (*g_sub_help)(FILE *f);
 
 /* A command-line message on stderr: the binary's one prefix
  * (el_prog_name()), then g_sub if set, then the message. */
@@ -91,6 +93,13 @@ static void print_help_to(FILE *f) {
 }
 
 static void print_help(void) { print_help_to(stdout); }
+
+/* The options an unknown one is compared with (el_opt_unknown): the
+ * daemon's, and the embedding command's own (watch --linger). */
+static void suggest_from(FILE *f) {
+  print_help_to(f);
+  if (g_sub_help) g_sub_help(f);
+}
 
 /* -v levels: the reference's severity names (case-insensitive, with the
  * 2..4 variants), plus `warning` (spec §1.1 QUIRK fixed) and `quiet`. */
@@ -278,13 +287,7 @@ static int parse_args(opts_t *o, int argc, char **argv) {
     r = parse_own(o, argc, argv, &i);
     if (r < 0) return EL_EUSAGE;
     if (r) continue;
-    char near[64];
-    el_opt_suggest(argv[i], print_help_to, near, sizeof near);
-    if (near[0])
-      say("unknown option '%s'; did you mean %s? (see --help)\n", argv[i],
-          near);
-    else
-      say("unknown option '%s' (see --help)\n", argv[i]);
+    el_opt_unknown(g_sub, argv[i], suggest_from);
     return EL_EUSAGE;
   }
   return 0;
@@ -339,7 +342,7 @@ int el_cmd_otelcol(int argc, char **argv) {
 static int print_and_exit(const opts_t *o, const el_otelcol_embed_t *e) {
   if (o->help) {
     if (e && e->help)
-      e->help();
+      e->help(stdout);
     else
       print_help();
     return 0;
@@ -373,6 +376,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
    * be written is counted as dropped and reported. */
   signal(SIGPIPE, SIG_IGN);
   g_sub = e ? e->prog : NULL;
+  g_sub_help = e ? e->help : NULL;
 
   if (parse_args(&o, argc, argv) < 0) goto out;
   if ((status = print_and_exit(&o, e)) >= 0) goto out;

@@ -79,14 +79,14 @@ typedef struct {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live repl [options] <source options>\n"
-          "       eventlog-live repl [options] FILE.eventlog\n\n"
+          "Usage: eventlog-live repl [OPTIONS] SOURCE-OPTIONS\n"
+          "  or:  eventlog-live repl [OPTIONS] FILE.eventlog\n\n"
           "Interactive Lua over an eventlog (docs/repl.md): summary(), "
           "head(n), tail(n),\nevents{...}, threads(), gc(), heap(), "
           "census(t), markers(), messages(),\n:load FILE.lua, :help, "
           ":quit. A file is read before the first prompt; a\nlive source "
           "(socket, FIFO, piped stdin) is followed while you type.\n\n"
-          "options:\n"
+          "Options:\n"
           "  --set KEY=VALUE      visible as eventlog_live.config.KEY\n"
           "  --output none|console  where emitted telemetry goes "
           "(default none)\n"
@@ -98,8 +98,8 @@ static void usage(FILE *f) {
           "head/tail/events\n"
           "                       (default 64 MiB; older events are "
           "dropped and counted)\n"
-          "  --log-level LEVEL    debug, info, warn (default), error, "
-          "quiet\n\nsource options:\n%s",
+          "  -v, --log-level LEVEL  debug, info, warn (default), error, "
+          "quiet\n  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 
@@ -126,7 +126,7 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
     } else if (OPT("--no-history")) {
       o->history = "";
     } else if (OPT("--set") || OPT("--output") || OPT("--history") ||
-               OPT("--store-mb") || OPT("--log-level")) {
+               OPT("--store-mb") || OPT("--log-level") || OPT("-v")) {
       if (!val) {
         if (i + 1 >= argc) {
           el_eprintf("repl: %.*s wants a value\n", (int)alen, a);
@@ -157,15 +157,12 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
               "1048576\n");
           return 2;
         }
-      } else if (el_log_parse_level(val, &el_log_threshold) != 0) {
-        el_eprintf("repl: bad --log-level '%s'\n", val);
+      } else if (el_opt_log_level("repl", OPT("-v") ? "-v" : "--log-level", val,
+                                  &el_log_threshold) != 0) {
         return 2;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
-      char near[64];
-      el_opt_suggest(a, usage, near, sizeof near);
-      el_eprintf("repl: unknown option '%s'%s%s%s\n", a,
-                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_opt_unknown("repl", a, usage);
       return 2;
     } else {
       el_src_opts_set_path(&o->src, a);

@@ -81,13 +81,13 @@ static const char REPORT_CONFIG[] =
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live report [options] FILE.eventlog -o REPORT.html"
-          "\n       eventlog-live report [options] <source options> -o "
+          "Usage: eventlog-live report [OPTIONS] FILE.eventlog -o REPORT.html"
+          "\n  or:  eventlog-live report [OPTIONS] SOURCE-OPTIONS -o "
           "REPORT.html\n\n"
           "Write one HTML page (styles, scripts and data inline: no network "
           "needed\nto view it) with the heap, heap profile, capability "
           "timeline, GC pauses,\nthreads, profiles and logs of an eventlog "
-          "(docs/report.md).\n\noptions:\n"
+          "(docs/report.md).\n\nOptions:\n"
           "  -o, --output PATH    the report (\"-\": standard output)\n"
           "  --open               open it in a browser (xdg-open); without "
           "-o, in a\n"
@@ -106,8 +106,9 @@ static void usage(FILE *f) {
           "  -h<X>                heap profile breakdown (-hT, -hi, ...) "
           "when the\n"
           "                       eventlog does not say it (GHC < 9.14)\n"
-          "  --log-level LEVEL    debug, info, warn (default), error, quiet"
-          "\n\nsource options:\n%s",
+          "  -v, --log-level LEVEL  debug, info, warn (default), error, "
+          "quiet\n"
+          "  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 
@@ -159,12 +160,12 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
       return el_eprintf("report: --set KEY=VALUE\n"), 2;
     o->sets[o->nsets++] = v;
     return 0;
-  } else if (el_opt_value(argc, argv, i, "--log-level", &v)) {
-    if (!v || el_log_parse_level(v, &el_log_threshold) != 0) {
-      el_eprintf("report: bad --log-level\n");
-      return 2;
-    }
-    return 0;
+  } else if (el_opt_value(argc, argv, i, "--log-level", &v) ||
+             (!strcmp(a, "-v") && el_opt_value(argc, argv, i, "-v", &v))) {
+    return el_opt_log_level("report", a[1] == 'v' ? "-v" : "--log-level", v,
+                            &el_log_threshold)
+               ? 2
+               : 0;
   } else if (a[0] == '-' && a[1] == 'h' && a[2] && strlen(a) < 8) {
     snprintf(o->breakdown, sizeof o->breakdown, "%s", a);
   } else {
@@ -194,10 +195,7 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     if (rc == 2) return 2;
     if (rc == 0) continue;
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      char near[64];
-      el_opt_suggest(argv[i], usage, near, sizeof near);
-      el_eprintf("report: unknown option '%s'%s%s%s\n", argv[i],
-                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_opt_unknown("report", argv[i], usage);
       return 2;
     }
     el_src_opts_set_path(&o->src, argv[i++]);

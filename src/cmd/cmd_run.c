@@ -28,10 +28,10 @@ typedef struct {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live run SCRIPT.lua [options] <source options>\n"
-          "       eventlog-live run SCRIPT.lua [options] FILE.eventlog\n\n"
+          "Usage: eventlog-live run SCRIPT.lua [OPTIONS] SOURCE-OPTIONS\n"
+          "  or:  eventlog-live run SCRIPT.lua [OPTIONS] FILE.eventlog\n\n"
           "Run a Lua script (docs/lua-api.md) over an eventlog.\n\n"
-          "options:\n"
+          "Options:\n"
           "  --set KEY=VALUE      visible to the script as "
           "eventlog_live.config.KEY\n"
           "  --fail-fast          stop at the first error in a handler "
@@ -43,8 +43,8 @@ static void usage(FILE *f) {
           "  --output console|none  where emitted telemetry goes "
           "(default console:\n"
           "                       OTLP/JSON lines on stdout)\n"
-          "  --log-level LEVEL    debug, info, warn (default), error, "
-          "quiet\n\nsource options:\n%s",
+          "  -v, --log-level LEVEL  debug, info, warn (default), error, "
+          "quiet\n  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 
@@ -76,7 +76,8 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       }
       o->budget_ms = (int)v;
     } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
-                !strcmp(a, "--log-level")) && i + 1 < argc) {
+                !strcmp(a, "--log-level") || !strcmp(a, "-v")) &&
+               i + 1 < argc) {
       const char *v = argv[++i];
       if (a[2] == 's') {
         if (!strchr(v, '=') || v[0] == '=' || o->nsets == 256) {
@@ -90,8 +91,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
           return 2;
         }
         o->output = v;
-      } else if (el_log_parse_level(v, &el_log_threshold) != 0) {
-        el_eprintf("run: bad --log-level '%s'\n", v);
+      } else if (el_opt_log_level("run", a, v, &el_log_threshold) != 0) {
         return 2;
       }
     } else if (!strncmp(a, "--set=", 6)) {
@@ -101,10 +101,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
       }
       o->sets[o->nsets++] = a + 6;
     } else if (a[0] == '-' && a[1] != '\0') {
-      char near[64];
-      el_opt_suggest(a, usage, near, sizeof near);
-      el_eprintf("run: unknown option '%s'%s%s%s\n", a,
-                 near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+      el_opt_unknown("run", a, usage);
       return 2;
     } else if (!o->script) {
       o->script = a;

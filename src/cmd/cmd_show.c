@@ -25,15 +25,18 @@
 
 static void show_usage(FILE *f) {
   fprintf(f,
-          "usage: eventlog-live show [--json] [--sort-memory SIZE] "
-          "[FILE | - | SOURCE OPTIONS]\n"
-          "Print every event like `ghc-events show`.\n"
+          "Usage: eventlog-live show [--json] [--sort-memory SIZE] "
+          "[FILE | - | SOURCE-OPTIONS]\n\n"
+          "Print every event like `ghc-events show`.\n\n"
+          "Options:\n"
           "  --json  one JSON object per event (name, time, Unix time, "
           "cap, fields),\n          in arrival order\n"
           "  --sort-memory SIZE  sort in at most about SIZE bytes of "
-          "memory (K, M, G;\n          default 64M), the rest in a "
-          "temporary file in $TMPDIR or /tmp\n\n"
-          "source options (docs/sources.md):\n%s",
+          "memory (K, M, G or\n          KiB, MiB, GiB, any case; 1K to "
+          "1024G; default 64M), the rest in\n          a temporary file in "
+          "$TMPDIR or /tmp\n"
+          "  -h, --help  this text\n\n"
+          "Source options (docs/sources.md):\n%s",
           el_src_opts_help());
 }
 
@@ -70,38 +73,37 @@ static int take_json_flag(int *argc, char **argv) {
   return found;
 }
 
-/* "--sort-memory SIZE" / "--sort-memory=SIZE": bytes, or a number with
- * K, M or G (powers of 1024). Removed from argv (in place). Returns 0
- * (*bytes = 0 when absent) or -1 after a message on stderr. */
+/* The largest --sort-memory: 1 TiB (more than any machine sorts in). */
+#define SORT_MEMORY_MAX ((uint64_t)1 << 40)
+
+/* "--sort-memory SIZE" / "--sort-memory=SIZE": a size as el_parse_size
+ * reads it (bytes, or K, M, G in either case, KiB, MiB, GiB), 1K to
+ * SORT_MEMORY_MAX. Removed from argv (in place). Returns 0 (*bytes = 0
+ * when absent) or -1 after a message on stderr. */
 static int take_sort_memory(int *argc, char **argv, size_t *bytes) {
-  int k = 1, bad = 0;
+  int k = 1;
   *bytes = 0;
   for (int i = 1; i < *argc; i++) {
     const char *v = NULL;
     if (!strcmp(argv[i], "--sort-memory")) {
-      if (i + 1 < *argc)
-        v = argv[++i];
-      else
-        bad = 1, v = "";
+      if (i + 1 >= *argc) {
+        el_eprintf("show: --sort-memory needs a size (e.g. 64M)\n");
+        return -1;
+      }
+      v = argv[++i];
     } else if (!strncmp(argv[i], "--sort-memory=", 14)) {
       v = argv[i] + 14;
     } else {
       argv[k++] = argv[i];
       continue;
     }
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    if (shift) end++;
-    if (bad || end == v || *end || errno || *v == '-' || n >> (63 - shift) ||
-        (n << shift) < 1024) {
-      el_eprintf("show: --sort-memory: '%s' is not a size of at least 1K "
-                 "(bytes, or a number with K, M or G)\n",
-                 v);
+    char err[192];
+    uint64_t n;
+    if (el_parse_size(v, 1024, SORT_MEMORY_MAX, &n, err, sizeof err) < 0) {
+      el_eprintf("show: --sort-memory: %s\n", err);
       return -1;
     }
-    *bytes = (size_t)(n << shift);
+    *bytes = (size_t)n;
   }
   *argc = k;
   argv[k] = NULL;
@@ -201,8 +203,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   int written_bad = 0;
   if (rc) {
     const el_diag_t *d = f->diag(f->ud);
-    el_eprintf("show: %s: %s (byte offset %llu)\n", path, d->msg,
-               (unsigned long long)d->offset);
+    el_eprintf("show: %s: %s\n", path, d->msg); /* names its byte */
     status = 1;
   }
   int frc = f->finish(f->ud);
@@ -219,9 +220,8 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
   } else if (frc && !rc) {
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
-      el_eprintf("show: %s: %s (byte offset %llu)\n", path,
-                 d->msg[0] ? d->msg : el_strerror(frc),
-                 (unsigned long long)d->offset);
+      el_eprintf("show: %s: %s\n", path, /* the message names its byte */
+                 d->msg[0] ? d->msg : el_strerror(frc));
     else
       el_eprintf("show: %s\n", el_strerror(frc));
     /* A stream cut inside an event after a complete header: ghc-events
@@ -268,6 +268,7 @@ int el_cmd_show(int argc, char **argv) {
   int json = take_json_flag(&argc, argv);
   size_t sort_memory;
   if (take_sort_memory(&argc, argv, &sort_memory)) return 2;
+  if (el__cmd_check_options("show", argc, argv, show_usage)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
   if (!path && !err) return show_live(&o, json, sort_memory);
   if (!path) {

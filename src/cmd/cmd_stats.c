@@ -91,9 +91,14 @@ static void count_warning(void *ud, const el_diag_t *d) {
 }
 
 static void stats_usage(FILE *f) {
-  fprintf(f, "usage: eventlog-live stats [FILE | - | SOURCE OPTIONS]\n"
-             "Decode a whole eventlog and print counts and speed.\n\n"
-             "source options (docs/sources.md):\n%s", el_src_opts_help());
+  fprintf(f,
+          "Usage: eventlog-live stats [FILE | - | SOURCE-OPTIONS]\n\n"
+          "Decode a whole eventlog and print counts by event type, bytes,\n"
+          "sessions, warnings, elapsed time, throughput and peak RSS.\n\n"
+          "Options:\n"
+          "  -h, --help  this text\n\n"
+          "Source options (docs/sources.md):\n%s",
+          el_src_opts_help());
 }
 
 
@@ -136,15 +141,15 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
          (unsigned long long)st->malformed_events);
   printf("bytes:            %llu\n", (unsigned long long)st->bytes);
   printf("skipped bytes:    %llu\n", (unsigned long long)st->skipped_bytes);
-  printf("stray bytes:      %llu (of the skipped: before a header)\n",
+  printf("stray bytes:      %llu (skipped before a header)\n",
          (unsigned long long)st->stray_bytes);
   printf("cut events:       %llu (dropped: a new connection's stream began "
          "inside)\n", (unsigned long long)st->cut_events);
   printf(
-      "corrupt parts:    %llu (%llu bytes of the skipped: from an event "
-      "that did not frame to the next believable block)\n",
+      "corrupt parts:    %llu (%llu byte%s skipped in all; a part runs "
+      "from an event that did not frame to the next believable block)\n",
       (unsigned long long)st->corrupt_parts,
-      (unsigned long long)st->corrupt_bytes);
+      (unsigned long long)st->corrupt_bytes, st->corrupt_bytes == 1 ? "" : "s");
   printf("duplicate decls:  %llu\n", (unsigned long long)st->dup_decls);
   printf("sessions:         %llu\n", (unsigned long long)st->sessions);
   print_caps(c);
@@ -226,8 +231,7 @@ static void feed_buf(reader_t *r, size_t n, int *status) {
   int rc = el_ev_decoder_feed(r->d, r->buf, n);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(r->d);
-    el_eprintf("stats: %s: %s (byte offset %llu)\n", r->path, dg->msg,
-               (unsigned long long)dg->offset);
+    el_eprintf("stats: %s: %s\n", r->path, dg->msg); /* names its byte */
     if (rc != EL_ESTOPPED) *status = 1;
   }
 }
@@ -284,8 +288,7 @@ static int stats_direct(const char *path) {
   int rc = el_ev_decoder_finish(r.d);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(r.d);
-    el_eprintf("stats: %s: %s (byte offset %llu)\n", path, dg->msg,
-               (unsigned long long)dg->offset);
+    el_eprintf("stats: %s: %s\n", path, dg->msg); /* names its byte */
     if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
   }
   print_report(c, el_ev_decoder_stats(r.d), now_s() - t0, cpu_s() - c0);
@@ -302,6 +305,7 @@ done:
 int el_cmd_stats(int argc, char **argv) {
   int err;
   el_src_opts_t o;
+  if (el__cmd_check_options("stats", argc, argv, stats_usage)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
   if (!path && !err) return stats_live(&o);
   if (!path) {

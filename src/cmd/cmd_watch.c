@@ -67,7 +67,7 @@ typedef struct watch_s {
 
 static watch_t *volatile g_watch; /* for the signal handlers */
 
-static void print_help(void) {
+static void print_help(FILE *f) {
   fputs(
       "Usage: eventlog-live watch [OPTIONS] -- PROGRAM [ARGS...]\n"
       "\n"
@@ -77,9 +77,11 @@ static void print_help(void) {
       "on a free port (printed). Exits with the program's status (128+N\n"
       "if it died of signal N). SIGINT/SIGTERM are forwarded to it.\n"
       "\n"
-      "Options (every eventlog-live-otelcol option is accepted too, see\n"
-      "`eventlog-live otelcol --help`; they and --config win over the\n"
-      "local defaults below):\n"
+      "Every eventlog-live-otelcol option is accepted too (see\n"
+      "`eventlog-live otelcol --help`); they and --config win over the\n"
+      "local defaults below.\n"
+      "\n"
+      "Options:\n"
       "  --web-port PORT          the web view's port (default: a free "
       "one)\n"
       "  -h<T|c|m|d|y|e|r|b|i>    heap profile breakdown: passed to the\n"
@@ -102,7 +104,7 @@ static void print_help(void) {
       "GHC 9.2 or later: the program gets --eventlog-flush-interval and the\n"
       "page updates every second. GHC 9.0: the eventlog arrives only when a\n"
       "capability's 2 MiB buffer fills, and at exit (watch says so).\n",
-      stdout);
+      f);
 }
 
 /* {====== the program ======} */
@@ -465,7 +467,7 @@ int el_cmd_watch(int argc, char **argv) {
   if (!sep) {
     for (int i = 1; i < argc; i++)
       if (!strcmp(argv[i], "--help")) {
-        print_help();
+        print_help(stdout);
         return 0;
       }
     el_eprintf(

@@ -173,7 +173,8 @@ static void free_exporter(el__daemon_t *d) {
   d->otlp_final = before;
 }
 
-/* Exporters for every signal per the resolved OTLP configuration. */
+/* Exporters for every signal per the resolved OTLP configuration. Returns
+ * 0, EL_ENOMEM, a negated errno, or EL_ECONFIG after logging its cause. */
 static int add_exporters(el__daemon_t *d) {
   const el_otlp_config_t *c = &d->o->otlp;
   unsigned otlp_sigs = 0, console_sigs = 0;
@@ -266,8 +267,11 @@ static int setup_store(el__daemon_t *d) {
       return rc;
     }
   }
+  /* EL_ECONFIG (a transport plugin that cannot be loaded) was logged with
+   * its real cause by el_otlp_exporter_new: not said again. */
   if ((rc = add_exporters(d)) < 0) {
-    el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
+    if (rc != EL_ECONFIG)
+      el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
     return rc;
   }
   return 0;

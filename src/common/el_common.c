@@ -305,3 +305,88 @@ void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,
   }
   free(text);
 }
+
+int el_opt_unknown(const char *cmd, const char *arg, void (*help)(FILE *f)) {
+  char near[64] = "";
+  if (help) el_opt_suggest(arg, help, near, sizeof near);
+  el_eprintf("%s%sunknown option '%s'%s%s%s (see --help)\n", cmd ? cmd : "",
+             cmd ? ": " : "", arg, near[0] ? "; did you mean " : "", near,
+             near[0] ? "?" : "");
+  return EL_EUSAGE;
+}
+
+int el_opt_log_level(const char *cmd, const char *opt, const char *v,
+                     el_log_level_t *out) {
+  static const char *const names[] = {"debug",   "info",  "warn",
+                                      "warning", "error", "quiet"};
+  if (v && el_log_parse_level(v, out) == 0) return 0;
+  const char *near = v ? el_nearest(v, names, EL_ARRAY_LEN(names)) : NULL;
+  if (!v)
+    el_eprintf("%s%s%s needs a value (debug, info, warn, error or quiet)\n",
+               cmd ? cmd : "", cmd ? ": " : "", opt);
+  else
+    el_eprintf(
+        "%s%s%s: unknown log level '%s'%s%s%s (use debug, info, warn, "
+        "error or quiet)\n",
+        cmd ? cmd : "", cmd ? ": " : "", opt, v, near ? "; did you mean " : "",
+        near ? near : "", near ? "?" : "");
+  return EL_EINVAL;
+}
+
+char *el_fmt_size_unit(uint64_t n, char *buf, size_t size) {
+  static const char units[] = "GMK";
+  for (int k = 0; k < 3; k++) {
+    unsigned shift = 30u - 10u * (unsigned)k;
+    if (n && n % ((uint64_t)1 << shift) == 0) {
+      snprintf(buf, size, "%llu%c", (unsigned long long)(n >> shift), units[k]);
+      return buf;
+    }
+  }
+  snprintf(buf, size, "%llu", (unsigned long long)n);
+  return buf;
+}
+
+/* The unit after a size's digits: K, M or G (either case), alone or with
+ * "iB" (either case). Sets *shift (0 for no unit); 0, or -1 if not one. */
+static int size_unit(const char *u, unsigned *shift) {
+  const char *k = strchr("kmg", tolower((unsigned char)*u));
+  if (!*u) {
+    *shift = 0;
+    return 0;
+  }
+  if (!k) return -1;
+  *shift = 10u * (unsigned)(1 + (k - "kmg"));
+  u++;
+  if (!*u) return 0;
+  return tolower((unsigned char)u[0]) == 'i' &&
+                 tolower((unsigned char)u[1]) == 'b' && !u[2]
+             ? 0
+             : -1;
+}
+
+int el_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+                  char *err, size_t size) {
+  char lo[32], hi[32], *end;
+  unsigned shift;
+  errno = 0;
+  unsigned long long n = isdigit((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+  if (!isdigit((unsigned char)*s) || size_unit(end, &shift) < 0) {
+    snprintf(err, size,
+             "'%s' is not a size (bytes, or a number with K, M or G, "
+             "powers of 1024: 64M, 64m, 64MiB)",
+             s);
+    return EL_EINVAL;
+  }
+  if (errno == ERANGE || n > (max >> shift)) {
+    snprintf(err, size, "'%s' is too large: at most %s", s,
+             el_fmt_size_unit(max, hi, sizeof hi));
+    return EL_EINVAL;
+  }
+  if ((n << shift) < min) {
+    snprintf(err, size, "'%s' is less than %s", s,
+             el_fmt_size_unit(min, lo, sizeof lo));
+    return EL_EINVAL;
+  }
+  *out = (uint64_t)n << shift;
+  return 0;
+}

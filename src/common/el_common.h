@@ -161,6 +161,38 @@ size_t el_edit_distance(const char *a, const char *b);
 void el_opt_suggest(const char *arg, void (*help)(FILE *f), char *out,
                     size_t size);
 
+/* An unknown option `arg` on the command line of command `cmd` ("show";
+ * NULL for the daemon itself): prints on stderr
+ *   "<prog>: [cmd: ]unknown option 'ARG'[; did you mean --X?] (see --help)"
+ * with the suggestion from el_opt_suggest(arg, help), so every command's
+ * parser gives the same did-you-mean (issue 14). help prints the
+ * command's --help text (its "--name" words are the candidates). Returns
+ * EL_EUSAGE. Thread: any. */
+int el_opt_unknown(const char *cmd, const char *arg, void (*help)(FILE *f));
+
+/* A log level given as the value of option `opt` ("--log-level", "-v") of
+ * command `cmd`: parsed as el_log_parse_level; when it is not a level,
+ * prints "<prog>: [cmd: ]OPT: unknown log level 'V'[; did you mean X?]
+ * (use debug, info, warn, error or quiet)" and returns EL_EINVAL (v NULL:
+ * "OPT needs a value"). Returns 0 and sets *out otherwise. Thread: any. */
+int el_opt_log_level(const char *cmd, const char *opt, const char *v,
+                     el_log_level_t *out);
+
+/* A size in bytes from the command line: decimal digits, optionally
+ * followed by a unit K, M or G (powers of 1024), in either case and with
+ * or without "iB" ("64M", "64m", "64MiB", "1k", "1KiB"). Accepts min <= n
+ * <= max and sets *out. Else returns EL_EINVAL with a sentence in err
+ * (NUL-terminated, size bytes): "'X' is not a size (...)", "'X' is less
+ * than 1K" or "'X' is too large: at most 1024G", the bounds written as
+ * el_fmt_size_unit does. Thread: any. */
+int el_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+                  char *err, size_t size);
+
+/* n bytes as the shortest exact "<N>G", "<N>M", "<N>K" or "<N>" (bytes),
+ * the form el_parse_size reads back. Into buf (NUL-terminated); returns
+ * buf. Thread: any. */
+char *el_fmt_size_unit(uint64_t n, char *buf, size_t size);
+
 #define el_log_enabled(level) ((level) >= el_log_threshold)
 
 /* Internal invariants: on in debug and test builds. */

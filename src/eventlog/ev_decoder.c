@@ -201,6 +201,9 @@ static void set_diag(el_ev_decoder_t *d, int code, uint64_t off, int type,
   va_end(ap);
 }
 
+/* "s" unless n is 1: "1 byte", "2 bytes" in the messages. */
+static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
 static void warn(el_ev_decoder_t *d) {
   if (d->sink.on_warning)
     d->sink.on_warning(d->sink.ud, &d->diag);
@@ -601,8 +604,9 @@ static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
     char nm[64];
     set_diag(d, EL_EBADHDR, off, el__be16(h),
              "malformed header: description of event %s at byte %llu "
-             "is %u bytes long",
-             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, dlen);
+             "is %u byte%s long",
+             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, dlen,
+             plural(dlen));
     return EL_EBADHDR;
   }
   d->hstep = H_DECL_DESC;
@@ -619,8 +623,9 @@ static int h_decl_desc(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
     char nm[64];
     set_diag(d, EL_EBADHDR, off, el__be16(h),
              "malformed header: extra info of event %s at byte %llu "
-             "is %u bytes long",
-             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, xlen);
+             "is %u byte%s long",
+             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, xlen,
+             plural(xlen));
     return EL_EBADHDR;
   }
   d->hstep = H_DECL_END;
@@ -714,10 +719,10 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
     d->stats.skipped_bytes += skipped;
     d->stats.stray_bytes += skipped;
     set_diag(d, 0, d->scan_from, -1,
-             "skipped %llu stray bytes at byte %llu before the header at "
+             "skipped %llu stray byte%s at byte %llu before the header at "
              "byte %llu",
-             (unsigned long long)skipped, (unsigned long long)d->scan_from,
-             (unsigned long long)off);
+             (unsigned long long)skipped, plural(skipped),
+             (unsigned long long)d->scan_from, (unsigned long long)off);
     warn(d);
   }
   memcpy(d->hbuf, magic8, MAGIC_LEN);
@@ -755,9 +760,9 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       d->stats.skipped_bytes += at - d->hoff;
       set_diag(d, 0, d->hoff, -1,
                "header at byte %llu cut off at byte %llu by a new header: "
-               "%llu bytes dropped",
+               "%llu byte%s dropped",
                (unsigned long long)d->hoff, (unsigned long long)at,
-               (unsigned long long)(at - d->hoff));
+               (unsigned long long)(at - d->hoff), plural(at - d->hoff));
       warn(d);
       d->scan_from = at;
       header_begin(d, at);
@@ -963,9 +968,9 @@ static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
   d->stats.corrupt_bytes += n;
   d->stats.corrupt_parts++;
   set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
-           "corrupt stream: %s; skipped %llu bytes (%llu to %llu%s) %s",
-           d->rs_why, (unsigned long long)n, (unsigned long long)d->rs_from,
-           (unsigned long long)at,
+           "corrupt stream: %s; skipped %llu byte%s (%llu to %llu%s) %s",
+           d->rs_why, (unsigned long long)n, plural(n),
+           (unsigned long long)d->rs_from, (unsigned long long)at,
            tail ? ", and after the marker the tail of a cut event" : "", what);
   warn(d);
   d->rs_clen = 0;
@@ -1317,9 +1322,10 @@ static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
       set_diag(d, 0, off, c >= 2 ? el__be16(p) : -1,
                "event %s at byte %llu is cut off at byte %llu, where a new "
                "connection's stream begins (a raw tee of several "
-               "connections): its %zu bytes dropped",
+               "connections): its %zu byte%s dropped",
                tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
-               (unsigned long long)off, (unsigned long long)(off + c), c);
+               (unsigned long long)off, (unsigned long long)(off + c), c,
+               plural(c));
       warn(d);
     }
     at = off + c + STRAY_LEN;
@@ -1746,9 +1752,9 @@ static int truncated_event(el_ev_decoder_t *d) {
   char nm[64];
   set_diag(d, EL_ETRUNC, d->poff, type,
            "eventlog truncated inside an event, %s, at byte %llu "
-           "(%zu of %zu bytes present)",
+           "(%zu of %zu byte%s present)",
            tname(type, nm, sizeof nm), (unsigned long long)d->poff, d->plen,
-           need);
+           need, plural(need));
   d->plen = 0;
   return EL_ETRUNC;
 }
@@ -1768,8 +1774,11 @@ static int finish_state(el_ev_decoder_t *d) {
   case ST_SCAN:
     if (d->seen_header && d->base > d->scan_from) {
       set_diag(d, 0, d->scan_from, -1,
-               "ignored %llu bytes after a corrupt part of the stream",
-               (unsigned long long)(d->base - d->scan_from));
+               "ignored %llu byte%s from byte %llu after a corrupt part of "
+               "the stream",
+               (unsigned long long)(d->base - d->scan_from),
+               plural(d->base - d->scan_from),
+               (unsigned long long)d->scan_from);
       d->stats.skipped_bytes += d->base - d->scan_from;
       warn(d);
       d->diag.code = 0;
@@ -1781,9 +1790,17 @@ static int finish_state(el_ev_decoder_t *d) {
       uint64_t skipped = d->base - d->scan_from;
       d->stats.skipped_bytes += skipped;
       d->scan_from = d->base;
-      set_diag(d, EL_ETRUNC, d->base, -1,
-               "no eventlog header found in %llu bytes",
-               (unsigned long long)skipped);
+      if (!skipped && !d->base)
+        set_diag(d, EL_ETRUNC, 0, -1, "no eventlog header: the input is empty");
+      else if (!skipped)
+        set_diag(d, EL_ETRUNC, d->base, -1,
+                 "no eventlog header: no bytes after byte %llu",
+                 (unsigned long long)d->base);
+      else
+        set_diag(d, EL_ETRUNC, d->base, -1,
+                 "no eventlog header found in %llu byte%s from byte %llu",
+                 (unsigned long long)skipped, plural(skipped),
+                 (unsigned long long)(d->base - skipped));
       return EL_ETRUNC;
     }
     return 0;
@@ -1804,8 +1821,10 @@ static int finish_state(el_ev_decoder_t *d) {
   case ST_POST:
     if (d->base > d->scan_from) {
       set_diag(d, 0, d->scan_from, -1,
-               "ignored %llu bytes after the end of data",
-               (unsigned long long)(d->base - d->scan_from));
+               "ignored %llu byte%s from byte %llu after the end of data",
+               (unsigned long long)(d->base - d->scan_from),
+               plural(d->base - d->scan_from),
+               (unsigned long long)d->scan_from);
       d->stats.skipped_bytes += d->base - d->scan_from;
       warn(d);
       d->diag.code = 0;

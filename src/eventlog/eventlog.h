@@ -125,7 +125,10 @@ typedef struct el_diag_s {
   int code;                  /* EL_E* code, 0 if none */
   uint64_t offset;           /* byte offset in the input */
   int event_type;            /* event type involved, -1 if none */
-  char msg[256];             /* human description */
+  char msg[256];             /* human description; it names the byte
+                                position(s) itself ("at byte N", "from
+                                byte N"), so callers print it as is and
+                                never append the offset again */
 } el_diag_t;
 
 /* Callbacks. Any may be NULL. A nonzero return from on_event or on_header

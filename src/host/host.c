@@ -568,8 +568,7 @@ static void on_data_end(void *ud, uint64_t offset) {
 static void on_warning(void *ud, const el_diag_t *diag) {
   el_host_t *h = ud;
   h->st.warnings++;
-  el_log(EL_LOG_WARN, "input offset %llu: %s",
-         (unsigned long long)diag->offset, diag->msg);
+  el_log(EL_LOG_WARN, "%s", diag->msg); /* it names its byte */
 }
 
 int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {

@@ -42,9 +42,11 @@ static void report(pump_t *p, int rc, const char *what) {
   if (!p->res.first_error)
     p->res.first_error = rc;
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
-  if (d && d->code)
-    el_log(EL_LOG_ERROR, "%s: %s at byte offset %llu%s%s", p->desc, what,
-           (unsigned long long)d->offset, d->msg[0] ? ": " : "", d->msg);
+  if (d && d->code && d->msg[0]) /* the decoder's message names its byte */
+    el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, d->msg);
+  else if (d && d->code)
+    el_log(EL_LOG_ERROR, "%s: %s at byte %llu: %s", p->desc, what,
+           (unsigned long long)d->offset, el_strerror(d->code));
   else
     el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, el_strerror(rc));
 }

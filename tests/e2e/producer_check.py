@@ -127,7 +127,7 @@ def tee_texts(path, pattern, offsets=False):
 # of a cut event after the block marker at B was skipped too, "skipped N
 # bytes (A to B, and after the marker the tail of a cut event) to ...".
 # Offsets count every byte the daemon's decoder was fed, i.e. tee offsets.
-PART_RE = re.compile(r"corrupt stream: .*?; skipped (\d+) bytes "
+PART_RE = re.compile(r"corrupt stream: .*?; skipped (\d+) bytes? "
                      r"\((\d+) to (\d+)(, and after the marker)?")
 
 

@@ -115,4 +115,98 @@ hint "did you mean: OTEL_LOG_LEVEL" "'debgu' (did you mean 'debug'?)" \
 hint "did you mean: OTEL_EXPORTER_OTLP_PROTOCOL" "Did you mean 'grpc'?" \
   env OTEL_METRICS_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=gprc \
   "$D" --eventlog-file "$EV"
+
+# The same did-you-mean for an unknown long option in every command (one
+# helper, el_opt_unknown): "CMD: unknown option 'X'; did you mean Y? (see
+# --help)", the candidates from the command's own --help (show's --json,
+# watch's --no-linger), or without the question when nothing is near.
+for c in "show --jsn|--json" "show --sort-memroy=1M|--sort-memory" \
+         "stats --eventlog-stdn|--eventlog-stdin" \
+         "run $W/um.lua --fial-fast|--fail-fast" "repl --hisory=x|--history" \
+         "report --colums=64|--columns" "watch --no-lingr|--no-linger" \
+         "otelcol --eventlog-fil|--eventlog-file"; do
+  args=${c%|*} want=${c#*|}
+  cmd=${args%% *} bad_opt=${args##* }
+  [ "$cmd" = otelcol ] && pre="" || pre="$cmd: "
+  [ "$cmd" = watch ] && extra="-- true" || extra=""
+  hint "did you mean: $cmd ${bad_opt%%=*}" \
+    "${pre}unknown option '$bad_opt'; did you mean $want? (see --help)" \
+    "$E" $args $extra
+done
+hint "unknown option with nothing near: stats" \
+  "stats: unknown option '--bogus-ish' (see --help)" "$E" stats --bogus-ish "$EV"
+
+# -v / --log-level: a misspelt level gets a did-you-mean in every command.
+for c in "run $W/um.lua -v infoo $EV" "repl -v infoo $EV" \
+         "report --log-level=infoo $EV -o $W/r.html" "otelcol -v infoo"; do
+  hint "did you mean: ${c%% *} log level" "did you mean info?" "$E" $c
+done
+
+# Sizes: lower-case units and KiB/MiB/GiB are sizes (the same output as
+# the default's, which fits in 64M); a huge one names the maximum; the
+# minimum is named too.
+"$E" show "$EV" >"$W/show.ref" 2>/dev/null
+for sz in 1k 64m 64M 64MiB 1KiB 1g; do
+  if "$E" show --sort-memory "$sz" "$EV" >"$W/show.out" 2>"$W/show.err" &&
+    cmp -s "$W/show.ref" "$W/show.out"; then ok "--sort-memory $sz"; else
+    bad "--sort-memory $sz refused or changed the output: $(head -c 300 "$W/show.err")"
+  fi
+done
+hint "--sort-memory too large" \
+  "show: --sort-memory: '99999999999G' is too large: at most 1024G" \
+  "$E" show --sort-memory 99999999999G "$EV"
+hint "--sort-memory below 1K" "show: --sort-memory: '1023' is less than 1K" \
+  "$E" show --sort-memory 1023 "$EV"
+
+# A transport plugin that is not there: its line, and no second,
+# misleading "cannot create the exporters: invalid configuration".
+EL_PLUGIN_DIR=$W/noplugins OTEL_METRICS_EXPORTER=otlp "$D" \
+  --eventlog-file "$EV" </dev/null >/dev/null 2>"$W/plug.err"
+st=$?
+if [ $st = 1 ] && grep -qF "plugin eventlog-live-otlp-http.so not found in $W/noplugins" "$W/plug.err" &&
+  ! grep -q "cannot create the exporters" "$W/plug.err" &&
+  [ "$(grep -c 'error:' "$W/plug.err")" = 1 ]; then
+  ok "missing plugin: one error line naming it"
+else
+  bad "missing plugin (status $st): $(cat "$W/plug.err")"
+fi
+
+# Decoder errors name their position once, in the decoder's words: no
+# "(byte offset N)" or "input offset N:" appended by show, stats, run,
+# the daemon or report; "1 byte", not "1 bytes".
+printf 'x' >"$W/one"
+printf 'local el = require("eventlog_live")\n' >"$W/ok.lua"
+cp "$EV" "$W/corrupt"
+printf '\000\115\000\000\000\000\106\212\203\226zzzz\377\377' |
+  dd of="$W/corrupt" bs=1 seek=$(($(stat -c %s "$EV") - 2)) conv=notrunc 2>/dev/null
+for f in "$W/one" "$W/cut" "$W/header" "$W/corrupt"; do
+  b=$(basename "$f")
+  for c in show stats "run $W/ok.lua" otelcol report; do
+    o=""
+    [ "$c" = report ] && o="-o $W/r.html"
+    [ "$c" = otelcol ] && f2="--eventlog-file $f" || f2=$f
+    $E $c $f2 $o </dev/null >/dev/null 2>"$W/pos.err"
+    if grep -qE 'byte offset|input offset| 1 bytes' "$W/pos.err"; then
+      bad "$c, $b: position stated twice or '1 bytes': $(grep -E 'byte offset|input offset| 1 bytes' "$W/pos.err" | head -2)"
+    elif ! grep -qE 'at byte [0-9]+|from byte [0-9]+' "$W/pos.err"; then
+      bad "$c, $b: no position: $(head -3 "$W/pos.err")"
+    else
+      ok "$c, $b: the position once"
+    fi
+  done
+done
+hint "no header in 1 byte" \
+  "show: $W/one: no eventlog header found in 1 byte from byte 0" \
+  "$E" show "$W/one"
+hint "empty input" "stats: $W/empty: no eventlog header: the input is empty" \
+  "$E" stats "$W/empty"
+
+# stats' corrupt-parts line is a sentence and keeps its numbers: the 16
+# bytes appended above (an undeclared event type 77: 2 + 8 bytes of
+# header, 4 of payload, then the 2-byte end marker) are one corrupt part.
+"$E" stats "$W/corrupt" >"$W/stats.out" 2>/dev/null
+want="corrupt parts:    1 (16 bytes skipped in all; a part runs from an event that did not frame to the next believable block)"
+if grep -qxF "$want" "$W/stats.out"; then ok "stats: corrupt parts line"; else
+  bad "stats: corrupt parts line: $(grep '^corrupt' "$W/stats.out")"
+fi
 exit $fail

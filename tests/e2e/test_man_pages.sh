@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The manual pages (cmake/gen_man.sh, from --help by help2man) render with
-# `man -l` and say what the programs say: every option word of a command's
-# --help is in its rendered page, every command of `eventlog-live --help`
+# `man -l` and say what the programs say: every page has NAME, SYNOPSIS,
+# DESCRIPTION and OPTIONS; every option word of a command's --help is in
+# its rendered page, every command of `eventlog-live --help`
 # has a page and is in eventlog-live(1). They are regenerated whenever the
 # binary is rebuilt; this checks that nothing is lost on the way.
 # ctest-labels: e2e
@@ -36,6 +37,15 @@ check() {
   fi
   grep -q "^NAME" "$W/page.txt" && grep -qF "$name - " "$W/page.txt" ||
     { bad "$name: no NAME section naming it"; return; }
+  # The sections of every page (help2man makes them from --help's
+  # "Usage:" and "Options:" lines), SYNOPSIS naming the command.
+  local sec
+  for sec in SYNOPSIS DESCRIPTION OPTIONS; do
+    grep -qx "$sec" "$W/page.txt" || { bad "$name: no $sec section"; return; }
+  done
+  sed -n '/^SYNOPSIS$/,/^DESCRIPTION$/p' "$W/page.txt" |
+    grep -qE "^ +eventlog-live(-otelcol| ${name#eventlog-live-})? " ||
+    { bad "$name: SYNOPSIS does not show the command line"; return; }
   "$@" --help 2>&1 | opts >"$W/want"
   local missing
   missing=$(while read -r o; do grep -qF -- "$o" "$W/page.txt" || echo "$o"; done <"$W/want")

@@ -79,7 +79,7 @@ open(sys.argv[2], 'wb').write(b[:-2] + struct.pack('>HQ', 77, 1183473046)
 EOF
 off=$(( $(stat -c %s "$ODD") - 2 ))
 expect_status 1 "corrupt input" "$TMP/corrupt.eventlog" -o "$TMP/corrupt.html"
-grep -q "byte offset $off" "$TMP/cli.err" || bad "corrupt input: no offset $off on stderr: $(cat "$TMP/cli.err")"
+grep -q "at byte $off" "$TMP/cli.err" || bad "corrupt input: no offset $off on stderr: $(cat "$TMP/cli.err")"
 if [ -s "$TMP/corrupt.html" ]; then
   [ "$(field "$TMP/corrupt.html" 'd["errors"][0]["offset"]')" = "$off" ] ||
     bad "corrupt input: the report does not list offset $off"

@@ -569,6 +569,55 @@ static void test_nearest_picks_close_candidates_only(void **state) {
   assert_null(el_nearest(longw, gaps, 3)); /* over 64 bytes: none */
 }
 
+/* el_parse_size: the units by hand (1K = 1024, 1M = 1048576, 1G =
+ * 1073741824), either case, with or without "iB"; the bounds named. */
+static void test_parse_size_units_and_bounds(void **state) {
+  (void)state;
+  static const struct {
+    const char *s;
+    uint64_t want;
+  } good[] = {
+      {"1024", 1024},      {"1k", 1024},          {"1K", 1024},
+      {"1KiB", 1024},      {"1kib", 1024},        {"64m", 67108864},
+      {"64MiB", 67108864}, {"2g", 2147483648ull}, {"1024G", 1099511627776ull}};
+  char err[192];
+  uint64_t n;
+  for (size_t i = 0; i < EL_ARRAY_LEN(good); i++) {
+    assert_int_equal(
+        el_parse_size(good[i].s, 1024, (uint64_t)1 << 40, &n, err, sizeof err),
+        0);
+    assert_int_equal(n, good[i].want);
+  }
+  static const char *const not_sizes[] = {"",    "k",    "-1",  "1x",  "1KB",
+                                          "1 K", "1.5M", "1Ki", "0x10"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(not_sizes); i++) {
+    assert_int_equal(el_parse_size(not_sizes[i], 1024, (uint64_t)1 << 40, &n,
+                                   err, sizeof err),
+                     EL_EINVAL);
+    assert_non_null(strstr(err, "is not a size"));
+  }
+  assert_int_equal(el_parse_size("99999999999G", 1024, (uint64_t)1 << 40, &n,
+                                 err, sizeof err),
+                   EL_EINVAL);
+  assert_string_equal(err, "'99999999999G' is too large: at most 1024G");
+  assert_int_equal(
+      el_parse_size("1025G", 1024, (uint64_t)1 << 40, &n, err, sizeof err),
+      EL_EINVAL);
+  assert_string_equal(err, "'1025G' is too large: at most 1024G");
+  assert_int_equal(
+      el_parse_size("99999999999999999999", 0, UINT64_MAX, &n, err, sizeof err),
+      EL_EINVAL); /* past 2^64: strtoull's ERANGE */
+  assert_non_null(strstr(err, "too large"));
+  assert_int_equal(
+      el_parse_size("1023", 1024, (uint64_t)1 << 40, &n, err, sizeof err),
+      EL_EINVAL);
+  assert_string_equal(err, "'1023' is less than 1K");
+  char buf[32];
+  assert_string_equal(el_fmt_size_unit(1536, buf, sizeof buf), "1536");
+  assert_string_equal(el_fmt_size_unit(3072, buf, sizeof buf), "3K");
+  assert_string_equal(el_fmt_size_unit(0, buf, sizeof buf), "0");
+}
+
 static void test_prog_name_is_one_of_two(void **state) {
   (void)state;
   el_set_prog_name("/usr/bin/eventlog-live-otelcol");
@@ -609,6 +658,7 @@ int main(void) {
       cmocka_unit_test(test_rng_bytes_vary),
       cmocka_unit_test(test_utf8_valid_sequences),
       cmocka_unit_test(test_utf8_invalid_sequences),
+      cmocka_unit_test(test_parse_size_units_and_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,13 +202,13 @@ static void test_no_header_counts_session_bytes(void **st) {
   assert_int_equal(el_ev_decoder_feed(d, junk, 700), 0);
   assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
   assert_string_equal(el_ev_decoder_diag(d)->msg,
-                      "no eventlog header found in 700 bytes");
+                      "no eventlog header found in 700 bytes from byte 0");
   assert_int_equal(el_ev_decoder_stats(d)->skipped_bytes, 700);
   el_ev_decoder_reset(d);
   assert_int_equal(el_ev_decoder_feed(d, junk, 1), 0);
   assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
   assert_string_equal(el_ev_decoder_diag(d)->msg,
-                      "no eventlog header found in 1 bytes");
+                      "no eventlog header found in 1 byte from byte 700");
   assert_int_equal(el_ev_decoder_diag(d)->offset, 701);
   assert_int_equal(el_ev_decoder_stats(d)->skipped_bytes, 701);
   el_ev_decoder_free(d);
