@@ -362,14 +362,45 @@ function drawAlloc(d) {
       value: (u, v) => (v === null ? '' : fmtBytes(v) + '/s') });
 }
 
+// A cumulative sum's count begins at its start time: /api/data gives it
+// as a third element of the series' first point ([t, v, start], Unix ms;
+// for HeapAllocated the program's start), so the first interval runs
+// from there with the point's whole value. A first interval longer than
+// FIRST_INTERVAL_MAX_MS (the reader joined a program running long
+// before) is left out: the rate then begins at the first sample.
+const FIRST_INTERVAL_MAX_MS = 60000;
+
+function countStart(p) {
+  return p && p.length > 2 && p[2] < p[0] && p[0] - p[2] <= FIRST_INTERVAL_MAX_MS
+    ? p[2] : null;
+}
+
+// The intervals [t0, t1, increase] of a cumulative series: between
+// consecutive points, and from its count's start to the first point (or
+// to the first point after a reset, a value below the previous one).
+function increases(s) {
+  const out = [];
+  s.points.forEach((p, i) => {
+    const prev = i > 0 ? s.points[i - 1] : null;
+    if (prev && p[0] > prev[0] && p[1] >= prev[1]) {
+      out.push([prev[0], p[0], p[1] - prev[1]]);
+    } else if (!prev || p[1] < prev[1]) {
+      const st = countStart(p);
+      if (st !== null) out.push([st, p[0], p[1]]);
+    }
+  });
+  return out;
+}
+
 // Rates of cumulative series on a common grid of at most 100 bins over
-// the time range of all their points: each series' increase between two
-// consecutive points is spread evenly over that interval (a series that
-// appears late adds no spike), and each bin gets the per-second rate
-// averaged over it (null where no series covers it).
+// the time range of all their intervals (increases): each increase is
+// spread evenly over its interval (a series that appears late adds no
+// spike), and each bin gets the per-second rate averaged over it (null
+// where no series covers it).
 function grid(seriesList) {
   let lo = Infinity, hi = -Infinity;
   for (const s of seriesList) {
+    for (const [a, b] of increases(s)) { lo = Math.min(lo, a); hi = Math.max(hi, b); }
     for (const p of s.points) { lo = Math.min(lo, p[0]); hi = Math.max(hi, p[0]); }
   }
   if (!(hi > lo)) return null;
@@ -381,10 +412,8 @@ function grid(seriesList) {
 function binnedRate(series, g) {
   const out = Array(g.n).fill(null);
   for (const s of series) {
-    for (let i = 1; i < s.points.length; i++) {
-      const [t0, v0] = s.points[i - 1], [t1, v1] = s.points[i];
-      if (!(t1 > t0) || v1 < v0) continue;
-      const r = (v1 - v0) / ((t1 - t0) / 1000);
+    for (const [t0, t1, inc] of increases(s)) {
+      const r = inc / ((t1 - t0) / 1000);
       const k0 = Math.max(0, Math.floor((t0 - g.lo) / g.w));
       const k1 = Math.min(g.n - 1, Math.floor((t1 - g.lo) / g.w));
       for (let k = k0; k <= k1; k++) {
@@ -469,7 +498,14 @@ function drawCaps(d) {
 function dataRange(d) {
   let lo = Infinity, hi = -Infinity;
   const see = (t) => { if (t < lo) lo = t; if (t > hi) hi = t; };
-  for (const f of d.metrics) for (const s of f.series) for (const p of s.points) see(p[0]);
+  for (const f of d.metrics) {
+    for (const s of f.series) {
+      for (const p of s.points) {
+        see(p[0]);
+        if (f.kind === 'sum' && countStart(p) !== null) see(p[2]);
+      }
+    }
+  }
   for (const p of d.gc_pauses || []) see(p[0]);
   for (const m of d.markers || []) see(m[0]);
   const u = d.cap_usage;

@@ -170,10 +170,13 @@ el_unix_ns_t el_host_stream_unix_ns(el_host_t *h);
 
 /* Interrupt the host from a signal handler (async-signal-safe): the Lua
  * call running now (a handler, timer or hook) stops at its next
- * instruction with the error "interrupted", no further event is
- * dispatched, and el_host_feed returns EL_ESTOPPED from now on (the
- * driver then ends the input). Session-end and on_end hooks still run
- * (the daemon flushes its windows); they can be interrupted again. */
+ * instruction with the error "interrupted" (a call blocked inside C, e.g.
+ * os.execute, stops when it returns to Lua), no further event is
+ * dispatched, no timer callback of either clock starts again
+ * (el_host_run_wall_timers), and el_host_feed returns EL_ESTOPPED from
+ * now on (the driver then ends the input). Session-end and on_end hooks
+ * still run (the daemon flushes its windows); they can be interrupted
+ * again. */
 void el_host_interrupt(el_host_t *h);
 
 /* el_host_interrupt for signal number sig (SIGINT, SIGTERM; 0: unknown),
@@ -198,8 +201,12 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c);
  * uv_now() or el_host_clock_ms()); first dispatches any queued events
  * (el_host_flush). Returns the delay in ms until the next timer, or -1 if
  * none; timers created later are due no earlier than their interval, so
- * polling every 100 ms is enough. The command's loop calls it from an
- * unreferenced libuv timer. Thread: the loop's. */
+ * polling every 100 ms is enough. After a stop (el_host_interrupt, or a
+ * fail-fast error) it runs nothing and returns -1: no timer callback
+ * starts while the source drains, so a script cannot hold off the drain's
+ * bound (docs/sources.md "Stopping"); only the session-end and on_end
+ * hooks of el_host_end run after that. The command's loop calls it from
+ * an unreferenced libuv timer. Thread: the loop's. */
 int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms);
 
 /* Monotonic milliseconds used by wall timers when no loop time is given. */

@@ -309,6 +309,16 @@ void el__lua_time_register(lua_State *L);
 /* lua_emit.c */
 void el__lua_emit_register(lua_State *L);
 
+/* lua_opts.c: raise unless every key of the table at idx is one of keys
+ * (NULL-terminated; a key with a nil value is not in the table). The
+ * error names fn (e.g. "el.on"), the kind of key `what` ("option",
+ * "field"), the key, and the nearest of keys (el_nearest) or, with none
+ * near, all of them: `el.on: unknown option 'ordr' (did you mean
+ * 'order'?)`. A key that is not a string is an error too. The table is
+ * not changed. [-0, +0, v] */
+void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
+                        const char *const *keys);
+
 /* host_clock.c */
 void el__clock_init(el_host_t *h);
 void el__clock_free(el_host_t *h);

@@ -298,12 +298,34 @@ static void opt_spans(lua_State *L, ana_t *a, int kind) {
   lua_pop(L, 1);
 }
 
+/* The option keys each constructor reads (new_tracker), by kind. */
+static const char *const *tracker_keys(int kind) {
+  static const char *const threads[] = {"on_span", "keep_finished", "max_users",
+                                        "spans", NULL};
+  static const char *const gc[] = {"on_span", "keep_finished", "max_users",
+                                   NULL};
+  static const char *const caps[] = {"on_span",
+                                     "keep_finished",
+                                     "max_users",
+                                     "spans",
+                                     "on_point",
+                                     "aggregate_ns",
+                                     "on_productivity",
+                                     "productivity_aggregate_ns",
+                                     NULL};
+  return kind == TK_THREADS ? threads : kind == TK_GC ? gc : caps;
+}
+
 static int new_tracker(lua_State *L, int kind) {
+  static const char *const fn[] = {"el.threads", "el.gc", "el.cap_usage"};
   el_host_t *h = el__host_from(L);
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    el__lua_check_keys(L, 1, fn[kind], "option", tracker_keys(kind));
+  }
   enable(L, h);
   ana_t *a = h->ana;
   if (!lua_isnoneornil(L, 1)) {
-    luaL_checktype(L, 1, LUA_TTABLE);
     opt_on_span(L, a, kind);
     opt_limits(L, a);
     if (kind == TK_CAPS) {

@@ -193,7 +193,10 @@ static int em_metric(lua_State *L) {
   static const char *const kinds[] = {"gauge", "sum", NULL};
   static const char *const temps[] = {"unspecified", "delta", "cumulative",
                                       NULL};
+  static const char *const keys[] = {
+      "name", "kind", "unit", "description", "temporality", "monotonic", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
+  el__lua_check_keys(L, 1, "el.metric", "field", keys);
   metric_t *m = lua_newuserdatauv(L, sizeof *m, 0);
   memset(m, 0, sizeof *m);
   luaL_setmetatable(L, METRIC_MT);
@@ -291,8 +294,13 @@ static int severity(lua_State *L, int tbl) {
 /* el.log{body=, severity=, severity_text=, t=|unix_ns=, observed_unix_ns=,
  * attrs=, trace_id=, span_id=, host=} [-0, +1|2, v] */
 static int em_log(lua_State *L) {
+  static const char *const keys[] = {"body",  "severity", "severity_text",
+                                     "t",     "unix_ns",  "observed_unix_ns",
+                                     "attrs", "trace_id", "span_id",
+                                     "host",  NULL};
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
+  el__lua_check_keys(L, 1, "el.log", "field", keys);
   el_tm_log_t rec;
   memset(&rec, 0, sizeof rec);
   lua_getfield(L, 1, "body");
@@ -328,8 +336,13 @@ static int em_span(lua_State *L) {
   static const char *const kinds[] = {"internal", "server", "client",
                                       "producer", "consumer", NULL};
   static const char *const statuses[] = {"unset", "ok", "error", NULL};
+  static const char *const keys[] = {
+      "name",        "start_t",  "end_t",   "start_unix_ns",
+      "end_unix_ns", "trace_id", "span_id", "parent_span_id",
+      "kind",        "status",   "attrs",   NULL};
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
+  el__lua_check_keys(L, 1, "el.span", "field", keys);
   el_tm_span_t sp;
   memset(&sp, 0, sizeof sp);
   sp.name = opt_string_field(L, 1, "name", NULL);
@@ -366,9 +379,11 @@ static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
     f->function.p = lua_tolstring(L, -1, &f->function.len);
     return;
   }
+  static const char *const keys[] = {"func", "file", "line", "column", NULL};
   if (lua_type(L, -1) != LUA_TTABLE)
     luaL_error(L, "frame %d must be a string or a table", i);
   int tbl = lua_absindex(L, -1);
+  el__lua_check_keys(L, tbl, "el.profile_sample: frame", "field", keys);
   lua_getfield(L, tbl, "func");
   f->function.p = luaL_checklstring(L, -1, &f->function.len);
   lua_getfield(L, tbl, "file");
@@ -383,8 +398,12 @@ static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
 /* el.profile_sample{frames=, value=, profile_kind=, sample_type=,
  * sample_unit=, t=|unix_ns=, attrs=} [-0, +1|2, v] */
 static int em_profile_sample(lua_State *L) {
+  static const char *const keys[] = {
+      "frames", "value",   "profile_kind", "sample_type", "sample_unit",
+      "t",      "unix_ns", "attrs",        NULL};
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
+  el__lua_check_keys(L, 1, "el.profile_sample", "field", keys);
   el_tm_profile_sample_t s;
   memset(&s, 0, sizeof s);
   lua_getfield(L, 1, "frames");

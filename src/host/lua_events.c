@@ -61,14 +61,17 @@ void el__handlers_free(el_host_t *h) {
 
 /* The options of el.on (argument 3, a table or nil): args = "ev" | "t",
  * order = "stream" | "time" (default: el.order()). Raises on a bad value,
- * naming the option. [-0, +0, v] */
+ * naming the option, and on an unknown key (el__lua_check_keys).
+ * [-0, +0, v] */
 static void on_opts(lua_State *L, el_host_t *h, int *args, int *ordered) {
   static const char *const argsv[] = {"ev", "t", NULL};
   static const char *const orderv[] = {"stream", "time", NULL};
+  static const char *const keys[] = {"args", "order", NULL};
   *args = EL__ARGS_EV;
   *ordered = h->def_ordered;
   if (lua_isnoneornil(L, 3)) return;
   luaL_checktype(L, 3, LUA_TTABLE);
+  el__lua_check_keys(L, 3, "el.on", "option", keys);
   lua_getfield(L, 3, "args");
   if (!lua_isnil(L, -1)) {
     const char *a = lua_tostring(L, -1);
@@ -171,8 +174,9 @@ static int ev_on(lua_State *L) {
  * of the handlers that later el.on calls subscribe without an `order`
  * option (until the next script is loaded: each el_host_load starts with
  * "stream"). opts.max_held: events the reorder buffer holds before it
- * releases the oldest early (integer >= 1; default 1048576, host-wide).
- * docs/lua-api.md §2 "Order of events". [-0, +1, v] */
+ * releases the oldest early (integer >= 1; default 1048576, host-wide);
+ * any other key raises. docs/lua-api.md §2 "Order of events".
+ * [-0, +1, v] */
 static int ev_order(lua_State *L) {
   static const char *const orderv[] = {"stream", "time", NULL};
   el_host_t *h = el__host_from(L);
@@ -181,7 +185,9 @@ static int ev_order(lua_State *L) {
   if (!lua_isnoneornil(L, 1))
     h->def_ordered = luaL_checkoption(L, 1, NULL, orderv);
   if (!lua_isnoneornil(L, 2)) {
+    static const char *const keys[] = {"max_held", NULL};
     luaL_checktype(L, 2, LUA_TTABLE);
+    el__lua_check_keys(L, 2, "el.order", "option", keys);
     lua_getfield(L, 2, "max_held");
     if (!lua_isnil(L, -1)) {
       lua_Integer m = lua_tointeger(L, -1);

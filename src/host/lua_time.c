@@ -142,7 +142,7 @@ void el__timers_rebase(el_host_t *h, uint64_t t0) {
 
 void el__timers_fire(el_host_t *h) {
   el__theap_t *hp = &h->evt_timers;
-  while (hp->n && hp->v[0]->deadline <= h->now && !h->stop) {
+  while (hp->n && hp->v[0]->deadline <= h->now && !h->stop && !h->interrupted) {
     el__timer_t *t = heap_pop(hp);
     if (t->cancelled) {
       release(h, t);
@@ -159,13 +159,17 @@ void el__timers_fire(el_host_t *h) {
 
 int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms) {
   el__theap_t *hp = &h->wall_timers;
+  /* After a stop (a signal's el_host_interrupt, a --fail-fast error) no
+   * callback starts: the source may still be draining a FIFO, whose bound
+   * a looping callback would otherwise hold off (docs/lua-api.md §4). */
+  if (h->stop || h->interrupted) return -1;
   el__batch_flush(h);  /* a quiet live stream: queued events go out now */
   if (h->order) {
     /* The horizon moves with the wall clock: held events may be due. */
     h->prog.wm_dirty = 1;
     el__order_release(h, 0);
   }
-  while (hp->n && hp->v[0]->deadline <= now_ms && !h->stop) {
+  while (hp->n && hp->v[0]->deadline <= now_ms && !h->stop && !h->interrupted) {
     el__timer_t *t = heap_pop(hp);
     if (t->cancelled) {
       release(h, t);

@@ -175,13 +175,21 @@ static void on_connect(void *ud, el_src_t *src) {
     scan_file(p, src);
 }
 
+static void take_signals(pump_t *p);
+
 static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
                     size_t len) {
   pump_t *p = ud;
+  /* A signal caught but not acted on yet (its uv_async still pending)
+   * stops first: these bytes come after it. */
+  if (p->pending[0] || p->pending[1])
+    take_signals(p);
   if (p->draining) {
     p->res.drained_bytes += len;
     return;
   }
+  if (p->stopping) /* read after the stop, not drained: not processed */
+    return;
   if (!p->c->feed)
     return;
   p->in_session = 1;
@@ -274,10 +282,9 @@ static void on_end(void *ud, el_src_t *src, int status) {
   uv_stop(src->loop);  /* the caller's other handles may keep it alive */
 }
 
-static void on_sig_async(uv_async_t *a) {
-  pump_t *p = a->data;
+/* Act on the signals caught since the last call (sig_handler). */
+static void take_signals(pump_t *p) {
   el_src_t *src = p->src;
-  (void)src;
   for (int k = 0; k < NSIG_HANDLED; k++) {
     if (!p->pending[k])
       continue;
@@ -294,6 +301,8 @@ static void on_sig_async(uv_async_t *a) {
     begin_stop(p, 1);
   }
 }
+
+static void on_sig_async(uv_async_t *a) { take_signals(a->data); }
 
 static void start_signals(pump_t *p, uv_loop_t *loop) {
   if (uv_async_init(loop, &p->sig_async, on_sig_async) != 0)

@@ -59,6 +59,10 @@ typedef struct web_series_s {
   uint64_t touched; /* w->tick when last updated (eviction) */
   web_point_t *pts; /* ring of npts of cap (view only) */
   size_t npts, head, cap;
+  uint64_t pushed; /* points ever put in the ring */
+  double start_ms; /* a cumulative sum's first point: when its count
+                       began (the point's start time: the program's
+                       start), Unix ms; 0 = unknown or not a sum */
 } web_series_t;
 
 typedef struct web_family_s {

@@ -56,20 +56,30 @@ static bool same_group(const ranked_t *x, const ranked_t *y) {
   return !strcmp(x->group ? x->group : "", y->group ? y->group : "");
 }
 
-static void put_point(el_buf_t *b, bool first, const web_point_t *p) {
+/* [t_ms, v], or [t_ms, v, start_ms] when start_ms > 0. */
+static void put_point(el_buf_t *b, bool first, const web_point_t *p,
+                      double start_ms) {
   el_buf_puts(b, first ? "[" : ",[");
   web_put_num(b, p->t_ms);
   el_buf_puts(b, ",");
   web_put_num(b, p->v);
+  if (start_ms > 0) {
+    el_buf_puts(b, ",");
+    web_put_num(b, start_ms);
+  }
   el_buf_puts(b, "]");
 }
 
+/* A series' points; the very first one it stored, if sent, with the
+ * start of its count (web_series_t.start_ms). */
 static void json_series(el_buf_t *b, const web_series_t *s, size_t per) {
   el_buf_puts(b, "{\"attrs\":");
   el_buf_puts(b, s->attrs_json ? s->attrs_json : "{}");
   el_buf_puts(b, ",\"points\":[");
-  for (size_t j = first_sent(s, per); j < s->npts; j++)
-    put_point(b, j == first_sent(s, per), pt_at(s, j));
+  size_t j0 = first_sent(s, per);
+  bool first_kept = j0 == 0 && s->pushed == s->npts;
+  for (size_t j = j0; j < s->npts; j++)
+    put_point(b, j == j0, pt_at(s, j), j == 0 && first_kept ? s->start_ms : 0);
   el_buf_puts(b, "]}");
 }
 
@@ -114,7 +124,7 @@ static bool group_points(el_buf_t *b, const web_family_t *f, const ranked_t *g,
     sum += v - last[ev[e].k];
     last[ev[e].k] = v;
     if (e + 1 < m && ev[e + 1].t_ms == ev[e].t_ms) continue;
-    put_point(b, first, &(web_point_t){ev[e].t_ms, sum});
+    put_point(b, first, &(web_point_t){ev[e].t_ms, sum}, 0);
     first = false;
   }
   el_free(ev), el_free(next), el_free(last);

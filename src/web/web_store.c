@@ -314,7 +314,14 @@ static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
   }
   web_point_t pt = {
       p->time_unix_ns ? (double)p->time_unix_ns / 1e6 : web_now_ms(), v};
+  /* The first point of a cumulative sum counts from its start time (for
+   * HeapAllocated: bytes since the program started), the interval the
+   * page's rate begins with (docs/web.md "/api/data"). */
+  if (!s->pushed && f->sum && !f->delta && p->start_unix_ns &&
+      (double)p->start_unix_ns / 1e6 < pt.t_ms)
+    s->start_ms = (double)p->start_unix_ns / 1e6;
   ring_push(s->pts, s->cap, &s->npts, &s->head, pt);
+  s->pushed++;
 }
 
 /* The points of metric mt (resource group g) into their series. */

@@ -81,12 +81,18 @@ threads=$(grep -c ': creating thread ' "$REF")
 gcs=$(grep -c ': starting GC$' "$REF")
 # Numbers the page must show, from the reference alone: the capabilities,
 # the bytes allocated (the last "total bytes till now" of each capability),
-# and the state each thread's last run/stop event leaves it in.
+# the program's start in Unix ms (its WALL_CLOCK_TIME minus that event's
+# time since the RTS started) and the state each thread's last run/stop
+# event leaves it in.
 python3 - "$REF" > "$TMP/ref-numbers.json" <<'PY' || fail "cannot read $REF"
 import json, re, sys
-caps, alloc, last = set(), {}, {}
+caps, alloc, last, start_ms = set(), {}, {}, None
 pat = re.compile(r"^(\d+): cap (\d+): (.*)$")
+wall = re.compile(r"^(\d+): capset \d+: wall clock time (\d+)s (\d+)ns")
 for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    w = wall.match(line)
+    if w and start_ms is None:
+        start_ms = int(w[2]) * 1000 + int(w[3]) / 1e6 - int(w[1]) / 1e6
     m = pat.match(line)
     if not m:
         continue
@@ -101,6 +107,7 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
                  "Finished" if r[3] == "thread finished" else "Blocked")
         last[r[2]] = (t, state)
 print(json.dumps({"caps": len(caps), "alloc_total": sum(v for _, v in alloc.values()),
+                  "start_ms": start_ms,
                   "thread_states": {k: v for k, (_, v) in last.items()}}))
 PY
 cat > "$TMP/expect.json" <<EOF

@@ -1,0 +1,72 @@
+/* lua_opts.c: the keys of the Lua API's option tables (el.on, el.order,
+ * el.threads, el.gc, el.cap_usage) and description tables (el.metric,
+ * el.log, el.span, el.profile_sample and its frames). A key the function
+ * does not read is an error that names it and the nearest known key,
+ * not an option silently ignored ({ordr = "time"}). docs/lua-api.md §9
+ * "Errors". */
+#include <string.h>
+
+#include "../common/el_common.h"
+#include "host_internal.h"
+
+/* The set {key = true} of keys[] (NULL-terminated) onto the stack, made
+ * once per state and kept in the registry under the array's address: a
+ * key is then checked with one table lookup, not a string compare per
+ * known key (el.log runs per record). [-0, +1, m] */
+static void push_key_set(lua_State *L, const char *const *keys) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, keys) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  int n = 0;
+  while (keys[n]) n++;
+  lua_createtable(L, 0, n);
+  for (int i = 0; i < n; i++) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, keys[i]);
+  }
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, keys);
+}
+
+/* Raise for the key on top of the stack (at -2 of lua_next's pair).
+ * Never returns. [-0, +0, v] */
+static int unknown_key(lua_State *L, const char *fn, const char *what,
+                       const char *const *keys) {
+  if (lua_type(L, -2) != LUA_TSTRING) {
+    const char *type = luaL_typename(L, -2);
+    return luaL_error(L, "%s: %s names must be strings (got the %s key %s)", fn,
+                      what, type, luaL_tolstring(L, -2, NULL));
+  }
+  const char *k = lua_tostring(L, -2);
+  size_t nkeys = 0;
+  while (keys[nkeys]) nkeys++;
+  const char *near = el_nearest(k, keys, nkeys);
+  if (near)
+    return luaL_error(L, "%s: unknown %s '%s' (did you mean '%s'?)", fn, what,
+                      k, near);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; keys[i]; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, keys[i]);
+  }
+  luaL_pushresult(&b);
+  return luaL_error(L, "%s: unknown %s '%s' (known: %s)", fn, what, k,
+                    lua_tostring(L, -1));
+}
+
+void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
+                        const char *const *keys) {
+  idx = lua_absindex(L, idx);
+  push_key_set(L, keys);
+  int set = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pushvalue(L, -2);
+    if (lua_rawget(L, set) == LUA_TNIL) {
+      lua_pop(L, 1);
+      unknown_key(L, fn, what, keys);
+    }
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+}

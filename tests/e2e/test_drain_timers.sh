@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The drain after SIGINT (docs/sources.md "Stopping") holds its bound
+# whatever a script's wall-clock timer does: after the stop no timer
+# callback starts again (docs/lua-api.md §4), and the one running is
+# interrupted. A FIFO source whose writer keeps it open (the eventlog, then
+# `sleep` holding the FIFO) and a timer callback (el.every_wall 50 ms) that
+#   loop:  loops forever from its 3rd call on;
+#   slow:  busy-waits 0.3 s on every call;
+#   early: loops forever from its 1st call, before a byte was read (run);
+# under two commands:
+#   run:    eventlog-live run SCRIPT --eventlog-file FIFO;
+#   daemon: eventlog-live-otelcol on the FIFO, its default processors plus
+#           the same timer (a main.lua found first on
+#           EVENTLOG_LIVE_LUA_PATH runs the real one, then the script).
+# Each call writes "timer call N" to stderr before it works. SIGINT goes
+# to the command once the 3rd call has started (the loop: the one that
+# loops; early: the 1st). Expected, from the documented rule (not from a
+# run):
+#   - the command exits 0 within 3x --eventlog-drain-timeout (3 s) of the
+#     SIGINT (without the rule the looping callback starts again during
+#     the drain and the command never exits);
+#   - it says it drained and that the writer still had the FIFO open when
+#     the bound passed;
+#   - no "timer call" line after the drain's "stopping; reading on" line;
+#   - loop, early: the running call was stopped by the signal, not an
+#     error; no error line at all (early: the bytes that came after the
+#     signal are drained, not decoded, so no "no eventlog header").
+# No timing assertion beyond the generous bound; every wait is bounded.
+set -u
+SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${EL_BUILD_DIR:-$SRC/build}
+EL=$BUILD/eventlog-live
+DAEMON=$BUILD/eventlog-live-otelcol
+EV=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}/ghc-9.0/threads.eventlog
+[ -x "$EL" ] && [ -x "$DAEMON" ] || { echo "SKIP: $EL not built"; exit 77; }
+[ -f "$EV" ] || { echo "SKIP: no $EV"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/el-drain-timers.XXXXXX")
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+DRAIN=3
+BOUND=$((3 * DRAIN))
+
+# The timer; its mode from EL_TEST_TIMER_MODE (loop or slow).
+cat > "$T/timer.lua" <<'LUA'
+local el = require("eventlog_live")
+local mode = os.getenv("EL_TEST_TIMER_MODE")
+local n = 0
+el.every_wall(50, function()
+  n = n + 1
+  io.stderr:write(string.format("timer call %d\n", n))
+  io.stderr:flush()
+  if (mode == "loop" and n >= 3) or mode == "early" then
+    while true do end
+  elseif mode == "slow" then
+    local t0 = os.clock()
+    while os.clock() - t0 < 0.3 do end
+  end
+end)
+LUA
+# The daemon's processors, then the same timer.
+mkdir -p "$T/lua/eventlog_live/processors"
+cat > "$T/lua/eventlog_live/processors/main.lua" <<'LUA'
+require("eventlog_live.processors").start(require("eventlog_live"))
+dofile(os.getenv("EL_TEST_TIMER_LUA"))
+LUA
+
+wait_line() { # FILE REGEX SECONDS
+  local end=$((SECONDS + $3))
+  until grep -q -E "$2" "$1" 2>/dev/null; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.1
+  done
+}
+
+# case NAME MODE CMD...: CMD reads $T/NAME.fifo; stderr in $T/NAME.err.
+case_() {
+  local name=$1 mode=$2 fifo=$T/$1.fifo err=$T/$1.err
+  shift 2
+  mkfifo "$fifo"
+  EL_TEST_TIMER_MODE=$mode EL_TEST_TIMER_LUA=$T/timer.lua \
+    EVENTLOG_LIVE_LUA_PATH="$T/lua/?.lua" \
+    "$@" --eventlog-file "$fifo" --eventlog-drain-timeout $DRAIN \
+    > /dev/null 2> "$err" &
+  local pid=$!
+  PIDS+=("$pid")
+  # The writer: the eventlog, then it keeps the FIFO open (sleep's stdout).
+  (cat "$EV"; exec sleep 300) > "$fifo" &
+  PIDS+=($!)
+  local want='^timer call 3$'
+  [ "$mode" = early ] && want='^timer call 1$'
+  wait_line "$err" "$want" 60 ||
+    { cat "$err"; fail "$name: no '$want' line in 60 s"; return; }
+  kill -INT "$pid"
+  local t0=$SECONDS
+  while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - t0)) -le $BOUND ]; do
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    tail -n 5 "$err"
+    fail "$name: still running $BOUND s (3x the drain bound) after SIGINT"
+    return
+  fi
+  wait "$pid"
+  local st=$?
+  [ $st = 0 ] && pass "$name: exited 0 within $BOUND s of SIGINT" ||
+    { tail -n 10 "$err"; fail "$name: exit status $st"; }
+  grep -q 'stopping; reading on (and discarding)' "$err" &&
+    pass "$name: it drained the FIFO" || fail "$name: no drain line"
+  grep -q "its writer still had it open $DRAIN s after the stop" "$err" &&
+    pass "$name: the drain's bound passed with the writer still there" ||
+    { tail -n 10 "$err"; fail "$name: no 'writer still had it open' line"; }
+  local after
+  after=$(sed -n '/stopping; reading on/,$p' "$err" | grep -c '^timer call' || true)
+  [ "$after" = 0 ] && pass "$name: no timer call started after the stop" ||
+    fail "$name: $after timer call(s) started during the drain"
+  if [ "$mode" != slow ]; then
+    grep -q 'timer (timer): stopped by signal 2 (interrupted, not an error)' "$err" &&
+      pass "$name: the looping call was stopped by the signal" ||
+      { tail -n 10 "$err"; fail "$name: no 'stopped by signal 2' line"; }
+  fi
+  grep -q ': error:' "$err" && { grep ': error:' "$err"; fail "$name: an error line"; }
+  echo "   $(grep -c '^timer call' "$err") timer call(s) in all"
+}
+
+for mode in loop slow; do
+  echo "== run, $mode"
+  case_ "run-$mode" "$mode" "$EL" run "$T/timer.lua" --output none \
+    --log-level info
+  echo "== daemon, $mode"
+  case_ "daemon-$mode" "$mode" env OTEL_METRICS_EXPORTER=none \
+    OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+    OTEL_PROFILES_EXPORTER=none "$DAEMON" -v info
+done
+# early: the first call loops before a byte was read, SIGINT stops it;
+# the bytes read after that are drained, not decoded: no "no eventlog
+# header" error (docs/sources.md: a stop before any input is a clean end).
+echo "== run, early"
+case_ run-early early "$EL" run "$T/timer.lua" --output none --log-level info
+[ "$FAILS" = 0 ] && { echo PASS; exit 0; }
+echo "FAIL: $FAILS failing step(s)"; exit 1
