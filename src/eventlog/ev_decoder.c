@@ -56,6 +56,7 @@
 #define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
                                  side effects: decoded on the fast path */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
+#define TAB_LEN 65536u        /* tab[]: one entry per 16-bit type id */
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
@@ -137,8 +138,9 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab; /* per id up to ntab (its last entry, 0, included):
-                    T_* bits, 0 = undeclared */
+  uint32_t *tab; /* per 16-bit id (TAB_LEN entries, NULL before the
+                    first header): T_* bits, 0 = undeclared; ids from
+                    ntab on are all undeclared */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -363,7 +365,8 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
 }
 
 int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
-  if (opts & ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE))
+  if (opts &
+      ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE | EL_EV_OPT_NO_FIELDS))
     return EL_EINVAL;
   d->opts = opts;
   return 0;
@@ -508,15 +511,13 @@ static int header_done(el_ev_decoder_t *d) {
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF && (size_t)d->raw[i].id + 1 > ntab)
       ntab = (size_t)d->raw[i].id + 1;
-  /* Entries below tabcap are all zero here (header_begin cleared the
-   * previous session's); zero the new part. */
-  size_t old = d->tabcap;
-  /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
-   * the entry fast_run reads for every id >= ntab. */
-  if (el_grow(&d->tab, &d->tabcap, ntab + 1, sizeof *d->tab))
+  /* An entry for every 16-bit id, so that fast_run looks up any type
+   * without a bounds check. Allocated zeroed once (256 KiB of which only
+   * the pages of declared ids are ever touched); all zero here, as
+   * header_begin cleared the previous session's entries. */
+  if (!d->tab && !(d->tab = el_calloc(TAB_LEN, sizeof *d->tab)))
     return EL_ENOMEM;
-  if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
-    memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
+  d->tabcap = TAB_LEN;
   if (el_grow(&d->holder, &d->holdcap, ntab, sizeof *d->holder) ||
       el_grow(&d->decls, &d->declcap, d->nraw, sizeof *d->decls))
     return EL_ENOMEM;
@@ -1235,7 +1236,9 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   ev->malformed = 0;
   ev->nfields = 0;
   ev->layout = 0;
-  if (li) {
+  if ((t & T_FAST) && (d->opts & EL_EV_OPT_NO_FIELDS)) {
+    ev->known = 1; /* as on the fast path: fields of no interest */
+  } else if (li) {
     if (el__ev_decode_fields(&d->layouts[li - 1], ev->payload,
                              ev->payload_len, ev) == 0) {
       ev->known = 1;
@@ -1495,16 +1498,16 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * before *lim (no start of the stray pattern before it: data_feed; *cand
  * as there), inside buf and inside the current block. Everything it reads
  * from d changes only on the general path, so it is loaded into locals
- * once. An id past the declared ones reads the table's last entry, which
- * is 0 (undeclared: not fast), through a select instead of a branch, and
+ * once. The table has an entry for every 16-bit id (0 for undeclared
+ * ones: not fast), so the type indexes it without a bounds check, and
  * one comparison against the nearest of the limits decides
  * whether an event is taken; the limits are told apart only when an event
  * reaches one. *ip advances over the events delivered. Returns 1 when the
  * sink asked to stop. */
-static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
-                    size_t *ip, size_t *lim, int *cand) {
+static inline __attribute__((always_inline)) int fast_run_t(
+    el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
+    int *cand, const int fields) {
   const uint32_t *tab = d->tab;
-  const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
   const el__ev_layout_t *layouts = d->layouts;
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
@@ -1514,26 +1517,32 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   /* After a skipped body the general path checks the landing first. */
   const size_t end = d->landing ? i : len;
   int stop = 0;
+  /* What every event of the fast path shares (the event is the sink's
+   * only while its callback runs: set once, not per event). */
+  ev->known = 1;
+  if (!fields) {
+    ev->nfields = 0;
+    ev->layout = 0;
+  }
   for (;;) {
     int in_block = base + i < bend;
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
     r = r < *lim ? r : *lim;
-    const uint16_t cap = in_block ? d->block_cap : EL_EV_NO_CAP;
+    ev->cap = in_block ? d->block_cap : EL_EV_NO_CAP;
     while (i + 10 <= r) {
       const uint8_t *p = buf + i;
       uint32_t type = el__be16(p);
-      uint32_t t = tab[type < ntab ? type : ntab]; /* a select: no branch */
+      uint32_t t = tab[type]; /* every 16-bit id has an entry */
       size_t n = 10 + (t & T_SIZE_MASK);
       if (!(t & T_FAST) || i + n > r)
         break;
-      ev->cap = cap;
-      ev->type = el__be16(p);
+      ev->type = (uint16_t)type;
       ev->t_ns = el__be64(p + 2);
       ev->offset = base + i;
       ev->payload = p + 10;
       ev->payload_len = (uint32_t)(n - 10);
-      ev->known = 1;
-      el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+      if (fields)
+        el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
       nfast++;
       i += n;
       if (on_event && on_event(ud, ev)) {
@@ -1545,7 +1554,7 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     if (end - i < 10)
       break;
     uint32_t type = el__be16(buf + i);
-    uint32_t t = tab[type < ntab ? type : ntab];
+    uint32_t t = tab[type];
     size_t n = 10 + (t & T_SIZE_MASK);
     if (!(t & T_FAST) || i + n > end)
       break;
@@ -1562,6 +1571,15 @@ done:
     d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
   *ip = i;
   return stop;
+}
+
+/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS): two
+ * copies of the loop, so that neither tests the option per event. */
+static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                    size_t *ip, size_t *lim, int *cand) {
+  if (d->opts & EL_EV_OPT_NO_FIELDS)
+    return fast_run_t(d, buf, len, ip, lim, cand, 0);
+  return fast_run_t(d, buf, len, ip, lim, cand, 1);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */
