@@ -1,6 +1,8 @@
-/* cmd_stats.c: `eventlog-live stats` decodes a whole stream (framing and
- * typed fields, spec/eventlog-format.md §1-§3) and prints counts by event
- * type, bytes, sessions, warnings, elapsed time, throughput and peak RSS.
+/* cmd_stats.c: `eventlog-live stats` decodes a whole stream (framing,
+ * blocks, and the typed fields of all but the fixed-size integer events:
+ * EL_EV_OPT_NO_FIELDS; spec/eventlog-format.md §1-§3) and prints counts by
+ * event type, bytes, sessions, warnings, elapsed time, throughput and
+ * peak RSS.
  *
  * Usage: eventlog-live stats [FILE | - | --eventlog-file FILE |
  *                             --eventlog-stdin]
