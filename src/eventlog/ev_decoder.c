@@ -56,7 +56,6 @@
 #define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
                                  side effects: decoded on the fast path */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
-#define TAB_LEN 65536u        /* tab[]: one entry per 16-bit type id */
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
@@ -138,9 +137,8 @@ struct el_ev_decoder_s {
   int have_hdr;
   unsigned sessions;
   /* DATA */
-  uint32_t *tab; /* per 16-bit id (TAB_LEN entries, NULL before the
-                    first header): T_* bits, 0 = undeclared; ids from
-                    ntab on are all undeclared */
+  uint32_t *tab; /* per id up to ntab (its last entry, 0, included):
+                    T_* bits, 0 = undeclared */
   size_t ntab, tabcap;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -511,13 +509,15 @@ static int header_done(el_ev_decoder_t *d) {
   for (size_t i = 0; i < d->nraw; i++)
     if (d->raw[i].id != 0xFFFF && (size_t)d->raw[i].id + 1 > ntab)
       ntab = (size_t)d->raw[i].id + 1;
-  /* An entry for every 16-bit id, so that fast_run looks up any type
-   * without a bounds check. Allocated zeroed once (256 KiB of which only
-   * the pages of declared ids are ever touched); all zero here, as
-   * header_begin cleared the previous session's entries. */
-  if (!d->tab && !(d->tab = el_calloc(TAB_LEN, sizeof *d->tab)))
+  /* Entries below tabcap are all zero here (header_begin cleared the
+   * previous session's); zero the new part. */
+  size_t old = d->tabcap;
+  /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
+   * the entry fast_run reads for every id >= ntab. */
+  if (el_grow(&d->tab, &d->tabcap, ntab + 1, sizeof *d->tab))
     return EL_ENOMEM;
-  d->tabcap = TAB_LEN;
+  if (d->tabcap > old) /* tab may still be NULL (no ids declared) */
+    memset(d->tab + old, 0, (d->tabcap - old) * sizeof *d->tab);
   if (el_grow(&d->holder, &d->holdcap, ntab, sizeof *d->holder) ||
       el_grow(&d->decls, &d->declcap, d->nraw, sizeof *d->decls))
     return EL_ENOMEM;
@@ -1498,8 +1498,8 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * before *lim (no start of the stray pattern before it: data_feed; *cand
  * as there), inside buf and inside the current block. Everything it reads
  * from d changes only on the general path, so it is loaded into locals
- * once. The table has an entry for every 16-bit id (0 for undeclared
- * ones: not fast), so the type indexes it without a bounds check, and
+ * once. An id past the declared ones reads the table's last entry, which
+ * is 0 (undeclared: not fast), through a select instead of a branch, and
  * one comparison against the nearest of the limits decides
  * whether an event is taken; the limits are told apart only when an event
  * reaches one. *ip advances over the events delivered. Returns 1 when the
@@ -1508,6 +1508,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
     el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
     int *cand, const int fields) {
   const uint32_t *tab = d->tab;
+  const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
   const el__ev_layout_t *layouts = d->layouts;
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
@@ -1532,7 +1533,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
     while (i + 10 <= r) {
       const uint8_t *p = buf + i;
       uint32_t type = el__be16(p);
-      uint32_t t = tab[type]; /* every 16-bit id has an entry */
+      uint32_t t = tab[type < ntab ? type : ntab]; /* a select: no branch */
       size_t n = 10 + (t & T_SIZE_MASK);
       if (!(t & T_FAST) || i + n > r)
         break;
@@ -1554,7 +1555,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
     if (end - i < 10)
       break;
     uint32_t type = el__be16(buf + i);
-    uint32_t t = tab[type];
+    uint32_t t = tab[type < ntab ? type : ntab];
     size_t n = 10 + (t & T_SIZE_MASK);
     if (!(t & T_FAST) || i + n > end)
       break;
