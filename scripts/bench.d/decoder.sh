@@ -11,7 +11,11 @@
 # (tests/tools/el_framer.c) and two-core decoding (el_par_decode) on the
 # synthesised stream. Figures only, no asserts.
 # Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (set by scripts/bench.sh);
-# EL_BENCH_SYNTH_BYTES (default 1G) sizes the synthesised stream.
+# EL_BENCH_SYNTH_BYTES (default 1G) sizes the synthesised stream;
+# EL_BENCH_DECODER_BASE: another eventlog-live binary (e.g. a build of
+# main) whose `stats` runs paired with this one's on the synthesised
+# stream (tests/tools/el_paired.c, EL_BENCH_DECODER_RUNS rounds, default
+# 7): CPU-time medians and GB/s per CPU second of both.
 set -euo pipefail
 : "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
 EL_SOURCE_DIR=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -141,6 +145,14 @@ if [ -x "$framer_bin" ]; then
   printf "%-30s %6.2f GB/s cpu = %.2f of the read(2) framer (%.2f GB/s)\n" \
     "stats synthesised" "$st" "$(echo "$st / $fr" | bc -l)" "$fr"
   rm -f "$synth.framer"
+fi
+# Paired with another build: stats' CPU medians, each run in turn.
+paired=$EL_BUILD_DIR/tests/el_paired
+if [ -n "${EL_BENCH_DECODER_BASE:-}" ] && [ -x "$paired" ]; then
+  "$paired" -q -w 1 -n "${EL_BENCH_DECODER_RUNS:-7}" \
+    base "$EL_BENCH_DECODER_BASE" stats "$synth" :: this "$EL_BIN" stats "$synth" |
+    awk -v b="$bytes_synth" '{ printf "%-30s cpu median %7.1f ms = %.2f GB/s (wall median %.1f ms)\n",
+      "stats synthesised (" $1 ")", $5, b / ($5 / 1000) / 1e9, $2 }'
 fi
 # Two cores: two decoders on the halves split at the block marker nearest
 # the middle (tests/tools/el_par_decode.c), wall time against one.

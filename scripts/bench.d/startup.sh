@@ -9,6 +9,9 @@
 # wall time. The CPU column (user + system) and the minimum are steadier
 # than the median wall time on a busy machine.
 # Targets: --version, show, stats <= 3 ms wall and <= 2x ghc-events show.
+# /bin/true runs in the same rounds: the floor of process creation on this
+# machine; the "over true" columns (median and minimum wall time minus
+# /bin/true's) are what the program itself adds.
 # Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (scripts/bench.sh);
 #   EL_BENCH_STARTUP_RUNS (default 21), EL_BENCH_STARTUP_LOG (the file),
 #   EL_BENCH_STARTUP_BASE: another eventlog-live binary to compare with
@@ -29,6 +32,10 @@ cmds=(version "$EL_BIN" --version
   :: stats "$EL_BIN" stats "$log"
   :: daemon-empty "$EL_BIN" otelcol --eventlog-stdin --no-otlp
   :: daemon-file "$EL_BIN" otelcol --eventlog-file "$log" --no-otlp)
+# The floor: /bin/true, a process that does nothing. Process creation
+# alone costs ~3.6 ms on a sandboxed VM (perf stat -r 50 /bin/true), more
+# than the issue's 3 ms target; "over true" is the part our code controls.
+cmds+=(:: true /bin/true)
 ghc=$(command -v ghc-events || true)
 [ -n "$ghc" ] && cmds+=(:: ghc-events-show "$ghc" show "$log")
 base=${EL_BENCH_STARTUP_BASE:-}
@@ -38,18 +45,21 @@ fi
 out=$("$paired" -q -n "$runs" "${cmds[@]}")
 printf 'input: %s (%d bytes); %d paired runs, medians\n' "$(basename "$log")" \
   "$(stat -c %s "$log")" "$runs"
-printf '%-16s %9s %9s %9s %12s %11s\n' command "wall ms" "min ms" "cpu ms" \
-  "wall/ghc-ev" "cpu/ghc-ev"
+printf '%-16s %9s %9s %9s %10s %9s %12s %11s\n' command "wall ms" "min ms" \
+  "cpu ms" "over true" "min over" "wall/ghc-ev" "cpu/ghc-ev"
 awk -v have_ghc="${ghc:+1}" '
   { label[NR] = $1; wall[NR] = $2; min[NR] = $3; cpu[NR] = $5; st[NR] = $6
-    if ($1 == "ghc-events-show") { gw = $2; gc = $5 } }
+    if ($1 == "ghc-events-show") { gw = $2; gc = $5 }
+    if ($1 == "true") { tw = $2; tm = $3 } }
   END {
     for (i = 1; i <= NR; i++) {
       rw = have_ghc ? sprintf("%.2fx", wall[i] / gw) : "-"
       rc = have_ghc ? sprintf("%.2fx", cpu[i] / gc) : "-"
-      printf "%-16s %9.2f %9.2f %9.2f %12s %11s%s\n", label[i], wall[i],
-        min[i], cpu[i], rw, rc, st[i] != 0 ? "  (exit " st[i] ")" : ""
+      printf "%-16s %9.2f %9.2f %9.2f %10.2f %9.2f %12s %11s%s\n", label[i],
+        wall[i], min[i], cpu[i], wall[i] - tw, min[i] - tm, rw, rc,
+        st[i] != 0 ? "  (exit " st[i] ")" : ""
     }
   }' <<<"$out"
 [ -z "$ghc" ] && echo "(ghc-events not on PATH: no yardstick)"
 echo "daemon-empty exits 1 by design (no eventlog on stdin)"
+echo "over true: median (min) wall ms above /bin/true's, the process-creation floor"

@@ -366,7 +366,8 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
 }
 
 int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
-  if (opts & ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE))
+  if (opts &
+      ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE | EL_EV_OPT_NO_FIELDS))
     return EL_EINVAL;
   d->opts = opts;
   return 0;
@@ -1240,7 +1241,9 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   ev->malformed = 0;
   ev->nfields = 0;
   ev->layout = 0;
-  if (li) {
+  if ((t & T_FAST) && (d->opts & EL_EV_OPT_NO_FIELDS)) {
+    ev->known = 1; /* as on the fast path: fields of no interest */
+  } else if (li) {
     if (el__ev_decode_fields(&d->layouts[li - 1], ev->payload,
                              ev->payload_len, ev) == 0) {
       ev->known = 1;
@@ -1507,8 +1510,9 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * whether an event is taken; the limits are told apart only when an event
  * reaches one. *ip advances over the events delivered. Returns 1 when the
  * sink asked to stop. */
-static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
-                    size_t *ip, size_t *lim, int *cand) {
+static inline __attribute__((always_inline)) int fast_run_t(
+    el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
+    int *cand, const int fields) {
   const uint32_t *tab = d->tab;
   const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
@@ -1520,11 +1524,18 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   /* After a skipped body the general path checks the landing first. */
   const size_t end = d->landing ? i : len;
   int stop = 0;
+  /* What every event of the fast path shares (the event is the sink's
+   * only while its callback runs: set once, not per event). */
+  ev->known = 1;
+  if (!fields) {
+    ev->nfields = 0;
+    ev->layout = 0;
+  }
   for (;;) {
     int in_block = base + i < bend;
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
     r = r < *lim ? r : *lim;
-    const uint16_t cap = in_block ? d->block_cap : EL_EV_NO_CAP;
+    ev->cap = in_block ? d->block_cap : EL_EV_NO_CAP;
     while (i + 10 <= r) {
       const uint8_t *p = buf + i;
       uint32_t type = el__be16(p);
@@ -1532,14 +1543,13 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       size_t n = 10 + (t & T_SIZE_MASK);
       if (!(t & T_FAST) || i + n > r)
         break;
-      ev->cap = cap;
-      ev->type = el__be16(p);
+      ev->type = (uint16_t)type;
       ev->t_ns = el__be64(p + 2);
       ev->offset = base + i;
       ev->payload = p + 10;
       ev->payload_len = (uint32_t)(n - 10);
-      ev->known = 1;
-      el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+      if (fields)
+        el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
       nfast++;
       i += n;
       if (on_event && on_event(ud, ev)) {
@@ -1568,6 +1578,15 @@ done:
     d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
   *ip = i;
   return stop;
+}
+
+/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS): two
+ * copies of the loop, so that neither tests the option per event. */
+static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
+                    size_t *ip, size_t *lim, int *cand) {
+  if (d->opts & EL_EV_OPT_NO_FIELDS)
+    return fast_run_t(d, buf, len, ip, lim, cand, 0);
+  return fast_run_t(d, buf, len, ip, lim, cand, 1);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */

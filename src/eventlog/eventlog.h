@@ -186,6 +186,17 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
   With it, that event is delivered at once and such a cut is only
   detected when the marker lies wholly inside the bytes fed so far.
   Sources that reset the decoder at every connection lose nothing. */
+/* EL_EV_OPT_NO_FIELDS: the sink reads no field values. Events of known
+ * fixed-size integer-only layouts (the decoder's fast path: most events of
+ * a GHC eventlog) are delivered with nfields = 0, layout = 0 and v[] not
+ * filled, however the input is cut into feeds; known = 1 still says the
+ * type is known and the payload holds its fields. Other events
+ * (variable-size, text, block markers, WALL_CLOCK_TIME, unknown or
+ * malformed ones) are delivered as without it; framing, blocks,
+ * capabilities, warnings and el_ev_stats_t are the same. For consumers
+ * that read only type, cap, t_ns, offset and payload (`eventlog-live
+ * stats`): it saves the field decoding per event. */
+#define EL_EV_OPT_NO_FIELDS 0x4u
 
 /* Set d's options (EL_EV_OPT_* bits; 0 = defaults). Takes effect from the
  * next byte fed; call it before the first feed for whole-input effects.

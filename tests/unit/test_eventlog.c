@@ -198,17 +198,23 @@ static void build_stream(tu_buf_t *b) {
   tu_u16(b, 0xFFFF);
 }
 
-static void decode_recorded(recorder_t *R, const uint8_t *p, size_t n,
-                            size_t chunk) {
+static void decode_recorded_opts(recorder_t *R, const uint8_t *p, size_t n,
+                                 size_t chunk, unsigned opts) {
   memset(R, 0, sizeof *R);
   el_ev_sink_t s = {.ud = R, .on_event = rec_event,
                     .on_header = rec_header, .on_data_end = rec_data_end};
   R->d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_set_opts(R->d, opts), 0);
   for (size_t i = 0; i < n; i += chunk) {
     size_t k = n - i < chunk ? n - i : chunk;
     assert_int_equal(el_ev_decoder_feed(R->d, p + i, k), 0);
   }
   assert_int_equal(el_ev_decoder_finish(R->d), 0);
+}
+
+static void decode_recorded(recorder_t *R, const uint8_t *p, size_t n,
+                            size_t chunk) {
+  decode_recorded_opts(R, p, n, chunk, 0);
 }
 
 static void check_recorded(recorder_t *R) {
@@ -283,6 +289,46 @@ static void test_handmade_stream_fields(void **st) {
   for (size_t chunk = 1; chunk < 40; chunk++) {
     decode_recorded(&R, b.b, b.n, chunk);
     check_recorded(&R);
+    el_ev_decoder_free(R.d);
+  }
+}
+
+/* EL_EV_OPT_NO_FIELDS: the fixed-size integer events (RUN_THREAD E2,
+ * STOP_THREAD E3, the 13-byte census E11) come without fields, everything
+ * else as without the option; type, time, offset, capability and payload
+ * are those build_stream wrote, however the input is cut. */
+static void test_no_fields_option(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  build_stream(&b);
+  static recorder_t R;
+  for (size_t chunk = 1; chunk <= b.n; chunk += chunk < 40 ? 1 : b.n) {
+    decode_recorded_opts(&R, b.b, b.n, chunk, EL_EV_OPT_NO_FIELDS);
+    rec_t *r = R.r;
+    assert_int_equal(R.n, 11);
+    assert_int_equal(r[1].ev.type, 1); /* E2 */
+    assert_int_equal(r[1].ev.cap, 3);
+    assert_int_equal(r[1].ev.t_ns, 110);
+    assert_int_equal(r[1].ev.offset, g_hdr_len + 24);
+    assert_int_equal(r[1].ev.payload_len, 4);
+    assert_memory_equal(r[1].payload, "\0\0\0\7", 4);
+    assert_true(r[1].ev.known);
+    assert_int_equal(r[1].ev.nfields, 0);
+    assert_int_equal(r[2].ev.type, 2); /* E3 */
+    assert_int_equal(r[2].ev.cap, EL_EV_NO_CAP);
+    assert_int_equal(r[2].ev.t_ns, 120);
+    assert_int_equal(r[2].ev.nfields, 0);
+    assert_int_equal(r[10].ev.nfields, 0); /* E11 */
+    assert_int_equal(r[10].ev.payload_len, 13);
+    /* The block marker, text, variable-size, unknown and wall clock
+     * events keep their fields. */
+    assert_int_equal(r[0].ev.v[0].u, 38);
+    assert_int_equal(r[0].ev.cap, 3);
+    assert_int_equal(r[3].slen[0], 6);
+    assert_false(r[5].ev.known);
+    assert_int_equal(r[7].unix_ns, 1700000000ull * 1000000000ull + 5 + 500);
+    assert_int_equal(r[9].slen[1], 5);
+    assert_int_equal(el_ev_decoder_opts(R.d), EL_EV_OPT_NO_FIELDS);
     el_ev_decoder_free(R.d);
   }
 }
@@ -707,6 +753,7 @@ int main(void) {
       cmocka_unit_test(test_type_enum_matches_table),
       cmocka_unit_test(test_payload_code_names),
       cmocka_unit_test(test_handmade_stream_fields),
+      cmocka_unit_test(test_no_fields_option),
       cmocka_unit_test(test_undeclared_type_is_corrupt),
       cmocka_unit_test(test_cut_block_resyncs_at_next_block),
       cmocka_unit_test(test_truncated_header_and_event),
