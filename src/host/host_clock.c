@@ -14,11 +14,16 @@
  *  - the watermark: how far every capability has delivered its events.
  *    Each capability's blocks arrive in time order (§3.6), so no event of
  *    capability c older than the end of its last complete block can still
- *    come. A capability that stays silent longer than the horizon (an idle
- *    capability of GHC 9.0 writes a block only when its 2 MiB buffer fills)
- *    is not waited for; its events that then arrive behind the watermark
- *    are late. The reorder buffer of the C analyses (ana_reorder.c) and
- *    the windows of the default processors (el.watermark) use it.
+ *    come. In a recorded file every capability is waited for until the
+ *    session ends, however far the other capabilities' blocks run ahead
+ *    (bounded in memory only: ana_reorder.c's MAX_HELD): a GHC 9.0 capability writes a block only when its 2 MiB
+ *    buffer fills, which can cover many seconds of the others' events.
+ *    Live, a capability that delivered nothing for longer than the horizon
+ *    in wall-clock time (since its last block arrived) is not waited for,
+ *    so an idle one does not stall the output; its events that then arrive
+ *    behind the watermark are late (counted and warned about). The reorder
+ *    buffer of the C analyses (ana_reorder.c) and the windows of the
+ *    default processors (el.watermark) use it.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
 #include <stdio.h>
@@ -112,10 +117,19 @@ el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
 
 /* {====== capability progress ======} */
 
+/* Live: cap delivered something now (the arrival time of the bytes being
+ * fed, or the wall clock when the source gave none). */
+static void arrived(el_host_t *h, unsigned cap) {
+  if (!h->clock.live) return;
+  h->prog.arrived[cap] = h->clock.received ? h->clock.received
+                                           : unix_now_ns();
+}
+
 static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   el__progress_t *p = &h->prog;
   if (cap >= EL__MAX_CAPS) return;
   if (p->state[cap] != CAP_SEEN) {
+    arrived(h, cap);
     if (p->state[cap] == CAP_UNKNOWN) {
       p->last[cap] = t;
       if ((int)cap > p->max_cap) p->max_cap = (int)cap;
@@ -131,6 +145,9 @@ static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
 
 void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   progress(h, cap, t);
+  /* Its event arrived now (cheap: no clock read once the source told). */
+  if (cap < EL__MAX_CAPS && h->clock.live && h->clock.received)
+    h->prog.arrived[cap] = h->clock.received;
 }
 
 /* A capability that exists but has delivered nothing yet (a hint, or
@@ -140,27 +157,25 @@ static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   if (cap >= EL__MAX_CAPS || p->state[cap] != CAP_UNKNOWN) return;
   p->state[cap] = CAP_EXPECTED;
   p->last[cap] = t;
+  arrived(h, cap);
   if ((int)cap > p->max_cap) p->max_cap = (int)cap;
   p->wm_dirty = 1;
-}
-
-/* The time the horizon is measured against: the stream time, or in a live
- * session the wall clock's eventlog time if later. */
-static el_rts_ns_t reference_now(el_host_t *h) {
-  el_rts_ns_t ref = h->now, w;
-  if (el__clock_wall_t(h, &w) == 0 && w > ref) ref = w;
-  return ref;
 }
 
 int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   el__progress_t *p = &h->prog;
   if (p->wm_dirty) {
-    el_rts_ns_t ref = reference_now(h), best = UINT64_MAX;
+    /* Live: silence is wall-clock time since the last delivery. A
+     * recorded file's capabilities are never given up on by time. */
+    el_unix_ns_t now = h->clock.live ? unix_now_ns() : 0;
+    el_rts_ns_t best = UINT64_MAX;
     int bc = -1;
     for (int c = 0; c <= p->max_cap; c++) {
       if (p->state[c] == CAP_UNKNOWN) continue;
       el_rts_ns_t last = p->last[c];
-      if (ref > last && ref - last > p->horizon) continue;  /* silent */
+      if (h->clock.live && now > p->arrived[c] &&
+          now - p->arrived[c] > p->horizon)
+        continue; /* silent */
       if (last < best) {
         best = last;
         bc = c;
@@ -286,6 +301,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
       p->block_cap = (int)cap;
       p->block_end = end;
       progress(h, (unsigned)cap, ev->t_ns);
+      arrived(h, (unsigned)cap); /* its block arrived now */
     }
     p->wm_dirty = 1;  /* the stream time moved: silent caps may drop */
     return estimate(h, end > ev->t_ns ? end : ev->t_ns);
