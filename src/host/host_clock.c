@@ -26,13 +26,16 @@
  *    default processors (el.watermark) use it.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "host_internal.h"
 
 #define DEFAULT_HORIZON_NS 5000000000ll
+#define HORIZON_ENV "EVENTLOG_LIVE_REORDER_HORIZON_MS"
 
 static el_unix_ns_t unix_now_ns(void) {
   struct timespec ts;
@@ -61,13 +64,79 @@ static const char *iso(int64_t unix_ns, char *buf, size_t size) {
   return buf;
 }
 
+/* The live horizon: el_host_opts_t.horizon_ns, else
+ * $EVENTLOG_LIVE_REORDER_HORIZON_MS (a positive integer of ms; anything
+ * else is reported and ignored), else 5 s. */
+static el_rts_ns_t horizon_of(const el_host_t *h) {
+  if (h->opts.horizon_ns > 0) return (el_rts_ns_t)h->opts.horizon_ns;
+  const char *env = getenv(HORIZON_ENV);
+  if (!env || !*env) return DEFAULT_HORIZON_NS;
+  char *end;
+  errno = 0;
+  long long ms = strtoll(env, &end, 10);
+  if (errno || *end || ms <= 0 || ms > INT64_MAX / 1000000) {
+    el_log(EL_LOG_WARN,
+           "%s=\"%s\" is not a positive number of milliseconds; the "
+           "reorder horizon stays at its default, 5000 ms",
+           HORIZON_ENV, env);
+    return DEFAULT_HORIZON_NS;
+  }
+  return (el_rts_ns_t)ms * 1000000u;
+}
+
 void el__clock_init(el_host_t *h) {
   memset(&h->clock, 0, sizeof h->clock);
   memset(&h->prog, 0, sizeof h->prog);
   h->prog.max_cap = h->prog.block_cap = h->prog.wm_cap = -1;
   h->prog.wm_dirty = 1;
-  h->prog.horizon = h->opts.horizon_ns > 0 ? (el_rts_ns_t)h->opts.horizon_ns
-                                           : DEFAULT_HORIZON_NS;
+  h->prog.horizon = horizon_of(h);
+}
+
+/* One count of out-of-order events since the last report: a warning that
+ * says what it means and what to change. */
+static void warn_count(const el_host_t *h, uint64_t n, const char *what,
+                       const char *stat, const char *effect) {
+  if (!n) return;
+  el_log(EL_LOG_WARN, "session %u: %llu %s (el.stats().%s); %s",
+         h->sess.number, (unsigned long long)n, what, stat, effect);
+}
+
+void el__order_report(el_host_t *h) {
+  el__progress_t *p = &h->prog;
+  const el_host_stats_t *st = &h->st;
+  char raise[160];
+  snprintf(raise, sizeof raise,
+           "raise the reorder horizon (now %llu ms: $%s) if a capability "
+           "writes its blocks less often",
+           (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV);
+  char late[256], olate[256];
+  snprintf(late, sizeof late,
+           "thread running times, run counts and states may be off; %s",
+           raise);
+  snprintf(olate, sizeof olate,
+           "time-order handlers saw them out of order; %s", raise);
+  warn_count(h, st->reorder_late - p->told[0],
+             "thread/GC events arrived after the reorder horizon (their "
+             "capability silent past it, or first seen late)",
+             "reorder_late", late);
+  warn_count(h, st->reorder_forced - p->told[1],
+             "thread/GC events were released before their turn (more than "
+             "4M held)",
+             "reorder_forced",
+             "thread times may be off where capabilities' blocks are far "
+             "apart in time");
+  warn_count(h, st->order_late - p->told[2],
+             "events arrived after the reorder horizon (their capability "
+             "silent past it, or first seen late)",
+             "order_late", olate);
+  warn_count(h, st->order_forced - p->told[3],
+             "events for time-order handlers were released before their "
+             "turn",
+             "order_forced", "raise el.order{max_held=}");
+  p->told[0] = st->reorder_late;
+  p->told[1] = st->reorder_forced;
+  p->told[2] = st->order_late;
+  p->told[3] = st->order_forced;
 }
 
 void el__clock_free(el_host_t *h) {

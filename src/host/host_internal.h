@@ -145,6 +145,8 @@ typedef struct el__progress_s {
   el_rts_ns_t wm;                 /* cached watermark */
   int wm_cap;                     /* cap holding it, -1 = none */
   int wm_dirty;                   /* recompute before use */
+  uint64_t told[4]; /* reorder_late, reorder_forced, order_late,
+                       order_forced already warned about */
 } el__progress_t;
 
 struct el__ana_s;           /* ana_internal.h */
@@ -326,6 +328,11 @@ void el__clock_end(el_host_t *h);
 /* Capability progress from an event the C analyses use (finer than
  * blocks). */
 void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t);
+/* At a session's end (and the host's): one warning per count of events
+ * processed out of order since the last report (el_host_stats_t
+ * reorder_late, reorder_forced, order_late, order_forced), naming the
+ * consequence and the knob (docs/lua-api.md §6 "Ordering"). */
+void el__order_report(el_host_t *h);
 /* The watermark: no event of an expected capability older than it can
  * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
  * expected (nothing to wait for). */
