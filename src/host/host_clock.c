@@ -109,9 +109,10 @@ void el__order_report(el_host_t *h) {
            "raise the reorder horizon (now %llu ms: $%s) if a capability "
            "writes its blocks less often",
            (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV);
-  char late[256], olate[256];
+  char late[384], olate[384];
   snprintf(late, sizeof late,
-           "thread running times, run counts and states may be off; %s",
+           "thread blocked times, GC and capability usage spans may be off "
+           "(running times and run counts are paired per capability); %s",
            raise);
   snprintf(olate, sizeof olate,
            "time-order handlers saw them out of order; %s", raise);
