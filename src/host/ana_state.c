@@ -182,8 +182,7 @@ static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
 /* The thread's RUN_THREAD: a run opens on its capability; when it is the
  * thread's latest event, the blocked span since its last stop ends and
  * the thread is running. */
-static void thread_run(el_host_t *h, thread_t *th, const rec_t *r,
-                       int latest) {
+static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
   if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
   open_add(h->ana, th, r);
   if (!latest) return;

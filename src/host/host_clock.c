@@ -97,8 +97,8 @@ void el__clock_init(el_host_t *h) {
 static void warn_count(const el_host_t *h, uint64_t n, const char *what,
                        const char *stat, const char *effect) {
   if (!n) return;
-  el_log(EL_LOG_WARN, "session %u: %llu %s (el.stats().%s); %s",
-         h->sess.number, (unsigned long long)n, what, stat, effect);
+  el_log(EL_LOG_WARN, "session %u: %llu %s (el.stats().%s); %s", h->sess.number,
+         (unsigned long long)n, what, stat, effect);
 }
 
 void el__order_report(el_host_t *h) {
@@ -114,8 +114,8 @@ void el__order_report(el_host_t *h) {
            "thread blocked times, GC and capability usage spans may be off "
            "(running times and run counts are paired per capability); %s",
            raise);
-  snprintf(olate, sizeof olate,
-           "time-order handlers saw them out of order; %s", raise);
+  snprintf(olate, sizeof olate, "time-order handlers saw them out of order; %s",
+           raise);
   warn_count(h, st->reorder_late - p->told[0],
              "thread/GC events arrived after the reorder horizon (their "
              "capability silent past it, or first seen late)",
@@ -191,8 +191,7 @@ el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
  * fed, or the wall clock when the source gave none). */
 static void arrived(el_host_t *h, unsigned cap) {
   if (!h->clock.live) return;
-  h->prog.arrived[cap] = h->clock.received ? h->clock.received
-                                           : unix_now_ns();
+  h->prog.arrived[cap] = h->clock.received ? h->clock.received : unix_now_ns();
 }
 
 static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {

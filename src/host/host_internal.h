@@ -133,20 +133,21 @@ typedef struct el__clock_s {
 #define EL__MAX_CAPS 1024
 enum { CAP_UNKNOWN = 0, CAP_EXPECTED, CAP_SEEN };
 typedef struct el__progress_s {
-  el_rts_ns_t last[EL__MAX_CAPS]; /* latest time delivered by each cap */
+  el_rts_ns_t last[EL__MAX_CAPS];     /* latest time delivered by each cap */
   el_unix_ns_t arrived[EL__MAX_CAPS]; /* live: when it last delivered */
-  uint8_t state[EL__MAX_CAPS];    /* CAP_* */
-  int max_cap;                    /* highest cap index used, -1 none */
-  int block_cap;                  /* cap of the block being read, -1 */
-  el_rts_ns_t block_end;          /* its end time */
-  el_rts_ns_t horizon;            /* live: a cap that delivered
-                                     nothing for longer (wall time) is
-                                     not waited for */
-  el_rts_ns_t wm;                 /* cached watermark */
-  int wm_cap;                     /* cap holding it, -1 = none */
-  int wm_dirty;                   /* recompute before use */
-  uint64_t told[4]; /* reorder_late, reorder_forced, order_late,
-                       order_forced already warned about */
+  uint8_t state[EL__MAX_CAPS];        /* CAP_* */
+  int max_cap;                        /* highest cap index used, -1 none */
+  int block_cap;                      /* cap of the block being read, -1 */
+  el_rts_ns_t block_end;              /* its end time */
+  /* Live: a cap that delivered nothing for longer (wall time) is not
+   * waited for. */
+  el_rts_ns_t horizon;
+  el_rts_ns_t wm; /* cached watermark */
+  int wm_cap;     /* cap holding it, -1 = none */
+  int wm_dirty;   /* recompute before use */
+  /* reorder_late, reorder_forced, order_late, order_forced already
+   * warned about (el__order_report). */
+  uint64_t told[4];
 } el__progress_t;
 
 struct el__ana_s;           /* ana_internal.h */
