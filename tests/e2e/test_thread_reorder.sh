@@ -18,7 +18,8 @@
 #     runs and running ns per thread, and no late event;
 #  2. live through a FIFO (no scan ahead: cap 1 is unknown until its block
 #     arrives, so its events do come late): the same values, and the late
-#     events are counted and warned about at the end.
+#     events are counted and warned about at the end (with the horizon
+#     set by EVENTLOG_LIVE_REORDER_HORIZON_MS; a bad value is reported).
 set -u
 : "${EL_BIN:?}" "${EL_EVENTLOGS:?}" "${EL_SOURCE_DIR:?}"
 src=$EL_EVENTLOGS/ghc-9.0/threads.eventlog
@@ -127,8 +128,14 @@ late=$(sed -n 's/.*session 1: \([0-9]*\) thread\/GC events arrived after the reo
 check "live: the late events are warned about with the consequence and the knob (${late:-no warning})" \
   test "${late:-0}" -gt 0
 (cat "$tmp/s.eventlog" >"$tmp/fifo") &
-timeout 60 "$EL_BIN" run "$tmp/stats.lua" "$tmp/fifo" >"$tmp/live.stats" 2>/dev/null
+EVENTLOG_LIVE_REORDER_HORIZON_MS=7000 timeout 60 "$EL_BIN" run "$tmp/stats.lua" "$tmp/fifo" \
+  >"$tmp/live.stats" 2>"$tmp/live2.err"
 check "live: el.stats() counts the same late events ($(cat "$tmp/live.stats"))" \
   grep -qx "reorder_late=${late:-x} reorder_forced=0" "$tmp/live.stats"
+check "live: the warning gives the horizon set by EVENTLOG_LIVE_REORDER_HORIZON_MS" \
+  grep -q "now 7000 ms: \$EVENTLOG_LIVE_REORDER_HORIZON_MS" "$tmp/live2.err"
+EVENTLOG_LIVE_REORDER_HORIZON_MS=5s "$EL_BIN" run "$tmp/stats.lua" "$tmp/s.eventlog" >/dev/null 2>"$tmp/bad.err"
+check "a horizon that is not a positive number of ms is reported" \
+  grep -q 'EVENTLOG_LIVE_REORDER_HORIZON_MS="5s" is not a positive number of milliseconds' "$tmp/bad.err"
 [ "$fail" = 0 ] && echo PASS
 exit "$fail"
