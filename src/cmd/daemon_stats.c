@@ -113,6 +113,18 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
           (unsigned long long)d->decode_errors, el_mem_in_use(),
           el_mem_peak());
   lines++;
+  if (hs->reorder_late || hs->reorder_forced || hs->order_late ||
+      hs->order_forced) { /* docs/lua-api.md §6 "Ordering" */
+    fprintf(f,
+            "Out of order: %llu thread/GC events late, %llu forced; "
+            "%llu time-order events late, %llu forced (thread times may "
+            "be off; see the warning)\n",
+            (unsigned long long)hs->reorder_late,
+            (unsigned long long)hs->reorder_forced,
+            (unsigned long long)hs->order_late,
+            (unsigned long long)hs->order_forced);
+    lines++;
+  }
   if (final && d->pump.drained) {
     fprintf(f, "Drained after the stop: %llu bytes discarded%s\n",
             (unsigned long long)d->pump.drained_bytes,

@@ -26,6 +26,10 @@
 /* Thread ids below this are found by direct index (GHC numbers threads
  * from 1 up); larger ones through the map. */
 #define DIRECT_IDS (1u << 20)
+/* Runs of one thread open at once on different capabilities (only late
+ * events make more than one); beyond it the oldest is dropped, counted in
+ * unexpected. */
+#define OPEN_RUNS 4
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
 enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_PROD, TK_N };
@@ -57,6 +61,14 @@ typedef struct {
   uint64_t running_ns, blocked_ns, runs;
   uint64_t blocked[NSTATUS + 1]; /* by status; last slot = others */
   uint16_t cap;
+  /* Runs begun and not stopped yet, one per capability: a STOP_THREAD
+   * ends the run of its thread on its own capability (ana_state.c). More
+   * than one only when a capability's events came late. */
+  uint8_t nopen;
+  struct {
+    uint64_t t;
+    uint16_t cap;
+  } open[OPEN_RUNS];
   int has_trace; /* native thread spans: trace id given */
   uint8_t trace[16];
 } thread_t;

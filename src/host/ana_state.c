@@ -98,22 +98,74 @@ static void threads_evict(el_host_t *h) {
   el__ana_threads_reindex(a);
 }
 
-/* The thread's STOP_THREAD: a span ends; finished or blocked from now. */
-static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r) {
+/* The open run of th on cap, or -1. */
+static int open_find(const thread_t *th, uint16_t cap) {
+  for (int k = 0; k < th->nopen; k++)
+    if (th->open[k].cap == cap) return k;
+  return -1;
+}
+
+static void open_remove(thread_t *th, int k) {
+  for (int j = k + 1; j < th->nopen; j++) th->open[j - 1] = th->open[j];
+  th->nopen--;
+}
+
+/* A run of th began on r->cap at r->t (none is open there). */
+static void open_add(ana_t *a, thread_t *th, const rec_t *r) {
+  if (th->nopen == OPEN_RUNS) { /* never stopped: forget the oldest */
+    int old = 0;
+    for (int k = 1; k < th->nopen; k++)
+      if (th->open[k].t < th->open[old].t) old = k;
+    open_remove(th, old);
+    a->unexpected++;
+  }
+  th->open[th->nopen].t = r->t;
+  th->open[th->nopen].cap = r->cap;
+  th->nopen++;
+}
+
+/* The run open on r->cap ends at r->t: a running span on that capability,
+ * named by the stop that ends it. Runs of th open on other capabilities
+ * that began before it can no longer end (a thread runs on one capability
+ * at a time): dropped, counted in unexpected. An older (late) pair leaves
+ * the thread's current state as it was. */
+static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
+  uint64_t start = th->open[k].t;
+  open_remove(th, k);
+  for (int j = th->nopen - 1; j >= 0; j--)
+    if (th->open[j].t < start) {
+      open_remove(th, j);
+      h->ana->unexpected++;
+    }
+  uint16_t cap = th->prev_cap, status = th->prev_status;
+  uint32_t info = th->prev_info;
+  th->prev_cap = r->cap;
+  th->prev_status = r->status;
+  th->prev_info = r->info;
+  el__ana_thread_span(h, th, 1, start, r->t);
+  th->prev_cap = cap;
+  th->prev_status = status;
+  th->prev_info = info;
+}
+
+/* The thread's STOP_THREAD: the run on its capability ends; when it is
+ * the thread's latest event, finished or blocked from now. */
+static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
+                        int latest) {
   ana_t *a = h->ana;
-  if (th->prev == K_STOP) {
+  int k = open_find(th, r->cap);
+  if (k >= 0) {
+    run_end(h, th, k, r);
+  } else if (latest && th->prev == K_STOP) {
     el__ana_thread_span(h, th, 0, th->prev_t, r->t);
-  } else if (th->prev == K_RUN) {
-    /* The Running span names the stop that ends it (its status). */
-    th->prev_status = r->status;
-    th->prev_info = r->info;
-    el__ana_thread_span(h, th, 1, th->prev_t, r->t);
   } else {
     a->unexpected++;
     return;
   }
+  if (!latest) return;
   th->prev = K_STOP;
   th->prev_t = r->t;
+  th->prev_cap = r->cap;
   th->prev_status = r->status;
   th->prev_info = r->info;
   th->has_status = 1;
@@ -127,28 +179,39 @@ static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r) {
   }
 }
 
-static void on_thread(el_host_t *h, const rec_t *r) {
-  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
-  if (!th) return;
-  if (!th->has_first) {
-    th->first_t = r->t;
-    th->has_first = 1;
-  }
-  th->last_t = r->t;
-  if (th->state == TS_FINISHED) return;
-  if (r->kind == K_STOP) {
-    thread_stop(h, th, r);
-    return;
-  }
-  if (th->prev == K_STOP)
+/* The thread's RUN_THREAD: a run opens on its capability; when it is the
+ * thread's latest event, the blocked span since its last stop ends and
+ * the thread is running. */
+static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
+  if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
+  open_add(h->ana, th, r);
+  if (!latest) return;
+  if (th->prev == K_STOP && r->t >= th->prev_t)
     el__ana_thread_span(h, th, 0, th->prev_t, r->t);
-  else if (th->prev == K_RUN)
-    return; /* keep the earlier Run */
   th->prev = K_RUN;
   th->prev_t = r->t;
   th->prev_cap = r->cap;
   th->cap = r->cap;
   th->state = TS_RUNNING;
+}
+
+/* RUN_THREAD and STOP_THREAD. Each capability's events come in time
+ * order, but a capability's may come late behind the others' (live, past
+ * the horizon): runs pair with stops on the same capability, so run
+ * counts and running time do not depend on the order across capabilities,
+ * and the thread's state is that of its latest event by time. */
+static void on_thread(el_host_t *h, const rec_t *r) {
+  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
+  if (!th) return;
+  int latest = !th->has_first || r->t >= th->last_t;
+  if (!th->has_first || r->t < th->first_t) th->first_t = r->t;
+  th->has_first = 1;
+  if (latest) th->last_t = r->t;
+  if (th->state == TS_FINISHED && r->t >= th->finished_t) return;
+  if (r->kind == K_STOP)
+    thread_stop(h, th, r, latest);
+  else
+    thread_run(h, th, r, latest);
 }
 
 static void on_gc(el_host_t *h, const rec_t *r) {

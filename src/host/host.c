@@ -604,6 +604,7 @@ int el_host_end(el_host_t *h) {
     el__batch_flush(h);
     el__session_end(h);
     el__ana_flush(h);
+    el__order_report(h);
     if (!h->stop) el__hooks_call(h, "on_end", 0);
     if (h->store) el_tm_store_flush(h->store);
   }

@@ -14,20 +14,28 @@
  *  - the watermark: how far every capability has delivered its events.
  *    Each capability's blocks arrive in time order (§3.6), so no event of
  *    capability c older than the end of its last complete block can still
- *    come. A capability that stays silent longer than the horizon (an idle
- *    capability of GHC 9.0 writes a block only when its 2 MiB buffer fills)
- *    is not waited for; its events that then arrive behind the watermark
- *    are late. The reorder buffer of the C analyses (ana_reorder.c) and
- *    the windows of the default processors (el.watermark) use it.
+ *    come. In a recorded file every capability is waited for until the
+ *    session ends, however far the other capabilities' blocks run ahead
+ *    (bounded in memory only: ana_reorder.c's MAX_HELD): a GHC 9.0 capability writes a block only when its 2 MiB
+ *    buffer fills, which can cover many seconds of the others' events.
+ *    Live, a capability that delivered nothing for longer than the horizon
+ *    in wall-clock time (since its last block arrived) is not waited for,
+ *    so an idle one does not stall the output; its events that then arrive
+ *    behind the watermark are late (counted and warned about). The reorder
+ *    buffer of the C analyses (ana_reorder.c) and the windows of the
+ *    default processors (el.watermark) use it.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "host_internal.h"
 
 #define DEFAULT_HORIZON_NS 5000000000ll
+#define HORIZON_ENV "EVENTLOG_LIVE_REORDER_HORIZON_MS"
 
 static el_unix_ns_t unix_now_ns(void) {
   struct timespec ts;
@@ -56,13 +64,80 @@ static const char *iso(int64_t unix_ns, char *buf, size_t size) {
   return buf;
 }
 
+/* The live horizon: el_host_opts_t.horizon_ns, else
+ * $EVENTLOG_LIVE_REORDER_HORIZON_MS (a positive integer of ms; anything
+ * else is reported and ignored), else 5 s. */
+static el_rts_ns_t horizon_of(const el_host_t *h) {
+  if (h->opts.horizon_ns > 0) return (el_rts_ns_t)h->opts.horizon_ns;
+  const char *env = getenv(HORIZON_ENV);
+  if (!env || !*env) return DEFAULT_HORIZON_NS;
+  char *end;
+  errno = 0;
+  long long ms = strtoll(env, &end, 10);
+  if (errno || *end || ms <= 0 || ms > INT64_MAX / 1000000) {
+    el_log(EL_LOG_WARN,
+           "%s=\"%s\" is not a positive number of milliseconds; the "
+           "reorder horizon stays at its default, 5000 ms",
+           HORIZON_ENV, env);
+    return DEFAULT_HORIZON_NS;
+  }
+  return (el_rts_ns_t)ms * 1000000u;
+}
+
 void el__clock_init(el_host_t *h) {
   memset(&h->clock, 0, sizeof h->clock);
   memset(&h->prog, 0, sizeof h->prog);
   h->prog.max_cap = h->prog.block_cap = h->prog.wm_cap = -1;
   h->prog.wm_dirty = 1;
-  h->prog.horizon = h->opts.horizon_ns > 0 ? (el_rts_ns_t)h->opts.horizon_ns
-                                           : DEFAULT_HORIZON_NS;
+  h->prog.horizon = horizon_of(h);
+}
+
+/* One count of out-of-order events since the last report: a warning that
+ * says what it means and what to change. */
+static void warn_count(const el_host_t *h, uint64_t n, const char *what,
+                       const char *stat, const char *effect) {
+  if (!n) return;
+  el_log(EL_LOG_WARN, "session %u: %llu %s (el.stats().%s); %s", h->sess.number,
+         (unsigned long long)n, what, stat, effect);
+}
+
+void el__order_report(el_host_t *h) {
+  el__progress_t *p = &h->prog;
+  const el_host_stats_t *st = &h->st;
+  char raise[160];
+  snprintf(raise, sizeof raise,
+           "raise the reorder horizon (now %llu ms: $%s) if a capability "
+           "writes its blocks less often",
+           (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV);
+  char late[384], olate[384];
+  snprintf(late, sizeof late,
+           "thread blocked times, GC and capability usage spans may be off "
+           "(running times and run counts are paired per capability); %s",
+           raise);
+  snprintf(olate, sizeof olate, "time-order handlers saw them out of order; %s",
+           raise);
+  warn_count(h, st->reorder_late - p->told[0],
+             "thread/GC events arrived after the reorder horizon (their "
+             "capability silent past it, or first seen late)",
+             "reorder_late", late);
+  warn_count(h, st->reorder_forced - p->told[1],
+             "thread/GC events were released before their turn (more than "
+             "4M held)",
+             "reorder_forced",
+             "thread times may be off where capabilities' blocks are far "
+             "apart in time");
+  warn_count(h, st->order_late - p->told[2],
+             "events arrived after the reorder horizon (their capability "
+             "silent past it, or first seen late)",
+             "order_late", olate);
+  warn_count(h, st->order_forced - p->told[3],
+             "events for time-order handlers were released before their "
+             "turn",
+             "order_forced", "raise el.order{max_held=}");
+  p->told[0] = st->reorder_late;
+  p->told[1] = st->reorder_forced;
+  p->told[2] = st->order_late;
+  p->told[3] = st->order_forced;
 }
 
 void el__clock_free(el_host_t *h) {
@@ -112,10 +187,18 @@ el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
 
 /* {====== capability progress ======} */
 
+/* Live: cap delivered something now (the arrival time of the bytes being
+ * fed, or the wall clock when the source gave none). */
+static void arrived(el_host_t *h, unsigned cap) {
+  if (!h->clock.live) return;
+  h->prog.arrived[cap] = h->clock.received ? h->clock.received : unix_now_ns();
+}
+
 static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   el__progress_t *p = &h->prog;
   if (cap >= EL__MAX_CAPS) return;
   if (p->state[cap] != CAP_SEEN) {
+    arrived(h, cap);
     if (p->state[cap] == CAP_UNKNOWN) {
       p->last[cap] = t;
       if ((int)cap > p->max_cap) p->max_cap = (int)cap;
@@ -131,6 +214,9 @@ static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
 
 void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   progress(h, cap, t);
+  /* Its event arrived now (cheap: no clock read once the source told). */
+  if (cap < EL__MAX_CAPS && h->clock.live && h->clock.received)
+    h->prog.arrived[cap] = h->clock.received;
 }
 
 /* A capability that exists but has delivered nothing yet (a hint, or
@@ -140,27 +226,25 @@ static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   if (cap >= EL__MAX_CAPS || p->state[cap] != CAP_UNKNOWN) return;
   p->state[cap] = CAP_EXPECTED;
   p->last[cap] = t;
+  arrived(h, cap);
   if ((int)cap > p->max_cap) p->max_cap = (int)cap;
   p->wm_dirty = 1;
-}
-
-/* The time the horizon is measured against: the stream time, or in a live
- * session the wall clock's eventlog time if later. */
-static el_rts_ns_t reference_now(el_host_t *h) {
-  el_rts_ns_t ref = h->now, w;
-  if (el__clock_wall_t(h, &w) == 0 && w > ref) ref = w;
-  return ref;
 }
 
 int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   el__progress_t *p = &h->prog;
   if (p->wm_dirty) {
-    el_rts_ns_t ref = reference_now(h), best = UINT64_MAX;
+    /* Live: silence is wall-clock time since the last delivery. A
+     * recorded file's capabilities are never given up on by time. */
+    el_unix_ns_t now = h->clock.live ? unix_now_ns() : 0;
+    el_rts_ns_t best = UINT64_MAX;
     int bc = -1;
     for (int c = 0; c <= p->max_cap; c++) {
       if (p->state[c] == CAP_UNKNOWN) continue;
       el_rts_ns_t last = p->last[c];
-      if (ref > last && ref - last > p->horizon) continue;  /* silent */
+      if (h->clock.live && now > p->arrived[c] &&
+          now - p->arrived[c] > p->horizon)
+        continue; /* silent */
       if (last < best) {
         best = last;
         bc = c;
@@ -286,6 +370,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
       p->block_cap = (int)cap;
       p->block_end = end;
       progress(h, (unsigned)cap, ev->t_ns);
+      arrived(h, (unsigned)cap); /* its block arrived now */
     }
     p->wm_dirty = 1;  /* the stream time moved: silent caps may drop */
     return estimate(h, end > ev->t_ns ? end : ev->t_ns);

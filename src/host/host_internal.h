@@ -133,16 +133,21 @@ typedef struct el__clock_s {
 #define EL__MAX_CAPS 1024
 enum { CAP_UNKNOWN = 0, CAP_EXPECTED, CAP_SEEN };
 typedef struct el__progress_s {
-  el_rts_ns_t last[EL__MAX_CAPS]; /* latest time delivered by each cap */
-  uint8_t state[EL__MAX_CAPS];    /* CAP_* */
-  int max_cap;                    /* highest cap index used, -1 none */
-  int block_cap;                  /* cap of the block being read, -1 */
-  el_rts_ns_t block_end;          /* its end time */
-  el_rts_ns_t horizon;            /* a cap silent for longer is not
-                                     waited for */
-  el_rts_ns_t wm;                 /* cached watermark */
-  int wm_cap;                     /* cap holding it, -1 = none */
-  int wm_dirty;                   /* recompute before use */
+  el_rts_ns_t last[EL__MAX_CAPS];     /* latest time delivered by each cap */
+  el_unix_ns_t arrived[EL__MAX_CAPS]; /* live: when it last delivered */
+  uint8_t state[EL__MAX_CAPS];        /* CAP_* */
+  int max_cap;                        /* highest cap index used, -1 none */
+  int block_cap;                      /* cap of the block being read, -1 */
+  el_rts_ns_t block_end;              /* its end time */
+  /* Live: a cap that delivered nothing for longer (wall time) is not
+   * waited for. */
+  el_rts_ns_t horizon;
+  el_rts_ns_t wm; /* cached watermark */
+  int wm_cap;     /* cap holding it, -1 = none */
+  int wm_dirty;   /* recompute before use */
+  /* reorder_late, reorder_forced, order_late, order_forced already
+   * warned about (el__order_report). */
+  uint64_t told[4];
 } el__progress_t;
 
 struct el__ana_s;           /* ana_internal.h */
@@ -334,6 +339,11 @@ void el__clock_end(el_host_t *h);
 /* Capability progress from an event the C analyses use (finer than
  * blocks). */
 void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t);
+/* At a session's end (and the host's): one warning per count of events
+ * processed out of order since the last report (el_host_stats_t
+ * reorder_late, reorder_forced, order_late, order_forced), naming the
+ * consequence and the knob (docs/lua-api.md §6 "Ordering"). */
+void el__order_report(el_host_t *h);
 /* The watermark: no event of an expected capability older than it can
  * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
  * expected (nothing to wait for). */

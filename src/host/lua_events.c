@@ -797,6 +797,7 @@ static void session_end_body(el_host_t *h) {
   el__clock_end(h);
   el__ana_flush(h);
   el__order_release(h, 1);
+  el__order_report(h);
   session_ready(h);
   h->sess.ended = 1;
   el__hooks_call(h, "on_session_end", 1);

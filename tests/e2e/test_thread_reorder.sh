@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Thread running times and run counts do not depend on how far apart in
+# time the capabilities' blocks are (docs/lua-api.md §6 "Ordering").
+# A GHC 9.0 capability writes a block when its 2 MiB buffer fills, so one
+# block can span many seconds of the other capabilities' events; a reader
+# that gave up waiting for a capability after 5 s of eventlog time
+# processed its whole block late and mis-paired RUN/STOP across
+# capabilities (thread 15 of a -N2 log: 174 runs, 3.38 ms instead of 4238
+# runs, 73.5 ms).
+#
+# Input: the real -N2 log ghc-9.0/threads.eventlog (one block per
+# capability, cap 0's first) with every time stretched 25 times (by the
+# python pass below), so cap 0's block spans 6.8 s before cap 1's comes.
+# Expected values: the ghc-events reference text of the unstretched log,
+# RUN paired with the next STOP of the thread on the same capability (awk
+# below), durations times 25: the stretch multiplies every time exactly.
+#  1. recorded file: `run examples/thread_times.lua` gives exactly those
+#     runs and running ns per thread, and no late event;
+#  2. live through a FIFO (no scan ahead: cap 1 is unknown until its block
+#     arrives, so its events do come late): the same values, and the late
+#     events are counted and warned about at the end (with the horizon
+#     set by EVENTLOG_LIVE_REORDER_HORIZON_MS; a bad value is reported).
+set -u
+: "${EL_BIN:?}" "${EL_EVENTLOGS:?}" "${EL_SOURCE_DIR:?}"
+src=$EL_EVENTLOGS/ghc-9.0/threads.eventlog
+ref=$src.reference
+K=25
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+fail=0
+check() { local what=$1; shift; if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fail=1; fi; }
+
+# Stretch: every event time and block end time times K. Event sizes come
+# from the header's declarations (0xFFFF: a u16 length follows the time).
+python3 - "$src" "$tmp/s.eventlog" "$K" >"$tmp/blocks" <<'PY'
+import struct, sys
+src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+assert b[:8] == b"hdrbhetb"
+pos, size = 8, {}
+while b[pos:pos + 4] == b"etb\0":
+    tid, sz, dlen = struct.unpack(">HhI", b[pos + 4:pos + 12])
+    p = pos + 12 + dlen
+    (elen,) = struct.unpack(">I", b[p:p + 4])
+    p += 4 + elen
+    assert b[p:p + 4] == b"ete\0"
+    size[tid] = sz
+    pos = p + 4
+assert b[pos:pos + 12] == b"hetehdredatb"
+pos += 12
+while True:
+    (tid,) = struct.unpack(">H", b[pos:pos + 2])
+    if tid == 0xFFFF:
+        break
+    (t,) = struct.unpack(">Q", b[pos + 2:pos + 10])
+    struct.pack_into(">Q", b, pos + 2, t * k)
+    p = pos + 10
+    if size[tid] == -1:
+        (n,) = struct.unpack(">H", b[p:p + 2])
+        p += 2
+    else:
+        n = size[tid]
+    if tid == 18:  # BLOCK_MARKER: size u32, end time u64, cap u16
+        _, end, cap = struct.unpack(">IQH", b[p:p + 14])
+        struct.pack_into(">Q", b, p + 4, end * k)
+        print(cap, t * k, end * k)
+    pos = p + n
+open(dst, "wb").write(b)
+PY
+check "stretch pass ran" test -s "$tmp/s.eventlog"
+# The shape that matters: cap 0's block ends more than 5 s after cap 1's
+# block begins, and comes first.
+read -r c0 s0 e0 < <(sed -n 1p "$tmp/blocks")
+read -r c1 s1 e1 < <(sed -n 2p "$tmp/blocks")
+check "cap 0's block ($s0..$e0 ns) comes first and ends > 5 s past cap 1's start ($s1)" \
+  test "$c0" = 0 -a "$c1" = 1 -a $((e0 - s1)) -gt 5000000000
+
+# Expected from the reference text: thread runs running_ns.
+awk -v k="$K" '
+  / cap [0-9]+: running thread [0-9]+$/ {
+    t = $1; sub(":", "", t); c = $3; sub(":", "", c)
+    start[$6, c] = t; open[$6, c] = 1; next }
+  / cap [0-9]+: stopping thread [0-9]+ / {
+    t = $1; sub(":", "", t); c = $3; sub(":", "", c)
+    if (open[$6, c]) { runs[$6]++; ns[$6] += (t - start[$6, c]) * k; open[$6, c] = 0 }
+  }
+  END { for (th in runs) printf "%d %d %d\n", th, runs[th], ns[th] }' "$ref" |
+  sort -n >"$tmp/want"
+check "reference gives runs for 20+ threads" test "$(wc -l <"$tmp/want")" -ge 20
+
+# thread_times.lua's table: thread, [label], state, runs, running ns, ...
+table() {
+  awk '/^ *[0-9]+ / { for (i = 2; i <= NF; i++)
+         if ($i ~ /^(new|running|blocked|finished)$/) { print $1, $(i+1), $(i+2); break } }' "$1" |
+    sort -n
+}
+stats_lua='local el = require("eventlog_live"); el.threads()
+el.on_end(function() local s = el.stats()
+  print("reorder_late=" .. s.reorder_late .. " reorder_forced=" .. s.reorder_forced) end)'
+printf '%s\n' "$stats_lua" >"$tmp/stats.lua"
+
+"$EL_BIN" run "$EL_SOURCE_DIR/examples/thread_times.lua" "$tmp/s.eventlog" >"$tmp/file.out" 2>"$tmp/file.err"
+check "recorded: run exits 0" test $? -eq 0
+table "$tmp/file.out" >"$tmp/file.got"
+if diff "$tmp/want" "$tmp/file.got" >"$tmp/file.diff"; then
+  echo "ok: recorded: runs and running ns of $(wc -l <"$tmp/want") threads as the reference"
+else
+  echo "FAIL: recorded: per-thread runs/running ns differ from the reference (want < > got):"
+  head -10 "$tmp/file.diff"; fail=1
+fi
+"$EL_BIN" run "$tmp/stats.lua" "$tmp/s.eventlog" >"$tmp/file.stats" 2>&1
+check "recorded: nothing late or forced ($(cat "$tmp/file.stats"))" \
+  grep -qx "reorder_late=0 reorder_forced=0" "$tmp/file.stats"
+check "recorded: no ordering warning" bash -c "! grep -q 'reorder horizon' '$tmp/file.err'"
+
+# Live: the stretched log through a FIFO.
+mkfifo "$tmp/fifo"
+(cat "$tmp/s.eventlog" >"$tmp/fifo") &
+timeout 60 "$EL_BIN" run "$EL_SOURCE_DIR/examples/thread_times.lua" "$tmp/fifo" >"$tmp/live.out" 2>"$tmp/live.err"
+check "live: run exits 0" test $? -eq 0
+table "$tmp/live.out" >"$tmp/live.got"
+if diff "$tmp/want" "$tmp/live.got" >"$tmp/live.diff"; then
+  echo "ok: live: runs and running ns of $(wc -l <"$tmp/want") threads as the reference, despite late events"
+else
+  echo "FAIL: live: per-thread runs/running ns differ from the reference (want < > got):"
+  head -10 "$tmp/live.diff"; fail=1
+fi
+late=$(sed -n 's/.*session 1: \([0-9]*\) thread\/GC events arrived after the reorder horizon.*reorder_late.*may be off.*raise the reorder horizon.*EVENTLOG_LIVE_REORDER_HORIZON_MS.*/\1/p' "$tmp/live.err")
+check "live: the late events are warned about with the consequence and the knob (${late:-no warning})" \
+  test "${late:-0}" -gt 0
+(cat "$tmp/s.eventlog" >"$tmp/fifo") &
+EVENTLOG_LIVE_REORDER_HORIZON_MS=7000 timeout 60 "$EL_BIN" run "$tmp/stats.lua" "$tmp/fifo" \
+  >"$tmp/live.stats" 2>"$tmp/live2.err"
+check "live: el.stats() counts the same late events ($(cat "$tmp/live.stats"))" \
+  grep -qx "reorder_late=${late:-x} reorder_forced=0" "$tmp/live.stats"
+check "live: the warning gives the horizon set by EVENTLOG_LIVE_REORDER_HORIZON_MS" \
+  grep -q "now 7000 ms: \$EVENTLOG_LIVE_REORDER_HORIZON_MS" "$tmp/live2.err"
+EVENTLOG_LIVE_REORDER_HORIZON_MS=5s "$EL_BIN" run "$tmp/stats.lua" "$tmp/s.eventlog" >/dev/null 2>"$tmp/bad.err"
+check "a horizon that is not a positive number of ms is reported" \
+  grep -q 'EVENTLOG_LIVE_REORDER_HORIZON_MS="5s" is not a positive number of milliseconds' "$tmp/bad.err"
+[ "$fail" = 0 ] && echo PASS
+exit "$fail"
