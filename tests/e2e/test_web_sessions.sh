@@ -19,6 +19,10 @@
 #    (the same file: sums across sessions would double it). HeapAllocated: one series per
 #    session in /api/data, none decreasing, the first one stale; /metrics
 #    one series with the reference's last total.
+# 3. GC pauses: oddball-hT served twice (two connections) makes more GC
+#    spans than the 2000 the ring keeps: the 100 longest of the
+#    reference's (starting GC .. finished GC per capability, twice) must
+#    all be in /api/data's gc_pauses, and kept + forgotten = all of them.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -98,6 +102,8 @@ run() {
 
 run corrected "$ODD" --chunk 32768 --pace-ms 250
 run reconnect "$HEAPY" --connections 2
+
+run pauses "$ODD" --connections 2
 
 python3 - "$TMP" "$ODD.reference" "$HEAPY.reference" <<'EOF'
 import json, re, sys
@@ -196,6 +202,29 @@ else:
 got = prom(f'{tmp}/reconnect.metrics', 'ghc_eventlog_HeapAllocated_bytes_total')
 if sorted(v for _, v in got) != sorted(alloc.values()):
     problems.append(f'reconnect: /metrics HeapAllocated {got}, reference {alloc}')
+
+# 3. the longest GC pauses
+start, durs = {}, []
+for line in open(odd_ref):
+    m = re.match(r'(\d+): cap (\d+): (starting|finished) GC', line)
+    if not m: continue
+    t, cap = int(m.group(1)), m.group(2)
+    if m.group(3) == 'starting':
+        start.setdefault(cap, t)
+    elif cap in start:
+        durs += [(t - start.pop(cap)) / 1e6] * 2  # two sessions
+d = json.load(open(f'{tmp}/pauses.json'))
+got = sorted((p[1] for p in d['gc_pauses']), reverse=True)
+want = sorted(durs, reverse=True)
+if len(d['gc_pauses']) + d.get('gc_pauses_forgotten', 0) != len(durs):
+    problems.append(f'pauses: {len(d["gc_pauses"])} kept + {d.get("gc_pauses_forgotten")} '
+                    f'forgotten, the reference has {len(durs)} GC spans')
+if len(durs) <= 2000:
+    problems.append(f'pauses: only {len(durs)} GC spans: the test needs more than 2000')
+# Unix ms as doubles near 1.8e12 are exact to 0.00025 ms
+bad = [(g, w) for g, w in zip(got[:100], want[:100]) if abs(g - w) > 0.002]
+if len(got) < 100 or bad:
+    problems.append(f'pauses: the 100 longest differ from the reference\'s: {bad[:5]}')
 
 for p in problems:
     print('FAIL:', p)
