@@ -18,19 +18,25 @@ window.elCharts = charts;
 
 // The metric family whose OTLP name ends with `short` (processors may be
 // renamed in the configuration; the defaults are ghc_eventlog_<short>),
-// its series with equal point attributes merged into one: /api/data keys
-// series by every label, resource attributes included, so a series whose
-// first export came before the program's resource attributes (process.*)
-// were known continues under another key.
+// its series with equal point attributes of one session merged into one
+// (/api/data keys series by every label, resource attributes included;
+// the daemon re-keys a session's series when its resource gains
+// attributes, so this is a safety net). Series of different sessions stay
+// apart: a rate is never spread across two runs; a stale series (an
+// earlier session's) ends at its last point (docs/web.md "Sessions").
 function family(data, short) {
   const f = data.metrics.find((m) => m.name === short ||
     m.name.endsWith('_' + short));
   if (!f) return null;
   const byAttrs = new Map();
   for (const s of f.series) {
-    const k = JSON.stringify(Object.entries(s.attrs).sort());
-    if (!byAttrs.has(k)) byAttrs.set(k, { attrs: s.attrs, points: [] });
-    byAttrs.get(k).points.push(...s.points);
+    const k = JSON.stringify(Object.entries(s.attrs).sort()) + '#' + (s.session ?? '');
+    if (!byAttrs.has(k)) {
+      byAttrs.set(k, { attrs: s.attrs, session: s.session, stale: true, points: [] });
+    }
+    const m = byAttrs.get(k);
+    m.stale = m.stale && s.stale === true;
+    m.points.push(...s.points);
   }
   const series = [...byAttrs.values()].map((s) => {
     s.points.sort((a, b) => a[0] - b[0]);
@@ -42,7 +48,8 @@ function family(data, short) {
 }
 
 // Sum of the series at each time of any of them, each series carrying its
-// last value forward. Returns {t: [s], v: []}.
+// last value forward (a stale one only up to its last point). Returns
+// {t: [s], v: []}.
 function sumByTime(series) {
   const times = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))]
     .sort((a, b) => a - b);
@@ -56,6 +63,8 @@ function sumByTime(series) {
         last[k] = s.points[idx[k]][1];
         idx[k]++;
       }
+      // a stale series (its session is over) adds nothing after its end
+      if (s.stale && idx[k] === s.points.length && s.points[idx[k] - 1][0] < t) last[k] = null;
       if (last[k] !== null) sum = (sum || 0) + last[k];
     });
     v.push(sum);
@@ -310,7 +319,7 @@ function drawHeapProf(d) {
   const f = family(d, 'HeapProfSample');
   const byLabel = groupBy(f, 'heapProfLabel');
   const curves = [...byLabel.entries()].map(([label, ss]) => {
-    const c = sumByTime(ss.map((s) => ({ points: s.points })));
+    const c = sumByTime(ss.map((s) => ({ points: s.points, stale: s.stale })));
     return { label, c, total: c.v.reduce((a, b) => a + (b || 0), 0) };
   });
   if (!curves.length) {
@@ -526,10 +535,14 @@ function cell(tr, text, cls) {
 
 // The threads table: the daemon keeps at most 500 threads (finished ones
 // leave 30 s after they finish, the least active when it is full) and
-// sums those that left into the "other" row (docs/web.md "Limits").
+// sums those that left into the "other" row (docs/web.md "Limits"). A
+// reconnection ends the previous session's threads ("Ended", status
+// "session N ended"), which then leave as finished ones do.
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
-  const rows = [...d.threads].sort((a, b) => a.id - b.id);
+  // the current session's rows first, then those a reconnection ended
+  const rows = [...d.threads].sort((a, b) =>
+    (b.session || 0) - (a.session || 0) || a.id - b.id);
   const trs = rows.map((t) => {
     const tr = document.createElement('tr');
     tr.className = 'state-' + (t.state || 'unknown');

@@ -774,6 +774,10 @@ static void session_header_body(el_host_t *h) {
   unsigned n = h->sess.number + 1;
   memset(&h->sess, 0, sizeof h->sess);
   h->sess.number = n;
+  /* The main resource describes this program from now on (a web store
+   * re-keys a session's series when its resource is corrected, and cuts
+   * them at the next session). */
+  if (h->store) el_tm_store_set_session(h->store, n);
   /* A new clock and stream time: a restarted program counts from 0. */
   h->now = 0;
   h->sess.rebase_timers = 1;

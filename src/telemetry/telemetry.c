@@ -131,6 +131,7 @@ static int replace_resources(el_tm_store_t *st, el__tm_res_t *nm) {
     el__tm_res_unref(nm);
     return EL_ENOMEM;
   }
+  nm->pub.session = st->main_res ? st->main_res->pub.session : 0;
   el__tm_res_unref(st->main_res);
   el__tm_res_unref(st->host_res);
   st->main_res = nm;
@@ -160,6 +161,25 @@ int el_tm_store_unset_resource(el_tm_store_t *st, const char *key) {
       res_new(cur->attrs, cur->nattrs - 1,
               at == cur->nattrs - 1 ? NULL : &cur->attrs[cur->nattrs - 1], at);
   return replace_resources(st, nm);
+}
+
+int el_tm_store_set_session(el_tm_store_t *st, uint64_t session) {
+  if (!st) return EL_EINVAL;
+  const el_tm_resource_t *cur = &st->main_res->pub;
+  if (cur->session == session) return 0;
+  el__tm_res_t *nm = res_new(cur->attrs, cur->nattrs, NULL, cur->nattrs);
+  if (!nm) return EL_ENOMEM;
+  el__tm_res_t *nh = host_res_for(nm);
+  if (!nh) {
+    el__tm_res_unref(nm);
+    return EL_ENOMEM;
+  }
+  nm->pub.session = session;
+  el__tm_res_unref(st->main_res);
+  el__tm_res_unref(st->host_res);
+  st->main_res = nm;
+  st->host_res = nh;
+  return 0;
 }
 
 /* {====== store ======} */

@@ -89,6 +89,14 @@ int el_tm_store_set_resource(el_tm_store_t *st, const el_tm_attr_t *attr);
  * EL_EINVAL (st or key NULL) or EL_ENOMEM (nothing changed). */
 int el_tm_store_unset_resource(el_tm_store_t *st, const char *key);
 
+/* Begin eventlog session `session` (the host's el.session.number, 1 for
+ * the first header): the main resource keeps its attributes and carries
+ * the number (el_tm_resource_t.session) from now on; records emitted
+ * before keep theirs. The host calls it at each header, before the Lua
+ * on_header hooks (which reset the process.* attributes). Returns 0,
+ * EL_EINVAL (st NULL) or EL_ENOMEM (nothing changed). */
+int el_tm_store_set_session(el_tm_store_t *st, uint64_t session);
+
 /* {====== metrics ======} */
 
 typedef enum { EL_TM_GAUGE = 0, EL_TM_SUM } el_tm_metric_kind_t;

@@ -26,10 +26,17 @@
 extern "C" {
 #endif
 
-/* An immutable resource (attribute set), shared by batches. */
+/* An immutable resource (attribute set), shared by batches. session is
+ * the eventlog session the main resource described when its records were
+ * emitted (el_tm_store_set_session: 1 for the first header, 2 after a
+ * reconnection, ...); 0 before any session and for the host resource.
+ * It is not an attribute: OTLP exporters ignore it; the web store
+ * (src/web) uses it to tell a corrected resource of the same program
+ * (re-keyed) from the next program (docs/web.md "Sessions"). */
 typedef struct el_tm_resource_s {
   const el_tm_attr_t *attrs;          /* nattrs attributes, keys unique */
   size_t nattrs;
+  uint64_t session;
 } el_tm_resource_t;
 
 /* One resource's share of the batch. first/n index the item array

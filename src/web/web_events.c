@@ -5,6 +5,7 @@
  * capability_usage), and their part of /api/data. Everything is bounded
  * (web_internal.h, docs/web.md "Limits"). Thread: the loop thread (the
  * consumers) and HTTP threads (web_json_events), under el_web_t.mu. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,10 +66,17 @@ static bool thread_gone(const el_web_t *w, int64_t id) {
   return w->thgone[gone_slot(id)] == (uint64_t)id + 1;
 }
 
+/* Whether thread t is over: finished, or ended with its session. */
+static bool thread_over(const web_thread_t *t) {
+  return t->state &&
+         (!strcmp(t->state, "Finished") || !strcmp(t->state, "Ended"));
+}
+
 static void thread_release(el_web_t *w, web_thread_t *t) {
-  w->thgone[gone_slot(t->id)] = (uint64_t)t->id + 1;
+  if (t->session == w->th_session)
+    w->thgone[gone_slot(t->id)] = (uint64_t)t->id + 1;
   w->thother.threads++;
-  if (t->state && !strcmp(t->state, "Finished")) w->thother.finished++;
+  if (thread_over(t)) w->thother.finished++;
   w->thother.running_ms += t->running_ms;
   el_free(t->label);
   el_free(t->status);
@@ -77,8 +85,8 @@ static void thread_release(el_web_t *w, web_thread_t *t) {
 /* Whether thread t goes before u when the table is cut: finished threads
  * first (oldest finish first), then the least active. */
 static bool thread_goes_first(const web_thread_t *t, const web_thread_t *u) {
-  bool tf = t->state && !strcmp(t->state, "Finished");
-  bool uf = u->state && !strcmp(u->state, "Finished");
+  bool tf = thread_over(t);
+  bool uf = thread_over(u);
   if (tf != uf) return tf;
   if (tf) return t->t_ms < u->t_ms;
   return t->running_ms < u->running_ms;
@@ -89,10 +97,13 @@ static int cmp_thread_cut(const void *a, const void *b) {
   return thread_goes_first(t, u) ? -1 : thread_goes_first(u, t) ? 1 : 0;
 }
 
+/* Index the current session's rows by thread id (an earlier session's
+ * rows stay in the table, ended, and are found no more). */
 static void threads_reindex(el_web_t *w) {
   el_map_clear(&w->thidx);
   for (size_t k = 0; k < w->nthreads; k++)
-    el_map_put(&w->thidx, (uint64_t)w->threads[k].id, (uint32_t)k);
+    if (w->threads[k].session == w->th_session)
+      el_map_put(&w->thidx, (uint64_t)w->threads[k].id, (uint32_t)k);
 }
 
 /* Age the table: finished threads leave WEB_THREAD_FINISHED_KEEP_MS after
@@ -103,7 +114,7 @@ static void threads_age(el_web_t *w, bool full) {
   size_t j = 0;
   for (size_t k = 0; k < w->nthreads; k++) {
     web_thread_t *t = &w->threads[k];
-    if (t->state && !strcmp(t->state, "Finished") &&
+    if (thread_over(t) &&
         t->t_ms + WEB_THREAD_FINISHED_KEEP_MS < w->th_newest_ms) {
       thread_release(w, t);
       continue;
@@ -134,7 +145,41 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   memset(t, 0, sizeof *t);
   t->id = id;
   t->cap = -1;
+  t->session = w->th_session;
   return t;
+}
+
+/* Records of session sess came (0: the host's own, no session). A newer
+ * session (a reconnection: another program, whose thread ids mean other
+ * threads) ends the previous session's threads: a row not finished
+ * becomes "Ended" (status "session N ended") as of the newest span and
+ * ages out as finished ones do; labels kept for rows to come and the
+ * memory of released ids are forgotten. Returns false for records of an
+ * earlier session than the current one (counted, not applied). */
+static bool threads_session(el_web_t *w, uint64_t sess) {
+  if (sess == 0 || sess == w->th_session) return true;
+  if (sess < w->th_session) {
+    w->thother.late_session++;
+    return false;
+  }
+  char status[48];
+  for (size_t k = 0; k < w->nthreads; k++) {
+    web_thread_t *t = &w->threads[k];
+    if (thread_over(t)) continue;
+    snprintf(status, sizeof status, "session %llu ended",
+             (unsigned long long)t->session);
+    t->state = "Ended";
+    replace(&t->status, el_strdup(status));
+    if (t->t_ms < w->th_newest_ms) t->t_ms = w->th_newest_ms;
+  }
+  w->th_session = sess;
+  threads_reindex(w);
+  memset(w->thgone, 0, sizeof w->thgone);
+  for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
+    el_free(w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
+  return true;
 }
 
 /* A thread's label: onto its row; before any thread-state span (the
@@ -278,10 +323,11 @@ static web_log_t *log_slot(el_web_t *w) {
   return e;
 }
 
-void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
-  size_t n;
-  const el_tm_log_t *l = el_tm_batch_logs(b, &n);
-  for (size_t k = 0; k < n; k++) {
+/* The log records [first, first + n) of a group of session sess. */
+static void logs_group(el_web_t *w, const el_tm_log_t *l, size_t first,
+                       size_t n, uint64_t sess) {
+  bool current = threads_session(w, sess);
+  for (size_t k = first; k < first + n; k++) {
     const el_tm_log_t *r = &l[k];
     double t =
         (double)(r->time_unix_ns ? r->time_unix_ns : r->observed_unix_ns) / 1e6;
@@ -293,7 +339,7 @@ void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
       el_free(kind);
       continue;
     }
-    if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0)
+    if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0 && current)
       thread_label(w, tid, body);
     if (kind && !strcmp(kind, "UserMarker")) marker_add(w, t, body);
     web_log_t *e = log_slot(w);
@@ -305,14 +351,68 @@ void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
   }
 }
 
+/* The records [*first, *first + *n) of group g, clipped to nrec; its
+ * session (0 for the host resource). */
+static uint64_t group_range(const el_tm_rgroup_t *g, size_t nrec, size_t *first,
+                            size_t *n) {
+  *first = g->first < nrec ? g->first : nrec;
+  *n = g->n < nrec - *first ? g->n : nrec - *first;
+  return g->resource ? g->resource->session : 0;
+}
+
+void web_events_logs(el_web_t *w, const el_tm_batch_t *b) {
+  size_t nrec;
+  const el_tm_log_t *l = el_tm_batch_logs(b, &nrec);
+  size_t ng, first, n;
+  const el_tm_rgroup_t *g = el_tm_batch_groups(b, &ng);
+  for (size_t gi = 0; gi < ng; gi++) {
+    uint64_t sess = group_range(&g[gi], nrec, &first, &n);
+    logs_group(w, l, first, n, sess);
+  }
+}
+
 /* Span names of the trace processors (lua/eventlog_live/processors/
  * capability.lua, src/host/lua_analysis.c): "<prefix>ThreadState
  * Running|Blocked" with attributes thread, capability, status;
  * "<prefix>CapabilityUsage GC|Mutator" with capability, user. */
-void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
-  size_t n;
-  const el_tm_span_t *sp = el_tm_batch_spans(b, &n);
-  for (size_t k = 0; k < n; k++) {
+/* A GC pause (Unix ms, duration ms) into the ring; one that leaves the
+ * ring stays among the WEB_PAUSES_TOP longest (a min-heap) when it is
+ * one of them, else it is counted in pauses_forgotten. */
+static void pause_add(el_web_t *w, web_point_t p) {
+  if (w->npauses < WEB_PAUSES_MAX) {
+    w->pauses[(w->hpauses + w->npauses++) % WEB_PAUSES_MAX] = p;
+    return;
+  }
+  web_point_t out = w->pauses[w->hpauses];
+  w->pauses[w->hpauses] = p;
+  w->hpauses = (w->hpauses + 1) % WEB_PAUSES_MAX;
+  web_point_t *h = w->pauses_top;
+  size_t n = w->npauses_top, k;
+  if (n < WEB_PAUSES_TOP) { /* sift up */
+    for (k = w->npauses_top++; k > 0 && h[(k - 1) / 2].v > out.v;
+         k = (k - 1) / 2)
+      h[k] = h[(k - 1) / 2];
+    h[k] = out;
+    return;
+  }
+  w->pauses_forgotten++;
+  if (!(out.v > h[0].v)) return;
+  for (k = 0;;) { /* replace the shortest, sift down */
+    size_t c = 2 * k + 1;
+    if (c >= n) break;
+    if (c + 1 < n && h[c + 1].v < h[c].v) c++;
+    if (h[c].v >= out.v) break;
+    h[k] = h[c];
+    k = c;
+  }
+  h[k] = out;
+}
+
+/* The spans [first, first + n) of a group of session sess. */
+static void spans_group(el_web_t *w, const el_tm_span_t *sp, size_t first,
+                        size_t n, uint64_t sess) {
+  bool current = threads_session(w, sess);
+  for (size_t k = first; k < first + n; k++) {
     const el_tm_span_t *s = &sp[k];
     const char *name = s->name ? s->name : "";
     size_t len = strlen(name);
@@ -324,19 +424,22 @@ void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
       attr_int(attr_find(s->attrs, s->nattrs, "capability"), &cap);
       usage_span(&w->usage, gc, cap, a, e);
     }
-    if (gc) {
-      web_point_t p = {e, e >= a ? e - a : 0};
-      if (w->npauses < WEB_PAUSES_MAX) {
-        w->pauses[(w->hpauses + w->npauses++) % WEB_PAUSES_MAX] = p;
-      } else {
-        w->pauses[w->hpauses] = p;
-        w->hpauses = (w->hpauses + 1) % WEB_PAUSES_MAX;
-      }
-    }
+    if (gc) pause_add(w, (web_point_t){e, e >= a ? e - a : 0});
+    if (!current) continue;
     if (ends_with(name, len, "ThreadState Running"))
       thread_span(w, s, true);
     else if (ends_with(name, len, "ThreadState Blocked"))
       thread_span(w, s, false);
+  }
+}
+
+void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
+  size_t nrec, ng, first, n;
+  const el_tm_span_t *sp = el_tm_batch_spans(b, &nrec);
+  const el_tm_rgroup_t *g = el_tm_batch_groups(b, &ng);
+  for (size_t gi = 0; gi < ng; gi++) {
+    uint64_t sess = group_range(&g[gi], nrec, &first, &n);
+    spans_group(w, sp, first, n, sess);
   }
   threads_age(w, false);
 }
@@ -360,6 +463,9 @@ void web_events_clear(el_web_t *w) {
   w->nthreads = w->capthreads = 0;
   el_map_free(&w->thidx);
   memset(&w->thother, 0, sizeof w->thother);
+  w->th_session = 0;
+  w->npauses = w->hpauses = w->npauses_top = 0;
+  w->pauses_forgotten = 0;
   memset(w->thgone, 0, sizeof w->thgone);
   for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
     el_free(w->thlab[k].label);
@@ -369,6 +475,33 @@ void web_events_clear(el_web_t *w) {
 }
 
 /* {====== /api/data ======} */
+
+static int cmp_pause_t(const void *a, const void *b) {
+  const web_point_t *x = a, *y = b;
+  return (x->t_ms > y->t_ms) - (x->t_ms < y->t_ms);
+}
+
+/* "gc_pauses": the longest of those that left the ring (older than the
+ * ring's), then the ring, in time order; "gc_pauses_forgotten". */
+static void json_pauses(const el_web_t *w, el_buf_t *b) {
+  web_point_t top[WEB_PAUSES_TOP];
+  memcpy(top, w->pauses_top, w->npauses_top * sizeof top[0]);
+  qsort(top, w->npauses_top, sizeof top[0], cmp_pause_t);
+  el_buf_puts(b, ",\"gc_pauses\":[");
+  for (size_t k = 0; k < w->npauses_top + w->npauses; k++) {
+    const web_point_t *p =
+        k < w->npauses_top
+            ? &top[k]
+            : &w->pauses[(w->hpauses + k - w->npauses_top) % WEB_PAUSES_MAX];
+    el_buf_puts(b, k ? ",[" : "[");
+    web_put_num(b, p->t_ms);
+    el_buf_puts(b, ",");
+    web_put_num(b, p->v);
+    el_buf_puts(b, "]");
+  }
+  el_buf_printf(b, "],\"gc_pauses_forgotten\":%llu",
+                (unsigned long long)w->pauses_forgotten);
+}
 
 static void json_logs(const el_web_t *w, el_buf_t *b) {
   el_buf_puts(b, ",\"logs\":[");
@@ -392,16 +525,8 @@ static void json_logs(const el_web_t *w, el_buf_t *b) {
     web_put_json_cstr(b, m->body ? m->body : "");
     el_buf_puts(b, "]");
   }
-  el_buf_puts(b, "],\"gc_pauses\":[");
-  for (size_t k = 0; k < w->npauses; k++) {
-    const web_point_t *p = &w->pauses[(w->hpauses + k) % WEB_PAUSES_MAX];
-    el_buf_puts(b, k ? ",[" : "[");
-    web_put_num(b, p->t_ms);
-    el_buf_puts(b, ",");
-    web_put_num(b, p->v);
-    el_buf_puts(b, "]");
-  }
   el_buf_puts(b, "]");
+  json_pauses(w, b);
 }
 
 static void json_threads(const el_web_t *w, el_buf_t *b) {
@@ -415,7 +540,8 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
     web_put_json_cstr(b, t->state);
     el_buf_puts(b, ",\"status\":");
     web_put_json_cstr(b, t->status);
-    el_buf_printf(b, ",\"cap\":%lld,\"t\":", (long long)t->cap);
+    el_buf_printf(b, ",\"cap\":%lld,\"session\":%llu,\"t\":", (long long)t->cap,
+                  (unsigned long long)t->session);
     web_put_num(b, t->t_ms);
     el_buf_puts(b, ",\"running_ms\":");
     web_put_num(b, t->running_ms);
@@ -423,10 +549,12 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
   }
   el_buf_printf(b,
                 "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
-                "\"late_labels\":%llu,\"running_ms\":",
+                "\"late_labels\":%llu,\"late_session\":%llu,"
+                "\"running_ms\":",
                 (unsigned long long)w->thother.threads,
                 (unsigned long long)w->thother.finished,
-                (unsigned long long)w->thother.late_labels);
+                (unsigned long long)w->thother.late_labels,
+                (unsigned long long)w->thother.late_session);
   web_put_num(b, w->thother.running_ms);
   el_buf_puts(b, "}");
 }

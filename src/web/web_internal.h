@@ -22,6 +22,8 @@
 #define WEB_LOGS_MAX 500
 #define WEB_MARKERS_MAX 2000
 #define WEB_PAUSES_MAX 2000
+/* GC pauses that left the ring: the longest ones are kept besides. */
+#define WEB_PAUSES_TOP 100
 #define WEB_THREADS_MAX 500
 /* Ids of threads that left the table, remembered (lossily, by hash) so
  * that a late label does not bring one back as a row of unknown state. */
@@ -63,6 +65,11 @@ typedef struct web_series_s {
   double start_ms; /* a cumulative sum's first point: when its count
                        began (the point's start time: the program's
                        start), Unix ms; 0 = unknown or not a sum */
+  char *plab; /* its point labels, serialized (web_store.c) */
+  size_t nplab;
+  uint64_t session; /* eventlog session of its points (resource's) */
+  bool stale;       /* a newer session has a series of this key: left
+                       out of /metrics, the page ends it here */
 } web_series_t;
 
 typedef struct web_family_s {
@@ -98,6 +105,7 @@ typedef struct web_thread_s {
   int64_t cap;       /* -1 = unknown */
   double t_ms;       /* when it entered state (span end) */
   double running_ms; /* Running span time seen (activity) */
+  uint64_t session;  /* eventlog session of the thread (its spans') */
 } web_thread_t;
 
 /* Threads that left the table (finished and aged, or least active when
@@ -105,6 +113,8 @@ typedef struct web_thread_s {
 typedef struct web_thread_other_s {
   uint64_t threads, finished;
   uint64_t late_labels; /* labels of threads that had left */
+  /* thread records of a session after the next one began (not applied) */
+  uint64_t late_session;
   double running_ms;
 } web_thread_other_t;
 
@@ -132,6 +142,11 @@ struct el_web_s {
   web_family_t **fam;
   size_t nfam, capfam;
   uint64_t tick; /* points stored so far (series LRU clock) */
+  /* the newest session whose metrics came, its resource labels
+   * (serialized, web_store.c) */
+  uint64_t key_session;
+  char *key_rlab;
+  size_t key_nrlab;
   /* logs, markers, threads, pauses (rings: head = oldest) */
   web_log_t logs[WEB_LOGS_MAX];
   size_t nlogs, hlogs;
@@ -139,6 +154,10 @@ struct el_web_s {
   size_t nmarkers, hmarkers;
   web_point_t pauses[WEB_PAUSES_MAX]; /* t_ms, duration ms */
   size_t npauses, hpauses;
+  web_point_t pauses_top[WEB_PAUSES_TOP]; /* min-heap by duration of the
+                                             longest that left the ring */
+  size_t npauses_top;
+  uint64_t pauses_forgotten; /* left the ring, not among the longest */
   web_thread_t *threads;
   size_t nthreads, capthreads;
   el_map_t thidx; /* thread id -> index in threads */
@@ -150,9 +169,11 @@ struct el_web_s {
     char *label; /* NULL = empty slot */
   } thlab[WEB_THREAD_LABELS];
   double th_newest_ms; /* newest thread-state span end */
+  uint64_t th_session; /* session of the indexed (current) threads */
   web_usage_t usage;
   /* counters */
   uint64_t batches, points, dropped_series, evicted_series, scrapes;
+  uint64_t rekeyed_series; /* series moved to a corrected resource */
 };
 
 /* {====== text (web_text.c) ======} */

@@ -36,6 +36,8 @@ typedef struct ranked_s {
   double act;
   size_t i;          /* index in f->s */
   const char *group; /* its group_json */
+  uint64_t session;  /* its session: groups do not mix sessions */
+  bool stale;
 } ranked_t;
 
 /* Most active first (then in store order). */
@@ -45,15 +47,17 @@ static int cmp_active(const void *a, const void *b) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
-/* By group, then in store order. */
+/* By group and session, then in store order. */
 static int cmp_group(const void *a, const void *b) {
   const ranked_t *x = a, *y = b;
   int c = strcmp(x->group ? x->group : "", y->group ? y->group : "");
+  if (!c) c = (x->session > y->session) - (x->session < y->session);
   return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 static bool same_group(const ranked_t *x, const ranked_t *y) {
-  return !strcmp(x->group ? x->group : "", y->group ? y->group : "");
+  return x->session == y->session &&
+         !strcmp(x->group ? x->group : "", y->group ? y->group : "");
 }
 
 /* [t_ms, v], or [t_ms, v, start_ms] when start_ms > 0. */
@@ -75,7 +79,8 @@ static void put_point(el_buf_t *b, bool first, const web_point_t *p,
 static void json_series(el_buf_t *b, const web_series_t *s, size_t per) {
   el_buf_puts(b, "{\"attrs\":");
   el_buf_puts(b, s->attrs_json ? s->attrs_json : "{}");
-  el_buf_puts(b, ",\"points\":[");
+  el_buf_printf(b, ",\"session\":%llu,\"stale\":%s,\"points\":[",
+                (unsigned long long)s->session, s->stale ? "true" : "false");
   size_t j0 = first_sent(s, per);
   bool first_kept = j0 == 0 && s->pushed == s->npts;
   for (size_t j = j0; j < s->npts; j++)
@@ -141,7 +146,10 @@ static void json_other(el_buf_t *b, const web_family_t *f, const ranked_t *g,
     el_buf_put(b, grp, gl - 1), el_buf_puts(b, ",");
   else
     el_buf_puts(b, "{");
-  el_buf_printf(b, "\"other\":%zu},\"points\":[", n);
+  bool stale = true;
+  for (size_t k = 0; k < n; k++) stale = stale && g[k].stale;
+  el_buf_printf(b, "\"other\":%zu},\"session\":%llu,\"stale\":%s,\"points\":[",
+                n, (unsigned long long)g[0].session, stale ? "true" : "false");
   if (!group_points(b, f, g, n, per)) b->oom = true; /* an error answer */
   el_buf_puts(b, "]}");
 }
@@ -155,7 +163,8 @@ static void json_family_series(el_buf_t *b, const web_family_t *f, size_t per) {
     return;
   }
   for (size_t i = 0; i < f->n; i++)
-    rk[i] = (ranked_t){activity(f, f->s[i]), i, f->s[i]->group_json};
+    rk[i] = (ranked_t){activity(f, f->s[i]), i, f->s[i]->group_json,
+                       f->s[i]->session, f->s[i]->stale};
   size_t top = f->n;
   if (f->n > WEB_JSON_SERIES) {
     qsort(rk, f->n, sizeof *rk, cmp_active);
@@ -208,11 +217,12 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
   web_put_num(b, web_now_ms());
   el_buf_printf(b,
                 ",\"stats\":{\"batches\":%llu,\"points\":%llu,"
-                "\"dropped_series\":%llu,\"evicted_series\":%llu},"
-                "\"metrics\":[",
+                "\"dropped_series\":%llu,\"evicted_series\":%llu,"
+                "\"rekeyed_series\":%llu},\"metrics\":[",
                 (unsigned long long)w->batches, (unsigned long long)w->points,
                 (unsigned long long)w->dropped_series,
-                (unsigned long long)w->evicted_series);
+                (unsigned long long)w->evicted_series,
+                (unsigned long long)w->rekeyed_series);
   for (size_t k = 0; k < w->nfam; k++) {
     if (k) el_buf_puts(b, ",");
     json_family(b, w->fam[k], per);

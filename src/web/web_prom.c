@@ -29,7 +29,7 @@ void web_model_prom(el_web_t *w, bool om, el_buf_t *out) {
                   counter ? "counter" : "gauge");
     for (size_t i = 0; i < f->n; i++) {
       web_series_t *s = f->s[i];
-      if (!s->has) continue;
+      if (!s->has || s->stale) continue;
       if (s->is_int)
         snprintf(num, sizeof num, "%lld", (long long)s->ival);
       else

@@ -8,6 +8,7 @@
  * per family (a full family forgets its least recently updated series),
  * WEB_POINTS_PER_SERIES points per series. Thread: the loop thread, under
  * el_web_t.mu. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,94 @@ static bool attr_dropped(const char *key, bool gauge) {
          (gauge && !strcmp(key, "evCap"));
 }
 
-typedef struct label_s {
+/* {====== label lists ======}
+ *
+ * A series key is rendered from two label lists: the resource's (its
+ * attributes, job, instance, otel_scope_*), built once per resource
+ * group, and the point's, kept with the series so that the key can be
+ * rendered again when its session's resource is corrected (series_rekey).
+ * A list is serialized: per label the value's length (uint32_t, host
+ * order), the sanitized name NUL-terminated, then the value's bytes
+ * (unescaped). Empty values are left out, as the collector leaves out
+ * empty labels. */
+
+static void lab_add(el_buf_t *l, const char *key, const char *v, size_t vlen) {
+  if (!vlen) return;
   char name[128];
-  size_t voff, vlen; /* value in the scratch buffer */
-  size_t idx;        /* order of addition: resource, then point */
+  el_web_prom_label(key, name, sizeof name);
+  uint32_t n = vlen > UINT32_MAX ? UINT32_MAX : (uint32_t)vlen;
+  el_buf_put(l, &n, sizeof n);
+  el_buf_put(l, name, strlen(name) + 1);
+  el_buf_put(l, v, n);
+}
+
+static void lab_add_attr(el_buf_t *l, const el_tm_attr_t *a, el_buf_t *tmp) {
+  el_buf_reset(tmp);
+  web_attr_value(a, tmp);
+  if (tmp->oom)
+    l->oom = true;
+  else
+    lab_add(l, a->key, tmp->p, tmp->len);
+}
+
+/* The resource's labels into l: its attributes, job =
+ * service.namespace/service.name, instance = service.instance.id,
+ * otel_scope_name/version. res may be NULL. */
+static void res_labels(const el_tm_resource_t *res, const char *scope,
+                       const char *scope_version, el_buf_t *l, el_buf_t *tmp) {
+  el_buf_reset(l);
+  bool estimated = false;
+  const char *svc = NULL, *ns = NULL, *inst = NULL;
+  size_t svcn = 0, nsn = 0, instn = 0;
+  for (size_t k = 0; res && k < res->nattrs; k++) {
+    const el_tm_attr_t *a = &res->attrs[k];
+    /* Marks estimated times (docs/differences.md); as a label it would
+     * split every series when the session's exact clock arrives. */
+    if (!strcmp(a->key, "eventlog_live.clock")) {
+      estimated = true;
+      continue;
+    }
+    if (a->type == EL_TM_STR) {
+      if (!strcmp(a->key, "service.name")) svc = a->v.s.p, svcn = a->v.s.len;
+      if (!strcmp(a->key, "service.namespace")) ns = a->v.s.p, nsn = a->v.s.len;
+      if (!strcmp(a->key, "service.instance.id"))
+        inst = a->v.s.p, instn = a->v.s.len;
+    }
+    lab_add_attr(l, a, tmp);
+  }
+  if (svcn) {
+    el_buf_reset(tmp);
+    if (nsn) {
+      el_buf_put(tmp, ns, nsn);
+      el_buf_puts(tmp, "/");
+    }
+    el_buf_put(tmp, svc, svcn);
+    if (tmp->oom) l->oom = true;
+    lab_add(l, "job", tmp->p, tmp->oom ? 0 : tmp->len);
+  }
+  if (instn) lab_add(l, "instance", inst, instn);
+  if (scope && *scope) lab_add(l, "otel_scope_name", scope, strlen(scope));
+  if (scope_version && *scope_version)
+    lab_add(l, "otel_scope_version", scope_version, strlen(scope_version));
+  /* Not a label: the last byte tells whether the times were estimated
+   * (session_labels compares it; lab_parse stops before it). */
+  el_buf_put(l, estimated ? "e" : "x", 1);
+}
+
+/* The point's labels into l (after the demo collector's drops). */
+static void point_labels(const el_tm_point_t *p, bool gauge, el_buf_t *l,
+                         el_buf_t *tmp) {
+  el_buf_reset(l);
+  for (size_t k = 0; k < p->nattrs; k++)
+    if (!attr_dropped(p->attrs[k].key, gauge))
+      lab_add_attr(l, &p->attrs[k], tmp);
+}
+
+typedef struct label_s {
+  const char *name;
+  const char *val;
+  size_t vlen;
+  size_t idx; /* order of addition: resource, then point */
 } label_t;
 
 /* By name, then in attribute order (colliding names join in that order). */
@@ -40,63 +125,34 @@ static int label_cmp(const void *a, const void *b) {
 
 #define MAX_LABELS 128
 
-/* Render the series key: {name="value",...} sorted by name, duplicates
- * (after sanitizing) joined with ';' as the collector does. Resource
- * attributes become labels, job = service.namespace/service.name,
- * instance = service.instance.id, otel_scope_name/version. */
-static void render_key(const el_tm_resource_t *res, const char *scope,
-                       const char *scope_version, const el_tm_point_t *p,
-                       bool gauge, el_buf_t *key, el_buf_t *scratch) {
+/* Append the labels of the serialized list p[0..len) to lab[n..); returns
+ * the new count (at most MAX_LABELS). */
+static size_t lab_parse(const char *p, size_t len, label_t *lab, size_t n) {
+  size_t off = 0;
+  while (p && n < MAX_LABELS && off + sizeof(uint32_t) + 1 < len) {
+    uint32_t vl;
+    memcpy(&vl, p + off, sizeof vl);
+    off += sizeof vl;
+    const char *name = p + off;
+    const char *nul = memchr(name, 0, len - off);
+    if (!nul) break;
+    off += (size_t)(nul - name) + 1;
+    if (vl > len - off) break;
+    lab[n] = (label_t){name, p + off, vl, n};
+    n++;
+    off += vl;
+  }
+  return n;
+}
+
+/* Render the series key of the resource labels rl and the point labels
+ * pl: {name="value",...} sorted by name, duplicates (after sanitizing)
+ * joined with ';' as the collector does. */
+static void render_key(const el_buf_t *rl, const char *pl, size_t npl,
+                       el_buf_t *key) {
   label_t lab[MAX_LABELS];
-  size_t n = 0;
-  el_buf_reset(scratch);
-  const char *svc = NULL, *ns = NULL, *inst = NULL;
-  size_t svcn = 0, nsn = 0, instn = 0;
-#define ADD(nm, fill)                                           \
-  do {                                                          \
-    if (n < MAX_LABELS) {                                       \
-      size_t off_ = scratch->len;                               \
-      fill;                                                     \
-      if (scratch->len > off_) {                                \
-        lab[n].voff = off_;                                     \
-        lab[n].vlen = scratch->len - off_;                      \
-        lab[n].idx = n;                                         \
-        el_web_prom_label(nm, lab[n].name, sizeof lab[n].name); \
-        n++;                                                    \
-      }                                                         \
-    }                                                           \
-  } while (0)
-  for (size_t k = 0; res && k < res->nattrs; k++) {
-    const el_tm_attr_t *a = &res->attrs[k];
-    /* Marks estimated times (docs/differences.md); as a label it would
-     * split every series when the session's exact clock arrives. */
-    if (!strcmp(a->key, "eventlog_live.clock")) continue;
-    if (a->type == EL_TM_STR) {
-      if (!strcmp(a->key, "service.name")) svc = a->v.s.p, svcn = a->v.s.len;
-      if (!strcmp(a->key, "service.namespace")) ns = a->v.s.p, nsn = a->v.s.len;
-      if (!strcmp(a->key, "service.instance.id"))
-        inst = a->v.s.p, instn = a->v.s.len;
-    }
-    ADD(a->key, web_attr_value(a, scratch));
-  }
-  if (svcn) {
-    ADD("job", {
-      if (nsn) {
-        el_buf_put(scratch, ns, nsn);
-        el_buf_puts(scratch, "/");
-      }
-      el_buf_put(scratch, svc, svcn);
-    });
-  }
-  if (instn) ADD("instance", el_buf_put(scratch, inst, instn));
-  if (scope && *scope) ADD("otel_scope_name", el_buf_puts(scratch, scope));
-  if (scope_version && *scope_version)
-    ADD("otel_scope_version", el_buf_puts(scratch, scope_version));
-  for (size_t k = 0; k < p->nattrs; k++) {
-    if (attr_dropped(p->attrs[k].key, gauge)) continue;
-    ADD(p->attrs[k].key, web_attr_value(&p->attrs[k], scratch));
-  }
-#undef ADD
+  size_t n = lab_parse(rl->p, rl->len, lab, 0);
+  n = lab_parse(pl, npl, lab, n);
   qsort(lab, n, sizeof lab[0], label_cmp);
   el_buf_reset(key);
   if (n == 0) {
@@ -114,8 +170,7 @@ static void render_key(const el_tm_resource_t *res, const char *scope,
       el_buf_puts(key, lab[k].name);
       el_buf_puts(key, "=\"");
     }
-    if (!scratch->oom)
-      web_put_esc(key, scratch->p + lab[k].voff, lab[k].vlen, WEB_ESC_PROM);
+    web_put_esc(key, lab[k].val, lab[k].vlen, WEB_ESC_PROM);
     el_buf_puts(key, "\"");
   }
   el_buf_puts(key, "}");
@@ -158,6 +213,7 @@ static void series_free(web_series_t *s) {
   el_free(s->key);
   el_free(s->attrs_json);
   el_free(s->group_json);
+  el_free(s->plab);
   el_free(s->pts);
   el_free(s);
 }
@@ -238,40 +294,161 @@ static bool family_evict(el_web_t *w, web_family_t *f) {
   return j < WEB_SERIES_PER_METRIC;
 }
 
+/* The series of f with key k[0..n) (hash h) from session sess. */
 static web_series_t *series_find(web_family_t *f, const char *k, size_t n,
-                                 uint64_t h) {
+                                 uint64_t h, uint64_t sess) {
   size_t pos;
   for (uint32_t i = el_map_first(&f->idx, h, &pos); i != EL_MAP_NONE;
-       i = el_map_next(&f->idx, h, &pos))
-    if (!strcmp(f->s[i]->key, k) && strlen(f->s[i]->key) == n) return f->s[i];
+       i = el_map_next(&f->idx, h, &pos)) {
+    const web_series_t *c = f->s[i];
+    if (c->session == sess && strlen(c->key) == n && !memcmp(c->key, k, n))
+      return f->s[i];
+  }
   return NULL;
 }
 
+/* A new series s of key k takes over from the other sessions' series of
+ * that key: older sessions' series become stale (left out of /metrics,
+ * kept for the page until evicted), a newer session's makes s stale. A
+ * new (fresh) delta sum's running value carries over (the collector keeps
+ * adding). */
+static void series_succeed(web_family_t *f, web_series_t *s, bool fresh) {
+  size_t pos;
+  web_series_t *prev = NULL;
+  for (uint32_t i = el_map_first(&f->idx, s->hash, &pos); i != EL_MAP_NONE;
+       i = el_map_next(&f->idx, s->hash, &pos)) {
+    web_series_t *c = f->s[i];
+    if (c == s || strcmp(c->key, s->key)) continue;
+    if (c->session < s->session)
+      c->stale = true;
+    else
+      s->stale = true;
+    if (!prev || c->session > prev->session) prev = c;
+  }
+  if (fresh && prev && !s->stale && f->sum && f->delta && prev->has) {
+    s->has = true;
+    s->is_int = prev->is_int;
+    s->ival = prev->ival;
+    s->dval = prev->dval;
+  }
+}
+
+static web_series_t *series_new(el_web_t *w, web_family_t *f,
+                                const el_buf_t *key, const el_buf_t *pl,
+                                const el_tm_point_t *p) {
+  web_series_t *s = el_calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->key = el_strndup(key->p ? key->p : "", key->len);
+  s->plab = el_malloc(pl->len ? pl->len : 1);
+  if (s->plab && pl->len) memcpy(s->plab, pl->p, pl->len);
+  s->nplab = pl->len;
+  if (w->view) {
+    s->attrs_json = attrs_json(p, !f->sum, false);
+    s->group_json = attrs_json(p, !f->sum, true);
+  }
+  if (!s->key || !s->plab || (w->view && (!s->attrs_json || !s->group_json))) {
+    series_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* The series of key (point labels pl) from session sess; a new one when
+ * none, NULL when out of memory or the family is full and cannot evict. */
 static web_series_t *series_get(el_web_t *w, web_family_t *f,
-                                const el_buf_t *key, const el_tm_point_t *p) {
+                                const el_buf_t *key, const el_buf_t *pl,
+                                uint64_t sess, const el_tm_point_t *p) {
   const char *k = key->p ? key->p : "";
   uint64_t h = el_hash_bytes(k, key->len, 0);
-  web_series_t *s = series_find(f, k, key->len, h);
+  web_series_t *s = series_find(f, k, key->len, h, sess);
   if (s) return s;
   if (f->n >= WEB_SERIES_PER_METRIC && !family_evict(w, f)) return NULL;
   if (el_grow(&f->s, &f->cap, f->n + 1, sizeof *f->s) < 0 ||
       el_map_reserve(&f->idx, WEB_SERIES_PER_METRIC + 1) < 0)
     return NULL;
-  s = el_calloc(1, sizeof *s);
+  s = series_new(w, f, key, pl, p);
   if (!s) return NULL;
-  s->key = el_strndup(k, key->len);
-  if (w->view) {
-    s->attrs_json = attrs_json(p, !f->sum, false);
-    s->group_json = attrs_json(p, !f->sum, true);
-  }
-  if (!s->key || (w->view && (!s->attrs_json || !s->group_json))) {
-    series_free(s);
-    return NULL;
-  }
   s->hash = h;
+  s->session = sess;
   el_map_add(&f->idx, h, (uint32_t)f->n); /* reserved above */
   f->s[f->n++] = s;
+  series_succeed(f, s, true);
   return s;
+}
+
+/* After keys changed: index f again. A series whose new key another
+ * series of its session has already is forgotten (counted in
+ * evicted_series); of two sessions' series with one key the older
+ * becomes stale. */
+static void family_reindex(el_web_t *w, web_family_t *f) {
+  el_map_clear(&f->idx);
+  size_t j = 0;
+  for (size_t i = 0; i < f->n; i++) {
+    web_series_t *s = f->s[i];
+    if (series_find(f, s->key, strlen(s->key), s->hash, s->session)) {
+      series_free(s);
+      w->evicted_series++;
+      continue;
+    }
+    f->s[j] = s;
+    el_map_add(&f->idx, s->hash, (uint32_t)j); /* the index keeps room */
+    j++;
+    series_succeed(f, s, false);
+  }
+  f->n = j;
+}
+
+/* Session sess's resource labels became rl (the pid and arguments of a
+ * GHC 9.0 program arrive with its global buffer at exit, and its exact
+ * clock with them): every series of that session gets the key it has
+ * under rl, keeping its values and points, so that a label set has one
+ * continuous series (docs/web.md "Sessions"), counted in
+ * w->rekeyed_series. The out-of-order guard starts again: times before
+ * were estimated when the clock came with the correction. */
+static void series_rekey(el_web_t *w, uint64_t sess, const el_buf_t *rl,
+                         el_buf_t *key) {
+  for (size_t k = 0; k < w->nfam; k++) {
+    web_family_t *f = w->fam[k];
+    bool changed = false;
+    for (size_t i = 0; i < f->n; i++) {
+      web_series_t *s = f->s[i];
+      if (s->session != sess) continue;
+      s->t = 0;
+      render_key(rl, s->plab, s->nplab, key);
+      if (key->oom || (strlen(s->key) == key->len &&
+                       !memcmp(s->key, key->p ? key->p : "", key->len)))
+        continue;
+      char *nk = el_strndup(key->p ? key->p : "", key->len);
+      if (!nk) continue; /* keeps its old key */
+      el_free(s->key);
+      s->key = nk;
+      s->hash = el_hash_bytes(nk, key->len, 0);
+      s->stale = false;
+      w->rekeyed_series++;
+      changed = true;
+    }
+    if (changed) family_reindex(w, f);
+  }
+}
+
+/* The resource labels rl of a group of session sess: the newest session's
+ * labels are remembered; when they change within the session, its series
+ * are re-keyed. Returns false when out of memory (rl not adopted). */
+static bool session_labels(el_web_t *w, uint64_t sess, const el_buf_t *rl,
+                           el_buf_t *key) {
+  if (!sess || sess < w->key_session) return true;
+  if (sess == w->key_session && rl->len == w->key_nrlab &&
+      (!rl->len || !memcmp(rl->p, w->key_rlab, rl->len)))
+    return true;
+  char *copy = el_malloc(rl->len ? rl->len : 1);
+  if (!copy) return false;
+  if (rl->len) memcpy(copy, rl->p, rl->len);
+  if (sess == w->key_session) series_rekey(w, sess, rl, key);
+  el_free(w->key_rlab);
+  w->key_rlab = copy;
+  w->key_nrlab = rl->len;
+  w->key_session = sess;
+  return true;
 }
 
 static void ring_push(web_point_t *a, size_t cap, size_t *n, size_t *head,
@@ -324,26 +501,27 @@ static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
   s->pushed++;
 }
 
-/* The points of metric mt (resource group g) into their series. */
-static void store_metric(el_web_t *w, const el_tm_rgroup_t *g,
+/* The points of metric mt (resource labels rl, session sess) into their
+ * series. */
+static void store_metric(el_web_t *w, const el_buf_t *rl, uint64_t sess,
                          const el_tm_metric_t *mt, const el_tm_batch_t *b,
-                         el_buf_t *key, el_buf_t *scratch) {
+                         el_buf_t *bufs) {
+  el_buf_t *key = &bufs[0], *pl = &bufs[1], *tmp = &bufs[2];
   size_t np;
   const el_tm_point_t *pts = el_tm_batch_points(b, &np);
-  const char *scope = el_tm_batch_scope_name(b);
-  const char *scope_v = el_tm_batch_scope_version(b);
   web_family_t *f = family_get(w, &mt->desc);
   if (!f) {
     w->dropped_series += mt->n;
     return;
   }
   for (size_t pi = mt->first; pi < mt->first + mt->n && pi < np; pi++) {
-    render_key(g->resource, scope, scope_v, &pts[pi], !f->sum, key, scratch);
-    if (key->oom || scratch->oom) {
+    point_labels(&pts[pi], !f->sum, pl, tmp);
+    render_key(rl, pl->p, pl->len, key);
+    if (key->oom || pl->oom || rl->oom) {
       w->dropped_series++;
       continue;
     }
-    web_series_t *s = series_get(w, f, key, &pts[pi]);
+    web_series_t *s = series_get(w, f, key, pl, sess, &pts[pi]);
     if (s)
       series_store(w, f, s, &pts[pi]);
     else
@@ -356,18 +534,24 @@ void web_store_metrics(el_web_t *w, const el_tm_batch_t *b) {
   size_t ng, nm;
   const el_tm_rgroup_t *g = el_tm_batch_groups(b, &ng);
   const el_tm_metric_t *m = el_tm_batch_metrics(b, &nm);
-  el_buf_t key = EL_BUF_INIT, scratch = EL_BUF_INIT;
+  /* resource labels, key, point labels, scratch */
+  el_buf_t rl = EL_BUF_INIT, bufs[3] = {EL_BUF_INIT, EL_BUF_INIT, EL_BUF_INIT};
   for (size_t gi = 0; gi < ng; gi++) {
+    const el_tm_resource_t *res = g[gi].resource;
+    uint64_t sess = res ? res->session : 0;
+    res_labels(res, el_tm_batch_scope_name(b), el_tm_batch_scope_version(b),
+               &rl, &bufs[2]);
+    if (!rl.oom && !session_labels(w, sess, &rl, &bufs[0])) rl.oom = true;
     for (size_t mi = g[gi].first; mi < g[gi].first + g[gi].n && mi < nm; mi++) {
       const el_tm_metric_t *mt = &m[mi];
       if (mt->desc.kind == EL_TM_SUM && !mt->desc.monotonic &&
           mt->desc.temporality == EL_TM_TEMP_DELTA)
         continue; /* the collector drops these */
-      store_metric(w, &g[gi], mt, b, &key, &scratch);
+      store_metric(w, &rl, sess, mt, b, bufs);
     }
   }
-  el_buf_free(&key);
-  el_buf_free(&scratch);
+  el_buf_free(&rl);
+  for (size_t k = 0; k < 3; k++) el_buf_free(&bufs[k]);
 }
 
 void web_store_clear(el_web_t *w) {
@@ -375,4 +559,8 @@ void web_store_clear(el_web_t *w) {
   el_free(w->fam);
   w->fam = NULL;
   w->nfam = w->capfam = 0;
+  el_free(w->key_rlab);
+  w->key_rlab = NULL;
+  w->key_nrlab = 0;
+  w->key_session = 0;
 }

@@ -295,6 +295,46 @@ static void test_resources_main_and_host(void **state) {
   el_tm_store_free(st);
 }
 
+/* el_tm_store_set_session: the main resource carries the session number
+ * from then on (kept by later attribute changes), attributes unchanged;
+ * records keep the session they were emitted under; the host resource
+ * has none. */
+static void test_resource_session(void **state) {
+  (void)state;
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 0xf);
+  el_tm_attr_t svc = str_attr("service.name", "oddball");
+  assert_int_equal(el_tm_store_set_resource(st, &svc), 0);
+  el_tm_log_t prog = {
+      .time_unix_ns = 3, .body = {"m", 1}, .severity_number = EL_TM_SEV_TRACE};
+  el_tm_log_t host = {.time_unix_ns = 1, .body = {"h", 1}, .host_log = true};
+  assert_int_equal(el_tm_log(st, &prog), 0); /* before any session */
+  assert_int_equal(el_tm_store_set_session(st, 1), 0);
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  el_tm_attr_t pid = int_attr("process.pid", 42);
+  assert_int_equal(el_tm_store_set_resource(st, &pid), 0);
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  assert_int_equal(el_tm_log(st, &host), 0);
+  assert_int_equal(el_tm_store_set_session(st, 2), 0);
+  assert_int_equal(el_tm_log(st, &prog), 0);
+  assert_int_equal(el_tm_store_set_session(NULL, 3), EL_EINVAL);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t ng;
+  const el_tm_rgroup_t *g = el_tm_batch_groups(c.got[0], &ng);
+  assert_int_equal(ng, 5);
+  assert_int_equal(g[0].resource->session, 0);
+  assert_int_equal(g[0].resource->nattrs, 1);
+  assert_int_equal(g[1].resource->session, 1);
+  assert_int_equal(g[1].resource->nattrs, 1);
+  assert_int_equal(g[2].resource->session, 1); /* corrected, same session */
+  assert_int_equal(g[2].resource->nattrs, 2);
+  assert_int_equal(g[3].resource->session, 0); /* the host's */
+  assert_int_equal(g[4].resource->session, 2);
+  assert_int_equal(g[4].resource->nattrs, 2); /* attributes kept */
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 static void test_copies_survive_buffer_reuse(void **state) {
   cap_t c = {0};
   el_tm_store_t *st = store_with(&c, 0xf);
@@ -593,6 +633,7 @@ int main(void) {
       cmocka_unit_test(test_refused_batch_counted_as_dropped),
       cmocka_unit_test(test_random_ids_not_zero),
       cmocka_unit_test(test_out_of_memory_sweep),
+      cmocka_unit_test(test_resource_session),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

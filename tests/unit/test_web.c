@@ -164,6 +164,62 @@ static void test_gauge_last_value_and_drops(void **state) {
   fix_free(f);
 }
 
+/* docs/web.md "Sessions": a session's series follow its corrected
+ * resource (one series, points kept); a new session's points of the same
+ * labels start a new series and the old one goes stale (not in /metrics). */
+static void test_sessions_rekey_and_cut(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_metric_desc_t d = {.name = "alloc",
+                           .unit = "By",
+                           .kind = EL_TM_SUM,
+                           .temporality = EL_TM_TEMP_CUMULATIVE,
+                           .monotonic = true};
+  el_tm_attr_t a[] = {{.key = "evCap", .type = EL_TM_INT, .v.i = 0}};
+  assert_int_equal(el_tm_store_set_session(f->st, 1), 0);
+  point(f, &d, a, 1, 1000000, 100);
+  el_tm_store_flush(f->st);
+  el_tm_attr_t pid = {.key = "process.pid", .type = EL_TM_INT, .v.i = 7};
+  assert_int_equal(el_tm_store_set_resource(f->st, &pid), 0);
+  point(f, &d, a, 1, 2000000, 300);
+  el_tm_store_flush(f->st);
+#define PID_LINE(v)                                                      \
+  "alloc_bytes_total{evCap=\"0\",job=\"svc\",otel_scope_name=\"scope\"," \
+  "otel_scope_version=\"1.2\",process_pid=\"7\",service_name=\"svc\"} " v "\n"
+  char *got = render(f, false);
+  assert_string_equal(got,
+                      "# TYPE alloc_bytes_total counter\n" PID_LINE("300"));
+  el_free(got);
+  el_buf_t b = EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "\"nseries\":1,"));
+  assert_non_null(strstr(b.p, "\"rekeyed_series\":1}"));
+  assert_non_null(strstr(b.p,
+                         "\"session\":1,\"stale\":false,"
+                         "\"points\":[[1,100],[2,300]]"));
+  el_free(b.p);
+  /* The next session of the same program (pid 7 again): a new series. */
+  assert_int_equal(el_tm_store_set_session(f->st, 2), 0);
+  point(f, &d, a, 1, 3000000, 50);
+  el_tm_store_flush(f->st);
+  got = render(f, false);
+  assert_string_equal(got, "# TYPE alloc_bytes_total counter\n" PID_LINE("50"));
+  el_free(got);
+  b = (el_buf_t)EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  assert_non_null(strstr(b.p, "\"nseries\":2,"));
+  assert_non_null(strstr(b.p,
+                         "\"session\":1,\"stale\":true,"
+                         "\"points\":[[1,100],[2,300]]"));
+  assert_non_null(
+      strstr(b.p, "\"session\":2,\"stale\":false,\"points\":[[3,50]]"));
+  el_free(b.p);
+#undef PID_LINE
+  fix_free(f);
+}
+
 static void test_counter_openmetrics_and_escaping(void **state) {
   (void)state;
   fix_t *f = fix_new(true);
@@ -245,7 +301,7 @@ static void test_logs_threads_spans(void **state) {
   assert_non_null(strstr(b.p,
                          "\"threads\":[{\"id\":4,\"label\":\"worker\","
                          "\"state\":\"Running\",\"status\":null,"
-                         "\"cap\":1,\"t\":8,\"running_ms\":0}]"));
+                         "\"cap\":1,\"session\":0,\"t\":8,\"running_ms\":0}]"));
   assert_non_null(strstr(b.p, "\"gc_pauses\":[[9.5,0.5]]"));
   el_free(b.p);
   fix_free(f);
@@ -335,14 +391,16 @@ static void test_thread_states(void **state) {
   el_buf_t b = EL_BUF_INIT;
   web_model_json(f->w, &b);
   assert_false(b.oom);
-  assert_non_null(strstr(b.p,
-                         "{\"id\":1,\"label\":null,\"state\":\"Finished\","
-                         "\"status\":\"ThreadFinished\",\"cap\":0,\"t\":3,"
-                         "\"running_ms\":2}"));
-  assert_non_null(strstr(b.p,
-                         "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
-                         "\"status\":\"BlockedOnMVar\",\"cap\":1,\"t\":2,"
-                         "\"running_ms\":1}"));
+  assert_non_null(
+      strstr(b.p,
+             "{\"id\":1,\"label\":null,\"state\":\"Finished\","
+             "\"status\":\"ThreadFinished\",\"cap\":0,\"session\":0,\"t\":3,"
+             "\"running_ms\":2}"));
+  assert_non_null(
+      strstr(b.p,
+             "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
+             "\"status\":\"BlockedOnMVar\",\"cap\":1,\"session\":0,\"t\":2,"
+             "\"running_ms\":1}"));
   el_free(b.p);
   fix_free(f);
 }
@@ -372,10 +430,12 @@ static void test_series_bounded(void **state) {
   assert_non_null(strstr(b.p, "\"nseries\":1850,"));
   assert_non_null(strstr(b.p,
                          "{\"attrs\":{\"cap\":\"0\",\"user\":\"2100\"},"
+                         "\"session\":0,\"stale\":false,"
                          "\"points\":[[0.001,2100]]}"));
   assert_null(strstr(b.p, "\"user\":\"2050\""));
   assert_non_null(strstr(b.p,
                          "{\"attrs\":{\"cap\":\"0\",\"other\":1800},"
+                         "\"session\":0,\"stale\":false,"
                          "\"points\":[[0.001,2070900]]}]"));
   el_free(b.p);
   fix_free(f);
@@ -526,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_label_names),
       cmocka_unit_test(test_gauge_last_value_and_drops),
       cmocka_unit_test(test_counter_openmetrics_and_escaping),
+      cmocka_unit_test(test_sessions_rekey_and_cut),
       cmocka_unit_test(test_logs_threads_spans),
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_usage_bins),
