@@ -196,6 +196,7 @@ static void set_diag(el_ev_decoder_t *d, int code, uint64_t off, int type,
   d->diag.code = code;
   d->diag.offset = off;
   d->diag.event_type = type;
+  d->diag.cut_event = 0;
   va_start(ap, fmt);
   vsnprintf(d->diag.msg, sizeof d->diag.msg, fmt, ap);
   va_end(ap);
@@ -1774,6 +1775,7 @@ static int truncated_event(el_ev_decoder_t *d) {
            "(%zu of %zu byte%s present)",
            tname(type, nm, sizeof nm), (unsigned long long)d->poff, d->plen,
            need, plural(need));
+  d->diag.cut_event = 1;
   d->plen = 0;
   return EL_ETRUNC;
 }

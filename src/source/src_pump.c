@@ -138,9 +138,10 @@ static void finish_session(pump_t *p, int at_end) {
     return;
   int rc = p->c->finish(p->c->ud);
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
-  if (rc == EL_ETRUNC && d && d->event_type >= 0) {
-    /* Cut inside an event: a program killed or exiting mid-write (on GHC
-     * 9.0 eventlog-socket cuts its last flush). Everything before it was
+  if (rc == EL_ETRUNC && d && d->cut_event) {
+    /* Cut inside an event, even inside its 2-byte type: a program killed
+     * or exiting mid-write (on GHC 9.0 eventlog-socket cuts its last
+     * flush anywhere). Everything before it was
      * delivered: no error (docs/eventlog.md, "Behaviour on bad input"). */
     p->res.truncated++;
     el_log(EL_LOG_WARN, "%s: %s; everything before it was processed",

@@ -183,3 +183,22 @@ for args in "show $LOG" "show --json $LOG" "stats $LOG" "show $T/cut.el" \
     || fail "$args > /dev/full: $(cat "$T/err")"
 done
 pass "a full disk on stdout is an error, with its reason"
+
+# 8. Cut 1 byte into an event, inside its 2-byte type (the real
+# eventlog-socket's last flush on GHC 9.0 can end anywhere): the daemon
+# warns that it was truncated and exits 0 like for any other cut event,
+# not "session ended early" with status 1. The cut event's offset comes
+# from stats' message on a longer cut.
+head -c 5000 "$LOG" > "$T/cut5000.el"
+at=$(timeout 30 "$EL_BIN" stats "$T/cut5000.el" 2>&1 >/dev/null |
+  sed -n 's/.*truncated inside an event, .*, at byte \([0-9]*\) .*/\1/p')
+[ -n "$at" ] || fail "no cut event found in the first 5000 bytes"
+head -c $((at + 1)) "$LOG" > "$T/cut1.el"
+rc=0
+OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+  timeout 60 "$(dirname "$EL_BIN")/eventlog-live-otelcol" \
+  --eventlog-file "$T/cut1.el" > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 0 ] && grep -q "truncated inside an event, unknown type, at byte $at (1 of" "$T/err" \
+  && ! grep -q 'session ended early' "$T/err" \
+  || fail "daemon on a cut inside an event's type: status $rc: $(cat "$T/err")"
+pass "a cut inside an event's type is a truncation warning (daemon exits 0)"

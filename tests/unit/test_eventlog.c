@@ -472,6 +472,7 @@ static void test_truncated_header_and_event(void **st) {
   assert_int_equal(el_ev_decoder_feed(d, b.b, 40), 0);
   assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
   assert_int_equal(g.headers, 0);
+  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 0);
   el_ev_decoder_free(d);
   /* Cut 3 bytes into E2 (RUN_THREAD at g_hdr_len + 24). */
   memset(&g, 0, sizeof g);
@@ -480,6 +481,18 @@ static void test_truncated_header_and_event(void **st) {
   assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
   assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
   assert_int_equal(el_ev_decoder_diag(d)->event_type, 1);
+  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
+  assert_int_equal(g.events, 1);
+  el_ev_decoder_free(d);
+  /* Cut 1 byte into E2: inside its 2-byte type, still a cut event (the
+   * real eventlog-socket's last flush can end there). */
+  memset(&g, 0, sizeof g);
+  d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, g_hdr_len + 25), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
+  assert_int_equal(el_ev_decoder_diag(d)->event_type, -1);
+  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
   assert_int_equal(g.events, 1);
   el_ev_decoder_free(d);
   /* Cut between events: clean. */
