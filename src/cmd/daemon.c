@@ -217,7 +217,7 @@ static volatile sig_atomic_t g_flush_signals;
 
 static void flush_signal(int sig) {
   static const char msg[] =
-      ": signal during the final flush: exporting what was "
+      ": warning: signal during the final flush: exporting what was "
       "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
   (void)sig;
   if (g_flush_signals++ == 0) {
