@@ -14,11 +14,13 @@
  * opens its -ol file read-write, so it never gets EPIPE once the reader
  * goes. If the pipeline ends before the program (an error, a script's
  * stop), watch reads and discards the FIFO until the program exits.
- * SIGINT and SIGTERM sent to watch (kill, not the terminal, whose ^C
- * reaches the program directly) are forwarded to the program; the input
- * then ends when the program exits. With --linger (the default when stdin
- * is a terminal) the web view stays up after that until SIGINT/SIGTERM
- * (daemon.c before_linger hook). watch exits with the program's status
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to watch are
+ * forwarded to the program, the other signals that would end watch are
+ * ignored ("signals" below); the input then ends when the program exits.
+ * With --linger (the default when stdin is a terminal) the web view stays
+ * up after that until SIGINT/SIGTERM/SIGHUP/SIGQUIT (daemon.c
+ * before_linger hook). With --eventlog-socket, a program that never
+ * listened is warned about at the end. watch exits with the program's status
  * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
  * it cannot be started, as a shell). README "Watch a program". */
 #include <errno.h>
@@ -80,7 +82,8 @@ static void print_help(FILE *f) {
       "its eventlog goes through a private FIFO (GHCRTS gets -l -ol<fifo>)\n"
       "into the daemon's processors; the web view and /metrics are served\n"
       "on a free port (printed). Exits with the program's status (128+N\n"
-      "if it died of signal N). SIGINT/SIGTERM are forwarded to it.\n"
+      "if it died of signal N). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
+      "and SIGUSR2 are forwarded to it, once (docs/exit-codes.md).\n"
       "\n"
       "Every eventlog-live-otelcol option is accepted too (see\n"
       "`eventlog-live otelcol --help`); they and --config win over the\n"

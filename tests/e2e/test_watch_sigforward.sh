@@ -13,7 +13,8 @@
 #  - hup: SIGHUP to watch is forwarded (the program dies of it: 129), no
 #    program left running (it would block on the FIFO), no folder left;
 #  - ignored: SIGPIPE, SIGALRM, SIGXFSZ and SIGRTMIN+1 leave watch and the
-#    program running; then SIGUSR1 is forwarded (the program dies: 138).
+#    program running; then SIGUSR1 is forwarded (the program dies: 138);
+#  - linger: with --linger, after the program's end SIGHUP ends watch (0).
 # Every wait is bounded.
 set -u
 source "$(dirname "$0")/watch_lib.sh"
@@ -122,4 +123,18 @@ st=$?
 [ $st = 138 ] && pass "ign: SIGUSR1 forwarded, watch exited 138" ||
   { tail -n 5 "$T/ign.err"; fail "ign: watch exited $st, want 138"; }
 gone ign
+echo "== linger: SIGHUP ends --linger after the program's end"
+setsid "$EL" watch --linger --web-port 0 -- "$SLOW" < /dev/null \
+  > "$T/linger.out" 2> "$T/linger.err" &
+WPID=$!
+PIDS+=("$WPID")
+pl_wait_line "$T/linger.out" '^start ' 60 || die "linger: no start"
+kill -INT "$WPID"
+pl_wait_line "$T/linger.err" 'exited with status 0; the web view stays' 60 ||
+  { tail -n 5 "$T/linger.err"; die "linger: watch does not linger"; }
+kill -HUP "$WPID"
+wait_exit "$WPID" 30
+st=$?
+[ $st = 0 ] && pass "linger: SIGHUP ended the linger, status 0" ||
+  fail "linger: watch exited $st (124: still lingering), want 0"
 pl_finish
