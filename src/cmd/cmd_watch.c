@@ -66,10 +66,13 @@ typedef struct watch_s {
   int linger;       /* keep serving the web view after the program's end:
                        1 --linger, 0 --no-linger, -1 when stdin is a TTY */
   char url[320];    /* the web view's URL, "" when off */
-  int own_group;    /* the program runs in a process group of its own
-                       (not at an interactive terminal) */
-  uint64_t sessions; /* the eventlog sessions read (daemon sessions_out) */
-  time_t started;    /* when the program was started */
+  /* The program runs in a process group of its own (not at an
+   * interactive terminal). */
+  int own_group;
+  /* The eventlog sessions read (daemon sessions_out). */
+  uint64_t sessions;
+  /* When the program was started. */
+  time_t started;
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -288,9 +291,8 @@ static int exit_status(int st) {
 static const int forwarded_sigs[] = {SIGINT,  SIGTERM, SIGHUP,
                                      SIGQUIT, SIGUSR1, SIGUSR2};
 static const int ending_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static const int ignored_sigs[] = {SIGPIPE,   SIGALRM, SIGVTALRM,
-                                   SIGPROF,   SIGXCPU, SIGXFSZ,
-                                   SIGIO,     SIGPWR};
+static const int ignored_sigs[] = {SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF,
+                                   SIGXCPU, SIGXFSZ, SIGIO,     SIGPWR};
 #define NFWD (sizeof forwarded_sigs / sizeof forwarded_sigs[0])
 
 static struct timespec g_last_forward[NFWD]; /* monotonic, 0: never */
@@ -541,8 +543,8 @@ static void warn_never_listened(const watch_t *w) {
   snprintf(file, sizeof file, "%s.eventlog", base);
   struct stat st;
   if (stat(file, &st) == 0 && st.st_mtime >= w->started)
-    el_eprintf("watch: %s wrote its eventlog to %s instead\n",
-               w->prog_argv[0], file);
+    el_eprintf("watch: %s wrote its eventlog to %s instead\n", w->prog_argv[0],
+               file);
 }
 
 /* The pipeline ended while the program runs: read and discard the FIFO
@@ -646,7 +648,7 @@ int el_cmd_watch(int argc, char **argv) {
                           .prepare = prepare,
                           .ud = &w};
   int ds = el_otelcol_main(sep, argv, &e);
-  w.d = NULL; /* it was el_otelcol_main's */
+  w.d = NULL;   /* it was el_otelcol_main's */
   if (!w.pid) { /* never started: setup or usage failed, or --help */
     cleanup(&w);
     return w.start_failed ? w.start_failed : ds;

@@ -392,8 +392,8 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGTERM, &old_term, NULL);
   }
   /* Not after a signal (end_when_idle's stop is the input's end) */
-  int clean_end = d->end_status == 0 ||
-                  (d->end_status == EL_ESTOPPED && d->idle_ended);
+  int clean_end =
+      d->end_status == 0 || (d->end_status == EL_ESTOPPED && d->idle_ended);
   if (clean_end && !o->no_linger && !g_flush_signals &&
       d->web) { /* nor without --*-port */
     if (o->before_linger) o->before_linger(o->ready_ud, d->web);

@@ -554,8 +554,7 @@ static int bind_and_start(el_ctl_httpd_t *h, struct sockaddr_storage *ss) {
   /* A port in use or privileged is the port option's problem, anything
    * else (an address not on this host) the host option's. */
   char opt[NAME_MAX_LEN + 8];
-  port_option(h->option, rc == -EADDRINUSE || rc == -EACCES, opt,
-              sizeof opt);
+  port_option(h->option, rc == -EADDRINUSE || rc == -EACCES, opt, sizeof opt);
   el_log(EL_LOG_ERROR, "%s: cannot listen on %s port %d (%s): %s", h->name,
          h->address, h->conf.port, opt, el_strerror(rc));
   return rc;
