@@ -44,6 +44,6 @@ el.on_end(function()
   io.write(fmt.table(rows, {
     {key = "t", title = "time ns"}, {key = "cap", align = "right"},
     {key = "text", title = "marker", align = "left"},
-    {key = "bytes", title = "allocated since previous"}, {key = "human", title = "", align = "right"},
+    {key = "bytes", title = "allocated since previous"}, {key = "human", title = "readable", align = "right"},
   }))
 end)

@@ -49,7 +49,7 @@ el.on_end(function()
   io.write("allocation per capability (HEAP_ALLOCATED running totals)\n")
   io.write(fmt.table(rows, {
     {key = "cap", align = "right"}, {key = "samples"},
-    {key = "allocated", title = "allocated bytes"}, {key = "human", title = "", align = "right"},
+    {key = "allocated", title = "allocated bytes"}, {key = "human", title = "readable", align = "right"},
     {key = "span", title = "first..last sample", align = "right"}, {key = "rate", align = "right"},
   }))
   if #series > 0 then

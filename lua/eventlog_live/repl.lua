@@ -596,8 +596,16 @@ end
 
 -- Evaluate one input (one or more lines). Returns "ok", "error",
 -- "incomplete" (more lines wanted) or "quit". Prints results and errors.
+-- A ":" command line after unfinished lines ends them: their syntax error
+-- is printed, then the command runs (its status is returned).
 function M.eval(code)
   if code:match("^%s*:") then return command(code) end
+  local head, last = code:match("^(.*)\n(%s*:[^\n]*)$")
+  if head then
+    local fn, err = load(head, "=stdin", "t")
+    if not fn then io.write(err, "\n") end
+    return command(last)
+  end
   if code:match("^%s*$") then return "ok" end
   local fn, err = load("return " .. code, "=stdin", "t")
   if not fn then

@@ -14,11 +14,13 @@
  * opens its -ol file read-write, so it never gets EPIPE once the reader
  * goes. If the pipeline ends before the program (an error, a script's
  * stop), watch reads and discards the FIFO until the program exits.
- * SIGINT and SIGTERM sent to watch (kill, not the terminal, whose ^C
- * reaches the program directly) are forwarded to the program; the input
- * then ends when the program exits. With --linger (the default when stdin
- * is a terminal) the web view stays up after that until SIGINT/SIGTERM
- * (daemon.c before_linger hook). watch exits with the program's status
+ * SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to watch are
+ * forwarded to the program, the other signals that would end watch are
+ * ignored ("signals" below); the input then ends when the program exits.
+ * With --linger (the default when stdin is a terminal) the web view stays
+ * up after that until SIGINT/SIGTERM/SIGHUP/SIGQUIT (daemon.c
+ * before_linger hook). With --eventlog-socket, a program that never
+ * listened is warned about at the end. watch exits with the program's status
  * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
  * it cannot be started, as a shell). README "Watch a program". */
 #include <errno.h>
@@ -33,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -63,6 +66,13 @@ typedef struct watch_s {
   int linger;       /* keep serving the web view after the program's end:
                        1 --linger, 0 --no-linger, -1 when stdin is a TTY */
   char url[320];    /* the web view's URL, "" when off */
+  /* The program runs in a process group of its own (not at an
+   * interactive terminal). */
+  int own_group;
+  /* The eventlog sessions read (daemon sessions_out). */
+  uint64_t sessions;
+  /* When the program was started. */
+  time_t started;
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -75,7 +85,8 @@ static void print_help(FILE *f) {
       "its eventlog goes through a private FIFO (GHCRTS gets -l -ol<fifo>)\n"
       "into the daemon's processors; the web view and /metrics are served\n"
       "on a free port (printed). Exits with the program's status (128+N\n"
-      "if it died of signal N). SIGINT/SIGTERM are forwarded to it.\n"
+      "if it died of signal N). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
+      "and SIGUSR2 are forwarded to it, once (docs/exit-codes.md).\n"
       "\n"
       "Every eventlog-live-otelcol option is accepted too (see\n"
       "`eventlog-live otelcol --help`); they and --config win over the\n"
@@ -254,24 +265,134 @@ static int exit_status(int st) {
   return 1;
 }
 
-/* SIGINT/SIGTERM sent to watch by a process (si_code <= 0: kill, sigqueue,
- * tgkill) go to the program; the terminal's (SI_KERNEL) reached the
- * program already, as it shares our process group. */
-static void forward(int sig, siginfo_t *si, void *ctx) {
-  (void)ctx;
-  watch_t *w = g_watch;
-  if (w && w->pid > 0 && !w->exited && si && si->si_code <= 0)
-    kill(w->pid, sig);
+/* {====== signals ======}
+ * watch must never die of a signal while its program runs: the program
+ * would then block for ever writing a FIFO nobody reads, and the private
+ * folder would stay. So every signal whose default action ends a process
+ * (but SIGKILL and the faults of watch itself) is either forwarded to the
+ * program or ignored (docs/exit-codes.md "watch and signals"):
+ *  - forwarded: SIGINT SIGTERM SIGHUP SIGQUIT SIGUSR1 SIGUSR2, as sent; the
+ *    input then ends when the program exits. After the program's end,
+ *    SIGINT SIGTERM SIGHUP SIGQUIT end watch (no linger, or the linger);
+ *  - ignored: SIGPIPE SIGALRM SIGVTALRM SIGPROF SIGXCPU SIGXFSZ SIGIO
+ *    SIGPWR and the real-time signals (default again in the program).
+ * Where the program runs: at an interactive terminal (stdin a terminal
+ * and watch in its foreground process group) it shares watch's process
+ * group, so ^C reaches it directly and watch forwards only what a process
+ * sent (si_code <= 0), not the terminal's (SI_KERNEL). Otherwise (a script,
+ * timeout(1), CI) it gets its own process group, so that a signal to the
+ * group reaches only watch, which forwards it: the program gets it once
+ * (GHC takes a second SIGINT as "exit now", skipping its cleanup). A
+ * repeat of a signal within 1 s of its forward is the same signal sent
+ * twice (timeout(1) signals the child and then its group) and is not
+ * forwarded again. ^Z in that case stops the program too (SIGTSTP
+ * forwarded, then watch stops), SIGCONT continues it. */
+
+static const int forwarded_sigs[] = {SIGINT,  SIGTERM, SIGHUP,
+                                     SIGQUIT, SIGUSR1, SIGUSR2};
+static const int ending_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static const int ignored_sigs[] = {SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF,
+                                   SIGXCPU, SIGXFSZ, SIGIO,     SIGPWR};
+#define NFWD (sizeof forwarded_sigs / sizeof forwarded_sigs[0])
+
+static struct timespec g_last_forward[NFWD]; /* monotonic, 0: never */
+
+static int is_in(int sig, const int *set, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (set[k] == sig) return 1;
+  return 0;
 }
 
-static void install_forwarding(void) {
+/* Was sig (forwarded_sigs[k]) forwarded less than 1 s ago? Notes now as
+ * its last forward when not. Async-signal-safe (clock_gettime). */
+static int repeat_within_1s(size_t k) {
+  struct timespec now, *last = &g_last_forward[k];
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (last->tv_sec || last->tv_nsec) {
+    double d = (double)(now.tv_sec - last->tv_sec) +
+               (double)(now.tv_nsec - last->tv_nsec) / 1e9;
+    if (d < 1.0) return 1;
+  }
+  *last = now;
+  return 0;
+}
+
+/* The program has ended (or never started): a signal that ends a process
+ * ends watch's linger, or keeps it from starting. SIGTERM is what the
+ * linger waits for (web_serve_until_signal): the others are turned into
+ * it. */
+static void end_linger(watch_t *w, int sig) {
+  if (!is_in(sig, ending_sigs, sizeof ending_sigs / sizeof ending_sigs[0]))
+    return;
+  el_daemon_opts_t *d = w->d;
+  if (d) d->no_linger = 1;
+  if (sig != SIGTERM) kill(getpid(), SIGTERM);
+}
+
+static void forward(int sig, siginfo_t *si, void *ctx) {
+  (void)ctx;
+  int saved = errno;
+  watch_t *w = g_watch;
+  if (!w) goto out;
+  if (w->pid <= 0 || w->exited) {
+    end_linger(w, sig);
+    goto out;
+  }
+  if (sig == SIGCONT) {
+    if (w->own_group) kill(w->pid, SIGCONT);
+    goto out;
+  }
+  if (sig == SIGTSTP) { /* own group only: stop the program, then us */
+    kill(w->pid, SIGTSTP);
+    kill(getpid(), SIGSTOP);
+    goto out;
+  }
+  /* At a terminal the program got the terminal's signal itself. */
+  if (!w->own_group && !(si && si->si_code <= 0)) goto out;
+  for (size_t k = 0; k < NFWD; k++)
+    if (forwarded_sigs[k] == sig && !repeat_within_1s(k)) kill(w->pid, sig);
+out:
+  errno = saved;
+}
+
+/* Install watch's dispositions (above); own_group: where the program
+ * runs. */
+static void install_forwarding(watch_t *w) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  for (size_t k = 0; k < NFWD; k++) sigaction(forwarded_sigs[k], &sa, NULL);
+  if (w->own_group) {
+    sigaction(SIGTSTP, &sa, NULL);
+    sigaction(SIGCONT, &sa, NULL);
+  }
+  for (size_t k = 0; k < sizeof ignored_sigs / sizeof ignored_sigs[0]; k++)
+    signal(ignored_sigs[k], SIG_IGN);
+  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) signal(r, SIG_IGN);
+}
+
+/* The program's signals: all default (ignored ones are inherited through
+ * exec), none blocked. */
+static void program_signals(posix_spawnattr_t *at) {
+  sigset_t def, none;
+  sigemptyset(&def);
+  for (size_t k = 0; k < NFWD; k++) sigaddset(&def, forwarded_sigs[k]);
+  for (size_t k = 0; k < sizeof ignored_sigs / sizeof ignored_sigs[0]; k++)
+    sigaddset(&def, ignored_sigs[k]);
+  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(&def, r);
+  sigaddset(&def, SIGTSTP);
+  sigaddset(&def, SIGCONT);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(at, &def);
+  posix_spawnattr_setsigmask(at, &none);
+}
+
+/* Does watch run at an interactive terminal: stdin a terminal whose
+ * foreground process group is watch's? */
+static int at_terminal(void) {
+  return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
 /* Start the program (the pipeline is ready). */
@@ -281,19 +402,18 @@ static int start_program(watch_t *w) {
     return -1;
   }
   posix_spawnattr_t at;
-  sigset_t def, none;
   posix_spawnattr_init(&at);
-  sigemptyset(&def);
-  sigaddset(&def, SIGPIPE); /* ignored here, default there */
-  sigaddset(&def, SIGINT);
-  sigaddset(&def, SIGTERM);
-  sigaddset(&def, SIGHUP);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&at, &def);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  program_signals(&at);
+  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+  w->own_group = !at_terminal();
+  if (w->own_group) {
+    posix_spawnattr_setpgroup(&at, 0); /* a group of its own */
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&at, flags);
   g_watch = w;
-  if (!w->test_stop_processing) install_forwarding();
+  if (!w->test_stop_processing) install_forwarding(w);
+  w->started = time(NULL);
   int rc =
       posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv, environ);
   posix_spawnattr_destroy(&at);
@@ -403,7 +523,28 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   o->on_ready = on_ready;
   o->ready_ud = w;
   o->end_when_idle = &w->exited;
+  o->sessions_out = &w->sessions;
   return 0;
+}
+
+/* --eventlog-socket and the program never listened there (no session):
+ * say so, and name the <program>.eventlog its RTS wrote in the current
+ * folder instead (-l without eventlog-socket), if one appeared. */
+static void warn_never_listened(const watch_t *w) {
+  const char *base = strrchr(w->prog_argv[0], '/');
+  base = base ? base + 1 : w->prog_argv[0];
+  el_eprintf(
+      "watch: warning: %s never listened on %s: no eventlog was read. "
+      "Is it linked with eventlog-socket, and does it start it (e.g. "
+      "GHC.Eventlog.Socket.startFromEnv, which reads "
+      "GHC_EVENTLOG_UNIX_PATH)?\n",
+      w->prog_argv[0], w->socket_path);
+  char file[4200];
+  snprintf(file, sizeof file, "%s.eventlog", base);
+  struct stat st;
+  if (stat(file, &st) == 0 && st.st_mtime >= w->started)
+    el_eprintf("watch: %s wrote its eventlog to %s instead\n", w->prog_argv[0],
+               file);
 }
 
 /* The pipeline ended while the program runs: read and discard the FIFO
@@ -507,16 +648,16 @@ int el_cmd_watch(int argc, char **argv) {
                           .prepare = prepare,
                           .ud = &w};
   int ds = el_otelcol_main(sep, argv, &e);
+  w.d = NULL;   /* it was el_otelcol_main's */
   if (!w.pid) { /* never started: setup or usage failed, or --help */
     cleanup(&w);
     return w.start_failed ? w.start_failed : ds;
   }
   if (!w.exited) drain_until_exit(&w);
   if (w.reaper_started) pthread_join(w.reaper, NULL);
-  g_watch = NULL;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  g_watch = NULL; /* the handlers stay, doing nothing, until exit */
   cleanup(&w);
+  if (w.socket_path && w.sessions == 0 && ds == 0) warn_never_listened(&w);
   int st = exit_status(w.wstatus);
   if (ds != 0)
     el_eprintf(

@@ -142,6 +142,7 @@ static void on_timer(uv_timer_t *tm) {
     d->idle_ticks = el_src_connected(d->src) ? 0 : d->idle_ticks + 1;
     if (d->idle_ticks == 2) {
       el_log(EL_LOG_DEBUG, "the program has gone: ending the input");
+      d->idle_ended = 1;
       el_src_stop(d->src);
     }
   }
@@ -217,7 +218,7 @@ static volatile sig_atomic_t g_flush_signals;
 
 static void flush_signal(int sig) {
   static const char msg[] =
-      ": signal during the final flush: exporting what was "
+      ": warning: signal during the final flush: exporting what was "
       "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
   (void)sig;
   if (g_flush_signals++ == 0) {
@@ -345,6 +346,7 @@ static void pump(el__daemon_t *d) {
                          .on_source = d_source,
                          .own_signals = d->o->own_signals};
   d->end_status = el_src_pump(&d->loop, so, &c, &d->pump);
+  if (d->o->sessions_out) *d->o->sessions_out = d->pump.sessions;
   uv_timer_stop(&d->timer);
   if (d->ctl) {
     d->httpd->ctl_server_free(d->ctl);
@@ -389,8 +391,11 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
   }
-  if (d->end_status == 0 && !o->no_linger && /* not after a signal */
-      !g_flush_signals && d->web) {          /* nor without --*-port */
+  /* Not after a signal (end_when_idle's stop is the input's end) */
+  int clean_end =
+      d->end_status == 0 || (d->end_status == EL_ESTOPPED && d->idle_ended);
+  if (clean_end && !o->no_linger && !g_flush_signals &&
+      d->web) { /* nor without --*-port */
     if (o->before_linger) o->before_linger(o->ready_ud, d->web);
     d->httpd->web_serve_until_signal(d->web);
   }

@@ -30,8 +30,9 @@ typedef struct el_daemon_opts_s {
   /* When non-NULL: called once the input ended cleanly and the telemetry
    * was exported, just before the daemon keeps serving the web view
    * until SIGINT/SIGTERM (not called when it does not linger: no_linger,
-   * a signal, an error, no web view). web is the view; ud is ready_ud.
-   * E.g. watch waits for its program there and says why it stays. */
+   * a signal, an error, no web view; the stop end_when_idle asks for is
+   * a clean end). web is the view; ud is ready_ud. E.g. watch waits for
+   * its program there and says why it stays. */
   void (*before_linger)(void *ud, el_web_t *web);
   /* When non-NULL: replaces the daemon's "Did you pass -l to the GHC
    * RTS?" after "No input after 10 ticks." (watch passes -l itself). */
@@ -47,6 +48,9 @@ typedef struct el_daemon_opts_s {
    * exited: a FIFO whose writer never came, a socket between
    * reconnections); an open session still ends at its own EOF. */
   volatile sig_atomic_t *end_when_idle;
+  /* When non-NULL: set, once the input ended, to the number of sessions
+   * the source opened (0: e.g. a socket nobody ever listened on). */
+  uint64_t *sessions_out;
 } el_daemon_opts_t;
 
 /* Build the pipeline for *o and cfg (resolved: el_cfg_resolve), run it

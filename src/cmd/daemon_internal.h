@@ -71,6 +71,9 @@ typedef struct el__daemon_s {
   int input_warned;            /* "No input after 10 ticks" given */
   int idle_ticks;              /* ticks with end_when_idle set and no
                                   session open */
+  /* The input was stopped by end_when_idle: a clean end of input, not a
+   * signal. */
+  int idle_ended;
 } el__daemon_t;
 
 /* daemon_stats.c */

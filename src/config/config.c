@@ -435,6 +435,13 @@ static void set_strategy(load_t *L, const char *path, const yaml_node_t *v,
               scalar(v));
     return;
   }
+  /* Spec §3.3 keeps it (on, every batch interval / no aggregation), but
+   * a value under the 1 ms resolution is most likely a typo: say so. */
+  if (s.kind == EL_CFG_SECONDS && s.positive && s.ms == 0)
+    warn(
+        L, &v->start_mark,
+        "%s: '%s' is under 1 ms, the resolution: taken as %s", path, scalar(v),
+        strstr(path, ".aggregate") ? "no aggregation" : "every batch interval");
   *dst = s;
   if (was_set) *was_set = true;
 }

@@ -518,6 +518,18 @@ static void set_address(el_ctl_httpd_t *h, const struct sockaddr_storage *ss) {
     snprintf(h->address, sizeof h->address, "?");
 }
 
+/* The option to blame for a listen error into buf: the host option
+ * ("--web-host") as is, or when port is set its port twin ("--web-port";
+ * the host option unchanged when its name does not end in "-host"). */
+static void port_option(const char *host_opt, int port, char *buf,
+                        size_t size) {
+  size_t n = strlen(host_opt);
+  if (port && n >= 5 && !strcmp(host_opt + n - 5, "-host"))
+    snprintf(buf, size, "%.*s-port", (int)(n - 5), host_opt);
+  else
+    snprintf(buf, size, "%s", host_opt);
+}
+
 /* Bind and start; with "::" on a host without IPv6, fall back to
  * 0.0.0.0. Returns 0 or a negated errno (logged). */
 static int bind_and_start(el_ctl_httpd_t *h, struct sockaddr_storage *ss) {
@@ -539,8 +551,12 @@ static int bind_and_start(el_ctl_httpd_t *h, struct sockaddr_storage *ss) {
   set_address(h, ss);
   if (h->mhd != NULL) return 0;
   int rc = errno ? -errno : EL_EINVAL;
+  /* A port in use or privileged is the port option's problem, anything
+   * else (an address not on this host) the host option's. */
+  char opt[NAME_MAX_LEN + 8];
+  port_option(h->option, rc == -EADDRINUSE || rc == -EACCES, opt, sizeof opt);
   el_log(EL_LOG_ERROR, "%s: cannot listen on %s port %d (%s): %s", h->name,
-         h->address, h->conf.port, h->option, el_strerror(rc));
+         h->address, h->conf.port, opt, el_strerror(rc));
   return rc;
 }
 

@@ -77,7 +77,8 @@ typedef struct el_ctl_httpd_conf_s {
   const char *name;      /* for logs, e.g. "control server"; borrowed for
                             the call (copied) */
   const char *option;    /* the option that sets host, for error messages,
-                            e.g. "--control-host"; copied */
+                            e.g. "--control-host"; copied. A port in use
+                            is blamed on its "-port" twin (--control-port) */
   const char *host;      /* address or name to bind; NULL or "" means
                             EL_CTL_HTTPD_DEFAULT_HOST; "::" means every
                             interface, IPv6 and IPv4 (IPv4 only when the
@@ -121,7 +122,9 @@ typedef struct el_ctl_httpd_s el_ctl_httpd_t;
  *     the value and the resolver's message);
  *   a negated errno when the address cannot be bound (-EADDRINUSE,
  *     -EADDRNOTAVAIL for an address this host does not have; logged at
- *     ERROR with the address and port);
+ *     ERROR with the address, the port and the option to change: the
+ *     "-port" twin of conf->option for -EADDRINUSE / -EACCES, else
+ *     conf->option);
  *   EL_ENOMEM.
  * Logs "<name>: listening on <address> port <port>" at INFO. Raises the
  * process's soft RLIMIT_NOFILE by the server's connection capacity (up to

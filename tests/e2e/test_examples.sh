@@ -145,11 +145,24 @@ if command -v jq >/dev/null; then
   check "heap_metrics: points, values and Unix times (threads)" "$exp" "$act"
 fi
 
-# Every example also runs in text mode without error.
-for s in gc_pauses thread_times heap_top markers event_rate alloc_rate; do
+# Every example also runs in text mode without error, and every column of
+# dashes under a table's titles has a title above it (no untitled column).
+for s in gc_pauses thread_times heap_top markers event_rate alloc_rate \
+         alloc_markers; do
   if ! "$EL_BIN" run "$X/$s.lua" --output none "$D/oddball-hT.eventlog" \
        > "$tmp/out" 2> "$tmp/err" || [ -s "$tmp/err" ]; then
     echo "FAIL $s (text mode)"; cat "$tmp/err"; fail=1
+  fi
+  bad=$(awk '/^[- ]*-[- ]*$/ && NR > 1 {
+      line = $0; pos = 1
+      while (match(line, /-+/)) {
+        a = pos + RSTART - 1; n = RLENGTH
+        if (substr(title, a, n) ~ /^ *$/) print "untitled column at " a
+        pos = a + n; line = substr(line, RSTART + RLENGTH)
+      } }
+    { title = $0 }' "$tmp/out")
+  if [ -n "$bad" ]; then
+    echo "FAIL $s (text mode): $bad"; sed -n 1,4p "$tmp/out"; fail=1
   fi
 done
 exit $fail

@@ -97,7 +97,7 @@ run_row() {
       done
       kill -INT $pid
       wait_pid $pid 60; st=$?
-      grep -q 'signal during the final flush' "$W/err" &&
+      grep -q ': warning: signal during the final flush' "$W/err" &&
         grep -q 'some telemetry could not be delivered' "$W/err" &&
         grep -q '^Script errors' "$W/err" || st="$st-no-summary" ;;
     *)

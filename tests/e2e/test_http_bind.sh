@@ -3,7 +3,8 @@
 # docs/security.md). By default the control server, /metrics and the web
 # view listen on 127.0.0.1 only, as `ss -ltn` shows; --control-host,
 # --prometheus-host, --web-host and the configuration's web.*_host move
-# them; bad values are errors that name the option. The web view's own
+# them; bad values are errors that name the option (a port in use names
+# the port option). The web view's own
 # origin may call the control server; another origin may not.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -145,6 +146,23 @@ grep -q -- "192.0.2.1.*--prometheus-host" "$tmp/e2" \
 rc=$?
 [ "$rc" = 2 ] || fail "--control-host '': exit $rc, want 2"
 grep -q -- "--control-host" "$tmp/e3" || fail "message: $(cat "$tmp/e3")"
+# A port in use is the port option's problem, not the host option's.
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); time.sleep(60)' > "$tmp/busy" &
+busy_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/busy" ] && break; sleep 0.1; done
+busy=$(cat "$tmp/busy")
+"$DAEMON" --eventlog-socket "$tmp/none.sock" --web-port "$busy" \
+  2>"$tmp/e4" </dev/null
+rc=$?
+kill "$busy_pid" 2>/dev/null
+[ "$rc" = 1 ] || fail "--web-port $busy (in use): exit $rc, want 1"
+grep -q -- "port $busy (--web-port): Address already in use" "$tmp/e4" \
+  || fail "port in use, message: $(cat "$tmp/e4")"
+grep -q -- "--web-host" "$tmp/e4" \
+  && fail "a port in use blamed on --web-host: $(cat "$tmp/e4")"
 
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "ok"

@@ -148,7 +148,9 @@ static void test_export_false_disables(void **state) {
 
 /* Spec §3.3: "Ns => on iff N > 0", and `round(N*1000) div batch` = 0
  * ticks means every tick. So `export: 0.0001s` enables the processor (it
- * exports every batch interval) and leaves the batch interval alone. */
+ * exports every batch interval) and leaves the batch interval alone; a
+ * positive value under 1 ms is a warning (a likely typo). "0.0000s" is 0:
+ * off, no warning. Columns counted by hand in the YAML below. */
 static void test_sub_millisecond_export_enables(void **state) {
   (void)state;
   int rc;
@@ -158,6 +160,16 @@ static void test_sub_millisecond_export_enables(void **state) {
                      "    heap_live: {export: 0.0000s}\n",
                      &rc);
   assert_int_equal(rc, 0);
+  /* Not silent: each sub-millisecond value is a warning at its place. */
+  assert_int_equal(nwarnings, 2);
+  assert_string_equal(warnings[0],
+                      "t.yaml:3:25: processors.metrics.heap_size.export: "
+                      "'0.0001s' is under 1 ms, the resolution: taken as "
+                      "every batch interval");
+  assert_string_equal(warnings[1],
+                      "t.yaml:3:45: processors.metrics.heap_size.aggregate: "
+                      "'0.0004s' is under 1 ms, the resolution: taken as no "
+                      "aggregation");
   assert_true(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
   assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_live"));
   assert_int_equal(el_cfg_resolve(c, 1000), 0);
