@@ -125,11 +125,10 @@ typedef struct el_diag_s {
   int code;                  /* EL_E* code, 0 if none */
   uint64_t offset;           /* byte offset in the input */
   int event_type;            /* event type involved, -1 if none */
-  int cut_event;             /* 1: EL_ETRUNC at the end of the input
-                                inside an event (after the header; its
-                                type is -1 when fewer than its 2 type
-                                bytes came), everything before it was
-                                delivered; 0 otherwise */
+  /* cut_event: 1 for EL_ETRUNC at the end of the input inside an event
+   * (after the header; its type is -1 when fewer than its 2 type bytes
+   * came): everything before it was delivered. 0 otherwise. */
+  int cut_event;
   char msg[256];             /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
                                 byte N"), so callers print it as is and

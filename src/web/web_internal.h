@@ -65,7 +65,7 @@ typedef struct web_series_s {
   double start_ms; /* a cumulative sum's first point: when its count
                        began (the point's start time: the program's
                        start), Unix ms; 0 = unknown or not a sum */
-  char *plab; /* its point labels, serialized (web_store.c) */
+  char *plab;      /* its point labels, serialized (web_store.c) */
   size_t nplab;
   uint64_t session; /* eventlog session of its points (resource's) */
   bool stale;       /* a newer session has a series of this key: left
