@@ -240,30 +240,51 @@ static long ustate_add(ana_t *a, uint64_t key) {
 }
 
 /* The series of (cap, cat, thread), made when new; past max_users a
- * thread's Mutator time goes to the capability's "other" series. -1 when
- * out of memory (counted in helper_dropped). */
-static long ustate_of(el_host_t *h, unsigned cap, int cat, uint32_t thread) {
+ * thread's Mutator time goes to the capability's "other" series. *hint
+ * (1 + an index, 0 = none) names the series last found for the same
+ * caller: taken when that slot still holds key, else set after the
+ * lookup (never to "other": a thread gets its own series once there is
+ * room again). -1 when out of memory (counted in helper_dropped). */
+static long ustate_of(el_host_t *h, unsigned cap, int cat, uint32_t thread,
+                      uint32_t *hint) {
   ana_t *a = h->ana;
   uint64_t key =
       (uint64_t)cap << 34 | (uint64_t)cat << 32 | (cat == CAT_MUT ? thread : 0);
+  size_t j = (size_t)*hint - 1; /* SIZE_MAX without a hint */
+  if (j < a->nus && a->us[j].used && a->us[j].key == key) return (long)j;
   long i = ustate_find(a, key);
   if (i < 0 && cat == CAT_MUT && a->nusers >= a->max_users) {
     h->st.usage_other++; /* past max_users: credited to "other" */
     key = (uint64_t)cap << 34 | (uint64_t)CAT_OTHER << 32;
     i = ustate_find(a, key);
+    if (i < 0) i = ustate_add(a, key);
+  } else {
+    if (i < 0) i = ustate_add(a, key);
+    if (i >= 0) *hint = (uint32_t)i + 1;
   }
-  if (i < 0) i = ustate_add(a, key);
   if (i < 0) h->st.helper_dropped++; /* out of memory: update dropped */
   return i;
+}
+
+/* floor(s / agg) for agg > 0 (as Lua's //), without a division when s is
+ * in window w (the caller's latest). */
+static int64_t window_of(int64_t s, int64_t agg, int64_t w) {
+  int64_t lo, d;
+  if (!__builtin_mul_overflow(w, agg, &lo) &&
+      !__builtin_sub_overflow(s, lo, &d) && d >= 0 && d < agg)
+    return w;
+  int64_t q = s / agg;
+  if (s < 0 && s % agg) q--;
+  return q;
 }
 
 /* One usage span into the metric state (the algorithm capability.lua used
  * per span): a point goes to Lua only when a series moves to another
  * aggregation window, and for every changed series at flush_points(). */
 static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
-                        uint64_t start, uint64_t end) {
+                        uint32_t *hint, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
-  long i = ustate_of(h, cap, cat, thread);
+  long i = ustate_of(h, cap, cat, thread, hint);
   if (i < 0) return;
   ustate_t *u = &a->us[i];
   int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
@@ -273,8 +294,7 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
     el__ana_upoint_call(h, (size_t)i, s, a->us[i].total);
     return;
   }
-  int64_t w = s / a->uagg;
-  if (s < 0 && s % a->uagg) w--; /* floor division, as Lua's // */
+  int64_t w = window_of(s, a->uagg, u->win);
   if (u->dirty && w != u->win) {
     int64_t t0 = u->t, v0 = u->total - d;
     u->dirty = 0;
@@ -324,8 +344,7 @@ static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
     el__ana_prod_call(h, cap, s, c->pm, c->pg);
     return;
   }
-  int64_t w = s / a->pagg;
-  if (s < 0 && s % a->pagg) w--;
+  int64_t w = window_of(s, a->pagg, c->pwin);
   if (c->pdirty && w != c->pwin) {
     c->pdirty = 0;
     el__ana_prod_call(h, cap, c->pt, c->ppm, c->ppg);
@@ -346,7 +365,8 @@ static void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
   cap_t *c = &a->caps[cap];
   if (!c->used_prev || c->prev_end >= start) return;
   c->idle_ns += start - c->prev_end;
-  if (a->ncb[TK_POINTS]) upoint_span(h, cap, CAT_IDLE, 0, c->prev_end, start);
+  if (a->ncb[TK_POINTS])
+    upoint_span(h, cap, CAT_IDLE, 0, &c->us_hint[CAT_IDLE], c->prev_end, start);
   if (!a->ncb[TK_CAPS]) return;
   sargs_t g = {.kind = TK_CAPS};
   arg_int(&g, cap);
@@ -357,9 +377,12 @@ static void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
   call_spans(h, &g);
 }
 
-/* A Mutator (thread's) or GC span of capability cap, after its Idle gap. */
-static void cap_usage_span(el_host_t *h, unsigned cap, int gc, uint32_t thread,
+/* A Mutator (thread's, th) or GC (th NULL) span of capability cap, after
+ * its Idle gap. */
+static void cap_usage_span(el_host_t *h, unsigned cap, thread_t *th,
                            uint64_t start, uint64_t end) {
+  int gc = th == NULL;
+  uint32_t thread = gc ? 0 : th->id;
   ana_t *a = h->ana;
   if (cap >= MAX_CAPS) return;
   if ((int)cap > a->max_cap) a->max_cap = (int)cap;
@@ -373,7 +396,8 @@ static void cap_usage_span(el_host_t *h, unsigned cap, int gc, uint32_t thread,
   c->used_prev = 1;
   c->prev_end = end;
   if (a->ncb[TK_POINTS])
-    upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread, start, end);
+    upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread,
+                gc ? &c->us_hint[CAT_GC] : &th->mut_us, start, end);
   if (a->ncb[TK_PROD]) prod_span(h, cap, gc, start, d);
   if (a->cap_names[0]) cap_native_span(h, cap, gc, thread, start, end);
   if (!a->ncb[TK_CAPS]) return;
@@ -396,7 +420,7 @@ void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
   if (running) {
     th->running_ns += d;
     th->runs++;
-    cap_usage_span(h, th->prev_cap, 0, th->id, start, end);
+    cap_usage_span(h, th->prev_cap, th, start, end);
   } else {
     th->blocked_ns += d;
     th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
@@ -417,7 +441,7 @@ void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
 
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
-  cap_usage_span(h, cap, 1, 0, start, end);
+  cap_usage_span(h, cap, NULL, start, end);
   if (!a->ncb[TK_GC]) return;
   sargs_t g = {.kind = TK_GC};
   arg_int(&g, cap);

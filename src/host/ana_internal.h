@@ -47,30 +47,38 @@ typedef struct {
   uint8_t kind; /* K_* */
 } rec_t;
 
+/* A thread of the table. The first 64 bytes hold what every RUN_THREAD
+ * and STOP_THREAD reads or writes; the rest is read when spans end or by
+ * el.threads' listing. */
 typedef struct {
   uint32_t id;
-  int state; /* TS_*; -1 while being evicted */
-  int prev;  /* 0, K_RUN, K_STOP: last accepted event */
+  int8_t state; /* TS_*; -1 while being evicted */
+  uint8_t prev; /* 0, K_RUN, K_STOP: last accepted event */
+  uint8_t has_first, has_status;
   uint64_t prev_t;
-  uint16_t prev_cap, prev_status;
   uint32_t prev_info;
-  int has_status;
-  char *label;
-  uint64_t created_t, first_t, last_t, finished_t;
-  int has_created, has_first, has_finished;
-  uint64_t running_ns, blocked_ns, runs;
-  uint64_t blocked[NSTATUS + 1]; /* by status; last slot = others */
+  uint16_t prev_cap, prev_status;
   uint16_t cap;
+  uint8_t has_created, has_finished;
+  uint8_t nopen;   /* runs in open[] */
+  uint32_t mut_us; /* a hint: 1 + the index of its latest Mutator usage
+                      series (us), checked against the key before use;
+                      0 = none */
+  uint64_t first_t, last_t;
+  uint64_t running_ns, blocked_ns;
+  uint64_t runs;
   /* Runs begun and not stopped yet, one per capability: a STOP_THREAD
    * ends the run of its thread on its own capability (ana_state.c). More
    * than one only when a capability's events came late. */
-  uint8_t nopen;
   struct {
     uint64_t t;
     uint16_t cap;
   } open[OPEN_RUNS];
+  uint64_t created_t, finished_t;
+  char *label;
   int has_trace; /* native thread spans: trace id given */
   uint8_t trace[16];
+  uint64_t blocked[NSTATUS + 1]; /* by status; last slot = others */
 } thread_t;
 
 /* One (capability, category, user) series of the capability usage metric
@@ -96,6 +104,8 @@ typedef struct {
   uint64_t ppm, ppg; /* their values at pt */
   int64_t pt, pwin;
   int pdirty;
+  uint32_t us_hint[CAT_OTHER]; /* as thread_t.mut_us, for its GC and Idle
+                                  series (by category) */
 } cap_t;
 
 /* A reorder record: 16 bytes, so that the events held (up to a block of

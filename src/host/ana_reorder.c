@@ -125,21 +125,18 @@ static rec_t q_pop(ana_t *a, int c) {
   return r;
 }
 
-/* Release events in time order: those at or below the watermark (no
- * event of a capability still waited for can come before them), all of
- * them when `all` is set (the end of a session), and the oldest when too
- * many are held. a->lo lets the common case, nothing to release, return
- * without looking at the queues. */
-static void release(el_host_t *h, int all) {
+/* Pop and process held events in (time, arrival) order while the first
+ * is at or below limit; with force, also past it while more than MAX_HELD
+ * are held (counted in reorder_forced). a->lo lets the common case,
+ * nothing to release, return without looking at the queues. */
+static void release_to(el_host_t *h, uint64_t limit, int force) {
   ana_t *a = h->ana;
-  el_rts_ns_t wm = 0;
-  int none = all || el__watermark(h, &wm) < 0;
-  if (!none && a->lo > wm && a->held <= MAX_HELD) return;
+  if (a->lo > limit && (!force || a->held <= MAX_HELD)) return;
   while (a->held && !h->stop) {
     int c = q_first(a);
     const qrec_t *head = &a->q[c].v[a->q[c].head];
-    if (!none && head->t > wm) {
-      if (a->held <= MAX_HELD) {
+    if (head->t > limit) {
+      if (!force || a->held <= MAX_HELD) {
         a->lo = head->t;
         return;
       }
@@ -153,6 +150,51 @@ static void release(el_host_t *h, int all) {
     el__ana_process(h, &r);
   }
   if (!a->held) a->lo = UINT64_MAX;
+}
+
+/* The time up to which events may leave: the host's watermark (no event
+ * of a capability still waited for can come before it), or no bound
+ * (UINT64_MAX) at the end of a session (all) or when no capability is
+ * waited for. */
+static uint64_t release_limit(el_host_t *h, int all) {
+  el_rts_ns_t wm = 0;
+  if (all || el__watermark(h, &wm) < 0) return UINT64_MAX;
+  return wm;
+}
+
+/* Release events in time order: those at or below the limit, and the
+ * oldest when too many are held. */
+static void release(el_host_t *h, int all) {
+  release_to(h, release_limit(h, all), 1);
+}
+
+/* Event r (capability r->cap) in its turn. One at or below the limit
+ * needs no queue: the held events before it in (time, arrival) order,
+ * those at or before its time (all arrived earlier), go first, then r,
+ * then the rest up to the limit, as if r had been queued and released
+ * with them (half of a busy program's events take this path: a
+ * capability's block is released while the next block of another one is
+ * read). Any other goes into its queue. */
+static void ana_take(el_host_t *h, rec_t *r) {
+  ana_t *a = h->ana;
+  uint64_t limit = release_limit(h, 0);
+  if (r->t <= limit) {
+    release_to(h, r->t, 0);
+    if (!h->stop) {
+      if (r->t < a->released_t)
+        h->st.reorder_late++;
+      else
+        a->released_t = r->t;
+      el__ana_process(h, r);
+      release_to(h, limit, 1);
+      return;
+    }
+  }
+  if (q_push(a, r) != 0) {
+    h->st.reorder_forced++;
+    el__ana_process(h, r);
+  }
+  release_to(h, limit, 1);
 }
 
 void el__ana_flush(el_host_t *h) {
@@ -208,11 +250,7 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   }
   if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
   el__progress_event(h, ev->cap, ev->t_ns);
-  if (q_push(a, &r) != 0) {
-    h->st.reorder_forced++;
-    el__ana_process(h, &r);
-  }
-  release(h, 0);
+  ana_take(h, &r);
 }
 
 /* Free the queues' memory (el__ana_free). */
