@@ -598,19 +598,25 @@ static int h_mark(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
   return 0;
 }
 
+/* A declaration's description or extra info (what) at byte off declared
+ * len bytes long, over MAX_DESC: a malformed header. Sets the diagnostic;
+ * returns EL_EBADHDR. */
+static int decl_too_long(el_ev_decoder_t *d, const uint8_t *h, uint64_t off,
+                         const char *what, uint32_t len) {
+  char nm[64];
+  set_diag(d, EL_EBADHDR, off, el__be16(h),
+           "malformed header: %s of event %s at byte %llu is %u byte%s long",
+           what, tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
+           len, plural(len));
+  return EL_EBADHDR;
+}
+
 /* Header step: a declaration's id, size and description length, at h
  * (byte offset off). Returns 0 (the next step is set) or an error. */
 static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
   uint32_t dlen = el__be32(h + 4);
-  if (dlen > MAX_DESC) {
-    char nm[64];
-    set_diag(d, EL_EBADHDR, off, el__be16(h),
-             "malformed header: description of event %s at byte %llu "
-             "is %u byte%s long",
-             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, dlen,
-             plural(dlen));
-    return EL_EBADHDR;
-  }
+  if (dlen > MAX_DESC)
+    return decl_too_long(d, h, off, "description", dlen);
   d->hstep = H_DECL_DESC;
   d->hneed = d->hpos + 8 + dlen + 4;
   return 0;
@@ -621,15 +627,8 @@ static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
 static int h_decl_desc(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
   uint32_t dlen = el__be32(h + 4);
   uint32_t xlen = el__be32(h + 8 + dlen);
-  if (xlen > MAX_DESC) {
-    char nm[64];
-    set_diag(d, EL_EBADHDR, off, el__be16(h),
-             "malformed header: extra info of event %s at byte %llu "
-             "is %u byte%s long",
-             tname(el__be16(h), nm, sizeof nm), (unsigned long long)off, xlen,
-             plural(xlen));
-    return EL_EBADHDR;
-  }
+  if (xlen > MAX_DESC)
+    return decl_too_long(d, h, off, "extra info", xlen);
   d->hstep = H_DECL_END;
   d->hneed = d->hpos + 8 + dlen + 4 + xlen + 4;
   return 0;

@@ -202,3 +202,18 @@ OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
   && ! grep -q 'session ended early' "$T/err" \
   || fail "daemon on a cut inside an event's type: status $rc: $(cat "$T/err")"
 pass "a cut inside an event's type is a truncation warning (daemon exits 0)"
+
+# 9. A declaration whose description claims 2 GiB: a malformed header,
+# named with the event and the declaration's byte (the first declaration
+# follows 'hdrb' 'hetb' 'etb\0' at byte 12).
+python3 - "$LOG" "$T/baddesc.el" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = b.index(b'etb\x00') + 4
+b[i + 4:i + 8] = struct.pack('>I', 0x7fffffff)
+open(sys.argv[2], 'wb').write(b)
+PY
+rc=0; timeout 30 "$EL_BIN" stats "$T/baddesc.el" > /dev/null 2> "$T/err" || rc=$?
+[ $rc = 1 ] && grep -q 'malformed header: description of event CREATE_THREAD (type 0) at byte 12 is 2147483647 bytes long' "$T/err" \
+  || fail "a 2 GiB description: status $rc: $(cat "$T/err")"
+pass "a declaration's absurd description length is a malformed header at its byte"
