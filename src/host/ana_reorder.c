@@ -127,11 +127,11 @@ static rec_t q_pop(ana_t *a, int c) {
 
 /* Pop and process held events in (time, arrival) order while the first
  * is at or below limit; with force, also past it while more than MAX_HELD
- * are held (counted in reorder_forced). a->lo lets the common case,
- * nothing to release, return without looking at the queues. */
-static void release_to(el_host_t *h, uint64_t limit, int force) {
+ * are held (counted in reorder_forced). The caller checked that there is
+ * something to do (release_to). */
+static __attribute__((noinline)) void release_loop(el_host_t *h,
+                                                   uint64_t limit, int force) {
   ana_t *a = h->ana;
-  if (a->lo > limit && (!force || a->held <= MAX_HELD)) return;
   while (a->held && !h->stop) {
     int c = q_first(a);
     const qrec_t *head = &a->q[c].v[a->q[c].head];
@@ -152,13 +152,25 @@ static void release_to(el_host_t *h, uint64_t limit, int force) {
   if (!a->held) a->lo = UINT64_MAX;
 }
 
+/* release_loop when there is anything to release: a->lo lets the common
+ * case, nothing held at or below limit, return without a call. */
+static inline void release_to(el_host_t *h, uint64_t limit, int force) {
+  ana_t *a = h->ana;
+  if (a->lo > limit && (!force || a->held <= MAX_HELD)) return;
+  release_loop(h, limit, force);
+}
+
 /* The time up to which events may leave: the host's watermark (no event
  * of a capability still waited for can come before it), or no bound
  * (UINT64_MAX) at the end of a session (all) or when no capability is
- * waited for. */
-static uint64_t release_limit(el_host_t *h, int all) {
+ * waited for. The watermark cached by host_clock.c is read without a
+ * call while it is current (el__progress_t.wm_dirty clear). */
+static inline uint64_t release_limit(el_host_t *h, int all) {
+  const el__progress_t *p = &h->prog;
   el_rts_ns_t wm = 0;
-  if (all || el__watermark(h, &wm) < 0) return UINT64_MAX;
+  if (all) return UINT64_MAX;
+  if (!p->wm_dirty) return p->wm_cap < 0 ? UINT64_MAX : p->wm;
+  if (el__watermark(h, &wm) < 0) return UINT64_MAX;
   return wm;
 }
 
@@ -216,6 +228,22 @@ static void thread_info_event(ana_t *a, const el_ev_event_t *ev) {
   th->label = el_strndup(ev->v[1].s.p ? ev->v[1].s.p : "", ev->v[1].s.len);
 }
 
+/* el__progress_event (host_clock.c) for an event of cap at t, without a
+ * call in the common case: a recorded (not live) session's capability
+ * already seen, whose latest time moves up (and the cached watermark is
+ * stale when it was that capability's). Anything else takes the call. */
+static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
+  el__progress_t *p = &h->prog;
+  if (h->clock.live || cap >= EL__MAX_CAPS || p->state[cap] != CAP_SEEN) {
+    el__progress_event(h, cap, t);
+    return;
+  }
+  if (t > p->last[cap]) {
+    p->last[cap] = t;
+    if ((int)cap == p->wm_cap) p->wm_dirty = 1;
+  }
+}
+
 /* Called for the types enabled by the trackers (lua_analysis.c). */
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   ana_t *a = h->ana;
@@ -249,7 +277,7 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     return;
   }
   if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
-  el__progress_event(h, ev->cap, ev->t_ns);
+  progress_event(h, ev->cap, ev->t_ns);
   ana_take(h, &r);
 }
 

@@ -201,7 +201,11 @@ static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
  * counts and running time do not depend on the order across capabilities,
  * and the thread's state is that of its latest event by time. */
 static void on_thread(el_host_t *h, const rec_t *r) {
-  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
+  ana_t *a = h->ana;
+  uint32_t id = r->thread;
+  thread_t *th = id < a->ndirect && a->direct[id]
+                     ? &a->threads[a->direct[id] - 1] /* no call: known */
+                     : el__ana_thread(a, id, 1);
   if (!th) return;
   int latest = !th->has_first || r->t >= th->last_t;
   if (!th->has_first || r->t < th->first_t) th->first_t = r->t;

@@ -538,7 +538,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
   if (__builtin_expect(f == 0, 1)) return h->stop;
   if (f == EL__F_LUA && el__batch_add(h, ev)) return h->stop;
-  el__batch_flush(h);
+  if (h->nbatch) el__batch_flush(h); /* a call only when events wait */
   const el_ev_event_t *saved = h->cur;
   h->cur = ev;
   if (f & EL__F_SYS) el__session_event(h, ev);
