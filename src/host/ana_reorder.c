@@ -89,13 +89,14 @@ static int q_push(ana_t *a, const rec_t *r) {
   return 0;
 }
 
-/* The capability whose queue head comes first, or -1 if all are empty. */
-static int q_first(const ana_t *a) {
+/* The capability whose queue head comes first, skipping capability skip,
+ * or -1 if all (others) are empty. */
+static int q_first(const ana_t *a, int skip) {
   int best = -1;
   const qrec_t *bh = NULL;
   for (int c = 0; c <= a->max_q; c++) {
     const q_t *q = &a->q[c];
-    if (!q->n) continue;
+    if (!q->n || c == skip) continue;
     const qrec_t *hd = &q->v[q->head];
     if (!bh || qrec_before(hd, bh)) {
       best = c;
@@ -128,26 +129,33 @@ static rec_t q_pop(ana_t *a, int c) {
 /* Pop and process held events in (time, arrival) order while the first
  * is at or below limit; with force, also past it while more than MAX_HELD
  * are held (counted in reorder_forced). The caller checked that there is
- * something to do (release_to). */
+ * something to do (release_to). The first queue is popped while its head
+ * comes before the head of every other queue (a copy: the heads are found
+ * once per run of one capability's events, not per event). */
 static __attribute__((noinline)) void release_loop(el_host_t *h,
                                                    uint64_t limit, int force) {
   ana_t *a = h->ana;
   while (a->held && !h->stop) {
-    int c = q_first(a);
-    const qrec_t *head = &a->q[c].v[a->q[c].head];
-    if (head->t > limit) {
-      if (!force || a->held <= MAX_HELD) {
-        a->lo = head->t;
-        return;
+    int c = q_first(a, -1), o = q_first(a, c);
+    qrec_t other = o >= 0 ? a->q[o].v[a->q[o].head] : (qrec_t){0};
+    q_t *q = &a->q[c];
+    do {
+      const qrec_t *head = &q->v[q->head];
+      if (o >= 0 && !qrec_before(head, &other)) break;
+      if (head->t > limit) {
+        if (!force || a->held <= MAX_HELD) {
+          a->lo = head->t;
+          return;
+        }
+        h->st.reorder_forced++;
       }
-      h->st.reorder_forced++;
-    }
-    rec_t r = q_pop(a, c);
-    if (r.t < a->released_t)
-      h->st.reorder_late++;
-    else
-      a->released_t = r.t;
-    el__ana_process(h, &r);
+      rec_t r = q_pop(a, c);
+      if (r.t < a->released_t)
+        h->st.reorder_late++;
+      else
+        a->released_t = r.t;
+      el__ana_process(h, &r);
+    } while (q->n && !h->stop);
   }
   if (!a->held) a->lo = UINT64_MAX;
 }
