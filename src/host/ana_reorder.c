@@ -132,8 +132,8 @@ static rec_t q_pop(ana_t *a, int c) {
  * something to do (release_to). The first queue is popped while its head
  * comes before the head of every other queue (a copy: the heads are found
  * once per run of one capability's events, not per event). */
-static __attribute__((noinline)) void release_loop(el_host_t *h,
-                                                   uint64_t limit, int force) {
+static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
+                                                   int force) {
   ana_t *a = h->ana;
   while (a->held && !h->stop) {
     int c = q_first(a, -1), o = q_first(a, c);
