@@ -100,7 +100,8 @@ static const el__lua_embedded_t *match(const char *path) {
   fclose(f);
   const el__lua_embedded_t *same = NULL;
   /* Several scripts may share a size: compare with each. */
-  for (size_t i = 0; got == hit->src_len && i < el__lua_nembedded && !same; i++)
+  for (size_t i = 0;
+       text && got == hit->src_len && i < el__lua_nembedded && !same; i++)
     if (el__lua_embedded[i].src_len == got &&
         memcmp(el__lua_embedded[i].src, text, got) == 0)
       same = &el__lua_embedded[i];
