@@ -15,7 +15,8 @@
 # Env: EL_BIN, EL_BUILD_DIR, EL_EVENTLOGS (scripts/bench.sh);
 #   EL_BENCH_STARTUP_RUNS (default 21), EL_BENCH_STARTUP_LOG (the file),
 #   EL_BENCH_STARTUP_BASE: another eventlog-live binary to compare with
-#   (e.g. a build of main), run in the same rounds.
+#   (e.g. a build of main), run in the same rounds (version, show, stats
+#   and both daemon runs, labelled base-*).
 # Figures only, no asserts.
 set -euo pipefail
 : "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
@@ -40,7 +41,10 @@ ghc=$(command -v ghc-events || true)
 [ -n "$ghc" ] && cmds+=(:: ghc-events-show "$ghc" show "$log")
 base=${EL_BENCH_STARTUP_BASE:-}
 if [ -n "$base" ]; then
-  cmds+=(:: base-version "$base" --version :: base-show "$base" show "$log")
+  cmds+=(:: base-version "$base" --version :: base-show "$base" show "$log"
+    :: base-stats "$base" stats "$log"
+    :: base-daemon-empty "$base" otelcol --eventlog-stdin --no-otlp
+    :: base-daemon-file "$base" otelcol --eventlog-file "$log" --no-otlp)
 fi
 out=$("$paired" -q -n "$runs" "${cmds[@]}")
 printf 'input: %s (%d bytes); %d paired runs, medians\n' "$(basename "$log")" \

@@ -86,14 +86,20 @@ static counts_t *counts_new(void) {
 
 /* "N (0, 1, 2)" for the capabilities seen, the global block excluded. */
 static void print_caps(const counts_t *c) {
+  /* A word at a time (a bit at a time was 1.2 M instructions, most of
+   * `stats` on a small file); bit 63 of the last word is 0xFFFF. */
+  enum { W = EL_ARRAY_LEN(c->capbits) };
+  uint64_t last = c->capbits[W - 1] & ~((uint64_t)1 << 63);
   unsigned n = 0;
-  for (unsigned i = 0; i < 0xFFFF; i++)
-    n += (c->capbits[i >> 6] >> (i & 63)) & 1;
+  for (unsigned w = 0; w < W; w++)
+    n += (unsigned)__builtin_popcountll(w == W - 1 ? last : c->capbits[w]);
   printf("capabilities:     %u", n);
   unsigned shown = 0;
-  for (unsigned i = 0; i < 0xFFFF && shown < 32; i++)
-    if ((c->capbits[i >> 6] >> (i & 63)) & 1)
-      printf("%s%u", shown++ ? ", " : " (", i);
+  for (unsigned w = 0; w < W && shown < 32; w++)
+    for (uint64_t b = w == W - 1 ? last : c->capbits[w]; b && shown < 32;
+         b &= b - 1)
+      printf("%s%u", shown++ ? ", " : " (",
+             w * 64 + (unsigned)__builtin_ctzll(b));
   printf("%s\n", n > 32 ? ", ...)" : shown ? ")" : "");
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "host_internal.h"
+#include "lua_embed.h"
 
 #ifndef EL_LUA_INSTALL_DIR
 #define EL_LUA_INSTALL_DIR "/usr/local/share/eventlog-live/lua"
@@ -112,6 +113,7 @@ static void on_warning(void *ud, const el_diag_t *diag);
 static int setup(lua_State *L) {
   el_host_t *h = lua_touserdata(L, 1);
   luaL_openlibs(L);
+  el__lua_embed_install(L); /* require: the precompiled library */
   lua_pushlightuserdata(L, h);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &HOST_KEY);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -458,7 +460,7 @@ int el_host_load(el_host_t *h, const char *path) {
     lua_pop(L, 1);
     return EL_ENOMEM;
   }
-  return load_chunk(h, luaL_loadfile(L, path));
+  return load_chunk(h, el__lua_loadfile(L, path));
 }
 
 /* Protected: package.searchpath(name, package.path) -> path or error. */

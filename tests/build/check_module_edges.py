@@ -7,6 +7,9 @@ Usage: check_module_edges.py [--source DIR] [--cmake CMAKE] [--dot FILE]
    (tests off) unless --dot names a graph already written, and takes the
    edges whose source is a module (el_<folder>) or the executable
    eventlog-live. They must equal the edges of tests/build/module_edges.txt.
+   A library linked statically (EL_STATIC_LIBS: the target el_static_<pkg>)
+   counts as its pkg-config target PkgConfig::PC_<pkg>: the edge is the
+   same whichever way the library is linked.
 2. Every `#include` in src/<module>/ of a header of another module must be
    backed by an edge <module> -> <other> in that file (src/cmd/ and
    src/main.c belong to eventlog-live), so that a use the build does not
@@ -46,7 +49,8 @@ def graph_edges(dot, modules):
         for line in f:
             m = EDGE.search(line)
             if m and m.group(1) in owners:
-                edges.add((m.group(1), m.group(2)))
+                dep = re.sub(r'^el_static_', 'PkgConfig::PC_', m.group(2))
+                edges.add((m.group(1), dep))
     return edges
 
 
