@@ -23,8 +23,8 @@ echo "== linger: --linger, a wrapper exiting 7"
 wl_start linger --linger -hT -- sh -c '"$0" "$@"; exit 7' "$PROG" \
   seconds=2 tag=l
 wl_url linger
-pl_wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
-if pl_wait_line "$T/linger.err" 'exited with status 7; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
+if wait_line "$T/linger.err" 'exited with status 7; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
   pass "linger: $(grep -o 'sh exited with status 7.*' "$T/linger.err")"
 else
   tail -n 5 "$T/linger.err"; fail "linger: no 'stays at' line"
@@ -52,7 +52,7 @@ if command -v script >/dev/null; then
     < /dev/null > "$T/tty.out" 2>&1 &
   SPID=$!
   PIDS+=("$SPID")
-  if pl_wait_line "$T/tty.out" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+  if wait_line "$T/tty.out" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
     pass "tty: watch stays after the program's end"
   else
     tail -n 5 "$T/tty.out"; fail "tty: no 'stays at' line"

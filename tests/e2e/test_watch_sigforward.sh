@@ -43,7 +43,7 @@ start() {
     > "$T/$1.out" 2> "$T/$1.err" &
   WPID=$!
   PIDS+=("$WPID")
-  pl_wait_line "$T/$1.out" '^start ' 60 ||
+  wait_line "$T/$1.out" '^start ' 60 ||
     { cat "$T/$1.err"; die "$1: the program did not start"; }
   PPID_=$(awk '/^start /{print $2; exit}' "$T/$1.out")
   PGID=$(ps -o pgid= -p "$WPID" | tr -d ' ')
@@ -128,9 +128,9 @@ setsid "$EL" watch --linger --web-port 0 -- "$SLOW" < /dev/null \
   > "$T/linger.out" 2> "$T/linger.err" &
 WPID=$!
 PIDS+=("$WPID")
-pl_wait_line "$T/linger.out" '^start ' 60 || die "linger: no start"
+wait_line "$T/linger.out" '^start ' 60 || die "linger: no start"
 kill -INT "$WPID"
-pl_wait_line "$T/linger.err" 'exited with status 0; the web view stays' 60 ||
+wait_line "$T/linger.err" 'exited with status 0; the web view stays' 60 ||
   { tail -n 5 "$T/linger.err"; die "linger: watch does not linger"; }
 kill -HUP "$WPID"
 wait_exit "$WPID" 30
