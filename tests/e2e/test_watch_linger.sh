@@ -41,10 +41,7 @@ grep -q 'processing ended before' "$T/linger.err" &&
   fail "linger: watch says the processing ended before the program" ||
   pass "linger: no 'processing ended before' note after a normal end"
 kill -INT "$WPID"
-wait_exit "$WPID" 30
-st=$?
-[ $st = 7 ] && pass "linger: SIGINT ended watch with the program's status 7" ||
-  { tail -n 5 "$T/linger.err"; fail "linger: watch exited $st, want 7"; }
+wl_exits linger 7 30 "SIGINT ended watch with the program's status 7"
 
 echo "== tty: stdin a terminal, no option"
 if command -v script >/dev/null; then

@@ -37,3 +37,17 @@ wl_program_pid() {
   wait_line "$T/$1.out" '^start ' 30 || die "$1: the program did not start"
   PPID_=$(awk '/^start /{print $3; exit}' "$T/$1.out")
 }
+
+# wl_exits NAME STATUS SECONDS WHAT: watch ($WPID) must exit with STATUS
+# within SECONDS: passes "NAME: WHAT"; otherwise fails, the tail of
+# $T/NAME.err shown (status 124: watch still ran after SECONDS).
+wl_exits() {
+  wait_exit "$WPID" "$3"
+  local st=$?
+  if [ "$st" = "$2" ]; then
+    pass "$1: $4"
+  else
+    tail -n 10 "$T/$1.err"
+    fail "$1: watch exited $st, want $2$([ "$st" = 124 ] && echo " (124: still running after $3 s)")"
+  fi
+}
