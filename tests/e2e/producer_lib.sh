@@ -11,7 +11,7 @@
 # Exit 77 (skip) when ghc, the shared folder, node or the receiver's
 # packages are missing. Every wait is bounded.
 set -u
-# wait_line, stop_pid, stop_pids
+# wait_line, alive, wait_exit, stop_pid, stop_pids
 source "$(dirname "${BASH_SOURCE[0]}")/wait_lib.sh"
 
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -58,25 +58,6 @@ free_port() {
   python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 now_ms() { date +%s%3N; }
-
-# alive PID: PID has not exited (kill -0 also succeeds on a zombie).
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
-
-# wait_exit PID SECONDS: wait for PID (a child) to exit and reap it;
-# returns its status, or 124 after SECONDS (PID is left running).
-wait_exit() {
-  local pid=$1 end=$((SECONDS + $2))
-  while alive "$pid"; do
-    [ $SECONDS -lt $end ] || return 124
-    sleep 0.2
-  done
-  wait "$pid"
-}
 
 # ---- the program ------------------------------------------------------------
 
