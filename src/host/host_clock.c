@@ -116,28 +116,39 @@ void el__order_report(el_host_t *h) {
            raise);
   snprintf(olate, sizeof olate, "time-order handlers saw them out of order; %s",
            raise);
-  warn_count(h, st->reorder_late - p->told[0],
-             "thread/GC events arrived after the reorder horizon (their "
-             "capability silent past it, or first seen late)",
-             "reorder_late", late);
-  warn_count(h, st->reorder_forced - p->told[1],
-             "thread/GC events were released before their turn (more than "
-             "4M held)",
-             "reorder_forced",
-             "thread times may be off where capabilities' blocks are far "
-             "apart in time");
-  warn_count(h, st->order_late - p->told[2],
-             "events arrived after the reorder horizon (their capability "
-             "silent past it, or first seen late)",
-             "order_late", olate);
-  warn_count(h, st->order_forced - p->told[3],
-             "events for time-order handlers were released before their "
-             "turn",
-             "order_forced", "raise el.order{max_held=}");
-  p->told[0] = st->reorder_late;
-  p->told[1] = st->reorder_forced;
-  p->told[2] = st->order_late;
-  p->told[3] = st->order_forced;
+  /* One row per count, in the order of p->told. */
+  const struct {
+    uint64_t now;       /* the count in el_host_stats_t */
+    const char *what;   /* what was counted */
+    const char *stat;   /* its name in el.stats() */
+    const char *effect; /* what it means and what to change */
+  } counts[] = {
+      {st->reorder_late,
+       "thread/GC events arrived after the reorder horizon (their "
+       "capability silent past it, or first seen late)",
+       "reorder_late", late},
+      {st->reorder_forced,
+       "thread/GC events were released before their turn (more than "
+       "4M held)",
+       "reorder_forced",
+       "thread times may be off where capabilities' blocks are far "
+       "apart in time"},
+      {st->order_late,
+       "events arrived after the reorder horizon (their capability "
+       "silent past it, or first seen late)",
+       "order_late", olate},
+      {st->order_forced,
+       "events for time-order handlers were released before their turn",
+       "order_forced", "raise el.order{max_held=}"},
+  };
+  _Static_assert(
+      sizeof counts / sizeof counts[0] == sizeof p->told / sizeof p->told[0],
+      "one row per el__progress_t.told");
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    warn_count(h, counts[i].now - p->told[i], counts[i].what, counts[i].stat,
+               counts[i].effect);
+    p->told[i] = counts[i].now;
+  }
 }
 
 void el__clock_free(el_host_t *h) {

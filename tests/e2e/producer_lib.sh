@@ -11,6 +11,8 @@
 # Exit 77 (skip) when ghc, the shared folder, node or the receiver's
 # packages are missing. Every wait is bounded.
 set -u
+# wait_line, alive, wait_exit, stop_pid, stop_pids
+source "$(dirname "${BASH_SOURCE[0]}")/wait_lib.sh"
 
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}
@@ -46,20 +48,8 @@ pl_require() {
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/el-producer.XXXXXX")
 PIDS=()
-# stop_pid PID [SIGNAL]: signal (TERM), up to 15 s to exit, then KILL;
-# returns the exit status.
-stop_pid() {
-  local i
-  kill -"${2:-TERM}" "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return; }
-  for i in $(seq 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
 pl_cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do
-    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && stop_pid "$p"
-  done
+  stop_pids
   if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 trap pl_cleanup EXIT
@@ -68,25 +58,6 @@ free_port() {
   python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 now_ms() { date +%s%3N; }
-
-# alive PID: PID has not exited (kill -0 also succeeds on a zombie).
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
-
-# wait_exit PID SECONDS: wait for PID (a child) to exit and reap it;
-# returns its status, or 124 after SECONDS (PID is left running).
-wait_exit() {
-  local pid=$1 end=$((SECONDS + $2))
-  while alive "$pid"; do
-    [ $SECONDS -lt $end ] || return 124
-    sleep 0.2
-  done
-  wait "$pid"
-}
 
 # ---- the program ------------------------------------------------------------
 
@@ -146,15 +117,6 @@ pl_prog() {
   (cd "$T/$name" && exec "$PROG" "$@") > "$T/$name.out" 2> "$T/$name.err" &
   PROG_PID=$!
   PIDS+=("$PROG_PID")
-}
-
-# pl_wait_line FILE REGEX SECONDS: until FILE has a line matching REGEX.
-pl_wait_line() {
-  local end=$((SECONDS + $3))
-  until grep -q -E "$2" "$1" 2>/dev/null; do
-    [ $SECONDS -lt $end ] || return 1
-    sleep 0.1
-  done
 }
 
 # ---- receiver, daemon, /metrics -------------------------------------------
@@ -323,7 +285,7 @@ pl_live_run() {
     pl_prog "$name" addr="$addr" seconds="$secs" tag="$name" \
       +RTS -l -hT -i0.2 -RTS
     $ready || die "$name: the program does not listen"
-    pl_wait_line "$T/$name.out" '^marker 4 ' 20 || die "$name: no 4th marker"
+    wait_line "$T/$name.out" '^marker 4 ' 20 || die "$name: no 4th marker"
     pl_daemon "$name" "$@"
   fi
   local prog=$PROG_PID

@@ -38,7 +38,7 @@ run() {
   DPID=$!
   PIDS+=("$DPID")
   pl_prog "$name" seconds=$SECS tag="$name" +RTS -l -ol"$fifo" -RTS
-  pl_wait_line "$T/$name.out" '^marker 2 ' 30 ||
+  wait_line "$T/$name.out" '^marker 2 ' 30 ||
     die "$name: the program printed no 2nd marker in 30 s"
   kill -INT "$DPID"
 }

@@ -5,6 +5,7 @@
 # while the writer (here a shell holding the FIFO open) still has it open.
 # Every wait is bounded; no timing assertion.
 set -u
+source "$(dirname "$0")/wait_lib.sh" # wait_line
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}
 DAEMON=$BUILD/eventlog-live-otelcol
@@ -16,13 +17,6 @@ WPID=
 cleanup() { [ -n "$WPID" ] && kill "$WPID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 fail=0
-wait_line() { # FILE REGEX SECONDS
-  local end=$((SECONDS + $3))
-  until grep -q -E "$2" "$1" 2>/dev/null; do
-    [ $SECONDS -lt $end ] || return 1
-    sleep 0.1
-  done
-}
 mkfifo "$T/f"
 "$DAEMON" --no-otlp -v info --eventlog-file "$T/f" > /dev/null 2> "$T/err" &
 DPID=$!

@@ -27,6 +27,7 @@
 #     signal are drained, not decoded, so no "no eventlog header").
 # No timing assertion beyond the generous bound; every wait is bounded.
 set -u
+source "$(dirname "$0")/wait_lib.sh" # wait_line
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}
 EL=$BUILD/eventlog-live
@@ -71,14 +72,6 @@ cat > "$T/lua/eventlog_live/processors/main.lua" <<'LUA'
 require("eventlog_live.processors").start(require("eventlog_live"))
 dofile(os.getenv("EL_TEST_TIMER_LUA"))
 LUA
-
-wait_line() { # FILE REGEX SECONDS
-  local end=$((SECONDS + $3))
-  until grep -q -E "$2" "$1" 2>/dev/null; do
-    [ $SECONDS -lt $end ] || return 1
-    sleep 0.1
-  done
-}
 
 # case NAME MODE CMD...: CMD reads $T/NAME.fifo; stderr in $T/NAME.err.
 case_() {

@@ -28,6 +28,7 @@
 # exactly the markers of every round on stdout.
 set -u
 source "$(dirname "$0")/../demo/lib.sh"
+source "$(dirname "$0")/wait_lib.sh" # alive, wait_exit
 
 GHC=${GHC:-ghc}
 command -v "$GHC" >/dev/null || skip "ghc not installed (apt-get install ghc)"
@@ -38,25 +39,6 @@ command -v node >/dev/null || skip "node missing (test receiver)"
 
 ROUNDS=40 DELAY_MS=300 MAX_N=100000 SEED=42 PINGS=5000 BOUND=3000
 LIVE_TIMEOUT=240   # seconds for the program's whole run (about 30 s)
-
-# A process that has not exited: kill -0 also succeeds on a zombie.
-alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
-
-# wait_exit PID SECONDS: wait up to SECONDS for PID (a child) to exit, then
-# reap it; returns its status, or 124 on timeout (the cleanup kills it).
-wait_exit() {
-  local pid=$1 end=$((SECONDS + $2))
-  while alive "$pid"; do
-    [ $SECONDS -lt $end ] || return 124
-    sleep 0.2
-  done
-  wait "$pid"
-}
 
 # ---- build ------------------------------------------------------------------
 mkdir -p "$TMP/build"

@@ -57,7 +57,7 @@ pl_control_port ctl
 pl_prog ctl addr=unix:"$sock" seconds=20 tag=ctl +RTS -l -hT -i100 -RTS
 prog=$PROG_PID
 pl_post_connected live-test/1 20
-pl_wait_line "$T/ctl.out" '^control live-test 1 ' 5 ||
+wait_line "$T/ctl.out" '^control live-test 1 ' 5 ||
   fail "the program did not print that it handled live-test/1"
 pl_post_ok eventlog-socket/start-heap-profiling
 pl_post_ok eventlog-socket/stop-heap-profiling
@@ -66,7 +66,7 @@ for i in $(seq $K); do
   pl_post_ok eventlog-socket/request-heap-census
 done
 pl_post_ok live-test/2
-pl_wait_line "$T/ctl.out" '^control live-test 2 ' 5 ||
+wait_line "$T/ctl.out" '^control live-test 2 ' 5 ||
   fail "the program did not print that it handled live-test/2 (sent after" \
     "start/stop-heap-profiling and the census requests)"
 wait_exit "$prog" 60 || fail "the program exited $?"

@@ -42,7 +42,7 @@ scenario() {
   [ $st = 0 ] || { tail -n 5 "$T/$name.err"; fail "$name: the program exited $st"; }
   # With --prometheus-port the daemon keeps serving /metrics after the end
   # of its input (docs/web.md): it must say so, then stop on SIGTERM.
-  if pl_wait_line "$T/$name.daemon.err" 'input ended' 60; then
+  if wait_line "$T/$name.daemon.err" 'input ended' 60; then
     pass "$name: the daemon saw the end of the FIFO"
   else
     tail -n 20 "$T/$name.daemon.err" | sed 's/^/  daemon: /'

@@ -31,7 +31,7 @@ pl_daemon restart --eventlog-socket "$sock"
 sleep 1
 pl_prog run1 addr=unix:"$sock" seconds=30 tag=run1 +RTS -l -hT -i0.2 -RTS
 run1=$PROG_PID
-pl_wait_line "$T/run1.out" '^marker 8 ' 30 || die "run 1 printed no 8th marker"
+wait_line "$T/run1.out" '^marker 8 ' 30 || die "run 1 printed no 8th marker"
 kill -KILL "$run1"
 killed_ms=$(now_ms)
 wait "$run1" 2>/dev/null

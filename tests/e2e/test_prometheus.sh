@@ -18,70 +18,27 @@
 # totals per capability), an independent decoder. Exit 0/1/77.
 # ctest-labels: asan
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-DAEMON=$BUILD/eventlog-live-otelcol
+source "$(dirname "$0")/serve_lib.sh" prom-test
 ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
 G92=$EVENTLOGS/ghc-events/ghc-9.2-events.eventlog
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
 command -v prometheus >/dev/null || skip "prometheus not installed"
-command -v curl >/dev/null || skip "curl missing"
-command -v python3 >/dev/null || skip "python3 missing"
-[ -x "$DAEMON" ] || skip "$DAEMON not built"
-"$DAEMON" --help 2>/dev/null | grep -q -- --prometheus-port ||
-  skip "the daemon has no --prometheus-port"
+sv_option --prometheus-port
 [ -f "$ODD" ] && [ -f "$G92" ] || skip "eventlogs missing"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-prom-test.XXXXXX")
-PIDS=()
-# stop_pid PID: SIGTERM, up to 10 s to exit, then SIGKILL; returns the
-# exit status (137 when it had to be killed).
-stop_pid() {
-  local i
-  kill "$1" 2>/dev/null
-  for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
 
 free_port() {
   python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
 
-# wait_for SECONDS FILE REGEX: wait until FILE has a line matching REGEX.
-wait_for() {
-  local i
-  for i in $(seq $(($1 * 10))); do
-    grep -q "$3" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
 # Metrics also go to the console exporter (OTLP/JSON on stdout): the
 # collector's naming applied to them by tests/demo/otlp_prom_names.py must
 # give the names /metrics serves.
-export OTEL_METRICS_EXPORTER=console OTEL_LOGS_EXPORTER=none \
-  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
+export OTEL_METRICS_EXPORTER=console
 start_daemon() {  # start_daemon NAME EVENTLOG: sets PORT
-  "$DAEMON" --eventlog-file "$2" -hT --service-name oddball \
-    --prometheus-port 0 -v info > "$TMP/$1.out" 2> "$TMP/$1.err" &
-  PIDS+=($!)
-  wait_for 20 "$TMP/$1.err" "Starting Prometheus endpoint on" ||
-    { cat "$TMP/$1.err"; fail "$1: no Prometheus endpoint"; }
-  PORT=$(sed -n 's/.*Starting Prometheus endpoint on \([0-9]*\).*/\1/p' \
-    "$TMP/$1.err" | head -1)
-  wait_for 60 "$TMP/$1.err" "input ended: still serving" ||
-    { cat "$TMP/$1.err"; fail "$1: the replay did not end within 60 s"; }
+  sv_daemon "$1" --eventlog-file "$2" -hT --service-name oddball \
+    --prometheus-port 0
+  sv_port "$1" "Prometheus endpoint"
+  sv_ended "$1"
 }
 start_daemon oddball "$ODD"; P1=$PORT
 start_daemon ghc92 "$G92"; P2=$PORT

@@ -98,15 +98,25 @@ el.on_end(function() local s = el.stats()
   print("reorder_late=" .. s.reorder_late .. " reorder_forced=" .. s.reorder_forced) end)'
 printf '%s\n' "$stats_lua" >"$tmp/stats.lua"
 
-"$EL_BIN" run "$EL_SOURCE_DIR/examples/thread_times.lua" "$tmp/s.eventlog" >"$tmp/file.out" 2>"$tmp/file.err"
-check "recorded: run exits 0" test $? -eq 0
-table "$tmp/file.out" >"$tmp/file.got"
-if diff "$tmp/want" "$tmp/file.got" >"$tmp/file.diff"; then
-  echo "ok: recorded: runs and running ns of $(wc -l <"$tmp/want") threads as the reference"
-else
-  echo "FAIL: recorded: per-thread runs/running ns differ from the reference (want < > got):"
-  head -10 "$tmp/file.diff"; fail=1
-fi
+# same_times NAME WHAT INPUT [NOTE]: `run examples/thread_times.lua INPUT`
+# (60 s at most), stdout in $tmp/NAME.out, stderr in $tmp/NAME.err; it
+# must exit 0 and give the runs and running ns per thread of $tmp/want
+# (WHAT names the case in the output, NOTE is added to the ok line).
+same_times() {
+  local name=$1 what=$2 input=$3 note=${4:-}
+  timeout 60 "$EL_BIN" run "$EL_SOURCE_DIR/examples/thread_times.lua" "$input" \
+    >"$tmp/$name.out" 2>"$tmp/$name.err"
+  check "$what: run exits 0" test $? -eq 0
+  table "$tmp/$name.out" >"$tmp/$name.got"
+  if diff "$tmp/want" "$tmp/$name.got" >"$tmp/$name.diff"; then
+    echo "ok: $what: runs and running ns of $(wc -l <"$tmp/want") threads as the reference$note"
+  else
+    echo "FAIL: $what: per-thread runs/running ns differ from the reference (want < > got):"
+    head -10 "$tmp/$name.diff"; fail=1
+  fi
+}
+
+same_times file recorded "$tmp/s.eventlog"
 "$EL_BIN" run "$tmp/stats.lua" "$tmp/s.eventlog" >"$tmp/file.stats" 2>&1
 check "recorded: nothing late or forced ($(cat "$tmp/file.stats"))" \
   grep -qx "reorder_late=0 reorder_forced=0" "$tmp/file.stats"
@@ -115,15 +125,7 @@ check "recorded: no ordering warning" bash -c "! grep -q 'reorder horizon' '$tmp
 # Live: the stretched log through a FIFO.
 mkfifo "$tmp/fifo"
 (cat "$tmp/s.eventlog" >"$tmp/fifo") &
-timeout 60 "$EL_BIN" run "$EL_SOURCE_DIR/examples/thread_times.lua" "$tmp/fifo" >"$tmp/live.out" 2>"$tmp/live.err"
-check "live: run exits 0" test $? -eq 0
-table "$tmp/live.out" >"$tmp/live.got"
-if diff "$tmp/want" "$tmp/live.got" >"$tmp/live.diff"; then
-  echo "ok: live: runs and running ns of $(wc -l <"$tmp/want") threads as the reference, despite late events"
-else
-  echo "FAIL: live: per-thread runs/running ns differ from the reference (want < > got):"
-  head -10 "$tmp/live.diff"; fail=1
-fi
+same_times live live "$tmp/fifo" ", despite late events"
 late=$(sed -n 's/.*session 1: \([0-9]*\) thread\/GC events arrived after the reorder horizon.*reorder_late.*may be off.*raise the reorder horizon.*EVENTLOG_LIVE_REORDER_HORIZON_MS.*/\1/p' "$tmp/live.err")
 check "live: the late events are warned about with the consequence and the knob (${late:-no warning})" \
   test "${late:-0}" -gt 0

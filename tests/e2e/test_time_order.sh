@@ -80,18 +80,28 @@ for log in threads oddball-hT; do
 done
 
 # 3. A bounded window: with max_held = 1 the oldest is released early,
-# counted in order_forced; nothing is lost.
+# counted in order_forced; nothing is lost. At the session's end a warning
+# gives that count, its el.stats() name and the knob (docs/lua-api.md
+# "el.watermark"): max_held.
 cat > "$tmp/forced.lua" <<'LUA'
 local el = require("eventlog_live")
 el.order("time", {max_held = 1})
 local n = 0
 el.on("HEAP_ALLOCATED", function() n = n + 1 end)
-el.on_end(function() print(n, el.stats().order_forced > 0) end)
+el.on_end(function()
+  print(n, el.stats().order_forced > 0)
+  print(el.stats().order_forced)
+end)
 LUA
 n=$($EXPECT allocs "$D/threads.eventlog.reference" | wc -l)
+"$EL_BIN" run "$tmp/forced.lua" --output none "$D/threads.eventlog" \
+  > "$tmp/forced.out" 2> "$tmp/forced.err"
 check "max_held = 1: every event delivered, early releases counted" \
-  "$(printf '%d\ttrue' "$n")" \
-  "$("$EL_BIN" run "$tmp/forced.lua" --output none "$D/threads.eventlog")"
+  "$(printf '%d\ttrue' "$n")" "$(head -1 "$tmp/forced.out")"
+forced=$(sed -n 2p "$tmp/forced.out")
+check "max_held = 1: the early releases are warned about, with the knob" \
+  "session 1: $forced events for time-order handlers were released before their turn (el.stats().order_forced); raise el.order{max_held=}" \
+  "$(grep -o 'session 1: [0-9]* events for time-order.*' "$tmp/forced.err")"
 
 # 4. Two sessions (the file twice): everything held is released at the end
 # of the first, whose times do not make the second's late.

@@ -23,8 +23,8 @@ echo "== linger: --linger, a wrapper exiting 7"
 wl_start linger --linger -hT -- sh -c '"$0" "$@"; exit 7' "$PROG" \
   seconds=2 tag=l
 wl_url linger
-pl_wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
-if pl_wait_line "$T/linger.err" 'exited with status 7; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
+if wait_line "$T/linger.err" 'exited with status 7; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
   pass "linger: $(grep -o 'sh exited with status 7.*' "$T/linger.err")"
 else
   tail -n 5 "$T/linger.err"; fail "linger: no 'stays at' line"
@@ -41,10 +41,7 @@ grep -q 'processing ended before' "$T/linger.err" &&
   fail "linger: watch says the processing ended before the program" ||
   pass "linger: no 'processing ended before' note after a normal end"
 kill -INT "$WPID"
-wait_exit "$WPID" 30
-st=$?
-[ $st = 7 ] && pass "linger: SIGINT ended watch with the program's status 7" ||
-  { tail -n 5 "$T/linger.err"; fail "linger: watch exited $st, want 7"; }
+wl_exits linger 7 30 "SIGINT ended watch with the program's status 7"
 
 echo "== tty: stdin a terminal, no option"
 if command -v script >/dev/null; then
@@ -52,7 +49,7 @@ if command -v script >/dev/null; then
     < /dev/null > "$T/tty.out" 2>&1 &
   SPID=$!
   PIDS+=("$SPID")
-  if pl_wait_line "$T/tty.out" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+  if wait_line "$T/tty.out" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
     pass "tty: watch stays after the program's end"
   else
     tail -n 5 "$T/tty.out"; fail "tty: no 'stays at' line"

@@ -49,7 +49,7 @@ echo "== wrote-after: the processing stops, the program writes on"
 EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 wl_start after -- "$PROG" \
   seconds=6 tag=a
 wl_program_pid after
-pl_wait_line "$T/after.out" '^marker 1 ' 30 || die "wrote-after: no marker 1"
+wait_line "$T/after.out" '^marker 1 ' 30 || die "wrote-after: no marker 1"
 kill -INT "$WPID"
 wait_exit "$WPID" 60
 st=$?
@@ -73,7 +73,7 @@ HD=$!
 PIDS+=("$HD")
 pl_prog hintp "${IDLE[@]}" tag=d +RTS -l -ol"$T/hint.fifo" -RTS
 for f in hintw.err hintd.err; do
-  pl_wait_line "$T/$f" 'No input after 10 ticks' 40 ||
+  wait_line "$T/$f" 'No input after 10 ticks' 40 ||
     echo "   (no 'No input' line in $f within 40 s)"
 done
 if grep -q 'No input after 10 ticks. watch passed -l' "$T/hintw.err" &&

@@ -36,26 +36,26 @@ key=$({ "$GHC" --numeric-version; cat "$SRC/tests/haskell/slow_cleanup/Main.hs";
   mv "$SLOW.tmp" "$SLOW" && echo "$key" > "$dir/key"
 ) 9> "$dir/lock" || die "building slow_cleanup failed"
 
-# start NAME: watch in a session (and process group) of its own; sets
-# WPID, PGID and PPID_ (the program's pid) once the program started.
+# start NAME [WATCH_OPTIONS...]: watch in a session (and process group)
+# of its own; sets WPID, PGID and PPID_ (the program's pid) once the
+# program started.
 start() {
-  setsid "$EL" watch -v info --web-port 0 -- "$SLOW" < /dev/null \
-    > "$T/$1.out" 2> "$T/$1.err" &
+  local name=$1
+  shift
+  setsid "$EL" watch -v info --web-port 0 "$@" -- "$SLOW" < /dev/null \
+    > "$T/$name.out" 2> "$T/$name.err" &
   WPID=$!
   PIDS+=("$WPID")
-  pl_wait_line "$T/$1.out" '^start ' 60 ||
-    { cat "$T/$1.err"; die "$1: the program did not start"; }
-  PPID_=$(awk '/^start /{print $2; exit}' "$T/$1.out")
+  wait_line "$T/$name.out" '^start ' 60 ||
+    { cat "$T/$name.err"; die "$name: the program did not start"; }
+  PPID_=$(awk '/^start /{print $2; exit}' "$T/$name.out")
   PGID=$(ps -o pgid= -p "$WPID" | tr -d ' ')
-  [ -n "$PGID" ] || die "$1: no process group for $WPID"
+  [ -n "$PGID" ] || die "$name: no process group for $WPID"
 }
 
 # cleaned NAME: watch exited 0 after the program's whole cleanup.
 cleaned() {
-  wait_exit "$WPID" 60
-  local st=$?
-  [ $st = 0 ] && pass "$1: watch exited 0, the program's status" ||
-    { tail -n 5 "$T/$1.err"; fail "$1: watch exited $st, want 0"; }
+  wl_exits "$1" 0 60 "watch exited 0, the program's status"
   grep -q '^cleanup done' "$T/$1.out" &&
     pass "$1: the program got one SIGINT and finished its cleanup" ||
     fail "$1: the program's cleanup was cut (a second SIGINT?)"
@@ -102,10 +102,7 @@ fi
 echo "== hup: SIGHUP to watch"
 start hup
 kill -HUP "$WPID"
-wait_exit "$WPID" 60
-st=$?
-[ $st = 129 ] && pass "hup: watch exited 129 (the program died of SIGHUP)" ||
-  { tail -n 5 "$T/hup.err"; fail "hup: watch exited $st, want 129"; }
+wl_exits hup 129 60 "watch exited 129 (the program died of SIGHUP)"
 gone hup
 
 echo "== ignored signals, then SIGUSR1 (forwarded)"
@@ -118,23 +115,13 @@ alive "$WPID" && pass "ign: watch runs on after PIPE ALRM XFSZ RTMIN+1" ||
 alive "$PPID_" && pass "ign: the program runs on" ||
   fail "ign: the program died"
 kill -USR1 "$WPID"
-wait_exit "$WPID" 60
-st=$?
-[ $st = 138 ] && pass "ign: SIGUSR1 forwarded, watch exited 138" ||
-  { tail -n 5 "$T/ign.err"; fail "ign: watch exited $st, want 138"; }
+wl_exits ign 138 60 "SIGUSR1 forwarded, watch exited 138"
 gone ign
 echo "== linger: SIGHUP ends --linger after the program's end"
-setsid "$EL" watch --linger --web-port 0 -- "$SLOW" < /dev/null \
-  > "$T/linger.out" 2> "$T/linger.err" &
-WPID=$!
-PIDS+=("$WPID")
-pl_wait_line "$T/linger.out" '^start ' 60 || die "linger: no start"
+start linger --linger
 kill -INT "$WPID"
-pl_wait_line "$T/linger.err" 'exited with status 0; the web view stays' 60 ||
+wait_line "$T/linger.err" 'exited with status 0; the web view stays' 60 ||
   { tail -n 5 "$T/linger.err"; die "linger: watch does not linger"; }
 kill -HUP "$WPID"
-wait_exit "$WPID" 30
-st=$?
-[ $st = 0 ] && pass "linger: SIGHUP ended the linger, status 0" ||
-  fail "linger: watch exited $st (124: still lingering), want 0"
+wl_exits linger 0 30 "SIGHUP ended the linger, status 0"
 pl_finish

@@ -20,7 +20,7 @@ echo "== sigint: SIGINT to watch"
 wl_start sigint -- "$PROG" seconds=60 tag=i
 wl_url sigint
 wl_program_pid sigint
-pl_wait_line "$T/sigint.out" '^marker 2 ' 30 || die "sigint: no 2nd marker"
+wait_line "$T/sigint.out" '^marker 2 ' 30 || die "sigint: no 2nd marker"
 kill -INT "$WPID"
 wait_exit "$WPID" 30
 st=$?
@@ -36,7 +36,7 @@ EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 wl_start crash -- "$PROG" \
   seconds=8 tag=c
 wl_url crash
 wl_program_pid crash
-pl_wait_line "$T/crash.out" '^marker 2 ' 30 || die "crash: no 2nd marker"
+wait_line "$T/crash.out" '^marker 2 ' 30 || die "crash: no 2nd marker"
 kill -INT "$WPID"
 wait_exit "$WPID" 60
 st=$?

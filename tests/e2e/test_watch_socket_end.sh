@@ -43,8 +43,8 @@ sock=$T/app.sock
 wl_start linger --linger --eventlog-socket "$sock" -- "$PROG" \
   addr="unix:$sock" seconds=2 tag=l
 wl_url linger
-pl_wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
-if pl_wait_line "$T/linger.err" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
+wait_line "$T/linger.out" '^end ' 60 || die "linger: the program did not end"
+if wait_line "$T/linger.err" 'exited with status 0; the web view stays at http://[0-9.:]+/ until Ctrl-C' 60; then
   pass "linger: watch says the web view stays"
 else
   tail -n 5 "$T/linger.err"; fail "linger: no 'stays at' line"

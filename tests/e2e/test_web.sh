@@ -19,54 +19,18 @@
 # Exit 0 pass, 1 fail, 77 skip.
 # ctest-labels: asan
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-DAEMON=$BUILD/eventlog-live-otelcol
-PEER=$BUILD/tests/el_peer
+source "$(dirname "$0")/serve_lib.sh" web-test
 LOG=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
 REF=$LOG.reference
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
 [ -x /usr/bin/chromium ] || skip "chromium not installed (apt-get install chromium)"
 command -v node >/dev/null || skip "node missing"
 [ -d "$SRC/tests/web/node_modules/playwright-core" ] ||
   skip "tests/web: run npm ci (scripts/setup.sh)"
-[ -x "$DAEMON" ] || skip "$DAEMON not built"
-"$DAEMON" --help 2>/dev/null | grep -q -- --web-port || skip "no --web-port"
+sv_option --web-port
 [ -x "$PEER" ] || skip "no el_peer"
 [ -f "$REF" ] || skip "$REF missing"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-web-test.XXXXXX")
-PIDS=()
-# stop_pid PID: SIGTERM, up to 10 s to exit, then SIGKILL; returns the
-# exit status (137 when it had to be killed).
-stop_pid() {
-  local i
-  kill "$1" 2>/dev/null
-  for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-wait_for() {  # wait_for SECONDS FILE REGEX
-  local i
-  for i in $(seq $(($1 * 10))); do
-    grep -q "$3" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-export OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
-  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
 # The defaults with the trace processors on (thread states, GC pauses) and
 # every window 1 s, so a live stream shows up at once.
 "$DAEMON" --print-defaults |
@@ -117,11 +81,6 @@ cat > "$TMP/expect.json" <<EOF
 EOF
 echo "reference: heap size $heap_size, $markers markers, $threads threads, $gcs GCs, $(cat "$TMP/ref-numbers.json")"
 
-web_port() {  # web_port ERRFILE
-  wait_for 20 "$1" "Starting web view on" || { cat "$1"; fail "no web view"; }
-  sed -n 's/.*Starting web view on \([0-9]*\).*/\1/p' "$1" | head -1
-}
-
 check() {  # check NAME URL ARGS...: run the browser check
   local name=$1 url=$2
   shift 2
@@ -137,14 +96,12 @@ check() {  # check NAME URL ARGS...: run the browser check
 
 rc=0
 # {====== 1. file source ======}
-"$DAEMON" --eventlog-file "$LOG" -hT --service-name oddball \
-  --config "$TMP/config.yaml" --web-port 0 -v info \
-  > "$TMP/file.out" 2> "$TMP/file.err" &
-PIDS+=($!)
-fpid=$!
-port=$(web_port "$TMP/file.err")
-wait_for 60 "$TMP/file.err" "input ended: still serving" ||
-  { cat "$TMP/file.err"; fail "the replay did not end"; }
+sv_daemon file --eventlog-file "$LOG" -hT --service-name oddball \
+  --config "$TMP/config.yaml" --web-port 0
+fpid=$DPID
+sv_port file "web view"
+port=$PORT
+sv_ended file
 # The page and its assets come from the daemon, none from elsewhere.
 for f in / /app.js /style.css /uPlot.iife.min.js /uPlot.min.css; do
   code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$f")
@@ -164,11 +121,10 @@ stop_pid "$fpid"; st=$?
 PIDS+=($!)
 for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
 [ -e "$TMP/ready" ] || fail "el_peer did not start"
-"$DAEMON" --eventlog-socket "$TMP/sock" -hT --service-name oddball \
-  --config "$TMP/config.yaml" --web-port 0 --control-port 0 -v info \
-  > "$TMP/sock.out" 2> "$TMP/sock.err" &
-PIDS+=($!)
-port=$(web_port "$TMP/sock.err")
+sv_daemon sock --eventlog-socket "$TMP/sock" -hT --service-name oddball \
+  --config "$TMP/config.yaml" --web-port 0 --control-port 0
+sv_port sock "web view"
+port=$PORT
 # Live: the reference counts may still be arriving; only the census click
 # and the charts' data are checked here.
 echo '{"heap_size": null, "markers": null, "threads": null, "gc_pauses": 0, "service": "oddball"}' \

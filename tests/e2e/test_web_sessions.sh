@@ -25,50 +25,13 @@
 #    all be in /api/data's gc_pauses, and kept + forgotten = all of them.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-DAEMON=$BUILD/eventlog-live-otelcol
-PEER=$BUILD/tests/el_peer
+source "$(dirname "$0")/serve_lib.sh" web-sessions
 ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
 HEAPY=$EVENTLOGS/ghc-9.0/heapy-hT.eventlog
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-command -v curl >/dev/null || skip "curl missing"
-command -v python3 >/dev/null || skip "python3 missing"
-[ -x "$DAEMON" ] || skip "$DAEMON not built"
 [ -x "$PEER" ] || skip "no el_peer"
-"$DAEMON" --help 2>/dev/null | grep -q -- --web-port || skip "no --web-port"
+sv_option --web-port
 [ -f "$ODD.reference" ] && [ -f "$HEAPY.reference" ] || skip "eventlogs missing"
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-web-sessions.XXXXXX")
-PIDS=()
-stop_pid() {
-  local i
-  kill "$1" 2>/dev/null
-  for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-}
-cleanup() {
-  local p
-  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && stop_pid "$p"; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-wait_for() {  # wait_for SECONDS FILE REGEX
-  local i
-  for i in $(seq $(($1 * 10))); do
-    grep -q "$3" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-export OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
-  OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
 
 # run NAME EVENTLOG PEER-ARGS...: el_peer serves EVENTLOG on a socket, the
 # daemon reads it until the peer is gone, then /metrics and /api/data are
@@ -80,24 +43,17 @@ run() {
   timeout 120 "$PEER" --unix "$TMP/s.sock" --file "$log" "$@" \
     --ready-file "$TMP/ready" > "$TMP/$name.peer" 2>&1 &
   local peer=$!
-  wait_for 20 "$TMP/ready" . || fail "$name: el_peer not ready"
-  "$DAEMON" --eventlog-socket "$TMP/s.sock" --eventlog-socket-timeout 0.05 \
-    --eventlog-socket-retries 0 -hT --traces --service-name sess \
-    --export-interval 1s --prometheus-port 0 --web-port 0 -v info \
-    > "$TMP/$name.out" 2> "$TMP/$name.err" &
-  local d=$!
-  PIDS+=($d)
+  wait_line "$TMP/ready" . 20 || fail "$name: el_peer not ready"
+  sv_daemon "$name" --eventlog-socket "$TMP/s.sock" \
+    --eventlog-socket-timeout 0.05 --eventlog-socket-retries 0 -hT --traces \
+    --service-name sess --export-interval 1s --prometheus-port 0 --web-port 0
   wait "$peer" || fail "$name: el_peer exited $?"
-  wait_for 60 "$TMP/$name.err" "input ended: still serving" ||
-    { tail "$TMP/$name.err"; fail "$name: the input did not end"; }
-  local pport wport
-  pport=$(sed -n 's/.*Starting Prometheus endpoint on \([0-9]*\).*/\1/p' "$TMP/$name.err" | head -1)
-  wport=$(sed -n 's/.*Starting web view on \([0-9]*\).*/\1/p' "$TMP/$name.err" | head -1)
-  curl -sf -m 30 -o "$TMP/$name.metrics" "http://127.0.0.1:$pport/metrics" ||
-    fail "$name: GET /metrics"
-  curl -sf -m 30 -o "$TMP/$name.json" "http://127.0.0.1:$wport/api/data" ||
-    fail "$name: GET /api/data"
-  stop_pid "$d"
+  sv_ended "$name"
+  sv_port "$name" "Prometheus endpoint"
+  sv_get "$name" "http://127.0.0.1:$PORT/metrics" "$TMP/$name.metrics"
+  sv_port "$name" "web view"
+  sv_get "$name" "http://127.0.0.1:$PORT/api/data" "$TMP/$name.json"
+  stop_pid "$DPID"
 }
 
 run corrected "$ODD" --chunk 32768 --pace-ms 250

@@ -27,13 +27,27 @@ wl_start() {
 # wl_url NAME: the web view's base URL watch printed (http://H:P/); sets
 # URL. Fails the test when none comes within 30 s.
 wl_url() {
-  pl_wait_line "$T/$1.err" 'web view http://[0-9.]+:[0-9]+/' 30 || {
+  wait_line "$T/$1.err" 'web view http://[0-9.]+:[0-9]+/' 30 || {
     cat "$T/$1.err"; die "$1: watch printed no URL in 30 s"; }
   URL=$(sed -n 's/.*web view \(http:[^ ]*\/\) .*/\1/p' "$T/$1.err" | head -1)
 }
 
 # wl_program_pid NAME: the program's pid (its "start" line); sets PPID_.
 wl_program_pid() {
-  pl_wait_line "$T/$1.out" '^start ' 30 || die "$1: the program did not start"
+  wait_line "$T/$1.out" '^start ' 30 || die "$1: the program did not start"
   PPID_=$(awk '/^start /{print $3; exit}' "$T/$1.out")
+}
+
+# wl_exits NAME STATUS SECONDS WHAT: watch ($WPID) must exit with STATUS
+# within SECONDS: passes "NAME: WHAT"; otherwise fails, the tail of
+# $T/NAME.err shown (status 124: watch still ran after SECONDS).
+wl_exits() {
+  wait_exit "$WPID" "$3"
+  local st=$?
+  if [ "$st" = "$2" ]; then
+    pass "$1: $4"
+  else
+    tail -n 10 "$T/$1.err"
+    fail "$1: watch exited $st, want $2$([ "$st" = 124 ] && echo " (124: still running after $3 s)")"
+  fi
 }
