@@ -553,6 +553,13 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
  * trace context); an all-zero id is invalid, so it is drawn again. */
 void el_tm_random_id(uint8_t *buf, size_t n) {
   if (n == 0) return;
+  if (n == 8) { /* a span id: one draw */
+    uint64_t r;
+    do r = el_rng_next();
+    while (r == 0);
+    memcpy(buf, &r, 8);
+    return;
+  }
   bool zero = true;
   do {
     el_rng_bytes(buf, n);
