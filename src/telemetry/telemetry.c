@@ -66,12 +66,13 @@ typedef struct window_s {
   size_t nres, res_cap;
   const void *last_desc;              /* metrics: caller's desc pointer of */
   int last_item;                      /* the last point and its item, -1 */
-  size_t recs_hint;                   /* records of the last batch that took
-                                         recs (capped): admit's first size */
-  attr_memo_t *memo;                  /* ATTR_MEMO attribute arrays copied
-                                         in this window, by attrs_hash;
-                                         NULL until the first copy */
-  uint32_t gen;                       /* this window's number (from 1) */
+  /* Records of the last batch that took recs (capped): admit's first
+   * size for the next window. */
+  size_t recs_hint;
+  /* ATTR_MEMO attribute arrays copied in this window, by attrs_hash;
+   * NULL until the first copy. Entries of gen only. */
+  attr_memo_t *memo;
+  uint32_t gen; /* this window's number (from 1) */
 } window_t;
 
 struct el_tm_store_s {
