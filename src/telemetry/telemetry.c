@@ -341,13 +341,9 @@ static bool attrs_hash(const el_tm_attr_t *attrs, size_t n, uint64_t *out) {
 }
 
 /* The NUL-terminated caller key s (NULL = "") has the bytes of the
- * stored key c: compared up to s's NUL, so s is never read past it. */
+ * stored key c. */
 static bool key_eq(const char *c, const char *s) {
-  if (!s) s = "";
-  for (size_t i = 0;; i++) {
-    if (c[i] != s[i]) return false;
-    if (!s[i]) return true;
-  }
+  return strcmp(c, s ? s : "") == 0;
 }
 
 /* The stored copies c[0..n) are what copying attrs[0..n) would make.
@@ -676,13 +672,13 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   if (!st || !span) return EL_EINVAL;
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t need = attrs_bytes(w, span->attrs, span->nattrs, &m) +
-                (span->name ? strlen(span->name) : 0);
+  size_t nlen = span->name ? strlen(span->name) : 0;
+  size_t need = attrs_bytes(w, span->attrs, span->nattrs, &m) + nlen;
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
   el_tm_span_t s = *span;
-  s.name = intern_cstr(w, span->name);
+  s.name = el__tm_intern(&w->intern, &w->arena, span->name, nlen);
   s.nattrs = span->attrs ? span->nattrs : 0;
   if (!s.name || copy_attrs(w, span->attrs, span->nattrs, &m, &s.attrs) < 0)
     return drop(st, sig);
