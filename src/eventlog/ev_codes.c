@@ -2,9 +2,9 @@
  * table each: STOP_THREAD statuses (spec/eventlog-format.md §2.2) and
  * HEAP_PROF_BEGIN breakdowns (§2.5), each with the text `show` prints
  * (ghc-events 0.21, §6.4) beside its name. */
-#include <stdio.h>
 #include <string.h>
 
+#include "../common/el_fmt.h"
 #include "eventlog_internal.h"
 
 /* By status code: the ghc-events constructor name (the telemetry's
@@ -39,13 +39,29 @@ static const struct {
     {"BlockedOnMVarRead", "blocked reading an MVar"},
 };
 
+/* Copy the n bytes at s into buf (size bytes) as snprintf("%s") would:
+ * cut to size - 1 and NUL-terminated; returns n. Without snprintf: the
+ * host's native thread spans name a status per span. */
+static size_t put_name(char *buf, size_t size, const char *s, size_t n) {
+  if (size) {
+    size_t k = n < size ? n : size - 1;
+    memcpy(buf, s, k);
+    buf[k] = '\0';
+  }
+  return n;
+}
+
 size_t el_ev_stop_status_name(uint64_t code, uint64_t info, char *buf,
                               size_t size) {
-  if (code == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE)
-    return (size_t)snprintf(buf, size, "BlockedOnBlackHoleOwnedBy %llu",
-                            (unsigned long long)info);
+  if (code == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE) {
+    static const char owned[] = "BlockedOnBlackHoleOwnedBy ";
+    char tmp[sizeof owned - 1 + EL_FMT_U64_ROOM];
+    memcpy(tmp, owned, sizeof owned - 1);
+    char *e = el_fmt_u64(tmp + sizeof owned - 1, info);
+    return put_name(buf, size, tmp, (size_t)(e - tmp));
+  }
   const char *s = statuses[code < EL_ARRAY_LEN(statuses) ? code : 0].name;
-  return (size_t)snprintf(buf, size, "%s", s);
+  return put_name(buf, size, s, strlen(s));
 }
 
 const char *el__ev_stop_status_text(uint64_t code) {

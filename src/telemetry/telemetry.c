@@ -15,12 +15,33 @@
 #include <time.h>
 
 #include "../common/el_grow.h"
+#include "../common/el_hash.h"
 #include "../common/el_rng.h"
 #include "telemetry_internal.h"
 
 #ifndef EL_VERSION
 #define EL_VERSION "0.0.0"
 #endif
+
+/* An attribute array copied in the current window, found again by the
+ * hash of the caller's array (attrs_hash): records with equal attributes
+ * (a native span's thread, status and capability) share one copy, so
+ * the copy costs neither the per-attribute work nor the arena bytes.
+ * Direct-mapped, emptied with the window. */
+#define ATTR_MEMO 4096 /* a power of two */
+typedef struct attr_memo_s {
+  uint64_t h;               /* attrs_hash of the caller's array */
+  const el_tm_attr_t *copy; /* in the window's arena */
+  uint32_t n;
+  uint32_t gen; /* valid while the window's gen */
+} attr_memo_t;
+
+/* One attribute array's lookup, from attrs_bytes to copy_attrs. */
+typedef struct memo_look_s {
+  attr_memo_t *slot; /* NULL: not memoizable (lists) */
+  uint64_t h;
+  const el_tm_attr_t *hit; /* an equal copy, or NULL */
+} memo_look_t;
 
 /* One OTLP Metric or Profile being filled in the current window. */
 typedef struct item_s {
@@ -45,6 +66,13 @@ typedef struct window_s {
   size_t nres, res_cap;
   const void *last_desc;              /* metrics: caller's desc pointer of */
   int last_item;                      /* the last point and its item, -1 */
+  /* Records of the last batch that took recs (capped): admit's first
+   * size for the next window. */
+  size_t recs_hint;
+  /* ATTR_MEMO attribute arrays copied in this window, by attrs_hash;
+   * NULL until the first copy. Entries of gen only. */
+  attr_memo_t *memo;
+  uint32_t gen; /* this window's number (from 1) */
 } window_t;
 
 struct el_tm_store_s {
@@ -58,6 +86,9 @@ struct el_tm_store_s {
   el_tm_limits_t lim;
   el_tm_stats_t stats;
 };
+
+/* At most this many records are allocated up front for a new window. */
+#define RECS_HINT_MAX 16384
 
 static const size_t recsize[EL_TM_NSIGNALS] = {
     sizeof(el_tm_point_t), sizeof(el_tm_log_t), sizeof(el_tm_span_t),
@@ -208,6 +239,10 @@ static void window_reset(window_t *w) {
   w->nitems = 0;
   w->last_desc = NULL;
   w->last_item = -1;
+  if (++w->gen == 0) { /* wrapped: no old entry may match */
+    if (w->memo) memset(w->memo, 0, ATTR_MEMO * sizeof *w->memo);
+    w->gen = 1;
+  }
   el_map_clear(&w->index);
   el__tm_intern_clear(&w->intern);
   el_arena_free(&w->arena);
@@ -221,6 +256,7 @@ static void window_free(window_t *w) {
   el_free(w->items);
   el_map_free(&w->index);
   el_free(w->res);
+  el_free(w->memo);
   memset(w, 0, sizeof(*w));
 }
 
@@ -273,9 +309,97 @@ static int drop(el_tm_store_t *st, el_tm_signal_t sig) {
   return EL_ENOMEM;
 }
 
-/* Bytes the copies of attrs[0..n) need at most (before interning). */
-static size_t attrs_bytes(const el_tm_attr_t *attrs, size_t n) {
-  if (!attrs) return 0;
+/* The hash of attrs[0..n) for the memo: keys by address (attrs_eq
+ * compares their bytes), values by content. false for an array with a
+ * list (not memoized). */
+static bool attrs_hash(const el_tm_attr_t *attrs, size_t n, uint64_t *out) {
+  uint64_t h = el_hash_u64(n);
+  for (size_t i = 0; i < n; i++) {
+    const el_tm_attr_t *a = &attrs[i];
+    h = el_hash_u64(h ^ (uint64_t)(uintptr_t)a->key ^ (uint64_t)a->type << 56);
+    uint64_t v = 0;
+    switch (a->type) {
+    case EL_TM_STR:
+      v = el_hash_bytes(a->v.s.p, a->v.s.p ? a->v.s.len : 0, 0);
+      break;
+    case EL_TM_INT:
+      v = (uint64_t)a->v.i;
+      break;
+    case EL_TM_DOUBLE:
+      memcpy(&v, &a->v.d, sizeof v);
+      break;
+    case EL_TM_BOOL:
+      v = a->v.b;
+      break;
+    default:
+      return false;
+    }
+    h = el_hash_u64(h ^ v);
+  }
+  *out = h;
+  return true;
+}
+
+/* The NUL-terminated caller key s (NULL = "") has the bytes of the
+ * stored key c. */
+static bool key_eq(const char *c, const char *s) {
+  return strcmp(c, s ? s : "") == 0;
+}
+
+/* The stored copies c[0..n) are what copying attrs[0..n) would make.
+ * Strings compare by their bytes: one the copy changed (invalid UTF-8,
+ * NUL) never compares equal, so it is copied again, never shared. */
+static bool attrs_eq(const el_tm_attr_t *c, const el_tm_attr_t *attrs,
+                     size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const el_tm_attr_t *a = &attrs[i];
+    if (c[i].type != a->type || !key_eq(c[i].key, a->key)) return false;
+    switch (a->type) {
+    case EL_TM_STR: {
+      size_t len = a->v.s.p ? a->v.s.len : 0;
+      if (c[i].v.s.len != len || (len && memcmp(c[i].v.s.p, a->v.s.p, len)))
+        return false;
+      break;
+    }
+    case EL_TM_INT:
+      if (c[i].v.i != a->v.i) return false;
+      break;
+    case EL_TM_DOUBLE:
+      if (memcmp(&c[i].v.d, &a->v.d, sizeof a->v.d)) return false;
+      break;
+    case EL_TM_BOOL:
+      if (c[i].v.b != a->v.b) return false;
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Look attrs[0..n) up in the window's memo into *m. */
+static void memo_find(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                      memo_look_t *m) {
+  m->slot = NULL;
+  m->hit = NULL;
+  if (!attrs || n == 0 || n > UINT32_MAX || !attrs_hash(attrs, n, &m->h))
+    return;
+  if (!w->memo && !(w->memo = el_calloc(ATTR_MEMO, sizeof *w->memo)))
+    return; /* out of memory: copied without the memo */
+  if (w->gen == 0) w->gen = 1;
+  m->slot = &w->memo[m->h & (ATTR_MEMO - 1)];
+  if (m->slot->gen == w->gen && m->slot->h == m->h && m->slot->n == n &&
+      attrs_eq(m->slot->copy, attrs, n))
+    m->hit = m->slot->copy;
+}
+
+/* Bytes the copies of attrs[0..n) need at most (before interning): none
+ * when the window holds an equal copy (looked up into *m for
+ * copy_attrs). */
+static size_t attrs_bytes(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                          memo_look_t *m) {
+  memo_find(w, attrs, n, m);
+  if (!attrs || m->hit) return 0;
   size_t b = n * sizeof(el_tm_attr_t);
   for (size_t i = 0; i < n; i++) {
     b += (attrs[i].key ? strlen(attrs[i].key) : 0) + 8;
@@ -297,7 +421,9 @@ static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
       need > st->lim.max_bytes - w->arena.bytes)
     return EL_ENOMEM;
   if (w->nrecs >= UINT32_MAX / 2) return EL_ENOMEM;
-  if (el_grow(&w->recs, &w->cap, w->nrecs + 1, recsize[sig]) < 0 ||
+  size_t want = w->nrecs + 1;
+  if (w->cap == 0 && w->recs_hint > want) want = w->recs_hint;
+  if (el_grow(&w->recs, &w->cap, want, recsize[sig]) < 0 ||
       el_grow(&w->keys, &w->kcap, w->nrecs + 1, sizeof *w->keys) < 0)
     return EL_ENOMEM;
   return 0;
@@ -358,17 +484,24 @@ static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
   return EL_EINVAL;
 }
 
-/* Copies of attrs[0..n) in the window's arena (*out NULL when n == 0). */
+/* Copies of attrs[0..n) in the window's arena (*out NULL when n == 0):
+ * the equal copy m found (attrs_bytes), else new ones, remembered in
+ * m's slot. Copies are immutable, so records share them. */
 static int copy_attrs(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                      const el_tm_attr_t **out) {
+                      const memo_look_t *m, const el_tm_attr_t **out) {
   *out = NULL;
   if (!attrs || n == 0) return 0;
+  if (m->hit) {
+    *out = m->hit;
+    return 0;
+  }
   el_tm_attr_t *dst = el_arena_alloc(&w->arena, n * sizeof(*dst));
   if (!dst) return EL_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     int rc = copy_attr(&w->arena, &w->intern, &dst[i], &attrs[i]);
     if (rc < 0) return rc;
   }
+  if (m->slot) *m->slot = (attr_memo_t){m->h, dst, (uint32_t)n, w->gen};
   *out = dst;
   return 0;
 }
@@ -420,7 +553,8 @@ static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
   if (!st || !desc || !desc->name || !pt) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  if (admit(st, sig, attrs_bytes(pt->attrs, pt->nattrs)) < 0)
+  memo_look_t m;
+  if (admit(st, sig, attrs_bytes(w, pt->attrs, pt->nattrs, &m)) < 0)
     return drop(st, sig);
   int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
@@ -432,7 +566,8 @@ static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                      .ival = pt->is_int ? pt->ival : 0,
                      .dval = pt->is_int ? 0.0 : pt->dval,
                      .nattrs = pt->attrs ? pt->nattrs : 0};
-  if (copy_attrs(w, pt->attrs, pt->nattrs, &p.attrs) < 0) return drop(st, sig);
+  if (copy_attrs(w, pt->attrs, pt->nattrs, &m, &p.attrs) < 0)
+    return drop(st, sig);
   w->last_desc = desc;
   w->last_item = it;
   w->items[it].n++;
@@ -510,7 +645,8 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_LOGS;
   if (!st || !rec) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  size_t need = attrs_bytes(rec->attrs, rec->nattrs) + 32 +
+  memo_look_t m;
+  size_t need = attrs_bytes(w, rec->attrs, rec->nattrs, &m) + 32 +
                 (rec->body.p ? rec->body.len : 0);
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, rec->host_log ? st->host_res : st->main_res);
@@ -525,7 +661,7 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   r.nattrs = rec->attrs ? rec->nattrs : 0;
   if ((rec->severity_text && !r.severity_text) || !r.body.p ||
       (rec->trace_id && !r.trace_id) || (rec->span_id && !r.span_id) ||
-      copy_attrs(w, rec->attrs, rec->nattrs, &r.attrs) < 0)
+      copy_attrs(w, rec->attrs, rec->nattrs, &m, &r.attrs) < 0)
     return drop(st, sig);
   push(st, sig, &r, (uint32_t)ri);
   return 0;
@@ -535,15 +671,16 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_TRACES;
   if (!st || !span) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  size_t need = attrs_bytes(span->attrs, span->nattrs) +
-                (span->name ? strlen(span->name) : 0);
+  memo_look_t m;
+  size_t nlen = span->name ? strlen(span->name) : 0;
+  size_t need = attrs_bytes(w, span->attrs, span->nattrs, &m) + nlen;
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
   el_tm_span_t s = *span;
-  s.name = intern_cstr(w, span->name);
+  s.name = el__tm_intern(&w->intern, &w->arena, span->name, nlen);
   s.nattrs = span->attrs ? span->nattrs : 0;
-  if (!s.name || copy_attrs(w, span->attrs, span->nattrs, &s.attrs) < 0)
+  if (!s.name || copy_attrs(w, span->attrs, span->nattrs, &m, &s.attrs) < 0)
     return drop(st, sig);
   push(st, sig, &s, (uint32_t)ri);
   return 0;
@@ -553,6 +690,13 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
  * trace context); an all-zero id is invalid, so it is drawn again. */
 void el_tm_random_id(uint8_t *buf, size_t n) {
   if (n == 0) return;
+  if (n == 8) { /* a span id: one draw */
+    uint64_t r;
+    do r = el_rng_next();
+    while (r == 0);
+    memcpy(buf, &r, 8);
+    return;
+  }
   bool zero = true;
   do {
     el_rng_bytes(buf, n);
@@ -565,7 +709,8 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_PROFILES;
   if (!st || !s) return EL_EINVAL;
   window_t *w = &st->win[sig];
-  size_t need = attrs_bytes(s->attrs, s->nattrs);
+  memo_look_t m;
+  size_t need = attrs_bytes(w, s->attrs, s->nattrs, &m);
   for (size_t i = 0; s->frames && i < s->nframes; i++)
     need += sizeof(el_tm_frame_t) + s->frames[i].function.len +
             s->frames[i].file.len + 16;
@@ -598,7 +743,8 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
     }
   }
   r.frames = fr;
-  if (copy_attrs(w, s->attrs, s->nattrs, &r.attrs) < 0) return drop(st, sig);
+  if (copy_attrs(w, s->attrs, s->nattrs, &m, &r.attrs) < 0)
+    return drop(st, sig);
   int it = find_item(w, sig, &key);
   if (it < 0) return drop(st, sig);
   w->items[it].n++;
@@ -657,7 +803,8 @@ static int sort_records(window_t *w, el_tm_signal_t sig, el_tm_batch_t *b,
     b->recs = w->recs;
     b->nrecs = w->nrecs;
     w->recs = NULL;
-    w->cap = 0; /* admit() allocates anew */
+    w->cap = 0; /* admit() allocates anew, at the size of this batch */
+    w->recs_hint = w->nrecs < RECS_HINT_MAX ? w->nrecs : RECS_HINT_MAX;
     return 0;
   }
   size_t *pos = el_calloc(nkeys ? nkeys : 1, sizeof(*pos));

@@ -19,11 +19,24 @@ typedef struct el__tm_istr_s {
   const char *s;                      /* the copy in the arena */
   uint32_t len;
 } el__tm_istr_t;
+/* A recent lookup by the caller's pointer: a hit needs the same pointer,
+ * length and bytes (a caller's buffer may hold another string now), and
+ * costs no UTF-8 check, hash or table probe. Names and attribute keys
+ * (string literals, the host's copies) come from the same address on
+ * every record. */
+#define EL__TM_RECENT 64 /* a power of two */
+typedef struct el__tm_recent_s {
+  const char *src;  /* the caller's pointer, or NULL */
+  const char *copy; /* its interned copy (valid UTF-8) */
+  size_t len;
+} el__tm_recent_t;
 typedef struct el__tm_intern_s {
   el_map_t map;                       /* el_hash_bytes of a string ->
                                          index in strs */
   el__tm_istr_t *strs;                /* the strings interned, n of cap */
   size_t n, cap;
+  el__tm_recent_t recent[EL__TM_RECENT]; /* by caller pointer, direct-
+                                         mapped; emptied with the map */
 } el__tm_intern_t;
 
 /* An interned (or, when longer than EL__TM_INTERN_MAX, copied) NUL-

@@ -71,6 +71,13 @@ static char *utf8_fix(const char *s, size_t len, size_t bad, size_t *out_len) {
 static const char *intern_valid(el__tm_intern_t *t, el_arena_t *a,
                                 const char *s, size_t len);
 
+/* The recent-lookup slot of the caller's string at s. */
+static el__tm_recent_t *recent_slot(el__tm_intern_t *t, const char *s,
+                                    size_t len) {
+  uint64_t h = ((uint64_t)(uintptr_t)s ^ len) * 0x9e3779b97f4a7c15u;
+  return &t->recent[h >> 58 & (EL__TM_RECENT - 1)];
+}
+
 const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a, const char *s,
                             size_t len, size_t *out_len) {
   if (!s) {
@@ -78,13 +85,20 @@ const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a, const char *s,
     len = 0;
   }
   *out_len = len;
+  el__tm_recent_t *rc = recent_slot(t, s, len);
+  if (rc->src == s && rc->len == len && memcmp(rc->copy, s, len) == 0)
+    return rc->copy; /* equal bytes: s is valid UTF-8 like its copy */
   size_t bad = utf8_bad(s, len);
-  if (!bad) return intern_valid(t, a, s, len);
+  if (!bad) {
+    const char *c = intern_valid(t, a, s, len);
+    if (c && len <= EL__TM_INTERN_MAX) *rc = (el__tm_recent_t){s, c, len};
+    return c;
+  }
   char *fixed = utf8_fix(s, len, bad, out_len);
   if (!fixed) return NULL;
-  const char *r = intern_valid(t, a, fixed, *out_len);
+  const char *c = intern_valid(t, a, fixed, *out_len);
   el_free(fixed);
-  return r;
+  return c;
 }
 
 const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a, const char *s,
@@ -116,6 +130,7 @@ static const char *intern_valid(el__tm_intern_t *t, el_arena_t *a,
 void el__tm_intern_clear(el__tm_intern_t *t) {
   el_map_clear(&t->map);
   t->n = 0;
+  memset(t->recent, 0, sizeof t->recent);
 }
 
 void el__tm_intern_free(el__tm_intern_t *t) {
@@ -123,4 +138,5 @@ void el__tm_intern_free(el__tm_intern_t *t) {
   el_free(t->strs);
   t->strs = NULL;
   t->n = t->cap = 0;
+  memset(t->recent, 0, sizeof t->recent);
 }

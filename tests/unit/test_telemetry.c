@@ -418,6 +418,58 @@ static void test_copies_survive_buffer_reuse(void **state) {
   cap_clear(&c);
 }
 
+/* Records with equal attributes share one copy (telemetry.c's memo); a
+ * caller buffer that holds other bytes at the same address and length,
+ * another integer, or a string the copy had to repair never takes it. */
+static void test_equal_attrs_shared(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  char key[8] = "kk1", val[8] = "v1";
+  el_tm_attr_t at[2] = {{.key = key, .type = EL_TM_STR, .v.s = {val, 2}},
+                        int_attr("n", 7)};
+  el_tm_span_t sp = {.name = "s",
+                     .kind = EL_TM_SPAN_INTERNAL,
+                     .attrs = at,
+                     .nattrs = 2,
+                     .status_code = 1};
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 0: kk1=v1 n=7 */
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 1: the same */
+  memcpy(key, "kk2", 3);
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 2: kk2=v1 */
+  memcpy(key, "kk1", 3);
+  memcpy(val, "v2", 2);
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 3: kk1=v2 */
+  memcpy(val, "v1", 2);
+  at[1].v.i = 8;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 4: n=8 */
+  at[1].v.i = 7;
+  memcpy(val, "\xff", 2);
+  at[0].v.s.len = 1;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 5: repaired */
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 6: repaired again */
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n;
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[0], &n);
+  assert_int_equal(n, 7);
+  assert_ptr_equal(s[0].attrs, s[1].attrs);
+  assert_string_equal(s[0].attrs[0].key, "kk1");
+  assert_string_equal(s[0].attrs[0].v.s.p, "v1");
+  assert_int_equal(s[0].attrs[1].v.i, 7);
+  assert_string_equal(s[2].attrs[0].key, "kk2");
+  assert_string_equal(s[2].attrs[0].v.s.p, "v1");
+  assert_string_equal(s[3].attrs[0].key, "kk1");
+  assert_string_equal(s[3].attrs[0].v.s.p, "v2");
+  assert_string_equal(s[4].attrs[0].v.s.p, "v1");
+  assert_int_equal(s[4].attrs[1].v.i, 8);
+  assert_int_equal(s[0].attrs[1].v.i, 7); /* not overwritten */
+  for (int i = 5; i < 7; i++) {
+    assert_string_equal(s[i].attrs[0].v.s.p, "\xef\xbf\xbd");
+    assert_int_equal(s[i].attrs[0].v.s.len, 3);
+  }
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 /* OTLP strings are UTF-8: invalid bytes become U+FFFD (EF BF BD), one
  * per byte that does not start a valid sequence; valid text is kept. */
 static void test_invalid_utf8_replaced(void **state) {
@@ -627,6 +679,7 @@ int main(void) {
       cmocka_unit_test(test_reused_desc_struct),
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
+      cmocka_unit_test(test_equal_attrs_shared),
       cmocka_unit_test(test_invalid_utf8_replaced),
       cmocka_unit_test(test_nul_replaced_not_cut),
       cmocka_unit_test(test_record_cap_drops_and_counts),
