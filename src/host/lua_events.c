@@ -30,6 +30,27 @@ static void hlist_compact(el__hlist_t *l) {
   l->n = j;
 }
 
+/* The flags of type t from its handler lists. Time-order handlers of t
+ * alone (no "*" one in time order) mark it EL__F_LUA and EL__D_ORD: the
+ * sink's fast path (el__batch_add) and el__events_dispatch pass its
+ * events to the reorder buffer, so that an event nothing else wants does
+ * not flush the queues; with a time-order "*" handler every type is
+ * EL__F_ORD (host.c calls el__order_event). */
+static void refresh_flags(el_host_t *h, int t) {
+  int ord = h->otypes[t].n > 0 && h->ostar.n == 0;
+  el__host_set_flag(h, t, EL__F_LUA, h->types[t].n > 0 || ord);
+  el__host_set_flag(h, t, EL__F_ORD, h->ostar.n > 0);
+  if (ord)
+    h->direct[t] |= EL__D_ORD;
+  else
+    h->direct[t] &= (uint8_t)~EL__D_ORD;
+}
+
+static void refresh_all_flags(el_host_t *h) {
+  if (h->ostar.n == 0) h->star_flag &= (uint8_t)~EL__F_ORD;
+  for (int t = 0; t < EL__HOST_NTYPES; t++) refresh_flags(h, t);
+}
+
 /* Remove dead handlers from the dispatch lists (never during a dispatch:
  * the lists are walked by index). */
 static void compact(el_host_t *h) {
@@ -37,14 +58,11 @@ static void compact(el_host_t *h) {
   hlist_compact(&h->star);
   hlist_compact(&h->ostar);
   if (h->star.n == 0) el__host_set_flag(h, -1, EL__F_STAR, 0);
-  if (h->ostar.n == 0) h->star_flag &= (uint8_t)~EL__F_ORD;
   for (int t = 0; t < EL__HOST_NTYPES; t++) {
     hlist_compact(&h->types[t]);
     hlist_compact(&h->otypes[t]);
-    if (h->types[t].n == 0) el__host_set_flag(h, t, EL__F_LUA, 0);
-    if (h->otypes[t].n == 0 && h->ostar.n == 0)
-      el__host_set_flag(h, t, EL__F_ORD, 0);
   }
+  refresh_all_flags(h);
   h->need_compact = 0;
 }
 
@@ -165,7 +183,11 @@ static int ev_on(lua_State *L) {
   hd->ordered = ordered;
   hd->id = h->next_id++;
   if (type >= 0) h->ti[type] = el_ev_type_info((uint16_t)type);
-  el__host_set_flag(h, type, on_flag(type, ordered), 1);
+  if (type < 0) el__host_set_flag(h, type, on_flag(type, ordered), 1);
+  if (type < 0 && ordered)
+    refresh_all_flags(h); /* a time-order "*": every type EL__F_ORD */
+  else if (type >= 0)
+    refresh_flags(h, type);
   lua_pushinteger(L, hd->id);
   return 1;
 }
@@ -386,7 +408,7 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
   lua_State *D = h->D;
   int direct = !ev->known ||
                (ev->type < EL__HOST_NTYPES ? (h->direct[ev->type] & EL__D_INTS)
-                                            : int_fields(ti));
+                                           : int_fields(ti));
   for (int i = 0; i < l->n && !h->stop && !h->interrupted; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
@@ -441,6 +463,24 @@ static void dispatch_lists(el_host_t *h, const el_ev_event_t *ev, uint8_t f,
 
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   dispatch_lists(h, ev, f, 0);
+  if (ev->type < EL__HOST_NTYPES && (h->direct[ev->type] & EL__D_ORD))
+    el__order_event(h, ev);
+}
+
+/* el__batch_add for a type with time-order handlers (EL__D_ORD): its
+ * stream-order handlers now (after the queue), then the reorder buffer,
+ * whose released events are dispatched in runs (el__order_flush).
+ * Returns 1 (handled). */
+static int add_ordered(el_host_t *h, const el_ev_event_t *ev) {
+  if (h->types[ev->type].n) {
+    el__batch_flush(h);
+    const el_ev_event_t *saved = h->cur;
+    h->cur = ev;
+    dispatch_lists(h, ev, EL__F_LUA, 0);
+    h->cur = saved;
+  }
+  el__order_event(h, ev);
+  return 1;
 }
 
 void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev) {
@@ -535,19 +575,9 @@ static void small_copy(unsigned char *d, const unsigned char *s, uint32_t n) {
   }
 }
 
-int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
-  unsigned d = h->direct[ev->type];
-  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
-      ev->payload_len > EL__BATCH_PAYLOAD || ev->nfields != d >> EL__D_NSHIFT)
-    return 0;
-  if (!h->batch) {
-    h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
-    if (!h->batch) return 0;
-  }
-  /* el__rec_fill for integer fields: no string views */
-  el__rec_t *r = (el__rec_t *)(h->batch + h->nbatch++ * EL__REC_SMALL);
+void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
   r->t = ev->t_ns;
-  r->now = h->now;
+  r->now = now;
   r->offset = ev->offset;
   r->plen = ev->payload_len;
   r->type = ev->type;
@@ -556,13 +586,28 @@ int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
   r->known = 1;
   r->layout = ev->layout;
   r->nfields = ev->nfields;
-  /* all EL__BATCH_FIELDS slots (the slot has room): no loop */
+  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
   r->f[0] = ev->v[0].u;
   r->f[1] = ev->v[1].u;
   r->f[2] = ev->v[2].u;
   r->f[3] = ev->v[3].u;
-  small_copy((unsigned char *)&r->f[ev->nfields], ev->payload,
-             ev->payload_len);
+  small_copy((unsigned char *)&r->f[ev->nfields], ev->payload, ev->payload_len);
+}
+
+int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
+  unsigned d = h->direct[ev->type];
+  if (d & EL__D_ORD) return add_ordered(h, ev);
+  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
+      ev->payload_len > EL__BATCH_PAYLOAD ||
+      ev->nfields != ((d >> EL__D_NSHIFT) & 7))
+    return 0;
+  if (!h->batch) {
+    h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
+    if (!h->batch) return 0;
+  }
+  if (h->odue) el__order_flush(h); /* released before: they go first */
+  el__rec_fill_ints((el__rec_t *)(h->batch + h->nbatch++ * EL__REC_SMALL), ev,
+                    h->now);
   if (h->nbatch == EL__BATCH) el__batch_flush(h);
   return 1;
 }
@@ -615,7 +660,7 @@ static rfields_t replay_fields(el_host_t *h, const el__rec_t *r) {
   if (!r->known || !rf.ti) return rf;
   rf.n = r->nfields < rf.ti->nfields ? r->nfields : rf.ti->nfields;
   rf.ints = r->type < EL__HOST_NTYPES ? (h->direct[r->type] & EL__D_INTS)
-                                       : int_fields(rf.ti);
+                                      : int_fields(rf.ti);
   if (!rf.ints) luaL_checkstack(h->D, rf.n + 8, "event fields");
   return rf;
 }
@@ -623,8 +668,7 @@ static rfields_t replay_fields(el_host_t *h, const el__rec_t *r) {
 /* Push hd's function and arguments for record r; returns the argument
  * count. [-0, +(1+n), m] */
 static int replay_push(el_host_t *h, lua_State *D, el__handler_t *hd,
-                       const el__rec_t *r, const rfields_t *rf,
-                       unsigned gen) {
+                       const el__rec_t *r, const rfields_t *rf, unsigned gen) {
   replay_push_fn(D, hd, gen);
   int na = rf->n;
   if (hd->args == EL__ARGS_T) {
@@ -662,8 +706,7 @@ static void replay_one(el_host_t *h, lua_State *D, const el__rec_t *r,
   const el__hlist_t *l2 = &h->ostar;
   rfields_t rf = replay_fields(h, r);
   for (; h->bh < l1->n + l2->n && !h->stop && !h->interrupted; h->bh++) {
-    el__handler_t *hd =
-        h->bh < l1->n ? l1->v[h->bh] : l2->v[h->bh - l1->n];
+    el__handler_t *hd = h->bh < l1->n ? l1->v[h->bh] : l2->v[h->bh - l1->n];
     if (hd->dead) continue;
     h->replay_hd = hd;
     int na = replay_push(h, D, hd, r, &rf, gen);
@@ -721,11 +764,16 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
         na += 1;
       }
       switch (nf) { /* EL__BATCH_FIELDS = 4 */
-      case 4: lua_pushinteger(D, (lua_Integer)r->f[0]); /* fall through */
-      case 3: lua_pushinteger(D, (lua_Integer)r->f[nf - 3]); /* fall through */
-      case 2: lua_pushinteger(D, (lua_Integer)r->f[nf - 2]); /* fall through */
-      case 1: lua_pushinteger(D, (lua_Integer)r->f[nf - 1]); /* fall through */
-      default: break;
+      case 4:
+        lua_pushinteger(D, (lua_Integer)r->f[0]); /* fall through */
+      case 3:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 3]); /* fall through */
+      case 2:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 2]); /* fall through */
+      case 1:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 1]); /* fall through */
+      default:
+        break;
       }
       hd->calls++;
       h->st.dispatched++;
@@ -737,12 +785,9 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
 
 /* Replay the queue (or h->orecs) from (bpos, bh) with unprotected calls;
  * the caller's lua_pcall catches an error, which leaves bpos/bh at the
- * failing handler. Arg: host. [-1, +0, e] */
+ * failing handler. Args: host, the ev table, "t", "cap". [-4, +0, e] */
 static int replay(lua_State *D) {
-  el_host_t *h = lua_touserdata(D, 1);
-  lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);  /* 2: ev */
-  lua_pushliteral(D, "t");                        /* 3 */
-  lua_pushliteral(D, "cap");                      /* 4 */
+  el_host_t *h = lua_touserdata(D, 1); /* 2 ev, 3 "t", 4 "cap" */
   /* Handler functions are copied into this frame on first use (5...). */
   unsigned gen = ++h->replay_gen;
   if (!h->orecs) {
@@ -770,7 +815,10 @@ static void replay_run(el_host_t *h) {
   while (h->bpos < n && !h->stop && !h->interrupted) {
     lua_pushcfunction(D, replay);
     lua_pushlightuserdata(D, h);
-    if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
+    lua_pushvalue(D, D_EV);
+    lua_pushvalue(D, D_KT);
+    lua_pushvalue(D, D_KCAP);
+    if (lua_pcall(D, 4, 0, D_TB) != LUA_OK) {
       h->cur = saved_cur;
       h->cur_rec = NULL;
       el__host_error(h, D, h->replay_hd, "handler");
@@ -786,9 +834,12 @@ static void replay_run(el_host_t *h) {
 }
 
 void el__batch_flush(el_host_t *h) {
-  if (!h->nbatch || h->in_dispatch) return;
-  replay_run(h);
-  h->nbatch = 0;
+  if (h->in_dispatch) return;
+  if (h->nbatch) {
+    replay_run(h);
+    h->nbatch = 0;
+  }
+  if (h->odue) el__order_flush(h);
 }
 
 void el__replay_ordered(el_host_t *h, el__rec_t *const *recs, int n) {
@@ -1365,14 +1416,13 @@ int el__lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   h->evl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  for (int t = 0; t < EL__HOST_NTYPES; t++)
-  {
+  for (int t = 0; t < EL__HOST_NTYPES; t++) {
     const el_ev_type_info_t *ti = el_ev_type_info((uint16_t)t);
     int ints = int_fields(ti);
     int batch = ints && ti && ti->nfields <= EL__BATCH_FIELDS;
-    h->direct[t] = (uint8_t)((ints ? EL__D_INTS : 0) |
-                             (batch ? EL__D_BATCH : 0) |
-                             (batch ? ti->nfields << EL__D_NSHIFT : 0));
+    h->direct[t] =
+        (uint8_t)((ints ? EL__D_INTS : 0) | (batch ? EL__D_BATCH : 0) |
+                  (batch ? ti->nfields << EL__D_NSHIFT : 0));
   }
   /* the dispatch thread with its fixed slots */
   h->D = lua_newthread(L);

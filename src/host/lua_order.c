@@ -62,7 +62,11 @@ struct el__order_s {
   uint64_t seq;
   el_rts_ns_t released_t; /* time of the last released event */
   int released_any;       /* released_t is meaningful */
-  orec_t *free;           /* recycled EL__REC_SMALL records (linked
+  /* Released, not yet dispatched (h->odue of them): dispatched in one
+   * run when EL__BATCH are due, and before any other Lua runs
+   * (el__order_flush, from el__batch_flush and el__batch_add). */
+  orec_t *due[EL__BATCH];
+  orec_t *free; /* recycled EL__REC_SMALL records (linked
                                      through their first bytes) */
 };
 
@@ -98,8 +102,17 @@ static void rec_free(el__order_t *o, orec_t *r) {
   o->free = r;
 }
 
-/* A copy of ev, or NULL when out of memory. */
+/* A copy of ev, or NULL when out of memory. Integer events of at most
+ * EL__BATCH_FIELDS fields take the batch queue's fill (el__rec_fill_ints). */
 static orec_t *rec_copy(el_host_t *h, el__order_t *o, const el_ev_event_t *ev) {
+  unsigned d = ev->type < EL__HOST_NTYPES ? h->direct[ev->type] : 0;
+  if ((d & EL__D_BATCH) && ev->known &&
+      ev->nfields == ((d >> EL__D_NSHIFT) & 7) &&
+      ev->payload_len <= EL__BATCH_PAYLOAD) {
+    orec_t *r = rec_new(o, EL__REC_SMALL);
+    if (r) el__rec_fill_ints(r, ev, h->now);
+    return r;
+  }
   orec_t *r = rec_new(o, el__rec_size(ev));
   if (r) el__rec_fill(r, ev, h->now); /* leaves r->small */
   return r;
@@ -174,46 +187,44 @@ static el__order_t *order_get(el_host_t *h) {
   return h->order;
 }
 
-/* Pop into run (up to EL__BATCH) the held events due for release:
- * at or below wm (every one with none), and the oldest beyond max_held
- * (counted in order_forced). Returns how many; *more = 0 when the next
- * one is not due. */
-static int release_run(el_host_t *h, el__order_t *o, el_rts_ns_t wm,
-                       int none, orec_t **run, int *more) {
-  int n = 0;
-  *more = 1;
-  while (o->n && n < EL__BATCH) {
+void el__order_flush(el_host_t *h) {
+  el__order_t *o = h->order;
+  if (!o || !h->odue || h->in_dispatch) return;
+  int n = h->odue;
+  /* On a stop or an interrupt the rest is dropped, as the events still
+   * held are. */
+  el__replay_ordered(h, o->due, n);
+  for (int i = 0; i < n; i++) rec_free(o, o->due[i]);
+  h->odue = 0;
+}
+
+/* Move the held events due for release into o->due (dispatching it
+ * whenever it fills): those at or below the watermark (every one with
+ * all), and the oldest beyond max_held (counted in order_forced). */
+static void release(el_host_t *h, el__order_t *o, int all) {
+  el_rts_ns_t wm = 0;
+  int none = all || el__watermark(h, &wm) < 0;
+  while (o->n && !h->stop && !h->interrupted) {
     int ai = q_first(o);
     if (!none && q_at(&o->q[o->active[ai]], 0)->t > wm) {
-      if (o->n <= o->max_held) {
-        *more = 0;
-        break;
-      }
+      if (o->n <= o->max_held) break;
       h->st.order_forced++;
     }
     orec_t *r = q_pop(o, ai);
     if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
     o->released_any = 1;
-    run[n++] = r;
+    o->due[h->odue++] = r;
+    if (h->odue == EL__BATCH) el__order_flush(h);
   }
-  return n;
+  if (all && !o->n) o->released_any = 0; /* the next session's times */
 }
 
 void el__order_release(el_host_t *h, int all) {
   el__order_t *o = h->order;
   if (!o || h->in_dispatch) return;
   el__batch_flush(h); /* stream-order handlers first, as for any Lua */
-  el_rts_ns_t wm = 0;
-  int none = all || el__watermark(h, &wm) < 0, more = 1;
-  while (more && o->n && !h->stop && !h->interrupted) {
-    orec_t *run[EL__BATCH];
-    int n = release_run(h, o, wm, none, run, &more);
-    /* On a stop or an interrupt, the rest of the run is dropped, as the
-     * events still held are. */
-    el__replay_ordered(h, run, n);
-    for (int i = 0; i < n; i++) rec_free(o, run[i]);
-  }
-  if (all && !o->n) o->released_any = 0; /* the next session's times */
+  release(h, o, all);
+  el__order_flush(h);
 }
 
 void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
@@ -226,6 +237,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
   if (ev->cap != EL_EV_NO_CAP) el__progress_event(h, ev->cap, ev->t_ns);
   if (o->released_any && ev->t_ns < o->released_t) {
     h->st.order_late++; /* behind what was released: at once */
+    el__order_flush(h);
     el__events_dispatch_ordered(h, ev);
     return;
   }
@@ -237,10 +249,11 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
       h->st.order_late++;
     else
       h->st.order_forced++;
+    el__order_flush(h);
     el__events_dispatch_ordered(h, ev);
     return;
   }
-  el__order_release(h, 0);
+  if (!h->in_dispatch) release(h, o, 0); /* dispatched later: el__order_flush */
 }
 
 size_t el__order_held(const el_host_t *h, size_t *peak) {
@@ -256,6 +269,8 @@ void el__order_set_max(el_host_t *h, size_t max_held) {
 void el__order_free(el_host_t *h) {
   el__order_t *o = h->order;
   if (!o) return;
+  for (int i = 0; i < h->odue; i++) rec_free(o, o->due[i]);
+  h->odue = 0;
   for (int i = 0; i < NQUEUES; i++) {
     oqueue_t *q = &o->q[i];
     for (size_t k = 0; k < q->n; k++) rec_free(o, q_at(q, k)->r);
