@@ -78,14 +78,10 @@ void el__rec_event(const el__rec_t *r, el_ev_event_t *ev);
 
 /* Bits of el_host_t.direct[type]. */
 enum {
-  EL__D_INTS = 1,   /* integer fields only: handlers are called without a
-                     trampoline (pushing the fields cannot allocate) */
-  EL__D_BATCH = 2,  /* and at most EL__BATCH_FIELDS of them: queued */
-  EL__D_NSHIFT = 2, /* EL__D_BATCH types: their field count at bits 2-4 */
-  EL__D_ORD = 32    /* time-order handlers of this type (and no "*" one
-                       in time order): el__batch_add and
-                       el__events_dispatch hold its events
-                       (lua_order.c); it is EL__F_LUA, not EL__F_ORD */
+  EL__D_INTS = 1,  /* integer fields only: handlers are called without a
+                      trampoline (pushing the fields cannot allocate) */
+  EL__D_BATCH = 2, /* and at most EL__BATCH_FIELDS of them: queued */
+  EL__D_NSHIFT = 2 /* EL__D_BATCH types: their field count at bits 2-4 */
 };
 
 /* Fixed slots of the dispatch thread's stack. */
@@ -227,19 +223,14 @@ struct el_host_s {
                                (a script writing ev.cap is its own risk) */
   const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */
   uint8_t direct[EL__HOST_NTYPES];              /* EL__D_* bits of each type */
-  int mod_ref;                                  /* the module table */
-  int hooks_ref;                                /* table of hook arrays */
-  int session_ref;                              /* current session table */
+  int mod_ref;              /* the module table */
+  int hooks_ref;            /* table of hook arrays */
+  int session_ref;          /* current session table */
   int in_dispatch;
-  unsigned char *batch;    /* queued events: EL__BATCH slots of
+  unsigned char *batch;     /* queued events: EL__BATCH slots of
                                EL__REC_SMALL bytes, lazily made */
-  int nbatch;              /* queued */
-  int bpos, bh;            /* replay position: event, handler index */
-  int odue;                /* time-order events released, not yet
-                               dispatched (lua_order.c) */
-  el__rec_t *const *orecs; /* el__replay_ordered's records, or NULL:
-                               the replay is of the batch queue */
-  int norecs;
+  int nbatch;               /* queued */
+  int bpos, bh;             /* replay position: event, handler index */
   int bset;                 /* 1 + the queued event whose t and cap the
                                ev table holds (0 = none) */
   el__handler_t *replay_hd; /* handler being called by the replay */
@@ -247,11 +238,11 @@ struct el_host_s {
    * (el__host_cur) into cur_buf. NULL outside a replay. */
   const el__rec_t *cur_rec;
   el_ev_event_t cur_buf;
-  unsigned replay_gen; /* replay calls made (handler rslot cache) */
+  unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
-  el__theap_t evt_timers;  /* eventlog-time timers */
-  el__theap_t wall_timers; /* wall-clock timers */
-  uint64_t next_deadline;  /* earliest eventlog-time deadline */
+  el__theap_t evt_timers;   /* eventlog-time timers */
+  el__theap_t wall_timers;  /* wall-clock timers */
+  uint64_t next_deadline;   /* earliest eventlog-time deadline */
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
@@ -307,8 +298,7 @@ el_host_t *el__host_from(lua_State *L);
 /* lua_events.c */
 int el__lua_open_module(lua_State *L);
 /* Call the stream-order handlers of ev's type (f: its EL__F_LUA and
- * EL__F_STAR bits select the lists); then, for a type with time-order
- * handlers (EL__D_ORD), hold ev for them (el__order_event). */
+ * EL__F_STAR bits select the lists). */
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f);
 /* Call the time-order handlers of ev's type and the time-order "*"
  * handlers (lua_order.c releases events through it); sets h->cur. */
@@ -316,18 +306,11 @@ void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev);
 /* The event being dispatched (made from the queued record during a batch
  * replay), or NULL. Valid until the handler returns. */
 const el_ev_event_t *el__host_cur(el_host_t *h);
-/* A type with time-order handlers (EL__D_ORD): its stream-order handlers,
- * then el__order_event; returns 1. Else queue ev for batched dispatch if
- * it qualifies (known, integer fields
+/* Queue ev for batched dispatch if it qualifies (known, integer fields
  * only, at most EL__BATCH_FIELDS of them and EL__BATCH_PAYLOAD payload
  * bytes, not inside a dispatch); 1 if queued. Replays the queue when it
  * is full. */
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
-/* Dispatch the n records recs (in that order) to the time-order handlers
- * of their types and to the time-order "*" handlers, under one protected
- * call (an error is counted for its handler, and the next handler goes
- * on). Stops early on h->stop or an interrupt. lua_order.c. */
-void el__replay_ordered(el_host_t *h, el__rec_t *const *recs, int n);
 /* Replay the queued events (does nothing when none). */
 void el__batch_flush(el_host_t *h);
 void el__session_event(el_host_t *h, const el_ev_event_t *ev);
@@ -347,12 +330,8 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev);
 /* Dispatch, in (time, arrival) order, the held events at or below the
  * watermark, the oldest beyond max_held (counted in order_forced), and
  * with all = 1 every one (end of a session). Does nothing inside a
- * dispatch. (el__order_event releases the same way but dispatches the
- * released events later, in runs: el__order_flush.) */
+ * dispatch. */
 void el__order_release(el_host_t *h, int all);
-/* Dispatch the events released but not dispatched yet (h->odue). Called
- * before any other Lua runs (el__batch_flush, el__batch_add). */
-void el__order_flush(el_host_t *h);
 /* Events held now; *peak (if not NULL) = the most held at once. */
 size_t el__order_held(const el_host_t *h, size_t *peak);
 /* Hold at most max_held events (>= 1) before forcing releases. */

@@ -30,27 +30,6 @@ static void hlist_compact(el__hlist_t *l) {
   l->n = j;
 }
 
-/* The flags of type t from its handler lists. Time-order handlers of t
- * alone (no "*" one in time order) mark it EL__F_LUA and EL__D_ORD: the
- * sink's fast path (el__batch_add) and el__events_dispatch pass its
- * events to the reorder buffer, so that an event nothing else wants does
- * not flush the queues; with a time-order "*" handler every type is
- * EL__F_ORD (host.c calls el__order_event). */
-static void refresh_flags(el_host_t *h, int t) {
-  int ord = h->otypes[t].n > 0 && h->ostar.n == 0;
-  el__host_set_flag(h, t, EL__F_LUA, h->types[t].n > 0 || ord);
-  el__host_set_flag(h, t, EL__F_ORD, h->ostar.n > 0);
-  if (ord)
-    h->direct[t] |= EL__D_ORD;
-  else
-    h->direct[t] &= (uint8_t)~EL__D_ORD;
-}
-
-static void refresh_all_flags(el_host_t *h) {
-  if (h->ostar.n == 0) h->star_flag &= (uint8_t)~EL__F_ORD;
-  for (int t = 0; t < EL__HOST_NTYPES; t++) refresh_flags(h, t);
-}
-
 /* Remove dead handlers from the dispatch lists (never during a dispatch:
  * the lists are walked by index). */
 static void compact(el_host_t *h) {
@@ -58,11 +37,14 @@ static void compact(el_host_t *h) {
   hlist_compact(&h->star);
   hlist_compact(&h->ostar);
   if (h->star.n == 0) el__host_set_flag(h, -1, EL__F_STAR, 0);
+  if (h->ostar.n == 0) h->star_flag &= (uint8_t)~EL__F_ORD;
   for (int t = 0; t < EL__HOST_NTYPES; t++) {
     hlist_compact(&h->types[t]);
     hlist_compact(&h->otypes[t]);
+    if (h->types[t].n == 0) el__host_set_flag(h, t, EL__F_LUA, 0);
+    if (h->otypes[t].n == 0 && h->ostar.n == 0)
+      el__host_set_flag(h, t, EL__F_ORD, 0);
   }
-  refresh_all_flags(h);
   h->need_compact = 0;
 }
 
@@ -183,11 +165,7 @@ static int ev_on(lua_State *L) {
   hd->ordered = ordered;
   hd->id = h->next_id++;
   if (type >= 0) h->ti[type] = el_ev_type_info((uint16_t)type);
-  if (type < 0) el__host_set_flag(h, type, on_flag(type, ordered), 1);
-  if (type < 0 && ordered)
-    refresh_all_flags(h); /* a time-order "*": every type EL__F_ORD */
-  else if (type >= 0)
-    refresh_flags(h, type);
+  el__host_set_flag(h, type, on_flag(type, ordered), 1);
   lua_pushinteger(L, hd->id);
   return 1;
 }
@@ -463,24 +441,6 @@ static void dispatch_lists(el_host_t *h, const el_ev_event_t *ev, uint8_t f,
 
 void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f) {
   dispatch_lists(h, ev, f, 0);
-  if (ev->type < EL__HOST_NTYPES && (h->direct[ev->type] & EL__D_ORD))
-    el__order_event(h, ev);
-}
-
-/* el__batch_add for a type with time-order handlers (EL__D_ORD): its
- * stream-order handlers now (after the queue), then the reorder buffer,
- * whose released events are dispatched in runs (el__order_flush).
- * Returns 1 (handled). */
-static int add_ordered(el_host_t *h, const el_ev_event_t *ev) {
-  if (h->types[ev->type].n) {
-    el__batch_flush(h);
-    const el_ev_event_t *saved = h->cur;
-    h->cur = ev;
-    dispatch_lists(h, ev, EL__F_LUA, 0);
-    h->cur = saved;
-  }
-  el__order_event(h, ev);
-  return 1;
 }
 
 void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev) {
@@ -596,7 +556,6 @@ void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
 
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
   unsigned d = h->direct[ev->type];
-  if (d & EL__D_ORD) return add_ordered(h, ev);
   if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
       ev->payload_len > EL__BATCH_PAYLOAD ||
       ev->nfields != ((d >> EL__D_NSHIFT) & 7))
@@ -605,7 +564,6 @@ int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
     h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
     if (!h->batch) return 0;
   }
-  if (h->odue) el__order_flush(h); /* released before: they go first */
   el__rec_fill_ints((el__rec_t *)(h->batch + h->nbatch++ * EL__REC_SMALL), ev,
                     h->now);
   if (h->nbatch == EL__BATCH) el__batch_flush(h);
@@ -642,78 +600,6 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
   else
     lua_pushinteger(D, r->cap);
   lua_rawset(D, 2);
-}
-
-/* How the replay pushes one record's fields: n of them, as integers from
- * r->f (ints) or through el__push_field from the event made of the record
- * (h->cur, string fields: these allocate, inside the protected call). */
-typedef struct rfields_s {
-  int n, ints;
-  const el_ev_type_info_t *ti;
-} rfields_t;
-
-static rfields_t replay_fields(el_host_t *h, const el__rec_t *r) {
-  rfields_t rf = {0, 1, NULL};
-  rf.ti = r->type < EL__HOST_NTYPES && h->ti[r->type]
-              ? h->ti[r->type]
-              : el_ev_type_info(r->type);
-  if (!r->known || !rf.ti) return rf;
-  rf.n = r->nfields < rf.ti->nfields ? r->nfields : rf.ti->nfields;
-  rf.ints = r->type < EL__HOST_NTYPES ? (h->direct[r->type] & EL__D_INTS)
-                                      : int_fields(rf.ti);
-  if (!rf.ints) luaL_checkstack(h->D, rf.n + 8, "event fields");
-  return rf;
-}
-
-/* Push hd's function and arguments for record r; returns the argument
- * count. [-0, +(1+n), m] */
-static int replay_push(el_host_t *h, lua_State *D, el__handler_t *hd,
-                       const el__rec_t *r, const rfields_t *rf, unsigned gen) {
-  replay_push_fn(D, hd, gen);
-  int na = rf->n;
-  if (hd->args == EL__ARGS_T) {
-    lua_pushinteger(D, (lua_Integer)r->t);
-    if (r->cap == EL_EV_NO_CAP)
-      lua_pushnil(D);
-    else
-      lua_pushinteger(D, r->cap);
-    na += 2;
-  } else {
-    if (h->bset != h->bpos + 1) {
-      replay_set_ev(h, D, r);
-      h->bset = h->bpos + 1;
-    }
-    lua_pushvalue(D, 2);
-    na += 1;
-  }
-  if (rf->ints) {
-    for (int k = 0; k < rf->n; k++) lua_pushinteger(D, (lua_Integer)r->f[k]);
-  } else {
-    const el_ev_event_t *ev = el__host_cur(h);
-    for (int k = 0; k < rf->n; k++)
-      el__push_field(D, ev, k, rf->ti->fields[k].kind);
-  }
-  return na;
-}
-
-/* Call the time-order handlers of one record (its type's, then "*"'s)
- * from h->bh on. [-0, +0, e] */
-static void replay_one(el_host_t *h, lua_State *D, const el__rec_t *r,
-                       unsigned gen) {
-  static const el__hlist_t none;
-  const el__hlist_t *l1 =
-      r->type < EL__HOST_NTYPES ? &h->otypes[r->type] : &none;
-  const el__hlist_t *l2 = &h->ostar;
-  rfields_t rf = replay_fields(h, r);
-  for (; h->bh < l1->n + l2->n && !h->stop && !h->interrupted; h->bh++) {
-    el__handler_t *hd = h->bh < l1->n ? l1->v[h->bh] : l2->v[h->bh - l1->n];
-    if (hd->dead) continue;
-    h->replay_hd = hd;
-    int na = replay_push(h, D, hd, r, &rf, gen);
-    hd->calls++;
-    h->st.dispatched++;
-    lua_call(D, na, 0);
-  }
 }
 
 /* The batch queue's replay: stream-order handlers of each record's type,
@@ -783,33 +669,22 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
   h->bpos = n; /* done (or stopped: the caller's loop ends too) */
 }
 
-/* Replay the queue (or h->orecs) from (bpos, bh) with unprotected calls;
+/* Replay the queue from (bpos, bh) with unprotected calls;
  * the caller's lua_pcall catches an error, which leaves bpos/bh at the
  * failing handler. Args: host, the ev table, "t", "cap". [-4, +0, e] */
 static int replay(lua_State *D) {
   el_host_t *h = lua_touserdata(D, 1); /* 2 ev, 3 "t", 4 "cap" */
   /* Handler functions are copied into this frame on first use (5...). */
-  unsigned gen = ++h->replay_gen;
-  if (!h->orecs) {
-    replay_batch(h, D, gen);
-    return 0;
-  }
-  for (; h->bpos < h->norecs && !h->stop && !h->interrupted;
-       h->bpos++, h->bh = 0) {
-    const el__rec_t *r = h->orecs[h->bpos];
-    h->cur = NULL;
-    h->cur_rec = r;
-    replay_one(h, D, r, gen);
-  }
+  replay_batch(h, D, ++h->replay_gen);
   return 0;
 }
 
-/* Run the replay over the queue or h->orecs to its end. */
+/* Run the replay over the queue to its end. */
 static void replay_run(el_host_t *h) {
   lua_State *D = h->D;
   el_rts_ns_t saved_now = h->now;
   const el_ev_event_t *saved_cur = h->cur;
-  int n = h->orecs ? h->norecs : h->nbatch;
+  int n = h->nbatch;
   h->in_dispatch++;
   h->bpos = h->bh = h->bset = 0;
   while (h->bpos < n && !h->stop && !h->interrupted) {
@@ -834,21 +709,9 @@ static void replay_run(el_host_t *h) {
 }
 
 void el__batch_flush(el_host_t *h) {
-  if (h->in_dispatch) return;
-  if (h->nbatch) {
-    replay_run(h);
-    h->nbatch = 0;
-  }
-  if (h->odue) el__order_flush(h);
-}
-
-void el__replay_ordered(el_host_t *h, el__rec_t *const *recs, int n) {
-  if (n <= 0 || h->in_dispatch) return;
-  h->orecs = recs;
-  h->norecs = n;
+  if (!h->nbatch || h->in_dispatch) return;
   replay_run(h);
-  h->orecs = NULL;
-  h->norecs = 0;
+  h->nbatch = 0;
 }
 
 /* {====== the ev table's lazy keys ======} */

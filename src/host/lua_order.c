@@ -20,9 +20,7 @@
  * (el__rec_t, host_internal.h: a header, its fields, the string views of
  * its string fields, a copy of the payload). Records of up to
  * EL__REC_SMALL bytes are recycled through a free list, so a steady
- * stream allocates nothing after warm-up. Released events go to the
- * handlers in runs of up to EL__BATCH under one protected call
- * (el__replay_ordered). */
+ * stream allocates nothing after warm-up. */
 #include <string.h>
 
 #include "host_internal.h"
@@ -62,11 +60,7 @@ struct el__order_s {
   uint64_t seq;
   el_rts_ns_t released_t; /* time of the last released event */
   int released_any;       /* released_t is meaningful */
-  /* Released, not yet dispatched (h->odue of them): dispatched in one
-   * run when EL__BATCH are due, and before any other Lua runs
-   * (el__order_flush, from el__batch_flush and el__batch_add). */
-  orec_t *due[EL__BATCH];
-  orec_t *free; /* recycled EL__REC_SMALL records (linked
+  orec_t *free;           /* recycled EL__REC_SMALL records (linked
                                      through their first bytes) */
 };
 
@@ -187,21 +181,20 @@ static el__order_t *order_get(el_host_t *h) {
   return h->order;
 }
 
-void el__order_flush(el_host_t *h) {
-  el__order_t *o = h->order;
-  if (!o || !h->odue || h->in_dispatch) return;
-  int n = h->odue;
-  /* On a stop or an interrupt the rest is dropped, as the events still
-   * held are. */
-  el__replay_ordered(h, o->due, n);
-  for (int i = 0; i < n; i++) rec_free(o, o->due[i]);
-  h->odue = 0;
+/* Dispatch one record to the time-order handlers and recycle it. */
+static void deliver(el_host_t *h, el__order_t *o, orec_t *r) {
+  el_ev_event_t ev;
+  el__rec_event(r, &ev);
+  if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
+  o->released_any = 1;
+  el__events_dispatch_ordered(h, &ev);
+  rec_free(o, r);
 }
 
-/* Move the held events due for release into o->due (dispatching it
- * whenever it fills): those at or below the watermark (every one with
- * all), and the oldest beyond max_held (counted in order_forced). */
-static void release(el_host_t *h, el__order_t *o, int all) {
+void el__order_release(el_host_t *h, int all) {
+  el__order_t *o = h->order;
+  if (!o || h->in_dispatch) return;
+  el__batch_flush(h); /* stream-order handlers first, as for any Lua */
   el_rts_ns_t wm = 0;
   int none = all || el__watermark(h, &wm) < 0;
   while (o->n && !h->stop && !h->interrupted) {
@@ -210,21 +203,9 @@ static void release(el_host_t *h, el__order_t *o, int all) {
       if (o->n <= o->max_held) break;
       h->st.order_forced++;
     }
-    orec_t *r = q_pop(o, ai);
-    if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
-    o->released_any = 1;
-    o->due[h->odue++] = r;
-    if (h->odue == EL__BATCH) el__order_flush(h);
+    deliver(h, o, q_pop(o, ai));
   }
   if (all && !o->n) o->released_any = 0; /* the next session's times */
-}
-
-void el__order_release(el_host_t *h, int all) {
-  el__order_t *o = h->order;
-  if (!o || h->in_dispatch) return;
-  el__batch_flush(h); /* stream-order handlers first, as for any Lua */
-  release(h, o, all);
-  el__order_flush(h);
 }
 
 void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
@@ -237,7 +218,6 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
   if (ev->cap != EL_EV_NO_CAP) el__progress_event(h, ev->cap, ev->t_ns);
   if (o->released_any && ev->t_ns < o->released_t) {
     h->st.order_late++; /* behind what was released: at once */
-    el__order_flush(h);
     el__events_dispatch_ordered(h, ev);
     return;
   }
@@ -249,11 +229,10 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
       h->st.order_late++;
     else
       h->st.order_forced++;
-    el__order_flush(h);
     el__events_dispatch_ordered(h, ev);
     return;
   }
-  if (!h->in_dispatch) release(h, o, 0); /* dispatched later: el__order_flush */
+  el__order_release(h, 0);
 }
 
 size_t el__order_held(const el_host_t *h, size_t *peak) {
@@ -269,8 +248,6 @@ void el__order_set_max(el_host_t *h, size_t max_held) {
 void el__order_free(el_host_t *h) {
   el__order_t *o = h->order;
   if (!o) return;
-  for (int i = 0; i < h->odue; i++) rec_free(o, o->due[i]);
-  h->odue = 0;
   for (int i = 0; i < NQUEUES; i++) {
     oqueue_t *q = &o->q[i];
     for (size_t k = 0; k < q->n; k++) rec_free(o, q_at(q, k)->r);
