@@ -63,7 +63,8 @@ void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
  * many as the type has) with at most EL__BATCH_PAYLOAD payload bytes,
  * into EL__REC_SMALL bytes; faster (no string views). */
 void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
-/* The event r holds; its string views and payload point into r. Fields
+/* The event r holds; its string views and payload point into r. The
+ * string views of integer fields (as the decoder leaves them) and fields
  * past nfields are left unset (nothing reads them). */
 void el__rec_event(const el__rec_t *r, el_ev_event_t *ev);
 
