@@ -33,22 +33,57 @@ enum {
   EL__ARGS_T = 1   /* fn(t, cap, field1, ...): nothing stored */
 };
 
-/* Integer-only events for Lua handlers are queued and replayed in batches
- * under one protected call (one setjmp per batch instead of per event).
- * Anything else that involves Lua (timers, hooks, helpers, other events)
- * first replays the queue, so handlers see events in stream order. */
-#define EL__BATCH 256
-#define EL__BATCH_FIELDS 4        /* events with more fields: not queued */
-#define EL__BATCH_PAYLOAD 24      /* events with longer payloads: not queued */
-typedef struct el__brec_s {
-  el_rts_ns_t t;            /* event time */
-  el_rts_ns_t now;          /* stream time when it was decoded */
-  uint64_t offset;
+/* One event held for later dispatch: by the batch queue (below) and by
+ * the reorder buffer of time-order handlers (lua_order.c), in one layout
+ * (el__rec_fill, el__rec_event). After the header: f[nfields] (each
+ * field's .u), then one el__rec_str_t per string field (strmask bit i:
+ * field i is a string view into the payload), then the payload bytes. */
+typedef struct el__rec_s {
+  el_rts_ns_t t;   /* event time */
+  el_rts_ns_t now; /* stream time when it was decoded */
+  uint64_t offset; /* byte offset of the event in the input */
+  uint32_t plen;   /* payload bytes */
   uint16_t type, cap;
-  uint8_t nfields, layout, plen;
-  uint64_t v[EL__BATCH_FIELDS];
-  uint8_t payload[EL__BATCH_PAYLOAD];
-} el__brec_t;
+  uint16_t strmask; /* string fields (bit i: field i) */
+  uint8_t known, layout, nfields;
+  uint8_t small; /* lua_order.c: a recycled EL__REC_SMALL block */
+  uint64_t f[];  /* nfields values */
+} el__rec_t;
+typedef struct el__rec_str_s {
+  uint32_t off, len; /* a string field's view in the payload */
+} el__rec_str_t;
+#define EL__REC_SMALL 96 /* bytes of a batch slot / recycled record */
+
+/* Bytes of the record of ev. */
+size_t el__rec_size(const el_ev_event_t *ev);
+/* Store ev (and the stream time now) into r, el__rec_size(ev) bytes
+ * (r->small is left as it is). */
+void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
+/* The same for a known event of an EL__D_BATCH type (integer fields, as
+ * many as the type has) with at most EL__BATCH_PAYLOAD payload bytes,
+ * into EL__REC_SMALL bytes; faster (no string views). */
+void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
+/* The event r holds; its string views and payload point into r. The
+ * string views of integer fields (as the decoder leaves them) and fields
+ * past nfields are left unset (nothing reads them). */
+void el__rec_event(const el__rec_t *r, el_ev_event_t *ev);
+
+/* Integer-only events for Lua handlers are queued (one EL__REC_SMALL slot
+ * each) and replayed in batches under one protected call (one setjmp per
+ * batch instead of per event). Anything else that involves Lua (timers,
+ * hooks, helpers, other events) first replays the queue, so handlers see
+ * events in stream order. */
+#define EL__BATCH 256
+#define EL__BATCH_FIELDS 4   /* events with more fields: not queued */
+#define EL__BATCH_PAYLOAD 24 /* events with longer payloads: not queued */
+
+/* Bits of el_host_t.direct[type]. */
+enum {
+  EL__D_INTS = 1,  /* integer fields only: handlers are called without a
+                      trampoline (pushing the fields cannot allocate) */
+  EL__D_BATCH = 2, /* and at most EL__BATCH_FIELDS of them: queued */
+  EL__D_NSHIFT = 2 /* EL__D_BATCH types: their field count at bits 2-4 */
+};
 
 /* Fixed slots of the dispatch thread's stack. */
 enum { D_TB = 1, D_EV, D_KT, D_KCAP, D_NSLOTS = D_KCAP };
@@ -188,13 +223,13 @@ struct el_host_s {
   int ev_cap;               /* cap stored in ev.cap; -1 = none stored yet
                                (a script writing ev.cap is its own risk) */
   const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */
-  uint8_t direct[EL__HOST_NTYPES]; /* 1: integer fields only, handlers
-                                      are called without a trampoline */
+  uint8_t direct[EL__HOST_NTYPES];              /* EL__D_* bits of each type */
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */
   int in_dispatch;
-  el__brec_t *batch;        /* queued events (EL__BATCH), lazily made */
+  unsigned char *batch;     /* queued events: EL__BATCH slots of
+                               EL__REC_SMALL bytes, lazily made */
   int nbatch;               /* queued */
   int bpos, bh;             /* replay position: event, handler index */
   int bset;                 /* 1 + the queued event whose t and cap the
@@ -202,7 +237,7 @@ struct el_host_s {
   el__handler_t *replay_hd; /* handler being called by the replay */
   /* The queued event being replayed; h->cur is made from it on demand
    * (el__host_cur) into cur_buf. NULL outside a replay. */
-  const el__brec_t *cur_rec;
+  const el__rec_t *cur_rec;
   el_ev_event_t cur_buf;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
@@ -272,7 +307,10 @@ void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev);
 /* The event being dispatched (made from the queued record during a batch
  * replay), or NULL. Valid until the handler returns. */
 const el_ev_event_t *el__host_cur(el_host_t *h);
-/* Queue ev for batched dispatch if it qualifies; 1 if queued. */
+/* Queue ev for batched dispatch if it qualifies (known, integer fields
+ * only, at most EL__BATCH_FIELDS of them and EL__BATCH_PAYLOAD payload
+ * bytes, not inside a dispatch); 1 if queued. Replays the queue when it
+ * is full. */
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
 /* Replay the queued events (does nothing when none). */
 void el__batch_flush(el_host_t *h);

@@ -385,8 +385,8 @@ static void call_list(el_host_t *h, el__hlist_t *l, const el_ev_event_t *ev,
                       const el_ev_type_info_t *ti, int *ev_set) {
   lua_State *D = h->D;
   int direct = !ev->known ||
-               (ev->type < EL__HOST_NTYPES ? h->direct[ev->type]
-                                            : int_fields(ti));
+               (ev->type < EL__HOST_NTYPES ? (h->direct[ev->type] & EL__D_INTS)
+                                           : int_fields(ti));
   for (int i = 0; i < l->n && !h->stop && !h->interrupted; i++) {
     el__handler_t *hd = l->v[i];
     if (hd->dead) continue;
@@ -450,42 +450,125 @@ void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev) {
   h->cur = saved;
 }
 
-/* {====== batched dispatch ======} */
+/* {====== event records ======} */
 
-int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
-  if (!ev->known || !h->direct[ev->type] || h->in_dispatch ||
-      ev->payload_len > EL__BATCH_PAYLOAD || ev->nfields > EL__BATCH_FIELDS)
-    return 0;
-  if (!h->batch) {
-    h->batch = el_malloc(EL__BATCH * sizeof *h->batch);
-    if (!h->batch) return 0;
+size_t el__rec_size(const el_ev_event_t *ev) {
+  size_t nf = ev->known ? ev->nfields : 0, nstr = 0;
+  const uint8_t *p = ev->payload;
+  for (size_t i = 0; i < nf; i++) {
+    const uint8_t *sp = (const uint8_t *)ev->v[i].s.p;
+    nstr += sp && sp >= p && sp + ev->v[i].s.len <= p + ev->payload_len;
   }
-  el__brec_t *r = &h->batch[h->nbatch++];
-  r->t = ev->t_ns;
-  r->now = h->now;
-  r->offset = ev->offset;
-  r->type = ev->type;
-  r->cap = ev->cap;
-  r->layout = ev->layout;
-  r->nfields = ev->nfields;
-  for (int i = 0; i < ev->nfields; i++) r->v[i] = ev->v[i].u;
-  r->plen = (uint8_t)ev->payload_len;
-  if (ev->payload_len) memcpy(r->payload, ev->payload, ev->payload_len);
-  if (h->nbatch == EL__BATCH) el__batch_flush(h);
-  return 1;
+  return sizeof(el__rec_t) + nf * sizeof(uint64_t) +
+         nstr * sizeof(el__rec_str_t) + ev->payload_len;
 }
 
-static void brec_event(const el__brec_t *r, el_ev_event_t *ev) {
+void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
+  size_t nf = ev->known ? ev->nfields : 0;
+  r->t = ev->t_ns;
+  r->now = now;
+  r->offset = ev->offset;
+  r->plen = ev->payload_len;
+  r->type = ev->type;
+  r->cap = ev->cap;
+  r->known = ev->known;
+  r->layout = ev->layout;
+  r->nfields = (uint8_t)nf;
+  r->strmask = 0;
+  const uint8_t *p = ev->payload;
+  el__rec_str_t *sv = (el__rec_str_t *)&r->f[nf];
+  for (size_t i = 0; i < nf; i++) {
+    const el_ev_value_t *v = &ev->v[i];
+    const uint8_t *sp = (const uint8_t *)v->s.p; /* stale for integers */
+    r->f[i] = v->u;
+    if (sp && sp >= p && sp + v->s.len <= p + ev->payload_len) {
+      r->strmask |= (uint16_t)(1u << i);
+      *sv++ = (el__rec_str_t){(uint32_t)(sp - p), (uint32_t)v->s.len};
+    }
+  }
+  if (ev->payload_len) memcpy(sv, p, ev->payload_len);
+}
+
+void el__rec_event(const el__rec_t *r, el_ev_event_t *ev) {
+  const el__rec_str_t *sv = (const el__rec_str_t *)&r->f[r->nfields];
+  const uint8_t *p =
+      (const uint8_t *)&sv[__builtin_popcount((unsigned)r->strmask)];
   ev->type = r->type;
   ev->cap = r->cap;
   ev->t_ns = r->t;
   ev->offset = r->offset;
-  ev->payload = r->payload;
+  ev->payload = p;
   ev->payload_len = r->plen;
-  ev->known = 1;
+  ev->known = r->known;
+  ev->malformed = 0;
   ev->layout = r->layout;
   ev->nfields = r->nfields;
-  for (int i = 0; i < r->nfields; i++) ev->v[i].u = r->v[i];  /* ints */
+  for (int i = 0; i < r->nfields; i++) ev->v[i].u = r->f[i];
+  if (!r->strmask) return; /* integers: their .s, as decoded, unset */
+  for (int i = 0; i < r->nfields; i++) {
+    if (r->strmask & (1u << i)) {
+      ev->v[i].s.p = (const char *)p + sv->off;
+      ev->v[i].s.len = sv->len;
+      sv++;
+    } else {
+      ev->v[i].s.p = NULL;
+      ev->v[i].s.len = 0;
+    }
+  }
+}
+
+/* {====== batched dispatch ======} */
+
+/* Copy n <= EL__BATCH_PAYLOAD bytes without a call (two overlapping
+ * moves of the largest size that fits). */
+static void small_copy(unsigned char *d, const unsigned char *s, uint32_t n) {
+  if (n >= 16) {
+    memcpy(d, s, 16);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (uint32_t i = 0; i < n; i++) d[i] = s[i];
+  }
+}
+
+void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
+  r->t = ev->t_ns;
+  r->now = now;
+  r->offset = ev->offset;
+  r->plen = ev->payload_len;
+  r->type = ev->type;
+  r->cap = ev->cap;
+  r->strmask = 0;
+  r->known = 1;
+  r->layout = ev->layout;
+  r->nfields = ev->nfields;
+  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
+  r->f[0] = ev->v[0].u;
+  r->f[1] = ev->v[1].u;
+  r->f[2] = ev->v[2].u;
+  r->f[3] = ev->v[3].u;
+  small_copy((unsigned char *)&r->f[ev->nfields], ev->payload, ev->payload_len);
+}
+
+int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
+  unsigned d = h->direct[ev->type];
+  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
+      ev->payload_len > EL__BATCH_PAYLOAD ||
+      ev->nfields != ((d >> EL__D_NSHIFT) & 7))
+    return 0;
+  if (!h->batch) {
+    h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
+    if (!h->batch) return 0;
+  }
+  el__rec_fill_ints((el__rec_t *)(h->batch + h->nbatch++ * EL__REC_SMALL), ev,
+                    h->now);
+  if (h->nbatch == EL__BATCH) el__batch_flush(h);
+  return 1;
 }
 
 /* The handler function of hd onto the replay frame: copied into the frame
@@ -506,7 +589,7 @@ static void replay_push_fn(lua_State *D, el__handler_t *hd, unsigned gen) {
 
 /* Store the record's t and cap in the ev table (index 2; keys "t" and
  * "cap" at 3 and 4), for handlers with args = "ev". */
-static void replay_set_ev(el_host_t *h, lua_State *D, const el__brec_t *r) {
+static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
   lua_pushvalue(D, 3);
   lua_pushinteger(D, (lua_Integer)r->t);
   lua_rawset(D, 2);
@@ -520,79 +603,105 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__brec_t *r) {
   lua_rawset(D, 2);
 }
 
-/* Call the handlers of one queued event from h->bh on. [-0, +0, e] */
-static void replay_one(el_host_t *h, lua_State *D, const el__brec_t *r,
-                       unsigned gen) {
-  const el_ev_type_info_t *ti = h->ti[r->type];
-  int n = ti ? (r->nfields < ti->nfields ? r->nfields : ti->nfields) : 0;
-  el__hlist_t *l = &h->types[r->type];
-  for (; h->bh < l->n && !h->stop && !h->interrupted; h->bh++) {
-    el__handler_t *hd = l->v[h->bh];
-    if (hd->dead) continue;
-    h->replay_hd = hd;
-    replay_push_fn(D, hd, gen);
-    int na = n;
-    if (hd->args == EL__ARGS_T) {
-      lua_pushinteger(D, (lua_Integer)r->t);
-      if (r->cap == EL_EV_NO_CAP)
-        lua_pushnil(D);
-      else
-        lua_pushinteger(D, r->cap);
-      na += 2;
-    } else {
-      if (h->bset != h->bpos + 1) {
-        replay_set_ev(h, D, r);
-        h->bset = h->bpos + 1;
-      }
-      lua_pushvalue(D, 2);
-      na += 1;
-    }
-    for (int k = 0; k < n; k++) lua_pushinteger(D, (lua_Integer)r->v[k]);
-    hd->calls++;
-    h->st.dispatched++;
-    lua_call(D, na, 0);
-  }
-}
-
-/* Replay the queue from (bpos, bh) with unprotected calls; the caller's
- * lua_pcall catches an error, which leaves bpos/bh at the failing
- * handler. Arg: host. [-1, +0, e] */
-static int replay(lua_State *D) {
-  el_host_t *h = lua_touserdata(D, 1);
-  lua_rawgeti(D, LUA_REGISTRYINDEX, h->ev_ref);  /* 2: ev */
-  lua_pushliteral(D, "t");                        /* 3 */
-  lua_pushliteral(D, "cap");                      /* 4 */
-  /* Handler functions are copied into this frame on first use (5...). */
-  unsigned gen = ++h->replay_gen;
-  for (; h->bpos < h->nbatch && !h->stop && !h->interrupted;
-       h->bpos++, h->bh = 0) {
-    const el__brec_t *r = &h->batch[h->bpos];
-    h->cur = NULL;  /* made from r only if asked for: el__host_cur */
+/* The batch queue's replay: stream-order handlers of each record's type,
+ * integer fields (EL__D_BATCH types) only. The position is kept in
+ * locals and stored into h->bpos/h->bh before each call (an error leaves
+ * them at the failing handler). Stack: 2 ev, 3 "t", 4 "cap".
+ * [-0, +0, e] */
+static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
+  const int n = h->nbatch;
+  int bh = h->bh;
+  for (int pos = h->bpos; pos < n; pos++, bh = 0) {
+    if (h->stop || h->interrupted) break;
+    const el__rec_t *r =
+        (const el__rec_t *)(h->batch + (size_t)pos * EL__REC_SMALL);
+    h->cur = NULL; /* made from r only if asked for: el__host_cur */
     h->cur_rec = r;
     h->now = r->now;
-    replay_one(h, D, r, gen);
+    h->bpos = pos;
+    const el__hlist_t *l = &h->types[r->type];
+    const int nf = r->nfields;
+    /* l->v and l->n are read after each call: a handler may subscribe */
+    for (; bh < l->n; bh++) {
+      el__handler_t *hd = l->v[bh];
+      if (hd->dead) continue;
+      h->bh = bh;
+      h->replay_hd = hd;
+      if (hd->rgen == gen)
+        lua_pushvalue(D, hd->rslot);
+      else
+        replay_push_fn(D, hd, gen);
+      int na = nf;
+      if (hd->args == EL__ARGS_T) {
+        lua_pushinteger(D, (lua_Integer)r->t);
+        if (r->cap == EL_EV_NO_CAP)
+          lua_pushnil(D);
+        else
+          lua_pushinteger(D, r->cap);
+        na += 2;
+      } else {
+        if (h->bset != pos + 1) { /* t and cap: once per event */
+          lua_pushvalue(D, 3);
+          lua_pushinteger(D, (lua_Integer)r->t);
+          lua_rawset(D, 2);
+          if (r->cap != h->ev_cap) replay_set_ev(h, D, r);
+          h->bset = pos + 1;
+        }
+        lua_pushvalue(D, 2);
+        na += 1;
+      }
+      switch (nf) { /* EL__BATCH_FIELDS = 4 */
+      case 4:
+        lua_pushinteger(D, (lua_Integer)r->f[0]); /* fall through */
+      case 3:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 3]); /* fall through */
+      case 2:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 2]); /* fall through */
+      case 1:
+        lua_pushinteger(D, (lua_Integer)r->f[nf - 1]); /* fall through */
+      default:
+        break;
+      }
+      hd->calls++;
+      h->st.dispatched++;
+      lua_call(D, na, 0);
+    }
   }
+  h->bpos = n; /* done (or stopped: the caller's loop ends too) */
+}
+
+/* Replay the queue from (bpos, bh) with unprotected calls;
+ * the caller's lua_pcall catches an error, which leaves bpos/bh at the
+ * failing handler. Args: host, the ev table, "t", "cap". [-4, +0, e] */
+static int replay(lua_State *D) {
+  el_host_t *h = lua_touserdata(D, 1); /* 2 ev, 3 "t", 4 "cap" */
+  /* Handler functions are copied into this frame on first use (5...). */
+  replay_batch(h, D, ++h->replay_gen);
   return 0;
 }
 
-void el__batch_flush(el_host_t *h) {
-  if (!h->nbatch || h->in_dispatch) return;
+/* Run the replay over the queue to its end. Not inlined: the check in
+ * el__batch_flush, made per event, stays a few instructions. */
+__attribute__((noinline)) static void replay_run(el_host_t *h) {
   lua_State *D = h->D;
   el_rts_ns_t saved_now = h->now;
   const el_ev_event_t *saved_cur = h->cur;
+  int n = h->nbatch;
   h->in_dispatch++;
   h->bpos = h->bh = h->bset = 0;
-  while (h->bpos < h->nbatch && !h->stop && !h->interrupted) {
+  while (h->bpos < n && !h->stop && !h->interrupted) {
     lua_pushcfunction(D, replay);
     lua_pushlightuserdata(D, h);
-    if (lua_pcall(D, 1, 0, D_TB) != LUA_OK) {
+    lua_pushvalue(D, D_EV);
+    lua_pushvalue(D, D_KT);
+    lua_pushvalue(D, D_KCAP);
+    if (lua_pcall(D, 4, 0, D_TB) != LUA_OK) {
       h->cur = saved_cur;
       h->cur_rec = NULL;
       el__host_error(h, D, h->replay_hd, "handler");
       h->bh++;  /* go on with the next handler of that event */
     }
   }
-  h->nbatch = 0;
   h->now = saved_now;
   h->cur = saved_cur;
   h->cur_rec = NULL;
@@ -601,11 +710,17 @@ void el__batch_flush(el_host_t *h) {
   if (h->need_compact) compact(h);
 }
 
+void el__batch_flush(el_host_t *h) {
+  if (!h->nbatch || h->in_dispatch) return;
+  replay_run(h);
+  h->nbatch = 0;
+}
+
 /* {====== the ev table's lazy keys ======} */
 
 const el_ev_event_t *el__host_cur(el_host_t *h) {
   if (!h->cur && h->cur_rec) {
-    brec_event(h->cur_rec, &h->cur_buf);
+    el__rec_event(h->cur_rec, &h->cur_buf);
     h->cur = &h->cur_buf;
   }
   return h->cur;
@@ -1166,8 +1281,14 @@ int el__lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   h->evl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  for (int t = 0; t < EL__HOST_NTYPES; t++)
-    h->direct[t] = (uint8_t)int_fields(el_ev_type_info((uint16_t)t));
+  for (int t = 0; t < EL__HOST_NTYPES; t++) {
+    const el_ev_type_info_t *ti = el_ev_type_info((uint16_t)t);
+    int ints = int_fields(ti);
+    int batch = ints && ti && ti->nfields <= EL__BATCH_FIELDS;
+    h->direct[t] =
+        (uint8_t)((ints ? EL__D_INTS : 0) | (batch ? EL__D_BATCH : 0) |
+                  (batch ? ti->nfields << EL__D_NSHIFT : 0));
+  }
   /* the dispatch thread with its fixed slots */
   h->D = lua_newthread(L);
   h->D_ref = luaL_ref(L, LUA_REGISTRYINDEX);

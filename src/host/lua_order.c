@@ -16,36 +16,22 @@
  * for a few with an explicit earlier time); the next event released is
  * the first of the queue heads.
  *
- * Each held event is one record: a header, its fields (integers, or the
- * offset and length of a string inside the payload: the decoder's string
- * views all point into the payload, ev_types.c) and a copy of the
- * payload. Records of up to SMALL bytes are recycled through a free list,
- * so a steady stream allocates nothing after warm-up. */
+ * Each held event is one record in the layout of the batch queue
+ * (el__rec_t, host_internal.h: a header, its fields, the string views of
+ * its string fields, a copy of the payload). Records of up to
+ * EL__REC_SMALL bytes are recycled through a free list, so a steady
+ * stream allocates nothing after warm-up. */
 #include <string.h>
 
 #include "host_internal.h"
 
-#define SMALL 96                    /* bytes of a recycled record */
 #define DEFAULT_MAX_HELD (1u << 20) /* events held before forced release */
-#define NO_STR UINT32_MAX           /* a NULL string view */
 /* The farthest an event is inserted before the end of its capability's
  * queue; q_push returns FAR_BACK for one that would go farther. */
 #define MAX_BACK 1024
 #define FAR_BACK 1
 
-typedef struct ofield_s {
-  uint64_t u;        /* the field's .u */
-  uint32_t off, len; /* its string view in the payload copy */
-} ofield_t;
-
-typedef struct orec_s {
-  el_rts_ns_t t;
-  uint64_t offset; /* byte offset of the event in the input */
-  uint32_t plen;   /* payload bytes (after the fields) */
-  uint16_t type, cap;
-  uint8_t known, layout, nfields, small;
-  ofield_t f[]; /* nfields, then the payload bytes */
-} orec_t;
+typedef el__rec_t orec_t;
 
 typedef struct oent_s {
   el_rts_ns_t t;
@@ -74,7 +60,7 @@ struct el__order_s {
   uint64_t seq;
   el_rts_ns_t released_t; /* time of the last released event */
   int released_any;       /* released_t is meaningful */
-  orec_t *free;           /* recycled SMALL records (linked
+  orec_t *free;           /* recycled EL__REC_SMALL records (linked
                                      through their first bytes) */
 };
 
@@ -89,14 +75,14 @@ static orec_t *free_next(const orec_t *r) {
 
 static orec_t *rec_new(el__order_t *o, size_t size) {
   orec_t *r;
-  if (size <= SMALL && o->free) {
+  if (size <= EL__REC_SMALL && o->free) {
     r = o->free;
     o->free = free_next(r);
   } else {
-    r = el_malloc(size <= SMALL ? SMALL : size);
+    r = el_malloc(size <= EL__REC_SMALL ? EL__REC_SMALL : size);
     if (!r) return NULL;
   }
-  r->small = size <= SMALL;
+  r->small = size <= EL__REC_SMALL;
   return r;
 }
 
@@ -110,52 +96,20 @@ static void rec_free(el__order_t *o, orec_t *r) {
   o->free = r;
 }
 
-/* A copy of ev, or NULL when out of memory. */
-static orec_t *rec_copy(el__order_t *o, const el_ev_event_t *ev) {
-  size_t nf = ev->known ? ev->nfields : 0;
-  size_t size = sizeof(orec_t) + nf * sizeof(ofield_t) + ev->payload_len;
-  orec_t *r = rec_new(o, size);
-  if (!r) return NULL;
-  r->t = ev->t_ns;
-  r->offset = ev->offset;
-  r->plen = ev->payload_len;
-  r->type = ev->type;
-  r->cap = ev->cap;
-  r->known = ev->known;
-  r->layout = ev->layout;
-  r->nfields = (uint8_t)nf;
-  const uint8_t *p = ev->payload;
-  for (size_t i = 0; i < nf; i++) {
-    const el_ev_value_t *v = &ev->v[i];
-    const uint8_t *sp = (const uint8_t *)v->s.p;
-    int inside = sp && sp >= p && sp + v->s.len <= p + ev->payload_len;
-    r->f[i].u = v->u;
-    r->f[i].off = inside ? (uint32_t)(sp - p) : NO_STR;
-    r->f[i].len = inside ? (uint32_t)v->s.len : 0;
+/* A copy of ev, or NULL when out of memory. Integer events of at most
+ * EL__BATCH_FIELDS fields take the batch queue's fill (el__rec_fill_ints). */
+static orec_t *rec_copy(el_host_t *h, el__order_t *o, const el_ev_event_t *ev) {
+  unsigned d = ev->type < EL__HOST_NTYPES ? h->direct[ev->type] : 0;
+  if ((d & EL__D_BATCH) && ev->known &&
+      ev->nfields == ((d >> EL__D_NSHIFT) & 7) &&
+      ev->payload_len <= EL__BATCH_PAYLOAD) {
+    orec_t *r = rec_new(o, EL__REC_SMALL);
+    if (r) el__rec_fill_ints(r, ev, h->now);
+    return r;
   }
-  if (ev->payload_len) memcpy((uint8_t *)&r->f[nf], p, ev->payload_len);
+  orec_t *r = rec_new(o, el__rec_size(ev));
+  if (r) el__rec_fill(r, ev, h->now); /* leaves r->small */
   return r;
-}
-
-/* The event a record holds; views point into the record. Fields past
- * nfields are left unset (nothing reads them). */
-static void rec_event(const orec_t *r, el_ev_event_t *ev) {
-  const uint8_t *p = (const uint8_t *)&r->f[r->nfields];
-  ev->type = r->type;
-  ev->cap = r->cap;
-  ev->t_ns = r->t;
-  ev->offset = r->offset;
-  ev->payload = p;
-  ev->payload_len = r->plen;
-  ev->known = r->known;
-  ev->malformed = 0;
-  ev->layout = r->layout;
-  ev->nfields = r->nfields;
-  for (int i = 0; i < r->nfields; i++) {
-    ev->v[i].u = r->f[i].u;
-    ev->v[i].s.p = r->f[i].off == NO_STR ? NULL : (const char *)p + r->f[i].off;
-    ev->v[i].s.len = r->f[i].len;
-  }
 }
 
 /* {====== the queues ======} */
@@ -230,7 +184,7 @@ static el__order_t *order_get(el_host_t *h) {
 /* Dispatch one record to the time-order handlers and recycle it. */
 static void deliver(el_host_t *h, el__order_t *o, orec_t *r) {
   el_ev_event_t ev;
-  rec_event(r, &ev);
+  el__rec_event(r, &ev);
   if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
   o->released_any = 1;
   el__events_dispatch_ordered(h, &ev);
@@ -267,7 +221,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     el__events_dispatch_ordered(h, ev);
     return;
   }
-  orec_t *r = rec_copy(o, ev);
+  orec_t *r = rec_copy(h, o, ev);
   int rc = r ? q_push(o, ev->cap, (oent_t){ev->t_ns, ++o->seq, r}) : 0;
   if (!r || rc != 0) { /* out of memory, or far behind its capability */
     if (r) rec_free(o, r);

@@ -164,4 +164,34 @@ describe("time order", function()
     assert.are.equal("2:y,x@200,2:x", r.time)
     assert.are.equal("late=1", r.counters)
   end)
+  it("calls a time-order \"*\" handler and a type's once per event, and el.off from a handler stops it",
+     function()
+    -- time order: y@100 (cap 1), x@200, the allocation at 300, z@400;
+    -- the USER_MARKER handler removes itself at x, so z reaches "*" only
+    local r = run({
+      INIT,
+      {cap = 0, {"USER_MARKER", 200, "x"}, {"HEAP_ALLOCATED", 300, 0, 7}},
+      {cap = 1, {"USER_MARKER", 100, "y"}},
+      {cap = 0, {"USER_MARKER", 400, "z"}},
+    }, {code = [[
+      local el = require("eventlog_live")
+      local seen = {}
+      local id
+      id = el.on("USER_MARKER", function(t, cap, text)
+        seen[#seen + 1] = "m:" .. text
+        if text == "x" then el.off(id) end
+      end, {order = "time", args = "t"})
+      el.on("*", function(ev)
+        if ev.type ~= "CAP_CREATE" and ev.type ~= "BLOCK_MARKER" then
+          seen[#seen + 1] = ev.type .. "@" .. ev.t
+        end
+      end, {order = "time"})
+      el.on_end(function()
+        el.host_log("warn", "time=" .. table.concat(seen, ","))
+        el.host_log("warn", "late=" .. el.stats().dispatched)
+      end)
+    ]]})
+    assert.are.equal("m:y,USER_MARKER@100,m:x,USER_MARKER@200,"
+      .. "HEAP_ALLOCATED@300,USER_MARKER@400", r.time)
+  end)
 end)
