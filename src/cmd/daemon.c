@@ -77,10 +77,91 @@ static void d_reset(void *ud) {
   d->connected_ms = uv_now(&d->loop);
 }
 
+/* {------ flow control of a recorded file ------}
+ * docs/otlp.md §7.2 "Flow control", docs/sources.md. Nobody writes a
+ * recorded file, so nobody is harmed when it is read more slowly: after
+ * each chunk, reading pauses while an OTLP export queue is half full, and
+ * goes on once the sender thread says every queue is down to a quarter
+ * (uv_async), the collector is failing, or bound_ms passed. While paused
+ * (and until the next chunk) the host's wall timers are held: the
+ * processors would take the stream's stillness for a quiet live stream
+ * and close windows on the wall clock, changing what is exported. */
+
+static void flow_wake(void *ud) { /* sender thread, exporter lock held */
+  el__daemon_t *d = ud;
+  uv_async_send(&d->flow.async);
+}
+
+static void flow_resume(el__daemon_t *d, int timed_out) {
+  if (!d->flow.paused) return;
+  d->flow.paused = 0;
+  d->flow.total_ms += uv_now(&d->loop) - d->flow.since_ms;
+  uv_unref((uv_handle_t *)&d->flow.async);
+  if (timed_out) {
+    d->flow.timeouts++;
+    el_log(EL_LOG_WARN,
+           "the OTLP export queues stayed full for %llu ms: reading the "
+           "file on (the queues may drop, counted)",
+           (unsigned long long)d->flow.bound_ms);
+  }
+  if (d->src) el_src_resume(d->src);
+}
+
+/* After a chunk of input (or a wall tick): pause while the queues are
+ * full. */
+static void flow_check(el__daemon_t *d) {
+  if (!d->flow.on || d->flow.paused || !d->src || !d->otlp) return;
+  if (!el_otlp_exporter_should_pause(d->otlp)) return;
+  d->flow.paused = 1;
+  d->flow.hold_wall = 1;
+  d->flow.pauses++;
+  d->flow.since_ms = uv_now(&d->loop);
+  /* A paused file has no read in flight: the async keeps the loop (and
+   * so the pump) alive until the sender wakes it. */
+  uv_ref((uv_handle_t *)&d->flow.async);
+  el_src_pause(d->src);
+}
+
+static void on_flow(uv_async_t *a) {
+  el__daemon_t *d = a->data;
+  if (d->flow.paused && d->otlp && el_otlp_exporter_may_resume(d->otlp))
+    flow_resume(d, 0);
+}
+
+/* Flow control when the source is a recorded file (a regular file, or
+ * stdin redirected from one, read once to its end) and OTLP export is on.
+ * The bound: the longest a healthy exporter may take to deliver or drop
+ * the request at hand (retries, then one more attempt). */
+static void flow_start(el__daemon_t *d) {
+  const el_otlp_config_t *c = &d->o->otlp;
+  if (!d->otlp || el_src_opts_live(&d->o->src) ||
+      uv_async_init(&d->loop, &d->flow.async, on_flow) < 0)
+    return;
+  int timeout = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (c->sig[s].timeout_ms > timeout) timeout = c->sig[s].timeout_ms;
+  d->flow.open = d->flow.on = 1;
+  d->flow.async.data = d;
+  d->flow.bound_ms = (uint64_t)c->retry_max_elapsed_ms + (uint64_t)timeout +
+                     1000;
+  uv_unref((uv_handle_t *)&d->flow.async);
+  el_otlp_exporter_set_flow(d->otlp, flow_wake, d);
+}
+
+/* The input ended: no more pauses. */
+static void flow_stop(el__daemon_t *d) {
+  if (!d->flow.on) return;
+  flow_resume(d, 0);
+  d->flow.on = 0;
+  el_otlp_exporter_set_flow(d->otlp, NULL, NULL);
+}
+
 static int d_feed(void *ud, const uint8_t *buf, size_t len) {
   el__daemon_t *d = ud;
+  d->flow.hold_wall = 0;
   int rc = d->host_c.feed(d->host_c.ud, buf, len);
   if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
+  flow_check(d);
   return rc;
 }
 
@@ -130,7 +211,12 @@ static int host_control(void *ud, const char *ns, size_t ns_len,
 
 static void on_timer(uv_timer_t *tm) {
   el__daemon_t *d = tm->data;
-  el_host_run_wall_timers(d->host, uv_now(&d->loop));
+  if (!d->flow.hold_wall) el_host_run_wall_timers(d->host, uv_now(&d->loop));
+  if (d->flow.paused && uv_now(&d->loop) - d->flow.since_ms >=
+                            d->flow.bound_ms)
+    flow_resume(d, 1);
+  else
+    flow_check(d);
   el__daemon_log_progress(d, 0);
   el__daemon_self_metrics(d, 0);
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
@@ -345,7 +431,9 @@ static void pump(el__daemon_t *d) {
                          .interrupt = d_interrupt,
                          .on_source = d_source,
                          .own_signals = d->o->own_signals};
+  flow_start(d);
   d->end_status = el_src_pump(&d->loop, so, &c, &d->pump);
+  flow_stop(d);
   if (d->o->sessions_out) *d->o->sessions_out = d->pump.sessions;
   uv_timer_stop(&d->timer);
   if (d->ctl) {
@@ -414,6 +502,7 @@ static void teardown(el__daemon_t *d) {
   if (d->o->stats && d->started_ms) el__daemon_print_stats(d, stderr, 1);
   if (d->handles && !uv_is_closing((uv_handle_t *)&d->timer))
     uv_close((uv_handle_t *)&d->timer, NULL);
+  if (d->flow.open) uv_close((uv_handle_t *)&d->flow.async, NULL);
   uv_run(&d->loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&d->loop) < 0)
     el_log(EL_LOG_DEBUG, "event loop closed with handles left");

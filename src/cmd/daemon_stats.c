@@ -64,6 +64,23 @@ static double stream_lag_s(el__daemon_t *d) {
 static const char *const sig_names[EL_TM_NSIGNALS] = {"Metrics", "Logs",
                                                       "Traces", "Profiles"};
 
+/* The flow control of a recorded file (daemon.c): how long reading waited
+ * for the OTLP export queues. Returns the lines printed. */
+static int print_flow(el__daemon_t *d, FILE *f) {
+  if (!d->flow.pauses) return 0;
+  uint64_t ms = d->flow.total_ms;
+  if (d->flow.paused) ms += uv_now(&d->loop) - d->flow.since_ms;
+  fprintf(f, "Reading paused for the collector: %.1f s in %llu pauses%s",
+          (double)ms / 1000.0, (unsigned long long)d->flow.pauses,
+          d->flow.paused ? " (paused now)" : "");
+  if (d->flow.timeouts)
+    fprintf(f, ", %llu given up after %.1f s",
+            (unsigned long long)d->flow.timeouts,
+            (double)d->flow.bound_ms / 1000.0);
+  fputc('\n', f);
+  return 1;
+}
+
 /* The table: totals, rates over the last interval (or the whole run when
  * final), what is still pending (in windows or export queues). */
 void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
@@ -125,6 +142,7 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
             (unsigned long long)hs->order_forced);
     lines++;
   }
+  lines += print_flow(d, f);
   if (final && d->pump.drained) {
     fprintf(f, "Drained after the stop: %llu bytes discarded%s\n",
             (unsigned long long)d->pump.drained_bytes,

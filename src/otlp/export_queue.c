@@ -6,6 +6,10 @@
  * queue drops the oldest requests first, and a request larger than the
  * byte bound on its own is dropped; both are counted (dropped_queue and
  * el_tm_store_count_dropped). The request being sent is out of its queue.
+ * With flow control (el_otlp_exporter_set_flow, a recorded file) the
+ * producer pauses at half the bounds and the sender wakes it at a quarter
+ * (otlp.h); a queue then holds what the chunk of input at hand made
+ * beyond its bounds instead of dropping it.
  *
  * The sender takes requests round-robin across signals, so one signal's
  * backlog does not starve the others, and retries the request at hand
@@ -64,6 +68,12 @@ struct el_otlp_exporter_s {
   bool thread_started;
   unsigned seed;                             /* jitter (rand_r) */
   el_otlp_stats_t stats;                     /* under mu */
+  /* Flow control (el_otlp_exporter_set_flow): the producer can wait. */
+  el_otlp_flow_fn flow_fn;                   /* NULL: off */
+  void *flow_ud;
+  bool flow_armed;                           /* call flow_fn once */
+  bool failing;                              /* last outcome: dropped as
+                                                failed (no OK since) */
   int64_t last_log_ms[4];                    /* rate limit per kind */
   uint64_t suppressed[4];
 };
@@ -199,8 +209,12 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     el_free(it);
     it = NULL;
   } else {
-    while (f->head && (f->items + 1 > ex->cfg.queue_max_items ||
-                       f->bytes + len > ex->cfg.queue_max_bytes)) {
+    /* With flow control (and a collector that answers) the producer
+     * pauses at half the bounds, after the chunk of input at hand: what
+     * that chunk made beyond them is kept. */
+    bool keep = ex->flow_fn && !ex->failing;
+    while (!keep && f->head && (f->items + 1 > ex->cfg.queue_max_items ||
+                                f->bytes + len > ex->cfg.queue_max_bytes)) {
       xq_item_t *old = fifo_pop(f);
       dropped += old->nrecords;
       el_free(old);
@@ -239,6 +253,59 @@ static bool queues_empty(const el_otlp_exporter_t *ex) {
   return true;
 }
 
+/* {====== flow control ======} */
+
+/* Some queue holds at least half its bound of requests or bytes; mu held. */
+static bool above_high(const el_otlp_exporter_t *ex) {
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (ex->q[s].items * 2 >= ex->cfg.queue_max_items ||
+        ex->q[s].bytes * 2 >= ex->cfg.queue_max_bytes)
+      return true;
+  return false;
+}
+
+/* Every queue holds at most a quarter of its bounds; mu held. */
+static bool below_low(const el_otlp_exporter_t *ex) {
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (ex->q[s].items * 4 > ex->cfg.queue_max_items ||
+        ex->q[s].bytes * 4 > ex->cfg.queue_max_bytes)
+      return false;
+  return true;
+}
+
+/* Tell a paused producer it may go on, once; mu held. */
+static void flow_check(el_otlp_exporter_t *ex) {
+  if (ex->flow_armed && (ex->failing || below_low(ex))) {
+    ex->flow_armed = false;
+    ex->flow_fn(ex->flow_ud);
+  }
+}
+
+void el_otlp_exporter_set_flow(el_otlp_exporter_t *ex, el_otlp_flow_fn fn,
+                               void *ud) {
+  pthread_mutex_lock(&ex->mu);
+  ex->flow_fn = fn;
+  ex->flow_ud = ud;
+  ex->flow_armed = false;
+  pthread_mutex_unlock(&ex->mu);
+}
+
+int el_otlp_exporter_should_pause(el_otlp_exporter_t *ex) {
+  pthread_mutex_lock(&ex->mu);
+  bool pause = ex->flow_fn && !ex->failing && !ex->stop && above_high(ex);
+  if (pause) ex->flow_armed = true;
+  pthread_mutex_unlock(&ex->mu);
+  return pause;
+}
+
+int el_otlp_exporter_may_resume(el_otlp_exporter_t *ex) {
+  pthread_mutex_lock(&ex->mu);
+  bool go = !ex->flow_fn || ex->failing || ex->stop || below_low(ex);
+  ex->flow_armed = !go && ex->flow_fn;
+  pthread_mutex_unlock(&ex->mu);
+  return go;
+}
+
 /* {====== sender ======} */
 
 /* Wait ms or until abort; mu held. Returns false when aborted. */
@@ -268,6 +335,7 @@ static int64_t backoff_ms(el_otlp_exporter_t *ex, int attempt) {
 
 static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                   const xq_item_t *it, const el_xq_result_t *res) {
+  ex->failing = false;
   ex->stats.requests[sig]++;
   ex->stats.records[sig] += it->nrecords;
   ex->stats.bytes[sig] += it->len;
@@ -306,6 +374,7 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     }
     if (atomic_load(&ex->abort)) break;
     if (res.verdict == EL_XQ_DROP) {
+      ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
                   "OTLP %s export over %s failed (not retryable), dropped "
@@ -316,6 +385,7 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                                             : backoff_ms(ex, attempt);
     int64_t now = el__otlp_now_ms();
     if (now + delay - start > ex->cfg.retry_max_elapsed_ms) {
+      ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
                   "OTLP %s export over %s failed after %d attempts in %lld "
@@ -344,9 +414,11 @@ static void *sender_main(void *arg) {
       continue;
     }
     ex->busy = true;
+    flow_check(ex);
     deliver(ex, sig, it);
     ex->busy = false;
     el_free(it);
+    flow_check(ex);
   }
   pthread_cond_broadcast(&ex->idle);
   pthread_mutex_unlock(&ex->mu);
@@ -459,6 +531,10 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   bool join = ex->thread_started && !ex->stop;
   ex->stop = true;
   atomic_store(&ex->abort, 1);
+  if (ex->flow_armed) {                  /* a paused producer goes on */
+    ex->flow_armed = false;
+    ex->flow_fn(ex->flow_ud);
+  }
   pthread_cond_broadcast(&ex->wake);
   pthread_mutex_unlock(&ex->mu);
   if (join) pthread_join(ex->thread, NULL);

@@ -225,6 +225,43 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                             const uint8_t *bytes, size_t len,
                             size_t nrecords);
 
+/* {------ flow control: a producer that can wait (a recorded file) ------}
+ * docs/otlp.md §7.2 "Flow control". Without it the queues drop their
+ * oldest requests when full and the loop never waits. With it:
+ *   - el_otlp_exporter_should_pause after each chunk of input: 1 when some
+ *     queue holds at least half its bound of requests or bytes (and the
+ *     collector is not failing): the producer should stop reading; the
+ *     exporter then calls fn once, from its sender thread, when every
+ *     queue is down to a quarter of its bounds, or a request was dropped
+ *     as failed (dead collector: do not wait for it), or the exporter
+ *     stopped;
+ *   - el_otlp_exporter_may_resume (loop thread, e.g. from the uv_async fn
+ *     sends): 1 when reading may go on; 0 re-arms the call of fn;
+ *   - a queue then drops no request for being full: the producer pauses
+ *     after the chunk of input at hand, so a queue exceeds its bounds by
+ *     at most what one chunk made (records the store held already); while
+ *     the collector is failing (a request dropped as failed, until the
+ *     next delivery) the oldest are dropped as without flow control. */
+
+/* Called from the sender thread with the exporter's lock held: must only
+ * wake the producer (uv_async_send), never call back into the exporter. */
+typedef void (*el_otlp_flow_fn)(void *ud);
+
+/* Turn flow control on (fn non-NULL) or off (NULL). ud: passed to fn.
+ * Thread: any. */
+void el_otlp_exporter_set_flow(el_otlp_exporter_t *ex, el_otlp_flow_fn fn,
+                               void *ud);
+
+/* 1 when the producer should pause (see above; arms the call of fn), 0
+ * otherwise (flow control off, below the high-water mark, failing or
+ * stopped). Thread: any but the sender. */
+int el_otlp_exporter_should_pause(el_otlp_exporter_t *ex);
+
+/* 1 when a paused producer may go on (every queue at most a quarter of its
+ * bounds, failing, stopped or flow control off); 0 arms the call of fn.
+ * Thread: any but the sender. */
+int el_otlp_exporter_may_resume(el_otlp_exporter_t *ex);
+
 /* Wait up to timeout_ms (< 0: wait forever) for every queued request to be
  * delivered or dropped. Returns 0 when nothing is left, EL_EEXPORT
  * otherwise (what is left stays queued). Thread: any but the sender. */
