@@ -142,8 +142,8 @@ static void flow_start(el__daemon_t *d) {
     if (c->sig[s].timeout_ms > timeout) timeout = c->sig[s].timeout_ms;
   d->flow.open = d->flow.on = 1;
   d->flow.async.data = d;
-  d->flow.bound_ms = (uint64_t)c->retry_max_elapsed_ms + (uint64_t)timeout +
-                     1000;
+  d->flow.bound_ms =
+      (uint64_t)c->retry_max_elapsed_ms + (uint64_t)timeout + 1000;
   uv_unref((uv_handle_t *)&d->flow.async);
   el_otlp_exporter_set_flow(d->otlp, flow_wake, d);
 }
@@ -212,8 +212,7 @@ static int host_control(void *ud, const char *ns, size_t ns_len,
 static void on_timer(uv_timer_t *tm) {
   el__daemon_t *d = tm->data;
   if (!d->flow.hold_wall) el_host_run_wall_timers(d->host, uv_now(&d->loop));
-  if (d->flow.paused && uv_now(&d->loop) - d->flow.since_ms >=
-                            d->flow.bound_ms)
+  if (d->flow.paused && uv_now(&d->loop) - d->flow.since_ms >= d->flow.bound_ms)
     flow_resume(d, 1);
   else
     flow_check(d);

@@ -78,17 +78,17 @@ typedef struct el__daemon_s {
    * while the OTLP export queues are full (el_otlp_exporter_should_pause).
    * Times on the loop's clock, ms. */
   struct {
-    int on;                    /* a recorded file with OTLP export */
-    int open;                  /* async initialised */
-    uv_async_t async;          /* the sender thread wakes the loop */
-    int paused;                /* reading paused now */
-    int hold_wall;             /* wall timers held: paused, or resumed
+    int on;            /* a recorded file with OTLP export */
+    int open;          /* async initialised */
+    uv_async_t async;  /* the sender thread wakes the loop */
+    int paused;        /* reading paused now */
+    int hold_wall;     /* wall timers held: paused, or resumed
                                   and nothing fed since */
-    uint64_t since_ms;         /* the current pause began */
-    uint64_t bound_ms;         /* a pause longer than this gives up */
-    uint64_t total_ms;         /* time paused, all pauses */
-    uint64_t pauses;           /* pauses begun */
-    uint64_t timeouts;         /* pauses ended by bound_ms */
+    uint64_t since_ms; /* the current pause began */
+    uint64_t bound_ms; /* a pause longer than this gives up */
+    uint64_t total_ms; /* time paused, all pauses */
+    uint64_t pauses;   /* pauses begun */
+    uint64_t timeouts; /* pauses ended by bound_ms */
   } flow;
 } el__daemon_t;
 

@@ -68,14 +68,13 @@ struct el_otlp_exporter_s {
   bool thread_started;
   unsigned seed;                             /* jitter (rand_r) */
   el_otlp_stats_t stats;                     /* under mu */
-  /* Flow control (el_otlp_exporter_set_flow): the producer can wait. */
-  el_otlp_flow_fn flow_fn;                   /* NULL: off */
-  void *flow_ud;
-  bool flow_armed;                           /* call flow_fn once */
-  bool failing;                              /* last outcome: dropped as
-                                                failed (no OK since) */
   int64_t last_log_ms[4];                    /* rate limit per kind */
   uint64_t suppressed[4];
+  /* Flow control (el_otlp_exporter_set_flow): the producer can wait. */
+  el_otlp_flow_fn flow_fn; /* NULL: off */
+  void *flow_ud;
+  bool flow_armed; /* call flow_fn once */
+  bool failing;    /* the last outcome: dropped as failed, no OK since */
 };
 
 enum { LOG_QUEUE = 0, LOG_FAILED, LOG_REJECTED, LOG_RETRY };
@@ -213,8 +212,9 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
      * pauses at half the bounds, after the chunk of input at hand: what
      * that chunk made beyond them is kept. */
     bool keep = ex->flow_fn && !ex->failing;
-    while (!keep && f->head && (f->items + 1 > ex->cfg.queue_max_items ||
-                                f->bytes + len > ex->cfg.queue_max_bytes)) {
+    while (!keep && f->head &&
+           (f->items + 1 > ex->cfg.queue_max_items ||
+            f->bytes + len > ex->cfg.queue_max_bytes)) {
       xq_item_t *old = fifo_pop(f);
       dropped += old->nrecords;
       el_free(old);
@@ -531,7 +531,7 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   bool join = ex->thread_started && !ex->stop;
   ex->stop = true;
   atomic_store(&ex->abort, 1);
-  if (ex->flow_armed) {                  /* a paused producer goes on */
+  if (ex->flow_armed) { /* a paused producer goes on */
     ex->flow_armed = false;
     ex->flow_fn(ex->flow_ud);
   }
