@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -249,6 +250,42 @@ static void test_full_queue_drops_oldest(void **state) {
   el_tm_store_free(st);
 }
 
+static atomic_int flow_calls;
+
+static void count_flow(void *ud) { atomic_fetch_add(&flow_calls, 1); }
+
+/* Flow control (otlp.h): the producer is told to pause at half the item
+ * bound, nothing is dropped beyond the bound, and the sender calls the
+ * wake-up once when the queue is down to a quarter. */
+static void test_flow_control_pauses_and_keeps(void **state) {
+  fake_reset();
+  atomic_store(&flow_calls, 0);
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  c.queue_max_items = 8;
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  el_otlp_exporter_set_flow(ex, count_flow, NULL);
+  submit_id(ex, M, 0);
+  wait_calls(1); /* request 0 is in flight */
+  for (uint32_t i = 1; i <= 3; i++) submit_id(ex, M, i);
+  assert_int_equal(el_otlp_exporter_should_pause(ex), 0); /* 3 < 8/2 */
+  submit_id(ex, M, 4);
+  assert_int_equal(el_otlp_exporter_should_pause(ex), 1); /* 4 = 8/2 */
+  for (uint32_t i = 5; i <= 12; i++) submit_id(ex, M, i); /* 12 > 8 */
+  assert_int_equal(el_otlp_exporter_may_resume(ex), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_queue[M], 0);
+  assert_int_equal(atomic_load(&flow_calls), 0);
+  set_block(false);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  assert_int_equal(atomic_load(&flow_calls), 1);
+  assert_int_equal(el_otlp_exporter_may_resume(ex), 1);
+  assert_int_equal(F.nseen, 13);
+  for (int i = 0; i < 13; i++) assert_int_equal(F.seen[i], (uint32_t)i);
+  el_otlp_exporter_free(ex);
+}
+
 static void test_request_above_byte_bound_dropped(void **state) {
   fake_reset();
   el_otlp_config_t c = cfg_small();
@@ -437,6 +474,7 @@ int main(void) {
     cmocka_unit_test(test_permanent_failure_dropped_and_counted),
     cmocka_unit_test(test_retries_give_up_after_max_elapsed),
     cmocka_unit_test(test_full_queue_drops_oldest),
+    cmocka_unit_test(test_flow_control_pauses_and_keeps),
     cmocka_unit_test(test_request_above_byte_bound_dropped),
     cmocka_unit_test(test_signals_served_round_robin),
     cmocka_unit_test(test_partial_success_counted),
