@@ -121,8 +121,7 @@ static el_otlp_exporter_t *make(const el_otlp_config_t *c, unsigned sigs,
   return ex;
 }
 
-static void submit_id(el_otlp_exporter_t *ex, el_tm_signal_t sig,
-                      uint32_t id) {
+static void submit_id(el_otlp_exporter_t *ex, el_tm_signal_t sig, uint32_t id) {
   uint8_t b[4];
   memcpy(b, &id, 4);
   assert_int_equal(el_otlp_exporter_submit(ex, sig, b, 4, 10), 0);
