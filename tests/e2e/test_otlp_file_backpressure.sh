@@ -10,6 +10,7 @@
 #    with the console exporter (which prints on the loop thread and never
 #    drops: the independent count); nothing dropped; the pauses are shown
 #    by -s;
+#    the same with stdin redirected from the file (`< file`);
 #  - a live source (the same bytes through a pipe on stdin) is never
 #    paused: with a 2-request queue and 200 ms answers it still drops,
 #    and every record is either received or counted as dropped;
@@ -79,6 +80,19 @@ dq=$(dropped_queue "$TMP/slow.err")
 grep -q "^Reading paused for the collector: .* in [1-9][0-9]* pauses" "$TMP/slow.err" \
   || fail "file: no pause shown by -s"
 pass "file: $(received traces) spans, $(received metrics) points, $(received logs) logs as the console; $(grep '^Reading paused' "$TMP/slow.err" | tail -1)"
+
+# 1b. stdin redirected from the file is recorded too: paused, nothing lost.
+rcv_start slow-stdin --no-request --delay-ms 20
+rc=0
+EL_LOG_LEVEL=info timeout 600 "$D" -s --config "$TMP/all.yaml" --eventlog-stdin \
+  --otlp-endpoint "http://127.0.0.1:$RCV_HTTP" --otlp-queue-items 4 \
+  <"$F" >/dev/null 2>"$TMP/stdin.err" || rc=$?
+[ $rc = 0 ] || fail "stdin file: the daemon exited with $rc"
+got=$(received traces)
+[ "$got" = "$ref_spans" ] || fail "stdin file: the receiver decoded $got spans, the console printed $ref_spans"
+grep -q "OTLP traces export: .* 0 queue full" "$TMP/stdin.err" || fail "stdin file: drops or no summary"
+grep -q "^Reading paused for the collector" "$TMP/stdin.err" || fail "stdin file: no pause shown by -s"
+pass "stdin file: $got spans as the console"
 
 # 2. A live source (a pipe on stdin) is never paused: it drops and counts.
 rcv_start live --no-request --delay-ms 200
