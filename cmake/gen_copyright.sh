@@ -40,10 +40,9 @@ for a in "$@"; do
       "$rule" "$a" "$rule" >>"$OUT/copyright.tmp"
     continue
   fi
-  pkg=$(dpkg-query -S "$(realpath "$a")" 2>/dev/null | head -1 | cut -d: -f1) ||
-    true
-  [ -n "$pkg" ] || pkg=$(dpkg-query -S "$a" 2>/dev/null | head -1 | cut -d: -f1) ||
-    true
+  # The owner of the file, or of the path as linked (a symlink's).
+  pkg=$({ dpkg-query -S "$(realpath "$a")" || dpkg-query -S "$a"; } 2>/dev/null |
+    head -1 | cut -d: -f1) || true
   if [ -z "$pkg" ]; then
     echo "gen_copyright.sh: $a: no Debian package owns it, so its licence is unknown (configure with -DEL_STATIC_LIBS=OFF)" >&2
     exit 1
