@@ -10,7 +10,9 @@
 #   share/man/man1/eventlog-live*.1        manual pages (help2man, from --help)
 #   share/bash-completion/completions/     bash completion (from --help)
 #   share/zsh/vendor-completions/          zsh completion (from --help)
-#   share/doc/eventlog-live/               README.md, docs/, LICENSE
+#   share/doc/eventlog-live/               README.md, docs/, LICENSE,
+#                                          copyright (with the notices of
+#                                          the embedded static libraries)
 #
 # The manual pages and completions are generated from the built binary's
 # help texts at build time (cmake/gen_man.sh, cmake/gen_completion.py), so
@@ -69,8 +71,28 @@ else()
   message(WARNING "python3 not found: no shell completion")
 endif()
 
+# The copyright file (Debian policy 12.5): the project's LICENSE and the
+# copyright notice of each static library the binary embeds
+# (EL_STATIC_LIBS: Debian's archives, whose packages' notices are read at
+# build time), and the value of the package's Built-Using field naming
+# their source packages (cmake/gen_copyright.sh). The archives are
+# dependencies: an upgraded -dev package remakes both.
+get_property(el_archives GLOBAL PROPERTY EL_STATIC_ARCHIVES)
+set(el_notice ${EL_GEN_DIR}/doc/copyright ${EL_GEN_DIR}/doc/built-using)
+add_custom_command(OUTPUT ${el_notice}
+  COMMAND bash ${CMAKE_SOURCE_DIR}/cmake/gen_copyright.sh ${EL_GEN_DIR}/doc
+          ${CMAKE_SOURCE_DIR}/LICENSE ${PROJECT_NAME} ${PROJECT_VERSION}
+          ${el_archives}
+  DEPENDS ${CMAKE_SOURCE_DIR}/cmake/gen_copyright.sh
+          ${CMAKE_SOURCE_DIR}/LICENSE ${el_archives}
+  COMMENT "copyright and Built-Using of the embedded static libraries")
+add_custom_target(el_copyright ALL DEPENDS ${el_notice})
+install(FILES ${EL_GEN_DIR}/doc/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 # The Debian package: `cd build && cpack -G DEB` -> eventlog-live_VERSION_ARCH.deb.
-# Depends is computed by dpkg-shlibdeps from the linked libraries.
+# Depends is computed by dpkg-shlibdeps from the linked libraries;
+# Built-Using (the static libraries' sources) is read from the file above
+# when cpack runs (cmake/cpack_project.cmake).
 set(CPACK_PACKAGE_NAME eventlog-live)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "eventlog-live maintainers <eventlog-live@localhost>")
@@ -88,4 +110,6 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR DEB)
+set(CPACK_EL_BUILT_USING_FILE ${EL_GEN_DIR}/doc/built-using)
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_SOURCE_DIR}/cmake/cpack_project.cmake)
 include(CPack)

@@ -463,18 +463,27 @@ size_t el__rec_size(const el_ev_event_t *ev) {
          nstr * sizeof(el__rec_str_t) + ev->payload_len;
 }
 
-void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
-  size_t nf = ev->known ? ev->nfields : 0;
+/* The header of the record of ev (el__rec_t up to f[]): its time, the
+ * stream time now, where it was in the input, KNOWN and NF fields, no
+ * string field yet (r->small is left as it is). Inline: both fills are on
+ * the per-event path. */
+static inline void rec_fill_header(el__rec_t *r, const el_ev_event_t *ev,
+                                   el_rts_ns_t now, uint8_t known, size_t nf) {
   r->t = ev->t_ns;
   r->now = now;
   r->offset = ev->offset;
   r->plen = ev->payload_len;
   r->type = ev->type;
   r->cap = ev->cap;
-  r->known = ev->known;
+  r->known = known;
   r->layout = ev->layout;
   r->nfields = (uint8_t)nf;
   r->strmask = 0;
+}
+
+void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
+  size_t nf = ev->known ? ev->nfields : 0;
+  rec_fill_header(r, ev, now, ev->known, nf);
   const uint8_t *p = ev->payload;
   el__rec_str_t *sv = (el__rec_str_t *)&r->f[nf];
   for (size_t i = 0; i < nf; i++) {
@@ -537,16 +546,7 @@ static void small_copy(unsigned char *d, const unsigned char *s, uint32_t n) {
 }
 
 void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
-  r->t = ev->t_ns;
-  r->now = now;
-  r->offset = ev->offset;
-  r->plen = ev->payload_len;
-  r->type = ev->type;
-  r->cap = ev->cap;
-  r->strmask = 0;
-  r->known = 1;
-  r->layout = ev->layout;
-  r->nfields = ev->nfields;
+  rec_fill_header(r, ev, now, 1, ev->nfields);
   /* all EL__BATCH_FIELDS slots (the record has room): no loop */
   r->f[0] = ev->v[0].u;
   r->f[1] = ev->v[1].u;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `cmake --install` (issue 14 item 8, cmake/install.cmake): into a DESTDIR
 # with prefix /usr, the tree holds both commands, the Lua library, the
-# manual pages and the completions; the installed binaries run on the
-# shared GHC 9.0 eventlog and find their Lua library under the install
-# prefix, also after the whole tree is moved elsewhere (the library is
-# found from the binary's own place). Expected values come from the
-# ghc-events reference text of the eventlog (tests/data/eventlogs).
+# manual pages, the completions and the copyright file; the installed
+# binaries run on the shared GHC 9.0 eventlog and find their Lua library
+# under the install prefix, also after the whole tree is moved elsewhere
+# (the library is found from the binary's own place). Expected values
+# come from the ghc-events reference text of the eventlog
+# (tests/data/eventlogs).
 # ctest-labels: e2e
 set -uo pipefail
 : "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
@@ -27,7 +28,8 @@ for f in bin/eventlog-live bin/eventlog-live-otelcol \
          share/bash-completion/completions/eventlog-live \
          share/bash-completion/completions/eventlog-live-otelcol \
          share/zsh/vendor-completions/_eventlog-live \
-         share/doc/eventlog-live/README.md; do
+         share/doc/eventlog-live/README.md \
+         share/doc/eventlog-live/copyright; do
   [ -e "$R/$f" ] && ok "installed $f" || bad "not installed: $f"
 done
 [ "$(readlink "$R/bin/eventlog-live-otelcol")" = eventlog-live ] &&

@@ -5,11 +5,16 @@
 # dpkg -S, not against what dpkg-shlibdeps said); unpacked with dpkg -x,
 # its binaries run on the shared GHC 9.0 eventlog with their own Lua
 # library (tests/e2e/install_lib.sh) and its manual pages render.
+# The static libraries the binary embeds (EL_STATIC_LIBS: their functions
+# defined in it, per nm) are named by source package and version in
+# Built-Using (from dpkg-query on the -dev package that owns each one's
+# pkg-config file), and their Debian copyright notices are in the
+# package's /usr/share/doc/eventlog-live/copyright (cmake/gen_copyright.sh).
 # ctest-labels: e2e
 set -uo pipefail
 : "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
 EV=$EL_EVENTLOGS/ghc-9.0/heapy-hT.eventlog
-for t in cpack dpkg-deb dpkg-shlibdeps readelf jq man; do
+for t in cpack dpkg-deb dpkg-shlibdeps readelf nm pkg-config jq man; do
   command -v $t >/dev/null || { echo "SKIP: $t missing (scripts/setup.sh)"; exit 77; }
 done
 W=$(mktemp -d /tmp/el-deb-XXXXXX)
@@ -46,6 +51,47 @@ while read -r lib; do
     bad "Depends lacks $pkg (for $lib): $depends"
   fi
 done <"$W/needed"
+
+# Built-Using: the source package and version of each embedded library,
+# and nothing else; no field when none is embedded (EL_STATIC_LIBS=OFF).
+# Each library: its pkg-config name and a function of its API.
+nm --defined-only "$EL_BIN" | awk '{print $3}' | sort -u >"$W/defined"
+: >"$W/embedded"
+for lib in lua5.4:lua_newstate libuv:uv_loop_init jansson:json_loads \
+           yaml-0.1:yaml_parser_initialize \
+           libprotobuf-c:protobuf_c_message_pack; do
+  grep -qx "${lib#*:}" "$W/defined" || continue
+  pc=$(pkg-config --variable=pcfiledir "${lib%%:*}")/${lib%%:*}.pc
+  dev=$(dpkg-query -S "$pc" 2>/dev/null | head -1 | cut -d: -f1)
+  [ -n "$dev" ] || { bad "${lib%%:*} is embedded but no package owns $pc"; continue; }
+  echo "$dev" >>"$W/embedded"
+done
+want=$(xargs -r dpkg-query -W -f='${source:Package} (= ${source:Version})\n' <"$W/embedded" |
+  sort -u | paste -sd, | sed 's/,/, /g')
+got=$(dpkg-deb -f "$deb" Built-Using)
+if [ -s "$W/embedded" ]; then
+  [ "$got" = "$want" ] && ok "Built-Using: $got" ||
+    bad "Built-Using '$got', wanted '$want'"
+else
+  [ -z "$got" ] && ok "no library embedded, no Built-Using" ||
+    bad "no library embedded, yet Built-Using '$got'"
+fi
+# The copyright file: listed in the package; holds the project's LICENSE
+# and, verbatim, each embedded library's Debian copyright notice.
+dpkg-deb -c "$deb" >"$W/contents"
+grep -q ' \./usr/share/doc/eventlog-live/copyright$' "$W/contents" &&
+  ok "package lists /usr/share/doc/eventlog-live/copyright" ||
+  bad "package lacks /usr/share/doc/eventlog-live/copyright"
+dpkg-deb --fsys-tarfile "$deb" |
+  tar -xOf - ./usr/share/doc/eventlog-live/copyright >"$W/copyright" 2>/dev/null
+copyright=$(cat "$W/copyright")
+[[ "$copyright" == *"$(cat "$(dirname "$0")/../../LICENSE")"* ]] &&
+  ok "copyright holds the project's LICENSE" || bad "copyright lacks LICENSE"
+while read -r dev; do
+  [[ "$copyright" == *"$(cat "/usr/share/doc/$dev/copyright")"* ]] &&
+    ok "copyright holds /usr/share/doc/$dev/copyright" ||
+    bad "copyright lacks /usr/share/doc/$dev/copyright"
+done <"$W/embedded"
 
 # Unpacked: the files, the commands, the manual pages.
 dpkg-deb -x "$deb" "$W/x" || { echo "FAIL dpkg-deb -x"; exit 1; }

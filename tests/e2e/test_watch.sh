@@ -70,10 +70,7 @@ else
   tail -n 5 "$T/live.err"
   fail "live: no ghc_eventlog_HeapSize_bytes on ${URL}metrics while the program ran (got='$got')"
 fi
-wait_exit "$WPID" 60
-st=$?
-[ $st = 0 ] && pass "live: watch exited 0, the program's status" ||
-  { tail -n 10 "$T/live.err"; fail "live: watch exited $st"; }
+wl_exits live 0 60 "watch exited 0, the program's status"
 grep -q '^end ' "$T/live.out" && pass "live: the program ran to its end" ||
   fail "live: the program did not print its end line"
 if [ -n "$fifo" ] && [ ! -e "$(dirname "$fifo")" ] &&
@@ -85,10 +82,7 @@ fi
 
 echo "== status: a program that exits 7"
 wl_start status -- sh -c '"$0" "$@"; exit 7' "$PROG" seconds=2 tag=s
-wait_exit "$WPID" 60
-st=$?
-[ $st = 7 ] && pass "status: watch exited 7, the program's status" ||
-  { tail -n 10 "$T/status.err"; fail "status: watch exited $st, want 7"; }
+wl_exits status 7 60 "watch exited 7, the program's status"
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "status: a private folder is left" || pass "status: no folder left"
 pl_finish

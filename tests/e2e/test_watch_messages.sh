@@ -31,10 +31,7 @@ pl_build plain
 echo "== normal: a normal end, the wrapper still running"
 wl_start normal --no-linger -- sh -c '"$0" "$@"; sleep 3' "$PROG" \
   seconds=2 tag=n
-wait_exit "$WPID" 90
-st=$?
-[ $st = 0 ] && pass "normal: watch exited 0" ||
-  { tail -n 10 "$T/normal.err"; fail "normal: watch exited $st"; }
+wl_exits normal 0 90 "watch exited 0"
 grep -q '^end ' "$T/normal.out" && pass "normal: the program ran to its end" ||
   fail "normal: the program did not print its end line"
 if grep -q 'processing ended before\|bytes of eventlog after the processing ended' \
@@ -46,20 +43,17 @@ else
 fi
 
 echo "== wrote-after: the processing stops, the program writes on"
-EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 wl_start after -- "$PROG" \
+EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT=1 wl_start wrote-after -- "$PROG" \
   seconds=6 tag=a
-wl_program_pid after
-wait_line "$T/after.out" '^marker 1 ' 30 || die "wrote-after: no marker 1"
+wl_program_pid wrote-after
+wait_line "$T/wrote-after.out" '^marker 1 ' 30 || die "wrote-after: no marker 1"
 kill -INT "$WPID"
-wait_exit "$WPID" 60
-st=$?
-[ $st = 0 ] && pass "wrote-after: watch exited 0, the program's status" ||
-  { tail -n 10 "$T/after.err"; fail "wrote-after: watch exited $st"; }
+wl_exits wrote-after 0 60 "watch exited 0, the program's status"
 grep -q "the processing ended before .*live_socket: reading and discarding" \
-  "$T/after.err" && pass "wrote-after: watch said the processing ended first" ||
-  { tail -n 10 "$T/after.err"; fail "wrote-after: no 'processing ended before' line"; }
+  "$T/wrote-after.err" && pass "wrote-after: watch said the processing ended first" ||
+  { tail -n 10 "$T/wrote-after.err"; fail "wrote-after: no 'processing ended before' line"; }
 n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ended.*/\1/p' \
-  "$T/after.err")
+  "$T/wrote-after.err")
 [ -n "$n" ] && [ "$n" -gt 0 ] && pass "wrote-after: $n bytes discarded and counted" ||
   fail "wrote-after: no discarded byte count > 0"
 

@@ -22,10 +22,7 @@ wl_url sigint
 wl_program_pid sigint
 wait_line "$T/sigint.out" '^marker 2 ' 30 || die "sigint: no 2nd marker"
 kill -INT "$WPID"
-wait_exit "$WPID" 30
-st=$?
-[ $st = 130 ] && pass "sigint: watch exited 130 (the program died of SIGINT)" ||
-  { tail -n 10 "$T/sigint.err"; fail "sigint: watch exited $st, want 130"; }
+wl_exits sigint 130 30 "watch exited 130 (the program died of SIGINT)"
 alive "$PPID_" && fail "sigint: the program $PPID_ still runs" ||
   pass "sigint: the program is gone"
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
@@ -38,10 +35,7 @@ wl_url crash
 wl_program_pid crash
 wait_line "$T/crash.out" '^marker 2 ' 30 || die "crash: no 2nd marker"
 kill -INT "$WPID"
-wait_exit "$WPID" 60
-st=$?
-[ $st = 0 ] && pass "crash: watch exited 0, the program's status" ||
-  { tail -n 10 "$T/crash.err"; fail "crash: watch exited $st"; }
+wl_exits crash 0 60 "watch exited 0, the program's status"
 grep -q '^end ' "$T/crash.out" && pass "crash: the program ran to its end" ||
   fail "crash: the program did not reach its end"
 grep -q 'the processing ended before .*: reading and discarding' "$T/crash.err" &&

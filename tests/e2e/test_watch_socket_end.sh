@@ -20,10 +20,7 @@ mkdir -p "$T/never"
   > "$T/never.out" 2> "$T/never.err" &
 WPID=$!
 PIDS+=("$WPID")
-wait_exit "$WPID" 60
-st=$?
-[ $st = 0 ] && pass "never: watch exited 0, the program's status" ||
-  { tail -n 5 "$T/never.err"; fail "never: watch exited $st, want 0"; }
+wl_exits never 0 60 "watch exited 0, the program's status"
 grep -q "warning: .* never listened on $T/never.sock.*startFromEnv" \
   "$T/never.err" && pass "never: watch says it never listened" ||
   { cat "$T/never.err"; fail "never: no 'never listened' warning"; }
@@ -52,8 +49,5 @@ fi
 alive "$WPID" && pass "linger: watch still runs after the program's end" ||
   fail "linger: watch exited (status $(wait "$WPID"; echo $?))"
 kill -INT "$WPID"
-wait_exit "$WPID" 30
-st=$?
-[ $st = 0 ] && pass "linger: SIGINT ended watch with the program's status 0" ||
-  { tail -n 5 "$T/linger.err"; fail "linger: watch exited $st, want 0"; }
+wl_exits linger 0 30 "SIGINT ended watch with the program's status 0"
 pl_finish

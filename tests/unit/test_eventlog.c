@@ -462,6 +462,23 @@ static void test_cut_block_resyncs_at_next_block(void **st) {
   }
 }
 
+/* The stream of build_stream (B) cut INTO bytes into its second event
+ * E2, which starts at g_hdr_len + 24: finishing the decoder reports
+ * EL_ETRUNC, a cut event at E2's offset with type EVENT_TYPE (-1 while the
+ * cut falls inside the type field itself), after one whole event. */
+static void check_cut_in_e2(const tu_buf_t *b, size_t into, int event_type) {
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, b->b, g_hdr_len + 24 + into), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
+  assert_int_equal(el_ev_decoder_diag(d)->event_type, event_type);
+  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
+  assert_int_equal(g.events, 1);
+  el_ev_decoder_free(d);
+}
+
 static void test_truncated_header_and_event(void **st) {
   (void)st;
   static tu_buf_t b;
@@ -474,27 +491,11 @@ static void test_truncated_header_and_event(void **st) {
   assert_int_equal(g.headers, 0);
   assert_int_equal(el_ev_decoder_diag(d)->cut_event, 0);
   el_ev_decoder_free(d);
-  /* Cut 3 bytes into E2 (RUN_THREAD at g_hdr_len + 24). */
-  memset(&g, 0, sizeof g);
-  d = el_ev_decoder_new(&s);
-  assert_int_equal(el_ev_decoder_feed(d, b.b, g_hdr_len + 27), 0);
-  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
-  assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
-  assert_int_equal(el_ev_decoder_diag(d)->event_type, 1);
-  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
-  assert_int_equal(g.events, 1);
-  el_ev_decoder_free(d);
+  /* Cut 3 bytes into E2 (RUN_THREAD = type 1 at g_hdr_len + 24). */
+  check_cut_in_e2(&b, 3, 1);
   /* Cut 1 byte into E2: inside its 2-byte type, still a cut event (the
    * real eventlog-socket's last flush can end there). */
-  memset(&g, 0, sizeof g);
-  d = el_ev_decoder_new(&s);
-  assert_int_equal(el_ev_decoder_feed(d, b.b, g_hdr_len + 25), 0);
-  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
-  assert_int_equal(el_ev_decoder_diag(d)->offset, g_hdr_len + 24);
-  assert_int_equal(el_ev_decoder_diag(d)->event_type, -1);
-  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
-  assert_int_equal(g.events, 1);
-  el_ev_decoder_free(d);
+  check_cut_in_e2(&b, 1, -1);
   /* Cut between events: clean. */
   memset(&g, 0, sizeof g);
   d = el_ev_decoder_new(&s);

@@ -122,6 +122,15 @@ static char *render(fix_t *f, bool om) {
   return b.p ? b.p : el_strdup("");
 }
 
+/* The web view's /api/data JSON (web_model_json) as an el_malloc'd
+ * string, the caller frees it. */
+static char *model_json(fix_t *f) {
+  el_buf_t b = EL_BUF_INIT;
+  web_model_json(f->w, &b);
+  assert_false(b.oom);
+  return b.p ? b.p : el_strdup("");
+}
+
 static void point(fix_t *f, const el_tm_metric_desc_t *d,
                   const el_tm_attr_t *a, size_t n, el_unix_ns_t t,
                   int64_t v) {
@@ -190,15 +199,13 @@ static void test_sessions_rekey_and_cut(void **state) {
   assert_string_equal(got,
                       "# TYPE alloc_bytes_total counter\n" PID_LINE("300"));
   el_free(got);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"nseries\":1,"));
-  assert_non_null(strstr(b.p, "\"rekeyed_series\":1}"));
-  assert_non_null(strstr(b.p,
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"nseries\":1,"));
+  assert_non_null(strstr(js, "\"rekeyed_series\":1}"));
+  assert_non_null(strstr(js,
                          "\"session\":1,\"stale\":false,"
                          "\"points\":[[1,100],[2,300]]"));
-  el_free(b.p);
+  el_free(js);
   /* The next session of the same program (pid 7 again): a new series. */
   assert_int_equal(el_tm_store_set_session(f->st, 2), 0);
   point(f, &d, a, 1, 3000000, 50);
@@ -206,16 +213,14 @@ static void test_sessions_rekey_and_cut(void **state) {
   got = render(f, false);
   assert_string_equal(got, "# TYPE alloc_bytes_total counter\n" PID_LINE("50"));
   el_free(got);
-  b = (el_buf_t)EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"nseries\":2,"));
-  assert_non_null(strstr(b.p,
+  js = model_json(f);
+  assert_non_null(strstr(js, "\"nseries\":2,"));
+  assert_non_null(strstr(js,
                          "\"session\":1,\"stale\":true,"
                          "\"points\":[[1,100],[2,300]]"));
   assert_non_null(
-      strstr(b.p, "\"session\":2,\"stale\":false,\"points\":[[3,50]]"));
-  el_free(b.p);
+      strstr(js, "\"session\":2,\"stale\":false,\"points\":[[3,50]]"));
+  el_free(js);
 #undef PID_LINE
   fix_free(f);
 }
@@ -252,13 +257,11 @@ static void test_counter_openmetrics_and_escaping(void **state) {
       SVC "} 12\n# EOF\n");
   el_free(got);
   /* The view keeps both points (cumulative values) and the attributes. */
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"points\":[[0.001,5],[0.002,12]]"));
-  assert_non_null(strstr(b.p, "\"a.b\":\"x\\\"y\\n\\\\\xEF\xBF\xBD\""));
-  assert_non_null(strstr(b.p, "\"service\":\"svc\""));
-  el_free(b.p);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"points\":[[0.001,5],[0.002,12]]"));
+  assert_non_null(strstr(js, "\"a.b\":\"x\\\"y\\n\\\\\xEF\xBF\xBD\""));
+  assert_non_null(strstr(js, "\"service\":\"svc\""));
+  el_free(js);
   fix_free(f);
 }
 
@@ -293,17 +296,15 @@ static void test_logs_threads_spans(void **state) {
   el_tm_random_id(gc.span_id, 8);
   assert_int_equal(el_tm_span(f->st, &gc), 0);
   el_tm_store_flush(f->st);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"markers\":[[6,\"go\\u0001\"]]"));
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"markers\":[[6,\"go\\u0001\"]]"));
   /* A Blocked span ends when the thread runs again (spec §5.3). */
-  assert_non_null(strstr(b.p,
+  assert_non_null(strstr(js,
                          "\"threads\":[{\"id\":4,\"label\":\"worker\","
                          "\"state\":\"Running\",\"status\":null,"
                          "\"cap\":1,\"session\":0,\"t\":8,\"running_ms\":0}]"));
-  assert_non_null(strstr(b.p, "\"gc_pauses\":[[9.5,0.5]]"));
-  el_free(b.p);
+  assert_non_null(strstr(js, "\"gc_pauses\":[[9.5,0.5]]"));
+  el_free(js);
   fix_free(f);
 }
 
@@ -325,11 +326,9 @@ static void test_many_threads(void **state) {
   }
   el_tm_store_flush(f->st);
   assert_int_equal(f->w->nthreads, 300);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "{\"id\":1187850,\"label\":\"t150-1\""));
-  el_free(b.p);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "{\"id\":1187850,\"label\":\"t150-1\""));
+  el_free(js);
   fix_free(f);
 }
 
@@ -360,15 +359,13 @@ static void test_usage_bins(void **state) {
   span(f, "ghc_eventlog_CapabilityUsage Mutator", 10000000, 135000000, c0, 2);
   span(f, "ghc_eventlog_CapabilityUsage GC", 20000000, 30000000, c1, 2);
   el_tm_store_flush(f->st);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p,
+  char *js = model_json(f);
+  assert_non_null(strstr(js,
                          "\"cap_usage\":{\"caps\":2,\"bin_ms\":50,"
                          "\"lo\":10,\"hi\":135,\"clipped\":0,"
                          "\"bins\":[[10,10,50],[60,0,50],[110,0,25]]}"));
-  assert_non_null(strstr(b.p, "\"gc_pauses\":[[30,10]]"));
-  el_free(b.p);
+  assert_non_null(strstr(js, "\"gc_pauses\":[[30,10]]"));
+  el_free(js);
   fix_free(f);
 }
 
@@ -388,20 +385,18 @@ static void test_thread_states(void **state) {
   span(f, "x ThreadState Running", 1000000, 3000000, fin, 3);
   span(f, "x ThreadState Running", 1000000, 2000000, blk, 3);
   el_tm_store_flush(f->st);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
+  char *js = model_json(f);
   assert_non_null(
-      strstr(b.p,
+      strstr(js,
              "{\"id\":1,\"label\":null,\"state\":\"Finished\","
              "\"status\":\"ThreadFinished\",\"cap\":0,\"session\":0,\"t\":3,"
              "\"running_ms\":2}"));
   assert_non_null(
-      strstr(b.p,
+      strstr(js,
              "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
              "\"status\":\"BlockedOnMVar\",\"cap\":1,\"session\":0,\"t\":2,"
              "\"running_ms\":1}"));
-  el_free(b.p);
+  el_free(js);
   fix_free(f);
 }
 
@@ -424,20 +419,18 @@ static void test_series_bounded(void **state) {
   }
   assert_int_equal(f->w->fam[0]->n, 1850);
   assert_int_equal(f->w->evicted_series, 250);
-  el_buf_t b = EL_BUF_INIT;
-  web_model_json(f->w, &b);
-  assert_false(b.oom);
-  assert_non_null(strstr(b.p, "\"nseries\":1850,"));
-  assert_non_null(strstr(b.p,
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"nseries\":1850,"));
+  assert_non_null(strstr(js,
                          "{\"attrs\":{\"cap\":\"0\",\"user\":\"2100\"},"
                          "\"session\":0,\"stale\":false,"
                          "\"points\":[[0.001,2100]]}"));
-  assert_null(strstr(b.p, "\"user\":\"2050\""));
-  assert_non_null(strstr(b.p,
+  assert_null(strstr(js, "\"user\":\"2050\""));
+  assert_non_null(strstr(js,
                          "{\"attrs\":{\"cap\":\"0\",\"other\":1800},"
                          "\"session\":0,\"stale\":false,"
                          "\"points\":[[0.001,2070900]]}]"));
-  el_free(b.p);
+  el_free(js);
   fix_free(f);
 }
 
