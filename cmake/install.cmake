@@ -100,10 +100,10 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "GHC eventlog reader: live analysis in Lua and OpenTelemetry export")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "Reads a GHC program's eventlog (file, FIFO, eventlog-socket) live,
- runs Lua processors over it and exports heap, thread, log and profile
- telemetry to an OpenTelemetry collector, a Prometheus endpoint and a web
- view. Commands: eventlog-live (show, stats, run, repl, report, watch,
- otelcol) and the daemon eventlog-live-otelcol.")
+runs Lua processors over it and exports heap, thread, log and profile
+telemetry to an OpenTelemetry collector, a Prometheus endpoint and a web
+view. Commands: eventlog-live (show, stats, run, repl, report, watch,
+otelcol) and the daemon eventlog-live-otelcol.")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -35,6 +35,15 @@ version=$("$EL_BIN" --version | awk '{print $2}')
   ok "Package, Version $version, Architecture" ||
   bad "control: $(dpkg-deb -f "$deb" Package Version Architecture | tr '\n' ' ')"
 
+# Description: a synopsis, then an extended description whose lines start
+# with exactly one space (deb-control(5): two spaces mean a verbatim line).
+desc=$(dpkg-deb -f "$deb" Description)
+[ -n "$(printf '%s\n' "$desc" | head -1)" ] &&
+  [ "$(printf '%s\n' "$desc" | tail -n +2 | grep -c '^ [^ ]')" -ge 2 ] &&
+  ! printf '%s\n' "$desc" | tail -n +2 | grep -q '^  \|^[^ ]' &&
+  ok "Description: synopsis and one-space continuation lines" ||
+  bad "Description lines: $(printf '%s\n' "$desc" | cat -A | head -4)"
+
 # Depends: the package of every NEEDED library of the binary.
 depends=$(dpkg-deb -f "$deb" Depends)
 readelf -d "$EL_BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$W/needed"
