@@ -63,10 +63,12 @@ static void q_push_stop(q_t *q, const rec_t *r, size_t back) {
   q->s[(q->shead + i) & m] = (qstop_t){.info = r->info, .status = r->status};
 }
 
-/* Queue r on its capability. Each queue stays in time order: an event
- * earlier than the tail (GC_END carries an explicit, earlier time) goes
- * back into place. Returns 0 or EL_ENOMEM (nothing queued). */
-static int q_push(ana_t *a, const rec_t *r) {
+/* q_push's general case: a ring to grow, or r goes back past the tail.
+ * Each queue stays in time order: an event earlier than the tail (GC_END
+ * carries an explicit, earlier time) goes back into place. A queue's
+ * first record comes through here (its ring is empty), which keeps
+ * a->max_q. Returns 0 or EL_ENOMEM (nothing queued). */
+static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
   q_t *q = &a->q[r->cap];
   int stop = r->kind == K_STOP;
   if (q_reserve(q, stop) != 0) return EL_ENOMEM;
@@ -84,6 +86,32 @@ static int q_push(ana_t *a, const rec_t *r) {
   }
   q->v[(q->head + i) & m] = x;
   if (stop) q_push_stop(q, r, back);
+  if (r->t < a->lo) a->lo = r->t;
+  a->held++;
+  return 0;
+}
+
+/* Queue r on its capability: appended when there is room and it is not
+ * earlier than the tail (the common case), else q_push_slow. Returns 0 or
+ * EL_ENOMEM (nothing queued). */
+static inline __attribute__((always_inline)) int q_push(ana_t *a,
+                                                        const rec_t *r) {
+  q_t *q = &a->q[r->cap];
+  size_t n = q->n, m = q->cap - 1;
+  int stop = r->kind == K_STOP;
+  if (n == q->cap || (stop && q->sn == q->scap) ||
+      (n && r->t < q->v[(q->head + n - 1) & m].t))
+    return q_push_slow(a, r);
+  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
+  a->seq = seq;
+  q->v[(q->head + n) & m] = (qrec_t){
+      .t = r->t, .thread = r->thread, .sk = seq << 2 | (uint32_t)(r->kind - 1)};
+  q->n = n + 1;
+  if (stop) {
+    q->s[(q->shead + q->sn) & (q->scap - 1)] =
+        (qstop_t){.info = r->info, .status = r->status};
+    q->sn++;
+  }
   if (r->t < a->lo) a->lo = r->t;
   a->held++;
   return 0;
@@ -195,7 +223,8 @@ static void release(el_host_t *h, int all) {
  * with them (half of a busy program's events take this path: a
  * capability's block is released while the next block of another one is
  * read). Any other goes into its queue. */
-static void ana_take(el_host_t *h, rec_t *r) {
+static inline __attribute__((always_inline)) void ana_take(el_host_t *h,
+                                                           rec_t *r) {
   ana_t *a = h->ana;
   uint64_t limit = release_limit(h, 0);
   if (r->t <= limit) {
@@ -238,8 +267,11 @@ static void thread_info_event(ana_t *a, const el_ev_event_t *ev) {
 
 /* el__progress_event (host_clock.c) for an event of cap at t, without a
  * call in the common case: a recorded (not live) session's capability
- * already seen, whose latest time moves up (and the cached watermark is
- * stale when it was that capability's). Anything else takes the call. */
+ * already seen, whose latest time moves up. When it was the capability
+ * holding the cached watermark, the cache stays current while t is still
+ * below every other capability's latest time (el__progress_t.wm_next, a
+ * lower bound of it: they only move up): the watermark is t. Otherwise it
+ * is recomputed on next use. Anything else takes the call. */
 static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
   el__progress_t *p = &h->prog;
   if (h->clock.live || cap >= EL__MAX_CAPS || p->state[cap] != CAP_SEEN) {
@@ -248,30 +280,24 @@ static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
   }
   if (t > p->last[cap]) {
     p->last[cap] = t;
-    if ((int)cap == p->wm_cap) p->wm_dirty = 1;
+    if ((int)cap == p->wm_cap) {
+      if (t < p->wm_next)
+        p->wm = t;
+      else
+        p->wm_dirty = 1;
+    }
   }
 }
 
-/* Called for the types enabled by the trackers (lua_analysis.c). */
-void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
-  ana_t *a = h->ana;
-  if (!a || !ev->known) return;
+/* el__ana_event for the types other than RUN_THREAD and STOP_THREAD. */
+static __attribute__((noinline)) void ana_event_other(el_host_t *h,
+                                                      const el_ev_event_t *ev) {
   rec_t r = {.t = ev->t_ns, .cap = ev->cap};
   switch (ev->type) {
   case EL_EV_CREATE_THREAD:
   case EL_EV_THREAD_LABEL:
-    thread_info_event(a, ev);
+    thread_info_event(h->ana, ev);
     return;
-  case EL_EV_RUN_THREAD:
-    r.kind = K_RUN;
-    r.thread = (uint32_t)ev->v[0].u;
-    break;
-  case EL_EV_STOP_THREAD:
-    r.kind = K_STOP;
-    r.thread = (uint32_t)ev->v[0].u;
-    r.status = (uint16_t)ev->v[1].u;
-    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
-    break;
   case EL_EV_GC_START:
     r.kind = K_GC_START;
     break;
@@ -285,6 +311,30 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
     return;
   }
   if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
+  progress_event(h, ev->cap, ev->t_ns);
+  ana_take(h, &r);
+}
+
+_Static_assert(EL_EV_STOP_THREAD == EL_EV_RUN_THREAD + 1,
+               "RUN_THREAD and STOP_THREAD are adjacent ids");
+
+/* Called for the types enabled by the trackers (lua_analysis.c). */
+void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
+  if (!h->ana || !ev->known) return;
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD;
+  if (__builtin_expect(stop > 1, 0)) {
+    ana_event_other(h, ev);
+    return;
+  }
+  if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
+  rec_t r = {.t = ev->t_ns,
+             .thread = (uint32_t)ev->v[0].u,
+             .cap = ev->cap,
+             .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+  }
   progress_event(h, ev->cap, ev->t_ns);
   ana_take(h, &r);
 }

@@ -150,8 +150,8 @@ static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
 
 /* The thread's STOP_THREAD: the run on its capability ends; when it is
  * the thread's latest event, finished or blocked from now. */
-static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
-                        int latest) {
+static __attribute__((noinline)) void thread_stop(el_host_t *h, thread_t *th,
+                                                  const rec_t *r, int latest) {
   ana_t *a = h->ana;
   int k = open_find(th, r->cap);
   if (k >= 0) {
@@ -182,7 +182,8 @@ static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
 /* The thread's RUN_THREAD: a run opens on its capability; when it is the
  * thread's latest event, the blocked span since its last stop ends and
  * the thread is running. */
-static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
+static __attribute__((noinline)) void thread_run(el_host_t *h, thread_t *th,
+                                                 const rec_t *r, int latest) {
   if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
   open_add(h->ana, th, r);
   if (!latest) return;
@@ -195,18 +196,15 @@ static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
   th->state = TS_RUNNING;
 }
 
-/* RUN_THREAD and STOP_THREAD. Each capability's events come in time
- * order, but a capability's may come late behind the others' (live, past
- * the horizon): runs pair with stops on the same capability, so run
- * counts and running time do not depend on the order across capabilities,
- * and the thread's state is that of its latest event by time. */
-static void on_thread(el_host_t *h, const rec_t *r) {
-  ana_t *a = h->ana;
-  uint32_t id = r->thread;
-  thread_t *th = id < a->ndirect && a->direct[id]
-                     ? &a->threads[a->direct[id] - 1] /* no call: known */
-                     : el__ana_thread(a, id, 1);
-  if (!th) return;
+/* RUN_THREAD and STOP_THREAD of thread th. Each capability's events come
+ * in time order, but a capability's may come late behind the others'
+ * (live, past the horizon): runs pair with stops on the same capability,
+ * so run counts and running time do not depend on the order across
+ * capabilities, and the thread's state is that of its latest event by
+ * time. Ends in tail calls only (no frame). */
+static inline __attribute__((always_inline)) void thread_event(el_host_t *h,
+                                                               thread_t *th,
+                                                               const rec_t *r) {
   int latest = !th->has_first || r->t >= th->last_t;
   if (!th->has_first || r->t < th->first_t) th->first_t = r->t;
   th->has_first = 1;
@@ -218,7 +216,27 @@ static void on_thread(el_host_t *h, const rec_t *r) {
     thread_run(h, th, r, latest);
 }
 
-static void on_gc(el_host_t *h, const rec_t *r) {
+/* on_thread for a thread not found by direct index: looked up in the
+ * map, or created. */
+static __attribute__((noinline)) void on_thread_lookup(el_host_t *h,
+                                                       const rec_t *r) {
+  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
+  if (th) thread_event(h, th, r);
+}
+
+/* RUN_THREAD and STOP_THREAD: a known thread of a small id is found
+ * without a call. */
+static inline __attribute__((always_inline)) void on_thread(el_host_t *h,
+                                                            const rec_t *r) {
+  ana_t *a = h->ana;
+  uint32_t id = r->thread;
+  if (id < a->ndirect && a->direct[id])
+    thread_event(h, &a->threads[a->direct[id] - 1], r);
+  else
+    on_thread_lookup(h, r);
+}
+
+static __attribute__((noinline)) void on_gc(el_host_t *h, const rec_t *r) {
   ana_t *a = h->ana;
   if (r->cap >= MAX_CAPS) return;
   cap_t *c = &a->caps[r->cap];
@@ -246,7 +264,8 @@ static void on_gc(el_host_t *h, const rec_t *r) {
 }
 
 void el__ana_process(el_host_t *h, const rec_t *r) {
-  if ((int)r->cap > h->ana->max_cap) h->ana->max_cap = r->cap;
+  ana_t *a = h->ana;
+  if ((int)r->cap > a->max_cap) a->max_cap = r->cap;
   if (r->kind == K_RUN || r->kind == K_STOP)
     on_thread(h, r);
   else

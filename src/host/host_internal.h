@@ -178,8 +178,13 @@ typedef struct el__progress_s {
    * waited for. */
   el_rts_ns_t horizon;
   el_rts_ns_t wm; /* cached watermark */
-  int wm_cap;     /* cap holding it, -1 = none */
-  int wm_dirty;   /* recompute before use */
+  /* With the cache, in a recorded session: the least latest time of the
+   * other capabilities waited for (UINT64_MAX: none), as it was when the
+   * cache was computed (they only move up since; 0 live: unused). While
+   * wm_cap's latest time stays below it, it alone holds the watermark. */
+  el_rts_ns_t wm_next;
+  int wm_cap;   /* cap holding it, -1 = none */
+  int wm_dirty; /* recompute before use */
   /* reorder_late, reorder_forced, order_late, order_forced already
    * warned about (el__order_report). */
   uint64_t told[4];
