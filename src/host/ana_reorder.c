@@ -117,41 +117,50 @@ static inline __attribute__((always_inline)) int q_push(ana_t *a,
   return 0;
 }
 
-/* The capability whose queue head comes first, skipping capability skip,
- * or -1 if all (others) are empty. */
-static int q_first(const ana_t *a, int skip) {
-  int best = -1;
-  const qrec_t *bh = NULL;
-  for (int c = 0; c <= a->max_q; c++) {
-    const q_t *q = &a->q[c];
-    if (!q->n || c == skip) continue;
+/* The capabilities whose queue heads come first (*c) and second (*o) in
+ * (time, arrival) order, -1 where there are not as many non-empty
+ * queues: one pass over the queues. */
+static void q_first2(const ana_t *a, int *c, int *o) {
+  int b1 = -1, b2 = -1;
+  const qrec_t *h1 = NULL, *h2 = NULL;
+  for (int k = 0; k <= a->max_q; k++) {
+    const q_t *q = &a->q[k];
+    if (!q->n) continue;
     const qrec_t *hd = &q->v[q->head];
-    if (!bh || qrec_before(hd, bh)) {
-      best = c;
-      bh = hd;
+    if (!h1 || qrec_before(hd, h1)) {
+      b2 = b1;
+      h2 = h1;
+      b1 = k;
+      h1 = hd;
+    } else if (!h2 || qrec_before(hd, h2)) {
+      b2 = k;
+      h2 = hd;
     }
   }
-  return best;
+  *c = b1;
+  *o = b2;
 }
 
-static rec_t q_pop(ana_t *a, int c) {
+/* Take the head of capability c's queue (not empty) into *r. */
+static inline void q_pop(ana_t *a, int c, rec_t *r) {
   q_t *q = &a->q[c];
   const qrec_t *x = &q->v[q->head];
-  rec_t r = {.t = x->t,
-             .thread = x->thread,
-             .cap = (uint16_t)c,
-             .kind = (uint8_t)((x->sk & 3u) + 1)};
-  if (r.kind == K_STOP) {
+  r->t = x->t;
+  r->thread = x->thread;
+  r->cap = (uint16_t)c;
+  r->kind = (uint8_t)((x->sk & 3u) + 1);
+  r->status = 0;
+  r->info = 0;
+  if (r->kind == K_STOP) {
     const qstop_t *s = &q->s[q->shead];
-    r.status = s->status;
-    r.info = s->info;
+    r->status = s->status;
+    r->info = s->info;
     q->shead = (q->shead + 1) & (q->scap - 1);
     q->sn--;
   }
   q->head = (q->head + 1) & (q->cap - 1);
   q->n--;
   a->held--;
-  return r;
 }
 
 /* Pop and process held events in (time, arrival) order while the first
@@ -164,7 +173,8 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
                                                    int force) {
   ana_t *a = h->ana;
   while (a->held && !h->stop) {
-    int c = q_first(a, -1), o = q_first(a, c);
+    int c, o;
+    q_first2(a, &c, &o);
     qrec_t other = o >= 0 ? a->q[o].v[a->q[o].head] : (qrec_t){0};
     q_t *q = &a->q[c];
     do {
@@ -177,7 +187,8 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
         }
         h->st.reorder_forced++;
       }
-      rec_t r = q_pop(a, c);
+      rec_t r;
+      q_pop(a, c, &r);
       if (r.t < a->released_t)
         h->st.reorder_late++;
       else
@@ -205,7 +216,7 @@ static inline uint64_t release_limit(el_host_t *h, int all) {
   const el__progress_t *p = &h->prog;
   el_rts_ns_t wm = 0;
   if (all) return UINT64_MAX;
-  if (!p->wm_dirty) return p->wm_cap < 0 ? UINT64_MAX : p->wm;
+  if (!p->wm_dirty) return p->wm; /* UINT64_MAX when wm_cap < 0 */
   if (el__watermark(h, &wm) < 0) return UINT64_MAX;
   return wm;
 }
@@ -318,8 +329,9 @@ static __attribute__((noinline)) void ana_event_other(el_host_t *h,
 _Static_assert(EL_EV_STOP_THREAD == EL_EV_RUN_THREAD + 1,
                "RUN_THREAD and STOP_THREAD are adjacent ids");
 
-/* Called for the types enabled by the trackers (lua_analysis.c). */
-void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
+/* el__ana_event's body, inline in its two entries. */
+static inline __attribute__((always_inline)) void ana_event(
+    el_host_t *h, const el_ev_event_t *ev) {
   if (!h->ana || !ev->known) return;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD;
   if (__builtin_expect(stop > 1, 0)) {
@@ -337,6 +349,17 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   }
   progress_event(h, ev->cap, ev->t_ns);
   ana_take(h, &r);
+}
+
+/* Called for the types enabled by the trackers (lua_analysis.c). */
+void el__ana_event(el_host_t *h, const el_ev_event_t *ev) { ana_event(h, ev); }
+
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  ana_event(h, ev);
+  h->cur = saved;
+  return h->stop;
 }
 
 /* Free the queues' memory (el__ana_free). */

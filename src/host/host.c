@@ -522,13 +522,7 @@ static __attribute__((noinline)) int on_event_wanted(el_host_t *h,
                                                      const el_ev_event_t *ev,
                                                      uint8_t f) {
   const el_ev_event_t *saved;
-  if (f == EL__F_ANA && !h->nbatch) { /* the common case, in short */
-    saved = h->cur;
-    h->cur = ev;
-    el__ana_event(h, ev); /* not a BLOCK_MARKER (EL__F_SYS) */
-    h->cur = saved;
-    return h->stop;
-  }
+  if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
   if (f == EL__F_LUA && el__batch_add(h, ev)) return h->stop;
   if (h->nbatch) el__batch_flush(h); /* a call only when events wait */
   saved = h->cur;
@@ -584,6 +578,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (ev->t_ns > h->now) h->now = ev->t_ns;
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
   if (__builtin_expect(f == 0, 1)) return h->stop;
+  if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
   return on_event_wanted(h, ev, f);
 }
 

@@ -400,6 +400,11 @@ void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
 /* lua_analysis.c, ana_reorder.c, ana_state.c */
 void el__lua_analysis_register(lua_State *L);
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
+/* The sink's path for an event that only the C analyses want (its flags
+ * are EL__F_ANA alone, so not a BLOCK_MARKER) with no events waiting in
+ * the batch queue: el__ana_event with h->cur set to ev meanwhile.
+ * Returns h->stop. */
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
 void el__ana_flush(el_host_t *h);
 /* A new session: forget threads, capability states and usage series (a
  * restarted program numbers its threads from 1 again). */
