@@ -193,7 +193,7 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
         h->st.reorder_late++;
       else
         a->released_t = r.t;
-      el__ana_process(h, &r);
+      el__ana_process_in(h, &r);
     } while (q->n && !h->stop);
   }
   if (!a->held) a->lo = UINT64_MAX;
@@ -245,7 +245,7 @@ static inline __attribute__((always_inline)) void ana_take(el_host_t *h,
         h->st.reorder_late++;
       else
         a->released_t = r->t;
-      el__ana_process(h, r);
+      el__ana_process_in(h, r);
       release_to(h, limit, 1);
       return;
     }
