@@ -187,8 +187,57 @@ void el__ana_queues_free(ana_t *a);
 thread_t *el__ana_thread(ana_t *a, uint32_t id, int create);
 /* Rebuild the thread index after the table was reordered or compacted. */
 void el__ana_threads_reindex(ana_t *a);
-/* One event in time order through the state machines (§5.2.3). */
+/* One event in time order through the state machines (§5.2.3):
+ * el__ana_process_in (below) as a function. */
 void el__ana_process(el_host_t *h, const rec_t *r);
+/* The state machines' parts that el__ana_process_in calls: th's
+ * STOP_THREAD and RUN_THREAD r (latest: r is the thread's latest event by
+ * time), after the first/last bookkeeping; r for a thread not found by
+ * direct index (looked up in the map, or created: then as
+ * el__ana_thread_event); GC_START and GC_END. */
+void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
+                         int latest);
+void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest);
+void el__ana_thread_lookup(el_host_t *h, const rec_t *r);
+void el__ana_gc(el_host_t *h, const rec_t *r);
+
+/* RUN_THREAD and STOP_THREAD r of thread th. Each capability's events come
+ * in time order, but a capability's may come late behind the others'
+ * (live, past the horizon): runs pair with stops on the same capability,
+ * so run counts and running time do not depend on the order across
+ * capabilities, and the thread's state is that of its latest event by
+ * time. Inline, so that the common case (an event that only moves the
+ * thread's first/last times, or one of a finished thread) needs no call
+ * in the reorder buffer's loops; the rest are tail calls. */
+static inline __attribute__((always_inline)) void el__ana_thread_event(
+    el_host_t *h, thread_t *th, const rec_t *r) {
+  int latest = !th->has_first || r->t >= th->last_t;
+  if (!th->has_first || r->t < th->first_t) th->first_t = r->t;
+  th->has_first = 1;
+  if (latest) th->last_t = r->t;
+  if (th->state == TS_FINISHED && r->t >= th->finished_t) return;
+  if (r->kind == K_STOP)
+    el__ana_thread_stop(h, th, r, latest);
+  else
+    el__ana_thread_run(h, th, r, latest);
+}
+
+/* One event r in time order through the state machines (§5.2.3), inline:
+ * a known thread of a small id is found without a call. */
+static inline __attribute__((always_inline)) void el__ana_process_in(
+    el_host_t *h, const rec_t *r) {
+  ana_t *a = h->ana;
+  if ((int)r->cap > a->max_cap) a->max_cap = r->cap;
+  if (r->kind != K_RUN && r->kind != K_STOP) {
+    el__ana_gc(h, r);
+    return;
+  }
+  uint32_t id = r->thread;
+  if (id < a->ndirect && a->direct[id])
+    el__ana_thread_event(h, &a->threads[a->direct[id] - 1], r);
+  else
+    el__ana_thread_lookup(h, r);
+}
 
 /* ana_emit.c */
 

@@ -63,10 +63,12 @@ static void q_push_stop(q_t *q, const rec_t *r, size_t back) {
   q->s[(q->shead + i) & m] = (qstop_t){.info = r->info, .status = r->status};
 }
 
-/* Queue r on its capability. Each queue stays in time order: an event
- * earlier than the tail (GC_END carries an explicit, earlier time) goes
- * back into place. Returns 0 or EL_ENOMEM (nothing queued). */
-static int q_push(ana_t *a, const rec_t *r) {
+/* q_push's general case: a ring to grow, or r goes back past the tail.
+ * Each queue stays in time order: an event earlier than the tail (GC_END
+ * carries an explicit, earlier time) goes back into place. A queue's
+ * first record comes through here (its ring is empty), which keeps
+ * a->max_q. Returns 0 or EL_ENOMEM (nothing queued). */
+static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
   q_t *q = &a->q[r->cap];
   int stop = r->kind == K_STOP;
   if (q_reserve(q, stop) != 0) return EL_ENOMEM;
@@ -89,41 +91,76 @@ static int q_push(ana_t *a, const rec_t *r) {
   return 0;
 }
 
-/* The capability whose queue head comes first, skipping capability skip,
- * or -1 if all (others) are empty. */
-static int q_first(const ana_t *a, int skip) {
-  int best = -1;
-  const qrec_t *bh = NULL;
-  for (int c = 0; c <= a->max_q; c++) {
-    const q_t *q = &a->q[c];
-    if (!q->n || c == skip) continue;
-    const qrec_t *hd = &q->v[q->head];
-    if (!bh || qrec_before(hd, bh)) {
-      best = c;
-      bh = hd;
-    }
+/* Queue r on its capability: appended when there is room and it is not
+ * earlier than the tail (the common case), else q_push_slow. Returns 0 or
+ * EL_ENOMEM (nothing queued). */
+static inline __attribute__((always_inline)) int q_push(ana_t *a,
+                                                        const rec_t *r) {
+  q_t *q = &a->q[r->cap];
+  size_t n = q->n, m = q->cap - 1;
+  int stop = r->kind == K_STOP;
+  if (n == q->cap || (stop && q->sn == q->scap) ||
+      (n && r->t < q->v[(q->head + n - 1) & m].t))
+    return q_push_slow(a, r);
+  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
+  a->seq = seq;
+  q->v[(q->head + n) & m] = (qrec_t){
+      .t = r->t, .thread = r->thread, .sk = seq << 2 | (uint32_t)(r->kind - 1)};
+  q->n = n + 1;
+  if (stop) {
+    q->s[(q->shead + q->sn) & (q->scap - 1)] =
+        (qstop_t){.info = r->info, .status = r->status};
+    q->sn++;
   }
-  return best;
+  if (r->t < a->lo) a->lo = r->t;
+  a->held++;
+  return 0;
 }
 
-static rec_t q_pop(ana_t *a, int c) {
+/* The capabilities whose queue heads come first (*c) and second (*o) in
+ * (time, arrival) order, -1 where there are not as many non-empty
+ * queues: one pass over the queues. */
+static void q_first2(const ana_t *a, int *c, int *o) {
+  int b1 = -1, b2 = -1;
+  const qrec_t *h1 = NULL, *h2 = NULL;
+  for (int k = 0; k <= a->max_q; k++) {
+    const q_t *q = &a->q[k];
+    if (!q->n) continue;
+    const qrec_t *hd = &q->v[q->head];
+    if (!h1 || qrec_before(hd, h1)) {
+      b2 = b1;
+      h2 = h1;
+      b1 = k;
+      h1 = hd;
+    } else if (!h2 || qrec_before(hd, h2)) {
+      b2 = k;
+      h2 = hd;
+    }
+  }
+  *c = b1;
+  *o = b2;
+}
+
+/* Take the head of capability c's queue (not empty) into *r. */
+static inline void q_pop(ana_t *a, int c, rec_t *r) {
   q_t *q = &a->q[c];
   const qrec_t *x = &q->v[q->head];
-  rec_t r = {.t = x->t,
-             .thread = x->thread,
-             .cap = (uint16_t)c,
-             .kind = (uint8_t)((x->sk & 3u) + 1)};
-  if (r.kind == K_STOP) {
+  r->t = x->t;
+  r->thread = x->thread;
+  r->cap = (uint16_t)c;
+  r->kind = (uint8_t)((x->sk & 3u) + 1);
+  r->status = 0;
+  r->info = 0;
+  if (r->kind == K_STOP) {
     const qstop_t *s = &q->s[q->shead];
-    r.status = s->status;
-    r.info = s->info;
+    r->status = s->status;
+    r->info = s->info;
     q->shead = (q->shead + 1) & (q->scap - 1);
     q->sn--;
   }
   q->head = (q->head + 1) & (q->cap - 1);
   q->n--;
   a->held--;
-  return r;
 }
 
 /* Pop and process held events in (time, arrival) order while the first
@@ -136,7 +173,8 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
                                                    int force) {
   ana_t *a = h->ana;
   while (a->held && !h->stop) {
-    int c = q_first(a, -1), o = q_first(a, c);
+    int c, o;
+    q_first2(a, &c, &o);
     qrec_t other = o >= 0 ? a->q[o].v[a->q[o].head] : (qrec_t){0};
     q_t *q = &a->q[c];
     do {
@@ -149,12 +187,13 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
         }
         h->st.reorder_forced++;
       }
-      rec_t r = q_pop(a, c);
+      rec_t r;
+      q_pop(a, c, &r);
       if (r.t < a->released_t)
         h->st.reorder_late++;
       else
         a->released_t = r.t;
-      el__ana_process(h, &r);
+      el__ana_process_in(h, &r);
     } while (q->n && !h->stop);
   }
   if (!a->held) a->lo = UINT64_MAX;
@@ -177,7 +216,7 @@ static inline uint64_t release_limit(el_host_t *h, int all) {
   const el__progress_t *p = &h->prog;
   el_rts_ns_t wm = 0;
   if (all) return UINT64_MAX;
-  if (!p->wm_dirty) return p->wm_cap < 0 ? UINT64_MAX : p->wm;
+  if (!p->wm_dirty) return p->wm; /* UINT64_MAX when wm_cap < 0 */
   if (el__watermark(h, &wm) < 0) return UINT64_MAX;
   return wm;
 }
@@ -195,7 +234,8 @@ static void release(el_host_t *h, int all) {
  * with them (half of a busy program's events take this path: a
  * capability's block is released while the next block of another one is
  * read). Any other goes into its queue. */
-static void ana_take(el_host_t *h, rec_t *r) {
+static inline __attribute__((always_inline)) void ana_take(el_host_t *h,
+                                                           rec_t *r) {
   ana_t *a = h->ana;
   uint64_t limit = release_limit(h, 0);
   if (r->t <= limit) {
@@ -205,7 +245,7 @@ static void ana_take(el_host_t *h, rec_t *r) {
         h->st.reorder_late++;
       else
         a->released_t = r->t;
-      el__ana_process(h, r);
+      el__ana_process_in(h, r);
       release_to(h, limit, 1);
       return;
     }
@@ -238,8 +278,11 @@ static void thread_info_event(ana_t *a, const el_ev_event_t *ev) {
 
 /* el__progress_event (host_clock.c) for an event of cap at t, without a
  * call in the common case: a recorded (not live) session's capability
- * already seen, whose latest time moves up (and the cached watermark is
- * stale when it was that capability's). Anything else takes the call. */
+ * already seen, whose latest time moves up. When it was the capability
+ * holding the cached watermark, the cache stays current while t is still
+ * below every other capability's latest time (el__progress_t.wm_next, a
+ * lower bound of it: they only move up): the watermark is t. Otherwise it
+ * is recomputed on next use. Anything else takes the call. */
 static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
   el__progress_t *p = &h->prog;
   if (h->clock.live || cap >= EL__MAX_CAPS || p->state[cap] != CAP_SEEN) {
@@ -248,30 +291,24 @@ static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
   }
   if (t > p->last[cap]) {
     p->last[cap] = t;
-    if ((int)cap == p->wm_cap) p->wm_dirty = 1;
+    if ((int)cap == p->wm_cap) {
+      if (t < p->wm_next)
+        p->wm = t;
+      else
+        p->wm_dirty = 1;
+    }
   }
 }
 
-/* Called for the types enabled by the trackers (lua_analysis.c). */
-void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
-  ana_t *a = h->ana;
-  if (!a || !ev->known) return;
+/* el__ana_event for the types other than RUN_THREAD and STOP_THREAD. */
+static __attribute__((noinline)) void ana_event_other(el_host_t *h,
+                                                      const el_ev_event_t *ev) {
   rec_t r = {.t = ev->t_ns, .cap = ev->cap};
   switch (ev->type) {
   case EL_EV_CREATE_THREAD:
   case EL_EV_THREAD_LABEL:
-    thread_info_event(a, ev);
+    thread_info_event(h->ana, ev);
     return;
-  case EL_EV_RUN_THREAD:
-    r.kind = K_RUN;
-    r.thread = (uint32_t)ev->v[0].u;
-    break;
-  case EL_EV_STOP_THREAD:
-    r.kind = K_STOP;
-    r.thread = (uint32_t)ev->v[0].u;
-    r.status = (uint16_t)ev->v[1].u;
-    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
-    break;
   case EL_EV_GC_START:
     r.kind = K_GC_START;
     break;
@@ -287,6 +324,42 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev) {
   if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
   progress_event(h, ev->cap, ev->t_ns);
   ana_take(h, &r);
+}
+
+_Static_assert(EL_EV_STOP_THREAD == EL_EV_RUN_THREAD + 1,
+               "RUN_THREAD and STOP_THREAD are adjacent ids");
+
+/* el__ana_event's body, inline in its two entries. */
+static inline __attribute__((always_inline)) void ana_event(
+    el_host_t *h, const el_ev_event_t *ev) {
+  if (!h->ana || !ev->known) return;
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD;
+  if (__builtin_expect(stop > 1, 0)) {
+    ana_event_other(h, ev);
+    return;
+  }
+  if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
+  rec_t r = {.t = ev->t_ns,
+             .thread = (uint32_t)ev->v[0].u,
+             .cap = ev->cap,
+             .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+  }
+  progress_event(h, ev->cap, ev->t_ns);
+  ana_take(h, &r);
+}
+
+/* Called for the types enabled by the trackers (lua_analysis.c). */
+void el__ana_event(el_host_t *h, const el_ev_event_t *ev) { ana_event(h, ev); }
+
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  ana_event(h, ev);
+  h->cur = saved;
+  return h->stop;
 }
 
 /* Free the queues' memory (el__ana_free). */

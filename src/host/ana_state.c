@@ -150,8 +150,8 @@ static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
 
 /* The thread's STOP_THREAD: the run on its capability ends; when it is
  * the thread's latest event, finished or blocked from now. */
-static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
-                        int latest) {
+void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
+                         int latest) {
   ana_t *a = h->ana;
   int k = open_find(th, r->cap);
   if (k >= 0) {
@@ -182,7 +182,8 @@ static void thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
 /* The thread's RUN_THREAD: a run opens on its capability; when it is the
  * thread's latest event, the blocked span since its last stop ends and
  * the thread is running. */
-static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
+void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r,
+                        int latest) {
   if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
   open_add(h->ana, th, r);
   if (!latest) return;
@@ -195,30 +196,12 @@ static void thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest) {
   th->state = TS_RUNNING;
 }
 
-/* RUN_THREAD and STOP_THREAD. Each capability's events come in time
- * order, but a capability's may come late behind the others' (live, past
- * the horizon): runs pair with stops on the same capability, so run
- * counts and running time do not depend on the order across capabilities,
- * and the thread's state is that of its latest event by time. */
-static void on_thread(el_host_t *h, const rec_t *r) {
-  ana_t *a = h->ana;
-  uint32_t id = r->thread;
-  thread_t *th = id < a->ndirect && a->direct[id]
-                     ? &a->threads[a->direct[id] - 1] /* no call: known */
-                     : el__ana_thread(a, id, 1);
-  if (!th) return;
-  int latest = !th->has_first || r->t >= th->last_t;
-  if (!th->has_first || r->t < th->first_t) th->first_t = r->t;
-  th->has_first = 1;
-  if (latest) th->last_t = r->t;
-  if (th->state == TS_FINISHED && r->t >= th->finished_t) return;
-  if (r->kind == K_STOP)
-    thread_stop(h, th, r, latest);
-  else
-    thread_run(h, th, r, latest);
+void el__ana_thread_lookup(el_host_t *h, const rec_t *r) {
+  thread_t *th = el__ana_thread(h->ana, r->thread, 1);
+  if (th) el__ana_thread_event(h, th, r);
 }
 
-static void on_gc(el_host_t *h, const rec_t *r) {
+void el__ana_gc(el_host_t *h, const rec_t *r) {
   ana_t *a = h->ana;
   if (r->cap >= MAX_CAPS) return;
   cap_t *c = &a->caps[r->cap];
@@ -245,13 +228,7 @@ static void on_gc(el_host_t *h, const rec_t *r) {
   el__ana_gc_span(h, r->cap, start, r->t);
 }
 
-void el__ana_process(el_host_t *h, const rec_t *r) {
-  if ((int)r->cap > h->ana->max_cap) h->ana->max_cap = r->cap;
-  if (r->kind == K_RUN || r->kind == K_STOP)
-    on_thread(h, r);
-  else
-    on_gc(h, r);
-}
+void el__ana_process(el_host_t *h, const rec_t *r) { el__ana_process_in(h, r); }
 
 void el__ana_session(el_host_t *h) {
   ana_t *a = h->ana;

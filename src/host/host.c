@@ -515,33 +515,17 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
     h->flags[type] &= (uint8_t)~bit;
 }
 
-/* The fast path: one array lookup for an event nobody wants. */
-static int on_event(void *ud, const el_ev_event_t *ev) {
-  el_host_t *h = ud;
-  if (__builtin_expect(h->interrupted, 0)) return 1;  /* stop decoding */
-  h->st.events++;
-  if (__builtin_expect(ev->malformed, 0)) {
-    h->st.malformed++;  /* its fields cannot be trusted: no handler sees it */
-    return h->stop;
-  }
-  if (__builtin_expect(h->sess.rebase_timers, 0)) {
-    h->sess.rebase_timers = 0;  /* a new session's first event */
-    el__timers_rebase(h, ev->t_ns);
-  }
-  if (ev->t_ns > h->now) {
-    if (ev->t_ns >= h->next_deadline) {
-      el__batch_flush(h);  /* events before the deadline first */
-      h->now = ev->t_ns;
-      el__timers_fire(h);
-    } else {
-      h->now = ev->t_ns;
-    }
-  }
-  uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
-  if (__builtin_expect(f == 0, 1)) return h->stop;
+/* An event someone wants (f: the flags of its type, not 0): the batch
+ * queue, or the session tracker, the C analyses, the Lua handlers in
+ * stream and in time order, in turn. */
+static __attribute__((noinline)) int on_event_wanted(el_host_t *h,
+                                                     const el_ev_event_t *ev,
+                                                     uint8_t f) {
+  const el_ev_event_t *saved;
+  if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
   if (f == EL__F_LUA && el__batch_add(h, ev)) return h->stop;
   if (h->nbatch) el__batch_flush(h); /* a call only when events wait */
-  const el_ev_event_t *saved = h->cur;
+  saved = h->cur;
   h->cur = ev;
   if (f & EL__F_SYS) el__session_event(h, ev);
   if (f & EL__F_ANA) el__ana_event(h, ev);
@@ -552,6 +536,50 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
     el__order_release(h, 0); /* the watermark moved (host_clock.c) */
   h->cur = saved;
   return h->stop;
+}
+
+/* on_event for the rare events: after an interrupt, malformed, a new
+ * session's first event, or at or past the next timer deadline. */
+static __attribute__((noinline)) int on_event_rare(el_host_t *h,
+                                                   const el_ev_event_t *ev) {
+  if (h->interrupted) return 1; /* stop decoding */
+  h->st.events++;
+  if (ev->malformed) {
+    h->st.malformed++; /* its fields cannot be trusted: no handler sees it */
+    return h->stop;
+  }
+  if (h->sess.rebase_timers) {
+    h->sess.rebase_timers = 0; /* a new session's first event */
+    el__timers_rebase(h, ev->t_ns);
+  }
+  if (ev->t_ns > h->now) {
+    if (ev->t_ns >= h->next_deadline) {
+      el__batch_flush(h); /* events before the deadline first */
+      h->now = ev->t_ns;
+      el__timers_fire(h);
+    } else {
+      h->now = ev->t_ns;
+    }
+  }
+  uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
+  return f ? on_event_wanted(h, ev, f) : h->stop;
+}
+
+/* The fast path: the count, the stream time and one array lookup for an
+ * event nobody wants, without a frame (the other paths are tail calls). */
+static int on_event(void *ud, const el_ev_event_t *ev) {
+  el_host_t *h = ud;
+  if (__builtin_expect(h->interrupted || ev->malformed ||
+                           h->sess.rebase_timers ||
+                           ev->t_ns >= h->next_deadline,
+                       0))
+    return on_event_rare(h, ev);
+  h->st.events++;
+  if (ev->t_ns > h->now) h->now = ev->t_ns;
+  uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
+  if (__builtin_expect(f == 0, 1)) return h->stop;
+  if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
+  return on_event_wanted(h, ev, f);
 }
 
 static int on_header(void *ud, const el_ev_header_t *hdr) {

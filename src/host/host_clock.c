@@ -248,7 +248,7 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
     /* Live: silence is wall-clock time since the last delivery. A
      * recorded file's capabilities are never given up on by time. */
     el_unix_ns_t now = h->clock.live ? unix_now_ns() : 0;
-    el_rts_ns_t best = UINT64_MAX;
+    el_rts_ns_t best = UINT64_MAX, next = UINT64_MAX;
     int bc = -1;
     for (int c = 0; c <= p->max_cap; c++) {
       if (p->state[c] == CAP_UNKNOWN) continue;
@@ -257,11 +257,15 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
           now - p->arrived[c] > p->horizon)
         continue; /* silent */
       if (last < best) {
+        next = best;
         best = last;
         bc = c;
+      } else if (last < next) {
+        next = last;
       }
     }
     p->wm = best;
+    p->wm_next = h->clock.live ? 0 : next; /* live: silence moves it */
     p->wm_cap = bc;
     p->wm_dirty = 0;
   }

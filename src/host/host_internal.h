@@ -178,8 +178,13 @@ typedef struct el__progress_s {
    * waited for. */
   el_rts_ns_t horizon;
   el_rts_ns_t wm; /* cached watermark */
-  int wm_cap;     /* cap holding it, -1 = none */
-  int wm_dirty;   /* recompute before use */
+  /* With the cache, in a recorded session: the least latest time of the
+   * other capabilities waited for (UINT64_MAX: none), as it was when the
+   * cache was computed (they only move up since; 0 live: unused). While
+   * wm_cap's latest time stays below it, it alone holds the watermark. */
+  el_rts_ns_t wm_next;
+  int wm_cap;   /* cap holding it, -1 = none */
+  int wm_dirty; /* recompute before use */
   /* reorder_late, reorder_forced, order_late, order_forced already
    * warned about (el__order_report). */
   uint64_t told[4];
@@ -395,6 +400,11 @@ void el__clock_push_fields(el_host_t *h, lua_State *L, int tbl);
 /* lua_analysis.c, ana_reorder.c, ana_state.c */
 void el__lua_analysis_register(lua_State *L);
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
+/* The sink's path for an event that only the C analyses want (its flags
+ * are EL__F_ANA alone, so not a BLOCK_MARKER) with no events waiting in
+ * the batch queue: el__ana_event with h->cur set to ev meanwhile.
+ * Returns h->stop. */
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
 void el__ana_flush(el_host_t *h);
 /* A new session: forget threads, capability states and usage series (a
  * restarted program numbers its threads from 1 again). */
