@@ -309,34 +309,74 @@ static int drop(el_tm_store_t *st, el_tm_signal_t sig) {
   return EL_ENOMEM;
 }
 
-/* The hash of attrs[0..n) for the memo: keys by address (attrs_eq
- * compares their bytes), values by content. false for an array with a
- * list (not memoized). */
+static inline uint64_t rotl(uint64_t x, int k) {
+  return x << k | x >> (64 - k);
+}
+
+/* Up to 16 bytes p[0..len) as two words that, with len, determine them
+ * (overlapping loads; nothing read outside p[0..len)). */
+static inline void short_words(const char *p, size_t len, uint64_t *w0,
+                               uint64_t *w1) {
+  const unsigned char *u = (const unsigned char *)p;
+  uint32_t x = 0, y = 0;
+  if (len >= 8) {
+    memcpy(w0, p, 8);
+    memcpy(w1, p + len - 8, 8);
+    return;
+  }
+  if (len >= 4) {
+    memcpy(&x, p, 4);
+    memcpy(&y, p + len - 4, 4);
+  } else if (len) {
+    x = (uint32_t)u[0] | (uint32_t)u[len / 2] << 8 | (uint32_t)u[len - 1] << 16;
+  }
+  *w0 = x;
+  *w1 = y;
+}
+
+/* p[0..len) and q[0..len) hold the same bytes. */
+static inline bool bytes_eq(const char *p, const char *q, size_t len) {
+  if (len > 16) return memcmp(p, q, len) == 0;
+  uint64_t p0, p1, q0, q1;
+  short_words(p, len, &p0, &p1);
+  short_words(q, len, &q0, &q1);
+  return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+}
+
+/* The hash of attrs[0..n) for the memo (never stored or sent): keys by
+ * address (attrs_eq compares their bytes), values by content, strings up
+ * to 16 bytes inline. false for an array with a list (not memoized). */
 static bool attrs_hash(const el_tm_attr_t *attrs, size_t n, uint64_t *out) {
-  uint64_t h = el_hash_u64(n);
+  uint64_t h = EL__HASH_INIT ^ n;
   for (size_t i = 0; i < n; i++) {
     const el_tm_attr_t *a = &attrs[i];
-    h = el_hash_u64(h ^ (uint64_t)(uintptr_t)a->key ^ (uint64_t)a->type << 56);
-    uint64_t v = 0;
+    uint64_t v0 = 0, v1 = 0, tag = (uint64_t)a->type << 60;
     switch (a->type) {
-    case EL_TM_STR:
-      v = el_hash_bytes(a->v.s.p, a->v.s.p ? a->v.s.len : 0, 0);
+    case EL_TM_STR: {
+      size_t len = a->v.s.p ? a->v.s.len : 0;
+      tag ^= (uint64_t)len << 48;
+      if (len <= 16)
+        short_words(a->v.s.p, len, &v0, &v1);
+      else
+        v0 = el_hash_bytes(a->v.s.p, len, 0);
       break;
+    }
     case EL_TM_INT:
-      v = (uint64_t)a->v.i;
+      v0 = (uint64_t)a->v.i;
       break;
     case EL_TM_DOUBLE:
-      memcpy(&v, &a->v.d, sizeof v);
+      memcpy(&v0, &a->v.d, sizeof v0);
       break;
     case EL_TM_BOOL:
-      v = a->v.b;
+      v0 = a->v.b;
       break;
     default:
       return false;
     }
-    h = el_hash_u64(h ^ v);
+    h = el__hash_word(
+        h, (uint64_t)(uintptr_t)a->key ^ tag ^ rotl(v0, 32) ^ rotl(v1, 17));
   }
-  *out = h;
+  *out = el__hash_final(h);
   return true;
 }
 
@@ -353,11 +393,11 @@ static bool attrs_eq(const el_tm_attr_t *c, const el_tm_attr_t *attrs,
                      size_t n) {
   for (size_t i = 0; i < n; i++) {
     const el_tm_attr_t *a = &attrs[i];
-    if (c[i].type != a->type || !key_eq(c[i].key, a->key)) return false;
+    if (c[i].type != a->type) return false;
     switch (a->type) {
     case EL_TM_STR: {
       size_t len = a->v.s.p ? a->v.s.len : 0;
-      if (c[i].v.s.len != len || (len && memcmp(c[i].v.s.p, a->v.s.p, len)))
+      if (c[i].v.s.len != len || !bytes_eq(c[i].v.s.p, a->v.s.p, len))
         return false;
       break;
     }
@@ -373,6 +413,7 @@ static bool attrs_eq(const el_tm_attr_t *c, const el_tm_attr_t *attrs,
     default:
       return false;
     }
+    if (!key_eq(c[i].key, a->key)) return false;
   }
   return true;
 }
@@ -414,7 +455,20 @@ static size_t attrs_bytes(window_t *w, const el_tm_attr_t *attrs, size_t n,
 
 /* Check the window limits for one more record whose copies take about
  * need bytes, and make room for it. */
-static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
+static int admit_grow(el_tm_store_t *st, el_tm_signal_t sig, size_t need);
+
+static inline int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
+  const window_t *w = &st->win[sig];
+  size_t max_bytes = st->lim.max_bytes;
+  if (w->nrecs < w->cap && w->nrecs < w->kcap && /* room: the common case */
+      w->nrecs < st->lim.max_records && w->nrecs < UINT32_MAX / 2 &&
+      w->arena.bytes < max_bytes && need <= max_bytes - w->arena.bytes)
+    return 0;
+  return admit_grow(st, sig, need);
+}
+
+/* admit when the record arrays may have to grow. */
+static int admit_grow(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
   window_t *w = &st->win[sig];
   if (w->nrecs >= st->lim.max_records ||
       w->arena.bytes >= st->lim.max_bytes ||
@@ -430,7 +484,8 @@ static int admit(el_tm_store_t *st, el_tm_signal_t sig, size_t need) {
 }
 
 /* Index of r in the window's resources, adding it (with a reference). */
-static int win_res(window_t *w, el__tm_res_t *r) {
+static inline int win_res(window_t *w, el__tm_res_t *r) {
+  if (w->nres && w->res[w->nres - 1] == r) return (int)w->nres - 1;
   for (size_t i = w->nres; i-- > 0;)
     if (w->res[i] == r) return (int)i;
   if (el_grow(&w->res, &w->res_cap, w->nres + 1, sizeof *w->res) < 0)
@@ -447,14 +502,15 @@ static void intern_view(window_t *w, el_strview_t *v) {
 }
 
 static const char *intern_cstr(window_t *w, const char *s) {
-  return el__tm_intern(&w->intern, &w->arena, s, s ? strlen(s) : 0);
+  size_t len;
+  return el__tm_intern_cstr(&w->intern, &w->arena, s, &len);
 }
 
 static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
                      const el_tm_attr_t *src) {
   *dst = *src;
-  const char *k = src->key ? src->key : "";
-  dst->key = el__tm_intern(in, a, k, strlen(k));
+  size_t klen;
+  dst->key = el__tm_intern_cstr(in, a, src->key, &klen);
   if (!dst->key) return EL_ENOMEM;
   switch (src->type) {
   case EL_TM_STR: {
@@ -487,14 +543,19 @@ static int copy_attr(el_arena_t *a, el__tm_intern_t *in, el_tm_attr_t *dst,
 /* Copies of attrs[0..n) in the window's arena (*out NULL when n == 0):
  * the equal copy m found (attrs_bytes), else new ones, remembered in
  * m's slot. Copies are immutable, so records share them. */
-static int copy_attrs(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                      const memo_look_t *m, const el_tm_attr_t **out) {
-  *out = NULL;
-  if (!attrs || n == 0) return 0;
-  if (m->hit) {
-    *out = m->hit;
-    return 0;
-  }
+static int copy_attrs_new(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                          const memo_look_t *m, const el_tm_attr_t **out);
+
+static inline int copy_attrs(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                             const memo_look_t *m, const el_tm_attr_t **out) {
+  *out = m->hit; /* set only for attributes (attrs_bytes) */
+  if (m->hit || !attrs || n == 0) return 0;
+  return copy_attrs_new(w, attrs, n, m, out);
+}
+
+/* copy_attrs without an equal copy: new ones. */
+static int copy_attrs_new(window_t *w, const el_tm_attr_t *attrs, size_t n,
+                          const memo_look_t *m, const el_tm_attr_t **out) {
   el_tm_attr_t *dst = el_arena_alloc(&w->arena, n * sizeof(*dst));
   if (!dst) return EL_ENOMEM;
   for (size_t i = 0; i < n; i++) {
@@ -672,17 +733,25 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   if (!st || !span) return EL_EINVAL;
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t nlen = span->name ? strlen(span->name) : 0;
+  size_t nlen = 0;
+  const char *name =
+      span->name ? el__tm_recent_cstr(&w->intern, span->name, &nlen) : NULL;
+  if (!name && span->name) nlen = strlen(span->name);
   size_t need = attrs_bytes(w, span->attrs, span->nattrs, &m) + nlen;
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
-  el_tm_span_t s = *span;
-  s.name = el__tm_intern(&w->intern, &w->arena, span->name, nlen);
-  s.nattrs = span->attrs ? span->nattrs : 0;
-  if (!s.name || copy_attrs(w, span->attrs, span->nattrs, &m, &s.attrs) < 0)
+  /* Filled in place: admit made room; kept only when complete. */
+  el_tm_span_t *s = (el_tm_span_t *)(void *)w->recs + w->nrecs;
+  *s = *span;
+  if (!name) /* a miss: the lookup again, and remembered */
+    name = el__tm_intern_cstr(&w->intern, &w->arena, span->name, &nlen);
+  s->name = name;
+  s->nattrs = span->attrs ? span->nattrs : 0;
+  if (!name || copy_attrs(w, span->attrs, span->nattrs, &m, &s->attrs) < 0)
     return drop(st, sig);
-  push(st, sig, &s, (uint32_t)ri);
+  w->keys[w->nrecs++] = (uint32_t)ri;
+  st->stats.emitted[sig]++;
   return 0;
 }
 

@@ -4,6 +4,8 @@
 #ifndef EL_TELEMETRY_INTERNAL_H
 #define EL_TELEMETRY_INTERNAL_H
 
+#include <string.h>
+
 #include "../common/el_arena.h"
 #include "../common/el_map.h"
 #include "telemetry.h"
@@ -48,6 +50,28 @@ const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a,
  * differ from len. */
 const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a,
                             const char *s, size_t len, size_t *out_len);
+/* The same for the NUL-terminated s (NULL = ""), its length in *out_len:
+ * a recent lookup of the same pointer and bytes costs one strcmp, no
+ * strlen. */
+const char *el__tm_intern_cstr(el__tm_intern_t *t, el_arena_t *a, const char *s,
+                               size_t *out_len);
+/* The recent-lookup slot of the caller's NUL-terminated string at s (by
+ * its pointer only: the length is what a hit tells). */
+static inline el__tm_recent_t *el__tm_recent_cstr_slot(el__tm_intern_t *t,
+                                                       const char *s) {
+  uint64_t h = ((uint64_t)(uintptr_t)s ^ 0x5bd1e995u) * 0x9e3779b97f4a7c15u;
+  return &t->recent[h >> 58 & (EL__TM_RECENT - 1)];
+}
+/* Only the recent lookup of el__tm_intern_cstr (s not NULL): the copy and
+ * its length, or NULL when s is not a recent string (nothing is
+ * allocated: for a record's size before it is admitted). */
+static inline const char *el__tm_recent_cstr(el__tm_intern_t *t, const char *s,
+                                             size_t *out_len) {
+  const el__tm_recent_t *rc = el__tm_recent_cstr_slot(t, s);
+  if (rc->src != s || strcmp(rc->copy, s) != 0) return NULL;
+  *out_len = rc->len; /* equal bytes up to the NUL: s's length */
+  return rc->copy;
+}
 void el__tm_intern_clear(el__tm_intern_t *t);
 void el__tm_intern_free(el__tm_intern_t *t);
 

@@ -101,6 +101,19 @@ const char *el__tm_intern_n(el__tm_intern_t *t, el_arena_t *a, const char *s,
   return c;
 }
 
+const char *el__tm_intern_cstr(el__tm_intern_t *t, el_arena_t *a, const char *s,
+                               size_t *out_len) {
+  if (!s) s = "";
+  const char *c = el__tm_recent_cstr(t, s, out_len);
+  if (c) return c;
+  size_t len = strlen(s);
+  c = el__tm_intern_n(t, a, s, len, out_len);
+  /* Only an unrepaired copy (repairs lengthen) has s's bytes. */
+  if (c && *out_len == len && len <= EL__TM_INTERN_MAX)
+    *el__tm_recent_cstr_slot(t, s) = (el__tm_recent_t){s, c, len};
+  return c;
+}
+
 const char *el__tm_intern(el__tm_intern_t *t, el_arena_t *a, const char *s,
                           size_t len) {
   size_t n;

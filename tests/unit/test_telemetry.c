@@ -470,6 +470,88 @@ static void test_equal_attrs_shared(void **state) {
   el_tm_store_free(st);
 }
 
+/* The memo compares string values by their bytes at every length (the
+ * store reads short strings a word at a time): a value that differs from
+ * an earlier one in any single byte, or only in length, gets its own
+ * copy; the same bytes again share the first copy. */
+static void test_equal_attrs_every_byte(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  char val[24];
+  el_tm_attr_t at = {.key = "k", .type = EL_TM_STR, .v.s = {val, 0}};
+  el_tm_span_t sp = {.name = "s", .attrs = &at, .nattrs = 1};
+  size_t nspans = 0;
+  for (size_t len = 0; len <= 20; len++) {
+    memset(val, 'a', sizeof val);
+    at.v.s.len = len;
+    assert_int_equal(el_tm_span(st, &sp), 0); /* a^len */
+    nspans++;
+    for (size_t pos = 0; pos < len; pos++) {
+      val[pos] = 'b';
+      assert_int_equal(el_tm_span(st, &sp), 0); /* b at pos */
+      val[pos] = 'a';
+      nspans++;
+    }
+    assert_int_equal(el_tm_span(st, &sp), 0); /* a^len again */
+    nspans++;
+  }
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n, k = 0;
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[0], &n);
+  assert_int_equal(n, nspans);
+  for (size_t len = 0; len <= 20; len++) {
+    char want[24];
+    memset(want, 'a', len);
+    want[len] = '\0';
+    const el_tm_attr_t *first = s[k].attrs;
+    assert_int_equal(first[0].v.s.len, len);
+    assert_string_equal(first[0].v.s.p, want);
+    k++;
+    for (size_t pos = 0; pos < len; pos++, k++) {
+      want[pos] = 'b';
+      assert_string_equal(s[k].attrs[0].v.s.p, want);
+      assert_ptr_not_equal(s[k].attrs, first);
+      want[pos] = 'a';
+    }
+    assert_ptr_equal(s[k].attrs, first); /* shared */
+    k++;
+  }
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
+/* Span names and attribute keys are found again by the caller's pointer
+ * only when its bytes are still the same: a buffer that now holds a
+ * longer, shorter or other name, or one that needs repair, is copied
+ * anew. */
+static void test_names_keys_buffer_reuse(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  static const char *const names[] = {"Run",  "Running", "Run", "Ru",
+                                      "\xff", "\xff",    "",    "Run"};
+  static const char *const want[] = {
+      "Run", "Running", "Run", "Ru", "\xef\xbf\xbd", "\xef\xbf\xbd", "", "Run"};
+  char name[16], key[16];
+  el_tm_attr_t at = int_attr(key, 1);
+  el_tm_span_t sp = {.name = name, .attrs = &at, .nattrs = 1};
+  for (size_t i = 0; i < 8; i++) {
+    strcpy(name, names[i]);
+    strcpy(key, names[i]);
+    at.v.i = (int64_t)i % 2; /* the memo may share every other array */
+    assert_int_equal(el_tm_span(st, &sp), 0);
+  }
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n;
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[0], &n);
+  assert_int_equal(n, 8);
+  for (size_t i = 0; i < 8; i++) {
+    assert_string_equal(s[i].name, want[i]);
+    assert_string_equal(s[i].attrs[0].key, want[i]);
+  }
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 /* OTLP strings are UTF-8: invalid bytes become U+FFFD (EF BF BD), one
  * per byte that does not start a valid sequence; valid text is kept. */
 static void test_invalid_utf8_replaced(void **state) {
@@ -680,6 +762,8 @@ int main(void) {
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
       cmocka_unit_test(test_equal_attrs_shared),
+      cmocka_unit_test(test_equal_attrs_every_byte),
+      cmocka_unit_test(test_names_keys_buffer_reuse),
       cmocka_unit_test(test_invalid_utf8_replaced),
       cmocka_unit_test(test_nul_replaced_not_cut),
       cmocka_unit_test(test_record_cap_drops_and_counts),
