@@ -55,8 +55,10 @@
 #define T_SIZE_MASK 0xFFFFu   /* tab[]: declared size */
 #define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
                                  side effects: decoded on the fast path */
-#define T_NOFIELDS 0x40000u   /* tab[]: T_FAST, fields not wanted */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
+/* tab[]: a T_FAST type whose fields the sink does not want
+ * (el_ev_decoder_set_fields): delivered with nfields = 0. */
+#define T_NOFIELDS 0x40000u
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
