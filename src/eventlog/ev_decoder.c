@@ -56,6 +56,9 @@
 #define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
                                  side effects: decoded on the fast path */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
+/* tab[]: a T_FAST type whose fields the sink does not want
+ * (el_ev_decoder_set_fields): delivered with nfields = 0. */
+#define T_NOFIELDS 0x40000u
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
@@ -174,6 +177,10 @@ struct el_ev_decoder_s {
   el_ev_stats_t stats;
   el_ev_event_t ev;
   const el__ev_layout_t *layouts;
+  /* el_ev_decoder_set_fields: bit id set = the sink does not want the
+   * fields of type id (applied to tab[] as T_NOFIELDS) */
+  uint64_t nofields[65536 / 64];
+  int in_event; /* inside on_event for d->ev (its payload is valid) */
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
@@ -376,6 +383,53 @@ int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
 
 unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 
+/* tab[] flags of a declared type for the wanted-fields mask: T_NOFIELDS
+ * on a fast type whose fields are not wanted. */
+static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
+  int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
+  return off && (t & T_FAST) ? t | T_NOFIELDS : t & ~T_NOFIELDS;
+}
+
+/* From inside on_event: the event being delivered gets the fields it was
+ * delivered without if its type's are wanted now (a sink that comes to
+ * want them before it looks at the event: a timer firing first). */
+static void refill(el_ev_decoder_t *d) {
+  el_ev_event_t *ev = &d->ev;
+  if (!d->in_event || !ev->known || ev->nfields ||
+      (d->opts & EL_EV_OPT_NO_FIELDS))
+    return;
+  uint32_t t = ev->type < d->ntab ? d->tab[ev->type] : 0;
+  if ((t & T_FAST) && !(t & T_NOFIELDS))
+    el__ev_decode_ints(&d->layouts[(t >> T_LAYOUT_SHIFT) - 1], ev->payload, ev);
+}
+
+int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on) {
+  if (type < -1 || type >= 0xFFFF)
+    return EL_EINVAL;
+  if (type < 0) {
+    memset(d->nofields, on ? 0 : 0xFF, sizeof d->nofields);
+  } else {
+    uint64_t bit = (uint64_t)1 << (type & 63);
+    if (on)
+      d->nofields[type >> 6] &= ~bit;
+    else
+      d->nofields[type >> 6] |= bit;
+  }
+  /* The current session's table (tab[ntab] stays 0). */
+  size_t from = type < 0 ? 0 : (size_t)type;
+  size_t to = type < 0 ? d->ntab : (size_t)type + 1;
+  for (size_t i = from; i < to && i < d->ntab; i++)
+    if (d->tab[i])
+      d->tab[i] = with_mask(d, (uint16_t)i, d->tab[i]);
+  if (on)
+    refill(d);
+  return 0;
+}
+
+int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type) {
+  return type == 0xFFFF || !((d->nofields[type >> 6] >> (type & 63)) & 1);
+}
+
 static void start_scan(el_ev_decoder_t *d, uint64_t from) {
   d->state = ST_SCAN;
   d->scan_m = 0;
@@ -552,7 +606,8 @@ static int header_done(el_ev_decoder_t *d) {
                 r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
             ? T_FAST
             : 0;
-    d->tab[r->id] = T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT);
+    d->tab[r->id] = with_mask(
+        d, r->id, T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT));
   }
   d->ntab = ntab;
   d->hdr.decls = d->decls;
@@ -1241,7 +1296,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   ev->malformed = 0;
   ev->nfields = 0;
   ev->layout = 0;
-  if ((t & T_FAST) && (d->opts & EL_EV_OPT_NO_FIELDS)) {
+  if ((t & T_FAST) && ((t & T_NOFIELDS) || (d->opts & EL_EV_OPT_NO_FIELDS))) {
     ev->known = 1; /* as on the fast path: fields of no interest */
   } else if (li) {
     if (el__ev_decode_fields(&d->layouts[li - 1], ev->payload,
@@ -1292,7 +1347,9 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     d->stats.skipped_blocks++;
     d->stats.skipped_block_bytes += d->block_end - (off + len);
   }
+  d->in_event = 1;
   int stop = d->sink.on_event && d->sink.on_event(d->sink.ud, ev);
+  d->in_event = 0;
   ev->malformed = 0; /* the fast path does not touch it */
   return stop ? EL_ESTOPPED : 0;
 }
@@ -1531,6 +1588,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
     ev->nfields = 0;
     ev->layout = 0;
   }
+  d->in_event = 1; /* its only callback is on_event, for ev */
   for (;;) {
     int in_block = base + i < bend;
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
@@ -1548,8 +1606,12 @@ static inline __attribute__((always_inline)) int fast_run_t(
       ev->offset = base + i;
       ev->payload = p + 10;
       ev->payload_len = (uint32_t)(n - 10);
-      if (fields)
+      if (fields && !(t & T_NOFIELDS)) {
         el__ev_decode_ints(&layouts[(t >> T_LAYOUT_SHIFT) - 1], p + 10, ev);
+      } else if (fields) { /* not wanted (el_ev_decoder_set_fields) */
+        ev->nfields = 0;
+        ev->layout = 0;
+      }
       nfast++;
       i += n;
       if (on_event && on_event(ud, ev)) {
@@ -1573,6 +1635,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
     /* else: the block ended at i, or the window looked at grew */
   }
 done:
+  d->in_event = 0;
   d->stats.events += nfast;
   if (nfast && ev->t_ns > d->sess_tmax)
     d->sess_tmax = ev->t_ns; /* the last one: enough for resync */

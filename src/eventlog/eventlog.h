@@ -211,6 +211,34 @@ int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts);
 /* d's options (EL_EV_OPT_* bits). Additive. */
 unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
 
+/* Say whether the sink reads the field values of events of type `type`
+ * (an id 0..0xFFFE), or of every type (type = -1): EL_EV_OPT_NO_FIELDS
+ * for chosen types. on = 1 is the default for every type. With on = 0
+ * the type's events that the decoder's fast path handles (known
+ * fixed-size integer-only layouts, whose declared size holds the fields:
+ * they can never be malformed) are delivered with nfields = 0,
+ * layout = 0 and v[] not filled, however the input is cut into feeds;
+ * known = 1 still says the payload holds the fields. Every other event
+ * of the type (variable-size, text, block markers, WALL_CLOCK_TIME,
+ * unknown types, malformed events) is delivered with its fields, so
+ * malformed-event detection and its warnings are the same for every type.
+ * Events are counted, framed, timed and delivered as without it; only v[]
+ * is left out. Takes effect from the next event delivered, also when
+ * called from inside a sink callback (a handler subscribing to a type),
+ * and lasts across sessions (headers) and el_ev_decoder_reset. Called
+ * from inside on_event with on = 1 for the type of the event being
+ * delivered (or type -1), that event's fields are filled in before the
+ * call returns, so a sink that comes to want them before it looks at the
+ * event (a timer that fires first) finds them (without
+ * EL_EV_OPT_NO_FIELDS).
+ * Returns 0, or EL_EINVAL for a type outside -1..0xFFFE (nothing
+ * changed). Thread: as el_ev_decoder_feed. Additive. */
+int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on);
+
+/* 1 if the sink gets the field values of events of type `type`
+ * (el_ev_decoder_set_fields), else 0. Additive. */
+int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type);
+
 /* Decode every complete event in buf[0..len) and pass each to the sink.
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback

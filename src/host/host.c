@@ -161,6 +161,9 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
     el_log(EL_LOG_ERROR, "cannot set up Lua: %s", lua_tostring(h->L, -1));
     goto fail;
   }
+  /* No fields for types nobody wants (el__host_set_flag keeps the
+   * decoder's mask in step with flags[]). */
+  el_ev_decoder_set_fields(h->dec, -1, 0);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
                             EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,
@@ -501,11 +504,18 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name) {
 
 /* {====== the sink ======} */
 
+/* Keeps the decoder's wanted-fields mask in step with the flags: a type
+ * with a flag gets its fields (any of its readers may look at them: the
+ * session tracker, the analyses, handlers, the reorder buffer); one
+ * without reaches on_event only to be counted and timed, so the decoder
+ * may leave its fields out (el_ev_decoder_set_fields). Types past the
+ * dispatch slots follow star_flag (none of them is known to the decoder,
+ * so none has fields to leave out today). */
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
   if (type < 0) {
-    for (int i = 0; i < EL__HOST_NTYPES; i++)
-      el__host_set_flag(h, i, bit, on);
     h->star_flag = on ? (h->star_flag | bit) : (h->star_flag & ~bit);
+    el_ev_decoder_set_fields(h->dec, -1, h->star_flag != 0);
+    for (int i = 0; i < EL__HOST_NTYPES; i++) el__host_set_flag(h, i, bit, on);
     return;
   }
   if (type >= EL__HOST_NTYPES) return;
@@ -513,6 +523,7 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
     h->flags[type] |= bit;
   else
     h->flags[type] &= (uint8_t)~bit;
+  el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
 }
 
 /* An event someone wants (f: the flags of its type, not 0): the batch

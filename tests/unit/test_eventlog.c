@@ -333,6 +333,211 @@ static void test_no_fields_option(void **st) {
   }
 }
 
+/* {====== fields wanted per type (el_ev_decoder_set_fields) ======} */
+
+/* decode_recorded with the fields of types off[] not wanted (-1: every
+ * type), then those of types on[] wanted again, before the first feed. */
+static void decode_masked(recorder_t *R, const uint8_t *p, size_t n,
+                          size_t chunk, const int *off, size_t noff,
+                          const int *on, size_t non) {
+  memset(R, 0, sizeof *R);
+  el_ev_sink_t s = {.ud = R,
+                    .on_event = rec_event,
+                    .on_header = rec_header,
+                    .on_data_end = rec_data_end};
+  R->d = el_ev_decoder_new(&s);
+  for (size_t i = 0; i < noff; i++)
+    assert_int_equal(el_ev_decoder_set_fields(R->d, off[i], 0), 0);
+  for (size_t i = 0; i < non; i++)
+    assert_int_equal(el_ev_decoder_set_fields(R->d, on[i], 1), 0);
+  for (size_t i = 0; i < n; i += chunk) {
+    size_t k = n - i < chunk ? n - i : chunk;
+    assert_int_equal(el_ev_decoder_feed(R->d, p + i, k), 0);
+  }
+  assert_int_equal(el_ev_decoder_finish(R->d), 0);
+}
+
+/* Do records a and b say the same about their event (fields included,
+ * as far as nfields goes)? */
+static void same_record(const rec_t *a, const rec_t *b, int i) {
+  const el_ev_event_t *x = &a->ev, *y = &b->ev;
+  if (x->type != y->type || x->cap != y->cap || x->t_ns != y->t_ns ||
+      x->offset != y->offset || x->payload_len != y->payload_len ||
+      x->known != y->known || x->malformed != y->malformed ||
+      x->layout != y->layout || x->nfields != y->nfields ||
+      a->unix_ns != b->unix_ns ||
+      memcmp(a->payload, b->payload, x->payload_len < 64 ? x->payload_len : 64))
+    fail_msg("event %d (type %u) differs", i, x->type);
+  for (unsigned f = 0; f < x->nfields; f++)
+    if (x->v[f].u != y->v[f].u || a->slen[f] != b->slen[f] ||
+        memcmp(a->s[f], b->s[f], a->slen[f] < 63 ? a->slen[f] : 63))
+      fail_msg("event %d (type %u): field %u differs", i, x->type, f);
+}
+
+/* RUN_THREAD (E2) and the 13-byte census (E11) not wanted: they come
+ * with nfields = 0 and layout 0, their type, time, offset, capability
+ * and payload those build_stream wrote; STOP_THREAD (E3, a fixed-size
+ * integer type too) and every other event keep the fields check_recorded
+ * expects; every event is counted; however the input is cut. */
+static void test_fields_mask_per_type(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  build_stream(&b);
+  static recorder_t R;
+  static const int off[] = {1, 207};
+  for (size_t chunk = 1; chunk <= b.n; chunk += chunk < 40 ? 1 : b.n) {
+    decode_masked(&R, b.b, b.n, chunk, off, 2, NULL, 0);
+    rec_t *r = R.r;
+    assert_int_equal(R.n, 11);
+    assert_int_equal(el_ev_decoder_stats(R.d)->events, 11);
+    assert_int_equal(el_ev_decoder_stats(R.d)->malformed_events, 0);
+    assert_int_equal(r[1].ev.type, 1); /* E2 */
+    assert_int_equal(r[1].ev.cap, 3);
+    assert_int_equal(r[1].ev.t_ns, 110);
+    assert_int_equal(r[1].ev.offset, g_hdr_len + 24);
+    assert_int_equal(r[1].ev.payload_len, 4);
+    assert_memory_equal(r[1].payload, "\0\0\0\7", 4);
+    assert_true(r[1].ev.known);
+    assert_false(r[1].ev.malformed);
+    assert_int_equal(r[1].ev.nfields, 0);
+    assert_int_equal(r[10].ev.type, 207); /* E11 */
+    assert_int_equal(r[10].ev.t_ns, 1300);
+    assert_int_equal(r[10].ev.nfields, 0);
+    assert_int_equal(r[10].ev.layout, 0);
+    assert_int_equal(r[10].ev.payload_len, 13);
+    assert_memory_equal(r[10].payload, "\3\0\0\0\12", 5);
+    /* E3, wanted: all three fields. */
+    assert_int_equal(r[2].ev.nfields, 3);
+    assert_int_equal(r[2].ev.v[0].u, 7);
+    assert_int_equal(r[2].ev.v[1].u, 2);
+    assert_int_equal(r[2].ev.v[2].u, 4242);
+    /* The others as check_recorded has them. */
+    assert_int_equal(r[0].ev.v[0].u, 38);
+    assert_int_equal(r[0].ev.v[1].u, 500);
+    assert_memory_equal(r[3].s[0], "h\xc3\xa9llo", 6);
+    assert_int_equal(r[4].ev.v[1].u, 0x0102030405060708ull);
+    assert_int_equal(r[6].ev.layout, 1);
+    assert_int_equal(r[6].ev.v[7].u, 7);
+    assert_int_equal(r[7].unix_ns, 1700000000ull * 1000000000ull + 5 + 500);
+    assert_memory_equal(r[8].s[6], "f:1", 3);
+    assert_memory_equal(r[9].s[1], "a\0bb\0", 5);
+    assert_int_equal(el_ev_decoder_fields(R.d, 1), 0);
+    assert_int_equal(el_ev_decoder_fields(R.d, 2), 1);
+    assert_int_equal(el_ev_decoder_fields(R.d, 207), 0);
+    el_ev_decoder_free(R.d);
+  }
+}
+
+/* No type wanted but STOP_THREAD: every event is what EL_EV_OPT_NO_FIELDS
+ * gives (variable-size, text, block marker, wall clock and unknown events
+ * keep their fields), except E3, which is what a plain decode gives. */
+static void test_fields_mask_none_but_one(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  build_stream(&b);
+  static recorder_t R, N, F;
+  static const int off[] = {-1}, on[] = {2};
+  for (size_t chunk = 1; chunk <= b.n; chunk += chunk < 40 ? 1 : b.n) {
+    decode_masked(&R, b.b, b.n, chunk, off, 1, on, 1);
+    decode_recorded_opts(&N, b.b, b.n, chunk, EL_EV_OPT_NO_FIELDS);
+    decode_recorded(&F, b.b, b.n, chunk);
+    assert_int_equal(R.n, 11);
+    for (int i = 0; i < 11; i++)
+      same_record(&R.r[i], i == 2 ? &F.r[i] : &N.r[i], i);
+    assert_int_equal(R.r[2].ev.nfields, 3);
+    assert_int_equal(N.r[2].ev.nfields, 0); /* the two runs differ there */
+    assert_int_equal(el_ev_decoder_fields(R.d, 250), 0);
+    el_ev_decoder_free(R.d);
+    el_ev_decoder_free(N.d);
+    el_ev_decoder_free(F.d);
+  }
+}
+
+/* A sink that changes the mask for RUN_THREAD while it runs. */
+typedef struct {
+  el_ev_decoder_t *d;
+  int n;           /* events seen */
+  uint8_t nf[256]; /* nfields of each */
+  uint32_t thread[256];
+} toggler_t;
+
+static int toggle_event(void *ud, const el_ev_event_t *e) {
+  toggler_t *T = ud;
+  if (T->n < 256) {
+    T->nf[T->n] = e->nfields;
+    T->thread[T->n] = e->nfields ? (uint32_t)e->v[0].u : 0;
+  }
+  T->n++;
+  if (T->n == 11) /* after event 10: none for events 11 to 60 */
+    el_ev_decoder_set_fields(T->d, 1, 0);
+  else if (T->n == 61) /* fields again from event 61 */
+    el_ev_decoder_set_fields(T->d, 1, 1);
+  else if (T->n == 131) /* none for any type from event 131 */
+    el_ev_decoder_set_fields(T->d, -1, 0);
+  return 0;
+}
+
+/* Changing the mask from inside on_event takes effect at the next event,
+ * on the fast path and on events completed across feeds alike, and holds
+ * across a new session (two sessions of 100 RUN_THREADs, thread = index
+ * in its session + 1) and a decoder reset. */
+static void test_fields_mask_changes_at_next_event(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  b.n = 0;
+  for (int s = 0; s < 2; s++) {
+    tu_hdr_begin(&b);
+    tu_decl(&b, 1, 4, "Run thread");
+    tu_hdr_end(&b);
+    for (uint32_t i = 1; i <= 100; i++) {
+      tu_ev(&b, 1, i);
+      tu_u32(&b, i);
+    }
+    tu_u16(&b, 0xFFFF);
+  }
+  for (size_t chunk = 1; chunk <= b.n; chunk += chunk < 40 ? 1 : b.n) {
+    static toggler_t T;
+    memset(&T, 0, sizeof T);
+    el_ev_sink_t s = {.ud = &T, .on_event = toggle_event};
+    T.d = el_ev_decoder_new(&s);
+    for (size_t i = 0; i < b.n; i += chunk) {
+      size_t k = b.n - i < chunk ? b.n - i : chunk;
+      assert_int_equal(el_ev_decoder_feed(T.d, b.b + i, k), 0);
+    }
+    assert_int_equal(el_ev_decoder_finish(T.d), 0);
+    assert_int_equal(T.n, 200);
+    for (int k = 0; k < 200; k++) {
+      int want = k < 11 || (k >= 61 && k < 131);
+      if (T.nf[k] != (want ? 1 : 0) ||
+          (want && T.thread[k] != (uint32_t)(k % 100 + 1)))
+        fail_msg("chunk %zu, event %d: nfields %u thread %u", chunk, k, T.nf[k],
+                 T.thread[k]);
+    }
+    el_ev_decoder_reset(T.d); /* the mask outlives a reset */
+    assert_int_equal(el_ev_decoder_fields(T.d, 1), 0);
+    assert_int_equal(el_ev_decoder_fields(T.d, 0xFFFE), 0);
+    el_ev_decoder_free(T.d);
+  }
+}
+
+/* Types outside -1..0xFFFE are refused and change nothing; fields are
+ * wanted by default. */
+static void test_fields_mask_bad_type(void **st) {
+  (void)st;
+  el_ev_decoder_t *d = el_ev_decoder_new(NULL);
+  assert_int_equal(el_ev_decoder_fields(d, 1), 1);
+  assert_int_equal(el_ev_decoder_fields(d, 0xFFFE), 1);
+  assert_int_equal(el_ev_decoder_set_fields(d, -2, 0), EL_EINVAL);
+  assert_int_equal(el_ev_decoder_set_fields(d, 0xFFFF, 0), EL_EINVAL);
+  assert_int_equal(el_ev_decoder_set_fields(d, 70000, 0), EL_EINVAL);
+  for (int t = 0; t < 0xFFFF; t++)
+    if (!el_ev_decoder_fields(d, (uint16_t)t)) fail_msg("type %d changed", t);
+  assert_int_equal(el_ev_decoder_set_fields(d, 0xFFFE, 0), 0);
+  assert_int_equal(el_ev_decoder_fields(d, 0xFFFE), 0);
+  assert_int_equal(el_ev_decoder_fields(d, 0xFFFD), 1);
+  el_ev_decoder_free(d);
+}
+
 static void test_undeclared_type_is_corrupt(void **st) {
   (void)st;
   static tu_buf_t b;
@@ -768,6 +973,10 @@ int main(void) {
       cmocka_unit_test(test_payload_code_names),
       cmocka_unit_test(test_handmade_stream_fields),
       cmocka_unit_test(test_no_fields_option),
+      cmocka_unit_test(test_fields_mask_per_type),
+      cmocka_unit_test(test_fields_mask_none_but_one),
+      cmocka_unit_test(test_fields_mask_changes_at_next_event),
+      cmocka_unit_test(test_fields_mask_bad_type),
       cmocka_unit_test(test_undeclared_type_is_corrupt),
       cmocka_unit_test(test_cut_block_resyncs_at_next_block),
       cmocka_unit_test(test_truncated_header_and_event),

@@ -93,7 +93,12 @@ static void r_warning(void *ud, const el_diag_t *d) {
   r->nwarn++;
 }
 
-/* Decode p[0..n) in chunks of step bytes (0 = one feed) with opts. */
+/* decode(): -2 = every type's fields wanted (the default); else none
+ * but those of type g_want (-1: none at all; el_ev_decoder_set_fields). */
+static int g_want = -2;
+
+/* Decode p[0..n) in chunks of step bytes (0 = one feed) with opts and
+ * the fields mask g_want. */
 static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
                    rec_t *r) {
   memset(r, 0, sizeof *r);
@@ -105,6 +110,11 @@ static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   assert_non_null(d);
   assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  if (g_want >= -1) { /* no type's fields wanted but g_want's */
+    assert_int_equal(el_ev_decoder_set_fields(d, -1, 0), 0);
+    if (g_want >= 0)
+      assert_int_equal(el_ev_decoder_set_fields(d, g_want, 1), 0);
+  }
   if (!step)
     step = n ? n : 1;
   for (size_t i = 0; i < n; i += step) {
@@ -585,11 +595,11 @@ static const bad_t bad_payloads[] = {
 /* Each malformed payload between two USER_MSGs, inside a block of cap 3:
  * delivered once with malformed = 1 (never known), reported at its
  * offset with its name, counted; the USER_MSG after it decodes. */
-static void test_malformed_variable_events(void **st) {
-  (void)st;
+static void check_malformed_events(int mask) {
   for (size_t k = 0; k < sizeof bad_payloads / sizeof bad_payloads[0];
        k++) {
     const bad_t *x = &bad_payloads[k];
+    g_want = mask == 1 ? x->id : mask == 2 ? -1 : -2;
     tu_buf_t b;
     b.n = 0;
     tu_hdr_begin(&b);
@@ -643,6 +653,22 @@ static void test_malformed_variable_events(void **st) {
       rec_free(&r);
     }
   }
+  g_want = -2;
+}
+
+static void test_malformed_variable_events(void **st) {
+  (void)st;
+  check_malformed_events(0);
+}
+
+/* The same with the fields of no type wanted but the one under test, and
+ * with none wanted at all (el_ev_decoder_set_fields): a malformed event
+ * is flagged, warned about and counted whatever the mask, so the host
+ * keeps it from every handler. */
+static void test_malformed_with_fields_mask(void **st) {
+  (void)st;
+  check_malformed_events(1);
+  check_malformed_events(2);
 }
 
 /* The same types with well-formed payloads are not malformed (a check
@@ -866,6 +892,7 @@ int main(void) {
       cmocka_unit_test(test_live_option_does_not_hold_events),
       cmocka_unit_test(test_duplicate_declarations),
       cmocka_unit_test(test_malformed_variable_events),
+      cmocka_unit_test(test_malformed_with_fields_mask),
       cmocka_unit_test(test_wellformed_variable_events),
       cmocka_unit_test(test_scan_threads_log),
       cmocka_unit_test(test_scan_tee),

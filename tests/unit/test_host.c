@@ -549,6 +549,123 @@ static void test_malformed_event_not_dispatched(void **state) {
   el_host_free(h);
 }
 
+/* Does the host's decoder hand out the fields of `type`? */
+static int fields(el_host_t *h, int type) {
+  return el_ev_decoder_fields(el_host_decoder(h), (uint16_t)type);
+}
+
+/* The decoder's wanted-fields mask follows the subscriptions: the session
+ * tracker's types always, a type while a handler (or "*") wants it, no
+ * other; unknown ids past the dispatch slots with "*". */
+static void test_fields_mask_follows_subscriptions(void **state) {
+  (void)state;
+  el_host_t *h = host_with("el = require('eventlog_live')\n", 0);
+  assert_int_equal(fields(h, EL_EV_CAP_CREATE), 1);
+  assert_int_equal(fields(h, EL_EV_BLOCK_MARKER), 1);
+  assert_int_equal(fields(h, EL_EV_WALL_CLOCK_TIME), 1);
+  assert_int_equal(fields(h, EL_EV_THREAD_WAKEUP), 0);
+  assert_int_equal(fields(h, EL_EV_RUN_THREAD), 0);
+  assert_int_equal(fields(h, 300), 0);
+  lua_State *L = el_host_lua(h);
+  assert_int_equal(luaL_dostring(L,
+                                 "tw = el.on('THREAD_WAKEUP', "
+                                 "function() end)"),
+                   0);
+  assert_int_equal(fields(h, EL_EV_THREAD_WAKEUP), 1);
+  assert_int_equal(fields(h, EL_EV_RUN_THREAD), 0);
+  assert_int_equal(luaL_dostring(L, "st = el.on('*', function() end)"), 0);
+  assert_int_equal(fields(h, EL_EV_RUN_THREAD), 1);
+  assert_int_equal(fields(h, 300), 1);
+  assert_int_equal(luaL_dostring(L, "el.off(st)"), 0);
+  assert_int_equal(fields(h, EL_EV_RUN_THREAD), 0);
+  assert_int_equal(fields(h, 300), 0);
+  assert_int_equal(fields(h, EL_EV_THREAD_WAKEUP), 1);
+  assert_int_equal(fields(h, EL_EV_CAP_CREATE), 1);
+  assert_int_equal(luaL_dostring(L, "el.off(tw)"), 0);
+  assert_int_equal(fields(h, EL_EV_THREAD_WAKEUP), 0);
+  assert_int_equal(fields(h, EL_EV_CAP_CREATE), 1);
+  el_host_free(h);
+}
+
+/* A handler subscribed in the middle of the stream (from the first
+ * RUN_THREAD's handler), while nothing wanted THREAD_WAKEUP's fields,
+ * gets them in every call; a time-ordered one too. A script subscribed
+ * from the start sees all 70322 of threads.eventlog with their fields
+ * (its ghc-events reference: "waking up thread"); the late one most of
+ * them (not those that arrived while the RUN_THREAD's call waited in the
+ * batch queue). */
+static void test_fields_for_late_subscription(void **state) {
+  (void)state;
+  static const char *const scripts[] = {
+      "el = require('eventlog_live'); n, bad, late = 0, 0, false\n"
+      "el.on('RUN_THREAD', function() if late then return end\n"
+      "  late = true\n"
+      "  el.on('THREAD_WAKEUP', function(ev, thread, other_cap)\n"
+      "    n = n + 1\n"
+      "    if thread == nil or other_cap == nil or ev.thread ~= thread\n"
+      "    then bad = bad + 1 end end%s) end)\n",
+      "el = require('eventlog_live'); n, bad, late, all = 0, 0, false, 0\n"
+      "el.on('THREAD_WAKEUP', function(ev, thread, other_cap)\n"
+      "  all = all + 1; if late then n = n + 1 end\n"
+      "  if thread == nil or other_cap == nil or ev.thread ~= thread\n"
+      "  then bad = bad + 1 end end%s)\n"
+      "el.on('RUN_THREAD', function() late = true end)\n"};
+  static const char *const opts[] = {"", ", {order = 'time'}"};
+  for (int o = 0; o < 2; o++) {
+    long long n[2];
+    for (int k = 0; k < 2; k++) {
+      char script[1024];
+      snprintf(script, sizeof script, scripts[k], opts[o]);
+      el_host_t *h = host_with(script, 1);
+      size_t len = 0;
+      uint8_t *b = tu_read_log("ghc-9.0/threads.eventlog", &len);
+      assert_non_null(b);
+      assert_int_equal(el_host_feed(h, b, len), 0);
+      free(b);
+      assert_int_equal(el_host_end(h), 0);
+      assert_int_equal(lua_int(h, "bad"), 0);
+      n[k] = lua_int(h, "n");
+      if (k == 1) assert_int_equal(lua_int(h, "all"), 70322);
+      el_host_free(h);
+    }
+    assert_true(n[0] > 60000);
+    assert_true(n[0] <= n[1]);
+  }
+}
+
+/* A timer that fires when an event of a type nobody wanted arrives
+ * (el.at(50): the THREAD_WAKEUP at t = 100 passes its deadline) and
+ * subscribes to that type: the decoder left the event's fields out, yet
+ * the handler gets them for it and every later one (the stream is made by
+ * hand: thread ids 1, 2, 3 at t = 10, 100, 200). */
+static void test_fields_for_subscription_from_timer(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); got = {}\n"
+      "el.at(50, function() el.on('THREAD_WAKEUP',\n"
+      "  function(ev, thread, other_cap)\n"
+      "    got[#got + 1] = (thread or -1) * 10 + (other_cap or -1) end)\n"
+      "end)\n",
+      1);
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 8, 6, "Wakeup thread");
+  tu_hdr_end(&b);
+  for (uint32_t i = 1; i <= 3; i++) {
+    tu_ev(&b, 8, i == 1 ? 10 : i == 2 ? 100 : 200);
+    tu_u32(&b, i);
+    tu_u16(&b, 4);
+  }
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "#got"), 2);
+  assert_int_equal(lua_int(h, "got[1]"), 24);
+  assert_int_equal(lua_int(h, "got[2]"), 34);
+  el_host_free(h);
+}
+
 /* The reorder buffer of the C analyses (docs/lua-api.md "Ordering"): a
  * STOP_THREAD earlier than its capability's queue tail goes back into
  * place past another STOP_THREAD and keeps its own status and info.
@@ -734,6 +851,9 @@ int main(void) {
       cmocka_unit_test(test_hostile_input),
       cmocka_unit_test(test_batched_dispatch_order),
       cmocka_unit_test(test_malformed_event_not_dispatched),
+      cmocka_unit_test(test_fields_mask_follows_subscriptions),
+      cmocka_unit_test(test_fields_for_late_subscription),
+      cmocka_unit_test(test_fields_for_subscription_from_timer),
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_status_module_names),
       cmocka_unit_test(test_reorder_stop_keeps_status),
