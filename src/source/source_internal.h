@@ -93,15 +93,6 @@ struct el_src_s {
   ssize_t ready_n;                  /* its result: bytes, 0 EOF, error */
   uint8_t *ready_buf;               /* the buffer holding it */
 
-  /* A recorded file mapped (src_file.c): delivered from the mapping. */
-  const uint8_t *map; /* the mapping, or NULL */
-  size_t map_len;     /* bytes mapped: its size when mapped */
-  size_t map_pos;     /* offset of the next byte to deliver */
-  size_t map_freed;   /* pages before it given back */
-  int map_tried;      /* mapping was considered once this session */
-  int map_busy;       /* delivering from the mapping */
-  int map_due;        /* the timer runs to deliver a chunk */
-
   int file_regular;                 /* fd is a regular file */
   uint64_t file_mtime_ns;           /* its modification time at open (Unix
                                        ns) */

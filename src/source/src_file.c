@@ -1,15 +1,12 @@
 /* src_file.c: --eventlog-file PATH on a regular file (or a character
  * device), read through libuv's thread pool in chunks of 1 MiB so the loop
  * never blocks on the disk; two buffers alternate so the next chunk is read
- * while the consumer works on the current one; a recorded file (no
- * --follow) is mapped instead and delivered from the mapping in the same
- * chunks (below). With --follow, end of file is not the end of
+ * while the consumer works on the current one. With --follow, end of file is not the end of
  * input: the file is polled every 100 ms for new bytes (like tail -f); if
  * it shrinks it was truncated and is read again from offset 0 as a new
  * session. A path naming a FIFO is handed to src_fifo.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,95 +109,10 @@ static void issue_read(el_src_t *s) {
   s->fs_pending = 1;
 }
 
-/* {====== mapped recorded files ======}
- * A regular file read once to its end (no --follow) is mapped and handed
- * to the consumer straight from the mapping, one chunk of buf_size bytes
- * per loop turn (the source's timer at 0 ms), with no copy; the pages of
- * each chunk delivered are given back (MADV_DONTNEED: resident memory
- * stays near one chunk). Pausing stops between chunks as with reads. At
- * the mapping's end, or if the file shrank below the next chunk, reading
- * goes on with read() from there (EOF, or what the file holds). */
-
-static void map_close(el_src_t *s) {
-  if (!s->map)
-    return;
-  munmap((void *)s->map, s->map_len);
-  s->map = NULL;
-}
-
-/* Map the file from its current offset on, once per session. */
-static int map_open(el_src_t *s) {
-  if (s->map_tried)
-    return s->map != NULL;
-  s->map_tried = 1;
-  struct stat st;
-  off_t pos = lseek(s->fd, 0, SEEK_CUR);
-  if (s->opts.follow || !s->file_regular || pos < 0 || fstat(s->fd, &st) != 0 ||
-      st.st_size <= pos)
-    return 0;
-  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-  if (m == MAP_FAILED)
-    return 0;
-  madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-  s->map = m;
-  s->map_len = (size_t)st.st_size;
-  s->map_pos = (size_t)pos;
-  s->map_freed = 0;
-  return 1;
-}
-
-/* Give back the pages wholly before map_pos (all of them at the end). */
-static void map_give_back(el_src_t *s) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t to = s->map_pos == s->map_len ? s->map_len : s->map_pos / page * page;
-  if (to > s->map_freed)
-    madvise((void *)(s->map + s->map_freed), to - s->map_freed, MADV_DONTNEED);
-  s->map_freed = to > s->map_freed ? to : s->map_freed;
-}
-
-/* Deliver the next chunk of the mapping. Returns 0 when the mapping is
- * done with (read() goes on from its end), else 1. */
-static int map_next(el_src_t *s) {
-  size_t n = s->map_len - s->map_pos;
-  n = n < s->buf_size ? n : s->buf_size;
-  struct stat st;
-  if (n == 0 || fstat(s->fd, &st) != 0 ||
-      (uint64_t)st.st_size < (uint64_t)(s->map_pos + n)) {
-    lseek(s->fd, (off_t)s->map_pos, SEEK_SET);
-    map_close(s);
-    return 0;
-  }
-  const uint8_t *p = s->map + s->map_pos;
-  s->map_pos += n;
-  s->file_off += (int64_t)n;
-  s->map_busy = 1;
-  el__src_deliver(s, p, n);
-  s->map_busy = 0;
-  if (s->map)
-    map_give_back(s);
-  if (s->state == SRC_OPEN && !s->paused) {
-    s->map_due = 1; /* the next chunk on the next loop turn */
-    el__src_poll_later(s, 0);
-  }
-  return 1;
-}
-
 void el__src_file_read_next(el_src_t *s) {
   if (s->state != SRC_OPEN || s->paused || s->fd < 0)
     return;
   uv_timer_stop(&s->timer);
-  if (!s->ready && !s->fs_pending && map_open(s)) {
-    /* A chunk is delivered on a loop turn of its own (the timer), as a
-     * read's would be: never from inside el_src_start or on_data. */
-    if (!s->map_due || s->map_busy) {
-      s->map_due = 1;
-      el__src_poll_later(s, 0);
-      return;
-    }
-    s->map_due = 0;
-    if (map_next(s))
-      return;
-  }
   if (s->ready)
     process_ready(s);  /* a read completed while paused */
   else
@@ -212,7 +124,6 @@ static void file_pause(el_src_t *s) {
 }
 
 int el__src_file_close(el_src_t *s) {
-  map_close(s);
   if (s->fs_pending)
     uv_cancel((uv_req_t *)&s->fs_req);  /* fd closed in fs_read_cb */
   else
@@ -240,8 +151,6 @@ static int file_open(el_src_t *s) {
   s->fd = fd;
   s->fd_owned = 1;
   s->file_off = 0;
-  s->map_tried = 0;
-  s->map_due = 0;
   el__src_opened(s);
   return 0;
 }

@@ -42,8 +42,6 @@ static int stdin_open(el_src_t *s) {
     s->fd = 0;
     s->fd_owned = 0;
     s->file_off = 0;
-    s->map_tried = 0;
-    s->map_due = 0;
   } else {
     int rc = open_stream(s, t);
     if (rc < 0)
