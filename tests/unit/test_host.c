@@ -666,6 +666,36 @@ static void test_fields_for_subscription_from_timer(void **state) {
   el_host_free(h);
 }
 
+/* A host whose el.threads on_span appends "thread state status start-end"
+ * (and " info" when with_info) to a list that on_end joins with ';' into
+ * the global `got`. */
+static el_host_t *spans_host(int with_info) {
+  return host_with(
+      with_info
+          ? "el = require('eventlog_live'); out = {}\n"
+            "el.threads{on_span = function(th, st, status, cap, s, e, info)\n"
+            "  out[#out + 1] = string.format('%d %s %s %d-%d %s', th, st,\n"
+            "    tostring(status), s, e, tostring(info)) end}\n"
+            "el.on_end(function() got = table.concat(out, ';') end)\n"
+          : "el = require('eventlog_live'); out = {}\n"
+            "el.threads{on_span = function(th, st, status, cap, s, e)\n"
+            "  out[#out + 1] = string.format('%d %s %s %d-%d', th, st,\n"
+            "    tostring(status), s, e) end}\n"
+            "el.on_end(function() got = table.concat(out, ';') end)\n",
+      0);
+}
+
+/* An eventlog header declaring RUN_THREAD, STOP_THREAD, BLOCK_MARKER and
+ * CAP_CREATE (sizes of spec/eventlog-format.md §4). */
+static void hdr_threads(tu_buf_t *b) {
+  tu_hdr_begin(b);
+  tu_decl(b, 1, 4, "Run thread");
+  tu_decl(b, 2, 10, "Stop thread");
+  tu_decl(b, 18, 14, "Block marker");
+  tu_decl(b, 45, 2, "Create capability");
+  tu_hdr_end(b);
+}
+
 /* The reorder buffer of the C analyses (docs/lua-api.md "Ordering"): a
  * STOP_THREAD earlier than its capability's queue tail goes back into
  * place past another STOP_THREAD and keeps its own status and info.
@@ -676,13 +706,7 @@ static void test_fields_for_subscription_from_timer(void **state) {
  * blocked span carries its STOP_THREAD's status and info). */
 static void test_reorder_stop_keeps_status(void **state) {
   (void)state;
-  el_host_t *h = host_with(
-      "el = require('eventlog_live'); out = {}\n"
-      "el.threads{on_span = function(th, st, status, cap, s, e, info)\n"
-      "  out[#out + 1] = string.format('%d %s %s %d-%d %s', th, st,\n"
-      "    tostring(status), s, e, tostring(info)) end}\n"
-      "el.on_end(function() got = table.concat(out, ';') end)\n",
-      0);
+  el_host_t *h = spans_host(1);
   static const struct {
     uint16_t type;
     uint64_t t;
@@ -695,12 +719,7 @@ static void test_reorder_stop_keeps_status(void **state) {
             {1, 610, 2, 0, 0}};
   static tu_buf_t b;
   b.n = 0;
-  tu_hdr_begin(&b);
-  tu_decl(&b, 1, 4, "Run thread");
-  tu_decl(&b, 2, 10, "Stop thread");
-  tu_decl(&b, 18, 14, "Block marker");
-  tu_decl(&b, 45, 2, "Create capability");
-  tu_hdr_end(&b);
+  hdr_threads(&b);
   tu_ev(&b, 45, 0); /* CAP_CREATE 1 */
   tu_u16(&b, 1);
   tu_ev(&b, 18, 50); /* capability 0's block: 24 + 6 * 14 + 4 * 20 bytes */
@@ -745,21 +764,10 @@ static void test_reorder_stop_keeps_status(void **state) {
  * behaviour.md §5.2.3: a running span carries the stop that ends it). */
 static void test_reorder_watermark_passes(void **state) {
   (void)state;
-  el_host_t *h = host_with(
-      "el = require('eventlog_live'); out = {}\n"
-      "el.threads{on_span = function(th, st, status, cap, s, e, info)\n"
-      "  out[#out + 1] = string.format('%d %s %s %d-%d', th, st,\n"
-      "    tostring(status), s, e) end}\n"
-      "el.on_end(function() got = table.concat(out, ';') end)\n",
-      0);
+  el_host_t *h = spans_host(0);
   static tu_buf_t b;
   b.n = 0;
-  tu_hdr_begin(&b);
-  tu_decl(&b, 1, 4, "Run thread");
-  tu_decl(&b, 2, 10, "Stop thread");
-  tu_decl(&b, 18, 14, "Block marker");
-  tu_decl(&b, 45, 2, "Create capability");
-  tu_hdr_end(&b);
+  hdr_threads(&b);
   for (uint16_t c = 0; c < 2; c++) {
     tu_ev(&b, 45, 0); /* CAP_CREATE c */
     tu_u16(&b, c);
