@@ -1,6 +1,7 @@
 /* test_host.c: the Lua host binding: dispatch only to subscribed types,
  * handler errors counted and not fatal, tracebacks, fail-fast, timers in
- * eventlog-time order, emit reaching the store, load errors.
+ * eventlog-time order, emit reaching the store, load errors, the C
+ * analyses' time order across capability blocks.
  * Expected counts come from the ghc-events reference of oddball-hT
  * (10 "marker:" lines, 1289 "starting GC" lines, last event time).
  * ctest-labels: asan */
@@ -807,6 +808,119 @@ static void test_reorder_watermark_passes(void **state) {
   el_host_free(h);
 }
 
+/* One capability's block of RUN_THREAD (stop 0) and STOP_THREAD events,
+ * for the per-capability order tests below. */
+typedef struct {
+  uint16_t cap;
+  int n;
+  struct {
+    uint64_t t;
+    uint32_t th;
+    uint16_t stop; /* 0: RUN_THREAD; else STOP_THREAD with this status */
+  } ev[4];
+} blk_t;
+
+/* Feed capabilities 0 and 1 (CAP_CREATE at 0) and the blocks, in order,
+ * to h (whose script sets the global `got` on_end); end the session. */
+static void feed_blocks(el_host_t *h, const blk_t *blk, size_t nblk) {
+  static tu_buf_t b;
+  b.n = 0;
+  hdr_threads(&b);
+  for (uint16_t c = 0; c < 2; c++) {
+    tu_ev(&b, 45, 0); /* CAP_CREATE c */
+    tu_u16(&b, c);
+  }
+  for (size_t i = 0; i < nblk; i++) {
+    uint32_t size = 24;
+    for (int k = 0; k < blk[i].n; k++) size += blk[i].ev[k].stop ? 20 : 14;
+    tu_ev(&b, 18, blk[i].ev[0].t);
+    tu_u32(&b, size);
+    tu_u64(&b, blk[i].ev[blk[i].n - 1].t);
+    tu_u16(&b, blk[i].cap);
+    for (int k = 0; k < blk[i].n; k++) {
+      tu_ev(&b, blk[i].ev[k].stop ? 2 : 1, blk[i].ev[k].t);
+      tu_u32(&b, blk[i].ev[k].th);
+      if (!blk[i].ev[k].stop) continue;
+      tu_u16(&b, blk[i].ev[k].stop);
+      tu_u32(&b, 0);
+    }
+  }
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+}
+
+/* A host whose el.cap_usage on_point (every span: no aggregation) appends
+ * "cap category user t value" to a list that on_end joins with ';' into
+ * the global `got`. */
+static el_host_t *points_host(void) {
+  return host_with(
+      "el = require('eventlog_live'); out = {}\n"
+      "tr = el.cap_usage{on_point = function(i, t, v, cap, cat, user)\n"
+      "  out[#out + 1] = string.format('%d %s %s %d %d', cap, cat,\n"
+      "    tostring(user), t, v) end}\n"
+      "el.on_end(function() got = table.concat(out, ';') end)\n",
+      0);
+}
+
+static void assert_got(el_host_t *h, const char *want) {
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "got");
+  assert_string_equal(lua_tostring(L, -1), want);
+  lua_pop(L, 1);
+}
+
+/* Capability usage points (el.cap_usage{on_point=}, docs/lua-api.md §6)
+ * come in time order across capabilities although each capability's block
+ * arrives whole: cap 0's block (thread 1 runs 100-300 and 500-600) before
+ * cap 1's (thread 2 runs 150-250 and 400-450). By hand, one point per
+ * span at the time its STOP_THREAD is reached in time order, t = the
+ * span's start, value = the series' running total (Idle: the gap between
+ * two spans of the capability, before the span that ends it):
+ *   250: cap 1 Mutator 2 at 150, 100;  300: cap 0 Mutator 1 at 100, 200;
+ *   450: cap 1 Idle at 250, 150, then Mutator 2 at 400, 100 + 50;
+ *   600: cap 0 Idle at 300, 200, then Mutator 1 at 500, 200 + 100.
+ * Taken in arrival order instead, cap 0's four points would come first
+ * (the order of on_point calls is the order of the exported points). */
+static void test_cap_usage_points_time_order(void **state) {
+  (void)state;
+  el_host_t *h = points_host();
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {300, 1, 3}, {500, 1, 0}, {600, 1, 3}}},
+      {1, 4, {{150, 2, 0}, {250, 2, 3}, {400, 2, 0}, {450, 2, 3}}}};
+  feed_blocks(h, blk, 2);
+  assert_got(h,
+             "1 Mutator 2 150 100;0 Mutator 1 100 200;"
+             "1 Idle nil 250 150;1 Mutator 2 400 150;"
+             "0 Idle nil 300 200;0 Mutator 1 500 300");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+}
+
+/* A run that spans its capability's block boundary while the thread's
+ * later run on another capability arrives first (seen in threads-big:
+ * thread 37 runs on cap 0 from 387495510, cap 0's block ends; cap 1's
+ * block, with the thread's run at 395500709-395501130, comes before cap
+ * 0's next block with the STOP_THREAD at 392388748). Here thread 1 runs
+ * on cap 0 100-200 (RUN in cap 0's first block, STOP in its second) and
+ * on cap 1 300-310, whose block comes between. In time order both runs
+ * are spans: cap 0 Mutator 1 at 100, 100; cap 1 Mutator 1 at 300, 10.
+ * Taken in arrival order, the run on cap 1 would end first and drop the
+ * older run still open on cap 0 (a thread runs on one capability at a
+ * time, ana_state.c), losing its span and counting it unexpected. */
+static void test_cap_usage_run_across_blocks(void **state) {
+  (void)state;
+  el_host_t *h = points_host();
+  static const blk_t blk[] = {{0, 1, {{100, 1, 0}}},
+                              {1, 2, {{300, 1, 0}, {310, 1, 3}}},
+                              {0, 1, {{200, 1, 3}}}};
+  feed_blocks(h, blk, 3);
+  assert_got(h, "0 Mutator 1 100 100;1 Mutator 1 300 10");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -866,6 +980,8 @@ int main(void) {
       cmocka_unit_test(test_status_module_names),
       cmocka_unit_test(test_reorder_stop_keeps_status),
       cmocka_unit_test(test_reorder_watermark_passes),
+      cmocka_unit_test(test_cap_usage_points_time_order),
+      cmocka_unit_test(test_cap_usage_run_across_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
