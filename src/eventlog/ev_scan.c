@@ -13,11 +13,14 @@
  *   - the largest timestamp: every decoded event's, and each block
  *     marker's start and end time (§1.5: end_time bounds the block's
  *     events, whose own times are not read). */
+#include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "../common/el_grow.h"
+#include "../common/el_mapguard.h"
 #include "eventlog_internal.h"
 
 typedef struct {
@@ -176,6 +179,26 @@ static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
 
 static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out, int release);
 
+/* A read of the buffer at byte `at` raised SIGBUS: the mapped file shrank
+ * (el_mapguard.h). The decoder and s are freed as they were left; out
+ * keeps the sessions found (caps of the open one are lost) and says so. */
+static int shrunk(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
+                  uint64_t at) {
+  out->status = EL_ESHRUNK;
+  memset(&out->diag, 0, sizeof out->diag);
+  out->diag.code = EL_ESHRUNK;
+  out->diag.offset = at;
+  out->diag.event_type = -1;
+  snprintf(out->diag.msg, sizeof out->diag.msg,
+           "the file shrank while being read: no data at byte %llu "
+           "any more",
+           (unsigned long long)at);
+  out->stats = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+  el_free(s);
+  return EL_ESHRUNK;
+}
+
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
   return scan(buf, len, out, 0);
 }
@@ -206,8 +229,20 @@ static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
     return EL_ENOMEM;
   }
   el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
-  int rc = scan_feed(d, buf, len, release);
+  el_mapguard_t g;
+  int rc = el_mapguard_push(&g, buf, len);
+  if (rc < 0) {
+    el_ev_decoder_free(d);
+    el_free(s);
+    return rc;
+  }
+  if (sigsetjmp(g.env, 1)) {
+    el_mapguard_pop(&g);
+    return shrunk(out, d, s, g.fault_offset);
+  }
+  rc = scan_feed(d, buf, len, release);
   int fin = s->nomem ? 0 : el_ev_decoder_finish(d);
+  el_mapguard_pop(&g);
   close_session(s);
   if (rc == 0 || rc == EL_ESTOPPED)
     rc = fin;

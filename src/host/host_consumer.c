@@ -46,9 +46,12 @@ static void c_received(void *ud, uint64_t by_unix_ns, int live) {
 static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_host_t *h = ud;
   el_ev_scan_t r;
-  if (el_ev_scan_mapped(buf, len, &r) == EL_ENOMEM || r.nsessions == 0 ||
+  int rc = el_ev_scan_mapped(buf, len, &r);
+  if (rc == EL_ENOMEM || rc == EL_ESHRUNK || r.nsessions == 0 ||
       r.nsessions > MAX_SCAN_SESSIONS) {
-    el_ev_scan_free(&r);  /* too many: the hints would not line up */
+    /* Too many: the hints would not line up. Shrunk (another process
+     * truncated the file): read(2) meets the new end and reports it. */
+    el_ev_scan_free(&r);
     return;
   }
   el_host_hint_t *v = el_calloc(r.nsessions, sizeof *v);
