@@ -370,7 +370,8 @@ typedef struct el_ev_scan_s {
  * again), so the scan's resident memory stays near one window whatever
  * the file's size (144.9 MB, 12 sessions: 2.4 MB peak RSS against 16.9 MB;
  * `el_scan -m`). Results are those of el_ev_scan_sessions: the decoder
- * keeps its place across windows. Additive. */
+ * keeps its place across windows, and a file that shrank under the
+ * mapping gives EL_ESHRUNK. Additive. */
 int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 
 /* Scan a whole eventlog held in memory (e.g. an mmap'd file) for what is
@@ -386,7 +387,11 @@ int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
  * Returns 0 (the buffer decoded cleanly, also when it simply ends between
  *   events), EL_ENOMEM (out holds what was found before), or out->status
  *   when the input has a problem: everything before out->diag.offset is
- *   reported; never reads outside buf.
+ *   reported; never reads outside buf. EL_ESHRUNK: buf is a file mapping
+ *   and the file was truncated under it; out->diag.offset is the byte
+ *   whose read raised SIGBUS, caught (src/common/el_mapguard.h); the
+ *   sessions found before it are in out, the last one's capabilities
+ *   not listed.
  * Thread: any; no shared state. Spec: §1.2-§1.7, §3.5, §3.6, §4.7. */
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 
