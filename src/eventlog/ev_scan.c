@@ -12,7 +12,9 @@
  *     bitmap turned into a sorted list when the session ends;
  *   - the largest timestamp: every decoded event's, and each block
  *     marker's start and end time (§1.5: end_time bounds the block's
- *     events, whose own times are not read). */
+ *     events, whose own times are not read);
+ *   - the first OSPROCESS_PID, OSPROCESS_PPID, RTS_IDENTIFIER and
+ *     PROGRAM_ARGS (§2.4), the strings copied. */
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,6 +101,48 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   return 0;
 }
 
+/* A copy of v into *dst (NUL-terminated), unless *dst is set already (the
+ * first one wins). The pointer is stored before the bytes are copied: a
+ * fault while copying from a shrunk mapping leaves nothing unowned. */
+static void keep_str(scan_t *s, char **dst, size_t *len, el_strview_t v) {
+  if (*dst)
+    return;
+  *dst = el_malloc(v.len + 1);
+  if (!*dst) {
+    s->nomem = 1;
+    return;
+  }
+  if (v.len)
+    memcpy(*dst, v.p, v.len);
+  (*dst)[v.len] = '\0';
+  *len = v.len;
+}
+
+/* The init events of §2.4 the host's session table holds. */
+static void see_init(scan_t *s, const el_ev_event_t *ev) {
+  el_ev_scan_session_t *c = s->cur;
+  if (ev->malformed || ev->nfields < 2)
+    return;
+  switch (ev->type) {
+  case EL_EV_OSPROCESS_PID:
+    if (!c->has_pid)
+      c->pid = ev->v[1].u;
+    c->has_pid = 1;
+    break;
+  case EL_EV_OSPROCESS_PPID:
+    if (!c->has_ppid)
+      c->ppid = ev->v[1].u;
+    c->has_ppid = 1;
+    break;
+  case EL_EV_RTS_IDENTIFIER:
+    keep_str(s, &c->rts_id, &c->rts_id_len, ev->v[1].s);
+    break;
+  case EL_EV_PROGRAM_ARGS:
+    keep_str(s, &c->args, &c->args_len, ev->v[1].s);
+    break;
+  }
+}
+
 static int on_event(void *ud, const el_ev_event_t *ev) {
   scan_t *s = ud;
   el_ev_scan_session_t *c = s->cur;
@@ -129,6 +173,8 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
     c->wall_t_ns = ev->t_ns;
     c->anchor_unix_ns = anchor_ns(ev->v[1].u, ev->v[2].u, ev->t_ns);
     break;
+  default:
+    see_init(s, ev);
   }
   return 0;
 }
@@ -266,8 +312,11 @@ static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
 void el_ev_scan_free(el_ev_scan_t *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->nsessions; i++)
+  for (size_t i = 0; i < s->nsessions; i++) {
     el_free(s->sessions[i].caps);
+    el_free(s->sessions[i].rts_id);
+    el_free(s->sessions[i].args);
+  }
   el_free(s->sessions);
   s->sessions = NULL;
   s->nsessions = 0;

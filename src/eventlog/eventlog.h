@@ -347,6 +347,19 @@ typedef struct el_ev_scan_session_s {
                                 cap != 0xFFFF) or a CAP_CREATE, ascending,
                                 each once */
   size_t ncaps;
+  /* The session's init events (spec §2.4), the first of each type found
+   * where the scan decodes (global blocks, events outside blocks; GHC 9.0
+   * writes them in its global block, at the end of the file): */
+  uint8_t has_pid, has_ppid; /* an OSPROCESS_PID / OSPROCESS_PPID */
+  uint64_t pid, ppid;        /* their pid field */
+  char *rts_id;              /* RTS_IDENTIFIER's name ("GHC-9.0.2
+                                rts_thr_l"), NUL-terminated copy; NULL if
+                                none */
+  size_t rts_id_len;         /* its length in bytes */
+  char *args;                /* PROGRAM_ARGS's argument list as in the
+                                event: arguments each ended by NUL; a copy,
+                                NULL if none */
+  size_t args_len;           /* its length in bytes */
 } el_ev_scan_session_t;
 
 /* The result of el_ev_scan_sessions. Free with el_ev_scan_free. */

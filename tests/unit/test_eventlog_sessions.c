@@ -713,7 +713,10 @@ static void test_wellformed_variable_events(void **st) {
  * at the end). From `show --json`: blocks of cap 0 and 1 and a global
  * one ending at t = 276359333 (the largest time of the log),
  * CAP_CREATE 0 and 1, WALL_CLOCK_TIME at t = 888974 with unix_sec
- * 1795960854, nsec 677232000. */
+ * 1795960854, nsec 677232000. From its ghc-events reference text:
+ * "capset 0: pid 10888", "parent pid 10886", "RTS version
+ * "GHC-9.0.2 rts_thr_l"", "args: ["./Threads","16","+RTS","-l","-N2",
+ * "-ollogs/threads.eventlog","-RTS"]". */
 static void test_scan_threads_log(void **st) {
   (void)st;
   size_t n = 0;
@@ -735,6 +738,24 @@ static void test_scan_threads_log(void **st) {
   assert_int_equal(x->ncaps, 2);
   assert_int_equal(x->caps[0], 0);
   assert_int_equal(x->caps[1], 1);
+  assert_true(x->has_pid && x->has_ppid);
+  assert_int_equal(x->pid, 10888);
+  assert_int_equal(x->ppid, 10886);
+  assert_non_null(x->rts_id);
+  assert_string_equal(x->rts_id, "GHC-9.0.2 rts_thr_l");
+  assert_int_equal(x->rts_id_len, strlen("GHC-9.0.2 rts_thr_l"));
+  static const char args[] =
+      "./Threads\0"
+      "16\0"
+      "+RTS\0"
+      "-l\0"
+      "-N2\0"
+      "-ollogs/threads.eventlog\0"
+      "-RTS";
+  assert_non_null(x->args);
+  /* Each argument ends with NUL; the last one's may be the event's end. */
+  assert_true(x->args_len == sizeof args - 1 || x->args_len == sizeof args);
+  assert_memory_equal(x->args, args, sizeof args - 1);
   /* Both capability blocks' bodies were not read. */
   assert_int_equal(s.stats.skipped_blocks, 2);
   assert_int_equal(s.stats.skipped_block_bytes,
