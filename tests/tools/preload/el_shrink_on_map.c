@@ -26,9 +26,8 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   void *m = real(addr, len, prot, flags, fd, off);
   const char *path = getenv("EL_SHRINK_PATH"), *to = getenv("EL_SHRINK_TO");
   struct stat a, b;
-  if (m != MAP_FAILED && fd >= 0 && !done && path && to &&
-      fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-      a.st_ino == b.st_ino) {
+  if (m != MAP_FAILED && fd >= 0 && !done && path && to && fstat(fd, &a) == 0 &&
+      stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
     done = 1;
     if (truncate(path, (off_t)strtoll(to, NULL, 10)) != 0) abort();
   }
