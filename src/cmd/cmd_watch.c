@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "common/el_mapguard.h"
 #include "daemon.h"
 #include "web/httpd_plugin.h"
 
@@ -177,6 +179,29 @@ static int check_program(watch_t *w) {
   return 126;
 }
 
+/* find_flush on the mapping m of exe's len bytes, guarded: an executable
+ * rewritten in place while read (a build) is no crash (el_mapguard.h). */
+static int find_flush_guarded(const char *exe, const void *m, size_t len) {
+  static const char flush[] = "eventlog-flush-interval", rts[] = "GHC RTS";
+  el_mapguard_t g;
+  if (el_mapguard_push(&g, m, len) < 0) return -1;
+  if (sigsetjmp(g.env, 1)) {
+    el_mapguard_pop(&g);
+    el_eprintf(
+        "watch: %s shrank while being read (no data at byte %llu "
+        "any more)\n",
+        exe, (unsigned long long)g.fault_offset);
+    return -1;
+  }
+  int r = -1;
+  if (memmem(m, len, flush, sizeof flush - 1))
+    r = 1;
+  else if (memmem(m, len, rts, sizeof rts - 1))
+    r = 0;
+  el_mapguard_pop(&g);
+  return r;
+}
+
 /* 1 when the executable's runtime knows --eventlog-flush-interval (GHC
  * 9.2 and later: the option's name is in the RTS's help text), 0 when it
  * is a GHC program without it (its RTS's "GHC RTS" text is there), -1 when
@@ -189,11 +214,7 @@ static int rts_has_flush_interval(const char *exe) {
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m != MAP_FAILED) {
-      static const char flush[] = "eventlog-flush-interval", rts[] = "GHC RTS";
-      if (memmem(m, (size_t)st.st_size, flush, sizeof flush - 1))
-        r = 1;
-      else if (memmem(m, (size_t)st.st_size, rts, sizeof rts - 1))
-        r = 0;
+      r = find_flush_guarded(exe, m, (size_t)st.st_size);
       munmap(m, (size_t)st.st_size);
     }
   }

@@ -42,7 +42,8 @@ typedef struct el_strview_s {
   X(EL_EEXPORT, -5009, "export failed")                         \
   X(EL_ECLOSED, -5010, "connection closed")                     \
   X(EL_EUSAGE, -5011, "invalid command line")                   \
-  X(EL_ESTOPPED, -5012, "stopped by a handler")
+  X(EL_ESTOPPED, -5012, "stopped by a handler")                 \
+  X(EL_ESHRUNK, -5013, "file shrank while being read")
 
 enum {
 #define EL__ERR_ENUM(name, value, msg) name = value,

@@ -12,12 +12,17 @@
  *     bitmap turned into a sorted list when the session ends;
  *   - the largest timestamp: every decoded event's, and each block
  *     marker's start and end time (§1.5: end_time bounds the block's
- *     events, whose own times are not read). */
+ *     events, whose own times are not read);
+ *   - the first OSPROCESS_PID, OSPROCESS_PPID, RTS_IDENTIFIER and
+ *     PROGRAM_ARGS (§2.4), the strings copied. */
+#include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "../common/el_grow.h"
+#include "../common/el_mapguard.h"
 #include "eventlog_internal.h"
 
 typedef struct {
@@ -96,6 +101,48 @@ static int on_header(void *ud, const el_ev_header_t *h) {
   return 0;
 }
 
+/* A copy of v into *dst (NUL-terminated), unless *dst is set already (the
+ * first one wins). The pointer is stored before the bytes are copied: a
+ * fault while copying from a shrunk mapping leaves nothing unowned. */
+static void keep_str(scan_t *s, char **dst, size_t *len, el_strview_t v) {
+  if (*dst)
+    return;
+  *dst = el_malloc(v.len + 1);
+  if (!*dst) {
+    s->nomem = 1;
+    return;
+  }
+  if (v.len)
+    memcpy(*dst, v.p, v.len);
+  (*dst)[v.len] = '\0';
+  *len = v.len;
+}
+
+/* The init events of §2.4 the host's session table holds. */
+static void see_init(scan_t *s, const el_ev_event_t *ev) {
+  el_ev_scan_session_t *c = s->cur;
+  if (ev->malformed || ev->nfields < 2)
+    return;
+  switch (ev->type) {
+  case EL_EV_OSPROCESS_PID:
+    if (!c->has_pid)
+      c->pid = ev->v[1].u;
+    c->has_pid = 1;
+    break;
+  case EL_EV_OSPROCESS_PPID:
+    if (!c->has_ppid)
+      c->ppid = ev->v[1].u;
+    c->has_ppid = 1;
+    break;
+  case EL_EV_RTS_IDENTIFIER:
+    keep_str(s, &c->rts_id, &c->rts_id_len, ev->v[1].s);
+    break;
+  case EL_EV_PROGRAM_ARGS:
+    keep_str(s, &c->args, &c->args_len, ev->v[1].s);
+    break;
+  }
+}
+
 static int on_event(void *ud, const el_ev_event_t *ev) {
   scan_t *s = ud;
   el_ev_scan_session_t *c = s->cur;
@@ -126,6 +173,8 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
     c->wall_t_ns = ev->t_ns;
     c->anchor_unix_ns = anchor_ns(ev->v[1].u, ev->v[2].u, ev->t_ns);
     break;
+  default:
+    see_init(s, ev);
   }
   return 0;
 }
@@ -176,6 +225,26 @@ static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
 
 static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out, int release);
 
+/* A read of the buffer at byte `at` raised SIGBUS: the mapped file shrank
+ * (el_mapguard.h). The decoder and s are freed as they were left; out
+ * keeps the sessions found (caps of the open one are lost) and says so. */
+static int shrunk(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
+                  uint64_t at) {
+  out->status = EL_ESHRUNK;
+  memset(&out->diag, 0, sizeof out->diag);
+  out->diag.code = EL_ESHRUNK;
+  out->diag.offset = at;
+  out->diag.event_type = -1;
+  snprintf(out->diag.msg, sizeof out->diag.msg,
+           "the file shrank while being read: no data at byte %llu "
+           "any more",
+           (unsigned long long)at);
+  out->stats = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+  el_free(s);
+  return EL_ESHRUNK;
+}
+
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
   return scan(buf, len, out, 0);
 }
@@ -206,8 +275,20 @@ static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
     return EL_ENOMEM;
   }
   el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
-  int rc = scan_feed(d, buf, len, release);
+  el_mapguard_t g;
+  int rc = el_mapguard_push(&g, buf, len);
+  if (rc < 0) {
+    el_ev_decoder_free(d);
+    el_free(s);
+    return rc;
+  }
+  if (sigsetjmp(g.env, 1)) {
+    el_mapguard_pop(&g);
+    return shrunk(out, d, s, g.fault_offset);
+  }
+  rc = scan_feed(d, buf, len, release);
   int fin = s->nomem ? 0 : el_ev_decoder_finish(d);
+  el_mapguard_pop(&g);
   close_session(s);
   if (rc == 0 || rc == EL_ESTOPPED)
     rc = fin;
@@ -231,8 +312,11 @@ static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
 void el_ev_scan_free(el_ev_scan_t *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->nsessions; i++)
+  for (size_t i = 0; i < s->nsessions; i++) {
     el_free(s->sessions[i].caps);
+    el_free(s->sessions[i].rts_id);
+    el_free(s->sessions[i].args);
+  }
   el_free(s->sessions);
   s->sessions = NULL;
   s->nsessions = 0;

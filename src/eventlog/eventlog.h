@@ -347,6 +347,19 @@ typedef struct el_ev_scan_session_s {
                                 cap != 0xFFFF) or a CAP_CREATE, ascending,
                                 each once */
   size_t ncaps;
+  /* The session's init events (spec §2.4), the first of each type found
+   * where the scan decodes (global blocks, events outside blocks; GHC 9.0
+   * writes them in its global block, at the end of the file): */
+  uint8_t has_pid, has_ppid; /* an OSPROCESS_PID / OSPROCESS_PPID */
+  uint64_t pid, ppid;        /* their pid field */
+  char *rts_id;              /* RTS_IDENTIFIER's name ("GHC-9.0.2
+                                rts_thr_l"), NUL-terminated copy; NULL if
+                                none */
+  size_t rts_id_len;         /* its length in bytes */
+  char *args;                /* PROGRAM_ARGS's argument list as in the
+                                event: arguments each ended by NUL; a copy,
+                                NULL if none */
+  size_t args_len;           /* its length in bytes */
 } el_ev_scan_session_t;
 
 /* The result of el_ev_scan_sessions. Free with el_ev_scan_free. */
@@ -370,7 +383,8 @@ typedef struct el_ev_scan_s {
  * again), so the scan's resident memory stays near one window whatever
  * the file's size (144.9 MB, 12 sessions: 2.4 MB peak RSS against 16.9 MB;
  * `el_scan -m`). Results are those of el_ev_scan_sessions: the decoder
- * keeps its place across windows. Additive. */
+ * keeps its place across windows, and a file that shrank under the
+ * mapping gives EL_ESHRUNK. Additive. */
 int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 
 /* Scan a whole eventlog held in memory (e.g. an mmap'd file) for what is
@@ -386,7 +400,11 @@ int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
  * Returns 0 (the buffer decoded cleanly, also when it simply ends between
  *   events), EL_ENOMEM (out holds what was found before), or out->status
  *   when the input has a problem: everything before out->diag.offset is
- *   reported; never reads outside buf.
+ *   reported; never reads outside buf. EL_ESHRUNK: buf is a file mapping
+ *   and the file was truncated under it; out->diag.offset is the byte
+ *   whose read raised SIGBUS, caught (src/common/el_mapguard.h); the
+ *   sessions found before it are in out, the last one's capabilities
+ *   not listed.
  * Thread: any; no shared state. Spec: §1.2-§1.7, §3.5, §3.6, §4.7. */
 int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 

@@ -150,15 +150,27 @@ typedef struct el_host_hint_s {
   const uint16_t *caps;     /* capabilities that have blocks (borrowed
                                for the call), ascending */
   size_t ncaps;
+  /* The session's init events (spec §2.4; on GHC 9.0 at the end of the
+   * file), so that el.session holds them from the header on: */
+  int has_pid, has_ppid; /* an OSPROCESS_PID / OSPROCESS_PPID */
+  uint64_t pid, ppid;
+  /* RTS_IDENTIFIER's name and PROGRAM_ARGS's NUL-ended arguments; p NULL:
+   * none. Borrowed for the call. */
+  el_strview_t rts_id;
+  el_strview_t args;
 } el_host_hint_t;
 
 /* Hints for the next n sessions (headers) the host reads, in order (a
- * file of several sessions, e.g. a raw tee). hints: copied. Replaces
- * hints not yet used. A hinted session's clock is exact from its first
- * event (WALL_CLOCK_TIME found), else estimated from max_t and the
- * el_host_received bound; its capabilities are expected from the start
- * (the watermark waits for each one's first block). Returns 0 or
- * EL_ENOMEM (no hints kept). */
+ * file of several sessions, e.g. a raw tee). hints: copied, their lists
+ * and strings too. Replaces hints not yet used. A hinted session's clock
+ * is exact from its first event (WALL_CLOCK_TIME found), else estimated
+ * from max_t and the el_host_received bound; its capabilities are
+ * expected from the start (the watermark waits for each one's first
+ * block); its init events' fields (pid, ppid, rts_version, ghc_version,
+ * rts_way, args, heap_prof_breakdown from -h<X>) are in el.session
+ * before on_header runs, with el.session.init_scanned = true, and set
+ * again, unchanged, when the events come (docs/lua-api.md). Returns 0
+ * or EL_ENOMEM (no hints kept). */
 int el_host_set_hints(el_host_t *h, const el_host_hint_t *hints, size_t n);
 
 /* The current (or last) session's clock state. */

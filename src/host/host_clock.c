@@ -154,14 +154,40 @@ void el__order_report(el_host_t *h) {
 void el__clock_free(el_host_t *h) {
   el_free(h->clock.hints);
   el_free(h->clock.hint_caps);
+  el_free(h->clock.hint_strs);
   h->clock.hints = NULL;
   h->clock.hint_caps = NULL;
+  h->clock.hint_strs = NULL;
   h->clock.nhints = h->clock.next_hint = 0;
 }
 
 void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live) {
   h->clock.received = by_unix_ns;
   h->clock.live = live != 0;
+}
+
+/* Copy the strings of v[0..n) into one block, *out, and point v at it.
+ * Returns 0 or EL_ENOMEM. */
+static int copy_hint_strs(el_host_hint_t *v, size_t n, char **out) {
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) len += v[i].rts_id.len + v[i].args.len;
+  char *p = len ? el_malloc(len) : NULL;
+  if (len && !p) return EL_ENOMEM;
+  *out = p;
+  for (size_t i = 0; i < n; i++) {
+    el_strview_t *sv[2] = {&v[i].rts_id, &v[i].args};
+    for (int k = 0; k < 2; k++) {
+      if (!sv[k]->p) continue;
+      if (!sv[k]->len) {
+        sv[k]->p = ""; /* present, empty */
+        continue;
+      }
+      memcpy(p, sv[k]->p, sv[k]->len);
+      sv[k]->p = p;
+      p += sv[k]->len;
+    }
+  }
+  return 0;
 }
 
 int el_host_set_hints(el_host_t *h, const el_host_hint_t *hints, size_t n) {
@@ -186,6 +212,11 @@ int el_host_set_hints(el_host_t *h, const el_host_hint_t *hints, size_t n) {
     } else {
       v[i].caps = NULL;
     }
+  }
+  if (copy_hint_strs(v, n, &h->clock.hint_strs) < 0) {
+    el_free(v);
+    el_free(caps);
+    return EL_ENOMEM;
   }
   h->clock.hints = v;
   h->clock.hint_caps = caps;
@@ -343,7 +374,7 @@ static int estimate(el_host_t *h, el_rts_ns_t t) {
   return 1;
 }
 
-void el__clock_session(el_host_t *h) {
+const el_host_hint_t *el__clock_session(el_host_t *h) {
   el__clock_t *c = &h->clock;
   el__progress_t *p = &h->prog;
   c->state = EL_HOST_CLOCK_NONE;
@@ -353,7 +384,7 @@ void el__clock_session(el_host_t *h) {
   for (int i = 0; i <= p->max_cap; i++) p->state[i] = CAP_UNKNOWN;
   p->max_cap = p->block_cap = p->wm_cap = -1;
   p->wm_dirty = 1;
-  if (c->next_hint >= c->nhints) return;
+  if (c->next_hint >= c->nhints) return NULL;
   const el_host_hint_t *hint = &c->hints[c->next_hint++];
   c->hinted = 1;
   for (size_t i = 0; i < hint->ncaps; i++) expect(h, hint->caps[i], 0);
@@ -363,6 +394,7 @@ void el__clock_session(el_host_t *h) {
   } else {
     estimate(h, hint->max_t);
   }
+  return hint;
 }
 
 void el__clock_end(el_host_t *h) {

@@ -42,13 +42,17 @@ static void c_received(void *ud, uint64_t by_unix_ns, int live) {
 /* A recorded file, mapped whole: el_ev_scan_sessions (src/eventlog) reads
  * its headers, block markers and global blocks only (capability blocks'
  * bodies are skipped unread, so their pages are never touched) and gives
- * each session's WALL_CLOCK_TIME anchor, capabilities and last time. */
+ * each session's WALL_CLOCK_TIME anchor, capabilities, last time and init
+ * events (pid, ppid, RTS identifier, arguments). */
 static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_host_t *h = ud;
   el_ev_scan_t r;
-  if (el_ev_scan_mapped(buf, len, &r) == EL_ENOMEM || r.nsessions == 0 ||
+  int rc = el_ev_scan_mapped(buf, len, &r);
+  if (rc == EL_ENOMEM || rc == EL_ESHRUNK || r.nsessions == 0 ||
       r.nsessions > MAX_SCAN_SESSIONS) {
-    el_ev_scan_free(&r);  /* too many: the hints would not line up */
+    /* Too many: the hints would not line up. Shrunk (another process
+     * truncated the file): read(2) meets the new end and reports it. */
+    el_ev_scan_free(&r);
     return;
   }
   el_host_hint_t *v = el_calloc(r.nsessions, sizeof *v);
@@ -65,6 +69,12 @@ static void c_scan(void *ud, const uint8_t *buf, size_t len) {
       for (size_t k = 0; k < s->ncaps && v[i].ncaps < 64; k++)
         if (s->caps[k] < EL__MAX_CAPS) caps[i][v[i].ncaps++] = s->caps[k];
       v[i].caps = caps[i];
+      v[i].has_pid = s->has_pid;
+      v[i].pid = s->pid;
+      v[i].has_ppid = s->has_ppid;
+      v[i].ppid = s->ppid;
+      v[i].rts_id = (el_strview_t){s->rts_id, s->rts_id_len};
+      v[i].args = (el_strview_t){s->args, s->args_len};
     }
     el_host_set_hints(h, v, r.nsessions);
   }

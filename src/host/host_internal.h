@@ -157,6 +157,7 @@ typedef struct el__clock_s {
   int live;                 /* they arrive as the program writes them */
   el_host_hint_t *hints;    /* scan results for the next sessions */
   uint16_t *hint_caps;      /* owned copies of their capability lists */
+  char *hint_strs;          /* owned copies of their strings */
   size_t nhints, next_hint;
   int hinted;               /* the current session had a hint */
 } el__clock_t;
@@ -371,8 +372,9 @@ void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
 void el__clock_init(el_host_t *h);
 void el__clock_free(el_host_t *h);
 /* A header was read: a fresh clock (from the next hint, if any) and
- * fresh capability progress. */
-void el__clock_session(el_host_t *h);
+ * fresh capability progress. Returns the session's hint (valid until the
+ * hints are replaced) or NULL. */
+const el_host_hint_t *el__clock_session(el_host_t *h);
 /* Session events that concern the clock and the watermark
  * (BLOCK_MARKER, WALL_CLOCK_TIME, CAP_CREATE). Returns 1 when the
  * clock changed (the session table needs updating). */

@@ -882,6 +882,31 @@ static void new_session_table(el_host_t *h) {
 }
 
 static void session_end_body(el_host_t *h);
+static void breakdown_from_args(lua_State *L, el_strview_t s);
+static void set_int(lua_State *L, const char *k, lua_Integer v);
+static void rts_identifier(lua_State *L, el_strview_t s);
+
+/* A recorded file's scan found the session's init events (host.h
+ * el_host_set_hints): their fields into el.session now, as the events
+ * themselves will set them (session_event_body), so the resource is
+ * complete from the first record, wherever the events sit. */
+static void init_from_hint(el_host_t *h, const el_host_hint_t *hint) {
+  if (!hint->has_pid && !hint->has_ppid && !hint->rts_id.p && !hint->args.p)
+    return;
+  lua_State *L = h->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
+  if (hint->has_pid) set_int(L, "pid", (lua_Integer)hint->pid);
+  if (hint->has_ppid) set_int(L, "ppid", (lua_Integer)hint->ppid);
+  if (hint->rts_id.p) rts_identifier(L, hint->rts_id);
+  if (hint->args.p) {
+    push_strlist(L, hint->args);
+    lua_setfield(L, -2, "args");
+    breakdown_from_args(L, hint->args);
+  }
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "init_scanned");
+  lua_pop(L, 1);
+}
 
 static void session_header_body(el_host_t *h) {
   if (h->sess.number > 0 && !h->sess.ended) session_end_body(h);
@@ -896,8 +921,9 @@ static void session_header_body(el_host_t *h) {
   /* A new clock and stream time: a restarted program counts from 0. */
   h->now = 0;
   h->sess.rebase_timers = 1;
-  el__clock_session(h);
+  const el_host_hint_t *hint = el__clock_session(h);
   new_session_table(h);
+  if (hint) init_from_hint(h, hint);
   el__hooks_call(h, "on_header", 1);
 }
 

@@ -134,6 +134,8 @@ void el_rp_add_error(el_rp_t *rp, uint64_t offset, const char *msg);
  * (madvise MADV_DONTNEED), so a file of any size adds a bounded amount to
  * the peak RSS. buf: the pump's read-only private mapping, borrowed for
  * the call (dropped pages read back from the file if touched again).
+ * A file truncated under the mapping gives no hints (the SIGBUS is caught,
+ * src/common/el_mapguard.h).
  * Thread: the loop's. Spec: eventlog-format.md §3.5. */
 struct el_host_s;
 void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len);

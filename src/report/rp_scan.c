@@ -9,12 +9,14 @@
  * decoder has moved past them: the decoder copies an event cut by a
  * window's end into its own buffer, so nothing points into dropped pages.
  * Spec: eventlog-format.md §3.5 (absolute time), docs/lua-api.md §3. */
+#include <setjmp.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "../host/host.h"
 #include "../common/el_grow.h"
+#include "../common/el_mapguard.h"
 #include "rp_internal.h"
 
 #define SCAN_WINDOW ((size_t)8 << 20)
@@ -90,23 +92,50 @@ static void drop(const uint8_t *lo, const uint8_t *hi) {
   if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len) {
-  scan_t s;
-  memset(&s, 0, sizeof s);
-  s.wct_type = el_ev_type_by_name("WALL_CLOCK_TIME");
-  el_ev_sink_t sink = {.ud = &s, .on_header = on_header, .on_event = on_event};
-  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
-  if (!d) return;
-  for (size_t off = 0; off < len && !s.over;) {
+/* Decode buf in windows, dropping each window's pages after it. */
+static void feed_windows(el_ev_decoder_t *d, scan_t *s, const uint8_t *buf,
+                         size_t len) {
+  for (size_t off = 0; off < len && !s->over;) {
     size_t n = len - off < SCAN_WINDOW ? len - off : SCAN_WINDOW;
     int rc = el_ev_decoder_feed(d, buf + off, n);
     drop(buf + off, buf + off + n);
     off += n;
     if (rc < 0) break; /* corrupt: the hints so far still hold */
   }
+}
+
+/* Hand the sessions found to h, unless the scan was cut short. */
+static void hand_over(struct el_host_s *h, scan_t *s) {
+  for (size_t i = 0; i < s->n; i++) s->v[i].caps = s->caps[i];
+  if (!s->over && s->n) el_host_set_hints(h, s->v, s->n);
+}
+
+void el_rp_scan(struct el_host_s *h, const uint8_t *buf, size_t len) {
+  /* On the heap: what the decoder's sink changes after sigsetjmp is no
+   * automatic variable of this function, so it is intact after a fault. */
+  scan_t *s = el_calloc(1, sizeof *s);
+  if (!s) return;
+  s->wct_type = el_ev_type_by_name("WALL_CLOCK_TIME");
+  el_ev_sink_t sink = {.ud = s, .on_header = on_header, .on_event = on_event};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  el_mapguard_t g;
+  if (!d || el_mapguard_push(&g, buf, len) < 0) {
+    el_ev_decoder_free(d);
+    el_free(s);
+    return;
+  }
+  if (sigsetjmp(g.env, 1)) {
+    /* The file shrank (el_mapguard.h): no hints; read(2) meets the new
+     * end and reports it. s and d are as the fault left them. */
+    el_mapguard_pop(&g);
+    s->over = 1;
+  } else {
+    feed_windows(d, s, buf, len);
+    el_mapguard_pop(&g);
+  }
   el_ev_decoder_free(d);
-  for (size_t i = 0; i < s.n; i++) s.v[i].caps = s.caps[i];
-  if (!s.over && s.n) el_host_set_hints(h, s.v, s.n);
-  el_free(s.v);
-  el_free(s.caps);
+  hand_over(h, s);
+  el_free(s->v);
+  el_free(s->caps);
+  el_free(s);
 }

@@ -44,7 +44,10 @@ typedef struct el_src_consumer_s {
    * (el_src_recorded_fd): its whole content, a read-only private mapping
    * of the file valid during the call, so the consumer can scan it ahead
    * (e.g. for each session's WALL_CLOCK_TIME; el_ev_scan_mapped gives
-   * pages back as it goes). Not called when the file cannot be mapped. */
+   * pages back as it goes). Not called when the file cannot be mapped.
+   * Another process may truncate the file meanwhile: every read of buf
+   * must be guarded (src/common/el_mapguard.h; el_ev_scan_mapped is); the
+   * pump warns afterwards when the file shrank. */
   void (*scan)(void *ud, const uint8_t *buf, size_t len);
   /* May be NULL. Called with the pump's source (borrowed) right after it
    * was created, before any other hook, and with NULL just before it is

@@ -165,6 +165,15 @@ static void scan_file(pump_t *p, el_src_t *src) {
   }
   p->c->scan(p->c->ud, m, (size_t)st.st_size);
   munmap(m, (size_t)st.st_size);
+  /* Another process truncated it: the scan gave up at the first byte
+   * past the new end (src/common/el_mapguard.h; a read there raises
+   * SIGBUS) and reading goes on with read(2), which meets the new end. */
+  struct stat now;
+  if (fstat(fd, &now) == 0 && now.st_size < st.st_size)
+    el_log(EL_LOG_WARN,
+           "%s: the file shrank from %lld to %lld bytes while it was "
+           "scanned ahead: reading on without the scan's results",
+           p->desc, (long long)st.st_size, (long long)now.st_size);
 }
 
 static void on_connect(void *ud, el_src_t *src) {

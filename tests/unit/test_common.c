@@ -21,6 +21,102 @@
 #include "common/el_arena.h"
 #include "common/el_rng.h"
 #include "common/el_utf8.h"
+#include "common/el_mapguard.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* {====== el_mapguard ======} */
+
+/* A temporary file of two pages, mapped, then truncated to nothing: any
+ * read of the mapping raises SIGBUS. */
+static volatile uint8_t *shrunk_map(size_t *len) {
+  size_t n = 2 * (size_t)sysconf(_SC_PAGESIZE);
+  char path[] = "/tmp/el_test_guardXXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  assert_int_equal(ftruncate(fd, (off_t)n), 0);
+  void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  assert_true(m != MAP_FAILED);
+  assert_int_equal(ftruncate(fd, 0), 0);
+  close(fd);
+  *len = n;
+  return m;
+}
+
+static sigjmp_buf test_env;
+static volatile sig_atomic_t test_handler_calls;
+
+/* The test's own SIGBUS handler, the one a guard must chain to. */
+static void test_on_bus(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+  test_handler_calls++;
+  siglongjmp(test_env, 1);
+}
+
+/* A fault inside the guarded range returns to the guard with its offset;
+ * nested guards: the inner one gets its own fault. */
+static void test_mapguard_fault_returns_offset(void **state) {
+  (void)state;
+  size_t n;
+  volatile uint8_t *m = shrunk_map(&n);
+  el_mapguard_t outer, inner;
+  volatile int outer_faults = 0, inner_faults = 0;
+  assert_int_equal(el_mapguard_push(&outer, (const void *)m, n), 0);
+  if (sigsetjmp(outer.env, 1)) {
+    el_mapguard_pop(&outer);
+    outer_faults++;
+  } else {
+    assert_int_equal(el_mapguard_push(&inner, (const void *)(m + n / 2), n / 2),
+                     0);
+    if (sigsetjmp(inner.env, 1)) {
+      el_mapguard_pop(&inner);
+      inner_faults++;
+    } else {
+      (void)m[n / 2 + 7]; /* byte 7 of the inner range */
+      el_mapguard_pop(&inner);
+    }
+    assert_int_equal(inner.fault_offset, 7);
+    (void)m[100];
+    el_mapguard_pop(&outer);
+  }
+  assert_int_equal(inner_faults, 1);
+  assert_int_equal(outer_faults, 1);
+  assert_int_equal(outer.fault_offset, 100);
+  munmap((void *)m, n);
+}
+
+/* A SIGBUS outside the guarded range goes to the handler installed
+ * before the guard, and that handler is back once the guard is popped. */
+static void test_mapguard_chains_and_restores(void **state) {
+  (void)state;
+  struct sigaction sa, old, now;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = test_on_bus;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGBUS, &sa, &old), 0);
+  size_t n, n2;
+  volatile uint8_t *m = shrunk_map(&n), *other = shrunk_map(&n2);
+  el_mapguard_t g;
+  test_handler_calls = 0;
+  assert_int_equal(el_mapguard_push(&g, (const void *)m, n), 0);
+  if (sigsetjmp(g.env, 1)) {
+    el_mapguard_pop(&g);
+    fail_msg("the guard took a fault outside its range");
+  }
+  if (sigsetjmp(test_env, 1) == 0) (void)other[5];
+  el_mapguard_pop(&g);
+  assert_int_equal(test_handler_calls, 1);
+  assert_int_equal(sigaction(SIGBUS, NULL, &now), 0);
+  assert_true((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == test_on_bus);
+  assert_int_equal(sigaction(SIGBUS, &old, NULL), 0);
+  munmap((void *)m, n);
+  munmap((void *)other, n2);
+}
 
 /* {====== el_grow ======} */
 
@@ -659,6 +755,8 @@ int main(void) {
       cmocka_unit_test(test_utf8_valid_sequences),
       cmocka_unit_test(test_utf8_invalid_sequences),
       cmocka_unit_test(test_parse_size_units_and_bounds),
+      cmocka_unit_test(test_mapguard_fault_returns_offset),
+      cmocka_unit_test(test_mapguard_chains_and_restores),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

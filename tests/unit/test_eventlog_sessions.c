@@ -14,6 +14,8 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "test_eventlog_util.h"
 
@@ -711,7 +713,10 @@ static void test_wellformed_variable_events(void **st) {
  * at the end). From `show --json`: blocks of cap 0 and 1 and a global
  * one ending at t = 276359333 (the largest time of the log),
  * CAP_CREATE 0 and 1, WALL_CLOCK_TIME at t = 888974 with unix_sec
- * 1795960854, nsec 677232000. */
+ * 1795960854, nsec 677232000. From its ghc-events reference text:
+ * "capset 0: pid 10888", "parent pid 10886", "RTS version
+ * "GHC-9.0.2 rts_thr_l"", "args: ["./Threads","16","+RTS","-l","-N2",
+ * "-ollogs/threads.eventlog","-RTS"]". */
 static void test_scan_threads_log(void **st) {
   (void)st;
   size_t n = 0;
@@ -733,6 +738,24 @@ static void test_scan_threads_log(void **st) {
   assert_int_equal(x->ncaps, 2);
   assert_int_equal(x->caps[0], 0);
   assert_int_equal(x->caps[1], 1);
+  assert_true(x->has_pid && x->has_ppid);
+  assert_int_equal(x->pid, 10888);
+  assert_int_equal(x->ppid, 10886);
+  assert_non_null(x->rts_id);
+  assert_string_equal(x->rts_id, "GHC-9.0.2 rts_thr_l");
+  assert_int_equal(x->rts_id_len, strlen("GHC-9.0.2 rts_thr_l"));
+  static const char args[] =
+      "./Threads\0"
+      "16\0"
+      "+RTS\0"
+      "-l\0"
+      "-N2\0"
+      "-ollogs/threads.eventlog\0"
+      "-RTS";
+  assert_non_null(x->args);
+  /* Each argument ends with NUL; the last one's may be the event's end. */
+  assert_true(x->args_len == sizeof args - 1 || x->args_len == sizeof args);
+  assert_memory_equal(x->args, args, sizeof args - 1);
   /* Both capability blocks' bodies were not read. */
   assert_int_equal(s.stats.skipped_blocks, 2);
   assert_int_equal(s.stats.skipped_block_bytes,
@@ -809,6 +832,66 @@ static void test_scan_damaged_input(void **st) {
   el_ev_scan_free(&s);
   el_ev_scan_free(NULL);
   free(p);
+}
+
+/* threads.eventlog written to a temporary file and mapped whole, then the
+ * file truncated to `keep` bytes behind the mapping's back (as another
+ * process could). *fd and *len: to unmap and close. */
+static const uint8_t *map_then_truncate(size_t keep, int *fd, size_t *len) {
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  assert_non_null(log);
+  char path[] = "/tmp/el_test_shrinkXXXXXX";
+  *fd = mkstemp(path);
+  assert_true(*fd >= 0);
+  unlink(path);
+  assert_int_equal(write(*fd, log, n), (ssize_t)n);
+  free(log);
+  void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, *fd, 0);
+  assert_true(m != MAP_FAILED);
+  assert_int_equal(ftruncate(*fd, (off_t)keep), 0);
+  *len = n;
+  return m;
+}
+
+/* The file of a mapped scan shrinks before the scan reads it: no SIGBUS,
+ * EL_ESHRUNK naming the first byte that could not be read. Truncated to
+ * nothing, that is byte 0. Truncated to the page holding the start of cap
+ * 1's block (1338275, see test_scan_threads_log: cap 0's block runs from
+ * the end of the 2688-byte header for 1335587 bytes), the header and cap
+ * 0's marker are read, the body skipped, and cap 1's marker is the first
+ * byte past the new end (its page lies wholly beyond it). */
+static void test_scan_mapped_file_shrinks(void **st) {
+  (void)st;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  const struct {
+    size_t keep;
+    uint64_t fault;
+    size_t nsessions;
+  } c[] = {{0, 0, 0}, {1338275 / pg * pg, 1338275, 1}};
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    int fd;
+    size_t n;
+    const uint8_t *m = map_then_truncate(c[k].keep, &fd, &n);
+    el_ev_scan_t s;
+    assert_int_equal(el_ev_scan_mapped(m, n, &s), EL_ESHRUNK);
+    assert_int_equal(s.status, EL_ESHRUNK);
+    assert_int_equal(s.diag.code, EL_ESHRUNK);
+    assert_int_equal(s.diag.offset, c[k].fault);
+    char want[64];
+    snprintf(want, sizeof want, "no data at byte %llu",
+             (unsigned long long)c[k].fault);
+    if (!strstr(s.diag.msg, want))
+      fail_msg("case %zu: message \"%s\" lacks \"%s\"", k, s.diag.msg, want);
+    assert_int_equal(s.nsessions, c[k].nsessions);
+    el_ev_scan_free(&s);
+    /* The plain scan of the same mapping is guarded too. */
+    assert_int_equal(el_ev_scan_sessions(m, n, &s), EL_ESHRUNK);
+    assert_int_equal(s.diag.offset, c[k].fault);
+    el_ev_scan_free(&s);
+    munmap((void *)m, n);
+    close(fd);
+  }
 }
 
 /* Saturation: a wall clock too large for int64 ns, and one smaller than
@@ -898,6 +981,7 @@ int main(void) {
       cmocka_unit_test(test_scan_tee),
       cmocka_unit_test(test_scan_damaged_input),
       cmocka_unit_test(test_scan_anchor_saturates),
+      cmocka_unit_test(test_scan_mapped_file_shrinks),
       cmocka_unit_test(test_skip_cap_blocks_option),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

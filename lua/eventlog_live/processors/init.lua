@@ -237,6 +237,10 @@ function M.start(el)
   if el.on_header then
     el.on_header(function(session)
       ctx.reset_resource()
+      -- A recorded file's scan found the init events (on GHC 9.0 at its
+      -- end): the resource is complete from the first record. Live input
+      -- gets it when the events come.
+      if session.init_scanned then ctx.sync_resource() end
       for _, d in ipairs(ctx.defs_list) do d.clear() end
       last = -1
       for _, acc in ipairs(ctx.accs) do
