@@ -105,6 +105,7 @@ static void native_span(el_host_t *h, int which, const char *name,
   sp.end_unix_ns = el__host_unix(h, (el_rts_ns_t)end);
   sp.attrs = attrs;
   sp.nattrs = nattrs;
+  sp.static_keys = true;     /* every key below is a string literal */
   el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
   if (++a->nspans[which] >= SPANS_PER_FLUSH) {
     a->nspans[which] = 0;

@@ -32,6 +32,8 @@
 typedef struct attr_memo_s {
   uint64_t h;               /* attrs_hash of the caller's array */
   const el_tm_attr_t *copy; /* in the window's arena */
+  const char *const *skeys; /* the caller's key pointers (n, arena) when
+                               it promised static keys, else NULL */
   uint32_t n;
   uint32_t gen; /* valid while the window's gen */
 } attr_memo_t;
@@ -41,6 +43,7 @@ typedef struct memo_look_s {
   attr_memo_t *slot; /* NULL: not memoizable (lists) */
   uint64_t h;
   const el_tm_attr_t *hit; /* an equal copy, or NULL */
+  bool static_keys;        /* the caller's keys are static (el_tm_span_t) */
 } memo_look_t;
 
 /* One OTLP Metric or Profile being filled in the current window. */
@@ -388,9 +391,11 @@ static bool key_eq(const char *c, const char *s) {
 
 /* The stored copies c[0..n) are what copying attrs[0..n) would make.
  * Strings compare by their bytes: one the copy changed (invalid UTF-8,
- * NUL) never compares equal, so it is copied again, never shared. */
-static bool attrs_eq(const el_tm_attr_t *c, const el_tm_attr_t *attrs,
-                     size_t n) {
+ * NUL) never compares equal, so it is copied again, never shared. Keys
+ * compare by address when both the copy's caller and this one promised
+ * static keys (skeys: the copy's caller keys, else NULL), else by bytes. */
+static bool attrs_eq(const el_tm_attr_t *c, const char *const *skeys,
+                     const el_tm_attr_t *attrs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const el_tm_attr_t *a = &attrs[i];
     if (c[i].type != a->type) return false;
@@ -413,16 +418,18 @@ static bool attrs_eq(const el_tm_attr_t *c, const el_tm_attr_t *attrs,
     default:
       return false;
     }
-    if (!key_eq(c[i].key, a->key)) return false;
+    if (skeys ? skeys[i] != a->key : !key_eq(c[i].key, a->key)) return false;
   }
   return true;
 }
 
-/* Look attrs[0..n) up in the window's memo into *m. */
+/* Look attrs[0..n) up in the window's memo into *m (static_keys: the
+ * caller's promise, el_tm_span_t). */
 static void memo_find(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                      memo_look_t *m) {
+                      bool static_keys, memo_look_t *m) {
   m->slot = NULL;
   m->hit = NULL;
+  m->static_keys = static_keys;
   if (!attrs || n == 0 || n > UINT32_MAX || !attrs_hash(attrs, n, &m->h))
     return;
   if (!w->memo && !(w->memo = el_calloc(ATTR_MEMO, sizeof *w->memo)))
@@ -430,18 +437,19 @@ static void memo_find(window_t *w, const el_tm_attr_t *attrs, size_t n,
   if (w->gen == 0) w->gen = 1;
   m->slot = &w->memo[m->h & (ATTR_MEMO - 1)];
   if (m->slot->gen == w->gen && m->slot->h == m->h && m->slot->n == n &&
-      attrs_eq(m->slot->copy, attrs, n))
+      attrs_eq(m->slot->copy, static_keys ? m->slot->skeys : NULL, attrs, n))
     m->hit = m->slot->copy;
 }
 
 /* Bytes the copies of attrs[0..n) need at most (before interning): none
  * when the window holds an equal copy (looked up into *m for
- * copy_attrs). */
+ * copy_attrs; static_keys as memo_find). */
 static size_t attrs_bytes(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                          memo_look_t *m) {
-  memo_find(w, attrs, n, m);
+                          bool static_keys, memo_look_t *m) {
+  memo_find(w, attrs, n, static_keys, m);
   if (!attrs || m->hit) return 0;
   size_t b = n * sizeof(el_tm_attr_t);
+  if (static_keys) b += n * sizeof(const char *) + 8;
   for (size_t i = 0; i < n; i++) {
     b += (attrs[i].key ? strlen(attrs[i].key) : 0) + 8;
     if (attrs[i].type == EL_TM_STR && attrs[i].v.s.p)
@@ -562,7 +570,11 @@ static int copy_attrs_new(window_t *w, const el_tm_attr_t *attrs, size_t n,
     int rc = copy_attr(&w->arena, &w->intern, &dst[i], &attrs[i]);
     if (rc < 0) return rc;
   }
-  if (m->slot) *m->slot = (attr_memo_t){m->h, dst, (uint32_t)n, w->gen};
+  const char **skeys = NULL;
+  if (m->slot && m->static_keys &&
+      (skeys = el_arena_alloc(&w->arena, n * sizeof *skeys)))
+    for (size_t i = 0; i < n; i++) skeys[i] = attrs[i].key;
+  if (m->slot) *m->slot = (attr_memo_t){m->h, dst, skeys, (uint32_t)n, w->gen};
   *out = dst;
   return 0;
 }
@@ -615,7 +627,7 @@ static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
   if (!st || !desc || !desc->name || !pt) return EL_EINVAL;
   window_t *w = &st->win[sig];
   memo_look_t m;
-  if (admit(st, sig, attrs_bytes(w, pt->attrs, pt->nattrs, &m)) < 0)
+  if (admit(st, sig, attrs_bytes(w, pt->attrs, pt->nattrs, false, &m)) < 0)
     return drop(st, sig);
   int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
@@ -707,7 +719,7 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   if (!st || !rec) return EL_EINVAL;
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t need = attrs_bytes(w, rec->attrs, rec->nattrs, &m) + 32 +
+  size_t need = attrs_bytes(w, rec->attrs, rec->nattrs, false, &m) + 32 +
                 (rec->body.p ? rec->body.len : 0);
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, rec->host_log ? st->host_res : st->main_res);
@@ -737,7 +749,8 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   const char *name =
       span->name ? el__tm_recent_cstr(&w->intern, span->name, &nlen) : NULL;
   if (!name && span->name) nlen = strlen(span->name);
-  size_t need = attrs_bytes(w, span->attrs, span->nattrs, &m) + nlen;
+  size_t need =
+      attrs_bytes(w, span->attrs, span->nattrs, span->static_keys, &m) + nlen;
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
@@ -747,6 +760,7 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   if (!name) /* a miss: the lookup again, and remembered */
     name = el__tm_intern_cstr(&w->intern, &w->arena, span->name, &nlen);
   s->name = name;
+  s->static_keys = false; /* the copies are interned */
   s->nattrs = span->attrs ? span->nattrs : 0;
   if (!name || copy_attrs(w, span->attrs, span->nattrs, &m, &s->attrs) < 0)
     return drop(st, sig);
@@ -779,7 +793,7 @@ int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   if (!st || !s) return EL_EINVAL;
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t need = attrs_bytes(w, s->attrs, s->nattrs, &m);
+  size_t need = attrs_bytes(w, s->attrs, s->nattrs, false, &m);
   for (size_t i = 0; s->frames && i < s->nframes; i++)
     need += sizeof(el_tm_frame_t) + s->frames[i].function.len +
             s->frames[i].file.len + 16;

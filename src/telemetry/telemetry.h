@@ -197,9 +197,16 @@ typedef struct el_tm_span_s {
   const el_tm_attr_t *attrs;
   size_t nattrs;
   int status_code;                    /* 0 unset, 1 ok, 2 error */
+  /* The caller's promise: every attrs[i].key points to a string that
+   * never changes and outlives the store (a string literal), so an
+   * attribute array equal to one copied earlier is recognised by its
+   * keys' addresses instead of their bytes. false: keys are compared byte
+   * by byte. Never set in a stored record. */
+  bool static_keys;
 } el_tm_span_t;
 
-/* Add one finished span (copied). Returns 0 or EL_ENOMEM. */
+/* Add one finished span (copied; static_keys: see the field). Returns 0
+ * or EL_ENOMEM. */
 int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span);
 
 /* Fill buf with n random bytes for trace/span ids (never all zero). */

@@ -470,6 +470,70 @@ static void test_equal_attrs_shared(void **state) {
   el_tm_store_free(st);
 }
 
+/* Spans whose caller promises static keys (el_tm_span_t.static_keys: the
+ * memo compares key addresses) get the same attributes as spans with
+ * equal keys at other addresses: the same keys and values, by content. A
+ * static-keys span shares the copy of an earlier one with the same key
+ * addresses and values; a span without the promise whose key buffer now
+ * holds other bytes at the same address never takes that copy. */
+static void test_static_keys_same_attrs(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  static const char other_thread[] = "thread"; /* a second literal */
+  char kthread[8] = "thread", kstatus[8] = "status";
+  el_tm_attr_t lit[2] = {
+      {.key = "thread", .type = EL_TM_STR, .v.s = {"42", 2}},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"BlockedOnMVar", 13}}};
+  el_tm_attr_t buf[2] = {lit[0], lit[1]};
+  buf[0].key = kthread;
+  buf[1].key = kstatus;
+  el_tm_attr_t oth[2] = {lit[0], lit[1]};
+  oth[0].key = other_thread;
+  el_tm_span_t sp = {
+      .name = "s", .kind = EL_TM_SPAN_INTERNAL, .nattrs = 2, .status_code = 1};
+  sp.attrs = lit, sp.static_keys = true;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 0: literals, static */
+  sp.attrs = buf, sp.static_keys = false;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 1: buffers, not static */
+  sp.attrs = lit, sp.static_keys = true;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 2: as 0 */
+  sp.attrs = oth;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 3: another "thread" */
+  lit[0].v.s = (el_strview_t){"43", 2};
+  sp.attrs = lit;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 4: thread 43 */
+  sp.attrs = buf, sp.static_keys = true;    /* buffers kept unchanged */
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 5: as 1 */
+  char kthread2[8] = "thread";
+  el_tm_attr_t buf2[2] = {buf[0], buf[1]};
+  buf2[0].key = kthread2;
+  sp.attrs = buf2;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 6: static, new addresses */
+  memcpy(kthread2, "thrXad", 6);
+  sp.static_keys = false;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 7: key bytes changed */
+  assert_int_equal(el_tm_store_flush(st), 0);
+  size_t n;
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[0], &n);
+  assert_int_equal(n, 8);
+  const char *want_thread[8] = {"42", "42", "42", "42", "43", "42", "42", "42"};
+  for (size_t i = 0; i < n; i++) {
+    assert_false(s[i].static_keys);
+    assert_int_equal(s[i].nattrs, 2);
+    assert_string_equal(s[i].attrs[0].key, i == 7 ? "thrXad" : "thread");
+    assert_string_equal(s[i].attrs[0].v.s.p, want_thread[i]);
+    assert_int_equal(s[i].attrs[0].v.s.len, 2);
+    assert_string_equal(s[i].attrs[1].key, "status");
+    assert_string_equal(s[i].attrs[1].v.s.p, "BlockedOnMVar");
+  }
+  assert_ptr_equal(s[2].attrs, s[0].attrs); /* same addresses: shared */
+  assert_ptr_equal(s[5].attrs, s[1].attrs); /* bytes compared: shared */
+  assert_ptr_not_equal(s[4].attrs, s[0].attrs);
+  assert_ptr_not_equal(s[7].attrs, s[6].attrs); /* no promise: bytes */
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
 /* The memo compares string values by their bytes at every length (the
  * store reads short strings a word at a time): a value that differs from
  * an earlier one in any single byte, or only in length, gets its own
@@ -762,6 +826,7 @@ int main(void) {
       cmocka_unit_test(test_resources_main_and_host),
       cmocka_unit_test(test_copies_survive_buffer_reuse),
       cmocka_unit_test(test_equal_attrs_shared),
+      cmocka_unit_test(test_static_keys_same_attrs),
       cmocka_unit_test(test_equal_attrs_every_byte),
       cmocka_unit_test(test_names_keys_buffer_reuse),
       cmocka_unit_test(test_invalid_utf8_replaced),
