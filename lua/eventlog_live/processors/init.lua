@@ -231,6 +231,10 @@ function M.start(el)
     el.flush()
   end
   if el.on_session_end then el.on_session_end(finish) end
+  -- The program's identity is known (live input whose init events come
+  -- first, GHC >= 9.2): the records from now on carry it, not only those
+  -- after the next tick.
+  if el.on_session then el.on_session(ctx.sync_resource) end
 
   -- A new session (reconnection, or the next session of a file): its clock
   -- and program are new; windows are measured on its own eventlog time.
