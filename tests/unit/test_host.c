@@ -697,6 +697,17 @@ static void hdr_threads(tu_buf_t *b) {
   tu_hdr_end(b);
 }
 
+/* Empty b, then the header of hdr_threads and CAP_CREATE of capabilities
+ * 0 and 1 at time 0. */
+static void hdr_two_caps(tu_buf_t *b) {
+  b->n = 0;
+  hdr_threads(b);
+  for (uint16_t c = 0; c < 2; c++) {
+    tu_ev(b, 45, 0); /* CAP_CREATE c */
+    tu_u16(b, c);
+  }
+}
+
 /* The reorder buffer of the C analyses (docs/lua-api.md "Ordering"): a
  * STOP_THREAD earlier than its capability's queue tail goes back into
  * place past another STOP_THREAD and keeps its own status and info.
@@ -767,12 +778,7 @@ static void test_reorder_watermark_passes(void **state) {
   (void)state;
   el_host_t *h = spans_host(0);
   static tu_buf_t b;
-  b.n = 0;
-  hdr_threads(&b);
-  for (uint16_t c = 0; c < 2; c++) {
-    tu_ev(&b, 45, 0); /* CAP_CREATE c */
-    tu_u16(&b, c);
-  }
+  hdr_two_caps(&b);
   static const struct {
     uint64_t bt, end; /* block marker time, end time */
     uint16_t cap;
@@ -824,12 +830,7 @@ typedef struct {
  * to h (whose script sets the global `got` on_end); end the session. */
 static void feed_blocks(el_host_t *h, const blk_t *blk, size_t nblk) {
   static tu_buf_t b;
-  b.n = 0;
-  hdr_threads(&b);
-  for (uint16_t c = 0; c < 2; c++) {
-    tu_ev(&b, 45, 0); /* CAP_CREATE c */
-    tu_u16(&b, c);
-  }
+  hdr_two_caps(&b);
   for (size_t i = 0; i < nblk; i++) {
     uint32_t size = 24;
     for (int k = 0; k < blk[i].n; k++) size += blk[i].ev[k].stop ? 20 : 14;
