@@ -10,6 +10,7 @@ SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${EL_BUILD_DIR:-$SRC/build}
 RECEIVER=$SRC/tests/receiver/server.js
 SEND=$BUILD/tests/otlp_send
+. "$SRC/tests/e2e/wait_lib.sh"
 
 command -v node >/dev/null || { echo "SKIP: node not installed"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }

@@ -57,7 +57,7 @@ trap pl_cleanup EXIT
 free_port() {
   python3 "$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)/free_port.py"
 }
-now_ms() { date +%s%3N; }
+now_ms() { date +%s%3N; }   # Unix ms: compared with the receiver's and the program's times
 
 # ---- the program ------------------------------------------------------------
 

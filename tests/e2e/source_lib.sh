@@ -1,6 +1,7 @@
 # source_lib.sh: helpers shared by test_socket*.sh and test_source*.sh.
 # Every wait is bounded: no test can hang.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/wait_lib.sh"
 : "${EL_BIN:?}" "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
 PEER=$EL_BUILD_DIR/tests/el_peer
 CAT=$EL_BUILD_DIR/tests/el_src_cat

@@ -54,10 +54,10 @@ for t in grpc http; do
   # No receiver: a closed port. Bounded exit, everything counted.
   rcv_start "$t-down"
   rcv_stop
-  start=$(date +%s%N)
+  start=$(mono_ms)
   EL_OTLP_SHUTDOWN_TIMEOUT=1000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
     send "$t" "$TMP/$t-down.json" --points 500 --logs 50 --spans 50 --windows 2
-  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  ms=$(( $(mono_ms) - start ))
   d=$(jq '[.metrics, .logs, .traces] | map(.dropped_shutdown + .dropped_failed) | add' "$TMP/$t-down.json")
   [ "$d" = 600 ] || fail "$t down: $d of 600 records counted as dropped"
   [ "$ms" -lt 4000 ] || fail "$t down: exit took $ms ms (shutdown timeout 1000)"
@@ -65,10 +65,10 @@ for t in grpc http; do
 
   # A receiver that accepts but never answers (60 s delay).
   rcv_start "$t-hang" --delay-ms 60000
-  start=$(date +%s%N)
+  start=$(mono_ms)
   EL_OTLP_SHUTDOWN_TIMEOUT=1000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
     send "$t" "$TMP/$t-hang.json" --points 500 --windows 2
-  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  ms=$(( $(mono_ms) - start ))
   d=$(jq '.metrics.dropped_shutdown' "$TMP/$t-hang.json")
   [ "$d" = 500 ] || fail "$t hang: $d of 500 records counted as dropped"
   [ "$ms" -lt 4000 ] || fail "$t hang: exit took $ms ms (shutdown timeout 1000)"

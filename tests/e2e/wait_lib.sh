@@ -3,6 +3,16 @@
 # test_live_ghc.sh; sourced).
 # Functions only: no variables of their own, no trap, no exit.
 
+# mono_ms: milliseconds on a clock that never steps (the kernel's uptime,
+# /proc/uptime, 10 ms resolution), for durations a test checks. `date` and
+# $SECONDS follow the wall clock, which a fresh CI machine's time sync can
+# step by seconds mid-test (it once made a 1 s shutdown read 10.6 s).
+mono_ms() {
+  local up
+  read -r up _ </proc/uptime
+  echo $((${up%.*} * 1000 + 10#${up#*.} * 10))
+}
+
 # wait_line FILE REGEX SECONDS: 0 as soon as FILE has a line matching the
 # extended REGEX (grep -E), 1 once SECONDS have passed without one. FILE
 # need not exist yet.
