@@ -280,6 +280,11 @@ static void r_received(void *ud, uint64_t by, int live) {
   r->host_c.received(r->host_c.ud, by, live);
 }
 
+static void r_input_waits(void *ud, int waiting) {
+  repl_t *r = ud;
+  r->host_c.input_waits(r->host_c.ud, waiting);
+}
+
 static void r_scan(void *ud, const uint8_t *buf, size_t len) {
   repl_t *r = ud;
   pthread_mutex_lock(&r->lua_mu);
@@ -300,6 +305,7 @@ static void consumer(repl_t *r, el_src_consumer_t *c) {
   c->finish = r_finish;
   c->diag = r_diag;
   c->received = r_received;
+  c->input_waits = r_input_waits;
   c->scan = r_scan;
   c->on_source = r_source;
   c->own_signals = 1;
@@ -332,6 +338,9 @@ static const el_diag_t *load_diag(void *ud) {
 }
 static void load_received(void *ud, uint64_t by, int live) {
   ((load_t *)ud)->c.received(((load_t *)ud)->c.ud, by, live);
+}
+static void load_input_waits(void *ud, int waiting) {
+  ((load_t *)ud)->c.input_waits(((load_t *)ud)->c.ud, waiting);
 }
 static void load_scan(void *ud, const uint8_t *buf, size_t len) {
   ((load_t *)ud)->c.scan(((load_t *)ud)->c.ud, buf, len);
@@ -367,7 +376,8 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
   el_host_consumer(h, &l.c);
   el_src_consumer_t c = {.ud = &l, .reset = load_reset, .feed = load_feed,
                          .finish = load_finish, .diag = load_diag,
-                         .received = load_received, .scan = load_scan,
+                         .received = load_received,
+                         .input_waits = load_input_waits, .scan = load_scan,
                          .own_signals = 1};
   if (r->o->src.kind == EL_SRC_STDIN) lseek(0, 0, SEEK_SET);
   el_src_pump_result_t res;

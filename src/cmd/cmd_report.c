@@ -329,6 +329,11 @@ static void c_received(void *ud, uint64_t by, int live) {
   p->host.received(p->host.ud, by, live);
 }
 
+static void c_input_waits(void *ud, int waiting) {
+  pump_t *p = ud;
+  p->host.input_waits(p->host.ud, waiting);
+}
+
 /* The host's scan leaves the mapped pages it touched resident (every page
  * of a log made of small blocks: 313 MB for a 1 GB -hT log); ours drops
  * them as it goes (el_rp_scan). */
@@ -484,6 +489,7 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
                          .finish = c_finish,
                          .diag = c_diag,
                          .received = c_received,
+                         .input_waits = c_input_waits,
                          .scan = c_scan};
   int rc = el_src_pump(&loop, &o->src, &c, res);
   uv_close((uv_handle_t *)&wall, NULL);

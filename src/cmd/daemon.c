@@ -183,6 +183,11 @@ static void d_received(void *ud, uint64_t by, int live) {
   d->host_c.received(d->host_c.ud, by, live);
 }
 
+static void d_input_waits(void *ud, int waiting) {
+  el__daemon_t *d = ud;
+  d->host_c.input_waits(d->host_c.ud, waiting);
+}
+
 static void d_scan(void *ud, const uint8_t *buf, size_t len) {
   el__daemon_t *d = ud;
   d->host_c.scan(d->host_c.ud, buf, len);
@@ -426,6 +431,7 @@ static void pump(el__daemon_t *d) {
                          .finish = d_finish,
                          .diag = d_diag,
                          .received = d_received,
+                         .input_waits = d_input_waits,
                          .scan = d_scan,
                          .interrupt = d_interrupt,
                          .on_source = d_source,

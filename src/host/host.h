@@ -140,6 +140,16 @@ typedef enum {
  * the next call. */
 void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live);
 
+/* The live input waits for its writer (waiting = 1: everything it had was
+ * fed) or no longer does (0: more bytes come, or reading was paused). Time
+ * spent waiting, on the monotonic clock, is the only time that counts as a
+ * capability's silence (docs/lua-api.md §6 "Ordering"): a backlog being
+ * processed is never silence. The first call (el_src_pump makes one with 0
+ * when each session begins) switches the host from wall-clock silence,
+ * which a host fed without such calls keeps, to this waiting time for good.
+ * Thread: the loop thread. */
+void el_host_input_waits(el_host_t *h, int waiting);
+
 /* What a scan of a recorded file found for one session (header), ahead of
  * reading it (el_ev_scan, src/eventlog/eventlog.h). */
 typedef struct el_host_hint_s {

@@ -43,6 +43,12 @@ static el_unix_ns_t unix_now_ns(void) {
   return (el_unix_ns_t)ts.tv_sec * 1000000000u + (el_unix_ns_t)ts.tv_nsec;
 }
 
+static uint64_t mono_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* a - b for unsigned times, as a signed value clamped to int64. */
 static int64_t diff_sat(uint64_t a, uint64_t b) {
   if (a >= b) return a - b > (uint64_t)INT64_MAX ? INT64_MAX
@@ -229,16 +235,61 @@ el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
 
 /* {====== capability progress ======} */
 
-/* Live: cap delivered something now (the arrival time of the bytes being
- * fed, or the wall clock when the source gave none). */
+/* The quiet clock, which measures a live capability's silence: the time
+ * the input has spent waiting for its writer (el_host_input_waits), in
+ * monotonic ns; or, from a source that does not report its waits, the
+ * wall clock (Unix ns). Without a clock read while bytes are being fed. */
+static uint64_t quiet_now(const el_host_t *h) {
+  const el__progress_t *p = &h->prog;
+  if (!p->waits_known) return unix_now_ns();
+  if (!p->waiting) return p->waited_ns;
+  return p->waited_ns + (mono_now_ns() - p->wait_since_ns);
+}
+
+/* When the bytes being fed arrived, on the quiet clock: the source's
+ * arrival time when it gave one (wall clock) and does not report waits. */
+static uint64_t arrival_now(const el_host_t *h) {
+  if (!h->prog.waits_known && h->clock.received) return h->clock.received;
+  return quiet_now(h);
+}
+
+void el_host_input_waits(el_host_t *h, int waiting) {
+  el__progress_t *p = &h->prog;
+  if (!p->waits_known) {
+    /* From the wall clock to the quiet clock: what arrived so far
+     * arrived now. */
+    p->waits_known = 1;
+    p->waiting = 0;
+    p->waited_ns = 0;
+    memset(p->arrived, 0, sizeof p->arrived);
+  }
+  waiting = waiting != 0;
+  if (waiting == p->waiting) return;
+  uint64_t now = mono_now_ns();
+  if (waiting)
+    p->wait_since_ns = now;
+  else
+    p->waited_ns += now - p->wait_since_ns;
+  p->waiting = waiting;
+}
+
+/* Live: cap delivered something now. */
 static void arrived(el_host_t *h, unsigned cap) {
   if (!h->clock.live) return;
-  h->prog.arrived[cap] = h->clock.received ? h->clock.received : unix_now_ns();
+  h->prog.arrived[cap] = arrival_now(h);
 }
+
+static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t);
 
 static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   el__progress_t *p = &h->prog;
   if (cap >= EL__MAX_CAPS) return;
+  if (p->state[cap] == CAP_UNKNOWN && h->clock.live) {
+    /* The RTS numbers its capabilities from 0 without gaps: the lower
+     * ones exist too, and may have written since the start (GHC 9.0
+     * writes CAP_CREATE into its global block, which comes at exit). */
+    for (unsigned c = 0; c < cap; c++) expect(h, c, 0);
+  }
   if (p->state[cap] != CAP_SEEN) {
     arrived(h, cap);
     if (p->state[cap] == CAP_UNKNOWN) {
@@ -256,9 +307,11 @@ static void progress(el_host_t *h, unsigned cap, el_rts_ns_t t) {
 
 void el__progress_event(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   progress(h, cap, t);
-  /* Its event arrived now (cheap: no clock read once the source told). */
-  if (cap < EL__MAX_CAPS && h->clock.live && h->clock.received)
-    h->prog.arrived[cap] = h->clock.received;
+  /* Its event arrived now (cheap: no clock read while bytes are fed from
+   * a source that reports its waits, or that told their arrival). */
+  if (cap < EL__MAX_CAPS && h->clock.live &&
+      (h->prog.waits_known || h->clock.received))
+    h->prog.arrived[cap] = arrival_now(h);
 }
 
 /* A capability that exists but has delivered nothing yet (a hint, or
@@ -276,9 +329,9 @@ static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
 int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   el__progress_t *p = &h->prog;
   if (p->wm_dirty) {
-    /* Live: silence is wall-clock time since the last delivery. A
-     * recorded file's capabilities are never given up on by time. */
-    el_unix_ns_t now = h->clock.live ? unix_now_ns() : 0;
+    /* Live: silence is quiet time since the last delivery. A recorded
+     * file's capabilities are never given up on by time. */
+    uint64_t now = h->clock.live ? quiet_now(h) : 0;
     el_rts_ns_t best = UINT64_MAX, next = UINT64_MAX;
     int bc = -1;
     for (int c = 0; c <= p->max_cap; c++) {

@@ -35,6 +35,10 @@ static void c_received(void *ud, uint64_t by_unix_ns, int live) {
   el_host_received(ud, by_unix_ns, live);
 }
 
+static void c_input_waits(void *ud, int waiting) {
+  el_host_input_waits(ud, waiting);
+}
+
 /* {====== scanning a recorded file ======} */
 
 #define MAX_SCAN_SESSIONS 4096
@@ -95,6 +99,7 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->finish = c_finish;
   c->diag = c_diag;
   c->received = c_received;
+  c->input_waits = c_input_waits;
   c->scan = c_scan;
   c->interrupt = c_interrupt;
 }

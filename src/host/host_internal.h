@@ -170,14 +170,23 @@ typedef struct el__clock_s {
 enum { CAP_UNKNOWN = 0, CAP_EXPECTED, CAP_SEEN };
 typedef struct el__progress_s {
   el_rts_ns_t last[EL__MAX_CAPS];     /* latest time delivered by each cap */
-  el_unix_ns_t arrived[EL__MAX_CAPS]; /* live: when it last delivered */
+  /* Live: when it last delivered, on the quiet clock (quiet_now in
+   * host_clock.c): ns the input waited for its writer, or wall-clock Unix
+   * ns when the source does not report waits (waits_known 0). */
+  uint64_t arrived[EL__MAX_CAPS];
   uint8_t state[EL__MAX_CAPS];        /* CAP_* */
   int max_cap;                        /* highest cap index used, -1 none */
   int block_cap;                      /* cap of the block being read, -1 */
   el_rts_ns_t block_end;              /* its end time */
-  /* Live: a cap that delivered nothing for longer (wall time) is not
+  /* Live: a cap that delivered nothing for longer (quiet time) is not
    * waited for. */
   el_rts_ns_t horizon;
+  /* The input's waits for its writer (el_host_input_waits); kept across
+   * sessions. */
+  int waits_known;      /* the source reports them: silence is quiet time */
+  int waiting;          /* it waits now, since wait_since_ns (monotonic) */
+  uint64_t wait_since_ns;
+  uint64_t waited_ns;   /* waits that ended, summed (the quiet clock) */
   el_rts_ns_t wm; /* cached watermark */
   /* With the cache, in a recorded session: the least latest time of the
    * other capabilities waited for (UINT64_MAX: none), as it was when the

@@ -166,6 +166,15 @@ typedef struct el_src_cb_s {
    * last connection error). Called once, after every handle has closed; the
    * source may be freed from inside this callback. */
   void (*on_end)(void *ud, el_src_t *src, int status);
+  /* May be NULL. The session's input was read up to what its writer had
+   * written and the source now waits for more (waiting = 1: a read found
+   * nothing more, or read less than it asked for, after the bytes read were
+   * delivered; a followed file met its end), or no longer does (0: bytes
+   * arrived, reading was paused, or the session ended). Called on changes
+   * only. Time spent waiting is the only time a live consumer may take for
+   * a writer's silence: time spent processing a backlog is not
+   * (src/host/host_clock.c). */
+  void (*on_wait)(void *ud, el_src_t *src, int waiting);
 } el_src_cb_t;
 
 /* Counters, updated as bytes arrive. */

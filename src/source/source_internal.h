@@ -100,6 +100,8 @@ struct el_src_s {
   uint64_t recv_by;                 /* the bytes being delivered existed by
                                        this Unix ns (el_src_received) */
   int recv_live;                    /* they arrive as they are written */
+  int waiting;                      /* read up to the writer: waits for
+                                       more (el_src_cb_t.on_wait) */
 
   int stdin_flags;                  /* fcntl flags of fd 0 to restore */
   uint8_t *buf;                     /* read buffer */
@@ -129,6 +131,10 @@ void el__src_opened(el_src_t *s);
 void el__src_open_failed(el_src_t *s, int err);
 /* Deliver bytes of the current session (tee, counters, on_data). */
 void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len);
+/* The session's input was read up to what its writer wrote (waiting = 1)
+ * or no longer is (0); reports changes through cb.on_wait. Only an open,
+ * unpaused session waits. */
+void el__src_waits(el_src_t *s, int waiting);
 /* The session ended with err (0 = EOF). The variant must not read more. */
 void el__src_session_ended(el_src_t *s, int err);
 /* A handle given to uv_close has closed. */

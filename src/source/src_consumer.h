@@ -40,6 +40,12 @@ typedef struct el_src_consumer_s {
   /* May be NULL. Before each feed: by_unix_ns, the Unix time by which the
    * bytes existed, and live (see el_src_received). */
   void (*received)(void *ud, uint64_t by_unix_ns, int live);
+  /* May be NULL. The input waits for its writer (waiting = 1: everything
+   * it had was fed) or no longer does (0: more bytes come, or reading was
+   * paused); see el_src_cb_t.on_wait. Also called with 0 after reset when
+   * a session begins, which tells the consumer that its pump reports
+   * waits. */
+  void (*input_waits)(void *ud, int waiting);
   /* May be NULL. After reset, when the session is a regular file read once
    * (el_src_recorded_fd): its whole content, a read-only private mapping
    * of the file valid during the call, so the consumer can scan it ahead

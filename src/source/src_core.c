@@ -378,6 +378,7 @@ void el__src_opened(el_src_t *s) {
 void el__src_session_ended(el_src_t *s, int err) {
   if (s->state != SRC_OPEN)
     return;
+  el__src_waits(s, 0);
   if (!reconnects(s)) {
     begin_end(s, err);
     return;
@@ -446,9 +447,19 @@ static void tee_bytes(el_src_t *s, const uint8_t *buf, size_t len) {
   }
 }
 
+void el__src_waits(el_src_t *s, int waiting) {
+  waiting = waiting && s->state == SRC_OPEN && !s->paused;
+  if (s->waiting == waiting)
+    return;
+  s->waiting = waiting;
+  if (s->cb.on_wait)
+    s->cb.on_wait(s->cb.ud, s, waiting);
+}
+
 void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
   if (len == 0)
     return;
+  el__src_waits(s, 0);
   /* A regular file's bytes present when it was opened: recorded; the rest
    * (a followed file's growth, streams): received now, live. */
   if (s->file_regular && s->file_off - (int64_t)len < s->file_size0) {
@@ -500,6 +511,7 @@ int el_src_recorded_fd(const el_src_t *s) {
 void el_src_pause(el_src_t *s) {
   if (s->paused)
     return;
+  el__src_waits(s, 0); /* bytes may pile up unread: no longer waiting */
   s->paused = 1;
   if (s->state == SRC_OPEN && s->vt->pause)
     s->vt->pause(s);

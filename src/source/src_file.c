@@ -46,6 +46,7 @@ static void at_eof(el_src_t *s) {
       return;
     }
   }
+  el__src_waits(s, 1); /* read up to the writer: wait for growth */
   el__src_poll_later(s, s->opts.follow_poll_s);
 }
 

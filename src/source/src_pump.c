@@ -181,6 +181,8 @@ static void on_connect(void *ud, el_src_t *src) {
   p->res.sessions++;
   if (p->c->reset)
     p->c->reset(p->c->ud);
+  if (p->c->input_waits)
+    p->c->input_waits(p->c->ud, 0);
   if (p->c->scan)
     scan_file(p, src);
 }
@@ -216,6 +218,13 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   } else if (rc < 0) {
     report(p, rc, "decode error");
   }
+}
+
+static void on_wait(void *ud, el_src_t *src, int waiting) {
+  pump_t *p = ud;
+  (void)src;
+  if (p->c->input_waits && !p->draining)
+    p->c->input_waits(p->c->ud, waiting);
 }
 
 static void on_disconnect(void *ud, el_src_t *src, int err) {
@@ -336,7 +345,8 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
                     .on_connect = on_connect,
                     .on_data = on_data,
                     .on_disconnect = on_disconnect,
-                    .on_end = on_end};
+                    .on_end = on_end,
+                    .on_wait = on_wait};
   el_src_t *src;
   int rc = el_src_new(loop, o, &cb, &src);
   if (rc < 0) {

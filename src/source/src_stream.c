@@ -2,7 +2,10 @@
  * pipe or tty, Unix and TCP sockets). libuv bounds the reads per loop turn
  * (it stops after a fixed number of reads per wake-up), so timers and other
  * handles keep running under a fast peer. One read buffer is reused: the
- * consumer borrows it only for the on_data call. */
+ * consumer borrows it only for the on_data call. The source waits for its
+ * writer (el_src_cb_t.on_wait) once a read finds nothing more (EAGAIN), or
+ * reads less than the buffer (libuv then polls before reading again), after
+ * the bytes read were delivered: processing them is not waiting. */
 #include "source_internal.h"
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *out) {
@@ -22,10 +25,16 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
   s->buf_busy = 0;
   if (nread > 0) {
     el__src_deliver(s, (const uint8_t *)b->base, (size_t)nread);
+    /* Less than asked for: libuv reads no more until the fd is readable
+     * again, so everything written was read (and now processed). */
+    if ((size_t)nread < s->buf_size && s->reading)
+      el__src_waits(s, 1);
     return;
   }
-  if (nread == 0)
-    return;  /* EAGAIN */
+  if (nread == 0) { /* EAGAIN: nothing more to read */
+    el__src_waits(s, 1);
+    return;
+  }
   el__src_session_ended(s, nread == UV_EOF ? 0 : (int)nread);
 }
 
