@@ -35,6 +35,9 @@
 #include "host_internal.h"
 
 #define DEFAULT_HORIZON_NS 5000000000ll
+/* Live: the longest wait for a capability whose blocks come far apart
+ * (unless the horizon is longer). */
+#define MAX_WAIT_NS 60000000000ull
 #define HORIZON_ENV "EVENTLOG_LIVE_REORDER_HORIZON_MS"
 
 static el_unix_ns_t unix_now_ns(void) {
@@ -326,6 +329,33 @@ static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
   p->wm_dirty = 1;
 }
 
+/* Live: how long capability c may stay silent (quiet time) and still be
+ * waited for: twice the gap between its last two blocks (for one without
+ * two blocks yet, the longest gap of the session's capabilities, the first
+ * block's counted from the session's start), at least the horizon, at
+ * most MAX_WAIT_NS or the horizon if longer. A GHC 9.0 capability writes
+ * a block when its 2 MiB buffer fills, so a quiet one's blocks come
+ * minutes apart while a busy one's come every few ms. */
+static uint64_t wait_of(const el__progress_t *p, int c) {
+  uint64_t g = p->gap[c] ? p->gap[c] : p->gap_max;
+  uint64_t w = g > UINT64_MAX / 2 ? UINT64_MAX : 2 * g;
+  uint64_t max = p->horizon > MAX_WAIT_NS ? p->horizon : MAX_WAIT_NS;
+  if (w < p->horizon) return p->horizon;
+  return w > max ? max : w;
+}
+
+/* Live: a block of cap arrives: note the quiet time since its previous
+ * one (or since the session began) in p->gap. */
+static void block_gap(el_host_t *h, unsigned cap) {
+  el__progress_t *p = &h->prog;
+  uint64_t now = arrival_now(h);
+  uint64_t prev = p->state[cap] == CAP_SEEN ? p->arrived[cap] : p->session_at;
+  uint64_t g = now > prev ? now - prev : 0;
+  if (g < p->gap[cap] / 2) g = p->gap[cap] / 2;
+  p->gap[cap] = g ? g : 1;
+  if (g > p->gap_max) p->gap_max = g;
+}
+
 int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   el__progress_t *p = &h->prog;
   if (p->wm_dirty) {
@@ -338,7 +368,7 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
       if (p->state[c] == CAP_UNKNOWN) continue;
       el_rts_ns_t last = p->last[c];
       if (h->clock.live && now > p->arrived[c] &&
-          now - p->arrived[c] > p->horizon)
+          now - p->arrived[c] > wait_of(p, c))
         continue; /* silent */
       if (last < best) {
         next = best;
@@ -434,7 +464,12 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   c->anchor = 0;
   c->from_file = 0;
   c->hinted = 0;
-  for (int i = 0; i <= p->max_cap; i++) p->state[i] = CAP_UNKNOWN;
+  for (int i = 0; i <= p->max_cap; i++) {
+    p->state[i] = CAP_UNKNOWN;
+    p->gap[i] = 0;
+  }
+  p->session_at = c->live ? arrival_now(h) : 0;
+  p->gap_max = 0;
   p->max_cap = p->block_cap = p->wm_cap = -1;
   p->wm_dirty = 1;
   if (c->next_hint >= c->nhints) return NULL;
@@ -469,6 +504,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     if (cap != EL_EV_NO_CAP && cap < EL__MAX_CAPS) {
       p->block_cap = (int)cap;
       p->block_end = end;
+      if (c->live) block_gap(h, (unsigned)cap);
       progress(h, (unsigned)cap, ev->t_ns);
       arrived(h, (unsigned)cap); /* its block arrived now */
     }

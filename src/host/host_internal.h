@@ -174,6 +174,11 @@ typedef struct el__progress_s {
    * host_clock.c): ns the input waited for its writer, or wall-clock Unix
    * ns when the source does not report waits (waits_known 0). */
   uint64_t arrived[EL__MAX_CAPS];
+  /* Live: the quiet time between its last two block arrivals (the first
+   * counted from the session's start), halved at each block unless a
+   * longer one comes; 0 = no block yet. It sets how long the capability
+   * is waited for (host_clock.c, wait_of). */
+  uint64_t gap[EL__MAX_CAPS];
   uint8_t state[EL__MAX_CAPS];        /* CAP_* */
   int max_cap;                        /* highest cap index used, -1 none */
   int block_cap;                      /* cap of the block being read, -1 */
@@ -187,6 +192,8 @@ typedef struct el__progress_s {
   int waiting;          /* it waits now, since wait_since_ns (monotonic) */
   uint64_t wait_since_ns;
   uint64_t waited_ns;   /* waits that ended, summed (the quiet clock) */
+  uint64_t session_at;  /* live: the quiet time when the session began */
+  uint64_t gap_max;     /* live: the longest gap[] of the session */
   el_rts_ns_t wm; /* cached watermark */
   /* With the cache, in a recorded session: the least latest time of the
    * other capabilities waited for (UINT64_MAX: none), as it was when the

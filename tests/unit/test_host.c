@@ -1,7 +1,8 @@
 /* test_host.c: the Lua host binding: dispatch only to subscribed types,
  * handler errors counted and not fatal, tracebacks, fail-fast, timers in
  * eventlog-time order, emit reaching the store, load errors, the C
- * analyses' time order across capability blocks.
+ * analyses' time order across capability blocks, and live, what counts as
+ * a capability's silence.
  * Expected counts come from the ghc-events reference of oddball-hT
  * (10 "marker:" lines, 1289 "starting GC" lines, last event time).
  * ctest-labels: asan */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <lauxlib.h>
@@ -60,14 +62,17 @@ static long long lua_int(el_host_t *h, const char *expr) {
   return v;
 }
 
-static el_host_t *host_with(const char *script, int fail_fast) {
-  el_host_opts_t o = {.fail_fast = fail_fast};
+static el_host_t *host_opts_with(const char *script, el_host_opts_t o) {
   el_host_t *h = el_host_new(&o);
   assert_non_null(h);
   int rc = el_host_load_string(h, script, "=test");
   if (rc != 0) fprintf(stderr, "%s\n", el_host_error(h));
   assert_int_equal(rc, 0);
   return h;
+}
+
+static el_host_t *host_with(const char *script, int fail_fast) {
+  return host_opts_with(script, (el_host_opts_t){.fail_fast = fail_fast});
 }
 
 /* eventlog_live.status names STOP_THREAD statuses as ghc-events does,
@@ -670,8 +675,8 @@ static void test_fields_for_subscription_from_timer(void **state) {
 /* A host whose el.threads on_span appends "thread state status start-end"
  * (and " info" when with_info) to a list that on_end joins with ';' into
  * the global `got`. */
-static el_host_t *spans_host(int with_info) {
-  return host_with(
+static el_host_t *spans_host_opts(int with_info, el_host_opts_t o) {
+  return host_opts_with(
       with_info
           ? "el = require('eventlog_live'); out = {}\n"
             "el.threads{on_span = function(th, st, status, cap, s, e, info)\n"
@@ -683,7 +688,11 @@ static el_host_t *spans_host(int with_info) {
             "  out[#out + 1] = string.format('%d %s %s %d-%d', th, st,\n"
             "    tostring(status), s, e) end}\n"
             "el.on_end(function() got = table.concat(out, ';') end)\n",
-      0);
+      o);
+}
+
+static el_host_t *spans_host(int with_info) {
+  return spans_host_opts(with_info, (el_host_opts_t){0});
 }
 
 /* An eventlog header declaring RUN_THREAD, STOP_THREAD, BLOCK_MARKER and
@@ -826,26 +835,30 @@ typedef struct {
   } ev[4];
 } blk_t;
 
+/* Append blk to b: its marker (from its first to its last event's time),
+ * then its events. */
+static void put_block(tu_buf_t *b, const blk_t *blk) {
+  uint32_t size = 24;
+  for (int k = 0; k < blk->n; k++) size += blk->ev[k].stop ? 20 : 14;
+  tu_ev(b, 18, blk->ev[0].t);
+  tu_u32(b, size);
+  tu_u64(b, blk->ev[blk->n - 1].t);
+  tu_u16(b, blk->cap);
+  for (int k = 0; k < blk->n; k++) {
+    tu_ev(b, blk->ev[k].stop ? 2 : 1, blk->ev[k].t);
+    tu_u32(b, blk->ev[k].th);
+    if (!blk->ev[k].stop) continue;
+    tu_u16(b, blk->ev[k].stop);
+    tu_u32(b, 0);
+  }
+}
+
 /* Feed capabilities 0 and 1 (CAP_CREATE at 0) and the blocks, in order,
  * to h (whose script sets the global `got` on_end); end the session. */
 static void feed_blocks(el_host_t *h, const blk_t *blk, size_t nblk) {
   static tu_buf_t b;
   hdr_two_caps(&b);
-  for (size_t i = 0; i < nblk; i++) {
-    uint32_t size = 24;
-    for (int k = 0; k < blk[i].n; k++) size += blk[i].ev[k].stop ? 20 : 14;
-    tu_ev(&b, 18, blk[i].ev[0].t);
-    tu_u32(&b, size);
-    tu_u64(&b, blk[i].ev[blk[i].n - 1].t);
-    tu_u16(&b, blk[i].cap);
-    for (int k = 0; k < blk[i].n; k++) {
-      tu_ev(&b, blk[i].ev[k].stop ? 2 : 1, blk[i].ev[k].t);
-      tu_u32(&b, blk[i].ev[k].th);
-      if (!blk[i].ev[k].stop) continue;
-      tu_u16(&b, blk[i].ev[k].stop);
-      tu_u32(&b, 0);
-    }
-  }
+  for (size_t i = 0; i < nblk; i++) put_block(&b, &blk[i]);
   tu_u16(&b, 0xFFFF);
   assert_int_equal(el_host_feed(h, b.b, b.n), 0);
   assert_int_equal(el_host_end(h), 0);
@@ -922,6 +935,80 @@ static void test_cap_usage_run_across_blocks(void **state) {
   el_host_free(h);
 }
 
+/* Feed b[from..b->n) to h as bytes a live source received now. */
+static void feed_live(el_host_t *h, const tu_buf_t *b, size_t from) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  el_host_received(h, (el_unix_ns_t)ts.tv_sec * 1000000000u + ts.tv_nsec, 1);
+  assert_int_equal(el_host_feed(h, b->b + from, b->n - from), 0);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+  while (nanosleep(&ts, &ts) != 0) {}
+}
+
+/* One live session of capabilities 0 and 1 (CAP_CREATE at 0) with a 100
+ * ms horizon, its input reporting waits (el_host_input_waits) as
+ * el_src_pump does: cap 0's block (thread 1 runs 100-300) arrives, then
+ * 300 ms pass, during which the input waits for its writer (waiting 1) or
+ * does not (a backlog is being processed); `wm` gets el.watermark()
+ * then. Then cap 0's next block (thread 1 runs 400-500), then cap 1's
+ * (thread 2 runs 150-250), and the session ends. Returns the host. */
+static el_host_t *silence_session(int waiting, long long *wm) {
+  el_host_t *h = spans_host_opts(0, (el_host_opts_t){.horizon_ns = 100000000});
+  static const blk_t c0a = {0, 2, {{100, 1, 0}, {300, 1, 2}}};
+  static const blk_t c0b = {0, 2, {{400, 1, 0}, {500, 1, 2}}};
+  static const blk_t c1 = {1, 2, {{150, 2, 0}, {250, 2, 2}}};
+  static tu_buf_t b;
+  el_host_input_waits(h, 0); /* the session begins */
+  hdr_two_caps(&b);
+  put_block(&b, &c0a);
+  feed_live(h, &b, 0);
+  if (waiting) el_host_input_waits(h, 1);
+  sleep_ms(300);
+  *wm = lua_int(h, "el.watermark() or -1");
+  el_host_input_waits(h, 0); /* more bytes */
+  size_t from = b.n;
+  put_block(&b, &c0b);
+  feed_live(h, &b, from);
+  from = b.n;
+  put_block(&b, &c1);
+  tu_u16(&b, 0xFFFF);
+  feed_live(h, &b, from);
+  assert_int_equal(el_host_end(h), 0);
+  return h;
+}
+
+/* Live, a capability's silence is the time the input waited for its
+ * writer, not wall time (docs/lua-api.md §6 "Ordering"). By hand, from
+ * the blocks of silence_session:
+ *  - busy for 300 ms (no wait): cap 1 is still waited for, the watermark
+ *    stays at its 0, nothing is late and the spans come in time order
+ *    (thread 2's, ending at 250, first);
+ *  - waiting for 300 ms, past the 100 ms horizon: both capabilities are
+ *    given up on (el.watermark() nil, -1 here); cap 0's next block makes
+ *    it waited for again, alone, so its events are released up to 500
+ *    when it comes, and cap 1's RUN at 150 and STOP at 250 are late
+ *    (reorder_late 2): thread 2's span comes last. */
+static void test_live_silence_is_waiting_time(void **state) {
+  (void)state;
+  long long wm;
+  el_host_t *h = silence_session(0, &wm);
+  assert_int_equal(wm, 0);
+  assert_got(h, "2 running 2 150-250;1 running 2 100-300;"
+                "1 blocked 2 300-400;1 running 2 400-500");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+
+  h = silence_session(1, &wm);
+  assert_int_equal(wm, -1);
+  assert_got(h, "1 running 2 100-300;1 blocked 2 300-400;"
+                "1 running 2 400-500;2 running 2 150-250");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 2);
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -983,6 +1070,7 @@ int main(void) {
       cmocka_unit_test(test_reorder_watermark_passes),
       cmocka_unit_test(test_cap_usage_points_time_order),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
+      cmocka_unit_test(test_live_silence_is_waiting_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
