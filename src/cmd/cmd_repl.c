@@ -374,10 +374,14 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
   g_int = 0;
   load_t l;
   el_host_consumer(h, &l.c);
-  el_src_consumer_t c = {.ud = &l, .reset = load_reset, .feed = load_feed,
-                         .finish = load_finish, .diag = load_diag,
+  el_src_consumer_t c = {.ud = &l,
+                         .reset = load_reset,
+                         .feed = load_feed,
+                         .finish = load_finish,
+                         .diag = load_diag,
                          .received = load_received,
-                         .input_waits = load_input_waits, .scan = load_scan,
+                         .input_waits = load_input_waits,
+                         .scan = load_scan,
                          .own_signals = 1};
   if (r->o->src.kind == EL_SRC_STDIN) lseek(0, 0, SEEK_SET);
   el_src_pump_result_t res;

@@ -16,14 +16,22 @@
  *    capability c older than the end of its last complete block can still
  *    come. In a recorded file every capability is waited for until the
  *    session ends, however far the other capabilities' blocks run ahead
- *    (bounded in memory only: ana_reorder.c's MAX_HELD): a GHC 9.0 capability writes a block only when its 2 MiB
- *    buffer fills, which can cover many seconds of the others' events.
- *    Live, a capability that delivered nothing for longer than the horizon
- *    in wall-clock time (since its last block arrived) is not waited for,
- *    so an idle one does not stall the output; its events that then arrive
- *    behind the watermark are late (counted and warned about). The reorder
- *    buffer of the C analyses (ana_reorder.c) and the windows of the
- *    default processors (el.watermark) use it.
+ *    (bounded in memory only: ana_reorder.c's MAX_HELD): a GHC 9.0
+ *    capability writes a block only when its 2 MiB buffer fills, which can
+ *    cover many seconds of the others' events. Live, a capability silent
+ *    for longer than its wait is not waited for, so an idle one does not
+ *    stall the output; its events that then arrive behind the watermark
+ *    are late (counted and warned about). Silence is quiet time: time
+ *    during which the input had been read up to its writer and waited
+ *    for more (el_host_input_waits, from the source's on_wait), never
+ *    time spent processing a backlog. The wait is twice the quiet time
+ *    between the capability's last two blocks (the first counted from the
+ *    session's start; the session's longest for a capability without
+ *    one), at least the horizon (5 s), at most MAX_WAIT_NS (60 s) or the
+ *    horizon if longer. Live, a capability seen implies the lower-numbered
+ *    ones (the RTS numbers them from 0), waited for from time 0. The
+ *    reorder buffer of the C analyses (ana_reorder.c) and the windows of
+ *    the default processors (el.watermark) use it.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
 #include <errno.h>

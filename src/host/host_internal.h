@@ -169,7 +169,7 @@ typedef struct el__clock_s {
 #define EL__MAX_CAPS 1024
 enum { CAP_UNKNOWN = 0, CAP_EXPECTED, CAP_SEEN };
 typedef struct el__progress_s {
-  el_rts_ns_t last[EL__MAX_CAPS];     /* latest time delivered by each cap */
+  el_rts_ns_t last[EL__MAX_CAPS]; /* latest time delivered by each cap */
   /* Live: when it last delivered, on the quiet clock (quiet_now in
    * host_clock.c): ns the input waited for its writer, or wall-clock Unix
    * ns when the source does not report waits (waits_known 0). */
@@ -179,22 +179,22 @@ typedef struct el__progress_s {
    * longer one comes; 0 = no block yet. It sets how long the capability
    * is waited for (host_clock.c, wait_of). */
   uint64_t gap[EL__MAX_CAPS];
-  uint8_t state[EL__MAX_CAPS];        /* CAP_* */
-  int max_cap;                        /* highest cap index used, -1 none */
-  int block_cap;                      /* cap of the block being read, -1 */
-  el_rts_ns_t block_end;              /* its end time */
-  /* Live: a cap that delivered nothing for longer (quiet time) is not
-   * waited for. */
+  uint8_t state[EL__MAX_CAPS]; /* CAP_* */
+  int max_cap;                 /* highest cap index used, -1 none */
+  int block_cap;               /* cap of the block being read, -1 */
+  el_rts_ns_t block_end;       /* its end time */
+  /* Live: the least wait for a silent cap (quiet time; wait_of in
+   * host_clock.c). */
   el_rts_ns_t horizon;
   /* The input's waits for its writer (el_host_input_waits); kept across
    * sessions. */
-  int waits_known;      /* the source reports them: silence is quiet time */
-  int waiting;          /* it waits now, since wait_since_ns (monotonic) */
+  int waits_known; /* the source reports them: silence is quiet time */
+  int waiting;     /* it waits now, since wait_since_ns (monotonic) */
   uint64_t wait_since_ns;
-  uint64_t waited_ns;   /* waits that ended, summed (the quiet clock) */
-  uint64_t session_at;  /* live: the quiet time when the session began */
-  uint64_t gap_max;     /* live: the longest gap[] of the session */
-  el_rts_ns_t wm; /* cached watermark */
+  uint64_t waited_ns;  /* waits that ended, summed (the quiet clock) */
+  uint64_t session_at; /* live: the quiet time when the session began */
+  uint64_t gap_max;    /* live: the longest gap[] of the session */
+  el_rts_ns_t wm;      /* cached watermark */
   /* With the cache, in a recorded session: the least latest time of the
    * other capabilities waited for (UINT64_MAX: none), as it was when the
    * cache was computed (they only move up since; 0 live: unused). While

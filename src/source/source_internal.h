@@ -100,8 +100,8 @@ struct el_src_s {
   uint64_t recv_by;                 /* the bytes being delivered existed by
                                        this Unix ns (el_src_received) */
   int recv_live;                    /* they arrive as they are written */
-  int waiting;                      /* read up to the writer: waits for
-                                       more (el_src_cb_t.on_wait) */
+  /* Read up to what the writer wrote: waits for more (on_wait). */
+  int waiting;
 
   int stdin_flags;                  /* fcntl flags of fd 0 to restore */
   uint8_t *buf;                     /* read buffer */

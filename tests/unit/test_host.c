@@ -945,7 +945,8 @@ static void feed_live(el_host_t *h, const tu_buf_t *b, size_t from) {
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
-  while (nanosleep(&ts, &ts) != 0) {}
+  while (nanosleep(&ts, &ts) != 0) {
+  }
 }
 
 /* One live session of capabilities 0 and 1 (CAP_CREATE at 0) with a 100
@@ -996,16 +997,55 @@ static void test_live_silence_is_waiting_time(void **state) {
   long long wm;
   el_host_t *h = silence_session(0, &wm);
   assert_int_equal(wm, 0);
-  assert_got(h, "2 running 2 150-250;1 running 2 100-300;"
-                "1 blocked 2 300-400;1 running 2 400-500");
+  assert_got(h,
+             "2 running 2 150-250;1 running 2 100-300;"
+             "1 blocked 2 300-400;1 running 2 400-500");
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
   el_host_free(h);
 
   h = silence_session(1, &wm);
   assert_int_equal(wm, -1);
-  assert_got(h, "1 running 2 100-300;1 blocked 2 300-400;"
-                "1 running 2 400-500;2 running 2 150-250");
+  assert_got(h,
+             "1 running 2 100-300;1 blocked 2 300-400;"
+             "1 running 2 400-500;2 running 2 150-250");
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 2);
+  el_host_free(h);
+}
+
+/* Live, a capability whose blocks come far apart is waited for longer
+ * than the horizon: twice the quiet time between its blocks (the first
+ * counted from the session's start; docs/lua-api.md §6 "Ordering").
+ * Horizon 50 ms. Cap 0's block comes with the header; cap 1's after the
+ * input waited 400 ms, so cap 1 is waited for at least 800 ms of quiet
+ * time and cap 0 (its block came at once) for the horizon. After 200 ms
+ * more of waiting cap 1 is still waited for: the watermark is where its
+ * block begins, 150 (its end counts once the block is known complete, at
+ * the next block marker). With a wait of just the horizon both would be
+ * silent (el.watermark() nil, -1 here). */
+static void test_live_wait_follows_block_gap(void **state) {
+  (void)state;
+  el_host_t *h = spans_host_opts(0, (el_host_opts_t){.horizon_ns = 50000000});
+  static const blk_t c0 = {0, 2, {{100, 1, 0}, {300, 1, 2}}};
+  static const blk_t c1 = {1, 2, {{150, 2, 0}, {250, 2, 2}}};
+  static tu_buf_t b;
+  el_host_input_waits(h, 0); /* the session begins */
+  hdr_two_caps(&b);
+  put_block(&b, &c0);
+  feed_live(h, &b, 0);
+  el_host_input_waits(h, 1);
+  sleep_ms(400);
+  el_host_input_waits(h, 0);
+  size_t from = b.n;
+  put_block(&b, &c1);
+  feed_live(h, &b, from);
+  el_host_input_waits(h, 1);
+  sleep_ms(200);
+  assert_int_equal(lua_int(h, "el.watermark() or -1"), 150);
+  el_host_input_waits(h, 0);
+  from = b.n;
+  tu_u16(&b, 0xFFFF);
+  feed_live(h, &b, from);
+  assert_int_equal(el_host_end(h), 0);
   el_host_free(h);
 }
 
@@ -1071,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_points_time_order),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
+      cmocka_unit_test(test_live_wait_follows_block_gap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
