@@ -30,11 +30,12 @@ typedef struct el_host_opts_s {
                                (counted like any handler error); checked
                                by a Lua count hook, which slows Lua code
                                down while enabled. 0 = no limit. */
-  int64_t horizon_ns;       /* a capability silent for longer (eventlog
-                               time since its last block, or wall time in
-                               a live session) is no longer waited for by
-                               the reorder buffer and windows; 0 = the
-                               default, 5 s */
+  int64_t horizon_ns;       /* live: a capability silent for longer
+                               (quiet time: el_host_input_waits) is no
+                               longer waited for by the reorder buffer and
+                               windows, unless its blocks come further
+                               apart (docs/lua-api.md §6 "Ordering"); 0 =
+                               the default, 5 s */
   const char *lua_dir;      /* the project's lua/ directory; NULL = the
                                rule of docs/lua-api.md §1 (see
                                el_host_lua_dir) */
@@ -258,7 +259,7 @@ typedef struct el_host_stats_s {
                                to out of memory (el.cap_usage on_point) */
   uint64_t reorder_late;    /* helper events that arrived after later
                                events had been released (a capability
-                               silent past the horizon, or first seen
+                               silent past its wait, or first seen
                                late): processed out of order */
   uint64_t threads_evicted; /* finished threads forgotten by the C helpers
                                (beyond el.threads{keep_finished=}) */
