@@ -70,7 +70,13 @@ typedef struct {
   size_t write_len;
   int write_rc;
   el_src_t *src;
+  char trace[64]; /* 'd' data, 'W' on_wait(1), 'w' on_wait(0) */
+  size_t ntrace;
 } rec_t;
+
+static void r_trace(rec_t *r, char c) {
+  if (r->ntrace + 1 < sizeof r->trace) r->trace[r->ntrace++] = c;
+}
 
 static void r_connect(void *ud, el_src_t *src) {
   rec_t *r = ud;
@@ -91,6 +97,7 @@ static void r_data(void *ud, el_src_t *src, const uint8_t *buf, size_t len) {
   }
   memcpy(r->got + r->got_len, buf, len);
   r->got_len += len;
+  r_trace(r, 'd');
   if (r->connects <= 8)
     r->session_len[r->connects - 1] += len;
   if (r->stop_after && r->got_len >= r->stop_after)
@@ -104,6 +111,11 @@ static void r_disconnect(void *ud, el_src_t *src, int err) {
   (void)src;
   r->disconnects++;
   r->last_disconnect_err = err;
+}
+
+static void r_wait(void *ud, el_src_t *src, int waiting) {
+  (void)src;
+  r_trace(ud, waiting ? 'W' : 'w');
 }
 
 static void r_end(void *ud, el_src_t *src, int status) {
@@ -121,7 +133,8 @@ static el_src_cb_t rec_cb(rec_t *r) {
                     .on_connect = r_connect,
                     .on_data = r_data,
                     .on_disconnect = r_disconnect,
-                    .on_end = r_end};
+                    .on_end = r_end,
+                    .on_wait = r_wait};
   return cb;
 }
 
@@ -549,6 +562,54 @@ static void test_fifo_until_writer_closes(void **state) {
   loop_done(&loop);
 }
 
+/* A FIFO source reports that it waits for its writer (on_wait 1) only
+ * after the bytes it read were delivered, and stops waiting (on_wait 0)
+ * before the next bytes are delivered and when the session ends. The
+ * writer (a child process) writes 3 chunks of 1000 bytes (short reads:
+ * the 64 KiB buffer is not filled), 100 ms apart, and closes. Whether two
+ * chunks are read as one depends on timing, so the trace is checked by
+ * rule: each 'd' is followed by 'W', each 'W' by 'w', and it ends in
+ * 'w'. */
+static void test_fifo_reports_waits(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "wait.fifo");
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static uint8_t chunk[1000];
+    int fd = open(path, O_WRONLY);
+    for (int i = 0; i < 3 && fd >= 0; i++) {
+      if (write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk) _exit(1);
+      usleep(100000);
+    }
+    _exit(0);
+  }
+  run_for(&loop, 10000);
+  int st;
+  waitpid(pid, &st, 0);
+  assert_int_equal(r.got_len, 3000);
+  r.trace[r.ntrace] = 0;
+  assert_true(r.ntrace >= 3);
+  for (size_t i = 0; i < r.ntrace; i++) {
+    if (r.trace[i] == 'd') assert_true(r.trace[i + 1] == 'W');
+    if (r.trace[i] == 'W') assert_true(r.trace[i + 1] == 'w');
+  }
+  assert_int_equal(r.trace[r.ntrace - 1], 'w');
+  assert_true(strchr(r.trace, 'd') != NULL);
+  el_src_free(src);
+  free(r.got);
+  unlink(path);
+  loop_done(&loop);
+}
 
 /* A consumer that pauses after every chunk and resumes from a timer gets
  * every byte once, in order (a read completed while paused is held). */
@@ -1299,6 +1360,7 @@ int main(void) {
       cmocka_unit_test(test_write_reaches_peer),
       cmocka_unit_test(test_pause_holds_bytes),
       cmocka_unit_test(test_stop_inside_on_data),
+      cmocka_unit_test(test_fifo_reports_waits),
       cmocka_unit_test(test_free_while_running),
       cmocka_unit_test(test_free_while_connected),
       cmocka_unit_test(test_new_fails_cleanly_without_memory),
