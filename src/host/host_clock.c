@@ -27,7 +27,8 @@
  *    time spent processing a backlog. The wait is twice the quiet time
  *    between the capability's last two blocks (the first counted from the
  *    session's start; the session's longest for a capability without
- *    one), at least the horizon (5 s), at most MAX_WAIT_NS (60 s) or the
+ *    one), at least the horizon (5 s), at most the longest wait (60 s,
+ *    $EVENTLOG_LIVE_REORDER_MAX_WAIT_MS) or the
  *    horizon if longer. Live, a capability seen implies the lower-numbered
  *    ones (the RTS numbers them from 0), waited for from time 0. The
  *    reorder buffer of the C analyses (ana_reorder.c) and the windows of
@@ -44,8 +45,9 @@
 
 #define DEFAULT_HORIZON_NS 5000000000ll
 /* Live: the longest wait for a capability whose blocks come far apart
- * (unless the horizon is longer). */
-#define MAX_WAIT_NS 60000000000ull
+ * (unless the horizon is longer); $EVENTLOG_LIVE_REORDER_MAX_WAIT_MS. */
+#define DEFAULT_MAX_WAIT_NS 60000000000ull
+#define MAX_WAIT_ENV "EVENTLOG_LIVE_REORDER_MAX_WAIT_MS"
 #define HORIZON_ENV "EVENTLOG_LIVE_REORDER_HORIZON_MS"
 
 static el_unix_ns_t unix_now_ns(void) {
@@ -81,24 +83,29 @@ static const char *iso(int64_t unix_ns, char *buf, size_t size) {
   return buf;
 }
 
-/* The live horizon: el_host_opts_t.horizon_ns, else
- * $EVENTLOG_LIVE_REORDER_HORIZON_MS (a positive integer of ms; anything
- * else is reported and ignored), else 5 s. */
-static el_rts_ns_t horizon_of(const el_host_t *h) {
-  if (h->opts.horizon_ns > 0) return (el_rts_ns_t)h->opts.horizon_ns;
-  const char *env = getenv(HORIZON_ENV);
-  if (!env || !*env) return DEFAULT_HORIZON_NS;
+/* A positive number of ms from environment variable name, in ns; dflt
+ * when unset or empty, and when anything else (reported and ignored). */
+static uint64_t env_ms(const char *name, uint64_t dflt, const char *what) {
+  const char *env = getenv(name);
+  if (!env || !*env) return dflt;
   char *end;
   errno = 0;
   long long ms = strtoll(env, &end, 10);
   if (errno || *end || ms <= 0 || ms > INT64_MAX / 1000000) {
     el_log(EL_LOG_WARN,
-           "%s=\"%s\" is not a positive number of milliseconds; the "
-           "reorder horizon stays at its default, 5000 ms",
-           HORIZON_ENV, env);
-    return DEFAULT_HORIZON_NS;
+           "%s=\"%s\" is not a positive number of milliseconds; the %s "
+           "stays at its default, %llu ms",
+           name, env, what, (unsigned long long)(dflt / 1000000u));
+    return dflt;
   }
-  return (el_rts_ns_t)ms * 1000000u;
+  return (uint64_t)ms * 1000000u;
+}
+
+/* The live horizon: el_host_opts_t.horizon_ns, else
+ * $EVENTLOG_LIVE_REORDER_HORIZON_MS, else 5 s. */
+static el_rts_ns_t horizon_of(const el_host_t *h) {
+  if (h->opts.horizon_ns > 0) return (el_rts_ns_t)h->opts.horizon_ns;
+  return env_ms(HORIZON_ENV, DEFAULT_HORIZON_NS, "reorder horizon");
 }
 
 void el__clock_init(el_host_t *h) {
@@ -107,6 +114,7 @@ void el__clock_init(el_host_t *h) {
   h->prog.max_cap = h->prog.block_cap = h->prog.wm_cap = -1;
   h->prog.wm_dirty = 1;
   h->prog.horizon = horizon_of(h);
+  h->prog.max_wait = env_ms(MAX_WAIT_ENV, DEFAULT_MAX_WAIT_NS, "longest wait");
 }
 
 /* One count of out-of-order events since the last report: a warning that
@@ -121,11 +129,13 @@ static void warn_count(const el_host_t *h, uint64_t n, const char *what,
 void el__order_report(el_host_t *h) {
   el__progress_t *p = &h->prog;
   const el_host_stats_t *st = &h->st;
-  char raise[160];
+  char raise[256];
   snprintf(raise, sizeof raise,
-           "raise the reorder horizon (now %llu ms: $%s) if a capability "
-           "writes its blocks less often",
-           (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV);
+           "raise the reorder horizon (now %llu ms: $%s) or the longest "
+           "wait (now %llu ms: $%s) if a capability writes its blocks less "
+           "often",
+           (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV,
+           (unsigned long long)(p->max_wait / 1000000u), MAX_WAIT_ENV);
   char late[384], olate[384];
   snprintf(late, sizeof late,
            "thread blocked times, GC and capability usage spans may be off "
@@ -341,13 +351,13 @@ static void expect(el_host_t *h, unsigned cap, el_rts_ns_t t) {
  * waited for: twice the gap between its last two blocks (for one without
  * two blocks yet, the longest gap of the session's capabilities, the first
  * block's counted from the session's start), at least the horizon, at
- * most MAX_WAIT_NS or the horizon if longer. A GHC 9.0 capability writes
+ * most p->max_wait or the horizon if longer. A GHC 9.0 capability writes
  * a block when its 2 MiB buffer fills, so a quiet one's blocks come
  * minutes apart while a busy one's come every few ms. */
 static uint64_t wait_of(const el__progress_t *p, int c) {
   uint64_t g = p->gap[c] ? p->gap[c] : p->gap_max;
   uint64_t w = g > UINT64_MAX / 2 ? UINT64_MAX : 2 * g;
-  uint64_t max = p->horizon > MAX_WAIT_NS ? p->horizon : MAX_WAIT_NS;
+  uint64_t max = p->horizon > p->max_wait ? p->horizon : p->max_wait;
   if (w < p->horizon) return p->horizon;
   return w > max ? max : w;
 }

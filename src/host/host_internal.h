@@ -186,6 +186,7 @@ typedef struct el__progress_s {
   /* Live: the least wait for a silent cap (quiet time; wait_of in
    * host_clock.c). */
   el_rts_ns_t horizon;
+  uint64_t max_wait; /* the longest wait, unless the horizon is longer */
   /* The input's waits for its writer (el_host_input_waits); kept across
    * sessions. */
   int waits_known; /* the source reports them: silence is quiet time */

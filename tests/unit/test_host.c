@@ -1016,37 +1016,48 @@ static void test_live_silence_is_waiting_time(void **state) {
  * than the horizon: twice the quiet time between its blocks (the first
  * counted from the session's start; docs/lua-api.md §6 "Ordering").
  * Horizon 50 ms. Cap 0's block comes with the header; cap 1's after the
- * input waited 400 ms, so cap 1 is waited for at least 800 ms of quiet
- * time and cap 0 (its block came at once) for the horizon. After 200 ms
- * more of waiting cap 1 is still waited for: the watermark is where its
- * block begins, 150 (its end counts once the block is known complete, at
- * the next block marker). With a wait of just the horizon both would be
- * silent (el.watermark() nil, -1 here). */
-static void test_live_wait_follows_block_gap(void **state) {
-  (void)state;
+ * input waited 1 s, so cap 1 is waited for at least 2 s of quiet time and
+ * cap 0 (its block came at once) for the horizon. After 100 ms more of
+ * waiting cap 1 is still waited for: the watermark is where its block
+ * begins, 150 (its end counts once the block is known complete, at the
+ * next block marker). With a wait of just the horizon both would be
+ * silent (el.watermark() nil, -1 here): as when the longest wait,
+ * $EVENTLOG_LIVE_REORDER_MAX_WAIT_MS, is set to the horizon. */
+static long long block_gap_watermark(void) {
   el_host_t *h = spans_host_opts(0, (el_host_opts_t){.horizon_ns = 50000000});
   static const blk_t c0 = {0, 2, {{100, 1, 0}, {300, 1, 2}}};
   static const blk_t c1 = {1, 2, {{150, 2, 0}, {250, 2, 2}}};
   static tu_buf_t b;
+  b.n = 0;
   el_host_input_waits(h, 0); /* the session begins */
   hdr_two_caps(&b);
   put_block(&b, &c0);
   feed_live(h, &b, 0);
   el_host_input_waits(h, 1);
-  sleep_ms(400);
+  sleep_ms(1000);
   el_host_input_waits(h, 0);
   size_t from = b.n;
   put_block(&b, &c1);
   feed_live(h, &b, from);
   el_host_input_waits(h, 1);
-  sleep_ms(200);
-  assert_int_equal(lua_int(h, "el.watermark() or -1"), 150);
+  sleep_ms(100);
+  long long wm = lua_int(h, "el.watermark() or -1");
   el_host_input_waits(h, 0);
   from = b.n;
   tu_u16(&b, 0xFFFF);
   feed_live(h, &b, from);
   assert_int_equal(el_host_end(h), 0);
   el_host_free(h);
+  return wm;
+}
+
+static void test_live_wait_follows_block_gap(void **state) {
+  (void)state;
+  assert_int_equal(block_gap_watermark(), 150);
+  setenv("EVENTLOG_LIVE_REORDER_MAX_WAIT_MS", "50", 1);
+  long long capped = block_gap_watermark();
+  unsetenv("EVENTLOG_LIVE_REORDER_MAX_WAIT_MS");
+  assert_int_equal(capped, -1);
 }
 
 static void test_no_allocation_per_event(void **state) {
