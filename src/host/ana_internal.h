@@ -168,14 +168,15 @@ typedef struct el__ana_s {
   uint32_t *ufree;    /* free slots of us, reused first */
   size_t nufree, ufree_cap;
   size_t nusers, max_users; /* thread series live; their bound */
-  uint32_t ugen; /* moves on whenever there may be room for thread series
-                    again (series freed, max_users set, a new session):
-                    thread_t.other_gen older than it is stale */
   size_t nfinished;         /* finished threads in the table */
   size_t keep_finished;     /* finished threads kept (KEEP_FINISHED) */
   el_map_t umap;            /* usage series key -> index in us */
   uint32_t *udirty;         /* indexes of states dirtied, in order */
   size_t nudirty, udirty_cap;
+  /* Moves on whenever there may be room for thread series again (series
+   * freed, max_users set, a new session): a thread_t.other_gen older than
+   * it is stale. */
+  uint32_t ugen;
   /* native spans (el.cap_usage{spans=}, el.threads{spans=}) */
   char *cap_names[2]; /* "<name> GC", "<name> Mutator"; NULL = off */
   char *th_names[2];  /* "<name> Running", "<name> Blocked" */
