@@ -141,6 +141,9 @@ typedef struct {
   size_t head, n, cap; /* live: v[(head + i) & (cap - 1)], i < n */
   qstop_t *s;
   size_t shead, sn, scap; /* the side ring of stops, likewise */
+  /* No live record is later: an event at or after it is appended without
+   * a look at the tail (q_push); one before it takes q_push_slow. */
+  uint64_t last_t;
 } q_t;
 
 typedef struct el__ana_s {

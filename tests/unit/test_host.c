@@ -947,6 +947,27 @@ static void test_cap_usage_run_across_blocks(void **state) {
   el_host_free(h);
 }
 
+/* A capability's queue stays in time order when an event earlier than its
+ * latest one arrives after events that took the fast append (ana_reorder.c
+ * keeps the latest time queued per capability, q_t.last_t, and sends an
+ * earlier event to the insertion path). Capability 1 (no events) holds
+ * the watermark at 0, so capability 0's RUN_THREADs at 100 (thread 1),
+ * 300 (thread 2), 200 (thread 3) and its STOP_THREAD at 400 (thread 1)
+ * all wait for the end of the session and leave in time order: nothing
+ * is late, and thread 1's run is the one span (by hand: 100-400, status
+ * 3). Appended at the tail instead, the event at 200 would leave after
+ * the one at 300 and count in reorder_late. */
+static void test_reorder_earlier_than_tail(void **state) {
+  (void)state;
+  el_host_t *h = spans_host(0);
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {300, 2, 0}, {200, 3, 0}, {400, 1, 3}}}};
+  feed_blocks(h, blk, 1);
+  assert_got(h, "1 running 3 100-400");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+}
+
 /* A thread's Mutator time past max_users goes to its capability's "other"
  * series only where it has no series of its own (ana_emit.c remembers the
  * capability where it last went to "other", thread_t.other_cap, and skips
@@ -1086,6 +1107,7 @@ int main(void) {
       cmocka_unit_test(test_reorder_watermark_passes),
       cmocka_unit_test(test_cap_usage_points_time_order),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
+      cmocka_unit_test(test_reorder_earlier_than_tail),
       cmocka_unit_test(test_cap_usage_other_per_capability),
       cmocka_unit_test(test_cap_usage_other_until_room),
       cmocka_unit_test(test_cap_usage_points_windows),
