@@ -124,8 +124,8 @@ static void attr_dec(el_tm_attr_t *at, const char *key, char *buf, uint64_t v) {
 /* Thread-state span of el.threads{spans=}: trace id per thread, attrs
  * thread (decimal string) and status (blocked: why it stopped; running:
  * why the run ended, docs/differences.md), plus capability (running). */
-static void thread_native_span(el_host_t *h, thread_t *th, int running,
-                               uint64_t start, uint64_t end) {
+static __attribute__((noinline)) void thread_native_span(
+    el_host_t *h, thread_t *th, int running, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
   if (!th->has_trace) {
     if (a->ntrace >= MAX_TRACE_IDS) { /* forget old threads' ids */
@@ -154,8 +154,11 @@ static void thread_native_span(el_host_t *h, thread_t *th, int running,
 }
 
 /* Capability usage span of el.cap_usage{spans=} (not Idle). */
-static void cap_native_span(el_host_t *h, unsigned cap, int gc, uint32_t thread,
-                            uint64_t start, uint64_t end) {
+static __attribute__((noinline)) void cap_native_span(el_host_t *h,
+                                                      unsigned cap, int gc,
+                                                      uint32_t thread,
+                                                      uint64_t start,
+                                                      uint64_t end) {
   ana_t *a = h->ana;
   if (!a->cap_has_trace[cap]) {
     el_tm_random_id(a->cap_trace[cap], 16);
@@ -232,7 +235,7 @@ static long ustate_add(ana_t *a, uint64_t key) {
   else
     a->nus++;
   ustate_t *u = &a->us[j];
-  memset(u, 0, sizeof *u);
+  memset(u, 0, sizeof *u); /* wlo = whi = 0: no window yet */
   u->key = key;
   u->win = -1;
   u->used = 1;
@@ -240,31 +243,75 @@ static long ustate_add(ana_t *a, uint64_t key) {
   return (long)j;
 }
 
-/* The series of (cap, cat, thread), made when new; past max_users a
- * thread's Mutator time goes to the capability's "other" series. *hint
- * (1 + an index, 0 = none) names the series last found for the same
- * caller: taken when that slot still holds key, else set after the
- * lookup (never to "other": a thread gets its own series once there is
- * room again). -1 when out of memory (counted in helper_dropped). */
-static long ustate_of(el_host_t *h, unsigned cap, int cat, uint32_t thread,
-                      uint32_t *hint) {
-  ana_t *a = h->ana;
-  uint64_t key =
-      (uint64_t)cap << 34 | (uint64_t)cat << 32 | (cat == CAT_MUT ? thread : 0);
-  size_t j = (size_t)*hint - 1; /* SIZE_MAX without a hint */
-  if (j < a->nus && a->us[j].used && a->us[j].key == key) return (long)j;
-  long i = ustate_find(a, key);
-  if (i < 0 && cat == CAT_MUT && a->nusers >= a->max_users) {
-    h->st.usage_other++; /* past max_users: credited to "other" */
-    key = (uint64_t)cap << 34 | (uint64_t)CAT_OTHER << 32;
-    i = ustate_find(a, key);
-    if (i < 0) i = ustate_add(a, key);
-  } else {
-    if (i < 0) i = ustate_add(a, key);
-    if (i >= 0) *hint = (uint32_t)i + 1;
-  }
-  if (i < 0) h->st.helper_dropped++; /* out of memory: update dropped */
+void el__ana_users_changed(ana_t *a) {
+  if (++a->ugen != 0) return;
+  /* wrapped (after 2^32 changes): an old other_gen could match again */
+  for (size_t i = 0; i < a->nthreads; i++) a->threads[i].other_gen = 0;
+}
+
+/* Slot j (1 + it in *hint; 0 = none) holds the live series key. */
+static inline int hint_holds(const ana_t *a, uint32_t hint, uint64_t key) {
+  size_t j = (size_t)hint - 1; /* SIZE_MAX without a hint */
+  return j < a->nus && a->us[j].key == key && a->us[j].used;
+}
+
+/* Series i of key (-1: none yet, made now), *hint set to it; -1 when out
+ * of memory (counted in helper_dropped). */
+static long ustate_hint(el_host_t *h, long i, uint64_t key, uint32_t *hint) {
+  if (i < 0) i = ustate_add(h->ana, key);
+  if (i >= 0)
+    *hint = (uint32_t)i + 1;
+  else
+    h->st.helper_dropped++; /* out of memory: update dropped */
   return i;
+}
+
+/* Capability cap's series of category cat (CAT_GC, CAT_IDLE, CAT_OTHER),
+ * found through the capability's hint. -1 when out of memory. */
+static inline long ustate_cap(el_host_t *h, unsigned cap, int cat) {
+  ana_t *a = h->ana;
+  uint64_t key = (uint64_t)cap << 34 | (uint64_t)cat << 32;
+  uint32_t *hint = &a->caps[cap].us_hint[cat];
+  if (hint_holds(a, *hint, key)) return (long)*hint - 1;
+  return ustate_hint(h, ustate_find(a, key), key, hint);
+}
+
+/* Thread th's Mutator time on cap when th has no series of its own there
+ * and max_users are live: credited to the capability's "other" series. */
+static long ustate_other(el_host_t *h, unsigned cap, thread_t *th) {
+  h->st.usage_other++;
+  th->other_gen = h->ana->ugen + 1;
+  th->other_cap = (uint16_t)cap;
+  return ustate_cap(h, cap, CAT_OTHER);
+}
+
+/* ustate_mut when its hints do not answer: th's series on cap, made when
+ * new while fewer than max_users are live, else "other". */
+static __attribute__((noinline)) long ustate_mut_slow(el_host_t *h,
+                                                      unsigned cap,
+                                                      thread_t *th,
+                                                      uint64_t key) {
+  ana_t *a = h->ana;
+  long i = ustate_find(a, key);
+  if (i < 0 && a->nusers >= a->max_users) return ustate_other(h, cap, th);
+  return ustate_hint(h, i, key, &th->mut_us);
+}
+
+/* Thread th's Mutator series on capability cap, made when new; past
+ * max_users the capability's "other" series (never remembered as th's
+ * hint: a thread gets its own series once there is room again). th's
+ * hints answer without a lookup: mut_us, its latest series, and
+ * other_gen: its time on other_cap went to "other" and nothing has made
+ * room since (a series of its own there could only be made with room).
+ * -1 when out of memory (counted in helper_dropped). */
+static inline long ustate_mut(el_host_t *h, unsigned cap, thread_t *th) {
+  ana_t *a = h->ana;
+  uint64_t key = (uint64_t)cap << 34 | th->id; /* CAT_MUT is 0 */
+  if (hint_holds(a, th->mut_us, key)) return (long)th->mut_us - 1;
+  if (th->other_gen == a->ugen + 1 && th->other_cap == cap &&
+      th->other_gen != 0)
+    return ustate_other(h, cap, th);
+  return ustate_mut_slow(h, cap, th, key);
 }
 
 /* floor(s / agg) for agg > 0 (as Lua's //), without a division when s is
@@ -279,31 +326,39 @@ static int64_t window_of(int64_t s, int64_t agg, int64_t w) {
   return q;
 }
 
-/* One usage span into the metric state (the algorithm capability.lua used
- * per span): a point goes to Lua only when a series moves to another
- * aggregation window, and for every changed series at flush_points(). */
-static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
-                        uint32_t *hint, uint64_t start, uint64_t end) {
+/* Window w of agg ns as [*lo, *hi); empty (1, 0) when that overflows
+ * int64 (a span in it then always takes the slow path). */
+static void window_bounds(int64_t w, int64_t agg, int64_t *lo, int64_t *hi) {
+  if (__builtin_mul_overflow(w, agg, lo) ||
+      __builtin_add_overflow(*lo, agg, hi)) {
+    *lo = 1;
+    *hi = 0;
+  }
+}
+
+/* upoint_span's general case (u->total already counts the span of d ns
+ * starting at s): without aggregation a point per span; else a point
+ * when the series moves to another window, and the series marked dirty
+ * for flush_points(). */
+static __attribute__((noinline)) void upoint_slow(el_host_t *h, size_t i,
+                                                  int64_t s, int64_t d) {
   ana_t *a = h->ana;
-  long i = ustate_of(h, cap, cat, thread, hint);
-  if (i < 0) return;
   ustate_t *u = &a->us[i];
-  int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
-  u->total += d;
   if (a->uagg == 0) {
     u->t = s;
-    el__ana_upoint_call(h, (size_t)i, s, a->us[i].total);
+    el__ana_upoint_call(h, i, s, u->total);
     return;
   }
   int64_t w = window_of(s, a->uagg, u->win);
   if (u->dirty && w != u->win) {
     int64_t t0 = u->t, v0 = u->total - d;
     u->dirty = 0;
-    el__ana_upoint_call(h, (size_t)i, t0, v0);
+    el__ana_upoint_call(h, i, t0, v0);
     u = &a->us[i];
   }
   u->t = s;
   u->win = w;
+  window_bounds(w, a->uagg, &u->wlo, &u->whi);
   if (!u->dirty) {
     if (el_grow(&a->udirty, &a->udirty_cap, a->nudirty + 1, sizeof *a->udirty) <
         0) {
@@ -313,6 +368,24 @@ static void upoint_span(el_host_t *h, unsigned cap, int cat, uint32_t thread,
     u->dirty = 1;
     a->udirty[a->nudirty++] = (uint32_t)i;
   }
+}
+
+/* One usage span into series i (-1: none, out of memory) of the metric
+ * state (the algorithm capability.lua used per span): a point goes to Lua
+ * only when a series moves to another aggregation window, and for every
+ * changed series at flush_points(). Inline: a span in the window of a
+ * dirty series only moves its total and time. */
+static inline void upoint_span(el_host_t *h, long i, uint64_t start,
+                               uint64_t end) {
+  if (i < 0) return;
+  ustate_t *u = &h->ana->us[i];
+  int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
+  u->total += d;
+  if (u->dirty && s >= u->wlo && s < u->whi) {
+    u->t = s; /* the same window (never dirty without aggregation) */
+    return;
+  }
+  upoint_slow(h, (size_t)i, s, d);
 }
 
 /* {====== productivity ======} */
@@ -327,20 +400,11 @@ void el__ana_prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
   call_spans(h, &a);
 }
 
-/* One Mutator or GC span (start, duration d) into capability c's
- * productivity totals: a value goes to Lua per span without aggregation,
- * else only when the capability moves to another aggregation window (and
- * at flush_points()). No value while both totals are 0. */
-static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
-                      uint64_t d) {
+/* prod_span's general case (totals updated, not both 0). */
+static __attribute__((noinline)) void prod_slow(el_host_t *h, unsigned cap,
+                                                int64_t s) {
   ana_t *a = h->ana;
   cap_t *c = &a->caps[cap];
-  if (gc)
-    c->pg += d;
-  else
-    c->pm += d;
-  if (c->pm + c->pg == 0) return;
-  int64_t s = (int64_t)start;
   if (a->pagg == 0) {
     el__ana_prod_call(h, cap, s, c->pm, c->pg);
     return;
@@ -353,28 +417,75 @@ static void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
   }
   c->pt = s;
   c->pwin = w;
+  window_bounds(w, a->pagg, &c->plo, &c->phi);
   c->ppm = c->pm;
   c->ppg = c->pg;
   c->pdirty = 1;
 }
 
+/* One Mutator or GC span (start, duration d) into capability c's
+ * productivity totals: a value goes to Lua per span without aggregation,
+ * else only when the capability moves to another aggregation window (and
+ * at flush_points()). No value while both totals are 0. */
+static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
+                             uint64_t d) {
+  cap_t *c = &h->ana->caps[cap];
+  if (gc)
+    c->pg += d;
+  else
+    c->pm += d;
+  if (c->pm + c->pg == 0) return;
+  int64_t s = (int64_t)start;
+  if (c->pdirty && s >= c->plo && s < c->phi) {
+    c->pt = s; /* the same window (never dirty without aggregation) */
+    c->ppm = c->pm;
+    c->ppg = c->pg;
+    return;
+  }
+  prod_slow(h, cap, s);
+}
+
 /* {====== spans ======} */
 
-/* The Idle time of capability cap before a span starting at start. */
-static void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
-  ana_t *a = h->ana;
-  cap_t *c = &a->caps[cap];
-  if (!c->used_prev || c->prev_end >= start) return;
-  c->idle_ns += start - c->prev_end;
-  if (a->ncb[TK_POINTS])
-    upoint_span(h, cap, CAT_IDLE, 0, &c->us_hint[CAT_IDLE], c->prev_end, start);
-  if (!a->ncb[TK_CAPS]) return;
+/* cap_idle's callback part. */
+static __attribute__((noinline)) void cap_idle_call(el_host_t *h, unsigned cap,
+                                                    uint64_t start,
+                                                    uint64_t end) {
   sargs_t g = {.kind = TK_CAPS};
   arg_int(&g, cap);
   arg_str(&g, "Idle");
   arg_nil(&g);
-  arg_int(&g, (lua_Integer)c->prev_end);
   arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
+  call_spans(h, &g);
+}
+
+/* The Idle time of capability cap before a span starting at start. */
+static inline void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
+  ana_t *a = h->ana;
+  cap_t *c = &a->caps[cap];
+  if (!c->used_prev || c->prev_end >= start) return;
+  uint64_t from = c->prev_end;
+  c->idle_ns += start - from;
+  if (a->ncb[TK_POINTS])
+    upoint_span(h, ustate_cap(h, cap, CAT_IDLE), from, start);
+  if (a->ncb[TK_CAPS]) cap_idle_call(h, cap, from, start);
+}
+
+/* cap_usage_span's callback part. */
+static __attribute__((noinline)) void cap_usage_call(el_host_t *h, unsigned cap,
+                                                     int gc, uint32_t thread,
+                                                     uint64_t start,
+                                                     uint64_t end) {
+  sargs_t g = {.kind = TK_CAPS};
+  arg_int(&g, cap);
+  arg_str(&g, cat_names[gc ? CAT_GC : CAT_MUT]);
+  if (gc)
+    arg_str(&g, "GC");
+  else
+    arg_dec(&g, thread);
+  arg_int(&g, (lua_Integer)start);
+  arg_int(&g, (lua_Integer)end);
   call_spans(h, &g);
 }
 
@@ -383,7 +494,6 @@ static void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
 static void cap_usage_span(el_host_t *h, unsigned cap, thread_t *th,
                            uint64_t start, uint64_t end) {
   int gc = th == NULL;
-  uint32_t thread = gc ? 0 : th->id;
   ana_t *a = h->ana;
   if (cap >= MAX_CAPS) return;
   if ((int)cap > a->max_cap) a->max_cap = (int)cap;
@@ -397,37 +507,19 @@ static void cap_usage_span(el_host_t *h, unsigned cap, thread_t *th,
   c->used_prev = 1;
   c->prev_end = end;
   if (a->ncb[TK_POINTS])
-    upoint_span(h, cap, gc ? CAT_GC : CAT_MUT, thread,
-                gc ? &c->us_hint[CAT_GC] : &th->mut_us, start, end);
+    upoint_span(h, gc ? ustate_cap(h, cap, CAT_GC) : ustate_mut(h, cap, th),
+                start, end);
   if (a->ncb[TK_PROD]) prod_span(h, cap, gc, start, d);
-  if (a->cap_names[0]) cap_native_span(h, cap, gc, thread, start, end);
-  if (!a->ncb[TK_CAPS]) return;
-  sargs_t g = {.kind = TK_CAPS};
-  arg_int(&g, cap);
-  arg_str(&g, cat_names[gc ? CAT_GC : CAT_MUT]);
-  if (gc)
-    arg_str(&g, "GC");
-  else
-    arg_dec(&g, thread);
-  arg_int(&g, (lua_Integer)start);
-  arg_int(&g, (lua_Integer)end);
-  call_spans(h, &g);
+  if (a->cap_names[0]) cap_native_span(h, cap, gc, gc ? 0 : th->id, start, end);
+  if (a->ncb[TK_CAPS]) cap_usage_call(h, cap, gc, gc ? 0 : th->id, start, end);
 }
 
-void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
-                         uint64_t start, uint64_t end) {
-  ana_t *a = h->ana;
-  uint64_t d = end > start ? end - start : 0;
-  if (running) {
-    th->running_ns += d;
-    th->runs++;
-    cap_usage_span(h, th->prev_cap, th, start, end);
-  } else {
-    th->blocked_ns += d;
-    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
-  }
-  if (a->th_names[0]) thread_native_span(h, th, running, start, end);
-  if (!a->ncb[TK_THREADS]) return;
+/* el__ana_thread_span's callback part: on_span of el.threads. */
+static __attribute__((noinline)) void thread_span_call(el_host_t *h,
+                                                       const thread_t *th,
+                                                       int running,
+                                                       uint64_t start,
+                                                       uint64_t end) {
   sargs_t g = {.kind = TK_THREADS};
   arg_int(&g, th->id);
   arg_str(&g, running ? "running" : "blocked");
@@ -438,6 +530,40 @@ void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
   arg_int(&g, (lua_Integer)end);
   arg_int(&g, th->prev_info);
   call_spans(h, &g);
+}
+
+/* The thread's totals and, running, the capability usage of a span. */
+static inline void thread_span_totals(el_host_t *h, thread_t *th, int running,
+                                      uint64_t start, uint64_t end) {
+  uint64_t d = end > start ? end - start : 0;
+  if (running) {
+    th->running_ns += d;
+    th->runs++;
+    cap_usage_span(h, th->prev_cap, th, start, end);
+  } else {
+    th->blocked_ns += d;
+    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  }
+}
+
+/* el__ana_thread_span with a native span or an on_span to make. */
+static __attribute__((noinline)) void thread_span_out(el_host_t *h,
+                                                      thread_t *th, int running,
+                                                      uint64_t start,
+                                                      uint64_t end) {
+  ana_t *a = h->ana;
+  thread_span_totals(h, th, running, start, end);
+  if (a->th_names[0]) thread_native_span(h, th, running, start, end);
+  if (a->ncb[TK_THREADS]) thread_span_call(h, th, running, start, end);
+}
+
+void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
+                         uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (a->th_names[0] || a->ncb[TK_THREADS])
+    thread_span_out(h, th, running, start, end);
+  else /* the default: the usage call is the last one (a tail call) */
+    thread_span_totals(h, th, running, start, end);
 }
 
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end) {

@@ -60,10 +60,14 @@ typedef struct {
   uint16_t prev_cap, prev_status;
   uint16_t cap;
   uint8_t has_created, has_finished;
-  uint8_t nopen;   /* runs in open[] */
-  uint32_t mut_us; /* a hint: 1 + the index of its latest Mutator usage
-                      series (us), checked against the key before use;
-                      0 = none */
+  uint8_t nopen;      /* runs in open[] */
+  uint16_t other_cap; /* with other_gen: see there */
+  uint32_t mut_us;    /* a hint: 1 + the index of its latest Mutator usage
+                         series (us), checked against the key before use;
+                         0 = none */
+  uint32_t other_gen; /* 1 + ana_t.ugen when its Mutator time on capability
+                         other_cap last went to user "other" (no series of
+                         its own there, max_users reached); 0 = none */
   uint64_t first_t, last_t;
   uint64_t running_ns, blocked_ns;
   uint64_t runs;
@@ -86,6 +90,9 @@ typedef struct {
 typedef struct {
   uint64_t key; /* cap << 34 | category << 32 | thread */
   int64_t total, t, win;
+  int64_t wlo, whi; /* window win is [wlo, whi) ns (set with win; empty
+                       when that overflows): while dirty, a span starting
+                       in it needs no division and no call */
   int dirty;
   int used; /* 0: a free slot (ufree) */
 } ustate_t;
@@ -103,9 +110,10 @@ typedef struct {
   uint64_t pm, pg;   /* mutator, GC ns */
   uint64_t ppm, ppg; /* their values at pt */
   int64_t pt, pwin;
+  int64_t plo, phi; /* pwin as [plo, phi) ns, as ustate_t.wlo, whi */
   int pdirty;
-  uint32_t us_hint[CAT_OTHER]; /* as thread_t.mut_us, for its GC and Idle
-                                  series (by category) */
+  uint32_t us_hint[CAT_OTHER + 1]; /* as thread_t.mut_us, for its GC, Idle
+                                      and "other" series (by category) */
 } cap_t;
 
 /* A reorder record: 16 bytes, so that the events held (up to a block of
@@ -133,6 +141,9 @@ typedef struct {
   size_t head, n, cap; /* live: v[(head + i) & (cap - 1)], i < n */
   qstop_t *s;
   size_t shead, sn, scap; /* the side ring of stops, likewise */
+  /* No live record is later: an event at or after it is appended without
+   * a look at the tail (q_push); one before it takes q_push_slow. */
+  uint64_t last_t;
 } q_t;
 
 typedef struct el__ana_s {
@@ -165,6 +176,10 @@ typedef struct el__ana_s {
   el_map_t umap;            /* usage series key -> index in us */
   uint32_t *udirty;         /* indexes of states dirtied, in order */
   size_t nudirty, udirty_cap;
+  /* Moves on whenever there may be room for thread series again (series
+   * freed, max_users set, a new session): a thread_t.other_gen older than
+   * it is stale. */
+  uint32_t ugen;
   /* native spans (el.cap_usage{spans=}, el.threads{spans=}) */
   char *cap_names[2]; /* "<name> GC", "<name> Mutator"; NULL = off */
   char *th_names[2];  /* "<name> Running", "<name> Blocked" */
@@ -256,5 +271,8 @@ void el__ana_prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
 void el__ana_upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v);
 /* Rebuild the usage series index (after series were freed). */
 int el__ana_umap_rebuild(ana_t *a);
+/* There may be room for thread series again (series freed, max_users
+ * set): every thread's other_gen is stale from now. */
+void el__ana_users_changed(ana_t *a);
 
 #endif /* EL_ANA_INTERNAL_H */

@@ -85,6 +85,7 @@ static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
     i--;
   }
   q->v[(q->head + i) & m] = x;
+  if (q->n == 1 || r->t > q->last_t) q->last_t = r->t; /* n == 1: reset */
   if (stop) q_push_stop(q, r, back);
   if (r->t < a->lo) a->lo = r->t;
   a->held++;
@@ -92,16 +93,16 @@ static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
 }
 
 /* Queue r on its capability: appended when there is room and it is not
- * earlier than the tail (the common case), else q_push_slow. Returns 0 or
- * EL_ENOMEM (nothing queued). */
+ * earlier than the queue's last_t (the common case), else q_push_slow.
+ * Returns 0 or EL_ENOMEM (nothing queued). */
 static inline __attribute__((always_inline)) int q_push(ana_t *a,
                                                         const rec_t *r) {
   q_t *q = &a->q[r->cap];
   size_t n = q->n, m = q->cap - 1;
   int stop = r->kind == K_STOP;
-  if (n == q->cap || (stop && q->sn == q->scap) ||
-      (n && r->t < q->v[(q->head + n - 1) & m].t))
+  if (n == q->cap || (stop && q->sn == q->scap) || r->t < q->last_t)
     return q_push_slow(a, r);
+  q->last_t = r->t;
   uint32_t seq = (a->seq + 1) & 0x3fffffffu;
   a->seq = seq;
   q->v[(q->head + n) & m] = (qrec_t){

@@ -242,6 +242,7 @@ void el__ana_session(el_host_t *h) {
   a->max_cap = -1;
   memset(a->cap_has_trace, 0, sizeof a->cap_has_trace);
   a->nus = a->nufree = a->nusers = a->nudirty = 0;
+  el__ana_users_changed(a);
   el_map_clear(&a->umap);
   a->released_t = 0;
 }

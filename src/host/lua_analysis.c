@@ -205,7 +205,10 @@ static int tr_release_finished(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)j + 1);
     lua_rawseti(L, -2, ++n);
   }
-  if (n) el__ana_umap_rebuild(a);
+  if (n) {
+    el__ana_umap_rebuild(a);
+    el__ana_users_changed(a); /* room for thread series again */
+  }
   return 1;
 }
 
@@ -255,6 +258,7 @@ static void opt_limits(lua_State *L, ana_t *a) {
       lua_Integer v = luaL_checkinteger(L, -1);
       if (v < 0) luaL_error(L, "%s must be >= 0", opt[k]);
       *dst[k] = (size_t)v;
+      el__ana_users_changed(a); /* max_users may have moved up */
     }
     lua_pop(L, 1);
   }

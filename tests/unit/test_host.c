@@ -707,15 +707,17 @@ static void hdr_threads(tu_buf_t *b) {
 }
 
 /* Empty b, then the header of hdr_threads and CAP_CREATE of capabilities
- * 0 and 1 at time 0. */
-static void hdr_two_caps(tu_buf_t *b) {
+ * 0 to ncaps - 1 at time 0. */
+static void hdr_caps(tu_buf_t *b, uint16_t ncaps) {
   b->n = 0;
   hdr_threads(b);
-  for (uint16_t c = 0; c < 2; c++) {
+  for (uint16_t c = 0; c < ncaps; c++) {
     tu_ev(b, 45, 0); /* CAP_CREATE c */
     tu_u16(b, c);
   }
 }
+
+static void hdr_two_caps(tu_buf_t *b) { hdr_caps(b, 2); }
 
 /* The reorder buffer of the C analyses (docs/lua-api.md "Ordering"): a
  * STOP_THREAD earlier than its capability's queue tail goes back into
@@ -853,15 +855,22 @@ static void put_block(tu_buf_t *b, const blk_t *blk) {
   }
 }
 
-/* Feed capabilities 0 and 1 (CAP_CREATE at 0) and the blocks, in order,
- * to h (whose script sets the global `got` on_end); end the session. */
-static void feed_blocks(el_host_t *h, const blk_t *blk, size_t nblk) {
+/* Feed capabilities 0 to ncaps - 1 (CAP_CREATE at 0) and the blocks, in
+ * order, to h (whose script sets the global `got` on_end); end the
+ * session. */
+static void feed_caps_blocks(el_host_t *h, uint16_t ncaps, const blk_t *blk,
+                             size_t nblk) {
   static tu_buf_t b;
-  hdr_two_caps(&b);
+  hdr_caps(&b, ncaps);
   for (size_t i = 0; i < nblk; i++) put_block(&b, &blk[i]);
   tu_u16(&b, 0xFFFF);
   assert_int_equal(el_host_feed(h, b.b, b.n), 0);
   assert_int_equal(el_host_end(h), 0);
+}
+
+/* feed_caps_blocks with capabilities 0 and 1. */
+static void feed_blocks(el_host_t *h, const blk_t *blk, size_t nblk) {
+  feed_caps_blocks(h, 2, blk, nblk);
 }
 
 /* A host whose el.cap_usage on_point (every span: no aggregation) appends
@@ -875,6 +884,22 @@ static el_host_t *points_host(void) {
       "    tostring(user), t, v) end}\n"
       "el.on_end(function() got = table.concat(out, ';') end)\n",
       0);
+}
+
+/* points_host with more el.cap_usage options (opts: "key = value, ")
+ * and more script (extra); on_end calls flush_points() first. */
+static el_host_t *points_host_with(const char *opts, const char *extra) {
+  static char script[1024];
+  snprintf(script, sizeof script,
+           "el = require('eventlog_live'); out = {}\n"
+           "tr = el.cap_usage{%son_point = function(i, t, v, cap, cat, u)\n"
+           "  out[#out + 1] = string.format('%%d %%s %%s %%d %%d', cap, cat,\n"
+           "    tostring(u), t, v) end}\n"
+           "%s\n"
+           "el.on_end(function() tr:flush_points()\n"
+           "  got = table.concat(out, ';') end)\n",
+           opts, extra);
+  return host_with(script, 0);
 }
 
 static void assert_got(el_host_t *h, const char *want) {
@@ -1060,6 +1085,105 @@ static void test_live_wait_follows_block_gap(void **state) {
   assert_int_equal(capped, -1);
 }
 
+/* A capability's queue stays in time order when an event earlier than its
+ * latest one arrives after events that took the fast append (ana_reorder.c
+ * keeps the latest time queued per capability, q_t.last_t, and sends an
+ * earlier event to the insertion path). Capability 1 (no events) holds
+ * the watermark at 0, so capability 0's RUN_THREADs at 100 (thread 1),
+ * 300 (thread 2), 200 (thread 3) and its STOP_THREAD at 400 (thread 1)
+ * all wait for the end of the session and leave in time order: nothing
+ * is late, and thread 1's run is the one span (by hand: 100-400, status
+ * 3). Appended at the tail instead, the event at 200 would leave after
+ * the one at 300 and count in reorder_late. */
+static void test_reorder_earlier_than_tail(void **state) {
+  (void)state;
+  el_host_t *h = spans_host(0);
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {300, 2, 0}, {200, 3, 0}, {400, 1, 3}}}};
+  feed_blocks(h, blk, 1);
+  assert_got(h, "1 running 3 100-400");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+}
+
+/* A thread's Mutator time past max_users goes to its capability's "other"
+ * series only where it has no series of its own (ana_emit.c remembers the
+ * capability where it last went to "other", thread_t.other_cap, and skips
+ * the lookup only there). max_users = 2, thread 1 runs on capabilities
+ * 0 (100-110), 1 (120-130), 2 (140-150), then 0 again (160-170). By hand,
+ * one point per span, value = the series' running total: cap 0 Mutator 1
+ * at 100, 10; cap 1 Mutator 1 at 120, 10 (2 series: max_users reached);
+ * cap 2 "other" at 140, 10; then cap 0's Idle 110-160 (at 110, 50) and
+ * its own series again at 160, 10 + 10. Credited to "other" there too,
+ * the last point would read "0 Mutator other 160 10". */
+static void test_cap_usage_other_per_capability(void **state) {
+  (void)state;
+  el_host_t *h = points_host_with("max_users = 2, ", "");
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {110, 1, 3}, {160, 1, 0}, {170, 1, 3}}},
+      {1, 2, {{120, 1, 0}, {130, 1, 3}}},
+      {2, 2, {{140, 1, 0}, {150, 1, 3}}}};
+  feed_caps_blocks(h, 3, blk, 3);
+  assert_got(h,
+             "0 Mutator 1 100 10;1 Mutator 1 120 10;2 Mutator other 140 10;"
+             "0 Idle nil 110 50;0 Mutator 1 160 20");
+  assert_int_equal(lua_int(h, "el.stats().usage_other"), 1);
+  el_host_free(h);
+}
+
+/* A thread sent to "other" gets a series of its own once
+ * release_finished() makes room (ana_t.ugen moves on: its memory of
+ * "other" is stale). One capability (its events are taken as they come),
+ * max_users = 1: thread 1 runs 100-200 (blocked), thread 2 300-400
+ * ("other"), thread 1 500-600 and finishes (status 5): the STOP_THREAD
+ * handler, which runs after the analysis took the event, releases its
+ * series; thread 2 runs 700-800. By hand: cap 0 Mutator 1 at 100, 100;
+ * Idle at 200, 100; "other" at 300, 100; Idle at 400, 100 + 100;
+ * Mutator 1 at 500, 100 + 100; Idle at 600, 200 + 100; Mutator 2 at 700,
+ * 100 (still "other", it would read "0 Mutator other 700 200"). */
+static void test_cap_usage_other_until_room(void **state) {
+  (void)state;
+  el_host_t *h = points_host_with(
+      "max_users = 1, ",
+      "el.on('STOP_THREAD', function(ev, th, st)\n"
+      "  if st == 5 then freed = #tr:release_finished() end end)");
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {200, 1, 3}, {300, 2, 0}, {400, 2, 3}}},
+      {0, 4, {{500, 1, 0}, {600, 1, 5}, {700, 2, 0}, {800, 2, 3}}}};
+  feed_caps_blocks(h, 1, blk, 2);
+  assert_got(h,
+             "0 Mutator 1 100 100;0 Idle nil 200 100;"
+             "0 Mutator other 300 100;0 Idle nil 400 200;"
+             "0 Mutator 1 500 200;0 Idle nil 600 300;0 Mutator 2 700 100");
+  assert_int_equal(lua_int(h, "freed"), 1);
+  assert_int_equal(lua_int(h, "el.stats().usage_other"), 1);
+  el_host_free(h);
+}
+
+/* Aggregated points (aggregate_ns = 100): a series gives a point only when
+ * a span starts in another window ([0, 100), [100, 200), ...: the window
+ * bounds ana_emit.c keeps per series) and at flush_points(), in the order
+ * the series changed. Thread 1 runs 10-20, 50-60, 99-100, 100-110,
+ * 250-260 on capability 0. By hand: Mutator totals 10, 20, 21 in window 0
+ * (last start 99); the span at 100 is in window 1: point (99, 21); the
+ * Idle gaps 20-50, 60-99 give 30 + 39 in window 0 (last start 60), none
+ * at 100 (no gap); at 250 the Idle gap 110-250 starts in window 1: point
+ * (60, 69), then Mutator moves to window 2: point (100, 31); the flush
+ * gives Mutator (250, 41) and Idle (110, 69 + 140). */
+static void test_cap_usage_points_windows(void **state) {
+  (void)state;
+  el_host_t *h = points_host_with("aggregate_ns = 100, ", "");
+  static const blk_t blk[] = {
+      {0, 4, {{10, 1, 0}, {20, 1, 3}, {50, 1, 0}, {60, 1, 3}}},
+      {0, 4, {{99, 1, 0}, {100, 1, 3}, {100, 1, 0}, {110, 1, 3}}},
+      {0, 2, {{250, 1, 0}, {260, 1, 3}}}};
+  feed_caps_blocks(h, 1, blk, 3);
+  assert_got(h,
+             "0 Mutator 1 99 21;0 Idle nil 60 69;0 Mutator 1 100 31;"
+             "0 Mutator 1 250 41;0 Idle nil 110 209");
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -1123,6 +1247,10 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_wait_follows_block_gap),
+      cmocka_unit_test(test_reorder_earlier_than_tail),
+      cmocka_unit_test(test_cap_usage_other_per_capability),
+      cmocka_unit_test(test_cap_usage_other_until_room),
+      cmocka_unit_test(test_cap_usage_points_windows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
