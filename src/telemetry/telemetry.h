@@ -301,8 +301,9 @@ int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex);
  * exporters after emitting). st NULL: nothing. */
 void el_tm_store_seal(el_tm_store_t *st);
 
-/* Whether a record of sig emitted now would be kept for an exporter:
- * false only after el_tm_store_seal(), when no exporter takes sig. A
+/* Whether a record of sig emitted now would be kept for an exporter
+ * (st not NULL): false only after el_tm_store_seal(), when no exporter
+ * takes sig. A
  * caller may then skip building the record and count it with
  * el_tm_store_count_untaken() (the host's native spans do). */
 bool el_tm_store_takes(const el_tm_store_t *st, el_tm_signal_t sig);
