@@ -365,6 +365,9 @@ static int setup_store(el__daemon_t *d) {
       el_log(EL_LOG_ERROR, "cannot create the exporters: %s", el_strerror(rc));
     return rc;
   }
+  /* Every consumer of the store (web view, console, OTLP) is registered:
+   * a signal none takes is counted, not built (OTEL_*_EXPORTER=none). */
+  el_tm_store_seal(d->store);
   return 0;
 }
 

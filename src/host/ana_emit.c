@@ -4,6 +4,7 @@
  * el.cap_usage{spans=}), the capability usage series (on_point, Mutator /
  * GC / Idle per capability and user) and productivity (on_productivity).
  * The state machines (ana_state.c) call in here in time order. */
+#include <errno.h>
 #include <string.h>
 
 #include "ana_internal.h"
@@ -86,31 +87,46 @@ static void call_spans(el_host_t *h, const sargs_t *a) {
 
 /* {====== native spans ======} */
 
-/* Emit one span (kind internal, status ok, random span id) straight into
- * the store, flushing it every SPANS_PER_FLUSH spans of the same source
- * (which = 0 caps, 1 threads): the memory bound of capability.lua. */
-static void native_span(el_host_t *h, int which, const char *name,
-                        const uint8_t *trace, uint64_t start, uint64_t end,
-                        const el_tm_attr_t *attrs, size_t nattrs) {
-  if (!h->store) return;
+/* One more span of source which (0 caps, 1 threads) emitted or counted:
+ * the store is flushed every SPANS_PER_FLUSH spans of the same source,
+ * the memory bound of capability.lua. */
+static void native_count(el_host_t *h, int which) {
   ana_t *a = h->ana;
-  el_tm_span_t sp;
-  memset(&sp, 0, sizeof sp);
-  memcpy(sp.trace_id, trace, 16);
-  el_tm_random_id(sp.span_id, 8);
-  sp.name = name;
-  sp.kind = EL_TM_SPAN_INTERNAL;
-  sp.status_code = 1;
-  sp.start_unix_ns = el__host_unix(h, (el_rts_ns_t)start);
-  sp.end_unix_ns = el__host_unix(h, (el_rts_ns_t)end);
-  sp.attrs = attrs;
-  sp.nattrs = nattrs;
-  sp.static_keys = true;     /* every key below is a string literal */
-  el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
   if (++a->nspans[which] >= SPANS_PER_FLUSH) {
     a->nspans[which] = 0;
     el_tm_store_flush(h->store);
   }
+}
+
+/* True when no store or no exporter takes traces (el_tm_store_takes):
+ * the span of source which is then counted (emitted, as the store counts
+ * a discarded one) without being built. */
+static bool native_untaken(el_host_t *h, int which) {
+  if (!h->store) return true;
+  if (el_tm_store_takes(h->store, EL_TM_SIGNAL_TRACES)) return false;
+  el_tm_store_count_untaken(h->store, EL_TM_SIGNAL_TRACES, 1);
+  native_count(h, which);
+  return true;
+}
+
+/* Fill *sp as a native span (kind internal, status ok, random span id)
+ * with nattrs attributes not given yet (attrs NULL), named by the tag
+ * (el_tm_span_t.attrs_tag: equal tags, equal attributes). */
+static void native_init(el_host_t *h, el_tm_span_t *sp, const char *name,
+                        const uint8_t *trace, uint64_t start, uint64_t end,
+                        size_t nattrs, uint64_t tag0, uint64_t tag1) {
+  memset(sp, 0, sizeof *sp);
+  memcpy(sp->trace_id, trace, 16);
+  el_tm_random_span_id(sp->span_id);
+  sp->name = name;
+  sp->kind = EL_TM_SPAN_INTERNAL;
+  sp->status_code = 1;
+  sp->start_unix_ns = el__host_unix(h, (el_rts_ns_t)start);
+  sp->end_unix_ns = el__host_unix(h, (el_rts_ns_t)end);
+  sp->nattrs = nattrs;
+  sp->static_keys = true; /* every key is a string literal */
+  sp->attrs_tag[0] = tag0;
+  sp->attrs_tag[1] = tag1;
 }
 
 /* A string attribute of the decimal digits of v (buf: EL_FMT_U64_ROOM). */
@@ -123,10 +139,14 @@ static void attr_dec(el_tm_attr_t *at, const char *key, char *buf, uint64_t v) {
 
 /* Thread-state span of el.threads{spans=}: trace id per thread, attrs
  * thread (decimal string) and status (blocked: why it stopped; running:
- * why the run ended, docs/differences.md), plus capability (running). */
+ * why the run ended, docs/differences.md), plus capability (running).
+ * The attributes are built only when the store's window has no copy of
+ * their tag: every input of them (the capability only when running, the
+ * info only for the status that names it). */
 static __attribute__((noinline)) void thread_native_span(
     el_host_t *h, thread_t *th, int running, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
+  if (native_untaken(h, 1)) return;
   if (!th->has_trace) {
     if (a->ntrace >= MAX_TRACE_IDS) { /* forget old threads' ids */
       for (size_t i = 0; i < a->nthreads; i++) a->threads[i].has_trace = 0;
@@ -136,49 +156,69 @@ static __attribute__((noinline)) void thread_native_span(
     el_tm_random_id(th->trace, 16);
     th->has_trace = 1;
   }
-  char dec[EL_FMT_U64_ROOM], st[64];
-  el_tm_attr_t at[3];
-  attr_dec(&at[1], "thread", dec, th->id);
-  at[0].key = "status";
-  at[0].type = EL_TM_STR;
-  at[0].v.s.p = st;
-  at[0].v.s.len =
-      el_ev_stop_status_name(th->prev_status, th->prev_info, st, sizeof st);
-  if (running) {
-    at[2].key = "capability";
-    at[2].type = EL_TM_INT;
-    at[2].v.i = th->prev_cap;
+  uint64_t info =
+      th->prev_status == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE ? th->prev_info : 0;
+  el_tm_span_t sp;
+  native_init(h, &sp, a->th_names[running ? 0 : 1], th->trace, start, end,
+              running ? 3 : 2, (uint64_t)th->id << 32 | info,
+              (uint64_t)th->prev_status << 32 |
+                  (uint64_t)(running ? th->prev_cap : 0) << 8 |
+                  (uint64_t)running << 2 | 1);
+  if (el_tm_span(h->store, &sp) == -EAGAIN) {
+    char dec[EL_FMT_U64_ROOM], st[64];
+    el_tm_attr_t at[3];
+    attr_dec(&at[1], "thread", dec, th->id);
+    at[0].key = "status";
+    at[0].type = EL_TM_STR;
+    at[0].v.s.p = st;
+    at[0].v.s.len =
+        el_ev_stop_status_name(th->prev_status, th->prev_info, st, sizeof st);
+    if (running) {
+      at[2].key = "capability";
+      at[2].type = EL_TM_INT;
+      at[2].v.i = th->prev_cap;
+    }
+    sp.attrs = at;
+    el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
   }
-  native_span(h, 1, a->th_names[running ? 0 : 1], th->trace, start, end, at,
-              running ? 3 : 2);
+  native_count(h, 1);
 }
 
-/* Capability usage span of el.cap_usage{spans=} (not Idle). */
+/* Capability usage span of el.cap_usage{spans=} (not Idle); attributes
+ * built as thread_native_span's. */
 static __attribute__((noinline)) void cap_native_span(el_host_t *h,
                                                       unsigned cap, int gc,
                                                       uint32_t thread,
                                                       uint64_t start,
                                                       uint64_t end) {
   ana_t *a = h->ana;
+  if (native_untaken(h, 0)) return;
   if (!a->cap_has_trace[cap]) {
     el_tm_random_id(a->cap_trace[cap], 16);
     a->cap_has_trace[cap] = 1;
   }
-  char dec[EL_FMT_U64_ROOM];
-  el_tm_attr_t at[2];
-  at[0].key = "capability";
-  at[0].type = EL_TM_INT;
-  at[0].v.i = cap;
-  if (gc) {
-    at[1].key = "user";
-    at[1].type = EL_TM_STR;
-    at[1].v.s.p = "GC";
-    at[1].v.s.len = 2;
-  } else {
-    attr_dec(&at[1], "user", dec, thread);
+  el_tm_span_t sp;
+  native_init(h, &sp, a->cap_names[gc ? 0 : 1], a->cap_trace[cap], start, end,
+              2, (uint64_t)cap << 32 | (gc ? 0 : thread),
+              (uint64_t)gc << 2 | 2);
+  if (el_tm_span(h->store, &sp) == -EAGAIN) {
+    char dec[EL_FMT_U64_ROOM];
+    el_tm_attr_t at[2];
+    at[0].key = "capability";
+    at[0].type = EL_TM_INT;
+    at[0].v.i = cap;
+    if (gc) {
+      at[1].key = "user";
+      at[1].type = EL_TM_STR;
+      at[1].v.s.p = "GC";
+      at[1].v.s.len = 2;
+    } else {
+      attr_dec(&at[1], "user", dec, thread);
+    }
+    sp.attrs = at;
+    el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
   }
-  native_span(h, 0, a->cap_names[gc ? 0 : 1], a->cap_trace[cap], start, end, at,
-              2);
+  native_count(h, 0);
 }
 
 /* {====== capability usage series ======} */

@@ -11,6 +11,7 @@
  *
  * Spec: reference-behaviour.md §2.1 (resources), §2.2 (scope), §2.5
  * (per-tick composition), §5.2.1 (one Metric per name per request). */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,7 +31,9 @@
  * Direct-mapped, emptied with the window. */
 #define ATTR_MEMO 4096 /* a power of two */
 typedef struct attr_memo_s {
-  uint64_t h;               /* attrs_hash of the caller's array */
+  uint64_t h;               /* attrs_hash of the caller's array, or
+                               tag_hash of its tag */
+  uint64_t tag[2];          /* the caller's attrs_tag, or {0, 0} */
   const el_tm_attr_t *copy; /* in the window's arena */
   const char *const *skeys; /* the caller's key pointers (n, arena) when
                                it promised static keys, else NULL */
@@ -42,6 +45,7 @@ typedef struct attr_memo_s {
 typedef struct memo_look_s {
   attr_memo_t *slot; /* NULL: not memoizable (lists) */
   uint64_t h;
+  const uint64_t *tag;     /* the caller's attrs_tag, or NULL */
   const el_tm_attr_t *hit; /* an equal copy, or NULL */
   bool static_keys;        /* the caller's keys are static (el_tm_span_t) */
 } memo_look_t;
@@ -88,6 +92,9 @@ struct el_tm_store_s {
   size_t nex, ex_cap;
   el_tm_limits_t lim;
   el_tm_stats_t stats;
+  bool sealed;    /* el_tm_store_seal: records no exporter takes are
+                     counted and discarded at once */
+  unsigned takes; /* signals some exporter takes (bit 1 << sig) */
 };
 
 /* At most this many records are allocated up front for a new window. */
@@ -301,10 +308,31 @@ int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex) {
   if (el_grow(&st->ex, &st->ex_cap, st->nex + 1, sizeof *st->ex) < 0)
     return EL_ENOMEM;
   st->ex[st->nex++] = *ex;
+  st->takes |= ex->signals;
   return 0;
 }
 
+void el_tm_store_seal(el_tm_store_t *st) {
+  if (st) st->sealed = true;
+}
+
+bool el_tm_store_takes(const el_tm_store_t *st, el_tm_signal_t sig) {
+  return !st->sealed || (st->takes >> sig & 1u);
+}
+
+void el_tm_store_count_untaken(el_tm_store_t *st, el_tm_signal_t sig,
+                               uint64_t n) {
+  if (st && sig >= 0 && sig < EL_TM_NSIGNALS) st->stats.emitted[sig] += n;
+}
+
 /* {====== emitting ======} */
+
+/* A record of sig no exporter takes (el_tm_store_seal): counted as
+ * emitted and discarded. Returns 0. */
+static int untaken(el_tm_store_t *st, el_tm_signal_t sig) {
+  st->stats.emitted[sig]++;
+  return 0;
+}
 
 /* Drop one record of sig: count it and return EL_ENOMEM. */
 static int drop(el_tm_store_t *st, el_tm_signal_t sig) {
@@ -423,30 +451,45 @@ static bool attrs_eq(const el_tm_attr_t *c, const char *const *skeys,
   return true;
 }
 
-/* Look attrs[0..n) up in the window's memo into *m (static_keys: the
- * caller's promise, el_tm_span_t). */
+/* The memo hash of a caller's attrs_tag (never stored or sent). */
+static inline uint64_t tag_hash(const uint64_t tag[2]) {
+  return el__hash_final(
+      el__hash_word(el__hash_word(EL__HASH_INIT, tag[0]), tag[1]));
+}
+
+/* Look attrs[0..n) up in the window's memo into *m (static_keys and tag,
+ * NULL or the caller's attrs_tag: the caller's promises, el_tm_span_t).
+ * A tagged array is found by its tag only; an untagged one by its hash
+ * and contents, never in a tagged slot. */
 static void memo_find(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                      bool static_keys, memo_look_t *m) {
+                      bool static_keys, const uint64_t *tag, memo_look_t *m) {
   m->slot = NULL;
   m->hit = NULL;
   m->static_keys = static_keys;
-  if (!attrs || n == 0 || n > UINT32_MAX || !attrs_hash(attrs, n, &m->h))
+  m->tag = static_keys && tag && (tag[0] | tag[1]) ? tag : NULL;
+  if ((!attrs && !m->tag) || n == 0 || n > UINT32_MAX) return;
+  if (m->tag)
+    m->h = tag_hash(m->tag);
+  else if (!attrs_hash(attrs, n, &m->h))
     return;
   if (!w->memo && !(w->memo = el_calloc(ATTR_MEMO, sizeof *w->memo)))
     return; /* out of memory: copied without the memo */
   if (w->gen == 0) w->gen = 1;
-  m->slot = &w->memo[m->h & (ATTR_MEMO - 1)];
-  if (m->slot->gen == w->gen && m->slot->h == m->h && m->slot->n == n &&
-      attrs_eq(m->slot->copy, static_keys ? m->slot->skeys : NULL, attrs, n))
-    m->hit = m->slot->copy;
+  attr_memo_t *sl = m->slot = &w->memo[m->h & (ATTR_MEMO - 1)];
+  if (sl->gen != w->gen || sl->h != m->h || sl->n != n) return;
+  if (m->tag ? sl->tag[0] == m->tag[0] && sl->tag[1] == m->tag[1]
+             : !(sl->tag[0] | sl->tag[1]) &&
+                   attrs_eq(sl->copy, static_keys ? sl->skeys : NULL, attrs, n))
+    m->hit = sl->copy;
 }
 
 /* Bytes the copies of attrs[0..n) need at most (before interning): none
  * when the window holds an equal copy (looked up into *m for
  * copy_attrs; static_keys as memo_find). */
 static size_t attrs_bytes(window_t *w, const el_tm_attr_t *attrs, size_t n,
-                          bool static_keys, memo_look_t *m) {
-  memo_find(w, attrs, n, static_keys, m);
+                          bool static_keys, const uint64_t *tag,
+                          memo_look_t *m) {
+  memo_find(w, attrs, n, static_keys, tag, m);
   if (!attrs || m->hit) return 0;
   size_t b = n * sizeof(el_tm_attr_t);
   if (static_keys) b += n * sizeof(const char *) + 8;
@@ -574,7 +617,14 @@ static int copy_attrs_new(window_t *w, const el_tm_attr_t *attrs, size_t n,
   if (m->slot && m->static_keys &&
       (skeys = el_arena_alloc(&w->arena, n * sizeof *skeys)))
     for (size_t i = 0; i < n; i++) skeys[i] = attrs[i].key;
-  if (m->slot) *m->slot = (attr_memo_t){m->h, dst, skeys, (uint32_t)n, w->gen};
+  if (m->slot)
+    *m->slot =
+        (attr_memo_t){.h = m->h,
+                      .tag = {m->tag ? m->tag[0] : 0, m->tag ? m->tag[1] : 0},
+                      .copy = dst,
+                      .skeys = skeys,
+                      .n = (uint32_t)n,
+                      .gen = w->gen};
   *out = dst;
   return 0;
 }
@@ -625,9 +675,11 @@ static int metric_point(el_tm_store_t *st, const el_tm_metric_desc_t *desc,
                         const el_tm_point_t *pt, bool host) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_METRICS;
   if (!st || !desc || !desc->name || !pt) return EL_EINVAL;
+  if (!el_tm_store_takes(st, sig)) return untaken(st, sig);
   window_t *w = &st->win[sig];
   memo_look_t m;
-  if (admit(st, sig, attrs_bytes(w, pt->attrs, pt->nattrs, false, &m)) < 0)
+  if (admit(st, sig, attrs_bytes(w, pt->attrs, pt->nattrs, false, NULL, &m)) <
+      0)
     return drop(st, sig);
   int ri = win_res(w, host ? st->host_res : st->main_res);
   if (ri < 0) return drop(st, sig);
@@ -717,9 +769,10 @@ static const uint8_t *copy_bytes(window_t *w, const uint8_t *p, size_t n) {
 int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_LOGS;
   if (!st || !rec) return EL_EINVAL;
+  if (!el_tm_store_takes(st, sig)) return untaken(st, sig);
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t need = attrs_bytes(w, rec->attrs, rec->nattrs, false, &m) + 32 +
+  size_t need = attrs_bytes(w, rec->attrs, rec->nattrs, false, NULL, &m) + 32 +
                 (rec->body.p ? rec->body.len : 0);
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, rec->host_log ? st->host_res : st->main_res);
@@ -743,14 +796,18 @@ int el_tm_log(el_tm_store_t *st, const el_tm_log_t *rec) {
 int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_TRACES;
   if (!st || !span) return EL_EINVAL;
+  if (!el_tm_store_takes(st, sig)) return untaken(st, sig);
   window_t *w = &st->win[sig];
   memo_look_t m;
   size_t nlen = 0;
   const char *name =
       span->name ? el__tm_recent_cstr(&w->intern, span->name, &nlen) : NULL;
   if (!name && span->name) nlen = strlen(span->name);
-  size_t need =
-      attrs_bytes(w, span->attrs, span->nattrs, span->static_keys, &m) + nlen;
+  size_t need = attrs_bytes(w, span->attrs, span->nattrs, span->static_keys,
+                            span->attrs_tag, &m) +
+                nlen;
+  if (!span->attrs && m.tag && span->nattrs && !m.hit)
+    return -EAGAIN; /* the caller's attributes are needed */
   if (admit(st, sig, need) < 0) return drop(st, sig);
   int ri = win_res(w, st->main_res);
   if (ri < 0) return drop(st, sig);
@@ -761,7 +818,8 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
     name = el__tm_intern_cstr(&w->intern, &w->arena, span->name, &nlen);
   s->name = name;
   s->static_keys = false; /* the copies are interned */
-  s->nattrs = span->attrs ? span->nattrs : 0;
+  s->attrs_tag[0] = s->attrs_tag[1] = 0;
+  s->nattrs = span->attrs || m.hit ? span->nattrs : 0;
   if (!name || copy_attrs(w, span->attrs, span->nattrs, &m, &s->attrs) < 0)
     return drop(st, sig);
   w->keys[w->nrecs++] = (uint32_t)ri;
@@ -774,10 +832,7 @@ int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span) {
 void el_tm_random_id(uint8_t *buf, size_t n) {
   if (n == 0) return;
   if (n == 8) { /* a span id: one draw */
-    uint64_t r;
-    do r = el_rng_next();
-    while (r == 0);
-    memcpy(buf, &r, 8);
+    el_tm_random_span_id(buf);
     return;
   }
   bool zero = true;
@@ -791,9 +846,10 @@ void el_tm_random_id(uint8_t *buf, size_t n) {
 int el_tm_profile_sample(el_tm_store_t *st, const el_tm_profile_sample_t *s) {
   const el_tm_signal_t sig = EL_TM_SIGNAL_PROFILES;
   if (!st || !s) return EL_EINVAL;
+  if (!el_tm_store_takes(st, sig)) return untaken(st, sig);
   window_t *w = &st->win[sig];
   memo_look_t m;
-  size_t need = attrs_bytes(w, s->attrs, s->nattrs, false, &m);
+  size_t need = attrs_bytes(w, s->attrs, s->nattrs, false, NULL, &m);
   for (size_t i = 0; s->frames && i < s->nframes; i++)
     need += sizeof(el_tm_frame_t) + s->frames[i].function.len +
             s->frames[i].file.len + 16;

@@ -23,8 +23,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../common/el_common.h"
+#include "../common/el_rng.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -203,14 +205,37 @@ typedef struct el_tm_span_s {
    * keys' addresses instead of their bytes. false: keys are compared byte
    * by byte. Never set in a stored record. */
   bool static_keys;
+  /* With static_keys, the caller's name for its attribute array; {0, 0}
+   * = none. The caller's promise: within one store, spans with equal
+   * non-zero tags have equal attributes (the same key addresses, types
+   * and values, in the same order), so a copy made earlier in the window
+   * is found by the tag alone, without hashing or comparing the
+   * attributes. One caller per store names arrays this way (the host's
+   * native spans, src/host/ana_emit.c). With a tag, attrs may be NULL
+   * (nattrs > 0): the copy of the tag is taken when the window holds one,
+   * else el_tm_span returns -EAGAIN and the caller passes the attributes
+   * (so it builds them only for a window's first span of the tag). Never
+   * set in a stored record. */
+  uint64_t attrs_tag[2];
 } el_tm_span_t;
 
-/* Add one finished span (copied; static_keys: see the field). Returns 0
- * or EL_ENOMEM. */
+/* Add one finished span (copied; static_keys, attrs_tag: see the
+ * fields). Returns 0, EL_ENOMEM (dropped and counted) or -EAGAIN (attrs
+ * NULL under a tag the window holds no copy of: nothing kept or counted,
+ * call again with the attributes). */
 int el_tm_span(el_tm_store_t *st, const el_tm_span_t *span);
 
 /* Fill buf with n random bytes for trace/span ids (never all zero). */
 void el_tm_random_id(uint8_t *buf, size_t n);
+
+/* el_tm_random_id(id, 8) inline (the same draws from el_rng, so the same
+ * ids): one per native span. */
+static inline void el_tm_random_span_id(uint8_t id[8]) {
+  uint64_t r;
+  do r = el_rng_next();
+  while (r == 0);
+  memcpy(id, &r, 8);
+}
 
 /* {====== profiles ======} */
 
@@ -264,6 +289,30 @@ typedef struct el_tm_exporter_s {
  * A batch is given to every exporter that wants its signal (each gets its
  * own reference). Returns 0 or EL_ENOMEM. */
 int el_tm_store_add_exporter(el_tm_store_t *st, const el_tm_exporter_t *ex);
+
+/* Declare the exporter set complete (the daemon, once it registered its
+ * exporters): from now on a record of a signal that no exporter takes is
+ * counted in stats.emitted and discarded at once, as a flush with no
+ * exporter for it would discard it, instead of being copied into a window
+ * nothing reads. Such a record holds no memory, so no window bound
+ * (el_tm_limits_t) drops it; one that is invalid (EL_EINVAL) is refused
+ * as before. An exporter added later takes the records emitted after it.
+ * Without this call every record is kept until the flush (tests add
+ * exporters after emitting). st NULL: nothing. */
+void el_tm_store_seal(el_tm_store_t *st);
+
+/* Whether a record of sig emitted now would be kept for an exporter
+ * (st not NULL): false only after el_tm_store_seal(), when no exporter
+ * takes sig. A
+ * caller may then skip building the record and count it with
+ * el_tm_store_count_untaken() (the host's native spans do). */
+bool el_tm_store_takes(const el_tm_store_t *st, el_tm_signal_t sig);
+
+/* Count n records of sig that the caller did not build because
+ * el_tm_store_takes(st, sig) was false: stats.emitted grows by n, as when
+ * each is emitted and discarded. st NULL or sig out of range: nothing. */
+void el_tm_store_count_untaken(el_tm_store_t *st, el_tm_signal_t sig,
+                               uint64_t n);
 
 /* Close the current window: for each signal with records, build one batch
  * and pass it to the exporters. Returns 0. */

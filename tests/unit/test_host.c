@@ -259,6 +259,61 @@ static void test_emit_reaches_store(void **state) {
   el_tm_store_free(st);
 }
 
+/* Native spans (el.threads{spans=}, el.cap_usage{spans=}) on the test
+ * log with a store whose exporter takes `signals`, sealed or not: *n gets
+ * the spans the on_span callbacks saw (the same spans, Idle excepted),
+ * *emitted the store's count of traces. */
+static void native_spans_run(unsigned signals, int seal, long long *n,
+                             uint64_t *emitted) {
+  memset(exported, 0, sizeof exported);
+  el_tm_store_t *st = el_tm_store_new("test", "0");
+  assert_non_null(st);
+  el_tm_exporter_t ex = {.name = "cap",
+                         .signals = signals,
+                         .export = cap_export,
+                         .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  if (seal) el_tm_store_seal(st);
+  el_host_t *h = el_host_new(NULL);
+  el_host_set_store(h, st);
+  assert_int_equal(
+      el_host_load_string(
+          h,
+          "el = require('eventlog_live'); n = 0\n"
+          "el.threads{spans = 'T', on_span = function() n = n + 1 end}\n"
+          "el.cap_usage{spans = 'C', on_span = function(cap, cat)\n"
+          "  if cat ~= 'Idle' then n = n + 1 end end}\n",
+          "=native"),
+      0);
+  assert_int_equal(feed_file(h), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  *n = lua_int(h, "n");
+  *emitted = el_tm_store_stats(st)->emitted[EL_TM_SIGNAL_TRACES];
+  el_host_free(h);
+  el_tm_store_free(st);
+}
+
+/* With no exporter taking traces (a sealed store, OTEL_TRACES_EXPORTER=
+ * none) the native spans are not built but still counted as emitted, one
+ * per span; with a trace exporter, or unsealed, they are exported. */
+static void test_native_spans_untaken_counted(void **state) {
+  (void)state;
+  long long n;
+  uint64_t emitted;
+  native_spans_run(1u << EL_TM_SIGNAL_TRACES, 1, &n, &emitted);
+  assert_true(n > 100);
+  assert_int_equal(emitted, (uint64_t)n);
+  assert_int_equal(exported[EL_TM_SIGNAL_TRACES], n);
+  long long n2;
+  native_spans_run(1u << EL_TM_SIGNAL_METRICS, 1, &n2, &emitted);
+  assert_int_equal(n2, n);
+  assert_int_equal(emitted, (uint64_t)n);
+  assert_int_equal(exported[EL_TM_SIGNAL_TRACES], 0);
+  native_spans_run(1u << EL_TM_SIGNAL_METRICS, 0, &n2, &emitted);
+  assert_int_equal(emitted, (uint64_t)n); /* not sealed: built */
+}
+
 static void test_syntax_error_names_line(void **state) {
   (void)state;
   el_host_t *h = el_host_new(NULL);
@@ -1227,6 +1282,7 @@ int main(void) {
       cmocka_unit_test(test_timers_fire_in_eventlog_time_order),
       cmocka_unit_test(test_timer_collected_in_own_callback),
       cmocka_unit_test(test_emit_reaches_store),
+      cmocka_unit_test(test_native_spans_untaken_counted),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),

@@ -4,6 +4,7 @@
  * batch lifetime, and an out-of-memory sweep. Expected values are the
  * hand-chosen inputs themselves and reference-behaviour.md §2.1, §2.5.
  * ctest-labels: asan */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -756,6 +757,148 @@ static void test_refused_batch_counted_as_dropped(void **state) {
   el_tm_store_free(st);
 }
 
+/* A sealed store (el_tm_store_seal) counts a record of a signal no
+ * exporter takes as emitted and keeps nothing of it: no window bound
+ * drops it, no batch is built; a taken signal is kept and bounded as
+ * before; an exporter added after the seal takes what follows. Before
+ * the seal every record waits for the flush. */
+static void test_sealed_store_counts_untaken(void **state) {
+  cap_t c = {0}, late = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  el_tm_log_t lg = {.body = {"x", 1}};
+  assert_true(el_tm_store_takes(st, EL_TM_SIGNAL_LOGS)); /* not sealed */
+  assert_int_equal(el_tm_log(st, &lg), 0); /* kept until the flush */
+  el_tm_exporter_t ex = {.name = "late",
+                         .ud = &late,
+                         .signals = 1u << EL_TM_SIGNAL_LOGS,
+                         .export = cap_export,
+                         .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(late.n, 1); /* the log emitted before */
+  assert_int_equal(el_tm_batch_count(late.got[0]), 1);
+  cap_clear(&late);
+  el_tm_store_t *s2 = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  el_tm_store_seal(s2);
+  el_tm_limits_t lim = {.max_records = 2};
+  el_tm_store_set_limits(s2, &lim);
+  assert_true(el_tm_store_takes(s2, EL_TM_SIGNAL_TRACES));
+  assert_false(el_tm_store_takes(s2, EL_TM_SIGNAL_LOGS));
+  assert_false(el_tm_store_takes(s2, EL_TM_SIGNAL_METRICS));
+  for (int i = 0; i < 5; i++) assert_int_equal(el_tm_log(s2, &lg), 0);
+  el_tm_attr_t a = int_attr("k", 1);
+  el_tm_point_t pt = {.attrs = &a, .nattrs = 1, .is_int = true, .ival = 1};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(el_tm_metric_point(s2, &heap_size, &pt), 0);
+  assert_int_equal(el_tm_metric_point(s2, NULL, &pt), EL_EINVAL);
+  el_tm_store_count_untaken(s2, EL_TM_SIGNAL_LOGS, 4);
+  el_tm_span_t sp = {.name = "s", .kind = EL_TM_SPAN_INTERNAL};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(el_tm_span(s2, &sp), i < 2 ? 0 : EL_ENOMEM);
+  const el_tm_stats_t *t = el_tm_store_stats(s2);
+  assert_int_equal(t->emitted[EL_TM_SIGNAL_LOGS], 9); /* 5 + 4 */
+  assert_int_equal(t->dropped[EL_TM_SIGNAL_LOGS], 0); /* past the cap */
+  assert_int_equal(t->emitted[EL_TM_SIGNAL_METRICS], 3);
+  assert_int_equal(t->dropped[EL_TM_SIGNAL_METRICS], 0);
+  assert_int_equal(t->emitted[EL_TM_SIGNAL_TRACES], 2); /* taken: capped */
+  assert_int_equal(t->dropped[EL_TM_SIGNAL_TRACES], 1);
+  assert_int_equal(el_tm_store_flush(s2), 0);
+  assert_int_equal(c.n, 1); /* the spans only */
+  assert_int_equal(el_tm_batch_signal(c.got[0]), EL_TM_SIGNAL_TRACES);
+  ex.ud = &late;
+  assert_int_equal(el_tm_store_add_exporter(s2, &ex), 0);
+  assert_true(el_tm_store_takes(s2, EL_TM_SIGNAL_LOGS));
+  assert_int_equal(el_tm_log(s2, &lg), 0);
+  assert_int_equal(el_tm_store_flush(s2), 0);
+  assert_int_equal(late.n, 1);
+  assert_int_equal(el_tm_batch_count(late.got[0]), 1);
+  assert_int_equal(t->emitted[EL_TM_SIGNAL_LOGS], 10);
+  cap_clear(&late);
+  cap_clear(&c);
+  el_tm_store_free(st);
+  el_tm_store_free(s2);
+}
+
+/* el_tm_span_t.attrs_tag: with static keys, a span whose tag equals an
+ * earlier one's in the window shares that copy without its attributes
+ * being read (the caller's promise: the test breaks it once to show the
+ * lookup is by tag); another tag gets its own copy; without static keys
+ * the tag is ignored; a new window copies anew. Without attrs the tag's
+ * copy is taken, or -EAGAIN tells that there is none (nothing counted). */
+static void test_attrs_tag_names_copy(void **state) {
+  cap_t c = {0};
+  el_tm_store_t *st = store_with(&c, 1u << EL_TM_SIGNAL_TRACES);
+  el_tm_attr_t x[2] = {str_attr("thread", "42"), int_attr("capability", 3)};
+  el_tm_attr_t y[2] = {str_attr("thread", "7"), int_attr("capability", 1)};
+  el_tm_span_t sp = {.name = "s",
+                     .kind = EL_TM_SPAN_INTERNAL,
+                     .nattrs = 2,
+                     .static_keys = true,
+                     .attrs_tag = {42, 3}};
+  sp.attrs = x;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 0: x, tag A */
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 1: x, tag A */
+  sp.attrs_tag[0] = 43;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 2: x, tag B */
+  sp.attrs = y, sp.attrs_tag[0] = 42;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 3: y under tag A */
+  sp.static_keys = false;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 4: y, no promise */
+  const el_tm_stats_t *t = el_tm_store_stats(st);
+  sp.static_keys = true, sp.attrs = NULL;   /* the window's copy of tag A */
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 5: x */
+  sp.attrs_tag[0] = 44;                     /* tag C: no copy */
+  assert_int_equal(el_tm_span(st, &sp), -EAGAIN);
+  assert_int_equal(t->emitted[EL_TM_SIGNAL_TRACES], 6);
+  assert_int_equal(t->dropped[EL_TM_SIGNAL_TRACES], 0);
+  sp.attrs = y;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 6: y, tag C */
+  sp.attrs = NULL;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* 7: y, tag C's copy */
+  assert_int_equal(el_tm_store_flush(st), 0);
+  sp.attrs_tag[0] = 42;
+  assert_int_equal(el_tm_span(st, &sp), -EAGAIN); /* a new window */
+  sp.attrs = y;
+  assert_int_equal(el_tm_span(st, &sp), 0); /* next window: y, tag A */
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(c.n, 2);
+  size_t n;
+  const el_tm_span_t *s = el_tm_batch_spans(c.got[0], &n);
+  assert_int_equal(n, 8);
+  const char *want[8] = {"42", "42", "42", "42", "7", "42", "7", "7"};
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(s[i].attrs[0].v.s.p, want[i]);
+    assert_int_equal(s[i].nattrs, 2);
+    assert_int_equal(s[i].attrs[1].v.i, want[i][0] == '7' ? 1 : 3);
+    assert_int_equal(s[i].attrs_tag[0] | s[i].attrs_tag[1], 0);
+  }
+  assert_ptr_equal(s[5].attrs, s[0].attrs);
+  assert_ptr_equal(s[7].attrs, s[6].attrs);
+  assert_ptr_equal(s[1].attrs, s[0].attrs);
+  assert_ptr_not_equal(s[2].attrs, s[0].attrs); /* by tag, not content */
+  assert_ptr_equal(s[3].attrs, s[0].attrs);
+  s = el_tm_batch_spans(c.got[1], &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(s[0].attrs[0].v.s.p, "7");
+  cap_clear(&c);
+  el_tm_store_free(st);
+}
+
+/* el_tm_random_span_id draws as el_tm_random_id(id, 8) does: from the
+ * xoshiro256** state {1, 2, 3, 4} the first output is
+ * rotl(2 * 5, 7) * 9 = 1280 * 9 = 11520 = 0x2d00 (little-endian bytes). */
+static void test_random_span_id_inline(void **state) {
+  static const uint8_t want[8] = {0x00, 0x2d, 0, 0, 0, 0, 0, 0};
+  uint8_t a[8], b[8];
+  const uint64_t s0[4] = {1, 2, 3, 4};
+  memcpy(el__rng_s, s0, sizeof s0);
+  el_tm_random_span_id(a);
+  memcpy(el__rng_s, s0, sizeof s0);
+  el_tm_random_id(b, 8);
+  assert_memory_equal(a, want, 8);
+  assert_memory_equal(b, want, 8);
+}
+
 static void test_random_ids_not_zero(void **state) {
   uint8_t a[16], b[16];
   el_tm_random_id(a, 16);
@@ -834,6 +977,9 @@ int main(void) {
       cmocka_unit_test(test_record_cap_drops_and_counts),
       cmocka_unit_test(test_refused_batch_counted_as_dropped),
       cmocka_unit_test(test_random_ids_not_zero),
+      cmocka_unit_test(test_sealed_store_counts_untaken),
+      cmocka_unit_test(test_attrs_tag_names_copy),
+      cmocka_unit_test(test_random_span_id_inline),
       cmocka_unit_test(test_out_of_memory_sweep),
       cmocka_unit_test(test_resource_session),
   };
