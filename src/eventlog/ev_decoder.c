@@ -1842,13 +1842,31 @@ static int truncated_event(el_ev_decoder_t *d) {
   return EL_ETRUNC;
 }
 
+/* The end of input in the data section: a cut event is EL_ETRUNC
+ * (truncated_event); complete events without DATA_END (spec §1.7, §4.1:
+ * a killed program) a warning, since every event that came is delivered.
+ * Returns 0 or EL_ETRUNC. */
+static int finish_data(el_ev_decoder_t *d) {
+  if (d->plen)
+    return truncated_event(d);
+  set_diag(d, 0, d->base, -1,
+           "eventlog ends at byte %llu without its end-of-data marker: "
+           "the log is incomplete (the program was killed or is still "
+           "writing)",
+           (unsigned long long)d->base);
+  warn(d);
+  d->diag.code = 0;
+  return 0;
+}
+
 /* The end of input in the decoder's current state: a cut event, header or
  * skipped block body is EL_ETRUNC (diag set); bytes ignored after a
- * corrupt part or the end of data are a warning. Returns 0 or EL_ETRUNC. */
+ * corrupt part or the end of data, and data that stops between events
+ * without its end-of-data marker, are a warning. Returns 0 or EL_ETRUNC. */
 static int finish_state(el_ev_decoder_t *d) {
   switch (d->state) {
   case ST_DATA:
-    return d->plen ? truncated_event(d) : 0;
+    return finish_data(d);
   case ST_HEADER:
     set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
              "eventlog truncated inside the header at byte %llu",

@@ -30,7 +30,11 @@
  *    one), at least the horizon (5 s), at most the longest wait (60 s,
  *    $EVENTLOG_LIVE_REORDER_MAX_WAIT_MS) or the
  *    horizon if longer. Live, a capability seen implies the lower-numbered
- *    ones (the RTS numbers them from 0), waited for from time 0. The
+ *    ones (the RTS numbers them from 0), waited for from time 0, and the
+ *    next one is waited for from time 0 during the session's first
+ *    horizon of quiet time (unless a scan's hint named the capabilities):
+ *    a GHC 9.0 program's capability 1 may write its first block only after
+ *    capability 0 has written its whole run. The
  *    reorder buffer of the C analyses (ana_reorder.c) and the windows of
  *    the default processors (el.watermark) use it.
  *
@@ -282,6 +286,7 @@ void el_host_input_waits(el_host_t *h, int waiting) {
     p->waits_known = 1;
     p->waiting = 0;
     p->waited_ns = 0;
+    p->session_at = 0;
     memset(p->arrived, 0, sizeof p->arrived);
   }
   waiting = waiting != 0;
@@ -395,6 +400,16 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
       } else if (last < next) {
         next = last;
       }
+    }
+    if (h->clock.live && !h->clock.hinted && p->max_cap + 1 < EL__MAX_CAPS &&
+        (now <= p->session_at || now - p->session_at <= p->horizon)) {
+      /* The next capability may exist and not have written yet (a GHC
+       * 9.0 capability's first block can come after another's whole
+       * run): waited for from time 0 for the horizon of quiet time from
+       * the session's start. */
+      next = best;
+      best = 0;
+      bc = p->max_cap + 1;
     }
     p->wm = best;
     p->wm_next = h->clock.live ? 0 : next; /* live: silence moves it */

@@ -891,6 +891,55 @@ static void test_data_end_inside_last_block(void **st) {
   free(p);
 }
 
+/* A digest that also keeps the last warning. */
+typedef struct {
+  tu_digest_t g; /* first: tu_sink's callbacks take it as their ud */
+  el_diag_t last;
+} warned_t;
+
+static void keep_warning(void *ud, const el_diag_t *d) {
+  warned_t *w = ud;
+  w->last = *d;
+  tu_on_warning(&w->g, d);
+}
+
+/* Feed p[0..n) whole, then finish; the result of finish. */
+static int feed_finish(const uint8_t *p, size_t n, warned_t *w) {
+  el_ev_sink_t s = tu_sink(&w->g);
+  s.ud = w;
+  s.on_warning = keep_warning;
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_int_equal(el_ev_decoder_feed(d, p, n), 0);
+  int rc = el_ev_decoder_finish(d);
+  el_ev_decoder_free(d);
+  return rc;
+}
+
+/* Data that stops between two events, without DATA_END (a killed
+ * program): every event is delivered, and one warning names the byte
+ * where the data stops and the missing marker (spec §1.7, §4.1). */
+static void test_missing_end_marker_warns(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  assert_non_null(p);
+  assert_true(n > 2 && p[n - 2] == 0xff && p[n - 1] == 0xff);
+  warned_t whole = {0}, cut = {0};
+  assert_int_equal(feed_finish(p, n, &whole), 0);
+  assert_int_equal(whole.g.warnings, 0);
+  assert_int_equal(whole.g.data_ends, 1);
+  assert_int_equal(feed_finish(p, n - 2, &cut), 0); /* the marker only */
+  assert_int_equal(cut.g.events, whole.g.events);
+  assert_int_equal(cut.g.data_ends, 0);
+  assert_int_equal(cut.g.warnings, 1);
+  assert_int_equal(cut.last.offset, n - 2);
+  assert_non_null(strstr(cut.last.msg, "end-of-data marker"));
+  char at[32];
+  snprintf(at, sizeof at, "byte %zu ", n - 2);
+  assert_non_null(strstr(cut.last.msg, at));
+  free(p);
+}
+
 static void test_testlog_part_reports_truncation(void **st) {
   (void)st;
   size_t n = 0;
@@ -989,6 +1038,7 @@ int main(void) {
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_data_end_inside_last_block),
       cmocka_unit_test(test_testlog_part_reports_truncation),
+      cmocka_unit_test(test_missing_end_marker_warns),
       cmocka_unit_test(test_out_of_memory_sweep),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

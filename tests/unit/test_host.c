@@ -1140,6 +1140,62 @@ static void test_live_wait_follows_block_gap(void **state) {
   assert_int_equal(capped, -1);
 }
 
+/* Live, the capability after the highest seen is waited for from time 0
+ * during the session's first horizon of quiet time: a GHC 9.0 program
+ * writes CAP_CREATE at exit, and capability 1's first block can come
+ * after capability 0's whole run (ghc-9.0/threads.eventlog piped: 41,760
+ * late events before). Horizon 100 ms; no CAP_CREATE. By hand:
+ *  - cap 0's block (thread 1 runs 100-300) then cap 1's (thread 2 runs
+ *    150-250) arrive with no wait between: right after cap 0's block the
+ *    watermark is 0 (cap 1 may still come; cap 0 alone would give 100,
+ *    its block's start), and the spans come in time order, thread 2's
+ *    (ending at 250) first, nothing late (else its RUN at 150 and STOP at
+ *    250 come behind 300: reorder_late 2);
+ *  - cap 0's block, then 300 ms of waiting (past the horizon), then cap
+ *    0's next block (thread 1 runs 400-500): cap 1 is no longer waited
+ *    for, so the watermark is cap 0's, 400 (the new block's start), not 0:
+ *    a program with one capability is not held back for good. */
+static void test_live_next_cap_waited(void **state) {
+  (void)state;
+  static const blk_t c0a = {0, 2, {{100, 1, 0}, {300, 1, 2}}};
+  static const blk_t c0b = {0, 2, {{400, 1, 0}, {500, 1, 2}}};
+  static const blk_t c1 = {1, 2, {{150, 2, 0}, {250, 2, 2}}};
+  static tu_buf_t b;
+  el_host_opts_t o = {.horizon_ns = 100000000};
+  el_host_t *h = spans_host_opts(0, o);
+  el_host_input_waits(h, 0); /* the session begins */
+  hdr_caps(&b, 0);
+  put_block(&b, &c0a);
+  feed_live(h, &b, 0);
+  assert_int_equal(lua_int(h, "el.watermark() or -1"), 0);
+  size_t from = b.n;
+  put_block(&b, &c1);
+  tu_u16(&b, 0xFFFF);
+  feed_live(h, &b, from);
+  assert_int_equal(el_host_end(h), 0);
+  assert_got(h, "2 running 2 150-250;1 running 2 100-300");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+
+  h = spans_host_opts(0, o);
+  el_host_input_waits(h, 0);
+  hdr_caps(&b, 0);
+  put_block(&b, &c0a);
+  feed_live(h, &b, 0);
+  el_host_input_waits(h, 1);
+  sleep_ms(300);
+  el_host_input_waits(h, 0);
+  from = b.n;
+  put_block(&b, &c0b);
+  feed_live(h, &b, from);
+  assert_int_equal(lua_int(h, "el.watermark() or -1"), 400);
+  from = b.n;
+  tu_u16(&b, 0xFFFF);
+  feed_live(h, &b, from);
+  assert_int_equal(el_host_end(h), 0);
+  el_host_free(h);
+}
+
 /* A capability's queue stays in time order when an event earlier than its
  * latest one arrives after events that took the fast append (ana_reorder.c
  * keeps the latest time queued per capability, q_t.last_t, and sends an
@@ -1303,6 +1359,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_wait_follows_block_gap),
+      cmocka_unit_test(test_live_next_cap_waited),
       cmocka_unit_test(test_reorder_earlier_than_tail),
       cmocka_unit_test(test_cap_usage_other_per_capability),
       cmocka_unit_test(test_cap_usage_other_until_room),
