@@ -298,29 +298,53 @@ static int em_log(lua_State *L) {
                                      "t",     "unix_ns",  "observed_unix_ns",
                                      "attrs", "trace_id", "span_id",
                                      "host",  NULL};
+  /* Bits of keys[] in the mask el__lua_check_keys returns. */
+  enum { SEV = 1 << 1, SEV_TEXT = 1 << 2, T = 1 << 3, UNIX = 1 << 4,
+         OBSERVED = 1 << 5, ATTRS = 1 << 6, TRACE = 1 << 7, SPAN = 1 << 8,
+         HOST = 1 << 9 };
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  el__lua_check_keys(L, 1, "el.log", "field", keys);
+  /* Only the fields present are read (one lookup each). */
+  uint64_t has = el__lua_check_keys(L, 1, "el.log", "field", keys);
   el_tm_log_t rec;
   memset(&rec, 0, sizeof rec);
   lua_getfield(L, 1, "body");
   rec.body.p = luaL_checklstring(L, -1, &rec.body.len);
-  rec.severity_number = severity(L, 1);
-  rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
-  rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
-  lua_getfield(L, 1, "observed_unix_ns");
-  rec.observed_unix_ns =
-      (el_unix_ns_t)luaL_optinteger(L, -1, (lua_Integer)rec.time_unix_ns);
-  lua_pop(L, 1);
+  if (has & SEV) rec.severity_number = severity(L, 1);
+  if (has & SEV_TEXT)
+    rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
+  if (has & UNIX) {
+    rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+  } else if (has & T) {
+    lua_getfield(L, 1, "t");
+    rec.time_unix_ns =
+        el__host_unix(h, (el_rts_ns_t)luaL_checkinteger(L, -1));
+    lua_pop(L, 1);
+  } else { /* the current event's time or the stream's */
+    const el_ev_event_t *ev = el__host_cur(h);
+    rec.time_unix_ns = el__host_unix(h, ev ? ev->t_ns : h->now);
+  }
+  rec.observed_unix_ns = rec.time_unix_ns;
+  if (has & OBSERVED) {
+    lua_getfield(L, 1, "observed_unix_ns");
+    rec.observed_unix_ns = (el_unix_ns_t)luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
   uint8_t tid[16], sid[8];
-  if (field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
-  if (field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
-  lua_getfield(L, 1, "host");
-  rec.host_log = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  if ((has & TRACE) && field_hex(L, 1, "trace_id", tid, 16))
+    rec.trace_id = tid;
+  if ((has & SPAN) && field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
+  if (has & HOST) {
+    lua_getfield(L, 1, "host");
+    rec.host_log = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   attrs_t as;
-  lua_getfield(L, 1, "attrs");
-  get_attrs(L, -1, &as);
+  as.n = as.nitems = 0;
+  if (has & ATTRS) {
+    lua_getfield(L, 1, "attrs");
+    get_attrs(L, -1, &as);
+  }
   rec.attrs = as.a;
   rec.nattrs = as.n;
   if (!h->store) return no_store(L);

@@ -34,6 +34,14 @@ local function key(cap, capset)
   return (cap or -1) * 4294967296 + capset
 end
 
+-- One measurement into acc (if enabled): the window's point for key,
+-- filled in place (window.lua Acc:item).
+local function fill(acc, k, t, v, cap, capset)
+  if not acc then return end
+  local p = acc:item(k, t)
+  if p then p.v, p.cap, p.capset = v, cap, capset end
+end
+
 -- Subscribe one event type to one processor.
 local function simple(ctx, key_, event, unit, kind)
   local pc = ctx.proc("metrics", key_)
@@ -41,8 +49,8 @@ local function simple(ctx, key_, event, unit, kind)
   local acc = metric_proc(ctx, pc, unit, kind)
   ctx.el.on(event, function(ev, capset, value)
     local cap = ev.cap
-    acc:add(key(cap, capset),
-            {t = ev.t, v = value, cap = cap, capset = capset})
+    local p = acc:item(key(cap, capset), ev.t)
+    if p then p.v, p.cap, p.capset = value, cap, capset end
   end)
 end
 
@@ -57,15 +65,13 @@ local function gc_stats(ctx)
     end
   end
   if not any then return end
+  local a1, a2, a3 = accs[1], accs[2], accs[3]
   ctx.el.on("GC_STATS_GHC", function(ev, capset, _gen, copied, slop, frag)
     local cap, t = ev.cap, ev.t
     local k = key(cap, capset)
-    local vals = {copied, slop, frag}
-    for i = 1, 3 do
-      if accs[i] then
-        accs[i]:add(k, {t = t, v = vals[i], cap = cap, capset = capset})
-      end
-    end
+    fill(a1, k, t, copied, cap, capset)
+    fill(a2, k, t, slop, cap, capset)
+    fill(a3, k, t, frag, cap, capset)
   end)
 end
 
@@ -84,15 +90,9 @@ function M.install(ctx)
     ctx.el.on("MEM_RETURN", function(ev, capset, current, needed, returned)
       local cap, t = ev.cap, ev.t
       local k = key(cap, capset)
-      if accs[1] then
-        accs[1]:add(k, {t = t, v = current, cap = cap, capset = capset})
-      end
-      if accs[2] then
-        accs[2]:add(k, {t = t, v = needed, cap = cap, capset = capset})
-      end
-      if accs[3] then
-        accs[3]:add(k, {t = t, v = returned, cap = cap, capset = capset})
-      end
+      fill(accs[1], k, t, current, cap, capset)
+      fill(accs[2], k, t, needed, cap, capset)
+      fill(accs[3], k, t, returned, cap, capset)
     end)
   end
   gc_stats(ctx)
