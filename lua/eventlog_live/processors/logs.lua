@@ -13,37 +13,24 @@ local MAX_PENDING = 4096
 -- interface of window.lua (add, tick, finish, restart, failed,
 -- last_error) over columns instead of a table per record: t, body and
 -- the one integer attribute `ikey` (evCap or thread; nil = absent) of
--- record i. el.log copies what it is given, so one record table and one
--- attribute table serve every record.
+-- record i, exported by one el.log_batch call.
 local Logs = {}
 Logs.__index = Logs
 
--- Emit records self.pos .. n, advancing self.pos past each record before
--- it is emitted (after an error the flush resumes with the next one).
-local function emit_from(self, ts, bodies, ints, n)
-  local log, rec, attrs, ikey = self.log, self.rec, self.attrs, self.ikey
-  for i = self.pos, n do
-    self.pos = i + 1
-    rec.t, rec.body, attrs[ikey] = ts[i], bodies[i], ints[i]
-    log(rec)
-  end
-end
-
--- Export every waiting record, in arrival order; a record el.log rejects
--- is dropped and counted (self.failed, the first error in
+-- Export every waiting record, in arrival order; a record el.log_batch
+-- rejects is dropped and counted (self.failed, the first error in
 -- self.last_error), the others are still exported.
 function Logs:flush()
   local n = self.n
   if n == 0 then return end
-  local ts, bodies, ints = self.ts, self.bodies, self.ints
+  local cols = self.cols
+  cols.t, cols.body, cols.attrs[self.ikey] = self.ts, self.bodies, self.ints
   self.ts, self.bodies, self.ints, self.n = {}, {}, {}, 0
-  self.pos = 1
-  while self.pos <= n do
-    local ok, err = pcall(emit_from, self, ts, bodies, ints, n)
-    if not ok then
-      self.failed = (self.failed or 0) + 1
-      self.last_error = self.last_error or err
-    end
+  local ok, dropped, err = pcall(self.log_batch, self.template, n, cols)
+  if not ok then dropped, err = n, dropped end
+  if (dropped or 0) > 0 then  -- nil: no telemetry store (as el.log's)
+    self.failed = (self.failed or 0) + dropped
+    self.last_error = self.last_error or err
   end
 end
 
@@ -73,14 +60,14 @@ function Logs:finish() self:flush() end
 local function log_proc(ctx, pc, severity, kind, ikey)
   local el = ctx.el
   assert(pc.export_ns and pc.export_ns > 0, "export_ns must be > 0")
-  local attrs = {kind = kind}
   return ctx.add_acc(setmetatable({
     exp = pc.export_ns, last_deadline = -1,
     ts = {}, bodies = {}, ints = {}, n = 0,
-    log = el.log, ikey = ikey, attrs = attrs,
-    -- t: eventlog time, converted by el.log with the session's clock as
-    -- known at export (as el.unix_ns would); observed = time.
-    rec = {severity = severity, attrs = attrs},
+    log_batch = el.log_batch, ikey = ikey,
+    template = {severity = severity, attrs = {kind = kind}},
+    -- t: eventlog times, converted with the session's clock as known at
+    -- export (as el.unix_ns would); observed = time.
+    cols = {attrs = {}},
     on_full = function() el.flush() end,
   }, Logs))
 end
