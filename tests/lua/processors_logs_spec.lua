@@ -35,7 +35,14 @@ local function fake()
       end
       return dropped, first
     end,
-    on = function(name, fn) f.handlers[name] = fn end,
+    -- Handlers are called here as fn(ev, fields...); with args = "t"
+    -- (docs/lua-api.md §2) the fake passes ev.t, ev.cap instead of ev.
+    on = function(name, fn, opts)
+      f.handlers[name] = function(ev, ...)
+        if opts and opts.args == "t" then return fn(ev.t, ev.cap, ...) end
+        return fn(ev, ...)
+      end
+    end,
     flush = function() f.flushes = f.flushes + 1 end,
   }
   f.ctx = {

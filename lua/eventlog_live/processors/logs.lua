@@ -72,15 +72,17 @@ local function log_proc(ctx, pc, severity, kind, ikey)
   }, Logs))
 end
 
+local add = Logs.add  -- for the handlers: no metatable lookup per event
+
 function M.install(ctx)
   local el = ctx.el
   local pc = ctx.proc("logs", "thread_label")
   if pc then
     -- No severity (SEVERITY_NUMBER_UNSPECIFIED); attributes kind, thread.
     local acc = log_proc(ctx, pc, nil, "ThreadLabel", "thread")
-    el.on("THREAD_LABEL", function(ev, thread, label)
-      acc:add(ev.t, label, thread)
-    end)
+    el.on("THREAD_LABEL", function(t, _cap, thread, label)
+      add(acc, t, label, thread)
+    end, {args = "t"})
   end
   -- Attributes kind, evCap; the body is the event's string.
   for _, p in ipairs{
@@ -92,9 +94,9 @@ function M.install(ctx)
     pc = ctx.proc("logs", p.key)
     if pc then
       local acc = log_proc(ctx, pc, p.severity, p.kind, "evCap")
-      el.on(p.event, function(ev, text)
-        acc:add(ev.t, text, ev.cap)
-      end)
+      el.on(p.event, function(t, cap, text)
+        add(acc, t, text, cap)
+      end, {args = "t"})
     end
   end
 end

@@ -129,6 +129,10 @@ function Acc:item(key, t)
   return nil
 end
 
+-- The method itself, for hot callers: item(acc, key, t) skips the
+-- metatable lookup of acc:item(key, t).
+M.item = Acc.item
+
 -- Move every window with index < upto (and every window reopened by a
 -- late item) into the export list, in window order, groups in first-seen
 -- order.
