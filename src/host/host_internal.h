@@ -387,8 +387,7 @@ void el__lua_emit_register(lua_State *L);
  * most 64 keys), so that a caller reads only the fields given (el.log
  * runs per record). [-0, +0, v] */
 uint64_t el__lua_check_keys(lua_State *L, int idx, const char *fn,
-                            const char *what,
-                        const char *const *keys);
+                            const char *what, const char *const *keys);
 
 /* host_clock.c */
 void el__clock_init(el_host_t *h);

@@ -302,9 +302,17 @@ static int em_log(lua_State *L) {
                                      "attrs", "trace_id", "span_id",
                                      "host",  NULL};
   /* Bits of keys[] in the mask el__lua_check_keys returns. */
-  enum { SEV = 1 << 1, SEV_TEXT = 1 << 2, T = 1 << 3, UNIX = 1 << 4,
-         OBSERVED = 1 << 5, ATTRS = 1 << 6, TRACE = 1 << 7, SPAN = 1 << 8,
-         HOST = 1 << 9 };
+  enum {
+    SEV = 1 << 1,
+    SEV_TEXT = 1 << 2,
+    T = 1 << 3,
+    UNIX = 1 << 4,
+    OBSERVED = 1 << 5,
+    ATTRS = 1 << 6,
+    TRACE = 1 << 7,
+    SPAN = 1 << 8,
+    HOST = 1 << 9
+  };
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   /* Only the fields present are read (one lookup each). */
@@ -320,8 +328,7 @@ static int em_log(lua_State *L) {
     rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
   } else if (has & T) {
     lua_getfield(L, 1, "t");
-    rec.time_unix_ns =
-        el__host_unix(h, (el_rts_ns_t)luaL_checkinteger(L, -1));
+    rec.time_unix_ns = el__host_unix(h, (el_rts_ns_t)luaL_checkinteger(L, -1));
     lua_pop(L, 1);
   } else { /* the current event's time or the stream's */
     const el_ev_event_t *ev = el__host_cur(h);
@@ -334,8 +341,7 @@ static int em_log(lua_State *L) {
     lua_pop(L, 1);
   }
   uint8_t tid[16], sid[8];
-  if ((has & TRACE) && field_hex(L, 1, "trace_id", tid, 16))
-    rec.trace_id = tid;
+  if ((has & TRACE) && field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
   if ((has & SPAN) && field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
   if (has & HOST) {
     lua_getfield(L, 1, "host");
@@ -359,14 +365,14 @@ static int em_log(lua_State *L) {
 /* One el.log_batch call: the template record, its attributes, and the
  * stack indexes of the columns (0 = absent). */
 typedef struct {
-  el_tm_log_t rec;             /* the template's fields */
-  attrs_t as;                  /* the template's attributes */
+  el_tm_log_t rec; /* the template's fields */
+  attrs_t as;      /* the template's attributes */
   uint8_t tid[16], sid[8];
   int body, time, time_is_unix;
   const char *col_key[MAX_ATTRS];
   int col[MAX_ATTRS];
   size_t ncols;
-  el_unix_ns_t now_unix;       /* time when no time column is given */
+  el_unix_ns_t now_unix; /* time when no time column is given */
 } batch_t;
 
 /* The template (table at index 1): every el.log field but body and
@@ -425,8 +431,10 @@ static void batch_attr_columns(lua_State *L, batch_t *b) {
       luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
     for (size_t i = 0; i < b->as.n; i++)
       if (strcmp(b->as.a[i].key, k) == 0)
-        luaL_error(L, "el.log_batch: attribute '%s' in both the template "
-                      "and the columns", k);
+        luaL_error(L,
+                   "el.log_batch: attribute '%s' in both the template "
+                   "and the columns",
+                   k);
     b->col_key[b->ncols++] = k;
     lua_pop(L, 1);
   }
@@ -487,8 +495,8 @@ static const char *batch_row(lua_State *L, el_host_t *h, const batch_t *b,
     }
     lua_Integer v = lua_tointeger(L, -1);
     lua_pop(L, 1);
-    r.time_unix_ns = b->time_is_unix ? (el_unix_ns_t)v
-                                     : el__host_unix(h, (el_rts_ns_t)v);
+    r.time_unix_ns =
+        b->time_is_unix ? (el_unix_ns_t)v : el__host_unix(h, (el_rts_ns_t)v);
   }
   r.observed_unix_ns = r.time_unix_ns;
   el_tm_attr_t a[MAX_ATTRS];
