@@ -155,13 +155,12 @@ function Acc:close_below(upto)
   self.closed_below = upto
 end
 
--- Emit out[self.pos .. n] in order, advancing self.pos past each item
--- before it is emitted (so that after an error the caller resumes with
--- the next item).
-local function emit_from(self, out, n)
-  local emit = self.emit
-  for i = self.pos, n do
-    self.pos = i + 1
+-- Emit out[at.pos .. n] in order, advancing at.pos past each item before
+-- it is emitted (so that after an error the caller resumes with the next
+-- item). at is the flush's own: an emit that flushes again cannot move it.
+local function emit_from(emit, out, n, at)
+  for i = at.pos, n do
+    at.pos = i + 1
     emit(out[i])
   end
 end
@@ -179,9 +178,9 @@ function Acc:flush()
     return
   end
   self.out = {}
-  self.pos = 1
-  while self.pos <= n do
-    local ok, err = pcall(emit_from, self, out, n)
+  local at = {pos = 1}
+  while at.pos <= n do
+    local ok, err = pcall(emit_from, self.emit, out, n, at)
     if not ok then
       self.failed = (self.failed or 0) + 1
       self.last_error = self.last_error or err
