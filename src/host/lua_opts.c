@@ -1,9 +1,9 @@
 /* lua_opts.c: the keys of the Lua API's option tables (el.on, el.order,
  * el.threads, el.gc, el.cap_usage) and description tables (el.metric,
- * el.log, el.log_batch, el.span, el.profile_sample and its frames). A key the function
- * does not read is an error that names it and the nearest known key,
- * not an option silently ignored ({ordr = "time"}). docs/lua-api.md §9
- * "Errors". */
+ * el.log, el.log_batch, el.span, el.profile_sample and its frames). A key
+ * the function does not read is an error that names it and the nearest
+ * known key, not an option silently ignored ({ordr = "time"}).
+ * docs/lua-api.md §9 "Errors". */
 #include <string.h>
 
 #include "../common/el_common.h"
