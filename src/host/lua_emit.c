@@ -536,6 +536,10 @@ static int em_log_batch(lua_State *L) {
   uint64_t has = el__lua_check_keys(L, 3, "el.log_batch", "column", ckeys);
   if (!(has & 1)) return luaL_error(L, "el.log_batch: column 'body' needed");
   b.body = batch_column(L, "body");
+  lua_Integer nb = (lua_Integer)lua_rawlen(L, b.body);
+  if (n < 0 || n > nb)
+    return luaL_error(L, "el.log_batch: n = %I, not in 0..#columns.body (%I)",
+                      (LUAI_UACINT)n, (LUAI_UACINT)nb);
   b.time_is_unix = (has & 4) != 0;
   b.time = batch_column(L, b.time_is_unix ? "unix_ns" : "t");
   const el_ev_event_t *ev = el__host_cur(h);

@@ -98,6 +98,9 @@ describe("el.log", function()
              tostring(e))
       ok, e = pcall(el.log_batch, {}, 1, {body = {"b"}, time = {1}})
       assert(not ok and e:find("unknown column 'time'", 1, true), tostring(e))
+      ok, e = pcall(el.log_batch, {}, 1e12 // 1, {body = {"b"}})
+      assert(not ok and e:find("not in 0..#columns.body (1)", 1, true),
+             tostring(e))
     ]])
     assert.are.same({
       {body = "ok1", time = 1, observed = 1, host_log = false, attrs = {}},
