@@ -16,7 +16,8 @@
 #define EL_LUA_INSTALL_DIR "/usr/local/share/eventlog-live/lua"
 #endif
 
-static const char HOST_KEY = 'h';  /* registry key of the host pointer */
+/* The host pointer lives in the state's extra space (el__host_from). */
+_Static_assert(LUA_EXTRASPACE >= sizeof(void *), "LUA_EXTRASPACE too small");
 
 uint64_t el_host_clock_ms(void) {
   struct timespec ts;
@@ -43,9 +44,8 @@ static int lpanic(lua_State *L) {
 }
 
 el_host_t *el__host_from(lua_State *L) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &HOST_KEY);
-  el_host_t *h = lua_touserdata(L, -1);
-  lua_pop(L, 1);
+  el_host_t *h;
+  memcpy(&h, lua_getextraspace(L), sizeof h);
   return h;
 }
 
@@ -112,10 +112,10 @@ static void on_warning(void *ud, const el_diag_t *diag);
  * protected: [-0, +0, m]. */
 static int setup(lua_State *L) {
   el_host_t *h = lua_touserdata(L, 1);
+  /* Before any thread is made: each copies the main thread's space. */
+  memcpy(lua_getextraspace(L), &h, sizeof h);
   luaL_openlibs(L);
   el__lua_embed_install(L); /* require: the precompiled library */
-  lua_pushlightuserdata(L, h);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &HOST_KEY);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, el__lua_open_module);
   lua_setfield(L, -2, "eventlog_live");
@@ -154,6 +154,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   if (!h->dec) goto fail;
   h->L = lua_newstate(lalloc, NULL);
   if (!h->L) goto fail;
+  memset(lua_getextraspace(h->L), 0, LUA_EXTRASPACE); /* no host yet */
   lua_atpanic(h->L, lpanic);
   lua_pushcfunction(h->L, setup);
   lua_pushlightuserdata(h->L, h);

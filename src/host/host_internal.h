@@ -317,6 +317,8 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on);
 /* Time for emit calls: t if given, else the current event's or now. */
 el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t);
+/* The host of L or of any thread of its state (kept in the state's extra
+ * space, copied into every thread: no registry lookup per API call). */
 el_host_t *el__host_from(lua_State *L);
 
 /* lua_events.c */
@@ -381,9 +383,11 @@ void el__lua_emit_register(lua_State *L);
  * "field"), the key, and the nearest of keys (el_nearest) or, with none
  * near, all of them: `el.on: unknown option 'ordr' (did you mean
  * 'order'?)`. A key that is not a string is an error too. The table is
- * not changed. [-0, +0, v] */
-void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
-                        const char *const *keys);
+ * not changed. Returns the set of keys present: bit i for keys[i] (at
+ * most 64 keys), so that a caller reads only the fields given (el.log
+ * runs per record). [-0, +0, v] */
+uint64_t el__lua_check_keys(lua_State *L, int idx, const char *fn,
+                            const char *what, const char *const *keys);
 
 /* host_clock.c */
 void el__clock_init(el_host_t *h);

@@ -36,17 +36,20 @@ static int result(lua_State *L, int rc) {
   return 2;
 }
 
-static void sort_attrs(attrs_t *as) {
-  for (size_t i = 1; i < as->n; i++) {
-    el_tm_attr_t x = as->a[i];
+/* Sort a[0..n) by key (insertion sort: a handful of attributes). */
+static void sort_attr_array(el_tm_attr_t *a, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    el_tm_attr_t x = a[i];
     size_t j = i;
-    while (j > 0 && strcmp(as->a[j - 1].key, x.key) > 0) {
-      as->a[j] = as->a[j - 1];
+    while (j > 0 && strcmp(a[j - 1].key, x.key) > 0) {
+      a[j] = a[j - 1];
       j--;
     }
-    as->a[j] = x;
+    a[j] = x;
   }
 }
+
+static void sort_attrs(attrs_t *as) { sort_attr_array(as->a, as->n); }
 
 static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
   a->type = EL_TM_STRLIST;
@@ -298,33 +301,266 @@ static int em_log(lua_State *L) {
                                      "t",     "unix_ns",  "observed_unix_ns",
                                      "attrs", "trace_id", "span_id",
                                      "host",  NULL};
+  /* Bits of keys[] in the mask el__lua_check_keys returns. */
+  enum {
+    SEV = 1 << 1,
+    SEV_TEXT = 1 << 2,
+    T = 1 << 3,
+    UNIX = 1 << 4,
+    OBSERVED = 1 << 5,
+    ATTRS = 1 << 6,
+    TRACE = 1 << 7,
+    SPAN = 1 << 8,
+    HOST = 1 << 9
+  };
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  el__lua_check_keys(L, 1, "el.log", "field", keys);
+  /* Only the fields present are read (one lookup each). */
+  uint64_t has = el__lua_check_keys(L, 1, "el.log", "field", keys);
   el_tm_log_t rec;
   memset(&rec, 0, sizeof rec);
   lua_getfield(L, 1, "body");
   rec.body.p = luaL_checklstring(L, -1, &rec.body.len);
-  rec.severity_number = severity(L, 1);
-  rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
-  rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
-  lua_getfield(L, 1, "observed_unix_ns");
-  rec.observed_unix_ns =
-      (el_unix_ns_t)luaL_optinteger(L, -1, (lua_Integer)rec.time_unix_ns);
-  lua_pop(L, 1);
+  if (has & SEV) rec.severity_number = severity(L, 1);
+  if (has & SEV_TEXT)
+    rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
+  if (has & UNIX) {
+    rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+  } else if (has & T) {
+    lua_getfield(L, 1, "t");
+    rec.time_unix_ns = el__host_unix(h, (el_rts_ns_t)luaL_checkinteger(L, -1));
+    lua_pop(L, 1);
+  } else { /* the current event's time or the stream's */
+    const el_ev_event_t *ev = el__host_cur(h);
+    rec.time_unix_ns = el__host_unix(h, ev ? ev->t_ns : h->now);
+  }
+  rec.observed_unix_ns = rec.time_unix_ns;
+  if (has & OBSERVED) {
+    lua_getfield(L, 1, "observed_unix_ns");
+    rec.observed_unix_ns = (el_unix_ns_t)luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
   uint8_t tid[16], sid[8];
-  if (field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
-  if (field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
-  lua_getfield(L, 1, "host");
-  rec.host_log = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  if ((has & TRACE) && field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
+  if ((has & SPAN) && field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
+  if (has & HOST) {
+    lua_getfield(L, 1, "host");
+    rec.host_log = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   attrs_t as;
-  lua_getfield(L, 1, "attrs");
-  get_attrs(L, -1, &as);
+  as.n = as.nitems = 0;
+  if (has & ATTRS) {
+    lua_getfield(L, 1, "attrs");
+    get_attrs(L, -1, &as);
+  }
   rec.attrs = as.a;
   rec.nattrs = as.n;
   if (!h->store) return no_store(L);
   return result(L, el_tm_log(h->store, &rec));
+}
+
+/* {====== log batches ======} */
+
+/* One el.log_batch call: the template record, its attributes, and the
+ * stack indexes of the columns (0 = absent). */
+typedef struct {
+  el_tm_log_t rec; /* the template's fields */
+  attrs_t as;      /* the template's attributes */
+  uint8_t tid[16], sid[8];
+  int body, time, time_is_unix;
+  const char *col_key[MAX_ATTRS];
+  int col[MAX_ATTRS];
+  size_t ncols;
+  el_unix_ns_t now_unix; /* time when no time column is given */
+} batch_t;
+
+/* The template (table at index 1): every el.log field but body and
+ * time, checked and read once. [-0, +0, v] */
+static void batch_template(lua_State *L, batch_t *b) {
+  static const char *const keys[] = {"severity", "severity_text", "attrs",
+                                     "trace_id", "span_id",       "host",
+                                     NULL};
+  enum { SEV = 1, SEV_TEXT = 2, ATTRS = 4, TRACE = 8, SPAN = 16, HOST = 32 };
+  luaL_checktype(L, 1, LUA_TTABLE);
+  uint64_t has = el__lua_check_keys(L, 1, "el.log_batch", "field", keys);
+  if (has & SEV) b->rec.severity_number = severity(L, 1);
+  if (has & SEV_TEXT)
+    b->rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
+  if ((has & TRACE) && field_hex(L, 1, "trace_id", b->tid, 16))
+    b->rec.trace_id = b->tid;
+  if ((has & SPAN) && field_hex(L, 1, "span_id", b->sid, 8))
+    b->rec.span_id = b->sid;
+  if (has & HOST) {
+    lua_getfield(L, 1, "host");
+    b->rec.host_log = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  b->as.n = b->as.nitems = 0;
+  if (has & ATTRS) {
+    lua_getfield(L, 1, "attrs");
+    get_attrs(L, -1, &b->as); /* stays on the stack: its strings */
+  }
+}
+
+/* Push column `key` of the columns table (index 3) if present; returns
+ * its stack index or 0. [-0, +0|1, v] */
+static int batch_column(lua_State *L, const char *key) {
+  int t = lua_getfield(L, 3, key);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (t != LUA_TTABLE)
+    luaL_error(L, "el.log_batch: column '%s' must be a table", key);
+  return lua_gettop(L);
+}
+
+/* The attribute columns (columns.attrs: name -> array), pushed one per
+ * name. A name also among the template's attributes is an error. */
+static void batch_attr_columns(lua_State *L, batch_t *b) {
+  int t = batch_column(L, "attrs");
+  b->ncols = 0;
+  if (!t) return;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE)
+      luaL_error(L, "el.log_batch: columns.attrs maps names to arrays");
+    const char *k = lua_tostring(L, -2); /* kept alive by columns.attrs */
+    if (b->as.n + b->ncols >= MAX_ATTRS)
+      luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
+    for (size_t i = 0; i < b->as.n; i++)
+      if (strcmp(b->as.a[i].key, k) == 0)
+        luaL_error(L,
+                   "el.log_batch: attribute '%s' in both the template "
+                   "and the columns",
+                   k);
+    b->col_key[b->ncols++] = k;
+    lua_pop(L, 1);
+  }
+  luaL_checkstack(L, (int)b->ncols, "el.log_batch: too many columns");
+  for (size_t i = 0; i < b->ncols; i++) {
+    lua_getfield(L, t, b->col_key[i]);
+    b->col[i] = lua_gettop(L);
+  }
+}
+
+/* The value at the top of the stack (popped) into attribute *a; returns
+ * 0, or -1 for a type no attribute takes. Strings stay referenced by
+ * their column. */
+static int batch_value(lua_State *L, el_tm_attr_t *a) {
+  switch (lua_type(L, -1)) {
+  case LUA_TSTRING:
+    a->type = EL_TM_STR;
+    a->v.s.p = lua_tolstring(L, -1, &a->v.s.len);
+    break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, -1)) {
+      a->type = EL_TM_INT;
+      a->v.i = lua_tointeger(L, -1);
+    } else {
+      a->type = EL_TM_DOUBLE;
+      a->v.d = lua_tonumber(L, -1);
+    }
+    break;
+  case LUA_TBOOLEAN:
+    a->type = EL_TM_BOOL;
+    a->v.b = lua_toboolean(L, -1);
+    break;
+  default:
+    lua_pop(L, 1);
+    return -1;
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Record i of the batch into the store. Returns NULL, or what is wrong
+ * with the record (it is then dropped). */
+static const char *batch_row(lua_State *L, el_host_t *h, const batch_t *b,
+                             lua_Integer i) {
+  el_tm_log_t r = b->rec;
+  if (lua_rawgeti(L, b->body, i) != LUA_TSTRING) {
+    lua_pop(L, 1);
+    return "body is not a string";
+  }
+  r.body.p = lua_tolstring(L, -1, &r.body.len); /* referenced by the column */
+  lua_pop(L, 1);
+  r.time_unix_ns = b->now_unix;
+  if (b->time) {
+    lua_rawgeti(L, b->time, i);
+    if (!lua_isinteger(L, -1)) {
+      lua_pop(L, 1);
+      return "time is not an integer";
+    }
+    lua_Integer v = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    r.time_unix_ns =
+        b->time_is_unix ? (el_unix_ns_t)v : el__host_unix(h, (el_rts_ns_t)v);
+  }
+  r.observed_unix_ns = r.time_unix_ns;
+  el_tm_attr_t a[MAX_ATTRS];
+  size_t na = b->as.n;
+  memcpy(a, b->as.a, na * sizeof *a);
+  for (size_t c = 0; c < b->ncols; c++) {
+    if (lua_rawgeti(L, b->col[c], i) == LUA_TNIL) {
+      lua_pop(L, 1);
+      continue;
+    }
+    a[na].key = b->col_key[c];
+    if (batch_value(L, &a[na]) < 0) return "attribute of unsupported type";
+    na++;
+  }
+  sort_attr_array(a, na);
+  r.attrs = a;
+  r.nattrs = na;
+  el_tm_log(h->store, &r); /* refused: counted by the store, as el.log's */
+  return NULL;
+}
+
+/* el.log_batch(template, n, columns) -> dropped, first_error. Records
+ * 1..n: body = columns.body[i], time = columns.t[i] (eventlog time) or
+ * columns.unix_ns[i], attribute k = columns.attrs[k][i] where not nil,
+ * the other fields from the template (el.log's fields but body and
+ * time). A record with a malformed value is dropped and counted.
+ * [-0, +1|2, v] */
+static int em_log_batch(lua_State *L) {
+  static const char *const ckeys[] = {"body", "t", "unix_ns", "attrs", NULL};
+  el_host_t *h = el__host_from(L);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  batch_t b;
+  memset(&b.rec, 0, sizeof b.rec);
+  batch_template(L, &b);
+  uint64_t has = el__lua_check_keys(L, 3, "el.log_batch", "column", ckeys);
+  if (!(has & 1)) return luaL_error(L, "el.log_batch: column 'body' needed");
+  b.body = batch_column(L, "body");
+  lua_Integer nb = (lua_Integer)lua_rawlen(L, b.body);
+  if (n < 0 || n > nb)
+    return luaL_error(L, "el.log_batch: n = %I, not in 0..#columns.body (%I)",
+                      (LUAI_UACINT)n, (LUAI_UACINT)nb);
+  b.time_is_unix = (has & 4) != 0;
+  b.time = batch_column(L, b.time_is_unix ? "unix_ns" : "t");
+  const el_ev_event_t *ev = el__host_cur(h);
+  b.now_unix = el__host_unix(h, ev ? ev->t_ns : h->now);
+  batch_attr_columns(L, &b);
+  if (!h->store) return no_store(L);
+  lua_Integer dropped = 0;
+  const char *first = NULL;
+  lua_Integer first_i = 0;
+  for (lua_Integer i = 1; i <= n; i++) {
+    const char *bad = batch_row(L, h, &b, i);
+    if (bad && !dropped++) {
+      first = bad;
+      first_i = i;
+    }
+  }
+  lua_pushinteger(L, dropped);
+  if (!dropped) return 1;
+  lua_pushfstring(L, "el.log_batch: record %I: %s", (LUAI_UACINT)first_i,
+                  first);
+  return 2;
 }
 
 /* {====== spans ======} */
@@ -478,6 +714,7 @@ static int em_flush(lua_State *L) {
 
 static const luaL_Reg em_funcs[] = {{"metric", em_metric},
                                     {"log", em_log},
+                                    {"log_batch", em_log_batch},
                                     {"span", em_span},
                                     {"profile_sample", em_profile_sample},
                                     {"set_resource", em_set_resource},

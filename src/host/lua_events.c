@@ -969,6 +969,21 @@ static void add_cap(el_host_t *h, unsigned cap) {
   if (cap >= 65535 || (h->sess.caps[cap >> 3] & (1u << (cap & 7)))) return;
   h->sess.caps[cap >> 3] |= (uint8_t)(1u << (cap & 7));
   lua_State *L = h->L;
+  /* Capabilities usually come in ascending order: append to the list
+   * when cap is above its last entry, else rebuild it. */
+  if (lua_getfield(L, -1, "caps") == LUA_TTABLE) {
+    lua_Integer len = (lua_Integer)lua_rawlen(L, -1);
+    int last = len > 0 ? lua_rawgeti(L, -1, len) : LUA_TNIL;
+    int above = last == LUA_TNUMBER && lua_tointeger(L, -1) < (lua_Integer)cap;
+    if (len > 0) lua_pop(L, 1);
+    if (above || len == 0) {
+      lua_pushinteger(L, cap);
+      lua_rawseti(L, -2, len + 1);
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_pop(L, 1);
   lua_newtable(L);  /* rebuild caps, ascending */
   lua_Integer n = 0;
   for (unsigned c = 0; c < 65535; c++)

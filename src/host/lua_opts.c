@@ -1,26 +1,27 @@
 /* lua_opts.c: the keys of the Lua API's option tables (el.on, el.order,
  * el.threads, el.gc, el.cap_usage) and description tables (el.metric,
- * el.log, el.span, el.profile_sample and its frames). A key the function
- * does not read is an error that names it and the nearest known key,
- * not an option silently ignored ({ordr = "time"}). docs/lua-api.md §9
- * "Errors". */
+ * el.log, el.log_batch, el.span, el.profile_sample and its frames). A key
+ * the function does not read is an error that names it and the nearest
+ * known key, not an option silently ignored ({ordr = "time"}).
+ * docs/lua-api.md §9 "Errors". */
 #include <string.h>
 
 #include "../common/el_common.h"
 #include "host_internal.h"
 
-/* The set {key = true} of keys[] (NULL-terminated) onto the stack, made
- * once per state and kept in the registry under the array's address: a
- * key is then checked with one table lookup, not a string compare per
- * known key (el.log runs per record). [-0, +1, m] */
+/* The set {key = index} of keys[] (NULL-terminated, at most 64) onto the
+ * stack, made once per state and kept in the registry under the array's
+ * address: a key is then checked with one table lookup, not a string
+ * compare per known key (el.log runs per record). [-0, +1, m] */
 static void push_key_set(lua_State *L, const char *const *keys) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, keys) == LUA_TTABLE) return;
   lua_pop(L, 1);
   int n = 0;
   while (keys[n]) n++;
+  if (n > 64) luaL_error(L, "internal: more than 64 keys");
   lua_createtable(L, 0, n);
   for (int i = 0; i < n; i++) {
-    lua_pushboolean(L, 1);
+    lua_pushinteger(L, i);
     lua_setfield(L, -2, keys[i]);
   }
   lua_pushvalue(L, -1);
@@ -54,11 +55,12 @@ static int unknown_key(lua_State *L, const char *fn, const char *what,
                     lua_tostring(L, -1));
 }
 
-void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
-                        const char *const *keys) {
+uint64_t el__lua_check_keys(lua_State *L, int idx, const char *fn,
+                            const char *what, const char *const *keys) {
   idx = lua_absindex(L, idx);
   push_key_set(L, keys);
   int set = lua_gettop(L);
+  uint64_t present = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pushvalue(L, -2);
@@ -66,7 +68,9 @@ void el__lua_check_keys(lua_State *L, int idx, const char *fn, const char *what,
       lua_pop(L, 1);
       unknown_key(L, fn, what, keys);
     }
+    present |= (uint64_t)1 << lua_tointeger(L, -1);
     lua_pop(L, 2);
   }
   lua_pop(L, 1);
+  return present;
 }

@@ -115,4 +115,41 @@ describe("processors.window", function()
     assert.are.equal(1, #got)
   end)
 
+  it("item: refills the window's point in place, keeps the newest", function()
+    local got, emit = collect()
+    local w = window.new{aggregate_ns = S, export_ns = S, grace_ns = 0,
+                         emit = emit}
+    local p1 = w:item("a", 300)
+    p1.v = 1
+    local p2 = w:item("a", 500)         -- newer: the same table, refilled
+    assert.are.equal(p1, p2)
+    p2.v = 2
+    assert.is_nil(w:item("a", 400))     -- older than 500: loses
+    assert.are.equal(1, w:item("a", 500) and 1)  -- a tie: the later wins
+    w:item("b", 600).v = 3
+    w:item("a", S + 1).v = 4            -- next window: a new table
+    w:tick(2 * S)
+    assert.are.equal(3, #got)
+    assert.are.same({"a", 500, 2}, {"a", got[1].t, got[1].v})
+    assert.are.same({600, 3}, {got[2].t, got[2].v})
+    assert.are.same({S + 1, 4}, {got[3].t, got[3].v})
+    -- A late point for a closed window: a new table, not the exported one.
+    local late = w:item("a", 700)
+    assert.are_not.equal(got[1], late)
+    assert.are.equal(1, w.late)
+  end)
+
+  it("flush: an item whose emit fails is dropped, the others exported", function()
+    local got = {}
+    local w = window.new{aggregate_ns = 0, export_ns = S, emit = function(it)
+      if it.v % 2 == 0 then error("bad " .. it.v, 0) end
+      got[#got + 1] = it.v
+    end}
+    for v = 1, 5 do w:add(nil, {t = v, v = v}) end
+    w:tick(S)
+    assert.are.same({1, 3, 5}, got)     -- 2 and 4 failed; 3 and 5 still out
+    assert.are.equal(2, w.failed)
+    assert.are.equal("bad 2", w.last_error)
+  end)
+
 end)

@@ -30,8 +30,16 @@ local function metric_proc(ctx, pc, unit, kind)
   })
 end
 
-local function key(cap, capset)
-  return (cap or -1) * 4294967296 + capset
+-- The grouping key of (cap, capset); written out in the handlers (no
+-- call per event): (cap or -1) * 4294967296 + capset.
+
+-- One measurement into acc (if enabled): the window's point for key,
+-- filled in place (window.lua Acc:item).
+local item = window.item
+local function fill(acc, k, t, v, cap, capset)
+  if not acc then return end
+  local p = item(acc, k, t)
+  if p then p.v, p.cap, p.capset = v, cap, capset end
 end
 
 -- Subscribe one event type to one processor.
@@ -39,11 +47,10 @@ local function simple(ctx, key_, event, unit, kind)
   local pc = ctx.proc("metrics", key_)
   if not pc then return end
   local acc = metric_proc(ctx, pc, unit, kind)
-  ctx.el.on(event, function(ev, capset, value)
-    local cap = ev.cap
-    acc:add(key(cap, capset),
-            {t = ev.t, v = value, cap = cap, capset = capset})
-  end)
+  ctx.el.on(event, function(t, cap, capset, value)
+    local p = item(acc, (cap or -1) * 4294967296 + capset, t)
+    if p then p.v, p.cap, p.capset = value, cap, capset end
+  end, {args = "t"})
 end
 
 -- GC_STATS_GHC feeds three gauges (By): copied, slop, fragmentation.
@@ -57,16 +64,14 @@ local function gc_stats(ctx)
     end
   end
   if not any then return end
-  ctx.el.on("GC_STATS_GHC", function(ev, capset, _gen, copied, slop, frag)
-    local cap, t = ev.cap, ev.t
-    local k = key(cap, capset)
-    local vals = {copied, slop, frag}
-    for i = 1, 3 do
-      if accs[i] then
-        accs[i]:add(k, {t = t, v = vals[i], cap = cap, capset = capset})
-      end
-    end
-  end)
+  local a1, a2, a3 = accs[1], accs[2], accs[3]
+  ctx.el.on("GC_STATS_GHC", function(t, cap, capset, _gen, copied, slop,
+                                     frag)
+    local k = (cap or -1) * 4294967296 + capset
+    fill(a1, k, t, copied, cap, capset)
+    fill(a2, k, t, slop, cap, capset)
+    fill(a3, k, t, frag, cap, capset)
+  end, {args = "t"})
 end
 
 function M.install(ctx)
@@ -81,19 +86,13 @@ function M.install(ctx)
     if pc then accs[i] = metric_proc(ctx, pc, "{mblock}") end
   end
   if accs[1] or accs[2] or accs[3] then
-    ctx.el.on("MEM_RETURN", function(ev, capset, current, needed, returned)
-      local cap, t = ev.cap, ev.t
-      local k = key(cap, capset)
-      if accs[1] then
-        accs[1]:add(k, {t = t, v = current, cap = cap, capset = capset})
-      end
-      if accs[2] then
-        accs[2]:add(k, {t = t, v = needed, cap = cap, capset = capset})
-      end
-      if accs[3] then
-        accs[3]:add(k, {t = t, v = returned, cap = cap, capset = capset})
-      end
-    end)
+    ctx.el.on("MEM_RETURN", function(t, cap, capset, current, needed,
+                                     returned)
+      local k = (cap or -1) * 4294967296 + capset
+      fill(accs[1], k, t, current, cap, capset)
+      fill(accs[2], k, t, needed, cap, capset)
+      fill(accs[3], k, t, returned, cap, capset)
+    end, {args = "t"})
   end
   gc_stats(ctx)
 end

@@ -1,8 +1,6 @@
 -- Log processors: thread_label, user_marker, user_message
 -- (spec/reference-behaviour.md §5.1). internal_log_message is produced by
 -- the daemon in C (the host's own log hook).
-local window = require("eventlog_live.processors.window")
-
 local M = {}
 
 -- Records waiting for their export interval at most: more are exported at
@@ -11,34 +9,80 @@ local M = {}
 local MAX_PENDING = 4096
 
 -- A log processor: records are kept in arrival order and exported every
--- export interval, or earlier when MAX_PENDING wait.
-local function log_proc(ctx, pc, severity, kind)
-  local el = ctx.el
-  return ctx.add_acc(window.new{
-    aggregate_ns = 0,
-    export_ns = pc.export_ns,
-    max_pending = MAX_PENDING,
-    on_full = function() el.flush() end,
-    emit = function(r)
-      local u = ctx.unix(r)
-      local attrs = {kind = kind}
-      if r.cap ~= nil then attrs.evCap = r.cap end
-      if r.thread ~= nil then attrs.thread = r.thread end
-      el.log{body = r.body, severity = severity, unix_ns = u,
-             observed_unix_ns = u, attrs = attrs}
-    end,
-  })
+-- export interval, or earlier when MAX_PENDING wait. The accumulator
+-- interface of window.lua (add, tick, finish, restart, failed,
+-- last_error) over columns instead of a table per record: t, body and
+-- the one integer attribute `ikey` (evCap or thread; nil = absent) of
+-- record i, exported by one el.log_batch call.
+local Logs = {}
+Logs.__index = Logs
+
+-- Export every waiting record, in arrival order; a record el.log_batch
+-- rejects is dropped and counted (self.failed, the first error in
+-- self.last_error), the others are still exported.
+function Logs:flush()
+  local n = self.n
+  if n == 0 then return end
+  local cols = self.cols
+  cols.t, cols.body, cols.attrs[self.ikey] = self.ts, self.bodies, self.ints
+  self.ts, self.bodies, self.ints, self.n = {}, {}, {}, 0
+  local ok, dropped, err = pcall(self.log_batch, self.template, n, cols)
+  if not ok then dropped, err = n, dropped end
+  if (dropped or 0) > 0 then  -- nil: no telemetry store (as el.log's)
+    self.failed = (self.failed or 0) + dropped
+    self.last_error = self.last_error or err
+  end
 end
+
+-- One record: eventlog time t, body, the integer attribute (or nil).
+function Logs:add(t, body, int)
+  local n = self.n + 1
+  self.n = n
+  self.ts[n], self.bodies[n], self.ints[n] = t, body, int
+  if n >= MAX_PENDING then
+    self:flush()
+    self.on_full()
+  end
+end
+
+-- The batch tick (window.lua Acc:tick): export at export boundaries.
+function Logs:tick(deadline)
+  if deadline <= self.last_deadline then return end
+  self.last_deadline = deadline
+  if deadline % self.exp == 0 then self:flush() end
+end
+
+function Logs:restart() self.last_deadline = -1 end
+function Logs:finish() self:flush() end
+
+-- severity: nil (unspecified) or a number; kind: the attribute kind; ikey:
+-- the name of the record's integer attribute.
+local function log_proc(ctx, pc, severity, kind, ikey)
+  local el = ctx.el
+  assert(pc.export_ns and pc.export_ns > 0, "export_ns must be > 0")
+  return ctx.add_acc(setmetatable({
+    exp = pc.export_ns, last_deadline = -1,
+    ts = {}, bodies = {}, ints = {}, n = 0,
+    log_batch = el.log_batch, ikey = ikey,
+    template = {severity = severity, attrs = {kind = kind}},
+    -- t: eventlog times, converted with the session's clock as known at
+    -- export (as el.unix_ns would); observed = time.
+    cols = {attrs = {}},
+    on_full = function() el.flush() end,
+  }, Logs))
+end
+
+local add = Logs.add  -- for the handlers: no metatable lookup per event
 
 function M.install(ctx)
   local el = ctx.el
   local pc = ctx.proc("logs", "thread_label")
   if pc then
     -- No severity (SEVERITY_NUMBER_UNSPECIFIED); attributes kind, thread.
-    local acc = log_proc(ctx, pc, nil, "ThreadLabel")
-    el.on("THREAD_LABEL", function(ev, thread, label)
-      acc:add(nil, {t = ev.t, body = label, thread = thread})
-    end)
+    local acc = log_proc(ctx, pc, nil, "ThreadLabel", "thread")
+    el.on("THREAD_LABEL", function(t, _cap, thread, label)
+      add(acc, t, label, thread)
+    end, {args = "t"})
   end
   -- Attributes kind, evCap; the body is the event's string.
   for _, p in ipairs{
@@ -49,10 +93,10 @@ function M.install(ctx)
   } do
     pc = ctx.proc("logs", p.key)
     if pc then
-      local acc = log_proc(ctx, pc, p.severity, p.kind)
-      el.on(p.event, function(ev, text)
-        acc:add(nil, {t = ev.t, body = text, cap = ev.cap})
-      end)
+      local acc = log_proc(ctx, pc, p.severity, p.kind, "evCap")
+      el.on(p.event, function(t, cap, text)
+        add(acc, t, text, cap)
+      end, {args = "t"})
     end
   end
 end

@@ -86,6 +86,53 @@ function Acc:add(key, item)
   end
 end
 
+-- The item to fill in place for a measurement at eventlog time t under
+-- grouping key `key`: add's result without a new table per measurement.
+-- Returns the window's item for key (its t set to t: the caller sets
+-- every other field) when t is not older than it, a new table {t = t}
+-- when the window has none for key, or nil when the window holds a newer
+-- item (the measurement loses, as with add). The window's item is never
+-- exported before the window closes, so refilling it is safe. Without
+-- aggregation: a new table, kept like add's (not with max_pending: the
+-- item must be filled before it can be exported).
+function Acc:item(key, t)
+  local agg = self.agg
+  if agg == 0 then
+    assert(not self.max_pending, "item: not with max_pending")
+    local it = {t = t}
+    local out = self.out
+    out[#out + 1] = it
+    return it
+  end
+  local w = t // agg
+  if w < self.closed_below then
+    self.late = self.late + 1    -- reopens w; closed again at the next tick
+  end
+  local win = self.windows[w]
+  if not win then
+    win = {keys = {}, items = {}}
+    self.windows[w] = win
+    self.nwindows = self.nwindows + 1
+  end
+  local items = win.items
+  local old = items[key]
+  if old == nil then
+    old = {t = t}
+    local keys = win.keys
+    keys[#keys + 1] = key
+    items[key] = old
+    return old
+  elseif t >= old.t then
+    old.t = t
+    return old
+  end
+  return nil
+end
+
+-- The method itself, for hot callers: item(acc, key, t) skips the
+-- metatable lookup of acc:item(key, t).
+M.item = Acc.item
+
 -- Move every window with index < upto (and every window reopened by a
 -- late item) into the export list, in window order, groups in first-seen
 -- order.
@@ -108,19 +155,32 @@ function Acc:close_below(upto)
   self.closed_below = upto
 end
 
+-- Emit out[at.pos .. n] in order, advancing at.pos past each item before
+-- it is emitted (so that after an error the caller resumes with the next
+-- item). at is the flush's own: an emit that flushes again cannot move it.
+local function emit_from(emit, out, n, at)
+  for i = at.pos, n do
+    at.pos = i + 1
+    emit(out[i])
+  end
+end
+
 -- Export everything collected so far. An item whose emit raises an error
 -- (a malformed value) is dropped and counted in self.failed, with the
 -- first error kept in self.last_error; the others are still exported.
+-- One protected call runs the whole list (and one more after each error),
+-- not one per item.
 function Acc:flush()
   local out = self.out
-  if #out == 0 then
+  local n = #out
+  if n == 0 then
     if self.after_flush then self.after_flush() end
     return
   end
   self.out = {}
-  local emit, pcall = self.emit, pcall
-  for i = 1, #out do
-    local ok, err = pcall(emit, out[i])
+  local at = {pos = 1}
+  while at.pos <= n do
+    local ok, err = pcall(emit_from, self.emit, out, n, at)
     if not ok then
       self.failed = (self.failed or 0) + 1
       self.last_error = self.last_error or err
