@@ -399,7 +399,8 @@ static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
   int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
   t &= ~(T_NOFIELDS | T_QUIET);
-  if (!(t & T_FAST)) return t;
+  if (!(t & T_FAST))
+    return t;
   return t | (off ? T_NOFIELDS : 0) | (quiet ? T_QUIET : 0);
 }
 

@@ -167,9 +167,9 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   el_ev_decoder_set_fields(h->dec, -1, 0);
   /* Nor delivery, while on_event would only count them (quiet_until). */
   el_ev_decoder_quiet_counters(
-      h->dec, &(el_ev_quiet_t){.events = &h->st.events,
-                               .tmax = &h->now,
-                               .until = &h->quiet_until});
+      h->dec,
+      &(el_ev_quiet_t){
+          .events = &h->st.events, .tmax = &h->now, .until = &h->quiet_until});
   el_ev_decoder_set_quiet(h->dec, -1, 1);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,

@@ -589,7 +589,8 @@ static void test_quiet_until_bound(void **st) {
   el_ev_sink_t s = {.ud = &Q, .on_event = quiet_event};
   d = el_ev_decoder_new(&s);
   el_ev_decoder_quiet_counters(
-      d, &(el_ev_quiet_t){.events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
+      d, &(el_ev_quiet_t){
+             .events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
   assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
   assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
   assert_int_equal(Q.events, 18);
@@ -607,7 +608,8 @@ static void test_quiet_until_bound(void **st) {
   Q.until = UINT64_MAX;
   d = el_ev_decoder_new(&s);
   el_ev_decoder_quiet_counters(
-      d, &(el_ev_quiet_t){.events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
+      d, &(el_ev_quiet_t){
+             .events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
   assert_int_equal(el_ev_decoder_set_quiet(d, -1, 1), 0);
   assert_int_equal(el_ev_decoder_set_quiet(d, 2, 0), 0);
   assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
