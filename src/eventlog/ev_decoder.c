@@ -1610,7 +1610,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * sink asked to stop. */
 static inline __attribute__((always_inline)) int fast_run_t(
     el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
-    int *cand, const int fields) {
+    int *cand, const int fields, const int quiet) {
   const uint32_t *tab = d->tab;
   const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
@@ -1647,7 +1647,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
       if (!(t & T_FAST) || i + n > r)
         break;
       uint64_t ts = el__be64(p + 2);
-      if ((t & T_QUIET) && ts < *q_until) {
+      if (quiet && (t & T_QUIET) && ts < *q_until) {
         /* counted and timed in the sink's counters, as its on_event
          * would have done, and not delivered (ev keeps what the
          * general path after the run may read of the last event) */
@@ -1703,13 +1703,18 @@ done:
   return stop;
 }
 
-/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS): two
- * copies of the loop, so that neither tests the option per event. */
+/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS), with and
+ * without quiet counters: four copies of the loop, so that none tests the
+ * option per event and a decoder without quiet types pays nothing for
+ * them. */
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
-  if (d->opts & EL_EV_OPT_NO_FIELDS)
-    return fast_run_t(d, buf, len, ip, lim, cand, 0);
-  return fast_run_t(d, buf, len, ip, lim, cand, 1);
+  int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
+  if (d->qc.events)
+    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1)
+                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1);
+  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0)
+                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */
