@@ -59,6 +59,10 @@
 /* tab[]: a T_FAST type whose fields the sink does not want
  * (el_ev_decoder_set_fields): delivered with nfields = 0. */
 #define T_NOFIELDS 0x40000u
+/* tab[]: a T_FAST type the sink does not want delivered
+ * (el_ev_decoder_set_quiet, counters given): the fast path counts it into
+ * the sink's counters instead while its time is below their bound. */
+#define T_QUIET 0x80000u
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
@@ -180,7 +184,11 @@ struct el_ev_decoder_s {
   /* el_ev_decoder_set_fields: bit id set = the sink does not want the
    * fields of type id (applied to tab[] as T_NOFIELDS) */
   uint64_t nofields[65536 / 64];
-  int in_event; /* inside on_event for d->ev (its payload is valid) */
+  /* el_ev_decoder_set_quiet: bit id set = type id need not be delivered
+   * (applied to tab[] as T_QUIET while quiet counters are given) */
+  uint64_t quiet[65536 / 64];
+  el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
+  int in_event;     /* inside on_event for d->ev (its payload is valid) */
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
@@ -383,11 +391,25 @@ int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
 
 unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 
-/* tab[] flags of a declared type for the wanted-fields mask: T_NOFIELDS
- * on a fast type whose fields are not wanted. */
+/* tab[] flags of a declared type for the wanted-fields mask and the
+ * quiet mask: T_NOFIELDS on a fast type whose fields are not wanted,
+ * T_QUIET on a fast type not to be delivered when the sink gave counters
+ * for it. */
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
-  return off && (t & T_FAST) ? t | T_NOFIELDS : t & ~T_NOFIELDS;
+  int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
+  t &= ~(T_NOFIELDS | T_QUIET);
+  if (!(t & T_FAST))
+    return t;
+  return t | (off ? T_NOFIELDS : 0) | (quiet ? T_QUIET : 0);
+}
+
+/* Apply the masks to the current session's table entries from..to-1
+ * (tab[ntab] stays 0). */
+static void remask(el_ev_decoder_t *d, size_t from, size_t to) {
+  for (size_t i = from; i < to && i < d->ntab; i++)
+    if (d->tab[i])
+      d->tab[i] = with_mask(d, (uint16_t)i, d->tab[i]);
 }
 
 /* From inside on_event: the event being delivered gets the fields it was
@@ -415,15 +437,34 @@ int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on) {
     else
       d->nofields[type >> 6] |= bit;
   }
-  /* The current session's table (tab[ntab] stays 0). */
-  size_t from = type < 0 ? 0 : (size_t)type;
-  size_t to = type < 0 ? d->ntab : (size_t)type + 1;
-  for (size_t i = from; i < to && i < d->ntab; i++)
-    if (d->tab[i])
-      d->tab[i] = with_mask(d, (uint16_t)i, d->tab[i]);
+  remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
   if (on)
     refill(d);
   return 0;
+}
+
+int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on) {
+  if (type < -1 || type >= 0xFFFF)
+    return EL_EINVAL;
+  if (type < 0) {
+    memset(d->quiet, on ? 0xFF : 0, sizeof d->quiet);
+  } else {
+    uint64_t bit = (uint64_t)1 << (type & 63);
+    if (on)
+      d->quiet[type >> 6] |= bit;
+    else
+      d->quiet[type >> 6] &= ~bit;
+  }
+  remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
+  return 0;
+}
+
+void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
+  if (qc && qc->events && qc->tmax && qc->until)
+    d->qc = *qc;
+  else
+    memset(&d->qc, 0, sizeof d->qc);
+  remask(d, 0, d->ntab);
 }
 
 int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type) {
@@ -1569,7 +1610,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * sink asked to stop. */
 static inline __attribute__((always_inline)) int fast_run_t(
     el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
-    int *cand, const int fields) {
+    int *cand, const int fields, const int quiet) {
   const uint32_t *tab = d->tab;
   const uint32_t ntab = (uint32_t)d->ntab;
   const uint64_t base = d->base, bend = d->block_end;
@@ -1577,6 +1618,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
   void *const ud = d->sink.ud;
   el_ev_event_t *const ev = &d->ev;
+  /* T_QUIET is set only while these are given (with_mask). */
+  uint64_t *const q_events = d->qc.events;
+  el_rts_ns_t *const q_tmax = d->qc.tmax;
+  const uint64_t *const q_until = d->qc.until;
   size_t i = *ip, nfast = 0;
   /* After a skipped body the general path checks the landing first. */
   const size_t end = d->landing ? i : len;
@@ -1601,8 +1646,23 @@ static inline __attribute__((always_inline)) int fast_run_t(
       size_t n = 10 + (t & T_SIZE_MASK);
       if (!(t & T_FAST) || i + n > r)
         break;
+      uint64_t ts = el__be64(p + 2);
+      if (quiet && (t & T_QUIET) && ts < *q_until) {
+        /* counted and timed in the sink's counters, as its on_event
+         * would have done, and not delivered (ev keeps what the
+         * general path after the run may read of the last event) */
+        ++*q_events;
+        if (ts > *q_tmax)
+          *q_tmax = ts;
+        ev->type = (uint16_t)type;
+        ev->t_ns = ts;
+        ev->offset = base + i;
+        nfast++;
+        i += n;
+        continue;
+      }
       ev->type = (uint16_t)type;
-      ev->t_ns = el__be64(p + 2);
+      ev->t_ns = ts;
       ev->offset = base + i;
       ev->payload = p + 10;
       ev->payload_len = (uint32_t)(n - 10);
@@ -1643,13 +1703,18 @@ done:
   return stop;
 }
 
-/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS): two
- * copies of the loop, so that neither tests the option per event. */
+/* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS), with and
+ * without quiet counters: four copies of the loop, so that none tests the
+ * option per event and a decoder without quiet types pays nothing for
+ * them. */
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
-  if (d->opts & EL_EV_OPT_NO_FIELDS)
-    return fast_run_t(d, buf, len, ip, lim, cand, 0);
-  return fast_run_t(d, buf, len, ip, lim, cand, 1);
+  int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
+  if (d->qc.events)
+    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1)
+                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1);
+  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0)
+                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */

@@ -239,6 +239,41 @@ int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on);
  * (el_ev_decoder_set_fields), else 0. Additive. */
 int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type);
 
+/* Where the decoder counts the events it does not deliver (quiet types,
+ * el_ev_decoder_set_quiet): the sink's own event count and latest event
+ * time, so that they read as if its on_event had seen each event. */
+typedef struct el_ev_quiet_s {
+  uint64_t *events;      /* incremented once per event not delivered */
+  el_rts_ns_t *tmax;     /* raised to the event's time when it is later */
+  const uint64_t *until; /* only events with a time below *until are
+                            held back (0: every event is delivered); read
+                            per event, so the sink moves it at any time */
+} el_ev_quiet_t;
+
+/* The sink's counters for quiet types (NULL, or a member NULL: none,
+ * every event is delivered: the default). Pointers borrowed until
+ * replaced or the decoder is freed. Thread: as el_ev_decoder_feed.
+ * Additive. */
+void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc);
+
+/* Events of type `type` (-1: every type) need not be delivered (on = 1)
+ * or are delivered again (on = 0). While quiet counters are given
+ * (el_ev_decoder_quiet_counters), an event of a quiet type that the fast
+ * path takes (a fixed-size, integer-only type other than BLOCK_MARKER
+ * and WALL_CLOCK_TIME, inside one feed) with a time below *until is not
+ * passed to on_event: *events is incremented and *tmax raised to its
+ * time instead. Every other event, and every event of a quiet type
+ * taken by the general path (cut across feeds, after a resync...), is
+ * delivered as usual; the decoder's own counts (el_ev_decoder_stats)
+ * include both. A sink whose on_event, for the quiet types, only counts
+ * the event, raises its stream time and keeps going while the time is
+ * below *until, sees the same counts either way. Takes effect from the
+ * next event, also from inside a sink callback; lasts across sessions
+ * and el_ev_decoder_reset. Returns 0, or EL_EINVAL for a type outside
+ * -1..0xFFFE (nothing changed). Thread: as el_ev_decoder_feed.
+ * Additive. */
+int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on);
+
 /* Decode every complete event in buf[0..len) and pass each to the sink.
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback

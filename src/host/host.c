@@ -138,6 +138,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   h->opts.lua_dir = h->lua_dir;
   el__clock_init(h);
   h->next_deadline = UINT64_MAX;
+  el__host_quiet_sync(h);
   h->ev_ref = h->mod_ref = h->hooks_ref = h->session_ref = LUA_NOREF;
   h->evl_ref = LUA_NOREF;
   h->next_id = 1;
@@ -165,6 +166,12 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   /* No fields for types nobody wants (el__host_set_flag keeps the
    * decoder's mask in step with flags[]). */
   el_ev_decoder_set_fields(h->dec, -1, 0);
+  /* Nor delivery, while on_event would only count them (quiet_until). */
+  el_ev_decoder_quiet_counters(
+      h->dec,
+      &(el_ev_quiet_t){
+          .events = &h->st.events, .tmax = &h->now, .until = &h->quiet_until});
+  el_ev_decoder_set_quiet(h->dec, -1, 1);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
                             EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,
@@ -322,6 +329,7 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
     snprintf(h->err, sizeof h->err, "%s (%s): %s", what,
              hd ? hd->where : "?", msg);
     h->stop = 1;
+    el__host_quiet_sync(h);
   } else {
     log_error(h, hd ? hd : &h->hook_handler, what, msg);
   }
@@ -399,7 +407,7 @@ void el_host_interrupt_signal(el_host_t *h, int sig) {
 }
 
 void el_host_interrupt(el_host_t *h) {
-  h->interrupted = 1;
+  h->interrupted = 1; /* quiet_until is left: a signal may land here */
   h->break_lua = 1;
   int mask = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
   lua_sethook(h->L, interrupt_hook, mask, 1);
@@ -505,17 +513,19 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name) {
 
 /* {====== the sink ======} */
 
-/* Keeps the decoder's wanted-fields mask in step with the flags: a type
- * with a flag gets its fields (any of its readers may look at them: the
- * session tracker, the analyses, handlers, the reorder buffer); one
- * without reaches on_event only to be counted and timed, so the decoder
- * may leave its fields out (el_ev_decoder_set_fields). Types past the
+/* Keeps the decoder's wanted-fields and quiet masks in step with the
+ * flags: a type with a flag gets its fields (any of its readers may look
+ * at them: the session tracker, the analyses, handlers, the reorder
+ * buffer); one without reaches on_event only to be counted and timed, so
+ * the decoder may leave its fields out (el_ev_decoder_set_fields) and,
+ * below quiet_until, count it itself (el_ev_decoder_set_quiet). Types past the
  * dispatch slots follow star_flag (none of them is known to the decoder,
  * so none has fields to leave out today). */
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
   if (type < 0) {
     h->star_flag = on ? (h->star_flag | bit) : (h->star_flag & ~bit);
     el_ev_decoder_set_fields(h->dec, -1, h->star_flag != 0);
+    el_ev_decoder_set_quiet(h->dec, -1, h->star_flag == 0);
     for (int i = 0; i < EL__HOST_NTYPES; i++) el__host_set_flag(h, i, bit, on);
     return;
   }
@@ -525,6 +535,7 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
   else
     h->flags[type] &= (uint8_t)~bit;
   el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
+  el_ev_decoder_set_quiet(h->dec, type, h->flags[type] == 0);
 }
 
 /* An event someone wants (f: the flags of its type, not 0): the batch
@@ -562,6 +573,7 @@ static __attribute__((noinline)) int on_event_rare(el_host_t *h,
   }
   if (h->sess.rebase_timers) {
     h->sess.rebase_timers = 0; /* a new session's first event */
+    el__host_quiet_sync(h);
     el__timers_rebase(h, ev->t_ns);
   }
   if (ev->t_ns > h->now) {
@@ -581,11 +593,9 @@ static __attribute__((noinline)) int on_event_rare(el_host_t *h,
  * event nobody wants, without a frame (the other paths are tail calls). */
 static int on_event(void *ud, const el_ev_event_t *ev) {
   el_host_t *h = ud;
-  if (__builtin_expect(h->interrupted || ev->malformed ||
-                           h->sess.rebase_timers ||
-                           ev->t_ns >= h->next_deadline,
-                       0))
-    return on_event_rare(h, ev);
+  if (__builtin_expect(
+          h->interrupted || ev->malformed || ev->t_ns >= h->quiet_until, 0))
+    return on_event_rare(h, ev); /* quiet_until: el__host_quiet_sync */
   h->st.events++;
   if (ev->t_ns > h->now) h->now = ev->t_ns;
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;

@@ -267,6 +267,11 @@ struct el_host_s {
   el__theap_t evt_timers;   /* eventlog-time timers */
   el__theap_t wall_timers;  /* wall-clock timers */
   uint64_t next_deadline;   /* earliest eventlog-time deadline */
+  /* The decoder counts an event of a type nobody wants (no flag) into
+   * st.events and now instead of delivering it when its time is below
+   * this (el_ev_quiet_t.until): next_deadline, or 0 while on_event must
+   * see every event (el__host_quiet_sync). */
+  uint64_t quiet_until;
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
@@ -433,5 +438,19 @@ void el__ana_flush(el_host_t *h);
  * restarted program numbers its threads from 1 again). */
 void el__ana_session(el_host_t *h);
 void el__ana_free(el_host_t *h);
+
+/* Keep quiet_until in step: on_event's fast path is only the count, the
+ * stream time and the dispatch while the event's time is below
+ * next_deadline (timers fire first), no new session's first event is
+ * awaited (timers are rebased on it) and no fail-fast error stopped the
+ * host; for an event nobody wants it is only the count and the time, so
+ * below quiet_until the decoder may do that itself. Called wherever one
+ * of those changes (host.c, lua_time.c, lua_events.c). An interrupt (a
+ * signal handler) does not move it: the decoder stops at the next event
+ * it delivers, and what it counted before that was not dispatched. */
+static inline void el__host_quiet_sync(el_host_t *h) {
+  h->quiet_until =
+      h->stop || h->interrupted || h->sess.rebase_timers ? 0 : h->next_deadline;
+}
 
 #endif /* EL_HOST_INTERNAL_H */

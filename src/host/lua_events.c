@@ -921,6 +921,7 @@ static void session_header_body(el_host_t *h) {
   /* A new clock and stream time: a restarted program counts from 0. */
   h->now = 0;
   h->sess.rebase_timers = 1;
+  el__host_quiet_sync(h);
   const el_host_hint_t *hint = el__clock_session(h);
   new_session_table(h);
   if (hint) init_from_hint(h, hint);

@@ -82,6 +82,7 @@ void el__timers_free(el_host_t *h) {
 static void update_next(el_host_t *h) {
   h->next_deadline =
       h->evt_timers.n ? h->evt_timers.v[0]->deadline : UINT64_MAX;
+  el__host_quiet_sync(h);
 }
 
 /* Run the callback of t with one integer argument. The callback may drop

@@ -454,6 +454,170 @@ static void test_fields_mask_none_but_one(void **st) {
   }
 }
 
+/* {====== quiet types (el_ev_decoder_set_quiet) ======} */
+
+/* A sink that records the (type, time) of what it is given, and sets
+ * *until to 0 at its stop_at-th event (0: never). */
+typedef struct {
+  int n;
+  uint16_t type[512];
+  uint64_t t[512];
+  uint64_t events, tmax, until;
+  int stop_at;
+} quiet_sink_t;
+
+static int quiet_event(void *ud, const el_ev_event_t *e) {
+  quiet_sink_t *Q = ud;
+  if (Q->n < 512) {
+    Q->type[Q->n] = e->type;
+    Q->t[Q->n] = e->t_ns;
+  }
+  if (++Q->n == Q->stop_at) Q->until = 0;
+  return 0;
+}
+
+/* 300 events of RUN_THREAD (type 1) and STOP_THREAD (type 2): event k at
+ * time 1000 + 10k, except every 7th RUN_THREAD 5 ns earlier than its
+ * predecessor would make it (times not monotone, for tmax); its type is 2
+ * when k % 3 == 0. Writes the expected times into t[] and types into y[]. */
+static void build_quiet_stream(tu_buf_t *b, uint64_t *t, uint16_t *y) {
+  b->n = 0;
+  tu_hdr_begin(b);
+  tu_decl(b, 1, 4, "Run thread");
+  tu_decl(b, 2, 10, "Stop thread");
+  tu_hdr_end(b);
+  for (int k = 0; k < 300; k++) {
+    y[k] = k % 3 == 0 ? 2 : 1;
+    t[k] = 1000 + 10 * (uint64_t)k - (y[k] == 1 && k % 7 == 0 ? 15 : 0);
+    tu_ev(b, y[k], t[k]);
+    tu_u32(b, (uint32_t)k);
+    if (y[k] == 2) {
+      tu_u16(b, 1);
+      tu_u32(b, 0);
+    }
+  }
+  tu_u16(b, 0xFFFF);
+}
+
+/* Decode b in chunks with RUN_THREAD quiet below until. */
+static el_ev_decoder_t *quiet_decode(quiet_sink_t *Q, const tu_buf_t *b,
+                                     size_t chunk, uint64_t until,
+                                     int counters) {
+  memset(Q, 0, sizeof *Q);
+  Q->until = until;
+  el_ev_sink_t s = {.ud = Q, .on_event = quiet_event};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  if (counters)
+    el_ev_decoder_quiet_counters(
+        d, &(el_ev_quiet_t){
+               .events = &Q->events, .tmax = &Q->tmax, .until = &Q->until});
+  assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
+  for (size_t i = 0; i < b->n; i += chunk) {
+    size_t k = b->n - i < chunk ? b->n - i : chunk;
+    assert_int_equal(el_ev_decoder_feed(d, b->b + i, k), 0);
+  }
+  assert_int_equal(el_ev_decoder_finish(d), 0);
+  return d;
+}
+
+/* Whole: every RUN_THREAD below the bound is counted into the sink's
+ * counters (200 of them, tmax the largest of their times by hand) and
+ * not delivered; every STOP_THREAD is delivered in order. In chunks, the
+ * ones cut across feeds are delivered instead; nothing is lost or
+ * counted twice. The decoder counts all 300. */
+static void test_quiet_types_counted_not_delivered(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  static uint64_t t[300];
+  static uint16_t y[300];
+  build_quiet_stream(&b, t, y);
+  static quiet_sink_t Q;
+  uint64_t tmax = 0;
+  for (int k = 0; k < 300; k++)
+    if (y[k] == 1 && t[k] > tmax) tmax = t[k];
+  assert_int_equal(tmax, 1000 + 10 * 299);
+  el_ev_decoder_t *d = quiet_decode(&Q, &b, b.n, UINT64_MAX, 1);
+  assert_int_equal(Q.events, 200);
+  assert_int_equal(Q.tmax, tmax);
+  assert_int_equal(Q.n, 100);
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(Q.type[i], 2);
+    assert_int_equal(Q.t[i], 1000 + 30 * (uint64_t)i);
+  }
+  assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+  el_ev_decoder_free(d);
+  for (size_t chunk = 1; chunk < 80; chunk += 3) {
+    d = quiet_decode(&Q, &b, chunk, UINT64_MAX, 1);
+    int stops = 0, runs = 0;
+    for (int i = 0; i < Q.n; i++) {
+      stops += Q.type[i] == 2;
+      runs += Q.type[i] == 1;
+    }
+    assert_int_equal(stops, 100);
+    assert_int_equal(runs + (int)Q.events, 200);
+    assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+    el_ev_decoder_free(d);
+  }
+}
+
+/* The bound: RUN_THREADs at or past *until (2000) are delivered, those
+ * before it counted (66: k < 100 with k % 3 != 0; the early ones at
+ * k % 7 == 0 do not cross it), and a sink that sets it to 0 from
+ * on_event gets every later event. Without counters nothing is held
+ * back. */
+static void test_quiet_until_bound(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  static uint64_t t[300];
+  static uint16_t y[300];
+  build_quiet_stream(&b, t, y);
+  static quiet_sink_t Q;
+  int below = 0;
+  for (int k = 0; k < 300; k++) below += y[k] == 1 && t[k] < 2000;
+  assert_int_equal(below, 66);
+  el_ev_decoder_t *d = quiet_decode(&Q, &b, b.n, 2000, 1);
+  assert_int_equal(Q.events, 66);
+  assert_int_equal(Q.n, 300 - below);
+  for (int i = 0; i < Q.n && i < 512; i++)
+    assert_true(Q.type[i] == 2 || Q.t[i] >= 2000);
+  el_ev_decoder_free(d);
+  /* until = 0 after the 10th delivered event (the STOP_THREAD of k = 27):
+   * 18 RUN_THREADs before it counted, the 272 events after delivered. */
+  memset(&Q, 0, sizeof Q);
+  Q.until = UINT64_MAX;
+  Q.stop_at = 10;
+  el_ev_sink_t s = {.ud = &Q, .on_event = quiet_event};
+  d = el_ev_decoder_new(&s);
+  el_ev_decoder_quiet_counters(
+      d, &(el_ev_quiet_t){
+             .events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
+  assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(Q.events, 18);
+  assert_int_equal(Q.n, 10 + 272);
+  el_ev_decoder_free(d);
+  /* No counters: everything delivered. */
+  d = quiet_decode(&Q, &b, b.n, UINT64_MAX, 0);
+  assert_int_equal(Q.n, 300);
+  assert_int_equal(Q.events, 0);
+  assert_int_equal(el_ev_decoder_set_quiet(d, 0xFFFF, 1), EL_EINVAL);
+  assert_int_equal(el_ev_decoder_set_quiet(d, -2, 1), EL_EINVAL);
+  el_ev_decoder_free(d);
+  /* Every type quiet, then STOP_THREAD not: the same as RUN_THREAD only. */
+  memset(&Q, 0, sizeof Q);
+  Q.until = UINT64_MAX;
+  d = el_ev_decoder_new(&s);
+  el_ev_decoder_quiet_counters(
+      d, &(el_ev_quiet_t){
+             .events = &Q.events, .tmax = &Q.tmax, .until = &Q.until});
+  assert_int_equal(el_ev_decoder_set_quiet(d, -1, 1), 0);
+  assert_int_equal(el_ev_decoder_set_quiet(d, 2, 0), 0);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+  assert_int_equal(Q.events, 200);
+  assert_int_equal(Q.n, 100);
+  el_ev_decoder_free(d);
+}
+
 /* A sink that changes the mask for RUN_THREAD while it runs. */
 typedef struct {
   el_ev_decoder_t *d;
@@ -1024,6 +1188,8 @@ int main(void) {
       cmocka_unit_test(test_handmade_stream_fields),
       cmocka_unit_test(test_no_fields_option),
       cmocka_unit_test(test_fields_mask_per_type),
+      cmocka_unit_test(test_quiet_types_counted_not_delivered),
+      cmocka_unit_test(test_quiet_until_bound),
       cmocka_unit_test(test_fields_mask_none_but_one),
       cmocka_unit_test(test_fields_mask_changes_at_next_event),
       cmocka_unit_test(test_fields_mask_bad_type),

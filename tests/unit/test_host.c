@@ -727,6 +727,65 @@ static void test_fields_for_subscription_from_timer(void **state) {
   el_host_free(h);
 }
 
+/* Events nobody wants are counted by the decoder into the host's
+ * counters (el_ev_decoder_set_quiet) and yet read as before: two sessions
+ * of 100 THREAD_WAKEUPs each (t = 10, 20, ..., 1000, then 5, 10, ...,
+ * 500, the second session's stream time starting again from 0), an
+ * el.at(505) timer that sees the first event at or past its deadline
+ * (t = 510, the 51st: on_event counts an event before timers fire), a
+ * second el.at(255) set at the second header (fires at the event of
+ * t = 255, the 151st), el.stats() counting all 200 and el.now() the last
+ * time of the second session. Subscribing to the type from the second
+ * timer makes the rest delivered: 50 calls (t = 255..500: the event that
+ * fired the timer is dispatched to the new handler, as in
+ * test_fields_for_subscription_from_timer). An el.every(100) ticks at
+ * 100, 200, ... in both sessions. */
+static void test_quiet_events_counted(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); n = 0; ticks = ''\n"
+      "el.every(100, function() ticks = ticks .. el.now() .. ' ' end)\n"
+      "el.at(505, function()\n"
+      "  a_now, a_n = el.now(), el.stats().events end)\n"
+      "el.on_header(function() if el.session.number == 2 then\n"
+      "  el.at(255, function()\n"
+      "    b_now, b_n = el.now(), el.stats().events\n"
+      "    el.on('THREAD_WAKEUP', function() n = n + 1 end) end) end end)\n",
+      1);
+  static tu_buf_t b;
+  b.n = 0;
+  for (int sess = 0; sess < 2; sess++) {
+    tu_hdr_begin(&b);
+    tu_decl(&b, 8, 6, "Wakeup thread");
+    tu_hdr_end(&b);
+    for (uint32_t i = 1; i <= 100; i++) {
+      tu_ev(&b, 8, (sess ? 5 : 10) * (uint64_t)i);
+      tu_u32(&b, i);
+      tu_u16(&b, 0);
+    }
+    tu_u16(&b, 0xFFFF);
+  }
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(lua_int(h, "el.stats().events"), 200);
+  assert_int_equal(lua_int(h, "el.now()"), 500);
+  assert_int_equal(lua_int(h, "a_now"), 510);
+  assert_int_equal(lua_int(h, "a_n"), 51);
+  assert_int_equal(lua_int(h, "b_now"), 255);
+  assert_int_equal(lua_int(h, "b_n"), 151);
+  assert_int_equal(lua_int(h, "n"), 50);
+  /* el.every(100) is rebased on each session's first event (t = 10, then
+   * t = 5: first deadline 100 both times), so it needs that event
+   * delivered, not counted. */
+  lua_State *L = el_host_lua(h);
+  assert_int_equal(luaL_dostring(L, "return ticks"), 0);
+  assert_string_equal(lua_tostring(L, -1),
+                      "100 200 300 400 500 600 700 800 900 1000 "
+                      "100 200 300 400 500 ");
+  lua_pop(L, 1);
+  assert_int_equal(el_host_end(h), 0);
+  el_host_free(h);
+}
+
 /* A host whose el.threads on_span appends "thread state status start-end"
  * (and " info" when with_info) to a list that on_end joins with ';' into
  * the global `got`. */
@@ -1351,6 +1410,7 @@ int main(void) {
       cmocka_unit_test(test_fields_mask_follows_subscriptions),
       cmocka_unit_test(test_fields_for_late_subscription),
       cmocka_unit_test(test_fields_for_subscription_from_timer),
+      cmocka_unit_test(test_quiet_events_counted),
       cmocka_unit_test(test_no_allocation_per_event),
       cmocka_unit_test(test_status_module_names),
       cmocka_unit_test(test_reorder_stop_keeps_status),
