@@ -262,6 +262,12 @@ void el__ana_flush(el_host_t *h) {
   if (h->ana) release(h, 1);
 }
 
+void el__ana_release(el_host_t *h) {
+  if (!h->ana || !h->clock.live) return;
+  h->prog.wm_dirty = 1; /* silence moves the watermark */
+  release(h, 0);
+}
+
 /* The events that only touch the thread table (no order needed). */
 static void thread_info_event(ana_t *a, const el_ev_event_t *ev) {
   thread_t *th = el__ana_thread(a, (uint32_t)ev->v[0].u, 1);

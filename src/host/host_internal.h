@@ -434,6 +434,11 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
  * Returns h->stop. */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
 void el__ana_flush(el_host_t *h);
+/* Live: release the held events the watermark now allows, a capability
+ * having gone silent since the last event (called on wall-clock ticks,
+ * el_host_run_wall_timers; docs/lua-api.md §6 "Ordering"). No-op for a
+ * recorded session, whose watermark moves only with its events. */
+void el__ana_release(el_host_t *h);
 /* A new session: forget threads, capability states and usage series (a
  * restarted program numbers its threads from 1 again). */
 void el__ana_session(el_host_t *h);

@@ -165,6 +165,8 @@ int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms) {
    * a looping callback would otherwise hold off (docs/lua-api.md §4). */
   if (h->stop || h->interrupted) return -1;
   el__batch_flush(h);  /* a quiet live stream: queued events go out now */
+  /* and the events held for a capability silent since */
+  el__ana_release(h);
   if (h->order) {
     /* The horizon moves with the wall clock: held events may be due. */
     h->prog.wm_dirty = 1;
