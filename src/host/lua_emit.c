@@ -69,6 +69,33 @@ static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
   }
 }
 
+/* The string, number or boolean at the top of the stack into attribute
+ * *a (a string stays referenced by the stack slot). Returns 0, or -1 for
+ * any other type (*a's value unset). [-0, +0, -] */
+static int scalar_attr(lua_State *L, el_tm_attr_t *a) {
+  switch (lua_type(L, -1)) {
+  case LUA_TSTRING:
+    a->type = EL_TM_STR;
+    a->v.s.p = lua_tolstring(L, -1, &a->v.s.len);
+    return 0;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, -1)) {
+      a->type = EL_TM_INT;
+      a->v.i = lua_tointeger(L, -1);
+    } else {
+      a->type = EL_TM_DOUBLE;
+      a->v.d = lua_tonumber(L, -1);
+    }
+    return 0;
+  case LUA_TBOOLEAN:
+    a->type = EL_TM_BOOL;
+    a->v.b = lua_toboolean(L, -1);
+    return 0;
+  default:
+    return -1;
+  }
+}
+
 /* Fill *as from the attribute table at idx (nil = none). Strings stay
  * valid while the table is on the stack. [-0, +0, v] */
 static void get_attrs(lua_State *L, int idx, attrs_t *as) {
@@ -84,31 +111,11 @@ static void get_attrs(lua_State *L, int idx, attrs_t *as) {
       luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
     el_tm_attr_t *a = &as->a[as->n++];
     a->key = lua_tostring(L, -2);
-    switch (lua_type(L, -1)) {
-    case LUA_TSTRING:
-      a->type = EL_TM_STR;
-      a->v.s.p = lua_tolstring(L, -1, &a->v.s.len);
-      break;
-    case LUA_TNUMBER:
-      if (lua_isinteger(L, -1)) {
-        a->type = EL_TM_INT;
-        a->v.i = lua_tointeger(L, -1);
-      } else {
-        a->type = EL_TM_DOUBLE;
-        a->v.d = lua_tonumber(L, -1);
-      }
-      break;
-    case LUA_TBOOLEAN:
-      a->type = EL_TM_BOOL;
-      a->v.b = lua_toboolean(L, -1);
-      break;
-    case LUA_TTABLE:
+    if (lua_type(L, -1) == LUA_TTABLE)
       list_attr(L, as, a, lua_absindex(L, -1));
-      break;
-    default:
+    else if (scalar_attr(L, a) < 0)
       luaL_error(L, "attribute '%s': unsupported value type %s", a->key,
                  luaL_typename(L, -1));
-    }
     lua_pop(L, 1);
   }
   sort_attrs(as);
@@ -449,30 +456,9 @@ static void batch_attr_columns(lua_State *L, batch_t *b) {
  * 0, or -1 for a type no attribute takes. Strings stay referenced by
  * their column. */
 static int batch_value(lua_State *L, el_tm_attr_t *a) {
-  switch (lua_type(L, -1)) {
-  case LUA_TSTRING:
-    a->type = EL_TM_STR;
-    a->v.s.p = lua_tolstring(L, -1, &a->v.s.len);
-    break;
-  case LUA_TNUMBER:
-    if (lua_isinteger(L, -1)) {
-      a->type = EL_TM_INT;
-      a->v.i = lua_tointeger(L, -1);
-    } else {
-      a->type = EL_TM_DOUBLE;
-      a->v.d = lua_tonumber(L, -1);
-    }
-    break;
-  case LUA_TBOOLEAN:
-    a->type = EL_TM_BOOL;
-    a->v.b = lua_toboolean(L, -1);
-    break;
-  default:
-    lua_pop(L, 1);
-    return -1;
-  }
+  int rc = scalar_attr(L, a);
   lua_pop(L, 1);
-  return 0;
+  return rc;
 }
 
 /* Record i of the batch into the store. Returns NULL, or what is wrong

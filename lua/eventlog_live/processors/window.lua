@@ -53,6 +53,21 @@ function M.new(opts)
   }, Acc)
 end
 
+-- Window w of acc, made when it has none; a window already closed is
+-- reopened (counted in acc.late; closed again at the next tick).
+local function window_at(acc, w)
+  if w < acc.closed_below then
+    acc.late = acc.late + 1
+  end
+  local win = acc.windows[w]
+  if not win then
+    win = {keys = {}, items = {}}
+    acc.windows[w] = win
+    acc.nwindows = acc.nwindows + 1
+  end
+  return win
+end
+
 -- Add item under grouping key `key`; within one window the item with the
 -- largest t wins (ties: the later arrival). Without aggregation every item
 -- is kept.
@@ -67,16 +82,7 @@ function Acc:add(key, item)
     end
     return
   end
-  local w = item.t // agg
-  if w < self.closed_below then
-    self.late = self.late + 1    -- reopens w; closed again at the next tick
-  end
-  local win = self.windows[w]
-  if not win then
-    win = {keys = {}, items = {}}
-    self.windows[w] = win
-    self.nwindows = self.nwindows + 1
-  end
+  local win = window_at(self, item.t // agg)
   local old = win.items[key]
   if old == nil then
     win.keys[#win.keys + 1] = key
@@ -104,16 +110,7 @@ function Acc:item(key, t)
     out[#out + 1] = it
     return it
   end
-  local w = t // agg
-  if w < self.closed_below then
-    self.late = self.late + 1    -- reopens w; closed again at the next tick
-  end
-  local win = self.windows[w]
-  if not win then
-    win = {keys = {}, items = {}}
-    self.windows[w] = win
-    self.nwindows = self.nwindows + 1
-  end
+  local win = window_at(self, t // agg)
   local items = win.items
   local old = items[key]
   if old == nil then
