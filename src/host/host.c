@@ -601,6 +601,7 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
   if (__builtin_expect(f == 0, 1)) return h->stop;
   if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
+  if (f == EL__F_LUA && el__batch_add_in(h, ev)) return h->stop;
   return on_event_wanted(h, ev, f);
 }
 

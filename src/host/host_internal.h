@@ -11,6 +11,7 @@
 #include <lualib.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "host.h"
 
@@ -261,6 +262,7 @@ struct el_host_s {
   /* The queued event being replayed; h->cur is made from it on demand
    * (el__host_cur) into cur_buf. NULL outside a replay. */
   const el__rec_t *cur_rec;
+  const el__rec_t *cur_built; /* the record cur_buf holds (el__host_cur) */
   el_ev_event_t cur_buf;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
 
@@ -340,10 +342,79 @@ const el_ev_event_t *el__host_cur(el_host_t *h);
 /* Queue ev for batched dispatch if it qualifies (known, integer fields
  * only, at most EL__BATCH_FIELDS of them and EL__BATCH_PAYLOAD payload
  * bytes, not inside a dispatch); 1 if queued. Replays the queue when it
- * is full. */
+ * is full. el__batch_add_in (below) is its body, inline. */
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev);
 /* Replay the queued events (does nothing when none). */
 void el__batch_flush(el_host_t *h);
+/* Allocate the batch queue (h->batch) if it is not: 0, or EL_ENOMEM. */
+int el__batch_grow(el_host_t *h);
+
+/* The header of the record of ev (el__rec_t up to f[]): its time, the
+ * stream time now, where it was in the input, KNOWN and NF fields, no
+ * string field yet (r->small is left as it is). Inline: both fills are on
+ * the per-event path. */
+static inline void el__rec_fill_header(el__rec_t *r, const el_ev_event_t *ev,
+                                       el_rts_ns_t now, uint8_t known,
+                                       size_t nf) {
+  r->t = ev->t_ns;
+  r->now = now;
+  r->offset = ev->offset;
+  r->plen = ev->payload_len;
+  r->type = ev->type;
+  r->cap = ev->cap;
+  r->known = known;
+  r->layout = ev->layout;
+  r->nfields = (uint8_t)nf;
+  r->strmask = 0;
+}
+
+/* Copy n <= EL__BATCH_PAYLOAD bytes without a call (two overlapping
+ * moves of the largest size that fits). */
+static inline void el__small_copy(unsigned char *d, const unsigned char *s,
+                                  uint32_t n) {
+  if (n >= 16) {
+    memcpy(d, s, 16);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (uint32_t i = 0; i < n; i++) d[i] = s[i];
+  }
+}
+
+/* el__rec_fill_ints' body, inline. */
+static inline void el__rec_fill_ints_in(el__rec_t *r, const el_ev_event_t *ev,
+                                        el_rts_ns_t now) {
+  el__rec_fill_header(r, ev, now, 1, ev->nfields);
+  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
+  r->f[0] = ev->v[0].u;
+  r->f[1] = ev->v[1].u;
+  r->f[2] = ev->v[2].u;
+  r->f[3] = ev->v[3].u;
+  el__small_copy((unsigned char *)&r->f[ev->nfields], ev->payload,
+                 ev->payload_len);
+}
+
+/* el__batch_add's body, inline on the host's per-event path (host.c
+ * on_event): ev's type must be below EL__HOST_NTYPES. */
+static inline __attribute__((always_inline)) int el__batch_add_in(
+    el_host_t *h, const el_ev_event_t *ev) {
+  unsigned d = h->direct[ev->type];
+  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
+      ev->payload_len > EL__BATCH_PAYLOAD ||
+      ev->nfields != ((d >> EL__D_NSHIFT) & 7))
+    return 0;
+  if (__builtin_expect(!h->batch, 0) && el__batch_grow(h) != 0) return 0;
+  el__rec_fill_ints_in(
+      (el__rec_t *)(h->batch + (size_t)h->nbatch++ * EL__REC_SMALL), ev,
+      h->now);
+  if (h->nbatch == EL__BATCH) el__batch_flush(h);
+  return 1;
+}
 void el__session_event(el_host_t *h, const el_ev_event_t *ev);
 void el__session_header(el_host_t *h);
 void el__session_end(el_host_t *h);

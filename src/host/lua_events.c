@@ -463,27 +463,9 @@ size_t el__rec_size(const el_ev_event_t *ev) {
          nstr * sizeof(el__rec_str_t) + ev->payload_len;
 }
 
-/* The header of the record of ev (el__rec_t up to f[]): its time, the
- * stream time now, where it was in the input, KNOWN and NF fields, no
- * string field yet (r->small is left as it is). Inline: both fills are on
- * the per-event path. */
-static inline void rec_fill_header(el__rec_t *r, const el_ev_event_t *ev,
-                                   el_rts_ns_t now, uint8_t known, size_t nf) {
-  r->t = ev->t_ns;
-  r->now = now;
-  r->offset = ev->offset;
-  r->plen = ev->payload_len;
-  r->type = ev->type;
-  r->cap = ev->cap;
-  r->known = known;
-  r->layout = ev->layout;
-  r->nfields = (uint8_t)nf;
-  r->strmask = 0;
-}
-
 void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
   size_t nf = ev->known ? ev->nfields : 0;
-  rec_fill_header(r, ev, now, ev->known, nf);
+  el__rec_fill_header(r, ev, now, ev->known, nf);
   const uint8_t *p = ev->payload;
   el__rec_str_t *sv = (el__rec_str_t *)&r->f[nf];
   for (size_t i = 0; i < nf; i++) {
@@ -528,47 +510,17 @@ void el__rec_event(const el__rec_t *r, el_ev_event_t *ev) {
 
 /* {====== batched dispatch ======} */
 
-/* Copy n <= EL__BATCH_PAYLOAD bytes without a call (two overlapping
- * moves of the largest size that fits). */
-static void small_copy(unsigned char *d, const unsigned char *s, uint32_t n) {
-  if (n >= 16) {
-    memcpy(d, s, 16);
-    memcpy(d + n - 8, s + n - 8, 8);
-  } else if (n >= 8) {
-    memcpy(d, s, 8);
-    memcpy(d + n - 8, s + n - 8, 8);
-  } else if (n >= 4) {
-    memcpy(d, s, 4);
-    memcpy(d + n - 4, s + n - 4, 4);
-  } else {
-    for (uint32_t i = 0; i < n; i++) d[i] = s[i];
-  }
+void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
+  el__rec_fill_ints_in(r, ev, now);
 }
 
-void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
-  rec_fill_header(r, ev, now, 1, ev->nfields);
-  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
-  r->f[0] = ev->v[0].u;
-  r->f[1] = ev->v[1].u;
-  r->f[2] = ev->v[2].u;
-  r->f[3] = ev->v[3].u;
-  small_copy((unsigned char *)&r->f[ev->nfields], ev->payload, ev->payload_len);
+int el__batch_grow(el_host_t *h) {
+  if (!h->batch) h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
+  return h->batch ? 0 : EL_ENOMEM;
 }
 
 int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
-  unsigned d = h->direct[ev->type];
-  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
-      ev->payload_len > EL__BATCH_PAYLOAD ||
-      ev->nfields != ((d >> EL__D_NSHIFT) & 7))
-    return 0;
-  if (!h->batch) {
-    h->batch = el_malloc(EL__BATCH * EL__REC_SMALL);
-    if (!h->batch) return 0;
-  }
-  el__rec_fill_ints((el__rec_t *)(h->batch + h->nbatch++ * EL__REC_SMALL), ev,
-                    h->now);
-  if (h->nbatch == EL__BATCH) el__batch_flush(h);
-  return 1;
+  return el__batch_add_in(h, ev);
 }
 
 /* The handler function of hd onto the replay frame: copied into the frame
@@ -604,28 +556,26 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
 }
 
 /* The batch queue's replay: stream-order handlers of each record's type,
- * integer fields (EL__D_BATCH types) only. The position is kept in
- * locals and stored into h->bpos/h->bh before each call (an error leaves
- * them at the failing handler). Stack: 2 ev, 3 "t", 4 "cap".
- * [-0, +0, e] */
+ * integer fields (EL__D_BATCH types) only, from (h->bpos, h->bh). The
+ * position is kept in locals; before each call only h->cur_rec (the
+ * record) and h->replay_hd (the handler) are stored, from which
+ * replay_resume finds the position after an error. Stack: 2 ev, 3 "t",
+ * 4 "cap". [-0, +0, e] */
 static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
   const int n = h->nbatch;
   int bh = h->bh;
   for (int pos = h->bpos; pos < n; pos++, bh = 0) {
-    if (h->stop || h->interrupted) break;
+    if (h->stop | h->interrupted) break;
     const el__rec_t *r =
         (const el__rec_t *)(h->batch + (size_t)pos * EL__REC_SMALL);
-    h->cur = NULL; /* made from r only if asked for: el__host_cur */
-    h->cur_rec = r;
+    h->cur_rec = r; /* h->cur is NULL: el__host_cur makes it from r */
     h->now = r->now;
-    h->bpos = pos;
     const el__hlist_t *l = &h->types[r->type];
     const int nf = r->nfields;
     /* l->v and l->n are read after each call: a handler may subscribe */
     for (; bh < l->n; bh++) {
       el__handler_t *hd = l->v[bh];
       if (hd->dead) continue;
-      h->bh = bh;
       h->replay_hd = hd;
       if (hd->rgen == gen)
         lua_pushvalue(D, hd->rslot);
@@ -680,6 +630,18 @@ static int replay(lua_State *D) {
   return 0;
 }
 
+/* After an error in the handler h->replay_hd of the record h->cur_rec:
+ * resume the replay with the next handler of that record (handler lists
+ * are not compacted during a dispatch, so its index still holds). */
+static void replay_resume(el_host_t *h) {
+  const el__rec_t *r = h->cur_rec;
+  const el__hlist_t *l = &h->types[r->type];
+  int k = 0;
+  while (k < l->n && l->v[k] != h->replay_hd) k++;
+  h->bpos = (int)(((const unsigned char *)r - h->batch) / EL__REC_SMALL);
+  h->bh = k + 1;
+}
+
 /* Run the replay over the queue to its end. Not inlined: the check in
  * el__batch_flush, made per event, stays a few instructions. */
 __attribute__((noinline)) static void replay_run(el_host_t *h) {
@@ -689,6 +651,8 @@ __attribute__((noinline)) static void replay_run(el_host_t *h) {
   int n = h->nbatch;
   h->in_dispatch++;
   h->bpos = h->bh = h->bset = 0;
+  h->cur = NULL;
+  h->cur_built = NULL;
   while (h->bpos < n && !h->stop && !h->interrupted) {
     lua_pushcfunction(D, replay);
     lua_pushlightuserdata(D, h);
@@ -696,10 +660,11 @@ __attribute__((noinline)) static void replay_run(el_host_t *h) {
     lua_pushvalue(D, D_KT);
     lua_pushvalue(D, D_KCAP);
     if (lua_pcall(D, 4, 0, D_TB) != LUA_OK) {
+      replay_resume(h); /* go on with the next handler of that event */
       h->cur = saved_cur;
       h->cur_rec = NULL;
       el__host_error(h, D, h->replay_hd, "handler");
-      h->bh++;  /* go on with the next handler of that event */
+      h->cur = NULL;
     }
   }
   h->now = saved_now;
@@ -719,11 +684,12 @@ void el__batch_flush(el_host_t *h) {
 /* {====== the ev table's lazy keys ======} */
 
 const el_ev_event_t *el__host_cur(el_host_t *h) {
-  if (!h->cur && h->cur_rec) {
+  if (h->cur || !h->cur_rec) return h->cur;
+  if (h->cur_built != h->cur_rec) {
     el__rec_event(h->cur_rec, &h->cur_buf);
-    h->cur = &h->cur_buf;
+    h->cur_built = h->cur_rec;
   }
-  return h->cur;
+  return &h->cur_buf;
 }
 
 static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
