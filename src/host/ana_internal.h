@@ -110,7 +110,7 @@ typedef struct {
   int64_t wlo;
   uint64_t wlen;
   int dirty;
-  int used; /* 0: a free slot (ufree); key is then USTATE_FREE */
+  int used;      /* 0: a free slot (ufree); key is then USTATE_FREE */
   uint64_t pad_; /* to 64 bytes: an index is a shift */
 } ustate_t;
 
