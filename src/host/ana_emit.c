@@ -595,7 +595,14 @@ void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
 
 void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
                       uint64_t start) {
-  cap_usage_span(h, stop->cap, 0, th, start, stop->t);
+  unsigned f = h->ana->feat; /* the fast path takes native spans too */
+  if ((f & ~(F_CAPS_NATIVE | F_THREAD_OUT)) == (F_POINTS | F_PROD) &&
+      el__ana_run_span_fast(h, th, stop->cap, start, stop->t)) {
+    if (f & F_CAPS_NATIVE)
+      cap_native_span(h, stop->cap, 0, th->id, start, stop->t);
+  } else {
+    cap_usage_span(h, stop->cap, 0, th, start, stop->t);
+  }
   if (h->ana->feat & F_THREAD_OUT)
     el__ana_thread_out(h, th, 1, stop, start, stop->t);
 }

@@ -319,17 +319,17 @@ static inline ustate_t *el__ana_series_fast(const ana_t *a, uint32_t hint,
   return u->key == key && el__ana_in_window(s, u->wlo, u->wlen) ? u : NULL;
 }
 
-/* el__ana_run_span's common case, as its usage part (ana_emit.c
- * cap_usage_span) would do it, inline and without a call, for a thread's
- * running span of start to end on cap: only usage series and productivity are fed (the default
- * processors), every series the span moves is found through its hint
- * and stays in its dirty aggregation window, and so does the
- * capability's productivity. Checked before anything is changed: 0 (and
- * nothing done) when any of that does not hold. */
+/* The usage part (ana_emit.c cap_usage_span) of a thread's running span
+ * of start to end on cap, inline and without a call, when the usage
+ * series and productivity are fed and el.cap_usage's on_span is not
+ * (F_POINTS and F_PROD set, F_CAPS_CB clear: the caller checks), every
+ * series the span moves is found through its hint and the span stays in
+ * its dirty aggregation window, and so does the capability's
+ * productivity. Checked before anything is changed: 0 (and nothing done)
+ * when any of that does not hold. Native spans are the caller's. */
 static inline __attribute__((always_inline)) int el__ana_run_span_fast(
     el_host_t *h, thread_t *th, unsigned cap, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
-  if (a->feat != (F_POINTS | F_PROD)) return 0;
   cap_t *restrict c = &a->caps[cap];
   uint64_t key = (uint64_t)cap << 34, from = c->prev_end;
   ustate_t *restrict ui = NULL, *restrict um;

@@ -133,7 +133,8 @@ static inline __attribute__((always_inline)) void run_span(el_host_t *h,
                                                            uint64_t start) {
   th->running_ns += r->t > start ? r->t - start : 0;
   th->runs++;
-  if (!el__ana_run_span_fast(h, th, r->cap, start, r->t))
+  if (h->ana->feat != (F_POINTS | F_PROD) || /* the default processors' */
+      !el__ana_run_span_fast(h, th, r->cap, start, r->t))
     el__ana_run_span(h, th, r, start);
 }
 
@@ -219,10 +220,8 @@ void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
   if (latest) stop_latest(h, th, r);
 }
 
-/* The latest RUN_THREAD r of th: the blocked span since its last stop
- * ends (when r is not before it), the thread is running. */
-static inline void run_latest(el_host_t *h, thread_t *th, const rec_t *r) {
-  if (th->prev == K_STOP && r->t >= th->prev_t) blocked_span(h, th, r->t);
+/* th runs from r (its latest RUN_THREAD) on. */
+static inline void run_state(thread_t *th, const rec_t *r) {
   th->prev = K_RUN;
   th->prev_t = r->t;
   th->prev_cap = r->cap;
@@ -230,19 +229,26 @@ static inline void run_latest(el_host_t *h, thread_t *th, const rec_t *r) {
   th->state = TS_RUNNING;
 }
 
-/* el__ana_thread_run but for its common case (no run open, outputs of
- * blocked spans off). */
+/* The latest RUN_THREAD r of th: the blocked span since its last stop
+ * ends (when r is not before it), the thread is running. */
+static void run_latest(el_host_t *h, thread_t *th, const rec_t *r) {
+  if (th->prev == K_STOP && r->t >= th->prev_t) blocked_span(h, th, r->t);
+  run_state(th, r);
+}
+
+/* el__ana_thread_run with a run open already. */
 static __attribute__((noinline)) void run_general(el_host_t *h, thread_t *th,
                                                   const rec_t *r, int latest) {
-  if (th->nopen) {
-    if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
-    open_add(h->ana, th, r);
-  } else {
-    th->open[0].t = r->t;
-    th->open[0].cap = r->cap;
-    th->nopen = 1;
-  }
+  if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
+  open_add(h->ana, th, r);
   if (latest) run_latest(h, th, r);
+}
+
+/* run_latest when the blocked span ends and has outputs (F_THREAD_OUT). */
+static __attribute__((noinline)) void run_latest_out(el_host_t *h, thread_t *th,
+                                                     const rec_t *r) {
+  blocked_span(h, th, r->t);
+  run_state(th, r);
 }
 
 /* The thread's RUN_THREAD: a run opens on its capability; when it is the
@@ -250,24 +256,24 @@ static __attribute__((noinline)) void run_general(el_host_t *h, thread_t *th,
  * the thread is running. */
 void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r,
                         int latest) {
-  if (th->nopen || (h->ana->feat & F_THREAD_OUT)) {
+  if (th->nopen) {
     run_general(h, th, r, latest);
     return;
   }
-  th->open[0].t = r->t;
+  th->open[0].t = r->t; /* the common case: no run open */
   th->open[0].cap = r->cap;
   th->nopen = 1;
   if (!latest) return;
   if (th->prev == K_STOP && r->t >= th->prev_t) {
+    if (h->ana->feat & F_THREAD_OUT) {
+      run_latest_out(h, th, r);
+      return;
+    }
     uint64_t d = r->t - th->prev_t; /* blocked_span without outputs */
     th->blocked_ns += d;
     th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
   }
-  th->prev = K_RUN;
-  th->prev_t = r->t;
-  th->prev_cap = r->cap;
-  th->cap = r->cap;
-  th->state = TS_RUNNING;
+  run_state(th, r);
 }
 
 void el__ana_thread_lookup(el_host_t *h, const rec_t *r) {
