@@ -127,10 +127,8 @@ static void open_add(ana_t *a, thread_t *th, const rec_t *r) {
 
 /* The running span of th from start to its stop r: the thread's totals,
  * then the capability usage and outputs (ana_emit.c). */
-static inline __attribute__((always_inline)) void run_span(el_host_t *h,
-                                                           thread_t *th,
-                                                           const rec_t *r,
-                                                           uint64_t start) {
+static inline void run_span(el_host_t *h, thread_t *th, const rec_t *r,
+                            uint64_t start) {
   th->running_ns += r->t > start ? r->t - start : 0;
   th->runs++;
   if (h->ana->feat != (F_POINTS | F_PROD) || /* the default processors' */
