@@ -277,7 +277,7 @@ static long ustate_add(ana_t *a, uint64_t key) {
   else
     a->nus++;
   ustate_t *u = &a->us[j];
-  memset(u, 0, sizeof *u); /* wlo = whi = 0: no window yet */
+  memset(u, 0, sizeof *u); /* wlen = 0: no window yet */
   u->key = key;
   u->win = -1;
   u->used = 1;
