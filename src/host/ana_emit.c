@@ -139,12 +139,14 @@ static void attr_dec(el_tm_attr_t *at, const char *key, char *buf, uint64_t v) {
 
 /* Thread-state span of el.threads{spans=}: trace id per thread, attrs
  * thread (decimal string) and status (blocked: why it stopped; running:
- * why the run ended, docs/differences.md), plus capability (running).
+ * why the run ended, docs/differences.md: the stop's), plus capability
+ * (running: the stop's).
  * The attributes are built only when the store's window has no copy of
  * their tag: every input of them (the capability only when running, the
  * info only for the status that names it). */
 static __attribute__((noinline)) void thread_native_span(
-    el_host_t *h, thread_t *th, int running, uint64_t start, uint64_t end) {
+    el_host_t *h, thread_t *th, int running, const rec_t *stop, uint64_t start,
+    uint64_t end) {
   ana_t *a = h->ana;
   if (native_untaken(h, 1)) return;
   if (!th->has_trace) {
@@ -157,12 +159,12 @@ static __attribute__((noinline)) void thread_native_span(
     th->has_trace = 1;
   }
   uint64_t info =
-      th->prev_status == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE ? th->prev_info : 0;
+      stop->status == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE ? stop->info : 0;
   el_tm_span_t sp;
   native_init(h, &sp, a->th_names[running ? 0 : 1], th->trace, start, end,
               running ? 3 : 2, (uint64_t)th->id << 32 | info,
-              (uint64_t)th->prev_status << 32 |
-                  (uint64_t)(running ? th->prev_cap : 0) << 8 |
+              (uint64_t)stop->status << 32 |
+                  (uint64_t)(running ? stop->cap : 0) << 8 |
                   (uint64_t)running << 2 | 1);
   if (el_tm_span(h->store, &sp) == -EAGAIN) {
     char dec[EL_FMT_U64_ROOM], st[64];
@@ -172,11 +174,11 @@ static __attribute__((noinline)) void thread_native_span(
     at[0].type = EL_TM_STR;
     at[0].v.s.p = st;
     at[0].v.s.len =
-        el_ev_stop_status_name(th->prev_status, th->prev_info, st, sizeof st);
+        el_ev_stop_status_name(stop->status, stop->info, st, sizeof st);
     if (running) {
       at[2].key = "capability";
       at[2].type = EL_TM_INT;
-      at[2].v.i = th->prev_cap;
+      at[2].v.i = stop->cap;
     }
     sp.attrs = at;
     el_tm_span(h->store, &sp); /* EL_ENOMEM: dropped and counted there */
@@ -275,7 +277,7 @@ static long ustate_add(ana_t *a, uint64_t key) {
   else
     a->nus++;
   ustate_t *u = &a->us[j];
-  memset(u, 0, sizeof *u); /* wlo = whi = 0: no window yet */
+  memset(u, 0, sizeof *u); /* wlen = 0: no window yet */
   u->key = key;
   u->win = -1;
   u->used = 1;
@@ -287,12 +289,6 @@ void el__ana_users_changed(ana_t *a) {
   if (++a->ugen != 0) return;
   /* wrapped (after 2^32 changes): an old other_gen could match again */
   for (size_t i = 0; i < a->nthreads; i++) a->threads[i].other_gen = 0;
-}
-
-/* Slot j (1 + it in *hint; 0 = none) holds the live series key. */
-static inline int hint_holds(const ana_t *a, uint32_t hint, uint64_t key) {
-  size_t j = (size_t)hint - 1; /* SIZE_MAX without a hint */
-  return j < a->nus && a->us[j].key == key && a->us[j].used;
 }
 
 /* Series i of key (-1: none yet, made now), *hint set to it; -1 when out
@@ -312,7 +308,7 @@ static inline long ustate_cap(el_host_t *h, unsigned cap, int cat) {
   ana_t *a = h->ana;
   uint64_t key = (uint64_t)cap << 34 | (uint64_t)cat << 32;
   uint32_t *hint = &a->caps[cap].us_hint[cat];
-  if (hint_holds(a, *hint, key)) return (long)*hint - 1;
+  if (el__ana_hint_holds(a, *hint, key)) return (long)*hint - 1;
   return ustate_hint(h, ustate_find(a, key), key, hint);
 }
 
@@ -347,7 +343,7 @@ static __attribute__((noinline)) long ustate_mut_slow(el_host_t *h,
 static inline long ustate_mut(el_host_t *h, unsigned cap, thread_t *th) {
   ana_t *a = h->ana;
   uint64_t key = (uint64_t)cap << 34 | th->id; /* CAT_MUT is 0 */
-  if (hint_holds(a, th->mut_us, key)) return (long)th->mut_us - 1;
+  if (el__ana_hint_holds(a, th->mut_us, key)) return (long)th->mut_us - 1;
   if (th->other_gen == a->ugen + 1 && th->other_cap == cap &&
       th->other_gen != 0)
     return ustate_other(h, cap, th);
@@ -366,14 +362,17 @@ static int64_t window_of(int64_t s, int64_t agg, int64_t w) {
   return q;
 }
 
-/* Window w of agg ns as [*lo, *hi); empty (1, 0) when that overflows
- * int64 (a span in it then always takes the slow path). */
-static void window_bounds(int64_t w, int64_t agg, int64_t *lo, int64_t *hi) {
+/* Window w of agg ns as [*lo, *lo + *len); empty (len 0) when that
+ * overflows int64 (a span in it then always takes the slow path). */
+static void window_bounds(int64_t w, int64_t agg, int64_t *lo, uint64_t *len) {
+  int64_t hi;
   if (__builtin_mul_overflow(w, agg, lo) ||
-      __builtin_add_overflow(*lo, agg, hi)) {
-    *lo = 1;
-    *hi = 0;
+      __builtin_add_overflow(*lo, agg, &hi)) {
+    *lo = 0;
+    *len = 0;
+    return;
   }
+  *len = (uint64_t)agg;
 }
 
 /* upoint_span's general case (u->total already counts the span of d ns
@@ -393,16 +392,18 @@ static __attribute__((noinline)) void upoint_slow(el_host_t *h, size_t i,
   if (u->dirty && w != u->win) {
     int64_t t0 = u->t, v0 = u->total - d;
     u->dirty = 0;
+    u->wlen = 0;
     el__ana_upoint_call(h, i, t0, v0);
     u = &a->us[i];
   }
   u->t = s;
   u->win = w;
-  window_bounds(w, a->uagg, &u->wlo, &u->whi);
+  window_bounds(w, a->uagg, &u->wlo, &u->wlen);
   if (!u->dirty) {
     if (el_grow(&a->udirty, &a->udirty_cap, a->nudirty + 1, sizeof *a->udirty) <
         0) {
       h->st.helper_dropped++;
+      u->wlen = 0; /* not dirty: no fast path */
       return;
     }
     u->dirty = 1;
@@ -421,7 +422,7 @@ static inline void upoint_span(el_host_t *h, long i, uint64_t start,
   ustate_t *u = &h->ana->us[i];
   int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
   u->total += d;
-  if (u->dirty && s >= u->wlo && s < u->whi) {
+  if (el__ana_in_window(s, u->wlo, u->wlen)) { /* dirty: wlen > 0 */
     u->t = s; /* the same window (never dirty without aggregation) */
     return;
   }
@@ -452,12 +453,13 @@ static __attribute__((noinline)) void prod_slow(el_host_t *h, unsigned cap,
   int64_t w = window_of(s, a->pagg, c->pwin);
   if (c->pdirty && w != c->pwin) {
     c->pdirty = 0;
+    c->plen = 0;
     el__ana_prod_call(h, cap, c->pt, c->ppm, c->ppg);
     c = &a->caps[cap];
   }
   c->pt = s;
   c->pwin = w;
-  window_bounds(w, a->pagg, &c->plo, &c->phi);
+  window_bounds(w, a->pagg, &c->plo, &c->plen);
   c->ppm = c->pm;
   c->ppg = c->pg;
   c->pdirty = 1;
@@ -476,7 +478,7 @@ static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
     c->pm += d;
   if (c->pm + c->pg == 0) return;
   int64_t s = (int64_t)start;
-  if (c->pdirty && s >= c->plo && s < c->phi) {
+  if (el__ana_in_window(s, c->plo, c->plen)) { /* pdirty: plen > 0 */
     c->pt = s; /* the same window (never dirty without aggregation) */
     c->ppm = c->pm;
     c->ppg = c->pg;
@@ -486,6 +488,13 @@ static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
 }
 
 /* {====== spans ======} */
+
+void el__ana_features(ana_t *a) {
+  a->feat = (a->ncb[TK_POINTS] ? F_POINTS : 0) |
+            (a->ncb[TK_PROD] ? F_PROD : 0) | (a->ncb[TK_CAPS] ? F_CAPS_CB : 0) |
+            (a->cap_names[0] ? F_CAPS_NATIVE : 0) |
+            (a->th_names[0] || a->ncb[TK_THREADS] ? F_THREAD_OUT : 0);
+}
 
 /* cap_idle's callback part. */
 static __attribute__((noinline)) void cap_idle_call(el_host_t *h, unsigned cap,
@@ -500,16 +509,16 @@ static __attribute__((noinline)) void cap_idle_call(el_host_t *h, unsigned cap,
   call_spans(h, &g);
 }
 
-/* The Idle time of capability cap before a span starting at start. */
-static inline void cap_idle(el_host_t *h, unsigned cap, uint64_t start) {
+/* The Idle time of capability cap (c) from its previous span's end to
+ * start (later). */
+static inline void cap_idle(el_host_t *h, cap_t *c, unsigned cap,
+                            uint64_t start) {
   ana_t *a = h->ana;
-  cap_t *c = &a->caps[cap];
-  if (!c->used_prev || c->prev_end >= start) return;
   uint64_t from = c->prev_end;
   c->idle_ns += start - from;
-  if (a->ncb[TK_POINTS])
+  if (a->feat & F_POINTS)
     upoint_span(h, ustate_cap(h, cap, CAT_IDLE), from, start);
-  if (a->ncb[TK_CAPS]) cap_idle_call(h, cap, from, start);
+  if (a->feat & F_CAPS_CB) cap_idle_call(h, cap, from, start);
 }
 
 /* cap_usage_span's callback part. */
@@ -529,16 +538,15 @@ static __attribute__((noinline)) void cap_usage_call(el_host_t *h, unsigned cap,
   call_spans(h, &g);
 }
 
-/* A Mutator (thread's, th) or GC (th NULL) span of capability cap, after
- * its Idle gap. */
-static void cap_usage_span(el_host_t *h, unsigned cap, thread_t *th,
-                           uint64_t start, uint64_t end) {
-  int gc = th == NULL;
+/* A Mutator (thread th's, gc 0) or GC (gc 1, th NULL) span of capability
+ * cap (< MAX_CAPS, <= max_cap: the event's, el__ana_process_in), after its
+ * Idle gap. Inline in its two callers, each for one of the two. */
+static inline __attribute__((always_inline)) void cap_usage_span(
+    el_host_t *h, unsigned cap, int gc, thread_t *th, uint64_t start,
+    uint64_t end) {
   ana_t *a = h->ana;
-  if (cap >= MAX_CAPS) return;
-  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
-  cap_idle(h, cap, start);
   cap_t *c = &a->caps[cap];
+  if (c->used_prev && c->prev_end < start) cap_idle(h, c, cap, start);
   uint64_t d = end > start ? end - start : 0;
   if (gc)
     c->gc_ns += d;
@@ -546,69 +554,62 @@ static void cap_usage_span(el_host_t *h, unsigned cap, thread_t *th,
     c->mut_ns += d;
   c->used_prev = 1;
   c->prev_end = end;
-  if (a->ncb[TK_POINTS])
+  unsigned f = a->feat;
+  if (f & F_POINTS) {
     upoint_span(h, gc ? ustate_cap(h, cap, CAT_GC) : ustate_mut(h, cap, th),
                 start, end);
-  if (a->ncb[TK_PROD]) prod_span(h, cap, gc, start, d);
-  if (a->cap_names[0]) cap_native_span(h, cap, gc, gc ? 0 : th->id, start, end);
-  if (a->ncb[TK_CAPS]) cap_usage_call(h, cap, gc, gc ? 0 : th->id, start, end);
+    f = a->feat; /* (a callback may have made a tracker) */
+  }
+  if (f & F_PROD) {
+    prod_span(h, cap, gc, start, d);
+    f = a->feat;
+  }
+  if (f & F_CAPS_NATIVE)
+    cap_native_span(h, cap, gc, gc ? 0 : th->id, start, end);
+  if (a->feat & F_CAPS_CB)
+    cap_usage_call(h, cap, gc, gc ? 0 : th->id, start, end);
 }
 
-/* el__ana_thread_span's callback part: on_span of el.threads. */
-static __attribute__((noinline)) void thread_span_call(el_host_t *h,
-                                                       const thread_t *th,
-                                                       int running,
-                                                       uint64_t start,
-                                                       uint64_t end) {
+/* el.threads' on_span (el__ana_thread_out). */
+static __attribute__((noinline)) void thread_span_call(
+    el_host_t *h, const thread_t *th, int running, const rec_t *stop,
+    uint64_t start, uint64_t end) {
   sargs_t g = {.kind = TK_THREADS};
   arg_int(&g, th->id);
   arg_str(&g, running ? "running" : "blocked");
   /* running: the stop that ended the run; blocked: the one that began it */
-  arg_int(&g, th->prev_status);
-  arg_int(&g, th->prev_cap);
+  arg_int(&g, stop->status);
+  arg_int(&g, stop->cap);
   arg_int(&g, (lua_Integer)start);
   arg_int(&g, (lua_Integer)end);
-  arg_int(&g, th->prev_info);
+  arg_int(&g, stop->info);
   call_spans(h, &g);
 }
 
-/* The thread's totals and, running, the capability usage of a span. */
-static inline void thread_span_totals(el_host_t *h, thread_t *th, int running,
-                                      uint64_t start, uint64_t end) {
-  uint64_t d = end > start ? end - start : 0;
-  if (running) {
-    th->running_ns += d;
-    th->runs++;
-    cap_usage_span(h, th->prev_cap, th, start, end);
+void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
+                        const rec_t *stop, uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  if (a->th_names[0]) thread_native_span(h, th, running, stop, start, end);
+  if (a->ncb[TK_THREADS]) thread_span_call(h, th, running, stop, start, end);
+}
+
+void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
+                      uint64_t start) {
+  unsigned f = h->ana->feat; /* the fast path takes native spans too */
+  if ((f & ~(F_CAPS_NATIVE | F_THREAD_OUT)) == (F_POINTS | F_PROD) &&
+      el__ana_run_span_fast(h, th, stop->cap, start, stop->t)) {
+    if (f & F_CAPS_NATIVE)
+      cap_native_span(h, stop->cap, 0, th->id, start, stop->t);
   } else {
-    th->blocked_ns += d;
-    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+    cap_usage_span(h, stop->cap, 0, th, start, stop->t);
   }
-}
-
-/* el__ana_thread_span with a native span or an on_span to make. */
-static __attribute__((noinline)) void thread_span_out(el_host_t *h,
-                                                      thread_t *th, int running,
-                                                      uint64_t start,
-                                                      uint64_t end) {
-  ana_t *a = h->ana;
-  thread_span_totals(h, th, running, start, end);
-  if (a->th_names[0]) thread_native_span(h, th, running, start, end);
-  if (a->ncb[TK_THREADS]) thread_span_call(h, th, running, start, end);
-}
-
-void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
-                         uint64_t start, uint64_t end) {
-  ana_t *a = h->ana;
-  if (a->th_names[0] || a->ncb[TK_THREADS])
-    thread_span_out(h, th, running, start, end);
-  else /* the default: the usage call is the last one (a tail call) */
-    thread_span_totals(h, th, running, start, end);
+  if (h->ana->feat & F_THREAD_OUT)
+    el__ana_thread_out(h, th, 1, stop, start, stop->t);
 }
 
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
-  cap_usage_span(h, cap, NULL, start, end);
+  cap_usage_span(h, cap, 1, NULL, start, end);
   if (!a->ncb[TK_GC]) return;
   sargs_t g = {.kind = TK_GC};
   arg_int(&g, cap);

@@ -37,6 +37,17 @@ enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
 /* Usage series categories; CAT_OTHER is Mutator time of the threads past
  * max_users, one series per capability with user "other". */
 enum { CAT_MUT = 0, CAT_GC, CAT_IDLE, CAT_OTHER };
+/* What the spans feed (ana_t.feat), set when a tracker is made
+ * (el__ana_features): usage series (on_point), productivity
+ * (on_productivity), el.cap_usage's on_span or native spans, el.threads'
+ * on_span or native spans. */
+enum {
+  F_POINTS = 1,
+  F_PROD = 2,
+  F_CAPS_CB = 4,
+  F_CAPS_NATIVE = 8,
+  F_THREAD_OUT = 16
+};
 
 /* One event as the state machines take it (the reorder buffer stores it
  * in a smaller form, ana_reorder.c). */
@@ -68,7 +79,7 @@ typedef struct {
   uint32_t other_gen; /* 1 + ana_t.ugen when its Mutator time on capability
                          other_cap last went to user "other" (no series of
                          its own there, max_users reached); 0 = none */
-  uint64_t first_t, last_t;
+  uint64_t first_t, last_t; /* UINT64_MAX and 0 until has_first */
   uint64_t running_ns, blocked_ns;
   uint64_t runs;
   /* Runs begun and not stopped yet, one per capability: a STOP_THREAD
@@ -87,14 +98,20 @@ typedef struct {
 
 /* One (capability, category, user) series of the capability usage metric
  * (el.cap_usage{on_point=}): running total and latest span start. */
+/* The key of a free usage series slot: no live key equals it. */
+#define USTATE_FREE UINT64_MAX
+
 typedef struct {
   uint64_t key; /* cap << 34 | category << 32 | thread */
   int64_t total, t, win;
-  int64_t wlo, whi; /* window win is [wlo, whi) ns (set with win; empty
-                       when that overflows): while dirty, a span starting
-                       in it needs no division and no call */
+  /* While dirty, window win as [wlo, wlo + wlen) ns (wlen 0 when not
+   * dirty, or when that overflows int64): a span starting in it needs no
+   * division and no call (one unsigned compare). */
+  int64_t wlo;
+  uint64_t wlen;
   int dirty;
-  int used; /* 0: a free slot (ufree) */
+  int used;      /* 0: a free slot (ufree); key is then USTATE_FREE */
+  uint64_t pad_; /* to 64 bytes: an index is a shift */
 } ustate_t;
 
 typedef struct {
@@ -110,11 +127,13 @@ typedef struct {
   uint64_t pm, pg;   /* mutator, GC ns */
   uint64_t ppm, ppg; /* their values at pt */
   int64_t pt, pwin;
-  int64_t plo, phi; /* pwin as [plo, phi) ns, as ustate_t.wlo, whi */
+  int64_t plo;   /* while pdirty, pwin as [plo, plo + plen) ns, as */
+  uint64_t plen; /* ustate_t.wlo, wlen (plen 0 when not pdirty) */
   int pdirty;
   uint32_t us_hint[CAT_OTHER + 1]; /* as thread_t.mut_us, for its GC, Idle
                                       and "other" series (by category) */
 } cap_t;
+_Static_assert(sizeof(ustate_t) == 64, "ustate_t is 64 bytes");
 
 /* A reorder record: 16 bytes, so that the events held (up to a block of
  * each capability) take half the cache they did. sk = seq << 2 | kind - 1,
@@ -162,6 +181,7 @@ typedef struct el__ana_s {
   el_map_t tmap;    /* larger ids -> index */
   int cb[TK_N][16]; /* on_span refs per tracker kind */
   int ncb[TK_N];
+  unsigned feat;       /* F_*: what spans feed (el__ana_features) */
   uint64_t unexpected; /* thread/GC sequences the spec warns about */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg; /* aggregation window ns, 0 = every span */
@@ -226,8 +246,8 @@ void el__ana_gc(el_host_t *h, const rec_t *r);
  * in the reorder buffer's loops; the rest are tail calls. */
 static inline __attribute__((always_inline)) void el__ana_thread_event(
     el_host_t *h, thread_t *th, const rec_t *r) {
-  int latest = !th->has_first || r->t >= th->last_t;
-  if (!th->has_first || r->t < th->first_t) th->first_t = r->t;
+  int latest = r->t >= th->last_t;            /* last_t 0 without an event */
+  if (r->t < th->first_t) th->first_t = r->t; /* UINT64_MAX: none */
   th->has_first = 1;
   if (latest) th->last_t = r->t;
   if (th->state == TS_FINISHED && r->t >= th->finished_t) return;
@@ -256,12 +276,19 @@ static inline __attribute__((always_inline)) void el__ana_process_in(
 
 /* ana_emit.c */
 
-/* A thread-state span ended at end: running (on th->prev_cap) or blocked
- * (with th->prev_status, th->prev_info), from start. Updates the thread's
- * totals and the capability usage, calls el.threads' on_span and writes a
- * native span when asked for. */
-void el__ana_thread_span(el_host_t *h, thread_t *th, int running,
-                         uint64_t start, uint64_t end);
+/* The running span of th from start to the STOP_THREAD stop that ends
+ * it, on stop->cap (< MAX_CAPS, as every event the analyses take): the
+ * capability usage (its Idle gap first), then el.threads' on_span and
+ * native span when asked for (F_THREAD_OUT). The thread's own totals are
+ * the caller's (ana_state.c). */
+void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
+                      uint64_t start);
+/* (el__ana_run_span_fast, its common case inline, is below.) */
+/* el.threads' on_span and native span of a thread-state span of th from
+ * start to end: running (ended by stop, on stop->cap) or blocked (begun by
+ * stop: its status and info name why). Only with F_THREAD_OUT. */
+void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
+                        const rec_t *stop, uint64_t start, uint64_t end);
 /* A GC span of capability cap: usage, on_span of el.gc, native span. */
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end);
 /* on_productivity(cap, t, mutator_ns, gc_ns). */
@@ -269,8 +296,83 @@ void el__ana_prod_call(el_host_t *h, unsigned cap, int64_t t, uint64_t m,
                        uint64_t g);
 /* on_point(index, t, value, cap, category, user) for usage series i. */
 void el__ana_upoint_call(el_host_t *h, size_t i, int64_t t, int64_t v);
+/* Slot j (1 + it in hint; 0 = none) holds the live series key (a free
+ * slot's key is USTATE_FREE, no live key). */
+static inline int el__ana_hint_holds(const ana_t *a, uint32_t hint,
+                                     uint64_t key) {
+  size_t j = (size_t)hint - 1; /* SIZE_MAX without a hint */
+  return j < a->nus && a->us[j].key == key;
+}
+
+/* s in [lo, lo + len) (int64 s, lo; len 0: never), in one compare. */
+static inline int el__ana_in_window(int64_t s, int64_t lo, uint64_t len) {
+  return (uint64_t)s - (uint64_t)lo < len;
+}
+
+/* The usage series of hint (1 + its index; 0 = none) when it holds key
+ * and s is in its dirty window, else NULL. */
+static inline ustate_t *el__ana_series_fast(const ana_t *a, uint32_t hint,
+                                            uint64_t key, int64_t s) {
+  size_t j = (size_t)hint - 1; /* SIZE_MAX without a hint */
+  if (j >= a->nus) return NULL;
+  ustate_t *u = &a->us[j];
+  return u->key == key && el__ana_in_window(s, u->wlo, u->wlen) ? u : NULL;
+}
+
+/* The usage part (ana_emit.c cap_usage_span) of a thread's running span
+ * of start to end on cap, inline and without a call, when the usage
+ * series and productivity are fed and el.cap_usage's on_span is not
+ * (F_POINTS and F_PROD set, F_CAPS_CB clear: the caller checks), every
+ * series the span moves is found through its hint and the span stays in
+ * its dirty aggregation window, and so does the capability's
+ * productivity. Checked before anything is changed: 0 (and nothing done)
+ * when any of that does not hold. Native spans are the caller's. */
+static inline __attribute__((always_inline)) int el__ana_run_span_fast(
+    el_host_t *h, thread_t *th, unsigned cap, uint64_t start, uint64_t end) {
+  ana_t *a = h->ana;
+  cap_t *restrict c = &a->caps[cap];
+  uint64_t key = (uint64_t)cap << 34, from = c->prev_end;
+  ustate_t *restrict ui = NULL, *restrict um;
+  if (c->used_prev && from < start) { /* its Idle gap, in the Idle series */
+    ui = el__ana_series_fast(a, c->us_hint[CAT_IDLE],
+                             key | (uint64_t)CAT_IDLE << 32, (int64_t)from);
+    if (!ui) return 0;
+  }
+  int other = 0; /* the Mutator time, as ustate_mut */
+  um = el__ana_series_fast(a, th->mut_us, key | th->id, (int64_t)start);
+  if (!um) {
+    if (th->other_gen != a->ugen + 1 || th->other_cap != cap ||
+        th->other_gen == 0 || el__ana_hint_holds(a, th->mut_us, key | th->id))
+      return 0;
+    um = el__ana_series_fast(a, c->us_hint[CAT_OTHER],
+                             key | (uint64_t)CAT_OTHER << 32, (int64_t)start);
+    if (!um) return 0;
+    other = 1;
+  }
+  uint64_t d = end > start ? end - start : 0, pm = c->pm + d;
+  if (pm + c->pg == 0 || !el__ana_in_window((int64_t)start, c->plo, c->plen))
+    return 0;
+  if (ui) {
+    c->idle_ns += start - from;
+    ui->total += (int64_t)(start - from);
+    ui->t = (int64_t)from;
+  }
+  h->st.usage_other += (uint64_t)other;
+  c->mut_ns += d;
+  c->used_prev = 1;
+  c->prev_end = end;
+  um->total += (int64_t)d;
+  um->t = (int64_t)start;
+  c->pm = c->ppm = pm;
+  c->ppg = c->pg;
+  c->pt = (int64_t)start;
+  return 1;
+}
+
 /* Rebuild the usage series index (after series were freed). */
 int el__ana_umap_rebuild(ana_t *a);
+/* Set a->feat from the trackers made so far (after each one). */
+void el__ana_features(ana_t *a);
 /* There may be room for thread series again (series freed, max_users
  * set): every thread's other_gen is stale from now. */
 void el__ana_users_changed(ana_t *a);

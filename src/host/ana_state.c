@@ -45,6 +45,7 @@ thread_t *el__ana_thread(ana_t *a, uint32_t id, int create) {
   t = &a->threads[a->nthreads++];
   memset(t, 0, sizeof *t);
   t->id = id;
+  t->first_t = UINT64_MAX; /* no event yet: any is the first */
   return t;
 }
 
@@ -124,11 +125,38 @@ static void open_add(ana_t *a, thread_t *th, const rec_t *r) {
   th->nopen++;
 }
 
-/* The run open on r->cap ends at r->t: a running span on that capability,
- * named by the stop that ends it. Runs of th open on other capabilities
- * that began before it can no longer end (a thread runs on one capability
- * at a time): dropped, counted in unexpected. An older (late) pair leaves
- * the thread's current state as it was. */
+/* The running span of th from start to its stop r: the thread's totals,
+ * then the capability usage and outputs (ana_emit.c). */
+static inline void run_span(el_host_t *h, thread_t *th, const rec_t *r,
+                            uint64_t start) {
+  th->running_ns += r->t > start ? r->t - start : 0;
+  th->runs++;
+  if (h->ana->feat != (F_POINTS | F_PROD) || /* the default processors' */
+      !el__ana_run_span_fast(h, th, r->cap, start, r->t))
+    el__ana_run_span(h, th, r, start);
+}
+
+/* The blocked span of th from its last stop (th->prev_t, with its status,
+ * info and capability) to end: the thread's totals, then the outputs. */
+static inline void blocked_span(el_host_t *h, thread_t *th, uint64_t end) {
+  uint64_t start = th->prev_t, d = end > start ? end - start : 0;
+  th->blocked_ns += d;
+  th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  if (h->ana->feat & F_THREAD_OUT) {
+    rec_t stop = {.t = start,
+                  .info = th->prev_info,
+                  .cap = th->prev_cap,
+                  .status = th->prev_status,
+                  .kind = K_STOP};
+    el__ana_thread_out(h, th, 0, &stop, start, end);
+  }
+}
+
+/* The run open on r->cap (open[k]) ends at r->t: a running span on that
+ * capability, named by the stop that ends it. Runs of th open on other
+ * capabilities that began before it can no longer end (a thread runs on
+ * one capability at a time): dropped, counted in unexpected. An older
+ * (late) pair leaves the thread's current state as it was. */
 static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
   uint64_t start = th->open[k].t;
   open_remove(th, k);
@@ -137,32 +165,12 @@ static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
       open_remove(th, j);
       h->ana->unexpected++;
     }
-  uint16_t cap = th->prev_cap, status = th->prev_status;
-  uint32_t info = th->prev_info;
-  th->prev_cap = r->cap;
-  th->prev_status = r->status;
-  th->prev_info = r->info;
-  el__ana_thread_span(h, th, 1, start, r->t);
-  th->prev_cap = cap;
-  th->prev_status = status;
-  th->prev_info = info;
+  run_span(h, th, r, start);
 }
 
-/* The thread's STOP_THREAD: the run on its capability ends; when it is
- * the thread's latest event, finished or blocked from now. */
-void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
-                         int latest) {
-  ana_t *a = h->ana;
-  int k = open_find(th, r->cap);
-  if (k >= 0) {
-    run_end(h, th, k, r);
-  } else if (latest && th->prev == K_STOP) {
-    el__ana_thread_span(h, th, 0, th->prev_t, r->t);
-  } else {
-    a->unexpected++;
-    return;
-  }
-  if (!latest) return;
+/* The latest stop r of th (its run ended, or a blocked span): finished
+ * or blocked from now. */
+static inline void stop_latest(el_host_t *h, thread_t *th, const rec_t *r) {
   th->prev = K_STOP;
   th->prev_t = r->t;
   th->prev_cap = r->cap;
@@ -170,6 +178,7 @@ void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
   th->prev_info = r->info;
   th->has_status = 1;
   if (r->status == EL_EV_STATUS_THREAD_FINISHED) {
+    ana_t *a = h->ana;
     th->state = TS_FINISHED;
     th->finished_t = r->t;
     th->has_finished = 1;
@@ -179,21 +188,90 @@ void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
   }
 }
 
-/* The thread's RUN_THREAD: a run opens on its capability; when it is the
- * thread's latest event, the blocked span since its last stop ends and
- * the thread is running. */
-void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r,
-                        int latest) {
-  if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
-  open_add(h->ana, th, r);
-  if (!latest) return;
-  if (th->prev == K_STOP && r->t >= th->prev_t)
-    el__ana_thread_span(h, th, 0, th->prev_t, r->t);
+/* el__ana_thread_stop but for its common case (one run open, on r->cap):
+ * the run on r->cap ends, or with none open there a stop after a stop
+ * (latest) ends a blocked span; else r is unexpected (counted). */
+static __attribute__((noinline)) void stop_general(el_host_t *h, thread_t *th,
+                                                   const rec_t *r, int latest) {
+  int k = open_find(th, r->cap);
+  if (k >= 0) {
+    run_end(h, th, k, r);
+  } else if (latest && th->prev == K_STOP) {
+    blocked_span(h, th, r->t);
+  } else {
+    h->ana->unexpected++;
+    return;
+  }
+  if (latest) stop_latest(h, th, r);
+}
+
+/* The thread's STOP_THREAD: the run on its capability ends; when it is
+ * the thread's latest event, finished or blocked from now. */
+void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
+                         int latest) {
+  if (th->nopen != 1 || th->open[0].cap != r->cap) {
+    stop_general(h, th, r, latest);
+    return;
+  }
+  th->nopen = 0;
+  run_span(h, th, r, th->open[0].t);
+  if (latest) stop_latest(h, th, r);
+}
+
+/* th runs from r (its latest RUN_THREAD) on. */
+static inline void run_state(thread_t *th, const rec_t *r) {
   th->prev = K_RUN;
   th->prev_t = r->t;
   th->prev_cap = r->cap;
   th->cap = r->cap;
   th->state = TS_RUNNING;
+}
+
+/* The latest RUN_THREAD r of th: the blocked span since its last stop
+ * ends (when r is not before it), the thread is running. */
+static void run_latest(el_host_t *h, thread_t *th, const rec_t *r) {
+  if (th->prev == K_STOP && r->t >= th->prev_t) blocked_span(h, th, r->t);
+  run_state(th, r);
+}
+
+/* el__ana_thread_run with a run open already. */
+static __attribute__((noinline)) void run_general(el_host_t *h, thread_t *th,
+                                                  const rec_t *r, int latest) {
+  if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
+  open_add(h->ana, th, r);
+  if (latest) run_latest(h, th, r);
+}
+
+/* run_latest when the blocked span ends and has outputs (F_THREAD_OUT). */
+static __attribute__((noinline)) void run_latest_out(el_host_t *h, thread_t *th,
+                                                     const rec_t *r) {
+  blocked_span(h, th, r->t);
+  run_state(th, r);
+}
+
+/* The thread's RUN_THREAD: a run opens on its capability; when it is the
+ * thread's latest event, the blocked span since its last stop ends and
+ * the thread is running. */
+void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r,
+                        int latest) {
+  if (th->nopen) {
+    run_general(h, th, r, latest);
+    return;
+  }
+  th->open[0].t = r->t; /* the common case: no run open */
+  th->open[0].cap = r->cap;
+  th->nopen = 1;
+  if (!latest) return;
+  if (th->prev == K_STOP && r->t >= th->prev_t) {
+    if (h->ana->feat & F_THREAD_OUT) {
+      run_latest_out(h, th, r);
+      return;
+    }
+    uint64_t d = r->t - th->prev_t; /* blocked_span without outputs */
+    th->blocked_ns += d;
+    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  }
+  run_state(th, r);
 }
 
 void el__ana_thread_lookup(el_host_t *h, const rec_t *r) {

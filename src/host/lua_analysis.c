@@ -152,12 +152,14 @@ static int tr_flush_points(lua_State *L) {
     cap_t *cp = &a->caps[c];
     if (!cp->pdirty) continue;
     cp->pdirty = 0;
+    cp->plen = 0;
     el__ana_prod_call(h, (unsigned)c, cp->pt, cp->ppm, cp->ppg);
   }
   for (size_t k = 0; k < a->nudirty; k++) {
     size_t i = a->udirty[k];
     if (!a->us[i].dirty) continue;
     a->us[i].dirty = 0;
+    a->us[i].wlen = 0;
     el__ana_upoint_call(h, i, a->us[i].t, a->us[i].total);
   }
   a->nudirty = 0;
@@ -175,6 +177,7 @@ static int tr_reset_productivity(lua_State *L) {
     cap_t *cp = &a->caps[c];
     cp->pm = cp->pg = cp->ppm = cp->ppg = 0;
     cp->pdirty = 0;
+    cp->plen = 0;
   }
   return 0;
 }
@@ -200,6 +203,7 @@ static int tr_release_finished(lua_State *L) {
     if (el_grow(&a->ufree, &a->ufree_cap, a->nufree + 1, sizeof *a->ufree))
       break; /* the rest next time */
     u->used = 0;
+    u->key = USTATE_FREE; /* no hint holds it */
     a->ufree[a->nufree++] = (uint32_t)j;
     a->nusers--;
     lua_pushinteger(L, (lua_Integer)j + 1);
@@ -247,6 +251,7 @@ static void opt_on_span(lua_State *L, ana_t *a, int kind) {
   luaL_checktype(L, -1, LUA_TFUNCTION);
   if (a->ncb[kind] >= 16) luaL_error(L, "too many trackers");
   a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
+  el__ana_features(a);
 }
 
 /* opts.keep_finished, opts.max_users: integers >= 0. */
@@ -280,6 +285,7 @@ static void opt_point_cb(lua_State *L, ana_t *a, int kind, const char *name,
   if (v < 0) luaL_error(L, "%s must be >= 0", agg_name);
   *agg = v;
   a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
+  el__ana_features(a);
 }
 
 /* opts.spans: the base name of the native spans of cap_usage or threads. */
@@ -297,6 +303,7 @@ static void opt_spans(lua_State *L, ana_t *a, int kind) {
       memcpy(p + n, x, m + 1);
       el_free(names[i]);
       names[i] = p;
+      el__ana_features(a);
     }
   }
   lua_pop(L, 1);

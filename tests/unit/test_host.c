@@ -1372,6 +1372,52 @@ static void test_cap_usage_points_windows(void **state) {
   el_host_free(h);
 }
 
+/* The default processors' case, which ana_state.c and ana_internal.h
+ * take without a call (el__ana_run_span_fast) while every series a span
+ * moves stays in its dirty window: usage points and productivity, both
+ * aggregated (1000 ns), max_users = 1. One capability; thread 1 runs
+ * 100-200, 400-450, 1100-1200, thread 2 ("other": no room) 250-300,
+ * 500-600, every stop status 3. By hand: spans 1 and 2 make the series
+ * (Mutator 1, then Idle 200-250 and "other"); spans 3 and 4 stay in
+ * window 0 (Idle 300-400 and 450-500, Mutator 1 and "other" 50 and 100
+ * more: no point); span 5 moves Mutator 1 to window 1: point (400, 150),
+ * and productivity: (500, 300, 0); its Idle gap 600-1100 starts in
+ * window 0 (total 700, no point). The flush gives productivity (1100,
+ * 400, 0), then the series in the order they changed: Mutator 1 (1100,
+ * 250), Idle (600, 700), "other" (500, 150). Thread 1: running 250 ns in
+ * 3 runs, blocked 200 + 650 ns (status 3), first at 100, last at 1200;
+ * thread 2: running 150, blocked 200, first at 250; "other" took 2
+ * spans; capability 0's totals: Mutator 400, Idle 700. */
+static void test_cap_usage_default_fast_path(void **state) {
+  (void)state;
+  el_host_t *h = points_host_with(
+      "max_users = 1, aggregate_ns = 1000, productivity_aggregate_ns = 1000,"
+      " on_productivity = function(cap, t, m, g)\n"
+      "  out[#out + 1] = string.format('P %d %d %d %d', cap, t, m, g) end, ",
+      "");
+  static const blk_t blk[] = {
+      {0, 4, {{100, 1, 0}, {200, 1, 3}, {250, 2, 0}, {300, 2, 3}}},
+      {0, 4, {{400, 1, 0}, {450, 1, 3}, {500, 2, 0}, {600, 2, 3}}},
+      {0, 2, {{1100, 1, 0}, {1200, 1, 3}}}};
+  feed_caps_blocks(h, 1, blk, 3);
+  assert_got(h,
+             "0 Mutator 1 400 150;P 0 500 300 0;P 0 1100 400 0;"
+             "0 Mutator 1 1100 250;0 Idle nil 600 700;0 Mutator other 500 150");
+  assert_int_equal(lua_int(h, "el.stats().usage_other"), 2);
+  assert_int_equal(lua_int(h, "tr:get(1).running_ns"), 250);
+  assert_int_equal(lua_int(h, "tr:get(1).runs"), 3);
+  assert_int_equal(lua_int(h, "tr:get(1).blocked_ns"), 850);
+  assert_int_equal(lua_int(h, "tr:get(1).blocked[3]"), 850);
+  assert_int_equal(lua_int(h, "tr:get(1).first_t"), 100);
+  assert_int_equal(lua_int(h, "tr:get(1).last_t"), 1200);
+  assert_int_equal(lua_int(h, "tr:get(2).running_ns"), 150);
+  assert_int_equal(lua_int(h, "tr:get(2).blocked_ns"), 200);
+  assert_int_equal(lua_int(h, "tr:get(2).first_t"), 250);
+  assert_int_equal(lua_int(h, "tr:totals()[0].mutator_ns"), 400);
+  assert_int_equal(lua_int(h, "tr:totals()[0].idle_ns"), 700);
+  el_host_free(h);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -1442,6 +1488,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_other_per_capability),
       cmocka_unit_test(test_cap_usage_other_until_room),
       cmocka_unit_test(test_cap_usage_points_windows),
+      cmocka_unit_test(test_cap_usage_default_fast_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
