@@ -420,8 +420,8 @@ static __attribute__((noinline)) int take_now(el_host_t *h,
  * record, fewer than MAX_HELD events are held and none at or below the
  * watermark: its latest time moves up and ev is appended to its queue,
  * nothing being due (ana_take's queued path). */
-static inline __attribute__((always_inline)) int queue_now(el_host_t *h,
-                                               const el_ev_event_t *ev) {
+static inline __attribute__((always_inline)) int queue_now(
+    el_host_t *h, const el_ev_event_t *ev) {
   ana_t *a = h->ana;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
   uint64_t t = ev->t_ns;
@@ -436,8 +436,8 @@ static inline __attribute__((always_inline)) int queue_now(el_host_t *h,
   a->seq = seq;
   if (t < a->lo) a->lo = t;
   a->held++;
-  v[at] = (qrec_t){
-      .t = t, .thread = (uint32_t)ev->v[0].u, .sk = seq << 2 | stop};
+  v[at] =
+      (qrec_t){.t = t, .thread = (uint32_t)ev->v[0].u, .sk = seq << 2 | stop};
   if (stop)
     s[at] = (qstop_t){.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0,
                       .status = (uint16_t)ev->v[1].u};
