@@ -39,7 +39,8 @@ enum { TS_NEW = 0, TS_RUNNING, TS_BLOCKED, TS_FINISHED };
 enum { CAT_MUT = 0, CAT_GC, CAT_IDLE, CAT_OTHER };
 
 /* One event as the state machines take it (the reorder buffer stores it
- * in a smaller form, ana_reorder.c). */
+ * in a smaller form, ana_reorder.c). status and info are a STOP_THREAD's
+ * only: left as they were for the other kinds popped from the queues. */
 typedef struct {
   uint64_t t;
   uint32_t thread, info;

@@ -452,7 +452,9 @@ static inline __attribute__((always_inline)) int queue_now(
  * (take_now); on another one, above the watermark, it is appended to its
  * queue, nothing being due (the held events all stay above the
  * watermark and at most MAX_HELD). Anything else takes the general path,
- * whose effect these two paths have. */
+ * whose effect these two paths have. h->ana is set: host.c calls this
+ * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
+ * made h->ana (freed only with the host). */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
   ana_t *a = h->ana;
   el__progress_t *p = &h->prog;
