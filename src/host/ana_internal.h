@@ -50,7 +50,8 @@ enum {
 };
 
 /* One event as the state machines take it (the reorder buffer stores it
- * in a smaller form, ana_reorder.c). */
+ * in a smaller form, ana_reorder.c). status and info are a STOP_THREAD's
+ * only: left as they were for the other kinds popped from the queues. */
 typedef struct {
   uint64_t t;
   uint32_t thread, info;
@@ -142,7 +143,7 @@ _Static_assert(sizeof(ustate_t) == 64, "ustate_t is 64 bytes");
  * held events arrived fewer than 2^29 queued events apart (one held for
  * that long while half a billion others passed it would be misordered
  * against events of its own time only). A STOP_THREAD's status and info
- * wait in the queue's side ring (stops, in queue order). */
+ * wait in the queue's parallel array s, at its record's slot. */
 typedef struct {
   uint64_t t;
   uint32_t thread;
@@ -157,9 +158,8 @@ typedef struct {
 /* One capability's queue: a ring of records in (time, seq) order. */
 typedef struct {
   qrec_t *v;
+  qstop_t *s;          /* parallel to v (same slots): set for stops only */
   size_t head, n, cap; /* live: v[(head + i) & (cap - 1)], i < n */
-  qstop_t *s;
-  size_t shead, sn, scap; /* the side ring of stops, likewise */
   /* No live record is later: an event at or after it is appended without
    * a look at the tail (q_push); one before it takes q_push_slow. */
   uint64_t last_t;

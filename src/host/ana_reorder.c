@@ -26,41 +26,34 @@ static int qrec_before(const qrec_t *a, const qrec_t *b) {
 
 static int is_stop(const qrec_t *r) { return (r->sk & 3u) == K_STOP - 1; }
 
-/* Double ring *vp (*cap slots of elem bytes, all live from *head: full)
- * in place with el_grow (a large block is remapped, not copied), then move
- * the wrapped part, the shorter side, so the live slots are contiguous
- * modulo the new size. Returns 0 or EL_ENOMEM (ring unchanged). */
-static int ring_grow(void *vp, size_t *cap, size_t *head, size_t elem) {
-  size_t old = *cap;
-  if (el_grow(vp, cap, old ? old + 1 : Q_MIN, elem) < 0) return EL_ENOMEM;
-  char *v = *(char **)vp;
-  size_t tail = old - *head; /* slots head..old-1 (the ring was full) */
-  if (*head <= tail) {       /* slots 0..head-1 go after the old end */
-    memcpy(v + old * elem, v, *head * elem);
-  } else { /* slots head..old-1 go to the new end */
-    memcpy(v + (*cap - tail) * elem, v + *head * elem, tail * elem);
-    *head = *cap - tail;
+/* Spread the live slots of a full ring of old slots (all live from head),
+ * whose block grew in place to cap slots, so that they are contiguous
+ * modulo cap: the wrapped part, the shorter side, moves. Returns the new
+ * head. */
+static size_t ring_spread(char *v, size_t old, size_t cap, size_t head,
+                          size_t elem) {
+  size_t tail = old - head; /* slots head..old-1 */
+  if (head <= tail) {       /* slots 0..head-1 go after the old end */
+    memcpy(v + old * elem, v, head * elem);
+    return head;
   }
-  return 0;
+  memcpy(v + (cap - tail) * elem, v + head * elem, tail * elem);
+  return cap - tail; /* slots head..old-1 went to the new end */
 }
 
-/* Room for one more record (and one more stop when stop is set). */
-static int q_reserve(q_t *q, int stop) {
-  if (q->n == q->cap && ring_grow(&q->v, &q->cap, &q->head, sizeof *q->v))
+/* Double queue q's ring (full) and its parallel stops with el_grow (a
+ * large block is remapped, not copied). Both grow alike from the same
+ * size, so they keep the same slots. Returns 0 or EL_ENOMEM (queue
+ * unchanged: s may have grown, which its next growth absorbs). */
+static int q_grow(q_t *q) {
+  size_t old = q->cap, scap = old, cap = old, need = old ? old + 1 : Q_MIN;
+  if (el_grow(&q->s, &scap, need, sizeof *q->s) < 0 ||
+      el_grow(&q->v, &cap, need, sizeof *q->v) < 0)
     return EL_ENOMEM;
-  if (stop && q->sn == q->scap &&
-      ring_grow(&q->s, &q->scap, &q->shead, sizeof *q->s))
-    return EL_ENOMEM;
+  ring_spread((char *)q->s, old, cap, q->head, sizeof *q->s);
+  q->head = ring_spread((char *)q->v, old, cap, q->head, sizeof *q->v);
+  q->cap = cap;
   return 0;
-}
-
-/* Append a stop's status and info, moved back past the last `back` stops
- * (the record went back past them in the queue). */
-static void q_push_stop(q_t *q, const rec_t *r, size_t back) {
-  size_t m = q->scap - 1, i = q->sn++;
-  for (; back; back--, i--)
-    q->s[(q->shead + i) & m] = q->s[(q->shead + i - 1) & m];
-  q->s[(q->shead + i) & m] = (qstop_t){.info = r->info, .status = r->status};
 }
 
 /* q_push's general case: a ring to grow, or r goes back past the tail.
@@ -70,26 +63,43 @@ static void q_push_stop(q_t *q, const rec_t *r, size_t back) {
  * a->max_q. Returns 0 or EL_ENOMEM (nothing queued). */
 static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
   q_t *q = &a->q[r->cap];
-  int stop = r->kind == K_STOP;
-  if (q_reserve(q, stop) != 0) return EL_ENOMEM;
+  if (q->n == q->cap && q_grow(q) != 0) return EL_ENOMEM;
   if ((int)r->cap > a->max_q) a->max_q = r->cap;
   a->seq = (a->seq + 1) & 0x3fffffffu;
   qrec_t x = {.t = r->t,
               .thread = r->thread,
               .sk = a->seq << 2 | (uint32_t)(r->kind - 1)};
-  size_t m = q->cap - 1, i = q->n++, back = 0;
+  size_t m = q->cap - 1, i = q->n++;
   while (i > 0 && x.t < q->v[(q->head + i - 1) & m].t) {
-    const qrec_t *p = &q->v[(q->head + i - 1) & m];
-    back += is_stop(p);
-    q->v[(q->head + i) & m] = *p;
+    size_t from = (q->head + i - 1) & m, to = (q->head + i) & m;
+    q->v[to] = q->v[from];
+    if (is_stop(&q->v[to])) q->s[to] = q->s[from];
     i--;
   }
-  q->v[(q->head + i) & m] = x;
+  size_t at = (q->head + i) & m;
+  q->v[at] = x;
+  if (r->kind == K_STOP)
+    q->s[at] = (qstop_t){.info = r->info, .status = r->status};
   if (q->n == 1 || r->t > q->last_t) q->last_t = r->t; /* n == 1: reset */
-  if (stop) q_push_stop(q, r, back);
   if (r->t < a->lo) a->lo = r->t;
   a->held++;
   return 0;
+}
+
+/* Append the event of kind (K_*) at t of thread (status and info: a
+ * stop's) to q, which has room and no later record. */
+static inline __attribute__((always_inline)) void q_append(
+    ana_t *a, q_t *q, uint64_t t, uint32_t thread, unsigned kind,
+    uint16_t status, uint32_t info) {
+  size_t at = (q->head + q->n) & (q->cap - 1);
+  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
+  a->seq = seq;
+  q->v[at] = (qrec_t){.t = t, .thread = thread, .sk = seq << 2 | (kind - 1)};
+  if (kind == K_STOP) q->s[at] = (qstop_t){.info = info, .status = status};
+  q->n++;
+  q->last_t = t;
+  if (t < a->lo) a->lo = t;
+  a->held++;
 }
 
 /* Queue r on its capability: appended when there is room and it is not
@@ -98,23 +108,8 @@ static __attribute__((noinline)) int q_push_slow(ana_t *a, const rec_t *r) {
 static inline __attribute__((always_inline)) int q_push(ana_t *a,
                                                         const rec_t *r) {
   q_t *q = &a->q[r->cap];
-  size_t n = q->n, m = q->cap - 1;
-  int stop = r->kind == K_STOP;
-  if (n == q->cap || (stop && q->sn == q->scap) || r->t < q->last_t)
-    return q_push_slow(a, r);
-  q->last_t = r->t;
-  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
-  a->seq = seq;
-  q->v[(q->head + n) & m] = (qrec_t){
-      .t = r->t, .thread = r->thread, .sk = seq << 2 | (uint32_t)(r->kind - 1)};
-  q->n = n + 1;
-  if (stop) {
-    q->s[(q->shead + q->sn) & (q->scap - 1)] =
-        (qstop_t){.info = r->info, .status = r->status};
-    q->sn++;
-  }
-  if (r->t < a->lo) a->lo = r->t;
-  a->held++;
+  if (q->n == q->cap || r->t < q->last_t) return q_push_slow(a, r);
+  q_append(a, q, r->t, r->thread, r->kind, r->status, r->info);
   return 0;
 }
 
@@ -142,24 +137,21 @@ static void q_first2(const ana_t *a, int *c, int *o) {
   *o = b2;
 }
 
-/* Take the head of capability c's queue (not empty) into *r. */
-static inline void q_pop(ana_t *a, int c, rec_t *r) {
-  q_t *q = &a->q[c];
-  const qrec_t *x = &q->v[q->head];
+/* Take the head of queue q (not empty) into *r: its time, thread, kind,
+ * and a stop's status and info (a run's are left as they were: the
+ * state machines read them of stops only). r->cap is the caller's. */
+static inline __attribute__((always_inline)) void q_pop(ana_t *a, q_t *q,
+                                                        rec_t *r) {
+  size_t at = q->head;
+  const qrec_t *x = &q->v[at];
   r->t = x->t;
   r->thread = x->thread;
-  r->cap = (uint16_t)c;
   r->kind = (uint8_t)((x->sk & 3u) + 1);
-  r->status = 0;
-  r->info = 0;
   if (r->kind == K_STOP) {
-    const qstop_t *s = &q->s[q->shead];
-    r->status = s->status;
-    r->info = s->info;
-    q->shead = (q->shead + 1) & (q->scap - 1);
-    q->sn--;
+    r->status = q->s[at].status;
+    r->info = q->s[at].info;
   }
-  q->head = (q->head + 1) & (q->cap - 1);
+  q->head = (at + 1) & (q->cap - 1);
   q->n--;
   a->held--;
 }
@@ -169,27 +161,34 @@ static inline void q_pop(ana_t *a, int c, rec_t *r) {
  * are held (counted in reorder_forced). The caller checked that there is
  * something to do (release_to). The first queue is popped while its head
  * comes before the head of every other queue (a copy: the heads are found
- * once per run of one capability's events, not per event). */
+ * once per run of one capability's events, not per event); a head before
+ * `end` (earlier than that other head and at or below limit) needs no
+ * closer look. */
 static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
                                                    int force) {
   ana_t *a = h->ana;
+  rec_t r = {0};
   while (a->held && !h->stop) {
     int c, o;
     q_first2(a, &c, &o);
     qrec_t other = o >= 0 ? a->q[o].v[a->q[o].head] : (qrec_t){0};
+    uint64_t end = limit == UINT64_MAX ? UINT64_MAX : limit + 1;
+    if (o >= 0 && other.t < end) end = other.t;
     q_t *q = &a->q[c];
+    r.cap = (uint16_t)c;
     do {
       const qrec_t *head = &q->v[q->head];
-      if (o >= 0 && !qrec_before(head, &other)) break;
-      if (head->t > limit) {
-        if (!force || a->held <= MAX_HELD) {
-          a->lo = head->t;
-          return;
+      if (__builtin_expect(head->t >= end, 0)) {
+        if (o >= 0 && !qrec_before(head, &other)) break;
+        if (head->t > limit) {
+          if (!force || a->held <= MAX_HELD) {
+            a->lo = head->t;
+            return;
+          }
+          h->st.reorder_forced++;
         }
-        h->st.reorder_forced++;
       }
-      rec_t r;
-      q_pop(a, c, &r);
+      q_pop(a, q, &r);
       if (r.t < a->released_t)
         h->st.reorder_late++;
       else
@@ -361,12 +360,119 @@ static inline __attribute__((always_inline)) void ana_event(
 /* Called for the types enabled by the trackers (lua_analysis.c). */
 void el__ana_event(el_host_t *h, const el_ev_event_t *ev) { ana_event(h, ev); }
 
-int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+/* el__ana_event_only's general case: el__ana_event with h->cur set. */
+static __attribute__((noinline)) int event_only_slow(el_host_t *h,
+                                                     const el_ev_event_t *ev) {
   const el_ev_event_t *saved = h->cur;
   h->cur = ev;
   ana_event(h, ev);
   h->cur = saved;
   return h->stop;
+}
+
+/* The RUN_THREAD or STOP_THREAD ev (stop: which) at t of capability cap,
+ * in a recorded session, where cap holds the cached watermark and t is
+ * at or after its latest time and below wm_next, at most MAX_HELD
+ * events being held and no stop: the watermark moves to t; the held
+ * events at or before t go first (release_loop), then ev, and nothing
+ * else is due (ana_take's direct path). */
+static __attribute__((noinline)) int take_now(el_host_t *h,
+                                              const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
+  uint64_t t = ev->t_ns;
+  rec_t r = {.t = t,
+             .thread = (uint32_t)ev->v[0].u,
+             .cap = (uint16_t)cap,
+             .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+  }
+  h->prog.last[cap] = t;
+  h->prog.wm = t;
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  if (t >= a->lo) {
+    release_loop(h, t, 0);
+    if (h->stop) { /* as ana_take: r waits */
+      if (q_push(a, &r) != 0) {
+        h->st.reorder_forced++;
+        el__ana_process(h, &r);
+      }
+      release_to(h, t, 1);
+      h->cur = saved;
+      return h->stop;
+    }
+  }
+  if (t < a->released_t)
+    h->st.reorder_late++;
+  else
+    a->released_t = t;
+  el__ana_process_in(h, &r);
+  h->cur = saved;
+  return h->stop;
+}
+
+/* The RUN_THREAD or STOP_THREAD ev of a recorded session's capability,
+ * at or after its latest time, which does not hold the cached watermark,
+ * when ev is above the watermark, its queue has room and no later
+ * record, fewer than MAX_HELD events are held and none at or below the
+ * watermark: its latest time moves up and ev is appended to its queue,
+ * nothing being due (ana_take's queued path). */
+static inline __attribute__((always_inline)) int queue_now(
+    el_host_t *h, const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
+  uint64_t t = ev->t_ns;
+  q_t *q = &a->q[cap];
+  qrec_t *v = q->v;
+  qstop_t *s = q->s;
+  size_t at = (q->head + q->n) & (q->cap - 1);
+  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
+  h->prog.last[cap] = t;
+  q->n++;
+  q->last_t = t;
+  a->seq = seq;
+  if (t < a->lo) a->lo = t;
+  a->held++;
+  v[at] =
+      (qrec_t){.t = t, .thread = (uint32_t)ev->v[0].u, .sk = seq << 2 | stop};
+  if (stop)
+    s[at] = (qstop_t){.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0,
+                      .status = (uint16_t)ev->v[1].u};
+  return h->stop;
+}
+
+/* The sink's entry (host.c on_event). A recorded session's RUN_THREAD or
+ * STOP_THREAD, in its capability's time order, with the watermark cached
+ * (the common case), takes one of two short paths: on the capability
+ * holding the watermark, below every other capability's latest time
+ * (wm_next), it goes through at once after the held events before it
+ * (take_now); on another one, above the watermark, it is appended to its
+ * queue, nothing being due (the held events all stay above the
+ * watermark and at most MAX_HELD). Anything else takes the general path,
+ * whose effect these two paths have. h->ana is set: host.c calls this
+ * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
+ * made h->ana (freed only with the host). */
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  el__progress_t *p = &h->prog;
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
+  uint64_t t = ev->t_ns;
+  if (__builtin_expect(stop > 1 || !ev->known || cap >= MAX_CAPS ||
+                           h->clock.live || p->wm_dirty ||
+                           p->state[cap] != CAP_SEEN || t < p->last[cap],
+                       0))
+    return event_only_slow(h, ev);
+  if ((int)cap == p->wm_cap) {
+    if (t < p->wm_next && a->held <= MAX_HELD && !h->stop)
+      return take_now(h, ev);
+  } else if (t > p->wm && a->lo > p->wm && a->held < MAX_HELD &&
+             a->q[cap].n < a->q[cap].cap && t >= a->q[cap].last_t) {
+    return queue_now(h, ev);
+  }
+  return event_only_slow(h, ev);
 }
 
 /* Free the queues' memory (el__ana_free). */
