@@ -10,6 +10,7 @@
 #include <lua.h>
 #include <lualib.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -43,13 +44,34 @@ typedef struct el__rec_s {
   el_rts_ns_t t;   /* event time */
   el_rts_ns_t now; /* stream time when it was decoded */
   uint64_t offset; /* byte offset of the event in the input */
-  uint32_t plen;   /* payload bytes */
-  uint16_t type, cap;
-  uint16_t strmask; /* string fields (bit i: field i) */
-  uint8_t known, layout, nfields;
+  /* plen to nfields mirror el_ev_event_t's payload_len to nfields (small
+   * in malformed's place), so a batch slot takes them in one 8-byte copy
+   * (el__rec_fill_batch) */
+  uint32_t plen; /* payload bytes */
+  uint8_t known;
   uint8_t small; /* lua_order.c: a recycled EL__REC_SMALL block */
-  uint64_t f[];  /* nfields values */
+  uint8_t layout, nfields;
+  uint16_t type, cap; /* as el_ev_event_t's first 4 bytes */
+  uint16_t strmask;   /* string fields (bit i: field i) */
+  uint16_t pad_;
+  uint64_t f[]; /* nfields values */
 } el__rec_t;
+_Static_assert(offsetof(el_ev_event_t, known) ==
+                       offsetof(el_ev_event_t, payload_len) + 4 &&
+                   offsetof(el_ev_event_t, malformed) ==
+                       offsetof(el_ev_event_t, payload_len) + 5 &&
+                   offsetof(el_ev_event_t, layout) ==
+                       offsetof(el_ev_event_t, payload_len) + 6 &&
+                   offsetof(el_ev_event_t, nfields) ==
+                       offsetof(el_ev_event_t, payload_len) + 7 &&
+                   offsetof(el__rec_t, known) ==
+                       offsetof(el__rec_t, plen) + 4 &&
+                   offsetof(el__rec_t, nfields) ==
+                       offsetof(el__rec_t, plen) + 7 &&
+                   offsetof(el_ev_event_t, cap) == 2 &&
+                   offsetof(el__rec_t, cap) == offsetof(el__rec_t, type) + 2 &&
+                   offsetof(el__rec_t, pad_) == offsetof(el__rec_t, type) + 6,
+               "el__rec_fill_batch's copies follow these layouts");
 typedef struct el__rec_str_s {
   uint32_t off, len; /* a string field's view in the payload */
 } el__rec_str_t;
@@ -248,6 +270,8 @@ struct el_host_s {
                                (a script writing ev.cap is its own risk) */
   const el_ev_type_info_t *ti[EL__HOST_NTYPES]; /* cached type infos */
   uint8_t direct[EL__HOST_NTYPES];              /* EL__D_* bits of each type */
+  uint64_t bkey[EL__HOST_NTYPES]; /* EL__BKEY(nfields) of EL__D_BATCH types,
+                                     else EL__BKEY_NONE (el__batch_add_in) */
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */
@@ -256,8 +280,8 @@ struct el_host_s {
                                EL__REC_SMALL bytes, lazily made */
   int nbatch;               /* queued */
   int bpos, bh;             /* replay position: event, handler index */
-  int bset;                 /* 1 + the queued event whose t and cap the
-                               ev table holds (0 = none) */
+  const el__rec_t *bset;    /* the queued event whose t and cap the ev
+                               table holds (NULL = none) */
   el__handler_t *replay_hd; /* handler being called by the replay */
   /* The queued event being replayed; h->cur is made from it on demand
    * (el__host_cur) into cur_buf. NULL outside a replay. */
@@ -399,19 +423,56 @@ static inline void el__rec_fill_ints_in(el__rec_t *r, const el_ev_event_t *ev,
                  ev->payload_len);
 }
 
+/* ev's payload_len, known, malformed, layout and nfields as one word
+ * (little-endian: payload_len in the low 32 bits, nfields in the top 8). */
+static inline uint64_t el__ev_tail_word(const el_ev_event_t *ev) {
+  uint64_t w;
+  memcpy(&w, &ev->payload_len, 8);
+  return w;
+}
+/* The known and nfields bytes of el__ev_tail_word. */
+#define EL__TAIL_MASK 0xFF0000FF00000000ull
+/* el_host_t.bkey[type] of a type whose events may be queued with N
+ * fields: known = 1 and nfields = N under EL__TAIL_MASK. Other types have
+ * EL__BKEY_NONE, which no masked word equals. */
+#define EL__BKEY(n) ((1ull << 32) | ((uint64_t)(n) << 56))
+#define EL__BKEY_NONE UINT64_MAX
+
+/* el__rec_fill_ints_in for a batch slot, given el__ev_tail_word(ev): the
+ * header in five copies (r->small then holds ev->malformed, 0: a batch
+ * slot is not one of lua_order.c's records). */
+static inline void el__rec_fill_batch(el__rec_t *r, const el_ev_event_t *ev,
+                                      el_rts_ns_t now, uint64_t w) {
+  uint32_t tc;
+  uint64_t tcs;
+  r->t = ev->t_ns;
+  r->now = now;
+  r->offset = ev->offset;
+  memcpy(&r->plen, &w, 8);
+  memcpy(&tc, &ev->type, 4);
+  tcs = tc; /* type, cap; strmask and pad_ 0 */
+  memcpy(&r->type, &tcs, 8);
+  r->f[0] = ev->v[0].u;
+  r->f[1] = ev->v[1].u;
+  r->f[2] = ev->v[2].u;
+  r->f[3] = ev->v[3].u;
+  el__small_copy((unsigned char *)&r->f[ev->nfields], ev->payload, (uint32_t)w);
+}
+
 /* el__batch_add's body, inline on the host's per-event path (host.c
- * on_event): ev's type must be below EL__HOST_NTYPES. */
+ * on_event): ev's type must be below EL__HOST_NTYPES. One compare checks
+ * that the type is queued (EL__D_BATCH), that ev is known and that it has
+ * the type's field count (h->bkey). */
 static inline __attribute__((always_inline)) int el__batch_add_in(
     el_host_t *h, const el_ev_event_t *ev) {
-  unsigned d = h->direct[ev->type];
-  if (!(d & EL__D_BATCH) || !ev->known || h->in_dispatch ||
-      ev->payload_len > EL__BATCH_PAYLOAD ||
-      ev->nfields != ((d >> EL__D_NSHIFT) & 7))
+  uint64_t w = el__ev_tail_word(ev);
+  if ((w & EL__TAIL_MASK) != h->bkey[ev->type] ||
+      (uint32_t)w > EL__BATCH_PAYLOAD || h->in_dispatch)
     return 0;
   if (__builtin_expect(!h->batch, 0) && el__batch_grow(h) != 0) return 0;
-  el__rec_fill_ints_in(
-      (el__rec_t *)(h->batch + (size_t)h->nbatch++ * EL__REC_SMALL), ev,
-      h->now);
+  el__rec_fill_batch(
+      (el__rec_t *)(h->batch + (size_t)h->nbatch++ * EL__REC_SMALL), ev, h->now,
+      w);
   if (h->nbatch == EL__BATCH) el__batch_flush(h);
   return 1;
 }

@@ -541,6 +541,8 @@ static void replay_push_fn(lua_State *D, el__handler_t *hd, unsigned gen) {
 
 /* Store the record's t and cap in the ev table (index 2; keys "t" and
  * "cap" at 3 and 4), for handlers with args = "ev". */
+_Static_assert(EL__ARGS_EV == 0 && EL__ARGS_T == 1,
+               "replay_batch counts a handler's arguments with args");
 static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
   lua_pushvalue(D, 3);
   lua_pushinteger(D, (lua_Integer)r->t);
@@ -555,6 +557,35 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
   lua_rawset(D, 2);
 }
 
+/* Push the r->nfields (<= EL__BATCH_FIELDS = 4) integer fields of a
+ * batch record. Each count its own case with constant offsets: nothing
+ * about r but r itself is kept across the calls. [-0, +nfields, -] */
+static inline __attribute__((always_inline)) void push_rec_fields(
+    lua_State *D, const el__rec_t *r) {
+  switch (r->nfields) {
+  case 1:
+    lua_pushinteger(D, (lua_Integer)r->f[0]);
+    break;
+  case 2:
+    lua_pushinteger(D, (lua_Integer)r->f[0]);
+    lua_pushinteger(D, (lua_Integer)r->f[1]);
+    break;
+  case 3:
+    lua_pushinteger(D, (lua_Integer)r->f[0]);
+    lua_pushinteger(D, (lua_Integer)r->f[1]);
+    lua_pushinteger(D, (lua_Integer)r->f[2]);
+    break;
+  case 4:
+    lua_pushinteger(D, (lua_Integer)r->f[0]);
+    lua_pushinteger(D, (lua_Integer)r->f[1]);
+    lua_pushinteger(D, (lua_Integer)r->f[2]);
+    lua_pushinteger(D, (lua_Integer)r->f[3]);
+    break;
+  default:
+    break;
+  }
+}
+
 /* The batch queue's replay: stream-order handlers of each record's type,
  * integer fields (EL__D_BATCH types) only, from (h->bpos, h->bh). The
  * position is kept in locals; before each call only h->cur_rec (the
@@ -562,16 +593,15 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
  * replay_resume finds the position after an error. Stack: 2 ev, 3 "t",
  * 4 "cap". [-0, +0, e] */
 static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
-  const int n = h->nbatch;
+  const unsigned char *p = h->batch + (size_t)h->bpos * EL__REC_SMALL;
+  const unsigned char *end = h->batch + (size_t)h->nbatch * EL__REC_SMALL;
   int bh = h->bh;
-  for (int pos = h->bpos; pos < n; pos++, bh = 0) {
+  for (; p < end; p += EL__REC_SMALL, bh = 0) {
     if (h->stop | h->interrupted) break;
-    const el__rec_t *r =
-        (const el__rec_t *)(h->batch + (size_t)pos * EL__REC_SMALL);
+    const el__rec_t *r = (const el__rec_t *)p;
     h->cur_rec = r; /* h->cur is NULL: el__host_cur makes it from r */
     h->now = r->now;
     const el__hlist_t *l = &h->types[r->type];
-    const int nf = r->nfields;
     /* l->v and l->n are read after each call: a handler may subscribe */
     for (; bh < l->n; bh++) {
       el__handler_t *hd = l->v[bh];
@@ -581,43 +611,27 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
         lua_pushvalue(D, hd->rslot);
       else
         replay_push_fn(D, hd, gen);
-      int na = nf;
       if (hd->args == EL__ARGS_T) {
         lua_pushinteger(D, (lua_Integer)r->t);
         if (r->cap == EL_EV_NO_CAP)
           lua_pushnil(D);
         else
           lua_pushinteger(D, r->cap);
-        na += 2;
       } else {
-        if (h->bset != pos + 1) { /* t and cap: once per event */
-          lua_pushvalue(D, 3);
-          lua_pushinteger(D, (lua_Integer)r->t);
-          lua_rawset(D, 2);
-          if (r->cap != h->ev_cap) replay_set_ev(h, D, r);
-          h->bset = pos + 1;
+        if (h->bset != r) { /* t and cap: once per event */
+          replay_set_ev(h, D, r);
+          h->bset = r;
         }
         lua_pushvalue(D, 2);
-        na += 1;
       }
-      switch (nf) { /* EL__BATCH_FIELDS = 4 */
-      case 4:
-        lua_pushinteger(D, (lua_Integer)r->f[0]); /* fall through */
-      case 3:
-        lua_pushinteger(D, (lua_Integer)r->f[nf - 3]); /* fall through */
-      case 2:
-        lua_pushinteger(D, (lua_Integer)r->f[nf - 2]); /* fall through */
-      case 1:
-        lua_pushinteger(D, (lua_Integer)r->f[nf - 1]); /* fall through */
-      default:
-        break;
-      }
+      push_rec_fields(D, r);
       hd->calls++;
       h->st.dispatched++;
-      lua_call(D, na, 0);
+      /* the fields, and t and cap (EL__ARGS_T = 1) or ev (EL__ARGS_EV = 0) */
+      lua_call(D, r->nfields + 1 + hd->args, 0);
     }
   }
-  h->bpos = n; /* done (or stopped: the caller's loop ends too) */
+  h->bpos = h->nbatch; /* done (or stopped: the caller's loop ends too) */
 }
 
 /* Replay the queue from (bpos, bh) with unprotected calls;
@@ -650,7 +664,8 @@ __attribute__((noinline)) static void replay_run(el_host_t *h) {
   const el_ev_event_t *saved_cur = h->cur;
   int n = h->nbatch;
   h->in_dispatch++;
-  h->bpos = h->bh = h->bset = 0;
+  h->bpos = h->bh = 0;
+  h->bset = NULL;
   h->cur = NULL;
   h->cur_built = NULL;
   while (h->bpos < n && !h->stop && !h->interrupted) {
@@ -1296,6 +1311,7 @@ int el__lua_open_module(lua_State *L) {
     h->direct[t] =
         (uint8_t)((ints ? EL__D_INTS : 0) | (batch ? EL__D_BATCH : 0) |
                   (batch ? ti->nfields << EL__D_NSHIFT : 0));
+    h->bkey[t] = batch ? EL__BKEY(ti->nfields) : EL__BKEY_NONE;
   }
   /* the dispatch thread with its fixed slots */
   h->D = lua_newthread(L);
