@@ -71,6 +71,21 @@ function M.time(v, what)
                       what or "time", tostring(v)), 3)
 end
 
+-- A count argument: nil gives default; else a whole number >= 1 (a
+-- float with no fraction is taken). Raises "<what>: ..." at the caller's
+-- caller.
+local function count(v, what, default)
+  if v == nil then return default end
+  if math.type(v) == "float" and v == math.floor(v) and v < 2^53 then
+    v = math.tointeger(v)
+  end
+  if math.type(v) ~= "integer" or v < 1 then
+    error(string.format("%s: expected a whole number >= 1, got %s", what,
+                        tostring(v)), 3)
+  end
+  return v
+end
+
 -- {====== event lists ======}
 
 -- Keys of a stored event that a field of the same name does not hide (the
@@ -175,12 +190,12 @@ function M.events(f)
 end
 
 function M.head(n)
-  local list, matched = store.query{limit = n or 10}
+  local list, matched = store.query{limit = count(n, "head", 10)}
   return event_list(list, matched)
 end
 
 function M.tail(n)
-  local list, matched = store.query{last = n or 10}
+  local list, matched = store.query{last = count(n, "tail", 10)}
   return event_list(list, matched)
 end
 
@@ -344,20 +359,27 @@ end
 
 -- {====== heap ======}
 
+-- Indexes of want (>= 1) of the points 1..n spread evenly over them: all
+-- of them when n <= want, else the first and the last among them (want =
+-- 1: the last).
+local function spread(n, want)
+  local idx = {}
+  if n <= want then
+    for i = 1, n do idx[i] = i end
+  elseif want == 1 then
+    idx[1] = n
+  else
+    for k = 0, want - 1 do
+      idx[k + 1] = 1 + (k * (n - 1) + (want - 1) // 2) // (want - 1)
+    end
+  end
+  return idx
+end
+
 kind("heap", function(self)
   local rows, n = {}, #self.rows
-  local want = self.n or 25
-  local step = n > want and n / want or 1
-  local i = 1
-  while math.floor(i + 0.5) <= n do
-    local r = self.rows[math.floor(i + 0.5)]
-    rows[#rows + 1] = {t = r.t, time = fmt.duration(r.t),
-      heap_size = fmt.bytes(r.heap_size), heap_live = fmt.bytes(r.heap_live),
-      blocks_size = fmt.bytes(r.blocks_size)}
-    i = i + step
-  end
-  if n > 0 and rows[#rows].t ~= self.rows[n].t then
-    local r = self.rows[n]
+  for _, i in ipairs(spread(n, self.n or 25)) do
+    local r = self.rows[i]
     rows[#rows + 1] = {t = r.t, time = fmt.duration(r.t),
       heap_size = fmt.bytes(r.heap_size), heap_live = fmt.bytes(r.heap_live),
       blocks_size = fmt.bytes(r.blocks_size)}
@@ -373,8 +395,10 @@ kind("heap", function(self)
 end)
 
 -- heap(n): the HEAP_SIZE / HEAP_LIVE / BLOCKS_SIZE series merged on time,
--- printed as n rows spread over the run (default 25).
+-- printed as n rows spread over the run, the first and the last included
+-- (default 25).
 function M.heap(n)
+  n = count(n, "heap", 25)
   local pts = {}
   for name, s in pairs(series) do
     for _, p in ipairs(s) do pts[#pts + 1] = {t = p[1], k = name, v = p[2]} end
@@ -419,6 +443,14 @@ end)
 -- last), its n largest labels (default 20).
 function M.census(t, n)
   t = M.time(t, "census time")
+  n = count(n, "census", 20)
+  if t and (t ~= t or t == math.huge or t == -math.huge) then
+    error("census: the time must be a finite number, got " .. tostring(t), 2)
+  end
+  -- the nearest census, by exact integer distances: census times are ns
+  -- since the start (0 to 2^62), so t is clamped to that range first; a
+  -- time far beyond the run picks the last census, before it the first
+  if t then t = math.floor(math.max(0, math.min(t, 2^62))) // 1 end
   local best
   for _, c in ipairs(censuses) do
     if not best or (t and math.abs(c.t - t) < math.abs(best.t - t))
@@ -554,6 +586,13 @@ function M.repr(v, depth, seen)
   return "{" .. table.concat(parts, ", ") .. "}"
 end
 
+-- Where errors and syntax errors go: stderr, after what the input printed
+-- to stdout so far (tests replace it).
+function M.err(...)
+  io.stdout:flush()
+  io.stderr:write(...)
+end
+
 local function traceback(msg)
   if type(msg) ~= "string" then
     local mt = getmetatable(msg)
@@ -576,21 +615,21 @@ local function command(line)
   end
   if cmd == "load" or cmd == "l" then
     if rest == "" then
-      io.write(":load wants a file name\n")
+      M.err(":load wants a file name\n")
       return "error"
     end
     if not host.load_script then
-      io.write(":load is not available here\n")
+      M.err(":load is not available here\n")
       return "error"
     end
     local ok, err = host.load_script(rest)
     if not ok then
-      io.write(tostring(err), "\n")
+      M.err(tostring(err), "\n")
       return "error"
     end
     return "ok"
   end
-  io.write(string.format("unknown command :%s (try :help)\n", cmd))
+  M.err(string.format("unknown command :%s (try :help)\n", cmd))
   return "error"
 end
 
@@ -603,7 +642,7 @@ function M.eval(code)
   local head, last = code:match("^(.*)\n(%s*:[^\n]*)$")
   if head then
     local fn, err = load(head, "=stdin", "t")
-    if not fn then io.write(err, "\n") end
+    if not fn then M.err(err, "\n") end
     return command(last)
   end
   if code:match("^%s*$") then return "ok" end
@@ -616,13 +655,13 @@ function M.eval(code)
       if err:match("<eof>$") or err1:match("<eof>$") then
         return "incomplete"
       end
-      io.write(err, "\n")
+      M.err(err, "\n")
       return "error"
     end
   end
   local res = table.pack(xpcall(fn, traceback))
   if not res[1] then
-    io.write(tostring(res[2]), "\n")
+    M.err(tostring(res[2]), "\n")
     return "error"
   end
   if res.n > 1 then

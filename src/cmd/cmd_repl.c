@@ -75,6 +75,8 @@ typedef struct {
   int have_line, eof;
   char *buf;                /* input so far (multi-line statements) */
   int quitting;
+  /* The lines come from a pipe or a file: a failing one sets failed. */
+  int script;
 } repl_t;
 
 static void usage(FILE *f) {
@@ -571,6 +573,7 @@ static void on_line_async(uv_async_t *a) {
   lua_sethook(L, NULL, 0, 0);
   int incomplete = !strcmp(st, "incomplete");
   int want_quit = !strcmp(st, "quit");
+  if (r->script && !strcmp(st, "error")) r->failed = 1;
   lua_settop(L, top);
   pthread_mutex_unlock(&r->lua_mu);
   fflush(stdout);
@@ -782,6 +785,7 @@ static void interact(repl_t *r) {
     printf("following %s (events arrive while you type; :help)\n", r->desc);
   fflush(stdout);
   char hbuf[4096];
+  r->script = !isatty(fileno(r->tty ? r->tty : stdin));
   el_repl_term_cfg_t tc = {.in = r->tty ? r->tty : stdin,
                            .out = stdout,
                            .history = history_path(r->o, hbuf, sizeof hbuf),

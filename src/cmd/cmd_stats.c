@@ -239,7 +239,10 @@ static int stats_live(const el_src_opts_t *o) {
   el_src_pump_result_t res;
   int rc = el_src_pump_decoder(NULL, o, d, &res);
   const el_ev_stats_t *st = el_ev_decoder_stats(d);
-  print_report(c, st, now_s() - t0, cpu_s() - c0);
+  /* no report of zeros for an input that never opened (its error said
+   * why) */
+  if (rc == 0 || rc == EL_ESTOPPED || res.stats.connections > 0)
+    print_report(c, st, now_s() - t0, cpu_s() - c0);
   int out_bad = output_failed();
   int status = rc == 0 || rc == EL_ESTOPPED ||
                        (rc == EL_ETRUNC && st->sessions > 0)

@@ -111,6 +111,9 @@ struct el_src_s {
   int tee_fd;                       /* --eventlog-log-file, -1 if none */
   int discarding;                   /* el_src_discard: tee no more */
   el_src_stats_t stats;
+  /* Set during el__src_open_failed when the connection was accepted,
+   * then closed before any data. */
+  int closed_empty;
 };
 
 /* Variants. */

@@ -322,9 +322,13 @@ void el__src_open_failed(el_src_t *s, int err) {
     begin_end(s, err);
     return;
   }
-  /* The first failure of a series is worth a warning; the rest is noise. */
+  /* The first failure of a series is worth a warning; the rest is noise.
+   * A connection that was accepted and closed before any data (a server
+   * going away with us in its queue) is not a failure to connect. */
   el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
-         "Failed to connect on %s: %s%s", d, el__src_strerror(err),
+         s->closed_empty ? "Connection on %s closed before any data: %s%s"
+                         : "Failed to connect on %s: %s%s",
+         d, el__src_strerror(err),
          s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
   if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
     /* After sessions this is the normal end (the program went away). */
@@ -392,7 +396,9 @@ void el__src_session_ended(el_src_t *s, int err) {
     return;  /* stopped from on_disconnect */
   if (!had_bytes) {
     /* Accepted and closed without data: back off like a failure. */
+    s->closed_empty = 1;
     el__src_open_failed(s, err ? err : EL_ECLOSED);
+    s->closed_empty = 0;
     return;
   }
   s->fails = 0;

@@ -134,6 +134,18 @@ static int apply(el_src_opts_t *o, const opt_def_t *d, const char *v) {
   case OPT_PORT:
     choose(o, EL_SRC_TCP);
     o->port = v;
+    /* a service name ("http") is looked up later; a number must be a
+     * port */
+    if (v[0] >= '0' && v[0] <= '9') {
+      char *end;
+      errno = 0;
+      unsigned long p = strtoul(v, &end, 10);
+      if (*end || errno || p < 1 || p > 65535)
+        return usage_err(o,
+                         "%s: expected a port 1-65535 or a service "
+                         "name, got '%s'",
+                         d->name, v);
+    }
     return 0;
   case OPT_TIMEOUT:
     if (parse_double(v, &o->timeout_s) || o->timeout_s < 0)

@@ -291,7 +291,10 @@ static void on_end(void *ud, el_src_t *src, int status) {
   pump_t *p = ud;
   if (p->c->one_stream)
     p->in_session = p->fed > 0;
-  finish_session(p, 1);
+  /* A source that never opened said why ("cannot open ..."): no "no
+   * eventlog header" after it. */
+  if (status >= 0 || src->ever_connected)
+    finish_session(p, 1);
   /* The end of a drain after a stop is still a stop, not an end of input. */
   p->res.status = p->stopping && status == 0 ? EL_ESTOPPED : status;
   close_drain_timer(p);

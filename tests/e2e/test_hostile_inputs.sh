@@ -217,3 +217,18 @@ rc=0; timeout 30 "$EL_BIN" stats "$T/baddesc.el" > /dev/null 2> "$T/err" || rc=$
 [ $rc = 1 ] && grep -q 'malformed header: description of event CREATE_THREAD (type 0) at byte 12 is 2147483647 bytes long' "$T/err" \
   || fail "a 2 GiB description: status $rc: $(cat "$T/err")"
 pass "a declaration's absurd description length is a malformed header at its byte"
+
+# 10. A directory: one error naming it and the reason, status 1, and no
+# second, untrue "no eventlog header: the input is empty" nor a report of
+# zeros (show, stats, the daemon).
+mkdir -p "$T/adir"
+for cmd in "stats" "show" "otelcol --no-otlp --eventlog-file"; do
+  rc=0; timeout 30 "$EL_BIN" $cmd "$T/adir" > "$T/dir.out" 2> "$T/dir.err" || rc=$?
+  [ $rc = 1 ] || fail "$cmd on a directory: status $rc"
+  grep -q "cannot open $T/adir: Is a directory" "$T/dir.err" \
+    || fail "$cmd on a directory: no reason: $(cat "$T/dir.err")"
+  ! grep -q "no eventlog header" "$T/dir.err" \
+    || fail "$cmd on a directory: an untrue second error: $(cat "$T/dir.err")"
+  ! grep -q "^events:" "$T/dir.out" || fail "$cmd on a directory: a report of zeros"
+done
+pass "a directory is one error naming it, status 1"

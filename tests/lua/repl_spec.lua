@@ -48,16 +48,21 @@ local function fresh()
   return repl, el, store
 end
 
--- Run fn with io.write captured; returns what was written.
+-- Run fn with io.write captured; returns what was written. With err,
+-- also what went to stderr (errors: repl.err), as a second result.
 local function capture(fn)
-  local out, old = {}, io.write
+  local out, errs, old, olderr = {}, {}, io.write, io.stderr
   io.write = function(...)
     for _, s in ipairs({...}) do out[#out + 1] = tostring(s) end
   end
+  io.stderr = {write = function(self, ...)
+    for _, s in ipairs({...}) do errs[#errs + 1] = tostring(s) end
+    return self
+  end}
   local ok, err = pcall(fn)
-  io.write = old
+  io.write, io.stderr = old, olderr
   assert(ok, err)
-  return table.concat(out)
+  return table.concat(out), table.concat(errs)
 end
 
 describe("eventlog_live.repl", function()
@@ -123,6 +128,52 @@ describe("eventlog_live.repl", function()
     assert.are.equal(1000, repl.census(700).t)
     assert.are.equal(1000, repl.census().t)
     assert.are.equal(50, repl.census().total)  -- the late sample is outside
+    -- far beyond the run: the last census (float distances there are all
+    -- equal); before it: the first; not a number: an error
+    assert.are.equal(1000, repl.census(1e30).t)
+    assert.are.equal(1000, repl.census("1e20s").t)
+    assert.are.equal(100, repl.census(-1e30).t)
+    assert.has_error(function() repl.census(1 / 0) end,
+      "census: the time must be a finite number, got inf")
+    assert.has_error(function() repl.census(0 / 0) end)
+    assert.has_error(function() repl.census(nil, 0) end,
+      "census: expected a whole number >= 1, got 0")
+  end)
+
+  it("rejects counts that are not whole numbers >= 1", function()
+    local repl = fresh()
+    for _, f in ipairs({"head", "tail", "heap"}) do
+      assert.has_error(function() repl[f](-3) end,
+        f .. ": expected a whole number >= 1, got -3")
+      assert.has_error(function() repl[f](0) end)
+      assert.has_error(function() repl[f](2.5) end)
+    end
+  end)
+
+  it("shows heap(n) as exactly n rows, the first and last included", function()
+    local repl, el = fresh()
+    for i = 1, 100 do el.fire("HEAP_SIZE", {t = i * 10}, 0, i * 1000) end
+    -- the "time ns" column of the table's rows
+    local function times(h)
+      local out = {}
+      for line in tostring(h):gmatch("[^\n]+") do
+        local t = line:match("^%s*(%d+)%s+%S")
+        if t and not line:find("points") then out[#out + 1] = tonumber(t) end
+      end
+      return out
+    end
+    for _, n in ipairs({1, 2, 5, 7, 25, 99, 100, 150}) do
+      local h = repl.heap(n)
+      local rows = times(h)
+      assert.are.equal(math.min(n, 100), #rows)
+      assert.truthy(tostring(h):find(string.format("100 points %%(showing %d%%)",
+                                                   math.min(n, 100))))
+      assert.are.equal(1000, rows[#rows])
+      if n >= 2 then assert.are.equal(10, rows[1]) end
+    end
+    -- 5 of 100 points (t = 10..1000): indexes 1, 26 (25.75 rounded),
+    -- 51 (50.5), 75 (75.25), 100
+    assert.are.same({10, 260, 510, 750, 1000}, times(repl.heap(5)))
   end)
 
   it("merges heap series on time", function()
@@ -196,10 +247,11 @@ describe("eventlog_live.repl", function()
     assert.are.equal(5, x_spec)
     assert.are.equal("1\t{2, 3, k = \"v\"}\n",
       capture(function() repl.eval("1, {2, 3, k = 'v'}") end))
-    local out = capture(function() st = repl.eval("error('boom')") end)
+    local out, err = capture(function() st = repl.eval("error('boom')") end)
     assert.are.equal("error", st)
-    assert.truthy(out:find("^stdin:1: boom\nstack traceback:"))
-    assert.is_nil(out:find("xpcall"))
+    assert.are.equal("", out)
+    assert.truthy(err:find("^stdin:1: boom\nstack traceback:"))
+    assert.is_nil(err:find("xpcall"))
     assert.are.equal("incomplete", repl.eval("for i = 1, 2 do"))
     assert.are.equal("incomplete", repl.eval("1 +"))
     out = capture(function() st = repl.eval("1 )") end)
@@ -207,15 +259,16 @@ describe("eventlog_live.repl", function()
     assert.are.equal("quit", repl.eval(":quit"))
     -- A command after unfinished lines: their syntax error, then the
     -- command (Lua's own message for "x = " at its end).
-    out = capture(function() st = repl.eval("x = \n:quit") end)
+    out, err = capture(function() st = repl.eval("x = \n:quit") end)
     assert.are.equal("quit", st)
-    assert.are.equal("stdin:1: unexpected symbol near <eof>\n", out)
-    out = capture(function() st = repl.eval("for i = 1, 2 do\n  :help") end)
+    assert.are.equal("stdin:1: unexpected symbol near <eof>\n", err)
+    out, err = capture(function() st = repl.eval("for i = 1, 2 do\n  :help") end)
     assert.are.equal("ok", st)
-    assert.truthy(out:find("^stdin:1: 'end' expected near <eof>\n"))
-    out = capture(function() st = repl.eval(":frob") end)
+    assert.truthy(err:find("^stdin:1: 'end' expected near <eof>\n"))
+    assert.truthy(out:find("heap"))
+    out, err = capture(function() st = repl.eval(":frob") end)
     assert.are.equal("error", st)
-    assert.truthy(out:find("unknown command :frob"))
+    assert.truthy(err:find("unknown command :frob"))
     x_spec = nil
   end)
 end)
@@ -225,17 +278,23 @@ local logs = os.getenv("EL_EVENTLOGS") or (src .. "/tests/data/eventlogs")
 local describe_bin = bin and describe or pending
 
 -- Run the REPL with `input` piped as its commands (not a terminal).
+-- The repl on args with input piped in: stdout and stderr together, the
+-- exit status, and stderr alone.
 local function repl_run(args, input)
-  local f = os.tmpname()
+  local f, e = os.tmpname(), os.tmpname()
   local h = assert(io.open(f, "w"))
   h:write(input)
   h:close()
-  local p = io.popen(string.format("%q repl --no-history %s < %q 2>&1", bin,
-                                   args, f))
+  local p = io.popen(string.format("%q repl --no-history %s < %q 2>%q", bin,
+                                   args, f, e))
   local out = p:read("a")
   local ok, _, code = p:close()
+  h = assert(io.open(e))
+  local err = h:read("a")
+  h:close()
   os.remove(f)
-  return out, ok and 0 or code
+  os.remove(e)
+  return out .. err, ok and 0 or code, err
 end
 
 local function ref_events(name)
@@ -270,6 +329,21 @@ describe_bin("eventlog-live repl (piped input)", function()
     assert.are.equal(0, code)
     -- two markers of oddball-hT say "Summing 24..." (the reference)
     assert.truthy(out:find("\n2\nSumming 240086 numbers\n0\n0\n", 1, true), out)
+  end)
+
+  it("reports a failing input on stderr, goes on, and exits 1", function()
+    local out, code, err = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
+      "heap(-5)\n1 + 1\ncensus(1 / 0)\n#heap(3).rows > 0\n")
+    assert.are.equal(1, code)
+    assert.truthy(err:find("heap: expected a whole number >= 1, got -5", 1, true), err)
+    assert.truthy(err:find("census: the time must be a finite number, got inf",
+                           1, true), err)
+    assert.is_nil(err:find("attempt to index"), err)
+    -- the lines after each error still ran, their results on stdout
+    assert.truthy(out:find("\n2\n", 1, true), out)
+    assert.truthy(out:find("\ntrue\n", 1, true), out)
+    local _, ok_code = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog", "1 + 1\n")
+    assert.are.equal(0, ok_code)
   end)
 
   it("refuses a terminal-less stdin source and bad options", function()

@@ -368,6 +368,20 @@ static void test_opts_errors(void **state) {
   assert_int_equal(parse_all(&o, 2, emp), EL_EUSAGE);
   char *fol[] = {"x", "--eventlog-socket", "/s", "--follow"};
   assert_int_equal(parse_all(&o, 4, fol), EL_EUSAGE);
+  /* ports: 1-65535 or a service name */
+  const char *ports[] = {"99999", "0", "65536", "12x"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(ports); i++) {
+    char *p[] = {"x", "--eventlog-socket-host", "h", "--eventlog-socket-port",
+                 (char *)ports[i]};
+    assert_int_equal(parse_all(&o, 5, p), EL_EUSAGE);
+    assert_non_null(strstr(o.err, "expected a port 1-65535"));
+  }
+  const char *good[] = {"1", "65535", "http"};
+  for (size_t i = 0; i < EL_ARRAY_LEN(good); i++) {
+    char *p[] = {"x", "--eventlog-socket-host", "h", "--eventlog-socket-port",
+                 (char *)good[i]};
+    assert_int_equal(parse_all(&o, 5, p), 0);
+  }
   char longp[200];
   memset(longp, 'a', sizeof longp - 1);
   longp[0] = '/';
@@ -774,7 +788,21 @@ static void test_gives_up_after_retries(void **state) {
   loop_done(&loop);
 }
 
-/* A peer that accepts and closes at once counts as a failed attempt. */
+/* Warnings logged (test_empty_sessions_back_off), one per line. */
+static char warned[2048];
+
+static void warn_hook(void *ud, el_log_level_t level, const char *msg) {
+  (void)ud;
+  if (level == EL_LOG_WARN &&
+      strlen(warned) + strlen(msg) + 2 < sizeof warned) {
+    strcat(warned, msg);
+    strcat(warned, "\n");
+  }
+}
+
+/* A peer that accepts and closes at once counts as a failed attempt; the
+ * warning says the connection closed before any data, not that it could
+ * not connect. */
 static void test_empty_sessions_back_off(void **state) {
   (void)state;
   char path[512];
@@ -791,8 +819,20 @@ static void test_empty_sessions_back_off(void **state) {
   unix_opts(&o, path);
   o.retries = 3;
   rec_t r = {0};
+  warned[0] = 0;
+  el_log_level_t saved = el_log_threshold;
+  el_log_threshold = EL_LOG_WARN; /* the hook sees what passes it */
+  el_log_set_hook(warn_hook, NULL);
   el_src_t *src = make(&loop, &o, &r);
   run_for(&loop, 10000);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = saved;
+  /* the first warning (the first empty session's); the next one is the
+   * socket gone (ENOENT): a failure to connect */
+  assert_true(strncmp(warned, "Connection on Unix socket ", 26) == 0);
+  assert_non_null(strstr(warned, "closed before any data"));
+  assert_true(strstr(warned, "closed before any data") <
+              strstr(warned, "Failed to connect"));
   assert_int_equal(r.connects, 3);
   assert_int_equal(r.session_len[2], 8);
   const el_src_stats_t *st = el_src_stats(src);
