@@ -1,6 +1,8 @@
 /* src_unix.c: --eventlog-socket PATH, a Unix-domain stream socket served by
  * eventlog-socket (spec/eventlog-format.md §5.2-§5.3). One attempt = one
  * uv_pipe_connect; the core retries with backoff. */
+#include <sys/stat.h>
+
 #include "source_internal.h"
 
 static void connect_cb(uv_connect_t *req, int status) {
@@ -8,7 +10,14 @@ static void connect_cb(uv_connect_t *req, int status) {
   if (status == UV_ECANCELED || s->state != SRC_OPENING)
     return;  /* closing: the handle's close callback finishes the job */
   if (status < 0) {
+    struct stat st;
     el__src_close_stream(s);
+    /* connect(2) on a path that is not a socket says ECONNREFUSED: say
+     * what the path is instead (still retried: a program may yet bind a
+     * socket there once the file is gone) */
+    if (status == UV_ECONNREFUSED && stat(s->path, &st) == 0 &&
+        !S_ISSOCK(st.st_mode))
+      status = UV_ENOTSOCK;
     el__src_open_failed(s, status);
     return;
   }

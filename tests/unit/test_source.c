@@ -760,6 +760,31 @@ static void test_reconnect_when_server_starts_late(void **state) {
   loop_done(&loop);
 }
 
+/* A path that is a regular file, not a socket: the failure says so
+ * (connect(2) itself says "Connection refused"). */
+static void test_socket_path_not_a_socket(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "plain.file");
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.timeout_s = 0.01;
+  o.retries = 0;
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.connects, 0);
+  assert_int_equal(r.end_status, UV_ENOTSOCK);
+  el_src_free(src);
+  unlink(path);
+  loop_done(&loop);
+}
+
 static void test_gives_up_after_retries(void **state) {
   (void)state;
   char path[512];
@@ -1390,6 +1415,7 @@ int main(void) {
       cmocka_unit_test(test_file_pause_after_every_chunk),
       cmocka_unit_test(test_unix_two_sessions),
       cmocka_unit_test(test_reconnect_when_server_starts_late),
+      cmocka_unit_test(test_socket_path_not_a_socket),
       cmocka_unit_test(test_gives_up_after_retries),
       cmocka_unit_test(test_empty_sessions_back_off),
       cmocka_unit_test(test_tcp_ipv4),
