@@ -14,7 +14,9 @@
  *     marker's start and end time (§1.5: end_time bounds the block's
  *     events, whose own times are not read);
  *   - the first OSPROCESS_PID, OSPROCESS_PPID, RTS_IDENTIFIER and
- *     PROGRAM_ARGS (§2.4), the strings copied. */
+ *     PROGRAM_ARGS (§2.4), the strings copied;
+ *   - the events without a capability (§3.6): the offset of the last
+ *     one and the set of their types. */
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +145,17 @@ static void see_init(scan_t *s, const el_ev_event_t *ev) {
   }
 }
 
+/* An event without a capability (a global block's, or outside blocks). */
+static void see_nocap(el_ev_scan_session_t *c, const el_ev_event_t *ev) {
+  c->has_nocap = 1;
+  if (ev->offset > c->nocap_last_offset)
+    c->nocap_last_offset = ev->offset;
+  if (ev->type < 256)
+    c->nocap_types[ev->type >> 6] |= (uint64_t)1 << (ev->type & 63);
+  else
+    c->nocap_high = 1;
+}
+
 static int on_event(void *ud, const el_ev_event_t *ev) {
   scan_t *s = ud;
   el_ev_scan_session_t *c = s->cur;
@@ -158,6 +171,8 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   if (end > c->end_offset)
     c->end_offset = end;
   see_time(s, ev->t_ns);
+  if (ev->cap == EL_EV_NO_CAP && ev->type != EL_EV_BLOCK_MARKER)
+    see_nocap(c, ev);
   if (!ev->known)
     return 0;
   switch (ev->type) {

@@ -395,6 +395,15 @@ typedef struct el_ev_scan_session_s {
                                 event: arguments each ended by NUL; a copy,
                                 NULL if none */
   size_t args_len;           /* its length in bytes */
+  /* Events without a capability (global blocks, events outside blocks;
+   * block markers aside: spec §3.6). GHC 9.0 writes its global block at
+   * exit, after the capability blocks, so these tell a time-order reader
+   * that such events are still to come. Additive. */
+  uint8_t has_nocap;          /* 1 if the session has any */
+  uint8_t nocap_high;         /* 1 if one of them has a type id >= 256 */
+  uint64_t nocap_last_offset; /* byte offset of the last one */
+  uint64_t nocap_types[4];    /* their type ids below 256, a bitmap: bit
+                                 id & 63 of word id >> 6 */
 } el_ev_scan_session_t;
 
 /* The result of el_ev_scan_sessions. Free with el_ev_scan_free. */

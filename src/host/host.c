@@ -522,6 +522,7 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name) {
  * dispatch slots follow star_flag (none of them is known to the decoder,
  * so none has fields to leave out today). */
 void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
+  if (bit & EL__F_ORD) h->prog.nocap_ord = -1; /* host_clock.c */
   if (type < 0) {
     h->star_flag = on ? (h->star_flag | bit) : (h->star_flag & ~bit);
     el_ev_decoder_set_fields(h->dec, -1, h->star_flag != 0);

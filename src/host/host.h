@@ -169,6 +169,15 @@ typedef struct el_host_hint_s {
    * none. Borrowed for the call. */
   el_strview_t rts_id;
   el_strview_t args;
+  /* Events without a capability (global blocks; GHC 9.0 writes its one at
+   * exit, after the capability blocks), from el_ev_scan_session_t: the
+   * time-order handlers of a type among nocap_types (ids below 256;
+   * nocap_high: some id >= 256) wait for them until the block marker
+   * after nocap_last_offset, the byte offset of the last one. */
+  int has_nocap;
+  int nocap_high;
+  uint64_t nocap_last_offset;
+  uint64_t nocap_types[4];
 } el_host_hint_t;
 
 /* Hints for the next n sessions (headers) the host reads, in order (a

@@ -421,6 +421,72 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   return 0;
 }
 
+/* {====== events without a capability ======} */
+
+/* A hinted session: its events without a capability, if any, are still to
+ * come (from time 0 on). */
+static void nocap_expect(el__progress_t *p, const el_host_hint_t *hint) {
+  if (!hint->has_nocap) return;
+  p->nocap_wait = 1;
+  p->nocap_high = hint->nocap_high != 0;
+  p->nocap_until = hint->nocap_last_offset;
+  memcpy(p->nocap_types, hint->nocap_types, sizeof p->nocap_types);
+}
+
+static void nocap_seen(el__progress_t *p, el_rts_ns_t t) {
+  if (t > p->nocap_last) p->nocap_last = t;
+}
+
+/* A block marker ev at its byte offset: the global block before it, if
+ * any, is complete (its events reach its end time); past the last event
+ * without a capability nothing more of them comes; the block it opens is
+ * a global one (global) ending at end. */
+static void nocap_block(el__progress_t *p, const el_ev_event_t *ev,
+                        int global, el_rts_ns_t end) {
+  if (p->nocap_block) nocap_seen(p, p->nocap_block_end);
+  p->nocap_block = 0;
+  if (!p->nocap_wait) return;
+  if (ev->offset > p->nocap_until) {
+    p->nocap_wait = 0;
+    return;
+  }
+  if (global) {
+    nocap_seen(p, ev->t_ns); /* its events are at or after its start */
+    p->nocap_block = 1;
+    p->nocap_block_end = end;
+  }
+}
+
+void el__progress_nocap(el_host_t *h, const el_ev_event_t *ev) {
+  el__progress_t *p = &h->prog;
+  if (!p->nocap_wait) return;
+  nocap_seen(p, ev->t_ns);
+  if (ev->offset >= p->nocap_until) p->nocap_wait = 0; /* the last one */
+}
+
+/* Whether the time-order handlers want a type that comes without a
+ * capability in this session (cached in p->nocap_ord). */
+static int nocap_wanted(const el_host_t *h, el__progress_t *p) {
+  if (p->nocap_ord >= 0) return p->nocap_ord;
+  int want = p->nocap_high && (h->star_flag & EL__F_ORD);
+  for (int w = 0; w < 4 && !want; w++)
+    for (uint64_t b = p->nocap_types[w]; b && !want; b &= b - 1) {
+      int type = w * 64 + __builtin_ctzll(b);
+      want = type < EL__HOST_NTYPES ? (h->flags[type] & EL__F_ORD) != 0
+                                    : (h->star_flag & EL__F_ORD) != 0;
+    }
+  p->nocap_ord = want;
+  return want;
+}
+
+int el__order_watermark(el_host_t *h, el_rts_ns_t *wm) {
+  el__progress_t *p = &h->prog;
+  int rc = el__watermark(h, wm);
+  if (!p->nocap_wait || !nocap_wanted(h, p)) return rc;
+  if (rc < 0 || p->nocap_last < *wm) *wm = p->nocap_last;
+  return 0;
+}
+
 /* {====== the clock ======} */
 
 int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t) {
@@ -505,10 +571,14 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   p->gap_max = 0;
   p->max_cap = p->block_cap = p->wm_cap = -1;
   p->wm_dirty = 1;
+  p->nocap_wait = p->nocap_block = 0;
+  p->nocap_ord = -1;
+  p->nocap_last = 0;
   if (c->next_hint >= c->nhints) return NULL;
   const el_host_hint_t *hint = &c->hints[c->next_hint++];
   c->hinted = 1;
   for (size_t i = 0; i < hint->ncaps; i++) expect(h, hint->caps[i], 0);
+  nocap_expect(p, hint);
   if (hint->has_wall_clock) {
     c->state = EL_HOST_CLOCK_EXACT;
     c->anchor = hint->start_unix_ns;
@@ -522,6 +592,7 @@ void el__clock_end(el_host_t *h) {
   el__progress_t *p = &h->prog;
   if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
   p->block_cap = -1;
+  p->nocap_wait = p->nocap_block = 0; /* everything has come */
 }
 
 int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
@@ -534,6 +605,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
     p->block_cap = -1;
     uint64_t cap = ev->v[2].u, end = ev->v[1].u;
+    nocap_block(p, ev, cap == EL_EV_NO_CAP, end);
     if (cap != EL_EV_NO_CAP && cap < EL__MAX_CAPS) {
       p->block_cap = (int)cap;
       p->block_end = end;

@@ -79,6 +79,10 @@ static void c_scan(void *ud, const uint8_t *buf, size_t len) {
       v[i].ppid = s->ppid;
       v[i].rts_id = (el_strview_t){s->rts_id, s->rts_id_len};
       v[i].args = (el_strview_t){s->args, s->args_len};
+      v[i].has_nocap = s->has_nocap;
+      v[i].nocap_high = s->nocap_high;
+      v[i].nocap_last_offset = s->nocap_last_offset;
+      memcpy(v[i].nocap_types, s->nocap_types, sizeof v[i].nocap_types);
     }
     el_host_set_hints(h, v, r.nsessions);
   }

@@ -229,6 +229,21 @@ typedef struct el__progress_s {
   /* reorder_late, reorder_forced, order_late, order_forced already
    * warned about (el__order_report). */
   uint64_t told[4];
+  /* A recorded session's events without a capability (global blocks),
+   * from the scan's hint: still to come until a block marker after byte
+   * nocap_until (the last one's offset); nocap_last: the latest time they
+   * delivered (global blocks are written in time order, GHC 9.0's at
+   * exit). The time-order handlers wait for them when one of their types
+   * is in nocap_types (nocap_high: a type id >= 256); nocap_ord caches
+   * that (-1: to compute; el__host_set_flag clears it). */
+  int nocap_wait;
+  int nocap_high;
+  int nocap_ord;
+  int nocap_block; /* a global block is being read, ending at */
+  el_rts_ns_t nocap_block_end;
+  el_rts_ns_t nocap_last;
+  uint64_t nocap_until;
+  uint64_t nocap_types[4];
 } el__progress_t;
 
 struct el__ana_s;           /* ana_internal.h */
@@ -551,6 +566,17 @@ void el__order_report(el_host_t *h);
  * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
  * expected (nothing to wait for). */
 int el__watermark(el_host_t *h, el_rts_ns_t *wm);
+
+/* el__watermark for the time-order handlers (lua_order.c): also no later
+ * than the latest time of the events without a capability, while a
+ * recorded file's scan shows some of a type those handlers want still to
+ * come (GHC 9.0 writes its global block at exit). Returns 0 with *wm set,
+ * or -1 when nothing is waited for. */
+int el__order_watermark(el_host_t *h, el_rts_ns_t *wm);
+
+/* A time-order event ev without a capability (ev->cap EL_EV_NO_CAP) was
+ * read: the global blocks have delivered up to its time. */
+void el__progress_nocap(el_host_t *h, const el_ev_event_t *ev);
 /* Eventlog time of the wall clock now in a live session with a clock
  * (for closing windows of a quiet stream); returns 0 and sets *t, or -1. */
 int el__clock_wall_t(el_host_t *h, el_rts_ns_t *t);

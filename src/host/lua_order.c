@@ -6,7 +6,10 @@
  * the handlers once they lie at or below the host's watermark
  * (host_clock.c: each capability's blocks arrive in time order, so no
  * event of a capability still waited for can come before it;
- * spec/eventlog-format.md §3.5, §3.6). Everything still held is released
+ * spec/eventlog-format.md §3.5, §3.6), and, in a recorded file whose scan
+ * shows events without a capability of a type they want still to come
+ * (GHC 9.0 writes its global block at exit), at or below the latest time
+ * of those (el__order_watermark). Everything still held is released
  * at the end of each session, before the on_session_end hooks, and the
  * oldest once more than max_held are held (counted in order_forced). An
  * event older than one already released is late: dispatched at once, out
@@ -196,7 +199,7 @@ void el__order_release(el_host_t *h, int all) {
   if (!o || h->in_dispatch) return;
   el__batch_flush(h); /* stream-order handlers first, as for any Lua */
   el_rts_ns_t wm = 0;
-  int none = all || el__watermark(h, &wm) < 0;
+  int none = all || el__order_watermark(h, &wm) < 0;
   while (o->n && !h->stop && !h->interrupted) {
     int ai = q_first(o);
     if (!none && q_at(&o->q[o->active[ai]], 0)->t > wm) {
@@ -215,7 +218,10 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     el__events_dispatch_ordered(h, ev);
     return;
   }
-  if (ev->cap != EL_EV_NO_CAP) el__progress_event(h, ev->cap, ev->t_ns);
+  if (ev->cap != EL_EV_NO_CAP)
+    el__progress_event(h, ev->cap, ev->t_ns);
+  else
+    el__progress_nocap(h, ev);
   if (o->released_any && ev->t_ns < o->released_t) {
     h->st.order_late++; /* behind what was released: at once */
     el__events_dispatch_ordered(h, ev);

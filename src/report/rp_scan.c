@@ -64,7 +64,16 @@ static void add_cap(scan_t *s, el_host_hint_t *hi, uint64_t cap) {
 static int on_event(void *ud, const el_ev_event_t *ev) {
   scan_t *s = ud;
   el_host_hint_t *hi = s->n ? &s->v[s->n - 1] : NULL;
-  if (!hi || !ev->known) return 0;
+  if (!hi) return 0;
+  if (ev->cap == EL_EV_NO_CAP && ev->type != 18) { /* see el_host_hint_t */
+    hi->has_nocap = 1;
+    if (ev->offset > hi->nocap_last_offset) hi->nocap_last_offset = ev->offset;
+    if (ev->type < 256)
+      hi->nocap_types[ev->type >> 6] |= (uint64_t)1 << (ev->type & 63);
+    else
+      hi->nocap_high = 1;
+  }
+  if (!ev->known) return 0;
   if (ev->t_ns > hi->max_t) hi->max_t = ev->t_ns;
   if (ev->type == 18 && ev->nfields >= 3) { /* BLOCK_MARKER */
     if (ev->v[1].u > hi->max_t) hi->max_t = ev->v[1].u;

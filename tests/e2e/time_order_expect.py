@@ -10,6 +10,10 @@ events section ghc-events sorts by time.
       marker (the first: since the start).
   time_order_expect.py allocs REFERENCE
       every HEAP_ALLOCATED as "t<TAB>cap<TAB>bytes", sorted.
+  time_order_expect.py gcheap REFERENCE
+      every GC_START ("starting GC") and HEAP_PROF_SAMPLE_STRING ("heap
+      prof sample ...") as "t<TAB>GC_START" or "t<TAB>HEAP_PROF_SAMPLE_STRING",
+      sorted by (time, name).
 """
 import re
 import sys
@@ -50,6 +54,17 @@ def markers(path):
             prev = total
 
 
+def gcheap(path):
+    rows = []
+    for t, cap, text in events(path):
+        if text == "starting GC":
+            rows.append((t, "GC_START"))
+        elif text.startswith("heap prof sample "):
+            rows.append((t, "HEAP_PROF_SAMPLE_STRING"))
+    for r in sorted(rows):
+        print("\t".join(map(str, r)))
+
+
 def allocs(path):
     rows = []
     for t, cap, text in events(path):
@@ -61,4 +76,4 @@ def allocs(path):
 
 
 if __name__ == "__main__":
-    {"markers": markers, "allocs": allocs}[sys.argv[1]](sys.argv[2])
+    {"markers": markers, "allocs": allocs, "gcheap": gcheap}[sys.argv[1]](sys.argv[2])
