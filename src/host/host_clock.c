@@ -31,10 +31,12 @@
  *    $EVENTLOG_LIVE_REORDER_MAX_WAIT_MS) or the
  *    horizon if longer. Live, a capability seen implies the lower-numbered
  *    ones (the RTS numbers them from 0), waited for from time 0, and the
- *    next one is waited for from time 0 during the session's first
- *    horizon of quiet time (unless a scan's hint named the capabilities):
- *    a GHC 9.0 program's capability 1 may write its first block only after
- *    capability 0 has written its whole run. The
+ *    next one is waited for from time 0 during the horizon of quiet time
+ *    after the session's first capability block (unless a scan's hint
+ *    named the capabilities): a GHC 9.0 program's capability 1 may write
+ *    its first block only after capability 0 has written its whole run,
+ *    and one whose buffers never fill writes its header at start and
+ *    every block at exit. The
  *    reorder buffer of the C analyses (ana_reorder.c) and the windows of
  *    the default processors (el.watermark) use it.
  *
@@ -286,7 +288,7 @@ void el_host_input_waits(el_host_t *h, int waiting) {
     p->waits_known = 1;
     p->waiting = 0;
     p->waited_ns = 0;
-    p->session_at = 0;
+    p->session_at = p->first_block_at = 0;
     memset(p->arrived, 0, sizeof p->arrived);
   }
   waiting = waiting != 0;
@@ -401,12 +403,16 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
         next = last;
       }
     }
+    uint64_t from = p->any_block ? p->first_block_at : p->session_at;
     if (h->clock.live && !h->clock.hinted && p->max_cap + 1 < EL__MAX_CAPS &&
-        (now <= p->session_at || now - p->session_at <= p->horizon)) {
+        (now <= from || now - from <= p->horizon)) {
       /* The next capability may exist and not have written yet (a GHC
        * 9.0 capability's first block can come after another's whole
        * run): waited for from time 0 for the horizon of quiet time from
-       * the session's start. */
+       * the session's first capability block. Not from its header: a GHC
+       * 9.0 program whose buffers never fill writes its header at start
+       * and all its blocks at exit, back to back, so the quiet time
+       * before the first block says nothing about the next one. */
       next = best;
       best = 0;
       bc = p->max_cap + 1;
@@ -568,6 +574,7 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
     p->gap[i] = 0;
   }
   p->session_at = c->live ? arrival_now(h) : 0;
+  p->any_block = 0;
   p->gap_max = 0;
   p->max_cap = p->block_cap = p->wm_cap = -1;
   p->wm_dirty = 1;
@@ -607,6 +614,10 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     uint64_t cap = ev->v[2].u, end = ev->v[1].u;
     nocap_block(p, ev, cap == EL_EV_NO_CAP, end);
     if (cap != EL_EV_NO_CAP && cap < EL__MAX_CAPS) {
+      if (c->live && !p->any_block) {
+        p->any_block = 1;
+        p->first_block_at = arrival_now(h);
+      }
       p->block_cap = (int)cap;
       p->block_end = end;
       if (c->live) block_gap(h, (unsigned)cap);

@@ -217,6 +217,11 @@ typedef struct el__progress_s {
   uint64_t wait_since_ns;
   uint64_t waited_ns;  /* waits that ended, summed (the quiet clock) */
   uint64_t session_at; /* live: the quiet time when the session began */
+  /* Live: the quiet time when the session's first capability block came
+   * (any_block set): the next capability is waited for during the horizon
+   * from then (host_clock.c, el__watermark). */
+  uint64_t first_block_at;
+  int any_block;
   uint64_t gap_max;    /* live: the longest gap[] of the session */
   el_rts_ns_t wm;      /* cached watermark */
   /* With the cache, in a recorded session: the least latest time of the

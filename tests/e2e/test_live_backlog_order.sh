@@ -139,5 +139,30 @@ run fifo-all all --eventlog-file "$tmp/fifo"
 wait
 same fifo-all all
 
+# ghc-9.0/oddball-hT.eventlog (-N2 -hT) as the README's quick start sends
+# it live: a GHC 9.0 program whose buffers never fill writes its header at
+# start and its three blocks (cap 0, cap 1, global) back to back at exit.
+# The writer sends the header, waits past the horizon (1 s here, 2.5 s of
+# quiet time), then the rest. The next capability is waited for from the
+# first capability block on, not from the header, so cap 1's events are
+# not late (before: all of cap 1's thread and GC events, "~12000 thread/GC
+# events arrived after the reorder horizon" with the quick start).
+ODD=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+run file-odd-default default --eventlog-file "$ODD"
+mkfifo "$tmp/fifo-odd"
+python3 - "$ODD" "$tmp/fifo-odd" <<'PY' &
+import sys, time
+data = open(sys.argv[1], "rb").read()
+head = data.index(b"datb") + 4  # the header, as GHC writes it at start
+with open(sys.argv[2], "wb", buffering=0) as f:
+    f.write(data[:head])
+    time.sleep(2.5)
+    f.write(data[head:])
+PY
+EVENTLOG_LIVE_REORDER_HORIZON_MS=1000 \
+  run fifo-odd-default default --eventlog-file "$tmp/fifo-odd"
+wait
+same fifo-odd-default odd-default
+
 [ "$fail" = 0 ] && echo PASS
 exit "$fail"
