@@ -447,8 +447,8 @@ static void nocap_seen(el__progress_t *p, el_rts_ns_t t) {
  * any, is complete (its events reach its end time); past the last event
  * without a capability nothing more of them comes; the block it opens is
  * a global one (global) ending at end. */
-static void nocap_block(el__progress_t *p, const el_ev_event_t *ev,
-                        int global, el_rts_ns_t end) {
+static void nocap_block(el__progress_t *p, const el_ev_event_t *ev, int global,
+                        el_rts_ns_t end) {
   if (p->nocap_block) nocap_seen(p, p->nocap_block_end);
   p->nocap_block = 0;
   if (!p->nocap_wait) return;

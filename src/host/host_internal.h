@@ -217,11 +217,6 @@ typedef struct el__progress_s {
   uint64_t wait_since_ns;
   uint64_t waited_ns;  /* waits that ended, summed (the quiet clock) */
   uint64_t session_at; /* live: the quiet time when the session began */
-  /* Live: the quiet time when the session's first capability block came
-   * (any_block set): the next capability is waited for during the horizon
-   * from then (host_clock.c, el__watermark). */
-  uint64_t first_block_at;
-  int any_block;
   uint64_t gap_max;    /* live: the longest gap[] of the session */
   el_rts_ns_t wm;      /* cached watermark */
   /* With the cache, in a recorded session: the least latest time of the
@@ -234,6 +229,11 @@ typedef struct el__progress_s {
   /* reorder_late, reorder_forced, order_late, order_forced already
    * warned about (el__order_report). */
   uint64_t told[4];
+  /* Live: the quiet time when the session's first capability block came
+   * (any_block set): the next capability is waited for during the horizon
+   * from then (host_clock.c, el__watermark). */
+  uint64_t first_block_at;
+  int any_block;
   /* A recorded session's events without a capability (global blocks),
    * from the scan's hint: still to come until a block marker after byte
    * nocap_until (the last one's offset); nocap_last: the latest time they
