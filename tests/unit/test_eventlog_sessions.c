@@ -756,6 +756,23 @@ static void test_scan_threads_log(void **st) {
   /* Each argument ends with NUL; the last one's may be the event's end. */
   assert_true(x->args_len == sizeof args - 1 || x->args_len == sizeof args);
   assert_memory_equal(x->args, args, sizeof args - 1);
+  /* Its events without a capability, all in the global block at the end
+   * (ghc-events text: startup, task and capset events): the last is a
+   * CAPSET_DELETE (10-byte header + 4-byte capset), then DATA_END (2
+   * bytes) ends the file. Their type ids (spec §4): CAPSET_CREATE 25,
+   * CAPSET_DELETE 26, CAPSET_ASSIGN_CAP 27, CAPSET_REMOVE_CAP 28,
+   * RTS_IDENTIFIER 29, PROGRAM_ARGS 30, OSPROCESS_PID 32, OSPROCESS_PPID
+   * 33, WALL_CLOCK_TIME 43, CAP_CREATE 45, CAP_DELETE 46, HEAP_INFO_GHC
+   * 52, TASK_CREATE 55, TASK_DELETE 57. */
+  assert_true(x->has_nocap);
+  assert_false(x->nocap_high);
+  assert_int_equal(x->nocap_last_offset, n - 2 - 14);
+  static const int nocap_ids[] = {25, 26, 27, 28, 29, 30, 32,
+                                  33, 43, 45, 46, 52, 55, 57};
+  uint64_t want[4] = {0};
+  for (size_t i = 0; i < sizeof nocap_ids / sizeof nocap_ids[0]; i++)
+    want[nocap_ids[i] >> 6] |= (uint64_t)1 << (nocap_ids[i] & 63);
+  for (int w = 0; w < 4; w++) assert_int_equal(x->nocap_types[w], want[w]);
   /* Both capability blocks' bodies were not read. */
   assert_int_equal(s.stats.skipped_blocks, 2);
   assert_int_equal(s.stats.skipped_block_bytes,
