@@ -168,7 +168,8 @@ void el__order_report(el_host_t *h) {
        "apart in time"},
       {st->order_late,
        "events arrived after the reorder horizon (their capability "
-       "silent past it, or first seen late)",
+       "silent past it, or first seen late; or without a capability, in "
+       "a global block read late: live, GHC 9.0 writes it at exit)",
        "order_late", olate},
       {st->order_forced,
        "events for time-order handlers were released before their turn",
@@ -381,6 +382,13 @@ static void block_gap(el_host_t *h, unsigned cap) {
   if (g > p->gap_max) p->gap_max = g;
 }
 
+/* Live: whether quiet time now lies within the horizon from the session's
+ * first capability block (before one, from its start). */
+static int quiet_within(const el__progress_t *p, uint64_t now) {
+  uint64_t from = p->any_block ? p->first_block_at : p->session_at;
+  return now <= from || now - from <= p->horizon;
+}
+
 int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   el__progress_t *p = &h->prog;
   if (p->wm_dirty) {
@@ -403,9 +411,8 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
         next = last;
       }
     }
-    uint64_t from = p->any_block ? p->first_block_at : p->session_at;
     if (h->clock.live && !h->clock.hinted && p->max_cap + 1 < EL__MAX_CAPS &&
-        (now <= from || now - from <= p->horizon)) {
+        quiet_within(p, now)) {
       /* The next capability may exist and not have written yet (a GHC
        * 9.0 capability's first block can come after another's whole
        * run): waited for from time 0 for the horizon of quiet time from

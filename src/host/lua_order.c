@@ -199,7 +199,14 @@ void el__order_release(el_host_t *h, int all) {
   if (!o || h->in_dispatch) return;
   el__batch_flush(h); /* stream-order handlers first, as for any Lua */
   el_rts_ns_t wm = 0;
-  int none = all || el__order_watermark(h, &wm) < 0;
+  /* The common case, nothing without a capability waited for (none to
+   * come, or of no type wanted: nocap_ord 0 once known), without a call
+   * more. */
+  int rc = all ? -1
+           : h->prog.nocap_wait && h->prog.nocap_ord != 0
+               ? el__order_watermark(h, &wm)
+               : el__watermark(h, &wm);
+  int none = rc < 0;
   while (o->n && !h->stop && !h->interrupted) {
     int ai = q_first(o);
     if (!none && q_at(&o->q[o->active[ai]], 0)->t > wm) {
