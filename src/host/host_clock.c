@@ -38,7 +38,13 @@
  *    and one whose buffers never fill writes its header at start and
  *    every block at exit. The
  *    reorder buffer of the C analyses (ana_reorder.c) and the windows of
- *    the default processors (el.watermark) use it.
+ *    the default processors (el.watermark) use it. The time-order Lua
+ *    handlers (lua_order.c) use it lowered, in a recorded file, to the
+ *    latest time of the events without a capability while the scan shows
+ *    some of a type they want still to come (el__order_watermark): GHC
+ *    9.0 writes its global block (heap samples, init events) at exit. The
+ *    C analyses take no event without a capability (§5.2.3 of the
+ *    reference behaviour), so theirs needs no such wait.
  *
  * docs/lua-api.md §3 ("The session clock"), §6 ("Ordering"). */
 #include <errno.h>
