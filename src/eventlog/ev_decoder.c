@@ -1676,24 +1676,33 @@ static inline __attribute__((always_inline)) int fast_run_t(
     r = r < *lim ? r : *lim;
     ev->cap = in_block ? d->block_cap : EL_EV_NO_CAP;
     const size_t nfast0 = nfast;
-    while (i + 10 <= r) {
-      const uint8_t *p = buf + i;
-      /* The chain from one event to the next: two loads and an add. */
-      size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
-      if (!n || i + n > r)
-        break;
-      uint32_t type = el__be16(p);
-      uint64_t ts = el__be64(p + 2);
-      if (tally) { /* counted, not delivered: no call, no ev */
+    if (tally) { /* counted, not delivered: no call, no ev */
+      /* A pointer, not an index: the chain from one event to the next
+       * is two loads and an add. */
+      const uint8_t *p = buf + i, *const pr = buf + r;
+      while (pr - p >= 10) {
+        size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
+        if (!n || n > (size_t)(pr - p))
+          break;
+        uint32_t type = el__be16(p);
+        uint64_t ts = el__be64(p + 2);
         ttype[type].events++;
         ttype[type].payload_bytes += n - 10;
         tmin = ts < tmin ? ts : tmin;
         tmax = ts > tmax ? ts : tmax;
         tlast = ts;
         nfast++;
-        i += n;
-        continue;
+        p += n;
       }
+      i = (size_t)(p - buf);
+    }
+    while (!tally && i + 10 <= r) {
+      const uint8_t *p = buf + i;
+      size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
+      if (!n || i + n > r)
+        break;
+      uint32_t type = el__be16(p);
+      uint64_t ts = el__be64(p + 2);
       uint32_t t = tab[type]; /* declared: below ntab */
       if (quiet && (t & T_QUIET) && ts < *q_until) {
         /* counted and timed in the sink's counters, as its on_event
