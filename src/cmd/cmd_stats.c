@@ -2,7 +2,9 @@
  * blocks, and the typed fields of all but the fixed-size integer events:
  * EL_EV_OPT_NO_FIELDS; spec/eventlog-format.md §1-§3) and prints counts by
  * event type, bytes, sessions, warnings, elapsed time, throughput and
- * peak RSS.
+ * peak RSS. The decoder's fast path counts the fixed-size integer events
+ * into the same tables itself (el_ev_decoder_tally); count_event counts
+ * the others.
  *
  * Usage: eventlog-live stats [FILE | - | --eventlog-file FILE |
  *                             --eventlog-stdin]
