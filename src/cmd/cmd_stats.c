@@ -38,16 +38,16 @@
  * others the same way. */
 typedef struct {
   el_ev_tally_type_t type[65536]; /* by type id: one cache line per event */
-  uint8_t hdr_len[65536];   /* 10, or 12 for variable-size types */
-  uint64_t declared[1024];  /* ids declared by some header (bit per id):
-                               the decoder delivers no other type, so the
-                               report looks at these ids only */
-  uint64_t capbits[1024];   /* capabilities seen (bit per cap number) */
-  el_ev_tally_t tally;      /* .type = type, .capbits = capbits; the
-                               timestamp range, ns */
-  uint16_t last_cap;        /* capability of the previous event */
+  uint8_t hdr_len[65536];         /* 10, or 12 for variable-size types */
+  /* ids declared by some header (bit per id): the decoder delivers no
+   * other type, so the report looks at these ids only */
+  uint64_t declared[1024];
+  uint64_t capbits[1024]; /* capabilities seen (bit per cap number) */
+  /* .type = type, .capbits = capbits; the timestamp range, ns */
+  el_ev_tally_t tally;
+  uint16_t last_cap; /* capability of the previous event */
   uint64_t warnings;
-  uint64_t corrupt;         /* warnings that report corruption */
+  uint64_t corrupt; /* warnings that report corruption */
 } counts_t;
 
 static int count_header(void *ud, const el_ev_header_t *h) {

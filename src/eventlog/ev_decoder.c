@@ -207,8 +207,9 @@ struct el_ev_decoder_s {
    * (applied to tab[] as T_QUIET while quiet counters are given) */
   uint64_t quiet[65536 / 64];
   el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
-  el_ev_tally_t *tally; /* el_ev_decoder_tally; NULL: none */
   int in_event;     /* inside on_event for d->ev (its payload is valid) */
+  /* el_ev_decoder_tally; NULL: none */
+  el_ev_tally_t *tally;
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
