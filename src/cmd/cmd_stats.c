@@ -2,7 +2,9 @@
  * blocks, and the typed fields of all but the fixed-size integer events:
  * EL_EV_OPT_NO_FIELDS; spec/eventlog-format.md §1-§3) and prints counts by
  * event type, bytes, sessions, warnings, elapsed time, throughput and
- * peak RSS.
+ * peak RSS. The decoder's fast path counts the fixed-size integer events
+ * into the same tables itself (el_ev_decoder_tally); count_event counts
+ * the others.
  *
  * Usage: eventlog-live stats [FILE | - | --eventlog-file FILE |
  *                             --eventlog-stdin]
@@ -30,22 +32,22 @@
 
 #define CHUNK (256u << 10) /* read(2) size: fits the L2 cache */
 
-/* Per event type: events and their payload bytes. */
+/* The counts: per event type (events, payload bytes) and the
+ * capabilities and time span seen. The decoder's fast path adds its
+ * events to them itself (el_ev_decoder_tally); count_event adds the
+ * others the same way. */
 typedef struct {
-  uint64_t count, bytes;
-} type_count_t;
-
-typedef struct {
-  type_count_t type[65536]; /* by type id: one cache line per event */
-  uint8_t hdr_len[65536];   /* 10, or 12 for variable-size types */
-  uint64_t declared[1024];  /* ids declared by some header (bit per id):
-                               the decoder delivers no other type, so the
-                               report looks at these ids only */
-  uint64_t capbits[1024];   /* capabilities seen (bit per cap number) */
-  uint64_t tmin, tmax;      /* timestamp range, ns */
-  uint16_t last_cap;        /* capability of the previous event */
+  el_ev_tally_type_t type[65536]; /* by type id: one cache line per event */
+  uint8_t hdr_len[65536];         /* 10, or 12 for variable-size types */
+  /* ids declared by some header (bit per id): the decoder delivers no
+   * other type, so the report looks at these ids only */
+  uint64_t declared[1024];
+  uint64_t capbits[1024]; /* capabilities seen (bit per cap number) */
+  /* .type = type, .capbits = capbits; the timestamp range, ns */
+  el_ev_tally_t tally;
+  uint16_t last_cap; /* capability of the previous event */
   uint64_t warnings;
-  uint64_t corrupt;         /* warnings that report corruption */
+  uint64_t corrupt; /* warnings that report corruption */
 } counts_t;
 
 static int count_header(void *ud, const el_ev_header_t *h) {
@@ -58,27 +60,31 @@ static int count_header(void *ud, const el_ev_header_t *h) {
   return 0;
 }
 
-/* The hot path (one call per event): no field is read (the decoder runs
- * with EL_EV_OPT_NO_FIELDS); the minimum and maximum are selects. */
+/* Every event the decoder's fast path does not tally (variable-size
+ * ones, block markers, events cut across reads...): counted as
+ * el_ev_decoder_tally does. No field is read (the decoder runs with
+ * EL_EV_OPT_NO_FIELDS). */
 static int count_event(void *ud, const el_ev_event_t *ev) {
   counts_t *c = ud;
-  type_count_t *tc = &c->type[ev->type];
+  el_ev_tally_type_t *tc = &c->type[ev->type];
   uint64_t t = ev->t_ns;
-  tc->count++;
-  tc->bytes += ev->payload_len; /* + headers, added at the end */
+  tc->events++;
+  tc->payload_bytes += ev->payload_len; /* + headers, added at the end */
   if (ev->cap != c->last_cap) {
     c->last_cap = ev->cap;
     c->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
   }
-  c->tmin = t < c->tmin ? t : c->tmin;
-  c->tmax = t > c->tmax ? t : c->tmax;
+  c->tally.tmin = t < c->tally.tmin ? t : c->tally.tmin;
+  c->tally.tmax = t > c->tally.tmax ? t : c->tally.tmax;
   return 0;
 }
 
 static counts_t *counts_new(void) {
   counts_t *c = calloc(1, sizeof *c);
   if (c) {
-    c->tmin = UINT64_MAX;
+    c->tally.type = c->type;
+    c->tally.capbits = c->capbits;
+    c->tally.tmin = UINT64_MAX;
     c->last_cap = EL_EV_NO_CAP;
   }
   return c;
@@ -140,7 +146,7 @@ static uint64_t declared_total(const counts_t *c) {
   uint64_t n = 0;
   for (unsigned w = 0; w < 1024; w++)
     for (uint64_t b = c->declared[w]; b; b &= b - 1)
-      n += c->type[w * 64 + (unsigned)__builtin_ctzll(b)].count;
+      n += c->type[w * 64 + (unsigned)__builtin_ctzll(b)].events;
   return n;
 }
 
@@ -152,10 +158,11 @@ static void print_type(const counts_t *c, uint16_t id) {
     snprintf(name, sizeof name, "%s", t->name);
   else
     snprintf(name, sizeof name, "type %u", id);
-  const type_count_t *tc = &c->type[id];
+  const el_ev_tally_type_t *tc = &c->type[id];
   uint64_t hl = c->hdr_len[id] ? c->hdr_len[id] : 10;
-  printf("  %-32s %5u %12llu %14llu\n", name, id, (unsigned long long)tc->count,
-         (unsigned long long)(tc->bytes + hl * tc->count));
+  printf("  %-32s %5u %12llu %14llu\n", name, id,
+         (unsigned long long)tc->events,
+         (unsigned long long)(tc->payload_bytes + hl * tc->events));
 }
 
 static void print_report(const counts_t *c, const el_ev_stats_t *st,
@@ -171,7 +178,7 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
       if (!c->declared[id >> 6]) id |= 63; /* none in this word */
       continue;
     }
-    if (c->type[id].count) print_type(c, (uint16_t)id);
+    if (c->type[id].events) print_type(c, (uint16_t)id);
   }
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -196,8 +203,9 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
   print_caps(c);
   if (st->events)
     printf("duration:         %.6f s (timestamps %llu .. %llu ns)\n",
-           (double)(c->tmax - c->tmin) * 1e-9, (unsigned long long)c->tmin,
-           (unsigned long long)c->tmax);
+           (double)(c->tally.tmax - c->tally.tmin) * 1e-9,
+           (unsigned long long)c->tally.tmin,
+           (unsigned long long)c->tally.tmax);
   printf("warnings:         %llu (%llu reporting corruption)\n",
          (unsigned long long)c->warnings, (unsigned long long)c->corrupt);
   printf("elapsed:          %.3f s\n", secs);
@@ -227,9 +235,11 @@ static int stats_live(const el_src_opts_t *o) {
                        .on_header = count_header,
                        .on_warning = count_warning};
   el_ev_decoder_t *d = c ? el_ev_decoder_new(&sink) : NULL;
-  if (d)
+  if (d) {
     el_ev_decoder_set_opts(d, EL_EV_OPT_NO_FIELDS); /* count_event reads
                                                        no field */
+    el_ev_decoder_tally(d, &c->tally); /* the fast path counts itself */
+  }
   if (!d) {
     el_eprintf("stats: out of memory\n");
     free(c);
@@ -325,7 +335,10 @@ static int stats_direct(const char *path) {
                        .on_header = count_header,
                        .on_warning = count_warning};
   r.d = c && r.buf ? el_ev_decoder_new(&sink) : NULL;
-  if (r.d) el_ev_decoder_set_opts(r.d, EL_EV_OPT_NO_FIELDS);
+  if (r.d) {
+    el_ev_decoder_set_opts(r.d, EL_EV_OPT_NO_FIELDS);
+    el_ev_decoder_tally(r.d, &c->tally); /* the fast path counts itself */
+  }
   int status = 1;
   if (!r.d) {
     el_eprintf("stats: out of memory\n");

@@ -56,6 +56,8 @@
 #define T_FAST 0x20000u       /* tab[]: fixed size, integer-only layout, no
                                  side effects: decoded on the fast path */
 #define T_LAYOUT_SHIFT 24     /* tab[]: layout index + 1, 0 = unknown */
+/* The largest size of a T_FAST type: its length fits flen[]'s byte. */
+#define FAST_MAX_SIZE (255u - 10u)
 /* tab[]: a T_FAST type whose fields the sink does not want
  * (el_ev_decoder_set_fields): delivered with nfields = 0. */
 #define T_NOFIELDS 0x40000u
@@ -104,6 +106,18 @@ enum { S_NEED, S_EVENT, S_CUT, S_MAGIC, S_BAD };
 static const uint8_t magic8[MAGIC_LEN] = {'h', 'd', 'r', 'b',
                                           'h', 'e', 't', 'b'};
 
+/* The two bytes of a type id on the wire (big-endian) as one native
+ * 16-bit load reads them: flen[]'s index. */
+static inline uint16_t wire_key_at(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static inline uint16_t wire_key(uint16_t id) {
+  const uint8_t b[2] = {(uint8_t)(id >> 8), (uint8_t)id};
+  return wire_key_at(b);
+}
+
 typedef struct {
   uint16_t id, size;
   uint32_t desc_off, desc_len;
@@ -147,6 +161,11 @@ struct el_ev_decoder_s {
   uint32_t *tab; /* per id up to ntab (its last entry, 0, included):
                     T_* bits, 0 = undeclared */
   size_t ntab, tabcap;
+  /* Per type, indexed by its two wire bytes as they lie in memory
+   * (wire_key: no byte swap on the fast path's chain from one event to
+   * the next): the event's length (10 + size) if tab[] has T_FAST for
+   * it, else 0. 65,536 entries once a header was read. */
+  uint8_t *flen;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
   uint64_t poff;            /* offset of pend[0] */
@@ -189,6 +208,8 @@ struct el_ev_decoder_s {
   uint64_t quiet[65536 / 64];
   el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
   int in_event;     /* inside on_event for d->ev (its payload is valid) */
+  /* el_ev_decoder_tally; NULL: none */
+  el_ev_tally_t *tally;
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
@@ -373,6 +394,7 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
     return;
   el_free(d->hbuf);
   el_free(d->tab);
+  el_free(d->flen);
   el_free(d->raw);
   el_free(d->decls);
   el_free(d->holder);
@@ -466,6 +488,8 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
     memset(&d->qc, 0, sizeof d->qc);
   remask(d, 0, d->ntab);
 }
+
+void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t) { d->tally = t; }
 
 int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type) {
   return type == 0xFFFF || !((d->nofields[type >> 6] >> (type & 63)) & 1);
@@ -610,6 +634,8 @@ static int header_done(el_ev_decoder_t *d) {
       ntab = (size_t)d->raw[i].id + 1;
   /* Entries below tabcap are all zero here (header_begin cleared the
    * previous session's); zero the new part. */
+  if (!d->flen && !(d->flen = el_calloc(65536, 1)))
+    return EL_ENOMEM; /* before tab: header_begin clears both */
   size_t old = d->tabcap;
   /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
    * the entry fast_run reads for every id >= ntab. */
@@ -643,12 +669,13 @@ static int header_done(el_ev_decoder_t *d) {
     d->holder[r->id] = (uint32_t)i + 1;
     unsigned li = pick_layout(d, r->id, r->size);
     uint32_t fast =
-        li && d->layouts[li - 1].intonly && r->size != EL_EV_VARIABLE &&
+        li && d->layouts[li - 1].intonly && r->size <= FAST_MAX_SIZE &&
                 r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME
             ? T_FAST
             : 0;
     d->tab[r->id] = with_mask(
         d, r->id, T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT));
+    d->flen[wire_key(r->id)] = fast ? (uint8_t)(10 + r->size) : 0;
   }
   d->ntab = ntab;
   d->hdr.decls = d->decls;
@@ -832,8 +859,10 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
   /* Forget the previous session's table: only its declared ids are set
    * (raw[] still lists them; cheaper than clearing all 64 Ki entries). */
   for (size_t i = 0; i < d->nraw; i++)
-    if (d->raw[i].id < d->tabcap)
+    if (d->raw[i].id < d->tabcap) {
       d->tab[d->raw[i].id] = 0;
+      d->flen[wire_key(d->raw[i].id)] = 0;
+    }
   d->nraw = 0;
   d->ntab = 0;
   d->have_hdr = 0;
@@ -1602,17 +1631,21 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * before *lim (no start of the stray pattern before it: data_feed; *cand
  * as there), inside buf and inside the current block. Everything it reads
  * from d changes only on the general path, so it is loaded into locals
- * once. An id past the declared ones reads the table's last entry, which
- * is 0 (undeclared: not fast), through a select instead of a branch, and
- * one comparison against the nearest of the limits decides
- * whether an event is taken; the limits are told apart only when an event
- * reaches one. *ip advances over the events delivered. Returns 1 when the
- * sink asked to stop. */
+ * once. An event's length comes from flen[], indexed by its type bytes
+ * as loaded (no byte swap, no bound: every 16-bit key has an entry, 0 for
+ * all but the fast types), so that from one event to the next there are
+ * only two loads and an add (the loop's speed on a large input: docs/
+ * eventlog.md, Benchmarks); one comparison against the nearest of the
+ * limits decides whether an event is taken; the limits are told apart
+ * only when an event reaches one. With tally, an event is counted into
+ * d->tally instead of delivered (el_ev_decoder_tally). *ip advances over
+ * the events taken. Returns 1 when the sink asked to stop. */
 static inline __attribute__((always_inline)) int fast_run_t(
     el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
-    int *cand, const int fields, const int quiet) {
+    int *cand, const int fields, const int quiet, const int tally) {
   const uint32_t *tab = d->tab;
   const uint32_t ntab = (uint32_t)d->ntab;
+  const uint8_t *const flen = d->flen;
   const uint64_t base = d->base, bend = d->block_end;
   const el__ev_layout_t *layouts = d->layouts;
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
@@ -1623,6 +1656,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
   el_rts_ns_t *const q_tmax = d->qc.tmax;
   const uint64_t *const q_until = d->qc.until;
   size_t i = *ip, nfast = 0;
+  /* The tally (el_ev_decoder_tally): its times kept in locals. */
+  el_ev_tally_type_t *const ttype = tally ? d->tally->type : NULL;
+  uint64_t tmin = tally ? d->tally->tmin : 0;
+  uint64_t tmax = tally ? d->tally->tmax : 0, tlast = 0;
   /* After a skipped body the general path checks the landing first. */
   const size_t end = d->landing ? i : len;
   int stop = 0;
@@ -1639,14 +1676,35 @@ static inline __attribute__((always_inline)) int fast_run_t(
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
     r = r < *lim ? r : *lim;
     ev->cap = in_block ? d->block_cap : EL_EV_NO_CAP;
-    while (i + 10 <= r) {
+    const size_t nfast0 = nfast;
+    if (tally) { /* counted, not delivered: no call, no ev */
+      /* A pointer, not an index: the chain from one event to the next
+       * is two loads and an add. */
+      const uint8_t *p = buf + i, *const pr = buf + r;
+      while (pr - p >= 10) {
+        size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
+        if (!n || n > (size_t)(pr - p))
+          break;
+        uint32_t type = el__be16(p);
+        uint64_t ts = el__be64(p + 2);
+        ttype[type].events++;
+        ttype[type].payload_bytes += n - 10;
+        tmin = ts < tmin ? ts : tmin;
+        tmax = ts > tmax ? ts : tmax;
+        tlast = ts;
+        nfast++;
+        p += n;
+      }
+      i = (size_t)(p - buf);
+    }
+    while (!tally && i + 10 <= r) {
       const uint8_t *p = buf + i;
-      uint32_t type = el__be16(p);
-      uint32_t t = tab[type < ntab ? type : ntab]; /* a select: no branch */
-      size_t n = 10 + (t & T_SIZE_MASK);
-      if (!(t & T_FAST) || i + n > r)
+      size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
+      if (!n || i + n > r)
         break;
+      uint32_t type = el__be16(p);
       uint64_t ts = el__be64(p + 2);
+      uint32_t t = tab[type]; /* declared: below ntab */
       if (quiet && (t & T_QUIET) && ts < *q_until) {
         /* counted and timed in the sink's counters, as its on_event
          * would have done, and not delivered (ev keeps what the
@@ -1679,6 +1737,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
         goto done;
       }
     }
+    if (tally && nfast != nfast0) /* the block's capability */
+      d->tally->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
     /* Which limit the next event reaches, if any. */
     if (end - i < 10)
       break;
@@ -1697,24 +1757,32 @@ static inline __attribute__((always_inline)) int fast_run_t(
 done:
   d->in_event = 0;
   d->stats.events += nfast;
-  if (nfast && ev->t_ns > d->sess_tmax)
+  if (tally) {
+    d->tally->tmin = tmin;
+    d->tally->tmax = tmax;
+    if (nfast && tlast > d->sess_tmax)
+      d->sess_tmax = tlast; /* the last one: enough for resync */
+  } else if (nfast && ev->t_ns > d->sess_tmax) {
     d->sess_tmax = ev->t_ns; /* the last one: enough for resync */
+  }
   *ip = i;
   return stop;
 }
 
 /* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS), with and
- * without quiet counters: four copies of the loop, so that none tests the
- * option per event and a decoder without quiet types pays nothing for
- * them. */
+ * without quiet counters, and tallying (el_ev_decoder_tally): five copies
+ * of the loop, so that none tests the option per event and a decoder
+ * without quiet types or a tally pays nothing for them. */
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
   int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
+  if (d->tally)
+    return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1);
   if (d->qc.events)
-    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1)
-                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1);
-  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0)
-                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0);
+    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0)
+                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1, 0);
+  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0, 0)
+                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 0);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */

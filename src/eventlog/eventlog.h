@@ -274,6 +274,43 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc);
  * Additive. */
 int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on);
 
+/* Per event type, what a tally holds (el_ev_tally_t.type[id]). */
+typedef struct el_ev_tally_type_s {
+  uint64_t events;        /* events of the type */
+  uint64_t payload_bytes; /* the sum of their payload_len (the 10- or
+                             12-byte event headers not included) */
+} el_ev_tally_type_t;
+
+/* The sink's tallies (el_ev_decoder_tally), all owned by the sink. */
+typedef struct el_ev_tally_s {
+  el_ev_tally_type_t *type; /* 65,536 entries, indexed by type id */
+  uint64_t *capbits;        /* 1,024 words: bit c % 64 of word c / 64 set
+                               for the capability c of each event tallied
+                               (EL_EV_NO_CAP: bit 63 of word 1023) */
+  el_rts_ns_t tmin, tmax;   /* least and greatest t_ns of the events
+                               tallied: lowered / raised, never reset (the
+                               sink starts tmin at UINT64_MAX) */
+} el_ev_tally_t;
+
+/* Tally instead of delivering (t non-NULL; NULL: deliver every event,
+ * the default). Every event the decoder's fast path takes (a known
+ * fixed-size integer-only type other than BLOCK_MARKER and
+ * WALL_CLOCK_TIME, wholly inside one feed, outside a resynchronisation;
+ * spec §2.1) is not passed to on_event: t->type[id].events is
+ * incremented, t->type[id].payload_bytes raised by its payload_len, the
+ * bit of its cap set in t->capbits, and t->tmin / t->tmax lowered /
+ * raised to its t_ns. Every other event is delivered as usual, and
+ * el_ev_decoder_stats counts both. A sink whose on_event does the same
+ * to the same tally for every event sees the same tally, whichever
+ * events the fast path took and however the input is cut into feeds:
+ * `eventlog-live stats` (a call per event saved). While a tally is
+ * given, quiet types (el_ev_decoder_set_quiet) and the fields wanted
+ * (el_ev_decoder_set_fields) do not matter on the fast path: nothing
+ * there is delivered. t is borrowed until replaced or the decoder is
+ * freed; t->tmin and t->tmax may be read and written between feed calls.
+ * Thread: as el_ev_decoder_feed. Additive. */
+void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t);
+
 /* Decode every complete event in buf[0..len) and pass each to the sink.
  * buf: borrowed for this call only. Views handed to the sink point into
  *   buf or into d's reassembly buffer and are valid until the callback
