@@ -210,6 +210,8 @@ struct el_ev_decoder_s {
   int in_event;     /* inside on_event for d->ev (its payload is valid) */
   /* el_ev_decoder_tally; NULL: none */
   el_ev_tally_t *tally;
+  /* A warning was given that NOHDR_WARN bytes held no header. */
+  int nohdr_warned;
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
@@ -522,6 +524,7 @@ void el_ev_decoder_reset(el_ev_decoder_t *d) {
   d->block_cap = EL_EV_NO_CAP;
   d->landing = 0;
   d->seen_header = 0; /* the next header begins a new connection */
+  d->nohdr_warned = 0;
 }
 
 const el_diag_t *el_ev_decoder_diag(const el_ev_decoder_t *d) {
@@ -910,10 +913,26 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
 
 /* Scan for "hdrbhetb"; returns bytes consumed (through the magic if
  * found, in which case the state is now HEADER). */
+/* Bytes looked through for a first header before a warning that the
+ * input may not be an eventlog (it is still read: a raw tee may begin with
+ * any amount of a cut connection's bytes). */
+#define NOHDR_WARN (64u << 20)
+
 static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
   size_t k = match_magic(&d->scan_m, buf, len);
-  if (k == NONE)
+  if (k == NONE) {
+    uint64_t looked = d->base + len - d->scan_from;
+    if (!d->seen_header && !d->nohdr_warned && looked >= NOHDR_WARN) {
+      d->nohdr_warned = 1;
+      set_diag(d, 0, d->scan_from, -1,
+               "no eventlog header in %llu MiB from byte %llu: is this an "
+               "eventlog? (still looking)",
+               (unsigned long long)(looked >> 20),
+               (unsigned long long)d->scan_from);
+      warn(d);
+    }
     return len;
+  }
   header_begin(d, d->base + k - MAGIC_LEN);
   return k;
 }
@@ -2023,6 +2042,7 @@ static int finish_state(el_ev_decoder_t *d) {
        * whole input: a reconnecting socket resets once per connection. */
       uint64_t skipped = d->base - d->scan_from;
       d->stats.skipped_bytes += skipped;
+      d->stats.stray_bytes += skipped; /* skipped looking for a header */
       d->scan_from = d->base;
       if (!skipped && !d->base)
         set_diag(d, EL_ETRUNC, 0, -1, "no eventlog header: the input is empty");

@@ -379,7 +379,8 @@ typedef struct el_ev_stats_s {
   uint64_t sessions;         /* headers seen */
   uint64_t stray_bytes;      /* of skipped_bytes: bytes before a header
                                 (eventlog-socket's 24-byte block marker,
-                                stale bytes; spec §4.7, §5.4) */
+                                stale bytes; spec §4.7, §5.4), or looked
+                                through for one that never came */
   uint64_t cut_events;       /* events dropped because a new connection's
                                 stream began inside them (a raw tee of
                                 several connections) */

@@ -211,7 +211,52 @@ static void test_no_header_counts_session_bytes(void **st) {
                       "no eventlog header found in 1 byte from byte 700");
   assert_int_equal(el_ev_decoder_diag(d)->offset, 701);
   assert_int_equal(el_ev_decoder_stats(d)->skipped_bytes, 701);
+  /* skipped looking for a header: stray bytes too */
+  assert_int_equal(el_ev_decoder_stats(d)->stray_bytes, 701);
   el_ev_decoder_free(d);
+}
+
+static int nwarn;
+static char lastwarn[256];
+static void count_warning(void *ud, const el_diag_t *dg) {
+  (void)ud;
+  nwarn++;
+  snprintf(lastwarn, sizeof lastwarn, "%s", dg->msg);
+}
+
+/* 64 MiB without a header (zeros: /dev/zero, a peer sending garbage):
+ * one warning that this may not be an eventlog, naming the amount and
+ * where the search began; reading goes on (no second warning); a reset (a
+ * new connection) may warn again. */
+static void test_no_header_warns_once(void **st) {
+  (void)st;
+  enum { CHUNK = 1 << 20 };
+  uint8_t *zeros = calloc(1, CHUNK);
+  assert_non_null(zeros);
+  el_ev_sink_t sink = {.on_warning = count_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  assert_non_null(d);
+  nwarn = 0;
+  for (int i = 0; i < 63; i++)
+    assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
+  assert_int_equal(nwarn, 0); /* 63 MiB: not yet */
+  assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
+  assert_int_equal(nwarn, 1);
+  assert_string_equal(lastwarn,
+                      "no eventlog header in 64 MiB from byte 0: is this an "
+                      "eventlog? (still looking)");
+  for (int i = 0; i < 70; i++)
+    assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
+  assert_int_equal(nwarn, 1);
+  el_ev_decoder_reset(d);
+  for (int i = 0; i < 64; i++)
+    assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
+  assert_int_equal(nwarn, 2);
+  assert_string_equal(lastwarn,
+                      "no eventlog header in 64 MiB from byte 140509184: is "
+                      "this an eventlog? (still looking)");
+  el_ev_decoder_free(d);
+  free(zeros);
 }
 
 int main(void) {
@@ -220,6 +265,7 @@ int main(void) {
       cmocka_unit_test(test_random_byte_flips),
       cmocka_unit_test(test_garbage_never_hangs),
       cmocka_unit_test(test_no_header_counts_session_bytes),
+      cmocka_unit_test(test_no_header_warns_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
