@@ -84,7 +84,8 @@ size_t el__rec_size(const el_ev_event_t *ev);
 void el__rec_fill(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
 /* The same for a known event of an EL__D_BATCH type (integer fields, as
  * many as the type has) with at most EL__BATCH_PAYLOAD payload bytes,
- * into EL__REC_SMALL bytes; faster (no string views). */
+ * into EL__REC_SMALL bytes; faster (no string views). lua_order.c's
+ * records; the batch queue's slots take el__rec_fill_batch. */
 void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now);
 /* The event r holds; its string views and payload point into r. The
  * string views of integer fields (as the decoder leaves them) and fields
@@ -395,8 +396,8 @@ int el__batch_grow(el_host_t *h);
 
 /* The header of the record of ev (el__rec_t up to f[]): its time, the
  * stream time now, where it was in the input, KNOWN and NF fields, no
- * string field yet (r->small is left as it is). Inline: both fills are on
- * the per-event path. */
+ * string field yet (r->small is left as it is). Inline: both of
+ * lua_order.c's fills are on its per-event path. */
 static inline void el__rec_fill_header(el__rec_t *r, const el_ev_event_t *ev,
                                        el_rts_ns_t now, uint8_t known,
                                        size_t nf) {
@@ -430,19 +431,6 @@ static inline void el__small_copy(unsigned char *d, const unsigned char *s,
   }
 }
 
-/* el__rec_fill_ints' body, inline. */
-static inline void el__rec_fill_ints_in(el__rec_t *r, const el_ev_event_t *ev,
-                                        el_rts_ns_t now) {
-  el__rec_fill_header(r, ev, now, 1, ev->nfields);
-  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
-  r->f[0] = ev->v[0].u;
-  r->f[1] = ev->v[1].u;
-  r->f[2] = ev->v[2].u;
-  r->f[3] = ev->v[3].u;
-  el__small_copy((unsigned char *)&r->f[ev->nfields], ev->payload,
-                 ev->payload_len);
-}
-
 /* ev's payload_len, known, malformed, layout and nfields as one word
  * (little-endian: payload_len in the low 32 bits, nfields in the top 8). */
 static inline uint64_t el__ev_tail_word(const el_ev_event_t *ev) {
@@ -458,7 +446,7 @@ static inline uint64_t el__ev_tail_word(const el_ev_event_t *ev) {
 #define EL__BKEY(n) ((1ull << 32) | ((uint64_t)(n) << 56))
 #define EL__BKEY_NONE UINT64_MAX
 
-/* el__rec_fill_ints_in for a batch slot, given el__ev_tail_word(ev): the
+/* el__rec_fill_ints for a batch slot, given el__ev_tail_word(ev): the
  * header in five copies (r->small then holds ev->malformed, 0: a batch
  * slot is not one of lua_order.c's records). */
 static inline void el__rec_fill_batch(el__rec_t *r, const el_ev_event_t *ev,

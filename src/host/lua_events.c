@@ -511,7 +511,14 @@ void el__rec_event(const el__rec_t *r, el_ev_event_t *ev) {
 /* {====== batched dispatch ======} */
 
 void el__rec_fill_ints(el__rec_t *r, const el_ev_event_t *ev, el_rts_ns_t now) {
-  el__rec_fill_ints_in(r, ev, now);
+  el__rec_fill_header(r, ev, now, 1, ev->nfields);
+  /* all EL__BATCH_FIELDS slots (the record has room): no loop */
+  r->f[0] = ev->v[0].u;
+  r->f[1] = ev->v[1].u;
+  r->f[2] = ev->v[2].u;
+  r->f[3] = ev->v[3].u;
+  el__small_copy((unsigned char *)&r->f[ev->nfields], ev->payload,
+                 ev->payload_len);
 }
 
 int el__batch_grow(el_host_t *h) {

@@ -100,7 +100,7 @@ static void rec_free(el__order_t *o, orec_t *r) {
 }
 
 /* A copy of ev, or NULL when out of memory. Integer events of at most
- * EL__BATCH_FIELDS fields take the batch queue's fill (el__rec_fill_ints). */
+ * EL__BATCH_FIELDS fields take the small-record fill (el__rec_fill_ints). */
 static orec_t *rec_copy(el_host_t *h, el__order_t *o, const el_ev_event_t *ev) {
   unsigned d = ev->type < EL__HOST_NTYPES ? h->direct[ev->type] : 0;
   if ((d & EL__D_BATCH) && ev->known &&
