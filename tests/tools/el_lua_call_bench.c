@@ -6,12 +6,15 @@
  * one protected call: no decoding, no queue, no bookkeeping. Per calling
  * convention (docs/lua-api.md §2) it prints the best of R rounds:
  *   args=<ev|t> calls=<n> ns_per_call=<CPU ns>
- * Usage: el_lua_call_bench [N [R]] (default 20000000 calls, 5 rounds).
- * Figures only. */
+ * Usage: el_lua_call_bench [N [R [SHAPE]]] (default 20000000 calls, 5
+ * rounds, both conventions; SHAPE "ev" or "t": that one only, for
+ * scripts/bench.d/instructions.sh, which counts the instructions of two
+ * call counts). Figures only. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "host/host.h"
@@ -65,8 +68,12 @@ static int loop(lua_State *L) {
 int main(int argc, char **argv) {
   long long n = argc > 1 ? atoll(argv[1]) : 20000000;
   int rounds = argc > 2 ? atoi(argv[2]) : 5;
-  if (n < 1 || rounds < 1) {
-    fprintf(stderr, "usage: el_lua_call_bench [calls >= 1 [rounds >= 1]]\n");
+  const char *only = argc > 3 ? argv[3] : NULL;
+  if (n < 1 || rounds < 1 ||
+      (only && strcmp(only, "ev") != 0 && strcmp(only, "t") != 0)) {
+    fprintf(stderr,
+            "usage: el_lua_call_bench [calls >= 1 [rounds >= 1 "
+            "[ev|t]]]\n");
     return 2;
   }
   el_host_t *h = el_host_new(NULL);
@@ -79,6 +86,7 @@ int main(int argc, char **argv) {
   lua_State *L = el_host_lua(h);
   static const char *const shapes[] = {"ev", "t"};
   for (int s = 0; s < 2; s++) {
+    if (only && strcmp(only, shapes[s]) != 0) continue;
     double best = 0;
     for (int r = 0; r < rounds; r++) {
       lua_pushcfunction(L, loop);
