@@ -55,47 +55,42 @@ local el = require("eventlog_live")
 local th = el.threads()
 el.on_end(function() io.stderr:write(string.format("events %d threads %d\n", el.stats().events, #th:list())) end)
 LUA
-# CPU seconds (user + sys), best of 5: the machine is shared, so wall time
-# measures the neighbours as much as us. perf stat's task-clock when perf
-# works (ms resolution), else /usr/bin/time (10 ms).
-if perf stat -x, -e task-clock -o "$tmp/ps" true 2>/dev/null; then
-  cpu() { perf stat -x, -e task-clock -o "$tmp/ps" "$@" >/dev/null 2>"$tmp/err"
-          awk -F, '/task-clock/ {print $1 / 1000}' "$tmp/ps"; }
-else
-  cpu() { /usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err"
-          awk '{print $1 + $2}' "$tmp/time"; }
-fi
-best() { # command... -> best CPU seconds of N runs
-  local b=
-  for _ in $(seq "${EL_BENCH_LUA_N:-5}"); do
-    local d; d=$(cpu "$@")
-    if [ -z "$b" ] || [ "$(echo "$d < $b" | bc -l)" = 1 ]; then b=$d; fi
-  done
-  echo "$b"
-}
+# CPU seconds (user + sys) from paired rounds (tests/tools/el_paired.c):
+# each round runs every command in turn, so a minute in which the shared
+# VM runs slow (1.5-2x, seen within one bench) slows all of them alike and
+# the ratios hold; medians of EL_BENCH_LUA_N rounds (default 5). The
+# yardstick runs as a process too: el_lua_call_bench making as many calls
+# as the scripts' handlers get, less el_lua_call_bench making one (the
+# same host set-up), divided by the calls.
+paired=$EL_BUILD_DIR/tests/el_paired
+[ -x "$paired" ] || { echo "lua: $paired not built; skipped"; exit 0; }
 size=$(stat -c %s "$big")
-t_stats=$(best "$EL_BIN" stats "$big")
-t_none=$(best "$EL_BIN" run "$tmp/none.lua" --output none "$big")
+"$EL_BIN" run "$tmp/none.lua" --output none "$big" >/dev/null 2>"$tmp/err"
 events=$(awk '{print $2}' "$tmp/err")
-t_triv=$(best "$EL_BIN" run "$tmp/trivial.lua" --output none "$big")
+"$EL_BIN" run "$tmp/trivial.lua" --output none "$big" >/dev/null 2>"$tmp/err"
 disp=$(awk '{print $4}' "$tmp/err")
-t_trivt=$(best "$EL_BIN" run "$tmp/trivial_t.lua" --output none "$big")
-t_ord=$(best "$EL_BIN" run "$tmp/ordered_t.lua" --output none "$big")
+"$EL_BIN" run "$tmp/ordered_t.lua" --output none "$big" >/dev/null 2>"$tmp/err"
 ord_info=$(awk '{print "late " $6 ", forced " $8 ", at most " $10 " held"}' "$tmp/err")
-t_help=$(best "$EL_BIN" run "$tmp/helper.lua" --output none "$big")
 yard=$(find "$EL_BUILD_DIR" -name el_lua_call_bench -type f | head -1)
+cmds=(stats "$EL_BIN" stats "$big"
+  :: none "$EL_BIN" run "$tmp/none.lua" --output none "$big"
+  :: triv "$EL_BIN" run "$tmp/trivial.lua" --output none "$big"
+  :: trivt "$EL_BIN" run "$tmp/trivial_t.lua" --output none "$big"
+  :: ord "$EL_BIN" run "$tmp/ordered_t.lua" --output none "$big"
+  :: help "$EL_BIN" run "$tmp/helper.lua" --output none "$big")
+[ -n "$yard" ] && cmds+=(:: bare_ev "$yard" "$disp" 1 ev
+  :: bare_t "$yard" "$disp" 1 t :: bare0 "$yard" 1 1 t)
+"$paired" -q -n "${EL_BENCH_LUA_N:-5}" -w 1 "${cmds[@]}" >"$tmp/paired"
+med() { awk -v l="$1" '$1 == l {printf "%.4f", $5 / 1000}' "$tmp/paired"; }
+t_stats=$(med stats); t_none=$(med none); t_triv=$(med triv)
+t_trivt=$(med trivt); t_ord=$(med ord); t_help=$(med help)
 bare_ev=; bare_t=
 if [ -n "$yard" ]; then
-  # One process is either fast or slow throughout (16 vs 25 ns per call
-  # seen on this VM, every round of a process alike), like the best-of-N
-  # `run` processes it is compared with: so the best of N processes, each
-  # of one round.
-  : > "$tmp/bare"
-  for _ in $(seq "${EL_BENCH_LUA_N:-5}"); do "$yard" "$disp" 1 >> "$tmp/bare"; done
-  bare_ev=$(awk -F'ns_per_call=' '/args=ev/ && (m == "" || $2 < m) {m = $2} END {print m}' "$tmp/bare")
-  bare_t=$(awk -F'ns_per_call=' '/args=t / && (m == "" || $2 < m) {m = $2} END {print m}' "$tmp/bare")
+  b0=$(med bare0)
+  bare_ev=$(awk -v a="$(med bare_ev)" -v b="$b0" -v n="$disp" 'BEGIN {printf "%.1f", (a - b) * 1e9 / n}')
+  bare_t=$(awk -v a="$(med bare_t)" -v b="$b0" -v n="$disp" 'BEGIN {printf "%.1f", (a - b) * 1e9 / n}')
 fi
-printf "CPU time (user+sys), best of %s\n" "${EL_BENCH_LUA_N:-5}"
+printf "CPU time (user+sys), medians of %s paired rounds\n" "${EL_BENCH_LUA_N:-5}"
 printf 'input: %s (%d MB, %d events; %d RUN/STOP_THREAD)\n' \
   "$(basename "$big")" $((size / 1000000)) "$events" "$disp"
 rate() { echo "scale=1; $1 / $2 / 1000000" | bc -l; }
@@ -112,7 +107,7 @@ for v in "ev:fn(ev, ...):$t_triv:$bare_ev" "t:fn(t, cap, ...):$t_trivt:$bare_t" 
     "run, RUN/STOP handlers $label" "$tt" "$(rate "$disp" "$tt")" "$p" "$(ratio "$p" "$bare")"
 done
 printf '%-36s %s\n' "  time order" "$ord_info"
-printf '%-36s ev: %s ns, t: %s ns per call (el_lua_call_bench %d calls)\n' \
+printf '%-36s ev: %s ns, t: %s ns per call (el_lua_call_bench %d calls less 1)\n' \
   "bare lua_call loop" "${bare_ev:-?}" "${bare_t:-?}" "$disp"
 printf '%-36s %7.3f s  %6s M events/s\n' "run, el.threads() C helper" "$t_help" \
   "$(rate "$events" "$t_help")"
