@@ -548,7 +548,9 @@ static __attribute__((noinline)) int on_event_wanted(el_host_t *h,
   const el_ev_event_t *saved;
   if (f == EL__F_ANA && !h->nbatch) return el__ana_event_only(h, ev);
   if (f == EL__F_LUA && el__batch_add(h, ev)) return h->stop;
-  if (h->nbatch) el__batch_flush(h); /* a call only when events wait */
+  /* Queued events first, as for any Lua; a time-order event alone waits:
+   * the records it releases join the queue after them (lua_order.c). */
+  if (h->nbatch && f != EL__F_ORD) el__batch_flush(h);
   saved = h->cur;
   h->cur = ev;
   if (f & EL__F_SYS) el__session_event(h, ev);

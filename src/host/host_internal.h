@@ -53,25 +53,26 @@ typedef struct el__rec_s {
   uint8_t layout, nfields;
   uint16_t type, cap; /* as el_ev_event_t's first 4 bytes */
   uint16_t strmask;   /* string fields (bit i: field i) */
-  uint16_t pad_;
+  /* A batch slot: 1 when it holds a record released to the time-order
+   * handlers (el__batch_add_ordered), 0 for the stream-order ones. */
+  uint16_t ordered;
   uint64_t f[]; /* nfields values */
 } el__rec_t;
-_Static_assert(offsetof(el_ev_event_t, known) ==
-                       offsetof(el_ev_event_t, payload_len) + 4 &&
-                   offsetof(el_ev_event_t, malformed) ==
-                       offsetof(el_ev_event_t, payload_len) + 5 &&
-                   offsetof(el_ev_event_t, layout) ==
-                       offsetof(el_ev_event_t, payload_len) + 6 &&
-                   offsetof(el_ev_event_t, nfields) ==
-                       offsetof(el_ev_event_t, payload_len) + 7 &&
-                   offsetof(el__rec_t, known) ==
-                       offsetof(el__rec_t, plen) + 4 &&
-                   offsetof(el__rec_t, nfields) ==
-                       offsetof(el__rec_t, plen) + 7 &&
-                   offsetof(el_ev_event_t, cap) == 2 &&
-                   offsetof(el__rec_t, cap) == offsetof(el__rec_t, type) + 2 &&
-                   offsetof(el__rec_t, pad_) == offsetof(el__rec_t, type) + 6,
-               "el__rec_fill_batch's copies follow these layouts");
+_Static_assert(
+    offsetof(el_ev_event_t, known) ==
+            offsetof(el_ev_event_t, payload_len) + 4 &&
+        offsetof(el_ev_event_t, malformed) ==
+            offsetof(el_ev_event_t, payload_len) + 5 &&
+        offsetof(el_ev_event_t, layout) ==
+            offsetof(el_ev_event_t, payload_len) + 6 &&
+        offsetof(el_ev_event_t, nfields) ==
+            offsetof(el_ev_event_t, payload_len) + 7 &&
+        offsetof(el__rec_t, known) == offsetof(el__rec_t, plen) + 4 &&
+        offsetof(el__rec_t, nfields) == offsetof(el__rec_t, plen) + 7 &&
+        offsetof(el_ev_event_t, cap) == 2 &&
+        offsetof(el__rec_t, cap) == offsetof(el__rec_t, type) + 2 &&
+        offsetof(el__rec_t, ordered) == offsetof(el__rec_t, type) + 6,
+    "el__rec_fill_batch's copies follow these layouts");
 typedef struct el__rec_str_s {
   uint32_t off, len; /* a string field's view in the payload */
 } el__rec_str_t;
@@ -310,6 +311,8 @@ struct el_host_s {
   const el__rec_t *cur_built; /* the record cur_buf holds (el__host_cur) */
   el_ev_event_t cur_buf;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
+  int olist; /* replay position in a time-order slot: 0 its type's
+                 handlers, 1 the "*" ones (handler index in bh) */
 
   el__theap_t evt_timers;   /* eventlog-time timers */
   el__theap_t wall_timers;  /* wall-clock timers */
@@ -381,6 +384,25 @@ void el__events_dispatch(el_host_t *h, const el_ev_event_t *ev, uint8_t f);
 /* Call the time-order handlers of ev's type and the time-order "*"
  * handlers (lua_order.c releases events through it); sets h->cur. */
 void el__events_dispatch_ordered(el_host_t *h, const el_ev_event_t *ev);
+/* True when record r (lua_order.c's) can wait in the batch queue for the
+ * time-order handlers (el__batch_add_ordered): a known event of an
+ * EL__D_BATCH type with its type's field count (integers only, at most
+ * EL__BATCH_FIELDS) and at most EL__BATCH_PAYLOAD payload bytes, i.e. a
+ * record of EL__REC_SMALL bytes made by el__rec_fill_ints. */
+static inline int el__rec_replayable(const el_host_t *h, const el__rec_t *r) {
+  unsigned d = r->type < EL__HOST_NTYPES ? h->direct[r->type] : 0;
+  return (d & EL__D_BATCH) && r->known &&
+         r->nfields == ((d >> EL__D_NSHIFT) & 7) &&
+         r->plen <= EL__BATCH_PAYLOAD;
+}
+/* Queue a copy of record r (el__rec_replayable), released now, for the
+ * time-order handlers of its type and "*": the batch queue replays it
+ * in its turn among the stream-order events, as
+ * el__events_dispatch_ordered would call them for its event, with the
+ * stream time of now. Not inside a dispatch. Returns 0, or EL_ENOMEM
+ * (nothing queued: the caller dispatches it itself). docs/lua-api.md §2
+ * "Order of events". */
+int el__batch_add_ordered(el_host_t *h, const el__rec_t *r);
 /* The event being dispatched (made from the queued record during a batch
  * replay), or NULL. Valid until the handler returns. */
 const el_ev_event_t *el__host_cur(el_host_t *h);
@@ -458,7 +480,7 @@ static inline void el__rec_fill_batch(el__rec_t *r, const el_ev_event_t *ev,
   r->offset = ev->offset;
   memcpy(&r->plen, &w, 8);
   memcpy(&tc, &ev->type, 4);
-  tcs = tc; /* type, cap; strmask and pad_ 0 */
+  tcs = tc; /* type, cap; strmask and ordered 0 */
   memcpy(&r->type, &tcs, 8);
   r->f[0] = ev->v[0].u;
   r->f[1] = ev->v[1].u;

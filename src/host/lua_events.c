@@ -530,6 +530,16 @@ int el__batch_add(el_host_t *h, const el_ev_event_t *ev) {
   return el__batch_add_in(h, ev);
 }
 
+int el__batch_add_ordered(el_host_t *h, const el__rec_t *r) {
+  if (!h->batch && el__batch_grow(h) != 0) return EL_ENOMEM;
+  el__rec_t *s = (el__rec_t *)(h->batch + (size_t)h->nbatch++ * EL__REC_SMALL);
+  memcpy(s, r, EL__REC_SMALL);
+  s->now = h->now; /* released now: its handlers see this stream time */
+  s->ordered = 1;
+  if (h->nbatch == EL__BATCH) el__batch_flush(h);
+  return 0;
+}
+
 /* The handler function of hd onto the replay frame: copied into the frame
  * on first use (pushing a stack slot is cheaper than a registry lookup per
  * call). gen: this replay call's generation. [-0, +1, -] */
@@ -593,6 +603,58 @@ static inline __attribute__((always_inline)) void push_rec_fields(
   }
 }
 
+/* Call handler hd (not dead) with record r's arguments, unprotected:
+ * t and cap (args = "t") or the ev table (index 2, its t and cap stored
+ * once per record: h->bset), then the fields. h->replay_hd names the
+ * handler for the error path. [-0, +0, e] */
+static inline __attribute__((always_inline)) void replay_call(
+    el_host_t *h, lua_State *D, el__handler_t *hd, const el__rec_t *r,
+    unsigned gen) {
+  h->replay_hd = hd;
+  if (hd->rgen == gen)
+    lua_pushvalue(D, hd->rslot);
+  else
+    replay_push_fn(D, hd, gen);
+  if (hd->args == EL__ARGS_T) {
+    lua_pushinteger(D, (lua_Integer)r->t);
+    if (r->cap == EL_EV_NO_CAP)
+      lua_pushnil(D);
+    else
+      lua_pushinteger(D, r->cap);
+  } else {
+    if (h->bset != r) { /* t and cap: once per event */
+      replay_set_ev(h, D, r);
+      h->bset = r;
+    }
+    lua_pushvalue(D, 2);
+  }
+  push_rec_fields(D, r);
+  hd->calls++;
+  h->st.dispatched++;
+  /* the fields, and t and cap (EL__ARGS_T = 1) or ev (EL__ARGS_EV = 0) */
+  lua_call(D, r->nfields + 1 + hd->args, 0);
+}
+
+/* The time-order handlers of batch slot r (r->ordered), from handler bh
+ * of list h->olist (0: its type's, 1: "*"), as call_list calls them for
+ * an event released by lua_order.c: each list read after each call (a
+ * handler may subscribe), stop and interruption checked before each
+ * call. Leaves h->olist at 0 when done. [-0, +0, e] */
+static __attribute__((noinline)) void replay_ordered(el_host_t *h, lua_State *D,
+                                                     const el__rec_t *r, int bh,
+                                                     unsigned gen) {
+  for (; h->olist < 2; h->olist++, bh = 0) {
+    const el__hlist_t *l = h->olist ? &h->ostar : &h->otypes[r->type];
+    for (; bh < l->n; bh++) {
+      if (h->stop | h->interrupted) return;
+      el__handler_t *hd = l->v[bh];
+      if (hd->dead) continue;
+      replay_call(h, D, hd, r, gen);
+    }
+  }
+  h->olist = 0;
+}
+
 /* The batch queue's replay: stream-order handlers of each record's type,
  * integer fields (EL__D_BATCH types) only, from (h->bpos, h->bh). The
  * position is kept in locals; before each call only h->cur_rec (the
@@ -608,34 +670,16 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
     const el__rec_t *r = (const el__rec_t *)p;
     h->cur_rec = r; /* h->cur is NULL: el__host_cur makes it from r */
     h->now = r->now;
+    if (__builtin_expect(r->ordered, 0)) {
+      replay_ordered(h, D, r, bh, gen);
+      continue;
+    }
     const el__hlist_t *l = &h->types[r->type];
     /* l->v and l->n are read after each call: a handler may subscribe */
     for (; bh < l->n; bh++) {
       el__handler_t *hd = l->v[bh];
       if (hd->dead) continue;
-      h->replay_hd = hd;
-      if (hd->rgen == gen)
-        lua_pushvalue(D, hd->rslot);
-      else
-        replay_push_fn(D, hd, gen);
-      if (hd->args == EL__ARGS_T) {
-        lua_pushinteger(D, (lua_Integer)r->t);
-        if (r->cap == EL_EV_NO_CAP)
-          lua_pushnil(D);
-        else
-          lua_pushinteger(D, r->cap);
-      } else {
-        if (h->bset != r) { /* t and cap: once per event */
-          replay_set_ev(h, D, r);
-          h->bset = r;
-        }
-        lua_pushvalue(D, 2);
-      }
-      push_rec_fields(D, r);
-      hd->calls++;
-      h->st.dispatched++;
-      /* the fields, and t and cap (EL__ARGS_T = 1) or ev (EL__ARGS_EV = 0) */
-      lua_call(D, r->nfields + 1 + hd->args, 0);
+      replay_call(h, D, hd, r, gen);
     }
   }
   h->bpos = h->nbatch; /* done (or stopped: the caller's loop ends too) */
@@ -656,7 +700,9 @@ static int replay(lua_State *D) {
  * are not compacted during a dispatch, so its index still holds). */
 static void replay_resume(el_host_t *h) {
   const el__rec_t *r = h->cur_rec;
-  const el__hlist_t *l = &h->types[r->type];
+  const el__hlist_t *l = !r->ordered ? &h->types[r->type]
+                         : h->olist  ? &h->ostar
+                                     : &h->otypes[r->type];
   int k = 0;
   while (k < l->n && l->v[k] != h->replay_hd) k++;
   h->bpos = (int)(((const unsigned char *)r - h->batch) / EL__REC_SMALL);
@@ -671,7 +717,7 @@ __attribute__((noinline)) static void replay_run(el_host_t *h) {
   const el_ev_event_t *saved_cur = h->cur;
   int n = h->nbatch;
   h->in_dispatch++;
-  h->bpos = h->bh = 0;
+  h->bpos = h->bh = h->olist = 0;
   h->bset = NULL;
   h->cur = NULL;
   h->cur_built = NULL;

@@ -184,20 +184,34 @@ static el__order_t *order_get(el_host_t *h) {
   return h->order;
 }
 
-/* Dispatch one record to the time-order handlers and recycle it. */
+/* Dispatch a released record to the time-order handlers and recycle it:
+ * integer-only records join the batch queue (replayed in their turn with
+ * the stream-order events, under one protected call per batch), any other
+ * goes through el__events_dispatch_ordered once the queue is empty. */
 static void deliver(el_host_t *h, el__order_t *o, orec_t *r) {
-  el_ev_event_t ev;
-  el__rec_event(r, &ev);
   if (!o->released_any || r->t > o->released_t) o->released_t = r->t;
   o->released_any = 1;
-  el__events_dispatch_ordered(h, &ev);
+  if (!el__rec_replayable(h, r) || el__batch_add_ordered(h, r) != 0) {
+    el__batch_flush(h); /* what was queued before it first */
+    if (!h->stop && !h->interrupted) {
+      el_ev_event_t ev;
+      el__rec_event(r, &ev);
+      el__events_dispatch_ordered(h, &ev);
+    }
+  }
   rec_free(o, r);
+}
+
+/* Dispatch ev to the time-order handlers at once (late, or not held),
+ * after what the batch queue holds. */
+static void dispatch_now(el_host_t *h, const el_ev_event_t *ev) {
+  el__batch_flush(h);
+  el__events_dispatch_ordered(h, ev);
 }
 
 void el__order_release(el_host_t *h, int all) {
   el__order_t *o = h->order;
   if (!o || h->in_dispatch) return;
-  el__batch_flush(h); /* stream-order handlers first, as for any Lua */
   el_rts_ns_t wm = 0;
   /* The common case, nothing without a capability waited for (none to
    * come, or of no type wanted: nocap_ord 0 once known), without a call
@@ -215,6 +229,7 @@ void el__order_release(el_host_t *h, int all) {
     }
     deliver(h, o, q_pop(o, ai));
   }
+  if (all) el__batch_flush(h); /* the session's last, before its hooks */
   if (all && !o->n) o->released_any = 0; /* the next session's times */
 }
 
@@ -222,7 +237,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
   el__order_t *o = order_get(h);
   if (!o) { /* out of memory: dispatched now, out of order */
     h->st.order_forced++;
-    el__events_dispatch_ordered(h, ev);
+    dispatch_now(h, ev);
     return;
   }
   if (ev->cap != EL_EV_NO_CAP)
@@ -231,7 +246,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     el__progress_nocap(h, ev);
   if (o->released_any && ev->t_ns < o->released_t) {
     h->st.order_late++; /* behind what was released: at once */
-    el__events_dispatch_ordered(h, ev);
+    dispatch_now(h, ev);
     return;
   }
   orec_t *r = rec_copy(h, o, ev);
@@ -242,7 +257,7 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
       h->st.order_late++;
     else
       h->st.order_forced++;
-    el__events_dispatch_ordered(h, ev);
+    dispatch_now(h, ev);
     return;
   }
   el__order_release(h, 0);

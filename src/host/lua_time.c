@@ -171,6 +171,7 @@ int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms) {
     /* The horizon moves with the wall clock: held events may be due. */
     h->prog.wm_dirty = 1;
     el__order_release(h, 0);
+    el__batch_flush(h); /* those released now go out now */
   }
   while (hp->n && hp->v[0]->deadline <= now_ms && !h->stop && !h->interrupted) {
     el__timer_t *t = heap_pop(hp);

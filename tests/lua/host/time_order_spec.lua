@@ -194,4 +194,69 @@ describe("time order", function()
     assert.are.equal("m:y,USER_MARKER@100,m:x,USER_MARKER@200,"
       .. "HEAP_ALLOCATED@300,USER_MARKER@400", r.time)
   end)
+  -- Integer-only events released in time order are replayed in runs of up
+  -- to 256 (src/host/lua_order.c): these cross that size and expect what
+  -- an event-at-a-time dispatch gives, written out by a loop over the
+  -- times. Cap 0 holds the even times 2..600, cap 1 the odd ones 3..601,
+  -- each in one block, so time order alternates between them. Handlers log
+  -- each call; handler A raises at 150 and adds a time-order "*" handler
+  -- (S) while 301 is dispatched.
+  local function alternating()
+    local c0, c1 = {cap = 0}, {cap = 1}
+    for i = 1, 300 do
+      c0[#c0 + 1] = {"HEAP_ALLOCATED", 2 * i, 0, 2 * i}
+      c1[#c1 + 1] = {"HEAP_ALLOCATED", 2 * i + 1, 0, 2 * i + 1}
+    end
+    return W.eventlog{INIT, c0, c1, {cap = 0, {"USER_MARKER", 10000, "x"}},
+                      {cap = 1, {"USER_MARKER", 10001, "y"}}}
+  end
+  local RUNS = [[
+    local el = require("eventlog_live")
+    el.on("HEAP_ALLOCATED", function(t, cap, capset, bytes)
+      el.host_log("warn", "A" .. bytes)
+      if bytes == 301 then
+        el.on("*", function(ev)
+          if ev.type == "HEAP_ALLOCATED" then el.host_log("warn", "S" .. ev.t) end
+        end, {order = "time"})
+      end
+      if bytes == 150 then error("boom") end
+    end, {order = "time", args = "t"})
+    el.on("HEAP_ALLOCATED", function(ev, capset, bytes)
+      el.host_log("warn", "B" .. ev.t .. ":" .. ev.cap .. ":" .. bytes)
+    end, {order = "time"})
+  ]]
+  local function calls(h)
+    local r = {}
+    for _, m in ipairs(h:messages()) do
+      if m.level == "warn" and m.text:match("^[ABS]%d") then r[#r + 1] = m.text end
+    end
+    return table.concat(r, ",")
+  end
+
+  it("replays integer events in runs: time order, a handler error, a \"*\" handler added midway", function()
+    local h = el_spec.host{code = RUNS, fail_fast = false}
+    assert(h:feed(alternating()))
+    assert(h:finish())
+    local want = {}
+    for t = 2, 601 do
+      want[#want + 1] = "A" .. t
+      want[#want + 1] = "B" .. t .. ":" .. (t % 2) .. ":" .. t -- after A's error too
+      if t >= 301 then want[#want + 1] = "S" .. t end
+    end
+    assert.are.equal(table.concat(want, ","), calls(h))
+    assert.are.equal(1, h:stats().handler_errors)
+  end)
+
+  it("replays nothing after a handler error stops the host (fail_fast)", function()
+    local h = el_spec.host{code = RUNS, fail_fast = true}
+    local ok, err = pcall(h.feed, h, alternating())
+    assert.is_false(ok)
+    assert.truthy(tostring(err):match("boom"))
+    local want = {}
+    for t = 2, 150 do
+      want[#want + 1] = "A" .. t
+      if t < 150 then want[#want + 1] = "B" .. t .. ":" .. (t % 2) .. ":" .. t end
+    end
+    assert.are.equal(table.concat(want, ","), calls(h))
+  end)
 end)
