@@ -2088,6 +2088,12 @@ static int finish_state(el_ev_decoder_t *d) {
   return 0;
 }
 
+int el_ev_decoder_finish_stopped(el_ev_decoder_t *d) {
+  d->plen = 0;
+  d->rs_clen = 0;
+  return 0;
+}
+
 int el_ev_decoder_finish(el_ev_decoder_t *d) {
   static const uint8_t none[1];
   errs_t E = {0};

@@ -348,6 +348,14 @@ uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d);
  * frame, their error (e.g. EL_EUNDECL) is returned here instead. */
 int el_ev_decoder_finish(el_ev_decoder_t *d);
 
+/* End of input because the reader stopped (SIGINT, SIGTERM), not because
+ * the input ended: the session ends with nothing said about where the
+ * bytes stop, since a cut event or a missing end-of-data marker there is
+ * the stop's doing, not the log's (docs/exit-codes.md "signal"). Bytes of
+ * an event cut by the stop, or held back for lookahead, are dropped
+ * undecoded. Returns 0. */
+int el_ev_decoder_finish_stopped(el_ev_decoder_t *d);
+
 /* Forget any partial input and expect a fresh header: used when a socket
  * source reconnects (each connection is a new session, spec §4.7, §5.4).
  * Complete events held back for lookahead (see el_ev_decoder_feed) are

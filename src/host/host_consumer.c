@@ -22,7 +22,9 @@ static int c_feed(void *ud, const uint8_t *buf, size_t len) {
 
 static int c_finish(void *ud) {
   el_host_t *h = ud;
-  int rc = el_ev_decoder_finish(h->dec);
+  /* After SIGINT/SIGTERM (el_host_interrupt) the input was cut by us. */
+  int rc = h->interrupted ? el_ev_decoder_finish_stopped(h->dec)
+                          : el_ev_decoder_finish(h->dec);
   el_host_session_end(h);
   return rc;
 }
@@ -91,6 +93,10 @@ static void c_scan(void *ud, const uint8_t *buf, size_t len) {
   el_ev_scan_free(&r);
 }
 
+static uint64_t c_offset(void *ud) {
+  return el_ev_decoder_offset(((el_host_t *)ud)->dec);
+}
+
 static void c_interrupt(void *ud, int sig) {
   el_host_interrupt_signal(ud, sig);
 }
@@ -106,4 +112,5 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->input_waits = c_input_waits;
   c->scan = c_scan;
   c->interrupt = c_interrupt;
+  c->offset = c_offset;
 }

@@ -61,6 +61,10 @@ typedef struct el_src_consumer_s {
    * src/control/control.h el_ctl_src_send) while the pump runs. The
    * pointer must not be used after the NULL call. Loop thread. */
   void (*on_source)(void *ud, struct el_src_s *src);
+  /* May be NULL. The session's input bytes processed so far: where a
+   * stop leaves a file unread (the pump's warning; without it, the bytes
+   * fed). */
+  uint64_t (*offset)(void *ud);
 } el_src_consumer_t;
 
 #ifdef __cplusplus

@@ -106,6 +106,12 @@ static void begin_stop(pump_t *p, int by_signal) {
   double bound = el_src_options(src)->drain_s;
   if (bound <= 0 || !el_src_drainable(src) ||
       uv_timer_init(src->loop, &p->drain_timer) != 0) {
+    /* A file's bytes past this point stay unread: say where (a socket's
+     * peer just loses its reader) */
+    if ((by_signal || p->pending[0] || p->pending[1]) && !p->socket)
+      el_log(
+          EL_LOG_WARN, "%s: stopped by a signal at byte %llu", p->desc,
+          (unsigned long long)(p->c->offset ? p->c->offset(p->c->ud) : p->fed));
     el_src_stop(src);
     return;
   }

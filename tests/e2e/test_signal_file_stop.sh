@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SIGINT/SIGTERM to `run` while it processes a complete recorded file (a
+# slow handler keeps it busy): the input is cut by the stop, not by the
+# program that wrote it, so there must be no "without its end-of-data
+# marker: the log is incomplete" warning (a tester saw it, for a log that
+# has its marker) and no "truncated inside an event"; instead one warning
+# says where reading stopped, a byte offset short of the file's size, and
+# the exit status is 0 (docs/exit-codes.md: stopped by a signal).
+# ctest-labels: e2e
+set -u
+: "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
+BIN=$EL_BUILD_DIR/eventlog-live
+LOG=$EL_EVENTLOGS/ghc-9.0/threads.eventlog
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+fail=0
+size=$(stat -c %s "$LOG")
+cat >"$tmp/slow.lua" <<LUA
+local el = require("eventlog_live")
+local marked = false
+el.on("RUN_THREAD", function()
+  if not marked then
+    marked = true
+    local f = assert(io.open("$tmp/busy", "w")); f:close()
+  end
+  local x = 0
+  for i = 1, 2e6 do x = x + i end
+end)
+LUA
+for sig in INT TERM; do
+  rm -f "$tmp/busy"
+  "$BIN" run "$tmp/slow.lua" "$LOG" >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 200); do [ -e "$tmp/busy" ] && break; sleep 0.05; done
+  [ -e "$tmp/busy" ] || { echo "FAIL($sig): the handler never ran"; fail=1; }
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  pid=
+  [ "$rc" = 0 ] || { echo "FAIL($sig): exit status $rc, want 0"; fail=1; }
+  if grep -q "end-of-data marker\|truncated" "$tmp/err"; then
+    echo "FAIL($sig): a complete log called incomplete after the stop:"
+    cat "$tmp/err"
+    fail=1
+  fi
+  at=$(sed -n 's/.*: stopped by a signal at byte \([0-9]*\)$/\1/p' "$tmp/err")
+  if [ -z "$at" ]; then
+    echo "FAIL($sig): no 'stopped by a signal at byte N' warning:"
+    cat "$tmp/err"
+    fail=1
+  elif [ "$at" -le 0 ] || [ "$at" -ge "$size" ]; then
+    echo "FAIL($sig): stopped at byte $at, want 0 < N < $size"
+    fail=1
+  fi
+done
+[ $fail = 0 ] && echo "PASS: a signal during run on a complete file"
+exit $fail
