@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
@@ -29,6 +30,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/support/alloc.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
 #include "../common/el_grow.h"
@@ -402,11 +404,39 @@ static int add_metadata(grpc_tr_t *g, const el_otlp_signal_cfg_t *sc) {
   return 0;
 }
 
+/* gRPC core's own log lines (gpr_log; by default printed straight to
+ * stderr, unthrottled: a TLS channel to a plaintext port logs a failed
+ * handshake on every reconnect, about once a second) go through el_log at
+ * debug level (-v debug shows them); a failed TLS handshake is also said
+ * once a minute as a warning that names the likely cause, next to the
+ * exporter's own "cannot connect" errors. GRPC_VERBOSITY or GRPC_TRACE in
+ * the environment keep gRPC's own logging (el__otlp_grpc_new). */
+static void grpc_log(gpr_log_func_args *a) {
+  static volatile time_t last_tls; /* a benign race: one more warning */
+  const char *msg = a->message ? a->message : "";
+  if (strstr(msg, "Handshake failed")) {
+    time_t now = time(NULL);
+    if (now - last_tls >= 60) {
+      last_tls = now;
+      el_log(EL_LOG_WARN,
+             "OTLP gRPC: TLS handshake failed (%s): does the collector serve "
+             "TLS on that port? (--otelcol-ssl or an https:// endpoint asks "
+             "for TLS; at most one such warning a minute)",
+             msg);
+    }
+  }
+  if (el_log_enabled(EL_LOG_DEBUG))
+    el_log(EL_LOG_DEBUG, "gRPC %s:%d: %s", a->file ? a->file : "?", a->line,
+           msg);
+}
+
 int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
                       el_xq_transport_t *out) {
   grpc_tr_t *g = el_calloc(1, sizeof *g);
   if (!g) return EL_ENOMEM;
   grpc_init();
+  if (!getenv("GRPC_VERBOSITY") && !getenv("GRPC_TRACE"))
+    gpr_set_log_function(grpc_log);
   g->sig = sig;
   g->timeout_ms = sc->timeout_ms;
   g->target = el_strdup(sc->target ? sc->target : "localhost:4317");

@@ -56,4 +56,25 @@ exactly_once "grpc --otelcol-ssl" metrics $N
 svc=$(jq -r '.request.resourceMetrics[0].resource.attributes[] | select(.key=="service.name") | .value.stringValue' "$RCV_OUT" | sort -u)
 [ "$svc" = flagged ] || fail "--service-name gave '$svc'"
 rcv_stop
+
+# TLS asked for, the receiver's gRPC port plaintext: gRPC core's own line
+# per failed handshake (about one a second, "E1203 ...
+# ssl_transport_security.cc ... Handshake failed") must not reach stderr;
+# one warning names TLS as the likely cause, and the records are counted.
+rcv_start grpc-plain
+rc=0
+EL_OTLP_SHUTDOWN_TIMEOUT=3000 timeout 60 "$SEND" --otelcol-host 127.0.0.1 \
+  --otelcol-port "$RCV_GRPC" --otelcol-ssl --points $N --windows 2 \
+  >"$TMP/plain.json" 2>"$TMP/plain.err" || rc=$?
+[ $rc = 0 ] || { cat "$TMP/plain.err"; fail "plain: exit $rc"; }
+raw=$(grep -c 'ssl_transport_security\|^[EIW][0-9]\{4\} ' "$TMP/plain.err" || true)
+tls=$(grep -c 'TLS handshake failed.*does the collector serve TLS' "$TMP/plain.err" || true)
+d=$(jq '.metrics | .dropped_failed + .dropped_shutdown' "$TMP/plain.json")
+if [ "$raw" = 0 ] && [ "$tls" = 1 ] && [ "$d" = $N ]; then
+  pass "grpc --otelcol-ssl to a plaintext port: one TLS warning, $d records counted"
+else
+  sed -n 1,20p "$TMP/plain.err"
+  fail "plain: $raw raw gRPC lines, $tls TLS warnings (want 0 and 1), $d of $N counted"
+fi
+rcv_stop
 finish
