@@ -415,6 +415,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   }
   if (el_otlp_config_resolve(&o.d.otlp, NULL, NULL) < 0) {
     say("%s\n", o.d.otlp.err);
+    if (el_otlp_config_err_is_usage(&o.d.otlp)) status = 2; /* a bad flag */
     goto out;
   }
   el_cfg_resolve(cfg, (uint64_t)llround(o.d.flush_s * 1000));

@@ -156,6 +156,11 @@ typedef const char *(*el_otlp_getenv_fn)(void *ud, const char *name);
 int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
                            void *ud);
 
+/* After el_otlp_config_resolve failed: true when cfg->err names a
+ * command-line option (its value is a usage error: exit status 2,
+ * docs/exit-codes.md), false when it names an environment variable. */
+bool el_otlp_config_err_is_usage(const el_otlp_config_t *cfg);
+
 /* Did the user ask for OTLP delivery: a collector flag (--otelcol-host,
  * -port, -authority, -ssl, -certificate-store, --otlp-protocol,
  * -endpoint, -compression), or a non-empty OTEL_<SIGNAL>_EXPORTER,

@@ -415,6 +415,10 @@ static void src_name(char *buf, size_t sz, bool is_flag, const char *name) {
            name);
 }
 
+bool el_otlp_config_err_is_usage(const el_otlp_config_t *cfg) {
+  return strncmp(cfg->err, "Option ", 7) == 0; /* src_name's words */
+}
+
 static int parse_uint(const char *s, uint64_t max, uint64_t *out) {
   if (!s || !*s) return -1;
   for (const char *p = s; *p; p++)
@@ -737,9 +741,17 @@ static int resolve_number(env_t *env, const char *flagval,
     src_name(who, sizeof who, false, var);
   }
   uint64_t n;
-  if (parse_uint(v, max, &n) < 0 || n < min)
+  if (parse_uint(v, UINT64_MAX, &n) < 0)
     return cfg_fail(env->cfg, "%s specifies malformed number '%s'.", who,
                       SHORTV(v));
+  if (n < min && max == UINT64_MAX)
+    return cfg_fail(env->cfg, "%s specifies %llu: it must be at least %llu.",
+                    who, (unsigned long long)n, (unsigned long long)min);
+  if (n < min || n > max)
+    return cfg_fail(env->cfg,
+                    "%s specifies %llu, out of range: from %llu to %llu.", who,
+                    (unsigned long long)n, (unsigned long long)min,
+                    (unsigned long long)max);
   *out = n;
   return 0;
 }

@@ -62,4 +62,28 @@ timeout 5 "$D" --eventlog-file "$W/missing.eventlog" 2>"$W/err" || st=$?
 [ "$st" = 1 ] && grep -qF "$W/missing.eventlog" "$W/err" &&
   ok "missing eventlog file: status 1 at once" ||
   bad "missing eventlog file: status $st: $(head -c 300 "$W/err")"
+# A bad value of an OTLP option is a usage error (status 2, as
+# --export-interval 0), before any work; the same value from the
+# environment is a setup error (status 1). An out-of-range number says
+# so, not "malformed".
+small=$EL_EVENTLOGS/ghc-9.0/heapy-hT.eventlog
+# otlp_flag STATUS PATTERN ARGS...: as expect, with an eventlog to read.
+otlp_flag() {
+  local want=$1 pat=$2; shift 2
+  local st=0
+  timeout 20 "$D" --eventlog-file "$small" "$@" >/dev/null 2>"$W/err" || st=$?
+  if [ "$st" = "$want" ] && grep -qF -- "$pat" "$W/err"; then
+    ok "$* ($pat) -> $st"
+  else
+    bad "$*: status $st (want $want), stderr: $(head -c 300 "$W/err")"
+  fi
+}
+otlp_flag 2 "unknown compression 'zstd'" --otlp-compression zstd
+otlp_flag 2 "malformed URI 'notaurl'" --otlp-endpoint notaurl
+otlp_flag 2 "--otlp-queue-items specifies 0: it must be at least 1" \
+  --otlp-queue-items 0
+otlp_flag 2 "malformed number 'abc'" --otlp-shutdown-timeout abc
+otlp_flag 2 "specifies 10: it must be at least 1024" --otlp-max-message-bytes 10
+OTEL_EXPORTER_OTLP_COMPRESSION=zstd otlp_flag 1 \
+  "OTEL_EXPORTER_OTLP_COMPRESSION specifies unknown compression"
 exit $fail
