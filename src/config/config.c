@@ -605,8 +605,8 @@ static void root_pair(load_t *L, const char *path, const yaml_node_t *k,
 
 static void walk_document(load_t *L) {
   const yaml_node_t *root = yaml_document_get_root_node(L->doc);
+  yaml_mark_t m = {0, 0, 0};
   if (is_null(root)) {
-    yaml_mark_t m = {0, 0, 0};
     warn(L, &m, "the configuration is empty: every processor is disabled");
     return;
   }
@@ -617,6 +617,14 @@ static void walk_document(load_t *L) {
     return;
   }
   each_pair(L, "", root, root_pair, NULL, 0);
+  /* A processor left out of a file is disabled: say it when that is all
+   * of them (e.g. the one key a misspelt name, warned about above). */
+  for (size_t i = 0; i < el__cfg_nprocs; i++)
+    if (L->procs[i].present) return;
+  if (!L->err)
+    warn(L, &m,
+         "no processor is listed under 'processors': every processor is "
+         "disabled (--print-defaults lists them)");
 }
 
 /* Refuses nesting deeper than MAX_DEPTH before libyaml builds the

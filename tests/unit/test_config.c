@@ -552,6 +552,34 @@ static void test_empty_file_disables_everything(void **state) {
   el_cfg_free(c);
 }
 
+/* A file whose one processor key is misspelt enables nothing: besides the
+ * unknown key, one warning says that every processor is disabled (a
+ * tester's config gave 0 telemetry after the first warning alone). */
+static void test_no_processor_listed_says_all_disabled(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n  metrics:\n    heap_sise:\n", &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 2);
+  assert_non_null(strstr(warnings[0], "unknown key 'heap_sise'"));
+  assert_string_equal(warnings[1],
+                      "t.yaml:1:1: no processor is listed under 'processors': "
+                      "every processor is disabled (--print-defaults lists "
+                      "them)");
+  for (size_t i = 0; i < el_cfg_nprocs(); i++)
+    assert_false(el_cfg_proc_at(c, i)->enabled);
+  el_cfg_free(c);
+  c = load("web: {prometheus_port: 9100}\n", &rc); /* no processors key */
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings[0], "every processor is disabled"));
+  el_cfg_free(c);
+  c = load("processors: {metrics: {heap_size: {}}}\n", &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  el_cfg_free(c);
+}
+
 static void test_missing_file(void **state) {
   (void)state;
   el_cfg_t *c = el_cfg_new();
@@ -721,6 +749,7 @@ int main(void) {
       cmocka_unit_test(test_old_profile_keys_are_aliases),
       cmocka_unit_test(test_anchors_and_merge_keys),
       cmocka_unit_test(test_empty_file_disables_everything),
+      cmocka_unit_test(test_no_processor_listed_says_all_disabled),
       cmocka_unit_test(test_missing_file),
       cmocka_unit_test(test_print_defaults_round_trips),
       cmocka_unit_test(test_out_of_memory_sweep),
