@@ -94,7 +94,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Gauge ({mblock}) from MEM_RETURN's returned field; attributes evCap, "
      "heapCapset."},
     {EL_CFG_METRICS, "productivity", "ghc_eventlog_Productivity",
-     "The ratio between GC and mutator usage.", "1s", "30s",
+     "The share of capability time spent in the mutator rather than GC, in percent.",
+     "1s", "30s",
      "Gauge (%) per capability: 100 x mutator / (mutator + GC), from the "
      "capability's running totals since the program started (RUN/STOP_THREAD "
      "and GC_START/GC_END spans, as capability_usage); attribute cap; one "

@@ -72,7 +72,7 @@ want = {"gc_copied": "ghc_eventlog_GcCopied", "gc_slop": "ghc_eventlog_GcSlop",
         "productivity": "ghc_eventlog_Productivity"}
 for k, n in want.items():
     assert m[k]["name"] == n and m[k]["aggregate"] == "1s" and m[k]["export"] == "30s", (k, m[k])
-assert m["productivity"]["description"] == "The ratio between GC and mutator usage."
+assert m["productivity"]["description"] == "The share of capability time spent in the mutator rather than GC, in percent."
 assert m["gc_slop"]["description"] == "The number of slop bytes found in one garbage collection pass."
 PY
 
