@@ -145,8 +145,15 @@ static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
   res->verdict = http_verdict(cc, status);
   res->retry_after_ms = -1;
   if (cc != CURLE_OK) {
-    snprintf(res->msg, sizeof res->msg, "%s: %s (%s)",
-             curl_easy_strerror(cc), errbuf, h->url);
+    /* An HTTP/2-only peer (a gRPC port) answers HTTP/1.1 with bytes curl
+     * reads as HTTP/0.9: name the likely mix-up. */
+    const char *hint = strstr(errbuf, "HTTP/0.9")
+                           ? "; is this a gRPC port? OTLP/HTTP is usually "
+                             "on 4318, OTLP/gRPC on 4317 "
+                             "(OTEL_EXPORTER_OTLP_PROTOCOL=grpc)"
+                           : "";
+    snprintf(res->msg, sizeof res->msg, "%s: %s (%s)%s", curl_easy_strerror(cc),
+             errbuf, h->url, hint);
     return;
   }
   if (res->verdict == EL_XQ_OK) {

@@ -493,8 +493,21 @@ int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms) {
   return left ? EL_EEXPORT : 0;
 }
 
+/* The store's flush at shutdown (el_tm_store_shutdown): EL_EEXPORT when
+ * records are left in the queues after timeout_ms, and also when any was
+ * dropped or rejected before (a collector refusing every request leaves
+ * empty queues): the caller says "some telemetry could not be
+ * delivered" (docs/exit-codes.md "export losses"). */
 static int tm_flush(void *ud, int timeout_ms) {
-  return el_otlp_exporter_flush(ud, timeout_ms);
+  el_otlp_exporter_t *ex = ud;
+  int rc = el_otlp_exporter_flush(ex, timeout_ms);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  for (int i = 0; i < EL_TM_NSIGNALS; i++)
+    if (s.dropped_queue[i] || s.dropped_failed[i] || s.dropped_shutdown[i] ||
+        s.dropped_size[i] || s.rejected[i])
+      rc = EL_EEXPORT;
+  return rc;
 }
 
 void el_otlp_exporter_stats(el_otlp_exporter_t *ex, el_otlp_stats_t *out) {

@@ -76,5 +76,23 @@ else
   sed -n 1,20p "$TMP/plain.err"
   fail "plain: $raw raw gRPC lines, $tls TLS warnings (want 0 and 1), $d of $N counted"
 fi
+
+# The other mix-up: OTLP/HTTP sent to the gRPC port. curl reads the HTTP/2
+# server's answer as "HTTP/0.9"; the error names the likely cause, and the
+# daemon ends with "some telemetry could not be delivered" although its
+# queues are empty (every request was refused at once), status 0.
+LOG=$SRC/tests/data/eventlogs/ghc-9.0/heapy-hT.eventlog
+rc=0
+OTEL_METRICS_EXPORTER=otlp OTEL_LOGS_EXPORTER=otlp \
+  timeout 60 "$BUILD/eventlog-live-otelcol" --eventlog-file "$LOG" \
+  --otlp-endpoint "http://127.0.0.1:$RCV_GRPC" --otlp-shutdown-timeout 3000 \
+  >/dev/null 2>"$TMP/mix.err" || rc=$?
+if [ $rc = 0 ] && grep -q 'is this a gRPC port?' "$TMP/mix.err" &&
+   grep -q 'some telemetry could not be delivered' "$TMP/mix.err"; then
+  pass "http to the gRPC port: the error names it; 'could not be delivered'"
+else
+  sed -n 1,20p "$TMP/mix.err"
+  fail "http to the gRPC port: status $rc, no hint or no delivery warning"
+fi
 rcv_stop
 finish
