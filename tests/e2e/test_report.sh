@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end: `eventlog-live report` (docs/report.md).
 #
-# 1. Command line: usage errors exit 2; an unreadable input or one with no
-#    eventlog exits 1 and writes nothing; corrupt input exits 1, names the
-#    byte offset on stderr and in the report it still writes; a log cut
-#    inside an event is a warning (exit 0); `-o -` writes to stdout.
+# 1. Command line: usage errors exit 2 (also -o naming the input, through
+#    a symlink or a hard link: the input untouched); an unreadable input
+#    or one with no eventlog exits 1 and writes nothing; corrupt input
+#    exits 1, names the byte offset on stderr and in the report it still
+#    writes; a log cut inside an event is a warning (exit 0); `-o -`
+#    writes to stdout.
 # 2. A report for every shared eventlog (kept in $BUILD/reports/): exit 0,
 #    under 5 MB, nothing referenced outside the file. Expected figures come
 #    from each .reference (ghc-events show, an independent decoder) through
@@ -64,6 +66,18 @@ expect_status 2 "--top 0" "$ODD" -o "$TMP/x.html" --top 0
 expect_status 2 "two inputs" "$ODD" "$ODD" -o "$TMP/x.html"
 expect_status 2 "--open with stdout" "$ODD" -o - --open
 [ -e "$TMP/x.html" ] && bad "a usage error wrote a report"
+# -o naming the input (or a link to it): refused before anything is read,
+# as --eventlog-log-file is (docs/exit-codes.md: a usage error), the
+# eventlog untouched.
+cp "$ODD" "$TMP/self.eventlog"
+ln -s self.eventlog "$TMP/self-symlink.html"
+ln "$TMP/self.eventlog" "$TMP/self-hardlink.html"
+for out in self.eventlog self-symlink.html self-hardlink.html; do
+  expect_status 2 "-o $out (the input)" "$TMP/self.eventlog" -o "$TMP/$out"
+  grep -q "is the input itself" "$TMP/cli.err" || bad "-o $out: $(cat "$TMP/cli.err")"
+  cmp -s "$ODD" "$TMP/self.eventlog" || { bad "-o $out: the input was overwritten"; cp "$ODD" "$TMP/self.eventlog"; }
+  [ -L "$TMP/self-symlink.html" ] || bad "-o $out: the symlink was replaced"
+done
 expect_status 1 "missing input" "$TMP/nonexistent.eventlog" -o "$TMP/none.html"
 grep -q "cannot open" "$TMP/cli.err" || bad "missing input: $(cat "$TMP/cli.err")"
 printf 'not an eventlog\n' > "$TMP/text.eventlog"
