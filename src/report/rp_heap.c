@@ -102,16 +102,23 @@ void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
 
 /* Where the interval ending at point (t, v) of capability k starts: the
  * previous point, or the count's start for a first point (or one after a
- * reset); 0 when there is none to spread over. Sets *d to the bytes. */
+ * reset, when the count began after the previous point); 0 when there is
+ * none to spread over. Sets *d to the bytes. */
 static uint64_t alloc_interval(const rp_heap_t *h, size_t k, uint64_t t,
                                uint64_t start, double v, double *d) {
   if (h->alloc_has[k] && v >= h->alloc_last[k]) {
     *d = v - h->alloc_last[k];
     return h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k] : t;
   }
-  *d = v; /* a first point, or a total lower than before: a new count */
-  return start && start < t && t - start <= RP_FIRST_INTERVAL_MAX_NS ? start
-                                                                     : 0;
+  /* A first point, or a total lower than before: a new count (a new
+   * session), which began after the previous count's last point; a start
+   * before that is not this count's (a log repeated with shifted times). */
+  uint64_t after = h->alloc_has[k] ? h->alloc_t[k] : 0;
+  *d = v;
+  return start && start < t && start >= after &&
+                 t - start <= RP_FIRST_INTERVAL_MAX_NS
+             ? start
+             : 0;
 }
 
 uint64_t el__rp_heap_alloc(rp_heap_t *h, uint64_t t, uint64_t start,

@@ -190,8 +190,8 @@ void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
 /* A HeapAllocated point at t (Unix ns): v cumulative bytes of capability
  * cap, counted since start (Unix ns, the RTS start; 0 unknown). Spreads
  * the increase since the capability's previous point over that interval,
- * a first point's (or one after a reset) from start when at most 60 s
- * before. Returns the interval's start (0: none, the bytes counted in the
+ * a first point's (or one after a reset, a new session's) from start when
+ * at most 60 s before and not before the previous point. Returns the interval's start (0: none, the bytes counted in the
  * total only). */
 uint64_t el__rp_heap_alloc(rp_heap_t *h, uint64_t t, uint64_t start,
                            int64_t cap, double v);

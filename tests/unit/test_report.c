@@ -228,12 +228,22 @@ static void test_allocation_first_interval_from_start(void **state) {
     }
   }
   assert_true(first > 0 && second > 0);
+  /* A total below the previous one: a new count. Its start T0, before the
+   * previous point, is not its own: in the total only. Another new count
+   * whose start (a new session's) follows the previous point: spread from
+   * there (400 bytes over 100 ms). */
+  assert_true(el__rp_heap_alloc(h, T0 + 300 * MS, T0, 0, 500) == 0);
+  assert_true(el__rp_heap_alloc(h, T0 + 500 * MS, T0 + 400 * MS, 0, 400) ==
+              T0 + 400 * MS);
+  sum = alloc_sum(h);
+  assert_true(sum > 4399.999 && sum < 4400.001);
+  assert_true(h->alloc_total == 4900);
   /* A count started more than 60 s before its first point (a reader that
    * joined late): not spread, in the total only. */
   assert_true(el__rp_heap_alloc(h, T0 + 70000 * MS, T0, 1, 5000) == 0);
   sum = alloc_sum(h);
-  assert_true(sum > 3999.999 && sum < 4000.001);
-  assert_true(h->alloc_total == 9000);
+  assert_true(sum > 4399.999 && sum < 4400.001);
+  assert_true(h->alloc_total == 9900);
   el_rp_free(rp);
 }
 
