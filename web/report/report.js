@@ -96,13 +96,16 @@ function axisNs(scale) {
     return vals.map(zeroOr((v) => (v * scale / f).toFixed(d) + ' ' + unit));
   };
 }
+// Tick steps of a count of whole things (megablocks): 1, 2, 5 x 10^k.
+const COUNT_INCRS = [...Array(16).keys()].flatMap((k) => [1, 2, 5].map((m) => m * 10 ** k));
 // The y axis of a chart whose values are in unit (UCUM, as fmtUnit):
-// {values, incrs} for uPlot, fmt for any other unit.
+// {values, incrs} for uPlot, labels by fmt for any other unit.
 function yAxis(unit, fmt) {
   if (unit === 'By') return { values: axisBytes(''), incrs: BYTE_INCRS };
   if (unit === 'By/s') return { values: axisBytes('/s'), incrs: BYTE_INCRS };
   if (unit === 'ns') return { values: axisNs(1) };
   if (unit === 's') return { values: axisNs(1e9) };
+  if (unit === '{mblock}') return { values: (u, vs) => vs.map(zeroOr(fmt)), incrs: COUNT_INCRS };
   return { values: (u, vs) => vs.map(zeroOr(fmt || fmtUnit(unit))) };
 }
 const orEmpty = (f) => (v) => (v === null || v === undefined ? '' : f(v));
@@ -337,7 +340,7 @@ function heapSection() {
   show('block-mem', mem.length > 0);
   if (mem.length)
     chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max)],
-      mem.map(([k, label]) => ({ label })), { fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
+      mem.map(([k, label]) => ({ label })), { unit: '{mblock}', fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
   heapProfile();
 }
 
