@@ -214,6 +214,13 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     el_eprintf("report: --open needs a file, not -o -\n");
     return 2;
   }
+  /* The page is renamed over PATH: were PATH the input (or a link to
+   * it), the eventlog would be gone. */
+  if (o->output && strcmp(o->output, "-") && o->src.kind == EL_SRC_FILE &&
+      el_same_file(o->src.path, o->output)) {
+    el_eprintf("report: -o %s is the input itself\n", o->output);
+    return 2;
+  }
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* {====== errors ======} */
 
@@ -396,4 +397,10 @@ int el_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
   }
   *out = (uint64_t)n << shift;
   return 0;
+}
+
+int el_same_file(const char *a, const char *b) {
+  struct stat x, y;
+  return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 &&
+         x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }

@@ -194,6 +194,12 @@ int el_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
  * buf. Thread: any. */
 char *el_fmt_size_unit(uint64_t n, char *buf, size_t size);
 
+/* 1 when paths a and b name the same existing file (same device and
+ * inode, so also through a symlink or a hard link), 0 otherwise (either
+ * missing or unreadable by stat, or two files). For refusing to write
+ * over an input: `--eventlog-log-file`, `report -o`. Thread: any. */
+int el_same_file(const char *a, const char *b);
+
 #define el_log_enabled(level) ((level) >= el_log_threshold)
 
 /* Internal invariants: on in debug and test builds. */

@@ -98,9 +98,11 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
   if (name_is(rp, N_HEAP_ALLOCATED, name)) {
     for (size_t i = 0; i < m->n; i++) {
       el__rp_seen(rp, p[i].time_unix_ns);
-      el__rp_heap_alloc(&rp->heap, p[i].time_unix_ns,
-                        attr_int(p[i].attrs, p[i].nattrs, "evCap", 0),
-                        point_value(&p[i]));
+      /* A first interval from the RTS start: the charts begin there. */
+      uint64_t t0 = el__rp_heap_alloc(
+          &rp->heap, p[i].time_unix_ns, p[i].start_unix_ns,
+          attr_int(p[i].attrs, p[i].nattrs, "evCap", 0), point_value(&p[i]));
+      if (t0) el__rp_seen(rp, t0);
     }
     return;
   }

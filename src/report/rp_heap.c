@@ -4,8 +4,10 @@
  * the value of a point is summed with the latest value of every other heap
  * capset (GHC has one), then goes into its column (min, max, last) and the
  * exact peak. HeapAllocated is a running total per capability: each
- * point's increase over the capability's previous one is added to its
- * column, so a column's sum over its width is the allocation rate.
+ * point's increase over the capability's previous one is spread evenly
+ * over the columns of that interval (the first point's whole value from
+ * the count's start, the RTS start), so a column's sum over its width is
+ * the allocation rate.
  *
  * Heap censuses: samples are grouped into censuses by the census begins
  * the report's script passes (HEAP_PROF_SAMPLE_BEGIN, at event time): a
@@ -91,23 +93,47 @@ void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
   if (b) el__rp_gauge_add(b, t, total);
 }
 
-/* The bytes allocated between two points of a capability are spread
- * evenly over the columns of that interval, so a column's sum over its
- * width is the allocation rate. */
-void el__rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
+/* The first interval of a capability's count (or after a reset) runs
+ * from the count's start (the RTS start) to its first point, unless
+ * longer than this: a reader that joined a program running long before
+ * (a socket), whose first value is then left out of the rate, as the web
+ * view does (docs/web.md). */
+#define RP_FIRST_INTERVAL_MAX_NS (60ull * 1000000000ull)
+
+/* Where the interval ending at point (t, v) of capability k starts: the
+ * previous point, or the count's start for a first point (or one after a
+ * reset, when the count began after the previous point); 0 when there is
+ * none to spread over. Sets *d to the bytes. */
+static uint64_t alloc_interval(const rp_heap_t *h, size_t k, uint64_t t,
+                               uint64_t start, double v, double *d) {
+  if (h->alloc_has[k] && v >= h->alloc_last[k]) {
+    *d = v - h->alloc_last[k];
+    return h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k] : t;
+  }
+  /* A first point, or a total lower than before: a new count (a new
+   * session), which began after the previous count's last point; a start
+   * before that is not this count's (a log repeated with shifted times). */
+  uint64_t after = h->alloc_has[k] ? h->alloc_t[k] : 0;
+  *d = v;
+  return start && start < t && start >= after &&
+                 t - start <= RP_FIRST_INTERVAL_MAX_NS
+             ? start
+             : 0;
+}
+
+uint64_t el__rp_heap_alloc(rp_heap_t *h, uint64_t t, uint64_t start,
+                           int64_t cap, double v) {
   size_t k = cap >= 0 && cap < RP_MAX_CAPS ? (size_t)cap : 0;
-  /* A total lower than the previous one starts again (a new session). */
-  bool cont = h->alloc_has[k] && v >= h->alloc_last[k];
-  double d = cont ? v - h->alloc_last[k] : v;
-  uint64_t t0 = cont && h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k] : t;
+  double d;
+  uint64_t t0 = alloc_interval(h, k, t, start, v, &d);
   h->alloc_last[k] = v;
   h->alloc_t[k] = t;
   h->alloc_has[k] = true;
   h->alloc_total += d;
   h->st[RP_G_ALLOC].points++;
-  if (!gauge_at(h, RP_G_ALLOC, t)) return;
+  if (!t0 || !gauge_at(h, RP_G_ALLOC, t)) return 0;
   long i0, i1;
-  if (el__rp_cols_fit_span(&h->g, t0, t, &i0, &i1) < 0) return;
+  if (el__rp_cols_fit_span(&h->g, t0, t, &i0, &i1) < 0) return 0;
   double span = (double)(t - t0);
   for (long i = i0; i <= i1; i++) {
     uint64_t cs = el__rp_cols_start(&h->g, (size_t)i);
@@ -116,6 +142,7 @@ void el__rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v) {
     double part = span > 0 ? d * (double)(b > a ? b - a : 0) / span : d;
     el__rp_gauge_add(el__rp_cols_el(&h->g, RP_G_ALLOC, (size_t)i), b, part);
   }
+  return t0;
 }
 
 void el__rp_heap_census_begin(rp_heap_t *h, uint64_t t) {

@@ -187,8 +187,14 @@ void el__rp_heap_close(rp_heap_t *h);
 /* A gauge point (g: RP_G_*) of capset at t. */
 void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
                        double v);
-/* A HeapAllocated point: cumulative bytes of capability cap. */
-void el__rp_heap_alloc(rp_heap_t *h, uint64_t t, int64_t cap, double v);
+/* A HeapAllocated point at t (Unix ns): v cumulative bytes of capability
+ * cap, counted since start (Unix ns, the RTS start; 0 unknown). Spreads
+ * the increase since the capability's previous point over that interval,
+ * a first point's (or one after a reset, a new session's) from start when
+ * at most 60 s before and not before the previous point. Returns the interval's start (0: none, the bytes counted in the
+ * total only). */
+uint64_t el__rp_heap_alloc(rp_heap_t *h, uint64_t t, uint64_t start,
+                           int64_t cap, double v);
 /* A census began at t (HEAP_PROF_SAMPLE_BEGIN). */
 void el__rp_heap_census_begin(rp_heap_t *h, uint64_t t);
 /* One sample of a census: band label, its bytes at t. detail: -hi info

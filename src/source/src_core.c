@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,9 +64,7 @@ static const el__src_vt_t *pick_vt(el_src_kind_t kind) {
 static int open_tee(el_src_t *s) {
   if (!s->log_file)
     return 0;
-  struct stat a, b;
-  if (s->path && stat(s->path, &a) == 0 && stat(s->log_file, &b) == 0 &&
-      a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+  if (el_same_file(s->path, s->log_file)) {
     /* Truncating the tee would destroy the input. */
     el_log(EL_LOG_ERROR, "--eventlog-log-file %s is the input itself",
            s->log_file);

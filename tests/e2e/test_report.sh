@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end: `eventlog-live report` (docs/report.md).
 #
-# 1. Command line: usage errors exit 2; an unreadable input or one with no
-#    eventlog exits 1 and writes nothing; corrupt input exits 1, names the
-#    byte offset on stderr and in the report it still writes; a log cut
-#    inside an event is a warning (exit 0); `-o -` writes to stdout.
+# 1. Command line: usage errors exit 2 (also -o naming the input, through
+#    a symlink or a hard link: the input untouched); an unreadable input
+#    or one with no eventlog exits 1 and writes nothing; corrupt input
+#    exits 1, names the byte offset on stderr and in the report it still
+#    writes; a log cut inside an event is a warning (exit 0); `-o -`
+#    writes to stdout.
 # 2. A report for every shared eventlog (kept in $BUILD/reports/): exit 0,
 #    under 5 MB, nothing referenced outside the file. Expected figures come
 #    from each .reference (ghc-events show, an independent decoder) through
@@ -64,6 +66,18 @@ expect_status 2 "--top 0" "$ODD" -o "$TMP/x.html" --top 0
 expect_status 2 "two inputs" "$ODD" "$ODD" -o "$TMP/x.html"
 expect_status 2 "--open with stdout" "$ODD" -o - --open
 [ -e "$TMP/x.html" ] && bad "a usage error wrote a report"
+# -o naming the input (or a link to it): refused before anything is read,
+# as --eventlog-log-file is (docs/exit-codes.md: a usage error), the
+# eventlog untouched.
+cp "$ODD" "$TMP/self.eventlog"
+ln -s self.eventlog "$TMP/self-symlink.html"
+ln "$TMP/self.eventlog" "$TMP/self-hardlink.html"
+for out in self.eventlog self-symlink.html self-hardlink.html; do
+  expect_status 2 "-o $out (the input)" "$TMP/self.eventlog" -o "$TMP/$out"
+  grep -q "is the input itself" "$TMP/cli.err" || bad "-o $out: $(cat "$TMP/cli.err")"
+  cmp -s "$ODD" "$TMP/self.eventlog" || { bad "-o $out: the input was overwritten"; cp "$ODD" "$TMP/self.eventlog"; }
+  [ -L "$TMP/self-symlink.html" ] || bad "-o $out: the symlink was replaced"
+done
 expect_status 1 "missing input" "$TMP/nonexistent.eventlog" -o "$TMP/none.html"
 grep -q "cannot open" "$TMP/cli.err" || bad "missing input: $(cat "$TMP/cli.err")"
 printf 'not an eventlog\n' > "$TMP/text.eventlog"
@@ -117,6 +131,60 @@ for f in "$EVENTLOGS"/*/*.eventlog; do
   pairs+=("$out" "$TMP/$name.json")
 done
 ok "${#pairs[@]} files: a report for each of $(ls "$EVENTLOGS"/*/*.eventlog | wc -l) shared eventlogs"
+
+# The allocation rate (docs/report.md "Heap"): each capability's bytes
+# between two HEAP_ALLOCATED events spread over that interval, the first
+# event's whole total from the RTS start (t = 0). Expected rates from the
+# reference's events (ghc-events show), by hand: every column wholly
+# inside one interval of every capability (up to each one's third event)
+# must show the sum of the capabilities' bytes / interval.
+for name in heapy-hT threads; do
+  f=$EVENTLOGS/ghc-9.0/$name.eventlog
+  [ -f "$f.reference" ] || continue
+  data "$BUILD/reports/$name.html" > "$TMP/$name-data.json"
+  msg=$(python3 - "$f.reference" "$TMP/$name-data.json" <<'EOF2'
+import json, re, sys
+caps = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\d+): cap (\d+): allocated on heap capset \d+: (\d+) total bytes", line)
+    if m:
+        caps.setdefault(int(m.group(2)), []).append((int(m.group(1)) / 1e9, int(m.group(3))))
+ivs = {c: [(0.0, e[0][0], e[0][1])] + [(a[0], b[0], b[1] - a[1]) for a, b in zip(e, e[1:3])]
+       for c, e in caps.items()}
+end = min(iv[-1][1] for iv in ivs.values())
+d = json.load(open(sys.argv[2]))
+h = d["heap"]
+w = h["width_s"]
+rate = next(s for s in h["series"] if s["key"] == "HeapAllocated")["rate"]
+eps = 1.5e-6  # column times are written to the microsecond
+checked = first = 0
+for t, r in zip(h["t"], rate):
+    lo, hi = t - w / 2, t + w / 2
+    if lo < eps or hi > end - eps:
+        continue
+    want, inside = 0.0, True
+    for iv in ivs.values():
+        k = [i for i in iv if i[0] - eps <= lo and hi <= i[1] + eps]
+        if not k:
+            inside = False
+            break
+        want += k[0][2] / (k[0][1] - k[0][0])
+    if not inside:
+        continue
+    checked += 1
+    first += hi <= min(iv[0][1] for iv in ivs.values())
+    if abs(r - want) > 1 + 1e-6 * want:
+        print("column at %.6f s: rate %d, want %.0f" % (t, r, want))
+        sys.exit(1)
+if first < 3 or checked < 10:
+    print("only %d columns checked (%d in the first interval)" % (checked, first))
+    sys.exit(1)
+print("%d columns over %d capabilities, %d in the first interval (%.0f bytes/s)" % (
+    checked, len(ivs), first, sum(iv[0][2] / iv[0][1] for iv in ivs.values())))
+EOF2
+  ) && ok "$name: allocation rate as the reference's HEAP_ALLOCATED: $msg" ||
+    bad "$name: allocation rate: $msg"
+done
 
 # {====== 3. a section script ======}
 gc=$BUILD/reports/oddball-hT-gc.html

@@ -179,20 +179,71 @@ static void test_census_keeps_largest_bands(void **state) {
   el_rp_free(rp);
 }
 
+static double alloc_sum(rp_heap_t *h) {
+  double sum = 0;
+  for (size_t i = 0; i < h->g.n; i++)
+    sum += ((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum;
+  return sum;
+}
+
 static void test_allocation_spread_over_interval(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
   rp_heap_t *h = &rp->heap;
   /* Capability 0 allocates 1000 bytes between two points 1 s apart: the
-   * columns of that second hold 1000 bytes in all (the first point's 100
-   * bytes go to its own column). */
-  el__rp_heap_alloc(h, T0, 0, 100);
-  el__rp_heap_alloc(h, T0 + 1000 * MS, 0, 1100);
-  double sum = 0;
-  for (size_t i = 0; i < h->g.n; i++)
-    sum += ((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum;
-  assert_true(sum > 1099.999 && sum < 1100.001);
+   * columns of that second hold 1000 bytes in all. The first point's 100
+   * bytes have no start to spread from: in the total only. */
+  assert_true(el__rp_heap_alloc(h, T0, 0, 0, 100) == 0);
+  assert_true(el__rp_heap_alloc(h, T0 + 1000 * MS, 0, 0, 1100) == T0);
+  double sum = alloc_sum(h);
+  assert_true(sum > 999.999 && sum < 1000.001);
   assert_true(h->alloc_total == 1100);
+  el_rp_free(rp);
+}
+
+static void test_allocation_first_interval_from_start(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_heap_t *h = &rp->heap;
+  /* 1000 bytes counted from T0 (the RTS start) to the first point at
+   * 100 ms: 10000 bytes/s in every column wholly inside [T0, T0+100 ms);
+   * then 3000 bytes to 200 ms: 30000 bytes/s. */
+  assert_true(el__rp_heap_alloc(h, T0 + 100 * MS, T0, 0, 1000) == T0);
+  assert_true(el__rp_heap_alloc(h, T0 + 200 * MS, T0, 0, 4000) ==
+              T0 + 100 * MS);
+  double sum = alloc_sum(h);
+  assert_true(sum > 3999.999 && sum < 4000.001);
+  uint64_t w = el__rp_cols_width(&h->g);
+  size_t first = 0, second = 0;
+  for (size_t i = 0; i < h->g.n; i++) {
+    uint64_t cs = el__rp_cols_start(&h->g, i), ce = cs + w;
+    double rate = ((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum /
+                  ((double)w / 1e9);
+    if (cs >= T0 && ce <= T0 + 100 * MS) {
+      assert_true(rate > 9999.99 && rate < 10000.01);
+      first++;
+    } else if (cs >= T0 + 100 * MS && ce <= T0 + 200 * MS) {
+      assert_true(rate > 29999.99 && rate < 30000.01);
+      second++;
+    }
+  }
+  assert_true(first > 0 && second > 0);
+  /* A total below the previous one: a new count. Its start T0, before the
+   * previous point, is not its own: in the total only. Another new count
+   * whose start (a new session's) follows the previous point: spread from
+   * there (400 bytes over 100 ms). */
+  assert_true(el__rp_heap_alloc(h, T0 + 300 * MS, T0, 0, 500) == 0);
+  assert_true(el__rp_heap_alloc(h, T0 + 500 * MS, T0 + 400 * MS, 0, 400) ==
+              T0 + 400 * MS);
+  sum = alloc_sum(h);
+  assert_true(sum > 4399.999 && sum < 4400.001);
+  assert_true(h->alloc_total == 4900);
+  /* A count started more than 60 s before its first point (a reader that
+   * joined late): not spread, in the total only. */
+  assert_true(el__rp_heap_alloc(h, T0 + 70000 * MS, T0, 1, 5000) == 0);
+  sum = alloc_sum(h);
+  assert_true(sum > 4399.999 && sum < 4400.001);
+  assert_true(h->alloc_total == 9900);
   el_rp_free(rp);
 }
 
@@ -400,6 +451,7 @@ int main(void) {
       cmocka_unit_test(test_census_without_begins_splits_on_repeat),
       cmocka_unit_test(test_census_keeps_largest_bands),
       cmocka_unit_test(test_allocation_spread_over_interval),
+      cmocka_unit_test(test_allocation_first_interval_from_start),
       cmocka_unit_test(test_collections_from_overlapping_spans),
       cmocka_unit_test(test_timeline_splits_spans),
       cmocka_unit_test(test_profile_tree_and_symbols),

@@ -15,7 +15,9 @@
 // EXPECT.json may also list sections added by scripts: {"title", "rows":
 // [[cell values]]} for a table (compared with the cells' data-value),
 // {"title", "points": N} for a series. Where the timeline has a column in
-// which a thread ran, hovering over it must name the thread.
+// which a thread ran, hovering over it must name the thread. Every chart's
+// y tick labels must give their tick's value exactly in one unit per axis
+// (binary units on binary steps), a zero tick reading "0".
 // --shot PAGE:SECTION:OUT.png: a screenshot of section #SECTION (heap,
 // time, profiles, logs; "page" for the whole page, "top" for the first
 // screenful) of the report whose
@@ -147,6 +149,33 @@ async function checkPage(ctx, file, expect, shots) {
     } else if (!seen.nodata.profiles) {
       problems.push('no hint for the missing profiles');
     }
+    // The y axes as a reader sees them: every tick label states its tick's
+    // value exactly in the unit shown (no "95.4 MiB" for a decimal 100 MB
+    // step), one unit per axis, and a zero tick reads "0".
+    const axes = await page.evaluate(() => Object.entries(window.elReport.charts)
+      .filter(([, u]) => u && u.axes && u.axes[1] && u.axes[1]._values)
+      .map(([id, u]) => ({ id, labels: u.axes[1]._values.map(String), splits: u.axes[1]._splits })));
+    const UNIT = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40, ns: 1, 'µs': 1e3,
+      ms: 1e6, s: 1e9, '%': 0.01 };
+    result.axes = axes.map((a) => a.id + ': ' + a.labels.join(' | '));
+    for (const a of axes) {
+      const units = new Set();
+      a.labels.forEach((l, i) => {
+        const v = a.splits[i];
+        if (v === 0) {
+          if (l !== '0') problems.push(`${a.id}: the zero tick reads '${l}'`);
+          return;
+        }
+        const m = /^(-?[\d,]*\.?\d+) ?(\S*)$/.exec(l);
+        if (!m) { problems.push(`${a.id}: tick label '${l}'`); return; }
+        const unit = m[2].replace(/\/s$/, '');
+        units.add(m[2]);
+        const shown = Number(m[1].replace(/,/g, '')) * (UNIT[unit] || 1);
+        if (Math.abs(shown - v) > 1e-9 * Math.max(1, Math.abs(v)))
+          problems.push(`${a.id}: tick ${v} reads '${l}' (${shown})`);
+      });
+      if (units.size > 1) problems.push(`${a.id}: ticks in ${[...units].join(', ')}`);
+    }
     if (seen.external.length) problems.push('external references: ' + seen.external.join(' '));
     if (blocked.length) problems.push('tried to fetch: ' + blocked.join(' '));
     // Sections added by scripts.
@@ -236,7 +265,7 @@ async function main() {
       const expect = JSON.parse(fs.readFileSync(pairs[i + 1], 'utf8'));
       const r = await checkPage(ctx, pairs[i], expect, shots);
       if (r.problems.length) failed++;
-      console.log(JSON.stringify({ file: r.file, problems: r.problems, hover: r.hover,
+      console.log(JSON.stringify({ file: r.file, problems: r.problems, hover: r.hover, axes: r.axes,
         stats: r.seen && Object.fromEntries(Object.entries(r.seen.stats).map(([k, v]) => [k, v.value])) }));
     }
   } finally {

@@ -48,16 +48,65 @@ function fmtSecs(s) {
   return m + ' min ' + (s - m * 60).toFixed(1) + ' s';
 }
 function fmtPct(x) { return x !== null && isFinite(x) ? (x * 100).toFixed(1) + ' %' : ''; }
+
+// {====== axes ======}
+// One unit per axis, ticks round in it, and a zero tick reads "0" (so no
+// "0 ns" under ticks in ms).
+
+// Decimals that write x (a tick step in the unit shown) exactly.
+function decimals(x) {
+  let d = 0;
+  while (d < 6 && Math.abs(x * 10 ** d - Math.round(x * 10 ** d)) > 1e-6) d++;
+  return d;
+}
+const zeroOr = (f) => (v) => (v === null || v === undefined ? '' : v === 0 ? '0' : f(v));
+
 // Axis labels: seconds with as many decimals as the tick spacing needs
 // (ms below 10 ms spacing; minutes:seconds above 10 min spacing).
 function axisSecs(u, vals, ax, space, incr) {
-  if (incr >= 600) return vals.map((v) => `${Math.floor(v / 60)}:${String(Math.round(v % 60)).padStart(2, '0')}`);
+  if (incr >= 600) return vals.map(zeroOr((v) => `${Math.floor(v / 60)}:${String(Math.round(v % 60)).padStart(2, '0')}`));
   if (incr < 0.01) {
     const d = Math.max(0, Math.ceil(-Math.log10(incr * 1e3) - 1e-9));
-    return vals.map((v) => (v * 1e3).toFixed(d) + ' ms');
+    return vals.map(zeroOr((v) => (v * 1e3).toFixed(d) + ' ms'));
   }
   const d = Math.max(0, Math.ceil(-Math.log10(incr) - 1e-9));
-  return vals.map((v) => v.toFixed(d) + ' s');
+  return vals.map(zeroOr((v) => v.toFixed(d) + ' s'));
+}
+
+// Tick steps of a byte axis: 1, 2, 5, 10, 20, 50, 100, 200, 500 times
+// 1024^k, shown in the unit 1024^k (B, KiB, MiB...): 20/40/60 MiB, never
+// the 95.4 MiB of a decimal step.
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+const BYTE_INCRS = BYTE_UNITS.flatMap((_, k) => [1, 2, 5, 10, 20, 50, 100, 200, 500].map((m) => m * 1024 ** k));
+function axisBytes(suffix) {
+  return (u, vals, ax, space, incr) => {
+    let k = 0;
+    while (k < BYTE_UNITS.length - 1 && incr >= 1024 ** (k + 1)) k++;
+    const d = decimals(incr / 1024 ** k);
+    return vals.map(zeroOr((v) => (v / 1024 ** k).toFixed(d) + ' ' + BYTE_UNITS[k] + suffix));
+  };
+}
+// A duration axis (values in ns times scale): decimal steps, shown in the
+// unit of the largest tick (ns, µs, ms, s).
+function axisNs(scale) {
+  return (u, vals, ax, space, incr) => {
+    const top = Math.max(0, ...vals.filter((v) => v !== null).map((v) => Math.abs(v * scale)));
+    const [f, unit] = top >= 1e9 ? [1e9, 's'] : top >= 1e6 ? [1e6, 'ms'] : top >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
+    const d = decimals(incr * scale / f);
+    return vals.map(zeroOr((v) => (v * scale / f).toFixed(d) + ' ' + unit));
+  };
+}
+// Tick steps of a count of whole things (megablocks): 1, 2, 5 x 10^k.
+const COUNT_INCRS = [...Array(16).keys()].flatMap((k) => [1, 2, 5].map((m) => m * 10 ** k));
+// The y axis of a chart whose values are in unit (UCUM, as fmtUnit):
+// {values, incrs} for uPlot, labels by fmt for any other unit.
+function yAxis(unit, fmt) {
+  if (unit === 'By') return { values: axisBytes(''), incrs: BYTE_INCRS };
+  if (unit === 'By/s') return { values: axisBytes('/s'), incrs: BYTE_INCRS };
+  if (unit === 'ns') return { values: axisNs(1) };
+  if (unit === 's') return { values: axisNs(1e9) };
+  if (unit === '{mblock}') return { values: (u, vs) => vs.map(zeroOr(fmt)), incrs: COUNT_INCRS };
+  return { values: (u, vs) => vs.map(zeroOr(fmt || fmtUnit(unit))) };
 }
 const orEmpty = (f) => (v) => (v === null || v === undefined ? '' : f(v));
 function fmtUnit(unit) {
@@ -184,7 +233,8 @@ function chartWidth(host) {
 
 // Draw a uPlot chart into host. data: [xs, ys...]; series: [{label,
 // stroke, fill, value, paths, points}]; opts: {axis, height, plugins,
-// range, stacked}.
+// range, stacked, unit (the y axis': 'By', 'By/s', 'ns', 's'), fmt (the
+// y axis' labels for another unit)}.
 function chart(id, data, series, opts) {
   opts = opts || {};
   const host = $(id);
@@ -195,6 +245,7 @@ function chart(id, data, series, opts) {
     host.textContent = 'charts unavailable (uPlot was not embedded)';
     return null;
   }
+  const fmt = opts.fmt || (opts.unit !== undefined ? fmtUnit(opts.unit) : null);
   const o = {
     width: chartWidth(host),
     height: opts.height || 240,
@@ -210,10 +261,10 @@ function chart(id, data, series, opts) {
         spanGaps: s.spanGaps !== false,
         points: s.points || { show: data[0].length < 80, size: 4 },
         paths: s.paths,
-        value: s.value || ((u, v) => (v === null || v === undefined ? '' : opts.fmt ? opts.fmt(v) : v)),
+        value: s.value || ((u, v) => (v === null || v === undefined ? '' : fmt ? fmt(v) : v)),
       }))],
     axes: [{ values: axisSecs, label: 'time since the RTS started' },
-      { size: axisSize, values: (u, vs) => vs.map((v) => (opts.fmt ? opts.fmt(v) : v)) }],
+      Object.assign({ size: axisSize }, yAxis(opts.unit, fmt))],
     plugins: opts.plugins || [],
     cursor: { drag: { x: true, y: false } },
     legend: { live: true },
@@ -279,17 +330,17 @@ function heapSection() {
   if (lines.length)
     chart('chart-heap', [h.t, ...lines.map(([k]) => by[k].max)],
       lines.map(([k, label]) => ({ label, value: (u, v) => fmtBytes(v) })),
-      { fmt: fmtBytes, plugins: [markerLines()] });
+      { unit: 'By', plugins: [markerLines()] });
   show('block-alloc', !!by.HeapAllocated);
   if (by.HeapAllocated)
     chart('chart-alloc', [h.t, by.HeapAllocated.rate],
       [{ label: 'allocation rate', stroke: '#00897b', fill: 'rgba(0,137,123,.12)', value: (u, v) => orEmpty(fmtUnit('By/s'))(v) }],
-      { fmt: fmtUnit('By/s'), plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
+      { unit: 'By/s', plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
   const mem = [['MemCurrent', 'allocated'], ['MemNeeded', 'needed'], ['MemReturned', 'returned']].filter(([k]) => by[k]);
   show('block-mem', mem.length > 0);
   if (mem.length)
     chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max)],
-      mem.map(([k, label]) => ({ label })), { fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
+      mem.map(([k, label]) => ({ label })), { unit: '{mblock}', fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
   heapProfile();
 }
 
@@ -364,7 +415,7 @@ function heapProfile() {
         value: (u, v) => orEmpty(fmtBytes)(v) });
     }
     if (charts['chart-heapprof']) { charts['chart-heapprof'].destroy(); $('chart-heapprof').replaceChildren(); }
-    chart('chart-heapprof', [xs, ...ys], series, { fmt: fmtBytes, height: 340, plugins: [markerLines()],
+    chart('chart-heapprof', [xs, ...ys], series, { unit: 'By', height: 340, plugins: [markerLines()],
       y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
   };
   sel.addEventListener('change', drawProf);
@@ -586,7 +637,7 @@ function gcSection() {
     tb.append(el('tr', {}, td(fmtSecs(t), 'num'), td(fmtNs(d), 'num', fmtInt(d) + ' ns'), td(String(ncaps), 'num')));
   chart('chart-pauses', [g.t, g.max_ns], [{ label: 'longest pause', stroke: '#fb8c00',
     paths: hasPlot ? uPlot.paths.bars({ size: [0.9, 6] }) : undefined, fill: 'rgba(251,140,0,.5)', value: (u, v) => orEmpty(fmtNs)(v), points: { show: false } }],
-  { fmt: fmtNs, height: 180, plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
+  { unit: 'ns', height: 180, plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
 }
 
 function threadsTable() {
@@ -787,7 +838,7 @@ function customSections() {
       const f = fmtUnit(s.unit);
       chart(id + '-chart', [s.t, ...s.lines.map((l) => l.mean)],
         s.lines.map((l) => ({ label: l.name, value: (u, v, si, i) => (i === null || i === undefined ? '' :
-          `${f(v)} (min ${f(l.min[i])}, max ${f(l.max[i])})`) })), { fmt: f, plugins: [markerLines()] });
+          `${f(v)} (min ${f(l.min[i])}, max ${f(l.max[i])})`) })), { unit: s.unit, plugins: [markerLines()] });
     } else {
       const search = el('input', { type: 'search', placeholder: 'search' });
       const count = el('span', { class: 'hint' });
