@@ -559,7 +559,10 @@ function drawThreads(d) {
     const tr = document.createElement('tr');
     tr.className = 'other';
     cell(tr, 'other');
-    cell(tr, `${o.threads} threads no longer listed`);
+    cell(
+        tr,
+        `${o.threads} ${
+            o.threads === 1 ? 'thread' : 'threads'} no longer listed`);
     cell(tr, `${o.finished} finished`);
     cell(tr, '');
     cell(tr, '');
@@ -628,10 +631,10 @@ function render(d) {
   document.title = `eventlog-live: ${d.service}`;
   const s = d.stats;
   document.getElementById('status').textContent =
-    `${d.ended ? 'input ended (replay finished)' : 'live'} · ` +
-    `${s.points} points in ${s.batches} batches` +
-    (s.dropped_series ? ` · ${s.dropped_series} series dropped` : '') +
-    (s.evicted_series ? ` · ${s.evicted_series} stale series forgotten` : '');
+      `${d.ended ? 'input ended' : 'live'} · ` +
+      `${s.points} points in ${s.batches} batches` +
+      (s.dropped_series ? ` · ${s.dropped_series} series dropped` : '') +
+      (s.evicted_series ? ` · ${s.evicted_series} stale series forgotten` : '');
   for (const b of document.querySelectorAll('.controls button')) {
     b.title = d.control_port >= 0 ? '' : 'start the daemon with --control-port';
   }

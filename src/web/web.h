@@ -97,7 +97,7 @@ int el_web_prom_port(const el_web_t *w);
 int el_web_view_port(const el_web_t *w);
 
 /* Tell the page the control server's port (-1: none) and whether the
- * input has ended (the page shows "replay finished"). Thread: any. */
+ * input has ended (the page shows "input ended"). Thread: any. */
 void el_web_set_control_port(el_web_t *w, int port);
 void el_web_set_ended(el_web_t *w, bool ended);
 
