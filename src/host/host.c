@@ -314,10 +314,29 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
   return -1;
 }
 
+/* A handler (not a timer's or hook's shared record) whose calls the time
+ * budget stopped EL__BUDGET_DISABLE times gets no more events, as after
+ * el.off; said once as an error. */
+static void budget_disable(el_host_t *h, el__handler_t *hd) {
+  if (hd == &h->timer_handler || hd == &h->hook_handler || hd->dead ||
+      ++hd->budget_stops < EL__BUDGET_DISABLE)
+    return;
+  hd->dead = 1;
+  luaL_unref(h->L, LUA_REGISTRYINDEX, hd->ref);
+  hd->ref = LUA_NOREF;
+  h->need_compact = 1;
+  h->st.handlers_disabled++;
+  el_log(EL_LOG_ERROR,
+         "handler (%s) disabled: the time budget of %d ms stopped %d of its "
+         "calls; it gets no more events",
+         hd->where, h->opts.handler_budget_ms, EL__BUDGET_DISABLE);
+}
+
 void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
                     const char *what) {
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(no message)";
+  int budget = h->budget_call == h->st.dispatched + h->npcalls + 1;
   el__handler_t *shown = hd ? hd : &h->hook_handler;
   if (el__host_stopped(h, what, shown->where, msg)) {
     lua_pop(L, 1);
@@ -332,6 +351,7 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
     el__host_quiet_sync(h);
   } else {
     log_error(h, hd ? hd : &h->hook_handler, what, msg);
+    if (budget && hd) budget_disable(h, hd);
   }
   lua_pop(L, 1);
 }
@@ -357,6 +377,7 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   }
   if (now - h->hook_start_ms <= (uint64_t)h->opts.handler_budget_ms) return;
   h->st.budget_exceeded++;
+  h->budget_call = seq + 1; /* el__host_error: this call's error */
   h->hook_start_ms = now;
   luaL_error(L, "call ran longer than its budget of %d ms",
              h->opts.handler_budget_ms);

@@ -264,6 +264,8 @@ typedef struct el_host_stats_s {
   uint64_t reentrant_dropped; /* events fed from inside a handler: not
                                dispatched to Lua */
   uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
+  /* handlers disabled after EL__BUDGET_DISABLE (10) budget stops each */
+  uint64_t handlers_disabled;
   uint64_t helper_dropped;  /* usage metric updates of the C helpers lost
                                to out of memory (el.cap_usage on_point) */
   uint64_t reorder_late;    /* helper events that arrived after later

@@ -110,6 +110,12 @@ enum {
   EL__D_NSHIFT = 2 /* EL__D_BATCH types: their field count at bits 2-4 */
 };
 
+/* A handler (el.on) stopped by the time budget this many times is
+ * disabled: a handler that loops on every event would otherwise hold the
+ * reader for the budget times every event (docs/lua-api.md "Time
+ * budget"). */
+#define EL__BUDGET_DISABLE 10
+
 /* Fixed slots of the dispatch thread's stack. */
 enum { D_TB = 1, D_EV, D_KT, D_KCAP, D_NSLOTS = D_KCAP };
 
@@ -127,6 +133,9 @@ typedef struct el__handler_s {
   uint64_t errors;
   uint64_t last_log_ms;     /* when the last error was logged */
   uint64_t unlogged;        /* errors since then, not logged */
+  /* Its calls stopped by the time budget (handler_budget_ms): at
+   * EL__BUDGET_DISABLE the handler is disabled (el__host_error). */
+  uint64_t budget_stops;
   char where[128];          /* "file.lua:12" of the function */
 
   /* The calling convention (EL__ARGS_*) and 1 when called in time order
@@ -347,6 +356,9 @@ struct el_host_s {
   el_host_stats_t st;
   uint64_t npcalls;         /* protected calls of timers/hooks/helpers */
   uint64_t hook_seq;        /* call the budget hook last saw */
+  /* 1 + the call (hook_seq) the budget hook last stopped: an error of
+   * that call is the budget's (a script's pcall may have caught it) */
+  uint64_t budget_call;
   uint64_t hook_start_ms;   /* when it first saw it */
   char err[2048];
 };

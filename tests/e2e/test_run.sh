@@ -51,6 +51,24 @@ LUA
 out=$(timeout 20 "$EL_BIN" run "$tmp/slow.lua" --handler-budget-ms 50 --output none "$F" 2>/dev/null)
 expect "--handler-budget-ms stops endless handlers" 0 $?
 [ "$out" = "$(printf '10\t9835\t6')" ] || { echo "FAIL budget output: '$out'"; fail=1; }
+# A handler that loops on every event is disabled after 10 budget stops
+# (at 50 ms each, the log's RUN_THREAD events would otherwise hold the
+# run for minutes); the other handler goes on to the end.
+cat > "$tmp/loop.lua" <<'LUA'
+local el = require("eventlog_live")
+local n, m = 0, 0
+el.on("RUN_THREAD", function() n = n + 1; while true do end end)
+el.on("STOP_THREAD", function() m = m + 1 end)
+el.on_end(function() local s = el.stats()
+  print(n, m, s.budget_exceeded, s.handlers_disabled) end)
+LUA
+stops=$("$EL_BIN" stats "$F" | awk '$1 == "STOP_THREAD" {print $3}')
+out=$(timeout 60 "$EL_BIN" run "$tmp/loop.lua" --handler-budget-ms 50 --output none "$F" 2>"$tmp/err")
+expect "a handler that always loops is disabled" 0 $?
+[ "$out" = "$(printf '10\t%s\t10\t1' "$stops")" ] ||
+  { echo "FAIL disabled handler output: '$out' (want 10 calls, $stops stops)"; fail=1; }
+grep -q 'loop.lua:3) disabled: the time budget of 50 ms stopped 10 of its calls' "$tmp/err" ||
+  { echo "FAIL no 'disabled' error"; tail -3 "$tmp/err"; fail=1; }
 
 # Cut inside an event: a warning, everything before it processed (exit 0,
 # docs/lua-api.md); a header cut short is a decode error (exit 1).
