@@ -384,6 +384,12 @@ static void set_string(load_t *L, const char *path, const yaml_node_t *v,
     set_error(L, &v->start_mark, path, "expected a non-empty string");
     return;
   }
+  if (strlen(scalar(v)) != v->data.scalar.length) { /* "\0" in quotes */
+    set_error(L, &v->start_mark, path,
+              "the string holds a NUL character (\\0), which no name or "
+              "description may");
+    return;
+  }
   char *s = el_strdup(scalar(v));
   if (!s) {
     set_error(L, &v->start_mark, path, "out of memory");
@@ -552,6 +558,8 @@ static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
   static const char *const keys[] = {"prometheus_port", "web_port",
                                      "prometheus_host", "web_host"};
   const char *key = scalar(k);
+  char full[160]; /* the key's path, for messages */
+  snprintf(full, sizeof full, "%s.%s", path, key);
   (void)ud;
   for (int i = 2; i < 4; i++) {
     if (strcmp(key, keys[i])) continue;
@@ -560,9 +568,10 @@ static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
     for (size_t j = 0; j < n && !bad; j++)
       bad = (unsigned char)t[j] <= ' ' || t[j] == 0x7f;
     if (bad)
-      set_error(L, &v->start_mark, key,
-                "%s.%s: expected an address or host name to listen on "
-                "(1..255 bytes, no spaces), got '%s'", path, key, t);
+      set_error(L, &v->start_mark, full,
+                "expected an address or host name to listen on "
+                "(1..255 bytes, no spaces), got '%s'",
+                t);
     else
       memcpy(L->c->web_hosts[i - 2], t, n + 1);
     return;
@@ -573,9 +582,8 @@ static void web_pair(load_t *L, const char *path, const yaml_node_t *k,
     const char *t = v && v->type == YAML_SCALAR_NODE ? scalar(v) : "";
     long port = strtol(t, &end, 10);
     if (!*t || *end || port < 0 || port > 65535)
-      set_error(L, &v->start_mark, key,
-                "%s.%s: expected a port number 0..65535, got '%s'", path,
-                key, t);
+      set_error(L, &v->start_mark, full,
+                "expected a port number 0..65535, got '%s'", t);
     else
       L->c->web_ports[i] = (int)port;
     return;
@@ -678,9 +686,14 @@ int el_cfg_load_string(el_cfg_t *c, const char *name, const char *text,
       }
       parser.problem_mark = m;
     }
-    set_error(&L, &parser.problem_mark, "", "YAML syntax error: %s%s%s",
+    size_t at = parser.problem_mark.index;
+    const char *tab =
+        parser.error == YAML_SCANNER_ERROR && at < len && text[at] == '\t'
+            ? " (a tab: YAML indents with spaces only)"
+            : "";
+    set_error(&L, &parser.problem_mark, "", "YAML syntax error: %s%s%s%s",
               parser.problem ? parser.problem : "unknown problem",
-              *ctx ? " " : "", ctx);
+              *ctx ? " " : "", ctx, tab);
     yaml_parser_delete(&parser);
     return L.err;
   }

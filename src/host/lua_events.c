@@ -297,6 +297,15 @@ static void push_type_name(lua_State *L, uint16_t type) {
  * and cap are stored; every other key is computed by __index from the
  * current event. The keys are kept on the stack: no string lookup. Only
  * handlers with args = "ev" need it. */
+/* Push cap as a handler sees it: an integer, or nil for an event without
+ * a capability (EL_EV_NO_CAP). [-0, +1, -] */
+static inline void push_cap(lua_State *D, int cap) {
+  if (cap == EL_EV_NO_CAP)
+    lua_pushnil(D);
+  else
+    lua_pushinteger(D, cap);
+}
+
 static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
   lua_pushvalue(D, D_KT);
   lua_pushinteger(D, (lua_Integer)ev->t_ns);
@@ -304,10 +313,7 @@ static void set_ev(el_host_t *h, lua_State *D, const el_ev_event_t *ev) {
   if (ev->cap == h->ev_cap) return;  /* unchanged since the last event */
   h->ev_cap = ev->cap;
   lua_pushvalue(D, D_KCAP);
-  if (ev->cap == EL_EV_NO_CAP)
-    lua_pushnil(D);
-  else
-    lua_pushinteger(D, ev->cap);
+  push_cap(D, ev->cap);
   lua_rawset(D, D_EV);
 }
 
@@ -318,10 +324,7 @@ static int push_head(el_host_t *h, lua_State *D, const el__handler_t *hd,
                      const el_ev_event_t *ev, int *ev_set) {
   if (hd->args == EL__ARGS_T) {
     lua_pushinteger(D, (lua_Integer)ev->t_ns);
-    if (ev->cap == EL_EV_NO_CAP)
-      lua_pushnil(D);
-    else
-      lua_pushinteger(D, ev->cap);
+    push_cap(D, ev->cap);
     return 2;
   }
   if (!*ev_set) {
@@ -567,10 +570,7 @@ static void replay_set_ev(el_host_t *h, lua_State *D, const el__rec_t *r) {
   if (r->cap == h->ev_cap) return;
   h->ev_cap = r->cap;
   lua_pushvalue(D, 4);
-  if (r->cap == EL_EV_NO_CAP)
-    lua_pushnil(D);
-  else
-    lua_pushinteger(D, r->cap);
+  push_cap(D, r->cap);
   lua_rawset(D, 2);
 }
 
@@ -617,10 +617,7 @@ static inline __attribute__((always_inline)) void replay_call(
     replay_push_fn(D, hd, gen);
   if (hd->args == EL__ARGS_T) {
     lua_pushinteger(D, (lua_Integer)r->t);
-    if (r->cap == EL_EV_NO_CAP)
-      lua_pushnil(D);
-    else
-      lua_pushinteger(D, r->cap);
+    push_cap(D, r->cap);
   } else {
     if (h->bset != r) { /* t and cap: once per event */
       replay_set_ev(h, D, r);

@@ -450,6 +450,39 @@ static void test_syntax_error_position(void **state) {
   el_cfg_free(c);
 }
 
+/* Messages a tester found unclear: a tab where YAML wants spaces says
+ * so; a "\u0000" escape in a name is refused (it cut the name, silently);
+ * a web key is named once, with its path. Expected texts written out. */
+static void test_tab_nul_and_web_key_messages(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load("processors:\n\tmetrics:\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_non_null(
+      strstr(el_cfg_diag(c)->msg, "(a tab: YAML indents with spaces only)"));
+  assert_memory_equal(el_cfg_diag(c)->msg, "t.yaml:2:1:", 11);
+  el_cfg_free(c);
+  c = load("processors:\n  metrics:\n    heap_size: {name: \"a\\u0000b\"}\n",
+           &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:3:23: processors.metrics.heap_size.name: the "
+                      "string holds a NUL character (\\0), which no name "
+                      "or description may");
+  el_cfg_free(c);
+  c = load("web: {prometheus_port: abc}\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg,
+                      "t.yaml:1:24: web.prometheus_port: expected a port "
+                      "number 0..65535, got 'abc'");
+  el_cfg_free(c);
+  c = load("web: {web_host: \"a b\"}\n", &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_non_null(strstr(el_cfg_diag(c)->msg,
+                         ": web.web_host: expected an address or host name"));
+  el_cfg_free(c);
+}
+
 static void test_duplicate_key(void **state) {
   (void)state;
   int rc;
@@ -743,6 +776,7 @@ int main(void) {
       cmocka_unit_test(test_quoted_bool_is_a_string),
       cmocka_unit_test(test_wrong_shapes),
       cmocka_unit_test(test_syntax_error_position),
+      cmocka_unit_test(test_tab_nul_and_web_key_messages),
       cmocka_unit_test(test_duplicate_key),
       cmocka_unit_test(test_unknown_key_suggests),
       cmocka_unit_test(test_aggregate_outside_metrics_warns),
