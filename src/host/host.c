@@ -96,7 +96,15 @@ static void set_path(el_host_t *h, const char *script_dir) {
   }
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", h->lua_dir, h->lua_dir);
   luaL_addvalue(&b);
-  lua_getfield(L, -2, "path");  /* the default */
+  /* Lua's default, kept from the first call: a script's load calls this
+   * again, which must not add our folders a second time */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "eventlog_live.lua_path") ==
+      LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_getfield(L, -2, "path");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "eventlog_live.lua_path");
+  }
   luaL_addvalue(&b);
   luaL_pushresult(&b);
   lua_setfield(L, -2, "path");

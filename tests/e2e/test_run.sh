@@ -70,6 +70,16 @@ expect "a handler that always loops is disabled" 0 $?
 grep -q 'loop.lua:3) disabled: the time budget of 50 ms stopped 10 of its calls' "$tmp/err" ||
   { echo "FAIL no 'disabled' error"; tail -3 "$tmp/err"; fail=1; }
 
+# A missing module: exit 2, and the searched paths each listed once (the
+# library folder was listed twice: once per package.path set-up).
+printf 'require("el_no_such_module")\n' > "$tmp/req.lua"
+"$EL_BIN" run "$tmp/req.lua" --output none "$F" 2> "$tmp/err"
+expect "a missing module is a load error" 2 $?
+grep -q "module 'el_no_such_module' not found" "$tmp/err" ||
+  { echo "FAIL missing-module message"; head -3 "$tmp/err"; fail=1; }
+dups=$(grep "no file" "$tmp/err" | sort | uniq -d)
+[ -z "$dups" ] || { echo "FAIL paths searched twice: $dups"; fail=1; }
+
 # Cut inside an event: a warning, everything before it processed (exit 0,
 # docs/lua-api.md); a header cut short is a decode error (exit 1).
 "$EL_BIN" run "$tmp/lib/main.lua" --output none "$EL_EVENTLOGS/ghc-events/testlog-part.eventlog" > /dev/null 2>&1
