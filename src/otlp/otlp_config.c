@@ -532,6 +532,29 @@ static int url_split(el_otlp_config_t *cfg, const char *url, el_otlp_url_t *u) {
   return p->url_split(url, u);
 }
 
+/* The port of URL value when its authority ends in ":DIGITS" (after the
+ * "://", before any "/", outside an IPv6 literal's brackets), else -1:
+ * for a message when the URL parser refused it. */
+static long url_port_text(const char *value) {
+  const char *a = strstr(value, "://");
+  a = a ? a + 3 : value;
+  size_t n = strcspn(a, "/?#");
+  const char *colon = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] == ':')
+      colon = a + i;
+    else if (a[i] == ']')
+      colon = NULL;
+  if (!colon || colon + 1 == a + n || (size_t)(a + n - colon - 1) > 18)
+    return -1;
+  long port = 0;
+  for (const char *p = colon + 1; p < a + n; p++) {
+    if (!isdigit((unsigned char)*p)) return -1;
+    port = port * 10 + (*p - '0');
+  }
+  return port;
+}
+
 /* Build sc->target/tls from an endpoint URL. per_signal: the value came
  * from a per-signal variable (HTTP: used as is). */
 static int endpoint_apply(env_t *env, int s, const char *who,
@@ -555,6 +578,12 @@ static int endpoint_apply(env_t *env, int s, const char *who,
   }
   if (rc < 0 || !u.scheme || !u.host) {
     el__otlp_url_free(&u);
+    long port = url_port_text(value);
+    if (port == 0 || port > 65535)
+      return cfg_fail(cfg,
+                      "%s specifies port %ld in '%s': a port is 1 to "
+                      "65535.",
+                      who, port, SHORTV(value));
     return cfg_fail(cfg, "%s specifies malformed URI '%s'.", who,
                     SHORTV(value));
   }

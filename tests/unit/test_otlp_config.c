@@ -292,6 +292,13 @@ static void test_errors_suggest_the_value_meant(void **state) {
   expect_error("OTEL_EXPORTER_OTLP_INSECURE", "ture", "Did you mean 'true'?");
   expect_error("OTEL_METRICS_EXPORTER", "prometheus", "--prometheus-port");
   expect_error("OTEL_TRACES_EXPORTER", "prometheus", "unsupported exporter");
+  /* a port out of range is named, not "malformed URI" */
+  expect_error("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:99999",
+               "specifies port 99999 in 'http://127.0.0.1:99999': a port is "
+               "1 to 65535.");
+  expect_error("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]:70000/x",
+               "specifies port 70000");
+  expect_error("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h:12ab", "malformed URI");
   fenv_t env = {0};
   el_otlp_config_t cfg;
   fenv_set(&env, "OTEL_PROFILES_EXPORTER", "pyroscope");
