@@ -35,6 +35,15 @@ static el_cfg_t *load(const char *yaml, int *rc) {
   return c;
 }
 
+/* Load yaml, which must fail with EL_ECONFIG and the message msg. */
+static void expect_load_error(const char *yaml, const char *msg) {
+  int rc;
+  el_cfg_t *c = load(yaml, &rc);
+  assert_int_equal(rc, EL_ECONFIG);
+  assert_string_equal(el_cfg_diag(c)->msg, msg);
+  el_cfg_free(c);
+}
+
 static void test_defaults_without_file(void **state) {
   (void)state;
   el_cfg_t *c = el_cfg_new();
@@ -410,32 +419,18 @@ static void test_quoted_bool_is_a_string(void **state) {
 
 static void test_wrong_shapes(void **state) {
   (void)state;
-  int rc;
-  el_cfg_t *c = load("processors:\n  - logs\n", &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:2:3: processors: expected processor groups "
-                      "(a mapping), found a sequence");
-  el_cfg_free(c);
-  c = load("processors:\n  logs:\n    user_marker: [1]\n", &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:3:18: processors.logs.user_marker: expected "
-                      "processor settings (a mapping), found a sequence");
-  el_cfg_free(c);
-  c = load("processors:\n  logs:\n    user_marker:\n      name: [a]\n",
-           &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:4:13: processors.logs.user_marker.name: "
-                      "expected a string, found a sequence");
-  el_cfg_free(c);
-  c = load("- 1\n", &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:1:1: expected a mapping with key "
-                      "'processors', found a sequence");
-  el_cfg_free(c);
+  expect_load_error("processors:\n  - logs\n",
+                    "t.yaml:2:3: processors: expected processor groups "
+                    "(a mapping), found a sequence");
+  expect_load_error("processors:\n  logs:\n    user_marker: [1]\n",
+                    "t.yaml:3:18: processors.logs.user_marker: expected "
+                    "processor settings (a mapping), found a sequence");
+  expect_load_error("processors:\n  logs:\n    user_marker:\n      name: [a]\n",
+                    "t.yaml:4:13: processors.logs.user_marker.name: "
+                    "expected a string, found a sequence");
+  expect_load_error("- 1\n",
+                    "t.yaml:1:1: expected a mapping with key "
+                    "'processors', found a sequence");
 }
 
 static void test_syntax_error_position(void **state) {
@@ -462,20 +457,14 @@ static void test_tab_nul_and_web_key_messages(void **state) {
       strstr(el_cfg_diag(c)->msg, "(a tab: YAML indents with spaces only)"));
   assert_memory_equal(el_cfg_diag(c)->msg, "t.yaml:2:1:", 11);
   el_cfg_free(c);
-  c = load("processors:\n  metrics:\n    heap_size: {name: \"a\\u0000b\"}\n",
-           &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:3:23: processors.metrics.heap_size.name: the "
-                      "string holds a NUL character (\\0), which no name "
-                      "or description may");
-  el_cfg_free(c);
-  c = load("web: {prometheus_port: abc}\n", &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:1:24: web.prometheus_port: expected a port "
-                      "number 0..65535, got 'abc'");
-  el_cfg_free(c);
+  expect_load_error(
+      "processors:\n  metrics:\n    heap_size: {name: \"a\\u0000b\"}\n",
+      "t.yaml:3:23: processors.metrics.heap_size.name: the "
+      "string holds a NUL character (\\0), which no name "
+      "or description may");
+  expect_load_error("web: {prometheus_port: abc}\n",
+                    "t.yaml:1:24: web.prometheus_port: expected a port "
+                    "number 0..65535, got 'abc'");
   c = load("web: {web_host: \"a b\"}\n", &rc);
   assert_int_equal(rc, EL_ECONFIG);
   assert_non_null(strstr(el_cfg_diag(c)->msg,
@@ -485,15 +474,11 @@ static void test_tab_nul_and_web_key_messages(void **state) {
 
 static void test_duplicate_key(void **state) {
   (void)state;
-  int rc;
-  el_cfg_t *c = load("processors:\n  logs:\n    user_marker: {}\n"
-                     "    user_marker: {}\n",
-                     &rc);
-  assert_int_equal(rc, EL_ECONFIG);
-  assert_string_equal(el_cfg_diag(c)->msg,
-                      "t.yaml:4:5: processors.logs: duplicate key "
-                      "'user_marker'");
-  el_cfg_free(c);
+  expect_load_error(
+      "processors:\n  logs:\n    user_marker: {}\n"
+      "    user_marker: {}\n",
+      "t.yaml:4:5: processors.logs: duplicate key "
+      "'user_marker'");
 }
 
 static void test_unknown_key_suggests(void **state) {
