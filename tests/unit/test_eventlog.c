@@ -205,11 +205,7 @@ static void decode_recorded_opts(recorder_t *R, const uint8_t *p, size_t n,
                     .on_header = rec_header, .on_data_end = rec_data_end};
   R->d = el_ev_decoder_new(&s);
   assert_int_equal(el_ev_decoder_set_opts(R->d, opts), 0);
-  for (size_t i = 0; i < n; i += chunk) {
-    size_t k = n - i < chunk ? n - i : chunk;
-    assert_int_equal(el_ev_decoder_feed(R->d, p + i, k), 0);
-  }
-  assert_int_equal(el_ev_decoder_finish(R->d), 0);
+  assert_int_equal(tu_feed_chunks(R->d, p, n, chunk), 0);
 }
 
 static void decode_recorded(recorder_t *R, const uint8_t *p, size_t n,
@@ -357,11 +353,7 @@ static void decode_masked(recorder_t *R, const uint8_t *p, size_t n,
     assert_int_equal(el_ev_decoder_set_fields(R->d, off[i], 0), 0);
   for (size_t i = 0; i < non; i++)
     assert_int_equal(el_ev_decoder_set_fields(R->d, on[i], 1), 0);
-  for (size_t i = 0; i < n; i += chunk) {
-    size_t k = n - i < chunk ? n - i : chunk;
-    assert_int_equal(el_ev_decoder_feed(R->d, p + i, k), 0);
-  }
-  assert_int_equal(el_ev_decoder_finish(R->d), 0);
+  assert_int_equal(tu_feed_chunks(R->d, p, n, chunk), 0);
 }
 
 /* Do records a and b say the same about their event (fields included,
@@ -512,11 +504,7 @@ static el_ev_decoder_t *quiet_decode(quiet_sink_t *Q, const tu_buf_t *b,
         d, &(el_ev_quiet_t){
                .events = &Q->events, .tmax = &Q->tmax, .until = &Q->until});
   assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
-  for (size_t i = 0; i < b->n; i += chunk) {
-    size_t k = b->n - i < chunk ? b->n - i : chunk;
-    assert_int_equal(el_ev_decoder_feed(d, b->b + i, k), 0);
-  }
-  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
   return d;
 }
 
@@ -713,11 +701,7 @@ static el_ev_decoder_t *tally_decode(tally_sink_t *T, const tu_buf_t *b,
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   el_ev_decoder_set_opts(d, EL_EV_OPT_NO_FIELDS);
   el_ev_decoder_tally(d, &T->t);
-  for (size_t i = 0; i < b->n; i += chunk) {
-    size_t k = b->n - i < chunk ? b->n - i : chunk;
-    assert_int_equal(el_ev_decoder_feed(d, b->b + i, k), 0);
-  }
-  assert_int_equal(el_ev_decoder_finish(d), 0);
+  assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
   return d;
 }
 
@@ -877,11 +861,7 @@ static void test_fields_mask_changes_at_next_event(void **st) {
     memset(&T, 0, sizeof T);
     el_ev_sink_t s = {.ud = &T, .on_event = toggle_event};
     T.d = el_ev_decoder_new(&s);
-    for (size_t i = 0; i < b.n; i += chunk) {
-      size_t k = b.n - i < chunk ? b.n - i : chunk;
-      assert_int_equal(el_ev_decoder_feed(T.d, b.b + i, k), 0);
-    }
-    assert_int_equal(el_ev_decoder_finish(T.d), 0);
+    assert_int_equal(tu_feed_chunks(T.d, b.b, b.n, chunk), 0);
     assert_int_equal(T.n, 200);
     for (int k = 0; k < 200; k++) {
       int want = k < 11 || (k >= 61 && k < 131);

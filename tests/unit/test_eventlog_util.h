@@ -152,6 +152,19 @@ typedef struct {
   size_t n;
 } tu_buf_t;
 
+/* Feed p[0..n) to d in pieces of chunk bytes (>= 1), then finish. Returns
+ * 0, or the first non-zero result of a feed (nothing more fed) or of
+ * the finish. */
+static inline int tu_feed_chunks(el_ev_decoder_t *d, const uint8_t *p, size_t n,
+                                 size_t chunk) {
+  for (size_t i = 0; i < n; i += chunk) {
+    size_t k = n - i < chunk ? n - i : chunk;
+    int rc = el_ev_decoder_feed(d, p + i, k);
+    if (rc != 0) return rc;
+  }
+  return el_ev_decoder_finish(d);
+}
+
 static inline void tu_u8(tu_buf_t *b, uint8_t v) { b->b[b->n++] = v; }
 static inline void tu_u16(tu_buf_t *b, uint16_t v) {
   tu_u8(b, (uint8_t)(v >> 8));
