@@ -101,7 +101,8 @@ static void usage(FILE *f) {
           "                       (default 64 MiB; older events are "
           "dropped and counted)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
-          "quiet\n  -h, --help           this text\n\nSource options:\n%s",
+          "quiet\n                         (trace, fatal: as debug, error)\n"
+          "  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }
 

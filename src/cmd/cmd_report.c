@@ -107,7 +107,7 @@ static void usage(FILE *f) {
           "when the\n"
           "                       eventlog does not say it (GHC < 9.14)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
-          "quiet\n"
+          "quiet\n                         (trace, fatal: as debug, error)\n"
           "  -h, --help           this text\n\nSource options:\n%s",
           el_src_opts_help());
 }

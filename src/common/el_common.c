@@ -184,9 +184,10 @@ int el_log_parse_level(const char *s, el_log_level_t *out) {
   static const struct {
     const char *name;
     el_log_level_t level;
-  } table[] = {{"debug", EL_LOG_DEBUG}, {"info", EL_LOG_INFO},
-               {"warn", EL_LOG_WARN},   {"warning", EL_LOG_WARN},
-               {"error", EL_LOG_ERROR}, {"quiet", EL_LOG_QUIET}};
+  } table[] = {{"trace", EL_LOG_DEBUG},  {"debug", EL_LOG_DEBUG},
+               {"info", EL_LOG_INFO},    {"warn", EL_LOG_WARN},
+               {"warning", EL_LOG_WARN}, {"error", EL_LOG_ERROR},
+               {"fatal", EL_LOG_ERROR},  {"quiet", EL_LOG_QUIET}};
   for (size_t i = 0; i < EL_ARRAY_LEN(table); i++) {
     if (strcmp(s, table[i].name) == 0) {
       *out = table[i].level;
@@ -325,17 +326,19 @@ int el_opt_unknown(const char *cmd, const char *arg, void (*help)(FILE *f)) {
 
 int el_opt_log_level(const char *cmd, const char *opt, const char *v,
                      el_log_level_t *out) {
-  static const char *const names[] = {"debug",   "info",  "warn",
-                                      "warning", "error", "quiet"};
+  static const char *const names[] = {"trace",   "debug", "info",  "warn",
+                                      "warning", "error", "fatal", "quiet"};
   if (v && el_log_parse_level(v, out) == 0) return 0;
   const char *near = v ? el_nearest(v, names, EL_ARRAY_LEN(names)) : NULL;
   if (!v)
-    el_eprintf("%s%s%s needs a value (debug, info, warn, error or quiet)\n",
-               cmd ? cmd : "", cmd ? ": " : "", opt);
+    el_eprintf(
+        "%s%s%s needs a value (trace, debug, info, warn, error, fatal or "
+        "quiet)\n",
+        cmd ? cmd : "", cmd ? ": " : "", opt);
   else
     el_eprintf(
-        "%s%s%s: unknown log level '%s'%s%s%s (use debug, info, warn, "
-        "error or quiet)\n",
+        "%s%s%s: unknown log level '%s'%s%s%s (use trace, debug, info, "
+        "warn, error, fatal or quiet)\n",
         cmd ? cmd : "", cmd ? ": " : "", opt, v, near ? "; did you mean " : "",
         near ? near : "", near ? "?" : "");
   return EL_EINVAL;

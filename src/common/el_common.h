@@ -113,8 +113,10 @@ void el_log(el_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void el_logv(el_log_level_t level, const char *fmt, va_list ap);
 
-/* Parse "debug", "info", "warn"/"warning", "error", "quiet"; returns 0 and
- * sets *out, or EL_EINVAL. */
+/* Parse "debug", "info", "warn"/"warning", "error", "quiet", and the
+ * daemon's (the reference's, spec/reference-behaviour.md §1.1) "trace" (as
+ * debug: there is no finer level) and "fatal" (as error); case-sensitive.
+ * Returns 0 and sets *out, or EL_EINVAL. */
 int el_log_parse_level(const char *s, el_log_level_t *out);
 
 /* {====== command-line helpers ======} */
@@ -174,7 +176,8 @@ int el_opt_unknown(const char *cmd, const char *arg, void (*help)(FILE *f));
 /* A log level given as the value of option `opt` ("--log-level", "-v") of
  * command `cmd`: parsed as el_log_parse_level; when it is not a level,
  * prints "<prog>: [cmd: ]OPT: unknown log level 'V'[; did you mean X?]
- * (use debug, info, warn, error or quiet)" and returns EL_EINVAL (v NULL:
+ * (use trace, debug, info, warn, error, fatal or quiet)" and returns
+ * EL_EINVAL (v NULL:
  * "OPT needs a value"). Returns 0 and sets *out otherwise. Thread: any. */
 int el_opt_log_level(const char *cmd, const char *opt, const char *v,
                      el_log_level_t *out);

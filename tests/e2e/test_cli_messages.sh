@@ -142,6 +142,20 @@ for c in "run $W/um.lua -v infoo $EV" "repl -v infoo $EV" \
   hint "did you mean: ${c%% *} log level" "did you mean info?" "$E" $c
 done
 
+# The daemon's level names work in every command: trace as debug (run
+# logs at debug each library module it loads), fatal as error.
+echo 'require("eventlog_live.fmt")' >"$W/empty.lua"
+for lv in trace TRACE; do
+  if [ "$lv" = trace ] && "$E" run -v $lv "$W/empty.lua" "$EV" >/dev/null 2>"$W/lv" &&
+     grep -q "debug: Lua: .*fmt.lua loaded" "$W/lv"; then ok "run -v trace logs debug"
+  elif [ "$lv" = TRACE ] && ! "$E" run -v $lv "$W/empty.lua" "$EV" >/dev/null 2>"$W/lv" &&
+     grep -q "unknown log level 'TRACE'" "$W/lv"; then ok "run -v: levels are lower case"
+  else bad "run -v $lv: $(head -c 300 "$W/lv")"; fi
+done
+if "$E" report -v fatal "$EV" -o "$W/lv.html" >/dev/null 2>"$W/lv" &&
+   ! grep -q "unknown log level" "$W/lv"; then ok "report -v fatal accepted"
+else bad "report -v fatal: $(head -c 300 "$W/lv")"; fi
+
 # Sizes: lower-case units and KiB/MiB/GiB are sizes (the same output as
 # the default's, which fits in 64M); a huge one names the maximum; the
 # minimum is named too.
