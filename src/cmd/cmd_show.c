@@ -271,9 +271,10 @@ int el_cmd_show(int argc, char **argv) {
   if (el__cmd_check_options("show", argc, argv, show_usage)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
   if (!path && !err) return show_live(&o, json, sort_memory);
-  if (!path) {
-    show_usage(err == 1 ? stdout : stderr);
-    return err == 1 ? 0 : 2;
+  if (!path && err == 1) { /* -h, --help */
+    show_usage(stdout);
+    return 0;
   }
+  if (!path) return 2; /* the message is out, as in the other commands */
   return show_direct(path, json, sort_memory);
 }

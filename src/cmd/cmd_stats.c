@@ -369,9 +369,10 @@ int el_cmd_stats(int argc, char **argv) {
   if (el__cmd_check_options("stats", argc, argv, stats_usage)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
   if (!path && !err) return stats_live(&o);
-  if (!path) {
-    stats_usage(err == 1 ? stdout : stderr);
-    return err == 1 ? 0 : 2;
+  if (!path && err == 1) { /* -h, --help */
+    stats_usage(stdout);
+    return 0;
   }
+  if (!path) return 2; /* the message is out, as in the other commands */
   return stats_direct(path);
 }

@@ -96,7 +96,8 @@ int el_src_opts_parse(el_src_opts_t *o, int argc, char **argv, int *i);
 void el_src_opts_set_path(el_src_opts_t *o, const char *path);
 
 /* Check that exactly one source was chosen and the values are coherent
- * (host with port, --follow with a file, timeout >= 0, exponent >= 1).
+ * (host with port, --follow with a file, timeout >= 0, exponent >= 1,
+ * --eventlog-log-file not naming the input file).
  * Returns 0, or EL_EUSAGE with o->err set. */
 int el_src_opts_validate(el_src_opts_t *o);
 

@@ -268,6 +268,12 @@ int el_src_opts_validate(el_src_opts_t *o) {
       strlen(o->path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
     return usage_err(o, "--eventlog-socket: path longer than %s bytes: %s",
                      "107", o->path);
+  /* Truncating the tee would destroy the input (checked again when the
+   * source opens: the input may not exist yet). */
+  if (o->log_file && o->kind == EL_SRC_FILE &&
+      el_same_file(o->path, o->log_file))
+    return usage_err(o, "--eventlog-log-file %s is the input itself%s",
+                     o->log_file, ": it would be overwritten");
   if (o->follow && o->kind != EL_SRC_FILE)
     return usage_err(o, "--follow needs --eventlog-file%s%s", "", "");
   if (o->timeout_s < 0 || o->exponent < 1 || o->max_delay_s < 0 ||

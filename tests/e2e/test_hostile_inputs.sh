@@ -170,6 +170,29 @@ for tee in /nonexistent/dir/tee "$T/noreader" "$T"; do
 done
 pass "an unopenable tee is reported as the tee"
 
+# 6b. A tee naming the input (also through a symlink) is a usage error
+# in every command, before anything is read or written: status 2, one
+# line, the input unchanged.
+cp "$LOG" "$T/self.el"
+ln -sf "$T/self.el" "$T/self-link.el"
+sum=$(cksum < "$T/self.el")
+echo 'require("eventlog_live.fmt")' > "$T/self.lua"
+D=$(dirname "$EL_BIN")/eventlog-live-otelcol
+for cmd in "$EL_BIN stats" "$EL_BIN show" "$EL_BIN run $T/self.lua" \
+           "$EL_BIN report -o $T/self.html" "$D --no-otlp"; do
+  for tee in "$T/self.el" "$T/self-link.el"; do
+    rc=0
+    timeout 30 $cmd --eventlog-file "$T/self.el" --eventlog-log-file "$tee" \
+      > /dev/null 2> "$T/err" || rc=$?
+    [ $rc = 2 ] || fail "$cmd, tee $tee: status $rc: $(cat "$T/err")"
+    grep -q -- "--eventlog-log-file $tee is the input itself" "$T/err" \
+      || fail "$cmd, tee $tee: $(cat "$T/err")"
+    [ "$(wc -l < "$T/err")" = 1 ] || fail "$cmd: not one line: $(cat "$T/err")"
+    [ "$(cksum < "$T/self.el")" = "$sum" ] || fail "$cmd: the input changed"
+  done
+done
+pass "a tee naming the input is refused up front (status 2)"
+
 # 7. Output that cannot be written (a full disk) fails loudly, also when
 # the input itself was truncated (which alone exits 0).
 head -c 5000 "$LOG" > "$T/cut.el"
