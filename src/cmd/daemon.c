@@ -224,7 +224,10 @@ static void on_timer(uv_timer_t *tm) {
   el__daemon_log_progress(d, 0);
   el__daemon_self_metrics(d, 0);
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
-  if (d->o->stats && uv_now(&d->loop) - d->stats_last_ms >= 1000)
+  /* On a terminal the table is redrawn every second; a file or pipe gets
+   * a line every 10 s. */
+  if (d->o->stats &&
+      uv_now(&d->loop) - d->stats_last_ms >= (d->stats_tty ? 1000u : 10000u))
     el__daemon_print_stats(d, stderr, 0);
   /* Two ticks in a row with no session: a FIFO whose open was about to
    * return gets 50 ms to deliver what is in the pipe. */
@@ -416,6 +419,7 @@ static void start_timer(el__daemon_t *d, const el_cfg_t *cfg) {
   uv_timer_start(&d->timer, on_timer, 50, 50);
   uv_unref((uv_handle_t *)&d->timer);
   d->started_ms = d->stats_last_ms = d->log_last_ms = uv_now(&d->loop);
+  d->stats_tty = isatty(STDERR_FILENO);
   d->batch_ms = el_cfg_batch_ms(cfg);
 }
 

@@ -49,6 +49,7 @@ typedef struct el__daemon_s {
   uint64_t decode_errors;
   uint64_t started_ms;
   uint64_t stats_last_ms;
+  int stats_tty; /* stderr is a terminal: --stats redraws its table */
   el__totals_t stats_prev;         /* totals at the last --stats display */
   int stats_lines;             /* lines of the last display */
   el_tm_exporter_t console_tm; /* the console exporter, wrapped to count */
@@ -96,7 +97,8 @@ typedef struct el__daemon_s {
 /* Totals now: events decoded, records emitted, exported, rejected,
  * dropped per signal. */
 void el__daemon_totals(el__daemon_t *d, el__totals_t *t);
-/* The --stats table on f (final: rates over the whole run). */
+/* The --stats table on f (final: rates over the whole run); before the
+ * final one, on a file or pipe, one line of totals instead. */
 void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final);
 /* Once per batch interval (or when forced): the reference's progress
  * messages (spec reference-behaviour.md §9, §6.1). */

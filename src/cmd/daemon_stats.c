@@ -81,12 +81,52 @@ static int print_flow(el__daemon_t *d, FILE *f) {
   return 1;
 }
 
+/* The periodic --stats report on a file or pipe: one line of totals
+ * (rates over the last interval), not a table that cannot be redrawn in
+ * place. */
+static void print_stats_line(el__daemon_t *d, FILE *f, const el__totals_t *t,
+                             double dt) {
+  uint64_t now = uv_now(&d->loop);
+  fprintf(f, "stats: %.0f s: events %llu (%.0f/s)",
+          (double)(now - d->started_ms) / 1000.0, (unsigned long long)t->events,
+          (double)(t->events - d->stats_prev.events) / dt);
+  uint64_t pending = 0, rejected = 0, dropped = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    uint64_t gone = t->exported[s] + t->rejected[s] + t->dropped[s];
+    if (t->emitted[s] > gone) pending += t->emitted[s] - gone;
+    rejected += t->rejected[s];
+    dropped += t->dropped[s];
+    fprintf(f, "%s %s %llu", s ? "," : "; exported", sig_names[s],
+            (unsigned long long)t->exported[s]);
+  }
+  fprintf(f, "; rejected %llu, dropped %llu, pending %llu",
+          (unsigned long long)rejected, (unsigned long long)dropped,
+          (unsigned long long)(d->otlp || d->console ? pending : 0));
+  double lag = stream_lag_s(d);
+  if (lag >= 0) fprintf(f, "; lag %.1f s", lag);
+  const el_host_stats_t *hs = el_host_stats(d->host);
+  if (hs->handler_errors || d->decode_errors)
+    fprintf(f, "; script errors %llu, decode errors %llu",
+            (unsigned long long)hs->handler_errors,
+            (unsigned long long)d->decode_errors);
+  fputc('\n', f);
+  fflush(f);
+}
+
 /* The table: totals, rates over the last interval (or the whole run when
- * final), what is still pending (in windows or export queues). */
+ * final), what is still pending (in windows or export queues). Before
+ * the final one, on a file or pipe: one line (print_stats_line). */
 void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
   el__totals_t t;
   el__daemon_totals(d, &t);
   uint64_t now = uv_now(&d->loop);
+  if (!final && !isatty(fileno(f))) {
+    double since = (double)(now - d->stats_last_ms) / 1000.0;
+    print_stats_line(d, f, &t, since > 0 ? since : 1e-3);
+    d->stats_last_ms = now;
+    d->stats_prev = t;
+    return;
+  }
   double dt = final ? (now - d->started_ms) / 1000.0
                     : (now - d->stats_last_ms) / 1000.0;
   const el__totals_t *p = final ? NULL : &d->stats_prev;

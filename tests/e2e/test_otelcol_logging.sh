@@ -7,7 +7,8 @@
 #  - -s Peak column (the largest count of one batch interval): with one
 #    batch interval for the whole run every Peak equals its Total (events:
 #    the count of the `.reference` text); an input that arrives in two
-#    parts, batch intervals apart, peaks below its total;
+#    parts, batch intervals apart, peaks below its total; on a file
+#    (not a terminal) one line of totals every 10 s, the table at the end;
 #  - -v debug: INFO "Reading eventlog from <path>", DEBUG "Reading
 #    configuration file from <path>", and DEBUG "Received <n> events." lines
 #    whose sum is the number of events of the ghc-events `.reference` text;
@@ -101,6 +102,32 @@ assert 0 < peak < total, (peak, total)
 # Peak is the largest of the per-batch counts the debug log gives.
 batches = [int(n) for n in re.findall(r"Received (\d+) events\.", err)]
 assert peak == max(batches) and sum(batches) == total, (peak, batches)
+PY
+
+# -s on a file (not a terminal): one line every 10 s, not the table
+# every second; the table once, at the end. The first half of the input,
+# then 11 s of silence, then the rest: a line in between counts the
+# first half's events, which is neither 0 nor the total.
+mkfifo "$W/fifo3"
+( exec 3>"$W/fifo3"; head -c "$half" "$LOG" >&3; sleep 11
+  tail -c +"$((half + 1))" "$LOG" >&3 ) &
+writer=$!
+st=0
+timeout 120 "$D" --eventlog-file "$W/fifo3" -s >/dev/null 2>"$W/err3" || st=$?
+wait $writer || true
+python3 - "$W/err3" "$events" <<'PY' && ok "-s to a file: a line per 10 s, the table at the end" || { bad "-s to a file (status $st)"; head -30 "$W/err3"; }
+import re, sys
+err = open(sys.argv[1]).read()
+total = int(sys.argv[2])
+assert len(re.findall(r"^Item +Action", err, re.M)) == 1, "tables"
+lines = re.findall(r"^stats: (\d+) s: events (\d+) \(\d+/s\); exported Metrics \d+, "
+                   r"Logs \d+, Traces \d+, Profiles \d+; rejected 0, dropped 0, "
+                   r"pending \d+", err, re.M)
+assert 1 <= len(lines) <= 2, lines
+assert all(0 < int(e) < total for _, e in lines), (lines, total)
+assert all(int(t) >= 10 for t, _ in lines), lines
+final = int(re.findall(r"^Events +Received +(\d+)", err, re.M)[-1])
+assert final == total, (final, total)
 PY
 
 # -v debug.
