@@ -340,7 +340,7 @@ function heapSection() {
   show('block-mem', mem.length > 0);
   if (mem.length)
     chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max)],
-      mem.map(([k, label]) => ({ label })), { unit: '{mblock}', fmt: (v) => fmtInt(v) + ' MB', plugins: [markerLines()] });
+      mem.map(([k, label]) => ({ label })), { unit: '{mblock}', fmt: (v) => fmtInt(v) + ' MiB', plugins: [markerLines()] });
   heapProfile();
 }
 
