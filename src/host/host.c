@@ -274,6 +274,46 @@ int el_host_set_config_boolean(el_host_t *h, const char *path, int value) {
 
 /* {====== protected calls ======} */
 
+/* Levels of a traceback beyond which only the innermost are shown. */
+#define TB_DEEP 64
+#define TB_SHOWN 12
+
+/* A traceback of a stack deeper than TB_DEEP levels (a runaway recursion):
+ * msg, then the innermost TB_SHOWN levels as luaL_traceback writes them.
+ * luaL_traceback would find the stack's depth first, and lua_getstack
+ * walks the call list from the top: on the 300,000 levels of a stack
+ * overflow that took seconds per error. */
+static void short_traceback(lua_State *L, const char *msg) {
+  luaL_Buffer b;
+  lua_Debug ar;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, msg);
+  luaL_addstring(&b, "\nstack traceback:");
+  for (int level = 1; level <= TB_SHOWN && lua_getstack(L, level, &ar);
+       level++) {
+    lua_getinfo(L, "Slnt", &ar);
+    if (ar.currentline <= 0)
+      lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
+    else
+      lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
+    luaL_addvalue(&b);
+    if (*ar.namewhat)
+      lua_pushfstring(L, "%s '%s'", ar.namewhat, ar.name);
+    else if (*ar.what == 'm')
+      lua_pushliteral(L, "main chunk");
+    else if (*ar.what != 'C')
+      lua_pushfstring(L, "function <%s:%d>", ar.short_src, ar.linedefined);
+    else
+      lua_pushliteral(L, "?");
+    luaL_addvalue(&b);
+    if (ar.istailcall) luaL_addstring(&b, "\n\t(...tail calls...)");
+  }
+  lua_pushfstring(L, "\n\t...\t(more than %d levels: the rest not shown)",
+                  TB_DEEP);
+  luaL_addvalue(&b);
+  luaL_pushresult(&b);
+}
+
 int el__host_traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
   if (!msg) {
@@ -282,7 +322,11 @@ int el__host_traceback(lua_State *L) {
     msg = lua_pushfstring(L, "(error object is a %s value)",
                           luaL_typename(L, 1));
   }
-  luaL_traceback(L, L, msg, 1);
+  lua_Debug ar;
+  if (lua_getstack(L, TB_DEEP + 1, &ar))
+    short_traceback(L, msg);
+  else
+    luaL_traceback(L, L, msg, 1);
   return 1;
 }
 
@@ -323,21 +367,28 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
 }
 
 /* A handler (not a timer's or hook's shared record) whose calls the time
- * budget stopped EL__BUDGET_DISABLE times gets no more events, as after
- * el.off; said once as an error. */
-static void budget_disable(el_host_t *h, el__handler_t *hd) {
+ * budget stopped EL__BUDGET_DISABLE times, or that overflowed Lua's stack
+ * as many times (overflow), gets no more events, as after el.off; said
+ * once as an error. */
+static void budget_disable(el_host_t *h, el__handler_t *hd, int overflow) {
   if (hd == &h->timer_handler || hd == &h->hook_handler || hd->dead ||
-      ++hd->budget_stops < EL__BUDGET_DISABLE)
+      ++*(overflow ? &hd->overflows : &hd->budget_stops) < EL__BUDGET_DISABLE)
     return;
   hd->dead = 1;
   luaL_unref(h->L, LUA_REGISTRYINDEX, hd->ref);
   hd->ref = LUA_NOREF;
   h->need_compact = 1;
   h->st.handlers_disabled++;
-  el_log(EL_LOG_ERROR,
-         "handler (%s) disabled: the time budget of %d ms stopped %d of its "
-         "calls; it gets no more events",
-         hd->where, h->opts.handler_budget_ms, EL__BUDGET_DISABLE);
+  if (overflow)
+    el_log(EL_LOG_ERROR,
+           "handler (%s) disabled: %d of its calls overflowed Lua's stack (a "
+           "runaway recursion?); it gets no more events",
+           hd->where, EL__BUDGET_DISABLE);
+  else
+    el_log(EL_LOG_ERROR,
+           "handler (%s) disabled: the time budget of %d ms stopped %d of "
+           "its calls; it gets no more events",
+           hd->where, h->opts.handler_budget_ms, EL__BUDGET_DISABLE);
 }
 
 void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
@@ -359,7 +410,10 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
     el__host_quiet_sync(h);
   } else {
     log_error(h, hd ? hd : &h->hook_handler, what, msg);
-    if (budget && hd) budget_disable(h, hd);
+    /* Lua's message for a stack past LUAI_MAXSTACK (ldo.c), also
+     * "C stack overflow" for nested C calls. */
+    if (hd && (budget || strstr(msg, "stack overflow")))
+      budget_disable(h, hd, !budget);
   }
   lua_pop(L, 1);
 }

@@ -133,9 +133,11 @@ typedef struct el__handler_s {
   uint64_t errors;
   uint64_t last_log_ms;     /* when the last error was logged */
   uint64_t unlogged;        /* errors since then, not logged */
-  /* Its calls stopped by the time budget (handler_budget_ms): at
-   * EL__BUDGET_DISABLE the handler is disabled (el__host_error). */
-  uint64_t budget_stops;
+  /* Its calls stopped by the time budget (handler_budget_ms), and those
+   * that overflowed Lua's stack (a runaway recursion: up to a second
+   * each, growing the stack to its limit): at EL__BUDGET_DISABLE of
+   * either the handler is disabled (el__host_error). */
+  uint64_t budget_stops, overflows;
   char where[128];          /* "file.lua:12" of the function */
 
   /* The calling convention (EL__ARGS_*) and 1 when called in time order

@@ -70,6 +70,30 @@ expect "a handler that always loops is disabled" 0 $?
 grep -q 'loop.lua:3) disabled: the time budget of 50 ms stopped 10 of its calls' "$tmp/err" ||
   { echo "FAIL no 'disabled' error"; tail -3 "$tmp/err"; fail=1; }
 
+# A handler that recurses without end overflows Lua's stack on every call
+# (about a second each, most of it Lua growing its stack): disabled after
+# 10 overflows, with no budget set; its traceback shows the innermost
+# levels, not a walk of all 300,000 (which took seconds more per call).
+cat > "$tmp/rec.lua" <<'LUA'
+local el = require("eventlog_live")
+local n, m = 0, 0
+local function f(k) return 1 + f(k + 1) end
+el.on("RUN_THREAD", function() n = n + 1; f(1) end)
+el.on("STOP_THREAD", function() m = m + 1 end)
+el.on_end(function() local s = el.stats()
+  print(n, m, s.handlers_disabled) end)
+LUA
+out=$(timeout 120 "$EL_BIN" run "$tmp/rec.lua" --output none "$F" 2>"$tmp/err")
+expect "a handler that always overflows the stack is disabled" 0 $?
+[ "$out" = "$(printf '10\t%s\t1' "$stops")" ] ||
+  { echo "FAIL overflowing handler output: '$out' (want 10 calls, $stops stops)"; fail=1; }
+grep -q 'rec.lua:4) disabled: 10 of its calls overflowed Lua.s stack' "$tmp/err" ||
+  { echo "FAIL no 'disabled' error for the overflows"; tail -3 "$tmp/err"; fail=1; }
+grep -q "rec.lua:3: stack overflow" "$tmp/err" &&
+  [ "$(grep -c "more than 64 levels: the rest not shown" "$tmp/err")" -ge 1 ] &&
+  [ "$(grep -c "rec.lua:3: in upvalue 'f'" "$tmp/err")" -le 120 ] ||
+  { echo "FAIL overflow traceback"; head -20 "$tmp/err"; fail=1; }
+
 # A missing module: exit 2, and the searched paths each listed once (the
 # library folder was listed twice: once per package.path set-up).
 printf 'require("el_no_such_module")\n' > "$tmp/req.lua"
