@@ -49,7 +49,8 @@ typedef struct el__daemon_s {
   uint64_t decode_errors;
   uint64_t started_ms;
   uint64_t stats_last_ms;
-  int stats_tty; /* stderr is a terminal: --stats redraws its table */
+  /* stderr is a terminal: --stats redraws its table */
+  int stats_tty;
   el__totals_t stats_prev;         /* totals at the last --stats display */
   int stats_lines;             /* lines of the last display */
   el_tm_exporter_t console_tm; /* the console exporter, wrapped to count */

@@ -339,8 +339,10 @@ function heapSection() {
   const mem = [['MemCurrent', 'allocated'], ['MemNeeded', 'needed'], ['MemReturned', 'returned']].filter(([k]) => by[k]);
   show('block-mem', mem.length > 0);
   if (mem.length)
-    chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max)],
-      mem.map(([k, label]) => ({ label })), { unit: '{mblock}', fmt: (v) => fmtInt(v) + ' MiB', plugins: [markerLines()] });
+    // A megablock is 1 MiB (GHC's MBLOCK_SIZE): drawn in bytes, so that
+    // the axis and the values read as sizes.
+    chart('chart-mem', [h.t, ...mem.map(([k]) => by[k].max.map((v) => (v === null ? null : v * 1048576)))],
+      mem.map(([k, label]) => ({ label, value: (u, v) => orEmpty(fmtBytes)(v) })), { unit: 'By', plugins: [markerLines()] });
   heapProfile();
 }
 
