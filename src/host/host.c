@@ -662,14 +662,16 @@ static __attribute__((noinline)) int on_event_rare(el_host_t *h,
     el__host_quiet_sync(h);
     el__timers_rebase(h, ev->t_ns);
   }
-  if (ev->t_ns > h->now) {
-    if (ev->t_ns >= h->next_deadline) {
-      el__batch_flush(h); /* events before the deadline first */
-      h->now = ev->t_ns;
-      el__timers_fire(h);
-    } else {
-      h->now = ev->t_ns;
-    }
+  /* A deadline at or behind the stream time (el.at of a past time, or
+   * one added while a batch was replayed at an earlier time) fires on
+   * the next event, even one that does not move the stream time. */
+  el_rts_ns_t t = ev->t_ns > h->now ? ev->t_ns : h->now;
+  if (t >= h->next_deadline) {
+    el__batch_flush(h); /* events before the deadline first */
+    h->now = t;
+    el__timers_fire(h);
+  } else {
+    h->now = t;
   }
   uint8_t f = ev->type < EL__HOST_NTYPES ? h->flags[ev->type] : h->star_flag;
   return f ? on_event_wanted(h, ev, f) : h->stop;

@@ -641,8 +641,10 @@ void el__ana_free(el_host_t *h);
  * signal handler) does not move it: the decoder stops at the next event
  * it delivers, and what it counted before that was not dispatched. */
 static inline void el__host_quiet_sync(el_host_t *h) {
-  h->quiet_until =
-      h->stop || h->interrupted || h->sess.rebase_timers ? 0 : h->next_deadline;
+  h->quiet_until = h->stop || h->interrupted || h->sess.rebase_timers ||
+                           h->next_deadline <= h->now
+                       ? 0 /* a deadline already due: the next event */
+                       : h->next_deadline;
 }
 
 #endif /* EL_HOST_INTERNAL_H */

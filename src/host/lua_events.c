@@ -667,6 +667,16 @@ static void replay_batch(el_host_t *h, lua_State *D, unsigned gen) {
     const el__rec_t *r = (const el__rec_t *)p;
     h->cur_rec = r; /* h->cur is NULL: el__host_cur makes it from r */
     h->now = r->now;
+    /* A timer added during this replay (el.at, el.every in a handler)
+     * whose deadline this record reaches fires before its handlers, as
+     * on_event_rare fires those known when the record was queued (not
+     * again for a record resumed after an error: bh > 0). */
+    if (__builtin_expect(r->now >= h->next_deadline, 0) && bh == 0) {
+      h->cur_rec = NULL; /* a timer is not this record's handler */
+      el__timers_fire(h);
+      if (h->stop | h->interrupted) break;
+      h->cur_rec = r;
+    }
     if (__builtin_expect(r->ordered, 0)) {
       replay_ordered(h, D, r, bh, gen);
       continue;
@@ -737,6 +747,7 @@ __attribute__((noinline)) static void replay_run(el_host_t *h) {
   h->cur_rec = NULL;
   if (lua_gettop(D) != h->d_top) lua_settop(D, h->d_top);
   h->in_dispatch--;
+  el__host_quiet_sync(h); /* a deadline added may be behind h->now */
   if (h->need_compact) compact(h);
 }
 
