@@ -37,11 +37,18 @@ end
 
 -- Histogram with power-of-two buckets: array of {lo, hi, count} for every
 -- bucket from the smallest to the largest non-empty one; a value v >= 1
--- falls in [2^k, 2^(k+1)); values < 1 fall in [0, 1).
+-- falls in [2^k, 2^(k+1)); values in [0, 1) fall in [0, 1). A value that
+-- is not a finite number >= 0 (nil, NaN, inf, negative) is an error
+-- naming its index: an infinite one would ask for endless buckets.
+-- Bounds past 2^63 are floats.
 function M.log2_histogram(values)
   local counts, lo_k, hi_k = {}, nil, nil
   for i = 1, #values do
     local v = values[i]
+    if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+      error(("log2_histogram: values[%d] is %s: values must be finite "
+             .. "numbers >= 0"):format(i, tostring(v)), 2)
+    end
     local k = -1
     if v >= 1 then k = math.floor(math.log(v, 2)) end
     -- guard against rounding at exact powers of two
@@ -54,8 +61,8 @@ function M.log2_histogram(values)
   local out = {}
   if not lo_k then return out end
   for k = lo_k, hi_k do
-    local lo = k < 0 and 0 or math.tointeger(2 ^ k)
-    local hi = math.tointeger(2 ^ (k + 1))
+    local lo = k < 0 and 0 or (math.tointeger(2 ^ k) or 2 ^ k)
+    local hi = math.tointeger(2 ^ (k + 1)) or 2 ^ (k + 1)
     out[#out + 1] = {lo = lo, hi = hi, count = counts[k] or 0}
   end
   return out

@@ -20,6 +20,7 @@ typedef struct {
   const char *script;
   int fail_fast;
   int budget_ms;            /* --handler-budget-ms, 0 = none */
+  uint64_t lua_memory;      /* --lua-memory, 0 = the default */
   const char *output;       /* "console" or "none" */
   el_src_opts_t src;
   const char *sets[256];    /* "key=value" */
@@ -40,6 +41,9 @@ static void usage(FILE *f) {
           "or hook call\n"
           "                       running longer than N ms (slows Lua "
           "down)\n"
+          "  --lua-memory SIZE    most memory the Lua heap may hold "
+          "(K, M, G;\n"
+          "                       default: 4G or half the RAM if less)\n"
           "  --output console|none  where emitted telemetry goes "
           "(default console:\n"
           "                       OTLP/JSON lines on stdout)\n"
@@ -76,6 +80,13 @@ static int parse(run_opts_t *o, int argc, char **argv) {
         return 2;
       }
       o->budget_ms = (int)v;
+    } else if (!strcmp(a, "--lua-memory") && i + 1 < argc) {
+      char err[160];
+      if (el_parse_size(argv[++i], (uint64_t)16 << 20, (uint64_t)1 << 40,
+                        &o->lua_memory, err, sizeof err) != 0) {
+        el_eprintf("run: --lua-memory: %s\n", err);
+        return 2;
+      }
     } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
                 !strcmp(a, "--log-level") || !strcmp(a, "-v")) &&
                i + 1 < argc) {
@@ -160,7 +171,8 @@ static int setup_store(el_host_t *h, const run_opts_t *o,
 
 static int run(const run_opts_t *o) {
   el_host_opts_t hopts = {.fail_fast = o->fail_fast,
-                          .handler_budget_ms = o->budget_ms};
+                          .handler_budget_ms = o->budget_ms,
+                          .lua_memory = o->lua_memory};
   el_host_t *h = el_host_new(&hopts);
   el_tm_store_t *st = NULL;
   int status = 1;

@@ -27,15 +27,33 @@ uint64_t el_host_clock_ms(void) {
 
 /* {====== allocator and state ======} */
 
-/* lua_Alloc over the counting allocator (STYLE: one allocator). */
+uint64_t el_host_default_lua_memory(void) {
+  const uint64_t cap = (uint64_t)4 << 30;
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0) return cap;
+  uint64_t half = (uint64_t)pages * (uint64_t)size / 2;
+  return half < cap ? half : cap;
+}
+
+/* lua_Alloc over the counting allocator (STYLE: one allocator), ud the
+ * host: growth past opts.lua_memory fails (Lua then collects and, if
+ * still short, raises "not enough memory"); shrinking never fails, as Lua
+ * requires. */
 static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
+  el_host_t *h = ud;
+  size_t old = ptr ? osize : 0; /* without ptr, osize is a type tag */
   if (nsize == 0) {
     el_free(ptr);
+    h->lua_bytes -= old;
     return NULL;
   }
-  return el_realloc(ptr, nsize);
+  if (nsize > old && h->lua_bytes - old + nsize > h->opts.lua_memory) {
+    h->st.lua_memory_refused++;
+    return NULL;
+  }
+  void *p = el_realloc(ptr, nsize);
+  if (p) h->lua_bytes = h->lua_bytes - old + nsize;
+  return p;
 }
 
 static int lpanic(lua_State *L) {
@@ -139,6 +157,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   el_host_t *h = el_calloc(1, sizeof *h);
   if (!h) return NULL;
   if (opts) h->opts = *opts;
+  if (!h->opts.lua_memory) h->opts.lua_memory = el_host_default_lua_memory();
   char dir[4096];
   h->lua_dir = el_strdup(opts && opts->lua_dir
                              ? opts->lua_dir
@@ -161,7 +180,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   if (!h->lua_dir) goto fail;
   h->dec = el_ev_decoder_new(&sink);
   if (!h->dec) goto fail;
-  h->L = lua_newstate(lalloc, NULL);
+  h->L = lua_newstate(lalloc, h);
   if (!h->L) goto fail;
   memset(lua_getextraspace(h->L), 0, LUA_EXTRASPACE); /* no host yet */
   lua_atpanic(h->L, lpanic);
@@ -368,8 +387,8 @@ int el__host_pcall(el_host_t *h, int nargs, el__handler_t *hd,
 
 /* A handler (not a timer's or hook's shared record) whose calls the time
  * budget stopped EL__BUDGET_DISABLE times, or that overflowed Lua's stack
- * as many times (overflow), gets no more events, as after el.off; said
- * once as an error. */
+ * (overflow 1) or ran the Lua heap out of memory (overflow 2) as many
+ * times, gets no more events, as after el.off; said once as an error. */
 static void budget_disable(el_host_t *h, el__handler_t *hd, int overflow) {
   if (hd == &h->timer_handler || hd == &h->hook_handler || hd->dead ||
       ++*(overflow ? &hd->overflows : &hd->budget_stops) < EL__BUDGET_DISABLE)
@@ -379,7 +398,12 @@ static void budget_disable(el_host_t *h, el__handler_t *hd, int overflow) {
   hd->ref = LUA_NOREF;
   h->need_compact = 1;
   h->st.handlers_disabled++;
-  if (overflow)
+  if (overflow == 2)
+    el_log(EL_LOG_ERROR,
+           "handler (%s) disabled: %d of its calls ran the Lua heap out of "
+           "memory; it gets no more events",
+           hd->where, EL__BUDGET_DISABLE);
+  else if (overflow)
     el_log(EL_LOG_ERROR,
            "handler (%s) disabled: %d of its calls overflowed Lua's stack (a "
            "runaway recursion?); it gets no more events",
@@ -395,6 +419,14 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
                     const char *what) {
   const char *msg = lua_tostring(L, -1);
   if (!msg) msg = "(no message)";
+  char mem[160];
+  if (h->st.lua_memory_refused && !strcmp(msg, "not enough memory")) {
+    snprintf(mem, sizeof mem,
+             "not enough memory: the Lua heap reached its limit of %llu MiB "
+             "(run --lua-memory SIZE)",
+             (unsigned long long)(h->opts.lua_memory >> 20));
+    msg = mem;
+  }
   int budget = h->budget_call == h->st.dispatched + h->npcalls + 1;
   el__handler_t *shown = hd ? hd : &h->hook_handler;
   if (el__host_stopped(h, what, shown->where, msg)) {
@@ -411,9 +443,12 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
   } else {
     log_error(h, hd ? hd : &h->hook_handler, what, msg);
     /* Lua's message for a stack past LUAI_MAXSTACK (ldo.c), also
-     * "C stack overflow" for nested C calls. */
-    if (hd && (budget || strstr(msg, "stack overflow")))
-      budget_disable(h, hd, !budget);
+     * "C stack overflow" for nested C calls; the Lua heap at its limit
+     * (msg rewritten above). */
+    if (hd && budget)
+      budget_disable(h, hd, 0);
+    else if (hd && (strstr(msg, "stack overflow") || msg == mem))
+      budget_disable(h, hd, msg == mem ? 2 : 1);
   }
   lua_pop(L, 1);
 }

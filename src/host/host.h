@@ -39,7 +39,18 @@ typedef struct el_host_opts_s {
   const char *lua_dir;      /* the project's lua/ directory; NULL = the
                                rule of docs/lua-api.md §1 (see
                                el_host_lua_dir) */
+  uint64_t lua_memory;      /* bytes the Lua heap may hold: an allocation
+                               past it fails as Lua's "not enough memory"
+                               error (after a full collection), caught
+                               like any error; 0 = the default, the
+                               smaller of 4 GiB and half the physical
+                               memory (el_host_default_lua_memory) */
 } el_host_opts_t;
+
+/* The default Lua heap limit (el_host_opts_t.lua_memory = 0), bytes: the
+ * smaller of 4 GiB and half the physical memory (4 GiB when that is not
+ * known). */
+uint64_t el_host_default_lua_memory(void);
 
 /* Create a host: a Lua state with the standard libraries and the
  * `eventlog_live` module preloaded, and a decoder whose sink is the host.
@@ -266,6 +277,8 @@ typedef struct el_host_stats_s {
   uint64_t budget_exceeded; /* calls stopped by handler_budget_ms */
   /* handlers disabled after EL__BUDGET_DISABLE (10) budget stops each */
   uint64_t handlers_disabled;
+  /* allocations refused at the Lua heap limit (el_host_opts_t.lua_memory) */
+  uint64_t lua_memory_refused;
   uint64_t helper_dropped;  /* usage metric updates of the C helpers lost
                                to out of memory (el.cap_usage on_point) */
   uint64_t reorder_late;    /* helper events that arrived after later

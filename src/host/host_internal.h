@@ -135,8 +135,9 @@ typedef struct el__handler_s {
   uint64_t unlogged;        /* errors since then, not logged */
   /* Its calls stopped by the time budget (handler_budget_ms), and those
    * that overflowed Lua's stack (a runaway recursion: up to a second
-   * each, growing the stack to its limit): at EL__BUDGET_DISABLE of
-   * either the handler is disabled (el__host_error). */
+   * each, growing the stack to its limit) or ran the Lua heap out of
+   * memory: at EL__BUDGET_DISABLE of either the handler is disabled
+   * (el__host_error). */
   uint64_t budget_stops, overflows;
   char where[128];          /* "file.lua:12" of the function */
 
@@ -274,6 +275,7 @@ struct el_host_s {
   el_ev_decoder_t *dec;
   el_tm_store_t *store;
   el_host_opts_t opts;
+  uint64_t lua_bytes; /* the Lua heap's bytes in use (lalloc) */
   char *lua_dir;
 
   const el_ev_event_t *cur; /* event being dispatched, or NULL */

@@ -1251,6 +1251,9 @@ static int ev_stats(lua_State *L) {
   set_int(L, "reentrant_dropped", (lua_Integer)h->st.reentrant_dropped);
   set_int(L, "budget_exceeded", (lua_Integer)h->st.budget_exceeded);
   set_int(L, "handlers_disabled", (lua_Integer)h->st.handlers_disabled);
+  set_int(L, "lua_memory", (lua_Integer)h->lua_bytes);
+  set_int(L, "lua_memory_limit", (lua_Integer)h->opts.lua_memory);
+  set_int(L, "lua_memory_refused", (lua_Integer)h->st.lua_memory_refused);
   set_int(L, "helper_dropped", (lua_Integer)h->st.helper_dropped);
   set_int(L, "threads_evicted", (lua_Integer)h->st.threads_evicted);
   set_int(L, "usage_other", (lua_Integer)h->st.usage_other);

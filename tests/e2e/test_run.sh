@@ -94,6 +94,31 @@ grep -q "rec.lua:3: stack overflow" "$tmp/err" &&
   [ "$(grep -c "rec.lua:3: in upvalue 'f'" "$tmp/err")" -le 120 ] ||
   { echo "FAIL overflow traceback"; head -20 "$tmp/err"; fail=1; }
 
+# A handler that grows a table without end: the Lua heap's limit
+# (--lua-memory) makes it Lua's "not enough memory" error, named as the
+# limit, and after 10 such calls the handler is disabled; el.stats()
+# reports the heap, its limit and the refusals. Without the limit it took
+# the machine's memory until the kernel killed it. A limit below 16 MiB is
+# a usage error.
+cat > "$tmp/oom.lua" <<'LUA'
+local el = require("eventlog_live")
+local n, m = 0, 0
+el.on("RUN_THREAD", function() n = n + 1; local t = {}; for i = 1, 1e9 do t[i] = i end end)
+el.on("STOP_THREAD", function() m = m + 1 end)
+el.on_end(function() local s = el.stats()
+  print(n, m, s.handlers_disabled, s.lua_memory_refused > 0,
+        s.lua_memory < s.lua_memory_limit, s.lua_memory_limit) end)
+LUA
+out=$(timeout 120 "$EL_BIN" run "$tmp/oom.lua" --lua-memory 64M --output none "$F" 2>"$tmp/err")
+expect "a handler that runs the Lua heap out of memory is disabled" 0 $?
+[ "$out" = "$(printf '10\t%s\t1\ttrue\ttrue\t%d' "$stops" $((64 << 20)))" ] ||
+  { echo "FAIL out-of-memory handler output: '$out'"; fail=1; }
+grep -q "oom.lua:3): not enough memory: the Lua heap reached its limit of 64 MiB" "$tmp/err" &&
+  grep -q "oom.lua:3) disabled: 10 of its calls ran the Lua heap out of memory" "$tmp/err" ||
+  { echo "FAIL out-of-memory messages"; tail -3 "$tmp/err"; fail=1; }
+"$EL_BIN" run "$tmp/oom.lua" --lua-memory 1M --output none "$F" 2>"$tmp/err"
+expect "--lua-memory below 16M is a usage error" 2 $?
+
 # A missing module: exit 2, and the searched paths each listed once (the
 # library folder was listed twice: once per package.path set-up).
 printf 'require("el_no_such_module")\n' > "$tmp/req.lua"

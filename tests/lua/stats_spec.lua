@@ -31,6 +31,18 @@ describe("eventlog_live.stats", function()
     assert.are.same({lo = 1024, hi = 2048, count = 1}, h[#h])
     assert.are.equal(12, #h)
   end)
+  it("refuses values that are not finite numbers >= 0, naming the index",
+     function()
+    for _, bad in ipairs({math.huge, -math.huge, 0 / 0, -1, "7"}) do
+      local ok, err = pcall(stats.log2_histogram, {1, 2, bad})
+      assert.is_false(ok)
+      assert.matches("values%[3%] is .*finite numbers >= 0", err)
+    end
+  end)
+  it("gives float bounds past 2^63", function()
+    local h = stats.log2_histogram({2 ^ 70})
+    assert.are.same({{lo = 2 ^ 70, hi = 2 ^ 71, count = 1}}, h)
+  end)
 end)
 
 describe("eventlog_live.fmt", function()
