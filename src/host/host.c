@@ -436,8 +436,9 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
   h->st.handler_errors++;
   if (hd) hd->errors++;
   if (h->opts.fail_fast) {
-    snprintf(h->err, sizeof h->err, "%s (%s): %s", what,
-             hd ? hd->where : "?", msg);
+    if (!h->err[0]) /* the first error stopped the run; keep it */
+      snprintf(h->err, sizeof h->err, "%s (%s): %s", what, hd ? hd->where : "?",
+               msg);
     h->stop = 1;
     el__host_quiet_sync(h);
   } else {
@@ -781,7 +782,7 @@ int el_host_end(el_host_t *h) {
     el__session_end(h);
     el__ana_flush(h);
     el__order_report(h);
-    if (!h->stop) el__hooks_call(h, "on_end", 0);
+    el__hooks_call(h, "on_end", 0); /* also after a stop */
     if (h->store) el_tm_store_flush(h->store);
   }
   return h->stop ? EL_ESTOPPED : 0;

@@ -22,9 +22,10 @@ static int c_feed(void *ud, const uint8_t *buf, size_t len) {
 
 static int c_finish(void *ud) {
   el_host_t *h = ud;
-  /* After SIGINT/SIGTERM (el_host_interrupt) the input was cut by us. */
-  int rc = h->interrupted ? el_ev_decoder_finish_stopped(h->dec)
-                          : el_ev_decoder_finish(h->dec);
+  /* After SIGINT/SIGTERM (el_host_interrupt) or a --fail-fast error the
+   * input was cut by us: its missing end is no news. */
+  int rc = h->interrupted || h->stop ? el_ev_decoder_finish_stopped(h->dec)
+                                     : el_ev_decoder_finish(h->dec);
   el_host_session_end(h);
   return rc;
 }

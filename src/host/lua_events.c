@@ -875,6 +875,12 @@ static int ev_event(lua_State *L) {
  * argument). */
 void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
   lua_State *L = h->L;
+  /* The end hooks run after a --fail-fast stop too (docs/lua-api.md §4);
+   * an error of theirs under --fail-fast stops the ones after it. */
+  int stopped = h->stop;
+  if (stopped && strcmp(hook, "on_end") && strcmp(hook, "on_session_end"))
+    return;
+  h->stop = 0;
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
   lua_getfield(L, -1, hook);
   lua_Integer n = luaL_len(L, -1);
@@ -884,6 +890,8 @@ void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
     el__host_pcall(h, with_session ? 1 : 0, &h->hook_handler, hook);
   }
   lua_pop(L, 2);
+  h->stop |= stopped;
+  el__host_quiet_sync(h);
 }
 
 static int add_hook(lua_State *L, const char *hook) {

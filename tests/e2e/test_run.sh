@@ -40,6 +40,25 @@ grep -q '10 error(s) in 10 call(s) of the USER_MARKER handler' "$tmp/err" \
 "$EL_BIN" run "$tmp/err.lua" --fail-fast --output none "$F" 2> "$tmp/err"
 expect "--fail-fast exits 1" 1 $?
 grep -q 'err.lua:2: bad marker' "$tmp/err" || { echo "FAIL fail-fast message"; cat "$tmp/err"; fail=1; }
+# The end hooks still run after a --fail-fast stop (docs/lua-api.md §4),
+# each once, seeing the one marker dispatched; an error in on_end does not
+# replace the first error; and the input cut by the stop is not called
+# incomplete.
+cat > "$tmp/ff.lua" <<'LUA'
+local el = require("eventlog_live")
+local n = 0
+el.on("USER_MARKER", function() n = n + 1; error("bad marker") end)
+el.on_session_end(function() print("session_end", n) end)
+el.on_end(function() print("end", n); error("in on_end") end)
+el.on_end(function() print("not reached") end)
+LUA
+out=$("$EL_BIN" run "$tmp/ff.lua" --fail-fast --output none "$F" 2> "$tmp/err")
+expect "--fail-fast with end hooks exits 1" 1 $?
+[ "$out" = "$(printf 'session_end\t1\nend\t1')" ] ||
+  { echo "FAIL end hooks after --fail-fast: '$out'"; fail=1; }
+grep -q 'stopped (--fail-fast): handler (.*ff.lua:3): .*bad marker' "$tmp/err" &&
+  ! grep -q "incomplete" "$tmp/err" ||
+  { echo "FAIL --fail-fast messages"; cat "$tmp/err"; fail=1; }
 
 cat > "$tmp/slow.lua" <<'LUA'
 local el = require("eventlog_live")
