@@ -572,6 +572,30 @@ void el__lua_emit_register(lua_State *L);
 uint64_t el__lua_check_keys(lua_State *L, int idx, const char *fn,
                             const char *what, const char *const *keys);
 
+/* lua_opts.c: the value at the top of the stack (just fetched with
+ * lua_getfield; left there), field `key` of the table argument of fn
+ * ("el.log"), checked as luaL_check* would, with an error naming fn and
+ * the field: `el.log: field 'body' must be a string (got nil)`,
+ * `el.span: field 'kind' is 'weird': use one of internal, server, ...`.
+ *   el__field_integer      an integer (a float with an exact integer
+ *                          value too)
+ *   el__field_opt_integer  nil (def) or an integer
+ *   el__field_time         an integer >= 0 (eventlog or Unix ns)
+ *   el__field_string       a string or a number (converted in place)
+ *   el__field_option       the index of the string in lst (NULL-ended);
+ *                          nil is def when def is not NULL
+ *   el__field_function     a function
+ * [-0, +0, v] */
+lua_Integer el__field_integer(lua_State *L, const char *fn, const char *key);
+lua_Integer el__field_opt_integer(lua_State *L, const char *fn, const char *key,
+                                  lua_Integer def);
+uint64_t el__field_time(lua_State *L, const char *fn, const char *key);
+const char *el__field_string(lua_State *L, const char *fn, const char *key,
+                             size_t *len);
+int el__field_option(lua_State *L, const char *fn, const char *key,
+                     const char *def, const char *const lst[]);
+void el__field_function(lua_State *L, const char *fn, const char *key);
+
 /* host_clock.c */
 void el__clock_init(el_host_t *h);
 void el__clock_free(el_host_t *h);

@@ -242,26 +242,27 @@ static int enable(lua_State *L, el_host_t *h) {
   return 0;
 }
 
-/* opts.on_span: one more callback of the kind. */
-static void opt_on_span(lua_State *L, ana_t *a, int kind) {
+/* opts.on_span: one more callback of the kind (fn: "el.threads", ...). */
+static void opt_on_span(lua_State *L, ana_t *a, int kind, const char *fn) {
   if (lua_getfield(L, 1, "on_span") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
   }
-  luaL_checktype(L, -1, LUA_TFUNCTION);
+  el__field_function(L, fn, "on_span");
   if (a->ncb[kind] >= 16) luaL_error(L, "too many trackers");
   a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
   el__ana_features(a);
 }
 
 /* opts.keep_finished, opts.max_users: integers >= 0. */
-static void opt_limits(lua_State *L, ana_t *a) {
+static void opt_limits(lua_State *L, ana_t *a, const char *fn) {
   static const char *const opt[] = {"keep_finished", "max_users"};
   size_t *dst[] = {&a->keep_finished, &a->max_users};
   for (int k = 0; k < 2; k++) {
     if (lua_getfield(L, 1, opt[k]) != LUA_TNIL) {
-      lua_Integer v = luaL_checkinteger(L, -1);
-      if (v < 0) luaL_error(L, "%s must be >= 0", opt[k]);
+      lua_Integer v = el__field_integer(L, fn, opt[k]);
+      if (v < 0)
+        luaL_error(L, "%s: option '%s' must be >= 0 (got %I)", fn, opt[k], v);
       *dst[k] = (size_t)v;
       el__ana_users_changed(a); /* max_users may have moved up */
     }
@@ -273,25 +274,27 @@ static void opt_limits(lua_State *L, ana_t *a) {
  * host, with its aggregation window opts[agg_name] (ns >= 0) into *agg. */
 static void opt_point_cb(lua_State *L, ana_t *a, int kind, const char *name,
                          const char *agg_name, int64_t *agg) {
+  const char *fn = "el.cap_usage";
+  lua_getfield(L, 1, agg_name); /* checked with or without the callback */
+  lua_Integer v = el__field_opt_integer(L, fn, agg_name, 0);
+  lua_pop(L, 1);
+  if (v < 0)
+    luaL_error(L, "%s: option '%s' must be >= 0 (got %I)", fn, agg_name, v);
   if (lua_getfield(L, 1, name) == LUA_TNIL) {
     lua_pop(L, 1);
     return;
   }
-  luaL_checktype(L, -1, LUA_TFUNCTION);
-  if (a->ncb[kind] >= 1) luaL_error(L, "only one cap_usage %s per host", name);
-  lua_getfield(L, 1, agg_name);
-  lua_Integer v = luaL_optinteger(L, -1, 0);
-  lua_pop(L, 1);
-  if (v < 0) luaL_error(L, "%s must be >= 0", agg_name);
+  el__field_function(L, fn, name);
+  if (a->ncb[kind] >= 1) luaL_error(L, "%s: only one %s per host", fn, name);
   *agg = v;
   a->cb[kind][a->ncb[kind]++] = luaL_ref(L, LUA_REGISTRYINDEX);
   el__ana_features(a);
 }
 
 /* opts.spans: the base name of the native spans of cap_usage or threads. */
-static void opt_spans(lua_State *L, ana_t *a, int kind) {
+static void opt_spans(lua_State *L, ana_t *a, int kind, const char *fn) {
   if (lua_getfield(L, 1, "spans") != LUA_TNIL) {
-    const char *base = luaL_checkstring(L, -1);
+    const char *base = el__field_string(L, fn, "spans", NULL);
     char **names = kind == TK_CAPS ? a->cap_names : a->th_names;
     const char *sfx[2][2] = {{" GC", " Mutator"}, {" Running", " Blocked"}};
     for (int i = 0; i < 2; i++) {
@@ -337,14 +340,14 @@ static int new_tracker(lua_State *L, int kind) {
   enable(L, h);
   ana_t *a = h->ana;
   if (!lua_isnoneornil(L, 1)) {
-    opt_on_span(L, a, kind);
-    opt_limits(L, a);
+    opt_on_span(L, a, kind, fn[kind]);
+    opt_limits(L, a, fn[kind]);
     if (kind == TK_CAPS) {
       opt_point_cb(L, a, TK_POINTS, "on_point", "aggregate_ns", &a->uagg);
       opt_point_cb(L, a, TK_PROD, "on_productivity",
                    "productivity_aggregate_ns", &a->pagg);
     }
-    if (kind == TK_CAPS || kind == TK_THREADS) opt_spans(L, a, kind);
+    if (kind == TK_CAPS || kind == TK_THREADS) opt_spans(L, a, kind, fn[kind]);
   }
   tracker_t *t = lua_newuserdatauv(L, sizeof *t, 0);
   t->kind = kind;

@@ -121,23 +121,36 @@ static void get_attrs(lua_State *L, int idx, attrs_t *as) {
   sort_attrs(as);
 }
 
-/* Eventlog time at idx, or the current event's / stream time. */
+/* A time argument at idx (an integer >= 0, ns), else an error naming
+ * the argument. [-0, +0, v] */
+static uint64_t check_time_arg(lua_State *L, int idx) {
+  lua_Integer v = luaL_checkinteger(L, idx);
+  luaL_argcheck(L, v >= 0, idx, "a time must be >= 0 (ns)");
+  return (uint64_t)v;
+}
+
+/* Eventlog time at argument idx, or the current event's / stream time. */
 static el_rts_ns_t opt_t(lua_State *L, el_host_t *h, int idx) {
-  if (!lua_isnoneornil(L, idx)) return (el_rts_ns_t)luaL_checkinteger(L, idx);
+  if (!lua_isnoneornil(L, idx)) return check_time_arg(L, idx);
   const el_ev_event_t *ev = el__host_cur(h);
   return ev ? ev->t_ns : h->now;
 }
 
-/* Unix time from table fields `unix_ns` or `<t_key>` (eventlog time). */
+/* Unix time from the fields `unix_key` or `t_key` (eventlog time; neither:
+ * the current event's or the stream's time) of the table at tbl, an
+ * argument of fn. [-0, +0, v] */
 static el_unix_ns_t field_time(lua_State *L, el_host_t *h, int tbl,
-                               const char *unix_key, const char *t_key) {
+                               const char *fn, const char *unix_key,
+                               const char *t_key) {
   el_unix_ns_t u = 0;
   if (lua_getfield(L, tbl, unix_key) != LUA_TNIL) {
-    u = (el_unix_ns_t)luaL_checkinteger(L, -1);
-  } else {
-    lua_getfield(L, tbl, t_key);
-    u = el__host_unix(h, opt_t(L, h, -1));
+    u = el__field_time(L, fn, unix_key);
+  } else if (lua_getfield(L, tbl, t_key) != LUA_TNIL) {
+    u = el__host_unix(h, el__field_time(L, fn, t_key));
     lua_pop(L, 1);
+  } else {
+    lua_pop(L, 1);
+    u = el__host_unix(h, opt_t(L, h, 0));
   }
   lua_pop(L, 1);
   return u;
@@ -150,22 +163,30 @@ static int hexval(int c) {
   return -1;
 }
 
-/* Read field key of table tbl as n bytes of hex into out. Returns 1 if
- * present, 0 if absent; raises on malformed. */
-static int field_hex(lua_State *L, int tbl, const char *key, uint8_t *out,
-                     size_t n) {
+/* Read field key of table tbl (an argument of fn) as n bytes of hex into
+ * out. Returns 1 if present, 0 if absent; raises on malformed, and on an
+ * id of all zeros (invalid in OTLP: "no id"). */
+static int field_hex(lua_State *L, int tbl, const char *fn, const char *key,
+                     uint8_t *out, size_t n) {
   if (lua_getfield(L, tbl, key) == LUA_TNIL) {
     lua_pop(L, 1);
     return 0;
   }
   size_t len;
-  const char *s = luaL_checklstring(L, -1, &len);
-  if (len != 2 * n) luaL_error(L, "'%s' must be %d hex digits", key, 2 * n);
+  const char *s = el__field_string(L, fn, key, &len);
+  if (len != 2 * n)
+    luaL_error(L, "%s: field '%s' must be %d hex digits", fn, key,
+               (int)(2 * n));
+  int any = 0;
   for (size_t i = 0; i < n; i++) {
     int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-    if (hi < 0 || lo < 0) luaL_error(L, "'%s' is not hex", key);
+    if (hi < 0 || lo < 0) luaL_error(L, "%s: field '%s' is not hex", fn, key);
     out[i] = (uint8_t)(hi << 4 | lo);
+    any |= out[i];
   }
+  if (!any)
+    luaL_error(L, "%s: field '%s' is all zeros, which OTLP reads as no id", fn,
+               key);
   lua_pop(L, 1);
   return 1;
 }
@@ -180,10 +201,12 @@ static void push_hex(lua_State *L, const uint8_t *b, size_t n) {
   lua_pushlstring(L, buf, 2 * n);
 }
 
-static const char *opt_string_field(lua_State *L, int tbl, const char *k,
-                                    const char *def) {
+/* Field k of the table at tbl (an argument of fn): a string, or def when
+ * nil. [-0, +0, v] */
+static const char *opt_string_field(lua_State *L, int tbl, const char *fn,
+                                    const char *k, const char *def) {
   lua_getfield(L, tbl, k);
-  const char *s = lua_isnil(L, -1) ? def : luaL_checkstring(L, -1);
+  const char *s = lua_isnil(L, -1) ? def : el__field_string(L, fn, k, NULL);
   lua_pop(L, 1);  /* the string stays referenced by the table */
   return s;
 }
@@ -211,15 +234,21 @@ static int em_metric(lua_State *L) {
   memset(m, 0, sizeof *m);
   luaL_setmetatable(L, METRIC_MT);
   lua_getfield(L, 1, "name");
-  const char *name = luaL_checkstring(L, -1);
+  const char *name = el__field_string(L, "el.metric", "name", NULL);
+  if (!*name) return luaL_error(L, "el.metric: field 'name' is empty");
   lua_getfield(L, 1, "kind");
-  int kind = luaL_checkoption(L, -1, "gauge", kinds);
+  int kind = el__field_option(L, "el.metric", "kind", "gauge", kinds);
   lua_getfield(L, 1, "temporality");
-  int temp = luaL_checkoption(L, -1, "cumulative", temps);
-  lua_getfield(L, 1, "monotonic");
+  int temp =
+      el__field_option(L, "el.metric", "temporality", "cumulative", temps);
+  if (lua_getfield(L, 1, "monotonic") > LUA_TBOOLEAN)
+    return luaL_error(L,
+                      "el.metric: field 'monotonic' must be a boolean "
+                      "(got %s)",
+                      luaL_typename(L, -1));
   int mono = lua_toboolean(L, -1);
-  const char *unit = opt_string_field(L, 1, "unit", NULL);
-  const char *desc = opt_string_field(L, 1, "description", NULL);
+  const char *unit = opt_string_field(L, 1, "el.metric", "unit", NULL);
+  const char *desc = opt_string_field(L, 1, "el.metric", "description", NULL);
   m->name = el_strdup(name);
   m->unit = dup_opt(unit);
   m->description = dup_opt(desc);
@@ -241,7 +270,7 @@ static int point(lua_State *L, el_unix_ns_t time_unix) {
   luaL_checktype(L, 2, LUA_TNUMBER);
   attrs_t as;
   get_attrs(L, 3, &as);
-  el_unix_ns_t start = (el_unix_ns_t)luaL_optinteger(L, 5, 0);
+  el_unix_ns_t start = lua_isnoneornil(L, 5) ? 0 : check_time_arg(L, 5);
   if (!h->store) return no_store(L);
   bool is_int = lua_isinteger(L, 2);
   el_tm_point_t pt = {.attrs = as.a,
@@ -262,7 +291,7 @@ static int em_point(lua_State *L) {
 
 /* metric:point_unix(value, attrs, unix_ns, start_unix_ns). [-0, +1|2, v] */
 static int em_point_unix(lua_State *L) {
-  return point(L, (el_unix_ns_t)luaL_checkinteger(L, 4));
+  return point(L, check_time_arg(L, 4));
 }
 
 /* [-0, +0, -] __gc/__close: free the copied strings. */
@@ -285,17 +314,20 @@ static int em_metric_tostring(lua_State *L) {
 
 /* {====== logs ======} */
 
-static int severity(lua_State *L, int tbl) {
+/* Field severity of the table at tbl (an argument of fn): a number 0..24
+ * or a name, 0 when absent. [-0, +0, v] */
+static int severity(lua_State *L, int tbl, const char *fn) {
   static const char *const names[] = {"trace", "debug", "info",
                                       "warn",  "error", "fatal", NULL};
   static const int nums[] = {1, 5, 9, 13, 17, 21};
   int t = lua_getfield(L, tbl, "severity");
   int sev = 0;
   if (t == LUA_TNUMBER) {
-    sev = (int)luaL_checkinteger(L, -1);
-    if (sev < 0 || sev > 24) luaL_error(L, "severity must be 0..24");
+    sev = (int)el__field_integer(L, fn, "severity");
+    if (sev < 0 || sev > 24)
+      luaL_error(L, "%s: field 'severity' must be 0..24 (got %d)", fn, sev);
   } else if (t != LUA_TNIL) {
-    sev = nums[luaL_checkoption(L, -1, NULL, names)];
+    sev = nums[el__field_option(L, fn, "severity", NULL, names)];
   }
   lua_pop(L, 1);
   return sev;
@@ -327,15 +359,15 @@ static int em_log(lua_State *L) {
   el_tm_log_t rec;
   memset(&rec, 0, sizeof rec);
   lua_getfield(L, 1, "body");
-  rec.body.p = luaL_checklstring(L, -1, &rec.body.len);
-  if (has & SEV) rec.severity_number = severity(L, 1);
+  rec.body.p = el__field_string(L, "el.log", "body", &rec.body.len);
+  if (has & SEV) rec.severity_number = severity(L, 1, "el.log");
   if (has & SEV_TEXT)
-    rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
+    rec.severity_text = opt_string_field(L, 1, "el.log", "severity_text", NULL);
   if (has & UNIX) {
-    rec.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+    rec.time_unix_ns = field_time(L, h, 1, "el.log", "unix_ns", "t");
   } else if (has & T) {
     lua_getfield(L, 1, "t");
-    rec.time_unix_ns = el__host_unix(h, (el_rts_ns_t)luaL_checkinteger(L, -1));
+    rec.time_unix_ns = el__host_unix(h, el__field_time(L, "el.log", "t"));
     lua_pop(L, 1);
   } else { /* the current event's time or the stream's */
     const el_ev_event_t *ev = el__host_cur(h);
@@ -344,12 +376,14 @@ static int em_log(lua_State *L) {
   rec.observed_unix_ns = rec.time_unix_ns;
   if (has & OBSERVED) {
     lua_getfield(L, 1, "observed_unix_ns");
-    rec.observed_unix_ns = (el_unix_ns_t)luaL_checkinteger(L, -1);
+    rec.observed_unix_ns = el__field_time(L, "el.log", "observed_unix_ns");
     lua_pop(L, 1);
   }
   uint8_t tid[16], sid[8];
-  if ((has & TRACE) && field_hex(L, 1, "trace_id", tid, 16)) rec.trace_id = tid;
-  if ((has & SPAN) && field_hex(L, 1, "span_id", sid, 8)) rec.span_id = sid;
+  if ((has & TRACE) && field_hex(L, 1, "el.log", "trace_id", tid, 16))
+    rec.trace_id = tid;
+  if ((has & SPAN) && field_hex(L, 1, "el.log", "span_id", sid, 8))
+    rec.span_id = sid;
   if (has & HOST) {
     lua_getfield(L, 1, "host");
     rec.host_log = lua_toboolean(L, -1);
@@ -391,12 +425,13 @@ static void batch_template(lua_State *L, batch_t *b) {
   enum { SEV = 1, SEV_TEXT = 2, ATTRS = 4, TRACE = 8, SPAN = 16, HOST = 32 };
   luaL_checktype(L, 1, LUA_TTABLE);
   uint64_t has = el__lua_check_keys(L, 1, "el.log_batch", "field", keys);
-  if (has & SEV) b->rec.severity_number = severity(L, 1);
+  if (has & SEV) b->rec.severity_number = severity(L, 1, "el.log_batch");
   if (has & SEV_TEXT)
-    b->rec.severity_text = opt_string_field(L, 1, "severity_text", NULL);
-  if ((has & TRACE) && field_hex(L, 1, "trace_id", b->tid, 16))
+    b->rec.severity_text =
+        opt_string_field(L, 1, "el.log_batch", "severity_text", NULL);
+  if ((has & TRACE) && field_hex(L, 1, "el.log_batch", "trace_id", b->tid, 16))
     b->rec.trace_id = b->tid;
-  if ((has & SPAN) && field_hex(L, 1, "span_id", b->sid, 8))
+  if ((has & SPAN) && field_hex(L, 1, "el.log_batch", "span_id", b->sid, 8))
     b->rec.span_id = b->sid;
   if (has & HOST) {
     lua_getfield(L, 1, "host");
@@ -567,19 +602,27 @@ static int em_span(lua_State *L) {
   el__lua_check_keys(L, 1, "el.span", "field", keys);
   el_tm_span_t sp;
   memset(&sp, 0, sizeof sp);
-  sp.name = opt_string_field(L, 1, "name", NULL);
-  if (!sp.name) return luaL_error(L, "span needs a name");
-  sp.start_unix_ns = field_time(L, h, 1, "start_unix_ns", "start_t");
-  sp.end_unix_ns = field_time(L, h, 1, "end_unix_ns", "end_t");
-  if (!field_hex(L, 1, "trace_id", sp.trace_id, 16))
+  sp.name = opt_string_field(L, 1, "el.span", "name", NULL);
+  if (!sp.name) return luaL_error(L, "el.span: field 'name' is missing");
+  sp.start_unix_ns = field_time(L, h, 1, "el.span", "start_unix_ns", "start_t");
+  sp.end_unix_ns = field_time(L, h, 1, "el.span", "end_unix_ns", "end_t");
+  if (sp.end_unix_ns < sp.start_unix_ns)
+    return luaL_error(L,
+                      "el.span: it ends (%I) before it starts (%I), Unix "
+                      "ns",
+                      (lua_Integer)sp.end_unix_ns,
+                      (lua_Integer)sp.start_unix_ns);
+  if (!field_hex(L, 1, "el.span", "trace_id", sp.trace_id, 16))
     el_tm_random_id(sp.trace_id, 16);
-  if (!field_hex(L, 1, "span_id", sp.span_id, 8))
+  if (!field_hex(L, 1, "el.span", "span_id", sp.span_id, 8))
     el_tm_random_id(sp.span_id, 8);
-  field_hex(L, 1, "parent_span_id", sp.parent_span_id, 8);
+  field_hex(L, 1, "el.span", "parent_span_id", sp.parent_span_id, 8);
   lua_getfield(L, 1, "kind");
-  sp.kind = (el_tm_span_kind_t)(luaL_checkoption(L, -1, "internal", kinds) + 1);
+  sp.kind = (el_tm_span_kind_t)(el__field_option(L, "el.span", "kind",
+                                                 "internal", kinds) +
+                                1);
   lua_getfield(L, 1, "status");
-  sp.status_code = luaL_checkoption(L, -1, "ok", statuses);
+  sp.status_code = el__field_option(L, "el.span", "status", "ok", statuses);
   lua_pop(L, 2);
   attrs_t as;
   lua_getfield(L, 1, "attrs");
@@ -606,14 +649,20 @@ static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
     luaL_error(L, "frame %d must be a string or a table", i);
   int tbl = lua_absindex(L, -1);
   el__lua_check_keys(L, tbl, "el.profile_sample: frame", "field", keys);
+  static const char *const names[] = {"frames[%d].func", "frames[%d].file",
+                                      "frames[%d].line", "frames[%d].column"};
+  char k[4][40];
+  for (int j = 0; j < 4; j++) snprintf(k[j], sizeof k[j], names[j], i);
+  const char *fn = "el.profile_sample";
   lua_getfield(L, tbl, "func");
-  f->function.p = luaL_checklstring(L, -1, &f->function.len);
+  f->function.p = el__field_string(L, fn, k[0], &f->function.len);
   lua_getfield(L, tbl, "file");
-  if (!lua_isnil(L, -1)) f->file.p = luaL_checklstring(L, -1, &f->file.len);
+  if (!lua_isnil(L, -1))
+    f->file.p = el__field_string(L, fn, k[1], &f->file.len);
   lua_getfield(L, tbl, "line");
-  f->line = luaL_optinteger(L, -1, 0);
+  f->line = el__field_opt_integer(L, fn, k[2], 0);
   lua_getfield(L, tbl, "column");
-  f->column = luaL_optinteger(L, -1, 0);
+  f->column = el__field_opt_integer(L, fn, k[3], 0);
   lua_pop(L, 4);
 }
 
@@ -644,12 +693,15 @@ static int em_profile_sample(lua_State *L) {
   s.frames = frames;
   s.nframes = (size_t)nf;
   lua_getfield(L, 1, "value");
-  s.value = luaL_optinteger(L, -1, 1);
+  s.value = el__field_opt_integer(L, "el.profile_sample", "value", 1);
   lua_pop(L, 1);
-  s.profile_kind = opt_string_field(L, 1, "profile_kind", "samples");
-  s.sample_type = opt_string_field(L, 1, "sample_type", "samples");
-  s.sample_unit = opt_string_field(L, 1, "sample_unit", "count");
-  s.time_unix_ns = field_time(L, h, 1, "unix_ns", "t");
+  s.profile_kind =
+      opt_string_field(L, 1, "el.profile_sample", "profile_kind", "samples");
+  s.sample_type =
+      opt_string_field(L, 1, "el.profile_sample", "sample_type", "samples");
+  s.sample_unit =
+      opt_string_field(L, 1, "el.profile_sample", "sample_unit", "count");
+  s.time_unix_ns = field_time(L, h, 1, "el.profile_sample", "unix_ns", "t");
   attrs_t as;
   lua_getfield(L, 1, "attrs");
   get_attrs(L, -1, &as);

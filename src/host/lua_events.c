@@ -1203,8 +1203,9 @@ static int ev_wall_t(lua_State *L) {
 /* [-0, +1, v] el.unix_ns(t) -> Unix ns (0 while the clock is unknown) */
 static int ev_unix_ns(lua_State *L) {
   el_host_t *h = el__host_from(L);
-  lua_pushinteger(L, (lua_Integer)el__host_unix(
-                         h, (el_rts_ns_t)luaL_checkinteger(L, 1)));
+  lua_Integer t = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, t >= 0, 1, "a time must be >= 0 (ns)");
+  lua_pushinteger(L, (lua_Integer)el__host_unix(h, (el_rts_ns_t)t));
   return 1;
 }
 

@@ -74,3 +74,82 @@ uint64_t el__lua_check_keys(lua_State *L, int idx, const char *fn,
   lua_pop(L, 1);
   return present;
 }
+
+/* {====== field values ======} */
+
+/* Raise "FN: field 'KEY' must be WANT (got GOT)" for the value at the top
+ * of the stack. Never returns. [-0, +0, v] */
+static int field_error(lua_State *L, const char *fn, const char *key,
+                       const char *want) {
+  const char *got = lua_type(L, -1) == LUA_TNUMBER
+                        ? lua_pushfstring(L, "%s", luaL_tolstring(L, -1, NULL))
+                        : luaL_typename(L, -1);
+  return luaL_error(L, "%s: field '%s' must be %s (got %s)", fn, key, want,
+                    got);
+}
+
+lua_Integer el__field_integer(lua_State *L, const char *fn, const char *key) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, -1, &ok);
+  if (!ok || lua_type(L, -1) != LUA_TNUMBER)
+    field_error(L, fn, key, "an integer");
+  return v;
+}
+
+lua_Integer el__field_opt_integer(lua_State *L, const char *fn, const char *key,
+                                  lua_Integer def) {
+  return lua_isnil(L, -1) ? def : el__field_integer(L, fn, key);
+}
+
+uint64_t el__field_time(lua_State *L, const char *fn, const char *key) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, -1, &ok);
+  if (!ok || lua_type(L, -1) != LUA_TNUMBER || v < 0)
+    field_error(L, fn, key, "an integer time >= 0 (ns)");
+  return (uint64_t)v;
+}
+
+const char *el__field_string(lua_State *L, const char *fn, const char *key,
+                             size_t *len) {
+  int t = lua_type(L, -1);
+  if (t != LUA_TSTRING && t != LUA_TNUMBER) field_error(L, fn, key, "a string");
+  return lua_tolstring(L, -1, len);
+}
+
+int el__field_option(lua_State *L, const char *fn, const char *key,
+                     const char *def, const char *const lst[]) {
+  const char *v = def && lua_isnil(L, -1) ? def : NULL;
+  if (!v) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      luaL_addstring(&b, "one of ");
+      for (int i = 0; lst[i]; i++) {
+        if (i) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, lst[i]);
+      }
+      luaL_pushresult(&b);
+      lua_insert(L, -2); /* the value back on top */
+      field_error(L, fn, key, lua_tostring(L, -2));
+    }
+    v = lua_tostring(L, -1);
+  }
+  size_t n = 0;
+  for (; lst[n]; n++)
+    if (!strcmp(lst[n], v)) return (int)n;
+  const char *near = el_nearest(v, lst, n);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < n; i++) {
+    if (i) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, lst[i]);
+  }
+  luaL_pushresult(&b);
+  return luaL_error(L, "%s: field '%s' is '%s'%s%s%s: use one of %s", fn, key,
+                    v, near ? " (did you mean '" : "", near ? near : "",
+                    near ? "'?)" : "", lua_tostring(L, -1));
+}
+
+void el__field_function(lua_State *L, const char *fn, const char *key) {
+  if (lua_type(L, -1) != LUA_TFUNCTION) field_error(L, fn, key, "a function");
+}

@@ -60,7 +60,7 @@ describe("el.log", function()
       local ok, err = pcall(el.log, {body = "b", unix_ns = 1, span_id = "zz"})
       assert(not ok and err:find("span_id", 1, true), tostring(err))
       ok, err = pcall(el.log, {unix_ns = 1})
-      assert(not ok and err:find("string expected", 1, true), tostring(err))
+      assert(not ok and err:find("el.log: field 'body' must be a string (got nil)", 1, true), tostring(err))
     ]], service_name = "spec"}
     assert(h:finish())
   end)

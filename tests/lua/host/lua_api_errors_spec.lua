@@ -1,0 +1,106 @@
+-- busted specs for the errors of the Lua API's table arguments and times
+-- (docs/lua-api.md §9 "Errors"): a misuse names the function and the
+-- field or argument, and is raised where the script called (file:line),
+-- never turned into a wrong value. Run on real hosts (tests/tools/el_spec);
+-- the expected messages are written out from the API's documentation.
+local root = os.getenv("EL_SOURCE_DIR") or "."
+package.path = root .. "/tests/lua/?.lua;" .. package.path
+local el_spec = require("el_spec")
+local W = require("eventlog_writer")
+
+-- Each case is a chunk of Lua run with pcall inside a handler (so that
+-- the host has a current event and a store); the host logs its error.
+local function errors(cases)
+  local code = {'local el = require("eventlog_live")',
+                'local m = el.metric{name = "x"}',
+                'local cases = {'}
+  for _, c in ipairs(cases) do
+    code[#code + 1] = "  function() " .. c .. " end,"
+  end
+  code[#code + 1] = [[}
+el.on("USER_MARKER", function()
+  for i, f in ipairs(cases) do
+    local ok, err = pcall(f)
+    el.host_log("warn", "case " .. i .. ": " .. (ok and "no error" or err))
+  end
+end)]]
+  local h = el_spec.host{code = table.concat(code, "\n")}
+  assert(h:feed(W.eventlog{{cap = 0, {"USER_MARKER", 100, "m"}}}))
+  assert(h:finish())
+  local got = {}
+  for _, msg in ipairs(h:messages()) do
+    local i, e = msg.text:match("^case (%d+): (.*)$")
+    if i then got[tonumber(i)] = e end
+  end
+  return got
+end
+
+describe("errors of the Lua API's arguments", function()
+  it("name the function and the field of a table argument", function()
+    local got = errors{
+      'el.log{}',
+      'el.log{body = "x", severity = "warning"}',
+      'el.log{body = "x", severity = 99}',
+      'el.metric{}',
+      'el.metric{name = ""}',
+      'el.metric{name = "y", kind = "histogram"}',
+      'el.metric{name = "y", monotonic = "yes"}',
+      'el.span{name = "s", kind = "weird"}',
+      'el.profile_sample{frames = {"a"}, value = 1.5}',
+      'el.profile_sample{frames = {{func = 7, line = "x"}}}',
+      'el.threads{on_span = "x"}',
+      'el.cap_usage{aggregate_ns = -1}',
+    }
+    -- file:line of the call, then the message
+    local want = {
+      "el.log: field 'body' must be a string (got nil)",
+      "el.log: field 'severity' is 'warning': use one of trace, debug, " ..
+        "info, warn, error, fatal",
+      "el.log: field 'severity' must be 0..24 (got 99)",
+      "el.metric: field 'name' must be a string (got nil)",
+      "el.metric: field 'name' is empty",
+      "el.metric: field 'kind' is 'histogram': use one of gauge, sum",
+      "el.metric: field 'monotonic' must be a boolean (got string)",
+      "el.span: field 'kind' is 'weird': use one of internal, server, " ..
+        "client, producer, consumer",
+      "el.profile_sample: field 'value' must be an integer (got 1.5)",
+      "el.profile_sample: field 'frames[1].line' must be an integer (got " ..
+        "string)",
+      "el.threads: field 'on_span' must be a function (got string)",
+      "el.cap_usage: option 'aggregate_ns' must be >= 0 (got -1)",
+    }
+    for i, w in ipairs(want) do
+      assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
+    end
+  end)
+
+  it("refuse negative times instead of wrapping them", function()
+    local got = errors{
+      'el.unix_ns(-5)',
+      'm:point(1, {}, -5)',
+      'm:point(1, {}, 100, -1)',
+      'm:point_unix(1, {}, -1)',
+      'el.log{body = "x", t = -1}',
+      'el.log{body = "x", observed_unix_ns = -2}',
+      'el.span{name = "s", start_t = -3}',
+      'el.span{name = "s", start_unix_ns = 20, end_unix_ns = 10}',
+      'el.span{name = "s", trace_id = string.rep("0", 32)}',
+    }
+    local want = {
+      "bad argument #1 to 'unix_ns' (a time must be >= 0 (ns))",
+      -- a method: Lua counts the arguments after self
+      "bad argument #3 to 'point' (a time must be >= 0 (ns))",
+      "bad argument #4 to 'point' (a time must be >= 0 (ns))",
+      "bad argument #3 to 'point_unix' (a time must be >= 0 (ns))",
+      "el.log: field 't' must be an integer time >= 0 (ns) (got -1)",
+      "el.log: field 'observed_unix_ns' must be an integer time >= 0 (ns) " ..
+        "(got -2)",
+      "el.span: field 'start_t' must be an integer time >= 0 (ns) (got -3)",
+      "el.span: it ends (10) before it starts (20), Unix ns",
+      "el.span: field 'trace_id' is all zeros, which OTLP reads as no id",
+    }
+    for i, w in ipairs(want) do
+      assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
+    end
+  end)
+end)
