@@ -842,6 +842,17 @@ static int evt_index(lua_State *L) {
   return ev_field_by_name(L, ev, k);
 }
 
+/* __newindex of the ev table and of el.event()'s: both are reused for
+ * every event, so a key written would stay for every later event and
+ * handler. [-0, +0, v] */
+static int evt_newindex(lua_State *L) {
+  return luaL_error(L,
+                    "ev is read-only (one table is reused for every "
+                    "event): copy what you keep, e.g. local f = "
+                    "ev:fields(); key %s",
+                    luaL_tolstring(L, 2, NULL));
+}
+
 /* __index of el.event()'s table: t and cap of the current event too
  * (nothing is stored in that table). [-0, +1, m] */
 static int evl_index(lua_State *L) {
@@ -1368,14 +1379,18 @@ int el__lua_open_module(lua_State *L) {
   lua_setfield(L, -2, "t");
   lua_pushinteger(L, 0);
   lua_setfield(L, -2, "cap");
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
   lua_pushcfunction(L, evt_index);
   lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, evt_newindex);
+  lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
   lua_newtable(L); /* el.event()'s table */
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 2);
   lua_pushcfunction(L, evl_index);
   lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, evt_newindex);
+  lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
   h->evl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   for (int t = 0; t < EL__HOST_NTYPES; t++) {

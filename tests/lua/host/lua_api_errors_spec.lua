@@ -74,6 +74,16 @@ describe("errors of the Lua API's arguments", function()
     end
   end)
 
+  it("refuse writes to the reused event table", function()
+    -- A key written used to stay on the table for every later event.
+    local got = errors{'el.event().marker = "x"', 'el.event().foo = 1'}
+    for i, k in ipairs({"marker", "foo"}) do
+      assert.equal("spec:" .. (i + 3) .. ": ev is read-only (one table is " ..
+                   "reused for every event): copy what you keep, e.g. " ..
+                   "local f = ev:fields(); key " .. k, got[i])
+    end
+  end)
+
   it("refuse negative times instead of wrapping them", function()
     local got = errors{
       'el.unix_ns(-5)',
