@@ -174,12 +174,27 @@ local function upper_types(v)
 end
 
 -- events{type=, cap=, thread=, from=, to=, session=, text=, limit=, last=}
+-- An unknown key is an error (a misspelt filter would list everything);
+-- limit and last are whole numbers >= 1.
+local EVENT_KEY_LIST = {"type", "cap", "thread", "from", "to", "session",
+                        "text", "limit", "last"}
+local EVENT_KEYS = {}
+for _, k in ipairs(EVENT_KEY_LIST) do EVENT_KEYS[k] = true end
+
 function M.events(f)
   f = f or {}
   if type(f) == "string" then f = {type = f} end
   if type(f) ~= "table" then error("events: expected a filter table", 2) end
   local q = {}
-  for k, v in pairs(f) do q[k] = v end
+  for k, v in pairs(f) do
+    if not EVENT_KEYS[k] then
+      error(("events: unknown filter '%s' (use %s)"):format(tostring(k),
+            table.concat(EVENT_KEY_LIST, ", ")), 2)
+    end
+    q[k] = v
+  end
+  q.limit = f.limit ~= nil and count(f.limit, "events: limit") or nil
+  q.last = f.last ~= nil and count(f.last, "events: last") or nil
   q.type = upper_types(f.type)
   q.from = M.time(f.from, "from")
   q.to = M.time(f.to, "to")
@@ -634,16 +649,20 @@ local function command(line)
 end
 
 -- Evaluate one input (one or more lines). Returns "ok", "error",
--- "incomplete" (more lines wanted) or "quit". Prints results and errors.
--- A ":" command line after unfinished lines ends them: their syntax error
--- is printed, then the command runs (its status is returned).
+-- "incomplete" (more lines wanted), "quit" or "error_quit". Prints
+-- results and errors. A ":" command line after unfinished lines ends
+-- them: their syntax error is printed, then the command runs, and the
+-- status is "error" ("error_quit" for :quit): the input failed.
 function M.eval(code)
   if code:match("^%s*:") then return command(code) end
   local head, last = code:match("^(.*)\n(%s*:[^\n]*)$")
   if head then
+    -- A command ends an unfinished input: that input is an error (the
+    -- command still runs; "error_quit" when it was :quit).
     local fn, err = load(head, "=stdin", "t")
-    if not fn then M.err(err, "\n") end
-    return command(last)
+    if fn then return command(last) end
+    M.err(err, "\n")
+    return command(last) == "quit" and "error_quit" or "error"
   end
   if code:match("^%s*$") then return "ok" end
   local fn, err = load("return " .. code, "=stdin", "t")

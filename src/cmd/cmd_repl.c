@@ -549,6 +549,12 @@ static void on_line_async(uv_async_t *a) {
   if (eof) {
     fputc('\n', stdout);
     fflush(stdout);
+    if (r->buf) { /* an unfinished statement: not run, and said so */
+      el_eprintf("repl: the input ended inside an unfinished statement "
+                 "(not run): %.60s%s\n",
+                 r->buf, strlen(r->buf) > 60 ? "..." : "");
+      if (r->script) r->failed = 1;
+    }
     quit(r);
     return;
   }
@@ -573,8 +579,8 @@ static void on_line_async(uv_async_t *a) {
   g_eval_L = NULL;
   lua_sethook(L, NULL, 0, 0);
   int incomplete = !strcmp(st, "incomplete");
-  int want_quit = !strcmp(st, "quit");
-  if (r->script && !strcmp(st, "error")) r->failed = 1;
+  int want_quit = !strcmp(st, "quit") || !strcmp(st, "error_quit");
+  if (r->script && !strncmp(st, "error", 5)) r->failed = 1;
   lua_settop(L, top);
   pthread_mutex_unlock(&r->lua_mu);
   fflush(stdout);

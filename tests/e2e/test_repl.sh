@@ -139,4 +139,19 @@ check "Ctrl-C drops a partial input (40 + 2 alone -> 42)" 1 \
   "$(grep -c '^42$' "$tmp/out")"
 check "history file written" 1 "$(grep -c '^summary()$' "$tmp/history")"
 
+# 5. Lines piped in (docs/repl.md: exit status 1 when a line failed): an
+# unfinished statement ended by :quit, or by the end of the input, is a
+# failed line (the second used to be dropped without a word).
+rc=0
+printf 'x = (\n:quit\n' | "$EL_BIN" repl "$LOG" --no-history >/dev/null 2>"$tmp/p1" || rc=$?
+check "piped: unfinished input ended by :quit exits 1" 1 "$rc"
+rc=0
+printf 'y = 1\nx = (\n' | "$EL_BIN" repl "$LOG" --no-history >/dev/null 2>"$tmp/p2" || rc=$?
+check "piped: input ending inside a statement exits 1" 1 "$rc"
+check "piped: ... and says so" 1 \
+  "$(grep -c 'repl: the input ended inside an unfinished statement (not run): x = ($' "$tmp/p2")"
+rc=0
+printf 'y = 1\n:quit\n' | "$EL_BIN" repl "$LOG" --no-history >/dev/null 2>&1 || rc=$?
+check "piped: good lines exit 0" 0 "$rc"
+
 exit $fail

@@ -108,6 +108,16 @@ describe("eventlog_live.repl", function()
     assert.are.same({last = 4}, store.queries[#store.queries])
     repl.head()
     assert.are.same({limit = 10}, store.queries[#store.queries])
+    -- a misspelt filter or a count below 1 is an error, not everything
+    local ok, err = pcall(repl.events, {tyep = "USER_MARKER"})
+    assert.is_false(ok)
+    assert.truthy(err:find("events: unknown filter 'tyep' (use type, cap, ",
+                           1, true))
+    for _, f in ipairs({{limit = -1}, {last = 0}, {last = 1.5}}) do
+      ok, err = pcall(repl.events, f)
+      assert.is_false(ok)
+      assert.truthy(err:find("expected a whole number >= 1", 1, true))
+    end
   end)
 
   it("keeps heap censuses and finds the nearest", function()
@@ -258,12 +268,12 @@ describe("eventlog_live.repl", function()
     assert.are.equal("error", st)
     assert.are.equal("quit", repl.eval(":quit"))
     -- A command after unfinished lines: their syntax error, then the
-    -- command (Lua's own message for "x = " at its end).
+    -- command (Lua's own message for "x = " at its end); the input failed.
     out, err = capture(function() st = repl.eval("x = \n:quit") end)
-    assert.are.equal("quit", st)
+    assert.are.equal("error_quit", st)
     assert.are.equal("stdin:1: unexpected symbol near <eof>\n", err)
     out, err = capture(function() st = repl.eval("for i = 1, 2 do\n  :help") end)
-    assert.are.equal("ok", st)
+    assert.are.equal("error", st)
     assert.truthy(err:find("^stdin:1: 'end' expected near <eof>\n"))
     assert.truthy(out:find("heap"))
     out, err = capture(function() st = repl.eval(":frob") end)
