@@ -24,7 +24,31 @@ function M.bytes(n)
   if a < 1024 then return string.format("%d B", math.floor(n)) end
   if a < 1024 ^ 2 then return string.format("%.1f KiB", n / 1024) end
   if a < 1024 ^ 3 then return string.format("%.2f MiB", n / 1024 ^ 2) end
-  return string.format("%.2f GiB", n / 1024 ^ 3)
+  if a < 1024 ^ 4 then return string.format("%.2f GiB", n / 1024 ^ 3) end
+  return string.format("%.2f TiB", n / 1024 ^ 4)
+end
+
+-- Columns a string takes on a terminal: one per UTF-8 character, two for
+-- the East Asian wide and fullwidth ranges (CJK, Hangul, fullwidth forms,
+-- emoji); bytes when s is not valid UTF-8.
+local WIDE = {{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF},
+              {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xA000, 0xA4CF},
+              {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE30, 0xFE4F},
+              {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+              {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}}
+function M.width(s)
+  if not utf8.len(s) then return #s end
+  local w = 0
+  for _, c in utf8.codes(s) do
+    local two = false
+    if c >= 0x1100 then
+      for _, r in ipairs(WIDE) do
+        if c >= r[1] and c <= r[2] then two = true; break end
+      end
+    end
+    w = w + (two and 2 or 1)
+  end
+  return w
 end
 
 local function cell(col, row)
@@ -42,14 +66,15 @@ function M.table(rows, columns)
   if M.mode == "tsv" then return M.tsv(rows, columns) end
   local cells, width = {}, {}
   for j, col in ipairs(columns) do
-    width[j] = #(col.title or col.key)
+    width[j] = M.width(col.title or col.key)
   end
   for i, row in ipairs(rows) do
     cells[i] = {}
     for j, col in ipairs(columns) do
       local s = cell(col, row)
       cells[i][j] = s
-      if #s > width[j] then width[j] = #s end
+      local w = M.width(s)
+      if w > width[j] then width[j] = w end
     end
   end
   local function right(j)
@@ -63,7 +88,7 @@ function M.table(rows, columns)
     local parts = {}
     for j = 1, #columns do
       local s = values[j]
-      local pad = string.rep(" ", width[j] - #s)
+      local pad = string.rep(" ", width[j] - M.width(s))
       parts[j] = right(j) and (pad .. s) or (s .. pad)
     end
     out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))

@@ -54,6 +54,19 @@ describe("eventlog_live.fmt", function()
     assert.are.equal("512 B", fmt.bytes(512))
     assert.are.equal("1.5 KiB", fmt.bytes(1536))
     assert.are.equal("3.25 MiB", fmt.bytes(3.25 * 1024 * 1024))
+    assert.are.equal("1023.00 GiB", fmt.bytes(1023 * 2 ^ 30))
+    assert.are.equal("1.00 TiB", fmt.bytes(2 ^ 40))
+  end)
+  it("aligns text by the columns it takes on a terminal", function()
+    -- "こんにちは": 5 characters, 15 bytes, 10 columns (East Asian wide);
+    -- "é" (2 bytes) takes one column.
+    local t = fmt.table({{s = "こんにちは", n = 1}, {s = "é", n = 22}},
+                        {{key = "s"}, {key = "n"}})
+    assert.are.equal("s            n\n" ..
+                     "----------  --\n" ..
+                     "こんにちは   1\n" ..
+                     "é           22\n", t)
+    assert.are.equal(3, fmt.width("\xff\xfe\x01")) -- not UTF-8: bytes
   end)
   it("aligns tables: numbers right, text left", function()
     local t = fmt.table({{name = "a", n = 5}, {name = "bbb", n = 120}},
