@@ -20,9 +20,20 @@ if not el_ok then el = nil end
 -- true when the page is being made (eventlog-live report).
 M.active = native ~= nil
 
-local function check_opts(opts, what)
+-- The options of what (report.series, report.table): a table with a
+-- title and only the keys in known (an unknown key is an error, as in
+-- the host's API: docs/lua-api.md §9).
+local function check_opts(opts, what, known)
   if type(opts) ~= "table" then
     error(what .. ": expected a table of options", 3)
+  end
+  for k in pairs(opts) do
+    local ok = false
+    for _, n in ipairs(known) do ok = ok or n == k end
+    if not ok then
+      error(("%s: unknown option '%s' (known: %s)"):format(what, tostring(k),
+            table.concat(known, ", ")), 3)
+    end
   end
   if type(opts.title) ~= "string" or opts.title == "" then
     error(what .. ": title (a string) is required", 3)
@@ -39,7 +50,7 @@ Series.__index = Series
 -- report's own charts (min, max, mean, last per column).
 -- Returns nil, message when the page cannot take another section (64).
 function M.series(opts)
-  check_opts(opts, "report.series")
+  check_opts(opts, "report.series", {"title", "unit", "description"})
   local s = setmetatable({}, Series)
   if native then
     local id, err = native.series(opts.title, opts.unit, opts.description)
@@ -53,6 +64,13 @@ end
 -- since the RTS start of the current session). line: the line's name
 -- (default "value"; at most 16 lines per series).
 function Series:add(t, value, line)
+  if math.type(t) ~= "integer" or t < 0 then
+    error("series:add: t must be an integer time >= 0 (ns), got "
+          .. tostring(t), 2)
+  end
+  if type(value) ~= "number" then
+    error("series:add: value must be a number, got " .. type(value), 2)
+  end
   if not self.id then return end
   native.point(self.id, line or "value", el.unix_ns(t), value)
 end
@@ -69,7 +87,8 @@ end
 -- input, so a script may fill it as events arrive. At most 32 columns and
 -- 10000 rows are kept (the rest counted).
 function M.table(opts)
-  check_opts(opts, "report.table")
+  check_opts(opts, "report.table", {"title", "description", "columns",
+                                    "rows"})
   if type(opts.columns) ~= "table" then
     error("report.table: columns (an array of names) is required", 2)
   end

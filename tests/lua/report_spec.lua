@@ -34,6 +34,24 @@ describe("eventlog_live.report without a page", function()
     assert.has_error(function()
       report.table{title = "t", columns = {}, rows = 5}
     end)
+    -- a misspelt option, and a bad point, fail under run as under report
+    local function err_of(f)
+      local ok, e = pcall(f)
+      assert.is_false(ok)
+      return e
+    end
+    assert.truthy(err_of(function() report.series{title = "x", unti = "By"} end)
+      :find("report.series: unknown option 'unti' (known: title, unit, "
+            .. "description)", 1, true))
+    assert.truthy(err_of(function()
+      report.table{title = "t", columns = {}, rowz = {}}
+    end):find("report.table: unknown option 'rowz' (known: title, "
+              .. "description, columns, rows)", 1, true))
+    local s = report.series{title = "x"}
+    assert.truthy(err_of(function() s:add("x", "y") end)
+      :find("series:add: t must be an integer time >= 0 (ns), got x", 1, true))
+    assert.truthy(err_of(function() s:add(1, "y") end)
+      :find("series:add: value must be a number, got string", 1, true))
   end)
 end)
 
