@@ -61,9 +61,21 @@ static int cmp_thread(const void *x, const void *y) {
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* qsort: finished threads by finish time, then id (the oldest first). */
+static int cmp_finish(const void *x, const void *y) {
+  const thread_t *a = *(const thread_t *const *)x;
+  const thread_t *b = *(const thread_t *const *)y;
+  if (a->finished_t != b->finished_t)
+    return a->finished_t < b->finished_t ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
 /* tracker:list() -> array of thread tables, ascending by thread id
- * [-0, +1, m]. The table itself is not reordered (a span in progress may
- * hold a thread of it when on_span calls this). */
+ * [-0, +1, m]. Of the finished threads only the keep_finished that
+ * finished last are listed: the table forgets the older ones in batches
+ * (ana_state.c), but what a script sees keeps to the bound. The table
+ * itself is not reordered (a span in progress may hold a thread of it
+ * when on_span calls this). */
 static int tr_list(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
@@ -71,9 +83,21 @@ static int tr_list(lua_State *L) {
   lua_createtable(L, a ? (int)a->nthreads : 0, 0);
   if (!a || !a->nthreads) return 1;
   const thread_t **v = lua_newuserdatauv(L, a->nthreads * sizeof *v, 0);
-  for (size_t j = 0; j < a->nthreads; j++) v[j] = &a->threads[j];
-  qsort(v, a->nthreads, sizeof *v, cmp_thread);
-  for (size_t j = 0; j < a->nthreads; j++) {
+  size_t n = 0, nfin = 0;
+  for (size_t j = 0; j < a->nthreads; j++)
+    if (a->threads[j].state == TS_FINISHED) v[nfin++] = &a->threads[j];
+  /* v[0..nfin): finished; the oldest beyond keep_finished are left out */
+  if (nfin > a->keep_finished) {
+    qsort(v, nfin, sizeof *v, cmp_finish);
+    memmove(v, v + (nfin - a->keep_finished),
+            a->keep_finished * sizeof *v);
+    nfin = a->keep_finished;
+  }
+  n = nfin;
+  for (size_t j = 0; j < a->nthreads; j++)
+    if (a->threads[j].state != TS_FINISHED) v[n++] = &a->threads[j];
+  qsort(v, n, sizeof *v, cmp_thread);
+  for (size_t j = 0; j < n; j++) {
     push_thread(L, v[j]);
     lua_rawseti(L, -3, (lua_Integer)j + 1);
   }
