@@ -550,9 +550,10 @@ static void on_line_async(uv_async_t *a) {
     fputc('\n', stdout);
     fflush(stdout);
     if (r->buf) { /* an unfinished statement: not run, and said so */
-      el_eprintf("repl: the input ended inside an unfinished statement "
-                 "(not run): %.60s%s\n",
-                 r->buf, strlen(r->buf) > 60 ? "..." : "");
+      el_eprintf(
+          "repl: the input ended inside an unfinished statement "
+          "(not run): %.60s%s\n",
+          r->buf, strlen(r->buf) > 60 ? "..." : "");
       if (r->script) r->failed = 1;
     }
     quit(r);

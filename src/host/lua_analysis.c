@@ -89,8 +89,7 @@ static int tr_list(lua_State *L) {
   /* v[0..nfin): finished; the oldest beyond keep_finished are left out */
   if (nfin > a->keep_finished) {
     qsort(v, nfin, sizeof *v, cmp_finish);
-    memmove(v, v + (nfin - a->keep_finished),
-            a->keep_finished * sizeof *v);
+    memmove(v, v + (nfin - a->keep_finished), a->keep_finished * sizeof *v);
     nfin = a->keep_finished;
   }
   n = nfin;
