@@ -55,7 +55,19 @@ static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
   a->type = EL_TM_STRLIST;
   a->v.list.items = &as->items[as->nitems];
   a->v.list.n = 0;
-  lua_Integer n = luaL_len(L, vi);
+  lua_Integer n = luaL_len(L, vi), keys = 0;
+  /* A map (or a list with other keys) has no OTLP form here: it would
+   * go out as an empty or partial list. */
+  lua_pushnil(L);
+  while (lua_next(L, vi)) {
+    keys++;
+    lua_pop(L, 1);
+  }
+  if (keys != n)
+    luaL_error(L,
+               "attribute '%s': a table value must be a list of strings "
+               "(keys 1..n), not a map",
+               a->key);
   for (lua_Integer i = 1; i <= n; i++) {
     if (as->nitems >= MAX_LIST_ITEMS)
       luaL_error(L, "too many attribute list items (max %d)", MAX_LIST_ITEMS);

@@ -95,6 +95,8 @@ describe("errors of the Lua API's arguments", function()
       'el.span{name = "s", start_t = -3}',
       'el.span{name = "s", start_unix_ns = 20, end_unix_ns = 10}',
       'el.span{name = "s", trace_id = string.rep("0", 32)}',
+      'm:point(1, {nested = {a = 1}})',
+      'm:point(1, {mixed = {"a", "b", x = "c"}})',
     }
     local want = {
       "bad argument #1 to 'unix_ns' (a time must be >= 0 (ns))",
@@ -108,6 +110,10 @@ describe("errors of the Lua API's arguments", function()
       "el.span: field 'start_t' must be an integer time >= 0 (ns) (got -3)",
       "el.span: it ends (10) before it starts (20), Unix ns",
       "el.span: field 'trace_id' is all zeros, which OTLP reads as no id",
+      "attribute 'nested': a table value must be a list of strings (keys " ..
+        "1..n), not a map",
+      "attribute 'mixed': a table value must be a list of strings (keys " ..
+        "1..n), not a map",
     }
     for i, w in ipairs(want) do
       assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
