@@ -53,6 +53,36 @@ static void usage(FILE *f) {
           el_src_opts_help());
 }
 
+/* The keys of --set KEY=VALUE (a dotted key makes nested tables,
+ * docs/lua-api.md §7): no empty part ("a..b", ".a", "a."), and no key
+ * that is both a value and a table ("--set a=1 --set a.b=2": the second
+ * replaced the first). Returns 0, or -1 after printing why. */
+static int check_sets(const run_opts_t *o) {
+  for (int i = 0; i < o->nsets; i++) {
+    const char *k = o->sets[i];
+    size_t n = (size_t)(strchr(k, '=') - k);
+    int empty = n == 0 || k[0] == '.' || k[n - 1] == '.';
+    for (size_t j = 0; j + 1 < n; j++)
+      if (k[j] == '.' && k[j + 1] == '.') empty = 1;
+    if (empty) {
+      el_eprintf("run: --set %.*s: a key part is empty\n", (int)n, k);
+      return -1;
+    }
+    for (int m = 0; m < o->nsets; m++) {
+      const char *l = o->sets[m];
+      size_t ln = (size_t)(strchr(l, '=') - l);
+      if (m != i && ln > n && l[n] == '.' && !strncmp(k, l, n)) {
+        el_eprintf(
+            "run: --set %.*s and --set %.*s: %.*s cannot be both a "
+            "value and a table\n",
+            (int)n, k, (int)ln, l, (int)n, k);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* Returns 0, 1 (help printed) or 2 (usage error printed). */
 static int parse(run_opts_t *o, int argc, char **argv) {
   el_src_opts_init(&o->src);
@@ -122,6 +152,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
     }
     i++;
   }
+  if (check_sets(o) != 0) return 2;
   if (!o->script) {
     el_eprintf("run: no script given\n");
     usage(stderr);

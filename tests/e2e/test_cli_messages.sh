@@ -156,6 +156,16 @@ if "$E" report -v fatal "$EV" -o "$W/lv.html" >/dev/null 2>"$W/lv" &&
    ! grep -q "unknown log level" "$W/lv"; then ok "report -v fatal accepted"
 else bad "report -v fatal: $(head -c 300 "$W/lv")"; fi
 
+# --set keys: an empty part, or a key both a value and a table, is a usage
+# error (the second --set silently replaced the first).
+for bad in "a..b=1:--set a..b: a key part is empty" \
+           ".a=1:--set .a: a key part is empty" \
+           "a.=1:--set a.: a key part is empty"; do
+  hint "--set ${bad%%:*}" "${bad#*:}" "$E" run "$W/empty.lua" --set "${bad%%:*}" "$EV"
+done
+hint "--set a=1 --set a.b=2" "--set a and --set a.b: a cannot be both a value and a table" \
+  "$E" run "$W/empty.lua" --set a=1 --set a.b=2 "$EV"
+
 # Sizes: lower-case units and KiB/MiB/GiB are sizes (the same output as
 # the default's, which fits in 64M); a huge one names the maximum; the
 # minimum is named too.
