@@ -751,7 +751,9 @@ function M.complete(text, line, start)
     if #out > 0 then table.sort(out) return out end
   end
   if text:sub(1, 1) == ":" then
-    for _, c in ipairs({":load", ":help", ":quit"}) do
+    -- ":load " with its space: a file name follows (the line editor adds
+    -- none after a completion)
+    for _, c in ipairs({":load ", ":help", ":quit"}) do
       if c:sub(1, #text) == text then out[#out + 1] = c end
     end
     return out

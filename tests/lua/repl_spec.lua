@@ -232,7 +232,7 @@ describe("eventlog_live.repl", function()
 
   it("completes globals, fields and commands", function()
     local repl = fresh()
-    assert.are.same({":load"}, repl.complete(":lo"))
+    assert.are.same({":load "}, repl.complete(":lo"))
     assert.are.same({":help"}, repl.complete(":h"))
     assert.are.same({"summary"}, repl.complete("summ"))
     assert.are.same({"el.on"}, repl.complete("el.o"))
