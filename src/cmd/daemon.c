@@ -241,9 +241,10 @@ static void on_timer(uv_timer_t *tm) {
   }
 }
 
-/* The console exporter, counted: it prints on the loop thread inside
- * export(), so what it accepted is delivered (as the reference's console
- * exporter, spec §1.4: "fully successful"). */
+/* The console exporter, counted: what it accepted is delivered (as the
+ * reference's console exporter, spec §1.4: "fully successful"), less
+ * what it reports dropped (el_otlp_console_dropped: a failed write, or
+ * for a live source a full writer queue). */
 static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el__daemon_t *d = ud;
   size_t n = el_tm_batch_count(b);
@@ -281,6 +282,12 @@ static int add_exporters(el__daemon_t *d) {
     int rc = el_otlp_console_new(stdout, console_sigs, c->max_message_bytes,
                                  d->store, &d->console, &d->console_tm);
     if (rc < 0) return rc;
+    /* A live source never waits for stdout (a slow `| jq`, a stopped
+     * pager): lines queue on a writer thread, past 64 MiB dropped and
+     * counted. A recorded file's replay just goes at stdout's pace. */
+    if (el_src_opts_live(&d->o->src) &&
+        el_otlp_console_start_writer(d->console, (size_t)64 << 20) < 0)
+      el_log(EL_LOG_WARN, "console: no writer thread: writing on the loop");
     tm = d->console_tm;
     tm.ud = d;
     tm.export = console_export;

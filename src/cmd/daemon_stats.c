@@ -26,7 +26,11 @@ void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
   if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     t->emitted[s] = ts->emitted[s];
-    t->exported[s] = os.records[s] + d->console_records[s];
+    /* the console's records handed over, less those it dropped (a
+     * failed write, a full queue: counted in the store's drops too) */
+    uint64_t cdrop = d->console ? el_otlp_console_dropped(d->console, s) : 0;
+    uint64_t con = d->console_records[s];
+    t->exported[s] = os.records[s] + (con > cdrop ? con - cdrop : 0);
     t->rejected[s] = os.rejected[s];
     /* The exporter reports its drops to the store as well. */
     t->dropped[s] = ts->dropped[s];

@@ -2,8 +2,11 @@
  * decoded with protobuf-c and rendered by walking the message descriptors
  * (reflection), so every OTLP message we send is covered by one set of
  * rules; JSON text is produced by jansson (no hand escaping). */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -12,11 +15,37 @@
 #include "exp_console.h"
 #include "otlp_encode.h"
 
+/* A serialized request waiting for the writer thread (async mode), which
+ * renders it as OTLP/JSON and writes it. */
+typedef struct line_s {
+  struct line_s *next;
+  el_tm_signal_t sig;
+  size_t nrecords, len;
+  char s[]; /* the request's len bytes */
+} line_t;
+
 struct el_otlp_console_s {
   FILE *out;
   size_t max_bytes;
   el_tm_store_t *st;
   uint64_t lines;
+  /* Async mode (el_otlp_console_start_writer): lines go through a queue
+   * of at most max_queued bytes to a writer thread, so that a slow or
+   * stuck reader of out never blocks the loop. Under mu: */
+  int async;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t work, idle;
+  line_t *head, *tail;
+  size_t queued, max_queued;
+  int closing, busy;
+  int werr;                      /* errno of the first failed write */
+  uint64_t lost[EL_TM_NSIGNALS]; /* records of failed writes, not
+                                            yet counted in the store */
+  /* loop thread only */
+  uint64_t dropped[EL_TM_NSIGNALS]; /* records counted as dropped */
+  int warned_err;
+  uint64_t full_dropped, full_warned_ms; /* dropped at a full queue */
 };
 
 /* {====== protobuf -> OTLP/JSON ======} */
@@ -258,22 +287,183 @@ typedef struct line_ctx_s {
                                          write */
 } line_ctx_t;
 
+/* Count n records of sig dropped, in the store and here (loop thread). */
+static void drop(el_otlp_console_t *c, el_tm_signal_t sig, uint64_t n) {
+  c->dropped[sig] += n;
+  el_tm_store_count_dropped(c->st, sig, n);
+}
+
+/* {====== async writing ======} */
+
+/* Monotonic milliseconds, for the rate of the queue-full warning. */
+static uint64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The writer thread: renders and writes the queued requests in order,
+ * one line each. After a failed write it writes nothing more (out is
+ * broken: a closed pipe); the requests still queued then are counted as
+ * lost. */
+static void *writer_main(void *ud) {
+  el_otlp_console_t *c = ud;
+  pthread_mutex_lock(&c->mu);
+  for (;;) {
+    while (!c->head && !c->closing) pthread_cond_wait(&c->work, &c->mu);
+    line_t *l = c->head;
+    if (!l) break; /* closing, nothing left */
+    c->head = l->next;
+    if (!c->head) c->tail = NULL;
+    c->busy = 1;
+    int werr = c->werr;
+    pthread_mutex_unlock(&c->mu);
+    int e = 0, lost = werr != 0;
+    char *js =
+        werr ? NULL : el_otlp_json(l->sig, (const uint8_t *)l->s, l->len);
+    if (!werr && !js) lost = 1; /* not rendered (out of memory) */
+    if (js && (fputs(js, c->out) < 0 || fputc('\n', c->out) == EOF ||
+               fflush(c->out) != 0)) {
+      e = errno ? errno : EIO;
+      lost = 1;
+    }
+    el_free(js);
+    pthread_mutex_lock(&c->mu);
+    c->busy = 0;
+    c->queued -= l->len;
+    if (lost) {
+      if (e && !c->werr) c->werr = e;
+      c->lost[l->sig] += l->nrecords;
+    } else {
+      c->lines++;
+    }
+    free(l);
+    pthread_cond_broadcast(&c->idle);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued) {
+  if (pthread_mutex_init(&c->mu, NULL) != 0) return EL_ENOMEM;
+  if (pthread_cond_init(&c->work, NULL) != 0 ||
+      pthread_cond_init(&c->idle, NULL) != 0 ||
+      pthread_create(&c->th, NULL, writer_main, c) != 0)
+    return EL_ENOMEM; /* (the few bytes of a half-made mutex are kept) */
+  c->max_queued = max_queued;
+  c->async = 1;
+  return 0;
+}
+
+/* Loop thread: count in the store the records the writer lost, and say
+ * once why writing failed. */
+static void take_lost(el_otlp_console_t *c) {
+  uint64_t lost[EL_TM_NSIGNALS];
+  pthread_mutex_lock(&c->mu);
+  memcpy(lost, c->lost, sizeof lost);
+  memset(c->lost, 0, sizeof c->lost);
+  int werr = c->werr;
+  pthread_mutex_unlock(&c->mu);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    if (lost[s]) drop(c, (el_tm_signal_t)s, lost[s]);
+  if (werr && !c->warned_err) {
+    c->warned_err = 1;
+    el_log(EL_LOG_WARN,
+           "console: writing the output failed: %s; the console "
+           "output is dropped from now on (counted)",
+           strerror(werr));
+  }
+}
+
+/* Queue the serialized request bytes[0..len) of nrecords records of sig
+ * for the writer, which renders and writes it; dropped and counted when
+ * the queue is full or the output broken. Rendering happens on the writer
+ * thread too: OTLP/JSON is several times the bytes of the request and
+ * slow to make (spans: ~25 MB/s of it), and a live program must not wait
+ * for that either. */
+static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
+                          const uint8_t *bytes, size_t len, size_t nrecords) {
+  pthread_mutex_lock(&c->mu);
+  int broken = c->werr != 0;
+  int full = c->queued + len > c->max_queued;
+  pthread_mutex_unlock(&c->mu);
+  line_t *l = NULL;
+  if (!broken && !full && (l = malloc(sizeof *l + len)) != NULL) {
+    memcpy(l->s, bytes, len);
+    l->len = len;
+    l->sig = sig;
+    l->nrecords = nrecords;
+    l->next = NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->tail)
+      c->tail->next = l;
+    else
+      c->head = l;
+    c->tail = l;
+    c->queued += len;
+    pthread_cond_signal(&c->work);
+    pthread_mutex_unlock(&c->mu);
+    return;
+  }
+  drop(c, sig, nrecords);
+  if (broken) return; /* said once by take_lost */
+  c->full_dropped += nrecords;
+  uint64_t now = mono_ms();
+  if (!c->full_warned_ms || now - c->full_warned_ms >= 10000) {
+    c->full_warned_ms = now ? now : 1;
+    el_log(EL_LOG_WARN,
+           "console: the output is not read fast enough (%zu "
+           "MiB waiting): %llu records dropped so far, so that a live "
+           "program is never held up",
+           c->max_queued >> 20, (unsigned long long)c->full_dropped);
+  }
+}
+
+/* Wait until the queue is written or timeout_ms passed. Returns 0 or
+ * EL_EEXPORT (lines left, or the output broken). */
+static int writer_drain(el_otlp_console_t *c, int timeout_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&c->mu);
+  while ((c->head || c->busy) &&
+         pthread_cond_timedwait(&c->idle, &c->mu, &until) == 0) {
+  }
+  int left = c->head || c->busy;
+  pthread_mutex_unlock(&c->mu);
+  take_lost(c);
+  return left || c->werr ? EL_EEXPORT : 0;
+}
+
+/* {====== the exporter ======} */
+
 static int emit_line(void *ud, const uint8_t *bytes, size_t len,
                      size_t nrecords) {
   line_ctx_t *ctx = ud;
+  if (ctx->c->async) {
+    ctx->handled += nrecords;
+    queue_request(ctx->c, ctx->sig, bytes, len, nrecords);
+    return 0;
+  }
   char *s = el_otlp_json(ctx->sig, bytes, len);
   ctx->handled += nrecords;
   if (!s) {
-    el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
+    drop(ctx->c, ctx->sig, nrecords);
     el_log(EL_LOG_WARN, "console: cannot render a %s request; %zu records "
            "dropped", el_otlp_signal_name(ctx->sig), nrecords);
     return 0;
   }
+
   int bad = fputs(s, ctx->c->out) < 0 || fputc('\n', ctx->c->out) == EOF ||
             fflush(ctx->c->out) != 0;
   el_free(s);
   if (bad) {
-    el_tm_store_count_dropped(ctx->c->st, ctx->sig, nrecords);
+    drop(ctx->c, ctx->sig, nrecords);
     ctx->lost += nrecords;
     return EL_EEXPORT;
   }
@@ -284,18 +474,19 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
 static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_otlp_console_t *c = ud;
   line_ctx_t ctx = {c, sig, 0, 0};
+  if (c->async) take_lost(c);
   size_t total = el_tm_batch_count(b);
   int rc = el_otlp_encode(sig, b, c->max_bytes, emit_line, &ctx);
   el_tm_batch_free(b);
   if (rc > 0) {
-    el_tm_store_count_dropped(c->st, sig, (uint64_t)rc);
+    drop(c, sig, (uint64_t)rc);
     el_log(EL_LOG_WARN, "console: %d %s records larger than %zu bytes "
            "dropped", rc, el_otlp_signal_name(sig), c->max_bytes);
   } else if (rc < 0) {
     /* Stopped early: what was neither written nor counted is lost (this
      * includes records the encoder had set aside as too large); the
      * message also counts the line whose write failed. */
-    el_tm_store_count_dropped(c->st, sig, total - ctx.handled);
+    drop(c, sig, total - ctx.handled);
     el_log(EL_LOG_WARN, "console: %s: %zu %s records dropped",
            el_strerror(rc), total - ctx.handled + ctx.lost,
            el_otlp_signal_name(sig));
@@ -305,6 +496,7 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
 
 static int console_flush(void *ud, int timeout_ms) {
   el_otlp_console_t *c = ud;
+  if (c->async) return writer_drain(c, timeout_ms > 0 ? timeout_ms : 0);
   return fflush(c->out) == 0 ? 0 : EL_EEXPORT;
 }
 
@@ -324,7 +516,30 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
   return 0;
 }
 
-void el_otlp_console_free(el_otlp_console_t *c) { el_free(c); }
+void el_otlp_console_free(el_otlp_console_t *c) {
+  if (!c) return;
+  if (c->async) {
+    pthread_mutex_lock(&c->mu);
+    c->closing = 1;
+    int stuck = c->busy;
+    if (stuck) { /* blocked in a write (a reader that stopped reading):
+                    the rest is dropped, the thread left to the exit */
+      for (line_t *l = c->head, *nx; l; l = nx) {
+        nx = l->next;
+        free(l);
+      }
+      c->head = c->tail = NULL;
+    }
+    pthread_cond_signal(&c->work);
+    pthread_mutex_unlock(&c->mu);
+    if (stuck) {
+      pthread_detach(c->th);
+      return; /* c stays: the writer may still touch it */
+    }
+    pthread_join(c->th, NULL); /* (the store may be gone: no counting) */
+  }
+  el_free(c);
+}
 
 static void console_release(void *ud) { el_otlp_console_free(ud); }
 
@@ -341,4 +556,8 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out) {
 
 uint64_t el_otlp_console_lines(const el_otlp_console_t *c) {
   return c->lines;
+}
+
+uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig) {
+  return sig >= 0 && sig < EL_TM_NSIGNALS ? c->dropped[sig] : 0;
 }

@@ -52,11 +52,31 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
  * Thread: loop. Used by `eventlog-live run --output console`. */
 int el_otlp_console_add(el_tm_store_t *st, FILE *out);
 
-/* Free the exporter (NULL allowed). Thread: loop. */
+/* Render and write from now on on a writer thread, through a queue of at
+ * most max_queued bytes of serialized requests, so that neither the
+ * rendering nor a reader of out that is slow or has stopped blocks the
+ * loop (the daemon on a live
+ * source: the observed program must never wait for our output). A line
+ * that does not fit is dropped and counted in the store (a warning at
+ * most every 10 s); after a failed write (a closed pipe) every line is,
+ * with one warning naming the error. The exporter's flush waits for the
+ * queue at most its timeout. Returns 0 or EL_ENOMEM (c unchanged: it
+ * writes synchronously, on the loop thread). Thread: loop, once. */
+int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued);
+
+/* Free the exporter (NULL allowed). In async mode the writer thread is
+ * joined; when it is blocked in a write, the lines still queued are
+ * dropped and it is left to the process's exit (c is then not freed).
+ * Thread: loop. */
 void el_otlp_console_free(el_otlp_console_t *c);
 
-/* Lines written so far (requests rendered). */
+/* Lines written so far (requests rendered). In async mode the writer
+ * thread updates it: read it after the flush. */
 uint64_t el_otlp_console_lines(const el_otlp_console_t *c);
+
+/* Records of signal sig (el_tm_signal_t) counted as dropped so far: too
+ * large, not rendered, a failed write, a full queue. Thread: loop. */
+uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig);
 
 /* Render one serialized Export<Signal>ServiceRequest of signal sig as one
  * line of OTLP/JSON (no trailing newline). bytes: borrowed.
