@@ -293,8 +293,10 @@ static int exit_status(int st) {
  * (but SIGKILL and the faults of watch itself) is either forwarded to the
  * program or ignored (docs/exit-codes.md "watch and signals"):
  *  - forwarded: SIGINT SIGTERM SIGHUP SIGQUIT SIGUSR1 SIGUSR2, as sent; the
- *    input then ends when the program exits. After the program's end,
- *    SIGINT SIGTERM SIGHUP SIGQUIT end watch (no linger, or the linger);
+ *    input then ends when the program exits. SIGINT SIGTERM SIGHUP SIGQUIT
+ *    while the program runs also cancel the linger (watch ends with the
+ *    program); after the program's end they end watch (no linger, or the
+ *    linger);
  *  - ignored: SIGPIPE SIGALRM SIGVTALRM SIGPROF SIGXCPU SIGXFSZ SIGIO
  *    SIGPWR and the real-time signals (default again in the program).
  * Where the program runs: at an interactive terminal (stdin a terminal
@@ -368,6 +370,12 @@ static void forward(int sig, siginfo_t *si, void *ctx) {
     kill(getpid(), SIGSTOP);
     goto out;
   }
+  /* A signal that ends a process, while the program runs (^C at the
+   * terminal among them): watch ends with the program, without the
+   * linger (it used to linger until a second ^C). */
+  if (is_in(sig, ending_sigs, sizeof ending_sigs / sizeof ending_sigs[0]) &&
+      w->d)
+    w->d->no_linger = 1;
   /* At a terminal the program got the terminal's signal itself. */
   if (!w->own_group && !(si && si->si_code <= 0)) goto out;
   for (size_t k = 0; k < NFWD; k++)

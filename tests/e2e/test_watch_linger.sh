@@ -12,7 +12,9 @@
 #    watch with the wrapper's status 7;
 #  - tty: no option, stdin a terminal (script(1)): the same message, watch
 #    waits for SIGTERM and exits 0 (the program's status); at the default
-#    level (watch --help: warn) no info line ("Reading eventlog from").
+#    level (watch --help: warn) no info line ("Reading eventlog from");
+#  - tty ^C: Ctrl-C at a terminal (a pty) while the program runs ends
+#    watch with the program, without the linger.
 # Non-interactive runs without --linger (stdin /dev/null) exit at once:
 # test_watch.sh "status". Every wait is bounded.
 set -u
@@ -67,5 +69,45 @@ if command -v script >/dev/null; then
     { tail -n 5 "$T/tty.out"; fail "tty: exit status $st, want 0"; }
 else
   echo "SKIP tty: script(1) missing"
+fi
+
+echo "== tty ^C: Ctrl-C at the terminal while the program runs"
+# The terminal's SIGINT reaches the program and watch alike: watch ends
+# with the program (its status), without the linger (it lingered until a
+# second ^C).
+python3 - "$EL" "$PROG" > "$T/ctrlc.out" 2>&1 <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], ["eventlog-live", "watch", "--", sys.argv[2],
+                           "seconds=30", "tag=c"])
+out = b""
+def read_for(t):
+    global out
+    end = time.time() + t
+    while time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                return
+read_for(4)
+os.write(fd, b"\x03")
+end, st = time.time() + 20, None
+while time.time() < end and st is None:
+    read_for(0.2)
+    p, s = os.waitpid(pid, os.WNOHANG)
+    if p:
+        st = os.waitstatus_to_exitcode(s)
+if st is None:
+    os.kill(pid, 9)
+sys.stdout.write(out.decode(errors="replace"))
+print("\nwatch after ^C:", "exited %d" % st if st is not None else "still running")
+PY
+if grep -q '^watch after ^C: exited [1-9]' "$T/ctrlc.out" &&
+   ! grep -q 'web view stays' "$T/ctrlc.out"; then
+  pass "tty ^C: $(grep '^watch after' "$T/ctrlc.out"), no linger"
+else
+  tail -n 8 "$T/ctrlc.out"; fail "tty ^C: watch lingered or did not end"
 fi
 pl_finish
