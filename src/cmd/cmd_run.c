@@ -243,10 +243,12 @@ static int run(const run_opts_t *o) {
   g_ctl.send = NULL;
   g_ctl.ud = NULL;
   el_host_set_control(h, el_ctl_host_control, &g_ctl);
-  /* el.control writes on a socket source: a peer that closes must give
-   * EPIPE, not end the run (src/source/source.h, "Signals"). */
-  if (o->src.kind == EL_SRC_UNIX || o->src.kind == EL_SRC_TCP)
-    signal(SIGPIPE, SIG_IGN);
+  /* A closed pipe gives EPIPE, never the end of the run: el.control
+   * writing to a socket source whose peer closed (src/source/source.h,
+   * "Signals"), and stdout closed by its reader (`| head`): the console
+   * says so once and the input is still read to its end, so a program
+   * writing a FIFO is never left blocked on it. */
+  signal(SIGPIPE, SIG_IGN);
   el_src_pump_result_t res;
   rc = el_src_pump(&loop, &o->src, &c, &res);
   uv_close((uv_handle_t *)&wall, NULL);

@@ -450,6 +450,11 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
     queue_request(ctx->c, ctx->sig, bytes, len, nrecords);
     return 0;
   }
+  if (ctx->c->werr) { /* the output broke earlier: said once, counted */
+    ctx->handled += nrecords;
+    drop(ctx->c, ctx->sig, nrecords);
+    return 0;
+  }
   char *s = el_otlp_json(ctx->sig, bytes, len);
   ctx->handled += nrecords;
   if (!s) {
@@ -459,11 +464,21 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
     return 0;
   }
 
+  errno = 0;
   int bad = fputs(s, ctx->c->out) < 0 || fputc('\n', ctx->c->out) == EOF ||
             fflush(ctx->c->out) != 0;
   el_free(s);
   if (bad) {
     drop(ctx->c, ctx->sig, nrecords);
+    if (errno == EPIPE) { /* closed for good (`| head`): say it once */
+      ctx->c->werr = EPIPE;
+      ctx->c->warned_err = 1;
+      el_log(EL_LOG_WARN,
+             "console: writing the output failed: %s; the "
+             "console output is dropped from now on (counted)",
+             strerror(EPIPE));
+      return 0;
+    }
     ctx->lost += nrecords;
     return EL_EEXPORT;
   }

@@ -138,6 +138,27 @@ grep -q "oom.lua:3): not enough memory: the Lua heap reached its limit of 64 MiB
 "$EL_BIN" run "$tmp/oom.lua" --lua-memory 1M --output none "$F" 2>"$tmp/err"
 expect "--lua-memory below 16M is a usage error" 2 $?
 
+# stdout closed early (`| head`) while reading a FIFO: run says so once and
+# still reads its input to the end, so the writer is never left blocked
+# (run used to die of SIGPIPE: the writer then got EPIPE, and a GHC
+# program writing its eventlog there hung).
+cat > "$tmp/pm.lua" <<'LUA'
+local el = require("eventlog_live")
+local m = el.metric{name = "runs", kind = "sum", monotonic = true}
+local n = 0
+el.on("RUN_THREAD", function(t) n = n + 1; m:point(n, {}, t) end, {args = "t"})
+LUA
+BIG=$(dirname "$F")/threads-big.eventlog
+mkfifo "$tmp/in.fifo"
+(cat "$BIG" > "$tmp/in.fifo"; echo $? > "$tmp/writer.st") &
+timeout 120 "$EL_BIN" run "$tmp/pm.lua" --eventlog-file "$tmp/in.fifo" \
+  2> "$tmp/err" | head -c 200 > /dev/null
+st=${PIPESTATUS[0]}
+wait
+[ "$st" = 0 ] && [ "$(cat "$tmp/writer.st")" = 0 ] &&
+  [ "$(grep -c 'console: writing the output failed: Broken pipe' "$tmp/err")" = 1 ] ||
+  { echo "FAIL stdout closed: run $st, writer $(cat "$tmp/writer.st")"; head -3 "$tmp/err"; fail=1; }
+
 # A missing module: exit 2, and the searched paths each listed once (the
 # library folder was listed twice: once per package.path set-up).
 printf 'require("el_no_such_module")\n' > "$tmp/req.lua"
