@@ -67,6 +67,7 @@ typedef struct watch_s {
   int start_failed; /* 127 not found, 126 not startable */
   int linger;       /* keep serving the web view after the program's end:
                        1 --linger, 0 --no-linger, -1 when stdin is a TTY */
+  int linger_asked; /* --linger given: kept however the program ended */
   char url[320];    /* the web view's URL, "" when off */
   /* The program runs in a process group of its own (not at an
    * interactive terminal). */
@@ -294,8 +295,8 @@ static int exit_status(int st) {
  * program or ignored (docs/exit-codes.md "watch and signals"):
  *  - forwarded: SIGINT SIGTERM SIGHUP SIGQUIT SIGUSR1 SIGUSR2, as sent; the
  *    input then ends when the program exits. SIGINT SIGTERM SIGHUP SIGQUIT
- *    while the program runs also cancel the linger (watch ends with the
- *    program); after the program's end they end watch (no linger, or the
+ *    while the program runs also cancel the terminal's default linger
+ *    (watch ends with the program; an explicit --linger stays); after the program's end they end watch (no linger, or the
  *    linger);
  *  - ignored: SIGPIPE SIGALRM SIGVTALRM SIGPROF SIGXCPU SIGXFSZ SIGIO
  *    SIGPWR and the real-time signals (default again in the program).
@@ -372,9 +373,10 @@ static void forward(int sig, siginfo_t *si, void *ctx) {
   }
   /* A signal that ends a process, while the program runs (^C at the
    * terminal among them): watch ends with the program, without the
-   * linger (it used to linger until a second ^C). */
+   * terminal's default linger (it used to linger until a second ^C). An
+   * explicit --linger stays: the view after the end was asked for. */
   if (is_in(sig, ending_sigs, sizeof ending_sigs / sizeof ending_sigs[0]) &&
-      w->d)
+      w->d && !w->linger_asked)
     w->d->no_linger = 1;
   /* At a terminal the program got the terminal's signal itself. */
   if (!w->own_group && !(si && si->si_code <= 0)) goto out;
@@ -660,9 +662,9 @@ int el_cmd_watch(int argc, char **argv) {
   int kept = 1;
   for (int i = 1; i < sep; i++) {
     if (!strcmp(argv[i], "--linger"))
-      w.linger = 1;
+      w.linger = w.linger_asked = 1;
     else if (!strcmp(argv[i], "--no-linger"))
-      w.linger = 0;
+      w.linger = w.linger_asked = 0;
     else
       argv[kept++] = argv[i];
   }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -268,6 +269,16 @@ static void free_exporter(el__daemon_t *d) {
   d->otlp_final = before;
 }
 
+/* Whether stdout is a regular file, a block device or a character
+ * device other than a terminal (/dev/null): written without a reader
+ * that could stop reading. */
+static int stdout_is_file(void) {
+  struct stat st;
+  if (fstat(STDOUT_FILENO, &st) != 0) return 0;
+  return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ||
+         (S_ISCHR(st.st_mode) && !isatty(STDOUT_FILENO));
+}
+
 /* Exporters for every signal per the resolved OTLP configuration. Returns
  * 0, EL_ENOMEM, a negated errno, or EL_ECONFIG after logging its cause. */
 static int add_exporters(el__daemon_t *d) {
@@ -282,11 +293,15 @@ static int add_exporters(el__daemon_t *d) {
     int rc = el_otlp_console_new(stdout, console_sigs, c->max_message_bytes,
                                  d->store, &d->console, &d->console_tm);
     if (rc < 0) return rc;
-    /* A live source never waits for stdout (a slow `| jq`, a stopped
-     * pager): lines queue on a writer thread, past 64 MiB dropped and
-     * counted. A recorded file's replay just goes at stdout's pace. */
+    /* A live source never waits for a reader of stdout (a slow `| jq`, a
+     * stopped pager): requests queue on a writer thread, past 64 MiB
+     * dropped and counted. Into a file (always writable) nothing is
+     * dropped: past 8 MiB queued the input waits for the rendering. A
+     * recorded file's replay just goes at stdout's pace. */
+    int to_file = stdout_is_file();
     if (el_src_opts_live(&d->o->src) &&
-        el_otlp_console_start_writer(d->console, (size_t)64 << 20) < 0)
+        el_otlp_console_start_writer(
+            d->console, (size_t)(to_file ? 8 : 64) << 20, to_file) < 0)
       el_log(EL_LOG_WARN, "console: no writer thread: writing on the loop");
     tm = d->console_tm;
     tm.ud = d;

@@ -38,6 +38,7 @@ struct el_otlp_console_s {
   pthread_cond_t work, idle;
   line_t *head, *tail;
   size_t queued, max_queued;
+  int wait_when_full; /* a full queue makes the loop wait, not drop */
   int closing, busy;
   int werr;                      /* errno of the first failed write */
   uint64_t lost[EL_TM_NSIGNALS]; /* records of failed writes, not
@@ -344,13 +345,15 @@ static void *writer_main(void *ud) {
   return NULL;
 }
 
-int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued) {
+int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
+                                 int wait_when_full) {
   if (pthread_mutex_init(&c->mu, NULL) != 0) return EL_ENOMEM;
   if (pthread_cond_init(&c->work, NULL) != 0 ||
       pthread_cond_init(&c->idle, NULL) != 0 ||
       pthread_create(&c->th, NULL, writer_main, c) != 0)
     return EL_ENOMEM; /* (the few bytes of a half-made mutex are kept) */
   c->max_queued = max_queued;
+  c->wait_when_full = wait_when_full;
   c->async = 1;
   return 0;
 }
@@ -384,8 +387,13 @@ static void take_lost(el_otlp_console_t *c) {
 static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
                           const uint8_t *bytes, size_t len, size_t nrecords) {
   pthread_mutex_lock(&c->mu);
+  /* Waiting: until the request fits, or the queue is empty (a request
+   * larger than the bound alone), or the output broke. */
+  while (c->wait_when_full && !c->werr && c->head &&
+         c->queued + len > c->max_queued)
+    pthread_cond_wait(&c->idle, &c->mu);
   int broken = c->werr != 0;
-  int full = c->queued + len > c->max_queued;
+  int full = c->head && c->queued + len > c->max_queued;
   pthread_mutex_unlock(&c->mu);
   line_t *l = NULL;
   if (!broken && !full && (l = malloc(sizeof *l + len)) != NULL) {
@@ -531,8 +539,28 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
   return 0;
 }
 
+/* Say how many records the console dropped in all, by signal, when any
+ * (at the end: the warnings on the way are rate-limited or said once). */
+static void report_drops(el_otlp_console_t *c) {
+  uint64_t n[EL_TM_NSIGNALS], total = 0;
+  if (c->async) pthread_mutex_lock(&c->mu);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    total += n[s] = c->dropped[s] + (c->async ? c->lost[s] : 0);
+  if (c->async) pthread_mutex_unlock(&c->mu);
+  if (!total) return;
+  el_log(EL_LOG_WARN,
+         "console: %llu records dropped in all (metrics %llu, logs %llu, "
+         "traces %llu, profiles %llu)%s",
+         (unsigned long long)total, (unsigned long long)n[EL_TM_SIGNAL_METRICS],
+         (unsigned long long)n[EL_TM_SIGNAL_LOGS],
+         (unsigned long long)n[EL_TM_SIGNAL_TRACES],
+         (unsigned long long)n[EL_TM_SIGNAL_PROFILES],
+         c->werr == EPIPE ? ": the output's reader had gone" : "");
+}
+
 void el_otlp_console_free(el_otlp_console_t *c) {
   if (!c) return;
+  report_drops(c);
   if (c->async) {
     pthread_mutex_lock(&c->mu);
     c->closing = 1;

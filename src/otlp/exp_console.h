@@ -55,16 +55,25 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out);
 /* Render and write from now on on a writer thread, through a queue of at
  * most max_queued bytes of serialized requests, so that neither the
  * rendering nor a reader of out that is slow or has stopped blocks the
- * loop (the daemon on a live
- * source: the observed program must never wait for our output). A line
- * that does not fit is dropped and counted in the store (a warning at
- * most every 10 s); after a failed write (a closed pipe) every line is,
- * with one warning naming the error. The exporter's flush waits for the
- * queue at most its timeout. Returns 0 or EL_ENOMEM (c unchanged: it
- * writes synchronously, on the loop thread). Thread: loop, once. */
-int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued);
+ * loop (the daemon on a live source: the observed program must never wait
+ * for a reader of our output; docs/otlp.md §5 "Who waits for stdout").
+ * A request that does not fit:
+ *  - wait_when_full 0 (out a pipe, socket or terminal, whose reader can
+ *    stop): is dropped and counted in the store, with a warning at most
+ *    every 10 s;
+ *  - wait_when_full 1 (out a regular file or /dev/null, always writable):
+ *    the loop waits until it fits, so nothing is dropped and the input
+ *    goes at the pace of the rendering (a request larger than max_queued
+ *    waits for an empty queue).
+ * After a failed write (a closed pipe) every request is dropped and
+ * counted, with one warning naming the error. The exporter's flush waits
+ * for the queue at most its timeout. Returns 0 or EL_ENOMEM (c unchanged:
+ * it writes synchronously, on the loop thread). Thread: loop, once. */
+int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
+                                 int wait_when_full);
 
-/* Free the exporter (NULL allowed). In async mode the writer thread is
+/* Free the exporter (NULL allowed), first warning of the records it
+ * dropped in all, by signal, when any. In async mode the writer thread is
  * joined; when it is blocked in a write, the lines still queued are
  * dropped and it is left to the process's exit (c is then not freed).
  * Thread: loop. */

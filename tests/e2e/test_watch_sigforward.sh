@@ -14,7 +14,10 @@
 #    program left running (it would block on the FIFO), no folder left;
 #  - ignored: SIGPIPE, SIGALRM, SIGXFSZ and SIGRTMIN+1 leave watch and the
 #    program running; then SIGUSR1 is forwarded (the program dies: 138);
-#  - linger: with --linger, after the program's end SIGHUP ends watch (0).
+#  - linger: with an explicit --linger, the SIGINT forwarded during the
+#    run does not cancel it (a terminal's default linger it would:
+#    test_watch_linger.sh "tty ^C"); after the program's end SIGHUP ends
+#    watch (0).
 # Every wait is bounded.
 set -u
 source "$(dirname "$0")/watch_lib.sh"
