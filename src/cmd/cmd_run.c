@@ -1,12 +1,16 @@
 /* cmd_run.c: `eventlog-live run SCRIPT.lua [options] <source options>`:
  * load a Lua script into the host (src/host/host.h), pump a source into
  * it, flush the telemetry at the end. docs/lua-api.md describes the
- * script API. Exit status: 0 success; 1 runtime failure (decode error,
+ * script API. Exit status: 0 success; 1 runtime failure (an input file
+ * that cannot be opened, checked before the script loads; decode error,
  * fail-fast handler error, export failure); 2 usage or script load error. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "cmd.h"
@@ -200,7 +204,27 @@ static int setup_store(el_host_t *h, const run_opts_t *o,
   return 0;
 }
 
+/* An input file that cannot be read (missing, unreadable, a folder) is
+ * said in one line naming it, before the script is loaded: its hooks
+ * (on_end, ...) must not run over an input that never was. Not for a
+ * FIFO's contents (opening one would wait for its writer), nor with
+ * --follow, which waits for the file to appear (docs/sources.md).
+ * Returns 0, or -1 after printing why (exit status 1,
+ * docs/exit-codes.md "missing"). */
+static int check_input(const run_opts_t *o) {
+  const char *path = o->src.path;
+  struct stat st;
+  if (o->src.kind != EL_SRC_FILE || o->src.follow || !path) return 0;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    errno = EISDIR;
+  else if (access(path, R_OK) == 0)
+    return 0;
+  el_eprintf("run: cannot open %s: %s\n", path, strerror(errno));
+  return -1;
+}
+
 static int run(const run_opts_t *o) {
+  if (check_input(o) != 0) return 1;
   el_host_opts_t hopts = {.fail_fast = o->fail_fast,
                           .handler_budget_ms = o->budget_ms,
                           .lua_memory = o->lua_memory};
