@@ -17,6 +17,7 @@
 #include "control/control.h"
 #include "host/host.h"
 #include "otlp/exp_console.h"
+#include "otlp/otlp.h"
 #include "source/source.h"
 #include "telemetry/telemetry.h"
 
@@ -192,16 +193,31 @@ static void on_wall(uv_timer_t *t) {
   uv_timer_start(t, on_wall, delay ? delay : 1, 0);
 }
 
+/* The program resource starts as an OpenTelemetry SDK's would: the
+ * pairs of OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME as
+ * service.name (docs/otlp.md); the script's el.set_resource, which runs
+ * later, replaces any of them. Returns 0, EL_ECONFIG after printing
+ * which variable is malformed (a setup error, exit status 1,
+ * docs/exit-codes.md "usage"), or EL_ENOMEM. */
+static int env_resource(el_tm_store_t *st) {
+  el_otlp_config_t cfg;
+  el_otlp_config_init(&cfg);
+  int rc = el_otlp_config_resolve_resource(&cfg, NULL, NULL);
+  if (rc == 0) rc = el_otlp_config_apply_resource(&cfg, st);
+  if (rc == EL_ECONFIG) el_eprintf("run: %s\n", cfg.err);
+  el_otlp_config_free(&cfg);
+  return rc;
+}
+
 static int setup_store(el_host_t *h, const run_opts_t *o,
                        el_tm_store_t **st) {
   *st = el_tm_store_new("eventlog-live", EL_VERSION);
   if (!*st) return EL_ENOMEM;
   el_host_set_store(h, *st);
-  if (!strcmp(o->output, "console")) {
-    int rc = el_otlp_console_add(*st, stdout);
-    if (rc < 0) return rc;
-  }
-  return 0;
+  int rc = env_resource(*st);
+  if (rc < 0) return rc;
+  if (!strcmp(o->output, "console")) rc = el_otlp_console_add(*st, stdout);
+  return rc < 0 ? rc : 0;
 }
 
 /* An input file that cannot be read (missing, unreadable, a folder) is
@@ -239,7 +255,7 @@ static int run(const run_opts_t *o) {
     el_ev_decoder_set_opts(el_host_decoder(h), EL_EV_OPT_LIVE);
   int rc = setup_store(h, o, &st);
   if (rc < 0) {
-    el_eprintf("run: telemetry: %s\n", el_strerror(rc));
+    if (rc != EL_ECONFIG) el_eprintf("run: telemetry: %s\n", el_strerror(rc));
     goto done;
   }
   for (int i = 0; i < o->nsets; i++) {

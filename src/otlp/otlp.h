@@ -156,6 +156,18 @@ typedef const char *(*el_otlp_getenv_fn)(void *ud, const char *name);
 int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
                            void *ud);
 
+/* Resolve only the program resource of el_otlp_config_resolve:
+ * OTEL_RESOURCE_ATTRIBUTES and service.name (--service-name, then
+ * OTEL_SERVICE_NAME), for a command that exports nothing over OTLP
+ * (`eventlog-live run`'s console) and must not fail on the exporter
+ * variables. getenv: NULL = the process environment. Call once per
+ * config, instead of el_otlp_config_resolve; free with
+ * el_otlp_config_free. Returns 0, EL_ECONFIG with cfg->err naming the
+ * malformed variable, or EL_ENOMEM. Thread: any. Spec:
+ * reference-behaviour.md §1.3.3, §2.1. */
+int el_otlp_config_resolve_resource(el_otlp_config_t *cfg,
+                                    el_otlp_getenv_fn getenv, void *ud);
+
 /* After el_otlp_config_resolve failed: true when cfg->err names a
  * command-line option (its value is a usage error: exit status 2,
  * docs/exit-codes.md), false when it names an environment variable. */

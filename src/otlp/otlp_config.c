@@ -850,6 +850,14 @@ int el_otlp_config_resolve(el_otlp_config_t *cfg, el_otlp_getenv_fn getenv,
   return rc;
 }
 
+int el_otlp_config_resolve_resource(el_otlp_config_t *cfg,
+                                    el_otlp_getenv_fn getenv, void *ud) {
+  env_t env = {cfg, getenv ? getenv : std_getenv, ud};
+  int rc = resolve_resource(&env);
+  if (rc == EL_ENOMEM) snprintf(cfg->err, sizeof cfg->err, "out of memory");
+  return rc;
+}
+
 bool el_otlp_config_requested(const el_otlp_config_t *cfg,
                               el_otlp_getenv_fn getenv, void *ud) {
   const __typeof__(cfg->flag) *f = &cfg->flag;

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # ctest-labels: asan
 # `eventlog-live run` and the Lua API as a tester of it met them:
+#  1. resource: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES give the
+#     starting resource, as an OpenTelemetry SDK's (service.name from
+#     OTEL_SERVICE_NAME wins over the one in OTEL_RESOURCE_ATTRIBUTES), and
+#     the script's el.set_resource wins over both (docs/lua-api.md §5);
 #  3. a missing input fails before the script runs (its on_end hook does
 #     not run), in one line naming the file, status 1 (docs/exit-codes.md
 #     "missing").
@@ -14,6 +18,62 @@ F=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
 fail=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
+
+# A console line of resourceMetrics -> "key=value" per resource attribute,
+# sorted, comma-separated ("" for an empty resource).
+resource_of() {
+  python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    for rm in d.get("resourceMetrics", []):
+        attrs = rm.get("resource", {}).get("attributes", [])
+        print(",".join(sorted("%s=%s" % (a["key"], a["value"]["stringValue"])
+                              for a in attrs)))
+'
+}
+
+echo "== 1. resource from the OpenTelemetry environment"
+cat > "$tmp/res.lua" <<'LUA'
+local el = require("eventlog_live")
+local m = el.metric{name = "markers"}
+local n = 0
+el.on("USER_MARKER", function() n = n + 1 end)
+el.on_end(function() m:point(n) end)
+LUA
+got=$(OTEL_SERVICE_NAME=svc-a \
+      OTEL_RESOURCE_ATTRIBUTES='deployment.environment=test,team=a%20b,service.name=ignored' \
+      "$EL_BIN" run "$tmp/res.lua" "$F" 2>"$tmp/err" | resource_of)
+want='deployment.environment=test,service.name=svc-a,team=a b'
+[ "$got" = "$want" ] && ok "environment resource: $got" ||
+  { bad "environment resource: got '$got', want '$want'"; cat "$tmp/err"; }
+got=$(OTEL_SERVICE_NAME=svc-b "$EL_BIN" run "$tmp/res.lua" "$F" 2>/dev/null | resource_of)
+[ "$got" = "service.name=svc-b" ] && ok "OTEL_SERVICE_NAME alone: $got" ||
+  bad "OTEL_SERVICE_NAME alone: got '$got'"
+{ echo 'require("eventlog_live").set_resource("team", "mine")'
+  echo 'require("eventlog_live").set_resource("service.name", "own")'
+  cat "$tmp/res.lua"; } > "$tmp/res_own.lua"
+got=$(OTEL_SERVICE_NAME=svc-a OTEL_RESOURCE_ATTRIBUTES='team=a,x=1' \
+      "$EL_BIN" run "$tmp/res_own.lua" "$F" 2>/dev/null | resource_of)
+[ "$got" = "service.name=own,team=mine,x=1" ] && ok "the script's attributes win: $got" ||
+  bad "the script's attributes win: got '$got'"
+got=$(env -u OTEL_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES \
+      "$EL_BIN" run "$tmp/res.lua" "$F" 2>/dev/null | resource_of)
+[ -z "$got" ] && ok "no variable: an empty resource, as documented" ||
+  bad "no variable: got '$got'"
+# run exports to the console only: the exporter variables are not its
+# business, and a bad one must not stop it.
+got=$(OTEL_SERVICE_NAME=svc-c OTEL_EXPORTER_OTLP_PROTOCOL=bogus \
+      "$EL_BIN" run "$tmp/res.lua" "$F" 2>"$tmp/err" | resource_of)
+[ "$got" = "service.name=svc-c" ] && ok "an exporter variable run does not use is ignored" ||
+  { bad "OTEL_EXPORTER_OTLP_PROTOCOL=bogus: got '$got'"; cat "$tmp/err"; }
+OTEL_RESOURCE_ATTRIBUTES='novalue' "$EL_BIN" run "$tmp/res.lua" "$F" \
+  >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" = 1 ] && [ ! -s "$tmp/out" ] &&
+  grep -q '^eventlog-live: run: Environment variable OTEL_RESOURCE_ATTRIBUTES specifies malformed baggage' "$tmp/err" &&
+  ok "malformed OTEL_RESOURCE_ATTRIBUTES: a setup error (1) naming it" ||
+  { bad "malformed OTEL_RESOURCE_ATTRIBUTES: status $st"; cat "$tmp/err"; }
 
 echo "== 3. a missing input"
 cat > "$tmp/end.lua" <<'LUA'
