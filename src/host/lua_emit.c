@@ -232,8 +232,63 @@ typedef struct {
 
 static char *dup_opt(const char *s) { return s ? el_strdup(s) : NULL; }
 
+/* The registry key of the table {name = "kind\0where"} of the metrics
+ * declared in this Lua state (one per host). */
+static const char declared_key = 0;
+
+/* What makes two declarations of one name the same metric: its kind and,
+ * for a sum, temporality and monotonicity (OTLP carries them per metric,
+ * and a backend keeps one type per name). Written into buf. */
+static const char *kind_text(const el_tm_metric_desc_t *d, char *buf,
+                             size_t size) {
+  static const char *const temps[] = {"unspecified", "delta", "cumulative"};
+  if (d->kind != EL_TM_SUM) return "gauge";
+  snprintf(buf, size, "sum (%s, %s)", temps[d->temporality % 3],
+           d->monotonic ? "monotonic" : "not monotonic");
+  return buf;
+}
+
+/* A name identifies one metric (OpenTelemetry data model, "Metric
+ * identity"): the first declaration of `name` is remembered with its kind
+ * and the caller's position; a later one of the same kind is another
+ * instrument of that metric, one of another kind an error naming both
+ * kinds and where the first was declared. [-0, +0, v] */
+static void check_declared(lua_State *L, const char *name,
+                           const el_tm_metric_desc_t *d) {
+  char buf[64];
+  const char *kind = kind_text(d, buf, sizeof buf);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &declared_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &declared_key);
+  }
+  size_t len;
+  if (lua_getfield(L, -1, name) == LUA_TSTRING) {
+    const char *old = lua_tolstring(L, -1, &len);
+    if (strcmp(old, kind) != 0)
+      luaL_error(L,
+                 "el.metric: metric '%s' declared as a %s, but it was "
+                 "declared as a %s at %s (a name identifies one metric)",
+                 name, kind, old, old + strlen(old) + 1);
+    lua_pop(L, 2);
+    return;
+  }
+  lua_pop(L, 1);
+  luaL_where(L, 1); /* "file.lua:3: ", or "" from C */
+  const char *where = lua_tolstring(L, -1, &len);
+  if (len >= 2) len -= 2;
+  lua_pushstring(L, kind);
+  lua_pushlstring(L, "", 1);
+  lua_pushlstring(L, len ? where : "?", len ? len : 1);
+  lua_concat(L, 3);
+  lua_setfield(L, -3, name);
+  lua_pop(L, 2);
+}
+
 /* el.metric{name=, kind=, unit=, description=, temporality=, monotonic=}
- * [-0, +1, v] */
+ * -> an instrument. Raises on an unknown field, a bad value, or a name
+ * declared before with another kind (check_declared). [-0, +1, v] */
 static int em_metric(lua_State *L) {
   static const char *const kinds[] = {"gauge", "sum", NULL};
   static const char *const temps[] = {"unspecified", "delta", "cumulative",
@@ -272,6 +327,7 @@ static int em_metric(lua_State *L) {
   m->d.kind = kind ? EL_TM_SUM : EL_TM_GAUGE;
   m->d.temporality = kind ? (el_tm_temporality_t)temp : EL_TM_TEMP_UNSPECIFIED;
   m->d.monotonic = kind ? mono : 0;
+  check_declared(L, m->name, &m->d);
   lua_pop(L, 4);
   return 1;
 }

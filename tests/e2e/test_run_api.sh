@@ -5,6 +5,9 @@
 #     starting resource, as an OpenTelemetry SDK's (service.name from
 #     OTEL_SERVICE_NAME wins over the one in OTEL_RESOURCE_ATTRIBUTES), and
 #     the script's el.set_resource wins over both (docs/lua-api.md §5);
+#  2. two el.metric declarations of one name with different kinds are an
+#     error naming both kinds and the first one's line; the same kind twice
+#     is one metric;
 #  3. a missing input fails before the script runs (its on_end hook does
 #     not run), in one line naming the file, status 1 (docs/exit-codes.md
 #     "missing").
@@ -74,6 +77,39 @@ st=$?
   grep -q '^eventlog-live: run: Environment variable OTEL_RESOURCE_ATTRIBUTES specifies malformed baggage' "$tmp/err" &&
   ok "malformed OTEL_RESOURCE_ATTRIBUTES: a setup error (1) naming it" ||
   { bad "malformed OTEL_RESOURCE_ATTRIBUTES: status $st"; cat "$tmp/err"; }
+
+echo "== 2. one name, two kinds"
+cat > "$tmp/kinds.lua" <<'LUA'
+local el = require("eventlog_live")
+local g = el.metric{name = "x", kind = "gauge"}
+local s = el.metric{name = "x", kind = "sum"}
+LUA
+"$EL_BIN" run "$tmp/kinds.lua" --output none "$F" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" = 2 ] && ok "gauge then sum of one name: a load error (2)" ||
+  bad "gauge then sum of one name: status $st, want 2"
+grep -q "kinds.lua:3: el.metric: metric 'x' declared as a sum (cumulative, not monotonic), but it was declared as a gauge at [^ ]*kinds.lua:2" "$tmp/err" &&
+  ok "the error names both kinds and the first declaration's line" ||
+  { bad "the kind clash message"; head -3 "$tmp/err"; }
+cat > "$tmp/sums.lua" <<'LUA'
+local el = require("eventlog_live")
+local a = el.metric{name = "n", kind = "sum", monotonic = true}
+local b = el.metric{name = "n", kind = "sum", monotonic = false}
+LUA
+"$EL_BIN" run "$tmp/sums.lua" --output none "$F" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" = 2 ] && grep -q "declared as a sum (cumulative, not monotonic), but it was declared as a sum (cumulative, monotonic)" "$tmp/err" &&
+  ok "a monotonic and a non-monotonic sum of one name: an error" ||
+  { bad "monotonic clash: status $st"; head -3 "$tmp/err"; }
+cat > "$tmp/same.lua" <<'LUA'
+local el = require("eventlog_live")
+local a = el.metric{name = "y", kind = "sum", monotonic = true}
+local b = el.metric{name = "y", kind = "sum", monotonic = true, unit = "1"}
+el.on_end(function() a:point(1); b:point(2) end)
+LUA
+"$EL_BIN" run "$tmp/same.lua" --output none "$F" >/dev/null 2>"$tmp/err" &&
+  ok "the same kind declared twice is one metric (0)" ||
+  { bad "the same kind declared twice"; head -3 "$tmp/err"; }
 
 echo "== 3. a missing input"
 cat > "$tmp/end.lua" <<'LUA'
