@@ -9,7 +9,8 @@ local M = {}
 M.FINISHED = 5
 
 -- The name of status code `code`; BlockedOnBlackHole carries its owner
--- thread (info) when known: "BlockedOnBlackHoleOwnedBy 42".
+-- thread (info) when known: "BlockedOnBlackHoleOwnedBy 42"; without an
+-- owner (info nil or 0) it is "BlockedOnBlackHole".
 M.name = el.status_name
 
 -- True for the codes that mean the thread blocked (not yielding, not

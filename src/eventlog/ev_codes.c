@@ -53,7 +53,9 @@ static size_t put_name(char *buf, size_t size, const char *s, size_t n) {
 
 size_t el_ev_stop_status_name(uint64_t code, uint64_t info, char *buf,
                               size_t size) {
-  if (code == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE) {
+  /* info 0: the RTS found no owner (GHC numbers threads from 1), and
+   * ghc-events names a black hole without one "BlockedOnBlackHole". */
+  if (code == EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE && info != 0) {
     static const char owned[] = "BlockedOnBlackHoleOwnedBy ";
     char tmp[sizeof owned - 1 + EL_FMT_U64_ROOM];
     memcpy(tmp, owned, sizeof owned - 1);

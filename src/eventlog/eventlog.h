@@ -543,7 +543,9 @@ enum {
 /* The name of STOP_THREAD status `code` as ghc-events and the reference
  * tool give it ("ThreadYielding", "BlockedOnMVar"; "NoStatus" for an
  * unknown code), with the owner `info` for a black hole:
- * "BlockedOnBlackHoleOwnedBy 42". Written NUL-terminated into buf
+ * "BlockedOnBlackHoleOwnedBy 42"; info 0 means the owner is unknown
+ * (spec §2.2), named "BlockedOnBlackHole" (ghc-events' constructor
+ * without an owner), not "...OwnedBy 0". Written NUL-terminated into buf
  * (size bytes, truncated; buf may be NULL when size is 0). Returns the
  * length of the whole name, as snprintf does: a result >= size means it
  * was cut (64 bytes always suffice). Thread: any. Spec: §2.2. */

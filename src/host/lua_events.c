@@ -1243,9 +1243,10 @@ static int ev_type_info(lua_State *L) {
   return 1;
 }
 
-/* el.status_name(code, info) -> the STOP_THREAD status name
+/* el.status_name(code [, info]) -> the STOP_THREAD status name
  * (el_ev_stop_status_name: "BlockedOnMVar", "BlockedOnBlackHoleOwnedBy
- * <info>", "NoStatus" when unknown). [-0, +1, m] */
+ * <info>", "BlockedOnBlackHole" when info is absent or 0, i.e. the owner
+ * is unknown; "NoStatus" for an unknown code). [-0, +1, v] */
 static int ev_status_name(lua_State *L) {
   lua_Integer code = luaL_checkinteger(L, 1);
   lua_Integer info = luaL_optinteger(L, 2, 0);

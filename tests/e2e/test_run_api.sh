@@ -10,7 +10,8 @@
 #     is one metric;
 #  3. a missing input fails before the script runs (its on_end hook does
 #     not run), in one line naming the file, status 1 (docs/exit-codes.md
-#     "missing").
+#     "missing");
+#  4. el.status_name(8) without an owner names no owner ("owned by 0").
 # Expected values are written out by hand from the OpenTelemetry SDK
 # environment specification and GHC's / ghc-events' definitions.
 set -uo pipefail
@@ -133,4 +134,21 @@ st=$?
   ok "a folder as input: the same, before the script" ||
   { bad "a folder as input: status $st"; cat "$tmp/out" "$tmp/err"; }
 
+echo "== 4. el.status_name without an owner"
+# ghc-events: status 8 is BlockedOnBlackHoleOwnedBy <owner> when the
+# event carries its owner, BlockedOnBlackHole without one; GHC writes
+# info 0 when it knows no owner (thread ids start at 1).
+cat > "$tmp/st.lua" <<'LUA'
+local el = require("eventlog_live")
+local st = require("eventlog_live.status")
+print(el.status_name(8))
+print(el.status_name(8, 0))
+print(el.status_name(8, 42))
+print(st.name(8))
+print(el.status_name(7))
+LUA
+got=$("$EL_BIN" run "$tmp/st.lua" --output none "$F" 2>"$tmp/err" | tr '\n' '|')
+want='BlockedOnBlackHole|BlockedOnBlackHole|BlockedOnBlackHoleOwnedBy 42|BlockedOnBlackHole|BlockedOnMVar|'
+[ "$got" = "$want" ] && ok "status names: $got" ||
+  { bad "status names: got '$got', want '$want'"; cat "$tmp/err"; }
 exit $fail

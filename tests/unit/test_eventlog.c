@@ -81,6 +81,11 @@ static void test_payload_code_names(void **st) {
   el_ev_stop_status_name(EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE, 42, buf,
                          sizeof buf);
   assert_string_equal(buf, "BlockedOnBlackHoleOwnedBy 42");
+  /* info 0: the RTS knew no owner (spec §2.2); no thread 0 is named */
+  assert_int_equal(el_ev_stop_status_name(EL_EV_STATUS_BLOCKED_ON_BLACK_HOLE, 0,
+                                          buf, sizeof buf),
+                   18);
+  assert_string_equal(buf, "BlockedOnBlackHole");
   assert_int_equal(el_ev_stop_status_name(7, 0, buf, 6), 13); /* cut */
   assert_string_equal(buf, "Block");
   assert_int_equal(el_ev_stop_status_name(7, 0, NULL, 0), 13);
