@@ -597,12 +597,14 @@ static void on_line_async(uv_async_t *a) {
   r->tp->read(r->term, incomplete ? ">> " : "el> ");
 }
 
-/* Ctrl-C at the prompt: forget a partial multi-line input. */
+/* Ctrl-C at the prompt: forget a partial multi-line input and the line
+ * being typed; the next prompt is the first line's ("el> "). */
 static void on_int_async(uv_async_t *a) {
   repl_t *r = a->data;
   g_int = 0;
   el_free(r->buf);
   r->buf = NULL;
+  if (r->term) r->tp->cancel(r->term, "el> ");
 }
 
 /* {====== live sources ======} */

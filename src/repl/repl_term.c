@@ -1,10 +1,16 @@
 /* repl_term.c: libedit on a reader thread (repl_term.h). */
 #include "repl_term.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <unistd.h>
+#include <wchar.h>
 
 #include <editline/readline.h>
 
@@ -19,6 +25,12 @@ struct el_repl_term_s {
   char prompt[64];
   int want;                 /* a read was asked for */
   int quit;                 /* the thread must exit */
+  int cancel;               /* el_repl_term_cancel: drop the line read */
+  /* A terminal only: its fd (-1 otherwise), its settings at start (put
+   * back at stop) and the pipe that wakes term_getc for a cancel. */
+  int in_fd;
+  struct termios saved;
+  int wake[2];
 };
 
 /* libedit's completion hooks are globals: one terminal per process. */
@@ -64,6 +76,70 @@ static char **attempted(const char *text, int start, int end) {
   return m;
 }
 
+/* libedit's input on a terminal (rl_getc_function): the next character,
+ * decoded in the locale as libedit's own reader does (an invalid byte is
+ * dropped), or -1 for the end of input or a read cancelled by
+ * el_repl_term_cancel (libedit then ends the line; reader() drops it).
+ * Waits on the terminal and the wake pipe at once. Reader thread. */
+static int term_getc(FILE *unused) {
+  el_repl_term_t *t = g_term;
+  mbstate_t mb;
+  (void)unused;
+  memset(&mb, 0, sizeof mb);
+  for (;;) {
+    struct pollfd p[2] = {{t->in_fd, POLLIN, 0}, {t->wake[0], POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (p[1].revents) {
+      char b[16];
+      while (read(t->wake[0], b, sizeof b) > 0) continue;
+      pthread_mutex_lock(&t->mu);
+      int cancel = t->cancel;
+      pthread_mutex_unlock(&t->mu);
+      if (cancel) return -1;
+    }
+    if (!p[0].revents) continue;
+    char c;
+    ssize_t n = read(t->in_fd, &c, 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return -1;
+    wchar_t wc;
+    size_t r = mbrtowc(&wc, &c, 1, &mb);
+    if (r == (size_t)-2) continue;
+    if (r == (size_t)-1) {
+      memset(&mb, 0, sizeof mb);
+      continue;
+    }
+    return (int)wc;
+  }
+}
+
+/* One line with `prompt` into *out (malloc'd, NULL at the end of input),
+ * history updated. Returns 0, or 1 when the read was cancelled (the line
+ * dropped, "^C" said; the caller reads again with t->prompt). */
+static int read_line(el_repl_term_t *t, const char *prompt, char **out) {
+  char *line = readline(prompt);
+  pthread_mutex_lock(&t->mu);
+  int cancelled = t->cancel;
+  t->cancel = 0;
+  if (!cancelled) t->want = 0;
+  pthread_mutex_unlock(&t->mu);
+  if (cancelled) {
+    free(line);
+    fputs("^C\n", t->cfg.out);
+    fflush(t->cfg.out);
+    return 1;
+  }
+  if (line && line[strspn(line, " \t")] != '\0') {
+    add_history(line);
+    if (t->history) write_history(t->history);
+  }
+  *out = line;
+  return 0;
+}
+
 static void *reader(void *arg) {
   el_repl_term_t *t = arg;
   for (;;) {
@@ -77,17 +153,46 @@ static void *reader(void *arg) {
     memcpy(prompt, t->prompt, sizeof prompt);
     pthread_mutex_unlock(&t->mu);
     fflush(t->cfg.out);
-    char *line = readline(prompt);
-    if (line && line[strspn(line, " \t")] != '\0') {
-      add_history(line);
-      if (t->history) write_history(t->history);
-    }
-    pthread_mutex_lock(&t->mu);
-    t->want = 0;
-    pthread_mutex_unlock(&t->mu);
-    t->cfg.on_line(t->cfg.ud, line);
+    char *line = NULL;
+    if (read_line(t, prompt, &line) == 0) t->cfg.on_line(t->cfg.ud, line);
   }
   return NULL;
+}
+
+/* On a terminal: keep its settings for term_close, read it through
+ * term_getc (so that el_repl_term_cancel can end a read) and make the
+ * mode libedit puts it back in between reads echo nothing: a line typed
+ * or pasted while the previous one is evaluated would otherwise be
+ * echoed by the terminal, then again by libedit at the next prompt.
+ * libedit echoes what it reads itself. Call around rl_initialize:
+ * before = 1 before it, 0 after. Returns 0, or -1 (no pipe). */
+static int term_open(el_repl_term_t *t, int before) {
+  if (!before) {
+    if (t->in_fd >= 0) rl_parse_and_bind("setty -x -echo");
+    return 0;
+  }
+  int fd = fileno(t->cfg.in);
+  t->in_fd = t->wake[0] = t->wake[1] = -1;
+  rl_getc_function = NULL;
+  if (fd < 0 || !isatty(fd) || tcgetattr(fd, &t->saved) != 0) return 0;
+  if (pipe(t->wake) != 0) return -1;
+  for (int i = 0; i < 2; i++) {
+    fcntl(t->wake[i], F_SETFL, fcntl(t->wake[i], F_GETFL) | O_NONBLOCK);
+    fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
+  }
+  t->in_fd = fd;
+  rl_getc_function = term_getc;
+  return 0;
+}
+
+/* Undo term_open: the terminal's settings as they were at start. */
+static void term_close(el_repl_term_t *t) {
+  if (t->in_fd < 0) return;
+  tcsetattr(t->in_fd, TCSADRAIN, &t->saved);
+  close(t->wake[0]);
+  close(t->wake[1]);
+  t->in_fd = -1;
+  rl_getc_function = NULL;
 }
 
 el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg) {
@@ -95,6 +200,11 @@ el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg) {
   if (!t) return NULL;
   t->cfg = *cfg;
   if (cfg->history && !(t->history = el_strdup(cfg->history))) {
+    el_free(t);
+    return NULL;
+  }
+  if (term_open(t, 1) != 0) {
+    el_free(t->history);
     el_free(t);
     return NULL;
   }
@@ -110,6 +220,7 @@ el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg) {
   /* '.' and ':' stay inside words: "el.on", ":load" */
   rl_completer_word_break_characters = " \t\n\"\\'`@$><=;|&{(),[]+-*/%^~#";
   rl_initialize();
+  term_open(t, 0);
   using_history();
   stifle_history(1000);
   if (t->history) read_history(t->history);
@@ -124,6 +235,7 @@ el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     g_term = NULL;
+    term_close(t);
     el_free(t->history);
     el_free(t);
     return NULL;
@@ -141,6 +253,19 @@ void el_repl_term_read(el_repl_term_t *t, const char *prompt) {
   pthread_mutex_unlock(&t->mu);
 }
 
+void el_repl_term_cancel(el_repl_term_t *t, const char *prompt) {
+  if (t->in_fd < 0) return; /* not a terminal: no term_getc to wake */
+  pthread_mutex_lock(&t->mu);
+  if (t->want) {
+    snprintf(t->prompt, sizeof t->prompt, "%s", prompt);
+    t->cancel = 1;
+    if (write(t->wake[1], "c", 1) < 0) {
+      /* full: a wake-up is pending already */
+    }
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
 void el_repl_term_stop(el_repl_term_t *t) {
   if (!t) return;
   pthread_mutex_lock(&t->mu);
@@ -149,6 +274,7 @@ void el_repl_term_stop(el_repl_term_t *t) {
   pthread_mutex_unlock(&t->mu);
   pthread_join(t->thread, NULL);
   if (t->history) write_history(t->history);
+  term_close(t);
   g_term = NULL;
   pthread_mutex_destroy(&t->mu);
   pthread_cond_destroy(&t->cv);
@@ -159,8 +285,6 @@ void el_repl_term_stop(el_repl_term_t *t) {
 /* {====== the plugin's table (repl_term.h) ======} */
 
 const el_repl_term_plugin_t el_plugin_edit = {
-    {EL_REPL_TERM_ABI, "edit"},
-    el_repl_term_start,
-    el_repl_term_read,
-    el_repl_term_stop,
+    {EL_REPL_TERM_ABI, "edit"}, el_repl_term_start,  el_repl_term_read,
+    el_repl_term_stop,          el_repl_term_cancel,
 };

@@ -7,7 +7,11 @@
  * completion through cfg.complete) and hands it to cfg.on_line (on the
  * reader thread: post it to the loop, e.g. with uv_async_send); then it
  * waits for the next el_repl_term_read. Every non-blank line goes into the
- * history and the history file. libedit state is only touched by the
+ * history and the history file. On a terminal, el_repl_term_cancel
+ * (Ctrl-C) drops the line being edited and starts a new read, and the
+ * terminal echoes nothing between reads (libedit echoes what it reads:
+ * typed-ahead input would show twice); its settings are put back at
+ * el_repl_term_stop. libedit state is only touched by the
  * reader thread (and by start/stop while it is idle).
  *
  * The editor is the plugin eventlog-live-edit.so (src/plugin/plugin.h),
@@ -53,6 +57,15 @@ el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg);
  * Ignored while a read is pending. */
 void el_repl_term_read(el_repl_term_t *t, const char *prompt);
 
+/* Ctrl-C at the prompt: end the pending read now, dropping the line
+ * being edited (not in the history; on_line is not called for it),
+ * print "^C" and a newline on cfg.out, and read again with `prompt`
+ * (copied). A line the reader had already finished before the cancel
+ * reached it is dropped too. Does nothing when no read is pending, or
+ * when cfg.in is not a terminal. Thread: the caller's (not a signal
+ * handler: it takes a mutex). */
+void el_repl_term_cancel(el_repl_term_t *t, const char *prompt);
+
 /* Stop the reader (it must be idle: no read pending, e.g. after on_line
  * delivered EOF or before the next el_repl_term_read), save the history
  * and free t. NULL does nothing. */
@@ -61,7 +74,7 @@ void el_repl_term_stop(el_repl_term_t *t);
 /* {====== the plugin ======} */
 
 /* Raise when the table or el_repl_term_cfg_t changes shape. */
-#define EL_REPL_TERM_ABI 1u
+#define EL_REPL_TERM_ABI 2u
 
 /* The table of eventlog-live-edit.so: symbol el_plugin_edit. Each entry
  * is the function above of the same name after el_repl_term_. */
@@ -70,6 +83,7 @@ typedef struct el_repl_term_plugin_s {
   el_repl_term_t *(*start)(const el_repl_term_cfg_t *cfg);
   void (*read)(el_repl_term_t *t, const char *prompt);
   void (*stop)(el_repl_term_t *t);
+  void (*cancel)(el_repl_term_t *t, const char *prompt);
 } el_repl_term_plugin_t;
 
 extern const el_repl_term_plugin_t el_plugin_edit;
