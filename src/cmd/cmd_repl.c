@@ -13,8 +13,9 @@
  * `lua_mu` serialises Lua between the main thread and tab completion.
  * A file source is read to the end before the first prompt; a live source
  * (socket, FIFO, piped stdin, --follow) is read on the loop while the user
- * types. Exit status: 0 after :quit or Ctrl-D; 2 usage error; 1 setup
- * failure. */
+ * types; :quit and Ctrl-D drain a FIFO or piped stdin before leaving, as
+ * the daemon does on SIGINT (el_src_pump_stop). Exit status: 0 after
+ * :quit or Ctrl-D; 2 usage error; 1 setup failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -273,6 +274,16 @@ static int r_finish(void *ud) {
   return rc;
 }
 
+/* The session ends because :quit stopped the input (el_src_pump_stop):
+ * nothing is said about where its bytes stop. */
+static int r_finish_stopped(void *ud) {
+  repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
+  int rc = r->host_c.finish_stopped(r->host_c.ud);
+  pthread_mutex_unlock(&r->lua_mu);
+  return rc;
+}
+
 static const el_diag_t *r_diag(void *ud) {
   repl_t *r = ud;
   return r->host_c.diag(r->host_c.ud);
@@ -306,6 +317,7 @@ static void consumer(repl_t *r, el_src_consumer_t *c) {
   c->reset = r_reset;
   c->feed = r_feed;
   c->finish = r_finish;
+  c->finish_stopped = r_finish_stopped;
   c->diag = r_diag;
   c->received = r_received;
   c->input_waits = r_input_waits;
@@ -518,9 +530,18 @@ static void maybe_finish(repl_t *r) {
   if (r->wall_on) close_handle(r, (uv_handle_t *)&r->wall);
 }
 
+/* :quit, Ctrl-D or the end of piped lines. A live source is stopped as
+ * SIGINT stops the daemon's: a FIFO or a pipe on stdin is first drained
+ * until its writer closes it (at most --eventlog-drain-timeout; Ctrl-C
+ * stops at once), so that the program writing it is not left blocked
+ * (docs/sources.md "Stopping"); no wall timer runs meanwhile. The pump's
+ * end (follow) then calls maybe_finish. */
 static void quit(repl_t *r) {
   r->quitting = 1;
-  if (r->src) el_src_stop(r->src);  /* on_end -> maybe_finish */
+  if (r->src) {
+    if (r->wall_on) uv_timer_stop(&r->wall);
+    el_src_pump_stop(r->src, "Ctrl-C");
+  }
   maybe_finish(r);
 }
 
@@ -598,10 +619,15 @@ static void on_line_async(uv_async_t *a) {
 }
 
 /* Ctrl-C at the prompt: forget a partial multi-line input and the line
- * being typed; the next prompt is the first line's ("el> "). */
+ * being typed; the next prompt is the first line's ("el> "). After :quit,
+ * while a live source drains: stop the drain at once (no prompt). */
 static void on_int_async(uv_async_t *a) {
   repl_t *r = a->data;
   g_int = 0;
+  if (r->quitting) {
+    if (r->src) el_src_pump_stop(r->src, "Ctrl-C");
+    return;
+  }
   el_free(r->buf);
   r->buf = NULL;
   if (r->term) r->tp->cancel(r->term, "el> ");

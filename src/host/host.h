@@ -236,8 +236,10 @@ void el_host_interrupt_signal(el_host_t *h, int sig);
  * bytes go to el_host_feed with their el_host_received bounds, a recorded
  * file is scanned ahead (each session's WALL_CLOCK_TIME and capabilities,
  * el_host_set_hints), and finish ends it (el_ev_decoder_finish: a cut
- * stream is reported as truncated). The caller adds on_source if it needs
- * the source. Call el_host_end after the pump returns. */
+ * stream is reported as truncated; finish_stopped, after the reader
+ * stopped: el_ev_decoder_finish_stopped, nothing said). The caller adds
+ * on_source if it needs the source. Call el_host_end after the pump
+ * returns. */
 void el_host_consumer(el_host_t *h, el_src_consumer_t *c);
 
 /* Wall-clock timers: run those due at `now_ms` (CLOCK_MONOTONIC in ms:

@@ -30,6 +30,15 @@ static int c_finish(void *ud) {
   return rc;
 }
 
+/* The pump stopped the input (a signal, el_src_pump_stop): its missing
+ * end is no news either. */
+static int c_finish_stopped(void *ud) {
+  el_host_t *h = ud;
+  int rc = el_ev_decoder_finish_stopped(h->dec);
+  el_host_session_end(h);
+  return rc;
+}
+
 static const el_diag_t *c_diag(void *ud) {
   return el_ev_decoder_diag(((el_host_t *)ud)->dec);
 }
@@ -108,6 +117,7 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->reset = c_reset;
   c->feed = c_feed;
   c->finish = c_finish;
+  c->finish_stopped = c_finish_stopped;
   c->diag = c_diag;
   c->received = c_received;
   c->input_waits = c_input_waits;

@@ -299,6 +299,7 @@ typedef struct el_src_pump_result_s {
 
 /* Run a source made from *o on loop until it ends, driving *c: each
  * session begins with reset, its bytes go to feed, and it ends with finish
+ * (finish_stopped when the reader stopped it)
  * (sessions that delivered no byte are not finished: a socket that was
  * accepted and closed at once is no error; but a file, FIFO or stdin that
  * delivered nothing at all is finished, so "no header" is reported).
@@ -323,9 +324,27 @@ typedef struct el_src_pump_result_s {
 int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
                 const el_src_consumer_t *c, el_src_pump_result_t *res);
 
+/* Stop the el_src_pump that runs src (the source its consumer got through
+ * on_source) as SIGINT stops it, at the caller's request (e.g. the
+ * REPL's :quit): a FIFO or a pipe on stdin is drained first (read and
+ * discarded until its writer closes it, at most drain_s seconds;
+ * el_src_drainable) so that a writer that cannot get EPIPE is not left
+ * blocked; any other source stops at once. The session then ends as
+ * stopped (the consumer's finish_stopped: nothing said about where the
+ * input stops). again: what the caller offers to stop the drain at once,
+ * named in the drain's message (e.g. "Ctrl-C"; borrowed until the pump
+ * returns; NULL: "a signal"). A second call during the drain stops it at
+ * once; a call after the stop does nothing. A src not run by el_src_pump
+ * is stopped with el_src_stop. Loop thread, from a callback of the loop
+ * the pump runs. */
+void el_src_pump_stop(el_src_t *src, const char *again);
+
 /* el_src_pump with an el_ev_decoder_t (src/eventlog/eventlog.h) as the
  * consumer: reset = el_ev_decoder_reset, feed = el_ev_decoder_feed,
- * finish = el_ev_decoder_finish. dec: borrowed. */
+ * finish = el_ev_decoder_finish, finish_stopped =
+ * el_ev_decoder_finish_stopped once the session's header was read (before
+ * it, el_ev_decoder_finish: bytes without a header are still reported).
+ * dec: borrowed. */
 struct el_ev_decoder_s;
 int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
                         struct el_ev_decoder_s *dec,

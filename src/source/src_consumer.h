@@ -22,6 +22,12 @@ typedef struct el_src_consumer_s {
   void (*reset)(void *ud);                      /* a new session begins */
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
   int (*finish)(void *ud);                      /* a session ended */
+  /* May be NULL (then finish is called). The session ends because the
+   * reader stopped (a signal, el_src_pump_stop, EL_ESTOPPED from feed),
+   * not because its input ended: nothing is to be said about where the
+   * bytes stop (a cut event, a missing end-of-data marker), which is the
+   * stop's doing (e.g. el_ev_decoder_finish_stopped). Returns as finish. */
+  int (*finish_stopped)(void *ud);
   const struct el_diag_s *(*diag)(void *ud);
   /* May be NULL. Called from the SIGINT/SIGTERM handler (so it must be
    * async-signal-safe): abandon what feed is computing now (e.g. a Lua

@@ -31,10 +31,14 @@ typedef struct {
   el_src_t *src;
   int stopping;           /* a stop was asked for (signal, EL_ESTOPPED) */
   int stop_signals;       /* SIGINT/SIGTERM acted on */
+  int stop_by_signal;     /* the stop came from one of them */
   int draining;           /* reading on, discarding, until EOF */
   uv_timer_t drain_timer; /* the drain's bound */
   int drain_timer_open;
   uint64_t drain_start_ms;
+  /* What stops the drain at once, for messages (el_src_pump_stop); NULL:
+   * a signal. */
+  const char *again;
 } pump_t;
 
 static void report(pump_t *p, int rc, const char *what) {
@@ -85,6 +89,15 @@ static void on_drain_timeout(uv_timer_t *t) {
   el_src_stop(p->src);
 }
 
+/* Stop draining at once (a second signal, or a second el_src_pump_stop);
+ * why: what asked, for the message. */
+static void stop_draining(pump_t *p, const char *why) {
+  el_log(EL_LOG_WARN, "%s: %s: stopped draining (discarded %llu bytes)",
+         p->desc, why, (unsigned long long)p->res.drained_bytes);
+  close_drain_timer(p);
+  el_src_stop(p->src);
+}
+
 /* A stop was asked for; by_signal: SIGINT/SIGTERM (a second one during
  * the drain stops at once). */
 static void begin_stop(pump_t *p, int by_signal) {
@@ -92,23 +105,23 @@ static void begin_stop(pump_t *p, int by_signal) {
   if (by_signal)
     p->stop_signals++;
   if (p->stopping) {
-    if (p->draining && by_signal && p->stop_signals > 1) {
-      el_log(EL_LOG_WARN,
-             "%s: second signal: stopped draining "
-             "(discarded %llu bytes)",
-             p->desc, (unsigned long long)p->res.drained_bytes);
-      close_drain_timer(p);
-      el_src_stop(src);
-    }
+    /* The drain after a signal ends at the second one; after a stop
+     * asked otherwise (a script, el_src_pump_stop), at the first. */
+    if (p->draining && p->drain_timer_open && by_signal &&
+        (p->stop_signals > 1 || !p->stop_by_signal))
+      stop_draining(p, p->stop_signals > 1 ? "second signal" : "signal");
     return;
   }
   p->stopping = 1;
+  p->stop_by_signal = by_signal;
   double bound = el_src_options(src)->drain_s;
   if (bound <= 0 || !el_src_drainable(src) ||
       uv_timer_init(src->loop, &p->drain_timer) != 0) {
     /* A file's bytes past this point stay unread: say where (a socket's
-     * peer just loses its reader) */
-    if ((by_signal || p->pending[0] || p->pending[1]) && !p->socket)
+     * peer just loses its reader; a followed file not open yet has no
+     * byte to name) */
+    if ((by_signal || p->pending[0] || p->pending[1]) && !p->socket &&
+        src->ever_connected)
       el_log(
           EL_LOG_WARN, "%s: stopped by a signal at byte %llu", p->desc,
           (unsigned long long)(p->c->offset ? p->c->offset(p->c->ud) : p->fed));
@@ -128,9 +141,11 @@ static void begin_stop(pump_t *p, int by_signal) {
   el_log(EL_LOG_WARN,
          "%s: stopping; reading on (and discarding) until its "
          "writer closes it, at most %g s, so that the writer "
-         "is not blocked (--eventlog-drain-timeout; a second "
-         "signal stops at once)",
-         p->desc, bound);
+         "is not blocked (--eventlog-drain-timeout; %s stops at once)",
+         p->desc, bound,
+         p->again    ? p->again
+         : by_signal ? "a second signal"
+                     : "a signal");
 }
 
 static void finish_session(pump_t *p, int at_end) {
@@ -142,7 +157,10 @@ static void finish_session(pump_t *p, int at_end) {
   p->in_session = 0;
   if (!p->c->finish || (p->c->one_stream && !at_end))
     return;
-  int rc = p->c->finish(p->c->ud);
+  /* After a stop the input was cut by us: where its bytes stop is no
+   * news (finish_stopped says nothing about it). */
+  int rc = p->stopping && p->c->finish_stopped ? p->c->finish_stopped(p->c->ud)
+                                               : p->c->finish(p->c->ud);
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
   if (rc == EL_ETRUNC && d && d->cut_event) {
     /* Cut inside an event, even inside its 2-byte type: a program killed
@@ -423,6 +441,23 @@ int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
   return rc;
 }
 
+void el_src_pump_stop(el_src_t *src, const char *again) {
+  if (!src)
+    return;
+  if (src->cb.on_data != on_data) { /* not a pump's source */
+    el_src_stop(src);
+    return;
+  }
+  pump_t *p = src->cb.ud;
+  if (p->stopping) {
+    if (p->draining && p->drain_timer_open)
+      stop_draining(p, again ? again : "asked again");
+    return;
+  }
+  p->again = again;
+  begin_stop(p, 0);
+}
+
 /* {====== the eventlog decoder as consumer ======} */
 
 static void dec_reset(void *ud) { el_ev_decoder_reset(ud); }
@@ -430,6 +465,13 @@ static int dec_feed(void *ud, const uint8_t *buf, size_t len) {
   return el_ev_decoder_feed(ud, buf, len);
 }
 static int dec_finish(void *ud) { return el_ev_decoder_finish(ud); }
+/* A session the reader stopped: a cut event or a missing end-of-data
+ * marker is the stop's doing, but bytes without a header are still
+ * reported ("no eventlog header found in N bytes"). */
+static int dec_finish_stopped(void *ud) {
+  return el_ev_decoder_header(ud) ? el_ev_decoder_finish_stopped(ud)
+                                  : el_ev_decoder_finish(ud);
+}
 static const el_diag_t *dec_diag(void *ud) {
   return el_ev_decoder_diag(ud);
 }
@@ -443,6 +485,7 @@ int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
                          .reset = dec_reset,
                          .feed = dec_feed,
                          .finish = dec_finish,
+                         .finish_stopped = dec_finish_stopped,
                          .diag = dec_diag};
   return el_src_pump(loop, o, &c, res);
 }
