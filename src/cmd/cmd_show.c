@@ -219,7 +219,9 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
     written_bad = 1;
   } else if (frc && !rc) {
     const el_diag_t *d = f->diag(f->ud);
-    if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
+    if (frc == EL_ETRUNC && d->cut_event) /* as through a FIFO or pipe */
+      el_src_warn_cut(strcmp(path, "-") ? path : "stdin", d);
+    else if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
       el_eprintf("show: %s: %s\n", path, /* the message names its byte */
                  d->msg[0] ? d->msg : el_strerror(frc));
     else

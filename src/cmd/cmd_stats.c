@@ -347,8 +347,10 @@ static int stats_direct(const char *path) {
   double t0 = now_s(), c0 = cpu_s();
   status = read_all(&r);
   int rc = el_ev_decoder_finish(r.d);
-  if (rc) {
-    const el_diag_t *dg = el_ev_decoder_diag(r.d);
+  const el_diag_t *dg = el_ev_decoder_diag(r.d);
+  if (rc == EL_ETRUNC && dg->cut_event) { /* as through a FIFO or pipe */
+    el_src_warn_cut(strcmp(path, "-") ? path : "stdin", dg);
+  } else if (rc) {
     el_eprintf("stats: %s: %s\n", path, dg->msg); /* names its byte */
     if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
   }

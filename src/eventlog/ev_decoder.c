@@ -1974,7 +1974,8 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
 uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d) { return d->base; }
 
 /* At the end of the input, the event cut short in the reassembly buffer:
- * EL_ETRUNC with its type and how many of its bytes came. */
+ * EL_ETRUNC with its type, how many of its bytes came and the byte where
+ * the input ends (as the message of an end between events names it). */
 static int truncated_event(el_ev_decoder_t *d) {
   long n = 0;
   size_t c = 0, need;
@@ -1986,9 +1987,9 @@ static int truncated_event(el_ev_decoder_t *d) {
   char nm[64];
   set_diag(d, EL_ETRUNC, d->poff, type,
            "eventlog truncated inside an event, %s, at byte %llu "
-           "(%zu of %zu byte%s present)",
+           "(%zu of %zu byte%s present): the input ends at byte %llu",
            tname(type, nm, sizeof nm), (unsigned long long)d->poff, d->plen,
-           need, plural(need));
+           need, plural(need), (unsigned long long)(d->poff + d->plen));
   d->diag.cut_event = 1;
   d->plen = 0;
   return EL_ETRUNC;

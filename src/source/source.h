@@ -339,6 +339,17 @@ int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
  * the pump runs. */
 void el_src_pump_stop(el_src_t *src, const char *again);
 
+/* Say that a session's input ended inside an event: one warning, "DESC:
+ * MSG; everything before it was processed" (MSG: d->msg, which names the
+ * event, where it starts and the byte where the input ends). The same
+ * words whoever read the input: el_src_pump, or a command reading a
+ * regular file itself (show, stats). d: the decoder's diag after finish
+ * answered EL_ETRUNC with d->cut_event set; borrowed. desc: the source
+ * as el_src_opts_describe names it ("stdin" for standard input).
+ * Thread: any. */
+struct el_diag_s;
+void el_src_warn_cut(const char *desc, const struct el_diag_s *d);
+
 /* el_src_pump with an el_ev_decoder_t (src/eventlog/eventlog.h) as the
  * consumer: reset = el_ev_decoder_reset, feed = el_ev_decoder_feed,
  * finish = el_ev_decoder_finish, finish_stopped =

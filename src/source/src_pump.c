@@ -148,6 +148,11 @@ static void begin_stop(pump_t *p, int by_signal) {
                      : "a signal");
 }
 
+void el_src_warn_cut(const char *desc, const el_diag_t *d) {
+  el_log(EL_LOG_WARN, "%s: %s; everything before it was processed", desc,
+         d->msg);
+}
+
 static void finish_session(pump_t *p, int at_end) {
   /* A file, FIFO or stdin that delivered nothing is reported ("no
    * header"), unless a stop came first (e.g. SIGINT before the writer
@@ -168,8 +173,7 @@ static void finish_session(pump_t *p, int at_end) {
      * flush anywhere). Everything before it was
      * delivered: no error (docs/eventlog.md, "Behaviour on bad input"). */
     p->res.truncated++;
-    el_log(EL_LOG_WARN, "%s: %s; everything before it was processed",
-           p->desc, d->msg);
+    el_src_warn_cut(p->desc, d);
   } else if (rc < 0 && rc != EL_ESTOPPED) {
     report(p, rc, "session ended early");
   }

@@ -16,6 +16,10 @@
 #   control: `:quit` with --eventlog-drain-timeout 0 (stop at once): the
 #            program is left blocked in pipe_write, which shows that the
 #            runs above can fail; the test then drains the FIFO itself.
+#   cut:     a real truncated eventlog (a file cut inside an event with
+#            head -c, catted into the FIFO) still gets its warning, which
+#            names the byte where the input ended (head's count), when
+#            :quit comes after the input's end.
 # Every wait is bounded; the bounds are generous (no timing assertion).
 # ctest-labels: e2e
 set -u
@@ -23,6 +27,7 @@ source "$(dirname "$0")/producer_lib.sh"
 command -v "$GHC" >/dev/null || skip "ghc not installed (apt-get install ghc)"
 [ -x "$EL" ] || skip "$EL not built"
 SECS=6
+: "${EL_EVENTLOGS:=$SRC/tests/data/eventlogs}"
 
 # blocked_in_pipe_write PID: one of its threads sleeps in pipe_write
 # (anon_pipe_write on newer kernels).
@@ -108,4 +113,31 @@ else
   fail "control: expected the program blocked in pipe_write (exit $st)"
 fi
 
+echo "== cut: a truncated eventlog still warns"
+CUT=100005   # inside an event of threads.eventlog (a STOP_THREAD)
+head -c $CUT "$EL_EVENTLOGS/ghc-9.0/threads.eventlog" > "$T/cut.eventlog"
+mkfifo "$T/cut.fifo" "$T/cut.cmd"
+"$EL" repl --no-history --eventlog-file "$T/cut.fifo" \
+  < "$T/cut.cmd" > "$T/cut.repl.out" 2> "$T/cut.repl.err" &
+RPID=$!
+PIDS+=("$RPID")
+exec 5> "$T/cut.cmd"
+timeout 30 cp "$T/cut.eventlog" "$T/cut.fifo" || fail "cut: writing the FIFO"
+wait_line "$T/cut.repl.err" 'end of input\]' 30 ||
+  fail "cut: the repl did not see the end of its input"
+echo ':quit' >&5
+exec 5>&-
+wait_exit "$RPID" 30
+st=$?
+[ $st = 0 ] && pass "cut: the repl exited 0" || fail "cut: the repl exited $st"
+if grep -q "truncated inside an event.*the input ends at byte $CUT" \
+  "$T/cut.repl.err"; then
+  pass "cut: the warning names the cut and byte $CUT, where the input ended"
+else
+  sed 's/^/  repl: /' "$T/cut.repl.err"
+  fail "cut: no truncation warning naming byte $CUT"
+fi
+grep -q 'stopping; reading on' "$T/cut.repl.err" &&
+  fail "cut: drained an input that had ended" ||
+  pass "cut: no drain after the input's end"
 pl_finish
