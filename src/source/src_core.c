@@ -290,7 +290,9 @@ static void attempt(el_src_t *s) {
     el__src_open_failed(s, rc);
 }
 
-static void schedule_retry(el_src_t *s) {
+/* The delay before the next attempt, seconds (s->delay_s within the
+ * bounds). */
+static double next_delay(const el_src_t *s) {
   double d = s->delay_s;
   if (d > s->opts.max_delay_s)
     d = s->opts.max_delay_s;
@@ -298,12 +300,48 @@ static void schedule_retry(el_src_t *s) {
     d = MAX_DELAY_S;  /* keeps the millisecond count in range */
   if (d < MIN_DELAY_S)
     d = MIN_DELAY_S;
+  return d;
+}
+
+static void schedule_retry(el_src_t *s) {
+  double d = next_delay(s);
   s->delay_s = d * s->opts.exponent;
   if (s->delay_s > s->opts.max_delay_s)
     s->delay_s = s->opts.max_delay_s;
   el_log(EL_LOG_DEBUG, "Waiting %.2f milliseconds to retry...", d * 1e3);
   s->state = SRC_WAITING;
   uv_timer_start(&s->timer, timer_cb, (uint64_t)(d * 1e3 + 0.5), 0);
+}
+
+/* A failed open of a followed file (or FIFO), which is retried: said in
+ * a file's words, not a socket's ("Failed to connect"). A missing file is
+ * waited for (docs/sources.md "End of input"); giving_up: this was the
+ * last attempt (--eventlog-socket-retries). */
+static void log_file_failure(const el_src_t *s, const char *d, int err,
+                             int giving_up) {
+  int level = s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR;
+  if (err == -ENOENT && giving_up && s->fails == 1)
+    el_log(level,
+           "%s: the file does not exist (not waited for: "
+           "--eventlog-socket-retries 0)",
+           d);
+  else if (err == -ENOENT && giving_up)
+    el_log(level,
+           "%s: the file still does not exist after %d attempt%s: giving "
+           "up (--eventlog-socket-retries %ld)",
+           d, s->fails, s->fails == 1 ? "" : "s", s->opts.retries);
+  else if (err == -ENOENT && s->fails == 1)
+    el_log(EL_LOG_WARN,
+           "%s: the file does not exist: waiting for it to be created "
+           "(--follow; trying again in %g s)",
+           d, next_delay(s));
+  else if (giving_up)
+    el_log(level, "cannot open %s: %s: giving up after %d attempt%s", d,
+           el__src_strerror(err), s->fails, s->fails == 1 ? "" : "s");
+  else
+    el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
+           "cannot open %s: %s (trying again in %g s)", d,
+           el__src_strerror(err), next_delay(s));
 }
 
 void el__src_open_failed(el_src_t *s, int err) {
@@ -319,19 +357,26 @@ void el__src_open_failed(el_src_t *s, int err) {
     begin_end(s, err);
     return;
   }
-  /* The first failure of a series is worth a warning; the rest is noise.
-   * A connection that was accepted and closed before any data (a server
-   * going away with us in its queue) is not a failure to connect. */
-  el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
-         s->closed_empty ? "Connection on %s closed before any data: %s%s"
-                         : "Failed to connect on %s: %s%s",
-         d, el__src_strerror(err),
-         s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
-  if (s->opts.retries >= 0 && s->fails > s->opts.retries) {
+  int giving_up = s->opts.retries >= 0 && s->fails > s->opts.retries;
+  if (!s->vt->is_socket) {
+    log_file_failure(s, d, err, giving_up);
+  } else {
+    /* The first failure of a series is worth a warning; the rest is
+     * noise. A connection that was accepted and closed before any data (a
+     * server going away with us in its queue) is not a failure to
+     * connect. */
+    el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
+           s->closed_empty ? "Connection on %s closed before any data: %s%s"
+                           : "Failed to connect on %s: %s%s",
+           d, el__src_strerror(err),
+           s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
     /* After sessions this is the normal end (the program went away). */
-    el_log(s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR,
-           "giving up on %s after %d failed attempts: %s", d, s->fails,
-           el__src_strerror(err));
+    if (giving_up)
+      el_log(s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR,
+             "giving up on %s after %d failed attempts: %s", d, s->fails,
+             el__src_strerror(err));
+  }
+  if (giving_up) {
     begin_end(s, err);
     return;
   }
