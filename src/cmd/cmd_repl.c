@@ -647,7 +647,9 @@ static void on_wall(uv_timer_t *t) {
 /* {====== setup ======} */
 
 /* Decide file vs live; open the file (file mode) or /dev/tty (stdin
- * carries the eventlog). Returns 0 or prints and returns 2. */
+ * carries the eventlog). Returns 0, or prints and returns the exit
+ * status: 1 when the input file cannot be opened (as every command,
+ * docs/exit-codes.md), 2 for a usage error (stdin a terminal). */
 static int choose_mode(repl_t *r) {
   const el_src_opts_t *s = &r->o->src;
   struct stat st;
@@ -658,7 +660,7 @@ static int choose_mode(repl_t *r) {
     int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       el_eprintf("repl: cannot open %s: %s\n", s->path, strerror(errno));
-      return 2;
+      return 1;
     }
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       r->fd = fd;
@@ -679,7 +681,7 @@ static int choose_mode(repl_t *r) {
           "repl: stdin carries the eventlog and "
           "/dev/tty cannot be opened: %s\n",
           strerror(errno));
-      return 2;
+      return 1; /* the line editor cannot start */
     }
     if (!s->log_file && fstat(0, &st) == 0 && S_ISREG(st.st_mode)) {
       r->fd = dup(0);
@@ -860,8 +862,9 @@ static int repl_run(const repl_opts_t *o) {
   pthread_mutex_init(&r.lua_mu, NULL);
   pthread_mutex_init(&r.line_mu, NULL);
   el_src_opts_describe(&o->src, r.desc, sizeof r.desc);
-  if (choose_mode(&r) != 0) {
-    status = 2;
+  int mode_rc = choose_mode(&r);
+  if (mode_rc != 0) {
+    status = mode_rc;
   } else if (setup(&r) == 0) {
     install_signals(&r);
     interact(&r);

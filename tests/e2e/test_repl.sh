@@ -154,4 +154,14 @@ rc=0
 printf 'y = 1\n:quit\n' | "$EL_BIN" repl "$LOG" --no-history >/dev/null 2>&1 || rc=$?
 check "piped: good lines exit 0" 0 "$rc"
 
+# 6. An input file that cannot be opened: status 1, as every command
+# (docs/exit-codes.md; it was 2, a usage error's), in one line naming it.
+rc=0
+echo 'summary()' | "$EL_BIN" repl "$tmp/missing.eventlog" --no-history \
+  >/dev/null 2>"$tmp/m1" || rc=$?
+check "missing input file exits 1" 1 "$rc"
+check "... in one line naming it" \
+  "eventlog-live: repl: cannot open $tmp/missing.eventlog: No such file or directory" \
+  "$(cat "$tmp/m1")"
+
 exit $fail
