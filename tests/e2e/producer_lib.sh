@@ -305,6 +305,32 @@ pl_live_run() {
   echo "   ($name took $((SECONDS - t0)) s)"
 }
 
+# pl_blocked_in_pipe_write PID: one of its threads sleeps in pipe_write
+# (anon_pipe_write on newer kernels).
+pl_blocked_in_pipe_write() {
+  grep -qE '(^|_)pipe_write$' /proc/"$1"/task/*/wchan 2>/dev/null
+}
+
+# pl_check_undrained NAME: the control case of the drain tests. The
+# reader of $T/NAME.fifo stopped without draining it
+# (--eventlog-drain-timeout 0), so the program PROG_PID must still be
+# blocked in pipe_write after its run; a `cat` of the FIFO then releases
+# it and it exits 0.
+pl_check_undrained() {
+  local name=$1 st
+  wait_exit "$PROG_PID" $((SECS + 20))
+  st=$?
+  if [ $st = 124 ] && pl_blocked_in_pipe_write "$PROG_PID"; then
+    pass "$name: without the drain the program is blocked in pipe_write"
+    cat "$T/$name.fifo" > /dev/null &   # release it
+    PIDS+=($!)
+    wait_exit "$PROG_PID" 60 && pass "$name: drained by hand, it exited 0" ||
+      fail "$name: the program did not exit once drained by hand"
+  else
+    fail "$name: expected the program blocked in pipe_write (exit $st)"
+  fi
+}
+
 # pl_finish: exit 0 if no check failed, else 1.
 pl_finish() {
   if [ "$FAILS" -gt 0 ]; then

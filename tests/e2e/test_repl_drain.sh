@@ -29,12 +29,6 @@ command -v "$GHC" >/dev/null || skip "ghc not installed (apt-get install ghc)"
 SECS=6
 : "${EL_EVENTLOGS:=$SRC/tests/data/eventlogs}"
 
-# blocked_in_pipe_write PID: one of its threads sleeps in pipe_write
-# (anon_pipe_write on newer kernels).
-blocked_in_pipe_write() {
-  grep -qE '(^|_)pipe_write$' /proc/"$1"/task/*/wchan 2>/dev/null
-}
-
 # run NAME HOW [REPL ARGS...]: the program writes $T/NAME.fifo for SECS s;
 # after its 2nd marker the repl gets ":quit" (HOW=quit) or the end of its
 # input (HOW=eof). Sets PROG_PID, RPID.
@@ -64,7 +58,7 @@ check_drained() {
   if [ $st = 0 ] && grep -q '^end ' "$T/$name.out"; then
     pass "$name: the program ran to its end and exited 0"
   else
-    [ $st = 124 ] && blocked_in_pipe_write "$PROG_PID" &&
+    [ $st = 124 ] && pl_blocked_in_pipe_write "$PROG_PID" &&
       echo "  (it is blocked in pipe_write)"
     fail "$name: the program exited $st (124: still running after $((SECS + 60)) s)"
   fi
@@ -101,17 +95,7 @@ check_drained eof
 echo "== control: --eventlog-drain-timeout 0 leaves the program blocked"
 run control quit --eventlog-drain-timeout 0
 wait_exit "$RPID" 60 || fail "control: the repl did not exit 0"
-wait_exit "$PROG_PID" $((SECS + 20))
-st=$?
-if [ $st = 124 ] && blocked_in_pipe_write "$PROG_PID"; then
-  pass "control: without the drain the program is blocked in pipe_write"
-  cat "$T/control.fifo" > /dev/null &   # release it
-  PIDS+=($!)
-  wait_exit "$PROG_PID" 60 && pass "control: drained by hand, it exited 0" ||
-    fail "control: the program did not exit once drained by hand"
-else
-  fail "control: expected the program blocked in pipe_write (exit $st)"
-fi
+pl_check_undrained control
 
 echo "== cut: a truncated eventlog still warns"
 CUT=100005   # inside an event of threads.eventlog (a STOP_THREAD)
