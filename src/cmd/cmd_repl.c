@@ -296,7 +296,9 @@ static void r_received(void *ud, uint64_t by, int live) {
 
 static void r_input_waits(void *ud, int waiting) {
   repl_t *r = ud;
+  pthread_mutex_lock(&r->lua_mu);
   r->host_c.input_waits(r->host_c.ud, waiting);
+  pthread_mutex_unlock(&r->lua_mu);
 }
 
 static void r_scan(void *ud, const uint8_t *buf, size_t len) {

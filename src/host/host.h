@@ -156,10 +156,14 @@ void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live);
  * fed) or no longer does (0: more bytes come, or reading was paused). Time
  * spent waiting, on the monotonic clock, is the only time that counts as a
  * capability's silence (docs/lua-api.md §6 "Ordering"): a backlog being
- * processed is never silence. The first call (el_src_pump makes one with 0
- * when each session begins) switches the host from wall-clock silence,
- * which a host fed without such calls keeps, to this waiting time for good.
- * Thread: the loop thread. */
+ * processed is never silence. While the wait lasts, call again with 1 every
+ * EL_SRC_WAIT_BEAT_MS (el_src_pump does, src_consumer.h): a stretch between
+ * two calls counts for at most twice that, since for the rest this process
+ * did not run (SIGSTOP, a paused VM) or its loop was blocked, and the
+ * writer may have written meanwhile. The first call (el_src_pump makes one
+ * with 0 when each session begins) switches the host from wall-clock
+ * silence, which a host fed without such calls keeps, to this waiting time
+ * for good. Thread: the loop thread. */
 void el_host_input_waits(el_host_t *h, int waiting);
 
 /* What a scan of a recorded file found for one session (header), ahead of

@@ -24,7 +24,13 @@
  *    are late (counted and warned about). Silence is quiet time: time
  *    during which the input had been read up to its writer and waited
  *    for more (el_host_input_waits, from the source's on_wait), never
- *    time spent processing a backlog. The wait is twice the quiet time
+ *    time spent processing a backlog, nor time this process did not run:
+ *    the pump reports a wait again every 250 ms (EL_SRC_WAIT_BEAT_MS),
+ *    and a stretch between two reports counts for at most twice that
+ *    (MAX_STEP_NS), so a daemon stopped by SIGSTOP (Ctrl-Z, a paused VM)
+ *    or blocked in a long callback while it waited does not give up on
+ *    capabilities whose blocks the writer wrote meanwhile (they would
+ *    all come late). The wait is twice the quiet time
  *    between the capability's last two blocks (the first counted from the
  *    session's start; the session's longest for a capability without
  *    one), at least the horizon (5 s), at most the longest wait (60 s,
@@ -269,15 +275,29 @@ el_host_clock_t el_host_clock(const el_host_t *h) { return h->clock.state; }
 
 /* {====== capability progress ======} */
 
+/* The most a stretch of a wait between two reports of it counts (quiet
+ * time): twice the pump's beat. The rest of a longer one the process did
+ * not run (SIGSTOP, a paused VM) or its loop was blocked, while the writer
+ * may have written: had it been running, the beat would have come. */
+#define MAX_STEP_NS (2 * (uint64_t)EL_SRC_WAIT_BEAT_MS * 1000000u)
+
+/* The quiet time of a stretch of a wait from its last report, since_ns,
+ * to now_ns (monotonic). */
+static uint64_t step_of(uint64_t since_ns, uint64_t now_ns) {
+  uint64_t d = now_ns > since_ns ? now_ns - since_ns : 0;
+  return d < MAX_STEP_NS ? d : MAX_STEP_NS;
+}
+
 /* The quiet clock, which measures a live capability's silence: the time
- * the input has spent waiting for its writer (el_host_input_waits), in
- * monotonic ns; or, from a source that does not report its waits, the
- * wall clock (Unix ns). Without a clock read while bytes are being fed. */
+ * the input has spent waiting for its writer while this process ran
+ * (el_host_input_waits), in monotonic ns; or, from a source that does not
+ * report its waits, the wall clock (Unix ns). Without a clock read while
+ * bytes are being fed. */
 static uint64_t quiet_now(const el_host_t *h) {
   const el__progress_t *p = &h->prog;
   if (!p->waits_known) return unix_now_ns();
   if (!p->waiting) return p->waited_ns;
-  return p->waited_ns + (mono_now_ns() - p->wait_since_ns);
+  return p->waited_ns + step_of(p->wait_since_ns, mono_now_ns());
 }
 
 /* When the bytes being fed arrived, on the quiet clock: the source's
@@ -299,12 +319,12 @@ void el_host_input_waits(el_host_t *h, int waiting) {
     memset(p->arrived, 0, sizeof p->arrived);
   }
   waiting = waiting != 0;
-  if (waiting == p->waiting) return;
+  if (!waiting && !p->waiting) return;
+  /* A report during a wait (the pump's beat, or its end) closes a stretch
+   * of it: counted up to MAX_STEP_NS. */
   uint64_t now = mono_now_ns();
-  if (waiting)
-    p->wait_since_ns = now;
-  else
-    p->waited_ns += now - p->wait_since_ns;
+  if (p->waiting) p->waited_ns += step_of(p->wait_since_ns, now);
+  p->wait_since_ns = now;
   p->waiting = waiting;
 }
 

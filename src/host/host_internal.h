@@ -227,9 +227,12 @@ typedef struct el__progress_s {
   /* The input's waits for its writer (el_host_input_waits); kept across
    * sessions. */
   int waits_known; /* the source reports them: silence is quiet time */
-  int waiting;     /* it waits now, since wait_since_ns (monotonic) */
+  int waiting;     /* it waits now */
+  /* Then: its last report (monotonic ns). */
   uint64_t wait_since_ns;
-  uint64_t waited_ns;  /* waits that ended, summed (the quiet clock) */
+  /* The stretches of waits up to the last report, summed, each counted
+   * up to host_clock.c's MAX_STEP_NS (the quiet clock). */
+  uint64_t waited_ns;
   uint64_t session_at; /* live: the quiet time when the session began */
   uint64_t gap_max;    /* live: the longest gap[] of the session */
   el_rts_ns_t wm;      /* cached watermark */

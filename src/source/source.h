@@ -173,8 +173,11 @@ typedef struct el_src_cb_s {
    * delivered; a followed file met its end), or no longer does (0: bytes
    * arrived, reading was paused, or the session ended). Called on changes
    * only. Time spent waiting is the only time a live consumer may take for
-   * a writer's silence: time spent processing a backlog is not
-   * (src/host/host_clock.c). */
+   * a writer's silence: time spent processing a backlog is not, nor time
+   * this process did not run (SIGSTOP, a paused VM) while it waited:
+   * el_src_pump repeats the report every EL_SRC_WAIT_BEAT_MS during a wait
+   * so that its consumer can tell (src_consumer.h, src/host/host_clock.c).
+   */
   void (*on_wait)(void *ud, el_src_t *src, int waiting);
 } el_src_cb_t;
 

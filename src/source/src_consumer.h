@@ -15,6 +15,10 @@ extern "C" {
 struct el_src_s;
 struct el_diag_s; /* src/eventlog/eventlog.h */
 
+/* While the input waits for its writer, el_src_pump reports so again this
+ * often (el_src_consumer_t.input_waits), in ms. */
+#define EL_SRC_WAIT_BEAT_MS 250
+
 /* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
  * diag (may be NULL) describes the last error. Any hook may be NULL. */
 typedef struct el_src_consumer_s {
@@ -50,7 +54,12 @@ typedef struct el_src_consumer_s {
    * it had was fed) or no longer does (0: more bytes come, or reading was
    * paused); see el_src_cb_t.on_wait. Also called with 0 after reset when
    * a session begins, which tells the consumer that its pump reports
-   * waits. */
+   * waits. While a wait lasts the pump calls it again with 1 every
+   * EL_SRC_WAIT_BEAT_MS, from a timer: each call shows that the process
+   * ran then. A consumer that measures the wait (the host's quiet clock,
+   * src/host/host_clock.c) must not count a longer stretch between two
+   * calls in full: the process was stopped (SIGSTOP, a paused VM) or the
+   * loop blocked, and the writer may have written meanwhile. */
   void (*input_waits)(void *ud, int waiting);
   /* May be NULL. After reset, when the session is a regular file read once
    * (el_src_recorded_fd): its whole content, a read-only private mapping

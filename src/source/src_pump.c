@@ -36,6 +36,10 @@ typedef struct {
   uv_timer_t drain_timer; /* the drain's bound */
   int drain_timer_open;
   uint64_t drain_start_ms;
+  /* While the input waits: input_waits(1) again every EL_SRC_WAIT_BEAT_MS,
+   * which shows the consumer that the process runs (src_consumer.h). */
+  uv_timer_t beat;
+  int beat_open;
   /* What stops the drain at once, for messages (el_src_pump_stop); NULL:
    * a signal. */
   const char *again;
@@ -64,7 +68,9 @@ static void report(pump_t *p, int rc, const char *what) {
  * writer closes it or drain_s seconds pass; a second signal stops at
  * once. Other sources stop at once. docs/sources.md "Stopping". */
 
-static void drain_closed(uv_handle_t *h) { ((pump_t *)h->data)->sig_closing--; }
+static void handle_closed(uv_handle_t *h) {
+  ((pump_t *)h->data)->sig_closing--;
+}
 
 static void close_drain_timer(pump_t *p) {
   if (!p->drain_timer_open)
@@ -72,7 +78,7 @@ static void close_drain_timer(pump_t *p) {
   p->drain_timer_open = 0;
   uv_timer_stop(&p->drain_timer);
   p->sig_closing++;
-  uv_close((uv_handle_t *)&p->drain_timer, drain_closed);
+  uv_close((uv_handle_t *)&p->drain_timer, handle_closed);
 }
 
 static void on_drain_timeout(uv_timer_t *t) {
@@ -248,11 +254,46 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   }
 }
 
+static void on_beat(uv_timer_t *t) {
+  pump_t *p = t->data;
+  if (p->draining) {
+    uv_timer_stop(t);
+    return;
+  }
+  p->c->input_waits(p->c->ud, 1);
+}
+
 static void on_wait(void *ud, el_src_t *src, int waiting) {
   pump_t *p = ud;
   (void)src;
-  if (p->c->input_waits && !p->draining)
-    p->c->input_waits(p->c->ud, waiting);
+  if (!p->c->input_waits || p->draining)
+    return;
+  p->c->input_waits(p->c->ud, waiting);
+  if (!p->beat_open)
+    return;
+  if (waiting)
+    uv_timer_start(&p->beat, on_beat, EL_SRC_WAIT_BEAT_MS, EL_SRC_WAIT_BEAT_MS);
+  else
+    uv_timer_stop(&p->beat);
+}
+
+/* The beat timer, if its consumer measures waits (on_wait); unreferenced:
+ * the source keeps the loop alive. */
+static void open_beat(pump_t *p, uv_loop_t *loop) {
+  if (!p->c->input_waits || uv_timer_init(loop, &p->beat) != 0)
+    return;
+  p->beat.data = p;
+  uv_unref((uv_handle_t *)&p->beat);
+  p->beat_open = 1;
+}
+
+static void close_beat(pump_t *p) {
+  if (!p->beat_open)
+    return;
+  p->beat_open = 0;
+  uv_timer_stop(&p->beat);
+  p->sig_closing++;
+  uv_close((uv_handle_t *)&p->beat, handle_closed);
 }
 
 static void on_disconnect(void *ud, el_src_t *src, int err) {
@@ -389,11 +430,13 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
     c->on_source(c->ud, src);
   if (!c->own_signals)
     start_signals(p, loop);
+  open_beat(p, loop);
   rc = el_src_start(src);
   if (rc < 0) {
     if (c->on_source)
       c->on_source(c->ud, NULL);
     close_signals(p);
+    close_beat(p);
     el_src_free(src);
     while (p->sig_closing > 0)
       uv_run(loop, UV_RUN_ONCE);
@@ -406,6 +449,7 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
     while (!p->ended)
       uv_run(loop, UV_RUN_ONCE);
   }
+  close_beat(p);
   while (p->sig_closing > 0)  /* the handles live in *p: close them */
     uv_run(loop, UV_RUN_NOWAIT);
   if (c->on_source)

@@ -1153,15 +1153,33 @@ static void sleep_ms(long ms) {
   }
 }
 
-/* One live session of capabilities 0 and 1 (CAP_CREATE at 0) with a 100
- * ms horizon, its input reporting waits (el_host_input_waits) as
+/* The input waits for its writer for ms, reported as el_src_pump does
+ * (el_host_input_waits 1, then again at each beat: here every 100 ms,
+ * EL_SRC_WAIT_BEAT_MS in the pump). */
+static void wait_ms(el_host_t *h, long ms) {
+  el_host_input_waits(h, 1);
+  for (; ms > 0; ms -= 100) {
+    sleep_ms(ms < 100 ? ms : 100);
+    el_host_input_waits(h, 1);
+  }
+}
+
+/* How the input spends the pause of silence_session. */
+enum { BUSY, WAITING, STOPPED };
+
+/* One live session of capabilities 0 and 1 (CAP_CREATE at 0) with a
+ * horizon of horizon_ms, its input reporting waits (el_host_input_waits) as
  * el_src_pump does: cap 0's block (thread 1 runs 100-300) arrives, then
- * 300 ms pass, during which the input waits for its writer (waiting 1) or
- * does not (a backlog is being processed); `wm` gets el.watermark()
- * then. Then cap 0's next block (thread 1 runs 400-500), then cap 1's
- * (thread 2 runs 150-250), and the session ends. Returns the host. */
-static el_host_t *silence_session(int waiting, long long *wm) {
-  el_host_t *h = spans_host_opts(0, (el_host_opts_t){.horizon_ns = 100000000});
+ * ms pass, during which the input waits for its writer (WAITING), or does
+ * not (BUSY: a backlog is being processed), or waits but the process does
+ * not run (STOPPED: by SIGSTOP; no report of the wait until it ends);
+ * `wm` gets el.watermark() then. Then cap 0's next block (thread 1 runs
+ * 400-500), then cap 1's (thread 2 runs 150-250), and the session ends.
+ * Returns the host. */
+static el_host_t *silence_session(int pause, long ms, long horizon_ms,
+                                  long long *wm) {
+  el_host_t *h =
+      spans_host_opts(0, (el_host_opts_t){.horizon_ns = horizon_ms * 1000000});
   static const blk_t c0a = {0, 2, {{100, 1, 0}, {300, 1, 2}}};
   static const blk_t c0b = {0, 2, {{400, 1, 0}, {500, 1, 2}}};
   static const blk_t c1 = {1, 2, {{150, 2, 0}, {250, 2, 2}}};
@@ -1170,8 +1188,12 @@ static el_host_t *silence_session(int waiting, long long *wm) {
   hdr_two_caps(&b);
   put_block(&b, &c0a);
   feed_live(h, &b, 0);
-  if (waiting) el_host_input_waits(h, 1);
-  sleep_ms(300);
+  if (pause == WAITING) {
+    wait_ms(h, ms);
+  } else {
+    if (pause == STOPPED) el_host_input_waits(h, 1);
+    sleep_ms(ms);
+  }
   *wm = lua_int(h, "el.watermark() or -1");
   el_host_input_waits(h, 0); /* more bytes */
   size_t from = b.n;
@@ -1199,7 +1221,7 @@ static el_host_t *silence_session(int waiting, long long *wm) {
 static void test_live_silence_is_waiting_time(void **state) {
   (void)state;
   long long wm;
-  el_host_t *h = silence_session(0, &wm);
+  el_host_t *h = silence_session(BUSY, 300, 100, &wm);
   assert_int_equal(wm, 0);
   assert_got(h,
              "2 running 2 150-250;1 running 2 100-300;"
@@ -1207,11 +1229,40 @@ static void test_live_silence_is_waiting_time(void **state) {
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
   el_host_free(h);
 
-  h = silence_session(1, &wm);
+  h = silence_session(WAITING, 300, 100, &wm);
   assert_int_equal(wm, -1);
   assert_got(h,
              "1 running 2 100-300;1 blocked 2 300-400;"
              "1 running 2 400-500;2 running 2 150-250");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 2);
+  el_host_free(h);
+}
+
+/* Live, time during which the process did not run is not silence, even
+ * while its input waited: a daemon stopped by SIGSTOP (or a paused VM, or
+ * a long callback) does not give up on capabilities whose blocks the
+ * writer wrote meanwhile (docs/lua-api.md §6 "Ordering"). Horizon 700 ms,
+ * a pause of 1.5 s, from silence_session:
+ *  - stopped: the wait is not reported during the pause, as when the
+ *    process does not run, so it counts for at most 500 ms (twice the
+ *    pump's beat, host_clock.c): cap 1 is still waited for, the watermark
+ *    stays at its 0 and nothing is late, as when busy;
+ *  - waiting, reported every 100 ms: all 1.5 s count, both capabilities
+ *    are given up on (el.watermark() nil, -1 here) and cap 1's 2 events
+ *    are late. */
+static void test_live_stopped_is_not_silence(void **state) {
+  (void)state;
+  long long wm;
+  el_host_t *h = silence_session(STOPPED, 1500, 700, &wm);
+  assert_int_equal(wm, 0);
+  assert_got(h,
+             "2 running 2 150-250;1 running 2 100-300;"
+             "1 blocked 2 300-400;1 running 2 400-500");
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  el_host_free(h);
+
+  h = silence_session(WAITING, 1500, 700, &wm);
+  assert_int_equal(wm, -1);
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 2);
   el_host_free(h);
 }
@@ -1237,8 +1288,7 @@ static long long block_gap_watermark(void) {
   hdr_two_caps(&b);
   put_block(&b, &c0);
   feed_live(h, &b, 0);
-  el_host_input_waits(h, 1);
-  sleep_ms(1000);
+  wait_ms(h, 1000);
   el_host_input_waits(h, 0);
   size_t from = b.n;
   put_block(&b, &c1);
@@ -1548,6 +1598,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_points_time_order),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
+      cmocka_unit_test(test_live_stopped_is_not_silence),
       cmocka_unit_test(test_live_wait_follows_block_gap),
       cmocka_unit_test(test_live_next_cap_waited),
       cmocka_unit_test(test_reorder_earlier_than_tail),
