@@ -57,7 +57,7 @@ typedef struct {
   pthread_mutex_t lua_mu;
   char desc[200];
   int live;                 /* follow the source on the loop */
-  int fd;                   /* file mode: the input is a regular file */
+  int fd;                   /* file mode: the input is a recorded file */
   int ended;                /* el_host_end done */
   el_src_consumer_t host_c; /* the host's consumer (el_host_consumer) */
   uv_loop_t loop;
@@ -656,19 +656,21 @@ static int choose_mode(repl_t *r) {
   const el_src_opts_t *s = &r->o->src;
   struct stat st;
   r->fd = -1;
-  /* stat first: opening a FIFO would wait for (and lose) its writer */
+  /* stat first: opening a FIFO would wait for (and lose) its writer. A
+   * recorded file is a regular one or a device that is not a terminal
+   * (/dev/null: an empty input), el_src_fd_recorded. */
   if (s->kind == EL_SRC_FILE && !s->follow && !s->log_file &&
-      (stat(s->path, &st) != 0 || S_ISREG(st.st_mode))) {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      (stat(s->path, &st) != 0 || S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
       el_eprintf("repl: cannot open %s: %s\n", s->path, strerror(errno));
       return 1;
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (el_src_fd_recorded(fd)) {
       r->fd = fd;
       return 0;
     }
-    close(fd);  /* a FIFO: follow it on the loop */
+    close(fd); /* a FIFO or a terminal: follow it on the loop */
   }
   if (s->kind == EL_SRC_STDIN) {
     if (isatty(0)) {
@@ -685,7 +687,7 @@ static int choose_mode(repl_t *r) {
           strerror(errno));
       return 1; /* the line editor cannot start */
     }
-    if (!s->log_file && fstat(0, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (!s->log_file && el_src_fd_recorded(0)) {
       r->fd = dup(0);
       if (r->fd >= 0) return 0;
     }

@@ -112,21 +112,31 @@ int el_src_opts_parse_all(el_src_opts_t *o, int argc, char **argv);
  * --follow, no tee): a command may read it with read(2) itself. */
 int el_src_opts_is_plain(const el_src_opts_t *o);
 
+/* 1 when fd is read to its end like a recorded file: a regular file, or a
+ * character device other than a terminal (/dev/null, which ends at once,
+ * like an empty file); 0 for a FIFO, pipe, socket or terminal, which may
+ * pause for a long time and ends when its writer says so, and when fstat
+ * fails. Thread: any. */
+int el_src_fd_recorded(int fd);
+
 /* 1 when the input may pause for a long time after any byte (a socket, a
- * FIFO, a pipe or device on stdin, --follow): its decoder should then run
+ * FIFO, a pipe or terminal on stdin, --follow): its decoder should then run
  * with EL_EV_OPT_LIVE (src/eventlog/eventlog.h), which never holds a
- * complete event back waiting for the next bytes. 0 for a regular file (or
- * stdin redirected from one) read to its end, or a path that does not
- * exist. Thread: any. */
+ * complete event back waiting for the next bytes. 0 for a recorded file
+ * (el_src_fd_recorded: a regular file or a device such as /dev/null, by
+ * path or on stdin) read to its end, or a path that does not exist. A
+ * character device given by path is opened for a moment to tell a
+ * terminal. Thread: any. */
 int el_src_opts_live(const el_src_opts_t *o);
 
 /* Parse the source options of a command with no options of its own (show,
  * stats) and decide who reads the input. cmd: the command's name, for the
  * error message printed on stderr.
  * Returns the path to read directly with read(2) ("-" = stdin) when the
- * input is a regular file (or stdin redirected from one) read once to the
- * end; NULL otherwise. With NULL, *err is 0 when the input must go through
- * src/source (a FIFO, pipe, device or socket, which may block or never
+ * input is a recorded file (el_src_fd_recorded: a regular file or a device
+ * such as /dev/null, by path or on stdin) read once to the end; NULL
+ * otherwise. With NULL, *err is 0 when the input must go through
+ * src/source (a FIFO, pipe, terminal or socket, which may block or never
  * end: see el_src_pump), 1 after -h/--help, 2 after a usage error.
  * A path that does not exist is returned as a path: the caller's open
  * reports it. */

@@ -3,6 +3,7 @@
  * (spec/reference-behaviour.md §1.1, §1.3, §1.5); docs/sources.md documents
  * each one. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/un.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "source_internal.h"
 
@@ -343,20 +345,39 @@ void el_src_opts_describe(const el_src_opts_t *o, char *buf, size_t size) {
   }
 }
 
-/* 1 for a regular file (or stdin redirected from one), or a path that
- * does not exist (the open reports it); 0 for a FIFO, pipe, device or
- * socket. */
-static int regular_or_missing(const char *path) {
+int el_src_fd_recorded(int fd) {
+  struct stat sb;
+  if (fstat(fd, &sb) != 0)
+    return 0;
+  return S_ISREG(sb.st_mode) || (S_ISCHR(sb.st_mode) && !isatty(fd));
+}
+
+/* 1 for what el_src_fd_recorded takes for a recorded file (stdin when path
+ * is NULL), or a path that does not exist or cannot be opened (the
+ * caller's open reports it); 0 for a FIFO, pipe, socket or terminal. */
+static int recorded_or_missing(const char *path) {
   struct stat sb;
   int rc = path ? stat(path, &sb) : fstat(0, &sb);
-  return rc != 0 || S_ISREG(sb.st_mode);
+  if (rc != 0 || S_ISREG(sb.st_mode))
+    return 1;
+  if (!S_ISCHR(sb.st_mode))
+    return 0;
+  if (!path)
+    return !isatty(0);
+  /* Only an open device tells whether it is a terminal. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return 1;
+  int tty = isatty(fd);
+  close(fd);
+  return !tty;
 }
 
 int el_src_opts_live(const el_src_opts_t *o) {
   if (o->kind != EL_SRC_FILE && o->kind != EL_SRC_STDIN)
     return 1;
-  return o->follow || !regular_or_missing(o->kind == EL_SRC_STDIN ? NULL
-                                                                   : o->path);
+  return o->follow ||
+         !recorded_or_missing(o->kind == EL_SRC_STDIN ? NULL : o->path);
 }
 
 const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
@@ -373,7 +394,7 @@ const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,
   if (*err || !el_src_opts_is_plain(o))
     return NULL;
   const char *path = o->kind == EL_SRC_STDIN ? NULL : o->path;
-  if (!regular_or_missing(path))
+  if (!recorded_or_missing(path))
     return NULL;
   return path ? path : "-";
 }

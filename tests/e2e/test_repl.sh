@@ -164,4 +164,35 @@ check "... in one line naming it" \
   "eventlog-live: repl: cannot open $tmp/missing.eventlog: No such file or directory" \
   "$(cat "$tmp/m1")"
 
+# 7. /dev/null (a character device that is not a terminal) is read to its
+# end like a regular file: an empty input, loaded before the first prompt
+# with the messages of an empty regular file, not followed as a live
+# source ("following /dev/null", then "[/dev/null: input ended ...]"
+# while the prompt waited). The lines come from a FIFO the test holds
+# open: the first line is out before any line is read.
+: >"$tmp/empty.eventlog"
+mkfifo "$tmp/lines"
+for f in "$tmp/empty.eventlog" /dev/null; do
+  n=$(basename "$f")
+  exec 3<>"$tmp/lines"
+  timeout 10 "$EL_BIN" repl "$f" --no-history <"$tmp/lines" \
+    >"$tmp/$n.out" 2>"$tmp/$n.err" &
+  pid=$!
+  for _ in $(seq 100); do
+    grep -q '^loaded \|^following ' "$tmp/$n.out" && break
+    sleep 0.1
+  done
+  echo ':quit' >&3
+  exec 3>&-
+  wait "$pid"
+  sed -i "s|$f|INPUT|g" "$tmp/$n.out" "$tmp/$n.err"
+done
+check "empty regular file: loaded before the first prompt" \
+  "loaded INPUT: 0 events, 0 ns, 0 capabilities, unknown RTS; type :help" \
+  "$(head -n 1 "$tmp/empty.eventlog.out")"
+check "/dev/null: the same line as an empty regular file" \
+  "$(head -n 1 "$tmp/empty.eventlog.out")" "$(head -n 1 "$tmp/null.out")"
+check "/dev/null: the same messages as an empty regular file" \
+  "$(cat "$tmp/empty.eventlog.err")" "$(cat "$tmp/null.err")"
+
 exit $fail

@@ -2,7 +2,8 @@
 # Input forms and exit statuses of `show` and `stats`: FILE, -, 
 # --eventlog-file FILE, --eventlog-stdin; a truncated log (exit 0, message
 # with the byte offset on stderr, the events before the cut printed); a
-# corrupt log (exit 1, offset on stderr); a missing file and bad usage.
+# corrupt log (exit 1, offset on stderr); /dev/null as an empty file; a
+# missing file and bad usage.
 set -u
 : "${EL_BIN:?}" "${EL_EVENTLOGS:?}"
 tmp=$(mktemp -d)
@@ -49,6 +50,24 @@ PY
 check "corrupt log exits 1" test $? -eq 1
 check "corruption reported with offset" grep -q "4321.*byte" "$tmp/bad.err"
 check "header still printed" grep -q "^Event Types:" "$tmp/bad.out"
+
+# /dev/null (a character device that is not a terminal) is read to its
+# end like a regular file: the message of an empty file, by path or on
+# stdin, from show and stats (it went through the live source path, with
+# another message).
+: >"$tmp/empty.eventlog"
+for cmd in show stats; do
+  "$EL_BIN" $cmd "$tmp/empty.eventlog" >/dev/null 2>"$tmp/e.err"
+  st_empty=$?
+  "$EL_BIN" $cmd /dev/null >/dev/null 2>"$tmp/n.err"
+  check "$cmd /dev/null exits as an empty file" test $? -eq $st_empty
+  check "$cmd /dev/null: the message of an empty file" \
+    test "$(sed "s|$tmp/empty.eventlog|/dev/null|" "$tmp/e.err")" = "$(cat "$tmp/n.err")"
+  "$EL_BIN" $cmd --eventlog-stdin <"$tmp/empty.eventlog" >/dev/null 2>"$tmp/e.err"
+  "$EL_BIN" $cmd --eventlog-stdin </dev/null >/dev/null 2>"$tmp/n.err"
+  check "$cmd </dev/null: the message of an empty file on stdin" \
+    cmp -s "$tmp/e.err" "$tmp/n.err"
+done
 
 "$EL_BIN" show "$tmp/does-not-exist" >/dev/null 2>&1
 check "missing file exits 1" test $? -eq 1
