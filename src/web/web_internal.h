@@ -172,7 +172,16 @@ struct el_web_s {
   uint64_t th_session; /* session of the indexed (current) threads */
   web_usage_t usage;
   /* counters */
-  uint64_t batches, points, dropped_series, evicted_series, scrapes;
+  uint64_t batches, scrapes;
+  uint64_t points; /* points received */
+  /* points not stored: no family (over the limit of families) or out of
+   * memory */
+  uint64_t dropped_series;
+  uint64_t evicted_series;       /* series a full family forgot */
+  uint64_t evicted_stale_series; /* of those, the stale ones */
+  /* series forgotten when re-keyed onto the key of another series of
+   * their session */
+  uint64_t merged_series;
   uint64_t rekeyed_series; /* series moved to a corrected resource */
 };
 

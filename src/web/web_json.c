@@ -218,11 +218,15 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
   el_buf_printf(b,
                 ",\"stats\":{\"batches\":%llu,\"points\":%llu,"
                 "\"dropped_series\":%llu,\"evicted_series\":%llu,"
-                "\"rekeyed_series\":%llu},\"metrics\":[",
+                "\"evicted_stale_series\":%llu,\"merged_series\":%llu,"
+                "\"rekeyed_series\":%llu,\"series_limit\":%d},"
+                "\"metrics\":[",
                 (unsigned long long)w->batches, (unsigned long long)w->points,
                 (unsigned long long)w->dropped_series,
                 (unsigned long long)w->evicted_series,
-                (unsigned long long)w->rekeyed_series);
+                (unsigned long long)w->evicted_stale_series,
+                (unsigned long long)w->merged_series,
+                (unsigned long long)w->rekeyed_series, WEB_SERIES_PER_METRIC);
   for (size_t k = 0; k < w->nfam; k++) {
     if (k) el_buf_puts(b, ",");
     json_family(b, w->fam[k], per);

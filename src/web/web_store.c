@@ -269,7 +269,8 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* A full family forgets its least recently updated eighth (touched
  * values are unique: a series' last w->tick), counted in
- * w->evicted_series, and re-indexes the rest (the index keeps its
+ * w->evicted_series (and the stale ones among them in
+ * w->evicted_stale_series), and re-indexes the rest (the index keeps its
  * memory: nothing allocated). Returns false when out of memory. */
 static bool family_evict(el_web_t *w, web_family_t *f) {
   uint64_t *t = el_malloc(f->n * sizeof *t);
@@ -282,8 +283,9 @@ static bool family_evict(el_web_t *w, web_family_t *f) {
   el_map_clear(&f->idx);
   for (size_t i = 0; i < f->n; i++) {
     if (f->s[i]->touched < cut) {
-      series_free(f->s[i]);
       w->evicted_series++;
+      if (f->s[i]->stale) w->evicted_stale_series++;
+      series_free(f->s[i]);
       continue;
     }
     f->s[j] = f->s[i];
@@ -378,7 +380,7 @@ static web_series_t *series_get(el_web_t *w, web_family_t *f,
 
 /* After keys changed: index f again. A series whose new key another
  * series of its session has already is forgotten (counted in
- * evicted_series); of two sessions' series with one key the older
+ * merged_series); of two sessions' series with one key the older
  * becomes stale. */
 static void family_reindex(el_web_t *w, web_family_t *f) {
   el_map_clear(&f->idx);
@@ -387,7 +389,7 @@ static void family_reindex(el_web_t *w, web_family_t *f) {
     web_series_t *s = f->s[i];
     if (series_find(f, s->key, strlen(s->key), s->hash, s->session)) {
       series_free(s);
-      w->evicted_series++;
+      w->merged_series++;
       continue;
     }
     f->s[j] = s;

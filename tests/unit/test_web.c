@@ -201,7 +201,7 @@ static void test_sessions_rekey_and_cut(void **state) {
   el_free(got);
   char *js = model_json(f);
   assert_non_null(strstr(js, "\"nseries\":1,"));
-  assert_non_null(strstr(js, "\"rekeyed_series\":1}"));
+  assert_non_null(strstr(js, "\"rekeyed_series\":1,"));
   assert_non_null(strstr(js,
                          "\"session\":1,\"stale\":false,"
                          "\"points\":[[1,100],[2,300]]"));
@@ -434,6 +434,47 @@ static void test_series_bounded(void **state) {
   fix_free(f);
 }
 
+/* One series per user, of session sess, users lo..hi, each flushed alone
+ * (so each is touched at its own tick). */
+static void users(fix_t *f, const el_tm_metric_desc_t *d, uint64_t sess, int lo,
+                  int hi) {
+  assert_int_equal(el_tm_store_set_session(f->st, sess), 0);
+  for (int k = lo; k <= hi; k++) {
+    char u[16];
+    int n = snprintf(u, sizeof u, "%d", k);
+    el_tm_attr_t a[] = {
+        {.key = "user", .type = EL_TM_STR, .v.s = {u, (size_t)n}}};
+    point(f, d, a, 1, (el_unix_ns_t)sess * 1000000, k);
+    el_tm_store_flush(f->st);
+  }
+}
+
+/* docs/web.md "/api/data": a full metric's evictions are counted apart
+ * from the stale ones among them. Session 1 stores users 1..1100; session
+ * 2 users 101..1000 (2000 series: session 1's 101..1000 stale); session
+ * 2's user 2001 makes the metric forget its least recently updated eighth,
+ * 250 series: session 1's users 1..250, of which 101..250 (150) stale. */
+static void test_series_evicted_stale(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_metric_desc_t d = {.name = "g", .unit = "By", .kind = EL_TM_GAUGE};
+  users(f, &d, 1, 1, 1100);
+  users(f, &d, 2, 101, 1000);
+  assert_int_equal(f->w->fam[0]->n, 2000);
+  assert_int_equal(f->w->evicted_series, 0);
+  users(f, &d, 2, 2001, 2001);
+  assert_int_equal(f->w->fam[0]->n, 1751);
+  assert_int_equal(f->w->evicted_series, 250);
+  assert_int_equal(f->w->evicted_stale_series, 150);
+  char *js = model_json(f);
+  assert_non_null(strstr(js,
+                         "\"evicted_series\":250,\"evicted_stale_series\":150,"
+                         "\"merged_series\":0,\"rekeyed_series\":0,"
+                         "\"series_limit\":2000}"));
+  el_free(js);
+  fix_free(f);
+}
+
 static void test_options(void **state) {
   (void)state;
   el_web_opts_t o;
@@ -580,6 +621,7 @@ int main(void) {
       cmocka_unit_test(test_gauge_last_value_and_drops),
       cmocka_unit_test(test_counter_openmetrics_and_escaping),
       cmocka_unit_test(test_sessions_rekey_and_cut),
+      cmocka_unit_test(test_series_evicted_stale),
       cmocka_unit_test(test_logs_threads_spans),
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_usage_bins),
