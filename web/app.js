@@ -22,8 +22,11 @@ window.elCharts = charts;
 // (/api/data keys series by every label, resource attributes included;
 // the daemon re-keys a session's series when its resource gains
 // attributes, so this is a safety net). Series of different sessions stay
-// apart: a rate is never spread across two runs; a stale series (an
-// earlier session's) ends at its last point (docs/web.md "Sessions").
+// apart: a rate is never spread across two runs; a series of an earlier
+// session than the newest one in `data` is `ended`: it ends at its last
+// point (docs/web.md "Sessions"), whether or not the daemon marked it
+// stale (a new run's pid gives its series other labels: the old ones are
+// then not stale, but that run is over all the same).
 function family(data, short) {
   const f = data.metrics.find((m) => m.name === short ||
     m.name.endsWith('_' + short));
@@ -38,7 +41,9 @@ function family(data, short) {
     m.stale = m.stale && s.stale === true;
     m.points.push(...s.points);
   }
+  const newest = newestSession(data);
   const series = [...byAttrs.values()].map((s) => {
+    s.ended = s.stale || (s.session > 0 && s.session < newest);
     s.points.sort((a, b) => a[0] - b[0]);
     // one value per time: the last one given
     s.points = s.points.filter((p, i, a) => i + 1 === a.length || a[i + 1][0] !== p[0]);
@@ -47,8 +52,87 @@ function family(data, short) {
   return { ...f, series };
 }
 
+// The newest eventlog session of any metric series (0: none).
+function newestSession(data) {
+  let n = 0;
+  for (const f of data.metrics) for (const s of f.series) n = Math.max(n, s.session || 0);
+  return n;
+}
+
+// The times (Unix ms) when no program ran: the holes between the
+// sessions' extents, a session's extent running from its first point (a
+// cumulative sum's count start, when given) to its last point over every
+// metric. Series of session 0 (the daemon's own) are left out. Returns
+// [[end of one run, start of the next], ...], sorted.
+function sessionGaps(data) {
+  const ext = new Map();
+  for (const f of data.metrics) {
+    for (const s of f.series) {
+      if (!s.session || !s.points.length) continue;
+      const p0 = s.points[0];
+      const lo = f.kind === 'sum' && countStart(p0) !== null ? p0[2] : p0[0];
+      const hi = s.points[s.points.length - 1][0];
+      const e = ext.get(s.session) || [Infinity, -Infinity];
+      ext.set(s.session, [Math.min(e[0], lo), Math.max(e[1], hi)]);
+    }
+  }
+  const gaps = [];
+  let end = null;
+  for (const [lo, hi] of [...ext.values()].sort((a, b) => a[0] - b[0])) {
+    if (end !== null && lo > end) gaps.push([end, lo]);
+    end = end === null ? hi : Math.max(end, hi);
+  }
+  return gaps;
+}
+
+// The gaps of the data drawn (sessionGaps), set by render.
+let gaps = [];
+
+// Break every line of data ([xs, ...ys], xs in s) where no program ran
+// (gaps): a value whose x (its bin [x - before, x + after] when the
+// values are per time bin) lies wholly inside a gap becomes null, and a
+// gap with no x inside gets one at its middle, null in every series.
+// Then a run of absent values (undefined: that series has no value at
+// this x, another has) that touches a null becomes null, so that uPlot
+// (spanGaps false: a null ends a line, an undefined does not) ends each
+// line at its last point before the gap and starts it again after it.
+// Returns the new data.
+function breakGaps(data, before = 0, after = 0) {
+  let rows = data[0].map((x, i) => [x, ...data.slice(1).map((ys) => ys[i])]);
+  const inside = (x, [a, b]) => (before || after
+    ? (x - before) * 1000 >= a && (x + after) * 1000 <= b
+    : x * 1000 > a && x * 1000 < b);
+  for (const g of gaps) {
+    let hit = false;
+    for (const r of rows) {
+      if (!inside(r[0], g)) continue;
+      hit = true;
+      r.fill(null, 1);
+    }
+    const mid = (g[0] + g[1]) / 2000;
+    if (!hit && rows.length && mid > rows[0][0] && mid < rows[rows.length - 1][0])
+      rows.push([mid, ...data.slice(1).map(() => null)]);
+  }
+  rows.sort((p, q) => p[0] - q[0]);
+  const out = [rows.map((r) => r[0])];
+  for (let k = 1; k < data.length; k++) {
+    const ys = rows.map((r) => r[k]);
+    for (let i = 0; i < ys.length;) {
+      if (ys[i] !== null && ys[i] !== undefined) { i++; continue; }
+      let j = i, hasNull = false;
+      for (; j < ys.length && (ys[j] === null || ys[j] === undefined); j++)
+        hasNull = hasNull || ys[j] === null;
+      if (hasNull) ys.fill(null, i, j);
+      i = j;
+    }
+    out.push(ys);
+  }
+  return out;
+}
+
 // Sum of the series at each time of any of them, each series carrying its
-// last value forward (a stale one only up to its last point). Returns
+// last value forward (an ended one only up to its last point: a series of
+// an earlier session, family). Null where none has a value. Returns
 // {t: [s], v: []}.
 function sumByTime(series) {
   const times = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))]
@@ -63,8 +147,8 @@ function sumByTime(series) {
         last[k] = s.points[idx[k]][1];
         idx[k]++;
       }
-      // a stale series (its session is over) adds nothing after its end
-      if (s.stale && idx[k] === s.points.length && s.points[idx[k] - 1][0] < t) last[k] = null;
+      // an ended series (its session is over) adds nothing after its end
+      if (s.ended && idx[k] === s.points.length && s.points[idx[k] - 1][0] < t) last[k] = null;
       if (last[k] !== null) sum = (sum || 0) + last[k];
     });
     v.push(sum);
@@ -72,12 +156,14 @@ function sumByTime(series) {
   return { t: times.map((x) => x / 1000), v };
 }
 
-// Align several {t, v} on the union of their times (null where absent).
+// Align several {t, v} on the union of their times (undefined where a
+// curve has no value at a time another has: its line goes on; a null
+// value stays null: its line breaks there).
 function align(list) {
   const xs = [...new Set(list.flatMap((c) => c.t))].sort((a, b) => a - b);
   const ys = list.map((c) => {
     const m = new Map(c.t.map((t, i) => [t, c.v[i]]));
-    return xs.map((x) => (m.has(x) ? m.get(x) : null));
+    return xs.map((x) => (m.has(x) ? m.get(x) : undefined));
   });
   return [xs, ...ys];
 }
@@ -247,7 +333,9 @@ function draw(id, data, series, opts) {
   const sec = document.getElementById(id);
   const points = data.slice(1).reduce((n, ys) =>
     n + ys.filter((y) => y !== null && y !== undefined).length, 0);
-  sec.dataset.times = String(data[0].length);
+  // times with a value (not the breaks breakGaps added)
+  sec.dataset.times = String(data[0].filter((x, i) =>
+    data.slice(1).some((ys) => ys[i] !== null && ys[i] !== undefined)).length);
   sec.dataset.points = String(points);
   sec.dataset.series = String(series.length);
   let empty = sec.querySelector('.empty');
@@ -284,7 +372,9 @@ function draw(id, data, series, opts) {
       stroke: s.stroke || COLORS[i % COLORS.length],
       fill: s.fill,
       width: 1.5,
-      spanGaps: true,
+      // a null value breaks the line (the gap between two runs, a time
+      // no series covers: breakGaps); an undefined one is skipped
+      spanGaps: false,
       points: s.points || { show: data[0].length < 60 },
       paths: s.paths,
       value: (opts && opts.value) || undefined,
@@ -311,7 +401,7 @@ function drawHeap(d) {
     list.push(sumByTime(f.series));
     series.push({ label });
   }
-  draw('chart-heap', list.length ? align(list) : [[]], series,
+  draw('chart-heap', list.length ? breakGaps(align(list)) : [[]], series,
     { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
 }
 
@@ -319,7 +409,7 @@ function drawHeapProf(d) {
   const f = family(d, 'HeapProfSample');
   const byLabel = groupBy(f, 'heapProfLabel');
   const curves = [...byLabel.entries()].map(([label, ss]) => {
-    const c = sumByTime(ss.map((s) => ({ points: s.points, stale: s.stale })));
+    const c = sumByTime(ss);
     return { label, c, total: c.v.reduce((a, b) => a + (b || 0), 0) };
   });
   if (!curves.length) {
@@ -358,14 +448,14 @@ function drawHeapProf(d) {
     const col = COLORS[(cum.length - 1 - i) % COLORS.length];
     return { label: l.label, stroke: col, fill: col + '99' };
   });
-  draw('chart-heapprof', [xs, ...cum.map((l) => l.ys)], series,
+  draw('chart-heapprof', breakGaps([xs, ...cum.map((l) => l.ys)]), series,
     { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
 }
 
 function drawAlloc(d) {
   const f = family(d, 'HeapAllocated');
   const g = f ? grid(f.series) : null;
-  const data = g ? [g.xs, binnedRate(f.series, g)] : [[], []];
+  const data = g ? breakGaps([g.xs, binnedRate(f.series, g)], g.w / 1000) : [[], []];
   draw('chart-alloc', data, [{ label: 'allocated bytes/s' }],
     { axis: bytesAxis('/s'), incrs: BYTE_INCRS,
       value: (u, v) => (v === null ? '' : fmtBytes(v) + '/s') });
@@ -454,16 +544,19 @@ function categoryRates(d) {
     const idle = bins.map((b, i) => Math.max(0, u.caps * cover[i] - gc[i] - mut[i]) /
       (cover[i] || 1));
     const busy = (a, i) => a[i] / (cover[i] || 1);
+    // bins between two runs: no capability existed, none was idle
+    const half = u.bin_ms / 2000;
     return { names: ['GC', 'Idle', 'Mutator'], caps: u.caps, source: 'spans',
-      data: [xs, gc.map((v, i) => busy(gc, i)), idle, mut.map((v, i) => busy(mut, i))] };
+      data: breakGaps([xs, gc.map((v, i) => busy(gc, i)), idle,
+        mut.map((v, i) => busy(mut, i))], half, half) };
   }
   const f = family(d, 'CapabilityUsageDuration');
   const cats = groupBy(f, 'category');
   const names = [...cats.keys()].sort();
   const g = f ? grid(f.series) : null;
   if (!names.length || !g) return { names: [], data: [[]] };
-  return { names, source: 'metric', data: [g.xs, ...names.map((k) =>
-    binnedRate(cats.get(k), g).map((v) => (v === null ? null : v / 1e9)))] };
+  return { names, source: 'metric', data: breakGaps([g.xs, ...names.map((k) =>
+    binnedRate(cats.get(k), g).map((v) => (v === null ? null : v / 1e9)))], g.w / 1000) };
 }
 
 function drawProd(d) {
@@ -474,9 +567,11 @@ function drawProd(d) {
     return i < 0 ? xs.map(() => null) : data[i + 1];
   };
   const mut = col('Mutator'), gc = col('GC');
-  const prod = xs.map((x, i) => (mut[i] !== null && gc[i] !== null &&
-    mut[i] + gc[i] > 0 ? mut[i] / (mut[i] + gc[i]) : null));
-  const gcShare = prod.map((p) => (p === null ? null : 1 - p));
+  // null (the line breaks) where a count is missing (between two runs);
+  // undefined (the line goes on) where no capability was busy
+  const prod = xs.map((x, i) => (mut[i] === null || gc[i] === null ? null
+    : mut[i] + gc[i] > 0 ? mut[i] / (mut[i] + gc[i]) : undefined));
+  const gcShare = prod.map((p) => (p === null || p === undefined ? p : 1 - p));
   draw('chart-prod', [xs, prod, gcShare],
     [{ label: 'productivity (mutator / busy)' }, { label: 'GC share' }],
     { value: (u, v) => (v === null ? '' : (100 * v).toFixed(1) + ' %'),
@@ -578,9 +673,17 @@ function drawThreads(d) {
     rows.some((r) => r.state) ? 'none' : '';
 }
 
+// The log tail: the 200 newest records by time, newest first. The daemon
+// keeps them in arrival order, which is not time order: GHC writes each
+// capability's buffer out as a block (with -N2 on GHC 9.0 a block of
+// earlier times can come after a later one). Records of one time keep
+// their arrival order (the later one first).
+const LOG_ROWS = 200;
 function drawLogs(d) {
   const body = document.querySelector('#logs tbody');
-  const rows = d.logs.slice(-200).reverse();
+  const rows = d.logs.map((l, i) => [l, i])
+    .sort((p, q) => q[0].t - p[0].t || q[1] - p[1])
+    .slice(0, LOG_ROWS).map(([l]) => l);
   body.replaceChildren(...rows.map((l) => {
     const tr = document.createElement('tr');
     cell(tr, new Date(l.t).toISOString().replace('T', ' ').slice(0, 23));
@@ -626,19 +729,38 @@ for (const b of document.querySelectorAll('.controls button')) {
 
 // {====== polling ======}
 
+// The header's status line from /api/data's stats (docs/web.md
+// "/api/data"): points the store could not keep (a metric over the
+// limit of metrics), series a full metric forgot (its least recently
+// updated ones, over the per-metric limit; some may be stale: replaced by
+// a newer run's series), and series forgotten as duplicates when a
+// resource correction gave them the labels of another.
+function statusText(d) {
+  const s = d.stats;
+  let t = `${d.ended ? 'input ended' : 'live'} · ` +
+    `${s.points} points in ${s.batches} batches`;
+  if (s.dropped_series)
+    t += ` · ${s.dropped_series} ${s.dropped_series === 1 ? 'point' : 'points'} ` +
+      'dropped (too many metrics)';
+  if (s.evicted_series) {
+    t += ` · ${s.evicted_series} series forgotten over the limit of ` +
+      `${s.series_limit} per metric`;
+    if (s.evicted_stale_series) t += ` (${s.evicted_stale_series} of them stale)`;
+  }
+  if (s.merged_series)
+    t += ` · ${s.merged_series} duplicate series forgotten after a resource correction`;
+  return t;
+}
+
 function render(d) {
   document.getElementById('service').textContent = d.service;
   document.title = `eventlog-live: ${d.service}`;
-  const s = d.stats;
-  document.getElementById('status').textContent =
-      `${d.ended ? 'input ended' : 'live'} · ` +
-      `${s.points} points in ${s.batches} batches` +
-      (s.dropped_series ? ` · ${s.dropped_series} series dropped` : '') +
-      (s.evicted_series ? ` · ${s.evicted_series} stale series forgotten` : '');
+  document.getElementById('status').textContent = statusText(d);
   for (const b of document.querySelectorAll('.controls button')) {
     b.title = d.control_port >= 0 ? '' : 'start the daemon with --control-port';
   }
   timeRange.data = dataRange(d);
+  gaps = sessionGaps(d);
   drawHeap(d);
   drawHeapProf(d);
   drawAlloc(d);

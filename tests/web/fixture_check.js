@@ -1,0 +1,301 @@
+// Browser check of the daemon's web view against hand-made /api/data
+// documents (tests/e2e/test_web_fixture.sh runs it): the page and its
+// assets come from the daemon (the embedded files), but every request for
+// api/data is answered with a document built here, so each expected value
+// below follows from this file's own input, not from the page's code.
+//
+//   node fixture_check.js --url URL --screenshot FILE --user-data-dir DIR
+//
+// 1. Two sessions 28 s apart (docs/web.md "Sessions"): session 1 from T0
+//    to T0 + 10 s, session 2 from T0 + 38 s (count starts 0.5 s before
+//    its first point) to T0 + 48 s. Session 1's series are stale for
+//    HeapSize and HeapLive, not stale for the others (a new run's pid
+//    gives its series other labels). Every line of every time chart must
+//    break between the sessions: in the chart's data a null between its
+//    last value of session 1 and its first of session 2, no value wholly
+//    inside the gap, and uPlot's drawn path clipped over the gap; within
+//    a session the heap lines are unbroken (HeapLive is sampled half a
+//    second after HeapSize). Session 1's last values are not carried
+//    into session 2: the heap chart's blocks at session 2's first point
+//    is session 2's value.
+// 2. Log tail: 250 records whose blocks of 10 arrive out of time order
+//    (as whole capability buffers do with -N2 on GHC 9.0): the table must
+//    list the 200 newest by time, newest first.
+// 3. The header's status line for three hand-made stats: evicted series
+//    (none stale), then some stale, some dropped points and merged
+//    series: the words must say what each counter counts.
+// Prints one JSON line of findings; exit 0 pass, 1 fail.
+'use strict';
+const { chromium } = require('playwright-core');
+
+function arg(name, dflt) {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+}
+
+// {====== the hand-made input ======}
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const MIB = 1024 * 1024;
+const S1 = { session: 1, from: T0, to: T0 + 10000 };
+const S2 = { session: 2, from: T0 + 38000, to: T0 + 48000 };
+const START_BEFORE = 500; // a cumulative count starts 0.5 s before its first point
+// The gap no program ran in: from session 1's last point to session 2's
+// count start.
+const GAP = [S1.to, S2.from - START_BEFORE];
+
+// Points every `step` ms over a session, value f(k, t), offset `off` ms.
+function pts(s, step, f, off = 0) {
+  const out = [];
+  for (let t = s.from + off, k = 0; t <= s.to; t += step, k++) out.push([t, f(k, t)]);
+  return out;
+}
+
+// A cumulative series of a steady rate: its first point carries the
+// count's start (0.5 s of the rate counted by then), then 1 s per point.
+function cumulative(s, perSecond) {
+  const p = pts(s, 1000, (k) => perSecond * (0.5 + k));
+  p[0].push(p[0][0] - START_BEFORE);
+  return p;
+}
+
+function series(attrs, s, stale, points) {
+  return { attrs, session: s.session, stale, points };
+}
+
+function gauge(name, perSession) {
+  return { name: 'ghc_eventlog_' + name, prom: 'ghc_eventlog_' + name + '_bytes', unit: 'By',
+    kind: 'gauge', monotonic: false, nseries: perSession.length, series: perSession };
+}
+function sum(name, unit, perSession) {
+  return { name: 'ghc_eventlog_' + name, prom: 'x', unit, kind: 'sum', monotonic: true,
+    nseries: perSession.length, series: perSession };
+}
+
+// Session values: HeapSize 10 MiB + k MiB in session 1, 40 MiB + k MiB in
+// session 2; BlocksSize 3 MiB and 5 MiB.
+const heapSize = (base) => (k) => (base + k) * MIB;
+const BLOCKS1 = 3 * MIB, BLOCKS2 = 5 * MIB;
+
+function sessionsDoc() {
+  const metrics = [
+    gauge('HeapSize', [series({}, S1, true, pts(S1, 1000, heapSize(10))),
+      series({}, S2, false, pts(S2, 1000, heapSize(40)))]),
+    gauge('HeapLive', [series({}, S1, true, pts(S1, 1000, () => 4 * MIB, 500)),
+      series({}, S2, false, pts(S2, 1000, () => 6 * MIB, 500))]),
+    gauge('BlocksSize', [series({}, S1, false, pts(S1, 1000, () => BLOCKS1)),
+      series({}, S2, false, pts(S2, 1000, () => BLOCKS2))]),
+    gauge('HeapProfSample', ['A', 'B'].flatMap((l, i) => [S1, S2].map((s) =>
+      series({ heapProfLabel: l }, s, false, pts(s, 2000, (k) => (i + 1 + k) * MIB))))),
+    sum('HeapAllocated', 'By', ['0', '1'].flatMap((c) => [S1, S2].map((s) =>
+      series({ evCap: c }, s, false, cumulative(s, 20 * MIB))))),
+    sum('CapabilityUsageDuration', 'ns', [['GC', 1e8], ['Mutator', 8e8]].flatMap(
+      ([cat, rate]) => [S1, S2].map((s) =>
+        series({ category: cat, user: 'x' }, s, false, cumulative(s, rate))))),
+  ];
+  // Capability usage bins of 1 s: busy in the sessions, nothing in between.
+  const bins = [];
+  for (let t = S1.from - START_BEFORE; t < S2.to; t += 1000) {
+    const busy = (t >= S1.from - START_BEFORE && t < S1.to) || (t >= GAP[1] && t < S2.to);
+    bins.push([t, busy ? 100 : 0, busy ? 700 : 0]);
+  }
+  return {
+    service: 'fixture', control_port: -1, ended: true, now_ms: S2.to + 1000,
+    stats: { batches: 12, points: 34567, dropped_series: 0, evicted_series: 0,
+      evicted_stale_series: 0, merged_series: 0, rekeyed_series: 0, series_limit: 2000 },
+    metrics,
+    logs: [], markers: [],
+    gc_pauses: [[S1.from + 2000, 1.5], [S2.from + 2000, 2.5]], gc_pauses_forgotten: 0,
+    threads: [],
+    threads_other: { threads: 0, finished: 0, late_labels: 0, late_session: 0, running_ms: 0 },
+    // hi: the end of the last bin (T0 + 48.5 s)
+    cap_usage: { caps: 2, bin_ms: 1000, lo: S1.from - START_BEFORE, hi: S2.to + 500, clipped: 0,
+      bins },
+  };
+}
+
+// 250 records at T0 + 100 ms * i, i = 0..249, arriving in blocks of 10
+// whose order swaps every pair (block 1, block 0, block 3, block 2, ...,
+// block 23, block 22, then block 24).
+function logsDoc() {
+  const d = sessionsDoc();
+  const logs = [];
+  for (let b = 0; b < 25; b++) {
+    const block = b < 24 ? b ^ 1 : b;
+    for (let j = 0; j < 10; j++) {
+      const i = block * 10 + j;
+      logs.push({ t: T0 + 100 * i, kind: 'UserMessage', body: `record ${i}`,
+        severity: 9, thread: -1 });
+    }
+  }
+  d.logs = logs;
+  return d;
+}
+// The 200 newest by time, newest first: records 249 down to 50.
+const WANT_LOG_BODIES = [...Array(200).keys()].map((k) => `record ${249 - k}`);
+
+// The header for three sets of stats.
+const STATUS_CASES = [
+  [{ evicted_series: 10250 },
+    'input ended · 34567 points in 12 batches · ' +
+    '10250 series forgotten over the limit of 2000 per metric'],
+  [{ evicted_series: 10250, evicted_stale_series: 3 },
+    'input ended · 34567 points in 12 batches · ' +
+    '10250 series forgotten over the limit of 2000 per metric (3 of them stale)'],
+  [{ dropped_series: 7, merged_series: 2 },
+    'input ended · 34567 points in 12 batches · 7 points dropped (too many metrics) · ' +
+    '2 duplicate series forgotten after a resource correction'],
+];
+
+// {====== checks ======}
+
+// Every line of every time chart breaks over GAP (ms), within the width
+// of the chart's bins (0 for charts of points).
+async function checkGap(page, problems) {
+  const got = await page.evaluate(() => {
+    const out = {};
+    for (const [id, c] of Object.entries(window.elCharts)) {
+      const u = c.plot;
+      out[id] = u.series.slice(1).map((s, k) => ({
+        label: s.label, spanGaps: s.spanGaps,
+        xs: u.data[0], ys: u.data[k + 1].map((v) => (v === undefined ? 'u' : v)),
+        gaps: s._paths && s._paths.gaps ? s._paths.gaps.map((g) => g.slice()) : null,
+      }));
+    }
+    return out;
+  });
+  const px = await page.evaluate((ms) => {
+    const out = {};
+    for (const [id, c] of Object.entries(window.elCharts))
+      out[id] = ms.map((t) => c.plot.valToPos(t / 1000, 'x', true));
+    return out;
+  }, GAP);
+  // Bins: 100 over the alloc/prod grid (from session 1's count start to
+  // session 2's end), 1 s for the spans' capability usage.
+  const gridW = (S2.to - (S1.from - START_BEFORE)) / 100;
+  const binOf = { 'chart-alloc': gridW, 'chart-prod': gridW, 'chart-caps': 1000 };
+  for (const id of ['chart-heap', 'chart-heapprof', 'chart-alloc', 'chart-prod', 'chart-caps']) {
+    if (!got[id]) { problems.push(`${id}: not drawn`); continue; }
+    const w = binOf[id] || 0;
+    for (const s of got[id]) {
+      const name = `${id} '${s.label}'`;
+      if (s.spanGaps) problems.push(`${name}: spanGaps is on (a null does not break it)`);
+      const val = (i) => s.ys[i] !== null && s.ys[i] !== 'u';
+      const xsMs = s.xs.map((x) => x * 1000);
+      let before = -1, after = -1, inGap = null;
+      xsMs.forEach((x, i) => {
+        if (!val(i)) return;
+        if (x <= GAP[0] + w) before = i;
+        if (x >= GAP[1] - w && after < 0) after = i;
+        // a bin [x - w, x] (or a point) wholly inside the gap has no value
+        const lo = id === 'chart-caps' ? x - w / 2 : x - w;
+        const hi = id === 'chart-caps' ? x + w / 2 : x;
+        if (inGap === null && lo >= GAP[0] && hi <= GAP[1] && (w || (x > GAP[0] && x < GAP[1])))
+          inGap = x;
+      });
+      if (inGap !== null)
+        problems.push(`${name}: a value at ${inGap - T0} ms, inside the gap ${GAP.map((g) => g - T0).join('..')} ms`);
+      if (before < 0 || after < 0) {
+        problems.push(`${name}: no values on both sides of the gap`);
+        continue;
+      }
+      if (!s.ys.slice(before + 1, after).includes(null))
+        problems.push(`${name}: no null between ${xsMs[before] - T0} ms and ${xsMs[after] - T0} ms: the line joins the sessions`);
+      // What uPlot drew: a clip over the gap (its pixels, within a bin).
+      const [p0, p1] = px[id];
+      const tol = w ? (px[id][1] - px[id][0]) / (GAP[1] - GAP[0]) * w + 1 : 1;
+      if (!s.gaps || !s.gaps.some(([a, b]) => a <= p0 + tol && b >= p1 - tol))
+        problems.push(`${name}: the drawn path has no gap over ${p0.toFixed(1)}..${p1.toFixed(1)} px (gaps ${JSON.stringify(s.gaps)})`);
+    }
+  }
+  // Within a session the heap lines go on: no null between two values.
+  for (const s of got['chart-heap'] || []) {
+    for (const [a, b] of [[S1.from, S1.to], [S2.from, S2.to + 1000]]) {
+      const ys = s.ys.filter((y, i) => s.xs[i] * 1000 >= a && s.xs[i] * 1000 <= b);
+      const first = ys.findIndex((y) => y !== null && y !== 'u');
+      const last = ys.length - 1 - [...ys].reverse().findIndex((y) => y !== null && y !== 'u');
+      if (ys.slice(first, last).includes(null))
+        problems.push(`chart-heap '${s.label}': broken within the session ${a - T0}..${b - T0} ms`);
+    }
+  }
+  // Session 1's values are not carried into session 2.
+  const blocks = (got['chart-heap'] || []).find((s) => s.label === 'blocks');
+  if (blocks) {
+    const i = blocks.xs.findIndex((x) => x * 1000 === S2.from);
+    if (blocks.ys[i] !== BLOCKS2)
+      problems.push(`heap chart: blocks at session 2's first point is ${blocks.ys[i]}, session 2's value is ${BLOCKS2}`);
+  } else {
+    problems.push('heap chart: no blocks series');
+  }
+  return Object.fromEntries(Object.entries(got).map(([id, ss]) =>
+    [id, ss.map((s) => ({ label: s.label, gaps: s.gaps }))]));
+}
+
+async function main() {
+  const url = arg('--url');
+  const problems = [];
+  const consoleErrors = [];
+  let doc = sessionsDoc();
+  const ctx = await chromium.launchPersistentContext(arg('--user-data-dir'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+      '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1400, height: 1800 },
+    timeout: 30000,
+  });
+  const result = {};
+  try {
+    const page = ctx.pages()[0] || await ctx.newPage();
+    page.setDefaultTimeout(20000);
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => consoleErrors.push('pageerror: ' + e.message));
+    await page.route(/\/api\/data$/, (r) => r.fulfill({
+      status: 200, contentType: 'application/json', body: JSON.stringify(doc) }));
+    // Serve doc and wait until the page has drawn it (two polls after).
+    const show = async (d) => {
+      doc = d;
+      const n = await page.evaluate(() => (window.elView ? window.elView.polls : 0));
+      await page.waitForFunction((k) => window.elView && window.elView.polls >= k + 2, n);
+    };
+    await page.goto(url, { waitUntil: 'load' });
+    await show(sessionsDoc());
+    result.gap = GAP.map((g) => g - T0);
+    result.charts = await checkGap(page, problems);
+
+    await show(logsDoc());
+    const bodies = await page.$$eval('#logs tbody tr', (trs) =>
+      trs.map((tr) => tr.children[2].textContent));
+    const times = await page.$$eval('#logs tbody tr', (trs) =>
+      trs.map((tr) => tr.children[0].textContent));
+    result.logs = { rows: bodies.length, first: bodies.slice(0, 3), last: bodies.slice(-2) };
+    if (JSON.stringify(bodies) !== JSON.stringify(WANT_LOG_BODIES))
+      problems.push(`log tail lists ${bodies.length} rows ${bodies.slice(0, 5).join(', ')} ..., ` +
+        `want the 200 newest by time, newest first: ${WANT_LOG_BODIES.slice(0, 5).join(', ')} ...`);
+    if (times.some((t, i) => i > 0 && t > times[i - 1]))
+      problems.push(`log tail times are not newest first: ${times.slice(0, 12).join(', ')}`);
+    // the screenshot: the two sessions and the sorted log tail
+    await page.screenshot({ path: arg('--screenshot'), fullPage: true });
+
+    result.status = [];
+    for (const [stats, want] of STATUS_CASES) {
+      const d = sessionsDoc();
+      Object.assign(d.stats, stats);
+      await show(d);
+      const text = await page.textContent('#status');
+      result.status.push(text);
+      if (text !== want) problems.push(`status '${text}', want '${want}'`);
+    }
+  } catch (e) {
+    problems.push('exception: ' + (e && e.stack ? e.stack : e));
+  } finally {
+    await ctx.close();
+  }
+  if (consoleErrors.length) problems.push(...consoleErrors.map((e) => 'console: ' + e));
+  result.problems = problems;
+  console.log(JSON.stringify(result));
+  process.exit(problems.length ? 1 : 0);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
