@@ -629,7 +629,7 @@ function cell(tr, text, cls) {
 }
 
 // The threads table: the daemon keeps at most 500 threads (finished ones
-// leave 30 s after they finish, the least active when it is full) and
+// leave 30 s after they finish, the youngest when it is full) and
 // sums those that left into the "other" row (docs/web.md "Limits"). A
 // reconnection ends the previous session's threads ("Ended", status
 // "session N ended"), which then leave as finished ones do.

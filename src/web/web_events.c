@@ -57,13 +57,85 @@ static void replace(char **dst, char *src) {
 
 /* {====== threads ======} */
 
-static size_t gone_slot(int64_t id) {
-  return (size_t)(el_hash_u64((uint64_t)id) % WEB_THREADS_RELEASED);
+/* What is remembered of a thread id that left the table (2 bits per id in
+ * w->thmark): it left, and it had finished. */
+enum { TH_OUT = 1, TH_OUT_FINISHED = 2 };
+
+static unsigned id_marks(const el_web_t *w, int64_t id) {
+  if (id < 0 || (uint64_t)id / 4 >= w->capthmark) return 0;
+  return (w->thmark[id / 4] >> (id % 4 * 2)) & 3u;
 }
 
-/* Whether thread id left the table (as far as the lossy memory knows). */
-static bool thread_gone(const el_web_t *w, int64_t id) {
-  return w->thgone[gone_slot(id)] == (uint64_t)id + 1;
+/* Set the marks of id to m; ids from WEB_THREAD_IDS on (or out of memory)
+ * are not remembered. */
+static void id_set_marks(el_web_t *w, int64_t id, unsigned m) {
+  if (id < 0 || id >= WEB_THREAD_IDS) return;
+  size_t byte = (size_t)id / 4, old = w->capthmark;
+  if (byte >= old) {
+    if (!m) return;
+    if (el_grow(&w->thmark, &w->capthmark, byte + 1, 1) < 0) return;
+    memset(w->thmark + old, 0, w->capthmark - old);
+  }
+  unsigned shift = (unsigned)(id % 4 * 2);
+  w->thmark[byte] = (uint8_t)((w->thmark[byte] & ~(3u << shift)) | m << shift);
+}
+
+/* The label store (w->thlab): open addressing with linear probing. The
+ * slot holding id, or the empty slot where it would go. */
+static size_t label_slot(const el_web_t *w, int64_t id) {
+  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABEL_SLOTS);
+  while (w->thlab[k].label && w->thlab[k].id != id)
+    k = (k + 1) % WEB_THREAD_LABEL_SLOTS;
+  return k;
+}
+
+static const char *label_get(const el_web_t *w, int64_t id) {
+  return w->thlab[label_slot(w, id)].label;
+}
+
+/* Keep a copy of label for thread id; dropped (counted) when the store
+ * holds WEB_THREAD_LABELS other threads' labels. */
+static void label_put(el_web_t *w, int64_t id, const char *label) {
+  size_t k = label_slot(w, id);
+  bool fresh = !w->thlab[k].label;
+  if (fresh && w->nthlab >= WEB_THREAD_LABELS) {
+    w->thother.dropped_labels++;
+    return;
+  }
+  char *c = el_strdup(label);
+  if (!c) return;
+  replace(&w->thlab[k].label, c);
+  w->thlab[k].id = id;
+  if (fresh) w->nthlab++;
+}
+
+/* Forget thread id's label; the entries after it in its probe run move
+ * back (backward-shift deletion), so no lookup stops early. */
+static void label_del(el_web_t *w, int64_t id) {
+  size_t k = label_slot(w, id);
+  if (!w->thlab[k].label) return;
+  el_free(w->thlab[k].label);
+  w->thlab[k].label = NULL;
+  w->nthlab--;
+  for (size_t j = (k + 1) % WEB_THREAD_LABEL_SLOTS; w->thlab[j].label;
+       j = (j + 1) % WEB_THREAD_LABEL_SLOTS) {
+    size_t h = (size_t)(el_hash_u64((uint64_t)w->thlab[j].id) %
+                        WEB_THREAD_LABEL_SLOTS);
+    /* j stays when its home h lies cyclically in (k, j]. */
+    bool stays = k < j ? (h > k && h <= j) : (h > k || h <= j);
+    if (stays) continue;
+    w->thlab[k] = w->thlab[j];
+    w->thlab[j].label = NULL;
+    k = j;
+  }
+}
+
+static void labels_clear(el_web_t *w) {
+  for (size_t k = 0; k < WEB_THREAD_LABEL_SLOTS; k++) {
+    el_free(w->thlab[k].label);
+    w->thlab[k].label = NULL;
+  }
+  w->nthlab = 0;
 }
 
 /* Whether thread t is over: finished, or ended with its session. */
@@ -72,23 +144,32 @@ static bool thread_over(const web_thread_t *t) {
          (!strcmp(t->state, "Finished") || !strcmp(t->state, "Ended"));
 }
 
+/* Row t leaves the table for the "other" row. A current-session thread
+ * is remembered by id (it may come back: thread_get); a finished one's
+ * label is forgotten (it will not). */
 static void thread_release(el_web_t *w, web_thread_t *t) {
-  if (t->session == w->th_session)
-    w->thgone[gone_slot(t->id)] = (uint64_t)t->id + 1;
+  bool over = thread_over(t);
+  if (t->session == w->th_session) {
+    id_set_marks(w, t->id, TH_OUT | (over ? TH_OUT_FINISHED : 0));
+    if (over) label_del(w, t->id);
+  }
   w->thother.threads++;
-  if (thread_over(t)) w->thother.finished++;
+  if (over) w->thother.finished++;
   w->thother.running_ms += t->running_ms;
   el_free(t->label);
   el_free(t->status);
 }
 
 /* Whether thread t goes before u when the table is cut: finished threads
- * first (oldest finish first), then the least active. */
+ * first (oldest finish first), then the youngest (latest first span: a
+ * stream of short-lived threads does not push out the long-lived ones,
+ * which are mostly blocked), then the least active. */
 static bool thread_goes_first(const web_thread_t *t, const web_thread_t *u) {
   bool tf = thread_over(t);
   bool uf = thread_over(u);
   if (tf != uf) return tf;
   if (tf) return t->t_ms < u->t_ms;
+  if (t->first_ms != u->first_ms) return t->first_ms > u->first_ms;
   return t->running_ms < u->running_ms;
 }
 
@@ -133,6 +214,9 @@ static void threads_age(el_web_t *w, bool full) {
   threads_reindex(w);
 }
 
+/* The row of thread id: found, or new with its kept label. A thread that
+ * had left the table comes back out of the "other" row (its running time
+ * there stays: the row counts from now). NULL when out of memory. */
 static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   uint32_t i;
   if (el_map_get(&w->thidx, (uint64_t)id, &i)) return &w->threads[i];
@@ -146,6 +230,14 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   t->id = id;
   t->cap = -1;
   t->session = w->th_session;
+  const char *label = label_get(w, id);
+  if (label) t->label = el_strdup(label);
+  unsigned m = id_marks(w, id);
+  if (m & TH_OUT) {
+    w->thother.threads--;
+    if (m & TH_OUT_FINISHED) w->thother.finished--;
+    id_set_marks(w, id, 0);
+  }
   return t;
 }
 
@@ -153,9 +245,9 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
  * session (a reconnection: another program, whose thread ids mean other
  * threads) ends the previous session's threads: a row not finished
  * becomes "Ended" (status "session N ended") as of the newest span and
- * ages out as finished ones do; labels kept for rows to come and the
- * memory of released ids are forgotten. Returns false for records of an
- * earlier session than the current one (counted, not applied). */
+ * ages out as finished ones do; the labels kept and the memory of the
+ * ids that left are forgotten. Returns false for records of an earlier
+ * session than the current one (counted, not applied). */
 static bool threads_session(el_web_t *w, uint64_t sess) {
   if (sess == 0 || sess == w->th_session) return true;
   if (sess < w->th_session) {
@@ -174,50 +266,30 @@ static bool threads_session(el_web_t *w, uint64_t sess) {
   }
   w->th_session = sess;
   threads_reindex(w);
-  memset(w->thgone, 0, sizeof w->thgone);
-  for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
-    el_free(w->thlab[k].label);
-    w->thlab[k].label = NULL;
-  }
+  if (w->thmark) memset(w->thmark, 0, w->capthmark);
+  labels_clear(w);
   return true;
 }
 
-/* A thread's label: onto its row; before any thread-state span (the
- * traces processor thread_state may be off) a new row; else kept until
- * the thread's first span makes its row (thread_row), or counted in
- * late_labels when the thread has left the table already. */
+/* A thread's label: kept by id (label_put) and onto its row; before any
+ * thread-state span (the traces processor thread_state may be off) it
+ * makes a row, else the thread's next span does (thread_get). The label
+ * of a finished thread that has left the table is only counted
+ * (late_labels): it will not come back. */
 static void thread_label(el_web_t *w, int64_t id, const char *label) {
   uint32_t i;
   web_thread_t *th = NULL;
+  if (!el_map_get(&w->thidx, (uint64_t)id, &i) &&
+      (id_marks(w, id) & TH_OUT_FINISHED)) {
+    w->thother.late_labels++;
+    return;
+  }
+  label_put(w, id, label);
   if (el_map_get(&w->thidx, (uint64_t)id, &i))
     th = &w->threads[i];
   else if (w->th_newest_ms == 0)
     th = thread_get(w, id);
-  if (th) {
-    replace(&th->label, el_strdup(label));
-    return;
-  }
-  if (thread_gone(w, id)) {
-    w->thother.late_labels++;
-    return;
-  }
-  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
-  replace(&w->thlab[k].label, el_strdup(label));
-  w->thlab[k].id = id;
-}
-
-/* The row of thread id for a state span: found, or new with the label
- * kept for it. NULL when out of memory. */
-static web_thread_t *thread_row(el_web_t *w, int64_t id) {
-  uint32_t i;
-  if (el_map_get(&w->thidx, (uint64_t)id, &i)) return &w->threads[i];
-  web_thread_t *th = thread_get(w, id);
-  size_t k = (size_t)(el_hash_u64((uint64_t)id) % WEB_THREAD_LABELS);
-  if (th && w->thlab[k].label && w->thlab[k].id == id) {
-    replace(&th->label, w->thlab[k].label);
-    w->thlab[k].label = NULL;
-  }
-  return th;
+  if (th) replace(&th->label, el_strdup(label));
 }
 
 /* A "<prefix>ThreadState Running|Blocked" span [start, end]: the state it
@@ -230,8 +302,9 @@ static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
   double start_ms = (double)s->start_unix_ns / 1e6;
   double end_ms = (double)s->end_unix_ns / 1e6;
   if (end_ms > w->th_newest_ms) w->th_newest_ms = end_ms;
-  web_thread_t *th = thread_row(w, tid);
+  web_thread_t *th = thread_get(w, tid);
   if (!th) return;
+  if (th->first_ms == 0 || start_ms < th->first_ms) th->first_ms = start_ms;
   if (running && end_ms >= start_ms) th->running_ms += end_ms - start_ms;
   if (end_ms < th->t_ms) return; /* an older span, late */
   th->t_ms = end_ms;
@@ -466,11 +539,10 @@ void web_events_clear(el_web_t *w) {
   w->th_session = 0;
   w->npauses = w->hpauses = w->npauses_top = 0;
   w->pauses_forgotten = 0;
-  memset(w->thgone, 0, sizeof w->thgone);
-  for (size_t k = 0; k < WEB_THREAD_LABELS; k++) {
-    el_free(w->thlab[k].label);
-    w->thlab[k].label = NULL;
-  }
+  el_free(w->thmark);
+  w->thmark = NULL;
+  w->capthmark = 0;
+  labels_clear(w);
   memset(&w->usage, 0, sizeof w->usage);
 }
 
@@ -549,11 +621,12 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
   }
   el_buf_printf(b,
                 "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
-                "\"late_labels\":%llu,\"late_session\":%llu,"
-                "\"running_ms\":",
+                "\"late_labels\":%llu,\"dropped_labels\":%llu,"
+                "\"late_session\":%llu,\"running_ms\":",
                 (unsigned long long)w->thother.threads,
                 (unsigned long long)w->thother.finished,
                 (unsigned long long)w->thother.late_labels,
+                (unsigned long long)w->thother.dropped_labels,
                 (unsigned long long)w->thother.late_session);
   web_put_num(b, w->thother.running_ms);
   el_buf_puts(b, "}");

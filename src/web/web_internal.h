@@ -15,7 +15,7 @@
 
 /* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings),
  * the least recently updated series of a full metric is forgotten, and
- * the least active threads leave the table for its "other" row. */
+ * the youngest threads leave the table for its "other" row. */
 #define WEB_POINTS_PER_SERIES 2000
 #define WEB_SERIES_PER_METRIC 2000
 #define WEB_FAMILIES_MAX 512
@@ -25,12 +25,17 @@
 /* GC pauses that left the ring: the longest ones are kept besides. */
 #define WEB_PAUSES_TOP 100
 #define WEB_THREADS_MAX 500
-/* Ids of threads that left the table, remembered (lossily, by hash) so
- * that a late label does not bring one back as a row of unknown state. */
-#define WEB_THREADS_RELEASED 4096
-/* Labels of threads without a row yet (a label may come before the
- * thread's first state span), kept by hash of the id (lossily). */
-#define WEB_THREAD_LABELS 1024
+/* Thread ids below this are remembered (2 bits each, grown as ids come)
+ * when their thread leaves the table, so that one that comes back is not
+ * counted twice and a late label of a finished one makes no row. GHC
+ * numbers a run's threads from 1. */
+#define WEB_THREAD_IDS (1u << 22)
+/* Labels kept by thread id, apart from the rows (a label may come before
+ * the thread's first span, and a row that leaves the table alive and
+ * comes back keeps it); a finished thread's label goes with its row.
+ * More are dropped and counted. Open addressing over twice the slots. */
+#define WEB_THREAD_LABELS 4096
+#define WEB_THREAD_LABEL_SLOTS (2 * WEB_THREAD_LABELS)
 /* A finished thread leaves the table this long (eventlog time, ms) after
  * the newest thread-state span seen. */
 #define WEB_THREAD_FINISHED_KEEP_MS 30000.0
@@ -105,14 +110,17 @@ typedef struct web_thread_s {
   int64_t cap;       /* -1 = unknown */
   double t_ms;       /* when it entered state (span end) */
   double running_ms; /* Running span time seen (activity) */
+  double first_ms;   /* start of its first span seen (0 = none): the
+                        table keeps long-lived threads */
   uint64_t session;  /* eventlog session of the thread (its spans') */
 } web_thread_t;
 
-/* Threads that left the table (finished and aged, or least active when
- * it was full): the page's summary row. */
+/* Threads that left the table (finished and aged, or the youngest when
+ * it was full) and are not back in it: the page's summary row. */
 typedef struct web_thread_other_s {
-  uint64_t threads, finished;
-  uint64_t late_labels; /* labels of threads that had left */
+  uint64_t threads, finished; /* distinct threads (WEB_THREAD_IDS) */
+  uint64_t late_labels;       /* labels of finished threads that had left */
+  uint64_t dropped_labels;    /* labels not kept: WEB_THREAD_LABELS full */
   /* thread records of a session after the next one began (not applied) */
   uint64_t late_session;
   double running_ms;
@@ -162,13 +170,15 @@ struct el_web_s {
   size_t nthreads, capthreads;
   el_map_t thidx; /* thread id -> index in threads */
   web_thread_other_t thother;
-  uint64_t thgone[WEB_THREADS_RELEASED]; /* id + 1 of a released thread;
-                                             0 = empty */
+  uint8_t *thmark;  /* 2 bits per thread id (TH_OUT, TH_OUT_FINISHED in
+                      web_events.c) of the current session */
+  size_t capthmark; /* bytes of thmark (zeroed) */
   struct {
     int64_t id;
-    char *label; /* NULL = empty slot */
-  } thlab[WEB_THREAD_LABELS];
-  double th_newest_ms; /* newest thread-state span end */
+    char *label;                   /* NULL = empty slot */
+  } thlab[WEB_THREAD_LABEL_SLOTS]; /* the current session's labels */
+  size_t nthlab;                   /* labels in thlab */
+  double th_newest_ms;             /* newest thread-state span end */
   uint64_t th_session; /* session of the indexed (current) threads */
   web_usage_t usage;
   /* counters */

@@ -400,6 +400,128 @@ static void test_thread_states(void **state) {
   fix_free(f);
 }
 
+/* A ThreadLabel log for thread id. */
+static void thread_label_log(fix_t *f, int64_t id, const char *label) {
+  el_tm_attr_t la[] = {
+      {.key = "kind", .type = EL_TM_STR, .v.s = {"ThreadLabel", 11}},
+      {.key = "thread", .type = EL_TM_INT, .v.i = id}};
+  el_tm_log_t l = {.time_unix_ns = 1,
+                   .body = {label, strlen(label)},
+                   .attrs = la,
+                   .nattrs = 2};
+  assert_int_equal(el_tm_log(f->st, &l), 0);
+}
+
+/* A Running span of thread id over [a_us, b_us] (Unix us) ending with
+ * status st ("ThreadFinished": the thread is over). */
+static void thread_run(fix_t *f, int64_t id, int64_t a_us, int64_t b_us,
+                       const char *st) {
+  el_tm_attr_t sa[] = {
+      {.key = "thread", .type = EL_TM_INT, .v.i = id},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 0},
+      {.key = "status", .type = EL_TM_STR, .v.s = {st, strlen(st)}}};
+  span(f, "x ThreadState Running", (el_unix_ns_t)a_us * 1000,
+       (el_unix_ns_t)b_us * 1000, sa, 3);
+}
+
+static const web_thread_t *row_of(const fix_t *f, int64_t id) {
+  for (size_t k = 0; k < f->w->nthreads; k++)
+    if (f->w->threads[k].id == id) return &f->w->threads[k];
+  return NULL;
+}
+
+/* A full table keeps the long-lived threads (docs/web.md "Limits"): by
+ * hand, 2 labelled threads that ran 1 ms and block (main, IOManager),
+ * then 800 labelled short threads (ids 100..899) that run 5 ms each and
+ * block, then run again and finish. The table (500 rows) is cut several
+ * times; main and IOManager stay, every short thread that comes back
+ * keeps its label, and rows + "other" count the 802 threads once, the
+ * 800 finished ones once. */
+static void test_threads_table_keeps_long_lived(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  thread_label_log(f, 1, "main");
+  thread_label_log(f, 2, "IOManager");
+  el_tm_store_flush(f->st);
+  thread_run(f, 1, 1000, 2000, "BlockedOnMVar");
+  thread_run(f, 2, 1000, 2000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  for (int64_t id = 100; id < 900; id++) thread_label_log(f, id, "spark");
+  el_tm_store_flush(f->st);
+  for (int64_t id = 100; id < 900; id++)
+    thread_run(f, id, 10000 + id, 15000 + id, "BlockedOnBlackHole");
+  el_tm_store_flush(f->st);
+  for (int64_t id = 100; id < 900; id++)
+    thread_run(f, id, 20000 + id, 21000 + id, "ThreadFinished");
+  el_tm_store_flush(f->st);
+  const web_thread_t *t = row_of(f, 1);
+  assert_non_null(t);
+  assert_string_equal(t->label, "main");
+  assert_string_equal(t->state, "Blocked");
+  t = row_of(f, 2);
+  assert_non_null(t);
+  assert_string_equal(t->label, "IOManager");
+  size_t finished = 0;
+  for (size_t k = 0; k < f->w->nthreads; k++) {
+    t = &f->w->threads[k];
+    if (t->id < 100) continue;
+    assert_non_null(t->label);
+    assert_string_equal(t->label, "spark");
+    assert_string_equal(t->state, "Finished");
+    finished++;
+  }
+  assert_true(f->w->nthreads <= WEB_THREADS_MAX);
+  assert_int_equal(f->w->nthreads + f->w->thother.threads, 802);
+  assert_int_equal(finished + f->w->thother.finished, 800);
+  assert_int_equal(f->w->thother.late_labels, 0);
+  assert_int_equal(f->w->thother.dropped_labels, 0);
+  fix_free(f);
+}
+
+/* The labels kept apart from the rows are bounded: with a span seen
+ * (labels then wait for their thread's row), 5000 labels keep
+ * WEB_THREAD_LABELS and drop the rest (by hand 5000 - 4096 = 904,
+ * counted). A finished thread's label goes with its row: once all 4096
+ * kept threads have finished and aged out (30 s), 4096 new labels are
+ * all kept, and each is found by its row (the deletions left the store
+ * consistent). */
+static void test_thread_labels_bounded(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  thread_run(f, 1, 1000, 2000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  for (int64_t id = 10; id < 5010; id++) thread_label_log(f, id, "a");
+  el_tm_store_flush(f->st);
+  assert_int_equal(WEB_THREAD_LABELS, 4096);
+  assert_int_equal(f->w->thother.dropped_labels, 904);
+  for (int64_t id = 10; id < 10 + 4096; id++)
+    thread_run(f, id, 3000, 4000, "ThreadFinished");
+  thread_run(f, 1, 40000000, 40001000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 1);
+  assert_int_equal(f->w->nthlab, 0);
+  assert_int_equal(f->w->thother.threads, 4096);
+  char label[16];
+  for (int64_t id = 10000; id < 10000 + 4096; id++) {
+    snprintf(label, sizeof label, "b%lld", (long long)id);
+    thread_label_log(f, id, label);
+  }
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->thother.dropped_labels, 904);
+  for (int64_t id = 10000; id < 10000 + 400; id++)
+    thread_run(f, id * 7 % 4096 + 10000, 40002000, 40003000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  for (size_t k = 0; k < f->w->nthreads; k++) {
+    const web_thread_t *t = &f->w->threads[k];
+    if (t->id == 1) continue;
+    snprintf(label, sizeof label, "b%lld", (long long)t->id);
+    assert_non_null(t->label);
+    assert_string_equal(t->label, label);
+  }
+  assert_int_equal(f->w->nthreads, 401);
+  fix_free(f);
+}
+
 /* A metric with 2100 series (one per user): the store forgets the least
  * recently updated eighth when it reaches 2000 (series 1..250, counted),
  * and /api/data sends the 50 largest (2051..2100) plus one "other" series
@@ -626,6 +748,8 @@ int main(void) {
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),
+      cmocka_unit_test(test_threads_table_keeps_long_lived),
+      cmocka_unit_test(test_thread_labels_bounded),
       cmocka_unit_test(test_series_bounded),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_options_from_config),
