@@ -7,7 +7,9 @@
 #                              report, watch, otelcol)
 #   eventlog-live-otelcol.1    the daemon under its own name
 # help2man makes SYNOPSIS from the help's "Usage:" line (and "  or:"
-# lines), OPTIONS from its "Options:" heading (other "Xxx:" headings become
+# lines) and would leave a usage wrapped onto indented continuation lines
+# (eventlog-live-otelcol's) at the head of DESCRIPTION, so it reads the
+# help through join_usage, which joins them; OPTIONS from its "Options:" heading (other "Xxx:" headings become
 # subsections), DESCRIPTION from the rest: every command's --help starts
 # with "Usage:" and has an "Options:" heading, so every page has NAME,
 # SYNOPSIS, DESCRIPTION and OPTIONS (tests/e2e/test_man_pages.sh).
@@ -28,17 +30,33 @@ seealso() {
   done
   printf '[SEE ALSO]\n%b\n.PP\nREADME.md and docs/ in /usr/share/doc/eventlog-live (or the\nsource tree).\n' "$out"
 }
+# join_usage: the help text on stdin with the indented continuation lines
+# of its "Usage:" and "or:" lines joined onto them.
+join_usage() {
+  perl -ne 'chomp;
+    if (/^Usage:/) { $in = 1 }
+    elsif ($in && /^\s+\S/ && !/^\s*or:/) { s/^\s+//; $o[-1] .= " $_"; next }
+    elsif (!/^\s*or:/) { $in = 0 }
+    push @o, $_;
+    END { print "$_\n" for @o }'
+}
 # page NAME DESCRIPTION HELP-OPTION PROGRAM
 page() {
-  local name=$1 desc=$2 opt=$3 prog=$4 inc
+  local name=$1 desc=$2 opt=$3 prog=$4 inc wrap
   inc=$(mktemp)
   seealso "$name" >"$inc"
+  # help2man runs a wrapper of the program's name that joins the usage.
+  wrap=$(mktemp -d)
+  printf '#!/usr/bin/env bash\n%s\n"%s" "$@" 2>&1 | join_usage\n' \
+    "$(declare -f join_usage)" "$prog" >"$wrap/$(basename "$prog")"
+  chmod +x "$wrap/$(basename "$prog")"
   help2man --no-info --no-discard-stderr --version-string="$VERSION" \
-    --name="$desc" --help-option="$opt" --include="$inc" "$prog" |
+    --name="$desc" --help-option="$opt" --include="$inc" \
+    "$wrap/$(basename "$prog")" |
     NAME=$name perl -pe 's/^\.TH EVENTLOG-LIVE /.TH \U$ENV{NAME}\E /;
       s/^eventlog-live \\- /$ENV{NAME} \\- / if $prev eq ".SH NAME";
       chomp($prev = $_)' >"$OUT/$name.1"
-  rm -f "$inc"
+  rm -rf "$inc" "$wrap"
 }
 page eventlog-live "read GHC eventlogs live: show, analyse, export to OpenTelemetry" \
   --help "$BIN"

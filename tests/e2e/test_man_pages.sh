@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The manual pages (cmake/gen_man.sh, from --help by help2man) render with
 # `man -l` and say what the programs say: every page has NAME, SYNOPSIS,
-# DESCRIPTION and OPTIONS; every option word of a command's --help is in
-# its rendered page, every command of `eventlog-live --help`
-# has a page and is in eventlog-live(1). They are regenerated whenever the
+# DESCRIPTION and OPTIONS; SYNOPSIS is the whole usage of --help (also a
+# usage wrapped onto continuation lines); every option word of a
+# command's --help is in its rendered page, every command of
+# `eventlog-live --help` has a page and is in eventlog-live(1). They are regenerated whenever the
 # binary is rebuilt; this checks that nothing is lost on the way.
 # ctest-labels: e2e
 set -uo pipefail
@@ -46,6 +47,16 @@ check() {
   sed -n '/^SYNOPSIS$/,/^DESCRIPTION$/p' "$W/page.txt" |
     grep -qE "^ +eventlog-live(-otelcol| ${name#eventlog-live-})? " ||
     { bad "$name: SYNOPSIS does not show the command line"; return; }
+  # SYNOPSIS holds the whole usage of --help: every "Usage:" and "or:"
+  # line with its indented continuation lines (help2man alone keeps only
+  # the first line of a wrapped usage and puts the rest in DESCRIPTION).
+  local want_syn got_syn
+  want_syn=$("$@" --help 2>&1 | awk '/^Usage:/ { u = 1 } u && /^$/ { exit } u' |
+    sed -E 's/^(Usage:| +or:)//' | tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
+  got_syn=$(sed -n '/^SYNOPSIS$/,/^DESCRIPTION$/p' "$W/page.txt" | sed '1d;$d' |
+    tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
+  [ "$got_syn" = "$want_syn" ] ||
+    { bad "$name: SYNOPSIS is not the usage of --help: got '$got_syn', want '$want_syn'"; return; }
   "$@" --help 2>&1 | opts >"$W/want"
   local missing
   missing=$(while read -r o; do grep -qF -- "$o" "$W/page.txt" || echo "$o"; done <"$W/want")
