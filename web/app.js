@@ -403,6 +403,25 @@ function drawHeap(d) {
   }
   draw('chart-heap', list.length ? breakGaps(align(list)) : [[]], series,
     { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
+  document.getElementById('heap-note').textContent = heapNote(d);
+}
+
+// What a point of the heap chart is: the processors' aggregation window
+// (aggregate_ms, 0 = every value) and whether a long run's points were
+// thinned (the daemon keeps the larger of each pair). docs/web.md.
+function heapNote(d) {
+  const f = family(d, 'HeapSize');
+  if (!f || !f.series.length) return '';
+  const agg = f.aggregate_ms;
+  let s = agg === 0 ? 'A point is the value after one GC (every value kept).' :
+      agg > 0 ? `A point is the last value of each ${agg / 1000} s window: ` +
+          'peaks in between are not shown (eventlog-live watch keeps every value).' :
+                '';
+  if (f.series.some((x) => x.thinned)) {
+    s +=
+        (s ? ' ' : '') + 'Older points are thinned to the larger of each pair.';
+  }
+  return s;
 }
 
 function drawHeapProf(d) {

@@ -46,6 +46,7 @@ typedef struct opts_s {
   int help, version;
   uint64_t export_ms; /* --export-interval; 0 = not given */
   int traces;         /* --traces 1, --no-traces 0, -1 = not given */
+  bool heap_every;    /* watch: heap gauges unaggregated */
 } opts_t;
 
 static const char *const usage_text =
@@ -296,6 +297,11 @@ static int parse_args(opts_t *o, int argc, char **argv) {
 /* The command-line knobs over the configuration file (CLI over config
  * over defaults, docs/config.md "Command-line overrides"). */
 static void apply_overrides(const opts_t *o, el_cfg_t *cfg) {
+  if (o->heap_every) {
+    el_cfg_override_aggregate_off(cfg, EL_CFG_METRICS, "heap_size");
+    el_cfg_override_aggregate_off(cfg, EL_CFG_METRICS, "heap_live");
+    el_cfg_override_aggregate_off(cfg, EL_CFG_METRICS, "blocks_size");
+  }
   if (o->traces >= 0) el_cfg_override_group(cfg, EL_CFG_TRACES, o->traces);
   if (o->export_ms) el_cfg_override_export(cfg, o->export_ms);
 }
@@ -318,14 +324,17 @@ static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
 }
 
 /* Local defaults of an embedding command (el_otelcol_embed_t.local),
- * below every option and the configuration file: exports every second and
- * the trace processors on unless --config or the knobs say otherwise, OTLP
+ * below every option and the configuration file: exports every second,
+ * the trace processors on and every value of the heap gauges (HeapSize,
+ * HeapLive, BlocksSize: no aggregation, so the page shows every GC's
+ * peak) unless --config or the knobs say otherwise, OTLP
  * off unless asked for (el_otlp_config_requested), the web view on a free
  * port unless --web-port or web.web_port. */
 static void apply_local_defaults(opts_t *o) {
   if (!o->config) {
     if (!o->export_ms) o->export_ms = 1000;
     if (o->traces < 0) o->traces = 1;
+    o->heap_every = true;
   }
   if (!el_otlp_config_requested(&o->d.otlp, NULL, NULL))
     o->d.otlp.flag.no_otlp = true;

@@ -5,7 +5,8 @@
  * PROGRAM with "-l -ol<fifo>" (and the -h<X> given to watch) appended to
  * GHCRTS, and runs the daemon's own pipeline (el_otelcol_main, daemon.c:
  * same options, same configuration file) on that FIFO with local defaults:
- * exports every second, the trace processors on, OTLP off unless asked
+ * exports every second, the trace processors on, the heap gauges
+ * unaggregated (every GC's value), OTLP off unless asked
  * for, the web view (which also answers /metrics) on a free port, whose
  * URL it prints. With --eventlog-socket PATH it sets GHC_EVENTLOG_UNIX_PATH
  * instead (a program built with eventlog-socket) and connects there.
@@ -104,6 +105,8 @@ static void print_help(FILE *f) {
       "                           GHC_EVENTLOG_UNIX_PATH=PATH, connect there\n"
       "  --export-interval DURATION  export interval (default here: 1s)\n"
       "  --traces, --no-traces    trace processors (default here: on)\n"
+      "                           (without --config the heap gauges keep\n"
+      "                           every GC's value: aggregate off)\n"
       "  --linger, --no-linger    after the program exited and its\n"
       "                           eventlog was processed, keep serving the\n"
       "                           web view until Ctrl-C (SIGINT/SIGTERM),\n"

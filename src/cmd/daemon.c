@@ -353,9 +353,21 @@ static const el_httpd_plugin_t *httpd(el__daemon_t *d) {
   return d->httpd;
 }
 
+/* The aggregation window of each enabled metric processor, for the page
+ * (el_web_opts_t.aggs). */
+static void web_aggs(el_web_opts_t *w, const el_cfg_t *cfg) {
+  w->naggs = 0;
+  for (size_t i = 0; i < el_cfg_nprocs() && w->naggs < EL_WEB_AGGS_MAX; i++) {
+    const el_cfg_proc_t *p = el_cfg_proc_at(cfg, i);
+    if (p->info->group != EL_CFG_METRICS || !p->enabled || !p->name) continue;
+    w->aggs[w->naggs].name = p->name;
+    w->aggs[w->naggs++].aggregate_ms = p->aggregate_ms;
+  }
+}
+
 /* The store, the host and its log buffer, the resource, the web
  * endpoints and the exporters. Returns 0, or < 0 after logging why. */
-static int setup_store(el__daemon_t *d) {
+static int setup_store(el__daemon_t *d, const el_cfg_t *cfg) {
   el_daemon_opts_t *o = d->o;
   int rc;
   d->store = el_tm_store_new(SCOPE_NAME, EL_VERSION);
@@ -374,6 +386,7 @@ static int setup_store(el__daemon_t *d) {
   if (el_web_enabled(&o->web)) {
     el_tm_exporter_t tm;
     o->web.service_name = o->otlp.service_name;
+    web_aggs(&o->web, cfg);
     if (!httpd(d)) return EL_ECONFIG;
     if ((rc = d->httpd->web_new(&o->web, &d->web, &tm)) < 0 ||
         (rc = el_tm_store_add_exporter(d->store, &tm)) < 0 ||
@@ -565,7 +578,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   if (o->src.kind == EL_SRC_FILE) setenv("UV_THREADPOOL_SIZE", "1", 0);
   if (uv_loop_init(&d.loop) < 0) return 1;
   int status = 1;
-  if (setup_store(&d) == 0 && setup_host(&d, cfg) == 0) {
+  if (setup_store(&d, cfg) == 0 && setup_host(&d, cfg) == 0) {
     start_control(&d);
     start_timer(&d, cfg);
     if (!o->on_ready || o->on_ready(o->ready_ud, d.web) >= 0) {

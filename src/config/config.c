@@ -861,6 +861,16 @@ void el_cfg_override_export(el_cfg_t *c, uint64_t ms) {
   }
 }
 
+void el_cfg_override_aggregate_off(el_cfg_t *c, el_cfg_group_t g,
+                                   const char *key) {
+  if (!c) return;
+  for (size_t i = 0; i < el__cfg_nprocs; i++) {
+    el_cfg_proc_t *p = &c->procs[i];
+    if (p->info->group != g || strcmp(p->info->key, key)) continue;
+    p->aggregate = (el_cfg_strategy_t){.kind = EL_CFG_BOOL, .b = false};
+  }
+}
+
 void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on) {
   if (!c) return;
   for (size_t i = 0; i < el__cfg_nprocs; i++) {

@@ -148,6 +148,11 @@ int el_cfg_resolve(el_cfg_t *c, uint64_t flush_ms);
  * ("<N>x" windows are left alone). ms = 0 does nothing. */
 void el_cfg_override_export(el_cfg_t *c, uint64_t ms);
 
+/* Turn aggregation off for processor `key` of `group` (`aggregate:
+ * false`: every measurement is exported). Unknown keys do nothing. */
+void el_cfg_override_aggregate_off(el_cfg_t *c, el_cfg_group_t g,
+                                   const char *key);
+
 /* --traces / --no-traces (group g, on or off): every processor of the
  * group is enabled (an `export: false` becomes `true`: every flush
  * interval) or disabled, whatever the file says. */

@@ -33,6 +33,9 @@
 extern "C" {
 #endif
 
+/* Metric processors whose aggregation window /api/data reports. */
+#define EL_WEB_AGGS_MAX 64
+
 typedef struct el_web_opts_s {
   int prom_port;              /* --prometheus-port, 0..65535; -1 = off */
   int web_port;               /* --web-port, 0..65535; -1 = off */
@@ -42,6 +45,14 @@ typedef struct el_web_opts_s {
   int control_port;           /* control server port for the page's
                                  buttons; -1 = no control server */
   const char *service_name;   /* shown by the page; borrowed */
+  /* The aggregation window of each metric processor, by telemetry name
+   * (borrowed: the configuration outlives the web view), so that
+   * /api/data can say what a point is; 0 ms = every value. */
+  struct {
+    const char *name;
+    uint64_t aggregate_ms;
+  } aggs[EL_WEB_AGGS_MAX];
+  size_t naggs;
   char err[160];              /* message of the last parse error */
 } el_web_opts_t;
 

@@ -13,7 +13,8 @@
 #include "../control/httpd.h"
 #include "web.h"
 
-/* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings),
+/* Bounds (docs/web.md "Limits"): beyond them the oldest entries go (rings;
+ * a gauge series' points are thinned instead, keeping the peaks),
  * the least recently updated series of a full metric is forgotten, and
  * the youngest threads leave the table for its "other" row. */
 #define WEB_POINTS_PER_SERIES 2000
@@ -66,11 +67,13 @@ typedef struct web_series_s {
   uint64_t touched; /* w->tick when last updated (eviction) */
   web_point_t *pts; /* ring of npts of cap (view only) */
   size_t npts, head, cap;
-  uint64_t pushed; /* points ever put in the ring */
-  double start_ms; /* a cumulative sum's first point: when its count
+  uint64_t pushed;  /* points ever put in the ring */
+  uint32_t thinned; /* times a full gauge ring was halved, keeping the
+                       larger of each pair (a sum's drops its oldest) */
+  double start_ms;  /* a cumulative sum's first point: when its count
                        began (the point's start time: the program's
                        start), Unix ms; 0 = unknown or not a sum */
-  char *plab;      /* its point labels, serialized (web_store.c) */
+  char *plab;       /* its point labels, serialized (web_store.c) */
   size_t nplab;
   uint64_t session; /* eventlog session of its points (resource's) */
   bool stale;       /* a newer session has a series of this key: left

@@ -79,8 +79,10 @@ static void put_point(el_buf_t *b, bool first, const web_point_t *p,
 static void json_series(el_buf_t *b, const web_series_t *s, size_t per) {
   el_buf_puts(b, "{\"attrs\":");
   el_buf_puts(b, s->attrs_json ? s->attrs_json : "{}");
-  el_buf_printf(b, ",\"session\":%llu,\"stale\":%s,\"points\":[",
+  el_buf_printf(b, ",\"session\":%llu,\"stale\":%s",
                 (unsigned long long)s->session, s->stale ? "true" : "false");
+  if (s->thinned) el_buf_printf(b, ",\"thinned\":%u", (unsigned)s->thinned);
+  el_buf_puts(b, ",\"points\":[");
   size_t j0 = first_sent(s, per);
   bool first_kept = j0 == 0 && s->pushed == s->npts;
   for (size_t j = j0; j < s->npts; j++)
@@ -187,18 +189,32 @@ static void json_family_series(el_buf_t *b, const web_family_t *f, size_t per) {
   el_free(rk);
 }
 
-static void json_family(el_buf_t *b, const web_family_t *f, size_t per) {
+/* "aggregate_ms": the aggregation window of f's processor (0: every
+ * value), null when no processor of that name is known. */
+static void json_aggregate(el_buf_t *b, const el_web_t *w,
+                           const web_family_t *f) {
+  for (size_t k = 0; k < w->opts.naggs; k++)
+    if (w->opts.aggs[k].name && !strcmp(w->opts.aggs[k].name, f->name)) {
+      el_buf_printf(b, ",\"aggregate_ms\":%llu",
+                    (unsigned long long)w->opts.aggs[k].aggregate_ms);
+      return;
+    }
+  el_buf_puts(b, ",\"aggregate_ms\":null");
+}
+
+static void json_family(el_buf_t *b, const el_web_t *w, const web_family_t *f,
+                        size_t per) {
   el_buf_puts(b, "{\"name\":");
   web_put_json_cstr(b, f->name);
   el_buf_puts(b, ",\"prom\":");
   web_put_json_cstr(b, f->prom);
   el_buf_puts(b, ",\"unit\":");
   web_put_json_cstr(b, f->unit);
-  el_buf_printf(b,
-                ",\"kind\":\"%s\",\"monotonic\":%s,\"nseries\":%zu,"
-                "\"series\":[",
+  el_buf_printf(b, ",\"kind\":\"%s\",\"monotonic\":%s,\"nseries\":%zu",
                 f->sum ? "sum" : "gauge", f->monotonic ? "true" : "false",
                 f->n);
+  json_aggregate(b, w, f);
+  el_buf_puts(b, ",\"series\":[");
   json_family_series(b, f, per);
   el_buf_puts(b, "]}");
 }
@@ -229,7 +245,7 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
                 (unsigned long long)w->rekeyed_series, WEB_SERIES_PER_METRIC);
   for (size_t k = 0; k < w->nfam; k++) {
     if (k) el_buf_puts(b, ",");
-    json_family(b, w->fam[k], per);
+    json_family(b, w, w->fam[k], per);
   }
   el_buf_puts(b, "]");
   web_json_events(w, b);

@@ -464,11 +464,49 @@ static void ring_push(web_point_t *a, size_t cap, size_t *n, size_t *head,
   }
 }
 
+/* Halve the resolution of the full ring of gauge series s: each pair of
+ * neighbouring points becomes the larger one (the later on a tie), at its
+ * own time, so the peaks of the whole run stay (docs/web.md "Limits");
+ * the newest point stays as it is (the series' current value). */
+static void ring_thin(web_series_t *s) {
+  web_point_t out[WEB_POINTS_PER_SERIES / 2 + 1];
+  size_t m = 0, n = s->npts ? s->npts - 1 : 0, k;
+  for (k = 0; k + 1 < n; k += 2) {
+    web_point_t a = s->pts[(s->head + k) % s->cap];
+    web_point_t b = s->pts[(s->head + k + 1) % s->cap];
+    out[m++] = b.v >= a.v ? b : a;
+  }
+  for (; k < s->npts; k++) out[m++] = s->pts[(s->head + k) % s->cap];
+  memcpy(s->pts, out, m * sizeof *out);
+  s->head = 0;
+  s->npts = m;
+  s->thinned++;
+}
+
+/* Put point pt of gauge series s (older than its newest point: another
+ * capability's block came late) into the ring in time order; a full ring
+ * is thinned first. */
+static void ring_insert(web_series_t *s, web_point_t pt) {
+  if (s->npts == s->cap) ring_thin(s);
+  size_t k = s->npts;
+  for (; k > 0 && s->pts[(s->head + k - 1) % s->cap].t_ms > pt.t_ms; k--)
+    s->pts[(s->head + k) % s->cap] = s->pts[(s->head + k - 1) % s->cap];
+  s->pts[(s->head + k) % s->cap] = pt;
+  s->npts++;
+  s->pushed++;
+}
+
 static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
                          const el_tm_point_t *p) {
-  /* Out-of-order points are ignored, as the collector's accumulator does;
+  /* Out-of-order points are ignored, as the collector's accumulator does
+   * (the page's chart of a gauge still gets them, in time order);
    * monotonic delta sums add up, other delta sums are not exported. */
-  if (s->has && p->time_unix_ns && s->t && p->time_unix_ns < s->t) return;
+  if (s->has && p->time_unix_ns && s->t && p->time_unix_ns < s->t) {
+    if (w->view && !f->sum && s->pts)
+      ring_insert(s, (web_point_t){(double)p->time_unix_ns / 1e6,
+                                   p->is_int ? (double)p->ival : p->dval});
+    return;
+  }
   double v = p->is_int ? (double)p->ival : p->dval;
   if (f->sum && f->delta && s->has) {
     if (s->is_int && p->is_int)
@@ -499,6 +537,7 @@ static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
   if (!s->pushed && f->sum && !f->delta && p->start_unix_ns &&
       (double)p->start_unix_ns / 1e6 < pt.t_ms)
     s->start_ms = (double)p->start_unix_ns / 1e6;
+  if (!f->sum && s->npts == s->cap) ring_thin(s);
   ring_push(s->pts, s->cap, &s->npts, &s->head, pt);
   s->pushed++;
 }

@@ -32,15 +32,18 @@ fifo=$(sed -n 's/.*Reading eventlog from \(.*\)$/\1/p' "$T/live.err" | head -1)
 [ -p "$fifo" ] && pass "live: the FIFO $fifo exists during the run" ||
   fail "live: no FIFO ('$fifo')"
 
-# Poll /metrics until HeapSize is there, noting whether the program still
-# ran (no "end" line yet) when it was.
+# Poll /metrics until HeapSize is there and /api/data has a marker,
+# noting whether the program still ran (no "end" line yet) when they were.
+# (Under watch the heap gauges are not aggregated, so their first points
+# can be exported before the first marker is.)
 got=
 end=$((SECONDS + 60))
 while [ $SECONDS -lt $end ]; do
   running=1
   grep -q '^end ' "$T/live.out" && running=0
   if curl -s -m 5 "${URL}metrics" > "$T/metrics" 2>/dev/null &&
-     grep -q '^ghc_eventlog_HeapSize_bytes' "$T/metrics"; then
+     grep -q '^ghc_eventlog_HeapSize_bytes' "$T/metrics" &&
+     curl -s -m 5 "${URL}api/data" 2>/dev/null | grep -q '"markers":\[\['; then
     got=$running
     break
   fi

@@ -522,6 +522,52 @@ static void test_thread_labels_bounded(void **state) {
   fix_free(f);
 }
 
+/* A gauge keeps its peaks for the page (docs/web.md "Limits"): by hand,
+ * 5000 points at t = 1..5000 ms of value t % 100, but 1000000 at
+ * t = 1234, then one late point (another capability's block) at
+ * t = 2500 ms + 1 ns of 2000000. The ring (2000 points) is thinned to
+ * the larger of each pair instead of dropping the oldest, and the late
+ * point goes in at its time: both peaks are kept, at their times, the
+ * points stay in time order and end at t = 5000. /metrics keeps the
+ * newest value (5000 % 100 = 0), the late one ignored as the collector
+ * does. /api/data says the window of the metric's processor. */
+static void test_gauge_keeps_peaks(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  f->w->opts.aggs[0].name = "ghc_eventlog_HeapSize";
+  f->w->opts.aggs[0].aggregate_ms = 0;
+  f->w->opts.naggs = 1;
+  el_tm_metric_desc_t d = {
+      .name = "ghc_eventlog_HeapSize", .unit = "By", .kind = EL_TM_GAUGE};
+  for (int64_t t = 1; t <= 5000; t++) {
+    point(f, &d, NULL, 0, (el_unix_ns_t)t * 1000000,
+          t == 1234 ? 1000000 : t % 100);
+    if (t % 500 == 0) el_tm_store_flush(f->st);
+  }
+  point(f, &d, NULL, 0, 2500000001, 2000000);
+  el_tm_store_flush(f->st);
+  const web_series_t *s = f->w->fam[0]->s[0];
+  assert_true(s->npts <= WEB_POINTS_PER_SERIES);
+  assert_true(s->thinned > 0);
+  bool peak1 = false, peak2 = false;
+  for (size_t j = 0; j < s->npts; j++) {
+    const web_point_t *pt = &s->pts[(s->head + j) % s->cap];
+    if (j) assert_true(pt->t_ms >= s->pts[(s->head + j - 1) % s->cap].t_ms);
+    peak1 |= pt->t_ms == 1234 && pt->v == 1000000;
+    peak2 |= pt->t_ms == 2500.000001 && pt->v == 2000000;
+  }
+  assert_true(peak1);
+  assert_true(peak2);
+  assert_true(s->pts[(s->head + s->npts - 1) % s->cap].t_ms == 5000);
+  char *got = render(f, false);
+  assert_non_null(strstr(got, "ghc_eventlog_HeapSize_bytes{" SVC "} 0\n"));
+  el_free(got);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"nseries\":1,\"aggregate_ms\":0,"));
+  el_free(js);
+  fix_free(f);
+}
+
 /* A metric with 2100 series (one per user): the store forgets the least
  * recently updated eighth when it reaches 2000 (series 1..250, counted),
  * and /api/data sends the 50 largest (2051..2100) plus one "other" series
@@ -750,6 +796,7 @@ int main(void) {
       cmocka_unit_test(test_thread_states),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
       cmocka_unit_test(test_thread_labels_bounded),
+      cmocka_unit_test(test_gauge_keeps_peaks),
       cmocka_unit_test(test_series_bounded),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_options_from_config),
