@@ -16,7 +16,7 @@
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
 const fs = require('fs');
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser');
 
 function arg(name, dflt) {
   const i = process.argv.indexOf(name);
@@ -162,15 +162,7 @@ async function main() {
   const expect = JSON.parse(fs.readFileSync(arg('--expect'), 'utf8'));
   const problems = [];
   const consoleErrors = [];
-  const ctx = await chromium.launchPersistentContext(udd, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-      '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1400, height: 1800 },
-    timeout: 30000,
-  });
+  const ctx = await launch(udd, { extraArgs: ['--disable-quic'] });
   let result = {};
   try {
     const page = ctx.pages()[0] || await ctx.newPage();

@@ -26,7 +26,7 @@
 //    series: the words must say what each counter counts.
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser');
 
 function arg(name, dflt) {
   const i = process.argv.indexOf(name);
@@ -236,15 +236,7 @@ async function main() {
   const problems = [];
   const consoleErrors = [];
   let doc = sessionsDoc();
-  const ctx = await chromium.launchPersistentContext(arg('--user-data-dir'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-      '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1400, height: 1800 },
-    timeout: 30000,
-  });
+  const ctx = await launch(arg('--user-data-dir'), { extraArgs: ['--disable-quic'] });
   const result = {};
   try {
     const page = ctx.pages()[0] || await ctx.newPage();

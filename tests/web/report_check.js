@@ -26,7 +26,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser');
 
 function arg(name) {
   const i = process.argv.indexOf(name);
@@ -249,16 +249,8 @@ async function main() {
   const udd = arg('--user-data-dir');
   const shots = args('--shot').map((x) => x.split(':'));
   const pairs = process.argv.slice(2);
-  const ctx = await chromium.launchPersistentContext(udd, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--allow-file-access-from-files'],
-    viewport: { width: 1400, height: 1000 },
-    offline: true,
-    timeout: 30000,
-  });
+  const ctx = await launch(udd, { height: 1000, offline: true,
+    extraArgs: ['--allow-file-access-from-files'] });
   let failed = 0;
   try {
     for (let i = 0; i + 1 < pairs.length; i += 2) {
