@@ -587,12 +587,8 @@ static int on_header(void *ud, const el_ev_header_t *h) {
 }
 
 /* Corruption the decoder skipped over (a cut block, §4.6) still makes the
- * command fail at the end, like ghc-events would; the first is kept. An
- * event cut off by a new stream inside the input (a raw tee, or a cut log
- * and another joined) is a warning on stderr, as one cut at its end. */
+ * command fail at the end, like ghc-events would; the first is kept. */
 static void on_warning(void *ud, const el_diag_t *d) {
-  if (!d->code && d->cut_event)
-    el_log(EL_LOG_WARN, "%s", d->msg); /* it names its bytes */
   el_ev_show_t *s = ud;
   if (d->code && !s->corrupt.code)
     s->corrupt = *d;
