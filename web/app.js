@@ -673,10 +673,16 @@ function drawThreads(d) {
     const tr = document.createElement('tr');
     tr.className = 'other';
     cell(tr, 'other');
+    // unremembered: ids the daemon had no room to remember (it keeps
+    // 64 pages of 65536 ids): a thread among them that came back is
+    // counted here and in its row.
+    const unrem = o.unremembered ?
+        ` (${o.unremembered} not remembered: may be counted twice)` :
+        '';
     cell(
         tr,
         `${o.threads} ${
-            o.threads === 1 ? 'thread' : 'threads'} no longer listed`);
+            o.threads === 1 ? 'thread' : 'threads'} no longer listed${unrem}`);
     cell(tr, `${o.finished} finished`);
     cell(tr, '');
     cell(tr, '');

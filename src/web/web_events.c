@@ -57,27 +57,10 @@ static void replace(char **dst, char *src) {
 
 /* {====== threads ======} */
 
-/* What is remembered of a thread id that left the table (2 bits per id in
- * w->thmark): it left, and it had finished. */
-enum { TH_OUT = 1, TH_OUT_FINISHED = 2 };
-
-static unsigned id_marks(const el_web_t *w, int64_t id) {
-  if (id < 0 || (uint64_t)id / 4 >= w->capthmark) return 0;
-  return (w->thmark[id / 4] >> (id % 4 * 2)) & 3u;
-}
-
-/* Set the marks of id to m; ids from WEB_THREAD_IDS on (or out of memory)
- * are not remembered. */
+/* Set the marks of thread id to m (web_thids.c); an id whose marks
+ * could not be set is counted (threads_other.unremembered). */
 static void id_set_marks(el_web_t *w, int64_t id, unsigned m) {
-  if (id < 0 || id >= WEB_THREAD_IDS) return;
-  size_t byte = (size_t)id / 4, old = w->capthmark;
-  if (byte >= old) {
-    if (!m) return;
-    if (el_grow(&w->thmark, &w->capthmark, byte + 1, 1) < 0) return;
-    memset(w->thmark + old, 0, w->capthmark - old);
-  }
-  unsigned shift = (unsigned)(id % 4 * 2);
-  w->thmark[byte] = (uint8_t)((w->thmark[byte] & ~(3u << shift)) | m << shift);
+  if (!web_thids_set(&w->thids, id, m)) w->thother.unremembered++;
 }
 
 /* The label store (w->thlab): open addressing with linear probing. The
@@ -150,7 +133,7 @@ static bool thread_over(const web_thread_t *t) {
 static void thread_release(el_web_t *w, web_thread_t *t) {
   bool over = thread_over(t);
   if (t->session == w->th_session) {
-    id_set_marks(w, t->id, TH_OUT | (over ? TH_OUT_FINISHED : 0));
+    id_set_marks(w, t->id, WEB_TH_OUT | (over ? WEB_TH_OUT_FINISHED : 0));
     if (over) label_del(w, t->id);
   }
   w->thother.threads++;
@@ -232,10 +215,10 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   t->session = w->th_session;
   const char *label = label_get(w, id);
   if (label) t->label = el_strdup(label);
-  unsigned m = id_marks(w, id);
-  if (m & TH_OUT) {
+  unsigned m = web_thids_get(&w->thids, id);
+  if (m & WEB_TH_OUT) {
     w->thother.threads--;
-    if (m & TH_OUT_FINISHED) w->thother.finished--;
+    if (m & WEB_TH_OUT_FINISHED) w->thother.finished--;
     id_set_marks(w, id, 0);
   }
   return t;
@@ -266,7 +249,7 @@ static bool threads_session(el_web_t *w, uint64_t sess) {
   }
   w->th_session = sess;
   threads_reindex(w);
-  if (w->thmark) memset(w->thmark, 0, w->capthmark);
+  web_thids_clear(&w->thids);
   labels_clear(w);
   return true;
 }
@@ -280,7 +263,7 @@ static void thread_label(el_web_t *w, int64_t id, const char *label) {
   uint32_t i;
   web_thread_t *th = NULL;
   if (!el_map_get(&w->thidx, (uint64_t)id, &i) &&
-      (id_marks(w, id) & TH_OUT_FINISHED)) {
+      (web_thids_get(&w->thids, id) & WEB_TH_OUT_FINISHED)) {
     w->thother.late_labels++;
     return;
   }
@@ -539,9 +522,7 @@ void web_events_clear(el_web_t *w) {
   w->th_session = 0;
   w->npauses = w->hpauses = w->npauses_top = 0;
   w->pauses_forgotten = 0;
-  el_free(w->thmark);
-  w->thmark = NULL;
-  w->capthmark = 0;
+  web_thids_clear(&w->thids);
   labels_clear(w);
   memset(&w->usage, 0, sizeof w->usage);
 }
@@ -622,11 +603,13 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
   el_buf_printf(b,
                 "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
                 "\"late_labels\":%llu,\"dropped_labels\":%llu,"
-                "\"late_session\":%llu,\"running_ms\":",
+                "\"unremembered\":%llu,\"late_session\":%llu,"
+                "\"running_ms\":",
                 (unsigned long long)w->thother.threads,
                 (unsigned long long)w->thother.finished,
                 (unsigned long long)w->thother.late_labels,
                 (unsigned long long)w->thother.dropped_labels,
+                (unsigned long long)w->thother.unremembered,
                 (unsigned long long)w->thother.late_session);
   web_put_num(b, w->thother.running_ms);
   el_buf_puts(b, "}");

@@ -26,11 +26,16 @@
 /* GC pauses that left the ring: the longest ones are kept besides. */
 #define WEB_PAUSES_TOP 100
 #define WEB_THREADS_MAX 500
-/* Thread ids below this are remembered (2 bits each, grown as ids come)
- * when their thread leaves the table, so that one that comes back is not
- * counted twice and a late label of a finished one makes no row. GHC
- * numbers a run's threads from 1. */
-#define WEB_THREAD_IDS (1u << 22)
+/* Thread ids that left the table are remembered (2 bits each:
+ * WEB_TH_OUT, WEB_TH_OUT_FINISHED), so that one that comes back is not
+ * counted twice and a late label of a finished one makes no row; for any
+ * id of 0..2^32-1 (GHC's are 32-bit, numbered from 1 up), in pages of
+ * WEB_THREAD_ID_PAGE ids (web_thids.c). A page whose ids all left
+ * finished holds no bits (as the oldest pages of a long run become); at
+ * most WEB_THREAD_ID_PAGES pages hold bits, and an id that would need
+ * another is not remembered (counted in threads_other.unremembered). */
+#define WEB_THREAD_ID_PAGE 65536u
+#define WEB_THREAD_ID_PAGES 64
 /* Labels kept by thread id, apart from the rows (a label may come before
  * the thread's first span, and a row that leaves the table alive and
  * comes back keeps it); a finished thread's label goes with its row.
@@ -104,6 +109,28 @@ typedef struct web_marker_s {
   char *body;
 } web_marker_t;
 
+/* The marks of a thread id that left the table: it left, and it had
+ * finished. */
+enum { WEB_TH_OUT = 1, WEB_TH_OUT_FINISHED = 2 };
+
+/* A page of marks: 2 bits for each of WEB_THREAD_ID_PAGE ids. */
+typedef struct web_idpage_s {
+  uint32_t marked;   /* ids with marks */
+  uint32_t finished; /* ids marked WEB_TH_OUT | WEB_TH_OUT_FINISHED */
+  uint8_t bits[WEB_THREAD_ID_PAGE / 4];
+} web_idpage_t;
+
+/* The marks of the current session's thread ids (web_thids.c). dir has a
+ * value per page number (id / WEB_THREAD_ID_PAGE), grown as ids come: 0
+ * no marks, WEB_IDPAGE_FULL every id left finished, else 1 + the index
+ * in pool. A zeroed one has no marks. */
+#define WEB_IDPAGE_FULL UINT16_MAX
+typedef struct web_thids_s {
+  uint16_t *dir;
+  size_t capdir;
+  web_idpage_t *pool[WEB_THREAD_ID_PAGES]; /* NULL = free */
+} web_thids_t;
+
 typedef struct web_thread_s {
   int64_t id;
   char *label;       /* NULL until a ThreadLabel */
@@ -121,9 +148,13 @@ typedef struct web_thread_s {
 /* Threads that left the table (finished and aged, or the youngest when
  * it was full) and are not back in it: the page's summary row. */
 typedef struct web_thread_other_s {
-  uint64_t threads, finished; /* distinct threads (WEB_THREAD_IDS) */
+  uint64_t threads, finished; /* distinct threads (but unremembered) */
   uint64_t late_labels;       /* labels of finished threads that had left */
   uint64_t dropped_labels;    /* labels not kept: WEB_THREAD_LABELS full */
+  /* times an id could not be remembered (WEB_THREAD_ID_PAGES in use, or
+   * out of memory): each time, a thread that comes back may be counted
+   * twice (or as finished) */
+  uint64_t unremembered;
   /* thread records of a session after the next one began (not applied) */
   uint64_t late_session;
   double running_ms;
@@ -173,9 +204,7 @@ struct el_web_s {
   size_t nthreads, capthreads;
   el_map_t thidx; /* thread id -> index in threads */
   web_thread_other_t thother;
-  uint8_t *thmark;  /* 2 bits per thread id (TH_OUT, TH_OUT_FINISHED in
-                      web_events.c) of the current session */
-  size_t capthmark; /* bytes of thmark (zeroed) */
+  web_thids_t thids; /* ids of threads that left the table */
   struct {
     int64_t id;
     char *label;                   /* NULL = empty slot */
@@ -234,6 +263,15 @@ void web_store_clear(el_web_t *w);
  * capability usage) of one batch (web_events.c). Caller holds w->mu. */
 void web_events_logs(el_web_t *w, const el_tm_batch_t *b);
 void web_events_spans(el_web_t *w, const el_tm_batch_t *b);
+/* The marks of thread id (0 if none); set them to m (0 forgets id):
+ * false when they could not be (no page free, out of memory, or an id
+ * out of 0..2^32-1), the marks then unchanged (web_thids.c). */
+unsigned web_thids_get(const web_thids_t *s, int64_t id);
+bool web_thids_set(web_thids_t *s, int64_t id, unsigned m);
+/* Forget every mark and free the memory. */
+void web_thids_clear(web_thids_t *s);
+/* Pages of the pool in use (tests). */
+size_t web_thids_pages(const web_thids_t *s);
 /* Free the logs, markers and threads. */
 void web_events_clear(el_web_t *w);
 /* Free every stored record (not the struct). */

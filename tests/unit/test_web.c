@@ -478,6 +478,130 @@ static void test_threads_table_keeps_long_lived(void **state) {
   fix_free(f);
 }
 
+/* Thread ids above 2^22 (issue: a returning one was counted twice) up
+ * to the largest 32-bit id: the scenario above with main, IOManager and
+ * the 800 short threads at base + 1, base + 2 and base + 100..899. Rows
+ * plus "other" count the 802 threads once, the 800 finished ones once.
+ * Then main runs 40 s later: the finished threads age out, so "other"
+ * holds exactly the 800 finished ones, and every id is known to have
+ * left finished (a late label is counted, not made a row). */
+static void threads_high_ids(int64_t base) {
+  fix_t *f = fix_new(true);
+  thread_label_log(f, base + 1, "main");
+  thread_label_log(f, base + 2, "IOManager");
+  el_tm_store_flush(f->st);
+  thread_run(f, base + 1, 1000, 2000, "BlockedOnMVar");
+  thread_run(f, base + 2, 1000, 2000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  for (int64_t k = 100; k < 900; k++) thread_label_log(f, base + k, "spark");
+  for (int64_t k = 100; k < 900; k++)
+    thread_run(f, base + k, 10000 + k, 15000 + k, "BlockedOnBlackHole");
+  el_tm_store_flush(f->st);
+  assert_true(f->w->thother.threads > 0); /* some left alive */
+  for (int64_t k = 100; k < 900; k++)
+    thread_run(f, base + k, 20000 + k, 21000 + k, "ThreadFinished");
+  el_tm_store_flush(f->st);
+  size_t finished = 0;
+  for (size_t k = 0; k < f->w->nthreads; k++) {
+    const web_thread_t *t = &f->w->threads[k];
+    if (t->id < base + 100) continue;
+    assert_string_equal(t->label, "spark");
+    assert_string_equal(t->state, "Finished");
+    finished++;
+  }
+  assert_non_null(row_of(f, base + 1));
+  assert_non_null(row_of(f, base + 2));
+  assert_int_equal(f->w->nthreads + f->w->thother.threads, 802);
+  assert_int_equal(finished + f->w->thother.finished, 800);
+  thread_run(f, base + 1, 60000000, 60001000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 2);
+  assert_int_equal(f->w->thother.threads, 800);
+  assert_int_equal(f->w->thother.finished, 800);
+  thread_label_log(f, base + 500, "late");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->thother.late_labels, 1);
+  assert_null(row_of(f, base + 500));
+  assert_int_equal(f->w->thother.unremembered, 0);
+  fix_free(f);
+}
+
+static void test_threads_high_ids(void **state) {
+  (void)state;
+  threads_high_ids((1 << 22) + 100);
+  threads_high_ids(((int64_t)1 << 31) - 450); /* across 2^31 */
+  threads_high_ids(0xFFFFFFFFll - 899);       /* up to 2^32 - 1 */
+}
+
+/* The memory of the ids that left is bounded (WEB_THREAD_ID_PAGES pages
+ * of 65536 ids) and says what it could not keep. By hand: 600 threads,
+ * each in a page of its own (ids (k + 1) * 65536 + 7), run once and
+ * block, each starting later than the one before. The 501st finds the
+ * table full (500): the youngest quarter, 125 threads (k = 375..499),
+ * leaves, youngest first, and the other 100 come: 475 rows. The first 64
+ * to leave (k = 499..436) take the 64 pages; the other 61 are not
+ * remembered. Then k = 499 (remembered) and k = 375 (not) come back:
+ * 477 rows, and only 499 leaves the "other" sum (125 - 1 = 124), so the
+ * rows and "other" count 601 threads for 600, one above, within the 61
+ * said. k = 499's page is free again. */
+static void test_thread_ids_bounded(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  assert_int_equal(WEB_THREAD_ID_PAGES, 64);
+  assert_int_equal(WEB_THREAD_ID_PAGE, 65536);
+  for (int64_t k = 0; k < 600; k++)
+    thread_run(f, (k + 1) * 65536 + 7, 1000 + 10 * k, 1001 + 10 * k,
+               "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 475);
+  assert_int_equal(f->w->thother.threads, 125);
+  assert_int_equal(f->w->thother.unremembered, 61);
+  assert_int_equal(web_thids_pages(&f->w->thids), 64);
+  assert_null(row_of(f, 500 * 65536 + 7));
+  assert_null(row_of(f, 376 * 65536 + 7));
+  thread_run(f, 500 * 65536 + 7, 20000, 20001, "BlockedOnMVar");
+  thread_run(f, 376 * 65536 + 7, 20000, 20001, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 477);
+  assert_int_equal(f->w->thother.threads, 124);
+  assert_int_equal(web_thids_pages(&f->w->thids), 63);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"unremembered\":61,"));
+  el_free(js);
+  fix_free(f);
+}
+
+/* A page whose ids all left finished holds no bits: by hand, the 131072
+ * threads of ids 2 * 65536 .. 4 * 65536 - 1 (two whole pages) run and
+ * finish, and age out when thread 1 runs 40 s later: "other" counts them
+ * all, finished, and no page of the pool is in use. One of them coming
+ * back (a late span) leaves the sums, its page taking bits again. */
+static void test_thread_ids_full_pages(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  const int64_t lo = 2 * 65536, hi = 4 * 65536;
+  for (int64_t id = lo; id < hi; id++) {
+    thread_run(f, id, 1000, 2000, "ThreadFinished");
+    if (id % 4096 == 0) el_tm_store_flush(f->st);
+  }
+  thread_run(f, 1, 50000000, 50001000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 1);
+  assert_int_equal(f->w->thother.threads, 131072);
+  assert_int_equal(f->w->thother.finished, 131072);
+  assert_int_equal(web_thids_pages(&f->w->thids), 0);
+  assert_int_equal(web_thids_get(&f->w->thids, lo + 12345),
+                   WEB_TH_OUT | WEB_TH_OUT_FINISHED);
+  thread_run(f, lo + 12345, 50002000, 50003000, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  assert_int_equal(f->w->nthreads, 2);
+  assert_int_equal(f->w->thother.threads, 131071);
+  assert_int_equal(f->w->thother.finished, 131071);
+  assert_int_equal(web_thids_pages(&f->w->thids), 1);
+  assert_int_equal(f->w->thother.unremembered, 0);
+  fix_free(f);
+}
+
 /* The labels kept apart from the rows are bounded: with a span seen
  * (labels then wait for their thread's row), 5000 labels keep
  * WEB_THREAD_LABELS and drop the rest (by hand 5000 - 4096 = 904,
@@ -796,6 +920,9 @@ int main(void) {
       cmocka_unit_test(test_thread_states),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
       cmocka_unit_test(test_thread_labels_bounded),
+      cmocka_unit_test(test_threads_high_ids),
+      cmocka_unit_test(test_thread_ids_bounded),
+      cmocka_unit_test(test_thread_ids_full_pages),
       cmocka_unit_test(test_gauge_keeps_peaks),
       cmocka_unit_test(test_series_bounded),
       cmocka_unit_test(test_options),
