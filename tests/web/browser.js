@@ -26,4 +26,46 @@ function launch(userDataDir, { height = 1800, extraArgs = [], offline } = {}) {
   return chromium.launchPersistentContext(userDataDir, opts);
 }
 
-module.exports = { launch };
+// watchErrors(page, errors, { requests }): push onto errors what the page
+// reports wrong: console errors (their text), uncaught exceptions
+// ('pageerror: message') and, with requests (true, or a function of the
+// request saying which count), failed requests ('request failed: URL
+// reason').
+function watchErrors(page, errors, { requests = false } = {}) {
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+  if (!requests) return;
+  page.on('requestfailed', (r) => {
+    if (requests === true || requests(r))
+      errors.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`);
+  });
+}
+
+// The text of an exception thrown by a check, as a problem.
+function exceptionText(e) {
+  return 'exception: ' + (e && e.stack ? e.stack : e);
+}
+
+// finish(ctx, result, problems, errors): the end of a check: close the
+// browser, add the page's errors (watchErrors) to problems as
+// 'console: ...', print result with its problems as one JSON line, and
+// exit 1 when there is a problem, else 0.
+async function finish(ctx, result, problems, errors) {
+  try {
+    await ctx.close();
+  } catch (e) {
+    problems.push(exceptionText(e));
+  }
+  problems.push(...errors.map((e) => 'console: ' + e));
+  result.problems = problems;
+  console.log(JSON.stringify(result));
+  process.exit(problems.length ? 1 : 0);
+}
+
+// run(main): run a check's async main; a failure outside its own
+// try (Chromium does not start) is printed and exits 1.
+function run(main) {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}
+
+module.exports = { launch, watchErrors, exceptionText, finish, run };

@@ -16,7 +16,7 @@
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
 const fs = require('fs');
-const { launch } = require('./browser');
+const { launch, watchErrors, exceptionText, finish, run } = require('./browser');
 
 function arg(name, dflt) {
   const i = process.argv.indexOf(name);
@@ -167,12 +167,7 @@ async function main() {
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     page.setDefaultTimeout(20000);
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push('pageerror: ' + e.message));
-    page.on('requestfailed', (r) => consoleErrors.push(
-      `request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+    watchErrors(page, consoleErrors, { requests: true });
     await page.goto(url, { waitUntil: 'load' });
     // Data arrives with the first polls; the heap chart is drawn once the
     // replay has exported something.
@@ -252,14 +247,9 @@ async function main() {
     }
     await page.screenshot({ path: shot, fullPage: true });
   } catch (e) {
-    problems.push('exception: ' + (e && e.stack ? e.stack : e));
-  } finally {
-    await ctx.close();
+    problems.push(exceptionText(e));
   }
-  if (consoleErrors.length) problems.push(...consoleErrors.map((e) => 'console: ' + e));
-  result.problems = problems;
-  console.log(JSON.stringify(result));
-  process.exit(problems.length ? 1 : 0);
+  await finish(ctx, result, problems, consoleErrors);
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);

@@ -26,7 +26,7 @@
 //    series: the words must say what each counter counts.
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
-const { launch } = require('./browser');
+const { launch, watchErrors, exceptionText, finish, run } = require('./browser');
 
 function arg(name, dflt) {
   const i = process.argv.indexOf(name);
@@ -241,8 +241,7 @@ async function main() {
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     page.setDefaultTimeout(20000);
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-    page.on('pageerror', (e) => consoleErrors.push('pageerror: ' + e.message));
+    watchErrors(page, consoleErrors);
     await page.route(/\/api\/data$/, (r) => r.fulfill({
       status: 200, contentType: 'application/json', body: JSON.stringify(doc) }));
     // Serve doc and wait until the page has drawn it (two polls after).
@@ -280,14 +279,9 @@ async function main() {
       if (text !== want) problems.push(`status '${text}', want '${want}'`);
     }
   } catch (e) {
-    problems.push('exception: ' + (e && e.stack ? e.stack : e));
-  } finally {
-    await ctx.close();
+    problems.push(exceptionText(e));
   }
-  if (consoleErrors.length) problems.push(...consoleErrors.map((e) => 'console: ' + e));
-  result.problems = problems;
-  console.log(JSON.stringify(result));
-  process.exit(problems.length ? 1 : 0);
+  await finish(ctx, result, problems, consoleErrors);
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);

@@ -26,7 +26,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { launch } = require('./browser');
+const { launch, watchErrors, exceptionText, run } = require('./browser');
 
 function arg(name) {
   const i = process.argv.indexOf(name);
@@ -47,11 +47,9 @@ async function checkPage(ctx, file, expect, shots) {
   const blocked = [];
   const page = await ctx.newPage();
   page.setDefaultTimeout(20000);
-  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
-  page.on('pageerror', (e) => problems.push('pageerror: ' + e.message));
-  page.on('requestfailed', (r) => {
-    if (!blocked.includes(r.url())) problems.push(`request failed: ${r.url()}`);
-  });
+  const errors = [];
+  // requests to other hosts are blocked below on purpose: not counted
+  watchErrors(page, errors, { requests: (r) => !blocked.includes(r.url()) });
   await page.route('**/*', (route) => {
     const u = route.request().url();
     if (u.startsWith('file:') || u.startsWith('data:')) return route.continue();
@@ -238,9 +236,10 @@ async function checkPage(ctx, file, expect, shots) {
     }
 
   } catch (e) {
-    problems.push('exception: ' + (e && e.stack ? e.stack : e));
+    problems.push(exceptionText(e));
   }
   await page.close();
+  problems.push(...errors.map((e) => 'console: ' + e));
   result.problems = problems;
   return result;
 }
@@ -266,4 +265,4 @@ async function main() {
   process.exit(failed ? 1 : 0);
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+run(main);
