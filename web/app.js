@@ -698,25 +698,65 @@ function drawThreads(d) {
     rows.some((r) => r.state) ? 'none' : '';
 }
 
-// The log tail: the 200 newest records by time, newest first. The daemon
-// keeps them in arrival order, which is not time order: GHC writes each
-// capability's buffer out as a block (with -N2 on GHC 9.0 a block of
-// earlier times can come after a later one). Records of one time keep
-// their arrival order (the later one first).
+// The log tail: the program's records, the 200 newest by time, newest
+// first. The daemon keeps them in arrival order, which is not time order:
+// GHC writes each capability's buffer out as a block (with -N2 on GHC 9.0
+// a block of earlier times can come after a later one). Records of one
+// time keep their arrival order (the later one first).
 const LOG_ROWS = 200;
+function newestFirst(logs, n) {
+  return logs.map((l, i) => [l, i])
+      .sort((p, q) => q[0].t - p[0].t || q[1] - p[1])
+      .slice(0, n)
+      .map(([l]) => l);
+}
+
+function logTime(t) {
+  return new Date(t).toISOString().replace('T', ' ').slice(0, 23);
+}
+
 function drawLogs(d) {
   const body = document.querySelector('#logs tbody');
-  const rows = d.logs.map((l, i) => [l, i])
-    .sort((p, q) => q[0].t - p[0].t || q[1] - p[1])
-    .slice(0, LOG_ROWS).map(([l]) => l);
+  const rows = newestFirst(d.logs, LOG_ROWS);
   body.replaceChildren(...rows.map((l) => {
     const tr = document.createElement('tr');
-    cell(tr, new Date(l.t).toISOString().replace('T', ' ').slice(0, 23));
+    cell(tr, logTime(l.t));
     cell(tr, l.kind, 'kind-' + l.kind);
     cell(tr, l.body);
     return tr;
   }));
   document.getElementById('logs').dataset.rows = String(rows.length);
+}
+
+// eventlog-live's own messages (internal_log_message), apart from the
+// log tail: they are dated by the wall clock when eventlog-live logged
+// them (as its OTLP output dates them), the tail's records by the
+// program's eventlog, so while a recorded eventlog is replayed the two
+// clocks are years apart and one time order cannot hold both. Newest
+// first; the section shows once there is one.
+const SEVERITY = [
+  [21, 'fatal'], [17, 'error'], [13, 'warn'], [9, 'info'], [5, 'debug'],
+  [1, 'trace']
+];
+function severityName(n) {
+  const s = SEVERITY.find(([lo]) => n >= lo);
+  return s ? s[1] : '';
+}
+
+function drawInternalLogs(d) {
+  const logs = d.internal_logs || [];
+  const rows = newestFirst(logs, logs.length);
+  const sec = document.getElementById('internal-logs');
+  sec.hidden = rows.length === 0;
+  sec.querySelector('tbody').replaceChildren(...rows.map((l) => {
+    const tr = document.createElement('tr');
+    const sev = severityName(l.severity);
+    cell(tr, logTime(l.t));
+    cell(tr, sev, 'sev-' + sev);
+    cell(tr, l.body);
+    return tr;
+  }));
+  sec.dataset.rows = String(rows.length);
 }
 
 // {====== control ======}
@@ -795,6 +835,7 @@ function render(d) {
   applyRange();
   drawThreads(d);
   drawLogs(d);
+  drawInternalLogs(d);
 }
 
 async function poll() {

@@ -369,14 +369,24 @@ static void marker_add(el_web_t *w, double t, const char *body) {
   m->body = el_strdup(body);
 }
 
-static web_log_t *log_slot(el_web_t *w) {
-  if (w->nlogs < WEB_LOGS_MAX)
-    return &w->logs[(w->hlogs + w->nlogs++) % WEB_LOGS_MAX];
-  web_log_t *e = &w->logs[w->hlogs];
-  el_free(e->kind);
-  el_free(e->body);
-  w->hlogs = (w->hlogs + 1) % WEB_LOGS_MAX;
-  return e;
+/* The next slot of the ring e[cap] filled as r says: a free one, else
+ * the oldest, emptied. */
+static web_log_t *log_slot(web_log_t *e, size_t cap, web_logring_t *r) {
+  if (r->n < cap) return &e[(r->h + r->n++) % cap];
+  web_log_t *l = &e[r->h];
+  el_free(l->kind);
+  el_free(l->body);
+  r->h = (r->h + 1) % cap;
+  return l;
+}
+
+static void logs_free(web_log_t *e, size_t cap, web_logring_t *r) {
+  for (size_t k = 0; k < r->n; k++) {
+    web_log_t *l = &e[(r->h + k) % cap];
+    el_free(l->kind);
+    el_free(l->body);
+  }
+  r->n = r->h = 0;
 }
 
 /* The log records [first, first + n) of a group of session sess. */
@@ -398,7 +408,9 @@ static void logs_group(el_web_t *w, const el_tm_log_t *l, size_t first,
     if (kind && !strcmp(kind, "ThreadLabel") && tid >= 0 && current)
       thread_label(w, tid, body);
     if (kind && !strcmp(kind, "UserMarker")) marker_add(w, t, body);
-    web_log_t *e = log_slot(w);
+    web_log_t *e =
+        r->host_log ? log_slot(w->host_logs, WEB_HOST_LOGS_MAX, &w->rhost_logs)
+                    : log_slot(w->logs, WEB_LOGS_MAX, &w->rlogs);
     e->t_ms = t;
     e->kind = kind ? kind : el_strdup(r->host_log ? "internal" : "");
     e->body = body;
@@ -501,12 +513,8 @@ void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
 }
 
 void web_events_clear(el_web_t *w) {
-  for (size_t k = 0; k < w->nlogs; k++) {
-    web_log_t *e = &w->logs[(w->hlogs + k) % WEB_LOGS_MAX];
-    el_free(e->kind);
-    el_free(e->body);
-  }
-  w->nlogs = w->hlogs = 0;
+  logs_free(w->logs, WEB_LOGS_MAX, &w->rlogs);
+  logs_free(w->host_logs, WEB_HOST_LOGS_MAX, &w->rhost_logs);
   for (size_t k = 0; k < w->nmarkers; k++)
     el_free(w->markers[(w->hmarkers + k) % WEB_MARKERS_MAX].body);
   w->nmarkers = w->hmarkers = 0;
@@ -556,20 +564,30 @@ static void json_pauses(const el_web_t *w, el_buf_t *b) {
                 (unsigned long long)w->pauses_forgotten);
 }
 
-static void json_logs(const el_web_t *w, el_buf_t *b) {
-  el_buf_puts(b, ",\"logs\":[");
-  for (size_t k = 0; k < w->nlogs; k++) {
-    const web_log_t *e = &w->logs[(w->hlogs + k) % WEB_LOGS_MAX];
+/* ,"<name>":[records of the ring e[cap] filled as r says, oldest
+ * first] */
+static void json_ring(const char *name, const web_log_t *e, size_t cap,
+                      const web_logring_t *r, el_buf_t *b) {
+  el_buf_printf(b, ",\"%s\":[", name);
+  for (size_t k = 0; k < r->n; k++) {
+    const web_log_t *l = &e[(r->h + k) % cap];
     el_buf_puts(b, k ? ",{\"t\":" : "{\"t\":");
-    web_put_num(b, e->t_ms);
+    web_put_num(b, l->t_ms);
     el_buf_puts(b, ",\"kind\":");
-    web_put_json_cstr(b, e->kind ? e->kind : "");
+    web_put_json_cstr(b, l->kind ? l->kind : "");
     el_buf_puts(b, ",\"body\":");
-    web_put_json_cstr(b, e->body);
-    el_buf_printf(b, ",\"severity\":%d,\"thread\":%lld}", e->severity,
-                  (long long)e->thread);
+    web_put_json_cstr(b, l->body);
+    el_buf_printf(b, ",\"severity\":%d,\"thread\":%lld}", l->severity,
+                  (long long)l->thread);
   }
-  el_buf_puts(b, "],\"markers\":[");
+  el_buf_puts(b, "]");
+}
+
+static void json_logs(const el_web_t *w, el_buf_t *b) {
+  json_ring("logs", w->logs, WEB_LOGS_MAX, &w->rlogs, b);
+  json_ring("internal_logs", w->host_logs, WEB_HOST_LOGS_MAX, &w->rhost_logs,
+            b);
+  el_buf_puts(b, ",\"markers\":[");
   for (size_t k = 0; k < w->nmarkers; k++) {
     const web_marker_t *m = &w->markers[(w->hmarkers + k) % WEB_MARKERS_MAX];
     el_buf_puts(b, k ? ",[" : "[");

@@ -21,6 +21,11 @@
 #define WEB_SERIES_PER_METRIC 2000
 #define WEB_FAMILIES_MAX 512
 #define WEB_LOGS_MAX 500
+/* eventlog-live's own log records (internal_log_message, the host
+ * resource), kept apart from the program's: they are dated by the wall
+ * clock, the program's by its eventlog (a replayed file's are of the
+ * past), and a flood of either does not push the other out. */
+#define WEB_HOST_LOGS_MAX 100
 #define WEB_MARKERS_MAX 2000
 #define WEB_PAUSES_MAX 2000
 /* GC pauses that left the ring: the longest ones are kept besides. */
@@ -103,6 +108,12 @@ typedef struct web_log_s {
   int severity;
   int64_t thread; /* -1 when absent */
 } web_log_t;
+
+/* The fill of a ring of log records: n of them from slot h (the
+ * oldest). */
+typedef struct web_logring_s {
+  size_t n, h;
+} web_logring_t;
 
 typedef struct web_marker_s {
   double t_ms;
@@ -190,8 +201,10 @@ struct el_web_s {
   char *key_rlab;
   size_t key_nrlab;
   /* logs, markers, threads, pauses (rings: head = oldest) */
-  web_log_t logs[WEB_LOGS_MAX];
-  size_t nlogs, hlogs;
+  web_log_t logs[WEB_LOGS_MAX]; /* the program's records */
+  web_logring_t rlogs;
+  web_log_t host_logs[WEB_HOST_LOGS_MAX]; /* eventlog-live's own */
+  web_logring_t rhost_logs;
   web_marker_t markers[WEB_MARKERS_MAX];
   size_t nmarkers, hmarkers;
   web_point_t pauses[WEB_PAUSES_MAX]; /* t_ms, duration ms */
@@ -282,8 +295,8 @@ void web_model_prom(el_web_t *w, bool openmetrics, el_buf_t *out);
 /* Render /api/data (JSON, docs/web.md "/api/data") into out
  * (web_json.c). Caller holds w->mu. */
 void web_model_json(el_web_t *w, el_buf_t *out);
-/* The parts of /api/data after "metrics" (web_events.c): logs, markers,
- * gc_pauses, threads, threads_other, cap_usage. */
+/* The parts of /api/data after "metrics" (web_events.c): logs,
+ * internal_logs, markers, gc_pauses, threads, threads_other, cap_usage. */
 void web_json_events(const el_web_t *w, el_buf_t *b);
 
 #endif /* EL_WEB_INTERNAL_H */

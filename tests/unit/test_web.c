@@ -308,6 +308,61 @@ static void test_logs_threads_spans(void **state) {
   fix_free(f);
 }
 
+/* eventlog-live's own messages are kept apart from the program's log
+ * records (docs/web.md "The web view"): a replayed recording of
+ * 2024-03-01 00:00:00 UTC (1709251200000 ms) whose 600 user messages,
+ * record k at + k ms, come after eventlog-live logged a warning at
+ * 2026-09-21 (1790000000000 ms, its wall clock). By hand: "logs" keeps
+ * the 500 newest of the recording (records 100..599, from
+ * 1709251200100), nothing of eventlog-live; "internal_logs" keeps the
+ * warning with its own time, as the OTLP record has it (not pushed out
+ * by the 600, not re-dated). */
+static void test_internal_logs_apart(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  const char *warn = "decoding: 3 bytes skipped";
+  el_tm_log_t h = {.time_unix_ns = (el_unix_ns_t)1790000000000 * 1000000,
+                   .observed_unix_ns = (el_unix_ns_t)1790000000000 * 1000000,
+                   .severity_number = EL_TM_SEV_WARN,
+                   .body = {warn, strlen(warn)},
+                   .host_log = true};
+  assert_int_equal(el_tm_log(f->st, &h), 0);
+  el_tm_attr_t ua[] = {
+      {.key = "kind", .type = EL_TM_STR, .v.s = {"UserMessage", 11}}};
+  for (int k = 0; k < 600; k++) {
+    char body[32];
+    int n = snprintf(body, sizeof body, "record %d", k);
+    el_tm_log_t l = {
+        .time_unix_ns =
+            ((el_unix_ns_t)1709251200000 + (el_unix_ns_t)k) * 1000000,
+        .severity_number = EL_TM_SEV_INFO,
+        .body = {body, (size_t)n},
+        .attrs = ua,
+        .nattrs = 1};
+    assert_int_equal(el_tm_log(f->st, &l), 0);
+  }
+  el_tm_store_flush(f->st);
+  char *js = model_json(f);
+  assert_non_null(strstr(js,
+                         "\"logs\":[{\"t\":1709251200100,\"kind\":"
+                         "\"UserMessage\",\"body\":\"record 100\","));
+  assert_non_null(strstr(js,
+                         "{\"t\":1709251200599,\"kind\":\"UserMessage\","
+                         "\"body\":\"record 599\",\"severity\":9,"
+                         "\"thread\":-1}],\"internal_logs\":"
+                         "[{\"t\":1790000000000,\"kind\":\"internal\","
+                         "\"body\":\"decoding: 3 bytes skipped\","
+                         "\"severity\":13,\"thread\":-1}],\"markers\":[]"));
+  const char *logs = strstr(js, "\"logs\":[");
+  const char *end = strstr(js, "\"internal_logs\":");
+  assert_true(logs && end && logs < end);
+  size_t nrec = 0;
+  for (const char *p = logs; (p = strstr(p, "{\"t\":")) && p < end; p++) nrec++;
+  assert_int_equal(nrec, 500);
+  el_free(js);
+  fix_free(f);
+}
+
 /* Many threads (the table grows and rehashes): one row per id. */
 static void test_many_threads(void **state) {
   (void)state;
@@ -915,6 +970,7 @@ int main(void) {
       cmocka_unit_test(test_sessions_rekey_and_cut),
       cmocka_unit_test(test_series_evicted_stale),
       cmocka_unit_test(test_logs_threads_spans),
+      cmocka_unit_test(test_internal_logs_apart),
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),

@@ -11,7 +11,9 @@
 // profile chart has one x value per distinct sample time of
 // HeapProfSample in /api/data; the log tail lists the reference's
 // markers, the thread table its threads, the pauses chart its GCs; the
-// heap chart ends at the reference's last heap size. --click-census
+// heap chart ends at the reference's last heap size; eventlog-live's own
+// messages are listed apart from the log tail (--ended: the file's
+// "Reading eventlog from" among them). --click-census
 // clicks "Request heap census" and waits for the control server's 200.
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
@@ -201,6 +203,12 @@ async function main() {
       out.heapLast = heap ? heap.plot.data[1][heap.plot.data[1].length - 1] : null;
       out.heapLabels = heap ? heap.plot.series.slice(1).map((s) => s.label) : [];
       out.markerRows = [...document.querySelectorAll('#logs td.kind-UserMarker')].length;
+      out.tailKinds =
+          [...new Set([...document.querySelectorAll('#logs tbody tr')].map(
+              (tr) => tr.children[1].textContent))];
+      out.internal =
+          [...document.querySelectorAll('#internal-logs tbody tr')].map(
+              (tr) => tr.children[2].textContent);
       out.service = document.getElementById('service').textContent;
       out.status = document.getElementById('status').textContent;
       return out;
@@ -228,6 +236,15 @@ async function main() {
       problems.push(`${seen.threads.rows} thread rows, the reference created ${expect.threads}`);
     if (expect.gc_pauses && seen['chart-pauses'].points !== expect.gc_pauses)
       problems.push(`${seen['chart-pauses'].points} GC pauses, the reference has ${expect.gc_pauses}`);
+    // eventlog-live's own messages (dated by its clock, not the
+    // recording's) are listed apart from the program's log tail.
+    if (seen.tailKinds.includes('internal'))
+      problems.push(
+          'eventlog-live\'s own messages are in the program\'s log tail');
+    if (flag('--ended') &&
+        !seen.internal.some((b) => /^Reading eventlog from /.test(b)))
+      problems.push(`eventlog-live's messages do not say it read the file: ${
+          JSON.stringify(seen.internal)}`);
     if (seen.service !== expect.service)
       problems.push(`service '${seen.service}', want '${expect.service}'`);
     if (flag('--ended') && !/input ended/.test(seen.status))

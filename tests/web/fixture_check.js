@@ -20,7 +20,11 @@
 //    is session 2's value.
 // 2. Log tail: 250 records whose blocks of 10 arrive out of time order
 //    (as whole capability buffers do with -N2 on GHC 9.0): the table must
-//    list the 200 newest by time, newest first.
+//    list the 200 newest by time, newest first. With them, three of
+//    eventlog-live's own messages dated 400 days later (its wall clock
+//    while replaying a recording): the tail must not list them; their own
+//    table lists them newest first with their level, and is hidden when
+//    there are none.
 // 3. The header's status line for three hand-made stats: evicted series
 //    (none stale), then some stale, some dropped points and merged
 //    series: the words must say what each counter counts.
@@ -100,17 +104,45 @@ function sessionsDoc() {
     bins.push([t, busy ? 100 : 0, busy ? 700 : 0]);
   }
   return {
-    service: 'fixture', control_port: -1, ended: true, now_ms: S2.to + 1000,
-    stats: { batches: 12, points: 34567, dropped_series: 0, evicted_series: 0,
-      evicted_stale_series: 0, merged_series: 0, rekeyed_series: 0, series_limit: 2000 },
+    service: 'fixture',
+    control_port: -1,
+    ended: true,
+    now_ms: S2.to + 1000,
+    stats: {
+      batches: 12,
+      points: 34567,
+      dropped_series: 0,
+      evicted_series: 0,
+      evicted_stale_series: 0,
+      merged_series: 0,
+      rekeyed_series: 0,
+      series_limit: 2000
+    },
     metrics,
-    logs: [], markers: [],
-    gc_pauses: [[S1.from + 2000, 1.5], [S2.from + 2000, 2.5]], gc_pauses_forgotten: 0,
+    logs: [],
+    internal_logs: [],
+    markers: [],
+    gc_pauses: [[S1.from + 2000, 1.5], [S2.from + 2000, 2.5]],
+    gc_pauses_forgotten: 0,
     threads: [],
-    threads_other: { threads: 0, finished: 0, late_labels: 0, late_session: 0, running_ms: 0 },
+    threads_other: {
+      threads: 0,
+      finished: 0,
+      late_labels: 0,
+      dropped_labels: 0,
+      unremembered: 0,
+      late_session: 0,
+      running_ms: 0
+    },
     // hi: the end of the last bin (T0 + 48.5 s)
-    cap_usage: { caps: 2, bin_ms: 1000, lo: S1.from - START_BEFORE, hi: S2.to + 500, clipped: 0,
-      bins },
+    cap_usage: {
+      caps: 2,
+      bin_ms: 1000,
+      lo: S1.from - START_BEFORE,
+      hi: S2.to + 500,
+      clipped: 0,
+      bins
+    },
   };
 }
 
@@ -129,10 +161,30 @@ function logsDoc() {
     }
   }
   d.logs = logs;
+  // eventlog-live's own, in arrival order, at T0 + 400 days (2027-02-05
+  // 12:00:00 UTC) + 0, 10 and 5 ms
+  const NOW = T0 + 400 * 86400000;
+  d.internal_logs = [
+    {
+      t: NOW,
+      kind: 'internal',
+      body: 'Reading eventlog from rec.eventlog',
+      severity: 9,
+      thread: -1
+    },
+    {t: NOW + 10, kind: 'internal', body: 'an error', severity: 17, thread: -1},
+    {t: NOW + 5, kind: 'internal', body: 'a warning', severity: 13, thread: -1},
+  ];
   return d;
 }
 // The 200 newest by time, newest first: records 249 down to 50.
 const WANT_LOG_BODIES = [...Array(200).keys()].map((k) => `record ${249 - k}`);
+// eventlog-live's own, newest first: time, level, message.
+const WANT_INTERNAL = [
+  ['2027-02-05 12:00:00.010', 'error', 'an error'],
+  ['2027-02-05 12:00:00.005', 'warn', 'a warning'],
+  ['2027-02-05 12:00:00.000', 'info', 'Reading eventlog from rec.eventlog'],
+];
 
 // The header for three sets of stats.
 const STATUS_CASES = [
@@ -252,6 +304,8 @@ async function main() {
     };
     await page.goto(url, { waitUntil: 'load' });
     await show(sessionsDoc());
+    if (await page.isVisible('#internal-logs'))
+      problems.push('eventlog-live\'s messages shown with none in the data');
     result.gap = GAP.map((g) => g - T0);
     result.charts = await checkGap(page, problems);
 
@@ -266,7 +320,18 @@ async function main() {
         `want the 200 newest by time, newest first: ${WANT_LOG_BODIES.slice(0, 5).join(', ')} ...`);
     if (times.some((t, i) => i > 0 && t > times[i - 1]))
       problems.push(`log tail times are not newest first: ${times.slice(0, 12).join(', ')}`);
-    // the screenshot: the two sessions and the sorted log tail
+    const internal = await page.$$eval(
+        '#internal-logs tbody tr',
+        (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    result.internal = internal;
+    if (!await page.isVisible('#internal-logs'))
+      problems.push('eventlog-live\'s messages are not shown');
+    if (JSON.stringify(internal) !== JSON.stringify(WANT_INTERNAL))
+      problems.push(
+          `eventlog-live's messages: ${JSON.stringify(internal)}, ` +
+          `want ${JSON.stringify(WANT_INTERNAL)}`);
+    // the screenshot: the two sessions, the sorted log tail and
+    // eventlog-live's own messages
     await page.screenshot({ path: arg('--screenshot'), fullPage: true });
 
     result.status = [];
