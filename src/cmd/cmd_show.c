@@ -49,7 +49,18 @@ typedef struct {
   void (*reset)(void *ud);
   const el_diag_t *(*diag)(void *ud);
   void (*free)(void *ud);
+  void (*set_warn)(void *ud, el_ev_warn_fn fn, void *wud);
 } fmt_t;
+
+/* The source's name for warnings, as el_src_opts_describe gives it. */
+static char warn_desc[512];
+
+/* A warning of the decoder (bytes skipped or ignored, a corrupt part...),
+ * on stderr as it comes: never swallowed. Its message names its byte. */
+static void print_warning(void *ud, const el_diag_t *d) {
+  (void)ud;
+  el_log(EL_LOG_WARN, "%s: %s", warn_desc, d->msg);
+}
 
 static int json_feed(void *ud, const uint8_t *buf, size_t len) {
   return el_ev_json_feed(ud, buf, len);
@@ -58,6 +69,9 @@ static int json_finish(void *ud) { return el_ev_json_finish(ud); }
 static void json_reset(void *ud) { el_ev_json_reset(ud); }
 static const el_diag_t *json_diag(void *ud) { return el_ev_json_diag(ud); }
 static void json_free(void *ud) { el_ev_json_free(ud); }
+static void json_set_warn(void *ud, el_ev_warn_fn fn, void *wud) {
+  el_ev_json_set_warn(ud, fn, wud);
+}
 
 /* Remove "--json" from argv (in place); returns 1 if it was there. */
 static int take_json_flag(int *argc, char **argv) {
@@ -121,20 +135,36 @@ static int show_finish(void *ud) { return el_ev_show_finish(ud); }
 static void show_reset(void *ud) { el_ev_show_reset(ud); }
 static const el_diag_t *show_diag(void *ud) { return el_ev_show_diag(ud); }
 static void show_free(void *ud) { el_ev_show_free(ud); }
+static void show_set_warn(void *ud, el_ev_warn_fn fn, void *wud) {
+  el_ev_show_set_warn(ud, fn, wud);
+}
 
-/* Create the formatter writing to stdout; 0 or -1 when out of memory. */
-static int fmt_new(fmt_t *f, int json, size_t sort_memory) {
+/* Create the formatter writing to stdout, its warnings to stderr naming
+ * desc; 0 or -1 when out of memory. */
+static int fmt_new(fmt_t *f, int json, size_t sort_memory, const char *desc) {
   if (json) {
-    *f = (fmt_t){el_ev_json_new(stdout), json_feed, json_finish, json_reset,
-                 json_diag, json_free};
+    *f = (fmt_t){el_ev_json_new(stdout),
+                 json_feed,
+                 json_finish,
+                 json_reset,
+                 json_diag,
+                 json_free,
+                 json_set_warn};
   } else {
-    *f = (fmt_t){el_ev_show_new(stdout), show_feed, show_finish, show_reset,
-                 show_diag, show_free};
+    *f = (fmt_t){el_ev_show_new(stdout),
+                 show_feed,
+                 show_finish,
+                 show_reset,
+                 show_diag,
+                 show_free,
+                 show_set_warn};
   }
   if (!f->ud) {
     el_eprintf("show: out of memory\n");
     return -1;
   }
+  snprintf(warn_desc, sizeof warn_desc, "%s", desc);
+  f->set_warn(f->ud, print_warning, NULL);
   if (!json && sort_memory)
     el_ev_show_set_sort_memory(f->ud, sort_memory); /* >= 1K: checked */
   return 0;
@@ -147,7 +177,9 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
   static char obuf[1 << 16];
   setvbuf(stdout, obuf, json ? _IOLBF : _IOFBF, sizeof obuf);
   fmt_t f;
-  if (fmt_new(&f, json, sort_memory)) return 1;
+  char desc[512];
+  el_src_opts_describe(o, desc, sizeof desc);
+  if (fmt_new(&f, json, sort_memory, desc)) return 1;
   if (el_src_opts_live(o)) /* never hold an event back: it may pause */
     json ? el_ev_json_set_opts(f.ud, EL_EV_OPT_LIVE)
          : el_ev_show_set_opts(f.ud, EL_EV_OPT_LIVE);
@@ -249,7 +281,8 @@ static int show_direct(const char *path, int json, size_t sort_memory) {
   setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
   fmt_t f;
   uint8_t *buf = malloc(CHUNK);
-  if (!buf || fmt_new(&f, json, sort_memory)) {
+  if (!buf ||
+      fmt_new(&f, json, sort_memory, strcmp(path, "-") ? path : "stdin")) {
     free(buf);
     if (fd > 0) close(fd);
     return 1;

@@ -1074,6 +1074,12 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              (unsigned long long)el__be64(p + 2),
              (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
              (unsigned long long)d->sess_tmax);
+  else if (type == 0xFFFF && why == RS_NOFIT && off < d->block_end)
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "end-of-data marker (type 0xFFFF) at byte %llu inside a block "
+             "(cap %u) that ends at byte %llu, not the end of the data",
+             (unsigned long long)off, d->block_cap,
+             (unsigned long long)d->block_end);
   else if (why == RS_UNDECL ||
            !(type < (int)d->ntab && (d->tab[type] & T_DECLARED)))
     snprintf(
@@ -1223,11 +1229,13 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return 0;
   }
   uint16_t type = el__be16(p);
+  int in_block = off < d->block_end;
   if (type == 0xFFFF) {
     *claim = 2;
-    return 2;
+    /* DATA_END inside a block only as its last 2 bytes (GHC >= 9.2,
+     * spec §1.5); before the end the block declared, it is damage. */
+    return in_block && off + 2 != d->block_end ? FRAME_BAD_BLOCK : 2;
   }
-  int in_block = off < d->block_end;
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
   if (!(t & T_DECLARED))
     return in_block ? FRAME_BAD_BLOCK : EL_EUNDECL;

@@ -27,6 +27,8 @@ struct el_ev_json_s {
   int failed;
   el_diag_t corrupt; /* first corruption the decoder recovered from */
   el_diag_t diag;
+  el_ev_warn_fn warn; /* el_ev_json_set_warn */
+  void *warn_ud;
 };
 
 static char *put_lit(char *w, const char *s) {
@@ -119,11 +121,14 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
 }
 
 /* Corruption the decoder skipped over (a cut block, §4.6) still makes the
- * command fail at the end, like ghc-events would; the first is kept. */
+ * command fail at the end, like ghc-events would; the first is kept (the
+ * status of finish). Every other warning goes to the warn hook. */
 static void on_warning(void *ud, const el_diag_t *d) {
   el_ev_json_t *j = ud;
   if (d->code && !j->corrupt.code)
     j->corrupt = *d;
+  else if (j->warn)
+    j->warn(j->warn_ud, d);
 }
 
 static int on_event(void *ud, const el_ev_event_t *e) {
@@ -205,6 +210,11 @@ void el_ev_json_free(el_ev_json_t *j) {
   el_free(j);
 }
 
+void el_ev_json_set_warn(el_ev_json_t *j, el_ev_warn_fn fn, void *ud) {
+  j->warn = fn;
+  j->warn_ud = ud;
+}
+
 void el_ev_json_reset(el_ev_json_t *j) { el_ev_decoder_reset(j->dec); }
 
 int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts) {
@@ -225,9 +235,11 @@ int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len) {
 
 int el_ev_json_finish(el_ev_json_t *j) {
   int rc = el_ev_decoder_finish(j->dec);
-  if (rc)
+  if (rc) {
     j->diag = *el_ev_decoder_diag(j->dec);
-  else if (j->corrupt.code) {
+    if (j->corrupt.code && j->warn) /* not the status: said here */
+      j->warn(j->warn_ud, &j->corrupt);
+  } else if (j->corrupt.code) {
     rc = j->corrupt.code;
     j->diag = j->corrupt;
   }

@@ -62,6 +62,8 @@ struct el_ev_show_s {
   char spill_dir[512];      /* its directory, for messages */
   el_diag_t corrupt;        /* first corruption the decoder recovered from */
   el_diag_t diag;
+  el_ev_warn_fn warn; /* el_ev_show_set_warn */
+  void *warn_ud;
 };
 
 /* {====== writing ======} */
@@ -587,11 +589,14 @@ static int on_header(void *ud, const el_ev_header_t *h) {
 }
 
 /* Corruption the decoder skipped over (a cut block, §4.6) still makes the
- * command fail at the end, like ghc-events would; the first is kept. */
+ * command fail at the end, like ghc-events would; the first is kept (the
+ * status of finish). Every other warning goes to the warn hook. */
 static void on_warning(void *ud, const el_diag_t *d) {
   el_ev_show_t *s = ud;
   if (d->code && !s->corrupt.code)
     s->corrupt = *d;
+  else if (s->warn)
+    s->warn(s->warn_ud, d);
 }
 
 static int spill_run(el_ev_show_t *s);
@@ -674,6 +679,11 @@ int el_ev_show_set_sort_memory(el_ev_show_t *s, size_t bytes) {
   size_t chunk = bytes / 4 < CHUNK_BYTES ? bytes / 4 : CHUNK_BYTES;
   s->txt.chunk_bytes = chunk < ((size_t)64 << 10) ? (size_t)64 << 10 : chunk;
   return 0;
+}
+
+void el_ev_show_set_warn(el_ev_show_t *s, el_ev_warn_fn fn, void *ud) {
+  s->warn = fn;
+  s->warn_ud = ud;
 }
 
 void el_ev_show_reset(el_ev_show_t *s) { el_ev_decoder_reset(s->dec); }
@@ -1128,9 +1138,11 @@ static int finish_spill(el_ev_show_t *s) {
 /* The decode status at the end of input (the header's absence aside). */
 static int decode_status(el_ev_show_t *s) {
   int rc = el_ev_decoder_finish(s->dec);
-  if (rc)
+  if (rc) {
     s->diag = *el_ev_decoder_diag(s->dec);
-  else if (s->corrupt.code) {
+    if (s->corrupt.code && s->warn) /* not the status: said here */
+      s->warn(s->warn_ud, &s->corrupt);
+  } else if (s->corrupt.code) {
     rc = s->corrupt.code;
     s->diag = s->corrupt;
   }

@@ -599,6 +599,13 @@ int el_ev_show_set_sort_memory(el_ev_show_t *s, size_t bytes);
 int el_ev_show_set_opts(el_ev_show_t *s, unsigned opts);
 const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
+/* Called with each warning of the formatter's decoder as it comes (bytes
+ * skipped or ignored, a missing end-of-data marker, a corrupt part...),
+ * except the first corruption, which is el_ev_show_finish's status (and
+ * is passed here at finish when another error is the status): nothing
+ * the decoder reports is lost. NULL (the default): none. Additive. */
+typedef void (*el_ev_warn_fn)(void *ud, const el_diag_t *d);
+void el_ev_show_set_warn(el_ev_show_t *s, el_ev_warn_fn fn, void *ud);
 
 /* {====== JSON lines (show --json) ======} */
 
@@ -617,6 +624,8 @@ void el_ev_json_reset(el_ev_json_t *j);
 int el_ev_json_set_opts(el_ev_json_t *j, unsigned opts);
 const el_diag_t *el_ev_json_diag(const el_ev_json_t *j);
 void el_ev_json_free(el_ev_json_t *j);
+/* As el_ev_show_set_warn. Additive. */
+void el_ev_json_set_warn(el_ev_json_t *j, el_ev_warn_fn fn, void *ud);
 
 #ifdef __cplusplus
 }
