@@ -23,16 +23,22 @@
  * one connection ended early, the next connection's 24 stray bytes (a
  * global block marker: 00 12, 8 time bytes, 4 size bytes, 8 end-time
  * bytes, FF FF) and its header "hdrbhetb" right after the last byte the
- * earlier connection sent, possibly inside an event. The 32-byte "stray
- * pattern" is looked for wherever an event is framed: an event that
- * contains its start was cut by the end of its connection and is dropped;
- * the marker is skipped; the header starts a new session. Deciding needs
- * up to 31 bytes past an event whose tail matches the pattern's start:
- * such an event waits for them (or for finish) unless EL_EV_OPT_LIVE. A
- * header right where an event should start, the "hdrbhetb" in a corrupt
- * block being skipped, and one inside a header being read also start a
- * new session. The fast path only runs up to the first position where
- * the pattern may start (found with memchr on its 'h').
+ * earlier connection sent, possibly inside an event. Likewise a cut log
+ * followed by a whole one (files joined, a FIFO reopened by the next
+ * program) holds the new header, without stray bytes, right after the
+ * last byte of the cut one. Wherever an event is framed, the decoder
+ * looks for the 32-byte "stray pattern" and for a header's first 12 bytes
+ * "hdrbhetb" "etb\0" (find_new): an event that contains the start of
+ * either was cut there and is dropped (reported with both offsets); the
+ * marker is skipped; the header starts a new session. Deciding needs up to
+ * 31 bytes past an event whose tail matches the start of either: such an
+ * event waits for them (or for finish) unless EL_EV_OPT_LIVE; an event
+ * completed from the reassembly buffer takes them from the same feed if
+ * they are there, even with EL_EV_OPT_LIVE. A header right where an event
+ * should start, the "hdrbhetb" in a corrupt block being skipped, and one
+ * inside a header being read also start a new session. The fast path
+ * only runs up to the first position where either may start (found with
+ * memchr on the 'h' of "hdrbhetb").
  *
  * Capability (§3.6): an event starting before marker_offset + block_size
  * belongs to the marker's capability (0xFFFF = none). */
@@ -70,6 +76,7 @@
 #define MAX_HEADER (16u << 20)
 
 #define MAGIC_LEN 8           /* "hdrbhetb" */
+#define HDR_LEN 12            /* "hdrbhetb" "etb\0": a header inside an event */
 #define STRAY_LEN 24          /* eventlog-socket's stray block marker */
 #define PAT_LEN (STRAY_LEN + MAGIC_LEN)
 #define NONE ((size_t)-1)
@@ -101,7 +108,7 @@ enum { RS_NO, RS_NEED, RS_HIT };
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
 
 /* What the bytes at a frame position are (step()). */
-enum { S_NEED, S_EVENT, S_CUT, S_MAGIC, S_BAD };
+enum { S_NEED, S_EVENT, S_CUT, S_HDR, S_MAGIC, S_BAD };
 
 static const uint8_t magic8[MAGIC_LEN] = {'h', 'd', 'r', 'b',
                                           'h', 'e', 't', 'b'};
@@ -310,7 +317,7 @@ static size_t match_magic(unsigned *m, const uint8_t *buf, size_t len) {
   return NONE;
 }
 
-/* {====== the stray pattern (a new connection inside a raw tee) ======} */
+/* {====== a new stream inside the data (a raw tee, logs concatenated) ======} */
 
 /* Are the k known bytes at q consistent with the stray pattern: a block
  * marker (type 18) of the global buffer (cap 0xFFFF) followed by
@@ -332,42 +339,75 @@ static int pat_prefix(const uint8_t *q, size_t k) {
   return 1;
 }
 
-/* The first c in [from, to) where the stray pattern starts in p[0..avail):
- * wholly there (*full = 1), or running past avail with the known part
- * matching (*full = 0, only when partial is set). NONE if there is none.
- * A whole pattern always precedes a partial one. */
-static size_t find_stray(const uint8_t *p, size_t avail, size_t from,
-                         size_t to, int partial, int *full) {
+/* Are the k known bytes at q consistent with the start of a header:
+ * "hdrbhetb" and then the first declaration's "etb\0" or, for a header
+ * that declares nothing, "hete" (HDR_LEN bytes, spec §1.2)? */
+static int hdr_prefix(const uint8_t *q, size_t k) {
+  if (k > HDR_LEN)
+    k = HDR_LEN;
+  size_t m = k < MAGIC_LEN ? k : MAGIC_LEN;
+  if (memcmp(q, magic8, m))
+    return 0;
+  return k <= MAGIC_LEN || !memcmp(q + MAGIC_LEN, "etb", k - MAGIC_LEN) ||
+         !memcmp(q + MAGIC_LEN, "hete", k - MAGIC_LEN);
+}
+
+/* The first c in [from, to) where a new stream starts in p[0..avail):
+ * eventlog-socket's stray pattern (*kind = S_CUT) or a header (*kind =
+ * S_HDR, HDR_LEN bytes: "hdrbhetb" alone is also ordinary text) begins
+ * there, wholly in the bytes (*full = 1), or running past avail with the
+ * known part matching (*full = 0, only when partial is set). NONE if
+ * there is none. A whole candidate always precedes a partial one. */
+static size_t find_new(const uint8_t *p, size_t avail, size_t from, size_t to,
+                       int partial, int *full, int *kind) {
   if (to > avail)
     to = avail;
   if (from >= to)
     return NONE;
-  /* Whole patterns: "hdrbhetb" at m = c + 24 with m + 8 <= avail. */
-  size_t m = from + STRAY_LEN;
+  /* Whole candidates: "hdrbhetb" at m, a header at c = m, or the stray
+   * marker at c = m - 24, with c in [from, to). The smallest c wins:
+   * past best + 24 no m gives a smaller one. */
+  size_t best = NONE, m = from;
   size_t mend = to + STRAY_LEN;
   if (avail < MAGIC_LEN)
     mend = 0;
   else if (mend > avail - MAGIC_LEN + 1)
     mend = avail - MAGIC_LEN + 1;
-  while (m < mend) {
+  while (m < mend && (best == NONE || m < best + STRAY_LEN)) {
     const uint8_t *q = memchr(p + m, 'h', mend - m);
     if (!q)
       break;
     m = (size_t)(q - p);
-    if (!memcmp(q, magic8, MAGIC_LEN) && pat_prefix(q - STRAY_LEN, STRAY_LEN)) {
-      *full = 1;
-      return m - STRAY_LEN;
+    if (!memcmp(q, magic8, MAGIC_LEN)) {
+      if (m >= from + STRAY_LEN && m - STRAY_LEN < to && m - STRAY_LEN < best &&
+          pat_prefix(q - STRAY_LEN, STRAY_LEN)) {
+        best = m - STRAY_LEN;
+        *kind = S_CUT;
+      } else if (m < to && m < best && m + HDR_LEN <= avail &&
+                 hdr_prefix(q, HDR_LEN)) {
+        best = m;
+        *kind = S_HDR;
+      }
     }
     m++;
+  }
+  if (best != NONE) {
+    *full = 1;
+    return best;
   }
   if (!partial)
     return NONE;
   size_t c = avail > PAT_LEN - 1 ? avail - (PAT_LEN - 1) : 0;
-  for (c = c > from ? c : from; c < to; c++)
-    if (pat_prefix(p + c, avail - c)) {
-      *full = 0;
-      return c;
-    }
+  for (c = c > from ? c : from; c < to; c++) {
+    if (pat_prefix(p + c, avail - c))
+      *kind = S_CUT;
+    else if (avail - c < HDR_LEN && hdr_prefix(p + c, avail - c))
+      *kind = S_HDR;
+    else
+      continue;
+    *full = 0;
+    return c;
+  }
   return NONE;
 }
 
@@ -874,13 +914,22 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
 
 /* Copy header bytes from buf; *used receives how many were taken. A
  * "hdrbhetb" inside the header's bytes means this header was cut off by
- * a new stream (a tee of connections): the new header starts there. */
+ * a new stream (a tee of connections, or a cut log and a whole one
+ * joined): the new header starts there. While the bytes held end with
+ * the start of "hdrbhetb", the steps wait for the bytes that decide (a
+ * valid header never ends so: its last bytes are "datb"), so that a
+ * field read from the new header's bytes cannot make the cut header an
+ * error. */
 static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                        size_t *used) {
   size_t u = 0;
   int rc = 0;
   while (d->state == ST_HEADER && u < len) {
-    size_t want = d->hneed - d->hlen;
+    /* (Steps that wait for the match take the bytes that decide it;
+     * others, e.g. one retried after EL_ENOMEM, take nothing.) */
+    size_t want = d->hneed > d->hlen ? d->hneed - d->hlen
+                  : d->hscan_m       ? MAGIC_LEN - d->hscan_m
+                                     : 0;
     size_t take = len - u < want ? len - u : want;
     unsigned m = d->hscan_m;
     size_t k = match_magic(&m, buf + u, take);
@@ -898,13 +947,13 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       u += k;
       continue;
     }
-    d->hscan_m = m;
     if ((rc = el_grow(&d->hbuf, &d->hcap, d->hlen + take, 1)))
       break;
+    d->hscan_m = m; /* (not before: on EL_ENOMEM the bytes come again) */
     memcpy(d->hbuf + d->hlen, buf + u, take);
     d->hlen += take;
     u += take;
-    if ((rc = header_steps(d)))
+    if (!d->hscan_m && (rc = header_steps(d)))
       break;
   }
   *used = u;
@@ -1288,6 +1337,8 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
  *   S_NEED   undecided until there are *n bytes;
  *   S_CUT    a new connection's stray pattern starts at p + *cut, inside
  *            (or, *cut = 0, at) the event there;
+ *   S_HDR    a header starts at p + *cut, *cut > 0, inside the event
+ *            there (a cut log and another joined);
  *   S_MAGIC  a header starts right at p;
  *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK or EL_EUNDECL.
  * The same bytes give the same answer however they were chunked: a
@@ -1299,7 +1350,8 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   int eof = d->eof;
   long r = frame(d, p, avail, eof, &need, &claim, off);
   int wait = !eof && !(d->opts & EL_EV_OPT_LIVE);
-  /* Where the pattern may start: inside the event (as far as known). For
+  /* Where the stray pattern or a header may start: inside the event (as
+   * far as known). For
    * bytes that do not frame (an undeclared type, an event crossing its
    * block's end) only where a cut could have made them so: inside the
    * fields that give the length (the type; and the payload size of a
@@ -1313,14 +1365,15 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     if ((t & T_SIZE_MASK) != EL_EV_VARIABLE)
       lim = 2; /* fixed size: the type alone gives the length */
   }
-  int full = 0;
-  size_t c = find_stray(p, avail, 0, lim, wait, &full);
+  int full = 0, kind = S_CUT;
+  size_t c = find_new(p, avail, 0, lim, wait, &full, &kind);
   if (c != NONE) {
     if (full) {
       *cut = c;
-      return S_CUT;
+      return kind == S_HDR && c == 0 ? S_MAGIC : kind;
     }
-    size_t w = c + PAT_LEN; /* a partial pattern: wait for all of it */
+    /* a partial candidate: wait for all of it */
+    size_t w = c + (kind == S_CUT ? PAT_LEN : HDR_LEN);
     *n = (long)(r == 0 && need < w ? need : w);
     return S_NEED;
   }
@@ -1465,14 +1518,28 @@ static void undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
 }
 
 /* A new stream begins in the bytes at off: the stray pattern at off + c
- * (S_CUT; c > 0: the event at off is cut off) or a header at off
- * (S_MAGIC). Reports what is dropped and begins the header. Returns the
- * offset just past "hdrbhetb". */
+ * (S_CUT; c > 0: the event at off is cut off), a header at off + c,
+ * c > 0, inside the event at off (S_HDR: it is cut off) or a header at
+ * off (S_MAGIC). Reports what is dropped and begins the header. Returns
+ * the offset just past "hdrbhetb". */
 static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
                            uint64_t off, int kind) {
   uint64_t at = off;
   char nm[64];
-  if (kind == S_CUT) {
+  if (kind == S_HDR) {
+    at = off + c;
+    d->stats.cut_events++;
+    d->stats.skipped_bytes += c;
+    set_diag(d, 0, off, c >= 2 ? el__be16(p) : -1,
+             "event %s at byte %llu is cut off at byte %llu, where a new "
+             "header begins (session %u ends there without DATA_END; "
+             "eventlogs joined): its %zu byte%s dropped",
+             tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
+             (unsigned long long)off, (unsigned long long)at, d->sessions, c,
+             plural(c));
+    d->diag.cut_event = 1;
+    warn(d);
+  } else if (kind == S_CUT) {
     if (c > 0) {
       d->stats.cut_events++;
       d->stats.skipped_bytes += c;
@@ -1483,6 +1550,7 @@ static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
                tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
                (unsigned long long)off, (unsigned long long)(off + c), c,
                plural(c));
+      d->diag.cut_event = 1;
       warn(d);
     }
     at = off + c + STRAY_LEN;
@@ -1575,13 +1643,14 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
 #define FAST_WINDOW (64u << 10)
 
 /* The first position >= i in buf where the fast path must stop: where the
- * stray pattern may start (*cand = 1), or the end of the window looked at
- * (*cand = 0: look further from there). */
+ * stray pattern or a header may start (*cand = 1), or the end of the
+ * window looked at (*cand = 0: look further from there). */
 static size_t fast_limit(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                          size_t i, int *cand) {
-  int full;
   size_t to = len - i > FAST_WINDOW ? i + FAST_WINDOW : len;
-  size_t c = find_stray(buf, len, i, to, !(d->opts & EL_EV_OPT_LIVE), &full);
+  int full, kind;
+  size_t c =
+      find_new(buf, len, i, to, !(d->opts & EL_EV_OPT_LIVE), &full, &kind);
   *cand = c != NONE;
   return c == NONE ? to : c;
 }
@@ -1591,7 +1660,7 @@ static size_t fast_limit(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * the state changed) or EL_ESTOPPED / EL_ENOMEM. */
 static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                      size_t *ip, errs_t *E) {
-  size_t i = *ip;
+  size_t i = *ip, took = 0; /* took: pend's last bytes are buf's */
   int rc = 0;
   while (d->plen && d->state == ST_DATA) {
     long n = 0;
@@ -1600,7 +1669,11 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       check_landing(d, d->pend, d->plen, d->poff, 0);
     int s = step(d, d->pend, d->plen, d->poff, &n, &c);
     if (s == S_NEED) {
-      size_t take = (size_t)n - d->plen;
+      /* What step needs and, if buf has them, the bytes that show
+       * whether a new stream begins inside the event (even with
+       * EL_EV_OPT_LIVE: they are here, nothing waits for them); those
+       * left over after it are given back to buf below. */
+      size_t take = (size_t)n - d->plen + (PAT_LEN - 1);
       if (take > len - i)
         take = len - i;
       if (!take)
@@ -1610,6 +1683,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       memcpy(d->pend + d->plen, buf + i, take);
       d->plen += take;
       i += take;
+      took += take;
       continue;
     }
     if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n)) {
@@ -1621,13 +1695,18 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     if (s == S_EVENT) {
       rc = deliver(d, d->pend, (size_t)n, d->poff);
       pend_consume(d, (size_t)n);
+      if (d->plen && d->plen <= took) { /* all from buf: read them there */
+        i -= d->plen;
+        took -= d->plen;
+        d->plen = 0;
+      }
       if (rc)
         break;
       if (d->plen && d->state != ST_DATA && (rc = reprocess(d, E)))
         break;
       continue;
     }
-    if (s == S_CUT || s == S_MAGIC) {
+    if (s == S_CUT || s == S_HDR || s == S_MAGIC) {
       uint64_t past = new_stream(d, d->pend, c, d->poff, s);
       pend_consume(d, (size_t)(past - d->poff));
     } else if (n == FRAME_BAD_BLOCK) {
@@ -1655,8 +1734,8 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
 }
 
 /* The fast path: whole fixed-size integer-only events from buf + *ip,
- * before *lim (no start of the stray pattern before it: data_feed; *cand
- * as there), inside buf and inside the current block. Everything it reads
+ * before *lim (no start of the stray pattern or of a header before it:
+ * data_feed; *cand as there), inside buf and inside the current block. Everything it reads
  * from d changes only on the general path, so it is loaded into locals
  * once. An event's length comes from flen[], indexed by its type bytes
  * as loaded (no byte swap, no bound: every 16-bit key has an entry, 0 for
@@ -1820,7 +1899,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   if (rc || d->plen || d->state != ST_DATA)
     goto out;
   /* The fast path runs up to lim: bytes [i, lim) hold no start of the
-   * stray pattern; looked for lazily, so that a run of events the fast
+   * stray pattern or of a header; looked for lazily, so that a run of events the fast
    * path does not take (a block marker, whose body is then skipped) reads
    * no byte ahead. cand: lim is such a start, not just how far we looked. */
   size_t lim = i;
@@ -1855,7 +1934,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       i = len;
       break;
     }
-    if (s == S_CUT || s == S_MAGIC) {
+    if (s == S_CUT || s == S_HDR || s == S_MAGIC) {
       i = (size_t)(new_stream(d, buf + i, c, off0, s) - d->base);
       break;
     }

@@ -127,7 +127,10 @@ typedef struct el_diag_s {
   int event_type;            /* event type involved, -1 if none */
   /* cut_event: 1 for EL_ETRUNC at the end of the input inside an event
    * (after the header; its type is -1 when fewer than its 2 type bytes
-   * came): everything before it was delivered. 0 otherwise. */
+   * came): everything before it was delivered. Also 1 in a warning (code
+   * 0) for an event cut off inside the input, where a new stream begins
+   * (a raw tee, or a cut eventlog and another joined): the event is
+   * dropped, and decoding goes on with the new header. 0 otherwise. */
   int cut_event;
   char msg[256];             /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
@@ -181,15 +184,19 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
   in a raw tee), the body is decoded after all when it lies in the same
   feed call (el_ev_scan_sessions feeds one buffer), else a warning names
   both offsets and decoding goes on from the body's end. */
-#define EL_EV_OPT_LIVE 0x2u /* the input may pause for a long time after
-  any feed call (a socket, FIFO or pipe). Without this option an event
-  whose last bytes could be the start of eventlog-socket's stray block
-  marker + header (a new connection inside a raw tee, docs/eventlog.md
-  "Sessions") waits for up to 31 more bytes, or finish, before it is
-  delivered, so that results never depend on how the input is chunked.
-  With it, that event is delivered at once and such a cut is only
-  detected when the marker lies wholly inside the bytes fed so far.
-  Sources that reset the decoder at every connection lose nothing. */
+/* EL_EV_OPT_LIVE: the input may pause for a long time after
+ * any feed call (a socket, FIFO or pipe). Without this option an event
+ * whose last bytes could be the start of eventlog-socket's stray block
+ * marker + header (a new connection inside a raw tee, docs/eventlog.md
+ * "Sessions") or of a header's first 12 bytes (a cut log and another
+ * joined) waits for up to 31 more bytes, or finish, before it is
+ * delivered, so that results never depend on how the input is chunked.
+ * With it, that event is delivered at once and such a cut is only
+ * detected when the marker or the 12 bytes lie wholly inside the bytes
+ * fed so far (an event completed by a feed looks at up to 31 bytes after
+ * it in that feed: a cut at the end of one feed is found in the next).
+ * Sources that reset the decoder at every connection lose nothing. */
+#define EL_EV_OPT_LIVE 0x2u
 /* EL_EV_OPT_NO_FIELDS: the sink reads no field values. Events of known
  * fixed-size integer-only layouts (the decoder's fast path: most events of
  * a GHC eventlog) are delivered with nfields = 0, layout = 0 and v[] not
@@ -317,8 +324,9 @@ void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t);
  *   returns; copy to keep. A partial event at the end is kept internally
  *   and completed by the next feed; so is, without EL_EV_OPT_LIVE, a
  *   complete last event whose final bytes may begin eventlog-socket's
- *   stray marker (up to 31 more bytes decide whether a new connection's
- *   stream begins inside it; docs/eventlog.md).
+ *   stray marker or a header (up to 31 more bytes decide whether a new
+ *   connection's stream or a joined log begins inside it;
+ *   docs/eventlog.md).
  * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
  *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
  *   past el_ev_decoder_offset consumed; feed the rest again); or
@@ -390,8 +398,9 @@ typedef struct el_ev_stats_s {
                                 stale bytes; spec §4.7, §5.4), or looked
                                 through for one that never came */
   uint64_t cut_events;       /* events dropped because a new connection's
-                                stream began inside them (a raw tee of
-                                several connections) */
+                                stream or a new header began inside them
+                                (a raw tee of several connections, a cut
+                                log and another joined) */
   uint64_t dup_decls;        /* duplicate event-type declarations */
   uint64_t skipped_blocks;   /* capability blocks whose bodies were not
                                 read (EL_EV_OPT_SKIP_CAP_BLOCKS) */

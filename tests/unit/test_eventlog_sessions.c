@@ -446,6 +446,167 @@ static void test_live_option_does_not_hold_events(void **st) {
   free(log);
 }
 
+/* {====== a cut eventlog and a whole one joined ======} */
+
+/* Decode p[0..n) in two feeds, split at byte split, with opts. */
+static void decode_split(const uint8_t *p, size_t n, size_t split,
+                         unsigned opts, rec_t *r) {
+  memset(r, 0, sizeof *r);
+  el_ev_sink_t s = {.ud = r,
+                    .on_header = r_header,
+                    .on_event = r_event,
+                    .on_data_end = r_data_end,
+                    .on_warning = r_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_non_null(d);
+  assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  r->feed_rc = el_ev_decoder_feed(d, p, split);
+  int rc = el_ev_decoder_feed(d, p + split, n - split);
+  if (rc && !r->feed_rc) r->feed_rc = rc;
+  r->finish_rc = el_ev_decoder_finish(d);
+  r->st = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+}
+
+/* Does a warning of r hold "want" followed by a non-digit? */
+static int warned(const rec_t *r, const char *want) {
+  size_t k = strlen(want);
+  for (unsigned w = 0; w < r->nwarn && w < 64; w++)
+    for (const char *q = r->warn[w].msg; (q = strstr(q, want)); q++)
+      if (q[k] < '0' || q[k] > '9') return 1;
+  return 0;
+}
+
+/* The decoding r of log's first x bytes followed by the whole log (n
+ * bytes; header hl bytes; is: event_starts) is first's events, then
+ * second's shifted by x, in a session of its own; the event cut at x, if
+ * any, is dropped, counted and named with both offsets; no error. */
+static void check_joined(const rec_t *r, const rec_t *first,
+                         const rec_t *second, size_t x, size_t hl,
+                         const uint8_t *is, const char *what) {
+  char want[96];
+  if (r->nev != first->nev + second->nev)
+    fail_msg("%s, cut at %zu: %zu events, expected %zu + %zu", what, x, r->nev,
+             first->nev, second->nev);
+  same_events(r->ev, first, 0, what);
+  same_events(r->ev + first->nev, second, x, what);
+  if (second->nev && r->ev[r->nev - 1].session != r->nhdr)
+    fail_msg("%s, cut at %zu: the whole log's events in session %u of %u", what,
+             x, r->ev[r->nev - 1].session, r->nhdr);
+  unsigned sessions = x >= hl ? 2 : 1;
+  uint64_t cut = x > hl && !is[x] ? 1 : 0;
+  if (r->nhdr != sessions || r->hdr_off[sessions - 1] != x)
+    fail_msg("%s, cut at %zu: %u sessions, expected %u, the last at %zu", what,
+             x, r->nhdr, sessions, x);
+  if (r->st.cut_events != cut)
+    fail_msg("%s, cut at %zu: %llu cut events, expected %llu", what, x,
+             (unsigned long long)r->st.cut_events, (unsigned long long)cut);
+  if (r->feed_rc || r->finish_rc)
+    fail_msg("%s, cut at %zu: feed %d, finish %d", what, x, r->feed_rc,
+             r->finish_rc);
+  for (unsigned w = 0; w < r->nwarn && w < 64; w++)
+    if (r->warn[w].code)
+      fail_msg("%s, cut at %zu: an error: %s", what, x, r->warn[w].msg);
+  snprintf(want, sizeof want, cut ? "is cut off at byte %zu" : "byte %zu", x);
+  if (!warned(r, want))
+    fail_msg("%s, cut at %zu: no warning with '%s'", what, x, want);
+}
+
+#define STRAY 24 /* eventlog-socket's stray bytes: a global block marker */
+
+/* Cut log at x, join the whole log, and check every way of feeding it:
+ * at once, in 7-byte chunks, byte at a time (bytewise), and with
+ * EL_EV_OPT_LIVE at once and split at the join or 3 bytes before it (a
+ * pipe read as the writer wrote: its first file, then the second). */
+static void joined_at(const uint8_t *log, size_t n, size_t x, size_t hl,
+                      const uint8_t *is, const rec_t *second, int bytewise,
+                      uint8_t *buf) {
+  memcpy(buf, log, x);
+  memcpy(buf + x, log, n);
+  rec_t first, r;
+  decode(log, x, 0, 0, &first);
+  /* A global block's marker (cap 0xFFFF) that ends at x, right before the
+   * header, reads as eventlog-socket's stray bytes: skipped, with a
+   * warning at x - 24 that names the header at x (docs/eventlog.md). */
+  int glob = x >= hl + STRAY && is[x - STRAY] && log[x - STRAY] == 0 &&
+             log[x - STRAY + 1] == EL_EV_BLOCK_MARKER && log[x - 2] == 0xFF &&
+             log[x - 1] == 0xFF;
+  first.nev -= glob;
+  decode(buf, x + n, 0, 0, &r);
+  check_joined(&r, &first, second, x, hl, is, "at once");
+  rec_free(&r);
+  decode(buf, x + n, 7, 0, &r);
+  check_joined(&r, &first, second, x, hl, is, "7-byte chunks");
+  rec_free(&r);
+  if (bytewise) {
+    decode(buf, x + n, 1, 0, &r);
+    check_joined(&r, &first, second, x, hl, is, "byte at a time");
+    rec_free(&r);
+  }
+  decode(buf, x + n, 0, EL_EV_OPT_LIVE, &r);
+  check_joined(&r, &first, second, x, hl, is, "live, at once");
+  rec_free(&r);
+  /* (Live, that marker came whole in the first feed: it is delivered.) */
+  first.nev += glob;
+  decode_split(buf, x + n, x, EL_EV_OPT_LIVE, &r);
+  check_joined(&r, &first, second, x, hl, is, "live, split at the join");
+  rec_free(&r);
+  first.nev -= glob;
+  if (x >= 3) {
+    decode_split(buf, x + n, x - 3, EL_EV_OPT_LIVE, &r);
+    check_joined(&r, &first, second, x, hl, is, "live, split before");
+    rec_free(&r);
+  }
+  rec_free(&first);
+}
+
+/* The offset of the first event of type after byte from, or 0. */
+static size_t first_of(const rec_t *r, uint16_t type, size_t from) {
+  for (size_t i = 0; i < r->nev; i++)
+    if (r->ev[i].type == type && r->ev[i].offset > from)
+      return (size_t)r->ev[i].offset;
+  return 0;
+}
+
+/* A log cut anywhere (a program killed mid-write), then a whole one in the
+ * same stream with nothing between (`cat cut.eventlog whole.eventlog`, a
+ * FIFO reopened by the next program): the whole log's header begins a
+ * session, and the bytes of the cut event that would have come from it
+ * are never decoded as the event's (it is dropped and reported). Expected
+ * values: the cut log decoded alone and the whole log decoded alone.
+ * unicode.eventlog is cut at every byte (header, events, DATA_END);
+ * heapy-hT.eventlog at every byte of its header and the first 500 bytes
+ * of data (a capability block's marker, fixed-size events, THREAD_LABEL
+ * and USER_MARKER of variable size), and around its global block's marker
+ * and its first HEAP_PROF_SAMPLE_STRING. */
+static void test_joined_logs_cut_at_every_byte(void **st) {
+  (void)st;
+  const char *logs[] = {"ghc-events/unicode.eventlog",
+                        "ghc-9.0/heapy-hT.eventlog"};
+  for (int k = 0; k < 2; k++) {
+    size_t n = 0;
+    uint8_t *log = tu_read_log(logs[k], &n);
+    assert_non_null(log);
+    size_t hl = header_len(log, n);
+    uint8_t *is = event_starts(log, n);
+    uint8_t *buf = malloc(2 * n);
+    rec_t second;
+    decode(log, n, 0, 0, &second);
+    assert_int_equal(second.finish_rc, 0);
+    size_t bm = first_of(&second, EL_EV_BLOCK_MARKER, hl + 1000);
+    size_t hs = first_of(&second, 164, hl); /* HEAP_PROF_SAMPLE_STRING */
+    for (size_t x = 1; x < n; x++) {
+      int near = x < hl + 500 || (bm && x + 40 >= bm && x < bm + 60) ||
+                 (hs && x + 10 >= hs && x < hs + 60);
+      if (k == 0 || near) joined_at(log, n, x, hl, is, &second, k == 0, buf);
+    }
+    rec_free(&second);
+    free(buf);
+    free(is);
+    free(log);
+  }
+}
+
 /* {====== duplicate declarations ======} */
 
 /* A header 0, 1 (RUN_THREAD), 2, then dup (id 1, size dsize) after 19;
@@ -990,6 +1151,7 @@ int main(void) {
       cmocka_unit_test(test_tee_split_at_every_byte),
       cmocka_unit_test(test_sessions_without_cut),
       cmocka_unit_test(test_live_option_does_not_hold_events),
+      cmocka_unit_test(test_joined_logs_cut_at_every_byte),
       cmocka_unit_test(test_duplicate_declarations),
       cmocka_unit_test(test_malformed_variable_events),
       cmocka_unit_test(test_malformed_with_fields_mask),
