@@ -607,6 +607,135 @@ static void test_joined_logs_cut_at_every_byte(void **st) {
   }
 }
 
+/* {====== a stream read as TCP delivers it ======} */
+
+/* Decode p[0..n) with opts in chunks of 1..maxc bytes, their sizes drawn
+ * from seed (a TCP connection's reads: any size, any split point). */
+static void decode_reads(const uint8_t *p, size_t n, uint64_t seed, size_t maxc,
+                         unsigned opts, rec_t *r) {
+  memset(r, 0, sizeof *r);
+  el_ev_sink_t s = {.ud = r,
+                    .on_header = r_header,
+                    .on_event = r_event,
+                    .on_data_end = r_data_end,
+                    .on_warning = r_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  assert_non_null(d);
+  assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  for (size_t i = 0; i < n;) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    size_t k = (size_t)(seed >> 33) % maxc + 1;
+    if (k > n - i) k = n - i;
+    int rc = el_ev_decoder_feed(d, p + i, k);
+    if (rc && !r->feed_rc) r->feed_rc = rc;
+    i += k;
+  }
+  r->finish_rc = el_ev_decoder_finish(d);
+  r->st = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+}
+
+/* Is r exactly ref: the same events, headers, warnings, results and
+ * counts? Reports the first difference. */
+static void same_decoding(const rec_t *r, const rec_t *ref, const char *what,
+                          uint64_t seed, size_t maxc) {
+  if (r->nev != ref->nev)
+    fail_msg(
+        "%s, seed %llu, reads up to %zu bytes: %zu events, fed at once "
+        "%zu",
+        what, (unsigned long long)seed, maxc, r->nev, ref->nev);
+  same_events(r->ev, ref, 0, what);
+  if (r->nhdr != ref->nhdr || r->data_ends != ref->data_ends ||
+      r->nwarn != ref->nwarn || r->feed_rc != ref->feed_rc ||
+      r->finish_rc != ref->finish_rc || memcmp(&r->st, &ref->st, sizeof r->st))
+    fail_msg(
+        "%s, seed %llu, reads up to %zu bytes: %u headers, %u "
+        "warnings, feed %d, finish %d, %llu skipped bytes; fed at once "
+        "%u, %u, %d, %d, %llu",
+        what, (unsigned long long)seed, maxc, r->nhdr, r->nwarn, r->feed_rc,
+        r->finish_rc, (unsigned long long)r->st.skipped_bytes, ref->nhdr,
+        ref->nwarn, ref->feed_rc, ref->finish_rc,
+        (unsigned long long)ref->st.skipped_bytes);
+  for (unsigned k = 0; k < ref->nhdr && k < 16; k++)
+    assert_int_equal(r->hdr_off[k], ref->hdr_off[k]);
+  for (unsigned w = 0; w < ref->nwarn && w < 64; w++)
+    if (strcmp(r->warn[w].msg, ref->warn[w].msg) ||
+        r->warn[w].offset != ref->warn[w].offset)
+      fail_msg(
+          "%s, seed %llu, reads up to %zu bytes: warning %u is '%s', "
+          "fed at once '%s'",
+          what, (unsigned long long)seed, maxc, w, r->warn[w].msg,
+          ref->warn[w].msg);
+}
+
+/* p[0..n) read as a socket delivers it, with opts: seeds reads of 1 to
+ * 4096 bytes and as many of 1 to 64 bytes, each decoding exactly as the
+ * stream fed at once. */
+static void tcp_reads(const uint8_t *p, size_t n, unsigned opts, int seeds,
+                      const char *what) {
+  rec_t ref;
+  decode(p, n, 0, opts, &ref);
+  for (int k = 0; k < 2 * seeds; k++) {
+    size_t maxc = k < seeds ? 4096 : 64;
+    rec_t r;
+    decode_reads(p, n, (uint64_t)k + 1, maxc, opts, &r);
+    same_decoding(&r, &ref, what, (uint64_t)k + 1, maxc);
+    rec_free(&r);
+  }
+  rec_free(&ref);
+}
+
+/* Streams as eventlog-socket sends them (its 24 stray bytes, the header,
+ * the events; the two real captures whose first block the producer
+ * damaged: a stale marker, an event cut by its block's end), a raw tee
+ * of connections cut anywhere, and cut logs joined to whole ones, read
+ * in TCP-like chunks of every size and split point: the same events,
+ * sessions, warnings and counts as fed at once. Without EL_EV_OPT_LIVE
+ * always; with it for the streams in which nothing new begins inside an
+ * event (there, a cut is only found when its bytes came in one feed:
+ * eventlog.h). */
+static void test_streams_in_tcp_reads(void **st) {
+  (void)st;
+  size_t n = 0, cn = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/heapy-hT.eventlog", &n);
+  assert_non_null(log);
+  size_t hl = header_len(log, n);
+  uint8_t *is = event_starts(log, n);
+  uint8_t *buf = malloc(2 * (n + 24));
+  size_t one = connection(buf, log, n, n, 1000);
+  tcp_reads(buf, one, 0, 40, "one connection");
+  tcp_reads(buf, one, EL_EV_OPT_LIVE, 40, "one connection, live");
+  const char *caps[] = {"eventlog-socket/restart-stale-marker.tee",
+                        "eventlog-socket/restart-cut-event.tee"};
+  for (int k = 0; k < 2; k++) {
+    uint8_t *c = tu_read_log(caps[k], &cn);
+    assert_non_null(c);
+    tcp_reads(c, cn, 0, 10, caps[k]);
+    tcp_reads(c, cn, EL_EV_OPT_LIVE, 10, caps[k]);
+    free(c);
+  }
+  /* Cuts in the header, at its end, in and between the first events, a
+   * capability's block marker, variable-size events, and later. */
+  size_t cuts[] = {5,      30,      hl - 13, hl - 5,  hl,       hl + 1,
+                   hl + 7, hl + 24, hl + 31, hl + 50, hl + 200, hl + 317,
+                   n / 2,  n - 7,   n - 2,   n - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    size_t x = cuts[i];
+    size_t tn = connection(buf, log, n, x, 1000);
+    tn += connection(buf + tn, log, n, n, 2000);
+    tcp_reads(buf, tn, 0, 6, "a tee of two connections");
+    memcpy(buf, log, x);
+    memcpy(buf + x, log, n);
+    tcp_reads(buf, x + n, 0, 6, "a cut log and a whole one");
+    if (is[x])
+      tcp_reads(buf, x + n, EL_EV_OPT_LIVE, 6,
+                "a log cut between events and a whole one, live");
+  }
+  free(buf);
+  free(is);
+  free(log);
+}
+
 /* {====== duplicate declarations ======} */
 
 /* A header 0, 1 (RUN_THREAD), 2, then dup (id 1, size dsize) after 19;
@@ -1152,6 +1281,7 @@ int main(void) {
       cmocka_unit_test(test_sessions_without_cut),
       cmocka_unit_test(test_live_option_does_not_hold_events),
       cmocka_unit_test(test_joined_logs_cut_at_every_byte),
+      cmocka_unit_test(test_streams_in_tcp_reads),
       cmocka_unit_test(test_duplicate_declarations),
       cmocka_unit_test(test_malformed_variable_events),
       cmocka_unit_test(test_malformed_with_fields_mask),
