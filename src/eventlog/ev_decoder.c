@@ -181,6 +181,13 @@ struct el_ev_decoder_s {
   size_t rcap;
   uint64_t block_end;
   uint16_t block_cap;
+  /* The current block's times: its marker's start and end (UINT64_MAX
+   * when the end is before the start). An event in the block is dated at
+   * or before its end (spec §1.5), else the block is damaged (step). The
+   * start is not a bound: old logs (ghc-events' parallelTest) date events
+   * before their block's start. */
+  uint64_t block_t0, block_t1;
+  int bad_time;        /* resync_begin: the part begins at an event so dated */
   uint64_t skip_until; /* ST_BODY: offset where it ends */
   /* RESYNC: a corrupt part, from rs_from, is being skipped up to the
    * next believable block marker or header (resync_feed) */
@@ -1123,6 +1130,13 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              (unsigned long long)el__be64(p + 2),
              (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
              (unsigned long long)d->sess_tmax);
+  else if (d->bad_time && off < d->block_end)
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "event %s at byte %llu is dated %llu ns, after the end of its "
+             "block (cap %u, %llu to %llu ns)",
+             tname(type, nm, sizeof nm), (unsigned long long)off,
+             (unsigned long long)el__be64(p + 2), d->block_cap,
+             (unsigned long long)d->block_t0, (unsigned long long)d->block_t1);
   else if (type == 0xFFFF && why == RS_NOFIT && off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "end-of-data marker (type 0xFFFF) at byte %llu inside a block "
@@ -1150,6 +1164,7 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu is outside any block",
              tname(type, nm, sizeof nm), (unsigned long long)off);
+  d->bad_time = 0;
   d->rs_from = off;
   d->rs_type = type;
   d->rs_clen = 0;
@@ -1340,7 +1355,9 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
  *   S_HDR    a header starts at p + *cut, *cut > 0, inside the event
  *            there (a cut log and another joined);
  *   S_MAGIC  a header starts right at p;
- *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK or EL_EUNDECL.
+ *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK (with
+ *            d->bad_time: it frames, but is dated after its block) or
+ *            EL_EUNDECL.
  * The same bytes give the same answer however they were chunked: a
  * decision is only taken once every byte it depends on is there, or at
  * the end of input (d->eof). */
@@ -1378,6 +1395,12 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return S_NEED;
   }
   if (r > 0) {
+    if (off < d->block_end && r >= 10 && el__be16(p) != 0xFFFF &&
+        el__be64(p + 2) > d->block_t1) {
+      d->bad_time = 1; /* dated after its block's end: damage (§4.6) */
+      *n = FRAME_BAD_BLOCK;
+      return S_BAD;
+    }
     *n = r;
     return S_EVENT;
   }
@@ -1466,6 +1489,8 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
     if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
       d->block_end = off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
+      d->block_t0 = ev->t_ns;
+      d->block_t1 = ev->v[1].u >= ev->t_ns ? ev->v[1].u : UINT64_MAX;
       d->sess_blocks++;
       if (d->block_cap != EL_EV_NO_CAP && (int)d->block_cap > d->sess_cap_hi)
         d->sess_cap_hi = d->block_cap;
@@ -1782,6 +1807,9 @@ static inline __attribute__((always_inline)) int fast_run_t(
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
     r = r < *lim ? r : *lim;
     ev->cap = in_block ? d->block_cap : EL_EV_NO_CAP;
+    /* An event dated after its block's end goes to the general path,
+     * which reports the damage (step): one compare. */
+    const uint64_t tend = in_block ? d->block_t1 : UINT64_MAX;
     const size_t nfast0 = nfast;
     if (tally) { /* counted, not delivered: no call, no ev */
       /* A pointer, not an index: the chain from one event to the next
@@ -1793,6 +1821,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
           break;
         uint32_t type = el__be16(p);
         uint64_t ts = el__be64(p + 2);
+        if (ts > tend)
+          break;
         ttype[type].events++;
         ttype[type].payload_bytes += n - 10;
         tmin = ts < tmin ? ts : tmin;
@@ -1810,6 +1840,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
         break;
       uint32_t type = el__be16(p);
       uint64_t ts = el__be64(p + 2);
+      if (ts > tend)
+        break;
       uint32_t t = tab[type]; /* declared: below ntab */
       if (quiet && (t & T_QUIET) && ts < *q_until) {
         /* counted and timed in the sink's counters, as its on_event
@@ -1855,6 +1887,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
       break;
     if (in_block && base + i + n > bend)
       break; /* crosses the block end: frame() reports it */
+    if (el__be64(buf + i + 2) > tend)
+      break; /* dated after its block's end: step() reports it */
     if (i + n > *lim &&
         (*cand || (*lim = fast_limit(d, buf, len, i, cand), i + n > *lim)))
       break;
@@ -2069,6 +2103,7 @@ static int truncated_event(el_ev_decoder_t *d) {
   d->eof = 1;
   step(d, d->pend, d->plen, d->poff, &n, &c);
   d->eof = 0;
+  d->bad_time = 0;
   need = n > 0 ? (size_t)n : d->plen;
   int type = d->plen >= 2 ? el__be16(d->pend) : -1;
   char nm[64];

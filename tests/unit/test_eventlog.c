@@ -646,8 +646,9 @@ static void tu_marker(tu_buf_t *b, uint64_t t, uint32_t size, uint64_t te,
  * USER_MSG (19, variable), BLOCK_MARKER (18, 14 bytes). A RUN_THREAD
  * outside any block at t 500; a block of capability 3 (t 1000..1100):
  * RUN_THREAD 1000, STOP_THREAD 1050, USER_MSG "xyz12" 1060, RUN_THREAD
- * 20 (the least time); a block of capability 1 (t 1200..1300): STOP_THREAD
- * 1200, RUN_THREAD 9000 (the greatest time), STOP_THREAD 1300; then
+ * 20 (the least time); a block of capability 1 (t 1200..9000; an event
+ * after its block's end is damage): STOP_THREAD 1200, RUN_THREAD 9000 (the
+ * greatest time), STOP_THREAD 1300; then
  * STOP_THREAD 1400 outside blocks. Events (with markers): 11. By hand:
  * RUN_THREAD 4 events, 16 payload bytes; STOP_THREAD 4, 40; USER_MSG 1,
  * 5; BLOCK_MARKER 2, 28. Capabilities 1, 3 and none (0xFFFF). No event
@@ -678,7 +679,7 @@ static void build_tally_stream(tu_buf_t *b) {
   tu_ev(b, 1, 20);
   tu_u32(b, 2);
   /* cap 1: marker 24 + 20 + 14 + 20 bytes */
-  tu_marker(b, 1200, 24 + 20 + 14 + 20, 1300, 1);
+  tu_marker(b, 1200, 24 + 20 + 14 + 20, 9000, 1);
   tu_ev(b, 2, 1200);
   tu_u32(b, 2);
   tu_u16(b, 1);

@@ -502,6 +502,41 @@ static void test_data_end_mid_block(void **st) {
   edits_free(&E);
 }
 
+/* An event in the middle of block 1 dated 2^48 ns, after its block's
+ * end time (eventlog-socket's stale first block after a connect): a
+ * corrupt part from it to block 2's marker, whose report names the byte
+ * and the time; the blocks after it are decoded (docs/eventlog.md,
+ * Resynchronisation). */
+static void test_dated_after_block(void **st) {
+  (void)st;
+  const wev_t *at = mid_event(&W, 1, 1, 1 << 20);
+  uint8_t t[8];
+  for (int k = 0; k < 8; k++) t[k] = k == 1 ? 1 : 0; /* big-endian 2^48 */
+  edits_t E = {0};
+  edit(&E, at->off + 2, at->off + 10, t, sizeof t);
+  expect_t x = {"event dated after its block", at->off, 2, at->off,
+                W.bl[2].off - at->off};
+  check(x.name, P, N, &W, &E, &x);
+  size_t m;
+  uint8_t *q = apply(P, N, &E, &m);
+  rec_t r;
+  el_ev_stats_t s;
+  decode(q, m, 0, &r, &s);
+  char want[128];
+  snprintf(want, sizeof want,
+           "at byte %zu is dated 281474976710656 ns, after the end of its "
+           "block",
+           at->off);
+  if (r.ncorrupt != 1 || !strstr(r.corrupt_msg[0], want))
+    fail_msg("report \"%s\" lacks \"%s\"", r.ncorrupt ? r.corrupt_msg[0] : "",
+             want);
+  assert_true(r.n > 0);
+  assert_int_equal(r.off[r.n - 1], W.ev[W.nev - 1].off);
+  rec_free(&r);
+  free(q);
+  edits_free(&E);
+}
+
 /* {====== real captures ======} */
 
 typedef struct {
@@ -565,6 +600,7 @@ int main(void) {
       cmocka_unit_test(test_stale_marker),
       cmocka_unit_test(test_stale_block_spliced),
       cmocka_unit_test(test_data_end_mid_block),
+      cmocka_unit_test(test_dated_after_block),
       cmocka_unit_test(test_real_captures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
