@@ -141,6 +141,7 @@ static int setup(lua_State *L) {
   /* Before any thread is made: each copies the main thread's space. */
   memcpy(lua_getextraspace(L), &h, sizeof h);
   luaL_openlibs(L);
+  el__stdout_install(L);
   el__lua_embed_install(L); /* require: the precompiled library */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, el__lua_open_module);
@@ -784,6 +785,7 @@ int el_host_end(el_host_t *h) {
     el__order_report(h);
     el__hooks_call(h, "on_end", 0); /* also after a stop */
     if (h->store) el_tm_store_flush(h->store);
+    el__stdout_report(h);
   }
   return h->stop ? EL_ESTOPPED : 0;
 }

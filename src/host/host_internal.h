@@ -291,6 +291,10 @@ struct el_host_s {
   volatile sig_atomic_t break_lua;   /* stop the running Lua call */
   int ended;
   int loaded;
+  int out_err;           /* errno of the first failed Lua write to stdout */
+  uint64_t out_dropped;  /* print()/io.write() calls whose stdout write
+                            failed or was skipped (lua_stdout.c) */
+  uint64_t out_reported; /* out_dropped when last reported */
 
   uint8_t flags[EL__HOST_NTYPES];
   uint8_t star_flag;        /* flags for types >= EL__HOST_NTYPES */
@@ -394,6 +398,11 @@ el_unix_ns_t el__host_unix(el_host_t *h, el_rts_ns_t t);
 /* The host of L or of any thread of its state (kept in the state's extra
  * space, copied into every thread: no registry lookup per API call). */
 el_host_t *el__host_from(lua_State *L);
+
+/* lua_stdout.c: print(), io.write() and file:write() to stdout with
+ * their failures said once; the report says what was dropped. */
+void el__stdout_install(lua_State *L);
+void el__stdout_report(el_host_t *h);
 
 /* lua_events.c */
 int el__lua_open_module(lua_State *L);
