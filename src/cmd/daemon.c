@@ -71,11 +71,17 @@ static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
  * count decode errors for --stats and to know when a session is open (the
  * "No input after 10 ticks" warning). */
 
+/* The period of on_timer (wall timers, flow control, progress), in ms. */
+#define TICK_MS 50
+
 static void d_reset(void *ud) {
   el__daemon_t *d = ud;
   d->host_c.reset(d->host_c.ud);
   d->session_open = 1;
   d->connected_ms = uv_now(&d->loop);
+  d->awaited_ms = 0;
+  d->waiting = 0;
+  d->session_fed = 0;
 }
 
 /* {------ flow control of a recorded file ------}
@@ -160,6 +166,7 @@ static void flow_stop(el__daemon_t *d) {
 static int d_feed(void *ud, const uint8_t *buf, size_t len) {
   el__daemon_t *d = ud;
   d->flow.hold_wall = 0;
+  d->session_fed = 1;
   int rc = d->host_c.feed(d->host_c.ud, buf, len);
   if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
   flow_check(d);
@@ -186,6 +193,7 @@ static void d_received(void *ud, uint64_t by, int live) {
 
 static void d_input_waits(void *ud, int waiting) {
   el__daemon_t *d = ud;
+  d->waiting = waiting;
   d->host_c.input_waits(d->host_c.ud, waiting);
 }
 
@@ -196,6 +204,7 @@ static void d_scan(void *ud, const uint8_t *buf, size_t len) {
 
 static void d_interrupt(void *ud, int sig) { /* from a signal handler */
   el__daemon_t *d = ud;
+  d->stop_signal = 1;
   d->host_c.interrupt(d->host_c.ud, sig);
 }
 
@@ -215,8 +224,21 @@ static int host_control(void *ud, const char *ns, size_t ns_len,
   return el_ctl_host_control(&s, ns, ns_len, command_id);
 }
 
+/* The time since the last tick, if the input was awaited meanwhile (for
+ * "No input after 10 ticks"). A longer gap than a few ticks (the process
+ * stopped, the loop blocked) counts as 4 ticks: the writer may have
+ * written meanwhile. */
+static void count_awaited(el__daemon_t *d) {
+  uint64_t now = uv_now(&d->loop), gap = now - d->tick_ms;
+  d->tick_ms = now;
+  if (d->session_open && !d->input_over && !d->stop_signal && !d->flow.paused &&
+      (d->waiting || !d->session_fed))
+    d->awaited_ms += gap < 4 * TICK_MS ? gap : 4 * TICK_MS;
+}
+
 static void on_timer(uv_timer_t *tm) {
   el__daemon_t *d = tm->data;
+  count_awaited(d);
   if (!d->flow.hold_wall) el_host_run_wall_timers(d->host, uv_now(&d->loop));
   if (d->flow.paused && uv_now(&d->loop) - d->flow.since_ms >= d->flow.bound_ms)
     flow_resume(d, 1);
@@ -451,9 +473,10 @@ static void start_timer(el__daemon_t *d, const el_cfg_t *cfg) {
   uv_timer_init(&d->loop, &d->timer);
   d->handles = 1;
   d->timer.data = d;
-  uv_timer_start(&d->timer, on_timer, 50, 50);
+  uv_timer_start(&d->timer, on_timer, TICK_MS, TICK_MS);
   uv_unref((uv_handle_t *)&d->timer);
-  d->started_ms = d->stats_last_ms = d->log_last_ms = uv_now(&d->loop);
+  d->started_ms = d->stats_last_ms = d->log_last_ms = d->tick_ms =
+      uv_now(&d->loop);
   d->stats_tty = isatty(STDERR_FILENO);
   d->batch_ms = el_cfg_batch_ms(cfg);
 }
@@ -505,6 +528,7 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGINT, &flush_sa, &old_int);
     sigaction(SIGTERM, &flush_sa, &old_term);
   }
+  d->input_over = 1; /* the shutdown's flush is no wait for input */
   el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
          o->otlp.shutdown_timeout_ms);
   el__daemon_log_progress(d, 1);

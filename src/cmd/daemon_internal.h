@@ -71,6 +71,17 @@ typedef struct el__daemon_s {
   el_unix_ns_t self_start_unix_ns; /* start time of the sums */
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
+  /* Time the current session's input was awaited, which "No input after
+   * 10 ticks" measures (summed by on_timer): before its first bytes and
+   * while the source waits for its writer (input_waits); not while bytes
+   * are read and processed, reading is paused (flow control), after a
+   * stop signal (the drain) nor once the input ended (input_over). */
+  uint64_t awaited_ms;
+  uint64_t tick_ms;                  /* on_timer's last run */
+  int waiting;                       /* input_waits(1): the source waits */
+  int session_fed;                   /* the current session delivered bytes */
+  volatile sig_atomic_t stop_signal; /* a SIGINT/SIGTERM stopped the input */
+  int input_over;              /* finish began: no more input is awaited */
   int idle_ticks;              /* ticks with end_when_idle set and no
                                   session open */
   /* The input was stopped by end_when_idle: a clean end of input, not a

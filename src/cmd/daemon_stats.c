@@ -263,7 +263,8 @@ void el__daemon_self_metrics(el__daemon_t *d, int force) {
 /* Once per batch interval, what the reference logs per tick (spec §9,
  * §6.1): DEBUG "Received <n> events.", DEBUG "Exported <n> <signal>.",
  * ERROR "Rejected <n> <signal>.", and once WARN "No input after 10
- * ticks..." when a session delivered no event for 10 batch intervals. */
+ * ticks..." when a session delivered no event while its input was awaited
+ * for 10 batch intervals (d_input_waits; never once the input ended). */
 void el__daemon_log_progress(el__daemon_t *d, int force) {
   static const char *const what[EL_TM_NSIGNALS] = {"metrics", "logs",
                                                    "spans", "profiles"};
@@ -287,8 +288,8 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
              (unsigned long long)(t.rejected[s] - d->log_prev.rejected[s]),
              what[s]);
   }
-  if (!d->input_warned && d->session_open && t.events == 0 &&
-      now - d->connected_ms >= 10 * d->batch_ms) {
+  if (!d->input_warned && !d->input_over && d->session_open && t.events == 0 &&
+      d->awaited_ms >= 10 * d->batch_ms) {
     d->input_warned = 1;
     if (d->o->no_input_hint)
       el_log(EL_LOG_WARN, "No input after 10 ticks. %s", d->o->no_input_hint);

@@ -14,7 +14,10 @@
 #    whose sum is the number of events of the ghc-events `.reference` text;
 #  - a live input that stays silent: WARN "No input after 10 ticks. Did you
 #    pass -l to the GHC RTS?" (once), then the input arrives and the daemon
-#    exits 0.
+#    exits 0;
+#  - a silent live input stopped by SIGINT before 10 ticks, whose final
+#    flush then lasts longer than 10 ticks (an unreachable collector): no
+#    "No input" warning (only time while input is awaited counts).
 # ctest-labels: e2e
 set -euo pipefail
 : "${EL_SOURCE_DIR:?}" "${EL_BUILD_DIR:?}"
@@ -155,4 +158,24 @@ wait $writer || true
 n=$(grep -c "No input after 10 ticks. Did you pass -l to the GHC RTS?" "$W/err" || true)
 [ "$st" = 0 ] && [ "$n" = 1 ] && ok "silent input: one WARN, then exit 0" ||
   { bad "silent input: status $st, $n warnings"; cat "$W/err"; }
+
+# A silent live input stopped early; the shutdown's flush (3 s, 30 ticks of
+# 100 ms, to a collector that refuses) is no wait for input.
+rm -f "$W/fifo"; mkfifo "$W/fifo"
+sleep 60 >"$W/fifo" &
+writer=$!
+st=0
+OTEL_LOGS_EXPORTER=otlp OTEL_METRICS_EXPORTER=otlp \
+  "$D" --eventlog-file "$W/fifo" --eventlog-flush-interval 0.1 \
+  --otlp-protocol http/protobuf --otlp-endpoint http://127.0.0.1:1 \
+  --otlp-shutdown-timeout 3000 -v info >/dev/null 2>"$W/err" &
+pid=$!
+sleep 0.5; kill -INT $pid; sleep 0.2; kill -INT $pid
+wait $pid || st=$?
+kill $writer 2>/dev/null; wait $writer 2>/dev/null || true
+n=$(grep -c "No input after" "$W/err" || true)
+[ "$st" = 0 ] && [ "$n" = 0 ] && grep -q "Input ended: flushing" "$W/err" &&
+  grep -q "some telemetry could not be delivered" "$W/err" &&
+  ok "stopped before 10 ticks, long final flush: no 'No input' warning" ||
+  { bad "stopped early: status $st, $n 'No input' warnings"; cat "$W/err"; }
 exit $fail
