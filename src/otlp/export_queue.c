@@ -50,6 +50,14 @@ typedef struct {
   size_t bytes;
 } xq_fifo_t;
 
+/* The rate limit of one kind of message for one signal (log_limited). */
+typedef struct {
+  int64_t last_ms;      /* when the last one was said */
+  uint64_t suppressed;  /* held back since */
+  el_log_level_t level; /* the last held back, said at the end */
+  char msg[512];
+} xq_limit_t;
+
 struct el_otlp_exporter_s {
   el_otlp_config_t cfg;                      /* copy: delivery settings */
   el_tm_store_t *store;                      /* drop reports; may be NULL */
@@ -68,8 +76,9 @@ struct el_otlp_exporter_s {
   bool thread_started;
   unsigned seed;                             /* jitter (rand_r) */
   el_otlp_stats_t stats;                     /* under mu */
-  int64_t last_log_ms[4];                    /* rate limit per kind */
-  uint64_t suppressed[4];
+  /* Rate limit per kind of message and signal (log_limited): when the
+   * last one was said, how many were held back since, the last of them. */
+  xq_limit_t lim[4][EL_TM_NSIGNALS];
   /* Flow control (el_otlp_exporter_set_flow): the producer can wait. */
   el_otlp_flow_fn flow_fn; /* NULL: off */
   void *flow_ud;
@@ -121,29 +130,35 @@ int64_t el__otlp_now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Log at most one message of a kind per LOG_INTERVAL_MS; the next one
- * says how many were suppressed. Called with mu held; mu is released while
- * el_log runs, so a log hook may call back into the exporter (e.g. export
- * the host's own logs) without deadlock. */
-static void log_limited(el_otlp_exporter_t *ex, int kind,
+/* Log at most one message of a kind per LOG_INTERVAL_MS and signal (so
+ * that one signal's messages never hide another's); the next one says how
+ * many were suppressed, and so does el_otlp_exporter_stop for the ones
+ * held back at the end (say_suppressed). Called with mu held; mu is
+ * released while el_log runs, so a log hook may call back into the
+ * exporter (e.g. export the host's own logs) without deadlock. */
+static void log_limited(el_otlp_exporter_t *ex, int kind, el_tm_signal_t sig,
                         el_log_level_t level, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void log_limited(el_otlp_exporter_t *ex, int kind,
+    __attribute__((format(printf, 5, 6)));
+static void log_limited(el_otlp_exporter_t *ex, int kind, el_tm_signal_t sig,
                         el_log_level_t level, const char *fmt, ...) {
   if (!el_log_enabled(level)) return;
+  int s = (unsigned)sig < EL_TM_NSIGNALS ? (int)sig : 0;
+  xq_limit_t *l = &ex->lim[kind][s];
   int64_t now = el__otlp_now_ms();
-  if (ex->last_log_ms[kind] && now - ex->last_log_ms[kind] < LOG_INTERVAL_MS) {
-    ex->suppressed[kind]++;
-    return;
-  }
-  char msg[512];
+  char msg[sizeof l->msg];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  uint64_t suppressed = ex->suppressed[kind];
-  ex->suppressed[kind] = 0;
-  ex->last_log_ms[kind] = now;
+  if (l->last_ms && now - l->last_ms < LOG_INTERVAL_MS) {
+    l->suppressed++;
+    l->level = level;
+    memcpy(l->msg, msg, sizeof msg); /* said at the end if none follows */
+    return;
+  }
+  uint64_t suppressed = l->suppressed;
+  l->suppressed = 0;
+  l->last_ms = now;
   pthread_mutex_unlock(&ex->mu);
   if (suppressed)
     el_log(level, "%s (%llu similar messages suppressed)", msg,
@@ -151,6 +166,27 @@ static void log_limited(el_otlp_exporter_t *ex, int kind,
   else
     el_log(level, "%s", msg);
   pthread_mutex_lock(&ex->mu);
+}
+
+/* At the end: the last message of each kind and signal that the rate
+ * limit held back, with how many were. Called with mu held (released
+ * while logging). */
+static void say_suppressed(el_otlp_exporter_t *ex) {
+  for (int k = 0; k < 4; k++) {
+    for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+      xq_limit_t *l = &ex->lim[k][s];
+      if (!l->suppressed) continue;
+      uint64_t n = l->suppressed;
+      char msg[sizeof l->msg];
+      memcpy(msg, l->msg, sizeof msg);
+      el_log_level_t level = l->level;
+      l->suppressed = 0;
+      pthread_mutex_unlock(&ex->mu);
+      el_log(level, "%s (the last of %llu similar messages suppressed)", msg,
+             (unsigned long long)n);
+      pthread_mutex_lock(&ex->mu);
+    }
+  }
 }
 
 static void count_drop(el_otlp_exporter_t *ex, el_tm_signal_t sig,
@@ -223,10 +259,11 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   }
   if (dropped) {
     count_drop(ex, sig, &ex->stats.dropped_queue[sig], dropped);
-    log_limited(ex, LOG_QUEUE, EL_LOG_WARN,
+    log_limited(ex, LOG_QUEUE, sig, EL_LOG_WARN,
                 "OTLP %s export queue full (%zu requests, %zu bytes): "
-                "dropped %zu records", el_otlp_signal_name(sig),
-                ex->cfg.queue_max_items, ex->cfg.queue_max_bytes, dropped);
+                "dropped %zu records",
+                el_otlp_signal_name(sig), ex->cfg.queue_max_items,
+                ex->cfg.queue_max_bytes, dropped);
   }
   pthread_cond_signal(&ex->wake);
   pthread_mutex_unlock(&ex->mu);
@@ -341,15 +378,16 @@ static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   ex->stats.bytes[sig] += it->len;
   if (res->rejected > 0) {
     ex->stats.rejected[sig] += (uint64_t)res->rejected;
-    log_limited(ex, LOG_REJECTED, EL_LOG_WARN,
+    log_limited(ex, LOG_REJECTED, sig, EL_LOG_WARN,
                 "OTLP %s export: the receiver rejected %lld of %zu records: "
-                "%s", el_otlp_signal_name(sig), (long long)res->rejected,
+                "%s",
+                el_otlp_signal_name(sig), (long long)res->rejected,
                 it->nrecords, res->msg);
   } else if (res->msg[0]) {
     /* Delivered, but the answer was not a clean success: a warning in
      * partial_success (OTLP: rejected 0 with a message), or a 2xx body
      * that is no Export response (not an OTLP receiver?). */
-    log_limited(ex, LOG_REJECTED, EL_LOG_WARN,
+    log_limited(ex, LOG_REJECTED, sig, EL_LOG_WARN,
                 "OTLP %s export: delivered %zu records, but: %s",
                 el_otlp_signal_name(sig), it->nrecords, res->msg);
   }
@@ -376,9 +414,10 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     if (res.verdict == EL_XQ_DROP) {
       ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
-      log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+      log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
                   "OTLP %s export over %s failed (not retryable), dropped "
-                  "%zu records: %s", sname, tr->name, it->nrecords, res.msg);
+                  "%zu records: %s",
+                  sname, tr->name, it->nrecords, res.msg);
       return;
     }
     int64_t delay = res.retry_after_ms >= 0 ? res.retry_after_ms
@@ -387,16 +426,17 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     if (now + delay - start > ex->cfg.retry_max_elapsed_ms) {
       ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
-      log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+      log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
                   "OTLP %s export over %s failed after %d attempts in %lld "
-                  "ms, dropped %zu records: %s", sname, tr->name, attempt,
-                  (long long)(now - start), it->nrecords, res.msg);
+                  "ms, dropped %zu records: %s",
+                  sname, tr->name, attempt, (long long)(now - start),
+                  it->nrecords, res.msg);
       return;
     }
     ex->stats.retries[sig]++;
-    log_limited(ex, LOG_RETRY, EL_LOG_WARN,
-                "OTLP %s export over %s failed, retrying in %lld ms: %s",
-                sname, tr->name, (long long)delay, res.msg);
+    log_limited(ex, LOG_RETRY, sig, EL_LOG_WARN,
+                "OTLP %s export over %s failed, retrying in %lld ms: %s", sname,
+                tr->name, (long long)delay, res.msg);
     if (!wait_abortable(ex, delay)) break;
   }
   count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], it->nrecords);
@@ -455,12 +495,12 @@ static int tm_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *batch) {
   pthread_mutex_lock(&ex->mu);
   if (rc > 0) {
     count_drop(ex, sig, &ex->stats.dropped_size[sig], (size_t)rc);
-    log_limited(ex, LOG_FAILED, EL_LOG_WARN,
+    log_limited(ex, LOG_FAILED, sig, EL_LOG_WARN,
                 "OTLP %s export: %d records larger than %zu bytes dropped",
                 el_otlp_signal_name(sig), rc, ex->cfg.max_message_bytes);
   } else if (rc < 0 && total > c.records) {
     count_drop(ex, sig, &ex->stats.dropped_failed[sig], total - c.records);
-    log_limited(ex, LOG_FAILED, EL_LOG_ERROR,
+    log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
                 "OTLP %s export: encoding failed (%s), dropped %zu records",
                 el_otlp_signal_name(sig), el_strerror(rc), total - c.records);
   }
@@ -564,6 +604,7 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   }
   bool first = !ex->stopped;
   ex->stopped = true;
+  say_suppressed(ex);
   pthread_mutex_unlock(&ex->mu);
   if (first || had_items) el_otlp_exporter_log_stats(ex);
 }

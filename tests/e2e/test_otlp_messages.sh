@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test_otlp_messages.sh: what eventlog-live-otelcol says about OTLP
+# delivery problems (docs/otlp.md §7.2), on oddball-hT (78 metric points
+# in one request, 25 log records in two or three):
+#  - partial success: the receiver rejects 2 records of each of its first
+#    5 requests (`--fault reject:5:2`). The receiver's message is said for
+#    each signal (the rate limit of 1 message in 5 s is per signal: one
+#    signal's message must not hide another's), and a message held back by
+#    the limit is said at the end with the count suppressed.
+# ctest-labels: e2e
+. "$(dirname "$0")/otlp_lib.sh"
+
+D=$BUILD/eventlog-live-otelcol
+LOG=$SRC/tests/data/eventlogs/ghc-9.0/oddball-hT.eventlog
+export OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none
+
+for t in http grpc; do
+  rcv_start "reject-$t" --fault reject:5:2
+  if [ "$t" = grpc ]; then ep=http://127.0.0.1:$RCV_GRPC p=grpc
+  else ep=http://127.0.0.1:$RCV_HTTP p=http/protobuf; fi
+  err=$TMP/reject-$t.err
+  st=0
+  timeout 60 "$D" --eventlog-file "$LOG" --otlp-protocol $p \
+    --otlp-endpoint "$ep" >/dev/null 2>"$err" || st=$?
+  for s in metrics logs; do
+    if grep -q "OTLP $s export: the receiver rejected [12] of [0-9]* records: rejected by test receiver" "$err"
+    then pass "$t: the receiver's message for $s"
+    else fail "$t: no receiver's message for $s"; cat "$err"; fi
+  done
+  if grep -Eq "OTLP logs export: the receiver rejected [12] of [0-9]+ records: rejected by test receiver \(the last of [0-9]+ similar messages suppressed\)$" "$err"
+  then pass "$t: the second logs message, held back, said at the end with its count"
+  else fail "$t: no suppressed count at the end"; cat "$err"; fi
+  [ "$st" = 0 ] || fail "$t: status $st"
+done
+finish
