@@ -556,10 +556,12 @@ static long url_port_text(const char *value) {
 }
 
 /* Build sc->target/tls from an endpoint URL. per_signal: the value came
- * from a per-signal variable (HTTP: used as is). */
-static int endpoint_apply(env_t *env, int s, const char *who,
-                          const char *value, bool per_signal,
-                          bool insecure_set, bool insecure) {
+ * from a per-signal variable (HTTP: used as is). host: when value was
+ * built from --otelcol-host (and --otelcol-port), the host as given, which
+ * a message names instead of the URI the user never typed. */
+static int endpoint_apply(env_t *env, int s, const char *who, const char *value,
+                          bool per_signal, bool insecure_set, bool insecure,
+                          const char *host) {
   el_otlp_config_t *cfg = env->cfg;
   el_otlp_signal_cfg_t *sc = &cfg->sig[s];
   bool grpc = sc->protocol == EL_OTLP_GRPC;
@@ -578,12 +580,35 @@ static int endpoint_apply(env_t *env, int s, const char *who,
   }
   if (rc < 0 || !u.scheme || !u.host) {
     el__otlp_url_free(&u);
+    if (host)
+      return cfg_fail(cfg,
+                      "%s specifies malformed host '%s': give a host "
+                      "name or an IP address.",
+                      who, SHORTV(host));
     long port = url_port_text(value);
     if (port == 0 || port > 65535)
       return cfg_fail(cfg,
                       "%s specifies port %ld in '%s': a port is 1 to "
                       "65535.",
                       who, port, SHORTV(value));
+    if (!strstr(value, "://")) {
+      /* A scheme-less endpoint (host:port), which only gRPC takes: say
+       * what would be right when that parses. */
+      char buf[1024];
+      snprintf(buf, sizeof buf, "http://%s", value);
+      el_otlp_url_t v;
+      memset(&v, 0, sizeof v);
+      int vrc = url_split(cfg, buf, &v);
+      bool ok = vrc == 0 && v.scheme && v.host;
+      el__otlp_url_free(&v);
+      if (vrc == EL_ENOMEM || vrc == EL_ECONFIG) return vrc;
+      if (ok)
+        return cfg_fail(cfg,
+                        "%s specifies malformed URI '%s': a URI "
+                        "begins with its scheme; did you mean 'http://%s' "
+                        "(or 'https://%s')?",
+                        who, SHORTV(value), SHORTV(value), SHORTV(value));
+    }
     return cfg_fail(cfg, "%s specifies malformed URI '%s'.", who,
                     SHORTV(value));
   }
@@ -634,17 +659,23 @@ static int resolve_endpoint(env_t *env, int s) {
       return cfg_fail(cfg, "Option --otelcol-port specifies malformed port "
                       "'%s'.", SHORTV(port));
     char url[1024];
+    src_name(who, sizeof who, true, "--otelcol-host");
+    if (strstr(host, "://"))
+      return cfg_fail(cfg,
+                      "%s specifies '%s', a URI: give a host name or "
+                      "an IP address (the port in --otelcol-port), or the "
+                      "URI with --otlp-endpoint.",
+                      who, SHORTV(host));
     bool v6 = strchr(host, ':') && host[0] != '[';
     snprintf(url, sizeof url, "%s://%s%s%s:%s",
              cfg->flag.ssl ? "https" : "http", v6 ? "[" : "", host,
              v6 ? "]" : "", port);
-    src_name(who, sizeof who, true, "--otelcol-host");
-    return endpoint_apply(env, s, who, url, false, false, false);
+    return endpoint_apply(env, s, who, url, false, false, false, host);
   }
   if (cfg->flag.endpoint) {
     src_name(who, sizeof who, true, "--otlp-endpoint");
-    return endpoint_apply(env, s, who, cfg->flag.endpoint, false,
-                          insecure_set, insecure);
+    return endpoint_apply(env, s, who, cfg->flag.endpoint, false, insecure_set,
+                          insecure, NULL);
   }
   snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_ENDPOINT", SIG_UPPER[s]);
   const char *v = env_get(env, name);
@@ -655,12 +686,13 @@ static int resolve_endpoint(env_t *env, int s) {
   }
   if (v) {
     src_name(who, sizeof who, false, name);
-    return endpoint_apply(env, s, who, v, per_signal, insecure_set,
-                          insecure);
+    return endpoint_apply(env, s, who, v, per_signal, insecure_set, insecure,
+                          NULL);
   }
   const char *def = sc->protocol == EL_OTLP_GRPC ? "http://localhost:4317"
                                                  : "http://localhost:4318";
-  return endpoint_apply(env, s, "default endpoint", def, false, false, false);
+  return endpoint_apply(env, s, "default endpoint", def, false, false, false,
+                        NULL);
 }
 
 static int resolve_certificate(env_t *env, int s) {

@@ -307,6 +307,45 @@ static void test_errors_suggest_the_value_meant(void **state) {
   el_otlp_config_free(&cfg);
 }
 
+/* An endpoint without its scheme (host:port, which only gRPC takes)
+ * gets the URI meant; one that would still be malformed gets none. */
+static void test_schemeless_endpoint_suggests_http(void **state) {
+  expect_error("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318",
+               "did you mean 'http://localhost:4318'");
+  el_otlp_config_t c;
+  fenv_t e = {0};
+  fenv_set(&e, "OTEL_EXPORTER_OTLP_ENDPOINT", "not a url");
+  assert_int_equal(resolve(&c, &e, NULL), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "malformed URI 'not a url'"));
+  assert_null(strstr(c.err, "did you mean"));
+  el_otlp_config_free(&c);
+  const char *args[] = {"--otlp-endpoint", "localhost:4318", NULL};
+  fenv_t e2 = {0};
+  assert_int_equal(resolve(&c, &e2, args), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "Option --otlp-endpoint"));
+  assert_non_null(strstr(c.err, "did you mean 'http://localhost:4318'"));
+  el_otlp_config_free(&c);
+}
+
+/* A bad --otelcol-host is named as given, not as the URI built from it
+ * (http://no such host:4317, which the user never typed). */
+static void test_bad_otelcol_host_named_as_given(void **state) {
+  el_otlp_config_t c;
+  fenv_t e = {0};
+  const char *args[] = {"--otelcol-host", "no such host", NULL};
+  assert_int_equal(resolve(&c, &e, args), EL_ECONFIG);
+  assert_non_null(strstr(c.err,
+                         "Option --otelcol-host specifies malformed "
+                         "host 'no such host'"));
+  assert_null(strstr(c.err, "http://"));
+  el_otlp_config_free(&c);
+  const char *args2[] = {"--otelcol-host", "http://h:4317", NULL};
+  assert_int_equal(resolve(&c, &e, args2), EL_ECONFIG);
+  assert_non_null(strstr(c.err, "'http://h:4317', a URI"));
+  assert_non_null(strstr(c.err, "--otlp-endpoint"));
+  el_otlp_config_free(&c);
+}
+
 static void test_overlong_endpoint_refused(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
@@ -448,6 +487,8 @@ int main(void) {
       cmocka_unit_test(test_delivery_settings_flag_over_env),
       cmocka_unit_test(test_errors_name_variable_and_value),
       cmocka_unit_test(test_errors_suggest_the_value_meant),
+      cmocka_unit_test(test_schemeless_endpoint_suggests_http),
+      cmocka_unit_test(test_bad_otelcol_host_named_as_given),
       cmocka_unit_test(test_overlong_endpoint_refused),
       cmocka_unit_test(test_long_value_keeps_reason),
       cmocka_unit_test(test_bad_flag_port),
