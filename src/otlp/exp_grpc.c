@@ -17,11 +17,17 @@
  * Compression: GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM = gzip.
  * Spec: reference-behaviour.md §1.4, §7; OTLP specification "OTLP/gRPC". */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
@@ -56,9 +62,261 @@ typedef struct {
   el_tm_signal_t sig;
   int timeout_ms;
   char *target;
+  bool tls;
   grpc_metadata *md;          /* extra metadata (headers) */
   size_t nmd;
+  /* Why the channel cannot connect, as probed (probe_cause): gRPC core
+   * 1.51 keeps the reason of a failed connection attempt to itself (it
+   * logs it at INFO level, without telling resolution from refusal in a
+   * way its C API exposes). Empty: not probed, or nothing found. */
+  char cause[200];
+  int64_t cause_ms; /* when probed; 0 never */
 } grpc_tr_t;
+
+/* {====== why the channel cannot connect ======}
+ * gRPC's answer to a call on a channel that cannot connect is only
+ * DEADLINE_EXCEEDED (the call waits for the channel, wait-for-ready) or
+ * UNAVAILABLE, whatever the reason. So when a call fails, or has waited
+ * a while, on a channel that is not READY, the transport looks for itself,
+ * as the HTTP transport's libcurl does: resolve the host, connect over
+ * TCP, and (plaintext) send the HTTP/2 connection preface and read the
+ * first bytes of the answer. Each step is bounded and stops on abort; at
+ * most one probe every PROBE_EVERY_MS per channel. */
+
+#define PROBE_EVERY_MS 5000
+#define PROBE_STEP_MS 2000 /* bound of each step (resolve, connect, read) */
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Split "host:port" / "[v6]:port" into host and port. */
+static bool split_target(const char *t, char *host, size_t hsize, char *port,
+                         size_t psize) {
+  const char *colon;
+  if (t[0] == '[') {
+    const char *end = strchr(t, ']');
+    if (!end || end[1] != ':') return false;
+    snprintf(host, hsize, "%.*s", (int)(end - t - 1), t + 1);
+    colon = end + 1;
+  } else {
+    colon = strrchr(t, ':');
+    if (!colon) return false;
+    snprintf(host, hsize, "%.*s", (int)(colon - t), t);
+  }
+  snprintf(port, psize, "%s", colon + 1);
+  return *host && *port;
+}
+
+/* Wait for fd's events in POLL_MS slices, up to PROBE_STEP_MS or abort:
+ * >0 ready, 0 timed out, -1 aborted or failed. */
+static int poll_step(int fd, short events, const atomic_int *abort) {
+  int64_t end = mono_ms() + PROBE_STEP_MS;
+  for (;;) {
+    if (abort && atomic_load(abort)) return -1;
+    int64_t left = end - mono_ms();
+    if (left <= 0) return 0;
+    struct pollfd p = {fd, events, 0};
+    int n = poll(&p, 1, left < POLL_MS ? (int)left : POLL_MS);
+    if (n > 0) return n;
+    if (n < 0 && errno != EINTR) return -1;
+  }
+}
+
+/* Resolve host:port (getaddrinfo_a, so that a slow DNS answer is bounded
+ * and abort is heard). 0 and *out, or a message in cause. The request is
+ * on the heap: one that can be neither waited for nor cancelled is left
+ * to the resolver's thread (a few bytes, once per probe at most). */
+typedef struct {
+  struct gaicb cb;
+  struct addrinfo hints;
+  char host[256], port[32];
+} gai_req_t;
+
+static int probe_resolve(const char *host, const char *port,
+                         const atomic_int *abort, struct addrinfo **out,
+                         char *cause, size_t size) {
+  gai_req_t *r = el_calloc(1, sizeof *r);
+  if (!r) return -1;
+  snprintf(r->host, sizeof r->host, "%s", host);
+  snprintf(r->port, sizeof r->port, "%s", port);
+  r->hints.ai_family = AF_UNSPEC;
+  r->hints.ai_socktype = SOCK_STREAM;
+  r->cb.ar_name = r->host;
+  r->cb.ar_service = r->port;
+  r->cb.ar_request = &r->hints;
+  struct gaicb *list[1] = {&r->cb};
+  if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL) != 0) {
+    el_free(r);
+    return -1;
+  }
+  int64_t end = mono_ms() + PROBE_STEP_MS;
+  int rc;
+  while ((rc = gai_error(&r->cb)) == EAI_INPROGRESS) {
+    bool aborted = abort && atomic_load(abort);
+    if (aborted || mono_ms() >= end) {
+      if (gai_cancel(&r->cb) == EAI_CANCELED) el_free(r);
+      if (!aborted)
+        snprintf(cause, size, "resolving host '%.64s' takes more than %d s",
+                 host, PROBE_STEP_MS / 1000);
+      return -1;
+    }
+    const struct gaicb *w[1] = {&r->cb};
+    struct timespec ts = {0, POLL_MS * 1000000L};
+    gai_suspend(w, 1, &ts);
+  }
+  if (rc != 0) {
+    snprintf(cause, size, "cannot resolve host '%.64s': %s", host,
+             rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+    el_free(r);
+    return -1;
+  }
+  *out = r->cb.ar_result;
+  el_free(r);
+  return 0;
+}
+
+/* What answers the HTTP/2 connection preface on a connected fd: NULL for
+ * an HTTP/2 server (a SETTINGS frame first), else why not. */
+static const char *probe_h2(int fd, const char *where, const atomic_int *abort,
+                            char *cause, size_t size) {
+  static const char preface[] =
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+      "\0\0\0\4\0\0\0\0\0"; /* empty SETTINGS */
+  if (send(fd, preface, sizeof preface - 1, MSG_NOSIGNAL) < 0) {
+    snprintf(cause, size, "%s accepts TCP, then the connection fails: %s",
+             where, strerror(errno));
+    return cause;
+  }
+  unsigned char buf[64];
+  ssize_t n = 0;
+  int r = poll_step(fd, POLLIN, abort);
+  if (r < 0) return NULL;
+  if (r == 0) {
+    snprintf(cause, size,
+             "%s accepts TCP but does not answer HTTP/2 "
+             "within %d s: not a gRPC server?",
+             where, PROBE_STEP_MS / 1000);
+    return cause;
+  }
+  n = recv(fd, buf, sizeof buf, 0);
+  if (n >= 9 && buf[3] == 0x4) return NULL; /* SETTINGS: HTTP/2 */
+  if (n >= 5 && !memcmp(buf, "HTTP/", 5)) {
+    snprintf(cause, size,
+             "%s answers in HTTP/1.x, not HTTP/2 (gRPC): an "
+             "OTLP/HTTP port? (4317 is OTLP/gRPC's; or --otlp-protocol "
+             "http/protobuf)",
+             where);
+  } else if (n < 0) {
+    snprintf(cause, size,
+             "%s accepts TCP, then the connection fails "
+             "without an HTTP/2 answer (%s): not a gRPC server?",
+             where, strerror(errno));
+  } else if (n == 0) {
+    snprintf(cause, size,
+             "%s accepts TCP, then closes the connection "
+             "without an HTTP/2 answer: not a gRPC server?",
+             where);
+  } else {
+    char shown[24];
+    size_t k = 0;
+    for (ssize_t i = 0; i < n && k + 1 < sizeof shown; i++)
+      shown[k++] = isprint(buf[i]) ? (char)buf[i] : '.';
+    shown[k] = '\0';
+    snprintf(cause, size,
+             "%s answers, but not in HTTP/2 (it begins "
+             "'%s'): not a gRPC server?",
+             where, shown);
+  }
+  return cause;
+}
+
+/* Probe why g's channel cannot connect into g->cause (empty: nothing
+ * found: the host resolves, accepts TCP and speaks HTTP/2, or TLS). */
+static void probe_cause(grpc_tr_t *g, const atomic_int *abort) {
+  char host[256], port[32], cause[sizeof g->cause] = "";
+  g->cause_ms = mono_ms();
+  if (!split_target(g->target, host, sizeof host, port, sizeof port)) return;
+  struct addrinfo *ai = NULL;
+  if (probe_resolve(host, port, abort, &ai, cause, sizeof cause) < 0) {
+    if (!(abort && atomic_load(abort)))
+      snprintf(g->cause, sizeof g->cause, "%s", cause);
+    return;
+  }
+  int refused = 0, tried = 0, timed_out = 0;
+  char where[48];
+  const char *found = NULL;
+  for (struct addrinfo *a = ai; a && tried < 3 && !found; a = a->ai_next) {
+    char ip[64] = "?", ps[16] = "";
+    getnameinfo(a->ai_addr, a->ai_addrlen, ip, sizeof ip, ps, sizeof ps,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    tried++;
+    int fd =
+        socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+    int err = rc == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      int r = poll_step(fd, POLLOUT, abort);
+      socklen_t l = sizeof err;
+      if (r < 0)
+        err = -1;
+      else if (r == 0)
+        err = ETIMEDOUT;
+      else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+        err = errno;
+    }
+    if (err == 0) {
+      /* Connected: what speaks there (plaintext only: over TLS the
+       * handshake's failure is said by grpc_log). */
+      snprintf(where, sizeof where, "%.40s", ip);
+      found = g->tls ? NULL : probe_h2(fd, where, abort, cause, sizeof cause);
+      if (!found) { /* reachable: nothing to add */
+        close(fd);
+        freeaddrinfo(ai);
+        return;
+      }
+    } else if (err == ECONNREFUSED) {
+      refused++;
+    } else if (err == ETIMEDOUT) {
+      timed_out++;
+    } else if (err > 0 && !cause[0]) {
+      snprintf(cause, sizeof cause, "connecting to %.40s failed: %s", ip,
+               strerror(err));
+    }
+    close(fd);
+    if (abort && atomic_load(abort)) break;
+  }
+  freeaddrinfo(ai);
+  if (abort && atomic_load(abort)) return;
+  if (found) {
+    snprintf(g->cause, sizeof g->cause, "%s", found);
+  } else if (refused) {
+    snprintf(g->cause, sizeof g->cause,
+             "connection refused: nothing "
+             "listens on port %.16s of %.64s",
+             port, host);
+  } else if (timed_out) {
+    snprintf(g->cause, sizeof g->cause,
+             "TCP connect to %.64s gets no answer "
+             "within %d s (host down, or a firewall?)",
+             g->target, PROBE_STEP_MS / 1000);
+  } else {
+    snprintf(g->cause, sizeof g->cause, "%s", cause);
+  }
+}
+
+/* The cause when the channel is not connected, probed again when older
+ * than PROBE_EVERY_MS. */
+static const char *channel_cause(grpc_tr_t *g, const atomic_int *abort) {
+  if (!g->cause_ms || mono_ms() - g->cause_ms >= PROBE_EVERY_MS) {
+    g->cause[0] = '\0';
+    probe_cause(g, abort);
+  }
+  return g->cause;
+}
 
 /* {====== status classification ======} */
 
@@ -136,9 +394,14 @@ static gpr_timespec ms_from_now(int64_t ms) {
 }
 
 /* Wait for the batch tag, cancelling the call on abort. */
+/* Wait for the batch tag, cancelling the call on abort. A call that
+ * waits 1 s for a channel that cannot connect has the cause probed (if
+ * not known from the last PROBE_EVERY_MS), so that it is known even when
+ * the run ends before the call's deadline. */
 static void wait_call(grpc_tr_t *g, grpc_call *call, void *tag,
                       const atomic_int *abort) {
   bool cancelled = false;
+  int64_t start = mono_ms();
   for (;;) {
     grpc_event ev = grpc_completion_queue_pluck(g->cq, tag,
                                                 ms_from_now(POLL_MS), NULL);
@@ -147,6 +410,13 @@ static void wait_call(grpc_tr_t *g, grpc_call *call, void *tag,
     if (!cancelled && atomic_load(abort)) {
       grpc_call_cancel(call, NULL);
       cancelled = true;
+    }
+    if (!cancelled && mono_ms() - start >= 1000 &&
+        (!g->cause_ms || mono_ms() - g->cause_ms >= PROBE_EVERY_MS)) {
+      grpc_connectivity_state cs =
+          grpc_channel_check_connectivity_state(g->channel, 0);
+      if (cs == GRPC_CHANNEL_TRANSIENT_FAILURE || cs == GRPC_CHANNEL_CONNECTING)
+        channel_cause(g, abort);
     }
   }
 }
@@ -247,9 +517,11 @@ static void ucall_ok(const ucall_t *u, el_tm_signal_t sig,
   el_free(body);
 }
 
-/* A failed call: its status and message, and the channel's state. */
-static void ucall_failed(const grpc_tr_t *g, const ucall_t *u,
-                         el_xq_result_t *res) {
+/* A failed call: its status and message, and the channel's state; when
+ * the channel is not connected, why (channel_cause; after abort only
+ * what is known already). */
+static void ucall_failed(grpc_tr_t *g, const ucall_t *u,
+                         const atomic_int *abort, el_xq_result_t *res) {
   /* details is the server's (or the channel's) message; the error_string
    * adds grpc's file/line context, kept for debugging. */
   char *d = grpc_slice_to_c_string(u->details);
@@ -257,19 +529,31 @@ static void ucall_failed(const grpc_tr_t *g, const ucall_t *u,
   const char *es = u->error_string;
   grpc_connectivity_state cs =
       grpc_channel_check_connectivity_state(g->channel, 0);
-  snprintf(res->msg, sizeof res->msg, "%s: %s (%s%s)",
-           status_name(u->status), has_d ? d : es ? es : "", g->target,
+  bool aborted = atomic_load(abort) && u->status == GRPC_STATUS_CANCELLED;
+  const char *why = "";
+  if ((cs == GRPC_CHANNEL_TRANSIENT_FAILURE || cs == GRPC_CHANNEL_CONNECTING) &&
+      (u->status == GRPC_STATUS_DEADLINE_EXCEEDED ||
+       u->status == GRPC_STATUS_UNAVAILABLE || aborted))
+    why = aborted ? g->cause : channel_cause(g, abort);
+  snprintf(res->msg, sizeof res->msg, "%s: %s (%s%s%s%s)",
+           status_name(u->status),
+           aborted ? "given up at shutdown"
+           : has_d ? d
+           : es    ? es
+                   : "",
+           g->target,
            cs == GRPC_CHANNEL_TRANSIENT_FAILURE ? ", cannot connect"
            : cs == GRPC_CHANNEL_CONNECTING      ? ", connecting"
-                                                : "");
+                                                : "",
+           *why ? ": " : "", why);
   if (es && has_d) el_log(EL_LOG_DEBUG, "OTLP gRPC: %s", es);
   gpr_free(d);
 }
 
 /* The verdict of a finished call (retryable statuses wait for the
  * server's RetryInfo when it gives one). */
-static void ucall_verdict(const grpc_tr_t *g, const ucall_t *u,
-                          el_tm_signal_t sig, el_xq_result_t *res) {
+static void ucall_verdict(grpc_tr_t *g, const ucall_t *u, el_tm_signal_t sig,
+                          const atomic_int *abort, el_xq_result_t *res) {
   if (u->status != GRPC_STATUS_OK && el_log_enabled(EL_LOG_DEBUG)) {
     for (size_t i = 0; i < u->trail_md.count; i++) {
       char *k = grpc_slice_to_c_string(u->trail_md.metadata[i].key);
@@ -287,7 +571,7 @@ static void ucall_verdict(const grpc_tr_t *g, const ucall_t *u,
   if (u->status == GRPC_STATUS_OK)
     ucall_ok(u, sig, res);
   else
-    ucall_failed(g, u, res);
+    ucall_failed(g, u, abort, res);
 }
 
 static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
@@ -316,7 +600,7 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
              (int)ce);
   } else {
     wait_call(g, call, tag, abort);
-    ucall_verdict(g, &u, sig, res);
+    ucall_verdict(g, &u, sig, abort, res);
   }
   ucall_free(&u);
   grpc_call_unref(call);
@@ -439,6 +723,7 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
     gpr_set_log_function(grpc_log);
   g->sig = sig;
   g->timeout_ms = sc->timeout_ms;
+  g->tls = sc->tls;
   g->target = el_strdup(sc->target ? sc->target : "localhost:4317");
   g->cq = grpc_completion_queue_create_for_pluck(NULL);
   int rc = g->target && g->cq ? add_metadata(g, sc) : EL_ENOMEM;

@@ -79,6 +79,10 @@ struct el_otlp_exporter_s {
   /* Rate limit per kind of message and signal (log_limited): when the
    * last one was said, how many were held back since, the last of them. */
   xq_limit_t lim[4][EL_TM_NSIGNALS];
+  /* The last failed attempt's message per signal, when no request of the
+   * signal was delivered since (said at the end if records are dropped at
+   * shutdown: a run shorter than the export timeout sees no other). */
+  char last_fail[EL_TM_NSIGNALS][sizeof(((el_xq_result_t *)0)->msg)];
   /* Flow control (el_otlp_exporter_set_flow): the producer can wait. */
   el_otlp_flow_fn flow_fn; /* NULL: off */
   void *flow_ud;
@@ -176,6 +180,13 @@ static void say_suppressed(el_otlp_exporter_t *ex) {
     for (int s = 0; s < EL_TM_NSIGNALS; s++) {
       xq_limit_t *l = &ex->lim[k][s];
       if (!l->suppressed) continue;
+      /* a retry of a request that was given up at shutdown: the last
+       * failure is said with the records dropped (el_otlp_exporter_stop) */
+      if (k == LOG_RETRY && ex->stats.dropped_shutdown[s] &&
+          ex->last_fail[s][0]) {
+        l->suppressed = 0;
+        continue;
+      }
       uint64_t n = l->suppressed;
       char msg[sizeof l->msg];
       memcpy(msg, l->msg, sizeof msg);
@@ -373,6 +384,7 @@ static int64_t backoff_ms(el_otlp_exporter_t *ex, int attempt) {
 static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                   const xq_item_t *it, const el_xq_result_t *res) {
   ex->failing = false;
+  ex->last_fail[sig][0] = '\0';
   ex->stats.requests[sig]++;
   ex->stats.records[sig] += it->nrecords;
   ex->stats.bytes[sig] += it->len;
@@ -410,6 +422,7 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
       on_ok(ex, sig, it, &res);
       return;
     }
+    if (res.msg[0]) memcpy(ex->last_fail[sig], res.msg, sizeof res.msg);
     if (atomic_load(&ex->abort)) break;
     if (res.verdict == EL_XQ_DROP) {
       ex->failing = true;
@@ -605,6 +618,18 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   bool first = !ex->stopped;
   ex->stopped = true;
   say_suppressed(ex);
+  for (int s = 0; first && s < EL_TM_NSIGNALS; s++) {
+    if (!ex->stats.dropped_shutdown[s] || !ex->last_fail[s][0]) continue;
+    char msg[sizeof ex->last_fail[s]];
+    memcpy(msg, ex->last_fail[s], sizeof msg);
+    uint64_t n = ex->stats.dropped_shutdown[s];
+    pthread_mutex_unlock(&ex->mu);
+    el_log(EL_LOG_WARN,
+           "OTLP %s export: %llu records dropped at shutdown; the last "
+           "failure: %s",
+           el_otlp_signal_name((el_tm_signal_t)s), (unsigned long long)n, msg);
+    pthread_mutex_lock(&ex->mu);
+  }
   pthread_mutex_unlock(&ex->mu);
   if (first || had_items) el_otlp_exporter_log_stats(ex);
 }

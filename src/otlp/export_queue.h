@@ -31,7 +31,7 @@ typedef struct el_xq_result_s {
   int retry_after_ms;         /* server-requested delay (RetryInfo,
                                  Retry-After); -1 = none */
   int64_t rejected;           /* partial_success rejected records (OK) */
-  char msg[256];              /* error or partial_success message; on OK
+  char msg[384];              /* error or partial_success message; on OK
                                  a non-empty msg is a warning (server
                                  message, undecodable response): logged */
 } el_xq_result_t;

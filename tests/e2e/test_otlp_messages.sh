@@ -6,7 +6,13 @@
 #    5 requests (`--fault reject:5:2`). The receiver's message is said for
 #    each signal (the rate limit of 1 message in 5 s is per signal: one
 #    signal's message must not hide another's), and a message held back by
-#    the limit is said at the end with the count suppressed.
+#    the limit is said at the end with the count suppressed;
+#  - gRPC that cannot connect, in a run shorter than the 10 s call
+#    deadline (so no call fails before the shutdown): the records dropped
+#    at shutdown come with the last failure and its cause, told apart: a
+#    host that does not resolve, a port nothing listens on (connection
+#    refused), a port that speaks HTTP/1.x (the receiver's OTLP/HTTP port);
+#    over HTTP, libcurl's cause likewise.
 # ctest-labels: e2e
 . "$(dirname "$0")/otlp_lib.sh"
 
@@ -32,4 +38,28 @@ for t in http grpc; do
   else fail "$t: no suppressed count at the end"; cat "$err"; fi
   [ "$st" = 0 ] || fail "$t: status $st"
 done
+
+# gRPC (and HTTP) that cannot connect: the cause at shutdown.
+rcv_start causes
+closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# cause_case LABEL PROTOCOL ENDPOINT ERE
+cause_case() {
+  local label=$1 p=$2 ep=$3 want=$4 st=0
+  local err=$TMP/cause-$label.err
+  OTEL_METRICS_EXPORTER=none timeout 60 "$D" --eventlog-file "$LOG" \
+    --otlp-protocol "$p" --otlp-endpoint "$ep" --otlp-shutdown-timeout 2500 \
+    >/dev/null 2>"$err" || st=$?
+  if [ "$st" = 0 ] &&
+     grep -Eq "OTLP logs export: [0-9]+ records dropped at shutdown; the last failure: .*$want" "$err"
+  then pass "$label: $(grep -o 'the last failure: .*' "$err" | cut -c1-160)"
+  else fail "$label: status $st, no cause '$want' at shutdown"; cat "$err"; fi
+}
+cause_case grpc-dns grpc http://nosuchhost.invalid:4317 \
+  "nosuchhost.invalid:4317, cannot connect: (cannot resolve host 'nosuchhost.invalid'|resolving host 'nosuchhost.invalid' takes more than)"
+cause_case grpc-refused grpc "http://127.0.0.1:$closed" \
+  "cannot connect: connection refused: nothing listens on port $closed of 127.0.0.1"
+cause_case grpc-http1 grpc "http://127.0.0.1:$RCV_HTTP" \
+  "cannot connect: 127.0.0.1 answers in HTTP/1.x, not HTTP/2 \(gRPC\): an OTLP/HTTP port\?"
+cause_case http-refused http/protobuf "http://127.0.0.1:$closed" \
+  "Couldn't connect to server"
 finish
