@@ -295,6 +295,9 @@ struct el_host_s {
   uint64_t out_dropped;  /* print()/io.write() calls whose stdout write
                             failed or was skipped (lua_stdout.c) */
   uint64_t out_reported; /* out_dropped when last reported */
+  int out_used;          /* Lua wrote to stdout (el__stdout_report may
+                            flush it: never otherwise, the console
+                            exporter's writer may hold it, blocked) */
 
   uint8_t flags[EL__HOST_NTYPES];
   uint8_t star_flag;        /* flags for types >= EL__HOST_NTYPES */

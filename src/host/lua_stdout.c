@@ -43,6 +43,7 @@ static int l_print(lua_State *L) {
   el_host_t *h = el__host_from(L);
   int n = lua_gettop(L);
   int skip = h->out_err == EPIPE;
+  h->out_used = 1;
   int bad = 0;
   for (int i = 1; i <= n; i++) {
     size_t l;
@@ -88,6 +89,7 @@ static int l_write(lua_State *L) {
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
     return lua_gettop(L);
   }
+  h->out_used = 1;
   if (h->out_err == EPIPE) { /* what Lua's write would say, unwritten */
     h->out_dropped++;
     lua_pushnil(L);
@@ -130,7 +132,7 @@ void el__stdout_install(lua_State *L) {
 }
 
 void el__stdout_report(el_host_t *h) {
-  if (h->out_err != EPIPE) {
+  if (h->out_used && h->out_err != EPIPE) {
     /* io.write's last bytes may still sit in stdout's buffer */
     errno = 0;
     if (fflush(stdout) != 0) out_failed(h, errno);
