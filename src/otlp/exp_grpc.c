@@ -157,7 +157,9 @@ static int probe_resolve(const char *host, const char *port,
   while ((rc = gai_error(&r->cb)) == EAI_INPROGRESS) {
     bool aborted = abort && atomic_load(abort);
     if (aborted || mono_ms() >= end) {
-      if (gai_cancel(&r->cb) == EAI_CANCELED) el_free(r);
+      int c = gai_cancel(&r->cb);
+      if (c == EAI_ALLDONE && r->cb.ar_result) freeaddrinfo(r->cb.ar_result);
+      if (c == EAI_CANCELED || c == EAI_ALLDONE) el_free(r);
       if (!aborted)
         snprintf(cause, size, "resolving host '%.64s' takes more than %d s",
                  host, PROBE_STEP_MS / 1000);
