@@ -463,6 +463,28 @@ static void test_stale_block_spliced(void **st) {
   free(sp);
 }
 
+/* Block 1 damaged by E at the event at: one corrupt part from it to
+ * block 2's marker (check), reported with want in its message, and every
+ * later block decoded up to the clean log's last event. Frees E. */
+static void check_mid_block(const char *name, edits_t *E, const wev_t *at,
+                            const char *want) {
+  expect_t x = {name, at->off, 2, at->off, W.bl[2].off - at->off};
+  check(x.name, P, N, &W, E, &x);
+  size_t m;
+  uint8_t *q = apply(P, N, E, &m);
+  rec_t r;
+  el_ev_stats_t s;
+  decode(q, m, 0, &r, &s);
+  if (r.ncorrupt != 1 || !strstr(r.corrupt_msg[0], want))
+    fail_msg("%s: report \"%s\" lacks \"%s\"", name,
+             r.ncorrupt ? r.corrupt_msg[0] : "", want);
+  assert_true(r.n > 0);
+  assert_int_equal(r.off[r.n - 1], W.ev[W.nev - 1].off);
+  rec_free(&r);
+  free(q);
+  edits_free(E);
+}
+
 /* 40 bytes of 0xFF written over a block's middle, from the start of an
  * event: its type reads as the end-of-data marker (0xFFFF), inside a block
  * whose marker declared it longer. That is damage, not the end of the
@@ -478,28 +500,10 @@ static void test_data_end_mid_block(void **st) {
   memset(ff, 0xFF, sizeof ff);
   edits_t E = {0};
   edit(&E, at->off, at->off + sizeof ff, ff, sizeof ff);
-  /* The part: from the false marker to block 2's marker. */
-  expect_t x = {"end-of-data marker mid-block", at->off, 2, at->off,
-                W.bl[2].off - at->off};
-  check(x.name, P, N, &W, &E, &x);
-  /* The report says what was found where. */
-  size_t m;
-  uint8_t *q = apply(P, N, &E, &m);
-  rec_t r;
-  el_ev_stats_t s;
-  decode(q, m, 0, &r, &s);
   char want[96];
   snprintf(want, sizeof want, "end-of-data marker (type 0xFFFF) at byte %zu",
            at->off);
-  if (r.ncorrupt != 1 || !strstr(r.corrupt_msg[0], want))
-    fail_msg("report \"%s\" lacks \"%s\"", r.ncorrupt ? r.corrupt_msg[0] : "",
-             want);
-  /* The last event delivered is the last of the clean log. */
-  assert_true(r.n > 0);
-  assert_int_equal(r.off[r.n - 1], W.ev[W.nev - 1].off);
-  rec_free(&r);
-  free(q);
-  edits_free(&E);
+  check_mid_block("end-of-data marker mid-block", &E, at, want);
 }
 
 /* An event in the middle of block 1 dated 2^48 ns, after its block's
@@ -510,31 +514,15 @@ static void test_data_end_mid_block(void **st) {
 static void test_dated_after_block(void **st) {
   (void)st;
   const wev_t *at = mid_event(&W, 1, 1, 1 << 20);
-  uint8_t t[8];
-  for (int k = 0; k < 8; k++) t[k] = k == 1 ? 1 : 0; /* big-endian 2^48 */
+  uint8_t t[8] = {0, 1, 0, 0, 0, 0, 0, 0}; /* big-endian 2^48 */
   edits_t E = {0};
   edit(&E, at->off + 2, at->off + 10, t, sizeof t);
-  expect_t x = {"event dated after its block", at->off, 2, at->off,
-                W.bl[2].off - at->off};
-  check(x.name, P, N, &W, &E, &x);
-  size_t m;
-  uint8_t *q = apply(P, N, &E, &m);
-  rec_t r;
-  el_ev_stats_t s;
-  decode(q, m, 0, &r, &s);
   char want[128];
   snprintf(want, sizeof want,
            "at byte %zu is dated 281474976710656 ns, after the end of its "
            "block",
            at->off);
-  if (r.ncorrupt != 1 || !strstr(r.corrupt_msg[0], want))
-    fail_msg("report \"%s\" lacks \"%s\"", r.ncorrupt ? r.corrupt_msg[0] : "",
-             want);
-  assert_true(r.n > 0);
-  assert_int_equal(r.off[r.n - 1], W.ev[W.nev - 1].off);
-  rec_free(&r);
-  free(q);
-  edits_free(&E);
+  check_mid_block("event dated after its block", &E, at, want);
 }
 
 /* {====== real captures ======} */
