@@ -494,6 +494,12 @@ void el__ana_features(ana_t *a) {
             (a->ncb[TK_PROD] ? F_PROD : 0) | (a->ncb[TK_CAPS] ? F_CAPS_CB : 0) |
             (a->cap_names[0] ? F_CAPS_NATIVE : 0) |
             (a->th_names[0] || a->ncb[TK_THREADS] ? F_THREAD_OUT : 0);
+  /* Thread states and blocked times (el.threads), GC spans in time order
+   * (el.gc) and on_span calls across capabilities need time order; the
+   * usage series, productivity and the native capability spans are per
+   * capability. */
+  a->arrival = !a->made[TK_THREADS] && !a->made[TK_GC] &&
+               !(a->feat & (F_CAPS_CB | F_THREAD_OUT));
 }
 
 /* cap_idle's callback part. */

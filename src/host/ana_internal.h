@@ -181,7 +181,14 @@ typedef struct el__ana_s {
   el_map_t tmap;    /* larger ids -> index */
   int cb[TK_N][16]; /* on_span refs per tracker kind */
   int ncb[TK_N];
+  unsigned made[TK_N]; /* trackers made, by kind (TK_THREADS, TK_GC, TK_CAPS) */
   unsigned feat;       /* F_*: what spans feed (el__ana_features) */
+  /* Per-capability mode (el__ana_features): every output asked for is
+   * per capability (el.cap_usage without on_span, no el.threads or
+   * el.gc), so the events skip the reorder buffer and go through the
+   * state machines as they arrive, each capability's in its time order
+   * (docs/lua-api.md §6 "Ordering"). */
+  int arrival;
   uint64_t unexpected; /* thread/GC sequences the spec warns about */
   /* capability usage metric in C (el.cap_usage{on_point=}) */
   int64_t uagg; /* aggregation window ns, 0 = every span */
@@ -234,6 +241,13 @@ void el__ana_thread_stop(el_host_t *h, thread_t *th, const rec_t *r,
                          int latest);
 void el__ana_thread_run(el_host_t *h, thread_t *th, const rec_t *r, int latest);
 void el__ana_thread_lookup(el_host_t *h, const rec_t *r);
+/* The time (ns since RTS start) up to which every capability's events
+ * have been through the state machines: in the per-capability mode
+ * (ana_t.arrival) the host's watermark, UINT64_MAX when no capability is
+ * waited for; UINT64_MAX in time order (what is released is settled). A
+ * thread that finished after it may still have earlier runs to come on
+ * another capability, so its usage series and table entry stay. */
+uint64_t el__ana_settled(el_host_t *h);
 void el__ana_gc(el_host_t *h, const rec_t *r);
 
 /* RUN_THREAD and STOP_THREAD r of thread th. Each capability's events come

@@ -8,7 +8,9 @@
  * when the watermark passes them, all at the end of a session, and the
  * oldest when more than MAX_HELD are held (counted in reorder_forced). An
  * event released behind one already released is late (reorder_late).
- * docs/lua-api.md §6 "Ordering". */
+ * In the per-capability mode (ana_t.arrival: every output asked for is
+ * per capability) the events skip the queues and go through at once.
+ * docs/lua-api.md §6 "Ordering", "Per-capability mode". */
 #include <string.h>
 
 #include "../common/el_grow.h"
@@ -233,10 +235,15 @@ static void release(el_host_t *h, int all) {
  * then the rest up to the limit, as if r had been queued and released
  * with them (half of a busy program's events take this path: a
  * capability's block is released while the next block of another one is
- * read). Any other goes into its queue. */
+ * read). Any other goes into its queue. In the per-capability mode
+ * (ana_t.arrival) r goes through at once. */
 static inline __attribute__((always_inline)) void ana_take(el_host_t *h,
                                                            rec_t *r) {
   ana_t *a = h->ana;
+  if (a->arrival && !a->held) { /* per-capability mode: no queue */
+    el__ana_process_in(h, r);
+    return;
+  }
   uint64_t limit = release_limit(h, 0);
   if (r->t <= limit) {
     release_to(h, r->t, 0);
@@ -444,7 +451,34 @@ static inline __attribute__((always_inline)) int queue_now(
   return h->stop;
 }
 
-/* The sink's entry (host.c on_event). A recorded session's RUN_THREAD or
+/* el__ana_event_only in the per-capability mode (ana_t.arrival): a
+ * RUN_THREAD or STOP_THREAD of a capability below MAX_CAPS, nothing being
+ * held, goes through the state machines at once, the host's progress
+ * noted as ana_event does; anything else takes the general path (which
+ * does the same: ana_take). */
+static __attribute__((noinline)) int take_arrival(el_host_t *h,
+                                                  const el_ev_event_t *ev) {
+  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD;
+  if (__builtin_expect(
+          stop > 1 || !ev->known || ev->cap >= MAX_CAPS || h->ana->held, 0))
+    return event_only_slow(h, ev);
+  rec_t r = {.t = ev->t_ns,
+             .thread = (uint32_t)ev->v[0].u,
+             .cap = ev->cap,
+             .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+  }
+  progress_event(h, ev->cap, ev->t_ns);
+  const el_ev_event_t *saved = h->cur;
+  h->cur = ev;
+  el__ana_process_in(h, &r);
+  h->cur = saved;
+  return h->stop;
+}
+
+/* take_arrival's counterpart in time order. A recorded session's RUN_THREAD or
  * STOP_THREAD, in its capability's time order, with the watermark cached
  * (the common case), takes one of two short paths: on the capability
  * holding the watermark, below every other capability's latest time
@@ -455,7 +489,8 @@ static inline __attribute__((always_inline)) int queue_now(
  * whose effect these two paths have. h->ana is set: host.c calls this
  * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
  * made h->ana (freed only with the host). */
-int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+static __attribute__((noinline)) int take_ordered(el_host_t *h,
+                                                  const el_ev_event_t *ev) {
   ana_t *a = h->ana;
   el__progress_t *p = &h->prog;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
@@ -473,6 +508,14 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
     return queue_now(h, ev);
   }
   return event_only_slow(h, ev);
+}
+
+/* The sink's entry (host.c on_event) for an event only the analyses
+ * take: per capability as it arrives (take_arrival), or in time order
+ * (take_ordered). h->ana is set (see take_ordered). Returns h->stop. */
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+  if (h->ana->arrival) return take_arrival(h, ev);
+  return take_ordered(h, ev);
 }
 
 /* Free the queues' memory (el__ana_free). */

@@ -70,9 +70,18 @@ static int cmp_finished(const void *x, const void *y) {
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
+uint64_t el__ana_settled(el_host_t *h) {
+  el_rts_ns_t wm;
+  if (!h->ana || !h->ana->arrival || el__watermark(h, &wm) < 0)
+    return UINT64_MAX;
+  return wm;
+}
+
 /* Forget the finished threads that finished longest ago, keeping
- * keep_finished of them; counted in threads_evicted. Runs when twice as
- * many have finished, so its cost per thread is constant. */
+ * keep_finished of them, and none that finished after el__ana_settled (a
+ * capability's earlier events of it may still come); counted in
+ * threads_evicted. Runs when twice as many have finished, so its cost per
+ * thread is constant. */
 static void threads_evict(el_host_t *h) {
   ana_t *a = h->ana;
   thread_t **fin = el_malloc(a->nfinished * sizeof *fin);
@@ -83,6 +92,8 @@ static void threads_evict(el_host_t *h) {
       fin[n++] = &a->threads[j];
   size_t drop = n > a->keep_finished ? n - a->keep_finished : 0;
   if (drop) qsort(fin, n, sizeof *fin, cmp_finished);
+  uint64_t settled = drop ? el__ana_settled(h) : UINT64_MAX;
+  while (drop && fin[drop - 1]->finished_t > settled) drop--;
   for (size_t k = 0; k < drop; k++) fin[k]->state = -1; /* marked */
   el_free(fin);
   size_t w = 0;
@@ -155,12 +166,15 @@ static inline void blocked_span(el_host_t *h, thread_t *th, uint64_t end) {
 /* The run open on r->cap (open[k]) ends at r->t: a running span on that
  * capability, named by the stop that ends it. Runs of th open on other
  * capabilities that began before it can no longer end (a thread runs on
- * one capability at a time): dropped, counted in unexpected. An older
- * (late) pair leaves the thread's current state as it was. */
+ * one capability at a time): dropped, counted in unexpected; not in the
+ * per-capability mode, where another capability's earlier events may
+ * still be to come (there a run whose stop was lost is dropped by the
+ * thread's next run on its capability: run_general). An older (late) pair
+ * leaves the thread's current state as it was. */
 static void run_end(el_host_t *h, thread_t *th, int k, const rec_t *r) {
   uint64_t start = th->open[k].t;
   open_remove(th, k);
-  for (int j = th->nopen - 1; j >= 0; j--)
+  for (int j = th->nopen - 1; j >= 0 && !h->ana->arrival; j--)
     if (th->open[j].t < start) {
       open_remove(th, j);
       h->ana->unexpected++;
@@ -234,11 +248,24 @@ static void run_latest(el_host_t *h, thread_t *th, const rec_t *r) {
   run_state(th, r);
 }
 
-/* el__ana_thread_run with a run open already. */
+/* el__ana_thread_run with a run open already. A second RUN_THREAD of
+ * the thread on a capability where its run is open keeps the earlier run;
+ * but in the per-capability mode, where a run whose STOP_THREAD was lost
+ * is not dropped by the thread's runs elsewhere (run_end), a run that a
+ * later span of the capability has passed (another thread ran there, or
+ * a GC, since it began) is stale: replaced by the new one, counted in
+ * unexpected. */
 static __attribute__((noinline)) void run_general(el_host_t *h, thread_t *th,
                                                   const rec_t *r, int latest) {
-  if (open_find(th, r->cap) >= 0) return; /* keep the earlier run */
-  open_add(h->ana, th, r);
+  ana_t *a = h->ana;
+  int k = open_find(th, r->cap);
+  if (k >= 0) {
+    const cap_t *c = &a->caps[r->cap];
+    if (!a->arrival || !c->used_prev || c->prev_end <= th->open[k].t) return;
+    open_remove(th, k);
+    a->unexpected++;
+  }
+  open_add(a, th, r);
   if (latest) run_latest(h, th, r);
 }
 

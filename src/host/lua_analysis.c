@@ -207,7 +207,9 @@ static int tr_reset_productivity(lua_State *L) {
 
 /* tracker:release_finished() -> array of the usage series indexes (as
  * given to on_point) freed: the thread series whose thread has finished
- * (or was forgotten) and whose last point on_point has had. Their slots
+ * (or was forgotten) at or before el__ana_settled (no capability's
+ * earlier run of it can still come) and whose last point on_point has
+ * had. Their slots
  * take new series afterwards; the caller drops what it keeps per index.
  * Called after each export, so a series lives at least one export
  * window. [-0, +1, m] */
@@ -218,11 +220,12 @@ static int tr_release_finished(lua_State *L) {
   lua_newtable(L);
   if (!a) return 1;
   lua_Integer n = 0;
+  uint64_t settled = el__ana_settled(h);
   for (size_t j = 0; j < a->nus; j++) {
     ustate_t *u = &a->us[j];
     if (!u->used || u->dirty || (u->key >> 32 & 3) != CAT_MUT) continue;
     const thread_t *t = el__ana_thread(a, (uint32_t)(u->key & 0xffffffffu), 0);
-    if (t && t->state != TS_FINISHED) continue;
+    if (t && (t->state != TS_FINISHED || t->finished_t > settled)) continue;
     if (el_grow(&a->ufree, &a->ufree_cap, a->nufree + 1, sizeof *a->ufree))
       break; /* the rest next time */
     u->used = 0;
@@ -372,6 +375,8 @@ static int new_tracker(lua_State *L, int kind) {
     }
     if (kind == TK_CAPS || kind == TK_THREADS) opt_spans(L, a, kind, fn[kind]);
   }
+  a->made[kind]++;
+  el__ana_features(a); /* el.threads and el.gc need time order */
   tracker_t *t = lua_newuserdatauv(L, sizeof *t, 0);
   t->kind = kind;
   luaL_setmetatable(L, TRACKER_MT);

@@ -1088,25 +1088,35 @@ static void assert_got(el_host_t *h, const char *want) {
   lua_pop(L, 1);
 }
 
-/* Capability usage points (el.cap_usage{on_point=}, docs/lua-api.md §6)
- * come in time order across capabilities although each capability's block
- * arrives whole: cap 0's block (thread 1 runs 100-300 and 500-600) before
- * cap 1's (thread 2 runs 150-250 and 400-450). By hand, one point per
- * span at the time its STOP_THREAD is reached in time order, t = the
- * span's start, value = the series' running total (Idle: the gap between
- * two spans of the capability, before the span that ends it):
- *   250: cap 1 Mutator 2 at 150, 100;  300: cap 0 Mutator 1 at 100, 200;
- *   450: cap 1 Idle at 250, 150, then Mutator 2 at 400, 100 + 50;
- *   600: cap 0 Idle at 300, 200, then Mutator 1 at 500, 200 + 100.
- * Taken in arrival order instead, cap 0's four points would come first
- * (the order of on_point calls is the order of the exported points). */
+/* points_host with el.threads() made too: its thread states need time
+ * order, so the analyses take the events in time order across
+ * capabilities (docs/lua-api.md §6 "Ordering"). */
+static el_host_t *points_host_time_order(void) {
+  return points_host_with("", "el.threads()");
+}
+
+/* Two capabilities' blocks, each arriving whole: cap 0's (thread 1 runs
+ * 100-300 and 500-600) before cap 1's (thread 2 runs 150-250 and
+ * 400-450). By hand, one point per span, t = the span's start, value =
+ * the series' running total (Idle: the gap between two spans of the
+ * capability, before the span that ends it):
+ *   cap 0: Mutator 1 at 100, 200; Idle at 300, 200; Mutator 1 at 500,
+ *          200 + 100;
+ *   cap 1: Mutator 2 at 150, 100; Idle at 250, 150; Mutator 2 at 400,
+ *          100 + 50. */
+static const blk_t two_caps_blk[] = {
+    {0, 4, {{100, 1, 0}, {300, 1, 3}, {500, 1, 0}, {600, 1, 3}}},
+    {1, 4, {{150, 2, 0}, {250, 2, 3}, {400, 2, 0}, {450, 2, 3}}}};
+
+/* With el.threads() made, the points come in time order across
+ * capabilities (each when its STOP_THREAD is reached in time order):
+ *   250: cap 1's first; 300: cap 0's first; 450: cap 1's Idle and
+ *   second Mutator; 600: cap 0's Idle and second Mutator.
+ * Taken in arrival order instead, cap 0's three points would come first. */
 static void test_cap_usage_points_time_order(void **state) {
   (void)state;
-  el_host_t *h = points_host();
-  static const blk_t blk[] = {
-      {0, 4, {{100, 1, 0}, {300, 1, 3}, {500, 1, 0}, {600, 1, 3}}},
-      {1, 4, {{150, 2, 0}, {250, 2, 3}, {400, 2, 0}, {450, 2, 3}}}};
-  feed_blocks(h, blk, 2);
+  el_host_t *h = points_host_time_order();
+  feed_blocks(h, two_caps_blk, 2);
   assert_got(h,
              "1 Mutator 2 150 100;0 Mutator 1 100 200;"
              "1 Idle nil 250 150;1 Mutator 2 400 150;"
@@ -1116,26 +1126,98 @@ static void test_cap_usage_points_time_order(void **state) {
   el_host_free(h);
 }
 
+/* With el.cap_usage alone (the daemon's default processors) every output
+ * is per capability: the events are taken as they arrive, without the
+ * reorder buffer. The same points as in time order, each capability's in
+ * its time order, cap 0's (its block came first) before cap 1's. */
+static void test_cap_usage_points_per_capability(void **state) {
+  (void)state;
+  el_host_t *h = points_host();
+  feed_blocks(h, two_caps_blk, 2);
+  assert_got(h,
+             "0 Mutator 1 100 200;0 Idle nil 300 200;0 Mutator 1 500 300;"
+             "1 Mutator 2 150 100;1 Idle nil 250 150;1 Mutator 2 400 150");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+}
+
 /* A run that spans its capability's block boundary while the thread's
  * later run on another capability arrives first (seen in threads-big:
  * thread 37 runs on cap 0 from 387495510, cap 0's block ends; cap 1's
  * block, with the thread's run at 395500709-395501130, comes before cap
  * 0's next block with the STOP_THREAD at 392388748). Here thread 1 runs
  * on cap 0 100-200 (RUN in cap 0's first block, STOP in its second) and
- * on cap 1 300-310, whose block comes between. In time order both runs
- * are spans: cap 0 Mutator 1 at 100, 100; cap 1 Mutator 1 at 300, 10.
- * Taken in arrival order, the run on cap 1 would end first and drop the
- * older run still open on cap 0 (a thread runs on one capability at a
- * time, ana_state.c), losing its span and counting it unexpected. */
+ * on cap 1 300-310, whose block comes between. Both runs are spans: cap 0
+ * Mutator 1 at 100, 100; cap 1 Mutator 1 at 300, 10: in time order with
+ * el.threads() made, in arrival order (cap 1's first) with el.cap_usage
+ * alone. Time order taken wrongly (arrival order through the time-order
+ * state machine) would end the run on cap 1 first and drop the older run
+ * still open on cap 0 (a thread runs on one capability at a time,
+ * ana_state.c), losing its span and counting it unexpected. */
 static void test_cap_usage_run_across_blocks(void **state) {
   (void)state;
-  el_host_t *h = points_host();
   static const blk_t blk[] = {{0, 1, {{100, 1, 0}}},
                               {1, 2, {{300, 1, 0}, {310, 1, 3}}},
                               {0, 1, {{200, 1, 3}}}};
+  el_host_t *h = points_host_time_order();
   feed_blocks(h, blk, 3);
   assert_got(h, "0 Mutator 1 100 100;1 Mutator 1 300 10");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+  h = points_host();
+  feed_blocks(h, blk, 3);
+  assert_got(h, "1 Mutator 1 300 10;0 Mutator 1 100 100");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+}
+
+/* Per capability, a run whose STOP_THREAD was lost: on cap 0 thread 1
+ * runs from 100 (its stop lost), thread 2 runs 200-300, thread 1 runs
+ * 400-450. Thread 2's span on the capability shows that thread 1's run
+ * from 100 had ended, so its RUN_THREAD at 400 starts a new run (the old
+ * one counted unexpected). By hand: Mutator 2 at 200, 100; Idle at 300,
+ * 100; Mutator 1 at 400, 50. Pairing the stop at 450 with the run from
+ * 100 would give "0 Mutator 1 100 350" (time counted twice, no Idle). */
+static void test_cap_usage_stale_run_per_capability(void **state) {
+  (void)state;
+  static const blk_t blk[] = {{0, 3, {{100, 1, 0}, {200, 2, 0}, {300, 2, 3}}},
+                              {0, 2, {{400, 1, 0}, {450, 1, 3}}}};
+  el_host_t *h = points_host();
+  feed_caps_blocks(h, 1, blk, 2);
+  assert_got(h, "0 Mutator 2 200 100;0 Idle nil 300 100;0 Mutator 1 400 50");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 1);
+  el_host_free(h);
+}
+
+/* Per capability, a thread's series is not released (tr:release_finished)
+ * while another capability's earlier runs of it may still come: thread 1
+ * runs on cap 1 10-20, then on cap 0 100-200 and finishes there (status
+ * 5); cap 1's next block, with its run 50-60, arrives after cap 0's.
+ * Between them the host's watermark is 20 (cap 1's latest), below the
+ * finish: nothing is released. Released then, cap 1's series would start
+ * again from 0 (a cumulative sum reset: "1 Mutator 1 50 10"); kept, it
+ * goes on: 10 + 10 = 20, after its Idle gap 20-50. Once cap 1 is past
+ * the finish (thread 2 runs there 250-260: Idle 60-250 adds 190 to 30),
+ * both of thread 1's series are released. */
+static void test_cap_usage_release_waits_for_caps(void **state) {
+  (void)state;
+  /* STOP_THREAD handlers run after the analysis took the event. */
+  el_host_t *h = points_host_with(
+      "",
+      "el.on('STOP_THREAD', function(ev, th, st)\n"
+      "  if th == 1 and st == 5 then freed = #tr:release_finished() end\n"
+      "  if th == 2 then freed_later = #tr:release_finished() end end)");
+  static const blk_t blk[] = {{1, 2, {{10, 1, 0}, {20, 1, 3}}},
+                              {0, 2, {{100, 1, 0}, {200, 1, 5}}},
+                              {1, 2, {{50, 1, 0}, {60, 1, 3}}},
+                              {1, 2, {{250, 2, 0}, {260, 2, 3}}}};
+  feed_caps_blocks(h, 2, blk, 4);
+  assert_got(h,
+             "1 Mutator 1 10 10;0 Mutator 1 100 100;"
+             "1 Idle nil 20 30;1 Mutator 1 50 20;"
+             "1 Idle nil 60 220;1 Mutator 2 250 10");
+  assert_int_equal(lua_int(h, "freed"), 0);
+  assert_int_equal(lua_int(h, "freed_later"), 2);
   el_host_free(h);
 }
 
@@ -1418,10 +1500,12 @@ static void test_reorder_earlier_than_tail(void **state) {
  * at 100, 10; cap 1 Mutator 1 at 120, 10 (2 series: max_users reached);
  * cap 2 "other" at 140, 10; then cap 0's Idle 110-160 (at 110, 50) and
  * its own series again at 160, 10 + 10. Credited to "other" there too,
- * the last point would read "0 Mutator other 160 10". */
+ * the last point would read "0 Mutator other 160 10". In time order
+ * (el.threads() made): taken per capability, cap 0's second span would
+ * come before cap 2's. */
 static void test_cap_usage_other_per_capability(void **state) {
   (void)state;
-  el_host_t *h = points_host_with("max_users = 2, ", "");
+  el_host_t *h = points_host_with("max_users = 2, ", "el.threads()");
   static const blk_t blk[] = {
       {0, 4, {{100, 1, 0}, {110, 1, 3}, {160, 1, 0}, {170, 1, 3}}},
       {1, 2, {{120, 1, 0}, {130, 1, 3}}},
@@ -1596,6 +1680,9 @@ int main(void) {
       cmocka_unit_test(test_reorder_stop_keeps_status),
       cmocka_unit_test(test_reorder_watermark_passes),
       cmocka_unit_test(test_cap_usage_points_time_order),
+      cmocka_unit_test(test_cap_usage_points_per_capability),
+      cmocka_unit_test(test_cap_usage_stale_run_per_capability),
+      cmocka_unit_test(test_cap_usage_release_waits_for_caps),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
