@@ -95,14 +95,9 @@ static void r_warning(void *ud, const el_diag_t *d) {
   r->nwarn++;
 }
 
-/* decode(): -2 = every type's fields wanted (the default); else none
- * but those of type g_want (-1: none at all; el_ev_decoder_set_fields). */
-static int g_want = -2;
-
-/* Decode p[0..n) in chunks of step bytes (0 = one feed) with opts and
- * the fields mask g_want. */
-static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
-                   rec_t *r) {
+/* A decoder with opts whose sink records into r (cleared). The sink is
+ * copied by el_ev_decoder_new, so it may live on this frame. */
+static el_ev_decoder_t *recorder_new(rec_t *r, unsigned opts) {
   memset(r, 0, sizeof *r);
   el_ev_sink_t s = {.ud = r,
                     .on_header = r_header,
@@ -112,6 +107,32 @@ static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   assert_non_null(d);
   assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  return d;
+}
+
+/* Feed p[0..n) to recorder d; the first failure goes into r->feed_rc. */
+static void recorder_feed(el_ev_decoder_t *d, rec_t *r, const uint8_t *p,
+                          size_t n) {
+  int rc = el_ev_decoder_feed(d, p, n);
+  if (rc && !r->feed_rc) r->feed_rc = rc;
+}
+
+/* Finish recorder d into r (its result and stats) and free it. */
+static void recorder_end(el_ev_decoder_t *d, rec_t *r) {
+  r->finish_rc = el_ev_decoder_finish(d);
+  r->st = *el_ev_decoder_stats(d);
+  el_ev_decoder_free(d);
+}
+
+/* decode(): -2 = every type's fields wanted (the default); else none
+ * but those of type g_want (-1: none at all; el_ev_decoder_set_fields). */
+static int g_want = -2;
+
+/* Decode p[0..n) in chunks of step bytes (0 = one feed) with opts and
+ * the fields mask g_want. */
+static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
+                   rec_t *r) {
+  el_ev_decoder_t *d = recorder_new(r, opts);
   if (g_want >= -1) { /* no type's fields wanted but g_want's */
     assert_int_equal(el_ev_decoder_set_fields(d, -1, 0), 0);
     if (g_want >= 0)
@@ -119,14 +140,9 @@ static void decode(const uint8_t *p, size_t n, size_t step, unsigned opts,
   }
   if (!step)
     step = n ? n : 1;
-  for (size_t i = 0; i < n; i += step) {
-    int rc = el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step);
-    if (rc && !r->feed_rc)
-      r->feed_rc = rc;
-  }
-  r->finish_rc = el_ev_decoder_finish(d);
-  r->st = *el_ev_decoder_stats(d);
-  el_ev_decoder_free(d);
+  for (size_t i = 0; i < n; i += step)
+    recorder_feed(d, r, p + i, n - i < step ? n - i : step);
+  recorder_end(d, r);
 }
 
 static void rec_free(rec_t *r) { free(r->ev); }
@@ -451,21 +467,10 @@ static void test_live_option_does_not_hold_events(void **st) {
 /* Decode p[0..n) in two feeds, split at byte split, with opts. */
 static void decode_split(const uint8_t *p, size_t n, size_t split,
                          unsigned opts, rec_t *r) {
-  memset(r, 0, sizeof *r);
-  el_ev_sink_t s = {.ud = r,
-                    .on_header = r_header,
-                    .on_event = r_event,
-                    .on_data_end = r_data_end,
-                    .on_warning = r_warning};
-  el_ev_decoder_t *d = el_ev_decoder_new(&s);
-  assert_non_null(d);
-  assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
-  r->feed_rc = el_ev_decoder_feed(d, p, split);
-  int rc = el_ev_decoder_feed(d, p + split, n - split);
-  if (rc && !r->feed_rc) r->feed_rc = rc;
-  r->finish_rc = el_ev_decoder_finish(d);
-  r->st = *el_ev_decoder_stats(d);
-  el_ev_decoder_free(d);
+  el_ev_decoder_t *d = recorder_new(r, opts);
+  recorder_feed(d, r, p, split);
+  recorder_feed(d, r, p + split, n - split);
+  recorder_end(d, r);
 }
 
 /* Does a warning of r hold "want" followed by a non-digit? */
@@ -613,26 +618,15 @@ static void test_joined_logs_cut_at_every_byte(void **st) {
  * from seed (a TCP connection's reads: any size, any split point). */
 static void decode_reads(const uint8_t *p, size_t n, uint64_t seed, size_t maxc,
                          unsigned opts, rec_t *r) {
-  memset(r, 0, sizeof *r);
-  el_ev_sink_t s = {.ud = r,
-                    .on_header = r_header,
-                    .on_event = r_event,
-                    .on_data_end = r_data_end,
-                    .on_warning = r_warning};
-  el_ev_decoder_t *d = el_ev_decoder_new(&s);
-  assert_non_null(d);
-  assert_int_equal(el_ev_decoder_set_opts(d, opts), 0);
+  el_ev_decoder_t *d = recorder_new(r, opts);
   for (size_t i = 0; i < n;) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     size_t k = (size_t)(seed >> 33) % maxc + 1;
     if (k > n - i) k = n - i;
-    int rc = el_ev_decoder_feed(d, p + i, k);
-    if (rc && !r->feed_rc) r->feed_rc = rc;
+    recorder_feed(d, r, p + i, k);
     i += k;
   }
-  r->finish_rc = el_ev_decoder_finish(d);
-  r->st = *el_ev_decoder_stats(d);
-  el_ev_decoder_free(d);
+  recorder_end(d, r);
 }
 
 /* Is r exactly ref: the same events, headers, warnings, results and
