@@ -1547,37 +1547,41 @@ static void undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
  * c > 0, inside the event at off (S_HDR: it is cut off) or a header at
  * off (S_MAGIC). Reports what is dropped and begins the header. Returns
  * the offset just past "hdrbhetb". */
+/* The c bytes at off (p), the start of an event cut off where a new
+ * stream begins (where: what begins there and what it means, for the
+ * message): dropped, counted in cut_events and skipped_bytes, and
+ * reported in a warning naming both offsets. */
+static void cut_event(el_ev_decoder_t *d, const uint8_t *p, size_t c,
+                      uint64_t off, const char *where) {
+  char nm[64];
+  int type = c >= 2 ? el__be16(p) : -1;
+  d->stats.cut_events++;
+  d->stats.skipped_bytes += c;
+  set_diag(d, 0, off, type,
+           "event %s at byte %llu is cut off at byte %llu, where %s: its %zu "
+           "byte%s dropped",
+           tname(type, nm, sizeof nm), (unsigned long long)off,
+           (unsigned long long)(off + c), where, c, plural(c));
+  d->diag.cut_event = 1;
+  warn(d);
+}
+
 static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
                            uint64_t off, int kind) {
   uint64_t at = off;
-  char nm[64];
   if (kind == S_HDR) {
+    char where[128];
+    snprintf(where, sizeof where,
+             "a new header begins (session %u ends there without DATA_END; "
+             "eventlogs joined)",
+             d->sessions);
     at = off + c;
-    d->stats.cut_events++;
-    d->stats.skipped_bytes += c;
-    set_diag(d, 0, off, c >= 2 ? el__be16(p) : -1,
-             "event %s at byte %llu is cut off at byte %llu, where a new "
-             "header begins (session %u ends there without DATA_END; "
-             "eventlogs joined): its %zu byte%s dropped",
-             tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
-             (unsigned long long)off, (unsigned long long)at, d->sessions, c,
-             plural(c));
-    d->diag.cut_event = 1;
-    warn(d);
+    cut_event(d, p, c, off, where);
   } else if (kind == S_CUT) {
-    if (c > 0) {
-      d->stats.cut_events++;
-      d->stats.skipped_bytes += c;
-      set_diag(d, 0, off, c >= 2 ? el__be16(p) : -1,
-               "event %s at byte %llu is cut off at byte %llu, where a new "
-               "connection's stream begins (a raw tee of several "
-               "connections): its %zu byte%s dropped",
-               tname(c >= 2 ? el__be16(p) : -1, nm, sizeof nm),
-               (unsigned long long)off, (unsigned long long)(off + c), c,
-               plural(c));
-      d->diag.cut_event = 1;
-      warn(d);
-    }
+    if (c > 0)
+      cut_event(d, p, c, off,
+                "a new connection's stream begins (a raw tee of several "
+                "connections)");
     at = off + c + STRAY_LEN;
     d->stats.skipped_bytes += STRAY_LEN;
     d->stats.stray_bytes += STRAY_LEN;
