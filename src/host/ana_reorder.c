@@ -478,7 +478,9 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
   return h->stop;
 }
 
-/* take_arrival's counterpart in time order. A recorded session's RUN_THREAD or
+/* The sink's entry (host.c on_event) for an event only the analyses
+ * take. In the per-capability mode it goes through at once
+ * (take_arrival). In time order, a recorded session's RUN_THREAD or
  * STOP_THREAD, in its capability's time order, with the watermark cached
  * (the common case), takes one of two short paths: on the capability
  * holding the watermark, below every other capability's latest time
@@ -489,8 +491,8 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
  * whose effect these two paths have. h->ana is set: host.c calls this
  * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
  * made h->ana (freed only with the host). */
-static __attribute__((noinline)) int take_ordered(el_host_t *h,
-                                                  const el_ev_event_t *ev) {
+int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
+  if (h->ana->arrival) return take_arrival(h, ev);
   ana_t *a = h->ana;
   el__progress_t *p = &h->prog;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
@@ -508,14 +510,6 @@ static __attribute__((noinline)) int take_ordered(el_host_t *h,
     return queue_now(h, ev);
   }
   return event_only_slow(h, ev);
-}
-
-/* The sink's entry (host.c on_event) for an event only the analyses
- * take: per capability as it arrives (take_arrival), or in time order
- * (take_ordered). h->ana is set (see take_ordered). Returns h->stop. */
-int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
-  if (h->ana->arrival) return take_arrival(h, ev);
-  return take_ordered(h, ev);
 }
 
 /* Free the queues' memory (el__ana_free). */
