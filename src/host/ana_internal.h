@@ -203,6 +203,10 @@ typedef struct el__ana_s {
   el_map_t umap;            /* usage series key -> index in us */
   uint32_t *udirty;         /* indexes of states dirtied, in order */
   size_t nudirty, udirty_cap;
+  /* Finished threads the last eviction kept beyond keep_finished because
+   * they finished after el__ana_settled (per-capability mode): the next
+   * eviction waits until as many more have finished. */
+  size_t nfin_unsettled;
   /* Moves on whenever there may be room for thread series again (series
    * freed, max_users set, a new session): a thread_t.other_gen older than
    * it is stale. */

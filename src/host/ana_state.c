@@ -80,8 +80,9 @@ uint64_t el__ana_settled(el_host_t *h) {
 /* Forget the finished threads that finished longest ago, keeping
  * keep_finished of them, and none that finished after el__ana_settled (a
  * capability's earlier events of it may still come); counted in
- * threads_evicted. Runs when twice as many have finished, so its cost per
- * thread is constant. */
+ * threads_evicted. Runs when twice as many have finished as it kept
+ * (keep_finished and the unsettled ones: nfin_unsettled), so its cost per
+ * thread is constant even while the watermark holds them all. */
 static void threads_evict(el_host_t *h) {
   ana_t *a = h->ana;
   thread_t **fin = el_malloc(a->nfinished * sizeof *fin);
@@ -106,6 +107,8 @@ static void threads_evict(el_host_t *h) {
   }
   a->nthreads = w;
   a->nfinished = n - drop;
+  a->nfin_unsettled =
+      a->nfinished > a->keep_finished ? a->nfinished - a->keep_finished : 0;
   h->st.threads_evicted += drop;
   el__ana_threads_reindex(a);
 }
@@ -196,7 +199,8 @@ static inline void stop_latest(el_host_t *h, thread_t *th, const rec_t *r) {
     th->state = TS_FINISHED;
     th->finished_t = r->t;
     th->has_finished = 1;
-    if (++a->nfinished > 2 * a->keep_finished + 64) threads_evict(h);
+    if (++a->nfinished > 2 * (a->keep_finished + a->nfin_unsettled) + 64)
+      threads_evict(h);
   } else {
     th->state = TS_BLOCKED;
   }
@@ -340,7 +344,7 @@ void el__ana_session(el_host_t *h) {
   if (!a) return;
   for (size_t i = 0; i < a->nthreads; i++) thread_free(a, &a->threads[i]);
   a->nthreads = 0;
-  a->nfinished = 0;
+  a->nfinished = a->nfin_unsettled = 0;
   a->ntrace = 0;
   el__ana_threads_reindex(a);
   memset(a->caps, 0, sizeof a->caps);

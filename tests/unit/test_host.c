@@ -1221,6 +1221,57 @@ static void test_cap_usage_release_waits_for_caps(void **state) {
   el_host_free(h);
 }
 
+/* Per capability, the finished-thread eviction keeps the threads that
+ * finished after the watermark; while it stays behind (here capability 1,
+ * created at 0, delivers its block only at the end) every finished thread
+ * is such. The eviction must not then run again at each finished thread
+ * (each run allocates its list, sorts it and rebuilds the index: quadratic,
+ * minutes for a block of 100,000 short threads): 4,000 threads finish on
+ * cap 0 with keep_finished 0 (and max_users 0: no thread series), the
+ * allocations counted (one per run: about 4,000 without the guard, a
+ * few dozen in all with it). */
+static void test_cap_usage_evict_waits_amortized(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); n = 0\n"
+      "tr = el.cap_usage{keep_finished = 0, max_users = 0,\n"
+      "  on_point = function() n = n + 1 end}\n",
+      0);
+  static tu_buf_t b;
+  enum { N = 4000 };
+  hdr_caps(&b, 2);
+  tu_ev(&b, 18, 100); /* cap 0's block: threads 1..N run and finish */
+  tu_u32(&b, 24 + N * 34);
+  tu_u64(&b, 100 + 10 * N);
+  tu_u16(&b, 0);
+  for (uint32_t i = 1; i <= N; i++) {
+    tu_ev(&b, 1, 100 + 10 * i - 5);
+    tu_u32(&b, i);
+    tu_ev(&b, 2, 100 + 10 * i);
+    tu_u32(&b, i);
+    tu_u16(&b, 5);
+    tu_u32(&b, 0);
+  }
+  tu_ev(&b, 18, 50); /* cap 1's block, last */
+  tu_u32(&b, 24 + 34);
+  tu_u64(&b, 60);
+  tu_u16(&b, 1);
+  tu_ev(&b, 1, 50);
+  tu_u32(&b, N + 1);
+  tu_ev(&b, 2, 60);
+  tu_u32(&b, N + 1);
+  tu_u16(&b, 5);
+  tu_u32(&b, 0);
+  tu_u16(&b, 0xFFFF);
+  uint64_t before = el_mem_alloc_count();
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  uint64_t allocs = el_mem_alloc_count() - before;
+  assert_int_equal(el_host_end(h), 0);
+  assert_true(allocs < N / 10);
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+}
+
 /* Feed b[from..b->n) to h as bytes a live source received now. */
 static void feed_live(el_host_t *h, const tu_buf_t *b, size_t from) {
   struct timespec ts;
@@ -1683,6 +1734,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_points_per_capability),
       cmocka_unit_test(test_cap_usage_stale_run_per_capability),
       cmocka_unit_test(test_cap_usage_release_waits_for_caps),
+      cmocka_unit_test(test_cap_usage_evict_waits_amortized),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
