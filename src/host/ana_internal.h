@@ -20,6 +20,12 @@
 /* Finished threads kept in the table (el.threads{keep_finished=}); the
  * oldest finished beyond it are forgotten, counted in threads_evicted. */
 #define KEEP_FINISHED 1000
+/* Per-capability mode: finished threads kept beyond keep_finished because
+ * another capability's earlier events of them may still come (they
+ * finished after el__ana_settled). Past it the oldest are forgotten
+ * anyway, each leaving a 12-byte record (ana_t.gone) so that a late event
+ * of it finds it finished. */
+#define MAX_UNSETTLED 8192
 /* Thread series of the capability usage metric (el.cap_usage{max_users=});
  * beyond it a thread's mutator time goes to the series of user "other". */
 #define MAX_USERS 1000
@@ -207,6 +213,15 @@ typedef struct el__ana_s {
    * they finished after el__ana_settled (per-capability mode): the next
    * eviction waits until as many more have finished. */
   size_t nfin_unsettled;
+  /* Per-capability mode: the threads forgotten before they settled (past
+   * MAX_UNSETTLED), id -> index in gone_v, their finish times; dropped
+   * once the watermark passes them (threads_evict). */
+  el_map_t gone;
+  struct {
+    uint64_t t;
+    uint32_t id;
+  } * gone_v;
+  size_t ngone, gone_cap;
   /* Moves on whenever there may be room for thread series again (series
    * freed, max_users set, a new session): a thread_t.other_gen older than
    * it is stale. */

@@ -46,7 +46,40 @@ thread_t *el__ana_thread(ana_t *a, uint32_t id, int create) {
   memset(t, 0, sizeof *t);
   t->id = id;
   t->first_t = UINT64_MAX; /* no event yet: any is the first */
+  uint32_t g;
+  if (a->ngone && el_map_get(&a->gone, id, &g)) {
+    /* forgotten before it settled: finished, as it was (its earlier
+     * events still count; threads_evict forgets it again) */
+    t->state = TS_FINISHED;
+    t->finished_t = t->last_t =
+        a->gone_v[g].t; /* no earlier event is the latest */
+    t->has_finished = 1;
+    a->nfinished++;
+  }
   return t;
+}
+
+/* Per-capability mode: remember that thread t, forgotten before it
+ * settled, finished (ana_t.gone). Out of memory, it is not remembered: a
+ * late event of it would make it anew, unfinished. */
+static void gone_put(ana_t *a, const thread_t *t) {
+  if (el_grow(&a->gone_v, &a->gone_cap, a->ngone + 1, sizeof *a->gone_v) < 0 ||
+      el_map_put(&a->gone, t->id, (uint32_t)a->ngone) != 0)
+    return;
+  a->gone_v[a->ngone].t = t->finished_t;
+  a->gone_v[a->ngone++].id = t->id;
+}
+
+/* Forget the records of ana_t.gone that the watermark (settled) passed. */
+static void gone_prune(ana_t *a, uint64_t settled) {
+  if (!a->ngone) return;
+  size_t w = 0;
+  el_map_clear(&a->gone);
+  for (size_t j = 0; j < a->ngone; j++)
+    if (a->gone_v[j].t > settled &&
+        el_map_put(&a->gone, a->gone_v[j].id, (uint32_t)w) == 0)
+      a->gone_v[w++] = a->gone_v[j];
+  a->ngone = w;
 }
 
 void el__ana_threads_reindex(ana_t *a) {
@@ -93,9 +126,22 @@ static void threads_evict(el_host_t *h) {
       fin[n++] = &a->threads[j];
   size_t drop = n > a->keep_finished ? n - a->keep_finished : 0;
   if (drop) qsort(fin, n, sizeof *fin, cmp_finished);
-  uint64_t settled = drop ? el__ana_settled(h) : UINT64_MAX;
-  while (drop && fin[drop - 1]->finished_t > settled) drop--;
-  for (size_t k = 0; k < drop; k++) fin[k]->state = -1; /* marked */
+  /* per capability: keep those not settled, up to MAX_UNSETTLED */
+  uint64_t settled = el__ana_settled(h);
+  size_t must = drop > MAX_UNSETTLED ? drop - MAX_UNSETTLED : 0;
+  while (drop > must && fin[drop - 1]->finished_t > settled) drop--;
+  gone_prune(a, settled);
+  size_t evicted = 0;
+  for (size_t k = 0; k < drop; k++) {
+    if (fin[k]->finished_t > settled) {
+      /* a run of it open on a capability whose next block is still to
+       * come ends there: it stays (only a lost stop keeps it for ever) */
+      if (fin[k]->nopen) continue;
+      gone_put(a, fin[k]);
+    }
+    fin[k]->state = -1; /* marked */
+    evicted++;
+  }
   el_free(fin);
   size_t w = 0;
   for (size_t j = 0; j < a->nthreads; j++) {
@@ -106,10 +152,10 @@ static void threads_evict(el_host_t *h) {
       a->threads[w - 1] = *t;
   }
   a->nthreads = w;
-  a->nfinished = n - drop;
+  a->nfinished = n - evicted;
   a->nfin_unsettled =
       a->nfinished > a->keep_finished ? a->nfinished - a->keep_finished : 0;
-  h->st.threads_evicted += drop;
+  h->st.threads_evicted += evicted;
   el__ana_threads_reindex(a);
 }
 
@@ -344,7 +390,8 @@ void el__ana_session(el_host_t *h) {
   if (!a) return;
   for (size_t i = 0; i < a->nthreads; i++) thread_free(a, &a->threads[i]);
   a->nthreads = 0;
-  a->nfinished = a->nfin_unsettled = 0;
+  a->nfinished = a->nfin_unsettled = a->ngone = 0;
+  el_map_clear(&a->gone);
   a->ntrace = 0;
   el__ana_threads_reindex(a);
   memset(a->caps, 0, sizeof a->caps);
@@ -363,6 +410,8 @@ void el__ana_free(el_host_t *h) {
   el_free(a->threads);
   el_free(a->direct);
   el_map_free(&a->tmap);
+  el_map_free(&a->gone);
+  el_free(a->gone_v);
   el__ana_queues_free(a);
   el_free(a->us);
   el_free(a->ufree);

@@ -1272,6 +1272,82 @@ static void test_cap_usage_evict_waits_amortized(void **state) {
   el_host_free(h);
 }
 
+/* Per capability, past MAX_UNSETTLED (8192) finished threads that have
+ * not settled the oldest are forgotten anyway (memory stays bounded), but
+ * each is remembered as finished, and none with a run still open: threads
+ * 1..20,000 run and finish on cap 0, in 4 blocks fed one by one
+ * (keep_finished 0, no usage series kept: max_users 0), while cap 1 has
+ * delivered only a block ending with thread 2's RUN_THREAD at 50; its
+ * next block, last, holds thread 2's STOP_THREAD at 60 and a run of
+ * thread 1 at 70-80 (both before their finishes at 120 and 110). At most
+ * 2 x 8192 + 64 finished threads are held at once, so some were forgotten
+ * before cap 1's last block (threads_evicted > 0; none without the bound:
+ * cap 1 holds the watermark at 50). Thread 1, forgotten, is made again by
+ * its late run: "finished 110 1", as it was, the run counted. Thread 2,
+ * kept for its open run, ends it there: 2 runs, none unexpected. Without
+ * the record thread 1 would come back "blocked nil 1" and never finish;
+ * forgotten with its open run, thread 2's stop would match nothing. */
+static void test_cap_usage_unsettled_bound(void **state) {
+  (void)state;
+  el_host_t *h = host_with(
+      "el = require('eventlog_live')\n"
+      "tr = el.cap_usage{keep_finished = 0, max_users = 0,\n"
+      "  on_point = function() end}\n"
+      "el.on_end(function() local got_ = {}\n"
+      "  for id = 1, 2 do local t = tr:get(id) or {}\n"
+      "    got_[id] = string.format('%s %s %s', t.state, t.finished_t, t.runs)\n"
+      "  end\n"
+      "  got = table.concat(got_, ';') end)\n",
+      0);
+  static tu_buf_t b;
+  enum { K = 5000, NBLK = 4 }; /* K threads a block (the buffer's room) */
+  hdr_caps(&b, 2);
+  tu_ev(&b, 18, 40); /* cap 1's first block: thread 2 runs from 50 */
+  tu_u32(&b, 24 + 14);
+  tu_u64(&b, 50);
+  tu_u16(&b, 1);
+  tu_ev(&b, 1, 50);
+  tu_u32(&b, 2);
+  for (uint32_t k = 0; k < NBLK; k++) { /* cap 0's blocks, fed one by one */
+    uint32_t first = k * K + 1;
+    tu_ev(&b, 18, 100 + 10 * first - 5);
+    tu_u32(&b, 24 + K * 34);
+    tu_u64(&b, 100 + 10 * (first + K - 1));
+    tu_u16(&b, 0);
+    for (uint32_t i = first; i < first + K; i++) {
+      tu_ev(&b, 1, 100 + 10 * i - 5);
+      tu_u32(&b, i);
+      tu_ev(&b, 2, 100 + 10 * i);
+      tu_u32(&b, i);
+      tu_u16(&b, 5);
+      tu_u32(&b, 0);
+    }
+    assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+    b.n = 0;
+  }
+  tu_ev(&b, 18, 60); /* cap 1's last block */
+  tu_u32(&b, 24 + 20 + 34);
+  tu_u64(&b, 80);
+  tu_u16(&b, 1);
+  tu_ev(&b, 2, 60); /* thread 2 stops */
+  tu_u32(&b, 2);
+  tu_u16(&b, 3);
+  tu_u32(&b, 0);
+  tu_ev(&b, 1, 70); /* thread 1 runs 70-80 */
+  tu_u32(&b, 1);
+  tu_ev(&b, 2, 80);
+  tu_u32(&b, 1);
+  tu_u16(&b, 3);
+  tu_u32(&b, 0);
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_true(lua_int(h, "el.stats().threads_evicted") > 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_got(h, "finished 110 1;finished 120 2");
+  assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
+  el_host_free(h);
+}
+
 /* Feed b[from..b->n) to h as bytes a live source received now. */
 static void feed_live(el_host_t *h, const tu_buf_t *b, size_t from) {
   struct timespec ts;
@@ -1735,6 +1811,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_stale_run_per_capability),
       cmocka_unit_test(test_cap_usage_release_waits_for_caps),
       cmocka_unit_test(test_cap_usage_evict_waits_amortized),
+      cmocka_unit_test(test_cap_usage_unsettled_bound),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
