@@ -23,7 +23,7 @@
 /* Per-capability mode: finished threads kept beyond keep_finished because
  * another capability's earlier events of them may still come (they
  * finished after el__ana_settled). Past it the oldest are forgotten
- * anyway, each leaving a 12-byte record (ana_t.gone) so that a late event
+ * anyway, each leaving a 16-byte record (ana_t.gone) so that a late event
  * of it finds it finished. */
 #define MAX_UNSETTLED 8192
 /* Thread series of the capability usage metric (el.cap_usage{max_users=});
