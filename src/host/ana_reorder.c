@@ -313,6 +313,22 @@ static inline void progress_event(el_host_t *h, unsigned cap, uint64_t t) {
   }
 }
 
+/* The record of ev, a RUN_THREAD (stop 0) or STOP_THREAD (stop 1) of a
+ * capability below MAX_CAPS: its time, thread, capability, kind, and a
+ * stop's status and info (0 when the event has no info field). */
+static inline __attribute__((always_inline)) rec_t rec_of(
+    const el_ev_event_t *ev, unsigned stop) {
+  rec_t r = {.t = ev->t_ns,
+             .thread = (uint32_t)ev->v[0].u,
+             .cap = ev->cap,
+             .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    r.status = (uint16_t)ev->v[1].u;
+    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
+  }
+  return r;
+}
+
 /* el__ana_event for the types other than RUN_THREAD and STOP_THREAD. */
 static __attribute__((noinline)) void ana_event_other(el_host_t *h,
                                                       const el_ev_event_t *ev) {
@@ -352,14 +368,7 @@ static inline __attribute__((always_inline)) void ana_event(
     return;
   }
   if (ev->cap >= MAX_CAPS) return; /* §5.2.3: ignored without cap */
-  rec_t r = {.t = ev->t_ns,
-             .thread = (uint32_t)ev->v[0].u,
-             .cap = ev->cap,
-             .kind = (uint8_t)(K_RUN + stop)};
-  if (stop) {
-    r.status = (uint16_t)ev->v[1].u;
-    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
-  }
+  rec_t r = rec_of(ev, stop);
   progress_event(h, ev->cap, ev->t_ns);
   ana_take(h, &r);
 }
@@ -388,14 +397,7 @@ static __attribute__((noinline)) int take_now(el_host_t *h,
   ana_t *a = h->ana;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
   uint64_t t = ev->t_ns;
-  rec_t r = {.t = t,
-             .thread = (uint32_t)ev->v[0].u,
-             .cap = (uint16_t)cap,
-             .kind = (uint8_t)(K_RUN + stop)};
-  if (stop) {
-    r.status = (uint16_t)ev->v[1].u;
-    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
-  }
+  rec_t r = rec_of(ev, stop);
   h->prog.last[cap] = t;
   h->prog.wm = t;
   const el_ev_event_t *saved = h->cur;
@@ -462,14 +464,7 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
   if (__builtin_expect(
           stop > 1 || !ev->known || ev->cap >= MAX_CAPS || h->ana->held, 0))
     return event_only_slow(h, ev);
-  rec_t r = {.t = ev->t_ns,
-             .thread = (uint32_t)ev->v[0].u,
-             .cap = ev->cap,
-             .kind = (uint8_t)(K_RUN + stop)};
-  if (stop) {
-    r.status = (uint16_t)ev->v[1].u;
-    r.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0;
-  }
+  rec_t r = rec_of(ev, stop);
   progress_event(h, ev->cap, ev->t_ns);
   const el_ev_event_t *saved = h->cur;
   h->cur = ev;

@@ -1221,6 +1221,25 @@ static void test_cap_usage_release_waits_for_caps(void **state) {
   el_host_free(h);
 }
 
+/* Append to b a block of capability cap in which threads first ..
+ * first + n - 1 each run 5 ns and finish (status 5): thread i from
+ * 100 + 10 i - 5 to 100 + 10 i. */
+static void put_finishing_threads(tu_buf_t *b, uint16_t cap, uint32_t first,
+                                  uint32_t n) {
+  tu_ev(b, 18, 100 + 10 * first - 5);
+  tu_u32(b, 24 + n * 34);
+  tu_u64(b, 100 + 10 * (first + n - 1));
+  tu_u16(b, cap);
+  for (uint32_t i = first; i < first + n; i++) {
+    tu_ev(b, 1, 100 + 10 * i - 5);
+    tu_u32(b, i);
+    tu_ev(b, 2, 100 + 10 * i);
+    tu_u32(b, i);
+    tu_u16(b, 5);
+    tu_u32(b, 0);
+  }
+}
+
 /* Per capability, the finished-thread eviction keeps the threads that
  * finished after the watermark; while it stays behind (here capability 1,
  * created at 0, delivers its block only at the end) every finished thread
@@ -1240,19 +1259,9 @@ static void test_cap_usage_evict_waits_amortized(void **state) {
   static tu_buf_t b;
   enum { N = 4000 };
   hdr_caps(&b, 2);
-  tu_ev(&b, 18, 100); /* cap 0's block: threads 1..N run and finish */
-  tu_u32(&b, 24 + N * 34);
-  tu_u64(&b, 100 + 10 * N);
-  tu_u16(&b, 0);
-  for (uint32_t i = 1; i <= N; i++) {
-    tu_ev(&b, 1, 100 + 10 * i - 5);
-    tu_u32(&b, i);
-    tu_ev(&b, 2, 100 + 10 * i);
-    tu_u32(&b, i);
-    tu_u16(&b, 5);
-    tu_u32(&b, 0);
-  }
-  tu_ev(&b, 18, 50); /* cap 1's block, last */
+  /* cap 0's block: threads 1..N; then cap 1's, last */
+  put_finishing_threads(&b, 0, 1, N);
+  tu_ev(&b, 18, 50);
   tu_u32(&b, 24 + 34);
   tu_u64(&b, 60);
   tu_u16(&b, 1);
@@ -1309,19 +1318,7 @@ static void test_cap_usage_unsettled_bound(void **state) {
   tu_ev(&b, 1, 50);
   tu_u32(&b, 2);
   for (uint32_t k = 0; k < NBLK; k++) { /* cap 0's blocks, fed one by one */
-    uint32_t first = k * K + 1;
-    tu_ev(&b, 18, 100 + 10 * first - 5);
-    tu_u32(&b, 24 + K * 34);
-    tu_u64(&b, 100 + 10 * (first + K - 1));
-    tu_u16(&b, 0);
-    for (uint32_t i = first; i < first + K; i++) {
-      tu_ev(&b, 1, 100 + 10 * i - 5);
-      tu_u32(&b, i);
-      tu_ev(&b, 2, 100 + 10 * i);
-      tu_u32(&b, i);
-      tu_u16(&b, 5);
-      tu_u32(&b, 0);
-    }
+    put_finishing_threads(&b, 0, k * K + 1, K);
     assert_int_equal(el_host_feed(h, b.b, b.n), 0);
     b.n = 0;
   }
