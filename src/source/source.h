@@ -70,7 +70,7 @@ typedef struct el_src_opts_s {
                                retry forever (default, as the reference) */
   const char *log_file;     /* --eventlog-log-file: raw tee, NULL = none */
   size_t read_size;         /* bytes per read; 0 = default (64 KiB for
-                               streams, 1 MiB for regular files) */
+                               streams, 256 KiB for regular files) */
   double follow_poll_s;     /* --follow poll period, seconds; default 0.1 */
   double drain_s;           /* --eventlog-drain-timeout: after SIGINT or
                                SIGTERM, how long el_src_pump keeps reading
@@ -204,6 +204,10 @@ typedef struct el_src_stats_s {
   uint64_t sent_bytes;       /* bytes accepted by el_src_write */
   uint64_t send_dropped;     /* bytes refused by el_src_write (closed,
                                 queue full) */
+  uint64_t pool_reads;       /* reads of a file or stdin file done on
+                                libuv's thread pool: bytes the page cache
+                                did not hold, a character device (the
+                                rest are read on the loop thread) */
 } el_src_stats_t;
 
 /* Create a source for *o (validated; copied, strings duplicated) on loop.

@@ -81,6 +81,12 @@ struct el_src_s {
   /* Regular files (src_file.c). */
   uv_fs_t fs_req;                   /* the read in flight */
   int fs_pending;                   /* fs_req in flight */
+  uv_idle_t idle;                   /* the next read on the loop thread
+                                       (src_file.c read_inline) */
+  int idle_open;                    /* idle initialised and not closed */
+  int nowait;                       /* fd is a regular file on which
+                                       preadv2(RWF_NOWAIT) reads what the
+                                       page cache holds */
   uv_file fd;                       /* open file, -1 if none */
   int fd_owned;                     /* close fd at the end (not stdin) */
   int64_t file_off;                 /* next read offset */
@@ -151,7 +157,8 @@ int el__src_close_stream(el_src_t *s);
  * vt->resume while the session is open. */
 void el__src_poll_later(el_src_t *s, double seconds);
 
-/* src_file.c: reading s->fd through the thread pool (files, stdin files). */
+/* src_file.c: reading s->fd (files, stdin files): page-cached bytes on the
+ * loop thread, the rest through the thread pool. */
 void el__src_file_read_next(el_src_t *s);
 void el__src_file_close_fd(el_src_t *s);
 int el__src_file_close(el_src_t *s);

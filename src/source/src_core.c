@@ -26,7 +26,9 @@
 #define MAX_DELAY_S 86400.0           /* ceiling whatever the options say */
 #define WRITE_QUEUE_MAX (1u << 20)    /* bytes pending on the control chan */
 #define STREAM_READ_SIZE (64u << 10)
-#define FILE_READ_SIZE (1u << 20)
+#define FILE_READ_SIZE \
+  (256u << 10) /* fits the L2 cache with the decoder's
+                                          state (docs/sources.md) */
 
 static void attempt(el_src_t *s);
 
@@ -155,6 +157,12 @@ int el_src_start(el_src_t *s) {
     return rc;
   s->timer.data = s;
   s->timer_open = 1;
+  if (s->opts.kind == EL_SRC_FILE || s->opts.kind == EL_SRC_STDIN) {
+    if ((rc = uv_idle_init(s->loop, &s->idle)))
+      return rc;
+    s->idle.data = s;
+    s->idle_open = 1;
+  }
   if (s->vt->is_socket) {
     char d[160];
     el_src_opts_describe(&s->opts, d, sizeof d);
@@ -211,6 +219,12 @@ static void begin_end(el_src_t *s, int status) {
     s->timer_open = 0;
     s->pending_closes++;
     uv_close((uv_handle_t *)&s->timer, el__src_handle_closed);
+  }
+  if (s->idle_open) {
+    uv_idle_stop(&s->idle);
+    s->idle_open = 0;
+    s->pending_closes++;
+    uv_close((uv_handle_t *)&s->idle, el__src_handle_closed);
   }
   if (was_open && s->cb.on_disconnect)
     s->cb.on_disconnect(s->cb.ud, s, status == EL_ESTOPPED ? 0 : status);
@@ -397,6 +411,7 @@ static void note_file(el_src_t *s) {
   if (s->fd < 0 || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode))
     return;
   s->file_regular = 1;
+  s->nowait = 1; /* until preadv2 says it cannot (src_file.c) */
   s->file_size0 = st.st_size;
   s->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
                      (uint64_t)st.st_mtim.tv_nsec;

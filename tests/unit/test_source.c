@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,7 @@ typedef struct {
   int pause_on_connect;       /* el_src_pause in on_connect */
   int pause_on_data;          /* el_src_pause after every chunk */
   int free_on_end;            /* el_src_free inside on_end */
+  uint64_t pool_reads;        /* el_src_stats' at on_end */
   const char *write_on_connect;
   size_t write_len;
   int write_rc;
@@ -122,6 +124,7 @@ static void r_end(void *ud, el_src_t *src, int status) {
   rec_t *r = ud;
   r->ends++;
   r->end_status = status;
+  r->pool_reads = el_src_stats(src)->pool_reads;
   if (r->free_on_end) {
     el_src_free(src);
     r->src = NULL;
@@ -451,6 +454,9 @@ static void test_file_reads_every_byte(void **state) {
   assert_int_equal(r.end_status, 0);
   assert_int_equal(r.got_len, len);
   assert_memory_equal(r.got, want, len);
+  /* The file was just read (shared_log): the page cache holds it, so
+   * every read is done on the loop thread, none on the thread pool. */
+  assert_int_equal(r.pool_reads, 0);
   size_t tlen;
   uint8_t *t = slurp(tee, &tlen);
   assert_int_equal(tlen, len);
@@ -460,6 +466,70 @@ static void test_file_reads_every_byte(void **state) {
   free(r.got);
   loop_done(&loop);
   assert_int_equal(el_mem_in_use(), mem0);
+}
+
+/* A file whose pages the page cache does not hold is read through the
+ * thread pool (preadv2 with RWF_NOWAIT says EAGAIN rather than wait for
+ * the disk), and its bytes still arrive whole and in order, also when the
+ * reads switch between the thread pool and the loop thread (readahead
+ * brings later chunks into the cache). The pages are dropped with
+ * posix_fadvise(POSIX_FADV_DONTNEED) after an fsync; on a file system
+ * that keeps them anyway (tmpfs: mincore still sees them) the test is
+ * skipped. */
+static void test_file_uncached_read_on_thread_pool(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "uncached.bin");
+  size_t len = (3u << 20) + 12345; /* 12+ chunks of 256 KiB, a short one */
+  uint8_t *want = malloc(len);
+  uint32_t x = 12345;
+  for (size_t i = 0; i < len; i++) {
+    x = x * 1103515245u +
+        12345u; /* a byte pattern that never repeats a chunk */
+    want[i] = (uint8_t)(x >> 24);
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, want, len), (ssize_t)len);
+  assert_int_equal(fsync(fd), 0);
+  close(fd);
+  fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  long page = sysconf(_SC_PAGESIZE);
+  size_t npages = (len + (size_t)page - 1) / (size_t)page, resident = 0;
+  void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+  assert_true(m != MAP_FAILED);
+  unsigned char *vec = malloc(npages);
+  assert_int_equal(mincore(m, len, vec), 0);
+  for (size_t i = 0; i < npages; i++) resident += vec[i] & 1;
+  munmap(m, len);
+  free(vec);
+  close(fd);
+  if (resident == npages) {
+    unlink(path);
+    free(want);
+    skip(); /* the page cache keeps the file: nothing to read from disk */
+  }
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.log_file = NULL;
+  rec_t r = {0};
+  r.free_on_end = 1;
+  make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_true(r.pool_reads >= 1);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
+  unlink(path);
 }
 
 static void test_file_missing_ends_with_enoent(void **state) {
@@ -1409,6 +1479,7 @@ int main(void) {
       cmocka_unit_test(test_opts_errors),
       cmocka_unit_test(test_opts_help_fits_80_columns),
       cmocka_unit_test(test_file_reads_every_byte),
+      cmocka_unit_test(test_file_uncached_read_on_thread_pool),
       cmocka_unit_test(test_file_missing_ends_with_enoent),
       cmocka_unit_test(test_follow_reads_growing_file),
       cmocka_unit_test(test_fifo_until_writer_closes),
