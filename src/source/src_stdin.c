@@ -1,7 +1,8 @@
 /* src_stdin.c: --eventlog-stdin. What fd 0 is decides how it is read: a
  * pipe, FIFO or Unix socket is a libuv pipe stream, a terminal a tty
  * stream, a TCP socket a TCP stream, and a regular file (`< file`) or a
- * character device is read through the thread pool like --eventlog-file.
+ * character device is read like --eventlog-file (src_file.c: cached bytes
+ * on the loop thread, the rest through the thread pool).
  * The end of input is EOF. libuv makes fd 0 non-blocking; its flags are
  * restored when the source closes. */
 #include <errno.h>
