@@ -38,7 +38,7 @@ local function usage_metric(ctx, mpc)
     name = mpc.name, description = mpc.description, unit = "ns",
     kind = "sum", temporality = "cumulative", monotonic = true,
   }
-  local keys = {}    -- series index -> accumulator key {attrs = ...}
+  local keys = {}    -- series index -> its attributes, also its key
   local tracker
   -- The series of finished threads end once exported: the host frees
   -- them (and reuses their indexes), so a program that makes a thread per
@@ -54,12 +54,12 @@ local function usage_metric(ctx, mpc)
     restart = function() keys = {} end,
   })
   local function on_point(i, t, v, cap, category, user)
-    local k = keys[i]
-    if not k then
-      k = {attrs = {cap = cap, category = category, user = user}}
-      keys[i] = k
+    local a = keys[i]
+    if not a then
+      a = {cap = cap, category = category, user = user}
+      keys[i] = a
     end
-    acc:add(k, {t = t, v = v, attrs = k.attrs})
+    acc:add(a, {t = t, v = v, attrs = a})
   end
   return on_point, function(tr) tracker = tr end
 end

@@ -33,14 +33,11 @@ end
 -- The grouping key of (cap, capset); written out in the handlers (no
 -- call per event): (cap or -1) * 4294967296 + capset.
 
--- One measurement into acc (if enabled): the window's point for key,
--- filled in place (window.lua Acc:item).
+-- One measurement into acc: the window's point for key, filled in place
+-- (window.lua Acc:item). The handlers of events that feed several
+-- metrics write it out for each (acc and item(acc, k, t)): no call per
+-- metric (they run per event).
 local item = window.item
-local function fill(acc, k, t, v, cap, capset)
-  if not acc then return end
-  local p = item(acc, k, t)
-  if p then p.v, p.cap, p.capset = v, cap, capset end
-end
 
 -- Subscribe one event type to one processor.
 local function simple(ctx, key_, event, unit, kind)
@@ -68,9 +65,12 @@ local function gc_stats(ctx)
   ctx.el.on("GC_STATS_GHC", function(t, cap, capset, _gen, copied, slop,
                                      frag)
     local k = (cap or -1) * 4294967296 + capset
-    fill(a1, k, t, copied, cap, capset)
-    fill(a2, k, t, slop, cap, capset)
-    fill(a3, k, t, frag, cap, capset)
+    local p = a1 and item(a1, k, t)
+    if p then p.v, p.cap, p.capset = copied, cap, capset end
+    p = a2 and item(a2, k, t)
+    if p then p.v, p.cap, p.capset = slop, cap, capset end
+    p = a3 and item(a3, k, t)
+    if p then p.v, p.cap, p.capset = frag, cap, capset end
   end, {args = "t"})
 end
 
@@ -85,13 +85,17 @@ function M.install(ctx)
     local pc = ctx.proc("metrics", k)
     if pc then accs[i] = metric_proc(ctx, pc, "{mblock}") end
   end
-  if accs[1] or accs[2] or accs[3] then
+  local a1, a2, a3 = accs[1], accs[2], accs[3]
+  if a1 or a2 or a3 then
     ctx.el.on("MEM_RETURN", function(t, cap, capset, current, needed,
                                      returned)
       local k = (cap or -1) * 4294967296 + capset
-      fill(accs[1], k, t, current, cap, capset)
-      fill(accs[2], k, t, needed, cap, capset)
-      fill(accs[3], k, t, returned, cap, capset)
+      local p = a1 and item(a1, k, t)
+      if p then p.v, p.cap, p.capset = current, cap, capset end
+      p = a2 and item(a2, k, t)
+      if p then p.v, p.cap, p.capset = needed, cap, capset end
+      p = a3 and item(a3, k, t)
+      if p then p.v, p.cap, p.capset = returned, cap, capset end
     end, {args = "t"})
   end
   gc_stats(ctx)

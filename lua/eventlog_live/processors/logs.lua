@@ -35,6 +35,7 @@ function Logs:flush()
 end
 
 -- One record: eventlog time t, body, the integer attribute (or nil).
+-- The event handlers (M.install) write this out: it runs per event.
 function Logs:add(t, body, int)
   local n = self.n + 1
   self.n = n
@@ -72,8 +73,6 @@ local function log_proc(ctx, pc, severity, kind, ikey)
   }, Logs))
 end
 
-local add = Logs.add  -- for the handlers: no metatable lookup per event
-
 function M.install(ctx)
   local el = ctx.el
   local pc = ctx.proc("logs", "thread_label")
@@ -81,7 +80,13 @@ function M.install(ctx)
     -- No severity (SEVERITY_NUMBER_UNSPECIFIED); attributes kind, thread.
     local acc = log_proc(ctx, pc, nil, "ThreadLabel", "thread")
     el.on("THREAD_LABEL", function(t, _cap, thread, label)
-      add(acc, t, label, thread)
+      local n = acc.n + 1  -- acc:add(t, label, thread), written out
+      acc.n = n
+      acc.ts[n], acc.bodies[n], acc.ints[n] = t, label, thread
+      if n >= MAX_PENDING then
+        acc:flush()
+        acc.on_full()
+      end
     end, {args = "t"})
   end
   -- Attributes kind, evCap; the body is the event's string.
@@ -95,7 +100,13 @@ function M.install(ctx)
     if pc then
       local acc = log_proc(ctx, pc, p.severity, p.kind, "evCap")
       el.on(p.event, function(t, cap, text)
-        add(acc, t, text, cap)
+        local n = acc.n + 1  -- acc:add(t, text, cap), written out
+        acc.n = n
+        acc.ts[n], acc.bodies[n], acc.ints[n] = t, text, cap
+        if n >= MAX_PENDING then
+          acc:flush()
+          acc.on_full()
+        end
       end, {args = "t"})
     end
   end

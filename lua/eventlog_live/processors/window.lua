@@ -53,21 +53,6 @@ function M.new(opts)
   }, Acc)
 end
 
--- Window w of acc, made when it has none; a window already closed is
--- reopened (counted in acc.late; closed again at the next tick).
-local function window_at(acc, w)
-  if w < acc.closed_below then
-    acc.late = acc.late + 1
-  end
-  local win = acc.windows[w]
-  if not win then
-    win = {keys = {}, items = {}}
-    acc.windows[w] = win
-    acc.nwindows = acc.nwindows + 1
-  end
-  return win
-end
-
 -- Add item under grouping key `key`; within one window the item with the
 -- largest t wins (ties: the later arrival). Without aggregation every item
 -- is kept.
@@ -82,7 +67,17 @@ function Acc:add(key, item)
     end
     return
   end
-  local win = window_at(self, item.t // agg)
+  -- Window w, made when there is none; a window already closed is
+  -- reopened (counted in self.late; closed again at the next tick).
+  -- Written out here and in item, not called: they run per measurement.
+  local w = item.t // agg
+  if w < self.closed_below then self.late = self.late + 1 end
+  local win = self.windows[w]
+  if not win then
+    win = {keys = {}, items = {}}
+    self.windows[w] = win
+    self.nwindows = self.nwindows + 1
+  end
   local old = win.items[key]
   if old == nil then
     win.keys[#win.keys + 1] = key
@@ -110,7 +105,14 @@ function Acc:item(key, t)
     out[#out + 1] = it
     return it
   end
-  local win = window_at(self, t // agg)
+  local w = t // agg  -- the window, as in add
+  if w < self.closed_below then self.late = self.late + 1 end
+  local win = self.windows[w]
+  if not win then
+    win = {keys = {}, items = {}}
+    self.windows[w] = win
+    self.nwindows = self.nwindows + 1
+  end
   local items = win.items
   local old = items[key]
   if old == nil then
