@@ -27,6 +27,8 @@ typedef struct {
   volatile sig_atomic_t pending[NSIG_HANDLED]; /* signals not yet acted on */
   int ended;
   int socket;              /* the source reconnects (Unix, TCP) */
+  int read_failed;         /* a file, FIFO or stdin read failed before
+                              its first byte (said once: on_disconnect) */
   int sig_closing;         /* handles in *p whose close is pending */
   el_src_t *src;
   int stopping;           /* a stop was asked for (signal, EL_ESTOPPED) */
@@ -163,7 +165,8 @@ static void finish_session(pump_t *p, int at_end) {
   /* A file, FIFO or stdin that delivered nothing is reported ("no
    * header"), unless a stop came first (e.g. SIGINT before the writer
    * wrote anything): then there is nothing to say. */
-  if (!p->in_session && !(at_end && p->fed == 0 && !p->socket && !p->stopping))
+  if (!p->in_session &&
+      !(at_end && p->fed == 0 && !p->socket && !p->stopping && !p->read_failed))
     return;
   p->in_session = 0;
   if (!p->c->finish || (p->c->one_stream && !at_end))
@@ -303,6 +306,13 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   if (err < 0 && err != EL_ECLOSED && p->in_session)
     el_log(EL_LOG_WARN, "%s: connection lost: %s", p->desc,
            el__src_strerror(err));
+  /* A file, FIFO or stdin whose first read failed (EIO) is not empty:
+   * say why, once, instead of "no eventlog header: the input is empty". */
+  if (err < 0 && err != EL_ECLOSED && !p->in_session && !p->socket &&
+      p->fed == 0 && !p->read_failed) {
+    p->read_failed = 1;
+    report(p, err, "cannot read");
+  }
   finish_session(p, 0);
   /* The drain timer is still open only while the drain waits for the
    * writer: a second signal or the timeout closed it before stopping. */
