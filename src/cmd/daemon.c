@@ -593,13 +593,14 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   d.o = o;
   d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
   el__daemon_self_init(&d, cfg);
-  /* A file source keeps one read in flight (src_file.c): one thread in
-   * libuv's pool does, where its default four cost start-up time (four
-   * 8 MiB stacks, and the loop waits for each thread to start). Set
-   * before any thread exists (the exporters start below); a value the
-   * user set wins. Other sources leave the environment alone (watch's
-   * program inherits it). */
-  if (o->src.kind == EL_SRC_FILE) setenv("UV_THREADPOOL_SIZE", "1", 0);
+  /* A file source (or stdin, which may be a file) keeps at most one read
+   * in flight on libuv's pool (src_file.c): one thread does, where its
+   * default four cost start-up time (four 8 MiB stacks, and the loop
+   * waits for each thread to start). Set before any thread exists (the
+   * exporters start below); a value the user set wins. Other sources
+   * leave the environment alone (watch's program inherits it). */
+  if (o->src.kind == EL_SRC_FILE || o->src.kind == EL_SRC_STDIN)
+    setenv("UV_THREADPOOL_SIZE", "1", 0); /* stdin: `< file` reads as one */
   if (uv_loop_init(&d.loop) < 0) return 1;
   int status = 1;
   if (setup_store(&d, cfg) == 0 && setup_host(&d, cfg) == 0) {

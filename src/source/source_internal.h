@@ -84,9 +84,12 @@ struct el_src_s {
   uv_idle_t idle;                   /* the next read on the loop thread
                                        (src_file.c read_inline) */
   int idle_open;                    /* idle initialised and not closed */
-  int nowait;                       /* fd is a regular file on which
-                                       preadv2(RWF_NOWAIT) reads what the
-                                       page cache holds */
+  int nowait;                       /* fd is a regular file read on the
+                                       loop thread: NOWAIT_CACHED
+                                       (preadv2 RWF_NOWAIT reads what the
+                                       page cache holds), NOWAIT_MEMORY (a
+                                       memory file system: read(2) never
+                                       waits for a disk); 0: thread pool */
   uv_file fd;                       /* open file, -1 if none */
   int fd_owned;                     /* close fd at the end (not stdin) */
   int64_t file_off;                 /* next read offset */
@@ -158,7 +161,9 @@ int el__src_close_stream(el_src_t *s);
 void el__src_poll_later(el_src_t *s, double seconds);
 
 /* src_file.c: reading s->fd (files, stdin files): page-cached bytes on the
- * loop thread, the rest through the thread pool. */
+ * loop thread, the rest through the thread pool. el_src_t.nowait: */
+#define NOWAIT_CACHED 1
+#define NOWAIT_MEMORY 2
 void el__src_file_read_next(el_src_t *s);
 void el__src_file_close_fd(el_src_t *s);
 int el__src_file_close(el_src_t *s);

@@ -16,7 +16,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,8 +146,13 @@ int el_src_start(el_src_t *s) {
   if (s->state != SRC_IDLE)
     return EL_EINVAL;
   size_t size = s->opts.read_size;
-  if (!size)
-    size = s->opts.kind == EL_SRC_FILE ? FILE_READ_SIZE : STREAM_READ_SIZE;
+  struct stat st;
+  if (!size) /* stdin redirected from a file is read as a file */
+    size = s->opts.kind == EL_SRC_FILE ||
+                   (s->opts.kind == EL_SRC_STDIN && fstat(0, &st) == 0 &&
+                    S_ISREG(st.st_mode))
+               ? FILE_READ_SIZE
+               : STREAM_READ_SIZE;
   s->buf = el_malloc(size);
   if (!s->buf)
     return EL_ENOMEM;
@@ -411,7 +418,14 @@ static void note_file(el_src_t *s) {
   if (s->fd < 0 || fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode))
     return;
   s->file_regular = 1;
-  s->nowait = 1; /* until preadv2 says it cannot (src_file.c) */
+  /* On the loop thread (src_file.c): tmpfs and ramfs hold the file in
+   * memory (and refuse RWF_NOWAIT); elsewhere only what the page cache
+   * holds, until preadv2 says it cannot. */
+  struct statfs fs;
+  s->nowait = fstatfs(s->fd, &fs) == 0 &&
+                      (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
+                  ? NOWAIT_MEMORY
+                  : NOWAIT_CACHED;
   s->file_size0 = st.st_size;
   s->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
                      (uint64_t)st.st_mtim.tv_nsec;

@@ -117,7 +117,9 @@ static void pool_read(el_src_t *s);
  * holds only some), else through the thread pool. preadv2 at offset -1
  * reads from the file position and moves it, as read(2) and the thread
  * pool's reads do. A file system without RWF_NOWAIT (EOPNOTSUPP) is read
- * through the thread pool from then on. */
+ * through the thread pool from then on, except tmpfs and ramfs (which
+ * refuse it too), read with read(2): their files are in memory
+ * (NOWAIT_MEMORY, src_core.c note_file). */
 static void read_inline(uv_idle_t *idle) {
   el_src_t *s = idle->data;
   uv_idle_stop(idle);
@@ -127,7 +129,8 @@ static void read_inline(uv_idle_t *idle) {
   struct iovec v = {.iov_base = into, .iov_len = s->buf_size};
   ssize_t n;
   do
-    n = preadv2(s->fd, &v, 1, -1, RWF_NOWAIT);
+    n = s->nowait == NOWAIT_MEMORY ? read(s->fd, into, s->buf_size)
+                                   : preadv2(s->fd, &v, 1, -1, RWF_NOWAIT);
   while (n < 0 && errno == EINTR);
   if (n < 0 && errno != EAGAIN) {
     if (errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS) {

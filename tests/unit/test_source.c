@@ -15,8 +15,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -530,6 +532,43 @@ static void test_file_uncached_read_on_thread_pool(void **state) {
   free(r.got);
   loop_done(&loop);
   unlink(path);
+}
+
+/* A file on tmpfs (/dev/shm), which refuses RWF_NOWAIT, is read on the
+ * loop thread too (read(2): its pages are in memory), none of it through
+ * the thread pool. Skipped where /dev/shm is not tmpfs. */
+static void test_file_on_tmpfs_read_on_loop_thread(void **state) {
+  (void)state;
+  struct statfs fs;
+  if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC) skip();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[128];
+  snprintf(path, sizeof path, "/dev/shm/el-test-source-%ld.eventlog",
+           (long)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, want, len), (ssize_t)len);
+  close(fd);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  o.log_file = NULL;
+  o.read_size = 4093; /* many reads, odd size */
+  rec_t r = {0};
+  r.free_on_end = 1;
+  make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  unlink(path);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_int_equal(r.pool_reads, 0);
+  free(want);
+  free(r.got);
+  loop_done(&loop);
 }
 
 static void test_file_missing_ends_with_enoent(void **state) {
@@ -1480,6 +1519,7 @@ int main(void) {
       cmocka_unit_test(test_opts_help_fits_80_columns),
       cmocka_unit_test(test_file_reads_every_byte),
       cmocka_unit_test(test_file_uncached_read_on_thread_pool),
+      cmocka_unit_test(test_file_on_tmpfs_read_on_loop_thread),
       cmocka_unit_test(test_file_missing_ends_with_enoent),
       cmocka_unit_test(test_follow_reads_growing_file),
       cmocka_unit_test(test_fifo_until_writer_closes),
