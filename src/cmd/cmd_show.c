@@ -198,11 +198,12 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
 }
 
 /* Feed fd to the formatter, CHUNK bytes at a time, until its end, a read
- * error (*status = 1) or SIGINT/SIGTERM (handlers installed for the call,
- * then restored). Returns the formatter's first non-zero feed result. */
+ * error (*status = 1; *unread = 1 when it came before the first byte) or
+ * SIGINT/SIGTERM (handlers installed for the call, then restored).
+ * Returns the formatter's first non-zero feed result. */
 static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
-                   int *status) {
-  int rc = 0;
+                   int *status, int *unread) {
+  int rc = 0, any = 0;
   el__cmd_stop_t stop;
   el__cmd_stop_begin(&stop);
   for (;;) {
@@ -216,10 +217,12 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
     if (n < 0) {
       el_eprintf("show: %s: %s\n", path, strerror(errno));
       *status = 1;
+      *unread = !any;
       break;
     }
     if (n == 0)
       break;
+    any = 1;
     rc = f->feed(f->ud, buf, (size_t)n);
     if (rc)
       break;
@@ -229,9 +232,11 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
 }
 
 /* End of input: finish the formatter (which prints) and report what went
- * wrong. rc: feed_fd's result. Returns the exit status, given status so
- * far. */
-static int finish(const char *path, const fmt_t *f, int rc, int status) {
+ * wrong. rc: feed_fd's result; unread: its read error came before the
+ * first byte (said already: the input is not "empty"). Returns the exit
+ * status, given status so far. */
+static int finish(const char *path, const fmt_t *f, int rc, int status,
+                  int unread) {
   int written_bad = 0;
   if (rc) {
     const el_diag_t *d = f->diag(f->ud);
@@ -249,7 +254,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status) {
     el_eprintf("show: writing the output: %s\n", el_strerror(frc));
     status = 1;
     written_bad = 1;
-  } else if (frc && !rc) {
+  } else if (frc && !rc && !unread) { /* unread: no byte, nothing to add */
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC && d->cut_event) /* as through a FIFO or pipe */
       el_src_warn_cut(strcmp(path, "-") ? path : "stdin", d);
@@ -287,9 +292,9 @@ static int show_direct(const char *path, int json, size_t sort_memory) {
     if (fd > 0) close(fd);
     return 1;
   }
-  int status = 0;
-  int rc = feed_fd(fd, path, buf, &f, &status);
-  status = finish(path, &f, rc, status);
+  int status = 0, unread = 0;
+  int rc = feed_fd(fd, path, buf, &f, &status, &unread);
+  status = finish(path, &f, rc, status, unread);
   f.free(f.ud);
   free(buf);
   if (fd > 0)

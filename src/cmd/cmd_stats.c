@@ -277,6 +277,7 @@ typedef struct {
   int fd;
   uint8_t *buf; /* CHUNK bytes */
   el_ev_decoder_t *d;
+  int unread; /* a read failed before the first byte (said already) */
 } reader_t;
 
 static void report_errno(const reader_t *r) {
@@ -312,6 +313,7 @@ static int read_all(reader_t *r) {
     if (n < 0) {
       report_errno(r);
       status = 1;
+      r->unread = !el_ev_decoder_stats(r->d)->bytes;
     }
     if (n <= 0) break;
     feed_buf(r, (size_t)n, &status);
@@ -350,7 +352,7 @@ static int stats_direct(const char *path) {
   const el_diag_t *dg = el_ev_decoder_diag(r.d);
   if (rc == EL_ETRUNC && dg->cut_event) { /* as through a FIFO or pipe */
     el_src_warn_cut(strcmp(path, "-") ? path : "stdin", dg);
-  } else if (rc) {
+  } else if (rc && !(r.unread && rc == EL_ETRUNC)) { /* not "empty" */
     el_eprintf("stats: %s: %s\n", path, dg->msg); /* names its byte */
     if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
   }
