@@ -429,27 +429,37 @@ static el_src_t *make(uv_loop_t *loop, el_src_opts_t *o, rec_t *r) {
   return src;
 }
 
-static void test_file_reads_every_byte(void **state) {
-  (void)state;
-  size_t mem0 = el_mem_in_use();
-  size_t len;
-  uint8_t *want = shared_log(&len);
-  char path[1024], tee[512];
-  snprintf(path, sizeof path, "%s/%s", getenv("EL_EVENTLOGS") ?
-           getenv("EL_EVENTLOGS") : EL_SOURCE_DIR "/tests/data/eventlogs",
-           LOG_FILE);
-  tmp_path(tee, sizeof tee, "tee.bin");
+/* Read the file at path to its end (read_size 0: the default; tee: the
+ * --eventlog-log-file or NULL) on a loop of its own, the source freed in
+ * on_end. Returns what the consumer saw; the caller frees got. */
+static rec_t read_file(const char *path, const char *tee, size_t read_size) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   el_src_opts_t o;
   el_src_opts_init(&o);
   el_src_opts_set_path(&o, path);
   o.log_file = tee;
-  o.read_size = 4093;  /* many reads, odd size */
+  o.read_size = read_size;
   rec_t r = {0};
   r.free_on_end = 1;
   make(&loop, &o, &r);
   run_for(&loop, 10000);
+  loop_done(&loop);
+  return r;
+}
+
+static void test_file_reads_every_byte(void **state) {
+  (void)state;
+  size_t mem0 = el_mem_in_use();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[1024], tee[512];
+  snprintf(path, sizeof path, "%s/%s",
+           getenv("EL_EVENTLOGS") ? getenv("EL_EVENTLOGS")
+                                  : EL_SOURCE_DIR "/tests/data/eventlogs",
+           LOG_FILE);
+  tmp_path(tee, sizeof tee, "tee.bin");
+  rec_t r = read_file(path, tee, 4093); /* many reads, odd size */
   assert_int_equal(r.connects, 1);
   assert_int_equal(r.disconnects, 1);
   assert_int_equal(r.ends, 1);
@@ -466,7 +476,6 @@ static void test_file_reads_every_byte(void **state) {
   free(t);
   free(want);
   free(r.got);
-  loop_done(&loop);
   assert_int_equal(el_mem_in_use(), mem0);
 }
 
@@ -513,16 +522,7 @@ static void test_file_uncached_read_on_thread_pool(void **state) {
     free(want);
     skip(); /* the page cache keeps the file: nothing to read from disk */
   }
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  el_src_opts_t o;
-  el_src_opts_init(&o);
-  el_src_opts_set_path(&o, path);
-  o.log_file = NULL;
-  rec_t r = {0};
-  r.free_on_end = 1;
-  make(&loop, &o, &r);
-  run_for(&loop, 10000);
+  rec_t r = read_file(path, NULL, 0);
   assert_int_equal(r.ends, 1);
   assert_int_equal(r.end_status, 0);
   assert_int_equal(r.got_len, len);
@@ -530,7 +530,6 @@ static void test_file_uncached_read_on_thread_pool(void **state) {
   assert_true(r.pool_reads >= 1);
   free(want);
   free(r.got);
-  loop_done(&loop);
   unlink(path);
 }
 
@@ -550,17 +549,7 @@ static void test_file_on_tmpfs_read_on_loop_thread(void **state) {
   assert_true(fd >= 0);
   assert_int_equal(write(fd, want, len), (ssize_t)len);
   close(fd);
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  el_src_opts_t o;
-  el_src_opts_init(&o);
-  el_src_opts_set_path(&o, path);
-  o.log_file = NULL;
-  o.read_size = 4093; /* many reads, odd size */
-  rec_t r = {0};
-  r.free_on_end = 1;
-  make(&loop, &o, &r);
-  run_for(&loop, 10000);
+  rec_t r = read_file(path, NULL, 4093); /* many reads, odd size */
   unlink(path);
   assert_int_equal(r.end_status, 0);
   assert_int_equal(r.got_len, len);
@@ -568,7 +557,6 @@ static void test_file_on_tmpfs_read_on_loop_thread(void **state) {
   assert_int_equal(r.pool_reads, 0);
   free(want);
   free(r.got);
-  loop_done(&loop);
 }
 
 static void test_file_missing_ends_with_enoent(void **state) {
