@@ -21,6 +21,10 @@ typedef struct {
   char desc[160];          /* source description for messages */
   int in_session;          /* fed since the last finish */
   uint64_t fed;            /* bytes fed in all sessions */
+  uint64_t conn_off;       /* the consumer's offset (or fed) when the
+                              source last connected or opened: where its
+                              byte 0 is (a file truncated under --follow
+                              is read again from 0) */
   uv_async_t sig_async;    /* wakes the loop after a signal */
   int nsig;                /* 1 while the handlers are installed */
   struct sigaction old_sa[NSIG_HANDLED]; /* handlers to restore */
@@ -46,6 +50,12 @@ typedef struct {
    * a signal. */
   const char *again;
 } pump_t;
+
+/* The consumer's count of the input bytes processed (all connections),
+ * or without one the bytes fed. */
+static uint64_t consumed(const pump_t *p) {
+  return p->c->offset ? p->c->offset(p->c->ud) : p->fed;
+}
 
 static void report(pump_t *p, int rc, const char *what) {
   p->res.errors++;
@@ -125,14 +135,14 @@ static void begin_stop(pump_t *p, int by_signal) {
   double bound = el_src_options(src)->drain_s;
   if (bound <= 0 || !el_src_drainable(src) ||
       uv_timer_init(src->loop, &p->drain_timer) != 0) {
-    /* A file's bytes past this point stay unread: say where (a socket's
-     * peer just loses its reader; a followed file not open yet has no
-     * byte to name) */
+    /* A file's bytes past this point stay unread: say where, counted
+     * from the byte 0 of the file as now open (a socket's peer just
+     * loses its reader; a followed file not open yet has no byte to
+     * name) */
     if ((by_signal || p->pending[0] || p->pending[1]) && !p->socket &&
         src->ever_connected)
-      el_log(
-          EL_LOG_WARN, "%s: stopped by a signal at byte %llu", p->desc,
-          (unsigned long long)(p->c->offset ? p->c->offset(p->c->ud) : p->fed));
+      el_log(EL_LOG_WARN, "%s: stopped by a signal at byte %llu", p->desc,
+             (unsigned long long)(consumed(p) - p->conn_off));
     el_src_stop(src);
     return;
   }
@@ -216,6 +226,7 @@ static void scan_file(pump_t *p, el_src_t *src) {
 static void on_connect(void *ud, el_src_t *src) {
   pump_t *p = ud;
   p->res.sessions++;
+  p->conn_off = consumed(p);
   if (p->c->reset)
     p->c->reset(p->c->ud);
   if (p->c->input_waits)

@@ -6,6 +6,9 @@
 # has its marker) and no "truncated inside an event"; instead one warning
 # says where reading stopped, a byte offset short of the file's size, and
 # the exit status is 0 (docs/exit-codes.md: stopped by a signal).
+# The byte is counted in the file as now open: a file followed (--follow),
+# truncated and written again is read again from byte 0, and a stop after
+# that names at most its size (it named the bytes of both readings).
 # ctest-labels: e2e
 set -u
 : "${EL_BUILD_DIR:?}" "${EL_EVENTLOGS:?}"
@@ -54,5 +57,31 @@ for sig in INT TERM; do
     fail=1
   fi
 done
+# --follow: the file read whole, truncated, written again (read again from
+# byte 0), then SIGINT while waiting at its end: stopped at its size.
+echo 'local el = require("eventlog_live")' >"$tmp/nop.lua"
+cp "$LOG" "$tmp/f.eventlog"
+"$BIN" run "$tmp/nop.lua" --eventlog-file "$tmp/f.eventlog" --follow \
+  >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+# wait_err PATTERN: until the daemon's stderr has it (10 s at most)
+wait_err() {
+  for _ in $(seq 200); do grep -q "$1" "$tmp/err" && return 0; sleep 0.05; done
+  return 1
+}
+sleep 1 # read to the end (2.8 MB: well under a second)
+: >"$tmp/f.eventlog"
+wait_err "file truncated" || { echo "FAIL(follow): truncation not seen"; fail=1; }
+cat "$LOG" >"$tmp/f.eventlog"
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+pid=
+at=$(sed -n 's/.*: stopped by a signal at byte \([0-9]*\)$/\1/p' "$tmp/err")
+if [ -z "$at" ] || [ "$at" -gt "$size" ]; then
+  echo "FAIL(follow): stopped at byte '$at', want at most the size $size:"
+  cat "$tmp/err"
+  fail=1
+fi
 [ $fail = 0 ] && echo "PASS: a signal during run on a complete file"
 exit $fail
