@@ -16,10 +16,12 @@
 # repetition, ~120 MB, 700 threads (tests/tools/el_repeat_blocks.c -t),
 # once with the global block (WALL_CLOCK_TIME and the other startup
 # events) last, as GHC 9.0 writes it, once with it first. On the
-# global-last file, in N paired rounds (each runs all three in turn): bare
-# `stats`, the daemon with the default configuration and with every
-# processor on (exporters none); for each the least and the median CPU
-# (user + sys), peak RSS, and the CPU ratios to bare stats. On the
+# global-last file, in N paired rounds (each runs them all in turn): bare
+# `stats`, the daemon with the default configuration, with every
+# processor on, and without capability usage and productivity (nousage;
+# exporters none), and `run` of an empty script; for each the least and
+# the median CPU (user + sys), peak RSS, and the CPU ratios to bare stats;
+# then the breakdown of the default daemon's CPU (breakdown, below). On the
 # global-first file bare stats and the default daemon; then the default
 # daemon's last vs first. Last, labelled "repeated ids", the global-last
 # file of the earlier yardstick, whose repetitions repeat threads-big's 70
@@ -44,6 +46,14 @@ trap '[ -n "$rcv" ] && kill $rcv 2>/dev/null; rm -rf "$tmp"' EXIT
 
 "$D" --print-defaults >"$tmp/default.yaml"
 sed 's/^\(      export:\) false$/\1 true/' "$tmp/default.yaml" >"$tmp/all.yaml"
+# The breakdown (below): the default configuration without the capability
+# usage and productivity metrics (the only processors that take the 4.2 M
+# RUN/STOP_THREAD events), and `run` of a script that asks for no event.
+awk '/^    [a-z_]+:$/ { p = $1 }
+     /^      export:/ && (p == "capability_usage:" || p == "productivity:") {
+       $0 = "      export: false" }
+     { print }' "$tmp/default.yaml" >"$tmp/nousage.yaml"
+echo 'return' >"$tmp/empty.lua"
 events=$("$B/eventlog-live" stats "$F" 2>/dev/null | awk '/^events:/ {print $2; exit}')
 [ -n "$events" ] || events=$(OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
   OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none "$D" -s \
@@ -143,10 +153,14 @@ paired() {
     measure "$tmp/pr" "$B/eventlog-live" stats "$G"
     cat "$tmp/pr" >>"$tmp/p.stats"
     for name in "$@"; do
-      measure "$tmp/pr" env OTEL_METRICS_EXPORTER=none \
-        OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
-        OTEL_PROFILES_EXPORTER=none \
-        "$D" --config "$tmp/$name.yaml" --eventlog-file "$G" -hT
+      if [ "$name" = run-empty ]; then
+        measure "$tmp/pr" "$B/eventlog-live" run "$tmp/empty.lua" "$G"
+      else
+        measure "$tmp/pr" env OTEL_METRICS_EXPORTER=none \
+          OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+          OTEL_PROFILES_EXPORTER=none \
+          "$D" --config "$tmp/$name.yaml" --eventlog-file "$G" -hT
+      fi
       cat "$tmp/pr" >>"$tmp/p.$name"
     done
   done
@@ -167,10 +181,36 @@ paired() {
       if (sb <= 0) sb = 0.001; if (sm <= 0) sm = 0.001
       printf "  %-14s cpu best %7.3f s median %7.3f s (of %d)  peak RSS" \
              " %6.1f MiB  vs bare stats: best %5.2fx median %5.2fx\n",
-             n == "stats" ? "bare stats" : "daemon " n, b, m, k, r / 1024,
+             n == "stats" ? "bare stats" : n == "run-empty" ? \
+             "run (empty)" : "daemon " n, b, m, k, r / 1024,
              b / sb, m / sm
     }'
   done
+}
+# Where the default daemon's CPU goes, from the medians of the last paired
+# rounds: the decoder with the host and Lua (run of an empty script), the
+# default processors but capability usage and productivity (nousage), and
+# those two, the analysis of the RUN/STOP_THREAD events (default minus
+# nousage), each against bare stats; then the daemon against run of an
+# empty script (the host's floor).
+breakdown() {
+  local x
+  for x in stats default nousage run-empty; do
+    [ -s "$tmp/s.$x" ] || return 0
+  done
+  read -r _ sm _ <"$tmp/s.stats"
+  read -r _ dm _ <"$tmp/s.default"
+  read -r _ nm _ <"$tmp/s.nousage"
+  read -r _ rm_ _ <"$tmp/s.run-empty"
+  awk -v s="$sm" -v d="$dm" -v n="$nm" -v r="$rm_" 'BEGIN {
+    if (s <= 0) s = 0.001; if (r <= 0) r = 0.001
+    printf "  breakdown (medians): run (empty) %.1f ms = %.2fx stats;" \
+           " daemon without capability usage and productivity %.1f ms =" \
+           " %.2fx stats;\n", r * 1000, r / s, n * 1000, n / s
+    printf "  the RUN/STOP_THREAD analysis (default - nousage) %.1f ms =" \
+           " %.2fx stats; daemon default %.2fx run (empty)\n",
+           (d - n) * 1000, (d - n) / s, d / r
+  }'
 }
 if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
   # ids: "distinct" (-t, each repetition's threads its own) or "repeated"
@@ -193,7 +233,14 @@ if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
       echo ': later repetitions name finished threads, flatters the daemon')"
     # global=last is the shape GHC 9.0 writes: every configuration on it;
     # global=first: the default one, for the last vs first comparison.
-    if [ $g = last ]; then paired "$G" default all; else paired "$G" default; fi
+    if [ "$ids:$g" = distinct:last ]; then
+      paired "$G" default all nousage run-empty
+      breakdown
+    elif [ $g = last ]; then
+      paired "$G" default all
+    else
+      paired "$G" default
+    fi
     [ "$ids" = distinct ] && cp "$tmp/s.default" "$tmp/d.$g"
     rm -f "$G"
   done
