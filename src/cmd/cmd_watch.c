@@ -20,8 +20,9 @@
  * ignored ("signals" below); the input then ends when the program exits.
  * With --linger (the default when stdin is a terminal) the web view stays
  * up after that until SIGINT/SIGTERM/SIGHUP/SIGQUIT (daemon.c
- * before_linger hook). With --eventlog-socket, a program that never
- * listened is warned about at the end. watch exits with the program's status
+ * before_linger hook). A program that never opened the FIFO (or, with
+ * --eventlog-socket, never listened) is warned about before the linger or
+ * at the end. watch exits with the program's status
  * (128 + N when it died of signal N; 127 when it cannot be found, 126 when
  * it cannot be started, as a shell). README "Watch a program". */
 #include <errno.h>
@@ -77,6 +78,8 @@ typedef struct watch_s {
   uint64_t sessions;
   /* When the program was started. */
   time_t started;
+  /* warn_no_input said its piece (before the linger or at the end). */
+  int warned_no_input;
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -492,6 +495,8 @@ static int on_ready(void *ud, el_web_t *web) {
 /* The program's eventlog was processed and --linger (or a TTY) keeps the
  * web view: wait for the program (its eventlog ended, so it is exiting)
  * and say where the page stays. */
+static void warn_no_input(watch_t *w);
+
 static void before_linger(void *ud, el_web_t *web) {
   watch_t *w = ud;
   (void)web;
@@ -499,11 +504,13 @@ static void before_linger(void *ud, el_web_t *web) {
     pthread_join(w->reaper, NULL);
     w->reaper_started = 0;
   }
-  if (w->exited)
+  if (w->exited) {
+    warn_no_input(w);
     el_eprintf(
         "watch: %s exited with status %d; the web view stays at %s "
         "until Ctrl-C\n",
         w->prog_argv[0], exit_status(w->wstatus), w->url);
+  }
 }
 
 static int prepare(void *ud, el_daemon_opts_t *o) {
@@ -562,18 +569,39 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   return 0;
 }
 
-/* --eventlog-socket and the program never listened there (no session):
- * say so, and name the <program>.eventlog its RTS wrote in the current
- * folder instead (-l without eventlog-socket), if one appeared. */
-static void warn_never_listened(const watch_t *w) {
+/* The program never delivered an eventlog (no session): with
+ * --eventlog-socket it never listened there; with the FIFO it never
+ * opened it (not a GHC program, linked with -rtsopts=none or ignoreAll so
+ * that its RTS ignored GHCRTS, or its own -ol sent the eventlog
+ * elsewhere). Say so
+ * once, before the linger or at the end, and name the eventlog file its
+ * RTS wrote instead: its own -ol<FILE>, or <program>.eventlog in the
+ * current folder, if one appeared. */
+static void warn_no_input(watch_t *w) {
+  if (w->warned_no_input || w->sessions > 0) return;
+  w->warned_no_input = 1;
   const char *base = strrchr(w->prog_argv[0], '/');
   base = base ? base + 1 : w->prog_argv[0];
-  el_eprintf(
-      "watch: warning: %s never listened on %s: no eventlog was read. "
-      "Is it linked with eventlog-socket, and does it start it (e.g. "
-      "GHC.Eventlog.Socket.startFromEnv, which reads "
-      "GHC_EVENTLOG_UNIX_PATH)?\n",
-      w->prog_argv[0], w->socket_path);
+  if (w->socket_path)
+    el_eprintf(
+        "watch: warning: %s never listened on %s: no eventlog was read. "
+        "Is it linked with eventlog-socket, and does it start it (e.g. "
+        "GHC.Eventlog.Socket.startFromEnv, which reads "
+        "GHC_EVENTLOG_UNIX_PATH)?\n",
+        w->prog_argv[0], w->socket_path);
+  else
+    el_eprintf(
+        "watch: warning: %s never opened the eventlog FIFO watch named "
+        "in its GHCRTS: no eventlog was read. Is it a GHC program built "
+        "with -eventlog whose RTS reads GHCRTS (not linked with "
+        "-rtsopts=none or -rtsopts=ignoreAll), and do its own RTS options "
+        "(+RTS -ol<file>) not send the eventlog elsewhere?\n",
+        w->prog_argv[0]);
+  for (char **a = w->prog_argv + 1; *a; a++)
+    if (!strncmp(*a, "-ol", 3) && (*a)[3]) {
+      el_eprintf("watch: %s's arguments give %s\n", w->prog_argv[0], *a);
+      return;
+    }
   char file[4200];
   snprintf(file, sizeof file, "%s.eventlog", base);
   struct stat st;
@@ -692,7 +720,7 @@ int el_cmd_watch(int argc, char **argv) {
   if (w.reaper_started) pthread_join(w.reaper, NULL);
   g_watch = NULL; /* the handlers stay, doing nothing, until exit */
   cleanup(&w);
-  if (w.socket_path && w.sessions == 0 && ds == 0) warn_never_listened(&w);
+  if (ds == 0) warn_no_input(&w);
   int st = exit_status(w.wstatus);
   if (ds != 0)
     el_eprintf(

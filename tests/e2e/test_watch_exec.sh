@@ -6,7 +6,9 @@
 #  - noexec: a file without the x bit: 126, "Permission denied";
 #  - folder: a folder (/tmp style): 126, no "not a GHC executable" note;
 #  - missing: a name found nowhere in PATH: 127, "cannot find".
-# Also -v with a misspelt level gets a did-you-mean (status 2), and
+# Also -v with a misspelt level gets a did-you-mean (status 2),
+#  - never opened: a program that never opens the FIFO exits with its
+#    status, after a warning that nothing was read (naming its -ol);
 #  - hint: a program that opens its eventlog (the -ol FIFO in its GHCRTS)
 #    and writes nothing gets "No input after 10 ticks" with a hint that
 #    fits watch (it passed -l itself; the 2 MiB buffer), not "Did you pass
@@ -52,6 +54,19 @@ st=$?
 [ $st = 2 ] && grep -q "did you mean info" v.err &&
   pass "-v infoo: status 2, $(cat v.err)" ||
   { cat v.err; fail "-v infoo: status $st"; }
+echo "== never opened"
+# A program that never opens the FIFO (not a GHC program, or its own
+# +RTS -ol<file> wins over GHCRTS): its status, and a warning saying that
+# nothing was read (before: silence, an empty page and status 0).
+timeout 30 "$EL" watch --no-linger -- sh -c 'exit 3' sh -olmine.eventlog \
+  < /dev/null > never.out 2> never.err
+st=$?
+[ $st = 3 ] && pass "never opened: status 3, the program's" ||
+  { cat never.err; fail "never opened: status $st, want 3"; }
+grep -q 'warning: sh never opened the eventlog FIFO' never.err &&
+  grep -q "sh's arguments give -olmine.eventlog" never.err &&
+  pass "never opened: $(grep -o 'never opened.*read\.' never.err)" ||
+  { cat never.err; fail "never opened: no warning naming the FIFO and -ol"; }
 echo "== hint"
 "$EL" watch --no-linger -- sh -c \
   'f=${GHCRTS##*-ol}; f=${f%% *}; exec 3>"$f"; exec sleep 120' \
