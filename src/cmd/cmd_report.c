@@ -298,12 +298,29 @@ typedef struct {
   el_src_consumer_t host; /* el_host_consumer */
   el_rp_t *rp;
   uint64_t errors;
+  int have_error; /* an error was noted, at error_offset */
+  uint64_t error_offset;
 } pump_t;
 
 static void note_error(pump_t *p) {
   const el_diag_t *d = p->host.diag ? p->host.diag(p->host.ud) : NULL;
   p->errors++;
-  if (d) el_rp_add_error(p->rp, d->offset, d->msg);
+  if (!d) return;
+  el_rp_add_error(p->rp, d->offset, d->msg);
+  p->have_error = 1;
+  p->error_offset = d->offset;
+}
+
+/* A decoder warning that says data was lost (a corrupt part skipped, a
+ * malformed event, conflicting declarations; not the informational ones
+ * such as stray bytes before a header) is listed at the top of the page,
+ * as the errors are: the page must not look complete when it is not. The
+ * status stays 0 (docs/exit-codes.md: decoding went on around it). */
+static void on_host_warning(void *ud, const el_diag_t *d) {
+  pump_t *p = ud;
+  /* The part skipped after an error already listed is the same fault. */
+  if (d->code == 0 || (p->have_error && d->offset == p->error_offset)) return;
+  el_rp_add_error(p->rp, d->offset, d->msg);
 }
 
 static void c_reset(void *ud) {
@@ -490,6 +507,7 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
   uv_unref((uv_handle_t *)&wall);
   el_host_consumer(p->h, &pc->host);
   pc->rp = p->rp;
+  el_host_set_warning_hook(p->h, on_host_warning, pc);
   el_src_consumer_t c = {.ud = pc,
                          .reset = c_reset,
                          .feed = c_feed,

@@ -238,6 +238,11 @@ void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud) {
   h->control_ud = ud;
 }
 
+void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud) {
+  h->warning_fn = fn;
+  h->warning_ud = ud;
+}
+
 /* Protected: eventlog_live.config[path] = value (arg 3), path dotted,
  * intermediate tables made as needed (a non-table on the way is
  * replaced). */
@@ -747,6 +752,7 @@ static void on_warning(void *ud, const el_diag_t *diag) {
   el_host_t *h = ud;
   h->st.warnings++;
   el_log(EL_LOG_WARN, "%s", diag->msg); /* it names its byte */
+  if (h->warning_fn) h->warning_fn(h->warning_ud, diag);
 }
 
 int el_host_feed(el_host_t *h, const uint8_t *buf, size_t len) {

@@ -270,6 +270,14 @@ typedef int (*el_host_control_fn)(void *ud, const char *ns, size_t ns_len,
                                   uint32_t command_id);
 void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
 
+/* Warning hook: fn(ud, diag) after each decoder warning has been logged
+ * and counted (on the feeding thread; diag is borrowed for the call).
+ * Code 0 is information (stray bytes skipped, ...), EL_ECORRUPT a corrupt
+ * part skipped or a malformed event, EL_EBADHDR conflicting declarations
+ * (el_ev_sink_t.on_warning). NULL = none. */
+typedef void (*el_host_warning_fn)(void *ud, const el_diag_t *diag);
+void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud);
+
 /* Counters. */
 typedef struct el_host_stats_s {
   uint64_t events;          /* events seen by the sink */

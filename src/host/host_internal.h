@@ -366,6 +366,8 @@ struct el_host_s {
 
   el_host_control_fn control_fn;
   void *control_ud;
+  el_host_warning_fn warning_fn; /* el_host_set_warning_hook */
+  void *warning_ud;
 
   el_host_stats_t st;
   uint64_t npcalls;         /* protected calls of timers/hooks/helpers */
