@@ -73,6 +73,9 @@ static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
 
 /* The period of on_timer (wall timers, flow control, progress), in ms. */
 #define TICK_MS 50
+/* watch: how long the program's eventlog may stay open and silent after
+ * the program's exit before the input ends (on_timer). */
+#define HELD_MS 2000
 
 static void d_reset(void *ud) {
   el__daemon_t *d = ud;
@@ -253,11 +256,24 @@ static void on_timer(uv_timer_t *tm) {
       uv_now(&d->loop) - d->stats_last_ms >= (d->stats_tty ? 1000u : 10000u))
     el__daemon_print_stats(d, stderr, 0);
   /* Two ticks in a row with no session: a FIFO whose open was about to
-   * return gets 50 ms to deliver what is in the pipe. */
+   * return gets 50 ms to deliver what is in the pipe. A session still
+   * open with its pipe read empty for HELD_MS after the program's exit:
+   * the program's RTS wrote everything before it exited, so another
+   * process holds the FIFO (a child that inherited the descriptor, or
+   * GHCRTS) and may hold it for ever. */
   if (d->o->end_when_idle && *d->o->end_when_idle && d->src) {
-    d->idle_ticks = el_src_connected(d->src) ? 0 : d->idle_ticks + 1;
+    int connected = el_src_connected(d->src);
+    d->idle_ticks = connected ? 0 : d->idle_ticks + 1;
+    d->held_ticks = connected && d->waiting ? d->held_ticks + 1 : 0;
     if (d->idle_ticks == 2) {
       el_log(EL_LOG_DEBUG, "the program has gone: ending the input");
+      d->idle_ended = 1;
+      el_src_stop(d->src);
+    } else if (d->held_ticks == HELD_MS / TICK_MS) {
+      el_log(EL_LOG_WARN,
+             "the program has exited, but another process still holds "
+             "its eventlog open (a child that inherited it, or GHCRTS): "
+             "ending the input");
       d->idle_ended = 1;
       el_src_stop(d->src);
     }

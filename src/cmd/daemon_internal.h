@@ -84,6 +84,9 @@ typedef struct el__daemon_s {
   int input_over;              /* finish began: no more input is awaited */
   int idle_ticks;              /* ticks with end_when_idle set and no
                                   session open */
+  /* Ticks with end_when_idle set, a session open and its input read
+   * empty (waiting): someone else holds the FIFO. */
+  int held_ticks;
   /* The input was stopped by end_when_idle: a clean end of input, not a
    * signal. */
   int idle_ended;

@@ -9,6 +9,8 @@
 # Also -v with a misspelt level gets a did-you-mean (status 2),
 #  - never opened: a program that never opens the FIFO exits with its
 #    status, after a warning that nothing was read (naming its -ol);
+#  - held: a program that exits while its child holds the FIFO: watch
+#    ends the input soon after (a warning), with every byte read;
 #  - hint: a program that opens its eventlog (the -ol FIFO in its GHCRTS)
 #    and writes nothing gets "No input after 10 ticks" with a hint that
 #    fits watch (it passed -l itself; the 2 MiB buffer), not "Did you pass
@@ -67,6 +69,31 @@ grep -q 'warning: sh never opened the eventlog FIFO' never.err &&
   grep -q "sh's arguments give -olmine.eventlog" never.err &&
   pass "never opened: $(grep -o 'never opened.*read\.' never.err)" ||
   { cat never.err; fail "never opened: no warning naming the FIFO and -ol"; }
+echo "== held"
+# A program that writes its eventlog and exits while a child it started
+# still holds the FIFO (inherited descriptor; a GHC program's children
+# inherit GHCRTS too): watch must end the input once the program has gone
+# and the pipe is read empty, not wait for the child (before: it waited
+# for the child's exit, for ever for a server). The whole eventlog is
+# still read (its tee has every byte).
+ODD=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}/ghc-9.0/oddball-hT.eventlog
+if [ -f "$ODD" ]; then
+  t0=$SECONDS
+  timeout 25 "$EL" watch --no-linger --eventlog-log-file held.tee -- sh -c \
+    'f=${GHCRTS##*-ol}; f=${f%% *}; exec 3>"$f"; cat "$1" >&3; sleep 60 &
+     echo $! > held.pid; exit 5' sh "$ODD" < /dev/null > held.out 2> held.err
+  st=$? took=$((SECONDS - t0))
+  [ $st = 5 ] && [ $took -le 15 ] &&
+    pass "held: status 5 after ${took} s, the child still running" ||
+    { cat held.err; fail "held: status $st after ${took} s (want 5, soon)"; }
+  grep -q 'another process still holds its eventlog open' held.err &&
+    pass "held: says so" || { cat held.err; fail "held: no warning"; }
+  cmp -s "$ODD" held.tee && pass "held: every byte was read" ||
+    fail "held: the tee differs from the eventlog written"
+  kill "$(cat held.pid)" 2>/dev/null
+else
+  echo "skip held: no $ODD"
+fi
 echo "== hint"
 "$EL" watch --no-linger -- sh -c \
   'f=${GHCRTS##*-ol}; f=${f%% *}; exec 3>"$f"; exec sleep 120' \
