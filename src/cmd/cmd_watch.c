@@ -528,8 +528,17 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
     return 2;
   } else {
     const char *tmp = getenv("TMPDIR");
-    snprintf(w->dir, sizeof w->dir, "%s/eventlog-live-watch.XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    /* The RTS splits GHCRTS at white space, with no quoting: an -ol path
+     * with a space would reach it as two arguments. */
+    if (tmp[strcspn(tmp, " \t\n\v\f\r")]) {
+      el_eprintf(
+          "watch: TMPDIR (%s) contains white space, which GHCRTS cannot "
+          "carry: the FIFO goes in /tmp instead\n",
+          tmp);
+      tmp = "/tmp";
+    }
+    snprintf(w->dir, sizeof w->dir, "%s/eventlog-live-watch.XXXXXX", tmp);
     if (!mkdtemp(w->dir)) {
       el_eprintf("watch: cannot create a private folder %s: %s\n", w->dir,
                  strerror(errno));

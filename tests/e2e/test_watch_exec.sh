@@ -11,6 +11,8 @@
 #    status, after a warning that nothing was read (naming its -ol);
 #  - held: a program that exits while its child holds the FIFO: watch
 #    ends the input soon after (a warning), with every byte read;
+#  - space: a TMPDIR with a space (GHCRTS cannot carry it): the FIFO goes
+#    in /tmp, with a note, and the program finds it;
 #  - hint: a program that opens its eventlog (the -ol FIFO in its GHCRTS)
 #    and writes nothing gets "No input after 10 ticks" with a hint that
 #    fits watch (it passed -l itself; the 2 MiB buffer), not "Did you pass
@@ -93,6 +95,25 @@ if [ -f "$ODD" ]; then
   kill "$(cat held.pid)" 2>/dev/null
 else
   echo "skip held: no $ODD"
+fi
+echo "== space"
+# TMPDIR with a space: the RTS splits GHCRTS at white space (no quoting),
+# so an -ol<fifo> under it reached the program as two RTS arguments ("hello:
+# unexpected RTS argument: ace/eventlog-live-watch.X/eventlog.fifo"). The
+# FIFO must go where GHCRTS can name it: the program finds it and writes
+# the whole eventlog through it.
+if [ -f "$ODD" ]; then
+  mkdir -p "$T/sp ace"
+  TMPDIR="$T/sp ace" timeout 25 "$EL" watch --no-linger \
+    --eventlog-log-file space.tee -- sh -c \
+    'f=${GHCRTS##*-ol}; f=${f%% *}; [ -p "$f" ] || exit 9; cat "$1" > "$f"' \
+    sh "$ODD" < /dev/null > space.out 2> space.err
+  st=$?
+  [ $st = 0 ] && cmp -s "$ODD" space.tee &&
+    pass "space: the program found the FIFO, every byte read" ||
+    { cat space.err; fail "space: status $st (9: no FIFO at the -ol path)"; }
+  grep -q 'TMPDIR .* contains white space' space.err &&
+    pass "space: says where the FIFO went" || fail "space: no note"
 fi
 echo "== hint"
 "$EL" watch --no-linger -- sh -c \
