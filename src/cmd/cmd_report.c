@@ -343,9 +343,28 @@ static int c_finish(void *ud) {
   return rc;
 }
 
+/* After a stop by signal: nothing said about where the bytes end. */
+static int c_finish_stopped(void *ud) {
+  pump_t *p = ud;
+  return p->host.finish_stopped(p->host.ud);
+}
+
 static const el_diag_t *c_diag(void *ud) {
   pump_t *p = ud;
   return p->host.diag(p->host.ud);
+}
+
+/* From the SIGINT/SIGTERM handler: a Lua handler that loops (a --script)
+ * is abandoned, as in run and the daemon; without it the report ignored
+ * both signals for as long as the handler ran. */
+static void c_interrupt(void *ud, int sig) {
+  pump_t *p = ud;
+  p->host.interrupt(p->host.ud, sig);
+}
+
+static uint64_t c_offset(void *ud) {
+  pump_t *p = ud;
+  return p->host.offset(p->host.ud);
 }
 
 static void c_received(void *ud, uint64_t by, int live) {
@@ -512,7 +531,10 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
                          .reset = c_reset,
                          .feed = c_feed,
                          .finish = c_finish,
+                         .finish_stopped = c_finish_stopped,
                          .diag = c_diag,
+                         .interrupt = c_interrupt,
+                         .offset = c_offset,
                          .received = c_received,
                          .input_waits = c_input_waits,
                          .scan = c_scan};

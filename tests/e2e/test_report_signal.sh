@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `eventlog-live report --script S.lua` whose handler loops for ever: SIGINT
+# (and SIGTERM) must abandon the handler and end the report as for `run`
+# and the daemon (docs/sources.md "Stopping"; docs/exit-codes.md: status
+# 0, "stopped by a signal at byte N", the page written with what was
+# read). Before, the report command did not hand the signal to the Lua
+# host: both signals were ignored while the handler ran (100% CPU until
+# SIGKILL).
+# ctest-labels: e2e
+set -u
+SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${EL_BUILD_DIR:-$SRC/build}
+EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
+BIN=$BUILD/eventlog-live
+ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
+[ -f "$ODD" ] || { echo "SKIP: no $ODD"; exit 77; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-report-signal.XXXXXX")
+PID=
+trap '[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+rc=0
+cat > "$TMP/loop.lua" <<'LUA'
+local el = require("eventlog_live")
+el.on("USER_MARKER", function(ev, m) while true do end end)
+LUA
+for sig in INT TERM; do
+  "$BIN" report --script "$TMP/loop.lua" "$ODD" -o "$TMP/$sig.html" \
+    > "$TMP/$sig.out" 2> "$TMP/$sig.err" &
+  PID=$!
+  sleep 1
+  kill -"$sig" "$PID"
+  for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$PID" 2>/dev/null; then
+    echo "FAIL: SIG$sig: still running 5 s after the signal"
+    kill -KILL "$PID"; wait "$PID" 2>/dev/null; PID=; rc=1; continue
+  fi
+  wait "$PID"; st=$?; PID=
+  if [ $st = 0 ] && grep -q 'stopped by a signal at byte' "$TMP/$sig.err" &&
+     [ -s "$TMP/$sig.html" ]; then
+    echo "ok: SIG$sig: status 0, page written, $(grep -o 'stopped by a signal.*' "$TMP/$sig.err")"
+  else
+    echo "FAIL: SIG$sig: status $st: $(cat "$TMP/$sig.err")"; rc=1
+  fi
+done
+[ $rc = 0 ] && echo PASS
+exit $rc
