@@ -186,6 +186,10 @@ static int parse(repl_opts_t *o, int argc, char **argv) {
 static volatile sig_atomic_t g_int;      /* SIGINT seen */
 static lua_State *volatile g_eval_L;     /* set while evaluating */
 static uv_async_t *volatile g_int_async; /* wakes the loop */
+/* The host of a :load script running over the file (run_script_file):
+ * its handlers run in a Lua state of their own, which the hook on
+ * g_eval_L does not reach. */
+static el_host_t *volatile g_load_host;
 
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
@@ -195,10 +199,12 @@ static void lstop(lua_State *L, lua_Debug *ar) {
 
 /* As lua.c does: a hook raises the error at the next Lua instruction. */
 static void on_sigint(int sig) {
-  (void)sig;
   g_int = 1;
+  el_host_t *lh = g_load_host;
   lua_State *L = g_eval_L;
-  if (L)
+  if (lh) /* :load answers "interrupted" itself */
+    el_host_interrupt_signal(lh, sig);
+  else if (L)
     lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
   else if (g_int_async)
     uv_async_send(g_int_async);
@@ -402,7 +408,9 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
                          .own_signals = 1};
   if (r->o->src.kind == EL_SRC_STDIN) lseek(0, 0, SEEK_SET);
   el_src_pump_result_t res;
+  g_load_host = h;
   rc = el_src_pump(NULL, &r->o->src, &c, &res);
+  g_load_host = NULL;
   el_host_end(h);
   fflush(stdout);
   el_host_report_errors(h);
