@@ -595,6 +595,41 @@ static int estimate(el_host_t *h, el_rts_ns_t t) {
   return 1;
 }
 
+/* The clock of hinted session k of a recorded file without
+ * WALL_CLOCK_TIME (docs/lua-api.md §3 "The session clock"): the sessions
+ * of a file ran one after another, so each ends when the next one's RTS
+ * started (exact from its WALL_CLOCK_TIME, else found the same way), and
+ * the last one when the file was last modified (c->received): RTS start =
+ * that end - the session's largest time. Without this every such session
+ * of a multi-session file (a tee of eventlog-socket connections; GHC 9.0's
+ * eventlog-socket never sends WALL_CLOCK_TIME) would end at the
+ * modification time, their times laid over each other. Later bounds
+ * (estimate) are all later than it, so it holds for the session. */
+static void from_file_end(el_host_t *h, size_t k) {
+  el__clock_t *c = &h->clock;
+  int64_t end = c->received;
+  for (size_t j = c->nhints; j-- > k;) {
+    const el_host_hint_t *x = &c->hints[j];
+    int64_t start = x->has_wall_clock && j > k
+                        ? x->start_unix_ns
+                        : diff_sat((el_unix_ns_t)end, x->max_t);
+    end = start < end ? start : end; /* never after the next one's end */
+  }
+  int first = c->state == EL_HOST_CLOCK_NONE;
+  c->state = EL_HOST_CLOCK_ESTIMATED;
+  c->anchor = end;
+  c->from_file = 1;
+  if (first && el_log_enabled(EL_LOG_DEBUG)) {
+    char b[40];
+    el_log(EL_LOG_DEBUG,
+           "session %u: no WALL_CLOCK_TIME in the file; RTS start estimated "
+           "at %s from the file's modification time, the sessions after it "
+           "taken to have run one after another; times are marked "
+           "eventlog_live.clock=file_mtime",
+           h->sess.number, iso(end, b, sizeof b));
+  }
+}
+
 const el_host_hint_t *el__clock_session(el_host_t *h) {
   el__clock_t *c = &h->clock;
   el__progress_t *p = &h->prog;
@@ -622,6 +657,8 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   if (hint->has_wall_clock) {
     c->state = EL_HOST_CLOCK_EXACT;
     c->anchor = hint->start_unix_ns;
+  } else if (!c->live && c->received) {
+    from_file_end(h, (size_t)(hint - c->hints));
   } else {
     estimate(h, hint->max_t);
   }

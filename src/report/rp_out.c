@@ -66,7 +66,10 @@ static void out_meta(out_t *o) {
   el__rp_json_obj(j);
   kv_uint(j, "bytes", rp->in.bytes);
   kv_uint(j, "events", rp->in.events);
-  kv_uint(j, "sessions", rp->in.sessions ? rp->in.sessions : rp->sessions);
+  /* Eventlog sessions (headers, el.session.number) and the source's
+   * connections: a file of several sessions (a tee) is one connection. */
+  kv_uint(j, "sessions",
+          rp->in.sessions > rp->sessions ? rp->in.sessions : rp->sessions);
   kv_uint(j, "truncated", rp->in.truncated);
   kv_uint(j, "handler_errors", rp->in.handler_errors);
   kv_num(j, "elapsed_s", rp->in.elapsed_s);

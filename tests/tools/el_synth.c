@@ -1,8 +1,10 @@
 /* el_synth.c: write a large valid eventlog for benchmarks by repeating a
  * real log's data section with shifted timestamps.
  *
- * Usage: el_synth [-n BYTES] [-o FILE] SOURCE.eventlog
+ * Usage: el_synth [-n BYTES] [-x TYPE] [-o FILE] SOURCE.eventlog
  *   -n  at least this many bytes (default 1 GiB; suffixes K, M, G)
+ *   -x  leave out the events of this type id (e.g. 43, WALL_CLOCK_TIME,
+ *       for a file as eventlog-socket records on GHC 9.0); repeatable
  *   -o  output file (default stdout)
  *
  * Output (spec/eventlog-format.md §1): SOURCE's header bytes unchanged,
@@ -36,6 +38,7 @@ typedef struct {
   size_t hdr_len;
   uint16_t size[65536]; /* declared sizes */
   uint8_t declared[65536];
+  uint8_t drop[65536]; /* -x: types left out */
   uint64_t tmin, tmax;
 } src_t;
 
@@ -54,8 +57,7 @@ static int on_event(void *ud, const el_ev_event_t *e) {
   src_t *s = ud;
   if (!s->hdr_len)
     s->hdr_len = e->offset; /* the first event follows the header */
-  if (e->type == 18)
-    return 0;
+  if (e->type == 18 || s->drop[e->type]) return 0;
   if (s->n == s->cap) {
     s->cap = s->cap ? s->cap * 2 : 4096;
     s->ev = realloc(s->ev, s->cap * sizeof *s->ev);
@@ -162,16 +164,20 @@ static uint64_t parse_size(const char *a) {
 int main(int argc, char **argv) {
   uint64_t want = 1ull << 30;
   const char *outp = NULL, *inp = NULL;
+  static src_t s;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-n") && i + 1 < argc)
       want = parse_size(argv[++i]);
+    else if (!strcmp(argv[i], "-x") && i + 1 < argc)
+      s.drop[(uint16_t)atoi(argv[++i])] = 1;
     else if (!strcmp(argv[i], "-o") && i + 1 < argc)
       outp = argv[++i];
     else
       inp = argv[i];
   }
   if (!inp) {
-    fprintf(stderr, "usage: el_synth [-n BYTES] [-o FILE] SOURCE.eventlog\n");
+    fprintf(stderr,
+            "usage: el_synth [-n BYTES] [-x TYPE] [-o FILE] SOURCE.eventlog\n");
     return 2;
   }
   FILE *in = fopen(inp, "rb");
@@ -179,7 +185,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "el_synth: %s: %s\n", inp, strerror(errno));
     return 1;
   }
-  static src_t s;
   el_ev_sink_t sink = {.ud = &s, .on_header = on_header,
                        .on_event = on_event};
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
