@@ -3,7 +3,8 @@
  * it, flush the telemetry at the end. docs/lua-api.md describes the
  * script API. Exit status: 0 success; 1 runtime failure (an input file
  * that cannot be opened, checked before the script loads; decode error,
- * fail-fast handler error, export failure); 2 usage or script load error. */
+ * fail-fast handler error, export failure); 2 usage or script load error;
+ * the script's os.exit(code): code, after a clean stop. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -243,7 +244,8 @@ static int run(const run_opts_t *o) {
   if (check_input(o) != 0) return 1;
   el_host_opts_t hopts = {.fail_fast = o->fail_fast,
                           .handler_budget_ms = o->budget_ms,
-                          .lua_memory = o->lua_memory};
+                          .lua_memory = o->lua_memory,
+                          .exit_stops = 1};
   el_host_t *h = el_host_new(&hopts);
   el_tm_store_t *st = NULL;
   int status = 1;
@@ -265,7 +267,9 @@ static int run(const run_opts_t *o) {
     el_host_set_config(h, key, eq + 1);
   }
   rc = el_host_load(h, o->script);
-  if (rc < 0) {
+  if (rc < 0 && el_host_exit_status(h, &status)) {
+    goto done; /* os.exit while loading: nothing read */
+  } else if (rc < 0) {
     el_eprintf("run: %s\n", el_host_error(h));
     status = rc == EL_ESTOPPED ? 1 : 2;
     goto done;
@@ -308,6 +312,7 @@ static int run(const run_opts_t *o) {
   } else {
     status = 0;
   }
+  el_host_exit_status(h, &status); /* os.exit(code): its code */
 done:
   el_host_free(h);
   el_tm_store_free(st);

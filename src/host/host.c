@@ -134,6 +134,26 @@ static int on_header(void *ud, const el_ev_header_t *hdr);
 static void on_data_end(void *ud, uint64_t offset);
 static void on_warning(void *ud, const el_diag_t *diag);
 
+/* os.exit([code [, close]]) with el_host_opts_t.exit_stops: the run
+ * stops cleanly (el_host_interrupt: the running call ends with
+ * "interrupted", not an error, and so would any later one that caught
+ * it; decoding stops and the input is drained), and the command exits
+ * with code once on_end has run and telemetry is flushed. The first
+ * call's code counts. [-0, +0, v] */
+static int l_exit(lua_State *L) {
+  el_host_t *h = el__host_from(L);
+  int code = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? 0 : 1)
+                                 : (int)luaL_optinteger(L, 1, 0);
+  if (!h->exit_asked) {
+    h->exit_asked = 1;
+    h->exit_status = code;
+    el_log(EL_LOG_INFO, "os.exit(%d): stopping the run", code);
+  }
+  el_host_interrupt(h);
+  h->interrupt_hit = 1;
+  return luaL_error(L, "interrupted");
+}
+
 /* Set up the Lua side: libraries, registry slots, the module. Runs
  * protected: [-0, +0, m]. */
 static int setup(lua_State *L) {
@@ -141,6 +161,12 @@ static int setup(lua_State *L) {
   /* Before any thread is made: each copies the main thread's space. */
   memcpy(lua_getextraspace(L), &h, sizeof h);
   luaL_openlibs(L);
+  if (h->opts.exit_stops) {
+    lua_getglobal(L, "os");
+    lua_pushcfunction(L, l_exit);
+    lua_setfield(L, -2, "exit");
+    lua_pop(L, 1);
+  }
   el__stdout_install(L);
   el__lua_embed_install(L); /* require: the precompiled library */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -523,6 +549,12 @@ int el__host_stopped(el_host_t *h, const char *what, const char *where,
   else
     el_log(EL_LOG_INFO, "%s (%s): stopped (interrupted, not an error)", what,
            where);
+  return 1;
+}
+
+int el_host_exit_status(const el_host_t *h, int *status) {
+  if (!h->exit_asked) return 0;
+  *status = h->exit_status;
   return 1;
 }
 

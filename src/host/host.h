@@ -45,6 +45,12 @@ typedef struct el_host_opts_s {
                                like any error; 0 = the default, the
                                smaller of 4 GiB and half the physical
                                memory (el_host_default_lua_memory) */
+  /* os.exit([code]) in the script stops the run cleanly instead of
+   * ending the process at once: decoding stops as after a signal (the
+   * input drained, so its writer is not left blocked), on_end hooks run,
+   * telemetry is flushed, and el_host_exit_status gives the code
+   * (docs/lua-api.md §9, `run`) */
+  int exit_stops;
 } el_host_opts_t;
 
 /* The default Lua heap limit (el_host_opts_t.lua_memory = 0), bytes: the
@@ -106,6 +112,11 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name);
 /* The last error message (load errors, fail-fast error). Static until the
  * next call on h; "" if none. */
 const char *el_host_error(const el_host_t *h);
+
+/* With el_host_opts_t.exit_stops: 1 and *status = the script's os.exit
+ * code (true or none: 0, false: 1, else the integer) once it called
+ * os.exit, else 0. */
+int el_host_exit_status(const el_host_t *h, int *status);
 
 /* el_ev_decoder_feed on the host's decoder, then el_host_flush. Returns
  * the decoder's result, or EL_ESTOPPED after a fail-fast error. */

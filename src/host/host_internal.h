@@ -286,6 +286,7 @@ struct el_host_s {
   int stop;                 /* nonzero after a fail-fast error */
   volatile sig_atomic_t interrupted; /* el_host_interrupt: no more events */
   volatile sig_atomic_t interrupt_sig; /* its signal's number, 0 unknown */
+  int exit_asked, exit_status; /* os.exit(code) (el_host_opts_t.exit_stops) */
   int interrupt_hit; /* interrupt_hook raised "interrupted" in a call whose
                         error was not reported yet (el__host_stopped) */
   volatile sig_atomic_t break_lua;   /* stop the running Lua call */
