@@ -57,9 +57,31 @@ async function checkPage(ctx, file, expect, shots) {
     return route.abort('blockedbyclient');
   });
   const result = { file: path.basename(file) };
+  // Every text drawn on a canvas, with its horizontal extent in canvas
+  // pixels (from the context's alignment as it is drawn): the marker
+  // labels below.
+  await page.addInitScript(() => {
+    window.elTexts = [];
+    const fill = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (t, x, y, ...rest) {
+      const w = this.measureText(t).width, a = this.textAlign;
+      const left = a === 'right' || a === 'end' ? x - w : a === 'center' ? x - w / 2 : x;
+      window.elTexts.push({ t: String(t), left, right: left + w, width: this.canvas.width });
+      return fill.call(this, t, x, y, ...rest);
+    };
+  });
   try {
     await page.goto('file://' + path.resolve(file), { waitUntil: 'load' });
     await page.waitForFunction(() => document.body.dataset.ready === '1');
+    // The marker labels a reader sees on the charts: each whole on its
+    // canvas, not cut at an edge.
+    const cut = await page.evaluate(() => {
+      const d = JSON.parse(document.getElementById('el-data').textContent);
+      const names = new Set(((d.markers && d.markers.rows) || []).map((r) => String(r[1]).slice(0, 28)));
+      return window.elTexts.filter((x) => names.has(x.t.replace(/ \(\+\d+\)$/, '')) &&
+        (x.left < 0 || x.right > x.width)).map((x) => x.t);
+    });
+    if (cut.length) problems.push(`marker labels cut at a chart's edge: ${[...new Set(cut)].join(', ')}`);
     const seen = await page.evaluate(() => {
       const stats = {};
       for (const e of document.querySelectorAll('[data-stat]')) {

@@ -176,6 +176,10 @@ function markerLines() {
         c.fillStyle = 'rgba(106, 27, 154, 0.95)';
         c.lineWidth = 1;
         c.font = `${10 * dpr}px sans-serif`;
+        // uPlot leaves the axes' alignment on the context: a label is
+        // placed by its left end.
+        c.textAlign = 'left';
+        c.textBaseline = 'alphabetic';
         // One line per column with markers (the data keeps the first
         // marker of each column and how many fell in it); a label where
         // there is room for it.
@@ -198,9 +202,13 @@ function markerLines() {
           c.stroke();
           if (dense) continue;
           const label = text.slice(0, 28) + (n > 1 ? ` (+${n - 1})` : '');
-          if (x >= free) {
-            c.fillText(label, x + 2 * dpr, u.bbox.top + 10 * dpr);
-            free = x + c.measureText(label).width + 8 * dpr;
+          // Right of its line, or left of it when the chart ends first.
+          const w = c.measureText(label).width;
+          let lx = x + 2 * dpr;
+          if (lx + w > u.bbox.left + u.bbox.width) lx = x - 2 * dpr - w;
+          if (lx >= free && lx >= u.bbox.left) {
+            c.fillText(label, lx, u.bbox.top + 10 * dpr);
+            free = lx + w + 8 * dpr;
           }
         }
         c.restore();
