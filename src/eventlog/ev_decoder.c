@@ -98,6 +98,11 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
 #define RS_CHAIN 256
 #define RS_TAIL 64 /* the longest tail of a cut event looked past */
 #define RS_WIN (RS_LOOK + RS_TAIL + RS_CHAIN + 12)
+/* Bytes from a DATA_END on that decide whether more data follows it
+ * (end_damaged) and whether it is a damaged block marker (end_is_marker):
+ * waited for, unless EL_EV_OPT_LIVE, so that the decision does not depend
+ * on how the input was chunked. */
+#define END_NEED (RS_LOOK + RS_CHAIN + 12)
 /* A believable marker's times are at most this far (ns) after the
  * largest time seen in the session: 1 hour. */
 #define RS_AHEAD_NS 3600000000000ull
@@ -196,6 +201,12 @@ struct el_ev_decoder_s {
   char rs_why[200];         /* what was wrong there, for the report */
   uint8_t rs_carry[RS_WIN]; /* the last bytes fed, not yet decided: */
   size_t rs_clen;           /* they precede base */
+  /* The part began at a DATA_END that more data follows (end_damaged):
+   * landing on a block marker, the session goes on; on a header or at the
+   * end of the input, its data ended there after all (end_off: the
+   * DATA_END's offset). */
+  int end_held;
+  uint64_t end_off;
   /* the session so far, to judge a marker (reset by each header) */
   uint64_t sess_tmax;       /* largest time: events, markers' start/end */
   int sess_cap_hi;          /* largest capability with a block, -1 none */
@@ -357,6 +368,13 @@ static int hdr_prefix(const uint8_t *q, size_t k) {
     return 0;
   return k <= MAGIC_LEN || !memcmp(q + MAGIC_LEN, "etb", k - MAGIC_LEN) ||
          !memcmp(q + MAGIC_LEN, "hete", k - MAGIC_LEN);
+}
+
+/* Do the k bytes at q hold the whole start of a new stream: a header's
+ * first HDR_LEN bytes or the stray pattern? */
+static int new_stream_at(const uint8_t *q, size_t k) {
+  return (k >= HDR_LEN && hdr_prefix(q, HDR_LEN)) ||
+         (k >= PAT_LEN && pat_prefix(q, PAT_LEN));
 }
 
 /* The first c in [from, to) where a new stream starts in p[0..avail):
@@ -551,6 +569,19 @@ static void start_scan(el_ev_decoder_t *d, uint64_t from) {
   d->plen = 0;
 }
 
+static void data_end(el_ev_decoder_t *d, uint64_t off);
+static void post_ignored(el_ev_decoder_t *d, uint64_t at);
+
+/* The input ends (or its connection) while the bytes after a DATA_END
+ * that more data followed are being skipped (end_held): the data did end
+ * there, and the bytes after it were ignored. */
+static void end_release(el_ev_decoder_t *d) {
+  d->end_held = 0;
+  d->rs_clen = 0;
+  data_end(d, d->end_off);
+  post_ignored(d, d->base);
+}
+
 void el_ev_decoder_reset(el_ev_decoder_t *d) {
   if (d->state == ST_DATA && d->plen) {
     /* Complete events held back for lookahead were received: deliver
@@ -562,7 +593,9 @@ void el_ev_decoder_reset(el_ev_decoder_t *d) {
     data_feed(d, none, 0, &used, &E);
     d->eof = 0;
   }
-  if (d->state == ST_RESYNC)
+  if (d->state == ST_RESYNC && d->end_held)
+    end_release(d);
+  else if (d->state == ST_RESYNC)
     resync_end(d, d->base, "to the end of the connection", 0);
   start_scan(d, d->base);
   d->hlen = 0;
@@ -1110,14 +1143,14 @@ static int rs_check(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
 }
 
 /* Why a corrupt part begins (resync_begin). */
-enum { RS_NOFIT, RS_UNDECL, RS_BADMARK };
+enum { RS_NOFIT, RS_UNDECL, RS_BADMARK, RS_END };
 
 /* The event at off (type from p: 2 bytes there; 24 for RS_BADMARK) does
  * not frame: RS_UNDECL, its type is not declared; RS_NOFIT, it does not
  * fit its block (cut by a flush, GHC #26222, §4.6; or a block marker
  * before it was garbage); RS_BADMARK, it is a block marker that is not
- * believable (marker_bad). Start skipping; the caller goes on at
- * off + 1. */
+ * believable (marker_bad); RS_END, it is a DATA_END that more data
+ * follows (end_damaged). Start skipping; the caller goes on at off + 1. */
 static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
                          int why) {
   char nm[64];
@@ -1130,6 +1163,11 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              (unsigned long long)el__be64(p + 2),
              (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
              (unsigned long long)d->sess_tmax);
+  else if (why == RS_END)
+    snprintf(d->rs_why, sizeof d->rs_why,
+             "end-of-data marker (type 0xFFFF) at byte %llu is followed by "
+             "more data, not by a new eventlog",
+             (unsigned long long)off);
   else if (d->bad_time && off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu is dated %llu ns, after the end of its "
@@ -1165,6 +1203,8 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              "event %s at byte %llu is outside any block",
              tname(type, nm, sizeof nm), (unsigned long long)off);
   d->bad_time = 0;
+  d->end_held = why == RS_END;
+  d->end_off = off;
   d->rs_from = off;
   d->rs_type = type;
   d->rs_clen = 0;
@@ -1197,6 +1237,14 @@ static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
 static int resync_land(el_ev_decoder_t *d, uint64_t at, const uint8_t *q,
                        size_t tail) {
   char what[128];
+  if (d->end_held && q[0] == 'h') {
+    /* The data did end at end_off: new_stream says what was skipped. */
+    d->rs_clen = 0;
+    d->state = ST_DATA;
+    d->plen = 0;
+    return 0;
+  }
+  d->end_held = 0; /* a block: the session goes on */
   snprintf(what, sizeof what, "to the %s at byte %llu",
            q[0] == 'h' ? "header" : "block marker", (unsigned long long)at);
   resync_end(d, at, what, tail);
@@ -1394,6 +1442,11 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *n = (long)(r == 0 && need < w ? need : w);
     return S_NEED;
   }
+  if (r == 2 && wait && avail < END_NEED && el__be16(p) == 0xFFFF &&
+      !new_stream_at(p + 2, avail - 2)) {
+    *n = END_NEED; /* what follows it decides (end_damaged) */
+    return S_NEED;
+  }
   if (r > 0) {
     if (off < d->block_end && r >= 10 && el__be16(p) != 0xFFFF &&
         el__be64(p + 2) > d->block_t1) {
@@ -1443,6 +1496,78 @@ static void malformed(el_ev_decoder_t *d, const el_ev_event_t *ev) {
   }
 }
 
+/* Has the DATA_END at p (framed: 2 bytes) more data after it, judged by
+ * the k bytes that follow it in the buffer: bytes that begin neither a
+ * header nor eventlog-socket's stray pattern (a new stream, §5.4)? Only
+ * damage makes that (0xFFFF written over a block marker's type: GHC
+ * <= 9.0 writes markers outside any block, §1.5). k = 0 tells nothing:
+ * the data ends there. */
+static int end_damaged(const uint8_t *p, size_t k) {
+  return el__be16(p) == 0xFFFF && k > 0 && !hdr_prefix(p + 2, k) &&
+         !pat_prefix(p + 2, k);
+}
+
+/* Is the DATA_END at p (avail bytes there, more data after it:
+ * end_damaged) a block marker whose type was damaged: markers can be
+ * framed in this session, its other 22 bytes make a believable one
+ * (rs_marker_ok: the type bytes are not read) and the events after it
+ * chain in its block (rs_chain1, within avail)? */
+static int end_is_marker(const el_ev_decoder_t *d, const uint8_t *p,
+                         size_t avail) {
+  if (avail < RS_LOOK || d->ntab <= EL_EV_BLOCK_MARKER ||
+      (d->tab[EL_EV_BLOCK_MARKER] & (T_DECLARED | T_SIZE_MASK)) !=
+          (T_DECLARED | (RS_LOOK - 10)))
+    return 0;
+  return rs_marker_ok(d, p) && rs_chain1(d, p, avail, 1, 0) == RS_HIT;
+}
+
+/* Deliver the block marker at p whose type bytes hold 0xFFFF
+ * (end_is_marker) as the marker it is, reporting the 2 damaged bytes as
+ * a corrupt part (nothing is skipped). Returns 0 or EL_ESTOPPED. */
+static int end_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
+  uint8_t m[RS_LOOK];
+  memcpy(m, p, RS_LOOK);
+  m[0] = (uint8_t)(EL_EV_BLOCK_MARKER >> 8);
+  m[1] = (uint8_t)EL_EV_BLOCK_MARKER;
+  d->stats.corrupt_parts++;
+  d->stats.corrupt_bytes += 2;
+  set_diag(d, EL_ECORRUPT, off, 0xFFFF,
+           "corrupt stream: end-of-data marker (type 0xFFFF) at byte %llu "
+           "stands where a block marker's type belongs (the rest is a "
+           "believable marker: cap %u, %llu to %llu ns, %u bytes, and its "
+           "block's events follow): read as that block marker",
+           (unsigned long long)off, (unsigned)el__be16(p + 22),
+           (unsigned long long)el__be64(p + 2),
+           (unsigned long long)el__be64(p + 14), (unsigned)el__be32(p + 10));
+  warn(d);
+  return deliver(d, m, RS_LOOK, off);
+}
+
+/* The data of the session ends with the DATA_END at off: bytes after it
+ * are looked through for a new header (ST_POST), and the sink is told. */
+static void data_end(el_ev_decoder_t *d, uint64_t off) {
+  d->state = ST_POST;
+  d->scan_m = 0;
+  d->scan_from = off + 2;
+  if (d->sink.on_data_end)
+    d->sink.on_data_end(d->sink.ud, off);
+}
+
+/* The bytes from scan_from (after a DATA_END) up to at were ignored:
+ * counted in skipped_bytes and reported in a warning, if any. */
+static void post_ignored(el_ev_decoder_t *d, uint64_t at) {
+  if (at <= d->scan_from)
+    return;
+  set_diag(d, 0, d->scan_from, -1,
+           "ignored %llu byte%s from byte %llu after the end of data",
+           (unsigned long long)(at - d->scan_from), plural(at - d->scan_from),
+           (unsigned long long)d->scan_from);
+  d->stats.skipped_bytes += at - d->scan_from;
+  warn(d);
+  d->diag.code = 0;
+  d->scan_from = at;
+}
+
 /* Deliver the framed event at p (len bytes, offset off). Returns 0 or
  * EL_ESTOPPED. */
 static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
@@ -1450,11 +1575,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   el_ev_event_t *ev = &d->ev;
   uint16_t type = el__be16(p);
   if (type == 0xFFFF) {
-    d->state = ST_POST;
-    d->scan_m = 0;
-    d->scan_from = off + 2;
-    if (d->sink.on_data_end)
-      d->sink.on_data_end(d->sink.ud, off);
+    data_end(d, off);
     return 0;
   }
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
@@ -1591,6 +1712,10 @@ static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
              STRAY_LEN, (unsigned long long)(off + c),
              (unsigned long long)at);
     warn(d);
+  } else if (d->end_held) { /* resync_land: after DATA_END and junk */
+    d->end_held = 0;
+    data_end(d, d->end_off);
+    post_ignored(d, off);
   } else {
     set_diag(d, 0, off, -1,
              "session %u ends at byte %llu without DATA_END: a new header "
@@ -1721,8 +1846,20 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       rc = reprocess(d, E);
       break;
     }
+    int fix = s == S_EVENT && n == 2 && end_damaged(d->pend, d->plen - 2);
+    if (fix && !end_is_marker(d, d->pend, d->plen)) {
+      resync_begin(d, d->pend, d->poff, RS_END); /* to a block or header */
+      pend_consume(d, 1);
+      rc = reprocess(d, E);
+      break;
+    }
     if (s == S_EVENT) {
-      rc = deliver(d, d->pend, (size_t)n, d->poff);
+      if (fix) {
+        rc = end_repair(d, d->pend, d->poff);
+        n = RS_LOOK;
+      } else {
+        rc = deliver(d, d->pend, (size_t)n, d->poff);
+      }
       pend_consume(d, (size_t)n);
       if (d->plen && d->plen <= took) { /* all from buf: read them there */
         i -= d->plen;
@@ -2002,7 +2139,17 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       i++;
       break;
     }
-    rc = deliver(d, buf + i, (size_t)n, off0);
+    if (n == 2 && end_damaged(buf + i, len - i - 2)) {
+      if (!end_is_marker(d, buf + i, len - i)) {
+        resync_begin(d, buf + i, off0, RS_END); /* to a block or header */
+        i++;
+        break;
+      }
+      rc = end_repair(d, buf + i, off0);
+      n = RS_LOOK;
+    } else {
+      rc = deliver(d, buf + i, (size_t)n, off0);
+    }
     i += (size_t)n;
     if (rc)
       break;
@@ -2186,6 +2333,10 @@ static int finish_state(el_ev_decoder_t *d) {
     }
     return 0;
   case ST_RESYNC:
+    if (d->end_held) { /* the data did end there: bytes after it */
+      end_release(d);
+      return 0;
+    }
     /* A warning (EL_ECORRUPT), as every skipped corrupt part. */
     resync_end(d, d->base, "to the end of the input", 0);
     start_scan(d, d->base);
@@ -2200,16 +2351,7 @@ static int finish_state(el_ev_decoder_t *d) {
              (unsigned long long)d->skip_until);
     return EL_ETRUNC;
   case ST_POST:
-    if (d->base > d->scan_from) {
-      set_diag(d, 0, d->scan_from, -1,
-               "ignored %llu byte%s from byte %llu after the end of data",
-               (unsigned long long)(d->base - d->scan_from),
-               plural(d->base - d->scan_from),
-               (unsigned long long)d->scan_from);
-      d->stats.skipped_bytes += d->base - d->scan_from;
-      warn(d);
-      d->diag.code = 0;
-    }
+    post_ignored(d, d->base);
     return 0;
   }
   return 0;

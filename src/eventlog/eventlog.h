@@ -195,7 +195,12 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  * detected when the marker or the 12 bytes lie wholly inside the bytes
  * fed so far (an event completed by a feed looks at up to 31 bytes after
  * it in that feed: a cut at the end of one feed is found in the next).
- * Sources that reset the decoder at every connection lose nothing. */
+ * Sources that reset the decoder at every connection lose nothing.
+ * Likewise a DATA_END (the end of the data, on_data_end) waits without it
+ * for the 292 bytes after it, or finish, which tell whether it is damage
+ * (more data follows: a block marker whose type bytes were overwritten,
+ * docs/eventlog.md "Behaviour on bad input"); with it, a DATA_END at the
+ * end of a feed ends the data at once. */
 #define EL_EV_OPT_LIVE 0x2u
 /* EL_EV_OPT_NO_FIELDS: the sink reads no field values. Events of known
  * fixed-size integer-only layouts (the decoder's fast path: most events of
@@ -326,7 +331,8 @@ void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t);
  *   complete last event whose final bytes may begin eventlog-socket's
  *   stray marker or a header (up to 31 more bytes decide whether a new
  *   connection's stream or a joined log begins inside it;
- *   docs/eventlog.md).
+ *   docs/eventlog.md), and a DATA_END with fewer than 292 bytes after it
+ *   (EL_EV_OPT_LIVE).
  * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
  *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
  *   past el_ev_decoder_offset consumed; feed the rest again); or

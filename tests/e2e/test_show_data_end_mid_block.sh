@@ -139,6 +139,28 @@ check() {
 check threads.eventlog 1000000
 check oddball-hT.eventlog 200000
 
+# 0xFFFF over the type of a block marker outside any block (GHC 9.0's
+# second block): more data follows it, and the rest of it is a believable
+# marker of a block whose events follow, so it is read as that marker:
+# show prints exactly the clean log's lines, warns naming the byte, and
+# exits 1 (a corrupt part). Before, the data ended there: 80,151 of
+# 169,173 events, exit 0.
+log=$LOGS/ghc-9.0/threads.eventlog
+mk=$("$EL" show --json "$log" 2> /dev/null |
+  awk -F'[:,]' '/"type":18,/ { if (++n == 2) { print $2; exit } }')
+[ -n "$mk" ] || fail "no second block marker in threads.eventlog"
+cp "$log" "$T/overmk.eventlog"
+printf '\377\377' | dd of="$T/overmk.eventlog" bs=1 seek="$mk" conv=notrunc 2> /dev/null
+"$EL" show "$log" > "$T/clean.out" 2> /dev/null
+"$EL" show "$T/overmk.eventlog" > "$T/overmk.out" 2> "$T/overmk.err"
+st=$?
+[ "$st" = 1 ] && cmp -s "$T/clean.out" "$T/overmk.out" &&
+  pass "end-of-data marker over a block marker: every event, exit 1" ||
+  fail "end-of-data marker over a block marker: status $st, $(wc -l < "$T/overmk.out") of $(wc -l < "$T/clean.out") lines"
+grep -q "overmk.eventlog: .*end-of-data marker (type 0xFFFF) at byte $mk stands where a block marker's type belongs" "$T/overmk.err" &&
+  pass "end-of-data marker over a block marker: show says so" ||
+  { sed 's/^/  stderr: /' "$T/overmk.err"; fail "end-of-data marker over a block marker: no warning"; }
+
 # A real end-of-data marker followed by 100 stray bytes (not a header):
 # everything is printed, exit 0, and the ignored bytes are said.
 log=$LOGS/ghc-9.0/threads.eventlog

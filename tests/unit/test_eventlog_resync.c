@@ -180,6 +180,8 @@ typedef struct {
   int ncorrupt;
   uint64_t corrupt_off[16];
   char corrupt_msg[16][256];
+  int nother; /* the other warnings (code 0) */
+  char other_msg[16][256];
 } rec_t;
 
 static int rec_event(void *ud, const el_ev_event_t *e) {
@@ -203,6 +205,8 @@ static void rec_warning(void *ud, const el_diag_t *d) {
     r->corrupt_off[r->ncorrupt] = d->offset;
     snprintf(r->corrupt_msg[r->ncorrupt], 256, "%s", d->msg);
     r->ncorrupt++;
+  } else if (d->code != EL_ECORRUPT && r->nother < 16) {
+    snprintf(r->other_msg[r->nother++], 256, "%s", d->msg);
   }
   tu_on_warning(&r->g, d);
 }
@@ -525,6 +529,124 @@ static void test_dated_after_block(void **st) {
   check_mid_block("event dated after its block", &E, at, want);
 }
 
+/* Block 2's marker (GHC 9.0 writes markers outside any block) with its
+ * type bytes overwritten by 0xFFFF, the end-of-data marker's type. More
+ * data follows it, so it is damage; and the other 22 bytes are a
+ * believable marker whose block's events follow: it is read as that
+ * marker. Every event is delivered, the marker with its type, and the 2
+ * bytes are reported as a corrupt part of 2 bytes; for any chunking,
+ * including one whose first feed ends right after the 0xFFFF (a live
+ * stream aside, the decoder waits for the bytes that decide). Before,
+ * the data ended there: everything after it was ignored, with a
+ * warning only. */
+static void test_data_end_over_marker(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[2];
+  uint8_t ff[2] = {0xFF, 0xFF};
+  edits_t E = {0};
+  edit(&E, B->off, B->off + 2, ff, 2);
+  size_t m;
+  uint8_t *q = apply(P, N, &E, &m);
+  const size_t steps[] = {0, 4093, 77, B->off + 2, B->off + 100};
+  char want[96];
+  snprintf(want, sizeof want,
+           "(type 0xFFFF) at byte %zu stands where a block marker's type "
+           "belongs",
+           B->off);
+  for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
+    rec_t r;
+    el_ev_stats_t s;
+    decode(q, m, steps[si], &r, &s);
+    assert_int_equal(r.n, W.nev);
+    for (size_t i = 0; i < W.nev; i++)
+      if (!delivered(&r, W.ev[i].off, W.ev[i].type, W.ev[i].t))
+        fail_msg("chunks of %zu: event type %u at byte %zu not delivered",
+                 steps[si], W.ev[i].type, W.ev[i].off);
+    assert_int_equal(s.corrupt_parts, 1);
+    assert_int_equal(s.corrupt_bytes, 2);
+    assert_int_equal(s.skipped_bytes, 0);
+    assert_int_equal(r.ncorrupt, 1);
+    assert_int_equal(r.corrupt_off[0], B->off);
+    if (!strstr(r.corrupt_msg[0], want))
+      fail_msg("report \"%s\" lacks \"%s\"", r.corrupt_msg[0], want);
+    assert_int_equal(r.g.data_ends, 1);
+    assert_int_equal(r.g.data_end_off, N - 2);
+    rec_free(&r);
+  }
+  free(q);
+  edits_free(&E);
+}
+
+/* The same 0xFFFF over block 2's marker, whose end time is also damaged
+ * (before its start: not a believable marker): a corrupt part from the
+ * 0xFFFF to block 3's marker, reported once; every other block is
+ * decoded. */
+static void test_data_end_over_bad_marker(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[2];
+  assert_int_equal(B->off + B->size, W.bl[3].off); /* blocks adjoin */
+  uint8_t ff[2] = {0xFF, 0xFF}, t1[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+  edits_t E = {0};
+  edit(&E, B->off, B->off + 2, ff, 2);
+  edit(&E, B->off + 14, B->off + 22, t1, 8);
+  expect_t x = {"end-of-data marker over a bad marker", B->off, 3, B->off,
+                B->size};
+  check(x.name, P, N, &W, &E, &x);
+  size_t m;
+  uint8_t *q = apply(P, N, &E, &m);
+  rec_t r;
+  el_ev_stats_t s;
+  decode(q, m, 0, &r, &s);
+  char want[96];
+  snprintf(want, sizeof want,
+           "(type 0xFFFF) at byte %zu is followed by more data", B->off);
+  if (!strstr(r.corrupt_msg[0], want))
+    fail_msg("report \"%s\" lacks \"%s\"", r.corrupt_msg[0], want);
+  assert_int_equal(r.n, W.nev - B->n); /* block 2's events, marker too */
+  rec_free(&r);
+  free(q);
+  edits_free(&E);
+}
+
+/* A real end of data followed by stray bytes (not a new eventlog), then,
+ * in the second case, by the whole log again: the first session's data
+ * ends at its DATA_END (on_data_end), the bytes are ignored with a
+ * warning naming their count and offset, no corrupt part; in the second
+ * case the next session is decoded whole. Any chunking. */
+static void test_data_end_then_stray_bytes(void **st) {
+  (void)st;
+  for (int twice = 0; twice < 2; twice++) {
+    size_t m = N + 100 + (twice ? N : 0);
+    uint8_t *q = malloc(m);
+    memcpy(q, P, N);
+    memset(q + N, 'x', 100);
+    if (twice) memcpy(q + N + 100, P, N);
+    const size_t steps[] = {0, 4093, 77, N, N + 50};
+    char want[96];
+    snprintf(want, sizeof want,
+             "ignored 100 bytes from byte %zu after the end of data", N);
+    for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
+      rec_t r;
+      el_ev_stats_t s;
+      decode(q, m, steps[si], &r, &s);
+      assert_int_equal(r.n, (twice ? 2 : 1) * W.nev);
+      assert_int_equal(r.g.headers, twice ? 2 : 1);
+      assert_int_equal(r.g.data_ends, twice ? 2 : 1);
+      assert_int_equal(s.corrupt_parts, 0);
+      assert_int_equal(s.skipped_bytes, 100);
+      int found = 0;
+      for (int k = 0; k < r.nother; k++)
+        found |= strstr(r.other_msg[k], want) != NULL;
+      if (!found)
+        fail_msg("%s, chunks of %zu: no warning \"%s\" (%d others)",
+                 twice ? "log, bytes, log" : "log, bytes", steps[si], want,
+                 r.nother);
+      rec_free(&r);
+    }
+    free(q);
+  }
+}
+
 /* {====== real captures ======} */
 
 typedef struct {
@@ -589,6 +711,9 @@ int main(void) {
       cmocka_unit_test(test_stale_block_spliced),
       cmocka_unit_test(test_data_end_mid_block),
       cmocka_unit_test(test_dated_after_block),
+      cmocka_unit_test(test_data_end_over_marker),
+      cmocka_unit_test(test_data_end_over_bad_marker),
+      cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
