@@ -103,10 +103,19 @@ void el__rp_heap_gauge(rp_heap_t *h, int g, uint64_t t, int64_t capset,
 /* Where the interval ending at point (t, v) of capability k starts: the
  * previous point, or the count's start for a first point (or one after a
  * reset, when the count began after the previous point); 0 when there is
- * none to spread over. Sets *d to the bytes. */
+ * none to spread over. Sets *d to the bytes.
+ * A count whose start (its session's RTS start) is at or after the
+ * previous point is a new session's, even with a total above the
+ * previous one (the next program allocated more before its first
+ * sample): its bytes are its total, spread from its own start, not the
+ * difference spread over the time between the programs. Within a
+ * session the start only moves earlier (the clock's estimate tightens
+ * towards the exact start, docs/lua-api.md §3), so it stays before the
+ * session's points. */
 static uint64_t alloc_interval(const rp_heap_t *h, size_t k, uint64_t t,
                                uint64_t start, double v, double *d) {
-  if (h->alloc_has[k] && v >= h->alloc_last[k]) {
+  bool new_count = start && h->alloc_t[k] && start >= h->alloc_t[k];
+  if (h->alloc_has[k] && v >= h->alloc_last[k] && !new_count) {
     *d = v - h->alloc_last[k];
     return h->alloc_t[k] && h->alloc_t[k] < t ? h->alloc_t[k] : t;
   }
