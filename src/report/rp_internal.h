@@ -334,6 +334,7 @@ void el__rp_marks_add(rp_cols_t *c, uint64_t t, const char *text, size_t len);
 #define RP_MAX_LINES 16   /* lines per series section */
 #define RP_MAX_ROWS 10000 /* rows per table (and threads shown) */
 #define RP_MAX_COLUMNS 32
+#define RP_MAX_SESSIONS 1024 /* sessions placed on the page's axis */
 
 typedef struct rp_cell_s {
   bool is_num;
@@ -364,6 +365,8 @@ typedef struct rp_thread_s {
   int64_t created_t, finished_t, first_t, last_t; /* RTS ns, -1 none */
   uint64_t running_ns, blocked_ns, runs;
   int64_t cap;
+  uint64_t session;       /* el.session.number of the thread's program */
+  uint64_t start_unix_ns; /* that session's RTS start, 0 unknown */
 } rp_thread_t;
 
 typedef struct rp_session_s {
@@ -373,6 +376,14 @@ typedef struct rp_session_s {
   uint64_t start_unix_ns;
   char caps[256]; /* "0, 1" */
 } rp_session_t;
+
+/* Where a session lies on the page's axis: a chart's line must not join
+ * the last point of one session to the first of the next. */
+typedef struct rp_span_s {
+  uint64_t number;        /* el.session.number */
+  uint64_t start_unix_ns; /* its RTS start, 0 unknown */
+  uint64_t end_unix_ns;   /* its last event's time, 0 not ended yet */
+} rp_span_t;
 
 /* {====== the reducer ======} */
 
@@ -395,6 +406,8 @@ struct el_rp_s {
   uint64_t threads_total;
   rp_session_t session; /* the first session */
   uint64_t sessions;
+  rp_span_t spans[RP_MAX_SESSIONS]; /* every session, by number */
+  size_t nspans;
   uint64_t origin;       /* Unix ns of the first session's RTS start */
   uint64_t t_min, t_max; /* Unix ns of the records seen */
   el_rp_input_t in;      /* strings owned */

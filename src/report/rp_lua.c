@@ -58,12 +58,38 @@ static char *field_join(lua_State *L, int idx, const char *k, const char *sep,
   return buf;
 }
 
-/* native.session(s): the session table el.session (docs/lua-api.md §3).
- * The first session is kept; the others are counted. [-0, +0, e] */
+/* Note where session `number` lies (its RTS start, and its end when
+ * end > 0), Unix ns; the first RP_MAX_SESSIONS sessions are placed. */
+static void place_session(el_rp_t *rp, uint64_t number, uint64_t start,
+                          uint64_t end) {
+  rp_span_t *sp = NULL;
+  for (size_t i = rp->nspans; i-- > 0;)
+    if (rp->spans[i].number == number) {
+      sp = &rp->spans[i];
+      break;
+    }
+  if (!sp) {
+    if (rp->nspans >= RP_MAX_SESSIONS) return;
+    sp = &rp->spans[rp->nspans++];
+    sp->number = number;
+  }
+  if (start) sp->start_unix_ns = start;
+  if (end) sp->end_unix_ns = end;
+}
+
+/* native.session(s [, end_unix_ns]): the session table el.session
+ * (docs/lua-api.md §3), as it becomes known and at its end, when
+ * end_unix_ns is its last event's Unix time. The first session is kept
+ * for the header; every session's start and end place it on the page's
+ * axis (rp_span_t). [-0, +0, e] */
 static int l_session(lua_State *L) {
   el_rp_t *rp = self(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   uint64_t number = (uint64_t)field_int(L, 1, "number", 1);
+  int64_t start = field_int(L, 1, "start_unix_ns", 0);
+  lua_Integer end = luaL_optinteger(L, 2, 0);
+  place_session(rp, number, start > 0 ? (uint64_t)start : 0,
+                end > 0 ? (uint64_t)end : 0);
   if (number > rp->sessions) rp->sessions = number;
   if (rp->session.number && rp->session.number != number) return 0;
   rp_session_t *s = &rp->session;
@@ -117,6 +143,7 @@ static int cmp_thread_run(const void *a, const void *b) {
   const rp_thread_t *x = a, *y = b;
   if (x->running_ns != y->running_ns)
     return x->running_ns < y->running_ns ? 1 : -1;
+  if (x->session != y->session) return x->session < y->session ? -1 : 1;
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -137,31 +164,38 @@ static void thread_row(lua_State *L, int idx, rp_thread_t *t) {
   t->status = field_str(L, idx, "status_name");
 }
 
-/* native.threads(list): el.threads():list() rows (docs/lua-api.md §6),
- * each with status_name added; the RP_MAX_ROWS that ran longest are
- * kept. Replaces an earlier list. [-0, +0, m] */
+/* native.threads(list, session, start_unix_ns): the el.threads():list()
+ * rows (docs/lua-api.md §6) of one session (el.session.number; a thread
+ * id names another thread in each session), each with status_name added;
+ * their times are eventlog ns of that session, whose RTS started at
+ * start_unix_ns (0: unknown). Added to the rows of earlier sessions: the
+ * RP_MAX_ROWS that ran longest of all sessions are kept, the total
+ * counted. [-0, +0, m] */
 static int l_threads(lua_State *L) {
   el_rp_t *rp = self(L);
   luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer session = luaL_optinteger(L, 2, 1);
+  lua_Integer start = luaL_optinteger(L, 3, 0);
   lua_Integer n = luaL_len(L, 1);
-  for (size_t i = 0; i < rp->nthreads; i++)
-    el__rp_thread_clear(&rp->threads[i]);
-  el_free(rp->threads);
-  rp->threads = NULL;
-  rp->nthreads = 0;
-  rp->threads_total = (uint64_t)(n > 0 ? n : 0);
   if (n <= 0) return 0;
-  rp_thread_t *v = el_calloc((size_t)n, sizeof *v);
+  size_t have = rp->nthreads;
+  rp_thread_t *v = el_realloc(rp->threads, (have + (size_t)n) * sizeof *v);
   if (!v) return luaL_error(L, "out of memory");
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
-    if (lua_istable(L, -1)) thread_row(L, lua_gettop(L), &v[i - 1]);
-    lua_pop(L, 1);
-  }
-  qsort(v, (size_t)n, sizeof *v, cmp_thread_run);
-  size_t keep = (size_t)n < RP_MAX_ROWS ? (size_t)n : RP_MAX_ROWS;
-  for (size_t i = keep; i < (size_t)n; i++) el__rp_thread_clear(&v[i]);
   rp->threads = v;
+  for (lua_Integer i = 1; i <= n; i++) {
+    rp_thread_t *t = &v[have + (size_t)i - 1];
+    memset(t, 0, sizeof *t);
+    lua_geti(L, 1, i);
+    if (lua_istable(L, -1)) thread_row(L, lua_gettop(L), t);
+    lua_pop(L, 1);
+    t->session = session > 0 ? (uint64_t)session : 0;
+    t->start_unix_ns = start > 0 ? (uint64_t)start : 0;
+  }
+  rp->threads_total += (uint64_t)n;
+  size_t all = have + (size_t)n;
+  qsort(v, all, sizeof *v, cmp_thread_run);
+  size_t keep = all < RP_MAX_ROWS ? all : RP_MAX_ROWS;
+  for (size_t i = keep; i < all; i++) el__rp_thread_clear(&v[i]);
   rp->nthreads = keep;
   return 0;
 }

@@ -465,13 +465,21 @@ static void out_gc(out_t *o) {
   el__rp_json_end_obj(j);
 }
 
-static void rts_secs(rp_json_t *j, int64_t t) {
+/* A thread's time t (ns since its session's RTS start, -1 none) on the
+ * page's axis; in its session's own seconds when that session's start is
+ * unknown. */
+static void thread_secs(out_t *o, const rp_thread_t *th, int64_t t) {
   if (t < 0)
-    el__rp_json_null(j);
+    el__rp_json_null(&o->j);
+  else if (th->start_unix_ns)
+    el__rp_json_secs(&o->j, rel(o, th->start_unix_ns + (uint64_t)t));
   else
-    el__rp_json_secs(j, (double)t / 1e9);
+    el__rp_json_secs(&o->j, (double)t / 1e9);
 }
 
+/* Rows [id, label, created, finished, running_ns, blocked_ns, runs, state,
+ * status, finished?, session]: threads of every session, times on the
+ * page's axis. */
 static void out_threads(out_t *o) {
   const el_rp_t *rp = o->rp;
   rp_json_t *j = &o->j;
@@ -485,18 +493,51 @@ static void out_threads(out_t *o) {
     el__rp_json_arr(j);
     el__rp_json_uint(j, t->id);
     el__rp_json_str(j, t->label);
-    rts_secs(j, t->created_t >= 0 ? t->created_t : t->first_t);
-    rts_secs(j, t->finished_t >= 0 ? t->finished_t : t->last_t);
+    thread_secs(o, t, t->created_t >= 0 ? t->created_t : t->first_t);
+    thread_secs(o, t, t->finished_t >= 0 ? t->finished_t : t->last_t);
     el__rp_json_uint(j, t->running_ns);
     el__rp_json_uint(j, t->blocked_ns);
     el__rp_json_uint(j, t->runs);
     el__rp_json_str(j, t->state);
     el__rp_json_str(j, t->status);
     el__rp_json_bool(j, t->finished_t >= 0);
+    el__rp_json_uint(j, t->session);
     el__rp_json_end_arr(j);
   }
   el__rp_json_end_arr(j);
   el__rp_json_end_obj(j);
+}
+
+/* qsort: sessions by RTS start, then number. */
+static int cmp_span(const void *a, const void *b) {
+  const rp_span_t *x = a, *y = b;
+  if (x->start_unix_ns != y->start_unix_ns)
+    return x->start_unix_ns < y->start_unix_ns ? -1 : 1;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* `spans`: [number, start, end] per session in time order, seconds on
+ * the page's axis (end null while unknown); sessions whose start is
+ * unknown are left out. The page breaks its lines between sessions. */
+static void out_spans(out_t *o) {
+  el_rp_t *rp = o->rp;
+  rp_json_t *j = &o->j;
+  qsort(rp->spans, rp->nspans, sizeof rp->spans[0], cmp_span);
+  el__rp_json_key(j, "spans");
+  el__rp_json_arr(j);
+  for (size_t i = 0; i < rp->nspans; i++) {
+    const rp_span_t *s = &rp->spans[i];
+    if (!s->start_unix_ns) continue;
+    el__rp_json_arr(j);
+    el__rp_json_uint(j, s->number);
+    el__rp_json_secs(j, rel(o, s->start_unix_ns));
+    if (s->end_unix_ns)
+      el__rp_json_secs(j, rel(o, s->end_unix_ns));
+    else
+      el__rp_json_null(j);
+    el__rp_json_end_arr(j);
+  }
+  el__rp_json_end_arr(j);
 }
 
 /* {====== profiles ======} */
@@ -697,6 +738,7 @@ int el_rp_write_json(el_rp_t *rp, FILE *f) {
   el__rp_json_obj(&o.j);
   out_meta(&o);
   out_session(&o);
+  out_spans(&o);
   out_heap(&o);
   out_heapprof(&o);
   out_markers(&o);

@@ -224,6 +224,94 @@ function fullRange(u, min, max) {
   return [a, b];
 }
 
+// {====== sessions ======}
+
+// A file of several eventlog sessions (a program run more than once) has
+// them one after another on the page's axis: D.spans, [number, start,
+// end] in time order (seconds; end null when unknown). A line is not
+// drawn from one session's last point to the next one's first (the
+// program did not run in between), the gap between them is shaded, and
+// each later session's start is a dashed line named "session N".
+const SPANS = D.spans || [];
+// Where lines break: midway between a session's end and the next one's
+// start, or at that start when they touch.
+const BREAKS = SPANS.slice(1).map((s, k) => {
+  const end = SPANS[k][2];
+  return end !== null && end < s[1] ? (end + s[1]) / 2 : s[1];
+});
+
+// The number of the session at time t (the last one started by then),
+// or null before the first.
+function sessionAt(t) {
+  let n = null;
+  for (const s of SPANS) if (s[1] <= t) n = s[0];
+  return n;
+}
+
+// data ([xs, ys...], xs ascending) with a row of nulls at each session
+// break that has points on both sides; orig maps a row to its index in
+// data (-1 for a break row), null when nothing was inserted.
+function breakRows(data) {
+  const xs = data[0];
+  const cuts = BREAKS.filter((b) => xs.length && xs[0] < b && b <= xs[xs.length - 1]);
+  if (!cuts.length) return { data, orig: null };
+  const out = data.map(() => []), orig = [];
+  let k = 0;
+  for (let i = 0; i < xs.length; i++) {
+    for (; k < cuts.length && cuts[k] <= xs[i]; k++) {
+      if (i === 0 || xs[i - 1] >= cuts[k]) continue;
+      out[0].push(cuts[k]);
+      for (let a = 1; a < data.length; a++) out[a].push(null);
+      orig.push(-1);
+    }
+    for (let a = 0; a < data.length; a++) out[a].push(data[a][i]);
+    orig.push(i);
+  }
+  return { data: out, orig };
+}
+
+// A uPlot plugin: the gaps between sessions shaded (under the series),
+// each later session's start a dashed line with its name (above them).
+function sessionMarks() {
+  const xOf = (u, t) => u.valToPos(t, 'x', true);
+  return {
+    hooks: {
+      drawClear: [(u) => {
+        const c = u.ctx, { left, top, width, height } = u.bbox;
+        c.save();
+        c.fillStyle = 'rgba(96, 125, 139, 0.10)';
+        for (let k = 1; k < SPANS.length; k++) {
+          const end = SPANS[k - 1][2];
+          if (end === null || end >= SPANS[k][1]) continue;
+          const a = Math.max(left, xOf(u, end)), b = Math.min(left + width, xOf(u, SPANS[k][1]));
+          if (b > a) c.fillRect(a, top, b - a, height);
+        }
+        c.restore();
+      }],
+      draw: [(u) => {
+        const c = u.ctx, dpr = devicePixelRatio || 1, { left, top, width, height } = u.bbox;
+        c.save();
+        c.strokeStyle = 'rgba(55, 71, 79, 0.7)';
+        c.fillStyle = 'rgba(55, 71, 79, 0.95)';
+        c.setLineDash([4 * dpr, 3 * dpr]);
+        c.lineWidth = dpr;
+        c.font = `${10 * dpr}px sans-serif`;
+        c.textAlign = 'left';
+        c.textBaseline = 'alphabetic';
+        for (const [n, t] of SPANS.slice(1)) {
+          const x = xOf(u, t);
+          if (x < left || x > left + width) continue;
+          c.beginPath(); c.moveTo(x, top); c.lineTo(x, top + height); c.stroke();
+          const label = `session ${n}`, w = c.measureText(label).width;
+          const lx = x + 3 * dpr + w > left + width ? x - 3 * dpr - w : x + 3 * dpr;
+          c.fillText(label, lx, top + height - 4 * dpr);
+        }
+        c.restore();
+      }],
+    },
+  };
+}
+
 // Room for the widest label of a y axis (CSS px: uPlot's ctx is scaled).
 function axisSize(u, values) {
   if (!values) return 50;
@@ -254,6 +342,30 @@ function chart(id, data, series, opts) {
     return null;
   }
   const fmt = opts.fmt || (opts.unit !== undefined ? fmtUnit(opts.unit) : null);
+  const npoints = data[0].length;
+  // Between sessions every line breaks: a row of nulls there, and a null
+  // within a session (a column without this series' point) becomes
+  // undefined, which uPlot joins over, where the series spans gaps.
+  // uPlot clips a gap from the point before its nulls to the point after
+  // them, so the nulls of a break reach out to the series' own points.
+  const { data: rows, orig } = breakRows(data);
+  if (orig)
+    series.forEach((s, i) => {
+      if (s.spanGaps === false) return;
+      const ys = rows[i + 1] = rows[i + 1].map((v, r) => (v === null && orig[r] >= 0 ? undefined : v));
+      orig.forEach((o, r) => {
+        if (o >= 0) return;
+        for (let j = r - 1; j >= 0 && ys[j] === undefined; j--) ys[j] = null;
+        for (let j = r + 1; j < ys.length && ys[j] === undefined; j++) ys[j] = null;
+      });
+    });
+  const valueOf = (s) => {
+    const f = s.value || ((u, v) => (v === null || v === undefined ? '' : fmt ? fmt(v) : v));
+    if (!orig) return f;
+    // the series' own formatter sees the index into its data
+    return (u, v, si, idx) => (idx === null || idx === undefined ? f(u, v, si, idx)
+      : orig[idx] < 0 ? '' : f(u, v, si, orig[idx]));
+  };
   const o = {
     width: chartWidth(host),
     height: opts.height || 240,
@@ -266,18 +378,18 @@ function chart(id, data, series, opts) {
         fill: s.fill,
         width: s.width || 1.5,
         dash: s.dash,
-        spanGaps: s.spanGaps !== false,
-        points: s.points || { show: data[0].length < 80, size: 4 },
+        spanGaps: !orig && s.spanGaps !== false,
+        points: s.points || { show: npoints < 80, size: 4 },
         paths: s.paths,
-        value: s.value || ((u, v) => (v === null || v === undefined ? '' : fmt ? fmt(v) : v)),
+        value: valueOf(s),
       }))],
     axes: [{ values: axisSecs, label: 'time since the RTS started' },
       Object.assign({ size: axisSize }, yAxis(opts.unit, fmt))],
-    plugins: opts.plugins || [],
+    plugins: [...(SPANS.length > 1 ? [sessionMarks()] : []), ...(opts.plugins || [])],
     cursor: { drag: { x: true, y: false } },
     legend: { live: true },
   };
-  const plot = new uPlot(o, data, host);
+  const plot = new uPlot(o, rows, host);
   charts[id] = plot;
   return plot;
 }
@@ -473,7 +585,8 @@ const TL = { view: null, canvas: null };
 function timeline() {
   const tl = D.timeline;
   const canvas = $('timeline-canvas'), tip = $('timeline-tip');
-  const labels = new Map(D.threads.rows.map((r) => [r[0], r[1]]));
+  // A thread id names another thread in each session.
+  const labels = new Map(D.threads.rows.map((r) => [r[10] + ':' + r[0], r[1]]));
   const rowH = 26, axisH = 22, labelW = 56;
   const t0 = tl.t0, w = tl.width_s, n = tl.n;
   const full = [t0, t0 + n * w];
@@ -533,6 +646,22 @@ function timeline() {
         if (g > 0) { c.fillStyle = '#fb8c00'; c.fillRect(x, y0 + 2 + h * (1 - m - g), 1, h * g); }
       }
     });
+    // Sessions as on the charts: the gaps between them shaded, each later
+    // one's start a dashed line.
+    const rowsH = caps.length * rowH;
+    c.save();
+    c.beginPath(); c.rect(labelW, axisH, plotW, rowsH); c.clip();
+    c.fillStyle = 'rgba(96, 125, 139, 0.10)';
+    for (let k = 1; k < SPANS.length; k++) {
+      const end = SPANS[k - 1][2];
+      if (end !== null && end < SPANS[k][1]) c.fillRect(xOf(end), axisH, xOf(SPANS[k][1]) - xOf(end), rowsH);
+    }
+    c.strokeStyle = 'rgba(55, 71, 79, 0.7)';
+    c.setLineDash([4, 3]);
+    for (const [, t] of SPANS.slice(1)) {
+      c.beginPath(); c.moveTo(Math.round(xOf(t)) + 0.5, axisH); c.lineTo(Math.round(xOf(t)) + 0.5, axisH + rowsH); c.stroke();
+    }
+    c.restore();
     canvas.dataset.view = `${view[0]},${view[1]}`;
   }
   function colAt(clientX) {
@@ -569,7 +698,9 @@ function timeline() {
     for (const [x, v] of ran) if (v > share) { th = x; share = v; }
     let text = `cap ${cap.cap} at ${fmtSecs(t0 + (i0 + k / 2) * w)} (${k > 1 ? k + ' columns' : 'column'} of ${fmtNs(w * 1e9)})\n` +
       `running ${(m / k / 10).toFixed(1)} %, GC ${(g / k / 10).toFixed(1)} %, idle ${Math.max(0, 100 - (m + g) / k / 10).toFixed(1)} %`;
-    if (th >= 0) text += `\nthread ${th}${labels.get(th) ? ' "' + labels.get(th) + '"' : ''} ran ${(share / k / 10).toFixed(1)} %`;
+    const tm = t0 + (i0 + k / 2) * w, sn = sessionAt(tm), label = labels.get(sn + ':' + th);
+    if (th >= 0) text += `\nthread ${th}${SPANS.length > 1 && sn !== null ? ' of session ' + sn : ''}` +
+      `${label ? ' "' + label + '"' : ''} ran ${(share / k / 10).toFixed(1)} %`;
     tip.textContent = text;
     tip.hidden = false;
     const x = e.clientX - rect.left + 12;
@@ -650,18 +781,23 @@ function gcSection() {
   { unit: 'ns', height: 180, plugins: [markerLines()], y: { range: (u, mn, mx) => [0, mx * 1.05 || 1] } });
 }
 
+// Rows [id, label, created, finished, running_ns, blocked_ns, runs,
+// state, status, finished?, session]: every session's threads, times on
+// the page's axis; with several sessions a column names each thread's.
 function threadsTable() {
   const t = D.threads;
+  const several = SPANS.length > 1 || t.rows.some((r) => r[10] !== t.rows[0][10]);
   show('threads-nodata', !t.rows.length);
   $('threads-table').dataset.rows = String(t.rows.length);
   if (!t.rows.length) { $('threads-search').parentNode.hidden = true; $('threads-table').parentNode.hidden = true; return; }
+  $('threads-session').hidden = !several;
   searchTable($('threads-table').tBodies[0], $('threads-search'), $('threads-count'), t.rows,
-    (r) => el('tr', {}, td(String(r[0]), 'num'), td(r[1] || '', 'name'), td(fmtSecs(r[2]), 'num'),
+    (r) => el('tr', {}, several ? td(String(r[10]), 'num') : null, td(String(r[0]), 'num'), td(r[1] || '', 'name'), td(fmtSecs(r[2]), 'num'),
       td(r[9] ? fmtSecs(r[3]) : '', 'num', r[9] ? '' : 'still alive at the end (last seen ' + fmtSecs(r[3]) + ')'),
       td(r[2] !== null && r[3] !== null ? fmtSecs(r[3] - r[2]) : '', 'num'),
       td(fmtNs(r[4]), 'num', fmtInt(r[4]) + ' ns'), td(fmtNs(r[5]), 'num'), td(fmtInt(r[6]), 'num'),
       td(r[8] || r[7] || '')),
-    (r) => `${r[0]} ${r[1] || ''} ${r[8] || ''}`, 500);
+    (r) => `${several ? 'session ' + r[10] + ' ' : ''}${r[0]} ${r[1] || ''} ${r[8] || ''}`, 500);
   if (t.total > t.rows.length) $('threads-count').textContent += ` (the ${t.rows.length} that ran longest of ${t.total})`;
 }
 

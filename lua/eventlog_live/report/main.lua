@@ -8,7 +8,8 @@
 --     HeapProfSample points can be grouped into censuses;
 --   * heap censuses the processors do not turn into points: -hb
 --     biographical samples (HEAP_BIO_PROF_SAMPLE_BEGIN + string samples);
---   * the threads table, from the host's thread tracker (el.threads).
+--   * the threads table, from the host's thread tracker (el.threads), one
+--     list per session.
 -- Everything here is low-rate (one call per census sample, per session,
 -- once at the end); the scheduler events stay in C.
 local el = require("eventlog_live")
@@ -20,9 +21,13 @@ require("eventlog_live.processors").start(el)
 -- {====== session ======}
 
 -- Called as the session becomes known and at its end (its clock may
--- have been tightened meanwhile).
+-- have been tightened meanwhile), then with its last event's Unix time:
+-- where each session lies on the page's axis (the charts break their
+-- lines between sessions).
 el.on_session(native.session)
-el.on_session_end(native.session)
+el.on_session_end(function(s)
+  native.session(s, el.now() > 0 and el.unix_ns(el.now()) or nil)
+end)
 
 -- {====== heap censuses ======}
 
@@ -55,24 +60,18 @@ el.on("HEAP_PROF_SAMPLE_END", function() bio_t = nil end)
 
 -- {====== threads ======}
 
--- tracker:list() with no thread at all hands qsort a NULL array
--- (src/host/lua_analysis.c, undefined behaviour that UBSan stops on): it
--- is called only once a thread was seen, created or run (a Mutator span
--- has reached the reducer by the end: the processors flush first).
--- A report lists every thread: keep up to 100,000 finished ones (the
--- daemon keeps 1,000; docs/lua-api.md §6), ~30 MB at most.
+-- The threads table lists every session's threads: the tracker starts
+-- afresh with each session (a thread id names another thread in each
+-- run), so each session's list is handed over at its end (after the
+-- helpers' flush), with the session's number and RTS start: the page
+-- puts the times on its axis. A report lists every thread: keep up to
+-- 100,000 finished ones (the daemon keeps 1,000; docs/lua-api.md §6),
+-- ~30 MB at most.
 local threads = el.threads{keep_finished = 100000}
-local created = false
-local sub
-sub = el.on("CREATE_THREAD", function()
-  created = true
-  el.off(sub)
-end)
-el.on_end(function()
-  if not created and native.mutator_spans() == 0 then return end
+el.on_session_end(function(s)
   local list = threads:list()
   for _, t in ipairs(list) do
     if t.status then t.status_name = status.name(t.status) end
   end
-  native.threads(list)
+  native.threads(list, s.number, s.start_unix_ns)
 end)
