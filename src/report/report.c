@@ -72,6 +72,7 @@ void el_rp_free(el_rp_t *rp) {
     el__rp_thread_clear(&rp->threads[i]);
   el_free(rp->threads);
   el__rp_session_clear(&rp->session);
+  for (size_t i = 0; i < rp->nspans; i++) el_free(rp->spans[i].args);
   for (size_t i = 0; i < EL_ARRAY_LEN(rp->names); i++) el_free(rp->names[i]);
   for (size_t i = 0; i < rp->nerrors; i++) el_free(rp->errors[i].msg);
   clear_input(rp);

@@ -383,6 +383,10 @@ typedef struct rp_span_s {
   uint64_t number;        /* el.session.number */
   uint64_t start_unix_ns; /* its RTS start, 0 unknown */
   uint64_t end_unix_ns;   /* its last event's time, 0 not ended yet */
+  char *args;             /* its program's arguments, or NULL (owned) */
+  int64_t pid;            /* -1 unknown */
+  char breakdown[4];      /* heap profile breakdown ("-hT"), or "" */
+  bool estimated;         /* its clock is estimated, not exact */
 } rp_span_t;
 
 /* {====== the reducer ======} */

@@ -58,38 +58,56 @@ static char *field_join(lua_State *L, int idx, const char *k, const char *sep,
   return buf;
 }
 
-/* Note where session `number` lies (its RTS start, and its end when
- * end > 0), Unix ns; the first RP_MAX_SESSIONS sessions are placed. */
-static void place_session(el_rp_t *rp, uint64_t number, uint64_t start,
-                          uint64_t end) {
-  rp_span_t *sp = NULL;
+/* The place of session `number` (rp_span_t), added on first use; NULL
+ * beyond RP_MAX_SESSIONS. */
+static rp_span_t *span_of(el_rp_t *rp, uint64_t number) {
   for (size_t i = rp->nspans; i-- > 0;)
-    if (rp->spans[i].number == number) {
-      sp = &rp->spans[i];
-      break;
+    if (rp->spans[i].number == number) return &rp->spans[i];
+  if (rp->nspans >= RP_MAX_SESSIONS) return NULL;
+  rp_span_t *sp = &rp->spans[rp->nspans++];
+  sp->number = number;
+  sp->pid = -1;
+  return sp;
+}
+
+/* Note in sp what the session table at idx says of the session: its
+ * start (Unix ns), clock, program arguments, pid and breakdown. */
+static void span_from(lua_State *L, int idx, rp_span_t *sp) {
+  int64_t start = field_int(L, idx, "start_unix_ns", 0);
+  if (start > 0) sp->start_unix_ns = (uint64_t)start;
+  char *clock = field_str(L, idx, "clock");
+  if (clock) sp->estimated = strcmp(clock, "exact") != 0;
+  el_free(clock);
+  char buf[4096];
+  field_join(L, idx, "args", " ", buf, sizeof buf);
+  if (buf[0]) {
+    char *a = el_strdup(buf);
+    if (a) {
+      el_free(sp->args);
+      sp->args = a;
     }
-  if (!sp) {
-    if (rp->nspans >= RP_MAX_SESSIONS) return;
-    sp = &rp->spans[rp->nspans++];
-    sp->number = number;
   }
-  if (start) sp->start_unix_ns = start;
-  if (end) sp->end_unix_ns = end;
+  sp->pid = field_int(L, idx, "pid", sp->pid);
+  char *bd = field_str(L, idx, "heap_prof_breakdown");
+  if (bd) snprintf(sp->breakdown, sizeof sp->breakdown, "%s", bd);
+  el_free(bd);
 }
 
 /* native.session(s [, end_unix_ns]): the session table el.session
  * (docs/lua-api.md §3), as it becomes known and at its end, when
  * end_unix_ns is its last event's Unix time. The first session is kept
- * for the header; every session's start and end place it on the page's
- * axis (rp_span_t). [-0, +0, e] */
+ * for the header; every session is placed on the page's axis, with its
+ * program (rp_span_t). [-0, +0, e] */
 static int l_session(lua_State *L) {
   el_rp_t *rp = self(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   uint64_t number = (uint64_t)field_int(L, 1, "number", 1);
-  int64_t start = field_int(L, 1, "start_unix_ns", 0);
   lua_Integer end = luaL_optinteger(L, 2, 0);
-  place_session(rp, number, start > 0 ? (uint64_t)start : 0,
-                end > 0 ? (uint64_t)end : 0);
+  rp_span_t *sp = span_of(rp, number);
+  if (sp) {
+    span_from(L, 1, sp);
+    if (end > 0) sp->end_unix_ns = (uint64_t)end;
+  }
   if (number > rp->sessions) rp->sessions = number;
   if (rp->session.number && rp->session.number != number) return 0;
   rp_session_t *s = &rp->session;

@@ -516,9 +516,10 @@ static int cmp_span(const void *a, const void *b) {
   return x->number < y->number ? -1 : x->number > y->number;
 }
 
-/* `spans`: [number, start, end] per session in time order, seconds on
- * the page's axis (end null while unknown); sessions whose start is
- * unknown are left out. The page breaks its lines between sessions. */
+/* `spans`: per session in time order {number, start, end (seconds on
+ * the page's axis; end null while unknown), args, pid, breakdown,
+ * estimated}; sessions whose start is unknown are left out. The page
+ * breaks its lines between sessions and lists them. */
 static void out_spans(out_t *o) {
   el_rp_t *rp = o->rp;
   rp_json_t *j = &o->j;
@@ -528,14 +529,25 @@ static void out_spans(out_t *o) {
   for (size_t i = 0; i < rp->nspans; i++) {
     const rp_span_t *s = &rp->spans[i];
     if (!s->start_unix_ns) continue;
-    el__rp_json_arr(j);
-    el__rp_json_uint(j, s->number);
+    el__rp_json_obj(j);
+    kv_uint(j, "number", s->number);
+    el__rp_json_key(j, "start");
     el__rp_json_secs(j, rel(o, s->start_unix_ns));
+    el__rp_json_key(j, "end");
     if (s->end_unix_ns)
       el__rp_json_secs(j, rel(o, s->end_unix_ns));
     else
       el__rp_json_null(j);
-    el__rp_json_end_arr(j);
+    kv_str(j, "args", s->args);
+    el__rp_json_key(j, "pid");
+    if (s->pid >= 0)
+      el__rp_json_int(j, s->pid);
+    else
+      el__rp_json_null(j);
+    kv_str(j, "breakdown", s->breakdown[0] ? s->breakdown : NULL);
+    el__rp_json_key(j, "estimated");
+    el__rp_json_bool(j, s->estimated);
+    el__rp_json_end_obj(j);
   }
   el__rp_json_end_arr(j);
 }

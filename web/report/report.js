@@ -227,8 +227,9 @@ function fullRange(u, min, max) {
 // {====== sessions ======}
 
 // A file of several eventlog sessions (a program run more than once) has
-// them one after another on the page's axis: D.spans, [number, start,
-// end] in time order (seconds; end null when unknown). A line is not
+// them one after another on the page's axis: D.spans, {number, start,
+// end, args, pid, breakdown, estimated} in time order (seconds; end null
+// when unknown). A line is not
 // drawn from one session's last point to the next one's first (the
 // program did not run in between), the gap between them is shaded, and
 // each later session's start is a dashed line named "session N".
@@ -236,15 +237,15 @@ const SPANS = D.spans || [];
 // Where lines break: midway between a session's end and the next one's
 // start, or at that start when they touch.
 const BREAKS = SPANS.slice(1).map((s, k) => {
-  const end = SPANS[k][2];
-  return end !== null && end < s[1] ? (end + s[1]) / 2 : s[1];
+  const end = SPANS[k].end;
+  return end !== null && end < s.start ? (end + s.start) / 2 : s.start;
 });
 
 // The number of the session at time t (the last one started by then),
 // or null before the first.
 function sessionAt(t) {
   let n = null;
-  for (const s of SPANS) if (s[1] <= t) n = s[0];
+  for (const s of SPANS) if (s.start <= t) n = s.number;
   return n;
 }
 
@@ -281,9 +282,9 @@ function sessionMarks() {
         c.save();
         c.fillStyle = 'rgba(96, 125, 139, 0.10)';
         for (let k = 1; k < SPANS.length; k++) {
-          const end = SPANS[k - 1][2];
-          if (end === null || end >= SPANS[k][1]) continue;
-          const a = Math.max(left, xOf(u, end)), b = Math.min(left + width, xOf(u, SPANS[k][1]));
+          const end = SPANS[k - 1].end, start = SPANS[k].start;
+          if (end === null || end >= start) continue;
+          const a = Math.max(left, xOf(u, end)), b = Math.min(left + width, xOf(u, start));
           if (b > a) c.fillRect(a, top, b - a, height);
         }
         c.restore();
@@ -298,7 +299,7 @@ function sessionMarks() {
         c.font = `${10 * dpr}px sans-serif`;
         c.textAlign = 'left';
         c.textBaseline = 'alphabetic';
-        for (const [n, t] of SPANS.slice(1)) {
+        for (const { number: n, start: t } of SPANS.slice(1)) {
           const x = xOf(u, t);
           if (x < left || x > left + width) continue;
           c.beginPath(); c.moveTo(x, top); c.lineTo(x, top + height); c.stroke();
@@ -412,6 +413,7 @@ function header() {
   fact('pid', s.pid);
   fact('input', `${D.input} · ${fmtBytes(D.stats.bytes)} · ${fmtInt(D.stats.events)} events` +
     (D.stats.sessions > 1 ? ` · ${D.stats.sessions} sessions` : ''));
+  sessionList();
   if (D.errors_total) {
     const e = $('errors');
     e.hidden = false;
@@ -426,6 +428,23 @@ function header() {
     `peak memory ${fmtBytes(D.stats.peak_mem_bytes)}`;
   for (const sec of D.sections || [])
     $('nav').append(el('a', { href: '#custom-' + (D.sections.indexOf(sec) + 1), text: sec.title }));
+}
+
+// Several sessions: one line each under the header (the facts above are
+// the first one's): where it lies on the page's axis, its program.
+function sessionList() {
+  if (SPANS.length < 2) return;
+  const ol = $('sessions'), shown = 20;
+  ol.hidden = false;
+  for (const s of SPANS.slice(0, shown))
+    ol.append(el('li', { 'data-session': s.number },
+      el('span', { class: 'n', text: `session ${s.number}` }),
+      el('span', { class: 'when', text: `${fmtSecs(s.start)} – ${s.end === null ? '' : fmtSecs(s.end)}` +
+        (s.estimated ? ' (estimated)' : '') }),
+      el('span', { text: [s.pid !== null ? 'pid ' + s.pid : '', s.breakdown || ''].filter((x) => x).join(' · ') }),
+      el('span', { class: 'args', text: s.args || '' })));
+  if (SPANS.length > shown)
+    ol.append(el('li', { text: `and ${fmtInt(SPANS.length - shown)} more sessions` }));
 }
 
 // {====== heap ======}
@@ -475,7 +494,12 @@ function heapProfile() {
   const st = $('heap-stats');
   stat(st, 'censuses', 'heap censuses', p.censuses_begun, fmtInt(p.censuses_begun));
   const bd = p.breakdown || '';
-  $('heapprof-breakdown').textContent = bd ? `${bd}: ${BREAKDOWNS[bd] || ''}, ${fmtInt(p.censuses)} censuses, ${fmtInt(p.bands_total)} bands` +
+  // Sessions profiled by different breakdowns: their bands share the chart.
+  const bds = [...new Set(SPANS.map((s) => s.breakdown).filter((b) => b))];
+  $('heapprof-breakdown').textContent = bds.length > 1
+    ? `${SPANS.filter((s) => s.breakdown).map((s) => `${s.breakdown} (session ${s.number})`).join(', ')}: ` +
+      `${fmtInt(p.censuses)} censuses, ${fmtInt(p.bands_total)} bands`
+    : bd ? `${bd}: ${BREAKDOWNS[bd] || ''}, ${fmtInt(p.censuses)} censuses, ${fmtInt(p.bands_total)} bands` +
     (p.interval_ns ? `, every ${fmtNs(p.interval_ns)}` : '') : '';
   const top = p.top;
   if (top.length) {
@@ -653,12 +677,12 @@ function timeline() {
     c.beginPath(); c.rect(labelW, axisH, plotW, rowsH); c.clip();
     c.fillStyle = 'rgba(96, 125, 139, 0.10)';
     for (let k = 1; k < SPANS.length; k++) {
-      const end = SPANS[k - 1][2];
-      if (end !== null && end < SPANS[k][1]) c.fillRect(xOf(end), axisH, xOf(SPANS[k][1]) - xOf(end), rowsH);
+      const end = SPANS[k - 1].end, start = SPANS[k].start;
+      if (end !== null && end < start) c.fillRect(xOf(end), axisH, xOf(start) - xOf(end), rowsH);
     }
     c.strokeStyle = 'rgba(55, 71, 79, 0.7)';
     c.setLineDash([4, 3]);
-    for (const [, t] of SPANS.slice(1)) {
+    for (const { start: t } of SPANS.slice(1)) {
       c.beginPath(); c.moveTo(Math.round(xOf(t)) + 0.5, axisH); c.lineTo(Math.round(xOf(t)) + 0.5, axisH + rowsH); c.stroke();
     }
     c.restore();
@@ -792,7 +816,8 @@ function threadsTable() {
   if (!t.rows.length) { $('threads-search').parentNode.hidden = true; $('threads-table').parentNode.hidden = true; return; }
   $('threads-session').hidden = !several;
   searchTable($('threads-table').tBodies[0], $('threads-search'), $('threads-count'), t.rows,
-    (r) => el('tr', {}, several ? td(String(r[10]), 'num') : null, td(String(r[0]), 'num'), td(r[1] || '', 'name'), td(fmtSecs(r[2]), 'num'),
+    (r) => el('tr', {}, several ? td(String(r[10]), 'num') : null, td(String(r[0]), 'num'), td(r[1] || '', 'name'),
+      el('td', { class: 'num', text: fmtSecs(r[2]), 'data-value': r[2] === null ? null : String(r[2]) }),
       td(r[9] ? fmtSecs(r[3]) : '', 'num', r[9] ? '' : 'still alive at the end (last seen ' + fmtSecs(r[3]) + ')'),
       td(r[2] !== null && r[3] !== null ? fmtSecs(r[3] - r[2]) : '', 'num'),
       td(fmtNs(r[4]), 'num', fmtInt(r[4]) + ' ns'), td(fmtNs(r[5]), 'num'), td(fmtInt(r[6]), 'num'),
