@@ -244,6 +244,21 @@ static void test_allocation_first_interval_from_start(void **state) {
   sum = alloc_sum(h);
   assert_true(sum > 4399.999 && sum < 4400.001);
   assert_true(h->alloc_total == 9900);
+  /* A new session's count whose first total (600) is above the previous
+   * session's last (400): its own 600 bytes, spread from its start at
+   * 2 s, not 200 bytes over the time between the programs. */
+  assert_true(el__rp_heap_alloc(h, T0 + 2100 * MS, T0 + 2000 * MS, 0, 600) ==
+              T0 + 2000 * MS);
+  sum = alloc_sum(h);
+  assert_true(sum > 4999.999 && sum < 5000.001);
+  assert_true(h->alloc_total == 10500);
+  uint64_t w2 = el__rp_cols_width(&h->g);
+  for (size_t i = 0; i < h->g.n; i++) {
+    uint64_t cs = el__rp_cols_start(&h->g, i);
+    if (cs >= T0 + 600 * MS && cs + w2 <= T0 + 2000 * MS)
+      assert_true(((rp_gauge_t *)el__rp_cols_el(&h->g, RP_G_ALLOC, i))->sum ==
+                  0);
+  }
   el_rp_free(rp);
 }
 
