@@ -439,7 +439,7 @@ function sessionList() {
   for (const s of SPANS.slice(0, shown))
     ol.append(el('li', { 'data-session': s.number },
       el('span', { class: 'n', text: `session ${s.number}` }),
-      el('span', { class: 'when', text: `${fmtSecs(s.start)} – ${s.end === null ? '' : fmtSecs(s.end)}` +
+      el('span', { class: 'when', text: `${s.start === 0 ? '0 s' : fmtSecs(s.start)} – ${s.end === null ? '' : fmtSecs(s.end)}` +
         (s.estimated ? ' (estimated)' : '') }),
       el('span', { text: [s.pid !== null ? 'pid ' + s.pid : '', s.breakdown || ''].filter((x) => x).join(' · ') }),
       el('span', { class: 'args', text: s.args || '' })));
