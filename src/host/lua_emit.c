@@ -150,22 +150,34 @@ static el_rts_ns_t opt_t(lua_State *L, el_host_t *h, int idx) {
 
 /* Unix time from the fields `unix_key` or `t_key` (eventlog time; neither:
  * the current event's or the stream's time) of the table at tbl, an
- * argument of fn. [-0, +0, v] */
-static el_unix_ns_t field_time(lua_State *L, el_host_t *h, int tbl,
-                               const char *fn, const char *unix_key,
-                               const char *t_key) {
+ * argument of fn. *t gets the eventlog time the Unix time was converted
+ * from, or UINT64_MAX when the field `unix_key` gave it. [-0, +0, v] */
+static el_unix_ns_t field_time_t(lua_State *L, el_host_t *h, int tbl,
+                                 const char *fn, const char *unix_key,
+                                 const char *t_key, el_rts_ns_t *t) {
   el_unix_ns_t u = 0;
+  *t = UINT64_MAX;
   if (lua_getfield(L, tbl, unix_key) != LUA_TNIL) {
     u = el__field_time(L, fn, unix_key);
   } else if (lua_getfield(L, tbl, t_key) != LUA_TNIL) {
-    u = el__host_unix(h, el__field_time(L, fn, t_key));
+    *t = el__field_time(L, fn, t_key);
+    u = el__host_unix(h, *t);
     lua_pop(L, 1);
   } else {
     lua_pop(L, 1);
-    u = el__host_unix(h, opt_t(L, h, 0));
+    *t = opt_t(L, h, 0);
+    u = el__host_unix(h, *t);
   }
   lua_pop(L, 1);
   return u;
+}
+
+/* field_time_t without the eventlog time. [-0, +0, v] */
+static el_unix_ns_t field_time(lua_State *L, el_host_t *h, int tbl,
+                               const char *fn, const char *unix_key,
+                               const char *t_key) {
+  el_rts_ns_t t;
+  return field_time_t(L, h, tbl, fn, unix_key, t_key, &t);
 }
 
 static int hexval(int c) {
@@ -672,8 +684,18 @@ static int em_span(lua_State *L) {
   memset(&sp, 0, sizeof sp);
   sp.name = opt_string_field(L, 1, "el.span", "name", NULL);
   if (!sp.name) return luaL_error(L, "el.span: field 'name' is missing");
-  sp.start_unix_ns = field_time(L, h, 1, "el.span", "start_unix_ns", "start_t");
-  sp.end_unix_ns = field_time(L, h, 1, "el.span", "end_unix_ns", "end_t");
+  el_rts_ns_t start_t, end_t;
+  sp.start_unix_ns =
+      field_time_t(L, h, 1, "el.span", "start_unix_ns", "start_t", &start_t);
+  sp.end_unix_ns =
+      field_time_t(L, h, 1, "el.span", "end_unix_ns", "end_t", &end_t);
+  /* Both in eventlog time: compared as given, since before the session's
+   * clock is known (while the script loads) both convert to 0. */
+  if (start_t != UINT64_MAX && end_t != UINT64_MAX && end_t < start_t)
+    return luaL_error(L,
+                      "el.span: it ends (%I) before it starts (%I), eventlog "
+                      "ns",
+                      (lua_Integer)end_t, (lua_Integer)start_t);
   if (sp.end_unix_ns < sp.start_unix_ns)
     return luaL_error(L,
                       "el.span: it ends (%I) before it starts (%I), Unix "

@@ -119,4 +119,29 @@ describe("errors of the Lua API's arguments", function()
       assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
     end
   end)
+
+  it("refuse a span that ends before it starts, also while loading",
+     function()
+    -- While the script loads no session clock is known: both eventlog
+    -- times converted to Unix time 0, and the span was stored with no
+    -- times at all instead of raising.
+    local h = el_spec.host{code = [[
+local el = require("eventlog_live")
+local ok, err = pcall(el.span, {name = "s", start_t = 20, end_t = 10})
+el.host_log("warn", "load: " .. (ok and "no error" or err))
+el.on("USER_MARKER", function()
+  local ok2, err2 = pcall(el.span, {name = "s", start_t = 20, end_t = 10})
+  el.host_log("warn", "event: " .. (ok2 and "no error" or err2))
+end)]]}
+    assert(h:feed(W.eventlog{{cap = 0, {"USER_MARKER", 100, "m"}}}))
+    assert(h:finish())
+    local got = {}
+    for _, msg in ipairs(h:messages()) do
+      local k, e = msg.text:match("^(%a+): (.*)$")
+      if k then got[k] = e end
+    end
+    local want = "el.span: it ends (10) before it starts (20), eventlog ns"
+    assert.equal(want, got.load)
+    assert.equal(want, got.event)
+  end)
 end)
