@@ -161,6 +161,10 @@ void el__order_report(el_host_t *h) {
            raise);
   snprintf(olate, sizeof olate, "time-order handlers saw them out of order; %s",
            raise);
+  char oforced[160];
+  snprintf(oforced, sizeof oforced,
+           "raise max_held (now %zu: el.order(\"time\", {max_held = N}))",
+           el__order_max(h));
   /* One row per count, in the order of p->told. */
   const struct {
     uint64_t now;       /* the count in el_host_stats_t */
@@ -181,11 +185,12 @@ void el__order_report(el_host_t *h) {
       {st->order_late,
        "events arrived after the reorder horizon (their capability "
        "silent past it, or first seen late; or without a capability, in "
-       "a global block read late: live, GHC 9.0 writes it at exit)",
+       "a global block read late: live, GHC 9.0 writes it at exit; or "
+       "behind events released early, order_forced)",
        "order_late", olate},
       {st->order_forced,
        "events for time-order handlers were released before their turn",
-       "order_forced", "raise el.order{max_held=}"},
+       "order_forced", oforced},
   };
   _Static_assert(
       sizeof counts / sizeof counts[0] == sizeof p->told / sizeof p->told[0],

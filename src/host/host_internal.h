@@ -561,6 +561,8 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev);
 void el__order_release(el_host_t *h, int all);
 /* Events held now; *peak (if not NULL) = the most held at once. */
 size_t el__order_held(const el_host_t *h, size_t *peak);
+/* The most events held before forced releases (el.order's max_held). */
+size_t el__order_max(const el_host_t *h);
 /* Hold at most max_held events (>= 1) before forcing releases. */
 void el__order_set_max(el_host_t *h, size_t max_held);
 void el__order_free(el_host_t *h);

@@ -268,6 +268,10 @@ size_t el__order_held(const el_host_t *h, size_t *peak) {
   return h->order ? h->order->n : 0;
 }
 
+size_t el__order_max(const el_host_t *h) {
+  return h->order ? h->order->max_held : DEFAULT_MAX_HELD;
+}
+
 void el__order_set_max(el_host_t *h, size_t max_held) {
   el__order_t *o = order_get(h);
   if (o) o->max_held = max_held;

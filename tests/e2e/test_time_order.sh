@@ -100,7 +100,7 @@ check "max_held = 1: every event delivered, early releases counted" \
   "$(printf '%d\ttrue' "$n")" "$(head -1 "$tmp/forced.out")"
 forced=$(sed -n 2p "$tmp/forced.out")
 check "max_held = 1: the early releases are warned about, with the knob" \
-  "session 1: $forced events for time-order handlers were released before their turn (el.stats().order_forced); raise el.order{max_held=}" \
+  "session 1: $forced events for time-order handlers were released before their turn (el.stats().order_forced); raise max_held (now 1: el.order(\"time\", {max_held = N}))" \
   "$(grep -o 'session 1: [0-9]* events for time-order.*' "$tmp/forced.err")"
 
 # 4. Two sessions (the file twice): everything held is released at the end
