@@ -1220,7 +1220,8 @@ static int ev_unix_ns(lua_State *L) {
   return 1;
 }
 
-/* el.type_info(name_or_id) -> {id, name, fields} or nil. [-0, +0|1, m] */
+/* el.type_info(name_or_id) -> {id, name, fields}, or nil for a name or id
+ * the decoder's table does not know. [-0, +1, m] */
 static int ev_type_info(lua_State *L) {
   int id;
   if (lua_type(L, 1) == LUA_TNUMBER)
@@ -1229,7 +1230,10 @@ static int ev_type_info(lua_State *L) {
     id = el_ev_type_by_name(luaL_checkstring(L, 1));
   const el_ev_type_info_t *ti =
       id >= 0 && id <= 0xFFFF ? el_ev_type_info((uint16_t)id) : NULL;
-  if (!ti) return 0;
+  if (!ti) {
+    lua_pushnil(L); /* one value: print() and table.insert() see it */
+    return 1;
+  }
   lua_createtable(L, 0, 3);
   set_int(L, "id", ti->id);
   lua_pushstring(L, ti->name);
