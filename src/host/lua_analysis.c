@@ -104,13 +104,17 @@ static int tr_list(lua_State *L) {
   return 1;
 }
 
-/* tracker:get(thread) -> table or nil [-0, +0|1, m] */
+/* tracker:get(thread) -> table, or nil for a thread the table does not
+ * hold [-0, +1, m] */
 static int tr_get(lua_State *L) {
   el_host_t *h = el__host_from(L);
   luaL_checkudata(L, 1, TRACKER_MT);
   lua_Integer id = luaL_checkinteger(L, 2);
   thread_t *t = h->ana ? el__ana_thread(h->ana, (uint32_t)id, 0) : NULL;
-  if (!t) return 0;
+  if (!t) {
+    lua_pushnil(L); /* one value, as el.type_info's */
+    return 1;
+  }
   push_thread(L, t);
   return 1;
 }

@@ -145,19 +145,22 @@ end)]]}
     assert.equal(want, got.event)
   end)
 
-  it("el.type_info answers one nil for an unknown name or id", function()
-    -- It returned no value at all: print(el.type_info(9999)) printed an
+  it("el.type_info and tracker:get answer one nil for what they do not know",
+     function()
+    -- They returned no value at all: print(el.type_info(9999)) printed an
     -- empty line and table.insert(t, el.type_info(9999)) raised.
     local h = el_spec.host{code = [[
 local el = require("eventlog_live")
+local th = el.threads{}
 el.host_log("warn", "n: " .. select("#", el.type_info(9999)) .. " " ..
             select("#", el.type_info("NO_SUCH_TYPE")) .. " " ..
-            tostring(el.type_info("NO_SUCH_TYPE")))]]}
+            tostring(el.type_info("NO_SUCH_TYPE")) .. " " ..
+            select("#", th:get(12345)) .. " " .. tostring(th:get(12345)))]]}
     assert(h:finish())
     local got
     for _, msg in ipairs(h:messages()) do
       got = got or msg.text:match("^n: (.*)$")
     end
-    assert.equal("1 1 nil", got)
+    assert.equal("1 1 nil 1 nil", got)
   end)
 end)
