@@ -66,4 +66,17 @@ extern volatile sig_atomic_t el__cmd_stop_signal;
 void el__cmd_stop_begin(el__cmd_stop_t *s);
 void el__cmd_stop_end(const el__cmd_stop_t *s);
 
+/* SIGINT/SIGTERM after the input, while a script's session-end and on_end
+ * hooks run and telemetry is flushed (run, report: the source's handlers
+ * are gone by then). el__cmd_end_begin installs handlers that stop the
+ * Lua call running (el_host_interrupt_signal: "stopped by signal", not an
+ * error; the hooks after it still run, the flush goes on, bounded by its
+ * own timeout) and then step aside (SA_RESETHAND: a second one of the
+ * same signal ends the process as by default); el__cmd_end_end puts the
+ * previous handlers back. Before, the first signal killed the process at
+ * once, telemetry not flushed. Main thread; one host at a time. */
+struct el_host_s;
+void el__cmd_end_begin(el__cmd_stop_t *s, struct el_host_s *h);
+void el__cmd_end_end(const el__cmd_stop_t *s);
+
 #endif

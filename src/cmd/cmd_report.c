@@ -554,8 +554,11 @@ static int run(const report_opts_t *o) {
   el_src_pump_result_t res;
   memset(&res, 0, sizeof res);
   int rc = pump(&p, o, &pc, &res);
+  el__cmd_stop_t guard;
+  el__cmd_end_begin(&guard, p.h); /* a signal now stops on_end */
   el_host_end(p.h);
   el_tm_store_flush(p.st);
+  el__cmd_end_end(&guard);
   if (el_host_stats(p.h)->handler_errors) el_host_report_errors(p.h);
   if (rc < 0 && rc != EL_ESTOPPED && el_host_stats(p.h)->events == 0) {
     /* Nothing decoded: the pump said why (cannot open, no header). */

@@ -240,6 +240,29 @@ static int check_input(const run_opts_t *o) {
   return -1;
 }
 
+/* After the input (the pump returned rc): on_end, telemetry flushed, the
+ * errors reported. Returns the exit status. */
+static int end_run(el_host_t *h, el_tm_store_t *st, int rc) {
+  el__cmd_stop_t guard;
+  el__cmd_end_begin(&guard, h); /* a signal now stops on_end, not run */
+  int end_rc = el_host_end(h);
+  int exp_rc = el_tm_store_shutdown(st, 10000);
+  el__cmd_end_end(&guard);
+  el_host_report_errors(h);
+  int status = 0;
+  if (end_rc == EL_ESTOPPED) {
+    el_eprintf("run: stopped (--fail-fast): %s\n", el_host_error(h));
+    status = 1;
+  } else if (rc < 0 && rc != EL_ESTOPPED) {
+    status = 1; /* the pump logged the decode error and its offset */
+  } else if (exp_rc < 0) {
+    el_eprintf("run: export: %s\n", el_strerror(exp_rc));
+    status = 1;
+  }
+  el_host_exit_status(h, &status); /* os.exit(code): its code */
+  return status;
+}
+
 static int run(const run_opts_t *o) {
   if (check_input(o) != 0) return 1;
   el_host_opts_t hopts = {.fail_fast = o->fail_fast,
@@ -298,21 +321,7 @@ static int run(const run_opts_t *o) {
   uv_close((uv_handle_t *)&wall, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
-  int end_rc = el_host_end(h);
-  int exp_rc = el_tm_store_shutdown(st, 10000);
-  el_host_report_errors(h);
-  if (end_rc == EL_ESTOPPED) {
-    el_eprintf("run: stopped (--fail-fast): %s\n", el_host_error(h));
-    status = 1;
-  } else if (rc < 0 && rc != EL_ESTOPPED) {
-    status = 1;  /* the pump logged the decode error and its offset */
-  } else if (exp_rc < 0) {
-    el_eprintf("run: export: %s\n", el_strerror(exp_rc));
-    status = 1;
-  } else {
-    status = 0;
-  }
-  el_host_exit_status(h, &status); /* os.exit(code): its code */
+  status = end_run(h, st, rc);
 done:
   el_host_free(h);
   el_tm_store_free(st);

@@ -4,6 +4,7 @@
  * has (docs/sources.md, "End of input"). */
 #include <signal.h>
 
+#include "../host/host.h"
 #include "cmd.h"
 
 volatile sig_atomic_t el__cmd_stop_signal;
@@ -19,4 +20,26 @@ void el__cmd_stop_begin(el__cmd_stop_t *s) {
 void el__cmd_stop_end(const el__cmd_stop_t *s) {
   sigaction(SIGINT, &s->old_int, NULL);
   sigaction(SIGTERM, &s->old_term, NULL);
+}
+
+static struct el_host_s *volatile g_end_host;
+
+static void on_end_signal(int sig) {
+  struct el_host_s *h = g_end_host;
+  if (h) el_host_interrupt_signal(h, sig);
+}
+
+void el__cmd_end_begin(el__cmd_stop_t *s, struct el_host_s *h) {
+  g_end_host = h;
+  struct sigaction sa = {.sa_handler = on_end_signal,
+                         .sa_flags = SA_RESETHAND | SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &s->old_int);
+  sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void el__cmd_end_end(const el__cmd_stop_t *s) {
+  sigaction(SIGINT, &s->old_int, NULL);
+  sigaction(SIGTERM, &s->old_term, NULL);
+  g_end_host = NULL;
 }
