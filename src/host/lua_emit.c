@@ -303,8 +303,8 @@ static void check_declared(lua_State *L, const char *name,
  * declared before with another kind (check_declared). [-0, +1, v] */
 static int em_metric(lua_State *L) {
   static const char *const kinds[] = {"gauge", "sum", NULL};
-  static const char *const temps[] = {"unspecified", "delta", "cumulative",
-                                      NULL};
+  /* (OTLP forbids an unspecified temporality for a sum) */
+  static const char *const temps[] = {"delta", "cumulative", NULL};
   static const char *const keys[] = {
       "name", "kind", "unit", "description", "temporality", "monotonic", NULL};
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -337,7 +337,8 @@ static int em_metric(lua_State *L) {
   m->d.unit = m->unit;
   m->d.description = m->description;
   m->d.kind = kind ? EL_TM_SUM : EL_TM_GAUGE;
-  m->d.temporality = kind ? (el_tm_temporality_t)temp : EL_TM_TEMP_UNSPECIFIED;
+  m->d.temporality = kind ? (el_tm_temporality_t)(EL_TM_TEMP_DELTA + temp)
+                          : EL_TM_TEMP_UNSPECIFIED;
   m->d.monotonic = kind ? mono : 0;
   check_declared(L, m->name, &m->d);
   lua_pop(L, 4);

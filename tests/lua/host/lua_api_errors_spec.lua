@@ -45,6 +45,7 @@ describe("errors of the Lua API's arguments", function()
       'el.metric{name = ""}',
       'el.metric{name = "y", kind = "histogram"}',
       'el.metric{name = "y", monotonic = "yes"}',
+      'el.metric{name = "y", kind = "sum", temporality = "unspecified"}',
       'el.span{name = "s", kind = "weird"}',
       'el.profile_sample{frames = {"a"}, value = 1.5}',
       'el.profile_sample{frames = {{func = 7, line = "x"}}}',
@@ -61,6 +62,8 @@ describe("errors of the Lua API's arguments", function()
       "el.metric: field 'name' is empty",
       "el.metric: field 'kind' is 'histogram': use one of gauge, sum",
       "el.metric: field 'monotonic' must be a boolean (got string)",
+      "el.metric: field 'temporality' is 'unspecified': use one of delta, " ..
+        "cumulative",
       "el.span: field 'kind' is 'weird': use one of internal, server, " ..
         "client, producer, consumer",
       "el.profile_sample: field 'value' must be an integer (got 1.5)",
