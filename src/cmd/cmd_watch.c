@@ -2,7 +2,9 @@
  * GHC program and watch it live in the web view, in one command.
  *
  * watch makes a private FIFO (a mkdtemp folder, removed at exit), starts
- * PROGRAM with "-l -ol<fifo>" (and the -h<X> given to watch) appended to
+ * PROGRAM with the RTS options "-l -ol<fifo>" (and the -h<X> given to
+ * watch) as its first arguments, "+RTS ... -RTS", when its RTS takes them
+ * there (a probe, "the program's RTS options" below), else appended to
  * GHCRTS, and runs the daemon's own pipeline (el_otelcol_main, daemon.c:
  * same options, same configuration file) on that FIFO with local defaults:
  * exports every second, the trace processors on, the heap gauges
@@ -55,6 +57,9 @@ typedef struct watch_s {
   const char *socket_path; /* --eventlog-socket PATH, or NULL */
   double flush_s;          /* --eventlog-flush-interval */
   char breakdown[4];       /* -h<X> given to watch, "" if none */
+  char rts_buf[700];       /* the RTS options' text, NUL-separated */
+  char **spawn_argv;       /* the program's argv with +RTS OPTS -RTS first
+                              (malloc'd), or NULL: prog_argv, GHCRTS */
   pid_t pid;               /* the program, 0 before it started */
   pthread_t reaper;        /* waits for it */
   int reaper_started;
@@ -88,12 +93,18 @@ static void print_help(FILE *f) {
   fputs(
       "Usage: eventlog-live watch [OPTIONS] -- PROGRAM [ARGS...]\n"
       "\n"
-      "Run a GHC program (built with -eventlog -rtsopts) and watch it live:\n"
-      "its eventlog goes through a private FIFO (GHCRTS gets -l -ol<fifo>)\n"
-      "into the daemon's processors; the web view and /metrics are served\n"
-      "on a free port (printed). Exits with the program's status (128+N\n"
-      "if it died of signal N). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
-      "and SIGUSR2 are forwarded to it, once (docs/exit-codes.md).\n"
+      "Run a GHC program (built with -eventlog) and watch it live: its\n"
+      "eventlog goes through a private FIFO into the daemon's processors.\n"
+      "The program gets its RTS options (-l -ol<fifo>, -h<X>) as\n"
+      "arguments, PROGRAM +RTS ... -RTS ARGS, when its RTS takes them\n"
+      "there (watch runs PROGRAM +RTS ... --info -RTS once to check), so\n"
+      "its children do not inherit them; otherwise (a script, a wrapper,\n"
+      "an RTS that refuses them) they are appended to GHCRTS; -v info\n"
+      "says which. -h<X> needs a program linked with -rtsopts. The web\n"
+      "view and /metrics are served on a free port (printed). Exits with\n"
+      "the program's status (128+N if it died of signal N). SIGINT,\n"
+      "SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to it,\n"
+      "once (docs/exit-codes.md).\n"
       "\n"
       "Every eventlog-live-otelcol option is accepted too (see\n"
       "`eventlog-live otelcol --help`); they and --config win over the\n"
@@ -230,24 +241,210 @@ static int rts_has_flush_interval(const char *exe) {
   return r;
 }
 
-/* Append the RTS options to GHCRTS (kept: what the user set) and, in
- * socket mode, set GHC_EVENTLOG_UNIX_PATH. Says, once, how the data will
- * arrive. Returns 0 or -1 (out of memory). */
-static int set_environment(watch_t *w) {
-  char exe[4096];
-  if (find_program(w->prog_argv[0], exe, sizeof exe) != 0) {
-    w->start_failed = check_program(w); /* gone since the first check */
-    return -1;
+/* {====== the program's RTS options ======}
+ * The options (-l, -ol<fifo>, the -h<X>, --eventlog-flush-interval=N) go
+ * to the program's RTS as arguments, "PROGRAM +RTS OPTIONS -RTS ARGS...",
+ * when its RTS takes them there: GHCRTS, which every child process
+ * inherits, then stays as the user set it. Otherwise (a script or
+ * wrapper, an RTS that refuses or ignores its command line) they are
+ * appended to GHCRTS, as before. Either way the program's own later
+ * "+RTS ..." arguments win (the RTS reads GHCRTS, then its arguments in
+ * order). */
+
+#define EL_RTS_MAX_OPTS 4 /* -l -ol<fifo> -h<X> --eventlog-flush-interval */
+#define EL_PROBE_TIMEOUT_MS 5000
+/* Where the probe's GHCRTS sends the eventlog: a path no one can open
+ * (/dev/null is no folder), so an RTS that reads GHCRTS but not its
+ * command line stops in hs_init, before the program's main. */
+#define EL_PROBE_DEAD_OL "-ol/dev/null/eventlog-live-probe"
+
+static void program_signals(posix_spawnattr_t *at);
+
+/* The options for the program's RTS into opts (w->rts_buf holds their
+ * text); flush: rts_has_flush_interval's answer. Returns their count. */
+static int rts_options(watch_t *w, int flush, char *opts[EL_RTS_MAX_OPTS]) {
+  char *b = w->rts_buf, *end = w->rts_buf + sizeof w->rts_buf;
+  int n = 0;
+  opts[n++] = b;
+  b += snprintf(b, (size_t)(end - b), "-l") + 1;
+  if (w->fifo[0]) {
+    opts[n++] = b;
+    b += snprintf(b, (size_t)(end - b), "-ol%s", w->fifo) + 1;
   }
-  int flush = rts_has_flush_interval(exe);
-  char add[600];
-  int n = snprintf(add, sizeof add, "-l");
-  if (w->fifo[0]) n += snprintf(add + n, sizeof add - n, " -ol%s", w->fifo);
-  if (w->breakdown[0])
-    n += snprintf(add + n, sizeof add - n, " %s", w->breakdown);
-  if (flush == 1)
-    snprintf(add + n, sizeof add - n, " --eventlog-flush-interval=%g",
-             w->flush_s);
+  if (w->breakdown[0]) {
+    opts[n++] = b;
+    b += snprintf(b, (size_t)(end - b), "%s", w->breakdown) + 1;
+  }
+  if (flush == 1) {
+    opts[n++] = b;
+    snprintf(b, (size_t)(end - b), "--eventlog-flush-interval=%g", w->flush_s);
+  }
+  return n;
+}
+
+/* The environment for the probe: environ with GHCRTS replaced by the
+ * user's GHCRTS (if any) followed by "-l " EL_PROBE_DEAD_OL. NULL when out
+ * of memory; the caller frees the array and its first entry. */
+static char **probe_environment(void) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  const char *old = getenv("GHCRTS");
+  size_t len = (old ? strlen(old) : 0) + 64;
+  char *v = malloc(len);
+  if (!env || !v) {
+    free(env);
+    free(v);
+    return NULL;
+  }
+  snprintf(v, len, "GHCRTS=%s%s-l " EL_PROBE_DEAD_OL, old ? old : "",
+           old && *old ? " " : "");
+  size_t k = 0;
+  env[k++] = v;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "GHCRTS=", 7)) env[k++] = environ[i];
+  env[k] = NULL;
+  return env;
+}
+
+/* CLOCK_MONOTONIC in ms. */
+static long long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Read the probe's stdout (fd) into buf (size bytes, NUL-terminated)
+ * until EOF, a full buffer or deadline (CLOCK_MONOTONIC ms). */
+static void probe_read(int fd, char *buf, size_t size, long long deadline) {
+  size_t got = 0;
+  while (got + 1 < size) {
+    long long left = deadline - now_ms();
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (left <= 0) break;
+    int pr = poll(&p, 1, (int)left);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) break;
+    ssize_t r = read(fd, buf + got, size - 1 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  buf[got] = 0;
+}
+
+/* Start the probe "exe +RTS OPTS --info -RTS" (opts: n options, -ol
+ * given as EL_PROBE_DEAD_OL: the FIFO is not opened) in a process group of
+ * its own, stdin and stderr on /dev/null, stdout into out_fd. Returns its
+ * pid, or -1. */
+static pid_t probe_spawn(const char *exe, char *const *opts, int n,
+                         int out_fd) {
+  char *av[EL_RTS_MAX_OPTS + 5], dead[] = EL_PROBE_DEAD_OL, plus[] = "+RTS",
+                                 info[] = "--info", minus[] = "-RTS";
+  int k = 0;
+  av[k++] = (char *)exe;
+  av[k++] = plus;
+  for (int i = 0; i < n; i++)
+    av[k++] = strncmp(opts[i], "-ol", 3) ? opts[i] : dead;
+  av[k++] = info;
+  av[k++] = minus;
+  av[k] = NULL;
+  char **env = probe_environment();
+  if (!env) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  program_signals(&at);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+                                    POSIX_SPAWN_SETPGROUP);
+  pid_t pid;
+  int rc = posix_spawn(&pid, exe, &fa, &at, av, env);
+  posix_spawnattr_destroy(&at);
+  posix_spawn_file_actions_destroy(&fa);
+  free(env[0]);
+  free(env);
+  return rc == 0 ? pid : -1;
+}
+
+/* Does exe's RTS take opts (n options) as command-line arguments? Runs
+ * "exe +RTS OPTS --info -RTS" once (probe_spawn): an RTS that takes them
+ * prints its --info table and exits 0 in hs_init, before any Haskell code
+ * runs. One that refuses an option (linked without -rtsopts, whose RTS
+ * takes only its "safe" options; -rtsopts=none) exits non-zero; one that
+ * leaves its command line to the program (-rtsopts=ignore) reads the
+ * probe's GHCRTS and stops on its unopenable -ol. Only -rtsopts=ignoreAll
+ * runs the program's main, with these arguments, for at most
+ * EL_PROBE_TIMEOUT_MS (then its process group is killed); its output is
+ * no --info table. Returns 1 (take them), 0 (not: why into why). */
+static int probe_rts_args(const char *exe, char *const *opts, int n,
+                          const char **why) {
+  static const char info[] = " [(\"GHC RTS\", \"YES\")";
+  int p[2];
+  *why = "cannot start the probe";
+  if (pipe2(p, O_CLOEXEC) < 0) return 0;
+  pid_t pid = probe_spawn(exe, opts, n, p[1]);
+  close(p[1]);
+  if (pid < 0) {
+    close(p[0]);
+    return 0;
+  }
+  long long deadline = now_ms() + EL_PROBE_TIMEOUT_MS;
+  char out[256];
+  probe_read(p[0], out, sizeof out, deadline);
+  close(p[0]);
+  int ok_out = !strncmp(out, info, sizeof info - 1);
+  int st = 0;
+  pid_t r;
+  while (((r = waitpid(pid, &st, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) &&
+         now_ms() < deadline)
+    usleep(5000);
+  if (r != pid) { /* still running: not --info */
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+      ;
+    *why = "it ran on instead of printing --info";
+    return 0;
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    *why =
+        "its RTS did not take them (an option that needs -rtsopts, "
+        "-rtsopts=none or ignore, or no -eventlog?)";
+  else if (!ok_out)
+    *why = "its RTS left them to the program (-rtsopts=ignoreAll?)";
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 && ok_out;
+}
+
+/* The program's argv with the RTS options first: argv[0] +RTS OPTS -RTS
+ * ARGS... into w->spawn_argv (malloc'd). Returns 0 or -1 (no memory). */
+static int args_with_rts(watch_t *w, char *const *opts, int n) {
+  size_t na = 0;
+  while (w->prog_argv[na]) na++;
+  char **av = calloc(na + (size_t)n + 3, sizeof *av);
+  if (!av) return -1;
+  static char plus[] = "+RTS", minus[] = "-RTS";
+  size_t k = 0;
+  av[k++] = w->prog_argv[0];
+  av[k++] = plus;
+  for (int i = 0; i < n; i++) av[k++] = opts[i];
+  av[k++] = minus;
+  for (size_t i = 1; i < na; i++) av[k++] = w->prog_argv[i];
+  av[k] = NULL;
+  w->spawn_argv = av;
+  return 0;
+}
+
+/* Append opts (n options) to GHCRTS (kept: what the user set); the text
+ * added into add (size bytes). Returns 0 or -1 (out of memory). */
+static int append_ghcrts(char *const *opts, int n, char *add, size_t size) {
+  size_t k = 0;
+  add[0] = 0;
+  for (int i = 0; i < n && k < size; i++)
+    k += (size_t)snprintf(add + k, size - k, "%s%s", i ? " " : "", opts[i]);
   const char *old = getenv("GHCRTS");
   size_t len = (old ? strlen(old) + 1 : 0) + strlen(add) + 1;
   char *v = malloc(len);
@@ -255,9 +452,48 @@ static int set_environment(watch_t *w) {
   snprintf(v, len, "%s%s%s", old ? old : "", old && *old ? " " : "", add);
   int rc = setenv("GHCRTS", v, 1);
   free(v);
-  if (rc < 0) return -1;
+  return rc;
+}
+
+/* Give the program its RTS options: as arguments when it is a GHC
+ * program whose RTS takes them there (probe_rts_args), else appended to
+ * GHCRTS; -v info says which. In socket mode, set GHC_EVENTLOG_UNIX_PATH.
+ * flush: rts_has_flush_interval's answer. Returns 0 or -1 (no memory). */
+static int pass_rts_options(watch_t *w, const char *exe, int flush) {
+  char *opts[EL_RTS_MAX_OPTS], add[700];
+  int n = rts_options(w, flush, opts);
+  const char *why = "not a GHC executable watch can read";
+  if (flush >= 0 && probe_rts_args(exe, opts, n, &why)) {
+    if (args_with_rts(w, opts, n) < 0) return -1;
+    size_t k = 0;
+    for (int i = 0; i < n && k < sizeof add; i++)
+      k += (size_t)snprintf(add + k, sizeof add - k, " %s", opts[i]);
+    el_log(EL_LOG_INFO,
+           "RTS options as arguments: %s +RTS%s -RTS ... (GHCRTS left as "
+           "it was)",
+           w->prog_argv[0], add);
+  } else {
+    if (append_ghcrts(opts, n, add, sizeof add) < 0) return -1;
+    el_log(EL_LOG_INFO, "RTS options appended to GHCRTS: %s (%s: %s)", add,
+           w->prog_argv[0], why);
+  }
   if (w->socket_path && setenv("GHC_EVENTLOG_UNIX_PATH", w->socket_path, 1))
     return -1;
+  return 0;
+}
+
+/* Give the program its RTS options (pass_rts_options) and, in socket
+ * mode, GHC_EVENTLOG_UNIX_PATH. Says, once, how the data will arrive.
+ * Returns 0 or -1 (out of memory; or the program is gone: start_failed
+ * set). */
+static int set_environment(watch_t *w) {
+  char exe[4096];
+  if (find_program(w->prog_argv[0], exe, sizeof exe) != 0) {
+    w->start_failed = check_program(w); /* gone since the first check */
+    return -1;
+  }
+  int flush = rts_has_flush_interval(exe);
+  if (pass_rts_options(w, exe, flush) < 0) return -1;
   if (w->socket_path) /* eventlog-socket flushes on its own terms */
     return 0;
   if (flush == 0)
@@ -452,8 +688,8 @@ static int start_program(watch_t *w) {
   g_watch = w;
   if (!w->test_stop_processing) install_forwarding(w);
   w->started = time(NULL);
-  int rc =
-      posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, w->prog_argv, environ);
+  char **av = w->spawn_argv ? w->spawn_argv : w->prog_argv;
+  int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, av, environ);
   posix_spawnattr_destroy(&at);
   if (rc != 0) {
     el_eprintf("watch: cannot start %s: %s\n", w->prog_argv[0], strerror(rc));
@@ -581,8 +817,8 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
 /* The program never delivered an eventlog (no session): with
  * --eventlog-socket it never listened there; with the FIFO it never
  * opened it (not a GHC program, linked with -rtsopts=none or ignoreAll so
- * that its RTS ignored GHCRTS, or its own -ol sent the eventlog
- * elsewhere). Say so
+ * that its RTS ignored the options watch gave it, or its own -ol sent
+ * the eventlog elsewhere). Say so
  * once, before the linger or at the end, and name the eventlog file its
  * RTS wrote instead: its own -ol<FILE>, or <program>.eventlog in the
  * current folder, if one appeared. */
@@ -601,8 +837,8 @@ static void warn_no_input(watch_t *w) {
   else
     el_eprintf(
         "watch: warning: %s never opened the eventlog FIFO watch named "
-        "in its GHCRTS: no eventlog was read. Is it a GHC program built "
-        "with -eventlog whose RTS reads GHCRTS (not linked with "
+        "in its RTS options: no eventlog was read. Is it a GHC program built "
+        "with -eventlog whose RTS reads its options (not linked with "
         "-rtsopts=none or -rtsopts=ignoreAll), and do its own RTS options "
         "(+RTS -ol<file>) not send the eventlog elsewhere?\n",
         w->prog_argv[0]);
@@ -664,6 +900,8 @@ static void drain_until_exit(watch_t *w) {
 }
 
 static void cleanup(watch_t *w) {
+  free(w->spawn_argv);
+  w->spawn_argv = NULL;
   if (w->fifo[0]) unlink(w->fifo);
   if (w->dir[0]) rmdir(w->dir);
 }

@@ -7,8 +7,10 @@
 #    ghc_eventlog_HeapSize_bytes and /api/data has HeapSize points and
 #    user markers whose texts the program printed on stdout (the
 #    independent channel);
-#  - the program got "-l -ol<fifo> -hT" appended to the GHCRTS it was
-#    given (read from /proc/PID/environ);
+#  - the program got its RTS options as its first arguments, "+RTS -l
+#    -ol<fifo> -hT -RTS" before its own (/proc/PID/cmdline), and the
+#    GHCRTS it was given unchanged (/proc/PID/environ): its children
+#    inherit nothing of watch's (test_watch_children.sh);
 #  - watch exits with the program's status (0 here; 7 from a wrapper that
 #    exits 7); the private FIFO folder is gone afterwards.
 set -u
@@ -25,9 +27,12 @@ wl_url live
 pass "live: watch printed $URL"
 wl_program_pid live
 env=$(tr '\0' '\n' < "/proc/$PPID_/environ" 2>/dev/null | grep '^GHCRTS=')
-if [[ "$env" =~ ^GHCRTS=-A1m\ -l\ -ol$T/eventlog-live-watch\.[A-Za-z0-9]+/eventlog\.fifo\ -hT$ ]]
-then pass "live: the program's $env"
-else fail "live: the program's GHCRTS is '$env'"; fi
+[ "$env" = GHCRTS=-A1m ] && pass "live: the program's $env, unchanged" ||
+  fail "live: the program's GHCRTS is '$env', want GHCRTS=-A1m"
+cmd=$(tr '\0' ' ' < "/proc/$PPID_/cmdline" 2>/dev/null)
+if [[ "$cmd" =~ ^$PROG\ \+RTS\ -l\ -ol$T/eventlog-live-watch\.[A-Za-z0-9]+/eventlog\.fifo\ -hT\ -RTS\ seconds=15\ tag=w\ $ ]]
+then pass "live: the program's command line: $cmd"
+else fail "live: the program's command line is '$cmd'"; fi
 fifo=$(sed -n 's/.*Reading eventlog from \(.*\)$/\1/p' "$T/live.err" | head -1)
 [ -p "$fifo" ] && pass "live: the FIFO $fifo exists during the run" ||
   fail "live: no FIFO ('$fifo')"
