@@ -15,6 +15,13 @@
 #  - some: a program linked without -rtsopts takes -l -ol on its command
 #    line too (they are "safe" RTS options): arguments, its main sees only
 #    its own, its eventlog is read;
+#  - own -ol: the program's own "+RTS -ol<file> -RTS" comes after watch's
+#    options and wins, as it did over GHCRTS: the eventlog goes to that
+#    file, watch warns that nothing was read and names the -ol;
+#  - some -hT: without -rtsopts the RTS refuses -hT on its command line
+#    and in GHCRTS alike (GHC 9.0): watch falls back to GHCRTS and the
+#    program stops with "Most RTS options are disabled", as it would
+#    without watch (its status, 1);
 #  - ignore: -rtsopts=ignore leaves its command line to main: watch falls
 #    back to GHCRTS (-v info says so), main sees only its own arguments,
 #    the eventlog is read;
@@ -107,6 +114,26 @@ args_seen some '["a","b c"]'
 grep -q 'RTS options as arguments' "$T/some.err" &&
   pass "some: -v info says: arguments" || fail "some: not as arguments"
 markers some
+
+echo "== own -ol: the program's own +RTS -ol wins"
+run ownol "$dir/some" +RTS -olmine.eventlog -RTS a
+args_seen ownol '["a"]'
+[ -s "$T/mine.eventlog" ] &&
+  ghc-events show "$T/mine.eventlog" | grep -q 'marker: args marker' &&
+  pass "ownol: the eventlog went to its own -olmine.eventlog" ||
+  fail "ownol: no mine.eventlog with the program's marker"
+grep -q "arguments give -olmine.eventlog" "$T/ownol.err" &&
+  pass "ownol: watch names the -ol" || fail "ownol: no warning naming -ol"
+
+echo "== some -hT: -hT without -rtsopts"
+(cd "$T" && env -u GHCRTS timeout 60 "$EL" watch -v info --no-linger \
+  --web-port 0 -hT -- "$dir/some" a) < /dev/null > "$T/somehT.out" \
+  2> "$T/somehT.err"
+st=$?
+[ $st = 1 ] && grep -q 'Most RTS options are disabled' "$T/somehT.err" &&
+  grep -q 'RTS options appended to GHCRTS: -l -ol[^ ]* -hT' "$T/somehT.err" &&
+  pass "some -hT: GHCRTS, the RTS refused -hT, status 1" ||
+  { tail -n 5 "$T/somehT.err"; fail "some -hT: status $st"; }
 
 echo "== ignore: -rtsopts=ignore"
 run ignore "$dir/ignore" a
