@@ -22,10 +22,14 @@
 #include "common/el_rng.h"
 #include "common/el_utf8.h"
 #include "common/el_mapguard.h"
+#include "common/el_rtsguard.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* {====== el_mapguard ======} */
@@ -116,6 +120,89 @@ static void test_mapguard_chains_and_restores(void **state) {
   assert_int_equal(sigaction(SIGBUS, &old, NULL), 0);
   munmap((void *)m, n);
   munmap((void *)other, n2);
+}
+
+/* {====== el_rtsguard ======} */
+
+/* What a child with the filter does (rtsguard_outcome's op). */
+enum {
+  RG_NOTHING,
+  RG_MMAP_1M,
+  RG_MMAP_4G,
+  RG_TIMER,
+  RG_RLIMIT_STACK,
+  RG_RLIMIT_AS,
+  RG_SIGTERM,
+  RG_SIGINT,
+  RG_FORK,
+  RG_EXEC_TRUE
+};
+
+/* Fork a child that installs the filter and then does op: returns its
+ * wait status; 77 << 8 (exit 77) when the filter could not be installed. */
+static int rtsguard_outcome(int op) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (el_rtsguard_install() != 0) _exit(77);
+    struct rlimit rl;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    timer_t t;
+    switch (op) {
+    case RG_MMAP_1M:
+    case RG_MMAP_4G: {
+      size_t len = op == RG_MMAP_1M ? (size_t)1 << 20 : (size_t)1 << 32;
+      void *m = mmap(NULL, len, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      _exit(m == MAP_FAILED ? 2 : 0);
+    }
+    case RG_TIMER:
+      _exit(timer_create(CLOCK_MONOTONIC, NULL, &t) ? 2 : 0);
+    case RG_RLIMIT_STACK:
+      _exit(getrlimit(RLIMIT_STACK, &rl) ? 2 : 0);
+    case RG_RLIMIT_AS:
+      _exit(getrlimit(RLIMIT_AS, &rl) ? 2 : 0);
+    case RG_SIGTERM:
+      _exit(sigaction(SIGTERM, &sa, NULL) ? 2 : 0);
+    case RG_SIGINT:
+      _exit(sigaction(SIGINT, &sa, NULL) ? 2 : 0);
+    case RG_FORK:
+      _exit(fork() < 0 ? 2 : 0);
+    case RG_EXEC_TRUE:
+      execl("/bin/true", "true", (char *)NULL);
+      _exit(2);
+    default:
+      _exit(0);
+    }
+  }
+  int st = 0;
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return st;
+}
+
+/* The filter kills (SIGSYS) at each tripwire of el_rtsguard.h and lets
+ * the calls the loader, glibc and an RTS's flag parsing make through; an
+ * exec'd program inherits it. */
+static void test_rtsguard_tripwires(void **state) {
+  (void)state;
+  int st = rtsguard_outcome(RG_NOTHING);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 77) skip(); /* no seccomp here */
+  static const int allowed[] = {RG_NOTHING, RG_MMAP_1M, RG_RLIMIT_STACK,
+                                RG_SIGTERM, RG_EXEC_TRUE};
+  static const int killed[] = {RG_MMAP_4G, RG_TIMER, RG_RLIMIT_AS, RG_SIGINT,
+                               RG_FORK};
+  for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
+    st = rtsguard_outcome(allowed[i]);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      fail_msg("op %d: status 0x%x, want exit 0", allowed[i], st);
+  }
+  for (size_t i = 0; i < sizeof killed / sizeof killed[0]; i++) {
+    st = rtsguard_outcome(killed[i]);
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+      fail_msg("op %d: status 0x%x, want SIGSYS", killed[i], st);
+  }
 }
 
 /* {====== el_grow ======} */
@@ -788,6 +875,7 @@ int main(void) {
       cmocka_unit_test(test_parse_size_units_and_bounds),
       cmocka_unit_test(test_mapguard_fault_returns_offset),
       cmocka_unit_test(test_mapguard_chains_and_restores),
+      cmocka_unit_test(test_rtsguard_tripwires),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
