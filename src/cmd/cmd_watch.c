@@ -45,6 +45,7 @@
 
 #include "cmd.h"
 #include "common/el_mapguard.h"
+#include "common/el_rtsguard.h"
 #include "daemon.h"
 #include "web/httpd_plugin.h"
 
@@ -97,14 +98,15 @@ static void print_help(FILE *f) {
       "eventlog goes through a private FIFO into the daemon's processors.\n"
       "The program gets its RTS options (-l -ol<fifo>, -h<X>) as\n"
       "arguments, PROGRAM +RTS ... -RTS ARGS, when its RTS takes them\n"
-      "there (watch runs PROGRAM +RTS ... --info -RTS once to check), so\n"
-      "its children do not inherit them; otherwise (a script, a wrapper,\n"
-      "an RTS that refuses them) they are appended to GHCRTS; -v info\n"
-      "says which. -h<X> needs a program linked with -rtsopts. The web\n"
-      "view and /metrics are served on a free port (printed). Exits with\n"
-      "the program's status (128+N if it died of signal N). SIGINT,\n"
-      "SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to it,\n"
-      "once (docs/exit-codes.md).\n"
+      "there (watch runs PROGRAM +RTS ... --info -RTS once to check, under\n"
+      "a seccomp filter that stops it before its main), so its children\n"
+      "do not inherit them; otherwise (a script, a wrapper, an RTS that\n"
+      "refuses or ignores them, no seccomp) they are appended to GHCRTS;\n"
+      "-v info says which. -h<X> needs a program linked with -rtsopts.\n"
+      "The web view and /metrics are served on a free port (printed).\n"
+      "Exits with the program's status (128+N if it died of signal N).\n"
+      "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded\n"
+      "to it, once (docs/exit-codes.md).\n"
       "\n"
       "Every eventlog-live-otelcol option is accepted too (see\n"
       "`eventlog-live otelcol --help`); they and --config win over the\n"
@@ -249,7 +251,10 @@ static int rts_has_flush_interval(const char *exe) {
  * wrapper, an RTS that refuses or ignores its command line) they are
  * appended to GHCRTS, as before. Either way the program's own later
  * "+RTS ..." arguments win (the RTS reads GHCRTS, then its arguments in
- * order). */
+ * order). A probe (probe_rts_args) decides; it never reaches the
+ * program's main: a seccomp filter (el_rtsguard.h) kills it at the RTS's
+ * first system call after its flags, and where that filter cannot be
+ * installed there is no probe (GHCRTS). */
 
 #define EL_RTS_MAX_OPTS 4 /* -l -ol<fifo> -h<X> --eventlog-flush-interval */
 #define EL_PROBE_TIMEOUT_MS 5000
@@ -257,8 +262,6 @@ static int rts_has_flush_interval(const char *exe) {
  * (/dev/null is no folder), so an RTS that reads GHCRTS but not its
  * command line stops in hs_init, before the program's main. */
 #define EL_PROBE_DEAD_OL "-ol/dev/null/eventlog-live-probe"
-
-static void program_signals(posix_spawnattr_t *at);
 
 /* The options for the program's RTS into opts (w->rts_buf holds their
  * text); flush: rts_has_flush_interval's answer. Returns their count. */
@@ -333,15 +336,84 @@ static void probe_read(int fd, char *buf, size_t size, long long deadline) {
   buf[got] = 0;
 }
 
+/* The probe's child, between fork and exec (async-signal-safe calls
+ * only): a process group of its own, every signal default and unblocked,
+ * stdin and stderr on /dev/null, stdout on out_fd, the tripwire filter
+ * (el_rtsguard.h), then exec. A failure before the exec writes its stage
+ * ('g': the filter, 'x': the exec) and errno to err_fd and exits 127. */
+static void probe_child(const char *exe, char *const *av, char *const *env,
+                        int out_fd, int err_fd) {
+  char stage = 'g';
+  int e = 0;
+  setpgid(0, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL);
+  int fd = open("/dev/null", O_RDWR);
+  if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 2) < 0 || dup2(out_fd, 1) < 0)
+    stage = 'x', e = errno;
+  else if ((e = -el_rtsguard_install()) == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(exe, av, env);
+    stage = 'x', e = errno;
+  }
+  char msg[1 + sizeof e];
+  msg[0] = stage;
+  memcpy(msg + 1, &e, sizeof e);
+  if (write(err_fd, msg, sizeof msg) < 0) _exit(127);
+  _exit(127);
+}
+
+/* Fork the probe's child (probe_child) with argv av and environment env,
+ * every signal blocked across the fork. Returns its pid, or -1 when it
+ * did not exec (*guard_err: the filter's negated errno when that was why,
+ * else 0). */
+static pid_t probe_fork(const char *exe, char *const *av, char *const *env,
+                        int out_fd, int *guard_err) {
+  int st[2];
+  *guard_err = 0;
+  if (pipe2(st, O_CLOEXEC) < 0) return -1;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = fork();
+  if (pid == 0) probe_child(exe, av, env, out_fd, st[1]);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(st[1]);
+  if (pid < 0) {
+    close(st[0]);
+    return -1;
+  }
+  setpgid(pid, pid); /* as the child does: kill(-pid) finds it either way */
+  char msg[1 + sizeof(int)];
+  ssize_t r;
+  while ((r = read(st[0], msg, sizeof msg)) < 0 && errno == EINTR)
+    ;
+  close(st[0]);
+  if (r == 0) return pid; /* exec'd: the pipe closed with it */
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (r == (ssize_t)sizeof msg && msg[0] == 'g') {
+    memcpy(guard_err, msg + 1, sizeof(int));
+    *guard_err = -*guard_err;
+  }
+  return -1;
+}
+
 /* Start the probe "exe +RTS OPTS --info -RTS" (opts: n options, -ol
- * given as EL_PROBE_DEAD_OL: the FIFO is not opened) in a process group of
- * its own, stdin and stderr on /dev/null, stdout into out_fd. Returns its
- * pid, or -1. */
-static pid_t probe_spawn(const char *exe, char *const *opts, int n,
-                         int out_fd) {
+ * given as EL_PROBE_DEAD_OL: the FIFO is not opened) under the tripwire
+ * filter (probe_fork), stdout into out_fd. Returns its pid, or -1
+ * (*guard_err as probe_fork's). */
+static pid_t probe_spawn(const char *exe, char *const *opts, int n, int out_fd,
+                         int *guard_err) {
   char *av[EL_RTS_MAX_OPTS + 5], dead[] = EL_PROBE_DEAD_OL, plus[] = "+RTS",
                                  info[] = "--info", minus[] = "-RTS";
   int k = 0;
+  *guard_err = 0;
   av[k++] = (char *)exe;
   av[k++] = plus;
   for (int i = 0; i < n; i++)
@@ -351,72 +423,81 @@ static pid_t probe_spawn(const char *exe, char *const *opts, int n,
   av[k] = NULL;
   char **env = probe_environment();
   if (!env) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t at;
-  posix_spawnattr_init(&at);
-  program_signals(&at);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETPGROUP);
-  pid_t pid;
-  int rc = posix_spawn(&pid, exe, &fa, &at, av, env);
-  posix_spawnattr_destroy(&at);
-  posix_spawn_file_actions_destroy(&fa);
+  pid_t pid = probe_fork(exe, av, env, out_fd, guard_err);
   free(env[0]);
   free(env);
-  return rc == 0 ? pid : -1;
+  return pid;
+}
+
+/* Wait for the probe pid until deadline (CLOCK_MONOTONIC ms); kill its
+ * process group if it still runs then. Returns its wait status, or -1
+ * (it was killed). */
+static int probe_wait(pid_t pid, long long deadline) {
+  int st = 0;
+  pid_t r;
+  while (((r = waitpid(pid, &st, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) &&
+         now_ms() < deadline)
+    usleep(5000);
+  if (r == pid) return st;
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  return -1;
 }
 
 /* Does exe's RTS take opts (n options) as command-line arguments? Runs
- * "exe +RTS OPTS --info -RTS" once (probe_spawn): an RTS that takes them
- * prints its --info table and exits 0 in hs_init, before any Haskell code
- * runs. One that refuses an option (linked without -rtsopts, whose RTS
- * takes only its "safe" options; -rtsopts=none) exits non-zero; one that
- * leaves its command line to the program (-rtsopts=ignore) reads the
- * probe's GHCRTS and stops on its unopenable -ol. Only -rtsopts=ignoreAll
- * runs the program's main, with these arguments, for at most
- * EL_PROBE_TIMEOUT_MS (then its process group is killed); its output is
- * no --info table. Returns 1 (take them), 0 (not: why into why). */
+ * "exe +RTS OPTS --info -RTS" once (probe_spawn) under a seccomp filter
+ * that kills it at the RTS's first system call after its flags, before
+ * main (el_rtsguard.h): an RTS that takes them prints its --info table
+ * and exits 0 while it parses them. One that refuses an option (linked
+ * without -rtsopts, whose RTS takes only its "safe" options;
+ * -rtsopts=none) exits non-zero; one that leaves its command line to the
+ * program (-rtsopts=ignore) reads the probe's GHCRTS and stops on its
+ * unopenable -ol; one that ignores both (-rtsopts=ignoreAll) goes on and
+ * dies of SIGSYS at a tripwire. The program's main never runs. Where the
+ * filter cannot be installed (no seccomp, a container that refuses it,
+ * another architecture) the program is not run at all. Bounded by
+ * EL_PROBE_TIMEOUT_MS (then its process group is killed). Returns 1
+ * (take them), 0 (not: why into why). */
 static int probe_rts_args(const char *exe, char *const *opts, int n,
                           const char **why) {
   static const char info[] = " [(\"GHC RTS\", \"YES\")";
-  int p[2];
+  static char no_guard[160];
+  int p[2], guard_err;
   *why = "cannot start the probe";
   if (pipe2(p, O_CLOEXEC) < 0) return 0;
-  pid_t pid = probe_spawn(exe, opts, n, p[1]);
+  pid_t pid = probe_spawn(exe, opts, n, p[1], &guard_err);
   close(p[1]);
   if (pid < 0) {
     close(p[0]);
+    if (guard_err) {
+      snprintf(no_guard, sizeof no_guard,
+               "no probe: its seccomp filter cannot be installed here (%s)",
+               strerror(-guard_err));
+      *why = no_guard;
+    }
     return 0;
   }
   long long deadline = now_ms() + EL_PROBE_TIMEOUT_MS;
   char out[256];
   probe_read(p[0], out, sizeof out, deadline);
   close(p[0]);
-  int ok_out = !strncmp(out, info, sizeof info - 1);
-  int st = 0;
-  pid_t r;
-  while (((r = waitpid(pid, &st, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) &&
-         now_ms() < deadline)
-    usleep(5000);
-  if (r != pid) { /* still running: not --info */
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-      ;
-    *why = "it ran on instead of printing --info";
-    return 0;
-  }
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+  int st = probe_wait(pid, deadline);
+  if (st == -1)
+    *why = "the probe ran on instead of printing --info";
+  else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+    *why =
+        "its RTS went on past its flags (-rtsopts=ignoreAll?); the probe "
+        "stopped it before main";
+  else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     *why =
         "its RTS did not take them (an option that needs -rtsopts, "
         "-rtsopts=none or ignore, or no -eventlog?)";
-  else if (!ok_out)
-    *why = "its RTS left them to the program (-rtsopts=ignoreAll?)";
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0 && ok_out;
+  else if (strncmp(out, info, sizeof info - 1))
+    *why = "its output was no --info table";
+  else
+    return 1;
+  return 0;
 }
 
 /* The program's argv with the RTS options first: argv[0] +RTS OPTS -RTS

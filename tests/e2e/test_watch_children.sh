@@ -25,27 +25,42 @@
 #  - ignore: -rtsopts=ignore leaves its command line to main: watch falls
 #    back to GHCRTS (-v info says so), main sees only its own arguments,
 #    the eventlog is read;
-#  - ignoreAll: the RTS reads neither: main sees only its own arguments
-#    (the probe did not choose arguments) and watch warns that nothing was
-#    read.
+#  - none: -rtsopts=none refuses +RTS on its command line: GHCRTS (which
+#    it ignores, with a warning), main sees only its own arguments;
+#  - ignoreAll (also with -with-rtsopts=-V0, no ticker, and -threaded):
+#    the RTS reads neither: main sees only its own arguments (the probe did
+#    not choose arguments; -v info says its seccomp filter stopped it
+#    before main) and watch warns that nothing was read.
+#  - no seccomp (no_seccomp.py refuses seccomp filters, as some
+#    containers do): watch does not probe (-v info says why), GHCRTS; an
+#    ignoreAll program's main runs once, a -rtsopts=some one takes GHCRTS.
+# Every program appends its arguments to $WATCH_CHILD_MARK as the first
+# thing its main does: each run leaves exactly one line there, its own
+# (children's lines apart): watch's probe never reached main (before,
+# ignoreAll's main ran a second time, for the probe, and left two).
 # Every wait is bounded.
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 command -v ghc-events >/dev/null || skip "ghc-events missing (apt-get install ghc-events)"
 
 # The programs, cached in the build folder until the source or ghc change:
-# one source, linked six ways.
+# one source, linked nine ways.
 dir=$BUILD/tests/haskell/watch_child
 HS=$SRC/tests/haskell/watch_child/Main.hs
 mkdir -p "$dir"
-key=$({ "$GHC" --numeric-version; cat "$HS"; } | sha256sum | cut -c1-32)
+variants=("parent:-eventlog -rtsopts" "plain:" "ev:-eventlog -rtsopts"
+          "some:-eventlog" "none:-eventlog -rtsopts=none"
+          "ignore:-eventlog -rtsopts=ignore"
+          "ignoreall:-eventlog -rtsopts=ignoreAll"
+          "ignoreallv0:-eventlog -rtsopts=ignoreAll -with-rtsopts=-V0"
+          "ignoreallthr:-eventlog -threaded -rtsopts=ignoreAll")
+key=$({ "$GHC" --numeric-version; cat "$HS"; echo "${variants[*]}"; } |
+  sha256sum | cut -c1-32)
 (
   flock 9
   [ "$(cat "$dir/key" 2>/dev/null)" = "$key" ] && exit 0
   rm -f "$dir/key"
-  for v in "parent:-eventlog -rtsopts" "plain:" "ev:-eventlog -rtsopts" \
-           "some:-eventlog" "ignore:-eventlog -rtsopts=ignore" \
-           "ignoreall:-eventlog -rtsopts=ignoreAll"; do
+  for v in "${variants[@]}"; do
     # shellcheck disable=SC2086 # the flags are words
     "$GHC" -O0 ${v#*:} -outputdir "$dir/obj" -o "$dir/${v%%:*}" "$HS" \
       >> "$dir/build.log" 2>&1 || { cat "$dir/build.log"; exit 1; }
@@ -54,11 +69,12 @@ key=$({ "$GHC" --numeric-version; cat "$HS"; } | sha256sum | cut -c1-32)
 ) 9> "$dir/lock" || die "building watch_child failed"
 
 # run NAME PROGRAM ARGS...: watch -v info --no-linger, its tee in
-# $T/NAME.tee, stdout $T/NAME.out, stderr $T/NAME.err; GHCRTS unset. Must
-# exit 0 within 60 s.
+# $T/NAME.tee, stdout $T/NAME.out, stderr $T/NAME.err, the programs' runs
+# of main in $T/NAME.mark; GHCRTS unset. Must exit 0 within 60 s.
 run() {
   local name=$1; shift
-  (cd "$T" && env -u GHCRTS timeout 60 "$EL" watch -v info --no-linger \
+  (cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/$name.mark" \
+    timeout 60 "$EL" watch -v info --no-linger \
     --web-port 0 --eventlog-log-file "$T/$name.tee" -- "$@") \
     < /dev/null > "$T/$name.out" 2> "$T/$name.err"
   local st=$?
@@ -87,9 +103,19 @@ args_seen() {
     fail "$1: main saw '${got#args }', want $2"
 }
 
+# ran_once NAME WANT: main ran exactly once (children's runs, '["child"]',
+# apart), with the arguments WANT: $T/NAME.mark is that one line.
+ran_once() {
+  local got
+  got=$(grep -vx '\["child"\]' "$T/$1.mark" 2>/dev/null)
+  [ "$got" = "$2" ] && pass "$1: main ran once, not for the probe" ||
+    fail "$1: main's runs: '$(echo $got)', want once: $2"
+}
+
 echo "== children"
 run children "$dir/parent" parent 3 "$dir/plain" "$dir/ev"
 args_seen children "[\"parent\",\"3\",\"$dir/plain\",\"$dir/ev\"]"
+ran_once children "[\"parent\",\"3\",\"$dir/plain\",\"$dir/ev\"]"
 for c in plain ev; do
   grep -qx "child $dir/$c exit 0" "$T/children.out" &&
     pass "children: the child $c exited 0" ||
@@ -111,6 +137,7 @@ markers children
 echo "== some: linked without -rtsopts"
 run some "$dir/some" a 'b c'
 args_seen some '["a","b c"]'
+ran_once some '["a","b c"]'
 grep -q 'RTS options as arguments' "$T/some.err" &&
   pass "some: -v info says: arguments" || fail "some: not as arguments"
 markers some
@@ -118,6 +145,7 @@ markers some
 echo "== own -ol: the program's own +RTS -ol wins"
 run ownol "$dir/some" +RTS -olmine.eventlog -RTS a
 args_seen ownol '["a"]'
+ran_once ownol '["a"]'
 [ -s "$T/mine.eventlog" ] &&
   ghc-events show "$T/mine.eventlog" | grep -q 'marker: args marker' &&
   pass "ownol: the eventlog went to its own -olmine.eventlog" ||
@@ -126,26 +154,57 @@ grep -q "arguments give -olmine.eventlog" "$T/ownol.err" &&
   pass "ownol: watch names the -ol" || fail "ownol: no warning naming -ol"
 
 echo "== some -hT: -hT without -rtsopts"
-(cd "$T" && env -u GHCRTS timeout 60 "$EL" watch -v info --no-linger \
-  --web-port 0 -hT -- "$dir/some" a) < /dev/null > "$T/somehT.out" \
+(cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/somehT.mark" timeout 60 \
+  "$EL" watch -v info --no-linger --web-port 0 -hT -- "$dir/some" a) < /dev/null > "$T/somehT.out" \
   2> "$T/somehT.err"
 st=$?
 [ $st = 1 ] && grep -q 'Most RTS options are disabled' "$T/somehT.err" &&
   grep -q 'RTS options appended to GHCRTS: -l -ol[^ ]* -hT' "$T/somehT.err" &&
   pass "some -hT: GHCRTS, the RTS refused -hT, status 1" ||
   { tail -n 5 "$T/somehT.err"; fail "some -hT: status $st"; }
+[ ! -e "$T/somehT.mark" ] && pass "some -hT: main never ran" ||
+  fail "some -hT: main ran: $(cat "$T/somehT.mark")"
+
+echo "== none: -rtsopts=none"
+run none "$dir/none" a
+args_seen none '["a"]'
+ran_once none '["a"]'
+grep -q 'RTS options appended to GHCRTS: -l -ol' "$T/none.err" &&
+  pass "none: -v info says: GHCRTS" || fail "none: not in GHCRTS"
 
 echo "== ignore: -rtsopts=ignore"
 run ignore "$dir/ignore" a
 args_seen ignore '["a"]'
+ran_once ignore '["a"]'
 grep -q 'RTS options appended to GHCRTS: -l -ol' "$T/ignore.err" &&
   pass "ignore: -v info says: GHCRTS" || fail "ignore: not in GHCRTS"
 markers ignore
 
-echo "== ignoreAll: -rtsopts=ignoreAll"
-run ignoreall "$dir/ignoreall" a
-args_seen ignoreall '["a"]'
-grep -q 'warning: .*ignoreall never opened the eventlog FIFO' \
-  "$T/ignoreall.err" && pass "ignoreAll: warned that nothing was read" ||
-  fail "ignoreAll: no never-opened warning"
+for v in ignoreall ignoreallv0 ignoreallthr; do
+  echo "== $v: -rtsopts=ignoreAll"
+  run $v "$dir/$v" a
+  args_seen $v '["a"]'
+  ran_once $v '["a"]'
+  grep -q "RTS options appended to GHCRTS: .*the probe stopped it before main" \
+    "$T/$v.err" && pass "$v: -v info says: GHCRTS, the probe stopped" ||
+    fail "$v: no 'the probe stopped it before main'"
+  grep -q "warning: .*$v never opened the eventlog FIFO" "$T/$v.err" &&
+    pass "$v: warned that nothing was read" ||
+    fail "$v: no never-opened warning"
+done
+echo "== no seccomp: the probe is not run"
+for v in ignoreall some; do
+  (cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/nosc$v.mark" timeout 60 \
+    python3 "$SRC/tests/e2e/no_seccomp.py" "$EL" watch -v info --no-linger \
+    --web-port 0 -- "$dir/$v" a) < /dev/null > "$T/nosc$v.out" \
+    2> "$T/nosc$v.err"
+  st=$?
+  if [ $st = 77 ]; then echo "skip: no seccomp to refuse here"; break; fi
+  [ $st = 0 ] && pass "nosc$v: watch exited 0" ||
+    { tail -n 5 "$T/nosc$v.err"; fail "nosc$v: watch exited $st"; }
+  ran_once nosc$v '["a"]'
+  grep -q "RTS options appended to GHCRTS: .*no probe: its seccomp filter" \
+    "$T/nosc$v.err" && pass "nosc$v: -v info says: GHCRTS, no probe" ||
+    fail "nosc$v: no 'no probe' line"
+done
 pl_finish

@@ -1,7 +1,10 @@
 -- | watch_child: a GHC program that starts other GHC programs, for
 -- tests/e2e/test_watch_children.sh (`eventlog-live watch` must not hand
--- its RTS options to the program's children). Every mode first prints
--- "args <show of getArgs>" (what reached the program's main).
+-- its RTS options to the program's children). Every mode first appends
+-- "<show of getArgs>" and a newline to the file named by the environment
+-- variable WATCH_CHILD_MARK, when set (one line per run of main: watch's
+-- probe must never reach it), then prints "args <show of getArgs>" (what
+-- reached the program's main).
 --
 --   watch_child parent N CHILD...: writes N user markers "parent marker
 --     K", each printed as "marker K parent marker K" once written, with
@@ -43,8 +46,10 @@ fifoFds = do
 
 main :: IO ()
 main = do
-  hSetBuffering stdout LineBuffering
   args <- getArgs
+  markFile <- lookupEnv "WATCH_CHILD_MARK"
+  maybe (return ()) (\f -> appendFile f (show args ++ "\n")) markFile
+  hSetBuffering stdout LineBuffering
   putStrLn ("args " ++ show args)
   case args of
     ("parent" : n : children) -> do
