@@ -13,7 +13,7 @@ packages=(
   liblua5.4-dev lua5.4 lua-busted
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libgrpc-dev libcurl4-openssl-dev zlib1g-dev libjansson-dev
-  libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev
+  libyaml-dev libuv1-dev libedit-dev libmicrohttpd-dev libseccomp-dev
   libcmocka-dev clang libclang-rt-14-dev clang-format
   tmux expect jq python3 python3-yaml python3-jsonschema openssl curl
   help2man man-db dpkg-dev

@@ -375,7 +375,8 @@ static void probe_child(const char *exe, char *const *av, char *const *env,
 static pid_t probe_fork(const char *exe, char *const *av, char *const *env,
                         int out_fd, int *guard_err) {
   int st[2];
-  *guard_err = 0;
+  /* The filter is built here, so that the child only installs it. */
+  if ((*guard_err = el_rtsguard_prepare()) != 0) return -1;
   if (pipe2(st, O_CLOEXEC) < 0) return -1;
   sigset_t all, old;
   sigfillset(&all);

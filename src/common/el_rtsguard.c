@@ -1,127 +1,129 @@
-/* el_rtsguard.c: the seccomp-BPF filter that stops a GHC program after
- * its RTS flags, before main (el_rtsguard.h). The program is a list of
- * independent blocks, each "load the call number; not ours: skip the
- * block; [check an argument word]; kill", then "allow". */
+/* el_rtsguard.c: the seccomp filter that stops a GHC program after its
+ * RTS flags, before main (el_rtsguard.h). libseccomp writes the BPF: the
+ * rules, the architecture check and the action once, in
+ * el_rtsguard_prepare, exported into a buffer that el_rtsguard_install
+ * hands to the kernel with two system calls (no allocation after fork). */
 #include "common/el_rtsguard.h"
 
 #include <errno.h>
-#include <linux/audit.h>
+
+#if defined(__x86_64__) || \
+    (defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
+#include <seccomp.h>
 #include <signal.h>
-#include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#define EL_RG_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define EL_RG_ARCH AUDIT_ARCH_AARCH64
-#endif
+#define EL_RG_MAX 256 /* instructions; libseccomp's filter has ~40 */
 
-#ifdef EL_RG_ARCH
-
-#define EL_RG_MAX 64 /* instructions; the filter below has fewer */
-
-typedef struct rg_prog_s {
-  struct sock_filter ins[EL_RG_MAX];
+static struct {
+  pthread_once_t once;
+  atomic_int built; /* 1 once build ran: err, n and ins are final */
+  int err;          /* build's outcome: 0 or a negated errno */
   unsigned short n;
-  uint32_t kill; /* the return action that kills */
-} rg_prog_t;
+  struct sock_filter ins[EL_RG_MAX];
+} rg = {.once = PTHREAD_ONCE_INIT};
 
-static void emit(rg_prog_t *p, struct sock_filter f) {
-  if (p->n < EL_RG_MAX) p->ins[p->n++] = f;
+/* The kernel reads an int argument's low 32 bits only: compare those
+ * (a0 for arg 0...), whatever the high word holds. */
+#define LOW32_EQ(arg, v) \
+  SCMP_CMP((arg), SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)(v))
+
+/* The tripwires of el_rtsguard.h into ctx, each with the action kill.
+ * Returns 0 or libseccomp's negated errno. */
+static int add_tripwires(scmp_filter_ctx ctx, uint32_t kill) {
+  static const int plain[] = {SCMP_SYS(clone),        SCMP_SYS(clone3),
+                              SCMP_SYS(fork),         SCMP_SYS(vfork),
+                              SCMP_SYS(timer_create), SCMP_SYS(timerfd_create)};
+  int r = 0;
+  /* A call this architecture lacks (fork, vfork on AArch64) is one of
+   * libseccomp's negative pseudo numbers: skipped, nothing can make it. */
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0] && !r; i++)
+    if (plain[i] >= 0) r = seccomp_rule_add(ctx, kill, plain[i], 0);
+  if (!r)
+    r = seccomp_rule_add(ctx, kill, SCMP_SYS(prlimit64), 1,
+                         LOW32_EQ(1, RLIMIT_AS));
+  if (!r && SCMP_SYS(getrlimit) >= 0)
+    r = seccomp_rule_add(ctx, kill, SCMP_SYS(getrlimit), 1,
+                         LOW32_EQ(0, RLIMIT_AS));
+  if (!r && SCMP_SYS(setrlimit) >= 0)
+    r = seccomp_rule_add(ctx, kill, SCMP_SYS(setrlimit), 1,
+                         LOW32_EQ(0, RLIMIT_AS));
+  if (!r) /* the heap's reservation: a length of 4 GiB or more */
+    r = seccomp_rule_add(ctx, kill, SCMP_SYS(mmap), 1,
+                         SCMP_A1_64(SCMP_CMP_GE, (uint64_t)1 << 32));
+  if (!r)
+    r = seccomp_rule_add(ctx, kill, SCMP_SYS(rt_sigaction), 1,
+                         LOW32_EQ(0, SIGINT));
+  return r;
 }
 
-/* Offset in struct seccomp_data of argument arg's 32-bit word (0 low,
- * 1 high; little-endian). */
-#define ARG_WORD(arg, hi) \
-  (uint32_t)(offsetof(struct seccomp_data, args) + 8 * (arg) + 4 * (hi))
-
-/* Kill at system call nr. */
-static void kill_call(rg_prog_t *p, long nr) {
-  emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                       offsetof(struct seccomp_data, nr)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr,
-                                       0, 1));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->kill));
+/* The filter as BPF into rg.ins (rg.n instructions): libseccomp's export
+ * through a memory file. Returns 0 or a negated errno. */
+static int export_filter(scmp_filter_ctx ctx) {
+  int fd = memfd_create("el_rtsguard", MFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  int r = seccomp_export_bpf(ctx, fd);
+  off_t len = r ? 0 : lseek(fd, 0, SEEK_END);
+  if (!r &&
+      (len <= 0 || len % (off_t)sizeof rg.ins[0] || len > (off_t)sizeof rg.ins))
+    r = -E2BIG; /* more than EL_RG_MAX: cannot happen with these rules */
+  ssize_t got = r ? 0 : pread(fd, rg.ins, (size_t)len, 0);
+  if (!r && got != len) r = got < 0 ? -errno : -EIO;
+  if (!r) rg.n = (unsigned short)(len / (off_t)sizeof rg.ins[0]);
+  close(fd);
+  return r;
 }
 
-/* Kill at system call nr when the 32-bit word (arg, hi) equals v (eq 1)
- * or differs from it (eq 0). */
-static void kill_call_if(rg_prog_t *p, long nr, int arg, int hi, uint32_t v,
-                         int eq) {
-  emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                       offsetof(struct seccomp_data, nr)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr,
-                                       0, 3));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                       ARG_WORD(arg, hi)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, v, eq ? 0 : 1,
-                                       eq ? 1 : 0));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->kill));
+/* pthread_once's routine: build the filter, rg.err its outcome. */
+static void build(void) {
+  /* SCMP_ACT_KILL_PROCESS needs Linux 4.14 (API level 3); before it
+   * SCMP_ACT_KILL ends the calling thread only. */
+  uint32_t kill =
+      seccomp_api_get() >= 3 ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_KILL;
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    rg.err = -ENOMEM;
+    return;
+  }
+  /* A call of another ABI (a 32-bit or x32 program) kills as well:
+   * libseccomp's architecture check, with the native one only. */
+  int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, kill);
+  if (!r) r = add_tripwires(ctx, kill);
+  if (!r) r = export_filter(ctx);
+  seccomp_release(ctx);
+  rg.err = r;
+  atomic_store_explicit(&rg.built, 1, memory_order_release);
 }
 
-/* The architecture check: a call of another ABI kills. */
-static void check_arch(rg_prog_t *p) {
-  emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                       offsetof(struct seccomp_data, arch)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, EL_RG_ARCH, 1,
-                                       0));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->kill));
-#ifdef __x86_64__ /* x32 calls: the x86-64 arch with bit 30 set */
-  emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-                                       offsetof(struct seccomp_data, nr)));
-  emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u,
-                                       0, 1));
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->kill));
-#endif
-}
-
-/* The tripwires (el_rtsguard.h). */
-static void tripwires(rg_prog_t *p) {
-  kill_call(p, __NR_clone);
-#ifdef __NR_clone3
-  kill_call(p, __NR_clone3);
-#endif
-#ifdef __NR_fork
-  kill_call(p, __NR_fork);
-#endif
-#ifdef __NR_vfork
-  kill_call(p, __NR_vfork);
-#endif
-  kill_call(p, __NR_timer_create);
-  kill_call(p, __NR_timerfd_create);
-  kill_call_if(p, __NR_prlimit64, 1, 0, RLIMIT_AS, 1);
-#ifdef __NR_getrlimit
-  kill_call_if(p, __NR_getrlimit, 0, 0, RLIMIT_AS, 1);
-#endif
-#ifdef __NR_setrlimit
-  kill_call_if(p, __NR_setrlimit, 0, 0, RLIMIT_AS, 1);
-#endif
-  kill_call_if(p, __NR_mmap, 1, 1, 0, 0); /* length >= 4 GiB */
-  kill_call_if(p, __NR_rt_sigaction, 0, 0, SIGINT, 1);
-  emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+int el_rtsguard_prepare(void) {
+  pthread_once(&rg.once, build);
+  return rg.err;
 }
 
 int el_rtsguard_install(void) {
-  rg_prog_t p = {.n = 0, .kill = SECCOMP_RET_KILL_PROCESS};
-  uint32_t action = SECCOMP_RET_KILL_PROCESS;
-  if (syscall(__NR_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0)
-    p.kill = SECCOMP_RET_KILL_THREAD; /* before Linux 4.14 */
-  check_arch(&p);
-  tripwires(&p);
-  if (p.n >= EL_RG_MAX) return -ENOMEM; /* cannot happen: EL_RG_MAX */
-  struct sock_fprog fp = {.len = p.n, .filter = p.ins};
+  /* Built (before a fork): reads and two prctl calls only. */
+  int r = atomic_load_explicit(&rg.built, memory_order_acquire)
+              ? rg.err
+              : el_rtsguard_prepare();
+  if (r) return r;
+  struct sock_fprog fp = {.len = rg.n, .filter = rg.ins};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) != 0) return -errno;
   return 0;
 }
 
-#else /* no filter for this architecture */
+#else /* no tripwires checked for this architecture */
+
+int el_rtsguard_prepare(void) { return -ENOTSUP; }
 
 int el_rtsguard_install(void) { return -ENOTSUP; }
 

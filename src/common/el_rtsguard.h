@@ -7,11 +7,11 @@
  * ignores them (linked with -rtsopts=ignoreAll) would go on into the
  * program's main, and running a user's program an extra time is not
  * acceptable. el_rtsguard_install, called in the probe's child between
- * fork and exec, installs a seccomp-BPF filter that kills the process
- * (SIGSYS) at the first system call the RTS makes after its flags and
- * glibc, the dynamic loader and the flag parsing (--info included) never
- * make. Its tripwires, in the order GHC 9.0's hs_init reaches them
- * (strace of every link mode, docs/testing.md):
+ * fork and exec, installs a seccomp filter (written by libseccomp) that
+ * kills the process (SIGSYS) at the first system call the RTS makes after
+ * its flags and glibc, the dynamic loader and the flag parsing (--info
+ * included) never make. Its tripwires, in the order GHC 9.0's hs_init
+ * reaches them (strace of every link mode, docs/testing.md):
  *   - clone, clone3, fork, vfork: the threaded RTS's ticker thread
  *     (initTimer); nothing before main starts a thread or a process;
  *   - timer_create, timerfd_create: the ticker (absent with -V0);
@@ -20,7 +20,8 @@
  *   - mmap of 4 GiB or more: that reservation (1 TiB unless -xr);
  *   - rt_sigaction(SIGINT, ...): the RTS's handlers (absent with
  *     --install-signal-handlers=no).
- * A call of a foreign architecture (a 32-bit or x32 program) kills too.
+ * A call of a foreign architecture (a 32-bit or x32 program) kills too
+ * (libseccomp's architecture check, SCMP_FLTATR_ACT_BADARCH).
  * A tripwire that fires early (a C constructor that starts a thread) only
  * makes the probe fail, never run main. Linux only; x86-64 and
  * little-endian AArch64 (elsewhere el_rtsguard_install returns
@@ -33,14 +34,25 @@
 extern "C" {
 #endif
 
+/* Build the filter, once per process (later calls return the first
+ * one's result; thread-safe): libseccomp's rules for the tripwires,
+ * exported as BPF into a static buffer. Call it before fork, so that
+ * el_rtsguard_install in the child allocates nothing. The action is
+ * SCMP_ACT_KILL_PROCESS (libseccomp API level 3, Linux 4.14), else
+ * SCMP_ACT_KILL (the thread). Installs nothing: it also succeeds where
+ * the kernel would refuse the filter. Returns 0, or a negated errno:
+ * -ENOTSUP (no filter for this architecture), -ENOMEM, or what libseccomp
+ * or the export (memfd_create) reported. */
+int el_rtsguard_prepare(void);
+
 /* Install the filter on the calling thread and its future children,
  * irrevocably: call it only in a child about to exec the program to probe.
- * Async-signal-safe (no allocation, only prctl/syscall), so it may run
- * after fork in a multithreaded process. The action is
- * SECCOMP_RET_KILL_PROCESS (Linux 4.14), else SECCOMP_RET_KILL_THREAD.
- * Returns 0, or a negated errno: -ENOTSUP (no filter for this
- * architecture), or what prctl reported (-EINVAL: no seccomp in the
- * kernel; -EACCES, -EPERM: refused, as in some containers). */
+ * After el_rtsguard_prepare it is async-signal-safe (no
+ * allocation, two prctl calls), so it may run after fork in a
+ * multithreaded process; without one it builds the filter first (then
+ * only in a single-threaded process). Returns 0, or a negated errno:
+ * el_rtsguard_prepare's, or what prctl reported (-EINVAL: no seccomp in
+ * the kernel; -EACCES, -EPERM: refused, as in some containers). */
 int el_rtsguard_install(void);
 
 #ifdef __cplusplus

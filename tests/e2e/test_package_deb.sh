@@ -68,7 +68,7 @@ nm --defined-only "$EL_BIN" | awk '{print $3}' | sort -u >"$W/defined"
 : >"$W/embedded"
 for lib in lua5.4:lua_newstate libuv:uv_loop_init jansson:json_loads \
            yaml-0.1:yaml_parser_initialize \
-           libprotobuf-c:protobuf_c_message_pack; do
+           libprotobuf-c:protobuf_c_message_pack libseccomp:seccomp_init; do
   grep -qx "${lib#*:}" "$W/defined" || continue
   pc=$(pkg-config --variable=pcfiledir "${lib%%:*}")/${lib%%:*}.pc
   dev=$(dpkg-query -S "$pc" 2>/dev/null | head -1 | cut -d: -f1)
