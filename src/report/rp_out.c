@@ -44,6 +44,15 @@ static void kv_str(rp_json_t *j, const char *k, const char *v) {
   el__rp_json_str(j, v);
 }
 
+/* k: v, or null when v is negative (unknown, e.g. a pid of -1). */
+static void kv_int_known(rp_json_t *j, const char *k, int64_t v) {
+  el__rp_json_key(j, k);
+  if (v >= 0)
+    el__rp_json_int(j, v);
+  else
+    el__rp_json_null(j);
+}
+
 /* {====== header ======} */
 
 static void out_meta(out_t *o) {
@@ -98,11 +107,7 @@ static void out_session(out_t *o) {
   kv_str(j, "rts_version", s->rts_version);
   kv_str(j, "ghc_version", s->ghc_version);
   kv_str(j, "args", s->args);
-  el__rp_json_key(j, "pid");
-  if (s->pid >= 0)
-    el__rp_json_int(j, s->pid);
-  else
-    el__rp_json_null(j);
+  kv_int_known(j, "pid", s->pid);
   kv_str(j, "clock", s->clock);
   kv_str(j, "clock_from", s->clock_from);
   kv_str(j, "caps", s->caps);
@@ -539,11 +544,7 @@ static void out_spans(out_t *o) {
     else
       el__rp_json_null(j);
     kv_str(j, "args", s->args);
-    el__rp_json_key(j, "pid");
-    if (s->pid >= 0)
-      el__rp_json_int(j, s->pid);
-    else
-      el__rp_json_null(j);
+    kv_int_known(j, "pid", s->pid);
     kv_str(j, "breakdown", s->breakdown[0] ? s->breakdown : NULL);
     el__rp_json_key(j, "estimated");
     el__rp_json_bool(j, s->estimated);

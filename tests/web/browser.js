@@ -68,4 +68,21 @@ function run(main) {
   main().catch((e) => { console.error(e); process.exit(1); });
 }
 
-module.exports = { launch, watchErrors, exceptionText, finish, run };
+// arg(name): the value after option name in process.argv, both taken
+// out of it (so the rest are positional); null when absent.
+function arg(name) {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return null;
+  const v = process.argv[i + 1];
+  process.argv.splice(i, 2);
+  return v;
+}
+
+module.exports = {
+  launch,
+  watchErrors,
+  exceptionText,
+  finish,
+  run,
+  arg
+};

@@ -26,15 +26,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { launch, watchErrors, exceptionText, run } = require('./browser');
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return null;
-  const v = process.argv[i + 1];
-  process.argv.splice(i, 2);
-  return v;
-}
+const {launch, watchErrors, exceptionText, run, arg} = require('./browser');
 
 function args(name) {
   const out = [];

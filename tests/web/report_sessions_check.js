@@ -23,15 +23,8 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { launch, watchErrors, exceptionText, finish, run } = require('./browser');
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return null;
-  const v = process.argv[i + 1];
-  process.argv.splice(i, 2);
-  return v;
-}
+const {launch, watchErrors, exceptionText, finish, run, arg} =
+    require('./browser');
 
 // In the page: the coloured pixels (max - min channel > 60) of chart id's
 // plot area in the canvas column at time t (s), below the top 16 CSS px
