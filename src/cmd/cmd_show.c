@@ -199,8 +199,13 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
 
 /* Feed fd to the formatter, CHUNK bytes at a time, until its end, a read
  * error (*status = 1; *unread = 1 when it came before the first byte) or
- * SIGINT/SIGTERM (handlers installed for the call, then restored).
- * Returns the formatter's first non-zero feed result. */
+ * SIGINT/SIGTERM (handlers installed for the call, then restored). A
+ * decode error (an undeclared type, a bad header: the decoder goes on at
+ * the next believable block or header) is printed, naming its byte, sets
+ * *status to 1, and reading goes on, as through a pipe (el_src_pump):
+ * before, reading stopped, and the rest of the input after the current
+ * chunk was lost without a word. Returns the feed result that stopped it
+ * (a stop, out of memory, a failed write), else 0. */
 static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
                    int *status, int *unread) {
   int rc = 0, any = 0;
@@ -224,8 +229,13 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
       break;
     any = 1;
     rc = f->feed(f->ud, buf, (size_t)n);
-    if (rc)
+    if (rc == EL_EUNDECL || rc == EL_EBADHDR || rc == EL_ECORRUPT) {
+      el_eprintf("show: %s: %s\n", path, f->diag(f->ud)->msg);
+      *status = 1;
+      rc = 0;
+    } else if (rc) {
       break;
+    }
   }
   el__cmd_stop_end(&stop);
   return rc;
