@@ -57,12 +57,18 @@ static uint64_t consumed(const pump_t *p) {
   return p->c->offset ? p->c->offset(p->c->ud) : p->fed;
 }
 
+/* Count and log error rc of the consumer, "DESC: WHAT: its message";
+ * what NULL: "DESC: its message". */
 static void report(pump_t *p, int rc, const char *what) {
   p->res.errors++;
   if (!p->res.first_error)
     p->res.first_error = rc;
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
-  if (d && d->code && d->msg[0]) /* the decoder's message names its byte */
+  if (!what && d && d->msg[0]) /* the message says it all */
+    el_log(EL_LOG_ERROR, "%s: %s", p->desc, d->msg);
+  else if (!what)
+    el_log(EL_LOG_ERROR, "%s: %s", p->desc, el_strerror(rc));
+  else if (d && d->code && d->msg[0]) /* the decoder's message names its byte */
     el_log(EL_LOG_ERROR, "%s: %s: %s", p->desc, what, d->msg);
   else if (d && d->code)
     el_log(EL_LOG_ERROR, "%s: %s at byte %llu: %s", p->desc, what,
@@ -193,6 +199,10 @@ static void finish_session(pump_t *p, int at_end) {
      * delivered: no error (docs/eventlog.md, "Behaviour on bad input"). */
     p->res.truncated++;
     el_src_warn_cut(p->desc, d);
+  } else if (rc == EL_ECORRUPT) {
+    /* A consumer that held a corrupt part for its status (show): the
+     * session did not end early, the part was skipped. */
+    report(p, rc, NULL);
   } else if (rc < 0 && rc != EL_ESTOPPED) {
     report(p, rc, "session ended early");
   }

@@ -161,6 +161,16 @@ grep -q "overmk.eventlog: .*end-of-data marker (type 0xFFFF) at byte $mk stands 
   pass "end-of-data marker over a block marker: show says so" ||
   { sed 's/^/  stderr: /' "$T/overmk.err"; fail "end-of-data marker over a block marker: no warning"; }
 
+# Through a pipe: the same lines, and the message as from the file (not
+# "session ended early": the session went on).
+cat "$T/overmk.eventlog" | "$EL" show - > "$T/overmk.pipe" 2> "$T/overmk.perr"
+st=$?
+[ "$st" = 1 ] && cmp -s "$T/clean.out" "$T/overmk.pipe" &&
+  grep -q "stdin: corrupt stream: end-of-data marker (type 0xFFFF) at byte $mk stands where" "$T/overmk.perr" &&
+  ! grep -q "ended early" "$T/overmk.perr" &&
+  pass "end-of-data marker over a block marker, through a pipe: every event, the same message" ||
+  { sed 's/^/  stderr: /' "$T/overmk.perr"; fail "end-of-data marker over a block marker, through a pipe: status $st"; }
+
 # One byte inserted before that block marker: an undeclared type outside
 # any block, a decode error (exit 1); the decoder goes on at the marker.
 # Every event of the clean log is printed, those after the byte one byte
