@@ -57,9 +57,12 @@ static int add_tripwires(scmp_filter_ctx ctx, uint32_t kill) {
   if (!r && SCMP_SYS(setrlimit) >= 0)
     r = seccomp_rule_add(ctx, kill, SCMP_SYS(setrlimit), 1,
                          LOW32_EQ(0, RLIMIT_AS));
-  if (!r) /* the heap's reservation: a length of 4 GiB or more */
-    r = seccomp_rule_add(ctx, kill, SCMP_SYS(mmap), 1,
-                         SCMP_A1_64(SCMP_CMP_GE, (uint64_t)1 << 32));
+  /* the heap's reservation: a length of 4 GiB or more (every field given:
+   * SCMP_A1_64's leaves datum_b out, which clang's
+   * -Wmissing-field-initializers rejects) */
+  const struct scmp_arg_cmp big = {
+      .arg = 1, .op = SCMP_CMP_GE, .datum_a = (uint64_t)1 << 32, .datum_b = 0};
+  if (!r) r = seccomp_rule_add(ctx, kill, SCMP_SYS(mmap), 1, big);
   if (!r)
     r = seccomp_rule_add(ctx, kill, SCMP_SYS(rt_sigaction), 1,
                          LOW32_EQ(0, SIGINT));
