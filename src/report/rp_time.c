@@ -14,8 +14,9 @@
  * Collections: GC spans of different capabilities that overlap belong to
  * one stop-the-world collection (every capability stops for it); its pause
  * runs from the first GC_START to the last GC_END. Spans reach us in the
- * order of their ends, so a span that starts before the open collection
- * ends joins it. */
+ * order of their ends (within a session), so a span that starts before
+ * the open collection ends, and does not end before it starts, joins
+ * it. */
 #include <string.h>
 
 #include "rp_internal.h"
@@ -131,7 +132,10 @@ static void collection_close(rp_time_t *tm) {
 }
 
 static void gc_span(rp_time_t *tm, uint64_t s, uint64_t e) {
-  if (tm->in_gc && s <= tm->cur.end) {
+  /* Overlapping, not only starting before its end: a file's next session
+   * may lie earlier on the axis (logs concatenated out of time order), and
+   * every one of its spans starts before the last collection's end. */
+  if (tm->in_gc && s <= tm->cur.end && e >= tm->cur.start) {
     if (s < tm->cur.start) tm->cur.start = s;
     if (e > tm->cur.end) tm->cur.end = e;
     tm->cur.ncaps++;

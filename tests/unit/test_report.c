@@ -286,6 +286,26 @@ static void test_collections_from_overlapping_spans(void **state) {
   el_rp_free(rp);
 }
 
+/* A file's second session earlier on the axis than the first (logs
+ * concatenated out of time order): its collections are its own, not
+ * joined to the first session's last one (before: every span of it
+ * started before that collection's end and joined it, making one pause
+ * from its first GC to 1000 ms). */
+static void test_collections_of_an_earlier_session(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  rp_time_t *tm = &rp->time;
+  el__rp_time_span(tm, 0, true, 0, T0 + 990 * MS, T0 + 1000 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 100 * MS, T0 + 103 * MS);
+  el__rp_time_span(tm, 1, true, 0, T0 + 101 * MS, T0 + 104 * MS);
+  el__rp_time_span(tm, 0, true, 0, T0 + 200 * MS, T0 + 201 * MS);
+  el__rp_time_finish(tm);
+  assert_int_equal(tm->collections, 3);
+  assert_int_equal(tm->pause_max_ns, 10 * MS);
+  assert_int_equal(tm->pause_total_ns, (10 + 4 + 1) * MS);
+  el_rp_free(rp);
+}
+
 static void test_timeline_splits_spans(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
@@ -468,6 +488,7 @@ int main(void) {
       cmocka_unit_test(test_allocation_spread_over_interval),
       cmocka_unit_test(test_allocation_first_interval_from_start),
       cmocka_unit_test(test_collections_from_overlapping_spans),
+      cmocka_unit_test(test_collections_of_an_earlier_session),
       cmocka_unit_test(test_timeline_splits_spans),
       cmocka_unit_test(test_profile_tree_and_symbols),
       cmocka_unit_test(test_json_escapes),
