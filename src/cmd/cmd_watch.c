@@ -226,13 +226,18 @@ static int find_flush_guarded(const char *exe, const void *m, size_t len) {
 /* 1 when the executable's runtime knows --eventlog-flush-interval (GHC
  * 9.2 and later: the option's name is in the RTS's help text), 0 when it
  * is a GHC program without it (its RTS's "GHC RTS" text is there), -1 when
- * it cannot be read or is no GHC program (a script, a wrapper). */
+ * it cannot be read or is no GHC program (a script, a wrapper: only an
+ * ELF file is looked into, so a script whose text names the RTS is not
+ * taken for one). */
 static int rts_has_flush_interval(const char *exe) {
   int fd = open(exe, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat st;
+  char magic[4];
   int r = -1;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      pread(fd, magic, sizeof magic, 0) == (ssize_t)sizeof magic &&
+      !memcmp(magic, "\177ELF", sizeof magic)) {
     void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m != MAP_FAILED) {
       r = find_flush_guarded(exe, m, (size_t)st.st_size);

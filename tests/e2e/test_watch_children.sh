@@ -192,6 +192,20 @@ for v in ignoreall ignoreallv0 ignoreallthr; do
     pass "$v: warned that nothing was read" ||
     fail "$v: no never-opened warning"
 done
+echo "== a wrapper script whose text names the GHC RTS"
+# Only an ELF file is looked into: the script is no GHC executable, so no
+# probe runs (it killed sh) and no "no --eventlog-flush-interval" is said.
+printf '#!/bin/sh\n# passes GHC RTS options on\nexec "%s" "$@"\n' "$dir/some" \
+  > "$T/wrap.sh"
+chmod +x "$T/wrap.sh"
+run wrap "$T/wrap.sh" a
+args_seen wrap '["a"]'
+ran_once wrap '["a"]'
+grep -q "RTS options appended to GHCRTS: .*not a GHC executable" "$T/wrap.err" &&
+  ! grep -q "probe stopped\|runtime has no --eventlog-flush-interval" "$T/wrap.err" &&
+  pass "wrap: -v info says: GHCRTS, not a GHC executable" ||
+  { grep -i "ghcrts\|probe\|flush" "$T/wrap.err"; fail "wrap: taken for a GHC executable"; }
+
 echo "== no seccomp: the probe is not run"
 for v in ignoreall some; do
   (cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/nosc$v.mark" timeout 60 \
