@@ -267,6 +267,10 @@ static int rts_has_flush_interval(const char *exe) {
  * (/dev/null is no folder), so an RTS that reads GHCRTS but not its
  * command line stops in hs_init, before the program's main. */
 #define EL_PROBE_DEAD_OL "-ol/dev/null/eventlog-live-probe"
+/* What a GHC 9.0 RTS built without -eventlog says of -l (on stderr; then
+ * it goes on with the other flags): "PROG: the flag -l requires the
+ * program to be built with -eventlog, -prof or -debug". */
+#define EL_PROBE_NO_EVENTLOG "requires the program to be built with -eventlog"
 
 /* The options for the program's RTS into opts (w->rts_buf holds their
  * text); flush: rts_has_flush_interval's answer. Returns their count. */
@@ -343,7 +347,7 @@ static void probe_read(int fd, char *buf, size_t size, long long deadline) {
 
 /* The probe's child, between fork and exec (async-signal-safe calls
  * only): a process group of its own, every signal default and unblocked,
- * stdin and stderr on /dev/null, stdout on out_fd, the tripwire filter
+ * stdin on /dev/null, stdout and stderr on out_fd, the tripwire filter
  * (el_rtsguard.h), then exec. A failure before the exec writes its stage
  * ('g': the filter, 'x': the exec) and errno to err_fd and exits 127. */
 static void probe_child(const char *exe, char *const *av, char *const *env,
@@ -357,7 +361,7 @@ static void probe_child(const char *exe, char *const *av, char *const *env,
   for (int s = 1; s < NSIG; s++)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL);
   int fd = open("/dev/null", O_RDWR);
-  if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 2) < 0 || dup2(out_fd, 1) < 0)
+  if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 2) < 0 || dup2(out_fd, 1) < 0)
     stage = 'x', e = errno;
   else if ((e = -el_rtsguard_install()) == 0) {
     sigset_t none;
@@ -464,7 +468,8 @@ static int probe_wait(pid_t pid, long long deadline) {
  * filter cannot be installed (no seccomp, a container that refuses it,
  * another architecture) the program is not run at all. Bounded by
  * EL_PROBE_TIMEOUT_MS (then its process group is killed). Returns 1
- * (take them), 0 (not: why into why). */
+ * (take them), 0 (not: why into why), or -1 when its RTS has no eventlog
+ * support at all (built without -eventlog: EL_PROBE_NO_EVENTLOG). */
 static int probe_rts_args(const char *exe, char *const *opts, int n,
                           const char **why) {
   static const char info[] = " [(\"GHC RTS\", \"YES\")";
@@ -485,10 +490,15 @@ static int probe_rts_args(const char *exe, char *const *opts, int n,
     return 0;
   }
   long long deadline = now_ms() + EL_PROBE_TIMEOUT_MS;
-  char out[256];
+  char out[4096];
   probe_read(p[0], out, sizeof out, deadline);
   close(p[0]);
   int st = probe_wait(pid, deadline);
+  if (strstr(out, EL_PROBE_NO_EVENTLOG)) {
+    /* (printed on stderr, then --info still exits 0) */
+    *why = "its RTS has no eventlog support";
+    return -1;
+  }
   if (st == -1)
     *why = "the probe ran on instead of printing --info";
   else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
@@ -499,7 +509,7 @@ static int probe_rts_args(const char *exe, char *const *opts, int n,
     *why =
         "its RTS did not take them (an option that needs -rtsopts, "
         "-rtsopts=none or ignore, or no -eventlog?)";
-  else if (strncmp(out, info, sizeof info - 1))
+  else if (!strstr(out, info))
     *why = "its output was no --info table";
   else
     return 1;
@@ -550,7 +560,17 @@ static int pass_rts_options(watch_t *w, const char *exe, int flush) {
   char *opts[EL_RTS_MAX_OPTS], add[700];
   int n = rts_options(w, flush, opts);
   const char *why = "not a GHC executable watch can read";
-  if (flush >= 0 && probe_rts_args(exe, opts, n, &why)) {
+  int pr = flush >= 0 ? probe_rts_args(exe, opts, n, &why) : 0;
+  if (pr < 0) {
+    el_eprintf(
+        "watch: %s was built without eventlog support (its RTS "
+        "says the flag -l \"%s, -prof or -debug\"): rebuild it with "
+        "ghc -eventlog; not started\n",
+        w->prog_argv[0], EL_PROBE_NO_EVENTLOG);
+    w->start_failed = 1;
+    return -1;
+  }
+  if (pr) {
     if (args_with_rts(w, opts, n) < 0) return -1;
     size_t k = 0;
     for (int i = 0; i < n && k < sizeof add; i++)

@@ -192,6 +192,20 @@ for v in ignoreall ignoreallv0 ignoreallthr; do
     pass "$v: warned that nothing was read" ||
     fail "$v: no never-opened warning"
 done
+echo "== plain: built without -eventlog"
+# Its RTS refuses -l (and prints its usage); watch says so plainly and
+# does not start it (before: started with GHCRTS, ~100 lines of RTS usage,
+# then a "never opened the FIFO" warning). The probe's own --info still
+# exits 0 after the refusal: the RTS's message decides, main never runs.
+(cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/plainw.mark" timeout 60 \
+  "$EL" watch --no-linger --web-port 0 -- "$dir/plain" a) < /dev/null \
+  > "$T/plainw.out" 2> "$T/plainw.err"
+st=$?
+[ $st = 1 ] && grep -q "plain was built without eventlog support.*rebuild it with ghc -eventlog; not started" "$T/plainw.err" &&
+  [ ! -e "$T/plainw.mark" ] && [ "$(wc -l < "$T/plainw.err")" -le 2 ] &&
+  pass "plain: not started, exit 1, one clear message" ||
+  { head -n 5 "$T/plainw.err"; fail "plain: status $st, $(wc -l < "$T/plainw.err") lines on stderr, runs: $(cat "$T/plainw.mark" 2>/dev/null)"; }
+
 echo "== a wrapper script whose text names the GHC RTS"
 # Only an ELF file is looked into: the script is no GHC executable, so no
 # probe runs (it killed sh) and no "no --eventlog-flush-interval" is said.
