@@ -203,7 +203,8 @@ static int check_program(watch_t *w) {
 /* find_flush on the mapping m of exe's len bytes, guarded: an executable
  * rewritten in place while read (a build) is no crash (el_mapguard.h). */
 static int find_flush_guarded(const char *exe, const void *m, size_t len) {
-  static const char flush[] = "eventlog-flush-interval", rts[] = "GHC RTS";
+  static const char flush[] = "eventlog-flush-interval", rts[] = "GHC RTS",
+                    shared[] = "libHSrts";
   el_mapguard_t g;
   if (el_mapguard_push(&g, m, len) < 0) return -1;
   if (sigsetjmp(g.env, 1)) {
@@ -219,13 +220,17 @@ static int find_flush_guarded(const char *exe, const void *m, size_t len) {
     r = 1;
   else if (memmem(m, len, rts, sizeof rts - 1))
     r = 0;
+  else if (memmem(m, len, shared, sizeof shared - 1))
+    r = 2; /* -dynamic: the RTS (and its texts) in a shared library */
   el_mapguard_pop(&g);
   return r;
 }
 
 /* 1 when the executable's runtime knows --eventlog-flush-interval (GHC
  * 9.2 and later: the option's name is in the RTS's help text), 0 when it
- * is a GHC program without it (its RTS's "GHC RTS" text is there), -1 when
+ * is a GHC program without it (its RTS's "GHC RTS" text is there), 2 when
+ * it is a GHC program linked with -dynamic (it needs the shared library
+ * libHSrts...: whether that has the option is not looked into), -1 when
  * it cannot be read or is no GHC program (a script, a wrapper: only an
  * ELF file is looked into, so a script whose text names the RTS is not
  * taken for one). */
@@ -609,6 +614,12 @@ static int set_environment(watch_t *w) {
         "(GHC 9.0 or older): its eventlog arrives when a "
         "capability's 2 MiB buffer fills, and at exit; the page "
         "stays empty until then\n",
+        w->prog_argv[0]);
+  else if (flush == 2)
+    el_eprintf(
+        "watch: %s's runtime is a shared library (-dynamic): no "
+        "--eventlog-flush-interval given; with GHC 9.0 the eventlog "
+        "arrives when a 2 MiB buffer fills, and at exit\n",
         w->prog_argv[0]);
   else if (flush < 0)
     el_eprintf(

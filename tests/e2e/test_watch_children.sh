@@ -31,6 +31,10 @@
 #    the RTS reads neither: main sees only its own arguments (the probe did
 #    not choose arguments; -v info says its seccomp filter stopped it
 #    before main) and watch warns that nothing was read.
+#  - dyn: linked with -dynamic, its RTS's texts in libHSrts*.so: a GHC
+#    program all the same (arguments); plain: built without -eventlog,
+#    not started (one message, exit 1); wrap: a script whose text names
+#    the GHC RTS is no GHC executable (GHCRTS, no probe);
 #  - no seccomp (no_seccomp.py refuses seccomp filters, as some
 #    containers do): watch does not probe (-v info says why), GHCRTS; an
 #    ignoreAll program's main runs once, a -rtsopts=some one takes GHCRTS.
@@ -53,7 +57,8 @@ variants=("parent:-eventlog -rtsopts" "plain:" "ev:-eventlog -rtsopts"
           "ignore:-eventlog -rtsopts=ignore"
           "ignoreall:-eventlog -rtsopts=ignoreAll"
           "ignoreallv0:-eventlog -rtsopts=ignoreAll -with-rtsopts=-V0"
-          "ignoreallthr:-eventlog -threaded -rtsopts=ignoreAll")
+          "ignoreallthr:-eventlog -threaded -rtsopts=ignoreAll"
+          "dyn:-dynamic -eventlog -rtsopts")
 key=$({ "$GHC" --numeric-version; cat "$HS"; echo "${variants[*]}"; } |
   sha256sum | cut -c1-32)
 (
@@ -141,6 +146,18 @@ ran_once some '["a","b c"]'
 grep -q 'RTS options as arguments' "$T/some.err" &&
   pass "some: -v info says: arguments" || fail "some: not as arguments"
 markers some
+
+echo "== dyn: linked with -dynamic (the RTS's texts in libHSrts*.so)"
+# Before, its file held no RTS text: "not a GHC executable", GHCRTS (which
+# its children inherit).
+run dyn "$dir/dyn" a
+args_seen dyn '["a"]'
+ran_once dyn '["a"]'
+grep -q 'RTS options as arguments' "$T/dyn.err" &&
+  grep -q "runtime is a shared library (-dynamic)" "$T/dyn.err" &&
+  pass "dyn: -v info says: arguments; the shared runtime is named" ||
+  { grep -i "ghcrts\|arguments\|runtime" "$T/dyn.err"; fail "dyn: not as arguments"; }
+markers dyn
 
 echo "== own -ol: the program's own +RTS -ol wins"
 run ownol "$dir/some" +RTS -olmine.eventlog -RTS a
