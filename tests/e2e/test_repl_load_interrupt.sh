@@ -8,16 +8,9 @@
 # SIGKILL ended the REPL.
 # ctest-labels: e2e
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-BIN=$BUILD/eventlog-live
-ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
-[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
-[ -f "$ODD" ] || { echo "SKIP: no $ODD"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-repl-load-int.XXXXXX")
-PID=
-trap 'exec 7>&-; [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+source "$(dirname "$0")/oddball_lib.sh"
+ODD_CLEANUP='exec 7>&-'
+oddball_start repl-load-int
 cat > "$TMP/loop.lua" <<'LUA'
 local el = require("eventlog_live")
 el.on("USER_MARKER", function(ev, m) while true do end end)

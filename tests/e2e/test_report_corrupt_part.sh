@@ -10,18 +10,8 @@
 # 645 (oddball-hT.eventlog.reference): the part really was skipped.
 # ctest-labels: e2e
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-BIN=$BUILD/eventlog-live
-ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
-[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
-[ -f "$ODD" ] || { echo "SKIP: no $ODD"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-report-corrupt.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-rc=0
-bad() { echo "FAIL: $*"; rc=1; }
-ok() { echo "ok: $*"; }
+source "$(dirname "$0")/oddball_lib.sh"
+oddball_start report-corrupt
 FROM=300000 TO=300040
 python3 - "$ODD" "$TMP/part.eventlog" $FROM $TO <<'PY'
 import sys

@@ -8,17 +8,8 @@
 # marker count comes from the ghc-events reference.
 # ctest-labels: e2e
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-BIN=$BUILD/eventlog-live
-ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
-[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
-[ -f "$ODD.reference" ] || { echo "SKIP: no $ODD.reference"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-run-end-signal.XXXXXX")
-PID=
-trap '[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-rc=0
+source "$(dirname "$0")/oddball_lib.sh"
+oddball_start run-end-signal .reference
 want=$(grep -c ': marker: ' "$ODD.reference")
 cat > "$TMP/end.lua" <<'LUA'
 local el = require("eventlog_live")

@@ -11,18 +11,8 @@
 # byte was read (a reader gone gives it EPIPE/SIGPIPE).
 # ctest-labels: e2e
 set -u
-SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${EL_BUILD_DIR:-$SRC/build}
-EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
-BIN=$BUILD/eventlog-live
-ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
-[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
-[ -f "$ODD" ] || { echo "SKIP: no $ODD"; exit 77; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-os-exit.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-rc=0
-bad() { echo "FAIL: $*"; rc=1; }
-ok() { echo "ok: $*"; }
+source "$(dirname "$0")/oddball_lib.sh"
+oddball_start os-exit
 
 first=$(grep -m2 -o 'marker: .*' "$ODD.reference" | sed -n 1p |
   sed 's/^marker: //')
