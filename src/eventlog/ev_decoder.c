@@ -71,6 +71,11 @@
  * (el_ev_decoder_set_quiet, counters given): the fast path counts it into
  * the sink's counters instead while its time is below their bound. */
 #define T_QUIET 0x80000u
+/* tab[]: a T_FAST type offered to the sink's direct handler first
+ * (el_ev_decoder_set_direct, a handler and quiet counters given): one it
+ * takes is counted as a quiet one, one it declines is delivered. Never
+ * set together with T_QUIET. */
+#define T_DIRECT 0x100000u
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
 #define MAX_HEADER (16u << 20)
@@ -233,6 +238,12 @@ struct el_ev_decoder_s {
   uint64_t quiet[65536 / 64];
   el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
   int in_event;     /* inside on_event for d->ev (its payload is valid) */
+  /* el_ev_decoder_set_direct: bit id set = type id is offered to direct
+   * first (applied to tab[] as T_DIRECT while quiet counters and a
+   * handler are given) */
+  uint64_t direct[65536 / 64];
+  el_ev_direct_fn direct_fn; /* el_ev_decoder_direct; NULL: none */
+  void *direct_ud;
   /* el_ev_decoder_tally; NULL: none */
   el_ev_tally_t *tally;
   /* A warning was given that NOHDR_WARN bytes held no header. */
@@ -487,10 +498,13 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
   int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
-  t &= ~(T_NOFIELDS | T_QUIET);
+  int direct = !quiet && d->qc.events && d->direct_fn &&
+               ((d->direct[id >> 6] >> (id & 63)) & 1);
+  t &= ~(T_NOFIELDS | T_QUIET | T_DIRECT);
   if (!(t & T_FAST))
     return t;
-  return t | (off ? T_NOFIELDS : 0) | (quiet ? T_QUIET : 0);
+  return t | (off ? T_NOFIELDS : 0) | (quiet ? T_QUIET : 0) |
+         (direct ? T_DIRECT : 0);
 }
 
 /* Apply the masks to the current session's table entries from..to-1
@@ -546,6 +560,28 @@ int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on) {
   }
   remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
   return 0;
+}
+
+int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on) {
+  if (type < -1 || type >= 0xFFFF)
+    return EL_EINVAL;
+  if (type < 0) {
+    memset(d->direct, on ? 0xFF : 0, sizeof d->direct);
+  } else {
+    uint64_t bit = (uint64_t)1 << (type & 63);
+    if (on)
+      d->direct[type >> 6] |= bit;
+    else
+      d->direct[type >> 6] &= ~bit;
+  }
+  remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
+  return 0;
+}
+
+void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud) {
+  d->direct_fn = fn;
+  d->direct_ud = fn ? ud : NULL;
+  remask(d, 0, d->ntab);
 }
 
 void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
@@ -1899,6 +1935,23 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return rc;
 }
 
+/* fast_run_t: *qn quiet events were taken since the last delivery, the
+ * latest at qt, the last at buf + qlast: into the sink's counters, and
+ * into d->ev (type, time, offset: what the general path after the run may
+ * read of the last event), as if each had been counted at once. */
+static __attribute__((noinline)) void quiet_flush(el_ev_decoder_t *d,
+                                                  const uint8_t *buf,
+                                                  size_t qlast, uint64_t *qn,
+                                                  el_rts_ns_t qt) {
+  *d->qc.events += *qn;
+  *qn = 0;
+  if (qt > *d->qc.tmax)
+    *d->qc.tmax = qt;
+  d->ev.type = el__be16(buf + qlast);
+  d->ev.t_ns = el__be64(buf + qlast + 2);
+  d->ev.offset = d->base + qlast;
+}
+
 /* The fast path: whole fixed-size integer-only events from buf + *ip,
  * before *lim (no start of the stray pattern or of a header before it:
  * data_feed; *cand as there), inside buf and inside the current block. Everything it reads
@@ -1923,10 +1976,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
   void *const ud = d->sink.ud;
   el_ev_event_t *const ev = &d->ev;
-  /* T_QUIET is set only while these are given (with_mask). */
-  uint64_t *const q_events = d->qc.events;
-  el_rts_ns_t *const q_tmax = d->qc.tmax;
+  /* T_QUIET is set only while d->qc is given (with_mask). */
   const uint64_t *const q_until = d->qc.until;
+  const el_ev_direct_fn direct = d->direct_fn;
+  void *const direct_ud = d->direct_ud;
   size_t i = *ip, nfast = 0;
   /* The tally (el_ev_decoder_tally): its times kept in locals. */
   el_ev_tally_type_t *const ttype = tally ? d->tally->type : NULL;
@@ -1974,6 +2027,15 @@ static inline __attribute__((always_inline)) int fast_run_t(
       }
       i = (size_t)(p - buf);
     }
+    /* The quiet (and directly taken) events since the last delivery:
+     * how many, their latest time, where the last one lies (qlast <
+     * SIZE_MAX) from which ev is filled, added to the sink's counters
+     * (quiet_flush) before an event is delivered and when the loop
+     * ends, so that on_event and the general path see them as if each
+     * had been counted at once. */
+    uint64_t qn = 0;
+    el_rts_ns_t qt = 0;
+    size_t qlast = 0;
     while (!tally && i + 10 <= r) {
       const uint8_t *p = buf + i;
       size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
@@ -1984,20 +2046,21 @@ static inline __attribute__((always_inline)) int fast_run_t(
       if (ts > tend)
         break;
       uint32_t t = tab[type]; /* declared: below ntab */
-      if (quiet && (t & T_QUIET) && ts < *q_until) {
+      if (quiet && (t & (T_QUIET | T_DIRECT)) && ts < *q_until &&
+          (!(t & T_DIRECT) || direct(direct_ud, (uint16_t)type, ev->cap, ts,
+                                     p + 10, (uint32_t)(n - 10)))) {
         /* counted and timed in the sink's counters, as its on_event
-         * would have done, and not delivered (ev keeps what the
-         * general path after the run may read of the last event) */
-        ++*q_events;
-        if (ts > *q_tmax)
-          *q_tmax = ts;
-        ev->type = (uint16_t)type;
-        ev->t_ns = ts;
-        ev->offset = base + i;
+         * would have done, and not delivered; a direct type's event
+         * taken by the sink's direct handler, the same */
+        qn++;
+        qt = ts > qt ? ts : qt;
+        qlast = i;
         nfast++;
         i += n;
         continue;
       }
+      if (quiet && qn)
+        quiet_flush(d, buf, qlast, &qn, qt);
       ev->type = (uint16_t)type;
       ev->t_ns = ts;
       ev->offset = base + i;
@@ -2016,6 +2079,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
         goto done;
       }
     }
+    if (quiet && qn)
+      quiet_flush(d, buf, qlast, &qn, qt);
     if (tally && nfast != nfast0) /* the block's capability */
       d->tally->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
     /* Which limit the next event reaches, if any. */

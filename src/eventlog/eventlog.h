@@ -286,6 +286,40 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc);
  * Additive. */
 int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on);
 
+/* A sink's direct handler (el_ev_decoder_direct): offered an event of a
+ * direct type (el_ev_decoder_set_direct) from the decoder's fast path,
+ * before it is delivered. type: its id; cap: its block's capability
+ * (EL_EV_NO_CAP outside a block); t: its time, ns since RTS start;
+ * payload: its payload_len bytes (big-endian fields, spec §2.1), valid
+ * for the call only. Returns 1 when it took the event: the decoder then
+ * counts it as a quiet one (*events incremented, *tmax raised) and does
+ * not deliver it; 0 when it declines, having changed nothing: the event is
+ * delivered to on_event as usual (with its fields). It must not call the
+ * decoder. */
+typedef int (*el_ev_direct_fn)(void *ud, uint16_t type, uint16_t cap,
+                               el_rts_ns_t t, const uint8_t *payload,
+                               uint32_t payload_len);
+
+/* The sink's direct handler fn, with its ud (NULL fn: none, the
+ * default). Only used while quiet counters are given
+ * (el_ev_decoder_quiet_counters). Thread: as el_ev_decoder_feed.
+ * Additive. */
+void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud);
+
+/* Events of type `type` (-1: every type) are offered to the direct
+ * handler first (on = 1) or not (on = 0, the default). While a handler
+ * and quiet counters are given, an event of a direct type that the fast
+ * path takes (as for quiet types) with a time below *until is passed to
+ * the handler; taken, it is counted as a quiet event, declined, it is
+ * delivered. Every other event of the type is delivered as usual. A type
+ * both quiet and direct is quiet. A sink whose direct handler has, for
+ * an event it takes, the effect its on_event would have had sees the
+ * same results whichever events the fast path took. Takes effect from the
+ * next event; lasts across sessions and el_ev_decoder_reset. Returns 0,
+ * or EL_EINVAL for a type outside -1..0xFFFE (nothing changed). Thread:
+ * as el_ev_decoder_feed. Additive. */
+int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on);
+
 /* Per event type, what a tally holds (el_ev_tally_t.type[id]). */
 typedef struct el_ev_tally_type_s {
   uint64_t events;        /* events of the type */

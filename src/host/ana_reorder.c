@@ -473,6 +473,109 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
   return h->stop;
 }
 
+/* A big-endian field of a payload (spec §2.1). */
+static inline uint32_t rd32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         p[3];
+}
+
+/* el__ana_direct for a RUN_THREAD of th on cap at t, no run of it
+ * open: what el__ana_thread_run does then, the blocked span (when t is
+ * its latest event) without outputs. */
+static inline __attribute__((always_inline)) void direct_run(thread_t *th,
+                                                             unsigned cap,
+                                                             uint64_t t,
+                                                             int latest) {
+  th->open[0].t = t;
+  th->open[0].cap = (uint16_t)cap;
+  th->nopen = 1;
+  if (!latest) return;
+  if (th->prev == K_STOP && t >= th->prev_t) {
+    uint64_t d = t - th->prev_t;
+    th->blocked_ns += d;
+    th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
+  }
+  th->prev = K_RUN;
+  th->prev_t = t;
+  th->prev_cap = (uint16_t)cap;
+  th->cap = (uint16_t)cap;
+  th->state = TS_RUNNING;
+}
+
+/* The bookkeeping of every event el__ana_direct takes: the thread's
+ * first and latest times, the highest capability, the host's progress. */
+static inline __attribute__((always_inline)) int direct_done(
+    el_host_t *h, ana_t *a, thread_t *th, unsigned cap, uint64_t t,
+    int latest) {
+  if (t < th->first_t) th->first_t = t;
+  th->has_first = 1;
+  if (latest) th->last_t = t;
+  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  progress_event(h, cap, t);
+  return 1;
+}
+
+/* el__ana_direct for a STOP_THREAD of th (payload: its 10 bytes), whose
+ * run on cap is open: what el__ana_thread_stop and stop_latest do then
+ * when the usage fast path takes the span; else nothing (0). */
+static __attribute__((noinline)) int direct_stop(el_host_t *h, thread_t *th,
+                                                 unsigned cap, uint64_t t,
+                                                 const uint8_t *payload,
+                                                 int latest) {
+  ana_t *a = h->ana;
+  uint16_t status = (uint16_t)(payload[4] << 8 | payload[5]);
+  if ((latest && status == EL_EV_STATUS_THREAD_FINISHED) ||
+      a->feat != (F_POINTS | F_PROD))
+    return 0;
+  uint64_t start = th->open[0].t;
+  /* changes nothing when it does not take the span (then neither do
+   * we): checked first, as everything before */
+  if (!el__ana_run_span_fast(h, th, cap, start, t)) return 0;
+  th->nopen = 0;
+  th->running_ns += t > start ? t - start : 0;
+  th->runs++;
+  if (latest) { /* stop_latest, not finished */
+    th->prev = K_STOP;
+    th->prev_t = t;
+    th->prev_cap = (uint16_t)cap;
+    th->prev_status = status;
+    th->prev_info = rd32(payload + 6);
+    th->has_status = 1;
+    th->state = TS_BLOCKED;
+  }
+  return direct_done(h, a, th, cap, t, latest);
+}
+
+int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
+                   const uint8_t *payload, uint32_t len) {
+  el_host_t *h = ud;
+  ana_t *a = h->ana; /* set: the types are EL__F_ANA's (host.c) */
+  unsigned stop = (unsigned)type - EL_EV_RUN_THREAD;
+  /* What take_arrival and on_event would not take at once. */
+  if (__builtin_expect((h->interrupted | h->stop | (int)h->nbatch) ||
+                           !a->arrival || a->held || cap >= MAX_CAPS ||
+                           stop > 1 || len != 4u + 6u * stop,
+                       0))
+    return 0;
+  uint32_t id = rd32(payload);
+  if (id >= a->ndirect || !a->direct[id]) return 0;
+  thread_t *th = &a->threads[a->direct[id] - 1];
+  /* el__ana_thread_event's common cases: not an event of a finished
+   * thread after it finished; for its latest event, no outputs of a
+   * blocked span, and not the stop that finishes it (eviction) */
+  int latest = t >= th->last_t;
+  if (th->state == TS_FINISHED && t >= th->finished_t) return 0;
+  if (stop) {
+    if (th->nopen != 1 || th->open[0].cap != cap) return 0;
+    return direct_stop(h, th, cap, t, payload, latest);
+  }
+  if (th->nopen || (latest && th->prev == K_STOP && t >= th->prev_t &&
+                    (a->feat & F_THREAD_OUT)))
+    return 0;
+  direct_run(th, cap, t, latest);
+  return direct_done(h, a, th, cap, t, latest);
+}
+
 /* The sink's entry (host.c on_event) for an event only the analyses
  * take. In the per-capability mode it goes through at once
  * (take_arrival). In time order, a recorded session's RUN_THREAD or

@@ -226,6 +226,9 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
       &(el_ev_quiet_t){
           .events = &h->st.events, .tmax = &h->now, .until = &h->quiet_until});
   el_ev_decoder_set_quiet(h->dec, -1, 1);
+  /* RUN_THREAD and STOP_THREAD straight to the analyses while only they
+   * want them (el__host_set_flag) */
+  el_ev_decoder_direct(h->dec, el__ana_direct, h);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
                             EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,
@@ -694,6 +697,8 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
     h->flags[type] &= (uint8_t)~bit;
   el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
   el_ev_decoder_set_quiet(h->dec, type, h->flags[type] == 0);
+  if (type == EL_EV_RUN_THREAD || type == EL_EV_STOP_THREAD)
+    el_ev_decoder_set_direct(h->dec, type, h->flags[type] == EL__F_ANA);
 }
 
 /* An event someone wants (f: the flags of its type, not 0): the batch

@@ -666,6 +666,19 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
  * the batch queue: el__ana_event with h->cur set to ev meanwhile.
  * Returns h->stop. */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
+/* The decoder's direct handler (el_ev_direct_fn; ud: the host) for
+ * RUN_THREAD and STOP_THREAD while only the C analyses want them
+ * (el__host_set_flag): in the per-capability mode, nothing held or
+ * batched, a GHC 9.0 payload (4 or 10 bytes), a thread already in the
+ * table by a small id whose latest event this is, not finished, with its
+ * common state (no run open for a RUN_THREAD; one, on cap, for a
+ * STOP_THREAD that does not finish it, and the usage fast path
+ * el__ana_run_span_fast taking its span, the daemon's default
+ * processors' case), it has el__ana_event_only's effect and returns 1;
+ * else it changes nothing and returns 0 (the event is then delivered).
+ * cap: the event's block's capability; t: ns since RTS start. */
+int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
+                   const uint8_t *payload, uint32_t len);
 void el__ana_flush(el_host_t *h);
 /* Live: release the held events the watermark now allows, a capability
  * having gone silent since the last event (called on wall-clock ticks,

@@ -611,6 +611,122 @@ static void test_quiet_until_bound(void **st) {
   el_ev_decoder_free(d);
 }
 
+/* {====== direct types (el_ev_decoder_set_direct) ======} */
+
+/* A quiet_sink_t that also checks, at each delivery, that the counters
+ * hold every event before it (whole feeds only: check set), and a
+ * direct handler taking the STOP_THREADs of even threads. */
+typedef struct {
+  quiet_sink_t q;
+  int check, bad;
+  const uint64_t *t; /* the stream's times */
+  int n;             /* direct events taken */
+  uint16_t cap[512];
+  uint64_t dt[512];
+  uint32_t thread[512], len[512], status[512];
+  int seen_run;      /* the handler was offered a RUN_THREAD */
+  int delivered_odd; /* delivered STOP_THREADs of odd threads, fields right */
+  int delivered_stops;
+} direct_sink_t;
+
+static int direct_event(void *ud, const el_ev_event_t *e) {
+  direct_sink_t *D = ud;
+  int k = D->q.n; /* events before it: delivered + counted */
+  if (D->check) {
+    uint64_t tmax = 0;
+    k += (int)D->q.events;
+    for (int j = 0; j < k; j++)
+      if (D->t[j] > tmax && !(j % 3 == 0 && j % 2)) tmax = D->t[j];
+    if (e->t_ns != D->t[k] || D->q.tmax != tmax) D->bad++;
+  }
+  if (e->type == 2 && e->nfields == 3 && e->v[0].u % 2 == 1 && e->v[1].u == 1)
+    D->delivered_odd++;
+  D->delivered_stops += e->type == 2;
+  return quiet_event(&D->q, e);
+}
+
+static int direct_take(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
+                       const uint8_t *p, uint32_t len) {
+  direct_sink_t *D = ud;
+  if (type == 1) D->seen_run = 1;
+  uint32_t thread = (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+  if (thread % 2) return 0;
+  if (D->n < 512) {
+    D->cap[D->n] = cap;
+    D->dt[D->n] = t;
+    D->thread[D->n] = thread;
+    D->len[D->n] = len;
+    D->status[D->n] = (uint32_t)(p[4] << 8 | p[5]);
+  }
+  D->n++;
+  return 1;
+}
+
+static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
+                                      size_t chunk, const uint64_t *t) {
+  memset(D, 0, sizeof *D);
+  D->q.until = UINT64_MAX;
+  D->t = t;
+  D->check = chunk >= b->n;
+  el_ev_sink_t s = {.ud = D, .on_event = direct_event};
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  el_ev_decoder_quiet_counters(
+      d, &(el_ev_quiet_t){
+             .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
+  el_ev_decoder_direct(d, direct_take, D);
+  assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
+  assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
+  assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0); /* quiet wins */
+  assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
+  return d;
+}
+
+/* RUN_THREAD quiet, STOP_THREAD (event k for k % 3 == 0, thread k,
+ * status 1) direct, the handler taking even threads. Whole: the 50
+ * STOP_THREADs of k % 6 == 0 are taken, with their time, the payload
+ * (10 bytes: thread, status) and no capability (no blocks); the 50 others
+ * delivered with their fields; the 200 RUN_THREADs counted (quiet wins
+ * over direct: the handler never sees one); at each delivery the counters
+ * hold every event before it, and tmax the latest of their times. In
+ * chunks, nothing is lost or counted twice. */
+static void test_direct_types_taken_or_delivered(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  static uint64_t t[300];
+  static uint16_t y[300];
+  build_quiet_stream(&b, t, y);
+  static direct_sink_t D;
+  el_ev_decoder_t *d = direct_decode(&D, &b, b.n, t);
+  assert_int_equal(D.n, 50);
+  for (int i = 0; i < 50; i++) {
+    assert_int_equal(D.thread[i], 6 * i);
+    assert_int_equal(D.dt[i], 1000 + 60 * (uint64_t)i);
+    assert_int_equal(D.cap[i], EL_EV_NO_CAP);
+    assert_int_equal(D.len[i], 10);
+    assert_int_equal(D.status[i], 1);
+  }
+  assert_int_equal(D.seen_run, 0);
+  assert_int_equal(D.q.events, 250);
+  assert_int_equal(D.q.n, 50);
+  assert_int_equal(D.delivered_odd, 50);
+  assert_int_equal(D.bad, 0);
+  assert_int_equal(D.q.tmax, 1000 + 10 * 299);
+  assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+  el_ev_decoder_free(d);
+  for (size_t chunk = 1; chunk < 80; chunk += 3) {
+    d = direct_decode(&D, &b, chunk, t);
+    assert_int_equal(D.delivered_odd, 50);
+    assert_int_equal(D.q.n + (int)D.q.events, 300);
+    assert_int_equal(D.n + D.delivered_stops, 100);
+    assert_int_equal(
+        D.q.events - (uint64_t)D.n + (uint64_t)(D.q.n - D.delivered_stops),
+        200);
+    assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+    assert_int_equal(el_ev_decoder_set_direct(d, 0xFFFF, 1), EL_EINVAL);
+    el_ev_decoder_free(d);
+  }
+}
+
 /* {====== tallies (el_ev_decoder_tally) ======} */
 
 /* A sink that tallies what it is given the way the decoder does, into
@@ -1388,6 +1504,7 @@ int main(void) {
       cmocka_unit_test(test_fields_mask_per_type),
       cmocka_unit_test(test_quiet_types_counted_not_delivered),
       cmocka_unit_test(test_quiet_until_bound),
+      cmocka_unit_test(test_direct_types_taken_or_delivered),
       cmocka_unit_test(test_tally_counts_by_hand),
       cmocka_unit_test(test_fast_lengths_follow_header),
       cmocka_unit_test(test_fields_mask_none_but_one),

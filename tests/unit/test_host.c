@@ -1741,6 +1741,97 @@ static void test_cap_usage_default_fast_path(void **state) {
   el_host_free(h);
 }
 
+/* What the daemon's default analysis (el.cap_usage with on_point and
+ * on_productivity, aggregated in windows of window_ns, at most max_users
+ * thread series) makes of the GHC 9.0 eventlog `name` fed in pieces of
+ * `piece` bytes (0: whole): every point and productivity value in order,
+ * then every thread of tracker:list(), the capability totals, usage_other
+ * and the unexpected count, as one string (malloc'd). */
+static char *default_analysis(const char *name, size_t piece, long window_ns,
+                              int max_users) {
+  char path[1024], script[2048];
+  const char *d = getenv("EL_EVENTLOGS");
+  snprintf(path, sizeof path, "%s/ghc-9.0/%s",
+           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs", name);
+  snprintf(
+      script, sizeof script,
+      "el = require('eventlog_live'); out = {}\n"
+      "local function add(...) out[#out + 1] = table.concat({...}, ' ') end\n"
+      "tr = el.cap_usage{aggregate_ns = %ld, productivity_aggregate_ns = %ld,\n"
+      "  max_users = %d,\n"
+      "  on_point = function(i, t, v, cap, cat, u)\n"
+      "    add('U', i, t, v, cap, cat, tostring(u)) end,\n"
+      "  on_productivity = function(cap, t, m, g) add('P', cap, t, m, g) end}\n"
+      "el.on_end(function()\n"
+      "  tr:flush_points()\n"
+      "  for _, th in ipairs(tr:list()) do\n"
+      "    local b = {}\n"
+      "    for k, v in pairs(th.blocked) do b[#b + 1] = k .. '=' .. v end\n"
+      "    table.sort(b)\n"
+      "    add('T', th.thread, th.state, tostring(th.status), th.first_t,\n"
+      "      th.last_t, tostring(th.finished_t), th.running_ns,\n"
+      "      th.blocked_ns, th.runs, th.cap, table.concat(b, ','))\n"
+      "  end\n"
+      "  for cap, c in pairs(tr:totals()) do\n"
+      "    add('C', cap, c.mutator_ns, c.gc_ns, c.idle_ns) end\n"
+      "  add('S', el.stats().usage_other, tr:unexpected())\n"
+      "  got = table.concat(out, '\\n') end)\n",
+      window_ns, window_ns, max_users);
+  el_host_t *h = host_with(script, 0);
+  size_t len;
+  uint8_t *log = read_all(path, &len);
+  for (size_t at = 0; at < len;) {
+    size_t n = piece && len - at > piece ? piece : len - at;
+    assert_int_equal(el_host_feed(h, log + at, n), 0);
+    at += n;
+  }
+  assert_int_equal(el_host_end(h), 0);
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "got");
+  assert_non_null(lua_tostring(L, -1));
+  char *got = strdup(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  el_host_free(h);
+  free(log);
+  return got;
+}
+
+/* The default analysis gives the same result whether the events come
+ * whole in one feed (most RUN_THREAD and STOP_THREAD then go from the
+ * decoder's fast path straight to the analyses: el__ana_direct) or in
+ * 13-byte pieces (every RUN_THREAD and STOP_THREAD, 14 and 20 bytes, cut
+ * across feeds: the general path through on_event, tested against the
+ * ghc-events references elsewhere), for each GHC 9.0 eventlog, with
+ * windows of 1 ms and 1 s, and with room for 2 thread series (the rest
+ * to "other"). */
+static void test_default_analysis_direct_same(void **state) {
+  (void)state;
+  static const char *const logs[] = {"threads.eventlog", "oddball-hT.eventlog",
+                                     "heapy-hT.eventlog",
+                                     "heapy-prof-hc.eventlog"};
+  static const struct {
+    long window_ns;
+    int max_users;
+  } cfg[] = {{1000000, 1000}, {1000000000, 1000}, {1000000, 2}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(logs); i++)
+    for (size_t c = 0; c < EL_ARRAY_LEN(cfg); c++) {
+      char *whole =
+          default_analysis(logs[i], 0, cfg[c].window_ns, cfg[c].max_users);
+      char *cut =
+          default_analysis(logs[i], 13, cfg[c].window_ns, cfg[c].max_users);
+      if (strcmp(whole, cut) != 0)
+        fprintf(stderr, "%s, window %ld ns, max_users %d: differ\n", logs[i],
+                cfg[c].window_ns, cfg[c].max_users);
+      /* points, productivity and threads listed */
+      assert_non_null(strstr(whole, "U 1 "));
+      assert_non_null(strstr(whole, "P 0 "));
+      assert_non_null(strstr(whole, "\nT "));
+      assert_string_equal(whole, cut);
+      free(whole);
+      free(cut);
+    }
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -1809,6 +1900,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_release_waits_for_caps),
       cmocka_unit_test(test_cap_usage_evict_waits_amortized),
       cmocka_unit_test(test_cap_usage_unsettled_bound),
+      cmocka_unit_test(test_default_analysis_direct_same),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
