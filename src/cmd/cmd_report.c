@@ -477,6 +477,17 @@ static void parts_free(parts_t *p) {
   el_cfg_free(p->cfg);
 }
 
+/* The host's clock hook: the records converted with the session's
+ * previous clock go to the reducer first (flushed), then it is told the
+ * new one (report.h el_rp_clock: it holds a session's records until its
+ * clock settles, then moves them to it). */
+static void on_clock(void *ud, uint64_t session, el_unix_ns_t start_unix_ns,
+                     int settled) {
+  parts_t *p = ud;
+  el_tm_store_flush(p->st);
+  el_rp_clock(p->rp, session, start_unix_ns, settled);
+}
+
 /* Build the host, store and reducer and load the scripts. Returns 0, 1
  * (setup failed) or 2 (a script failed to load). */
 static int setup(parts_t *p, const report_opts_t *o) {
@@ -501,6 +512,7 @@ static int setup(parts_t *p, const report_opts_t *o) {
     return 1;
   }
   el_host_set_store(p->h, p->st);
+  el_host_set_clock_hook(p->h, on_clock, p);
   if (el_host_load_module(p->h, "eventlog_live.report.main") < 0) {
     el_eprintf("report: %s\n", el_host_error(p->h));
     return 2;
@@ -558,6 +570,7 @@ static int run(const report_opts_t *o) {
   el__cmd_end_begin(&guard, p.h); /* a signal now stops on_end */
   el_host_end(p.h);
   el_tm_store_flush(p.st);
+  el_rp_settle(p.rp); /* the last session's clock is its final one */
   el__cmd_end_end(&guard);
   if (el_host_stats(p.h)->handler_errors) el_host_report_errors(p.h);
   if (rc < 0 && rc != EL_ESTOPPED && el_host_stats(p.h)->events == 0) {

@@ -272,6 +272,11 @@ void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud) {
   h->warning_ud = ud;
 }
 
+void el_host_set_clock_hook(el_host_t *h, el_host_clock_fn fn, void *ud) {
+  h->clock_fn = fn;
+  h->clock_ud = ud;
+}
+
 /* Protected: eventlog_live.config[path] = value (arg 3), path dotted,
  * intermediate tables made as needed (a non-table on the way is
  * replaced). */

@@ -635,6 +635,18 @@ static void from_file_end(el_host_t *h, size_t k) {
   }
 }
 
+/* Tell the clock hook (el_host_set_clock_hook) the session's clock as it
+ * now is. */
+static void clock_told(el_host_t *h) {
+  const el__clock_t *c = &h->clock;
+  if (!h->clock_fn) return;
+  int known = c->state != EL_HOST_CLOCK_NONE;
+  el_unix_ns_t start = known && c->anchor > 0 ? (el_unix_ns_t)c->anchor : 0;
+  int settled =
+      c->state == EL_HOST_CLOCK_EXACT || (known && c->hinted && !c->live);
+  h->clock_fn(h->clock_ud, h->sess.number, start, settled);
+}
+
 const el_host_hint_t *el__clock_session(el_host_t *h) {
   el__clock_t *c = &h->clock;
   el__progress_t *p = &h->prog;
@@ -654,7 +666,10 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   p->nocap_wait = p->nocap_block = 0;
   p->nocap_ord = -1;
   p->nocap_last = 0;
-  if (c->next_hint >= c->nhints) return NULL;
+  if (c->next_hint >= c->nhints) {
+    clock_told(h);
+    return NULL;
+  }
   const el_host_hint_t *hint = &c->hints[c->next_hint++];
   c->hinted = 1;
   for (size_t i = 0; i < hint->ncaps; i++) expect(h, hint->caps[i], 0);
@@ -667,6 +682,7 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   } else {
     estimate(h, hint->max_t);
   }
+  clock_told(h);
   return hint;
 }
 
@@ -700,7 +716,9 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
       arrived(h, (unsigned)cap); /* its block arrived now */
     }
     p->wm_dirty = 1;  /* the stream time moved: silent caps may drop */
-    return estimate(h, end > ev->t_ns ? end : ev->t_ns);
+    if (!estimate(h, end > ev->t_ns ? end : ev->t_ns)) return 0;
+    clock_told(h);
+    return 1;
   }
   if (ev->type == EL_EV_WALL_CLOCK_TIME && ev->nfields >= 3) {
     uint64_t sec = ev->v[1].u, nsec = ev->v[2].u;
@@ -724,6 +742,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     }
     c->state = EL_HOST_CLOCK_EXACT;
     c->anchor = exact;
+    clock_told(h);
     return 1;
   }
   if (ev->type == EL_EV_CAP_CREATE && ev->nfields >= 1) {

@@ -369,6 +369,8 @@ struct el_host_s {
   void *control_ud;
   el_host_warning_fn warning_fn; /* el_host_set_warning_hook */
   void *warning_ud;
+  el_host_clock_fn clock_fn; /* el_host_set_clock_hook */
+  void *clock_ud;
 
   el_host_stats_t st;
   uint64_t npcalls;         /* protected calls of timers/hooks/helpers */

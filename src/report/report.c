@@ -61,6 +61,7 @@ static void clear_input(el_rp_t *rp) {
 
 void el_rp_free(el_rp_t *rp) {
   if (!rp) return;
+  el__rp_held_free(rp);
   el__rp_heap_close(&rp->heap);
   el__rp_time_close(&rp->time);
   for (size_t i = 0; i < rp->nprofs; i++) el__rp_prof_free(rp->profs[i]);

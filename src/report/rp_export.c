@@ -1,5 +1,7 @@
 /* rp_export.c: the store's exporter (el_rp_exporter): every batch the
- * processors produce is reduced at once (rp_internal.h) and freed. Records
+ * processors produce is reduced (rp_internal.h) and freed, at once or,
+ * while the clock of its session may still move, once that clock has
+ * settled, its times moved by the change (rp_clock.c). Records
  * are told apart by the processors' names (el_rp_names_t) and the
  * attributes of spec/reference-behaviour.md §5: evCap, heapCapset,
  * heapProfLabel (+ ip* for -hi), kind (UserMarker / UserMessage),
@@ -65,7 +67,8 @@ static const char *ipe_detail(const el_tm_point_t *p, char *buf, size_t size) {
   return buf;
 }
 
-static void heap_prof_points(el_rp_t *rp, const el_tm_point_t *pts, size_t n) {
+static void heap_prof_points(el_rp_t *rp, const el_tm_point_t *pts, size_t n,
+                             int64_t off) {
   for (size_t i = 0; i < n; i++) {
     const el_tm_point_t *p = &pts[i];
     const el_tm_attr_t *lab = attr(p->attrs, p->nattrs, "heapProfLabel");
@@ -75,14 +78,15 @@ static void heap_prof_points(el_rp_t *rp, const el_tm_point_t *pts, size_t n) {
       snprintf(rp->heap.breakdown, sizeof rp->heap.breakdown, "%s", bd->v.s.p);
     char buf[1024];
     const char *detail = ipe_detail(p, buf, sizeof buf);
-    el__rp_seen(rp, p->time_unix_ns);
-    el__rp_heap_sample(&rp->heap, p->time_unix_ns, lab->v.s.p, lab->v.s.len,
-                       point_value(p), detail);
+    uint64_t t = el__rp_shift(p->time_unix_ns, off);
+    el__rp_seen(rp, t);
+    el__rp_heap_sample(&rp->heap, t, lab->v.s.p, lab->v.s.len, point_value(p),
+                       detail);
   }
 }
 
 static void metric(el_rp_t *rp, const el_tm_metric_t *m,
-                   const el_tm_point_t *pts) {
+                   const el_tm_point_t *pts, int64_t off) {
   static const struct {
     int name, gauge;
   } gauges[] = {
@@ -92,15 +96,16 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
   const char *name = m->desc.name;
   const el_tm_point_t *p = pts + m->first;
   if (name_is(rp, N_HEAP_PROF_SAMPLE, name)) {
-    heap_prof_points(rp, p, m->n);
+    heap_prof_points(rp, p, m->n, off);
     return;
   }
   if (name_is(rp, N_HEAP_ALLOCATED, name)) {
     for (size_t i = 0; i < m->n; i++) {
-      el__rp_seen(rp, p[i].time_unix_ns);
+      uint64_t t = el__rp_shift(p[i].time_unix_ns, off);
+      el__rp_seen(rp, t);
       /* A first interval from the RTS start: the charts begin there. */
       uint64_t t0 = el__rp_heap_alloc(
-          &rp->heap, p[i].time_unix_ns, p[i].start_unix_ns,
+          &rp->heap, t, el__rp_shift(p[i].start_unix_ns, off),
           attr_int(p[i].attrs, p[i].nattrs, "evCap", 0), point_value(&p[i]));
       if (t0) el__rp_seen(rp, t0);
     }
@@ -109,8 +114,9 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
   for (size_t g = 0; g < EL_ARRAY_LEN(gauges); g++) {
     if (!name_is(rp, gauges[g].name, name)) continue;
     for (size_t i = 0; i < m->n; i++) {
-      el__rp_seen(rp, p[i].time_unix_ns);
-      el__rp_heap_gauge(&rp->heap, gauges[g].gauge, p[i].time_unix_ns,
+      uint64_t t = el__rp_shift(p[i].time_unix_ns, off);
+      el__rp_seen(rp, t);
+      el__rp_heap_gauge(&rp->heap, gauges[g].gauge, t,
                         attr_int(p[i].attrs, p[i].nattrs, "heapCapset", 0),
                         point_value(&p[i]));
     }
@@ -118,17 +124,17 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
   }
 }
 
-static void metrics(el_rp_t *rp, el_tm_batch_t *b) {
+static void metrics(el_rp_t *rp, el_tm_batch_t *b, int64_t off) {
   size_t nm, np;
   const el_tm_metric_t *ms = el_tm_batch_metrics(b, &nm);
   const el_tm_point_t *pts = el_tm_batch_points(b, &np);
   for (size_t i = 0; i < nm; i++) {
-    metric(rp, &ms[i], pts);
+    metric(rp, &ms[i], pts, off);
     rp->records[EL_TM_SIGNAL_METRICS] += ms[i].n;
   }
 }
 
-static void logs(el_rp_t *rp, el_tm_batch_t *b) {
+static void logs(el_rp_t *rp, el_tm_batch_t *b, int64_t off) {
   size_t n;
   const el_tm_log_t *ls = el_tm_batch_logs(b, &n);
   for (size_t i = 0; i < n; i++) {
@@ -141,18 +147,18 @@ static void logs(el_rp_t *rp, el_tm_batch_t *b) {
                                                       : -1;
     if (kind < 0) continue;
     int64_t cap = attr_int(l->attrs, l->nattrs, "evCap", -1);
-    el__rp_seen(rp, l->time_unix_ns);
-    el__rp_logs_add(&rp->logs, l->time_unix_ns, cap, kind, l->body.p,
-                    l->body.len);
+    uint64_t t = el__rp_shift(l->time_unix_ns, off);
+    el__rp_seen(rp, t);
+    el__rp_logs_add(&rp->logs, t, cap, kind, l->body.p, l->body.len);
     if (kind == 1) {
       rp->markers_total++;
-      el__rp_marks_add(&rp->markers, l->time_unix_ns, l->body.p, l->body.len);
+      el__rp_marks_add(&rp->markers, t, l->body.p, l->body.len);
     }
     rp->records[EL_TM_SIGNAL_LOGS]++;
   }
 }
 
-static void spans(el_rp_t *rp, el_tm_batch_t *b) {
+static void spans(el_rp_t *rp, el_tm_batch_t *b, int64_t off) {
   const char *pre = rp->names[N_CAP_USAGE];
   if (!pre) return;
   size_t plen = strlen(pre), n;
@@ -165,15 +171,16 @@ static void spans(el_rp_t *rp, el_tm_batch_t *b) {
     if (!gc && strcmp(sfx, " Mutator") != 0) continue;
     int64_t cap = attr_int(s->attrs, s->nattrs, "capability", -1);
     int64_t user = gc ? 0 : attr_int(s->attrs, s->nattrs, "user", 0);
-    el__rp_seen(rp, s->start_unix_ns);
-    el__rp_seen(rp, s->end_unix_ns);
-    el__rp_time_span(&rp->time, cap, gc, (uint32_t)user, s->start_unix_ns,
-                     s->end_unix_ns);
+    uint64_t t0 = el__rp_shift(s->start_unix_ns, off);
+    uint64_t t1 = el__rp_shift(s->end_unix_ns, off);
+    el__rp_seen(rp, t0);
+    el__rp_seen(rp, t1);
+    el__rp_time_span(&rp->time, cap, gc, (uint32_t)user, t0, t1);
     rp->records[EL_TM_SIGNAL_TRACES]++;
   }
 }
 
-static void profiles(el_rp_t *rp, el_tm_batch_t *b) {
+static void profiles(el_rp_t *rp, el_tm_batch_t *b, int64_t off) {
   size_t np, ns;
   const el_tm_profile_t *ps = el_tm_batch_profiles(b, &np);
   const el_tm_profile_sample_t *ss = el_tm_batch_samples(b, &ns);
@@ -182,32 +189,37 @@ static void profiles(el_rp_t *rp, el_tm_batch_t *b) {
                                    ps[i].sample_type, ps[i].sample_unit);
     if (!p) continue;
     for (size_t k = ps[i].first; k < ps[i].first + ps[i].n; k++) {
-      el__rp_seen(rp, ss[k].time_unix_ns);
+      el__rp_seen(rp, el__rp_shift(ss[k].time_unix_ns, off));
       el__rp_prof_sample(p, ss[k].frames, ss[k].nframes, ss[k].value);
       rp->records[EL_TM_SIGNAL_PROFILES]++;
     }
   }
 }
 
-static int rp_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
-  el_rp_t *rp = ud;
+void el__rp_reduce(el_rp_t *rp, el_tm_signal_t sig, el_tm_batch_t *b,
+                   int64_t off) {
   switch (sig) {
   case EL_TM_SIGNAL_METRICS:
-    metrics(rp, b);
+    metrics(rp, b, off);
     break;
   case EL_TM_SIGNAL_LOGS:
-    logs(rp, b);
+    logs(rp, b, off);
     break;
   case EL_TM_SIGNAL_TRACES:
-    spans(rp, b);
+    spans(rp, b, off);
     break;
   case EL_TM_SIGNAL_PROFILES:
-    profiles(rp, b);
+    profiles(rp, b, off);
     break;
   default:
     break;
   }
-  el_tm_batch_free(b);
+}
+
+/* Each batch is reduced at once when the clock of the session its records
+ * belong to is settled, else held until it is (rp_clock.c). */
+static int rp_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
+  el__rp_take_batch(ud, sig, b);
   return 0;
 }
 

@@ -9,6 +9,7 @@
  * rp_custom.c  sections added by scripts (series, tables), threads,
  *              session
  * rp_export.c  the store's exporter: batches into the parts above
+ * rp_clock.c   records held while their session's clock may still move
  * rp_lua.c     eventlog_live.report.native
  * rp_json.c    the page's data; rp_html.c the page */
 #ifndef EL_RP_INTERNAL_H
@@ -389,6 +390,38 @@ typedef struct rp_span_s {
   bool estimated;         /* its clock is estimated, not exact */
 } rp_span_t;
 
+/* {====== records held for their session's clock (rp_clock.c) ======} */
+
+enum {
+  RP_HELD_BATCH = 0,    /* a store batch */
+  RP_HELD_CENSUS_BEGIN, /* native.census_begin */
+  RP_HELD_CENSUS_SAMPLE,
+  RP_HELD_POINT /* native.point */
+};
+
+/* A record whose Unix times were converted with a clock that may still
+ * move: reduced once the clock has settled, its times moved by
+ * (settled start - start). */
+typedef struct rp_held_s {
+  struct rp_held_s *next;
+  int kind;           /* RP_HELD_* */
+  uint64_t start;     /* the session's RTS start (Unix ns) its times were
+                        converted with; 0 = no clock (never moved) */
+  el_tm_signal_t sig; /* batch: its signal */
+  el_tm_batch_t *b;   /* batch (owned) */
+  uint64_t t;         /* the others: Unix ns */
+  double v;           /* census sample bytes, point value */
+  char *label;        /* census sample band (owned) */
+  size_t len;
+  size_t section, line; /* point: rp->sections index, line array */
+} rp_held_t;
+
+/* Records held at most (points, logs, spans, samples and direct calls):
+ * beyond, everything held is reduced with the clock as known (a live
+ * session that never gets its WALL_CLOCK_TIME must not grow memory
+ * without bound). */
+#define RP_HELD_MAX ((size_t)1 << 20)
+
 /* {====== the reducer ======} */
 
 #define RP_MAX_ERRORS 20
@@ -422,7 +455,42 @@ struct el_rp_s {
   size_t nerrors;
   uint64_t errors_total;
   uint64_t records[EL_TM_NSIGNALS]; /* records reduced, per signal */
+  /* The current session's clock (el_rp_clock): the times records get
+   * now are converted with it. Settled (or never told: the times are
+   * final), records are reduced at once, else held. */
+  uint64_t clk_session;
+  uint64_t clk_start; /* its RTS start, Unix ns; 0 = no clock */
+  bool clk_moves;     /* it may still move: hold */
+  rp_held_t *held, **held_tail;
+  size_t nheld;           /* records held */
+  uint64_t held_overflow; /* times RP_HELD_MAX forced them out early */
 };
+
+/* Unix time t moved by off ns (0 stays 0, unknown; never below 1). */
+static inline uint64_t el__rp_shift(uint64_t t, int64_t off) {
+  if (!t || !off) return t;
+  if (off < 0 && (uint64_t)(-(off + 1)) + 1 >= t) return 1;
+  return t + (uint64_t)off;
+}
+
+/* Reduce batch b (not freed), its times moved by off ns (rp_export.c). */
+void el__rp_reduce(el_rp_t *rp, el_tm_signal_t sig, el_tm_batch_t *b,
+                   int64_t off);
+/* The exporter's entry: reduce b and free it, or hold it (ownership
+ * taken either way). */
+void el__rp_take_batch(el_rp_t *rp, el_tm_signal_t sig, el_tm_batch_t *b);
+/* The report script's direct calls: reduced at once or held like a
+ * batch (rp_lua.c). label: copied. point: line is the section's array.
+ * Return 0 or EL_ENOMEM. */
+int el__rp_take_census_begin(el_rp_t *rp, uint64_t t);
+int el__rp_take_census_sample(el_rp_t *rp, uint64_t t, const char *label,
+                              size_t len, double bytes);
+int el__rp_take_point(el_rp_t *rp, size_t section, size_t line, uint64_t t,
+                      double v);
+/* Reduce everything held with the current clock (as final) and free it. */
+void el__rp_release(el_rp_t *rp);
+/* Free everything held, unreduced (el_rp_free). */
+void el__rp_held_free(el_rp_t *rp);
 
 /* Note t as a time seen (the page's range). */
 static inline void el__rp_seen(el_rp_t *rp, uint64_t t) {

@@ -2,7 +2,9 @@
  * el_rp_lua_register): what the report's own script
  * (lua/eventlog_live/report/main.lua) and the section API for user
  * scripts (lua/eventlog_live/report.lua) hand to the reducer. Times are
- * Unix ns (the scripts convert eventlog times with el.unix_ns). Misuse
+ * Unix ns (the scripts convert eventlog times with el.unix_ns at the
+ * call): census and series points given while the session's clock may
+ * still move are held and moved to its final clock (rp_clock.c). Misuse
  * (a wrong argument type) raises; docs/report.md "Lua API". */
 #include <lauxlib.h>
 #include <lua.h>
@@ -138,8 +140,8 @@ static int l_session(lua_State *L) {
 static int l_census_begin(lua_State *L) {
   el_rp_t *rp = self(L);
   uint64_t t = check_unix(L, 1);
-  el__rp_seen(rp, t);
-  el__rp_heap_census_begin(&rp->heap, t);
+  if (el__rp_take_census_begin(rp, t) < 0)
+    return luaL_error(L, "out of memory");
   return 0;
 }
 
@@ -151,8 +153,7 @@ static int l_census_sample(lua_State *L) {
   size_t len;
   const char *label = luaL_checklstring(L, 2, &len);
   double bytes = (double)luaL_checknumber(L, 3);
-  el__rp_seen(rp, t);
-  if (el__rp_heap_sample(&rp->heap, t, label, len, bytes, NULL) < 0)
+  if (el__rp_take_census_sample(rp, t, label, len, bytes) < 0)
     return luaL_error(L, "out of memory");
   return 0;
 }
@@ -269,14 +270,13 @@ static int l_point(lua_State *L) {
   uint64_t t = check_unix(L, 3);
   double v = (double)luaL_checknumber(L, 4);
   int a = line_of(s, line);
-  long i = a < 0 ? -1 : el__rp_cols_fit(&s->cols, t);
-  if (i < 0) {
+  if (a < 0) {
     s->dropped++;
     return 0;
   }
-  el__rp_seen(rp, t);
-  s->points++;
-  el__rp_gauge_add(el__rp_cols_el(&s->cols, (size_t)a, (size_t)i), t, v);
+  size_t id = (size_t)lua_tointeger(L, 1) - 1;
+  if (el__rp_take_point(rp, id, (size_t)a, t, v) < 0)
+    return luaL_error(L, "out of memory");
   return 0;
 }
 

@@ -742,6 +742,7 @@ static void out_sections(out_t *o) {
 }
 
 int el_rp_write_json(el_rp_t *rp, FILE *f) {
+  el_rp_settle(rp);
   el__rp_heap_finish(&rp->heap);
   el__rp_time_finish(&rp->time);
   out_t o = {.rp = rp};

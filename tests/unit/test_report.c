@@ -457,6 +457,91 @@ static void test_exporter_and_lua_sections(void **state) {
   el_rp_free(rp);
 }
 
+/* A HeapSize point of v bytes at Unix time t into st. */
+static void heap_point(el_tm_store_t *st, uint64_t t, int64_t v) {
+  el_tm_metric_desc_t d = {.name = "ghc_eventlog_HeapSize", .unit = "By"};
+  el_tm_attr_t cs = {.key = "heapCapset", .type = EL_TM_INT, .v.i = 0};
+  el_tm_metric_point(st, &d,
+                     &(el_tm_point_t){.attrs = &cs,
+                                      .nattrs = 1,
+                                      .time_unix_ns = t,
+                                      .is_int = true,
+                                      .ival = v});
+}
+
+/* While a session's clock may still move (a live stream dated from the
+ * arrival of its bytes), its records are held; when it settles they are
+ * reduced at their eventlog time + the final RTS start: a point converted
+ * with the estimate E1 at eventlog time 5 ms, the report script's series
+ * point and census begin at 6 and 7 ms, a point at 8 ms converted with a
+ * tightened estimate E2, all land at T0 + 5..8 ms once the exact start T0
+ * is known. The next session's header settles the previous one with its
+ * last clock. */
+static void test_records_moved_to_settled_clock(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t ex;
+  el_rp_exporter(rp, &ex);
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_rp_lua_register(rp, el_host_lua(h)), 0);
+  assert_int_equal(
+      el_host_load_string(h,
+                          "native = require('eventlog_live.report.native')\n"
+                          "sec = native.series('Queue', 'By', nil)\n",
+                          "=t"),
+      0);
+  const uint64_t E1 = T0 + 400000 * 1000 * MS, E2 = E1 - 3 * MS;
+  el_rp_clock(rp, 1, E1, 0);
+  heap_point(st, E1 + 5 * MS, 4096);
+  el_tm_store_flush(st);
+  char lua[256];
+  snprintf(lua, sizeof lua,
+           "native.point(sec, 'q', %llu, 9)\nnative.census_begin(%llu)\n",
+           (unsigned long long)(E1 + 6 * MS),
+           (unsigned long long)(E1 + 7 * MS));
+  assert_int_equal(el_host_load_string(h, lua, "=t"), 0);
+  el_tm_store_flush(st);
+  el_rp_clock(rp, 1, E2, 0); /* tightened: still held */
+  heap_point(st, E2 + 8 * MS, 2048);
+  el_tm_store_flush(st);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 0);
+  assert_int_equal(rp->sections[0]->points, 0);
+  assert_int_equal(rp->heap.censuses_begun, 0);
+  assert_int_equal(rp->t_min, 0);
+
+  el_rp_clock(rp, 1, T0, 1); /* WALL_CLOCK_TIME: exact */
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].peak_t, T0 + 5 * MS);
+  assert_int_equal(rp->sections[0]->points, 1);
+  assert_int_equal(rp->heap.censuses_begun, 1);
+  assert_int_equal(rp->t_min, T0 + 5 * MS);
+  assert_int_equal(rp->t_max, T0 + 8 * MS);
+  heap_point(st, T0 + 9 * MS, 1024); /* settled: at once */
+  el_tm_store_flush(st);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 3);
+  assert_int_equal(rp->t_max, T0 + 9 * MS);
+
+  /* Session 2 never gets an exact clock: its last estimate stands. */
+  el_rp_clock(rp, 2, T0 + 5000 * MS, 0);
+  heap_point(st, T0 + 5001 * MS, 1);
+  el_tm_store_flush(st);
+  el_rp_clock(rp, 2, T0 + 4000 * MS, 0);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 3);
+  el_rp_clock(rp, 3, 0, 0); /* the next header: no clock yet */
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 4);
+  assert_int_equal(rp->t_max, T0 + 4001 * MS);
+  heap_point(st, 0, 1); /* no clock: time unknown, ignored by the charts */
+  el_tm_store_flush(st);
+  el_rp_settle(rp);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 5);
+  assert_int_equal(rp->t_max, T0 + 4001 * MS);
+  el_host_free(h);
+  el_tm_store_free(st);
+  el_rp_free(rp);
+}
+
 /* Memory does not grow with the number of points: 2 million gauge points
  * and 2 million spans over a long range. */
 static void test_memory_bounded(void **state) {
@@ -493,6 +578,7 @@ int main(void) {
       cmocka_unit_test(test_profile_tree_and_symbols),
       cmocka_unit_test(test_json_escapes),
       cmocka_unit_test(test_exporter_and_lua_sections),
+      cmocka_unit_test(test_records_moved_to_settled_clock),
       cmocka_unit_test(test_memory_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `eventlog-live report -` of two GHC 9.0 eventlogs concatenated and piped
+# in (cat A B | eventlog-live report - -o page.html): a pipe is read as a
+# live stream, so each session is dated from the arrival of its bytes
+# until its WALL_CLOCK_TIME comes, which GHC 9.0 writes at exit. Before,
+# the records reduced meanwhile kept that estimate (the time the file was
+# read, days after it ran): the first session's allocation points landed
+# 489,827 s along the axis, the axis ran to there ("duration 8025 min")
+# and the heap charts were two columns, empty to the eye. Now the report
+# holds a session's records until its clock settles and moves them to it
+# (src/report/rp_clock.c).
+# Checked (tests/e2e/report_pipe_check.py): the page's data equals that
+# of the report of the same bytes as a file, and matches the inputs'
+# ghc-events references (independent): the axis and where the sessions
+# lie, the heap size and live data points and peaks, the bytes allocated,
+# the censuses; then Chromium reads the piped page as a person does
+# (tests/web/report_sessions_check.js, as test_report_sessions.sh does for
+# the file): the threads table's times, the figures, and the heap charts
+# drawn in the first session and not between the sessions.
+# ctest-labels: e2e web
+set -u
+SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${EL_BUILD_DIR:-$SRC/build}
+EVENTLOGS=${EL_EVENTLOGS:-$SRC/tests/data/eventlogs}
+BIN=$BUILD/eventlog-live
+A=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+B=$EVENTLOGS/ghc-9.0/heapy-hT.eventlog
+[ -x "$BIN" ] || { echo "SKIP: $BIN not built"; exit 77; }
+[ -f "$A" ] && [ -f "$A.reference" ] && [ -f "$B" ] && [ -f "$B.reference" ] ||
+  { echo "SKIP: no shared eventlogs"; exit 77; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/el-report-pipe.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+rc=0
+
+cat "$A" "$B" >"$TMP/two.eventlog"
+cat "$A" "$B" | "$BIN" report - -o "$TMP/pipe.html" 2>"$TMP/err" ||
+  { echo "FAIL: report -: $(head -3 "$TMP/err")"; exit 1; }
+"$BIN" report "$TMP/two.eventlog" -o "$TMP/file.html" 2>"$TMP/err" ||
+  { echo "FAIL: report FILE: $(head -3 "$TMP/err")"; exit 1; }
+python3 "$SRC/tests/e2e/report_pipe_check.py" "$TMP/pipe.html" \
+  "$TMP/file.html" "$A.reference" "$B.reference" || rc=1
+
+if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
+  [ ! -d "$SRC/tests/web/node_modules/playwright-core" ]; then
+  echo "note: no node, chromium or playwright-core: the page not viewed"
+else
+  python3 "$SRC/tests/e2e/report_sessions_expect.py" "$A.reference" \
+    "$B.reference" >"$TMP/expect.json" || { echo "FAIL: expectations"; exit 1; }
+  SHOT=${EL_REPORT_PIPE_SHOT:-$BUILD/report-pipe.png}
+  timeout 300 node "$SRC/tests/web/report_sessions_check.js" \
+    --user-data-dir "$TMP/udd" --shot "$SHOT" "$TMP/pipe.html" \
+    "$TMP/expect.json" || rc=1
+fi
+[ $rc = 0 ] && { echo PASS; exit 0; }
+exit 1
