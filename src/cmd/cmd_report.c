@@ -335,10 +335,18 @@ static int c_feed(void *ud, const uint8_t *buf, size_t len) {
   return rc;
 }
 
+static const el_diag_t *c_diag(void *ud) {
+  pump_t *p = ud;
+  return p->host.diag(p->host.ud);
+}
+
 static int c_finish(void *ud) {
   pump_t *p = ud;
   int rc = p->host.finish(p->host.ud);
-  /* A session cut inside an event is a warning (the pump says so). */
+  /* A session cut inside an event is a warning (the pump says so on
+   * stderr); the page shows it too. */
+  const el_diag_t *d = rc == EL_ETRUNC ? c_diag(p) : NULL;
+  if (d && d->cut_event) el_rp_add_cut(p->rp, d->offset, d->msg);
   if (rc < 0 && rc != EL_ESTOPPED && rc != EL_ETRUNC) note_error(p);
   return rc;
 }
@@ -347,11 +355,6 @@ static int c_finish(void *ud) {
 static int c_finish_stopped(void *ud) {
   pump_t *p = ud;
   return p->host.finish_stopped(p->host.ud);
-}
-
-static const el_diag_t *c_diag(void *ud) {
-  pump_t *p = ud;
-  return p->host.diag(p->host.ud);
 }
 
 /* From the SIGINT/SIGTERM handler: a Lua handler that loops (a --script)

@@ -76,6 +76,7 @@ void el_rp_free(el_rp_t *rp) {
   for (size_t i = 0; i < rp->nspans; i++) el_free(rp->spans[i].args);
   for (size_t i = 0; i < EL_ARRAY_LEN(rp->names); i++) el_free(rp->names[i]);
   for (size_t i = 0; i < rp->nerrors; i++) el_free(rp->errors[i].msg);
+  for (size_t i = 0; i < rp->ncuts; i++) el_free(rp->cuts[i].msg);
   clear_input(rp);
   el_free(rp);
 }
@@ -98,4 +99,14 @@ void el_rp_add_error(el_rp_t *rp, uint64_t offset, const char *msg) {
   rp->errors[rp->nerrors].offset = offset;
   rp->errors[rp->nerrors].msg = m;
   rp->nerrors++;
+}
+
+void el_rp_add_cut(el_rp_t *rp, uint64_t offset, const char *msg) {
+  rp->cuts_total++;
+  if (rp->ncuts >= RP_MAX_ERRORS) return;
+  char *m = el_strdup(msg ? msg : "");
+  if (!m) return;
+  rp->cuts[rp->ncuts].offset = offset;
+  rp->cuts[rp->ncuts].msg = m;
+  rp->ncuts++;
 }

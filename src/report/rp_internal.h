@@ -454,6 +454,12 @@ struct el_rp_s {
   } errors[RP_MAX_ERRORS];
   size_t nerrors;
   uint64_t errors_total;
+  struct {
+    uint64_t offset; /* where the cut event starts */
+    char *msg;
+  } cuts[RP_MAX_ERRORS]; /* sessions ending inside an event */
+  size_t ncuts;
+  uint64_t cuts_total;
   uint64_t records[EL_TM_NSIGNALS]; /* records reduced, per signal */
   /* The current session's clock (el_rp_clock): the times records get
    * now are converted with it. Settled (or never told: the times are

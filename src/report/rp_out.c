@@ -97,6 +97,16 @@ static void out_meta(out_t *o) {
   }
   el__rp_json_end_arr(j);
   kv_uint(j, "errors_total", rp->errors_total);
+  el__rp_json_key(j, "cuts");
+  el__rp_json_arr(j);
+  for (size_t i = 0; i < rp->ncuts; i++) {
+    el__rp_json_obj(j);
+    kv_uint(j, "offset", rp->cuts[i].offset);
+    kv_str(j, "msg", rp->cuts[i].msg);
+    el__rp_json_end_obj(j);
+  }
+  el__rp_json_end_arr(j);
+  kv_uint(j, "cuts_total", rp->cuts_total);
 }
 
 static void out_session(out_t *o) {

@@ -422,8 +422,23 @@ function header() {
     for (const x of D.errors) ul.append(el('li', { text: `byte offset ${x.offset}: ${x.msg}` }));
     e.append(ul);
   }
-  if (D.stats.truncated)
-    fact('note', 'the eventlog ends inside an event (the program was stopped mid-write)');
+  // A session whose bytes end inside an event (the program was stopped
+  // mid-write): said on stderr, and here where a reader sees it.
+  if (D.cuts && D.cuts.length) {
+    const w = $('warnings');
+    w.hidden = false;
+    const said =
+        'Everything before it is shown (the program was stopped mid-write).';
+    for (const c of D.cuts) {
+      const text =
+          `The eventlog ends mid-event at byte ${c.offset}: ${c.msg}. ${said}`;
+      w.append(el('p', {class: 'cut', 'data-offset': c.offset, text}));
+    }
+    if (D.cuts_total > D.cuts.length)
+      w.append(el('p', {
+        text: `${D.cuts_total - D.cuts.length} more sessions end mid-event.`
+      }));
+  }
   $('footer').textContent = `${D.generator} · ${fmtInt(D.stats.events)} events in ${D.stats.elapsed_s.toFixed(2)} s · ` +
     `peak memory ${fmtBytes(D.stats.peak_mem_bytes)}`;
   for (const sec of D.sections || [])
