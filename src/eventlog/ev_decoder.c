@@ -242,6 +242,7 @@ struct el_ev_decoder_s {
    * first (applied to tab[] as T_DIRECT while quiet counters and a
    * handler are given) */
   uint64_t direct[65536 / 64];
+  size_t ndirect;            /* bits set in direct[] */
   el_ev_direct_fn direct_fn; /* el_ev_decoder_direct; NULL: none */
   void *direct_ud;
   /* el_ev_decoder_tally; NULL: none */
@@ -574,6 +575,9 @@ int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on) {
     else
       d->direct[type >> 6] &= ~bit;
   }
+  d->ndirect = 0;
+  for (size_t w = 0; w < EL_ARRAY_LEN(d->direct); w++)
+    d->ndirect += (size_t)__builtin_popcountll(d->direct[w]);
   remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
   return 0;
 }
@@ -1967,7 +1971,8 @@ static __attribute__((noinline)) void quiet_flush(el_ev_decoder_t *d,
  * the events taken. Returns 1 when the sink asked to stop. */
 static inline __attribute__((always_inline)) int fast_run_t(
     el_ev_decoder_t *d, const uint8_t *buf, size_t len, size_t *ip, size_t *lim,
-    int *cand, const int fields, const int quiet, const int tally) {
+    int *cand, const int fields, const int quiet, const int tally,
+    const int direct_on) {
   const uint32_t *tab = d->tab;
   const uint32_t ntab = (uint32_t)d->ntab;
   const uint8_t *const flen = d->flen;
@@ -1976,10 +1981,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
   int (*const on_event)(void *, const el_ev_event_t *) = d->sink.on_event;
   void *const ud = d->sink.ud;
   el_ev_event_t *const ev = &d->ev;
-  /* T_QUIET is set only while d->qc is given (with_mask). */
+  /* T_QUIET is set only while these are given (with_mask). */
+  uint64_t *const q_events = d->qc.events;
+  el_rts_ns_t *const q_tmax = d->qc.tmax;
   const uint64_t *const q_until = d->qc.until;
-  const el_ev_direct_fn direct = d->direct_fn;
-  void *const direct_ud = d->direct_ud;
   size_t i = *ip, nfast = 0;
   /* The tally (el_ev_decoder_tally): its times kept in locals. */
   el_ev_tally_type_t *const ttype = tally ? d->tally->type : NULL;
@@ -2027,15 +2032,16 @@ static inline __attribute__((always_inline)) int fast_run_t(
       }
       i = (size_t)(p - buf);
     }
-    /* The quiet (and directly taken) events since the last delivery:
-     * how many, their latest time, where the last one lies (qlast <
-     * SIZE_MAX) from which ev is filled, added to the sink's counters
-     * (quiet_flush) before an event is delivered and when the loop
-     * ends, so that on_event and the general path see them as if each
-     * had been counted at once. */
+    /* With direct types (direct_on): the quiet and directly taken
+     * events since the last delivery: how many, their latest time, where
+     * the last one lies, added to the sink's counters before an event is
+     * delivered and when the loop ends (quiet_flush, which fills ev from
+     * the last one), so that on_event and the general path see them as if
+     * each had been counted at once. */
     uint64_t qn = 0;
     el_rts_ns_t qt = 0;
     size_t qlast = 0;
+    const uint32_t qmask = direct_on ? (T_QUIET | T_DIRECT) : T_QUIET;
     while (!tally && i + 10 <= r) {
       const uint8_t *p = buf + i;
       size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
@@ -2046,21 +2052,36 @@ static inline __attribute__((always_inline)) int fast_run_t(
       if (ts > tend)
         break;
       uint32_t t = tab[type]; /* declared: below ntab */
-      if (quiet && (t & (T_QUIET | T_DIRECT)) && ts < *q_until &&
-          (!(t & T_DIRECT) || direct(direct_ud, (uint16_t)type, ev->cap, ts,
-                                     p + 10, (uint32_t)(n - 10)))) {
+      if (quiet && (t & qmask) && ts < *q_until &&
+          (!direct_on || !(t & T_DIRECT) ||
+           d->direct_fn(d->direct_ud, (uint16_t)type, ev->cap, ts, p + 10,
+                        (uint32_t)(n - 10)))) {
         /* counted and timed in the sink's counters, as its on_event
-         * would have done, and not delivered; a direct type's event
-         * taken by the sink's direct handler, the same */
-        qn++;
-        qt = ts > qt ? ts : qt;
-        qlast = i;
+         * would have done, and not delivered (ev keeps what the general
+         * path after the run may read of the last event); a direct
+         * type's event taken by the sink's direct handler, the same */
+        if (direct_on) {
+          qn++;
+          qt = ts > qt ? ts : qt;
+          qlast = i;
+        } else {
+          ++*q_events;
+          if (ts > *q_tmax)
+            *q_tmax = ts;
+          ev->type = (uint16_t)type;
+          ev->t_ns = ts;
+          ev->offset = base + i;
+        }
         nfast++;
         i += n;
         continue;
       }
-      if (quiet && qn)
-        quiet_flush(d, buf, qlast, &qn, qt);
+      if (direct_on && qn) { /* quiet_flush but for ev, filled now */
+        *q_events += qn;
+        qn = 0;
+        if (qt > *q_tmax)
+          *q_tmax = qt;
+      }
       ev->type = (uint16_t)type;
       ev->t_ns = ts;
       ev->offset = base + i;
@@ -2079,7 +2100,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
         goto done;
       }
     }
-    if (quiet && qn)
+    if (direct_on && qn)
       quiet_flush(d, buf, qlast, &qn, qt);
     if (tally && nfast != nfast0) /* the block's capability */
       d->tally->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
@@ -2116,19 +2137,23 @@ done:
 }
 
 /* fast_run_t with and without the fields (EL_EV_OPT_NO_FIELDS), with and
- * without quiet counters, and tallying (el_ev_decoder_tally): five copies
- * of the loop, so that none tests the option per event and a decoder
- * without quiet types or a tally pays nothing for them. */
+ * without quiet counters, with direct types (fields and counters given,
+ * el_ev_decoder_set_direct), and tallying (el_ev_decoder_tally): six
+ * copies of the loop, so that none tests the option per event and a
+ * decoder without quiet or direct types or a tally pays nothing for
+ * them. */
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
   int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
   if (d->tally)
-    return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1);
+    return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1, 0);
+  if (d->qc.events && fields && d->direct_fn && d->ndirect)
+    return fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 1);
   if (d->qc.events)
-    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0)
-                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1, 0);
-  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0, 0)
-                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 0);
+    return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 0)
+                  : fast_run_t(d, buf, len, ip, lim, cand, 0, 1, 0, 0);
+  return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 0, 0, 0)
+                : fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 0, 0);
 }
 
 /* Decode events in buf; *used receives bytes consumed. */

@@ -576,6 +576,14 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
   return direct_done(h, a, th, cap, t, latest);
 }
 
+void el__ana_direct_sync(el_host_t *h) {
+  int arrival = h->ana && h->ana->arrival;
+  el_ev_decoder_set_direct(h->dec, EL_EV_RUN_THREAD,
+                           arrival && h->flags[EL_EV_RUN_THREAD] == EL__F_ANA);
+  el_ev_decoder_set_direct(h->dec, EL_EV_STOP_THREAD,
+                           arrival && h->flags[EL_EV_STOP_THREAD] == EL__F_ANA);
+}
+
 /* The sink's entry (host.c on_event) for an event only the analyses
  * take. In the per-capability mode it goes through at once
  * (take_arrival). In time order, a recorded session's RUN_THREAD or

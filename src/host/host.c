@@ -703,7 +703,7 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
   el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
   el_ev_decoder_set_quiet(h->dec, type, h->flags[type] == 0);
   if (type == EL_EV_RUN_THREAD || type == EL_EV_STOP_THREAD)
-    el_ev_decoder_set_direct(h->dec, type, h->flags[type] == EL__F_ANA);
+    el__ana_direct_sync(h);
 }
 
 /* An event someone wants (f: the flags of its type, not 0): the batch

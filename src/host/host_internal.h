@@ -681,6 +681,12 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
  * cap: the event's block's capability; t: ns since RTS start. */
 int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
                    const uint8_t *payload, uint32_t len);
+/* Make RUN_THREAD and STOP_THREAD direct types of the decoder
+ * (el_ev_decoder_set_direct, handled by el__ana_direct) exactly while
+ * the C analyses alone want them (flags EL__F_ANA) and take events per
+ * capability (the per-capability mode): otherwise el__ana_direct would
+ * decline every one. Called when their flags or the trackers change. */
+void el__ana_direct_sync(el_host_t *h);
 void el__ana_flush(el_host_t *h);
 /* Live: release the held events the watermark now allows, a capability
  * having gone silent since the last event (called on wall-clock ticks,
