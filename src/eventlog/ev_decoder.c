@@ -1231,7 +1231,7 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
         el_ev_type_info((uint16_t)type) ? el_ev_type_info((uint16_t)type)->name
                                         : "",
         el_ev_type_info((uint16_t)type) ? ")" : "", (unsigned long long)off,
-        why == RS_UNDECL ? "" : " (inside a block)");
+        why == RS_UNDECL ? " (outside any block)" : " (inside a block)");
   else if (off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu does not fit its block (cap %u, ending "
@@ -1919,17 +1919,16 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       /* a warning, not an error: skip to the next believable block */
       resync_begin(d, d->pend, d->poff, RS_NOFIT);
       pend_consume(d, 1);
+    } else if (d->sess_blocks) {
+      /* a corrupt part (a warning), to the next believable block */
+      resync_begin(d, d->pend, d->poff, RS_UNDECL);
+      pend_consume(d, 1);
     } else {
       undeclared(d, d->pend, d->poff);
       note_err(d, E, EL_EUNDECL);
-      if (d->sess_blocks) { /* an error; then the next believable block */
-        resync_begin(d, d->pend, d->poff, RS_UNDECL);
-        pend_consume(d, 1);
-      } else {
-        size_t keep = d->plen;
-        start_scan(d, d->poff); /* rescan from the bad event */
-        d->plen = keep;
-      }
+      size_t keep = d->plen;
+      start_scan(d, d->poff); /* rescan from the bad event */
+      d->plen = keep;
     }
     if (d->plen)
       rc = reprocess(d, E);
@@ -2211,17 +2210,18 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         i++;
         break;
       }
-      /* An undeclared type outside any block: an error. In a session
-       * with blocks decoding goes on at the next believable one (run()
-       * keeps the state); without, at the next header. */
-      undeclared(d, buf + i, off0);
-      rc = EL_EUNDECL;
+      /* An undeclared type outside any block. In a session with blocks
+       * a corrupt part like the others (a warning), skipped to the next
+       * believable block; without blocks an error, and decoding goes on
+       * at the next header. */
       if (d->sess_blocks) {
         resync_begin(d, buf + i, off0, RS_UNDECL);
         i++;
-      } else {
-        start_scan(d, off0); /* rescan from the bad event */
+        break;
       }
+      undeclared(d, buf + i, off0);
+      rc = EL_EUNDECL;
+      start_scan(d, off0); /* rescan from the bad event */
       goto out;
     }
     if (marker_bad(d, buf + i, (size_t)n)) {

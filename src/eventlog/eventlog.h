@@ -370,7 +370,8 @@ void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t);
  * Returns 0; EL_ESTOPPED if a callback asked to stop (bytes after that
  *   event are not consumed: see el_ev_decoder_offset); EL_ENOMEM (nothing
  *   past el_ev_decoder_offset consumed; feed the rest again); or
- *   EL_EBADHDR / EL_EUNDECL (undeclared type outside any block) with
+ *   EL_EBADHDR / EL_EUNDECL (undeclared type in a session without
+ *   blocks; between blocks it is a corrupt part, a warning) with
  *   el_ev_decoder_diag(d) giving the byte offset and event type. Events
  *   before that offset have been delivered. An event that does not fit its
  *   block (a cut flush, spec §4.6) is not an error return: on_warning gets
