@@ -61,6 +61,10 @@ typedef struct watch_s {
   char rts_buf[700];       /* the RTS options' text, NUL-separated */
   char **spawn_argv;       /* the program's argv with +RTS OPTS -RTS first
                               (malloc'd), or NULL: prog_argv, GHCRTS */
+  char *rts_added[8];      /* "+RTS" OPTS "-RTS" as put into spawn_argv,
+                              NULL-terminated (empty with GHCRTS): left
+                              out of process.command_args (daemon.h
+                              args_added) */
   pid_t pid;               /* the program, 0 before it started */
   pthread_t reaper;        /* waits for it */
   int reaper_started;
@@ -534,6 +538,9 @@ static int args_with_rts(watch_t *w, char *const *opts, int n) {
   av[k++] = plus;
   for (int i = 0; i < n; i++) av[k++] = opts[i];
   av[k++] = minus;
+  for (size_t i = 1; i < k && i < sizeof w->rts_added / sizeof *w->rts_added;
+       i++)
+    w->rts_added[i - 1] = av[i];
   for (size_t i = 1; i < na; i++) av[k++] = w->prog_argv[i];
   av[k] = NULL;
   w->spawn_argv = av;
@@ -927,6 +934,7 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
       "fills, and at exit.";
   o->on_ready = on_ready;
   o->ready_ud = w;
+  o->args_added = w->rts_added;
   o->end_when_idle = &w->exited;
   o->sessions_out = &w->sessions;
   return 0;

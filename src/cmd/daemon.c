@@ -623,6 +623,11 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
     start_control(&d);
     start_timer(&d, cfg);
     if (!o->on_ready || o->on_ready(o->ready_ud, d.web) >= 0) {
+      if (o->args_added &&
+          el_host_set_args_drop(d.host, (const char *const *)o->args_added))
+        el_log(EL_LOG_WARN,
+               "out of memory: process.command_args keeps "
+               "the RTS options watch added");
       el_log_set_hook(el_tm_hostlog_hook, d.hostlog);
       pump(&d);
       status = finish(&d);

@@ -43,6 +43,12 @@ typedef struct el_daemon_opts_s {
    * (status 1) without reading. */
   int (*on_ready)(void *ud, el_web_t *web);
   void *ready_ud;
+  /* When non-NULL: read once on_ready returned, a NULL-terminated list of
+   * the arguments on_ready put into its program's command line after
+   * argv[0] (watch's "+RTS -l -ol<fifo> ... -RTS"; empty: none), left out
+   * of the session's arguments (el_host_set_args_drop), so that
+   * process.command_args is the command line the user gave. */
+  char *const *args_added;
   /* When non-NULL and set to 1 (from any thread or a signal handler), the
    * input ends as soon as no session is open (e.g. the watched program
    * exited: a FIFO whose writer never came, a socket between

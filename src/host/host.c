@@ -253,6 +253,7 @@ void el_host_free(el_host_t *h) {
   el_free(h->batch);
   el_ev_decoder_free(h->dec);
   el_free(h->lua_dir);
+  el_free(h->args_drop);
   el_free(h);
 }
 
@@ -275,6 +276,26 @@ void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud) {
 void el_host_set_clock_hook(el_host_t *h, el_host_clock_fn fn, void *ud) {
   h->clock_fn = fn;
   h->clock_ud = ud;
+}
+
+int el_host_set_args_drop(el_host_t *h, const char *const *args) {
+  size_t n = 0;
+  for (size_t i = 0; args && args[i]; i++) n += strlen(args[i]) + 1;
+  el_free(h->args_drop);
+  h->args_drop = NULL;
+  h->args_drop_len = 0;
+  if (!n) return 0;
+  char *b = el_malloc(n);
+  if (!b) return EL_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; args[i]; i++) {
+    size_t l = strlen(args[i]) + 1;
+    memcpy(b + k, args[i], l);
+    k += l;
+  }
+  h->args_drop = b;
+  h->args_drop_len = n;
+  return 0;
 }
 
 /* Protected: eventlog_live.config[path] = value (arg 3), path dotted,

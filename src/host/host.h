@@ -305,6 +305,17 @@ typedef void (*el_host_clock_fn)(void *ud, uint64_t session,
                                  el_unix_ns_t start_unix_ns, int settled);
 void el_host_set_clock_hook(el_host_t *h, el_host_clock_fn fn, void *ud);
 
+/* Arguments the caller put into its program's command line, right after
+ * argv[0] (watch's "+RTS -l -ol<fifo> ... -RTS", cmd_watch.c): args, a
+ * NULL-terminated list (copied; NULL or empty: none). A session's
+ * program arguments (PROGRAM_ARGS, or the scan's hint) that hold exactly
+ * these strings at argv[1..] are given to the scripts without them, as
+ * the user wrote the command line: el.session.args and so the resource
+ * attribute process.command_args (the -h<X> among them still sets
+ * heap_prof_breakdown). Returns 0 or EL_ENOMEM (then none are left out).
+ * Additive. */
+int el_host_set_args_drop(el_host_t *h, const char *const *args);
+
 /* Counters. */
 typedef struct el_host_stats_s {
   uint64_t events;          /* events seen by the sink */

@@ -371,6 +371,9 @@ struct el_host_s {
   void *warning_ud;
   el_host_clock_fn clock_fn; /* el_host_set_clock_hook */
   void *clock_ud;
+  char *args_drop;      /* el_host_set_args_drop: the strings, each with
+                            its NUL, or NULL */
+  size_t args_drop_len; /* their bytes */
 
   el_host_stats_t st;
   uint64_t npcalls;         /* protected calls of timers/hooks/helpers */

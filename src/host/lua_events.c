@@ -222,19 +222,46 @@ static int ev_off(lua_State *L) {
 
 /* {====== the calling convention ======} */
 
-static void push_strlist(lua_State *L, el_strview_t s) {
-  lua_newtable(L);
-  size_t start = 0, n = 0;
+/* Append the NUL-separated strings of s to the table on top of L, after
+ * its *n elements (*n advances). */
+static void add_strlist(lua_State *L, el_strview_t s, size_t *n) {
+  size_t start = 0;
   for (size_t i = 0; i < s.len; i++) {
     if (s.p[i] != '\0') continue;
     lua_pushlstring(L, s.p + start, i - start);
-    lua_rawseti(L, -2, (lua_Integer)++n);
+    lua_rawseti(L, -2, (lua_Integer)++ * n);
     start = i + 1;
   }
   if (start < s.len) {  /* last string without its NUL */
     lua_pushlstring(L, s.p + start, s.len - start);
-    lua_rawseti(L, -2, (lua_Integer)++n);
+    lua_rawseti(L, -2, (lua_Integer)++ * n);
   }
+}
+
+static void push_strlist(lua_State *L, el_strview_t s) {
+  size_t n = 0;
+  lua_newtable(L);
+  add_strlist(L, s, &n);
+}
+
+/* A session's program arguments s (NUL-separated) as a new table, without
+ * the arguments the caller inserted after argv[0] when they are there
+ * exactly (el_host_set_args_drop). */
+static void push_args(el_host_t *h, lua_State *L, el_strview_t s) {
+  const char *z = s.len ? memchr(s.p, '\0', s.len) : NULL;
+  size_t a1 = z ? (size_t)(z - s.p) + 1 : s.len, k = h->args_drop_len;
+  /* the dropped strings, the last one's NUL optional at the end */
+  int drop = k && s.len - a1 >= k - 1 &&
+             !memcmp(s.p + a1, h->args_drop, k - 1) &&
+             (s.len - a1 == k - 1 || s.p[a1 + k - 1] == '\0');
+  if (!drop) {
+    push_strlist(L, s);
+    return;
+  }
+  size_t n = 0, rest = a1 + k < s.len ? a1 + k : s.len;
+  lua_newtable(L);
+  add_strlist(L, (el_strview_t){s.p, a1}, &n);
+  add_strlist(L, (el_strview_t){s.p + rest, s.len - rest}, &n);
 }
 
 static void push_ccs(lua_State *L, const el_ev_value_t *v) {
@@ -960,7 +987,7 @@ static void init_from_hint(el_host_t *h, const el_host_hint_t *hint) {
   if (hint->has_ppid) set_int(L, "ppid", (lua_Integer)hint->ppid);
   if (hint->rts_id.p) rts_identifier(L, hint->rts_id);
   if (hint->args.p) {
-    push_strlist(L, hint->args);
+    push_args(h, L, hint->args);
     lua_setfield(L, -2, "args");
     breakdown_from_args(L, hint->args);
   }
@@ -1122,7 +1149,7 @@ static void session_event_body(el_host_t *h, const el_ev_event_t *ev) {
     h->sess.seen_rts = 1;
     break;
   case EL_EV_PROGRAM_ARGS:
-    push_strlist(L, v[1].s);
+    push_args(h, L, v[1].s);
     lua_setfield(L, -2, "args");
     if (!h->sess.breakdown_from_begin) breakdown_from_args(L, v[1].s);
     h->sess.seen_args = 1;

@@ -11,6 +11,9 @@
 #    -ol<fifo> -hT -RTS" before its own (/proc/PID/cmdline), and the
 #    GHCRTS it was given unchanged (/proc/PID/environ): its children
 #    inherit nothing of watch's (test_watch_children.sh);
+#  - process.command_args (a label on /metrics, read while watch
+#    lingers after the program's end) is the command line as given,
+#    without the options watch put in;
 #  - watch exits with the program's status (0 here; 7 from a wrapper that
 #    exits 7); the private FIFO folder is gone afterwards.
 set -u
@@ -87,6 +90,31 @@ if [ -n "$fifo" ] && [ ! -e "$(dirname "$fifo")" ] &&
 else
   fail "live: a private folder is left: $(ls -d "$T"/eventlog-live-watch.* 2>/dev/null)"
 fi
+
+echo "== args: --linger -hT -- live_socket seconds=2 'tag=a b'"
+# process.command_args is the command line as the test gave it, without the
+# "+RTS -l -ol<fifo> -hT -RTS" watch put in (a random path per run; the
+# program's PROGRAM_ARGS holds it). GHC 9.0 writes PROGRAM_ARGS with its
+# global buffer at exit: read once the program ended, while watch lingers.
+wl_start args --linger -hT -- "$PROG" seconds=2 'tag=a b'
+wl_url args
+wait_line "$T/args.err" 'the web view stays at' 60 || fail "args: no linger"
+curl -s -m 5 "${URL}metrics" > "$T/args.metrics" 2>/dev/null
+python3 - "$T/args.metrics" "$PROG" <<'PY' && pass "args: process.command_args is the command line given" || fail "args: process.command_args"
+import json, re, sys
+want = [sys.argv[2], "seconds=2", "tag=a b"]
+got = None
+for line in open(sys.argv[1]):
+    m = re.search(r'process_command_args="((?:[^"\\]|\\.)*)"', line)
+    if m:
+        esc = {"n": "\n", "\\": "\\", '"': '"'}
+        got = json.loads(re.sub(r'\\(.)', lambda x: esc[x.group(1)], m.group(1)))
+        break
+print(f"   process_command_args {got}")
+sys.exit(0 if got == want else 1)
+PY
+kill -INT "$WPID" 2>/dev/null
+wl_exits args 0 30 "SIGINT ended the linger, status 0"
 
 echo "== status: a program that exits 7"
 wl_start status -- sh -c '"$0" "$@"; exit 7' "$PROG" seconds=2 tag=s
