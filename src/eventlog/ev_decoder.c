@@ -93,6 +93,9 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
 
 #define FRAME_BAD_BLOCK (-1) /* frame(): event does not fit its block */
 #define MAX_BLOCK (16u << 20) /* larger block sizes are not believed */
+/* block_end of a block whose marker's size was damaged (fix_marker): it
+ * ends where the next block marker is (or the data). */
+#define BLOCK_OPEN UINT64_MAX
 
 /* Resynchronisation (ST_RESYNC): a block marker's length; a candidate
  * marker's body is checked over its first RS_CHAIN bytes; RS_WIN bytes
@@ -197,6 +200,9 @@ struct el_ev_decoder_s {
    * start is not a bound: old logs (ghc-events' parallelTest) date events
    * before their block's start. */
   uint64_t block_t0, block_t1;
+  int open_block;      /* deliver: the marker's size is damaged (fix_marker):
+                          its block ends at the next marker (block_end =
+                          BLOCK_OPEN) */
   int bad_time;        /* resync_begin: the part begins at an event so dated */
   uint64_t skip_until; /* ST_BODY: offset where it ends */
   /* RESYNC: a corrupt part, from rs_from, is being skipped up to the
@@ -1113,13 +1119,24 @@ static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
  * more), from q + RS_LOOK + k: the events in its first RS_CHAIN bytes
  * must be declared, fit the block and have times within the marker's
  * start and end. RS_HIT, RS_NO, or RS_NEED (more bytes decide). */
+static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1);
+
 static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
                      int eof, size_t k) {
-  uint64_t t0 = el__be64(q + 2), t1 = el__be64(q + 14);
-  size_t end = el__be32(q + 10), pos = RS_LOOK + k;
-  size_t lim = end < pos + RS_CHAIN ? end : pos + RS_CHAIN;
+  return chain_at(d, q, avail, eof, RS_LOOK + k, el__be32(q + 10),
+                  el__be64(q + 2), el__be64(q + 14));
+}
+
+/* The events from q + pos (avail bytes at q; eof: no more), over
+ * RS_CHAIN bytes or up to q + end if that comes first: each declared,
+ * ending at or before q + end, dated from t0 to t1. RS_HIT, RS_NO, or
+ * RS_NEED (more bytes decide). */
+static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1) {
   if (pos > end)
     return RS_NO;
+  size_t lim = end - pos < RS_CHAIN ? end : pos + RS_CHAIN;
   while (pos < lim) {
     if (avail < pos + 2)
       return eof ? RS_NO : RS_NEED;
@@ -1386,7 +1403,9 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *claim = 2;
     /* DATA_END inside a block only as its last 2 bytes (GHC >= 9.2,
      * spec §1.5); before the end the block declared, it is damage. */
-    return in_block && off + 2 != d->block_end ? FRAME_BAD_BLOCK : 2;
+    return in_block && off + 2 != d->block_end && d->block_end != BLOCK_OPEN
+               ? FRAME_BAD_BLOCK
+               : 2;
   }
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
   if (!(t & T_DECLARED))
@@ -1487,6 +1506,10 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *n = END_NEED; /* what follows it decides (end_damaged) */
     return S_NEED;
   }
+  if (r == RS_LOOK && wait && avail < END_NEED && marker_bad(d, p, RS_LOOK)) {
+    *n = END_NEED; /* what follows it decides (fix_marker) */
+    return S_NEED;
+  }
   if (r > 0) {
     if (off < d->block_end && r >= 10 && el__be16(p) != 0xFFFF &&
         el__be64(p + 2) > d->block_t1) {
@@ -1583,6 +1606,72 @@ static int end_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
   return deliver(d, m, RS_LOOK, off);
 }
 
+/* Which one field of the block marker at p (framed, not believable:
+ * marker_bad; avail bytes there, the decision's END_NEED if the input
+ * has them) is damaged, such that its block's events still follow it:
+ * FIX_SIZE, a size below 24 or above 16 MiB; FIX_END, an end time before
+ * its start; the other of the two believable, and the start time and the
+ * capability believable as for a resync target (rs_marker_ok). The
+ * events in the RS_CHAIN bytes after it must chain (chain_at: declared
+ * types, sizes that fit the block if its size is believable, times from
+ * its start to its end, or, the end damaged, to RS_AHEAD_NS after the
+ * largest time of the session). FIX_NONE otherwise: the marker is
+ * garbage and a corrupt part begins there (RS_BADMARK). */
+enum { FIX_NONE, FIX_SIZE, FIX_END };
+static int fix_marker(const el_ev_decoder_t *d, const uint8_t *p,
+                      size_t avail) {
+  uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
+  uint32_t size = el__be32(p + 10);
+  unsigned cap = el__be16(p + 22);
+  int size_ok = size >= RS_LOOK && size <= MAX_BLOCK, end_ok = te >= t0;
+  int hi =
+      d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1 : RS_CAP_FIRST;
+  uint64_t ahead =
+      d->sess_tmax ? d->sess_tmax + RS_AHEAD_NS : UINT64_MAX; /* t0's bound */
+  if (size_ok == end_ok || t0 > ahead || (cap != EL_EV_NO_CAP && (int)cap > hi))
+    return FIX_NONE;
+  if (chain_at(d, p, avail, 1, RS_LOOK, size_ok ? size : SIZE_MAX, t0,
+               end_ok ? te : ahead) != RS_HIT)
+    return FIX_NONE;
+  return size_ok ? FIX_END : FIX_SIZE;
+}
+
+/* Deliver the block marker at p (offset off) whose one damaged field
+ * (fix_marker: how) does not cost its block: reported as a corrupt part
+ * of that field's bytes (nothing is skipped), the marker delivered as it
+ * is, and the events after it decoded as its block's. A damaged size:
+ * the block ends at the next block marker (BLOCK_OPEN); a damaged end
+ * time: no event is dated after it. Returns 0 or EL_ESTOPPED. */
+static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
+                      int how) {
+  uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
+  uint32_t size = el__be32(p + 10);
+  char what[128];
+  if (how == FIX_SIZE)
+    snprintf(what, sizeof what,
+             "a size that is not believable (%u bytes): its block ends at "
+             "the next block marker",
+             (unsigned)size);
+  else
+    snprintf(what, sizeof what,
+             "an end time before its start (%llu ns): its block's events "
+             "are not bounded by it",
+             (unsigned long long)te);
+  d->stats.corrupt_parts++;
+  d->stats.corrupt_bytes += how == FIX_SIZE ? 4 : 8;
+  set_diag(d, EL_ECORRUPT, off, EL_EV_BLOCK_MARKER,
+           "corrupt stream: block marker at byte %llu (cap %u, from %llu "
+           "ns) has %s; the events after it chain as its block's: decoded "
+           "as that block",
+           (unsigned long long)off, (unsigned)el__be16(p + 22),
+           (unsigned long long)t0, what);
+  warn(d);
+  d->open_block = how == FIX_SIZE;
+  int rc = deliver(d, p, RS_LOOK, off);
+  d->open_block = 0;
+  return rc;
+}
+
 /* The data of the session ends with the DATA_END at off: bytes after it
  * are looked through for a new header (ST_POST), and the sink is told. */
 static void data_end(el_ev_decoder_t *d, uint64_t off) {
@@ -1647,8 +1736,8 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   }
   int skip_body = 0;
   if (type == EL_EV_BLOCK_MARKER && ev->known) {
-    if (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK) {
-      d->block_end = off + ev->v[0].u;
+    if (d->open_block || (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK)) {
+      d->block_end = d->open_block ? BLOCK_OPEN : off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
       d->block_t0 = ev->t_ns;
       d->block_t1 = ev->v[1].u >= ev->t_ns ? ev->v[1].u : UINT64_MAX;
@@ -1658,7 +1747,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
       if (ev->v[1].u >= ev->t_ns && ev->v[1].u > d->sess_tmax)
         d->sess_tmax = ev->v[1].u; /* its end time */
       skip_body = (d->opts & EL_EV_OPT_SKIP_CAP_BLOCKS) &&
-                  d->block_cap != EL_EV_NO_CAP;
+                  d->block_cap != EL_EV_NO_CAP && d->block_end != BLOCK_OPEN;
     } else {
       d->block_end = off; /* not believable: no block, no capability */
       set_diag(d, EL_ECORRUPT, off, type,
@@ -1880,7 +1969,9 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       took += take;
       continue;
     }
-    if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n)) {
+    int how = FIX_NONE;
+    if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n) &&
+        !(how = fix_marker(d, d->pend, d->plen))) {
       resync_begin(d, d->pend, d->poff, RS_BADMARK);
       pend_consume(d, 1);
       rc = reprocess(d, E);
@@ -1897,6 +1988,8 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       if (fix) {
         rc = end_repair(d, d->pend, d->poff);
         n = RS_LOOK;
+      } else if (how) {
+        rc = fix_repair(d, d->pend, d->poff, how);
       } else {
         rc = deliver(d, d->pend, (size_t)n, d->poff);
       }
@@ -2224,12 +2317,16 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       start_scan(d, off0); /* rescan from the bad event */
       goto out;
     }
-    if (marker_bad(d, buf + i, (size_t)n)) {
+    int how = FIX_NONE;
+    if (marker_bad(d, buf + i, (size_t)n) &&
+        !(how = fix_marker(d, buf + i, len - i))) {
       resync_begin(d, buf + i, off0, RS_BADMARK); /* garbage, no block */
       i++;
       break;
     }
-    if (n == 2 && end_damaged(buf + i, len - i - 2)) {
+    if (how) {
+      rc = fix_repair(d, buf + i, off0, how);
+    } else if (n == 2 && end_damaged(buf + i, len - i - 2)) {
       if (!end_is_marker(d, buf + i, len - i)) {
         resync_begin(d, buf + i, off0, RS_END); /* to a block or header */
         i++;

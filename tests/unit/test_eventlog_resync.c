@@ -176,6 +176,7 @@ typedef struct {
   uint64_t *off;
   uint16_t *type;
   uint64_t *t;
+  uint16_t *evcap; /* each event's capability */
   size_t n, cap;
   int ncorrupt;
   uint64_t corrupt_off[16];
@@ -191,7 +192,9 @@ static int rec_event(void *ud, const el_ev_event_t *e) {
     r->off = realloc(r->off, r->cap * sizeof *r->off);
     r->type = realloc(r->type, r->cap * sizeof *r->type);
     r->t = realloc(r->t, r->cap * sizeof *r->t);
+    r->evcap = realloc(r->evcap, r->cap * sizeof *r->evcap);
   }
+  r->evcap[r->n] = e->cap;
   r->off[r->n] = e->offset;
   r->type[r->n] = e->type;
   r->t[r->n] = e->t_ns;
@@ -215,6 +218,7 @@ static void rec_free(rec_t *r) {
   free(r->off);
   free(r->type);
   free(r->t);
+  free(r->evcap);
 }
 
 /* Decode q[0..n) in chunks of step bytes (0: at once) into r; stats in
@@ -643,6 +647,82 @@ static void test_data_end_over_bad_marker(void **st) {
   edits_free(&E);
 }
 
+/* Block 2's marker with one field damaged (bytes [at, at + k) replaced by
+ * with): its block's events still follow it and chain (declared types,
+ * times from its start). They are decoded as that block's, with its
+ * capability, and so is everything else: every event of the clean log at
+ * its offset, with its type, time and capability (from the clean log's
+ * framing: the capability of the marker before it, if it lies in that
+ * marker's block). The damaged field is reported once, as a corrupt part
+ * of the field's bytes (the size's 4, the end time's 8) at the marker's
+ * byte (nothing skipped), with want in the message; for any chunking, also one that ends inside the marker or
+ * right after it, before the bytes that decide. Before, the marker was
+ * taken for garbage and its whole block skipped to the next marker. */
+static void check_marker_field(const char *name, size_t at, size_t k,
+                               const uint8_t *with, const char *want) {
+  const wblk_t *B = &W.bl[2];
+  edits_t E = {0};
+  edit(&E, B->off + at, B->off + at + k, with, k);
+  size_t m;
+  uint8_t *q = apply(P, N, &E, &m);
+  const size_t steps[] = {0, 4093, 77, B->off + 12, B->off + 24};
+  for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
+    rec_t r;
+    el_ev_stats_t s;
+    decode(q, m, steps[si], &r, &s);
+    size_t missing = 0, badcap = 0, j = 0;
+    for (size_t i = 0; i < W.nev; i++) {
+      const wev_t *e = &W.ev[i];
+      if (!delivered(&r, e->off, e->type, e->t)) {
+        missing++;
+        continue;
+      }
+      while (r.off[j] != e->off) j++; /* both in increasing offsets */
+      uint16_t cap =
+          e->block >= 0 ? (uint16_t)be(P + W.bl[e->block].off + 22, 2) : 0xFFFF;
+      badcap += r.evcap[j] != cap;
+    }
+    if (missing || badcap || r.n != W.nev)
+      fail_msg(
+          "%s, chunks of %zu: %zu of %zu events missing, %zu with "
+          "another capability, %zu delivered",
+          name, steps[si], missing, W.nev, badcap, r.n);
+    assert_int_equal(s.corrupt_parts, 1);
+    assert_int_equal(s.corrupt_bytes, at == 10 ? 4 : 8); /* the field */
+    assert_int_equal(s.skipped_bytes, 0);
+    assert_int_equal(r.ncorrupt, 1);
+    assert_int_equal(r.corrupt_off[0], B->off);
+    char at_byte[64];
+    snprintf(at_byte, sizeof at_byte, "block marker at byte %zu", B->off);
+    if (!strstr(r.corrupt_msg[0], at_byte) || !strstr(r.corrupt_msg[0], want))
+      fail_msg("%s: report \"%s\" lacks \"%s\" or \"%s\"", name,
+               r.corrupt_msg[0], at_byte, want);
+    assert_int_equal(r.g.data_ends, 1);
+    rec_free(&r);
+  }
+  free(q);
+  edits_free(&E);
+}
+
+/* The size's first 2 bytes overwritten with 0xFFFF (a size above 16 MiB),
+ * and the size set to 5 (below a marker's 24 bytes). */
+static void test_marker_size_damaged(void **st) {
+  (void)st;
+  static const uint8_t ff[2] = {0xFF, 0xFF}, five[4] = {0, 0, 0, 5};
+  check_marker_field("marker size 0xFFFF....", 10, 2, ff,
+                     "has a size that is not believable");
+  check_marker_field("marker size 5", 10, 4, five,
+                     "has a size that is not believable (5 bytes)");
+}
+
+/* The end time set to 1 ns, before the marker's start. */
+static void test_marker_end_damaged(void **st) {
+  (void)st;
+  static const uint8_t one[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+  check_marker_field("marker end time 1", 14, 8, one,
+                     "has an end time before its start (1 ns)");
+}
+
 /* A real end of data followed by stray bytes (not a new eventlog), then,
  * in the second case, by the whole log again: the first session's data
  * ends at its DATA_END (on_data_end), the bytes are ignored with a
@@ -749,6 +829,8 @@ int main(void) {
       cmocka_unit_test(test_dated_after_block),
       cmocka_unit_test(test_data_end_over_marker),
       cmocka_unit_test(test_data_end_over_bad_marker),
+      cmocka_unit_test(test_marker_size_damaged),
+      cmocka_unit_test(test_marker_end_damaged),
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
   };
