@@ -1779,17 +1779,45 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   return stop ? EL_ESTOPPED : 0;
 }
 
-static void undeclared(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
+/* Up to 16 of the n bytes at p as text into out (16 + 1 bytes), or 0
+ * when fewer than 8 are there or any is not printable ASCII, a tab, a
+ * line feed or a carriage return (the last two written as spaces). */
+static size_t as_text(const uint8_t *p, size_t n, char *out) {
+  size_t k = n < 16 ? n : 16;
+  if (k < 8)
+    return 0;
+  for (size_t i = 0; i < k; i++) {
+    uint8_t c = p[i];
+    if (c == '\n' || c == '\r')
+      c = ' ';
+    else if (c != '\t' && (c < 0x20 || c > 0x7e))
+      return 0;
+    out[i] = c == '"' ? '\'' : (char)c;
+  }
+  out[k] = '\0';
+  return k;
+}
+
+/* An undeclared type at off (p: the n bytes held from there) outside any
+ * block in a session without blocks: an error. When those bytes read as
+ * text, the message says so: a program's own output written into its
+ * eventlog (`+RTS -ol/dev/stdout` with the program printing). */
+static void undeclared(el_ev_decoder_t *d, const uint8_t *p, size_t n,
+                       uint64_t off) {
   unsigned type = el__be16(p);
-  char nm[64];
-  set_diag(d, EL_EUNDECL, off, (int)type,
-           "event type %u at byte %llu is not declared in the header "
-           "(corrupt stream%s%s)",
-           type, (unsigned long long)off,
-           el_ev_type_info((uint16_t)type) ? "; known as " : "",
-           el_ev_type_info((uint16_t)type)
-               ? tname((int)type, nm, sizeof nm)
-               : "");
+  char nm[64], text[17];
+  int is_text = as_text(p, n, text) > 0;
+  set_diag(
+      d, EL_EUNDECL, off, (int)type,
+      "event type %u at byte %llu is not declared in the header "
+      "(corrupt stream%s%s)%s%s%s",
+      type, (unsigned long long)off,
+      el_ev_type_info((uint16_t)type) ? "; known as " : "",
+      el_ev_type_info((uint16_t)type) ? tname((int)type, nm, sizeof nm) : "",
+      is_text ? "; the bytes there read as text (\"" : "", is_text ? text : "",
+      is_text ? "...\"): is something else, such as the program's "
+                "own output, written into the eventlog (-ol/dev/stdout)?"
+              : "");
 }
 
 /* A new stream begins in the bytes at off: the stray pattern at off + c
@@ -2017,7 +2045,7 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       resync_begin(d, d->pend, d->poff, RS_UNDECL);
       pend_consume(d, 1);
     } else {
-      undeclared(d, d->pend, d->poff);
+      undeclared(d, d->pend, d->plen, d->poff);
       note_err(d, E, EL_EUNDECL);
       size_t keep = d->plen;
       start_scan(d, d->poff); /* rescan from the bad event */
@@ -2312,7 +2340,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
         i++;
         break;
       }
-      undeclared(d, buf + i, off0);
+      undeclared(d, buf + i, len - i, off0);
       rc = EL_EUNDECL;
       start_scan(d, off0); /* rescan from the bad event */
       goto out;

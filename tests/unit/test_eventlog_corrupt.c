@@ -259,11 +259,48 @@ static void test_no_header_warns_once(void **st) {
   free(zeros);
 }
 
+/* Text where the first event should be (a program printing to the
+ * stdout its eventlog goes to, +RTS -ol/dev/stdout): the undeclared type
+ * is an error that says the bytes read as text, quoting them (line feeds
+ * as spaces); binary garbage gets no such hint. By hand: the header is
+ * "hdrbhetb" (8 bytes), one declaration ("etb\0" 4, id 2, size 2, length
+ * 4, "Run thread" 10, extra length 4, "ete\0" 4: 30) and "hetehdredatb"
+ * (12): "start" begins at byte 50. */
+static void test_text_in_the_eventlog_named(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_hdr_end(&b);
+  assert_int_equal(b.n, 50);
+  tu_str(&b, "start tag=x\nseconds=8\n");
+  el_ev_decoder_t *d = el_ev_decoder_new(NULL);
+  assert_non_null(d);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), EL_EUNDECL);
+  assert_string_equal(
+      el_ev_decoder_diag(d)->msg,
+      "event type 29556 at byte 50 is not declared in the header (corrupt "
+      "stream); the bytes there read as text (\"start tag=x seco...\"): is "
+      "something else, such as the program's own output, written into the "
+      "eventlog (-ol/dev/stdout)?");
+  el_ev_decoder_free(d);
+  b.n = 50;
+  static const uint8_t bin[] = {0x73, 0x74, 0x01, 0x02, 0x03, 0x04,
+                                0x05, 0x06, 0x07, 0x08, 0x09, 0x0a};
+  for (size_t i = 0; i < sizeof bin; i++) tu_u8(&b, bin[i]);
+  d = el_ev_decoder_new(NULL);
+  assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), EL_EUNDECL);
+  assert_null(strstr(el_ev_decoder_diag(d)->msg, "text"));
+  el_ev_decoder_free(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncated_at_every_offset),
       cmocka_unit_test(test_random_byte_flips),
       cmocka_unit_test(test_garbage_never_hangs),
+      cmocka_unit_test(test_text_in_the_eventlog_named),
       cmocka_unit_test(test_no_header_counts_session_bytes),
       cmocka_unit_test(test_no_header_warns_once),
   };
