@@ -485,10 +485,10 @@ static void parts_free(parts_t *p) {
  * new one (report.h el_rp_clock: it holds a session's records until its
  * clock settles, then moves them to it). */
 static void on_clock(void *ud, uint64_t session, el_unix_ns_t start_unix_ns,
-                     int settled) {
+                     el_rts_ns_t end_t, int settled) {
   parts_t *p = ud;
   el_tm_store_flush(p->st);
-  el_rp_clock(p->rp, session, start_unix_ns, settled);
+  el_rp_clock(p->rp, session, start_unix_ns, end_t, settled);
 }
 
 /* Build the host, store and reducer and load the scripts. Returns 0, 1

@@ -289,20 +289,26 @@ void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
 typedef void (*el_host_warning_fn)(void *ud, const el_diag_t *diag);
 void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud);
 
-/* Clock hook: fn(ud, session, start_unix_ns, settled) each time the
- * current session's clock (docs/lua-api.md §3 "The session clock")
+/* Clock hook: fn(ud, session, start_unix_ns, end_t, settled) each time
+ * the current session's clock (docs/lua-api.md §3 "The session clock")
  * changes: at each header (a new session: its clock, or start_unix_ns 0
- * while none is known), when a live session's estimate tightens, and when
- * its WALL_CLOCK_TIME makes it exact. session: el.session.number.
+ * while none is known), when a live session's estimate tightens, when
+ * its WALL_CLOCK_TIME makes it exact, and once more as the session ends
+ * (the clock unchanged, end_t final). session: el.session.number.
  * start_unix_ns: the Unix ns of its RTS start that el.unix_ns and the C
- * helpers convert with from now on (0: no clock). settled: it will not
+ * helpers convert with from now on (0: no clock). end_t: the session's
+ * largest eventlog time so far (ns since its RTS start), of its events and
+ * its block markers' end times, as the report's scan measures a recorded
+ * session (el_host_hint_t max_t): where the session ends, which places
+ * a session without WALL_CLOCK_TIME before the next one. settled: it will not
  * change again in this session (exact, or a recorded file's estimate from
  * the scan); an unsettled one may still move, and the times converted
  * with it then differ from later ones by the change. Called on the
  * feeding thread between events, never from inside a Lua handler; fn
  * must not feed the host. NULL = none. */
 typedef void (*el_host_clock_fn)(void *ud, uint64_t session,
-                                 el_unix_ns_t start_unix_ns, int settled);
+                                 el_unix_ns_t start_unix_ns, el_rts_ns_t end_t,
+                                 int settled);
 void el_host_set_clock_hook(el_host_t *h, el_host_clock_fn fn, void *ud);
 
 /* Arguments the caller put into its program's command line, right after

@@ -636,7 +636,9 @@ static void from_file_end(el_host_t *h, size_t k) {
 }
 
 /* Tell the clock hook (el_host_set_clock_hook) the session's clock as it
- * now is. */
+ * now is, with the session's largest time so far: of its events (the
+ * stream time) and its block markers' end times, as a scan's hint max_t
+ * (rp_scan.c). */
 static void clock_told(el_host_t *h) {
   const el__clock_t *c = &h->clock;
   if (!h->clock_fn) return;
@@ -644,7 +646,8 @@ static void clock_told(el_host_t *h) {
   el_unix_ns_t start = known && c->anchor > 0 ? (el_unix_ns_t)c->anchor : 0;
   int settled =
       c->state == EL_HOST_CLOCK_EXACT || (known && c->hinted && !c->live);
-  h->clock_fn(h->clock_ud, h->sess.number, start, settled);
+  el_rts_ns_t end_t = h->now > c->block_end ? h->now : c->block_end;
+  h->clock_fn(h->clock_ud, h->sess.number, start, end_t, settled);
 }
 
 const el_host_hint_t *el__clock_session(el_host_t *h) {
@@ -654,6 +657,7 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   c->anchor = 0;
   c->from_file = 0;
   c->hinted = 0;
+  c->block_end = 0;
   for (int i = 0; i <= p->max_cap; i++) {
     p->state[i] = CAP_UNKNOWN;
     p->gap[i] = 0;
@@ -691,6 +695,7 @@ void el__clock_end(el_host_t *h) {
   if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
   p->block_cap = -1;
   p->nocap_wait = p->nocap_block = 0; /* everything has come */
+  clock_told(h); /* its largest time is final: where it ends */
 }
 
 int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
@@ -703,6 +708,7 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
     if (p->block_cap >= 0) progress(h, (unsigned)p->block_cap, p->block_end);
     p->block_cap = -1;
     uint64_t cap = ev->v[2].u, end = ev->v[1].u;
+    if (end > c->block_end) c->block_end = end;
     nocap_block(p, ev, cap == EL_EV_NO_CAP, end);
     if (cap != EL_EV_NO_CAP && cap < EL__MAX_CAPS) {
       if (c->live && !p->any_block) {

@@ -197,6 +197,8 @@ typedef struct el__clock_s {
   char *hint_strs;          /* owned copies of their strings */
   size_t nhints, next_hint;
   int hinted;               /* the current session had a hint */
+  /* The session's largest block end time (the clock hook's end_t). */
+  el_rts_ns_t block_end;
 } el__clock_t;
 
 /* How far each capability has delivered its events (host_clock.c): the

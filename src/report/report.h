@@ -101,19 +101,26 @@ void el_rp_exporter(el_rp_t *rp, el_tm_exporter_t *ex);
 /* The current session's clock changed (the host's clock hook,
  * el_host_set_clock_hook, has the arguments): the records given to the
  * reducer from now on (store batches, the Lua module's census and series
- * points) have Unix times converted with start_unix_ns (0: no clock).
- * While a session's clock is not settled its records are held (up to
- * RP_HELD_MAX, ~1 M records; then reduced as they are); when it settles,
- * or the next session begins, they are reduced with their times moved to
- * the session's last clock (eventlog time + its final RTS start), so a
- * live stream dated from the arrival of its bytes until its
- * WALL_CLOCK_TIME came (GHC 9.0 writes it at exit) gets the same times as
- * the recorded file. Flush the store before each call: the batches it
+ * points) have Unix times converted with start_unix_ns (0: no clock);
+ * end_t is the session's largest eventlog time so far (ns). While a
+ * session's clock is not settled its records are held (up to
+ * RP_HELD_MAX, ~1 M records; then reduced as they are); when it settles
+ * they are reduced with their times moved to the session's final clock
+ * (eventlog time + its final RTS start), so a live stream dated from the
+ * arrival of its bytes until its WALL_CLOCK_TIME came (GHC 9.0 writes it
+ * at exit) gets the same times as the recorded file. A session that ends
+ * unsettled (no WALL_CLOCK_TIME: a killed GHC 9.0 run) and is followed by
+ * another stays held until a later session's clock settles; it is then
+ * taken to have ended where the next one started (start = the next
+ * one's start - its end_t), as a recorded file's sessions are; so are its
+ * place on the axis (spans), its threads' and the header's RTS start.
+ * Only at the end of the input (el_rp_settle) with no later settled
+ * clock does it keep its last estimate. Flush the store before each call: the batches it
  * then exports hold the records converted with the previous clock. A
  * reducer never told (unit tests) reduces everything at once. Thread: the
  * loop's. Spec: docs/lua-api.md §3 "The session clock". */
 void el_rp_clock(el_rp_t *rp, uint64_t session, el_unix_ns_t start_unix_ns,
-                 int settled);
+                 uint64_t end_t, int settled);
 
 /* The input has ended: reduce what is held with the last session's clock
  * as final. Call after the store's last flush (el_rp_write_html and

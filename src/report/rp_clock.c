@@ -17,8 +17,15 @@
  * same order, their times moved by (final start - their start): every
  * record of a session then stands where its eventlog time puts it with
  * the session's last clock, as a recorded file's scan would have put
- * it. The caller flushes the store before telling a change, so a batch's
- * records were all converted with the clock the reducer knew. */
+ * it. A session that ends with its clock still estimated (a GHC 9.0 run
+ * killed before its WALL_CLOCK_TIME was written) and is followed by
+ * another is placed as a recorded file's scan places it, to end where
+ * the next one started: its records stay held, with its largest eventlog
+ * time, until a later session's clock settles, and its place on the axis
+ * and its threads move with them; at the end of the input, with no later
+ * settled clock, it keeps its last estimate. The caller flushes the store
+ * before telling a change, so a batch's records were all converted with
+ * the clock the reducer knew. */
 #include <string.h>
 
 #include "../telemetry/telemetry_batch.h"
@@ -86,26 +93,78 @@ static void held_reduce(el_rp_t *rp, rp_held_t *e, int64_t off) {
   }
 }
 
-void el__rp_release(el_rp_t *rp) {
+/* Session `number`, placed: its RTS start moved from `from` to `to`:
+ * where it lies on the axis, its threads' times and, the first session,
+ * the header's RTS start and the axis origin. */
+static void session_moved(el_rp_t *rp, uint64_t number, uint64_t from,
+                          uint64_t to) {
+  int64_t off = (int64_t)(to - from); /* two's complement */
+  for (size_t i = 0; i < rp->nspans; i++) {
+    rp_span_t *sp = &rp->spans[i];
+    if (sp->number != number) continue;
+    sp->start_unix_ns = el__rp_shift(sp->start_unix_ns, off);
+    sp->end_unix_ns = el__rp_shift(sp->end_unix_ns, off);
+  }
+  for (size_t i = 0; i < rp->nthreads; i++)
+    if (rp->threads[i].session == number)
+      rp->threads[i].start_unix_ns =
+          el__rp_shift(rp->threads[i].start_unix_ns, off);
+  if (rp->session.number == number && rp->session.start_unix_ns) {
+    rp->session.start_unix_ns = el__rp_shift(rp->session.start_unix_ns, off);
+    rp->origin = rp->session.start_unix_ns;
+  }
+}
+
+/* The final start of each pending session: chained, each ends where the
+ * next one starts (start = that start - its end_t), the last one where
+ * the current session, whose clock is final, starts (docs/lua-api.md §3
+ * "The session clock": a recorded file's sessions without
+ * WALL_CLOCK_TIME); else each keeps its last clock. */
+static void place_pending(el_rp_t *rp, bool chained) {
+  uint64_t next = rp->clk_start;
+  for (size_t i = rp->npend; i-- > 0;) {
+    rp_pending_t *q = &rp->pend[i];
+    q->final = q->start;
+    if (!chained || !next) continue;
+    uint64_t at = next > q->end_t ? next - q->end_t : 1;
+    if (q->start && at != q->start) session_moved(rp, q->session, q->start, at);
+    if (q->start) q->final = at;
+    next = at;
+  }
+}
+
+/* Reduce everything held, in order, each entry moved to the final clock
+ * of its session: the current one's as it is, the pending sessions' from
+ * place_pending(chained). */
+static void release(el_rp_t *rp, bool chained) {
+  place_pending(rp, chained);
   rp_held_t *e = rp->held;
   rp->held = NULL;
   rp->held_tail = &rp->held;
   rp->nheld = 0;
+  size_t k = 0; /* the pending session of e, if any (entries in order) */
   while (e) {
     rp_held_t *next = e->next;
+    while (k < rp->npend && rp->pend[k].session < e->session) k++;
+    uint64_t to = k < rp->npend && rp->pend[k].session == e->session
+                      ? rp->pend[k].final
+                      : rp->clk_start;
     int64_t off = 0;
-    if (e->start && rp->clk_start)
-      off = (int64_t)(rp->clk_start - e->start); /* two's complement */
+    if (e->start && to) off = (int64_t)(to - e->start); /* two's complement */
     held_reduce(rp, e, off);
     held_free(e);
     e = next;
   }
+  rp->npend = 0;
 }
+
+void el__rp_release(el_rp_t *rp) { release(rp, false); }
 
 /* Append e (converted with the current clock) to the held records; n:
  * the records it holds. */
 static void hold(el_rp_t *rp, rp_held_t *e, size_t n) {
   e->start = rp->clk_start;
+  e->session = rp->clk_session;
   if (!rp->held) rp->held_tail = &rp->held;
   *rp->held_tail = e;
   rp->held_tail = &e->next;
@@ -182,18 +241,39 @@ int el__rp_take_point(el_rp_t *rp, size_t section, size_t line, uint64_t t,
   return 0;
 }
 
+/* The session that just ended, its clock not settled, is kept held for a
+ * later session's settled clock to place (false: out of memory). */
+static bool pend(el_rp_t *rp) {
+  if (rp->npend == rp->pend_cap) {
+    size_t cap = rp->pend_cap ? 2 * rp->pend_cap : 4;
+    rp_pending_t *v = el_realloc(rp->pend, cap * sizeof *v);
+    if (!v) return false;
+    rp->pend = v;
+    rp->pend_cap = cap;
+  }
+  rp->pend[rp->npend++] = (rp_pending_t){.session = rp->clk_session,
+                                         .start = rp->clk_start,
+                                         .end_t = rp->clk_end_t};
+  return true;
+}
+
 void el_rp_clock(el_rp_t *rp, uint64_t session, el_unix_ns_t start_unix_ns,
-                 int settled) {
-  /* A new session: the previous one's last clock is its final one. */
-  if (session != rp->clk_session) el__rp_release(rp);
+                 uint64_t end_t, int settled) {
+  /* A new session: the previous one's last clock is its final one when
+   * settled; else it waits, held, for a later settled clock to place it
+   * (at the end of input, its last clock stands). */
+  if (session != rp->clk_session &&
+      !(rp->clk_moves && rp->clk_session && pend(rp)))
+    release(rp, false);
   rp->clk_session = session;
   rp->clk_start = start_unix_ns;
+  rp->clk_end_t = end_t;
   rp->clk_moves = !settled;
-  if (settled) el__rp_release(rp);
+  if (settled) release(rp, true);
 }
 
 void el_rp_settle(el_rp_t *rp) {
-  el__rp_release(rp);
+  release(rp, false);
   rp->clk_moves = false;
 }
 
@@ -206,4 +286,7 @@ void el__rp_held_free(el_rp_t *rp) {
   }
   rp->held = NULL;
   rp->nheld = 0;
+  el_free(rp->pend);
+  rp->pend = NULL;
+  rp->npend = rp->pend_cap = 0;
 }

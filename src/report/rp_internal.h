@@ -407,6 +407,7 @@ typedef struct rp_held_s {
   int kind;           /* RP_HELD_* */
   uint64_t start;     /* the session's RTS start (Unix ns) its times were
                         converted with; 0 = no clock (never moved) */
+  uint64_t session;   /* its session (el.session.number) */
   el_tm_signal_t sig; /* batch: its signal */
   el_tm_batch_t *b;   /* batch (owned) */
   uint64_t t;         /* the others: Unix ns */
@@ -415,6 +416,16 @@ typedef struct rp_held_s {
   size_t len;
   size_t section, line; /* point: rp->sections index, line array */
 } rp_held_t;
+
+/* A session that ended with an estimated clock, followed by another
+ * (rp_clock.c): its records are held until a later session's clock
+ * settles, then moved to start = (the next session's start) - end_t. */
+typedef struct rp_pending_s {
+  uint64_t session;
+  uint64_t start; /* its last clock, Unix ns; 0 = none */
+  uint64_t end_t; /* its largest eventlog time, ns */
+  uint64_t final; /* its start once placed (el__rp_release) */
+} rp_pending_t;
 
 /* Records held at most (points, logs, spans, samples and direct calls):
  * beyond, everything held is reduced with the clock as known (a live
@@ -467,8 +478,14 @@ struct el_rp_s {
   uint64_t clk_session;
   uint64_t clk_start; /* its RTS start, Unix ns; 0 = no clock */
   bool clk_moves;     /* it may still move: hold */
+  uint64_t clk_end_t; /* the session's largest eventlog time so far */
   rp_held_t *held, **held_tail;
-  size_t nheld;           /* records held */
+  size_t nheld; /* records held */
+  /* Earlier sessions that ended with a clock that was not settled, in
+   * order, their records still held: each is placed to end where the
+   * next one starts once a later session's clock settles (rp_clock.c). */
+  rp_pending_t *pend;
+  size_t npend, pend_cap;
   uint64_t held_overflow; /* times RP_HELD_MAX forced them out early */
 };
 

@@ -3,6 +3,7 @@
 test_report_pipe.sh):
 
   report_pipe_check.py PIPE.html FILE.html A.reference B.reference
+  report_pipe_check.py --after PIPE.html FILE.html B.reference
 
 PIPE.html is the report of eventlogs A and B concatenated and piped into
 `eventlog-live report -`, FILE.html the report of the same bytes as a
@@ -23,6 +24,17 @@ file. The data each page embeds (<script id="el-data">, docs/report.md
     value; every column of the heap charts lies within a session; the
     bytes allocated are each capability's last total summed; each heap
     census lies within 1 ms after a census begin.
+
+With --after, the input is a session without WALL_CLOCK_TIME (a killed
+GHC 9.0 run, cut) followed by B: the page's data must equal the file's as
+above, but for the header's session.clock_from, the source of the first
+session's estimate ("arrival" through the pipe, "file_mtime" for the
+file); and, from B's reference: the first session starts at 0 and ends
+where B's RTS starts (its WALL_CLOCK_TIME's Unix time minus the event's
+time, origin_unix_ns + the second span's start), within 10 ms after its
+end (its last record; the session's largest time may be a block's end),
+and the axis runs from the first session's first record (within 10 ms
+of its start) to B's last event (within 10 ms).
 
 Prints what failed; exit 0 pass, 1 fail."""
 import json
@@ -76,12 +88,46 @@ def page_data(path):
     return json.loads(m.group(1))
 
 
+def after(p, ref, bad):
+    """The first session (no WALL_CLOCK_TIME) ends where B starts."""
+    b = session(ref)
+    origin = int(p['origin_unix_ns'])
+    sp = sorted(p['spans'], key=lambda s: s['number'])
+    if len(sp) != 2:
+        bad.append(f'{len(sp)} sessions on the axis, want 2')
+        return
+    want = (b['start'] - origin) / 1e9
+    if abs(sp[1]['start'] - want) > 2e-6:
+        bad.append(f'the second session starts at {sp[1]["start"]} s, want '
+                   f'{want:.6f} (its WALL_CLOCK_TIME)')
+    if abs(sp[0]['start']) > 2e-6 or not (
+            sp[1]['start'] - 0.01 <= sp[0]['end'] <= sp[1]['start']):
+        bad.append(f'the first session at [{sp[0]["start"]}, '
+                   f'{sp[0]["end"]}] s, want [0, up to '
+                   f'{sp[1]["start"]}] ending within 10 ms of the second')
+    end = (b['start'] + b['last'] - origin) / 1e9
+    rng = p['range']
+    if not 0 <= rng[0] < 0.01 or not end - 0.01 <= rng[1] <= end + 2e-6:
+        bad.append(f'range {rng}, want [0, {end:.6f}] (the first record '
+                   f'may come after the RTS start, the last before the end, '
+                   f'by up to 10 ms)')
+
+
 def main():
-    pipe, file_, refs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    args = sys.argv[1:]
+    joined = args[0] == '--after'
+    if joined:
+        args = args[1:]
+    pipe, file_, refs = args[0], args[1], args[2:]
     p, f = page_data(pipe), page_data(file_)
     bad = []
 
     # The file's page.
+    if joined:
+        for d, want in ((p, 'arrival'), (f, 'file_mtime')):
+            got = d['session'].pop('clock_from', None)
+            if got != want or d['session'].get('clock') != 'estimated':
+                bad.append(f'session clock from {got}, want {want}')
     for k in sorted(set(p) | set(f)):
         if k in ('title', 'input', 'generated_unix_ms', 'stats'):
             continue
@@ -95,6 +141,13 @@ def main():
         d.pop('peak_mem_bytes', None)
     if ps != fs:
         bad.append(f'stats differ: {ps} vs {fs}')
+
+    if joined:
+        after(p, refs[0], bad)
+        for b in bad:
+            print('FAIL:', b)
+        print(json.dumps({'range': p['range'], 'problems': len(bad)}))
+        return 1 if bad else 0
 
     # The references.
     ss = [session(r) for r in refs]

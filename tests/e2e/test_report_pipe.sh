@@ -17,6 +17,11 @@
 # (tests/web/report_sessions_check.js, as test_report_sessions.sh does for
 # the file): the threads table's times, the figures, and the heap charts
 # drawn in the first session and not between the sessions.
+# Then a session without WALL_CLOCK_TIME (a GHC 9.0 log cut mid-run; a
+# GHC 8 log cut, ghc-events' testlog-part) followed by a whole log: the
+# file takes it to have ended where the next one started, and so must
+# the pipe (report_pipe_check.py --after: the file's data but for the
+# header's clock_from, and where B's reference puts the second session).
 # ctest-labels: e2e web
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -39,6 +44,29 @@ cat "$A" "$B" | "$BIN" report - -o "$TMP/pipe.html" 2>"$TMP/err" ||
   { echo "FAIL: report FILE: $(head -3 "$TMP/err")"; exit 1; }
 python3 "$SRC/tests/e2e/report_pipe_check.py" "$TMP/pipe.html" \
   "$TMP/file.html" "$A.reference" "$B.reference" || rc=1
+
+# A session without WALL_CLOCK_TIME (A cut mid-run: a killed GHC 9.0
+# program writes it only at exit) followed by B: the file takes it to
+# have ended when B started (docs/lua-api.md §3 "The session clock").
+# Before, the pipe kept its arrival estimate: the axis ran to 492,611 s
+# and the heap charts were empty. Then the same for a GHC 8 log cut by
+# ghc-events' own test data (testlog-part) followed by A.
+head -c 230429 "$A" >"$TMP/cut.eventlog"
+T=$EVENTLOGS/ghc-events/testlog-part.eventlog
+for pair in "cut.eventlog:$B" "testlog-part:$A"; do
+  first=${pair%%:*} second=${pair#*:}
+  case $first in cut.eventlog) first=$TMP/cut.eventlog ;; *) first=$T ;; esac
+  [ -f "$first" ] || { echo "note: no $first"; continue; }
+  cat "$first" "$second" >"$TMP/joined.eventlog"
+  cat "$TMP/joined.eventlog" | "$BIN" report - -o "$TMP/jpipe.html" \
+    2>"$TMP/err" ||
+    { echo "FAIL: report - (joined): $(head -3 "$TMP/err")"; rc=1; continue; }
+  "$BIN" report "$TMP/joined.eventlog" -o "$TMP/jfile.html" 2>"$TMP/err" ||
+    { echo "FAIL: report FILE (joined): $(head -3 "$TMP/err")"; rc=1; continue; }
+  echo "$(basename "$first") + $(basename "$second"):"
+  python3 "$SRC/tests/e2e/report_pipe_check.py" --after "$TMP/jpipe.html" \
+    "$TMP/jfile.html" "$second.reference" || rc=1
+done
 
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
   [ ! -d "$SRC/tests/web/node_modules/playwright-core" ]; then

@@ -475,8 +475,8 @@ static void heap_point(el_tm_store_t *st, uint64_t t, int64_t v) {
  * with the estimate E1 at eventlog time 5 ms, the report script's series
  * point and census begin at 6 and 7 ms, a point at 8 ms converted with a
  * tightened estimate E2, all land at T0 + 5..8 ms once the exact start T0
- * is known. The next session's header settles the previous one with its
- * last clock. */
+ * is known. A session that ends unsettled, with no later settled clock,
+ * keeps its last estimate at the end of the input. */
 static void test_records_moved_to_settled_clock(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
@@ -493,7 +493,7 @@ static void test_records_moved_to_settled_clock(void **state) {
                           "=t"),
       0);
   const uint64_t E1 = T0 + 400000 * 1000 * MS, E2 = E1 - 3 * MS;
-  el_rp_clock(rp, 1, E1, 0);
+  el_rp_clock(rp, 1, E1, 0, 0);
   heap_point(st, E1 + 5 * MS, 4096);
   el_tm_store_flush(st);
   char lua[256];
@@ -503,7 +503,7 @@ static void test_records_moved_to_settled_clock(void **state) {
            (unsigned long long)(E1 + 7 * MS));
   assert_int_equal(el_host_load_string(h, lua, "=t"), 0);
   el_tm_store_flush(st);
-  el_rp_clock(rp, 1, E2, 0); /* tightened: still held */
+  el_rp_clock(rp, 1, E2, 8 * MS, 0); /* tightened: still held */
   heap_point(st, E2 + 8 * MS, 2048);
   el_tm_store_flush(st);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 0);
@@ -511,7 +511,7 @@ static void test_records_moved_to_settled_clock(void **state) {
   assert_int_equal(rp->heap.censuses_begun, 0);
   assert_int_equal(rp->t_min, 0);
 
-  el_rp_clock(rp, 1, T0, 1); /* WALL_CLOCK_TIME: exact */
+  el_rp_clock(rp, 1, T0, 8 * MS, 1); /* WALL_CLOCK_TIME: exact */
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].peak_t, T0 + 5 * MS);
   assert_int_equal(rp->sections[0]->points, 1);
@@ -524,19 +524,79 @@ static void test_records_moved_to_settled_clock(void **state) {
   assert_int_equal(rp->t_max, T0 + 9 * MS);
 
   /* Session 2 never gets an exact clock: its last estimate stands. */
-  el_rp_clock(rp, 2, T0 + 5000 * MS, 0);
+  el_rp_clock(rp, 2, T0 + 5000 * MS, 0, 0);
   heap_point(st, T0 + 5001 * MS, 1);
   el_tm_store_flush(st);
-  el_rp_clock(rp, 2, T0 + 4000 * MS, 0);
+  el_rp_clock(rp, 2, T0 + 4000 * MS, 1 * MS, 0);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 3);
-  el_rp_clock(rp, 3, 0, 0); /* the next header: no clock yet */
-  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 4);
-  assert_int_equal(rp->t_max, T0 + 4001 * MS);
+  /* The next header (no clock yet): session 2 waits for a later settled
+   * clock to place it; none comes, so it keeps its last estimate. */
+  el_rp_clock(rp, 3, 0, 0, 0);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 3);
   heap_point(st, 0, 1); /* no clock: time unknown, ignored by the charts */
   el_tm_store_flush(st);
   el_rp_settle(rp);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 5);
   assert_int_equal(rp->t_max, T0 + 4001 * MS);
+  el_host_free(h);
+  el_tm_store_free(st);
+  el_rp_free(rp);
+}
+
+/* A session that ends with its clock estimated (a killed GHC 9.0 run,
+ * no WALL_CLOCK_TIME) followed by others is placed as a recorded file's
+ * sessions are (docs/lua-api.md §3): it ends where the next one starts.
+ * Session 1 (estimate E, largest time 100 ms, a point at 40 ms, its span
+ * and a thread told at its end) and session 2 (estimate, largest time
+ * 30 ms, a point at 10 ms) stay held through session 3's header; when
+ * session 3's clock becomes exact at T0, session 2 starts at T0 - 30 ms
+ * and session 1 at T0 - 130 ms, by hand: its point at T0 - 90 ms, its
+ * span [T0 - 130, T0 - 30] ms, the header's RTS start and the axis
+ * origin T0 - 130 ms. */
+static void test_unsettled_session_ends_at_next(void **state) {
+  (void)state;
+  el_rp_t *rp = new_rp();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t ex;
+  el_rp_exporter(rp, &ex);
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_host_t *h = el_host_new(NULL);
+  assert_int_equal(el_rp_lua_register(rp, el_host_lua(h)), 0);
+  const uint64_t E = T0 + 400000 * 1000 * MS;
+  el_rp_clock(rp, 1, E, 0, 0);
+  heap_point(st, E + 40 * MS, 4096);
+  el_tm_store_flush(st);
+  char lua[512];
+  snprintf(lua, sizeof lua,
+           "native = require('eventlog_live.report.native')\n"
+           "native.session({number = 1, start_unix_ns = %llu, clock = "
+           "'estimated'}, %llu)\n"
+           "native.threads({{thread = 1, first_t = 0, last_t = 40000000}}, "
+           "1, %llu)\n",
+           (unsigned long long)E, (unsigned long long)(E + 100 * MS),
+           (unsigned long long)E);
+  assert_int_equal(el_host_load_string(h, lua, "=t"), 0);
+  el_rp_clock(rp, 1, E, 100 * MS, 0); /* its end */
+  el_rp_clock(rp, 2, E + 9000 * MS, 0, 0);
+  heap_point(st, E + 9010 * MS, 2048);
+  el_tm_store_flush(st);
+  el_rp_clock(rp, 2, E + 9000 * MS, 30 * MS, 0);
+  el_rp_clock(rp, 3, 0, 0, 0);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 0);
+  el_rp_clock(rp, 3, T0, 0, 1); /* WALL_CLOCK_TIME */
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].peak_t, T0 - 90 * MS);
+  assert_int_equal(rp->t_min, T0 - 90 * MS);
+  assert_int_equal(rp->t_max, T0 - 20 * MS);
+  assert_int_equal(rp->nspans, 1);
+  assert_int_equal(rp->spans[0].start_unix_ns, T0 - 130 * MS);
+  assert_int_equal(rp->spans[0].end_unix_ns, T0 - 30 * MS);
+  assert_int_equal(rp->nthreads, 1);
+  assert_int_equal(rp->threads[0].start_unix_ns, T0 - 130 * MS);
+  assert_int_equal(rp->session.start_unix_ns, T0 - 130 * MS);
+  assert_int_equal(rp->origin, T0 - 130 * MS);
+  el_rp_settle(rp);
+  assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
   el_host_free(h);
   el_tm_store_free(st);
   el_rp_free(rp);
@@ -579,6 +639,7 @@ int main(void) {
       cmocka_unit_test(test_json_escapes),
       cmocka_unit_test(test_exporter_and_lua_sections),
       cmocka_unit_test(test_records_moved_to_settled_clock),
+      cmocka_unit_test(test_unsettled_session_ends_at_next),
       cmocka_unit_test(test_memory_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
