@@ -318,6 +318,12 @@ static void note_error(pump_t *p) {
  * status stays 0 (docs/exit-codes.md: decoding went on around it). */
 static void on_host_warning(void *ud, const el_diag_t *d) {
   pump_t *p = ud;
+  /* An event cut off where a new stream begins (eventlogs joined): the
+   * session ends mid-event, shown as a cut at the end of input is. */
+  if (d->code == 0 && d->cut_event) {
+    el_rp_add_cut(p->rp, d->offset, 1, d->msg);
+    return;
+  }
   /* The part skipped after an error already listed is the same fault. */
   if (d->code == 0 || (p->have_error && d->offset == p->error_offset)) return;
   el_rp_add_error(p->rp, d->offset, d->msg);
@@ -346,7 +352,7 @@ static int c_finish(void *ud) {
   /* A session cut inside an event is a warning (the pump says so on
    * stderr); the page shows it too. */
   const el_diag_t *d = rc == EL_ETRUNC ? c_diag(p) : NULL;
-  if (d && d->cut_event) el_rp_add_cut(p->rp, d->offset, d->msg);
+  if (d && d->cut_event) el_rp_add_cut(p->rp, d->offset, 0, d->msg);
   if (rc < 0 && rc != EL_ESTOPPED && rc != EL_ETRUNC) note_error(p);
   return rc;
 }

@@ -101,12 +101,14 @@ void el_rp_add_error(el_rp_t *rp, uint64_t offset, const char *msg) {
   rp->nerrors++;
 }
 
-void el_rp_add_cut(el_rp_t *rp, uint64_t offset, const char *msg) {
+void el_rp_add_cut(el_rp_t *rp, uint64_t offset, int inside, const char *msg) {
   rp->cuts_total++;
   if (rp->ncuts >= RP_MAX_ERRORS) return;
   char *m = el_strdup(msg ? msg : "");
   if (!m) return;
   rp->cuts[rp->ncuts].offset = offset;
+  rp->cuts[rp->ncuts].session = rp->clk_session;
+  rp->cuts[rp->ncuts].inside = inside != 0;
   rp->cuts[rp->ncuts].msg = m;
   rp->ncuts++;
 }

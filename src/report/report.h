@@ -154,13 +154,19 @@ int el_rp_set_input(el_rp_t *rp, const el_rp_input_t *in);
  * rest are counted. */
 void el_rp_add_error(el_rp_t *rp, uint64_t offset, const char *msg);
 
-/* Record that a session's bytes end inside an event (the decoder's
- * EL_ETRUNC with el_diag_t.cut_event: a program stopped mid-write):
- * offset, the byte where the cut event starts; msg, the decoder's
- * diagnostic (copied). The page shows a warning for each (everything
- * before was processed; docs/report.md). At most 20 are kept; the rest
- * are counted. */
-void el_rp_add_cut(el_rp_t *rp, uint64_t offset, const char *msg);
+/* Record that a session's bytes end inside an event: at the end of the
+ * input (inside = 0: the decoder's EL_ETRUNC with el_diag_t.cut_event, a
+ * program stopped mid-write) or where a new stream begins in it (inside
+ * = 1: the decoder's warning with cut_event, a cut eventlog and another
+ * joined, or a raw tee of connections; the cut event is dropped and the
+ * next session read). offset, the byte where the cut event starts; msg,
+ * the decoder's diagnostic (copied). The session is the one current
+ * (the last told to el_rp_clock; 0 if never told). The page shows a
+ * warning for each ("The eventlog ends mid-event at byte N: ...",
+ * "Session N ends mid-event at byte B: ..."; everything before was
+ * processed; docs/report.md). At most 20 are kept; the rest are
+ * counted. */
+void el_rp_add_cut(el_rp_t *rp, uint64_t offset, int inside, const char *msg);
 
 /* The scan hook of el_src_consumer_t (src/source/src_consumer.h) for a
  * report: like the host's own scan (el_host_consumer), it finds each

@@ -466,7 +466,9 @@ struct el_rp_s {
   size_t nerrors;
   uint64_t errors_total;
   struct {
-    uint64_t offset; /* where the cut event starts */
+    uint64_t offset;  /* where the cut event starts */
+    uint64_t session; /* the session cut (el.session.number; 0 unknown) */
+    bool inside;      /* a new stream begins there: the input goes on */
     char *msg;
   } cuts[RP_MAX_ERRORS]; /* sessions ending inside an event */
   size_t ncuts;

@@ -102,6 +102,9 @@ static void out_meta(out_t *o) {
   for (size_t i = 0; i < rp->ncuts; i++) {
     el__rp_json_obj(j);
     kv_uint(j, "offset", rp->cuts[i].offset);
+    kv_uint(j, "session", rp->cuts[i].session);
+    el__rp_json_key(j, "inside");
+    el__rp_json_bool(j, rp->cuts[i].inside);
     kv_str(j, "msg", rp->cuts[i].msg);
     el__rp_json_end_obj(j);
   }

@@ -11,7 +11,8 @@
 # marker's offset, found by walking the blocks (independent of the
 # decoder). Checked in the page's data (cuts) and in Chromium
 # (tests/web/report_cut_check.js: the warning visible on the first
-# screen with that byte).
+# screen with that byte). Then the cut log joined to the whole one: the
+# cut inside the input is shown as "Session 1 ends mid-event at byte N".
 # ctest-labels: e2e web
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -60,6 +61,32 @@ if not (cuts and len(cuts) == 1 and cuts[0]['offset'] == at and
     sys.exit(1)
 PY
 
+# The same cut log followed by the whole log (a killed run's eventlog and
+# the next run's, joined): session 1 ends mid-event where the second
+# header begins, inside the input. Before, only stderr said so (data cuts
+# were []). The page says "Session 1 ends mid-event at byte N: ...".
+cat "$TMP/cut.eventlog" "$A" >"$TMP/joined.eventlog"
+"$BIN" report "$TMP/joined.eventlog" -o "$TMP/joined.html" 2>"$TMP/err" ||
+  { echo "FAIL: report joined: $(head -3 "$TMP/err")"; exit 1; }
+grep -q "at byte $at is cut off at byte $((at + 7)), where a new header" \
+  "$TMP/err" || bad "joined stderr: $(cat "$TMP/err")"
+python3 - "$TMP/joined.html" "$at" <<'PY' || rc=1
+import json, re, sys
+html = open(sys.argv[1], encoding='utf-8').read()
+m = re.search(r'<script type="application/json" id="el-data"[^>]*>(.*?)'
+              r'</script>', html, re.S)
+d = json.loads(m.group(1))
+at = int(sys.argv[2])
+cuts = d.get('cuts')
+if not (cuts and len(cuts) == 1 and cuts[0]['offset'] == at and
+        cuts[0]['session'] == 1 and cuts[0]['inside'] is True and
+        f'at byte {at} is cut off at byte {at + 7}' in cuts[0]['msg'] and
+        d.get('cuts_total') == 1 and d['stats']['sessions'] == 2):
+    print(f'FAIL: joined: cuts {cuts}, cuts_total {d.get("cuts_total")}: '
+          f'want one in session 1 at byte {at}, 7 bytes, inside the input')
+    sys.exit(1)
+PY
+
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
   [ ! -d "$SRC/tests/web/node_modules/playwright-core" ]; then
   echo "note: no node, chromium or playwright-core: the page not viewed"
@@ -67,6 +94,8 @@ else
   SHOT=${EL_REPORT_CUT_SHOT:-$BUILD/report-cut.png}
   timeout 300 node "$SRC/tests/web/report_cut_check.js" \
     --user-data-dir "$TMP/udd" --shot "$SHOT" "$TMP/cut.html" "$at" || rc=1
+  timeout 300 node "$SRC/tests/web/report_cut_check.js" \
+    --user-data-dir "$TMP/udd2" --session 1 "$TMP/joined.html" "$at" || rc=1
 fi
 [ $rc = 0 ] && { echo PASS; exit 0; }
 exit 1

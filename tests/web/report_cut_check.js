@@ -3,14 +3,15 @@
 // Debian's Chromium:
 //
 //   node report_cut_check.js --user-data-dir DIR [--shot OUT.png]
-//        REPORT.html OFFSET
+//        [--session N] REPORT.html OFFSET
 //
 // The page, opened from file:// with every other request aborted, must
 // load without a console error and show, where a reader sees it (visible,
 // inside the first screen), a warning that the eventlog ends mid-event at
 // byte OFFSET (the cut event's first byte, worked out by the test from
-// the file's block markers). --shot OUT.png: a screenshot of the first
-// screen. Prints one JSON line; exit 0 pass, 1 fail.
+// the file's block markers); with --session N, that session N ends
+// mid-event there (eventlogs joined: a new header begins inside the
+// event). --shot OUT.png: a screenshot of the first screen. Prints one JSON line; exit 0 pass, 1 fail.
 'use strict';
 const path = require('path');
 const {launch, watchErrors, exceptionText, finish, run, arg} =
@@ -19,6 +20,7 @@ const {launch, watchErrors, exceptionText, finish, run, arg} =
 async function main() {
   const udd = arg('--user-data-dir');
   const shot = arg('--shot');
+  const session = arg('--session');
   const [file, offset] = process.argv.slice(2);
   const ctx = await launch(udd, {
     height: 900,
@@ -52,7 +54,9 @@ async function main() {
       };
     });
     result.warning = w && w.text;
-    const want = `The eventlog ends mid-event at byte ${offset}:`;
+    const want = session ?
+        `Session ${session} ends mid-event at byte ${offset}:` :
+        `The eventlog ends mid-event at byte ${offset}:`;
     if (!w)
       problems.push('no #warnings element on the page');
     else {

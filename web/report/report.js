@@ -430,7 +430,10 @@ function header() {
     const said =
         'Everything before it is shown (the program was stopped mid-write).';
     for (const c of D.cuts) {
-      const text =
+      // Inside the input: a new stream (a joined eventlog) begins there.
+      const text = c.inside ?
+          `Session ${c.session} ends mid-event at byte ${c.offset}: ${
+              c.msg}. Everything before it is shown; the next session is read from the header there.` :
           `The eventlog ends mid-event at byte ${c.offset}: ${c.msg}. ${said}`;
       w.append(el('p', {class: 'cut', 'data-offset': c.offset, text}));
     }
