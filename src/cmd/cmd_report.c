@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -410,12 +411,32 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Write the page to path ("-" = stdout) through a temporary file renamed
- * into place. Returns 0 or a negated errno (message printed). */
+/* Write the page to f, closed after (path names it in messages).
+ * Returns 0 or a negated errno. */
+static int write_to(el_rp_t *rp, FILE *f) {
+  int rc = el_rp_write_html(rp, f);
+  if (fclose(f) != 0 && rc == 0) rc = -errno;
+  return rc;
+}
+
+/* Write the page to path ("-" = stdout). A regular file, or a path where
+ * nothing is yet, gets it through a temporary file renamed into place (a
+ * reader never sees half a page); anything else (/dev/null, a FIFO, a
+ * terminal, a symbolic link) is written as it is: renamed over, a device
+ * node would be replaced by a file (as root, /dev/null). Returns 0 or a
+ * negated errno (message printed). */
 static int write_report(el_rp_t *rp, const char *path) {
   if (!strcmp(path, "-")) {
     int rc = el_rp_write_html(rp, stdout);
     if (rc < 0) el_eprintf("report: writing to stdout: %s\n", el_strerror(rc));
+    return rc;
+  }
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    FILE *f = fopen(path, "wb");
+    int rc = f ? write_to(rp, f) : -errno;
+    if (rc < 0)
+      el_eprintf("report: cannot write %s: %s\n", path, el_strerror(rc));
     return rc;
   }
   char tmp[4096];
@@ -430,8 +451,7 @@ static int write_report(el_rp_t *rp, const char *path) {
     el_eprintf("report: cannot write %s: %s\n", path, strerror(e));
     return -e;
   }
-  int rc = el_rp_write_html(rp, f);
-  if (fclose(f) != 0 && rc == 0) rc = -errno;
+  int rc = write_to(rp, f);
   if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
   if (rc < 0) {
     el_eprintf("report: cannot write %s: %s\n", path, el_strerror(rc));
