@@ -1105,6 +1105,19 @@ static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
          !marker_ok(d, p);
 }
 
+/* The session's data is made of blocks: it has had one, or its header
+ * declares BLOCK_MARKER with a marker's size (every GHC eventlog; its
+ * data begins with a block marker). Bytes that do not frame outside any
+ * block are then a corrupt part up to the next believable block, also
+ * before the first one (a byte inserted there, a program's output
+ * written into its eventlog). */
+static int blocks_expected(const el_ev_decoder_t *d) {
+  return d->sess_blocks ||
+         (EL_EV_BLOCK_MARKER < d->ntab &&
+          (d->tab[EL_EV_BLOCK_MARKER] & T_DECLARED) &&
+          (d->tab[EL_EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10);
+}
+
 /* A resync target: marker_ok, and a capability that is 0xFFFF or at most
  * the largest seen in the session + 1 (GHC numbers them from 0), or at
  * most RS_CAP_FIRST. */
@@ -1506,7 +1519,9 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *n = END_NEED; /* what follows it decides (end_damaged) */
     return S_NEED;
   }
-  if (r == RS_LOOK && wait && avail < END_NEED && marker_bad(d, p, RS_LOOK)) {
+  /* (live too: the block's events come with its marker, and without
+   * them the decision would depend on how the bytes arrived) */
+  if (r == RS_LOOK && !eof && avail < END_NEED && marker_bad(d, p, RS_LOOK)) {
     *n = END_NEED; /* what follows it decides (fix_marker) */
     return S_NEED;
   }
@@ -1820,6 +1835,16 @@ static void undeclared(el_ev_decoder_t *d, const uint8_t *p, size_t n,
               : "");
 }
 
+/* After resync_begin(RS_UNDECL) at p (n bytes held from there): when
+ * they read as text, the part's report says so (as undeclared). */
+static void text_hint(el_ev_decoder_t *d, const uint8_t *p, size_t n) {
+  char text[17];
+  size_t k = strlen(d->rs_why);
+  if (as_text(p, n, text) && k < sizeof d->rs_why)
+    snprintf(d->rs_why + k, sizeof d->rs_why - k,
+             " (text: \"%s...\": program output in the eventlog?)", text);
+}
+
 /* A new stream begins in the bytes at off: the stray pattern at off + c
  * (S_CUT; c > 0: the event at off is cut off), a header at off + c,
  * c > 0, inside the event at off (S_HDR: it is cut off) or a header at
@@ -2040,9 +2065,10 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       /* a warning, not an error: skip to the next believable block */
       resync_begin(d, d->pend, d->poff, RS_NOFIT);
       pend_consume(d, 1);
-    } else if (d->sess_blocks) {
+    } else if (blocks_expected(d)) {
       /* a corrupt part (a warning), to the next believable block */
       resync_begin(d, d->pend, d->poff, RS_UNDECL);
+      text_hint(d, d->pend, d->plen);
       pend_consume(d, 1);
     } else {
       undeclared(d, d->pend, d->plen, d->poff);
@@ -2335,8 +2361,9 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
        * a corrupt part like the others (a warning), skipped to the next
        * believable block; without blocks an error, and decoding goes on
        * at the next header. */
-      if (d->sess_blocks) {
+      if (blocks_expected(d)) {
         resync_begin(d, buf + i, off0, RS_UNDECL);
+        text_hint(d, buf + i, len - i);
         i++;
         break;
       }

@@ -223,6 +223,9 @@ static void rec_free(rec_t *r) {
 
 /* Decode q[0..n) in chunks of step bytes (0: at once) into r; stats in
  * *st. Feed and finish must not fail (the problems are warnings). */
+/* Decoder options for decode (EL_EV_OPT_LIVE: as stdin and FIFOs). */
+static unsigned decode_opts;
+
 static void decode(const uint8_t *q, size_t n, size_t step, rec_t *r,
                    el_ev_stats_t *st) {
   memset(r, 0, sizeof *r);
@@ -232,6 +235,7 @@ static void decode(const uint8_t *q, size_t n, size_t step, rec_t *r,
   s.on_warning = rec_warning;
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   assert_non_null(d);
+  assert_int_equal(el_ev_decoder_set_opts(d, decode_opts), 0);
   if (!step) step = n;
   for (size_t i = 0; i < n; i += step)
     assert_int_equal(el_ev_decoder_feed(d, q + i, n - i < step ? n - i : step),
@@ -459,25 +463,60 @@ static void test_stale_marker(void **st) {
  * `report` and the daemon exited 1). */
 static void test_undeclared_before_marker(void **st) {
   (void)st;
-  const wblk_t *B = &W.bl[2];
-  static const uint8_t one[1] = {0x07};
+  /* before block 2's marker, and before the first one (no block yet: the
+   * header declares BLOCK_MARKER, so the data is made of blocks) */
+  static const int blocks[] = {2, 0};
+  for (size_t bi = 0; bi < sizeof blocks / sizeof *blocks; bi++) {
+    const wblk_t *B = &W.bl[blocks[bi]];
+    static const uint8_t one[1] = {0x07};
+    edits_t E = {0};
+    edit(&E, B->off, B->off, one, 1);
+    expect_t x = {"byte before a marker", B->off, (size_t)blocks[bi], B->off,
+                  1};
+    check(x.name, P, N, &W, &E, &x);
+    size_t m;
+    uint8_t *q = apply(P, N, &E, &m);
+    rec_t r;
+    el_ev_stats_t s;
+    decode(q, m, 0, &r, &s);
+    char want[96];
+    snprintf(want, sizeof want,
+             "at byte %zu is not declared in the header (outside any block)",
+             B->off);
+    if (!strstr(r.corrupt_msg[0], want))
+      fail_msg("report \"%s\" lacks \"%s\"", r.corrupt_msg[0], want);
+    assert_null(strstr(r.corrupt_msg[0], "(text:"));
+    assert_int_equal(r.n, W.nev);
+    assert_int_equal(r.nother, 0);
+    rec_free(&r);
+    free(q);
+    edits_free(&E);
+  }
+}
+
+/* A program's own output written into its eventlog (+RTS -ol/dev/stdout
+ * with a program that prints): 19 bytes of text before the first block
+ * marker. One corrupt part of those bytes, whose report quotes them as
+ * text; every event delivered. */
+static void test_text_before_first_marker(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[0];
+  static const char text[] = "start 17964553 x\nA\n";
   edits_t E = {0};
-  edit(&E, B->off, B->off, one, 1);
-  expect_t x = {"byte before a marker", B->off, 2, B->off, 1};
+  edit(&E, B->off, B->off, (const uint8_t *)text, sizeof text - 1);
+  expect_t x = {"text before the first marker", B->off, 0, B->off,
+                sizeof text - 1};
   check(x.name, P, N, &W, &E, &x);
   size_t m;
   uint8_t *q = apply(P, N, &E, &m);
   rec_t r;
   el_ev_stats_t s;
   decode(q, m, 0, &r, &s);
-  char want[96];
-  snprintf(want, sizeof want,
-           "at byte %zu is not declared in the header (outside any block)",
-           B->off);
-  if (!strstr(r.corrupt_msg[0], want))
-    fail_msg("report \"%s\" lacks \"%s\"", r.corrupt_msg[0], want);
+  if (!strstr(r.corrupt_msg[0],
+              "(text: \"start 17964553 x...\": program output in the "
+              "eventlog?); skipped 19 bytes (2688 to 2707)"))
+    fail_msg("report \"%s\" does not quote the text", r.corrupt_msg[0]);
   assert_int_equal(r.n, W.nev);
-  assert_int_equal(r.nother, 0);
   rec_free(&r);
   free(q);
   edits_free(&E);
@@ -665,11 +704,15 @@ static void check_marker_field(const char *name, size_t at, size_t k,
   edit(&E, B->off + at, B->off + at + k, with, k);
   size_t m;
   uint8_t *q = apply(P, N, &E, &m);
-  const size_t steps[] = {0, 4093, 77, B->off + 12, B->off + 24};
+  /* the last two live (EL_EV_OPT_LIVE), as a pipe or FIFO is read: the
+   * decision waits for the marker's block there too */
+  const size_t steps[] = {0, 4093, 77, B->off + 12, B->off + 24, 77, 7};
   for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
     rec_t r;
     el_ev_stats_t s;
+    decode_opts = si >= 5 ? EL_EV_OPT_LIVE : 0;
     decode(q, m, steps[si], &r, &s);
+    decode_opts = 0;
     size_t missing = 0, badcap = 0, j = 0;
     for (size_t i = 0; i < W.nev; i++) {
       const wev_t *e = &W.ev[i];
@@ -825,6 +868,7 @@ int main(void) {
       cmocka_unit_test(test_stale_marker),
       cmocka_unit_test(test_stale_block_spliced),
       cmocka_unit_test(test_undeclared_before_marker),
+      cmocka_unit_test(test_text_before_first_marker),
       cmocka_unit_test(test_data_end_mid_block),
       cmocka_unit_test(test_dated_after_block),
       cmocka_unit_test(test_data_end_over_marker),
