@@ -1801,14 +1801,15 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
  * decoder's fast path straight to the analyses: el__ana_direct) or in
  * 13-byte pieces (every RUN_THREAD and STOP_THREAD, 14 and 20 bytes, cut
  * across feeds: the general path through on_event, tested against the
- * ghc-events references elsewhere), for each GHC 9.0 eventlog, with
+ * ghc-events references elsewhere), for each shared GHC 9.0 eventlog
+ * but the 12 MB threads-big (the same events as threads ten times), with
  * windows of 1 ms and 1 s, and with room for 2 thread series (the rest
  * to "other"). */
 static void test_default_analysis_direct_same(void **state) {
   (void)state;
-  static const char *const logs[] = {"threads.eventlog", "oddball-hT.eventlog",
-                                     "heapy-hT.eventlog",
-                                     "heapy-prof-hc.eventlog"};
+  static const char *const logs[] = {
+      "threads.eventlog", "oddball-hT.eventlog", "heapy-hT.eventlog",
+      "heapy-prof-hc.eventlog", "heapy-prof-hy.eventlog"};
   static const struct {
     long window_ns;
     int max_users;
