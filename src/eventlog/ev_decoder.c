@@ -251,6 +251,8 @@ struct el_ev_decoder_s {
   size_t ndirect;            /* bits set in direct[] */
   el_ev_direct_fn direct_fn; /* el_ev_decoder_direct; NULL: none */
   void *direct_ud;
+  el_ev_direct_begin_fn direct_begin; /* el_ev_decoder_direct_runs */
+  el_ev_direct_end_fn direct_end;
   /* el_ev_decoder_tally; NULL: none */
   el_ev_tally_t *tally;
   /* A warning was given that NOHDR_WARN bytes held no header. */
@@ -592,6 +594,12 @@ void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud) {
   d->direct_fn = fn;
   d->direct_ud = fn ? ud : NULL;
   remask(d, 0, d->ntab);
+}
+
+void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
+                               el_ev_direct_end_fn end) {
+  d->direct_begin = begin;
+  d->direct_end = end;
 }
 
 void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
@@ -2102,6 +2110,25 @@ static __attribute__((noinline)) void quiet_flush(el_ev_decoder_t *d,
   d->ev.offset = d->base + qlast;
 }
 
+/* fast_run_t: may the direct handler take the events of this run of
+ * capability cap (el_ev_direct_begin_fn; no begin: yes). */
+static __attribute__((noinline)) int direct_begin(el_ev_decoder_t *d,
+                                                  uint16_t cap) {
+  return d->direct_begin ? d->direct_begin(d->direct_ud, cap) != 0 : 1;
+}
+
+/* fast_run_t: the run of capability cap ended, the handler having taken
+ * *dn events, the latest at *dt: the sink's end (el_ev_direct_end_fn);
+ * both zeroed. */
+static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
+                                                 uint16_t cap, uint64_t *dn,
+                                                 el_rts_ns_t *dt) {
+  if (d->direct_end)
+    d->direct_end(d->direct_ud, cap, *dn, *dt);
+  *dn = 0;
+  *dt = 0;
+}
+
 /* The fast path: whole fixed-size integer-only events from buf + *ip,
  * before *lim (no start of the stray pattern or of a header before it:
  * data_feed; *cand as there), inside buf and inside the current block. Everything it reads
@@ -2187,6 +2214,12 @@ static inline __attribute__((always_inline)) int fast_run_t(
     uint64_t qn = 0;
     el_rts_ns_t qt = 0;
     size_t qlast = 0;
+    /* With direct types: the run's begin answer (-1: not asked yet; asked
+     * again after each delivery), and the events the handler took since
+     * (dn, the latest at dt), for its end. */
+    int dok = -1;
+    uint64_t dn = 0;
+    el_rts_ns_t dt = 0;
     const uint32_t qmask = direct_on ? (T_QUIET | T_DIRECT) : T_QUIET;
     while (!tally && i + 10 <= r) {
       const uint8_t *p = buf + i;
@@ -2200,8 +2233,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
       uint32_t t = tab[type]; /* declared: below ntab */
       if (quiet && (t & qmask) && ts < *q_until &&
           (!direct_on || !(t & T_DIRECT) ||
-           d->direct_fn(d->direct_ud, (uint16_t)type, ev->cap, ts, p + 10,
-                        (uint32_t)(n - 10)))) {
+           ((dok < 0 ? (dok = direct_begin(d, ev->cap)) : dok) &&
+            d->direct_fn(d->direct_ud, (uint16_t)type, ev->cap, ts, p + 10,
+                         (uint32_t)(n - 10)) &&
+            (dn++, dt = ts > dt ? ts : dt, 1)))) {
         /* counted and timed in the sink's counters, as its on_event
          * would have done, and not delivered (ev keeps what the general
          * path after the run may read of the last event); a direct
@@ -2228,6 +2263,11 @@ static inline __attribute__((always_inline)) int fast_run_t(
         if (qt > *q_tmax)
           *q_tmax = qt;
       }
+      if (direct_on) {
+        if (dn)
+          direct_end(d, ev->cap, &dn, &dt);
+        dok = -1; /* the delivery may change what begin said */
+      }
       ev->type = (uint16_t)type;
       ev->t_ns = ts;
       ev->offset = base + i;
@@ -2248,6 +2288,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
     }
     if (direct_on && qn)
       quiet_flush(d, buf, qlast, &qn, qt);
+    if (direct_on && dn)
+      direct_end(d, ev->cap, &dn, &dt);
     if (tally && nfast != nfast0) /* the block's capability */
       d->tally->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
     /* Which limit the next event reaches, if any. */
@@ -2288,13 +2330,23 @@ done:
  * copies of the loop, so that none tests the option per event and a
  * decoder without quiet or direct types or a tally pays nothing for
  * them. */
+/* fast_run_t's copy with direct types, apart (not inlined into the
+ * caller with the others), so that the others' code does not change with
+ * it. */
+static __attribute__((noinline)) int fast_run_direct(el_ev_decoder_t *d,
+                                                     const uint8_t *buf,
+                                                     size_t len, size_t *ip,
+                                                     size_t *lim, int *cand) {
+  return fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 1);
+}
+
 static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                     size_t *ip, size_t *lim, int *cand) {
   int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
   if (d->tally)
     return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1, 0);
   if (d->qc.events && fields && d->direct_fn && d->ndirect)
-    return fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 1);
+    return fast_run_direct(d, buf, len, ip, lim, cand);
   if (d->qc.events)
     return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 0)
                   : fast_run_t(d, buf, len, ip, lim, cand, 0, 1, 0, 0);

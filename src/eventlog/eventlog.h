@@ -306,6 +306,30 @@ typedef int (*el_ev_direct_fn)(void *ud, uint16_t type, uint16_t cap,
  * Additive. */
 void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud);
 
+/* A run of the fast path: the events of one block from where the
+ * decoder's fast loop starts or last delivered an event up to its next
+ * delivery (or the loop's end). With run callbacks given
+ * (el_ev_decoder_direct_runs), the direct handler is offered a run's
+ * events only when begin(ud, cap), asked once before the first of them,
+ * returned 1 (0: every event of a direct type in the run is delivered as
+ * usual); after a run in which it took events, end(ud, cap, n, tmax)
+ * gets their number and latest time (ns since RTS start), before the
+ * next delivery and before el_ev_decoder_feed returns. So a sink can
+ * check what does not change without a delivery once per run, and do
+ * per-capability bookkeeping once per run, not per event. cap: the
+ * block's capability (EL_EV_NO_CAP outside a block). Neither may call
+ * the decoder. */
+typedef int (*el_ev_direct_begin_fn)(void *ud, uint16_t cap);
+typedef void (*el_ev_direct_end_fn)(void *ud, uint16_t cap, uint64_t n,
+                                    el_rts_ns_t tmax);
+
+/* The run callbacks of the direct handler (both NULL: none, the
+ * default: every event of a direct type is offered, nothing is called
+ * after a run). Either may be NULL: a missing begin takes every run, a
+ * missing end is not called. Thread: as el_ev_decoder_feed. Additive. */
+void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
+                               el_ev_direct_end_fn end);
+
 /* Events of type `type` (-1: every type) are offered to the direct
  * handler first (on = 1) or not (on = 0, the default). While a handler
  * and quiet counters are given, an event of a direct type that the fast

@@ -503,15 +503,14 @@ static inline __attribute__((always_inline)) void direct_run(thread_t *th,
 }
 
 /* The bookkeeping of every event el__ana_direct takes: the thread's
- * first and latest times, the highest capability, the host's progress. */
-static inline __attribute__((always_inline)) int direct_done(
-    el_host_t *h, ana_t *a, thread_t *th, unsigned cap, uint64_t t,
-    int latest) {
+ * first and latest times. (The highest capability and the host's
+ * progress are the run's: el__ana_direct_end.) */
+static inline __attribute__((always_inline)) int direct_done(thread_t *th,
+                                                             uint64_t t,
+                                                             int latest) {
   if (t < th->first_t) th->first_t = t;
   th->has_first = 1;
   if (latest) th->last_t = t;
-  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
-  progress_event(h, cap, t);
   return 1;
 }
 
@@ -543,7 +542,29 @@ static __attribute__((noinline)) int direct_stop(el_host_t *h, thread_t *th,
     th->has_status = 1;
     th->state = TS_BLOCKED;
   }
-  return direct_done(h, a, th, cap, t, latest);
+  return direct_done(th, t, latest);
+}
+
+int el__ana_direct_begin(void *ud, uint16_t cap) {
+  el_host_t *h = ud;
+  const ana_t *a = h->ana; /* set: as for el__ana_direct */
+  /* What take_arrival and on_event would not take at once; none of it
+   * changes without a delivery. A capability not seen yet, or a live
+   * session, takes el__progress_event's general path: delivered. */
+  return !(h->interrupted | h->stop | (int)h->nbatch) && a->arrival &&
+         !a->held && cap < MAX_CAPS && !h->clock.live &&
+         h->prog.state[cap] == CAP_SEEN;
+}
+
+void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
+  el_host_t *h = ud;
+  ana_t *a = h->ana;
+  (void)n;
+  /* What each event taken did in on_event's path (take_arrival), once
+   * for the run: its latest time is the capability's progress (the
+   * watermark's cache as progress_event keeps it event by event). */
+  if ((int)cap > a->max_cap) a->max_cap = (int)cap;
+  progress_event(h, cap, tmax);
 }
 
 int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
@@ -551,12 +572,8 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
   el_host_t *h = ud;
   ana_t *a = h->ana; /* set: the types are EL__F_ANA's (host.c) */
   unsigned stop = (unsigned)type - EL_EV_RUN_THREAD;
-  /* What take_arrival and on_event would not take at once. */
-  if (__builtin_expect((h->interrupted | h->stop | (int)h->nbatch) ||
-                           !a->arrival || a->held || cap >= MAX_CAPS ||
-                           stop > 1 || len != 4u + 6u * stop,
-                       0))
-    return 0;
+  /* el__ana_direct_begin took the run: cap < MAX_CAPS. */
+  if (__builtin_expect(stop > 1 || len != 4u + 6u * stop, 0)) return 0;
   uint32_t id = rd32(payload);
   if (id >= a->ndirect || !a->direct[id]) return 0;
   thread_t *th = &a->threads[a->direct[id] - 1];
@@ -573,7 +590,7 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
                     (a->feat & F_THREAD_OUT)))
     return 0;
   direct_run(th, cap, t, latest);
-  return direct_done(h, a, th, cap, t, latest);
+  return direct_done(th, t, latest);
 }
 
 void el__ana_direct_sync(el_host_t *h) {
@@ -620,7 +637,9 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
 
 /* Free the queues' memory (el__ana_free). */
 void el__ana_queues_free(ana_t *a) {
-  for (int c = 0; c < MAX_CAPS; c++) {
+  /* Only queues up to max_q ever had memory (q_push_slow): the others'
+   * zeroed pages are not touched. */
+  for (int c = 0; c <= a->max_q; c++) {
     el_free(a->q[c].v);
     el_free(a->q[c].s);
   }

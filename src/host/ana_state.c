@@ -394,9 +394,14 @@ void el__ana_session(el_host_t *h) {
   el_map_clear(&a->gone);
   a->ntrace = 0;
   el__ana_threads_reindex(a);
-  memset(a->caps, 0, sizeof a->caps);
+  /* Only capabilities up to max_cap were written this session (every
+   * event raises it before its capability's state changes), and the
+   * previous session's were cleared here: the pages of the others, zero
+   * since the table was allocated, are not touched. */
+  size_t ncaps = (size_t)(a->max_cap + 1);
+  memset(a->caps, 0, ncaps * sizeof a->caps[0]);
+  memset(a->cap_has_trace, 0, ncaps * sizeof a->cap_has_trace[0]);
   a->max_cap = -1;
-  memset(a->cap_has_trace, 0, sizeof a->cap_has_trace);
   a->nus = a->nufree = a->nusers = a->nudirty = 0;
   el__ana_users_changed(a);
   el_map_clear(&a->umap);

@@ -675,8 +675,8 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
 /* The decoder's direct handler (el_ev_direct_fn; ud: the host) for
  * RUN_THREAD and STOP_THREAD while only the C analyses want them
- * (el__host_set_flag): in the per-capability mode, nothing held or
- * batched, a GHC 9.0 payload (4 or 10 bytes), a thread already in the
+ * (el__host_set_flag), in a run el__ana_direct_begin took: for a GHC 9.0
+ * payload (4 or 10 bytes), a thread already in the
  * table by a small id whose latest event this is, not finished, with its
  * common state (no run open for a RUN_THREAD; one, on cap, for a
  * STOP_THREAD that does not finish it, and the usage fast path
@@ -686,6 +686,17 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
  * cap: the event's block's capability; t: ns since RTS start. */
 int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
                    const uint8_t *payload, uint32_t len);
+/* The direct handler's run callbacks (el_ev_direct_begin_fn,
+ * el_ev_direct_end_fn; ud: the host). begin: 1 when el__ana_direct may
+ * take the run's events of capability cap: the per-capability mode,
+ * nothing held, batched, stopping or interrupted, a recorded session
+ * whose capability cap (< MAX_CAPS) was seen before (else its events are
+ * delivered, and the first one marks it seen). end: the run's events
+ * taken (n, the latest at tmax, ns since RTS start) raise the highest
+ * capability and the host's progress as each would have in
+ * el__ana_event_only. */
+int el__ana_direct_begin(void *ud, uint16_t cap);
+void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax);
 /* Make RUN_THREAD and STOP_THREAD direct types of the decoder
  * (el_ev_decoder_set_direct, handled by el__ana_direct) exactly while
  * the C analyses alone want them (flags EL__F_ANA) and take events per

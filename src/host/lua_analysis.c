@@ -200,7 +200,8 @@ static int tr_reset_productivity(lua_State *L) {
   el_host_t *h = el__host_from(L);
   ana_t *a = h->ana;
   luaL_checkudata(L, 1, TRACKER_MT);
-  for (int c = 0; a && c < MAX_CAPS; c++) {
+  /* Beyond max_cap every capability's totals are 0 (el__ana_session). */
+  for (int c = 0; a && c <= a->max_cap; c++) {
     cap_t *cp = &a->caps[c];
     cp->pm = cp->pg = cp->ppm = cp->ppg = 0;
     cp->pdirty = 0;

@@ -627,6 +627,11 @@ typedef struct {
   int seen_run;      /* the handler was offered a RUN_THREAD */
   int delivered_odd; /* delivered STOP_THREADs of odd threads, fields right */
   int delivered_stops;
+  /* run callbacks (el_ev_decoder_direct_runs) */
+  int nbegin, nend, refuse_odd; /* refuse_odd: begin refuses odd runs */
+  int pending;                  /* taken since the last end */
+  uint64_t pending_t;           /* the latest of them */
+  int runs_bad;                 /* an end or a delivery out of step */
 } direct_sink_t;
 
 static int direct_event(void *ud, const el_ev_event_t *e) {
@@ -639,6 +644,7 @@ static int direct_event(void *ud, const el_ev_event_t *e) {
       if (D->t[j] > tmax && !(j % 3 == 0 && j % 2)) tmax = D->t[j];
     if (e->t_ns != D->t[k] || D->q.tmax != tmax) D->bad++;
   }
+  if (D->pending) D->runs_bad++; /* an end comes before each delivery */
   if (e->type == 2 && e->nfields == 3 && e->v[0].u % 2 == 1 && e->v[1].u == 1)
     D->delivered_odd++;
   D->delivered_stops += e->type == 2;
@@ -659,7 +665,26 @@ static int direct_take(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
     D->status[D->n] = (uint32_t)(p[4] << 8 | p[5]);
   }
   D->n++;
+  D->pending++;
+  if (t > D->pending_t) D->pending_t = t;
   return 1;
+}
+
+static int direct_begin(void *ud, uint16_t cap) {
+  direct_sink_t *D = ud;
+  (void)cap;
+  if (D->pending) D->runs_bad++; /* asked only after the last run ended */
+  return !(D->refuse_odd && D->nbegin++ % 2);
+}
+
+static void direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
+  direct_sink_t *D = ud;
+  if (cap != EL_EV_NO_CAP || n == 0 || n != (uint64_t)D->pending ||
+      tmax != D->pending_t)
+    D->runs_bad++;
+  D->nend++;
+  D->pending = 0;
+  D->pending_t = 0;
 }
 
 static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
@@ -679,6 +704,62 @@ static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
   assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0); /* quiet wins */
   assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
   return d;
+}
+
+/* The run callbacks, on the stream of test_direct_types_taken_or_delivered
+ * (a STOP_THREAD every third event, the handler taking those of even
+ * threads, declining the odd ones, which are delivered): whole, each
+ * taken stop (k % 6 == 0) is alone in its run, ended by the delivery of
+ * the next odd one, so begin and end come 50 times each, every end with
+ * n 1 and the stop's time, before the delivery. A begin that refuses
+ * every other time it is asked: the first run (stop 0) is taken, its
+ * answer kept for stop 3 (declined, delivered); from then on every stop
+ * begins a run (the one before it was delivered), and the refusals fall
+ * on stops 6, 12, ...: the even threads' (the odd ones are declined by
+ * the handler anyway). So 99 begins, 1 stop taken, 99 delivered. In
+ * every chunking: every taken event is in an end before the next
+ * delivery and before the feed returns. */
+static void test_direct_runs_begin_end(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  static uint64_t t[300];
+  static uint16_t y[300];
+  build_quiet_stream(&b, t, y);
+  static direct_sink_t D;
+  for (int refuse = 0; refuse < 2; refuse++)
+    for (size_t chunk = b.n; chunk > 0; chunk = chunk == b.n ? 77 : chunk / 4) {
+      memset(&D, 0, sizeof D);
+      D.q.until = UINT64_MAX;
+      D.refuse_odd = refuse;
+      el_ev_sink_t s = {.ud = &D, .on_event = direct_event};
+      el_ev_decoder_t *d = el_ev_decoder_new(&s);
+      el_ev_decoder_quiet_counters(d, &(el_ev_quiet_t){.events = &D.q.events,
+                                                       .tmax = &D.q.tmax,
+                                                       .until = &D.q.until});
+      el_ev_decoder_direct(d, direct_take, &D);
+      el_ev_decoder_direct_runs(d, direct_begin, direct_end);
+      assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
+      assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
+      assert_int_equal(tu_feed_chunks(d, b.b, b.n, chunk), 0);
+      assert_int_equal(D.runs_bad, 0);
+      assert_int_equal(D.pending, 0);
+      assert_int_equal(D.n + D.delivered_stops, 100);
+      if (chunk == b.n) {
+        assert_int_equal(D.n, refuse ? 1 : 50);
+        assert_int_equal(D.nend, refuse ? 1 : 50);
+        assert_int_equal(D.delivered_odd, 50);
+        assert_int_equal(D.delivered_stops, refuse ? 99 : 50);
+        if (!refuse) {
+          assert_int_equal(D.nbegin, 0); /* counted only when refusing */
+          for (int i = 0; i < 50; i++)
+            assert_int_equal(D.dt[i], 1000 + 60 * (uint64_t)i);
+        } else {
+          assert_int_equal(D.nbegin, 99);
+          assert_int_equal(D.dt[0], 1000);
+        }
+      }
+      el_ev_decoder_free(d);
+    }
 }
 
 /* RUN_THREAD quiet, STOP_THREAD (event k for k % 3 == 0, thread k,
@@ -1505,6 +1586,7 @@ int main(void) {
       cmocka_unit_test(test_quiet_types_counted_not_delivered),
       cmocka_unit_test(test_quiet_until_bound),
       cmocka_unit_test(test_direct_types_taken_or_delivered),
+      cmocka_unit_test(test_direct_runs_begin_end),
       cmocka_unit_test(test_tally_counts_by_hand),
       cmocka_unit_test(test_fast_lengths_follow_header),
       cmocka_unit_test(test_fields_mask_none_but_one),

@@ -1762,6 +1762,10 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
       "  on_point = function(i, t, v, cap, cat, u)\n"
       "    add('U', i, t, v, cap, cat, tostring(u)) end,\n"
       "  on_productivity = function(cap, t, m, g) add('P', cap, t, m, g) end}\n"
+      /* the host's progress as it goes: the direct path's is kept per
+       * run (el__ana_direct_end), the general path's per event */
+      "el.every(1000000, function(t)\n"
+      "  add('W', t, tostring(el.watermark())) end)\n"
       "el.on_end(function()\n"
       "  tr:flush_points()\n"
       "  for _, th in ipairs(tr:list()) do\n"
@@ -1827,6 +1831,7 @@ static void test_default_analysis_direct_same(void **state) {
       assert_non_null(strstr(whole, "U 1 "));
       assert_non_null(strstr(whole, "P 0 "));
       assert_non_null(strstr(whole, "\nT "));
+      assert_non_null(strstr(whole, "\nW "));
       assert_string_equal(whole, cut);
       free(whole);
       free(cut);
