@@ -549,11 +549,11 @@ int el__ana_direct_begin(void *ud, uint16_t cap) {
   el_host_t *h = ud;
   const ana_t *a = h->ana; /* set: as for el__ana_direct */
   /* What take_arrival and on_event would not take at once; none of it
-   * changes without a delivery. A capability not seen yet, or a live
-   * session, takes el__progress_event's general path: delivered. */
+   * changes without a delivery. A capability not seen yet takes
+   * el__progress_event's first-event path: delivered. */
   return !(h->interrupted | h->stop | (int)h->nbatch) && a->arrival &&
-         !a->held && cap < MAX_CAPS && !h->clock.live &&
-         h->prog.state[cap] == CAP_SEEN;
+         !a->held && cap < MAX_CAPS && h->prog.state[cap] == CAP_SEEN &&
+         h->direct_sizes;
 }
 
 void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
@@ -562,7 +562,8 @@ void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
   (void)n;
   /* What each event taken did in on_event's path (take_arrival), once
    * for the run: its latest time is the capability's progress (the
-   * watermark's cache as progress_event keeps it event by event). */
+   * watermark's cache as progress_event keeps it event by event; live,
+   * the run's bytes arrived together: el__progress_event). */
   if ((int)cap > a->max_cap) a->max_cap = (int)cap;
   progress_event(h, cap, tmax);
 }
@@ -572,8 +573,11 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
   el_host_t *h = ud;
   ana_t *a = h->ana; /* set: the types are EL__F_ANA's (host.c) */
   unsigned stop = (unsigned)type - EL_EV_RUN_THREAD;
-  /* el__ana_direct_begin took the run: cap < MAX_CAPS. */
-  if (__builtin_expect(stop > 1 || len != 4u + 6u * stop, 0)) return 0;
+  /* el__ana_direct_begin took the run: cap < MAX_CAPS, and the session
+   * frames RUN_THREAD in 4 bytes and STOP_THREAD in 10 (len); the
+   * decoder offers direct types only, which are these two. */
+  (void)len;
+  if (__builtin_expect(stop > 1, 0)) return 0;
   uint32_t id = rd32(payload);
   if (id >= a->ndirect || !a->direct[id]) return 0;
   thread_t *th = &a->threads[a->direct[id] - 1];

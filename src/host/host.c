@@ -801,7 +801,17 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
 
 static int on_header(void *ud, const el_ev_header_t *hdr) {
   el_host_t *h = ud;
-  (void)hdr;
+  /* The sizes the decoder frames this session's RUN_THREAD and
+   * STOP_THREAD with (a declaration overridden by a later one of the
+   * same id is not the one used, docs/eventlog.md). */
+  int run = -1, stop = -1;
+  for (size_t i = 0; i < hdr->ndecls; i++) {
+    const el_ev_decl_t *dc = &hdr->decls[i];
+    if (dc->overridden) continue;
+    if (dc->id == EL_EV_RUN_THREAD) run = dc->size;
+    if (dc->id == EL_EV_STOP_THREAD) stop = dc->size;
+  }
+  h->direct_sizes = run == 4 && stop == 10;
   el__batch_flush(h);
   el__session_header(h);
   return h->stop;

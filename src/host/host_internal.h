@@ -348,6 +348,10 @@ struct el_host_s {
    * this (el_ev_quiet_t.until): next_deadline, or 0 while on_event must
    * see every event (el__host_quiet_sync). */
   uint64_t quiet_until;
+  /* The session's header declares RUN_THREAD with 4 payload bytes and
+   * STOP_THREAD with 10, as GHC does (on_header): what el__ana_direct
+   * reads them as. */
+  int direct_sizes;
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
@@ -689,8 +693,8 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
 /* The direct handler's run callbacks (el_ev_direct_begin_fn,
  * el_ev_direct_end_fn; ud: the host). begin: 1 when el__ana_direct may
  * take the run's events of capability cap: the per-capability mode,
- * nothing held, batched, stopping or interrupted, a recorded session
- * whose capability cap (< MAX_CAPS) was seen before (else its events are
+ * nothing held, batched, stopping or interrupted, a capability cap
+ * (< MAX_CAPS) seen before in the session (else its events are
  * delivered, and the first one marks it seen). end: the run's events
  * taken (n, the latest at tmax, ns since RTS start) raise the highest
  * capability and the host's progress as each would have in
