@@ -687,23 +687,34 @@ static void direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
   D->pending_t = 0;
 }
 
-static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
-                                      size_t chunk, const uint64_t *t) {
+/* Decode b in chunks into D with the direct handler direct_take; with
+ * runs, its run callbacks too, begin refusing every other time when
+ * refuse (the counters' check at each delivery only without them). */
+static el_ev_decoder_t *direct_decode_runs(direct_sink_t *D, const tu_buf_t *b,
+                                           size_t chunk, const uint64_t *t,
+                                           int runs, int refuse) {
   memset(D, 0, sizeof *D);
   D->q.until = UINT64_MAX;
   D->t = t;
-  D->check = chunk >= b->n;
+  D->check = chunk >= b->n && !runs;
+  D->refuse_odd = refuse;
   el_ev_sink_t s = {.ud = D, .on_event = direct_event};
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   el_ev_decoder_quiet_counters(
       d, &(el_ev_quiet_t){
              .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
   el_ev_decoder_direct(d, direct_take, D);
+  if (runs) el_ev_decoder_direct_runs(d, direct_begin, direct_end);
   assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0); /* quiet wins */
   assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
   return d;
+}
+
+static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
+                                      size_t chunk, const uint64_t *t) {
+  return direct_decode_runs(D, b, chunk, t, 0, 0);
 }
 
 /* The run callbacks, on the stream of test_direct_types_taken_or_delivered
@@ -728,19 +739,7 @@ static void test_direct_runs_begin_end(void **st) {
   static direct_sink_t D;
   for (int refuse = 0; refuse < 2; refuse++)
     for (size_t chunk = b.n; chunk > 0; chunk = chunk == b.n ? 77 : chunk / 4) {
-      memset(&D, 0, sizeof D);
-      D.q.until = UINT64_MAX;
-      D.refuse_odd = refuse;
-      el_ev_sink_t s = {.ud = &D, .on_event = direct_event};
-      el_ev_decoder_t *d = el_ev_decoder_new(&s);
-      el_ev_decoder_quiet_counters(d, &(el_ev_quiet_t){.events = &D.q.events,
-                                                       .tmax = &D.q.tmax,
-                                                       .until = &D.q.until});
-      el_ev_decoder_direct(d, direct_take, &D);
-      el_ev_decoder_direct_runs(d, direct_begin, direct_end);
-      assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
-      assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
-      assert_int_equal(tu_feed_chunks(d, b.b, b.n, chunk), 0);
+      el_ev_decoder_t *d = direct_decode_runs(&D, &b, chunk, t, 1, refuse);
       assert_int_equal(D.runs_bad, 0);
       assert_int_equal(D.pending, 0);
       assert_int_equal(D.n + D.delivered_stops, 100);
