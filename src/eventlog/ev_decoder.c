@@ -117,6 +117,11 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
 /* Capabilities above the largest seen + 1 are not believed (GHC numbers
  * them from 0); before any block of a capability, up to this one. */
 #define RS_CAP_FIRST 63
+/* A block marker where an event is expected (not a resync target): its
+ * capability is believed up to this one (GHC's largest: since 9.4 its RTS
+ * has at most 256, MAX_N_CAPABILITIES), or up to the largest seen in the
+ * session + 1 (older GHCs allowed more). */
+#define CAP_MAX_GHC 255
 enum { RS_NO, RS_NEED, RS_HIT };
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
 
@@ -1093,7 +1098,8 @@ static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
  * depend on chunking. */
 
 /* Is the block marker at q (RS_LOOK bytes, its type declared with the
- * 14-byte payload) believable where an event is expected: a size from 24
+ * 14-byte payload) believable in its size and times (where an event is
+ * expected, marker_fine also asks for its capability): a size from 24
  * bytes to 16 MiB, an end time not before its start, and a start time at
  * most RS_AHEAD_NS after the largest time of the session so far (a block
  * starts when the same capability's previous block was flushed, or at
@@ -1106,11 +1112,29 @@ static int marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
          (!d->sess_tmax || t <= d->sess_tmax + RS_AHEAD_NS);
 }
 
+/* Is capability cap believable for a block marker where an event is
+ * expected: 0xFFFF (the global block), at most CAP_MAX_GHC (any -N a GHC
+ * since 9.4 allows: -N128's blocks may come in any order), or at most
+ * the largest seen in the session + 1 (GHC numbers them from 0)? A
+ * capability never seen and far above every other (a damaged field,
+ * e.g. 32767 in a session of capabilities 0 and 1) is not. Resync
+ * targets are held to the stricter rs_marker_ok. */
+static int cap_ok(const el_ev_decoder_t *d, unsigned cap) {
+  return cap == EL_EV_NO_CAP || cap <= CAP_MAX_GHC ||
+         (int)cap <= d->sess_cap_hi + 1;
+}
+
+/* The block marker at q (RS_LOOK bytes) is believable where an event is
+ * expected: marker_ok, and its capability (cap_ok). */
+static int marker_fine(const el_ev_decoder_t *d, const uint8_t *q) {
+  return marker_ok(d, q) && cap_ok(d, el__be16(q + 22));
+}
+
 /* The frame at p (n bytes) is a block marker that is not believable. */
 static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
   return n == RS_LOOK && el__be16(p) == EL_EV_BLOCK_MARKER &&
          (d->tab[EL_EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10 &&
-         !marker_ok(d, p);
+         !marker_fine(d, p);
 }
 
 /* The session's data is made of blocks: it has had one, or its header
@@ -1633,61 +1657,78 @@ static int end_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
  * marker_bad; avail bytes there, the decision's END_NEED if the input
  * has them) is damaged, such that its block's events still follow it:
  * FIX_SIZE, a size below 24 or above 16 MiB; FIX_END, an end time before
- * its start; the other of the two believable, and the start time and the
- * capability believable as for a resync target (rs_marker_ok). The
- * events in the RS_CHAIN bytes after it must chain (chain_at: declared
- * types, sizes that fit the block if its size is believable, times from
- * its start to its end, or, the end damaged, to RS_AHEAD_NS after the
- * largest time of the session). FIX_NONE otherwise: the marker is
- * garbage and a corrupt part begins there (RS_BADMARK). */
-enum { FIX_NONE, FIX_SIZE, FIX_END };
+ * its start; FIX_CAP, a capability that is not believable (cap_ok); the
+ * other two believable, and the start time (marker_ok). The events in
+ * the RS_CHAIN bytes after it must chain (chain_at: declared types, sizes
+ * that fit the block if its size is believable, times from its start to
+ * its end, or, the end damaged, to RS_AHEAD_NS after the largest time of
+ * the session). FIX_NONE otherwise: the marker is garbage and a corrupt
+ * part begins there (RS_BADMARK). */
+enum { FIX_NONE, FIX_SIZE, FIX_END, FIX_CAP };
 static int fix_marker(const el_ev_decoder_t *d, const uint8_t *p,
                       size_t avail) {
   uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
   uint32_t size = el__be32(p + 10);
-  unsigned cap = el__be16(p + 22);
   int size_ok = size >= RS_LOOK && size <= MAX_BLOCK, end_ok = te >= t0;
-  int hi =
-      d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1 : RS_CAP_FIRST;
+  int cap_fine = cap_ok(d, el__be16(p + 22));
   uint64_t ahead =
       d->sess_tmax ? d->sess_tmax + RS_AHEAD_NS : UINT64_MAX; /* t0's bound */
-  if (size_ok == end_ok || t0 > ahead || (cap != EL_EV_NO_CAP && (int)cap > hi))
+  if (size_ok + end_ok + cap_fine != 2 || t0 > ahead)
     return FIX_NONE;
   if (chain_at(d, p, avail, 1, RS_LOOK, size_ok ? size : SIZE_MAX, t0,
                end_ok ? te : ahead) != RS_HIT)
     return FIX_NONE;
-  return size_ok ? FIX_END : FIX_SIZE;
+  return !size_ok ? FIX_SIZE : !end_ok ? FIX_END : FIX_CAP;
 }
 
 /* Deliver the block marker at p (offset off) whose one damaged field
  * (fix_marker: how) does not cost its block: reported as a corrupt part
- * of that field's bytes (nothing is skipped), the marker delivered as it
- * is, and the events after it decoded as its block's. A damaged size:
- * the block ends at the next block marker (BLOCK_OPEN); a damaged end
- * time: no event is dated after it. Returns 0 or EL_ESTOPPED. */
+ * of that field's bytes (nothing is skipped), the marker delivered, and
+ * the events after it decoded as its block's. A damaged size: the block
+ * ends at the next block marker (BLOCK_OPEN); a damaged end time: no
+ * event is dated after it; both delivered as they are. A damaged
+ * capability is not known: the marker is delivered with 0xFFFF there,
+ * and its block's events with no capability (EL_EV_NO_CAP), rather than
+ * with one the program never had. Returns 0 or EL_ESTOPPED. */
 static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
                       int how) {
   uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
   uint32_t size = el__be32(p + 10);
-  char what[128];
+  unsigned cap = el__be16(p + 22);
+  char what[160];
+  uint8_t m[RS_LOOK];
   if (how == FIX_SIZE)
     snprintf(what, sizeof what,
              "a size that is not believable (%u bytes): its block ends at "
              "the next block marker",
              (unsigned)size);
-  else
+  else if (how == FIX_END)
     snprintf(what, sizeof what,
              "an end time before its start (%llu ns): its block's events "
              "are not bounded by it",
              (unsigned long long)te);
+  else if (d->sess_cap_hi < 0)
+    snprintf(what, sizeof what,
+             "a capability that is not believable (above %d, and none "
+             "seen yet): its events get none",
+             CAP_MAX_GHC);
+  else
+    snprintf(what, sizeof what,
+             "a capability that is not believable (above %d, and the "
+             "largest seen is %d): its events get none",
+             CAP_MAX_GHC, d->sess_cap_hi);
+  if (how == FIX_CAP) {
+    memcpy(m, p, RS_LOOK);
+    m[22] = m[23] = 0xFF;
+    p = m;
+  }
   d->stats.corrupt_parts++;
-  d->stats.corrupt_bytes += how == FIX_SIZE ? 4 : 8;
+  d->stats.corrupt_bytes += how == FIX_SIZE ? 4 : how == FIX_END ? 8 : 2;
   set_diag(d, EL_ECORRUPT, off, EL_EV_BLOCK_MARKER,
            "corrupt stream: block marker at byte %llu (cap %u, from %llu "
            "ns) has %s; the events after it chain as its block's: decoded "
            "as that block",
-           (unsigned long long)off, (unsigned)el__be16(p + 22),
-           (unsigned long long)t0, what);
+           (unsigned long long)off, cap, (unsigned long long)t0, what);
   warn(d);
   d->open_block = how == FIX_SIZE;
   int rc = deliver(d, p, RS_LOOK, off);

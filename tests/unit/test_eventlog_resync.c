@@ -334,6 +334,91 @@ static void check(const char *name, const uint8_t *p, size_t n, const walk_t *w,
   free(q);
 }
 
+/* What check_every_event expects of a damaged log. */
+typedef struct every_s {
+  const char *name;
+  size_t pivot;        /* also decoded in pieces of pivot and pivot + 1
+                       bytes: the first ends there (0: not) */
+  size_t part_off;     /* the one corrupt part: its byte */
+  uint64_t part_bytes; /* its stats.corrupt_bytes */
+  uint64_t skipped;    /* stats.skipped_bytes */
+  int nocap_block;     /* this block's events have no capability (-1: none) */
+  int cap_block;       /* this block's events have capability cap (-1) */
+  uint16_t cap;
+  const char *want; /* in the part's report; NULL: no part */
+} every_t;
+
+/* The clean log p[0..n) (framed: w) with the edits E: every event of the
+ * clean log is delivered, at its offset (map), with its type, time and
+ * capability, and nothing else: the capability is the one of the marker
+ * of the block it lies in by the clean log's framing (0xFFFF outside
+ * any), but x->nocap_block's (0xFFFF) and x->cap_block's (x->cap). The
+ * damage is one corrupt part as x says. Decoded whole, in pieces of 4093
+ * and 77 bytes, of x->pivot and x->pivot + 1, and live (EL_EV_OPT_LIVE,
+ * as a pipe or FIFO is read) in pieces of 77 and 7 bytes: the same. */
+static void check_every_event(const uint8_t *p, size_t n, const walk_t *w,
+                              const edits_t *E, const every_t *x) {
+  size_t m;
+  uint8_t *q = apply(p, n, E, &m);
+  const size_t steps[] = {0, 4093, 77, x->pivot, x->pivot + 1, 77, 7};
+  const int live[] = {0, 0, 0, 0, 0, 1, 1};
+  for (size_t si = 0; si < sizeof steps / sizeof *steps; si++) {
+    if (si >= 3 && si <= 4 && !x->pivot) continue;
+    rec_t r;
+    el_ev_stats_t s;
+    decode_opts = live[si] ? EL_EV_OPT_LIVE : 0;
+    decode(q, m, steps[si], &r, &s);
+    decode_opts = 0;
+    size_t missing = 0, badcap = 0, j = 0;
+    for (size_t i = 0; i < w->nev; i++) {
+      const wev_t *e = &w->ev[i];
+      size_t o = map(E, e->off);
+      if (!delivered(&r, o, e->type, e->t)) {
+        if (!missing)
+          print_message(
+              "%s, pieces of %zu%s: event type %u at byte %zu "
+              "(block %d) not delivered\n",
+              x->name, steps[si], live[si] ? " live" : "", e->type, o,
+              e->block);
+        missing++;
+        continue;
+      }
+      while (r.off[j] != o) j++; /* both in increasing offsets */
+      uint16_t cap = e->block < 0                 ? 0xFFFF
+                     : e->block == x->nocap_block ? 0xFFFF
+                     : e->block == x->cap_block
+                         ? x->cap
+                         : (uint16_t)be(p + w->bl[e->block].off + 22, 2);
+      if (r.evcap[j] != cap && !badcap++)
+        print_message(
+            "%s, pieces of %zu%s: event type %u at byte %zu "
+            "(block %d) has capability %u, not %u\n",
+            x->name, steps[si], live[si] ? " live" : "", e->type, o, e->block,
+            r.evcap[j], cap);
+    }
+    if (missing || badcap || r.n != w->nev)
+      fail_msg(
+          "%s, pieces of %zu%s: %zu of %zu events missing, %zu with "
+          "another capability, %zu delivered",
+          x->name, steps[si], live[si] ? " live" : "", missing, w->nev, badcap,
+          r.n);
+    assert_int_equal(s.corrupt_parts, x->want ? 1 : 0);
+    assert_int_equal(r.ncorrupt, x->want ? 1 : 0);
+    assert_int_equal(s.corrupt_bytes, x->part_bytes);
+    assert_int_equal(s.skipped_bytes, x->skipped);
+    if (x->want) {
+      assert_int_equal(r.corrupt_off[0], x->part_off);
+      if (!strstr(r.corrupt_msg[0], x->want))
+        fail_msg("%s: report \"%s\" lacks \"%s\"", x->name, r.corrupt_msg[0],
+                 x->want);
+    }
+    assert_int_equal(r.nother, 0);
+    assert_int_equal(r.g.data_ends, 1);
+    rec_free(&r);
+  }
+  free(q);
+}
+
 /* The event of block b nearest after the block's middle whose length is
  * in [lo, hi]. */
 static const wev_t *mid_event(const walk_t *w, size_t b, size_t lo, size_t hi) {
@@ -766,6 +851,40 @@ static void test_marker_end_damaged(void **st) {
                      "has an end time before its start (1 ns)");
 }
 
+/* Block 2's marker (cap 1) with its capability damaged: 0x7FFF, and 256
+ * (a bit of the high byte), neither seen in the session (0 and 1) and
+ * above any GHC's (fewer than 256 since 9.4). The marker is believable
+ * but for that field and its events chain: its block is decoded, its
+ * events (and the marker) with no capability rather than one the program
+ * never had; one corrupt part of the field's 2 bytes at the marker's byte,
+ * nothing skipped. Before, the field was taken as it was (every event of
+ * the block on capability 32767), silently. A capability a -N128 or
+ * -N256 program has (127, 255), never seen before in the session, is
+ * believed: the block's events have it, no part is reported. */
+static void test_marker_cap_damaged(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[2];
+  assert_int_equal(be(P + B->off + 22, 2), 1);
+  static const uint16_t caps[] = {0x7FFF, 0x0100, 127, 255};
+  for (size_t ci = 0; ci < sizeof caps / sizeof *caps; ci++) {
+    uint8_t c[2] = {(uint8_t)(caps[ci] >> 8), (uint8_t)caps[ci]};
+    int bad = caps[ci] > 255;
+    edits_t E = {0};
+    edit(&E, B->off + 22, B->off + 24, c, 2);
+    char want[160];
+    snprintf(want, sizeof want,
+             "block marker at byte %zu (cap %u, from %llu ns) has a "
+             "capability that is not believable (above 255, and the largest "
+             "seen is 1): its events get none",
+             B->off, caps[ci], (unsigned long long)be64(P + B->off + 2));
+    every_t x = {"marker capability", B->off + 23, B->off,
+                 bad ? 2 : 0,         0,           bad ? 2 : -1,
+                 bad ? -1 : 2,        caps[ci],    bad ? want : NULL};
+    check_every_event(P, N, &W, &E, &x);
+    edits_free(&E);
+  }
+}
+
 /* A real end of data followed by stray bytes (not a new eventlog), then,
  * in the second case, by the whole log again: the first session's data
  * ends at its DATA_END (on_data_end), the bytes are ignored with a
@@ -875,6 +994,7 @@ int main(void) {
       cmocka_unit_test(test_data_end_over_bad_marker),
       cmocka_unit_test(test_marker_size_damaged),
       cmocka_unit_test(test_marker_end_damaged),
+      cmocka_unit_test(test_marker_cap_damaged),
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
   };
