@@ -194,8 +194,9 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
   printf("cut events:       %llu (dropped: a new connection's stream began "
          "inside)\n", (unsigned long long)st->cut_events);
   printf(
-      "corrupt parts:    %llu (%llu byte%s skipped in all; a part runs "
-      "from an event that did not frame to the next believable block)\n",
+      "corrupt parts:    %llu (%llu byte%s in them; a part runs from an "
+      "event that did not frame to the next believable block, or is "
+      "damage decoded through)\n",
       (unsigned long long)st->corrupt_parts,
       (unsigned long long)st->corrupt_bytes, st->corrupt_bytes == 1 ? "" : "s");
   printf("duplicate decls:  %llu\n", (unsigned long long)st->dup_decls);

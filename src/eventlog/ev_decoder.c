@@ -41,7 +41,11 @@
  * memchr on the 'h' of "hdrbhetb").
  *
  * Capability (§3.6): an event starting before marker_offset + block_size
- * belongs to the marker's capability (0xFFFF = none). */
+ * belongs to the marker's capability (0xFFFF = none). Where a block ends,
+ * what follows is looked at (reopen_at): the events of the same block
+ * (its marker's size was damaged), or a block marker a few bytes away
+ * (bytes lost or inserted before it); a block spliced into another gives
+ * way to that one when it ends. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,11 +126,16 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
  * has at most 256, MAX_N_CAPABILITIES), or up to the largest seen in the
  * session + 1 (older GHCs allowed more). */
 #define CAP_MAX_GHC 255
+/* Resynchronisation looks this many bytes back from where the corrupt
+ * part begins as well as forward: a byte or a few lost before a block
+ * marker make the event before it end inside the marker. Below RS_LOOK,
+ * so that no candidate is a marker already delivered. */
+#define RS_BACK 16
 enum { RS_NO, RS_NEED, RS_HIT };
 enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
 
 /* What the bytes at a frame position are (step()). */
-enum { S_NEED, S_EVENT, S_CUT, S_HDR, S_MAGIC, S_BAD };
+enum { S_NEED, S_EVENT, S_CUT, S_HDR, S_MAGIC, S_BAD, S_REOPEN, S_RESUME };
 
 static const uint8_t magic8[MAGIC_LEN] = {'h', 'd', 'r', 'b',
                                           'h', 'e', 't', 'b'};
@@ -199,6 +208,22 @@ struct el_ev_decoder_s {
   size_t rcap;
   uint64_t block_end;
   uint16_t block_cap;
+  uint64_t block_off;  /* the current block's marker: its offset */
+  uint32_t block_size; /* and its declared size (reopen's report) */
+  /* The block the current one lies in (a block spliced into another),
+   * resumed where the current one ends (reopen), its end moved by the
+   * current one's size; end 0: none. */
+  struct {
+    uint64_t end, t0, t1, off;
+    uint32_t size;
+    uint16_t cap;
+  } outer;
+  /* The last bytes decoded (up to RS_BACK) before back_end, contiguous:
+   * where a corrupt part begins, resync_begin looks back into them. Kept
+   * per data_feed call and per event completed in pend, not per event. */
+  uint8_t back[RS_BACK];
+  size_t back_len;
+  uint64_t back_end;
   /* The current block's times: its marker's start and end (UINT64_MAX
    * when the end is before the start). An event in the block is dated at
    * or before its end (spec §1.5), else the block is damaged (step). The
@@ -326,6 +351,48 @@ static const char *tname(int type, char *buf, size_t n) {
  * fit at once, so it stops growing early). */
 static int pend_room(el_ev_decoder_t *d, size_t need) {
   return el_grow(&d->pend, &d->pcap, need < 256 ? 256 : need, 1);
+}
+
+/* The n bytes at p, ending at input offset end, were decoded in DATA:
+ * keep the last RS_BACK bytes decoded (back[]), continuing the ones kept
+ * if they end where these begin, else starting afresh. */
+static void back_push(el_ev_decoder_t *d, const uint8_t *p, size_t n,
+                      uint64_t end) {
+  if (!n)
+    return;
+  if (end - n != d->back_end)
+    d->back_len = 0;
+  if (n >= RS_BACK) {
+    memcpy(d->back, p + n - RS_BACK, RS_BACK);
+    d->back_len = RS_BACK;
+  } else {
+    size_t keep = d->back_len + n > RS_BACK ? RS_BACK - n : d->back_len;
+    memmove(d->back, d->back + d->back_len - keep, keep);
+    memcpy(d->back + keep, p, n);
+    d->back_len = keep + n;
+  }
+  d->back_end = end;
+}
+
+/* The up to RS_BACK bytes just before input offset off that are known,
+ * contiguous, into out: from buf (its first byte at offset buf_off, its
+ * bytes up to off; NULL: none) and from back[]. Returns how many. */
+static size_t back_fill(const el_ev_decoder_t *d, uint64_t off,
+                        const uint8_t *buf, uint64_t buf_off, uint8_t *out) {
+  uint8_t rev[RS_BACK];
+  size_t k = 0;
+  for (; k < RS_BACK && off > k; k++) {
+    uint64_t o = off - 1 - k;
+    if (buf && o >= buf_off)
+      rev[k] = buf[o - buf_off];
+    else if (o < d->back_end && d->back_end - o <= d->back_len)
+      rev[k] = d->back[d->back_len - (size_t)(d->back_end - o)];
+    else
+      break;
+  }
+  for (size_t j = 0; j < k; j++)
+    out[j] = rev[k - 1 - j];
+  return k;
 }
 
 /* One step of the "hdrbhetb" matcher: m bytes matched, next byte c.
@@ -661,6 +728,7 @@ void el_ev_decoder_reset(el_ev_decoder_t *d) {
   d->have_wall = 0;
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
+  d->outer.end = 0;
   d->landing = 0;
   d->seen_header = 0; /* the next header begins a new connection */
   d->nohdr_warned = 0;
@@ -831,6 +899,7 @@ static int header_done(el_ev_decoder_t *d) {
   d->plen = 0;
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
+  d->outer.end = 0;
   d->landing = 0;
   d->have_wall = 0;
   d->sess_tmax = 0;
@@ -1089,8 +1158,9 @@ static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
  *
  * An event that does not fit its block, or an undeclared type in a
  * session that has blocks, starts a corrupt part (resync_begin). The
- * bytes after it are searched for the next believable block marker
- * (rs_marker_ok) or "hdrbhetb"; decoding goes on there in DATA, which
+ * bytes from up to RS_BACK before it on are searched for the next
+ * believable block marker (rs_marker_ok) or "hdrbhetb" (only markers
+ * behind it); decoding goes on there in DATA, which
  * delivers the marker (or starts the new session). The part skipped is
  * reported once, with its offset and length, when its end is known
  * (resync_end). Every decision waits for the RS_WIN bytes it depends on
@@ -1250,11 +1320,18 @@ enum { RS_NOFIT, RS_UNDECL, RS_BADMARK, RS_END };
 /* The event at off (type from p: 2 bytes there; 24 for RS_BADMARK) does
  * not frame: RS_UNDECL, its type is not declared; RS_NOFIT, it does not
  * fit its block (cut by a flush, GHC #26222, §4.6; or a block marker
- * before it was garbage); RS_BADMARK, it is a block marker that is not
- * believable (marker_bad); RS_END, it is a DATA_END that more data
- * follows (end_damaged). Start skipping; the caller goes on at off + 1. */
+ * before it was garbage), or stands where its block ended without
+ * chaining as its events (reopen_at); RS_BADMARK, it is a block marker
+ * that is not believable (marker_bad); RS_END, it is a DATA_END that
+ * more data follows (end_damaged). Start skipping; the caller goes on at
+ * off + 1. The search (resync_feed) begins up to RS_BACK bytes before
+ * off, with the bytes decoded there (from buf, whose first byte is at
+ * offset buf_off, NULL: none, and back[]: back_fill), carried: a block
+ * marker whose first bytes the event before off framed as its own (bytes
+ * lost before the marker) is found there; and at off itself (a
+ * believable marker that crosses the end its block declared). */
 static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
-                         int why) {
+                         int why, const uint8_t *buf, uint64_t buf_off) {
   char nm[64];
   int type = el__be16(p);
   if (why == RS_BADMARK)
@@ -1309,17 +1386,39 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
   d->end_off = off;
   d->rs_from = off;
   d->rs_type = type;
-  d->rs_clen = 0;
+  size_t k = back_fill(d, off, buf, buf_off, d->rs_carry);
+  d->rs_carry[k] = p[0];
+  d->rs_clen = k + 1; /* (the caller consumes p[0]: they precede base) */
   d->block_end = 0;
   d->block_cap = EL_EV_NO_CAP;
+  d->outer.end = 0;
   d->landing = 0;
   d->state = ST_RESYNC;
 }
 
 /* The corrupt part ends at offset at (what: where decoding goes on):
- * count it and report it once. */
+ * count it and report it once. A block marker found before rs_from (at
+ * < rs_from: resync_begin looked back) was framed in part as the end of
+ * the event before rs_from, which was delivered: nothing is skipped (but
+ * a cut event's tail after the marker); the overlap is the part. */
 static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
                        size_t tail) {
+  if (at < d->rs_from) {
+    uint64_t k = d->rs_from - at;
+    d->stats.skipped_bytes += tail;
+    d->stats.corrupt_bytes += k + tail;
+    d->stats.corrupt_parts++;
+    set_diag(d, EL_ECORRUPT, at, d->rs_type,
+             "corrupt stream: %s; the block marker at byte %llu is %llu "
+             "byte%s back, inside the event before (delivered ending with "
+             "the marker's first byte%s: lost byte%s?); %llu byte%s skipped",
+             d->rs_why, (unsigned long long)at, (unsigned long long)k,
+             plural(k), plural(k), plural(k), (unsigned long long)tail,
+             plural(tail));
+    warn(d);
+    d->rs_clen = 0;
+    return;
+  }
   uint64_t n = at - d->rs_from + tail;
   d->stats.skipped_bytes += n;
   d->stats.corrupt_bytes += n;
@@ -1372,6 +1471,8 @@ static int resync_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     memcpy(w + c, buf, t);
     uint64_t w0 = d->base - c;
     for (size_t j = 0; j < c; j++) {
+      if (w0 + j < d->rs_from && w[j] != 0)
+        continue; /* looking back: block markers only */
       r = rs_check(d, w + j, c + t - j, eof, &tail);
       if (r == RS_NO)
         continue;
@@ -1499,6 +1600,109 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   return (long)(hl + size);
 }
 
+/* Do the events at q (avail bytes; no more are looked at) chain as the
+ * events of a block from t0 to t1 ns (past the end its marker declared):
+ * each of a declared type, dated from t0 to t1, over RS_CHAIN bytes, or
+ * up to a block marker believable where an event is expected
+ * (marker_fine: the next block), a DATA_END, or the end of the bytes
+ * after at least one whole event? RS_HIT or RS_NO. */
+static int open_chain(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
+                      uint64_t t0, uint64_t t1) {
+  size_t pos = 0, whole = 0;
+  while (pos < RS_CHAIN) {
+    if (avail < pos + 2)
+      return whole ? RS_HIT : RS_NO;
+    unsigned type = el__be16(q + pos);
+    if (pos && type == 0xFFFF)
+      return RS_HIT;
+    if (pos && type == EL_EV_BLOCK_MARKER)
+      return avail >= pos + RS_LOOK && marker_fine(d, q + pos) ? RS_HIT : RS_NO;
+    uint32_t t = type < d->ntab ? d->tab[type] : 0;
+    int var = (t & T_SIZE_MASK) == EL_EV_VARIABLE;
+    if (!(t & T_DECLARED) || avail < pos + (var ? 12 : 10))
+      return RS_NO;
+    uint64_t et = el__be64(q + pos + 2);
+    if (et < t0 || et > t1)
+      return RS_NO;
+    pos += var ? 12 + (size_t)el__be16(q + pos + 10) : 10 + (t & T_SIZE_MASK);
+    whole += pos <= avail;
+  }
+  return RS_HIT;
+}
+
+/* Is there a believable block marker (a resync target: rs_check) within
+ * RS_BACK bytes before or after the event at p (offset off, avail bytes
+ * there; back[] holds those before it), where a block ends: bytes lost or
+ * inserted just before a block marker? The bytes there decide (avail:
+ * RS_BACK + RS_WIN of them, or the end of the input). */
+static int near_marker(const el_ev_decoder_t *d, const uint8_t *p, size_t avail,
+                       uint64_t off) {
+  uint8_t w[2 * RS_BACK + RS_WIN];
+  size_t k = back_fill(d, off, NULL, 0, w), tail;
+  size_t t = avail < RS_BACK + RS_WIN ? avail : RS_BACK + RS_WIN;
+  memcpy(w + k, p, t);
+  for (size_t j = 0; j <= k + RS_BACK && j < k + t; j++)
+    if (j != k && w[j] == 0 &&
+        rs_check(d, w + j, k + t - j, 1, &tail) == RS_HIT)
+      return 1;
+  return 0;
+}
+
+/* reopen_at: the event is where its block ended, and a block marker is
+ * near it (near_marker): a corrupt part begins there. RS_OUTER: the block
+ * that one lay in goes on. */
+#define RS_CORRUPT 3
+#define RS_OUTER 4
+
+/* Is the current block's declared size damaged, smaller than its body?
+ * Asked of the event at p (offset off, avail bytes; frame() gave r and
+ * claim) when it crosses the block's declared end (FRAME_BAD_BLOCK, of a
+ * declared type) or when the block ended right before it (off ==
+ * block_end: GHC writes a block marker there), and it is neither a block
+ * marker nor a DATA_END. RS_HIT: the events from p chain as the block's
+ * (open_chain, over END_NEED bytes) and no resync target (rs_check: a
+ * believable marker with its events, or a header) stands at the declared
+ * end; such a marker wins, as a block cut short by a flush keeps its size
+ * (GHC #26222). The block then goes on to the next block marker
+ * (reopen). RS_OUTER first: the block ended inside an outer one (a block
+ * spliced in) and the events chain as the outer one's: it goes on
+ * (reopen). RS_CORRUPT: after the end, they do not chain, and a block
+ * marker is near (near_marker). RS_NO: an event that crosses the end is a
+ * corrupt part (resync_begin); one after the end is outside any block,
+ * as the format allows (spec §3.6). RS_NEED: *need bytes from p decide,
+ * waited for also live (as fix_marker's), or the end of the input. -1:
+ * not such an event. */
+static int reopen_at(const el_ev_decoder_t *d, const uint8_t *p, size_t avail,
+                     uint64_t off, long r, size_t claim, size_t *need) {
+  if (avail < 2 || !d->block_end || d->block_end == BLOCK_OPEN)
+    return -1;
+  unsigned type = el__be16(p);
+  if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
+    return -1;
+  int crosses = r == FRAME_BAD_BLOCK && claim && off < d->block_end;
+  if (!crosses && !(r > 0 && off == d->block_end))
+    return -1;
+  size_t e = crosses ? (size_t)(d->block_end - off) : 0, tail;
+  size_t want = !crosses                ? RS_BACK + RS_WIN
+                : e + RS_WIN > END_NEED ? e + RS_WIN
+                                        : END_NEED;
+  if (avail < want && !d->eof) {
+    *need = want;
+    return RS_NEED;
+  }
+  size_t a = avail < END_NEED ? avail : END_NEED;
+  if (!crosses && off < d->outer.end &&
+      open_chain(d, p, a, d->outer.t0, d->outer.t1) == RS_HIT)
+    return RS_OUTER;
+  if (crosses && avail > e &&
+      rs_check(d, p + e, avail - e < RS_WIN ? avail - e : RS_WIN, 1, &tail) ==
+          RS_HIT)
+    return RS_NO;
+  if (open_chain(d, p, a, d->block_t0, d->block_t1) == RS_HIT)
+    return RS_HIT;
+  return !crosses && near_marker(d, p, avail, off) ? RS_CORRUPT : RS_NO;
+}
+
 /* What the bytes at p (avail of them, at input offset off) are:
  *   S_EVENT  an event of *n bytes;
  *   S_NEED   undecided until there are *n bytes;
@@ -1508,8 +1712,13 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
  *            there (a cut log and another joined);
  *   S_MAGIC  a header starts right at p;
  *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK (with
- *            d->bad_time: it frames, but is dated after its block) or
- *            EL_EUNDECL.
+ *            d->bad_time: it frames, but is dated after its block; or
+ *            it is where its block ended, a block marker near: reopen_at)
+ *            or EL_EUNDECL;
+ *   S_REOPEN an event of the current block past the end its marker's
+ *            size (damaged) declared (reopen_at): reopen, then frame it;
+ *   S_RESUME an event of the block the current one was spliced into:
+ *            reopen(outer), then frame it.
  * The same bytes give the same answer however they were chunked: a
  * decision is only taken once every byte it depends on is there, or at
  * the end of input (d->eof). */
@@ -1556,6 +1765,21 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   if (r == RS_LOOK && !eof && avail < END_NEED && marker_bad(d, p, RS_LOOK)) {
     *n = END_NEED; /* what follows it decides (fix_marker) */
     return S_NEED;
+  }
+  /* (live too, as above) */
+  size_t want = 0;
+  int ro = reopen_at(d, p, avail, off, r, claim, &want);
+  if (ro == RS_NEED) {
+    *n = (long)want; /* what follows decides (reopen_at) */
+    return S_NEED;
+  }
+  if (ro == RS_HIT || ro == RS_OUTER) {
+    *n = (long)claim;
+    return ro == RS_HIT ? S_REOPEN : S_RESUME;
+  }
+  if (ro == RS_CORRUPT) {
+    *n = FRAME_BAD_BLOCK; /* bytes lost or inserted before a marker */
+    return S_BAD;
   }
   if (r > 0) {
     if (off < d->block_end && r >= 10 && el__be16(p) != 0xFFFF &&
@@ -1736,6 +1960,38 @@ static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
   return rc;
 }
 
+/* The current block goes on past the end its marker declared (reopen_at,
+ * at the event at off): its size was damaged into a smaller one. One
+ * corrupt part of the size's 4 bytes at the marker's byte, nothing
+ * skipped; the block ends at the next block marker (BLOCK_OPEN). With
+ * outer (S_RESUME), the block the current one lay in goes on instead. */
+static void reopen(el_ev_decoder_t *d, uint64_t off, int outer) {
+  if (outer) {
+    /* A block inside another ended (spliced into it: GHC does not nest
+     * them): the other one goes on, as its marker's size says (§3.6). */
+    d->block_end = d->outer.end;
+    d->block_cap = d->outer.cap;
+    d->block_t0 = d->outer.t0;
+    d->block_t1 = d->outer.t1;
+    d->block_off = d->outer.off;
+    d->block_size = d->outer.size;
+    d->outer.end = 0;
+    return;
+  }
+  d->stats.corrupt_parts++;
+  d->stats.corrupt_bytes += 4;
+  set_diag(d, EL_ECORRUPT, d->block_off, EL_EV_BLOCK_MARKER,
+           "corrupt stream: block marker at byte %llu (cap %u, from %llu "
+           "ns) has a size (%u bytes) ending at byte %llu inside its block: "
+           "its events go on from byte %llu, no block marker there; decoded "
+           "as that block up to the next marker",
+           (unsigned long long)d->block_off, d->block_cap,
+           (unsigned long long)d->block_t0, (unsigned)d->block_size,
+           (unsigned long long)d->block_end, (unsigned long long)off);
+  warn(d);
+  d->block_end = BLOCK_OPEN;
+}
+
 /* The data of the session ends with the DATA_END at off: bytes after it
  * are looked through for a new header (ST_POST), and the sink is told. */
 static void data_end(el_ev_decoder_t *d, uint64_t off) {
@@ -1801,8 +2057,23 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   int skip_body = 0;
   if (type == EL_EV_BLOCK_MARKER && ev->known) {
     if (d->open_block || (ev->v[0].u >= len && ev->v[0].u <= MAX_BLOCK)) {
+      if (off < d->block_end && d->block_end != BLOCK_OPEN) {
+        /* Inside the current block, which goes on after this one: GHC
+         * does not nest blocks, so this one was spliced in, and the
+         * other's size does not count it. */
+        d->outer.end = d->block_end + ev->v[0].u;
+        d->outer.cap = d->block_cap;
+        d->outer.t0 = d->block_t0;
+        d->outer.t1 = d->block_t1;
+        d->outer.off = d->block_off;
+        d->outer.size = d->block_size;
+      } else if (off >= d->outer.end) {
+        d->outer.end = 0;
+      }
       d->block_end = d->open_block ? BLOCK_OPEN : off + ev->v[0].u;
       d->block_cap = (uint16_t)ev->v[2].u;
+      d->block_off = off;
+      d->block_size = (uint32_t)ev->v[0].u;
       d->block_t0 = ev->t_ns;
       d->block_t1 = ev->v[1].u >= ev->t_ns ? ev->v[1].u : UINT64_MAX;
       d->sess_blocks++;
@@ -1959,8 +2230,9 @@ static uint64_t new_stream(el_ev_decoder_t *d, const uint8_t *p, size_t c,
   return at + MAGIC_LEN;
 }
 
-/* Drop the first n bytes of pend. */
+/* Drop the first n bytes of pend (read: back_push). */
 static void pend_consume(el_ev_decoder_t *d, size_t n) {
+  back_push(d, d->pend, n, d->poff + n);
   d->plen -= n;
   d->poff += n;
   if (d->plen)
@@ -2071,17 +2343,22 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       took += take;
       continue;
     }
+    if (s == S_REOPEN || s == S_RESUME) {
+      reopen(d, d->poff, s == S_RESUME); /* a block goes on */
+      continue;
+    }
     int how = FIX_NONE;
     if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n) &&
         !(how = fix_marker(d, d->pend, d->plen))) {
-      resync_begin(d, d->pend, d->poff, RS_BADMARK);
+      resync_begin(d, d->pend, d->poff, RS_BADMARK, NULL, 0);
       pend_consume(d, 1);
       rc = reprocess(d, E);
       break;
     }
     int fix = s == S_EVENT && n == 2 && end_damaged(d->pend, d->plen - 2);
     if (fix && !end_is_marker(d, d->pend, d->plen)) {
-      resync_begin(d, d->pend, d->poff, RS_END); /* to a block or header */
+      resync_begin(d, d->pend, d->poff, RS_END, NULL,
+                   0); /* to a block or header */
       pend_consume(d, 1);
       rc = reprocess(d, E);
       break;
@@ -2112,11 +2389,11 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       pend_consume(d, (size_t)(past - d->poff));
     } else if (n == FRAME_BAD_BLOCK) {
       /* a warning, not an error: skip to the next believable block */
-      resync_begin(d, d->pend, d->poff, RS_NOFIT);
+      resync_begin(d, d->pend, d->poff, RS_NOFIT, NULL, 0);
       pend_consume(d, 1);
     } else if (blocks_expected(d)) {
       /* a corrupt part (a warning), to the next believable block */
-      resync_begin(d, d->pend, d->poff, RS_UNDECL);
+      resync_begin(d, d->pend, d->poff, RS_UNDECL, NULL, 0);
       text_hint(d, d->pend, d->plen);
       pend_consume(d, 1);
     } else {
@@ -2216,6 +2493,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
   }
   d->in_event = 1; /* its only callback is on_event, for ev */
   for (;;) {
+    if (base + i == bend)
+      break; /* a block ends here: step() looks at what follows */
     int in_block = base + i < bend;
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
     r = r < *lim ? r : *lim;
@@ -2400,6 +2679,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
                      size_t *used, errs_t *E) {
   size_t i = 0;
   int rc = pend_feed(d, buf, len, &i, E);
+  size_t i0 = i; /* buf[i0, i) is decoded here (back_push at out) */
   if (rc || d->plen || d->state != ST_DATA)
     goto out;
   /* The fast path runs up to lim: bytes [i, lim) hold no start of the
@@ -2427,6 +2707,10 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     }
     long n = 0;
     size_t c = 0;
+    if (off0 == d->block_end) { /* (near_marker reads back[]) */
+      back_push(d, buf + i0, i - i0, off0);
+      i0 = i;
+    }
     int s = step(d, buf + i, len - i, off0, &n, &c);
     if (s == S_NEED) {
       size_t rest = len - i;
@@ -2435,8 +2719,13 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       memcpy(d->pend, buf + i, rest);
       d->plen = rest;
       d->poff = off0;
-      i = len;
+      back_push(d, buf + i0, i - i0, off0);
+      i0 = i = len; /* (pend's bytes are kept when they are read) */
       break;
+    }
+    if (s == S_REOPEN || s == S_RESUME) {
+      reopen(d, off0, s == S_RESUME); /* a block goes on */
+      continue;
     }
     if (s == S_CUT || s == S_HDR || s == S_MAGIC) {
       i = (size_t)(new_stream(d, buf + i, c, off0, s) - d->base);
@@ -2446,7 +2735,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       if (n == FRAME_BAD_BLOCK) {
         /* A warning: the corrupt part is skipped up to the next
          * believable block marker, reported when it ends. */
-        resync_begin(d, buf + i, off0, RS_NOFIT);
+        resync_begin(d, buf + i, off0, RS_NOFIT, buf, d->base);
         i++;
         break;
       }
@@ -2455,7 +2744,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
        * believable block; without blocks an error, and decoding goes on
        * at the next header. */
       if (blocks_expected(d)) {
-        resync_begin(d, buf + i, off0, RS_UNDECL);
+        resync_begin(d, buf + i, off0, RS_UNDECL, buf, d->base);
         text_hint(d, buf + i, len - i);
         i++;
         break;
@@ -2468,7 +2757,8 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     int how = FIX_NONE;
     if (marker_bad(d, buf + i, (size_t)n) &&
         !(how = fix_marker(d, buf + i, len - i))) {
-      resync_begin(d, buf + i, off0, RS_BADMARK); /* garbage, no block */
+      resync_begin(d, buf + i, off0, RS_BADMARK, buf,
+                   d->base); /* garbage, no block */
       i++;
       break;
     }
@@ -2476,7 +2766,8 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       rc = fix_repair(d, buf + i, off0, how);
     } else if (n == 2 && end_damaged(buf + i, len - i - 2)) {
       if (!end_is_marker(d, buf + i, len - i)) {
-        resync_begin(d, buf + i, off0, RS_END); /* to a block or header */
+        resync_begin(d, buf + i, off0, RS_END, buf,
+                     d->base); /* to a block or header */
         i++;
         break;
       }
@@ -2494,6 +2785,7 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     }
   }
 out:
+  back_push(d, buf + i0, i - i0, d->base + i);
   *used = i;
   return rc;
 }

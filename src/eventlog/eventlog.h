@@ -474,8 +474,14 @@ typedef struct el_ev_stats_s {
                                 does not fit its block (or of an undeclared
                                 type in a session with blocks) to the next
                                 believable block marker or header, or the
-                                end (docs/eventlog.md, Resynchronisation) */
-  uint64_t corrupt_bytes;       /* of skipped_bytes: the bytes of those parts */
+                                end; and damage read past without skipping:
+                                a block marker's damaged field (size, end
+                                time, capability), a block marker found
+                                inside the event before it (docs/eventlog.md,
+                                Resynchronisation) */
+  uint64_t corrupt_bytes;       /* the bytes of those parts: those skipped
+                                (also in skipped_bytes), a damaged field's,
+                                the marker's bytes read as the event's */
 } el_ev_stats_t;
 const el_ev_stats_t *el_ev_decoder_stats(const el_ev_decoder_t *d);
 

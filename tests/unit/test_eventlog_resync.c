@@ -451,17 +451,40 @@ static int teardown(void **st) {
   return 0;
 }
 
-/* A block's size ends 3 bytes into its last event: that event does not
- * fit; the next block is found where it is. */
+/* Block 1's size damaged into a smaller one, to end where the clean
+ * log's event e begins plus k bytes: at_end (e's first byte) or inside
+ * e. The events from there chain as the block's (declared types, times
+ * within the block's) and no block marker stands at that end: the block
+ * goes on to the next marker. Every event is delivered with its
+ * capability; the size is one corrupt part of its 4 bytes at the
+ * marker's byte, nothing skipped. Frees E. */
+static void check_size_smaller(const char *name, const uint8_t *p, size_t n,
+                               const walk_t *w, size_t b, const wev_t *e,
+                               size_t k) {
+  const wblk_t *B = &w->bl[b];
+  uint32_t size = (uint32_t)(e->off + k - B->off);
+  edits_t E = {0};
+  edit_u32(&E, B->off + 10, size);
+  char want[128];
+  snprintf(want, sizeof want,
+           "block marker at byte %zu (cap %u, from %llu ns) has a size (%u "
+           "bytes) ending at byte %zu inside its block",
+           B->off, (unsigned)be(p + B->off + 22, 2),
+           (unsigned long long)be64(p + B->off + 2), size, e->off + k);
+  every_t x = {name, e->off + k, B->off, 4, 0, -1, -1, 0, want};
+  check_every_event(p, n, w, &E, &x);
+  edits_free(&E);
+}
+
+/* A block's size ends 3 bytes into its last event: that event crosses
+ * it, but it and the next block's marker after it chain as the block's
+ * (check_size_smaller). Before, the event was skipped as a corrupt part
+ * to that marker. */
 static void test_event_does_not_fit(void **st) {
   (void)st;
   const wblk_t *B = &W.bl[1];
-  const wev_t *last = &W.ev[B->first + B->n - 1];
-  edits_t E = {0};
-  edit_u32(&E, B->off + 10, (uint32_t)(last->off + 3 - B->off));
-  expect_t x = {"does not fit", last->off, 2, last->off, last->len};
-  check(x.name, P, N, &W, &E, &x);
-  edits_free(&E);
+  check_size_smaller("does not fit", P, N, &W, 1, &W.ev[B->first + B->n - 1],
+                     3);
 }
 
 /* 300 bytes of garbage (beginning with an undeclared type) spliced between
@@ -610,7 +633,9 @@ static void test_text_before_first_marker(void **st) {
 /* A whole block of an earlier session (heapy-hT's global block, recorded
  * by the same GHC) spliced between two events mid-block. It frames: it is
  * decoded as a block (not detectable as stale by framing), and everything
- * else, in that block and after, is delivered too. */
+ * else, in that block and after, is delivered too, with its capability
+ * (the clean log's): where the spliced block ends, the block it lies in
+ * goes on (before, its events after the splice had none). */
 static void test_stale_block_spliced(void **st) {
   (void)st;
   size_t sn = 0;
@@ -625,6 +650,25 @@ static void test_stale_block_spliced(void **st) {
   edit(&E, at->off, at->off, sp + g->off, g->size);
   expect_t x = {"stale block", N, 2, NO_PART, 0};
   check(x.name, P, N, &W, &E, &x);
+  size_t m;
+  uint8_t *q = apply(P, N, &E, &m);
+  rec_t r;
+  el_ev_stats_t s;
+  decode(q, m, 0, &r, &s);
+  size_t badcap = 0, j = 0;
+  for (size_t i = 0; i < W.nev; i++) {
+    const wev_t *e = &W.ev[i];
+    size_t o = map(&E, e->off);
+    while (j < r.n && r.off[j] < o) j++;
+    assert_true(j < r.n && r.off[j] == o);
+    uint16_t cap = e->block < 0 ? 0xFFFF : be(P + W.bl[e->block].off + 22, 2);
+    if (r.evcap[j] != cap && !badcap++)
+      print_message("event type %u at byte %zu: capability %u, not %u\n",
+                    e->type, o, r.evcap[j], cap);
+  }
+  assert_int_equal(badcap, 0);
+  rec_free(&r);
+  free(q);
   edits_free(&E);
   free(sw.ev);
   free(sp);
@@ -851,6 +895,65 @@ static void test_marker_end_damaged(void **st) {
                      "has an end time before its start (1 ns)");
 }
 
+/* Bytes lost just before a block marker (GHC 9.0 writes markers between
+ * blocks): the last event of the block before frames with the marker's
+ * first bytes as its last and ends where its block's size says, and the
+ * bytes there, the rest of the marker, do not frame (type 0x12..: not
+ * declared) or frame as an event that is not the block's (type 0 after 2
+ * bytes lost: its time is not the block's). The search for the next
+ * block looks back into that event as well as forward: the marker is
+ * found k bytes back. Every event is delivered with its capability (the
+ * one before the marker, its last k bytes the marker's, too); one
+ * corrupt part of those k bytes at the marker's byte, nothing skipped.
+ * Before, the search went forward only: the marker's whole block was
+ * lost. 1 byte before blocks 1 (cap 0), 3 (cap 0, after a block of cap
+ * 1) and 6 (the global one, the last); 2 and 5 before block 4 (after a
+ * STOP_THREAD, 10 bytes of payload), 12 before block 6 (after a
+ * HEAP_ALLOCATED, 12). And zero bytes inserted before blocks 3 and 4: the
+ * first frames as an event outside any block (type 0) that is not the
+ * block's, and a marker follows: a corrupt part of those bytes, skipped
+ * (one byte of another value is test_undeclared_before_marker). */
+static void test_byte_lost_before_marker(void **st) {
+  (void)st;
+  static const struct {
+    size_t block, lost, added;
+  } cases[] = {{1, 1, 0}, {3, 1, 0},  {6, 1, 0}, {4, 2, 0},
+               {4, 5, 0}, {6, 12, 0}, {3, 0, 1}, {4, 0, 2}};
+  static const uint8_t zeros[2] = {0, 0};
+  assert_int_equal(W.nbl, 7);
+  for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+    const wblk_t *B = &W.bl[cases[ci].block];
+    size_t k = cases[ci].lost, a = cases[ci].added;
+    edits_t E = {0};
+    if (k)
+      edit(&E, B->off - k, B->off, NULL, 0);
+    else
+      edit(&E, B->off, B->off, zeros, a);
+    char want[128];
+    if (k)
+      snprintf(want, sizeof want,
+               "the block marker at byte %zu is %zu byte%s back", B->off - k, k,
+               k == 1 ? "" : "s");
+    else
+      snprintf(want, sizeof want,
+               "event CREATE_THREAD (type 0) at byte %zu is outside any "
+               "block; skipped %zu byte%s (%zu to %zu) to the block marker "
+               "at byte %zu",
+               B->off, a, a == 1 ? "" : "s", B->off, B->off + a, B->off + a);
+    every_t x = {k ? "bytes lost before a marker" : "bytes added before one",
+                 B->off - k,
+                 B->off - k,
+                 k ? k : a,
+                 a,
+                 -1,
+                 -1,
+                 0,
+                 want};
+    check_every_event(P, N, &W, &E, &x);
+    edits_free(&E);
+  }
+}
+
 /* Block 2's marker (cap 1) with its capability damaged: 0x7FFF, and 256
  * (a bit of the high byte), neither seen in the session (0 and 1) and
  * above any GHC's (fewer than 256 since 9.4). The marker is believable
@@ -883,6 +986,72 @@ static void test_marker_cap_damaged(void **st) {
     check_every_event(P, N, &W, &E, &x);
     edits_free(&E);
   }
+}
+
+/* Block 1's size damaged into a smaller one ending inside the block: 3
+ * bytes into an event in its middle (the event crosses it), and right
+ * where that event begins (the block seems to end there, and an event of
+ * it stands where a block marker belongs). check_size_smaller. Before,
+ * the events from there to the next marker were lost (crossing), or
+ * delivered with no capability, silently. */
+static void test_marker_size_smaller(void **st) {
+  (void)st;
+  const wev_t *e = mid_event(&W, 1, 14, 64);
+  check_size_smaller("size 3 bytes into an event", P, N, &W, 1, e, 3);
+  check_size_smaller("size to an event's start", P, N, &W, 1, e, 0);
+}
+
+/* The tester's three findings on the shared GHC 9.0 logs, each decoded
+ * whole and in pieces, live too (check_every_event): the byte before
+ * oddball-hT's second block marker deleted (5,098 of 33,275 events
+ * delivered before), that marker's capability set to 32767 (28,177
+ * events moved to capability 32767, silently), threads' second block's
+ * size lowered so that it ends 3 bytes into the event 1,589 events
+ * before the block's end (those 1,589 lost). Every event of the clean
+ * log must be delivered, with its capability (none for the damaged
+ * capability's block). */
+static void test_testers_findings(void **st) {
+  (void)st;
+  size_t n = 0;
+  walk_t w;
+  uint8_t *p = tu_read_log("ghc-9.0/oddball-hT.eventlog", &n);
+  assert_non_null(p);
+  walk(p, n, &w);
+  assert_int_equal(w.nev, 33275);
+  const wblk_t *B = &w.bl[1];
+  edits_t E = {0};
+  edit(&E, B->off - 1, B->off, NULL, 0);
+  char want[160];
+  snprintf(want, sizeof want, "the block marker at byte %zu is 1 byte back",
+           B->off - 1);
+  every_t x1 = {
+      "oddball-hT, byte lost", B->off - 1, B->off - 1, 1, 0, -1, -1, 0, want};
+  check_every_event(p, n, &w, &E, &x1);
+  edits_free(&E);
+  static const uint8_t c[2] = {0x7F, 0xFF};
+  edit(&E, B->off + 22, B->off + 24, c, 2);
+  every_t x2 = {"oddball-hT, cap 32767",
+                0,
+                B->off,
+                2,
+                0,
+                1,
+                -1,
+                0,
+                "has a capability that is not believable"};
+  check_every_event(p, n, &w, &E, &x2);
+  edits_free(&E);
+  free(w.ev);
+  free(p);
+  p = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  assert_non_null(p);
+  walk(p, n, &w);
+  assert_int_equal(w.nev, 169097);
+  B = &w.bl[1];
+  const wev_t *e = &w.ev[B->first + B->n - 1589];
+  check_size_smaller("threads, size", p, n, &w, 1, e, 3);
+  free(w.ev);
+  free(p);
 }
 
 /* A real end of data followed by stray bytes (not a new eventlog), then,
@@ -994,7 +1163,10 @@ int main(void) {
       cmocka_unit_test(test_data_end_over_bad_marker),
       cmocka_unit_test(test_marker_size_damaged),
       cmocka_unit_test(test_marker_end_damaged),
+      cmocka_unit_test(test_byte_lost_before_marker),
       cmocka_unit_test(test_marker_cap_damaged),
+      cmocka_unit_test(test_marker_size_smaller),
+      cmocka_unit_test(test_testers_findings),
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
   };
