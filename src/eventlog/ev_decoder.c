@@ -1423,11 +1423,19 @@ static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
   d->stats.skipped_bytes += n;
   d->stats.corrupt_bytes += n;
   d->stats.corrupt_parts++;
-  set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
-           "corrupt stream: %s; skipped %llu byte%s (%llu to %llu%s) %s",
-           d->rs_why, (unsigned long long)n, plural(n),
-           (unsigned long long)d->rs_from, (unsigned long long)at,
-           tail ? ", and after the marker the tail of a cut event" : "", what);
+  if (!n) /* a believable marker crossing the end of the block before */
+    set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
+             "corrupt stream: %s; it is a believable block marker with its "
+             "block (the size of the one before is damaged?): decoded, "
+             "nothing skipped",
+             d->rs_why);
+  else
+    set_diag(d, EL_ECORRUPT, d->rs_from, d->rs_type,
+             "corrupt stream: %s; skipped %llu byte%s (%llu to %llu%s) %s",
+             d->rs_why, (unsigned long long)n, plural(n),
+             (unsigned long long)d->rs_from, (unsigned long long)at,
+             tail ? ", and after the marker the tail of a cut event" : "",
+             what);
   warn(d);
   d->rs_clen = 0;
 }

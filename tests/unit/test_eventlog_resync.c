@@ -1001,6 +1001,30 @@ static void test_marker_size_smaller(void **st) {
   check_size_smaller("size to an event's start", P, N, &W, 1, e, 0);
 }
 
+/* Block 1's size damaged into a larger one, ending 10 bytes into block
+ * 2's marker: that marker crosses the end, but it is a believable one
+ * with its block. The search for the next block begins at it: it is
+ * decoded, every event with its capability; one corrupt part of no
+ * bytes at its byte. Before, the search began after its first byte and
+ * block 2 was lost. (A larger size that leaves the next marker inside
+ * the block was, and is, decoded without a word: a marker there begins
+ * the next block.) */
+static void test_marker_size_larger(void **st) {
+  (void)st;
+  const wblk_t *B = &W.bl[1], *B2 = &W.bl[2];
+  edits_t E = {0};
+  edit_u32(&E, B->off + 10, (uint32_t)(B2->off + 10 - B->off));
+  char want[160];
+  snprintf(want, sizeof want,
+           "BLOCK_MARKER (type 18) at byte %zu does not fit its block (cap "
+           "%u, ending at byte %zu); it is a believable block marker",
+           B2->off, (unsigned)be(P + B->off + 22, 2), B2->off + 10);
+  every_t x = {
+      "size into the next marker", B2->off, B2->off, 0, 0, -1, -1, 0, want};
+  check_every_event(P, N, &W, &E, &x);
+  edits_free(&E);
+}
+
 /* The tester's three findings on the shared GHC 9.0 logs, each decoded
  * whole and in pieces, live too (check_every_event): the byte before
  * oddball-hT's second block marker deleted (5,098 of 33,275 events
@@ -1166,6 +1190,7 @@ int main(void) {
       cmocka_unit_test(test_byte_lost_before_marker),
       cmocka_unit_test(test_marker_cap_damaged),
       cmocka_unit_test(test_marker_size_smaller),
+      cmocka_unit_test(test_marker_size_larger),
       cmocka_unit_test(test_testers_findings),
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
