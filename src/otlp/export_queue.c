@@ -88,6 +88,8 @@ struct el_otlp_exporter_s {
   void *flow_ud;
   bool flow_armed; /* call flow_fn once */
   bool failing;    /* the last outcome: dropped as failed, no OK since */
+  int budget_ms;   /* >= 0: the shutdown's flush ran out of this budget
+                      (tm_flush), the cause of dropped_shutdown */
 };
 
 enum { LOG_QUEUE = 0, LOG_FAILED, LOG_REJECTED, LOG_RETRY };
@@ -554,6 +556,13 @@ int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms) {
 static int tm_flush(void *ud, int timeout_ms) {
   el_otlp_exporter_t *ex = ud;
   int rc = el_otlp_exporter_flush(ex, timeout_ms);
+  if (rc < 0) { /* the budget ran out: what is left is given up now, and
+                   said with its cause (el_otlp_exporter_stop) */
+    pthread_mutex_lock(&ex->mu);
+    ex->budget_ms = timeout_ms > 0 ? timeout_ms : 0;
+    pthread_mutex_unlock(&ex->mu);
+    el_otlp_exporter_stop(ex);
+  }
   el_otlp_stats_t s;
   el_otlp_exporter_stats(ex, &s);
   for (int i = 0; i < EL_TM_NSIGNALS; i++)
@@ -619,15 +628,23 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   ex->stopped = true;
   say_suppressed(ex);
   for (int s = 0; first && s < EL_TM_NSIGNALS; s++) {
-    if (!ex->stats.dropped_shutdown[s] || !ex->last_fail[s][0]) continue;
-    char msg[sizeof ex->last_fail[s]];
+    if (!ex->stats.dropped_shutdown[s] ||
+        (!ex->last_fail[s][0] && ex->budget_ms < 0))
+      continue;
+    char msg[sizeof ex->last_fail[s]], cause[96] = "";
     memcpy(msg, ex->last_fail[s], sizeof msg);
+    if (ex->budget_ms >= 0)
+      snprintf(cause, sizeof cause,
+               ": the shutdown budget of %d ms (--otlp-shutdown-timeout) "
+               "ran out",
+               ex->budget_ms);
     uint64_t n = ex->stats.dropped_shutdown[s];
+    el_tm_signal_t sig = (el_tm_signal_t)s;
     pthread_mutex_unlock(&ex->mu);
-    el_log(EL_LOG_WARN,
-           "OTLP %s export: %llu records dropped at shutdown; the last "
-           "failure: %s",
-           el_otlp_signal_name((el_tm_signal_t)s), (unsigned long long)n, msg);
+    el_log(EL_LOG_WARN, "OTLP %s export: %llu %s dropped at shutdown%s%s%s",
+           el_otlp_signal_name(sig), (unsigned long long)n,
+           el_otlp_record_name(sig), cause,
+           msg[0] ? "; the last failure: " : "", msg);
     pthread_mutex_lock(&ex->mu);
   }
   pthread_mutex_unlock(&ex->mu);
@@ -669,6 +686,7 @@ static int exporter_alloc(const el_otlp_config_t *cfg, el_tm_store_t *st,
   ex->cfg.resource = NULL;
   ex->cfg.nresource = 0;
   ex->store = st;
+  ex->budget_ms = -1;
   ex->seed = (unsigned)el__otlp_now_ms() ^ (unsigned)(uintptr_t)ex;
   atomic_init(&ex->abort, 0);
   int rc = init_sync(ex);

@@ -10,8 +10,9 @@
  * and returns at once. The exporter's sender thread sends the requests,
  * retrying retryable failures with exponential backoff and jitter
  * (export_queue.h). el_tm_store_shutdown() waits for the queues to drain,
- * bounded by the shutdown timeout; el_otlp_exporter_free() then abandons
- * (and counts) whatever is left, so exit never hangs on a bad collector.
+ * bounded by the shutdown timeout; when it runs out, the exporter abandons
+ * (counts, and says by signal with that cause) whatever is left at once
+ * (el_otlp_exporter_stop), so exit never hangs on a bad collector.
  *
  * Spec: reference-behaviour.md §1.1, §1.3.1, §1.3.3, §1.4, §2.1, §7 and the
  * OTLP specification (exporter configuration, retryable responses). */
@@ -287,8 +288,13 @@ int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms);
 /* Stop the sender thread: abort the request in flight (gRPC call cancelled
  * within 100 ms, curl transfer aborted within about 1 s), join the thread,
  * count everything still queued as dropped (dropped_shutdown, and in the
- * store) and log the summary (el_otlp_exporter_log_stats). Later submits
- * are dropped and counted. Idempotent. Thread: loop. */
+ * store) and log the summary (el_otlp_exporter_log_stats). A signal with
+ * records dropped so is also said with its cause: the shutdown budget
+ * that ran out (the store's flush, el_tm_store_shutdown) and the last
+ * failure ("OTLP logs export: 25 log records dropped at shutdown: the
+ * shutdown budget of 2500 ms (--otlp-shutdown-timeout) ran out; the last
+ * failure: ..."). Later submits are dropped and counted. Idempotent.
+ * Thread: loop. */
 void el_otlp_exporter_stop(el_otlp_exporter_t *ex);
 
 /* el_otlp_exporter_stop, then free the exporter. NULL allowed. */

@@ -617,3 +617,9 @@ const char *el_otlp_signal_name(el_tm_signal_t sig) {
                                               "profiles"};
   return sig >= 0 && sig < EL_TM_NSIGNALS ? names[sig] : "unknown";
 }
+
+const char *el_otlp_record_name(el_tm_signal_t sig) {
+  static const char *names[EL_TM_NSIGNALS] = {"data points", "log records",
+                                              "spans", "profile samples"};
+  return sig >= 0 && sig < EL_TM_NSIGNALS ? names[sig] : "records";
+}

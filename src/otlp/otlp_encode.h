@@ -61,6 +61,11 @@ const ProtobufCMessageDescriptor *el_otlp_response_descriptor(
 /* Lower-case signal name: "metrics", "logs", "traces", "profiles". */
 const char *el_otlp_signal_name(el_tm_signal_t sig);
 
+/* What one record of sig is, plural, for messages that count them: "data
+ * points", "log records", "spans", "profile samples" ("records" for an
+ * invalid sig). Static strings. */
+const char *el_otlp_record_name(el_tm_signal_t sig);
+
 #ifdef __cplusplus
 }
 #endif

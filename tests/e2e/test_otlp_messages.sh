@@ -50,7 +50,7 @@ cause_case() {
     --otlp-protocol "$p" --otlp-endpoint "$ep" --otlp-shutdown-timeout 2500 \
     >/dev/null 2>"$err" || st=$?
   if [ "$st" = 0 ] &&
-     grep -Eq "OTLP logs export: [0-9]+ records dropped at shutdown; the last failure: .*$want" "$err"
+     grep -Eq "OTLP logs export: [0-9]+ log records dropped at shutdown: the shutdown budget of 2500 ms \(--otlp-shutdown-timeout\) ran out; the last failure: .*$want" "$err"
   then pass "$label: $(grep -o 'the last failure: .*' "$err" | cut -c1-160)"
   else fail "$label: status $st, no cause '$want' at shutdown"; cat "$err"; fi
 }

@@ -368,6 +368,64 @@ static void test_stop_abandons_and_counts_everything(void **state) {
   el_tm_store_free(st);
 }
 
+/* The store's shutdown with a collector that does not answer within the
+ * budget (50 ms): what is left is given up at once, counted (exporter and
+ * store) before el_tm_store_shutdown returns, and said by signal with
+ * the budget as its cause, and the last failure of the signal whose
+ * request was in flight. Before, the records were counted only when the
+ * exporter was freed (after the daemon's --stats), with no cause. */
+static char budget_warn[8][512];
+static int nbudget_warn;
+static void budget_hook(void *ud, el_log_level_t level, const char *msg) {
+  if (level == EL_LOG_WARN && nbudget_warn < 8)
+    snprintf(budget_warn[nbudget_warn++], sizeof budget_warn[0], "%s", msg);
+}
+
+static bool budget_warned(const char *want) {
+  for (int i = 0; i < nbudget_warn; i++)
+    if (strcmp(budget_warn[i], want) == 0) return true;
+  return false;
+}
+
+static void test_shutdown_budget_counts_and_names_cause(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t tm;
+  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
+  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
+  submit_id(ex, L, 1); /* taken first (round-robin), held */
+  submit_id(ex, L, 2);
+  for (uint32_t i = 0; i < 3; i++) submit_id(ex, EL_TM_SIGNAL_TRACES, 10 + i);
+  wait_calls(1);
+  nbudget_warn = 0;
+  el_log_threshold = EL_LOG_WARN;
+  el_log_set_hook(budget_hook, NULL);
+  int64_t t0 = now_ms();
+  assert_int_equal(el_tm_store_shutdown(st, 50), EL_EEXPORT);
+  int64_t dt = now_ms() - t0;
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = EL_LOG_QUIET;
+  assert_true(dt >= 50 && dt < 2000);
+  assert_int_equal(el_tm_store_stats(st)->dropped[L], 20);
+  assert_int_equal(el_tm_store_stats(st)->dropped[EL_TM_SIGNAL_TRACES], 30);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_shutdown[L], 20);
+  assert_int_equal(s.dropped_shutdown[EL_TM_SIGNAL_TRACES], 30);
+  assert_true(budget_warned(
+      "OTLP logs export: 20 log records dropped at shutdown: the shutdown "
+      "budget of 50 ms (--otlp-shutdown-timeout) ran out; the last "
+      "failure: cancelled"));
+  assert_true(budget_warned(
+      "OTLP traces export: 30 spans dropped at shutdown: the shutdown "
+      "budget of 50 ms (--otlp-shutdown-timeout) ran out"));
+  el_otlp_exporter_free(ex);
+  assert_int_equal(el_tm_store_stats(st)->dropped[L], 20); /* not again */
+  el_tm_store_free(st);
+}
+
 static void test_unhandled_signal_refused(void **state) {
   fake_reset();
   el_otlp_config_t c = cfg_small();
@@ -467,22 +525,23 @@ static void test_ok_with_message_is_logged(void **state) {
 int main(void) {
   el_log_threshold = EL_LOG_QUIET;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_delivers_every_request_in_order),
-    cmocka_unit_test(test_retryable_failures_are_retried),
-    cmocka_unit_test(test_server_requested_delay_is_honoured),
-    cmocka_unit_test(test_permanent_failure_dropped_and_counted),
-    cmocka_unit_test(test_retries_give_up_after_max_elapsed),
-    cmocka_unit_test(test_full_queue_drops_oldest),
-    cmocka_unit_test(test_flow_control_pauses_and_keeps),
-    cmocka_unit_test(test_request_above_byte_bound_dropped),
-    cmocka_unit_test(test_signals_served_round_robin),
-    cmocka_unit_test(test_partial_success_counted),
-    cmocka_unit_test(test_flush_bounded_by_timeout),
-    cmocka_unit_test(test_stop_abandons_and_counts_everything),
-    cmocka_unit_test(test_unhandled_signal_refused),
-    cmocka_unit_test(test_store_window_reaches_transport),
-    cmocka_unit_test(test_log_hook_may_reenter_exporter),
-    cmocka_unit_test(test_ok_with_message_is_logged),
+      cmocka_unit_test(test_delivers_every_request_in_order),
+      cmocka_unit_test(test_retryable_failures_are_retried),
+      cmocka_unit_test(test_server_requested_delay_is_honoured),
+      cmocka_unit_test(test_permanent_failure_dropped_and_counted),
+      cmocka_unit_test(test_retries_give_up_after_max_elapsed),
+      cmocka_unit_test(test_full_queue_drops_oldest),
+      cmocka_unit_test(test_flow_control_pauses_and_keeps),
+      cmocka_unit_test(test_request_above_byte_bound_dropped),
+      cmocka_unit_test(test_signals_served_round_robin),
+      cmocka_unit_test(test_partial_success_counted),
+      cmocka_unit_test(test_flush_bounded_by_timeout),
+      cmocka_unit_test(test_stop_abandons_and_counts_everything),
+      cmocka_unit_test(test_shutdown_budget_counts_and_names_cause),
+      cmocka_unit_test(test_unhandled_signal_refused),
+      cmocka_unit_test(test_store_window_reaches_transport),
+      cmocka_unit_test(test_log_hook_may_reenter_exporter),
+      cmocka_unit_test(test_ok_with_message_is_logged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
