@@ -292,11 +292,15 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   return rc;
 }
 
+/* SIGINT/SIGTERM received during the final flush (flush_signal). */
+static volatile sig_atomic_t g_flush_signals;
+
+/* The console's end (el_otlp_console_shutdown): a file is written to its
+ * end, unless a signal comes; a pipe or terminal waits at most the
+ * budget. */
 static int console_flush(void *ud, int timeout_ms) {
   el__daemon_t *d = ud;
-  return d->console_tm.flush ? d->console_tm.flush(d->console_tm.ud,
-                                                   timeout_ms)
-                             : 0;
+  return el_otlp_console_shutdown(d->console, timeout_ms, &g_flush_signals);
 }
 
 static void free_exporter(el__daemon_t *d) {
@@ -366,8 +370,6 @@ static int add_exporters(el__daemon_t *d) {
  * (--otlp-shutdown-timeout), so a signal now is noted, said once, and the
  * daemon exits 0 with its summary as after any stop (docs/config.md "Exit
  * status"); it does not linger serving the web view. */
-
-static volatile sig_atomic_t g_flush_signals;
 
 static void flush_signal(int sig) {
   static const char msg[] =
@@ -529,6 +531,27 @@ static void pump(el__daemon_t *d) {
   }
 }
 
+/* After the shutdown's flush: how much telemetry was not delivered, in
+ * all (each exporter said its part by signal with its cause: a full
+ * queue, a failed write, a collector's answer, the shutdown budget). */
+static void say_undelivered(el__daemon_t *d) {
+  el__totals_t t;
+  el__daemon_totals(d, &t);
+  uint64_t dropped = 0, rejected = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    dropped += t.dropped[s];
+    rejected += t.rejected[s];
+  }
+  if (!dropped && !rejected) { /* left in a queue, not counted yet */
+    el_log(EL_LOG_WARN, "some telemetry could not be delivered");
+    return;
+  }
+  el_log(EL_LOG_WARN,
+         "some telemetry could not be delivered: %llu records dropped, "
+         "%llu rejected by the receiver",
+         (unsigned long long)dropped, (unsigned long long)rejected);
+}
+
 /* End of input: the processors flush their windows, then the store
  * exports everything. A SIGINT/SIGTERM meanwhile is noted (flush_signal).
  * Returns the exit status. */
@@ -553,7 +576,7 @@ static int finish(el__daemon_t *d) {
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   el_tm_store_flush(d->store);
   if (el_tm_store_shutdown(d->store, o->otlp.shutdown_timeout_ms) < 0)
-    el_log(EL_LOG_WARN, "some telemetry could not be delivered");
+    say_undelivered(d);
   el__daemon_log_progress(d, 1);
   /* The pump logged a decode error with its byte offset, or the source's
    * failure; a stop by signal is a clean end. */

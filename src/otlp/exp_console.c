@@ -38,9 +38,15 @@ struct el_otlp_console_s {
   pthread_cond_t work, idle;
   line_t *head, *tail;
   size_t queued, max_queued;
-  int wait_when_full; /* a full queue makes the loop wait, not drop */
+  int to_file; /* out never blocks (a regular file, /dev/null): a full
+                  queue makes the loop wait, not drop, and the shutdown
+                  waits for every line (el_otlp_console_shutdown) */
   int closing, busy;
-  int werr;                      /* errno of the first failed write */
+  line_t *cur;     /* the line in the writer's hands (busy) */
+  int writing;     /* the writer is inside a write, not rendering */
+  int abandoned;   /* the shutdown gave up what was left: write no more */
+  int cur_counted; /* cur was counted as not written when abandoned */
+  int werr;        /* errno of the first failed write */
   uint64_t lost[EL_TM_NSIGNALS]; /* records of failed writes, not
                                             yet counted in the store */
   /* loop thread only */
@@ -306,7 +312,8 @@ static uint64_t mono_ms(void) {
 /* The writer thread: renders and writes the queued requests in order,
  * one line each. After a failed write it writes nothing more (out is
  * broken: a closed pipe); the requests still queued then are counted as
- * lost. */
+ * lost. A line rendered after the shutdown gave up (abandoned) is not
+ * written: it was counted there. */
 static void *writer_main(void *ud) {
   el_otlp_console_t *c = ud;
   pthread_mutex_lock(&c->mu);
@@ -317,27 +324,34 @@ static void *writer_main(void *ud) {
     c->head = l->next;
     if (!c->head) c->tail = NULL;
     c->busy = 1;
+    c->cur = l;
     int werr = c->werr;
     pthread_mutex_unlock(&c->mu);
     int e = 0, lost = werr != 0;
     char *js =
         werr ? NULL : el_otlp_json(l->sig, (const uint8_t *)l->s, l->len);
     if (!werr && !js) lost = 1; /* not rendered (out of memory) */
-    if (js && (fputs(js, c->out) < 0 || fputc('\n', c->out) == EOF ||
-               fflush(c->out) != 0)) {
+    pthread_mutex_lock(&c->mu);
+    int write = js && !c->abandoned;
+    c->writing = write;
+    pthread_mutex_unlock(&c->mu);
+    if (write && (fputs(js, c->out) < 0 || fputc('\n', c->out) == EOF ||
+                  fflush(c->out) != 0)) {
       e = errno ? errno : EIO;
       lost = 1;
     }
     el_free(js);
     pthread_mutex_lock(&c->mu);
-    c->busy = 0;
+    c->busy = c->writing = 0;
+    c->cur = NULL;
     c->queued -= l->len;
-    if (lost) {
-      if (e && !c->werr) c->werr = e;
+    if (e && !c->werr) c->werr = e;
+    if (c->cur_counted)
+      c->cur_counted = 0; /* counted as not written by the shutdown */
+    else if (lost)
       c->lost[l->sig] += l->nrecords;
-    } else {
+    else if (write)
       c->lines++;
-    }
     free(l);
     pthread_cond_broadcast(&c->idle);
   }
@@ -346,14 +360,14 @@ static void *writer_main(void *ud) {
 }
 
 int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
-                                 int wait_when_full) {
+                                 int to_file) {
   if (pthread_mutex_init(&c->mu, NULL) != 0) return EL_ENOMEM;
   if (pthread_cond_init(&c->work, NULL) != 0 ||
       pthread_cond_init(&c->idle, NULL) != 0 ||
       pthread_create(&c->th, NULL, writer_main, c) != 0)
     return EL_ENOMEM; /* (the few bytes of a half-made mutex are kept) */
   c->max_queued = max_queued;
-  c->wait_when_full = wait_when_full;
+  c->to_file = to_file;
   c->async = 1;
   return 0;
 }
@@ -389,10 +403,10 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
   pthread_mutex_lock(&c->mu);
   /* Waiting: until the request fits, or the queue is empty (a request
    * larger than the bound alone), or the output broke. */
-  while (c->wait_when_full && !c->werr && c->head &&
+  while (c->to_file && !c->werr && !c->abandoned && c->head &&
          c->queued + len > c->max_queued)
     pthread_cond_wait(&c->idle, &c->mu);
-  int broken = c->werr != 0;
+  int broken = c->werr != 0 || c->abandoned;
   int full = c->head && c->queued + len > c->max_queued;
   pthread_mutex_unlock(&c->mu);
   line_t *l = NULL;
@@ -414,7 +428,7 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
     return;
   }
   drop(c, sig, nrecords);
-  if (broken) return; /* said once by take_lost */
+  if (broken) return; /* said once by take_lost, or by the shutdown */
   c->full_dropped += nrecords;
   uint64_t now = mono_ms();
   if (!c->full_warned_ms || now - c->full_warned_ms >= 10000) {
@@ -427,13 +441,13 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
   }
 }
 
-/* Wait until the queue is written or timeout_ms passed. Returns 0 or
- * EL_EEXPORT (lines left, or the output broken). */
-static int writer_drain(el_otlp_console_t *c, int timeout_ms) {
+/* Wait until the queue is written and the writer idle, at most ms.
+ * Returns 1 when lines are left (queued or in the writer's hands), 0. */
+static int writer_wait(el_otlp_console_t *c, int ms) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += timeout_ms / 1000;
-  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  until.tv_sec += ms / 1000;
+  until.tv_nsec += (long)(ms % 1000) * 1000000L;
   if (until.tv_nsec >= 1000000000L) {
     until.tv_sec++;
     until.tv_nsec -= 1000000000L;
@@ -444,6 +458,69 @@ static int writer_drain(el_otlp_console_t *c, int timeout_ms) {
   }
   int left = c->head || c->busy;
   pthread_mutex_unlock(&c->mu);
+  return left;
+}
+
+/* The shutdown gives up what is left (loop thread): the queued lines and
+ * the one in the writer's hands are counted as dropped, in the store and
+ * here, with one warning per signal naming the count and the cause (the
+ * budget of budget_ms ran out; interrupted: a signal ended the unbounded
+ * wait of a file). The writer writes nothing more; later requests are
+ * dropped and counted. */
+static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
+  uint64_t n[EL_TM_NSIGNALS] = {0};
+  pthread_mutex_lock(&c->mu);
+  c->abandoned = 1;
+  for (line_t *l = c->head, *nx; l; l = nx) {
+    nx = l->next;
+    n[l->sig] += l->nrecords;
+    c->queued -= l->len;
+    free(l);
+  }
+  c->head = c->tail = NULL;
+  int writing = c->writing;
+  if (c->busy && c->cur && !c->cur_counted) {
+    n[c->cur->sig] += c->cur->nrecords;
+    c->cur_counted = 1;
+  }
+  pthread_mutex_unlock(&c->mu);
+  char cause[160];
+  snprintf(cause, sizeof cause,
+           interrupted && c->to_file
+               ? "a signal ended the final flush, past the shutdown budget "
+                 "of %d ms (--otlp-shutdown-timeout)"
+               : "the shutdown budget of %d ms (--otlp-shutdown-timeout) "
+                 "ran out",
+           budget_ms);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    if (!n[s]) continue;
+    drop(c, (el_tm_signal_t)s, n[s]);
+    el_log(EL_LOG_WARN, "console: %llu %s (%s) not written: %s%s",
+           (unsigned long long)n[s], el_otlp_record_name((el_tm_signal_t)s),
+           el_otlp_signal_name((el_tm_signal_t)s), cause,
+           !writing     ? "; the OTLP/JSON was still being rendered"
+           : c->to_file ? "; a write to the output was still under way"
+                        : "; the output was not read fast enough");
+  }
+}
+
+int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
+                             const volatile sig_atomic_t *interrupt) {
+  if (!c->async) return fflush(c->out) == 0 ? 0 : EL_EEXPORT;
+  if (budget_ms < 0) budget_ms = 0;
+  uint64_t start = mono_ms();
+  int left = writer_wait(c, 0);
+  while (left) {
+    /* The budget bounds waiting for a reader, not CPU work into a file
+     * (docs/otlp.md §5): a file is waited for until a signal comes. */
+    int bounded = !c->to_file || (interrupt && *interrupt);
+    uint64_t spent = mono_ms() - start;
+    if (bounded && spent >= (uint64_t)budget_ms) break;
+    uint64_t slice =
+        bounded && budget_ms - spent < 100 ? budget_ms - spent : 100;
+    left = writer_wait(c, (int)slice);
+  }
+  if (left) abandon(c, budget_ms, interrupt && *interrupt);
   take_lost(c);
   return left || c->werr ? EL_EEXPORT : 0;
 }
@@ -518,9 +595,7 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
 }
 
 static int console_flush(void *ud, int timeout_ms) {
-  el_otlp_console_t *c = ud;
-  if (c->async) return writer_drain(c, timeout_ms > 0 ? timeout_ms : 0);
-  return fflush(c->out) == 0 ? 0 : EL_EEXPORT;
+  return el_otlp_console_shutdown(ud, timeout_ms, NULL);
 }
 
 int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,

@@ -20,6 +20,7 @@
 #ifndef EL_EXP_CONSOLE_H
 #define EL_EXP_CONSOLE_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "../telemetry/telemetry.h"
@@ -57,20 +58,41 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out);
  * rendering nor a reader of out that is slow or has stopped blocks the
  * loop (the daemon on a live source: the observed program must never wait
  * for a reader of our output; docs/otlp.md §5 "Who waits for stdout").
- * A request that does not fit:
- *  - wait_when_full 0 (out a pipe, socket or terminal, whose reader can
- *    stop): is dropped and counted in the store, with a warning at most
- *    every 10 s;
- *  - wait_when_full 1 (out a regular file or /dev/null, always writable):
- *    the loop waits until it fits, so nothing is dropped and the input
- *    goes at the pace of the rendering (a request larger than max_queued
- *    waits for an empty queue).
+ * to_file says where out goes:
+ *  - 0 (a pipe, socket or terminal, whose reader can stop): a request
+ *    that does not fit is dropped and counted in the store, with a
+ *    warning at most every 10 s; the shutdown waits for the queue at most
+ *    its budget (el_otlp_console_shutdown);
+ *  - 1 (a regular file or /dev/null, always writable): a request that
+ *    does not fit makes the loop wait until it fits, so nothing is dropped
+ *    and the input goes at the pace of the rendering (a request larger
+ *    than max_queued waits for an empty queue); the shutdown waits for
+ *    every line, whatever its budget, unless a signal comes.
  * After a failed write (a closed pipe) every request is dropped and
- * counted, with one warning naming the error. The exporter's flush waits
- * for the queue at most its timeout. Returns 0 or EL_ENOMEM (c unchanged:
- * it writes synchronously, on the loop thread). Thread: loop, once. */
+ * counted, with one warning naming the error. Returns 0 or EL_ENOMEM (c
+ * unchanged: it writes synchronously, on the loop thread). Thread: loop,
+ * once. */
 int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
-                                 int wait_when_full);
+                                 int to_file);
+
+/* The end of the output (the exporter's flush, el_tm_store_shutdown):
+ * wait for the writer thread to write what is queued. The wait is
+ * bounded by budget_ms (--otlp-shutdown-timeout; < 0 as 0) for a reader
+ * that can stop (to_file 0), and not bounded for a file (to_file 1: the
+ * budget bounds waiting for a reader or a peer, not CPU work into a file)
+ * until *interrupt (NULL: never; the daemon's count of SIGINT/SIGTERM
+ * during its final flush) is non-zero: the budget, counted from the call,
+ * then applies too. What is left when the wait ends (queued, or in the
+ * writer's hands: being rendered, or a write that does not return) is
+ * given up: counted as dropped, in the store and in
+ * el_otlp_console_dropped, with one warning per signal naming the count
+ * and the cause ("console: N spans (traces) not written: the shutdown
+ * budget of B ms (--otlp-shutdown-timeout) ran out; ..."); nothing is
+ * written after it. Without a writer thread: fflush(out). Returns 0, or
+ * EL_EEXPORT when something was given up or a write failed. Thread:
+ * loop. */
+int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
+                             const volatile sig_atomic_t *interrupt);
 
 /* Free the exporter (NULL allowed), first warning of the records it
  * dropped in all, by signal, when any. In async mode the writer thread is
@@ -84,7 +106,8 @@ void el_otlp_console_free(el_otlp_console_t *c);
 uint64_t el_otlp_console_lines(const el_otlp_console_t *c);
 
 /* Records of signal sig (el_tm_signal_t) counted as dropped so far: too
- * large, not rendered, a failed write, a full queue. Thread: loop. */
+ * large, not rendered, a failed write, a full queue, given up at the
+ * shutdown. Thread: loop. */
 uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig);
 
 /* Render one serialized Export<Signal>ServiceRequest of signal sig as one
