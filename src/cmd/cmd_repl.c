@@ -314,6 +314,11 @@ static void r_scan(void *ud, const uint8_t *buf, size_t len) {
   pthread_mutex_unlock(&r->lua_mu);
 }
 
+static void r_input_name(void *ud, const char *name) {
+  repl_t *r = ud;
+  r->host_c.input_name(r->host_c.ud, name);
+}
+
 static void r_source(void *ud, el_src_t *src) {
   ((repl_t *)ud)->src = src;
 }
@@ -331,6 +336,7 @@ static void consumer(repl_t *r, el_src_consumer_t *c) {
   c->input_waits = r_input_waits;
   c->scan = r_scan;
   c->on_source = r_source;
+  c->input_name = r_input_name;
   c->own_signals = 1;
 }
 
@@ -367,6 +373,9 @@ static void load_input_waits(void *ud, int waiting) {
 }
 static void load_scan(void *ud, const uint8_t *buf, size_t len) {
   ((load_t *)ud)->c.scan(((load_t *)ud)->c.ud, buf, len);
+}
+static void load_input_name(void *ud, const char *name) {
+  ((load_t *)ud)->c.input_name(((load_t *)ud)->c.ud, name);
 }
 
 /* {====== :load ======} */
@@ -405,6 +414,7 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
                          .received = load_received,
                          .input_waits = load_input_waits,
                          .scan = load_scan,
+                         .input_name = load_input_name,
                          .own_signals = 1};
   if (r->o->src.kind == EL_SRC_STDIN) lseek(0, 0, SEEK_SET);
   el_src_pump_result_t res;

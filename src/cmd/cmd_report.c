@@ -372,6 +372,11 @@ static void c_interrupt(void *ud, int sig) {
   p->host.interrupt(p->host.ud, sig);
 }
 
+static void c_input_name(void *ud, const char *name) {
+  pump_t *p = ud;
+  p->host.input_name(p->host.ud, name);
+}
+
 static uint64_t c_offset(void *ud) {
   pump_t *p = ud;
   return p->host.offset(p->host.ud);
@@ -578,7 +583,8 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
                          .offset = c_offset,
                          .received = c_received,
                          .input_waits = c_input_waits,
-                         .scan = c_scan};
+                         .scan = c_scan,
+                         .input_name = c_input_name};
   int rc = el_src_pump(&loop, &o->src, &c, res);
   uv_close((uv_handle_t *)&wall, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);

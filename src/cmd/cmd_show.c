@@ -54,12 +54,18 @@ typedef struct {
 
 /* The source's name for warnings, as el_src_opts_describe gives it. */
 static char warn_desc[512];
+/* A corrupt part (a warning with a code) was said: the status is 1. */
+static int corrupt_said;
 
 /* A warning of the decoder (bytes skipped or ignored, a corrupt part...),
- * on stderr as it comes: never swallowed. Its message names its byte. */
+ * on stderr as it comes, in byte order: never swallowed. Its message
+ * names its byte. A corrupt part is an error here (show exits 1 for it,
+ * docs/exit-codes.md), in the words run and report use for it as a
+ * warning (src/host/host.c on_warning): "NAME: corrupt stream: ...". */
 static void print_warning(void *ud, const el_diag_t *d) {
   (void)ud;
-  el_log(EL_LOG_WARN, "%s: %s", warn_desc, d->msg);
+  if (d->code) corrupt_said = 1;
+  el_log(d->code ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", warn_desc, d->msg);
 }
 
 static int json_feed(void *ud, const uint8_t *buf, size_t len) {
@@ -189,6 +195,7 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
   el_src_pump_result_t res;
   int rc = el_src_pump(NULL, o, &c, &res);
   int status = rc == 0 || rc == EL_ESTOPPED || rc == EL_ETRUNC ? 0 : 1;
+  if (corrupt_said) status = 1; /* also when the input was cut after it */
   if (fflush(stdout) != 0 || ferror(stdout)) {
     el_eprintf("show: writing the output: %s\n", strerror(errno ? errno : EIO));
     status = 1;
@@ -264,11 +271,13 @@ static int finish(const char *path, const fmt_t *f, int rc, int status,
     el_eprintf("show: writing the output: %s\n", el_strerror(frc));
     status = 1;
     written_bad = 1;
+  } else if (frc == EL_ECORRUPT) { /* said as it came (print_warning) */
+    status = 1;
   } else if (frc && !rc && !unread) { /* unread: no byte, nothing to add */
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC && d->cut_event) /* as through a FIFO or pipe */
       el_src_warn_cut(strcmp(path, "-") ? path : "stdin", d);
-    else if (frc == EL_ETRUNC || frc == EL_EBADHDR || frc == EL_ECORRUPT)
+    else if (frc == EL_ETRUNC || frc == EL_EBADHDR)
       el_eprintf("show: %s: %s\n", path, /* the message names its byte */
                  d->msg[0] ? d->msg : el_strerror(frc));
     else
@@ -278,6 +287,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status,
     if (frc != EL_ETRUNC)
       status = 1;
   }
+  if (corrupt_said) status = 1; /* also when the input was cut after it */
   if ((fflush(stdout) != 0 || ferror(stdout)) && !written_bad) {
     el_eprintf("show: writing the output: %s\n", strerror(errno ? errno : EIO));
     status = 1;

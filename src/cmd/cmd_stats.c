@@ -48,6 +48,7 @@ typedef struct {
   uint16_t last_cap; /* capability of the previous event */
   uint64_t warnings;
   uint64_t corrupt; /* warnings that report corruption */
+  char name[512];   /* the input in messages: a path, "stdin", ... */
 } counts_t;
 
 static int count_header(void *ud, const el_ev_header_t *h) {
@@ -109,11 +110,15 @@ static void print_caps(const counts_t *c) {
   printf("%s\n", n > 32 ? ", ...)" : shown ? ")" : "");
 }
 
+/* A decoder warning, said as show says it (src/cmd/cmd_show.c
+ * print_warning): "NAME: MESSAGE", a corrupt part (a code) as an error,
+ * since it makes stats exit 1 (docs/exit-codes.md); the first 10. */
 static void count_warning(void *ud, const el_diag_t *d) {
   counts_t *c = ud;
   if (d->code)
     c->corrupt++;
-  if (c->warnings++ < 10) el_eprintf("stats: warning: %s\n", d->msg);
+  if (c->warnings++ < 10)
+    el_log(d->code ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", c->name, d->msg);
 }
 
 static void stats_usage(FILE *f) {
@@ -232,6 +237,7 @@ static int output_failed(void) {
  * each connection is a new session. */
 static int stats_live(const el_src_opts_t *o) {
   counts_t *c = counts_new();
+  if (c) el_src_opts_describe(o, c->name, sizeof c->name);
   el_ev_sink_t sink = {.ud = c, .on_event = count_event,
                        .on_header = count_header,
                        .on_warning = count_warning};
@@ -332,6 +338,8 @@ static int stats_direct(const char *path) {
     return 1;
   }
   counts_t *c = counts_new();
+  if (c)
+    snprintf(c->name, sizeof c->name, "%s", strcmp(path, "-") ? path : "stdin");
   r.buf = malloc(CHUNK);
   el_ev_sink_t sink = {.ud = c,
                        .on_event = count_event,

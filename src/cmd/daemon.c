@@ -211,6 +211,11 @@ static void d_interrupt(void *ud, int sig) { /* from a signal handler */
   d->host_c.interrupt(d->host_c.ud, sig);
 }
 
+static void d_input_name(void *ud, const char *name) {
+  el__daemon_t *d = ud;
+  d->host_c.input_name(d->host_c.ud, name);
+}
+
 static void d_source(void *ud, el_src_t *src) {
   el__daemon_t *d = ud;
   d->src = src;
@@ -518,6 +523,7 @@ static void pump(el__daemon_t *d) {
                          .scan = d_scan,
                          .interrupt = d_interrupt,
                          .on_source = d_source,
+                         .input_name = d_input_name,
                          .own_signals = d->o->own_signals};
   flow_start(d);
   d->end_status = el_src_pump(&d->loop, so, &c, &d->pump);

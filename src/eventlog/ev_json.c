@@ -121,13 +121,14 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
 }
 
 /* Corruption the decoder skipped over (a cut block, §4.6) still makes the
- * command fail at the end, like ghc-events would; the first is kept (the
- * status of finish). Every other warning goes to the warn hook. */
+ * command fail at the end, like ghc-events would: the first is kept (the
+ * status of finish). Every warning, corruption included, goes to the warn
+ * hook as it comes, so that the parts are said in byte order. */
 static void on_warning(void *ud, const el_diag_t *d) {
   el_ev_json_t *j = ud;
   if (d->code && !j->corrupt.code)
     j->corrupt = *d;
-  else if (j->warn)
+  if (j->warn)
     j->warn(j->warn_ud, d);
 }
 
@@ -237,10 +238,8 @@ int el_ev_json_finish(el_ev_json_t *j) {
   int rc = el_ev_decoder_finish(j->dec);
   if (rc) {
     j->diag = *el_ev_decoder_diag(j->dec);
-    if (j->corrupt.code && j->warn) /* not the status: said here */
-      j->warn(j->warn_ud, &j->corrupt);
-  } else if (j->corrupt.code) {
-    rc = j->corrupt.code;
+  } else if (j->corrupt.code) { /* a warning: said by the warn hook */
+    rc = EL_ECORRUPT;
     j->diag = j->corrupt;
   }
   if (!rc && !el_ev_decoder_stats(j->dec)->sessions) {

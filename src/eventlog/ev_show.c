@@ -589,13 +589,14 @@ static int on_header(void *ud, const el_ev_header_t *h) {
 }
 
 /* Corruption the decoder skipped over (a cut block, §4.6) still makes the
- * command fail at the end, like ghc-events would; the first is kept (the
- * status of finish). Every other warning goes to the warn hook. */
+ * command fail at the end, like ghc-events would: the first is kept (the
+ * status of finish). Every warning, corruption included, goes to the warn
+ * hook as it comes, so that the parts are said in byte order. */
 static void on_warning(void *ud, const el_diag_t *d) {
   el_ev_show_t *s = ud;
   if (d->code && !s->corrupt.code)
     s->corrupt = *d;
-  else if (s->warn)
+  if (s->warn)
     s->warn(s->warn_ud, d);
 }
 
@@ -1140,10 +1141,8 @@ static int decode_status(el_ev_show_t *s) {
   int rc = el_ev_decoder_finish(s->dec);
   if (rc) {
     s->diag = *el_ev_decoder_diag(s->dec);
-    if (s->corrupt.code && s->warn) /* not the status: said here */
-      s->warn(s->warn_ud, &s->corrupt);
-  } else if (s->corrupt.code) {
-    rc = s->corrupt.code;
+  } else if (s->corrupt.code) { /* a warning: said by the warn hook */
+    rc = EL_ECORRUPT;
     s->diag = s->corrupt;
   }
   return rc;

@@ -652,8 +652,9 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
 /* End of input: prints the type list and every event (stable by
  * timestamp, spec §6.4) to out, written with write(2) on fileno(out)
  * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
- * before is printed); EL_ECORRUPT (a corrupt part was skipped: the rest is
- * printed); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
+ * before is printed); EL_ECORRUPT (a corrupt part was skipped, or another
+ * problem the decoder went on after: the rest is printed; el_ev_show_diag
+ * is the first, which el_ev_show_set_warn's hook was given as it came); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
  * a negated errno when writing failed (it wins over the decode status):
  * the output, or the temporary file of the sort (then nothing is printed
  * and el_ev_show_diag's message names the file's directory and the
@@ -681,9 +682,10 @@ const el_diag_t *el_ev_show_diag(const el_ev_show_t *s);
 void el_ev_show_free(el_ev_show_t *s);
 /* Called with each warning of the formatter's decoder as it comes (bytes
  * skipped or ignored, a missing end-of-data marker, a corrupt part...),
- * except the first corruption, which is el_ev_show_finish's status (and
- * is passed here at finish when another error is the status): nothing
- * the decoder reports is lost. NULL (the default): none. Additive. */
+ * in byte order, corrupt parts included (d->code set). The first of those
+ * is also el_ev_show_finish's status (EL_ECORRUPT, el_ev_show_diag): with
+ * a hook it has been said here already; without one (NULL, the default)
+ * the status is all that is left of it. Additive. */
 typedef void (*el_ev_warn_fn)(void *ud, const el_diag_t *d);
 void el_ev_show_set_warn(el_ev_show_t *s, el_ev_warn_fn fn, void *ud);
 
@@ -697,7 +699,8 @@ void el_ev_show_set_warn(el_ev_show_t *s, el_ev_warn_fn fn, void *ud);
 typedef struct el_ev_json_s el_ev_json_t;
 el_ev_json_t *el_ev_json_new(FILE *out);
 int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len);
-/* Returns as el_ev_decoder_finish, or EL_EBADHDR if no header was read. */
+/* Returns as el_ev_decoder_finish, EL_ECORRUPT as el_ev_show_finish, or
+ * EL_EBADHDR if no header was read. */
 int el_ev_json_finish(el_ev_json_t *j);
 void el_ev_json_reset(el_ev_json_t *j);
 /* As el_ev_show_set_opts. Additive. */

@@ -269,6 +269,10 @@ void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud) {
   h->control_ud = ud;
 }
 
+void el_host_set_input_name(el_host_t *h, const char *name) {
+  snprintf(h->input_name, sizeof h->input_name, "%s", name ? name : "");
+}
+
 void el_host_set_warning_hook(el_host_t *h, el_host_warning_fn fn, void *ud) {
   h->warning_fn = fn;
   h->warning_ud = ud;
@@ -825,7 +829,12 @@ static void on_data_end(void *ud, uint64_t offset) {
 static void on_warning(void *ud, const el_diag_t *diag) {
   el_host_t *h = ud;
   h->st.warnings++;
-  el_log(EL_LOG_WARN, "%s", diag->msg); /* it names its byte */
+  /* It names its byte; a corrupt part is said in show's words, a warning
+   * here as decoding goes on (docs/exit-codes.md). */
+  if (h->input_name[0])
+    el_log(EL_LOG_WARN, "%s: %s", h->input_name, diag->msg);
+  else
+    el_log(EL_LOG_WARN, "%s", diag->msg);
   if (h->warning_fn) h->warning_fn(h->warning_ud, diag);
 }
 

@@ -281,6 +281,14 @@ typedef int (*el_host_control_fn)(void *ud, const char *ns, size_t ns_len,
                                   uint32_t command_id);
 void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
 
+/* The input's name in the decoder's warnings, which the host logs as
+ * "NAME: MESSAGE" (show's words for them, src/cmd/cmd_show.c), or NULL
+ * (the default) for the message alone. name: copied (at most 511 bytes
+ * kept). el_host_consumer's input_name hook calls it with el_src_pump's
+ * name for its source (a path, "stdin", "Unix socket PATH"). Thread: the
+ * feeding thread. */
+void el_host_set_input_name(el_host_t *h, const char *name);
+
 /* Warning hook: fn(ud, diag) after each decoder warning has been logged
  * and counted (on the feeding thread; diag is borrowed for the call).
  * Code 0 is information (stray bytes skipped, ...), EL_ECORRUPT a corrupt

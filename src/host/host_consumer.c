@@ -111,6 +111,10 @@ static void c_interrupt(void *ud, int sig) {
   el_host_interrupt_signal(ud, sig);
 }
 
+static void c_input_name(void *ud, const char *name) {
+  el_host_set_input_name(ud, name);
+}
+
 void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   memset(c, 0, sizeof *c);
   c->ud = h;
@@ -124,4 +128,5 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->scan = c_scan;
   c->interrupt = c_interrupt;
   c->offset = c_offset;
+  c->input_name = c_input_name;
 }

@@ -373,6 +373,7 @@ struct el_host_s {
 
   el_host_control_fn control_fn;
   void *control_ud;
+  char input_name[512];          /* el_host_set_input_name; "" = none */
   el_host_warning_fn warning_fn; /* el_host_set_warning_hook */
   void *warning_ud;
   el_host_clock_fn clock_fn; /* el_host_set_clock_hook */

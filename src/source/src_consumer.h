@@ -20,9 +20,18 @@ struct el_diag_s; /* src/eventlog/eventlog.h */
 #define EL_SRC_WAIT_BEAT_MS 250
 
 /* A decoder-like consumer. feed/finish return 0 or a negative EL_E* code;
- * diag (may be NULL) describes the last error. Any hook may be NULL. */
+ * diag (may be NULL) describes the last error, which el_src_pump logs
+ * naming the input, except EL_ECORRUPT from finish: a corrupt part the
+ * consumer went on after and said itself as it came (el_ev_show_t), only
+ * counted. Any hook may be NULL. */
 typedef struct el_src_consumer_s {
   void *ud;
+  /* May be NULL. Called once, before any other hook, with the input's
+   * name as el_src_pump's own messages give it (el_src_opts_describe: the
+   * path, "stdin", "Unix socket PATH"; borrowed for the call), for the
+   * consumer's own messages about the input (the decoder's warnings:
+   * "NAME: corrupt stream: ...", as show says them). */
+  void (*input_name)(void *ud, const char *name);
   void (*reset)(void *ud);                      /* a new session begins */
   int (*feed)(void *ud, const uint8_t *buf, size_t len);
   int (*finish)(void *ud);                      /* a session ended */

@@ -18,7 +18,7 @@
 typedef struct {
   const el_src_consumer_t *c;
   el_src_pump_result_t res;
-  char desc[160];          /* source description for messages */
+  char desc[512];          /* source description for messages */
   int in_session;          /* fed since the last finish */
   uint64_t fed;            /* bytes fed in all sessions */
   uint64_t conn_off;       /* the consumer's offset (or fed) when the
@@ -57,12 +57,17 @@ static uint64_t consumed(const pump_t *p) {
   return p->c->offset ? p->c->offset(p->c->ud) : p->fed;
 }
 
-/* Count and log error rc of the consumer, "DESC: WHAT: its message";
- * what NULL: "DESC: its message". */
-static void report(pump_t *p, int rc, const char *what) {
+/* Count error rc of the consumer (without a word: it said it itself). */
+static void count_error(pump_t *p, int rc) {
   p->res.errors++;
   if (!p->res.first_error)
     p->res.first_error = rc;
+}
+
+/* Count and log error rc of the consumer, "DESC: WHAT: its message";
+ * what NULL: "DESC: its message". */
+static void report(pump_t *p, int rc, const char *what) {
+  count_error(p, rc);
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
   if (!what && d && d->msg[0]) /* the message says it all */
     el_log(EL_LOG_ERROR, "%s: %s", p->desc, d->msg);
@@ -200,9 +205,10 @@ static void finish_session(pump_t *p, int at_end) {
     p->res.truncated++;
     el_src_warn_cut(p->desc, d);
   } else if (rc == EL_ECORRUPT) {
-    /* A consumer that held a corrupt part for its status (show): the
-     * session did not end early, the part was skipped. */
-    report(p, rc, NULL);
+    /* A consumer that held a corrupt part for its status (show), having
+     * said it as it came (el_ev_show_set_warn): the session did not end
+     * early, the part was skipped. */
+    count_error(p, rc);
   } else if (rc < 0 && rc != EL_ESTOPPED) {
     report(p, rc, "session ended early");
   }
@@ -495,6 +501,8 @@ int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
   memset(&p, 0, sizeof p);
   p.c = c;
   el_src_opts_describe(o, p.desc, sizeof p.desc);
+  if (c->input_name)
+    c->input_name(c->ud, p.desc);
   p.socket = o->kind == EL_SRC_UNIX || o->kind == EL_SRC_TCP;
   uv_loop_t own;
   if (!loop) {
