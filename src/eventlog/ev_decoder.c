@@ -173,6 +173,10 @@ struct el_ev_decoder_s {
   /* SCAN */
   unsigned scan_m;          /* bytes of "hdrbhetb" matched so far */
   uint64_t scan_from;       /* offset where the current skipped run began */
+  uint8_t scan_head[16];    /* its first bytes (scan_head_n of them), for
+                               a message that quotes them (text_at_start) */
+  unsigned scan_head_n;
+  uint64_t scan_head_from;  /* the scan_from they belong to */
   int seen_header;          /* a header was read at least once */
   /* HEADER */
   uint8_t *hbuf;
@@ -692,6 +696,8 @@ static void start_scan(el_ev_decoder_t *d, uint64_t from) {
   d->state = ST_SCAN;
   d->scan_m = 0;
   d->scan_from = from;
+  d->scan_head_from = from;
+  d->scan_head_n = 0;
   d->plen = 0;
 }
 
@@ -1048,16 +1054,82 @@ static int header_steps(el_ev_decoder_t *d) {
   return 0;
 }
 
+/* Up to 16 printable bytes (as_text's: a tab, a line feed or a carriage
+ * return too, the last two written as spaces) at the start of the n
+ * bytes at p, as text into out (16 + 1 bytes); 0 when fewer than 8 begin
+ * it. Unlike as_text, what follows them does not matter: a program's
+ * short output written over an eventlog's header leaves the header's
+ * other bytes after it. */
+static size_t text_prefix(const uint8_t *p, size_t n, char *out) {
+  size_t k = 0;
+  for (; k < n && k < 16; k++) {
+    uint8_t c = p[k];
+    if (c == '\n' || c == '\r')
+      c = ' ';
+    else if (c != '\t' && (c < 0x20 || c > 0x7e))
+      break;
+    out[k] = c == '"' ? '\'' : (char)c;
+  }
+  out[k] = '\0';
+  return k >= 8 ? k : 0;
+}
+
+/* Keep the first bytes of the scan run that began at scan_from (buf: the
+ * len bytes at d->base) in scan_head, as they come: whatever the
+ * chunking, the same bytes. */
+static void keep_scan_head(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
+  if (d->scan_head_from != d->scan_from) {
+    d->scan_head_from = d->scan_from;
+    d->scan_head_n = 0;
+  }
+  uint64_t at = d->scan_from + d->scan_head_n;
+  if (d->scan_head_n >= sizeof d->scan_head || at < d->base ||
+      at >= d->base + len)
+    return;
+  size_t k = sizeof d->scan_head - d->scan_head_n;
+  size_t have = (size_t)(d->base + len - at);
+  if (k > have)
+    k = have;
+  memcpy(d->scan_head + d->scan_head_n, buf + (at - d->base), k);
+  d->scan_head_n += (unsigned)k;
+}
+
+/* When the first of the n bytes skipped from scan_from (before a header,
+ * or with none found) read as text, a hint quoting them for the message
+ * (fmt: a printf format with one %s, the text, "..." after it when more
+ * bytes follow), else "": out, size bytes. A program's own output in its eventlog (+RTS -ol/dev/stdout
+ * with stdout sent to the same file: both write from byte 0, the text
+ * over the header) is otherwise only "no eventlog header found". */
+static const char *text_at_start(const el_ev_decoder_t *d, uint64_t n,
+                                 const char *fmt, char *out, size_t size) {
+  char text[20];
+  size_t k = d->scan_head_from == d->scan_from ? d->scan_head_n : 0;
+  if (k > n)
+    k = (size_t)n;
+  size_t t = text_prefix(d->scan_head, k, text);
+  if (!t)
+    return "";
+  if (t < n)
+    memcpy(text + t, "...", 4);
+  snprintf(out, size, fmt, text);
+  return out;
+}
+
 static void header_begin(el_ev_decoder_t *d, uint64_t off) {
   uint64_t skipped = off - d->scan_from;
   if (skipped) {
+    char hint[128];
     d->stats.skipped_bytes += skipped;
     d->stats.stray_bytes += skipped;
     set_diag(d, 0, d->scan_from, -1,
              "skipped %llu stray byte%s at byte %llu before the header at "
-             "byte %llu",
+             "byte %llu%s",
              (unsigned long long)skipped, plural(skipped),
-             (unsigned long long)d->scan_from, (unsigned long long)off);
+             (unsigned long long)d->scan_from, (unsigned long long)off,
+             text_at_start(d, skipped,
+                           " (text: \"%s\": program output in the "
+                           "eventlog?)",
+                           hint, sizeof hint));
     warn(d);
   }
   memcpy(d->hbuf, magic8, MAGIC_LEN);
@@ -1135,17 +1207,30 @@ static int header_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
  * any amount of a cut connection's bytes). */
 #define NOHDR_WARN (64u << 20)
 
+/* What "no eventlog header found" adds when the bytes read as text
+ * (text_at_start). */
+#define NOHDR_TEXT                                                       \
+  "; they begin with text (\"%s\"): not an eventlog, or a program's "    \
+  "own output written over its header (+RTS -ol/dev/stdout with stdout " \
+  "sent to the same file)?"
+
 static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
+  keep_scan_head(d, buf, len);
   size_t k = match_magic(&d->scan_m, buf, len);
   if (k == NONE) {
     uint64_t looked = d->base + len - d->scan_from;
     if (!d->seen_header && !d->nohdr_warned && looked >= NOHDR_WARN) {
+      char hint[160];
       d->nohdr_warned = 1;
       set_diag(d, 0, d->scan_from, -1,
                "no eventlog header in %llu MiB from byte %llu: is this an "
-               "eventlog? (still looking)",
+               "eventlog? (still looking)%s",
                (unsigned long long)(looked >> 20),
-               (unsigned long long)d->scan_from);
+               (unsigned long long)d->scan_from,
+               text_at_start(d, looked,
+                             "; it begins with text (\"%s\"): a "
+                             "program's own output written into it?",
+                             hint, sizeof hint));
       warn(d);
     }
     return len;
@@ -2950,6 +3035,10 @@ static int finish_state(el_ev_decoder_t *d) {
       /* The bytes of this session (since the last reset), not of the
        * whole input: a reconnecting socket resets once per connection. */
       uint64_t skipped = d->base - d->scan_from;
+      char hint[224];
+      /* (before scan_from moves: it quotes the bytes from there) */
+      const char *text =
+          text_at_start(d, skipped, NOHDR_TEXT, hint, sizeof hint);
       d->stats.skipped_bytes += skipped;
       d->stats.stray_bytes += skipped; /* skipped looking for a header */
       d->scan_from = d->base;
@@ -2961,9 +3050,9 @@ static int finish_state(el_ev_decoder_t *d) {
                  (unsigned long long)d->base);
       else
         set_diag(d, EL_ETRUNC, d->base, -1,
-                 "no eventlog header found in %llu byte%s from byte %llu",
+                 "no eventlog header found in %llu byte%s from byte %llu%s",
                  (unsigned long long)skipped, plural(skipped),
-                 (unsigned long long)(d->base - skipped));
+                 (unsigned long long)(d->base - skipped), text);
       return EL_ETRUNC;
     }
     return 0;

@@ -196,7 +196,7 @@ static void test_garbage_never_hangs(void **st) {
 static void test_no_header_counts_session_bytes(void **st) {
   (void)st;
   uint8_t junk[1000];
-  memset(junk, 'x', sizeof junk);
+  memset(junk, 0x01, sizeof junk); /* not text (no text hint) */
   el_ev_decoder_t *d = el_ev_decoder_new(NULL);
   assert_non_null(d);
   assert_int_equal(el_ev_decoder_feed(d, junk, 700), 0);
@@ -295,12 +295,91 @@ static void test_text_in_the_eventlog_named(void **st) {
   el_ev_decoder_free(d);
 }
 
+/* Decode the n bytes at p in pieces of step bytes, finish, and return
+ * the message of finish's EL_ETRUNC (static); warnings: the last one's
+ * message into lastwarn, counted in nwarn. */
+static const char *no_header_msg(const uint8_t *p, size_t n, size_t step) {
+  static char msg[512];
+  el_ev_sink_t sink = {.on_warning = count_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  assert_non_null(d);
+  nwarn = 0;
+  lastwarn[0] = '\0';
+  for (size_t i = 0; i < n; i += step)
+    assert_int_equal(el_ev_decoder_feed(d, p + i, n - i < step ? n - i : step),
+                     0);
+  int rc = el_ev_decoder_finish(d);
+  snprintf(msg, sizeof msg, "%s", rc ? el_ev_decoder_diag(d)->msg : "");
+  el_ev_decoder_free(d);
+  return msg;
+}
+
+/* A program's output written over its eventlog's header (`prog +RTS -l
+ * -ol/dev/stdout > file` with prog printing: the RTS and the program
+ * both write from byte 0 of the file, the text last). There is no header
+ * to find; the error says the bytes read as text, quoting 16 of them
+ * (line feeds as spaces), however the input is fed. Before, only "no
+ * eventlog header found in N bytes from byte 0". A short text leaves the
+ * header's printable first bytes after it ("hi\n" over "hdr": "hi
+ * bhetbetb", then the NUL of "etb\0"): quoted up to that NUL. Text before
+ * an intact header is named in the stray bytes' warning. Binary bytes
+ * get no hint. The log by hand: a header (50 bytes, as above), one
+ * RUN_THREAD event (type 1, 10 + 4 bytes) and the end marker (2). */
+static void test_text_over_the_header_named(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_hdr_end(&b);
+  tu_ev(&b, 1, 1000);
+  tu_u32(&b, 1);
+  tu_u16(&b, 0xFFFF); /* the end of the data */
+  assert_int_equal(b.n, 66);
+  static uint8_t log[66], t[128];
+  memcpy(log, b.b, 66);
+  static const char out[] = "hello line 1\nhello line 2\n";
+  memcpy(t, log, 66);
+  memcpy(t, out, strlen(out));
+  static const char want[] =
+      "no eventlog header found in 66 bytes from byte 0; they begin with "
+      "text (\"hello line 1 hel...\"): not an eventlog, or a program's own "
+      "output written over its header (+RTS -ol/dev/stdout with stdout "
+      "sent to the same file)?";
+  assert_string_equal(no_header_msg(t, 66, 66), want);
+  assert_string_equal(no_header_msg(t, 66, 1), want);
+  assert_string_equal(no_header_msg(t, 66, 7), want);
+  memcpy(t, log, 66);
+  memcpy(t, "hi\n", 3);
+  assert_string_equal(
+      no_header_msg(t, 66, 1),
+      "no eventlog header found in 66 bytes from byte 0; they begin with "
+      "text (\"hi bhetbetb...\"): not an eventlog, or a program's own "
+      "output written over its header (+RTS -ol/dev/stdout with stdout "
+      "sent to the same file)?");
+  /* Binary: the magic's first byte zeroed. */
+  memcpy(t, log, 66);
+  t[0] = 0;
+  assert_string_equal(no_header_msg(t, 66, 66),
+                      "no eventlog header found in 66 bytes from byte 0");
+  /* Text before a whole header: decoded, the text named. */
+  memcpy(t, "hello world\n", 12);
+  memcpy(t + 12, log, 66);
+  assert_string_equal(no_header_msg(t, 78, 1), "");
+  assert_int_equal(nwarn, 1);
+  assert_string_equal(lastwarn,
+                      "skipped 12 stray bytes at byte 0 before the header at "
+                      "byte 12 (text: \"hello world \": program output in "
+                      "the eventlog?)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_truncated_at_every_offset),
       cmocka_unit_test(test_random_byte_flips),
       cmocka_unit_test(test_garbage_never_hangs),
       cmocka_unit_test(test_text_in_the_eventlog_named),
+      cmocka_unit_test(test_text_over_the_header_named),
       cmocka_unit_test(test_no_header_counts_session_bytes),
       cmocka_unit_test(test_no_header_warns_once),
   };
