@@ -41,6 +41,8 @@ import json
 import re
 import sys
 
+from report_data import page_data
+
 EVENT = re.compile(r'\s*(\d+): ')
 WALL = re.compile(r'\s*(\d+): .*wall clock time (\d+)s (\d+)ns')
 SIZE = re.compile(r'\s*(\d+): cap \d+: size of heap capset \d+: (\d+) bytes')
@@ -79,13 +81,6 @@ def session(path):
         if m:
             s['census'].append(int(m.group(1)))
     return s
-
-
-def page_data(path):
-    html = open(path, encoding='utf-8').read()
-    m = re.search(r'<script type="application/json" id="el-data"[^>]*>'
-                  r'(.*?)</script>', html, re.S)
-    return json.loads(m.group(1))
 
 
 def after(p, ref, bad):

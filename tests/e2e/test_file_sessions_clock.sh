@@ -102,12 +102,9 @@ check mixed "$TMP/mixed.eventlog" $((W / 1000000000 + 60)) \
   bad "report failed: $(head -3 "$TMP/report.err")"
 "$BIN" report "$TMP/nw.eventlog" -o "$TMP/one.html" 2>/dev/null ||
   bad "report of one session failed"
-python3 - "$TMP/two.html" "$TMP/one.html" "$B" <<'PY' || rc=1
-import json, re, sys
-def data(path):
-    s = open(path).read()
-    m = re.search(r'<script[^>]*id="el-data"[^>]*>(.*?)</script>', s, re.S)
-    return json.loads(m.group(1))
+PYTHONPATH=$SRC/tests/e2e python3 - "$TMP/two.html" "$TMP/one.html" "$B" <<'PY' || rc=1
+import sys
+from report_data import page_data as data
 two, one, b = data(sys.argv[1]), data(sys.argv[2]), int(sys.argv[3])
 fail = 0
 if two["stats"]["sessions"] != 2:

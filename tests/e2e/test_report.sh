@@ -44,12 +44,9 @@ rc=0
 bad() { echo "FAIL: $*"; rc=1; }
 ok() { echo "ok: $*"; }
 # data FILE.html: the page's data document on stdout
-data() {
-  python3 -c 'import re, sys; s = open(sys.argv[1], encoding="utf-8").read()
-print(re.search(r"<script type=\"application/json\" id=\"el-data\">(.*?)</script>", s, re.S).group(1))' "$1"
-}
+data() { python3 "$SRC/tests/e2e/report_data.py" "$1"; }
 # jq-like: field PATH of the data of FILE.html (python expression on d)
-field() { data "$1" | python3 -c "import json, sys; d = json.load(sys.stdin); print($2)"; }
+field() { python3 "$SRC/tests/e2e/report_data.py" "$1" "$2"; }
 
 ODD=$EVENTLOGS/ghc-9.0/oddball-hT.eventlog
 

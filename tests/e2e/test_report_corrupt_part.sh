@@ -25,10 +25,10 @@ st=0
 [ $st = 0 ] || bad "status $st, want 0 (a corrupt part is skipped): $(cat "$TMP/err")"
 grep -q 'corrupt stream' "$TMP/err" || bad "no warning on stderr: $(cat "$TMP/err")"
 [ -s "$TMP/part.html" ] || { bad "no report written"; exit 1; }
-python3 - "$TMP/part.html" $FROM $TO <<'PY' || rc=1
-import json, re, sys
-s = open(sys.argv[1], encoding='utf-8').read()
-d = json.loads(re.search(r'<script type="application/json" id="el-data">(.*?)</script>', s, re.S).group(1))
+PYTHONPATH=$SRC/tests/e2e python3 - "$TMP/part.html" $FROM $TO <<'PY' || rc=1
+import sys
+from report_data import page_data
+d = page_data(sys.argv[1])
 lo, hi = int(sys.argv[2]), int(sys.argv[3])
 errs = d['errors']
 if d['errors_total'] < 1 or not any(lo <= e['offset'] < hi and 'corrupt' in e['msg'] for e in errs):
@@ -47,7 +47,7 @@ b = open(sys.argv[1], 'rb').read()
 open(sys.argv[2], 'wb').write(b[:-2] + struct.pack('>HQ', 77, 1183473046) + b'zzzz' + b'\xff\xff')
 PY
 "$BIN" report "$TMP/tail.eventlog" -o "$TMP/tail.html" 2> /dev/null
-n=$(python3 -c 'import json, re, sys; s = open(sys.argv[1]).read(); print(json.loads(re.search(r"id=\"el-data\">(.*?)</script>", s, re.S).group(1))["errors_total"])' "$TMP/tail.html")
+n=$(python3 "$SRC/tests/e2e/report_data.py" "$TMP/tail.html" 'd["errors_total"]')
 [ "$n" = 1 ] && ok "a fatal error is listed once" || bad "a fatal error listed $n times"
 [ $rc = 0 ] && { echo PASS; exit 0; }
 exit 1

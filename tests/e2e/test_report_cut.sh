@@ -45,12 +45,10 @@ head -c $((at + 7)) "$A" >"$TMP/cut.eventlog"
   { echo "FAIL: report: $(head -3 "$TMP/err")"; exit 1; }
 grep -q "truncated inside an event, BLOCK_MARKER (type 18), at byte $at " \
   "$TMP/err" || bad "stderr: $(cat "$TMP/err")"
-python3 - "$TMP/cut.html" "$at" <<'PY' || rc=1
-import json, re, sys
-html = open(sys.argv[1], encoding='utf-8').read()
-m = re.search(r'<script type="application/json" id="el-data"[^>]*>(.*?)'
-              r'</script>', html, re.S)
-d = json.loads(m.group(1))
+PYTHONPATH=$SRC/tests/e2e python3 - "$TMP/cut.html" "$at" <<'PY' || rc=1
+import sys
+from report_data import page_data
+d = page_data(sys.argv[1])
 at = int(sys.argv[2])
 cuts = d.get('cuts')
 if not (cuts and len(cuts) == 1 and cuts[0]['offset'] == at and
@@ -70,12 +68,10 @@ cat "$TMP/cut.eventlog" "$A" >"$TMP/joined.eventlog"
   { echo "FAIL: report joined: $(head -3 "$TMP/err")"; exit 1; }
 grep -q "at byte $at is cut off at byte $((at + 7)), where a new header" \
   "$TMP/err" || bad "joined stderr: $(cat "$TMP/err")"
-python3 - "$TMP/joined.html" "$at" <<'PY' || rc=1
-import json, re, sys
-html = open(sys.argv[1], encoding='utf-8').read()
-m = re.search(r'<script type="application/json" id="el-data"[^>]*>(.*?)'
-              r'</script>', html, re.S)
-d = json.loads(m.group(1))
+PYTHONPATH=$SRC/tests/e2e python3 - "$TMP/joined.html" "$at" <<'PY' || rc=1
+import sys
+from report_data import page_data
+d = page_data(sys.argv[1])
 at = int(sys.argv[2])
 cuts = d.get('cuts')
 if not (cuts and len(cuts) == 1 and cuts[0]['offset'] == at and
