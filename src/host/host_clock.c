@@ -571,8 +571,10 @@ el_unix_ns_t el_host_stream_unix_ns(el_host_t *h) {
   return el__host_unix(h, h->now);
 }
 
+/* el.session.clock_from (docs/lua-api.md §3 "The session clock"). */
 static const char *clock_from(const el__clock_t *c) {
   if (c->state == EL_HOST_CLOCK_EXACT) return "WALL_CLOCK_TIME";
+  if (c->from_next) return "next_session";
   return c->from_file ? "file_mtime" : "arrival";
 }
 
@@ -587,6 +589,7 @@ static int estimate(el_host_t *h, el_rts_ns_t t) {
   c->state = EL_HOST_CLOCK_ESTIMATED;
   c->anchor = cand;
   c->from_file = !c->live;
+  c->from_next = 0;
   if (first && el_log_enabled(EL_LOG_DEBUG)) {
     char b[40];
     el_log(EL_LOG_DEBUG,
@@ -609,29 +612,39 @@ static int estimate(el_host_t *h, el_rts_ns_t t) {
  * of a multi-session file (a tee of eventlog-socket connections; GHC 9.0's
  * eventlog-socket never sends WALL_CLOCK_TIME) would end at the
  * modification time, their times laid over each other. Later bounds
- * (estimate) are all later than it, so it holds for the session. */
+ * (estimate) are all later than it, so it holds for the session. Its
+ * clock_from: "next_session" when the end it was given rests on a later
+ * session's WALL_CLOCK_TIME (the modification time played no part), else
+ * "file_mtime". */
 static void from_file_end(el_host_t *h, size_t k) {
   el__clock_t *c = &h->clock;
   int64_t end = c->received;
+  int next = 0; /* end rests on a later session's exact start */
   for (size_t j = c->nhints; j-- > k;) {
     const el_host_hint_t *x = &c->hints[j];
-    int64_t start = x->has_wall_clock && j > k
-                        ? x->start_unix_ns
-                        : diff_sat((el_unix_ns_t)end, x->max_t);
-    end = start < end ? start : end; /* never after the next one's end */
+    int wall = x->has_wall_clock && j > k;
+    int64_t start =
+        wall ? x->start_unix_ns : diff_sat((el_unix_ns_t)end, x->max_t);
+    if (start < end) { /* never after the next one's end */
+      end = start;
+      if (wall) next = 1;
+    }
   }
   int first = c->state == EL_HOST_CLOCK_NONE;
   c->state = EL_HOST_CLOCK_ESTIMATED;
   c->anchor = end;
   c->from_file = 1;
+  c->from_next = next;
   if (first && el_log_enabled(EL_LOG_DEBUG)) {
     char b[40];
     el_log(EL_LOG_DEBUG,
            "session %u: no WALL_CLOCK_TIME in the file; RTS start estimated "
-           "at %s from the file's modification time, the sessions after it "
-           "taken to have run one after another; times are marked "
-           "eventlog_live.clock=file_mtime",
-           h->sess.number, iso(end, b, sizeof b));
+           "at %s from %s, the sessions after it taken to have run one "
+           "after another; times are marked eventlog_live.clock=%s",
+           h->sess.number, iso(end, b, sizeof b),
+           next ? "a later session's WALL_CLOCK_TIME"
+                : "the file's modification time",
+           clock_from(c));
   }
 }
 
@@ -656,6 +669,7 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
   c->state = EL_HOST_CLOCK_NONE;
   c->anchor = 0;
   c->from_file = 0;
+  c->from_next = 0;
   c->hinted = 0;
   c->block_end = 0;
   for (int i = 0; i <= p->max_cap; i++) {
@@ -740,7 +754,9 @@ int el__clock_event(el_host_t *h, const el_ev_event_t *ev) {
                "session %u: WALL_CLOCK_TIME: exact clock (RTS start %s); the "
                "estimate from the %s was %.3f ms late",
                h->sess.number, iso(exact, b, sizeof b),
-               c->from_file ? "file's modification time" : "arrival",
+               c->from_next   ? "next session's start"
+               : c->from_file ? "file's modification time"
+                              : "arrival",
                (double)(c->anchor - exact) / 1e6);
       else
         el_log(EL_LOG_DEBUG, "session %u: WALL_CLOCK_TIME: RTS start %s",

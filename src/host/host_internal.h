@@ -189,6 +189,9 @@ typedef struct el__clock_s {
   el_host_clock_t state;    /* NONE, ESTIMATED, EXACT */
   int64_t anchor;           /* Unix ns of RTS time 0 (not NONE) */
   int from_file;            /* ESTIMATED from a file's modification time */
+  int from_next;            /* ... of it, from a later session's exact
+                               start instead (from_file_end): it ended
+                               where that one started */
   el_unix_ns_t received;    /* the bytes being fed existed by then; 0 =
                                unknown */
   int live;                 /* they arrive as the program writes them */

@@ -113,7 +113,9 @@ void el_rp_exporter(el_rp_t *rp, el_tm_exporter_t *ex);
  * another stays held until a later session's clock settles; it is then
  * taken to have ended where the next one started (start = the next
  * one's start - its end_t), as a recorded file's sessions are; so are its
- * place on the axis (spans), its threads' and the header's RTS start.
+ * place on the axis (spans), its threads' and the header's RTS start, and
+ * the header's clock_from becomes "next_session" (as the host names such
+ * a session of a recorded file).
  * Only at the end of the input (el_rp_settle) with no later settled
  * clock does it keep its last estimate. Flush the store before each call: the batches it
  * then exports hold the records converted with the previous clock. A

@@ -93,9 +93,12 @@ static void held_reduce(el_rp_t *rp, rp_held_t *e, int64_t off) {
   }
 }
 
-/* Session `number`, placed: its RTS start moved from `from` to `to`:
- * where it lies on the axis, its threads' times and, the first session,
- * the header's RTS start and the axis origin. */
+/* Session `number`, placed to end where the next one starts: its RTS
+ * start moved from `from` to `to`: where it lies on the axis, its
+ * threads' times and, the first session, the header's RTS start, the
+ * axis origin and where its clock came from ("next_session", as the host
+ * names a recorded file's session placed so, host_clock.c; no longer the
+ * arrival of its bytes). */
 static void session_moved(el_rp_t *rp, uint64_t number, uint64_t from,
                           uint64_t to) {
   int64_t off = (int64_t)(to - from); /* two's complement */
@@ -112,6 +115,8 @@ static void session_moved(el_rp_t *rp, uint64_t number, uint64_t from,
   if (rp->session.number == number && rp->session.start_unix_ns) {
     rp->session.start_unix_ns = el__rp_shift(rp->session.start_unix_ns, off);
     rp->origin = rp->session.start_unix_ns;
+    el_free(rp->session.clock_from);
+    rp->session.clock_from = el_strdup("next_session"); /* NULL: none */
   }
 }
 
@@ -127,7 +132,7 @@ static void place_pending(el_rp_t *rp, bool chained) {
     q->final = q->start;
     if (!chained || !next) continue;
     uint64_t at = next > q->end_t ? next - q->end_t : 1;
-    if (q->start && at != q->start) session_moved(rp, q->session, q->start, at);
+    if (q->start) session_moved(rp, q->session, q->start, at);
     if (q->start) q->final = at;
     next = at;
   }

@@ -78,7 +78,9 @@ check two "$TMP/two.eventlog" $MTIME \
 
 # Then one with WALL_CLOCK_TIME (heapy-hT itself), the file modified after
 # it: the first ends where the second's exact clock puts its RTS start,
-# the Unix time of the WALL_CLOCK_TIME event minus its eventlog time.
+# the Unix time of the WALL_CLOCK_TIME event minus its eventlog time; its
+# clock says so ("next_session": the modification time played no part;
+# before, "file_mtime").
 W=$("$BIN" show "$HEAPY" 2>/dev/null | python3 -c '
 import re, sys
 for line in sys.stdin:
@@ -93,7 +95,7 @@ HB=$(sed -n 's/.*timestamps [0-9]* \.\. \([0-9]*\) ns.*/\1/p' \
   <("$BIN" stats "$HEAPY" 2>&1))
 cat "$TMP/nw.eventlog" "$HEAPY" >"$TMP/mixed.eventlog"
 check mixed "$TMP/mixed.eventlog" $((W / 1000000000 + 60)) \
-  "$(printf '1\tfile_mtime\t%s\t%s' $((W - B)) $W)" \
+  "$(printf '1\tnext_session\t%s\t%s' $((W - B)) $W)" \
   "$(printf '2\tWALL_CLOCK_TIME\t%s\t%s' $W $((W + HB)))"
 
 # report: both sessions counted, laid end to end (range 2B), and no GC

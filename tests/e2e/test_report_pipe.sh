@@ -20,8 +20,9 @@
 # Then a session without WALL_CLOCK_TIME (a GHC 9.0 log cut mid-run; a
 # GHC 8 log cut, ghc-events' testlog-part) followed by a whole log: the
 # file takes it to have ended where the next one started, and so must
-# the pipe (report_pipe_check.py --after: the file's data but for the
-# header's clock_from, and where B's reference puts the second session).
+# the pipe (report_pipe_check.py --after: the file's data, the header's
+# clock from "next_session" in both, and where B's reference puts the
+# second session).
 # ctest-labels: e2e web
 set -u
 SRC=${EL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -47,9 +48,11 @@ python3 "$SRC/tests/e2e/report_pipe_check.py" "$TMP/pipe.html" \
 
 # A session without WALL_CLOCK_TIME (A cut mid-run: a killed GHC 9.0
 # program writes it only at exit) followed by B: the file takes it to
-# have ended when B started (docs/lua-api.md §3 "The session clock").
+# have ended when B started (docs/lua-api.md §3 "The session clock"),
+# and so does the pipe, both saying so (clock_from "next_session").
 # Before, the pipe kept its arrival estimate: the axis ran to 492,611 s
-# and the heap charts were empty. Then the same for a GHC 8 log cut by
+# and the heap charts were empty; then it was placed but said "arrival"
+# (the file "file_mtime"). Then the same for a GHC 8 log cut by
 # ghc-events' own test data (testlog-part) followed by A.
 head -c 230429 "$A" >"$TMP/cut.eventlog"
 T=$EVENTLOGS/ghc-events/testlog-part.eventlog

@@ -552,7 +552,9 @@ static void test_records_moved_to_settled_clock(void **state) {
  * session 3's clock becomes exact at T0, session 2 starts at T0 - 30 ms
  * and session 1 at T0 - 130 ms, by hand: its point at T0 - 90 ms, its
  * span [T0 - 130, T0 - 30] ms, the header's RTS start and the axis
- * origin T0 - 130 ms. */
+ * origin T0 - 130 ms; the header's clock, estimated from the arrival of
+ * its bytes until then, is from the next session's start now
+ * ("next_session"). */
 static void test_unsettled_session_ends_at_next(void **state) {
   (void)state;
   el_rp_t *rp = new_rp();
@@ -570,7 +572,7 @@ static void test_unsettled_session_ends_at_next(void **state) {
   snprintf(lua, sizeof lua,
            "native = require('eventlog_live.report.native')\n"
            "native.session({number = 1, start_unix_ns = %llu, clock = "
-           "'estimated'}, %llu)\n"
+           "'estimated', clock_from = 'arrival'}, %llu)\n"
            "native.threads({{thread = 1, first_t = 0, last_t = 40000000}}, "
            "1, %llu)\n",
            (unsigned long long)E, (unsigned long long)(E + 100 * MS),
@@ -583,6 +585,7 @@ static void test_unsettled_session_ends_at_next(void **state) {
   el_rp_clock(rp, 2, E + 9000 * MS, 30 * MS, 0);
   el_rp_clock(rp, 3, 0, 0, 0);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 0);
+  assert_string_equal(rp->session.clock_from, "arrival");
   el_rp_clock(rp, 3, T0, 0, 1); /* WALL_CLOCK_TIME */
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].peak_t, T0 - 90 * MS);
@@ -595,6 +598,8 @@ static void test_unsettled_session_ends_at_next(void **state) {
   assert_int_equal(rp->threads[0].start_unix_ns, T0 - 130 * MS);
   assert_int_equal(rp->session.start_unix_ns, T0 - 130 * MS);
   assert_int_equal(rp->origin, T0 - 130 * MS);
+  assert_string_equal(rp->session.clock_from, "next_session");
+  assert_string_equal(rp->session.clock, "estimated");
   el_rp_settle(rp);
   assert_int_equal(rp->heap.st[RP_G_HEAP_SIZE].points, 2);
   el_host_free(h);

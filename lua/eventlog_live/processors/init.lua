@@ -63,8 +63,8 @@ local function make_ctx(el)
   -- session's init events may come late (GHC 9.0 writes them in its global
   -- buffer) or never (eventlog-socket does not repeat them after a
   -- reconnection). eventlog_live.clock marks records whose times are
-  -- estimated (docs/differences.md): "arrival" or "file_mtime"; absent once
-  -- the session's WALL_CLOCK_TIME is known.
+  -- estimated (docs/differences.md): "arrival", "file_mtime" or
+  -- "next_session"; absent once the session's WALL_CLOCK_TIME is known.
   local shown = {}    -- resource key -> value last set (false = unset)
   local PROCESS_KEYS = {"process.pid", "process.command_args",
                         "process.executable.name", "process.runtime.name",
