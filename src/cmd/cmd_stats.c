@@ -110,14 +110,19 @@ static void print_caps(const counts_t *c) {
   printf("%s\n", n > 32 ? ", ...)" : shown ? ")" : "");
 }
 
+/* Warnings stats prints as they come; how many more there were is said
+ * with the summary. */
+#define STATS_WARNINGS_SHOWN 10
+
 /* A decoder warning, said as show says it (src/cmd/cmd_show.c
  * print_warning): "NAME: MESSAGE", a corrupt part (a code) as an error,
- * since it makes stats exit 1 (docs/exit-codes.md); the first 10. */
+ * since it makes stats exit 1 (docs/exit-codes.md); the first
+ * STATS_WARNINGS_SHOWN. */
 static void count_warning(void *ud, const el_diag_t *d) {
   counts_t *c = ud;
   if (d->code)
     c->corrupt++;
-  if (c->warnings++ < 10)
+  if (c->warnings++ < STATS_WARNINGS_SHOWN)
     el_log(d->code ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", c->name, d->msg);
 }
 
@@ -212,6 +217,12 @@ static void print_report(const counts_t *c, const el_ev_stats_t *st,
            (double)(c->tally.tmax - c->tally.tmin) * 1e-9,
            (unsigned long long)c->tally.tmin,
            (unsigned long long)c->tally.tmax);
+  if (c->warnings > STATS_WARNINGS_SHOWN) /* never a silent cut */
+    el_log(EL_LOG_WARN,
+           "%s: %llu more warnings not shown (stats prints the first %d; "
+           "'eventlog-live show' prints every one)",
+           c->name, (unsigned long long)(c->warnings - STATS_WARNINGS_SHOWN),
+           STATS_WARNINGS_SHOWN);
   printf("warnings:         %llu (%llu reporting corruption)\n",
          (unsigned long long)c->warnings, (unsigned long long)c->corrupt);
   printf("elapsed:          %.3f s\n", secs);

@@ -122,10 +122,13 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
  * them from 0); before any block of a capability, up to this one. */
 #define RS_CAP_FIRST 63
 /* A block marker where an event is expected (not a resync target): its
- * capability is believed up to this one (GHC's largest: since 9.4 its RTS
- * has at most 256, MAX_N_CAPABILITIES), or up to the largest seen in the
- * session + 1 (older GHCs allowed more). */
-#define CAP_MAX_GHC 255
+ * capability is believed up to this one, or up to the largest seen in the
+ * session + 1. GHC since 9.4 has at most 256 (MAX_N_CAPABILITIES), but
+ * older ones have no bound: a GHC 9.0 program run with -N300 writes
+ * capabilities 0 to 299, whose blocks may come in any order (257's before
+ * 256's). 1023 is the largest the analyses track (EL__MAX_CAPS); a
+ * damaged field is most often far above (32767: a bit of the high byte). */
+#define CAP_MAX_BELIEVED 1023
 /* Resynchronisation looks this many bytes back from where the corrupt
  * part begins as well as forward: a byte or a few lost before a block
  * marker make the event before it end inside the marker. Below RS_LOOK,
@@ -1268,14 +1271,14 @@ static int marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
 }
 
 /* Is capability cap believable for a block marker where an event is
- * expected: 0xFFFF (the global block), at most CAP_MAX_GHC (any -N a GHC
- * since 9.4 allows: -N128's blocks may come in any order), or at most
- * the largest seen in the session + 1 (GHC numbers them from 0)? A
- * capability never seen and far above every other (a damaged field,
- * e.g. 32767 in a session of capabilities 0 and 1) is not. Resync
- * targets are held to the stricter rs_marker_ok. */
+ * expected: 0xFFFF (the global block), at most CAP_MAX_BELIEVED (any -N
+ * up to 1024, whatever order its blocks come in), or at most the largest
+ * seen in the session + 1 (GHC numbers them from 0)? A capability never
+ * seen and far above every other (a damaged field, e.g. 32767 in a
+ * session of capabilities 0 and 1) is not. Resync targets are held to
+ * the stricter rs_marker_ok. */
 static int cap_ok(const el_ev_decoder_t *d, unsigned cap) {
-  return cap == EL_EV_NO_CAP || cap <= CAP_MAX_GHC ||
+  return cap == EL_EV_NO_CAP || cap <= CAP_MAX_BELIEVED ||
          (int)cap <= d->sess_cap_hi + 1;
 }
 
@@ -2028,12 +2031,12 @@ static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
     snprintf(what, sizeof what,
              "a capability that is not believable (above %d, and none "
              "seen yet): its events get none",
-             CAP_MAX_GHC);
+             CAP_MAX_BELIEVED);
   else
     snprintf(what, sizeof what,
              "a capability that is not believable (above %d, and the "
              "largest seen is %d): its events get none",
-             CAP_MAX_GHC, d->sess_cap_hi);
+             CAP_MAX_BELIEVED, d->sess_cap_hi);
   if (how == FIX_CAP) {
     memcpy(m, p, RS_LOOK);
     m[22] = m[23] = 0xFF;
