@@ -259,7 +259,6 @@ struct el_ev_decoder_s {
   uint64_t sess_tmax;       /* largest time: events, markers' start/end */
   int sess_cap_hi;          /* largest capability with a block, -1 none */
   uint64_t sess_blocks;     /* believable block markers delivered */
-  uint64_t data_off;        /* the session's first data byte (after datb) */
   uint64_t body_from;       /* ST_BODY: offset of the body's first byte */
   int landing;              /* DATA: a skipped body just ended here */
   int rewind;               /* data_feed asks run() to go back to
@@ -1020,7 +1019,6 @@ static int h_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
   int rc = header_done(d);
   if (rc != EL_ENOMEM)
     d->hpos += 8; /* on ENOMEM the step is retried */
-  d->data_off = off + 8;
   return rc;
 }
 
@@ -1801,51 +1799,6 @@ static int reopen_at(const el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   return !crosses && near_marker(d, p, avail, off) ? RS_CORRUPT : RS_NO;
 }
 
-/* Where a session's data begins (off: right after "datb"), its header
- * declaring block markers (blocks_expected: GHC's data begins with one),
- * an event of a declared type that is not a block marker (nor DATA_END),
- * with a believable marker (rs_check) less than RS_BACK bytes after it
- * whose start time is earlier than the event's: bytes inserted before the
- * first marker framed with the marker's own (its type's 0x00 0x12 land in
- * the event's time: days or years), as at a block's end (reopen_at's
- * RS_CORRUPT). An event dated before the marker stays an event outside
- * any block, as the format allows (old GHCs' STARTUP). Before, two bytes
- * inserted there framed with the marker's as one declared event and the
- * first block was lost; one zero byte made an event of invented fields.
- * RS_NEED: *need bytes from p decide (waited for also live). -1: not
- * such bytes. */
-static int data_begin_at(const el_ev_decoder_t *d, const uint8_t *p,
-                         size_t avail, uint64_t off, size_t *need) {
-  if (d->sess_blocks || off != d->data_off || !blocks_expected(d))
-    return -1;
-  if (avail < 2) {
-    if (d->eof)
-      return -1;
-    *need = 2;
-    return RS_NEED;
-  }
-  unsigned type = el__be16(p);
-  /* (an undeclared type is a corrupt part anyway: blocks_expected) */
-  if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF || type >= d->ntab ||
-      !(d->tab[type] & T_DECLARED))
-    return -1;
-  if (avail < RS_BACK + RS_WIN && !d->eof) {
-    *need = RS_BACK + RS_WIN;
-    return RS_NEED;
-  }
-  if (avail < 10)
-    return -1;
-  uint64_t t = el__be64(p + 2);
-  size_t tail;
-  for (size_t j = 1; j < RS_BACK && j + RS_LOOK <= avail; j++) {
-    size_t w = avail - j < RS_WIN ? avail - j : RS_WIN;
-    if (p[j] == 0 && el__be64(p + j + 2) < t &&
-        rs_check(d, p + j, w, 1, &tail) == RS_HIT)
-      return RS_CORRUPT;
-  }
-  return -1;
-}
-
 /* What the bytes at p (avail of them, at input offset off) are:
  *   S_EVENT  an event of *n bytes;
  *   S_NEED   undecided until there are *n bytes;
@@ -1911,9 +1864,7 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   }
   /* (live too, as above) */
   size_t want = 0;
-  int ro = data_begin_at(d, p, avail, off, &want);
-  if (ro < 0)
-    ro = reopen_at(d, p, avail, off, r, claim, &want);
+  int ro = reopen_at(d, p, avail, off, r, claim, &want);
   if (ro == RS_NEED) {
     *n = (long)want; /* what follows decides (reopen_at) */
     return S_NEED;
@@ -2637,12 +2588,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
     ev->layout = 0;
   }
   d->in_event = 1; /* its only callback is on_event, for ev */
-  /* Before the session's first block, where its data begins: step()
-   * looks there too (data_begin_at). */
-  const uint64_t dbeg =
-      !d->sess_blocks && blocks_expected(d) ? d->data_off : UINT64_MAX;
   for (;;) {
-    if (base + i == bend || base + i == dbeg)
+    if (base + i == bend)
       break; /* a block ends here: step() looks at what follows */
     int in_block = base + i < bend;
     size_t r = in_block && bend - base < end ? (size_t)(bend - base) : end;
