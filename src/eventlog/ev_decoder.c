@@ -205,7 +205,8 @@ struct el_ev_decoder_s {
   /* Per type, indexed by its two wire bytes as they lie in memory
    * (wire_key: no byte swap on the fast path's chain from one event to
    * the next): the event's length (10 + size) if tab[] has T_FAST for
-   * it, else 0. 65,536 entries once a header was read. */
+   * it, else 0. 65,536 entries once a header was read, followed by as
+   * many of its EL_EV_RUN_* kind (el_ev_run_frame: run_kind). */
   uint8_t *flen;
   uint8_t *pend;            /* partial event being reassembled */
   size_t plen, pcap;
@@ -290,6 +291,7 @@ struct el_ev_decoder_s {
   void *direct_ud;
   el_ev_direct_begin_fn direct_begin; /* el_ev_decoder_direct_runs */
   el_ev_direct_end_fn direct_end;
+  el_ev_run_fn run_fn; /* el_ev_decoder_direct_run; NULL: none */
   /* el_ev_decoder_tally; NULL: none */
   el_ev_tally_t *tally;
   /* A warning was given that NOHDR_WARN bytes held no header. */
@@ -586,7 +588,7 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
   int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
-  int direct = !quiet && d->qc.events && d->direct_fn &&
+  int direct = !quiet && d->qc.events && (d->direct_fn || d->run_fn) &&
                ((d->direct[id >> 6] >> (id & 63)) & 1);
   t &= ~(T_NOFIELDS | T_QUIET | T_DIRECT);
   if (!(t & T_FAST))
@@ -597,10 +599,20 @@ static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
 
 /* Apply the masks to the current session's table entries from..to-1
  * (tab[ntab] stays 0). */
+/* A tab[] entry's EL_EV_RUN_* kind (el_ev_run_frame). */
+static uint8_t run_kind(uint32_t t) {
+  return !(t & T_FAST)  ? EL_EV_RUN_STOP
+         : t & T_QUIET  ? EL_EV_RUN_QUIET
+         : t & T_DIRECT ? EL_EV_RUN_DIRECT
+                        : EL_EV_RUN_STOP;
+}
+
 static void remask(el_ev_decoder_t *d, size_t from, size_t to) {
   for (size_t i = from; i < to && i < d->ntab; i++)
-    if (d->tab[i])
+    if (d->tab[i]) {
       d->tab[i] = with_mask(d, (uint16_t)i, d->tab[i]);
+      d->flen[65536 + wire_key((uint16_t)i)] = run_kind(d->tab[i]);
+    }
 }
 
 /* From inside on_event: the event being delivered gets the fields it was
@@ -671,6 +683,16 @@ int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on) {
 
 void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud) {
   d->direct_fn = fn;
+  d->run_fn = NULL;
+  d->direct_ud = fn ? ud : NULL;
+  remask(d, 0, d->ntab);
+}
+
+void el_ev_decoder_direct_run(el_ev_decoder_t *d, el_ev_run_fn fn, void *ud) {
+  d->run_fn = fn;
+  d->direct_fn = NULL;
+  d->direct_begin = NULL;
+  d->direct_end = NULL;
   d->direct_ud = fn ? ud : NULL;
   remask(d, 0, d->ntab);
 }
@@ -679,6 +701,8 @@ void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
                                el_ev_direct_end_fn end) {
   d->direct_begin = begin;
   d->direct_end = end;
+  if (begin || end)
+    d->run_fn = NULL;
 }
 
 void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
@@ -853,7 +877,7 @@ static int header_done(el_ev_decoder_t *d) {
       ntab = (size_t)d->raw[i].id + 1;
   /* Entries below tabcap are all zero here (header_begin cleared the
    * previous session's); zero the new part. */
-  if (!d->flen && !(d->flen = el_calloc(65536, 1)))
+  if (!d->flen && !(d->flen = el_calloc(2 * 65536, 1)))
     return EL_ENOMEM; /* before tab: header_begin clears both */
   size_t old = d->tabcap;
   /* One entry more than the ids declared: tab[ntab] stays 0 (undeclared),
@@ -895,6 +919,7 @@ static int header_done(el_ev_decoder_t *d) {
     d->tab[r->id] = with_mask(
         d, r->id, T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT));
     d->flen[wire_key(r->id)] = fast ? (uint8_t)(10 + r->size) : 0;
+    d->flen[65536 + wire_key(r->id)] = run_kind(d->tab[r->id]);
   }
   d->ntab = ntab;
   d->hdr.decls = d->decls;
@@ -1148,6 +1173,7 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
     if (d->raw[i].id < d->tabcap) {
       d->tab[d->raw[i].id] = 0;
       d->flen[wire_key(d->raw[i].id)] = 0;
+      d->flen[65536 + wire_key(d->raw[i].id)] = 0;
     }
   d->nraw = 0;
   d->ntab = 0;
@@ -2543,6 +2569,34 @@ static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
   *dt = 0;
 }
 
+/* fast_run_t with a run handler (el_ev_decoder_direct_run): offer it
+ * the run of buf[i, r) (whole fast events from i, none past r nor dated
+ * after tend) and add what it took to the loop's quiet events (*qn, the
+ * latest at *qt, the last at buf + *qlast) and *nfast. Returns the bytes
+ * taken. */
+static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
+                                                  const uint8_t *buf, size_t i,
+                                                  size_t r, el_rts_ns_t tend,
+                                                  uint64_t *qn, el_rts_ns_t *qt,
+                                                  size_t *qlast,
+                                                  size_t *nfast) {
+  el_ev_run_t run = {.p = buf + i,
+                     .end = buf + r,
+                     .tend = tend,
+                     .cap = d->ev.cap,
+                     .flen_ = d->flen,
+                     .kind_ = d->flen + 65536};
+  el_ev_run_taken_t tk = {0, 0, 0};
+  size_t took = d->run_fn(d->direct_ud, &run, &tk);
+  if (!tk.events || took > r - i || tk.last >= took)
+    return 0; /* none (or a handler out of bounds: as none) */
+  *qn += tk.events;
+  *nfast += tk.events;
+  *qt = tk.tmax > *qt ? tk.tmax : *qt;
+  *qlast = i + tk.last;
+  return took;
+}
+
 /* The fast path: whole fixed-size integer-only events from buf + *ip,
  * before *lim (no start of the stray pattern or of a header before it:
  * data_feed; *cand as there), inside buf and inside the current block. Everything it reads
@@ -2638,6 +2692,13 @@ static inline __attribute__((always_inline)) int fast_run_t(
     el_rts_ns_t dt = 0;
     const uint32_t qmask = direct_on ? (T_QUIET | T_DIRECT) : T_QUIET;
     while (!tally && i + 10 <= r) {
+      if (direct_on && dok < 0 && d->run_fn && quiet) {
+        /* the run to the run handler; what it leaves goes on here, its
+         * next event delivered (dok 0: not offered) */
+        dok = 0;
+        i += run_offer(d, buf, i, r, tend, &qn, &qt, &qlast, &nfast);
+        continue;
+      }
       const uint8_t *p = buf + i;
       size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
       if (!n || i + n > r)
@@ -2761,7 +2822,7 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
   if (d->tally)
     return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1, 0);
-  if (d->qc.events && fields && d->direct_fn && d->ndirect)
+  if (d->qc.events && fields && (d->direct_fn || d->run_fn) && d->ndirect)
     return fast_run_direct(d, buf, len, ip, lim, cand);
   if (d->qc.events)
     return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 0)

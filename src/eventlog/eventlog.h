@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../common/el_common.h"
 #include "ev_type_table.h"
@@ -329,6 +330,79 @@ typedef void (*el_ev_direct_end_fn)(void *ud, uint16_t cap, uint64_t n,
  * missing end is not called. Thread: as el_ev_decoder_feed. Additive. */
 void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
                                el_ev_direct_end_fn end);
+
+/* A run offered whole to a run handler (el_ev_decoder_direct_run): from
+ * p, the events of one block that the decoder's fast path could take,
+ * up to end at most. Read them with el_ev_run_frame. */
+typedef struct el_ev_run_s {
+  const uint8_t *p, *end;
+  el_rts_ns_t tend; /* the block's end time: no event of the run after it */
+  uint16_t cap;     /* the block's capability, EL_EV_NO_CAP outside one */
+  const uint8_t *flen_, *kind_; /* el_ev_run_frame's tables: private */
+} el_ev_run_t;
+
+/* What a run handler took (el_ev_run_fn): events, the last of them at
+ * run->p + last, the latest time (ns since RTS start) tmax. */
+typedef struct el_ev_run_taken_s {
+  uint64_t events;
+  size_t last;
+  el_rts_ns_t tmax;
+} el_ev_run_taken_t;
+
+/* Kinds of events in a run (el_ev_run_frame): one the run handler may
+ * count as quiet (el_ev_decoder_set_quiet), one it may take as a direct
+ * type's (el_ev_decoder_set_direct), or one it must stop at. */
+enum { EL_EV_RUN_STOP = 0, EL_EV_RUN_QUIET = 1, EL_EV_RUN_DIRECT = 2 };
+
+/* The event at p (p < run->end, reached from run->p event by event) in
+ * run: its length in bytes (type, time and payload; 0: no whole event of
+ * the run there, stop) and in *kind its EL_EV_RUN_* kind. Its type is
+ * the big-endian u16 at p, its time the u64 at p + 2 (ns since RTS
+ * start), its payload at p + 10 (spec §2.1). */
+static inline size_t el_ev_run_frame(const el_ev_run_t *run, const uint8_t *p,
+                                     int *kind) {
+  if (run->end - p < 10)
+    return 0;
+  uint16_t key; /* the type's wire bytes as one native load */
+  memcpy(&key, p, 2);
+  size_t n = run->flen_[key];
+  *kind = run->kind_[key];
+  return n <= (size_t)(run->end - p) ? n : 0;
+}
+
+/* The type id and the time (ns since RTS start) of an event
+ * el_ev_run_frame framed at p (big-endian, spec §2.1). */
+static inline uint16_t el_ev_run_type(const uint8_t *p) {
+  return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p + 2, 8);
+  return __builtin_bswap64(v);
+}
+
+/* A sink's run handler (el_ev_decoder_direct_run), asked once per run
+ * (before the first event the fast path could take, and again after each
+ * delivery) instead of offering it event by event (el_ev_direct_fn).
+ * It takes the run's events from run->p in order, stopping at the first
+ * one it does not take: it may take an event only when el_ev_run_frame
+ * frames it, its time is at most run->tend and below the quiet counters'
+ * *until, and its kind is EL_EV_RUN_QUIET (counted only: as a quiet
+ * event) or EL_EV_RUN_DIRECT (with the effect its on_event would have).
+ * Fills *taken and returns the bytes taken (0 and taken->events 0: none).
+ * The decoder adds them to the quiet counters (*events, *tmax) and goes
+ * on at run->p + the bytes taken: that event is delivered as usual (one
+ * of a direct type too, not offered again). It must not call the
+ * decoder. */
+typedef size_t (*el_ev_run_fn)(void *ud, const el_ev_run_t *run,
+                               el_ev_run_taken_t *taken);
+
+/* The sink's run handler fn with its ud (NULL fn: none, the default),
+ * in place of el_ev_decoder_direct's handler and run callbacks (setting
+ * it clears them; they clear it). Only used while quiet counters are
+ * given and some type is direct. Thread: as el_ev_decoder_feed.
+ * Additive. */
+void el_ev_decoder_direct_run(el_ev_decoder_t *d, el_ev_run_fn fn, void *ud);
 
 /* Events of type `type` (-1: every type) are offered to the direct
  * handler first (on = 1) or not (on = 0, the default). While a handler

@@ -517,10 +517,9 @@ static inline __attribute__((always_inline)) int direct_done(thread_t *th,
 /* el__ana_direct for a STOP_THREAD of th (payload: its 10 bytes), whose
  * run on cap is open: what el__ana_thread_stop and stop_latest do then
  * when the usage fast path takes the span; else nothing (0). */
-static __attribute__((noinline)) int direct_stop(el_host_t *h, thread_t *th,
-                                                 unsigned cap, uint64_t t,
-                                                 const uint8_t *payload,
-                                                 int latest) {
+static inline __attribute__((always_inline)) int direct_stop(
+    el_host_t *h, thread_t *th, unsigned cap, uint64_t t,
+    const uint8_t *payload, int latest) {
   ana_t *a = h->ana;
   uint16_t status = (uint16_t)(payload[4] << 8 | payload[5]);
   if ((latest && status == EL_EV_STATUS_THREAD_FINISHED) ||
@@ -568,19 +567,28 @@ void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
   progress_event(h, cap, tmax);
 }
 
-int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
-                   const uint8_t *payload, uint32_t len) {
-  el_host_t *h = ud;
-  ana_t *a = h->ana; /* set: the types are EL__F_ANA's (host.c) */
+/* The thread table as el__ana_direct reads it: nothing it does adds a
+ * thread, so these stay valid through a run (el__ana_direct_run). */
+typedef struct {
+  const uint32_t *direct; /* ana_t's */
+  size_t ndirect;
+  thread_t *threads;
+} direct_tab_t;
+
+/* el__ana_direct's work for one event, the thread table tb of the host
+ * h's analyses (set: the types are EL__F_ANA's, host.c), in a run
+ * el__ana_direct_begin took: 1 taken, 0 declined (nothing changed). */
+static inline __attribute__((always_inline)) int direct_one(
+    el_host_t *h, direct_tab_t tb, uint16_t type, uint16_t cap, el_rts_ns_t t,
+    const uint8_t *payload) {
   unsigned stop = (unsigned)type - EL_EV_RUN_THREAD;
   /* el__ana_direct_begin took the run: cap < MAX_CAPS, and the session
-   * frames RUN_THREAD in 4 bytes and STOP_THREAD in 10 (len); the
-   * decoder offers direct types only, which are these two. */
-  (void)len;
+   * frames RUN_THREAD in 4 bytes and STOP_THREAD in 10; the decoder
+   * offers direct types only, which are these two. */
   if (__builtin_expect(stop > 1, 0)) return 0;
   uint32_t id = rd32(payload);
-  if (id >= a->ndirect || !a->direct[id]) return 0;
-  thread_t *th = &a->threads[a->direct[id] - 1];
+  if (id >= tb.ndirect || !tb.direct[id]) return 0;
+  thread_t *th = &tb.threads[tb.direct[id] - 1];
   /* el__ana_thread_event's common cases: not an event of a finished
    * thread after it finished; for its latest event, no outputs of a
    * blocked span, and not the stop that finishes it (eviction) */
@@ -591,10 +599,55 @@ int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
     return direct_stop(h, th, cap, t, payload, latest);
   }
   if (th->nopen || (latest && th->prev == K_STOP && t >= th->prev_t &&
-                    (a->feat & F_THREAD_OUT)))
+                    (h->ana->feat & F_THREAD_OUT)))
     return 0;
   direct_run(th, cap, t, latest);
   return direct_done(th, t, latest);
+}
+
+static direct_tab_t direct_tab(const ana_t *a) {
+  return (direct_tab_t){a->direct, a->ndirect, a->threads};
+}
+
+int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
+                   const uint8_t *payload, uint32_t len) {
+  el_host_t *h = ud;
+  (void)len; /* the session's sizes: el__ana_direct_begin */
+  return direct_one(h, direct_tab(h->ana), type, cap, t, payload);
+}
+
+size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
+                          el_ev_run_taken_t *taken) {
+  el_host_t *h = ud;
+  const el_ev_run_t r = *run; /* in registers: the loop calls out */
+  /* quiet_until does not change without a delivery (host.c); an event
+   * is taken up to tlim, below it and at most the block's end time */
+  if (!h->quiet_until || !el__ana_direct_begin(h, r.cap)) return 0;
+  const uint64_t tlim =
+      r.tend < h->quiet_until - 1 ? r.tend : h->quiet_until - 1;
+  const direct_tab_t tb = direct_tab(h->ana);
+  const uint8_t *p = r.p, *last = p;
+  uint64_t n = 0, tmax = 0, dmax = 0, nd = 0;
+  for (;;) {
+    int kind;
+    size_t len = el_ev_run_frame(&r, p, &kind);
+    uint64_t t = len ? el_ev_run_time(p) : 0;
+    if (!len || t > tlim || kind == EL_EV_RUN_STOP) break;
+    if (kind == EL_EV_RUN_DIRECT) {
+      if (!direct_one(h, tb, el_ev_run_type(p), r.cap, t, p + 10)) break;
+      nd++;
+      dmax = t > dmax ? t : dmax;
+    }
+    n++;
+    tmax = t > tmax ? t : tmax;
+    last = p;
+    p += len;
+  }
+  if (nd) el__ana_direct_end(h, r.cap, nd, dmax);
+  taken->events = n;
+  taken->tmax = tmax;
+  taken->last = (size_t)(last - r.p);
+  return (size_t)(p - r.p);
 }
 
 void el__ana_direct_sync(el_host_t *h) {

@@ -228,8 +228,7 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
   el_ev_decoder_set_quiet(h->dec, -1, 1);
   /* RUN_THREAD and STOP_THREAD straight to the analyses while only they
    * want them (el__host_set_flag) */
-  el_ev_decoder_direct(h->dec, el__ana_direct, h);
-  el_ev_decoder_direct_runs(h->dec, el__ana_direct_begin, el__ana_direct_end);
+  el_ev_decoder_direct_run(h->dec, el__ana_direct_run, h);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
                             EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,

@@ -694,6 +694,12 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
  * cap: the event's block's capability; t: ns since RTS start. */
 int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
                    const uint8_t *payload, uint32_t len);
+/* The daemon's run handler (el_ev_run_fn; ud: the host, host.c): when
+ * el__ana_direct_begin takes the run, its events in order while each is
+ * quiet (counted) or a direct one el__ana_direct takes, then
+ * el__ana_direct_end for those; returns the bytes taken. */
+size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
+                          el_ev_run_taken_t *taken);
 /* The direct handler's run callbacks (el_ev_direct_begin_fn,
  * el_ev_direct_end_fn; ud: the host). begin: 1 when el__ana_direct may
  * take the run's events of capability cap: the per-capability mode,

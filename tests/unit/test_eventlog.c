@@ -632,6 +632,7 @@ typedef struct {
   int pending;                  /* taken since the last end */
   uint64_t pending_t;           /* the latest of them */
   int runs_bad;                 /* an end or a delivery out of step */
+  int nruns;                    /* runs offered to the run handler */
 } direct_sink_t;
 
 static int direct_event(void *ud, const el_ev_event_t *e) {
@@ -687,16 +688,48 @@ static void direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
   D->pending_t = 0;
 }
 
+/* A run handler (el_ev_decoder_direct_run) doing what the decoder does
+ * with direct_take: the run's events in order while each is quiet
+ * (RUN_THREAD, counted) or a STOP_THREAD direct_take takes, below *until
+ * and the block's end time. A kind other than the one set up for its
+ * type is out of step (runs_bad). */
+static size_t direct_run_take(void *ud, const el_ev_run_t *run,
+                              el_ev_run_taken_t *tk) {
+  direct_sink_t *D = ud;
+  const uint8_t *p = run->p, *last = p;
+  D->nruns++;
+  for (;;) {
+    int kind;
+    size_t len = el_ev_run_frame(run, p, &kind);
+    if (!len) break;
+    uint16_t type = el_ev_run_type(p);
+    el_rts_ns_t t = el_ev_run_time(p);
+    if (kind != (type == 1 ? EL_EV_RUN_QUIET : EL_EV_RUN_DIRECT)) D->runs_bad++;
+    if (t > run->tend || t >= D->q.until) break;
+    if (type == 2 &&
+        !direct_take(D, type, run->cap, t, p + 10, (uint32_t)(len - 10)))
+      break;
+    tk->events++;
+    tk->tmax = t > tk->tmax ? t : tk->tmax;
+    last = p;
+    p += len;
+  }
+  D->pending = 0; /* no end callback in this mode */
+  tk->last = (size_t)(last - run->p);
+  return (size_t)(p - run->p);
+}
+
 /* Decode b in chunks into D with the direct handler direct_take; with
- * runs, its run callbacks too, begin refusing every other time when
- * refuse (the counters' check at each delivery only without them). */
+ * runs 1, its run callbacks too, begin refusing every other time when
+ * refuse (the counters' check at each delivery only without them); with
+ * runs 2, the run handler direct_run_take instead. */
 static el_ev_decoder_t *direct_decode_runs(direct_sink_t *D, const tu_buf_t *b,
                                            size_t chunk, const uint64_t *t,
                                            int runs, int refuse) {
   memset(D, 0, sizeof *D);
   D->q.until = UINT64_MAX;
   D->t = t;
-  D->check = chunk >= b->n && !runs;
+  D->check = chunk >= b->n && runs != 1;
   D->refuse_odd = refuse;
   el_ev_sink_t s = {.ud = D, .on_event = direct_event};
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
@@ -704,7 +737,8 @@ static el_ev_decoder_t *direct_decode_runs(direct_sink_t *D, const tu_buf_t *b,
       d, &(el_ev_quiet_t){
              .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
   el_ev_decoder_direct(d, direct_take, D);
-  if (runs) el_ev_decoder_direct_runs(d, direct_begin, direct_end);
+  if (runs == 1) el_ev_decoder_direct_runs(d, direct_begin, direct_end);
+  if (runs == 2) el_ev_decoder_direct_run(d, direct_run_take, D);
   assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0); /* quiet wins */
@@ -803,6 +837,48 @@ static void test_direct_types_taken_or_delivered(void **st) {
         200);
     assert_int_equal(el_ev_decoder_stats(d)->events, 300);
     assert_int_equal(el_ev_decoder_set_direct(d, 0xFFFF, 1), EL_EINVAL);
+    el_ev_decoder_free(d);
+  }
+}
+
+/* The run handler (el_ev_decoder_direct_run) on the stream of
+ * test_direct_types_taken_or_delivered, taking what the decoder takes
+ * there: the same events taken (even threads' stops, with their time,
+ * payload and no capability), delivered (the odd threads' stops, with
+ * their fields) and counted (at each delivery, the counters hold every
+ * event before it and tmax the latest time). Whole, a run begins at the
+ * stream's start and after each of the 50 deliveries: 51 runs. In chunks
+ * an event split between two is delivered (the fast path takes whole
+ * events only): nothing lost or counted twice. */
+static void test_direct_run_handler(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  static uint64_t t[300];
+  static uint16_t y[300];
+  build_quiet_stream(&b, t, y);
+  static direct_sink_t D;
+  for (size_t chunk = b.n; chunk > 0; chunk = chunk == b.n ? 77 : chunk / 3) {
+    el_ev_decoder_t *d = direct_decode_runs(&D, &b, chunk, t, 2, 0);
+    assert_int_equal(D.runs_bad, 0);
+    assert_int_equal(D.delivered_odd, 50);
+    assert_int_equal(D.n + D.delivered_stops, 100);
+    assert_int_equal(D.q.n + (int)D.q.events, 300);
+    assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+    for (int i = 0; i < D.n && i < 512; i++) {
+      assert_int_equal(D.thread[i] % 6, 0); /* even threads' stops */
+      assert_int_equal(D.dt[i], 1000 + 10 * (uint64_t)D.thread[i]);
+      assert_int_equal(D.cap[i], EL_EV_NO_CAP);
+      assert_int_equal(D.len[i], 10);
+      assert_int_equal(D.status[i], 1);
+    }
+    if (chunk == b.n) { /* whole: every event on the fast path */
+      assert_int_equal(D.n, 50);
+      assert_int_equal(D.q.n, 50);
+      assert_int_equal(D.q.events, 250);
+      assert_int_equal(D.q.tmax, 1000 + 10 * 299);
+      assert_int_equal(D.bad, 0);
+      assert_int_equal(D.nruns, 51);
+    }
     el_ev_decoder_free(d);
   }
 }
@@ -1586,6 +1662,7 @@ int main(void) {
       cmocka_unit_test(test_quiet_until_bound),
       cmocka_unit_test(test_direct_types_taken_or_delivered),
       cmocka_unit_test(test_direct_runs_begin_end),
+      cmocka_unit_test(test_direct_run_handler),
       cmocka_unit_test(test_tally_counts_by_hand),
       cmocka_unit_test(test_fast_lengths_follow_header),
       cmocka_unit_test(test_fields_mask_none_but_one),
