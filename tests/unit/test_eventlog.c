@@ -1014,9 +1014,13 @@ static void test_tally_counts_by_hand(void **st) {
     assert_int_equal(T.t.tmin, 20);
     assert_int_equal(T.t.tmax, 9000);
     if (!chunk) {
-      /* the last STOP_THREAD, within the stray pattern's length of the
+      /* the first event after the header, RUN_THREAD at 500 ns, is not
+       * a block marker although the header declares them: the general
+       * path looks at it (whether bytes were inserted before a marker:
+       * data_begin_at; at 500 ns, decided at once) and delivers it; the
+       * last STOP_THREAD, within the stray pattern's length of the
        * input's end, is left to the general path */
-      assert_int_equal(T.delivered[1], 0);
+      assert_int_equal(T.delivered[1], 1);
       assert_int_equal(T.delivered[2], 1);
       assert_int_equal(T.delivered[18], 2);
       assert_int_equal(T.delivered[19], 1);

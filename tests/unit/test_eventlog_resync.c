@@ -912,14 +912,25 @@ static void test_marker_end_damaged(void **st) {
  * HEAP_ALLOCATED, 12). And zero bytes inserted before blocks 3 and 4: the
  * first frames as an event outside any block (type 0) that is not the
  * block's, and a marker follows: a corrupt part of those bytes, skipped
- * (one byte of another value is test_undeclared_before_marker). */
+ * (one byte of another value is test_undeclared_before_marker). The same
+ * before block 0, where the data begins: before, one zero byte made an
+ * event of invented fields (thread 1845494110 at 1,297,036,692 s) and
+ * the marker was found 13 bytes back, two made the whole first block a
+ * corrupt part (a tester's findings); three made an event dated 5.5
+ * hours (0x12 << 40 ns) and the marker was found 11 bytes back; four an
+ * event dated 77 s (0x12 << 32 ns), and the marker's next bytes framed
+ * as events outside any block up to byte 6169, the first block lost. One
+ * to four bytes put the marker's type (00 12) in the first four bytes of
+ * the event's time: dated after 10 s, it waits for the bytes that decide
+ * (test_first_event_not_a_marker: a believable time does not). */
 static void test_byte_lost_before_marker(void **st) {
   (void)st;
   static const struct {
     size_t block, lost, added;
   } cases[] = {{1, 1, 0}, {3, 1, 0},  {6, 1, 0}, {4, 2, 0},
-               {4, 5, 0}, {6, 12, 0}, {3, 0, 1}, {4, 0, 2}};
-  static const uint8_t zeros[2] = {0, 0};
+               {4, 5, 0}, {6, 12, 0}, {3, 0, 1}, {4, 0, 2},
+               {0, 0, 1}, {0, 0, 2},  {0, 0, 3}, {0, 0, 4}};
+  static const uint8_t zeros[4] = {0, 0, 0, 0};
   assert_int_equal(W.nbl, 7);
   for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
     const wblk_t *B = &W.bl[cases[ci].block];
@@ -952,6 +963,52 @@ static void test_byte_lost_before_marker(void **st) {
     check_every_event(P, N, &W, &E, &x);
     edits_free(&E);
   }
+}
+
+/* A session whose header declares block markers and whose first event is
+ * not one (ghc-events' testlog: STARTUP before the first block; the
+ * host's tests' synthetic streams): whether bytes were inserted before a
+ * marker (data_begin_at) is decided at once when the event's time is
+ * believable (500 ns, up to 10 s): it is delivered by the feed that
+ * brings it, also live, before any more bytes come. Dated 2 hours, it
+ * waits for the bytes that decide, here the end of the input: with no
+ * marker near, it is delivered outside any block. Before (fba2550,
+ * reverted), every such event waited, and after a feed the host saw
+ * nothing. */
+static void test_first_event_not_a_marker(void **st) {
+  (void)st;
+  static const uint64_t times[] = {500, 7200000000000ull};
+  for (size_t ti = 0; ti < 2; ti++)
+    for (unsigned live = 0; live < 2; live++) {
+      static tu_buf_t b;
+      b.n = 0;
+      tu_hdr_begin(&b);
+      tu_decl(&b, 1, 4, "Run thread");
+      tu_decl(&b, 18, 14, "Block marker");
+      tu_hdr_end(&b);
+      tu_ev(&b, 1, times[ti]);
+      tu_u32(&b, 7);
+      rec_t r;
+      memset(&r, 0, sizeof r);
+      el_ev_sink_t s = tu_sink(&r.g);
+      s.ud = &r;
+      s.on_event = rec_event;
+      s.on_warning = rec_warning;
+      el_ev_decoder_t *d = el_ev_decoder_new(&s);
+      assert_non_null(d);
+      assert_int_equal(el_ev_decoder_set_opts(d, live ? EL_EV_OPT_LIVE : 0), 0);
+      assert_int_equal(el_ev_decoder_feed(d, b.b, b.n), 0);
+      assert_int_equal(r.n, ti ? 0 : 1);
+      assert_int_equal(el_ev_decoder_finish(d), 0);
+      assert_int_equal(r.n, 1);
+      assert_int_equal(r.type[0], 1);
+      assert_int_equal(r.t[0], times[ti]);
+      assert_int_equal(r.evcap[0], 0xFFFF);
+      assert_int_equal(r.ncorrupt, 0);
+      assert_int_equal(el_ev_decoder_stats(d)->corrupt_parts, 0);
+      el_ev_decoder_free(d);
+      rec_free(&r);
+    }
 }
 
 /* Block 2's marker (cap 1) with its capability damaged: 0x7FFF, and 1024
@@ -1192,6 +1249,7 @@ int main(void) {
       cmocka_unit_test(test_marker_size_damaged),
       cmocka_unit_test(test_marker_end_damaged),
       cmocka_unit_test(test_byte_lost_before_marker),
+      cmocka_unit_test(test_first_event_not_a_marker),
       cmocka_unit_test(test_marker_cap_damaged),
       cmocka_unit_test(test_marker_size_smaller),
       cmocka_unit_test(test_marker_size_larger),
