@@ -130,10 +130,18 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
  * damaged field is most often far above (32767: a bit of the high byte). */
 #define CAP_MAX_BELIEVED 1023
 /* Resynchronisation looks this many bytes back from where the corrupt
- * part begins as well as forward: a byte or a few lost before a block
- * marker make the event before it end inside the marker. Below RS_LOOK,
- * so that no candidate is a marker already delivered. */
-#define RS_BACK 16
+ * part begins as well as forward: bytes lost before a block marker make
+ * the event before it frame the marker's first bytes and end inside the
+ * marker, where the part begins: at most RS_LOOK - 1 bytes after the
+ * marker's start. A marker wholly inside the event before could not be
+ * told from one already delivered (the event's start is not kept), so
+ * no more: below RS_LOOK, no candidate is a marker already delivered.
+ * That covers every overlap of an event of up to 24 bytes, and 23 bytes
+ * of a longer one: the 22-byte HEAP_ALLOCATED before GHC 9.0's global
+ * block, HEAP_SIZE, HEAP_LIVE. With 16, 17 bytes lost before such a
+ * marker lost its block (18 to 20 too where the event's time, garbled
+ * to 77 s to 58 days, stays within its block). */
+#define RS_BACK (RS_LOOK - 1)
 /* The first event of a session, where its header declares block markers
  * and it is not one, is believable when dated up to this (ns): 10 s
  * (data_begin_at). GHC's first event is its first block marker, and old
