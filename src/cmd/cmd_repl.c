@@ -421,6 +421,8 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
   g_load_host = h;
   rc = el_src_pump(NULL, &r->o->src, &c, &res);
   g_load_host = NULL;
+  const el_diag_t *d = c.diag(c.ud);
+  int no_header = rc < 0 && d && d->code && d->header;
   el_host_end(h);
   fflush(stdout);
   el_host_report_errors(h);
@@ -430,9 +432,12 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
     lua_pushliteral(L, "interrupted");
     return 2;
   }
-  if (rc < 0) {  /* the pump logged where */
+  if (rc < 0) { /* the pump logged where, and what */
     lua_pushnil(L);
-    lua_pushfstring(L, "reading the input: %s", el_strerror(rc));
+    /* EL_ETRUNC's "eventlog truncated" would be untrue without a header */
+    lua_pushfstring(
+        L, "reading the input: %s",
+        no_header ? "no eventlog header read (said above)" : el_strerror(rc));
     return 2;
   }
   lua_pushboolean(L, 1);

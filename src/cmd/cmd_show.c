@@ -237,7 +237,9 @@ static int feed_fd(int fd, const char *path, uint8_t *buf, const fmt_t *f,
     any = 1;
     rc = f->feed(f->ud, buf, (size_t)n);
     if (rc == EL_EUNDECL || rc == EL_EBADHDR || rc == EL_ECORRUPT) {
-      el_eprintf("show: %s: %s\n", path, f->diag(f->ud)->msg);
+      /* "error: NAME: malformed header: ...", as every command says it
+       * (src/source/src_pump.c report; docs/exit-codes.md) */
+      el_log(EL_LOG_ERROR, "%s: %s", warn_desc, f->diag(f->ud)->msg);
       *status = 1;
       rc = 0;
     } else if (rc) {
@@ -277,9 +279,11 @@ static int finish(const char *path, const fmt_t *f, int rc, int status,
     const el_diag_t *d = f->diag(f->ud);
     if (frc == EL_ETRUNC && d->cut_event) /* as through a FIFO or pipe */
       el_src_warn_cut(strcmp(path, "-") ? path : "stdin", d);
+    /* "error: NAME: no eventlog header found ...", in every command's
+     * words (the message names its byte); a warning when show goes on */
     else if (frc == EL_ETRUNC || frc == EL_EBADHDR)
-      el_eprintf("show: %s: %s\n", path, /* the message names its byte */
-                 d->msg[0] ? d->msg : el_strerror(frc));
+      el_log(frc != EL_ETRUNC ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", warn_desc,
+             d->msg[0] ? d->msg : el_strerror(frc));
     else
       el_eprintf("show: %s\n", el_strerror(frc));
     /* A stream cut inside an event after a complete header: ghc-events

@@ -292,6 +292,7 @@ static int stats_live(const el_src_opts_t *o) {
  * both on every run). */
 typedef struct {
   const char *path; /* for messages ("-" = stdin) */
+  const char *name; /* the input in the decoder's messages: path, "stdin" */
   int fd;
   uint8_t *buf; /* CHUNK bytes */
   el_ev_decoder_t *d;
@@ -307,7 +308,10 @@ static void feed_buf(reader_t *r, size_t n, int *status) {
   int rc = el_ev_decoder_feed(r->d, r->buf, n);
   if (rc) {
     const el_diag_t *dg = el_ev_decoder_diag(r->d);
-    el_eprintf("stats: %s: %s\n", r->path, dg->msg); /* names its byte */
+    /* "error: NAME: malformed header: ...", as every command says it
+     * (src/source/src_pump.c report); the message names its byte */
+    el_log(rc != EL_ESTOPPED ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", r->name,
+           dg->msg);
     if (rc != EL_ESTOPPED) *status = 1;
   }
 }
@@ -342,15 +346,14 @@ static int read_all(reader_t *r) {
 
 /* Read a file or stdin ("-") directly; returns the exit status. */
 static int stats_direct(const char *path) {
-  reader_t r = {.path = path};
+  reader_t r = {.path = path, .name = strcmp(path, "-") ? path : "stdin"};
   r.fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
   if (r.fd < 0) {
     report_errno(&r);
     return 1;
   }
   counts_t *c = counts_new();
-  if (c)
-    snprintf(c->name, sizeof c->name, "%s", strcmp(path, "-") ? path : "stdin");
+  if (c) snprintf(c->name, sizeof c->name, "%s", r.name);
   r.buf = malloc(CHUNK);
   el_ev_sink_t sink = {.ud = c,
                        .on_event = count_event,
@@ -373,8 +376,11 @@ static int stats_direct(const char *path) {
   if (rc == EL_ETRUNC && dg->cut_event) { /* as through a FIFO or pipe */
     el_src_warn_cut(strcmp(path, "-") ? path : "stdin", dg);
   } else if (rc && !(r.unread && rc == EL_ETRUNC)) { /* not "empty" */
-    el_eprintf("stats: %s: %s\n", path, dg->msg); /* names its byte */
-    if (rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions) status = 1;
+    int fails = rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions;
+    /* "error: NAME: no eventlog header found ...", in every command's
+     * words (src/source/src_pump.c report); the message names its byte */
+    el_log(fails ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", r.name, dg->msg);
+    if (fails) status = 1;
   }
   print_report(c, el_ev_decoder_stats(r.d), now_s() - t0, cpu_s() - c0);
   if (output_failed() || c->corrupt)

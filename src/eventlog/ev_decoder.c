@@ -313,6 +313,9 @@ struct el_ev_decoder_s {
   el_ev_tally_t *tally;
   /* A warning was given that NOHDR_WARN bytes held no header. */
   int nohdr_warned;
+  int nohdr_said; /* a reset said a connection's bytes held no header
+                     (el_ev_decoder_reset); lasts */
+  int unfinished; /* bytes were fed since the last finish or reset */
 };
 
 static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
@@ -324,6 +327,8 @@ static void resync_end(el_ev_decoder_t *d, uint64_t at, const char *what,
 static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
                    uint64_t off);
 static int blocks_expected(const el_ev_decoder_t *d);
+static int no_header(el_ev_decoder_t *d);
+static int header_cut(el_ev_decoder_t *d);
 
 /* {====== helpers ======} */
 
@@ -337,6 +342,7 @@ static void set_diag(el_ev_decoder_t *d, int code, uint64_t off, int type,
   d->diag.offset = off;
   d->diag.event_type = type;
   d->diag.cut_event = 0;
+  d->diag.header = code == EL_EBADHDR; /* and where EL_ETRUNC is a header's */
   va_start(ap, fmt);
   vsnprintf(d->diag.msg, sizeof d->diag.msg, fmt, ap);
   va_end(ap);
@@ -760,6 +766,22 @@ static void end_release(el_ev_decoder_t *d) {
 }
 
 void el_ev_decoder_reset(el_ev_decoder_t *d) {
+  /* A connection whose bytes held no header, or ended inside one, not
+   * finished (a formatter that finishes once, at the end of input:
+   * el_ev_show_t): said now, as finish would say it, a warning with its
+   * code (EL_ETRUNC, diag.header); else the next connection would hide
+   * it. */
+  if (d->unfinished && ((d->state == ST_SCAN && !d->seen_header &&
+                         !d->stats.sessions && d->base > d->scan_from) ||
+                        d->state == ST_HEADER)) {
+    if (d->state == ST_HEADER)
+      header_cut(d);
+    else
+      no_header(d);
+    warn(d);
+    d->nohdr_said = 1;
+  }
+  d->unfinished = 0;
   if (d->state == ST_DATA && d->plen) {
     /* Complete events held back for lookahead were received: deliver
      * them (as finish would); only a partial one is forgotten. */
@@ -3099,6 +3121,8 @@ int el_ev_decoder_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
   errs_t E = {0};
   uint64_t start = d->base;
   d->diag.code = 0;
+  if (len)
+    d->unfinished = 1;
   int rc = 0;
   if (d->plen && d->state != ST_DATA) /* left by a stop in reprocess */
     rc = reprocess(d, &E);
@@ -3152,6 +3176,45 @@ static int finish_data(el_ev_decoder_t *d) {
   return 0;
 }
 
+/* The input ends inside a header: the diagnostic (diag.header set).
+ * Returns EL_ETRUNC. */
+static int header_cut(el_ev_decoder_t *d) {
+  set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
+           "eventlog truncated inside the header at byte %llu",
+           (unsigned long long)(d->hoff + d->hlen));
+  d->diag.header = 1;
+  return EL_ETRUNC;
+}
+
+/* The session's bytes (since the last reset: a reconnecting socket
+ * resets once per connection, so not those of the whole input) held no
+ * header, and none came before: the diagnostic, naming them and, when
+ * they read as text, quoting it (text_at_start); diag.header is set (no
+ * session began: no "session ended early", docs/exit-codes.md). The bytes
+ * count as skipped and stray. Returns EL_ETRUNC. */
+static int no_header(el_ev_decoder_t *d) {
+  uint64_t skipped = d->base - d->scan_from;
+  char hint[224];
+  /* (before scan_from moves: it quotes the bytes from there) */
+  const char *text = text_at_start(d, skipped, NOHDR_TEXT, hint, sizeof hint);
+  d->stats.skipped_bytes += skipped;
+  d->stats.stray_bytes += skipped; /* skipped looking for a header */
+  d->scan_from = d->base;
+  if (!skipped && !d->base)
+    set_diag(d, EL_ETRUNC, 0, -1, "no eventlog header: the input is empty");
+  else if (!skipped)
+    set_diag(d, EL_ETRUNC, d->base, -1,
+             "no eventlog header: no bytes after byte %llu",
+             (unsigned long long)d->base);
+  else
+    set_diag(d, EL_ETRUNC, d->base, -1,
+             "no eventlog header found in %llu byte%s from byte %llu%s",
+             (unsigned long long)skipped, plural(skipped),
+             (unsigned long long)(d->base - skipped), text);
+  d->diag.header = 1;
+  return EL_ETRUNC;
+}
+
 /* The end of input in the decoder's current state: a cut event, header or
  * skipped block body is EL_ETRUNC (diag set); bytes ignored after a
  * corrupt part or the end of data, and data that stops between events
@@ -3161,10 +3224,7 @@ static int finish_state(el_ev_decoder_t *d) {
   case ST_DATA:
     return finish_data(d);
   case ST_HEADER:
-    set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
-             "eventlog truncated inside the header at byte %llu",
-             (unsigned long long)(d->hoff + d->hlen));
-    return EL_ETRUNC;
+    return header_cut(d);
   case ST_SCAN:
     if (d->seen_header && d->base > d->scan_from) {
       set_diag(d, 0, d->scan_from, -1,
@@ -3179,28 +3239,11 @@ static int finish_state(el_ev_decoder_t *d) {
       return 0;
     }
     if (!d->seen_header && !d->stats.sessions) {
-      /* The bytes of this session (since the last reset), not of the
-       * whole input: a reconnecting socket resets once per connection. */
-      uint64_t skipped = d->base - d->scan_from;
-      char hint[224];
-      /* (before scan_from moves: it quotes the bytes from there) */
-      const char *text =
-          text_at_start(d, skipped, NOHDR_TEXT, hint, sizeof hint);
-      d->stats.skipped_bytes += skipped;
-      d->stats.stray_bytes += skipped; /* skipped looking for a header */
-      d->scan_from = d->base;
-      if (!skipped && !d->base)
-        set_diag(d, EL_ETRUNC, 0, -1, "no eventlog header: the input is empty");
-      else if (!skipped)
-        set_diag(d, EL_ETRUNC, d->base, -1,
-                 "no eventlog header: no bytes after byte %llu",
-                 (unsigned long long)d->base);
-      else
-        set_diag(d, EL_ETRUNC, d->base, -1,
-                 "no eventlog header found in %llu byte%s from byte %llu%s",
-                 (unsigned long long)skipped, plural(skipped),
-                 (unsigned long long)(d->base - skipped), text);
-      return EL_ETRUNC;
+      /* A last connection that brought nothing after one whose bytes
+       * held no header, said at the reset between them: nothing new. */
+      if (d->base == d->scan_from && d->nohdr_said)
+        return 0;
+      return no_header(d);
     }
     return 0;
   case ST_RESYNC:
@@ -3229,6 +3272,7 @@ static int finish_state(el_ev_decoder_t *d) {
 }
 
 int el_ev_decoder_finish_stopped(el_ev_decoder_t *d) {
+  d->unfinished = 0;
   d->plen = 0;
   d->rs_clen = 0;
   return 0;
@@ -3237,6 +3281,7 @@ int el_ev_decoder_finish_stopped(el_ev_decoder_t *d) {
 int el_ev_decoder_finish(el_ev_decoder_t *d) {
   static const uint8_t none[1];
   errs_t E = {0};
+  d->unfinished = 0;
   d->eof = 1;
   if (d->state == ST_RESYNC && d->rs_clen) {
     /* The carried bytes, decided now: a target among them is decoded. */

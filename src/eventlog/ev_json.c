@@ -242,8 +242,13 @@ int el_ev_json_finish(el_ev_json_t *j) {
     rc = EL_ECORRUPT;
     j->diag = j->corrupt;
   }
-  if (!rc && !el_ev_decoder_stats(j->dec)->sessions) {
-    j->diag = *el_ev_decoder_diag(j->dec);
+  /* No header read: a failure, as in el_ev_show_finish (before, a header
+   * not found or cut kept EL_ETRUNC, and show --json exited 0); a
+   * connection's bytes without one said as they came (EL_ECORRUPT)
+   * stay so. */
+  if (rc != EL_ECORRUPT && !el_ev_decoder_stats(j->dec)->sessions) {
+    if (!rc)
+      j->diag = *el_ev_decoder_diag(j->dec);
     rc = EL_EBADHDR;
   }
   return rc;

@@ -1151,6 +1151,10 @@ static int decode_status(el_ev_show_t *s) {
 int el_ev_show_finish(el_ev_show_t *s) {
   int rc = decode_status(s);
   if (!s->hdr) {
+    /* A connection's bytes without a header, said as it came (a warning
+     * with its code, el_ev_decoder_reset) and nothing since: not again. */
+    if (rc == EL_ECORRUPT)
+      return rc;
     if (!rc)
       s->diag = *el_ev_decoder_diag(s->dec);
     return EL_EBADHDR; /* no complete header: nothing to print */

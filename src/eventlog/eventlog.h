@@ -133,6 +133,15 @@ typedef struct el_diag_s {
    * (a raw tee, or a cut eventlog and another joined): the event is
    * dropped, and decoding goes on with the new header. 0 otherwise. */
   int cut_event;
+  /* header: 1 when the error is about a session's header, before any of
+   * its events: none found ("no eventlog header found in N bytes from
+   * byte B", "no eventlog header: the input is empty"), a malformed one
+   * (EL_EBADHDR, "malformed header: ..."), or one cut short ("eventlog
+   * truncated inside the header at byte N"). No session's data began
+   * there, so callers say the message alone after the input's name (no
+   * "session ended early", no "decode error": el_src_pump, show, stats;
+   * docs/exit-codes.md). 0 otherwise. */
+  int header;
   char msg[256];             /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
                                 byte N"), so callers print it as is and
@@ -506,7 +515,13 @@ int el_ev_decoder_finish_stopped(el_ev_decoder_t *d);
 /* Forget any partial input and expect a fresh header: used when a socket
  * source reconnects (each connection is a new session, spec §4.7, §5.4).
  * Complete events held back for lookahead (see el_ev_decoder_feed) are
- * delivered first; a partial event is dropped without a report. */
+ * delivered first; a partial event is dropped without a report. Bytes
+ * since the last reset (or finish) in which no header was found, with no
+ * header read before, are reported to on_warning with the diagnostic
+ * el_ev_decoder_finish would give (EL_ETRUNC, header = 1: "no eventlog
+ * header found in N bytes from byte B"), for a caller that finishes once
+ * at the end of input (el_ev_show_t); a finish after that with no new
+ * byte then returns 0. */
 void el_ev_decoder_reset(el_ev_decoder_t *d);
 
 /* The last error or warning. Valid until the next call on d. */
@@ -728,7 +743,10 @@ int el_ev_show_feed(el_ev_show_t *s, const uint8_t *buf, size_t len);
  * after a flush. Returns 0; EL_ETRUNC (cut inside an event: everything
  * before is printed); EL_ECORRUPT (a corrupt part was skipped, or another
  * problem the decoder went on after: the rest is printed; el_ev_show_diag
- * is the first, which el_ev_show_set_warn's hook was given as it came); EL_EBADHDR (no complete header: nothing printed); EL_ENOMEM;
+ * is the first, which el_ev_show_set_warn's hook was given as it came;
+ * also when no header came at all and a connection's bytes without one
+ * were said so at a reset, el_ev_decoder_reset); EL_EBADHDR (no complete
+ * header: nothing printed); EL_ENOMEM;
  * a negated errno when writing failed (it wins over the decode status):
  * the output, or the temporary file of the sort (then nothing is printed
  * and el_ev_show_diag's message names the file's directory and the
@@ -774,7 +792,8 @@ typedef struct el_ev_json_s el_ev_json_t;
 el_ev_json_t *el_ev_json_new(FILE *out);
 int el_ev_json_feed(el_ev_json_t *j, const uint8_t *buf, size_t len);
 /* Returns as el_ev_decoder_finish, EL_ECORRUPT as el_ev_show_finish, or
- * EL_EBADHDR if no header was read. */
+ * EL_EBADHDR if no header was read (its diag the decoder's: "no eventlog
+ * header found ...", "eventlog truncated inside the header ..."). */
 int el_ev_json_finish(el_ev_json_t *j);
 void el_ev_json_reset(el_ev_json_t *j);
 /* As el_ev_show_set_opts. Additive. */

@@ -65,10 +65,15 @@ static void count_error(pump_t *p, int rc) {
 }
 
 /* Count and log error rc of the consumer, "DESC: WHAT: its message";
- * what NULL: "DESC: its message". */
+ * what NULL, or an error about the header (d->header: none found, a
+ * malformed or cut one; no session began, so it did not "end early"):
+ * "DESC: its message", which names its byte and what was wrong, in the
+ * words show and stats use for it (docs/exit-codes.md). */
 static void report(pump_t *p, int rc, const char *what) {
   count_error(p, rc);
   const el_diag_t *d = p->c->diag ? p->c->diag(p->c->ud) : NULL;
+  if (d && d->code && d->header && d->msg[0])
+    what = NULL;
   if (!what && d && d->msg[0]) /* the message says it all */
     el_log(EL_LOG_ERROR, "%s: %s", p->desc, d->msg);
   else if (!what)

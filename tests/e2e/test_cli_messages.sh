@@ -219,10 +219,12 @@ for f in "$W/one" "$W/cut" "$W/header" "$W/corrupt"; do
     fi
   done
 done
+# A header error: "error: NAME: ...", as every command says it
+# (test_header_error_messages.sh).
 hint "no header in 1 byte" \
-  "show: $W/one: no eventlog header found in 1 byte from byte 0" \
+  "eventlog-live: error: $W/one: no eventlog header found in 1 byte from byte 0" \
   "$E" show "$W/one"
-hint "empty input" "stats: $W/empty: no eventlog header: the input is empty" \
+hint "empty input" "eventlog-live: error: $W/empty: no eventlog header: the input is empty" \
   "$E" stats "$W/empty"
 
 # stats' corrupt-parts line is a sentence and keeps its numbers: the 16

@@ -248,15 +248,118 @@ static void test_no_header_warns_once(void **st) {
   for (int i = 0; i < 70; i++)
     assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
   assert_int_equal(nwarn, 1);
+  /* The reset (not finished before: as show over a socket) says the
+   * connection's 134 MiB held no header (134 << 20 = 140509184). */
   el_ev_decoder_reset(d);
+  assert_int_equal(nwarn, 2);
+  assert_string_equal(lastwarn,
+                      "no eventlog header found in 140509184 "
+                      "bytes from byte 0");
   for (int i = 0; i < 64; i++)
     assert_int_equal(el_ev_decoder_feed(d, zeros, CHUNK), 0);
-  assert_int_equal(nwarn, 2);
+  assert_int_equal(nwarn, 3);
   assert_string_equal(lastwarn,
                       "no eventlog header in 64 MiB from byte 140509184: is "
                       "this an eventlog? (still looking)");
   el_ev_decoder_free(d);
   free(zeros);
+}
+
+static int nwarn_code, nwarn_header;
+static void flag_warning(void *ud, const el_diag_t *dg) {
+  count_warning(ud, dg);
+  nwarn_code = dg->code;
+  nwarn_header = dg->header;
+}
+
+/* The errors about a header carry diag.header (no session began: callers
+ * say the message alone, docs/exit-codes.md "Messages"), a cut event
+ * after one does not; a connection's bytes without a header, or ending
+ * inside one, not finished before a reset (show over a socket finishes
+ * once, at the end) are said at the reset as finish would say them, and
+ * not again by a finish with no new byte. Expected messages by hand from
+ * the byte counts; the log's header (hello-ghc-8.2.2) is longer than the
+ * 100 bytes kept, and its first declaration's end marker "ete\0" follows
+ * its 2 + 2 + 4 + description + 4 + extra-info bytes at byte 12. */
+static void test_header_errors_flagged(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  assert_non_null(p);
+  assert_true(n > 1000 && memcmp(p, "hdrbhetbetb", 12) == 0);
+  el_ev_sink_t sink = {.on_warning = flag_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  assert_non_null(d);
+  /* none found */
+  assert_int_equal(el_ev_decoder_feed(d, (const uint8_t *)"abcde", 5), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_string_equal(el_ev_decoder_diag(d)->msg,
+                      "no eventlog header found in 5 bytes from byte 0");
+  assert_int_equal(el_ev_decoder_diag(d)->header, 1);
+  el_ev_decoder_free(d);
+  /* cut inside it */
+  d = el_ev_decoder_new(&sink);
+  assert_int_equal(el_ev_decoder_feed(d, p, 100), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_string_equal(el_ev_decoder_diag(d)->msg,
+                      "eventlog truncated inside the header at byte 100");
+  assert_int_equal(el_ev_decoder_diag(d)->header, 1);
+  el_ev_decoder_free(d);
+  /* malformed: the first declaration's end marker overwritten */
+  uint32_t dlen = (uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 |
+                  (uint32_t)p[18] << 8 | p[19];
+  size_t x = 20 + dlen;
+  uint32_t xlen = (uint32_t)p[x] << 24 | (uint32_t)p[x + 1] << 16 |
+                  (uint32_t)p[x + 2] << 8 | p[x + 3];
+  size_t ete = x + 4 + xlen;
+  assert_memory_equal(p + ete, "ete\0", 4);
+  uint8_t *m = malloc(n);
+  assert_non_null(m);
+  memcpy(m, p, n);
+  memcpy(m + ete, "XXXX", 4);
+  d = el_ev_decoder_new(&sink);
+  assert_int_equal(el_ev_decoder_feed(d, m, n), EL_EBADHDR);
+  assert_int_equal(el_ev_decoder_diag(d)->header, 1);
+  assert_int_equal(el_ev_decoder_diag(d)->offset, ete);
+  el_ev_decoder_free(d);
+  free(m);
+  /* a cut event after a complete header: not a header error */
+  d = el_ev_decoder_new(&sink);
+  assert_int_equal(el_ev_decoder_feed(d, p, n - 3), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  assert_int_equal(el_ev_decoder_diag(d)->cut_event, 1);
+  assert_int_equal(el_ev_decoder_diag(d)->header, 0);
+  el_ev_decoder_free(d);
+  /* said at a reset: none found, then a header cut short */
+  d = el_ev_decoder_new(&sink);
+  nwarn = 0;
+  assert_int_equal(el_ev_decoder_feed(d, (const uint8_t *)"abcde", 5), 0);
+  el_ev_decoder_reset(d);
+  assert_int_equal(nwarn, 1);
+  assert_string_equal(lastwarn,
+                      "no eventlog header found in 5 bytes from byte 0");
+  assert_int_equal(nwarn_code, EL_ETRUNC);
+  assert_int_equal(nwarn_header, 1);
+  assert_int_equal(el_ev_decoder_feed(d, p, 100), 0);
+  el_ev_decoder_reset(d);
+  assert_int_equal(nwarn, 2);
+  assert_string_equal(lastwarn,
+                      "eventlog truncated inside the header at byte 105");
+  assert_int_equal(nwarn_header, 1);
+  el_ev_decoder_reset(d); /* nothing since: nothing said */
+  assert_int_equal(nwarn, 2);
+  assert_int_equal(el_ev_decoder_finish(d), 0); /* said already */
+  assert_int_equal(nwarn, 2);
+  el_ev_decoder_free(d);
+  /* finished before the reset (stats, run): said once, by finish */
+  d = el_ev_decoder_new(&sink);
+  nwarn = 0;
+  assert_int_equal(el_ev_decoder_feed(d, (const uint8_t *)"abcde", 5), 0);
+  assert_int_equal(el_ev_decoder_finish(d), EL_ETRUNC);
+  el_ev_decoder_reset(d);
+  assert_int_equal(nwarn, 0);
+  el_ev_decoder_free(d);
+  free(p);
 }
 
 /* Text where the first event should be (a program printing to the
@@ -382,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_text_over_the_header_named),
       cmocka_unit_test(test_no_header_counts_session_bytes),
       cmocka_unit_test(test_no_header_warns_once),
+      cmocka_unit_test(test_header_errors_flagged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
