@@ -589,11 +589,13 @@ static inline __attribute__((always_inline)) int direct_one(
   uint32_t id = rd32(payload);
   if (id >= tb.ndirect || !tb.direct[id]) return 0;
   thread_t *th = &tb.threads[tb.direct[id] - 1];
-  /* el__ana_thread_event's common cases: not an event of a finished
-   * thread after it finished; for its latest event, no outputs of a
-   * blocked span, and not the stop that finishes it (eviction) */
+  /* el__ana_thread_event's common cases: an event of a finished thread
+   * after it finished (its first and latest times only); for its latest
+   * event, no outputs of a blocked span, and not the stop that finishes
+   * it (eviction) */
   int latest = t >= th->last_t;
-  if (th->state == TS_FINISHED && t >= th->finished_t) return 0;
+  if (th->state == TS_FINISHED && t >= th->finished_t)
+    return direct_done(th, t, latest);
   if (stop) {
     if (th->nopen != 1 || th->open[0].cap != cap) return 0;
     return direct_stop(h, th, cap, t, payload, latest);

@@ -684,9 +684,9 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
 /* The decoder's direct handler (el_ev_direct_fn; ud: the host) for
  * RUN_THREAD and STOP_THREAD while only the C analyses want them
  * (el__host_set_flag), in a run el__ana_direct_begin took: for a GHC 9.0
- * payload (4 or 10 bytes), a thread already in the
- * table by a small id whose latest event this is, not finished, with its
- * common state (no run open for a RUN_THREAD; one, on cap, for a
+ * payload (4 or 10 bytes), a thread already in the table by a small id:
+ * finished before the event (only its first and latest times move), or
+ * in its common state (no run open for a RUN_THREAD; one, on cap, for a
  * STOP_THREAD that does not finish it, and the usage fast path
  * el__ana_run_span_fast taking its span, the daemon's default
  * processors' case), it has el__ana_event_only's effect and returns 1;
