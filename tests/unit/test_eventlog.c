@@ -751,6 +751,21 @@ static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
   return direct_decode_runs(D, b, chunk, t, 0, 0);
 }
 
+/* build_quiet_stream's stream, its times and a direct_sink_t, shared by
+ * the direct types' tests (static: large). */
+typedef struct {
+  tu_buf_t b;
+  uint64_t t[300];
+  uint16_t y[300];
+  direct_sink_t D;
+} direct_fixture_t;
+
+static direct_fixture_t *direct_fixture(void) {
+  static direct_fixture_t f;
+  build_quiet_stream(&f.b, f.t, f.y);
+  return &f;
+}
+
 /* The run callbacks, on the stream of test_direct_types_taken_or_delivered
  * (a STOP_THREAD every third event, the handler taking those of even
  * threads, declining the odd ones, which are delivered): whole, each
@@ -766,29 +781,29 @@ static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
  * delivery and before the feed returns. */
 static void test_direct_runs_begin_end(void **st) {
   (void)st;
-  static tu_buf_t b;
-  static uint64_t t[300];
-  static uint16_t y[300];
-  build_quiet_stream(&b, t, y);
-  static direct_sink_t D;
+  direct_fixture_t *f = direct_fixture();
+  tu_buf_t *const bp = &f->b;
+  const uint64_t *const t = f->t;
+  direct_sink_t *const Dp = &f->D;
   for (int refuse = 0; refuse < 2; refuse++)
-    for (size_t chunk = b.n; chunk > 0; chunk = chunk == b.n ? 77 : chunk / 4) {
-      el_ev_decoder_t *d = direct_decode_runs(&D, &b, chunk, t, 1, refuse);
-      assert_int_equal(D.runs_bad, 0);
-      assert_int_equal(D.pending, 0);
-      assert_int_equal(D.n + D.delivered_stops, 100);
-      if (chunk == b.n) {
-        assert_int_equal(D.n, refuse ? 1 : 50);
-        assert_int_equal(D.nend, refuse ? 1 : 50);
-        assert_int_equal(D.delivered_odd, 50);
-        assert_int_equal(D.delivered_stops, refuse ? 99 : 50);
+    for (size_t chunk = bp->n; chunk > 0;
+         chunk = chunk == bp->n ? 77 : chunk / 4) {
+      el_ev_decoder_t *d = direct_decode_runs(Dp, bp, chunk, t, 1, refuse);
+      assert_int_equal(Dp->runs_bad, 0);
+      assert_int_equal(Dp->pending, 0);
+      assert_int_equal(Dp->n + Dp->delivered_stops, 100);
+      if (chunk == bp->n) {
+        assert_int_equal(Dp->n, refuse ? 1 : 50);
+        assert_int_equal(Dp->nend, refuse ? 1 : 50);
+        assert_int_equal(Dp->delivered_odd, 50);
+        assert_int_equal(Dp->delivered_stops, refuse ? 99 : 50);
         if (!refuse) {
-          assert_int_equal(D.nbegin, 0); /* counted only when refusing */
+          assert_int_equal(Dp->nbegin, 0); /* counted only when refusing */
           for (int i = 0; i < 50; i++)
-            assert_int_equal(D.dt[i], 1000 + 60 * (uint64_t)i);
+            assert_int_equal(Dp->dt[i], 1000 + 60 * (uint64_t)i);
         } else {
-          assert_int_equal(D.nbegin, 99);
-          assert_int_equal(D.dt[0], 1000);
+          assert_int_equal(Dp->nbegin, 99);
+          assert_int_equal(Dp->dt[0], 1000);
         }
       }
       el_ev_decoder_free(d);
@@ -805,36 +820,35 @@ static void test_direct_runs_begin_end(void **st) {
  * chunks, nothing is lost or counted twice. */
 static void test_direct_types_taken_or_delivered(void **st) {
   (void)st;
-  static tu_buf_t b;
-  static uint64_t t[300];
-  static uint16_t y[300];
-  build_quiet_stream(&b, t, y);
-  static direct_sink_t D;
-  el_ev_decoder_t *d = direct_decode(&D, &b, b.n, t);
-  assert_int_equal(D.n, 50);
+  direct_fixture_t *f = direct_fixture();
+  tu_buf_t *const bp = &f->b;
+  const uint64_t *const t = f->t;
+  direct_sink_t *const Dp = &f->D;
+  el_ev_decoder_t *d = direct_decode(Dp, bp, bp->n, t);
+  assert_int_equal(Dp->n, 50);
   for (int i = 0; i < 50; i++) {
-    assert_int_equal(D.thread[i], 6 * i);
-    assert_int_equal(D.dt[i], 1000 + 60 * (uint64_t)i);
-    assert_int_equal(D.cap[i], EL_EV_NO_CAP);
-    assert_int_equal(D.len[i], 10);
-    assert_int_equal(D.status[i], 1);
+    assert_int_equal(Dp->thread[i], 6 * i);
+    assert_int_equal(Dp->dt[i], 1000 + 60 * (uint64_t)i);
+    assert_int_equal(Dp->cap[i], EL_EV_NO_CAP);
+    assert_int_equal(Dp->len[i], 10);
+    assert_int_equal(Dp->status[i], 1);
   }
-  assert_int_equal(D.seen_run, 0);
-  assert_int_equal(D.q.events, 250);
-  assert_int_equal(D.q.n, 50);
-  assert_int_equal(D.delivered_odd, 50);
-  assert_int_equal(D.bad, 0);
-  assert_int_equal(D.q.tmax, 1000 + 10 * 299);
+  assert_int_equal(Dp->seen_run, 0);
+  assert_int_equal(Dp->q.events, 250);
+  assert_int_equal(Dp->q.n, 50);
+  assert_int_equal(Dp->delivered_odd, 50);
+  assert_int_equal(Dp->bad, 0);
+  assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
   assert_int_equal(el_ev_decoder_stats(d)->events, 300);
   el_ev_decoder_free(d);
   for (size_t chunk = 1; chunk < 80; chunk += 3) {
-    d = direct_decode(&D, &b, chunk, t);
-    assert_int_equal(D.delivered_odd, 50);
-    assert_int_equal(D.q.n + (int)D.q.events, 300);
-    assert_int_equal(D.n + D.delivered_stops, 100);
-    assert_int_equal(
-        D.q.events - (uint64_t)D.n + (uint64_t)(D.q.n - D.delivered_stops),
-        200);
+    d = direct_decode(Dp, bp, chunk, t);
+    assert_int_equal(Dp->delivered_odd, 50);
+    assert_int_equal(Dp->q.n + (int)Dp->q.events, 300);
+    assert_int_equal(Dp->n + Dp->delivered_stops, 100);
+    assert_int_equal(Dp->q.events - (uint64_t)Dp->n +
+                         (uint64_t)(Dp->q.n - Dp->delivered_stops),
+                     200);
     assert_int_equal(el_ev_decoder_stats(d)->events, 300);
     assert_int_equal(el_ev_decoder_set_direct(d, 0xFFFF, 1), EL_EINVAL);
     el_ev_decoder_free(d);
@@ -852,32 +866,32 @@ static void test_direct_types_taken_or_delivered(void **st) {
  * events only): nothing lost or counted twice. */
 static void test_direct_run_handler(void **st) {
   (void)st;
-  static tu_buf_t b;
-  static uint64_t t[300];
-  static uint16_t y[300];
-  build_quiet_stream(&b, t, y);
-  static direct_sink_t D;
-  for (size_t chunk = b.n; chunk > 0; chunk = chunk == b.n ? 77 : chunk / 3) {
-    el_ev_decoder_t *d = direct_decode_runs(&D, &b, chunk, t, 2, 0);
-    assert_int_equal(D.runs_bad, 0);
-    assert_int_equal(D.delivered_odd, 50);
-    assert_int_equal(D.n + D.delivered_stops, 100);
-    assert_int_equal(D.q.n + (int)D.q.events, 300);
+  direct_fixture_t *f = direct_fixture();
+  tu_buf_t *const bp = &f->b;
+  const uint64_t *const t = f->t;
+  direct_sink_t *const Dp = &f->D;
+  for (size_t chunk = bp->n; chunk > 0;
+       chunk = chunk == bp->n ? 77 : chunk / 3) {
+    el_ev_decoder_t *d = direct_decode_runs(Dp, bp, chunk, t, 2, 0);
+    assert_int_equal(Dp->runs_bad, 0);
+    assert_int_equal(Dp->delivered_odd, 50);
+    assert_int_equal(Dp->n + Dp->delivered_stops, 100);
+    assert_int_equal(Dp->q.n + (int)Dp->q.events, 300);
     assert_int_equal(el_ev_decoder_stats(d)->events, 300);
-    for (int i = 0; i < D.n && i < 512; i++) {
-      assert_int_equal(D.thread[i] % 6, 0); /* even threads' stops */
-      assert_int_equal(D.dt[i], 1000 + 10 * (uint64_t)D.thread[i]);
-      assert_int_equal(D.cap[i], EL_EV_NO_CAP);
-      assert_int_equal(D.len[i], 10);
-      assert_int_equal(D.status[i], 1);
+    for (int i = 0; i < Dp->n && i < 512; i++) {
+      assert_int_equal(Dp->thread[i] % 6, 0); /* even threads' stops */
+      assert_int_equal(Dp->dt[i], 1000 + 10 * (uint64_t)Dp->thread[i]);
+      assert_int_equal(Dp->cap[i], EL_EV_NO_CAP);
+      assert_int_equal(Dp->len[i], 10);
+      assert_int_equal(Dp->status[i], 1);
     }
-    if (chunk == b.n) { /* whole: every event on the fast path */
-      assert_int_equal(D.n, 50);
-      assert_int_equal(D.q.n, 50);
-      assert_int_equal(D.q.events, 250);
-      assert_int_equal(D.q.tmax, 1000 + 10 * 299);
-      assert_int_equal(D.bad, 0);
-      assert_int_equal(D.nruns, 51);
+    if (chunk == bp->n) { /* whole: every event on the fast path */
+      assert_int_equal(Dp->n, 50);
+      assert_int_equal(Dp->q.n, 50);
+      assert_int_equal(Dp->q.events, 250);
+      assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
+      assert_int_equal(Dp->bad, 0);
+      assert_int_equal(Dp->nruns, 51);
     }
     el_ev_decoder_free(d);
   }
