@@ -2677,21 +2677,22 @@ static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
 /* fast_run_t with a run handler (el_ev_decoder_direct_run): offer it
  * the run of buf[i, r) (whole fast events from i, none past r nor dated
  * after tend) and add what it took to the loop's quiet events (*qn, the
- * latest at *qt, the last at buf + *qlast) and *nfast. Returns the bytes
- * taken. */
+ * latest at *qt, the last at buf + *qlast) and *nfast; *stop set when
+ * the sink asked to stop after them. Returns the bytes taken. */
 static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
                                                   const uint8_t *buf, size_t i,
                                                   size_t r, el_rts_ns_t tend,
                                                   uint64_t *qn, el_rts_ns_t *qt,
-                                                  size_t *qlast,
-                                                  size_t *nfast) {
+                                                  size_t *qlast, size_t *nfast,
+                                                  int *stop) {
   el_ev_run_t run = {.p = buf + i,
                      .end = buf + r,
                      .tend = tend,
+                     .off = d->base + i,
                      .cap = d->ev.cap,
                      .flen_ = d->flen,
                      .kind_ = d->flen + 65536};
-  el_ev_run_taken_t tk = {0, 0, 0};
+  el_ev_run_taken_t tk = {0, 0, 0, 0};
   size_t took = d->run_fn(d->direct_ud, &run, &tk);
   if (!tk.events || took > r - i || tk.last >= took)
     return 0; /* none (or a handler out of bounds: as none) */
@@ -2699,6 +2700,7 @@ static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
   *nfast += tk.events;
   *qt = tk.tmax > *qt ? tk.tmax : *qt;
   *qlast = i + tk.last;
+  *stop = tk.stop != 0;
   return took;
 }
 
@@ -2800,8 +2802,14 @@ static inline __attribute__((always_inline)) int fast_run_t(
       if (direct_on && dok < 0 && d->run_fn && quiet) {
         /* the run to the run handler; what it leaves goes on here, its
          * next event delivered (dok 0: not offered) */
+        int sunk = 0;
         dok = 0;
-        i += run_offer(d, buf, i, r, tend, &qn, &qt, &qlast, &nfast);
+        i += run_offer(d, buf, i, r, tend, &qn, &qt, &qlast, &nfast, &sunk);
+        if (sunk) { /* as on_event returning nonzero */
+          quiet_flush(d, buf, qlast, &qn, qt);
+          stop = 1;
+          goto done;
+        }
         continue;
       }
       const uint8_t *p = buf + i;

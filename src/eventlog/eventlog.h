@@ -346,16 +346,20 @@ void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
 typedef struct el_ev_run_s {
   const uint8_t *p, *end;
   el_rts_ns_t tend; /* the block's end time: no event of the run after it */
+  uint64_t off;     /* p's byte offset in the whole input (el_ev_event_t's) */
   uint16_t cap;     /* the block's capability, EL_EV_NO_CAP outside one */
   const uint8_t *flen_, *kind_; /* el_ev_run_frame's tables: private */
 } el_ev_run_t;
 
 /* What a run handler took (el_ev_run_fn): events, the last of them at
- * run->p + last, the latest time (ns since RTS start) tmax. */
+ * run->p + last, the latest time (ns since RTS start) tmax; stop set
+ * (with events > 0): the sink asks to stop after them, as its on_event
+ * returning nonzero after the last one would. */
 typedef struct el_ev_run_taken_s {
   uint64_t events;
   size_t last;
   el_rts_ns_t tmax;
+  int stop;
 } el_ev_run_taken_t;
 
 /* Kinds of events in a run (el_ev_run_frame): one the run handler may

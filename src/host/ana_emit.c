@@ -98,15 +98,38 @@ static void native_count(el_host_t *h, int which) {
   }
 }
 
-/* True when no store or no exporter takes traces (el_tm_store_takes):
- * the span of source which is then counted (emitted, as the store counts
- * a discarded one) without being built. */
-static bool native_untaken(el_host_t *h, int which) {
+void el__ana_store_set(el_host_t *h) {
+  if (!h->ana) return;
+  h->ana->untaken = NULL;
+  h->ana->untaken_st = NULL;
+}
+
+/* native_untaken's first case (and any with another store). */
+static __attribute__((noinline)) bool native_untaken_slow(el_host_t *h,
+                                                          int which) {
+  ana_t *a = h->ana;
   if (!h->store) return true;
   if (el_tm_store_takes(h->store, EL_TM_SIGNAL_TRACES)) return false;
+  /* sealed: it stays untaken */
+  a->untaken = el_tm_store_untaken_counter(h->store, EL_TM_SIGNAL_TRACES);
+  a->untaken_st = a->untaken ? h->store : NULL;
   el_tm_store_count_untaken(h->store, EL_TM_SIGNAL_TRACES, 1);
   native_count(h, which);
   return true;
+}
+
+/* True when no store or no exporter takes traces (el_tm_store_takes):
+ * the span of source which is then counted (emitted, as the store counts
+ * a discarded one) without being built; once the store is sealed, into
+ * its counter without a call (el_tm_store_untaken_counter). */
+static inline bool native_untaken(el_host_t *h, int which) {
+  ana_t *a = h->ana;
+  if (h->store && h->store == a->untaken_st) {
+    ++*a->untaken;
+    native_count(h, which);
+    return true;
+  }
+  return native_untaken_slow(h, which);
 }
 
 /* Fill *sp as a native span (kind internal, status ok, random span id)
@@ -137,7 +160,8 @@ static void attr_dec(el_tm_attr_t *at, const char *key, char *buf, uint64_t v) {
   at->v.s.len = (size_t)(el_fmt_u64(buf, v) - buf);
 }
 
-/* Thread-state span of el.threads{spans=}: trace id per thread, attrs
+/* Thread-state span of el.threads{spans=} (when taken: native_untaken
+ * first): trace id per thread, attrs
  * thread (decimal string) and status (blocked: why it stopped; running:
  * why the run ended, docs/differences.md: the stop's), plus capability
  * (running: the stop's).
@@ -148,7 +172,6 @@ static __attribute__((noinline)) void thread_native_span(
     el_host_t *h, thread_t *th, int running, const rec_t *stop, uint64_t start,
     uint64_t end) {
   ana_t *a = h->ana;
-  if (native_untaken(h, 1)) return;
   if (!th->has_trace) {
     if (a->ntrace >= MAX_TRACE_IDS) { /* forget old threads' ids */
       for (size_t i = 0; i < a->nthreads; i++) a->threads[i].has_trace = 0;
@@ -186,15 +209,14 @@ static __attribute__((noinline)) void thread_native_span(
   native_count(h, 1);
 }
 
-/* Capability usage span of el.cap_usage{spans=} (not Idle); attributes
- * built as thread_native_span's. */
+/* Capability usage span of el.cap_usage{spans=} (not Idle; when taken:
+ * native_untaken first); attributes built as thread_native_span's. */
 static __attribute__((noinline)) void cap_native_span(el_host_t *h,
                                                       unsigned cap, int gc,
                                                       uint32_t thread,
                                                       uint64_t start,
                                                       uint64_t end) {
   ana_t *a = h->ana;
-  if (native_untaken(h, 0)) return;
   if (!a->cap_has_trace[cap]) {
     el_tm_random_id(a->cap_trace[cap], 16);
     a->cap_has_trace[cap] = 1;
@@ -570,7 +592,7 @@ static inline __attribute__((always_inline)) void cap_usage_span(
     prod_span(h, cap, gc, start, d);
     f = a->feat;
   }
-  if (f & F_CAPS_NATIVE)
+  if ((f & F_CAPS_NATIVE) && !native_untaken(h, 0))
     cap_native_span(h, cap, gc, gc ? 0 : th->id, start, end);
   if (a->feat & F_CAPS_CB)
     cap_usage_call(h, cap, gc, gc ? 0 : th->id, start, end);
@@ -595,7 +617,8 @@ static __attribute__((noinline)) void thread_span_call(
 void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
                         const rec_t *stop, uint64_t start, uint64_t end) {
   ana_t *a = h->ana;
-  if (a->th_names[0]) thread_native_span(h, th, running, stop, start, end);
+  if (a->th_names[0] && !native_untaken(h, 1))
+    thread_native_span(h, th, running, stop, start, end);
   if (a->ncb[TK_THREADS]) thread_span_call(h, th, running, stop, start, end);
 }
 
@@ -603,8 +626,8 @@ void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
                       uint64_t start) {
   unsigned f = h->ana->feat; /* the fast path takes native spans too */
   if ((f & ~(F_CAPS_NATIVE | F_THREAD_OUT)) == (F_POINTS | F_PROD) &&
-      el__ana_run_span_fast(h, th, stop->cap, start, stop->t)) {
-    if (f & F_CAPS_NATIVE)
+      el__ana_run_span_fast(h, th, stop->cap, start, stop->t, 0)) {
+    if ((f & F_CAPS_NATIVE) && !native_untaken(h, 0))
       cap_native_span(h, stop->cap, 0, th->id, start, stop->t);
   } else {
     cap_usage_span(h, stop->cap, 0, th, start, stop->t);

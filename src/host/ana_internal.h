@@ -233,6 +233,11 @@ typedef struct el__ana_s {
   uint8_t cap_has_trace[MAX_CAPS];
   size_t ntrace;      /* threads holding a trace id */
   unsigned nspans[2]; /* spans since the last flush: caps, threads */
+  /* The store's count of traces no exporter takes
+   * (el_tm_store_untaken_counter) for untaken_st, known once it is
+   * sealed: a native span is then counted there without a call. */
+  uint64_t *untaken;
+  const el_tm_store_t *untaken_st;
 } ana_t;
 
 /* ana_reorder.c */
@@ -352,6 +357,13 @@ static inline ustate_t *el__ana_series_fast(const ana_t *a, uint32_t hint,
   return u->key == key && el__ana_in_window(s, u->wlo, u->wlen) ? u : NULL;
 }
 
+/* el__ana_series_fast as a call, for el__ana_run_span_fast's outline
+ * form. */
+static __attribute__((noinline, unused)) ustate_t *el__ana_series_fast_call(
+    const ana_t *a, uint32_t hint, uint64_t key, int64_t s) {
+  return el__ana_series_fast(a, hint, key, s);
+}
+
 /* The usage part (ana_emit.c cap_usage_span) of a thread's running span
  * of start to end on cap, inline and without a call, when the usage
  * series and productivity are fed and el.cap_usage's on_span is not
@@ -359,26 +371,31 @@ static inline ustate_t *el__ana_series_fast(const ana_t *a, uint32_t hint,
  * series the span moves is found through its hint and the span stays in
  * its dirty aggregation window, and so does the capability's
  * productivity. Checked before anything is changed: 0 (and nothing done)
- * when any of that does not hold. Native spans are the caller's. */
+ * when any of that does not hold. Native spans are the caller's. With
+ * outline, the series are looked up by a call (fewer instructions in the
+ * direct path's loop, which keeps more values in registers). */
 static inline __attribute__((always_inline)) int el__ana_run_span_fast(
-    el_host_t *h, thread_t *th, unsigned cap, uint64_t start, uint64_t end) {
+    el_host_t *h, thread_t *th, unsigned cap, uint64_t start, uint64_t end,
+    const int outline) {
+  ustate_t *(*const series)(const ana_t *, uint32_t, uint64_t, int64_t) =
+      outline ? el__ana_series_fast_call : el__ana_series_fast;
   ana_t *a = h->ana;
   cap_t *restrict c = &a->caps[cap];
   uint64_t key = (uint64_t)cap << 34, from = c->prev_end;
   ustate_t *restrict ui = NULL, *restrict um;
   if (c->used_prev && from < start) { /* its Idle gap, in the Idle series */
-    ui = el__ana_series_fast(a, c->us_hint[CAT_IDLE],
-                             key | (uint64_t)CAT_IDLE << 32, (int64_t)from);
+    ui = series(a, c->us_hint[CAT_IDLE], key | (uint64_t)CAT_IDLE << 32,
+                (int64_t)from);
     if (!ui) return 0;
   }
   int other = 0; /* the Mutator time, as ustate_mut */
-  um = el__ana_series_fast(a, th->mut_us, key | th->id, (int64_t)start);
+  um = series(a, th->mut_us, key | th->id, (int64_t)start);
   if (!um) {
     if (th->other_gen != a->ugen + 1 || th->other_cap != cap ||
         th->other_gen == 0 || el__ana_hint_holds(a, th->mut_us, key | th->id))
       return 0;
-    um = el__ana_series_fast(a, c->us_hint[CAT_OTHER],
-                             key | (uint64_t)CAT_OTHER << 32, (int64_t)start);
+    um = series(a, c->us_hint[CAT_OTHER], key | (uint64_t)CAT_OTHER << 32,
+                (int64_t)start);
     if (!um) return 0;
     other = 1;
   }

@@ -386,28 +386,27 @@ static __attribute__((noinline)) int event_only_slow(el_host_t *h,
   return h->stop;
 }
 
-/* The RUN_THREAD or STOP_THREAD ev (stop: which) at t of capability cap,
- * in a recorded session, where cap holds the cached watermark and t is
- * at or after its latest time and below wm_next, at most MAX_HELD
- * events being held and no stop: the watermark moves to t; the held
- * events at or before t go first (release_loop), then ev, and nothing
- * else is due (ana_take's direct path). */
-static __attribute__((noinline)) int take_now(el_host_t *h,
-                                              const el_ev_event_t *ev) {
+/* The RUN_THREAD or STOP_THREAD r (its capability's, < MAX_CAPS), the
+ * record of the event cur (h->cur meanwhile), in a recorded session,
+ * where r->cap holds the cached watermark and r->t is at or after its
+ * latest time and below wm_next, at most MAX_HELD events being held and
+ * no stop: the watermark moves to r->t; the held events at or before it
+ * go first (release_loop), then r, and nothing else is due (ana_take's
+ * direct path). Returns h->stop. */
+static __attribute__((noinline)) int take_now(el_host_t *h, rec_t *r,
+                                              const el_ev_event_t *cur) {
   ana_t *a = h->ana;
-  unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
-  uint64_t t = ev->t_ns;
-  rec_t r = rec_of(ev, stop);
-  h->prog.last[cap] = t;
+  uint64_t t = r->t;
+  h->prog.last[r->cap] = t;
   h->prog.wm = t;
   const el_ev_event_t *saved = h->cur;
-  h->cur = ev;
+  h->cur = cur;
   if (t >= a->lo) {
     release_loop(h, t, 0);
     if (h->stop) { /* as ana_take: r waits */
-      if (q_push(a, &r) != 0) {
+      if (q_push(a, r) != 0) {
         h->st.reorder_forced++;
-        el__ana_process(h, &r);
+        el__ana_process(h, r);
       }
       release_to(h, t, 1);
       h->cur = saved;
@@ -418,7 +417,7 @@ static __attribute__((noinline)) int take_now(el_host_t *h,
     h->st.reorder_late++;
   else
     a->released_t = t;
-  el__ana_process_in(h, &r);
+  el__ana_process_in(h, r);
   h->cur = saved;
   return h->stop;
 }
@@ -431,25 +430,11 @@ static __attribute__((noinline)) int take_now(el_host_t *h,
  * nothing being due (ana_take's queued path). */
 static inline __attribute__((always_inline)) int queue_now(
     el_host_t *h, const el_ev_event_t *ev) {
-  ana_t *a = h->ana;
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
-  uint64_t t = ev->t_ns;
-  q_t *q = &a->q[cap];
-  qrec_t *v = q->v;
-  qstop_t *s = q->s;
-  size_t at = (q->head + q->n) & (q->cap - 1);
-  uint32_t seq = (a->seq + 1) & 0x3fffffffu;
-  h->prog.last[cap] = t;
-  q->n++;
-  q->last_t = t;
-  a->seq = seq;
-  if (t < a->lo) a->lo = t;
-  a->held++;
-  v[at] =
-      (qrec_t){.t = t, .thread = (uint32_t)ev->v[0].u, .sk = seq << 2 | stop};
-  if (stop)
-    s[at] = (qstop_t){.info = ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0,
-                      .status = (uint16_t)ev->v[1].u};
+  h->prog.last[cap] = ev->t_ns;
+  q_append(h->ana, &h->ana->q[cap], ev->t_ns, (uint32_t)ev->v[0].u,
+           K_RUN + stop, stop ? (uint16_t)ev->v[1].u : 0,
+           stop && ev->nfields > 2 ? (uint32_t)ev->v[2].u : 0);
   return h->stop;
 }
 
@@ -479,7 +464,7 @@ static inline uint32_t rd32(const uint8_t *p) {
          p[3];
 }
 
-/* el__ana_direct for a RUN_THREAD of th on cap at t, no run of it
+/* el__ana_direct_run for a RUN_THREAD of th on cap at t, no run of it
  * open: what el__ana_thread_run does then, the blocked span (when t is
  * its latest event) without outputs. */
 static inline __attribute__((always_inline)) void direct_run(thread_t *th,
@@ -502,9 +487,9 @@ static inline __attribute__((always_inline)) void direct_run(thread_t *th,
   th->state = TS_RUNNING;
 }
 
-/* The bookkeeping of every event el__ana_direct takes: the thread's
+/* The bookkeeping of every event el__ana_direct_run takes: the thread's
  * first and latest times. (The highest capability and the host's
- * progress are the run's: el__ana_direct_end.) */
+ * progress are the run's: direct_end.) */
 static inline __attribute__((always_inline)) int direct_done(thread_t *th,
                                                              uint64_t t,
                                                              int latest) {
@@ -514,7 +499,7 @@ static inline __attribute__((always_inline)) int direct_done(thread_t *th,
   return 1;
 }
 
-/* el__ana_direct for a STOP_THREAD of th (payload: its 10 bytes), whose
+/* el__ana_direct_run for a STOP_THREAD of th (payload: its 10 bytes), whose
  * run on cap is open: what el__ana_thread_stop and stop_latest do then
  * when the usage fast path takes the span; else nothing (0). */
 static inline __attribute__((always_inline)) int direct_stop(
@@ -528,7 +513,7 @@ static inline __attribute__((always_inline)) int direct_stop(
   uint64_t start = th->open[0].t;
   /* changes nothing when it does not take the span (then neither do
    * we): checked first, as everything before */
-  if (!el__ana_run_span_fast(h, th, cap, start, t)) return 0;
+  if (!el__ana_run_span_fast(h, th, cap, start, t, 1)) return 0;
   th->nopen = 0;
   th->running_ns += t > start ? t - start : 0;
   th->runs++;
@@ -544,9 +529,13 @@ static inline __attribute__((always_inline)) int direct_stop(
   return direct_done(th, t, latest);
 }
 
-int el__ana_direct_begin(void *ud, uint16_t cap) {
-  el_host_t *h = ud;
-  const ana_t *a = h->ana; /* set: as for el__ana_direct */
+/* el__ana_direct_run: 1 when it may take the run's events of capability
+ * cap: the per-capability mode, nothing held, batched, stopping or
+ * interrupted, the session's RUN_THREAD and STOP_THREAD sizes GHC's, a
+ * capability cap (< MAX_CAPS) seen before in the session (else its events
+ * are delivered, and the first one marks it seen). */
+static int direct_begin(el_host_t *h, uint16_t cap) {
+  const ana_t *a = h->ana; /* set: the types are EL__F_ANA's (host.c) */
   /* What take_arrival and on_event would not take at once; none of it
    * changes without a delivery. A capability not seen yet takes
    * el__progress_event's first-event path: delivered. */
@@ -555,10 +544,11 @@ int el__ana_direct_begin(void *ud, uint16_t cap) {
          h->direct_sizes;
 }
 
-void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
-  el_host_t *h = ud;
+/* el__ana_direct_run: the run's direct events taken (the latest at
+ * tmax, ns since RTS start) raise the highest capability and the host's
+ * progress as each would have in el__ana_event_only. */
+static void direct_end(el_host_t *h, uint16_t cap, el_rts_ns_t tmax) {
   ana_t *a = h->ana;
-  (void)n;
   /* What each event taken did in on_event's path (take_arrival), once
    * for the run: its latest time is the capability's progress (the
    * watermark's cache as progress_event keeps it event by event; live,
@@ -567,22 +557,22 @@ void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
   progress_event(h, cap, tmax);
 }
 
-/* The thread table as el__ana_direct reads it: nothing it does adds a
- * thread, so these stay valid through a run (el__ana_direct_run). */
+/* The thread table as el__ana_direct_run reads it: nothing it does adds a
+ * thread, so these stay valid through a run. */
 typedef struct {
   const uint32_t *direct; /* ana_t's */
   size_t ndirect;
   thread_t *threads;
 } direct_tab_t;
 
-/* el__ana_direct's work for one event, the thread table tb of the host
+/* el__ana_direct_run's work for one event, the thread table tb of the host
  * h's analyses (set: the types are EL__F_ANA's, host.c), in a run
- * el__ana_direct_begin took: 1 taken, 0 declined (nothing changed). */
+ * direct_begin took: 1 taken, 0 declined (nothing changed). */
 static inline __attribute__((always_inline)) int direct_one(
     el_host_t *h, direct_tab_t tb, uint16_t type, uint16_t cap, el_rts_ns_t t,
     const uint8_t *payload) {
   unsigned stop = (unsigned)type - EL_EV_RUN_THREAD;
-  /* el__ana_direct_begin took the run: cap < MAX_CAPS, and the session
+  /* direct_begin took the run: cap < MAX_CAPS, and the session
    * frames RUN_THREAD in 4 bytes and STOP_THREAD in 10; the decoder
    * offers direct types only, which are these two. */
   if (__builtin_expect(stop > 1, 0)) return 0;
@@ -611,20 +601,104 @@ static direct_tab_t direct_tab(const ana_t *a) {
   return (direct_tab_t){a->direct, a->ndirect, a->threads};
 }
 
-int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
-                   const uint8_t *payload, uint32_t len) {
+/* The event on_event would have been given for the RUN_THREAD or
+ * STOP_THREAD (stop: which) at p (GHC's 4 or 10 payload bytes, direct
+ * sizes) of run, with its record r: h->ev_direct, what h->cur points to
+ * while r goes through (a handler called meanwhile reads it, el.event(),
+ * an emit without a time). */
+static const el_ev_event_t *direct_cur(el_host_t *h, const el_ev_run_t *run,
+                                       const uint8_t *p, const rec_t *r,
+                                       unsigned stop) {
+  el_ev_event_t *ev = &h->ev_direct;
+  ev->type = (uint16_t)(EL_EV_RUN_THREAD + stop);
+  ev->cap = r->cap;
+  ev->t_ns = r->t;
+  ev->offset = run->off + (uint64_t)(p - run->p);
+  ev->payload = p + 10;
+  ev->payload_len = stop ? 10 : 4;
+  ev->known = 1;
+  ev->malformed = 0;
+  ev->layout = 0;
+  ev->nfields = stop ? 3 : 1;
+  ev->v[0].u = r->thread;
+  ev->v[1].u = r->status;
+  ev->v[2].u = r->info;
+  return ev;
+}
+
+size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
+                                  el_ev_run_taken_t *taken) {
   el_host_t *h = ud;
-  (void)len; /* the session's sizes: el__ana_direct_begin */
-  return direct_one(h, direct_tab(h->ana), type, cap, t, payload);
+  const el_ev_run_t r = *run;
+  ana_t *const a = h->ana;
+  el__progress_t *const pg = &h->prog;
+  const unsigned cap = r.cap;
+  if (!h->quiet_until || a->arrival ||
+      (h->interrupted | h->stop | (int)h->nbatch) || h->clock.live ||
+      cap >= MAX_CAPS || pg->state[cap] != CAP_SEEN || !h->direct_sizes)
+    return 0;
+  const uint64_t tlim =
+      r.tend < h->quiet_until - 1 ? r.tend : h->quiet_until - 1;
+  const uint64_t events0 = h->st.events;
+  q_t *const q = &a->q[cap];
+  const uint8_t *p = r.p, *last = p;
+  uint64_t n = 0, tmax = 0;
+  int stopped = 0;
+  for (;;) {
+    int kind;
+    size_t len = el_ev_run_frame(&r, p, &kind);
+    uint64_t t = len ? el_ev_run_time(p) : 0;
+    if (!len || t > tlim || kind == EL_EV_RUN_STOP) break;
+    if (kind == EL_EV_RUN_DIRECT) {
+      /* el__ana_event_only's conditions (the session's sizes framed the
+       * event: a direct type is RUN_THREAD or STOP_THREAD) */
+      if (pg->wm_dirty || t < pg->last[cap]) break;
+      unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
+      rec_t rr = {.t = t,
+                  .thread = rd32(p + 10),
+                  .cap = (uint16_t)cap,
+                  .kind = (uint8_t)(K_RUN + stop)};
+      if (stop) {
+        rr.status = (uint16_t)(p[14] << 8 | p[15]);
+        rr.info = rd32(p + 16);
+      }
+      if ((int)cap == pg->wm_cap) {
+        if (t >= pg->wm_next || a->held > MAX_HELD) break;
+        /* as on_event before it: this event counted, the stream time */
+        h->st.events = events0 + n + 1;
+        if (t > h->now) h->now = t;
+        stopped = take_now(h, &rr, direct_cur(h, &r, p, &rr, stop));
+      } else if (t > pg->wm && a->lo > pg->wm && a->held < MAX_HELD &&
+                 q->n < q->cap && t >= q->last_t) {
+        pg->last[cap] = t;
+        q_append(a, q, t, rr.thread, rr.kind, rr.status, rr.info);
+      } else {
+        break;
+      }
+    }
+    n++;
+    tmax = t > tmax ? t : tmax;
+    last = p;
+    p += len;
+    if (stopped) break;
+  }
+  /* the decoder adds the events taken to the count (quiet counters) */
+  h->st.events = events0;
+  taken->events = n;
+  taken->tmax = tmax;
+  taken->last = (size_t)(last - r.p);
+  taken->stop = stopped;
+  return (size_t)(p - r.p);
 }
 
 size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
                           el_ev_run_taken_t *taken) {
   el_host_t *h = ud;
+  /* quiet_until does not change without a delivery (host.c) */
   const el_ev_run_t r = *run; /* in registers: the loop calls out */
   /* quiet_until does not change without a delivery (host.c); an event
    * is taken up to tlim, below it and at most the block's end time */
-  if (!h->quiet_until || !el__ana_direct_begin(h, r.cap)) return 0;
+  if (!h->quiet_until || !direct_begin(h, r.cap)) return 0;
   const uint64_t tlim =
       r.tend < h->quiet_until - 1 ? r.tend : h->quiet_until - 1;
   const direct_tab_t tb = direct_tab(h->ana);
@@ -645,7 +719,7 @@ size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
     last = p;
     p += len;
   }
-  if (nd) el__ana_direct_end(h, r.cap, nd, dmax);
+  if (nd) direct_end(h, r.cap, dmax);
   taken->events = n;
   taken->tmax = tmax;
   taken->last = (size_t)(last - r.p);
@@ -653,11 +727,15 @@ size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
 }
 
 void el__ana_direct_sync(el_host_t *h) {
-  int arrival = h->ana && h->ana->arrival;
+  int ana = h->ana != NULL;
+  el_ev_decoder_direct_run(
+      h->dec,
+      ana && !h->ana->arrival ? el__ana_direct_run_ordered : el__ana_direct_run,
+      h);
   el_ev_decoder_set_direct(h->dec, EL_EV_RUN_THREAD,
-                           arrival && h->flags[EL_EV_RUN_THREAD] == EL__F_ANA);
+                           ana && h->flags[EL_EV_RUN_THREAD] == EL__F_ANA);
   el_ev_decoder_set_direct(h->dec, EL_EV_STOP_THREAD,
-                           arrival && h->flags[EL_EV_STOP_THREAD] == EL__F_ANA);
+                           ana && h->flags[EL_EV_STOP_THREAD] == EL__F_ANA);
 }
 
 /* The sink's entry (host.c on_event) for an event only the analyses
@@ -685,8 +763,10 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
                        0))
     return event_only_slow(h, ev);
   if ((int)cap == p->wm_cap) {
-    if (t < p->wm_next && a->held <= MAX_HELD && !h->stop)
-      return take_now(h, ev);
+    if (t < p->wm_next && a->held <= MAX_HELD && !h->stop) {
+      rec_t r = rec_of(ev, stop);
+      return take_now(h, &r, ev);
+    }
   } else if (t > p->wm && a->lo > p->wm && a->held < MAX_HELD &&
              a->q[cap].n < a->q[cap].cap && t >= a->q[cap].last_t) {
     return queue_now(h, ev);

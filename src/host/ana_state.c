@@ -192,7 +192,7 @@ static inline void run_span(el_host_t *h, thread_t *th, const rec_t *r,
   th->running_ns += r->t > start ? r->t - start : 0;
   th->runs++;
   if (h->ana->feat != (F_POINTS | F_PROD) || /* the default processors' */
-      !el__ana_run_span_fast(h, th, r->cap, start, r->t))
+      !el__ana_run_span_fast(h, th, r->cap, start, r->t, 0))
     el__ana_run_span(h, th, r, start);
 }
 

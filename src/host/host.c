@@ -258,7 +258,10 @@ void el_host_free(el_host_t *h) {
 }
 
 el_ev_decoder_t *el_host_decoder(el_host_t *h) { return h->dec; }
-void el_host_set_store(el_host_t *h, el_tm_store_t *st) { h->store = st; }
+void el_host_set_store(el_host_t *h, el_tm_store_t *st) {
+  h->store = st;
+  el__ana_store_set(h);
+}
 const char *el_host_error(const el_host_t *h) { return h->err; }
 const el_host_stats_t *el_host_stats(const el_host_t *h) { return &h->st; }
 struct lua_State *el_host_lua(el_host_t *h) { return h->L; }

@@ -339,6 +339,9 @@ struct el_host_s {
   const el__rec_t *cur_rec;
   const el__rec_t *cur_built; /* the record cur_buf holds (el__host_cur) */
   el_ev_event_t cur_buf;
+  /* The event h->cur points to while the analyses take a RUN_THREAD or
+   * STOP_THREAD from a run in time order (ana_reorder.c direct_cur). */
+  el_ev_event_t ev_direct;
   unsigned replay_gen;      /* replay calls made (handler rslot cache) */
   int olist; /* replay position in a time-order slot: 0 its type's
                  handlers, 1 the "*" ones (handler index in bh) */
@@ -352,7 +355,7 @@ struct el_host_s {
    * see every event (el__host_quiet_sync). */
   uint64_t quiet_until;
   /* The session's header declares RUN_THREAD with 4 payload bytes and
-   * STOP_THREAD with 10, as GHC does (on_header): what el__ana_direct
+   * STOP_THREAD with 10, as GHC does (on_header): what el__ana_direct_run
    * reads them as. */
   int direct_sizes;
   uint64_t timer_seq;
@@ -681,42 +684,45 @@ void el__ana_event(el_host_t *h, const el_ev_event_t *ev);
  * the batch queue: el__ana_event with h->cur set to ev meanwhile.
  * Returns h->stop. */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
-/* The decoder's direct handler (el_ev_direct_fn; ud: the host) for
+/* The daemon's run handler (el_ev_run_fn; ud: the host, host.c) for
  * RUN_THREAD and STOP_THREAD while only the C analyses want them
- * (el__host_set_flag), in a run el__ana_direct_begin took: for a GHC 9.0
- * payload (4 or 10 bytes), a thread already in the table by a small id:
- * finished before the event (only its first and latest times move), or
- * in its common state (no run open for a RUN_THREAD; one, on cap, for a
- * STOP_THREAD that does not finish it, and the usage fast path
- * el__ana_run_span_fast taking its span, the daemon's default
- * processors' case), it has el__ana_event_only's effect and returns 1;
- * else it changes nothing and returns 0 (the event is then delivered).
- * cap: the event's block's capability; t: ns since RTS start. */
-int el__ana_direct(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
-                   const uint8_t *payload, uint32_t len);
-/* The daemon's run handler (el_ev_run_fn; ud: the host, host.c): when
- * el__ana_direct_begin takes the run, its events in order while each is
- * quiet (counted) or a direct one el__ana_direct takes, then
- * el__ana_direct_end for those; returns the bytes taken. */
+ * (el__host_set_flag): when it may take the run (the per-capability
+ * mode, nothing held, batched or stopping, a capability seen before),
+ * its
+ * events in order while each is quiet (counted) or a direct one it can
+ * take, then el__ana_direct_end for those; returns the bytes taken. It
+ * takes a direct event with a GHC 9.0 payload (4 or 10 bytes) of a
+ * thread already in the table by a small id: finished before the event
+ * (only its first and latest times move), or in its common state (no run
+ * open for a RUN_THREAD; one, on the run's capability, for a STOP_THREAD
+ * that does not finish it, and the usage fast path el__ana_run_span_fast
+ * taking its span, the daemon's default processors' case), with
+ * el__ana_event_only's effect; it stops at any other (then delivered).
+ * Times: ns since RTS start. */
 size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
                           el_ev_run_taken_t *taken);
-/* The direct handler's run callbacks (el_ev_direct_begin_fn,
- * el_ev_direct_end_fn; ud: the host). begin: 1 when el__ana_direct may
- * take the run's events of capability cap: the per-capability mode,
- * nothing held, batched, stopping or interrupted, a capability cap
- * (< MAX_CAPS) seen before in the session (else its events are
- * delivered, and the first one marks it seen). end: the run's events
- * taken (n, the latest at tmax, ns since RTS start) raise the highest
- * capability and the host's progress as each would have in
- * el__ana_event_only. */
-int el__ana_direct_begin(void *ud, uint16_t cap);
-void el__ana_direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax);
+/* The same in time order (el.threads, el.gc, on_span callbacks: every
+ * processor on): a recorded session's RUN_THREAD and STOP_THREAD take
+ * el__ana_event_only's two short paths (through the state machines at
+ * once on the capability holding the cached watermark, after the held
+ * events before them; appended to their capability's queue on another
+ * one, above the watermark), each counted and the stream time raised as
+ * on_event does before one goes through (a handler called meanwhile sees
+ * what it would have seen, h->cur included); the run stops at anything
+ * else, and at a stop (fail-fast), which it passes on to the decoder
+ * (el_ev_run_taken_t.stop). */
+size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
+                                  el_ev_run_taken_t *taken);
 /* Make RUN_THREAD and STOP_THREAD direct types of the decoder
- * (el_ev_decoder_set_direct, handled by el__ana_direct) exactly while
- * the C analyses alone want them (flags EL__F_ANA) and take events per
- * capability (the per-capability mode): otherwise el__ana_direct would
- * decline every one. Called when their flags or the trackers change. */
+ * (el_ev_decoder_set_direct, handled by el__ana_direct_run) exactly while
+ * the C analyses alone want them (flags EL__F_ANA), with the run handler
+ * of the analyses' mode (el__ana_direct_run per capability,
+ * el__ana_direct_run_ordered in time order). Called when their flags or
+ * the trackers change. */
 void el__ana_direct_sync(el_host_t *h);
+/* The host's store changed (el_host_set_store): what the analyses knew
+ * of the old one is forgotten. */
+void el__ana_store_set(el_host_t *h);
 void el__ana_flush(el_host_t *h);
 /* Live: release the held events the watermark now allows, a capability
  * having gone silent since the last event (called on wall-clock ticks,

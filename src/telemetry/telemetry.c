@@ -325,6 +325,12 @@ void el_tm_store_count_untaken(el_tm_store_t *st, el_tm_signal_t sig,
   if (st && sig >= 0 && sig < EL_TM_NSIGNALS) st->stats.emitted[sig] += n;
 }
 
+uint64_t *el_tm_store_untaken_counter(el_tm_store_t *st, el_tm_signal_t sig) {
+  if (!st || sig < 0 || sig >= EL_TM_NSIGNALS || el_tm_store_takes(st, sig))
+    return NULL;
+  return &st->stats.emitted[sig];
+}
+
 /* {====== emitting ======} */
 
 /* A record of sig no exporter takes (el_tm_store_seal): counted as

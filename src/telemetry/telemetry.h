@@ -314,6 +314,15 @@ bool el_tm_store_takes(const el_tm_store_t *st, el_tm_signal_t sig);
 void el_tm_store_count_untaken(el_tm_store_t *st, el_tm_signal_t sig,
                                uint64_t n);
 
+/* The counter el_tm_store_count_untaken(st, sig, n) adds n to, for a
+ * caller that counts many records without a call each: non-NULL only
+ * when st is sealed and no exporter takes sig (el_tm_store_takes false,
+ * which then stays so), valid while st lives; adding n to it is
+ * el_tm_store_count_untaken(st, sig, n). NULL otherwise (st NULL, sig out
+ * of range, not sealed, or taken). Thread: the emitting thread's, as
+ * el_tm_store_count_untaken. */
+uint64_t *el_tm_store_untaken_counter(el_tm_store_t *st, el_tm_signal_t sig);
+
 /* Close the current window: for each signal with records, build one batch
  * and pass it to the exporters. Returns 0. */
 int el_tm_store_flush(el_tm_store_t *st);

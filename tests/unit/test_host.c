@@ -1747,10 +1747,14 @@ static void test_cap_usage_default_fast_path(void **state) {
  * thread series) makes of the GHC 9.0 eventlog `name` fed in pieces of
  * `piece` bytes (0: whole): every point and productivity value in order,
  * then every thread of tracker:list(), the capability totals, usage_other
- * and the unexpected count, as one string (malloc'd). */
+ * and the unexpected count, as one string (malloc'd). With spans, also
+ * el.cap_usage's and el.threads' on_span calls (the time order of every
+ * processor on), each with what a handler reads then: the stream time,
+ * the event count, and the current event's type, time, capability and
+ * offset (el.event()). */
 static char *default_analysis(const char *name, size_t piece, long window_ns,
-                              int max_users) {
-  char path[1024], script[2048];
+                              int max_users, int spans) {
+  char path[1024], script[3072];
   const char *d = getenv("EL_EVENTLOGS");
   snprintf(path, sizeof path, "%s/ghc-9.0/%s",
            d ? d : EL_SOURCE_DIR "/tests/data/eventlogs", name);
@@ -1771,8 +1775,21 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
       script, sizeof script,
       "el = require('eventlog_live'); out = {}\n"
       "local function add(...) out[#out + 1] = table.concat({...}, ' ') end\n"
+      "local function seen()\n"
+      "  local e = el.event()\n"
+      "  return el.now() .. ' ' .. el.stats().events .. ' ' ..\n"
+      "    tostring(e.type) .. ' ' .. tostring(e.t) .. ' ' ..\n"
+      "    tostring(e.cap) .. ' ' .. tostring(e.offset) end\n"
+      "local function cat(...)\n"
+      "  local a = table.pack(...)\n"
+      "  for k = 1, a.n do a[k] = tostring(a[k]) end\n"
+      "  return table.concat(a, ' ', 1, a.n) end\n"
+      "local span = %s\n"
+      "if span then el.threads{on_span = function(...)\n"
+      "  add('H', cat(...), seen()) end} end\n"
       "tr = el.cap_usage{aggregate_ns = %ld, productivity_aggregate_ns = %ld,\n"
-      "  max_users = %d,\n"
+      "  max_users = %d, on_span = span and function(...)\n"
+      "    add('K', cat(...), seen()) end or nil,\n"
       "  on_point = function(i, t, v, cap, cat, u)\n"
       "    add('U', i, t, v, cap, cat, tostring(u)) end,\n"
       "  on_productivity = function(cap, t, m, g) add('P', cap, t, m, g) end}\n"
@@ -1794,7 +1811,7 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
       "    add('C', cap, c.mutator_ns, c.gc_ns, c.idle_ns) end\n"
       "  add('S', el.stats().usage_other, tr:unexpected())\n"
       "  got = table.concat(out, '\\n') end)\n",
-      window_ns, window_ns, max_users);
+      spans ? "true" : "false", window_ns, window_ns, max_users);
   el_host_t *h = host_with(script, 0);
   size_t len;
   uint8_t *log = read_all(path, &len);
@@ -1815,9 +1832,10 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
   return got;
 }
 
-/* The default analysis gives the same result whether the events come
+/* The default analysis, and the time order of every processor on (spans),
+ * give the same result whether the events come
  * whole in one feed (most RUN_THREAD and STOP_THREAD then go from the
- * decoder's fast path straight to the analyses: el__ana_direct) or in
+ * decoder's fast path straight to the analyses: el__ana_direct_run) or in
  * 13-byte pieces (every RUN_THREAD and STOP_THREAD, 14 and 20 bytes, cut
  * across feeds: the general path through on_event, tested against the
  * ghc-events references elsewhere), for each shared GHC 9.0 eventlog
@@ -1836,19 +1854,24 @@ static void test_default_analysis_direct_same(void **state) {
     int max_users;
   } cfg[] = {{1000000, 1000}, {1000000000, 1000}, {1000000, 2}};
   for (size_t i = 0; i < EL_ARRAY_LEN(logs); i++)
-    for (size_t c = 0; c < EL_ARRAY_LEN(cfg); c++) {
-      char *whole =
-          default_analysis(logs[i], 0, cfg[c].window_ns, cfg[c].max_users);
-      char *cut =
-          default_analysis(logs[i], 13, cfg[c].window_ns, cfg[c].max_users);
+    for (size_t c = 0; c < 2 * EL_ARRAY_LEN(cfg); c++) {
+      int spans = c >= EL_ARRAY_LEN(cfg);
+      long w = cfg[c % EL_ARRAY_LEN(cfg)].window_ns;
+      int mu = cfg[c % EL_ARRAY_LEN(cfg)].max_users;
+      char *whole = default_analysis(logs[i], 0, w, mu, spans);
+      char *cut = default_analysis(logs[i], 13, w, mu, spans);
       if (strcmp(whole, cut) != 0)
-        fprintf(stderr, "%s, window %ld ns, max_users %d: differ\n", logs[i],
-                cfg[c].window_ns, cfg[c].max_users);
+        fprintf(stderr, "%s, window %ld ns, max_users %d, spans %d: differ\n",
+                logs[i], w, mu, spans);
       /* points, productivity and threads listed */
       assert_non_null(strstr(whole, "U 1 "));
       assert_non_null(strstr(whole, "P 0 "));
       assert_non_null(strstr(whole, "\nT "));
       assert_non_null(strstr(whole, "\nW "));
+      if (spans) { /* and spans */
+        assert_non_null(strstr(whole, "\nK "));
+        assert_non_null(strstr(whole, "\nH "));
+      }
       assert_string_equal(whole, cut);
       free(whole);
       free(cut);
