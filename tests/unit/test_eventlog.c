@@ -633,6 +633,7 @@ typedef struct {
   uint64_t pending_t;           /* the latest of them */
   int runs_bad;                 /* an end or a delivery out of step */
   int nruns;                    /* runs offered to the run handler */
+  int stop_at; /* the run handler asks to stop after taking this many */
 } direct_sink_t;
 
 static int direct_event(void *ud, const el_ev_event_t *e) {
@@ -713,6 +714,10 @@ static size_t direct_run_take(void *ud, const el_ev_run_t *run,
     tk->tmax = t > tk->tmax ? t : tk->tmax;
     last = p;
     p += len;
+    if (type == 2 && D->stop_at && D->n == D->stop_at) {
+      tk->stop = 1; /* after this one, as on_event returning 1 would */
+      break;
+    }
   }
   D->pending = 0; /* no end callback in this mode */
   tk->last = (size_t)(last - run->p);
@@ -892,6 +897,46 @@ static void test_direct_run_handler(void **st) {
       assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
       assert_int_equal(Dp->bad, 0);
       assert_int_equal(Dp->nruns, 51);
+    }
+    el_ev_decoder_free(d);
+  }
+}
+
+/* A run handler that asks to stop (el_ev_run_taken_t.stop) after the
+ * 10th stop it takes, the stream's event 54 (a taken stop every sixth
+ * event from 0): the feed ends there as when on_event returns nonzero,
+ * EL_ESTOPPED, with events 0..54 counted (delivered or taken) and none
+ * delivered after it, in every chunking. */
+static void test_direct_run_handler_stops(void **st) {
+  (void)st;
+  direct_fixture_t *f = direct_fixture();
+  for (size_t chunk = f->b.n; chunk > 0;
+       chunk = chunk == f->b.n ? 77 : chunk / 3) {
+    direct_sink_t *D = &f->D;
+    memset(D, 0, sizeof *D);
+    D->q.until = UINT64_MAX;
+    D->t = f->t;
+    D->stop_at = 10;
+    el_ev_sink_t s = {.ud = D, .on_event = direct_event};
+    el_ev_decoder_t *d = el_ev_decoder_new(&s);
+    el_ev_decoder_quiet_counters(
+        d, &(el_ev_quiet_t){
+               .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
+    el_ev_decoder_direct_run(d, direct_run_take, D);
+    assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
+    assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
+    int rc = 0;
+    for (size_t at = 0; at < f->b.n && rc == 0; at += chunk)
+      rc = el_ev_decoder_feed(d, f->b.b + at,
+                              f->b.n - at < chunk ? f->b.n - at : chunk);
+    if (chunk == f->b.n) { /* whole: the run handler's stop */
+      assert_int_equal(rc, EL_ESTOPPED);
+      assert_int_equal(D->n, 10);
+      assert_int_equal(el_ev_decoder_stats(d)->events, 55);
+      assert_int_equal(D->q.n + (int)D->q.events, 55);
+      assert_int_equal(D->q.tmax, f->t[54]);
+    } else { /* cut: events of a run may be delivered instead */
+      assert_int_equal(rc, D->n == 10 ? EL_ESTOPPED : 0);
     }
     el_ev_decoder_free(d);
   }
@@ -1681,6 +1726,7 @@ int main(void) {
       cmocka_unit_test(test_direct_types_taken_or_delivered),
       cmocka_unit_test(test_direct_runs_begin_end),
       cmocka_unit_test(test_direct_run_handler),
+      cmocka_unit_test(test_direct_run_handler_stops),
       cmocka_unit_test(test_tally_counts_by_hand),
       cmocka_unit_test(test_fast_lengths_follow_header),
       cmocka_unit_test(test_fields_mask_none_but_one),
