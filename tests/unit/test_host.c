@@ -1878,6 +1878,59 @@ static void test_default_analysis_direct_same(void **state) {
     }
 }
 
+/* A fail-fast error in an el.threads on_span handler, called while a
+ * RUN_THREAD or STOP_THREAD goes through the state machines, stops the
+ * host at that event whether it came from the decoder's run (whole feed:
+ * el__ana_direct_run_ordered passes the stop on) or was delivered
+ * (13-byte pieces): the same event count, stream time and current event
+ * at the error, the same count after it (nothing taken past it), on
+ * threads.eventlog. Returns what the handler saw and the count after. */
+static char *fail_fast_in_time_order(size_t piece) {
+  char path[1024], *got;
+  const char *d = getenv("EL_EVENTLOGS");
+  snprintf(path, sizeof path, "%s/ghc-9.0/threads.eventlog",
+           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
+  el_host_t *h = host_with(
+      "el = require('eventlog_live'); n = 0\n"
+      "el.threads{on_span = function(...)\n"
+      "  n = n + 1\n"
+      "  if n == 500 then\n"
+      "    local e = el.event()\n"
+      "    seen = table.concat({el.stats().events, el.now(), e.type, e.t,\n"
+      "      e.cap, e.offset}, ' ')\n"
+      "    error('stop here') end end}\n",
+      1);
+  size_t len;
+  uint8_t *log = read_all(path, &len);
+  int rc = 0;
+  for (size_t at = 0; at < len && rc == 0;) {
+    size_t n = piece && len - at > piece ? piece : len - at;
+    rc = el_host_feed(h, log + at, n);
+    at += n;
+  }
+  assert_int_equal(rc, EL_ESTOPPED);
+  assert_int_equal(lua_int(h, "n"), 500);
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "seen");
+  assert_non_null(lua_tostring(L, -1));
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s; %llu", lua_tostring(L, -1),
+           (unsigned long long)el_host_stats(h)->events);
+  got = strdup(buf);
+  lua_pop(L, 1);
+  el_host_free(h);
+  free(log);
+  return got;
+}
+
+static void test_fail_fast_in_time_order_direct(void **state) {
+  (void)state;
+  char *whole = fail_fast_in_time_order(0), *cut = fail_fast_in_time_order(13);
+  assert_string_equal(whole, cut);
+  free(whole);
+  free(cut);
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -1947,6 +2000,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_evict_waits_amortized),
       cmocka_unit_test(test_cap_usage_unsettled_bound),
       cmocka_unit_test(test_default_analysis_direct_same),
+      cmocka_unit_test(test_fail_fast_in_time_order_direct),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
