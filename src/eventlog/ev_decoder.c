@@ -739,6 +739,28 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
 
 void el_ev_decoder_tally(el_ev_decoder_t *d, el_ev_tally_t *t) { d->tally = t; }
 
+_Static_assert((int)EL_EV_WIRE_U8 == (int)EL__W_U8 &&
+                   (int)EL_EV_WIRE_U16 == (int)EL__W_U16 &&
+                   (int)EL_EV_WIRE_U32 == (int)EL__W_U32 &&
+                   (int)EL_EV_WIRE_U64 == (int)EL__W_U64 &&
+                   (int)EL_EV_WIRE_LOG2U8 == (int)EL__W_LOG2U8,
+               "el_ev_fixed_t.wire holds el__ev_wire_t codes");
+
+int el_ev_decoder_fixed(const el_ev_decoder_t *d, uint16_t type,
+                        el_ev_fixed_t *out) {
+  uint32_t t = d->have_hdr && type < d->ntab ? d->tab[type] : 0;
+  if (!(t & T_FAST))
+    return -1;
+  const el__ev_layout_t *L = &d->layouts[(t >> T_LAYOUT_SHIFT) - 1];
+  out->payload_len = t & T_SIZE_MASK;
+  out->layout = L->variant;
+  out->nfields = L->nfields;
+  out->nwire = L->nwire;
+  memset(out->wire, 0, sizeof out->wire);
+  memcpy(out->wire, L->wire, L->nwire);
+  return 0;
+}
+
 int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type) {
   return type == 0xFFFF || !((d->nofields[type >> 6] >> (type & 63)) & 1);
 }
@@ -2688,10 +2710,10 @@ static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
   el_ev_run_t run = {.p = buf + i,
                      .end = buf + r,
                      .tend = tend,
-                     .off = d->base + i,
                      .cap = d->ev.cap,
                      .flen_ = d->flen,
-                     .kind_ = d->flen + 65536};
+                     .kind_ = d->flen + 65536,
+                     .offset = d->base + i};
   el_ev_run_taken_t tk = {0, 0, 0, 0};
   size_t took = d->run_fn(d->direct_ud, &run, &tk);
   if (!tk.events || took > r - i || tk.last >= took)
@@ -2799,9 +2821,12 @@ static inline __attribute__((always_inline)) int fast_run_t(
     el_rts_ns_t dt = 0;
     const uint32_t qmask = direct_on ? (T_QUIET | T_DIRECT) : T_QUIET;
     while (!tally && i + 10 <= r) {
-      if (direct_on && dok < 0 && d->run_fn && quiet) {
+      if (direct_on && dok < 0 && d->run_fn && quiet &&
+          flen[65536 + wire_key_at(buf + i)] == EL_EV_RUN_DIRECT) {
         /* the run to the run handler; what it leaves goes on here, its
-         * next event delivered (dok 0: not offered) */
+         * next event delivered (dok 0: not offered). It is offered from
+         * a direct event on: the events before that one are counted
+         * (quiet) or delivered here, then the next one looked at. */
         int sunk = 0;
         dok = 0;
         i += run_offer(d, buf, i, r, tend, &qn, &qt, &qlast, &nfast, &sunk);

@@ -346,9 +346,10 @@ void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
 typedef struct el_ev_run_s {
   const uint8_t *p, *end;
   el_rts_ns_t tend; /* the block's end time: no event of the run after it */
-  uint64_t off;     /* p's byte offset in the whole input (el_ev_event_t's) */
   uint16_t cap;     /* the block's capability, EL_EV_NO_CAP outside one */
   const uint8_t *flen_, *kind_; /* el_ev_run_frame's tables: private */
+  uint64_t offset; /* the byte offset of p in the input (el_ev_event_t's
+                      offset of the run's first event) */
 } el_ev_run_t;
 
 /* What a run handler took (el_ev_run_fn): events, the last of them at
@@ -395,8 +396,10 @@ static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
 }
 
 /* A sink's run handler (el_ev_decoder_direct_run), asked once per run
- * (before the first event the fast path could take, and again after each
- * delivery) instead of offering it event by event (el_ev_direct_fn).
+ * instead of offering it event by event (el_ev_direct_fn): at the first
+ * event of a direct type the fast path could take, and again at the
+ * first such event after each delivery (the quiet events before it are
+ * counted by the decoder itself; run->p is a direct event).
  * It takes the run's events from run->p in order, stopping at the first
  * one it does not take: it may take an event only when el_ev_run_frame
  * frames it, its time is at most run->tend and below the quiet counters'
@@ -416,6 +419,42 @@ typedef size_t (*el_ev_run_fn)(void *ud, const el_ev_run_t *run,
  * given and some type is direct. Thread: as el_ev_decoder_feed.
  * Additive. */
 void el_ev_decoder_direct_run(el_ev_decoder_t *d, el_ev_run_fn fn, void *ud);
+
+/* How a field of a fixed-size integer-only layout lies on the wire
+ * (el_ev_fixed_t.wire): a big-endian unsigned integer of 1, 2, 4 or 8
+ * bytes, or a byte holding the base-2 logarithm of the value (the value
+ * is 1 << b, 0 for b >= 64). */
+enum {
+  EL_EV_WIRE_U8 = 1,
+  EL_EV_WIRE_U16 = 2,
+  EL_EV_WIRE_U32 = 3,
+  EL_EV_WIRE_U64 = 4,
+  EL_EV_WIRE_LOG2U8 = 5
+};
+
+/* How the decoder's fast path decodes the events of one type in the
+ * current session (el_ev_decoder_fixed). */
+typedef struct el_ev_fixed_s {
+  uint32_t payload_len; /* the declared size: every event's payload_len */
+  uint8_t layout;       /* el_ev_event_t.layout of its events */
+  uint8_t nfields;      /* el_ev_event_t.nfields of its events (with
+                           fields wanted) */
+  uint8_t nwire;        /* fields on the wire, from the payload's first
+                           byte on, v[0] to v[nwire - 1]; v[nwire] to
+                           v[nfields - 1] are 0 (an older layout) */
+  uint8_t wire[EL_EV_MAX_FIELDS]; /* EL_EV_WIRE_* of each */
+} el_ev_fixed_t;
+
+/* The layout of events of type `type` as the fast path takes them in the
+ * current session: declared with a fixed size (at most 245 payload
+ * bytes) and a known integer-only layout, not BLOCK_MARKER nor
+ * WALL_CLOCK_TIME; el_ev_run_frame frames exactly these. Fills *out
+ * (fields as el_ev_event_t.v[] gets them, spec §2.1) and returns 0;
+ * returns -1 for any other type or before a header (out unchanged). Valid
+ * until the next header (a sink's on_header may call it). Thread: as
+ * el_ev_decoder_feed. Additive. */
+int el_ev_decoder_fixed(const el_ev_decoder_t *d, uint16_t type,
+                        el_ev_fixed_t *out);
 
 /* Events of type `type` (-1: every type) are offered to the direct
  * handler first (on = 1) or not (on = 0, the default). While a handler
