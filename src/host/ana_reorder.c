@@ -613,7 +613,7 @@ static const el_ev_event_t *direct_cur(el_host_t *h, const el_ev_run_t *run,
   ev->type = (uint16_t)(EL_EV_RUN_THREAD + stop);
   ev->cap = r->cap;
   ev->t_ns = r->t;
-  ev->offset = run->off + (uint64_t)(p - run->p);
+  ev->offset = run->offset + (uint64_t)(p - run->p);
   ev->payload = p + 10;
   ev->payload_len = stop ? 10 : 4;
   ev->known = 1;
@@ -728,10 +728,6 @@ size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
 
 void el__ana_direct_sync(el_host_t *h) {
   int ana = h->ana != NULL;
-  el_ev_decoder_direct_run(
-      h->dec,
-      ana && !h->ana->arrival ? el__ana_direct_run_ordered : el__ana_direct_run,
-      h);
   el_ev_decoder_set_direct(h->dec, EL_EV_RUN_THREAD,
                            ana && h->flags[EL_EV_RUN_THREAD] == EL__F_ANA);
   el_ev_decoder_set_direct(h->dec, EL_EV_STOP_THREAD,

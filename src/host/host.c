@@ -226,9 +226,10 @@ el_host_t *el_host_new(const el_host_opts_t *opts) {
       &(el_ev_quiet_t){
           .events = &h->st.events, .tmax = &h->now, .until = &h->quiet_until});
   el_ev_decoder_set_quiet(h->dec, -1, 1);
-  /* RUN_THREAD and STOP_THREAD straight to the analyses while only they
-   * want them (el__host_set_flag) */
-  el_ev_decoder_direct_run(h->dec, el__ana_direct_run, h);
+  /* Batched Lua events straight from the decoder's runs; RUN_THREAD and
+   * STOP_THREAD to the analyses while only they want them
+   * (el__host_set_flag, el__direct_sync) */
+  el_ev_decoder_direct_run(h->dec, el__lua_direct_run, h);
   /* Init events always feed the session tracker (spec §2.4). */
   static const int sys[] = {EL_EV_WALL_CLOCK_TIME, EL_EV_OSPROCESS_PID,
                             EL_EV_OSPROCESS_PPID,  EL_EV_RTS_IDENTIFIER,
@@ -730,8 +731,7 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
     h->flags[type] &= (uint8_t)~bit;
   el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
   el_ev_decoder_set_quiet(h->dec, type, h->flags[type] == 0);
-  if (type == EL_EV_RUN_THREAD || type == EL_EV_STOP_THREAD)
-    el__ana_direct_sync(h);
+  el__direct_sync(h, type);
 }
 
 /* An event someone wants (f: the flags of its type, not 0): the batch
@@ -819,6 +819,7 @@ static int on_header(void *ud, const el_ev_header_t *hdr) {
   }
   h->direct_sizes = run == 4 && stop == 10;
   el__batch_flush(h);
+  el__lrun_session(h);
   el__session_header(h);
   return h->stop;
 }

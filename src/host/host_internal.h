@@ -110,6 +110,28 @@ enum {
   EL__D_NSHIFT = 2 /* EL__D_BATCH types: their field count at bits 2-4 */
 };
 
+/* How the current session's events of one type become batch records
+ * straight from the decoder's runs (lua_run.c, el_host_t.lrun). */
+typedef struct el__lrun_s {
+  /* The record's plen..nfields word (el__ev_tail_word of its events:
+   * payload length, known 1, malformed 0, layout, nfields). */
+  uint64_t w;
+  uint8_t shape; /* EL__LR_*: how its fields lie; 0: not taken (its
+                    layout this session is not fixed-size integer-only
+                    with at most EL__BATCH_FIELDS fields and
+                    EL__BATCH_PAYLOAD bytes) */
+  uint8_t on;    /* a direct type of the decoder for el__lua_direct_run */
+  uint8_t nwire; /* EL__LR_GEN: fields on the wire (the rest are 0) */
+  uint8_t wire[EL__BATCH_FIELDS]; /* EL__LR_GEN: EL_EV_WIRE_* of each */
+} el__lrun_t;
+enum {
+  EL__LR_NONE = 1, /* no fields */
+  EL__LR_U32,      /* u32 (RUN_THREAD, CREATE_THREAD, ...) */
+  EL__LR_U32_U16,  /* u32 u16 (THREAD_WAKEUP, MIGRATE_THREAD) */
+  EL__LR_STOP,     /* u32 u16 u32 (STOP_THREAD's GHC layout) */
+  EL__LR_GEN       /* any other: nwire fields by wire[], zeros after */
+};
+
 /* A handler (el.on) stopped by the time budget this many times is
  * disabled: a handler that loops on every event would otherwise hold the
  * reader for the budget times every event (docs/lua-api.md "Time
@@ -323,6 +345,17 @@ struct el_host_s {
   uint8_t direct[EL__HOST_NTYPES];              /* EL__D_* bits of each type */
   uint64_t bkey[EL__HOST_NTYPES]; /* EL__BKEY(nfields) of EL__D_BATCH types,
                                      else EL__BKEY_NONE (el__batch_add_in) */
+  /* The run path of batched events (lua_run.c): each type's record
+   * recipe for the current session and whether it is direct for it. */
+  el__lrun_t lrun[EL__HOST_NTYPES];
+  /* While the analyses' types are direct (el__ana_direct_sync), the
+   * decoder's run handler is theirs: 1 el__ana_direct_run (per
+   * capability), 2 el__ana_direct_run_ordered (time order); 0: the Lua
+   * one, el__lua_direct_run. */
+  int lrun_ana;
+  /* 1 while no type is direct for el__lua_direct_run: the analyses want
+   * events (el__direct_sync). */
+  int lrun_off;
   int mod_ref;              /* the module table */
   int hooks_ref;            /* table of hook arrays */
   int session_ref;          /* current session table */
@@ -713,12 +746,40 @@ size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
  * (el_ev_run_taken_t.stop). */
 size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
                                   el_ev_run_taken_t *taken);
+/* lua_run.c: the Lua handlers' batched events straight from the
+ * decoder's runs (docs/eventlog.md "A run handed over whole").
+ * el__lua_direct_run: the decoder's run handler (el_ev_run_fn; ud: the
+ * host) while no type is direct for the analyses (with types direct for
+ * it only while the analyses want no type at all): it takes the run's
+ * events in order while each is quiet (counted) or one of a type that
+ * only stream-order Lua handlers want and whose events are batched
+ * (el__batch_add_in: known, integer fields only, at most
+ * EL__BATCH_FIELDS of them and EL__BATCH_PAYLOAD bytes), writing the
+ * same batch record as on_event would from the event's bytes; it stops
+ * before the record that would fill the queue (on_event adds that one and
+ * replays the queue, as before), and takes nothing while the host is
+ * stopping, interrupted, inside a dispatch or timers are due
+ * (quiet_until 0). Returns the bytes taken (el_ev_run_fn). */
+size_t el__lua_direct_run(void *ud, const el_ev_run_t *run,
+                          el_ev_run_taken_t *taken);
+/* A session's header was read: each type's record recipe (el__lrun_t)
+ * from the decoder's layouts of the session (el_ev_decoder_fixed), then
+ * el__direct_sync(h, -1). */
+void el__lrun_session(el_host_t *h);
+/* Keep the decoder's direct types and run handler in step with who
+ * wants type `type` (-1: all types, also after the analyses' trackers
+ * changed): RUN_THREAD and STOP_THREAD for the analyses
+ * (el__ana_direct_sync) and, while the analyses want no type, the types
+ * only stream-order Lua handlers want whose events are batched and whose
+ * session layout el__lua_direct_run decodes. Called by
+ * el__host_set_flag, lua_analysis.c and el__lrun_session. */
+void el__direct_sync(el_host_t *h, int type);
+
 /* Make RUN_THREAD and STOP_THREAD direct types of the decoder
- * (el_ev_decoder_set_direct, handled by el__ana_direct_run) exactly while
- * the C analyses alone want them (flags EL__F_ANA), with the run handler
- * of the analyses' mode (el__ana_direct_run per capability,
- * el__ana_direct_run_ordered in time order). Called when their flags or
- * the trackers change. */
+ * (el_ev_decoder_set_direct) exactly while the C analyses alone want them
+ * (flags EL__F_ANA); el__direct_sync then installs the run handler of the
+ * analyses' mode (el__ana_direct_run per capability,
+ * el__ana_direct_run_ordered in time order). */
 void el__ana_direct_sync(el_host_t *h);
 /* The host's store changed (el_host_set_store): what the analyses knew
  * of the old one is forgotten. */

@@ -382,7 +382,7 @@ static int new_tracker(lua_State *L, int kind) {
   }
   a->made[kind]++;
   el__ana_features(a); /* el.threads and el.gc need time order */
-  el__ana_direct_sync(h);
+  el__direct_sync(h, -1);
   tracker_t *t = lua_newuserdatauv(L, sizeof *t, 0);
   t->kind = kind;
   luaL_setmetatable(L, TRACKER_MT);

@@ -21,6 +21,7 @@
 #include <lua.h>
 
 #include "host/host.h"
+#include "host/host_internal.h" /* el__lua_direct_run */
 #include "test_eventlog_util.h"
 
 static uint8_t *read_all(const char *path, size_t *len) {
@@ -1931,6 +1932,206 @@ static void test_fail_fast_in_time_order_direct(void **state) {
   free(cut);
 }
 
+/* The run path of batched Lua events (el__lua_direct_run, lua_run.c)
+ * against the path before it (every event delivered to on_event, which
+ * queues the same record): the decoder's run handler replaced by a
+ * wrapper that counts the direct events it took (run path), or removed
+ * (delivered path; the host sets its run handler again only when the
+ * analyses' trackers change, which this script makes none of). */
+static uint64_t run_direct_taken;
+static size_t counting_run(void *ud, const el_ev_run_t *run,
+                           el_ev_run_taken_t *taken) {
+  size_t n = el__lua_direct_run(ud, run, taken);
+  el_ev_run_t r = *run;
+  for (const uint8_t *p = r.p; p < r.p + n;) {
+    int kind;
+    size_t len = el_ev_run_frame(&r, p, &kind);
+    if (!len) break;
+    run_direct_taken += kind == EL_EV_RUN_DIRECT;
+    p += len;
+  }
+  return n;
+}
+
+/* What handlers see of `path` fed in pieces of `piece` bytes (0: whole)
+ * through the run path (run 1) or the delivered path (run 0): a line for
+ * every `detail`-th handler call (its time, capability, offset, stream
+ * time, type, payload, fields by argument and by ev:fields(), Unix time)
+ * with el.stats() (but lua_memory: the Lua heap's size differs between
+ * two states, whose string hashes are seeded apart); el.stats() at every timer tick, string event
+ * and at the end; every call's time, capability, offset, stream time,
+ * type, session and fields folded into one integer. The handlers: every
+ * field shape of the run path (RUN_THREAD u32, STOP_THREAD u32 u16 u32
+ * and its 6-byte older layout, THREAD_WAKEUP u32 u16, GC_START none,
+ * HEAP_ALLOCATED u32 u64), both calling conventions, events that are
+ * not batched between them (USER_MSG: strings; SPARK_COUNTERS: 7 fields;
+ * GC_END in time order), a handler added and removed midway, a timer
+ * every millisecond and a one-shot one set from a handler, an error
+ * every 7919th call (counted in el.stats()); with fail_at > 0 the
+ * fail_at-th call raises (with fail_fast: the host stops there). */
+static char *run_path_text(const char *path, size_t piece, int run, int detail,
+                           int fail_at, uint64_t *direct) {
+  char script[6144];
+  snprintf(
+      script, sizeof script,
+      "el = require('eventlog_live'); out = {}; acc = 0; n = 0\n"
+      "local fmt, byte = string.format, string.byte\n"
+      "local DETAIL, FAIL_AT = %d, %d\n"
+      "local function fold(v) acc = acc * 1000003 + v end\n"
+      "local function hex(s) return (s:gsub('.', function(c)\n"
+      "  return fmt('%%02x', c:byte()) end)) end\n"
+      "local function stats_line(tag)\n"
+      "  local k = {}\n"
+      "  for key, v in pairs(el.stats()) do\n"
+      "    if key ~= 'lua_memory' then k[#k + 1] = key .. '=' .. v end end\n"
+      "  table.sort(k)\n"
+      "  out[#out + 1] = tag .. ' ' .. el.now() .. ' ' .. n .. ' ' ..\n"
+      "    table.concat(k, ',')\n"
+      "end\n"
+      "local function seen(name, ev, t, cap, ...)\n"
+      "  n = n + 1\n"
+      "  if n == FAIL_AT then\n"
+      "    error(fmt('fail at %%d: %%d %%d', n, ev.offset, el.now())) end\n"
+      "  fold(t); fold(cap or -1); fold(ev.offset); fold(el.now())\n"
+      "  fold(ev.type_id); fold(ev.session)\n"
+      "  for i = 1, select('#', ...) do fold(select(i, ...)) end\n"
+      "  if n %% DETAIL == 0 then\n"
+      "    local p, f = ev.payload, {}\n"
+      "    for k, v in pairs(ev:fields()) do f[#f + 1] = k .. '=' .. v end\n"
+      "    table.sort(f)\n"
+      "    out[#out + 1] = fmt('%%s %%d %%s %%d %%d %%s %%s [%%s] {%%s} %%s',\n"
+      "      name, t, tostring(cap), ev.offset, el.now(), ev.type, hex(p),\n"
+      "      table.concat({...}, ','), table.concat(f, ','),\n"
+      "      tostring(ev.unix_ns))\n"
+      "    stats_line('S')\n"
+      "  end\n"
+      "  if n %% 7919 == 0 then error('every 7919th') end\n"
+      "end\n"
+      "local mig\n"
+      "el.on('RUN_THREAD', function(t, cap, th)\n"
+      "  seen('R', el.event(), t, cap, th)\n"
+      "  if n > 500 and not mig then\n"
+      "    mig = el.on('MIGRATE_THREAD', function(t, cap, ...)\n"
+      "      seen('M', el.event(), t, cap, ...) end, {args = 't'})\n"
+      "    el.at(t + 50000, function(tt) fold(tt); stats_line('A') end)\n"
+      "  elseif n > 20000 and mig and mig ~= true then\n"
+      "    el.off(mig); mig = true end\n"
+      "end, {args = 't'})\n"
+      "el.on('STOP_THREAD', function(ev, ...) seen('S', ev, ev.t, ev.cap, ...)"
+      " end)\n"
+      "el.on('THREAD_WAKEUP', function(t, cap, ...)\n"
+      "  seen('W', el.event(), t, cap, ...) end, {args = 't'})\n"
+      "el.on('GC_START', function(t, cap) seen('G', el.event(), t, cap) end,\n"
+      "  {args = 't'})\n"
+      "el.on('HEAP_ALLOCATED', function(ev, ...)\n"
+      "  seen('H', ev, ev.t, ev.cap, ...) end)\n"
+      "el.on('USER_MSG', function(ev, msg)\n"
+      "  seen('U', ev, ev.t, ev.cap); out[#out + 1] = msg; stats_line('U') end)\n"
+      "el.on('SPARK_COUNTERS', function(ev, ...)\n"
+      "  seen('K', ev, ev.t, ev.cap, ...) end)\n"
+      "el.on('GC_END', function(t, cap) seen('E', el.event(), t, cap) end,\n"
+      "  {args = 't', order = 'time'})\n"
+      "el.every(1000000, function(t) fold(t); stats_line('T') end)\n"
+      "el.on_end(function() stats_line('Z')\n"
+      "  out[#out + 1] = fmt('%%d calls, %%d', n, acc)\n"
+      "  got = table.concat(out, '\\n') end)\n",
+      detail, fail_at);
+  el_host_t *h = host_with(script, fail_at > 0);
+  el_ev_decoder_direct_run(el_host_decoder(h), run ? counting_run : NULL, h);
+  run_direct_taken = 0;
+  size_t len;
+  uint8_t *log = read_all(path, &len);
+  int rc = 0;
+  for (size_t at = 0; at < len && !rc;) {
+    size_t k = piece && len - at > piece ? piece : len - at;
+    rc = el_host_feed(h, log + at, k);
+    at += k;
+  }
+  free(log);
+  assert_true(rc == 0 || (fail_at > 0 && rc == EL_ESTOPPED));
+  el_host_end(h);
+  *direct = run_direct_taken;
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "got");
+  assert_non_null(lua_tostring(L, -1));
+  const el_host_stats_t *st = el_host_stats(h);
+  char *text = NULL;
+  assert_true(asprintf(&text,
+                       "%s\nhost: events %llu dispatched %llu errors "
+                       "%llu\nerror: %s",
+                       lua_tostring(L, -1), (unsigned long long)st->events,
+                       (unsigned long long)st->dispatched,
+                       (unsigned long long)st->handler_errors,
+                       el_host_error(h)) > 0);
+  lua_pop(L, 1);
+  el_host_free(h);
+  return text;
+}
+
+/* Handlers see the same through the run path as through the delivered
+ * path (run_path_text): on testlog-part (STOP_THREAD's 6-byte layout,
+ * three capabilities), oddball-hT (whole and in 4,093-byte pieces, and
+ * stopped by a fail-fast error) and threads-big's blocks written twice
+ * (el_repeat_blocks: 1.4 M handler calls, 1 MiB pieces). The run path
+ * must have taken most of the batched events. Fails when a record of the
+ * run path is built wrong (a field, the offset, the stream time). */
+static void test_lua_run_path_same(void **state) {
+  (void)state;
+  const char *d = getenv("EL_EVENTLOGS"), *b = getenv("EL_BUILD_DIR");
+  const char *tmp = getenv("TMPDIR");
+  if (!d) d = EL_SOURCE_DIR "/tests/data/eventlogs";
+  char x2[1024], cmd[4096];
+  snprintf(x2, sizeof x2, "%.900s/el-test-host-run-x2-%d.eventlog",
+           tmp ? tmp : "/tmp", (int)getpid());
+  snprintf(cmd, sizeof cmd,
+           "'%s/tests/el_repeat_blocks' -r 2 -g last -o '%s' "
+           "'%s/ghc-9.0/threads-big.eventlog'",
+           b ? b : ".", x2, d);
+  char part[1024], odd[1024];
+  snprintf(part, sizeof part, "%s/ghc-events/testlog-part.eventlog", d);
+  snprintf(odd, sizeof odd, "%s/ghc-9.0/oddball-hT.eventlog", d);
+  static const struct {
+    int log; /* 0 part, 1 odd, 2 x2 */
+    size_t piece;
+    int detail, fail_at;
+    uint64_t min_direct; /* batched events the run path took, at least */
+  } cases[] = {{0, 0, 1, 0, 200},
+               {1, 0, 1, 0, 15000},
+               {1, 4093, 1, 0, 15000},
+               {1, 0, 1, 12345, 5000},
+               {2, 1 << 20, 997, 0, 1000000}};
+  for (size_t i = 0; i < EL_ARRAY_LEN(cases); i++) {
+    const char *path = cases[i].log == 0 ? part : cases[i].log == 1 ? odd : x2;
+    uint64_t direct_run, direct_del;
+    if (cases[i].log == 2) assert_int_equal(system(cmd), 0);
+    char *via_run = run_path_text(path, cases[i].piece, 1, cases[i].detail,
+                                  cases[i].fail_at, &direct_run);
+    char *via_del = run_path_text(path, cases[i].piece, 0, cases[i].detail,
+                                  cases[i].fail_at, &direct_del);
+    if (cases[i].log == 2) unlink(x2);
+    if (strcmp(via_run, via_del) != 0 || direct_run < cases[i].min_direct) {
+      fprintf(stderr, "case %zu (%s): %llu taken by the run path\n", i, path,
+              (unsigned long long)direct_run);
+      for (size_t k = 0; via_run[k] && via_run[k] == via_del[k]; k++)
+        if (via_run[k + 1] != via_del[k + 1]) {
+          fprintf(stderr,
+                  "first difference at byte %zu: ...%.200s\n"
+                  "against ...%.200s\n",
+                  k + 1, via_run + (k > 100 ? k - 100 : 0),
+                  via_del + (k > 100 ? k - 100 : 0));
+          break;
+        }
+    }
+    assert_int_equal(direct_del, 0);
+    assert_true(direct_run >= cases[i].min_direct);
+    assert_non_null(strstr(via_run, "\nT "));
+    assert_non_null(strstr(via_run, "\nS "));
+    assert_string_equal(via_run, via_del);
+    free(via_run);
+    free(via_del);
+  }
+}
+
 static void test_no_allocation_per_event(void **state) {
   (void)state;
   char path[1024];
@@ -2001,6 +2202,7 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_unsettled_bound),
       cmocka_unit_test(test_default_analysis_direct_same),
       cmocka_unit_test(test_fail_fast_in_time_order_direct),
+      cmocka_unit_test(test_lua_run_path_same),
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
