@@ -2700,13 +2700,21 @@ static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
  * the run of buf[i, r) (whole fast events from i, none past r nor dated
  * after tend) and add what it took to the loop's quiet events (*qn, the
  * latest at *qt, the last at buf + *qlast) and *nfast; *stop set when
- * the sink asked to stop after them. Returns the bytes taken. */
+ * the sink asked to stop after them. The quiet events before the run
+ * go into the sink's counters first (its handler may read them).
+ * Returns the bytes taken. */
 static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
                                                   const uint8_t *buf, size_t i,
                                                   size_t r, el_rts_ns_t tend,
                                                   uint64_t *qn, el_rts_ns_t *qt,
                                                   size_t *qlast, size_t *nfast,
                                                   int *stop) {
+  if (*qn) {
+    *d->qc.events += *qn;
+    *qn = 0;
+    if (*qt > *d->qc.tmax)
+      *d->qc.tmax = *qt;
+  }
   el_ev_run_t run = {.p = buf + i,
                      .end = buf + r,
                      .tend = tend,

@@ -399,7 +399,8 @@ static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
  * instead of offering it event by event (el_ev_direct_fn): at the first
  * event of a direct type the fast path could take, and again at the
  * first such event after each delivery (the quiet events before it are
- * counted by the decoder itself; run->p is a direct event).
+ * counted by the decoder itself, and are in the quiet counters when it is
+ * called; run->p is a direct event).
  * It takes the run's events from run->p in order, stopping at the first
  * one it does not take: it may take an event only when el_ev_run_frame
  * frames it, its time is at most run->tend and below the quiet counters'
