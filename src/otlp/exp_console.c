@@ -3,10 +3,16 @@
  * (reflection), so every OTLP message we send is covered by one set of
  * rules; JSON text is produced by jansson (no hand escaping). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -43,10 +49,24 @@ struct el_otlp_console_s {
                   waits for every line (el_otlp_console_shutdown) */
   int closing, busy;
   line_t *cur;     /* the line in the writer's hands (busy) */
-  int writing;     /* the writer is inside a write, not rendering */
+  int writing;     /* the writer is writing cur (or waiting to start it),
+                      not rendering */
+  int inflight;    /* a pipe write that cannot block is under way
+                      (put_pipe): its outcome is known at once */
+  int cur_whole;   /* cur is written whole (set with inflight's end) */
   int abandoned;   /* the shutdown gave up what was left: write no more */
   int cur_counted; /* cur was counted as not written when abandoned */
   int werr;        /* errno of the first failed write */
+  /* The writer writes fd = fileno(out) with write(2), not stdio, so that
+   * it can wait for room in a pipe without being stuck in a write, and
+   * the exit's flush of stdout finds nothing to write. Writer only: */
+  int fd;
+  int is_pipe;          /* a pipe or FIFO: a line starts only when it fits */
+  size_t page;          /* the pipe's slot size (the page size) */
+  uint64_t pipe_writes; /* our writes since the pipe was last seen empty */
+  int nowait;           /* pwritev2(RWF_NOWAIT) on fd: 0 untried, 1 works, -1
+                 refused (kernels before 6.4, named FIFOs): writev */
+  int no_grow;          /* F_SETPIPE_SZ refused: the pipe keeps its size */
   uint64_t lost[EL_TM_NSIGNALS]; /* records of failed writes, not
                                             yet counted in the store */
   /* loop thread only */
@@ -309,11 +329,180 @@ static uint64_t mono_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The CLOCK_REALTIME time ms milliseconds from now, for a timed wait. */
+static struct timespec realtime_in(int ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
+
+/* {====== writing a line ======} */
+
+/* At most this big we grow a pipe (F_SETPIPE_SZ) so that a line fits it
+ * whole: the default /proc/sys/fs/pipe-max-size, what any process may
+ * ask for. */
+#define PIPE_GROW_MAX ((size_t)1 << 20)
+
+/* What became of a line (put_pipe, put_all; < 0: a negated errno). */
+enum { PUT_WHOLE = 0, PUT_NONE = 1, PUT_CUT = 2 };
+
+/* iov for the bytes [off, off + len) of the line s[0..m) "\n". Returns
+ * how many of iov[0..2) it filled. */
+static int line_iov(const char *s, size_t m, size_t off, size_t len,
+                    struct iovec iov[2]) {
+  int k = 0;
+  if (off < m) {
+    size_t a = m - off < len ? m - off : len;
+    iov[k++] = (struct iovec){(void *)(s + off), a};
+    len -= a;
+  }
+  if (len) iov[k++] = (struct iovec){(void *)"\n", 1};
+  return k;
+}
+
+/* Write the bytes [off, off + len) of the line s[0..m) "\n" to c->fd
+ * once, without blocking where the kernel allows it (pwritev2 with
+ * RWF_NOWAIT: anonymous pipes since Linux 6.4; else a plain writev, which
+ * the room put_pipe waited for keeps from blocking). Returns the bytes
+ * written, maybe fewer than len, or -1 with errno (EAGAIN: none). Writer
+ * thread. */
+static ssize_t put_some(el_otlp_console_t *c, const char *s, size_t m,
+                        size_t off, size_t len) {
+  struct iovec iov[2];
+  int k = line_iov(s, m, off, len, iov);
+  for (;;) {
+    ssize_t r;
+#ifdef RWF_NOWAIT
+    if (c->nowait >= 0) {
+      r = pwritev2(c->fd, iov, k, -1, RWF_NOWAIT);
+      if (r < 0 &&
+          (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)) {
+        c->nowait = -1;
+        continue;
+      }
+      if (r >= 0) c->nowait = 1;
+    } else
+#endif
+      r = writev(c->fd, iov, k);
+    if (r >= 0 || errno != EINTR) return r;
+  }
+}
+
+/* Write the line s[0..m) "\n" to c->fd to its end, blocking (a file,
+ * a terminal, a socket). Returns PUT_WHOLE or a negated errno. Writer
+ * thread. */
+static int put_all(el_otlp_console_t *c, const char *s, size_t m) {
+  for (size_t n = m + 1, done = 0; done < n;) {
+    struct iovec iov[2];
+    ssize_t r = writev(c->fd, iov, line_iov(s, m, done, n - done, iov));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return r < 0 ? -errno : -EIO;
+    done += (size_t)r;
+  }
+  return PUT_WHOLE;
+}
+
+/* Bytes the pipe c->fd surely takes now without a write blocking, for a
+ * line of want bytes, which the pipe is first grown to hold (at most
+ * PIPE_GROW_MAX, when the kernel lets us); *empty: nothing in it is
+ * unread. A pipe holds its bytes in slots of a page: besides full slots,
+ * each write leaves at most one slot part filled and the reader at most
+ * one part read, so U bytes unread after W of our writes take at most
+ * U / page + W + 1 slots (another writer into the same pipe can make this
+ * too few: a write then takes part of the line, without blocking). Writer
+ * thread. */
+static size_t pipe_room(el_otlp_console_t *c, size_t want, int *empty) {
+  int cap = fcntl(c->fd, F_GETPIPE_SZ), unread = 0;
+  *empty = 0;
+  if (cap <= 0 || ioctl(c->fd, FIONREAD, &unread) != 0 || unread < 0)
+    return want; /* cannot tell: write it (as a blocking write would) */
+  if (want > (size_t)cap && (size_t)cap < PIPE_GROW_MAX && !c->no_grow) {
+    int r = fcntl(c->fd, F_SETPIPE_SZ,
+                  (int)(want < PIPE_GROW_MAX ? want : PIPE_GROW_MAX));
+    if (r > 0)
+      cap = r;
+    else
+      c->no_grow = 1;
+  }
+  if (unread == 0) {
+    *empty = 1;
+    c->pipe_writes = 0;
+    return (size_t)cap;
+  }
+  size_t slots = (size_t)cap / c->page;
+  size_t used = (size_t)unread / c->page + c->pipe_writes + 1;
+  return used < slots ? (slots - used) * c->page : 0;
+}
+
+/* Write the line s[0..m) "\n" to the pipe c->fd, never blocking in a
+ * write (put_some; pipe_room when RWF_NOWAIT is refused), so that the
+ * shutdown's giving up (abandoned) never leaves a line cut: the line
+ * starts only when the pipe takes it whole (pipe_room),
+ * waiting for the reader meanwhile; a line larger than the pipe can hold
+ * starts when the pipe is empty and goes in pieces as the reader takes
+ * them: only such a line can be cut, by a reader that stops in its
+ * middle. Returns PUT_WHOLE, PUT_NONE (given up before its start),
+ * PUT_CUT (given up after) or a negated errno (a closed pipe). Sets
+ * c->cur_whole when written whole, with c->inflight's end, under mu.
+ * Writer thread; mu not held. */
+static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
+  size_t n = m + 1, done = 0;
+  int ms = 1; /* the wait for room, doubled up to 50 ms while none */
+  pthread_mutex_lock(&c->mu);
+  for (;;) { /* mu held here */
+    if (c->abandoned) {
+      pthread_mutex_unlock(&c->mu);
+      return done ? PUT_CUT : PUT_NONE;
+    }
+    pthread_mutex_unlock(&c->mu);
+    int empty;
+    size_t room = pipe_room(c, n, &empty), take = 0;
+    if (done || empty)
+      take = n - done < room ? n - done : room;
+    else if (room >= n || (n <= PIPE_BUF && c->nowait > 0))
+      take = n; /* (a non-blocking write of PIPE_BUF is all or nothing) */
+    ssize_t r = 0;
+    int e = 0;
+    pthread_mutex_lock(&c->mu);
+    if (take && !c->abandoned) {
+      c->inflight = 1;
+      pthread_mutex_unlock(&c->mu);
+      r = put_some(c, s, m, done, take);
+      e = r < 0 && errno != EAGAIN ? errno : 0;
+      if (r > 0) {
+        done += (size_t)r;
+        c->pipe_writes++;
+        ms = 1;
+      }
+      pthread_mutex_lock(&c->mu);
+      c->inflight = 0;
+      c->cur_whole = done == n;
+      pthread_cond_broadcast(&c->idle);
+      if (e || done == n) {
+        pthread_mutex_unlock(&c->mu);
+        return e ? -e : PUT_WHOLE;
+      }
+    }
+    if (r <= 0 && !c->abandoned) { /* no room: wait, or be woken */
+      struct timespec until = realtime_in(ms);
+      pthread_cond_timedwait(&c->work, &c->mu, &until);
+      ms = ms < 50 ? 2 * ms : 50;
+    }
+  }
+}
+
 /* The writer thread: renders and writes the queued requests in order,
- * one line each. After a failed write it writes nothing more (out is
- * broken: a closed pipe); the requests still queued then are counted as
- * lost. A line rendered after the shutdown gave up (abandoned) is not
- * written: it was counted there. */
+ * one line each (into a pipe: put_pipe, whole or not at all). After a
+ * failed write it writes nothing more (out is broken: a closed pipe); the
+ * requests still queued then are counted as lost. A line rendered after
+ * the shutdown gave up (abandoned) is not written, and one given up while
+ * waiting for the pipe is not finished: abandon counted them. */
 static void *writer_main(void *ud) {
   el_otlp_console_t *c = ud;
   pthread_mutex_lock(&c->mu);
@@ -335,14 +524,20 @@ static void *writer_main(void *ud) {
     int write = js && !c->abandoned;
     c->writing = write;
     pthread_mutex_unlock(&c->mu);
-    if (write && (fputs(js, c->out) < 0 || fputc('\n', c->out) == EOF ||
-                  fflush(c->out) != 0)) {
-      e = errno ? errno : EIO;
-      lost = 1;
+    int put = PUT_NONE;
+    if (write) {
+      put =
+          c->is_pipe ? put_pipe(c, js, strlen(js)) : put_all(c, js, strlen(js));
+      if (put < 0) {
+        e = -put;
+        lost = 1;
+      }
     }
     el_free(js);
     pthread_mutex_lock(&c->mu);
-    c->busy = c->writing = 0;
+    if (put == PUT_NONE || put == PUT_CUT) /* given up: abandon counts */
+      while (write && !c->cur_counted) pthread_cond_wait(&c->work, &c->mu);
+    c->busy = c->writing = c->cur_whole = 0;
     c->cur = NULL;
     c->queued -= l->len;
     if (e && !c->werr) c->werr = e;
@@ -361,13 +556,22 @@ static void *writer_main(void *ud) {
 
 int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
                                  int to_file) {
+  int fd = fileno(c->out);
+  if (fd < 0) return EL_EINVAL;
+  fflush(c->out); /* what stdio holds goes first */
+  struct stat st;
+  long page = sysconf(_SC_PAGESIZE);
+  c->fd = fd;
+  c->is_pipe = !to_file && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+               fcntl(fd, F_GETPIPE_SZ) > 0;
+  c->page = page > 0 ? (size_t)page : 4096;
+  c->max_queued = max_queued;
+  c->to_file = to_file;
   if (pthread_mutex_init(&c->mu, NULL) != 0) return EL_ENOMEM;
   if (pthread_cond_init(&c->work, NULL) != 0 ||
       pthread_cond_init(&c->idle, NULL) != 0 ||
       pthread_create(&c->th, NULL, writer_main, c) != 0)
     return EL_ENOMEM; /* (the few bytes of a half-made mutex are kept) */
-  c->max_queued = max_queued;
-  c->to_file = to_file;
   c->async = 1;
   return 0;
 }
@@ -444,14 +648,7 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
 /* Wait until the queue is written and the writer idle, at most ms.
  * Returns 1 when lines are left (queued or in the writer's hands), 0. */
 static int writer_wait(el_otlp_console_t *c, int ms) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += ms / 1000;
-  until.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  struct timespec until = realtime_in(ms);
   pthread_mutex_lock(&c->mu);
   while ((c->head || c->busy) &&
          pthread_cond_timedwait(&c->idle, &c->mu, &until) == 0) {
@@ -465,12 +662,20 @@ static int writer_wait(el_otlp_console_t *c, int ms) {
  * the one in the writer's hands are counted as dropped, in the store and
  * here, with one warning per signal naming the count and the cause (the
  * budget of budget_ms ran out; interrupted: a signal ended the unbounded
- * wait of a file). The writer writes nothing more; later requests are
- * dropped and counted. */
+ * wait of a file). The writer writes nothing more (into a pipe it had
+ * not started the line: put_pipe); later requests are dropped and
+ * counted. */
 static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
   uint64_t n[EL_TM_NSIGNALS] = {0};
   pthread_mutex_lock(&c->mu);
   c->abandoned = 1;
+  pthread_cond_broadcast(&c->work); /* a writer waiting for the pipe */
+  /* A pipe write under way does not block (put_pipe): its outcome, soon
+   * known, says whether the line was written whole (bounded all the same,
+   * for a kernel without RWF_NOWAIT). */
+  struct timespec until = realtime_in(1000);
+  while (c->inflight && pthread_cond_timedwait(&c->idle, &c->mu, &until) == 0) {
+  }
   for (line_t *l = c->head, *nx; l; l = nx) {
     nx = l->next;
     n[l->sig] += l->nrecords;
@@ -479,9 +684,10 @@ static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
   }
   c->head = c->tail = NULL;
   int writing = c->writing;
-  if (c->busy && c->cur && !c->cur_counted) {
+  if (c->busy && c->cur && !c->cur_counted && !c->cur_whole) {
     n[c->cur->sig] += c->cur->nrecords;
     c->cur_counted = 1;
+    pthread_cond_broadcast(&c->work); /* the writer waits for this */
   }
   pthread_mutex_unlock(&c->mu);
   char cause[160];
@@ -640,15 +846,17 @@ void el_otlp_console_free(el_otlp_console_t *c) {
     pthread_mutex_lock(&c->mu);
     c->closing = 1;
     int stuck = c->busy;
-    if (stuck) { /* blocked in a write (a reader that stopped reading):
-                    the rest is dropped, the thread left to the exit */
+    if (stuck) { /* blocked in a write (a reader that stopped reading),
+                    or waiting for room in a pipe (stops now): the rest
+                    is dropped, the thread left to the exit */
+      c->abandoned = c->cur_counted = 1; /* (counting is over) */
       for (line_t *l = c->head, *nx; l; l = nx) {
         nx = l->next;
         free(l);
       }
       c->head = c->tail = NULL;
     }
-    pthread_cond_signal(&c->work);
+    pthread_cond_broadcast(&c->work);
     pthread_mutex_unlock(&c->mu);
     if (stuck) {
       pthread_detach(c->th);

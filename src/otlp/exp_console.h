@@ -68,10 +68,18 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out);
  *    and the input goes at the pace of the rendering (a request larger
  *    than max_queued waits for an empty queue); the shutdown waits for
  *    every line, whatever its budget, unless a signal comes.
+ * The writer writes fileno(out) with write(2), not through stdio (out is
+ * flushed first; nothing else may write out meanwhile), so that the
+ * exit's flush of stdout never blocks on a reader that stopped. Into a
+ * pipe (to_file 0, a FIFO) it never blocks in a write and leaves no line
+ * cut: a line starts only when the pipe can take all of it (the pipe
+ * grown for it, to 1 MiB, when allowed), waiting for the reader
+ * meanwhile; a line larger still starts on an empty pipe and goes in
+ * pieces, and only it can be cut (docs/otlp.md §5).
  * After a failed write (a closed pipe) every request is dropped and
- * counted, with one warning naming the error. Returns 0 or EL_ENOMEM (c
- * unchanged: it writes synchronously, on the loop thread). Thread: loop,
- * once. */
+ * counted, with one warning naming the error. Returns 0, EL_EINVAL (out
+ * has no file descriptor) or EL_ENOMEM (c unchanged: it writes
+ * synchronously, on the loop thread). Thread: loop, once. */
 int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
                                  int to_file);
 
@@ -83,8 +91,9 @@ int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
  * until *interrupt (NULL: never; the daemon's count of SIGINT/SIGTERM
  * during its final flush) is non-zero: the budget, counted from the call,
  * then applies too. What is left when the wait ends (queued, or in the
- * writer's hands: being rendered, or a write that does not return) is
- * given up: counted as dropped, in the store and in
+ * writer's hands: being rendered, waiting for room in a pipe, or a write
+ * that does not return) is given up: counted as dropped, in the store and
+ * in
  * el_otlp_console_dropped, with one warning per signal naming the count
  * and the cause ("console: N spans (traces) not written: the shutdown
  * budget of B ms (--otlp-shutdown-timeout) ran out; ..."); nothing is
@@ -96,8 +105,10 @@ int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
 
 /* Free the exporter (NULL allowed), first warning of the records it
  * dropped in all, by signal, when any. In async mode the writer thread is
- * joined; when it is blocked in a write, the lines still queued are
- * dropped and it is left to the process's exit (c is then not freed).
+ * joined; when it is busy with a line (rendering it, waiting for room in
+ * a pipe, or blocked in a write), that line is given up, the lines still
+ * queued are dropped, and the thread is left to the process's exit (c is
+ * then not freed).
  * Thread: loop. */
 void el_otlp_console_free(el_otlp_console_t *c);
 
