@@ -923,9 +923,9 @@ static void test_direct_run_handler_stops(void **st) {
     D->stop_at = 10;
     el_ev_sink_t s = {.ud = D, .on_event = direct_event};
     el_ev_decoder_t *d = el_ev_decoder_new(&s);
-    el_ev_decoder_quiet_counters(
-        d, &(el_ev_quiet_t){
-               .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
+    el_ev_decoder_quiet_counters(d, &(el_ev_quiet_t){.events = &D->q.events,
+                                                     .tmax = &D->q.tmax,
+                                                     .until = &D->q.until});
     el_ev_decoder_direct_run(d, direct_run_take, D);
     assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
     assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
