@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -463,7 +464,9 @@ static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
     pthread_mutex_unlock(&c->mu);
     int empty;
     size_t room = pipe_room(c, n, &empty), take = 0;
-    if (done || empty)
+    if (done && c->nowait > 0)
+      take = n - done; /* started: the kernel takes what fits, not blocking */
+    else if (done || empty)
       take = n - done < room ? n - done : room;
     else if (room >= n || (n <= PIPE_BUF && c->nowait > 0))
       take = n; /* (a non-blocking write of PIPE_BUF is all or nothing) */
@@ -489,7 +492,14 @@ static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
         return e ? -e : PUT_WHOLE;
       }
     }
-    if (r <= 0 && !c->abandoned) { /* no room: wait, or be woken */
+    if (r <= 0 && !c->abandoned && done && c->nowait > 0) {
+      /* a line under way: on until the reader makes room (poll's POLLOUT:
+       * a free slot), 50 ms at most (abandon waits no longer) */
+      pthread_mutex_unlock(&c->mu);
+      struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+      (void)poll(&pf, 1, 50);
+      pthread_mutex_lock(&c->mu);
+    } else if (r <= 0 && !c->abandoned) { /* no room: wait, or be woken */
       struct timespec until = realtime_in(ms);
       pthread_cond_timedwait(&c->work, &c->mu, &until);
       ms = ms < 50 ? 2 * ms : 50;
