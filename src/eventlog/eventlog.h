@@ -384,16 +384,31 @@ static inline size_t el_ev_run_frame(const el_ev_run_t *run, const uint8_t *p,
   return n <= (size_t)(run->end - p) ? n : 0;
 }
 
+/* Big-endian unsigned integers at p (an event's fields, spec §2.1:
+ * its payload at p + 10), unaligned-safe. */
+static inline uint16_t el_ev_be16(const uint8_t *p) {
+  return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline uint32_t el_ev_be32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+static inline uint64_t el_ev_be64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+
 /* The type id and the time (ns since RTS start) of an event
  * el_ev_run_frame framed at p (big-endian, spec §2.1). */
 static inline uint16_t el_ev_run_type(const uint8_t *p) {
-  return (uint16_t)(p[0] << 8 | p[1]);
+  return el_ev_be16(p);
 }
 static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p + 2, 8);
-  return __builtin_bswap64(v);
+  return el_ev_be64(p + 2);
 }
+
 
 /* A sink's run handler (el_ev_decoder_direct_run), asked once per run
  * instead of offering it event by event (el_ev_direct_fn): at the first

@@ -458,11 +458,6 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
   return h->stop;
 }
 
-/* A big-endian field of a payload (spec §2.1). */
-static inline uint32_t rd32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         p[3];
-}
 
 /* el__ana_direct_run for a RUN_THREAD of th on cap at t, no run of it
  * open: what el__ana_thread_run does then, the blocked span (when t is
@@ -506,7 +501,7 @@ static inline __attribute__((always_inline)) int direct_stop(
     el_host_t *h, thread_t *th, unsigned cap, uint64_t t,
     const uint8_t *payload, int latest) {
   ana_t *a = h->ana;
-  uint16_t status = (uint16_t)(payload[4] << 8 | payload[5]);
+  uint16_t status = el_ev_be16(payload + 4);
   if ((latest && status == EL_EV_STATUS_THREAD_FINISHED) ||
       a->feat != (F_POINTS | F_PROD))
     return 0;
@@ -522,7 +517,7 @@ static inline __attribute__((always_inline)) int direct_stop(
     th->prev_t = t;
     th->prev_cap = (uint16_t)cap;
     th->prev_status = status;
-    th->prev_info = rd32(payload + 6);
+    th->prev_info = el_ev_be32(payload + 6);
     th->has_status = 1;
     th->state = TS_BLOCKED;
   }
@@ -576,7 +571,7 @@ static inline __attribute__((always_inline)) int direct_one(
    * frames RUN_THREAD in 4 bytes and STOP_THREAD in 10; the decoder
    * offers direct types only, which are these two. */
   if (__builtin_expect(stop > 1, 0)) return 0;
-  uint32_t id = rd32(payload);
+  uint32_t id = el_ev_be32(payload);
   if (id >= tb.ndirect || !tb.direct[id]) return 0;
   thread_t *th = &tb.threads[tb.direct[id] - 1];
   /* el__ana_thread_event's common cases: an event of a finished thread
@@ -655,12 +650,12 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       if (pg->wm_dirty || t < pg->last[cap]) break;
       unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
       rec_t rr = {.t = t,
-                  .thread = rd32(p + 10),
+                  .thread = el_ev_be32(p + 10),
                   .cap = (uint16_t)cap,
                   .kind = (uint8_t)(K_RUN + stop)};
       if (stop) {
-        rr.status = (uint16_t)(p[14] << 8 | p[15]);
-        rr.info = rd32(p + 16);
+        rr.status = el_ev_be16(p + 14);
+        rr.info = el_ev_be32(p + 16);
       }
       if ((int)cap == pg->wm_cap) {
         if (t >= pg->wm_next || a->held > MAX_HELD) break;

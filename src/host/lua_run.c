@@ -16,21 +16,6 @@
 #include "ana_internal.h"
 #include "host_internal.h"
 
-/* Big-endian loads (spec §2.1). */
-static inline uint64_t be16(const uint8_t *p) {
-  return (uint64_t)p[0] << 8 | p[1];
-}
-static inline uint64_t be32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-static inline uint64_t be64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-
 /* The value of a wire field of code w (EL_EV_WIRE_*) at p; *len its
  * bytes. */
 static uint64_t wire_value(uint8_t w, const uint8_t *p, unsigned *len) {
@@ -40,13 +25,13 @@ static uint64_t wire_value(uint8_t w, const uint8_t *p, unsigned *len) {
     return p[0];
   case EL_EV_WIRE_U16:
     *len = 2;
-    return be16(p);
+    return el_ev_be16(p);
   case EL_EV_WIRE_U32:
     *len = 4;
-    return be32(p);
+    return el_ev_be32(p);
   case EL_EV_WIRE_U64:
     *len = 8;
-    return be64(p);
+    return el_ev_be64(p);
   default: /* EL_EV_WIRE_LOG2U8 */
     *len = 1;
     return p[0] < 64 ? (uint64_t)1 << p[0] : 0;
@@ -210,16 +195,16 @@ size_t el__lua_direct_run(void *ud, const el_ev_run_t *run,
       memcpy(&rec->type, &tc, 8);
       switch (lr->shape) {
       case EL__LR_U32:
-        rec->f[0] = be32(pl);
+        rec->f[0] = el_ev_be32(pl);
         break;
       case EL__LR_U32_U16:
-        rec->f[0] = be32(pl);
-        rec->f[1] = be16(pl + 4);
+        rec->f[0] = el_ev_be32(pl);
+        rec->f[1] = el_ev_be16(pl + 4);
         break;
       case EL__LR_STOP:
-        rec->f[0] = be32(pl);
-        rec->f[1] = be16(pl + 4);
-        rec->f[2] = be32(pl + 6);
+        rec->f[0] = el_ev_be32(pl);
+        rec->f[1] = el_ev_be16(pl + 4);
+        rec->f[2] = el_ev_be32(pl + 6);
         break;
       case EL__LR_GEN:
         fields_gen(lr, pl, rec->f);
