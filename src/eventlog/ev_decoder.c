@@ -150,7 +150,12 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
  * date it 77 s (0x12 << 32 ns) or later. */
 #define FIRST_ABSURD_NS 10000000000ull
 enum { RS_NO, RS_NEED, RS_HIT };
-enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END };
+enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END, H_SEEK };
+/* Where the header end and data begin markers ("hdre" "datb") are not
+ * right after the type list's end ("hete"), the data begin marker is
+ * looked for in this many bytes after it (h_seek): bytes inserted there,
+ * or "hdre" overwritten, lose only themselves. */
+#define HDR_SEEK 1024
 
 /* What the bytes at a frame position are (step()). */
 enum { S_NEED, S_EVENT, S_CUT, S_HDR, S_MAGIC, S_BAD, S_REOPEN, S_RESUME };
@@ -196,11 +201,19 @@ struct el_ev_decoder_s {
   unsigned scan_head_n;
   uint64_t scan_head_from;  /* the scan_from they belong to */
   int seen_header;          /* a header was read at least once */
+  /* A later header (seen_header set) could not be read: the bytes from
+   * its "hdrb" (rs_from; what was wrong: rs_why) up to the next header,
+   * or the end of the input or connection, are a corrupt part, reported
+   * once its end is known (lost_header_end). */
+  int hdr_lost;
   /* HEADER */
   uint8_t *hbuf;
   size_t hlen, hcap, hpos;  /* bytes held, capacity, parse position */
   size_t hneed;             /* hlen needed for the next step */
   int hstep;
+  size_t hseek;             /* H_SEEK: the next position in hbuf where
+                               "datb" is looked for */
+  int hseek_said;           /* H_SEEK: the bytes before it were reported */
   unsigned hscan_m;         /* "hdrbhetb" matched in the header's bytes */
   uint64_t hoff;            /* offset of "hdrb" */
   rawdecl_t *raw;
@@ -776,6 +789,7 @@ static void start_scan(el_ev_decoder_t *d, uint64_t from) {
 
 static void data_end(el_ev_decoder_t *d, uint64_t off);
 static void post_ignored(el_ev_decoder_t *d, uint64_t at);
+static void lost_header_end(el_ev_decoder_t *d, uint64_t at, const char *what);
 
 /* The input ends (or its connection) while the bytes after a DATA_END
  * that more data followed are being skipped (end_held): the data did end
@@ -818,6 +832,8 @@ void el_ev_decoder_reset(el_ev_decoder_t *d) {
     end_release(d);
   else if (d->state == ST_RESYNC)
     resync_end(d, d->base, "to the end of the connection", 0);
+  else if (d->hdr_lost)
+    lost_header_end(d, d->base, "to the end of the connection");
   start_scan(d, d->base);
   d->hlen = 0;
   d->have_wall = 0;
@@ -1098,19 +1114,75 @@ static int h_decl_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
 }
 
 /* Header step: the header end and data begin markers at h (byte offset
- * off); then the header is done (header_done). Returns its result. */
+ * off); then the header is done (header_done). Where they are not there,
+ * the data begin marker is looked for after them (H_SEEK, h_seek).
+ * Returns header_done's result, or 0 (the next step is set). */
 static int h_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
   if (el__be32(h) != MARK_HDRE || el__be32(h + 4) != MARK_DATB) {
-    set_diag(d, EL_EBADHDR, off, -1,
-             "malformed header: missing header end or data begin "
-             "marker at byte %llu",
-             (unsigned long long)off);
-    return EL_EBADHDR;
+    d->hstep = H_SEEK;
+    d->hseek = d->hpos;
+    d->hseek_said = 0;
+    d->hneed = d->hlen; /* search the bytes held */
+    return 0;
   }
   d->data_off = off + 8;
   int rc = header_done(d);
   if (rc != EL_ENOMEM)
     d->hpos += 8; /* on ENOMEM the step is retried */
+  return rc;
+}
+
+/* Header step H_SEEK: the bytes from hpos (byte offset off, where "hdre"
+ * should begin, right after "hete") are searched for the data begin
+ * marker "datb", up to HDR_SEEK bytes on, one more byte at a time as they
+ * come (the first one found whatever the chunking). Found, the bytes
+ * before it (before the "hdre" just before it, if there is one) are a
+ * corrupt part (EL_ECORRUPT, a warning: spec §1.2 "hdre" "datb"; bytes
+ * inserted after "hete"), and the session's data begins after it.
+ * Returns header_done's result, 0 (waiting for a byte more) or
+ * EL_EBADHDR (none in HDR_SEEK bytes: "missing header end or data begin
+ * marker"). */
+static int h_seek(el_ev_decoder_t *d, uint64_t off) {
+  size_t j = d->hseek;
+  for (; j + 4 <= d->hlen; j++)
+    if (el__be32(d->hbuf + j) == MARK_DATB)
+      break;
+  if (j + 4 > d->hlen) {
+    d->hseek = j;
+    if (j - d->hpos < HDR_SEEK) {
+      d->hneed = d->hlen + 1;
+      return 0;
+    }
+    set_diag(d, EL_EBADHDR, off, -1,
+             "malformed header: missing header end or data begin "
+             "marker at byte %llu (no data begin marker in the %u bytes "
+             "after it)",
+             (unsigned long long)off, HDR_SEEK);
+    return EL_EBADHDR;
+  }
+  d->hseek = j; /* (on EL_ENOMEM the step is retried: found again) */
+  int hdre = j >= d->hpos + 4 && el__be32(d->hbuf + j - 4) == MARK_HDRE;
+  size_t lost = j - d->hpos - (hdre ? 4 : 0);
+  if (!d->hseek_said) {
+    d->hseek_said = 1;
+    d->stats.skipped_bytes += lost;
+    d->stats.corrupt_bytes += lost;
+    d->stats.corrupt_parts++;
+    set_diag(d, EL_ECORRUPT, off, -1,
+             "corrupt stream: malformed header: the header end and data "
+             "begin markers are not at byte %llu, after the end of the "
+             "type list; skipped %zu byte%s (%llu to %llu) to the %s at "
+             "byte %llu",
+             (unsigned long long)off, lost, plural(lost),
+             (unsigned long long)off, (unsigned long long)(off + lost),
+             hdre ? "header end marker" : "data begin marker",
+             (unsigned long long)(off + lost));
+    warn(d);
+  }
+  d->data_off = d->hoff + j + 4;
+  int rc = header_done(d);
+  if (rc != EL_ENOMEM)
+    d->hpos = j + 4;
   return rc;
 }
 
@@ -1135,7 +1207,12 @@ static int header_steps(el_ev_decoder_t *d) {
       rc = h_decl_end(d, h, off);
       break;
     case H_END:
-      return h_end(d, h, off);
+      rc = h_end(d, h, off);
+      if (rc || d->hstep != H_SEEK)
+        return rc;
+      break;
+    case H_SEEK:
+      return h_seek(d, off);
     }
     if (rc)
       return rc;
@@ -1210,7 +1287,34 @@ static const char *text_at_start(const el_ev_decoder_t *d, uint64_t n,
   return out;
 }
 
+/* A later header could not be read (hdr_lost): its bytes from rs_from
+ * up to at, where decoding goes on (what: "to the header at byte N", "to
+ * the end of the input"), are a corrupt part: counted and reported once,
+ * as resync_end reports one (EL_ECORRUPT, a warning), instead of "stray
+ * bytes" before the next header or bytes "ignored" at the end. */
+static void lost_header_end(el_ev_decoder_t *d, uint64_t at, const char *what) {
+  uint64_t n = at - d->rs_from;
+  d->hdr_lost = 0;
+  d->stats.skipped_bytes += n;
+  d->stats.corrupt_bytes += n;
+  d->stats.corrupt_parts++;
+  set_diag(d, EL_ECORRUPT, d->rs_from, -1,
+           "corrupt stream: %s; skipped %llu byte%s (%llu to %llu), the "
+           "header and its session, %s",
+           d->rs_why, (unsigned long long)n, plural(n),
+           (unsigned long long)d->rs_from, (unsigned long long)at, what);
+  warn(d);
+  d->diag.code = 0;
+  d->scan_from = at;
+}
+
 static void header_begin(el_ev_decoder_t *d, uint64_t off) {
+  if (d->hdr_lost) {
+    char what[64];
+    snprintf(what, sizeof what, "to the header at byte %llu",
+             (unsigned long long)off);
+    lost_header_end(d, off, what);
+  }
   uint64_t skipped = off - d->scan_from;
   if (skipped) {
     char hint[128];
@@ -3149,8 +3253,20 @@ static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
      * the header's bytes may have begun. */
     if (d->state != ST_SCAN && d->state != ST_RESYNC) {
       unsigned m = d->state == ST_HEADER ? d->hscan_m : 0;
+      int lost = d->state == ST_HEADER && rc == EL_EBADHDR && d->seen_header;
       start_scan(d, d->base);
       d->scan_m = m;
+      if (lost) {
+        /* A later header (after a session of the same input or
+         * connection): a corrupt part up to the next header, reported
+         * when its end is known (lost_header_end), as a damaged block
+         * is; not an error of the input (docs/exit-codes.md). */
+        d->hdr_lost = 1;
+        d->rs_from = d->hoff;
+        snprintf(d->rs_why, sizeof d->rs_why, "%.199s", d->diag.msg);
+        d->diag.code = 0;
+        continue;
+      }
     }
     note_err(d, E, rc);
   }
@@ -3265,8 +3381,26 @@ static int finish_state(el_ev_decoder_t *d) {
   case ST_DATA:
     return finish_data(d);
   case ST_HEADER:
-    return header_cut(d);
+    header_cut(d);
+    if (d->seen_header) {
+      /* A later header cut short: the input ends as a log cut inside
+       * its last event does (a program killed mid-write, the next one
+       * writing a FIFO), everything before it delivered: cut_event, as
+       * every command takes it (docs/exit-codes.md, "cut2"). */
+      set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
+               "eventlog truncated inside the header at byte %llu (a later "
+               "header, from byte %llu, after session %u)",
+               (unsigned long long)(d->hoff + d->hlen),
+               (unsigned long long)d->hoff, d->sessions);
+      d->diag.header = 1;
+      d->diag.cut_event = 1;
+    }
+    return EL_ETRUNC;
   case ST_SCAN:
+    if (d->hdr_lost) {
+      lost_header_end(d, d->base, "to the end of the input");
+      return 0;
+    }
     if (d->seen_header && d->base > d->scan_from) {
       set_diag(d, 0, d->scan_from, -1,
                "ignored %llu byte%s from byte %llu after a corrupt part of "

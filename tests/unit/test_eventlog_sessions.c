@@ -44,6 +44,7 @@ typedef struct {
   unsigned nwarn;
   int feed_rc, finish_rc; /* first nonzero feed result; finish result */
   el_ev_stats_t st;
+  el_diag_t diag; /* the decoder's diagnostic after finish */
 } rec_t;
 
 static uint64_t fnv(const void *p, size_t n) {
@@ -121,6 +122,7 @@ static void recorder_feed(el_ev_decoder_t *d, rec_t *r, const uint8_t *p,
 static void recorder_end(el_ev_decoder_t *d, rec_t *r) {
   r->finish_rc = el_ev_decoder_finish(d);
   r->st = *el_ev_decoder_stats(d);
+  r->diag = *el_ev_decoder_diag(d);
   el_ev_decoder_free(d);
 }
 
@@ -1267,6 +1269,283 @@ static void test_skip_cap_blocks_option(void **st) {
   free(p);
 }
 
+/* {====== a later header damaged or cut ======} */
+
+/* The events of r are those of ref, the ones from session 2 on (of ref)
+ * at offsets shifted by delta; ref's sessions from drop_sess on (0:
+ * none) are not in r. */
+static void same_but_shifted(const rec_t *r, const rec_t *ref, uint64_t delta,
+                             const char *what) {
+  size_t j = 0;
+  for (size_t i = 0; i < ref->nev; i++) {
+    const rev_t *y = &ref->ev[i];
+    if (j >= r->nev)
+      fail_msg("%s: %zu events, expected %zu", what, r->nev, ref->nev);
+    const rev_t *x = &r->ev[j++];
+    uint64_t want = y->offset + (y->session >= 2 ? delta : 0);
+    if (x->offset != want || x->type != y->type || x->t != y->t ||
+        x->cap != y->cap || x->h != y->h)
+      fail_msg("%s: event %zu differs: offset %llu, expected %llu", what, i,
+               (unsigned long long)x->offset, (unsigned long long)want);
+  }
+  if (r->nev != ref->nev)
+    fail_msg("%s: %zu events, expected %zu", what, r->nev, ref->nev);
+}
+
+/* The one warning of r with a code: EL_ECORRUPT at offset off, its
+ * message holding want; every other warning has none. */
+static void one_corrupt_part(const rec_t *r, uint64_t off, const char *want,
+                             const char *what) {
+  unsigned k = 0;
+  for (unsigned w = 0; w < r->nwarn && w < 64; w++) {
+    if (!r->warn[w].code) continue;
+    k++;
+    if (r->warn[w].code != EL_ECORRUPT || r->warn[w].offset != off ||
+        !strstr(r->warn[w].msg, want))
+      fail_msg(
+          "%s: warning (code %d) at %llu: '%s'; expected EL_ECORRUPT at "
+          "%llu with '%s'",
+          what, r->warn[w].code, (unsigned long long)r->warn[w].offset,
+          r->warn[w].msg, (unsigned long long)off, want);
+  }
+  if (k != 1) fail_msg("%s: %u warnings with a code, expected 1", what, k);
+  if (r->feed_rc || r->finish_rc)
+    fail_msg(
+        "%s: feed %d, finish %d, expected 0 (a corrupt part is a "
+        "warning)",
+        what, r->feed_rc, r->finish_rc);
+  if (r->st.corrupt_parts != 1)
+    fail_msg("%s: %llu corrupt parts", what,
+             (unsigned long long)r->st.corrupt_parts);
+}
+
+/* Decode p[0..n) at once, in 7-byte and 4096-byte chunks, byte at a time,
+ * live at once and live split at split, and as TCP reads: each into
+ * r[0..6) (the TCP reads checked here against "at once"). */
+#define NWAYS 6
+static const char *const ways[NWAYS] = {"at once",          "7-byte chunks",
+                                        "4096-byte chunks", "byte at a time",
+                                        "live, at once",    "live, split"};
+static void decode_ways(const uint8_t *p, size_t n, size_t split,
+                        rec_t r[NWAYS]) {
+  decode(p, n, 0, 0, &r[0]);
+  decode(p, n, 7, 0, &r[1]);
+  decode(p, n, 4096, 0, &r[2]);
+  decode(p, n, 1, 0, &r[3]);
+  decode(p, n, 0, EL_EV_OPT_LIVE, &r[4]);
+  decode_split(p, n, split, EL_EV_OPT_LIVE, &r[5]);
+  tcp_reads(p, n, 0, 3, "TCP reads");
+  tcp_reads(p, n, EL_EV_OPT_LIVE, 3, "TCP reads, live");
+}
+
+/* A later header with bytes inserted between its "hete" (the end of the
+ * type list) and "hdre" "datb", or with "hdre" overwritten: before, the
+ * whole session was lost ("malformed header: missing header end or data
+ * begin marker", an error, then every byte to the end skipped). Now the
+ * data begin marker is found after them: those bytes are a corrupt part
+ * (a warning naming them) and the session is decoded. Expected: the two
+ * copies of the log joined without damage, decoded (the second session's
+ * offsets moved by the bytes inserted); the byte offsets computed here
+ * from the log's bytes. The first header alike. */
+static void test_later_header_bytes_inserted(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  assert_non_null(log);
+  size_t he = header_len(log, n) - 8; /* where "hdre" begins */
+  uint8_t *buf = malloc(2 * n + 200);
+  memcpy(buf, log, n);
+  memcpy(buf + n, log, n);
+  rec_t ref;
+  decode(buf, 2 * n, 0, 0, &ref);
+  assert_int_equal(ref.nhdr, 2);
+  assert_int_equal(ref.finish_rc, 0);
+  assert_int_equal(ref.st.corrupt_parts, 0);
+  const size_t ks[] = {1, 8, 100};
+  for (int v = 0; v < 4; v++) {
+    size_t k = v < 3 ? ks[v] : 0, len = 2 * n + k, at = n + he;
+    char want[160], what[192];
+    memcpy(buf + n, log, he);
+    memset(buf + at, 0, k); /* no "datb" in them */
+    memcpy(buf + at + k, log + he, n - he);
+    if (v == 3) { /* "hdre" overwritten: 4 bytes lost, none inserted */
+      memcpy(buf + at, "XXXX", 4);
+      snprintf(want, sizeof want,
+               "skipped 4 bytes (%zu to %zu) to the data begin marker at "
+               "byte %zu",
+               at, at + 4, at + 4);
+    } else {
+      snprintf(want, sizeof want,
+               "skipped %zu byte%s (%zu to %zu) to the header end marker at "
+               "byte %zu",
+               k, k == 1 ? "" : "s", at, at + k, at + k);
+    }
+    rec_t r[NWAYS];
+    decode_ways(buf, len, at + 3, r);
+    for (int w = 0; w < NWAYS; w++) {
+      snprintf(what, sizeof what, "%zu bytes inserted, %s", k, ways[w]);
+      assert_int_equal(r[w].nhdr, 2);
+      same_but_shifted(&r[w], &ref, k, what);
+      one_corrupt_part(&r[w], at, want, what);
+      assert_int_equal(r[w].st.corrupt_bytes, v == 3 ? 4 : k);
+      rec_free(&r[w]);
+    }
+  }
+  /* The first header: 8 bytes inserted, the log decoded all the same. */
+  rec_t one;
+  decode(log, n, 0, 0, &one);
+  memcpy(buf, log, he);
+  memset(buf + he, 0, 8);
+  memcpy(buf + he + 8, log + he, n - he);
+  rec_t r;
+  decode(buf, n + 8, 0, 0, &r);
+  for (size_t i = 0; i < one.nev; i++)
+    one.ev[i].session = 2; /* (all shifted) */
+  same_but_shifted(&r, &one, 8, "first header, 8 bytes inserted");
+  one_corrupt_part(&r, he, "skipped 8 bytes", "first header");
+  rec_free(&r);
+  rec_free(&one);
+  rec_free(&ref);
+  free(buf);
+  free(log);
+}
+
+/* A later header that cannot be read (its data begin marker damaged and
+ * none in the 1024 bytes after): the header and its session, up to the
+ * next header or the end of the input or connection, are one corrupt
+ * part, a warning naming its bytes; the next session is decoded; no
+ * error (before: EL_EBADHDR from feed, an error in every command, then
+ * "ignored N bytes ... after a corrupt part"). The first header so
+ * damaged is still an error (no session began). Expected: the log
+ * decoded alone, its offsets moved by where each copy begins. */
+static void test_later_header_unreadable(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  assert_non_null(log);
+  size_t hl = header_len(log, n);
+  uint8_t *buf = malloc(3 * n);
+  memcpy(buf, log, n);
+  memcpy(buf + n, log, n);
+  memcpy(buf + 2 * n, log, n);
+  memcpy(buf + n + hl - 4, "XXXX", 4); /* the second header's "datb" */
+  rec_t one;
+  decode(log, n, 0, 0, &one);
+  assert_int_equal(one.finish_rc, 0);
+  char want[192], what[192];
+  /* log, damaged log, log: sessions 1 and 3 (delivered as the 2nd). */
+  rec_t r[NWAYS];
+  snprintf(want, sizeof want,
+           "skipped %zu bytes (%zu to %zu), the header and its session, to "
+           "the header at byte %zu",
+           n, n, 2 * n, 2 * n);
+  decode_ways(buf, 3 * n, n + hl + 5, r);
+  for (int w = 0; w < NWAYS; w++) {
+    snprintf(what, sizeof what, "log, damaged, log: %s", ways[w]);
+    assert_int_equal(r[w].nhdr, 2);
+    assert_int_equal(r[w].hdr_off[1], 2 * n);
+    assert_int_equal(r[w].nev, 2 * one.nev);
+    same_events(r[w].ev, &one, 0, what);
+    same_events(r[w].ev + one.nev, &one, 2 * n, what);
+    one_corrupt_part(&r[w], n, want, what);
+    assert_int_equal(r[w].st.corrupt_bytes, n);
+    rec_free(&r[w]);
+  }
+  /* log, damaged log: to the end of the input. */
+  snprintf(want, sizeof want,
+           "skipped %zu bytes (%zu to %zu), the header and its session, to "
+           "the end of the input",
+           n, n, 2 * n);
+  decode_ways(buf, 2 * n, n + hl + 5, r);
+  for (int w = 0; w < NWAYS; w++) {
+    snprintf(what, sizeof what, "log, damaged: %s", ways[w]);
+    assert_int_equal(r[w].nhdr, 1);
+    assert_int_equal(r[w].nev, one.nev);
+    same_events(r[w].ev, &one, 0, what);
+    one_corrupt_part(&r[w], n, want, what);
+    rec_free(&r[w]);
+  }
+  /* The connection ends (a socket's): to the end of the connection. */
+  rec_t c;
+  el_ev_decoder_t *d = recorder_new(&c, 0);
+  recorder_feed(d, &c, buf, 2 * n);
+  el_ev_decoder_reset(d);
+  recorder_end(d, &c);
+  snprintf(want, sizeof want,
+           "(%zu to %zu), the header and its session, to "
+           "the end of the connection",
+           n, 2 * n);
+  one_corrupt_part(&c, n, want, "a connection");
+  rec_free(&c);
+  /* The first header so damaged: an error, as before. */
+  rec_t f;
+  decode(buf + n, n, 0, 0, &f);
+  assert_int_equal(f.feed_rc, EL_EBADHDR);
+  assert_int_equal(f.nhdr, 0);
+  rec_free(&f);
+  rec_free(&one);
+  free(buf);
+  free(log);
+}
+
+/* A complete log, then a second header cut short (`cat a.eventlog; head
+ * -c X a.eventlog`: the next program killed while it wrote its header):
+ * EL_ETRUNC with cut_event and header set, as a log cut inside its last
+ * event is, which every command takes as a cut (a warning, status 0:
+ * docs/exit-codes.md), not as a header error (before: cut_event 0, said
+ * as an error by some commands and a warning by others). The first
+ * header cut short stays a header error (cut_event 0). Expected: the
+ * log decoded alone; the byte where the input ends, n + x. */
+static void test_later_header_cut(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-events/hello-ghc-8.2.2.eventlog", &n);
+  assert_non_null(log);
+  size_t hl = header_len(log, n);
+  uint8_t *buf = malloc(2 * n);
+  memcpy(buf, log, n);
+  memcpy(buf + n, log, n);
+  rec_t one;
+  decode(log, n, 0, 0, &one);
+  const size_t xs[] = {8, 12, 100, hl - 12, hl - 8, hl - 1};
+  for (int k = 0; k < 6; k++) {
+    size_t x = xs[k];
+    char want[128], what[160];
+    snprintf(want, sizeof want,
+             "eventlog truncated inside the header at byte %zu (a later "
+             "header, from byte %zu",
+             n + x, n);
+    rec_t r[NWAYS];
+    decode_ways(buf, n + x, n + x / 2, r);
+    for (int w = 0; w < NWAYS; w++) {
+      snprintf(what, sizeof what, "cut at %zu of the second header, %s", x,
+               ways[w]);
+      assert_int_equal(r[w].nhdr, 1);
+      assert_int_equal(r[w].nev, one.nev);
+      same_events(r[w].ev, &one, 0, what);
+      if (r[w].feed_rc || r[w].finish_rc != EL_ETRUNC || !r[w].diag.cut_event ||
+          !r[w].diag.header || r[w].diag.offset != n + x ||
+          !strstr(r[w].diag.msg, want))
+        fail_msg(
+            "%s: feed %d, finish %d, cut_event %d, header %d, at %llu: "
+            "'%s'",
+            what, r[w].feed_rc, r[w].finish_rc, r[w].diag.cut_event,
+            r[w].diag.header, (unsigned long long)r[w].diag.offset,
+            r[w].diag.msg);
+      rec_free(&r[w]);
+    }
+  }
+  rec_t f;
+  decode(log, 100, 0, 0, &f);
+  assert_int_equal(f.finish_rc, EL_ETRUNC);
+  assert_int_equal(f.diag.header, 1);
+  assert_int_equal(f.diag.cut_event, 0);
+  rec_free(&f);
+  rec_free(&one);
+  free(buf);
+  free(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tee_of_three_connections),
@@ -1286,6 +1565,9 @@ int main(void) {
       cmocka_unit_test(test_scan_anchor_saturates),
       cmocka_unit_test(test_scan_mapped_file_shrinks),
       cmocka_unit_test(test_skip_cap_blocks_option),
+      cmocka_unit_test(test_later_header_bytes_inserted),
+      cmocka_unit_test(test_later_header_unreadable),
+      cmocka_unit_test(test_later_header_cut),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
