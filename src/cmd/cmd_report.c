@@ -301,6 +301,8 @@ typedef struct {
   uint64_t errors;
   int have_error; /* an error was noted, at error_offset */
   uint64_t error_offset;
+  uint64_t listed; /* parts of the input that could not be read, listed
+                      at the top of the page (el_rp_add_error) */
 } pump_t;
 
 static void note_error(pump_t *p) {
@@ -308,6 +310,7 @@ static void note_error(pump_t *p) {
   p->errors++;
   if (!d) return;
   el_rp_add_error(p->rp, d->offset, d->msg);
+  p->listed++;
   p->have_error = 1;
   p->error_offset = d->offset;
 }
@@ -328,6 +331,7 @@ static void on_host_warning(void *ud, const el_diag_t *d) {
   /* The part skipped after an error already listed is the same fault. */
   if (d->code == 0 || (p->have_error && d->offset == p->error_offset)) return;
   el_rp_add_error(p->rp, d->offset, d->msg);
+  p->listed++;
 }
 
 static void c_reset(void *ud) {
@@ -353,7 +357,13 @@ static int c_finish(void *ud) {
   /* A session cut inside an event is a warning (the pump says so on
    * stderr); the page shows it too. */
   const el_diag_t *d = rc == EL_ETRUNC ? c_diag(p) : NULL;
-  if (d && d->cut_event) el_rp_add_cut(p->rp, d->offset, 0, d->msg);
+  /* A later header cut short (cut_event with header): not "mid-event";
+   * listed at the top, as a part that could not be read is. */
+  if (d && d->cut_event && d->header) {
+    el_rp_add_error(p->rp, d->offset, d->msg);
+    p->listed++;
+  } else if (d && d->cut_event)
+    el_rp_add_cut(p->rp, d->offset, 0, d->msg);
   if (rc < 0 && rc != EL_ESTOPPED && rc != EL_ETRUNC) note_error(p);
   return rc;
 }
@@ -640,7 +650,15 @@ static int run(const report_opts_t *o) {
     path = tmp;
   }
   status = write_report(p.rp, path) < 0 ? 1 : 0;
-  if (status == 0 && strcmp(path, "-")) el_eprintf("report: wrote %s\n", path);
+  /* A page of part of the input says so: not a plain "wrote" (the status
+   * is 1 after a decode error, 0 after parts skipped: docs/report.md). */
+  if (status == 0 && strcmp(path, "-") && pc.listed)
+    el_eprintf(
+        "report: wrote %s with what was read: %llu part%s of the "
+        "input could not be read (listed at the top of the page)\n",
+        path, (unsigned long long)pc.listed, pc.listed == 1 ? "" : "s");
+  else if (status == 0 && strcmp(path, "-"))
+    el_eprintf("report: wrote %s\n", path);
   if (rc < 0 && rc != EL_ESTOPPED) status = 1; /* corrupt input: told */
   if (status == 0 && o->open) open_report(path);
 done:

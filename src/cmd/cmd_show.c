@@ -64,6 +64,12 @@ static int corrupt_said;
  * warning (src/host/host.c on_warning): "NAME: corrupt stream: ...". */
 static void print_warning(void *ud, const el_diag_t *d) {
   (void)ud;
+  if (d->code == EL_ETRUNC && d->cut_event) {
+    /* A connection's bytes ending inside a later header, said at the
+     * next one (el_ev_decoder_reset): a cut, as at the end of input. */
+    el_src_warn_cut(warn_desc, d);
+    return;
+  }
   if (d->code) corrupt_said = 1;
   el_log(d->code ? EL_LOG_ERROR : EL_LOG_WARN, "%s: %s", warn_desc, d->msg);
 }

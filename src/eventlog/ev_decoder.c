@@ -3333,12 +3333,27 @@ static int finish_data(el_ev_decoder_t *d) {
   return 0;
 }
 
-/* The input ends inside a header: the diagnostic (diag.header set).
- * Returns EL_ETRUNC. */
+/* The input (or a connection) ends inside a header: the diagnostic
+ * (diag.header set; cut_event too for a later header). Returns
+ * EL_ETRUNC. */
 static int header_cut(el_ev_decoder_t *d) {
-  set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
-           "eventlog truncated inside the header at byte %llu",
-           (unsigned long long)(d->hoff + d->hlen));
+  if (d->seen_header) {
+    /* A later header (after a session of the same input or connection)
+     * cut short: the input ends as a log cut inside its last event does
+     * (a program killed mid-write, the next one writing a FIFO),
+     * everything before it delivered: cut_event, as every command takes
+     * it (docs/exit-codes.md, the "latercut" row). */
+    set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
+             "eventlog truncated inside the header at byte %llu (a later "
+             "header, from byte %llu, after session %u)",
+             (unsigned long long)(d->hoff + d->hlen),
+             (unsigned long long)d->hoff, d->sessions);
+    d->diag.cut_event = 1;
+  } else {
+    set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
+             "eventlog truncated inside the header at byte %llu",
+             (unsigned long long)(d->hoff + d->hlen));
+  }
   d->diag.header = 1;
   return EL_ETRUNC;
 }
@@ -3381,21 +3396,7 @@ static int finish_state(el_ev_decoder_t *d) {
   case ST_DATA:
     return finish_data(d);
   case ST_HEADER:
-    header_cut(d);
-    if (d->seen_header) {
-      /* A later header cut short: the input ends as a log cut inside
-       * its last event does (a program killed mid-write, the next one
-       * writing a FIFO), everything before it delivered: cut_event, as
-       * every command takes it (docs/exit-codes.md, "cut2"). */
-      set_diag(d, EL_ETRUNC, d->hoff + d->hlen, -1,
-               "eventlog truncated inside the header at byte %llu (a later "
-               "header, from byte %llu, after session %u)",
-               (unsigned long long)(d->hoff + d->hlen),
-               (unsigned long long)d->hoff, d->sessions);
-      d->diag.header = 1;
-      d->diag.cut_event = 1;
-    }
-    return EL_ETRUNC;
+    return header_cut(d);
   case ST_SCAN:
     if (d->hdr_lost) {
       lost_header_end(d, d->base, "to the end of the input");

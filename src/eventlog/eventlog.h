@@ -128,7 +128,9 @@ typedef struct el_diag_s {
   int event_type;            /* event type involved, -1 if none */
   /* cut_event: 1 for EL_ETRUNC at the end of the input inside an event
    * (after the header; its type is -1 when fewer than its 2 type bytes
-   * came): everything before it was delivered. Also 1 in a warning (code
+   * came), or inside a later header (after a session of the same input
+   * or connection; header is set too): everything before it was
+   * delivered. Also 1 in a warning (code
    * 0) for an event cut off inside the input, where a new stream begins
    * (a raw tee, or a cut eventlog and another joined): the event is
    * dropped, and decoding goes on with the new header. 0 otherwise. */
@@ -137,7 +139,8 @@ typedef struct el_diag_s {
    * its events: none found ("no eventlog header found in N bytes from
    * byte B", "no eventlog header: the input is empty"), a malformed one
    * (EL_EBADHDR, "malformed header: ..."), or one cut short ("eventlog
-   * truncated inside the header at byte N"). No session's data began
+   * truncated inside the header at byte N"; a later one cut short also
+   * sets cut_event). No session's data began
    * there, so callers say the message alone after the input's name (no
    * "session ended early", no "decode error": el_src_pump, show, stats;
    * docs/exit-codes.md). 0 otherwise. */

@@ -4,7 +4,9 @@
 # header gives the commands) and every cell holding a number is checked by
 # one run of that command on that row's input, so the docs and the
 # programs cannot drift apart. Inputs: a recorded GHC 9.0 eventlog, the
-# same cut inside its last event and inside its header, /bin/ls, an empty
+# same cut inside its last event and inside its header, the same followed
+# by a second header cut short, with bytes inserted or one that cannot be
+# read, /bin/ls, an empty
 # file, a missing file, an unknown option (which must also get "did you
 # mean"), SIGINT while reading a FIFO,
 # SIGINT during the daemon's final flush.
@@ -29,8 +31,21 @@ sz=$(stat -c %s "$EV")
 head -c $((sz - 37)) "$EV" > "$W/cut"     # inside the last event
 head -c 1000 "$EV" > "$W/header"           # inside the header
 : > "$W/empty"
+# A later header: cut short, 8 bytes inserted after its "hete", its
+# "datb" overwritten (after the whole log).
+python3 - "$EV" "$W" <<'PY'
+import sys
+b = open(sys.argv[1], 'rb').read()
+h = b.find(b'hetehdredatb') + 4
+w = sys.argv[2]
+open(f'{w}/latercut', 'wb').write(b + b[:1000])
+open(f'{w}/latergap', 'wb').write(b + b[:h] + bytes(8) + b[h:])
+open(f'{w}/laterbad', 'wb').write(b + b[:h + 4] + b'XXXX' + b[h + 8:])
+PY
 declare -A INPUT=([clean]=$EV [cut]=$W/cut [header]=$W/header
-                  [notlog]=/bin/ls [empty]=$W/empty [missing]=$W/missing)
+                  [notlog]=/bin/ls [empty]=$W/empty [missing]=$W/missing
+                  [latercut]=$W/latercut [latergap]=$W/latergap
+                  [laterbad]=$W/laterbad)
 
 # cmdline CMD FILE: the command reading FILE.
 cmdline() {
