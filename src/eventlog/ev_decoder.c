@@ -1518,25 +1518,34 @@ static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
 /* The body of the candidate marker at q (avail bytes there; eof: no
  * more), from q + RS_LOOK + k: the events in its first RS_CHAIN bytes
  * must be declared, fit the block and have times within the marker's
- * start and end. RS_HIT, RS_NO, or RS_NEED (more bytes decide). */
+ * start and end; in the global block (cap 0xFFFF) also before its start,
+ * where one at least is within them (chain_at's early: an old GHC's
+ * startup events, ghc-events' parallelTest). RS_HIT, RS_NO, or RS_NEED
+ * (more bytes decide). */
 static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
-                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1);
+                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1,
+                    int early);
 
 static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
                      int eof, size_t k) {
   return chain_at(d, q, avail, eof, RS_LOOK + k, el__be32(q + 10),
-                  el__be64(q + 2), el__be64(q + 14));
+                  el__be64(q + 2), el__be64(q + 14),
+                  el__be16(q + 22) == EL_EV_NO_CAP);
 }
 
 /* The events from q + pos (avail bytes at q; eof: no more), over
  * RS_CHAIN bytes or up to q + end if that comes first: each declared,
- * ending at or before q + end, dated from t0 to t1. RS_HIT, RS_NO, or
- * RS_NEED (more bytes decide). */
+ * ending at or before q + end, dated from t0 to t1; with early, also
+ * before t0 (never after t1), as long as one of them is from t0 to t1
+ * (zero bytes, type 0 dated 0, do not chain). RS_HIT, RS_NO, or RS_NEED
+ * (more bytes decide). */
 static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
-                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1) {
+                    int eof, size_t pos, size_t end, uint64_t t0, uint64_t t1,
+                    int early) {
   if (pos > end)
     return RS_NO;
   size_t lim = end - pos < RS_CHAIN ? end : pos + RS_CHAIN;
+  int within = !early; /* an event from t0 to t1 was seen (or needed not) */
   while (pos < lim) {
     if (avail < pos + 2)
       return eof ? RS_NO : RS_NEED;
@@ -1547,15 +1556,16 @@ static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
     if (avail < pos + ((t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10))
       return eof ? RS_NO : RS_NEED;
     uint64_t et = el__be64(q + pos + 2);
-    if (et < t0 || et > t1)
+    if (et > t1 || (et < t0 && !early))
       return RS_NO;
+    within |= et >= t0;
     size_t n = t & T_SIZE_MASK;
     n = n == EL_EV_VARIABLE ? 12 + (size_t)el__be16(q + pos + 10) : 10 + n;
     if (pos + n > end)
       return RS_NO;
     pos += n;
   }
-  return RS_HIT;
+  return within ? RS_HIT : RS_NO;
 }
 
 /* rs_chain1 from the body's first byte, else (the block begins with the
@@ -2253,7 +2263,7 @@ static int fix_marker(const el_ev_decoder_t *d, const uint8_t *p,
   if (size_ok + end_ok + cap_fine != 2 || t0 > ahead)
     return FIX_NONE;
   if (chain_at(d, p, avail, 1, RS_LOOK, size_ok ? size : SIZE_MAX, t0,
-               end_ok ? te : ahead) != RS_HIT)
+               end_ok ? te : ahead, 0) != RS_HIT)
     return FIX_NONE;
   return !size_ok ? FIX_SIZE : !end_ok ? FIX_END : FIX_CAP;
 }

@@ -1345,6 +1345,69 @@ static void test_real_captures(void **st) {
   }
 }
 
+/* ghc-events' parallelTest (an Eden program, GHC 7.10) dates its global
+ * block's CREATE_MACHINE at 965 ns, before the block's start (1016685948
+ * ns), as old logs may (spec §1.5 bounds a block's events by its end
+ * only). Bytes inserted just before that block's marker (at byte 8520)
+ * begin a corrupt part; the search found the marker but, its body's
+ * events not all within its times, took STARTUP and CREATE_MACHINE for
+ * the tail of a cut event and dropped them (412 of 414 events). Now in
+ * the global block an event may be dated before its start when another
+ * of the chain is within its times: every event is delivered, the part is
+ * the bytes inserted. Expected: the clean log's framing (walk), its
+ * offsets moved by the bytes inserted; decoded at once, in 77-, 7- and
+ * 1-byte pieces, and live in 77- and 7-byte pieces. */
+static void test_early_events_in_global_block(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *p = tu_read_log("ghc-events/parallelTest.eventlog", &n);
+  assert_non_null(p);
+  walk_t w;
+  walk(p, n, &w);
+  size_t g = 0; /* the global block's marker */
+  for (size_t b = 0; b < w.nbl && !g; b++)
+    if (be(p + w.bl[b].off + 22, 2) == 0xFFFF) g = w.bl[b].off;
+  assert_int_equal(g, 8520);
+  int early = 0; /* the clean log has events dated before their block */
+  for (size_t i = 0; i < w.nev; i++)
+    early += w.ev[i].block >= 0 && w.ev[i].type != 18 &&
+             w.ev[i].t < be64(p + w.bl[w.ev[i].block].off + 2);
+  assert_true(early > 0);
+  static const uint8_t ins[][3] = {{0x00}, {0x41}, {0x00, 0x00}, {1, 2, 3}};
+  static const size_t inslen[] = {1, 1, 2, 3};
+  static const size_t steps[] = {0, 77, 7, 1, 77, 7};
+  for (size_t k = 0; k < 4; k++) {
+    edits_t E = {0};
+    edit(&E, g, g, ins[k], inslen[k]);
+    size_t m;
+    uint8_t *q = apply(p, n, &E, &m);
+    for (size_t si = 0; si < 6; si++) {
+      rec_t r;
+      el_ev_stats_t s;
+      decode_opts = si >= 4 ? EL_EV_OPT_LIVE : 0;
+      decode(q, m, steps[si], &r, &s);
+      decode_opts = 0;
+      for (size_t i = 0; i < w.nev; i++)
+        if (!delivered(&r, map(&E, w.ev[i].off), w.ev[i].type, w.ev[i].t))
+          fail_msg(
+              "%zu byte(s) inserted at %zu, pieces of %zu%s: event type "
+              "%u at clean byte %zu (t %llu) not delivered",
+              inslen[k], g, steps[si], si >= 4 ? ", live" : "", w.ev[i].type,
+              w.ev[i].off, (unsigned long long)w.ev[i].t);
+      assert_int_equal(r.n, w.nev);
+      assert_int_equal(s.corrupt_parts, 1);
+      assert_int_equal(r.ncorrupt, 1);
+      assert_int_equal(r.corrupt_off[0], g);
+      assert_int_equal(s.corrupt_bytes, inslen[k]);
+      rec_free(&r);
+    }
+    free(q);
+    edits_free(&E);
+  }
+  free(w.ev);
+  free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_event_does_not_fit),
@@ -1370,6 +1433,7 @@ int main(void) {
       cmocka_unit_test(test_testers_findings),
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
+      cmocka_unit_test(test_early_events_in_global_block),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
