@@ -1163,26 +1163,45 @@ static int h_seek(el_ev_decoder_t *d, uint64_t off) {
   d->hseek = j; /* (on EL_ENOMEM the step is retried: found again) */
   int hdre = j >= d->hpos + 4 && el__be32(d->hbuf + j - 4) == MARK_HDRE;
   size_t lost = j - d->hpos - (hdre ? 4 : 0);
+  /* "datb" found in the 8 bytes held for "hdre" "datb" (bytes of "hdre"
+   * lost): the bytes after it are the data's, read first (from pend). */
+  size_t left = d->hlen - (j + 4);
+  if (left && pend_room(d, left))
+    return EL_ENOMEM;
   if (!d->hseek_said) {
     d->hseek_said = 1;
     d->stats.skipped_bytes += lost;
     d->stats.corrupt_bytes += lost;
     d->stats.corrupt_parts++;
-    set_diag(d, EL_ECORRUPT, off, -1,
-             "corrupt stream: malformed header: the header end and data "
-             "begin markers are not at byte %llu, after the end of the "
-             "type list; skipped %zu byte%s (%llu to %llu) to the %s at "
-             "byte %llu",
-             (unsigned long long)off, lost, plural(lost),
-             (unsigned long long)off, (unsigned long long)(off + lost),
-             hdre ? "header end marker" : "data begin marker",
-             (unsigned long long)(off + lost));
+    if (lost)
+      set_diag(d, EL_ECORRUPT, off, -1,
+               "corrupt stream: malformed header: the header end and data "
+               "begin markers are not at byte %llu, after the end of the "
+               "type list; skipped %zu byte%s (%llu to %llu) to the %s at "
+               "byte %llu",
+               (unsigned long long)off, lost, plural(lost),
+               (unsigned long long)off, (unsigned long long)(off + lost),
+               hdre ? "header end marker" : "data begin marker",
+               (unsigned long long)(off + lost));
+    else
+      set_diag(d, EL_ECORRUPT, off, -1,
+               "corrupt stream: malformed header: no header end marker "
+               "before the data begin marker at byte %llu, after the end "
+               "of the type list (bytes lost?); nothing skipped",
+               (unsigned long long)off);
     warn(d);
   }
   d->data_off = d->hoff + j + 4;
   int rc = header_done(d);
-  if (rc != EL_ENOMEM)
-    d->hpos = j + 4;
+  if (rc == EL_ENOMEM)
+    return rc;
+  d->hpos = j + 4;
+  if (left) { /* (header_done emptied pend) */
+    memcpy(d->pend, d->hbuf + j + 4, left);
+    d->plen = left;
+    d->poff = d->data_off;
+    d->hlen = j + 4;
+  }
   return rc;
 }
 

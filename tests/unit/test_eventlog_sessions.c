@@ -1339,7 +1339,9 @@ static void decode_ways(const uint8_t *p, size_t n, size_t split,
 }
 
 /* A later header with bytes inserted between its "hete" (the end of the
- * type list) and "hdre" "datb", or with "hdre" overwritten: before, the
+ * type list) and "hdre" "datb", or with "hdre" overwritten or lost (wholly
+ * or in part: the data's first bytes then among the 8 read for "hdre"
+ * "datb"): before, the
  * whole session was lost ("malformed header: missing header end or data
  * begin marker", an error, then every byte to the end skipped). Now the
  * data begin marker is found after them: those bytes are a corrupt part
@@ -1362,32 +1364,51 @@ static void test_later_header_bytes_inserted(void **st) {
   assert_int_equal(ref.finish_rc, 0);
   assert_int_equal(ref.st.corrupt_parts, 0);
   const size_t ks[] = {1, 8, 100};
-  for (int v = 0; v < 4; v++) {
-    size_t k = v < 3 ? ks[v] : 0, len = 2 * n + k, at = n + he;
+  for (int v = 0; v < 6; v++) {
+    /* v 0-2: ks[v] bytes inserted; 3: "hdre" overwritten; 4: "hdre"
+     * lost (4 bytes fewer); 5: its last 2 bytes lost ("hd" then "datb") */
+    size_t k = v < 3 ? ks[v] : 0, at = n + he;
+    size_t del = v == 4 ? 4 : v == 5 ? 2 : 0, len = 2 * n + k - del;
+    uint64_t shift = (uint64_t)k - del, skipped = v == 3 ? 4 : v == 5 ? 2 : k;
     char want[160], what[192];
     memcpy(buf + n, log, he);
     memset(buf + at, 0, k); /* no "datb" in them */
     memcpy(buf + at + k, log + he, n - he);
-    if (v == 3) { /* "hdre" overwritten: 4 bytes lost, none inserted */
+    if (v == 3) /* "hdre" overwritten: 4 bytes lost, none inserted */
       memcpy(buf + at, "XXXX", 4);
+    if (del == 4) memcpy(buf + at, log + he + 4, n - he - 4);
+    if (del == 2) {
+      memcpy(buf + at, "hd", 2);
+      memcpy(buf + at + 2, log + he + 4, n - he - 4);
+    }
+    if (v == 4)
       snprintf(want, sizeof want,
-               "skipped 4 bytes (%zu to %zu) to the data begin marker at "
-               "byte %zu",
-               at, at + 4, at + 4);
-    } else {
+               "no header end marker before the data begin marker at byte "
+               "%zu, after the end of the type list (bytes lost?); nothing "
+               "skipped",
+               at);
+    else if (v >= 3)
+      snprintf(want, sizeof want,
+               "skipped %llu bytes (%zu to %llu) to the data begin marker at "
+               "byte %llu",
+               (unsigned long long)skipped, at,
+               (unsigned long long)(at + skipped),
+               (unsigned long long)(at + skipped));
+    else
       snprintf(want, sizeof want,
                "skipped %zu byte%s (%zu to %zu) to the header end marker at "
                "byte %zu",
                k, k == 1 ? "" : "s", at, at + k, at + k);
-    }
     rec_t r[NWAYS];
     decode_ways(buf, len, at + 3, r);
     for (int w = 0; w < NWAYS; w++) {
-      snprintf(what, sizeof what, "%zu bytes inserted, %s", k, ways[w]);
+      snprintf(what, sizeof what,
+               "variant %d (%zu bytes inserted, %zu lost), %s", v, k, del,
+               ways[w]);
       assert_int_equal(r[w].nhdr, 2);
-      same_but_shifted(&r[w], &ref, k, what);
+      same_but_shifted(&r[w], &ref, shift, what);
       one_corrupt_part(&r[w], at, want, what);
-      assert_int_equal(r[w].st.corrupt_bytes, v == 3 ? 4 : k);
+      assert_int_equal(r[w].st.corrupt_bytes, skipped);
       rec_free(&r[w]);
     }
   }
