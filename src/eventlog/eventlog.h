@@ -412,7 +412,6 @@ static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
   return el_ev_be64(p + 2);
 }
 
-
 /* A sink's run handler (el_ev_decoder_direct_run), asked once per run
  * instead of offering it event by event (el_ev_direct_fn): at the first
  * event of a direct type the fast path could take, and again at the

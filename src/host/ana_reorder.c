@@ -458,7 +458,6 @@ static __attribute__((noinline)) int take_arrival(el_host_t *h,
   return h->stop;
 }
 
-
 /* el__ana_direct_run for a RUN_THREAD of th on cap at t, no run of it
  * open: what el__ana_thread_run does then, the blocked span (when t is
  * its latest event) without outputs. */
