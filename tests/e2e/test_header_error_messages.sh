@@ -108,38 +108,6 @@ print(f"ok: {inp}, {what}: error: {name}: {bodies[0][:60]}...")
 PY
 }
 
-# socket_run INPUT CMD...: CMD reads a Unix socket whose first connection
-# sends INPUT's bytes and closes; later connections get nothing. SIGINT
-# once the header error is said (at most 10 s).
-socket_run() {
-  local in=$1 s=$TMP/s.sock pid spid i
-  shift
-  rm -f "$s"
-  python3 - "$s" "$in.eventlog" <<'PY' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.bind(sys.argv[1]); s.listen(4)
-c, _ = s.accept(); c.sendall(open(sys.argv[2], 'rb').read()); c.close()
-held = []
-end = time.time() + 20
-s.settimeout(1)
-while time.time() < end:
-    try: held.append(s.accept()[0])
-    except OSError: pass
-PY
-  spid=$!
-  for ((i = 0; i < 200; i++)); do [ -S "$s" ] && break; sleep 0.05; done
-  "$@" --eventlog-socket "$s" > /dev/null 2> err &
-  pid=$!
-  for ((i = 0; i < 200; i++)); do
-    grep -q "header" err 2>/dev/null && break
-    sleep 0.05
-  done
-  sleep 0.3
-  kill -INT $pid 2>/dev/null
-  st=0; wait $pid || st=$?
-  kill $spid 2>/dev/null; wait $spid 2>/dev/null
-}
 
 for in in mal noh text hcut; do
   F=$TMP/$in.eventlog
@@ -181,12 +149,12 @@ for in in mal noh text hcut; do
     check $in "otelcol FIFO" 1 fifo
     # A socket goes on after a session (each connection is one): the
     # status is the stop's; only the words are checked.
-    socket_run $in "$D" --service-name t --no-otlp
+    oddball_socket_run $in "$D" --service-name t --no-otlp
     check $in "otelcol Unix socket" any "Unix socket $TMP/s.sock"
   fi
-  socket_run $in "$BIN" stats
+  oddball_socket_run $in "$BIN" stats
   check $in "stats Unix socket" any "Unix socket $TMP/s.sock"
-  socket_run $in "$BIN" show
+  oddball_socket_run $in "$BIN" show
   check $in "show Unix socket" any "Unix socket $TMP/s.sock"
 done
 [ $rc = 0 ] && { echo PASS; exit 0; }
