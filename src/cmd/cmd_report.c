@@ -443,7 +443,7 @@ static int write_to(el_rp_t *rp, FILE *f) {
 static int write_report(el_rp_t *rp, const char *path) {
   if (!strcmp(path, "-")) {
     int rc = el_rp_write_html(rp, stdout);
-    if (rc < 0) el_eprintf("report: writing to stdout: %s\n", el_strerror(rc));
+    if (rc < 0) el_eprintf("report: writing the output: %s\n", el_strerror(rc));
     return rc;
   }
   struct stat sb;
