@@ -711,7 +711,7 @@ static int choose_mode(repl_t *r) {
       return 1; /* the line editor cannot start */
     }
     if (!s->log_file && el_src_fd_recorded(0)) {
-      r->fd = dup(0);
+      r->fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
       if (r->fd >= 0) return 0;
     }
   }

@@ -448,7 +448,7 @@ static int write_report(el_rp_t *rp, const char *path) {
   }
   struct stat sb;
   if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    FILE *f = fopen(path, "wb");
+    FILE *f = fopen(path, "wbe");
     int rc = f ? write_to(rp, f) : -errno;
     if (rc < 0)
       el_eprintf("report: cannot write %s: %s\n", path, el_strerror(rc));
@@ -460,7 +460,7 @@ static int write_report(el_rp_t *rp, const char *path) {
     el_eprintf("report: path too long: %s\n", path);
     return EL_EINVAL;
   }
-  FILE *f = fopen(tmp, "wb");
+  FILE *f = fopen(tmp, "wbe");
   if (!f) {
     int e = errno;
     el_eprintf("report: cannot write %s: %s\n", path, strerror(e));

@@ -307,7 +307,7 @@ static int finish(const char *path, const fmt_t *f, int rc, int status,
 
 /* A file or stdin ("-") read directly with read(2). */
 static int show_direct(const char *path, int json, size_t sort_memory) {
-  int fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
+  int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
   if (fd < 0) {
     el_eprintf("show: %s: %s\n", path, strerror(errno));
     return 1;

@@ -347,7 +347,7 @@ static int read_all(reader_t *r) {
 /* Read a file or stdin ("-") directly; returns the exit status. */
 static int stats_direct(const char *path) {
   reader_t r = {.path = path, .name = strcmp(path, "-") ? path : "stdin"};
-  r.fd = strcmp(path, "-") ? open(path, O_RDONLY) : 0;
+  r.fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
   if (r.fd < 0) {
     report_errno(&r);
     return 1;

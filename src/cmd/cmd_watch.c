@@ -372,6 +372,8 @@ static void probe_child(const char *exe, char *const *av, char *const *env,
   int fd = open("/dev/null", O_RDWR);
   if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 2) < 0 || dup2(out_fd, 1) < 0)
     stage = 'x', e = errno;
+  else if (fd > 2 && close(fd) != 0) /* not the program's to keep */
+    stage = 'x', e = errno;
   else if ((e = -el_rtsguard_install()) == 0) {
     sigset_t none;
     sigemptyset(&none);

@@ -745,7 +745,7 @@ done:
 
 int el_cfg_load_file(el_cfg_t *c, const char *path) {
   memset(&c->diag, 0, sizeof c->diag);
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   char *buf = NULL;
   size_t len = 0, cap = 0;
   int err = 0;

@@ -93,7 +93,7 @@ static const el__lua_embedded_t *match(const char *path) {
     if (el__lua_embedded[i].src_len == (size_t)st.st_size)
       hit = &el__lua_embedded[i];
   if (!hit) return NULL;
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   if (!f) return NULL;
   char *text = el_malloc(hit->src_len + 1);
   size_t got = text ? fread(text, 1, hit->src_len + 1, f) : 0;

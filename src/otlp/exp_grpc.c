@@ -637,7 +637,7 @@ static void grpc_tr_free(void *ud) {
 
 /* Read a whole PEM file into a NUL-terminated el_malloc'd string. */
 static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   if (!f) return NULL;
   char *buf = NULL;
   size_t len = 0, cap = 0;

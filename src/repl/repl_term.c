@@ -175,11 +175,7 @@ static int term_open(el_repl_term_t *t, int before) {
   t->in_fd = t->wake[0] = t->wake[1] = -1;
   rl_getc_function = NULL;
   if (fd < 0 || !isatty(fd) || tcgetattr(fd, &t->saved) != 0) return 0;
-  if (pipe(t->wake) != 0) return -1;
-  for (int i = 0; i < 2; i++) {
-    fcntl(t->wake[i], F_SETFL, fcntl(t->wake[i], F_GETFL) | O_NONBLOCK);
-    fcntl(t->wake[i], F_SETFD, FD_CLOEXEC);
-  }
+  if (pipe2(t->wake, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
   t->in_fd = fd;
   rl_getc_function = term_getc;
   return 0;
