@@ -65,6 +65,9 @@ struct el_otlp_console_s {
   int is_pipe;          /* a pipe or FIFO: a line starts only when it fits */
   size_t page;          /* the pipe's slot size (the page size) */
   uint64_t pipe_writes; /* our writes since the pipe was last seen empty */
+  size_t room_known;    /* bytes the pipe surely takes without a write
+                           blocking: pipe_room's last answer less the slots
+                           our writes since may have filled (room_took) */
   int nowait;           /* pwritev2(RWF_NOWAIT) on fd: 0 untried, 1 works, -1
                  refused (kernels before 6.4, named FIFOs): writev */
   int no_grow;          /* F_SETPIPE_SZ refused: the pipe keeps its size */
@@ -421,6 +424,7 @@ static int put_all(el_otlp_console_t *c, const char *s, size_t m) {
 static size_t pipe_room(el_otlp_console_t *c, size_t want, int *empty) {
   int cap = fcntl(c->fd, F_GETPIPE_SZ), unread = 0;
   *empty = 0;
+  c->room_known = 0;
   if (cap <= 0 || ioctl(c->fd, FIONREAD, &unread) != 0 || unread < 0)
     return want; /* cannot tell: write it (as a blocking write would) */
   if (want > (size_t)cap && (size_t)cap < PIPE_GROW_MAX && !c->no_grow) {
@@ -434,11 +438,32 @@ static size_t pipe_room(el_otlp_console_t *c, size_t want, int *empty) {
   if (unread == 0) {
     *empty = 1;
     c->pipe_writes = 0;
-    return (size_t)cap;
+    return c->room_known = (size_t)cap;
   }
   size_t slots = (size_t)cap / c->page;
   size_t used = (size_t)unread / c->page + c->pipe_writes + 1;
-  return used < slots ? (slots - used) * c->page : 0;
+  return c->room_known = used < slots ? (slots - used) * c->page : 0;
+}
+
+/* Our write of r bytes (of take asked) into the pipe: room_known less
+ * the slots it may have filled. A pipe write fills at most r / page
+ * slots, rounded up, beyond the part-filled slot it may merge into (the
+ * reader only frees slots), so room_known stays a bound; a short write
+ * (another writer?) forgets it. Writer thread. */
+static void room_took(el_otlp_console_t *c, size_t r, size_t take) {
+  size_t filled = (r + c->page - 1) / c->page * c->page;
+  c->room_known =
+      r < take || filled > c->room_known ? 0 : c->room_known - filled;
+}
+
+/* Whether a line of n bytes, not started, may be written without asking
+ * the pipe for its room (pipe_room's two system calls): it fits in the
+ * room known (room_took), or it is at most PIPE_BUF bytes and the write
+ * cannot block (RWF_NOWAIT: all or nothing, EAGAIN when no room). Writer
+ * thread. */
+static int fits_unasked(el_otlp_console_t *c, size_t n) {
+  return (n <= PIPE_BUF && c->nowait > 0) ||
+         (n + c->page - 1) / c->page * c->page <= c->room_known;
 }
 
 /* Write the line s[0..m) "\n" to the pipe c->fd, never blocking in a
@@ -462,9 +487,11 @@ static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
       return done ? PUT_CUT : PUT_NONE;
     }
     pthread_mutex_unlock(&c->mu);
-    int empty;
-    size_t room = pipe_room(c, n, &empty), take = 0;
-    if (done && c->nowait > 0)
+    int empty = 0, unasked = !done && fits_unasked(c, n);
+    size_t room = unasked ? n : pipe_room(c, n, &empty), take = 0;
+    if (unasked)
+      take = n;
+    else if (done && c->nowait > 0)
       take = n - done; /* started: the kernel takes what fits, not blocking */
     else if (done || empty)
       take = n - done < room ? n - done : room;
@@ -481,6 +508,7 @@ static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
       if (r > 0) {
         done += (size_t)r;
         c->pipe_writes++;
+        room_took(c, (size_t)r, take);
         ms = 1;
       }
       pthread_mutex_lock(&c->mu);
