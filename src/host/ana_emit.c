@@ -11,8 +11,6 @@
 #include "../common/el_fmt.h"
 #include "../common/el_grow.h"
 
-#define SPANS_PER_FLUSH 8192 /* native spans between store flushes */
-
 static const char *const cat_names[] = {"Mutator", "GC", "Idle", "Mutator"};
 
 /* {====== Lua callbacks ======} */
@@ -632,7 +630,7 @@ void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
   } else {
     cap_usage_span(h, stop->cap, 0, th, start, stop->t);
   }
-  if (h->ana->feat & F_THREAD_OUT)
+  if ((h->ana->feat & F_THREAD_OUT) && !el__ana_thread_out_counted(h))
     el__ana_thread_out(h, th, 1, stop, start, stop->t);
 }
 

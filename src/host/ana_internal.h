@@ -36,6 +36,7 @@
  * events make more than one); beyond it the oldest is dropped, counted in
  * unexpected. */
 #define OPEN_RUNS 4
+#define SPANS_PER_FLUSH 8192 /* native spans between store flushes */
 
 enum { K_RUN = 1, K_STOP, K_GC_START, K_GC_END };
 enum { TK_THREADS = 0, TK_GC, TK_CAPS, TK_POINTS, TK_PROD, TK_N };
@@ -327,6 +328,22 @@ void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
  * stop: its status and info name why). Only with F_THREAD_OUT. */
 void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
                         const rec_t *stop, uint64_t start, uint64_t end);
+/* el__ana_thread_out's common case with every processor on and no
+ * exporter taking traces, inline: el.threads' native span only (no
+ * on_span), the store sealed with no exporter taking traces
+ * (ana_t.untaken_st) and no flush due: the span is counted into the
+ * store's counter of untaken traces, as el__ana_thread_out counts it.
+ * 1 when done so, else 0 (nothing changed: the caller calls
+ * el__ana_thread_out). */
+static inline int el__ana_thread_out_counted(el_host_t *h) {
+  ana_t *a = h->ana;
+  if (!a->th_names[0] || a->ncb[TK_THREADS] || !h->store ||
+      h->store != a->untaken_st || a->nspans[1] + 1 >= SPANS_PER_FLUSH)
+    return 0;
+  ++*a->untaken;
+  a->nspans[1]++;
+  return 1;
+}
 /* A GC span of capability cap: usage, on_span of el.gc, native span. */
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end);
 /* on_productivity(cap, t, mutator_ns, gc_ns). */

@@ -202,7 +202,7 @@ static inline void blocked_span(el_host_t *h, thread_t *th, uint64_t end) {
   uint64_t start = th->prev_t, d = end > start ? end - start : 0;
   th->blocked_ns += d;
   th->blocked[th->prev_status < NSTATUS ? th->prev_status : NSTATUS] += d;
-  if (h->ana->feat & F_THREAD_OUT) {
+  if ((h->ana->feat & F_THREAD_OUT) && !el__ana_thread_out_counted(h)) {
     rec_t stop = {.t = start,
                   .info = th->prev_info,
                   .cap = th->prev_cap,

@@ -316,6 +316,58 @@ static void test_native_spans_untaken_counted(void **state) {
   assert_int_equal(emitted, (uint64_t)n); /* not sealed: built */
 }
 
+/* The spans of el.threads{spans=} and el.cap_usage{spans=} without
+ * on_span callbacks (the daemon's every-processor-on script) on
+ * threads-big (over 100,000 spans: past several store flushes, every
+ * SPANS_PER_FLUSH), into a store whose exporter takes `signals`, sealed:
+ * the store's count of traces. */
+static uint64_t native_spans_only(unsigned signals) {
+  memset(exported, 0, sizeof exported);
+  el_tm_store_t *st = el_tm_store_new("test", "0");
+  assert_non_null(st);
+  el_tm_exporter_t ex = {.name = "cap",
+                         .signals = signals,
+                         .export = cap_export,
+                         .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_tm_store_seal(st);
+  el_host_t *h = el_host_new(NULL);
+  el_host_set_store(h, st);
+  assert_int_equal(el_host_load_string(h,
+                                       "el = require('eventlog_live')\n"
+                                       "el.threads{spans = 'T'}\n"
+                                       "el.cap_usage{spans = 'C'}\n",
+                                       "=native"),
+                   0);
+  char path[1024];
+  const char *d = getenv("EL_EVENTLOGS");
+  snprintf(path, sizeof path, "%s/ghc-9.0/threads-big.eventlog",
+           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
+  size_t len;
+  uint8_t *b = read_all(path, &len);
+  assert_int_equal(el_host_feed(h, b, len), 0);
+  free(b);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  uint64_t emitted = el_tm_store_stats(st)->emitted[EL_TM_SIGNAL_TRACES];
+  el_host_free(h);
+  el_tm_store_free(st);
+  return emitted;
+}
+
+/* Without on_span, the spans no exporter takes are counted, one per
+ * span, as many as a trace exporter receives (the count of thread spans
+ * takes an inline path: ana_internal.h el__ana_thread_out_counted). */
+static void test_native_spans_only_untaken_counted(void **state) {
+  (void)state;
+  uint64_t taken = native_spans_only(1u << EL_TM_SIGNAL_TRACES);
+  long long sent = exported[EL_TM_SIGNAL_TRACES];
+  assert_true(taken > 100000);
+  assert_int_equal(sent, (long long)taken);
+  assert_int_equal(native_spans_only(1u << EL_TM_SIGNAL_METRICS), taken);
+  assert_int_equal(exported[EL_TM_SIGNAL_TRACES], 0);
+}
+
 static void test_syntax_error_names_line(void **state) {
   (void)state;
   el_host_t *h = el_host_new(NULL);
@@ -2176,6 +2228,7 @@ int main(void) {
       cmocka_unit_test(test_timer_collected_in_own_callback),
       cmocka_unit_test(test_emit_reaches_store),
       cmocka_unit_test(test_native_spans_untaken_counted),
+      cmocka_unit_test(test_native_spans_only_untaken_counted),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),
