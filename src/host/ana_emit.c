@@ -620,16 +620,14 @@ void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
   if (a->ncb[TK_THREADS]) thread_span_call(h, th, running, stop, start, end);
 }
 
+void el__ana_cap_mut_span(el_host_t *h, unsigned cap, uint32_t thread,
+                          uint64_t start, uint64_t end) {
+  if (!native_untaken(h, 0)) cap_native_span(h, cap, 0, thread, start, end);
+}
+
 void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
                       uint64_t start) {
-  unsigned f = h->ana->feat; /* the fast path takes native spans too */
-  if ((f & ~(F_CAPS_NATIVE | F_THREAD_OUT)) == (F_POINTS | F_PROD) &&
-      el__ana_run_span_fast(h, th, stop->cap, start, stop->t, 0)) {
-    if ((f & F_CAPS_NATIVE) && !native_untaken(h, 0))
-      cap_native_span(h, stop->cap, 0, th->id, start, stop->t);
-  } else {
-    cap_usage_span(h, stop->cap, 0, th, start, stop->t);
-  }
+  cap_usage_span(h, stop->cap, 0, th, start, stop->t);
   if ((h->ana->feat & F_THREAD_OUT) && !el__ana_thread_out_counted(h))
     el__ana_thread_out(h, th, 1, stop, start, stop->t);
 }

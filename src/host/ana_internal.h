@@ -319,7 +319,8 @@ static inline __attribute__((always_inline)) void el__ana_process_in(
  * it, on stop->cap (< MAX_CAPS, as every event the analyses take): the
  * capability usage (its Idle gap first), then el.threads' on_span and
  * native span when asked for (F_THREAD_OUT). The thread's own totals are
- * the caller's (ana_state.c). */
+ * the caller's (ana_state.c run_span, which takes the common case inline
+ * first: el__ana_run_span_fast and the spans counted). */
 void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
                       uint64_t start);
 /* (el__ana_run_span_fast, its common case inline, is below.) */
@@ -328,22 +329,35 @@ void el__ana_run_span(el_host_t *h, thread_t *th, const rec_t *stop,
  * stop: its status and info name why). Only with F_THREAD_OUT. */
 void el__ana_thread_out(el_host_t *h, thread_t *th, int running,
                         const rec_t *stop, uint64_t start, uint64_t end);
-/* el__ana_thread_out's common case with every processor on and no
- * exporter taking traces, inline: el.threads' native span only (no
- * on_span), the store sealed with no exporter taking traces
- * (ana_t.untaken_st) and no flush due: the span is counted into the
- * store's counter of untaken traces, as el__ana_thread_out counts it.
- * 1 when done so, else 0 (nothing changed: the caller calls
- * el__ana_thread_out). */
-static inline int el__ana_thread_out_counted(el_host_t *h) {
+/* A native span of source which (0 caps, 1 threads) counted inline in
+ * the common case with no exporter taking traces: the store sealed with
+ * none taking them (ana_t.untaken_st) and no flush due. The span is then
+ * counted into the store's counter of untaken traces, as ana_emit.c's
+ * native_untaken counts it: 1. Else 0, nothing changed: the caller takes
+ * the general path (which flushes the store every SPANS_PER_FLUSH). */
+static inline int el__ana_native_counted(el_host_t *h, int which) {
   ana_t *a = h->ana;
-  if (!a->th_names[0] || a->ncb[TK_THREADS] || !h->store ||
-      h->store != a->untaken_st || a->nspans[1] + 1 >= SPANS_PER_FLUSH)
+  if (!h->store || h->store != a->untaken_st ||
+      a->nspans[which] + 1 >= SPANS_PER_FLUSH)
     return 0;
   ++*a->untaken;
-  a->nspans[1]++;
+  a->nspans[which]++;
   return 1;
 }
+
+/* el__ana_thread_out's common case with every processor on and no
+ * exporter taking traces, inline: el.threads' native span only (no
+ * on_span), counted by el__ana_native_counted. 1 when done so, else 0
+ * (nothing changed: the caller calls el__ana_thread_out). */
+static inline int el__ana_thread_out_counted(el_host_t *h) {
+  const ana_t *a = h->ana;
+  return a->th_names[0] && !a->ncb[TK_THREADS] && el__ana_native_counted(h, 1);
+}
+/* el.cap_usage's native Mutator span of thread on cap from start to end
+ * (ns since RTS start), when a->cap_names is set: counted when no
+ * exporter takes traces, else built. */
+void el__ana_cap_mut_span(el_host_t *h, unsigned cap, uint32_t thread,
+                          uint64_t start, uint64_t end);
 /* A GC span of capability cap: usage, on_span of el.gc, native span. */
 void el__ana_gc_span(el_host_t *h, unsigned cap, uint64_t start, uint64_t end);
 /* on_productivity(cap, t, mutator_ns, gc_ns). */

@@ -191,9 +191,18 @@ static inline void run_span(el_host_t *h, thread_t *th, const rec_t *r,
                             uint64_t start) {
   th->running_ns += r->t > start ? r->t - start : 0;
   th->runs++;
-  if (h->ana->feat != (F_POINTS | F_PROD) || /* the default processors' */
-      !el__ana_run_span_fast(h, th, r->cap, start, r->t, 0))
+  unsigned f = h->ana->feat; /* the default processors', native spans */
+  if ((f & ~(F_CAPS_NATIVE | F_THREAD_OUT)) != (F_POINTS | F_PROD) ||
+      !el__ana_run_span_fast(h, th, r->cap, start, r->t, 0)) {
     el__ana_run_span(h, th, r, start);
+    return;
+  }
+  /* el__ana_run_span's outputs after the usage, counted inline when no
+   * exporter takes traces */
+  if ((f & F_CAPS_NATIVE) && !el__ana_native_counted(h, 0))
+    el__ana_cap_mut_span(h, r->cap, th->id, start, r->t);
+  if ((f & F_THREAD_OUT) && !el__ana_thread_out_counted(h))
+    el__ana_thread_out(h, th, 1, r, start, r->t);
 }
 
 /* The blocked span of th from its last stop (th->prev_t, with its status,
