@@ -2834,14 +2834,17 @@ static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
  * after tend) and add what it took to the loop's quiet events (*qn, the
  * latest at *qt, the last at buf + *qlast) and *nfast; *stop set when
  * the sink asked to stop after them. The quiet events before the run
- * go into the sink's counters first (its handler may read them).
- * Returns the bytes taken. */
+ * go into the sink's counters first (its handler may read them). A run
+ * whose first event is cut at r (the feed's end) is not offered: the
+ * fast path could not take that event. Returns the bytes taken. */
 static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
                                                   const uint8_t *buf, size_t i,
                                                   size_t r, el_rts_ns_t tend,
                                                   uint64_t *qn, el_rts_ns_t *qt,
                                                   size_t *qlast, size_t *nfast,
                                                   int *stop) {
+  if (d->flen[wire_key_at(buf + i)] > r - i)
+    return 0;
   if (*qn) {
     *d->qc.events += *qn;
     *qn = 0;

@@ -613,147 +613,149 @@ static void test_quiet_until_bound(void **st) {
 
 /* {====== direct types (el_ev_decoder_set_direct) ======} */
 
-/* A quiet_sink_t that also checks, at each delivery, that the counters
- * hold every event before it (whole feeds only: check set), and a
- * direct handler taking the STOP_THREADs of even threads. */
+/* A quiet_sink_t with a run handler (direct_run_take) that takes the
+ * STOP_THREADs of even threads. At each delivery and each run offered it
+ * checks that the counters hold every event of the stream before it
+ * (counters_hold), and after a run the handler stopped at a whole event
+ * of, that this event is the next one delivered. */
 typedef struct {
   quiet_sink_t q;
-  int check, bad;
-  const uint64_t *t; /* the stream's times */
-  int n;             /* direct events taken */
+  int bad;                /* counters out of step at a delivery or a run */
+  const uint64_t *t;      /* the stream's times */
+  uint8_t delivered[300]; /* the stream's events delivered, by index */
+  int n;                  /* direct events taken */
   uint16_t cap[512];
   uint64_t dt[512];
   uint32_t thread[512], len[512], status[512];
-  int seen_run;      /* the handler was offered a RUN_THREAD */
   int delivered_odd; /* delivered STOP_THREADs of odd threads, fields right */
   int delivered_stops;
-  /* run callbacks (el_ev_decoder_direct_runs) */
-  int nbegin, nend, refuse_odd; /* refuse_odd: begin refuses odd runs */
-  int pending;                  /* taken since the last end */
-  uint64_t pending_t;           /* the latest of them */
-  int runs_bad;                 /* an end or a delivery out of step */
-  int nruns;                    /* runs offered to the run handler */
-  int stop_at; /* the run handler asks to stop after taking this many */
+  int refuse;        /* the run handler declines every other run */
+  int expect;        /* the next delivery must be at next_off */
+  uint64_t next_off; /* the offset of the event a run stopped at */
+  int runs_bad;      /* a run's start or kinds, or the delivery after it,
+                        out of step */
+  int nruns;         /* runs offered to the run handler */
+  int stop_at;       /* the run handler asks to stop after taking this many */
 } direct_sink_t;
+
+/* The sink's counters hold exactly the events of the stream before the
+ * one at time t_next, which is not yet delivered or counted: its index k
+ * is the events delivered plus counted, and tmax is the latest time of
+ * the events before k not delivered (the stream's times are distinct). */
+static int counters_hold(direct_sink_t *D, uint64_t t_next) {
+  int k = D->q.n + (int)D->q.events;
+  if (k >= 300 || D->t[k] != t_next) return 0;
+  uint64_t tmax = 0;
+  for (int j = 0; j < k; j++)
+    if (!D->delivered[j] && D->t[j] > tmax) tmax = D->t[j];
+  return D->q.tmax == tmax;
+}
 
 static int direct_event(void *ud, const el_ev_event_t *e) {
   direct_sink_t *D = ud;
-  int k = D->q.n; /* events before it: delivered + counted */
-  if (D->check) {
-    uint64_t tmax = 0;
-    k += (int)D->q.events;
-    for (int j = 0; j < k; j++)
-      if (D->t[j] > tmax && !(j % 3 == 0 && j % 2)) tmax = D->t[j];
-    if (e->t_ns != D->t[k] || D->q.tmax != tmax) D->bad++;
-  }
-  if (D->pending) D->runs_bad++; /* an end comes before each delivery */
+  if (counters_hold(D, e->t_ns))
+    D->delivered[D->q.n + (int)D->q.events] = 1;
+  else
+    D->bad++;
+  if (D->expect && e->offset != D->next_off) D->runs_bad++;
+  D->expect = 0;
   if (e->type == 2 && e->nfields == 3 && e->v[0].u % 2 == 1 && e->v[1].u == 1)
     D->delivered_odd++;
   D->delivered_stops += e->type == 2;
   return quiet_event(&D->q, e);
 }
 
-static int direct_take(void *ud, uint16_t type, uint16_t cap, el_rts_ns_t t,
+/* The STOP_THREAD at p (payload: thread, status, info) at time t of a
+ * block of capability cap: taken (1) when its thread is even, noted. */
+static int direct_take(direct_sink_t *D, uint16_t cap, el_rts_ns_t t,
                        const uint8_t *p, uint32_t len) {
-  direct_sink_t *D = ud;
-  if (type == 1) D->seen_run = 1;
-  uint32_t thread = (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+  uint32_t thread = el_ev_be32(p);
   if (thread % 2) return 0;
   if (D->n < 512) {
     D->cap[D->n] = cap;
     D->dt[D->n] = t;
     D->thread[D->n] = thread;
     D->len[D->n] = len;
-    D->status[D->n] = (uint32_t)(p[4] << 8 | p[5]);
+    D->status[D->n] = el_ev_be16(p + 4);
   }
   D->n++;
-  D->pending++;
-  if (t > D->pending_t) D->pending_t = t;
   return 1;
 }
 
-static int direct_begin(void *ud, uint16_t cap) {
-  direct_sink_t *D = ud;
-  (void)cap;
-  if (D->pending) D->runs_bad++; /* asked only after the last run ended */
-  return !(D->refuse_odd && D->nbegin++ % 2);
-}
-
-static void direct_end(void *ud, uint16_t cap, uint64_t n, el_rts_ns_t tmax) {
-  direct_sink_t *D = ud;
-  if (cap != EL_EV_NO_CAP || n == 0 || n != (uint64_t)D->pending ||
-      tmax != D->pending_t)
-    D->runs_bad++;
-  D->nend++;
-  D->pending = 0;
-  D->pending_t = 0;
-}
-
-/* A run handler (el_ev_decoder_direct_run) doing what the decoder does
- * with direct_take: the run's events in order while each is quiet
- * (RUN_THREAD, counted) or a STOP_THREAD direct_take takes, below *until
- * and the block's end time. A kind other than the one set up for its
- * type is out of step (runs_bad). */
+/* The run handler (el_ev_decoder_direct_run): the run's events in order
+ * while each is quiet (RUN_THREAD, counted) or a STOP_THREAD direct_take
+ * takes, below *until and the block's end time; with refuse, every
+ * other run declined whole (nothing taken). A run not starting at a
+ * direct event with the counters holding every event before it, or a
+ * kind other than the one set up for its type, is out of step
+ * (runs_bad). */
 static size_t direct_run_take(void *ud, const el_ev_run_t *run,
                               el_ev_run_taken_t *tk) {
   direct_sink_t *D = ud;
   const uint8_t *p = run->p, *last = p;
+  int kind = EL_EV_RUN_STOP;
   D->nruns++;
+  if (!el_ev_run_frame(run, p, &kind) || kind != EL_EV_RUN_DIRECT ||
+      run->cap != EL_EV_NO_CAP || !counters_hold(D, el_ev_run_time(p)))
+    D->runs_bad++;
+  D->expect = 1; /* where it stops at a whole event: delivered next */
+  D->next_off = run->offset;
+  if (D->refuse && D->nruns % 2 == 0) return 0; /* declined: none */
   for (;;) {
-    int kind;
     size_t len = el_ev_run_frame(run, p, &kind);
-    if (!len) break;
+    if (!len) {
+      D->expect = 0; /* the run's end: what follows may be counted */
+      break;
+    }
     uint16_t type = el_ev_run_type(p);
     el_rts_ns_t t = el_ev_run_time(p);
     if (kind != (type == 1 ? EL_EV_RUN_QUIET : EL_EV_RUN_DIRECT)) D->runs_bad++;
     if (t > run->tend || t >= D->q.until) break;
-    if (type == 2 &&
-        !direct_take(D, type, run->cap, t, p + 10, (uint32_t)(len - 10)))
+    if (type == 2 && !direct_take(D, run->cap, t, p + 10, (uint32_t)(len - 10)))
       break;
     tk->events++;
     tk->tmax = t > tk->tmax ? t : tk->tmax;
     last = p;
     p += len;
+    D->next_off = run->offset + (uint64_t)(p - run->p);
     if (type == 2 && D->stop_at && D->n == D->stop_at) {
       tk->stop = 1; /* after this one, as on_event returning 1 would */
+      D->expect = 0;
       break;
     }
   }
-  D->pending = 0; /* no end callback in this mode */
   tk->last = (size_t)(last - run->p);
   return (size_t)(p - run->p);
 }
 
-/* Decode b in chunks into D with the direct handler direct_take; with
- * runs 1, its run callbacks too, begin refusing every other time when
- * refuse (the counters' check at each delivery only without them); with
- * runs 2, the run handler direct_run_take instead. */
-static el_ev_decoder_t *direct_decode_runs(direct_sink_t *D, const tu_buf_t *b,
-                                           size_t chunk, const uint64_t *t,
-                                           int runs, int refuse) {
+/* A decoder feeding D, quiet counters given, RUN_THREAD quiet and
+ * STOP_THREAD direct (RUN_THREAD direct too: quiet wins), the run
+ * handler direct_run_take (with refuse, declining every other run). */
+static el_ev_decoder_t *direct_decoder(direct_sink_t *D, const uint64_t *t,
+                                       int refuse) {
   memset(D, 0, sizeof *D);
   D->q.until = UINT64_MAX;
   D->t = t;
-  D->check = chunk >= b->n && runs != 1;
-  D->refuse_odd = refuse;
+  D->refuse = refuse;
   el_ev_sink_t s = {.ud = D, .on_event = direct_event};
   el_ev_decoder_t *d = el_ev_decoder_new(&s);
   el_ev_decoder_quiet_counters(
       d, &(el_ev_quiet_t){
              .events = &D->q.events, .tmax = &D->q.tmax, .until = &D->q.until});
-  el_ev_decoder_direct(d, direct_take, D);
-  if (runs == 1) el_ev_decoder_direct_runs(d, direct_begin, direct_end);
-  if (runs == 2) el_ev_decoder_direct_run(d, direct_run_take, D);
+  el_ev_decoder_direct_run(d, direct_run_take, D);
   assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
   assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0); /* quiet wins */
-  assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
   return d;
 }
 
+/* Decode b in chunks into D (direct_decoder). */
 static el_ev_decoder_t *direct_decode(direct_sink_t *D, const tu_buf_t *b,
-                                      size_t chunk, const uint64_t *t) {
-  return direct_decode_runs(D, b, chunk, t, 0, 0);
+                                      size_t chunk, const uint64_t *t,
+                                      int refuse) {
+  el_ev_decoder_t *d = direct_decoder(D, t, refuse);
+  assert_int_equal(tu_feed_chunks(d, b->b, b->n, chunk), 0);
+  return d;
 }
 
 /* build_quiet_stream's stream, its times and a direct_sink_t, shared by
@@ -771,136 +773,107 @@ static direct_fixture_t *direct_fixture(void) {
   return &f;
 }
 
-/* The run callbacks, on the stream of test_direct_types_taken_or_delivered
- * (a STOP_THREAD every third event, the handler taking those of even
- * threads, declining the odd ones, which are delivered): whole, each
- * taken stop (k % 6 == 0) is alone in its run, ended by the delivery of
- * the next odd one, so begin and end come 50 times each, every end with
- * n 1 and the stop's time, before the delivery. A begin that refuses
- * every other time it is asked: the first run (stop 0) is taken, its
- * answer kept for stop 3 (declined, delivered); from then on every stop
- * begins a run (the one before it was delivered), and the refusals fall
- * on stops 6, 12, ...: the even threads' (the odd ones are declined by
- * the handler anyway). So 99 begins, 1 stop taken, 99 delivered. In
- * every chunking: every taken event is in an end before the next
- * delivery and before the feed returns. */
-static void test_direct_runs_begin_end(void **st) {
-  (void)st;
-  direct_fixture_t *f = direct_fixture();
-  tu_buf_t *const bp = &f->b;
-  const uint64_t *const t = f->t;
-  direct_sink_t *const Dp = &f->D;
-  for (int refuse = 0; refuse < 2; refuse++)
-    for (size_t chunk = bp->n; chunk > 0;
-         chunk = chunk == bp->n ? 77 : chunk / 4) {
-      el_ev_decoder_t *d = direct_decode_runs(Dp, bp, chunk, t, 1, refuse);
-      assert_int_equal(Dp->runs_bad, 0);
-      assert_int_equal(Dp->pending, 0);
-      assert_int_equal(Dp->n + Dp->delivered_stops, 100);
-      if (chunk == bp->n) {
-        assert_int_equal(Dp->n, refuse ? 1 : 50);
-        assert_int_equal(Dp->nend, refuse ? 1 : 50);
-        assert_int_equal(Dp->delivered_odd, 50);
-        assert_int_equal(Dp->delivered_stops, refuse ? 99 : 50);
-        if (!refuse) {
-          assert_int_equal(Dp->nbegin, 0); /* counted only when refusing */
-          for (int i = 0; i < 50; i++)
-            assert_int_equal(Dp->dt[i], 1000 + 60 * (uint64_t)i);
-        } else {
-          assert_int_equal(Dp->nbegin, 99);
-          assert_int_equal(Dp->dt[0], 1000);
-        }
-      }
-      el_ev_decoder_free(d);
-    }
+/* What holds in every chunking of the stream (events cut across feeds
+ * are delivered: the fast path takes whole events only): the taken
+ * events are even threads' stops, in order, with their time, payload
+ * (10 bytes: thread, status 1) and no capability (no blocks); the odd
+ * threads' stops are delivered with their fields; every event is
+ * delivered or counted once, and every RUN_THREAD (200) counted or
+ * delivered; at each delivery and each run offered, the counters hold
+ * every event before it (counters_hold: events and tmax); after a run
+ * the handler stopped at a whole event of, that event is delivered next
+ * (runs_bad). */
+static void direct_check_any_chunking(const direct_sink_t *D,
+                                      el_ev_decoder_t *d) {
+  assert_int_equal(D->bad, 0);
+  assert_int_equal(D->runs_bad, 0);
+  assert_int_equal(D->delivered_odd, 50);
+  assert_int_equal(D->n + D->delivered_stops, 100);
+  assert_int_equal(D->q.n + (int)D->q.events, 300);
+  assert_int_equal(
+      D->q.events - (uint64_t)D->n + (uint64_t)(D->q.n - D->delivered_stops),
+      200);
+  assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+  for (int i = 0; i < D->n && i < 512; i++) {
+    assert_int_equal(D->thread[i] % 6, 0); /* even threads' stops */
+    if (i) assert_true(D->thread[i] > D->thread[i - 1]);
+    assert_int_equal(D->dt[i], 1000 + 10 * (uint64_t)D->thread[i]);
+    assert_int_equal(D->cap[i], EL_EV_NO_CAP);
+    assert_int_equal(D->len[i], 10);
+    assert_int_equal(D->status[i], 1);
+  }
 }
 
 /* RUN_THREAD quiet, STOP_THREAD (event k for k % 3 == 0, thread k,
- * status 1) direct, the handler taking even threads. Whole: the 50
- * STOP_THREADs of k % 6 == 0 are taken, with their time, the payload
- * (10 bytes: thread, status) and no capability (no blocks); the 50 others
- * delivered with their fields; the 200 RUN_THREADs counted (quiet wins
- * over direct: the handler never sees one); at each delivery the counters
- * hold every event before it, and tmax the latest of their times. In
- * chunks, nothing is lost or counted twice. */
+ * status 1) direct, the run handler taking even threads' stops. Whole:
+ * the 50 stops of k % 6 == 0 are taken (the i-th: thread 6i at 1000 +
+ * 60i), the 50 others delivered, the 200 RUN_THREADs counted (quiet wins
+ * over direct: a RUN_THREAD's kind is quiet), tmax the latest time
+ * (event 299's); a run is offered from each direct event that starts the
+ * stream or follows a delivery (the decoder counts the quiet events
+ * before it itself): at the stream's start and at the next stop after
+ * each of the first 49 deliveries (the last one is followed by quiet
+ * events only): 50 runs. In chunks of 1 to 79 bytes (every third) and
+ * 2, 8 and 77: direct_check_any_chunking. */
 static void test_direct_types_taken_or_delivered(void **st) {
   (void)st;
   direct_fixture_t *f = direct_fixture();
   tu_buf_t *const bp = &f->b;
-  const uint64_t *const t = f->t;
   direct_sink_t *const Dp = &f->D;
-  el_ev_decoder_t *d = direct_decode(Dp, bp, bp->n, t);
-  assert_int_equal(Dp->n, 50);
-  for (int i = 0; i < 50; i++) {
-    assert_int_equal(Dp->thread[i], 6 * i);
-    assert_int_equal(Dp->dt[i], 1000 + 60 * (uint64_t)i);
-    assert_int_equal(Dp->cap[i], EL_EV_NO_CAP);
-    assert_int_equal(Dp->len[i], 10);
-    assert_int_equal(Dp->status[i], 1);
-  }
-  assert_int_equal(Dp->seen_run, 0);
-  assert_int_equal(Dp->q.events, 250);
-  assert_int_equal(Dp->q.n, 50);
-  assert_int_equal(Dp->delivered_odd, 50);
-  assert_int_equal(Dp->bad, 0);
-  assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
-  assert_int_equal(el_ev_decoder_stats(d)->events, 300);
-  el_ev_decoder_free(d);
-  for (size_t chunk = 1; chunk < 80; chunk += 3) {
-    d = direct_decode(Dp, bp, chunk, t);
-    assert_int_equal(Dp->delivered_odd, 50);
-    assert_int_equal(Dp->q.n + (int)Dp->q.events, 300);
-    assert_int_equal(Dp->n + Dp->delivered_stops, 100);
-    assert_int_equal(Dp->q.events - (uint64_t)Dp->n +
-                         (uint64_t)(Dp->q.n - Dp->delivered_stops),
-                     200);
-    assert_int_equal(el_ev_decoder_stats(d)->events, 300);
+  size_t chunks[40], nc = 0;
+  chunks[nc++] = bp->n;
+  for (size_t c = 1; c < 80; c += 3) chunks[nc++] = c;
+  chunks[nc++] = 2;
+  chunks[nc++] = 8;
+  chunks[nc++] = 77;
+  for (size_t ci = 0; ci < nc; ci++) {
+    el_ev_decoder_t *d = direct_decode(Dp, bp, chunks[ci], f->t, 0);
+    direct_check_any_chunking(Dp, d);
+    if (ci == 0) { /* whole: every event on the fast path */
+      assert_int_equal(Dp->n, 50);
+      for (int i = 0; i < 50; i++) {
+        assert_int_equal(Dp->thread[i], 6 * i);
+        assert_int_equal(Dp->dt[i], 1000 + 60 * (uint64_t)i);
+      }
+      assert_int_equal(Dp->q.n, 50);
+      assert_int_equal(Dp->q.events, 250);
+      assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
+      assert_int_equal(Dp->nruns, 50);
+    }
     assert_int_equal(el_ev_decoder_set_direct(d, 0xFFFF, 1), EL_EINVAL);
+    assert_int_equal(el_ev_decoder_set_direct(d, -2, 1), EL_EINVAL);
     el_ev_decoder_free(d);
   }
 }
 
-/* The run handler (el_ev_decoder_direct_run) on the stream of
- * test_direct_types_taken_or_delivered, taking what the decoder takes
- * there: the same events taken (even threads' stops, with their time,
- * payload and no capability), delivered (the odd threads' stops, with
- * their fields) and counted (at each delivery, the counters hold every
- * event before it and tmax the latest time). Whole, a run is offered
- * from each direct event that starts the stream or follows a delivery
- * (the decoder counts the quiet events before it itself): at the
- * stream's start and at the next stop after each of the first 49
- * deliveries (the last one is followed by quiet events only): 50 runs.
- * In chunks
- * an event split between two is delivered (the fast path takes whole
- * events only): nothing lost or counted twice. */
-static void test_direct_run_handler(void **st) {
+/* A run handler that declines every other run (returns 0, nothing
+ * taken) on the stream of test_direct_types_taken_or_delivered. Whole:
+ * the first run (from stop 0) is taken up to stop 3 (an odd thread's,
+ * declined: delivered); from then on every stop is the first direct
+ * event after a delivery and starts a run, and the declined runs fall
+ * on stops 6, 12, ...: the even threads' (the odd ones the handler
+ * declines anyway). So 99 runs, 1 stop taken (thread 0 at 1000), 99
+ * delivered, each declined stop delivered next with nothing counted for
+ * it; the 199 RUN_THREADs after stop 3 and the 2 before it counted, tmax
+ * event 299's time. In every chunking: direct_check_any_chunking. */
+static void test_direct_run_declined(void **st) {
   (void)st;
   direct_fixture_t *f = direct_fixture();
   tu_buf_t *const bp = &f->b;
-  const uint64_t *const t = f->t;
   direct_sink_t *const Dp = &f->D;
   for (size_t chunk = bp->n; chunk > 0;
-       chunk = chunk == bp->n ? 77 : chunk / 3) {
-    el_ev_decoder_t *d = direct_decode_runs(Dp, bp, chunk, t, 2, 0);
-    assert_int_equal(Dp->runs_bad, 0);
-    assert_int_equal(Dp->delivered_odd, 50);
-    assert_int_equal(Dp->n + Dp->delivered_stops, 100);
-    assert_int_equal(Dp->q.n + (int)Dp->q.events, 300);
-    assert_int_equal(el_ev_decoder_stats(d)->events, 300);
-    for (int i = 0; i < Dp->n && i < 512; i++) {
-      assert_int_equal(Dp->thread[i] % 6, 0); /* even threads' stops */
-      assert_int_equal(Dp->dt[i], 1000 + 10 * (uint64_t)Dp->thread[i]);
-      assert_int_equal(Dp->cap[i], EL_EV_NO_CAP);
-      assert_int_equal(Dp->len[i], 10);
-      assert_int_equal(Dp->status[i], 1);
-    }
-    if (chunk == bp->n) { /* whole: every event on the fast path */
-      assert_int_equal(Dp->n, 50);
-      assert_int_equal(Dp->q.n, 50);
-      assert_int_equal(Dp->q.events, 250);
+       chunk = chunk == bp->n ? 77 : chunk / 4) {
+    el_ev_decoder_t *d = direct_decode(Dp, bp, chunk, f->t, 1);
+    direct_check_any_chunking(Dp, d);
+    if (chunk == bp->n) {
+      assert_int_equal(Dp->nruns, 99);
+      assert_int_equal(Dp->n, 1);
+      assert_int_equal(Dp->thread[0], 0);
+      assert_int_equal(Dp->dt[0], 1000);
+      assert_int_equal(Dp->delivered_stops, 99);
+      assert_int_equal(Dp->q.n, 99);
+      assert_int_equal(Dp->q.events, 201);
       assert_int_equal(Dp->q.tmax, 1000 + 10 * 299);
-      assert_int_equal(Dp->bad, 0);
-      assert_int_equal(Dp->nruns, 50);
     }
     el_ev_decoder_free(d);
   }
@@ -917,22 +890,14 @@ static void test_direct_run_handler_stops(void **st) {
   for (size_t chunk = f->b.n; chunk > 0;
        chunk = chunk == f->b.n ? 77 : chunk / 3) {
     direct_sink_t *D = &f->D;
-    memset(D, 0, sizeof *D);
-    D->q.until = UINT64_MAX;
-    D->t = f->t;
+    el_ev_decoder_t *d = direct_decoder(D, f->t, 0);
     D->stop_at = 10;
-    el_ev_sink_t s = {.ud = D, .on_event = direct_event};
-    el_ev_decoder_t *d = el_ev_decoder_new(&s);
-    el_ev_decoder_quiet_counters(d, &(el_ev_quiet_t){.events = &D->q.events,
-                                                     .tmax = &D->q.tmax,
-                                                     .until = &D->q.until});
-    el_ev_decoder_direct_run(d, direct_run_take, D);
-    assert_int_equal(el_ev_decoder_set_quiet(d, 1, 1), 0);
-    assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
     int rc = 0;
     for (size_t at = 0; at < f->b.n && rc == 0; at += chunk)
       rc = el_ev_decoder_feed(d, f->b.b + at,
                               f->b.n - at < chunk ? f->b.n - at : chunk);
+    assert_int_equal(D->bad, 0);
+    assert_int_equal(D->runs_bad, 0);
     if (chunk == f->b.n) { /* whole: the run handler's stop */
       assert_int_equal(rc, EL_ESTOPPED);
       assert_int_equal(D->n, 10);
@@ -1728,8 +1693,7 @@ int main(void) {
       cmocka_unit_test(test_quiet_types_counted_not_delivered),
       cmocka_unit_test(test_quiet_until_bound),
       cmocka_unit_test(test_direct_types_taken_or_delivered),
-      cmocka_unit_test(test_direct_runs_begin_end),
-      cmocka_unit_test(test_direct_run_handler),
+      cmocka_unit_test(test_direct_run_declined),
       cmocka_unit_test(test_direct_run_handler_stops),
       cmocka_unit_test(test_tally_counts_by_hand),
       cmocka_unit_test(test_fast_lengths_follow_header),
