@@ -75,10 +75,10 @@
  * (el_ev_decoder_set_quiet, counters given): the fast path counts it into
  * the sink's counters instead while its time is below their bound. */
 #define T_QUIET 0x80000u
-/* tab[]: a T_FAST type offered to the sink's direct handler first
- * (el_ev_decoder_set_direct, a handler and quiet counters given): one it
- * takes is counted as a quiet one, one it declines is delivered. Never
- * set together with T_QUIET. */
+/* tab[]: a T_FAST type offered to the sink's run handler first
+ * (el_ev_decoder_set_direct, a run handler and quiet counters given): one
+ * it takes is counted as a quiet one, the first one it does not take is
+ * delivered. Never set together with T_QUIET. */
 #define T_DIRECT 0x100000u
 
 #define MAX_DESC (1u << 20)   /* sanity limits for header fields */
@@ -312,16 +312,13 @@ struct el_ev_decoder_s {
   uint64_t quiet[65536 / 64];
   el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
   int in_event;     /* inside on_event for d->ev (its payload is valid) */
-  /* el_ev_decoder_set_direct: bit id set = type id is offered to direct
-   * first (applied to tab[] as T_DIRECT while quiet counters and a
-   * handler are given) */
+  /* el_ev_decoder_set_direct: bit id set = type id is offered to the
+   * run handler first (applied to tab[] as T_DIRECT while quiet counters
+   * and a run handler are given) */
   uint64_t direct[65536 / 64];
-  size_t ndirect;            /* bits set in direct[] */
-  el_ev_direct_fn direct_fn; /* el_ev_decoder_direct; NULL: none */
-  void *direct_ud;
-  el_ev_direct_begin_fn direct_begin; /* el_ev_decoder_direct_runs */
-  el_ev_direct_end_fn direct_end;
+  size_t ndirect;      /* bits set in direct[] */
   el_ev_run_fn run_fn; /* el_ev_decoder_direct_run; NULL: none */
+  void *run_ud;        /* its ud */
   /* el_ev_decoder_tally; NULL: none */
   el_ev_tally_t *tally;
   /* A warning was given that NOHDR_WARN bytes held no header. */
@@ -625,7 +622,7 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
   int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
-  int direct = !quiet && d->qc.events && (d->direct_fn || d->run_fn) &&
+  int direct = !quiet && d->qc.events && d->run_fn &&
                ((d->direct[id >> 6] >> (id & 63)) & 1);
   t &= ~(T_NOFIELDS | T_QUIET | T_DIRECT);
   if (!(t & T_FAST))
@@ -718,28 +715,10 @@ int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on) {
   return 0;
 }
 
-void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud) {
-  d->direct_fn = fn;
-  d->run_fn = NULL;
-  d->direct_ud = fn ? ud : NULL;
-  remask(d, 0, d->ntab);
-}
-
 void el_ev_decoder_direct_run(el_ev_decoder_t *d, el_ev_run_fn fn, void *ud) {
   d->run_fn = fn;
-  d->direct_fn = NULL;
-  d->direct_begin = NULL;
-  d->direct_end = NULL;
-  d->direct_ud = fn ? ud : NULL;
+  d->run_ud = fn ? ud : NULL;
   remask(d, 0, d->ntab);
-}
-
-void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
-                               el_ev_direct_end_fn end) {
-  d->direct_begin = begin;
-  d->direct_end = end;
-  if (begin || end)
-    d->run_fn = NULL;
 }
 
 void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc) {
@@ -2810,25 +2789,6 @@ static __attribute__((noinline)) void quiet_flush(el_ev_decoder_t *d,
   d->ev.offset = d->base + qlast;
 }
 
-/* fast_run_t: may the direct handler take the events of this run of
- * capability cap (el_ev_direct_begin_fn; no begin: yes). */
-static __attribute__((noinline)) int direct_begin(el_ev_decoder_t *d,
-                                                  uint16_t cap) {
-  return d->direct_begin ? d->direct_begin(d->direct_ud, cap) != 0 : 1;
-}
-
-/* fast_run_t: the run of capability cap ended, the handler having taken
- * *dn events, the latest at *dt: the sink's end (el_ev_direct_end_fn);
- * both zeroed. */
-static __attribute__((noinline)) void direct_end(el_ev_decoder_t *d,
-                                                 uint16_t cap, uint64_t *dn,
-                                                 el_rts_ns_t *dt) {
-  if (d->direct_end)
-    d->direct_end(d->direct_ud, cap, *dn, *dt);
-  *dn = 0;
-  *dt = 0;
-}
-
 /* fast_run_t with a run handler (el_ev_decoder_direct_run): offer it
  * the run of buf[i, r) (whole fast events from i, none past r nor dated
  * after tend) and add what it took to the loop's quiet events (*qn, the
@@ -2859,7 +2819,7 @@ static __attribute__((noinline)) size_t run_offer(el_ev_decoder_t *d,
                      .kind_ = d->flen + 65536,
                      .offset = d->base + i};
   el_ev_run_taken_t tk = {0, 0, 0, 0};
-  size_t took = d->run_fn(d->direct_ud, &run, &tk);
+  size_t took = d->run_fn(d->run_ud, &run, &tk);
   if (!tk.events || took > r - i || tk.last >= took)
     return 0; /* none (or a handler out of bounds: as none) */
   *qn += tk.events;
@@ -2948,31 +2908,28 @@ static inline __attribute__((always_inline)) int fast_run_t(
       }
       i = (size_t)(p - buf);
     }
-    /* With direct types (direct_on): the quiet and directly taken
-     * events since the last delivery: how many, their latest time, where
-     * the last one lies, added to the sink's counters before an event is
-     * delivered and when the loop ends (quiet_flush, which fills ev from
-     * the last one), so that on_event and the general path see them as if
-     * each had been counted at once. */
+    /* With direct types (direct_on): the quiet events and those the run
+     * handler took since the last delivery: how many, their latest time,
+     * where the last one lies, added to the sink's counters before an
+     * event is delivered and when the loop ends (quiet_flush, which fills
+     * ev from the last one), so that on_event and the general path see
+     * them as if each had been counted at once. */
     uint64_t qn = 0;
     el_rts_ns_t qt = 0;
     size_t qlast = 0;
-    /* With direct types: the run's begin answer (-1: not asked yet; asked
-     * again after each delivery), and the events the handler took since
-     * (dn, the latest at dt), for its end. */
-    int dok = -1;
-    uint64_t dn = 0;
-    el_rts_ns_t dt = 0;
-    const uint32_t qmask = direct_on ? (T_QUIET | T_DIRECT) : T_QUIET;
+    /* With direct types: the run handler was offered a run since the last
+     * delivery (the next direct event is then delivered, not offered). */
+    int offered = 0;
     while (!tally && i + 10 <= r) {
-      if (direct_on && dok < 0 && d->run_fn && quiet &&
+      if (direct_on && !offered &&
           flen[65536 + wire_key_at(buf + i)] == EL_EV_RUN_DIRECT) {
         /* the run to the run handler; what it leaves goes on here, its
-         * next event delivered (dok 0: not offered). It is offered from
-         * a direct event on: the events before that one are counted
-         * (quiet) or delivered here, then the next one looked at. */
+         * next event delivered. It is offered from a direct event on: the
+         * events before that one are counted (quiet) or delivered here,
+         * then the next one looked at. A direct kind implies a run
+         * handler (with_mask). */
         int sunk = 0;
-        dok = 0;
+        offered = 1;
         i += run_offer(d, buf, i, r, tend, &qn, &qt, &qlast, &nfast, &sunk);
         if (sunk) { /* as on_event returning nonzero */
           quiet_flush(d, buf, qlast, &qn, qt);
@@ -2990,16 +2947,10 @@ static inline __attribute__((always_inline)) int fast_run_t(
       if (ts > tend)
         break;
       uint32_t t = tab[type]; /* declared: below ntab */
-      if (quiet && (t & qmask) && ts < *q_until &&
-          (!direct_on || !(t & T_DIRECT) ||
-           ((dok < 0 ? (dok = direct_begin(d, ev->cap)) : dok) &&
-            d->direct_fn(d->direct_ud, (uint16_t)type, ev->cap, ts, p + 10,
-                         (uint32_t)(n - 10)) &&
-            (dn++, dt = ts > dt ? ts : dt, 1)))) {
+      if (quiet && (t & T_QUIET) && ts < *q_until) {
         /* counted and timed in the sink's counters, as its on_event
          * would have done, and not delivered (ev keeps what the general
-         * path after the run may read of the last event); a direct
-         * type's event taken by the sink's direct handler, the same */
+         * path after the run may read of the last event) */
         if (direct_on) {
           qn++;
           qt = ts > qt ? ts : qt;
@@ -3022,11 +2973,7 @@ static inline __attribute__((always_inline)) int fast_run_t(
         if (qt > *q_tmax)
           *q_tmax = qt;
       }
-      if (direct_on) {
-        if (dn)
-          direct_end(d, ev->cap, &dn, &dt);
-        dok = -1; /* the delivery may change what begin said */
-      }
+      offered = 0; /* a direct event after this delivery is offered */
       ev->type = (uint16_t)type;
       ev->t_ns = ts;
       ev->offset = base + i;
@@ -3047,8 +2994,6 @@ static inline __attribute__((always_inline)) int fast_run_t(
     }
     if (direct_on && qn)
       quiet_flush(d, buf, qlast, &qn, qt);
-    if (direct_on && dn)
-      direct_end(d, ev->cap, &dn, &dt);
     if (tally && nfast != nfast0) /* the block's capability */
       d->tally->capbits[ev->cap >> 6] |= (uint64_t)1 << (ev->cap & 63);
     /* Which limit the next event reaches, if any. */
@@ -3104,7 +3049,7 @@ static int fast_run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   int fields = !(d->opts & EL_EV_OPT_NO_FIELDS);
   if (d->tally)
     return fast_run_t(d, buf, len, ip, lim, cand, 0, 0, 1, 0);
-  if (d->qc.events && fields && (d->direct_fn || d->run_fn) && d->ndirect)
+  if (d->qc.events && fields && d->run_fn && d->ndirect)
     return fast_run_direct(d, buf, len, ip, lim, cand);
   if (d->qc.events)
     return fields ? fast_run_t(d, buf, len, ip, lim, cand, 1, 1, 0, 0)

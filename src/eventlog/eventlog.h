@@ -299,50 +299,6 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc);
  * Additive. */
 int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on);
 
-/* A sink's direct handler (el_ev_decoder_direct): offered an event of a
- * direct type (el_ev_decoder_set_direct) from the decoder's fast path,
- * before it is delivered. type: its id; cap: its block's capability
- * (EL_EV_NO_CAP outside a block); t: its time, ns since RTS start;
- * payload: its payload_len bytes (big-endian fields, spec §2.1), valid
- * for the call only. Returns 1 when it took the event: the decoder then
- * counts it as a quiet one (*events incremented, *tmax raised) and does
- * not deliver it; 0 when it declines, having changed nothing: the event is
- * delivered to on_event as usual (with its fields). It must not call the
- * decoder. */
-typedef int (*el_ev_direct_fn)(void *ud, uint16_t type, uint16_t cap,
-                               el_rts_ns_t t, const uint8_t *payload,
-                               uint32_t payload_len);
-
-/* The sink's direct handler fn, with its ud (NULL fn: none, the
- * default). Only used while quiet counters are given
- * (el_ev_decoder_quiet_counters). Thread: as el_ev_decoder_feed.
- * Additive. */
-void el_ev_decoder_direct(el_ev_decoder_t *d, el_ev_direct_fn fn, void *ud);
-
-/* A run of the fast path: the events of one block from where the
- * decoder's fast loop starts or last delivered an event up to its next
- * delivery (or the loop's end). With run callbacks given
- * (el_ev_decoder_direct_runs), the direct handler is offered a run's
- * events only when begin(ud, cap), asked once before the first of them,
- * returned 1 (0: every event of a direct type in the run is delivered as
- * usual); after a run in which it took events, end(ud, cap, n, tmax)
- * gets their number and latest time (ns since RTS start), before the
- * next delivery and before el_ev_decoder_feed returns. So a sink can
- * check what does not change without a delivery once per run, and do
- * per-capability bookkeeping once per run, not per event. cap: the
- * block's capability (EL_EV_NO_CAP outside a block). Neither may call
- * the decoder. */
-typedef int (*el_ev_direct_begin_fn)(void *ud, uint16_t cap);
-typedef void (*el_ev_direct_end_fn)(void *ud, uint16_t cap, uint64_t n,
-                                    el_rts_ns_t tmax);
-
-/* The run callbacks of the direct handler (both NULL: none, the
- * default: every event of a direct type is offered, nothing is called
- * after a run). Either may be NULL: a missing begin takes every run, a
- * missing end is not called. Thread: as el_ev_decoder_feed. Additive. */
-void el_ev_decoder_direct_runs(el_ev_decoder_t *d, el_ev_direct_begin_fn begin,
-                               el_ev_direct_end_fn end);
-
 /* A run offered whole to a run handler (el_ev_decoder_direct_run): from
  * p, the events of one block that the decoder's fast path could take,
  * up to end at most. Read them with el_ev_run_frame. */
@@ -412,8 +368,8 @@ static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
   return el_ev_be64(p + 2);
 }
 
-/* A sink's run handler (el_ev_decoder_direct_run), asked once per run
- * instead of offering it event by event (el_ev_direct_fn): at the first
+/* A sink's run handler (el_ev_decoder_direct_run), asked once per run,
+ * not per event: at the first
  * event of a direct type the fast path could take, and again at the
  * first such event after each delivery (the quiet events before it are
  * counted by the decoder itself, and are in the quiet counters when it is
@@ -431,11 +387,9 @@ static inline el_rts_ns_t el_ev_run_time(const uint8_t *p) {
 typedef size_t (*el_ev_run_fn)(void *ud, const el_ev_run_t *run,
                                el_ev_run_taken_t *taken);
 
-/* The sink's run handler fn with its ud (NULL fn: none, the default),
- * in place of el_ev_decoder_direct's handler and run callbacks (setting
- * it clears them; they clear it). Only used while quiet counters are
- * given and some type is direct. Thread: as el_ev_decoder_feed.
- * Additive. */
+/* The sink's run handler fn with its ud (NULL fn: none, the default).
+ * Only used while quiet counters are given and some type is direct.
+ * Thread: as el_ev_decoder_feed. Additive. */
 void el_ev_decoder_direct_run(el_ev_decoder_t *d, el_ev_run_fn fn, void *ud);
 
 /* How a field of a fixed-size integer-only layout lies on the wire
@@ -474,13 +428,14 @@ typedef struct el_ev_fixed_s {
 int el_ev_decoder_fixed(const el_ev_decoder_t *d, uint16_t type,
                         el_ev_fixed_t *out);
 
-/* Events of type `type` (-1: every type) are offered to the direct
- * handler first (on = 1) or not (on = 0, the default). While a handler
- * and quiet counters are given, an event of a direct type that the fast
- * path takes (as for quiet types) with a time below *until is passed to
- * the handler; taken, it is counted as a quiet event, declined, it is
- * delivered. Every other event of the type is delivered as usual. A type
- * both quiet and direct is quiet. A sink whose direct handler has, for
+/* Events of type `type` (-1: every type) are offered to the run
+ * handler first (on = 1) or not (on = 0, the default). While a run
+ * handler (el_ev_decoder_direct_run) and quiet counters are given, an
+ * event of a direct type that the fast path takes (as for quiet types)
+ * starts a run that is passed to the handler; an event the handler
+ * takes is counted as a quiet event, the first one it does not take is
+ * delivered. Every other event of the type is delivered as usual. A
+ * type both quiet and direct is quiet. A sink whose run handler has, for
  * an event it takes, the effect its on_event would have had sees the
  * same results whichever events the fast path took. Takes effect from the
  * next event; lasts across sessions and el_ev_decoder_reset. Returns 0,

@@ -723,7 +723,8 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev);
  * mode, nothing held, batched or stopping, a capability seen before),
  * its
  * events in order while each is quiet (counted) or a direct one it can
- * take, then el__ana_direct_end for those; returns the bytes taken. It
+ * take, then the capability's progress for those (direct_end,
+ * ana_reorder.c); returns the bytes taken. It
  * takes a direct event with a GHC 9.0 payload (4 or 10 bytes) of a
  * thread already in the table by a small id: finished before the event
  * (only its first and latest times move), or in its common state (no run

@@ -1847,7 +1847,7 @@ static char *default_analysis(const char *name, size_t piece, long window_ns,
       "    add('U', i, t, v, cap, cat, tostring(u)) end,\n"
       "  on_productivity = function(cap, t, m, g) add('P', cap, t, m, g) end}\n"
       /* the host's progress as it goes: the direct path's is kept per
-       * run (el__ana_direct_end), the general path's per event */
+       * run (direct_end in ana_reorder.c), the general path's per event */
       "el.every(1000000, function(t)\n"
       "  add('W', t, tostring(el.watermark())) end)\n"
       "el.on_end(function()\n"
