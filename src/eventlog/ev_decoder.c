@@ -1008,7 +1008,7 @@ static int header_done(el_ev_decoder_t *d) {
 /* Header step: an event type declaration or the end of the list, at h
  * (byte offset off). Returns 0 (the next step is set) or an error. */
 static int h_mark(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
-  uint32_t m = el__be32(h);
+  uint32_t m = el_ev_be32(h);
   if (m == MARK_ETB) {
     d->hpos += 4;
     d->hstep = H_DECL_FIXED;
@@ -1033,9 +1033,9 @@ static int h_mark(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
 static int decl_too_long(el_ev_decoder_t *d, const uint8_t *h, uint64_t off,
                          const char *what, uint32_t len) {
   char nm[64];
-  set_diag(d, EL_EBADHDR, off, el__be16(h),
+  set_diag(d, EL_EBADHDR, off, el_ev_be16(h),
            "malformed header: %s of event %s at byte %llu is %u byte%s long",
-           what, tname(el__be16(h), nm, sizeof nm), (unsigned long long)off,
+           what, tname(el_ev_be16(h), nm, sizeof nm), (unsigned long long)off,
            len, plural(len));
   return EL_EBADHDR;
 }
@@ -1043,7 +1043,7 @@ static int decl_too_long(el_ev_decoder_t *d, const uint8_t *h, uint64_t off,
 /* Header step: a declaration's id, size and description length, at h
  * (byte offset off). Returns 0 (the next step is set) or an error. */
 static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
-  uint32_t dlen = el__be32(h + 4);
+  uint32_t dlen = el_ev_be32(h + 4);
   if (dlen > MAX_DESC)
     return decl_too_long(d, h, off, "description", dlen);
   d->hstep = H_DECL_DESC;
@@ -1054,8 +1054,8 @@ static int h_decl_fixed(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
 /* Header step: a declaration's description and extra-info length, at h
  * (byte offset off). Returns 0 (the next step is set) or an error. */
 static int h_decl_desc(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
-  uint32_t dlen = el__be32(h + 4);
-  uint32_t xlen = el__be32(h + 8 + dlen);
+  uint32_t dlen = el_ev_be32(h + 4);
+  uint32_t xlen = el_ev_be32(h + 8 + dlen);
   if (xlen > MAX_DESC)
     return decl_too_long(d, h, off, "extra info", xlen);
   d->hstep = H_DECL_END;
@@ -1067,23 +1067,23 @@ static int h_decl_desc(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
  * offset off): the declaration is kept. Returns 0 (the next step is set)
  * or an error. */
 static int h_decl_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
-  uint32_t dlen = el__be32(h + 4);
-  uint32_t xlen = el__be32(h + 8 + dlen);
+  uint32_t dlen = el_ev_be32(h + 4);
+  uint32_t xlen = el_ev_be32(h + 8 + dlen);
   size_t end = 8 + dlen + 4 + xlen;
-  if (el__be32(h + end) != MARK_ETE) {
+  if (el_ev_be32(h + end) != MARK_ETE) {
     char nm[64];
-    set_diag(d, EL_EBADHDR, off + end, el__be16(h),
+    set_diag(d, EL_EBADHDR, off + end, el_ev_be16(h),
              "malformed header: no end marker after event %s at byte "
              "%llu",
-             tname(el__be16(h), nm, sizeof nm),
+             tname(el_ev_be16(h), nm, sizeof nm),
              (unsigned long long)(off + end));
     return EL_EBADHDR;
   }
   if (el_grow(&d->raw, &d->rawcap, d->nraw + 1, sizeof *d->raw))
     return EL_ENOMEM;
   rawdecl_t *r = &d->raw[d->nraw++];
-  r->id = el__be16(h);
-  r->size = el__be16(h + 2);
+  r->id = el_ev_be16(h);
+  r->size = el_ev_be16(h + 2);
   r->desc_off = (uint32_t)(d->hpos + 8);
   r->desc_len = dlen;
   d->hpos += end + 4;
@@ -1097,7 +1097,7 @@ static int h_decl_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
  * the data begin marker is looked for after them (H_SEEK, h_seek).
  * Returns header_done's result, or 0 (the next step is set). */
 static int h_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
-  if (el__be32(h) != MARK_HDRE || el__be32(h + 4) != MARK_DATB) {
+  if (el_ev_be32(h) != MARK_HDRE || el_ev_be32(h + 4) != MARK_DATB) {
     d->hstep = H_SEEK;
     d->hseek = d->hpos;
     d->hseek_said = 0;
@@ -1124,7 +1124,7 @@ static int h_end(el_ev_decoder_t *d, const uint8_t *h, uint64_t off) {
 static int h_seek(el_ev_decoder_t *d, uint64_t off) {
   size_t j = d->hseek;
   for (; j + 4 <= d->hlen; j++)
-    if (el__be32(d->hbuf + j) == MARK_DATB)
+    if (el_ev_be32(d->hbuf + j) == MARK_DATB)
       break;
   if (j + 4 > d->hlen) {
     d->hseek = j;
@@ -1140,7 +1140,7 @@ static int h_seek(el_ev_decoder_t *d, uint64_t off) {
     return EL_EBADHDR;
   }
   d->hseek = j; /* (on EL_ENOMEM the step is retried: found again) */
-  int hdre = j >= d->hpos + 4 && el__be32(d->hbuf + j - 4) == MARK_HDRE;
+  int hdre = j >= d->hpos + 4 && el_ev_be32(d->hbuf + j - 4) == MARK_HDRE;
   size_t lost = j - d->hpos - (hdre ? 4 : 0);
   /* "datb" found in the 8 bytes held for "hdre" "datb" (bytes of "hdre"
    * lost): the bytes after it are the data's, read first (from pend). */
@@ -1459,8 +1459,8 @@ static size_t scan(el_ev_decoder_t *d, const uint8_t *buf, size_t len) {
  * the session's start)? The end time has no upper bound: an idle
  * program's block can be flushed hours after the last event. */
 static int marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
-  uint64_t t = el__be64(q + 2), te = el__be64(q + 14);
-  uint32_t size = el__be32(q + 10);
+  uint64_t t = el_ev_be64(q + 2), te = el_ev_be64(q + 14);
+  uint32_t size = el_ev_be32(q + 10);
   return size >= RS_LOOK && size <= MAX_BLOCK && te >= t &&
          (!d->sess_tmax || t <= d->sess_tmax + RS_AHEAD_NS);
 }
@@ -1480,12 +1480,12 @@ static int cap_ok(const el_ev_decoder_t *d, unsigned cap) {
 /* The block marker at q (RS_LOOK bytes) is believable where an event is
  * expected: marker_ok, and its capability (cap_ok). */
 static int marker_fine(const el_ev_decoder_t *d, const uint8_t *q) {
-  return marker_ok(d, q) && cap_ok(d, el__be16(q + 22));
+  return marker_ok(d, q) && cap_ok(d, el_ev_be16(q + 22));
 }
 
 /* The frame at p (n bytes) is a block marker that is not believable. */
 static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
-  return n == RS_LOOK && el__be16(p) == EL_EV_BLOCK_MARKER &&
+  return n == RS_LOOK && el_ev_be16(p) == EL_EV_BLOCK_MARKER &&
          (d->tab[EL_EV_BLOCK_MARKER] & T_SIZE_MASK) == RS_LOOK - 10 &&
          !marker_fine(d, p);
 }
@@ -1507,7 +1507,7 @@ static int blocks_expected(const el_ev_decoder_t *d) {
  * the largest seen in the session + 1 (GHC numbers them from 0), or at
  * most RS_CAP_FIRST. */
 static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
-  unsigned cap = el__be16(q + 22);
+  unsigned cap = el_ev_be16(q + 22);
   int hi =
       d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1 : RS_CAP_FIRST;
   return marker_ok(d, q) && (cap == EL_EV_NO_CAP || (int)cap <= hi);
@@ -1526,9 +1526,9 @@ static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
 
 static int rs_chain1(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
                      int eof, size_t k) {
-  return chain_at(d, q, avail, eof, RS_LOOK + k, el__be32(q + 10),
-                  el__be64(q + 2), el__be64(q + 14),
-                  el__be16(q + 22) == EL_EV_NO_CAP);
+  return chain_at(d, q, avail, eof, RS_LOOK + k, el_ev_be32(q + 10),
+                  el_ev_be64(q + 2), el_ev_be64(q + 14),
+                  el_ev_be16(q + 22) == EL_EV_NO_CAP);
 }
 
 /* The events from q + pos (avail bytes at q; eof: no more), over
@@ -1547,18 +1547,18 @@ static int chain_at(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
   while (pos < lim) {
     if (avail < pos + 2)
       return eof ? RS_NO : RS_NEED;
-    unsigned type = el__be16(q + pos);
+    unsigned type = el_ev_be16(q + pos);
     uint32_t t = type < d->ntab ? d->tab[type] : 0;
     if (!(t & T_DECLARED))
       return RS_NO;
     if (avail < pos + ((t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10))
       return eof ? RS_NO : RS_NEED;
-    uint64_t et = el__be64(q + pos + 2);
+    uint64_t et = el_ev_be64(q + pos + 2);
     if (et > t1 || (et < t0 && !early))
       return RS_NO;
     within |= et >= t0;
     size_t n = t & T_SIZE_MASK;
-    n = n == EL_EV_VARIABLE ? 12 + (size_t)el__be16(q + pos + 10) : 10 + n;
+    n = n == EL_EV_VARIABLE ? 12 + (size_t)el_ev_be16(q + pos + 10) : 10 + n;
     if (pos + n > end)
       return RS_NO;
     pos += n;
@@ -1626,15 +1626,15 @@ enum { RS_NOFIT, RS_UNDECL, RS_BADMARK, RS_END };
 static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
                          int why, const uint8_t *buf, uint64_t buf_off) {
   char nm[64];
-  int type = el__be16(p);
+  int type = el_ev_be16(p);
   if (why == RS_BADMARK)
     snprintf(d->rs_why, sizeof d->rs_why,
              "block marker at byte %llu is not believable (size %u, times "
              "%llu to %llu ns, cap %u; largest time so far %llu ns)",
-             (unsigned long long)off, (unsigned)el__be32(p + 10),
-             (unsigned long long)el__be64(p + 2),
-             (unsigned long long)el__be64(p + 14), (unsigned)el__be16(p + 22),
-             (unsigned long long)d->sess_tmax);
+             (unsigned long long)off, (unsigned)el_ev_be32(p + 10),
+             (unsigned long long)el_ev_be64(p + 2),
+             (unsigned long long)el_ev_be64(p + 14),
+             (unsigned)el_ev_be16(p + 22), (unsigned long long)d->sess_tmax);
   else if (why == RS_END)
     snprintf(d->rs_why, sizeof d->rs_why,
              "end-of-data marker (type 0xFFFF) at byte %llu is followed by "
@@ -1645,7 +1645,7 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              "event %s at byte %llu is dated %llu ns, after the end of its "
              "block (cap %u, %llu to %llu ns)",
              tname(type, nm, sizeof nm), (unsigned long long)off,
-             (unsigned long long)el__be64(p + 2), d->block_cap,
+             (unsigned long long)el_ev_be64(p + 2), d->block_cap,
              (unsigned long long)d->block_t0, (unsigned long long)d->block_t1);
   else if (type == 0xFFFF && why == RS_NOFIT && off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
@@ -1844,7 +1844,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *need = 2;
     return 0;
   }
-  uint16_t type = el__be16(p);
+  uint16_t type = el_ev_be16(p);
   int in_block = off < d->block_end;
   if (type == 0xFFFF) {
     *claim = 2;
@@ -1867,7 +1867,7 @@ static inline long frame(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
       *need = 12;
       return 0;
     }
-    size = el__be16(p + 10);
+    size = el_ev_be16(p + 10);
     hl = 12;
   }
   *claim = hl + size;
@@ -1913,7 +1913,7 @@ static int open_chain(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
   while (pos < RS_CHAIN) {
     if (avail < pos + 2)
       return whole ? RS_HIT : RS_NO;
-    unsigned type = el__be16(q + pos);
+    unsigned type = el_ev_be16(q + pos);
     if (pos && type == 0xFFFF)
       return RS_HIT;
     if (pos && type == EL_EV_BLOCK_MARKER)
@@ -1922,10 +1922,10 @@ static int open_chain(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
     int var = (t & T_SIZE_MASK) == EL_EV_VARIABLE;
     if (!(t & T_DECLARED) || avail < pos + (var ? 12 : 10))
       return RS_NO;
-    uint64_t et = el__be64(q + pos + 2);
+    uint64_t et = el_ev_be64(q + pos + 2);
     if (et < t0 || et > t1)
       return RS_NO;
-    pos += var ? 12 + (size_t)el__be16(q + pos + 10) : 10 + (t & T_SIZE_MASK);
+    pos += var ? 12 + (size_t)el_ev_be16(q + pos + 10) : 10 + (t & T_SIZE_MASK);
     whole += pos <= avail;
   }
   return RS_HIT;
@@ -1978,7 +1978,7 @@ static int reopen_at(const el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   if (avail < 2 || !d->block_end || d->block_end == BLOCK_OPEN ||
       !d->sess_blocks) /* (data_off: before the first block, no end) */
     return -1;
-  unsigned type = el__be16(p);
+  unsigned type = el_ev_be16(p);
   if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
     return -1;
   int crosses = r == FRAME_BAD_BLOCK && claim && off < d->block_end;
@@ -2033,14 +2033,14 @@ static int data_begin_at(const el_ev_decoder_t *d, const uint8_t *p,
   size_t want = avail < 2 ? 2 : 10; /* the type, then the time */
   if (avail < 2)
     goto more;
-  unsigned type = el__be16(p);
+  unsigned type = el_ev_be16(p);
   /* (an undeclared type is a corrupt part anyway: blocks_expected) */
   if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF || type >= d->ntab ||
       !(d->tab[type] & T_DECLARED))
     return -1;
   if (avail < 10)
     goto more;
-  uint64_t t = el__be64(p + 2);
+  uint64_t t = el_ev_be64(p + 2);
   if (t <= FIRST_ABSURD_NS)
     return -1; /* believable: decided at once */
   /* (with them, a variable size's claim) */
@@ -2050,7 +2050,7 @@ static int data_begin_at(const el_ev_decoder_t *d, const uint8_t *p,
   size_t tail;
   for (size_t j = 1; j < RS_BACK && j < claim && j + RS_LOOK <= avail; j++) {
     size_t w = avail - j < RS_WIN ? avail - j : RS_WIN;
-    if (p[j] == 0 && el__be64(p + j + 2) < t &&
+    if (p[j] == 0 && el_ev_be64(p + j + 2) < t &&
         rs_check(d, p + j, w, 1, &tail) == RS_HIT)
       return RS_CORRUPT;
   }
@@ -2097,7 +2097,7 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
    * the bytes were chunked. */
   size_t lim = r > 0 ? (size_t)r : r == 0 ? avail : claim >= 12 ? 12 : 2;
   if (r < 0 && claim >= 12) {
-    uint16_t type = el__be16(p);
+    uint16_t type = el_ev_be16(p);
     uint32_t t = type < d->ntab ? d->tab[type] : 0;
     if ((t & T_SIZE_MASK) != EL_EV_VARIABLE)
       lim = 2; /* fixed size: the type alone gives the length */
@@ -2114,7 +2114,7 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     *n = (long)(r == 0 && need < w ? need : w);
     return S_NEED;
   }
-  if (r == 2 && wait && avail < END_NEED && el__be16(p) == 0xFFFF &&
+  if (r == 2 && wait && avail < END_NEED && el_ev_be16(p) == 0xFFFF &&
       !new_stream_at(p + 2, avail - 2)) {
     *n = END_NEED; /* what follows it decides (end_damaged) */
     return S_NEED;
@@ -2143,8 +2143,8 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return S_BAD;
   }
   if (r > 0) {
-    if (off < d->block_end && r >= 10 && el__be16(p) != 0xFFFF &&
-        el__be64(p + 2) > d->block_t1) {
+    if (off < d->block_end && r >= 10 && el_ev_be16(p) != 0xFFFF &&
+        el_ev_be64(p + 2) > d->block_t1) {
       d->bad_time = 1; /* dated after its block's end: damage (§4.6) */
       *n = FRAME_BAD_BLOCK;
       return S_BAD;
@@ -2198,7 +2198,7 @@ static void malformed(el_ev_decoder_t *d, const el_ev_event_t *ev) {
  * <= 9.0 writes markers outside any block, §1.5). k = 0 tells nothing:
  * the data ends there. */
 static int end_damaged(const uint8_t *p, size_t k) {
-  return el__be16(p) == 0xFFFF && k > 0 && !hdr_prefix(p + 2, k) &&
+  return el_ev_be16(p) == 0xFFFF && k > 0 && !hdr_prefix(p + 2, k) &&
          !pat_prefix(p + 2, k);
 }
 
@@ -2231,9 +2231,10 @@ static int end_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
            "stands where a block marker's type belongs (the rest is a "
            "believable marker: cap %u, %llu to %llu ns, %u bytes, and its "
            "block's events follow): read as that block marker",
-           (unsigned long long)off, (unsigned)el__be16(p + 22),
-           (unsigned long long)el__be64(p + 2),
-           (unsigned long long)el__be64(p + 14), (unsigned)el__be32(p + 10));
+           (unsigned long long)off, (unsigned)el_ev_be16(p + 22),
+           (unsigned long long)el_ev_be64(p + 2),
+           (unsigned long long)el_ev_be64(p + 14),
+           (unsigned)el_ev_be32(p + 10));
   warn(d);
   return deliver(d, m, RS_LOOK, off);
 }
@@ -2252,10 +2253,10 @@ static int end_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
 enum { FIX_NONE, FIX_SIZE, FIX_END, FIX_CAP };
 static int fix_marker(const el_ev_decoder_t *d, const uint8_t *p,
                       size_t avail) {
-  uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
-  uint32_t size = el__be32(p + 10);
+  uint64_t t0 = el_ev_be64(p + 2), te = el_ev_be64(p + 14);
+  uint32_t size = el_ev_be32(p + 10);
   int size_ok = size >= RS_LOOK && size <= MAX_BLOCK, end_ok = te >= t0;
-  int cap_fine = cap_ok(d, el__be16(p + 22));
+  int cap_fine = cap_ok(d, el_ev_be16(p + 22));
   uint64_t ahead =
       d->sess_tmax ? d->sess_tmax + RS_AHEAD_NS : UINT64_MAX; /* t0's bound */
   if (size_ok + end_ok + cap_fine != 2 || t0 > ahead)
@@ -2277,9 +2278,9 @@ static int fix_marker(const el_ev_decoder_t *d, const uint8_t *p,
  * with one the program never had. Returns 0 or EL_ESTOPPED. */
 static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
                       int how) {
-  uint64_t t0 = el__be64(p + 2), te = el__be64(p + 14);
-  uint32_t size = el__be32(p + 10);
-  unsigned cap = el__be16(p + 22);
+  uint64_t t0 = el_ev_be64(p + 2), te = el_ev_be64(p + 14);
+  uint32_t size = el_ev_be32(p + 10);
+  unsigned cap = el_ev_be16(p + 22);
   char what[160];
   uint8_t m[RS_LOOK];
   if (how == FIX_SIZE)
@@ -2383,7 +2384,7 @@ static void post_ignored(el_ev_decoder_t *d, uint64_t at) {
 static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
                    uint64_t off) {
   el_ev_event_t *ev = &d->ev;
-  uint16_t type = el__be16(p);
+  uint16_t type = el_ev_be16(p);
   if (type == 0xFFFF) {
     data_end(d, off);
     return 0;
@@ -2391,7 +2392,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
   uint32_t t = type < d->ntab ? d->tab[type] : 0;
   size_t hl = (t & T_SIZE_MASK) == EL_EV_VARIABLE ? 12 : 10;
   ev->type = type;
-  ev->t_ns = el__be64(p + 2);
+  ev->t_ns = el_ev_be64(p + 2);
   ev->offset = off;
   ev->payload = p + hl;
   ev->payload_len = (uint32_t)(len - hl);
@@ -2500,7 +2501,7 @@ static size_t as_text(const uint8_t *p, size_t n, char *out) {
  * eventlog (`+RTS -ol/dev/stdout` with the program printing). */
 static void undeclared(el_ev_decoder_t *d, const uint8_t *p, size_t n,
                        uint64_t off) {
-  unsigned type = el__be16(p);
+  unsigned type = el_ev_be16(p);
   char nm[64], text[17];
   int is_text = as_text(p, n, text) > 0;
   set_diag(
@@ -2538,7 +2539,7 @@ static void text_hint(el_ev_decoder_t *d, const uint8_t *p, size_t n) {
 static void cut_event(el_ev_decoder_t *d, const uint8_t *p, size_t c,
                       uint64_t off, const char *where) {
   char nm[64];
-  int type = c >= 2 ? el__be16(p) : -1;
+  int type = c >= 2 ? el_ev_be16(p) : -1;
   d->stats.cut_events++;
   d->stats.skipped_bytes += c;
   set_diag(d, 0, off, type,
@@ -2637,7 +2638,7 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   if (avail < 2)
     return 0;
   d->landing = 0;
-  uint16_t type = el__be16(p);
+  uint16_t type = el_ev_be16(p);
   if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
     return 0;
   if (can_rewind) {
@@ -2784,8 +2785,8 @@ static __attribute__((noinline)) void quiet_flush(el_ev_decoder_t *d,
   *qn = 0;
   if (qt > *d->qc.tmax)
     *d->qc.tmax = qt;
-  d->ev.type = el__be16(buf + qlast);
-  d->ev.t_ns = el__be64(buf + qlast + 2);
+  d->ev.type = el_ev_be16(buf + qlast);
+  d->ev.t_ns = el_ev_be64(buf + qlast + 2);
   d->ev.offset = d->base + qlast;
 }
 
@@ -2894,8 +2895,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
         size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
         if (!n || n > (size_t)(pr - p))
           break;
-        uint32_t type = el__be16(p);
-        uint64_t ts = el__be64(p + 2);
+        uint32_t type = el_ev_be16(p);
+        uint64_t ts = el_ev_be64(p + 2);
         if (ts > tend)
           break;
         ttype[type].events++;
@@ -2942,8 +2943,8 @@ static inline __attribute__((always_inline)) int fast_run_t(
       size_t n = flen[wire_key_at(p)]; /* 0: not T_FAST */
       if (!n || i + n > r)
         break;
-      uint32_t type = el__be16(p);
-      uint64_t ts = el__be64(p + 2);
+      uint32_t type = el_ev_be16(p);
+      uint64_t ts = el_ev_be64(p + 2);
       if (ts > tend)
         break;
       uint32_t t = tab[type]; /* declared: below ntab */
@@ -2999,14 +3000,14 @@ static inline __attribute__((always_inline)) int fast_run_t(
     /* Which limit the next event reaches, if any. */
     if (end - i < 10)
       break;
-    uint32_t type = el__be16(buf + i);
+    uint32_t type = el_ev_be16(buf + i);
     uint32_t t = tab[type < ntab ? type : ntab];
     size_t n = 10 + (t & T_SIZE_MASK);
     if (!(t & T_FAST) || i + n > end)
       break;
     if (in_block && base + i + n > bend)
       break; /* crosses the block end: frame() reports it */
-    if (el__be64(buf + i + 2) > tend)
+    if (el_ev_be64(buf + i + 2) > tend)
       break; /* dated after its block's end: step() reports it */
     if (i + n > *lim &&
         (*cand || (*lim = fast_limit(d, buf, len, i, cand), i + n > *lim)))
@@ -3281,7 +3282,7 @@ static int truncated_event(el_ev_decoder_t *d) {
   d->eof = 0;
   d->bad_time = 0;
   need = n > 0 ? (size_t)n : d->plen;
-  int type = d->plen >= 2 ? el__be16(d->pend) : -1;
+  int type = d->plen >= 2 ? el_ev_be16(d->pend) : -1;
   char nm[64];
   set_diag(d, EL_ETRUNC, d->poff, type,
            "eventlog truncated inside an event, %s, at byte %llu "

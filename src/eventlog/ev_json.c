@@ -112,7 +112,7 @@ static char *put_value(char *w, el_ev_kind_t kind, const el_ev_value_t *v) {
     for (uint64_t i = 0; i < v->u; i++) {
       if (i)
         *w++ = ',';
-      w = el_fmt_u64(w, el__be32(p + 4 * i));
+      w = el_fmt_u64(w, el_ev_be32(p + 4 * i));
     }
     *w++ = ']';
     return w;

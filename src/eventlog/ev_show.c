@@ -211,7 +211,7 @@ static char *put_stack(char *w, const el_ev_value_t *v) {
   for (uint64_t i = 0; i < v->u; i++) {
     if (i)
       S(", ");
-    U(el__be32(p + 4 * i));
+    U(el_ev_be32(p + 4 * i));
   }
   return w;
 }

@@ -218,19 +218,19 @@ int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
     case EL__W_U16:
       if (left < 2)
         return -1;
-      v->u = el__be16(q);
+      v->u = el_ev_be16(q);
       q += 2;
       break;
     case EL__W_U32:
       if (left < 4)
         return -1;
-      v->u = el__be32(q);
+      v->u = el_ev_be32(q);
       q += 4;
       break;
     case EL__W_U64:
       if (left < 8)
         return -1;
-      v->u = el__be64(q);
+      v->u = el_ev_be64(q);
       q += 8;
       break;
     case EL__W_OPT_U64:
@@ -241,7 +241,7 @@ int el__ev_decode_fields(const el__ev_layout_t *L, const uint8_t *p,
       }
       if (left < 8)
         return -1;
-      v->u = el__be64(q);
+      v->u = el_ev_be64(q);
       q += 8;
       break;
     case EL__W_STRLIST:

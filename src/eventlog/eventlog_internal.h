@@ -74,23 +74,6 @@ static inline el_strview_t el__ev_decl_desc(const el_ev_decoder_t *d,
 const char *el__ev_stop_status_text(uint64_t code);
 const char *el__ev_breakdown_text(uint64_t code);
 
-/* Big-endian loads (unaligned-safe). */
-static inline uint16_t el__be16(const uint8_t *p) {
-  uint16_t v;
-  __builtin_memcpy(&v, p, 2);
-  return __builtin_bswap16(v);
-}
-static inline uint32_t el__be32(const uint8_t *p) {
-  uint32_t v;
-  __builtin_memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-static inline uint64_t el__be64(const uint8_t *p) {
-  uint64_t v;
-  __builtin_memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-
 /* Shapes of the most frequent fixed layouts (thread and GC events). */
 enum {
   EL__SHAPE_GENERIC = 0,
@@ -111,16 +94,16 @@ static inline void el__ev_decode_ints(const el__ev_layout_t *L,
   case EL__SHAPE_NONE:
     return;
   case EL__SHAPE_U32:
-    v[0].u = el__be32(p);
+    v[0].u = el_ev_be32(p);
     return;
   case EL__SHAPE_U32_U16:
-    v[0].u = el__be32(p);
-    v[1].u = el__be16(p + 4);
+    v[0].u = el_ev_be32(p);
+    v[1].u = el_ev_be16(p + 4);
     return;
   case EL__SHAPE_U32_U16_U32:
-    v[0].u = el__be32(p);
-    v[1].u = el__be16(p + 4);
-    v[2].u = el__be32(p + 6);
+    v[0].u = el_ev_be32(p);
+    v[1].u = el_ev_be16(p + 4);
+    v[2].u = el_ev_be32(p + 6);
     return;
   }
   unsigned n = L->nwire;
@@ -131,15 +114,15 @@ static inline void el__ev_decode_ints(const el__ev_layout_t *L,
       p += 1;
       break;
     case EL__W_U16:
-      v[i].u = el__be16(p);
+      v[i].u = el_ev_be16(p);
       p += 2;
       break;
     case EL__W_U32:
-      v[i].u = el__be32(p);
+      v[i].u = el_ev_be32(p);
       p += 4;
       break;
     case EL__W_U64:
-      v[i].u = el__be64(p);
+      v[i].u = el_ev_be64(p);
       p += 8;
       break;
     default: /* EL__W_LOG2U8 */
