@@ -749,6 +749,11 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   INT_ARG(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   INT_ARG(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   INT_ARG(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
+  /* A connection of its own per signal (each has its sender thread,
+   * export_queue.c): not shared through gRPC's global subchannel pool,
+   * so that a connection closed under one signal's call (GOAWAY, reset)
+   * does not cut another signal's answer (retried: received twice). */
+  INT_ARG(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   if (sc->compression == EL_OTLP_COMPRESS_GZIP) {
     INT_ARG(GRPC_COMPRESSION_CHANNEL_DEFAULT_ALGORITHM, GRPC_COMPRESS_GZIP);
   }

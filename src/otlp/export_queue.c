@@ -1,5 +1,5 @@
-/* export_queue.c: the OTLP exporter: one bounded queue per signal, one
- * sender thread, retry with exponential backoff and jitter.
+/* export_queue.c: the OTLP exporter: one bounded queue and one sender
+ * thread per signal, retry with exponential backoff and jitter.
  *
  * Queues hold serialized requests (copies). A queue is bounded in requests
  * (queue_max_items) and in bytes (queue_max_bytes); pushing into a full
@@ -11,9 +11,10 @@
  * (otlp.h); a queue then holds what the chunk of input at hand made
  * beyond its bounds instead of dropping it.
  *
- * The sender takes requests round-robin across signals, so one signal's
- * backlog does not starve the others, and retries the request at hand
- * until it succeeds, is refused for good, or retry_max_elapsed_ms has
+ * Each signal's sender takes its queue's requests in order, so that one
+ * signal's failing or slow endpoint (per-signal endpoints:
+ * OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT) does not hold back the others,
+ * and retries the request at hand until it succeeds, is refused for good, or retry_max_elapsed_ms has
  * passed since its first attempt (then dropped_failed). Backoff: attempt k
  * waits a random time in [d/2, d], d = min(retry_max_ms, initial * 2^k),
  * unless the server asked for a delay (gRPC RetryInfo, HTTP Retry-After),
@@ -64,16 +65,20 @@ struct el_otlp_exporter_s {
   unsigned signals;                          /* handled signals bit set */
   el_xq_transport_t tr[EL_TM_NSIGNALS];      /* per handled signal */
   xq_fifo_t q[EL_TM_NSIGNALS];
-  int next_sig;                              /* round-robin cursor */
-  bool busy;                                 /* a request is being sent */
+  int busy;                                  /* requests being sent */
   bool stop;                                 /* sender must exit */
   bool stopped;                              /* el_otlp_exporter_stop ran */
   atomic_int abort;                          /* abandon the send now */
   pthread_mutex_t mu;
-  pthread_cond_t wake;                       /* work, stop, abort */
+  pthread_cond_t wake; /* work, stop, abort (broadcast: every sender) */
   pthread_cond_t idle;                       /* queues empty, not busy */
-  pthread_t thread;
-  bool thread_started;
+  /* One sender per handled signal (sender_main), with its argument. */
+  pthread_t thread[EL_TM_NSIGNALS];
+  struct xq_sender_s {
+    struct el_otlp_exporter_s *ex;
+    el_tm_signal_t sig;
+  } sender[EL_TM_NSIGNALS];
+  bool thread_started;                       /* every sender started */
   unsigned seed;                             /* jitter (rand_r) */
   el_otlp_stats_t stats;                     /* under mu */
   /* Rate limit per kind of message and signal (log_limited): when the
@@ -278,23 +283,9 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                 el_otlp_signal_name(sig), ex->cfg.queue_max_items,
                 ex->cfg.queue_max_bytes, dropped);
   }
-  pthread_cond_signal(&ex->wake);
+  pthread_cond_broadcast(&ex->wake);
   pthread_mutex_unlock(&ex->mu);
   return 0;
-}
-
-/* Next request, round-robin across signals; NULL when all are empty. */
-static xq_item_t *take_next(el_otlp_exporter_t *ex, el_tm_signal_t *sig) {
-  for (int k = 0; k < EL_TM_NSIGNALS; k++) {
-    int s = (ex->next_sig + k) % EL_TM_NSIGNALS;
-    xq_item_t *it = fifo_pop(&ex->q[s]);
-    if (it) {
-      ex->next_sig = (s + 1) % EL_TM_NSIGNALS;
-      *sig = (el_tm_signal_t)s;
-      return it;
-    }
-  }
-  return NULL;
 }
 
 static bool queues_empty(const el_otlp_exporter_t *ex) {
@@ -457,21 +448,23 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], it->nrecords);
 }
 
+/* The sender of one signal (arg: its struct xq_sender_s): its queue's
+ * requests in order, each delivered or given up before the next. */
 static void *sender_main(void *arg) {
-  el_otlp_exporter_t *ex = arg;
+  const struct xq_sender_s *sd = arg;
+  el_otlp_exporter_t *ex = sd->ex;
   pthread_mutex_lock(&ex->mu);
   while (!ex->stop) {
-    el_tm_signal_t sig;
-    xq_item_t *it = take_next(ex, &sig);
+    xq_item_t *it = fifo_pop(&ex->q[sd->sig]);
     if (!it) {
       pthread_cond_broadcast(&ex->idle);
       pthread_cond_wait(&ex->wake, &ex->mu);
       continue;
     }
-    ex->busy = true;
+    ex->busy++;
     flow_check(ex);
-    deliver(ex, sig, it);
-    ex->busy = false;
+    deliver(ex, sd->sig, it);
+    ex->busy--;
     el_free(it);
     flow_check(ex);
   }
@@ -612,7 +605,8 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   }
   pthread_cond_broadcast(&ex->wake);
   pthread_mutex_unlock(&ex->mu);
-  if (join) pthread_join(ex->thread, NULL);
+  for (int s = 0; join && s < EL_TM_NSIGNALS; s++)
+    if (ex->signals & (1u << s)) pthread_join(ex->thread[s], NULL);
   pthread_mutex_lock(&ex->mu);
   bool had_items = false;
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
@@ -698,11 +692,21 @@ static int exporter_alloc(const el_otlp_config_t *cfg, el_tm_store_t *st,
   return 0;
 }
 
-/* Start the sender and fill *tm; frees ex on failure. */
+/* Start the senders (one per handled signal) and fill *tm; frees ex on
+ * failure (the senders started are stopped and joined). */
 static int exporter_start(el_otlp_exporter_t *ex, el_otlp_exporter_t **out,
                           el_tm_exporter_t *tm) {
-  int rc = -pthread_create(&ex->thread, NULL, sender_main, ex);
+  int rc = 0;
+  unsigned started = 0;
+  for (int s = 0; s < EL_TM_NSIGNALS && rc == 0; s++) {
+    if (!(ex->signals & (1u << s))) continue;
+    ex->sender[s] = (struct xq_sender_s){ex, (el_tm_signal_t)s};
+    rc = -pthread_create(&ex->thread[s], NULL, sender_main, &ex->sender[s]);
+    if (rc == 0) started |= 1u << s;
+  }
   if (rc < 0) {
+    ex->signals = started; /* el_otlp_exporter_stop joins these */
+    ex->thread_started = started != 0;
     el_otlp_exporter_free(ex);
     return rc;
   }
