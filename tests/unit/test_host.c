@@ -37,13 +37,17 @@ static uint8_t *read_all(const char *path, size_t *len) {
   return b;
 }
 
-static const char *eventlog(void) {
+/* The path of the GHC 9.0 test log `name` (without .eventlog), in a
+ * static buffer (valid until the next call). */
+static const char *eventlog_named(const char *name) {
   static char path[1024];
   const char *d = getenv("EL_EVENTLOGS");
-  snprintf(path, sizeof path, "%s/ghc-9.0/oddball-hT.eventlog",
-           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
+  snprintf(path, sizeof path, "%s/ghc-9.0/%s.eventlog",
+           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs", name);
   return path;
 }
+
+static const char *eventlog(void) { return eventlog_named("oddball-hT"); }
 
 static int feed_file(el_host_t *h) {
   size_t len;
@@ -261,23 +265,32 @@ static void test_emit_reaches_store(void **state) {
   el_tm_store_free(st);
 }
 
+/* A host on a new store (*st) whose exporter (cap_export, counts in
+ * exported[], reset) takes `signals`; the store sealed when seal is set. */
+static el_host_t *host_on_store(unsigned signals, int seal,
+                                el_tm_store_t **st) {
+  memset(exported, 0, sizeof exported);
+  *st = el_tm_store_new("test", "0");
+  assert_non_null(*st);
+  el_tm_exporter_t ex = {.name = "cap",
+                         .signals = signals,
+                         .export = cap_export,
+                         .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(*st, &ex), 0);
+  if (seal) el_tm_store_seal(*st);
+  el_host_t *h = el_host_new(NULL);
+  el_host_set_store(h, *st);
+  return h;
+}
+
 /* Native spans (el.threads{spans=}, el.cap_usage{spans=}) on the test
  * log with a store whose exporter takes `signals`, sealed or not: *n gets
  * the spans the on_span callbacks saw (the same spans, Idle excepted),
  * *emitted the store's count of traces. */
 static void native_spans_run(unsigned signals, int seal, long long *n,
                              uint64_t *emitted) {
-  memset(exported, 0, sizeof exported);
-  el_tm_store_t *st = el_tm_store_new("test", "0");
-  assert_non_null(st);
-  el_tm_exporter_t ex = {.name = "cap",
-                         .signals = signals,
-                         .export = cap_export,
-                         .flush = cap_flush};
-  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
-  if (seal) el_tm_store_seal(st);
-  el_host_t *h = el_host_new(NULL);
-  el_host_set_store(h, st);
+  el_tm_store_t *st;
+  el_host_t *h = host_on_store(signals, seal, &st);
   assert_int_equal(
       el_host_load_string(
           h,
@@ -322,29 +335,16 @@ static void test_native_spans_untaken_counted(void **state) {
  * SPANS_PER_FLUSH), into a store whose exporter takes `signals`, sealed:
  * the store's count of traces. */
 static uint64_t native_spans_only(unsigned signals) {
-  memset(exported, 0, sizeof exported);
-  el_tm_store_t *st = el_tm_store_new("test", "0");
-  assert_non_null(st);
-  el_tm_exporter_t ex = {.name = "cap",
-                         .signals = signals,
-                         .export = cap_export,
-                         .flush = cap_flush};
-  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
-  el_tm_store_seal(st);
-  el_host_t *h = el_host_new(NULL);
-  el_host_set_store(h, st);
+  el_tm_store_t *st;
+  el_host_t *h = host_on_store(signals, 1, &st);
   assert_int_equal(el_host_load_string(h,
                                        "el = require('eventlog_live')\n"
                                        "el.threads{spans = 'T'}\n"
                                        "el.cap_usage{spans = 'C'}\n",
                                        "=native"),
                    0);
-  char path[1024];
-  const char *d = getenv("EL_EVENTLOGS");
-  snprintf(path, sizeof path, "%s/ghc-9.0/threads-big.eventlog",
-           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
   size_t len;
-  uint8_t *b = read_all(path, &len);
+  uint8_t *b = read_all(eventlog_named("threads-big"), &len);
   assert_int_equal(el_host_feed(h, b, len), 0);
   free(b);
   assert_int_equal(el_host_end(h), 0);
@@ -2186,12 +2186,8 @@ static void test_lua_run_path_same(void **state) {
 
 static void test_no_allocation_per_event(void **state) {
   (void)state;
-  char path[1024];
-  const char *d = getenv("EL_EVENTLOGS");
-  snprintf(path, sizeof path, "%s/ghc-9.0/threads.eventlog",
-           d ? d : EL_SOURCE_DIR "/tests/data/eventlogs");
   size_t len;
-  uint8_t *log = read_all(path, &len);
+  uint8_t *log = read_all(eventlog_named("threads"), &len);
   el_host_t *h = host_with(
       "el = require('eventlog_live'); n = 0\n"
       "el.on('RUN_THREAD', function(ev, t) n = n + t + ev.t end)\n"
