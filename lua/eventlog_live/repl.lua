@@ -13,8 +13,11 @@ local status = require("eventlog_live.status")
 
 local M = {}
 
--- Rows printed by a list before it is cut (the data is all there).
-M.max_rows = 200
+-- Settings whose assignment is checked (repl.max_rows = -1 is refused):
+-- they live here, reached through M's metatable (set at the end).
+local settings = {
+  max_rows = 200,  -- rows printed by a list before it is cut (data all there)
+}
 -- Bounds of what the helpers keep (the store has its own byte bound).
 M.limits = {
   points = 200000,     -- heap series points per series
@@ -71,19 +74,27 @@ function M.time(v, what)
                       what or "time", tostring(v)), 3)
 end
 
--- A count argument: nil gives default; else a whole number >= 1 (a
--- float with no fraction is taken). Raises "<what>: ..." at the caller's
--- caller.
+-- The bound of counts, as the messages name it.
+local COUNT_RANGE = "a whole number from 1 to 2^63-1 (math.maxinteger)"
+
+-- v as an integer >= 1 (a float with an exact integer value is taken: 1e6,
+-- 2^53), or nil.
+local function whole(v)
+  if math.type(v) == "float" then v = math.tointeger(v) or v end
+  if math.type(v) == "integer" and v >= 1 then return v end
+  return nil
+end
+
+-- A count argument: nil gives default; else whole(v), or an error
+-- "<what>: expected <COUNT_RANGE>, got v" at the caller's caller.
 local function count(v, what, default)
   if v == nil then return default end
-  if math.type(v) == "float" and v == math.floor(v) and v < 2^53 then
-    v = math.tointeger(v)
-  end
-  if math.type(v) ~= "integer" or v < 1 then
-    error(string.format("%s: expected a whole number >= 1, got %s", what,
+  local n = whole(v)
+  if not n then
+    error(string.format("%s: expected %s, got %s", what, COUNT_RANGE,
                         tostring(v)), 3)
   end
-  return v
+  return n
 end
 
 -- {====== event lists ======}
@@ -857,5 +868,22 @@ function M.install(c)
   _G.repl = M
   return M
 end
+
+-- repl.max_rows reads and writes `settings`; a value that is not
+-- COUNT_RANGE is refused where it is assigned (a negative one printed
+-- "... 4 more rows not shown" under 3 rows). Completion finds the
+-- settings through __index (a table).
+setmetatable(M, {
+  __index = settings,
+  __newindex = function(t, k, v)
+    if settings[k] == nil then rawset(t, k, v) return end
+    local n = whole(v)
+    if not n then
+      error(string.format("repl.%s: expected %s, got %s", k, COUNT_RANGE,
+                          tostring(v)), 2)
+    end
+    settings[k] = n
+  end,
+})
 
 return M

@@ -116,7 +116,7 @@ describe("eventlog_live.repl", function()
     for _, f in ipairs({{limit = -1}, {last = 0}, {last = 1.5}}) do
       ok, err = pcall(repl.events, f)
       assert.is_false(ok)
-      assert.truthy(err:find("expected a whole number >= 1", 1, true))
+      assert.truthy(err:find("expected a whole number from 1 to 2^63-1 (math.maxinteger)", 1, true))
     end
   end)
 
@@ -147,17 +147,54 @@ describe("eventlog_live.repl", function()
       "census: the time must be a finite number, got inf")
     assert.has_error(function() repl.census(0 / 0) end)
     assert.has_error(function() repl.census(nil, 0) end,
-      "census: expected a whole number >= 1, got 0")
+      "census: expected a whole number from 1 to 2^63-1 (math.maxinteger), got 0")
   end)
 
-  it("rejects counts that are not whole numbers >= 1", function()
-    local repl = fresh()
+  it("rejects counts that are not whole numbers from 1 to 2^63-1", function()
+    local repl, _, store = fresh()
     for _, f in ipairs({"head", "tail", "heap"}) do
       assert.has_error(function() repl[f](-3) end,
-        f .. ": expected a whole number >= 1, got -3")
+        f .. ": expected a whole number from 1 to 2^63-1 (math.maxinteger), got -3")
       assert.has_error(function() repl[f](0) end)
       assert.has_error(function() repl[f](2.5) end)
+      -- whole but beyond the bound: the message names the bound, not ">= 1"
+      assert.has_error(function() repl[f](1e20) end,
+        f .. ": expected a whole number from 1 to 2^63-1 (math.maxinteger), got 1e+20")
     end
+    -- a whole float within the bound is taken, as the integer
+    repl.head(2^53)
+    assert.are.equal(9007199254740992, store.queries[#store.queries].limit)
+    assert.are.equal("integer", math.type(store.queries[#store.queries].limit))
+    repl.tail(2^62)
+    assert.are.equal(1 << 62, store.queries[#store.queries].last)
+  end)
+
+  it("refuses a repl.max_rows that is not a whole number >= 1", function()
+    local repl = fresh()
+    for _, v in ipairs({-1, 0, 2.5, "10", false}) do
+      local ok, err = pcall(function() repl.max_rows = v end)
+      assert.is_false(ok)
+      assert.truthy(err:find("repl.max_rows: expected a whole number from 1 to 2^63-1 (math.maxinteger), got "
+        .. tostring(v), 1, true), err)
+      assert.are.equal(200, repl.max_rows)
+    end
+    local ok = pcall(function() repl.max_rows = nil end)
+    assert.is_false(ok)
+    -- 3 rows under max_rows = 2: 2 printed, "1 more" (a hand count)
+    repl.max_rows = 2.0
+    assert.are.equal(2, repl.max_rows)
+    assert.are.equal("integer", math.type(repl.max_rows))
+    local ev = {seq = 1, t = 1, type = "RUN_THREAD", cap = 0, thread = 7}
+    local l = repl.events{}
+    l[1], l[2], l[3], l.matched = ev, ev, ev, 3
+    local text = tostring(l)
+    assert.truthy(text:find("... 1 more rows not shown (repl.max_rows = 2;",
+                            1, true), text)
+    local _, shown = text:gsub("RUN_THREAD", "")
+    assert.are.equal(2, shown)
+    -- other fields of the module are still plain fields
+    repl.extra = 5
+    assert.are.equal(5, rawget(repl, "extra"))
   end)
 
   it("shows heap(n) as exactly n rows, the first and last included", function()
@@ -240,6 +277,8 @@ describe("eventlog_live.repl", function()
     assert.are.same({"string.format"}, repl.complete("string.form"))
     assert.are.same({"string:format"}, repl.complete("string:form"))
     assert.are.same({}, repl.complete("nosuch.x"))
+    -- repl.max_rows lives behind the module's __index table
+    assert.are.same({"repl.max_rows"}, repl.complete("repl.max_r"))
     assert.are.same({"while"}, repl.complete("whil"))
     assert.are.same({"USER_MARKER"}, repl.complete("USER_M"))
     assert.are.same({"RUN_THREAD"}, repl.complete("RUN", "events{type='RUN", 13))
@@ -345,7 +384,7 @@ describe_bin("eventlog-live repl (piped input)", function()
     local out, code, err = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
       "heap(-5)\n1 + 1\ncensus(1 / 0)\n#heap(3).rows > 0\n")
     assert.are.equal(1, code)
-    assert.truthy(err:find("heap: expected a whole number >= 1, got -5", 1, true), err)
+    assert.truthy(err:find("heap: expected a whole number from 1 to 2^63-1 (math.maxinteger), got -5", 1, true), err)
     assert.truthy(err:find("census: the time must be a finite number, got inf",
                            1, true), err)
     assert.is_nil(err:find("attempt to index"), err)
