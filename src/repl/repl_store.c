@@ -446,14 +446,39 @@ static int l_counts(lua_State *L) {
   return 1;
 }
 
+/* Raise "<key> must be <what>, got <value>" about the query option at the
+ * top of the stack (a number is shown, another value by its type name):
+ * luaL_check* would say "bad argument #-1 to 'query'". Does not return. */
+static int bad_option(lua_State *L, const char *key, const char *what) {
+  if (lua_type(L, -1) == LUA_TNUMBER)
+    return luaL_error(L, "%s must be %s, got %s", key, what,
+                      lua_tostring(L, -1));
+  return luaL_error(L, "%s must be %s, got %s", key, what,
+                    luaL_typename(L, -1));
+}
+
+/* The integer at the top of the stack (a float with an exact integer
+ * value, or a numeric string, is taken as luaL_checkinteger takes it), or
+ * bad_option's error. */
+static lua_Integer opt_integer(lua_State *L, const char *key,
+                               const char *what) {
+  int ok = 0;
+  lua_Integer v = lua_tointegerx(L, -1, &ok);
+  if (!ok) bad_option(L, key, what);
+  return v;
+}
+
+#define TYPE_WHAT "an event type name or id (0..65535), or a list of them"
+
 static void add_type(lua_State *L, filter_t *f, int idx) {
   int id;
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    lua_Integer v = luaL_checkinteger(L, idx);
-    luaL_argcheck(L, v >= 0 && v < 65536, 1, "type id out of range");
+  lua_pushvalue(L, idx);
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    lua_Integer v = opt_integer(L, "type", TYPE_WHAT);
+    if (v < 0 || v > 65535) bad_option(L, "type", TYPE_WHAT);
     id = (int)v;
-  } else {
-    const char *name = luaL_checkstring(L, idx);
+  } else if (lua_type(L, -1) == LUA_TSTRING) {
+    const char *name = lua_tostring(L, -1);
     id = el_ev_type_by_name(name);
     if (id < 0 && !strncmp(name, "UNKNOWN_", 8)) id = atoi(name + 8);
     if (id < 0 || id > 65535) {
@@ -462,7 +487,11 @@ static void add_type(lua_State *L, filter_t *f, int idx) {
                  near ? " (did you mean '" : "", near ? near : "",
                  near ? "'?)" : "");
     }
+  } else {
+    bad_option(L, "type", TYPE_WHAT);
+    return;
   }
+  lua_pop(L, 1);
   f->has_types = 1;
   f->types[id >> 3] |= (uint8_t)(1u << (id & 7));
 }
@@ -470,7 +499,8 @@ static void add_type(lua_State *L, filter_t *f, int idx) {
 static uint64_t opt_time(lua_State *L, int t, const char *k, uint64_t d) {
   uint64_t v = d;
   if (lua_getfield(L, t, k) != LUA_TNIL) {
-    lua_Number n = luaL_checknumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER) bad_option(L, k, "a time in ns");
+    lua_Number n = lua_tonumber(L, -1);
     v = n <= 0 ? 0 : n >= 1.8e19 ? UINT64_MAX : (uint64_t)n;
     if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0)
       v = (uint64_t)lua_tointeger(L, -1);
@@ -480,17 +510,19 @@ static uint64_t opt_time(lua_State *L, int t, const char *k, uint64_t d) {
 }
 
 /* The filter's event types from query's `type` (a name, an id, or a list
- * of them; an empty list matches nothing). [-0, +0, v] */
+ * of them; an empty list is an error: it would match nothing, silently).
+ * [-0, +0, v] */
 static void read_types(lua_State *L, filter_t *f) {
   int ty = lua_getfield(L, 1, "type");
   if (ty == LUA_TTABLE) {
     lua_Integer n = luaL_len(L, -1);
+    if (n == 0)
+      luaL_error(L, "type is an empty list: give at least one event type");
     for (lua_Integer i = 1; i <= n; i++) {
       lua_geti(L, -1, i);
       add_type(L, f, lua_gettop(L));
       lua_pop(L, 1);
     }
-    if (n == 0) f->has_types = 1; /* empty list: nothing */
   } else if (ty != LUA_TNIL) {
     add_type(L, f, lua_gettop(L));
   }
@@ -514,29 +546,33 @@ static void read_filter(lua_State *L, filter_t *f, lua_Integer *limit,
   if (ct == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "none"))
     f->cap = -1;
   else if (ct != LUA_TNIL) {
-    lua_Integer c = luaL_checkinteger(L, -1);
+    lua_Integer c = opt_integer(L, "cap", "a capability (integer) or \"none\"");
     f->cap = c < 0 ? -1 : c > 65535 ? 65535 : (int)c;
   }
   lua_pop(L, 1);
   if (lua_getfield(L, 1, "thread") != LUA_TNIL) {
     f->has_thread = 1;
-    f->thread = (uint64_t)luaL_checkinteger(L, -1);
+    f->thread = (uint64_t)opt_integer(L, "thread", "a thread id (integer)");
   }
   lua_pop(L, 1);
   if (lua_getfield(L, 1, "session") != LUA_TNIL) {
     f->has_session = 1;
-    f->session = (unsigned)luaL_checkinteger(L, -1);
+    f->session = (unsigned)opt_integer(L, "session", "a session (integer)");
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, 1, "text") != LUA_TNIL)
-    f->text = luaL_checklstring(L, -1, &f->text_len);
+  if (lua_getfield(L, 1, "text") != LUA_TNIL) {
+    /* a string only: a number converted here would die with the pop */
+    if (lua_type(L, -1) != LUA_TSTRING) bad_option(L, "text", "a string");
+    f->text = lua_tolstring(L, -1, &f->text_len);
+  }
   lua_pop(L, 1); /* the string stays alive: it is in the table */
   f->from = opt_time(L, 1, "from", 0);
   f->to = opt_time(L, 1, "to", UINT64_MAX);
   if (lua_getfield(L, 1, "limit") != LUA_TNIL)
-    *limit = luaL_checkinteger(L, -1);
+    *limit = opt_integer(L, "limit", "a count (integer)");
   lua_pop(L, 1);
-  if (lua_getfield(L, 1, "last") != LUA_TNIL) *last = luaL_checkinteger(L, -1);
+  if (lua_getfield(L, 1, "last") != LUA_TNIL)
+    *last = opt_integer(L, "last", "a count (integer)");
   lua_pop(L, 1);
 }
 

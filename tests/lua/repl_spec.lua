@@ -373,11 +373,35 @@ describe_bin("eventlog-live repl (piped input)", function()
     local out, code = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
       "#events{text='Summing 24'}\n" ..
       "events{type='USER_MARKER', last=2}[2].marker\n" ..
-      "#events{session=2}\n" ..
-      "events{type={}}.matched\n")
+      "#events{session=2}\n")
     assert.are.equal(0, code)
     -- two markers of oddball-hT say "Summing 24..." (the reference)
-    assert.truthy(out:find("\n2\nSumming 240086 numbers\n0\n0\n", 1, true), out)
+    assert.truthy(out:find("\n2\nSumming 240086 numbers\n0\n", 1, true), out)
+  end)
+
+  it("names the filter and what it expects when a filter is wrong", function()
+    local _, code, err = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
+      "events{thread='x'}\nevents{thread=2.5}\nevents{cap={}}\n" ..
+      "events{text=5}\nevents{type={}}\nevents{type={'USER_MSG', true}}\n" ..
+      "events{type=70000}\nevents{session='a'}\n" ..
+      "require('eventlog_live.repl_store').query{from='1s'}\n")
+    assert.are.equal(1, code)
+    for _, want in ipairs({
+      "events: thread must be a thread id (integer), got string\n",
+      "events: thread must be a thread id (integer), got 2.5\n",
+      'events: cap must be a capability (integer) or "none", got table\n',
+      "events: text must be a string, got 5\n",
+      "events: type is an empty list: give at least one event type\n",
+      "events: type must be an event type name or id (0..65535), or a list "
+        .. "of them, got boolean\n",
+      "events: type must be an event type name or id (0..65535), or a list "
+        .. "of them, got 70000\n",
+      "events: session must be a session (integer), got string\n",
+      "from must be a time in ns, got string\n",
+    }) do
+      assert.truthy(err:find(want, 1, true), want .. " in:\n" .. err)
+    end
+    assert.is_nil(err:find("bad argument", 1, true), err)
   end)
 
   it("reports a failing input on stderr, goes on, and exits 1", function()
