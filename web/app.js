@@ -651,7 +651,8 @@ function cell(tr, text, cls) {
 // leave 30 s after they finish, the youngest when it is full) and
 // sums those that left into the "other" row (docs/web.md "Limits"). A
 // reconnection ends the previous session's threads ("Ended", status
-// "session N ended"), which then leave as finished ones do.
+// "session N ended"), which then leave as finished ones do; the end of
+// input ends the rest ("Ended", status "input ended (was ...)").
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
   // the current session's rows first, then those a reconnection ended

@@ -108,7 +108,10 @@ int el_web_prom_port(const el_web_t *w);
 int el_web_view_port(const el_web_t *w);
 
 /* Tell the page the control server's port (-1: none) and whether the
- * input has ended (the page shows "input ended"). Thread: any. */
+ * input has ended (the page shows "input ended"; the threads not
+ * finished are shown "Ended", with the state they were last seen in:
+ * docs/web.md "Sessions"). Call after the last batch was exported.
+ * Thread: any. */
 void el_web_set_control_port(el_web_t *w, int port);
 void el_web_set_ended(el_web_t *w, bool ended);
 

@@ -224,6 +224,28 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   return t;
 }
 
+/* End every row not over: state "Ended" as of the newest span (it then
+ * ages out as finished rows do), status "session N ended" when why is
+ * NULL (a newer session began), else "<why> (was <state>[: <status>])",
+ * keeping the state the thread was last seen in. */
+static void threads_end(el_web_t *w, const char *why) {
+  char status[128];
+  for (size_t k = 0; k < w->nthreads; k++) {
+    web_thread_t *t = &w->threads[k];
+    if (thread_over(t)) continue;
+    if (!why)
+      snprintf(status, sizeof status, "session %llu ended",
+               (unsigned long long)t->session);
+    else
+      snprintf(status, sizeof status, "%s (was %s%s%s)", why,
+               t->state ? t->state : "unknown", t->status ? ": " : "",
+               t->status ? t->status : "");
+    t->state = "Ended";
+    replace(&t->status, el_strdup(status));
+    if (t->t_ms < w->th_newest_ms) t->t_ms = w->th_newest_ms;
+  }
+}
+
 /* Records of session sess came (0: the host's own, no session). A newer
  * session (a reconnection: another program, whose thread ids mean other
  * threads) ends the previous session's threads: a row not finished
@@ -237,16 +259,7 @@ static bool threads_session(el_web_t *w, uint64_t sess) {
     w->thother.late_session++;
     return false;
   }
-  char status[48];
-  for (size_t k = 0; k < w->nthreads; k++) {
-    web_thread_t *t = &w->threads[k];
-    if (thread_over(t)) continue;
-    snprintf(status, sizeof status, "session %llu ended",
-             (unsigned long long)t->session);
-    t->state = "Ended";
-    replace(&t->status, el_strdup(status));
-    if (t->t_ms < w->th_newest_ms) t->t_ms = w->th_newest_ms;
-  }
+  threads_end(w, NULL);
   w->th_session = sess;
   threads_reindex(w);
   web_thids_clear(&w->thids);
@@ -511,6 +524,8 @@ void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
   }
   threads_age(w, false);
 }
+
+void web_events_end(el_web_t *w) { threads_end(w, "input ended"); }
 
 void web_events_clear(el_web_t *w) {
   logs_free(w->logs, WEB_LOGS_MAX, &w->rlogs);

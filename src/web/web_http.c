@@ -239,6 +239,7 @@ void el_web_set_ended(el_web_t *w, bool ended) {
   if (!w) return;
   pthread_mutex_lock(&w->mu);
   w->ended = ended;
+  if (ended) web_events_end(w);
   pthread_mutex_unlock(&w->mu);
 }
 

@@ -285,6 +285,11 @@ bool web_thids_set(web_thids_t *s, int64_t id, unsigned m);
 void web_thids_clear(web_thids_t *s);
 /* Pages of the pool in use (tests). */
 size_t web_thids_pages(const web_thids_t *s);
+/* The input ended (el_web_set_ended): every row not over becomes
+ * "Ended", status "input ended (was <state>[: <status>])", as a newer
+ * session ends the rows of the one before (docs/web.md "Sessions").
+ * Caller holds w->mu. */
+void web_events_end(el_web_t *w);
 /* Free the logs, markers and threads. */
 void web_events_clear(el_web_t *w);
 /* Free every stored record (not the struct). */

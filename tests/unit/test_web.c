@@ -455,6 +455,55 @@ static void test_thread_states(void **state) {
   fix_free(f);
 }
 
+/* The end of input ends the threads not finished (docs/web.md
+ * "Sessions"): by hand, thread 1 runs [1, 3] ms and finishes, thread 2
+ * runs [1, 2] ms and stops BlockedOnMVar, thread 3 is blocked [1, 4] ms
+ * and runs again. Before the end: Finished, Blocked, Running. After
+ * el_web_set_ended: thread 1 stays Finished; 2 and 3 are Ended as of the
+ * newest span's end (4 ms), with the state they were left in. */
+static void test_threads_end_with_input(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  el_tm_attr_t fin[] = {
+      {.key = "thread", .type = EL_TM_INT, .v.i = 1},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 0},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"ThreadFinished", 14}}};
+  el_tm_attr_t blk[] = {
+      {.key = "thread", .type = EL_TM_INT, .v.i = 2},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 1},
+      {.key = "status", .type = EL_TM_STR, .v.s = {"BlockedOnMVar", 13}}};
+  el_tm_attr_t run[] = {{.key = "thread", .type = EL_TM_INT, .v.i = 3},
+                        {.key = "capability", .type = EL_TM_INT, .v.i = 0}};
+  span(f, "x ThreadState Running", 1000000, 3000000, fin, 3);
+  span(f, "x ThreadState Running", 1000000, 2000000, blk, 3);
+  span(f, "x ThreadState Blocked", 1000000, 4000000, run, 2);
+  el_tm_store_flush(f->st);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"id\":3,\"label\":null,\"state\":\"Running\""));
+  el_free(js);
+  el_web_set_ended(f->w, true);
+  js = model_json(f);
+  assert_non_null(
+      strstr(js,
+             "{\"id\":1,\"label\":null,\"state\":\"Finished\","
+             "\"status\":\"ThreadFinished\",\"cap\":0,\"session\":0,\"t\":3,"
+             "\"running_ms\":2}"));
+  assert_non_null(strstr(js,
+                         "{\"id\":2,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"input ended (was Blocked: "
+                         "BlockedOnMVar)\",\"cap\":1,\"session\":0,"
+                         "\"t\":4,\"running_ms\":1}"));
+  assert_non_null(strstr(js,
+                         "{\"id\":3,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"input ended (was Running)\","
+                         "\"cap\":0,\"session\":0,\"t\":4,"
+                         "\"running_ms\":0}"));
+  assert_null(strstr(js, "\"Running\""));
+  assert_null(strstr(js, "\"Blocked\""));
+  el_free(js);
+  fix_free(f);
+}
+
 /* A ThreadLabel log for thread id. */
 static void thread_label_log(fix_t *f, int64_t id, const char *label) {
   el_tm_attr_t la[] = {
@@ -974,6 +1023,7 @@ int main(void) {
       cmocka_unit_test(test_many_threads),
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),
+      cmocka_unit_test(test_threads_end_with_input),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
       cmocka_unit_test(test_thread_labels_bounded),
       cmocka_unit_test(test_threads_high_ids),
