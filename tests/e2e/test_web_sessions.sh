@@ -23,6 +23,15 @@
 #    spans than the 2000 the ring keeps: the 100 longest of the
 #    reference's (starting GC .. finished GC per capability, twice) must
 #    all be in /api/data's gc_pauses, and kept + forgotten = all of them.
+# 4. The end of input: the daemon reads the first 31000 bytes of
+#    heapy-hT (cut inside an event; its last complete event is at
+#    436021129 ns, read once by hand with `eventlog-live show`). The
+#    reference (ghc-events) creates threads 1-4 before that time and
+#    finishes only thread 1 (2936968 ns; thread 4 finishes at 928948803
+#    ns, 2 and 3 later): once the daemon says its input ended, /api/data
+#    must list no thread Running or Blocked, thread 1 Finished and
+#    threads 2, 3 and 4 Ended ("input ended (was ...)"). Before the fix:
+#    Blocked/Running rows after the end (docs/web.md "Sessions").
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 source "$(dirname "$0")/serve_lib.sh" web-sessions
@@ -60,6 +69,14 @@ run corrected "$ODD" --chunk 32768 --pace-ms 250
 run reconnect "$HEAPY" --connections 2
 
 run pauses "$ODD" --connections 2
+
+head -c 31000 "$HEAPY" > "$TMP/cut.eventlog"
+sv_daemon cut --eventlog-file "$TMP/cut.eventlog" -hT --traces \
+  --service-name cut --export-interval 1s --web-port 0
+sv_ended cut
+sv_port cut "web view"
+sv_get cut "http://127.0.0.1:$PORT/api/data" "$TMP/cut.json"
+stop_pid "$DPID"
 
 python3 - "$TMP" "$ODD.reference" "$HEAPY.reference" <<'EOF'
 import json, re, sys
@@ -182,10 +199,31 @@ bad = [(g, w) for g, w in zip(got[:100], want[:100]) if abs(g - w) > 0.002]
 if len(got) < 100 or bad:
     problems.append(f'pauses: the 100 longest differ from the reference\'s: {bad[:5]}')
 
+# 4. the end of input (times in ns, RTS clock, from the reference)
+CUT_NS = 436021129
+created, finished = set(), set()
+for line in open(heapy_ref):
+    m = re.match(r'(\d+): cap \d+: (creating|stopping) thread (\d+)( \(thread finished\))?', line)
+    if not m or int(m.group(1)) > CUT_NS: continue
+    if m.group(2) == 'creating': created.add(int(m.group(3)))
+    elif m.group(4): finished.add(int(m.group(3)))
+d = json.load(open(f'{tmp}/cut.json'))
+if not d.get('ended'):
+    problems.append('cut: /api/data is not "ended"')
+states = {r['id']: r['state'] for r in d['threads']}
+want_states = {t: 'Finished' if t in finished else 'Ended' for t in created}
+if want_states != {1: 'Finished', 2: 'Ended', 3: 'Ended', 4: 'Ended'}:
+    problems.append(f'cut: the reference gives {want_states}, by hand 1 Finished, 2-4 Ended')
+if states != want_states:
+    problems.append(f'cut: thread states {states} after the end of input, want {want_states}')
+for r in d['threads']:
+    if r['state'] == 'Ended' and not (r['status'] or '').startswith('input ended (was '):
+        problems.append(f'cut: thread {r["id"]} Ended with status {r["status"]}')
+
 for p in problems:
     print('FAIL:', p)
 sys.exit(1 if problems else 0)
 EOF
 rc=$?
 [ $rc = 0 ] || fail "see above"
-echo "PASS: corrected resource re-keyed; sessions cut"
+echo "PASS: corrected resource re-keyed; sessions cut; threads ended with the input"
