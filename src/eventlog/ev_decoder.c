@@ -196,8 +196,10 @@ struct el_ev_decoder_s {
   /* SCAN */
   unsigned scan_m;          /* bytes of "hdrbhetb" matched so far */
   uint64_t scan_from;       /* offset where the current skipped run began */
-  uint8_t scan_head[16];    /* its first bytes (scan_head_n of them), for
-                               a message that quotes them (text_at_start) */
+  uint8_t scan_head[STRAY_LEN]; /* its first bytes (scan_head_n of them),
+                               for a message that quotes them
+                               (text_at_start) or a stray pattern
+                               (stray_marker_only) */
   unsigned scan_head_n;
   uint64_t scan_head_from;  /* the scan_from they belong to */
   int seen_header;          /* a header was read at least once */
@@ -353,6 +355,7 @@ static void set_diag(el_ev_decoder_t *d, int code, uint64_t off, int type,
   d->diag.event_type = type;
   d->diag.cut_event = 0;
   d->diag.header = code == EL_EBADHDR; /* and where EL_ETRUNC is a header's */
+  d->diag.expected = 0;
   va_start(ap, fmt);
   vsnprintf(d->diag.msg, sizeof d->diag.msg, fmt, ap);
   va_end(ap);
@@ -1285,6 +1288,14 @@ static const char *text_at_start(const el_ev_decoder_t *d, uint64_t n,
   return out;
 }
 
+/* Were the n bytes skipped before a header exactly eventlog-socket's
+ * stray block marker (pat_prefix), the normal start of each of its
+ * connections (spec §5.4), rather than other stray bytes? */
+static int stray_marker_only(const el_ev_decoder_t *d, uint64_t n) {
+  return n == STRAY_LEN && d->scan_head_from == d->scan_from &&
+         d->scan_head_n == STRAY_LEN && pat_prefix(d->scan_head, STRAY_LEN);
+}
+
 /* A later header could not be read (hdr_lost): its bytes from rs_from
  * up to at, where decoding goes on (what: "to the header at byte N", "to
  * the end of the input"), are a corrupt part: counted and reported once,
@@ -1327,6 +1338,7 @@ static void header_begin(el_ev_decoder_t *d, uint64_t off) {
                            " (text: \"%s\": program output in the "
                            "eventlog?)",
                            hint, sizeof hint));
+    d->diag.expected = stray_marker_only(d, skipped);
     warn(d);
   }
   memcpy(d->hbuf, magic8, MAGIC_LEN);

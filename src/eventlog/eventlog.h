@@ -145,6 +145,12 @@ typedef struct el_diag_s {
    * "session ended early", no "decode error": el_src_pump, show, stats;
    * docs/exit-codes.md). 0 otherwise. */
   int header;
+  /* expected: 1 in a warning (code 0) that is part of a normal stream:
+   * eventlog-socket's stray pattern, exactly its 24-byte global block
+   * marker, skipped before a header at the start of the input or
+   * connection (spec §5.4; peers/eventlog-socket/README.md). Callers may
+   * say it at info level rather than as a warning. 0 otherwise. */
+  int expected;
   char msg[256];             /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
                                 byte N"), so callers print it as is and

@@ -833,11 +833,13 @@ static void on_warning(void *ud, const el_diag_t *diag) {
   el_host_t *h = ud;
   h->st.warnings++;
   /* It names its byte; a corrupt part is said in show's words, a warning
-   * here as decoding goes on (docs/exit-codes.md). */
+   * here as decoding goes on (docs/exit-codes.md). eventlog-socket's
+   * stray marker at a connection's start is normal: info. */
+  int level = diag->expected ? EL_LOG_INFO : EL_LOG_WARN;
   if (h->input_name[0])
-    el_log(EL_LOG_WARN, "%s: %s", h->input_name, diag->msg);
+    el_log(level, "%s: %s", h->input_name, diag->msg);
   else
-    el_log(EL_LOG_WARN, "%s", diag->msg);
+    el_log(level, "%s", diag->msg);
   if (h->warning_fn) h->warning_fn(h->warning_ud, diag);
 }
 

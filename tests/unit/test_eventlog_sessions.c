@@ -32,6 +32,7 @@ typedef struct {
   char msg[256];
   int code;
   uint64_t offset;
+  int expected;
 } rwarn_t;
 
 typedef struct {
@@ -92,6 +93,7 @@ static void r_warning(void *ud, const el_diag_t *d) {
     snprintf(r->warn[r->nwarn].msg, sizeof r->warn[0].msg, "%s", d->msg);
     r->warn[r->nwarn].code = d->code;
     r->warn[r->nwarn].offset = d->offset;
+    r->warn[r->nwarn].expected = d->expected;
   }
   r->nwarn++;
 }
@@ -208,6 +210,64 @@ static uint8_t *event_starts(const uint8_t *log, size_t n) {
   is[n] = 1;
   rec_free(&r);
   return is;
+}
+
+/* {====== eventlog-socket's stray marker at a connection's start ======} */
+
+/* Decode pre[0..npre) then the whole log, in chunks of every size in
+ * steps[]: one warning, code 0, at byte 0, naming npre stray bytes, whose
+ * diag.expected is want (el_diag_t: only eventlog-socket's exact stray
+ * marker is part of a normal stream), and every event of the log. */
+static void check_stray(const uint8_t *pre, size_t npre, const uint8_t *log,
+                        size_t n, int want, const char *what) {
+  uint8_t *in = malloc(npre + n);
+  memcpy(in, pre, npre);
+  memcpy(in + npre, log, n);
+  rec_t plain;
+  decode(log, n, 0, 0, &plain);
+  size_t steps[] = {0, 1, 7, 23, 24, 25, 4096};
+  for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+    rec_t r;
+    decode(in, npre + n, steps[s], 0, &r);
+    if (r.nwarn != 1 || r.warn[0].code != 0 || r.warn[0].offset != 0 ||
+        r.warn[0].expected != want || r.nev != plain.nev ||
+        r.st.stray_bytes != npre)
+      fail_msg("%s, step %zu: %u warnings, expected %d (want %d): %s", what,
+               steps[s], r.nwarn, r.warn[0].expected, want, r.warn[0].msg);
+    char skipped[64];
+    snprintf(skipped, sizeof skipped, "skipped %zu stray bytes at byte 0 ",
+             npre);
+    assert_non_null(strstr(r.warn[0].msg, skipped));
+    rec_free(&r);
+  }
+  rec_free(&plain);
+  free(in);
+}
+
+/* The 24 bytes eventlog-socket sends before every connection's header (a
+ * global block marker, spec §5.4) are skipped with a warning marked
+ * expected; any other stray bytes before a header (a capability's block
+ * marker, text, the marker with one more byte) with a plain warning. */
+static void test_stray_marker_is_expected(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/heapy-hT.eventlog", &n);
+  assert_non_null(log);
+  uint8_t m[25];
+  stray_marker(m, 1000, (uint32_t)header_len(log, n));
+  check_stray(m, 24, log, n, 1, "eventlog-socket's marker");
+  uint8_t cap0[24];
+  memcpy(cap0, m, 24);
+  cap0[22] = 0;
+  cap0[23] = 0; /* capability 0's block, not the global buffer's */
+  check_stray(cap0, 24, log, n, 0, "a capability's block marker");
+  check_stray((const uint8_t *)"program output: 24 bytes", 24, log, n, 0,
+              "24 bytes of text");
+  uint8_t more[25];
+  more[0] = 0;
+  memcpy(more + 1, m, 24);
+  check_stray(more, 25, log, n, 0, "the marker after one more byte");
+  free(log);
 }
 
 /* {====== a raw tee of several connections ======} */
@@ -1569,6 +1629,7 @@ static void test_later_header_cut(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stray_marker_is_expected),
       cmocka_unit_test(test_tee_of_three_connections),
       cmocka_unit_test(test_tee_cut_at_every_byte),
       cmocka_unit_test(test_tee_split_at_every_byte),
