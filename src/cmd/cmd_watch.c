@@ -883,6 +883,8 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   snprintf(w->breakdown, sizeof w->breakdown, "%s", o->breakdown);
   if (o->src.kind == EL_SRC_UNIX && o->src.nsources == 1) {
     w->socket_path = o->src.path;
+    /* Failing to connect while the program starts or ends is normal. */
+    o->src.peer_exited = &w->exited;
   } else if (o->src.kind != EL_SRC_NONE) {
     el_eprintf(
         "watch: it reads the program's eventlog itself: of "

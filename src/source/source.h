@@ -29,6 +29,7 @@
 #ifndef EL_SOURCE_H
 #define EL_SOURCE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -77,6 +78,18 @@ typedef struct el_src_opts_s {
                                (and discarding) a FIFO or a pipe on stdin
                                until its writer closes it, seconds;
                                default 10, 0 = stop at once */
+  /* peer_exited: NULL, or (a socket source whose server is a program the
+   * caller started: watch --eventlog-socket) a flag the caller sets once
+   * that program has exited (borrowed; it outlives the source). Failing
+   * to connect is then expected while the program starts or ends: a
+   * series of failures is said at debug level, and warned about only
+   * once it has lasted peer_grace_s while the program runs; after the
+   * program exited, at debug level only. Not an option. */
+  const volatile sig_atomic_t *peer_exited;
+  /* peer_grace_s: with peer_exited, the seconds the program may take to
+   * listen, or to be seen exiting after it closed its socket, before
+   * failing to connect is a warning; default 5. */
+  double peer_grace_s;
   char err[200];            /* message of the last parse/validate error */
 } el_src_opts_t;
 

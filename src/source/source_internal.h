@@ -123,6 +123,11 @@ struct el_src_s {
   /* Set during el__src_open_failed when the connection was accepted,
    * then closed before any data. */
   int closed_empty;
+  /* The loop time (uv_now, ms) of the first failure of the current
+   * series, and whether the series was warned about
+   * (opts.peer_exited: socket_fail_level). */
+  uint64_t fail_since_ms;
+  int fail_warned;
 };
 
 /* Variants. */

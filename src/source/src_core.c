@@ -365,6 +365,29 @@ static void log_file_failure(const el_src_t *s, const char *d, int err,
            el__src_strerror(err), next_delay(s));
 }
 
+/* The log level of a failed connect on a socket: the first of a series
+ * is a warning, the rest debug. With opts.peer_exited (the caller started
+ * the program that listens), failing is expected while that program
+ * starts or ends: debug, unless the series has lasted
+ * opts.peer_grace_s while the program runs (a warning, once: *late is
+ * set, for the message); after the program exited, debug. */
+static int socket_fail_level(el_src_t *s, int *late) {
+  uint64_t now = uv_now(s->loop);
+  *late = 0;
+  if (s->fails == 1) {
+    s->fail_since_ms = now;
+    s->fail_warned = 0;
+  }
+  if (!s->opts.peer_exited)
+    return s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG;
+  if (*s->opts.peer_exited || s->fail_warned ||
+      (double)(now - s->fail_since_ms) < s->opts.peer_grace_s * 1e3)
+    return EL_LOG_DEBUG;
+  s->fail_warned = 1;
+  *late = 1;
+  return EL_LOG_WARN;
+}
+
 void el__src_open_failed(el_src_t *s, int err) {
   if (s->state == SRC_CLOSING || s->state == SRC_ENDED)
     return;
@@ -386,11 +409,20 @@ void el__src_open_failed(el_src_t *s, int err) {
      * noise. A connection that was accepted and closed before any data (a
      * server going away with us in its queue) is not a failure to
      * connect. */
-    el_log(s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG,
-           s->closed_empty ? "Connection on %s closed before any data: %s%s"
-                           : "Failed to connect on %s: %s%s",
-           d, el__src_strerror(err),
-           s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
+    int late;
+    int level = socket_fail_level(s, &late);
+    if (late)
+      el_log(level,
+             "Failed to connect on %s: %s, for %.1f s (%d attempts) while "
+             "the program runs (retrying)",
+             d, el__src_strerror(err),
+             (uv_now(s->loop) - s->fail_since_ms) / 1e3, s->fails);
+    else
+      el_log(level,
+             s->closed_empty ? "Connection on %s closed before any data: %s%s"
+                             : "Failed to connect on %s: %s%s",
+             d, el__src_strerror(err),
+             s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
     /* After sessions this is the normal end (the program went away). */
     if (giving_up)
       el_log(s->ever_connected ? EL_LOG_INFO : EL_LOG_ERROR,

@@ -24,6 +24,7 @@ void el_src_opts_init(el_src_opts_t *o) {
   o->retries = -1;
   o->follow_poll_s = 0.1;
   o->drain_s = 10.0;
+  o->peer_grace_s = 5.0;
 }
 
 typedef enum {

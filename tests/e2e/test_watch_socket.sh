@@ -6,7 +6,11 @@
 # GHC_EVENTLOG_UNIX_PATH too, checked in the program's environment), no
 # FIFO is made, /metrics serves ghc_eventlog_HeapSize_bytes while the
 # program runs, and watch ends when the program exits (a socket source
-# would otherwise retry forever), with its status.
+# would otherwise retry forever), with its status. A normal run warns
+# about nothing watch expects (h25's F3): not the failed connects while
+# the program starts and after it exited (watch started it and sees it
+# exit), not eventlog-socket's 24 stray bytes before each connection's
+# header (said at info).
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 pl_require socket
@@ -42,4 +46,15 @@ wait_exit "$WPID" 60
 st=$?
 [ $st = 0 ] && pass "socket: watch ended with the program, status 0" ||
   { tail -n 10 "$T/sock.err"; fail "socket: watch exited $st (124: still running)"; }
+if grep -q "warning: Failed to connect on Unix socket $sock" "$T/sock.err"; then
+  cat "$T/sock.err"; fail "socket: a failed connect was warned about"
+else
+  pass "socket: no warning for the connects while the program starts or ends"
+fi
+grep -q "warning: .*stray bytes" "$T/sock.err" &&
+  { cat "$T/sock.err"; fail "socket: eventlog-socket's stray marker warned about"; } ||
+  pass "socket: eventlog-socket's stray marker not warned about"
+grep -q "info: Unix socket $sock: skipped 24 stray bytes at byte 0 before the header at byte 24" \
+  "$T/sock.err" && pass "socket: the stray marker said at info" ||
+  fail "socket: no info line for the stray marker (test premise)"
 pl_finish

@@ -966,6 +966,68 @@ static void test_empty_sessions_back_off(void **state) {
   loop_done(&loop);
 }
 
+/* Fail to connect on a socket nobody listens on, attempts (1 +
+ * retries) times 50 ms apart, with peer_exited (NULL: no started
+ * program) and a 0.2 s grace: the warnings logged are left in warned. */
+static void fail_with_peer(const volatile sig_atomic_t *peer_exited,
+                           long retries) {
+  char path[512];
+  tmp_path(path, sizeof path, "peer.sock");
+  unlink(path);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.timeout_s = 0.05;
+  o.retries = retries;
+  o.peer_exited = peer_exited;
+  o.peer_grace_s = 0.2;
+  rec_t r = {0};
+  warned[0] = 0;
+  el_log_level_t saved = el_log_threshold;
+  el_log_threshold = EL_LOG_WARN;
+  el_log_set_hook(warn_hook, NULL);
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = saved;
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(el_src_stats(src)->failures, retries + 1);
+  el_src_free(src);
+  loop_done(&loop);
+}
+
+/* Lines in warned. */
+static int warned_lines(void) {
+  int n = 0;
+  for (const char *p = warned; *p; p++) n += *p == '\n';
+  return n;
+}
+
+/* A program the caller started (watch) is expected to refuse connections
+ * while it starts and once it ended: with peer_exited, failing to connect
+ * is not a warning until the failures have lasted peer_grace_s while it
+ * runs (then one warning saying how long), and never after it exited.
+ * Without peer_exited the first failure is a warning, as before. The
+ * 50 ms retry timer makes the 12 attempts span at least 0.55 s of loop
+ * time whatever the machine's load; 2 attempts span 0.05 s. */
+static void test_started_peer_failures(void **state) {
+  (void)state;
+  volatile sig_atomic_t exited = 0;
+  fail_with_peer(&exited, 1); /* 0.05 s: within the grace */
+  assert_string_equal(warned, "");
+  fail_with_peer(&exited, 11); /* past the grace: one warning */
+  assert_int_equal(warned_lines(), 1);
+  assert_true(strncmp(warned, "Failed to connect on Unix socket ", 33) == 0);
+  assert_non_null(strstr(warned, " while the program runs (retrying)"));
+  exited = 1;
+  fail_with_peer(&exited, 11); /* the program is gone: nothing */
+  assert_string_equal(warned, "");
+  fail_with_peer(NULL, 11); /* no started program: the first failure */
+  assert_int_equal(warned_lines(), 1);
+  assert_non_null(strstr(warned, "No such file or directory (retrying)"));
+}
+
 static void tcp_case(const char *ip) {
   size_t len;
   uint8_t *want = shared_log(&len);
@@ -1517,6 +1579,7 @@ int main(void) {
       cmocka_unit_test(test_socket_path_not_a_socket),
       cmocka_unit_test(test_gives_up_after_retries),
       cmocka_unit_test(test_empty_sessions_back_off),
+      cmocka_unit_test(test_started_peer_failures),
       cmocka_unit_test(test_tcp_ipv4),
       cmocka_unit_test(test_tcp_ipv6),
       cmocka_unit_test(test_tcp_by_host_name),
