@@ -1036,6 +1036,59 @@ static void cleanup(watch_t *w) {
   if (w->dir[0]) rmdir(w->dir);
 }
 
+/* Print a as one shell word: as is when it holds only characters no
+ * shell treats specially, else in single quotes. */
+static void print_word(FILE *f, const char *a) {
+  if (*a && !a[strspn(a,
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789_-+=./,:@%")]) {
+    fputs(a, f);
+    return;
+  }
+  fputc('\'', f);
+  for (; *a; a++)
+    if (*a == '\'')
+      fputs("'\\''", f);
+    else
+      fputc(*a, f);
+  fputc('\'', f);
+}
+
+/* watch's arguments hold no "--": --help, or a usage error (2). When the
+ * first argument is not an option, they are all the program and its
+ * arguments (watch takes no operand), given without the "--": the message
+ * shows the command with it. Any other argument that is not an option may
+ * be the program or an option's value: the message says where the
+ * program goes. No argument that is not an option: no program. */
+static int no_separator(int argc, char **argv) {
+  int operand = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help")) {
+      print_help(stdout);
+      return 0;
+    }
+    operand |= argv[i][0] != '-';
+  }
+  if (argc > 1 && argv[1][0] != '-') {
+    el_eprintf("watch: put the program and its arguments after --: ");
+    fputs("eventlog-live watch [OPTIONS] --", stderr);
+    for (int i = 1; i < argc; i++) {
+      fputc(' ', stderr);
+      print_word(stderr, argv[i]);
+    }
+    fputc('\n', stderr);
+  } else if (operand) {
+    el_eprintf(
+        "watch: put the program and its arguments after --: eventlog-live "
+        "watch [OPTIONS] -- PROGRAM [ARGS...] (see --help)\n");
+  } else {
+    el_eprintf(
+        "watch: no program: eventlog-live watch [OPTIONS] -- "
+        "PROGRAM [ARGS...] (see --help)\n");
+  }
+  return 2;
+}
+
 int el_cmd_watch(int argc, char **argv) {
   watch_t w;
   memset(&w, 0, sizeof w);
@@ -1045,17 +1098,7 @@ int el_cmd_watch(int argc, char **argv) {
       sep = i;
       break;
     }
-  if (!sep) {
-    for (int i = 1; i < argc; i++)
-      if (!strcmp(argv[i], "--help")) {
-        print_help(stdout);
-        return 0;
-      }
-    el_eprintf(
-        "watch: no program: eventlog-live watch [OPTIONS] -- "
-        "PROGRAM [ARGS...] (see --help)\n");
-    return 2;
-  }
+  if (!sep) return no_separator(argc, argv);
   if (sep + 1 >= argc) {
     el_eprintf("watch: no program after --\n");
     return 2;

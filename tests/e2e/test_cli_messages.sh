@@ -84,6 +84,7 @@ check eventlog-live "run, unknown event name" "$E" run "$W/um.lua" "$EV"
 check eventlog-live "repl, no input" "$E" repl --bogus
 check eventlog-live "watch, no program" "$E" watch --
 check eventlog-live "watch, missing program" "$E" watch -- "$W/no-such-program"
+check eventlog-live "watch, program without --" "$E" watch ./app 1
 check eventlog-live "watch, source option" "$E" watch --eventlog-file "$EV" -- true
 # The daemon's own warnings (the host's log) under its name: -v debug
 # logs through el_log.
@@ -226,6 +227,24 @@ hint "no header in 1 byte" \
   "$E" show "$W/one"
 hint "empty input" "eventlog-live: error: $W/empty: no eventlog header: the input is empty" \
   "$E" stats "$W/empty"
+
+# watch with the program but no "--" (h25's F3): the message shows where
+# it goes, with the words given (quoted for a shell where needed), not
+# "no program"; status 2. Options first: where the program goes.
+hint "watch: program without --" \
+  "eventlog-live: watch: put the program and its arguments after --: eventlog-live watch [OPTIONS] -- ./app 1" \
+  "$E" watch ./app 1
+hint "watch: program without --, quoted" \
+  "-- './my app' 'it'\\''s'" "$E" watch "./my app" "it's"
+hint "watch: options, then the program without --" \
+  "watch: put the program and its arguments after --: eventlog-live watch [OPTIONS] -- PROGRAM [ARGS...] (see --help)" \
+  "$E" watch --web-port 0 ./app
+hint "watch: nothing" "watch: no program: " "$E" watch
+"$E" watch ./app 1 </dev/null >/dev/null 2>&1
+st=$?
+if [ $st = 2 ]; then ok "watch: program without --: status 2"; else
+  bad "watch: program without --: status $st, not 2"
+fi
 
 # stats' corrupt-parts line is a sentence and keeps its numbers: the 16
 # bytes appended above (an undeclared event type 77: 2 + 8 bytes of
