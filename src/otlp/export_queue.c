@@ -14,8 +14,9 @@
  * Each signal's sender takes its queue's requests in order, so that one
  * signal's failing or slow endpoint (per-signal endpoints:
  * OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT) does not hold back the others,
- * and retries the request at hand until it succeeds, is refused for good, or retry_max_elapsed_ms has
- * passed since its first attempt (then dropped_failed). Backoff: attempt k
+ * and retries the request at hand until it succeeds, is refused for
+ * good, or retry_max_elapsed_ms has passed since its first attempt (then
+ * dropped_failed). Backoff: attempt k
  * waits a random time in [d/2, d], d = min(retry_max_ms, initial * 2^k),
  * unless the server asked for a delay (gRPC RetryInfo, HTTP Retry-After),
  * which is honoured as given, within the elapsed bound.
