@@ -14,7 +14,17 @@
 
 #define TRACKER_MT "el.Tracker"
 #define MAX_CAPS 1024
-#define MAX_HELD (4u << 20) /* events held before forced release */
+/* Events held before forced release: 2^20 - 1, so that a queue holding
+ * them all and the one that crosses the bound fits a ring of 2^20 slots,
+ * about 24 MB (a qrec_t and a qstop_t each); the time-order handlers'
+ * default max_held is alike (lua_order.c). No recorded eventlog in
+ * tests/data holds more than 114 K; live, a capability that writes a
+ * block only every few seconds while another is busy (GHC 9.0's 2 MiB
+ * buffers) can hold back more. Past it the oldest go at once until
+ * FORCE_BATCH fewer than the bound are held, so that the events after
+ * them are queued without a release each. */
+#define MAX_HELD ((1u << 20) - 1)
+#define FORCE_BATCH (1u << 16)
 #define NSTATUS 24          /* STOP_THREAD status codes tracked */
 #define MAX_TRACE_IDS 65536 /* per-thread trace ids kept at most */
 /* Finished threads kept in the table (el.threads{keep_finished=}); the

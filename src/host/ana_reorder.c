@@ -159,8 +159,8 @@ static inline __attribute__((always_inline)) void q_pop(ana_t *a, q_t *q,
 }
 
 /* Pop and process held events in (time, arrival) order while the first
- * is at or below limit; with force, also past it while more than MAX_HELD
- * are held (counted in reorder_forced). The caller checked that there is
+ * is at or below limit; with force, when more than MAX_HELD are held,
+ * also past it until FORCE_BATCH fewer are (counted in reorder_forced). The caller checked that there is
  * something to do (release_to). The first queue is popped while its head
  * comes before the head of every other queue (a copy: the heads are found
  * once per run of one capability's events, not per event); a head before
@@ -170,6 +170,8 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
                                                    int force) {
   ana_t *a = h->ana;
   rec_t r = {0};
+  /* forcing: down to FORCE_BATCH below the bound */
+  size_t keep = a->held > MAX_HELD ? MAX_HELD - FORCE_BATCH : MAX_HELD;
   while (a->held && !h->stop) {
     int c, o;
     q_first2(a, &c, &o);
@@ -183,7 +185,7 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
       if (__builtin_expect(head->t >= end, 0)) {
         if (o >= 0 && !qrec_before(head, &other)) break;
         if (head->t > limit) {
-          if (!force || a->held <= MAX_HELD) {
+          if (!force || a->held <= keep) {
             a->lo = head->t;
             return;
           }
@@ -261,6 +263,9 @@ static inline __attribute__((always_inline)) void ana_take(el_host_t *h,
     h->st.reorder_forced++;
     el__ana_process(h, r);
   }
+  /* live: enough held for the next capability, not seen yet */
+  if (__builtin_expect(a->held == EL__NEXT_CAP_HELD, 0) && el__progress_held(h))
+    limit = release_limit(h, 0);
   release_to(h, limit, 1);
 }
 

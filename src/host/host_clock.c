@@ -178,7 +178,7 @@ void el__order_report(el_host_t *h) {
        "reorder_late", late},
       {st->reorder_forced,
        "thread/GC events were released before their turn (more than "
-       "4M held)",
+       "1M held)",
        "reorder_forced",
        "thread times may be off where capabilities' blocks are far "
        "apart in time"},
@@ -443,7 +443,7 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
       }
     }
     if (h->clock.live && !h->clock.hinted && p->max_cap + 1 < EL__MAX_CAPS &&
-        quiet_within(p, now)) {
+        !p->next_given_up && quiet_within(p, now)) {
       /* The next capability may exist and not have written yet (a GHC
        * 9.0 capability's first block can come after another's whole
        * run): waited for from time 0 for the horizon of quiet time from
@@ -463,6 +463,23 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
   if (p->wm_cap < 0) return -1;
   *wm = p->wm;
   return 0;
+}
+
+int el__progress_held(el_host_t *h) {
+  el__progress_t *p = &h->prog;
+  el_rts_ns_t wm;
+  if (!h->clock.live || p->next_given_up || el__watermark(h, &wm) < 0 ||
+      p->wm_cap != p->max_cap + 1 || p->wm_cap >= EL__MAX_CAPS ||
+      p->state[p->wm_cap] != CAP_UNKNOWN)
+    return 0;
+  p->next_given_up = 1;
+  p->wm_dirty = 1;
+  el_log(EL_LOG_DEBUG,
+         "session %u: capability %d not waited for any more: %u events "
+         "held while it had written nothing (a fast program; its events, "
+         "if it comes, are late)",
+         h->sess.number, p->wm_cap, EL__NEXT_CAP_HELD);
+  return 1;
 }
 
 /* {====== events without a capability ======} */
@@ -677,7 +694,7 @@ const el_host_hint_t *el__clock_session(el_host_t *h) {
     p->gap[i] = 0;
   }
   p->session_at = c->live ? arrival_now(h) : 0;
-  p->any_block = 0;
+  p->any_block = p->next_given_up = 0;
   p->gap_max = 0;
   p->max_cap = p->block_cap = p->wm_cap = -1;
   p->wm_dirty = 1;

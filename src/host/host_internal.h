@@ -278,6 +278,10 @@ typedef struct el__progress_s {
    * from then (host_clock.c, el__watermark). */
   uint64_t first_block_at;
   int any_block;
+  /* Live: the next capability is no longer waited for this session: the
+   * reorder buffers held EL__NEXT_CAP_HELD events while it alone held
+   * the watermark (el__progress_held). */
+  int next_given_up;
   /* A recorded session's events without a capability (global blocks),
    * from the scan's hint: still to come until a block marker after byte
    * nocap_until (the last one's offset); nocap_last: the latest time they
@@ -692,6 +696,22 @@ void el__order_report(el_host_t *h);
  * arrive any more. Returns 0 and sets *wm, or -1 when no capability is
  * expected (nothing to wait for). */
 int el__watermark(el_host_t *h, el_rts_ns_t *wm);
+
+/* Live: how many events a reorder buffer (ana_reorder.c, lua_order.c)
+ * holds at most while only the next capability, not seen yet, holds the
+ * watermark back: a fast program writes millions of events during the
+ * horizon of quiet time for which that capability is waited for
+ * (host_clock.c), and holding them all costs ~24 bytes each (the C
+ * analyses) or more (time-order handlers). 2^18: ~2 GHC 9.0 capability
+ * blocks of RUN_THREAD/STOP_THREAD/THREAD_WAKEUP events. */
+#define EL__NEXT_CAP_HELD (1u << 18)
+/* Live: a reorder buffer now holds EL__NEXT_CAP_HELD events. When the
+ * next capability (not seen yet) is all that holds the watermark back, it
+ * is not waited for any more this session (el__progress_t.next_given_up;
+ * its events, if it comes, are late: counted and warned about) and 1 is
+ * returned: the caller releases what the new watermark lets go. Else 0,
+ * nothing changed. docs/lua-api.md §6 "Ordering". */
+int el__progress_held(el_host_t *h);
 
 /* el__watermark for the time-order handlers (lua_order.c): also no later
  * than the latest time of the events without a capability, while a

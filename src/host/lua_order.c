@@ -260,6 +260,8 @@ void el__order_event(el_host_t *h, const el_ev_event_t *ev) {
     dispatch_now(h, ev);
     return;
   }
+  if (o->n == EL__NEXT_CAP_HELD) /* live: enough held for the next cap */
+    el__progress_held(h);
   el__order_release(h, 0);
 }
 

@@ -8,8 +8,12 @@
 # the process did not run, and the writer may have written meanwhile.
 #
 # Input: ghc-9.0/threads-big.eventlog (-N2, 12 MB), replayed into a FIFO
-# in 64 KiB pieces 20 ms apart (the daemon waits for the writer in
-# between). Reorder horizon and longest wait 3 s, so a capability silent
+# in 64 KiB pieces 5 ms apart (the daemon waits for the writer in
+# between; a capability's next block, 2 MiB on, comes 0.16 s later, well
+# within the 3 s below even when a loaded machine slows the writer
+# tenfold: at 20 ms apart such a slowdown gave up on a capability between
+# two of its blocks, which the wait for capability 2 hid while it lasted,
+# until it was bounded in memory). Reorder horizon and longest wait 3 s, so a capability silent
 # for 3 s of quiet time is given up on. After 4 MiB the writer pauses
 # 0.2 s (the daemon surely waits), stops the daemon with SIGSTOP, and
 # continues it with SIGCONT 6 s later (from a timer: the writer itself
@@ -77,7 +81,7 @@ with open(sys.argv[2], "wb", buffering=0) as f:
             os.kill(pid, signal.SIGSTOP)
             threading.Timer(6.0, cont).start()
         f.write(data[i:i + piece])  # blocks while the pipe is full
-        time.sleep(0.02)
+        time.sleep(0.005)
 PY
 WPID=$!
 PIDS+=("$WPID")

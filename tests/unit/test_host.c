@@ -1527,6 +1527,133 @@ static void test_live_stopped_is_not_silence(void **state) {
   el_host_free(h);
 }
 
+/* Live, capabilities 0 and 1 (CAP_CREATE at 0) of a busy program whose
+ * input never waits (a backlog): 80 rounds of one block per capability,
+ * each of 1,000 runs of its thread (thread 1 on cap 0, 2 on cap 1), a
+ * RUN_THREAD at t and a STOP_THREAD (status 2) at t + 5, t = 10 apart:
+ * 320,000 events, fed one round at a time; then the session ends. The
+ * host runs `script`, which sets the global n; *mid gets n before the
+ * end. */
+static el_host_t *busy_two_caps(const char *script, long long *mid) {
+  el_host_t *h = host_opts_with(script, (el_host_opts_t){0});
+  static tu_buf_t b;
+  enum { ROUNDS = 80, RUNS = 1000 };
+  el_host_input_waits(h, 0); /* never waits: quiet time stays 0 */
+  hdr_two_caps(&b);
+  feed_live(h, &b, 0);
+  for (int r = 0; r < ROUNDS; r++) {
+    b.n = 0;
+    for (uint16_t cap = 0; cap < 2; cap++) {
+      uint64_t t0 = 1000 + (uint64_t)r * RUNS * 10 + cap;
+      tu_ev(&b, 18, t0);
+      tu_u32(&b, 24 + RUNS * (14 + 20));
+      tu_u64(&b, t0 + (RUNS - 1) * 10 + 5);
+      tu_u16(&b, cap);
+      for (int k = 0; k < RUNS; k++) {
+        tu_ev(&b, 1, t0 + (uint64_t)k * 10);
+        tu_u32(&b, cap + 1u);
+        tu_ev(&b, 2, t0 + (uint64_t)k * 10 + 5);
+        tu_u32(&b, cap + 1u);
+        tu_u16(&b, 2);
+        tu_u32(&b, 0);
+      }
+    }
+    feed_live(h, &b, 0);
+  }
+  *mid = lua_int(h, "n");
+  b.n = 0;
+  tu_u16(&b, 0xFFFF);
+  feed_live(h, &b, 0);
+  assert_int_equal(el_host_end(h), 0);
+  return h;
+}
+
+/* Live, the capability after the highest seen (2 here) is waited for
+ * during the horizon of quiet time, which a busy input never reaches;
+ * holding every event meanwhile grew the reorder buffers without bound
+ * (4 M events, ~100 MB, before a forced release: a GHC 9.0 program
+ * switching threads fast reached it in 7 s). Once EL__NEXT_CAP_HELD
+ * events are held for it alone, it is not waited for any more: the
+ * output flows while the input is read. By hand, from busy_two_caps: each
+ * thread has 80,000 Running spans and 79,999 Blocked ones (319,998 in
+ * all); before the end, everything up to the older capability's latest
+ * event has left: all but the last round's 4,000 or so. Nothing late or
+ * forced. The same for time-order handlers (lua_order.c): 320,000 events
+ * delivered, all but the last round's before the end. */
+static void test_live_next_cap_wait_bounded(void **state) {
+  (void)state;
+  long long mid;
+  el_host_t *h = busy_two_caps(
+      "el = require('eventlog_live'); n = 0\n"
+      "el.threads{on_span = function() n = n + 1 end}\n",
+      &mid);
+  assert_int_equal(lua_int(h, "n"), 319998);
+  assert_true(mid > 319998 - 4 * 1000 - 10);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  assert_int_equal(lua_int(h, "el.stats().reorder_forced"), 0);
+  el_host_free(h);
+
+  h = busy_two_caps(
+      "el = require('eventlog_live'); n = 0\n"
+      "el.order('time')\n"
+      "el.on('RUN_THREAD', function() n = n + 1 end)\n"
+      "el.on('STOP_THREAD', function() n = n + 1 end)\n",
+      &mid);
+  assert_int_equal(lua_int(h, "n"), 320000);
+  assert_true(mid > 320000 - 4 * 1000 - 10);
+  assert_int_equal(lua_int(h, "el.stats().order_late"), 0);
+  assert_int_equal(lua_int(h, "el.stats().order_forced"), 0);
+  el_host_free(h);
+}
+
+/* A recorded session of capabilities 0 and 1 (CAP_CREATE at 0) in which
+ * capability 1 writes nothing, so it holds the watermark at 0 until the
+ * end: capability 0's 1,100,000 events (550 blocks of 1,000 runs of
+ * thread 1, RUN_THREAD at t, STOP_THREAD status 2 at t + 5, t = 10 apart)
+ * all wait in the reorder buffer, past its bound of 2^20 - 1 = 1,048,575
+ * (ana_internal.h, MAX_HELD: ~24 MB). By hand: when the 1,048,576th is
+ * held, the oldest go until FORCE_BATCH (65,536) fewer than the bound are
+ * held (983,039): 65,537 forced; the 51,424 events left then stay under
+ * it (1,034,463). The
+ * forced ones are the oldest, in time order, so the spans are those of
+ * an unforced run: 550,000 Running and 549,999 Blocked. */
+static void test_reorder_forced_in_batches(void **state) {
+  (void)state;
+  el_host_t *h = host_opts_with(
+      "el = require('eventlog_live'); n = 0\n"
+      "el.threads{on_span = function() n = n + 1 end}\n",
+      (el_host_opts_t){0});
+  static tu_buf_t b;
+  enum { BLOCKS = 550, RUNS = 1000 };
+  hdr_two_caps(&b);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  for (int i = 0; i < BLOCKS; i++) {
+    uint64_t t0 = 1000 + (uint64_t)i * RUNS * 10;
+    b.n = 0;
+    tu_ev(&b, 18, t0);
+    tu_u32(&b, 24 + RUNS * (14 + 20));
+    tu_u64(&b, t0 + (RUNS - 1) * 10 + 5);
+    tu_u16(&b, 0);
+    for (int k = 0; k < RUNS; k++) {
+      tu_ev(&b, 1, t0 + (uint64_t)k * 10);
+      tu_u32(&b, 1);
+      tu_ev(&b, 2, t0 + (uint64_t)k * 10 + 5);
+      tu_u32(&b, 1);
+      tu_u16(&b, 2);
+      tu_u32(&b, 0);
+    }
+    assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  }
+  b.n = 0;
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(lua_int(h, "el.stats().reorder_forced"), 65537);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  assert_int_equal(lua_int(h, "n"), 550000 + 549999);
+  el_host_free(h);
+}
+
 /* Live, a capability whose blocks come far apart is waited for longer
  * than the horizon: twice the quiet time between its blocks (the first
  * counted from the session's start; docs/lua-api.md §6 "Ordering").
@@ -2255,6 +2382,8 @@ int main(void) {
       cmocka_unit_test(test_cap_usage_run_across_blocks),
       cmocka_unit_test(test_live_silence_is_waiting_time),
       cmocka_unit_test(test_live_stopped_is_not_silence),
+      cmocka_unit_test(test_live_next_cap_wait_bounded),
+      cmocka_unit_test(test_reorder_forced_in_batches),
       cmocka_unit_test(test_live_wait_follows_block_gap),
       cmocka_unit_test(test_live_next_cap_waited),
       cmocka_unit_test(test_reorder_earlier_than_tail),
