@@ -23,7 +23,8 @@
 # the median CPU (user + sys), peak RSS, and the CPU ratios to bare stats;
 # then the breakdown of the default daemon's CPU (breakdown, below). On the
 # global-first file bare stats and the default daemon; then the default
-# daemon's last vs first. Last, labelled "repeated ids", the global-last
+# daemon's last vs first. On the global-last file also the daemon reading
+# it live through a FIFO (live_backlog, below). Last, labelled "repeated ids", the global-last
 # file of the earlier yardstick, whose repetitions repeat threads-big's 70
 # thread ids: there every repetition after the first names finished
 # threads, whose events the analyses skip (about 90% of RUN/STOP_THREAD),
@@ -212,6 +213,35 @@ breakdown() {
            (d - n) * 1000, (d - n) / s, d / r
   }'
 }
+# live_backlog G CONFIG...: the daemon reading G live, through a FIFO that
+# cat fills as fast as it is read (a backlog: the input never waits, so no
+# capability is given up on by quiet time, and the capability after the
+# highest seen is waited for until the reorder buffers hold 262,144
+# events: docs/lua-api.md §6 "Ordering"); per CONFIG the least CPU of N
+# runs and the largest peak RSS (exporters none).
+live_backlog() {
+  local G=$1 name; shift
+  rm -f "$tmp/fifo"
+  mkfifo "$tmp/fifo" || return 0
+  for name in "$@"; do
+    : >"$tmp/lb.all"
+    for _ in $(seq "$N"); do
+      cat "$G" >"$tmp/fifo" &
+      local writer=$!
+      measure "$tmp/lb" env OTEL_METRICS_EXPORTER=none \
+        OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+        OTEL_PROFILES_EXPORTER=none \
+        "$D" --config "$tmp/$name.yaml" --eventlog-file "$tmp/fifo" -hT
+      wait "$writer"
+      cat "$tmp/lb" >>"$tmp/lb.all"
+    done
+    awk -v n="$name" '{ c = $2 + $3; if (NR == 1 || c < b) b = c
+                        if ($4 > r) r = $4 }
+      END { printf "  daemon %-8s live (FIFO, a backlog): cpu best %7.3f s" \
+                   "  peak RSS %6.1f MiB\n", n, b, r / 1024 }' "$tmp/lb.all"
+  done
+  rm -f "$tmp/fifo"
+}
 if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
   # ids: "distinct" (-t, each repetition's threads its own) or "repeated"
   # (the earlier yardstick, global=last only).
@@ -236,6 +266,7 @@ if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
     if [ "$ids:$g" = distinct:last ]; then
       paired "$G" default all nousage run-empty
       breakdown
+      live_backlog "$G" default all
     elif [ $g = last ]; then
       paired "$G" default all
     else
