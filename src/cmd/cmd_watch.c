@@ -90,6 +90,11 @@ typedef struct watch_s {
   time_t started;
   /* warn_no_input said its piece (before the linger or at the end). */
   int warned_no_input;
+  /* The program's executable (find_program) and whether it is a GHC
+   * program watch probes (rts_has_flush_interval >= 0), from
+   * set_environment: rts_refused runs it once more. */
+  char exe[4096];
+  int ghc_rts;
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -280,6 +285,16 @@ static int rts_has_flush_interval(const char *exe) {
  * it goes on with the other flags): "PROG: the flag -l requires the
  * program to be built with -eventlog, -prof or -debug". */
 #define EL_PROBE_NO_EVENTLOG "requires the program to be built with -eventlog"
+/* What a GHC RTS (rts/RtsFlags.c, GHC 9.0 to 9.10) prints when it
+ * refuses a flag, then exits with status 1 in hs_init: after its
+ * complaints, the first line of its usage text (errorUsage); or only its
+ * complaint, for a size out of range (decodeSize) and for an option that
+ * needs -rtsopts given in GHCRTS. Not "RTS options are disabled"
+ * (-rtsopts=none): the "+RTS -ol<dead> -RTS" rts_refused adds gets that
+ * too, and such a program ignores GHCRTS and runs without options. */
+#define EL_RTS_USAGE "Usage: <prog> <args> [+RTS"
+#define EL_RTS_BAD_SIZE "error in RTS option "
+#define EL_RTS_SAFE_ONLY "Most RTS options are disabled."
 
 /* The options for the program's RTS into opts (w->rts_buf holds their
  * text); flush: rts_has_flush_interval's answer. Returns their count. */
@@ -527,6 +542,83 @@ static int probe_rts_args(const char *exe, char *const *opts, int n,
   return 0;
 }
 
+/* The RTS's first complaint in text (what the diagnosis probe printed)
+ * into reason (size bytes, NUL-terminated), without the "BASE: " prefix
+ * the RTS puts before each line: the first line that is not the --info
+ * table (indented), a warning ("Warning: Ignoring GHCRTS ...") or the
+ * usage text, its final full stop left out; "" when there is none. Returns 1 when text says the RTS
+ * refused a flag (EL_RTS_USAGE, EL_RTS_BAD_SIZE, EL_RTS_SAFE_ONLY), else
+ * 0. */
+static int rts_complaint(const char *text, const char *base, char *reason,
+                         size_t size) {
+  reason[0] = 0;
+  if (!strstr(text, EL_RTS_USAGE) && !strstr(text, EL_RTS_BAD_SIZE) &&
+      !strstr(text, EL_RTS_SAFE_ONLY))
+    return 0;
+  size_t bl = strlen(base);
+  for (const char *l = text; *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    const char *p = l;
+    size_t m = n;
+    if (m > bl + 1 && !strncmp(p, base, bl) && p[bl] == ':' && p[bl + 1] == ' ')
+      p += bl + 2, m -= bl + 2;
+    if (m && p[0] != ' ' && p[0] != '\t' && strncmp(p, "Warning:", 8) &&
+        strncmp(p, "Usage:", 6)) {
+      if (p[m - 1] == '.') m--; /* the message goes on after it */
+      snprintf(reason, size, "%.*s", (int)m, p);
+      break;
+    }
+    l += n + (nl != NULL);
+  }
+  return 1;
+}
+
+/* Did the program end (non-zero, having never opened its eventlog)
+ * because its RTS refused its options, e.g. its own "+RTS -hy -RTS"
+ * without -prof? The RTS then printed its complaint and its usage text
+ * (its stderr, which watch does not read) and exited 1 in hs_init. Runs
+ * it once more as the probe does (probe_fork: under the tripwire filter,
+ * output into a pipe, GHCRTS as it had plus the probe's dead -ol) with
+ * the argv it was started with followed by "+RTS -ol<dead> -RTS": an RTS
+ * that refuses a flag prints the same complaint and usage text again; one
+ * that takes them all stops at the dead -ol (or a tripwire), before main
+ * and before it opens any eventlog. Not when its arguments hold --RTS
+ * (the -ol<dead> would be the program's). Only for a GHC program watch
+ * probed. Returns 1 with the complaint in reason (rts_complaint), else 0. */
+static int rts_refused(watch_t *w, char *reason, size_t size) {
+  if (!w->ghc_rts || !WIFEXITED(w->wstatus) || WEXITSTATUS(w->wstatus) == 0)
+    return 0;
+  char **src = w->spawn_argv ? w->spawn_argv : w->prog_argv;
+  static char plus[] = "+RTS", dead[] = EL_PROBE_DEAD_OL, minus[] = "-RTS";
+  size_t n = 0;
+  for (; src[n]; n++)
+    if (!strcmp(src[n], "--RTS")) return 0;
+  char **av = calloc(n + 4, sizeof *av), **env = probe_environment();
+  size_t out_size = 32768; /* the usage text is about 9 KiB */
+  char *out = malloc(out_size);
+  int p[2] = {-1, -1}, guard_err, r = 0;
+  if (av && env && out && pipe2(p, O_CLOEXEC) == 0) {
+    memcpy(av, src, n * sizeof *av);
+    av[n] = plus, av[n + 1] = dead, av[n + 2] = minus;
+    pid_t pid = probe_fork(w->exe, av, env, p[1], &guard_err);
+    close(p[1]);
+    if (pid >= 0) {
+      long long deadline = now_ms() + EL_PROBE_TIMEOUT_MS;
+      probe_read(p[0], out, out_size, deadline);
+      probe_wait(pid, deadline);
+      const char *base = strrchr(w->prog_argv[0], '/');
+      r = rts_complaint(out, base ? base + 1 : w->prog_argv[0], reason, size);
+    }
+    close(p[0]);
+  }
+  if (env) free(env[0]);
+  free(env);
+  free(av);
+  free(out);
+  return r;
+}
+
 /* The program's argv with the RTS options first: argv[0] +RTS OPTS -RTS
  * ARGS... into w->spawn_argv (malloc'd). Returns 0 or -1 (no memory). */
 static int args_with_rts(watch_t *w, char *const *opts, int n) {
@@ -614,6 +706,8 @@ static int set_environment(watch_t *w) {
     return -1;
   }
   int flush = rts_has_flush_interval(exe);
+  snprintf(w->exe, sizeof w->exe, "%s", exe);
+  w->ghc_rts = flush >= 0;
   if (pass_rts_options(w, exe, flush) < 0) return -1;
   if (w->socket_path) /* eventlog-socket flushes on its own terms */
     return 0;
@@ -951,10 +1045,19 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
  * the eventlog elsewhere). Say so
  * once, before the linger or at the end, and name the eventlog file its
  * RTS wrote instead: its own -ol<FILE>, or <program>.eventlog in the
- * current folder, if one appeared. */
+ * current folder, if one appeared. When its RTS refused its options
+ * (rts_refused: it said why and exited 1), say that instead. */
 static void warn_no_input(watch_t *w) {
   if (w->warned_no_input || w->sessions > 0) return;
   w->warned_no_input = 1;
+  char reason[300];
+  if (rts_refused(w, reason, sizeof reason)) {
+    el_eprintf(
+        "watch: %s's RTS refused its options (see its message above)%s%s; "
+        "it exited before it opened its eventlog\n",
+        w->prog_argv[0], reason[0] ? ": " : "", reason);
+    return;
+  }
   const char *base = strrchr(w->prog_argv[0], '/');
   base = base ? base + 1 : w->prog_argv[0];
   if (w->socket_path)
@@ -1139,8 +1242,8 @@ int el_cmd_watch(int argc, char **argv) {
   if (!w.exited) drain_until_exit(&w);
   if (w.reaper_started) pthread_join(w.reaper, NULL);
   g_watch = NULL; /* the handlers stay, doing nothing, until exit */
+  if (ds == 0) warn_no_input(&w); /* before cleanup: spawn_argv */
   cleanup(&w);
-  if (ds == 0) warn_no_input(&w);
   int st = exit_status(w.wstatus);
   if (ds != 0)
     el_eprintf(

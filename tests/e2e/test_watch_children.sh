@@ -21,7 +21,13 @@
 #  - some -hT: without -rtsopts the RTS refuses -hT on its command line
 #    and in GHCRTS alike (GHC 9.0): watch falls back to GHCRTS and the
 #    program stops with "Most RTS options are disabled", as it would
-#    without watch (its status, 1);
+#    without watch (its status, 1); watch says its RTS refused its
+#    options, quoting that line (not "never opened the FIFO");
+#  - hy: a program built with -eventlog -rtsopts but not -prof, given its
+#    own "+RTS -hy -RTS": its RTS refuses -hy with its usage text, status
+#    1; watch says the RTS refused its options, quoting "the flag -hy
+#    requires the program to be built with -prof", not "never opened the
+#    FIFO"; main never ran (watch's second look at its RTS neither);
 #  - ignore: -rtsopts=ignore leaves its command line to main: watch falls
 #    back to GHCRTS (-v info says so), main sees only its own arguments,
 #    the eventlog is read;
@@ -117,6 +123,21 @@ ran_once() {
     fail "$1: main's runs: '$(echo $got)', want once: $2"
 }
 
+# refused NAME REASON: watch said once that the program's RTS refused its
+# options, quoting REASON (what the RTS printed, without its "PROG: "),
+# and not that the program never opened the FIFO.
+refused() {
+  local want="'s RTS refused its options (see its message above): $2; it exited before it opened its eventlog"
+  if [ "$(grep -c "RTS refused its options" "$T/$1.err")" = 1 ] &&
+     grep -qF -- "$want" "$T/$1.err" &&
+     ! grep -q 'never opened the eventlog FIFO' "$T/$1.err"; then
+    pass "$1: $(grep -o "RTS refused.*" "$T/$1.err")"
+  else
+    grep 'watch: ' "$T/$1.err" | tail -n 3
+    fail "$1: watch did not say the RTS refused its options ($2)"
+  fi
+}
+
 echo "== children"
 run children "$dir/parent" parent 3 "$dir/plain" "$dir/ev"
 args_seen children "[\"parent\",\"3\",\"$dir/plain\",\"$dir/ev\"]"
@@ -181,6 +202,23 @@ st=$?
   { tail -n 5 "$T/somehT.err"; fail "some -hT: status $st"; }
 [ ! -e "$T/somehT.mark" ] && pass "some -hT: main never ran" ||
   fail "some -hT: main ran: $(cat "$T/somehT.mark")"
+refused somehT 'Most RTS options are disabled. Link with -rtsopts to enable them'
+
+echo "== hy: the program's own +RTS -hy -RTS, not built with -prof"
+# Its RTS prints "the flag -hy requires the program to be built with
+# -prof" and its usage text, and exits 1 before it opens the FIFO (GHC
+# 9.0). Before, watch then asked whether it was built with -eventlog or
+# linked with -rtsopts=none: both wrong.
+(cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/hy.mark" timeout 60 \
+  "$EL" watch -v info --no-linger --web-port 0 -- "$dir/ev" +RTS -hy -RTS a) \
+  < /dev/null > "$T/hy.out" 2> "$T/hy.err"
+st=$?
+[ $st = 1 ] && grep -q 'ev: Usage: <prog> <args> \[+RTS' "$T/hy.err" &&
+  pass "hy: the RTS printed its usage text, status 1" ||
+  { tail -n 5 "$T/hy.err"; fail "hy: status $st"; }
+[ ! -e "$T/hy.mark" ] && pass "hy: main never ran (nor for the diagnosis)" ||
+  fail "hy: main ran: $(cat "$T/hy.mark")"
+refused hy 'the flag -hy requires the program to be built with -prof'
 
 echo "== none: -rtsopts=none"
 run none "$dir/none" a
