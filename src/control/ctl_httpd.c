@@ -639,17 +639,20 @@ void el_ctl_httpd_stop(el_ctl_httpd_t *h) {
   const el_ctl_httpd_stats_t *s = &h->stats;
   bool dropped = s->refused || s->evicted || s->cut_header ||
                  s->cut_request || s->busy;
+  /* One count of connections, as "at most N open at once" counts them
+   * (normal and reserve alike): the admitted, split into normal service
+   * and reserve; the refused were never admitted. */
   el_log(dropped ? EL_LOG_WARN : EL_LOG_DEBUG,
-         "%s: %llu connections served, at most %u at once; %llu refused, "
+         "%s: %llu connections admitted, at most %u open at once: %llu "
+         "for normal service, %llu in the reserve (%llu requests answered "
+         "503, %llu /health); %llu refused (no room, even in the reserve), "
          "%llu displaced, %llu cut off (%llu headers late, %llu requests "
-         "late); reserve: %llu connections, %llu answered 503, %llu "
-         "/health",
-         h->name, (unsigned long long)s->accepted, s->open_peak,
+         "late)",
+         h->name, (unsigned long long)(s->accepted + s->reserve), s->open_peak,
+         (unsigned long long)s->accepted, (unsigned long long)s->reserve,
+         (unsigned long long)s->busy, (unsigned long long)s->health,
          (unsigned long long)s->refused, (unsigned long long)s->evicted,
          (unsigned long long)(s->cut_header + s->cut_request),
-         (unsigned long long)s->cut_header,
-         (unsigned long long)s->cut_request,
-         (unsigned long long)s->reserve, (unsigned long long)s->busy,
-         (unsigned long long)s->health);
+         (unsigned long long)s->cut_header, (unsigned long long)s->cut_request);
   free_h(h);
 }

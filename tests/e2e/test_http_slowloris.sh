@@ -148,9 +148,9 @@ closed=$(sed -n 's/^closed=//p' "$tmp/trickle.out")
   || fail "el_trickle held only ${peak:-0} connections at once"
 [ "${closed:-0}" -gt 0 ] || fail "no trickling connection was cut off"
 # The daemon counted what it dropped, per server, at exit.
-grep -E ': [0-9]+ connections served' "$tmp/daemon.err" | sed 's/^/  /'
+grep -E ': [0-9]+ connections admitted' "$tmp/daemon.err" | sed 's/^/  /'
 for name in "control server" "Prometheus endpoint" "web view"; do
-  grep -qE "$name: [0-9]+ connections served.* displaced, [1-9][0-9]* cut off" \
+  grep -qE "$name: [0-9]+ connections admitted.* displaced, [1-9][0-9]* cut off" \
     "$tmp/daemon.err" || fail "$name reported no connection cut off"
 done
 

@@ -1242,6 +1242,12 @@ static void test_httpd_request_deadline(void **st) {
   el_ctl_httpd_stop(h);
 }
 
+/* An el_log hook keeping the last message in ud (char[1024]). */
+static void keep_line(void *ud, el_log_level_t level, const char *msg) {
+  (void)level;
+  snprintf(ud, 1024, "%s", msg);
+}
+
 /* Past the per-address limit a client gets the reserve: 503 with
  * Retry-After, or 200 for GET /health; past the reserve, its connections
  * are closed at once. Other addresses (and 127.0.0.1, exempt) are served
@@ -1294,7 +1300,35 @@ static void test_httpd_per_address_and_reserve(void **st) {
   assert_true(s.reserve >= 4);
   assert_true(s.refused >= 1);
   assert_int_equal(s.accepted, 4);
+  /* The summary at stop counts the connections "at most N open at once"
+   * counts: 4 for normal service and the reserve's (the held 2 and the 2
+   * reserve ones were open together: N >= 4), the refused apart. Before,
+   * "K connections served" left the reserve out while "at most N at
+   * once" counted it. */
+  char line[1024] = "";
+  el_log_set_hook(keep_line, line);
   el_ctl_httpd_stop(h);
+  el_log_set_hook(NULL, NULL);
+  printf("# %s\n", line);
+  unsigned long long admitted = 0, normal = 0, reserve = 0, refused = 0;
+  unsigned peak = 0;
+#define SUMMARY                                                            \
+  "test server: %llu connections admitted, at most %u open at once: %llu " \
+  "for normal service, %llu in the reserve (1 requests answered 503, 1 "   \
+  "/health); %llu refused (no room, even in the reserve), 0 displaced, 0 " \
+  "cut off (0 headers late, 0 requests late)"
+  assert_int_equal(
+      sscanf(line, SUMMARY, &admitted, &peak, &normal, &reserve, &refused), 5);
+  char want[1024];
+  snprintf(want, sizeof want, SUMMARY, admitted, peak, normal, reserve,
+           refused);
+#undef SUMMARY
+  assert_string_equal(line, want); /* the words between the numbers too */
+  assert_int_equal(normal, 4);
+  assert_int_equal(reserve, s.reserve);
+  assert_int_equal(admitted, normal + reserve);
+  assert_true(peak >= 4 && peak <= admitted);
+  assert_int_equal(refused, s.refused);
 }
 
 /* When every place is taken, a new client displaces the connection that
