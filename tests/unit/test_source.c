@@ -910,7 +910,7 @@ static void test_gives_up_after_retries(void **state) {
   loop_done(&loop);
 }
 
-/* Warnings logged (test_empty_sessions_back_off), one per line. */
+/* Warnings logged (run_warned), one per line. */
 static char warned[2048];
 
 static void warn_hook(void *ud, el_log_level_t level, const char *msg) {
@@ -920,6 +920,22 @@ static void warn_hook(void *ud, el_log_level_t level, const char *msg) {
     strcat(warned, msg);
     strcat(warned, "\n");
   }
+}
+
+/* Make a source on loop with o, recording into r, and run the loop until
+ * it ends (10 s at most); the warnings it logged are left in warned (the
+ * log threshold WARN meanwhile, then restored). Returns the source, for
+ * the caller to check and free. */
+static el_src_t *run_warned(uv_loop_t *loop, el_src_opts_t *o, rec_t *r) {
+  warned[0] = 0;
+  el_log_level_t saved = el_log_threshold;
+  el_log_threshold = EL_LOG_WARN; /* the hook sees what passes it */
+  el_log_set_hook(warn_hook, NULL);
+  el_src_t *src = make(loop, o, r);
+  run_for(loop, 10000);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = saved;
+  return src;
 }
 
 /* A peer that accepts and closes at once counts as a failed attempt; the
@@ -941,14 +957,7 @@ static void test_empty_sessions_back_off(void **state) {
   unix_opts(&o, path);
   o.retries = 3;
   rec_t r = {0};
-  warned[0] = 0;
-  el_log_level_t saved = el_log_threshold;
-  el_log_threshold = EL_LOG_WARN; /* the hook sees what passes it */
-  el_log_set_hook(warn_hook, NULL);
-  el_src_t *src = make(&loop, &o, &r);
-  run_for(&loop, 10000);
-  el_log_set_hook(NULL, NULL);
-  el_log_threshold = saved;
+  el_src_t *src = run_warned(&loop, &o, &r);
   /* the first warning (the first empty session's); the next one is the
    * socket gone (ENOENT): a failure to connect */
   assert_true(strncmp(warned, "Connection on Unix socket ", 26) == 0);
@@ -983,14 +992,7 @@ static void fail_with_peer(const volatile sig_atomic_t *peer_exited,
   o.peer_exited = peer_exited;
   o.peer_grace_s = 0.2;
   rec_t r = {0};
-  warned[0] = 0;
-  el_log_level_t saved = el_log_threshold;
-  el_log_threshold = EL_LOG_WARN;
-  el_log_set_hook(warn_hook, NULL);
-  el_src_t *src = make(&loop, &o, &r);
-  run_for(&loop, 10000);
-  el_log_set_hook(NULL, NULL);
-  el_log_threshold = saved;
+  el_src_t *src = run_warned(&loop, &o, &r);
   assert_int_equal(r.ends, 1);
   assert_int_equal(el_src_stats(src)->failures, retries + 1);
   el_src_free(src);
