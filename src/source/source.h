@@ -5,7 +5,8 @@
  * Unix-domain socket or a TCP socket (eventlog-socket). Socket sources
  * reconnect with exponential backoff; every connection is a new session
  * (spec/eventlog-format.md §4.7, §5.3-§5.4, §5.8). Every byte received can
- * be teed to a file (--eventlog-log-file). Bytes can be written back on the
+ * be teed to a file (--eventlog-log-file; rotated at a cut point so that
+ * each file reads as an eventlog, src_tee.h). Bytes can be written back on the
  * current socket connection (the control channel, spec §5.7).
  *
  * Option names and defaults follow the reference tool
@@ -273,9 +274,14 @@ void el_src_received(const el_src_t *src, uint64_t *by_unix_ns, int *live);
 int el_src_recorded_fd(const el_src_t *src);
 
 /* Reopen the --eventlog-log-file tee (after log rotation moved it away):
- * later bytes are appended to the file now at that path, created if
- * needed; nothing already written is truncated. Returns 0 (also without a
- * tee), or a negated errno with the old file kept open. */
+ * the file now at that path is opened at once (created if needed, appended
+ * to; nothing already written is truncated; if it is the file being
+ * written, nothing changes), and later bytes go to it from the next cut
+ * point on: the end of the block in progress, or at once before a header
+ * or between sessions; the old file then gets DATA_END and the new one
+ * the session's header first, so that each reads as an eventlog
+ * (src_tee.h, docs/sources.md "Tee"). Returns 0 (also without a tee), or
+ * a negated errno with the old file kept open. */
 int el_src_reopen_tee(el_src_t *src);
 
 /* Is a session open now (connected socket, open file)? */

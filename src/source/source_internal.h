@@ -6,6 +6,7 @@
 #define EL_SOURCE_INTERNAL_H
 
 #include "source.h"
+#include "src_tee.h"
 
 /* Life of a source. */
 typedef enum {
@@ -117,7 +118,7 @@ struct el_src_s {
   size_t buf_size;                  /* its size in bytes */
   int buf_busy;                     /* handed to libuv for a read */
 
-  int tee_fd;                       /* --eventlog-log-file, -1 if none */
+  el__tee_t tee;                    /* --eventlog-log-file (fd -1: none) */
   int discarding;                   /* el_src_discard: tee no more */
   el_src_stats_t stats;
   /* Set during el__src_open_failed when the connection was accepted,

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -86,7 +87,7 @@ static int open_tee(el_src_t *s) {
            e == ENXIO ? " (a FIFO nobody reads)" : "");
     return -e;
   }
-  s->tee_fd = fd;
+  el__tee_init(&s->tee, fd, s->log_file, &s->stats);
   return 0;
 }
 
@@ -105,7 +106,7 @@ int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
   s->loop = loop;
   s->opts = chk;
   s->fd = -1;
-  s->tee_fd = -1;
+  el__tee_init(&s->tee, -1, NULL, &s->stats);
   if (cb)
     s->cb = *cb;
   s->vt = pick_vt(o->kind);
@@ -187,8 +188,8 @@ void el__src_poll_later(el_src_t *s, double seconds) {
 }
 
 static void really_free(el_src_t *s) {
-  if (s->tee_fd >= 0)
-    close(s->tee_fd);
+  el__tee_session_end(&s->tee); /* a pending rotation: now */
+  el__tee_close(&s->tee);
   el_free(s->buf);
   el_free(s->buf2);
   el_free(s->path);
@@ -485,6 +486,7 @@ void el__src_opened(el_src_t *s) {
 void el__src_session_ended(el_src_t *s, int err) {
   if (s->state != SRC_OPEN)
     return;
+  el__tee_session_end(&s->tee);
   el__src_waits(s, 0);
   if (!reconnects(s)) {
     begin_end(s, err);
@@ -513,49 +515,6 @@ void el__src_session_ended(el_src_t *s, int err) {
 
 /* {====== delivery ======} */
 
-/* write(2) that cannot raise SIGPIPE (a FIFO as tee whose reader went
- * away) and leaves the process's signal dispositions alone: SIGPIPE is
- * blocked in this thread for the call, and the one the write raised is
- * taken off the thread's pending set before the old mask returns. */
-static ssize_t write_nosigpipe(int fd, const void *buf, size_t len) {
-  sigset_t pipe_set, old, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigemptyset(&pending);
-  sigpending(&pending);
-  int was_pending = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  ssize_t n = write(fd, buf, len);
-  int e = errno;
-  if (n < 0 && e == EPIPE && !was_pending) {
-    const struct timespec zero = {0, 0};
-    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-      ;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  errno = e;
-  return n;
-}
-
-static void tee_bytes(el_src_t *s, const uint8_t *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = write_nosigpipe(s->tee_fd, buf, len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      if (s->stats.tee_errors == 0)
-        el_log(EL_LOG_ERROR, "--eventlog-log-file %s: %s; bytes not teed "
-                             "are counted", s->log_file,
-               n < 0 ? strerror(errno) : "short write");
-      s->stats.tee_errors += len;
-      return;
-    }
-    s->stats.tee_bytes += (uint64_t)n;
-    buf += n;
-    len -= (size_t)n;
-  }
-}
-
 void el__src_waits(el_src_t *s, int waiting) {
   waiting = waiting && s->state == SRC_OPEN && !s->paused;
   if (s->waiting == waiting)
@@ -580,14 +539,14 @@ void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
   }
   s->stats.bytes += len;
   s->session_bytes = 1;
-  if (s->tee_fd >= 0 && !s->discarding)
-    tee_bytes(s, buf, len);
+  if (!s->discarding)
+    el__tee_write(&s->tee, buf, len);
   if (s->cb.on_data)
     s->cb.on_data(s->cb.ud, s, buf, len);
 }
 
 int el_src_reopen_tee(el_src_t *s) {
-  if (!s->log_file)
+  if (!s->log_file || s->tee.fd < 0)
     return 0;
   int fd = open(s->log_file,
                 O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0644);
@@ -597,10 +556,26 @@ int el_src_reopen_tee(el_src_t *s) {
            "writing on to the file already open", s->log_file, strerror(e));
     return -e;
   }
-  if (s->tee_fd >= 0)
-    close(s->tee_fd);
-  s->tee_fd = fd;
-  el_log(EL_LOG_INFO, "--eventlog-log-file %s reopened", s->log_file);
+  struct stat a, b;
+  if (fstat(fd, &a) == 0 && fstat(s->tee.fd, &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino) {
+    /* Not moved away: rotating would split the file in two sessions. */
+    close(fd);
+    el_log(EL_LOG_INFO,
+           "--eventlog-log-file %s reopened: the same file, "
+           "writing on",
+           s->log_file);
+    return 0;
+  }
+  el__tee_rotate(&s->tee, fd);
+  if (el__tee_pending(&s->tee))
+    el_log(EL_LOG_INFO,
+           "--eventlog-log-file %s reopened: the old file "
+           "takes the bytes up to the end of the block or event in "
+           "progress",
+           s->log_file);
+  else
+    el_log(EL_LOG_INFO, "--eventlog-log-file %s reopened", s->log_file);
   return 0;
 }
 
@@ -638,7 +613,10 @@ int el_src_paused(const el_src_t *s) { return s->paused; }
 
 int el_src_connected(const el_src_t *s) { return s->state == SRC_OPEN; }
 
-void el_src_discard(el_src_t *s) { s->discarding = 1; }
+void el_src_discard(el_src_t *s) {
+  s->discarding = 1;
+  el__tee_session_end(&s->tee); /* a pending rotation: now */
+}
 
 int el_src_drainable(const el_src_t *s) {
   if (s->state != SRC_OPEN || !s->h_open)

@@ -3,8 +3,10 @@
 # status"): a writer feeds a FIFO with a real eventlog slowly; the daemon
 # (console exporter, --eventlog-log-file tee) gets
 #   SIGHUP   -> it reopens the tee (the file moved away meanwhile, as log
-#               rotation does), goes on to the end, exports every record of
-#               the clean run, exits 0;
+#               rotation does) at the end of the block in progress: both
+#               files read alone, their events together are the input's;
+#               it goes on to the end, exports every record of the clean
+#               run, exits 0;
 #   SIGTERM, SIGINT -> it stops reading, exports everything it decoded
 #               (every USER_MARKER and USER_MSG in the bytes it received, as
 #               decoded from its own tee by `show`), exits 0.
@@ -63,6 +65,18 @@ for line in sys.stdin:
         print(f.get("marker", f.get("text", "")))'
 }
 
+# events FILE: every event as show --json gives it, without its byte
+# offset and Unix time (a file's own: a rotated tee's second part starts
+# at another offset, before any WALL_CLOCK_TIME).
+events() {
+  "$EL_BIN" show --json "$1" 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    e.pop("offset", None); e.pop("unix_ns", None)
+    print(json.dumps(e, sort_keys=True))'
+}
+
 markers "$src" | sort >"$tmp/all.markers"
 [ "$(wc -l <"$tmp/all.markers")" -gt 10 ] || { echo "FAIL: no markers in $src"; exit 1; }
 
@@ -86,11 +100,21 @@ for sig in HUP TERM INT; do
   kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
   bodies "$tmp/out-$sig" | sort >"$tmp/got-$sig"
   if [ "$sig" = HUP ]; then
-    cat "$tmp/tee-$sig.1" "$tmp/tee-$sig" >"$tmp/tee-$sig.all" 2>/dev/null
+    # Each file is an eventlog of its own (show: status 0, no warning);
+    # the old file's events then the new one's are the input's.
+    events "$src" >"$tmp/events.want"
+    for f in "$tmp/tee-$sig.1" "$tmp/tee-$sig"; do
+      if ! "$EL_BIN" show "$f" >/dev/null 2>"$tmp/show.err" || [ -s "$tmp/show.err" ]; then
+        echo "FAIL: SIGHUP: $(basename "$f") does not read alone:"; sed 's/^/  /' "$tmp/show.err" | head -3; fail=1
+      fi
+    done
+    { events "$tmp/tee-$sig.1"; events "$tmp/tee-$sig"; } >"$tmp/events.got"
     if [ ! -s "$tmp/tee-$sig" ]; then
       echo "FAIL: SIGHUP: nothing was written to the reopened tee"; fail=1
-    elif ! cmp -s "$tmp/tee-$sig.all" "$src"; then
-      echo "FAIL: SIGHUP: the rotated and the reopened tee together are not the input"; fail=1
+    elif ! cmp -s "$tmp/events.got" "$tmp/events.want"; then
+      echo "FAIL: SIGHUP: the events of the rotated and the reopened tee are not the input's"; fail=1
+    else
+      echo "ok: SIGHUP: rotated tee $(stat -c %s "$tmp/tee-$sig.1") bytes + reopened $(stat -c %s "$tmp/tee-$sig") bytes, $(wc -l <"$tmp/events.want") events, each file readable"
     fi
     want="$tmp/all.markers"
   else
