@@ -356,6 +356,7 @@ static void set_diag(el_ev_decoder_t *d, int code, uint64_t off, int type,
   d->diag.cut_event = 0;
   d->diag.header = code == EL_EBADHDR; /* and where EL_ETRUNC is a header's */
   d->diag.expected = 0;
+  d->diag.block_missing = 0;
   va_start(ap, fmt);
   vsnprintf(d->diag.msg, sizeof d->diag.msg, fmt, ap);
   va_end(ap);
@@ -3286,6 +3287,28 @@ uint64_t el_ev_decoder_offset(const el_ev_decoder_t *d) { return d->base; }
 /* At the end of the input, the event cut short in the reassembly buffer:
  * EL_ETRUNC with its type, how many of its bytes came and the byte where
  * the input ends (as the message of an end between events names it). */
+/* How far short of its block the input ending at `end` is: the bytes
+ * the current block's marker declared beyond end (0 when end is not
+ * inside a block of believable size), with ", N bytes short of the end
+ * of the capability C block from byte B" (or "the global block") in
+ * buf[size] ("" when 0). */
+static uint64_t block_short(const el_ev_decoder_t *d, uint64_t end, char *buf,
+                            size_t size) {
+  buf[0] = '\0';
+  if (d->block_end == BLOCK_OPEN || end >= d->block_end || end <= d->block_off)
+    return 0;
+  uint64_t missing = d->block_end - end;
+  char who[32];
+  if (d->block_cap == EL_EV_NO_CAP)
+    snprintf(who, sizeof who, "the global block");
+  else
+    snprintf(who, sizeof who, "capability %u's block", d->block_cap);
+  snprintf(buf, size, ", %llu byte%s short of the end of %s from byte %llu",
+           (unsigned long long)missing, plural(missing), who,
+           (unsigned long long)d->block_off);
+  return missing;
+}
+
 static int truncated_event(el_ev_decoder_t *d) {
   long n = 0;
   size_t c = 0, need;
@@ -3295,13 +3318,15 @@ static int truncated_event(el_ev_decoder_t *d) {
   d->bad_time = 0;
   need = n > 0 ? (size_t)n : d->plen;
   int type = d->plen >= 2 ? el_ev_be16(d->pend) : -1;
-  char nm[64];
+  char nm[64], blk[96];
+  uint64_t missing = block_short(d, d->poff + d->plen, blk, sizeof blk);
   set_diag(d, EL_ETRUNC, d->poff, type,
            "eventlog truncated inside an event, %s, at byte %llu "
-           "(%zu of %zu byte%s present): the input ends at byte %llu",
+           "(%zu of %zu byte%s present): the input ends at byte %llu%s",
            tname(type, nm, sizeof nm), (unsigned long long)d->poff, d->plen,
-           need, plural(need), (unsigned long long)(d->poff + d->plen));
+           need, plural(need), (unsigned long long)(d->poff + d->plen), blk);
   d->diag.cut_event = 1;
+  d->diag.block_missing = missing;
   d->plen = 0;
   return EL_ETRUNC;
 }
@@ -3313,11 +3338,14 @@ static int truncated_event(el_ev_decoder_t *d) {
 static int finish_data(el_ev_decoder_t *d) {
   if (d->plen)
     return truncated_event(d);
+  char blk[96];
+  uint64_t missing = block_short(d, d->base, blk, sizeof blk);
   set_diag(d, 0, d->base, -1,
-           "eventlog ends at byte %llu without its end-of-data marker: "
+           "eventlog ends at byte %llu without its end-of-data marker%s: "
            "the log is incomplete (the program was killed or is still "
            "writing)",
-           (unsigned long long)d->base);
+           (unsigned long long)d->base, blk);
+  d->diag.block_missing = missing;
   warn(d);
   d->diag.code = 0;
   return 0;

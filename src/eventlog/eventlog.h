@@ -151,6 +151,13 @@ typedef struct el_diag_s {
    * connection (spec §5.4; peers/eventlog-socket/README.md). Callers may
    * say it at info level rather than as a warning. 0 otherwise. */
   int expected;
+  /* block_missing: with cut_event at the end of the input (EL_ETRUNC),
+   * the bytes the cut event's block still had to hold by its marker's
+   * size (spec §1.5): those events are lost, besides the cut one (the
+   * message says "..., N bytes short of the end of capability C's
+   * block from byte B"). 0 when the input ended outside a block of
+   * believable size. */
+  uint64_t block_missing;
   char msg[256];             /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
                                 byte N"), so callers print it as is and

@@ -23,7 +23,16 @@
 #   - their timeUnixNano is within 1 s (median) of the printed time;
 #   - every marker in the bytes the daemon received (--eventlog-log-file,
 #     found by their bytes) was exported;
-#   - /metrics served ghc_eventlog_HeapSize_bytes while the program ran.
+#   - /metrics served ghc_eventlog_HeapSize_bytes while the program ran;
+#   - at the program's exit the library usually cuts its connection inside
+#     an event, short of the end of the block it was sending (it frees
+#     what the socket did not take at once; when its worker thread sent
+#     everything first, the connection ends with the end-of-data marker):
+#     the daemon warns that the connection closed before the program's
+#     last events were sent, with the cut event's and its block's offsets
+#     and the bytes the block still declared, as
+#     tests/e2e/socket_cut_expect.py computes them from the tee with its
+#     own framing; after a complete connection, no such warning.
 # Both orders: the daemon first (it retries until the socket appears), and
 # the program first (the daemon connects ~4 s into the run: the session's
 # clock must not start at the connection).
@@ -43,5 +52,22 @@ for name in daemon-first program-first; do
   grep -q "warning: .*stray bytes" "$T/$name.daemon.err" &&
     fail "$name: the daemon warned about eventlog-socket's stray marker" ||
     pass "$name: no warning for eventlog-socket's stray marker"
+done
+# The cut at exit, said in the user's terms with the bytes lost, checked
+# against an independent reading of the bytes received.
+for name in daemon-first program-first; do
+  want=$(python3 "$SRC/tests/e2e/socket_cut_expect.py" "$T/$name.tee") ||
+    { fail "$name: the connection was not cut inside a block (test premise)"; continue; }
+  line="warning: Unix socket $sock: the connection closed before the program's last events were sent: eventlog truncated inside an event, "
+  if [ "$want" = complete ]; then
+    grep -qF "the connection closed" "$T/$name.daemon.err" &&
+      fail "$name: a complete connection said to be cut" ||
+      pass "$name: the library sent everything this time: no cut said"
+  elif grep -F "$line" "$T/$name.daemon.err" | grep -qF "$want"; then
+    pass "$name: the cut at exit said with its bytes ($want)"
+  else
+    grep -n 'truncated\|connection closed' "$T/$name.daemon.err"
+    fail "$name: no warning saying the connection closed at: $want"
+  fi
 done
 pl_finish

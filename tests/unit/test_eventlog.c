@@ -1377,6 +1377,92 @@ static void test_truncated_header_and_event(void **st) {
   el_ev_decoder_free(d);
 }
 
+/* The input ends inside a block (eventlog-socket on GHC 9.0 closes its
+ * connection at exit partway through its last block): the diagnostic
+ * says how many bytes the block's marker still declared, which were lost
+ * with the cut event. By hand: a header declaring RUN_THREAD (1, 4
+ * bytes) and BLOCK_MARKER (18, 14), then at byte M a capability 3 block
+ * of 24 + 3 x 14 = 66 bytes, of which the marker, one RUN_THREAD and 5
+ * bytes of the next come: the input ends at M + 43, 66 - 43 = 23 bytes
+ * short. Ending between events there (M + 38): 28 bytes short, in the
+ * warning about the missing end-of-data marker. Ending after the block
+ * whole (M + 66, no DATA_END): nothing is short. Any chunking. */
+static void build_short_block(tu_buf_t *b, size_t *m) {
+  b->n = 0;
+  tu_hdr_begin(b);
+  tu_decl(b, 1, 4, "Run thread");
+  tu_decl(b, 18, 14, "Block marker");
+  tu_hdr_end(b);
+  *m = b->n;
+  tu_ev(b, 18, 100);
+  tu_u32(b, 24 + 3 * 14);
+  tu_u64(b, 200);
+  tu_u16(b, 3);
+  for (uint32_t k = 1; k <= 3; k++) {
+    tu_ev(b, 1, 100 + 10 * k);
+    tu_u32(b, k);
+  }
+}
+
+static uint64_t short_missing;
+static char short_msg[256];
+static void short_warning(void *ud, const el_diag_t *d) {
+  tu_on_warning(ud, d);
+  short_missing = d->block_missing;
+  snprintf(short_msg, sizeof short_msg, "%s", d->msg);
+}
+
+/* Decode the first len bytes of b in pieces of step; finish's code. The
+ * last diagnostic (finish's error, else the last warning) goes into
+ * short_missing and short_msg. */
+static int decode_short(const tu_buf_t *b, size_t len, size_t step) {
+  tu_digest_t g = {0};
+  el_ev_sink_t s = tu_sink(&g);
+  s.on_warning = short_warning;
+  short_missing = 0;
+  short_msg[0] = '\0';
+  el_ev_decoder_t *d = el_ev_decoder_new(&s);
+  for (size_t i = 0; i < len; i += step)
+    assert_int_equal(
+        el_ev_decoder_feed(d, b->b + i, len - i < step ? len - i : step), 0);
+  int rc = el_ev_decoder_finish(d);
+  if (rc) {
+    short_missing = el_ev_decoder_diag(d)->block_missing;
+    snprintf(short_msg, sizeof short_msg, "%s", el_ev_decoder_diag(d)->msg);
+  }
+  el_ev_decoder_free(d);
+  return rc;
+}
+
+static void test_cut_short_of_its_block(void **st) {
+  (void)st;
+  static tu_buf_t b;
+  size_t m;
+  char want[160];
+  build_short_block(&b, &m);
+  for (size_t step = 1; step <= b.n; step++) {
+    assert_int_equal(decode_short(&b, m + 43, step), EL_ETRUNC);
+    assert_int_equal(short_missing, 23);
+    snprintf(want, sizeof want,
+             "the input ends at byte %zu, 23 bytes short of the end of "
+             "capability 3's block from byte %zu",
+             m + 43, m);
+    if (!strstr(short_msg, want))
+      fail_msg("step %zu: \"%s\" lacks \"%s\"", step, short_msg, want);
+    assert_int_equal(decode_short(&b, m + 38, step), 0);
+    assert_int_equal(short_missing, 28);
+    snprintf(want, sizeof want,
+             "ends at byte %zu without its end-of-data marker, 28 bytes "
+             "short of the end of capability 3's block from byte %zu:",
+             m + 38, m);
+    if (!strstr(short_msg, want))
+      fail_msg("step %zu: \"%s\" lacks \"%s\"", step, short_msg, want);
+    assert_int_equal(decode_short(&b, m + 66, step), 0);
+    assert_int_equal(short_missing, 0);
+    assert_null(strstr(short_msg, "short of"));
+  }
+}
+
 /* {====== real logs ======} */
 
 static uint64_t digest_chunked(const uint8_t *p, size_t n, size_t split,
@@ -1703,6 +1789,7 @@ int main(void) {
       cmocka_unit_test(test_undeclared_type_is_corrupt),
       cmocka_unit_test(test_cut_block_resyncs_at_next_block),
       cmocka_unit_test(test_truncated_header_and_event),
+      cmocka_unit_test(test_cut_short_of_its_block),
       cmocka_unit_test(test_feed_split_at_every_byte),
       cmocka_unit_test(test_stale_bytes_before_header),
       cmocka_unit_test(test_two_sessions_back_to_back),

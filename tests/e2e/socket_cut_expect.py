@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Where the real eventlog-socket's first connection was cut, from the bytes
+the daemon received (its --eventlog-log-file tee), read with this file's own
+framing rules (the eventlog format's, spec §1: header declarations, event
+sizes, block markers), never with the project's decoder.
+
+    socket_cut_expect.py TEE
+
+Prints one line, the clause the daemon's warning must hold:
+  at byte C (H of N bytes present): the input ends at byte E, M bytes short
+  of the end of capability K's block from byte B
+("the global block" for capability 0xFFFF; N is H when the cut event's
+size field did not come), or "complete" when the connection ends with the
+end-of-data marker (the library's worker thread sent everything before
+the program's exit freed its queue: it happens).
+(C: the cut event's offset, E: where the connection's bytes end, B: the
+offset of the block marker the cut event lies in, M: what that marker's
+size still declared). Offsets count from the tee's first byte, as the
+daemon counts a socket's bytes over its connections. Exit 1, with a
+reason, when the first connection was not cut inside an event of a block.
+
+A connection begins with eventlog-socket's 24-byte block marker of
+capability 0xFFFF, then "hdrb" (peers/eventlog-socket/README.md); the
+first connection runs to the next such start or to the end of the tee.
+"""
+import struct
+import sys
+
+
+def conn_starts(d):
+    """Offsets of every "hdrb" preceded by a 24-byte marker of 0xFFFF."""
+    out, i = [], d.find(b"hdrb")
+    while i >= 0:
+        if i >= 24 and d[i - 24:i - 22] == b"\x00\x12" and \
+                d[i - 2:i] == b"\xff\xff":
+            out.append(i - 24)
+        i = d.find(b"hdrb", i + 1)
+    return out
+
+
+def header(d, j):
+    """(event sizes by id, offset of the first data byte) of the header
+    at j ("hdrb")."""
+    assert d[j:j + 8] == b"hdrbhetb", "no header at %d" % j
+    j += 8
+    sizes = {}
+    while d[j:j + 4] == b"etb\x00":
+        et, sz = struct.unpack(">Hh", d[j + 4:j + 8])
+        dl = struct.unpack(">I", d[j + 8:j + 12])[0]
+        j += 12 + dl
+        el = struct.unpack(">I", d[j:j + 4])[0]
+        j += 4 + el
+        assert d[j:j + 4] == b"ete\x00", "bad declaration at %d" % j
+        j += 4
+        sizes[et] = sz
+    assert d[j:j + 12] == b"hetehdredatb", "bad header end at %d" % j
+    return sizes, j + 12
+
+
+def main():
+    d = open(sys.argv[1], "rb").read()
+    starts = conn_starts(d)
+    if not starts:
+        sys.exit("no connection start in the tee")
+    end = starts[1] if len(starts) > 1 else len(d)
+    sizes, j = header(d, starts[0] + 24)
+    block = None  # (offset, size, capability)
+    while j < end:
+        if end - j < 2:
+            sys.exit("cut inside an event type at %d: not expected" % j)
+        et = struct.unpack(">H", d[j:j + 2])[0]
+        if et == 0xFFFF:
+            print("complete")
+            return
+        sz = sizes[et]
+        if sz < 0:
+            n = 12 + struct.unpack(">H", d[j + 10:j + 12])[0] \
+                if end - j >= 12 else None
+        else:
+            n = 10 + sz
+        if n is None or j + n > end:
+            if block is None or end >= block[0] + block[1]:
+                sys.exit("the cut at %d is outside any block" % j)
+            who = "the global block" if block[2] == 0xFFFF else \
+                "capability %d's block" % block[2]
+            print("at byte %d (%d of %d bytes present): the input ends at "
+                  "byte %d, %d bytes short of the end of %s from byte %d"
+                  % (j, end - j, n or end - j, end,
+                     block[0] + block[1] - end, who, block[0]))
+            return
+        if et == 18:
+            bs, _, cap = struct.unpack(">IQH", d[j + 10:j + 24])
+            block = (j, bs, cap)
+        j += n
+    sys.exit("the first connection ended between events, at %d" % end)
+
+
+main()
