@@ -328,7 +328,8 @@ function markersPlugin(id) {
 
 // Draw (or update) the chart in section `id` with aligned data
 // [xs, ys...] and series descriptions [{label, stroke, fill, points}].
-// Every chart shares the time range (timeRange) and the cursor.
+// Every chart shares the time range (timeRange) and the cursor. Without
+// data the section says why (opts.empty, else emptyText(view.data)).
 function draw(id, data, series, opts) {
   const sec = document.getElementById(id);
   const points = data.slice(1).reduce((n, ys) =>
@@ -343,9 +344,9 @@ function draw(id, data, series, opts) {
     if (!empty) {
       empty = document.createElement('p');
       empty.className = 'empty';
-      empty.textContent = 'no data yet';
       sec.appendChild(empty);
     }
+    empty.textContent = (opts && opts.empty) || emptyText(view.data);
     return;
   }
   if (empty) empty.remove();
@@ -392,6 +393,28 @@ function draw(id, data, series, opts) {
 
 function bytesValue(u, v) { return fmtBytes(v); }
 
+// Why a chart is empty. A producer before GHC 9.2 (the daemon knows it
+// from the eventlog header: /api/data's ghc_before_9_2) has no
+// --eventlog-flush-interval: its events come when a 2 MiB buffer fills
+// or at exit, so the page of a running program stays empty until then
+// (said while no point came); its heap census samples sit in the global
+// buffer, which rarely fills (said until a census came). docs/web.md
+// "Waiting for data".
+const OLD_GHC = 'GHC before 9.2 writes';
+function emptyText(d) {
+  if (d && d.ended) return 'no data';
+  return d && d.ghc_before_9_2 && !d.stats.points ?
+      `no data yet: ${
+          OLD_GHC} events only when a 2 MiB buffer fills or at exit` :
+      'no data yet';
+}
+
+function heapProfEmptyText(d) {
+  if (!d || d.ended || !d.ghc_before_9_2) return emptyText(d);
+  return `no heap census received yet: with -h, ${OLD_GHC} heap profile ` +
+      'samples only when its 2 MiB buffer fills or at exit';
+}
+
 function drawHeap(d) {
   const list = [], series = [];
   for (const [short, label] of [['HeapSize', 'heap size'],
@@ -432,7 +455,7 @@ function drawHeapProf(d) {
     return { label, c, total: c.v.reduce((a, b) => a + (b || 0), 0) };
   });
   if (!curves.length) {
-    draw('chart-heapprof', [[]], []);
+    draw('chart-heapprof', [[]], [], {empty: heapProfEmptyText(d)});
     return;
   }
   const n = Math.max(1, parseInt(document.getElementById('topn').value, 10) || 10);
@@ -803,6 +826,12 @@ for (const b of document.querySelectorAll('.controls button')) {
 // resource correction gave them the labels of another.
 function statusText(d) {
   const s = d.stats;
+  if (!d.ended && !s.points) {
+    return 'live · waiting for the first events' +
+        (d.ghc_before_9_2 ?
+             `: ${OLD_GHC} them only when a 2 MiB buffer fills or at exit` :
+             '');
+  }
   let t = `${d.ended ? 'input ended' : 'live'} · ` +
     `${s.points} points in ${s.batches} batches`;
   if (s.dropped_series)

@@ -454,6 +454,24 @@ static int setup_store(el__daemon_t *d, const el_cfg_t *cfg) {
   return 0;
 }
 
+/* The clock hook (el_host_set_clock_hook), called at each header among
+ * other times: at a new session, tell the web view whether its producer
+ * is GHC before 9.2, known from the header alone (it declares no
+ * BLOCKS_SIZE, which 9.2 added with --eventlog-flush-interval), since a
+ * 9.0 program's RTS_IDENTIFIER comes in its global buffer, at exit. */
+static void on_session_clock(void *ud, uint64_t session, el_unix_ns_t start,
+                             el_rts_ns_t end_t, int settled) {
+  (void)start, (void)end_t, (void)settled;
+  el__daemon_t *d = ud;
+  const el_ev_header_t *h = el_ev_decoder_header(d->dec);
+  if (session == d->web_session || !h) return;
+  d->web_session = session;
+  int before = 1;
+  for (size_t i = 0; i < h->ndecls; i++)
+    if (h->decls[i].id == EL_EV_BLOCKS_SIZE) before = 0;
+  d->httpd->web_set_producer(d->web, before);
+}
+
 /* The host: decoder options, store, control, el.config and the default
  * processors. Returns 0, or < 0 (logged when the processors fail). */
 static int setup_host(el__daemon_t *d, const el_cfg_t *cfg) {
@@ -464,6 +482,7 @@ static int setup_host(el__daemon_t *d, const el_cfg_t *cfg) {
     el_ev_decoder_set_opts(d->dec, EL_EV_OPT_LIVE);
   el_host_set_store(d->host, d->store);
   el_host_set_control(d->host, host_control, d);
+  if (d->web) el_host_set_clock_hook(d->host, on_session_clock, d);
   int rc = config_to_lua(d->host, cfg, flush_ms, o);
   if (rc < 0) return rc;
   rc = el_host_load_module(d->host, "eventlog_live.processors.main");

@@ -37,6 +37,9 @@ typedef struct el__daemon_s {
   el_otlp_stats_t otlp_final;  /* exporter counters when it was freed */
   el_ctl_server_t *ctl;
   el_web_t *web;               /* --prometheus-port / --web-port, or NULL */
+  /* the session whose header the web view was last told of
+   * (on_session_clock) */
+  uint64_t web_session;
   const el_httpd_plugin_t *httpd; /* the servers' plugin, once opened
                                      (ctl or web set) */
   int internal_logs;           /* internal_log_message enabled */

@@ -115,6 +115,17 @@ int el_web_view_port(const el_web_t *w);
 void el_web_set_control_port(el_web_t *w, int port);
 void el_web_set_ended(el_web_t *w, bool ended);
 
+/* Tell the page what the newest eventlog header says of its producer:
+ * before_9_2 1 when it declares no BLOCKS_SIZE event (type 91, added in
+ * GHC 9.2 with --eventlog-flush-interval: spec §2.1), so the program's
+ * events arrive only when a 2 MiB buffer fills and at its exit (its heap
+ * census samples in the global buffer, which rarely fills); 0 when it
+ * declares it; -1 unknown (no header yet, the initial value). /api/data
+ * gives it as "ghc_before_9_2" (true, false or null) and the page says
+ * why a panel is still empty (docs/web.md "Waiting for data"). Call at
+ * each header. Thread: any. */
+void el_web_set_producer(el_web_t *w, int before_9_2);
+
 /* After the input ended: mark the page "ended" and block until SIGINT or
  * SIGTERM while the servers keep answering (a file source is replayed at
  * full speed, then browsed). Returns at once (0) when no server runs,

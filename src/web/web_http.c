@@ -43,6 +43,7 @@ int el_web_new(const el_web_opts_t *o, el_web_t **out, el_tm_exporter_t *ex) {
   w->opts = *o;
   w->view = o->web_port >= 0;
   w->control_port = o->control_port;
+  w->ghc_before_9_2 = -1;
   w->prom_port = w->view_port = -1;
   w->service = el_strdup(o->service_name ? o->service_name : "undefined");
   if (!w->service) {
@@ -240,6 +241,13 @@ void el_web_set_ended(el_web_t *w, bool ended) {
   pthread_mutex_lock(&w->mu);
   w->ended = ended;
   if (ended) web_events_end(w);
+  pthread_mutex_unlock(&w->mu);
+}
+
+void el_web_set_producer(el_web_t *w, int before_9_2) {
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  w->ghc_before_9_2 = before_9_2 < 0 ? -1 : before_9_2 > 0;
   pthread_mutex_unlock(&w->mu);
 }
 

@@ -189,6 +189,9 @@ struct el_web_s {
   bool view; /* keep the history for the page */
   int control_port;
   bool ended;
+  /* the newest header's producer: GHC before 9.2 (1), 9.2 or later (0),
+   * no header yet (-1); el_web_set_producer */
+  int ghc_before_9_2;
   el_ctl_httpd_t *prom_d, *view_d; /* the servers, NULL when off */
   int prom_port, view_port;
   /* metrics */

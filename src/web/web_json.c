@@ -228,8 +228,13 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
   if (per < 10) per = 10;
   el_buf_puts(b, "{\"service\":");
   web_put_json_cstr(b, w->service ? w->service : "");
-  el_buf_printf(b, ",\"control_port\":%d,\"ended\":%s,\"now_ms\":",
-                w->control_port, w->ended ? "true" : "false");
+  el_buf_printf(b,
+                ",\"control_port\":%d,\"ended\":%s,\"ghc_before_9_2\":%s,"
+                "\"now_ms\":",
+                w->control_port, w->ended ? "true" : "false",
+                w->ghc_before_9_2 < 0 ? "null"
+                : w->ghc_before_9_2   ? "true"
+                                      : "false");
   web_put_num(b, web_now_ms());
   el_buf_printf(b,
                 ",\"stats\":{\"batches\":%llu,\"points\":%llu,"
