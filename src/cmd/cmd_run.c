@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -210,8 +211,30 @@ static int env_resource(el_tm_store_t *st) {
   return rc;
 }
 
+/* The OpenTelemetry exporter variables are the daemon's: run writes to
+ * its --output only. The first one set that asks for anything else is
+ * said on stderr (once), so that a script's telemetry is not looked for
+ * at a collector. docs/otlp.md. */
+static void warn_exporter_env(void) {
+  static const char *const vars[] = {
+      "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_TRACES_EXPORTER",
+      "OTEL_PROFILES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    if (!v || !*v || !strcasecmp(v, "console") || !strcasecmp(v, "none"))
+      continue;
+    el_eprintf(
+        "run: %s=%s ignored: run writes its script's telemetry to "
+        "--output (console or none); eventlog-live-otelcol exports "
+        "over OTLP\n",
+        vars[i], v);
+    return;
+  }
+}
+
 static int setup_store(el_host_t *h, const run_opts_t *o,
                        el_tm_store_t **st) {
+  warn_exporter_env();
   *st = el_tm_store_new("eventlog-live", EL_VERSION);
   if (!*st) return EL_ENOMEM;
   el_host_set_store(h, *st);

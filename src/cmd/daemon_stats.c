@@ -61,6 +61,8 @@ static void note_peaks(el__daemon_t *d, const el__totals_t *t) {
 /* How far the processed stream is behind the wall clock, in seconds
  * (negative: unknown). */
 static double stream_lag_s(el__daemon_t *d) {
+  /* A recorded file's stream time is when it was recorded: no lag. */
+  if (!el_src_opts_live(&d->o->src)) return -1;
   el_unix_ns_t u = el_host_stream_unix_ns(d->host);
   return u ? ((double)el__daemon_now_unix_ns() - (double)u) / 1e9 : -1;
 }

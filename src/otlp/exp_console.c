@@ -824,16 +824,15 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_tm_batch_free(b);
   if (rc > 0) {
     drop(c, sig, (uint64_t)rc);
-    el_log(EL_LOG_WARN, "console: %d %s records larger than %zu bytes "
-           "dropped", rc, el_otlp_signal_name(sig), c->max_bytes);
+    el_log(EL_LOG_WARN, "console: %d %s larger than %zu bytes dropped", rc,
+           el_otlp_record_name(sig), c->max_bytes);
   } else if (rc < 0) {
     /* Stopped early: what was neither written nor counted is lost (this
      * includes records the encoder had set aside as too large); the
      * message also counts the line whose write failed. */
     drop(c, sig, total - ctx.handled);
-    el_log(EL_LOG_WARN, "console: %s: %zu %s records dropped",
-           el_strerror(rc), total - ctx.handled + ctx.lost,
-           el_otlp_signal_name(sig));
+    el_log(EL_LOG_WARN, "console: %s: %zu %s dropped", el_strerror(rc),
+           total - ctx.handled + ctx.lost, el_otlp_record_name(sig));
   }
   return 0;
 }

@@ -111,6 +111,9 @@ hint "did you mean: OTEL_TRACES_EXPORTER" \
 hint "OTEL_METRICS_EXPORTER=prometheus points at --prometheus-port" \
   "use --prometheus-port PORT" \
   env OTEL_METRICS_EXPORTER=prometheus "$D" --eventlog-file "$EV"
+hint "run: an OTLP exporter variable is said to be ignored" \
+  "run: OTEL_METRICS_EXPORTER=otlp ignored: run writes its script's telemetry to --output" \
+  env OTEL_METRICS_EXPORTER=otlp "$E" run "$W/um.lua" "$EV"
 hint "did you mean: OTEL_LOG_LEVEL" "'debgu' (did you mean 'debug'?)" \
   env OTEL_LOG_LEVEL=debgu "$D" --eventlog-file "$EV"
 hint "did you mean: OTEL_EXPORTER_OTLP_PROTOCOL" "Did you mean 'grpc'?" \

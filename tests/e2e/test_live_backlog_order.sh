@@ -111,7 +111,7 @@ same() {
   # No telemetry lost on the way to the file: a shutdown budget bounds no
   # rendering into a file (docs/otlp.md §5), so nothing may be said lost.
   local lost
-  lost=$(grep -E 'not written|could not be delivered|records dropped' "$tmp/$name.err" | head -3)
+  lost=$(grep -E 'not written|could not be delivered|(records|data points|spans|samples) dropped' "$tmp/$name.err" | head -3)
   check "$name: no telemetry said lost${lost:+: $lost}" test -z "$lost"
   local late
   late=$(grep -o 'session [0-9]*: [0-9]* [a-zA-Z/]* *events arrived after the reorder horizon' "$tmp/$name.err")

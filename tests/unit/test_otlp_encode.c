@@ -1050,8 +1050,8 @@ static void test_console_write_failure_counted(void **state) {
   el_log_set_hook(NULL, NULL);
   el_log_threshold = was;
   assert_int_equal(nconsole_warn, 2);
-  assert_non_null(strstr(console_warn[0], " 50 metrics records dropped"));
-  assert_non_null(strstr(console_warn[1], " 1 logs records dropped"));
+  assert_non_null(strstr(console_warn[0], " 50 data points dropped"));
+  assert_non_null(strstr(console_warn[1], " 1 log records dropped"));
   const el_tm_stats_t *stt = el_tm_store_stats(st);
   assert_int_equal(stt->dropped[EL_TM_SIGNAL_METRICS], 50);
   assert_int_equal(stt->dropped[EL_TM_SIGNAL_LOGS], 1);
