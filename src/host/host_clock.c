@@ -178,10 +178,12 @@ void el__order_report(el_host_t *h) {
        "reorder_late", late},
       {st->reorder_forced,
        "thread/GC events were released before their turn (more than "
-       "1M held)",
+       "1M held while a capability's events were awaited)",
        "reorder_forced",
-       "thread times may be off where capabilities' blocks are far "
-       "apart in time"},
+       "a capability wrote nothing for long while another wrote many "
+       "events (GHC before 9.2 sends each capability's events in 2 MiB "
+       "blocks, an idle one's seconds or minutes apart): thread blocked "
+       "times and spans across the two may be off"},
       {st->order_late,
        "events arrived after the reorder horizon (their capability "
        "silent past it, or first seen late; or without a capability, in "
