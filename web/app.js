@@ -620,9 +620,14 @@ function drawProd(d) {
       axis: plainAxis(' %', 100) });
 }
 
+// Nothing received yet (the status line says why): a hint that a
+// processor is needed would blame the configuration for the wait.
+function waiting(d) { return !d.ended && !d.stats.points; }
+
 function drawPauses(d) {
   const p = d.gc_pauses || [];
-  document.getElementById('pauses-hint').style.display = p.length ? 'none' : '';
+  document.getElementById('pauses-hint').style.display =
+    p.length || waiting(d) ? 'none' : '';
   draw('chart-pauses', [p.map((x) => x[0] / 1000), p.map((x) => x[1])],
     [{ label: 'GC pause (ms)', points: { show: true, size: 4 },
       paths: () => null }],
@@ -719,7 +724,7 @@ function drawThreads(d) {
   t.dataset.other = String(o ? o.threads : 0);
   // States come from the traces processor thread_state.
   document.getElementById('threads-hint').style.display =
-    rows.some((r) => r.state) ? 'none' : '';
+    rows.some((r) => r.state) || waiting(d) ? 'none' : '';
 }
 
 // The log tail: the program's records, the 200 newest by time, newest

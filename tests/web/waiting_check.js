@@ -11,11 +11,13 @@
 // header declares no BLOCKS_SIZE (the shell test read it), so the page
 // must say that GHC before 9.2 writes its events only when a 2 MiB buffer
 // fills or at exit:
-//   header:    the status line and every empty chart say it;
+//   header:    the status line and every empty chart say it, and no
+//              hint that a trace processor is needed is shown (both
+//              --old);
 //   no census: the heap profile chart says it of its census, the other
 //              charts say nothing (the GC pauses chart, whose trace
-//              processor is off, "no data yet"), the status line is the
-//              usual one;
+//              processor is off, "no data yet" and its hint that the
+//              processor is needed), the status line is the usual one;
 //   rest:      the heap profile chart has points and nothing says it,
 //              the FIFO still open (the input has not ended).
 // --old 0 (one cut: header, then the rest): the page says it nowhere, the
@@ -66,6 +68,10 @@ function look(page) {
       };
     }
     out.reason = document.body.innerText.includes(reason);
+    // the hints that a trace processor is needed: shown or not
+    out.hints = {};
+    for (const id of ['pauses-hint', 'threads-hint'])
+      out.hints[id] = document.getElementById(id).style.display !== 'none';
     out.data = window.elView.data && {
       ghc_before_9_2: window.elView.data.ghc_before_9_2,
       points: window.elView.data.stats.points,
@@ -111,6 +117,10 @@ run(async () => {
     want(
         l.status === (old ? STATUS_OLD : STATUS_NEW),
         `header: status "${l.status}"`);
+    // nothing came yet: no hint blames the configuration for the wait
+    want(
+        !l.hints['pauses-hint'] && !l.hints['threads-hint'],
+        `header: a trace processor hint is shown: ${JSON.stringify(l.hints)}`);
     for (const id of CHARTS) {
       const e = l.charts[id].empty;
       const w = !old              ? 'no data yet' :
@@ -134,6 +144,10 @@ run(async () => {
           l.charts['chart-heap'].empty === null,
           'no census: the heap chart says it is empty');
       // the GC pauses need a trace processor (off here): no buffer to blame
+      want(
+          l.hints['pauses-hint'],
+          'no census: the pauses chart does not say it needs a trace ' +
+              'processor (off here)');
       want(
           l.charts['chart-pauses'].empty === 'no data yet',
           `no census: the pauses chart says "${
