@@ -1527,6 +1527,25 @@ static void test_live_stopped_is_not_silence(void **state) {
   el_host_free(h);
 }
 
+/* Append to b a block of capability cap holding `runs` runs of thread
+ * th: RUN_THREAD at t0 + 10 k and STOP_THREAD (status 2) at t0 + 10 k + 5,
+ * k = 0 .. runs - 1; its marker from t0 to the last stop. */
+static void put_runs_block(tu_buf_t *b, uint16_t cap, uint32_t th, uint64_t t0,
+                           int runs) {
+  tu_ev(b, 18, t0);
+  tu_u32(b, 24 + (uint32_t)runs * (14 + 20));
+  tu_u64(b, t0 + (uint64_t)(runs - 1) * 10 + 5);
+  tu_u16(b, cap);
+  for (int k = 0; k < runs; k++) {
+    tu_ev(b, 1, t0 + (uint64_t)k * 10);
+    tu_u32(b, th);
+    tu_ev(b, 2, t0 + (uint64_t)k * 10 + 5);
+    tu_u32(b, th);
+    tu_u16(b, 2);
+    tu_u32(b, 0);
+  }
+}
+
 /* Live, capabilities 0 and 1 (CAP_CREATE at 0) of a busy program whose
  * input never waits (a backlog): 80 rounds of one block per capability,
  * each of 1,000 runs of its thread (thread 1 on cap 0, 2 on cap 1), a
@@ -1543,21 +1562,9 @@ static el_host_t *busy_two_caps(const char *script, long long *mid) {
   feed_live(h, &b, 0);
   for (int r = 0; r < ROUNDS; r++) {
     b.n = 0;
-    for (uint16_t cap = 0; cap < 2; cap++) {
-      uint64_t t0 = 1000 + (uint64_t)r * RUNS * 10 + cap;
-      tu_ev(&b, 18, t0);
-      tu_u32(&b, 24 + RUNS * (14 + 20));
-      tu_u64(&b, t0 + (RUNS - 1) * 10 + 5);
-      tu_u16(&b, cap);
-      for (int k = 0; k < RUNS; k++) {
-        tu_ev(&b, 1, t0 + (uint64_t)k * 10);
-        tu_u32(&b, cap + 1u);
-        tu_ev(&b, 2, t0 + (uint64_t)k * 10 + 5);
-        tu_u32(&b, cap + 1u);
-        tu_u16(&b, 2);
-        tu_u32(&b, 0);
-      }
-    }
+    for (uint16_t cap = 0; cap < 2; cap++)
+      put_runs_block(&b, cap, cap + 1u, 1000 + (uint64_t)r * RUNS * 10 + cap,
+                     RUNS);
     feed_live(h, &b, 0);
   }
   *mid = lua_int(h, "n");
@@ -1628,20 +1635,8 @@ static void test_reorder_forced_in_batches(void **state) {
   hdr_two_caps(&b);
   assert_int_equal(el_host_feed(h, b.b, b.n), 0);
   for (int i = 0; i < BLOCKS; i++) {
-    uint64_t t0 = 1000 + (uint64_t)i * RUNS * 10;
     b.n = 0;
-    tu_ev(&b, 18, t0);
-    tu_u32(&b, 24 + RUNS * (14 + 20));
-    tu_u64(&b, t0 + (RUNS - 1) * 10 + 5);
-    tu_u16(&b, 0);
-    for (int k = 0; k < RUNS; k++) {
-      tu_ev(&b, 1, t0 + (uint64_t)k * 10);
-      tu_u32(&b, 1);
-      tu_ev(&b, 2, t0 + (uint64_t)k * 10 + 5);
-      tu_u32(&b, 1);
-      tu_u16(&b, 2);
-      tu_u32(&b, 0);
-    }
+    put_runs_block(&b, 0, 1, 1000 + (uint64_t)i * RUNS * 10, RUNS);
     assert_int_equal(el_host_feed(h, b.b, b.n), 0);
   }
   b.n = 0;

@@ -20,27 +20,15 @@
 
 #include "eventlog/eventlog.h"
 #include "source/src_tee.h"
+#include "test_eventlog_util.h"
 
-static uint8_t *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)n + 1);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
+/* The eventlog name (relative to tests/data/eventlogs or $EL_EVENTLOGS),
+ * read whole. */
 static uint8_t *shared_log(const char *name, size_t *len) {
-  char path[1024];
-  const char *dir = getenv("EL_EVENTLOGS");
-  snprintf(path, sizeof path, "%s/%s",
-           dir ? dir : EL_SOURCE_DIR "/tests/data/eventlogs", name);
-  return slurp(path, len);
+  *len = 0;
+  uint8_t *b = tu_read_log(name, len);
+  assert_non_null(b);
+  return b;
 }
 
 /* {====== decoding: the events as one byte string ======} */
