@@ -386,8 +386,24 @@ def profstream(a):
     check(f"{a.name}: none in the {gap:.1f} s after stop-profiling: "
           f"{len(between)}", not between and gap >= 1,
           [f"at {(t - t_stop) / 1e9:.3f} s" for t in between[:5]])
-    check(f"{a.name}: samples again after start-profiling: {after}",
-          after > 0)
+    # The samples after START sit, like every event without a
+    # capability, in GHC 9.0's global buffer, which reaches the daemon when
+    # the census burst at exit fills it, if eventlog-socket sends it before
+    # the exit cuts the connection (it sometimes does not: docs/sources.md,
+    # the cut at exit). With no global event after START in the stream
+    # there is nothing to look at: said, not failed. With one other than
+    # the samples (a census, the RTS's exit events), the samples must be
+    # there.
+    late_other = sum(1 for e in ev
+                     if e.get("cap") is None and e["t_ns"] > t_start
+                     and e["name"] != "PROF_SAMPLE_COST_CENTRE")
+    if not after and not late_other:
+        print(f"SKIP: {a.name}: samples again after start-profiling: no "
+              f"event of the global buffer after {a.start!r} reached the "
+              f"daemon (the connection was cut at exit before it)")
+        return
+    check(f"{a.name}: samples again after start-profiling: {after} "
+          f"({late_other} other global events after it)", after > 0)
 
 
 def main():
