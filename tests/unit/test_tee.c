@@ -45,7 +45,8 @@ static void add(evs_t *e, const void *p, size_t n) {
     e->b = realloc(e->b, e->cap);
     assert_non_null(e->b);
   }
-  memcpy(e->b + e->len, p, n);
+  if (n) /* an empty payload may be NULL: memcpy's arguments may not */
+    memcpy(e->b + e->len, p, n);
   e->len += n;
 }
 
