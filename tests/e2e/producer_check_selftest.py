@@ -80,6 +80,71 @@ def run(d, args, want_ok, want_text=None, what=""):
         print("    " + "\n    ".join(p.stdout.splitlines()[:40]))
 
 
+CUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                   "socket_cut_expect.py")
+
+
+def cut_case(d):
+    """A made-up eventlog-socket connection for socket_cut_expect.py: the
+    library's 24-byte marker of capability 0xFFFF, a header declaring
+    RUN_THREAD (1, 4-byte payload) and the block marker (18, 14 bytes),
+    a block of capability 0 with three events, 40 bytes no framing reads
+    (GHC 9.0's restart of event logging), a block of capability 1
+    declaring five events, two of them whole, then 5 bytes of the third.
+    Returns (tee path, the damage's offset, the line the script must
+    print, computed here by hand)."""
+    def ev(t, payload):
+        return b"\x00\x01" + t.to_bytes(8, "big") + payload
+
+    def marker(size, cap):
+        return (b"\x00\x12" + (0).to_bytes(8, "big") + size.to_bytes(4, "big")
+                + (0).to_bytes(8, "big") + cap.to_bytes(2, "big"))
+
+    def decl(et, sz, name):
+        return (b"etb\x00" + et.to_bytes(2, "big")
+                + sz.to_bytes(2, "big", signed=True)
+                + len(name).to_bytes(4, "big") + name
+                + (0).to_bytes(4, "big") + b"ete\x00")
+    b = marker(0, 0xFFFF) + b"hdrbhetb" + decl(1, 4, b"Run thread") \
+        + decl(18, 14, b"Block marker") + b"hetehdredatb"
+    b += marker(24 + 3 * 14, 0) + b"".join(ev(i, b"\x00\x00\x00\x07")
+                                           for i in (1, 2, 3))
+    bad = len(b)
+    b += b"\x77" * 40
+    blk = len(b)
+    b += marker(24 + 5 * 14, 1) + ev(4, b"\x00" * 4) + ev(5, b"\x00" * 4)
+    cut = len(b)
+    b += ev(6, b"\x00" * 4)[:5]
+    end = len(b)
+    open(f"{d}/cut.tee", "wb").write(b)
+    want = (f"at byte {cut} (5 of 14 bytes present): the input ends at byte "
+            f"{end}, {blk + 24 + 5 * 14 - end} bytes short of the end of "
+            f"capability 1's block from byte {blk}")
+    return f"{d}/cut.tee", bad, want
+
+
+def run_cut(d, bad, skipped, want_ok, want_text, what):
+    """socket_cut_expect.py on cut.tee with a daemon stderr reporting
+    SKIPPED bytes skipped from BAD (none: no stderr given)."""
+    global BAD
+    args = [sys.executable, CUT, f"{d}/cut.tee"]
+    if skipped is not None:
+        with open(f"{d}/cut.err", "w") as f:
+            f.write(f"eventlog-live-otelcol: warning: Unix socket s: corrupt "
+                    f"stream: event type 30583 at byte {bad} is not declared "
+                    f"in the header (inside a block); skipped {skipped} bytes "
+                    f"({bad} to {bad + skipped}) to the block marker at byte "
+                    f"{bad + skipped}\n")
+        args.append(f"{d}/cut.err")
+    p = subprocess.run(args, capture_output=True, text=True)
+    ok = (p.returncode == 0) == want_ok and want_text in p.stdout + p.stderr
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        BAD += 1
+        print(f"    exit {p.returncode}, want {'0' if want_ok else '1'} and "
+              f"{want_text!r}; got {(p.stdout + p.stderr).strip()!r}")
+
+
 def live_case(d, name, *, arrive=8, shift=0, zero=False, dup=False,
               heap_t=None, tee_extra=(), metrics=True):
     n = 16
@@ -158,6 +223,16 @@ def main():
         "live: markers inside reported corrupt parts are not required")
     run(d, live_case(d, "nometrics", metrics=False), False,
         "/metrics served", "live: /metrics without HeapSize fails")
+
+    # Where the connection was cut, framed across a damaged part the
+    # daemon reported skipping (test_producer_socket, program first).
+    _, bad, want = cut_case(d)
+    run_cut(d, bad, 40, True, want, "socket cut: framed on after the "
+            "reported corrupt part, the cut event and its block found")
+    run_cut(d, bad, None, False, "undeclared event type 30583",
+            "socket cut: without the daemon's report the damage fails")
+    run_cut(d, bad, 38, False, "undeclared event type 30583",
+            "socket cut: a reported part 2 bytes short fails")
 
     # killed: run 1 killed at 9 s
     program(f"{d}/k.out", "k", 8, S, end=False)

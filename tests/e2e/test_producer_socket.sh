@@ -32,7 +32,9 @@
 #     last events were sent, with the cut event's and its block's offsets
 #     and the bytes the block still declared, as
 #     tests/e2e/socket_cut_expect.py computes them from the tee with its
-#     own framing; after a complete connection, no such warning.
+#     own framing (stepping over the corrupt parts the daemon reported,
+#     as GHC 9.0's restart of event logging damages a block when the
+#     program came first); after a complete connection, no such warning.
 # Both orders: the daemon first (it retries until the socket appears), and
 # the program first (the daemon connects ~4 s into the run: the session's
 # clock must not start at the connection).
@@ -56,7 +58,8 @@ done
 # The cut at exit, said in the user's terms with the bytes lost, checked
 # against an independent reading of the bytes received.
 for name in daemon-first program-first; do
-  want=$(python3 "$SRC/tests/e2e/socket_cut_expect.py" "$T/$name.tee") ||
+  want=$(python3 "$SRC/tests/e2e/socket_cut_expect.py" "$T/$name.tee" \
+    "$T/$name.daemon.err") ||
     { fail "$name: the connection was not cut inside a block (test premise)"; continue; }
   line="warning: Unix socket $sock: the connection closed before the program's last events were sent: eventlog truncated inside an event, "
   if [ "$want" = complete ]; then
