@@ -443,6 +443,39 @@ static inline __attribute__((always_inline)) int queue_now(
   return h->stop;
 }
 
+/* el__ana_event_only's live case: the RUN_THREAD or STOP_THREAD ev of a
+ * live session's capability already seen, at or after its latest time,
+ * the watermark cached, while bytes are being fed from a source that
+ * reports its waits (the quiet clock then reads without a clock call:
+ * el__progress_event's arrival is its waited time). Its arrival noted, it
+ * takes the recorded session's two short paths: take_now on the
+ * capability holding the watermark below wm_next; on another one, queued
+ * when above the watermark with room in its queue and no later record,
+ * fewer than MAX_HELD events held (not one short of EL__NEXT_CAP_HELD,
+ * whose check ana_take makes) and none at or below the watermark.
+ * Anything else takes the general path. */
+static inline __attribute__((always_inline)) int queue_live(
+    el_host_t *h, const el_ev_event_t *ev) {
+  ana_t *a = h->ana;
+  el__progress_t *p = &h->prog;
+  unsigned cap = ev->cap;
+  if (!p->waits_known || p->waiting) return event_only_slow(h, ev);
+  if ((int)cap == p->wm_cap) {
+    if (ev->t_ns < p->wm_next && a->held <= MAX_HELD && !h->stop) {
+      p->arrived[cap] = p->waited_ns;
+      rec_t r = rec_of(ev, (unsigned)ev->type - EL_EV_RUN_THREAD);
+      return take_now(h, &r, ev);
+    }
+    return event_only_slow(h, ev);
+  }
+  if (ev->t_ns <= p->wm || a->lo <= p->wm || a->held >= MAX_HELD ||
+      a->held == EL__NEXT_CAP_HELD - 1 || a->q[cap].n >= a->q[cap].cap ||
+      ev->t_ns < a->q[cap].last_t)
+    return event_only_slow(h, ev);
+  p->arrived[cap] = p->waited_ns;
+  return queue_now(h, ev);
+}
+
 /* el__ana_event_only in the per-capability mode (ana_t.arrival): a
  * RUN_THREAD or STOP_THREAD of a capability below MAX_CAPS, nothing being
  * held, goes through the state machines at once, the host's progress
@@ -725,8 +758,15 @@ size_t el__ana_direct_run(void *ud, const el_ev_run_t *run,
   return (size_t)(p - r.p);
 }
 
+int el__ana_direct_wanted(const el_host_t *h) {
+  /* live, el__ana_direct_run_ordered would decline every run */
+  if (!h->ana || (h->clock.live && !h->ana->arrival)) return 0;
+  return h->flags[EL_EV_RUN_THREAD] == EL__F_ANA ||
+         h->flags[EL_EV_STOP_THREAD] == EL__F_ANA;
+}
+
 void el__ana_direct_sync(el_host_t *h) {
-  int ana = h->ana != NULL;
+  int ana = el__ana_direct_wanted(h);
   el_ev_decoder_set_direct(h->dec, EL_EV_RUN_THREAD,
                            ana && h->flags[EL_EV_RUN_THREAD] == EL__F_ANA);
   el_ev_decoder_set_direct(h->dec, EL_EV_STOP_THREAD,
@@ -742,8 +782,9 @@ void el__ana_direct_sync(el_host_t *h) {
  * (wm_next), it goes through at once after the held events before it
  * (take_now); on another one, above the watermark, it is appended to its
  * queue, nothing being due (the held events all stay above the
- * watermark and at most MAX_HELD). Anything else takes the general path,
- * whose effect these two paths have. h->ana is set: host.c calls this
+ * watermark and at most MAX_HELD). Live, only the second, as long as
+ * the quiet clock reads without a call (queue_live). Anything else takes
+ * the general path, whose effect these paths have. h->ana is set: host.c calls this
  * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
  * made h->ana (freed only with the host). */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
@@ -753,10 +794,11 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
   unsigned stop = (unsigned)ev->type - EL_EV_RUN_THREAD, cap = ev->cap;
   uint64_t t = ev->t_ns;
   if (__builtin_expect(stop > 1 || !ev->known || cap >= MAX_CAPS ||
-                           h->clock.live || p->wm_dirty ||
-                           p->state[cap] != CAP_SEEN || t < p->last[cap],
+                           p->wm_dirty || p->state[cap] != CAP_SEEN ||
+                           t < p->last[cap],
                        0))
     return event_only_slow(h, ev);
+  if (h->clock.live) return queue_live(h, ev);
   if ((int)cap == p->wm_cap) {
     if (t < p->wm_next && a->held <= MAX_HELD && !h->stop) {
       rec_t r = rec_of(ev, stop);

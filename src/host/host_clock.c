@@ -216,7 +216,10 @@ void el__clock_free(el_host_t *h) {
 
 void el_host_received(el_host_t *h, el_unix_ns_t by_unix_ns, int live) {
   h->clock.received = by_unix_ns;
+  if (h->clock.live == (live != 0)) return;
   h->clock.live = live != 0;
+  /* live, time order offers no runs (lua_run.c, ana_direct_on) */
+  if (h->dec) el__direct_sync(h, -1);
 }
 
 /* Copy the strings of v[0..n) into one block, *out, and point v at it.
@@ -458,7 +461,10 @@ int el__watermark(el_host_t *h, el_rts_ns_t *wm) {
       bc = p->max_cap + 1;
     }
     p->wm = best;
-    p->wm_next = h->clock.live ? 0 : next; /* live: silence moves it */
+    /* Live too: silence only takes capabilities out of the minimum, so
+     * the watermark it gives is never below this one (a capability
+     * coming back after its silence is late either way). */
+    p->wm_next = next;
     p->wm_cap = bc;
     p->wm_dirty = 0;
   }

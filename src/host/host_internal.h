@@ -263,9 +263,9 @@ typedef struct el__progress_s {
   uint64_t session_at; /* live: the quiet time when the session began */
   uint64_t gap_max;    /* live: the longest gap[] of the session */
   el_rts_ns_t wm;      /* cached watermark */
-  /* With the cache, in a recorded session: the least latest time of the
-   * other capabilities waited for (UINT64_MAX: none), as it was when the
-   * cache was computed (they only move up since; 0 live: unused). While
+  /* With the cache: the least latest time of the other capabilities
+   * waited for (UINT64_MAX: none), as it was when the cache was computed
+   * (they only move up since; live, silence only takes some out). While
    * wm_cap's latest time stays below it, it alone holds the watermark. */
   el_rts_ns_t wm_next;
   int wm_cap;   /* cap holding it, -1 = none */
@@ -802,6 +802,13 @@ void el__direct_sync(el_host_t *h, int type);
  * analyses' mode (el__ana_direct_run per capability,
  * el__ana_direct_run_ordered in time order). */
 void el__ana_direct_sync(el_host_t *h);
+/* Whether the analyses take RUN_THREAD and STOP_THREAD runs from the
+ * decoder: they exist and want one of the two types alone (EL__F_ANA),
+ * and not live in time order (el__ana_direct_run_ordered would decline
+ * every run: a live watermark moves with quiet time). 1 or 0. Changes
+ * with the session's liveness: el_host_received then calls
+ * el__direct_sync. */
+int el__ana_direct_wanted(const el_host_t *h);
 /* The host's store changed (el_host_set_store): what the analyses knew
  * of the old one is forgotten. */
 void el__ana_store_set(el_host_t *h);

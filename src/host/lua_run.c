@@ -81,9 +81,7 @@ void el__lrun_session(el_host_t *h) {
  * per-capability mode's (el__ana_direct_run), 2 time order's
  * (el__ana_direct_run_ordered); 0 when they are not. */
 static int ana_direct_on(const el_host_t *h) {
-  if (!h->ana || (h->flags[EL_EV_RUN_THREAD] != EL__F_ANA &&
-                  h->flags[EL_EV_STOP_THREAD] != EL__F_ANA))
-    return 0;
+  if (!el__ana_direct_wanted(h)) return 0;
   return h->ana->arrival ? 1 : 2;
 }
 
