@@ -39,6 +39,8 @@ typedef struct {
   int stop_signals;       /* SIGINT/SIGTERM acted on */
   int stop_by_signal;     /* the stop came from one of them */
   int draining;           /* reading on, discarding, until EOF */
+  int drain_over;         /* it ended early (its bound, a second stop):
+                             bytes still delivered are not counted */
   uv_timer_t drain_timer; /* the drain's bound */
   int drain_timer_open;
   uint64_t drain_start_ms;
@@ -112,6 +114,7 @@ static void close_drain_timer(pump_t *p) {
 static void on_drain_timeout(uv_timer_t *t) {
   pump_t *p = t->data;
   p->res.drain_timed_out = 1;
+  p->drain_over = 1;
   el_log(EL_LOG_WARN,
          "%s: its writer still had it open %g s after the "
          "stop: stopped reading (discarded %llu bytes); the "
@@ -126,6 +129,7 @@ static void on_drain_timeout(uv_timer_t *t) {
 /* Stop draining at once (a second signal, or a second el_src_pump_stop);
  * why: what asked, for the message. */
 static void stop_draining(pump_t *p, const char *why) {
+  p->drain_over = 1;
   el_log(EL_LOG_WARN, "%s: %s: stopped draining (discarded %llu bytes)",
          p->desc, why, (unsigned long long)p->res.drained_bytes);
   close_drain_timer(p);
@@ -291,7 +295,8 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   if (p->pending[0] || p->pending[1])
     take_signals(p);
   if (p->draining) {
-    p->res.drained_bytes += len;
+    if (!p->drain_over) /* as the drain's messages said */
+      p->res.drained_bytes += len;
     return;
   }
   if (p->stopping) /* read after the stop, not drained: not processed */
@@ -308,7 +313,13 @@ static void on_data(void *ud, el_src_t *src, const uint8_t *buf,
   }
   int rc = p->c->feed(p->c->ud, buf, len);
   if (rc == EL_ESTOPPED) {
-    begin_stop(p, 0);
+    /* A signal caught meanwhile interrupted the host (sig_handler): the
+     * stop is that signal's, not a script's, so that it counts once (a
+     * stop by a script ends the drain at the first signal). */
+    if (p->pending[0] || p->pending[1])
+      take_signals(p);
+    else
+      begin_stop(p, 0);
   } else if (rc < 0) {
     report(p, rc, "decode error");
   }
