@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "../common/el_arena.h"
 #include "../common/el_buf.h"
 #include "../common/el_fmt.h"
 #include "exp_console.h"
@@ -77,22 +78,53 @@ struct el_otlp_console_s {
   uint64_t dropped[EL_TM_NSIGNALS]; /* records counted as dropped */
   int warned_err;
   uint64_t full_dropped, full_warned_ms; /* dropped at a full queue */
+  /* the memory of every render (el_otlp_json_in), kept from one request
+   * to the next: used by the thread that renders (the loop, or the writer
+   * thread in async mode) */
+  el_arena_t render;
 };
 
 /* {====== protobuf -> OTLP/JSON ======} */
 
-static void *pb_alloc(void *ud, size_t n) { return el_malloc(n); }
-static void pb_free(void *ud, void *p) { el_free(p); }
-static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
+/* The memory of a render. A request of a few MB unpacks into tens of
+ * thousands of protobuf-c messages and becomes a jansson tree of hundreds
+ * of thousands of values; a malloc and a free for each made malloc the
+ * console's largest cost (perf: about half of it, with the page faults of
+ * the heap growing and shrinking per request). Both come from one arena
+ * instead, forgotten at once when the line is made (el_otlp_json_in):
+ *  - protobuf-c takes an allocator per call (pb_arena_alloc);
+ *  - jansson has one allocator for the whole process
+ *    (json_set_alloc_funcs), which other threads use too (src/control,
+ *    plugins bound to the binary's copy). Ours is installed once, before
+ *    main (render_setup, a constructor: no thread runs yet, so jansson's
+ *    unsynchronised function pointers are never written while another
+ *    thread reads them), and is malloc/free, jansson's default, except on
+ *    a thread whose render_arena is set: there every allocation comes from
+ *    that arena and every free does nothing. That is safe because while it
+ *    is set the thread runs el_otlp_json_in's jansson calls only, which make
+ *    and free only values made since it was set (no value made before or
+ *    elsewhere is touched: a malloc'd block is never "freed" into the
+ *    no-op), and nothing made in the arena escapes it: the tree is never
+ *    freed by jansson after render_arena is cleared, it is forgotten with
+ *    the arena. Other threads see their own render_arena (NULL): malloc
+ *    and free, as before. Nothing else may call json_set_alloc_funcs. */
+static _Thread_local el_arena_t *render_arena;
 
-/* jansson keeps its default allocator: switching it process-wide would
- * break other users (src/control) holding objects made before the switch.
- * Only the rendered text is ours, built here with el_malloc. */
-/* json_dump_callback's sink: append to the el_buf_t at ud. */
-static int text_put(const char *s, size_t n, void *ud) {
-  el_buf_t *t = ud;
-  el_buf_put(t, s, n);
-  return t->oom ? -1 : 0;
+static void *json_alloc(size_t n) {
+  el_arena_t *a = render_arena;
+  return a ? el_arena_alloc(a, n) : malloc(n);
+}
+
+static void json_release(void *p) {
+  if (!render_arena) free(p);
+}
+
+static void *pb_arena_alloc(void *ud, size_t n) {
+  return el_arena_alloc(ud, n);
+}
+static void pb_arena_free(void *ud, void *p) {
+  (void)ud; /* forgotten with the arena */
+  (void)p;
 }
 
 /* "time_unix_nano" -> "timeUnixNano" into buf. */
@@ -117,11 +149,105 @@ static bool hex_field(const char *name) {
          strcmp(name, "parent_span_id") == 0;
 }
 
+/* What message_json needs of a field beyond its descriptor, made once for
+ * every field of every message an OTLP request can hold (render_setup,
+ * before main; read-only afterwards, so any thread reads it): the JSON key
+ * and whether bytes go as hex. Static pools, no heap; a message that does
+ * not fit is left out, and message_json computes its keys per use. */
+typedef struct field_info_s {
+  const char *key; /* camel(name): ASCII */
+  size_t key_len;
+  bool hex;
+} field_info_t;
+
+typedef struct msg_info_s {
+  const ProtobufCMessageDescriptor *d; /* NULL: a free slot */
+  const field_info_t *fields;          /* [d->n_fields] */
+} msg_info_t;
+
+#define MSG_SLOTS 256 /* 2^8 (msg_slot); at most half used (OTLP: ~70) */
+static msg_info_t msg_tab[MSG_SLOTS];
+static size_t msg_count;
+static field_info_t field_pool[1024];
+static size_t field_used;
+static char key_pool[16384];
+static size_t key_used;
+
+static size_t msg_slot(const ProtobufCMessageDescriptor *d) {
+  return (size_t)(((uint64_t)(uintptr_t)d * 0x9E3779B97F4A7C15u) >> 56);
+}
+
+/* The field table of d, or NULL when d was left out. */
+static const field_info_t *msg_fields(const ProtobufCMessageDescriptor *d) {
+  for (size_t i = msg_slot(d);; i = (i + 1) & (MSG_SLOTS - 1)) {
+    if (msg_tab[i].d == d) return msg_tab[i].fields;
+    if (!msg_tab[i].d) return NULL;
+  }
+}
+
+/* Add d and the messages its fields hold to msg_tab (once each). */
+static void field_table_add(const ProtobufCMessageDescriptor *d) {
+  size_t i = msg_slot(d);
+  for (; msg_tab[i].d; i = (i + 1) & (MSG_SLOTS - 1))
+    if (msg_tab[i].d == d) return;
+  if (msg_count >= MSG_SLOTS / 2 ||
+      d->n_fields > sizeof field_pool / sizeof *field_pool - field_used)
+    return;
+  field_info_t *fi = field_pool + field_used;
+  for (unsigned n = 0; n < d->n_fields; n++) {
+    char key[64];
+    size_t len = strlen(camel(d->fields[n].name, key, sizeof key));
+    if (len + 1 > sizeof key_pool - key_used) return;
+    fi[n].key = memcpy(key_pool + key_used, key, len + 1);
+    fi[n].key_len = len;
+    fi[n].hex = hex_field(d->fields[n].name);
+    key_used += len + 1;
+  }
+  field_used += d->n_fields;
+  msg_tab[i] = (msg_info_t){d, fi};
+  msg_count++;
+  for (unsigned n = 0; n < d->n_fields; n++)
+    if (d->fields[n].type == PROTOBUF_C_TYPE_MESSAGE)
+      field_table_add(d->fields[n].descriptor);
+}
+
+/* Before main (a constructor), while the process has one thread: install
+ * the render allocator in jansson and make the field tables. */
+__attribute__((constructor)) static void render_setup(void) {
+  json_set_alloc_funcs(json_alloc, json_release);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) {
+    const ProtobufCMessageDescriptor *d =
+        el_otlp_request_descriptor((el_tm_signal_t)s);
+    if (d) field_table_add(d);
+  }
+}
+
+/* json_dump_callback's sink: append to the el_buf_t at ud. Called per
+ * token: the common case (room left, the NUL written at the end by
+ * el_otlp_json_in) is a memcpy. */
+static int text_put(const char *s, size_t n, void *ud) {
+  el_buf_t *t = ud;
+  if (n < t->cap - t->len) {
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    return 0;
+  }
+  el_buf_put(t, s, n);
+  return t->oom ? -1 : 0;
+}
+
+/* A JSON string of ASCII text s[0..n) (digits, hex, base64, "NaN"):
+ * valid UTF-8, so jansson's check is skipped. */
+static json_t *ascii_json(const char *s, size_t n) {
+  return json_stringn_nocheck(s, n);
+}
+
 static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
   static const char b64[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t cap = hex ? 2 * b->len + 1 : 4 * ((b->len + 2) / 3) + 1;
-  char *s = el_malloc(cap);
+  char small[128]; /* ids: 16 bytes of trace id, 8 of span id */
+  char *s = cap <= sizeof small ? small : el_malloc(cap);
   if (!s) return NULL;
   size_t j = 0;
   if (hex) {
@@ -137,31 +263,34 @@ static json_t *bytes_json(const ProtobufCBinaryData *b, bool hex) {
       s[j++] = i + 2 < b->len ? b64[v & 63] : '=';
     }
   }
-  json_t *r = json_stringn(s, j);
-  el_free(s);
+  json_t *r = ascii_json(s, j);
+  if (s != small) el_free(s);
   return r;
 }
 
 static json_t *double_json(double d) {
-  if (isnan(d)) return json_string("NaN");
-  if (isinf(d)) return json_string(d > 0 ? "Infinity" : "-Infinity");
+  if (isnan(d)) return ascii_json("NaN", 3);
+  if (isinf(d))
+    return d > 0 ? ascii_json("Infinity", 8) : ascii_json("-Infinity", 9);
   return json_real(d);
 }
 
 static json_t *i64_json(int64_t v) {
   char buf[EL_FMT_I64_ROOM];
-  return json_stringn(buf, (size_t)(el_fmt_i64(buf, v) - buf));
+  return ascii_json(buf, (size_t)(el_fmt_i64(buf, v) - buf));
 }
 
 static json_t *u64_json(uint64_t v) {
   char buf[EL_FMT_U64_ROOM];
-  return json_stringn(buf, (size_t)(el_fmt_u64(buf, v) - buf));
+  return ascii_json(buf, (size_t)(el_fmt_u64(buf, v) - buf));
 }
 
 static json_t *message_json(const ProtobufCMessage *m);
 
-/* One value of field f stored at p (an element, for repeated fields). */
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p) {
+/* One value of field f stored at p (an element, for repeated fields);
+ * hex: bytes as hex, not base64. */
+static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p,
+                          bool hex) {
   switch (f->type) {
   case PROTOBUF_C_TYPE_INT32:
   case PROTOBUF_C_TYPE_SINT32:
@@ -185,11 +314,16 @@ static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p) {
   case PROTOBUF_C_TYPE_BOOL:
     return json_boolean(*(const protobuf_c_boolean *)p);
   case PROTOBUF_C_TYPE_STRING: {
+    /* Not checked here: the store makes the strings it copies valid
+     * UTF-8 (tm_intern.c), but el_otlp_json takes any bytes and protobuf-c
+     * does not check UTF-8. jansson's dump checks every string it writes
+     * all the same (utf8_iterate) and fails on invalid UTF-8, so such a
+     * request still renders as NULL, as when json_string refused it. */
     const char *s = *(char *const *)p;
-    return json_string(s ? s : "");
+    return s ? json_stringn_nocheck(s, strlen(s)) : ascii_json("", 0);
   }
   case PROTOBUF_C_TYPE_BYTES:
-    return bytes_json(p, hex_field(f->name));
+    return bytes_json(p, hex);
   case PROTOBUF_C_TYPE_MESSAGE: {
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)p;
     return sub ? message_json(sub) : json_object();
@@ -241,71 +375,104 @@ static bool is_default(const ProtobufCFieldDescriptor *f, const void *p) {
   }
 }
 
+/* The JSON value of field f of the message at base, or NULL with *skip
+ * set when the field is not written (default, unset, empty), or NULL when
+ * out of memory or a string is not UTF-8. */
+static json_t *field_json(const ProtobufCFieldDescriptor *f, const char *base,
+                          bool hex, bool *skip) {
+  const void *p = base + f->offset;
+  *skip = true;
+  if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+    size_t cnt = *(const size_t *)(base + f->quantifier_offset);
+    if (cnt == 0) return NULL;
+    *skip = false;
+    const char *arr = *(char *const *)p;
+    json_t *v = json_array();
+    if (!v) return NULL;
+    for (size_t i = 0; i < cnt; i++) {
+      json_t *e = value_json(f, arr + i * type_size(f->type), hex);
+      if (!e || json_array_append_new(v, e) < 0) {
+        json_decref(v);
+        return NULL;
+      }
+    }
+    return v;
+  }
+  if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+    if (*(const uint32_t *)(base + f->quantifier_offset) != f->id) return NULL;
+  } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+             f->type != PROTOBUF_C_TYPE_MESSAGE &&
+             f->type != PROTOBUF_C_TYPE_STRING) {
+    if (!*(const protobuf_c_boolean *)(base + f->quantifier_offset))
+      return NULL;
+  } else if (is_default(f, p)) {
+    return NULL;
+  }
+  *skip = false;
+  return value_json(f, p, hex);
+}
+
 static json_t *message_json(const ProtobufCMessage *m) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
-  const char *base = (const char *)m;
+  const field_info_t *fi = msg_fields(d);
   json_t *obj = json_object();
   if (!obj) return NULL;
   /* protobuf-c sorts fields[] by number: the JSON follows that order. */
   for (unsigned n = 0; n < d->n_fields; n++) {
     const ProtobufCFieldDescriptor *f = &d->fields[n];
-    const void *p = base + f->offset;
-    char key[64];
-    camel(f->name, key, sizeof key);
-    json_t *v = NULL;
-    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-      size_t cnt = *(const size_t *)(base + f->quantifier_offset);
-      if (cnt == 0) continue;
-      const char *arr = *(char *const *)p;
-      v = json_array();
-      if (!v) goto fail;
-      for (size_t i = 0; i < cnt; i++) {
-        json_t *e = value_json(f, arr + i * type_size(f->type));
-        if (!e || json_array_append_new(v, e) < 0) {
-          json_decref(v);
-          goto fail;
-        }
-      }
-    } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-      uint32_t c = *(const uint32_t *)(base + f->quantifier_offset);
-      if (c != f->id) continue;
-      v = value_json(f, p);
-    } else if (f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-               f->type != PROTOBUF_C_TYPE_MESSAGE &&
-               f->type != PROTOBUF_C_TYPE_STRING) {
-      if (!*(const protobuf_c_boolean *)(base + f->quantifier_offset))
-        continue;
-      v = value_json(f, p);
-    } else {
-      if (is_default(f, p)) continue;
-      v = value_json(f, p);
+    bool skip;
+    json_t *v = field_json(f, (const char *)m,
+                           fi ? fi[n].hex : hex_field(f->name), &skip);
+    if (skip) continue;
+    char buf[64];
+    const char *key = fi ? fi[n].key : camel(f->name, buf, sizeof buf);
+    /* keys are ASCII (protobuf field names): jansson's check is skipped */
+    if (!v || json_object_setn_new_nocheck(
+                  obj, key, fi ? fi[n].key_len : strlen(key), v) < 0) {
+      json_decref(obj);
+      return NULL;
     }
-    if (!v || json_object_set_new(obj, key, v) < 0) goto fail;
   }
   return obj;
-fail:
-  json_decref(obj);
-  return NULL;
 }
 
-char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
+/* OTLP/JSON is about 2.7 times the protobuf bytes of spans (more for
+ * metrics): one reservation holds most lines, without regrowing. */
+#define TEXT_PER_BYTE 3
+
+/* The unpacked request and the jansson tree live in a (see render_arena).
+ * NULL also when a string is not UTF-8. */
+char *el_otlp_json_in(el_arena_t *a, el_tm_signal_t sig, const uint8_t *bytes,
+                      size_t len) {
   const ProtobufCMessageDescriptor *d = el_otlp_request_descriptor(sig);
   if (!d) return NULL;
-  ProtobufCMessage *m = protobuf_c_message_unpack(d, &pb_allocator, len,
-                                                  bytes);
-  if (!m) return NULL;
-  json_t *j = message_json(m);
-  protobuf_c_message_free_unpacked(m, &pb_allocator);
-  if (!j) return NULL;
+  ProtobufCAllocator pa = {pb_arena_alloc, pb_arena_free, a};
+  ProtobufCMessage *m = protobuf_c_message_unpack(d, &pa, len, bytes);
   el_buf_t t = EL_BUF_INIT;
-  int rc = json_dump_callback(j, text_put, &t,
+  int rc = -1;
+  if (m) {
+    render_arena = a; /* jansson's allocations: from a, frees: none */
+    json_t *j = message_json(m);
+    if (j && len <= SIZE_MAX / TEXT_PER_BYTE - 256 &&
+        el_buf_reserve(&t, TEXT_PER_BYTE * len + 256))
+      rc = json_dump_callback(j, text_put, &t,
                               JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(j);
-  if (rc != 0 || !t.p) {
+    render_arena = NULL; /* (j is forgotten with a, never freed) */
+  }
+  el_arena_reset(a);
+  if (rc != 0 || t.oom) {
     el_buf_free(&t);
     return NULL;
   }
+  el_buf_commit(&t, 0); /* the NUL text_put leaves out */
   return el_buf_take(&t);
+}
+
+char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len) {
+  el_arena_t a = {0};
+  char *s = el_otlp_json_in(&a, sig, bytes, len);
+  el_arena_free(&a);
+  return s;
 }
 
 /* {====== the exporter ======} */
@@ -555,8 +722,9 @@ static void *writer_main(void *ud) {
     int werr = c->werr;
     pthread_mutex_unlock(&c->mu);
     int e = 0, lost = werr != 0;
-    char *js =
-        werr ? NULL : el_otlp_json(l->sig, (const uint8_t *)l->s, l->len);
+    char *js = werr ? NULL
+                    : el_otlp_json_in(&c->render, l->sig, (const uint8_t *)l->s,
+                                      l->len);
     if (!werr && !js) lost = 1; /* not rendered (out of memory) */
     pthread_mutex_lock(&c->mu);
     int write = js && !c->abandoned;
@@ -784,7 +952,7 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
     drop(ctx->c, ctx->sig, nrecords);
     return 0;
   }
-  char *s = el_otlp_json(ctx->sig, bytes, len);
+  char *s = el_otlp_json_in(&ctx->c->render, ctx->sig, bytes, len);
   ctx->handled += nrecords;
   if (!s) {
     drop(ctx->c, ctx->sig, nrecords);
@@ -901,6 +1069,7 @@ void el_otlp_console_free(el_otlp_console_t *c) {
     }
     pthread_join(c->th, NULL); /* (the store may be gone: no counting) */
   }
+  el_arena_free(&c->render);
   el_free(c);
 }
 

@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "../common/el_arena.h"
 #include "../telemetry/telemetry.h"
 
 #ifdef __cplusplus
@@ -126,6 +127,16 @@ uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig);
  * Returns a NUL-terminated string to free with el_free, or NULL when the
  * bytes do not decode as that request or memory runs out. Thread: any. */
 char *el_otlp_json(el_tm_signal_t sig, const uint8_t *bytes, size_t len);
+
+/* As el_otlp_json, with the memory of the render (the unpacked request,
+ * the JSON tree) taken from arena a, which is reset before returning: a
+ * renderer of many requests passes the same arena each time, whose chunks
+ * are then reused instead of being allocated and paged in afresh for
+ * every request (el_otlp_json's own arena is freed each call). The
+ * returned string is not in a. Thread: any; a is used by one thread at a
+ * time. */
+char *el_otlp_json_in(el_arena_t *a, el_tm_signal_t sig, const uint8_t *bytes,
+                      size_t len);
 
 #ifdef __cplusplus
 }
