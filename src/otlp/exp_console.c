@@ -806,7 +806,7 @@ static void take_lost(el_otlp_console_t *c) {
  * for the writer, which renders and writes it; dropped and counted when
  * the queue is full or the output broken. Rendering happens on the writer
  * thread too: OTLP/JSON is several times the bytes of the request and
- * slow to make (spans: ~25 MB/s of it), and a live program must not wait
+ * slow to make (spans: ~90 MB/s of it), and a live program must not wait
  * for that either. */
 static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
                           const uint8_t *bytes, size_t len, size_t nrecords) {
