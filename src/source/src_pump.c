@@ -171,6 +171,10 @@ static void begin_stop(pump_t *p, int by_signal) {
   el_src_discard(src);
   p->drain_timer_open = 1;
   p->drain_timer.data = p;
+  /* The loop's time is that of its last turn: a feed that ran a busy
+   * Lua handler for seconds (the signal interrupted it) left it behind,
+   * and the bound would be counted from before the stop (h36). */
+  uv_update_time(src->loop);
   p->drain_start_ms = uv_now(src->loop);
   uv_timer_start(&p->drain_timer, on_drain_timeout,
                  (uint64_t)(bound * 1000 + 0.5), 0);
@@ -385,6 +389,7 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
   /* The drain timer is still open only while the drain waits for the
    * writer: a second signal or the timeout closed it before stopping. */
   if (p->draining && p->drain_timer_open) {
+    uv_update_time(src->loop); /* for the time said */
     el_log(p->res.drained_bytes ? EL_LOG_WARN : EL_LOG_INFO,
            "%s: its writer closed it %.1f s after the stop; discarded %llu "
            "bytes",

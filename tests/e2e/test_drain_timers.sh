@@ -8,8 +8,9 @@
 #   slow:  busy-waits 0.3 s on every call;
 #   early: loops forever from its 1st call, before a byte was read (run);
 # and, without a timer looping, an event handler that is busy (handler:
-# a RUN_THREAD handler summing 30,000 numbers on each call, which is
-# where the loop spends its time, so the signal interrupts a feed: h35
+# a RUN_THREAD handler summing 1,000,000 numbers on each call, which is
+# where the loop spends its time, so the signal, sent once the handler
+# says it has been busy 1 s, interrupts a feed: h35
 # saw one SIGINT then counted twice, the drain stopped at once and the
 # GHC program left blocked on the full FIFO);
 # under two commands:
@@ -29,6 +30,10 @@
 #   - no "timer call" line after the drain's "stopping; reading on" line;
 #   - one signal is one: no "stopped draining" line (that is the second
 #     signal's);
+#   - the drain holds its bound: the command exits no sooner than
+#     --eventlog-drain-timeout after the SIGINT (a lower bound, which load
+#     cannot break: h36 saw 3.3 s for a bound of 5 s, counted from the
+#     loop's time before the busy feed);
 #   - loop, early: the running call was stopped by the signal, not an
 #     error; no error line at all (early: the bytes that came after the
 #     signal are drained, not decoded, so no "no eventlog header").
@@ -62,15 +67,20 @@ local el = require("eventlog_live")
 local mode = os.getenv("EL_TEST_TIMER_MODE")
 local n = 0
 if mode == "handler" then
-  local calls = 0
+  local calls, t0, said = 0, nil, false
   el.on("RUN_THREAD", function()
     calls = calls + 1
     if calls == 1 then
+      t0 = os.clock()
       io.stderr:write("handler call 1\n")
+      io.stderr:flush()
+    elseif not said and os.clock() - t0 >= 1 then
+      said = true
+      io.stderr:write("handler busy 1 s\n")
       io.stderr:flush()
     end
     local x = 0
-    for i = 1, 30000 do x = x + i end
+    for i = 1, 1000000 do x = x + i end
   end)
 end
 el.every_wall(50, function()
@@ -108,11 +118,13 @@ case_() {
   PIDS+=($!)
   local want='^timer call 3$'
   [ "$mode" = early ] && want='^timer call 1$'
-  [ "$mode" = handler ] && want='^handler call 1$'
+  # handler: the signal comes 1 s (CPU) into the busy feed
+  [ "$mode" = handler ] && want='^handler busy 1 s$'
   wait_line "$err" "$want" 60 ||
     { cat "$err"; fail "$name: no '$want' line in 60 s"; return; }
   kill -INT "$pid"
-  local t0=$SECONDS
+  local t0=$SECONDS k0
+  k0=$(date +%s%N)
   while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - t0)) -le $BOUND ]; do
     sleep 0.1
   done
@@ -124,7 +136,14 @@ case_() {
     return
   fi
   wait "$pid"
-  local st=$?
+  local st=$? k1
+  k1=$(date +%s%N)
+  # the drain's bound after the signal, less 0.1 s for the exit's polling
+  if [ $(((k1 - k0) / 1000000)) -ge $((DRAIN * 1000 - 100)) ]; then
+    pass "$name: exited $(((k1 - k0) / 1000000)) ms after SIGINT, not before the drain's bound"
+  else
+    fail "$name: exited $(((k1 - k0) / 1000000)) ms after SIGINT, before the drain's bound of $DRAIN s"
+  fi
   [ $st = 0 ] && pass "$name: exited 0 within $BOUND s of SIGINT" ||
     { tail -n 10 "$err"; fail "$name: exit status $st"; }
   grep -q 'stopping; reading on (and discarding)' "$err" &&
