@@ -782,11 +782,11 @@ void el__ana_direct_sync(el_host_t *h) {
  * (wm_next), it goes through at once after the held events before it
  * (take_now); on another one, above the watermark, it is appended to its
  * queue, nothing being due (the held events all stay above the
- * watermark and at most MAX_HELD). Live, only the second, as long as
- * the quiet clock reads without a call (queue_live). Anything else takes
- * the general path, whose effect these paths have. h->ana is set: host.c calls this
- * only for types flagged EL__F_ANA, which lua_analysis.c sets once it
- * made h->ana (freed only with the host). */
+ * watermark and at most MAX_HELD). Live, the same two, while the quiet
+ * clock reads without a call (queue_live). Anything else takes the
+ * general path, whose effect these paths have. h->ana is set: host.c
+ * calls this only for types flagged EL__F_ANA, which lua_analysis.c sets
+ * once it made h->ana (freed only with the host). */
 int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
   if (h->ana->arrival) return take_arrival(h, ev);
   ana_t *a = h->ana;
