@@ -78,8 +78,11 @@ typedef struct web_series_s {
   web_point_t *pts; /* ring of npts of cap (view only) */
   size_t npts, head, cap;
   uint64_t pushed;  /* points ever put in the ring */
-  uint32_t thinned; /* times a full gauge ring was halved, keeping the
-                       larger of each pair (a sum's drops its oldest) */
+  uint32_t thinned; /* times a full gauge ring's time buckets doubled
+                       (web_store.c; a sum's ring drops its oldest) */
+  double bucket_ms; /* a gauge's bucket width; 0 until its ring fills */
+  double origin_ms; /* where its buckets start, Unix ms */
+  bool tail_raw;    /* its newest point is in no bucket yet */
   double start_ms;  /* a cumulative sum's first point: when its count
                        began (the point's start time: the program's
                        start), Unix ms; 0 = unknown or not a sum */

@@ -8,6 +8,7 @@
  * per family (a full family forgets its least recently updated series),
  * WEB_POINTS_PER_SERIES points per series. Thread: the loop thread, under
  * el_web_t.mu. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,36 +465,121 @@ static void ring_push(web_point_t *a, size_t cap, size_t *n, size_t *head,
   }
 }
 
-/* Halve the resolution of the full ring of gauge series s: each pair of
- * neighbouring points becomes the larger one (the later on a tie), at its
- * own time, so the peaks of the whole run stay (docs/web.md "Limits");
- * the newest point stays as it is (the series' current value). */
-static void ring_thin(web_series_t *s) {
-  web_point_t out[WEB_POINTS_PER_SERIES / 2 + 1];
-  size_t m = 0, n = s->npts ? s->npts - 1 : 0, k;
-  for (k = 0; k + 1 < n; k += 2) {
-    web_point_t a = s->pts[(s->head + k) % s->cap];
-    web_point_t b = s->pts[(s->head + k + 1) % s->cap];
-    out[m++] = b.v >= a.v ? b : a;
+/* {====== a gauge's history ======}
+ *
+ * A gauge series' points for the page (docs/web.md "Limits") cover the
+ * whole run: its ring never drops its oldest points. Until it first fills
+ * every point has a slot; then its points are merged into time buckets of
+ * bucket_ms (from origin_ms), each keeping its largest point at that
+ * point's own time (the earlier on a tie), and the width doubles each
+ * time the ring fills again (thinned counts them), so the kept points
+ * stay spread over the run's time, new and late ones alike, and the peaks
+ * stay. The newest point (tail_raw) keeps a slot of its own: the series'
+ * current value. A gauge's ring is kept in order from slot 0 (head 0). */
+
+#define GAUGE_PT(s, j) ((s)->pts[((s)->head + (j)) % (s)->cap])
+
+/* The bucket of a point at t_ms (bucket_ms > 0). */
+static double gauge_bucket(const web_series_t *s, double t_ms) {
+  return floor((t_ms - s->origin_ms) / s->bucket_ms);
+}
+
+/* Whether point b, in the same bucket as a, replaces it: larger, or as
+ * large and earlier. */
+static bool gauge_wins(web_point_t b, web_point_t a) {
+  return b.v > a.v || (b.v == a.v && b.t_ms < a.t_ms);
+}
+
+/* Merge the ring's bucketed points (all but a raw newest) at the current
+ * width, in place; returns how many remain. */
+static size_t gauge_merge(web_series_t *s, web_point_t *out, size_t n) {
+  size_t m = 0;
+  for (size_t j = 0; j < n; j++) {
+    web_point_t p = GAUGE_PT(s, j);
+    if (m && gauge_bucket(s, out[m - 1].t_ms) == gauge_bucket(s, p.t_ms)) {
+      if (gauge_wins(p, out[m - 1])) out[m - 1] = p;
+    } else {
+      out[m++] = p;
+    }
   }
-  for (; k < s->npts; k++) out[m++] = s->pts[(s->head + k) % s->cap];
+  return m;
+}
+
+/* Make room in the full ring of gauge series s: the first time, buckets
+ * of a quarter of the ring over the span of its points; then twice the
+ * width, until at most three quarters of the ring is used. */
+static void ring_thin(web_series_t *s) {
+  web_point_t out[WEB_POINTS_PER_SERIES]; /* 32 KB */
+  size_t n = s->npts - (s->tail_raw && s->npts ? 1 : 0), m = n;
+  web_point_t tail = s->npts ? GAUGE_PT(s, s->npts - 1) : (web_point_t){0};
+  do {
+    if (s->bucket_ms > 0) {
+      s->bucket_ms *= 2;
+    } else {
+      double span = n ? GAUGE_PT(s, n - 1).t_ms - GAUGE_PT(s, 0).t_ms : 0;
+      s->origin_ms = n ? GAUGE_PT(s, 0).t_ms : 0;
+      s->bucket_ms = span / (double)(s->cap / 4);
+      if (!(s->bucket_ms >= 1e-3)) s->bucket_ms = 1e-3; /* 1 µs */
+    }
+    s->thinned++;
+    m = gauge_merge(s, out, n);
+  } while (m > s->cap / 4 * 3);
+  if (n < s->npts) out[m++] = tail;
   memcpy(s->pts, out, m * sizeof *out);
   s->head = 0;
   s->npts = m;
-  s->thinned++;
+}
+
+/* Append point pt (not older than the newest) to gauge series s. */
+static void gauge_push(web_series_t *s, web_point_t pt) {
+  if (s->bucket_ms > 0 && s->tail_raw && s->npts) {
+    /* the newest so far joins its bucket */
+    web_point_t q = GAUGE_PT(s, s->npts - 1);
+    s->npts--;
+    web_point_t *last = s->npts ? &GAUGE_PT(s, s->npts - 1) : NULL;
+    if (last && gauge_bucket(s, last->t_ms) == gauge_bucket(s, q.t_ms)) {
+      if (gauge_wins(q, *last)) *last = q;
+    } else {
+      GAUGE_PT(s, s->npts) = q;
+      s->npts++;
+    }
+  }
+  if (s->npts == s->cap) ring_thin(s);
+  GAUGE_PT(s, s->npts) = pt;
+  s->npts++;
+  s->tail_raw = true;
 }
 
 /* Put point pt of gauge series s (older than its newest point: another
- * capability's block came late) into the ring in time order; a full ring
- * is thinned first. */
+ * capability's block came late) into the ring in time order, into the
+ * bucket of a neighbour when it has one. */
 static void ring_insert(web_series_t *s, web_point_t pt) {
   if (s->npts == s->cap) ring_thin(s);
-  size_t k = s->npts;
-  for (; k > 0 && s->pts[(s->head + k - 1) % s->cap].t_ms > pt.t_ms; k--)
-    s->pts[(s->head + k) % s->cap] = s->pts[(s->head + k - 1) % s->cap];
-  s->pts[(s->head + k) % s->cap] = pt;
-  s->npts++;
+  size_t lo = 0, hi = s->npts; /* the first point later than pt */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (GAUGE_PT(s, mid).t_ms > pt.t_ms)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  size_t k = lo, nb = s->npts - (s->tail_raw && s->npts ? 1 : 0);
   s->pushed++;
+  if (s->bucket_ms > 0) {
+    double b = gauge_bucket(s, pt.t_ms);
+    web_point_t *nbr = k > 0 && gauge_bucket(s, GAUGE_PT(s, k - 1).t_ms) == b
+                           ? &GAUGE_PT(s, k - 1)
+                       : k < nb && gauge_bucket(s, GAUGE_PT(s, k).t_ms) == b
+                           ? &GAUGE_PT(s, k)
+                           : NULL;
+    if (nbr) {
+      if (gauge_wins(pt, *nbr)) *nbr = pt;
+      return;
+    }
+  }
+  for (size_t j = s->npts; j > k; j--) GAUGE_PT(s, j) = GAUGE_PT(s, j - 1);
+  GAUGE_PT(s, k) = pt;
+  s->npts++;
 }
 
 static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
@@ -537,8 +623,10 @@ static void series_store(el_web_t *w, web_family_t *f, web_series_t *s,
   if (!s->pushed && f->sum && !f->delta && p->start_unix_ns &&
       (double)p->start_unix_ns / 1e6 < pt.t_ms)
     s->start_ms = (double)p->start_unix_ns / 1e6;
-  if (!f->sum && s->npts == s->cap) ring_thin(s);
-  ring_push(s->pts, s->cap, &s->npts, &s->head, pt);
+  if (f->sum)
+    ring_push(s->pts, s->cap, &s->npts, &s->head, pt);
+  else
+    gauge_push(s, pt);
   s->pushed++;
 }
 

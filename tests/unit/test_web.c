@@ -796,6 +796,56 @@ static void test_gauge_keeps_peaks(void **state) {
   fix_free(f);
 }
 
+/* A gauge's history covers the whole run (docs/web.md "Limits"; h39 saw
+ * a 27 s run's heap chart keep only its last 2.7 s). By hand: 200,000
+ * points, one a millisecond, as GHC 9.0 delivers them from two
+ * capabilities: per 2000 ms block, capability A's even milliseconds in
+ * order, then B's odd ones (all late but the block's last). Every value
+ * is 4 but the first 1000 points' (3, the start of the run) and one late
+ * peak of 9 at t = 123457. However the ring is thinned, it holds at most
+ * 2000 points in time order, begins with the run's first point (t = 0,
+ * value 3: the earliest of equal points is kept), has a point in every
+ * 2 s of the run, keeps the peak at its time and ends with the newest. */
+static void test_gauge_covers_run(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  f->w->opts.aggs[0].name = "ghc_eventlog_HeapSize";
+  f->w->opts.aggs[0].aggregate_ms = 0;
+  f->w->opts.naggs = 1;
+  el_tm_metric_desc_t d = {
+      .name = "ghc_eventlog_HeapSize", .unit = "By", .kind = EL_TM_GAUGE};
+  for (int64_t b = 0; b < 100; b++) {
+    for (int64_t odd = 0; odd <= 1; odd++) {
+      for (int64_t i = 0; i < 1000; i++) {
+        int64_t t = b * 2000 + 2 * i + odd;
+        point(f, &d, NULL, 0, (el_unix_ns_t)t * 1000000 + 1,
+              t == 123457 ? 9
+              : t < 1000  ? 3
+                          : 4);
+      }
+      el_tm_store_flush(f->st);
+    }
+  }
+  const web_series_t *s = f->w->fam[0]->s[0];
+  assert_true(s->npts <= WEB_POINTS_PER_SERIES);
+  assert_true(s->thinned > 0);
+  bool covered[100] = {false}, peak = false;
+  for (size_t j = 0; j < s->npts; j++) {
+    const web_point_t *pt = &s->pts[(s->head + j) % s->cap];
+    if (j) assert_true(pt->t_ms >= s->pts[(s->head + j - 1) % s->cap].t_ms);
+    assert_true(pt->t_ms >= 0 && pt->t_ms < 200000);
+    covered[(int)(pt->t_ms / 2000)] = true;
+    peak |= pt->t_ms == 123457.000001 && pt->v == 9;
+    assert_true(pt->v == 9 || pt->v == (pt->t_ms < 1000 ? 3 : 4));
+  }
+  const web_point_t *first = &s->pts[s->head % s->cap];
+  assert_true(first->t_ms == 0.000001 && first->v == 3);
+  for (int k = 0; k < 100; k++) assert_true(covered[k]);
+  assert_true(peak);
+  assert_true(s->pts[(s->head + s->npts - 1) % s->cap].t_ms == 199999.000001);
+  fix_free(f);
+}
+
 /* A metric with 2100 series (one per user): the store forgets the least
  * recently updated eighth when it reaches 2000 (series 1..250, counted),
  * and /api/data sends the 50 largest (2051..2100) plus one "other" series
@@ -1030,6 +1080,7 @@ int main(void) {
       cmocka_unit_test(test_thread_ids_bounded),
       cmocka_unit_test(test_thread_ids_full_pages),
       cmocka_unit_test(test_gauge_keeps_peaks),
+      cmocka_unit_test(test_gauge_covers_run),
       cmocka_unit_test(test_series_bounded),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_options_from_config),
