@@ -600,6 +600,12 @@ static int finish(el__daemon_t *d) {
   el__daemon_self_metrics(d, 1);
   el_tm_hostlog_drain(d->hostlog, d->internal_logs ? d->store : NULL);
   el_tm_store_flush(d->store);
+  /* Not after a signal (end_when_idle's stop is the input's end) */
+  int clean_end =
+      d->end_status == 0 || (d->end_status == EL_ESTOPPED && d->idle_ended);
+  /* The web store has everything now: the page says the input ended
+   * while the exporters deliver, not after their budget (h39). */
+  if (clean_end && d->web) d->httpd->web_set_ended(d->web, true);
   if (el_tm_store_shutdown(d->store, o->otlp.shutdown_timeout_ms) < 0)
     say_undelivered(d);
   el__daemon_log_progress(d, 1);
@@ -614,9 +620,6 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
   }
-  /* Not after a signal (end_when_idle's stop is the input's end) */
-  int clean_end =
-      d->end_status == 0 || (d->end_status == EL_ESTOPPED && d->idle_ended);
   if (clean_end && !o->no_linger && !g_flush_signals &&
       d->web) { /* nor without --*-port */
     if (o->before_linger) o->before_linger(o->ready_ud, d->web);
