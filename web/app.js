@@ -680,7 +680,9 @@ function cell(tr, text, cls) {
 // sums those that left into the "other" row (docs/web.md "Limits"). A
 // reconnection ends the previous session's threads ("Ended", status
 // "session N ended"), which then leave as finished ones do; the end of
-// input ends the rest ("Ended", status "input ended (was ...)").
+// input ends the rest ("Ended", status "input ended (was ...)"), and so
+// does a closed connection the daemon waits to see reopened ("connection
+// closed (was ...)", /api/data's reconnecting).
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
   // the current session's rows first, then those a reconnection ended
@@ -828,17 +830,22 @@ for (const b of document.querySelectorAll('.controls button')) {
 // limit of metrics), series a full metric forgot (its least recently
 // updated ones, over the per-metric limit; some may be stale: replaced by
 // a newer run's series), and series forgotten as duplicates when a
-// resource correction gave them the labels of another.
+// resource correction gave them the labels of another. While the
+// daemon waits for a reconnection (the program's connection closed:
+// /api/data's reconnecting) it says so in place of "live".
 function statusText(d) {
   const s = d.stats;
-  if (!d.ended && !s.points) {
+  if (!d.ended && !d.reconnecting && !s.points) {
     return 'live · waiting for the first events' +
         (d.ghc_before_9_2 ?
              `: ${OLD_GHC} them only when a 2 MiB buffer fills or at exit` :
              '');
   }
-  let t = `${d.ended ? 'input ended' : 'live'} · ` +
-    `${s.points} points in ${s.batches} batches`;
+  const input = d.ended ? 'input ended' :
+      d.reconnecting    ? 'input closed: waiting for a reconnection' :
+                          'live';
+  let t = `${input} · ` +
+      `${s.points} points in ${s.batches} batches`;
   if (s.dropped_series)
     t += ` · ${s.dropped_series} ${s.dropped_series === 1 ? 'point' : 'points'} ` +
       'dropped (too many metrics)';

@@ -169,6 +169,9 @@ static void flow_stop(el__daemon_t *d) {
 static int d_feed(void *ud, const uint8_t *buf, size_t len) {
   el__daemon_t *d = ud;
   d->flow.hold_wall = 0;
+  /* A new session's first bytes end the wait for a reconnection (not its
+   * connect: a dying program's socket may accept and close at once). */
+  if (!d->session_fed && d->web) d->httpd->web_set_reconnecting(d->web, NULL);
   d->session_fed = 1;
   int rc = d->host_c.feed(d->host_c.ud, buf, len);
   if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
@@ -176,11 +179,33 @@ static int d_feed(void *ud, const uint8_t *buf, size_t len) {
   return rc;
 }
 
+/* How the session that just ended closed when the source now waits for
+ * the next (a socket reconnects, a FIFO under --follow is opened again:
+ * docs/sources.md), in the web view's words; NULL when the input ends
+ * here or was stopped (a file, stdin, a signal, watch's end), or a
+ * followed file was truncated (its next session follows at once). */
+static const char *closed_why(const el__daemon_t *d) {
+  const el_src_opts_t *so = &d->o->src;
+  struct stat st;
+  if (d->stop_signal || d->idle_ended) return NULL;
+  if (so->kind == EL_SRC_UNIX || so->kind == EL_SRC_TCP)
+    return "connection closed";
+  if (so->kind == EL_SRC_FILE && so->follow && so->path &&
+      stat(so->path, &st) == 0 && S_ISFIFO(st.st_mode))
+    return "writer closed the FIFO";
+  return NULL;
+}
+
 static int d_finish(void *ud) {
   el__daemon_t *d = ud;
   int rc = d->host_c.finish(d->host_c.ud);
   if (rc < 0 && rc != EL_ESTOPPED) d->decode_errors++;
   d->session_open = 0;
+  /* The host flushed the session's telemetry into the web view: its
+   * threads end now, not when the next program connects (docs/web.md
+   * "Sessions"). */
+  const char *why = d->web ? closed_why(d) : NULL;
+  if (why) d->httpd->web_set_reconnecting(d->web, why);
   return rc;
 }
 

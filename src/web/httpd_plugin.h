@@ -23,7 +23,7 @@ extern "C" {
 
 /* Raise when the table or anything it passes changes shape (el_ctl_opts_t,
  * el_web_opts_t, el_ctl_sender_t, el_tm_exporter_t...). */
-#define EL_HTTPD_ABI 2u
+#define EL_HTTPD_ABI 3u /* 3: web_set_reconnecting */
 
 /* The plugin's table: symbol el_plugin_httpd. */
 typedef struct el_httpd_plugin_s {
@@ -44,6 +44,7 @@ typedef struct el_httpd_plugin_s {
   void (*web_set_control_port)(el_web_t *w, int port);
   void (*web_set_ended)(el_web_t *w, bool ended);
   void (*web_set_producer)(el_web_t *w, int before_9_2);
+  void (*web_set_reconnecting)(el_web_t *w, const char *why);
   int (*web_serve_until_signal)(el_web_t *w);
   void (*web_free)(el_web_t *w);
 } el_httpd_plugin_t;

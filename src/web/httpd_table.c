@@ -16,6 +16,7 @@ const el_httpd_plugin_t el_plugin_httpd = {
     .web_set_control_port = el_web_set_control_port,
     .web_set_ended = el_web_set_ended,
     .web_set_producer = el_web_set_producer,
+    .web_set_reconnecting = el_web_set_reconnecting,
     .web_serve_until_signal = el_web_serve_until_signal,
     .web_free = el_web_free,
 };

@@ -115,6 +115,22 @@ int el_web_view_port(const el_web_t *w);
 void el_web_set_control_port(el_web_t *w, int port);
 void el_web_set_ended(el_web_t *w, bool ended);
 
+/* The input of the last session closed and the source waits for the
+ * next (a Unix or TCP socket reconnects; a FIFO under --follow is opened
+ * again): why says how, in a person's words ("connection closed": the
+ * program using eventlog-socket exited or was killed; at most 63 bytes
+ * kept, NUL-terminated). Every thread row not finished becomes "Ended",
+ * status "<why> (was <state>[: <status>])", as the end of input ends
+ * them ("input ended (was ...)"), and so does any row a late record of
+ * that session makes while the wait lasts: no thread is shown Running or
+ * Blocked after its program is gone. /api/data says "reconnecting": true
+ * (the page: "waiting for a reconnection"). why NULL: a new session
+ * began, "reconnecting" is false again (its rows are made as before; the
+ * ended ones stay ended). el_web_set_ended(w, true) ends the wait too.
+ * Call after the session's last batch was exported (the host flushes at
+ * the end of a session). Thread: any. docs/web.md "Sessions". */
+void el_web_set_reconnecting(el_web_t *w, const char *why);
+
 /* Tell the page what the newest eventlog header says of its producer:
  * before_9_2 1 when it declares no BLOCKS_SIZE event (type 91, added in
  * GHC 9.2 with --eventlog-flush-interval: spec §2.1), so the program's

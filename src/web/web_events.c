@@ -527,6 +527,10 @@ void web_events_spans(el_web_t *w, const el_tm_batch_t *b) {
 
 void web_events_end(el_web_t *w) { threads_end(w, "input ended"); }
 
+void web_events_closed(el_web_t *w) {
+  if (w->closed_why[0]) threads_end(w, w->closed_why);
+}
+
 void web_events_clear(el_web_t *w) {
   logs_free(w->logs, WEB_LOGS_MAX, &w->rlogs);
   logs_free(w->host_logs, WEB_HOST_LOGS_MAX, &w->rhost_logs);

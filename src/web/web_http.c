@@ -240,7 +240,18 @@ void el_web_set_ended(el_web_t *w, bool ended) {
   if (!w) return;
   pthread_mutex_lock(&w->mu);
   w->ended = ended;
-  if (ended) web_events_end(w);
+  if (ended) {
+    w->closed_why[0] = 0; /* no more waiting */
+    web_events_end(w);
+  }
+  pthread_mutex_unlock(&w->mu);
+}
+
+void el_web_set_reconnecting(el_web_t *w, const char *why) {
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  snprintf(w->closed_why, sizeof w->closed_why, "%s", why ? why : "");
+  web_events_closed(w);
   pthread_mutex_unlock(&w->mu);
 }
 

@@ -192,6 +192,9 @@ struct el_web_s {
   bool view; /* keep the history for the page */
   int control_port;
   bool ended;
+  /* the last session's input closed and the source waits for the next:
+   * how, in a person's words ("" = not waiting); el_web_set_reconnecting */
+  char closed_why[64];
   /* the newest header's producer: GHC before 9.2 (1), 9.2 or later (0),
    * no header yet (-1); el_web_set_producer */
   int ghc_before_9_2;
@@ -296,6 +299,11 @@ size_t web_thids_pages(const web_thids_t *s);
  * session ends the rows of the one before (docs/web.md "Sessions").
  * Caller holds w->mu. */
 void web_events_end(el_web_t *w);
+/* While the input waits for a reconnection (w->closed_why not ""):
+ * every row not over becomes "Ended", status "<closed_why> (was
+ * <state>[: <status>])" (el_web_set_reconnecting). Nothing otherwise.
+ * Caller holds w->mu. */
+void web_events_closed(el_web_t *w);
 /* Free the logs, markers and threads. */
 void web_events_clear(el_web_t *w);
 /* Free every stored record (not the struct). */

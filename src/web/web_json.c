@@ -229,9 +229,10 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
   el_buf_puts(b, "{\"service\":");
   web_put_json_cstr(b, w->service ? w->service : "");
   el_buf_printf(b,
-                ",\"control_port\":%d,\"ended\":%s,\"ghc_before_9_2\":%s,"
-                "\"now_ms\":",
+                ",\"control_port\":%d,\"ended\":%s,\"reconnecting\":%s,"
+                "\"ghc_before_9_2\":%s,\"now_ms\":",
                 w->control_port, w->ended ? "true" : "false",
+                w->closed_why[0] ? "true" : "false",
                 w->ghc_before_9_2 < 0 ? "null"
                 : w->ghc_before_9_2   ? "true"
                                       : "false");

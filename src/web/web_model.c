@@ -16,6 +16,8 @@ void web_model_consume(el_web_t *w, el_tm_signal_t sig,
     web_events_logs(w, b);
   else if (w->view && sig == EL_TM_SIGNAL_TRACES)
     web_events_spans(w, b);
+  /* A late record of a closed session makes no row alive again. */
+  if (w->view && sig != EL_TM_SIGNAL_METRICS) web_events_closed(w);
   pthread_mutex_unlock(&w->mu);
 }
 

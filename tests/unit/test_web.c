@@ -504,6 +504,96 @@ static void test_threads_end_with_input(void **state) {
   fix_free(f);
 }
 
+/* A ThreadState span of thread id over [a_ms, b_ms] (Unix ms): Running
+ * (ending with status st) or Blocked (st NULL: the thread runs again). */
+static void thread_state(fix_t *f, int64_t id, int64_t a_ms, int64_t b_ms,
+                         const char *st) {
+  el_tm_attr_t sa[] = {
+      {.key = "thread", .type = EL_TM_INT, .v.i = id},
+      {.key = "capability", .type = EL_TM_INT, .v.i = 0},
+      {.key = "status", .type = EL_TM_STR, .v.s = {st, st ? strlen(st) : 0}}};
+  span(f, st ? "x ThreadState Running" : "x ThreadState Blocked",
+       (el_unix_ns_t)a_ms * 1000000, (el_unix_ns_t)b_ms * 1000000, sa,
+       st ? 3 : 2);
+}
+
+/* A closed connection the daemon waits to see reopened ends the threads
+ * of its session (docs/web.md "Sessions"). By hand, session 1: thread 1
+ * runs [1, 3] ms and finishes, thread 2 runs [1, 2] ms and stops
+ * BlockedOnMVar, thread 3 is blocked [1, 4] ms and runs again. Once
+ * el_web_set_reconnecting says "connection closed": "reconnecting" true,
+ * thread 1 stays Finished, 2 and 3 are Ended as of the newest span (4
+ * ms) with the state they were left in; a late span of session 1 (thread
+ * 4 blocked [4, 5] ms) leaves its row Ended too (t 5). Session 2 (after
+ * el_web_set_reconnecting(NULL)): thread 2 runs [10, 11] ms and blocks:
+ * a new row, Blocked, "reconnecting" false, session 1's rows unchanged.
+ * The end of input then ends session 2's row as "input ended". */
+static void test_threads_end_with_connection(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  assert_int_equal(el_tm_store_set_session(f->st, 1), 0);
+  thread_state(f, 1, 1, 3, "ThreadFinished");
+  thread_state(f, 2, 1, 2, "BlockedOnMVar");
+  thread_state(f, 3, 1, 4, NULL);
+  el_tm_store_flush(f->st);
+  char *js = model_json(f);
+  assert_non_null(strstr(js, "\"ended\":false,\"reconnecting\":false,"));
+  assert_non_null(strstr(js, "\"id\":3,\"label\":null,\"state\":\"Running\""));
+  el_free(js);
+  el_web_set_reconnecting(f->w, "connection closed");
+  thread_state(f, 4, 4, 5, NULL); /* late, of session 1 */
+  el_tm_store_flush(f->st);
+  js = model_json(f);
+  assert_non_null(strstr(js, "\"ended\":false,\"reconnecting\":true,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":1,\"label\":null,\"state\":"
+                         "\"Finished\",\"status\":\"ThreadFinished\","
+                         "\"cap\":0,\"session\":1,\"t\":3,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":2,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"connection closed (was Blocked: "
+                         "BlockedOnMVar)\",\"cap\":0,\"session\":1,"
+                         "\"t\":4,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":3,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"connection closed (was "
+                         "Running)\",\"cap\":0,\"session\":1,\"t\":4,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":4,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"connection closed (was "
+                         "Running)\",\"cap\":0,\"session\":1,\"t\":5,"));
+  assert_null(strstr(js, "\"Running\""));
+  assert_null(strstr(js, "\"Blocked\""));
+  el_free(js);
+  el_web_set_reconnecting(f->w, NULL);
+  assert_int_equal(el_tm_store_set_session(f->st, 2), 0);
+  thread_state(f, 2, 10, 11, "BlockedOnMVar");
+  el_tm_store_flush(f->st);
+  js = model_json(f);
+  assert_non_null(strstr(js, "\"ended\":false,\"reconnecting\":false,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":2,\"label\":null,\"state\":\"Blocked\","
+                         "\"status\":\"BlockedOnMVar\",\"cap\":0,"
+                         "\"session\":2,\"t\":11,"));
+  assert_non_null(strstr(js,
+                         "\"status\":\"connection closed (was Blocked: "
+                         "BlockedOnMVar)\",\"cap\":0,\"session\":1,"));
+  assert_null(strstr(js, "session 1 ended"));
+  el_free(js);
+  el_web_set_ended(f->w, true);
+  js = model_json(f);
+  assert_non_null(strstr(js, "\"ended\":true,\"reconnecting\":false,"));
+  assert_non_null(strstr(js,
+                         "{\"id\":2,\"label\":null,\"state\":\"Ended\","
+                         "\"status\":\"input ended (was Blocked: "
+                         "BlockedOnMVar)\",\"cap\":0,\"session\":2,"));
+  assert_non_null(strstr(js,
+                         "\"status\":\"connection closed (was "
+                         "Running)\",\"cap\":0,\"session\":1,\"t\":5,"));
+  el_free(js);
+  fix_free(f);
+}
+
 /* A ThreadLabel log for thread id. */
 static void thread_label_log(fix_t *f, int64_t id, const char *label) {
   el_tm_attr_t la[] = {
@@ -1074,6 +1164,7 @@ int main(void) {
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),
       cmocka_unit_test(test_threads_end_with_input),
+      cmocka_unit_test(test_threads_end_with_connection),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
       cmocka_unit_test(test_thread_labels_bounded),
       cmocka_unit_test(test_threads_high_ids),
