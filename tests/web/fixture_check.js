@@ -27,7 +27,9 @@
 //    there are none.
 // 3. The header's status line for three hand-made stats: evicted series
 //    (none stale), then some stale, some dropped points and merged
-//    series: the words must say what each counter counts.
+//    series: the words must say what each counter counts. And while the
+//    daemon waits for a reconnection ("reconnecting": true, not ended):
+//    the words say so in place of "input ended".
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
 const { launch, watchErrors, exceptionText, finish, run } = require('./browser');
@@ -188,15 +190,26 @@ const WANT_INTERNAL = [
 
 // The header for three sets of stats.
 const STATUS_CASES = [
-  [{ evicted_series: 10250 },
+  [
+    {evicted_series: 10250},
     'input ended · 34567 points in 12 batches · ' +
-    '10250 series forgotten over the limit of 2000 per metric'],
-  [{ evicted_series: 10250, evicted_stale_series: 3 },
+        '10250 series forgotten over the limit of 2000 per metric'
+  ],
+  [
+    {evicted_series: 10250, evicted_stale_series: 3},
     'input ended · 34567 points in 12 batches · ' +
-    '10250 series forgotten over the limit of 2000 per metric (3 of them stale)'],
-  [{ dropped_series: 7, merged_series: 2 },
+        '10250 series forgotten over the limit of 2000 per metric (3 of them stale)'
+  ],
+  [
+    {dropped_series: 7, merged_series: 2},
     'input ended · 34567 points in 12 batches · 7 points dropped (too many metrics) · ' +
-    '2 duplicate series forgotten after a resource correction'],
+        '2 duplicate series forgotten after a resource correction'
+  ],
+  // the daemon waits for a reconnection (its input has not ended)
+  [
+    {}, 'input closed: waiting for a reconnection · 34567 points in 12 batches',
+    {ended: false, reconnecting: true}
+  ],
 ];
 
 // {====== checks ======}
@@ -335,9 +348,10 @@ async function main() {
     await page.screenshot({ path: arg('--screenshot'), fullPage: true });
 
     result.status = [];
-    for (const [stats, want] of STATUS_CASES) {
+    for (const [stats, want, doc] of STATUS_CASES) {
       const d = sessionsDoc();
       Object.assign(d.stats, stats);
+      Object.assign(d, doc || {});
       await show(d);
       const text = await page.textContent('#status');
       result.status.push(text);
