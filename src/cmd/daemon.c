@@ -618,8 +618,10 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGTERM, &flush_sa, &old_term);
   }
   d->input_over = 1; /* the shutdown's flush is no wait for input */
-  el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
-         o->otlp.shutdown_timeout_ms);
+  /* EL_ETEE: the tee could not be opened, nothing was read (said) */
+  if (d->end_status != EL_ETEE)
+    el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
+           o->otlp.shutdown_timeout_ms);
   el__daemon_log_progress(d, 1);
   el_host_end(d->host);
   el__daemon_self_metrics(d, 1);
@@ -637,7 +639,7 @@ static int finish(el__daemon_t *d) {
   /* The pump logged a decode error with its byte offset, or the source's
    * failure; a stop by signal is a clean end. */
   int status = (d->end_status == 0 || d->end_status == EL_ESTOPPED) ? 0 : 1;
-  if (status && !d->decode_errors)
+  if (status && !d->decode_errors && d->end_status != EL_ETEE)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d->end_status));
   if (el_host_stats(d->host)->handler_errors) el_host_report_errors(d->host);

@@ -43,7 +43,9 @@ typedef struct el_strview_s {
   X(EL_ECLOSED, -5010, "connection closed")                     \
   X(EL_EUSAGE, -5011, "invalid command line")                   \
   X(EL_ESTOPPED, -5012, "stopped by a handler")                 \
-  X(EL_ESHRUNK, -5013, "file shrank while being read")
+  X(EL_ESHRUNK, -5013, "file shrank while being read")          \
+  X(EL_ETEE, -5014,                                             \
+    "the eventlog tee (--eventlog-log-file) could not be opened")
 
 enum {
 #define EL__ERR_ENUM(name, value, msg) name = value,

@@ -226,8 +226,9 @@ typedef struct el_src_stats_s {
 
 /* Create a source for *o (validated; copied, strings duplicated) on loop.
  * cb: copied. Nothing happens until el_src_start.
- * Returns 0 and *out, or EL_EINVAL (o not valid), EL_ENOMEM, or a negated
- * errno when the tee file cannot be opened. On failure *out is NULL. */
+ * Returns 0 and *out, or EL_EINVAL (o not valid), EL_ENOMEM, or EL_ETEE
+ * when the tee file cannot be opened (logged here, with its name and
+ * cause: the caller says nothing more). On failure *out is NULL. */
 int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
                const el_src_cb_t *cb, el_src_t **out);
 
@@ -355,7 +356,8 @@ typedef struct el_src_pump_result_s {
  * it delivered bytes, then reconnection gave up: the program went away),
  * EL_ESTOPPED after a signal or a stop request (still a clean end), the
  * first feed or finish error, or the source's error (cannot open, never
- * connected: a negated errno or libuv code); *res (may be NULL) gets the
+ * connected: a negated errno or libuv code; EL_ETEE: the tee could not be
+ * opened, already logged, nothing read); *res (may be NULL) gets the
  * details. */
 int el_src_pump(uv_loop_t *loop, const el_src_opts_t *o,
                 const el_src_consumer_t *c, el_src_pump_result_t *res);

@@ -80,12 +80,12 @@ static int open_tee(el_src_t *s) {
                 O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) {
     int e = errno;
-    /* Name the tee: the caller reports the code under the source's name,
-     * which alone reads as if the input could not be opened. */
+    /* Named here, once: EL_ETEE tells the callers it was said (under the
+     * source's name it would read as if the input could not be opened). */
     el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot open: %s%s",
            s->log_file, strerror(e),
            e == ENXIO ? " (a FIFO nobody reads)" : "");
-    return -e;
+    return EL_ETEE;
   }
   el__tee_init(&s->tee, fd, s->log_file, &s->stats);
   return 0;

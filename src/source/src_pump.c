@@ -505,7 +505,8 @@ static int run(uv_loop_t *loop, const el_src_opts_t *o,
   el_src_t *src;
   int rc = el_src_new(loop, o, &cb, &src);
   if (rc < 0) {
-    el_log(EL_LOG_ERROR, "%s: %s", p->desc, el_strerror(rc));
+    if (rc != EL_ETEE) /* the tee's failure was said with its name */
+      el_log(EL_LOG_ERROR, "%s: %s", p->desc, el_strerror(rc));
     return rc;
   }
   p->src = src;

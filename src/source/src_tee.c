@@ -406,6 +406,11 @@ void el__tee_session_end(el__tee_t *t) {
 }
 
 void el__tee_close(el__tee_t *t) {
+  if (t->path && t->stats && t->stats->tee_errors)
+    el_log(EL_LOG_WARN,
+           "--eventlog-log-file %s: %llu bytes received were not written "
+           "to it (write errors): it is not a complete copy of the input",
+           t->path, (unsigned long long)t->stats->tee_errors);
   if (t->fd >= 0)
     close(t->fd);
   if (t->next_fd >= 0)

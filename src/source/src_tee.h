@@ -83,7 +83,9 @@ int el__tee_pending(const el__tee_t *t);
  * waiting for a header. */
 void el__tee_session_end(el__tee_t *t);
 
-/* Close the files and free the buffers. */
+/* Close the files and free the buffers; when writes failed, warn once
+ * more with the number of bytes not teed (stats->tee_errors,
+ * docs/sources.md "Tee"). */
 void el__tee_close(el__tee_t *t);
 
 #endif /* EL_SRC_TEE_H */
