@@ -181,6 +181,8 @@ typedef struct rp_heap_s {
   uint64_t samples;
   char breakdown[16]; /* "-hT", ... ("" unknown) */
   uint64_t interval_ns;
+  bool begun; /* a session had HEAP_PROF_BEGIN (profiling on, even with
+                 no census) */
 } rp_heap_t;
 
 void el__rp_heap_init(rp_heap_t *h, size_t columns);

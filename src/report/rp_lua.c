@@ -131,7 +131,9 @@ static int l_session(lua_State *L) {
   if (bd && !rp->heap.breakdown[0])
     snprintf(rp->heap.breakdown, sizeof rp->heap.breakdown, "%s", bd);
   el_free(bd);
-  int64_t iv = field_int(L, 1, "heap_prof_interval_ns", 0);
+  /* heap_prof_interval_ns is set by HEAP_PROF_BEGIN alone (0 for -i0). */
+  int64_t iv = field_int(L, 1, "heap_prof_interval_ns", -1);
+  if (iv >= 0) rp->heap.begun = true;
   if (iv > 0 && !rp->heap.interval_ns) rp->heap.interval_ns = (uint64_t)iv;
   return 0;
 }

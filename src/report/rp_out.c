@@ -298,6 +298,8 @@ static void out_heapprof(out_t *o) {
   el__rp_json_obj(j);
   kv_str(j, "breakdown", h->breakdown[0] ? h->breakdown : NULL);
   kv_uint(j, "interval_ns", h->interval_ns);
+  el__rp_json_key(j, "begun");
+  el__rp_json_bool(j, h->begun);
   kv_uint(j, "censuses_begun", h->censuses_begun);
   kv_uint(j, "censuses", h->censuses);
   kv_uint(j, "samples", h->samples);

@@ -507,6 +507,23 @@ const BREAKDOWNS = { '-hT': 'by closure type', '-hc': 'by cost-centre stack', '-
   '-hm': 'by module', '-hd': 'by closure description', '-hy': 'by type', '-hr': 'by retainer set',
   '-he': 'by era', '-hb': 'by biography', '-hi': 'by info table' };
 
+// Heap profiling was on (HEAP_PROF_BEGIN) but no census came. Measured
+// with GHC 9.0.2 (docs/report.md "Sections without data"): the RTS counts
+// -i only in clock ticks that land while a Haskell thread runs, so a
+// program that mostly waits gets no census however long it runs or how
+// often it collects; -i0 takes one at every collection.
+function noCensus(p, bd) {
+  const mut = D.timeline.mutator_ns;
+  const iv = p.interval_ns;
+  const flags = `<code>${bd || '-h'}</code>, <code>-i${iv ? iv / 1e9 : 0}</code>`;
+  return `Heap profiling was on (${flags}) but no census was taken. ` + (iv
+    ? 'The RTS counts the interval only while Haskell code runs' +
+      (mut && mut < iv ? ` (here ${fmtNs(mut)} in all)` : '') +
+      ': a program that mostly waits gets no census. Run it with a smaller <code>-i</code>, or ' +
+      '<code>-i0</code> for a census at every collection.'
+    : 'With <code>-i0</code> a census is taken at every collection: none came.');
+}
+
 function heapProfile() {
   const p = D.heapprof;
   const st = $('heap-stats');
@@ -530,6 +547,7 @@ function heapProfile() {
     nd.hidden = false;
     nd.innerHTML = bd === '-hb' || bd === '-hr'
       ? `This heap profile (<code>${bd}</code>) has no samples the report could read.`
+      : p.begun ? noCensus(p, bd)
       : 'No heap profile: run the program with <code>+RTS -hT -l</code> (any build: by closure type), or with a profiled build ' +
         '(<code>-prof</code>) <code>-hc</code>, <code>-hy</code>, <code>-hd</code>, <code>-hm</code>, <code>-hr</code>, <code>-he</code>; ' +
         '<code>-hi</code> with <code>-finfo-table-map</code>. <code>-i&lt;seconds&gt;</code> sets how often a census is taken.';
