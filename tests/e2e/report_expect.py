@@ -24,6 +24,11 @@ Prints one JSON object (null = the eventlog has no such data):
   gc_longest_pause_ns  the longest collection, first start to last end
   markers           "marker: " lines
   profile_samples   "prof sample" lines (PROF_SAMPLE_COST_CENTRE)
+  heapprof_hint     with no census, a phrase the page's heap profile hint
+                    must hold: "no census was taken" when a "start heap
+                    profiling" line (HEAP_PROF_BEGIN) says profiling was on,
+                    else the advice to run with "+RTS -hT -l"; null when
+                    there are censuses
 """
 import json
 import re
@@ -77,6 +82,7 @@ def main(path):
     heap = {}                 # capset -> latest size
     peak_heap = None
     censuses = 0
+    prof_begun = False
     cur = None                # band -> bytes of the open census
     bands = {}                # band -> [sum, peak]
     cc = {}                   # cost centre id -> label
@@ -98,6 +104,9 @@ def main(path):
             heap[int(m.group(1))] = int(m.group(2))
             total = sum(heap.values())
             peak_heap = total if peak_heap is None else max(peak_heap, total)
+            continue
+        if text.startswith("start heap profiling"):
+            prof_begun = True
             continue
         if text.startswith("start heap prof sample"):
             close_census()
@@ -155,6 +164,9 @@ def main(path):
     out = {
         "peak_heap_size": peak_heap,
         "censuses": censuses,
+        "heapprof_hint": None if censuses else
+        "no census was taken" if prof_begun else
+        "No heap profile: run the program with +RTS -hT -l",
         "top_band": top,
         "top_band_peak": top_peak,
         "gc_collections": ncoll,

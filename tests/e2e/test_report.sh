@@ -124,6 +124,12 @@ for f in "$EVENTLOGS"/*/*.eventlog; do
   if grep -Eqo '(src|href)="[a-z]+://' "$out"; then bad "$name: refers to another host"; fi
   if [ -f "$f.reference" ]; then
     python3 "$EXPECT" "$f.reference" > "$TMP/$name.json" || bad "$name: no expectations"
+  elif [ "$name" = idle-hT ]; then
+    # No ghc-events 0.21 reference (README.md); Debian's ghc-events 0.17
+    # shows its HEAP_PROF_BEGIN ("start heap profiling 0 at sampling period
+    # 200000000 broken down by closure type") and no census: the page
+    # must say profiling was on, not tell the user to turn it on.
+    echo '{"censuses": 0, "heapprof_hint": "no census was taken"}' > "$TMP/$name.json"
   else
     echo '{}' > "$TMP/$name.json"  # no reference: only load without errors
   fi

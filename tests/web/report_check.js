@@ -98,6 +98,7 @@ async function checkPage(ctx, file, expect, shots) {
         nodata: { heap: !hidden('heap-nodata'), heapprof: !hidden('heapprof-nodata'),
           timeline: !hidden('timeline-nodata'), gc: !hidden('gc-nodata'),
           profiles: !hidden('profiles-nodata'), logs: !hidden('logs-nodata') },
+        heapprofHint: hidden('heapprof-nodata') ? null : document.getElementById('heapprof-nodata').textContent,
         external: [...document.querySelectorAll('script[src], link[href], img[src], iframe[src]')]
           .map((e) => e.src || e.href).filter((u) => !/^(data:|file:|#)/.test(u) && u !== ''),
       };
@@ -133,6 +134,14 @@ async function checkPage(ctx, file, expect, shots) {
       if (!seen.firstBand || !seen.firstBand.startsWith(tb)) problems.push(`band table starts with '${seen.firstBand}'`);
     } else if (!seen.nodata.heapprof) {
       problems.push('no hint for the missing heap profile');
+    }
+    // The hint says what the eventlog shows: profiling off, or on with no
+    // census (HEAP_PROF_BEGIN alone), never the other's advice.
+    if (expect.heapprof_hint) {
+      const h = seen.heapprofHint || '';
+      if (!h.includes(expect.heapprof_hint)) problems.push(`heap profile hint '${h}' lacks '${expect.heapprof_hint}'`);
+      const other = expect.heapprof_hint.startsWith('No heap profile') ? 'no census was taken' : 'run the program with';
+      if (h.includes(other)) problems.push(`heap profile hint '${h}' also holds '${other}'`);
     }
     // Time
     want('GC collections', num('gc_collections'), expect.gc_collections);
