@@ -709,8 +709,18 @@ static int set_environment(watch_t *w) {
   snprintf(w->exe, sizeof w->exe, "%s", exe);
   w->ghc_rts = flush >= 0;
   if (pass_rts_options(w, exe, flush) < 0) return -1;
-  if (w->socket_path) /* eventlog-socket flushes on its own terms */
+  if (w->socket_path) {
+    /* eventlog-socket's flush does nothing before GHC 9.2 (peers'
+     * README): the same wait as through a FIFO */
+    if (flush == 0)
+      el_eprintf(
+          "watch: %s's runtime has no --eventlog-flush-interval "
+          "(GHC 9.0 or older): eventlog-socket sends its eventlog when "
+          "a capability's 2 MiB buffer fills, when watch connects, and "
+          "at exit; the page stays empty until then\n",
+          w->prog_argv[0]);
     return 0;
+  }
   if (flush == 0)
     el_eprintf(
         "watch: %s's runtime has no --eventlog-flush-interval "
