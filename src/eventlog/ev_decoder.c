@@ -3387,6 +3387,18 @@ static int no_header(el_ev_decoder_t *d) {
   char hint[224];
   /* (before scan_from moves: it quotes the bytes from there) */
   const char *text = text_at_start(d, skipped, NOHDR_TEXT, hint, sizeof hint);
+  if (skipped >= 4 && skipped < MAGIC_LEN &&
+      d->scan_head_from == d->scan_from && d->scan_head_n == skipped &&
+      !memcmp(d->scan_head, "hdrbhetb", skipped)) {
+    /* the input ends inside a header's first 8 bytes ("hdrb" and part of
+     * "hetb"): cut inside the header, as header_cut says it from byte 8 */
+    d->scan_from = d->base;
+    set_diag(d, EL_ETRUNC, d->base, -1,
+             "eventlog truncated inside the header at byte %llu",
+             (unsigned long long)d->base);
+    d->diag.header = 1;
+    return EL_ETRUNC;
+  }
   d->stats.skipped_bytes += skipped;
   d->stats.stray_bytes += skipped; /* skipped looking for a header */
   d->scan_from = d->base;

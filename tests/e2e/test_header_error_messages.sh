@@ -24,6 +24,9 @@
 #         with text ("Hello world, my ...")" (16 bytes quoted).
 #   hcut  the first 1000 bytes (inside the header, whose type list ends
 #         later): "eventlog truncated inside the header at byte 1000".
+#   hmag  the first 6 bytes ("hdrb" and half of "hetb"): cut inside the
+#         header too, "... at byte 6" (h39: it was "no eventlog header
+#         found in 6 bytes").
 # ctest-labels: e2e
 set -u
 source "$(dirname "$0")/oddball_lib.sh"
@@ -47,12 +50,14 @@ open('noh.eventlog', 'wb').write(b'\x01\x02\x03\x04' * 100)
 t = b'Hello world, my program output\n' + b[31:]
 open('text.eventlog', 'wb').write(t)
 open('hcut.eventlog', 'wb').write(b[:1000])
+open('hmag.eventlog', 'wb').write(b[:6])
 with open('want', 'w') as w:
     w.write(f"mal\tmalformed header: no end marker after event CREATE_THREAD (type 0) at byte {ete}\n")
     w.write("mal\tno eventlog header found in \n")
     w.write("noh\tno eventlog header found in 400 bytes from byte 0\n")
     w.write(f"text\tno eventlog header found in {len(t)} bytes from byte 0; they begin with text (\"Hello world, my ...\")\n")
     w.write("hcut\teventlog truncated inside the header at byte 1000\n")
+    w.write("hmag\teventlog truncated inside the header at byte 6\n")
 PY
 echo 'local el = require("eventlog_live")' > ok.lua
 rm -f fifo && mkfifo fifo
@@ -109,7 +114,7 @@ PY
 }
 
 
-for in in mal noh text hcut; do
+for in in mal noh text hcut hmag; do
   F=$TMP/$in.eventlog
   st=0; "$BIN" show "$F" > /dev/null 2> err || st=$?
   check $in "show FILE" 1 "$F"
