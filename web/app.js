@@ -35,10 +35,11 @@ function family(data, short) {
   for (const s of f.series) {
     const k = JSON.stringify(Object.entries(s.attrs).sort()) + '#' + (s.session ?? '');
     if (!byAttrs.has(k)) {
-      byAttrs.set(k, { attrs: s.attrs, session: s.session, stale: true, points: [] });
+      byAttrs.set(k, { attrs: s.attrs, session: s.session, stale: true, thinned: 0, points: [] });
     }
     const m = byAttrs.get(k);
     m.stale = m.stale && s.stale === true;
+    m.thinned = Math.max(m.thinned, s.thinned || 0);
     m.points.push(...s.points);
   }
   const newest = newestSession(data);
@@ -431,18 +432,20 @@ function drawHeap(d) {
 
 // What a point of the heap chart is: the processors' aggregation window
 // (aggregate_ms, 0 = every value) and whether a long run's points were
-// thinned (the daemon keeps the larger of each pair). docs/web.md.
+// thinned (the daemon merges them into time buckets, each keeping its
+// largest point: docs/web.md "Limits").
 function heapNote(d) {
   const f = family(d, 'HeapSize');
   if (!f || !f.series.length) return '';
   const agg = f.aggregate_ms;
-  let s = agg === 0 ? 'A point is the value after one GC (every value kept).' :
+  const thinned = f.series.some((x) => x.thinned);
+  let s = agg === 0 ? 'A point is the value after one GC' + (thinned ? '.' : ' (every value kept).') :
       agg > 0 ? `A point is the last value of each ${agg / 1000} s window: ` +
           'peaks in between are not shown (eventlog-live watch keeps every value).' :
                 '';
-  if (f.series.some((x) => x.thinned)) {
-    s +=
-        (s ? ' ' : '') + 'Older points are thinned to the larger of each pair.';
+  if (thinned) {
+    s += (s ? ' ' : '') + 'This long run is shown in time buckets: each shows its largest ' +
+        'point; the first and newest points are shown as they are.';
   }
   return s;
 }

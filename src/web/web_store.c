@@ -474,8 +474,9 @@ static void ring_push(web_point_t *a, size_t cap, size_t *n, size_t *head,
  * point's own time (the earlier on a tie), and the width doubles each
  * time the ring fills again (thinned counts them), so the kept points
  * stay spread over the run's time, new and late ones alike, and the peaks
- * stay. The newest point (tail_raw) keeps a slot of its own: the series'
- * current value. A gauge's ring is kept in order from slot 0 (head 0). */
+ * stay. The first point (slot 0: where the chart begins) and the newest
+ * (tail_raw: the series' current value) keep slots of their own. A
+ * gauge's ring is kept in order from slot 0 (head 0). */
 
 #define GAUGE_PT(s, j) ((s)->pts[((s)->head + (j)) % (s)->cap])
 
@@ -490,13 +491,13 @@ static bool gauge_wins(web_point_t b, web_point_t a) {
   return b.v > a.v || (b.v == a.v && b.t_ms < a.t_ms);
 }
 
-/* Merge the ring's bucketed points (all but a raw newest) at the current
- * width, in place; returns how many remain. */
+/* Merge the ring's bucketed points (all but the first and a raw newest)
+ * at the current width into out; returns how many remain. */
 static size_t gauge_merge(web_series_t *s, web_point_t *out, size_t n) {
   size_t m = 0;
   for (size_t j = 0; j < n; j++) {
     web_point_t p = GAUGE_PT(s, j);
-    if (m && gauge_bucket(s, out[m - 1].t_ms) == gauge_bucket(s, p.t_ms)) {
+    if (m > 1 && gauge_bucket(s, out[m - 1].t_ms) == gauge_bucket(s, p.t_ms)) {
       if (gauge_wins(p, out[m - 1])) out[m - 1] = p;
     } else {
       out[m++] = p;
@@ -536,7 +537,7 @@ static void gauge_push(web_series_t *s, web_point_t pt) {
     /* the newest so far joins its bucket */
     web_point_t q = GAUGE_PT(s, s->npts - 1);
     s->npts--;
-    web_point_t *last = s->npts ? &GAUGE_PT(s, s->npts - 1) : NULL;
+    web_point_t *last = s->npts > 1 ? &GAUGE_PT(s, s->npts - 1) : NULL;
     if (last && gauge_bucket(s, last->t_ms) == gauge_bucket(s, q.t_ms)) {
       if (gauge_wins(q, *last)) *last = q;
     } else {
@@ -567,11 +568,13 @@ static void ring_insert(web_series_t *s, web_point_t pt) {
   s->pushed++;
   if (s->bucket_ms > 0) {
     double b = gauge_bucket(s, pt.t_ms);
-    web_point_t *nbr = k > 0 && gauge_bucket(s, GAUGE_PT(s, k - 1).t_ms) == b
-                           ? &GAUGE_PT(s, k - 1)
-                       : k < nb && gauge_bucket(s, GAUGE_PT(s, k).t_ms) == b
-                           ? &GAUGE_PT(s, k)
-                           : NULL;
+    /* not into the first point (a point before it becomes the first) */
+    web_point_t *nbr =
+        k > 1 && gauge_bucket(s, GAUGE_PT(s, k - 1).t_ms) == b
+            ? &GAUGE_PT(s, k - 1)
+        : k > 0 && k < nb && gauge_bucket(s, GAUGE_PT(s, k).t_ms) == b
+            ? &GAUGE_PT(s, k)
+            : NULL;
     if (nbr) {
       if (gauge_wins(pt, *nbr)) *nbr = pt;
       return;

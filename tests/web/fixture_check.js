@@ -212,6 +212,14 @@ const STATUS_CASES = [
   ],
 ];
 
+// The heap chart's note for HeapSize with aggregate_ms 0: not thinned,
+// and one series thinned 3 times.
+const HEAP_NOTE_CASES = [
+  [0, 'A point is the value after one GC (every value kept).'],
+  [3, 'A point is the value after one GC. This long run is shown in time buckets: ' +
+      'each shows its largest point; the first and newest points are shown as they are.'],
+];
+
 // {====== checks ======}
 
 // Every line of every time chart breaks over GAP (ms), within the width
@@ -356,6 +364,21 @@ async function main() {
       const text = await page.textContent('#status');
       result.status.push(text);
       if (text !== want) problems.push(`status '${text}', want '${want}'`);
+    }
+
+    // The note under the heap chart says what a point is, and that a
+    // thinned series shows buckets (h42: the page lost `thinned` and
+    // said "every value kept"; docs/web.md "Limits").
+    result.heapNote = [];
+    for (const [thinned, want] of HEAP_NOTE_CASES) {
+      const d = sessionsDoc();
+      const f = d.metrics.find((m) => m.name === 'ghc_eventlog_HeapSize');
+      f.aggregate_ms = 0;
+      if (thinned) f.series[1].thinned = thinned;
+      await show(d);
+      const text = await page.textContent('#heap-note');
+      result.heapNote.push(text);
+      if (text !== want) problems.push(`heap note '${text}', want '${want}'`);
     }
   } catch (e) {
     problems.push(exceptionText(e));
