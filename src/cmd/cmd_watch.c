@@ -983,6 +983,9 @@ static void before_linger(void *ud, el_web_t *web) {
 static int prepare(void *ud, el_daemon_opts_t *o) {
   watch_t *w = ud;
   w->d = o;
+  /* a tee that cannot be opened is a setup failure: said before the
+   * program is started, not after (h42) */
+  if (o->src.log_file && el_src_tee_check(o->src.log_file) < 0) return 1;
   w->flush_s = o->flush_s;
   snprintf(w->breakdown, sizeof w->breakdown, "%s", o->breakdown);
   if (o->src.kind == EL_SRC_UNIX && o->src.nsources == 1) {

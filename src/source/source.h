@@ -232,6 +232,13 @@ typedef struct el_src_stats_s {
 int el_src_new(uv_loop_t *loop, const el_src_opts_t *o,
                const el_src_cb_t *cb, el_src_t **out);
 
+/* Check, before anything depends on it, that the tee file path
+ * (--eventlog-log-file; docs/sources.md "Tee") can be opened as el_src_new
+ * will open it (created or truncated, non-blocking). Returns 0, or
+ * EL_ETEE after logging the error with path and cause. `watch` calls it
+ * before it starts the program (docs/exit-codes.md: a setup failure). */
+int el_src_tee_check(const char *path);
+
 /* Begin opening/connecting. Returns 0; errors of the open/connect itself
  * arrive later through on_end (files) or are retried (sockets). For files
  * and stdin on_connect runs inside this call; bytes always arrive on later

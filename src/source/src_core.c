@@ -66,6 +66,21 @@ static const el__src_vt_t *pick_vt(el_src_kind_t kind) {
   }
 }
 
+/* Open the tee file path (created or truncated); on failure say why,
+ * naming it (under the source's name it would read as if the input could
+ * not be opened), and return -1. */
+static int tee_open(const char *path) {
+  /* O_NONBLOCK: a FIFO as tee target must never stall the reader. */
+  int fd =
+      open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = errno;
+    el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot open: %s%s", path,
+           strerror(e), e == ENXIO ? " (a FIFO nobody reads)" : "");
+  }
+  return fd;
+}
+
 static int open_tee(el_src_t *s) {
   if (!s->log_file)
     return 0;
@@ -75,19 +90,18 @@ static int open_tee(el_src_t *s) {
            s->log_file);
     return EL_EINVAL;
   }
-  /* O_NONBLOCK: a FIFO as tee target must never stall the reader. */
-  int fd = open(s->log_file,
-                O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int e = errno;
-    /* Named here, once: EL_ETEE tells the callers it was said (under the
-     * source's name it would read as if the input could not be opened). */
-    el_log(EL_LOG_ERROR, "--eventlog-log-file %s: cannot open: %s%s",
-           s->log_file, strerror(e),
-           e == ENXIO ? " (a FIFO nobody reads)" : "");
+  int fd = tee_open(s->log_file);
+  if (fd < 0)
     return EL_ETEE;
-  }
   el__tee_init(&s->tee, fd, s->log_file, &s->stats);
+  return 0;
+}
+
+int el_src_tee_check(const char *path) {
+  int fd = tee_open(path);
+  if (fd < 0)
+    return EL_ETEE;
+  close(fd);
   return 0;
 }
 

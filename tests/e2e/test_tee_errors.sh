@@ -2,7 +2,8 @@
 # --eventlog-log-file failures are said once, under the tee's name, with
 # their count (h40):
 #   1. a tee that cannot be opened (its directory does not exist) is a
-#      setup error: every command exits 1 with the one line naming
+#      setup error: every command (watch too, without starting its
+#      program) exits 1 with the one line naming
 #      --eventlog-log-file, and nothing blames the input (before, the
 #      FIFO's own path was reported "No such file or directory", and the
 #      daemon said "Input ended" and "eventlog source failed");
@@ -52,6 +53,13 @@ timeout 20 "$DAEMON" --no-otlp -v info --eventlog-file "$TMP/in.fifo" \
 st=$?
 [ "$st" = 124 ] && fail "the daemon waited on the FIFO instead of failing"
 check_setup daemon "$st" "$TMP/daemon.err"
+
+# watch: a setup failure, said before the program would be started, which
+# it is not (h42: it ran the program, discarded its eventlog, exited 0)
+"$BIN" watch --no-linger --eventlog-log-file "$BAD" -- /bin/sh -c "touch '$TMP/started'" \
+  > /dev/null 2> "$TMP/watch.err"
+check_setup watch $? "$TMP/watch.err"
+[ -e "$TMP/started" ] && { echo "FAIL: watch started the program"; rc=1; }
 
 size=$(stat -c %s "$LOG")
 "$BIN" stats --eventlog-log-file /dev/full "$LOG" > "$TMP/full.out" 2> "$TMP/full.err"
