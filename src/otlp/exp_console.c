@@ -623,6 +623,18 @@ static void room_took(el_otlp_console_t *c, size_t r, size_t take) {
       r < take || filled > c->room_known ? 0 : c->room_known - filled;
 }
 
+/* Whether the pipe c->fd has no reader left: poll(2) sets POLLERR on a
+ * pipe's write end once its read end is closed (on Linux for a named FIFO
+ * too). A write would fail with EPIPE, and the bytes the last reader left
+ * unread hold their room for good: waiting for room would last until the
+ * shutdown budget ran out. Asked only when about to wait for room, so it
+ * costs one system call per wait, none per line written. Writer
+ * thread. */
+static int reader_gone(el_otlp_console_t *c) {
+  struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+  return poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR) != 0;
+}
+
 /* Whether a line of n bytes, not started, may be written without asking
  * the pipe for its room (pipe_room's two system calls): it fits in the
  * room known (room_took), or it is at most PIPE_BUF bytes and the write
@@ -640,8 +652,9 @@ static int fits_unasked(el_otlp_console_t *c, size_t n) {
  * waiting for the reader meanwhile; a line larger than the pipe can hold
  * starts when the pipe is empty and goes in pieces as the reader takes
  * them: only such a line can be cut, by a reader that stops in its
- * middle. Returns PUT_WHOLE, PUT_NONE (given up before its start),
- * PUT_CUT (given up after) or a negated errno (a closed pipe). Sets
+ * middle. A reader that went away ends the wait (reader_gone; a write
+ * fails at once). Returns PUT_WHOLE, PUT_NONE (given up before its start),
+ * PUT_CUT (given up after) or a negated errno (-EPIPE: a closed pipe). Sets
  * c->cur_whole when written whole, with c->inflight's end, under mu.
  * Writer thread; mu not held. */
 static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
@@ -664,6 +677,8 @@ static int put_pipe(el_otlp_console_t *c, const char *s, size_t m) {
       take = n - done < room ? n - done : room;
     else if (room >= n || (n <= PIPE_BUF && c->nowait > 0))
       take = n; /* (a non-blocking write of PIPE_BUF is all or nothing) */
+    if (!take && reader_gone(c))
+      return -EPIPE; /* as the write would say: out is broken */
     ssize_t r = 0;
     int e = 0;
     pthread_mutex_lock(&c->mu);

@@ -3,8 +3,10 @@
  * the daemon calls it): what the shutdown budget leaves unwritten is
  * counted, in the store and by the exporter, and said by signal with its
  * cause; into a pipe no line is left cut (a line starts only when the
- * pipe takes it whole); a file is written to its end whatever the budget,
- * unless a signal came (docs/otlp.md §5 "Who waits for stdout").
+ * pipe takes it whole); a reader that goes while lines wait for room in
+ * its pipe is noticed as a broken pipe, not waited for until the budget
+ * runs out; a file is written to its end whatever the budget, unless a
+ * signal came (docs/otlp.md §5 "Who waits for stdout").
  *
  * Expected counts are the records the tests emit; what reached a file is
  * counted by decoding its lines with jansson, not by our renderer.
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -366,6 +369,105 @@ static void test_pipe_line_larger_than_any_pipe(void **state) {
   close(p[0]);
 }
 
+/* The reader of the pipe under c has gone, leaving bytes unread, while
+ * nlogs log records wait to be written: the writer must notice that no
+ * reader is left (as a write would: EPIPE) rather than wait for room
+ * until the budget (10 s here) runs out. One warning names the broken
+ * pipe, none names the budget, every record is counted as dropped (store
+ * and exporter), none written, and the shutdown returns EL_EEXPORT.
+ * Before the fix the writer waited out the budget, and the records were
+ * said not written because "the shutdown budget of 10000 ms ... ran
+ * out". */
+static void check_reader_gone(el_tm_store_t *st, el_otlp_console_t *c,
+                              int nlogs) {
+  capture(true);
+  assert_int_equal(el_tm_store_shutdown(st, 10000), EL_EEXPORT);
+  capture(false);
+  assert_non_null(warned("console: writing the output failed: Broken pipe"));
+  for (int i = 0; i < nwarns; i++)
+    assert_null(strstr(warns[i], "shutdown budget"));
+  assert_int_equal(el_otlp_console_lines(c), 0);
+  assert_int_equal(el_otlp_console_dropped(c, L), (uint64_t)nlogs);
+  assert_int_equal(el_tm_store_stats(st)->dropped[L], (uint64_t)nlogs);
+}
+
+/* A pipe holding nfill bytes of another writer whose reader goes while
+ * lines wait (check_reader_gone). lines_max: requests split at that many
+ * bytes (lines of ~12.7 KB for 20,000: more than PIPE_BUF, less than the
+ * pipe, full here, so they wait for room); 0: one request of nlogs
+ * records (30,000: ~3 MB, larger than any pipe, so it waits for the pipe,
+ * never empty here, to be empty). */
+static void reader_gone_while_waiting(size_t lines_max, size_t nfill,
+                                      int nlogs) {
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  static char fill[65536];
+  memset(fill, 'x', sizeof fill);
+  assert_true(nfill <= sizeof fill);
+  assert_int_equal(write(p[1], fill, nfill), (ssize_t)nfill);
+  FILE *out = fdopen(p[1], "w");
+  assert_non_null(out);
+  el_tm_store_t *st = el_tm_store_new("s", "v");
+  el_otlp_console_t *c =
+      lines_max ? console_split(st, out, lines_max) : console_on(st, out, 0);
+  emit_logs(st, nlogs);
+  assert_int_equal(el_tm_store_flush(st), 0); /* queued for the writer */
+  close(p[0]);                                /* the reader goes */
+  check_reader_gone(st, c, nlogs);
+  el_tm_store_free(st);
+  el_otlp_console_free(c);
+  fclose(out);
+}
+
+static void test_pipe_reader_gone_while_waiting_for_room(void **state) {
+  reader_gone_while_waiting(20000, 65536, 2000);
+}
+
+static void test_pipe_reader_gone_while_waiting_for_empty(void **state) {
+  reader_gone_while_waiting(0, 200, 30000);
+}
+
+/* stdout a named FIFO (where RWF_NOWAIT is refused: each piece of a line
+ * is written no larger than the room asked for) and a line larger than
+ * any pipe (~3 MB, 30,000 records): the reader reads the first 100 bytes
+ * of its first piece and goes, the rest of the line waiting for room
+ * (check_reader_gone). */
+static void test_fifo_reader_gone_in_a_line(void **state) {
+  enum { NLOGS = 30000 };
+  const char *tmp = getenv("TMPDIR");
+  char path[512], fifo[520];
+  snprintf(path, sizeof path, "%s/el_console_fifo_XXXXXX",
+           tmp && *tmp ? tmp : "/tmp");
+  assert_non_null(mkdtemp(path));
+  snprintf(fifo, sizeof fifo, "%s/out", path);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int r = open(fifo, O_RDONLY | O_NONBLOCK);
+  assert_true(r >= 0);
+  int w = open(fifo, O_WRONLY);
+  assert_true(w >= 0);
+  fcntl(r, F_SETFL, fcntl(r, F_GETFL) & ~O_NONBLOCK);
+  FILE *out = fdopen(w, "w");
+  assert_non_null(out);
+  el_tm_store_t *st = el_tm_store_new("s", "v");
+  el_otlp_console_t *c = console_on(st, out, 0);
+  emit_logs(st, NLOGS);
+  assert_int_equal(el_tm_store_flush(st), 0); /* queued for the writer */
+  char head[100];
+  for (size_t got = 0; got < sizeof head;) {
+    ssize_t k = read(r, head + got, sizeof head - got); /* waits for it */
+    assert_true(k > 0);
+    got += (size_t)k;
+  }
+  assert_memory_equal(head, "{\"resourceLogs\":", 16);
+  close(r); /* the reader goes, the line under way */
+  check_reader_gone(st, c, NLOGS);
+  el_tm_store_free(st);
+  el_otlp_console_free(c);
+  fclose(out);
+  unlink(fifo);
+  rmdir(path);
+}
+
 /* stdout a file: the budget (0 ms here) does not bound the rendering into
  * it; every record is written (the daemon's `> out.jsonl` lost the last
  * 52,390 of 138,470 spans of threads.eventlog with a 1 ms budget, and
@@ -436,6 +538,9 @@ int main(void) {
       cmocka_unit_test(test_pipe_budget_leaves_no_partial_line),
       cmocka_unit_test(test_pipe_grown_for_a_large_line),
       cmocka_unit_test(test_pipe_line_larger_than_any_pipe),
+      cmocka_unit_test(test_pipe_reader_gone_while_waiting_for_room),
+      cmocka_unit_test(test_pipe_reader_gone_while_waiting_for_empty),
+      cmocka_unit_test(test_fifo_reader_gone_in_a_line),
       cmocka_unit_test(test_file_written_to_its_end_whatever_the_budget),
       cmocka_unit_test(test_file_after_signal_bounded_and_counted),
   };
