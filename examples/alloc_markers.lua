@@ -2,7 +2,9 @@
 -- all capabilities together. HEAP_ALLOCATED carries each capability's
 -- running total (spec eventlog-format.md §2.3); at each marker the script
 -- sums the latest total of every capability and prints the growth since
--- the previous marker (the first: since the program started).
+-- the previous marker (the first: since the program started). Each
+-- session (a restarted program: the next eventlog of a file, or an
+-- eventlog-socket reconnection) counts from its own start.
 --
 -- This needs the events in time order: capability blocks interleave in
 -- the stream, so in stream order a marker meets the totals of a capability
@@ -25,6 +27,11 @@ local function total()
   for _, b in pairs(latest) do s = s + b end
   return s
 end
+
+-- A new session is another run of the program: its totals start at 0.
+el.on_header(function()
+  latest, prev_total = {}, 0
+end)
 
 el.on("HEAP_ALLOCATED", function(t, cap, capset, alloc_bytes)
   latest[cap or "global"] = alloc_bytes

@@ -497,11 +497,23 @@ end
 
 -- {====== markers and messages ======}
 
+-- By session (another run of the program), then by time.
 local function text_list(kind_name, list, title)
   local sorted = {}
   for i, m in ipairs(list) do sorted[i] = m end
-  table.sort(sorted, function(a, b) return a.t < b.t end)
+  table.sort(sorted, function(a, b)
+    if a.session ~= b.session then return a.session < b.session end
+    return a.t < b.t
+  end)
   return printable(kind_name, sorted)
+end
+
+-- The session column, when the rows hold more than one session.
+local function session_cols(self, cols)
+  if #self > 0 and self[1].session ~= self[#self].session then
+    table.insert(cols, 1, {key = "session", align = "right"})
+  end
+  return cols
 end
 
 kind("markers", function(self)
@@ -509,26 +521,28 @@ kind("markers", function(self)
   for i, m in ipairs(self) do
     if i > M.max_rows then break end
     local nxt = self[i + 1]
-    rows[i] = {t = m.t, cap = m.cap or "-", text = m.text,
+    if nxt and nxt.session ~= m.session then nxt = nil end -- another run
+    rows[i] = {session = m.session, t = m.t, cap = m.cap or "-", text = m.text,
                delta = nxt and fmt.duration(nxt.t - m.t) or ""}
   end
-  return fmt.table(rows, {
+  return fmt.table(rows, session_cols(self, {
     {key = "t", title = "time ns", align = "right"}, {key = "cap", align = "right"},
     {key = "text", title = "marker", align = "left"},
     {key = "delta", title = "to next", align = "right"},
-  }) .. string.format("%d markers\n", #self)
+  })) .. string.format("%d markers\n", #self)
 end)
 
 kind("messages", function(self)
   local rows = {}
   for i, m in ipairs(self) do
     if i > M.max_rows then break end
-    rows[i] = {t = m.t, cap = m.cap or "-", type = m.type, text = m.text}
+    rows[i] = {session = m.session, t = m.t, cap = m.cap or "-", type = m.type,
+               text = m.text}
   end
-  return fmt.table(rows, {
+  return fmt.table(rows, session_cols(self, {
     {key = "t", title = "time ns", align = "right"}, {key = "cap", align = "right"},
     {key = "type", align = "left"}, {key = "text", title = "message", align = "left"},
-  }) .. string.format("%d messages\n", #self)
+  })) .. string.format("%d messages\n", #self)
 end)
 
 function M.markers() return text_list("markers", marks) end
@@ -849,11 +863,13 @@ function M.install(c)
   end)
   el.on("HEAP_PROF_SAMPLE_END", function() cur = nil end)
   el.on("USER_MARKER", function(ev, text)
-    push(marks, {t = ev.t, cap = ev.cap, text = text}, "markers")
+    push(marks, {t = ev.t, cap = ev.cap, text = text,
+                 session = el.session and el.session.number or 0}, "markers")
   end)
   local function msg_on(name)
     el.on(name, function(ev, text)
-      push(msgs, {t = ev.t, cap = ev.cap, type = name, text = text}, "messages")
+      push(msgs, {t = ev.t, cap = ev.cap, type = name, text = text,
+                  session = el.session and el.session.number or 0}, "messages")
     end)
   end
   msg_on("USER_MSG")

@@ -14,6 +14,28 @@ local function run(script, log, extra)
   return out, ok and 0 or code
 end
 
+-- A file of two sessions: the same recorded run twice (a program run
+-- again, as an eventlog-socket reconnection or `cat a b` gives).
+local function two_sessions(log)
+  local f = assert(io.open(logs .. "/" .. log, "rb"))
+  local b = f:read("a")
+  f:close()
+  local path = os.tmpname()
+  local o = assert(io.open(path, "wb"))
+  o:write(b, b)
+  o:close()
+  return path
+end
+
+local function run_path(script, path)
+  local cmd = string.format("%q run %q --output none --set format=tsv %q 2>&1",
+                            bin, src .. "/examples/" .. script .. ".lua", path)
+  local p = io.popen(cmd)
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
 local function rows(out)
   local t = {}
   for line in out:gmatch("[^\n]+") do
@@ -41,6 +63,27 @@ describe_bin("examples", function()
     end
     assert.are.equal(8, times)
   end)
+
+  -- h43: totals and "to next" carried from one session into the next
+  -- (alloc_markers printed -554.71 MiB). Each session is the same run, so
+  -- its rows are the first session's, whatever they are.
+  for _, script in ipairs({"alloc_markers", "markers"}) do
+    it(script .. ".lua counts each session of a file on its own", function()
+      local path = two_sessions("ghc-9.0/oddball-hT.eventlog")
+      local out, code = run_path(script, path)
+      os.remove(path)
+      assert.are.equal(0, code)
+      local marks = {}
+      for _, f in ipairs(rows(out)) do
+        if #f >= 4 and f[1]:match("^%d+$") then marks[#marks + 1] = f end
+      end
+      assert.are.equal(20, #marks) -- oddball-hT: 10 markers a run
+      for i = 1, 10 do
+        assert.are.same(marks[i], marks[i + 10])
+        for _, x in ipairs(marks[i]) do assert.is_nil(x:match("^%-")) end
+      end
+    end)
+  end
 
   it("thread_times.lua finds the 22 threads of threads.eventlog", function()
     -- 22 distinct ids on "creating thread" lines of the reference

@@ -259,6 +259,25 @@ describe("eventlog_live.repl", function()
     assert.are.equal("hello", repl.messages()[1].text)
   end)
 
+  it("keeps markers of different sessions apart", function()
+    -- h43: two runs' markers were merged into one time order ("to next"
+    -- between runs). By hand: session 1 has a at 200 and b at 500;
+    -- session 2 (another run, times from 0 again) c at 100.
+    local repl, el = fresh()
+    el.session.number = 1
+    el.fire("USER_MARKER", {t = 500, cap = 1}, "b")
+    el.fire("USER_MARKER", {t = 200, cap = 0}, "a")
+    el.session.number = 2
+    el.fire("USER_MARKER", {t = 100, cap = 0}, "c")
+    local m = repl.markers()
+    assert.are.same({"a", "b", "c"}, {m[1].text, m[2].text, m[3].text})
+    local text = tostring(m)
+    assert.truthy(text:find("session"))
+    assert.truthy(text:find("1 +200 +0 +a +300 ns"))
+    assert.truthy(text:find("1 +500 +1 +b *\n"))
+    assert.truthy(text:find("2 +100 +0 +c *\n"))
+  end)
+
   it("counts what its bounds drop", function()
     local repl, el = fresh()
     repl.limits.markers = 2
