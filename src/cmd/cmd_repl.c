@@ -31,6 +31,7 @@
 #include <uv.h>
 
 #include "cmd.h"
+#include "control/control.h"
 #include "host/host.h"
 #include "otlp/exp_console.h"
 #include "repl/repl_store.h"
@@ -68,6 +69,7 @@ typedef struct {
   int failed;               /* the line editor or the source failed */
   int handles;              /* open loop handles */
   el_src_t *src;
+  el_ctl_sender_t ctl; /* el.control's way to src (cmd_run.c's) */
   el_repl_term_t *term;
   const el_repl_term_plugin_t *tp; /* the line editor's plugin */
   FILE *tty;                /* /dev/tty when stdin carries the eventlog */
@@ -319,8 +321,15 @@ static void r_input_name(void *ud, const char *name) {
   r->host_c.input_name(r->host_c.ud, name);
 }
 
+/* The source exists (src) or is gone (NULL): el.control, typed at the
+ * prompt or in a handler, goes to it as in `run` (the main thread runs
+ * both the loop and the Lua lines); without one it answers nil, "not
+ * connected" (docs/lua-api.md). */
 static void r_source(void *ud, el_src_t *src) {
-  ((repl_t *)ud)->src = src;
+  repl_t *r = ud;
+  r->src = src;
+  r->ctl.send = src ? el_ctl_src_send : NULL;
+  r->ctl.ud = src;
 }
 
 static void consumer(repl_t *r, el_src_consumer_t *c) {
@@ -795,6 +804,11 @@ static int setup(repl_t *r) {
     return -1;
   }
   el_host_set_store(r->h, r->tm);
+  el_host_set_control(r->h, el_ctl_host_control, &r->ctl);
+  /* el.control writing to a socket whose program went away gets EPIPE,
+   * not the end of the session (h43: it was never wired) */
+  if (o->src.kind == EL_SRC_UNIX || o->src.kind == EL_SRC_TCP)
+    signal(SIGPIPE, SIG_IGN);
   if (!strcmp(o->output, "console") && el_otlp_console_add(r->tm, stdout) < 0)
     return -1;
   apply_sets(o, r->h);

@@ -334,8 +334,9 @@ static int route(el_ctl_server_t *s, struct MHD_Connection *c, req_t *r,
     if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
       *rc = answer(s, c, r, MHD_HTTP_OK, "[]");
     else
-      *rc = answer_ex(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "Allow",
-                      "GET, HEAD");
+      *rc = answer_ex(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+                      "{\"error-message\":\"method not allowed: use GET\"}",
+                      "Allow", "GET, HEAD");
     return 1;
   }
   const char *rest = strncmp(url, "/control/", 9) == 0 ? url + 9 : NULL;
@@ -379,8 +380,9 @@ static int route(el_ctl_server_t *s, struct MHD_Connection *c, req_t *r,
     return 1;
   }
   if (strcmp(method, "POST") != 0) {
-    *rc = answer_ex(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "Allow",
-                    "POST, OPTIONS");
+    *rc = answer_ex(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+                    "{\"error-message\":\"method not allowed: use POST\"}",
+                    "Allow", "POST, OPTIONS");
     return 1;
   }
   if (ns_len == 0 || ns_len > EL_CTL_NS_MAX) {

@@ -101,6 +101,12 @@ expect 400 -X POST -H 'Content-Type: multipart/form-data; boundary=zz' \
 head -c 20000 /dev/zero | tr '\0' 'a' > "$tmp/big"
 expect 413 -X POST --data-binary "@$tmp/big" "$base/control/x/1"
 expect 405 "$base/control/eventlog-socket/request-heap-census"
+# error bodies are JSON, a 405's too (docs/control.md; h43: it was empty)
+[ "$(cat "$tmp/body")" = '{"error-message":"method not allowed: use POST"}' ] ||
+  fail "405 body: '$(cat "$tmp/body")'"
+expect 405 -X POST -d service-name=app "$base/health"
+[ "$(cat "$tmp/body")" = '{"error-message":"method not allowed: use GET"}' ] ||
+  fail "405 body (health): '$(cat "$tmp/body")'"
 expect 200 "$base/health"
 
 # CORS: closed by default, so a preflight from Grafana's origin fails.

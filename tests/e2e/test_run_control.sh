@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end: under `eventlog-live run`, a script's el.control reaches the
-# program over the eventlog socket (the pump's source, as in the daemon).
+# End-to-end: under `eventlog-live run` and in the REPL, a script's
+# el.control reaches the program over the eventlog socket (the pump's
+# source, as in the daemon).
 # el_peer plays the program and records what it receives; the expected
 # bytes are written by hand from spec/eventlog-format.md §5.7: magic
 # F0 9E 97 8C, version 00, namespace length 0F, "eventlog-socket",
@@ -59,6 +60,31 @@ got=$(od -An -v -tx1 "$tmp/rec" 2>/dev/null | tr -d ' \n')
 [ "$got" = "$want" ] || { echo "FAIL: recorded bytes
  got  $got
  want $want"; cat "$tmp/peer.err"; fails=1; }
+
+# 1b. The REPL (h43: el.control answered "not connected" while its
+# socket source streamed): the same script by :load, the same bytes. The
+# prompt's input stays open until the peer has recorded them.
+rm -f "$tmp/ready" "$tmp/rec"
+"$PEER" --unix "$tmp/sock" --file "$LOG" --record "$tmp/rec" \
+  --ready-file "$tmp/ready" --hold-ms 1000 --timeout 30 2>"$tmp/peer2.err" &
+peer_pid=$!
+for _ in $(seq 100); do [ -e "$tmp/ready" ] && break; sleep 0.05; done
+out=$( (printf ':load %s\n' "$tmp/ctl.lua"
+        for _ in $(seq 300); do [ -s "$tmp/rec" ] && break; sleep 0.1; done
+        printf ':quit\n') |
+  timeout 60 "$BIN" repl --no-history --eventlog-socket "$tmp/sock" \
+    --eventlog-socket-retries 2 --eventlog-socket-timeout 0.1 2>"$tmp/repl.err")
+rc=$?
+wait "$peer_pid"; peer_pid=
+[ "$rc" = 0 ] \
+  || { echo "FAIL: repl (socket) exited $rc"; cat "$tmp/repl.err"; fails=1; }
+echo "$out" | grep -qx "control: true nil" \
+  || { echo "FAIL: repl: the script printed '$out'"; cat "$tmp/repl.err"
+       fails=1; }
+got=$(od -An -v -tx1 "$tmp/rec" 2>/dev/null | tr -d ' \n')
+[ "$got" = "$want" ] || { echo "FAIL: repl: recorded bytes
+ got  $got
+ want $want"; cat "$tmp/peer2.err"; fails=1; }
 
 # 2. File: no socket to write to.
 out=$(timeout 30 "$BIN" run "$tmp/ctl.lua" --output none \
