@@ -62,25 +62,34 @@ got=$(od -An -v -tx1 "$tmp/rec" 2>/dev/null | tr -d ' \n')
  want $want"; cat "$tmp/peer.err"; fails=1; }
 
 # 1b. The REPL (h43: el.control answered "not connected" while its
-# socket source streamed): the same script by :load, the same bytes. The
-# prompt's input stays open until the peer has recorded them.
-rm -f "$tmp/ready" "$tmp/rec"
+# socket source streamed): the same script by :load, the same bytes. A
+# live :load sees the events from then on, so the peer starts only once
+# the script says it is loaded (the REPL retries meanwhile), and the
+# prompt's input stays open until the peer has recorded the bytes.
+{ cat "$tmp/ctl.lua"; echo 'print("ctl loaded"); io.stdout:flush()'; } > "$tmp/ctl2.lua"
+rm -f "$tmp/ready" "$tmp/rec" "$tmp/sock"
+mkfifo "$tmp/in"
+timeout 120 "$BIN" repl --no-history --eventlog-socket "$tmp/sock" \
+  --eventlog-socket-retries 1000 --eventlog-socket-timeout 0.1 \
+  < "$tmp/in" > "$tmp/repl.out" 2> "$tmp/repl.err" &
+repl_pid=$!
+exec 5> "$tmp/in"
+printf ':load %s\n' "$tmp/ctl2.lua" >&5
+for _ in $(seq 600); do grep -q "ctl loaded" "$tmp/repl.out" && break; sleep 0.1; done
 "$PEER" --unix "$tmp/sock" --file "$LOG" --record "$tmp/rec" \
-  --ready-file "$tmp/ready" --hold-ms 1000 --timeout 30 2>"$tmp/peer2.err" &
+  --hold-ms 5000 --timeout 60 2>"$tmp/peer2.err" &
 peer_pid=$!
-for _ in $(seq 100); do [ -e "$tmp/ready" ] && break; sleep 0.05; done
-out=$( (printf ':load %s\n' "$tmp/ctl.lua"
-        for _ in $(seq 300); do [ -s "$tmp/rec" ] && break; sleep 0.1; done
-        printf ':quit\n') |
-  timeout 60 "$BIN" repl --no-history --eventlog-socket "$tmp/sock" \
-    --eventlog-socket-retries 2 --eventlog-socket-timeout 0.1 2>"$tmp/repl.err")
+for _ in $(seq 600); do [ -s "$tmp/rec" ] && break; sleep 0.1; done
+printf ':quit\n' >&5
+exec 5>&-
+wait "$repl_pid"
 rc=$?
 wait "$peer_pid"; peer_pid=
 [ "$rc" = 0 ] \
   || { echo "FAIL: repl (socket) exited $rc"; cat "$tmp/repl.err"; fails=1; }
-echo "$out" | grep -qx "control: true nil" \
-  || { echo "FAIL: repl: the script printed '$out'"; cat "$tmp/repl.err"
-       fails=1; }
+grep -qx "control: true nil" "$tmp/repl.out" \
+  || { echo "FAIL: repl: the script printed '$(cat "$tmp/repl.out")'"
+       cat "$tmp/repl.err"; fails=1; }
 got=$(od -An -v -tx1 "$tmp/rec" 2>/dev/null | tr -d ' \n')
 [ "$got" = "$want" ] || { echo "FAIL: repl: recorded bytes
  got  $got
