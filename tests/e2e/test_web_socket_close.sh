@@ -20,19 +20,37 @@
 #    rest as in 1, run 1's rows still as they were.
 # Before the fix, run 2's rows stayed Running/Blocked while the daemon
 # waited ("reconnecting" absent; run 1's too when its end was cut).
+# With the argument `fifo` (test_web_fifo_close.sh) the same runs, of the
+# plain program (no library: +RTS -l -ol FIFO), write a named FIFO that the
+# daemon reads with --eventlog-file FIFO --follow (opened again after each
+# writer: docs/sources.md); rows end "writer closed the FIFO (was ...)".
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
+MODE=${1:-socket}
 source "$(dirname "$0")/producer_lib.sh"
 command -v "$GHC" >/dev/null || skip "ghc not installed (apt-get install ghc)"
 [ -n "${EL_SHARED_DIR:-}" ] && [ -f "$ESOCK/build-ghc90.sh" ] ||
+  [ "$MODE" = fifo ] ||
   skip "no \$EL_SHARED_DIR/peers/eventlog-socket/build-ghc90.sh"
 [ -x "$DAEMON" ] || skip "$DAEMON not built"
 command -v python3 >/dev/null || skip "python3 missing"
 "$DAEMON" --help 2>&1 | grep -q -- --web-port || skip "built without the web view"
-pl_build socket
-
 sock=$T/app.sock
-"$DAEMON" --eventlog-socket "$sock" --eventlog-socket-timeout 0.2 \
+if [ "$MODE" = fifo ]; then
+  pl_build plain
+  mkfifo "$sock" || die "mkfifo failed"
+  SOURCE=(--eventlog-file "$sock" --follow)
+  ADDR=(addr=none)          # run N: $PROG ${ADDR[@]} ... +RTS -ol$sock
+  RTS_OUT=(-ol"$sock")
+  WHY='writer closed the FIFO'
+else
+  pl_build socket
+  SOURCE=(--eventlog-socket "$sock" --eventlog-socket-timeout 0.2)
+  ADDR=(addr=unix:"$sock")
+  RTS_OUT=()
+  WHY='connection closed'
+fi
+"$DAEMON" "${SOURCE[@]}" \
   --service-name app -hT --traces --export-interval 1s --no-otlp \
   --web-port 0 -v info > "$T/daemon.out" 2> "$T/daemon.err" &
 DPID=$!
@@ -56,7 +74,8 @@ cat > "$T/check.py" <<'EOF'
 import json, re, sys, time, urllib.request
 mode, url = sys.argv[1], sys.argv[2]
 after = int(sys.argv[3])
-STATUS = re.compile(r'^connection closed \(was (Running|Blocked(: \w+)?|unknown)\)$')
+WHY = re.escape(sys.argv[-1])  # the source's words (the last argument)
+STATUS = re.compile('^' + WHY + r' \(was (Running|Blocked(: \w+)?|unknown)\)$')
 
 def get():
     with urllib.request.urlopen(url, timeout=10) as r:
@@ -126,25 +145,26 @@ print(sess)
 sys.exit(1 if problems else 0)
 EOF
 CHECK=(python3 "$T/check.py")
+# "${CHECK[@]}" MODE URL ARGS... "$WHY"
 
 # 1. run 1 exits by itself
-pl_prog run1 addr=unix:"$sock" seconds=3 tag=run1 +RTS -l -hT -i0.2 -RTS
+pl_prog run1 "${ADDR[@]}" seconds=3 tag=run1 +RTS -l "${RTS_OUT[@]}" -hT -i0.2 -RTS
 wait_exit "$PROG_PID" 60 || fail "run 1 exited $?"
-s1=$("${CHECK[@]}" closed "$URL" 0 "$T/keep.json" 0) &&
+s1=$("${CHECK[@]}" closed "$URL" 0 "$T/keep.json" 0 "$WHY") &&
   pass "run 1 exited: its threads ended with the connection (session $s1)" ||
   fail "run 1 exited: see above"
 [ -n "$s1" ] && [ "$s1" -gt 0 ] || die "no row of run 1"
 
 # 2. run 2 connects, is killed
-pl_prog run2 addr=unix:"$sock" seconds=30 tag=run2 +RTS -l -hT -i0.2 -RTS
+pl_prog run2 "${ADDR[@]}" seconds=30 tag=run2 +RTS -l "${RTS_OUT[@]}" -hT -i0.2 -RTS
 run2=$PROG_PID
-s2=$("${CHECK[@]}" alive "$URL" "$s1") &&
+s2=$("${CHECK[@]}" alive "$URL" "$s1" "$WHY") &&
   pass "run 2 connected: session $s2 live, no longer reconnecting" ||
   fail "run 2 connected: see above"
 kill -KILL "$run2"
 wait "$run2" 2>/dev/null
 # the worker and its ping-pong partner (Main.hs) never finish
-"${CHECK[@]}" closed "$URL" "$s1" "$T/keep.json" 2 > /dev/null &&
+"${CHECK[@]}" closed "$URL" "$s1" "$T/keep.json" 2 "$WHY" > /dev/null &&
   pass "run 2 killed: its threads ended with the connection" ||
   fail "run 2 killed: see above"
 stop_pid "$DPID" || fail "the daemon exited $? after SIGTERM"
