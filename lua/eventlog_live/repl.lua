@@ -406,38 +406,49 @@ kind("heap", function(self)
   local rows, n = {}, #self.rows
   for _, i in ipairs(spread(n, self.n or 25)) do
     local r = self.rows[i]
-    rows[#rows + 1] = {t = r.t, time = fmt.duration(r.t),
+    rows[#rows + 1] = {session = r.session, t = r.t, time = fmt.duration(r.t),
       heap_size = fmt.bytes(r.heap_size), heap_live = fmt.bytes(r.heap_live),
       blocks_size = fmt.bytes(r.blocks_size)}
   end
-  local s = fmt.table(rows, {
+  local cols = {
     {key = "t", title = "time ns"}, {key = "time", align = "right"},
     {key = "heap_size", title = "heap size", align = "right"},
     {key = "heap_live", title = "live", align = "right"},
     {key = "blocks_size", title = "blocks", align = "right"},
-  })
+  }
+  if n > 0 and self.rows[1].session ~= self.rows[n].session then
+    table.insert(cols, 1, {key = "session", align = "right"})
+  end
+  local s = fmt.table(rows, cols)
   return s .. string.format("%d points (showing %d); max heap %s, max live %s\n",
     n, #rows, fmt.bytes(self.max_heap_size), fmt.bytes(self.max_heap_live))
 end)
 
 -- heap(n): the HEAP_SIZE / HEAP_LIVE / BLOCKS_SIZE series merged on time,
--- printed as n rows spread over the run, the first and the last included
--- (default 25).
+-- session by session (each run of the program starts again at time 0 and
+-- with no value), printed as n rows spread over them, the first and the
+-- last included (default 25); a session column when there are several.
 function M.heap(n)
   n = count(n, "heap", 25)
   local pts = {}
   for name, s in pairs(series) do
-    for _, p in ipairs(s) do pts[#pts + 1] = {t = p[1], k = name, v = p[2]} end
+    for _, p in ipairs(s) do
+      pts[#pts + 1] = {t = p[1], k = name, v = p[2], s = p[3] or 0}
+    end
   end
-  table.sort(pts, function(a, b) return a.t < b.t end)
+  table.sort(pts, function(a, b)
+    if a.s ~= b.s then return a.s < b.s end
+    return a.t < b.t
+  end)
   local rows, cur, maxs, maxl = {}, {}, nil, nil
   for _, p in ipairs(pts) do
-    cur[p.k] = p.v
     local last = rows[#rows]
+    if last and last.session ~= p.s then cur, last = {}, nil end
+    cur[p.k] = p.v
     if last and last.t == p.t then
       last[p.k] = p.v
     else
-      rows[#rows + 1] = {t = p.t, heap_size = cur.heap_size,
+      rows[#rows + 1] = {session = p.s, t = p.t, heap_size = cur.heap_size,
         heap_live = cur.heap_live, blocks_size = cur.blocks_size}
     end
     if p.k == "heap_size" and (not maxs or p.v > maxs) then maxs = p.v end
@@ -836,7 +847,10 @@ function M.install(c)
     push(gc_spans, {cap, s, e}, "gc_spans")
   end}
   local function series_on(name, key)
-    el.on(name, function(ev, _, bytes) push(series[key], {ev.t, bytes}, "points") end)
+    el.on(name, function(ev, _, bytes)
+      push(series[key], {ev.t, bytes, el.session and el.session.number or 0},
+           "points")
+    end)
   end
   series_on("HEAP_SIZE", "heap_size")
   series_on("HEAP_LIVE", "heap_live")

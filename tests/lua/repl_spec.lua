@@ -230,9 +230,34 @@ describe("eventlog_live.repl", function()
     el.fire("HEAP_SIZE", {t = 20}, 0, 8192)
     local h = repl.heap()
     assert.are.equal(2, #h.rows)
-    assert.are.same({t = 10, heap_size = 4096, heap_live = 1000}, h.rows[1])
-    assert.are.same({t = 20, heap_size = 8192, heap_live = 1000}, h.rows[2])
+    assert.are.same({session = 0, t = 10, heap_size = 4096, heap_live = 1000},
+                    h.rows[1])
+    assert.are.same({session = 0, t = 20, heap_size = 8192, heap_live = 1000},
+                    h.rows[2])
     assert.are.equal(8192, h.max_heap_size)
+  end)
+
+  it("keeps heap series of different sessions apart", function()
+    local repl, el = fresh()
+    -- By hand: session 1 (a run) has heap 4096 at 10, live 1000 at 20,
+    -- heap 8192 at 30; session 2 (the next run, times from 0 again) heap
+    -- 2048 at 5, no live value yet: not session 1's, and after it.
+    el.session.number = 1
+    el.fire("HEAP_SIZE", {t = 10}, 0, 4096)
+    el.fire("HEAP_LIVE", {t = 20}, 0, 1000)
+    el.fire("HEAP_SIZE", {t = 30}, 0, 8192)
+    el.session.number = 2
+    el.fire("HEAP_SIZE", {t = 5}, 0, 2048)
+    local h = repl.heap()
+    assert.are.same({
+      {session = 1, t = 10, heap_size = 4096},
+      {session = 1, t = 20, heap_size = 4096, heap_live = 1000},
+      {session = 1, t = 30, heap_size = 8192, heap_live = 1000},
+      {session = 2, t = 5, heap_size = 2048},
+    }, h.rows)
+    local text = tostring(h)
+    assert.truthy(text:find("session"), text)
+    assert.truthy(text:find("4 points"), text)
   end)
 
   it("computes GC pause percentiles per capability and overall", function()
