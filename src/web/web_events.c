@@ -288,10 +288,25 @@ static void thread_label(el_web_t *w, int64_t id, const char *label) {
   if (th) replace(&th->label, el_strdup(label));
 }
 
+/* The stop statuses after which a thread waits on its capability's run
+ * queue rather than for something: it was preempted (its heap block or
+ * stack filled, its time slice ran out) or is moving to another
+ * capability (spec/eventlog-format.md, STOP_THREAD). The traces keep the
+ * reference's "Blocked" span for them (spec/reference-behaviour.md
+ * §5.3); the web view says "Runnable", as ThreadScope does. */
+static bool status_runnable(const char *status) {
+  static const char *const runnable[] = {"HeapOverflow", "StackOverflow",
+                                         "ThreadYielding", "ThreadMigrating"};
+  for (size_t i = 0; status && i < sizeof runnable / sizeof *runnable; i++)
+    if (!strcmp(status, runnable[i])) return true;
+  return false;
+}
+
 /* A "<prefix>ThreadState Running|Blocked" span [start, end]: the state it
  * leaves the thread in at end. A Running span ends with a stop (its
- * status says why: "ThreadFinished" marks the thread finished); a Blocked
- * span ends when the thread runs again. */
+ * status says why: "ThreadFinished" marks the thread finished, a
+ * preemption leaves it Runnable: status_runnable); a Blocked span ends
+ * when the thread runs again. */
 static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
   int64_t tid;
   if (!attr_int(attr_find(s->attrs, s->nattrs, "thread"), &tid)) return;
@@ -309,8 +324,9 @@ static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
   if (attr_int(attr_find(s->attrs, s->nattrs, "capability"), &cap))
     th->cap = cap;
   if (running) {
-    th->state =
-        status && !strcmp(status, "ThreadFinished") ? "Finished" : "Blocked";
+    th->state = status && !strcmp(status, "ThreadFinished") ? "Finished"
+                : status_runnable(status)                   ? "Runnable"
+                                                            : "Blocked";
     replace(&th->status, status);
   } else {
     th->state = "Running";

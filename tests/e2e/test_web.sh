@@ -67,8 +67,12 @@ for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
         alloc[cap] = (t, int(a[1]))
     r = re.match(r"(running|stopping) thread (\d+)(?: \((.*)\))?$", text)
     if r and t >= last.get(r[2], (-1, ""))[0]:
+        # a preempted or moving thread waits on a run queue (docs/web.md)
         state = ("Running" if r[1] == "running" else
-                 "Finished" if r[3] == "thread finished" else "Blocked")
+                 "Finished" if r[3] == "thread finished" else
+                 "Runnable" if re.match(r"(thread yielding|heap overflow|"
+                                        r"stack overflow|thread migrating)",
+                                        r[3] or "") else "Blocked")
         last[r[2]] = (t, state)
 print(json.dumps({"caps": len(caps), "alloc_total": sum(v for _, v in alloc.values()),
                   "start_ms": start_ms,

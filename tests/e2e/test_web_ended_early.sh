@@ -5,7 +5,7 @@
 # retrying). threads.eventlog is replayed with the web view on and OTLP
 # metrics sent where nothing listens, with a 20 s shutdown budget and
 # --no-linger. Expected, in this order: GET /api/data says "ended": true
-# and shows no thread Running or Blocked, while the daemon is still
+# and shows no thread Running, Runnable or Blocked, while the daemon is still
 # within its budget (alive, and it has not yet said what it could not
 # deliver); then the daemon says so and exits. On the old daemon the page
 # said "ended" only once lingering began, after the budget: with
@@ -62,8 +62,8 @@ python3 - "$TMP/data.json" <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d["threads"]
-live = [r for r in rows if r["state"] in ("Running", "Blocked")]
-print(f"{len(rows)} thread rows, {len(live)} Running or Blocked")
+live = [r for r in rows if r["state"] in ("Running", "Runnable", "Blocked")]
+print(f"{len(rows)} thread rows, {len(live)} Running, Runnable or Blocked")
 if not rows:
     sys.exit("FAIL: no thread rows (threads.eventlog creates 22)")
 if live:

@@ -7,12 +7,12 @@
 # every second, --web-port) is started first.
 # 1. Run 1 (seconds=3) exits by itself. Once the connection closed,
 #    /api/data must say "reconnecting": true, "ended": false, and list no
-#    thread Running or Blocked: each row of run 1's session Finished
+#    thread Running, Runnable or Blocked: each row of run 1's session Finished
 #    (at exit the RTS finishes every thread, when the library sends
 #    those events before it cuts the connection: docs/sources.md) or
 #    Ended with status "connection closed (was <state>[: <status>])".
 # 2. Run 2 (seconds=30) on the same path: the daemon reconnects; once a
-#    row of the new session is Running or Blocked (its first 2 MiB buffer
+#    row of the new session is Running, Runnable or Blocked (its first 2 MiB buffer
 #    arrived), "reconnecting" is false and run 1's rows (those still
 #    listed) kept their statuses. Run 2 is then SIGKILLed: no finish is ever written, so at
 #    least its worker and the worker's ping-pong partner, which loop for
@@ -61,7 +61,8 @@ PORT=$(sed -n 's/.*Starting web view on \([0-9]*\).*/\1/p' "$T/daemon.err" | hea
 URL=http://127.0.0.1:$PORT/api/data
 
 # check.py MODE URL [ARGS]: polls /api/data (bounded) and checks.
-#   alive AFTER     until a row of a session > AFTER is Running or Blocked
+#   alive AFTER     until a row of a session > AFTER is Running, Runnable
+#                   or Blocked
 #                   (40 s); then "reconnecting" must be false. Prints the
 #                   session.
 #   closed AFTER KEEP.json MIN
@@ -75,7 +76,8 @@ import json, re, sys, time, urllib.request
 mode, url = sys.argv[1], sys.argv[2]
 after = int(sys.argv[3])
 WHY = re.escape(sys.argv[-1])  # the source's words (the last argument)
-STATUS = re.compile('^' + WHY + r' \(was (Running|Blocked(: \w+)?|unknown)\)$')
+STATUS = re.compile('^' + WHY + r' \(was (Running|(Runnable|Blocked)(: \w+)?|unknown)\)$')
+LIVE = ('Running', 'Runnable', 'Blocked')
 
 def get():
     with urllib.request.urlopen(url, timeout=10) as r:
@@ -94,9 +96,9 @@ def until(cond, secs):
 
 problems = []
 if mode == 'alive':
-    d = until(lambda d: any(r['state'] in ('Running', 'Blocked') for r in newer(d)), 40)
+    d = until(lambda d: any(r['state'] in LIVE for r in newer(d)), 40)
     rows = newer(d)
-    if not any(r['state'] in ('Running', 'Blocked') for r in rows):
+    if not any(r['state'] in LIVE for r in rows):
         problems.append(f'no live row of a session after {after}: {rows}')
     if d.get('reconnecting') is not False:
         problems.append(f'connected, but "reconnecting" is {d.get("reconnecting")}')
@@ -111,7 +113,7 @@ else:
     if d.get('ended') is not False:
         problems.append(f'"ended" is {d.get("ended")}: the daemon still waits')
     for r in d['threads']:
-        if r['state'] in ('Running', 'Blocked'):
+        if r['state'] in LIVE:
             problems.append(f'thread {r["id"]} of session {r["session"]} is '
                             f'{r["state"]} ({r["status"]}) after its connection closed')
     ended = [r for r in rows if r['state'] == 'Ended']

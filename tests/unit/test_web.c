@@ -517,6 +517,39 @@ static void thread_state(fix_t *f, int64_t id, int64_t a_ms, int64_t b_ms,
        st ? 3 : 2);
 }
 
+/* A thread preempted or moving (its stop says HeapOverflow,
+ * StackOverflow, ThreadYielding or ThreadMigrating) waits on a run queue:
+ * Runnable, not Blocked (docs/web.md "threads"); a stop for something it
+ * waits for (ForeignCall, BlockedOnMVar) leaves it Blocked. Threads 1-6
+ * each run [1, 2] ms and stop with one of these statuses in turn; at the
+ * end of input the Runnable ones end "(was Runnable: <status>)". */
+static void test_thread_runnable(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  static const char *const st[] = {"HeapOverflow",   "StackOverflow",
+                                   "ThreadYielding", "ThreadMigrating",
+                                   "ForeignCall",    "BlockedOnMVar"};
+  for (int i = 0; i < 6; i++) thread_state(f, i + 1, 1, 2, st[i]);
+  el_tm_store_flush(f->st);
+  char *js = model_json(f);
+  char want[256];
+  for (int i = 0; i < 6; i++) {
+    snprintf(want, sizeof want,
+             "{\"id\":%d,\"label\":null,\"state\":\"%s\",\"status\":\"%s\"",
+             i + 1, i < 4 ? "Runnable" : "Blocked", st[i]);
+    assert_non_null(strstr(js, want));
+  }
+  el_free(js);
+  el_web_set_ended(f->w, true);
+  js = model_json(f);
+  assert_non_null(strstr(js,
+                         "\"status\":\"input ended (was Runnable: "
+                         "ThreadYielding)\""));
+  assert_null(strstr(js, "\"Runnable\""));
+  el_free(js);
+  fix_free(f);
+}
+
 /* A closed connection the daemon waits to see reopened ends the threads
  * of its session (docs/web.md "Sessions"). By hand, session 1: thread 1
  * runs [1, 3] ms and finishes, thread 2 runs [1, 2] ms and stops
@@ -1178,6 +1211,7 @@ int main(void) {
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),
       cmocka_unit_test(test_threads_end_with_input),
+      cmocka_unit_test(test_thread_runnable),
       cmocka_unit_test(test_threads_end_with_connection),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
       cmocka_unit_test(test_thread_labels_bounded),
