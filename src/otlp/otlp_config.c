@@ -859,8 +859,15 @@ static int resolve_resource(env_t *env) {
                       why);
     if (rc < 0) return rc;
   }
+  /* --service-name, else OTEL_SERVICE_NAME, else the service.name pair
+   * of OTEL_RESOURCE_ATTRIBUTES (the SDK's order): the resource's, the
+   * web view's and the control server's name (reference-behaviour.md
+   * §3, "Connection registry": service.name from the environment). */
   const char *svc = cfg->flag.service_name;
   if (!svc) svc = env_get(env, "OTEL_SERVICE_NAME");
+  for (size_t i = 0; !svc && i < cfg->nresource; i++)
+    if (!strcmp(cfg->resource[i].name, "service.name"))
+      svc = cfg->resource[i].value;
   if (svc) {
     cfg->service_name = el_strdup(svc);
     if (!cfg->service_name) return EL_ENOMEM;

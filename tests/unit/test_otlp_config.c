@@ -192,6 +192,25 @@ static void test_service_name_and_resource_attributes(void **state) {
   el_otlp_config_free(&c);
 }
 
+/* Without --service-name or OTEL_SERVICE_NAME, the service.name pair of
+ * OTEL_RESOURCE_ATTRIBUTES names the service (h45: the daemon exported
+ * "undefined" over it); the other pairs stay as they are. */
+static void test_service_name_from_resource_attributes(void **state) {
+  el_otlp_config_t c;
+  fenv_t e = {0};
+  fenv_set(&e, "OTEL_RESOURCE_ATTRIBUTES", "foo=bar,service.name=res%20name");
+  assert_int_equal(resolve(&c, &e, NULL), 0);
+  assert_non_null(c.service_name);
+  assert_string_equal(c.service_name, "res name");
+  assert_int_equal(c.nresource, 2);
+  el_otlp_config_free(&c);
+  fenv_t e2 = {0};
+  fenv_set(&e2, "OTEL_RESOURCE_ATTRIBUTES", "foo=bar");
+  assert_int_equal(resolve(&c, &e2, NULL), 0);
+  assert_null(c.service_name);
+  el_otlp_config_free(&c);
+}
+
 static void test_exporter_kinds(void **state) {
   el_otlp_config_t c;
   fenv_t e = {0};
@@ -481,6 +500,7 @@ int main(void) {
       cmocka_unit_test(test_reference_flags_win_over_environment),
       cmocka_unit_test(test_otelcol_port_default_4317),
       cmocka_unit_test(test_service_name_and_resource_attributes),
+      cmocka_unit_test(test_service_name_from_resource_attributes),
       cmocka_unit_test(test_exporter_kinds),
       cmocka_unit_test(test_headers_and_compression),
       cmocka_unit_test(test_empty_variable_counts_as_unset),
