@@ -36,7 +36,9 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Gauge (By) from BLOCKS_SIZE; attributes evCap, heapCapset; the last "
      "value per aggregation window."},
     {EL_CFG_METRICS, "capability_usage", "ghc_eventlog_CapabilityUsageDuration",
-     "The duration of each capability usage span.", "1s", "30s",
+     "The time each capability spent in GC, running a thread or idle, in "
+     "total since the program started.",
+     "1s", "30s",
      "Cumulative monotonic sum (ns) of time each capability spent in GC, "
      "running a thread (Mutator) or Idle; attributes cap, category, user. "
      "At most max_threads threads get their own user series (the first "
@@ -58,7 +60,8 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      "Gauge (By) from GC_STATS_GHC's slop field; attributes evCap, "
      "heapCapset; the last value per aggregation window."},
     {EL_CFG_METRICS, "heap_allocated", "ghc_eventlog_HeapAllocated",
-     "The size of a newly allocated chunk of heap.", "1s", "30s",
+     "The number of bytes allocated on the heap since the program started.",
+     "1s", "30s",
      "Cumulative monotonic sum (By) of bytes allocated, from HEAP_ALLOCATED; "
      "attributes evCap, heapCapset."},
     {EL_CFG_METRICS, "heap_live", "ghc_eventlog_HeapLive",
