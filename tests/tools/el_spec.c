@@ -30,6 +30,11 @@
  *                      WALL_CLOCK_TIME, capabilities waited for from the
  *                      start; el_host_consumer's scan).
  *   host:received(unix_ns, live)  el_host_received for the next feeds.
+ *   host:wall_timers(now_ms)  el_host_run_wall_timers: the wall-clock
+ *                      timers (el.every_wall) due by now_ms (Unix ms, as
+ *                      the daemon's loop passes; a periodic one is due
+ *                      again an interval after now_ms) run. Their
+ *                      callbacks get the real Unix time, as there.
  *   host:feed(bytes)   eventlog bytes (any piece of the stream). Returns
  *                      true, or nil, message for a decode error; raises
  *                      when a script error stopped the host.
@@ -324,6 +329,16 @@ static int l_received(lua_State *L) {
   lua_Integer u = luaL_checkinteger(L, 2);
   s->c.received(s->c.ud, (uint64_t)u, lua_toboolean(L, 3));
   return 0;
+}
+
+/* [-0, +1|2, v] host:wall_timers(now_ms) -> true */
+static int l_wall_timers(lua_State *L) {
+  spec_host_t *s = check_open(L);
+  lua_Integer ms = luaL_checkinteger(L, 2);
+  current = s;
+  el_host_run_wall_timers(s->h, (uint64_t)(ms < 0 ? 0 : ms));
+  current = NULL;
+  return input_result(L, s, 0);
 }
 
 /* [-0, +1|2, v] host:feed(bytes) -> true | nil, msg */
@@ -657,13 +672,19 @@ static int l_tostring(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg host_methods[] = {
-    {"scan", l_scan},         {"received", l_received},
-    {"feed", l_feed},         {"finish", l_finish},
-    {"records", l_records},   {"stats", l_stats},
-    {"messages", l_messages}, {"close", l_close},
-    {"__gc", l_close},        {"__close", l_close},
-    {"__tostring", l_tostring}, {NULL, NULL}};
+static const luaL_Reg host_methods[] = {{"scan", l_scan},
+                                        {"received", l_received},
+                                        {"wall_timers", l_wall_timers},
+                                        {"feed", l_feed},
+                                        {"finish", l_finish},
+                                        {"records", l_records},
+                                        {"stats", l_stats},
+                                        {"messages", l_messages},
+                                        {"close", l_close},
+                                        {"__gc", l_close},
+                                        {"__close", l_close},
+                                        {"__tostring", l_tostring},
+                                        {NULL, NULL}};
 
 static const luaL_Reg funcs[] = {{"host", l_host}, {NULL, NULL}};
 

@@ -236,8 +236,14 @@ function M.start(el)
   -- after the next tick.
   if el.on_session then el.on_session(ctx.sync_resource) end
 
+  -- The wall-clock tick's memory of a clockless stream (below): the
+  -- stream time it last saw and since when (Unix ns) it has not moved.
+  local seen_now, quiet_since = -1, nil
+
   -- A new session (reconnection, or the next session of a file): its clock
   -- and program are new; windows are measured on its own eventlog time.
+  -- So is its quiet: the previous session's must not count (its stream
+  -- time was 0 too when it began, before its clock was known).
   if el.on_header then
     el.on_header(function(session)
       ctx.reset_resource()
@@ -247,6 +253,7 @@ function M.start(el)
       if session.init_scanned then ctx.sync_resource() end
       for _, d in ipairs(ctx.defs_list) do d.clear() end
       last = -1
+      seen_now, quiet_since = -1, nil
       for _, acc in ipairs(ctx.accs) do
         if acc.restart then ctx.protect("processor restart", acc.restart, acc) end
       end
@@ -261,7 +268,6 @@ function M.start(el)
   -- no clock: there, once no event has moved the stream time for two
   -- flush intervals, time advances with the wall clock.
   if el.every_wall then
-    local seen_now, quiet_since = -1, nil
     local batch_ms = ctx.batch_ns // 1000000
     ctx.timers[#ctx.timers + 1] = el.every_wall(batch_ms, function(unix_ns)
       local target = el.wall_t and el.wall_t()

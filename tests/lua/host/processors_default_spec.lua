@@ -50,7 +50,8 @@ end
 local function new_host(procs, opts)
   return el_spec.host{config = config(procs, opts),
                       load = "eventlog_live.processors.main",
-                      service_name = "spec"}
+                      service_name = "spec",
+                      horizon_ns = opts and opts.horizon_ns}
 end
 
 -- The host's own warnings (the processors' el.host_log("warn", ...)).
@@ -567,5 +568,64 @@ describe("timers", function()
     -- one export per tick: at 1 s, at 2 s, and at the end
     assert.are.same({"a1", "b2", "c3"}, got)
     assert.are.same({}, warnings(h))
+  end)
+end)
+
+describe("live sessions", function()
+  -- h46 (high): with eventlog-socket on GHC 9.0 a restarted program's
+  -- metrics and logs were held until its eventlog time passed where the
+  -- previous program's had ended. Each session's header arrives before
+  -- its first block (GHC 9.0 writes a block when a 2 MiB buffer fills),
+  -- so the wall-clock tick first runs without a clock: it then advances
+  -- time itself once the stream has been quiet for two flush intervals,
+  -- measured from when it last saw the stream time move. That memory
+  -- outlived the session: at the next header the stream time was 0
+  -- again, as it had been when session 1 began, so the tick took the
+  -- whole time since then as quiet and ticked far ahead of session 2,
+  -- whose own ticks were then ignored as already past.
+  it("a restarted program's points go out at its own ticks", function()
+    -- (a reorder horizon of 1 ms: a capability not seen yet is not waited
+    -- for once the stream has been quiet that long)
+    local h = new_host({["metrics.heap_size"] = {aggregate_ms = 0,
+                                                 export_ms = 10}},
+                       {flush_ms = 10, horizon_ns = MS})
+    local function unix_now_ns()
+      local f = assert(io.popen("date +%s%N"))
+      local ns = math.tointeger(tonumber(f:read("l")))
+      f:close()
+      return ns
+    end
+    -- The daemon's loop runs the wall timers with its Unix ms: here one
+    -- second later at each call, so that the 10 ms timer is due.
+    local loop_ms = unix_now_ns() // MS
+    local function wall_timers()
+      loop_ms = loop_ms + 1000
+      return h:wall_timers(loop_ms)
+    end
+    -- session 1: the header, a wall tick without a clock, then its block
+    -- (no WALL_CLOCK_TIME: the clock comes from the bytes' arrival)
+    h:received(unix_now_ns(), true)
+    assert(h:feed(W.header()))
+    assert(wall_timers())
+    assert(h:feed(W.block{cap = 0, {"HEAP_SIZE", MS, 0, 4096}}))
+    -- half a second later (50 flush intervals) the program restarts
+    assert(os.execute("sleep 0.5"))
+    h:received(unix_now_ns(), true)
+    assert(h:feed(W.DATA_END .. W.header()))
+    assert(wall_timers())   -- no clock yet: time must not jump
+    h:received(unix_now_ns(), true)
+    -- (a block after it: the decoder hands an event on once the bytes
+    -- after it came, as they always do from a running program)
+    assert(h:feed(W.block{cap = 0, {"HEAP_SIZE", MS, 0, 2048}} ..
+                  W.block{cap = 0, {"USER_MSG", 2 * MS, "next"}}))
+    assert(os.execute("sleep 0.05"))  -- past the horizon
+    assert(wall_timers())   -- session 2's tick exports its point
+    local got = {}
+    for _, p in ipairs(points(h:records(), "metrics.heap_size")) do
+      got[#got + 1] = p.v
+    end
+    assert.are.same({4096, 2048}, got)
+    assert(h:feed(W.DATA_END))
+    assert(h:finish())
   end)
 end)
