@@ -427,9 +427,18 @@ static void set_strategy(load_t *L, const char *path, const yaml_node_t *v,
               node_kind(v));
     return;
   }
-  /* A quoted "true" is a string, not a boolean (YAML). */
+  /* A quoted "true" is a string, not a boolean (YAML): say so rather
+   * than list true among the expected values. */
   bool plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-  int b = plain ? bool_text(scalar(v)) : -1;
+  int b = bool_text(scalar(v));
+  if (!plain && b >= 0) {
+    const char *prop = strrchr(path, '.');
+    set_error(L, &v->start_mark, path,
+              "'%s' in quotes is a string, not a boolean: drop the quotes "
+              "(%s: %s)",
+              scalar(v), prop ? prop + 1 : path, scalar(v));
+    return;
+  }
   memset(&s, 0, sizeof s);
   if (b >= 0) {
     s.kind = EL_CFG_BOOL;

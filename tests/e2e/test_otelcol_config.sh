@@ -86,6 +86,12 @@ else
     [ $st = 1 ] && ok "type error names file:line:col and key" ||
     { bad "error message/status ($st)"; cat "$W/err"; }
 fi
+# A quoted boolean is a string: said so, not "expected true, ... found 'true'".
+printf 'processors:\n  metrics:\n    heap_size:\n      export: "true"\n' >"$W/qbool.yaml"
+st=0; "$D" --config "$W/qbool.yaml" --eventlog-file /dev/null 2>"$W/err" || st=$?
+grep -qF "qbool.yaml:4:15: processors.metrics.heap_size.export: 'true' in quotes is a string, not a boolean: drop the quotes (export: true)" "$W/err" &&
+  [ $st = 1 ] && ok "quoted boolean: drop the quotes" ||
+  { bad "quoted boolean message/status ($st)"; cat "$W/err"; }
 printf 'processors:\n  metrics: {heap_size: {}\n' >"$W/syntax.yaml"
 "$D" --config "$W/syntax.yaml" --eventlog-file /dev/null 2>"$W/err" &&
   bad "syntax error accepted" ||

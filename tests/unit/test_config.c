@@ -415,6 +415,19 @@ static void test_quoted_bool_is_a_string(void **state) {
   assert_int_equal(el_cfg_diag(c)->line, 1);
   assert_int_equal(el_cfg_diag(c)->column, 43);
   el_cfg_free(c);
+  /* The message says why, not "expected true, ..., found 'true'" (h45). */
+  expect_load_error(
+      "processors:\n"
+      "  metrics:\n"
+      "    heap_size:\n"
+      "      export: \"true\"\n",
+      "t.yaml:4:15: processors.metrics.heap_size.export: "
+      "'true' in quotes is a string, not a boolean: drop the "
+      "quotes (export: true)");
+  expect_load_error("processors: {metrics: {heap_size: {aggregate: 'False'}}}",
+                    "t.yaml:1:47: processors.metrics.heap_size.aggregate: "
+                    "'False' in quotes is a string, not a boolean: drop the "
+                    "quotes (aggregate: False)");
 }
 
 static void test_wrong_shapes(void **state) {
