@@ -38,15 +38,16 @@ static void say(const char *fmt, ...) {
 /* {====== command line ======} */
 
 typedef struct opts_s {
-  el_daemon_opts_t d;          /* what the pipeline needs (daemon.h) */
-  el_log_level_t level;        /* -v, else OTEL_LOG_LEVEL, else INFO */
-  int level_given;             /* -v was given */
-  const char *config;          /* --config FILE */
+  el_daemon_opts_t d;   /* what the pipeline needs (daemon.h) */
+  el_log_level_t level; /* -v, else OTEL_LOG_LEVEL, else INFO */
+  int level_given;      /* -v was given */
+  const char *config;   /* --config FILE */
   int print_defaults, print_defaults_debug, print_schema, print_markdown;
   int help, version;
-  uint64_t export_ms; /* --export-interval; 0 = not given */
-  int traces;         /* --traces 1, --no-traces 0, -1 = not given */
-  bool heap_every;    /* watch: heap gauges unaggregated */
+  uint64_t export_ms;    /* --export-interval "<N>s"; 0 = not given */
+  uint64_t export_times; /* --export-interval "<N>x"; 0 = not given */
+  int traces;            /* --traces 1, --no-traces 0, -1 = not given */
+  bool heap_every;       /* watch: heap gauges unaggregated */
 } opts_t;
 
 static const char *const usage_text =
@@ -71,7 +72,9 @@ static const char *const usage_text =
     "  -s, --stats              show live statistics on stderr\n"
     "  --export-interval DURATION\n"
     "                           every enabled processor exports every\n"
-    "                           DURATION (e.g. 1s, 500ms; over --config)\n"
+    "                           DURATION: \"<N>s\" seconds or \"<N>x\" flush\n"
+    "                           intervals, as in --config (e.g. 1s, 0.5s,\n"
+    "                           2x; over --config)\n"
     "  --traces, --no-traces    turn the trace processors on or off\n"
     "                           (over --config)\n"
     "  --no-otlp                no OTLP exporter (see below)\n"
@@ -158,6 +161,32 @@ static int set_breakdown(opts_t *o, const char *x) {
   return 0;
 }
 
+/* --export-interval DURATION: the grammar of the file's `export`
+ * (el_cfg_parse_duration, docs/config.md "Durations"), 1 ms or more, or
+ * 1x or more. Returns 1, or EL_EUSAGE after saying why. */
+static int parse_export_interval(opts_t *o, const char *v) {
+  el_cfg_strategy_t s;
+  char hint[160] = "";
+  bool ok = el_cfg_parse_duration(v, &s) == 0;
+  if (ok && ((s.kind == EL_CFG_SECONDS && s.ms > 0) ||
+             (s.kind == EL_CFG_TIMES && s.times > 0))) {
+    o->export_ms = s.kind == EL_CFG_SECONDS ? s.ms : 0;
+    o->export_times = s.kind == EL_CFG_TIMES ? s.times : 0;
+    return 1;
+  }
+  if (!ok)
+    el_cfg_duration_hint(v, hint, sizeof hint);
+  else if (s.kind == EL_CFG_SECONDS && s.positive)
+    snprintf(hint, sizeof hint, "under 1 ms, the resolution");
+  else
+    snprintf(hint, sizeof hint, "0 would export nothing");
+  say("--export-interval: expected a duration \"<N>s\" (seconds, e.g. 1s, "
+      "0.5s) or \"<N>x\" (N whole flush intervals), 1 ms or more, got "
+      "'%s'%s%s%s\n",
+      v, *hint ? " (" : "", hint, *hint ? ")" : "");
+  return EL_EUSAGE;
+}
+
 /* Options of the reference (spec §1.1) that this program does not
  * implement: named as such rather than "unknown". */
 static int unsupported(const char *a) {
@@ -204,13 +233,7 @@ static int parse_own(opts_t *o, int argc, char **argv, int *i) {
   if (!strcmp(a, "--no-traces")) return (*i)++, o->traces = 0, 1;
   if (el_opt_value(argc, argv, i, "--export-interval", &v)) {
     if (!v) goto missing;
-    if (el_cfg_parse_duration_ms(v, &o->export_ms) < 0) {
-      say("--export-interval: expected a duration such "
-          "as 1s, 500ms or 2m (1 ms or more), got '%s'\n",
-          v);
-      return EL_EUSAGE;
-    }
-    return 1;
+    return parse_export_interval(o, v);
   }
   if (el_opt_value(argc, argv, i, "--config", &v)) {
     if (!v) goto missing;
@@ -304,7 +327,15 @@ static void apply_overrides(const opts_t *o, el_cfg_t *cfg) {
     el_cfg_override_aggregate_off(cfg, EL_CFG_METRICS, "blocks_size");
   }
   if (o->traces >= 0) el_cfg_override_group(cfg, EL_CFG_TRACES, o->traces);
-  if (o->export_ms) el_cfg_override_export(cfg, o->export_ms);
+  uint64_t ms = o->export_ms;
+  if (o->export_times) { /* "<N>x": N flush intervals, capped */
+    uint64_t flush_ms = (uint64_t)llround(o->d.flush_s * 1000);
+    ms = o->export_times > EL_CFG_MAX_WINDOW_MS / flush_ms
+             ? EL_CFG_MAX_WINDOW_MS
+             : o->export_times * flush_ms;
+  }
+  if (ms > EL_CFG_MAX_WINDOW_MS) ms = EL_CFG_MAX_WINDOW_MS;
+  if (ms) el_cfg_override_export(cfg, ms);
 }
 
 static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
@@ -333,7 +364,7 @@ static int print_defaults_debug(const opts_t *o, el_cfg_t *cfg) {
  * port unless --web-port or web.web_port. */
 static void apply_local_defaults(opts_t *o) {
   if (!o->config) {
-    if (!o->export_ms) o->export_ms = 1000;
+    if (!o->export_ms && !o->export_times) o->export_ms = 1000;
     if (o->traces < 0) o->traces = 1;
     o->heap_every = true;
   }

@@ -143,15 +143,22 @@ static int bool_text(const char *t) {
   return -1;
 }
 
-/* "<digits>[.<digits>]s" or "<digits>x" (spec §3.3 grammar). */
+/* Whole numbers of a duration saturate here: any window past
+ * EL_CFG_MAX_WINDOW_MS (10^9 s) is capped by el_cfg_resolve anyway, and
+ * 10^13 * 1000 ms still fits in 64 bits. */
+#define DURATION_SATURATE UINT64_C(10000000000000)
+
+/* "<digits>[.<digits>]s" or "<digits>x" (spec §3.3 grammar): the one
+ * grammar of durations, in the file and on the command line. Any number
+ * of digits; a value past the longest window saturates (then capped). */
 static int duration_text(const char *t, el_cfg_strategy_t *out) {
   const char *p = t;
   uint64_t whole = 0;
   bool positive = false;   /* some digit is not 0 */
   if (*p < '0' || *p > '9') return EL_EINVAL;
   for (; *p >= '0' && *p <= '9'; p++) {
-    if (whole > UINT64_C(1000000000)) return EL_EINVAL;  /* > 31 years */
     whole = whole * 10 + (uint64_t)(*p - '0');
+    if (whole > DURATION_SATURATE) whole = DURATION_SATURATE;
     positive |= *p != '0';
   }
   uint64_t frac_ms = 0;  /* fraction in ms, rounded half up */
@@ -181,6 +188,72 @@ static int duration_text(const char *t, el_cfg_strategy_t *out) {
     return 0;
   }
   return EL_EINVAL;
+}
+
+int el_cfg_parse_duration(const char *text, el_cfg_strategy_t *out) {
+  el_cfg_strategy_t s = {0};
+  if (!text || duration_text(text, &s) < 0) return EL_EINVAL;
+  *out = s;
+  return 0;
+}
+
+/* The seconds of v as the grammar writes them ("0.5", "120"), or ""
+ * when v is out of the range a hint can spell. */
+static const char *seconds_text(double v, char *buf, size_t len) {
+  if (!(v >= 1e-4 && v < 1e12)) return "";
+  snprintf(buf, len, "%.15g", v);
+  return buf;
+}
+
+/* The unit words a mistaken duration may end in, and their seconds. */
+static const struct {
+  const char *unit;
+  double seconds;
+} hint_units[] = {{"", 1},     {"s", 1},    {"ms", 1e-3}, {"m", 60},
+                  {"min", 60}, {"h", 3600}, {"x", 0}};
+
+const char *el_cfg_duration_hint(const char *text, char *buf, size_t len) {
+  char num[64], secs[64];
+  size_t n = text ? strspn(text, "0123456789.eE+-") : 0;
+  if (len) buf[0] = 0;
+  if (!len || n == 0 || n >= sizeof num) return buf;
+  memcpy(num, text, n);
+  num[n] = 0;
+  char *end;
+  double v = strtod(num, &end);
+  if (*end || !isfinite(v)) return buf;
+  if (v < 0) {
+    snprintf(buf, len, "a duration cannot be negative");
+    return buf;
+  }
+  for (size_t i = 0; i < EL_ARRAY_LEN(hint_units); i++) {
+    if (strcmp(text + n, hint_units[i].unit)) continue;
+    bool whole = v == floor(v) && v < 1e15;
+    if (!strcmp(hint_units[i].unit, "x")) {
+      if (whole)
+        snprintf(buf, len, "write %.0fx: plain digits only", v);
+      else
+        snprintf(buf, len, "\"<N>x\" takes a whole number; write seconds");
+    } else if (!*seconds_text(v * hint_units[i].seconds, secs, sizeof secs)) {
+      break;
+    } else if (i == 0 && whole) {
+      snprintf(buf, len,
+               "no unit: write %ss (seconds) or %sx (flush "
+               "intervals)",
+               secs, secs);
+    } else if (i == 0) {
+      snprintf(buf, len, "no unit: write %ss (seconds)", secs);
+    } else if (i == 1) {
+      snprintf(buf, len, "write %ss: plain digits only", secs);
+    } else {
+      snprintf(buf, len,
+               "write %ss: durations are in seconds (\"<N>s\") "
+               "or flush intervals (\"<N>x\")",
+               secs);
+    }
+    break;
+  }
+  return buf;
 }
 
 int el_cfg_parse_strategy(const char *text, el_cfg_strategy_t *out) {
@@ -444,10 +517,12 @@ static void set_strategy(load_t *L, const char *path, const yaml_node_t *v,
     s.kind = EL_CFG_BOOL;
     s.b = b;
   } else if (duration_text(scalar(v), &s) < 0) {
+    char hint[160];
+    el_cfg_duration_hint(scalar(v), hint, sizeof hint);
     set_error(L, &v->start_mark, path,
               "expected true, false, \"<N>x\" (N whole flush intervals) or"
-              " \"<N>s\" (seconds), found '%s'",
-              scalar(v));
+              " \"<N>s\" (seconds), found '%s'%s%s%s",
+              scalar(v), *hint ? " (" : "", hint, *hint ? ")" : "");
     return;
   }
   /* Spec §3.3 keeps it (on, every batch interval / no aggregation), but
@@ -893,27 +968,6 @@ void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on) {
       p->export_.b = true;
     }
   }
-}
-
-int el_cfg_parse_duration_ms(const char *text, uint64_t *ms) {
-  char *end;
-  if (!text || !*text) return EL_EINVAL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || errno || !(v > 0)) return EL_EINVAL;
-  double scale;
-  if (!strcmp(end, "ms"))
-    scale = 1;
-  else if (!strcmp(end, "s") || !*end)
-    scale = 1000;
-  else if (!strcmp(end, "m"))
-    scale = 60000;
-  else
-    return EL_EINVAL;
-  double r = v * scale;
-  if (r < 1 || r > (double)EL_CFG_MAX_WINDOW_MS) return EL_EINVAL;
-  *ms = (uint64_t)(r + 0.5);
-  return 0;
 }
 
 const el_cfg_proc_t *el_cfg_proc_at(const el_cfg_t *c, size_t i) {

@@ -158,10 +158,22 @@ void el_cfg_override_aggregate_off(el_cfg_t *c, el_cfg_group_t g,
  * interval) or disabled, whatever the file says. */
 void el_cfg_override_group(el_cfg_t *c, el_cfg_group_t g, bool on);
 
-/* A duration for the command line: "<N>ms", "<N>s" (or a bare number of
- * seconds), "<N>m"; decimals allowed; between 1 ms and
- * EL_CFG_MAX_WINDOW_MS. Returns 0 and *ms, or EL_EINVAL. */
-int el_cfg_parse_duration_ms(const char *text, uint64_t *ms);
+/* A duration alone, in the grammar of `export` and `aggregate` (spec
+ * §3.3, docs/config.md "Durations"): "<N>s" (seconds, decimals allowed,
+ * rounded to whole ms) or "<N>x" (N whole flush intervals); plain digits,
+ * no sign, exponent, space or other unit; no boolean or null. Any number
+ * of digits: values past EL_CFG_MAX_WINDOW_MS saturate and are capped by
+ * el_cfg_resolve. The file's values and --export-interval both go through
+ * it. Returns 0 and *out (kind EL_CFG_SECONDS or EL_CFG_TIMES), or
+ * EL_EINVAL (*out unchanged). */
+int el_cfg_parse_duration(const char *text, el_cfg_strategy_t *out);
+
+/* For a text el_cfg_parse_duration rejects, a hint that spells the
+ * accepted form of a common mistake ("500ms": "write 0.5s: durations
+ * are in seconds ..."; "30": "no unit: write 30s (seconds) or 30x ...";
+ * "1e3s": "write 1000s ..."); "" when there is none. buf: len bytes,
+ * always NUL-terminated when len > 0. Returns buf. */
+const char *el_cfg_duration_hint(const char *text, char *buf, size_t len);
 
 /* The batch interval from the last el_cfg_resolve, in ms. */
 uint64_t el_cfg_batch_ms(const el_cfg_t *c);

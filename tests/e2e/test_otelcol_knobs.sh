@@ -47,8 +47,14 @@ YAML
 want '^    heap_size: .*export: 30000ms' --eventlog-stdin
 lacks 'thread_state' --eventlog-stdin
 # CLI over defaults: every processor every 500 ms; batch gcd(1000, 500).
-want '^# resolved: batch interval 500 ms' --export-interval 500ms
-want '^    heap_live: .*aggregate: 500ms, export: 500ms' --export-interval 500ms
+want '^# resolved: batch interval 500 ms' --export-interval 0.5s
+want '^    heap_live: .*aggregate: 500ms, export: 500ms' --export-interval 0.5s
+# The file's grammar (h45): "<N>x" is N flush intervals; a window past
+# 31.7 years is capped, whatever its number of digits.
+want '^    heap_live: .*export: 1000ms' --export-interval 2x \
+  --eventlog-flush-interval 0.5
+want '^    heap_live: .*export: 1000000000000ms' \
+  --export-interval 99999999999999999999s
 want '^    thread_state: .*export: 1000ms' --traces
 want '^    capability_usage: \{name: "ghc_eventlog_CapabilityUsage".*export: 2000ms' \
   --traces --export-interval 2s
@@ -62,13 +68,22 @@ want '^    thread_state: ' --config "$W/c.yaml" --traces
 lacks 'thread_state' --traces --no-traces   # the last one wins
 lacks 'heap_live' --config "$W/c.yaml" --export-interval 1s # not listed: off
 
-for v in 0s -1s 1h abc ''; do
+for v in 0s -1s 1h abc '' 5 1e3s 500ms 2m 1.5x; do
   st=0
   "$D" --export-interval "$v" --print-defaults-debug > /dev/null \
     2> "$W/err" || st=$?
   if [ $st = 2 ] && grep -q -- "--export-interval: expected a duration" "$W/err"
   then ok "--export-interval '$v' -> 2"
   else bad "--export-interval '$v': status $st, $(cat "$W/err")"; fi
+done
+# ... and the hint spells the accepted form, as for the file.
+for vh in '5|(no unit: write 5s (seconds) or 5x (flush intervals))' \
+  '1e3s|(write 1000s: plain digits only)' '500ms|(write 0.5s: durations'; do
+  "$D" --export-interval "${vh%%|*}" --print-defaults-debug 2> "$W/err" \
+    > /dev/null
+  if grep -qF -- "got '${vh%%|*}' ${vh#*|}" "$W/err"
+  then ok "--export-interval '${vh%%|*}': hint"
+  else bad "--export-interval '${vh%%|*}': $(cat "$W/err")"; fi
 done
 
 # --no-otlp: an unreachable collector asked for through the environment is

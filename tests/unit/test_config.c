@@ -400,7 +400,9 @@ static void test_type_error_names_line_column_key(void **state) {
   assert_string_equal(d->msg,
                       "t.yaml:4:15: processors.metrics.heap_size.export: "
                       "expected true, false, \"<N>x\" (N whole flush "
-                      "intervals) or \"<N>s\" (seconds), found '30m'");
+                      "intervals) or \"<N>s\" (seconds), found '30m' "
+                      "(write 1800s: durations are in seconds (\"<N>s\") "
+                      "or flush intervals (\"<N>x\"))");
   /* On error the previous settings stay. */
   assert_true(el_cfg_enabled(c, EL_CFG_LOGS, "user_marker"));
   el_cfg_free(c);
@@ -736,27 +738,86 @@ static void test_cli_overrides(void **state) {
   el_cfg_free(c);
 }
 
+/* One grammar for the file and the command line (h45: --export-interval
+ * took "1e3s" and a bare "5", the file neither). Values by hand. */
 static void test_parse_duration(void **state) {
   (void)state;
-  uint64_t ms = 0;
-  assert_int_equal(el_cfg_parse_duration_ms("1s", &ms), 0);
-  assert_int_equal(ms, 1000);
-  assert_int_equal(el_cfg_parse_duration_ms("500ms", &ms), 0);
-  assert_int_equal(ms, 500);
-  assert_int_equal(el_cfg_parse_duration_ms("2.5", &ms), 0);
-  assert_int_equal(ms, 2500);
-  assert_int_equal(el_cfg_parse_duration_ms("2m", &ms), 0);
-  assert_int_equal(ms, 120000);
-  const char *bad[] = {"",  "0s",  "-1s", "0.1ms", "1h",
-                       "s", "1 s", "nan", "inf",   "1e30s"};
+  el_cfg_strategy_t s;
+  assert_int_equal(el_cfg_parse_duration("1s", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_SECONDS);
+  assert_int_equal(s.ms, 1000);
+  assert_int_equal(el_cfg_parse_duration("0.5s", &s), 0);
+  assert_int_equal(s.ms, 500);
+  assert_int_equal(el_cfg_parse_duration("2x", &s), 0);
+  assert_int_equal(s.kind, EL_CFG_TIMES);
+  assert_int_equal(s.times, 2);
+  /* Any number of digits: past the longest window the value saturates
+   * (capped by el_cfg_resolve), rather than some lengths rejected. */
+  assert_int_equal(el_cfg_parse_duration("99999999999999999999s", &s), 0);
+  assert_true(s.ms > EL_CFG_MAX_WINDOW_MS);
+  assert_int_equal(el_cfg_parse_duration("1000000000000x", &s), 0);
+  assert_true(s.times >= UINT64_C(1000000000000));
+  const char *bad[] = {"",    "true", "5",   "0.5", "500ms", "2m",   "1e3s",
+                       "+1s", "-1s",  "1 s", "nan", "inf",   "1.5x", "x"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
-    assert_int_equal(el_cfg_parse_duration_ms(bad[k], &ms), EL_EINVAL);
+    assert_int_equal(el_cfg_parse_duration(bad[k], &s), EL_EINVAL);
+}
+
+/* The hint spells the accepted form of a common mistake. */
+static void test_duration_hint(void **state) {
+  (void)state;
+  char h[160];
+  static const struct {
+    const char *text, *hint;
+  } t[] = {
+      {"5", "no unit: write 5s (seconds) or 5x (flush intervals)"},
+      {"0.5", "no unit: write 0.5s (seconds)"},
+      {"1e3s", "write 1000s: plain digits only"},
+      {"+1s", "write 1s: plain digits only"},
+      {"500ms",
+       "write 0.5s: durations are in seconds (\"<N>s\") or flush "
+       "intervals (\"<N>x\")"},
+      {"2m",
+       "write 120s: durations are in seconds (\"<N>s\") or flush "
+       "intervals (\"<N>x\")"},
+      {"1e9x", "write 1000000000x: plain digits only"},
+      {"1.5x", "\"<N>x\" takes a whole number; write seconds"},
+      {"-1s", "a duration cannot be negative"},
+      {"abc", ""},
+      {"1 s", ""},
+  };
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+    assert_string_equal(el_cfg_duration_hint(t[k].text, h, sizeof h),
+                        t[k].hint);
+}
+
+/* Windows past 31.7 years are capped, whatever the number of digits
+ * (h45: 10000000000s was capped, 99999999999999999999s and
+ * 1000000000000x rejected). */
+static void test_huge_windows_capped(void **state) {
+  (void)state;
+  const char *vals[] = {"10000000000s", "99999999999999999999s",
+                        "1000000000000x", "99999999999999999999x"};
+  for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+    char yaml[200];
+    int rc;
+    snprintf(yaml, sizeof yaml,
+             "processors: {metrics: {heap_size: {export: %s}}}", vals[k]);
+    el_cfg_t *c = load(yaml, &rc);
+    assert_int_equal(rc, 0);
+    const el_cfg_proc_t *p = el_cfg_proc(c, EL_CFG_METRICS, "heap_size");
+    assert_true(p->enabled);
+    assert_int_equal(p->export_ms, EL_CFG_MAX_WINDOW_MS);
+    el_cfg_free(c);
+  }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cli_overrides),
       cmocka_unit_test(test_parse_duration),
+      cmocka_unit_test(test_duration_hint),
+      cmocka_unit_test(test_huge_windows_capped),
       cmocka_unit_test(test_defaults_without_file),
       cmocka_unit_test(test_present_key_enables_with_defaults),
       cmocka_unit_test(test_newer_metric_keys),
