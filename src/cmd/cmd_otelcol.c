@@ -37,6 +37,18 @@ static void say(const char *fmt, ...) {
 
 /* {====== command line ======} */
 
+/* An option that takes a value, as seen on the command line: for the
+ * warning about one given twice (warn_repeated). */
+typedef struct seen_s {
+  char name[40];     /* "--service-name", "-h", "--verbosity" (also -v) */
+  const char *first; /* its first value, borrowed from argv */
+  const char *last;  /* its last value, the one used */
+  int count;         /* times given */
+  bool differs;      /* some value differs from the first */
+} seen_t;
+
+#define MAX_SEEN 64 /* options with a value; more are not followed */
+
 typedef struct opts_s {
   el_daemon_opts_t d;   /* what the pipeline needs (daemon.h) */
   el_log_level_t level; /* -v, else OTEL_LOG_LEVEL, else INFO */
@@ -48,6 +60,8 @@ typedef struct opts_s {
   uint64_t export_times; /* --export-interval "<N>x"; 0 = not given */
   int traces;            /* --traces 1, --no-traces 0, -1 = not given */
   bool heap_every;       /* watch: heap gauges unaggregated */
+  seen_t seen[MAX_SEEN]; /* options with a value given so far */
+  int nseen;
 } opts_t;
 
 static const char *const usage_text =
@@ -84,6 +98,8 @@ static const char *const usage_text =
     "                           print the configuration's JSON schema\n"
     "  --version                print the version and exit\n"
     "  --help                   this text\n"
+    "\nAn option given twice with different values: the last one is used,\n"
+    "with a warning (--control-cors-allow-origin values add up).\n"
     "\nEventlog source options:\n";
 
 static void print_help_to(FILE *f) {
@@ -285,35 +301,93 @@ missing:
   return EL_EUSAGE;
 }
 
-/* Parse argv into *o. Returns 0 or EL_EUSAGE (message printed). */
+/* {====== options given twice ======} */
+
+/* Notes the option argv[start..end) (one parser consumed it) in o->seen:
+ * its canonical name and value. Flags (no value) are not noted, nor
+ * --control-cors-allow-origin, whose values add up. */
+static void note_option(opts_t *o, char **argv, int start, int end) {
+  const char *a = argv[start], *v = NULL;
+  char name[40];
+  if (a[0] != '-') return;
+  if (a[1] != '-') { /* the short ones with a value: -h<X>, -v LEVEL */
+    if (a[1] != 'h' && a[1] != 'v') return;
+    snprintf(name, sizeof name, "%s", a[1] == 'h' ? "-h" : "--verbosity");
+    v = a[2] ? a + 2 : end - start == 2 ? argv[start + 1] : NULL;
+  } else {
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    if (n >= sizeof name) return;
+    memcpy(name, a, n);
+    name[n] = 0;
+    v = eq ? eq + 1 : end - start == 2 ? argv[start + 1] : NULL;
+  }
+  if (!v || !strcmp(name, "--control-cors-allow-origin")) return;
+  for (int k = 0; k < o->nseen; k++) {
+    seen_t *s = &o->seen[k];
+    if (strcmp(s->name, name)) continue;
+    s->count++;
+    s->differs |= strcmp(s->first, v) != 0;
+    s->last = v;
+    return;
+  }
+  if (o->nseen == MAX_SEEN) return;
+  seen_t *s = &o->seen[o->nseen++];
+  memcpy(s->name, name, sizeof name);
+  s->first = s->last = v;
+  s->count = 1;
+}
+
+/* One warning per option given more than once with different values,
+ * naming the values and the one used (the last, as before: scripts may
+ * append an option to override one). docs/config.md "Command line". */
+static void warn_repeated(const opts_t *o) {
+  for (int k = 0; k < o->nseen; k++) {
+    const seen_t *s = &o->seen[k];
+    if (!s->differs) continue;
+    const char *pre = strcmp(s->name, "-h") ? "" : "-h";
+    const char *why = strcmp(s->name, "--config")
+                          ? ""
+                          : " (configuration files are not merged)";
+    if (s->count == 2)
+      el_log(EL_LOG_WARN,
+             "%s given twice ('%s%s', then '%s%s'): the last one is used%s",
+             s->name, pre, s->first, pre, s->last, why);
+    else
+      el_log(EL_LOG_WARN,
+             "%s given %d times (first '%s%s', last '%s%s'): the last one "
+             "is used%s",
+             s->name, s->count, pre, s->first, pre, s->last, why);
+  }
+}
+
+/* The option at argv[*i], through each parser in turn; *i moves past
+ * it. Returns 1, or EL_EUSAGE (message printed). */
+static int parse_one(opts_t *o, int argc, char **argv, int *i) {
+  int r = el_src_opts_parse(&o->d.src, argc, argv, i);
+  if (r < 0) say("%s\n", o->d.src.err);
+  if (r) return r < 0 ? EL_EUSAGE : 1;
+  r = el_otlp_opts_parse(&o->d.otlp, argc, argv, i);
+  if (r < 0) say("%s\n", o->d.otlp.err);
+  if (r) return r < 0 ? EL_EUSAGE : 1;
+  r = el_ctl_opts_parse(&o->d.ctl, argc, argv, i);
+  if (r) return r < 0 ? EL_EUSAGE : 1;
+  r = el_web_opts_parse(&o->d.web, argc, argv, i);
+  if (r < 0) say("%s\n", o->d.web.err);
+  if (r) return r < 0 ? EL_EUSAGE : 1;
+  r = parse_own(o, argc, argv, i);
+  if (r) return r < 0 ? EL_EUSAGE : 1;
+  el_opt_unknown(g_sub, argv[*i], suggest_from);
+  return EL_EUSAGE;
+}
+
+/* Parse argv into *o, noting the options given twice (warn_repeated).
+ * Returns 0 or EL_EUSAGE (message printed). */
 static int parse_args(opts_t *o, int argc, char **argv) {
   for (int i = 1; i < argc;) {
-    int r = el_src_opts_parse(&o->d.src, argc, argv, &i);
-    if (r < 0) {
-      say("%s\n", o->d.src.err);
-      return EL_EUSAGE;
-    }
-    if (r) continue;
-    r = el_otlp_opts_parse(&o->d.otlp, argc, argv, &i);
-    if (r < 0) {
-      say("%s\n", o->d.otlp.err);
-      return EL_EUSAGE;
-    }
-    if (r) continue;
-    r = el_ctl_opts_parse(&o->d.ctl, argc, argv, &i);
-    if (r < 0) return EL_EUSAGE;
-    if (r) continue;
-    r = el_web_opts_parse(&o->d.web, argc, argv, &i);
-    if (r < 0) {
-      say("%s\n", o->d.web.err);
-      return EL_EUSAGE;
-    }
-    if (r) continue;
-    r = parse_own(o, argc, argv, &i);
-    if (r < 0) return EL_EUSAGE;
-    if (r) continue;
-    el_opt_unknown(g_sub, argv[i], suggest_from);
-    return EL_EUSAGE;
+    int start = i;
+    if (parse_one(o, argc, argv, &i) < 0) return EL_EUSAGE;
+    note_option(o, argv, start, i);
   }
   return 0;
 }
@@ -424,6 +498,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   status = 1;
   if (log_level_from_env(&o) < 0) goto out;
   el_log_threshold = o.level;
+  warn_repeated(&o);
   cfg = el_cfg_new();
   if (!cfg) goto out;
   if (o.config)

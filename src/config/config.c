@@ -695,6 +695,46 @@ static void root_pair(load_t *L, const char *path, const yaml_node_t *k,
 
 /* {====== loading ======} */
 
+/* A file that turns nothing on is most likely a mistake: say so. A
+ * processor left out of a file is disabled, so that is the case when the
+ * file lists none (e.g. its one key a misspelt name, warned about above)
+ * or when each one listed says `export: false`, `0s` or `0x`. */
+static void warn_all_disabled(load_t *L) {
+  const el_cfg_proc_t *first = NULL; /* the first listed, in the file */
+  int listed = 0;
+  for (size_t i = 0; i < el__cfg_nprocs; i++) {
+    const el_cfg_proc_t *p = &L->procs[i];
+    if (p->enabled) return;
+    if (!p->present) continue;
+    listed++;
+    if (!first || p->line < first->line ||
+        (p->line == first->line && p->column < first->column))
+      first = p;
+  }
+  yaml_mark_t m = {0, 0, 0};
+  if (!first) {
+    warn(L, &m,
+         "no processor is listed under 'processors': every processor is "
+         "disabled (--print-defaults lists them)");
+    return;
+  }
+  const el_cfg_strategy_t *ex = &first->export_;
+  const char *text = ex->kind == EL_CFG_BOOL    ? "false"
+                     : ex->kind == EL_CFG_TIMES ? "0x"
+                                                : "0s";
+  m.line = (size_t)first->line - 1;
+  m.column = (size_t)first->column - 1;
+  if (listed == 1)
+    warn(L, &m,
+         "export: %s disables processors.%s.%s, the only processor "
+         "listed: the file turns every processor off",
+         text, el_cfg_group_name(first->info->group), first->info->key);
+  else
+    warn(L, &m,
+         "every processor listed is disabled by its own export (false, 0s "
+         "or 0x): the file turns every processor off");
+}
+
 static void walk_document(load_t *L) {
   const yaml_node_t *root = yaml_document_get_root_node(L->doc);
   yaml_mark_t m = {0, 0, 0};
@@ -709,14 +749,7 @@ static void walk_document(load_t *L) {
     return;
   }
   each_pair(L, "", root, root_pair, NULL, 0);
-  /* A processor left out of a file is disabled: say it when that is all
-   * of them (e.g. the one key a misspelt name, warned about above). */
-  for (size_t i = 0; i < el__cfg_nprocs; i++)
-    if (L->procs[i].present) return;
-  if (!L->err)
-    warn(L, &m,
-         "no processor is listed under 'processors': every processor is "
-         "disabled (--print-defaults lists them)");
+  if (!L->err) warn_all_disabled(L);
 }
 
 /* Refuses nesting deeper than MAX_DEPTH before libyaml builds the

@@ -7,7 +7,9 @@
 #    inf (the reference divides by zero: we refuse);
 #  - the reference's options this program does not implement are named as
 #    such (not "unknown"), exit 2;
-#  - a missing --eventlog-file fails at once with status 1.
+#  - a missing --eventlog-file fails at once with status 1;
+#  - an option given twice with different values is warned about, naming
+#    the one used (the last).
 # ctest-labels: e2e
 set -uo pipefail
 : "${EL_BUILD_DIR:?}"
@@ -86,4 +88,27 @@ otlp_flag 2 "malformed number 'abc'" --otlp-shutdown-timeout abc
 otlp_flag 2 "specifies 10: it must be at least 1024" --otlp-max-message-bytes 10
 OTEL_EXPORTER_OTLP_COMPRESSION=zstd otlp_flag 1 \
   "OTEL_EXPORTER_OTLP_COMPRESSION specifies unknown compression"
+
+# An option given twice with different values (h45: resolved silently):
+# one warning naming it, its values and the one used (the last), status 0.
+printf 'processors:\n  metrics:\n    heap_size: {}\n' >"$W/a.yaml"
+printf 'processors:\n  metrics:\n    heap_live: {}\n' >"$W/b.yaml"
+expect 0 "warning: --config given twice ('$W/a.yaml', then '$W/b.yaml'): the last one is used (configuration files are not merged)" \
+  --config "$W/a.yaml" --config "$W/b.yaml"
+"$D" --config "$W/a.yaml" --config "$W/b.yaml" --print-defaults-debug \
+  2>/dev/null | grep -q '^    heap_live:' && ok "--config: the last one is read" ||
+  bad "--config twice: not the last one read"
+expect 0 "warning: -h given twice ('-hT', then '-hc'): the last one is used" -hT -hc
+expect 0 "warning: --service-name given twice ('a', then 'b'): the last one is used" \
+  --service-name a --service-name=b
+expect 0 "warning: --verbosity given 3 times (first 'info', last 'warn'): the last one is used" \
+  -v info --verbosity debug -v warn
+# The same value twice, and --control-cors-allow-origin (its values add
+# up), are no mistake: nothing said.
+for args in "--service-name a --service-name a" "-hT -h T" \
+  "--control-cors-allow-origin http://a --control-cors-allow-origin http://b"; do
+  # shellcheck disable=SC2086
+  "$D" $args --print-defaults-debug >/dev/null 2>"$W/err"
+  grep -q "given" "$W/err" && bad "$args: $(cat "$W/err")" || ok "$args: nothing said"
+done
 exit $fail

@@ -812,12 +812,57 @@ static void test_huge_windows_capped(void **state) {
   }
 }
 
+/* A file whose every listed processor is off by its own export is said
+ * (h45: export: 0x on the only processor disabled everything without a
+ * word, while an empty file got a warning). */
+static void test_all_listed_disabled_warns(void **state) {
+  (void)state;
+  int rc;
+  el_cfg_t *c = load(
+      "processors:\n"
+      "  metrics:\n"
+      "    heap_size:\n"
+      "      aggregate: 0s\n"
+      "      export: 0x\n",
+      &rc);
+  assert_int_equal(rc, 0);
+  assert_false(el_cfg_enabled(c, EL_CFG_METRICS, "heap_size"));
+  assert_int_equal(nwarnings, 1);
+  assert_string_equal(warnings[0],
+                      "t.yaml:3:5: export: 0x disables "
+                      "processors.metrics.heap_size, the only processor "
+                      "listed: the file turns every processor off");
+  el_cfg_free(c);
+  c = load(
+      "processors:\n"
+      "  logs: {user_marker: {export: false}}\n"
+      "  metrics: {heap_size: {export: 0s}}\n",
+      &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 1);
+  assert_string_equal(warnings[0],
+                      "t.yaml:2:10: every processor listed is disabled by "
+                      "its own export (false, 0s or 0x): the file turns "
+                      "every processor off");
+  el_cfg_free(c);
+  /* One left on: nothing to say. */
+  c = load(
+      "processors:\n"
+      "  logs: {user_marker: {export: false}}\n"
+      "  metrics: {heap_size: {export: 2s}}\n",
+      &rc);
+  assert_int_equal(rc, 0);
+  assert_int_equal(nwarnings, 0);
+  el_cfg_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cli_overrides),
       cmocka_unit_test(test_parse_duration),
       cmocka_unit_test(test_duration_hint),
       cmocka_unit_test(test_huge_windows_capped),
+      cmocka_unit_test(test_all_listed_disabled_warns),
       cmocka_unit_test(test_defaults_without_file),
       cmocka_unit_test(test_present_key_enables_with_defaults),
       cmocka_unit_test(test_newer_metric_keys),
