@@ -809,7 +809,8 @@ static int setup(repl_t *r) {
    * not the end of the session (h43: it was never wired) */
   if (o->src.kind == EL_SRC_UNIX || o->src.kind == EL_SRC_TCP)
     signal(SIGPIPE, SIG_IGN);
-  if (!strcmp(o->output, "console") && el_otlp_console_add(r->tm, stdout) < 0)
+  if (!strcmp(o->output, "console") &&
+      el_otlp_console_add(r->tm, stdout, NULL) < 0)
     return -1;
   apply_sets(o, r->h);
   r->L = el_host_lua(r->h);

@@ -3,7 +3,8 @@
  * it, flush the telemetry at the end. docs/lua-api.md describes the
  * script API. Exit status: 0 success; 1 runtime failure (an input file
  * that cannot be opened, checked before the script loads; decode error,
- * fail-fast handler error, export failure); 2 usage or script load error;
+ * fail-fast handler error, telemetry dropped but for what a closed
+ * stdout lost: records_lost); 2 usage or script load error;
  * the script's os.exit(code): code, after a clean stop. */
 #include <errno.h>
 #include <signal.h>
@@ -53,7 +54,9 @@ static void usage(FILE *f) {
           "                       default: 4G or half the RAM if less)\n"
           "  --output console|none  where emitted telemetry goes "
           "(default console:\n"
-          "                       OTLP/JSON lines on stdout)\n"
+          "                       OTLP/JSON lines on stdout; telemetry "
+          "dropped\n"
+          "                       on the way, e.g. too large: exit 1)\n"
           "  -v, --log-level LEVEL  debug, info, warn (default), error, "
           "quiet\n                         (trace, fatal: as debug, error)\n"
           "  -h, --help           this text\n\nSource options:\n%s",
@@ -232,16 +235,30 @@ static void warn_exporter_env(void) {
   }
 }
 
-static int setup_store(el_host_t *h, const run_opts_t *o,
-                       el_tm_store_t **st) {
+/* The store and its --output. *con: the console exporter (NULL for
+ * --output none), the store's: valid until *st is freed. */
+static int setup_store(el_host_t *h, const run_opts_t *o, el_tm_store_t **st,
+                       el_otlp_console_t **con) {
   warn_exporter_env();
   *st = el_tm_store_new("eventlog-live", EL_VERSION);
   if (!*st) return EL_ENOMEM;
   el_host_set_store(h, *st);
   int rc = env_resource(*st);
   if (rc < 0) return rc;
-  if (!strcmp(o->output, "console")) rc = el_otlp_console_add(*st, stdout);
+  if (!strcmp(o->output, "console")) rc = el_otlp_console_add(*st, stdout, con);
   return rc < 0 ? rc : 0;
+}
+
+/* The telemetry records the run lost: every record the store counted as
+ * dropped (a point too large for one request, a failed write, a window
+ * limit, out of memory) but those a closed stdout lost (`run ... | head`:
+ * its reader chose to stop, as for `cat`). docs/exit-codes.md. */
+static uint64_t records_lost(el_tm_store_t *st, const el_otlp_console_t *con) {
+  const el_tm_stats_t *s = el_tm_store_stats(st);
+  uint64_t n = 0;
+  for (int k = 0; k < EL_TM_NSIGNALS; k++) n += s->dropped[k];
+  uint64_t closed = con ? el_otlp_console_dropped_closed(con) : 0;
+  return n > closed ? n - closed : 0;
 }
 
 /* An input file that cannot be read (missing, unreadable, a folder) is
@@ -265,7 +282,8 @@ static int check_input(const run_opts_t *o) {
 
 /* After the input (the pump returned rc): on_end, telemetry flushed, the
  * errors reported. Returns the exit status. */
-static int end_run(el_host_t *h, el_tm_store_t *st, int rc) {
+static int end_run(el_host_t *h, el_tm_store_t *st,
+                   const el_otlp_console_t *con, int rc) {
   el__cmd_stop_t guard;
   el__cmd_end_begin(&guard, h); /* a signal now stops on_end, not run */
   int end_rc = el_host_end(h);
@@ -273,6 +291,7 @@ static int end_run(el_host_t *h, el_tm_store_t *st, int rc) {
   el__cmd_end_end(&guard);
   el_host_report_errors(h);
   int status = 0;
+  uint64_t lost;
   if (end_rc == EL_ESTOPPED) {
     el_eprintf("run: stopped (--fail-fast): %s\n", el_host_error(h));
     status = 1;
@@ -280,6 +299,12 @@ static int end_run(el_host_t *h, el_tm_store_t *st, int rc) {
     status = 1; /* the pump logged the decode error and its offset */
   } else if (exp_rc < 0) {
     el_eprintf("run: export: %s\n", el_strerror(exp_rc));
+    status = 1;
+  } else if ((lost = records_lost(st, con)) > 0) {
+    el_eprintf(
+        "run: %llu telemetry record%s dropped (see the warnings): exit "
+        "status 1\n",
+        (unsigned long long)lost, lost == 1 ? " was" : "s were");
     status = 1;
   }
   el_host_exit_status(h, &status); /* os.exit(code): its code */
@@ -294,6 +319,7 @@ static int run(const run_opts_t *o) {
                           .exit_stops = 1};
   el_host_t *h = el_host_new(&hopts);
   el_tm_store_t *st = NULL;
+  el_otlp_console_t *con = NULL; /* st's, for records_lost */
   int status = 1;
   if (!h) {
     el_eprintf("run: out of memory\n");
@@ -301,7 +327,7 @@ static int run(const run_opts_t *o) {
   }
   if (el_src_opts_live(&o->src)) /* never hold an event back */
     el_ev_decoder_set_opts(el_host_decoder(h), EL_EV_OPT_LIVE);
-  int rc = setup_store(h, o, &st);
+  int rc = setup_store(h, o, &st, &con);
   if (rc < 0) {
     if (rc != EL_ECONFIG) el_eprintf("run: telemetry: %s\n", el_strerror(rc));
     goto done;
@@ -344,7 +370,7 @@ static int run(const run_opts_t *o) {
   uv_close((uv_handle_t *)&wall, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
-  status = end_run(h, st, rc);
+  status = end_run(h, st, con, rc);
 done:
   el_host_free(h);
   el_tm_store_free(st);

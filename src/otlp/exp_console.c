@@ -76,6 +76,7 @@ struct el_otlp_console_s {
                                             yet counted in the store */
   /* loop thread only */
   uint64_t dropped[EL_TM_NSIGNALS]; /* records counted as dropped */
+  uint64_t closed; /* of those, after stdout's reader had gone (EPIPE) */
   int warned_err;
   uint64_t full_dropped, full_warned_ms; /* dropped at a full queue */
   /* the memory of every render (el_otlp_json_in), kept from one request
@@ -488,6 +489,7 @@ typedef struct line_ctx_s {
 /* Count n records of sig dropped, in the store and here (loop thread). */
 static void drop(el_otlp_console_t *c, el_tm_signal_t sig, uint64_t n) {
   c->dropped[sig] += n;
+  if (c->werr == EPIPE) c->closed += n;
   el_tm_store_count_dropped(c->st, sig, n);
 }
 
@@ -981,9 +983,10 @@ static int emit_line(void *ud, const uint8_t *bytes, size_t len,
             fflush(ctx->c->out) != 0;
   el_free(s);
   if (bad) {
+    int e = errno;
+    if (e == EPIPE) ctx->c->werr = EPIPE; /* (before drop: counted so) */
     drop(ctx->c, ctx->sig, nrecords);
-    if (errno == EPIPE) { /* closed for good (`| head`): say it once */
-      ctx->c->werr = EPIPE;
+    if (e == EPIPE) { /* closed for good (`| head`): say it once */
       ctx->c->warned_err = 1;
       el_log(EL_LOG_WARN,
              "console: writing the output failed: %s; the "
@@ -1090,7 +1093,8 @@ void el_otlp_console_free(el_otlp_console_t *c) {
 
 static void console_release(void *ud) { el_otlp_console_free(ud); }
 
-int el_otlp_console_add(el_tm_store_t *st, FILE *out) {
+int el_otlp_console_add(el_tm_store_t *st, FILE *out,
+                        el_otlp_console_t **out_c) {
   el_otlp_console_t *c;
   el_tm_exporter_t tm;
   int rc = el_otlp_console_new(out, 0xfu, 0, st, &c, &tm);
@@ -1098,11 +1102,16 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out) {
   tm.release = console_release;
   rc = el_tm_store_add_exporter(st, &tm);
   if (rc < 0) el_otlp_console_free(c);
+  if (rc == 0 && out_c) *out_c = c;
   return rc;
 }
 
 uint64_t el_otlp_console_lines(const el_otlp_console_t *c) {
   return c->lines;
+}
+
+uint64_t el_otlp_console_dropped_closed(const el_otlp_console_t *c) {
+  return c->closed;
 }
 
 uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig) {

@@ -50,9 +50,12 @@ int el_otlp_console_new(FILE *out, unsigned signals, size_t max_message_bytes,
 
 /* Create a console exporter for every signal on out (NULL = stdout) with
  * the default request bound, register it on st, and hand it to st (freed
- * by el_tm_store_free). Returns 0 or EL_ENOMEM (nothing registered).
- * Thread: loop. Used by `eventlog-live run --output console`. */
-int el_otlp_console_add(el_tm_store_t *st, FILE *out);
+ * by el_tm_store_free). *out_c (out_c may be NULL): the exporter,
+ * borrowed until st is freed, for el_otlp_console_dropped*. Returns 0 or
+ * EL_ENOMEM (nothing registered, *out_c untouched). Thread: loop. Used by
+ * `eventlog-live run --output console` and the REPL. */
+int el_otlp_console_add(el_tm_store_t *st, FILE *out,
+                        el_otlp_console_t **out_c);
 
 /* Render and write from now on on a writer thread, through a queue of at
  * most max_queued bytes of serialized requests, so that neither the
@@ -121,6 +124,13 @@ uint64_t el_otlp_console_lines(const el_otlp_console_t *c);
  * large, not rendered, a failed write, a full queue, given up at the
  * shutdown. Thread: loop. */
 uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig);
+
+/* Of the records counted by el_otlp_console_dropped (every signal), those
+ * dropped once a write had failed with EPIPE (the output's reader had
+ * gone: `run ... | head`), the failed write's included. `run` does not
+ * count them as a loss (docs/exit-codes.md "export losses"). Thread:
+ * loop. */
+uint64_t el_otlp_console_dropped_closed(const el_otlp_console_t *c);
 
 /* Render one serialized Export<Signal>ServiceRequest of signal sig as one
  * line of OTLP/JSON (no trailing newline). bytes: borrowed.

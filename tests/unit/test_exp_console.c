@@ -530,6 +530,47 @@ static void test_file_after_signal_bounded_and_counted(void **state) {
   fclose(out);
 }
 
+/* Without a writer thread (`run`): the records a closed pipe lost are
+ * told apart from those dropped otherwise (here one too large for the
+ * 1024-byte request bound), for run's exit status (docs/exit-codes.md
+ * "export losses"). */
+static void test_sync_closed_pipe_drops_told_apart(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  FILE *out = fdopen(fds[1], "w");
+  assert_non_null(out);
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_otlp_console_t *c;
+  el_tm_exporter_t ex;
+  assert_int_equal(el_otlp_console_new(out, 0xf, 1024, st, &c, &ex), 0);
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  capture(true);
+  static char body[2000];
+  memset(body, 'x', sizeof body);
+  el_tm_log_t big = {.body = {body, sizeof body}};
+  assert_int_equal(el_tm_log(st, &big), 0);
+  emit_logs(st, 2);
+  el_tm_store_flush(st);
+  assert_int_equal(el_otlp_console_dropped(c, L), 1);
+  assert_int_equal(el_otlp_console_dropped_closed(c), 0);
+  close(fds[0]); /* the reader goes */
+  emit_logs(st, 3);
+  el_tm_store_flush(st);
+  emit_logs(st, 4);
+  el_tm_store_flush(st);
+  assert_non_null(warned("console: writing the output failed: Broken pipe"));
+  assert_int_equal(el_otlp_console_dropped(c, L), 8);
+  assert_int_equal(el_otlp_console_dropped_closed(c), 7);
+  assert_int_equal(el_tm_store_stats(st)->dropped[L], 8);
+  capture(false);
+  el_tm_store_free(st);
+  el_otlp_console_free(c);
+  fclose(out);
+  signal(SIGPIPE, old);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   el_log_threshold = EL_LOG_QUIET;
@@ -543,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_fifo_reader_gone_in_a_line),
       cmocka_unit_test(test_file_written_to_its_end_whatever_the_budget),
       cmocka_unit_test(test_file_after_signal_bounded_and_counted),
+      cmocka_unit_test(test_sync_closed_pipe_drops_told_apart),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
