@@ -505,9 +505,14 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
   h->st.handler_errors++;
   if (hd) hd->errors++;
   if (h->opts.fail_fast) {
+    /* An end hook's error is said as it comes, as without --fail-fast:
+     * the hooks after it still run, and each failure must be seen; the
+     * stop line then repeats only its first line (no traceback twice). */
+    int said = h->in_end_hooks;
+    if (said) log_error(h, shown, what, msg);
     if (!h->err[0]) /* the first error stopped the run; keep it */
-      snprintf(h->err, sizeof h->err, "%s (%s): %s", what, hd ? hd->where : "?",
-               msg);
+      snprintf(h->err, sizeof h->err, "%s (%s): %.*s", what, shown->where,
+               said ? (int)strcspn(msg, "\n") : (int)strlen(msg), msg);
     h->stop = 1;
     el__host_quiet_sync(h);
   } else {

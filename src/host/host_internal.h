@@ -315,6 +315,9 @@ struct el_host_s {
   const el_ev_event_t *cur; /* event being dispatched, or NULL */
   el_rts_ns_t now;          /* largest event time seen */
   int stop;                 /* nonzero after a fail-fast error */
+  int in_end_hooks;         /* on_session_end / on_end hooks running: under
+                               --fail-fast their errors are logged each
+                               and stop none of the others */
   volatile sig_atomic_t interrupted; /* el_host_interrupt: no more events */
   volatile sig_atomic_t interrupt_sig; /* its signal's number, 0 unknown */
   int exit_asked, exit_status; /* os.exit(code) (el_host_opts_t.exit_stops) */

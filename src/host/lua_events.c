@@ -913,21 +913,25 @@ static int ev_event(lua_State *L) {
  * argument). */
 void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
   lua_State *L = h->L;
-  /* The end hooks run after a --fail-fast stop too (docs/lua-api.md §4);
-   * an error of theirs under --fail-fast stops the ones after it. */
+  /* The end hooks run after a --fail-fast stop too (docs/lua-api.md §4),
+   * every one of them: an error of one is logged and counted (and under
+   * --fail-fast stops the run) but does not keep the others from running
+   * (docs/exit-codes.md "run"). */
   int stopped = h->stop;
-  if (stopped && strcmp(hook, "on_end") && strcmp(hook, "on_session_end"))
-    return;
+  int end_hook = !strcmp(hook, "on_end") || !strcmp(hook, "on_session_end");
+  if (stopped && !end_hook) return;
   h->stop = 0;
+  h->in_end_hooks = end_hook;
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
   lua_getfield(L, -1, hook);
   lua_Integer n = luaL_len(L, -1);
-  for (lua_Integer i = 1; i <= n && !h->stop; i++) {
+  for (lua_Integer i = 1; i <= n && (end_hook || !h->stop); i++) {
     lua_rawgeti(L, -1, i);
     if (with_session) lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
     el__host_pcall(h, with_session ? 1 : 0, &h->hook_handler, hook);
   }
   lua_pop(L, 2);
+  h->in_end_hooks = 0;
   h->stop |= stopped;
   el__host_quiet_sync(h);
 }

@@ -41,24 +41,47 @@ grep -q '10 error(s) in 10 call(s) of the USER_MARKER handler' "$tmp/err" \
 expect "--fail-fast exits 1" 1 $?
 grep -q 'err.lua:2: bad marker' "$tmp/err" || { echo "FAIL fail-fast message"; cat "$tmp/err"; fail=1; }
 # The end hooks still run after a --fail-fast stop (docs/lua-api.md §4),
-# each once, seeing the one marker dispatched; an error in on_end does not
-# replace the first error; and the input cut by the stop is not called
-# incomplete.
+# each once, seeing the one marker dispatched, all of them even when one
+# fails (docs/exit-codes.md "run"); an error in on_end is said on its own
+# line and counted but does not replace the first error; and the input cut
+# by the stop is not called incomplete.
 cat > "$tmp/ff.lua" <<'LUA'
 local el = require("eventlog_live")
 local n = 0
 el.on("USER_MARKER", function() n = n + 1; error("bad marker") end)
 el.on_session_end(function() print("session_end", n) end)
 el.on_end(function() print("end", n); error("in on_end") end)
-el.on_end(function() print("not reached") end)
+el.on_end(function() print("end 2", n) end)
 LUA
 out=$("$EL_BIN" run "$tmp/ff.lua" --fail-fast --output none "$F" 2> "$tmp/err")
 expect "--fail-fast with end hooks exits 1" 1 $?
-[ "$out" = "$(printf 'session_end\t1\nend\t1')" ] ||
+[ "$out" = "$(printf 'session_end\t1\nend\t1\nend 2\t1')" ] ||
   { echo "FAIL end hooks after --fail-fast: '$out'"; fail=1; }
 grep -q 'stopped (--fail-fast): handler (.*ff.lua:3): .*bad marker' "$tmp/err" &&
+  grep -q 'error: on_end (.*): .*ff.lua:5: in on_end' "$tmp/err" &&
+  grep -q '^eventlog-live: 1 error(s) in hooks' "$tmp/err" &&
   ! grep -q "incomplete" "$tmp/err" ||
   { echo "FAIL --fail-fast messages"; cat "$tmp/err"; fail=1; }
+# An on_end hook that fails under --fail-fast with no stop before: the
+# hooks after it still run (their telemetry is exported), each failure is
+# said with its file:line and counted, and run exits 1 (a tester's
+# finding: the 2nd hook never ran, 0 bytes out, no "error:" line).
+cat > "$tmp/ffend.lua" <<'LUA'
+local el = require("eventlog_live")
+local g = el.metric{name = "final"}
+el.on_end(function() error("first on_end fails") end)
+el.on_end(function() error("second on_end fails") end)
+el.on_end(function() g:point(42) end)
+LUA
+out=$("$EL_BIN" run "$tmp/ffend.lua" --fail-fast "$F" 2> "$tmp/err")
+expect "--fail-fast, on_end errors exit 1" 1 $?
+echo "$out" | grep -q '"name":"final".*"asInt":"42"' ||
+  { echo "FAIL the last on_end's point not exported: '$out'"; fail=1; }
+grep -q 'error: on_end (.*): .*ffend.lua:3: first on_end fails' "$tmp/err" &&
+  grep -q 'error: on_end (.*): .*ffend.lua:4: second on_end fails' "$tmp/err" &&
+  grep -q '^eventlog-live: 2 error(s) in hooks' "$tmp/err" &&
+  grep -q 'stopped (--fail-fast): on_end (.*): .*ffend.lua:3: first on_end fails$' "$tmp/err" ||
+  { echo "FAIL --fail-fast on_end messages"; cat "$tmp/err"; fail=1; }
 
 cat > "$tmp/slow.lua" <<'LUA'
 local el = require("eventlog_live")
