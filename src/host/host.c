@@ -626,7 +626,10 @@ static int load_chunk(el_host_t *h, int status) {
   lua_pushcfunction(L, el__host_traceback);
   lua_insert(L, fn);
   h->def_ordered = 0; /* el.order() holds for the script being loaded */
-  if (lua_pcall(L, 0, 0, fn) != LUA_OK) {
+  h->loading = 1;
+  int rc = lua_pcall(L, 0, 0, fn);
+  h->loading = 0;
+  if (rc != LUA_OK) {
     snprintf(h->err, sizeof h->err, "%s", lua_tostring(L, -1));
     lua_pop(L, 2);
     return EL_ELUA;

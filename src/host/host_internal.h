@@ -326,6 +326,7 @@ struct el_host_s {
   volatile sig_atomic_t break_lua;   /* stop the running Lua call */
   int ended;
   int loaded;
+  int loading;           /* a script's chunk is running (load_chunk) */
   int out_err;           /* errno of the first failed Lua write to stdout */
   uint64_t out_dropped;  /* print()/io.write() calls whose stdout write
                             failed or was skipped (lua_stdout.c) */

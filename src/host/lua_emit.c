@@ -142,6 +142,21 @@ static uint64_t check_time_arg(lua_State *L, int idx) {
 }
 
 /* Eventlog time at argument idx, or the current event's / stream time. */
+/* el__host_unix(h, t) for the emitting function fn, which raises while a
+ * script loads before any event: no event, stream time or session clock
+ * exists to take a time from or convert one with, and 0 would be exported
+ * as 1970 (docs/lua-api.md §5 "Times"). unix_hint names what to pass
+ * instead. [-0, +0, v] */
+static el_unix_ns_t to_unix(lua_State *L, el_host_t *h, el_rts_ns_t t,
+                            const char *fn, const char *unix_hint) {
+  if (h->loading && h->sess.number == 0)
+    luaL_error(L,
+               "%s: no time while the script loads (no event, no session "
+               "clock yet): pass %s, or emit from a handler, timer or hook",
+               fn, unix_hint);
+  return el__host_unix(h, t);
+}
+
 static el_rts_ns_t opt_t(lua_State *L, el_host_t *h, int idx) {
   if (!lua_isnoneornil(L, idx)) return check_time_arg(L, idx);
   const el_ev_event_t *ev = el__host_cur(h);
@@ -161,12 +176,12 @@ static el_unix_ns_t field_time_t(lua_State *L, el_host_t *h, int tbl,
     u = el__field_time(L, fn, unix_key);
   } else if (lua_getfield(L, tbl, t_key) != LUA_TNIL) {
     *t = el__field_time(L, fn, t_key);
-    u = el__host_unix(h, *t);
+    u = to_unix(L, h, *t, fn, unix_key);
     lua_pop(L, 1);
   } else {
     lua_pop(L, 1);
     *t = opt_t(L, h, 0);
-    u = el__host_unix(h, *t);
+    u = to_unix(L, h, *t, fn, unix_key);
   }
   lua_pop(L, 1);
   return u;
@@ -367,7 +382,8 @@ static int point(lua_State *L, el_unix_ns_t time_unix) {
 /* metric:point(value, attrs, t, start_unix_ns) [-0, +1|2, v] */
 static int em_point(lua_State *L) {
   el_host_t *h = el__host_from(L);
-  return point(L, el__host_unix(h, opt_t(L, h, 4)));
+  return point(L, to_unix(L, h, opt_t(L, h, 4), "instrument:point",
+                          "a Unix time to instrument:point_unix"));
 }
 
 /* metric:point_unix(value, attrs, unix_ns, start_unix_ns). [-0, +1|2, v] */
@@ -448,11 +464,13 @@ static int em_log(lua_State *L) {
     rec.time_unix_ns = field_time(L, h, 1, "el.log", "unix_ns", "t");
   } else if (has & T) {
     lua_getfield(L, 1, "t");
-    rec.time_unix_ns = el__host_unix(h, el__field_time(L, "el.log", "t"));
+    rec.time_unix_ns =
+        to_unix(L, h, el__field_time(L, "el.log", "t"), "el.log", "unix_ns");
     lua_pop(L, 1);
   } else { /* the current event's time or the stream's */
     const el_ev_event_t *ev = el__host_cur(h);
-    rec.time_unix_ns = el__host_unix(h, ev ? ev->t_ns : h->now);
+    rec.time_unix_ns =
+        to_unix(L, h, ev ? ev->t_ns : h->now, "el.log", "unix_ns");
   }
   rec.observed_unix_ns = rec.time_unix_ns;
   if (has & OBSERVED) {
@@ -644,9 +662,11 @@ static int em_log_batch(lua_State *L) {
                       (LUAI_UACINT)n, (LUAI_UACINT)nb);
   b.time_is_unix = (has & 4) != 0;
   b.time = batch_column(L, b.time_is_unix ? "unix_ns" : "t");
-  const el_ev_event_t *ev = el__host_cur(h);
-  b.now_unix = el__host_unix(h, ev ? ev->t_ns : h->now);
   batch_attr_columns(L, &b);
+  const el_ev_event_t *ev = el__host_cur(h);
+  b.now_unix = b.time_is_unix ? 0
+                              : to_unix(L, h, ev ? ev->t_ns : h->now,
+                                        "el.log_batch", "columns.unix_ns");
   if (!h->store) return no_store(L);
   lua_Integer dropped = 0;
   const char *first = NULL;
