@@ -31,6 +31,7 @@
 
 #include "cmd.h"
 #include "config/config.h"
+#include "control/control.h"
 #include "host/host.h"
 #include "report/report.h"
 #include "source/source.h"
@@ -557,6 +558,10 @@ static int setup(parts_t *p, const report_opts_t *o) {
   }
   el_host_set_store(p->h, p->st);
   el_host_set_clock_hook(p->h, on_clock, p);
+  /* No socket to send on: el.control checks a builtin name, then answers
+   * "not connected" (docs/lua-api.md §7). */
+  static el_ctl_sender_t no_ctl;
+  el_host_set_control(p->h, el_ctl_host_control, &no_ctl);
   if (el_host_load_module(p->h, "eventlog_live.report.main") < 0) {
     el_eprintf("report: %s\n", el_host_error(p->h));
     return 2;

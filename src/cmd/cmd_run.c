@@ -338,6 +338,12 @@ static int run(const run_opts_t *o) {
     snprintf(key, sizeof key, "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
     el_host_set_config(h, key, eq + 1);
   }
+  /* el.control validates a builtin name even before a source is open
+   * (while the script loads: an unknown name is said as such, a known one
+   * is "not connected"); c_source gives it the source to write to. */
+  g_ctl.send = NULL;
+  g_ctl.ud = NULL;
+  el_host_set_control(h, el_ctl_host_control, &g_ctl);
   rc = el_host_load(h, o->script);
   if (rc < 0 && el_host_exit_status(h, &status)) {
     goto done; /* os.exit while loading: nothing read */
@@ -356,9 +362,6 @@ static int run(const run_opts_t *o) {
   el_src_consumer_t c;
   el_host_consumer(h, &c);
   c.on_source = c_source;
-  g_ctl.send = NULL;
-  g_ctl.ud = NULL;
-  el_host_set_control(h, el_ctl_host_control, &g_ctl);
   /* A closed pipe gives EPIPE, never the end of the run: el.control
    * writing to a socket source whose peer closed (src/source/source.h,
    * "Signals"), and stdout closed by its reader (`| head`): the console

@@ -51,7 +51,8 @@ static void sort_attr_array(el_tm_attr_t *a, size_t n) {
 
 static void sort_attrs(attrs_t *as) { sort_attr_array(as->a, as->n); }
 
-static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
+static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi,
+                      const char *fn) {
   a->type = EL_TM_STRLIST;
   a->v.list.items = &as->items[as->nitems];
   a->v.list.n = 0;
@@ -65,15 +66,17 @@ static void list_attr(lua_State *L, attrs_t *as, el_tm_attr_t *a, int vi) {
   }
   if (keys != n)
     luaL_error(L,
-               "attribute '%s': a table value must be a list of strings "
+               "%s: attribute '%s': a table value must be a list of strings "
                "(keys 1..n), not a map",
-               a->key);
+               fn, a->key);
   for (lua_Integer i = 1; i <= n; i++) {
     if (as->nitems >= MAX_LIST_ITEMS)
-      luaL_error(L, "too many attribute list items (max %d)", MAX_LIST_ITEMS);
+      luaL_error(L, "%s: too many attribute list items (max %d)", fn,
+                 MAX_LIST_ITEMS);
     lua_rawgeti(L, vi, i);
     if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "attribute '%s': list items must be strings", a->key);
+      luaL_error(L, "%s: attribute '%s': list items must be strings", fn,
+                 a->key);
     el_strview_t *s = &as->items[as->nitems++];
     s->p = lua_tolstring(L, -1, &s->len);
     lua_pop(L, 1);  /* still referenced by the list table */
@@ -108,25 +111,31 @@ static int scalar_attr(lua_State *L, el_tm_attr_t *a) {
   }
 }
 
-/* Fill *as from the attribute table at idx (nil = none). Strings stay
- * valid while the table is on the stack. [-0, +0, v] */
-static void get_attrs(lua_State *L, int idx, attrs_t *as) {
+/* Fill *as from the attribute table at idx (nil = none) of the function
+ * fn ("el.log", ...: the prefix of its errors). Keys are non-empty
+ * strings, at most MAX_ATTRS of them (docs/lua-api.md §5 "Attributes").
+ * Strings stay valid while the table is on the stack. [-0, +0, v] */
+static void get_attrs(lua_State *L, int idx, attrs_t *as, const char *fn) {
   as->n = as->nitems = 0;
   if (lua_isnoneornil(L, idx)) return;
   idx = lua_absindex(L, idx);
-  luaL_checktype(L, idx, LUA_TTABLE);
+  if (lua_type(L, idx) != LUA_TTABLE)
+    luaL_error(L, "%s: attributes must be a table (got %s)", fn,
+               luaL_typename(L, idx));
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
-      luaL_error(L, "attribute keys must be strings");
+      luaL_error(L, "%s: attribute keys must be strings (got %s)", fn,
+                 luaL_typename(L, -2));
     if (as->n >= MAX_ATTRS)
-      luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
+      luaL_error(L, "%s: too many attributes (max %d)", fn, MAX_ATTRS);
     el_tm_attr_t *a = &as->a[as->n++];
     a->key = lua_tostring(L, -2);
+    if (!*a->key) luaL_error(L, "%s: an attribute key is empty", fn);
     if (lua_type(L, -1) == LUA_TTABLE)
-      list_attr(L, as, a, lua_absindex(L, -1));
+      list_attr(L, as, a, lua_absindex(L, -1), fn);
     else if (scalar_attr(L, a) < 0)
-      luaL_error(L, "attribute '%s': unsupported value type %s", a->key,
+      luaL_error(L, "%s: attribute '%s': unsupported value type %s", fn, a->key,
                  luaL_typename(L, -1));
     lua_pop(L, 1);
   }
@@ -360,12 +369,21 @@ static int em_metric(lua_State *L) {
   return 1;
 }
 
-static int point(lua_State *L, el_unix_ns_t time_unix) {
+/* A point of the instrument at 1 with the value at 2, attributes at 3,
+ * start_unix_ns at 5, for the method fn. A monotonic sum counts up: a
+ * negative or NaN value is an error (OpenTelemetry data model, "Sums";
+ * docs/lua-api.md §5). [-0, +1|2, v] */
+static int point(lua_State *L, el_unix_ns_t time_unix, const char *fn) {
   el_host_t *h = el__host_from(L);
   metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
   luaL_checktype(L, 2, LUA_TNUMBER);
+  if (m->d.kind == EL_TM_SUM && m->d.monotonic && !(lua_tonumber(L, 2) >= 0))
+    return luaL_error(L,
+                      "%s: metric '%s' is a monotonic sum: a value must be "
+                      ">= 0 (got %s)",
+                      fn, m->name, lua_tostring(L, 2));
   attrs_t as;
-  get_attrs(L, 3, &as);
+  get_attrs(L, 3, &as, fn);
   el_unix_ns_t start = lua_isnoneornil(L, 5) ? 0 : check_time_arg(L, 5);
   if (!h->store) return no_store(L);
   bool is_int = lua_isinteger(L, 2);
@@ -382,13 +400,15 @@ static int point(lua_State *L, el_unix_ns_t time_unix) {
 /* metric:point(value, attrs, t, start_unix_ns) [-0, +1|2, v] */
 static int em_point(lua_State *L) {
   el_host_t *h = el__host_from(L);
-  return point(L, to_unix(L, h, opt_t(L, h, 4), "instrument:point",
-                          "a Unix time to instrument:point_unix"));
+  return point(L,
+               to_unix(L, h, opt_t(L, h, 4), "instrument:point",
+                       "a Unix time to instrument:point_unix"),
+               "instrument:point");
 }
 
 /* metric:point_unix(value, attrs, unix_ns, start_unix_ns). [-0, +1|2, v] */
 static int em_point_unix(lua_State *L) {
-  return point(L, check_time_arg(L, 4));
+  return point(L, check_time_arg(L, 4), "instrument:point_unix");
 }
 
 /* [-0, +0, -] __gc/__close: free the copied strings. */
@@ -456,7 +476,12 @@ static int em_log(lua_State *L) {
   el_tm_log_t rec;
   memset(&rec, 0, sizeof rec);
   lua_getfield(L, 1, "body");
-  rec.body.p = el__field_string(L, "el.log", "body", &rec.body.len);
+  /* A string only, as el.log_batch's column (a number is not converted:
+   * docs/lua-api.md §5). */
+  if (lua_type(L, -1) != LUA_TSTRING)
+    return luaL_error(L, "el.log: field 'body' must be a string (got %s)",
+                      luaL_typename(L, -1));
+  rec.body.p = lua_tolstring(L, -1, &rec.body.len);
   if (has & SEV) rec.severity_number = severity(L, 1, "el.log");
   if (has & SEV_TEXT)
     rec.severity_text = opt_string_field(L, 1, "el.log", "severity_text", NULL);
@@ -492,7 +517,7 @@ static int em_log(lua_State *L) {
   as.n = as.nitems = 0;
   if (has & ATTRS) {
     lua_getfield(L, 1, "attrs");
-    get_attrs(L, -1, &as);
+    get_attrs(L, -1, &as, "el.log");
   }
   rec.attrs = as.a;
   rec.nattrs = as.n;
@@ -540,7 +565,8 @@ static void batch_template(lua_State *L, batch_t *b) {
   b->as.n = b->as.nitems = 0;
   if (has & ATTRS) {
     lua_getfield(L, 1, "attrs");
-    get_attrs(L, -1, &b->as); /* stays on the stack: its strings */
+    get_attrs(L, -1, &b->as,
+              "el.log_batch"); /* stays on the stack: its strings */
   }
 }
 
@@ -569,7 +595,8 @@ static void batch_attr_columns(lua_State *L, batch_t *b) {
       luaL_error(L, "el.log_batch: columns.attrs maps names to arrays");
     const char *k = lua_tostring(L, -2); /* kept alive by columns.attrs */
     if (b->as.n + b->ncols >= MAX_ATTRS)
-      luaL_error(L, "too many attributes (max %d)", MAX_ATTRS);
+      luaL_error(L, "el.log_batch: too many attributes (max %d)", MAX_ATTRS);
+    if (!*k) luaL_error(L, "el.log_batch: an attribute key is empty");
     for (size_t i = 0; i < b->as.n; i++)
       if (strcmp(b->as.a[i].key, k) == 0)
         luaL_error(L,
@@ -737,7 +764,7 @@ static int em_span(lua_State *L) {
   lua_pop(L, 2);
   attrs_t as;
   lua_getfield(L, 1, "attrs");
-  get_attrs(L, -1, &as);
+  get_attrs(L, -1, &as, "el.span");
   sp.attrs = as.a;
   sp.nattrs = as.n;
   if (!h->store) return no_store(L);
@@ -757,7 +784,7 @@ static void get_frame(lua_State *L, int i, el_tm_frame_t *f) {
   }
   static const char *const keys[] = {"func", "file", "line", "column", NULL};
   if (lua_type(L, -1) != LUA_TTABLE)
-    luaL_error(L, "frame %d must be a string or a table", i);
+    luaL_error(L, "el.profile_sample: frame %d must be a string or a table", i);
   int tbl = lua_absindex(L, -1);
   el__lua_check_keys(L, tbl, "el.profile_sample: frame", "field", keys);
   static const char *const names[] = {"frames[%d].func", "frames[%d].file",
@@ -790,10 +817,19 @@ static int em_profile_sample(lua_State *L) {
   memset(&s, 0, sizeof s);
   lua_getfield(L, 1, "frames");
   int fi = lua_gettop(L);
-  luaL_checktype(L, fi, LUA_TTABLE);
+  if (lua_type(L, fi) != LUA_TTABLE)
+    return luaL_error(L,
+                      "el.profile_sample: field 'frames' must be a table "
+                      "(got %s)",
+                      luaL_typename(L, fi));
   lua_Integer nf = luaL_len(L, fi);
-  if (nf > MAX_FRAMES) return luaL_error(L, "too many frames (max %d)",
-                                         MAX_FRAMES);
+  if (nf < 1)
+    return luaL_error(L,
+                      "el.profile_sample: field 'frames' is empty (give "
+                      "at least one frame, innermost first)");
+  if (nf > MAX_FRAMES)
+    return luaL_error(L, "el.profile_sample: too many frames (max %d)",
+                      MAX_FRAMES);
   el_tm_frame_t *frames =
       lua_newuserdatauv(L, (size_t)(nf ? nf : 1) * sizeof *frames, 0);
   for (lua_Integer i = 1; i <= nf; i++) {
@@ -815,7 +851,7 @@ static int em_profile_sample(lua_State *L) {
   s.time_unix_ns = field_time(L, h, 1, "el.profile_sample", "unix_ns", "t");
   attrs_t as;
   lua_getfield(L, 1, "attrs");
-  get_attrs(L, -1, &as);
+  get_attrs(L, -1, &as, "el.profile_sample");
   s.attrs = as.a;
   s.nattrs = as.n;
   if (!h->store) return no_store(L);
@@ -839,7 +875,7 @@ static int em_set_resource(lua_State *L) {
   lua_pushvalue(L, 2);
   lua_setfield(L, -2, lua_tostring(L, 1));
   attrs_t as;
-  get_attrs(L, -1, &as);
+  get_attrs(L, -1, &as, "el.set_resource");
   if (!h->store) return no_store(L);
   return result(L, el_tm_store_set_resource(h->store, &as.a[0]));
 }

@@ -83,6 +83,26 @@ grep -q 'error: on_end (.*): .*ffend.lua:3: first on_end fails' "$tmp/err" &&
   grep -q 'stopped (--fail-fast): on_end (.*): .*ffend.lua:3: first on_end fails$' "$tmp/err" ||
   { echo "FAIL --fail-fast on_end messages"; cat "$tmp/err"; fail=1; }
 
+# el.control with a file source: an unknown builtin name is said as such,
+# a known one (or a namespace and id) is "not connected", both while the
+# script loads and in a handler (docs/lua-api.md §7; at load an unknown
+# name answered "not connected": the control hook was set after loading).
+cat > "$tmp/ctl.lua" <<'LUA'
+local el = require("eventlog_live")
+local function say(w) for _, n in ipairs{"nope", "request-heap-census"} do
+  print(w, n, el.control(n)) end end
+say("load")
+local done
+el.on("USER_MARKER", function() if not done then done = true; say("event") end end)
+LUA
+out=$("$EL_BIN" run "$tmp/ctl.lua" --output none "$F" 2>"$tmp/err")
+expect "el.control run" 0 $?
+unk='nil	not a builtin command name (give a namespace and a command id)'
+want=$(printf 'load\tnope\t%s\nload\trequest-heap-census\tnil\tnot connected\nevent\tnope\t%s\nevent\trequest-heap-census\tnil\tnot connected' "$unk" "$unk")
+[ "$out" = "$want" ] || { echo "FAIL el.control answers: '$out'"; fail=1; }
+out=$("$EL_BIN" report --script "$tmp/ctl.lua" -o /dev/null "$F" 2>"$tmp/err" | grep -c 'not a builtin')
+[ "$out" = 2 ] || { echo "FAIL el.control in report: $out"; cat "$tmp/err"; fail=1; }
+
 cat > "$tmp/slow.lua" <<'LUA'
 local el = require("eventlog_live")
 local n, r = 0, 0

@@ -77,6 +77,62 @@ describe("errors of the Lua API's arguments", function()
     end
   end)
 
+  it("check what the documentation says of values and attributes",
+     function()
+    -- Each of these was accepted (a number body converted, an empty key,
+    -- a sample with no frame, a monotonic sum going negative) or raised
+    -- without the function's name (the attribute limits).
+    local got = errors{
+      'el.log{body = 5}',
+      'el.log{body = "x", attrs = {[""] = 1}}',
+      'el.log{body = "x", attrs = {[1] = "a"}}',
+      'local a = {} for i = 1, 65 do a["k" .. i] = i end ' ..
+        'el.span{name = "s", attrs = a}',
+      'el.profile_sample{frames = {}}',
+      'el.profile_sample{value = 2}',
+      'el.metric{name = "up", kind = "sum", monotonic = true}:point(-5)',
+      'el.metric{name = "up", kind = "sum", monotonic = true}:point_unix(' ..
+        '-0.5, nil, 1)',
+      'el.log_batch({}, 1, {body = {"x"}, attrs = {[""] = {1}}})',
+      'el.set_resource("", "x")',
+      'el.log{body = "x", attrs = {a = {b = 1}}}',
+    }
+    local want = {
+      "el.log: field 'body' must be a string (got number)",
+      "el.log: an attribute key is empty",
+      "el.log: attribute keys must be strings (got number)",
+      "el.span: too many attributes (max 64)",
+      "el.profile_sample: field 'frames' is empty (give at least one " ..
+        "frame, innermost first)",
+      "el.profile_sample: field 'frames' must be a table (got nil)",
+      "instrument:point: metric 'up' is a monotonic sum: a value must be " ..
+        ">= 0 (got -5)",
+      "instrument:point_unix: metric 'up' is a monotonic sum: a value " ..
+        "must be >= 0 (got -0.5)",
+      "el.log_batch: an attribute key is empty",
+      "el.set_resource: an attribute key is empty",
+      "el.log: attribute 'a': a table value must be a list of strings " ..
+        "(keys 1..n), not a map",
+    }
+    for i, w in ipairs(want) do
+      assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
+    end
+  end)
+
+  it("a monotonic sum takes 0 and floats; 64 attributes are allowed",
+     function()
+    local got = errors{
+      'assert(el.metric{name = "c", kind = "sum", monotonic = true}' ..
+        ':point(0))',
+      'assert(el.metric{name = "c", kind = "sum", monotonic = true}' ..
+        ':point(1.5))',
+      'assert(el.metric{name = "g2"}:point(-5))',
+      'local a = {} for i = 1, 64 do a["k" .. i] = i end ' ..
+        'assert(el.log{body = "x", attrs = a})',
+    }
+    for i = 1, 4 do assert.equal("no error", got[i]) end
+  end)
+
   it("refuse writes to the reused event table", function()
     -- A key written used to stay on the table for every later event.
     local got = errors{'el.event().marker = "x"', 'el.event().foo = 1'}
@@ -113,10 +169,10 @@ describe("errors of the Lua API's arguments", function()
       "el.span: field 'start_t' must be an integer time >= 0 (ns) (got -3)",
       "el.span: it ends (10) before it starts (20), Unix ns",
       "el.span: field 'trace_id' is all zeros, which OTLP reads as no id",
-      "attribute 'nested': a table value must be a list of strings (keys " ..
-        "1..n), not a map",
-      "attribute 'mixed': a table value must be a list of strings (keys " ..
-        "1..n), not a map",
+      "instrument:point: attribute 'nested': a table value must be a list " ..
+        "of strings (keys 1..n), not a map",
+      "instrument:point: attribute 'mixed': a table value must be a list " ..
+        "of strings (keys 1..n), not a map",
     }
     for i, w in ipairs(want) do
       assert.equal("spec:" .. (i + 3) .. ": " .. w, got[i])
