@@ -421,15 +421,15 @@ int el__host_traceback(lua_State *L) {
 /* Log an error of hd with a rate limit: the first 5, then at most one per
  * 10 s carrying the count of those not logged. */
 static void log_error(el_host_t *h, el__handler_t *hd, const char *what,
-                      const char *msg) {
+                      const char *where, const char *msg) {
   uint64_t now = el_host_clock_ms();
   if (hd->errors <= 5 || now - hd->last_log_ms >= 10000) {
     if (hd->unlogged)
       el_log(EL_LOG_ERROR, "%s (%s): error #%llu (%llu not shown): %s", what,
-             hd->where, (unsigned long long)hd->errors,
+             where, (unsigned long long)hd->errors,
              (unsigned long long)hd->unlogged, msg);
     else
-      el_log(EL_LOG_ERROR, "%s (%s): %s", what, hd->where, msg);
+      el_log(EL_LOG_ERROR, "%s (%s): %s", what, where, msg);
     hd->last_log_ms = now;
     hd->unlogged = 0;
   } else {
@@ -498,7 +498,12 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
   }
   int budget = h->budget_call == h->st.dispatched + h->npcalls + 1;
   el__handler_t *shown = hd ? hd : &h->hook_handler;
-  if (el__host_stopped(h, what, shown->where, msg)) {
+  /* a timer's or hook's own place, not its shared record's name */
+  const char *where =
+      h->call_where && (shown == &h->timer_handler || shown == &h->hook_handler)
+          ? h->call_where
+          : shown->where;
+  if (el__host_stopped(h, what, where, msg)) {
     lua_pop(L, 1);
     return;
   }
@@ -509,14 +514,14 @@ void el__host_error(el_host_t *h, lua_State *L, el__handler_t *hd,
      * the hooks after it still run, and each failure must be seen; the
      * stop line then repeats only its first line (no traceback twice). */
     int said = h->in_end_hooks;
-    if (said) log_error(h, shown, what, msg);
+    if (said) log_error(h, shown, what, where, msg);
     if (!h->err[0]) /* the first error stopped the run; keep it */
-      snprintf(h->err, sizeof h->err, "%s (%s): %.*s", what, shown->where,
+      snprintf(h->err, sizeof h->err, "%s (%s): %.*s", what, where,
                said ? (int)strcspn(msg, "\n") : (int)strlen(msg), msg);
     h->stop = 1;
     el__host_quiet_sync(h);
   } else {
-    log_error(h, hd ? hd : &h->hook_handler, what, msg);
+    log_error(h, shown, what, where, msg);
     /* Lua's message for a stack past LUAI_MAXSTACK (ldo.c), also
      * "C stack overflow" for nested C calls; the Lua heap at its limit
      * (msg rewritten above). */

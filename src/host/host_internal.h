@@ -187,6 +187,7 @@ typedef struct el__timer_s {
                                heap but still owned by the firing loop */
   int has_ud;
   int wall;
+  char where[96]; /* "file.lua:12" where el.every etc. made it */
 } el__timer_t;
 
 typedef struct el__theap_s {
@@ -402,6 +403,10 @@ struct el_host_s {
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
+  /* While a timer's or a hook's call runs: where the script made that
+   * timer or added that hook ("file.lua:12"), which its errors name in
+   * place of the shared record's "timer"/"hook"; else NULL. */
+  const char *call_where;
 
   /* Handlers in time order (lua_order.c), by type and for "*"; the
    * default order of el.on (el.order(), reset per loaded script); the
@@ -603,6 +608,9 @@ void el__session_event(el_host_t *h, const el_ev_event_t *ev);
 void el__session_header(el_host_t *h);
 void el__session_end(el_host_t *h);
 void el__hooks_call(el_host_t *h, const char *hook, int with_session);
+/* lua_time.c: "file.lua:12" of the Lua code that called the running C
+ * function, into buf (size bytes), or "?" when C called it. [-0, +0, -] */
+void el__host_caller_where(lua_State *L, char *buf, size_t size);
 void el__handlers_free(el_host_t *h);
 int el__push_field(lua_State *L, const el_ev_event_t *ev, int i,
                    el_ev_kind_t kind);

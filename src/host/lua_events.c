@@ -909,6 +909,15 @@ static int ev_event(lua_State *L) {
 
 /* {====== sessions and hooks ======} */
 
+/* The key of the hooks table that lists where each hook of `hook` was
+ * added, in the order of hooks[hook]. */
+static const char *hook_where_key(const char *hook) {
+  return !strcmp(hook, "on_header")    ? "on_header@"
+         : !strcmp(hook, "on_session") ? "on_session@"
+         : !strcmp(hook, "on_end")     ? "on_end@"
+                                       : "on_session_end@";
+}
+
 /* Call every function of hooks[hook] with the session table (or no
  * argument). */
 void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
@@ -924,25 +933,39 @@ void el__hooks_call(el_host_t *h, const char *hook, int with_session) {
   h->in_end_hooks = end_hook;
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
   lua_getfield(L, -1, hook);
-  lua_Integer n = luaL_len(L, -1);
+  lua_getfield(L, -2, hook_where_key(hook));
+  lua_Integer n = luaL_len(L, -2);
+  const char *outer = h->call_where;
   for (lua_Integer i = 1; i <= n && (end_hook || !h->stop); i++) {
-    lua_rawgeti(L, -1, i);
+    lua_rawgeti(L, -1, i); /* where it was added: kept by the table */
+    h->call_where = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    lua_rawgeti(L, -2, i);
     if (with_session) lua_rawgeti(L, LUA_REGISTRYINDEX, h->session_ref);
     el__host_pcall(h, with_session ? 1 : 0, &h->hook_handler, hook);
+    h->call_where = outer;
   }
-  lua_pop(L, 2);
+  lua_pop(L, 3);
   h->in_end_hooks = 0;
   h->stop |= stopped;
   el__host_quiet_sync(h);
 }
 
+/* Add the function at 1 to hooks[hook], and where the script added it
+ * ("file.lua:12", what its errors name) to hooks[hook_where_key(hook)]. */
 static int add_hook(lua_State *L, const char *hook) {
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, 1, LUA_TFUNCTION);
+  char where[128];
+  el__host_caller_where(L, where, sizeof where);
   lua_rawgeti(L, LUA_REGISTRYINDEX, h->hooks_ref);
   lua_getfield(L, -1, hook);
+  lua_Integer n = luaL_len(L, -1) + 1;
   lua_pushvalue(L, 1);
-  lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+  lua_rawseti(L, -2, n);
+  lua_getfield(L, -2, hook_where_key(hook));
+  lua_pushstring(L, where);
+  lua_rawseti(L, -2, n);
   return 0;
 }
 
@@ -1448,13 +1471,15 @@ int el__lua_open_module(lua_State *L) {
   lua_pushliteral(h->D, "cap");                   /* D_KCAP */
   h->d_top = D_NSLOTS;
   h->ev_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* hooks */
-  lua_createtable(L, 0, 4);
+  /* hooks, and where each was added */
+  lua_createtable(L, 0, 8);
   static const char *hooks[] = {"on_header", "on_session", "on_session_end",
                                 "on_end"};
   for (size_t i = 0; i < EL_ARRAY_LEN(hooks); i++) {
     lua_newtable(L);
     lua_setfield(L, -2, hooks[i]);
+    lua_newtable(L);
+    lua_setfield(L, -2, hook_where_key(hooks[i]));
   }
   h->hooks_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   /* an empty session until the first header */

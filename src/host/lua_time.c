@@ -92,7 +92,10 @@ static void fire(el_host_t *h, el__timer_t *t, uint64_t arg) {
   t->firing = 1;
   lua_rawgeti(h->L, LUA_REGISTRYINDEX, t->ref);
   lua_pushinteger(h->L, (lua_Integer)arg);
+  const char *outer = h->call_where;
+  h->call_where = t->where;
   el__host_pcall(h, 1, &h->timer_handler, "timer");
+  h->call_where = outer;
   t->firing = 0;
 }
 
@@ -195,10 +198,29 @@ typedef struct {
   el__timer_t *t;
 } tbox_t;
 
-static int add_timer(lua_State *L, int wall, uint64_t deadline,
+/* "file.lua:12" of the Lua code calling the running C function into
+ * buf, or "?" when a C function called it. */
+void el__host_caller_where(lua_State *L, char *buf, size_t size) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) &&
+      ar.currentline > 0)
+    snprintf(buf, size, "%s:%d", ar.short_src, ar.currentline);
+  else
+    snprintf(buf, size, "?");
+}
+
+/* A timer made once the input has ended (in on_end) would never fire:
+ * said as an error (docs/lua-api.md §4). */
+static int add_timer(lua_State *L, const char *fn, int wall, uint64_t deadline,
                      uint64_t interval, int fn_idx) {
   el_host_t *h = el__host_from(L);
   luaL_checktype(L, fn_idx, LUA_TFUNCTION);
+  if (h->ended)
+    return luaL_error(L,
+                      "%s: the input has ended (on_end or later): no event or "
+                      "wall-clock tick will come, the timer would never "
+                      "fire",
+                      fn);
   tbox_t *box = lua_newuserdatauv(L, sizeof *box, 0);
   box->t = NULL;
   luaL_setmetatable(L, TIMER_MT);
@@ -209,6 +231,7 @@ static int add_timer(lua_State *L, int wall, uint64_t deadline,
   t->seq = ++h->timer_seq;
   t->wall = wall;
   t->has_ud = 1;
+  el__host_caller_where(L, t->where, sizeof t->where);
   box->t = t;
   el__theap_t *hp = wall ? &h->wall_timers : &h->evt_timers;
   if (heap_push(hp, t) != 0) return luaL_error(L, "out of memory");
@@ -226,28 +249,30 @@ static int tm_every(lua_State *L) {
   uint64_t k = h->now / (uint64_t)iv;
   uint64_t d = k >= UINT64_MAX / (uint64_t)iv ? UINT64_MAX
                                                : (k + 1) * (uint64_t)iv;
-  return add_timer(L, 0, d, (uint64_t)iv, 2);
+  return add_timer(L, "el.every", 0, d, (uint64_t)iv, 2);
 }
 
 /* el.at(t_ns, fn) -> timer [-0, +1, v] */
 static int tm_at(lua_State *L) {
   lua_Integer t = luaL_checkinteger(L, 1);
   luaL_argcheck(L, t >= 0, 1, "time must be >= 0");
-  return add_timer(L, 0, (uint64_t)t, 0, 2);
+  return add_timer(L, "el.at", 0, (uint64_t)t, 0, 2);
 }
 
 /* el.every_wall(interval_ms, fn) -> timer [-0, +1, v] */
 static int tm_every_wall(lua_State *L) {
   lua_Integer iv = luaL_checkinteger(L, 1);
   luaL_argcheck(L, iv > 0, 1, "interval must be > 0");
-  return add_timer(L, 1, el_host_clock_ms() + (uint64_t)iv, (uint64_t)iv, 2);
+  return add_timer(L, "el.every_wall", 1, el_host_clock_ms() + (uint64_t)iv,
+                   (uint64_t)iv, 2);
 }
 
 /* el.after_wall(ms, fn) -> timer [-0, +1, v] */
 static int tm_after_wall(lua_State *L) {
   lua_Integer ms = luaL_checkinteger(L, 1);
   luaL_argcheck(L, ms >= 0, 1, "delay must be >= 0");
-  return add_timer(L, 1, el_host_clock_ms() + (uint64_t)ms, 0, 2);
+  return add_timer(L, "el.after_wall", 1, el_host_clock_ms() + (uint64_t)ms, 0,
+                   2);
 }
 
 /* [-0, +0, v] timer:cancel() */

@@ -53,7 +53,7 @@ for sig in INT TERM; do
   fi
   stop "$sig"
   if [ "$st" = 0 ] && grep -q "\"stringValue\":\"markers $want\"" "$TMP/$sig.out" &&
-     grep -q 'on_end (hook): stopped by signal' "$TMP/$sig.err"; then
+     grep -q 'on_end (.*end.lua:5): stopped by signal' "$TMP/$sig.err"; then
     echo "ok: run, SIG$sig during on_end: status 0, its record 'markers $want' exported"
   else
     echo "FAIL: run, SIG$sig during on_end: status $st, stdout: $(head -c 300 "$TMP/$sig.out"), stderr: $(cat "$TMP/$sig.err")"

@@ -89,4 +89,42 @@ describe("timers created during dispatch", function()
                  "at=run 40", "at=45 now 50", "at=run 50"},
                 {table.unpack(got, 1, 7)})
   end)
+
+  it("errors of timers and hooks name where the script made them",
+     function()
+    -- A timer's error was labelled "timer (timer)" and a hook's
+    -- "on_end (hook)", where a handler's names its file:line; with a
+    -- shared tick function, or error(x, 0), nothing told them apart.
+    local h = el_spec.host{fail_fast = false, code = [[
+local el = require("eventlog_live")
+local function tick() error("no position", 0) end
+el.at(15, tick)
+el.at(25, tick)
+el.on_session_end(tick)
+el.on_end(tick)
+el.on_end(function()
+  for _, f in ipairs{"every", "at", "every_wall", "after_wall"} do
+    local ok, err = pcall(el[f], 1, function() end)
+    el.host_log("warn", "late " .. tostring(ok) .. " " .. err)
+  end
+end)]]}
+    assert(h:feed(runs()))
+    assert(h:finish())
+    local got = {}
+    for _, m in ipairs(h:messages()) do
+      got[#got + 1] = m.text:match("^[^\n]*")
+    end
+    local late = " the input has ended (on_end or later): no event or " ..
+                 "wall-clock tick will come, the timer would never fire"
+    assert.same({
+      "timer (spec:3): no position",
+      "timer (spec:4): no position",
+      "on_session_end (spec:5): no position",
+      "on_end (spec:6): no position",
+      "late false el.every:" .. late,
+      "late false el.at:" .. late,
+      "late false el.every_wall:" .. late,
+      "late false el.after_wall:" .. late,
+    }, got)
+  end)
 end)
