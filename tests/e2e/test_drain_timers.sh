@@ -122,9 +122,11 @@ case_() {
   [ "$mode" = handler ] && want='^handler busy 1 s$'
   wait_line "$err" "$want" 60 ||
     { cat "$err"; fail "$name: no '$want' line in 60 s"; return; }
-  kill -INT "$pid"
+  # k0 before the signal: a loaded machine can take 100 ms to start
+  # `date`, which taken after the signal would shorten the measured drain
   local t0=$SECONDS k0
   k0=$(date +%s%N)
+  kill -INT "$pid"
   while kill -0 "$pid" 2>/dev/null && [ $((SECONDS - t0)) -le $BOUND ]; do
     sleep 0.1
   done
