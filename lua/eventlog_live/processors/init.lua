@@ -54,22 +54,10 @@ local function make_ctx(el)
   -- bytes before). Items are exported before their session's clock is
   -- replaced by the next session's (windows are finished at session end).
   function ctx.unix(item) return el.unix_ns(item.t) end
-  -- The start of the session's cumulative sums: its RTS start as first
-  -- known, kept for the session (reset at each header). A live session's
-  -- clock may be corrected afterwards (a tighter estimate, then
-  -- WALL_CLOCK_TIME): each point's time follows, but a cumulative
-  -- stream's start must not change, or a backend reads a reset.
-  local pinned_start = nil
   function ctx.start_unix()
-    if pinned_start then return pinned_start end
     local s = el.session and el.session.start_unix_ns
-    if s and s > 0 then
-      pinned_start = s
-      return s
-    end
-    return 0
+    return (s and s > 0) and s or 0
   end
-  function ctx.unpin_start() pinned_start = nil end
   -- Resource attributes of the observed process, set as they become known
   -- (OpenTelemetry process semantic conventions), never waited for: the
   -- session's init events may come late (GHC 9.0 writes them in its global
@@ -266,7 +254,6 @@ function M.start(el)
       for _, d in ipairs(ctx.defs_list) do d.clear() end
       last = -1
       seen_now, quiet_since = -1, nil
-      ctx.unpin_start()
       for _, acc in ipairs(ctx.accs) do
         if acc.restart then ctx.protect("processor restart", acc.restart, acc) end
       end

@@ -628,43 +628,4 @@ describe("live sessions", function()
     assert(h:feed(W.DATA_END))
     assert(h:finish())
   end)
-
-  -- h44 (medium): live on GHC 9.0 a session's clock is first estimated
-  -- from the arrival of its bytes, refined, then made exact when
-  -- WALL_CLOCK_TIME comes (in the global block, late). A cumulative sum's
-  -- start time is the session's start: it must not follow those
-  -- corrections, or a backend reads each change as a reset.
-  it("keeps a cumulative sum's start time through clock corrections", function()
-    local h = new_host({["metrics.heap_allocated"] = {aggregate_ms = 0,
-                                                      export_ms = 10}},
-                       {flush_ms = 10, horizon_ns = MS})
-    local now = os.time() * S
-    local loop_ms = now // MS
-    local function wall_timers()
-      loop_ms = loop_ms + 1000
-      return h:wall_timers(loop_ms)
-    end
-    h:received(now, true)
-    assert(h:feed(W.header() ..
-                  W.block{cap = 0, {"HEAP_ALLOCATED", 20 * MS, 0, 1000}} ..
-                  W.block{cap = 0, {"USER_MSG", 21 * MS, "next"}}))
-    assert(os.execute("sleep 0.05"))  -- past the horizon
-    assert(wall_timers())
-    -- later bytes: a tighter estimate, then the exact clock
-    h:received(now + 5 * MS, true)
-    assert(h:feed(W.block{cap = 0, {"HEAP_ALLOCATED", 30 * MS, 0, 3000}} ..
-                  W.block(init_block())))
-    assert(h:feed(W.block{cap = 0, {"HEAP_ALLOCATED", 40 * MS, 0, 6000}} ..
-                  W.block{cap = 0, {"USER_MSG", 41 * MS, "next"}}))
-    assert(wall_timers())
-    assert(h:feed(W.DATA_END))
-    assert(h:finish())
-    local pts = points(h:records(), "metrics.heap_allocated")
-    assert.are.same({1000, 3000, 6000}, {pts[1].v, pts[2].v, pts[3].v})
-    -- the first point went out with the estimate, before the exact clock
-    assert.are_not.equal(START, pts[1].s)
-    for i = 2, 3 do assert.are.equal(pts[1].s, pts[i].s) end
-    -- each point's own time is the best known when it went out
-    assert.are.equal(START + 40 * MS, pts[3].u)
-  end)
 end)
