@@ -822,11 +822,9 @@ static int em_profile_sample(lua_State *L) {
                       "el.profile_sample: field 'frames' must be a table "
                       "(got %s)",
                       luaL_typename(L, fi));
+  /* (empty: a sample with no stack, as GHC's cost-centre sample of an
+   * empty stack) */
   lua_Integer nf = luaL_len(L, fi);
-  if (nf < 1)
-    return luaL_error(L,
-                      "el.profile_sample: field 'frames' is empty (give "
-                      "at least one frame, innermost first)");
   if (nf > MAX_FRAMES)
     return luaL_error(L, "el.profile_sample: too many frames (max %d)",
                       MAX_FRAMES);
