@@ -432,15 +432,18 @@ static __attribute__((noinline)) void upoint_slow(el_host_t *h, size_t i,
 }
 
 /* One usage span into series i (-1: none, out of memory) of the metric
- * state (the algorithm capability.lua used per span): a point goes to Lua
- * only when a series moves to another aggregation window, and for every
- * changed series at flush_points(). Inline: a span in the window of a
- * dirty series only moves its total and time. */
+ * state: a point goes to Lua only when a series moves to another
+ * aggregation window, and for every changed series at flush_points().
+ * The span counts at its end, in the window of its end: a running total
+ * at time T holds only time up to T (the reference dates its deltas at
+ * the span's start, which a running total must not be: it would hold time
+ * still to come). Inline: a span in the window of a dirty series only
+ * moves its total and time. */
 static inline void upoint_span(el_host_t *h, long i, uint64_t start,
                                uint64_t end) {
   if (i < 0) return;
   ustate_t *u = &h->ana->us[i];
-  int64_t s = (int64_t)start, d = end > start ? (int64_t)(end - start) : 0;
+  int64_t s = (int64_t)end, d = end > start ? (int64_t)(end - start) : 0;
   u->total += d;
   if (el__ana_in_window(s, u->wlo, u->wlen)) { /* dirty: wlen > 0 */
     u->t = s; /* the same window (never dirty without aggregation) */
@@ -485,11 +488,11 @@ static __attribute__((noinline)) void prod_slow(el_host_t *h, unsigned cap,
   c->pdirty = 1;
 }
 
-/* One Mutator or GC span (start, duration d) into capability c's
+/* One Mutator or GC span (its end, duration d) into capability c's
  * productivity totals: a value goes to Lua per span without aggregation,
  * else only when the capability moves to another aggregation window (and
  * at flush_points()). No value while both totals are 0. */
-static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
+static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t end,
                              uint64_t d) {
   cap_t *c = &h->ana->caps[cap];
   if (gc)
@@ -497,7 +500,7 @@ static inline void prod_span(el_host_t *h, unsigned cap, int gc, uint64_t start,
   else
     c->pm += d;
   if (c->pm + c->pg == 0) return;
-  int64_t s = (int64_t)start;
+  int64_t s = (int64_t)end;
   if (el__ana_in_window(s, c->plo, c->plen)) { /* pdirty: plen > 0 */
     c->pt = s; /* the same window (never dirty without aggregation) */
     c->ppm = c->pm;
@@ -587,7 +590,7 @@ static inline __attribute__((always_inline)) void cap_usage_span(
     f = a->feat; /* (a callback may have made a tracker) */
   }
   if (f & F_PROD) {
-    prod_span(h, cap, gc, start, d);
+    prod_span(h, cap, gc, end, d); /* at its end, as upoint_span */
     f = a->feat;
   }
   if ((f & F_CAPS_NATIVE) && !native_untaken(h, 0))

@@ -424,39 +424,40 @@ static inline __attribute__((always_inline)) int el__ana_run_span_fast(
   cap_t *restrict c = &a->caps[cap];
   uint64_t key = (uint64_t)cap << 34, from = c->prev_end;
   ustate_t *restrict ui = NULL, *restrict um;
+  /* each span at its end (ana_emit.c upoint_span) */
   if (c->used_prev && from < start) { /* its Idle gap, in the Idle series */
     ui = series(a, c->us_hint[CAT_IDLE], key | (uint64_t)CAT_IDLE << 32,
-                (int64_t)from);
+                (int64_t)start);
     if (!ui) return 0;
   }
   int other = 0; /* the Mutator time, as ustate_mut */
-  um = series(a, th->mut_us, key | th->id, (int64_t)start);
+  um = series(a, th->mut_us, key | th->id, (int64_t)end);
   if (!um) {
     if (th->other_gen != a->ugen + 1 || th->other_cap != cap ||
         th->other_gen == 0 || el__ana_hint_holds(a, th->mut_us, key | th->id))
       return 0;
     um = series(a, c->us_hint[CAT_OTHER], key | (uint64_t)CAT_OTHER << 32,
-                (int64_t)start);
+                (int64_t)end);
     if (!um) return 0;
     other = 1;
   }
   uint64_t d = end > start ? end - start : 0, pm = c->pm + d;
-  if (pm + c->pg == 0 || !el__ana_in_window((int64_t)start, c->plo, c->plen))
+  if (pm + c->pg == 0 || !el__ana_in_window((int64_t)end, c->plo, c->plen))
     return 0;
   if (ui) {
     c->idle_ns += start - from;
     ui->total += (int64_t)(start - from);
-    ui->t = (int64_t)from;
+    ui->t = (int64_t)start;
   }
   h->st.usage_other += (uint64_t)other;
   c->mut_ns += d;
   c->used_prev = 1;
   c->prev_end = end;
   um->total += (int64_t)d;
-  um->t = (int64_t)start;
+  um->t = (int64_t)end;
   c->pm = c->ppm = pm;
   c->ppg = c->pg;
-  c->pt = (int64_t)start;
+  c->pt = (int64_t)end;
   return 1;
 }
 

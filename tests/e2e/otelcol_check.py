@@ -233,8 +233,9 @@ def check_gcstats(ck, events, start, metrics, agg):
 
 
 def check_productivity(ck, events, start, metrics, agg):
-    """Per capability: at the start of each GC or running interval, 100 x
-    the capability's total running time / (running + GC time) so far,
+    """Per capability: at the end of each GC or running interval, 100 x
+    the capability's total running time / (running + GC time) so far
+    (a value at t holds only time up to t: docs/differences.md),
     intervals taken as they end (usage_spans); no value while both totals
     are 0. Compared to 9 decimals."""
     mut, gc = defaultdict(int), defaultdict(int)
@@ -246,7 +247,7 @@ def check_productivity(ck, events, start, metrics, agg):
         else:
             mut[c] += d
         if mut[c] + gc[c]:
-            ms.append((a, c, mut[c] / (mut[c] + gc[c]) * 100.0))
+            ms.append((b, c, mut[c] / (mut[c] + gc[c]) * 100.0))
     name = "ghc_eventlog_Productivity"
     exp = [(start + t, round(v, 9), c) for t, c, v in windowed(ms, agg, 1)]
     got = [(p[0], round(p[1], 9), p[2].get("cap"))
@@ -436,9 +437,10 @@ def usage_spans(events):
 def usage_points(events):
     """The capability usage metric without aggregation (spec §5.2.3): per
     series (cap, category, user) the running totals [(t, total), ...], one
-    per span at its start, and an Idle series per capability (user None)
-    with one point per gap between a span and the previous one's end,
-    spans taken as they end."""
+    per span at its end (a running total holds time up to its time:
+    docs/differences.md), and an Idle series per capability (user None)
+    with one point per gap between a span and the previous one's end, at
+    the gap's end, spans taken as they end."""
     points = defaultdict(list)
     total = defaultdict(int)
     prev_end = {}
@@ -449,9 +451,9 @@ def usage_points(events):
     for c, cat, user, a, b in usage_spans(events):
         p = prev_end.get(c)
         if p is not None and p < a:
-            add((c, "Idle", None), p, a - p)
+            add((c, "Idle", None), a, a - p)
         prev_end[c] = b
-        add((c, cat, user), a, max(0, b - a))
+        add((c, cat, user), b, max(0, b - a))
     return points
 
 

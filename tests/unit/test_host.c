@@ -1151,12 +1151,13 @@ static el_host_t *points_host_time_order(void) {
 
 /* Two capabilities' blocks, each arriving whole: cap 0's (thread 1 runs
  * 100-300 and 500-600) before cap 1's (thread 2 runs 150-250 and
- * 400-450). By hand, one point per span, t = the span's start, value =
- * the series' running total (Idle: the gap between two spans of the
- * capability, before the span that ends it):
- *   cap 0: Mutator 1 at 100, 200; Idle at 300, 200; Mutator 1 at 500,
+ * 400-450). By hand, one point per span, t = the span's end (a running
+ * total holds time up to its time), value = the series' running total
+ * (Idle: the gap between two spans of the capability, at the start of
+ * the span that ends it, before it):
+ *   cap 0: Mutator 1 at 300, 200; Idle at 500, 200; Mutator 1 at 600,
  *          200 + 100;
- *   cap 1: Mutator 2 at 150, 100; Idle at 250, 150; Mutator 2 at 400,
+ *   cap 1: Mutator 2 at 250, 100; Idle at 400, 150; Mutator 2 at 450,
  *          100 + 50. */
 static const blk_t two_caps_blk[] = {
     {0, 4, {{100, 1, 0}, {300, 1, 3}, {500, 1, 0}, {600, 1, 3}}},
@@ -1172,9 +1173,9 @@ static void test_cap_usage_points_time_order(void **state) {
   el_host_t *h = points_host_time_order();
   feed_blocks(h, two_caps_blk, 2);
   assert_got(h,
-             "1 Mutator 2 150 100;0 Mutator 1 100 200;"
-             "1 Idle nil 250 150;1 Mutator 2 400 150;"
-             "0 Idle nil 300 200;0 Mutator 1 500 300");
+             "1 Mutator 2 250 100;0 Mutator 1 300 200;"
+             "1 Idle nil 400 150;1 Mutator 2 450 150;"
+             "0 Idle nil 500 200;0 Mutator 1 600 300");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
   assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
   el_host_free(h);
@@ -1189,8 +1190,8 @@ static void test_cap_usage_points_per_capability(void **state) {
   el_host_t *h = points_host();
   feed_blocks(h, two_caps_blk, 2);
   assert_got(h,
-             "0 Mutator 1 100 200;0 Idle nil 300 200;0 Mutator 1 500 300;"
-             "1 Mutator 2 150 100;1 Idle nil 250 150;1 Mutator 2 400 150");
+             "0 Mutator 1 300 200;0 Idle nil 500 200;0 Mutator 1 600 300;"
+             "1 Mutator 2 250 100;1 Idle nil 400 150;1 Mutator 2 450 150");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
   el_host_free(h);
 }
@@ -1202,7 +1203,7 @@ static void test_cap_usage_points_per_capability(void **state) {
  * 0's next block with the STOP_THREAD at 392388748). Here thread 1 runs
  * on cap 0 100-200 (RUN in cap 0's first block, STOP in its second) and
  * on cap 1 300-310, whose block comes between. Both runs are spans: cap 0
- * Mutator 1 at 100, 100; cap 1 Mutator 1 at 300, 10: in time order with
+ * Mutator 1 at 200, 100; cap 1 Mutator 1 at 310, 10: in time order with
  * el.threads() made, in arrival order (cap 1's first) with el.cap_usage
  * alone. Time order taken wrongly (arrival order through the time-order
  * state machine) would end the run on cap 1 first and drop the older run
@@ -1215,12 +1216,12 @@ static void test_cap_usage_run_across_blocks(void **state) {
                               {0, 1, {{200, 1, 3}}}};
   el_host_t *h = points_host_time_order();
   feed_blocks(h, blk, 3);
-  assert_got(h, "0 Mutator 1 100 100;1 Mutator 1 300 10");
+  assert_got(h, "0 Mutator 1 200 100;1 Mutator 1 310 10");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
   el_host_free(h);
   h = points_host();
   feed_blocks(h, blk, 3);
-  assert_got(h, "1 Mutator 1 300 10;0 Mutator 1 100 100");
+  assert_got(h, "1 Mutator 1 310 10;0 Mutator 1 200 100");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 0);
   el_host_free(h);
 }
@@ -1229,16 +1230,17 @@ static void test_cap_usage_run_across_blocks(void **state) {
  * runs from 100 (its stop lost), thread 2 runs 200-300, thread 1 runs
  * 400-450. Thread 2's span on the capability shows that thread 1's run
  * from 100 had ended, so its RUN_THREAD at 400 starts a new run (the old
- * one counted unexpected). By hand: Mutator 2 at 200, 100; Idle at 300,
- * 100; Mutator 1 at 400, 50. Pairing the stop at 450 with the run from
- * 100 would give "0 Mutator 1 100 350" (time counted twice, no Idle). */
+ * one counted unexpected). By hand (each at its end): Mutator 2 at 300,
+ * 100; Idle at 400, 100; Mutator 1 at 450, 50. Pairing the stop at 450
+ * with the run from 100 would give "0 Mutator 1 450 350" (time counted
+ * twice, no Idle). */
 static void test_cap_usage_stale_run_per_capability(void **state) {
   (void)state;
   static const blk_t blk[] = {{0, 3, {{100, 1, 0}, {200, 2, 0}, {300, 2, 3}}},
                               {0, 2, {{400, 1, 0}, {450, 1, 3}}}};
   el_host_t *h = points_host();
   feed_caps_blocks(h, 1, blk, 2);
-  assert_got(h, "0 Mutator 2 200 100;0 Idle nil 300 100;0 Mutator 1 400 50");
+  assert_got(h, "0 Mutator 2 300 100;0 Idle nil 400 100;0 Mutator 1 450 50");
   assert_int_equal(lua_int(h, "tr:unexpected()"), 1);
   el_host_free(h);
 }
@@ -1249,8 +1251,9 @@ static void test_cap_usage_stale_run_per_capability(void **state) {
  * 5); cap 1's next block, with its run 50-60, arrives after cap 0's.
  * Between them the host's watermark is 20 (cap 1's latest), below the
  * finish: nothing is released. Released then, cap 1's series would start
- * again from 0 (a cumulative sum reset: "1 Mutator 1 50 10"); kept, it
- * goes on: 10 + 10 = 20, after its Idle gap 20-50. Once cap 1 is past
+ * again from 0 (a cumulative sum reset: "1 Mutator 1 60 10"); kept, it
+ * goes on: 10 + 10 = 20, after its Idle gap 20-50 (each point at its
+ * span's end). Once cap 1 is past
  * the finish (thread 2 runs there 250-260: Idle 60-250 adds 190 to 30),
  * both of thread 1's series are released. */
 static void test_cap_usage_release_waits_for_caps(void **state) {
@@ -1267,9 +1270,9 @@ static void test_cap_usage_release_waits_for_caps(void **state) {
                               {1, 2, {{250, 2, 0}, {260, 2, 3}}}};
   feed_caps_blocks(h, 2, blk, 4);
   assert_got(h,
-             "1 Mutator 1 10 10;0 Mutator 1 100 100;"
-             "1 Idle nil 20 30;1 Mutator 1 50 20;"
-             "1 Idle nil 60 220;1 Mutator 2 250 10");
+             "1 Mutator 1 20 10;0 Mutator 1 200 100;"
+             "1 Idle nil 50 30;1 Mutator 1 60 20;"
+             "1 Idle nil 250 220;1 Mutator 2 260 10");
   assert_int_equal(lua_int(h, "freed"), 0);
   assert_int_equal(lua_int(h, "freed_later"), 2);
   el_host_free(h);
@@ -1796,11 +1799,11 @@ static void test_reorder_earlier_than_tail(void **state) {
  * capability where it last went to "other", thread_t.other_cap, and skips
  * the lookup only there). max_users = 2, thread 1 runs on capabilities
  * 0 (100-110), 1 (120-130), 2 (140-150), then 0 again (160-170). By hand,
- * one point per span, value = the series' running total: cap 0 Mutator 1
- * at 100, 10; cap 1 Mutator 1 at 120, 10 (2 series: max_users reached);
- * cap 2 "other" at 140, 10; then cap 0's Idle 110-160 (at 110, 50) and
- * its own series again at 160, 10 + 10. Credited to "other" there too,
- * the last point would read "0 Mutator other 160 10". In time order
+ * one point per span at its end, value = the series' running total: cap 0
+ * Mutator 1 at 110, 10; cap 1 Mutator 1 at 130, 10 (2 series: max_users
+ * reached); cap 2 "other" at 150, 10; then cap 0's Idle 110-160 (at 160,
+ * 50) and its own series again at 170, 10 + 10. Credited to "other" there
+ * too, the last point would read "0 Mutator other 170 10". In time order
  * (el.threads() made): taken per capability, cap 0's second span would
  * come before cap 2's. */
 static void test_cap_usage_other_per_capability(void **state) {
@@ -1812,8 +1815,8 @@ static void test_cap_usage_other_per_capability(void **state) {
       {2, 2, {{140, 1, 0}, {150, 1, 3}}}};
   feed_caps_blocks(h, 3, blk, 3);
   assert_got(h,
-             "0 Mutator 1 100 10;1 Mutator 1 120 10;2 Mutator other 140 10;"
-             "0 Idle nil 110 50;0 Mutator 1 160 20");
+             "0 Mutator 1 110 10;1 Mutator 1 130 10;2 Mutator other 150 10;"
+             "0 Idle nil 160 50;0 Mutator 1 170 20");
   assert_int_equal(lua_int(h, "el.stats().usage_other"), 1);
   el_host_free(h);
 }
@@ -1824,10 +1827,11 @@ static void test_cap_usage_other_per_capability(void **state) {
  * max_users = 1: thread 1 runs 100-200 (blocked), thread 2 300-400
  * ("other"), thread 1 500-600 and finishes (status 5): the STOP_THREAD
  * handler, which runs after the analysis took the event, releases its
- * series; thread 2 runs 700-800. By hand: cap 0 Mutator 1 at 100, 100;
- * Idle at 200, 100; "other" at 300, 100; Idle at 400, 100 + 100;
- * Mutator 1 at 500, 100 + 100; Idle at 600, 200 + 100; Mutator 2 at 700,
- * 100 (still "other", it would read "0 Mutator other 700 200"). */
+ * series; thread 2 runs 700-800. By hand, each at its end: cap 0 Mutator
+ * 1 at 200, 100; Idle at 300, 100; "other" at 400, 100; Idle at 500,
+ * 100 + 100; Mutator 1 at 600, 100 + 100; Idle at 700, 200 + 100; Mutator
+ * 2 at 800, 100 (still "other", it would read "0 Mutator other 800
+ * 200"). */
 static void test_cap_usage_other_until_room(void **state) {
   (void)state;
   el_host_t *h = points_host_with(
@@ -1839,24 +1843,25 @@ static void test_cap_usage_other_until_room(void **state) {
       {0, 4, {{500, 1, 0}, {600, 1, 5}, {700, 2, 0}, {800, 2, 3}}}};
   feed_caps_blocks(h, 1, blk, 2);
   assert_got(h,
-             "0 Mutator 1 100 100;0 Idle nil 200 100;"
-             "0 Mutator other 300 100;0 Idle nil 400 200;"
-             "0 Mutator 1 500 200;0 Idle nil 600 300;0 Mutator 2 700 100");
+             "0 Mutator 1 200 100;0 Idle nil 300 100;"
+             "0 Mutator other 400 100;0 Idle nil 500 200;"
+             "0 Mutator 1 600 200;0 Idle nil 700 300;0 Mutator 2 800 100");
   assert_int_equal(lua_int(h, "freed"), 1);
   assert_int_equal(lua_int(h, "el.stats().usage_other"), 1);
   el_host_free(h);
 }
 
 /* Aggregated points (aggregate_ns = 100): a series gives a point only when
- * a span starts in another window ([0, 100), [100, 200), ...: the window
- * bounds ana_emit.c keeps per series) and at flush_points(), in the order
- * the series changed. Thread 1 runs 10-20, 50-60, 99-100, 100-110,
- * 250-260 on capability 0. By hand: Mutator totals 10, 20, 21 in window 0
- * (last start 99); the span at 100 is in window 1: point (99, 21); the
- * Idle gaps 20-50, 60-99 give 30 + 39 in window 0 (last start 60), none
- * at 100 (no gap); at 250 the Idle gap 110-250 starts in window 1: point
- * (60, 69), then Mutator moves to window 2: point (100, 31); the flush
- * gives Mutator (250, 41) and Idle (110, 69 + 140). */
+ * a span ends in another window ([0, 100), [100, 200), ...: the window
+ * bounds ana_emit.c keeps per series; a span counts at its end) and at
+ * flush_points(), in the order the series changed. Thread 1 runs 10-20,
+ * 50-60, 99-100, 100-110, 250-260 on capability 0. By hand: Mutator
+ * totals 10, 20 in window 0 (last end 60); the span 99-100 ends in window
+ * 1: point (60, 20), then 21 and 31 there (last end 110); the Idle gaps
+ * 20-50, 60-99 give 30 + 39 in window 0 (last end 99), none at 100 (no
+ * gap); at 250 the Idle gap 110-250 ends in window 2: point (99, 69),
+ * then Mutator moves to window 2: point (110, 31); the flush gives
+ * Mutator (260, 41) and Idle (250, 69 + 140). */
 static void test_cap_usage_points_windows(void **state) {
   (void)state;
   el_host_t *h = points_host_with("aggregate_ns = 100, ", "");
@@ -1866,8 +1871,8 @@ static void test_cap_usage_points_windows(void **state) {
       {0, 2, {{250, 1, 0}, {260, 1, 3}}}};
   feed_caps_blocks(h, 1, blk, 3);
   assert_got(h,
-             "0 Mutator 1 99 21;0 Idle nil 60 69;0 Mutator 1 100 31;"
-             "0 Mutator 1 250 41;0 Idle nil 110 209");
+             "0 Mutator 1 60 20;0 Idle nil 99 69;0 Mutator 1 110 31;"
+             "0 Mutator 1 260 41;0 Idle nil 250 209");
   el_host_free(h);
 }
 
@@ -1876,14 +1881,15 @@ static void test_cap_usage_points_windows(void **state) {
  * moves stays in its dirty window: usage points and productivity, both
  * aggregated (1000 ns), max_users = 1. One capability; thread 1 runs
  * 100-200, 400-450, 1100-1200, thread 2 ("other": no room) 250-300,
- * 500-600, every stop status 3. By hand: spans 1 and 2 make the series
- * (Mutator 1, then Idle 200-250 and "other"); spans 3 and 4 stay in
- * window 0 (Idle 300-400 and 450-500, Mutator 1 and "other" 50 and 100
- * more: no point); span 5 moves Mutator 1 to window 1: point (400, 150),
- * and productivity: (500, 300, 0); its Idle gap 600-1100 starts in
- * window 0 (total 700, no point). The flush gives productivity (1100,
- * 400, 0), then the series in the order they changed: Mutator 1 (1100,
- * 250), Idle (600, 700), "other" (500, 150). Thread 1: running 250 ns in
+ * 500-600, every stop status 3. By hand, each span and gap at its end:
+ * spans 1 and 2 make the series (Mutator 1, then Idle 200-250 and
+ * "other"); spans 3 and 4 stay in window 0 (Idle 300-400 and 450-500,
+ * Mutator 1 and "other" 50 and 100 more: no point); span 5's Idle gap
+ * 600-1100 ends in window 1: point (500, 200), then Mutator 1 moves to
+ * window 1: point (450, 150), and productivity: (600, 300, 0). The flush
+ * gives productivity (1200, 400, 0), then the series in the order they
+ * changed: Mutator 1 (1200, 250), Idle (1100, 700), "other" (600, 150).
+ * Thread 1: running 250 ns in
  * 3 runs, blocked 200 + 650 ns (status 3), first at 100, last at 1200;
  * thread 2: running 150, blocked 200, first at 250; "other" took 2
  * spans; capability 0's totals: Mutator 400, Idle 700. */
@@ -1900,8 +1906,9 @@ static void test_cap_usage_default_fast_path(void **state) {
       {0, 2, {{1100, 1, 0}, {1200, 1, 3}}}};
   feed_caps_blocks(h, 1, blk, 3);
   assert_got(h,
-             "0 Mutator 1 400 150;P 0 500 300 0;P 0 1100 400 0;"
-             "0 Mutator 1 1100 250;0 Idle nil 600 700;0 Mutator other 500 150");
+             "0 Idle nil 500 200;0 Mutator 1 450 150;P 0 600 300 0;"
+             "P 0 1200 400 0;0 Mutator 1 1200 250;0 Idle nil 1100 700;"
+             "0 Mutator other 600 150");
   assert_int_equal(lua_int(h, "el.stats().usage_other"), 2);
   assert_int_equal(lua_int(h, "tr:get(1).running_ns"), 250);
   assert_int_equal(lua_int(h, "tr:get(1).runs"), 3);

@@ -338,13 +338,14 @@ describe("capability usage and thread spans", function()
         p.a.cap, p.a.category, tostring(p.a.user), p.u - START, p.v)
       assert.are.equal(START, p.s)
     end
-    -- aggregation 0: one point per span, in the order the spans end;
-    -- Idle [100, 150] comes when the span after the gap starts.
-    assert.are.same({"cap 0 Mutator 7 t=0 v=100",
-                     "cap 0 Idle nil t=100 v=50",
-                     "cap 0 Mutator 7 t=150 v=350",
-                     "cap 0 GC GC t=400 v=50",
-                     "cap 1 Mutator 7 t=500 v=100"}, got)
+    -- aggregation 0: one point per span, in the order the spans end,
+    -- each at its end (a running total holds time up to its time); Idle
+    -- [100, 150] comes when the span after the gap starts, dated 150.
+    assert.are.same({"cap 0 Mutator 7 t=100 v=100",
+                     "cap 0 Idle nil t=150 v=50",
+                     "cap 0 Mutator 7 t=400 v=350",
+                     "cap 0 GC GC t=450 v=50",
+                     "cap 1 Mutator 7 t=600 v=100"}, got)
     local m = metric(rec, "cu_ns")
     assert.are.same({"ns", "sum", "cumulative", true},
                     {m.unit, m.kind, m.temporality, m.monotonic})
@@ -441,11 +442,12 @@ describe("capability usage and thread spans", function()
   end)
 
   -- Windows of 1 s: thread 1 runs on cap 0 [0.1, 0.3] s, [0.5, 1.2] s and
-  -- [1.5, 1.6] s; cap 0 collects [0.3, 0.4] s. Per series and window the
-  -- last cumulative value survives:
-  --   Mutator: 0.2 at 0.1, 0.9 at 0.5 (window 0); 1.0 at 1.5 (window 1)
-  --   GC:      0.1 at 0.3 (window 0)
-  --   Idle:    [0.4, 0.5] 0.1 at 0.4 (window 0); [1.2, 1.5] 0.4 at 1.2
+  -- [1.5, 1.6] s; cap 0 collects [0.3, 0.4] s. Each span counts at its
+  -- end, in the window of its end; per series and window the last
+  -- cumulative value survives:
+  --   Mutator: 0.2 at 0.3 (window 0); 0.9 at 1.2, 1.0 at 1.6 (window 1)
+  --   GC:      0.1 at 0.4 (window 0)
+  --   Idle:    [0.4, 0.5] 0.1 at 0.5 (window 0); [1.2, 1.5] 0.4 at 1.5
   -- The GC_END is written after a later RUN_THREAD, as GHC posts it with
   -- an earlier explicit time (spec eventlog-format.md §2.3), and cap 1
   -- (idle here) writes a block that interleaves.
@@ -468,11 +470,11 @@ describe("capability usage and thread spans", function()
                                               (p.u - START) // MS, p.v // MS)
     end
     table.sort(got)
-    assert.are.same({"GC t=300 v=100",
-                     "Idle t=1200 v=400",
-                     "Idle t=400 v=100",
-                     "Mutator t=1500 v=1000",
-                     "Mutator t=500 v=900"}, got)
+    assert.are.same({"GC t=400 v=100",
+                     "Idle t=1500 v=400",
+                     "Idle t=500 v=100",
+                     "Mutator t=1600 v=1000",
+                     "Mutator t=300 v=200"}, got)
   end)
 end)
 
