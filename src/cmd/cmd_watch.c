@@ -34,6 +34,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -959,6 +960,25 @@ static int on_ready(void *ud, el_web_t *web) {
   return 0;
 }
 
+/* Whether OTEL_RESOURCE_ATTRIBUTES has a service.name pair, read as the
+ * daemon reads it (el_otlp_baggage_parse: spaces around keys, percent
+ * escapes; h49: a substring test missed "service.name = foo" and took
+ * "my.service.name=foo"). A malformed value says no: the daemon reports
+ * it. */
+static bool env_names_service(void) {
+  const char *ra = getenv("OTEL_RESOURCE_ATTRIBUTES");
+  el_otlp_header_t *kv = NULL;
+  size_t n = 0;
+  char why[128];
+  if (!ra || el_otlp_baggage_parse(ra, &kv, &n, why, sizeof why) < 0)
+    return false;
+  bool found = false;
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(kv[i].name, "service.name")) found = true;
+  el_otlp_headers_free(kv, n);
+  return found;
+}
+
 /* The program's eventlog was processed and --linger (or a TTY) keeps the
  * web view: wait for the program (its eventlog ended, so it is exiting)
  * and say where the page stays. */
@@ -1028,9 +1048,8 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
   }
   /* service.name: the program's name unless --service-name,
    * OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES gives one. */
-  const char *ra = getenv("OTEL_RESOURCE_ATTRIBUTES");
   if (!o->otlp.flag.service_name && !getenv("OTEL_SERVICE_NAME") &&
-      !(ra && strstr(ra, "service.name="))) {
+      !env_names_service()) {
     const char *base = strrchr(w->prog_argv[0], '/');
     o->otlp.flag.service_name = base ? base + 1 : w->prog_argv[0];
   }

@@ -121,4 +121,21 @@ wl_start status -- sh -c '"$0" "$@"; exit 7' "$PROG" seconds=2 tag=s
 wl_exits status 7 60 "watch exited 7, the program's status"
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "status: a private folder is left" || pass "status: no folder left"
+
+# service.name from OTEL_RESOURCE_ATTRIBUTES as the daemon reads it (h49:
+# a substring test missed "service.name = foo", spaces allowed, and took
+# "my.service.name=foo" for it, leaving "undefined"): the console's
+# resources name foo, then the program.
+echo "== service.name from OTEL_RESOURCE_ATTRIBUTES"
+for ra in 'service.name = foo:foo' "my.service.name=foo:$(basename "$PROG")"; do
+  OTEL_RESOURCE_ATTRIBUTES=${ra%:*} OTEL_METRICS_EXPORTER=console \
+    OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+    OTEL_PROFILES_EXPORTER=none timeout 60 "$EL" watch --no-linger -- \
+    "$PROG" seconds=1 tag=r < /dev/null > "$T/ra.out" 2> "$T/ra.err"
+  got=$(grep -o '"service.name","value":{"stringValue":"[^"]*"' "$T/ra.out" |
+    sed 's/.*"stringValue":"//; s/"$//' | sort -u | tr '\n' ' ')
+  [ "$got" = "${ra##*:} " ] &&
+    pass "OTEL_RESOURCE_ATTRIBUTES='${ra%:*}': service.name $got" ||
+    fail "OTEL_RESOURCE_ATTRIBUTES='${ra%:*}': service.name '$got', want '${ra##*:}'"
+done
 pl_finish
