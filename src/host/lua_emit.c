@@ -377,11 +377,12 @@ static int point(lua_State *L, el_unix_ns_t time_unix, const char *fn) {
   el_host_t *h = el__host_from(L);
   metric_t *m = luaL_checkudata(L, 1, METRIC_MT);
   luaL_checktype(L, 2, LUA_TNUMBER);
-  if (m->d.kind == EL_TM_SUM && m->d.monotonic && !(lua_tonumber(L, 2) >= 0))
+  lua_Number v = lua_tonumber(L, 2);
+  if (m->d.kind == EL_TM_SUM && m->d.monotonic && !(v >= 0))
     return luaL_error(L,
                       "%s: metric '%s' is a monotonic sum: a value must be "
                       ">= 0 (got %s)",
-                      fn, m->name, lua_tostring(L, 2));
+                      fn, m->name, v != v ? "nan" : lua_tostring(L, 2));
   attrs_t as;
   get_attrs(L, 3, &as, fn);
   el_unix_ns_t start = lua_isnoneornil(L, 5) ? 0 : check_time_arg(L, 5);

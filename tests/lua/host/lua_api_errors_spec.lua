@@ -92,6 +92,8 @@ describe("errors of the Lua API's arguments", function()
       'el.metric{name = "up", kind = "sum", monotonic = true}:point(-5)',
       'el.metric{name = "up", kind = "sum", monotonic = true}:point_unix(' ..
         '-0.5, nil, 1)',
+      'el.metric{name = "up", kind = "sum", monotonic = true}:point_unix(' ..
+        '0/0, nil, 1)',
       'el.log_batch({}, 1, {body = {"x"}, attrs = {[""] = {1}}})',
       'el.set_resource("", "x")',
       'el.log{body = "x", attrs = {a = {b = 1}}}',
@@ -106,6 +108,8 @@ describe("errors of the Lua API's arguments", function()
         ">= 0 (got -5)",
       "instrument:point_unix: metric 'up' is a monotonic sum: a value " ..
         "must be >= 0 (got -0.5)",
+      "instrument:point_unix: metric 'up' is a monotonic sum: a value " ..
+        "must be >= 0 (got nan)",
       "el.log_batch: an attribute key is empty",
       "el.set_resource: an attribute key is empty",
       "el.log: attribute 'a': a table value must be a list of strings " ..
