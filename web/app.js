@@ -836,9 +836,19 @@ for (const b of document.querySelectorAll('.controls button')) {
 // resource correction gave them the labels of another. While the
 // daemon waits for a reconnection (the program's connection closed:
 // /api/data's reconnecting) it says so in place of "live".
+// Whether anything of the program has arrived: metric points, or thread
+// rows, GC pauses, markers or log records (spans and logs come before
+// the first metric export: h49 saw threads and GC pauses under "waiting
+// for the first events").
+function anyData(d) {
+  const some = (a) => Array.isArray(a) && a.length > 0;
+  return d.stats.points > 0 || some(d.threads) || some(d.gc_pauses) ||
+      some(d.markers) || some(d.logs);
+}
+
 function statusText(d) {
   const s = d.stats;
-  if (!d.ended && !d.reconnecting && !s.points) {
+  if (!d.ended && !d.reconnecting && !anyData(d)) {
     return 'live · waiting for the first events' +
         (d.ghc_before_9_2 ?
              `: ${OLD_GHC} them only when a 2 MiB buffer fills or at exit` :

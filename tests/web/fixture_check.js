@@ -210,6 +210,9 @@ const STATUS_CASES = [
     {}, 'input closed: waiting for a reconnection · 34567 points in 12 batches',
     {ended: false, reconnecting: true}
   ],
+  // live, no metric point exported yet but threads, GC pauses and markers
+  // shown (h49: the header said "waiting for the first events")
+  [{points: 0, batches: 3}, 'live · 0 points in 3 batches', {ended: false}],
 ];
 
 // The heap chart's note for HeapSize with aggregate_ms 0: not thinned,
