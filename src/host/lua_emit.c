@@ -163,6 +163,15 @@ static el_unix_ns_t to_unix(lua_State *L, el_host_t *h, el_rts_ns_t t,
                "%s: no time while the script loads (no event, no session "
                "clock yet): pass %s, or emit from a handler, timer or hook",
                fn, unix_hint);
+  /* The same before the first session anywhere else (a REPL line, a
+   * wall-clock timer while the source waits for its input: h49), rather
+   * than a record of 1970. */
+  if (h->sess.number == 0 && h->clock.state == EL_HOST_CLOCK_NONE)
+    luaL_error(L,
+               "%s: no time before the first event (no session clock "
+               "yet): pass %s (a wall-clock timer gets the Unix time as "
+               "its argument), or emit from an event handler",
+               fn, unix_hint);
   return el__host_unix(h, t);
 }
 

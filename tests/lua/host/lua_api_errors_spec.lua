@@ -147,6 +147,32 @@ describe("errors of the Lua API's arguments", function()
     end
   end)
 
+  -- h49: a wall-clock timer (or a REPL line) before the first event
+  -- emitted a record with no time (1970 in a backend), where the same at
+  -- load time raises. Now it raises there too; with the Unix time the
+  -- timer is given it goes out.
+  it("emitting without a time before the first event raises", function()
+    local h = el_spec.host{code = [[
+local el = require("eventlog_live")
+local done = false
+timer = el.every_wall(10, function(unix_ns)
+  if done then return end
+  done = true
+  local ok, err = pcall(el.log, {body = "w"})
+  el.log{body = ok and "emitted" or err, unix_ns = unix_ns}
+end)
+]]}
+    local now_ms = os.time() * 1000
+    assert(h:wall_timers(now_ms + 1000))
+    assert(h:finish())
+    local logs = h:records().logs
+    assert.equal(1, #logs)
+    assert.truthy(logs[1].body:find("el.log: no time before the first " ..
+                                    "event (no session clock yet): pass " ..
+                                    "unix_ns", 1, true), logs[1].body)
+    assert.truthy(logs[1].time_unix_ns >= now_ms * 1000000)
+  end)
+
   it("refuse negative times instead of wrapping them", function()
     local got = errors{
       'el.unix_ns(-5)',
