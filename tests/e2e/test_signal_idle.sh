@@ -49,7 +49,13 @@ for sig in TERM INT; do
   wait "$pid"
   rc=$?
   [ "$rc" -eq 0 ] || { echo "FAIL: SIG$sig: exit $rc (docs/exit-codes.md: 0)"; fail=1; }
-  if grep -q "interrupted" "$tmp/err"; then
+  # An end hook must not be interrupted (the bug). The processors'
+  # wall-clock tick, every second, may be running when the signal comes:
+  # stopping it is the signal's job ("timer (...): stopped by signal 15
+  # (interrupted, not an error)", docs/lua-api.md §4), and the final flush
+  # exports what it left (checked below). CI met that once.
+  if grep -E "(on_end|on_session_end|hook)[^:]*:.*interrupted" "$tmp/err" |
+     grep -q .; then
     echo "FAIL: SIG$sig: a hook was interrupted:"; sed 's/^/  /' "$tmp/err"; fail=1
   fi
   got=$(jq -r '.resourceMetrics[].scopeMetrics[].metrics[]
