@@ -54,10 +54,24 @@ local function make_ctx(el)
   -- bytes before). Items are exported before their session's clock is
   -- replaced by the next session's (windows are finished at session end).
   function ctx.unix(item) return el.unix_ns(item.t) end
+  -- The start of the session's cumulative sums: its RTS start as first
+  -- known with the clock's current kind, kept while the kind stays. A live
+  -- session's estimated clock is refined as its bytes arrive (a change of
+  -- start would read as a counter reset in a backend, docs/differences.md):
+  -- the first estimate stays until the clock turns exact (WALL_CLOCK_TIME),
+  -- where the start changes once, to the exact one, which the points' times
+  -- follow too. Reset at each header.
+  local pinned_start, pinned_kind = nil, nil
   function ctx.start_unix()
-    local s = el.session and el.session.start_unix_ns
-    return (s and s > 0) and s or 0
+    local sess = el.session
+    local s = sess and sess.start_unix_ns
+    if not (s and s > 0) then return 0 end
+    local kind = sess.clock == "exact" and "exact" or sess.clock_from
+    if pinned_start and pinned_kind == kind then return pinned_start end
+    pinned_start, pinned_kind = s, kind
+    return s
   end
+  function ctx.unpin_start() pinned_start, pinned_kind = nil, nil end
   -- Resource attributes of the observed process, set as they become known
   -- (OpenTelemetry process semantic conventions), never waited for: the
   -- session's init events may come late (GHC 9.0 writes them in its global
@@ -254,6 +268,7 @@ function M.start(el)
       for _, d in ipairs(ctx.defs_list) do d.clear() end
       last = -1
       seen_now, quiet_since = -1, nil
+      ctx.unpin_start()
       for _, acc in ipairs(ctx.accs) do
         if acc.restart then ctx.protect("processor restart", acc.restart, acc) end
       end

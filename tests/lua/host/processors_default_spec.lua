@@ -630,4 +630,55 @@ describe("live sessions", function()
     assert(h:feed(W.DATA_END))
     assert(h:finish())
   end)
+  -- h44 (medium): live on GHC 9.0 a session's clock is first estimated
+  -- from the arrival of its bytes, refined as later bytes arrive sooner
+  -- after their events, and made exact when WALL_CLOCK_TIME comes (in the
+  -- global block, late: often at the program's exit). A cumulative sum's
+  -- start time used to follow every refinement (up to 52 changes in one
+  -- session), which the OpenTelemetry data model reads as resets. It now
+  -- keeps the first estimate until the clock is exact, then changes once,
+  -- to the exact start, as the points' times do.
+  it("a cumulative sum's start changes only when the clock turns exact",
+     function()
+    local h = new_host({["metrics.heap_allocated"] = {aggregate_ms = 0,
+                                                      export_ms = 10}},
+                       {flush_ms = 10, horizon_ns = MS})
+    local now = os.time() * S
+    local loop_ms = now // MS
+    local function export()
+      assert(os.execute("sleep 0.05"))  -- past the horizon
+      loop_ms = loop_ms + 1000
+      assert(h:wall_timers(loop_ms))
+    end
+    -- first bytes at `now`: events at 20 and 21 ms, estimate now - 21 ms
+    h:received(now, true)
+    assert(h:feed(W.header() ..
+                  W.block{cap = 0, {"HEAP_ALLOCATED", 20 * MS, 0, 1000}} ..
+                  W.block{cap = 0, {"USER_MSG", 21 * MS, "next"}}))
+    export()
+    -- 5 ms later, events up to 41 ms: a tighter estimate, now - 36 ms
+    h:received(now + 5 * MS, true)
+    assert(h:feed(W.block{cap = 0, {"HEAP_ALLOCATED", 30 * MS, 0, 3000}} ..
+                  W.block{cap = 0, {"USER_MSG", 41 * MS, "next"}}))
+    export()
+    -- then WALL_CLOCK_TIME: the exact clock (START)
+    assert(h:feed(W.block(init_block()) ..
+                  W.block{cap = 0, {"HEAP_ALLOCATED", 50 * MS, 0, 6000}} ..
+                  W.block{cap = 0, {"USER_MSG", 51 * MS, "next"}}))
+    export()
+    assert(h:feed(W.DATA_END))
+    assert(h:finish())
+    local pts = points(h:records(), "metrics.heap_allocated")
+    assert.are.same({1000, 3000, 6000}, {pts[1].v, pts[2].v, pts[3].v})
+    -- the clock moved between the first two exports: the second point's
+    -- time is on the tighter estimate, 15 ms before the first one's start
+    -- plus 30 ms
+    assert.are.equal(pts[1].s + 30 * MS - 15 * MS, pts[2].u)
+    -- but the start stayed
+    assert.are.equal(pts[1].s, pts[2].s)
+    assert.are_not.equal(START, pts[1].s)
+    -- exact: start and time on WALL_CLOCK_TIME's clock
+    assert.are.equal(START, pts[3].s)
+    assert.are.equal(START + 50 * MS, pts[3].u)
+  end)
 end)
