@@ -2490,19 +2490,25 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
 }
 
 /* Up to 16 of the n bytes at p as text into out (16 + 1 bytes), or 0
- * when fewer than 8 are there or any is not printable ASCII, a tab, a
- * line feed or a carriage return (the last two written as spaces). */
+ * unless they are text: printable ASCII, tabs, line feeds and carriage
+ * returns (the last two written as spaces), all of the first 16 and at
+ * least 8; or else whole lines of them (at least 3 bytes, the last a
+ * line feed: a program printing "30" into its eventlog, h51). */
 static size_t as_text(const uint8_t *p, size_t n, char *out) {
-  size_t k = n < 16 ? n : 16;
-  if (k < 8)
-    return 0;
-  for (size_t i = 0; i < k; i++) {
-    uint8_t c = p[i];
+  size_t lim = n < 16 ? n : 16, k = 0;
+  for (; k < lim; k++) {
+    uint8_t c = p[k];
     if (c == '\n' || c == '\r')
       c = ' ';
     else if (c != '\t' && (c < 0x20 || c > 0x7e))
+      break;
+    out[k] = c == '"' ? '\'' : (char)c;
+  }
+  if (k < lim || k < 8) {
+    while (k > 0 && p[k - 1] != '\n')
+      k--; /* the last whole line */
+    if (k < 3)
       return 0;
-    out[i] = c == '"' ? '\'' : (char)c;
   }
   out[k] = '\0';
   return k;

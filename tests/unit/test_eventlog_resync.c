@@ -707,6 +707,39 @@ static void test_text_before_first_marker(void **st) {
   edits_free(&E);
 }
 
+/* The same with a short line, fewer than 8 bytes ("300000\n": a program
+ * printing a number, h51): quoted as text too; two printable bytes that
+ * are not a whole line ("30") are not. */
+static void test_short_line_before_marker(void **st) {
+  (void)st;
+  static const struct {
+    const char *text, *quoted; /* quoted: NULL when no text hint */
+  } cases[] = {{"300000\n",
+                "(text: \"300000 ...\": program output in the "
+                "eventlog?); skipped 7 bytes (2688 to 2695)"},
+               {"30", NULL}};
+  const wblk_t *B = &W.bl[0];
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    size_t len = strlen(cases[i].text);
+    edits_t E = {0};
+    edit(&E, B->off, B->off, (const uint8_t *)cases[i].text, len);
+    expect_t x = {"short text before the first marker", B->off, 0, B->off, len};
+    check(x.name, P, N, &W, &E, &x);
+    size_t m;
+    uint8_t *q = apply(P, N, &E, &m);
+    rec_t r;
+    el_ev_stats_t s;
+    decode(q, m, 0, &r, &s);
+    if (cases[i].quoted && !strstr(r.corrupt_msg[0], cases[i].quoted))
+      fail_msg("report \"%s\" lacks \"%s\"", r.corrupt_msg[0], cases[i].quoted);
+    if (!cases[i].quoted) assert_null(strstr(r.corrupt_msg[0], "(text:"));
+    assert_int_equal(r.n, W.nev);
+    rec_free(&r);
+    free(q);
+    edits_free(&E);
+  }
+}
+
 /* A whole block of an earlier session (heapy-hT's global block, recorded
  * by the same GHC) spliced between two events mid-block. It frames: it is
  * decoded as a block (not detectable as stale by framing), and everything
@@ -1470,6 +1503,7 @@ int main(void) {
       cmocka_unit_test(test_stale_block_spliced),
       cmocka_unit_test(test_undeclared_before_marker),
       cmocka_unit_test(test_text_before_first_marker),
+      cmocka_unit_test(test_short_line_before_marker),
       cmocka_unit_test(test_data_end_mid_block),
       cmocka_unit_test(test_dated_after_block),
       cmocka_unit_test(test_data_end_over_marker),
