@@ -164,7 +164,12 @@ static int32_t dict_location(el__otlp_enc_t *e, int32_t fun, int64_t line,
                   &e->dict->caploc, m);
 }
 
+/* Index of the stack locs[0..n) in the stack table; the empty stack (a
+ * sample of GHC's empty cost-centre stack, or `frames = {}`) is the zero
+ * Stack at index 0, as the empty string is (profiles.proto: index 0 of
+ * every table is the zero value). < 0 when out of memory. */
 static int32_t dict_stack(el__otlp_enc_t *e, const int32_t *locs, size_t n) {
+  if (n == 0) return 0;
   char stack[256];
   el_buf_t k;
   el_buf_init_on(&k, stack, sizeof stack);

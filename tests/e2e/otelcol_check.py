@@ -538,6 +538,10 @@ def check_ccprofile(ck, events, start, profiles, name, service):
             exp.append((start + t, int(m.group(1)),
                         tuple(ccs.get(i, str(i)) for i in ids), name))
     got = []
+    # The empty stack (GHC's empty CCS) is the zero Stack at index 0 of
+    # each request's dictionary (profiles.proto: index 0 is the zero
+    # value), never a second empty entry.
+    bad_empty = []
     for text in profiles:
         req = parse_textproto(text)
         dic = req["dictionary"][0]
@@ -546,6 +550,10 @@ def check_ccprofile(ck, events, start, profiles, name, service):
         locs = dic["location_table"]
         stacks = dic["stack_table"]
         attrs = dic["attribute_table"]
+        empty = [i for i, st in enumerate(stacks)
+                 if not st.get("location_indices")]
+        if empty != [0]:
+            bad_empty.append(f"empty stack entries at {empty}")
         for rp in req["resource_profiles"]:
             svc = [kv["value"][0]["string_value"][0]
                    for kv in rp["resource"][0].get("attributes", [])
@@ -555,7 +563,10 @@ def check_ccprofile(ck, events, start, profiles, name, service):
             for sp in rp["scope_profiles"]:
                 for prof in sp["profiles"]:
                     for smp in prof["samples"]:
-                        st = stacks[smp.get("stack_index", [0])[0]]
+                        si = smp.get("stack_index", [0])[0]
+                        st = stacks[si]
+                        if si and not st.get("location_indices"):
+                            bad_empty.append(f"empty stack at index {si}")
                         names = []
                         for li in st.get("location_indices", []):
                             ln = locs[li]["lines"][0]
@@ -572,6 +583,12 @@ def check_ccprofile(ck, events, start, profiles, name, service):
                                     a.get("capability"), tuple(names),
                                     a.get("__name__")))
     ck.compare("cost-centre profile samples", exp, got)
+    if bad_empty:
+        ck.failed += 1
+        print(f"FAIL empty stacks: {bad_empty[:5]}")
+    else:
+        n = sum(1 for e in exp if not e[2])
+        print(f"ok   empty stacks: {n} samples share index 0")
 
 
 def main():

@@ -535,6 +535,78 @@ static void test_profiles_dictionary_decoded_by_protoc(void **state) {
   grab_free(&g);
 }
 
+/* Samples of an empty stack (GHC's empty cost-centre stack, `frames = {}`
+ * in el.profile_sample) point at the zero Stack at index 0 (profiles.proto:
+ * index 0 of every table is the zero value; tables deduplicate by
+ * structural equality): the stack table holds exactly one empty entry,
+ * and protoc prints no stack_index (proto3 omits 0) for those samples. */
+static void test_profiles_empty_stack_is_index_0(void **state) {
+  if (!have_protoc()) skip();
+  grab_t g = {0};
+  el_tm_store_t *st = new_store(&g);
+  el_tm_frame_t f = {{"Main:main", 9}, {NULL, 0}, 0, 0};
+  el_tm_profile_sample_t empty = {
+      "cost_centre_stack_profile", "cpu", "samples", NULL, 0, 1, 0, NULL, 0};
+  el_tm_profile_sample_t one = {
+      "cost_centre_stack_profile", "cpu", "samples", &f, 1, 1, 0, NULL, 0};
+  el_tm_profile_sample(st, &empty);
+  el_tm_profile_sample(st, &one);
+  el_tm_profile_sample(st, &empty);
+  el_tm_store_flush(st);
+  expect_text(EL_TM_SIGNAL_PROFILES, g.b[3],
+              "resource_profiles {\n" RESOURCE_ODDBALL
+              "  scope_profiles {\n" SCOPE("    ")
+              "    profiles {\n"
+              "      sample_type {\n"
+              "        type_strindex: 2\n"
+              "        unit_strindex: 3\n"
+              "      }\n"
+              "      samples {\n"
+              "        values: 1\n"
+              "      }\n"
+              "      samples {\n"
+              "        stack_index: 1\n"
+              "        values: 1\n"
+              "      }\n"
+              "      samples {\n"
+              "        values: 1\n"
+              "      }\n"
+              "    }\n"
+              "  }\n"
+              "}\n"
+              "dictionary {\n"
+              "  mapping_table {\n"
+              "  }\n"
+              "  location_table {\n"
+              "  }\n"
+              "  location_table {\n"
+              "    lines {\n"
+              "      function_index: 1\n"
+              "    }\n"
+              "  }\n"
+              "  function_table {\n"
+              "  }\n"
+              "  function_table {\n"
+              "    name_strindex: 1\n"
+              "  }\n"
+              "  link_table {\n"
+              "  }\n"
+              "  string_table: \"\"\n"
+              "  string_table: \"Main:main\"\n"
+              "  string_table: \"cpu\"\n"
+              "  string_table: \"samples\"\n"
+              "  attribute_table {\n"
+              "  }\n"
+              "  stack_table {\n"
+              "  }\n"
+              "  stack_table {\n"
+              "    location_indices: 1\n"
+              "  }\n"
+              "}\n");
+  el_tm_store_free(st);
+  grab_free(&g);
+}
+
 /* {====== splitting at max_bytes ======} */
 
 typedef Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
@@ -1343,6 +1415,7 @@ int main(void) {
       cmocka_unit_test(test_logs_two_resources_decoded_by_protoc),
       cmocka_unit_test(test_traces_decoded_by_protoc),
       cmocka_unit_test(test_profiles_dictionary_decoded_by_protoc),
+      cmocka_unit_test(test_profiles_empty_stack_is_index_0),
       cmocka_unit_test(test_split_at_max_bytes),
       cmocka_unit_test(test_oversized_record_dropped_and_counted),
       cmocka_unit_test(test_profiles_split_self_contained),
