@@ -43,13 +43,24 @@ while read -r flag; do
 done < "$TMP/flags.txt"
 echo "ok: daemon options used by the demo: $(tr '\n' ' ' < "$TMP/flags.txt")"
 
-node "$SRC/tests/receiver/server.js" --out "$TMP/received.jsonl" \
-  --ready-file "$TMP/ready.json" --profiles-proto "$SRC/proto" --quiet \
-  > "$TMP/receiver.log" 2>&1 &
-BG_PIDS+=($!)
-for i in $(seq 100); do [ -s "$TMP/ready.json" ] && break; sleep 0.1; done
-[ -s "$TMP/ready.json" ] || { cat "$TMP/receiver.log"; fail "receiver did not start"; }
-port=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["grpc"])' "$TMP/ready.json")
+# start_receiver OUT: the test receiver (tests/receiver), appending what it
+# decodes to OUT (a .jsonl path; its ready file and log go beside it as
+# OUT-without-.jsonl plus -ready.json and -receiver.log), in the background
+# until the test ends. Sets RCV_PORT to its gRPC port; fails the test if
+# it is not ready within 10 s.
+start_receiver() {
+  local out=$1 base=${1%.jsonl} i
+  node "$SRC/tests/receiver/server.js" --out "$out" \
+    --ready-file "$base-ready.json" --profiles-proto "$SRC/proto" --quiet \
+    > "$base-receiver.log" 2>&1 &
+  BG_PIDS+=($!)
+  for i in $(seq 100); do [ -s "$base-ready.json" ] && break; sleep 0.1; done
+  [ -s "$base-ready.json" ] || { cat "$base-receiver.log"; fail "receiver did not start"; }
+  RCV_PORT=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["grpc"])' "$base-ready.json")
+}
+
+start_receiver "$TMP/received.jsonl"
+port=$RCV_PORT
 
 ran=0
 for f in "$EVENTLOGS"/ghc-9.0/*.eventlog "$EVENTLOGS"/ghc-events/*.eventlog; do
@@ -112,13 +123,8 @@ grep -q "no label exported_job" "$TMP/bad.out" ||
 # demo/docker-compose.yml), over the same eventlogs, into a receiver of its
 # own, so that a panel whose metric the demo leaves off has no data (h44:
 # the GC statistics and productivity panels were empty in the demo).
-node "$SRC/tests/receiver/server.js" --out "$TMP/demo.jsonl" \
-  --ready-file "$TMP/demo-ready.json" --profiles-proto "$SRC/proto" --quiet \
-  > "$TMP/demo-receiver.log" 2>&1 &
-BG_PIDS+=($!)
-for i in $(seq 100); do [ -s "$TMP/demo-ready.json" ] && break; sleep 0.1; done
-[ -s "$TMP/demo-ready.json" ] || { cat "$TMP/demo-receiver.log"; fail "receiver did not start"; }
-dport=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["grpc"])' "$TMP/demo-ready.json")
+start_receiver "$TMP/demo.jsonl"
+dport=$RCV_PORT
 for f in "$EVENTLOGS"/ghc-9.0/*.eventlog "$EVENTLOGS"/ghc-events/*.eventlog; do
   case $(basename "$f") in threads-big.eventlog) continue ;; esac
   name=$(basename "$f" .eventlog)
