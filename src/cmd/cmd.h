@@ -43,15 +43,60 @@ typedef struct el_otelcol_embed_s {
  * Returns the exit status (0, 1 runtime, 2 usage). */
 int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e);
 
+/* Options given twice with different values (h45 for the daemon, h50 for
+ * run and report): the last one is used, as before (a script may append
+ * an option to override one), with one warning per option naming its
+ * values. A command zero-initialises an el__cmd_seen_t, sets its two
+ * lists, calls el__cmd_note_option after each option its parsers
+ * consumed, and el__cmd_warn_repeated once the log level is known.
+ * cmd_opts.c. */
+#define EL__CMD_MAX_SEEN 64 /* options with a value; more are not followed */
+typedef struct el__cmd_seen_s {
+  /* Short options that take a value, as pairs {"-v", "--log-level"} of
+   * the short spelling (its first two characters) and the name it is
+   * counted and warned under ("-h" for -h<X>), NULL-terminated. Other
+   * short options are not followed. */
+  const char *const *shorts;
+  /* Long options whose values add up ("--script"), NULL-terminated or
+   * NULL: not followed. "--set" (KEY=VALUE) is followed per key. */
+  const char *const *repeatable;
+  struct el__cmd_seen_opt_s {
+    char name[64];     /* "--service-name", "-h", "--set key" */
+    const char *first; /* its first value, borrowed from argv */
+    const char *last;  /* its last value, the one used */
+    int count;         /* times given */
+    int differs;       /* some value differs from the first */
+  } opt[EL__CMD_MAX_SEEN];
+  int n;
+} el__cmd_seen_t;
+
+/* Note the option argv[start..end), which one of the command's parsers
+ * has just consumed (end - start is 2 when its value was the next
+ * argument): its name and value, as "--name VALUE", "--name=VALUE",
+ * "-v VALUE" or "-hX". Positional arguments, flags (no value), options
+ * listed as repeatable and names over 63 bytes are not noted; neither
+ * is anything once EL__CMD_MAX_SEEN options are followed. Cannot fail. */
+void el__cmd_note_option(el__cmd_seen_t *s, char **argv, int start, int end);
+
+/* One el_log warning per option given more than once with different
+ * values: "<cmd>: --x given twice ('a', then 'b'): the last one is used"
+ * (or "given N times (first 'a', last 'c')"); cmd NULL: no prefix (the
+ * daemon). docs/config.md "An option given twice". */
+void el__cmd_warn_repeated(const el__cmd_seen_t *s, const char *cmd);
+
 /* Before el_src_opts_direct_input, for a command whose options are the
  * source options plus its own, already taken out of argv (show, stats):
  * an argument that looks like an option and is no source option is
  * reported by el_opt_unknown(cmd, arg, help), with help the command's
  * --help text so its own options are suggested too. Returns 0 (nothing
  * unknown; also for -h/--help and malformed values, which the real parse
- * reports) or 2, the usage exit status, after the message. cmd_opts.c. */
+ * reports) or 2, the usage exit status, after the message. With seen
+ * (or NULL), which may hold the command's own options already noted, the
+ * source options are noted too and, when nothing is unknown, an option
+ * given twice with different values is warned about
+ * (el__cmd_warn_repeated). cmd_opts.c. */
 int el__cmd_check_options(const char *cmd, int argc, char **argv,
-                          void (*help)(FILE *f));
+                          void (*help)(FILE *f), el__cmd_seen_t *seen);
 
 /* SIGINT/SIGTERM while a command reads its input with its own loop (show
  * and stats on a regular file; cmd_stop.c). el__cmd_stop_begin installs

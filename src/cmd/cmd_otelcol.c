@@ -37,18 +37,6 @@ static void say(const char *fmt, ...) {
 
 /* {====== command line ======} */
 
-/* An option that takes a value, as seen on the command line: for the
- * warning about one given twice (warn_repeated). */
-typedef struct seen_s {
-  char name[40];     /* "--service-name", "-h", "--verbosity" (also -v) */
-  const char *first; /* its first value, borrowed from argv */
-  const char *last;  /* its last value, the one used */
-  int count;         /* times given */
-  bool differs;      /* some value differs from the first */
-} seen_t;
-
-#define MAX_SEEN 64 /* options with a value; more are not followed */
-
 typedef struct opts_s {
   el_daemon_opts_t d;   /* what the pipeline needs (daemon.h) */
   el_log_level_t level; /* -v, else OTEL_LOG_LEVEL, else INFO */
@@ -60,8 +48,7 @@ typedef struct opts_s {
   uint64_t export_times; /* --export-interval "<N>x"; 0 = not given */
   int traces;            /* --traces 1, --no-traces 0, -1 = not given */
   bool heap_every;       /* watch: heap gauges unaggregated */
-  seen_t seen[MAX_SEEN]; /* options with a value given so far */
-  int nseen;
+  el__cmd_seen_t seen;   /* options with a value given so far */
 } opts_t;
 
 static const char *const usage_text =
@@ -301,66 +288,6 @@ missing:
   return EL_EUSAGE;
 }
 
-/* {====== options given twice ======} */
-
-/* Notes the option argv[start..end) (one parser consumed it) in o->seen:
- * its canonical name and value. Flags (no value) are not noted, nor
- * --control-cors-allow-origin, whose values add up. */
-static void note_option(opts_t *o, char **argv, int start, int end) {
-  const char *a = argv[start], *v = NULL;
-  char name[40];
-  if (a[0] != '-') return;
-  if (a[1] != '-') { /* the short ones with a value: -h<X>, -v LEVEL */
-    if (a[1] != 'h' && a[1] != 'v') return;
-    snprintf(name, sizeof name, "%s", a[1] == 'h' ? "-h" : "--verbosity");
-    v = a[2] ? a + 2 : end - start == 2 ? argv[start + 1] : NULL;
-  } else {
-    const char *eq = strchr(a, '=');
-    size_t n = eq ? (size_t)(eq - a) : strlen(a);
-    if (n >= sizeof name) return;
-    memcpy(name, a, n);
-    name[n] = 0;
-    v = eq ? eq + 1 : end - start == 2 ? argv[start + 1] : NULL;
-  }
-  if (!v || !strcmp(name, "--control-cors-allow-origin")) return;
-  for (int k = 0; k < o->nseen; k++) {
-    seen_t *s = &o->seen[k];
-    if (strcmp(s->name, name)) continue;
-    s->count++;
-    s->differs |= strcmp(s->first, v) != 0;
-    s->last = v;
-    return;
-  }
-  if (o->nseen == MAX_SEEN) return;
-  seen_t *s = &o->seen[o->nseen++];
-  memcpy(s->name, name, sizeof name);
-  s->first = s->last = v;
-  s->count = 1;
-}
-
-/* One warning per option given more than once with different values,
- * naming the values and the one used (the last, as before: scripts may
- * append an option to override one). docs/config.md "Command line". */
-static void warn_repeated(const opts_t *o) {
-  for (int k = 0; k < o->nseen; k++) {
-    const seen_t *s = &o->seen[k];
-    if (!s->differs) continue;
-    const char *pre = strcmp(s->name, "-h") ? "" : "-h";
-    const char *why = strcmp(s->name, "--config")
-                          ? ""
-                          : " (configuration files are not merged)";
-    if (s->count == 2)
-      el_log(EL_LOG_WARN,
-             "%s given twice ('%s%s', then '%s%s'): the last one is used%s",
-             s->name, pre, s->first, pre, s->last, why);
-    else
-      el_log(EL_LOG_WARN,
-             "%s given %d times (first '%s%s', last '%s%s'): the last one "
-             "is used%s",
-             s->name, s->count, pre, s->first, pre, s->last, why);
-  }
-}
-
 /* The option at argv[*i], through each parser in turn; *i moves past
  * it. Returns 1, or EL_EUSAGE (message printed). */
 static int parse_one(opts_t *o, int argc, char **argv, int *i) {
@@ -381,13 +308,19 @@ static int parse_one(opts_t *o, int argc, char **argv, int *i) {
   return EL_EUSAGE;
 }
 
-/* Parse argv into *o, noting the options given twice (warn_repeated).
- * Returns 0 or EL_EUSAGE (message printed). */
+/* Parse argv into *o, noting the options given twice (cmd.h
+ * el__cmd_note_option: -h<X>, -v as --verbosity; the values of
+ * --control-cors-allow-origin add up). Returns 0 or EL_EUSAGE (message
+ * printed). */
 static int parse_args(opts_t *o, int argc, char **argv) {
+  static const char *const shorts[] = {"-h", "-h", "-v", "--verbosity", NULL};
+  static const char *const adds[] = {"--control-cors-allow-origin", NULL};
+  o->seen.shorts = shorts;
+  o->seen.repeatable = adds;
   for (int i = 1; i < argc;) {
     int start = i;
     if (parse_one(o, argc, argv, &i) < 0) return EL_EUSAGE;
-    note_option(o, argv, start, i);
+    el__cmd_note_option(&o->seen, argv, start, i);
   }
   return 0;
 }
@@ -498,7 +431,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   status = 1;
   if (log_level_from_env(&o) < 0) goto out;
   el_log_threshold = o.level;
-  warn_repeated(&o);
+  el__cmd_warn_repeated(&o.seen, NULL);
   cfg = el_cfg_new();
   if (!cfg) goto out;
   if (o.config)

@@ -109,77 +109,93 @@ static void usage(FILE *f) {
           el_src_opts_help());
 }
 
+/* The argument at argv[*ip] (an option of ours or of the source, or the
+ * input path); *ip moves past it. Returns 0, 1 (help printed) or 2
+ * (usage error printed). */
+static int parse_one(repl_opts_t *o, int argc, char **argv, int *ip) {
+  int i = *ip;
+  const char *a = argv[i];
+  int rc = el_src_opts_parse(&o->src, argc, argv, ip);
+  if (rc < 0) {
+    el_eprintf("repl: %s\n", o->src.err);
+    return 2;
+  }
+  if (rc == 1) return 0;
+  const char *eq = strchr(a, '=');
+  size_t alen = a[0] == '-' && a[1] == '-' && eq ? (size_t)(eq - a) : strlen(a);
+  const char *val = eq && a[0] == '-' ? eq + 1 : NULL;
+#define OPT(s) (alen == strlen(s) && !strncmp(a, s, alen))
+  if (OPT("--help") || OPT("-h")) {
+    usage(stdout);
+    return 1;
+  } else if (OPT("--no-history")) {
+    o->history = "";
+  } else if (OPT("--set") || OPT("--output") || OPT("--history") ||
+             OPT("--store-mb") || OPT("--log-level") || OPT("-v")) {
+    if (!val) {
+      if (i + 1 >= argc) {
+        el_eprintf("repl: %.*s wants a value\n", (int)alen, a);
+        return 2;
+      }
+      val = argv[++i];
+    }
+    if (OPT("--set")) {
+      if (!strchr(val, '=') || val[0] == '=' || o->nsets == 256) {
+        el_eprintf("repl: --set wants KEY=VALUE\n");
+        return 2;
+      }
+      o->sets[o->nsets++] = val;
+    } else if (OPT("--output")) {
+      if (strcmp(val, "console") && strcmp(val, "none")) {
+        el_eprintf("repl: --output console|none\n");
+        return 2;
+      }
+      o->output = val;
+    } else if (OPT("--history")) {
+      o->history = val;
+    } else if (OPT("--store-mb")) {
+      char *end;
+      o->store_mb = strtod(val, &end);
+      if (*end || !(o->store_mb >= 1 && o->store_mb <= 1 << 20)) {
+        el_eprintf(
+            "repl: --store-mb wants 1.."
+            "1048576\n");
+        return 2;
+      }
+    } else if (el_opt_log_level("repl", OPT("-v") ? "-v" : "--log-level", val,
+                                &el_log_threshold) != 0) {
+      return 2;
+    }
+  } else if (a[0] == '-' && a[1] != '\0') {
+    el_opt_unknown("repl", a, usage);
+    return 2;
+  } else {
+    el_src_opts_set_path(&o->src, a);
+  }
+#undef OPT
+  *ip = i + 1;
+  return 0;
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). An option
+ * given twice with different values is warned about (cmd.h
+ * el__cmd_note_option; --set per key). */
 static int parse(repl_opts_t *o, int argc, char **argv) {
+  static const char *const shorts[] = {"-v", "--log-level", NULL};
+  el__cmd_seen_t seen = {.shorts = shorts};
   el_src_opts_init(&o->src);
   o->output = "none";
   o->store_mb = 64;
   for (int i = 1; i < argc;) {
-    const char *a = argv[i];
-    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
-    if (rc < 0) {
-      el_eprintf("repl: %s\n", o->src.err);
-      return 2;
-    }
-    if (rc == 1) continue;
-    const char *eq = strchr(a, '=');
-    size_t alen = a[0] == '-' && a[1] == '-' && eq ? (size_t)(eq - a)
-                                                   : strlen(a);
-    const char *val = eq && a[0] == '-' ? eq + 1 : NULL;
-#define OPT(s) (alen == strlen(s) && !strncmp(a, s, alen))
-    if (OPT("--help") || OPT("-h")) {
-      usage(stdout);
-      return 1;
-    } else if (OPT("--no-history")) {
-      o->history = "";
-    } else if (OPT("--set") || OPT("--output") || OPT("--history") ||
-               OPT("--store-mb") || OPT("--log-level") || OPT("-v")) {
-      if (!val) {
-        if (i + 1 >= argc) {
-          el_eprintf("repl: %.*s wants a value\n", (int)alen, a);
-          return 2;
-        }
-        val = argv[++i];
-      }
-      if (OPT("--set")) {
-        if (!strchr(val, '=') || val[0] == '=' || o->nsets == 256) {
-          el_eprintf("repl: --set wants KEY=VALUE\n");
-          return 2;
-        }
-        o->sets[o->nsets++] = val;
-      } else if (OPT("--output")) {
-        if (strcmp(val, "console") && strcmp(val, "none")) {
-          el_eprintf("repl: --output console|none\n");
-          return 2;
-        }
-        o->output = val;
-      } else if (OPT("--history")) {
-        o->history = val;
-      } else if (OPT("--store-mb")) {
-        char *end;
-        o->store_mb = strtod(val, &end);
-        if (*end || !(o->store_mb >= 1 && o->store_mb <= 1 << 20)) {
-          el_eprintf(
-              "repl: --store-mb wants 1.."
-              "1048576\n");
-          return 2;
-        }
-      } else if (el_opt_log_level("repl", OPT("-v") ? "-v" : "--log-level", val,
-                                  &el_log_threshold) != 0) {
-        return 2;
-      }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      el_opt_unknown("repl", a, usage);
-      return 2;
-    } else {
-      el_src_opts_set_path(&o->src, a);
-    }
-#undef OPT
-    i++;
+    int start = i, rc = parse_one(o, argc, argv, &i);
+    if (rc) return rc;
+    el__cmd_note_option(&seen, argv, start, i);
   }
   if (el_src_opts_validate(&o->src) != 0) {
     el_eprintf("repl: %s\n", o->src.err);
     return 2;
   }
+  el__cmd_warn_repeated(&seen, "repl");
   return 0;
 }
 

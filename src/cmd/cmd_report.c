@@ -177,30 +177,42 @@ static int parse_one(report_opts_t *o, int argc, char **argv, int *i) {
   return 0;
 }
 
-/* Returns 0, 1 (help printed) or 2 (usage error printed). */
+/* The argument at argv[*i]: a source option, one of ours, or the input
+ * path; *i moves past it. Returns 0, 1 (help printed) or 2 (usage error
+ * printed). */
+static int parse_arg(report_opts_t *o, int argc, char **argv, int *i) {
+  int rc = el_src_opts_parse(&o->src, argc, argv, i);
+  if (rc < 0) {
+    el_eprintf("report: %s\n", o->src.err);
+    return 2;
+  }
+  if (rc == 1) return 0;
+  rc = parse_one(o, argc, argv, i);
+  if (rc == 1) usage(stdout);
+  if (rc != 3) return rc;
+  if (argv[*i][0] == '-' && argv[*i][1] != '\0') {
+    el_opt_unknown("report", argv[*i], usage);
+    return 2;
+  }
+  el_src_opts_set_path(&o->src, argv[(*i)++]);
+  return 0;
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). An option
+ * given twice with different values is warned about (cmd.h
+ * el__cmd_note_option; --set per key, --script values add up). */
 static int parse(report_opts_t *o, int argc, char **argv) {
+  static const char *const shorts[] = {"-h", "-h",       "-v", "--log-level",
+                                       "-o", "--output", NULL};
+  static const char *const adds[] = {"--script", NULL};
+  el__cmd_seen_t seen = {.shorts = shorts, .repeatable = adds};
   el_src_opts_init(&o->src);
   o->top = 15;
   o->columns = 2048;
   for (int i = 1; i < argc;) {
-    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
-    if (rc < 0) {
-      el_eprintf("report: %s\n", o->src.err);
-      return 2;
-    }
-    if (rc == 1) continue;
-    rc = parse_one(o, argc, argv, &i);
-    if (rc == 1) {
-      usage(stdout);
-      return 1;
-    }
-    if (rc == 2) return 2;
-    if (rc == 0) continue;
-    if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      el_opt_unknown("report", argv[i], usage);
-      return 2;
-    }
-    el_src_opts_set_path(&o->src, argv[i++]);
+    int start = i, rc = parse_arg(o, argc, argv, &i);
+    if (rc) return rc;
+    el__cmd_note_option(&seen, argv, start, i);
   }
   if (el_src_opts_validate(&o->src) != 0) {
     el_eprintf("report: %s\n", o->src.err);
@@ -223,6 +235,7 @@ static int parse(report_opts_t *o, int argc, char **argv) {
     el_eprintf("report: -o %s is the input itself\n", o->output);
     return 2;
   }
+  el__cmd_warn_repeated(&seen, "report");
   return 0;
 }
 

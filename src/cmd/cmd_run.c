@@ -93,74 +93,89 @@ static int check_sets(const run_opts_t *o) {
   return 0;
 }
 
-/* Returns 0, 1 (help printed) or 2 (usage error printed). */
-static int parse(run_opts_t *o, int argc, char **argv) {
-  el_src_opts_init(&o->src);
-  o->output = "console";
-  for (int i = 1; i < argc;) {
-    const char *a = argv[i];
-    int rc = el_src_opts_parse(&o->src, argc, argv, &i);
-    if (rc < 0) {
-      el_eprintf("run: %s\n", o->src.err);
+/* The argument at argv[*i] (an option of ours or of the source, or a
+ * positional one); *i moves past it. Returns 0, 1 (help printed) or 2
+ * (usage error printed). */
+static int parse_one(run_opts_t *o, int argc, char **argv, int *ip) {
+  int i = *ip;
+  const char *a = argv[i];
+  int rc = el_src_opts_parse(&o->src, argc, argv, ip);
+  if (rc < 0) {
+    el_eprintf("run: %s\n", o->src.err);
+    return 2;
+  }
+  if (rc == 1) return 0;
+  if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    usage(stdout);
+    return 1;
+  } else if (!strcmp(a, "--fail-fast")) {
+    o->fail_fast = 1;
+  } else if (!strcmp(a, "--handler-budget-ms") && i + 1 < argc) {
+    char *end;
+    long v = strtol(argv[++i], &end, 10);
+    if (*end || v <= 0 || v > 3600000) {
+      el_eprintf(
+          "run: --handler-budget-ms wants "
+          "1..3600000\n");
       return 2;
     }
-    if (rc == 1) continue;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 1;
-    } else if (!strcmp(a, "--fail-fast")) {
-      o->fail_fast = 1;
-    } else if (!strcmp(a, "--handler-budget-ms") && i + 1 < argc) {
-      char *end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end || v <= 0 || v > 3600000) {
-        el_eprintf(
-            "run: --handler-budget-ms wants "
-            "1..3600000\n");
-        return 2;
-      }
-      o->budget_ms = (int)v;
-    } else if (!strcmp(a, "--lua-memory") && i + 1 < argc) {
-      char err[160];
-      if (el_parse_size(argv[++i], (uint64_t)16 << 20, (uint64_t)1 << 40,
-                        &o->lua_memory, err, sizeof err) != 0) {
-        el_eprintf("run: --lua-memory: %s\n", err);
-        return 2;
-      }
-    } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
-                !strcmp(a, "--log-level") || !strcmp(a, "-v")) &&
-               i + 1 < argc) {
-      const char *v = argv[++i];
-      if (a[2] == 's') {
-        if (!strchr(v, '=') || v[0] == '=' || o->nsets == 256) {
-          el_eprintf("run: --set wants KEY=VALUE\n");
-          return 2;
-        }
-        o->sets[o->nsets++] = v;
-      } else if (a[2] == 'o') {
-        if (strcmp(v, "console") && strcmp(v, "none")) {
-          el_eprintf("run: --output console|none\n");
-          return 2;
-        }
-        o->output = v;
-      } else if (el_opt_log_level("run", a, v, &el_log_threshold) != 0) {
-        return 2;
-      }
-    } else if (!strncmp(a, "--set=", 6)) {
-      if (!strchr(a + 6, '=') || o->nsets == 256) {
+    o->budget_ms = (int)v;
+  } else if (!strcmp(a, "--lua-memory") && i + 1 < argc) {
+    char err[160];
+    if (el_parse_size(argv[++i], (uint64_t)16 << 20, (uint64_t)1 << 40,
+                      &o->lua_memory, err, sizeof err) != 0) {
+      el_eprintf("run: --lua-memory: %s\n", err);
+      return 2;
+    }
+  } else if ((!strcmp(a, "--set") || !strcmp(a, "--output") ||
+              !strcmp(a, "--log-level") || !strcmp(a, "-v")) &&
+             i + 1 < argc) {
+    const char *v = argv[++i];
+    if (a[2] == 's') {
+      if (!strchr(v, '=') || v[0] == '=' || o->nsets == 256) {
         el_eprintf("run: --set wants KEY=VALUE\n");
         return 2;
       }
-      o->sets[o->nsets++] = a + 6;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      el_opt_unknown("run", a, usage);
+      o->sets[o->nsets++] = v;
+    } else if (a[2] == 'o') {
+      if (strcmp(v, "console") && strcmp(v, "none")) {
+        el_eprintf("run: --output console|none\n");
+        return 2;
+      }
+      o->output = v;
+    } else if (el_opt_log_level("run", a, v, &el_log_threshold) != 0) {
       return 2;
-    } else if (!o->script) {
-      o->script = a;
-    } else {
-      el_src_opts_set_path(&o->src, a);
     }
-    i++;
+  } else if (!strncmp(a, "--set=", 6)) {
+    if (!strchr(a + 6, '=') || o->nsets == 256) {
+      el_eprintf("run: --set wants KEY=VALUE\n");
+      return 2;
+    }
+    o->sets[o->nsets++] = a + 6;
+  } else if (a[0] == '-' && a[1] != '\0') {
+    el_opt_unknown("run", a, usage);
+    return 2;
+  } else if (!o->script) {
+    o->script = a;
+  } else {
+    el_src_opts_set_path(&o->src, a);
+  }
+  *ip = i + 1;
+  return 0;
+}
+
+/* Returns 0, 1 (help printed) or 2 (usage error printed). An option
+ * given twice with different values is warned about (cmd.h
+ * el__cmd_note_option; --set per key). */
+static int parse(run_opts_t *o, int argc, char **argv) {
+  static const char *const shorts[] = {"-v", "--log-level", NULL};
+  el__cmd_seen_t seen = {.shorts = shorts};
+  el_src_opts_init(&o->src);
+  o->output = "console";
+  for (int i = 1; i < argc;) {
+    int start = i, rc = parse_one(o, argc, argv, &i);
+    if (rc) return rc;
+    el__cmd_note_option(&seen, argv, start, i);
   }
   if (check_sets(o) != 0) return 2;
   if (!o->script) {
@@ -172,6 +187,7 @@ static int parse(run_opts_t *o, int argc, char **argv) {
     el_eprintf("run: %s\n", o->src.err);
     return 2;
   }
+  el__cmd_warn_repeated(&seen, "run");
   return 0;
 }
 

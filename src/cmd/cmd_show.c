@@ -104,9 +104,11 @@ static int take_json_flag(int *argc, char **argv) {
 
 /* "--sort-memory SIZE" / "--sort-memory=SIZE": a size as el_parse_size
  * reads it (bytes, or K, M, G in either case, KiB, MiB, GiB), 1K to
- * SORT_MEMORY_MAX. Removed from argv (in place). Returns 0 (*bytes = 0
- * when absent) or -1 after a message on stderr. */
-static int take_sort_memory(int *argc, char **argv, size_t *bytes) {
+ * SORT_MEMORY_MAX. Removed from argv (in place), noted in *seen (given
+ * twice: cmd.h el__cmd_note_option). Returns 0 (*bytes = 0 when absent)
+ * or -1 after a message on stderr. */
+static int take_sort_memory(int *argc, char **argv, size_t *bytes,
+                            el__cmd_seen_t *seen) {
   int k = 1;
   *bytes = 0;
   for (int i = 1; i < *argc; i++) {
@@ -116,8 +118,10 @@ static int take_sort_memory(int *argc, char **argv, size_t *bytes) {
         el_eprintf("show: --sort-memory needs a size (e.g. 64M)\n");
         return -1;
       }
+      el__cmd_note_option(seen, argv, i, i + 2);
       v = argv[++i];
     } else if (!strncmp(argv[i], "--sort-memory=", 14)) {
+      el__cmd_note_option(seen, argv, i, i + 1);
       v = argv[i] + 14;
     } else {
       argv[k++] = argv[i];
@@ -337,8 +341,9 @@ int el_cmd_show(int argc, char **argv) {
   el_src_opts_t o;
   int json = take_json_flag(&argc, argv);
   size_t sort_memory;
-  if (take_sort_memory(&argc, argv, &sort_memory)) return 2;
-  if (el__cmd_check_options("show", argc, argv, show_usage)) return 2;
+  el__cmd_seen_t seen = {0};
+  if (take_sort_memory(&argc, argv, &sort_memory, &seen)) return 2;
+  if (el__cmd_check_options("show", argc, argv, show_usage, &seen)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "show", &err);
   if (!path && !err) return show_live(&o, json, sort_memory);
   if (!path && err == 1) { /* -h, --help */

@@ -396,7 +396,8 @@ done:
 int el_cmd_stats(int argc, char **argv) {
   int err;
   el_src_opts_t o;
-  if (el__cmd_check_options("stats", argc, argv, stats_usage)) return 2;
+  el__cmd_seen_t seen = {0};
+  if (el__cmd_check_options("stats", argc, argv, stats_usage, &seen)) return 2;
   const char *path = el_src_opts_direct_input(&o, argc, argv, "stats", &err);
   if (!path && !err) return stats_live(&o);
   if (!path && err == 1) { /* -h, --help */
