@@ -114,8 +114,12 @@ static int32_t dict_str(el__otlp_enc_t *e, const char *s, size_t len) {
                   copy);
 }
 
+/* Index of Function{name, file, start_line} in the function table; all
+ * zero (a frame with no name, file or line: `frames = {""}`) is the zero
+ * Function at index 0. < 0 when out of memory. */
 static int32_t dict_function(el__otlp_enc_t *e, int32_t name, int32_t file,
                              int64_t start_line) {
+  if (name == 0 && file == 0 && start_line == 0) return 0;
   char stack[32];
   el_buf_t k;
   el_buf_init_on(&k, stack, sizeof stack);

@@ -607,6 +607,61 @@ static void test_profiles_empty_stack_is_index_0(void **state) {
   grab_free(&g);
 }
 
+/* A frame with no name, file or line (el.profile_sample{frames = {""}})
+ * makes Function{}, which is the zero Function at index 0: the function
+ * table keeps one entry, and the frame's Location (one Line, so not the
+ * zero Location) points at it. */
+static void test_profiles_empty_function_is_index_0(void **state) {
+  if (!have_protoc()) skip();
+  grab_t g = {0};
+  el_tm_store_t *st = new_store(&g);
+  el_tm_frame_t f = {{"", 0}, {NULL, 0}, 0, 0};
+  el_tm_profile_sample_t s = {"p", "cpu", "samples", &f, 1, 1, 0, NULL, 0};
+  el_tm_profile_sample(st, &s);
+  el_tm_store_flush(st);
+  expect_text(EL_TM_SIGNAL_PROFILES, g.b[3],
+              "resource_profiles {\n" RESOURCE_ODDBALL
+              "  scope_profiles {\n" SCOPE("    ")
+              "    profiles {\n"
+              "      sample_type {\n"
+              "        type_strindex: 1\n"
+              "        unit_strindex: 2\n"
+              "      }\n"
+              "      samples {\n"
+              "        stack_index: 1\n"
+              "        values: 1\n"
+              "      }\n"
+              "    }\n"
+              "  }\n"
+              "}\n"
+              "dictionary {\n"
+              "  mapping_table {\n"
+              "  }\n"
+              "  location_table {\n"
+              "  }\n"
+              "  location_table {\n"
+              "    lines {\n"
+              "    }\n"
+              "  }\n"
+              "  function_table {\n"
+              "  }\n"
+              "  link_table {\n"
+              "  }\n"
+              "  string_table: \"\"\n"
+              "  string_table: \"cpu\"\n"
+              "  string_table: \"samples\"\n"
+              "  attribute_table {\n"
+              "  }\n"
+              "  stack_table {\n"
+              "  }\n"
+              "  stack_table {\n"
+              "    location_indices: 1\n"
+              "  }\n"
+              "}\n");
+  el_tm_store_free(st);
+  grab_free(&g);
+}
+
 /* {====== splitting at max_bytes ======} */
 
 typedef Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
@@ -1416,6 +1471,7 @@ int main(void) {
       cmocka_unit_test(test_traces_decoded_by_protoc),
       cmocka_unit_test(test_profiles_dictionary_decoded_by_protoc),
       cmocka_unit_test(test_profiles_empty_stack_is_index_0),
+      cmocka_unit_test(test_profiles_empty_function_is_index_0),
       cmocka_unit_test(test_split_at_max_bytes),
       cmocka_unit_test(test_oversized_record_dropped_and_counted),
       cmocka_unit_test(test_profiles_split_self_contained),
