@@ -961,8 +961,12 @@ static int header_done(el_ev_decoder_t *d) {
     d->decls[i].desc.len = r->desc_len;
     d->decls[i].offset = decl_offset(d, i);
     d->decls[i].overridden = 0;
-    if (r->id == 0xFFFF)
+    if (r->id == 0xFFFF) {
+      d->decls[i].known = 0;
       continue; /* DATA_END can never be an event type */
+    }
+    unsigned li = pick_layout(d, r->id, r->size);
+    d->decls[i].known = li != 0;
     if (d->holder[r->id]) {
       size_t j = d->holder[r->id] - 1;
       size_t win = resolve_dup(d, j, i);
@@ -971,7 +975,6 @@ static int header_done(el_ev_decoder_t *d) {
         continue;
     }
     d->holder[r->id] = (uint32_t)i + 1;
-    unsigned li = pick_layout(d, r->id, r->size);
     uint32_t fast =
         li && d->layouts[li - 1].intonly && r->size <= FAST_MAX_SIZE &&
                 r->id != EL_EV_BLOCK_MARKER && r->id != EL_EV_WALL_CLOCK_TIME

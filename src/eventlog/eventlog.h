@@ -109,6 +109,12 @@ typedef struct el_ev_decl_s {
   uint8_t overridden;        /* 1: another declaration of the same id is
                                 the one used for decoding (duplicate
                                 declarations, docs/eventlog.md) */
+  /* known: 1 when a known layout of the type fits the declared size, so
+   * the events it frames (if it is the one used) come with known = 1 and
+   * their fields, unless malformed; 0 for an unknown type, or a known one
+   * declared with a size no layout of it fits (docs/eventlog.md "Unknown
+   * types"): its events come with known = 0. Fixed for the session. */
+  uint8_t known;
   uint64_t offset;           /* byte offset of its "etb\0" marker */
 } el_ev_decl_t;
 

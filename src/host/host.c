@@ -720,6 +720,8 @@ int el_host_load_string(el_host_t *h, const char *code, const char *name) {
 
 /* {====== the sink ======} */
 
+static void apply_flags(el_host_t *h, int type);
+
 /* Keeps the decoder's wanted-fields and quiet masks in step with the
  * flags: a type with a flag gets its fields (any of its readers may look
  * at them: the session tracker, the analyses, handlers, the reorder
@@ -739,9 +741,17 @@ void el__host_set_flag(el_host_t *h, int type, uint8_t bit, int on) {
   }
   if (type >= EL__HOST_NTYPES) return;
   if (on)
-    h->flags[type] |= bit;
+    h->want[type] |= bit;
   else
-    h->flags[type] &= (uint8_t)~bit;
+    h->want[type] &= (uint8_t)~bit;
+  apply_flags(h, type);
+}
+
+/* flags[type] from want[type] and nolayout[type] (host_internal.h), and
+ * the decoder's masks and the direct paths in step with it. */
+static void apply_flags(el_host_t *h, int type) {
+  h->flags[type] =
+      h->nolayout[type] ? h->want[type] & h->star_flag : h->want[type];
   el_ev_decoder_set_fields(h->dec, type, h->flags[type] != 0);
   el_ev_decoder_set_quiet(h->dec, type, h->flags[type] == 0);
   el__direct_sync(h, type);
@@ -818,6 +828,41 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
   return on_event_wanted(h, ev, f);
 }
 
+/* The known types whose declaration in this header fits none of their
+ * layouts (el_ev_decl_t.known = 0): their events come with known = 0,
+ * the raw payload and no fields (docs/eventlog.md "Unknown types"), so
+ * from now on only the "*" handlers get them (nolayout[]). Each is
+ * warned about, naming its declaration's byte, once per session. */
+static void header_layouts(el_host_t *h, const el_ev_header_t *hdr) {
+  uint8_t nl[EL__HOST_NTYPES] = {0};
+  for (size_t i = 0; i < hdr->ndecls; i++) {
+    const el_ev_decl_t *dc = &hdr->decls[i];
+    const el_ev_type_info_t *ti =
+        dc->id < EL__HOST_NTYPES ? el_ev_type_info(dc->id) : NULL;
+    if (dc->overridden || dc->known || !ti) continue;
+    nl[dc->id] = 1;
+    /* code 0: a warning, not a fault of the stream (report lists none) */
+    el_diag_t dg = {.offset = dc->offset, .event_type = dc->id};
+    char sz[24];
+    snprintf(sz, sizeof sz,
+             dc->size == EL_EV_VARIABLE ? "variable size" : "size %u",
+             (unsigned)dc->size);
+    snprintf(dg.msg, sizeof dg.msg,
+             "event %s (type %u) is declared at byte %llu with %s, which "
+             "no layout of it has: its events are unknown events (raw "
+             "payload, no fields), given to \"*\" handlers only, not to "
+             "%s handlers",
+             ti->name, (unsigned)dc->id, (unsigned long long)dc->offset, sz,
+             ti->name);
+    on_warning(h, &dg);
+  }
+  for (int t = 0; t < EL__HOST_NTYPES; t++) {
+    if (nl[t] == h->nolayout[t]) continue;
+    h->nolayout[t] = nl[t];
+    apply_flags(h, t);
+  }
+}
+
 static int on_header(void *ud, const el_ev_header_t *hdr) {
   el_host_t *h = ud;
   /* The sizes the decoder frames this session's RUN_THREAD and
@@ -832,6 +877,7 @@ static int on_header(void *ud, const el_ev_header_t *hdr) {
   }
   h->direct_sizes = run == 4 && stop == 10;
   el__batch_flush(h);
+  header_layouts(h, hdr);
   el__lrun_session(h);
   el__session_header(h);
   return h->stop;

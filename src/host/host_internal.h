@@ -336,7 +336,16 @@ struct el_host_s {
                             flush it: never otherwise, the console
                             exporter's writer may hold it, blocked) */
 
+  /* Who gets each type's events this session (EL__F_*): want[], except
+   * for a type of nolayout[], which only the "*" handlers get
+   * (star_flag). Kept by el__host_set_flag. */
   uint8_t flags[EL__HOST_NTYPES];
+  uint8_t want[EL__HOST_NTYPES]; /* EL__F_* asked for each type */
+  /* 1: a known type the session's header declares with a size no layout
+   * of it fits (el_ev_decl_t.known = 0): its events come with known = 0
+   * and no fields, so its own handlers, the session tracker and the C
+   * analyses never get them (on_header in host.c). */
+  uint8_t nolayout[EL__HOST_NTYPES];
   uint8_t star_flag;        /* flags for types >= EL__HOST_NTYPES */
   el__hlist_t types[EL__HOST_NTYPES];
   el__hlist_t star;

@@ -44,6 +44,8 @@ static void compact(el_host_t *h) {
     if (h->types[t].n == 0) el__host_set_flag(h, t, EL__F_LUA, 0);
     if (h->otypes[t].n == 0 && h->ostar.n == 0)
       el__host_set_flag(h, t, EL__F_ORD, 0);
+    else if (h->nolayout[t]) /* its flags follow star_flag's, just cut */
+      el__host_set_flag(h, t, EL__F_ORD, 1);
   }
   h->need_compact = 0;
 }
@@ -460,7 +462,10 @@ static void dispatch_lists(el_host_t *h, const el_ev_event_t *ev, uint8_t f,
     if (f & EL__F_LUA) call_list(h, &h->types[ev->type], ev, ti, &ev_set);
     if (f & EL__F_STAR) call_list(h, &h->star, ev, sti, &ev_set);
   } else {
-    if (ev->type < EL__HOST_NTYPES)
+    /* A "*" handler's EL__F_ORD brings a type of nolayout[] here (the
+     * stream order's lists follow flags[]): an event without its fields
+     * is not for its type's handlers. */
+    if (ev->type < EL__HOST_NTYPES && ev->known)
       call_list(h, &h->otypes[ev->type], ev, ti ? ti : sti, &ev_set);
     call_list(h, &h->ostar, ev, sti, &ev_set);
   }
