@@ -678,6 +678,11 @@ function cell(tr, text, cls) {
   tr.appendChild(td);
 }
 
+// text(v), or 'unknown' when /api/data sends v null (not seen).
+function known(v, text) {
+  return v === null || v === undefined ? 'unknown' : text(v);
+}
+
 // The threads table: the daemon keeps at most 500 threads (finished ones
 // leave 30 s after they finish, the youngest when it is full) and
 // sums those that left into the "other" row (docs/web.md "Limits"). A
@@ -685,7 +690,10 @@ function cell(tr, text, cls) {
 // "session N ended"), which then leave as finished ones do; the end of
 // input ends the rest ("Ended", status "input ended (was ...)"), and so
 // does a closed connection the daemon waits to see reopened ("connection
-// closed (was ...)", /api/data's reconnecting).
+// closed (was ...)", /api/data's reconnecting). A row no thread-state
+// span came for (only its label is known: the traces processor
+// thread_state is off) has state and running_ms null: both read
+// "unknown", also once it is over (its status says why).
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
   // the current session's rows first, then those a reconnection ended
@@ -699,7 +707,7 @@ function drawThreads(d) {
     cell(tr, t.state || 'unknown', 'state');
     cell(tr, t.status);
     cell(tr, t.cap >= 0 ? t.cap : '');
-    cell(tr, t.running_ms.toFixed(1));
+    cell(tr, known(t.running_ms, (v) => v.toFixed(1)));
     return tr;
   });
   const o = d.threads_other;
@@ -720,16 +728,17 @@ function drawThreads(d) {
     cell(tr, `${o.finished} finished`);
     cell(tr, '');
     cell(tr, '');
-    cell(tr, o.running_ms.toFixed(1));
+    cell(tr, known(o.running_ms, (v) => v.toFixed(1)));
     trs.push(tr);
   }
   body.replaceChildren(...trs);
   const t = document.getElementById('threads');
   t.dataset.rows = String(rows.length);
   t.dataset.other = String(o ? o.threads : 0);
-  // States come from the traces processor thread_state.
+  // States come from the traces processor thread_state: the hint shows
+  // until one of its spans came (thread_spans), whatever the rows say.
   document.getElementById('threads-hint').style.display =
-    rows.some((r) => r.state) || waiting(d) ? 'none' : '';
+      d.thread_spans > 0 || waiting(d) ? 'none' : '';
 }
 
 // The log tail: the program's records, the 200 newest by time, newest

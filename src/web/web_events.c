@@ -227,7 +227,9 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
 /* End every row not over: state "Ended" as of the newest span (it then
  * ages out as finished rows do), status "session N ended" when why is
  * NULL (a newer session began), else "<why> (was <state>[: <status>])",
- * keeping the state the thread was last seen in. */
+ * keeping the state the thread was last seen in; just "<why>" for a row
+ * no span came for (its state was never known: /api/data sends it
+ * null, json_threads). */
 static void threads_end(el_web_t *w, const char *why) {
   char status[128];
   for (size_t k = 0; k < w->nthreads; k++) {
@@ -236,6 +238,8 @@ static void threads_end(el_web_t *w, const char *why) {
     if (!why)
       snprintf(status, sizeof status, "session %llu ended",
                (unsigned long long)t->session);
+    else if (!t->spans)
+      snprintf(status, sizeof status, "%s", why);
     else
       snprintf(status, sizeof status, "%s (was %s%s%s)", why,
                t->state ? t->state : "unknown", t->status ? ": " : "",
@@ -313,8 +317,10 @@ static void thread_span(el_web_t *w, const el_tm_span_t *s, bool running) {
   double start_ms = (double)s->start_unix_ns / 1e6;
   double end_ms = (double)s->end_unix_ns / 1e6;
   if (end_ms > w->th_newest_ms) w->th_newest_ms = end_ms;
+  w->th_spans++;
   web_thread_t *th = thread_get(w, tid);
   if (!th) return;
+  th->spans = true;
   if (th->first_ms == 0 || start_ms < th->first_ms) th->first_ms = start_ms;
   if (running && end_ms >= start_ms) th->running_ms += end_ms - start_ms;
   if (end_ms < th->t_ms) return; /* an older span, late */
@@ -563,6 +569,7 @@ void web_events_clear(el_web_t *w) {
   el_map_free(&w->thidx);
   memset(&w->thother, 0, sizeof w->thother);
   w->th_session = 0;
+  w->th_spans = 0;
   w->npauses = w->hpauses = w->npauses_top = 0;
   w->pauses_forgotten = 0;
   web_thids_clear(&w->thids);
@@ -635,6 +642,20 @@ static void json_logs(const el_web_t *w, el_buf_t *b) {
   json_pauses(w, b);
 }
 
+/* A number, or null when it is not known. */
+static void put_known_num(el_buf_t *b, bool known, double v) {
+  if (known)
+    web_put_num(b, v);
+  else
+    el_buf_puts(b, "null");
+}
+
+/* "threads", "threads_other", "thread_spans". A row no thread-state span
+ * came for (its label made it: the traces processor thread_state off)
+ * has state, t and running_ms null, not "Ended" and 0 once it is over: its
+ * state and running time were never seen; its status still says why it
+ * is over. The other row's running_ms is null while no thread-state span
+ * came at all. */
 static void json_threads(const el_web_t *w, el_buf_t *b) {
   el_buf_puts(b, ",\"threads\":[");
   for (size_t k = 0; k < w->nthreads; k++) {
@@ -643,14 +664,14 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
                   (long long)t->id);
     web_put_json_cstr(b, t->label);
     el_buf_puts(b, ",\"state\":");
-    web_put_json_cstr(b, t->state);
+    web_put_json_cstr(b, t->spans ? t->state : NULL);
     el_buf_puts(b, ",\"status\":");
     web_put_json_cstr(b, t->status);
     el_buf_printf(b, ",\"cap\":%lld,\"session\":%llu,\"t\":", (long long)t->cap,
                   (unsigned long long)t->session);
-    web_put_num(b, t->t_ms);
+    put_known_num(b, t->spans, t->t_ms);
     el_buf_puts(b, ",\"running_ms\":");
-    web_put_num(b, t->running_ms);
+    put_known_num(b, t->spans, t->running_ms);
     el_buf_puts(b, "}");
   }
   el_buf_printf(b,
@@ -664,8 +685,8 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
                 (unsigned long long)w->thother.dropped_labels,
                 (unsigned long long)w->thother.unremembered,
                 (unsigned long long)w->thother.late_session);
-  web_put_num(b, w->thother.running_ms);
-  el_buf_puts(b, "}");
+  put_known_num(b, w->th_spans > 0, w->thother.running_ms);
+  el_buf_printf(b, "},\"thread_spans\":%llu", (unsigned long long)w->th_spans);
 }
 
 /* "cap_usage": {"caps": highest capability + 1, "bin_ms", "lo", "hi",

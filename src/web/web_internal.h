@@ -148,8 +148,8 @@ typedef struct web_thids_s {
 typedef struct web_thread_s {
   int64_t id;
   char *label;       /* NULL until a ThreadLabel */
-  const char *state; /* static: "Running", "Stopped", "Blocked",
-                                 "Finished"; NULL = unknown */
+  const char *state; /* static: "Running", "Runnable", "Blocked",
+                        "Finished", "Ended"; NULL = unknown */
   char *status;      /* why it last stopped, NULL = unknown */
   int64_t cap;       /* -1 = unknown */
   double t_ms;       /* when it entered state (span end) */
@@ -157,6 +157,10 @@ typedef struct web_thread_s {
   double first_ms;   /* start of its first span seen (0 = none): the
                         table keeps long-lived threads */
   uint64_t session;  /* eventlog session of the thread (its spans') */
+  bool spans;        /* a thread-state span came for it; false: only its
+                        label made the row (the traces processor
+                        thread_state off), state and running time are
+                        unknown (/api/data: null) */
 } web_thread_t;
 
 /* Threads that left the table (finished and aged, or the youngest when
@@ -233,6 +237,7 @@ struct el_web_s {
   } thlab[WEB_THREAD_LABEL_SLOTS]; /* the current session's labels */
   size_t nthlab;                   /* labels in thlab */
   double th_newest_ms;             /* newest thread-state span end */
+  uint64_t th_spans;               /* thread-state spans received */
   uint64_t th_session; /* session of the indexed (current) threads */
   web_usage_t usage;
   /* counters */

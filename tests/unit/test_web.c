@@ -500,6 +500,8 @@ static void test_threads_end_with_input(void **state) {
                          "\"running_ms\":0}"));
   assert_null(strstr(js, "\"Running\""));
   assert_null(strstr(js, "\"Blocked\""));
+  /* three thread-state spans came: the other row's running time is known */
+  assert_non_null(strstr(js, "\"running_ms\":0},\"thread_spans\":3"));
   el_free(js);
   fix_free(f);
 }
@@ -655,6 +657,41 @@ static const web_thread_t *row_of(const fix_t *f, int64_t id) {
   for (size_t k = 0; k < f->w->nthreads; k++)
     if (f->w->threads[k].id == id) return &f->w->threads[k];
   return NULL;
+}
+
+/* With the traces processor thread_state off only ThreadLabel logs come
+ * (h55): their rows know a label and nothing else. By hand: threads 4
+ * ("worker") and 5 ("main") labelled, no span: state, t and running_ms
+ * null, "thread_spans" 0, the other row's running_ms null; once the input
+ * ended, the same with status "input ended" (not "Ended", "input ended
+ * (was unknown)" and a running time of 0, as the old daemon said). */
+static void test_threads_labels_only(void **state) {
+  (void)state;
+  fix_t *f = fix_new(true);
+  thread_label_log(f, 4, "worker");
+  thread_label_log(f, 5, "main");
+  el_tm_store_flush(f->st);
+  char *js = model_json(f);
+  assert_non_null(strstr(js,
+                         "{\"id\":4,\"label\":\"worker\",\"state\":null,"
+                         "\"status\":null,\"cap\":-1,\"session\":0,"
+                         "\"t\":null,\"running_ms\":null}"));
+  assert_non_null(strstr(js, "\"running_ms\":null},\"thread_spans\":0"));
+  el_free(js);
+  el_web_set_ended(f->w, true);
+  js = model_json(f);
+  assert_non_null(strstr(js,
+                         "{\"id\":4,\"label\":\"worker\",\"state\":null,"
+                         "\"status\":\"input ended\",\"cap\":-1,"
+                         "\"session\":0,\"t\":null,\"running_ms\":null}"));
+  assert_non_null(strstr(js,
+                         "{\"id\":5,\"label\":\"main\",\"state\":null,"
+                         "\"status\":\"input ended\",\"cap\":-1,"
+                         "\"session\":0,\"t\":null,\"running_ms\":null}"));
+  assert_null(strstr(js, "Ended"));
+  assert_null(strstr(js, "was unknown"));
+  el_free(js);
+  fix_free(f);
 }
 
 /* A full table keeps the long-lived threads (docs/web.md "Limits"): by
@@ -1211,6 +1248,7 @@ int main(void) {
       cmocka_unit_test(test_usage_bins),
       cmocka_unit_test(test_thread_states),
       cmocka_unit_test(test_threads_end_with_input),
+      cmocka_unit_test(test_threads_labels_only),
       cmocka_unit_test(test_thread_runnable),
       cmocka_unit_test(test_threads_end_with_connection),
       cmocka_unit_test(test_threads_table_keeps_long_lived),
