@@ -25,14 +25,21 @@ M.limits = {
   markers = 100000,    -- USER_MARKER
   messages = 100000,   -- USER_MSG and LOG_MSG
   gc_spans = 1000000,  -- GC pause durations
+  threads = 1000000,   -- threads of the sessions that ended (threads())
 }
 -- What the bounds made the helpers drop, by kind.
 M.dropped = {points = 0, censuses = 0, markers = 0, messages = 0,
-             gc_spans = 0}
+             gc_spans = 0, threads = 0}
 
 local store          -- eventlog_live.repl_store (C)
 local host = {}      -- C callbacks set by the command (load_script, ...)
 local threads_tr, gc_tr
+-- The trackers start afresh with each session (docs/lua-api.md §6: a
+-- thread id names another thread in each run), so each session's threads
+-- are kept at its end, with its number; ended_session is the number of the
+-- last session kept (its threads are no longer the tracker's to list).
+local ended_threads, ended_session = {}, nil
+local gc_ended = {count = 0, total_ns = 0, max_ns = 0, caps = {}}
 local gc_spans = {}  -- {cap, start_t, end_t}
 local series = {heap_size = {}, heap_live = {}, blocks_size = {}}
 local censuses = {}  -- {t, era, samples = {label = bytes}, total}
@@ -304,6 +311,30 @@ end
 
 -- {====== threads ======}
 
+-- The session column, when the rows hold more than one session.
+local function session_cols(self, cols)
+  if #self > 0 and self[1].session ~= self[#self].session then
+    table.insert(cols, 1, {key = "session", align = "right"})
+  end
+  return cols
+end
+
+-- " (session 1: 9, session 2: 9)" when the rows hold several sessions
+-- (in session order), else "".
+local function per_session(self)
+  if #self == 0 or self[1].session == self[#self].session then return "" end
+  local parts, n = {}, 0
+  for i, t in ipairs(self) do
+    n = n + 1
+    local nxt = self[i + 1]
+    if not nxt or nxt.session ~= t.session then
+      parts[#parts + 1] = string.format("session %s: %d", t.session, n)
+      n = 0
+    end
+  end
+  return " (" .. table.concat(parts, ", ") .. ")"
+end
+
 kind("threads", function(self)
   local rows = {}
   for i, t in ipairs(self) do
@@ -318,23 +349,40 @@ kind("threads", function(self)
     end
     local stop = t.finished_t or t.last_t
     local start = t.created_t or t.first_t
-    rows[i] = {thread = t.thread, label = t.label or "", state = t.state,
+    rows[i] = {session = t.session, thread = t.thread, label = t.label or "",
+      state = t.state,
       created = start and fmt.duration(start) or "",
       lifetime = (start and stop) and fmt.duration(stop - start) or "",
       runs = t.runs, running = fmt.duration(t.running_ns),
       blocked = fmt.duration(t.blocked_ns), reasons = table.concat(r, ", ")}
   end
-  return fmt.table(rows, {
+  local s = fmt.table(rows, session_cols(self, {
     {key = "thread"}, {key = "label", align = "left"},
     {key = "state", align = "left"}, {key = "created", align = "right"},
     {key = "lifetime", align = "right"}, {key = "runs"},
     {key = "running", align = "right"}, {key = "blocked", align = "right"},
     {key = "reasons", title = "blocked on (longest)", align = "left"},
-  }) .. string.format("%d threads\n", #self)
+  }))
+  if (self.dropped or 0) > 0 then
+    s = s .. string.format("note: %d threads of ended sessions beyond "
+      .. "repl.limits.threads not listed\n", self.dropped)
+  end
+  return s .. string.format("%d threads%s\n", #self, per_session(self))
 end)
 
+-- Every session's threads: those of the sessions that ended, then the
+-- current session's if it goes on (live); rows by session, then thread id.
 function M.threads()
-  local list = threads_tr:list()
+  local list = {}
+  for i, t in ipairs(ended_threads) do list[i] = t end
+  local cur = el.session and el.session.number or 0
+  if cur ~= ended_session then
+    for _, t in ipairs(threads_tr:list()) do
+      t.session = cur
+      list[#list + 1] = t
+    end
+  end
+  list.dropped = M.dropped.threads
   return printable("threads", list)
 end
 
@@ -360,6 +408,30 @@ kind("gc", function(self)
   return s .. "GC pauses: GC_START..GC_END per capability\n"
 end)
 
+-- Add the el.gc stats st ({count, total_ns, max_ns, caps}) into acc.
+local function gc_add(acc, st)
+  acc.count = acc.count + (st.count or 0)
+  acc.total_ns = acc.total_ns + (st.total_ns or 0)
+  acc.max_ns = math.max(acc.max_ns, st.max_ns or 0)
+  for cap, c in pairs(st.caps or {}) do
+    local a = acc.caps[cap] or {count = 0, total_ns = 0, max_ns = 0}
+    acc.caps[cap] = a
+    a.count, a.total_ns = a.count + c.count, a.total_ns + c.total_ns
+    a.max_ns = math.max(a.max_ns, c.max_ns)
+  end
+  return acc
+end
+
+-- The el.gc helper's totals over every session (it starts afresh with
+-- each): the ended sessions' and the current one's if it goes on.
+local function gc_stats()
+  local acc = gc_add({count = 0, total_ns = 0, max_ns = 0, caps = {}},
+                     gc_ended)
+  local cur = el.session and el.session.number or 0
+  if cur ~= ended_session then gc_add(acc, gc_tr:stats()) end
+  return acc
+end
+
 function M.gc()
   local per, all = {}, {}
   for _, sp in ipairs(gc_spans) do
@@ -380,7 +452,7 @@ function M.gc()
   for _, c in ipairs(caps) do rows[#rows + 1] = row(c, per[c]) end
   rows[#rows + 1] = row("all", all)
   return printable("gc", {rows = rows, dropped = M.dropped.gc_spans,
-                          stats = gc_tr:stats()})
+                          stats = gc_stats()})
 end
 
 -- {====== heap ======}
@@ -517,14 +589,6 @@ local function text_list(kind_name, list, title)
     return a.t < b.t
   end)
   return printable(kind_name, sorted)
-end
-
--- The session column, when the rows hold more than one session.
-local function session_cols(self, cols)
-  if #self > 0 and self[1].session ~= self[#self].session then
-    table.insert(cols, 1, {key = "session", align = "right"})
-  end
-  return cols
 end
 
 kind("markers", function(self)
@@ -843,6 +907,14 @@ function M.install(c)
   host = c
   store = c.store or require("eventlog_live.repl_store")
   threads_tr = el.threads()
+  el.on_session_end(function(sess)
+    ended_session = sess and sess.number or 0
+    gc_add(gc_ended, gc_tr:stats())
+    for _, t in ipairs(threads_tr:list()) do
+      t.session = ended_session
+      push(ended_threads, t, "threads")
+    end
+  end)
   gc_tr = el.gc{on_span = function(cap, s, e)
     push(gc_spans, {cap, s, e}, "gc_spans")
   end}

@@ -154,6 +154,39 @@ rc=0
 printf 'y = 1\n:quit\n' | "$EL_BIN" repl "$LOG" --no-history >/dev/null 2>&1 || rc=$?
 check "piped: good lines exit 0" 0 "$rc"
 
+# 5b. Two sessions (threads.eventlog, then this file: two runs, as a
+# socket reconnection or `cat a b` gives): threads() lists each session's
+# threads with the runs and running ns of its own file (RUN_THREAD paired
+# with the next STOP_THREAD of the thread on the same capability, counted
+# in `eventlog-live show` of each file), a session column and each
+# session's count. The tracker starts afresh with each session: only the
+# second session's were listed, without a word.
+cat "$D/threads.eventlog" "$LOG" > "$tmp/two.eventlog"
+for i in 1 2; do
+  f=$D/threads.eventlog; [ "$i" = 2 ] && f=$LOG
+  "$EL_BIN" show "$f" | awk -v s="$i" '
+    / cap [0-9]+: running thread [0-9]+$/ {
+      t = $1; sub(":", "", t); c = $3; sub(":", "", c)
+      start[$6, c] = t; open[$6, c] = 1; seen[$6] = 1; next }
+    / cap [0-9]+: stopping thread [0-9]+ / {
+      t = $1; sub(":", "", t); c = $3; sub(":", "", c); seen[$6] = 1
+      if (open[$6, c]) { runs[$6]++; ns[$6] += t - start[$6, c]; open[$6, c] = 0 } }
+    / creating thread [0-9]+$/ { seen[$NF] = 1 }
+    END { for (th in seen) printf "%d %d %d %d\n", s, th, runs[th], ns[th] }'
+done | sort -k1,1n -k2,2n > "$tmp/two.want"
+printf '%s\n' 'for _, t in ipairs(threads()) do print("T", t.session, t.thread, t.runs, t.running_ns) end' \
+  'threads()' | "$EL_BIN" repl "$tmp/two.eventlog" --no-history \
+  > "$tmp/two.out" 2> "$tmp/two.err"
+check "two sessions: threads() per session = each file's runs and running ns" \
+  "$(cat "$tmp/two.want")" \
+  "$(awk '$1 == "T" { print $2, $3, $4, $5 }' "$tmp/two.out" | sort -k1,1n -k2,2n)"
+n1=$(awk '$1 == 1' "$tmp/two.want" | wc -l); n2=$(awk '$1 == 2' "$tmp/two.want" | wc -l)
+check "two sessions: threads() count line gives each session's" \
+  "$((n1 + n2)) threads (session 1: $n1, session 2: $n2)" \
+  "$(grep -E '^[0-9]+ threads' "$tmp/two.out")"
+check "two sessions: threads() has a session column" 1 \
+  "$(grep -cE '^ *session +thread ' "$tmp/two.out")"
+
 # 6. An input file that cannot be opened: status 1, as every command
 # (docs/exit-codes.md; it was 2, a usage error's), in one line naming it.
 rc=0

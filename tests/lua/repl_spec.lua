@@ -12,9 +12,26 @@ local function fake_host()
     el.handlers[name] = el.handlers[name] or {}
     table.insert(el.handlers[name], fn)
   end
-  function el.threads() return {list = function() return {} end} end
+  -- The trackers list what el._fake.threads / el._fake.gc hold (a test
+  -- sets them); el._fake.end_session() runs the on_session_end hooks.
+  local fake = {threads = {}, gc = {count = 0}, hooks = {}}
+  el._fake = fake
+  function el.threads()
+    return {list = function()
+      local l = {}
+      for i, t in ipairs(fake.threads) do
+        l[i] = {}
+        for k, v in pairs(t) do l[i][k] = v end
+      end
+      return l
+    end}
+  end
   function el.gc(opts) el.gc_span = opts.on_span
-    return {stats = function() return {count = 0} end} end
+    return {stats = function() return fake.gc end} end
+  function el.on_session_end(fn) table.insert(fake.hooks, fn) end
+  function fake.end_session()
+    for _, fn in ipairs(fake.hooks) do fn(el.session) end
+  end
   function el.type_info(name)
     local ids = {[1] = "RUN_THREAD", [58] = "USER_MARKER"}
     name = ids[name] or name
@@ -273,6 +290,63 @@ describe("eventlog_live.repl", function()
     assert.are.equal(100, g.rows[3].max_ns)
   end)
 
+  it("lists the threads of every session, each at its session's end", function()
+    local repl, el = fresh()
+    -- By hand: the tracker starts afresh with each session (the host's);
+    -- session 1 ends with threads 1 and 2, session 2 (thread 1 again,
+    -- another thread of another run) goes on: 3 rows, by session.
+    el.session = {number = 1}
+    el._fake.threads = {{thread = 1, state = "finished", runs = 3,
+                       running_ns = 100, blocked_ns = 0, blocked = {}},
+                      {thread = 2, state = "finished", runs = 1,
+                       running_ns = 50, blocked_ns = 0, blocked = {}}}
+    el._fake.end_session()
+    el.session = {number = 2}
+    el._fake.threads = {{thread = 1, state = "running", runs = 7,
+                       running_ns = 700, blocked_ns = 0, blocked = {}}}
+    local t = repl.threads()
+    assert.are.same({{1, 1, 3, 100}, {1, 2, 1, 50}, {2, 1, 7, 700}},
+      {{t[1].session, t[1].thread, t[1].runs, t[1].running_ns},
+       {t[2].session, t[2].thread, t[2].runs, t[2].running_ns},
+       {t[3].session, t[3].thread, t[3].runs, t[3].running_ns}})
+    local text = tostring(t)
+    assert.truthy(text:find("^ *session +thread"), text)
+    assert.truthy(text:find("\n3 threads %(session 1: 2, session 2: 1%)\n$"),
+                  text)
+    -- Session 2 ends: its threads are listed once, not again from the
+    -- tracker (which keeps them until the next session's header).
+    el._fake.end_session()
+    assert.are.equal(3, #repl.threads())
+    -- One session: no session column, the count alone.
+    repl, el = fresh()
+    el.session = {number = 1}
+    el._fake.threads = {{thread = 4, state = "new", runs = 0, running_ns = 0,
+                       blocked_ns = 0, blocked = {}}}
+    text = tostring(repl.threads())
+    assert.is_nil(text:find("session"), text)
+    assert.truthy(text:find("\n1 threads\n$"), text)
+  end)
+
+  it("sums the GC helper's totals over the sessions", function()
+    local repl, el = fresh()
+    -- By hand: session 1: 2 pauses, 30 ns, max 20 on cap 0; session 2
+    -- (the helper afresh): 1 pause of 50 ns on cap 0, 1 of 5 on cap 1.
+    el.session = {number = 1}
+    el._fake.gc = {count = 2, total_ns = 30, max_ns = 20,
+                   caps = {[0] = {count = 2, total_ns = 30, max_ns = 20}}}
+    el._fake.end_session()
+    el.session = {number = 2}
+    el._fake.gc = {count = 2, total_ns = 55, max_ns = 50,
+                   caps = {[0] = {count = 1, total_ns = 50, max_ns = 50},
+                           [1] = {count = 1, total_ns = 5, max_ns = 5}}}
+    assert.are.same({count = 4, total_ns = 85, max_ns = 50,
+                     caps = {[0] = {count = 3, total_ns = 80, max_ns = 50},
+                             [1] = {count = 1, total_ns = 5, max_ns = 5}}},
+                    repl.gc().stats)
+    el._fake.end_session()
+    assert.are.equal(4, repl.gc().stats.count)
+  end)
+
   it("lists markers in time order with the time to the next", function()
     local repl, el = fresh()
     el.fire("USER_MARKER", {t = 500, cap = 1}, "b")
@@ -316,7 +390,7 @@ describe("eventlog_live.repl", function()
     assert.are.same({":load "}, repl.complete(":lo"))
     assert.are.same({":help"}, repl.complete(":h"))
     assert.are.same({"summary"}, repl.complete("summ"))
-    assert.are.same({"el.on"}, repl.complete("el.o"))
+    assert.are.same({"el.on", "el.on_session_end"}, repl.complete("el.o"))
     assert.are.same({"el.threads", "el.type_info"}, repl.complete("el.t"))
     assert.are.same({"string.format"}, repl.complete("string.form"))
     assert.are.same({"string:format"}, repl.complete("string:form"))
