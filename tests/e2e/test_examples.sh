@@ -46,7 +46,9 @@ check "gc_pauses: count and total per cap (threads)" "$exp" "$act"
 # 2. thread_times: runs, running ns and blocked ns per thread (§5.2.3
 # state machine: Run..Stop is Running, Stop..Run and Stop..Stop Blocked,
 # nothing after ThreadFinished, a Run after a Run keeps the earlier one).
-exp=$(awk -F'\t' '
+# thread_exp EVENTS [PREFIX]: "PREFIX thread runs running blocked" lines.
+thread_exp() {
+awk -F'\t' -v pre="${2:-}" '
   { split($3, w, " ") }
   w[1]=="running" && w[2]=="thread" { th=w[3]; seen[th]=1; if (fin[th]) next
     if (prev[th]=="s") blk[th]+=$1-ts[th]
@@ -57,11 +59,33 @@ exp=$(awk -F'\t' '
     else next
     prev[th]="s"; ts[th]=$1
     if ($3 ~ /thread finished/) fin[th]=1 }
-  END { for (th in seen) print th "\t" runs[th]+0 "\t" run[th]+0 "\t" blk[th]+0 }
-  ' "$tmp/threads.ev" | sort -n)
+  END { for (th in seen) print pre th "\t" runs[th]+0 "\t" run[th]+0 "\t" blk[th]+0 }
+  ' "$1" | sort -n
+}
+exp=$(thread_exp "$tmp/threads.ev")
 act=$(run thread_times "$D/threads.eventlog" | awk -F'\t' '
   $1 ~ /^[0-9]+$/ && NF>=7 { print $1 "\t" $4 "\t" $5 "\t" $7 }' | sort -n)
 check "thread_times: runs, running and blocked ns per thread (threads)" "$exp" "$act"
+# Two sessions (two runs of programs one after the other, as a socket
+# reconnection or `cat a b` gives): every session's threads, each with the
+# numbers of its own file; `eventlog-live show` of each file is the
+# source. The tracker starts afresh with each session: only the second
+# session's were listed.
+cat "$D/threads.eventlog" "$D/oddball-hT.eventlog" > "$tmp/two.eventlog"
+"$EL_BIN" show "$D/threads.eventlog" > "$tmp/s1.show"
+"$EL_BIN" show "$D/oddball-hT.eventlog" > "$tmp/s2.show"
+events "$tmp/s1.show" > "$tmp/s1.ev"
+events "$tmp/s2.show" > "$tmp/s2.ev"
+exp=$( (thread_exp "$tmp/s1.ev" "1\t"; thread_exp "$tmp/s2.ev" "2\t") |
+  sort -k1,1n -k2,2n)
+act=$(run thread_times "$tmp/two.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF>=8 {
+    print $1 "\t" $2 "\t" $5 "\t" $6 "\t" $8 }' | sort -k1,1n -k2,2n)
+check "thread_times: each session's threads (threads, then oddball-hT)" "$exp" "$act"
+n1=$(thread_exp "$tmp/s1.ev" | wc -l); n2=$(thread_exp "$tmp/s2.ev" | wc -l)
+exp="$((n1 + n2)) threads in 2 sessions (session 1: $n1, session 2: $n2)"
+act=$(run thread_times "$tmp/two.eventlog" | awk 'NR == 1')
+check "thread_times: the count line names each session's" "$exp" "$act"
 
 # 3. heap_top: total residency of each census, in order.
 exp=$(awk -F'\t' '
