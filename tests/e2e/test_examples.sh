@@ -142,6 +142,40 @@ exp=$(awk -F'\t' '$3 ~ /^allocated on heap capset / { r=$3
 act=$(run alloc_rate "$D/oddball-hT.eventlog" | awk -F'\t' '
   $1 ~ /^[0-9]+$/ && NF==6 {print $1 "\t" $2 "\t" $3}' | sort -n)
 check "alloc_rate: samples and total per cap (oddball-hT)" "$exp" "$act"
+# Two sessions: each counts from 0 again (its own running totals), so each
+# session's capabilities are rows of their own, with a session column:
+# samples and last total as in each session's own `show`. Before, the
+# rows merged both sessions under one capability (samples added up, the
+# totals the second session's).
+alloc_exp() {  # alloc_exp EVENTS SESSION
+  awk -F'\t' -v s="$2" '$3 ~ /^allocated on heap capset / { r=$3
+    sub(/.*: /,"",r); sub(/ total.*/,"",r); n[$2]++; last[$2]=r }
+  END { for (c in n) print s "\t" c "\t" n[c] "\t" last[c] }' "$1"
+}
+exp=$( (alloc_exp "$tmp/s1.ev" 1; alloc_exp "$tmp/s2.ev" 2) | sort -k1,1n -k2,2n)
+act=$(run alloc_rate "$tmp/two.eventlog" | awk -F'\t' '
+  $1 ~ /^[0-9]+$/ && NF==7 {print $1 "\t" $2 "\t" $3 "\t" $4}' |
+  sort -k1,1n -k2,2n)
+check "alloc_rate: each session's capabilities (threads, then oddball-hT)" \
+  "$exp" "$act"
+# Per 200 ms: each capability's growth in each interval (b*I, (b+1)*I]
+# of its own samples' times, from its first interval to its last (0 where
+# it had no sample). Before, a timer fired as the stream time passed, and
+# oddball-hT's capability 1 (its blocks come after capability 0's) had
+# no row at all.
+exp=$(awk -F'\t' -v I=200000000 '$3 ~ /^allocated on heap capset / { r=$3
+    sub(/.*: /,"",r); sub(/ total.*/,"",r); c=$2; b=int(($1 - 1) / I)
+    if ($1 == 0) b = 0
+    if (!(c in first)) { first[c]=r; fb[c]=b }
+    at[c, b]=r; lb[c]=b }
+  END { for (c in first) { m=first[c]
+      for (b=fb[c]; b<=lb[c]; b++) { v=((c, b) in at) ? at[c, b] : m
+        print c "\t" (b + 1) * I "\t" v - m; m=v } } }' "$tmp/oddball.ev" |
+  sort -k1,1n -k2,2n)
+act=$(run alloc_rate "$D/oddball-hT.eventlog" --set interval_ms=200 |
+  awk -F'\t' 'NF==4 && $1 ~ /^[0-9]+$/ {print $2 "\t" $1 "\t" $3}' |
+  sort -k1,1n -k2,2n)
+check "alloc_rate: growth per 200 ms per cap (oddball-hT)" "$exp" "$act"
 
 # 7. heap_metrics: every HEAP_SIZE/HEAP_LIVE/HEAP_ALLOCATED as a data point
 # whose Unix time is the reference's wall clock + (t - t_wallclock).
