@@ -533,41 +533,63 @@ end
 -- {====== heap census ======}
 
 kind("census", function(self)
-  if not self.t then return "no heap census seen\n" end
+  if not self.t then
+    return self.asked and
+      string.format("no heap census seen in session %s\n", self.asked) or
+      "no heap census seen\n"
+  end
   local rows = {}
   for i, r in ipairs(self.samples) do
     if i > (self.n or 20) then break end
     rows[i] = {label = r.label, bytes = r.bytes, size = fmt.bytes(r.bytes),
       share = string.format("%.1f%%", 100 * r.bytes / math.max(1, self.total))}
   end
-  return string.format("census at %d ns (%s), era %s: %d labels, %s total\n",
-    self.t, fmt.duration(self.t), tostring(self.era), #self.samples,
-    fmt.bytes(self.total)) .. fmt.table(rows, {
+  return string.format("census at %d ns (%s%s), era %s: %d labels, %s total\n",
+    self.t, fmt.duration(self.t),
+    self.sessions and self.sessions > 1 and
+      string.format(" of session %d", self.session) or "",
+    tostring(self.era), #self.samples, fmt.bytes(self.total)) .. fmt.table(rows, {
       {key = "label", align = "left"}, {key = "bytes"},
       {key = "size", align = "right"}, {key = "share", align = "right"},
     })
 end)
 
--- census(t, n): the census nearest time t (ns or "1.5s"; default: the
--- last), its n largest labels (default 20).
-function M.census(t, n)
+-- census(t, n, session): the census nearest time t (ns or "1.5s";
+-- default: the last) of a session (default: the last session with a
+-- census; each run of the program starts again at time 0), its n largest
+-- labels (default 20).
+function M.census(t, n, session)
   t = M.time(t, "census time")
   n = count(n, "census", 20)
   if t and (t ~= t or t == math.huge or t == -math.huge) then
     error("census: the time must be a finite number, got " .. tostring(t), 2)
   end
+  if session ~= nil and math.type(session) ~= "integer" then
+    error("census: the session must be a whole number, got " ..
+          tostring(session), 2)
+  end
+  -- the sessions with a census (in order), and the one looked in
+  local nsess, last = 0, nil
+  for _, c in ipairs(censuses) do
+    if c.session ~= last then nsess, last = nsess + 1, c.session end
+  end
+  session = session or last
   -- the nearest census, by exact integer distances: census times are ns
   -- since the start (0 to 2^62), so t is clamped to that range first; a
   -- time far beyond the run picks the last census, before it the first
   if t then t = math.floor(math.max(0, math.min(t, 2^62))) // 1 end
   local best
   for _, c in ipairs(censuses) do
-    if not best or (t and math.abs(c.t - t) < math.abs(best.t - t))
-       or (not t and c.t >= best.t) then
+    if c.session == session and
+       (not best or (t and math.abs(c.t - t) < math.abs(best.t - t))
+        or (not t and c.t >= best.t)) then
       best = c
     end
   end
-  if not best then return printable("census", {samples = {}, total = 0}) end
+  if not best then
+    return printable("census", {samples = {}, total = 0,
+                                asked = nsess > 0 and session or nil})
+  end
   local samples = {}
   for label, bytes in pairs(best.samples) do
     samples[#samples + 1] = {label = label, bytes = bytes}
@@ -575,7 +597,8 @@ function M.census(t, n)
   sort_desc(samples, "bytes", "label")
   return printable("census", {t = best.t, era = best.era, total = best.total,
                               samples = samples, n = n,
-                              count = #censuses})
+                              count = #censuses, session = best.session,
+                              sessions = nsess})
 end
 
 -- {====== markers and messages ======}
@@ -633,7 +656,7 @@ M.helpers = {
   {"threads()", "per thread: label, state, lifetime, running time, blocked reasons"},
   {"gc()", "GC pauses per capability: count, total, mean, p50/p90/p99, max"},
   {"heap(n)", "heap size / live / blocks series (n rows, default 25)"},
-  {"census(t, n)", "heap census nearest time t (ns or '1.5s'), top n labels"},
+  {"census(t, n, s)", "heap census nearest time t (ns or '1.5s') of session s, top n labels"},
   {"markers()", "USER_MARKER events with the time to the next"},
   {"messages()", "USER_MSG and LOG_MSG events"},
   {"help()", "this text"},
@@ -932,7 +955,8 @@ function M.install(c)
     cc_labels[id] = module .. "." .. label
   end)
   el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
-    cur = {t = ev.t, era = era, samples = {}, total = 0}
+    cur = {t = ev.t, era = era, samples = {}, total = 0,
+           session = el.session and el.session.number or 0}
     push(censuses, cur, "censuses")
   end)
   el.on("HEAP_PROF_SAMPLE_STRING", function(ev, _, bytes, label)

@@ -167,6 +167,37 @@ describe("eventlog_live.repl", function()
       "census: expected a whole number from 1 to 2^63-1 (math.maxinteger), got 0")
   end)
 
+  -- Each run of the program starts again at time 0: a census of session 1
+  -- at 900 ns is not "the last" after session 2's at 500 ns, nor the
+  -- nearest to 850 in session 2 (h56: census() compared times across
+  -- sessions). By hand: session 1 has censuses at 100 and 900, session 2
+  -- at 500.
+  it("finds censuses within one session", function()
+    local repl, el = fresh()
+    local function census(t, bytes)
+      el.fire("HEAP_PROF_SAMPLE_BEGIN", {t = t}, 0)
+      el.fire("HEAP_PROF_SAMPLE_STRING", {t = t}, 0, bytes, "STACK")
+      el.fire("HEAP_PROF_SAMPLE_END", {t = t + 1}, 0)
+    end
+    el.session.number = 1
+    census(100, 10)
+    census(900, 90)
+    el.session.number = 2
+    census(500, 50)
+    local c = repl.census()
+    assert.are.same({2, 500, 50}, {c.session, c.t, c.total})
+    assert.are.equal(500, repl.census(850).t)
+    assert.truthy(tostring(c):find("census at 500 ns %(.- of session 2%)"))
+    assert.are.same({1, 900}, {repl.census(850, 5, 1).session,
+                               repl.census(850, 5, 1).t})
+    assert.are.equal(900, repl.census(nil, 5, 1).t)
+    assert.are.equal(100, repl.census(200, 5, 1).t)
+    assert.are.equal("no heap census seen in session 3\n",
+                     tostring(repl.census(nil, 5, 3)))
+    assert.has_error(function() repl.census(nil, 5, 1.5) end,
+      "census: the session must be a whole number, got 1.5")
+  end)
+
   it("rejects counts that are not whole numbers from 1 to 2^63-1", function()
     local repl, _, store = fresh()
     for _, f in ipairs({"head", "tail", "heap"}) do
