@@ -158,6 +158,9 @@ static inline __attribute__((always_inline)) void q_pop(ana_t *a, q_t *q,
   a->held--;
 }
 
+static inline __attribute__((always_inline)) int ordered_one(el_host_t *h,
+                                                             const rec_t *r);
+
 /* Pop and process held events in (time, arrival) order while the first
  * is at or below limit; with force, when more than MAX_HELD are held,
  * also past it until FORCE_BATCH fewer are (counted in reorder_forced). The caller checked that there is
@@ -197,7 +200,7 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
         h->st.reorder_late++;
       else
         a->released_t = r.t;
-      el__ana_process_in(h, &r);
+      if (!ordered_one(h, &r)) el__ana_process_in(h, &r);
     } while (q->n && !h->stop);
   }
   if (!a->held) a->lo = UINT64_MAX;
@@ -422,7 +425,7 @@ static __attribute__((noinline)) int take_now(el_host_t *h, rec_t *r,
     h->st.reorder_late++;
   else
     a->released_t = t;
-  el__ana_process_in(h, r);
+  if (!ordered_one(h, r)) el__ana_process_in(h, r);
   h->cur = saved;
   return h->stop;
 }
@@ -633,6 +636,93 @@ static direct_tab_t direct_tab(const ana_t *a) {
   return (direct_tab_t){a->direct, a->ndirect, a->threads};
 }
 
+/* The ordered path's native spans (el.cap_usage{spans=}: cap 1, el.threads{
+ * spans=} without on_span: thr 1) can be counted inline, as
+ * el__ana_native_counted would count them, one each (no flush due): the
+ * check made before anything changes. */
+static inline __attribute__((always_inline)) int ordered_countable(
+    const el_host_t *h, unsigned cap, unsigned thr) {
+  const ana_t *a = h->ana;
+  if (!(cap | thr)) return 1;
+  if (!h->store || h->store != a->untaken_st) return 0;
+  if (cap && a->nspans[0] + 1 >= SPANS_PER_FLUSH) return 0;
+  return !thr || (a->th_names[0] && !a->ncb[TK_THREADS] &&
+                  a->nspans[1] + 1 < SPANS_PER_FLUSH);
+}
+
+/* Count what ordered_countable allowed. */
+static inline __attribute__((always_inline)) void ordered_count(el_host_t *h,
+                                                                unsigned cap,
+                                                                unsigned thr) {
+  ana_t *a = h->ana;
+  *a->untaken += cap + thr;
+  a->nspans[0] += cap;
+  a->nspans[1] += thr;
+}
+
+/* el__ana_thread_event for the STOP_THREAD r of th, in time order, when
+ * its run on r->cap is the one open, it does not finish the thread (as
+ * its latest event), the usage fast path takes the span and the native
+ * spans asked for are counted (no exporter takes traces, no on_span):
+ * 1; else 0 and nothing changed. latest: r is th's latest by time. */
+static inline __attribute__((always_inline)) int ordered_stop(
+    el_host_t *h, thread_t *th, const rec_t *r, int latest, unsigned f) {
+  unsigned cn = !!(f & F_CAPS_NATIVE), to = !!(f & F_THREAD_OUT);
+  if (th->nopen != 1 || th->open[0].cap != r->cap ||
+      (latest && r->status == EL_EV_STATUS_THREAD_FINISHED) ||
+      !ordered_countable(h, cn, to))
+    return 0;
+  uint64_t start = th->open[0].t, t = r->t;
+  if (!el__ana_run_span_fast(h, th, r->cap, start, t, 1)) return 0;
+  ordered_count(h, cn, to); /* the Mutator span, the Running span */
+  th->nopen = 0;
+  th->running_ns += t > start ? t - start : 0;
+  th->runs++;
+  if (latest) { /* stop_latest, not finished */
+    th->prev = K_STOP;
+    th->prev_t = t;
+    th->prev_cap = r->cap;
+    th->prev_status = r->status;
+    th->prev_info = r->info;
+    th->has_status = 1;
+    th->state = TS_BLOCKED;
+  }
+  return direct_done(th, t, latest);
+}
+
+/* el__ana_process_in's common cases for a RUN_THREAD or STOP_THREAD r
+ * (r->cap < MAX_CAPS) of a thread found by direct index, in time order,
+ * with no Lua call and no span built: the thread state machine's as
+ * direct_one takes them, and also with the native spans of
+ * el.cap_usage{spans=} and el.threads{spans=} (without on_span) counted
+ * when no exporter takes traces (every processor on, exporters none).
+ * 1 when taken, else 0 and nothing changed: the caller calls
+ * el__ana_process_in. */
+static inline __attribute__((always_inline)) int ordered_one(el_host_t *h,
+                                                             const rec_t *r) {
+  ana_t *a = h->ana;
+  uint32_t id = r->thread;
+  if (r->kind > K_STOP || id >= a->ndirect || !a->direct[id]) return 0;
+  thread_t *th = &a->threads[a->direct[id] - 1];
+  if ((int)r->cap > a->max_cap) a->max_cap = r->cap;
+  uint64_t t = r->t;
+  int latest = t >= th->last_t;
+  if (th->state == TS_FINISHED && t >= th->finished_t)
+    return direct_done(th, t, latest);
+  unsigned f = a->feat;
+  if ((f & ~(unsigned)(F_CAPS_NATIVE | F_THREAD_OUT)) != (F_POINTS | F_PROD))
+    return 0;
+  if (r->kind == K_STOP) return ordered_stop(h, th, r, latest, f);
+  if (th->nopen) return 0;
+  if (latest && th->prev == K_STOP && t >= th->prev_t &&
+      (f & F_THREAD_OUT)) { /* the Blocked span ends */
+    if (!ordered_countable(h, 0, 1)) return 0;
+    ordered_count(h, 0, 1);
+  }
+  direct_run(th, r->cap, t, latest);
+  return direct_done(th, t, latest);
+}
+
 /* The event on_event would have been given for the RUN_THREAD or
  * STOP_THREAD (stop: which) at p (GHC's 4 or 10 payload bytes, direct
  * sizes) of run, with its record r: h->ev_direct, what h->cur points to
@@ -696,10 +786,22 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       }
       if ((int)cap == pg->wm_cap) {
         if (t >= pg->wm_next || a->held > MAX_HELD) break;
-        /* as on_event before it: this event counted, the stream time */
-        h->st.events = events0 + n + 1;
-        if (t > h->now) h->now = t;
-        stopped = take_now(h, &rr, direct_cur(h, &r, p, &rr, stop));
+        if (t < a->lo && ordered_one(h, &rr)) {
+          /* take_now with nothing held due before it and nothing called
+           * (no h->cur, no count or stream time needed: the decoder
+           * adds the run's after it) */
+          pg->last[cap] = t;
+          pg->wm = t;
+          if (t < a->released_t)
+            h->st.reorder_late++;
+          else
+            a->released_t = t;
+        } else {
+          /* as on_event before it: this event counted, the stream time */
+          h->st.events = events0 + n + 1;
+          if (t > h->now) h->now = t;
+          stopped = take_now(h, &rr, direct_cur(h, &r, p, &rr, stop));
+        }
       } else if (t > pg->wm && a->lo > pg->wm && a->held < MAX_HELD &&
                  q->n < q->cap && t >= q->last_t) {
         pg->last[cap] = t;
