@@ -748,6 +748,44 @@ static const el_ev_event_t *direct_cur(el_host_t *h, const el_ev_run_t *run,
   return ev;
 }
 
+/* take_now's release of the held events at or before t (at least one:
+ * t >= a->lo) without a call, when they are all in one queue and
+ * ordered_one takes each: 1 when none at or before t is left, else 0
+ * (those before the one declined are released, as release_loop would
+ * have: take_now does the rest). */
+static inline __attribute__((always_inline)) int release_fast(el_host_t *h,
+                                                              uint64_t t) {
+  ana_t *a = h->ana;
+  int c, o;
+  q_first2(a, &c, &o);
+  if (o >= 0 || c < 0) return 0;
+  q_t *q = &a->q[c];
+  rec_t r = {.cap = (uint16_t)c};
+  while (q->n) {
+    size_t at = q->head;
+    const qrec_t *x = &q->v[at];
+    a->lo = x->t; /* the least held time while this one is */
+    if (x->t > t) return 1;
+    r.t = x->t;
+    r.thread = x->thread;
+    r.kind = (uint8_t)((x->sk & 3u) + 1);
+    if (r.kind == K_STOP) {
+      r.status = q->s[at].status;
+      r.info = q->s[at].info;
+    }
+    if (!ordered_one(h, &r)) return 0;
+    q->head = (at + 1) & (q->cap - 1); /* q_pop */
+    q->n--;
+    a->held--;
+    if (r.t < a->released_t)
+      h->st.reorder_late++;
+    else
+      a->released_t = r.t;
+  }
+  a->lo = UINT64_MAX; /* the only queue holding any is empty */
+  return 1;
+}
+
 size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
                                   el_ev_run_taken_t *taken) {
   el_host_t *h = ud;
@@ -786,7 +824,7 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       }
       if ((int)cap == pg->wm_cap) {
         if (t >= pg->wm_next || a->held > MAX_HELD) break;
-        if (t < a->lo && ordered_one(h, &rr)) {
+        if ((t < a->lo || release_fast(h, t)) && ordered_one(h, &rr)) {
           /* take_now with nothing held due before it and nothing called
            * (no h->cur, no count or stream time needed: the decoder
            * adds the run's after it) */
