@@ -368,6 +368,64 @@ static void test_native_spans_only_untaken_counted(void **state) {
   assert_int_equal(exported[EL_TM_SIGNAL_TRACES], 0);
 }
 
+/* The daemon's every-processor-on shape (usage points and productivity
+ * fed, thread and capability spans without on_span) on threads-big, into
+ * a sealed store whose exporter takes `signals`: the store's count of
+ * traces; *pts the usage points and productivity values the callbacks got
+ * and *sum their total (ns of usage, per cent). */
+static uint64_t all_processors_run(unsigned signals, long long *pts,
+                                   double *sum) {
+  el_tm_store_t *st;
+  el_host_t *h = host_on_store(signals, 1, &st);
+  assert_int_equal(
+      el_host_load_string(h,
+                          "el = require('eventlog_live'); n, sum = 0, 0\n"
+                          "el.threads{spans = 'T'}\n"
+                          "el.cap_usage{aggregate_ns = 1000000, spans = 'C',\n"
+                          "  on_point = function(series, t, total)\n"
+                          "    n = n + 1; sum = sum + total end}\n"
+                          "el.cap_usage{productivity_aggregate_ns = 1000000,\n"
+                          "  on_productivity = function(cap, t, m, g)\n"
+                          "    n = n + 1; sum = sum + m / (m + g) end}\n",
+                          "=all"),
+      0);
+  size_t len;
+  uint8_t *b = read_all(eventlog_named("threads-big"), &len);
+  assert_int_equal(el_host_feed(h, b, len), 0);
+  free(b);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  uint64_t emitted = el_tm_store_stats(st)->emitted[EL_TM_SIGNAL_TRACES];
+  *pts = lua_int(h, "n");
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "sum");
+  *sum = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  el_host_free(h);
+  el_tm_store_free(st);
+  return emitted;
+}
+
+/* With every processor on and no exporter taking traces, the time-order
+ * path counts the spans inline (ana_reorder.c ordered_one, release_fast):
+ * as many as a trace exporter receives from the general path, with the
+ * same usage points and productivity values. */
+static void test_all_processors_untaken_counted(void **state) {
+  (void)state;
+  long long pts, pts2;
+  double sum, sum2;
+  uint64_t taken = all_processors_run(1u << EL_TM_SIGNAL_TRACES, &pts, &sum);
+  long long sent = exported[EL_TM_SIGNAL_TRACES];
+  assert_true(taken > 100000);
+  assert_int_equal(sent, (long long)taken);
+  assert_true(pts > 100);
+  assert_int_equal(all_processors_run(1u << EL_TM_SIGNAL_METRICS, &pts2, &sum2),
+                   taken);
+  assert_int_equal(exported[EL_TM_SIGNAL_TRACES], 0);
+  assert_int_equal(pts2, pts);
+  assert_true(sum2 == sum);
+}
+
 static void test_syntax_error_names_line(void **state) {
   (void)state;
   el_host_t *h = el_host_new(NULL);
@@ -2354,6 +2412,7 @@ int main(void) {
       cmocka_unit_test(test_emit_reaches_store),
       cmocka_unit_test(test_native_spans_untaken_counted),
       cmocka_unit_test(test_native_spans_only_untaken_counted),
+      cmocka_unit_test(test_all_processors_untaken_counted),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),
