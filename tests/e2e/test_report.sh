@@ -249,6 +249,18 @@ got=$(field "$stacks" 'sorted((p["names"][s[0]], s[1], s[2]) for p in d["profile
 [ "$got" = "[('go', 0, 2), ('leaf', 2, 2), ('main', 0, 3), ('work', 1, 1)]" ] ||
   bad "call stacks: symbols (name, self, total) $got"
 pairs+=("$stacks" "$TMP/stacks.json")
+# An eventlog-socket capture on GHC 9.0 (a client that connected after
+# start-up): no start-up events, so no HEAP_PROF_BEGIN nor census either,
+# whatever the program was run with. The heap profile hint says so before
+# its advice to run with -hT (h51: it only gave that advice, which had
+# been followed).
+sock=$BUILD/reports/socket-capture.html
+"$BIN" report "$EVENTLOGS/eventlog-socket/restart-stale-marker.tee" -o "$sock" \
+  2> "$TMP/sock.err" || bad "socket capture: $(cat "$TMP/sock.err")"
+[ "$(field "$sock" 'd["session"]["rts_version"], d["heapprof"]["censuses"]')" = "(None, 0)" ] ||
+  bad "socket capture: has start-up events or censuses (the check below needs neither)"
+echo '{"heapprof_hint": "No heap profile, and no start-up events either"}' > "$TMP/sock.json"
+pairs+=("$sock" "$TMP/sock.json")
 
 # {====== 5. bounded memory (before the browser: no skip hides it) ======}
 # maxrss OUT CMD...: peak RSS (KiB) of CMD from wait4, into OUT

@@ -524,6 +524,21 @@ function noCensus(p, bd) {
     : 'With <code>-i0</code> a census is taken at every collection: none came.');
 }
 
+// The start of the "no heap profile" hint. An eventlog without the RTS's
+// start-up events (no RTS_IDENTIFIER, PROGRAM_ARGS) may have lost the heap
+// profile's with them: on GHC 9.0 they, HEAP_PROF_BEGIN and the census
+// samples go through the RTS's global buffer, written when it fills or at
+// exit, and eventlog-socket does not repeat them to a client that
+// connects later (spec: peers/eventlog-socket README).
+function noStartup() {
+  const s = D.session || {};
+  if (s.rts_version || s.ghc_version || s.args) return 'No heap profile: ';
+  return 'No heap profile, and no start-up events either (RTS_IDENTIFIER, PROGRAM_ARGS): ' +
+    'on GHC 9.0 they, HEAP_PROF_BEGIN and the census samples are written in the RTS\'s global buffer, ' +
+    'which reaches the eventlog only when it fills or at exit: a program killed before, or an ' +
+    'eventlog-socket client that connected after start-up, has none. Else ';
+}
+
 function heapProfile() {
   const p = D.heapprof;
   const st = $('heap-stats');
@@ -548,7 +563,7 @@ function heapProfile() {
     nd.innerHTML = bd === '-hb' || bd === '-hr'
       ? `This heap profile (<code>${bd}</code>) has no samples the report could read.`
       : p.begun ? noCensus(p, bd)
-      : 'No heap profile: run the program with <code>+RTS -hT -l</code> (any build: by closure type), or with a profiled build ' +
+      : noStartup() + 'run the program with <code>+RTS -hT -l</code> (any build: by closure type), or with a profiled build ' +
         '(<code>-prof</code>) <code>-hc</code>, <code>-hy</code>, <code>-hd</code>, <code>-hm</code>, <code>-hr</code>, <code>-he</code>; ' +
         '<code>-hi</code> with <code>-finfo-table-map</code>. <code>-i&lt;seconds&gt;</code> sets how often a census is taken.';
     $('chart-heapprof').hidden = true;
