@@ -534,6 +534,28 @@ static inline __attribute__((always_inline)) int direct_done(thread_t *th,
   return 1;
 }
 
+/* The end of a STOP_THREAD the fast paths took (direct_stop,
+ * ordered_stop): th's run on cap from start ends at t, and when it is
+ * th's latest event (not finishing it), th is blocked from t with the
+ * stop's status and info (stop_latest). Returns direct_done's 1. */
+static inline __attribute__((always_inline)) int stop_taken(
+    thread_t *th, unsigned cap, uint64_t start, uint64_t t, uint16_t status,
+    uint32_t info, int latest) {
+  th->nopen = 0;
+  th->running_ns += t > start ? t - start : 0;
+  th->runs++;
+  if (latest) { /* stop_latest, not finished */
+    th->prev = K_STOP;
+    th->prev_t = t;
+    th->prev_cap = (uint16_t)cap;
+    th->prev_status = status;
+    th->prev_info = info;
+    th->has_status = 1;
+    th->state = TS_BLOCKED;
+  }
+  return direct_done(th, t, latest);
+}
+
 /* el__ana_direct_run for a STOP_THREAD of th (payload: its 10 bytes), whose
  * run on cap is open: what el__ana_thread_stop and stop_latest do then
  * when the usage fast path takes the span; else nothing (0). */
@@ -549,19 +571,7 @@ static inline __attribute__((always_inline)) int direct_stop(
   /* changes nothing when it does not take the span (then neither do
    * we): checked first, as everything before */
   if (!el__ana_run_span_fast(h, th, cap, start, t, 1)) return 0;
-  th->nopen = 0;
-  th->running_ns += t > start ? t - start : 0;
-  th->runs++;
-  if (latest) { /* stop_latest, not finished */
-    th->prev = K_STOP;
-    th->prev_t = t;
-    th->prev_cap = (uint16_t)cap;
-    th->prev_status = status;
-    th->prev_info = el_ev_be32(payload + 6);
-    th->has_status = 1;
-    th->state = TS_BLOCKED;
-  }
-  return direct_done(th, t, latest);
+  return stop_taken(th, cap, start, t, status, el_ev_be32(payload + 6), latest);
 }
 
 /* el__ana_direct_run: 1 when it may take the run's events of capability
@@ -675,19 +685,7 @@ static inline __attribute__((always_inline)) int ordered_stop(
   uint64_t start = th->open[0].t, t = r->t;
   if (!el__ana_run_span_fast(h, th, r->cap, start, t, 1)) return 0;
   ordered_count(h, cn, to); /* the Mutator span, the Running span */
-  th->nopen = 0;
-  th->running_ns += t > start ? t - start : 0;
-  th->runs++;
-  if (latest) { /* stop_latest, not finished */
-    th->prev = K_STOP;
-    th->prev_t = t;
-    th->prev_cap = r->cap;
-    th->prev_status = r->status;
-    th->prev_info = r->info;
-    th->has_status = 1;
-    th->state = TS_BLOCKED;
-  }
-  return direct_done(th, t, latest);
+  return stop_taken(th, r->cap, start, t, r->status, r->info, latest);
 }
 
 /* el__ana_process_in's common cases for a RUN_THREAD or STOP_THREAD r
