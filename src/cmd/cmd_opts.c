@@ -61,6 +61,10 @@ static const char *option_value(const el__cmd_seen_t *s, char **argv, int start,
   name[n] = 0;
   v = eq ? eq + 1 : end - start == 2 ? argv[start + 1] : NULL;
   if (!v || listed(s->repeatable, name)) return NULL;
+  /* a second source is refused (el_src_opts_validate: "give exactly one
+   * eventlog source"), not replaced: no warning that says it is (h57) */
+  if (!strcmp(name, "--eventlog-file") || !strcmp(name, "--eventlog-socket"))
+    return NULL;
   const char *kv = strchr(v, '=');
   if (!strcmp(name, "--set") && kv) { /* per key: "--set KEY" */
     if ((size_t)(kv - v) + 7 > 64) return NULL;

@@ -82,6 +82,22 @@ warns "eventlog-live: warning: stats: --eventlog-socket-timeout given twice ('1'
   stats --eventlog-socket-timeout 1 --eventlog-socket-timeout 3 "$EV"
 quiet stats --eventlog-socket-timeout 1 --eventlog-socket-timeout=1 "$EV"
 
+# Two sources are refused, not replaced: the usage error alone, with no
+# warning that the last one is used (h57: show, stats and the daemon said
+# both).
+EV2=$EL_EVENTLOGS/ghc-9.0/threads.eventlog
+for cmd in show stats; do
+  st=0
+  "$E" $cmd --eventlog-file "$EV" --eventlog-file "$EV2" </dev/null \
+    >"$W/out" 2>"$W/err" || st=$?
+  if [ "$st" = 2 ] && grep -q "give exactly one eventlog source" "$W/err" &&
+     ! grep -q "given twice" "$W/err"; then
+    ok "$cmd: two --eventlog-file: refused, no warning"
+  else
+    bad "$cmd: two --eventlog-file: status $st, stderr: $(head -c 400 "$W/err")"
+  fi
+done
+
 # repl (stdin closed: it loads the file and ends).
 warns "eventlog-live: warning: repl: --store-mb given twice ('8', then '16'): the last one is used" \
   repl --store-mb 8 --store-mb=16 --no-history "$EV"
