@@ -2497,7 +2497,8 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
  * returns (the last two written as spaces), all of the first 16 and at
  * least 8; or else whole lines of them (at least 3 bytes, the last a
  * line feed: a program printing "30" into its eventlog, h51). */
-static size_t as_text(const uint8_t *p, size_t n, char *out) {
+static __attribute__((cold, noinline)) size_t as_text(const uint8_t *p,
+                                                      size_t n, char *out) {
   size_t lim = n < 16 ? n : 16, k = 0;
   for (; k < lim; k++) {
     uint8_t c = p[k];
@@ -2521,8 +2522,9 @@ static size_t as_text(const uint8_t *p, size_t n, char *out) {
  * block in a session without blocks: an error. When those bytes read as
  * text, the message says so: a program's own output written into its
  * eventlog (`+RTS -ol/dev/stdout` with the program printing). */
-static void undeclared(el_ev_decoder_t *d, const uint8_t *p, size_t n,
-                       uint64_t off) {
+static __attribute__((cold, noinline)) void undeclared(el_ev_decoder_t *d,
+                                                       const uint8_t *p,
+                                                       size_t n, uint64_t off) {
   unsigned type = el_ev_be16(p);
   char nm[64], text[17];
   int is_text = as_text(p, n, text) > 0;
@@ -2541,7 +2543,9 @@ static void undeclared(el_ev_decoder_t *d, const uint8_t *p, size_t n,
 
 /* After resync_begin(RS_UNDECL) at p (n bytes held from there): when
  * they read as text, the part's report says so (as undeclared). */
-static void text_hint(el_ev_decoder_t *d, const uint8_t *p, size_t n) {
+static __attribute__((cold, noinline)) void text_hint(el_ev_decoder_t *d,
+                                                      const uint8_t *p,
+                                                      size_t n) {
   char text[17];
   size_t k = strlen(d->rs_why);
   if (as_text(p, n, text) && k < sizeof d->rs_why)
