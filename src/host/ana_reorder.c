@@ -556,17 +556,60 @@ static inline __attribute__((always_inline)) int stop_taken(
   return direct_done(th, t, latest);
 }
 
+/* The fast paths' native spans (el.cap_usage{spans=}: cap 1, el.threads{
+ * spans=} without on_span: thr 1) can be counted inline, as
+ * el__ana_native_counted would count them, one each (no flush due): the
+ * check made before anything changes. */
+static inline __attribute__((always_inline)) int ordered_countable(
+    const el_host_t *h, unsigned cap, unsigned thr) {
+  const ana_t *a = h->ana;
+  if (!(cap | thr)) return 1;
+  if (!h->store || h->store != a->untaken_st) return 0;
+  if (cap && a->nspans[0] + 1 >= SPANS_PER_FLUSH) return 0;
+  return !thr || (a->th_names[0] && !a->ncb[TK_THREADS] &&
+                  a->nspans[1] + 1 < SPANS_PER_FLUSH);
+}
+
+/* Count what ordered_countable allowed. */
+static inline __attribute__((always_inline)) void ordered_count(el_host_t *h,
+                                                                unsigned cap,
+                                                                unsigned thr) {
+  ana_t *a = h->ana;
+  *a->untaken += cap + thr;
+  a->nspans[0] += cap;
+  a->nspans[1] += thr;
+}
+
+/* direct_stop when el.cap_usage{spans=} asks for its Mutator spans too
+ * (the default processors and capability_usage's traces): taken as
+ * direct_stop takes it when the span is counted (no exporter takes
+ * traces, ordered_countable); else nothing (0). Out of line: the default
+ * processors' path stays as short as it was. */
+static __attribute__((noinline)) int direct_stop_native(
+    el_host_t *h, thread_t *th, unsigned cap, uint64_t t, uint16_t status,
+    uint32_t info, int latest) {
+  if (h->ana->feat != (F_POINTS | F_PROD | F_CAPS_NATIVE) ||
+      !ordered_countable(h, 1, 0))
+    return 0;
+  uint64_t start = th->open[0].t;
+  if (!el__ana_run_span_fast(h, th, cap, start, t, 1)) return 0;
+  ordered_count(h, 1, 0); /* the Mutator span */
+  return stop_taken(th, cap, start, t, status, info, latest);
+}
+
 /* el__ana_direct_run for a STOP_THREAD of th (payload: its 10 bytes), whose
  * run on cap is open: what el__ana_thread_stop and stop_latest do then
- * when the usage fast path takes the span; else nothing (0). */
+ * when the usage fast path takes the span (and the native Mutator span,
+ * if asked for, is counted: direct_stop_native); else nothing (0). */
 static inline __attribute__((always_inline)) int direct_stop(
     el_host_t *h, thread_t *th, unsigned cap, uint64_t t,
     const uint8_t *payload, int latest) {
   ana_t *a = h->ana;
   uint16_t status = el_ev_be16(payload + 4);
-  if ((latest && status == EL_EV_STATUS_THREAD_FINISHED) ||
-      a->feat != (F_POINTS | F_PROD))
-    return 0;
+  if (latest && status == EL_EV_STATUS_THREAD_FINISHED) return 0;
+  if (a->feat != (F_POINTS | F_PROD))
+    return direct_stop_native(h, th, cap, t, status, el_ev_be32(payload + 6),
+                              latest);
   uint64_t start = th->open[0].t;
   /* changes nothing when it does not take the span (then neither do
    * we): checked first, as everything before */
@@ -644,30 +687,6 @@ static inline __attribute__((always_inline)) int direct_one(
 
 static direct_tab_t direct_tab(const ana_t *a) {
   return (direct_tab_t){a->direct, a->ndirect, a->threads};
-}
-
-/* The ordered path's native spans (el.cap_usage{spans=}: cap 1, el.threads{
- * spans=} without on_span: thr 1) can be counted inline, as
- * el__ana_native_counted would count them, one each (no flush due): the
- * check made before anything changes. */
-static inline __attribute__((always_inline)) int ordered_countable(
-    const el_host_t *h, unsigned cap, unsigned thr) {
-  const ana_t *a = h->ana;
-  if (!(cap | thr)) return 1;
-  if (!h->store || h->store != a->untaken_st) return 0;
-  if (cap && a->nspans[0] + 1 >= SPANS_PER_FLUSH) return 0;
-  return !thr || (a->th_names[0] && !a->ncb[TK_THREADS] &&
-                  a->nspans[1] + 1 < SPANS_PER_FLUSH);
-}
-
-/* Count what ordered_countable allowed. */
-static inline __attribute__((always_inline)) void ordered_count(el_host_t *h,
-                                                                unsigned cap,
-                                                                unsigned thr) {
-  ana_t *a = h->ana;
-  *a->untaken += cap + thr;
-  a->nspans[0] += cap;
-  a->nspans[1] += thr;
 }
 
 /* el__ana_thread_event for the STOP_THREAD r of th, in time order, when

@@ -372,15 +372,23 @@ static void test_native_spans_only_untaken_counted(void **state) {
  * fed, thread and capability spans without on_span) on threads-big, into
  * a sealed store whose exporter takes `signals`: the store's count of
  * traces; *pts the usage points and productivity values the callbacks got
- * and *sum their total (ns of usage, per cent). */
-static uint64_t all_processors_run(unsigned signals, long long *pts,
-                                   double *sum) {
+ * and *sum their total (ns of usage, per cent). threads 0: without the
+ * thread spans (the traces processor thread_state off), which keeps the
+ * per-capability mode. */
+static uint64_t all_processors_run(unsigned signals, int threads,
+                                   long long *pts, double *sum) {
   el_tm_store_t *st;
   el_host_t *h = host_on_store(signals, 1, &st);
   assert_int_equal(
+      el_host_load_string(
+          h,
+          threads ? "el = require('eventlog_live'); n, sum = 0, 0\n"
+                    "el.threads{spans = 'T'}\n"
+                  : "el = require('eventlog_live'); n, sum = 0, 0\n",
+          "=threads"),
+      0);
+  assert_int_equal(
       el_host_load_string(h,
-                          "el = require('eventlog_live'); n, sum = 0, 0\n"
-                          "el.threads{spans = 'T'}\n"
                           "el.cap_usage{aggregate_ns = 1000000, spans = 'C',\n"
                           "  on_point = function(series, t, total)\n"
                           "    n = n + 1; sum = sum + total end}\n"
@@ -410,20 +418,33 @@ static uint64_t all_processors_run(unsigned signals, long long *pts,
  * path counts the spans inline (ana_reorder.c ordered_one, release_fast):
  * as many as a trace exporter receives from the general path, with the
  * same usage points and productivity values. */
-static void test_all_processors_untaken_counted(void **state) {
-  (void)state;
+static void all_processors_same(int threads) {
   long long pts, pts2;
   double sum, sum2;
-  uint64_t taken = all_processors_run(1u << EL_TM_SIGNAL_TRACES, &pts, &sum);
+  uint64_t taken =
+      all_processors_run(1u << EL_TM_SIGNAL_TRACES, threads, &pts, &sum);
   long long sent = exported[EL_TM_SIGNAL_TRACES];
   assert_true(taken > 100000);
   assert_int_equal(sent, (long long)taken);
   assert_true(pts > 100);
-  assert_int_equal(all_processors_run(1u << EL_TM_SIGNAL_METRICS, &pts2, &sum2),
-                   taken);
+  assert_int_equal(
+      all_processors_run(1u << EL_TM_SIGNAL_METRICS, threads, &pts2, &sum2),
+      taken);
   assert_int_equal(exported[EL_TM_SIGNAL_TRACES], 0);
   assert_int_equal(pts2, pts);
   assert_true(sum2 == sum);
+}
+
+static void test_all_processors_untaken_counted(void **state) {
+  (void)state;
+  all_processors_same(1);
+}
+
+/* The same without the thread spans: the per-capability mode's path
+ * (ana_reorder.c direct_stop_native) counts the Mutator spans inline. */
+static void test_cap_usage_spans_untaken_counted(void **state) {
+  (void)state;
+  all_processors_same(0);
 }
 
 static void test_syntax_error_names_line(void **state) {
@@ -2413,6 +2434,7 @@ int main(void) {
       cmocka_unit_test(test_native_spans_untaken_counted),
       cmocka_unit_test(test_native_spans_only_untaken_counted),
       cmocka_unit_test(test_all_processors_untaken_counted),
+      cmocka_unit_test(test_cap_usage_spans_untaken_counted),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),
