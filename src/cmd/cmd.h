@@ -46,7 +46,10 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e);
 /* Options given twice with different values (h45 for the daemon, h50 for
  * run and report): the last one is used, as before (a script may append
  * an option to override one), with one warning per option naming its
- * values. A command zero-initialises an el__cmd_seen_t, sets its two
+ * values. Values are compared by what they mean where the option has
+ * units or is a number (sizes in bytes, durations, seconds, counts and
+ * ports by value: "1G" and "1024M" are the same, h60), else as text.
+ * A command zero-initialises an el__cmd_seen_t, sets its two
  * lists, calls el__cmd_note_option after each option its parsers
  * consumed, and el__cmd_warn_repeated once the log level is known.
  * cmd_opts.c. */

@@ -62,6 +62,12 @@ warns "eventlog-live: warning: run: --log-level given twice ('debug', then 'warn
 warns "eventlog-live: warning: run: --eventlog-socket-timeout given twice ('1', then '2'): the last one is used" \
   run "$W/b.lua" --eventlog-socket-timeout 1 --eventlog-socket-timeout 2 "$EV"
 quiet run "$W/a.lua" --set a=1 --set a=1 --set b=2 --output none --output none "$EV"
+# Sizes and numbers are compared by what they mean (h60: 1G then 1024M
+# was said to differ, the values compared as text).
+quiet run "$W/b.lua" --lua-memory 1G --lua-memory 1024M --lua-memory 1GiB "$EV"
+quiet run "$W/b.lua" --handler-budget-ms 100 --handler-budget-ms 0100 "$EV"
+warns "eventlog-live: warning: run: --lua-memory given twice ('1G', then '512M'): the last one is used" \
+  run "$W/b.lua" --lua-memory 1G --lua-memory 512M "$EV"
 
 # report: -o under its long name --output (the last file is written),
 # -h<X> as -h; --script adds up.
@@ -81,6 +87,8 @@ cmp -s "$W/out" <("$E" show "$EV") && ok "show: the same bytes out" ||
 warns "eventlog-live: warning: stats: --eventlog-socket-timeout given twice ('1', then '3'): the last one is used" \
   stats --eventlog-socket-timeout 1 --eventlog-socket-timeout 3 "$EV"
 quiet stats --eventlog-socket-timeout 1 --eventlog-socket-timeout=1 "$EV"
+quiet stats --eventlog-socket-timeout 1 --eventlog-socket-timeout=1.0 "$EV"
+quiet show --sort-memory 1M --sort-memory 1024k "$EV"
 
 # Two sources are refused, not replaced: the usage error alone, with no
 # warning that the last one is used (h57: show, stats and the daemon said
@@ -101,4 +109,5 @@ done
 # repl (stdin closed: it loads the file and ends).
 warns "eventlog-live: warning: repl: --store-mb given twice ('8', then '16'): the last one is used" \
   repl --store-mb 8 --store-mb=16 --no-history "$EV"
+quiet repl --store-mb 8 --store-mb=8.0 --no-history "$EV"
 exit $fail

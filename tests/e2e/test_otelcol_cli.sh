@@ -101,12 +101,22 @@ expect 0 "warning: --config given twice ('$W/a.yaml', then '$W/b.yaml'): the las
 expect 0 "warning: -h given twice ('-hT', then '-hc'): the last one is used" -hT -hc
 expect 0 "warning: --service-name given twice ('a', then 'b'): the last one is used" \
   --service-name a --service-name=b
+expect 0 "warning: --export-interval given twice ('1s', then '1.5s'): the last one is used" \
+  --export-interval 1s --export-interval 1.5s
+expect 0 "warning: --web-port given twice ('8080', then '8081'): the last one is used" \
+  --web-port 8080 --web-port 8081
 expect 0 "warning: --verbosity given 3 times (first 'info', last 'warn'): the last one is used" \
   -v info --verbosity debug -v warn
 # The same value twice, and --control-cors-allow-origin (its values add
 # up), are no mistake: nothing said.
+# Values with units or numbers are compared by what they mean (h60: as
+# text, 1s then 1.000s was said to differ).
 for args in "--service-name a --service-name a" "-hT -h T" \
-  "--control-cors-allow-origin http://a --control-cors-allow-origin http://b"; do
+  "--control-cors-allow-origin http://a --control-cors-allow-origin http://b" \
+  "--export-interval 1s --export-interval=1.000s" \
+  "--export-interval 2x --export-interval 02x" \
+  "--web-port 8080 --web-port 08080" \
+  "--eventlog-flush-interval 1 --eventlog-flush-interval 1.0"; do
   # shellcheck disable=SC2086
   "$D" $args --print-defaults-debug >/dev/null 2>"$W/err"
   grep -q "given" "$W/err" && bad "$args: $(cat "$W/err")" || ok "$args: nothing said"
