@@ -937,6 +937,7 @@ int el_host_end(el_host_t *h) {
     el__ana_flush(h);
     el__order_report(h);
     el__hooks_call(h, "on_end", 0); /* also after a stop */
+    el__timers_warn_unfired(h);
     if (h->store) el_tm_store_flush(h->store);
     el__stdout_report(h);
   }

@@ -187,6 +187,9 @@ typedef struct el__timer_s {
                                heap but still owned by the firing loop */
   int has_ud;
   int wall;
+  int fired;       /* its callback has run at least once */
+  int session_end; /* made in an on_session_end hook: for a session to
+                      come (el__timers_warn_unfired) */
   char where[96]; /* "file.lua:12" where el.every etc. made it */
 } el__timer_t;
 
@@ -650,6 +653,11 @@ void el__timers_fire(el_host_t *h);
  * restarted program's clock starts again at 0; a reconnection to a running
  * one starts late). */
 void el__timers_rebase(el_host_t *h, uint64_t t0);
+/* At the end of input (el_host_end, after the on_end hooks): one warning
+ * naming the script line of each timer made in an on_session_end hook
+ * that never fired and is not cancelled (it waited for a session that
+ * did not come; docs/lua-api.md §4). Nothing after a stop. */
+void el__timers_warn_unfired(el_host_t *h);
 void el__timers_free(el_host_t *h);
 void el__lua_time_register(lua_State *L);
 

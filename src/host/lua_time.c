@@ -90,6 +90,7 @@ static void update_next(el_host_t *h) {
  * it): `firing` keeps __gc from freeing t until the loop is done with it. */
 static void fire(el_host_t *h, el__timer_t *t, uint64_t arg) {
   t->firing = 1;
+  t->fired = 1;
   lua_rawgeti(h->L, LUA_REGISTRYINDEX, t->ref);
   lua_pushinteger(h->L, (lua_Integer)arg);
   const char *outer = h->call_where;
@@ -192,6 +193,24 @@ int64_t el_host_run_wall_timers(el_host_t *h, uint64_t now_ms) {
   return hp->n ? (int64_t)(hp->v[0]->deadline - now_ms) : -1;
 }
 
+static void warn_unfired(const el__theap_t *hp) {
+  for (int i = 0; i < hp->n; i++) {
+    const el__timer_t *t = hp->v[i];
+    if (t->cancelled || t->fired || !t->session_end) continue;
+    el_log(EL_LOG_WARN,
+           "timer (%s): made in on_session_end, never fired: no session "
+           "followed before the input ended (end-of-input work goes in "
+           "on_end)",
+           t->where);
+  }
+}
+
+void el__timers_warn_unfired(el_host_t *h) {
+  if (h->stop || h->interrupted) return; /* no timer runs after a stop */
+  warn_unfired(&h->evt_timers);
+  warn_unfired(&h->wall_timers);
+}
+
 /* {====== Lua side ======} */
 
 typedef struct {
@@ -231,6 +250,7 @@ static int add_timer(lua_State *L, const char *fn, int wall, uint64_t deadline,
   t->seq = ++h->timer_seq;
   t->wall = wall;
   t->has_ud = 1;
+  t->session_end = h->in_end_hooks; /* on_end is refused above */
   el__host_caller_where(L, t->where, sizeof t->where);
   box->t = t;
   el__theap_t *hp = wall ? &h->wall_timers : &h->evt_timers;

@@ -127,4 +127,43 @@ end)]]}
       "late false el.after_wall:" .. late,
     }, got)
   end)
+
+  it("a timer made in the last on_session_end is said never to fire",
+     function()
+    -- h60: it was accepted and never fired, silently (the host learns that
+    -- no session follows only after that hook). Two sessions (runs()
+    -- twice): the timers made in session 1's on_session_end fire in
+    -- session 2 (at=0 before its first run; every 100 at its deadlines),
+    -- those made in session 2's are named (lines 7 and 8 of the script);
+    -- a cancelled one (line 9) is not.
+    local h = el_spec.host{code = [[
+local el = require("eventlog_live")
+local function say(what)
+  return function(d) el.host_log("warn", what .. d) end
+end
+el.on_session_end(function(s)
+  local n = s.number
+  el.at(0, say("at" .. n .. "="))
+  el.every(100, say("every" .. n .. "="))
+  el.at(5, function() end):cancel()
+end)]]}
+    assert(h:feed(runs() .. runs()))
+    assert(h:finish())
+    local got, fired = {}, {}
+    for _, m in ipairs(h:messages()) do
+      if m.text:match("^timer") then
+        got[#got + 1] = m.level .. " " .. m.text
+      else
+        fired[m.text] = true
+      end
+    end
+    assert.is_true(fired["at1=0"])
+    assert.is_true(fired["every1=100"])
+    table.sort(got)
+    local tail = ": made in on_session_end, never fired: no session " ..
+                 "followed before the input ended (end-of-input work goes " ..
+                 "in on_end)"
+    assert.same({"warn timer (spec:7)" .. tail, "warn timer (spec:8)" .. tail},
+                got)
+  end)
 end)
