@@ -39,6 +39,9 @@ local threads_tr, gc_tr
 -- are kept at its end, with its number; ended_session is the number of the
 -- last session kept (its threads are no longer the tracker's to list).
 local ended_threads, ended_session = {}, nil
+-- Each ended session's el.session, by number (the first 10000, as the
+-- store counts them): summary() shows each session's identity.
+local session_ids = {}
 local gc_ended = {count = 0, total_ns = 0, max_ns = 0, caps = {}}
 local gc_spans = {}  -- {cap, start_t, end_t}
 local series = {heap_size = {}, heap_live = {}, blocks_size = {}}
@@ -234,15 +237,9 @@ end
 
 -- {====== summary ======}
 
-kind("summary", function(s)
-  local lines = {}
-  local function add(k, v) lines[#lines + 1] = string.format("%-13s %s", k, v) end
-  add("source", s.source or "")
-  add("sessions", tostring(s.sessions))
-  add("duration", string.format("%s (%d ns, from %d to %d ns)",
-      fmt.duration(s.duration_ns), s.duration_ns, s.first_t, s.last_t))
-  add("events", string.format("%d (stored %d, dropped %d)", s.events,
-      s.stored, s.dropped))
+-- The identity lines of session s (a summary, or one of its per_session
+-- entries) into add(key, value).
+local function identity_lines(s, add)
   add("capabilities", string.format("%d: %s", #s.caps,
       table.concat(s.caps, ", ")))
   add("rts version", s.rts_version or "?")
@@ -257,15 +254,55 @@ kind("summary", function(s)
     add("started", os.date("!%Y-%m-%d %H:%M:%S UTC",
         s.start_unix_ns // 1000000000))
   end
+end
+
+local function counts_table(counts, events)
   local rows = {}
-  for _, c in ipairs(s.counts) do
+  for _, c in ipairs(counts) do
     rows[#rows + 1] = {type = c.type, count = c.count,
-      share = string.format("%.1f%%", 100 * c.count / math.max(1, s.events))}
+      share = string.format("%.1f%%", 100 * c.count / math.max(1, events))}
   end
-  return table.concat(lines, "\n") .. "\n\n" .. fmt.table(rows, {
+  return fmt.table(rows, {
     {key = "type", title = "event type", align = "left"},
     {key = "count", align = "right"}, {key = "share", align = "right"},
   })
+end
+
+local SESSIONS_SHOWN = 20  -- session blocks printed; all are in the data
+
+kind("summary", function(s)
+  local lines = {}
+  local function add(k, v) lines[#lines + 1] = string.format("%-13s %s", k, v) end
+  add("source", s.source or "")
+  add("sessions", tostring(s.sessions))
+  add("duration", string.format("%s (%d ns, from %d to %d ns)",
+      fmt.duration(s.duration_ns), s.duration_ns, s.first_t, s.last_t))
+  add("events", string.format("%d (stored %d, dropped %d)", s.events,
+      s.stored, s.dropped))
+  if s.sessions <= 1 or #s.per_session == 0 then
+    identity_lines(s, add)
+    return table.concat(lines, "\n") .. "\n\n" .. counts_table(s.counts,
+                                                               s.events)
+  end
+  -- Several sessions: each one's identity with its own counts (h60: the
+  -- last one's identity was shown next to every session's counts).
+  local out = {table.concat(lines, "\n")}
+  for i, p in ipairs(s.per_session) do
+    if i > SESSIONS_SHOWN then
+      out[#out + 1] = string.format("(%d more sessions: summary()"
+        .. ".per_session)", #s.per_session - SESSIONS_SHOWN)
+      break
+    end
+    lines = {}
+    add("session " .. p.number, string.format("%d events, %s (%d ns, from "
+      .. "%d to %d ns)", p.events, fmt.duration(p.duration_ns),
+      p.duration_ns, p.first_t, p.last_t))
+    identity_lines(p, add)
+    out[#out + 1] = table.concat(lines, "\n") .. "\n\n"
+      .. counts_table(p.counts, p.events)
+  end
+  out[#out + 1] = "all sessions\n\n" .. counts_table(s.counts, s.events)
+  return table.concat(out, "\n\n")
 end)
 
 -- Sort list (of tables) by field `by`, largest first; equal ones by field
@@ -277,26 +314,54 @@ local function sort_desc(list, by, tie)
   end)
 end
 
-function M.summary()
-  local st = store.stats()
-  local sess = el.session or {}
+-- The counts {[type] = n} as an array of {type, count}, largest first.
+local function count_list(by_type)
   local counts = {}
-  for name, n in pairs(store.counts()) do
+  for name, n in pairs(by_type) do
     counts[#counts + 1] = {type = name, count = n}
   end
   sort_desc(counts, "count", "type")
+  return counts
+end
+
+-- The identity fields of session table sess (el.session) into t.
+local function identity(sess, t)
   local caps = {}
   for i, c in ipairs(sess.caps or {}) do caps[i] = c end
-  return printable("summary", {
+  t.caps, t.rts_version, t.args, t.pid = caps, sess.rts_version, sess.args,
+    sess.pid
+  t.ppid, t.heap_prof_breakdown = sess.ppid, sess.heap_prof_breakdown
+  t.heap_prof_interval_ns = sess.heap_prof_interval_ns
+  t.start_unix_ns = sess.start_unix_ns
+  return t
+end
+
+-- Each session counted one by one by the store (its first 10000), with
+-- its identity (el.session as it ended, or the current one) and counts.
+local function per_session()
+  local list = {}
+  for i, c in ipairs(store.sessions and store.sessions() or {}) do
+    local sess = session_ids[i]
+    if not sess and el.session and el.session.number == i then
+      sess = el.session
+    end
+    list[i] = identity(sess or {}, {
+      number = i, events = c.events, first_t = c.min_t, last_t = c.max_t,
+      duration_ns = c.max_t - c.min_t, counts = count_list(store.counts(i)),
+    })
+  end
+  return list
+end
+
+function M.summary()
+  local st = store.stats()
+  return printable("summary", identity(el.session or {}, {
     source = host.source, sessions = st.sessions, events = st.events,
     stored = st.stored, dropped = st.dropped,
     first_t = st.min_t, last_t = st.max_t,
-    duration_ns = st.max_t - st.min_t, caps = caps,
-    rts_version = sess.rts_version, args = sess.args, pid = sess.pid,
-    ppid = sess.ppid, heap_prof_breakdown = sess.heap_prof_breakdown,
-    heap_prof_interval_ns = sess.heap_prof_interval_ns,
-    start_unix_ns = sess.start_unix_ns, counts = counts,
-  })
+    duration_ns = st.max_t - st.min_t,
+    counts = count_list(store.counts()), per_session = per_session(),
+  }))
 end
 
 -- One line after a file was loaded.
@@ -304,6 +369,11 @@ function M.loaded_line()
   local s = M.summary()
   local dropped = s.dropped > 0 and string.format(" (the oldest %d are not "
     .. "kept: --store-mb)", s.dropped) or ""
+  if s.sessions > 1 then  -- one session's capabilities and RTS: not all's
+    return string.format("loaded %s: %d events%s, %s, %d sessions; type "
+      .. ":help", s.source or "input", s.events, dropped,
+      fmt.duration(s.duration_ns), s.sessions)
+  end
   return string.format("loaded %s: %d events%s, %s, %d capabilities, %s; "
     .. "type :help", s.source or "input", s.events, dropped,
     fmt.duration(s.duration_ns), #s.caps, s.rts_version or "unknown RTS")
@@ -932,6 +1002,9 @@ function M.install(c)
   threads_tr = el.threads()
   el.on_session_end(function(sess)
     ended_session = sess and sess.number or 0
+    if sess and ended_session >= 1 and ended_session <= 10000 then
+      session_ids[ended_session] = sess
+    end
     gc_add(gc_ended, gc_tr:stats())
     for _, t in ipairs(threads_tr:list()) do
       t.session = ended_session

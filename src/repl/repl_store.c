@@ -17,6 +17,15 @@
 #define REC_HDR 20                   /* len u32, t u64, type, cap, session
                                         u16, known u8, nfields u8 */
 
+#define SESSIONS_MAX 10000 /* sessions counted one by one */
+
+/* One session's counters (headers seen, in order). */
+typedef struct sess_s {
+  uint64_t events, min_t, max_t;
+  uint64_t *counts; /* per type id, ncounts of them */
+  size_t ncounts;
+} sess_t;
+
 typedef struct chunk_s {
   uint8_t *buf;
   size_t used, cap;
@@ -35,6 +44,8 @@ struct el_repl_store_s {
   uint64_t events, dropped, truncated, sessions;
   uint64_t min_t, max_t;
   uint64_t *counts;                  /* per type id, 65536 entries */
+  sess_t *sess;                      /* the first SESSIONS_MAX sessions */
+  size_t nsess, capsess;
   uint8_t *scratch;                  /* one record being built */
   size_t scratch_cap;
   int split;                         /* an event could not be stored: the
@@ -159,8 +170,25 @@ static chunk_t *room(el_repl_store_t *s, size_t n) {
   return c;
 }
 
+/* Count ev in its session's counters (when that session is counted). */
+static void count_session(el_repl_store_t *s, const el_ev_event_t *ev) {
+  if (s->sessions == 0 || s->sessions > s->nsess) return;
+  sess_t *x = &s->sess[s->sessions - 1];
+  if (ev->type >= x->ncounts) {
+    size_t old = x->ncounts;
+    if (el_grow(&x->counts, &x->ncounts, (size_t)ev->type + 1,
+                sizeof *x->counts) < 0)
+      return;
+    memset(x->counts + old, 0, (x->ncounts - old) * sizeof *x->counts);
+  }
+  x->counts[ev->type]++;
+  if (x->events++ == 0 || ev->t_ns < x->min_t) x->min_t = ev->t_ns;
+  if (ev->t_ns > x->max_t) x->max_t = ev->t_ns;
+}
+
 static int on_event(void *ud, const el_ev_event_t *ev) {
   el_repl_store_t *s = ud;
+  count_session(s, ev);
   s->events++;
   s->next_seq++;
   s->counts[ev->type]++;
@@ -183,7 +211,12 @@ static int on_event(void *ud, const el_ev_event_t *ev) {
 
 static int on_header(void *ud, const el_ev_header_t *hdr) {
   (void)hdr;
-  ((el_repl_store_t *)ud)->sessions++;
+  el_repl_store_t *s = ud;
+  s->sessions++;
+  /* out of memory or past SESSIONS_MAX: counted in the totals only */
+  if (s->nsess == s->sessions - 1 && s->nsess < SESSIONS_MAX &&
+      el_grow(&s->sess, &s->capsess, s->nsess + 1, sizeof *s->sess) == 0)
+    memset(&s->sess[s->nsess++], 0, sizeof *s->sess);
   return 0;
 }
 
@@ -213,6 +246,8 @@ void el_repl_store_free(el_repl_store_t *s) {
   for (size_t i = 0; i < s->nchunks; i++) el_free(s->chunks[i].buf);
   el_free(s->chunks);
   el_free(s->counts);
+  for (size_t i = 0; i < s->nsess; i++) el_free(s->sess[i].counts);
+  el_free(s->sess);
   el_free(s->scratch);
   el_ev_decoder_free(s->dec);
   el_free(s);
@@ -429,19 +464,48 @@ static int l_stats(lua_State *L) {
   return 1;
 }
 
-/* counts() -> {[type name] = count} for every type seen. */
+/* counts([session]) -> {[type name] = count} for every type seen (in
+ * that session, numbered from 1 as headers come; nil for a session not
+ * counted one by one). */
 static int l_counts(lua_State *L) {
   el_repl_store_t *s = self(L);
+  const uint64_t *counts = s->counts;
+  size_t n = 65536;
+  if (!lua_isnoneornil(L, 1)) {
+    lua_Integer k = luaL_checkinteger(L, 1);
+    if (k < 1 || (lua_Unsigned)k > s->nsess) return lua_pushnil(L), 1;
+    counts = s->sess[k - 1].counts;
+    n = s->sess[k - 1].ncounts;
+  }
   lua_newtable(L);
-  for (unsigned i = 0; i < 65536; i++) {
-    if (!s->counts[i]) continue;
+  for (unsigned i = 0; i < n; i++) {
+    if (!counts[i]) continue;
     const el_ev_type_info_t *ti = el_ev_type_info((uint16_t)i);
     if (ti)
       lua_pushstring(L, ti->name);
     else
       lua_pushfstring(L, "UNKNOWN_%d", (int)i);
-    lua_pushinteger(L, (lua_Integer)s->counts[i]);
+    lua_pushinteger(L, (lua_Integer)counts[i]);
     lua_settable(L, -3);
+  }
+  return 1;
+}
+
+/* sessions() -> array of {events =, min_t =, max_t =}, one per session
+ * counted one by one (the first SESSIONS_MAX), in the order of their
+ * headers. */
+static int l_sessions(lua_State *L) {
+  el_repl_store_t *s = self(L);
+  lua_createtable(L, (int)s->nsess, 0);
+  for (size_t i = 0; i < s->nsess; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)s->sess[i].events);
+    lua_setfield(L, -2, "events");
+    lua_pushinteger(L, (lua_Integer)s->sess[i].min_t);
+    lua_setfield(L, -2, "min_t");
+    lua_pushinteger(L, (lua_Integer)s->sess[i].max_t);
+    lua_setfield(L, -2, "max_t");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
 }
@@ -625,9 +689,10 @@ static int l_query(lua_State *L) {
 void el_repl_store_push_lua(lua_State *L, el_repl_store_t *s) {
   static const luaL_Reg fns[] = {{"stats", l_stats},
                                  {"counts", l_counts},
+                                 {"sessions", l_sessions},
                                  {"query", l_query},
                                  {NULL, NULL}};
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushlightuserdata(L, s);
   luaL_setfuncs(L, fns, 1);
 }

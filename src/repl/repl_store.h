@@ -8,7 +8,8 @@
  * bound (64 KiB..1 MiB). When the chunks would exceed the byte bound the
  * oldest chunk is dropped whole and its events are counted in `dropped`.
  * Counters (events per type, first/last time) cover every event seen,
- * dropped or not. Spec: eventlog-format.md §2.1 (field names and kinds).
+ * dropped or not, in all and per session (the first 10000 sessions, in
+ * the order of their headers). Spec: eventlog-format.md §2.1 (field names and kinds).
  *
  * Thread: one thread at a time (the REPL's loop thread, under its Lua
  * lock). */
@@ -73,7 +74,8 @@ void el_repl_store_stats(const el_repl_store_t *s,
 /* Events of type id seen so far (dropped included). */
 uint64_t el_repl_store_count(const el_repl_store_t *s, uint16_t type);
 
-/* Push onto L the Lua module table of s (functions stats, counts, query;
+/* Push onto L the Lua module table of s (functions stats, counts,
+ * sessions, query;
  * docs/repl.md "Lua access to the store"). s is borrowed and must outlive
  * every use of the table. [-0, +1, m] */
 void el_repl_store_push_lua(struct lua_State *L, el_repl_store_t *s);

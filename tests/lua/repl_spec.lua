@@ -518,6 +518,52 @@ describe_bin("eventlog-live repl (piped input)", function()
     assert.truthy(out:find("\ntrue\n", 1, true), out)
   end)
 
+  it("summarises each session with its own identity and counts", function()
+    -- h60: with several sessions summary() showed the last session's pid,
+    -- RTS and arguments next to every session's counts. Two eventlogs one
+    -- after the other (two sessions); pids, event counts and RUN_THREAD
+    -- counts from each file's ghc-events reference.
+    local function ref(name, pat)
+      local n, v = 0, nil
+      for line in io.lines(logs .. "/ghc-9.0/" .. name .. ".reference") do
+        if line:find(": running thread ", 1, true) then n = n + 1 end
+        v = v or line:match("capset 0: pid (%d+)$")
+      end
+      return pat == "pid" and tonumber(v) or n
+    end
+    local two = os.tmpname()
+    assert(os.execute(string.format("cat %q %q > %q",
+      logs .. "/ghc-9.0/threads.eventlog", logs .. "/ghc-9.0/heapy-hT.eventlog",
+      two)))
+    local out, code = repl_run(two,
+      "s = summary()\n" ..
+      "print(#s.per_session, s.sessions)\n" ..
+      "for _, p in ipairs(s.per_session) do local r = 0 " ..
+      "for _, c in ipairs(p.counts) do if c.type == 'RUN_THREAD' then " ..
+      "r = c.count end end print('S', p.number, p.pid, p.events, r, " ..
+      "p.args[1]) end\n" ..
+      "print(tostring(s))\n")
+    os.remove(two)
+    assert.are.equal(0, code, out)
+    assert.truthy(out:find("\n2\t2\n", 1, true), out)
+    local want = string.format("S\t1\t%d\t%d\t%d\t./Threads\n" ..
+      "S\t2\t%d\t%d\t%d\t./Heapy\n",
+      ref("threads.eventlog", "pid"), ref_events("ghc-9.0/threads.eventlog"),
+      ref("threads.eventlog"), ref("heapy-hT.eventlog", "pid"),
+      ref_events("ghc-9.0/heapy-hT.eventlog"), ref("heapy-hT.eventlog"))
+    assert.truthy(out:find(want, 1, true), want .. " in:\n" .. out)
+    -- printed: session 1's block names its pid and its own RUN_THREAD count
+    -- before session 2's begins
+    local b1 = out:match("\nsession 1 (.-)\nsession 2 ")
+    assert.truthy(b1, out)
+    assert.truthy(b1:find("\npid +" .. ref("threads.eventlog", "pid") .. " "),
+                  b1)
+    assert.truthy(b1:find("\nRUN_THREAD +" .. ref("threads.eventlog") .. " "),
+                  b1)
+    assert.falsy(b1:find(tostring(ref("heapy-hT.eventlog", "pid")), 1, true),
+                 b1)
+  end)
+
   it("filters on text, session and the last matches", function()
     local out, code = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
       "#events{text='Summing 24'}\n" ..
