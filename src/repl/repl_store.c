@@ -43,8 +43,8 @@ struct el_repl_store_s {
   uint64_t next_seq;
   uint64_t events, dropped, truncated, sessions;
   uint64_t min_t, max_t;
-  uint64_t *counts;                  /* per type id, 65536 entries */
-  sess_t *sess;                      /* the first SESSIONS_MAX sessions */
+  uint64_t *counts; /* per type id, 65536 entries */
+  sess_t *sess;     /* the first SESSIONS_MAX sessions */
   size_t nsess, capsess;
   uint8_t *scratch;                  /* one record being built */
   size_t scratch_cap;
