@@ -88,7 +88,7 @@ static void d_reset(void *ud) {
 }
 
 /* {------ flow control of a recorded file ------}
- * docs/otlp.md §7.2 "Flow control", docs/sources.md. Nobody writes a
+ * docs/otlp.md §8.2 "Flow control", docs/sources.md. Nobody writes a
  * recorded file, so nobody is harmed when it is read more slowly: after
  * each chunk, reading pauses while an OTLP export queue is half full, and
  * goes on once the sender thread says every queue is down to a quarter

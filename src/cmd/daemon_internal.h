@@ -93,7 +93,7 @@ typedef struct el__daemon_s {
   /* The input was stopped by end_when_idle: a clean end of input, not a
    * signal. */
   int idle_ended;
-  /* Flow control of a recorded file (docs/otlp.md §7.2): reading pauses
+  /* Flow control of a recorded file (docs/otlp.md §8.2): reading pauses
    * while the OTLP export queues are full (el_otlp_exporter_should_pause).
    * Times on the loop's clock, ms. */
   struct {

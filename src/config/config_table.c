@@ -172,13 +172,18 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
      NULL, "false",
      "One span per GC or mutator interval of each capability, named "
      "'<name> GC' / '<name> Mutator'; attributes capability, user. High "
-     "volume: off by default."},
+     "volume (one span per thread switch, tens of thousands a second for a "
+     "busy program; what the backend cannot take in time is dropped from "
+     "the export queue, --otlp-queue-bytes, and counted): off by default."},
     {EL_CFG_TRACES, "thread_state", "ghc_eventlog_ThreadState",
      "A trace of thread state changes (either running or stopped).", NULL,
      "false",
      "One span per Running or Blocked interval of each thread, named "
      "'<name> Running' / '<name> Blocked'; attributes capability, thread, "
-     "status. High volume: off by default."},
+     "status. High volume (two spans per thread switch, see "
+     "capability_usage) and, when on, every event waits for time order, so "
+     "a live program's first metrics come a few seconds later: off by "
+     "default."},
     /* profiles */
     {EL_CFG_PROFILES, "call_stack_profile", "ghc_eventlog_CallStackProfile",
      "A GHC call-stack profile.", NULL, "30s",

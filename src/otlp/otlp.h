@@ -244,7 +244,7 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                             size_t nrecords);
 
 /* {------ flow control: a producer that can wait (a recorded file) ------}
- * docs/otlp.md §7.2 "Flow control". Without it the queues drop their
+ * docs/otlp.md §8.2 "Flow control". Without it the queues drop their
  * oldest requests when full and the loop never waits. With it:
  *   - el_otlp_exporter_should_pause after each chunk of input: 1 when some
  *     queue holds at least half its bound of requests or bytes (and the

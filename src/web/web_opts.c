@@ -71,11 +71,11 @@ void el_web_opts_help(FILE *out) {
       "  --prometheus-host HOST   the address it listens on (default\n"
       "                           127.0.0.1: this host only; 0.0.0.0 or\n"
       "                           :: for every interface)\n"
-      "  --web-port PORT          serve a live web view on PORT; with a\n"
-      "                           file source, keep serving after the\n"
-      "                           replay until interrupted (docs/web.md)\n"
+      "  --web-port PORT          serve a live web view on PORT\n"
       "  --web-host HOST          the address it listens on (default\n"
-      "                           127.0.0.1; docs/security.md)\n",
+      "                           127.0.0.1; docs/security.md)\n"
+      "  With either port, when the input (a file, FIFO or stdin) ends,\n"
+      "  the daemon keeps serving until SIGINT or SIGTERM (docs/web.md).\n",
       out);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_otlp_file_backpressure.sh: a recorded eventlog file replayed into a
 # collector slower than the daemon produces loses nothing: reading pauses
-# while the OTLP export queues are half full (docs/otlp.md §7.2 "Flow
+# while the OTLP export queues are half full (docs/otlp.md §8.2 "Flow
 # control"). threads-big.eventlog with every processor on (self-metrics
 # and the daemon's own log messages off: they depend on the run's wall
 # time), OTLP/HTTP into the test receiver answering each request after

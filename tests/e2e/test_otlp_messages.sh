@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_otlp_messages.sh: what eventlog-live-otelcol says about OTLP
-# delivery problems (docs/otlp.md §7.2), on oddball-hT (78 metric points
+# delivery problems (docs/otlp.md §8.2), on oddball-hT (78 metric points
 # in one request, 25 log records in two or three):
 #  - partial success: the receiver rejects 2 records of each of its first
 #    5 requests (`--fault reject:5:2`). The receiver's message is said for
