@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "eventlog/eventlog.h"
 #include "source_internal.h"
@@ -427,11 +428,38 @@ static void sig_closed(uv_handle_t *h) {
   ((pump_t *)h->data)->sig_closing--;
 }
 
+/* SIGHUP once the pump has returned, where its action was the default
+ * (ending the process): ignored, said on stderr (async-signal-safe), so
+ * that what follows the input (the final flush and its summary, on_end,
+ * the web view's linger) is not cut short by a log rotation's
+ * `kill -HUP`. While the pump ran it was ignored too, or reopened the
+ * tee (docs/sources.md "Rotation"). */
+static void hup_after_input(int signum) {
+  static const char msg[] = ": SIGHUP after the input ended: ignored\n";
+  (void)signum;
+  const char *prog = el_prog_name();
+  ssize_t r = write(2, prog, strlen(prog));
+  r = write(2, msg, sizeof msg - 1);
+  (void)r;
+}
+
 static void close_signals(pump_t *p) {
   if (!p->nsig)
     return;
-  for (int k = 0; k < NSIG_HANDLED; k++)
-    sigaction(handled[k], &p->old_sa[k], NULL);
+  for (int k = 0; k < NSIG_HANDLED; k++) {
+    struct sigaction *old = &p->old_sa[k];
+    if (handled[k] == SIGHUP && !(old->sa_flags & SA_SIGINFO) &&
+        old->sa_handler == SIG_DFL) {
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_handler = hup_after_input; /* back to the default at exec */
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      sigaction(SIGHUP, &sa, NULL);
+      continue;
+    }
+    sigaction(handled[k], old, NULL);
+  }
   g_pump = NULL;
   p->nsig = 0;
   p->sig_async.data = p;
