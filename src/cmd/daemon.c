@@ -230,8 +230,14 @@ static void d_scan(void *ud, const uint8_t *buf, size_t len) {
   d->host_c.scan(d->host_c.ud, buf, len);
 }
 
+/* Any SIGINT/SIGTERM of this run, while reading (d_interrupt) or during
+ * the final flush (flush_signal): ends the console's wait for a slow
+ * reader of a recorded file's replay (el_otlp_console_set_stop). */
+static volatile sig_atomic_t g_console_stop;
+
 static void d_interrupt(void *ud, int sig) { /* from a signal handler */
   el__daemon_t *d = ud;
+  g_console_stop = 1;
   d->stop_signal = 1;
   d->host_c.interrupt(d->host_c.ud, sig);
 }
@@ -369,11 +375,16 @@ static int add_exporters(el__daemon_t *d) {
      * stopped pager): requests queue on a writer thread, past 64 MiB
      * dropped and counted. Into a file (always writable) nothing is
      * dropped: past 8 MiB queued the input waits for the rendering. A
-     * recorded file's replay just goes at stdout's pace. */
-    int to_file = stdout_is_file();
-    if (el_src_opts_live(&d->o->src) &&
+     * recorded file's replay into a pipe or terminal goes at its
+     * reader's pace, through the writer thread too, so that a signal
+     * still stops it when the reader does not read (h59). */
+    int to_file = stdout_is_file(), live = el_src_opts_live(&d->o->src);
+    int mode = live ? to_file : to_file ? 1 : EL_OTLP_CONSOLE_WAIT_READER;
+    g_console_stop = 0;
+    el_otlp_console_set_stop(d->console, &g_console_stop);
+    if ((live || !to_file) &&
         el_otlp_console_start_writer(
-            d->console, (size_t)(to_file ? 8 : 64) << 20, to_file) < 0)
+            d->console, (size_t)(live && !to_file ? 64 : 8) << 20, mode) < 0)
       el_log(EL_LOG_WARN, "console: no writer thread: writing on the loop");
     tm = d->console_tm;
     tm.ud = d;
@@ -406,6 +417,7 @@ static void flush_signal(int sig) {
       ": warning: signal during the final flush: exporting what was "
       "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
   (void)sig;
+  g_console_stop = 1;
   if (g_flush_signals++ == 0) {
     const char *prog = el_prog_name(); /* set before any signal */
     ssize_t r = write(2, prog, strlen(prog));

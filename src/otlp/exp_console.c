@@ -46,9 +46,15 @@ struct el_otlp_console_s {
   pthread_cond_t work, idle;
   line_t *head, *tail;
   size_t queued, max_queued;
-  int to_file; /* out never blocks (a regular file, /dev/null): a full
-                  queue makes the loop wait, not drop, and the shutdown
-                  waits for every line (el_otlp_console_shutdown) */
+  int to_file; /* a full queue makes the loop wait, not drop, and the
+                  shutdown waits for every line (el_otlp_console_shutdown):
+                  out never blocks (a regular file, /dev/null), or
+                  reader */
+  int reader;  /* to_file for a recorded file's replay into a pipe or
+                  terminal (EL_OTLP_CONSOLE_WAIT_READER): the waits end at
+                  a signal (*stop) */
+  const volatile sig_atomic_t *stop; /* el_otlp_console_set_stop; NULL */
+  uint64_t stop_dropped; /* records dropped after a stop (loop thread) */
   int closing, busy;
   line_t *cur;     /* the line in the writer's hands (busy) */
   int writing;     /* the writer is writing cur (or waiting to start it),
@@ -794,11 +800,12 @@ int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
   struct stat st;
   long page = sysconf(_SC_PAGESIZE);
   c->fd = fd;
-  c->is_pipe = !to_file && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+  c->is_pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
                fcntl(fd, F_GETPIPE_SZ) > 0;
   c->page = page > 0 ? (size_t)page : 4096;
   c->max_queued = max_queued;
-  c->to_file = to_file;
+  c->to_file = to_file != 0;
+  c->reader = to_file == EL_OTLP_CONSOLE_WAIT_READER;
   if (pthread_mutex_init(&c->mu, NULL) != 0) return EL_ENOMEM;
   if (pthread_cond_init(&c->work, NULL) != 0 ||
       pthread_cond_init(&c->idle, NULL) != 0 ||
@@ -806,6 +813,11 @@ int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
     return EL_ENOMEM; /* (the few bytes of a half-made mutex are kept) */
   c->async = 1;
   return 0;
+}
+
+void el_otlp_console_set_stop(el_otlp_console_t *c,
+                              const volatile sig_atomic_t *stop) {
+  c->stop = stop;
 }
 
 /* Loop thread: count in the store the records the writer lost, and say
@@ -838,10 +850,20 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
                           const uint8_t *bytes, size_t len, size_t nrecords) {
   pthread_mutex_lock(&c->mu);
   /* Waiting: until the request fits, or the queue is empty (a request
-   * larger than the bound alone), or the output broke. */
+   * larger than the bound alone), or the output broke; for a reader, a
+   * signal ends the wait (checked every 100 ms: it may have come before
+   * the wait began), and then a request that does not fit is dropped. */
+  int stopped = 0;
   while (c->to_file && !c->werr && !c->abandoned && c->head &&
-         c->queued + len > c->max_queued)
-    pthread_cond_wait(&c->idle, &c->mu);
+         c->queued + len > c->max_queued) {
+    if (!c->reader || !c->stop) {
+      pthread_cond_wait(&c->idle, &c->mu);
+      continue;
+    }
+    if ((stopped = *c->stop != 0)) break;
+    struct timespec until = realtime_in(100);
+    pthread_cond_timedwait(&c->idle, &c->mu, &until);
+  }
   int broken = c->werr != 0 || c->abandoned;
   int full = c->head && c->queued + len > c->max_queued;
   pthread_mutex_unlock(&c->mu);
@@ -865,6 +887,10 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
   }
   drop(c, sig, nrecords);
   if (broken) return; /* said once by take_lost, or by the shutdown */
+  if (stopped) {      /* said by the shutdown */
+    c->stop_dropped += nrecords;
+    return;
+  }
   c->full_dropped += nrecords;
   uint64_t now = mono_ms();
   if (!c->full_warned_ms || now - c->full_warned_ms >= 10000) {
@@ -936,9 +962,10 @@ static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
     el_log(EL_LOG_WARN, "console: %llu %s (%s) not written: %s%s",
            (unsigned long long)n[s], el_otlp_record_name((el_tm_signal_t)s),
            el_otlp_signal_name((el_tm_signal_t)s), cause,
-           !writing     ? "; the OTLP/JSON was still being rendered"
-           : c->to_file ? "; a write to the output was still under way"
-                        : "; the output was not read fast enough");
+           !writing ? "; the OTLP/JSON was still being rendered"
+           : c->to_file && !c->reader
+               ? "; a write to the output was still under way"
+               : "; the output was not read fast enough");
   }
 }
 
@@ -951,7 +978,8 @@ int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
   while (left) {
     /* The budget bounds waiting for a reader, not CPU work into a file
      * (docs/otlp.md §5): a file is waited for until a signal comes. */
-    int bounded = !c->to_file || (interrupt && *interrupt);
+    int bounded = !c->to_file || (interrupt && *interrupt) ||
+                  (c->reader && c->stop && *c->stop);
     uint64_t spent = mono_ms() - start;
     if (bounded && spent >= (uint64_t)budget_ms) break;
     uint64_t slice =
@@ -959,6 +987,11 @@ int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
     left = writer_wait(c, (int)slice);
   }
   if (left) abandon(c, budget_ms, interrupt && *interrupt);
+  if (c->stop_dropped)
+    el_log(EL_LOG_WARN,
+           "console: %llu records not written: a signal stopped the wait "
+           "for the output's reader (it read too slowly or not at all)",
+           (unsigned long long)c->stop_dropped);
   take_lost(c);
   return left || c->werr ? EL_EEXPORT : 0;
 }

@@ -71,11 +71,17 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out,
  *    does not fit makes the loop wait until it fits, so nothing is dropped
  *    and the input goes at the pace of the rendering (a request larger
  *    than max_queued waits for an empty queue); the shutdown waits for
- *    every line, whatever its budget, unless a signal comes.
+ *    every line, whatever its budget, unless a signal comes;
+ *  - EL_OTLP_CONSOLE_WAIT_READER (2: a recorded file's replay into a pipe,
+ *    socket or terminal): as 1, nothing dropped, the replay at the
+ *    reader's pace (a slow `| less`), but a signal (*stop, set with
+ *    el_otlp_console_set_stop) ends the waits: a request that does not
+ *    fit is then dropped and counted, and the shutdown waits at most its
+ *    budget; so SIGINT and SIGTERM work however slow the reader.
  * The writer writes fileno(out) with write(2), not through stdio (out is
  * flushed first; nothing else may write out meanwhile), so that the
  * exit's flush of stdout never blocks on a reader that stopped. Into a
- * pipe (to_file 0, a FIFO) it never blocks in a write and leaves no line
+ * pipe (a FIFO, whatever to_file) it never blocks in a write and leaves no line
  * cut: a line starts only when the pipe can take all of it (the pipe
  * grown for it, to 1 MiB, when allowed), waiting for the reader
  * meanwhile; a line larger still starts on an empty pipe and goes in
@@ -86,6 +92,17 @@ int el_otlp_console_add(el_tm_store_t *st, FILE *out,
  * synchronously, on the loop thread). Thread: loop, once. */
 int el_otlp_console_start_writer(el_otlp_console_t *c, size_t max_queued,
                                  int to_file);
+
+/* el_otlp_console_start_writer's to_file for a recorded file's replay
+ * into a reader that can be slow or stop (a pipe, socket or terminal). */
+#define EL_OTLP_CONSOLE_WAIT_READER 2
+
+/* The flag that ends the waits of EL_OTLP_CONSOLE_WAIT_READER: nonzero
+ * once a SIGINT or SIGTERM came (set by a signal handler; read every
+ * 100 ms while the loop waits for room, and by the shutdown). stop lives
+ * as long as c. Thread: loop, before the first export. */
+void el_otlp_console_set_stop(el_otlp_console_t *c,
+                              const volatile sig_atomic_t *stop);
 
 /* The end of the output (the exporter's flush, el_tm_store_shutdown):
  * wait for the writer thread to write what is queued. The wait is
