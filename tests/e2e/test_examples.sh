@@ -16,7 +16,7 @@ run() { # script eventlog [extra args] -> tsv output on stdout
 }
 check() { # name expected actual
   if [ "$2" != "$3" ]; then
-    echo "FAIL $1"; diff <(echo "$2") <(echo "$3") | head -20; fail=1
+    echo "FAIL $1"; diff <(echo "$2") <(echo "$3") | head -20 || true; fail=1
   else
     echo "ok   $1"
   fi
@@ -109,6 +109,52 @@ act=$(run heap_top "$D/heapy-prof-hc.eventlog" | awk -F'\t' '
   check "heap_top: total bytes per census (heapy-prof-hc, -hc)" "$exp" "$act" ||
   { echo "FAIL heap_top -hc: no census in the reference"; fail=1; }
 
+# Three sessions (-hT, -hy, -hc runs one after the other): each census
+# with its session, its time on its own session's clock and its total as
+# in that file's own `show`; the count per session in the first line; the
+# largest labels per session, sum and mean over that session's censuses
+# (the string-labelled -hT and -hy; ties by label, byte order). Before,
+# no session was named, the breakdown was the last session's and the
+# largest labels added up all sessions' censuses.
+cat "$D/heapy-hT.eventlog" "$D/heapy-prof-hy.eventlog" \
+  "$D/heapy-prof-hc.eventlog" > "$tmp/three-heap.eventlog"
+hs=1
+for f in heapy-hT heapy-prof-hy heapy-prof-hc; do
+  "$EL_BIN" show "$D/$f.eventlog" > "$tmp/h$hs.show"
+  events "$tmp/h$hs.show" > "$tmp/h$hs.ev"; hs=$((hs + 1))
+done
+census_exp() {  # census_exp EVENTS SESSION: "session t total" per census
+  awk -F'\t' -v s="$2" '
+    $3 ~ /^start heap prof sample/ { if (open) print s "\t" t "\t" tot
+      open=1; tot=0; t=$1 }
+    $3 ~ /^heap prof sample .*, residency / { r=$3; sub(/.*residency /,"",r)
+      sub(/,.*/,"",r); tot+=r }
+    END { if (open) print s "\t" t "\t" tot }' "$1"
+}
+exp=$(census_exp "$tmp/h1.ev" 1; census_exp "$tmp/h2.ev" 2; census_exp "$tmp/h3.ev" 3)
+run heap_top "$tmp/three-heap.eventlog" > "$tmp/three-heap.out"
+act=$(awk -F'\t' '/^session\tera\t/ {h=1; next} h && NF==6 {print $1 "\t" $3 "\t" $4}
+  NF!=6 {h=0}' "$tmp/three-heap.out")
+check "heap_top: each session's censuses (-hT, -hy, -hc)" "$exp" "$act"
+n1=$(census_exp "$tmp/h1.ev" 1 | wc -l); n2=$(census_exp "$tmp/h2.ev" 2 | wc -l)
+n3=$(census_exp "$tmp/h3.ev" 3 | wc -l)
+exp="$((n1 + n2 + n3)) censuses in 3 sessions (session 1: $n1, breakdown -hT;"
+exp="$exp session 2: $n2, breakdown -hy; session 3: $n3, breakdown -hc)"
+check "heap_top: the first line counts each session's censuses" \
+  "$exp" "$(head -1 "$tmp/three-heap.out")"
+largest_exp() {  # largest_exp EVENTS SESSION NCENSUSES: the top 5 labels
+  awk -F'\t' '$3 ~ /^heap prof sample .*, residency .*, label / {
+      r=$3; sub(/.*residency /,"",r); sub(/,.*/,"",r)
+      l=$3; sub(/.*, label /,"",l); sum[l]+=r }
+    END { for (l in sum) print l "\t" sum[l] }' "$1" |
+    LC_ALL=C sort -t "$(printf '\t')" -k2,2nr -k1,1 | head -5 |
+    awk -F'\t' -v s="$2" -v n="$3" '{ print s "\t" $1 "\t" $2 "\t" int($2 / n) }'
+}
+exp=$(largest_exp "$tmp/h1.ev" 1 "$n1"; largest_exp "$tmp/h2.ev" 2 "$n2")
+act=$(awk -F'\t' '/^session\tlabel\t/ {h=1; next} h && NF==4 && ($1==1 || $1==2)' \
+  "$tmp/three-heap.out")
+check "heap_top: the largest labels of each session (-hT, -hy)" "$exp" "$act"
+
 # 4. markers: marker times and the start/end span.
 exp=$(awk -F'\t' '$3 ~ /^marker: / { print $1 }' "$tmp/heapy.ev")
 act=$(run markers "$D/heapy-hT.eventlog" | awk -F'\t' '
@@ -134,6 +180,33 @@ act=$(run event_rate "$D/oddball-hT.eventlog" | awk -F'\t' '
   $1=="STOP_THREAD" || $1=="GC_START" || $1=="USER_MARKER" {print $1 "\t" $2}')
 check "event_rate: totals and RUN_THREAD per second (oddball-hT)" \
   "$exp" "$(echo "$act" | awk 'NR==1' ; echo "$act" | awk 'NR>1' | sort -k1,1 -s | awk '$1=="STOP_THREAD"'; echo "$act" | awk '$1=="GC_START"'; echo "$act" | awk '$1=="USER_MARKER"')"
+
+# Two sessions: each session's times are ns since its own RTS start, so
+# each is bucketed in rows of its own (a session column first): RUN_THREAD
+# per second and a few totals as in each session's own `show`, "-" in a
+# bucket after the session's last event. Before, session 2's events at
+# [0s,1s) of its own clock were added to session 1's.
+rate_exp() {  # rate_exp EVENTS SESSION NBUCKETS
+  awk -F'\t' -v s="$2" -v nb="$3" '
+    { b=int($1/1e9); if (b > last) last=b }
+    $3 ~ /^running thread / {r++; rb[b]++}
+    $3 ~ /^stopping thread / {st++}
+    $3=="starting GC" {g++}
+    END { printf "%s\tRUN_THREAD\t%d", s, r
+          for (i=0;i<nb;i++) printf "\t%s", (i <= last) ? rb[i]+0 : "-"
+          printf "\n%s\tSTOP_THREAD\t%d\n%s\tGC_START\t%d\n", s, st, s, g }' "$1"
+}
+nb=$(awk -F'\t' '{b=int($1/1e9); if (b+1 > n) n=b+1} END {print n}' \
+  "$tmp/s1.ev" "$tmp/s2.ev")
+exp=$( (rate_exp "$tmp/s1.ev" 1 "$nb"; rate_exp "$tmp/s2.ev" 2 "$nb") | sort)
+act=$(run event_rate "$tmp/two.eventlog" | awk -F'\t' -v nb="$nb" '
+  $2=="RUN_THREAD" { l=$1 "\t" $2 "\t" $3; for (i=4;i<4+nb;i++) l=l "\t" $i
+                     print l }
+  $2=="STOP_THREAD" || $2=="GC_START" {print $1 "\t" $2 "\t" $3}' | sort)
+[ "$nb" -ge 2 ] &&
+  check "event_rate: each session's buckets (threads, then oddball-hT)" \
+    "$exp" "$act" ||
+  { echo "FAIL event_rate two sessions: oddball-hT should reach [1s,2s)"; fail=1; }
 
 # 6. alloc_rate: samples and last running total per capability.
 exp=$(awk -F'\t' '$3 ~ /^allocated on heap capset / { r=$3
