@@ -694,6 +694,17 @@ function known(v, text) {
 // span came for (only its label is known: the traces processor
 // thread_state is off) has state and running_ms null: both read
 // "unknown", also once it is over (its status says why).
+// The "other" row's state cell: how many of the threads that left were
+// seen to finish and how many ended with their session or the input
+// (/api/data's threads_other.finished and .ended). Without thread-state
+// spans no finish is ever seen: the cell says so rather than "0
+// finished".
+function otherOver(o, traced) {
+  const ended = o.ended ? `${o.ended} ended with their session` : '';
+  if (!traced) return ended ? `${ended}, finish not known` : 'finish not known';
+  return ended ? `${o.finished} finished, ${ended}` : `${o.finished} finished`;
+}
+
 function drawThreads(d) {
   const body = document.querySelector('#threads tbody');
   // the current session's rows first, then those a reconnection ended
@@ -725,7 +736,7 @@ function drawThreads(d) {
         tr,
         `${o.threads} ${
             o.threads === 1 ? 'thread' : 'threads'} no longer listed${unrem}`);
-    cell(tr, `${o.finished} finished`);
+    cell(tr, otherOver(o, d.thread_spans > 0));
     cell(tr, '');
     cell(tr, '');
     cell(tr, known(o.running_ms, (v) => v.toFixed(1)));

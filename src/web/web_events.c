@@ -121,23 +121,40 @@ static void labels_clear(el_web_t *w) {
   w->nthlab = 0;
 }
 
-/* Whether thread t is over: finished, or ended with its session. */
-static bool thread_over(const web_thread_t *t) {
-  return t->state &&
-         (!strcmp(t->state, "Finished") || !strcmp(t->state, "Ended"));
+/* Whether thread t finished (a ThreadFinished span came). */
+static bool thread_finished(const web_thread_t *t) {
+  return t->state && !strcmp(t->state, "Finished");
 }
 
-/* Row t leaves the table for the "other" row. A current-session thread
- * is remembered by id (it may come back: thread_get); a finished one's
- * label is forgotten (it will not). */
+/* Whether thread t is over: finished, or ended with its session. */
+static bool thread_over(const web_thread_t *t) {
+  return thread_finished(t) || (t->state && !strcmp(t->state, "Ended"));
+}
+
+/* Whether marks m (web_thids_get) say the thread left over. */
+static bool marks_over(unsigned m) {
+  return m == WEB_TH_OUT_ENDED || m == WEB_TH_OUT_FINISHED;
+}
+
+/* Row t leaves the table for the "other" row, counted finished, ended
+ * (with its session or the input: its finish not known) or neither. A
+ * current-session thread is remembered by id (it may come back:
+ * thread_get); an over one's label is forgotten (it will not). */
 static void thread_release(el_web_t *w, web_thread_t *t) {
   bool over = thread_over(t);
+  bool fin = thread_finished(t);
   if (t->session == w->th_session) {
-    id_set_marks(w, t->id, WEB_TH_OUT | (over ? WEB_TH_OUT_FINISHED : 0));
+    id_set_marks(w, t->id,
+                 fin    ? WEB_TH_OUT_FINISHED
+                 : over ? WEB_TH_OUT_ENDED
+                        : WEB_TH_OUT);
     if (over) label_del(w, t->id);
   }
   w->thother.threads++;
-  if (over) w->thother.finished++;
+  if (fin)
+    w->thother.finished++;
+  else if (over)
+    w->thother.ended++;
   w->thother.running_ms += t->running_ms;
   el_free(t->label);
   el_free(t->status);
@@ -216,9 +233,10 @@ static web_thread_t *thread_get(el_web_t *w, int64_t id) {
   const char *label = label_get(w, id);
   if (label) t->label = el_strdup(label);
   unsigned m = web_thids_get(&w->thids, id);
-  if (m & WEB_TH_OUT) {
+  if (m) {
     w->thother.threads--;
-    if (m & WEB_TH_OUT_FINISHED) w->thother.finished--;
+    if (m == WEB_TH_OUT_FINISHED) w->thother.finished--;
+    if (m == WEB_TH_OUT_ENDED) w->thother.ended--;
     id_set_marks(w, id, 0);
   }
   return t;
@@ -280,7 +298,7 @@ static void thread_label(el_web_t *w, int64_t id, const char *label) {
   uint32_t i;
   web_thread_t *th = NULL;
   if (!el_map_get(&w->thidx, (uint64_t)id, &i) &&
-      (web_thids_get(&w->thids, id) & WEB_TH_OUT_FINISHED)) {
+      marks_over(web_thids_get(&w->thids, id))) {
     w->thother.late_labels++;
     return;
   }
@@ -676,11 +694,12 @@ static void json_threads(const el_web_t *w, el_buf_t *b) {
   }
   el_buf_printf(b,
                 "],\"threads_other\":{\"threads\":%llu,\"finished\":%llu,"
-                "\"late_labels\":%llu,\"dropped_labels\":%llu,"
+                "\"ended\":%llu,\"late_labels\":%llu,\"dropped_labels\":%llu,"
                 "\"unremembered\":%llu,\"late_session\":%llu,"
                 "\"running_ms\":",
                 (unsigned long long)w->thother.threads,
                 (unsigned long long)w->thother.finished,
+                (unsigned long long)w->thother.ended,
                 (unsigned long long)w->thother.late_labels,
                 (unsigned long long)w->thother.dropped_labels,
                 (unsigned long long)w->thother.unremembered,

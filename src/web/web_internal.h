@@ -31,9 +31,9 @@
 /* GC pauses that left the ring: the longest ones are kept besides. */
 #define WEB_PAUSES_TOP 100
 #define WEB_THREADS_MAX 500
-/* Thread ids that left the table are remembered (2 bits each:
- * WEB_TH_OUT, WEB_TH_OUT_FINISHED), so that one that comes back is not
- * counted twice and a late label of a finished one makes no row; for any
+/* Thread ids that left the table are remembered (2 bits each: WEB_TH_OUT,
+ * _ENDED or _FINISHED), so that one that comes back is not counted twice
+ * and a late label of an over one makes no row; for any
  * id of 0..2^32-1 (GHC's are 32-bit, numbered from 1 up), in pages of
  * WEB_THREAD_ID_PAGE ids (web_thids.c). A page whose ids all left
  * finished holds no bits (as the oldest pages of a long run become); at
@@ -123,14 +123,15 @@ typedef struct web_marker_s {
   char *body;
 } web_marker_t;
 
-/* The marks of a thread id that left the table: it left, and it had
- * finished. */
-enum { WEB_TH_OUT = 1, WEB_TH_OUT_FINISHED = 2 };
+/* The marks of a thread id that left the table (2 bits, one value): it
+ * left alive, it left ended with its session or the input (its finish
+ * not known), or it left finished (ThreadFinished). */
+enum { WEB_TH_OUT = 1, WEB_TH_OUT_ENDED = 2, WEB_TH_OUT_FINISHED = 3 };
 
 /* A page of marks: 2 bits for each of WEB_THREAD_ID_PAGE ids. */
 typedef struct web_idpage_s {
   uint32_t marked;   /* ids with marks */
-  uint32_t finished; /* ids marked WEB_TH_OUT | WEB_TH_OUT_FINISHED */
+  uint32_t finished; /* ids marked WEB_TH_OUT_FINISHED */
   uint8_t bits[WEB_THREAD_ID_PAGE / 4];
 } web_idpage_t;
 
@@ -166,9 +167,12 @@ typedef struct web_thread_s {
 /* Threads that left the table (finished and aged, or the youngest when
  * it was full) and are not back in it: the page's summary row. */
 typedef struct web_thread_other_s {
-  uint64_t threads, finished; /* distinct threads (but unremembered) */
-  uint64_t late_labels;       /* labels of finished threads that had left */
-  uint64_t dropped_labels;    /* labels not kept: WEB_THREAD_LABELS full */
+  /* distinct threads (but unremembered): all, those seen to finish
+   * (ThreadFinished), those ended with their session or the input (their
+   * finish not known: every one without thread_state) */
+  uint64_t threads, finished, ended;
+  uint64_t late_labels;    /* labels of over threads that had left */
+  uint64_t dropped_labels; /* labels not kept: WEB_THREAD_LABELS full */
   /* times an id could not be remembered (WEB_THREAD_ID_PAGES in use, or
    * out of memory): each time, a thread that comes back may be counted
    * twice (or as finished) */

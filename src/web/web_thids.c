@@ -1,5 +1,5 @@
 /* web_thids.c: the ids of the threads that left the web view's threads
- * table, 2 bits per id (WEB_TH_OUT, WEB_TH_OUT_FINISHED) for any id of
+ * table, 2 bits per id (WEB_TH_OUT, _ENDED or _FINISHED) for any id of
  * 0..2^32-1, so that the table and its "other" row count each thread once
  * (web_events.c). Ids are kept in pages of WEB_THREAD_ID_PAGE: a page
  * with no marks holds nothing, nor does a page whose ids all left
@@ -19,7 +19,7 @@ static unsigned page_mark(const web_idpage_t *pg, size_t i) {
   return (pg->bits[i / 4] >> (i % 4 * 2)) & 3u;
 }
 
-/* A page of the pool with every id's marks m (0 or 3): its directory
+/* A page of the pool with every id's marks m (0 or WEB_TH_OUT_FINISHED): its directory
  * value, or 0 when the pool is full or out of memory. */
 static uint16_t page_new(web_thids_t *s, unsigned m) {
   for (size_t k = 0; k < WEB_THREAD_ID_PAGES; k++) {
@@ -42,7 +42,7 @@ static uint16_t dir_get(const web_thids_t *s, size_t p) {
 unsigned web_thids_get(const web_thids_t *s, int64_t id) {
   if (id < 0 || id > ID_MAX) return 0;
   uint16_t d = dir_get(s, (size_t)id / WEB_THREAD_ID_PAGE);
-  if (d == WEB_IDPAGE_FULL) return WEB_TH_OUT | WEB_TH_OUT_FINISHED;
+  if (d == WEB_IDPAGE_FULL) return WEB_TH_OUT_FINISHED;
   return d ? page_mark(s->pool[d - 1], (size_t)id % WEB_THREAD_ID_PAGE) : 0;
 }
 
@@ -71,7 +71,8 @@ bool web_thids_set(web_thids_t *s, int64_t id, unsigned m) {
   unsigned shift = (unsigned)(i % 4 * 2);
   pg->bits[i / 4] = (uint8_t)((pg->bits[i / 4] & ~(3u << shift)) | m << shift);
   pg->marked = pg->marked + (m != 0) - (old != 0);
-  pg->finished = pg->finished + (m == 3) - (old == 3);
+  pg->finished =
+      pg->finished + (m == WEB_TH_OUT_FINISHED) - (old == WEB_TH_OUT_FINISHED);
   if (pg->marked == 0 || pg->finished == WEB_THREAD_ID_PAGE) {
     s->dir[p] = pg->marked ? WEB_IDPAGE_FULL : 0;
     el_free(pg);

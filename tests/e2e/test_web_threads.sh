@@ -15,6 +15,7 @@
 # On: unchanged: hint hidden, every thread Finished with the reference's
 # running time.
 # Screenshots: $EL_BUILD_DIR/test_web_threads-{off,on}.png.
+# Then the "other" row, off and on (below).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 source "$(dirname "$0")/serve_lib.sh" web-threads
@@ -67,4 +68,46 @@ for mode in off on; do
   [ $rc = 0 ] || { cat "$TMP/check-$mode.err"; fail "thread_state $mode: the threads table"; }
   stop_pid "$DPID"
 done
-echo "PASS: threads table: unknown without thread_state, the reference's with it"
+
+# More threads than the table keeps (tests/tools/ended_threads.lua: two
+# sessions of 400 labelled threads; in session 1 half finish, the rest
+# block and end with the session; session 2's end with the input): the
+# "other" row says how many of the threads that left finished and how
+# many merely ended with their session, from the eventlog's own `show`
+# (threads created, "thread finished" stops) less what the rows show.
+# Off, no finish is known: the row said "375 finished" (h61: the count
+# held every thread ended with its session); on it said 375 where 200
+# had finished.
+# Screenshots: $EL_BUILD_DIR/test_web_threads-other-{off,on}.png.
+command -v lua5.4 >/dev/null || skip "lua5.4 missing (the other row)"
+lua5.4 "$SRC/tests/tools/ended_threads.lua" 400 "$TMP/ended.eventlog" ||
+  fail "could not write the eventlog"
+"$BUILD/eventlog-live" show "$TMP/ended.eventlog" > "$TMP/ended.show" ||
+  fail "eventlog-live show"
+total=$(grep -c ': creating thread ' "$TMP/ended.show")
+fin=$(grep -c ': stopping thread [0-9]* (thread finished)' "$TMP/ended.show")
+[ "$total" = 800 ] && [ "$fin" = 200 ] ||
+  fail "ended_threads.lua: $total threads, $fin finished (800, 200)"
+for mode in off on; do
+  traces=()
+  [ $mode = on ] && traces=(--traces)
+  traced=false
+  [ $mode = on ] && traced=true
+  echo "{\"traced\": $traced, \"other\": {\"threads\": $total, \"finished\": $fin}}" \
+    > "$TMP/expect-other-$mode.json"
+  sv_daemon other-$mode --eventlog-file "$TMP/ended.eventlog" \
+    --service-name ended --web-port 0 --no-otlp "${traces[@]}"
+  sv_port other-$mode "web view"
+  sv_ended other-$mode
+  timeout 120 node "$SRC/tests/web/threads_check.js" --url "http://127.0.0.1:$PORT/" \
+    --expect "$TMP/expect-other-$mode.json" \
+    --screenshot "$BUILD/test_web_threads-other-$mode.png" \
+    --user-data-dir "$TMP/udd-other-$mode" > "$TMP/check-other-$mode.json" \
+    2> "$TMP/check-other-$mode.err"
+  rc=$?
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], "other row:", d["look"].get("other"), "problems:", d["problems"])' \
+    "$TMP/check-other-$mode.json" $mode 2>/dev/null || cat "$TMP/check-other-$mode.json"
+  [ $rc = 0 ] || { cat "$TMP/check-other-$mode.err"; fail "thread_state $mode: the other row"; }
+  stop_pid "$DPID"
+done
+echo "PASS: threads table: unknown without thread_state, the reference's with it; the other row's finished and ended"

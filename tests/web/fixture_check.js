@@ -130,6 +130,7 @@ function sessionsDoc() {
     threads_other: {
       threads: 0,
       finished: 0,
+      ended: 0,
       late_labels: 0,
       dropped_labels: 0,
       unremembered: 0,

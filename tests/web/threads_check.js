@@ -18,6 +18,17 @@
 // traced true: the hint is hidden; one row per thread, its label, state
 //   "Finished" (every thread of the reference finished), its running
 //   time within 0.06 ms of the reference's (the page shows 0.1 ms).
+// FILE may instead hold {"traced": bool, "other": {"threads": T,
+// "finished": F}} (tests/tools/ended_threads.lua: two sessions, more
+// threads than the table keeps): T threads in all, F of them finished
+// (ThreadFinished), every other one still live when its session or the
+// input ended; none leaves the table alive, as the over rows go first.
+// Then the last row is "other", "N threads no longer listed" with N = T
+// minus the rows, and its state cell says, of those N:
+//   traced: "<F - rows Finished> finished" and, when some ended, ", <the
+//     rest> ended with their session";
+//   not traced: "<N> ended with their session, finish not known" (no
+//     finish is seen without thread_state: the old page said "N finished").
 // Every wait is bounded (30 s). Prints one JSON line; exit 0 pass, 1 fail.
 'use strict';
 const fs = require('fs');
@@ -106,6 +117,27 @@ function checkTraced(l, want) {
   }
 }
 
+function checkOther(l, want) {
+  want(l.hint === !expect.traced, `the thread_state hint shown: ${l.hint}`);
+  const o = l.rows[l.rows.length - 1];
+  if (!o || o.id !== 'other') {
+    want(false, 'no "other" row at the end');
+    return;
+  }
+  const rows = l.rows.length - 1;
+  const left = expect.other.threads - rows;
+  want(
+      o.label === `${left} threads no longer listed`,
+      `other: "${o.label}", not ${left} threads no longer listed`);
+  const fin = expect.other.finished -
+      l.rows.filter((r) => r.id !== 'other' && r.state === 'Finished').length;
+  const ended = left - fin;
+  const text = expect.traced ?
+      `${fin} finished` + (ended ? `, ${ended} ended with their session` : '') :
+                                   `${left} ended with their session, finish not known`;
+  want(o.state === text, `other: "${o.state}", not "${text}"`);
+}
+
 run(async () => {
   const problems = [];
   const errors = [];
@@ -125,10 +157,24 @@ run(async () => {
       await page.waitForTimeout(250);
       l = await look(page);
     }
-    result.look = l;
+    result.look = expect.other ? {
+      status: l.status,
+      hint: l.hint,
+      rows: l.rows.length,
+      other: l.rows.at(-1)
+    } :
+                                 l;
+    // the other row in sight: the panel scrolled to its end
+    if (expect.other)
+      await page.evaluate(() => {
+        const p = document.querySelector('#threads tbody tr:last-child');
+        if (p) p.scrollIntoView({block: 'end'});
+      });
     await page.screenshot({path: shot, fullPage: true});
     want(l.status.includes('input ended'), `status "${l.status}"`);
-    if (expect.traced)
+    if (expect.other)
+      checkOther(l, want);
+    else if (expect.traced)
       checkTraced(l, want);
     else
       checkUntraced(l, want);
