@@ -416,14 +416,18 @@ static void flush_signal(int sig) {
   static const char msg[] =
       ": warning: signal during the final flush: exporting what was "
       "decoded first (at most --otlp-shutdown-timeout), then exiting\n";
-  (void)sig;
+  static const char third[] =
+      ": third signal during the final flush: exiting at once (what was "
+      "not yet exported is lost)\n";
   g_console_stop = 1;
-  if (g_flush_signals++ == 0) {
-    const char *prog = el_prog_name(); /* set before any signal */
-    ssize_t r = write(2, prog, strlen(prog));
-    r = write(2, msg, sizeof msg - 1);
-    (void)r;
-  }
+  int n = ++g_flush_signals;
+  if (n != 1 && n != 3) return;
+  const char *prog = el_prog_name(); /* set before any signal */
+  ssize_t r = write(2, prog, strlen(prog));
+  r = n == 1 ? write(2, msg, sizeof msg - 1)
+             : write(2, third, sizeof third - 1);
+  (void)r;
+  if (n == 3) _exit(128 + sig); /* a backstop: something does not return */
 }
 
 /* The HTTP servers' plugin (httpd_plugin.h) in d->httpd, opened on first

@@ -412,10 +412,34 @@ static void on_disconnect(void *ud, el_src_t *src, int err) {
 static const int handled[NSIG_HANDLED] = {SIGINT, SIGTERM, SIGHUP};
 static pump_t *volatile g_pump;  /* the pump whose handlers are installed */
 
+/* SIGINT/SIGTERM received while a pump ran, in this process. */
+static volatile sig_atomic_t g_stops;
+
+/* The third SIGINT/SIGTERM while reading ends the process at once, with
+ * the status of a death by that signal (128 + signum): the first stops
+ * the input, the second the drain, and a third means that something
+ * does not return (a handler writing into a stdout nobody reads, which
+ * no flag can interrupt). Said on stderr; nothing more is written or
+ * exported. Async-signal-safe. */
+static void third_stop(int signum) {
+  static const char msg[] =
+      ": third SIGINT/SIGTERM: exiting at once (what was not yet "
+      "written or exported is lost)\n";
+  if (++g_stops < 3)
+    return;
+  const char *prog = el_prog_name();
+  ssize_t r = write(2, prog, strlen(prog));
+  r = write(2, msg, sizeof msg - 1);
+  (void)r;
+  _exit(128 + signum);
+}
+
 static void sig_handler(int signum) {
   pump_t *p = g_pump;
   if (!p)
     return;
+  if (signum != SIGHUP)
+    third_stop(signum);
   for (int k = 0; k < NSIG_HANDLED; k++)
     if (handled[k] == signum)
       p->pending[k] = 1;
