@@ -434,9 +434,15 @@ void el__src_open_failed(el_src_t *s, int err) {
              (uv_now(s->loop) - s->fail_since_ms) / 1e3, s->fails);
     else
       el_log(level,
-             s->closed_empty ? "Connection on %s closed before any data: %s%s"
-                             : "Failed to connect on %s: %s%s",
+             s->closed_empty ? "Connection on %s closed before any data: %s%s%s"
+                             : "Failed to connect on %s: %s%s%s",
              d, el__src_strerror(err),
+             /* a file or folder there (h59): eventlog-socket unlinks the
+              * path before it binds, so a retry can still succeed */
+             err == UV_ENOTSOCK ? " (the path exists but is not a socket; "
+                                  "a program using eventlog-socket "
+                                  "replaces it when it starts)"
+                                : "",
              s->fails == 1 && s->opts.retries != 0 ? " (retrying)" : "");
     /* After sessions this is the normal end (the program went away). */
     if (giving_up)

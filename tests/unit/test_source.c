@@ -1030,6 +1030,34 @@ static void test_started_peer_failures(void **state) {
   assert_non_null(strstr(warned, "No such file or directory (retrying)"));
 }
 
+/* A regular file where the Unix socket should be (h59): the failure to
+ * connect says the path is not a socket, not only ENOTSOCK's "Socket
+ * operation on non-socket"; retried, as eventlog-socket replaces the
+ * path when its program starts. */
+static void test_not_a_socket_said(void **state) {
+  (void)state;
+  char path[512];
+  tmp_path(path, sizeof path, "plain.file");
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  unix_opts(&o, path);
+  o.timeout_s = 0.05;
+  o.retries = 1;
+  rec_t r = {0};
+  el_src_t *src = run_warned(&loop, &o, &r);
+  assert_int_equal(r.ends, 1);
+  assert_int_equal(el_src_stats(src)->failures, 2);
+  assert_non_null(strstr(warned, "the path exists but is not a socket"));
+  assert_non_null(strstr(warned, "(retrying)"));
+  el_src_free(src);
+  loop_done(&loop);
+  unlink(path);
+}
+
 static void tcp_case(const char *ip) {
   size_t len;
   uint8_t *want = shared_log(&len);
@@ -1582,6 +1610,7 @@ int main(void) {
       cmocka_unit_test(test_gives_up_after_retries),
       cmocka_unit_test(test_empty_sessions_back_off),
       cmocka_unit_test(test_started_peer_failures),
+      cmocka_unit_test(test_not_a_socket_said),
       cmocka_unit_test(test_tcp_ipv4),
       cmocka_unit_test(test_tcp_ipv6),
       cmocka_unit_test(test_tcp_by_host_name),
