@@ -433,11 +433,19 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     if (now + delay - start > ex->cfg.retry_max_elapsed_ms) {
       ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
+      /* the server's own delay (Retry-After, RetryInfo) past the bound
+       * is worth naming: no retry was even tried (h59) */
+      char why[160] = "";
+      if (res.retry_after_ms >= 0)
+        snprintf(why, sizeof why,
+                 " (the receiver asked to retry in %lld ms, past the "
+                 "retry bound of %d ms, EL_OTLP_RETRY_MAX_ELAPSED)",
+                 (long long)res.retry_after_ms, ex->cfg.retry_max_elapsed_ms);
       log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
                   "OTLP %s export over %s failed after %d attempts in %lld "
-                  "ms, dropped %zu records: %s",
+                  "ms, dropped %zu records: %s%s",
                   sname, tr->name, attempt, (long long)(now - start),
-                  it->nrecords, res.msg);
+                  it->nrecords, res.msg, why);
       return;
     }
     ex->stats.retries[sig]++;

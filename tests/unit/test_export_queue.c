@@ -187,6 +187,41 @@ static void test_server_requested_delay_is_honoured(void **state) {
   el_otlp_exporter_free(ex);
 }
 
+/* A server's delay past the retry bound (HTTP 429 with Retry-After:
+ * 999999): dropped at once, counted, and the error names the delay and
+ * the bound (h59: only "failed after 1 attempts in 2 ms"). */
+static char err_seen[512];
+static void err_hook(void *ud, el_log_level_t level, const char *msg) {
+  (void)ud;
+  if (level == EL_LOG_ERROR) snprintf(err_seen, sizeof err_seen, "%s", msg);
+}
+
+static void test_server_delay_past_bound_said(void **state) {
+  fake_reset();
+  F.script[0] = EL_XQ_RETRY;
+  F.retry_after[0] = 999999000;
+  F.nscript = 1;
+  el_otlp_config_t c = cfg_small();
+  el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
+  err_seen[0] = 0;
+  el_log_threshold = EL_LOG_ERROR;
+  el_log_set_hook(err_hook, NULL);
+  submit_id(ex, M, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = EL_LOG_QUIET;
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_failed[M], 10);
+  assert_int_equal(s.retries[M], 0);
+  assert_non_null(strstr(err_seen, "failed after 1 attempts"));
+  assert_non_null(strstr(err_seen,
+                         "the receiver asked to retry in "
+                         "999999000 ms, past the retry bound of "
+                         "5000 ms"));
+  el_otlp_exporter_free(ex);
+}
+
 static void test_permanent_failure_dropped_and_counted(void **state) {
   fake_reset();
   F.script[0] = EL_XQ_DROP;
@@ -561,6 +596,7 @@ int main(void) {
       cmocka_unit_test(test_store_window_reaches_transport),
       cmocka_unit_test(test_log_hook_may_reenter_exporter),
       cmocka_unit_test(test_ok_with_message_is_logged),
+      cmocka_unit_test(test_server_delay_past_bound_said),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
