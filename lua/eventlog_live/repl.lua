@@ -275,8 +275,14 @@ kind("summary", function(s)
   local function add(k, v) lines[#lines + 1] = string.format("%-13s %s", k, v) end
   add("source", s.source or "")
   add("sessions", tostring(s.sessions))
-  add("duration", string.format("%s (%d ns, from %d to %d ns)",
-      fmt.duration(s.duration_ns), s.duration_ns, s.first_t, s.last_t))
+  if s.first_t then
+    add("duration", string.format("%s (%d ns, from %d to %d ns)",
+        fmt.duration(s.duration_ns), s.duration_ns, s.first_t, s.last_t))
+  else -- several sessions, each on its own clock (ns since its RTS start)
+    add("duration", string.format("%s (%d ns: the sum of the %d sessions' "
+        .. "own durations)", fmt.duration(s.duration_ns), s.duration_ns,
+        #s.per_session))
+  end
   add("events", string.format("%d (stored %d, dropped %d)", s.events,
       s.stored, s.dropped))
   if s.sessions <= 1 or #s.per_session == 0 then
@@ -355,13 +361,23 @@ end
 
 function M.summary()
   local st = store.stats()
-  return printable("summary", identity(el.session or {}, {
+  local list = per_session()
+  local s = identity(el.session or {}, {
     source = host.source, sessions = st.sessions, events = st.events,
     stored = st.stored, dropped = st.dropped,
     first_t = st.min_t, last_t = st.max_t,
     duration_ns = st.max_t - st.min_t,
-    counts = count_list(store.counts()), per_session = per_session(),
-  }))
+    counts = count_list(store.counts()), per_session = list,
+  })
+  if #list > 1 then
+    -- Times are ns since each session's own RTS start: the lowest and
+    -- highest over all sessions are no span of time (h62). The duration
+    -- is the sum of the sessions' own; first_t and last_t are per session.
+    local sum = 0
+    for _, p in ipairs(list) do sum = sum + p.duration_ns end
+    s.duration_ns, s.first_t, s.last_t = sum, nil, nil
+  end
+  return printable("summary", s)
 end
 
 -- One line after a file was loaded.

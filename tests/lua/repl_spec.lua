@@ -542,10 +542,18 @@ describe_bin("eventlog-live repl (piped input)", function()
       "for _, c in ipairs(p.counts) do if c.type == 'RUN_THREAD' then " ..
       "r = c.count end end print('S', p.number, p.pid, p.events, r, " ..
       "p.args[1]) end\n" ..
+      "local d = 0 for _, p in ipairs(s.per_session) do " ..
+      "d = d + p.duration_ns end " ..
+      "print('D', s.duration_ns == d, s.first_t, s.last_t)\n" ..
       "print(tostring(s))\n")
     os.remove(two)
     assert.are.equal(0, code, out)
     assert.truthy(out:find("\n2\t2\n", 1, true), out)
+    -- h62: each session has its own clock: the duration is the sum of the
+    -- sessions' own, with no first_t/last_t across them
+    assert.truthy(out:find("\nD\ttrue\tnil\tnil\n", 1, true), out)
+    assert.truthy(out:find("the sum of the 2 sessions' own durations", 1,
+                           true), out)
     local want = string.format("S\t1\t%d\t%d\t%d\t./Threads\n" ..
       "S\t2\t%d\t%d\t%d\t./Heapy\n",
       ref("threads.eventlog", "pid"), ref_events("ghc-9.0/threads.eventlog"),
