@@ -950,7 +950,8 @@ static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
   pthread_mutex_unlock(&c->mu);
   char cause[160];
   snprintf(cause, sizeof cause,
-           interrupted && c->to_file
+           interrupted && c->to_file && !c->reader /* (a reader's wait
+                                                      is bounded anyway) */
                ? "a signal ended the final flush, past the shutdown budget "
                  "of %d ms (--otlp-shutdown-timeout)"
                : "the shutdown budget of %d ms (--otlp-shutdown-timeout) "

@@ -453,14 +453,19 @@ static void sig_closed(uv_handle_t *h) {
 }
 
 /* SIGHUP once the pump has returned, where its action was the default
- * (ending the process): ignored, said on stderr (async-signal-safe), so
+ * (ending the process): ignored, said once on stderr at -v info and
+ * below (async-signal-safe: write(2), the threshold read), so
  * that what follows the input (the final flush and its summary, on_end,
  * the web view's linger) is not cut short by a log rotation's
  * `kill -HUP`. While the pump ran it was ignored too, or reopened the
  * tee (docs/sources.md "Rotation"). */
 static void hup_after_input(int signum) {
-  static const char msg[] = ": SIGHUP after the input ended: ignored\n";
+  static const char msg[] = ": info: SIGHUP after the input ended: ignored\n";
+  static volatile sig_atomic_t said;
   (void)signum;
+  if (said || !el_log_enabled(EL_LOG_INFO)) /* as el_log would, once */
+    return;
+  said = 1;
   const char *prog = el_prog_name();
   ssize_t r = write(2, prog, strlen(prog));
   r = write(2, msg, sizeof msg - 1);
