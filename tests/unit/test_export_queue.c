@@ -187,15 +187,29 @@ static void test_server_requested_delay_is_honoured(void **state) {
   el_otlp_exporter_free(ex);
 }
 
+/* Submit request 1 of signal M to ex and flush it, keeping the last line
+ * logged at level in seen. */
+static el_log_level_t seen_level;
+static char seen[512];
+static void seen_hook(void *ud, el_log_level_t level, const char *msg) {
+  (void)ud;
+  if (level == seen_level) snprintf(seen, sizeof seen, "%s", msg);
+}
+
+static void flush_logged(el_otlp_exporter_t *ex, el_log_level_t level) {
+  seen[0] = 0;
+  seen_level = level;
+  el_log_threshold = level;
+  el_log_set_hook(seen_hook, NULL);
+  submit_id(ex, M, 1);
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  el_log_set_hook(NULL, NULL);
+  el_log_threshold = EL_LOG_QUIET;
+}
+
 /* A server's delay past the retry bound (HTTP 429 with Retry-After:
  * 999999): dropped at once, counted, and the error names the delay and
  * the bound (h59: only "failed after 1 attempts in 2 ms"). */
-static char err_seen[512];
-static void err_hook(void *ud, el_log_level_t level, const char *msg) {
-  (void)ud;
-  if (level == EL_LOG_ERROR) snprintf(err_seen, sizeof err_seen, "%s", msg);
-}
-
 static void test_server_delay_past_bound_said(void **state) {
   fake_reset();
   F.script[0] = EL_XQ_RETRY;
@@ -203,19 +217,13 @@ static void test_server_delay_past_bound_said(void **state) {
   F.nscript = 1;
   el_otlp_config_t c = cfg_small();
   el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
-  err_seen[0] = 0;
-  el_log_threshold = EL_LOG_ERROR;
-  el_log_set_hook(err_hook, NULL);
-  submit_id(ex, M, 1);
-  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
-  el_log_set_hook(NULL, NULL);
-  el_log_threshold = EL_LOG_QUIET;
+  flush_logged(ex, EL_LOG_ERROR);
   el_otlp_stats_t s;
   el_otlp_exporter_stats(ex, &s);
   assert_int_equal(s.dropped_failed[M], 10);
   assert_int_equal(s.retries[M], 0);
-  assert_non_null(strstr(err_seen, "failed after 1 attempts"));
-  assert_non_null(strstr(err_seen,
+  assert_non_null(strstr(seen, "failed after 1 attempts"));
+  assert_non_null(strstr(seen,
                          "the receiver asked to retry in "
                          "999999000 ms, past the retry bound of "
                          "5000 ms"));
@@ -549,12 +557,6 @@ static void test_log_hook_may_reenter_exporter(void **state) {
 
 /* A 2xx answer that is not a clean success (an undecodable body, a
  * partial_success warning with nothing rejected) is delivered and said. */
-static char warn_seen[512];
-static void warn_hook(void *ud, el_log_level_t level, const char *msg) {
-  if (level == EL_LOG_WARN)
-    snprintf(warn_seen, sizeof warn_seen, "%s", msg);
-}
-
 static void test_ok_with_message_is_logged(void **state) {
   fake_reset();
   F.script[0] = EL_XQ_OK;
@@ -562,17 +564,11 @@ static void test_ok_with_message_is_logged(void **state) {
   F.nscript = 1;
   el_otlp_config_t c = cfg_small();
   el_otlp_exporter_t *ex = make(&c, ALL, NULL, NULL);
-  warn_seen[0] = 0;
-  el_log_threshold = EL_LOG_WARN;
-  el_log_set_hook(warn_hook, NULL);
-  submit_id(ex, M, 1);
-  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
-  el_log_set_hook(NULL, NULL);
-  el_log_threshold = EL_LOG_QUIET;
+  flush_logged(ex, EL_LOG_WARN);
   el_otlp_stats_t s;
   el_otlp_exporter_stats(ex, &s);
   assert_int_equal(s.records[M], 10);
-  assert_non_null(strstr(warn_seen, "malformed HTTP response body"));
+  assert_non_null(strstr(seen, "malformed HTTP response body"));
   el_otlp_exporter_free(ex);
 }
 
