@@ -627,10 +627,20 @@ function drawProd(d) {
 // processor is needed would blame the configuration for the wait.
 function waiting(d) { return !d.ended && !d.stats.points; }
 
+// Whether the hint that the traces processor `name` is needed shows, its
+// spans having given nothing (`none`), once something came (waiting):
+// never when /api/data says it is on (d.traces): points of other
+// processors come before a live program's spans, which wait for every
+// capability's first block (h63), so the lack of spans proves nothing.
+function needsTraces(d, name, none) {
+  const on = d.traces ? d.traces[name] : null;
+  return on !== true && none && !waiting(d);
+}
+
 function drawPauses(d) {
   const p = d.gc_pauses || [];
   document.getElementById('pauses-hint').style.display =
-    p.length || waiting(d) ? 'none' : '';
+      needsTraces(d, 'capability_usage', !p.length) ? '' : 'none';
   draw('chart-pauses', [p.map((x) => x[0] / 1000), p.map((x) => x[1])],
     [{ label: 'GC pause (ms)', points: { show: true, size: 4 },
       paths: () => null }],
@@ -747,9 +757,9 @@ function drawThreads(d) {
   t.dataset.rows = String(rows.length);
   t.dataset.other = String(o ? o.threads : 0);
   // States come from the traces processor thread_state: the hint shows
-  // until one of its spans came (thread_spans), whatever the rows say.
+  // when it is off (needsTraces), whatever the rows say.
   document.getElementById('threads-hint').style.display =
-      d.thread_spans > 0 || waiting(d) ? 'none' : '';
+      needsTraces(d, 'thread_state', !(d.thread_spans > 0)) ? '' : 'none';
 }
 
 // The log tail: the program's records, the 200 newest by time, newest

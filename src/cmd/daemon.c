@@ -439,8 +439,8 @@ static const el_httpd_plugin_t *httpd(el__daemon_t *d) {
   return d->httpd;
 }
 
-/* The aggregation window of each enabled metric processor, for the page
- * (el_web_opts_t.aggs). */
+/* The aggregation window of each enabled metric processor, and whether
+ * the traces processors are on, for the page (el_web_opts_t). */
 static void web_aggs(el_web_opts_t *w, const el_cfg_t *cfg) {
   w->naggs = 0;
   for (size_t i = 0; i < el_cfg_nprocs() && w->naggs < EL_WEB_AGGS_MAX; i++) {
@@ -449,6 +449,8 @@ static void web_aggs(el_web_opts_t *w, const el_cfg_t *cfg) {
     w->aggs[w->naggs].name = p->name;
     w->aggs[w->naggs++].aggregate_ms = p->aggregate_ms;
   }
+  w->cap_usage_on = el_cfg_enabled(cfg, EL_CFG_TRACES, "capability_usage");
+  w->thread_state_on = el_cfg_enabled(cfg, EL_CFG_TRACES, "thread_state");
 }
 
 /* The store, the host and its log buffer, the resource, the web

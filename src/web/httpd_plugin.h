@@ -23,7 +23,7 @@ extern "C" {
 
 /* Raise when the table or anything it passes changes shape (el_ctl_opts_t,
  * el_web_opts_t, el_ctl_sender_t, el_tm_exporter_t...). */
-#define EL_HTTPD_ABI 3u /* 3: web_set_reconnecting */
+#define EL_HTTPD_ABI 4u /* 4: el_web_opts_t's traces processors */
 
 /* The plugin's table: symbol el_plugin_httpd. */
 typedef struct el_httpd_plugin_s {

@@ -53,6 +53,11 @@ typedef struct el_web_opts_s {
     uint64_t aggregate_ms;
   } aggs[EL_WEB_AGGS_MAX];
   size_t naggs;
+  /* The traces processors capability_usage and thread_state: 1 on, 0 off,
+   * -1 not known (el_web_opts_init). /api/data gives them as "traces"
+   * (true, false or null) so that the page names a processor only when it
+   * is off, not while its spans are still on their way (h63). */
+  int cap_usage_on, thread_state_on;
   char err[160];              /* message of the last parse error */
 } el_web_opts_t;
 

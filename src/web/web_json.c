@@ -189,6 +189,9 @@ static void json_family_series(el_buf_t *b, const web_family_t *f, size_t per) {
   el_free(rk);
 }
 
+/* JSON for a -1/0/1 setting: null, false, true. */
+static const char *tri(int v) { return v < 0 ? "null" : v ? "true" : "false"; }
+
 /* "aggregate_ms": the aggregation window of f's processor (0: every
  * value), null when no processor of that name is known. */
 static void json_aggregate(el_buf_t *b, const el_web_t *w,
@@ -230,12 +233,14 @@ void web_model_json(el_web_t *w, el_buf_t *b) {
   web_put_json_cstr(b, w->service ? w->service : "");
   el_buf_printf(b,
                 ",\"control_port\":%d,\"ended\":%s,\"reconnecting\":%s,"
-                "\"ghc_before_9_2\":%s,\"now_ms\":",
+                "\"ghc_before_9_2\":%s,\"traces\":{\"capability_usage\":%s,"
+                "\"thread_state\":%s},\"now_ms\":",
                 w->control_port, w->ended ? "true" : "false",
                 w->closed_why[0] ? "true" : "false",
                 w->ghc_before_9_2 < 0 ? "null"
                 : w->ghc_before_9_2   ? "true"
-                                      : "false");
+                                      : "false",
+                tri(w->opts.cap_usage_on), tri(w->opts.thread_state_on));
   web_put_num(b, web_now_ms());
   el_buf_printf(b,
                 ",\"stats\":{\"batches\":%llu,\"points\":%llu,"

@@ -13,6 +13,7 @@ void el_web_opts_init(el_web_opts_t *o) {
   o->prom_port = -1;
   o->web_port = -1;
   o->control_port = -1;
+  o->cap_usage_on = o->thread_state_on = -1;
 }
 
 static int parse_port(el_web_opts_t *o, const char *name, const char *v,

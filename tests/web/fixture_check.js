@@ -224,6 +224,16 @@ const HEAP_NOTE_CASES = [
       'each shows its largest point; the first and newest points are shown as they are.'],
 ];
 
+// The traces processors as /api/data gives them, and whether the pauses
+// and threads hints must show (live, points shown, no span yet).
+const TRACE_HINT_CASES = [
+  [{capability_usage: true, thread_state: true}, [false, false]],
+  [{capability_usage: false, thread_state: true}, [true, false]],
+  [{capability_usage: true, thread_state: false}, [false, true]],
+  [{capability_usage: null, thread_state: null}, [true, true]],
+  [undefined, [true, true]],  // an older daemon: as before
+];
+
 // {====== checks ======}
 
 // Every line of every time chart breaks over GAP (ms), within the width
@@ -383,6 +393,30 @@ async function main() {
       const text = await page.textContent('#heap-note');
       result.heapNote.push(text);
       if (text !== want) problems.push(`heap note '${text}', want '${want}'`);
+    }
+
+    // The hints that a traces processor is needed (GC pauses: capability
+    // _usage; thread states: thread_state) show only when /api/data says
+    // it is off: live, with points already shown but no span yet (a live
+    // program's spans wait for every capability's first block), a page
+    // whose processors are on must not ask for them (h63).
+    result.traceHints = [];
+    for (const [traces, want] of TRACE_HINT_CASES) {
+      const d = sessionsDoc();
+      Object.assign(d, {ended: false, gc_pauses: [], thread_spans: 0});
+      if (traces === undefined)
+        delete d.traces;
+      else
+        d.traces = traces;
+      await show(d);
+      const got = await page.evaluate(
+          () => ['pauses-hint', 'threads-hint'].map(
+              (id) => document.getElementById(id).style.display !== 'none'));
+      result.traceHints.push(got);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        problems.push(
+            `traces ${JSON.stringify(traces)}: hints shown ` +
+            `${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
     }
   } catch (e) {
     problems.push(exceptionText(e));
