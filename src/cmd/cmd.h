@@ -125,6 +125,19 @@ void el__cmd_stop_end(const el__cmd_stop_t *s);
  * once, telemetry not flushed. Main thread; one host at a time. */
 struct el_host_s;
 void el__cmd_end_begin(el__cmd_stop_t *s, struct el_host_s *h);
+
+/* The flag el__cmd_end_begin's handlers set too (besides interrupting
+ * the Lua call): NULL (the default) for none; `run` gives its console's
+ * stop flag (el_otlp_console_set_stop), so that the first signal after
+ * the input also ends the wait for a reader that does not read. Main
+ * thread, before el__cmd_end_begin. */
+void el__cmd_end_set_flag(volatile sig_atomic_t *flag);
+
+/* Whether stdout is a regular file, a block device or a character
+ * device other than a terminal (/dev/null): written without a reader
+ * that could stop reading (the console exporter's writer mode,
+ * el_otlp_console_start_writer). cmd_stop.c. */
+int el__cmd_stdout_is_file(void);
 void el__cmd_end_end(const el__cmd_stop_t *s);
 
 #endif

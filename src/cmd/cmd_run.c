@@ -251,6 +251,37 @@ static void warn_exporter_env(void) {
   }
 }
 
+/* Any SIGINT/SIGTERM of this run, while reading (run_interrupt) or after
+ * the input (el__cmd_end_set_flag): ends the console's wait for a reader
+ * of stdout that reads slowly or not at all (el_otlp_console_set_stop). */
+static volatile sig_atomic_t g_console_stop;
+
+static void console_sync(void *ud) { el_otlp_console_sync(ud); }
+
+/* The console's writer thread, as the daemon's (docs/otlp.md §5 "Who
+ * waits for stdout"): a live source never waits for a reader of stdout
+ * (past 64 MiB queued, dropped and counted; into a file, 8 MiB and the
+ * input waits); a recorded file's replay into a pipe, socket or terminal
+ * goes at its reader's pace until a signal (EL_OTLP_CONSOLE_WAIT_READER),
+ * so that one SIGINT/SIGTERM stops it even when nobody reads; into a file
+ * the loop writes itself. Lua's print() and io.write() wait for the
+ * queued lines first (el_host_set_stdout_sync): the order is kept. */
+static void console_writer(el_host_t *h, const run_opts_t *o,
+                           el_otlp_console_t *con) {
+  int to_file = el__cmd_stdout_is_file(), live = el_src_opts_live(&o->src);
+  int mode = live ? to_file : EL_OTLP_CONSOLE_WAIT_READER;
+  g_console_stop = 0;
+  el_otlp_console_set_stop(con, &g_console_stop);
+  el__cmd_end_set_flag(&g_console_stop);
+  if (!live && to_file) return;
+  if (el_otlp_console_start_writer(
+          con, (size_t)(live && !to_file ? 64 : 8) << 20, mode) < 0) {
+    el_log(EL_LOG_WARN, "console: no writer thread: writing on the loop");
+    return;
+  }
+  el_host_set_stdout_sync(h, console_sync, con);
+}
+
 /* The store and its --output. *con: the console exporter (NULL for
  * --output none), the store's: valid until *st is freed. */
 static int setup_store(el_host_t *h, const run_opts_t *o, el_tm_store_t **st,
@@ -262,19 +293,46 @@ static int setup_store(el_host_t *h, const run_opts_t *o, el_tm_store_t **st,
   int rc = env_resource(*st);
   if (rc < 0) return rc;
   if (!strcmp(o->output, "console")) rc = el_otlp_console_add(*st, stdout, con);
+  if (rc == 0 && *con) console_writer(h, o, *con);
   return rc < 0 ? rc : 0;
+}
+
+/* The consumer's interrupt (a signal handler, async-signal-safe): the
+ * console's stop too. */
+static el_src_consumer_t g_host_c;
+
+static void run_interrupt(void *ud, int sig) {
+  g_console_stop = 1;
+  if (g_host_c.interrupt) g_host_c.interrupt(ud, sig);
 }
 
 /* The telemetry records the run lost: every record the store counted as
  * dropped (a point too large for one request, a failed write, a window
  * limit, out of memory) but those a closed stdout lost (`run ... | head`:
- * its reader chose to stop, as for `cat`). docs/exit-codes.md. */
+ * its reader chose to stop, as for `cat`) and those a SIGINT/SIGTERM gave
+ * up waiting for a reader that did not read (the user stopped the run).
+ * docs/exit-codes.md. */
 static uint64_t records_lost(el_tm_store_t *st, const el_otlp_console_t *con) {
   const el_tm_stats_t *s = el_tm_store_stats(st);
   uint64_t n = 0;
   for (int k = 0; k < EL_TM_NSIGNALS; k++) n += s->dropped[k];
-  uint64_t closed = con ? el_otlp_console_dropped_closed(con) : 0;
+  uint64_t closed = con ? el_otlp_console_dropped_closed(con) +
+                              el_otlp_console_dropped_stopped(con)
+                        : 0;
   return n > closed ? n - closed : 0;
+}
+
+/* Whether the console's failed end (el_tm_store_shutdown < 0: its writer
+ * thread gave something up, or its write failed) only lost what
+ * records_lost does not count: what a closed stdout or a SIGINT/SIGTERM
+ * stopping the wait for a reader that did not read gave up (exit status
+ * 0). */
+static int stopped_only(el_tm_store_t *st, const el_otlp_console_t *con) {
+  return con &&
+         el_otlp_console_dropped_closed(con) +
+                 el_otlp_console_dropped_stopped(con) >
+             0 &&
+         records_lost(st, con) == 0;
 }
 
 /* An input file that cannot be read (missing, unreadable, a folder) is
@@ -313,7 +371,7 @@ static int end_run(el_host_t *h, el_tm_store_t *st,
     status = 1;
   } else if (rc < 0 && rc != EL_ESTOPPED) {
     status = 1; /* the pump logged the decode error and its offset */
-  } else if (exp_rc < 0) {
+  } else if (exp_rc < 0 && !stopped_only(st, con)) {
     el_eprintf("run: export: %s\n", el_strerror(exp_rc));
     status = 1;
   } else if ((lost = records_lost(st, con)) > 0) {
@@ -378,6 +436,8 @@ static int run(const run_opts_t *o) {
   el_src_consumer_t c;
   el_host_consumer(h, &c);
   c.on_source = c_source;
+  g_host_c = c;
+  c.interrupt = run_interrupt;
   /* A closed pipe gives EPIPE, never the end of the run: el.control
    * writing to a socket source whose peer closed (src/source/source.h,
    * "Signals"), and stdout closed by its reader (`| head`): the console

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cmd.h"
 #include "daemon_internal.h"
 
 #define SCOPE_NAME "eventlog-live-otelcol"
@@ -347,16 +348,6 @@ static void free_exporter(el__daemon_t *d) {
   d->otlp_final = before;
 }
 
-/* Whether stdout is a regular file, a block device or a character
- * device other than a terminal (/dev/null): written without a reader
- * that could stop reading. */
-static int stdout_is_file(void) {
-  struct stat st;
-  if (fstat(STDOUT_FILENO, &st) != 0) return 0;
-  return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ||
-         (S_ISCHR(st.st_mode) && !isatty(STDOUT_FILENO));
-}
-
 /* Exporters for every signal per the resolved OTLP configuration. Returns
  * 0, EL_ENOMEM, a negated errno, or EL_ECONFIG after logging its cause. */
 static int add_exporters(el__daemon_t *d) {
@@ -378,7 +369,7 @@ static int add_exporters(el__daemon_t *d) {
      * recorded file's replay into a pipe or terminal goes at its
      * reader's pace, through the writer thread too, so that a signal
      * still stops it when the reader does not read (h59). */
-    int to_file = stdout_is_file(), live = el_src_opts_live(&d->o->src);
+    int to_file = el__cmd_stdout_is_file(), live = el_src_opts_live(&d->o->src);
     int mode = live ? to_file : to_file ? 1 : EL_OTLP_CONSOLE_WAIT_READER;
     g_console_stop = 0;
     el_otlp_console_set_stop(d->console, &g_console_stop);

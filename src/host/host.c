@@ -272,6 +272,11 @@ void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud) {
   h->control_ud = ud;
 }
 
+void el_host_set_stdout_sync(el_host_t *h, void (*fn)(void *ud), void *ud) {
+  h->out_sync = fn;
+  h->out_sync_ud = ud;
+}
+
 void el_host_set_input_name(el_host_t *h, const char *name) {
   snprintf(h->input_name, sizeof h->input_name, "%s", name ? name : "");
 }

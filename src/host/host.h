@@ -281,6 +281,13 @@ typedef int (*el_host_control_fn)(void *ud, const char *ns, size_t ns_len,
                                   uint32_t command_id);
 void el_host_set_control(el_host_t *h, el_host_control_fn fn, void *ud);
 
+/* Called before each print(), io.write() or file:write() of the script
+ * to stdout, on the thread running Lua, so that another writer of stdout
+ * can write what it holds first (`run`: el_otlp_console_sync, keeping
+ * the console's lines and the script's output in the order of the calls).
+ * fn: NULL (the default) for none. */
+void el_host_set_stdout_sync(el_host_t *h, void (*fn)(void *ud), void *ud);
+
 /* The input's name in the decoder's warnings, which the host logs as
  * "NAME: MESSAGE" (show's words for them, src/cmd/cmd_show.c), or NULL
  * (the default) for the message alone. name: copied (at most 511 bytes

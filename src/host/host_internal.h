@@ -335,6 +335,8 @@ struct el_host_s {
   uint64_t out_dropped;  /* print()/io.write() calls whose stdout write
                             failed or was skipped (lua_stdout.c) */
   uint64_t out_reported; /* out_dropped when last reported */
+  void (*out_sync)(void *ud); /* el_host_set_stdout_sync; NULL */
+  void *out_sync_ud;
   int out_used;          /* Lua wrote to stdout (el__stdout_report may
                             flush it: never otherwise, the console
                             exporter's writer may hold it, blocked) */

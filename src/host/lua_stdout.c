@@ -44,6 +44,7 @@ static int l_print(lua_State *L) {
   int n = lua_gettop(L);
   int skip = h->out_err == EPIPE;
   h->out_used = 1;
+  if (!skip && h->out_sync) h->out_sync(h->out_sync_ud);
   int bad = 0;
   for (int i = 1; i <= n; i++) {
     size_t l;
@@ -97,6 +98,7 @@ static int l_write(lua_State *L) {
     lua_pushinteger(L, EPIPE);
     return 3;
   }
+  if (h->out_sync) h->out_sync(h->out_sync_ud);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);

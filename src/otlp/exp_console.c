@@ -8,6 +8,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -55,6 +56,9 @@ struct el_otlp_console_s {
                   a signal (*stop) */
   const volatile sig_atomic_t *stop; /* el_otlp_console_set_stop; NULL */
   uint64_t stop_dropped; /* records dropped after a stop (loop thread) */
+  uint64_t stop_lost;    /* stop_dropped and, for a reader, what the
+                            shutdown gave up after a signal (loop thread:
+                            el_otlp_console_dropped_stopped) */
   int closing, busy;
   line_t *cur;     /* the line in the writer's hands (busy) */
   int writing;     /* the writer is writing cur (or waiting to start it),
@@ -889,6 +893,7 @@ static void queue_request(el_otlp_console_t *c, el_tm_signal_t sig,
   if (broken) return; /* said once by take_lost, or by the shutdown */
   if (stopped) {      /* said by the shutdown */
     c->stop_dropped += nrecords;
+    c->stop_lost += nrecords;
     return;
   }
   c->full_dropped += nrecords;
@@ -960,6 +965,7 @@ static void abandon(el_otlp_console_t *c, int budget_ms, int interrupted) {
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     if (!n[s]) continue;
     drop(c, (el_tm_signal_t)s, n[s]);
+    if (c->reader) c->stop_lost += n[s]; /* (bounded by a signal only) */
     el_log(EL_LOG_WARN, "console: %llu %s (%s) not written: %s%s",
            (unsigned long long)n[s], el_otlp_record_name((el_tm_signal_t)s),
            el_otlp_signal_name((el_tm_signal_t)s), cause,
@@ -995,6 +1001,17 @@ int el_otlp_console_shutdown(el_otlp_console_t *c, int budget_ms,
            (unsigned long long)c->stop_dropped);
   take_lost(c);
   return left || c->werr ? EL_EEXPORT : 0;
+}
+
+void el_otlp_console_sync(el_otlp_console_t *c) {
+  if (!c || !c->async || !c->to_file) return; /* (0: never waits) */
+  pthread_mutex_lock(&c->mu);
+  while ((c->head || c->busy) && !c->werr && !c->abandoned &&
+         !(c->reader && c->stop && *c->stop)) {
+    struct timespec until = realtime_in(100); /* (a signal: *stop) */
+    pthread_cond_timedwait(&c->idle, &c->mu, &until);
+  }
+  pthread_mutex_unlock(&c->mu);
 }
 
 /* {====== the exporter ======} */
@@ -1048,6 +1065,13 @@ static int console_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *b) {
   el_otlp_console_t *c = ud;
   line_ctx_t ctx = {c, sig, 0, 0};
   if (c->async) take_lost(c);
+  /* Bytes another writer of out left in its stdio buffer (Lua's io.write,
+   * after its el_otlp_console_sync: the queue is empty) go first, as
+   * when the loop wrote each line itself. */
+  if (c->async && c->to_file && __fpending(c->out) > 0) {
+    el_otlp_console_sync(c);
+    fflush(c->out);
+  }
   size_t total = el_tm_batch_count(b);
   int rc = el_otlp_encode(sig, b, c->max_bytes, emit_line, &ctx);
   el_tm_batch_free(b);
@@ -1155,6 +1179,10 @@ uint64_t el_otlp_console_lines(const el_otlp_console_t *c) {
 
 uint64_t el_otlp_console_dropped_closed(const el_otlp_console_t *c) {
   return c->closed;
+}
+
+uint64_t el_otlp_console_dropped_stopped(const el_otlp_console_t *c) {
+  return c->stop_lost;
 }
 
 uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig) {

@@ -149,6 +149,25 @@ uint64_t el_otlp_console_dropped(const el_otlp_console_t *c, int sig);
  * loop. */
 uint64_t el_otlp_console_dropped_closed(const el_otlp_console_t *c);
 
+/* Of the records counted by el_otlp_console_dropped (every signal), those
+ * a SIGINT/SIGTERM gave up in mode EL_OTLP_CONSOLE_WAIT_READER (*stop
+ * set: dropped for want of room, or left at the shutdown): the user
+ * stopped the run, as a closed output's reader did; `run` does not count
+ * them as a loss (docs/exit-codes.md). Thread: loop. */
+uint64_t el_otlp_console_dropped_stopped(const el_otlp_console_t *c);
+
+/* Before something else writes out on the loop thread (Lua's print() and
+ * io.write() into the same stdout): wait until the writer thread has
+ * written every line queued so far, so that the output keeps the order of
+ * the calls, as when the loop wrote each line itself. Returns at once
+ * without a writer thread, in mode 0 (which never waits: the order is
+ * then not kept), after a failed write or the shutdown's end,
+ * and, in mode EL_OTLP_CONSOLE_WAIT_READER, once *stop is set (checked
+ * every 100 ms), so a signal still ends a wait for a reader that does not
+ * read. Bytes the other writer leaves in out's stdio buffer are flushed
+ * before the next line is queued. c: NULL allowed. Thread: loop. */
+void el_otlp_console_sync(el_otlp_console_t *c);
+
 /* Render one serialized Export<Signal>ServiceRequest of signal sig as one
  * line of OTLP/JSON (no trailing newline). bytes: borrowed.
  * Returns a NUL-terminated string to free with el_free, or NULL when the
