@@ -293,14 +293,21 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
   if (!d->input_warned && !d->input_over && d->session_open && t.events == 0 &&
       d->awaited_ms >= 10 * d->batch_ms) {
     d->input_warned = 1;
+    /* The reference's words first (a tick is one batch interval), then
+     * what a tick is here (h63: "10 ticks" named no unit). */
+    char unit[96];
+    snprintf(unit, sizeof unit, " (a tick is one batch interval: %g s in all)",
+             10 * (double)d->batch_ms / 1000);
     if (d->o->no_input_hint)
-      el_log(EL_LOG_WARN, "No input after 10 ticks. %s", d->o->no_input_hint);
+      el_log(EL_LOG_WARN, "No input after 10 ticks. %s%s", d->o->no_input_hint,
+             unit);
     else
       el_log(EL_LOG_WARN,
              "No input after 10 ticks. Did you pass -l to the GHC RTS? "
              "(Without --eventlog-flush-interval, as with GHC 9.0, the "
              "eventlog arrives only when a capability's 2 MiB buffer "
-             "fills, and at exit.)");
+             "fills, and at exit.)%s",
+             unit);
   }
   d->log_prev = t;
 }

@@ -158,6 +158,10 @@ wait $writer || true
 n=$(grep -c "No input after 10 ticks. Did you pass -l to the GHC RTS?" "$W/err" || true)
 [ "$st" = 0 ] && [ "$n" = 1 ] && ok "silent input: one WARN, then exit 0" ||
   { bad "silent input: status $st, $n warnings"; cat "$W/err"; }
+# what a tick is, in seconds (h63): 10 batch intervals of 100 ms
+grep -q "No input after 10 ticks.*(a tick is one batch interval: 1 s in all)$" "$W/err" &&
+  ok "silent input: the warning says what 10 ticks are" ||
+  { bad "silent input: no unit for the ticks"; grep "No input" "$W/err"; }
 
 # A silent live input stopped early; the shutdown's flush (3 s, 30 ticks of
 # 100 ms, to a collector that refuses) is no wait for input.
