@@ -414,14 +414,33 @@ static void apply_sets(const repl_opts_t *o, el_host_t *h) {
   }
 }
 
+/* A :load script called os.exit(code) (its host's exit_stops): its run
+ * stopped as `run`'s would, the REPL goes on. Says so on stderr. */
+static void said_exit(el_host_t *h, const char *path) {
+  int code;
+  if (el_host_exit_status(h, &code))
+    el_eprintf(
+        "%s: os.exit(%d) stopped the script's run (`run` would exit "
+        "with %d); the REPL goes on\n",
+        path, code, code);
+}
+
 /* File mode: run the script like `eventlog-live run` over the whole file,
- * in a host of its own. */
+ * in a host of its own; os.exit stops that run as in `run` (on_end hooks
+ * run), not the REPL. */
 static int run_script_file(lua_State *L, repl_t *r, const char *path) {
-  el_host_t *h = el_host_new(NULL);
+  el_host_opts_t ho = {.exit_stops = 1};
+  el_host_t *h = el_host_new(&ho);
   if (!h) return luaL_error(L, "out of memory");
   el_host_set_store(h, r->tm);
   apply_sets(r->o, h);
   int rc = el_host_load(h, path);
+  if (rc < 0 && el_host_exit_status(h, &(int){0})) {
+    said_exit(h, path); /* while it loaded: nothing read, as `run` */
+    el_host_free(h);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   if (rc < 0) {
     lua_pushnil(L);
     lua_pushstring(L, el_host_error(h));
@@ -451,7 +470,13 @@ static int run_script_file(lua_State *L, repl_t *r, const char *path) {
   el_host_end(h);
   fflush(stdout);
   el_host_report_errors(h);
+  int exited = el_host_exit_status(h, &(int){0});
+  said_exit(h, path);
   el_host_free(h);
+  if (rc == EL_ESTOPPED && exited) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   if (rc == EL_ESTOPPED) {
     lua_pushnil(L);
     lua_pushliteral(L, "interrupted");

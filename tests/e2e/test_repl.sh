@@ -3,7 +3,8 @@
 # test_repl_drive.exp) on oddball-hT.eventlog: summary() and filters are
 # checked against figures computed independently with awk from the
 # ghc-events `.reference` text of the same file; tab completion, an error
-# that does not end the REPL, :load of an example, Ctrl-D exiting 0.
+# that does not end the REPL, :load of an example, Ctrl-D exiting 0; piped:
+# os.exit in a :load-ed script stops its run, not the REPL.
 # ctest-labels: asan
 set -uo pipefail
 : "${EL_BIN:?}" "${EL_SOURCE_DIR:?}" "${EL_EVENTLOGS:?}"
@@ -227,5 +228,24 @@ check "/dev/null: the same line as an empty regular file" \
   "$(head -n 1 "$tmp/empty.eventlog.out")" "$(head -n 1 "$tmp/null.out")"
 check "/dev/null: the same messages as an empty regular file" \
   "$(cat "$tmp/empty.eventlog.err")" "$(cat "$tmp/null.err")"
+
+# 8. os.exit in a script :load runs over a file stops that script's run as
+# in `run` (its on_end runs, after the 100th RUN_THREAD by the script's own
+# count), and the REPL goes on (h66: the whole REPL exited with 3).
+cat >"$tmp/exit.lua" <<'LUA'
+local el = require("eventlog_live")
+local c = 0
+el.on("RUN_THREAD", function() c = c + 1; if c == 100 then os.exit(3) end end)
+el.on_end(function() print("end after " .. c) end)
+LUA
+printf ':load %s\nprint(40 + 2)\n' "$tmp/exit.lua" |
+  timeout 20 "$EL_BIN" repl "$LOG" --no-history \
+    >"$tmp/exit.out" 2>"$tmp/exit.err"
+check ":load os.exit(3): the REPL went on and exited 0" 0 "$?"
+check ":load os.exit(3): the script's on_end ran at its 100th RUN_THREAD" \
+  "end after 100" "$(grep '^end after' "$tmp/exit.out")"
+check ":load os.exit(3): the next line ran" 1 "$(grep -c '^42$' "$tmp/exit.out")"
+check ":load os.exit(3): said with its code" 1 \
+  "$(grep -c 'os.exit(3) stopped the script' "$tmp/exit.err")"
 
 exit $fail
