@@ -390,9 +390,11 @@ function M.loaded_line()
       .. ":help", s.source or "input", s.events, dropped,
       fmt.duration(s.duration_ns), s.sessions)
   end
-  return string.format("loaded %s: %d events%s, %s, %d capabilities, %s; "
+  return string.format("loaded %s: %d events%s, %s, %d %s, %s; "
     .. "type :help", s.source or "input", s.events, dropped,
-    fmt.duration(s.duration_ns), #s.caps, s.rts_version or "unknown RTS")
+    fmt.duration(s.duration_ns), #s.caps,
+    #s.caps == 1 and "capability" or "capabilities",
+    s.rts_version or "unknown RTS")
 end
 
 -- {====== threads ======}

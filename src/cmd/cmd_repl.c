@@ -814,6 +814,10 @@ static void follow(repl_t *r) {
   maybe_finish(r);
 }
 
+/* Read the recorded file into the store and print the "loaded" line.
+ * Returns 0, or -1 when no session began (an empty file, one cut inside
+ * its header, not an eventlog: the pump said why), as every other
+ * command exits 1 then (docs/exit-codes.md "header", "notlog", "empty"). */
 static int load_file(repl_t *r) {
   g_int = 0;
   el_src_consumer_t c;
@@ -822,6 +826,12 @@ static int load_file(repl_t *r) {
   int rc = el_src_pump(NULL, &r->o->src, &c, &res);
   pthread_mutex_lock(&r->lua_mu);
   end_input(r);
+  const el_diag_t *d = c.diag ? c.diag(c.ud) : NULL;
+  if (rc < 0 && rc != EL_ESTOPPED && d && d->code && d->header) {
+    pthread_mutex_unlock(&r->lua_mu);
+    el_eprintf("repl: %s holds no eventlog to explore\n", r->desc);
+    return -1;
+  }
   if (rc == EL_ESTOPPED && g_int)
     fprintf(stderr, "interrupted: the rest of the file is not loaded\n");
   if (call_mod(r, "loaded_line", 0, 1) == 0) {
@@ -900,11 +910,19 @@ static void interact(repl_t *r) {
   r->line_async.data = r->int_async.data = r;
   r->handles = 2;
   g_int_async = &r->int_async;
-  if (!r->live)
-    load_file(r);
-  else
+  int loaded = r->live ? 0 : load_file(r);
+  if (r->live)
     printf("following %s (events arrive while you type; :help)\n", r->desc);
   fflush(stdout);
+  if (loaded < 0) { /* the source cannot start: no prompt */
+    r->failed = 1;
+    r->quitting = 1;
+    maybe_finish(r);
+    while (r->handles > 0) uv_run(&r->loop, UV_RUN_DEFAULT);
+    g_int_async = NULL;
+    uv_loop_close(&r->loop);
+    return;
+  }
   char hbuf[4096];
   r->script = !isatty(fileno(r->tty ? r->tty : stdin));
   el_repl_term_cfg_t tc = {.in = r->tty ? r->tty : stdin,

@@ -199,35 +199,38 @@ check "... in one line naming it" \
   "$(cat "$tmp/m1")"
 
 # 7. /dev/null (a character device that is not a terminal) is read to its
-# end like a regular file: an empty input, loaded before the first prompt
-# with the messages of an empty regular file, not followed as a live
-# source ("following /dev/null", then "[/dev/null: input ended ...]"
-# while the prompt waited). The lines come from a FIFO the test holds
-# open: the first line is out before any line is read.
+# end like a regular file, not followed as a live source ("following
+# /dev/null", then "[/dev/null: input ended ...]" while the prompt
+# waited): an empty input, with the messages and status of an empty
+# regular file. A file that holds no eventlog (empty, cut inside its
+# header, not an eventlog) is no source to explore: status 1, as every
+# other command (docs/exit-codes.md "empty", "header", "notlog"; h66: the
+# REPL gave a prompt over 0 events and exited 0). The lines come from a
+# FIFO the test holds open: the REPL must end without reading them.
 : >"$tmp/empty.eventlog"
+head -c 200 "$LOG" >"$tmp/cut.eventlog"
 mkfifo "$tmp/lines"
-for f in "$tmp/empty.eventlog" /dev/null; do
+for f in "$tmp/empty.eventlog" /dev/null "$tmp/cut.eventlog"; do
   n=$(basename "$f")
   exec 3<>"$tmp/lines"
   timeout 10 "$EL_BIN" repl "$f" --no-history <"$tmp/lines" \
-    >"$tmp/$n.out" 2>"$tmp/$n.err" &
-  pid=$!
-  for _ in $(seq 100); do
-    grep -q '^loaded \|^following ' "$tmp/$n.out" && break
-    sleep 0.1
-  done
-  echo ':quit' >&3
+    >"$tmp/$n.out" 2>"$tmp/$n.err"
+  echo $? >"$tmp/$n.rc"
   exec 3>&-
-  wait "$pid"
   sed -i "s|$f|INPUT|g" "$tmp/$n.out" "$tmp/$n.err"
 done
-check "empty regular file: loaded before the first prompt" \
-  "loaded INPUT: 0 events, 0 ns, 0 capabilities, unknown RTS; type :help" \
-  "$(head -n 1 "$tmp/empty.eventlog.out")"
-check "/dev/null: the same line as an empty regular file" \
-  "$(head -n 1 "$tmp/empty.eventlog.out")" "$(head -n 1 "$tmp/null.out")"
+check "empty regular file: status 1, no prompt read" 1 \
+  "$(cat "$tmp/empty.eventlog.rc")"
+check "empty regular file: said, nothing on stdout" \
+  "eventlog-live: error: INPUT: no eventlog header: the input is empty
+eventlog-live: repl: INPUT holds no eventlog to explore" \
+  "$(cat "$tmp/empty.eventlog.err" "$tmp/empty.eventlog.out")"
+check "/dev/null: the status of an empty regular file" 1 "$(cat "$tmp/null.rc")"
 check "/dev/null: the same messages as an empty regular file" \
   "$(cat "$tmp/empty.eventlog.err")" "$(cat "$tmp/null.err")"
+check "cut inside the header: status 1" 1 "$(cat "$tmp/cut.eventlog.rc")"
+check "cut inside the header: said with its byte" 1 \
+  "$(grep -c 'truncated inside the header at byte 200' "$tmp/cut.eventlog.err")"
 
 # 8. os.exit in a script :load runs over a file stops that script's run as
 # in `run` (its on_end runs, after the 100th RUN_THREAD by the script's own
