@@ -93,8 +93,8 @@ for l in lines:
     if not rest.startswith(pre):
         fail(f"a line not of the form 'PROG: {pre}...': {l!r}")
     bodies.append(rest[len(pre):])
-# The words after the name: what the bytes call for, in order (the repl
-# says it twice: when the file is read, and at :load).
+# The words after the name: what the bytes call for, in order (once: the
+# repl ends at the file, before its :load; a multiple is taken too).
 n = len(want)
 if len(bodies) % n:
     fail(f"{len(bodies)} lines, want {n} (or a multiple)")
