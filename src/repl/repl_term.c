@@ -19,6 +19,7 @@
 struct el_repl_term_s {
   el_repl_term_cfg_t cfg;
   char *history;
+  int history_said; /* a failed write of history said (once) */
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -119,6 +120,21 @@ static int term_getc(FILE *unused) {
 /* One line with `prompt` into *out (malloc'd, NULL at the end of input),
  * history updated. Returns 0, or 1 when the read was cancelled (the line
  * dropped, "^C" said; the caller reads again with t->prompt). */
+/* Write the history file, saying once on stderr when it cannot be
+ * written (a missing folder, no permission): history is then not kept. */
+static void save_history(el_repl_term_t *t) {
+  if (!t->history) return;
+  errno = 0;
+  int rc = write_history(t->history);
+  if (rc == 0 || t->history_said) return;
+  t->history_said = 1;
+  int e = rc > 0 ? rc : errno;
+  fprintf(stderr,
+          "eventlog-live: warning: repl: cannot write the history file "
+          "%s: %s; history is not kept (--history FILE, --no-history)\n",
+          t->history, e ? strerror(e) : "write failed");
+}
+
 static int read_line(el_repl_term_t *t, const char *prompt, char **out) {
   char *line = readline(prompt);
   pthread_mutex_lock(&t->mu);
@@ -134,7 +150,7 @@ static int read_line(el_repl_term_t *t, const char *prompt, char **out) {
   }
   if (line && line[strspn(line, " \t")] != '\0') {
     add_history(line);
-    if (t->history) write_history(t->history);
+    save_history(t);
   }
   *out = line;
   return 0;
@@ -269,7 +285,7 @@ void el_repl_term_stop(el_repl_term_t *t) {
   pthread_cond_signal(&t->cv);
   pthread_mutex_unlock(&t->mu);
   pthread_join(t->thread, NULL);
-  if (t->history) write_history(t->history);
+  save_history(t);
   term_close(t);
   g_term = NULL;
   pthread_mutex_destroy(&t->mu);

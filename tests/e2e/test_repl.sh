@@ -251,4 +251,14 @@ check ":load os.exit(3): the next line ran" 1 "$(grep -c '^42$' "$tmp/exit.out")
 check ":load os.exit(3): said with its code" 1 \
   "$(grep -c 'os.exit(3) stopped the script' "$tmp/exit.err")"
 
+# 9. A history file that cannot be written (its folder is missing) is said
+# once, with the reason; the lines still run (h66: silently not kept).
+printf 'print(1)\nprint(2)\n' |
+  timeout 20 "$EL_BIN" repl "$LOG" --history "$tmp/no/such/dir/h" \
+    >"$tmp/hist.out" 2>"$tmp/hist.err"
+check "unwritable --history: status 0, the lines ran" "0 2" \
+  "$? $(grep -c '^[12]$' "$tmp/hist.out")"
+check "unwritable --history: said once, with its path and reason" 1 \
+  "$(grep -c "cannot write the history file $tmp/no/such/dir/h: No such file or directory" "$tmp/hist.err")"
+
 exit $fail
