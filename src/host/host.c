@@ -964,9 +964,13 @@ void el_host_report_errors(const el_host_t *h) {
                      : "?",
         hd->where);
   }
-  if (h->timer_handler.errors)
-    el_eprintf("%llu error(s) in timer callbacks\n",
-               (unsigned long long)h->timer_handler.errors);
+  for (int i = 0; i < h->ntimer_err; i++)
+    el_eprintf("%llu error(s) in the callback of the timer made at %s\n",
+               (unsigned long long)h->timer_err[i].errors,
+               h->timer_err[i].where);
+  if (h->timer_err_other)
+    el_eprintf("%llu error(s) in the callbacks of other timers\n",
+               (unsigned long long)h->timer_err_other);
   if (h->hook_handler.errors)
     el_eprintf(
         "%llu error(s) in hooks and helper "

@@ -416,6 +416,15 @@ struct el_host_s {
   int direct_sizes;
   uint64_t timer_seq;
   el__handler_t timer_handler; /* error accounting for timers */
+  /* The timers whose callbacks failed, by where the script made them
+   * (el__timer_t.where), for el_host_report_errors; those past the
+   * first 8 places add to timer_err_other. */
+  struct {
+    char where[96];
+    uint64_t errors;
+  } timer_err[8];
+  int ntimer_err;
+  uint64_t timer_err_other;
   el__handler_t hook_handler;  /* error accounting for hooks/helpers */
   /* While a timer's or a hook's call runs: where the script made that
    * timer or added that hook ("file.lua:12"), which its errors name in

@@ -85,6 +85,24 @@ static void update_next(el_host_t *h) {
   el__host_quiet_sync(h);
 }
 
+/* A timer made at where failed: counted by that place
+ * (el_host_t.timer_err) for the end's report. */
+static void count_error_at(el_host_t *h, const char *where) {
+  int n = h->ntimer_err;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(h->timer_err[i].where, where)) {
+      h->timer_err[i].errors++;
+      return;
+    }
+  if (n == (int)(sizeof h->timer_err / sizeof h->timer_err[0])) {
+    h->timer_err_other++;
+    return;
+  }
+  snprintf(h->timer_err[n].where, sizeof h->timer_err[n].where, "%s", where);
+  h->timer_err[n].errors = 1;
+  h->ntimer_err++;
+}
+
 /* Run the callback of t with one integer argument. The callback may drop
  * the last Lua reference to the timer's handle and collect it (or close
  * it): `firing` keeps __gc from freeing t until the loop is done with it. */
@@ -95,7 +113,9 @@ static void fire(el_host_t *h, el__timer_t *t, uint64_t arg) {
   lua_pushinteger(h->L, (lua_Integer)arg);
   const char *outer = h->call_where;
   h->call_where = t->where;
+  uint64_t errors = h->timer_handler.errors;
   el__host_pcall(h, 1, &h->timer_handler, "timer");
+  if (h->timer_handler.errors != errors) count_error_at(h, t->where);
   h->call_where = outer;
   t->firing = 0;
 }

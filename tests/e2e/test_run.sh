@@ -37,6 +37,20 @@ LUA
 expect "handler errors are not fatal" 0 $?
 grep -q '10 error(s) in 10 call(s) of the USER_MARKER handler' "$tmp/err" \
   || { echo "FAIL error summary"; cat "$tmp/err"; fail=1; }
+# Timers' errors are summed by where the script made each timer (h66:
+# "1 error(s) in timer callbacks" named none): the periodic one made on
+# line 3 fails on its first 2 calls, the one-shot of line 4 once.
+cat > "$tmp/terr.lua" <<'LUA'
+local el = require("eventlog_live")
+local k = 0
+el.every(1000, function() k = k + 1 if k <= 2 then error("every") end end)
+el.at(0, function() error("at") end)
+LUA
+"$EL_BIN" run "$tmp/terr.lua" --output none "$F" 2> "$tmp/err"
+expect "timer errors are not fatal" 0 $?
+grep -q "^eventlog-live: 2 error(s) in the callback of the timer made at .*terr.lua:3$" "$tmp/err" &&
+  grep -q "^eventlog-live: 1 error(s) in the callback of the timer made at .*terr.lua:4$" "$tmp/err" \
+  || { echo "FAIL timer error summary names each timer"; cat "$tmp/err"; fail=1; }
 "$EL_BIN" run "$tmp/err.lua" --fail-fast --output none "$F" 2> "$tmp/err"
 expect "--fail-fast exits 1" 1 $?
 grep -q 'err.lua:2: bad marker' "$tmp/err" || { echo "FAIL fail-fast message"; cat "$tmp/err"; fail=1; }
