@@ -251,8 +251,12 @@ local function identity_lines(s, add)
         ns(s.heap_prof_interval_ns)))
   end
   if s.start_unix_ns then
+    -- exact from WALL_CLOCK_TIME; else said as the estimate it is
+    local from = {arrival = " (estimated from arrival: no WALL_CLOCK_TIME)",
+      file_mtime = " (estimated from the file's time: no WALL_CLOCK_TIME)",
+      next_session = " (estimated from the next session)"}
     add("started", os.date("!%Y-%m-%d %H:%M:%S UTC",
-        s.start_unix_ns // 1000000000))
+        s.start_unix_ns // 1000000000) .. (from[s.clock_from] or ""))
   end
 end
 
@@ -338,7 +342,7 @@ local function identity(sess, t)
     sess.pid
   t.ppid, t.heap_prof_breakdown = sess.ppid, sess.heap_prof_breakdown
   t.heap_prof_interval_ns = sess.heap_prof_interval_ns
-  t.start_unix_ns = sess.start_unix_ns
+  t.start_unix_ns, t.clock_from = sess.start_unix_ns, sess.clock_from
   return t
 end
 

@@ -572,6 +572,23 @@ describe_bin("eventlog-live repl (piped input)", function()
                  b1)
   end)
 
+  it("says when the start time is an estimate", function()
+    -- h66: a stream without WALL_CLOCK_TIME (eventlog-socket on GHC 9.0,
+    -- a log cut before it) showed its estimated start as if exact. The
+    -- first 400 kB of threads.eventlog end before its WALL_CLOCK_TIME
+    -- (the reference has it in the global block, written at the end).
+    local cut = os.tmpname()
+    assert(os.execute(string.format("head -c 400000 %q > %q",
+      logs .. "/ghc-9.0/threads.eventlog", cut)))
+    local out = repl_run(cut, "print(tostring(summary()))\n")
+    os.remove(cut)
+    assert.truthy(out:find("\nstarted +%d+%-%d+%-%d+ [%d:]+ UTC %(estimated "
+      .. "from the file's time: no WALL_CLOCK_TIME%)\n"), out)
+    out = repl_run(logs .. "/ghc-9.0/threads.eventlog",
+      "print(tostring(summary()))\n")
+    assert.truthy(out:find("\nstarted +%d+%-%d+%-%d+ [%d:]+ UTC\n"), out)
+  end)
+
   it("filters on text, session and the last matches", function()
     local out, code = repl_run(logs .. "/ghc-9.0/oddball-hT.eventlog",
       "#events{text='Summing 24'}\n" ..
