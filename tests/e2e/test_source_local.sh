@@ -64,13 +64,39 @@ timeout 30 "$EL_BIN" stats "$LOG" | by_type > "$T/file.counts"
 by_type < "$T/grow.stats" | cmp - "$T/file.counts" || fail "--follow: counts differ"
 pass "--follow on a growing file, stopped by SIGINT"
 
+# fifo_read_up PID FIFO BYTES: until the reader under PID (a `timeout`
+# or the reader itself) has read at least BYTES (rchar, /proc/PID/io) and
+# holds no descriptor of FIFO: it read the writer's bytes and saw the
+# end of file (it reads the FIFO once its writer opened it, so reading
+# BYTES means it had it open). 1 after 30 s.
+fifo_read_up() {
+  local p f r held i
+  p=$(pgrep -P "$1" | head -1)
+  p=${p:-$1}
+  for ((i = 0; i < 600; i++)); do
+    r=$(sed -n 's/^rchar: //p' "/proc/$p/io" 2>/dev/null)
+    held=0
+    for f in /proc/"$p"/fd/*; do
+      [ "$(readlink "$f" 2>/dev/null)" = "$2" ] && held=1
+    done
+    [ "${r:-0}" -ge "$3" ] && [ $held = 0 ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
 # 4. FIFO with --follow: every writer is a new session.
 mkfifo "$T/ff"
 EL_SRC_CAT_QUIET=1 timeout 30 "$CAT" --eventlog-file "$T/ff" --follow \
   --stop-after-bytes $((size * 2)) --out-prefix "$T/ff" > "$T/ff.out" &
 cpid=$!
 timeout 10 cat "$LOG" > "$T/ff"
-sleep 0.2
+# The second writer must open the FIFO only once the reader has seen the
+# first one's end of file: a writer that opens it while the reader still
+# holds it open (bytes left in the pipe, a reader slow under load) joins
+# the first writer's session, as a FIFO has it: the reader never sees EOF.
+# (A sleep of 0.2 s was this test's premise before.)
+fifo_read_up "$cpid" "$T/ff" "$size" || fail "FIFO --follow: the reader did not read to EOF"
 timeout 10 cat "$LOG" > "$T/ff"
 wait_pid $cpid 30 || fail "FIFO --follow exited $?"
 cmp "$T/ff.1" "$LOG" && cmp "$T/ff.2" "$LOG" || fail "FIFO --follow sessions"
@@ -85,7 +111,13 @@ cpid=$!
 for ((i = 0; i < 200; i++)); do [ -s "$T/tr.1" ] && break; sleep 0.05; done
 sleep 0.3
 : > "$T/trunc.eventlog"      # truncate ...
-sleep 0.3                    # ... let the poll see it ...
+# ... until the poll (every 100 ms) saw it: a poll only after the rewrite
+# finds a longer file, which no reader can tell from growth (a fixed
+# 0.3 s was this test's premise before, short for a loaded machine) ...
+for ((i = 0; i < 600; i++)); do
+  grep -q 'truncated' "$T/tr.err" && break
+  sleep 0.05
+done
 cat "$LOG" >> "$T/trunc.eventlog"  # ... and write the whole log again
 wait_pid $cpid 30 || fail "truncated --follow exited $?"
 cmp "$T/tr.1" <(head -c 3000 "$LOG") || fail "truncated: session 1"
