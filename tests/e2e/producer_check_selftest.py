@@ -84,7 +84,7 @@ CUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                    "socket_cut_expect.py")
 
 
-def cut_case(d, tail=5):
+def cut_case(d, tail=5, next_marker=None):
     """A made-up eventlog-socket connection for socket_cut_expect.py: the
     library's 24-byte marker of capability 0xFFFF, a header declaring
     RUN_THREAD (1, 4-byte payload) and the block marker (18, 14 bytes),
@@ -92,7 +92,10 @@ def cut_case(d, tail=5):
     (GHC 9.0's restart of event logging), a block of capability 1
     declaring five events, two of them whole, then TAIL bytes of the
     third (1: a cut inside its 2-byte type, whose size is then 2; 0: the
-    connection ends between events).
+    connection ends between events). NEXT_MARKER: the block of capability
+    1 declares three events, all whole, and NEXT_MARKER bytes of the next
+    block's 24-byte marker (capability 0) follow: the cut event is in no
+    block and no block is left short.
     Returns (tee path, the damage's offset, the line the script must
     print, computed here by hand)."""
     def ev(t, payload):
@@ -114,6 +117,17 @@ def cut_case(d, tail=5):
     bad = len(b)
     b += b"\x77" * 40
     blk = len(b)
+    if next_marker is not None:
+        b += marker(24 + 3 * 14, 1) + b"".join(ev(i, b"\x00" * 4)
+                                               for i in (4, 5, 6))
+        cut = len(b)
+        b += marker(24, 0)[:next_marker]
+        end = len(b)
+        open(f"{d}/cut.tee", "wb").write(b)
+        return f"{d}/cut.tee", bad, (
+            f"at byte {cut} ({next_marker} of "
+            f"{24 if next_marker >= 2 else 2} bytes present): the input "
+            f"ends at byte {end}")
     b += marker(24 + 5 * 14, 1) + ev(4, b"\x00" * 4) + ev(5, b"\x00" * 4)
     cut = len(b)
     b += ev(6, b"\x00" * 4)[:tail]
@@ -248,6 +262,13 @@ def main():
     _, bad, want = cut_case(d, tail=0)
     run_cut(d, bad, 40, True, want, "socket connection ended between "
             "events: the block left short found")
+    # Cut inside the block marker after a whole block (the library's last
+    # write ended 10 bytes, or 1 byte, into the next block): no block
+    # left short, not a failed premise.
+    for k in (10, 1):
+        _, bad, want = cut_case(d, next_marker=k)
+        run_cut(d, bad, 40, True, want + "\n", f"socket cut inside the next "
+                f"block's marker ({k} bytes): no block left short")
 
     # killed: run 1 killed at 9 s
     program(f"{d}/k.out", "k", 8, S, end=False)

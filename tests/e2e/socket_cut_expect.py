@@ -10,7 +10,9 @@ Prints one line, the clause the daemon's warning must hold:
   at byte C (H of N bytes present): the input ends at byte E, M bytes short
   of the end of capability K's block from byte B
 ("the global block" for capability 0xFFFF; N is H when the cut event's
-size field did not come, 2 when its 2-byte type did not); or, when the
+size field did not come, 2 when its 2-byte type did not; without the
+", M bytes short ..." clause when the cut event is the block marker, or
+the type, that follows a whole block: no block is left short); or, when the
 connection ended on an event's boundary (no event cut),
   ends at byte E without its end-of-data marker, M bytes short of the end
   of capability K's block from byte B
@@ -115,6 +117,15 @@ def main():
         else:
             n = 10 + sz
         if n is None or j + n > end:
+            if block is not None and j == block[0] + block[1] and \
+                    et in (None, 18):
+                # Cut inside the next block's marker (or its type), right
+                # after a whole block: the cut event is in no block yet,
+                # none is left short (the decoder's message has no block
+                # clause then).
+                print("at byte %d (%d of %d bytes present): the input ends "
+                      "at byte %d" % (j, end - j, n, end))
+                return
             if block is None or end >= block[0] + block[1]:
                 sys.exit("the cut at %d is outside any block" % j)
             print("at byte %d (%d of %d bytes present): the input ends at "

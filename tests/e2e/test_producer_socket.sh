@@ -72,13 +72,15 @@ for name in daemon-first program-first; do
     # The library's last write ended on an event's boundary: no event
     # cut, the decoder's "without its end-of-data marker" with the block
     # left short.
-    grep -F "warning: Unix socket $sock: eventlog $want" \
+    grep -F "warning: Unix socket $sock: eventlog $want:" \
       "$T/$name.daemon.err" >/dev/null &&
       pass "$name: the end between events said with its bytes ($want)" || {
       grep -n 'truncated\|connection closed\|end-of-data' "$T/$name.daemon.err"
       fail "$name: no warning saying the connection ended: $want"
     }
-  elif grep -F "$line" "$T/$name.daemon.err" | grep -qF "$want"; then
+  elif grep -F "$line" "$T/$name.daemon.err" | grep -qF "$want;"; then
+    # ("$want;": the clause ends there, no block clause the framer did
+    # not expect after it)
     pass "$name: the cut at exit said with its bytes ($want)"
   else
     grep -n 'truncated\|connection closed' "$T/$name.daemon.err"
