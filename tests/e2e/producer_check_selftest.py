@@ -84,7 +84,7 @@ CUT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                    "socket_cut_expect.py")
 
 
-def cut_case(d, tail=5, next_marker=None):
+def cut_case(d, tail=5, next_marker=None, next_event=False):
     """A made-up eventlog-socket connection for socket_cut_expect.py: the
     library's 24-byte marker of capability 0xFFFF, a header declaring
     RUN_THREAD (1, 4-byte payload) and the block marker (18, 14 bytes),
@@ -95,7 +95,8 @@ def cut_case(d, tail=5, next_marker=None):
     connection ends between events). NEXT_MARKER: the block of capability
     1 declares three events, all whole, and NEXT_MARKER bytes of the next
     block's 24-byte marker (capability 0) follow: the cut event is in no
-    block and no block is left short.
+    block and no block is left short (NEXT_EVENT: NEXT_MARKER bytes of
+    a RUN_THREAD instead, an event cut outside any block).
     Returns (tee path, the damage's offset, the line the script must
     print, computed here by hand)."""
     def ev(t, payload):
@@ -121,7 +122,8 @@ def cut_case(d, tail=5, next_marker=None):
         b += marker(24 + 3 * 14, 1) + b"".join(ev(i, b"\x00" * 4)
                                                for i in (4, 5, 6))
         cut = len(b)
-        b += marker(24, 0)[:next_marker]
+        b += (ev(7, b"\x00" * 4) if next_event
+              else marker(24, 0))[:next_marker]
         end = len(b)
         open(f"{d}/cut.tee", "wb").write(b)
         return f"{d}/cut.tee", bad, (
@@ -269,6 +271,9 @@ def main():
         _, bad, want = cut_case(d, next_marker=k)
         run_cut(d, bad, 40, True, want + "\n", f"socket cut inside the next "
                 f"block's marker ({k} bytes): no block left short")
+    _, bad, _ = cut_case(d, next_marker=10, next_event=True)
+    run_cut(d, bad, 40, False, "the cut at 278 is outside any block",
+            "socket cut: another event cut after a whole block still fails")
 
     # killed: run 1 killed at 9 s
     program(f"{d}/k.out", "k", 8, S, end=False)
