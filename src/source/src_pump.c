@@ -202,20 +202,24 @@ void el_src_warn_cut(const char *desc, const el_diag_t *d) {
  * and closes, so the end of the program's last block (about a second of
  * events), its global block and the end-of-data marker never arrive
  * (measured: peers/eventlog-socket, docs/sources.md). A warning: those
- * events are lost (the last markers among them). A cut outside a block
- * (a later header cut short) is said as from any other source. */
+ * events are lost (the last markers among them). A later header cut
+ * short is said as from any other source. */
 static void warn_conn_cut(const char *desc, const el_diag_t *d) {
-  if (!d->block_missing) { /* in the words of every other source */
+  if (d->header) { /* in the words of every other source */
     el_src_warn_cut(desc, d);
     return;
   }
+  /* (no block left short: the cut event is the marker of the next
+   * block, right after a whole one) */
   el_log(EL_LOG_WARN,
          "%s: the connection closed before the program's last events "
-         "were sent: %s; everything before it was processed, the rest "
-         "of that block and whatever the program wrote after it were "
+         "were sent: %s; everything before it was processed, %s "
          "lost (eventlog-socket drops what it has not sent when its "
          "program exits)",
-         desc, d->msg);
+         desc, d->msg,
+         d->block_missing ? "the rest of that block and whatever the "
+                            "program wrote after it were"
+                          : "whatever the program wrote after it was");
 }
 
 static void finish_session(pump_t *p, int at_end) {

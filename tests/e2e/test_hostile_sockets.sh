@@ -3,7 +3,7 @@
 # Hostile eventlog-socket peers (a Python server on a Unix socket): one that
 # accepts and never sends, one that sends endless garbage, one that sends a
 # byte and hangs up on every connection, one that cuts every connection
-# inside an event. `stats` must keep running, stop on SIGINT with its report,
+# inside an event, one that cuts it inside the next block's marker. `stats` must keep running, stop on SIGINT with its report,
 # and report each problem with the right byte counts.
 source "$(dirname "$0")/source_lib.sh"
 LOG=$EL_EVENTLOGS/ghc-events/hello-ghc-8.2.2.eventlog
@@ -28,6 +28,9 @@ def serve(c):
       time.sleep(0.05)
     elif mode == 'midevent':
       c.sendall(log[:len(log) - 37])   # inside the last events
+      time.sleep(0.05)
+    elif mode == 'whole':              # a prefix made by the test
+      c.sendall(log)
       time.sleep(0.05)
   except OSError:
     pass
@@ -86,3 +89,50 @@ per=$(timeout 30 "$EL_BIN" stats "$LOG" | sed -n 's/^events: *//p')
 [ "$events" -ge $(( (per - 3) * (sessions - 1) )) ] \
   || fail "midevent: $events events in $sessions sessions ($per per log)"
 pass "a peer cutting every connection mid-event: each cut reported"
+
+# Each connection ends 10 bytes into the marker of the block after the
+# first whole block (eventlog-socket's last write at exit can end there):
+# no block is left short, and the warning still says the connection
+# closed before the program's last events were sent (h65; it was said in
+# a file's words). Offsets framed here from the header's sizes.
+CUT=$T/inmarker.eventlog
+python3 - "$EL_EVENTLOGS/ghc-9.0/threads.eventlog" "$CUT" > "$T/inmarker.want" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+j = d.index(b'hetb') + 4
+sizes = {}
+while d[j:j + 4] == b'etb\0':
+    et, sz = struct.unpack('>Hh', d[j + 4:j + 8])
+    j += 12 + struct.unpack('>I', d[j + 8:j + 12])[0]
+    j += 4 + struct.unpack('>I', d[j:j + 4])[0] + 4
+    sizes[et] = sz
+j = d.index(b'datb', j) + 4
+while True:
+    et, = struct.unpack('>H', d[j:j + 2])
+    if et == 18:
+        end = j + struct.unpack('>I', d[j + 10:j + 14])[0]
+        break
+    sz = sizes[et]
+    j += 12 + struct.unpack('>H', d[j + 10:j + 12])[0] if sz < 0 else 10 + sz
+assert d[end:end + 2] == b'\x00\x12', 'no block marker after the block'
+open(sys.argv[2], 'wb').write(d[:end + 10])
+print('at byte %d (10 of 24 bytes present): the input ends at byte %d; '
+      'everything before it was processed, whatever the program wrote '
+      'after it was lost' % (end, end + 10))
+PY
+rm -f "$SOCK"
+python3 "$T/srv.py" whole "$SOCK" "$CUT" &
+spid=$!
+wait_for "$SOCK"
+"$EL_BIN" stats --eventlog-socket "$SOCK" --eventlog-socket-timeout 0.05 \
+  > "$T/inmarker.out" 2> "$T/inmarker.err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait_pid $pid 20 || true
+kill $spid 2>/dev/null || true
+wait $spid 2>/dev/null || true
+grep -F "the connection closed before the program's last events were sent: eventlog truncated inside an event, BLOCK_MARKER (type 18), $(cat "$T/inmarker.want")" \
+  "$T/inmarker.err" >/dev/null ||
+  fail "inmarker: want '$(cat "$T/inmarker.want")': $(head -3 "$T/inmarker.err")"
+pass "a connection cut inside the next block's marker: said as a closed connection"
