@@ -913,27 +913,37 @@ local keywords = {"and", "break", "do", "else", "elseif", "end", "false",
   "for", "function", "goto", "if", "in", "local", "nil", "not", "or",
   "repeat", "return", "then", "true", "until", "while"}
 
-local function keys_of(t, out, seen)
-  if type(t) ~= "table" or seen[t] then return end
-  seen[t] = true
-  for k in pairs(t) do
-    if type(k) == "string" and k:match("^[%a_][%w_]*$") then out[k] = true end
-  end
-  local mt = getmetatable(t)
+-- The __index table of v's metatable (a string's is `string`), or nil.
+local function index_table(v)
+  local mt = getmetatable(v)
   if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then
-    keys_of(rawget(mt, "__index"), out, seen)
+    return rawget(mt, "__index")
   end
+  return nil
+end
+
+-- The names of t's fields (a string's methods: through its metatable's
+-- __index, as for a table) into the set out.
+local function keys_of(t, out, seen)
+  if t == nil or seen[t] then return end
+  seen[t] = true
+  if type(t) == "table" then
+    for k in pairs(t) do
+      if type(k) == "string" and k:match("^[%a_][%w_]*$") then
+        out[k] = true
+      end
+    end
+  end
+  keys_of(index_table(t), out, seen)
 end
 
 local function field(t, k)
   if type(t) == "table" then
     local v = rawget(t, k)
     if v ~= nil then return v end
-    local mt = getmetatable(t)
-    if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then
-      return field(rawget(mt, "__index"), k)
-    end
   end
+  local ix = t ~= nil and index_table(t) or nil
+  if ix then return field(ix, k) end
   return nil
 end
 
