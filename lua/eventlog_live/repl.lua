@@ -923,27 +923,34 @@ local function index_table(v)
 end
 
 -- The names of t's fields (a string's methods: through its metatable's
--- __index, as for a table) into the set out.
+-- __index, as for a table) into the set out. Only tables go into seen
+-- (a NaN cannot be a key); each table once, so a cycle of __index
+-- tables ends.
 local function keys_of(t, out, seen)
-  if t == nil or seen[t] then return end
-  seen[t] = true
   if type(t) == "table" then
+    if seen[t] then return end
+    seen[t] = true
     for k in pairs(t) do
       if type(k) == "string" and k:match("^[%a_][%w_]*$") then
         out[k] = true
       end
     end
   end
-  keys_of(index_table(t), out, seen)
+  if t ~= nil then keys_of(index_table(t), out, seen) end
 end
 
+-- t[k] without calling metamethods: the raw field, else the same through
+-- the __index tables, at most 100 deep (a table that is its own __index
+-- ends, as Lua's own "'__index' chain too long" does).
 local function field(t, k)
-  if type(t) == "table" then
-    local v = rawget(t, k)
-    if v ~= nil then return v end
+  for _ = 1, 100 do
+    if t == nil then return nil end
+    if type(t) == "table" then
+      local v = rawget(t, k)
+      if v ~= nil then return v end
+    end
+    t = index_table(t)
   end
-  local ix = t ~= nil and index_table(t) or nil
-  if ix then return field(ix, k) end
   return nil
 end
 

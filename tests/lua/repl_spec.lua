@@ -430,6 +430,16 @@ describe("eventlog_live.repl", function()
     assert.are.same({"s_spec:upper"}, repl.complete("s_spec:up"))
     assert.are.same({"s_spec:byte"}, repl.complete("s_spec:by"))
     capture(function() repl.eval("s_spec = nil") end)
+    -- h67: a NaN (no table key) and a table that is its own __index
+    -- (an endless chain) complete to nothing, without an error or a hang
+    capture(function() repl.eval("n_spec = 0/0") end)
+    assert.are.same({}, repl.complete("n_spec:x"))
+    capture(function()
+      repl.eval("c_spec = {} c_spec.__index = c_spec setmetatable(c_spec, c_spec)")
+    end)
+    assert.are.same({}, repl.complete("c_spec.x.y"))
+    assert.are.same({"c_spec.__index"}, repl.complete("c_spec.__in"))
+    capture(function() repl.eval("n_spec, c_spec = nil, nil") end)
     assert.are.same({}, repl.complete("nosuch.x"))
     -- repl.max_rows lives behind the module's __index table
     assert.are.same({"repl.max_rows"}, repl.complete("repl.max_r"))
