@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -18,8 +19,9 @@
 
 struct el_repl_term_s {
   el_repl_term_cfg_t cfg;
-  char *history;
-  int history_said; /* a failed write of history said (once) */
+  char *history;       /* NULL: none kept */
+  int history_said;    /* a failed write of history said (once) */
+  mode_t history_mode; /* the file's permissions at start; 0: new file */
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -117,24 +119,52 @@ static int term_getc(FILE *unused) {
   }
 }
 
-/* One line with `prompt` into *out (malloc'd, NULL at the end of input),
- * history updated. Returns 0, or 1 when the read was cancelled (the line
- * dropped, "^C" said; the caller reads again with t->prompt). */
-/* Write the history file, saying once on stderr when it cannot be
- * written (a missing folder, no permission): history is then not kept. */
+/* Write the history file, saying once (a warning) when it cannot be
+ * written (a missing folder, no permission): history is then not kept.
+ * libedit's write_history makes the file 0600: a file that was there
+ * gets its own permissions back. */
 static void save_history(el_repl_term_t *t) {
   if (!t->history) return;
   errno = 0;
   int rc = write_history(t->history);
-  if (rc == 0 || t->history_said) return;
+  if (rc == 0) {
+    if (t->history_mode && t->history_mode != (S_IRUSR | S_IWUSR))
+      chmod(t->history, t->history_mode);
+    return;
+  }
+  if (t->history_said) return;
   t->history_said = 1;
   int e = rc > 0 ? rc : errno;
-  fprintf(stderr,
-          "eventlog-live: warning: repl: cannot write the history file "
-          "%s: %s; history is not kept (--history FILE, --no-history)\n",
-          t->history, e ? strerror(e) : "write failed");
+  el_log(EL_LOG_WARN,
+         "repl: cannot write the history file %s: %s; history is not kept "
+         "(--history FILE or EVENTLOG_LIVE_HISTORY names it, --no-history "
+         "keeps none)",
+         t->history, e ? strerror(e) : "write failed");
 }
 
+/* Whether the history file t->history may be read and written: a
+ * regular file, or none yet (libedit makes it). Anything else (/dev/null
+ * as "no history", a device, a FIFO, whose reads may never end, and
+ * which libedit would chmod 0600) keeps no history: said as a warning,
+ * but for /dev/null. Notes a regular file's permissions. */
+static int history_usable(el_repl_term_t *t) {
+  struct stat st;
+  if (stat(t->history, &st) != 0) return 1; /* made by the first write */
+  if (S_ISREG(st.st_mode)) {
+    t->history_mode = st.st_mode & 07777;
+    return 1;
+  }
+  if (strcmp(t->history, "/dev/null") != 0)
+    el_log(EL_LOG_WARN,
+           "repl: the history file %s is not a regular file; history is "
+           "not kept",
+           t->history);
+  return 0;
+}
+
+/* One line with `prompt` into *out (malloc'd, NULL at the end of input),
+ * history updated. Returns 0, or 1 when the read was cancelled (the line
+ * dropped, "^C" said; the caller reads again with t->prompt). */
 static int read_line(el_repl_term_t *t, const char *prompt, char **out) {
   char *line = readline(prompt);
   pthread_mutex_lock(&t->mu);
@@ -235,6 +265,10 @@ el_repl_term_t *el_repl_term_start(const el_repl_term_cfg_t *cfg) {
   term_open(t, 0);
   using_history();
   stifle_history(1000);
+  if (t->history && !history_usable(t)) {
+    el_free(t->history);
+    t->history = NULL;
+  }
   if (t->history) read_history(t->history);
   /* The reader thread never takes SIGINT/SIGTERM: they go to the loop. */
   sigset_t block, old;

@@ -260,5 +260,26 @@ check "unwritable --history: status 0, the lines ran" "0 2" \
   "$? $(grep -c '^[12]$' "$tmp/hist.out")"
 check "unwritable --history: said once, with its path and reason" 1 \
   "$(grep -c "cannot write the history file $tmp/no/such/dir/h: No such file or directory" "$tmp/hist.err")"
+# A history file keeps its permissions (libedit's write makes it 0600:
+# h67 found /dev/null made 0600 for every user by a root REPL), and one
+# that is not a regular file keeps no history: a FIFO nobody writes is
+# neither read (that never ended) nor written, and is said once; -v quiet
+# silences the warnings.
+: >"$tmp/h644"
+chmod 644 "$tmp/h644"
+echo 'print(3)' | timeout 20 "$EL_BIN" repl "$LOG" --history "$tmp/h644" \
+  >/dev/null 2>&1
+check "history file: its permissions kept, the line saved" "644 1" \
+  "$(stat -c %a "$tmp/h644") $(grep -c '^print(3)$' "$tmp/h644")"
+mkfifo "$tmp/hfifo"
+echo 'print(4)' | timeout 20 "$EL_BIN" repl "$LOG" --history "$tmp/hfifo" \
+  >"$tmp/hfifo.out" 2>"$tmp/hfifo.err"
+check "FIFO as history file: no wait, the line ran" "0 1" \
+  "$? $(grep -c '^4$' "$tmp/hfifo.out")"
+check "FIFO as history file: said once" 1 \
+  "$(grep -c "history file $tmp/hfifo is not a regular file" "$tmp/hfifo.err")"
+echo 'print(5)' | timeout 20 "$EL_BIN" repl -v quiet "$LOG" \
+  --history "$tmp/no/such/dir/h" >/dev/null 2>"$tmp/hq.err"
+check "-v quiet: no history warning" 0 "$(grep -c history "$tmp/hq.err")"
 
 exit $fail
