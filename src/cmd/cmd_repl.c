@@ -743,7 +743,15 @@ static int choose_mode(repl_t *r) {
       r->fd = fd;
       return 0;
     }
-    close(fd); /* a FIFO or a terminal: follow it on the loop */
+    int tty = isatty(fd);
+    close(fd); /* a FIFO: follow it on the loop */
+    if (tty) { /* the prompt's own keys would be read as the eventlog */
+      el_eprintf(
+          "repl: %s is a terminal; name an eventlog file, a FIFO "
+          "or a socket\n",
+          s->path);
+      return 2;
+    }
   }
   if (s->kind == EL_SRC_STDIN) {
     if (isatty(0)) {

@@ -281,5 +281,15 @@ check "FIFO as history file: said once" 1 \
 echo 'print(5)' | timeout 20 "$EL_BIN" repl -v quiet "$LOG" \
   --history "$tmp/no/such/dir/h" >/dev/null 2>"$tmp/hq.err"
 check "-v quiet: no history warning" 0 "$(grep -c history "$tmp/hq.err")"
+# 10. A terminal named as the source (/dev/tty, under a pseudo-terminal)
+# is refused as stdin is: a usage error, status 2 (h67: it was followed
+# as a live source reading the prompt's own keys, and nothing ended it).
+out=$(timeout 20 expect -c "spawn -noecho $EL_BIN repl --no-history /dev/tty
+  set timeout 10
+  expect eof
+  puts \"STATUS [lindex [wait] 3]\"" 2>&1 | tr -d '\r')
+check "repl /dev/tty: refused with status 2" "STATUS 2" \
+  "$(echo "$out" | grep '^STATUS')"
+check "repl /dev/tty: said" 1 "$(echo "$out" | grep -c '/dev/tty is a terminal')"
 
 exit $fail
