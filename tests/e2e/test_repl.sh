@@ -284,9 +284,9 @@ check "-v quiet: no history warning" 0 "$(grep -c history "$tmp/hq.err")"
 # 10. A terminal named as the source (/dev/tty, under a pseudo-terminal)
 # is refused as stdin is: a usage error, status 2 (h67: it was followed
 # as a live source reading the prompt's own keys, and nothing ended it).
-out=$(timeout 20 expect -c "spawn -noecho $EL_BIN repl --no-history /dev/tty
+out=$(timeout -k 5 30 expect -c "spawn -noecho $EL_BIN repl --no-history /dev/tty
   set timeout 10
-  expect eof
+  expect eof {} timeout { exec kill -9 [exp_pid]; puts HUNG }
   puts \"STATUS [lindex [wait] 3]\"" 2>&1 | tr -d '\r')
 check "repl /dev/tty: refused with status 2" "STATUS 2" \
   "$(echo "$out" | grep '^STATUS')"
