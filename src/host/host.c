@@ -965,7 +965,7 @@ void el_host_report_errors(const el_host_t *h) {
         hd->where);
   }
   for (int i = 0; i < h->ntimer_err; i++)
-    el_eprintf("%llu error(s) in the callback of the timer made at %s\n",
+    el_eprintf("%llu error(s) in callbacks of the timer(s) made at %s\n",
                (unsigned long long)h->timer_err[i].errors,
                h->timer_err[i].where);
   if (h->timer_err_other)

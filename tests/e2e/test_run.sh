@@ -48,8 +48,8 @@ el.at(0, function() error("at") end)
 LUA
 "$EL_BIN" run "$tmp/terr.lua" --output none "$F" 2> "$tmp/err"
 expect "timer errors are not fatal" 0 $?
-grep -q "^eventlog-live: 2 error(s) in the callback of the timer made at .*terr.lua:3$" "$tmp/err" &&
-  grep -q "^eventlog-live: 1 error(s) in the callback of the timer made at .*terr.lua:4$" "$tmp/err" \
+grep -q "^eventlog-live: 2 error(s) in callbacks of the timer(s) made at .*terr.lua:3$" "$tmp/err" &&
+  grep -q "^eventlog-live: 1 error(s) in callbacks of the timer(s) made at .*terr.lua:4$" "$tmp/err" \
   || { echo "FAIL timer error summary names each timer"; cat "$tmp/err"; fail=1; }
 "$EL_BIN" run "$tmp/err.lua" --fail-fast --output none "$F" 2> "$tmp/err"
 expect "--fail-fast exits 1" 1 $?

@@ -67,6 +67,20 @@ async function main() {
       if (!w.text.includes(want))
         problems.push(`the warning says "${w.text}", want "${want} ..."`);
     }
+    // The start time of a log cut before its WALL_CLOCK_TIME is an
+    // estimate from the file's time, said in words, not as the session
+    // field's token (h67: "(estimated from file_mtime)"). The joined log's
+    // first session is estimated from the next session's clock.
+    const started = await page.evaluate(() => {
+      for (const dt of document.querySelectorAll('#facts dt'))
+        if (dt.textContent === 'started') return dt.nextSibling.textContent;
+      return null;
+    });
+    result.started = started;
+    const est = session ? '(estimated from the next session)' :
+        "(estimated from the file's time: no WALL_CLOCK_TIME)";
+    if (!started || !started.endsWith(est))
+      problems.push(`started reads "${started}", want "... ${est}"`);
     if (shot) await page.screenshot({path: shot});
   } catch (e) {
     problems.push(exceptionText(e));

@@ -397,6 +397,14 @@ function chart(id, data, series, opts) {
 
 // {====== header ======}
 
+// What an estimated start time was estimated from (el.session.clock_from),
+// in the words the REPL's summary() uses.
+const CLOCK_FROM = {
+  arrival: 'arrival: no WALL_CLOCK_TIME',
+  file_mtime: "the file's time: no WALL_CLOCK_TIME",
+  next_session: 'the next session',
+};
+
 function header() {
   const s = D.session || {};
   $('program').textContent = s.args || '';
@@ -404,7 +412,7 @@ function header() {
   const fact = (k, v) => { if (v !== null && v !== undefined && v !== '') f.append(el('div', {}, el('dt', { text: k }), el('dd', { text: v }))); };
   fact('GHC', s.rts_version || s.ghc_version);
   if (s.start_unix_ms) fact('started', new Date(s.start_unix_ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') +
-    (s.clock === 'estimated' ? ` (estimated from ${s.clock_from})` : ''));
+    (s.clock === 'estimated' ? ` (estimated from ${CLOCK_FROM[s.clock_from] || s.clock_from})` : ''));
   fact('duration', fmtSecs(D.range[1]));
   if (s.caps) {
     const caps = s.caps.split(', ');
