@@ -812,11 +812,13 @@ static void follow(repl_t *r) {
   end_input(r);
   pthread_mutex_unlock(&r->lua_mu);
   if (!r->quitting) {
+    const el_diag_t *d = c.diag ? c.diag(c.ud) : NULL;
     if (rc == 0 || rc == EL_ESTOPPED)
       fprintf(stderr, "\n[%s: end of input]\n", r->desc);
-    else
+    else /* EL_ETRUNC's "eventlog truncated" is untrue without a header */
       fprintf(stderr, "\n[%s: input ended: %s]\n", r->desc,
-              el_strerror(rc));
+              d && d->code && d->header ? "no eventlog header read (said above)"
+                                        : el_strerror(rc));
   }
   if (rc < 0 && rc != EL_ESTOPPED && !res.sessions) r->failed = 1;
   maybe_finish(r);

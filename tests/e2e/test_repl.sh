@@ -292,4 +292,23 @@ check "repl /dev/tty: refused with status 2" "STATUS 2" \
   "$(echo "$out" | grep '^STATUS')"
 check "repl /dev/tty: said" 1 "$(echo "$out" | grep -c '/dev/tty is a terminal')"
 
+# 11. A live source that ends with no eventlog (an empty FIFO writer): the
+# end line does not call it "truncated" (h67), it points at the decoder's
+# line above it.
+mkfifo "$tmp/efifo" "$tmp/elines"
+exec 3<>"$tmp/elines"
+timeout 20 "$EL_BIN" repl "$tmp/efifo" --no-history <"$tmp/elines" \
+  >"$tmp/efifo.out" 2>"$tmp/efifo.err" &
+pid=$!
+: >"$tmp/efifo"
+for _ in $(seq 100); do
+  grep -q 'input ended' "$tmp/efifo.err" && break
+  sleep 0.1
+done
+echo ':quit' >&3
+exec 3>&-
+wait "$pid"
+check "empty live source: the end line names no header" 1 \
+  "$(grep -c "^\[$tmp/efifo: input ended: no eventlog header read (said above)\]$" "$tmp/efifo.err")"
+
 exit $fail
