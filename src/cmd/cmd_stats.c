@@ -267,6 +267,8 @@ static int stats_live(const el_src_opts_t *o) {
   el_src_pump_result_t res;
   int rc = el_src_pump_decoder(NULL, o, d, &res);
   const el_ev_stats_t *st = el_ev_decoder_stats(d);
+  c->warnings += res.truncated; /* each session cut inside an event: the
+                                   pump's warning (el_src_warn_cut) */
   /* no report of zeros for an input that never opened (its error said
    * why) */
   if (rc == 0 || rc == EL_ESTOPPED || res.stats.connections > 0)
@@ -375,6 +377,7 @@ static int stats_direct(const char *path) {
   const el_diag_t *dg = el_ev_decoder_diag(r.d);
   if (rc == EL_ETRUNC && dg->cut_event) { /* as through a FIFO or pipe */
     el_src_warn_cut(strcmp(path, "-") ? path : "stdin", dg);
+    c->warnings++; /* a warning as the end without DATA_END is */
   } else if (rc && !(r.unread && rc == EL_ETRUNC)) { /* not "empty" */
     int fails = rc != EL_ETRUNC || !el_ev_decoder_stats(r.d)->sessions;
     /* "error: NAME: no eventlog header found ...", in every command's
