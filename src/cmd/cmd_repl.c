@@ -911,6 +911,25 @@ static void restore_signals(void) {
   g_tty_fd = -1;
 }
 
+/* Start the line editor (the plugin) on the REPL's terminal or stdin,
+ * with its history file. Returns 0, or -1 after a message. */
+static int start_term(repl_t *r) {
+  char hbuf[4096];
+  r->script = !isatty(fileno(r->tty ? r->tty : stdin));
+  el_repl_term_cfg_t tc = {.in = r->tty ? r->tty : stdin,
+                           .out = stdout,
+                           .history = history_path(r->o, hbuf, sizeof hbuf),
+                           .ud = r,
+                           .complete = complete,
+                           .on_line = on_line};
+  char err[1024];
+  r->tp = el_repl_term_plugin(err, sizeof err);
+  if (!r->tp) el_eprintf("repl: %s\n", err);
+  r->term = r->tp ? r->tp->start(&tc) : NULL;
+  if (!r->term && r->tp) el_eprintf("repl: cannot start the line editor\n");
+  return r->term ? 0 : -1;
+}
+
 /* Load the file (or announce the live source), then read lines until
  * :quit or the end of input, following a live source on the loop. */
 static void interact(repl_t *r) {
@@ -924,30 +943,8 @@ static void interact(repl_t *r) {
   if (r->live)
     printf("following %s (events arrive while you type; :help)\n", r->desc);
   fflush(stdout);
-  if (loaded < 0) { /* the source cannot start: no prompt */
-    r->failed = 1;
-    r->quitting = 1;
-    maybe_finish(r);
-    while (r->handles > 0) uv_run(&r->loop, UV_RUN_DEFAULT);
-    g_int_async = NULL;
-    uv_loop_close(&r->loop);
-    return;
-  }
-  char hbuf[4096];
-  r->script = !isatty(fileno(r->tty ? r->tty : stdin));
-  el_repl_term_cfg_t tc = {.in = r->tty ? r->tty : stdin,
-                           .out = stdout,
-                           .history = history_path(r->o, hbuf, sizeof hbuf),
-                           .ud = r,
-                           .complete = complete,
-                           .on_line = on_line};
-  char err[1024];
-  r->tp = el_repl_term_plugin(err, sizeof err);
-  if (!r->tp) el_eprintf("repl: %s\n", err);
-  r->term = r->tp ? r->tp->start(&tc) : NULL;
-  if (!r->term) {
-    if (r->tp)
-      el_eprintf("repl: cannot start the line editor\n");
+  /* a source that cannot start gets no prompt */
+  if (loaded < 0 || start_term(r) != 0) {
     r->failed = 1;
     r->quitting = 1;
     maybe_finish(r);

@@ -120,19 +120,8 @@ print('at byte %d (10 of 24 bytes present): the input ends at byte %d; '
       'everything before it was processed, whatever the program wrote '
       'after it was lost' % (end, end + 10))
 PY
-rm -f "$SOCK"
-python3 "$T/srv.py" whole "$SOCK" "$CUT" &
-spid=$!
-wait_for "$SOCK"
-"$EL_BIN" stats --eventlog-socket "$SOCK" --eventlog-socket-timeout 0.05 \
-  > "$T/inmarker.out" 2> "$T/inmarker.err" &
-pid=$!
-sleep 1
-kill -INT $pid
-wait_pid $pid 20 || true
-kill $spid 2>/dev/null || true
-wait $spid 2>/dev/null || true
+LOG=$CUT run_peer whole 1
 grep -F "the connection closed before the program's last events were sent: eventlog truncated inside an event, BLOCK_MARKER (type 18), $(cat "$T/inmarker.want")" \
-  "$T/inmarker.err" >/dev/null ||
-  fail "inmarker: want '$(cat "$T/inmarker.want")': $(head -3 "$T/inmarker.err")"
+  "$T/whole.err" >/dev/null ||
+  fail "inmarker: want '$(cat "$T/inmarker.want")': $(head -3 "$T/whole.err")"
 pass "a connection cut inside the next block's marker: said as a closed connection"
