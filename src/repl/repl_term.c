@@ -56,26 +56,33 @@ static void free_cands(void) {
   g_cands = NULL;
 }
 
+/* libedit (3.1-20221030, Debian 12) rings the terminal's bell after
+ * every completion (filecomplete.c fn_complete), also when the word had
+ * one candidate and was completed whole; readline rings it only when the
+ * word stays ambiguous. For a unique completion the bell capability is
+ * set to a padding of no length, which writes nothing; otherwise back to
+ * BEL (^G, terminfo's `bel` on every common terminal). */
+static void bell_for(char **m) {
+  int unique = m && (!m[1] || (!m[2] && strcmp(m[0], m[1]) == 0));
+  rl_parse_and_bind(unique ? "settc bl $<0>" : "settc bl \a");
+}
+
 static char **attempted(const char *text, int start, int end) {
   (void)end;
-  rl_attempted_completion_over = 1;  /* no file names unless asked */
+  rl_attempted_completion_over = 1; /* our matches or none: no fallback */
   free_cands();
   if (!g_term || !g_term->cfg.complete) return NULL;
   int files = 0;
   g_cands = g_term->cfg.complete(g_term->cfg.ud, text,
                                  rl_line_buffer ? rl_line_buffer : "",
                                  start, &files);
-  if (files) {
-    free_cands();
-    rl_attempted_completion_over = 0;  /* libedit completes file names */
-    return NULL;
-  }
-  if (!g_cands || !g_cands[0]) {
-    free_cands();
-    return NULL;
-  }
-  char **m = rl_completion_matches(text, generator);
+  char **m = NULL;
+  if (files) /* libedit's file names, as its own fallback gives them */
+    m = rl_completion_matches(text, rl_filename_completion_function);
+  else if (g_cands && g_cands[0])
+    m = rl_completion_matches(text, generator);
   free_cands();
+  bell_for(m);
   return m;
 }
 

@@ -7,6 +7,10 @@
 #  - Ctrl-C during a multi-line statement drops it and the next prompt is
 #    the first line's `el> `, not the continuation prompt `>> `;
 #  - Ctrl-C drops the line being typed at the prompt;
+#  - Tab completes a word with one candidate (a global, a file name after
+#    :load) without ringing the bell, as readline does (libedit rang it
+#    after every completion); a word with several rings it, and a second
+#    Tab lists them;
 #  - Ctrl-D leaves with status 0 and the terminal echoes again afterwards
 #    (its settings are put back).
 # docs/repl.md "Line editing".
@@ -16,12 +20,16 @@ command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 LOG=$EL_EVENTLOGS/ghc-9.0/oddball-hT.eventlog
+mkdir "$tmp/scripts"
+: >"$tmp/scripts/only_one.lua"
+: >"$tmp/scripts/two_a.lua"
+: >"$tmp/scripts/two_b.lua"
 export HOME=$tmp EVENTLOG_LIVE_HISTORY=$tmp/history TERM=xterm
 
-timeout 120 python3 - "$EL_BIN" "$LOG" <<'PY'
+timeout 120 python3 - "$EL_BIN" "$LOG" "$tmp/scripts" <<'PY'
 import os, pty, re, select, sys, time
 
-el, log = sys.argv[1], sys.argv[2]
+el, log, scripts = sys.argv[1], sys.argv[2], sys.argv[3].encode()
 pid, fd = pty.fork()
 if pid == 0:
     # After the REPL, the shell prints its status and the terminal's
@@ -112,7 +120,32 @@ check(got is not None and b"x1" not in out[start:],
       "Ctrl-C drops the line being typed", start)
 pump(0.3)
 
-# 4. Ctrl-D: status 0, and the terminal echoes again.
+# 4. Completion: a unique word completes without the bell (BEL, 0x07);
+# an ambiguous one rings it and a second Tab lists the candidates.
+for typed, want, what in [
+        (b"summ", b"ary", "a global"),
+        (b":load " + scripts + b"/on", b"ly_one.lua", "a file name")]:
+    start = len(out)
+    os.write(fd, typed + b"\t")
+    got = wait_for(re.escape(want), start, 5)
+    pump(0.3)
+    check(got is not None and b"\x07" not in out[start:],
+          "Tab completes %s with one candidate, no bell" % what, start)
+    os.write(fd, b"\x15")  # Ctrl-U: the line is dropped
+    pump(0.3)
+start = len(out)
+os.write(fd, b":load " + scripts + b"/tw\t")
+got = wait_for(rb"\x07", start, 5)
+pump(0.3)
+os.write(fd, b"\t")
+listed = wait_for(rb"two_a\.lua\s+\S*two_b\.lua", start, 5)
+check(got is not None and listed is not None,
+      "an ambiguous file name rings the bell; a second Tab lists both",
+      start)
+os.write(fd, b"\x15")
+pump(0.3)
+
+# 5. Ctrl-D: status 0, and the terminal echoes again.
 start = len(out)
 os.write(fd, b"\x04")
 got = wait_for(rb"repl status=(\d+)", start, 20)
