@@ -385,7 +385,27 @@ static int end_run(el_host_t *h, el_tm_store_t *st,
   return status;
 }
 
+/* The arguments swapped (`run app.eventlog script.lua`): a script that
+ * begins with an eventlog header ("hdrbhetb", spec §1.1) is said as such
+ * instead of Lua's "syntax error" at its line 1. Returns 0, or -1 after
+ * printing why (exit status 2, a usage error). */
+static int check_script(const run_opts_t *o) {
+  char magic[8];
+  FILE *f = fopen(o->script, "rb");
+  if (!f) return 0; /* el_host_load says why */
+  size_t n = fread(magic, 1, sizeof magic, f);
+  fclose(f);
+  if (n < sizeof magic || memcmp(magic, "hdrbhetb", sizeof magic) != 0)
+    return 0;
+  el_eprintf(
+      "run: %s is an eventlog, not a Lua script: the script comes "
+      "first (eventlog-live run SCRIPT.lua [OPTIONS] FILE.eventlog)\n",
+      o->script);
+  return -1;
+}
+
 static int run(const run_opts_t *o) {
+  if (check_script(o) != 0) return 2;
   if (check_input(o) != 0) return 1;
   el_host_opts_t hopts = {.fail_fast = o->fail_fast,
                           .handler_budget_ms = o->budget_ms,

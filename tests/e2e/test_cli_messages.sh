@@ -105,6 +105,17 @@ hint "did you mean: flag" "did you mean --eventlog-file?" "$D" --eventlog-fil "$
 hint "did you mean: event name in el.on" \
   "unknown event type 'USER_MARKERS' (did you mean 'USER_MARKER'?)" \
   "$E" run "$W/um.lua" "$EV"
+# The arguments swapped (`run app.eventlog script.lua`): the eventlog is
+# said to be one, with the order to use (exit 2, a usage error), not as
+# Lua's "syntax error" at its line 1.
+"$E" run "$EV" "$W/um.lua" </dev/null >/dev/null 2>"$W/swap"
+st=$?
+if [ "$st" = 2 ] && ! grep -q "syntax error" "$W/swap" &&
+   grep -qF "run: $EV is an eventlog, not a Lua script: the script comes first" "$W/swap"; then
+  ok "run with the eventlog first: said so, exit 2"
+else
+  bad "run with the eventlog first: status $st: $(head -c 400 "$W/swap")"
+fi
 hint "did you mean: OTEL_TRACES_EXPORTER" \
   "OTEL_TRACES_EXPORTER specifies unknown exporter 'otlpp'. Did you mean 'otlp'?" \
   env OTEL_TRACES_EXPORTER=otlpp "$D" --eventlog-file "$EV"
