@@ -130,6 +130,13 @@ for f in "$EVENTLOGS"/*/*.eventlog; do
     # 200000000 broken down by closure type") and no census: the page
     # must say profiling was on, not tell the user to turn it on.
     echo '{"censuses": 0, "heapprof_hint": "no census was taken"}' > "$TMP/$name.json"
+  elif [ "$name" = heapy-prof-hy-nomatch ]; then
+    # `-hy -hyNOPE`: a filter that matches no type. Debian's ghc-events
+    # 0.17 shows 4 "start heap prof sample" lines and no "heap prof
+    # sample N, residency" line: the page must say the censuses held no
+    # sample, not that none was taken (h68).
+    echo '{"censuses": 4, "heapprof_hint": "censuses were taken (-hy) but none held a sample"}' \
+      > "$TMP/$name.json"
   else
     echo '{}' > "$TMP/$name.json"  # no reference: only load without errors
   fi

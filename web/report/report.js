@@ -521,6 +521,20 @@ const BREAKDOWNS = { '-hT': 'by closure type', '-hc': 'by cost-centre stack', '-
 // program that mostly waits gets no census however long it runs or how
 // often it collects; -i0 takes one at every collection.
 function noCensus(p, bd) {
+  // Censuses came (HEAP_PROF_SAMPLE_BEGIN) with no sample in any: the
+  // interval is not the cause; a filter (+RTS -hy<type>, -hc<name>, ...)
+  // that matched nothing is the usual one.
+  const n = p.censuses_begun;
+  if (n)
+    return `${fmtInt(n)} ${
+               n === 1 ? 'census was' :
+                         'censuses were'} taken (<code>${bd || '-h'}</code>) ` +
+        `but ${
+               n === 1 ?
+                   'it held' :
+                   'none held'} a sample: a filter given with the breakdown ` +
+        '(<code>-hy&lt;type&gt;</code>, <code>-hc&lt;name&gt;</code>, ...) matched nothing, or the heap held ' +
+        'nothing of that kind.';
   const mut = D.timeline.mutator_ns;
   const iv = p.interval_ns;
   const flags = `<code>${bd || '-h'}</code>, <code>-i${iv ? iv / 1e9 : 0}</code>`;

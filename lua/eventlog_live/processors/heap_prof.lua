@@ -62,9 +62,34 @@ function M.install(ctx)
     census = nil
   end
 
-  -- GHC before 9.2 writes no HEAP_PROF_SAMPLE_END: there a census ends at
-  -- the next HEAP_PROF_SAMPLE_BEGIN (or the end of input) without warning.
+  -- GHC before 8.10 writes no HEAP_PROF_SAMPLE_END (spec
+  -- eventlog-format.md §2.1, §2.10): there a census ends at the next
+  -- HEAP_PROF_SAMPLE_BEGIN (or the end of input) without warning.
   local seen_end = false
+  local function writes_end()
+    if seen_end then return true end
+    local v = el.session and el.session.ghc_version
+    local major, minor = tostring(v or ""):match("^(%d+)%.(%d+)")
+    major, minor = tonumber(major), tonumber(minor)
+    return major ~= nil and (major > 8 or (major == 8 and minor >= 10))
+  end
+
+  -- The end of a session (the end of input, a closed connection, the
+  -- next header) with a census still open. From a GHC that ends each census, the input was cut inside it
+  -- (a killed program, a file read while written, a connection closed):
+  -- its samples are a part of the heap, which would read as a heap that
+  -- shrank, so it is dropped and said. Else it ends there, as at a BEGIN.
+  local function close_at_end()
+    if census and census.ends then
+      ctx.warn(("The heap census begun at %.3f s has no"
+                .. " HEAP_PROF_SAMPLE_END: the eventlog ends inside it;"
+                .. " its %d sample(s) are dropped (a part of a census)")
+               :format(census.t / 1e9,
+                       #census.samples))
+      census = nil
+    end
+    close()
+  end
   el.on("HEAP_PROF_SAMPLE_BEGIN", function(ev, era)
     if census and not seen_end then
       close()
@@ -77,7 +102,7 @@ function M.install(ctx)
       close()
     end
     eras[#eras + 1] = era
-    census = {t = ev.t, samples = {}, index = {}}
+    census = {t = ev.t, samples = {}, index = {}, ends = writes_end()}
   end)
 
   el.on("HEAP_PROF_SAMPLE_END", function(ev, era)
@@ -202,7 +227,7 @@ function M.install(ctx)
   end)
 
   ctx.on_finish(function()
-    close()
+    close_at_end()
     if (ctx.dropped_samples or 0) > 0 then
       local n = ctx.dropped_samples
       ctx.dropped_samples = 0

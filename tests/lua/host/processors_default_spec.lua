@@ -38,11 +38,11 @@ end
 -- The init events GHC writes into the global buffer at startup (spec
 -- eventlog-format.md §2.4): WALL_CLOCK_TIME at t = 0 makes the session's
 -- clock START + t exactly (§3.5).
-local function init_block(args)
+local function init_block(args, rts)
   return {
     {"WALL_CLOCK_TIME", 0, 1, START // S, 0},
     {"OSPROCESS_PID", 0, 0, 4242},
-    {"RTS_IDENTIFIER", 0, 0, "GHC-9.2.8 rts_thr"},
+    {"RTS_IDENTIFIER", 0, 0, rts or "GHC-9.2.8 rts_thr"},
     {"PROGRAM_ARGS", 0, 0, args or {"./prog"}},
   }
 end
@@ -73,7 +73,7 @@ end
 local function run(procs, blocks, opts)
   opts = opts or {}
   local h = new_host(procs, opts)
-  local all = {init_block(opts.args)}
+  local all = {init_block(opts.args, opts.rts)}
   for _, b in ipairs(blocks) do all[#all + 1] = b end
   local bytes = W.eventlog(all)
   h:scan(bytes)
@@ -296,16 +296,43 @@ describe("heap_prof_sample", function()
     assert.are.equal(2, #points(rec, "metrics.heap_prof_sample"))
   end)
 
-  it("closes censuses at the next BEGIN when the RTS writes no END (GHC < 9.2)", function()
+  it("closes censuses at the next BEGIN when the RTS writes no END (GHC < 8.10)", function()
     local rec = run({["metrics.heap_prof_sample"] = {}}, {{
       {"HEAP_PROF_SAMPLE_BEGIN", 10, 0},
       {"HEAP_PROF_SAMPLE_STRING", 11, 0, 100, "A"},
       {"HEAP_PROF_SAMPLE_BEGIN", 20, 0},
       {"HEAP_PROF_SAMPLE_STRING", 21, 0, 200, "A"},
-    }}, {breakdown = "-hT"})   -- and no warning
+    }}, {breakdown = "-hT", rts = "GHC-8.8.4 rts_thr"})   -- and no warning
     local p = points(rec, "metrics.heap_prof_sample")
     assert.are.same({100, 200}, {p[1].v, p[2].v})
   end)
+
+  -- From a GHC that ends each census (8.10 and later, or once an END was
+  -- seen), a census the input ends inside is a part of one: dropped and
+  -- said, the complete ones before it kept (h68: a cut log's last census
+  -- read as a heap that shrank).
+  for _, c in ipairs{
+    {rts = "GHC-9.0.2 rts_thr", what = "from GHC 9.0"},
+    {rts = "GHC-8.8.4 rts_thr", what = "after an END was seen"},
+  } do
+    it("drops a census the input ends inside, " .. c.what, function()
+      local rec = run({["metrics.heap_prof_sample"] = {}}, {{
+        {"HEAP_PROF_SAMPLE_BEGIN", 10, 0},
+        {"HEAP_PROF_SAMPLE_STRING", 11, 0, 100, "A"},
+        {"HEAP_PROF_SAMPLE_STRING", 12, 0, 50, "B"},
+        {"HEAP_PROF_SAMPLE_END", 13, 0},
+        {"HEAP_PROF_SAMPLE_BEGIN", 2 * S, 0},
+        {"HEAP_PROF_SAMPLE_STRING", 2 * S + 1, 0, 300, "A"},
+      }}, {breakdown = "-hT", rts = c.rts, warnings = {
+        "The heap census begun at 2.000 s has no HEAP_PROF_SAMPLE_END: the"
+        .. " eventlog ends inside it; its 1 sample(s) are dropped (a part of"
+        .. " a census)"}})
+      local p = points(rec, "metrics.heap_prof_sample")
+      table.sort(p, function(x, y) return x.v < y.v end)
+      assert.are.same({50, 100}, {p[1].v, p[2].v})
+      assert.are.equal(2, #p)
+    end)
+  end
 end)
 
 -- Capability usage and thread-state spans come from the host's C helpers
