@@ -881,6 +881,7 @@ function M.eval(code)
   end
   if code:match("^%s*$") then return "ok" end
   local fn, err = load("return " .. code, "=stdin", "t")
+  local expr = fn ~= nil
   if not fn then
     local err1 = err
     fn, err = load(code, "=stdin", "t")
@@ -893,7 +894,19 @@ function M.eval(code)
       return "error"
     end
   end
-  local res = table.pack(xpcall(fn, traceback))
+  -- An expression runs as an argument, not as `return f(x)`: a tail call
+  -- would drop the input's frame, and an error a helper raises for its
+  -- caller (error(msg, 2): events{type = "BOGUS"}) would lose its
+  -- "stdin:1:" (h69). Its values come back packed.
+  local packed = expr and
+    load("local __pack = ...; return __pack(" .. code .. "\n)", "=stdin", "t")
+  local res
+  if packed then
+    res = table.pack(xpcall(packed, traceback, table.pack))
+    if res[1] then res = table.pack(true, table.unpack(res[2], 1, res[2].n)) end
+  else
+    res = table.pack(xpcall(fn, traceback))
+  end
   if not res[1] then
     M.err(tostring(res[2]), "\n")
     return "error"

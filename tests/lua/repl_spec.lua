@@ -484,6 +484,25 @@ describe("eventlog_live.repl", function()
     assert.truthy(err:find("unknown command :frob"))
     x_spec = nil
   end)
+
+  -- A helper's error for its caller (error(msg, 2)) names the input's
+  -- line: an expression runs as an argument, not as `return f(x)`, a
+  -- tail call whose frame is gone (h69: "head: expected ..." with no
+  -- "stdin:1:"). Every value still comes back, none when there is none.
+  it("names the input's line in a helper's error, and keeps all values", function()
+    local repl = fresh()
+    local st
+    local out, err = capture(function() st = repl.eval("head('x')") end)
+    assert.are.equal("error", st)
+    assert.are.equal("", out)
+    assert.truthy(err:find("^stdin:1: head: expected a whole number"))
+    assert.are.equal("1\tnil\t3\n", capture(function()
+      repl.eval("(function() return 1, nil, 3 end)()") end))
+    assert.are.equal("", capture(function()
+      st = repl.eval("(function() end)()") end))
+    assert.are.equal("ok", st)
+    assert.are.equal("7\n", capture(function() repl.eval("7; -- a comment") end))
+  end)
 end)
 
 local bin = os.getenv("EL_BIN")
