@@ -809,12 +809,69 @@ static int ev_field_by_name(lua_State *L, const el_ev_event_t *ev,
   return el__push_field(L, ev, i, ti->fields[i].kind);
 }
 
+/* The keys of ev besides its fields (docs/lua-api.md §2). */
+static const char *const ev_keys[] = {"t",       "cap",    "type",    "type_id",
+                                      "unix_ns", "offset", "session", "payload",
+                                      "field",   "fields"};
+
+/* Whether `k` names a field of some known event type (ids below 1024:
+ * every known one). */
+static int field_of_any_type(const char *k) {
+  for (unsigned id = 0; id < 1024; id++)
+    if (el_ev_type_info((uint16_t)id) &&
+        el_ev_field_index((uint16_t)id, k) >= 0)
+      return 1;
+  return 0;
+}
+
+/* ev.k is nil: k is no key of ev and no field of ev's type. A key that
+ * is no field of any event type either (a misspelling: ev.staus) is said
+ * once per host as a warning, where the handler read it, with the
+ * nearest of ev's keys (h69: it read as nil, silently). A field of other
+ * types (ev.thread in a "*" handler) stays a plain nil. Keys judged are
+ * kept in a registry table, so each is looked for once. [-0, +0, m] */
+static void ev_unknown_key(lua_State *L, const el_ev_event_t *ev,
+                           const char *k) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "el.ev_keys_judged") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "el.ev_keys_judged");
+  }
+  int judged = lua_getfield(L, -1, k) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (judged) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, k);
+  lua_pop(L, 1);
+  if (field_of_any_type(k)) return;
+  const el_ev_type_info_t *ti = ev->known ? el_ev_type_info(ev->type) : NULL;
+  const char *cands[EL_EV_MAX_FIELDS + sizeof ev_keys / sizeof *ev_keys];
+  size_t n = 0;
+  for (int i = 0; ti && i < ti->nfields; i++) cands[n++] = ti->fields[i].name;
+  for (size_t i = 0; i < sizeof ev_keys / sizeof *ev_keys; i++)
+    cands[n++] = ev_keys[i];
+  const char *near = el_nearest(k, cands, n);
+  luaL_where(L, 1);
+  el_log(EL_LOG_WARN,
+         "Lua: %sev: '%s' is no field of %s nor of any event type%s%s%s: "
+         "it reads as nil (said once)",
+         lua_tostring(L, -1), k, ti ? ti->name : "this event",
+         near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+  lua_pop(L, 1);
+}
+
 /* ev:field(name) [-0, +1, m] */
 static int evt_field(lua_State *L) {
   el_host_t *h = el__host_from(L);
   const char *name = luaL_checkstring(L, 2);
   const el_ev_event_t *ev = el__host_cur(h);
-  if (!ev || !ev_field_by_name(L, ev, name)) lua_pushnil(L);
+  if (ev && ev_field_by_name(L, ev, name)) return 1;
+  if (ev) ev_unknown_key(L, ev, name);
+  lua_pushnil(L);
   return 1;
 }
 
@@ -871,7 +928,9 @@ static int evt_index(lua_State *L) {
     lua_pushlstring(L, (const char *)ev->payload, ev->payload_len);
     return 1;
   }
-  return ev_field_by_name(L, ev, k);
+  if (ev_field_by_name(L, ev, k)) return 1;
+  ev_unknown_key(L, ev, k);
+  return 0;
 }
 
 /* __newindex of the ev table and of el.event()'s: both are reused for

@@ -304,3 +304,36 @@ el.host_log("warn", "n: " .. select("#", el.type_info(9999)) .. " " ..
     assert.equal("1 1 nil 1 nil", got)
   end)
 end)
+
+-- A key no event has (a misspelling: ev.staus) reads as nil, as every
+-- key ev has no value for (docs/lua-api.md §2), but is said once, where
+-- the handler read it, with the nearest key (h69: a script read nil and
+-- printed nothing). A field of other types (ev.thread of a GC event in a
+-- "*" handler) is a plain nil, said nowhere.
+describe("ev's keys", function()
+  it("say a key that is no field of any event type, once", function()
+    local h = el_spec.host{code = [[
+local el = require("eventlog_live")
+el.on("STOP_THREAD", function(ev)
+  assert(ev.staus == nil and ev:field("statsu") == nil)
+  assert(ev.staus == nil)
+end)
+el.on("*", function(ev) local _ = ev.thread, ev.heap_capset end)]]}
+    assert(h:feed(W.eventlog{{cap = 0,
+      {"STOP_THREAD", 100, 1, 5, 0},
+      {"STOP_THREAD", 200, 1, 5, 0},
+      {"GC_START", 300}}}))
+    assert(h:finish())
+    local said = {}
+    for _, m in ipairs(h:messages()) do
+      if m.text:find("no field") then said[#said + 1] = m.text end
+    end
+    assert.are.same({
+      "Lua: spec:3: ev: 'staus' is no field of STOP_THREAD"
+      .. " nor of any event type (did you mean 'status'?): it reads as nil"
+      .. " (said once)",
+      "Lua: spec:3: ev: 'statsu' is no field of STOP_THREAD"
+      .. " nor of any event type (did you mean 'status'?): it reads as nil"
+      .. " (said once)"}, said)
+  end)
+end)
