@@ -93,6 +93,8 @@ M.TYPES = {
   HEAP_PROF_SAMPLE_STRING = {164, nil, {"u8", "u64", "cstr"},
                              "Heap profile string sample"},
   HEAP_PROF_SAMPLE_END = {165, 8, {"u64"}, "End of heap profile sample"},
+  HEAP_BIO_PROF_SAMPLE_BEGIN = {166, 16, {"u64", "u64"},
+                                "Start of heap profile (biographical) sample"},
   PROF_SAMPLE_COST_CENTRE = {167, nil, {"u32", "u64", "stack"},
                              "Time profile cost-centre stack"},
   PROF_BEGIN = {168, 8, {"u64"}, "Start of a time profile"},

@@ -105,6 +105,13 @@ function M.install(ctx)
     census = {t = ev.t, samples = {}, index = {}, ends = writes_end()}
   end)
 
+  -- A biographical census (-hb, GHC writes them all at the end) opens its
+  -- era as a census does: its END closes it. Its samples are not
+  -- supported (dropped and counted below).
+  el.on("HEAP_BIO_PROF_SAMPLE_BEGIN", function(_ev, era)
+    eras[#eras + 1] = era
+  end)
+
   el.on("HEAP_PROF_SAMPLE_END", function(ev, era)
     seen_end = true
     close()
@@ -121,7 +128,26 @@ function M.install(ctx)
     end
   end)
 
+  -- The command line's -h<X> wins over the program's own (as the
+  -- reference's does), but a difference is said once per pair (h68: a
+  -- dashboard filtering on heapProfBreakdown filed closure types as
+  -- cost centres, silently).
+  local mismatch_said = {}
+  local function check_mismatch()
+    local own = el.session and el.session.heap_prof_breakdown
+    if not own or own == ctx.breakdown then return end
+    local pair = ctx.breakdown .. " " .. own
+    if mismatch_said[pair] then return end
+    mismatch_said[pair] = true
+    ctx.warn(("The heap profile breakdown %s given here differs from the"
+              .. " program's %s (its HEAP_PROF_BEGIN or +RTS arguments):"
+              .. " its samples are labelled %s; give %s, or no -h<X> to"
+              .. " take the program's"):format(ctx.breakdown, own,
+                                               ctx.breakdown, own))
+  end
+
   el.on("HEAP_PROF_SAMPLE_STRING", function(ev, profile_id, residency, label)
+    if ctx.breakdown then check_mismatch() end
     local bd = breakdown()
     if bd == nil or not SUPPORTED[bd] then
       local why = bd and ("Unsupported heap profile breakdown " .. bd)
@@ -133,6 +159,7 @@ function M.install(ctx)
         ctx.warn(why)
       end
       ctx.dropped_samples = (ctx.dropped_samples or 0) + 1
+      ctx.dropped_breakdown = bd
       return
     end
     if not census then
@@ -229,11 +256,13 @@ function M.install(ctx)
   ctx.on_finish(function()
     close_at_end()
     if (ctx.dropped_samples or 0) > 0 then
-      local n = ctx.dropped_samples
+      local n, bd = ctx.dropped_samples, ctx.dropped_breakdown
       ctx.dropped_samples = 0
-      ctx.warn(("%d heap profile samples dropped: no supported heap profile"
-                .. " breakdown (pass -h<X> as given to the program)")
-               :format(n))
+      ctx.warn(bd and ("%d heap profile samples dropped: the breakdown %s"
+                       .. " is not supported"):format(n, bd)
+               or ("%d heap profile samples dropped: no supported heap"
+                   .. " profile breakdown (pass -h<X> as given to the"
+                   .. " program)"):format(n))
     end
   end)
 end
