@@ -186,9 +186,16 @@ function groupBy(fam, key) {
 // read the same and the magnitude shows ("91.3 KiB/s", "1.25 GiB").
 const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
+// The decimals that show step exactly (2 -> 0, 0.5 -> 1, 0.25 -> 2,
+// 0.125 -> 3; at most 4): a byte axis steps by powers of two, and a tick
+// at 0.25 GiB must not read "0.3 GiB" (h71).
 function decimalsFor(step) {
   if (!(step > 0) || !isFinite(step)) return 0;
-  return Math.min(4, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)));
+  for (let d = 0; d < 4; d++) {
+    const x = step * 10 ** d;
+    if (Math.abs(x - Math.round(x)) <= 1e-9 * Math.max(1, x)) return d;
+  }
+  return 4;
 }
 
 // Format vals (numbers or null) in the unit of the largest, with a
@@ -222,6 +229,11 @@ function bytesAxis(suffix) {
 // Tick steps of a bytes axis: powers of two, so that ticks fall on round
 // KiB / MiB / GiB values.
 const BYTE_INCRS = [...Array(50).keys()].map((k) => 2 ** k);
+// A duration axis of values in ms: "ms" up to a second, else seconds
+// ("1.5 s", never "1.5 k ms").
+function msAxis() {
+  return (u, vals) => fmtScaled(vals, 1000, ['ms', 's'], '');
+}
 function plainAxis(suffix, scale) {
   return (u, vals) => fmtScaled(vals.map((v) => (v === null ? null : v * (scale || 1))),
     1000, ['', 'k', 'M', 'G'], suffix);
@@ -645,7 +657,7 @@ function drawPauses(d) {
     [{ label: 'GC pause (ms)', points: { show: true, size: 4 },
       paths: () => null }],
     { value: (u, v) => (v === null ? '' : v.toFixed(3) + ' ms'),
-      axis: plainAxis(' ms') });
+      axis: msAxis() });
 }
 
 function drawCaps(d) {

@@ -67,7 +67,7 @@ async function checkNumbers(page, api, expect, problems) {
     return out;
   });
   const unitOf = { '': 1, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4,
-    k: 1e3, M: 1e6, G: 1e9, '%': 0.01, ms: 1 };
+    k: 1e3, M: 1e6, G: 1e9, '%': 0.01, ms: 1, s: 1e3 };
   const parse = (l) => {
     const m = /^(-?[0-9.]+)\s*([A-Za-z%]*)/.exec(l.trim());
     return m && m[2] in unitOf ? Number(m[1]) * unitOf[m[2]] : NaN;
@@ -88,6 +88,28 @@ async function checkNumbers(page, api, expect, problems) {
     if (new Set(labels).size !== labels.length ||
         back.some((v, i) => !(Math.abs(v - vals[i]) <= vals[1] / 2)))
       problems.push(`axis labels ${labels.join(' | ')} do not read back as ${vals.join(', ')}`);
+  }
+  // A byte axis steps by powers of two (BYTE_INCRS), and the pause chart's
+  // by 1, 2, 5 times a power of ten in ms: every tick must read back as
+  // itself exactly, not merely within half a step (h71: the 0.25 GiB
+  // tick read "0.3 GiB"; pauses read "1.5 k ms").
+  const exact = await page.evaluate(() => {
+    const out = [];
+    for (let k = 0; k < 48; k++) {
+      const st = 2 ** k;
+      const vals = [0, st, 2 * st, 3 * st, 4 * st, 5 * st];
+      out.push({ vals, labels: bytesAxis('')(null, vals) });
+    }
+    for (const vals of [[0, 250, 500, 750, 1000, 1250], [0, 0.5, 1, 1.5, 2],
+      [0, 20, 40, 60, 80]])
+      out.push({ vals, labels: msAxis()(null, vals) });
+    return out;
+  });
+  for (const { vals, labels } of exact) {
+    const back = labels.map(parse);
+    if (back.some((v, i) => !(Math.abs(v - vals[i]) <= 1e-9 * Math.max(1, vals[i]))) ||
+        labels.some((l) => /k ms/.test(l)))
+      problems.push(`axis labels ${labels.join(' | ')} do not read back exactly as ${vals.join(', ')}`);
   }
   for (const [id, a] of Object.entries(got.axes)) {
     const need = Math.max(0, ...a.widths) + a.tick + a.gap;
