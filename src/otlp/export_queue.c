@@ -93,9 +93,16 @@ struct el_otlp_exporter_s {
   el_otlp_flow_fn flow_fn; /* NULL: off */
   void *flow_ud;
   bool flow_armed; /* call flow_fn once */
-  bool failing;    /* the last outcome: dropped as failed, no OK since */
-  int budget_ms;   /* >= 0: the shutdown's flush ran out of this budget
-                      (tm_flush), the cause of dropped_shutdown */
+  /* Per signal: its last request was dropped after its retries (the
+   * endpoint did not answer usefully for RETRY_MAX_ELAPSED), no delivery
+   * since. Its queue then neither pauses the producer nor keeps what is
+   * over its bounds; the other signals' flow control goes on (h70). A
+   * request refused as not retryable (400, INVALID_ARGUMENT) is one bad
+   * request from a live endpoint: no failing. */
+  bool failing[EL_TM_NSIGNALS];
+  /* >= 0: the shutdown's flush ran out of this budget (tm_flush), the
+   * cause of dropped_shutdown */
+  int budget_ms;
 };
 
 enum { LOG_QUEUE = 0, LOG_FAILED, LOG_REJECTED, LOG_RETRY };
@@ -266,7 +273,7 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     /* With flow control (and a collector that answers) the producer
      * pauses at half the bounds, after the chunk of input at hand: what
      * that chunk made beyond them is kept. */
-    bool keep = ex->flow_fn && !ex->failing;
+    bool keep = ex->flow_fn && !ex->failing[sig];
     while (!keep && f->head &&
            (f->items + 1 > ex->cfg.queue_max_items ||
             f->bytes + len > ex->cfg.queue_max_bytes)) {
@@ -297,27 +304,29 @@ static bool queues_empty(const el_otlp_exporter_t *ex) {
 
 /* {====== flow control ======} */
 
-/* Some queue holds at least half its bound of requests or bytes; mu held. */
+/* Some queue of a signal not failing holds at least half its bound of
+ * requests or bytes; mu held. */
 static bool above_high(const el_otlp_exporter_t *ex) {
   for (int s = 0; s < EL_TM_NSIGNALS; s++)
-    if (ex->q[s].items * 2 >= ex->cfg.queue_max_items ||
-        ex->q[s].bytes * 2 >= ex->cfg.queue_max_bytes)
+    if (!ex->failing[s] && (ex->q[s].items * 2 >= ex->cfg.queue_max_items ||
+                            ex->q[s].bytes * 2 >= ex->cfg.queue_max_bytes))
       return true;
   return false;
 }
 
-/* Every queue holds at most a quarter of its bounds; mu held. */
+/* Every queue of a signal not failing holds at most a quarter of its
+ * bounds; mu held. */
 static bool below_low(const el_otlp_exporter_t *ex) {
   for (int s = 0; s < EL_TM_NSIGNALS; s++)
-    if (ex->q[s].items * 4 > ex->cfg.queue_max_items ||
-        ex->q[s].bytes * 4 > ex->cfg.queue_max_bytes)
+    if (!ex->failing[s] && (ex->q[s].items * 4 > ex->cfg.queue_max_items ||
+                            ex->q[s].bytes * 4 > ex->cfg.queue_max_bytes))
       return false;
   return true;
 }
 
 /* Tell a paused producer it may go on, once; mu held. */
 static void flow_check(el_otlp_exporter_t *ex) {
-  if (ex->flow_armed && (ex->failing || below_low(ex))) {
+  if (ex->flow_armed && below_low(ex)) {
     ex->flow_armed = false;
     ex->flow_fn(ex->flow_ud);
   }
@@ -334,7 +343,7 @@ void el_otlp_exporter_set_flow(el_otlp_exporter_t *ex, el_otlp_flow_fn fn,
 
 int el_otlp_exporter_should_pause(el_otlp_exporter_t *ex) {
   pthread_mutex_lock(&ex->mu);
-  bool pause = ex->flow_fn && !ex->failing && !ex->stop && above_high(ex);
+  bool pause = ex->flow_fn && !ex->stop && above_high(ex);
   if (pause) ex->flow_armed = true;
   pthread_mutex_unlock(&ex->mu);
   return pause;
@@ -342,7 +351,7 @@ int el_otlp_exporter_should_pause(el_otlp_exporter_t *ex) {
 
 int el_otlp_exporter_may_resume(el_otlp_exporter_t *ex) {
   pthread_mutex_lock(&ex->mu);
-  bool go = !ex->flow_fn || ex->failing || ex->stop || below_low(ex);
+  bool go = !ex->flow_fn || ex->stop || below_low(ex);
   ex->flow_armed = !go && ex->flow_fn;
   pthread_mutex_unlock(&ex->mu);
   return go;
@@ -377,7 +386,7 @@ static int64_t backoff_ms(el_otlp_exporter_t *ex, int attempt) {
 
 static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                   const xq_item_t *it, const el_xq_result_t *res) {
-  ex->failing = false;
+  ex->failing[sig] = false;
   ex->last_fail[sig][0] = '\0';
   ex->stats.requests[sig]++;
   ex->stats.records[sig] += it->nrecords;
@@ -419,7 +428,6 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
     if (res.msg[0]) memcpy(ex->last_fail[sig], res.msg, sizeof res.msg);
     if (atomic_load(&ex->abort)) break;
     if (res.verdict == EL_XQ_DROP) {
-      ex->failing = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
                   "OTLP %s export over %s failed (not retryable), dropped "
@@ -431,7 +439,7 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
                                             : backoff_ms(ex, attempt);
     int64_t now = el__otlp_now_ms();
     if (now + delay - start > ex->cfg.retry_max_elapsed_ms) {
-      ex->failing = true;
+      ex->failing[sig] = true;
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       /* the server's own delay (Retry-After, RetryInfo) past the bound
        * is worth naming: no retry was even tried (h59) */

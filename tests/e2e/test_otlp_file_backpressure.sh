@@ -116,6 +116,30 @@ tab=$(awk '$1 == "Traces" {t = 1} t && $1 == "Dropped" {d = $2} t && $1 == "Pend
 ! grep -q "^Reading paused" "$TMP/live.err" || fail "live: the pipe was paused"
 pass "live: $got spans received, $sd dropped and counted"
 
+# 4. A collector that answers a few requests 400 (INVALID_ARGUMENT: not
+# retryable, one bad request each) is alive: the file still pauses for
+# every signal, so nothing is dropped as queue full and every record but
+# those of the refused requests arrives (h70: one 400 on a logs request
+# made the whole exporter "failing", reading went on unpaused and the
+# traces queue dropped ~12,000 spans).
+rcv_start bad400 --no-request --delay-ms 20 --fault fail:3
+rc=0
+EL_LOG_LEVEL=info timeout 600 "$D" -s --config "$TMP/all.yaml" --eventlog-file "$F" \
+  --otlp-endpoint "http://127.0.0.1:$RCV_HTTP" --otlp-queue-items 4 \
+  >/dev/null 2>"$TMP/bad400.err" || rc=$?
+[ $rc = 0 ] || fail "400s: the daemon exited with $rc"
+dq=$(dropped_queue "$TMP/bad400.err")
+[ "${dq:-0}" = 0 ] || fail "400s: $dq records dropped as queue full"
+for s in metrics logs traces; do
+  want=$(jq ".$s" "$TMP/ref.json")
+  got=$(received $s)
+  failed=$(sed -n "s/.*OTLP $s export: .*dropped: [0-9]* queue full, \([0-9]*\) failed.*/\1/p" "$TMP/bad400.err")
+  [ $((got + ${failed:-0})) = "$want" ] ||
+    fail "400s: $s: the receiver decoded $got, ${failed:-0} failed, the console printed $want"
+done
+grep -q "failed (not retryable)" "$TMP/bad400.err" || fail "400s: no refused request said"
+pass "400s: $(received traces) spans received, the refused requests' records counted as failed, none dropped as queue full"
+
 # 3. A dead collector: the paused file goes on once requests fail.
 rcv_start dead
 rcv_stop
