@@ -576,10 +576,52 @@ static void ucall_verdict(grpc_tr_t *g, const ucall_t *u, el_tm_signal_t sig,
     ucall_failed(g, u, abort, res);
 }
 
+/* Wait, up to ms (0: no bound) and abortable, for the channel to be
+ * READY, asking it to connect. 1 when ready; else 0 with res filled (no
+ * call made: retryable, or CANCELLED on abort), in the words of a failed
+ * call. A call is started on a ready channel only, so that its deadline
+ * is spent on the collector's answer, not on the reconnection: a
+ * wait-for-ready call whose deadline ran out while the collector, just
+ * back, was still reading it was retried and delivered twice (h70). */
+static int wait_ready(grpc_tr_t *g, int64_t ms, const atomic_int *abort,
+                      el_xq_result_t *res) {
+  int64_t start = mono_ms();
+  grpc_connectivity_state cs =
+      grpc_channel_check_connectivity_state(g->channel, 1);
+  int tagv;
+  while (cs != GRPC_CHANNEL_READY && cs != GRPC_CHANNEL_SHUTDOWN) {
+    bool aborted = atomic_load(abort);
+    if (aborted || (ms > 0 && mono_ms() - start >= ms)) {
+      const char *why = aborted ? g->cause : channel_cause(g, abort);
+      res->verdict = aborted ? EL_XQ_DROP : EL_XQ_RETRY;
+      snprintf(res->msg, sizeof res->msg, "%s (%s%s%s%s)",
+               aborted ? "CANCELLED: given up at shutdown"
+                       : "UNAVAILABLE: not connected within the timeout, "
+                         "nothing sent",
+               g->target,
+               cs == GRPC_CHANNEL_TRANSIENT_FAILURE ? ", cannot connect"
+               : cs == GRPC_CHANNEL_CONNECTING      ? ", connecting"
+                                                    : "",
+               *why ? ": " : "", why);
+      return 0;
+    }
+    grpc_channel_watch_connectivity_state(g->channel, cs, ms_from_now(POLL_MS),
+                                          g->cq, &tagv);
+    grpc_completion_queue_pluck(g->cq, &tagv,
+                                gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (mono_ms() - start >= 1000 &&
+        (!g->cause_ms || mono_ms() - g->cause_ms >= PROBE_EVERY_MS))
+      channel_cause(g, abort);
+    cs = grpc_channel_check_connectivity_state(g->channel, 1);
+  }
+  return 1;
+}
+
 static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                       size_t len, const atomic_int *abort,
                       el_xq_result_t *res) {
   grpc_tr_t *g = ud;
+  if (!wait_ready(g, g->timeout_ms, abort, res)) return;
   gpr_timespec deadline = g->timeout_ms > 0
                               ? ms_from_now(g->timeout_ms)
                               : gpr_inf_future(GPR_CLOCK_MONOTONIC);

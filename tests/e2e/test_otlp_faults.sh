@@ -40,6 +40,20 @@ for t in grpc http; do
   run_case "$t" refuse 0 --refuse-ms 2000
 done
 
+# A collector down for longer than the call timeout, then slow to answer:
+# gRPC starts a call only on a connected channel, so that its deadline is
+# spent on the answer, not on the reconnection. A wait-for-ready call
+# made while the collector was down kept only what was left of its
+# deadline when it came back, ran out while the collector was still
+# reading it, and was retried: delivered twice (h70; in most runs of the
+# old code). 1.5 s timeout, 4 s down, answers 0.7 s late.
+rcv_start grpc-late --refuse-ms 4000 --delay-ms 700
+OTEL_EXPORTER_OTLP_TIMEOUT=1500 EL_OTLP_SHUTDOWN_TIMEOUT=20000 \
+  send grpc "$TMP/grpc-late.json" --points 200 --logs 20 --spans 20 --windows 1
+exactly_once "grpc down, then slow" metrics 200
+exactly_once "grpc down, then slow" logs 20
+exactly_once "grpc down, then slow" traces 20
+
 # Connection lost mid-run: the receiver stops listening for 1.5 s while
 # windows keep coming (open connections closed once their request in flight
 # is answered: see "Delivery guarantee" in docs/otlp.md); the exporter
