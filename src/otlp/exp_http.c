@@ -18,6 +18,7 @@
 #include "../common/el_grow.h"
 #include "export_queue.h"
 #include "otlp_plugin.h"
+#include "google/rpc/status.pb-c.h"
 #include "otlp_encode.h"
 
 #define MAX_RESPONSE_BYTES ((size_t)1 << 20)
@@ -114,6 +115,40 @@ static size_t gzip_body(http_tr_t *h, const uint8_t *bytes, size_t len) {
   return out;
 }
 
+/* The message of a google.rpc.Status body (OTLP/HTTP: a failed request's
+ * body, Content-Type application/x-protobuf), or NULL: not one, or no
+ * printable message. *st is to be freed with
+ * google__rpc__status__free_unpacked. */
+static const char *status_message(const uint8_t *b, size_t n,
+                                  Google__Rpc__Status **st) {
+  *st = b && n ? google__rpc__status__unpack(NULL, n, b) : NULL;
+  const char *m = *st ? (*st)->message : NULL;
+  if (!m || !*m) return NULL;
+  for (const unsigned char *p = (const unsigned char *)m; *p; p++)
+    if (*p < 0x20 || *p == 0x7f) return NULL;
+  return m;
+}
+
+/* res->msg for a failed request: "HTTP <status> from <url>: " and the
+ * Status message of a protobuf body (h70: its raw bytes were printed,
+ * control bytes included), else the body's first 200 bytes with control
+ * bytes shown as spaces. */
+static void error_body(const http_tr_t *h, long status, el_xq_result_t *res) {
+  Google__Rpc__Status *st;
+  const char *m = status_message(h->resp, h->resp_len, &st);
+  if (m) {
+    snprintf(res->msg, sizeof res->msg, "HTTP %ld from %s: %s (status %d)",
+             status, h->url, m, (int)st->code);
+  } else {
+    int shown = (int)(h->resp_len < 200 ? h->resp_len : 200);
+    snprintf(res->msg, sizeof res->msg, "HTTP %ld from %s: %.*s", status,
+             h->url, shown, h->resp ? (const char *)h->resp : "");
+    for (unsigned char *p = (unsigned char *)res->msg; *p; p++)
+      if (*p < 0x20 || *p == 0x7f) *p = ' ';
+  }
+  if (st) google__rpc__status__free_unpacked(st, NULL);
+}
+
 static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                       size_t len, const atomic_int *abort,
                       el_xq_result_t *res) {
@@ -168,11 +203,7 @@ static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
         ra > 0)
       res->retry_after_ms = ra > INT_MAX / 1000 ? INT_MAX : (int)ra * 1000;
   }
-  int shown = (int)(h->resp_len < 200 ? h->resp_len : 200);
-  snprintf(res->msg, sizeof res->msg, "HTTP %ld from %s: %.*s", status,
-           h->url, shown, h->resp ? (const char *)h->resp : "");
-  for (char *p = res->msg; *p; p++)
-    if (*p == '\n' || *p == '\r') *p = ' ';
+  error_body(h, status, res);
 }
 
 static void http_tr_free(void *ud) {

@@ -392,12 +392,20 @@ static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   ex->stats.records[sig] += it->nrecords;
   ex->stats.bytes[sig] += it->len;
   if (res->rejected > 0) {
-    ex->stats.rejected[sig] += (uint64_t)res->rejected;
+    /* A receiver's count past the request's records (h70: 1000000 of 78)
+     * is taken as all of them, and its own figure said. */
+    char said[64] = "";
+    int64_t rej = res->rejected;
+    if ((uint64_t)rej > it->nrecords) {
+      snprintf(said, sizeof said, " (it said %lld)", (long long)rej);
+      rej = (int64_t)it->nrecords;
+    }
+    ex->stats.rejected[sig] += (uint64_t)rej;
     log_limited(ex, LOG_REJECTED, sig, EL_LOG_WARN,
-                "OTLP %s export: the receiver rejected %lld of %zu records: "
-                "%s",
-                el_otlp_signal_name(sig), (long long)res->rejected,
-                it->nrecords, res->msg);
+                "OTLP %s export: the receiver rejected %lld of %zu "
+                "records%s: %s",
+                el_otlp_signal_name(sig), (long long)rej, it->nrecords, said,
+                res->msg);
   } else if (res->msg[0]) {
     /* Delivered, but the answer was not a clean success: a warning in
      * partial_success (OTLP: rejected 0 with a message), or a 2xx body

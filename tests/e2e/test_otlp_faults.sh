@@ -104,6 +104,13 @@ for t in grpc http; do
   for s in metrics logs traces; do
     [ -z "$(received_ids $s | sort | uniq -d)" ] || fail "$t fail: $s duplicates"
   done
+  # HTTP: the 400's google.rpc.Status body (as the Collector sends it) is
+  # said by its message, not as raw protobuf bytes (h70).
+  if [ "$t" = http ]; then
+    grep -q "HTTP 400 from http://.*: test receiver: permanent failure (status 3)" "$f.err" &&
+      ! LC_ALL=C grep -q $'[\x01-\x08\x0b\x0c\x0e-\x1f]' "$f.err" ||
+      fail "http fail: the Status message not said plainly: $(grep -a 'HTTP 400' "$f.err" | head -1 | cat -v)"
+  fi
   pass "$t: non-retryable failure dropped $dropped records, counted"
 done
 

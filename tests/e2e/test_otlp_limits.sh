@@ -51,6 +51,15 @@ for t in grpc http; do
   exactly_once "$t partial" metrics 3000
   grep -q "rejected" "$TMP/$t-p.json.err" || fail "$t partial: not logged"
 
+  # A rejected count past the request's records (a receiver's bug) counts
+  # as all of them, never more than were sent (h70: 1000000 of 78).
+  rcv_start "$t-overrej" --fault overreject:1:1000000
+  send "$t" "$TMP/$t-or.json" --points 100 --windows 1
+  rej=$(total_of "$TMP/$t-or.json" rejected)
+  [ "$rej" = 100 ] || fail "$t over-rejected: counted $rej rejected of 100 sent"
+  grep -q "rejected 100 of 100 records (it said 1000000)" "$TMP/$t-or.json.err" \
+    || fail "$t over-rejected: not said: $(grep rejected "$TMP/$t-or.json.err" | head -1)"
+
   # No receiver: a closed port. Bounded exit, everything counted.
   rcv_start "$t-down"
   rcv_stop

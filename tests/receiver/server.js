@@ -127,7 +127,9 @@ function log(msg) {
 }
 
 // Fault spec from the command line: kind[:n[:arg]], e.g. unavailable:3,
-// exhausted:2:500 (retry delay ms), reject:1:5 (rejected count), fail:1:3
+// exhausted:2:500 (retry delay ms), reject:1:5 (rejected count, at most
+// the request's records), overreject:1:1000000 (that count, unclamped: a
+// receiver's bug), fail:1:3
 // (gRPC code; HTTP status = 400), goaway:1, reset:1.
 function parseFault(s) {
   const [kind, n, arg] = s.split(':');
@@ -136,9 +138,10 @@ function parseFault(s) {
   return f;
 }
 
-const FAULT_KINDS = new Set(['unavailable', 'exhausted', 'exhausted-noinfo',
-  'calm',
-  'goaway', 'goaway-after', 'reject', 'fail', 'reset', 'delay']);
+const FAULT_KINDS = new Set([
+  'unavailable', 'exhausted', 'exhausted-noinfo', 'calm', 'goaway',
+  'goaway-after', 'reject', 'overreject', 'fail', 'reset', 'delay'
+]);
 
 function addFault(f) {
   if (!FAULT_KINDS.has(f.kind) || !(f.n >= 1)) {
@@ -325,8 +328,11 @@ function grpcHandler(signal) {
         callback({ code: grpc.status.INVALID_ARGUMENT, details: e.message });
         return;
       }
-      const rejected = f && f.kind === 'reject'
-        ? Math.min(f.arg || 1, rec.records || f.arg || 1) : 0;
+      const rejected = f && f.kind === 'overreject' ?
+          f.arg :
+          f && f.kind === 'reject' ?
+          Math.min(f.arg || 1, rec.records || f.arg || 1) :
+          0;
       const md = call.metadata.getMap();
       record(rec, 'grpc', body.length, {
         rejected,
@@ -535,8 +541,11 @@ function httpAnswer(req, res, signal, f, tooBig, raw, size) {
     res.end(`malformed: ${e.message}\n`);
     return;
   }
-  const rejected = f && f.kind === 'reject'
-    ? Math.min(f.arg || 1, rec.records || f.arg || 1) : 0;
+  const rejected = f && f.kind === 'overreject' ?
+      f.arg :
+      f && f.kind === 'reject' ?
+      Math.min(f.arg || 1, rec.records || f.arg || 1) :
+      0;
   record(rec, 'http', raw.length, {
     rejected, compressed: enc === 'gzip', headers: filterHeaders(req.headers),
   });
@@ -563,9 +572,15 @@ function httpFault(req, res, signal, f) {
       res.end('test receiver: too many requests\n');
       return true;
     case 'fail':
+      // As the OpenTelemetry Collector answers (OTLP/HTTP spec: a failed
+      // request's body is a google.rpc.Status in the request's encoding).
       countFault(signal, f.kind);
-      res.writeHead(400);
-      res.end('test receiver: permanent failure\n');
+      res.writeHead(400, {'Content-Type': 'application/x-protobuf'});
+      res.end(Buffer.from(
+          RpcStatus
+              .encode(RpcStatus.create(
+                  {code: 3, message: 'test receiver: permanent failure'}))
+              .finish()));
       return true;
     case 'goaway':
     case 'reset':
