@@ -433,8 +433,12 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
       on_ok(ex, sig, it, &res);
       return;
     }
-    if (res.msg[0]) memcpy(ex->last_fail[sig], res.msg, sizeof res.msg);
-    if (atomic_load(&ex->abort)) break;
+    /* An attempt cut by the shutdown keeps the failure before it, if
+     * any, as the last one (h70: HTTP said "Callback aborted") */
+    bool aborted = atomic_load(&ex->abort);
+    if (res.msg[0] && !(aborted && ex->last_fail[sig][0]))
+      memcpy(ex->last_fail[sig], res.msg, sizeof res.msg);
+    if (aborted) break;
     if (res.verdict == EL_XQ_DROP) {
       count_drop(ex, sig, &ex->stats.dropped_failed[sig], it->nrecords);
       log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,

@@ -62,4 +62,12 @@ cause_case grpc-http1 grpc "http://127.0.0.1:$RCV_HTTP" \
   "cannot connect: 127.0.0.1 answers in HTTP/1.x, not HTTP/2 \(gRPC\): an OTLP/HTTP port\?"
 cause_case http-refused http/protobuf "http://127.0.0.1:$closed" \
   "Couldn't connect to server"
+# A collector that never answers in time: the last failure is the
+# timeout (2 s, then a retry cut by the 2.5 s budget), not the shutdown's
+# own cut of the attempt in flight (h70: HTTP said "Callback aborted").
+rcv_start silent --delay-ms 60000
+export OTEL_EXPORTER_OTLP_TIMEOUT=2000
+cause_case http-silent http/protobuf "http://127.0.0.1:$RCV_HTTP" \
+  "(Timeout was reached|timed out)"
+unset OTEL_EXPORTER_OTLP_TIMEOUT
 finish
