@@ -138,6 +138,11 @@ typedef struct {
 static int probe_resolve(const char *host, const char *port,
                          const atomic_int *abort, struct addrinfo **out,
                          char *cause, size_t size) {
+  /* An address (127.0.0.1, ::1) needs no resolver thread */
+  struct addrinfo num = {.ai_family = AF_UNSPEC,
+                         .ai_socktype = SOCK_STREAM,
+                         .ai_flags = AI_NUMERICHOST};
+  if (getaddrinfo(host, port, &num, out) == 0) return 0;
   gai_req_t *r = el_calloc(1, sizeof *r);
   if (!r) return -1;
   snprintf(r->host, sizeof r->host, "%s", host);
@@ -158,6 +163,12 @@ static int probe_resolve(const char *host, const char *port,
     bool aborted = abort && atomic_load(abort);
     if (aborted || mono_ms() >= end) {
       int c = gai_cancel(&r->cb);
+      if (c == EAI_NOTCANCELED) { /* running: a moment to finish */
+        const struct gaicb *w[1] = {&r->cb};
+        struct timespec ts = {0, 200 * 1000000L};
+        gai_suspend(w, 1, &ts);
+        if (gai_error(&r->cb) != EAI_INPROGRESS) c = EAI_ALLDONE;
+      }
       if (c == EAI_ALLDONE && r->cb.ar_result) freeaddrinfo(r->cb.ar_result);
       if (c == EAI_CANCELED || c == EAI_ALLDONE) el_free(r);
       if (!aborted)
