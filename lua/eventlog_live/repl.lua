@@ -894,19 +894,14 @@ function M.eval(code)
       return "error"
     end
   end
-  -- An expression runs as an argument, not as `return f(x)`: a tail call
-  -- would drop the input's frame, and an error a helper raises for its
-  -- caller (error(msg, 2): events{type = "BOGUS"}) would lose its
-  -- "stdin:1:" (h69). Its values come back packed.
-  local packed = expr and
-    load("local __pack = ...; return __pack(" .. code .. "\n)", "=stdin", "t")
-  local res
-  if packed then
-    res = table.pack(xpcall(packed, traceback, table.pack))
-    if res[1] then res = table.pack(true, table.unpack(res[2], 1, res[2].n)) end
-  else
-    res = table.pack(xpcall(fn, traceback))
-  end
+  -- An expression runs as the arguments of an identity function, not as
+  -- `return f(x)`: a tail call would drop the input's frame, and an error
+  -- a helper raises for its caller (error(msg, 2): events{type = "BOGUS"})
+  -- would lose its "stdin:1:" (h69). No name is added, and `...` is still
+  -- the input's own (empty) varargs (h72).
+  local wrapped = expr and load("return (function(...) return ... end)(" ..
+                                code .. "\n)", "=stdin", "t")
+  local res = table.pack(xpcall(wrapped or fn, traceback))
   if not res[1] then
     M.err(tostring(res[2]), "\n")
     return "error"

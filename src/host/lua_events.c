@@ -847,6 +847,8 @@ static void ev_unknown_key(lua_State *L, const el_ev_event_t *ev,
   lua_pushboolean(L, 1);
   lua_setfield(L, -2, k);
   lua_pop(L, 1);
+  for (size_t i = 0; i < sizeof ev_keys / sizeof *ev_keys; i++)
+    if (!strcmp(k, ev_keys[i])) return; /* ev:field("t"): a key, no field */
   if (field_of_any_type(k)) return;
   const el_ev_type_info_t *ti = ev->known ? el_ev_type_info(ev->type) : NULL;
   const char *cands[EL_EV_MAX_FIELDS + sizeof ev_keys / sizeof *ev_keys];
@@ -892,6 +894,7 @@ static int evt_fields(lua_State *L) {
 /* __index(ev, key) for keys not stored in the table. [-0, +1, m] */
 static int evt_index(lua_State *L) {
   el_host_t *h = el__host_from(L);
+  int named = lua_type(L, 2) == LUA_TSTRING; /* (lua_tostring converts) */
   const char *k = lua_tostring(L, 2);
   const el_ev_event_t *ev = el__host_cur(h);
   if (!k) return 0;
@@ -929,7 +932,7 @@ static int evt_index(lua_State *L) {
     return 1;
   }
   if (ev_field_by_name(L, ev, k)) return 1;
-  ev_unknown_key(L, ev, k);
+  if (named) ev_unknown_key(L, ev, k); /* not ev[1] */
   return 0;
 }
 

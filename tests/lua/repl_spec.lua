@@ -502,6 +502,12 @@ describe("eventlog_live.repl", function()
       st = repl.eval("(function() end)()") end))
     assert.are.equal("ok", st)
     assert.are.equal("7\n", capture(function() repl.eval("7; -- a comment") end))
+    -- the input's own varargs, none, as in `lua -i`; no name added (h72)
+    assert.are.equal("0\n", capture(function() repl.eval("select('#', ...)") end))
+    assert.are.equal("", capture(function() repl.eval("...") end))
+    repl.eval("__pack = 5")
+    assert.are.equal("6\n", capture(function() repl.eval("__pack + 1") end))
+    __pack = nil
   end)
 end)
 

@@ -317,6 +317,8 @@ local el = require("eventlog_live")
 el.on("STOP_THREAD", function(ev)
   assert(ev.staus == nil and ev:field("statsu") == nil)
   assert(ev.staus == nil)
+  -- keys of ev, not fields (h72), and a number: said nowhere
+  assert(ev:field("t") == nil and ev:field("session") == nil and ev[1] == nil)
 end)
 el.on("*", function(ev) local _ = ev.thread, ev.heap_capset end)]]}
     assert(h:feed(W.eventlog{{cap = 0,
