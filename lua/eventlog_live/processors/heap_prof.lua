@@ -75,10 +75,11 @@ function M.install(ctx)
   end
 
   -- The end of a session (the end of input, a closed connection, the
-  -- next header) with a census still open. From a GHC that ends each census, the input was cut inside it
-  -- (a killed program, a file read while written, a connection closed):
-  -- its samples are a part of the heap, which would read as a heap that
-  -- shrank, so it is dropped and said. Else it ends there, as at a BEGIN.
+  -- next header) with a census still open. From a GHC that ends each
+  -- census, the input was cut inside it (a killed program, a file read
+  -- while written, a connection closed): its samples are a part of the
+  -- heap, which would read as a heap that shrank, so it is dropped and
+  -- said. Else it ends there, as at a BEGIN.
   local function close_at_end()
     if census and census.ends then
       ctx.warn(("The heap census begun at %.3f s has no"
