@@ -112,7 +112,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     {EL_CFG_METRICS, "internal_exported_logs",
      "eventlog_live_InternalExportedLogs", "The number of exported logs.", "1s",
      "false",
-     "Self-metric: cumulative monotonic sum ({log_record}) of the log records the collector accepted (the console exporter counts as accepting) since the "
+     "Self-metric: cumulative monotonic sum ({log_record}) of the log records delivered: in requests the collector answered, its partly rejected ones included (counted by internal_rejected_logs too; the console exporter delivers all) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
@@ -126,7 +126,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     {EL_CFG_METRICS, "internal_exported_metrics",
      "eventlog_live_InternalExportedMetrics", "The number of exported metrics.",
      "1s", "false",
-     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points the collector accepted since the "
+     "Self-metric: cumulative monotonic sum ({data_point}) of the metric data points delivered: in requests the collector answered, its partly rejected ones included (counted by internal_rejected_metrics too) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
@@ -140,7 +140,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     {EL_CFG_METRICS, "internal_exported_samples",
      "eventlog_live_InternalExportedSamples", "The number of exported samples.",
      "1s", "false",
-     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples the collector accepted since the "
+     "Self-metric: cumulative monotonic sum ({sample}) of the profile samples delivered: in requests the collector answered, its partly rejected ones included (counted by internal_rejected_samples too) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
@@ -154,7 +154,7 @@ const el_cfg_proc_info_t el__cfg_procs[] = {
     {EL_CFG_METRICS, "internal_exported_spans",
      "eventlog_live_InternalExportedSpans", "The number of exported spans.",
      "1s", "false",
-     "Self-metric: cumulative monotonic sum ({span}) of the spans the collector accepted since the "
+     "Self-metric: cumulative monotonic sum ({span}) of the spans delivered: in requests the collector answered, its partly rejected ones included (counted by internal_rejected_spans too) since the "
      "daemon started, under the resource "
      "service.name=eventlog-live-otelcol-for-<service>; sampled once per "
      "aggregation window (wall clock). Off by default."},
