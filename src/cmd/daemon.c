@@ -474,6 +474,7 @@ static int setup_store(el__daemon_t *d, const el_cfg_t *cfg) {
              el_strerror(rc));
       return rc;
     }
+    d->web_ex_ud = tm.ud;
   }
   /* EL_ECONFIG (a transport plugin that cannot be loaded) was logged with
    * its real cause by el_otlp_exporter_new: not said again. */
@@ -658,6 +659,11 @@ static int finish(el__daemon_t *d) {
   }
   if (clean_end && !o->no_linger && !g_flush_signals &&
       d->web) { /* nor without --*-port */
+    /* The self-metrics once more, for the endpoints that go on serving
+     * them (/metrics): the sample above was taken before the final export
+     * it could not count (h73). Not exported: OTLP has shut down. */
+    d->self_aside += (uint64_t)el__daemon_self_metrics(d, 1);
+    el_tm_store_flush_to(d->store, d->web_ex_ud);
     if (o->before_linger) o->before_linger(o->ready_ud, d->web);
     d->httpd->web_serve_until_signal(d->web);
   }

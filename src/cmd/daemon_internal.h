@@ -72,6 +72,11 @@ typedef struct el__daemon_s {
     int64_t win;
   } self[9];
   el_unix_ns_t self_start_unix_ns; /* start time of the sums */
+  /* The web endpoints' exporter (el_tm_exporter_t.ud), and the points of
+   * the last self-metric sample, handed to them alone after the final
+   * export (finish): not pending in the stats. */
+  const void *web_ex_ud;
+  uint64_t self_aside;
   uint64_t connected_ms;       /* when the current session began */
   int input_warned;            /* "No input after 10 ticks" given */
   /* Time the current session's input was awaited, which "No input after
@@ -127,8 +132,9 @@ extern const char *const el__self_keys[9];
 void el__daemon_self_init(el__daemon_t *d, const el_cfg_t *cfg);
 /* Sample the self-metrics into the store under the host's resource: each
  * enabled one once per aggregation window of the wall clock (every call
- * when its aggregate is 0), every one when force (the end of input). */
-void el__daemon_self_metrics(el__daemon_t *d, int force);
+ * when its aggregate is 0), every one when force (the end of input).
+ * Returns the number of points sampled. */
+int el__daemon_self_metrics(el__daemon_t *d, int force);
 /* Unix ns now (CLOCK_REALTIME). */
 el_unix_ns_t el__daemon_now_unix_ns(void);
 

@@ -26,6 +26,9 @@ void el__daemon_totals(el__daemon_t *d, el__totals_t *t) {
   if (d->otlp) el_otlp_exporter_stats(d->otlp, &os);
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     t->emitted[s] = ts->emitted[s];
+    if (s == EL_TM_SIGNAL_METRICS) /* not exported: the web's alone */
+      t->emitted[s] -=
+          d->self_aside < t->emitted[s] ? d->self_aside : t->emitted[s];
     /* the console's records handed over, less those it dropped (a
      * failed write, a full queue: counted in the store's drops too) */
     uint64_t cdrop = d->console ? el_otlp_console_dropped(d->console, s) : 0;
@@ -242,9 +245,9 @@ static uint64_t self_value(const el__totals_t *t, int i) {
   return (i - 1) % 2 ? t->rejected[s] : t->exported[s];
 }
 
-void el__daemon_self_metrics(el__daemon_t *d, int force) {
+int el__daemon_self_metrics(el__daemon_t *d, int force) {
   el__totals_t t;
-  int have = 0;
+  int have = 0, n = 0;
   uint64_t now_ms = uv_now(&d->loop);
   for (int i = 0; i < 9; i++) {
     if (!d->self[i].desc.name) continue;
@@ -259,7 +262,9 @@ void el__daemon_self_metrics(el__daemon_t *d, int force) {
     el_tm_host_metric_point(d->store, &d->self[i].desc, d->self_start_unix_ns,
                             el__daemon_now_unix_ns(),
                             (int64_t)self_value(&t, i));
+    n++;
   }
+  return n;
 }
 
 /* Once per batch interval, what the reference logs per tick (spec §9,

@@ -1028,8 +1028,9 @@ fail:
   return NULL;
 }
 
-int el_tm_store_flush(el_tm_store_t *st) {
-  if (!st) return EL_EINVAL;
+/* el_tm_store_flush and el_tm_store_flush_to: the exporters taking the
+ * batches are those registered with ud, or all when every. */
+static int flush_window(el_tm_store_t *st, const void *ud, bool every) {
   for (int s = 0; s < EL_TM_NSIGNALS; s++) {
     window_t *w = &st->win[s];
     if (w->nrecs == 0) {
@@ -1049,16 +1050,26 @@ int el_tm_store_flush(el_tm_store_t *st) {
     bool handed = false;
     for (size_t i = 0; i < st->nex; i++) {
       const el_tm_exporter_t *ex = &st->ex[i];
-      if (!(ex->signals & (1u << s))) continue;
+      if (!(ex->signals & (1u << s)) || (!every && ex->ud != ud)) continue;
       el_tm_batch_ref(b);
       handed = true;
       if (ex->export(ex->ud, s, b) < 0)
         el_tm_store_count_dropped(st, s, b->nrecs);
     }
-    if (handed) st->stats.batches[s]++;
+    if (handed && every) st->stats.batches[s]++;
     el_tm_batch_free(b);
   }
   return 0;
+}
+
+int el_tm_store_flush(el_tm_store_t *st) {
+  if (!st) return EL_EINVAL;
+  return flush_window(st, NULL, true);
+}
+
+int el_tm_store_flush_to(el_tm_store_t *st, const void *ud) {
+  if (!st) return EL_EINVAL;
+  return flush_window(st, ud, false);
 }
 
 int el_tm_store_shutdown(el_tm_store_t *st, int timeout_ms) {

@@ -327,6 +327,15 @@ uint64_t *el_tm_store_untaken_counter(el_tm_store_t *st, el_tm_signal_t sig);
  * and pass it to the exporters. Returns 0. */
 int el_tm_store_flush(el_tm_store_t *st);
 
+/* Close the current window as el_tm_store_flush does, but hand its
+ * batches only to the exporter registered with ud (el_tm_exporter_t.ud):
+ * the others never see them. The records count in stats.emitted as any
+ * others; stats.batches does not grow. For a last sample after
+ * el_tm_store_shutdown, meant for an exporter that still serves it (the
+ * daemon's self-metrics on the web endpoints, which it goes on serving).
+ * Returns 0, or EL_EINVAL (st NULL). */
+int el_tm_store_flush_to(el_tm_store_t *st, const void *ud);
+
 /* Flush, then ask every exporter to deliver what it holds within
  * timeout_ms. Used at end of input. Returns 0 or EL_EEXPORT if something
  * remained undelivered (counted as dropped). */

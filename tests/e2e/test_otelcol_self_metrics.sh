@@ -14,8 +14,13 @@
 # capability 1 may still come, docs/lua-api.md §6): the exported counts of
 # logs, metrics and spans are then positive.
 # Off by default: without a configuration none of them is sent.
+# A daemon that keeps serving /metrics after its input ended (its
+# --prometheus-port) serves a last sample taken after the final export:
+# the exported counts equal what the receiver got, the event count the
+# reference's (h73: they stayed at the sample before the final export).
 # ctest-labels: e2e
 source "$(dirname "$0")/otelcol_lib.sh"
+source "$(dirname "$0")/wait_lib.sh"
 
 start_receiver "$WORK/rcv.jsonl"
 export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$HTTP_PORT
@@ -73,11 +78,25 @@ timeout 300 "$DAEMON" --service-name live --config "$WORK/self.yaml" -hT \
 wait $writer
 events=$(sed -n '/^Events:/,$p' "$LOG.reference" | grep -cE '^ *[0-9]+: ')
 
-python3 - "$WORK/rcv.jsonl" "$events" <<'PY' || fail=1
+# The daemon that keeps serving: its /metrics once the input ended, then
+# stopped (SIGINT) before the receiver's counts are read.
+"$DAEMON" --service-name linger --config "$WORK/self.yaml" -hT -v info \
+  --prometheus-port 0 --eventlog-file "$LOG" 2>"$WORK/err4" &
+lpid=$!
+if wait_line "$WORK/err4" "input ended: still serving" 120; then
+  port=$(sed -n 's/.*Starting Prometheus endpoint on \([0-9]*\).*/\1/p' "$WORK/err4" | head -1)
+  curl -sf -m 30 "http://127.0.0.1:$port/metrics" >"$WORK/linger.prom" ||
+    { echo "FAIL GET /metrics"; fail=1; }
+else
+  echo "FAIL linger: the input did not end"; cat "$WORK/err4"; fail=1
+fi
+kill -INT $lpid 2>/dev/null; wait $lpid || true
+
+python3 - "$WORK/rcv.jsonl" "$events" "$WORK/linger.prom" <<'PY' || fail=1
 import json, sys
 from collections import defaultdict
 events = int(sys.argv[2])
-OWN = {k: "eventlog-live-otelcol-for-" + k for k in ("self", "plain", "live")}
+OWN = {k: "eventlog-live-otelcol-for-" + k for k in ("self", "plain", "live", "linger")}
 got = defaultdict(list)        # (service, name) -> [(t, v, kind, temp, mono)]
 recv = defaultdict(int)        # (svc, signal) -> records received, both resources
 def svc_of(res):
@@ -141,6 +160,20 @@ for name, what in names.items():
                   f"{name}, input in two halves: last {last}, 0 < last <= {r} received")
 check(not [k for k in got if k[0] == "plain" and k[1].startswith("eventlog_live_Internal")],
       "off by default")
+# /metrics of the daemon that kept serving: the last sample
+prom = {}
+try:
+    for line in open(sys.argv[3]):
+        if line.startswith("eventlog_live_Internal") and OWN["linger"] in line:
+            name = line.split("{")[0].replace("_total", "")
+            prom[name] = int(float(line.split()[-1]))
+except OSError:
+    pass
+check(prom.get("eventlog_live_InternalEventCount") == events,
+      f"/metrics after the end: InternalEventCount {prom.get('eventlog_live_InternalEventCount')} = {events}")
+for sig, noun in (("logs", "Logs"), ("metrics", "Metrics"), ("spans", "Spans")):
+    v, r = prom.get("eventlog_live_InternalExported" + noun), recv[("linger", sig)]
+    check(v == r and r > 0, f"/metrics after the end: InternalExported{noun} {v} = {r} received")
 sys.exit(0 if ok else 1)
 PY
 exit $fail

@@ -761,6 +761,41 @@ static void test_refused_batch_counted_as_dropped(void **state) {
   el_tm_store_free(st);
 }
 
+/* el_tm_store_flush_to hands the window to the one exporter registered
+ * with the ud given, after the shutdown too (the daemon's last
+ * self-metric sample for /metrics); the other never sees it, and the
+ * batch count does not grow. */
+static void test_flush_to_one_exporter(void **state) {
+  cap_t a = {0}, b = {0};
+  el_tm_store_t *st = store_with(&a, 1u << EL_TM_SIGNAL_METRICS);
+  el_tm_exporter_t ex = {.name = "other",
+                         .ud = &b,
+                         .signals = 1u << EL_TM_SIGNAL_METRICS,
+                         .export = cap_export,
+                         .flush = cap_flush};
+  assert_int_equal(el_tm_store_add_exporter(st, &ex), 0);
+  el_tm_metric_desc_t d = {
+      .name = "n", .kind = EL_TM_SUM, .temporality = EL_TM_TEMP_CUMULATIVE};
+  el_tm_point_t p = {.time_unix_ns = 1, .is_int = true, .ival = 1};
+  assert_int_equal(el_tm_metric_point(st, &d, &p), 0);
+  assert_int_equal(el_tm_store_shutdown(st, 100), 0);
+  assert_int_equal(a.n, 1);
+  assert_int_equal(b.n, 1);
+  p.ival = 2;
+  assert_int_equal(el_tm_metric_point(st, &d, &p), 0);
+  assert_int_equal(el_tm_store_flush_to(st, &b), 0);
+  assert_int_equal(a.n, 1);
+  assert_int_equal(b.n, 2);
+  assert_int_equal(el_tm_batch_count(b.got[1]), 1);
+  const el_tm_stats_t *s = el_tm_store_stats(st);
+  assert_int_equal(s->batches[EL_TM_SIGNAL_METRICS], 1);
+  assert_int_equal(s->emitted[EL_TM_SIGNAL_METRICS], 2);
+  assert_int_equal(el_tm_store_flush_to(NULL, &b), EL_EINVAL);
+  cap_clear(&a);
+  cap_clear(&b);
+  el_tm_store_free(st);
+}
+
 /* A sealed store (el_tm_store_seal) counts a record of a signal no
  * exporter takes as emitted and keeps nothing of it: no window bound
  * drops it, no batch is built; a taken signal is kept and bounded as
@@ -980,6 +1015,7 @@ int main(void) {
       cmocka_unit_test(test_nul_replaced_not_cut),
       cmocka_unit_test(test_record_cap_drops_and_counts),
       cmocka_unit_test(test_refused_batch_counted_as_dropped),
+      cmocka_unit_test(test_flush_to_one_exporter),
       cmocka_unit_test(test_random_ids_not_zero),
       cmocka_unit_test(test_sealed_store_counts_untaken),
       cmocka_unit_test(test_attrs_tag_names_copy),
