@@ -381,7 +381,7 @@ static void log_file_failure(const el_src_t *s, const char *d, int err,
 }
 
 /* The log level of a failed connect on a socket: the first of a series
- * is a warning, the rest debug. With opts.peer_exited (the caller started
+ * is a warning (info once a session delivered bytes), the rest debug. With opts.peer_exited (the caller started
  * the program that listens), failing is expected while that program
  * starts or ends: debug, unless the series has lasted
  * opts.peer_grace_s while the program runs (a warning, once: *late is
@@ -393,8 +393,13 @@ static int socket_fail_level(el_src_t *s, int *late) {
     s->fail_since_ms = now;
     s->fail_warned = 0;
   }
+  /* After a session, the first failure is most likely the program going
+   * away (or the reconnect meeting it while it exits): said, not warned
+   * about (h74: "closed before any data" read as lost data). */
   if (!s->opts.peer_exited)
-    return s->fails == 1 ? EL_LOG_WARN : EL_LOG_DEBUG;
+    return s->fails != 1 ? EL_LOG_DEBUG
+           : s->ever_fed ? EL_LOG_INFO
+                         : EL_LOG_WARN;
   if (*s->opts.peer_exited || s->fail_warned ||
       (double)(now - s->fail_since_ms) < s->opts.peer_grace_s * 1e3)
     return EL_LOG_DEBUG;
@@ -559,6 +564,7 @@ void el__src_deliver(el_src_t *s, const uint8_t *buf, size_t len) {
   }
   s->stats.bytes += len;
   s->session_bytes = 1;
+  s->ever_fed = 1;
   if (!s->discarding)
     el__tee_write(&s->tee, buf, len);
   if (s->cb.on_data)
