@@ -406,6 +406,14 @@ function draw(id, data, series, opts) {
 
 function bytesValue(u, v) { return fmtBytes(v); }
 
+// A chart title listing labels: ['heap size', 'live data'] -> 'Heap size
+// and live data'.
+function titleOf(labels) {
+  const s = labels.length > 1 ?
+      `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}` : labels.join('');
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
 // Why a chart is empty. A producer before GHC 9.2 (the daemon knows it
 // from the eventlog header: /api/data's ghc_before_9_2) has no
 // --eventlog-flush-interval: its events come when a 2 MiB buffer fills
@@ -439,6 +447,10 @@ function drawHeap(d) {
   }
   draw('chart-heap', list.length ? breakGaps(align(list)) : [[]], series,
     { axis: bytesAxis(''), value: bytesValue, incrs: BYTE_INCRS });
+  // The title names the series drawn: before GHC 9.2 there is no
+  // BLOCKS_SIZE event, so no blocks series (h74).
+  if (series.length)
+    document.getElementById('heap-title').textContent = titleOf(series.map((s) => s.label));
   document.getElementById('heap-note').textContent = heapNote(d);
 }
 

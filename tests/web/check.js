@@ -224,6 +224,7 @@ async function main() {
       const heap = window.elCharts['chart-heap'];
       out.heapLast = heap ? heap.plot.data[1][heap.plot.data[1].length - 1] : null;
       out.heapLabels = heap ? heap.plot.series.slice(1).map((s) => s.label) : [];
+      out.heapTitle = document.getElementById('heap-title').textContent;
       out.markerRows = [...document.querySelectorAll('#logs td.kind-UserMarker')].length;
       out.tailKinds =
           [...new Set([...document.querySelectorAll('#logs tbody tr')].map(
@@ -237,6 +238,11 @@ async function main() {
     });
     result.seen = seen;
 
+    // The heap chart's title names its series: 'blocks' only when drawn
+    // (GHC 9.2 and later write BLOCKS_SIZE).
+    if (/blocks/.test(seen.heapTitle) !== seen.heapLabels.includes('blocks') ||
+        !/^Heap size/.test(seen.heapTitle))
+      problems.push(`heap chart title '${seen.heapTitle}' for series ${seen.heapLabels.join(', ')}`);
     // Charts with data, drawn on a canvas.
     for (const id of charts) {
       if (!(seen[id].points > 0)) problems.push(`${id}: no data points`);

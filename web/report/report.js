@@ -492,6 +492,13 @@ function heapSection() {
   const lines = [['HeapSize', 'heap size'], ['HeapLive', 'live data'], ['BlocksSize', 'blocks']]
     .filter(([k]) => by[k]);
   show('block-heap', lines.length > 0);
+  // The title names the series drawn: before GHC 9.2 there is no
+  // BLOCKS_SIZE event, so no blocks series (h74).
+  if (lines.length) {
+    const ls = lines.map(([, label]) => label);
+    const t = ls.length > 1 ? `${ls.slice(0, -1).join(', ')} and ${ls[ls.length - 1]}` : ls[0];
+    document.getElementById('heap-title').textContent = t.charAt(0).toUpperCase() + t.slice(1);
+  }
   if (lines.length)
     chart('chart-heap', [h.t, ...lines.map(([k]) => by[k].max)],
       lines.map(([k, label]) => ({ label, value: (u, v) => fmtBytes(v) })),
