@@ -26,6 +26,8 @@
 #include "daemon_internal.h"
 
 #define SCOPE_NAME "eventlog-live-otelcol"
+/* The final export's budget when no event was decoded (finish). */
+#define NO_EVENTS_FLUSH_MS 1000
 
 /* {====== configuration to Lua ======} */
 
@@ -628,10 +630,16 @@ static int finish(el__daemon_t *d) {
     sigaction(SIGTERM, &flush_sa, &old_term);
   }
   d->input_over = 1; /* the shutdown's flush is no wait for input */
+  /* No event was decoded (a folder, an empty file, no header): only the
+   * daemon's own records are left, which get at most a second, not the
+   * whole budget an unreachable collector would cost (h75). */
+  int timeout_ms = o->otlp.shutdown_timeout_ms;
+  if (!el_ev_decoder_stats(d->dec)->events && timeout_ms > NO_EVENTS_FLUSH_MS)
+    timeout_ms = NO_EVENTS_FLUSH_MS;
   /* EL_ETEE: the tee could not be opened, nothing was read (said) */
   if (d->end_status != EL_ETEE)
     el_log(EL_LOG_INFO, "Input ended: flushing and exporting (at most %d ms)",
-           o->otlp.shutdown_timeout_ms);
+           timeout_ms);
   el__daemon_log_progress(d, 1);
   el_host_end(d->host);
   el__daemon_self_metrics(d, 1);
@@ -643,13 +651,14 @@ static int finish(el__daemon_t *d) {
   /* The web store has everything now: the page says the input ended
    * while the exporters deliver, not after their budget (h39). */
   if (clean_end && d->web) d->httpd->web_set_ended(d->web, true);
-  if (el_tm_store_shutdown(d->store, o->otlp.shutdown_timeout_ms) < 0)
-    say_undelivered(d);
+  if (el_tm_store_shutdown(d->store, timeout_ms) < 0) say_undelivered(d);
   el__daemon_log_progress(d, 1);
   /* The pump logged a decode error with its byte offset, or the source's
    * failure; a stop by signal is a clean end. */
   int status = (d->end_status == 0 || d->end_status == EL_ESTOPPED) ? 0 : 1;
-  if (status && !d->decode_errors && d->end_status != EL_ETEE)
+  /* (a source that never opened said why: "cannot open PATH: ...") */
+  if (status && !d->decode_errors && d->end_status != EL_ETEE &&
+      d->pump.stats.connections)
     el_log(EL_LOG_ERROR, "eventlog source failed: %s",
            el_strerror(d->end_status));
   if (el_host_stats(d->host)->handler_errors) el_host_report_errors(d->host);

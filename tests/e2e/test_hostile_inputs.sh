@@ -253,5 +253,15 @@ for cmd in "stats" "show" "otelcol --no-otlp --eventlog-file"; do
   ! grep -q "no eventlog header" "$T/dir.err" \
     || fail "$cmd on a directory: an untrue second error: $(cat "$T/dir.err")"
   ! grep -q "^events:" "$T/dir.out" || fail "$cmd on a directory: a report of zeros"
+  [ "$(grep -c "Is a directory" "$T/dir.err")" = 1 ] \
+    || fail "$cmd on a directory: the cause said more than once: $(cat "$T/dir.err")"
 done
 pass "a directory is one error naming it, status 1"
+# ... and with OTLP on to a collector that is not there, the daemon's own
+# records get at most 1 s, not the 10 s budget (h75): nothing was decoded.
+rc=0
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 timeout 30 "$EL_BIN" otelcol \
+  --eventlog-file "$T/adir" > "$T/dir.out" 2> "$T/dir.err" || rc=$?
+[ $rc = 1 ] && grep -q "flushing and exporting (at most 1000 ms)" "$T/dir.err" \
+  || fail "otelcol on a directory with OTLP: status $rc: $(cat "$T/dir.err")"
+pass "no event decoded: the final export's budget is at most 1 s"
