@@ -824,6 +824,44 @@ static int field_of_any_type(const char *k) {
   return 0;
 }
 
+/* The field of some known event type nearest to k (el_nearest), for a
+ * key near none of ev's own: its name, with ", a field of TYPE?)" in
+ * other[size]; NULL when none is near (or out of memory). */
+static const char *nearest_field_of_any(const char *k, char *other,
+                                        size_t size) {
+  size_t n = 0, cap = 0;
+  const char **cands = NULL;
+  uint16_t *types = NULL;
+  for (unsigned id = 0; id < 1024; id++) {
+    const el_ev_type_info_t *ti = el_ev_type_info((uint16_t)id);
+    for (int i = 0; ti && i < ti->nfields; i++) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 256;
+        const char **c = el_realloc(cands, cap * sizeof *c);
+        uint16_t *t = c ? el_realloc(types, cap * sizeof *t) : NULL;
+        if (c) cands = c;
+        if (!t) goto done;
+        types = t;
+      }
+      types[n] = (uint16_t)id;
+      cands[n++] = ti->fields[i].name;
+    }
+  }
+  const char *near = el_nearest(k, cands, n);
+  for (size_t i = 0; near && i < n; i++)
+    if (cands[i] == near) {
+      snprintf(other, size, ", a field of %s?)",
+               el_ev_type_info(types[i])->name);
+      el_free(cands);
+      el_free(types);
+      return near;
+    }
+done:
+  el_free(cands);
+  el_free(types);
+  return NULL;
+}
+
 /* ev.k is nil: k is no key of ev and no field of ev's type. A key that
  * is no field of any event type either (a misspelling: ev.staus) is said
  * once per host as a warning, where the handler read it, with the
@@ -857,12 +895,15 @@ static void ev_unknown_key(lua_State *L, const el_ev_event_t *ev,
   for (size_t i = 0; i < sizeof ev_keys / sizeof *ev_keys; i++)
     cands[n++] = ev_keys[i];
   const char *near = el_nearest(k, cands, n);
+  char other[96] = "";
+  if (!near) near = nearest_field_of_any(k, other, sizeof other);
   luaL_where(L, 1);
   el_log(EL_LOG_WARN,
-         "Lua: %sev: '%s' is no field of %s nor of any event type%s%s%s: "
+         "Lua: %sev: '%s' is no field of %s nor of any event type%s%s%s%s: "
          "it reads as nil (said once)",
          lua_tostring(L, -1), k, ti ? ti->name : "this event",
-         near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+         near ? " (did you mean '" : "", near ? near : "", near ? "'" : "",
+         near ? (other[0] ? other : "?)") : "");
   lua_pop(L, 1);
 }
 

@@ -338,4 +338,22 @@ el.on("*", function(ev) local _ = ev.thread, ev.heap_capset end)]]}
       .. " nor of any event type (did you mean 'status'?): it reads as nil"
       .. " (said once)"}, said)
   end)
+
+  -- h75: the nearest key is looked for among every type's fields when ev
+  -- has none near it, and the type holding it is named.
+  it("suggest another type's field when ev has none near", function()
+    local h = el_spec.host{code = [[
+local el = require("eventlog_live")
+el.on("GC_START", function(ev) local _ = ev.staus end)]]}
+    assert(h:feed(W.eventlog{{cap = 0, {"GC_START", 300}}}))
+    assert(h:finish())
+    local said = {}
+    for _, m in ipairs(h:messages()) do
+      if m.text:find("no field") then said[#said + 1] = m.text end
+    end
+    assert.are.same({
+      "Lua: spec:2: ev: 'staus' is no field of GC_START"
+      .. " nor of any event type (did you mean 'status', a field of"
+      .. " STOP_THREAD?): it reads as nil (said once)"}, said)
+  end)
 end)
