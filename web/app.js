@@ -393,7 +393,7 @@ function draw(id, data, series, opts) {
       paths: s.paths,
       value: (opts && opts.value) || undefined,
     }))],
-    axes: [{ space: 70 }, { size: axisSize, values: (opts && opts.axis) || undefined,
+    axes: [{ space: 70, incrs: TIME_INCRS }, { size: axisSize, values: (opts && opts.axis) || undefined,
       incrs: (opts && opts.incrs) || undefined }],
     cursor: { sync: { key: 'el-time' }, drag: { x: true, y: false, setScale: false },
       bind: { dblclick: () => () => { resetZoom(); return null; } } },
@@ -405,6 +405,13 @@ function draw(id, data, series, opts) {
 }
 
 function bytesValue(u, v) { return fmtBytes(v); }
+
+// The time axis' tick steps, in seconds: uPlot's own go from 1 s to 5 s
+// and from 1 to 5 min, which leaves a 10 s chart one tick (h74); these
+// have 2 s, 2 min and 2 h between.
+const TIME_INCRS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
+  1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+  21600, 43200, 86400, 172800, 604800, 2592000, 31536000];
 
 // A chart title listing labels: ['heap size', 'live data'] -> 'Heap size
 // and live data'.

@@ -25,6 +25,7 @@
 //    while replaying a recording): the tail must not list them; their own
 //    table lists them newest first with their level, and is hidden when
 //    there are none.
+// Also: a 9.5 s view's time axis has at least 4 ticks (checkTicks).
 // 3. The header's status line for three hand-made stats: evicted series
 //    (none stale), then some stale, some dropped points and merged
 //    series: the words must say what each counter counts. And while the
@@ -236,6 +237,37 @@ const TRACE_HINT_CASES = [
 
 // {====== checks ======}
 
+// The time axis of a 9.5 s view (session 1 zoomed to T0 .. T0 + 9.5 s)
+// has at least 4 labelled ticks: 2 s apart on a chart ~550 px wide (h74:
+// uPlot's own steps jump from 1 s to 5 s, which left one tick). The heap
+// chart is zoomed back afterwards.
+async function checkTicks(page, problems) {
+  // Drag over session 1 on the heap chart, as a person zooms.
+  const at = await page.evaluate(([lo, hi]) => {
+    const u = window.elCharts['chart-heap'].plot;
+    const r = u.over.getBoundingClientRect();
+    return { y: r.top + r.height / 2,
+      x0: r.left + u.valToPos(lo / 1000, 'x'), x1: r.left + u.valToPos(hi / 1000, 'x') };
+  }, [T0, T0 + 9500]);
+  await page.mouse.move(at.x0, at.y);
+  await page.mouse.down();
+  await page.mouse.move((at.x0 + at.x1) / 2, at.y);
+  await page.mouse.move(at.x1, at.y);
+  await page.mouse.up();
+  await page.waitForTimeout(200);
+  const got = await page.evaluate(() => {
+    const u = window.elCharts['chart-heap'].plot;
+    const { min, max } = u.scales.x;
+    const splits = u.axes[0]._splits.filter((v) => v >= min && v <= max);
+    return { n: splits.length, span_s: Math.round((max - min) * 10) / 10,
+      width: Math.round(u.bbox.width / devicePixelRatio) };
+  });
+  await page.mouse.dblclick(at.x0, at.y); /* zoom reset */
+  if (got.n < 4 || got.span_s < 8 || got.span_s > 11)
+    problems.push(`a ${got.span_s} s view has ${got.n} time ticks (${got.width} px wide), want 4 or more`);
+  return got;
+}
+
 // Every line of every time chart breaks over GAP (ms), within the width
 // of the chart's bins (0 for charts of points).
 async function checkGap(page, problems) {
@@ -343,6 +375,7 @@ async function main() {
       problems.push('eventlog-live\'s messages shown with none in the data');
     result.gap = GAP.map((g) => g - T0);
     result.charts = await checkGap(page, problems);
+    result.ticks = await checkTicks(page, problems);
 
     await show(logsDoc());
     const bodies = await page.$$eval('#logs tbody tr', (trs) =>
