@@ -33,12 +33,12 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -879,20 +879,69 @@ static void install_forwarding(watch_t *w) {
   for (int r = SIGRTMIN; r <= SIGRTMAX; r++) signal(r, SIG_IGN);
 }
 
-/* The program's signals: all default (ignored ones are inherited through
- * exec), none blocked. */
-static void program_signals(posix_spawnattr_t *at) {
-  sigset_t def, none;
-  sigemptyset(&def);
-  for (size_t k = 0; k < NFWD; k++) sigaddset(&def, forwarded_sigs[k]);
+/* The program's child, between fork and exec (async-signal-safe calls
+ * only): a process group of its own when own_group, the signals watch
+ * handles or ignores back to their defaults (ignored ones would be
+ * inherited through exec), none blocked; and killed (SIGKILL) if watch
+ * dies first (PR_SET_PDEATHSIG; watch forks from its main thread, whose
+ * end is the process's): nobody reads the program's FIFO then, and a GHC
+ * program opens its eventlog for reading too ("wb+"), so it would block
+ * for ever on the full pipe, never told (h74: `kill -9` of watch). A
+ * failed exec writes its errno to err_fd and exits 127. */
+static void program_child(const char *exe, char *const *av, int own_group,
+                          pid_t parent, int err_fd) {
+  if (own_group) setpgid(0, 0);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (size_t k = 0; k < NFWD; k++) sigaction(forwarded_sigs[k], &dfl, NULL);
   for (size_t k = 0; k < sizeof ignored_sigs / sizeof ignored_sigs[0]; k++)
-    sigaddset(&def, ignored_sigs[k]);
-  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(&def, r);
-  sigaddset(&def, SIGTSTP);
-  sigaddset(&def, SIGCONT);
+    sigaction(ignored_sigs[k], &dfl, NULL);
+  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaction(r, &dfl, NULL);
+  sigaction(SIGTSTP, &dfl, NULL);
+  sigaction(SIGCONT, &dfl, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127); /* watch died before the prctl */
+  sigset_t none;
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(at, &def);
-  posix_spawnattr_setsigmask(at, &none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(exe, av, environ);
+  int e = errno;
+  if (write(err_fd, &e, sizeof e) < 0) _exit(127);
+  _exit(127);
+}
+
+/* Start the program: fork program_child with the executable w->exe and
+ * argv av, every signal blocked across the fork. Returns 0 and *pid, or
+ * the errno of the fork or of the exec (as posix_spawnp would). */
+static int spawn_program(watch_t *w, char *const *av, pid_t *pid) {
+  int st[2];
+  if (pipe2(st, O_CLOEXEC) < 0) return errno;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t parent = getpid(), p = fork();
+  if (p == 0) program_child(w->exe, av, w->own_group, parent, st[1]);
+  int fork_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(st[1]);
+  if (p < 0) {
+    close(st[0]);
+    return fork_err;
+  }
+  if (w->own_group) setpgid(p, p); /* as the child does: no race */
+  int e = 0;
+  ssize_t r;
+  while ((r = read(st[0], &e, sizeof e)) < 0 && errno == EINTR)
+    ;
+  close(st[0]);
+  if (r == (ssize_t)sizeof e) { /* the exec failed */
+    while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+      ;
+    return e ? e : ENOEXEC;
+  }
+  *pid = p;
+  return 0;
 }
 
 /* Does watch run at an interactive terminal: stdin a terminal whose
@@ -907,22 +956,12 @@ static int start_program(watch_t *w) {
     if (!w->start_failed) el_eprintf("watch: out of memory\n");
     return -1;
   }
-  posix_spawnattr_t at;
-  posix_spawnattr_init(&at);
-  program_signals(&at);
-  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
-  w->own_group = !at_terminal();
-  if (w->own_group) {
-    posix_spawnattr_setpgroup(&at, 0); /* a group of its own */
-    flags |= POSIX_SPAWN_SETPGROUP;
-  }
-  posix_spawnattr_setflags(&at, flags);
+  w->own_group = !at_terminal(); /* else the terminal's group */
   g_watch = w;
   if (!w->test_stop_processing) install_forwarding(w);
   w->started = time(NULL);
   char **av = w->spawn_argv ? w->spawn_argv : w->prog_argv;
-  int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, av, environ);
-  posix_spawnattr_destroy(&at);
+  int rc = spawn_program(w, av, &w->pid);
   if (rc != 0) {
     el_eprintf("watch: cannot start %s: %s\n", w->prog_argv[0], strerror(rc));
     w->pid = 0;

@@ -12,6 +12,10 @@
 #    and exit 0: watch drains the FIFO until then, says so, counts the
 #    bytes, and exits 0. (tests/e2e/test_daemon_drain.sh shows that an
 #    undrained FIFO leaves this program blocked in pipe_write.)
+#  - kill9: watch killed with SIGKILL (nothing it can handle): the kernel
+#    kills the program too (PR_SET_PDEATHSIG), within 10 s (h74: it ran
+#    on, then blocked for ever on its full FIFO, which it holds open for
+#    reading itself).
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 pl_build plain
@@ -47,4 +51,18 @@ n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ende
   { tail -n 10 "$T/crash.err"; fail "crash: no drained byte count > 0"; }
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "crash: a private folder is left" || pass "crash: no folder left"
+
+echo "== kill9: watch killed (SIGKILL), the program goes too"
+wl_start kill9 -- "$PROG" seconds=60 tag=k
+wl_url kill9
+wl_program_pid kill9
+wait_line "$T/kill9.out" '^marker 2 ' 30 || die "kill9: no 2nd marker"
+kill -KILL "$WPID"
+for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
+if alive "$PPID_"; then
+  kill -KILL "$PPID_"
+  fail "kill9: the program $PPID_ still ran 10 s after watch was killed"
+else
+  pass "kill9: the program was killed with watch"
+fi
 pl_finish
