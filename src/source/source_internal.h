@@ -55,7 +55,8 @@ struct el_src_s {
   int pending_closes;               /* uv_close calls not yet completed */
   int ever_connected;               /* a session has been opened */
   int session_bytes;                /* the current session delivered bytes */
-  int ever_fed;                     /* a session delivered bytes */
+  /* a session delivered bytes */
+  int ever_fed;
   int fails;                        /* consecutive failed attempts */
   double delay_s;                   /* next backoff delay, seconds */
   int last_error;                   /* last open/connect/read error */
