@@ -306,6 +306,13 @@ void el__daemon_log_progress(el__daemon_t *d, int force) {
     if (d->o->no_input_hint)
       el_log(EL_LOG_WARN, "No input after 10 ticks. %s%s", d->o->no_input_hint,
              unit);
+    else if (el_ev_decoder_header(d->dec)) /* -l was given (h74) */
+      el_log(EL_LOG_WARN,
+             "No input after 10 ticks. The eventlog's header came, but no "
+             "event yet: without --eventlog-flush-interval (GHC before "
+             "9.2) events arrive only when a capability's 2 MiB buffer "
+             "fills, and at exit.%s",
+             unit);
     else
       el_log(EL_LOG_WARN,
              "No input after 10 ticks. Did you pass -l to the GHC RTS? "
