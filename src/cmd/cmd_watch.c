@@ -69,6 +69,10 @@ typedef struct watch_s {
   pid_t pid;               /* the program, 0 before it started */
   pthread_t reaper;        /* waits for it */
   int reaper_started;
+  /* The guard (start_guard): its pid and the pipe's write end, or 0 and
+   * -1 (none: at a terminal, or it could not start). */
+  pid_t guard_pid;
+  int guard_fd;
   volatile sig_atomic_t exited; /* the program has exited */
   int wstatus;                  /* its waitpid status, once exited */
   el_daemon_opts_t *d;
@@ -745,6 +749,66 @@ static int set_environment(watch_t *w) {
   return 0;
 }
 
+/* The program's own process group outlives a SIGKILL or a crash of
+ * watch: a wrapper (a shell script, cabal run, stack exec) that is
+ * killed with watch (PR_SET_PDEATHSIG, program_child) leaves its GHC
+ * program running, blocked for ever on the full FIFO it holds open (h76).
+ * The guard is a process of its own that waits on a pipe only watch
+ * writes: a byte (the program exited: guard_release) and it ends; the
+ * pipe's end without one (watch died) and it kills the program's group
+ * (SIGKILL). Between fork and _exit it makes async-signal-safe calls
+ * only: every catchable signal ignored (a signal to watch's group is not
+ * for it), every descriptor but the pipe's closed. Only when the program
+ * has a group of its own (w->own_group: not at a terminal, where the
+ * group is watch's and the terminal's). Without one (no pipe, no fork)
+ * only the direct child is killed with watch. */
+static void start_guard(watch_t *w) {
+  int p[2];
+  w->guard_fd = -1;
+  if (!w->own_group || pipe2(p, O_CLOEXEC) < 0) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t g = fork();
+  if (g == 0) {
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    for (int s = 1; s < NSIG; s++)
+      if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+        sigaction(s, &ign, NULL);
+    for (int fd = 0; fd < 1024; fd++)
+      if (fd != p[0]) close(fd);
+    char c;
+    ssize_t r;
+    while ((r = read(p[0], &c, 1)) < 0 && errno == EINTR)
+      ;
+    if (r == 0) kill(-w->pid, SIGKILL); /* watch died */
+    _exit(0);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(p[0]);
+  if (g < 0) {
+    close(p[1]);
+    return;
+  }
+  w->guard_pid = g;
+  w->guard_fd = p[1];
+}
+
+/* The program exited: the guard ends without killing, and is waited for.
+ * Nothing when there is none. */
+static void guard_release(watch_t *w) {
+  if (w->guard_fd < 0) return;
+  ssize_t r;
+  while ((r = write(w->guard_fd, "x", 1)) < 0 && errno == EINTR)
+    ;
+  close(w->guard_fd);
+  w->guard_fd = -1;
+  while (waitpid(w->guard_pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
 static void *reap(void *ud) {
   watch_t *w = ud;
   int st;
@@ -752,6 +816,7 @@ static void *reap(void *ud) {
     ;
   w->wstatus = st;
   w->exited = 1;
+  guard_release(w);
   return NULL;
 }
 
@@ -968,11 +1033,13 @@ static int start_program(watch_t *w) {
     w->start_failed = rc == ENOENT ? 127 : 126; /* as a shell */
     return -1;
   }
+  start_guard(w);
   if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
     el_eprintf("watch: cannot wait for %s: out of threads\n", w->prog_argv[0]);
     kill(w->pid, SIGTERM);
     waitpid(w->pid, &w->wstatus, 0);
     w->exited = 1;
+    guard_release(w);
     return -1;
   }
   w->reaper_started = 1;
@@ -1266,6 +1333,7 @@ static int no_separator(int argc, char **argv) {
 int el_cmd_watch(int argc, char **argv) {
   watch_t w;
   memset(&w, 0, sizeof w);
+  w.guard_fd = -1;
   int sep = 0;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--")) {

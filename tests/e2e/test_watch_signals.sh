@@ -15,7 +15,8 @@
 #  - kill9: watch killed with SIGKILL (nothing it can handle): the kernel
 #    kills the program too (PR_SET_PDEATHSIG), within 10 s (h74: it ran
 #    on, then blocked for ever on its full FIFO, which it holds open for
-#    reading itself).
+#    reading itself); kill9-wrapper: the same when the program is the
+#    child of a shell script (watch's guard kills its process group, h76).
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 pl_build plain
@@ -64,5 +65,21 @@ if alive "$PPID_"; then
   fail "kill9: the program $PPID_ still ran 10 s after watch was killed"
 else
   pass "kill9: the program was killed with watch"
+fi
+
+echo "== kill9-wrapper: the same through a shell script that does not exec"
+printf '#!/bin/sh\n"%s" "$@"\necho "wrapper: status $?"\n' "$PROG" > "$T/wrapper.sh"
+chmod +x "$T/wrapper.sh"
+wl_start kill9w -- "$T/wrapper.sh" seconds=60 tag=kw
+wl_url kill9w
+wl_program_pid kill9w
+wait_line "$T/kill9w.out" '^marker 2 ' 30 || die "kill9-wrapper: no 2nd marker"
+kill -KILL "$WPID"
+for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
+if alive "$PPID_"; then
+  kill -KILL "$PPID_"
+  fail "kill9-wrapper: the program $PPID_ still ran 10 s after watch was killed"
+else
+  pass "kill9-wrapper: the program (the wrapper's child) was killed with watch"
 fi
 pl_finish
