@@ -53,33 +53,31 @@ n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ende
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "crash: a private folder is left" || pass "crash: no folder left"
 
-echo "== kill9: watch killed (SIGKILL), the program goes too"
-wl_start kill9 -- "$PROG" seconds=60 tag=k
-wl_url kill9
-wl_program_pid kill9
-wait_line "$T/kill9.out" '^marker 2 ' 30 || die "kill9: no 2nd marker"
-kill -KILL "$WPID"
-for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
-if alive "$PPID_"; then
-  kill -KILL "$PPID_"
-  fail "kill9: the program $PPID_ still ran 10 s after watch was killed"
-else
-  pass "kill9: the program was killed with watch"
-fi
+# kill9_case NAME WHAT -- PROGRAM ARGS...: watch runs PROGRAM, is killed
+# with SIGKILL after the program's 2nd marker; the program (the pid its
+# "start" line gives) must be gone within 10 s.
+kill9_case() {
+  local name=$1 what=$2
+  shift 3
+  wl_start "$name" -- "$@"
+  wl_url "$name"
+  wl_program_pid "$name"
+  wait_line "$T/$name.out" '^marker 2 ' 30 || die "$name: no 2nd marker"
+  kill -KILL "$WPID"
+  for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
+  if alive "$PPID_"; then
+    kill -KILL "$PPID_"
+    fail "$name: the program $PPID_ still ran 10 s after watch was killed"
+  else
+    pass "$name: $what"
+  fi
+}
 
+echo "== kill9: watch killed (SIGKILL), the program goes too"
+kill9_case kill9 "the program was killed with watch" -- "$PROG" seconds=60 tag=k
 echo "== kill9-wrapper: the same through a shell script that does not exec"
 printf '#!/bin/sh\n"%s" "$@"\necho "wrapper: status $?"\n' "$PROG" > "$T/wrapper.sh"
 chmod +x "$T/wrapper.sh"
-wl_start kill9w -- "$T/wrapper.sh" seconds=60 tag=kw
-wl_url kill9w
-wl_program_pid kill9w
-wait_line "$T/kill9w.out" '^marker 2 ' 30 || die "kill9-wrapper: no 2nd marker"
-kill -KILL "$WPID"
-for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
-if alive "$PPID_"; then
-  kill -KILL "$PPID_"
-  fail "kill9-wrapper: the program $PPID_ still ran 10 s after watch was killed"
-else
-  pass "kill9-wrapper: the program (the wrapper's child) was killed with watch"
-fi
+kill9_case kill9w "the program (the wrapper's child) was killed with watch" \
+  -- "$T/wrapper.sh" seconds=60 tag=kw
 pl_finish

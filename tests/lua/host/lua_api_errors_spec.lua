@@ -311,6 +311,15 @@ end)
 -- printed nothing). A field of other types (ev.thread of a GC event in a
 -- "*" handler) is a plain nil, said nowhere.
 describe("ev's keys", function()
+  -- The host's messages saying a key is no field, in order.
+  local function no_field_messages(h)
+    local said = {}
+    for _, m in ipairs(h:messages()) do
+      if m.text:find("no field") then said[#said + 1] = m.text end
+    end
+    return said
+  end
+
   it("say a key that is no field of any event type, once", function()
     local h = el_spec.host{code = [[
 local el = require("eventlog_live")
@@ -326,10 +335,7 @@ el.on("*", function(ev) local _ = ev.thread, ev.heap_capset end)]]}
       {"STOP_THREAD", 200, 1, 5, 0},
       {"GC_START", 300}}}))
     assert(h:finish())
-    local said = {}
-    for _, m in ipairs(h:messages()) do
-      if m.text:find("no field") then said[#said + 1] = m.text end
-    end
+    local said = no_field_messages(h)
     assert.are.same({
       "Lua: spec:3: ev: 'staus' is no field of STOP_THREAD"
       .. " nor of any event type (did you mean 'status'?): it reads as nil"
@@ -347,10 +353,7 @@ local el = require("eventlog_live")
 el.on("GC_START", function(ev) local _ = ev.staus end)]]}
     assert(h:feed(W.eventlog{{cap = 0, {"GC_START", 300}}}))
     assert(h:finish())
-    local said = {}
-    for _, m in ipairs(h:messages()) do
-      if m.text:find("no field") then said[#said + 1] = m.text end
-    end
+    local said = no_field_messages(h)
     assert.are.same({
       "Lua: spec:2: ev: 'staus' is no field of GC_START"
       .. " nor of any event type (did you mean 'status', a field of"
