@@ -381,11 +381,12 @@ static void log_file_failure(const el_src_t *s, const char *d, int err,
 }
 
 /* The log level of a failed connect on a socket: the first of a series
- * is a warning (info once a session delivered bytes), the rest debug. With opts.peer_exited (the caller started
- * the program that listens), failing is expected while that program
- * starts or ends: debug, unless the series has lasted
- * opts.peer_grace_s while the program runs (a warning, once: *late is
- * set, for the message); after the program exited, debug. */
+ * is a warning (info once a session delivered bytes), the rest debug.
+ * With opts.peer_exited (the caller started the program that listens),
+ * failing is expected while that program starts or ends: debug, unless
+ * the series has lasted opts.peer_grace_s while the program runs (a
+ * warning, once: *late is set, for the message); after the program
+ * exited, debug. */
 static int socket_fail_level(el_src_t *s, int *late) {
   uint64_t now = uv_now(s->loop);
   *late = 0;
