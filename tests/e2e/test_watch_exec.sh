@@ -115,17 +115,6 @@ if [ -f "$ODD" ]; then
   grep -q 'TMPDIR .* contains white space' space.err &&
     pass "space: says where the FIFO went" || fail "space: no note"
 fi
-echo "== env"
-# The program's environment is its caller's and watch's own additions
-# (GHCRTS): not the daemon's UV_THREADPOOL_SIZE=1, which a file source
-# sets for itself (h76: watch's FIFO is one).
-if [ -f "$ODD" ]; then
-  env -u UV_THREADPOOL_SIZE timeout 25 "$EL" watch --no-linger -- sh -c \
-    'echo "uv=[${UV_THREADPOOL_SIZE-unset}]"; f=${GHCRTS##*-ol}; f=${f%% *}; cat "$1" > "$f"' \
-    sh "$ODD" < /dev/null > env.out 2> env.err
-  grep -qx 'uv=\[unset\]' env.out && pass "env: no UV_THREADPOOL_SIZE given to the program" ||
-    { cat env.out env.err; fail "env: the program got $(grep uv= env.out)"; }
-fi
 echo "== hint"
 "$EL" watch --no-linger -- sh -c \
   'f=${GHCRTS##*-ol}; f=${f%% *}; exec 3>"$f"; exec sleep 120' \
