@@ -77,6 +77,11 @@ typedef struct watch_s {
    * but stops the processing at once (no drain), as a crash of the
    * processing would, while the program runs on. */
   int test_stop_processing;
+  /* Test hook (tests/e2e/test_watch_children.sh): with
+   * EL_TEST_WATCH_OPEN_DELAY_MS=N the pipeline opens the FIFO N ms after
+   * the program started, as a loaded machine may (a program that exits
+   * at once must not lose its eventlog). */
+  unsigned test_open_delay_ms;
   int start_failed; /* 127 not found, 126 not startable */
   int linger;       /* keep serving the web view after the program's end:
                        1 --linger, 0 --no-linger, -1 when stdin is a TTY */
@@ -96,6 +101,11 @@ typedef struct watch_s {
    * set_environment: rts_refused runs it once more. */
   char exe[4096];
   int ghc_rts;
+  /* The FIFO held open for reading from before the program starts until
+   * the end (daemon.h fifo_hold_fd), -1 if none: a program that exits
+   * before the pipeline opened the FIFO leaves its eventlog in the pipe
+   * instead of its being discarded. */
+  int hold_fd;
 } watch_t;
 
 static watch_t *volatile g_watch; /* for the signal handlers */
@@ -945,6 +955,7 @@ static int start_program(watch_t *w) {
 static int on_ready(void *ud, el_web_t *web) {
   watch_t *w = ud;
   if (start_program(w) < 0) return -1;
+  if (w->test_open_delay_ms > 0) usleep(w->test_open_delay_ms * 1000u);
   char err[1024];
   const el_httpd_plugin_t *hp = web ? el_httpd_plugin(err, sizeof err) : NULL;
   int port = hp ? hp->web_view_port(web) : -1; /* opened: web runs */
@@ -1044,6 +1055,13 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
       w->fifo[0] = 0;
       return 1;
     }
+    w->hold_fd = open(w->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (w->hold_fd < 0) {
+      el_eprintf("watch: cannot open the FIFO %s: %s\n", w->fifo,
+                 strerror(errno));
+      return 1;
+    }
+    o->fifo_hold_fd = &w->hold_fd;
     el_src_opts_set_path(&o->src, w->fifo);
   }
   /* service.name: the program's name unless --service-name,
@@ -1165,6 +1183,8 @@ static void drain_until_exit(watch_t *w) {
 }
 
 static void cleanup(watch_t *w) {
+  if (w->hold_fd >= 0) close(w->hold_fd);
+  w->hold_fd = -1;
   free(w->spawn_argv);
   w->spawn_argv = NULL;
   if (w->fifo[0]) unlink(w->fifo);
@@ -1227,6 +1247,7 @@ static int no_separator(int argc, char **argv) {
 int el_cmd_watch(int argc, char **argv) {
   watch_t w;
   memset(&w, 0, sizeof w);
+  w.hold_fd = -1;
   int sep = 0;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--")) {
@@ -1260,6 +1281,8 @@ int el_cmd_watch(int argc, char **argv) {
   sep = kept;
   const char *hook = getenv("EL_TEST_WATCH_STOP_PROCESSING_ON_SIGINT");
   w.test_stop_processing = hook && !strcmp(hook, "1");
+  const char *delay = getenv("EL_TEST_WATCH_OPEN_DELAY_MS");
+  if (delay) w.test_open_delay_ms = (unsigned)strtoul(delay, NULL, 10);
   el_otelcol_embed_t e = {.prog = "watch",
                           .help = print_help,
                           .local = 1,

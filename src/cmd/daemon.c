@@ -13,11 +13,14 @@
  * (el_src_pump, --eventlog-drain-timeout). Exit status: 0 after a clean
  * end of input or a stop by SIGINT/SIGTERM; 1 when the input could not be read or decoded, or setup
  * failed. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -79,6 +82,9 @@ static int config_to_lua(el_host_t *h, const el_cfg_t *cfg,
 /* watch: how long the program's eventlog may stay open and silent after
  * the program's exit before the input ends (on_timer). */
 #define HELD_MS 2000
+/* fifo_kick: how long the FIFO stays open for writing while the source's
+ * open has not returned, in ms. */
+#define KICK_MS 5000
 
 static void d_reset(void *ud) {
   el__daemon_t *d = ud;
@@ -278,6 +284,41 @@ static void count_awaited(el__daemon_t *d) {
     d->awaited_ms += gap < 4 * TICK_MS ? gap : 4 * TICK_MS;
 }
 
+/* watch's FIFO (o->fifo_hold_fd), on a tick with end_when_idle set and no
+ * session open (connected: el_src_connected): the program exited before
+ * the source's blocking open of the FIFO returned (a program that ends
+ * within milliseconds), and what it wrote waits in the pipe, kept there
+ * by the caller's hold. Open the FIFO for writing (non-blocking: the hold
+ * is a reader) and keep it open until the source's open returned (at
+ * most KICK_MS): the session then reads those bytes, and the close is its
+ * EOF. Once per run. Returns 1 while the kick waits for the source (the
+ * input is not idle). */
+static int fifo_kick(el__daemon_t *d, int connected) {
+  if (d->kick_fd >= 0) {
+    if (connected || ++d->kick_ticks > KICK_MS / TICK_MS) {
+      close(d->kick_fd);
+      d->kick_fd = -1;
+    }
+    return d->kick_fd >= 0;
+  }
+  int n = 0;
+  if (connected || !d->o->fifo_hold_fd || d->kicked ||
+      ioctl(*d->o->fifo_hold_fd, FIONREAD, &n) < 0 || n <= 0)
+    return 0;
+  d->kicked = 1;
+  d->kick_fd = open(d->o->src.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (d->kick_fd < 0) {
+    el_log(EL_LOG_WARN, "cannot open %s to read the %d bytes left in it: %s",
+           d->o->src.path, n, strerror(errno));
+    return 0;
+  }
+  el_log(EL_LOG_DEBUG,
+         "the program exited before its FIFO was opened; reading the %d "
+         "bytes it left there",
+         n);
+  return 1;
+}
+
 static void on_timer(uv_timer_t *tm) {
   el__daemon_t *d = tm->data;
   count_awaited(d);
@@ -302,7 +343,8 @@ static void on_timer(uv_timer_t *tm) {
    * GHCRTS) and may hold it for ever. */
   if (d->o->end_when_idle && *d->o->end_when_idle && d->src) {
     int connected = el_src_connected(d->src);
-    d->idle_ticks = connected ? 0 : d->idle_ticks + 1;
+    int kicking = fifo_kick(d, connected);
+    d->idle_ticks = connected || kicking ? 0 : d->idle_ticks + 1;
     d->held_ticks = connected && d->waiting ? d->held_ticks + 1 : 0;
     if (d->idle_ticks == 2) {
       el_log(EL_LOG_DEBUG, "the program has gone: ending the input");
@@ -682,6 +724,7 @@ static int finish(el__daemon_t *d) {
 /* Free everything setup made, whatever point it reached. */
 static void teardown(el__daemon_t *d) {
   el_log_set_hook(NULL, NULL);
+  if (d->kick_fd >= 0) close(d->kick_fd);
   if (d->hostlog) el_tm_hostlog_drain(d->hostlog, NULL);
   if (d->ctl) d->httpd->ctl_server_free(d->ctl);
   if (d->otlp) {
@@ -709,6 +752,7 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
   el__daemon_t d;
   memset(&d, 0, sizeof d);
   d.o = o;
+  d.kick_fd = -1;
   d.internal_logs = el_cfg_enabled(cfg, EL_CFG_LOGS, "internal_log_message");
   el__daemon_self_init(&d, cfg);
   /* A file source (or stdin, which may be a file) keeps at most one read

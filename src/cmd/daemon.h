@@ -54,6 +54,14 @@ typedef struct el_daemon_opts_s {
    * exited: a FIFO whose writer never came, a socket between
    * reconnections); an open session still ends at its own EOF. */
   volatile sig_atomic_t *end_when_idle;
+  /* When non-NULL (watch, src a FIFO): a descriptor the caller holds open
+   * for reading on the FIFO from before its program starts (O_RDONLY |
+   * O_NONBLOCK; borrowed, never read), so that what the program writes
+   * stays in the pipe even if it exits before the source opened the
+   * FIFO. With end_when_idle set and no session open while bytes wait in
+   * the pipe (FIONREAD on it), the daemon opens the FIFO for writing
+   * until the source's open returns, and that session reads them. */
+  const int *fifo_hold_fd;
   /* When non-NULL: set, once the input ended, to the number of sessions
    * the source opened (0: e.g. a socket nobody ever listened on). */
   uint64_t *sessions_out;

@@ -95,6 +95,9 @@ typedef struct el__daemon_s {
   /* Ticks with end_when_idle set, a session open and its input read
    * empty (waiting): someone else holds the FIFO. */
   int held_ticks;
+  /* fifo_kick: the FIFO opened for writing (-1: not), the ticks it has
+   * waited for the source's open, and whether it was done. */
+  int kick_fd, kick_ticks, kicked;
   /* The input was stopped by end_when_idle: a clean end of input, not a
    * signal. */
   int idle_ended;

@@ -37,6 +37,8 @@
 #    the RTS reads neither: main sees only its own arguments (the probe did
 #    not choose arguments; -v info says its seccomp filter stopped it
 #    before main) and watch warns that nothing was read.
+#  - late: the same, the FIFO opened 400 ms after the program started
+#    (a test hook), when it has exited: its eventlog is read all the same;
 #  - dyn: linked with -dynamic, its RTS's texts in libHSrts*.so: a GHC
 #    program all the same (arguments); plain: built without -eventlog,
 #    not started (one message, exit 1); wrap: a script whose text names
@@ -167,6 +169,22 @@ ran_once some '["a","b c"]'
 grep -q 'RTS options as arguments' "$T/some.err" &&
   pass "some: -v info says: arguments" || fail "some: not as arguments"
 markers some
+
+echo "== some, the FIFO opened late: the program has exited by then"
+# EL_TEST_WATCH_OPEN_DELAY_MS: the pipeline opens the FIFO 400 ms after
+# the program started, as on a loaded machine (a CI run lost 'some''s
+# eventlog this way). The program writes its whole eventlog and exits
+# long before: watch's hold on the FIFO keeps its bytes in the pipe
+# (before, the kernel discarded them and watch said the program never
+# opened the FIFO).
+EL_TEST_WATCH_OPEN_DELAY_MS=400 run late "$dir/some" a
+args_seen late '["a"]'
+if grep -q 'never opened the eventlog FIFO' "$T/late.err"; then
+  fail "late: watch says the program never opened the FIFO"
+else
+  pass "late: no 'never opened' warning"
+fi
+markers late
 
 echo "== dyn: linked with -dynamic (the RTS's texts in libHSrts*.so)"
 # Before, its file held no RTS text: "not a GHC executable", GHCRTS (which
