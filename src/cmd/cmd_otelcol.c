@@ -459,7 +459,7 @@ int el_otelcol_main(int argc, char **argv, const el_otelcol_embed_t *e) {
   /* A missing file fails now, not after the exporters' shutdown wait. */
   if (o.d.src.kind == EL_SRC_FILE && !o.d.src.follow &&
       access(o.d.src.path, R_OK) < 0) {
-    say("cannot open %s: %s\n", o.d.src.path, strerror(errno));
+    say("error: cannot open %s: %s\n", o.d.src.path, strerror(errno));
     goto out;
   }
   if (el_otlp_config_resolve(&o.d.otlp, NULL, NULL) < 0) {

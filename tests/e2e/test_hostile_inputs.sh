@@ -265,3 +265,11 @@ OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 timeout 30 "$EL_BIN" otelcol \
 [ $rc = 1 ] && grep -q "flushing and exporting (at most 1000 ms)" "$T/dir.err" \
   || fail "otelcol on a directory with OTLP: status $rc: $(cat "$T/dir.err")"
 pass "no event decoded: the final export's budget is at most 1 s"
+# ... and a file that does not exist fails at once, labelled as the
+# daemon's other errors are (h76: "error:" was missing).
+rc=0
+timeout 30 "$EL_BIN" otelcol --eventlog-file "$T/missing.eventlog" \
+  > "$T/miss.out" 2> "$T/miss.err" || rc=$?
+[ $rc = 1 ] && grep -qx "eventlog-live: error: cannot open $T/missing.eventlog: No such file or directory" "$T/miss.err" \
+  || fail "otelcol on a missing file: status $rc: $(cat "$T/miss.err")"
+pass "a missing file: one labelled error, status 1"
