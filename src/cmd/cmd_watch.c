@@ -33,12 +33,12 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,6 +69,10 @@ typedef struct watch_s {
   pid_t pid;               /* the program, 0 before it started */
   pthread_t reaper;        /* waits for it */
   int reaper_started;
+  /* The guard (start_guard): its pid and the pipe's write end, or 0 and
+   * -1 (none: at a terminal, or it could not start). */
+  pid_t guard_pid;
+  int guard_fd;
   volatile sig_atomic_t exited; /* the program has exited */
   int wstatus;                  /* its waitpid status, once exited */
   el_daemon_opts_t *d;
@@ -755,6 +759,66 @@ static int set_environment(watch_t *w) {
   return 0;
 }
 
+/* The program's own process group outlives a SIGKILL or a crash of
+ * watch: a wrapper (a shell script, cabal run, stack exec) that is
+ * killed with watch (PR_SET_PDEATHSIG, program_child) leaves its GHC
+ * program running, blocked for ever on the full FIFO it holds open (h76).
+ * The guard is a process of its own that waits on a pipe only watch
+ * writes: a byte (the program exited: guard_release) and it ends; the
+ * pipe's end without one (watch died) and it kills the program's group
+ * (SIGKILL). Between fork and _exit it makes async-signal-safe calls
+ * only: every catchable signal ignored (a signal to watch's group is not
+ * for it), every descriptor but the pipe's closed. Only when the program
+ * has a group of its own (w->own_group: not at a terminal, where the
+ * group is watch's and the terminal's). Without one (no pipe, no fork)
+ * only the direct child is killed with watch. */
+static void start_guard(watch_t *w) {
+  int p[2];
+  w->guard_fd = -1;
+  if (!w->own_group || pipe2(p, O_CLOEXEC) < 0) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t g = fork();
+  if (g == 0) {
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    for (int s = 1; s < NSIG; s++)
+      if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+        sigaction(s, &ign, NULL);
+    for (int fd = 0; fd < 1024; fd++)
+      if (fd != p[0]) close(fd);
+    char c;
+    ssize_t r;
+    while ((r = read(p[0], &c, 1)) < 0 && errno == EINTR)
+      ;
+    if (r == 0) kill(-w->pid, SIGKILL); /* watch died */
+    _exit(0);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(p[0]);
+  if (g < 0) {
+    close(p[1]);
+    return;
+  }
+  w->guard_pid = g;
+  w->guard_fd = p[1];
+}
+
+/* The program exited: the guard ends without killing, and is waited for.
+ * Nothing when there is none. */
+static void guard_release(watch_t *w) {
+  if (w->guard_fd < 0) return;
+  ssize_t r;
+  while ((r = write(w->guard_fd, "x", 1)) < 0 && errno == EINTR)
+    ;
+  close(w->guard_fd);
+  w->guard_fd = -1;
+  while (waitpid(w->guard_pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
 static void *reap(void *ud) {
   watch_t *w = ud;
   int st;
@@ -762,6 +826,7 @@ static void *reap(void *ud) {
     ;
   w->wstatus = st;
   w->exited = 1;
+  guard_release(w);
   return NULL;
 }
 
@@ -889,20 +954,85 @@ static void install_forwarding(watch_t *w) {
   for (int r = SIGRTMIN; r <= SIGRTMAX; r++) signal(r, SIG_IGN);
 }
 
-/* The program's signals: all default (ignored ones are inherited through
- * exec), none blocked. */
-static void program_signals(posix_spawnattr_t *at) {
-  sigset_t def, none;
-  sigemptyset(&def);
-  for (size_t k = 0; k < NFWD; k++) sigaddset(&def, forwarded_sigs[k]);
+/* The program's child, between fork and exec (async-signal-safe calls
+ * only): a process group of its own when own_group, the signals watch
+ * handles or ignores back to their defaults (ignored ones would be
+ * inherited through exec), none blocked; and killed (SIGKILL) if watch
+ * dies first (PR_SET_PDEATHSIG; watch forks from its main thread, whose
+ * end is the process's): nobody reads the program's FIFO then, and a GHC
+ * program opens its eventlog for reading too ("wb+"), so it would block
+ * for ever on the full pipe, never told (h74: `kill -9` of watch). A
+ * file the kernel cannot execute (ENOEXEC: a script without a #! line)
+ * runs under /bin/sh with sh_av ("sh", exe, av[1]...; NULL: not), as a
+ * shell and execvp run it (h76). A failed exec writes its errno to
+ * err_fd and exits 127. */
+static void program_child(const char *exe, char *const *av, char *const *sh_av,
+                          int own_group, pid_t parent, int err_fd) {
+  if (own_group) setpgid(0, 0);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (size_t k = 0; k < NFWD; k++) sigaction(forwarded_sigs[k], &dfl, NULL);
   for (size_t k = 0; k < sizeof ignored_sigs / sizeof ignored_sigs[0]; k++)
-    sigaddset(&def, ignored_sigs[k]);
-  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(&def, r);
-  sigaddset(&def, SIGTSTP);
-  sigaddset(&def, SIGCONT);
+    sigaction(ignored_sigs[k], &dfl, NULL);
+  for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaction(r, &dfl, NULL);
+  sigaction(SIGTSTP, &dfl, NULL);
+  sigaction(SIGCONT, &dfl, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127); /* watch died before the prctl */
+  sigset_t none;
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(at, &def);
-  posix_spawnattr_setsigmask(at, &none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(exe, av, environ);
+  int e = errno;
+  if (e == ENOEXEC && sh_av) {
+    execve("/bin/sh", sh_av, environ);
+    e = ENOEXEC; /* the exec error a user can act on */
+  }
+  if (write(err_fd, &e, sizeof e) < 0) _exit(127);
+  _exit(127);
+}
+
+/* Start the program: fork program_child with the executable w->exe and
+ * argv av, every signal blocked across the fork. Returns 0 and *pid, or
+ * the errno of the fork or of the exec (as posix_spawnp would). */
+static int spawn_program(watch_t *w, char *const *av, pid_t *pid) {
+  int st[2];
+  if (pipe2(st, O_CLOEXEC) < 0) return errno;
+  size_t n = 0;
+  while (av[n]) n++;
+  char **sh_av = malloc((n + 2) * sizeof *sh_av); /* NULL: no fallback */
+  if (sh_av) {
+    sh_av[0] = "sh";
+    sh_av[1] = w->exe;
+    for (size_t i = 1; i <= n; i++) sh_av[i + 1] = av[i];
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t parent = getpid(), p = fork();
+  if (p == 0) program_child(w->exe, av, sh_av, w->own_group, parent, st[1]);
+  int fork_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  free(sh_av);
+  close(st[1]);
+  if (p < 0) {
+    close(st[0]);
+    return fork_err;
+  }
+  if (w->own_group) setpgid(p, p); /* as the child does: no race */
+  int e = 0;
+  ssize_t r;
+  while ((r = read(st[0], &e, sizeof e)) < 0 && errno == EINTR)
+    ;
+  close(st[0]);
+  if (r == (ssize_t)sizeof e) { /* the exec failed */
+    while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+      ;
+    return e ? e : ENOEXEC;
+  }
+  *pid = p;
+  return 0;
 }
 
 /* Does watch run at an interactive terminal: stdin a terminal whose
@@ -917,33 +1047,25 @@ static int start_program(watch_t *w) {
     if (!w->start_failed) el_eprintf("watch: out of memory\n");
     return -1;
   }
-  posix_spawnattr_t at;
-  posix_spawnattr_init(&at);
-  program_signals(&at);
-  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
-  w->own_group = !at_terminal();
-  if (w->own_group) {
-    posix_spawnattr_setpgroup(&at, 0); /* a group of its own */
-    flags |= POSIX_SPAWN_SETPGROUP;
-  }
-  posix_spawnattr_setflags(&at, flags);
+  w->own_group = !at_terminal(); /* else the terminal's group */
   g_watch = w;
   if (!w->test_stop_processing) install_forwarding(w);
   w->started = time(NULL);
   char **av = w->spawn_argv ? w->spawn_argv : w->prog_argv;
-  int rc = posix_spawnp(&w->pid, w->prog_argv[0], NULL, &at, av, environ);
-  posix_spawnattr_destroy(&at);
+  int rc = spawn_program(w, av, &w->pid);
   if (rc != 0) {
     el_eprintf("watch: cannot start %s: %s\n", w->prog_argv[0], strerror(rc));
     w->pid = 0;
     w->start_failed = rc == ENOENT ? 127 : 126; /* as a shell */
     return -1;
   }
+  start_guard(w);
   if (pthread_create(&w->reaper, NULL, reap, w) != 0) {
     el_eprintf("watch: cannot wait for %s: out of threads\n", w->prog_argv[0]);
     kill(w->pid, SIGTERM);
     waitpid(w->pid, &w->wstatus, 0);
     w->exited = 1;
+    guard_release(w);
     return -1;
   }
   w->reaper_started = 1;
@@ -1248,6 +1370,7 @@ int el_cmd_watch(int argc, char **argv) {
   watch_t w;
   memset(&w, 0, sizeof w);
   w.hold_fd = -1;
+  w.guard_fd = -1;
   int sep = 0;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--")) {

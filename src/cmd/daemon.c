@@ -760,8 +760,10 @@ int el_daemon_run(el_daemon_opts_t *o, const el_cfg_t *cfg) {
    * default four cost start-up time (four 8 MiB stacks, and the loop
    * waits for each thread to start). Set before any thread exists (the
    * exporters start below); a value the user set wins. Other sources
-   * leave the environment alone (watch's program inherits it). */
-  if (o->src.kind == EL_SRC_FILE || o->src.kind == EL_SRC_STDIN)
+   * leave the environment alone, and so does watch (on_ready set), whose
+   * program would inherit it (h76: its FIFO is a file source). */
+  if (!o->on_ready &&
+      (o->src.kind == EL_SRC_FILE || o->src.kind == EL_SRC_STDIN))
     setenv("UV_THREADPOOL_SIZE", "1", 0); /* stdin: `< file` reads as one */
   if (uv_loop_init(&d.loop) < 0) return 1;
   int status = 1;

@@ -5,7 +5,8 @@
 # itself gives for the same command (the independent source):
 #  - noexec: a file without the x bit: 126, "Permission denied";
 #  - folder: a folder (/tmp style): 126, no "not a GHC executable" note;
-#  - missing: a name found nowhere in PATH: 127, "cannot find".
+#  - missing: a name found nowhere in PATH: 127, "cannot find";
+#  - no #!: a script without a #! line runs under /bin/sh, as sh runs it.
 # Also -v with a misspelt level gets a did-you-mean (status 2),
 #  - never opened: a program that never opens the FIFO exits with its
 #    status, after a warning that nothing was read (naming its -ol);
@@ -58,6 +59,21 @@ st=$?
 [ $st = 2 ] && grep -q "did you mean info" v.err &&
   pass "-v infoo: status 2, $(cat v.err)" ||
   { cat v.err; fail "-v infoo: status $st"; }
+echo "== no #! line"
+# A script without a #! line: the kernel will not run it (ENOEXEC); sh
+# and execvp run it with /bin/sh, and so does watch (h76: before, 126
+# "Exec format error"). Its status and arguments as sh gives them.
+printf 'echo "args: $*"\nexit 3\n' > bare.sh
+chmod 755 bare.sh
+sh -c './bare.sh a "b c"' < /dev/null > bare.want 2>&1
+sh_st=$?
+timeout 30 "$EL" watch --no-linger --web-port 0 -- ./bare.sh a 'b c' \
+  < /dev/null > bare.out 2> bare.err
+st=$?
+[ "$st" = "$sh_st" ] && [ "$sh_st" = 3 ] && diff -q bare.want bare.out >/dev/null &&
+  pass "no #!: run by /bin/sh, status $st and output as sh's" ||
+  { cat bare.err; fail "no #!: status $st (sh: $sh_st), output '$(cat bare.out)'"; }
+
 echo "== never opened"
 # A program that never opens the FIFO (not a GHC program, or its own
 # +RTS -ol<file> wins over GHCRTS): its status, and a warning saying that
@@ -114,6 +130,17 @@ if [ -f "$ODD" ]; then
     { cat space.err; fail "space: status $st (9: no FIFO at the -ol path)"; }
   grep -q 'TMPDIR .* contains white space' space.err &&
     pass "space: says where the FIFO went" || fail "space: no note"
+fi
+echo "== env"
+# The program's environment is its caller's and watch's own additions
+# (GHCRTS): not the daemon's UV_THREADPOOL_SIZE=1, which a file source
+# sets for itself (h76: watch's FIFO is one).
+if [ -f "$ODD" ]; then
+  env -u UV_THREADPOOL_SIZE timeout 25 "$EL" watch --no-linger -- sh -c \
+    'echo "uv=[${UV_THREADPOOL_SIZE-unset}]"; f=${GHCRTS##*-ol}; f=${f%% *}; cat "$1" > "$f"' \
+    sh "$ODD" < /dev/null > env.out 2> env.err
+  grep -qx 'uv=\[unset\]' env.out && pass "env: no UV_THREADPOOL_SIZE given to the program" ||
+    { cat env.out env.err; fail "env: the program got $(grep uv= env.out)"; }
 fi
 echo "== hint"
 "$EL" watch --no-linger -- sh -c \

@@ -12,6 +12,11 @@
 #    and exit 0: watch drains the FIFO until then, says so, counts the
 #    bytes, and exits 0. (tests/e2e/test_daemon_drain.sh shows that an
 #    undrained FIFO leaves this program blocked in pipe_write.)
+#  - kill9: watch killed with SIGKILL (nothing it can handle): the kernel
+#    kills the program too (PR_SET_PDEATHSIG), within 10 s (h74: it ran
+#    on, then blocked for ever on its full FIFO, which it holds open for
+#    reading itself); kill9-wrapper: the same when the program is the
+#    child of a shell script (watch's guard kills its process group, h76).
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 pl_build plain
@@ -47,4 +52,32 @@ n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ende
   { tail -n 10 "$T/crash.err"; fail "crash: no drained byte count > 0"; }
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "crash: a private folder is left" || pass "crash: no folder left"
+
+# kill9_case NAME WHAT -- PROGRAM ARGS...: watch runs PROGRAM, is killed
+# with SIGKILL after the program's 2nd marker; the program (the pid its
+# "start" line gives) must be gone within 10 s.
+kill9_case() {
+  local name=$1 what=$2
+  shift 3
+  wl_start "$name" -- "$@"
+  wl_url "$name"
+  wl_program_pid "$name"
+  wait_line "$T/$name.out" '^marker 2 ' 30 || die "$name: no 2nd marker"
+  kill -KILL "$WPID"
+  for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
+  if alive "$PPID_"; then
+    kill -KILL "$PPID_"
+    fail "$name: the program $PPID_ still ran 10 s after watch was killed"
+  else
+    pass "$name: $what"
+  fi
+}
+
+echo "== kill9: watch killed (SIGKILL), the program goes too"
+kill9_case kill9 "the program was killed with watch" -- "$PROG" seconds=60 tag=k
+echo "== kill9-wrapper: the same through a shell script that does not exec"
+printf '#!/bin/sh\n"%s" "$@"\necho "wrapper: status $?"\n' "$PROG" > "$T/wrapper.sh"
+chmod +x "$T/wrapper.sh"
+kill9_case kill9w "the program (the wrapper's child) was killed with watch" \
+  -- "$T/wrapper.sh" seconds=60 tag=kw
 pl_finish
