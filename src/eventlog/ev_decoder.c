@@ -158,7 +158,17 @@ enum { H_MARK, H_DECL_FIXED, H_DECL_DESC, H_DECL_END, H_END, H_SEEK };
 #define HDR_SEEK 1024
 
 /* What the bytes at a frame position are (step()). */
-enum { S_NEED, S_EVENT, S_CUT, S_HDR, S_MAGIC, S_BAD, S_REOPEN, S_RESUME };
+enum {
+  S_NEED,
+  S_EVENT,
+  S_CUT,
+  S_HDR,
+  S_MAGIC,
+  S_BAD,
+  S_REOPEN,
+  S_RESUME,
+  S_SPLICED
+};
 
 static const uint8_t magic8[MAGIC_LEN] = {'h', 'd', 'r', 'b',
                                           'h', 'e', 't', 'b'};
@@ -271,8 +281,15 @@ struct el_ev_decoder_s {
   int open_block;      /* deliver: the marker's size is damaged (fix_marker):
                           its block ends at the next marker (block_end =
                           BLOCK_OPEN) */
+  int cap_unknown;     /* deliver: the marker's capability is damaged
+                          (fix_marker): its block is not kept in prev[] */
   int bad_time;        /* resync_begin: the part begins at an event so dated */
+  int bad_order;       /* resync_begin: the part begins at a block marker
+                          out of its capability's time order (out_of_order) */
   uint64_t skip_until; /* ST_BODY: offset where it ends */
+  int body_spliced;    /* ST_BODY: the body is a block spliced into the
+                          current one, out of time order (skip_spliced):
+                          that one goes on after it */
   /* RESYNC: a corrupt part, from rs_from, is being skipped up to the
    * next believable block marker or header (resync_feed) */
   uint64_t rs_from;         /* offset of the event that did not frame */
@@ -290,6 +307,14 @@ struct el_ev_decoder_s {
   uint64_t sess_tmax;       /* largest time: events, markers' start/end */
   int sess_cap_hi;          /* largest capability with a block, -1 none */
   uint64_t sess_blocks;     /* believable block markers delivered */
+  /* Per capability, the session's previous block (its marker's offset,
+   * start and end time; t1 = t0 where the end is before the start; all
+   * 0: none yet), indexed by prev_ix: capabilities 0 to CAP_MAX_BELIEVED,
+   * then the global block (0xFFFF). GHC writes a capability's blocks in
+   * time order (out_of_order). */
+  struct {
+    uint64_t off, t0, t1;
+  } prev[CAP_MAX_BELIEVED + 2];
   uint64_t data_off;        /* the session's first data byte (after datb);
                                block_end until its first block */
   uint64_t body_from;       /* ST_BODY: offset of the body's first byte */
@@ -931,6 +956,26 @@ static size_t resolve_dup(el_ev_decoder_t *d, size_t j, size_t i) {
   return win;
 }
 
+/* The session's data begins (its header read): no block, no time seen. */
+static void session_begin(el_ev_decoder_t *d) {
+  d->state = ST_DATA;
+  d->plen = 0;
+  d->block_cap = EL_EV_NO_CAP;
+  d->outer.end = 0;
+  d->landing = 0;
+  d->body_spliced = 0;
+  d->have_wall = 0;
+  d->sess_tmax = 0;
+  d->sess_cap_hi = -1;
+  d->sess_blocks = 0;
+  memset(d->prev, 0, sizeof d->prev);
+  /* No block yet. Where the data begins, its first event is looked at
+   * by step() (data_begin_at) when the data is made of blocks: the fast
+   * path stops at block_end, so it is set there (before the first
+   * block, block_end means nothing else: no event is inside it). */
+  d->block_end = blocks_expected(d) ? d->data_off : 0;
+}
+
 static int header_done(el_ev_decoder_t *d) {
   size_t ntab = 0;
   for (size_t i = 0; i < d->nraw; i++)
@@ -993,20 +1038,7 @@ static int header_done(el_ev_decoder_t *d) {
   d->have_hdr = 1;
   d->seen_header = 1;
   d->stats.sessions++;
-  d->state = ST_DATA;
-  d->plen = 0;
-  d->block_cap = EL_EV_NO_CAP;
-  d->outer.end = 0;
-  d->landing = 0;
-  d->have_wall = 0;
-  d->sess_tmax = 0;
-  d->sess_cap_hi = -1;
-  d->sess_blocks = 0;
-  /* No block yet. Where the data begins, its first event is looked at
-   * by step() (data_begin_at) when the data is made of blocks: the fast
-   * path stops at block_end, so it is set there (before the first
-   * block, block_end means nothing else: no event is inside it). */
-  d->block_end = blocks_expected(d) ? d->data_off : 0;
+  session_begin(d);
   if (d->sink.on_header && d->sink.on_header(d->sink.ud, &d->hdr))
     return EL_ESTOPPED;
   return 0;
@@ -1499,6 +1531,30 @@ static int marker_fine(const el_ev_decoder_t *d, const uint8_t *q) {
   return marker_ok(d, q) && cap_ok(d, el_ev_be16(q + 22));
 }
 
+/* prev[]'s index for capability cap: cap itself up to CAP_MAX_BELIEVED,
+ * the global block (0xFFFF) after them; -1: not kept. */
+static int prev_ix(unsigned cap) {
+  return cap == EL_EV_NO_CAP       ? CAP_MAX_BELIEVED + 1
+         : cap <= CAP_MAX_BELIEVED ? (int)cap
+                                   : -1;
+}
+
+/* Is the block marker at q (RS_LOOK bytes) out of its capability's time
+ * order: does its block begin before the end of the same capability's
+ * previous block in the session (prev[]), and not after that block's
+ * start? GHC closes a block (its end time) before it opens the next one
+ * of the same capability (its start time, on the same monotonic clock):
+ * such a block is one seen already (the same bytes repeated) or an
+ * earlier one in a later place. A block beginning after the previous
+ * one's start but before its end is not: one damaged time (the other's
+ * end) explains it as well, and rejecting blocks on it would lose every
+ * later block of that capability. */
+static int out_of_order(const el_ev_decoder_t *d, const uint8_t *q) {
+  int i = prev_ix(el_ev_be16(q + 22));
+  uint64_t t0 = el_ev_be64(q + 2);
+  return i >= 0 && t0 < d->prev[i].t1 && t0 <= d->prev[i].t0;
+}
+
 /* The frame at p (n bytes) is a block marker that is not believable. */
 static int marker_bad(const el_ev_decoder_t *d, const uint8_t *p, size_t n) {
   return n == RS_LOOK && el_ev_be16(p) == EL_EV_BLOCK_MARKER &&
@@ -1521,12 +1577,14 @@ static int blocks_expected(const el_ev_decoder_t *d) {
 
 /* A resync target: marker_ok, and a capability that is 0xFFFF or at most
  * the largest seen in the session + 1 (GHC numbers them from 0), or at
- * most RS_CAP_FIRST. */
+ * most RS_CAP_FIRST; and in its capability's time order (out_of_order:
+ * the blocks of a range repeated are skipped as one part). */
 static int rs_marker_ok(const el_ev_decoder_t *d, const uint8_t *q) {
   unsigned cap = el_ev_be16(q + 22);
   int hi =
       d->sess_cap_hi + 1 > RS_CAP_FIRST ? d->sess_cap_hi + 1 : RS_CAP_FIRST;
-  return marker_ok(d, q) && (cap == EL_EV_NO_CAP || (int)cap <= hi);
+  return marker_ok(d, q) && (cap == EL_EV_NO_CAP || (int)cap <= hi) &&
+         !out_of_order(d, q);
 }
 
 /* The body of the candidate marker at q (avail bytes there; eof: no
@@ -1623,6 +1681,21 @@ static int rs_check(const el_ev_decoder_t *d, const uint8_t *q, size_t avail,
   return rs_marker_ok(d, q) ? rs_chain(d, q, avail, eof, tail) : RS_NO;
 }
 
+/* rs_why for the block marker at p (offset off) out of its capability's
+ * time order (out_of_order). */
+static void order_why(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
+  unsigned cap = el_ev_be16(p + 22);
+  int i = prev_ix(cap);
+  snprintf(d->rs_why, sizeof d->rs_why,
+           "block marker at byte %llu (cap %u, %llu to %llu ns) begins "
+           "before the end (%llu ns) of cap %u's block at byte %llu: "
+           "repeated or misplaced",
+           (unsigned long long)off, cap, (unsigned long long)el_ev_be64(p + 2),
+           (unsigned long long)el_ev_be64(p + 14),
+           (unsigned long long)d->prev[i].t1, cap,
+           (unsigned long long)d->prev[i].off);
+}
+
 /* Why a corrupt part begins (resync_begin). */
 enum { RS_NOFIT, RS_UNDECL, RS_BADMARK, RS_END };
 
@@ -1656,6 +1729,8 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              "end-of-data marker (type 0xFFFF) at byte %llu is followed by "
              "more data, not by a new eventlog",
              (unsigned long long)off);
+  else if (d->bad_order)
+    order_why(d, p, off);
   else if (d->bad_time && off < d->block_end)
     snprintf(d->rs_why, sizeof d->rs_why,
              "event %s at byte %llu is dated %llu ns, after the end of its "
@@ -1691,6 +1766,7 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
              "event %s at byte %llu is outside any block",
              tname(type, nm, sizeof nm), (unsigned long long)off);
   d->bad_time = 0;
+  d->bad_order = 0;
   d->end_held = why == RS_END;
   d->end_off = off;
   d->rs_from = off;
@@ -1843,7 +1919,8 @@ static size_t skip_body(el_ev_decoder_t *d, size_t len) {
   if (left > len)
     return len;
   d->state = ST_DATA;
-  d->landing = 1;
+  d->landing = !d->body_spliced; /* (the block it lay in goes on) */
+  d->body_spliced = 0;
   return (size_t)left;
 }
 
@@ -2087,13 +2164,17 @@ more:
  *            there (a cut log and another joined);
  *   S_MAGIC  a header starts right at p;
  *   S_BAD    the bytes do not frame: *n = FRAME_BAD_BLOCK (with
- *            d->bad_time: it frames, but is dated after its block; or
+ *            d->bad_time: it frames, but is dated after its block; with
+ *            d->bad_order: a block marker out of its capability's time
+ *            order (out_of_order), not inside the current block; or
  *            it is where its block ended, a block marker near: reopen_at)
  *            or EL_EUNDECL;
  *   S_REOPEN an event of the current block past the end its marker's
  *            size (damaged) declared (reopen_at): reopen, then frame it;
  *   S_RESUME an event of the block the current one was spliced into:
- *            reopen(outer), then frame it.
+ *            reopen(outer), then frame it;
+ *   S_SPLICED a block marker out of its capability's time order
+ *            (out_of_order) inside the current block: skip_spliced.
  * The same bytes give the same answer however they were chunked: a
  * decision is only taken once every byte it depends on is there, or at
  * the end of input (d->eof). */
@@ -2159,6 +2240,14 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return S_BAD;
   }
   if (r > 0) {
+    if (r == RS_LOOK && el_ev_be16(p) == EL_EV_BLOCK_MARKER &&
+        marker_fine(d, p) && out_of_order(d, p)) {
+      if (off < d->block_end && d->block_end != BLOCK_OPEN)
+        return S_SPLICED; /* inside the current block (skip_spliced) */
+      d->bad_order = 1;   /* a block repeated or misplaced */
+      *n = FRAME_BAD_BLOCK;
+      return S_BAD;
+    }
     if (off < d->block_end && r >= 10 && el_ev_be16(p) != 0xFFFF &&
         el_ev_be64(p + 2) > d->block_t1) {
       d->bad_time = 1; /* dated after its block's end: damage (§4.6) */
@@ -2333,9 +2422,39 @@ static int fix_repair(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
            (unsigned long long)off, cap, (unsigned long long)t0, what);
   warn(d);
   d->open_block = how == FIX_SIZE;
+  d->cap_unknown = how == FIX_CAP;
   int rc = deliver(d, p, RS_LOOK, off);
   d->open_block = 0;
+  d->cap_unknown = 0;
   return rc;
+}
+
+/* The block marker at p (offset off), out of its capability's time order
+ * (out_of_order), lies inside the current block: a block repeated or
+ * misplaced, spliced in between two of its events (GHC does not nest
+ * blocks). It and its body (its size: believable, marker_fine) are one
+ * corrupt part, reported at once and skipped (ST_BODY); the current block
+ * goes on after it, its end (and the outer one's, if inside) moved by
+ * that size, as deliver moves it for a block spliced in. */
+static void skip_spliced(el_ev_decoder_t *d, const uint8_t *p, uint64_t off) {
+  uint32_t size = el_ev_be32(p + 10);
+  order_why(d, p, off);
+  d->stats.corrupt_parts++;
+  d->stats.corrupt_bytes += size;
+  d->stats.skipped_bytes += size;
+  set_diag(d, EL_ECORRUPT, off, EL_EV_BLOCK_MARKER,
+           "corrupt stream: %s; inside cap %u's block: skipped %u bytes "
+           "(%llu to %llu), that block goes on",
+           d->rs_why, d->block_cap, (unsigned)size, (unsigned long long)off,
+           (unsigned long long)(off + size));
+  warn(d);
+  if (d->outer.end && off < d->outer.end)
+    d->outer.end += size;
+  d->block_end += size;
+  d->state = ST_BODY;
+  d->body_from = off;
+  d->skip_until = off + size;
+  d->body_spliced = 1;
 }
 
 /* The current block goes on past the end its marker declared (reopen_at,
@@ -2393,6 +2512,18 @@ static void post_ignored(el_ev_decoder_t *d, uint64_t at) {
   warn(d);
   d->diag.code = 0;
   d->scan_from = at;
+}
+
+/* The block whose marker at off deliver has just made current is its
+ * capability's latest (prev[]), unless its capability is damaged
+ * (cap_unknown: not the one of the global block it is delivered as). */
+static void keep_prev(el_ev_decoder_t *d, uint64_t off) {
+  int i = prev_ix(d->block_cap);
+  if (i < 0 || d->cap_unknown)
+    return;
+  d->prev[i].off = off;
+  d->prev[i].t0 = d->block_t0;
+  d->prev[i].t1 = d->block_t1 == UINT64_MAX ? d->block_t0 : d->block_t1;
 }
 
 /* Deliver the framed event at p (len bytes, offset off). Returns 0 or
@@ -2455,6 +2586,7 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
       d->block_t0 = ev->t_ns;
       d->block_t1 = ev->v[1].u >= ev->t_ns ? ev->v[1].u : UINT64_MAX;
       d->sess_blocks++;
+      keep_prev(d, off);
       if (d->block_cap != EL_EV_NO_CAP && (int)d->block_cap > d->sess_cap_hi)
         d->sess_cap_hi = d->block_cap;
       if (ev->v[1].u >= ev->t_ns && ev->v[1].u > d->sess_tmax)
@@ -2734,6 +2866,11 @@ static int pend_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     if (s == S_REOPEN || s == S_RESUME) {
       reopen(d, d->poff, s == S_RESUME); /* a block goes on */
       continue;
+    }
+    if (s == S_SPLICED) {
+      skip_spliced(d, d->pend, d->poff); /* from the marker, in pend */
+      rc = reprocess(d, E);
+      break;
     }
     int how = FIX_NONE;
     if (s == S_EVENT && marker_bad(d, d->pend, (size_t)n) &&
@@ -3138,6 +3275,10 @@ static int data_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
       reopen(d, off0, s == S_RESUME); /* a block goes on */
       continue;
     }
+    if (s == S_SPLICED) {
+      skip_spliced(d, buf + i, off0); /* skipped from buf + i */
+      break;
+    }
     if (s == S_CUT || s == S_HDR || s == S_MAGIC) {
       i = (size_t)(new_stream(d, buf + i, c, off0, s) - d->base);
       break;
@@ -3476,6 +3617,12 @@ static int finish_state(el_ev_decoder_t *d) {
     d->diag.code = 0;
     return 0;
   case ST_BODY:
+    if (d->body_spliced) { /* reported already: counted as far as read */
+      d->stats.skipped_bytes -= d->skip_until - d->base;
+      d->stats.corrupt_bytes -= d->skip_until - d->base;
+      d->body_spliced = 0;
+      return 0;
+    }
     d->stats.skipped_block_bytes -= d->skip_until - d->base;
     set_diag(d, EL_ETRUNC, d->base, -1,
              "eventlog ends at byte %llu inside a capability block whose "
