@@ -789,6 +789,71 @@ static void test_stale_block_spliced(void **st) {
   free(sp);
 }
 
+/* Block 1 (capability 0) repeated, its bytes inserted again at clean
+ * byte at (E): one corrupt part of `bytes` bytes from it (in the damaged
+ * bytes, at), every event of the clean log delivered once with its
+ * capability (check_every_event), and the report naming the copy's byte
+ * and times, and the end and byte of block prev (capability 0's block
+ * before it); tail: the rest of the report (where decoding went on).
+ * Frees E. */
+static void check_repeated(const char *name, edits_t *E, size_t at,
+                           uint64_t bytes, size_t prev, const char *tail) {
+  const wblk_t *B = &W.bl[1], *Q = &W.bl[prev];
+  char want[256];
+  snprintf(want, sizeof want,
+           "block marker at byte %zu (cap 0, %llu to %llu ns) begins before "
+           "the end (%llu ns) of cap 0's block at byte %zu: repeated or "
+           "misplaced; %s",
+           at, (unsigned long long)be64(P + B->off + 2),
+           (unsigned long long)be64(P + B->off + 14),
+           (unsigned long long)be64(P + Q->off + 14), Q->off, tail);
+  every_t x = {name, at + 24, at, bytes, bytes, -1, -1, 0, want, 0, 0};
+  check_every_event(P, N, &W, E, &x);
+  edits_free(E);
+}
+
+/* One capability's block repeated (its bytes twice in a row, as `cat` or
+ * `head -c` splicing or a producer bug make them; h75): GHC writes a
+ * capability's blocks in time order, and the copy begins before the end
+ * of the block before it of that capability. Before, its events were
+ * delivered and counted twice, silently. Now it is a corrupt part: the
+ * copy skipped to the next block marker, every event delivered once,
+ * reported once. Also a range of blocks repeated (blocks 1 to 3 again
+ * after 3: one part, the copies of 2 and 3 out of order too), and block
+ * 1 spliced into the middle of block 2 (another capability's): the copy
+ * skipped by its size, block 2 goes on with its capability. */
+static void test_block_repeated(void **st) {
+  (void)st;
+  const wblk_t *B1 = &W.bl[1], *B4 = &W.bl[4];
+  assert_int_equal(be(P + B1->off + 22, 2), 0);
+  edits_t E = {0};
+  edit(&E, W.bl[2].off, W.bl[2].off, P + B1->off, B1->size);
+  char tail[160];
+  snprintf(tail, sizeof tail,
+           "skipped %zu bytes (%zu to %zu) to the block marker at byte %zu",
+           B1->size, W.bl[2].off, W.bl[2].off + B1->size,
+           W.bl[2].off + B1->size);
+  check_repeated("block repeated", &E, W.bl[2].off, B1->size, 1, tail);
+
+  size_t range = B4->off - B1->off;
+  edit(&E, B4->off, B4->off, P + B1->off, range);
+  snprintf(tail, sizeof tail,
+           "skipped %zu bytes (%zu to %zu) to the block marker at byte %zu",
+           range, B4->off, B4->off + range, B4->off + range);
+  assert_int_equal(be(P + W.bl[3].off + 22, 2), 0);
+  check_repeated("blocks repeated", &E, B4->off, range, 3, tail);
+
+  const wev_t *at = mid_event(&W, 2, 1, 1 << 20);
+  assert_int_equal(be(P + W.bl[2].off + 22, 2), 1);
+  edit(&E, at->off, at->off, P + B1->off, B1->size);
+  snprintf(tail, sizeof tail,
+           "inside cap 1's block: skipped %zu bytes (%zu to %zu), that "
+           "block goes on",
+           B1->size, at->off, at->off + B1->size);
+  check_repeated("block repeated inside another", &E, at->off, B1->size, 1,
+                 tail);
+}
+
 /* Block 1 damaged by E at the event at: one corrupt part from it to
  * block 2's marker (check), reported with want in its message, and every
  * later block decoded up to the clean log's last event. Frees E. */
@@ -1525,6 +1590,7 @@ int main(void) {
       cmocka_unit_test(test_data_end_then_stray_bytes),
       cmocka_unit_test(test_real_captures),
       cmocka_unit_test(test_early_events_in_global_block),
+      cmocka_unit_test(test_block_repeated),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
