@@ -9,8 +9,8 @@
 # copy's byte, and exits 1; `stats` counts every event once. Tested on
 # ticky-ticky (GHC 8.x: its capability 0 block and its first global
 # block, cap 0xFFFF) and oddball-hT (GHC 9.0). The copies are made by a
-# framing of the logs written here in Python (header sizes, event
-# lengths: no code of the decoder); the event count of the original is
+# framing of the logs in Python (tests/e2e/el_frame.py: header sizes,
+# event lengths; no code of the decoder); the event count of the original is
 # also checked against ghc-events, when installed. A log followed by
 # itself (`cat a a`: a second header, a new session) is not damage.
 # ctest-labels: e2e
@@ -32,39 +32,18 @@ pass() { echo "ok: $*"; }
 # its capability, the number of events in CLEAN and of those not block
 # markers (ghc-events does not show markers).
 cat > "$T/dup.py" <<'PY'
-import struct, sys
-
-def frame(b):
-    assert b[:8] == b'hdrbhetb'
-    p, size = 8, {}
-    while b[p:p + 4] == b'etb\0':
-        i, sz, dl = struct.unpack('>HHI', b[p + 4:p + 12])
-        p += 12 + dl
-        xl = struct.unpack('>I', b[p:p + 4])[0]
-        p += 4 + xl
-        assert b[p:p + 4] == b'ete\0'
-        p += 4
-        size[i] = sz
-    assert b[p:p + 12] == b'hetehdredatb'
-    p += 12
-    nev, blocks = 0, []
-    while p + 2 <= len(b):
-        t = struct.unpack('>H', b[p:p + 2])[0]
-        if t == 0xFFFF:
-            break
-        n, hl = size[t], 10
-        if n == 0xFFFF:
-            n, hl = struct.unpack('>H', b[p + 10:p + 12])[0], 12
-        if t == 18:
-            sz, = struct.unpack('>I', b[p + 10:p + 14])
-            cap, = struct.unpack('>H', b[p + 22:p + 24])
-            blocks.append((p, sz, cap))
-        nev += 1
-        p += hl + n
-    return nev, blocks
+import sys
+from el_frame import BLOCK_MARKER, DATA_END, events, header, marker
 
 clean = open(sys.argv[1], 'rb').read()
-nev, blocks = frame(clean)
+size, p = header(clean)
+nev, blocks = 0, []
+for off, t, _, _ in events(clean, size, p):
+    if t == DATA_END:
+        break
+    if t == BLOCK_MARKER:
+        blocks.append((off,) + marker(clean, off))
+    nev += 1
 off, sz, cap = blocks[int(sys.argv[3])]
 open(sys.argv[2], 'wb').write(clean[:off + sz] + clean[off:off + sz] +
                               clean[off + sz:])
@@ -78,7 +57,7 @@ check() {
   [ -f "$log" ] || { echo "SKIP: no $log"; exit 77; }
   local rep=$T/$name.eventlog
   local at cap nev nmk
-  read -r at cap nev nmk < <(python3 "$T/dup.py" "$log" "$rep" "$k") ||
+  read -r at cap nev nmk < <(PYTHONPATH=$SRC/tests/e2e python3 "$T/dup.py" "$log" "$rep" "$k") ||
     { fail "$name: framing"; return; }
   echo "$name: block $k (cap $cap) repeated at byte $at; $nev events"
   "$EL" show "$log" > "$T/clean.out" 2> /dev/null

@@ -8,7 +8,7 @@
 # event of the blocks after the damage and exits 1 (a corrupt part, as
 # for any other).
 #
-# Expected values come from a framing of the logs written here in Python
+# Expected values come from a framing of the logs in Python (tests/e2e/el_frame.py)
 # (header sizes, event lengths: no code of the decoder): where the false
 # marker lies (the first event start inside the damage), the block it is
 # in and the next block's marker; what `show` prints for the damaged log
@@ -36,34 +36,19 @@ pass() { echo "ok: $*"; }
 # offset, the next block's marker offset, and the number of clean events
 # from the false marker to that next marker.
 cat > "$T/frame.py" <<'EOF'
-import struct, sys
+import sys
+from el_frame import BLOCK_MARKER, DATA_END, events, header, marker
 
 def frame(b):
-    assert b[:8] == b'hdrbhetb'
-    p, size = 8, {}
-    while b[p:p + 4] == b'etb\0':
-        i, sz, dl = struct.unpack('>HHI', b[p + 4:p + 12])
-        p += 12 + dl
-        xl = struct.unpack('>I', b[p:p + 4])[0]
-        p += 4 + xl
-        assert b[p:p + 4] == b'ete\0'
-        p += 4
-        size[i] = sz
-    assert b[p:p + 12] == b'hetehdredatb'
-    p += 12
+    size, p = header(b)
     ev, blocks, bend = [], [], 0
-    while p + 2 <= len(b):
-        t = struct.unpack('>H', b[p:p + 2])[0]
-        if t == 0xFFFF:
-            return ev, blocks, p, bend
-        n, hl = size[t], 10
-        if n == 0xFFFF:
-            n, hl = struct.unpack('>H', b[p + 10:p + 12])[0], 12
-        if t == 18:
-            bend = p + struct.unpack('>I', b[p + 10:p + 14])[0]
-            blocks.append(p)
-        ev.append(p)
-        p += hl + n
+    for off, t, _, _ in events(b, size, p):
+        if t == DATA_END:
+            return ev, blocks, off, bend
+        if t == BLOCK_MARKER:
+            bend = off + marker(b, off)[0]
+            blocks.append(off)
+        ev.append(off)
     return ev, blocks, None, bend
 
 clean = open(sys.argv[1], 'rb').read()
@@ -87,7 +72,7 @@ check() {
   local log=$LOGS/ghc-9.0/$1 at=$2 name=$1 st
   [ -f "$log" ] || { echo "SKIP: no $log"; exit 77; }
   local bad=$T/$name
-  read -r fe blk nxt lost < <(python3 "$T/frame.py" "$log" "$bad" "$at") ||
+  read -r fe blk nxt lost < <(PYTHONPATH=$SRC/tests/e2e python3 "$T/frame.py" "$log" "$bad" "$at") ||
     { fail "$name: framing"; return; }
   echo "$name: false end-of-data marker at byte $fe in the block at $blk;" \
     "next block at $nxt; $lost events lost"
