@@ -903,21 +903,35 @@ static void end_linger(watch_t *w, int sig) {
   if (sig != SIGTERM) kill(getpid(), SIGTERM);
 }
 
+/* Where a forwarded signal goes: the program's process group when it has
+ * one of its own (h77: a wrapper that does not exec, a shell script or
+ * `cabal run`, would otherwise get it alone, and its GHC program would
+ * run on, blocked on its FIFO once watch is gone), as a terminal sends
+ * its signals to the whole foreground group; else the program. */
+static pid_t forward_target(const watch_t *w) {
+  return w->own_group ? -w->pid : w->pid;
+}
+
 static void forward(int sig, siginfo_t *si, void *ctx) {
   (void)ctx;
   int saved = errno;
   watch_t *w = g_watch;
   if (!w) goto out;
   if (w->pid <= 0 || w->exited) {
+    /* what the program left in its group (a wrapper's GHC program that
+     * holds the FIFO) gets an ending signal too */
+    if (w->pid > 0 && w->own_group &&
+        is_in(sig, ending_sigs, sizeof ending_sigs / sizeof ending_sigs[0]))
+      kill(-w->pid, sig);
     end_linger(w, sig);
     goto out;
   }
   if (sig == SIGCONT) {
-    if (w->own_group) kill(w->pid, SIGCONT);
+    if (w->own_group) kill(-w->pid, SIGCONT);
     goto out;
   }
   if (sig == SIGTSTP) { /* own group only: stop the program, then us */
-    kill(w->pid, SIGTSTP);
+    kill(-w->pid, SIGTSTP);
     kill(getpid(), SIGSTOP);
     goto out;
   }
@@ -931,7 +945,8 @@ static void forward(int sig, siginfo_t *si, void *ctx) {
   /* At a terminal the program got the terminal's signal itself. */
   if (!w->own_group && !(si && si->si_code <= 0)) goto out;
   for (size_t k = 0; k < NFWD; k++)
-    if (forwarded_sigs[k] == sig && !repeat_within_1s(k)) kill(w->pid, sig);
+    if (forwarded_sigs[k] == sig && !repeat_within_1s(k))
+      kill(forward_target(w), sig);
 out:
   errno = saved;
 }
@@ -962,9 +977,9 @@ static void install_forwarding(watch_t *w) {
  * end is the process's): nobody reads the program's FIFO then, and a GHC
  * program opens its eventlog for reading too ("wb+"), so it would block
  * for ever on the full pipe, never told (h74: `kill -9` of watch). A
- * file the kernel cannot execute (ENOEXEC: a script without a #! line)
- * runs under /bin/sh with sh_av ("sh", exe, av[1]...; NULL: not), as a
- * shell and execvp run it (h76). A failed exec writes its errno to
+ * text file the kernel cannot execute (ENOEXEC: a script without a #!
+ * line) runs under /bin/sh with sh_av ("sh", exe, av[1]...; NULL: not,
+ * sh_runs), as a shell and execvp run it (h76). A failed exec writes its errno to
  * err_fd and exits 127. */
 static void program_child(const char *exe, char *const *av, char *const *sh_av,
                           int own_group, pid_t parent, int err_fd) {
@@ -993,6 +1008,23 @@ static void program_child(const char *exe, char *const *av, char *const *sh_av,
   _exit(127);
 }
 
+/* May exe, which the kernel refused (ENOEXEC), run under /bin/sh? As
+ * bash decides: a text file, with no NUL byte before its first newline
+ * in its first 80 bytes (an ELF for another machine, a binary: not; h77:
+ * it ran under sh, "Syntax error"). 0 when it cannot be read. */
+static int sh_runs(const char *exe) {
+  int fd = open(exe, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char b[80];
+  ssize_t n = read(fd, b, sizeof b);
+  close(fd);
+  for (ssize_t i = 0; i < n; i++) {
+    if (b[i] == '\n') return 1;
+    if (b[i] == '\0') return 0;
+  }
+  return n >= 0;
+}
+
 /* Start the program: fork program_child with the executable w->exe and
  * argv av, every signal blocked across the fork. Returns 0 and *pid, or
  * the errno of the fork or of the exec (as posix_spawnp would). */
@@ -1001,7 +1033,7 @@ static int spawn_program(watch_t *w, char *const *av, pid_t *pid) {
   if (pipe2(st, O_CLOEXEC) < 0) return errno;
   size_t n = 0;
   while (av[n]) n++;
-  char **sh_av = malloc((n + 2) * sizeof *sh_av); /* NULL: no fallback */
+  char **sh_av = sh_runs(w->exe) ? malloc((n + 2) * sizeof *sh_av) : NULL;
   if (sh_av) {
     sh_av[0] = "sh";
     sh_av[1] = w->exe;

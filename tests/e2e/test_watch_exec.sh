@@ -74,6 +74,27 @@ st=$?
   pass "no #!: run by /bin/sh, status $st and output as sh's" ||
   { cat bare.err; fail "no #!: status $st (sh: $sh_st), output '$(cat bare.out)'"; }
 
+# A binary the kernel will not run (an ELF for another machine: /bin/true
+# with its e_machine set to AArch64, 183) is no script: 126 as sh gives,
+# not run under /bin/sh (h77: "Syntax error", status 2).
+python3 - "$(type -P true)" foreign.elf <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+assert b[:4] == b'\x7fELF'
+b[18:20] = (183).to_bytes(2, 'little' if b[5] == 1 else 'big')
+open(sys.argv[2], 'wb').write(b)
+PY
+chmod 755 foreign.elf
+sh -c ./foreign.elf < /dev/null > /dev/null 2>&1
+sh_st=$?
+timeout 30 "$EL" watch --no-linger --web-port 0 -- ./foreign.elf \
+  < /dev/null > foreign.out 2> foreign.err
+st=$?
+[ "$st" = "$sh_st" ] && [ "$st" = 126 ] && grep -q 'Exec format error' foreign.err &&
+  ! grep -q 'Syntax error' foreign.err &&
+  pass "foreign ELF: 126, 'Exec format error', as sh" ||
+  { cat foreign.err; fail "foreign ELF: status $st (sh: $sh_st)"; }
+
 echo "== never opened"
 # A program that never opens the FIFO (not a GHC program, or its own
 # +RTS -ol<file> wins over GHCRTS): its status, and a warning saying that

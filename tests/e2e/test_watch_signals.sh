@@ -17,6 +17,11 @@
 #    on, then blocked for ever on its full FIFO, which it holds open for
 #    reading itself); kill9-wrapper: the same when the program is the
 #    child of a shell script (watch's guard kills its process group, h76).
+#  - term-wrapper: SIGTERM sent to watch (not at a terminal) goes to the
+#    program's whole process group, as a terminal's signals do: the GHC
+#    program a wrapper script started goes too (h77: the wrapper alone got
+#    it, watch exited 143 and the GHC program ran on, blocked for ever on
+#    its FIFO), and watch exits 143.
 set -u
 source "$(dirname "$0")/watch_lib.sh"
 pl_build plain
@@ -53,31 +58,37 @@ n=$(sed -n 's/.*discarded \([0-9]*\) bytes of eventlog after the processing ende
 ls -d "$T"/eventlog-live-watch.* >/dev/null 2>&1 &&
   fail "crash: a private folder is left" || pass "crash: no folder left"
 
-# kill9_case NAME WHAT -- PROGRAM ARGS...: watch runs PROGRAM, is killed
-# with SIGKILL after the program's 2nd marker; the program (the pid its
-# "start" line gives) must be gone within 10 s.
-kill9_case() {
-  local name=$1 what=$2
-  shift 3
+# gone_case NAME SIG WHAT -- PROGRAM ARGS...: watch runs PROGRAM and is
+# sent SIG once its 2nd marker came: the GHC program (the one that prints
+# "start", a child of PROGRAM when that is a wrapper) must be gone within
+# 10 s (WHAT says why), and after SIGTERM watch must have exited 143, the
+# status of its program (the wrapper died of it too).
+gone_case() {
+  local name=$1 sig=$2 what=$3
+  shift 4
   wl_start "$name" -- "$@"
   wl_url "$name"
   wl_program_pid "$name"
   wait_line "$T/$name.out" '^marker 2 ' 30 || die "$name: no 2nd marker"
-  kill -KILL "$WPID"
+  kill -"$sig" "$WPID"
   for _ in $(seq 100); do alive "$PPID_" || break; sleep 0.1; done
   if alive "$PPID_"; then
     kill -KILL "$PPID_"
-    fail "$name: the program $PPID_ still ran 10 s after watch was killed"
+    fail "$name: the program $PPID_ still ran 10 s after watch got SIG$sig"
   else
     pass "$name: $what"
   fi
+  [ "$sig" = TERM ] && wl_exits "$name" 143 30 "watch exited 143 (SIGTERM)"
 }
 
 echo "== kill9: watch killed (SIGKILL), the program goes too"
-kill9_case kill9 "the program was killed with watch" -- "$PROG" seconds=60 tag=k
+gone_case kill9 KILL "the program was killed with watch" -- "$PROG" seconds=60 tag=k
 echo "== kill9-wrapper: the same through a shell script that does not exec"
 printf '#!/bin/sh\n"%s" "$@"\necho "wrapper: status $?"\n' "$PROG" > "$T/wrapper.sh"
 chmod +x "$T/wrapper.sh"
-kill9_case kill9w "the program (the wrapper's child) was killed with watch" \
+gone_case kill9w KILL "the program (the wrapper's child) was killed with watch" \
   -- "$T/wrapper.sh" seconds=60 tag=kw
+echo "== term-wrapper: SIGTERM to watch reaches the wrapper's GHC program"
+gone_case termw TERM "the program (the wrapper's child) got the SIGTERM" \
+  -- "$T/wrapper.sh" seconds=60 tag=tw
 pl_finish
