@@ -1217,6 +1217,7 @@ static int prepare(void *ud, el_daemon_opts_t *o) {
     }
     o->fifo_hold_fd = &w->hold_fd;
     el_src_opts_set_path(&o->src, w->fifo);
+    o->src.fifo_reopen = 1; /* each GHC program a wrapper runs */
   }
   /* service.name: the program's name unless --service-name,
    * OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES gives one. */

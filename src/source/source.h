@@ -87,6 +87,12 @@ typedef struct el_src_opts_s {
    * once it has lasted peer_grace_s while the program runs; after the
    * program exited, at debug level only. Not an option. */
   const volatile sig_atomic_t *peer_exited;
+  /* fifo_reopen: a FIFO is opened again after each writer's EOF, each
+   * writer a session, as with --follow, until el_src_stop (watch: its
+   * program, a wrapper, may run several GHC programs one after the
+   * other, each writing its eventlog into the FIFO; h77). Not an
+   * option. */
+  int fifo_reopen;
   /* peer_grace_s: with peer_exited, the seconds the program may take to
    * listen, or to be seen exiting after it closed its socket, before
    * failing to connect is a warning; default 5. */

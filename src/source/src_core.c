@@ -305,10 +305,12 @@ int el__src_close_stream(el_src_t *s) {
 
 /* {====== attempts and backoff ======} */
 
-/* Sockets, and with --follow files and FIFOs: a failed open is retried
- * (a file not created yet is waited for) and an ended session reopened. */
+/* Sockets, and with --follow files and FIFOs (a FIFO with fifo_reopen
+ * too): a failed open is retried (a file not created yet is waited for)
+ * and an ended session reopened. */
 static int reconnects(const el_src_t *s) {
-  return s->vt->is_socket || s->opts.follow;
+  return s->vt->is_socket || s->opts.follow ||
+         (s->opts.fifo_reopen && s->vt == &el__src_fifo_vt);
 }
 
 static void attempt(el_src_t *s) {

@@ -43,6 +43,8 @@
 #    program all the same (arguments); plain: built without -eventlog,
 #    not started (one message, exit 1); wrap: a script whose text names
 #    the GHC RTS is no GHC executable (GHCRTS, no probe);
+#  - twice: a wrapper script running two GHC programs in turn: both
+#    eventlogs are read, two sessions (also with the FIFO opened late);
 #  - no seccomp (no_seccomp.py refuses seccomp filters, as some
 #    containers do): watch does not probe (-v info says why), GHCRTS; an
 #    ignoreAll program's main runs once, a -rtsopts=some one takes GHCRTS.
@@ -292,6 +294,22 @@ grep -q "RTS options appended to GHCRTS: .*not a GHC executable" "$T/wrap.err" &
   ! grep -q "probe stopped\|runtime has no --eventlog-flush-interval" "$T/wrap.err" &&
   pass "wrap: -v info says: GHCRTS, not a GHC executable" ||
   { grep -i "ghcrts\|probe\|flush" "$T/wrap.err"; fail "wrap: taken for a GHC executable"; }
+
+echo "== twice: a wrapper that runs two GHC programs, one after the other"
+# Each writes its eventlog into the FIFO (GHCRTS): watch opens the FIFO
+# again after the first one's end, each a session (h77: the second was
+# read or discarded as timing had it: "the processing ended before").
+# Also with the FIFO opened 400 ms late, when the first has exited.
+printf '#!/bin/sh\n"%s" args\n"%s" args\n' "$dir/ev" "$dir/ev" > "$T/twice.sh"
+chmod +x "$T/twice.sh"
+for d in 0 400; do
+  EL_TEST_WATCH_OPEN_DELAY_MS=$d run "twice$d" "$T/twice.sh"
+  got=$("$EL" stats "$T/twice$d.tee" 2>&1 |
+    awk '/^sessions:/ { s = $2 } $1 == "USER_MARKER" { m = $3 } END { print s "/" m }')
+  [ "$got" = 2/2 ] && ! grep -q 'discarded' "$T/twice$d.err" &&
+    pass "twice (open delayed $d ms): 2 sessions, 2 markers read" ||
+    { tail -n 5 "$T/twice$d.err"; fail "twice (open delayed $d ms): sessions/markers $got, want 2/2"; }
+done
 
 echo "== no seccomp: the probe is not run"
 for v in ignoreall some; do
