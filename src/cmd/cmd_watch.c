@@ -819,12 +819,22 @@ static void guard_release(watch_t *w) {
     ;
 }
 
+/* The reaper thread: waits for the program's exit and takes its status,
+ * but leaves it a zombie (WNOWAIT) until el_cmd_watch reaps it at the end,
+ * so that its pid, its process group's id, is not reused meanwhile: a
+ * signal forwarded to the group (forward_target) can reach no other
+ * process (h78). */
 static void *reap(void *ud) {
   watch_t *w = ud;
-  int st;
-  while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  while (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR)
     ;
-  w->wstatus = st;
+  int st = si.si_status & 0xff;
+  w->wstatus = si.si_code == CLD_EXITED   ? st << 8
+               : si.si_code == CLD_DUMPED ? (st & 0x7f) | 0x80
+                                          : st & 0x7f;
   w->exited = 1;
   guard_release(w);
   return NULL;
@@ -918,11 +928,6 @@ static void forward(int sig, siginfo_t *si, void *ctx) {
   watch_t *w = g_watch;
   if (!w) goto out;
   if (w->pid <= 0 || w->exited) {
-    /* what the program left in its group (a wrapper's GHC program that
-     * holds the FIFO) gets an ending signal too */
-    if (w->pid > 0 && w->own_group &&
-        is_in(sig, ending_sigs, sizeof ending_sigs / sizeof ending_sigs[0]))
-      kill(-w->pid, sig);
     end_linger(w, sig);
     goto out;
   }
@@ -1293,8 +1298,18 @@ static void warn_no_input(watch_t *w) {
                file);
 }
 
-/* The pipeline ended while the program runs: read and discard the FIFO
- * until the program exits, so that it never blocks on its eventlog. */
+/* After the program's exit, how long watch goes on reading and discarding
+ * its FIFO while another process still holds it open for writing
+ * (drain_until_exit), in ms. */
+#define HELD_DRAIN_MS 5000
+
+/* The pipeline ended: read and discard the FIFO until the program exits,
+ * and after that while what it left behind still holds the FIFO open for
+ * writing (a wrapper's GHC program finishing after the wrapper died of a
+ * forwarded signal, h78; a child that inherited the descriptor), at most
+ * HELD_DRAIN_MS, so that none of them blocks for ever on a full pipe.
+ * Returns at once when the program has exited and nobody holds the FIFO
+ * (the usual end: everything was read). */
 static void drain_until_exit(watch_t *w) {
   if (!w->fifo[0]) { /* a socket: the program sees the reader go */
     while (!w->exited) usleep(100000);
@@ -1307,24 +1322,35 @@ static void drain_until_exit(watch_t *w) {
     while (!w->exited) usleep(100000);
     return;
   }
-  /* Said only once the program writes after the processing ended: the
-   * usual end (its eventlog closed, the input ended, it exits) comes here
-   * too, just before the reaper saw the exit. */
+  /* Said only once bytes come after the processing ended: the usual end
+   * (its eventlog closed, the input ended, it exits) comes here too. */
   static char buf[65536];
   unsigned long long drained = 0;
+  long long exit_ms = 0;
+  int held = 0;
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
       if (drained == 0)
-        el_eprintf(
-            "watch: the processing ended before %s: reading and "
-            "discarding its eventlog until it exits\n",
-            w->prog_argv[0]);
+        el_eprintf(w->exited
+                       ? "watch: %s has exited, but a process it left still "
+                         "writes its eventlog: reading and discarding it "
+                         "until that one closes it\n"
+                       : "watch: the processing ended before %s: reading and "
+                         "discarding its eventlog until it exits\n",
+                   w->prog_argv[0]);
       drained += (unsigned long long)n;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (w->exited) break; /* and everything it wrote was read */
+    if (w->exited) {
+      if (n == 0) break; /* no writer left, everything read */
+      if (!exit_ms) exit_ms = now_ms();
+      if (now_ms() - exit_ms >= HELD_DRAIN_MS) {
+        held = 1;
+        break;
+      }
+    }
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (n == 0 || poll(&p, 1, 200) < 0 || (p.revents & POLLHUP))
       usleep(100000); /* no writer now: EOF or POLLHUP at once */
@@ -1335,6 +1361,12 @@ static void drain_until_exit(watch_t *w) {
         "watch: discarded %llu bytes of eventlog after the "
         "processing ended\n",
         drained);
+  if (held)
+    el_eprintf(
+        "watch: warning: %d s after %s exited, another process still holds "
+        "its eventlog FIFO open for writing (a child that inherited it): it "
+        "will block if it writes more than the pipe holds\n",
+        HELD_DRAIN_MS / 1000, w->prog_argv[0]);
 }
 
 static void cleanup(watch_t *w) {
@@ -1450,9 +1482,11 @@ int el_cmd_watch(int argc, char **argv) {
     cleanup(&w);
     return w.start_failed ? w.start_failed : ds;
   }
-  if (!w.exited) drain_until_exit(&w);
+  drain_until_exit(&w); /* returns at once when nothing holds the FIFO */
   if (w.reaper_started) pthread_join(w.reaper, NULL);
   g_watch = NULL; /* the handlers stay, doing nothing, until exit */
+  while (waitpid(w.pid, NULL, 0) < 0 && errno == EINTR)
+    ;                             /* the zombie the reaper left (reap) */
   if (ds == 0) warn_no_input(&w); /* before cleanup: spawn_argv */
   cleanup(&w);
   int st = exit_status(w.wstatus);

@@ -17,6 +17,9 @@
 #    on, then blocked for ever on its full FIFO, which it holds open for
 #    reading itself); kill9-wrapper: the same when the program is the
 #    child of a shell script (watch's guard kills its process group, h76).
+#  - held: a wrapper that leaves its GHC program running in the
+#    background: after the input ended, watch drains the FIFO until the
+#    program closes it, so the program runs to its end, not blocked;
 #  - term-wrapper: SIGTERM sent to watch (not at a terminal) goes to the
 #    program's whole process group, as a terminal's signals do: the GHC
 #    program a wrapper script started goes too (h77: the wrapper alone got
@@ -91,4 +94,27 @@ gone_case kill9w KILL "the program (the wrapper's child) was killed with watch" 
 echo "== term-wrapper: SIGTERM to watch reaches the wrapper's GHC program"
 gone_case termw TERM "the program (the wrapper's child) got the SIGTERM" \
   -- "$T/wrapper.sh" seconds=60 tag=tw
+echo "== held: the wrapper exits, its GHC program runs on in the background"
+# The wrapper starts the program in the background (GHCRTS: it opens the
+# FIFO) and exits at once. The program writes for 6 s, its pipe mostly
+# empty (GHC 9.0 writes 2 MiB buffers), so 2 s after the wrapper's exit
+# the input ends ("another process still holds its eventlog"). watch
+# then reads and discards the FIFO until that holder closes it: the
+# program runs to its end and exits, and watch after it (h78: watch left
+# at once and the program blocked for ever on its next 2 MiB write).
+printf '#!/bin/sh\n"%s" "$@" &\n' "$PROG" > "$T/bg.sh"
+chmod +x "$T/bg.sh"
+wl_start held -- "$T/bg.sh" seconds=6 tag=h
+wl_program_pid held
+wl_exits held 0 40 "watch exited 0, the wrapper's status"
+wait_line "$T/held.out" '^end ' 5 &&
+  pass "held: the wrapper's program ran to its end" ||
+  fail "held: the wrapper's program did not reach its end"
+if alive "$PPID_"; then
+  kill -KILL "$PPID_"
+  fail "held: the program $PPID_ still ran after watch exited"
+else
+  pass "held: the program is gone"
+fi
+
 pl_finish
