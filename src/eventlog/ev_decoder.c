@@ -521,6 +521,16 @@ static int pat_prefix(const uint8_t *q, size_t k) {
   return 1;
 }
 
+/* Is the stray pattern at q (PAT_LEN bytes, pat_prefix) a believable
+ * eventlog-socket marker: its block wraps at least itself and the
+ * header's first bytes, at most 16 MiB (a header), and it ends no earlier
+ * than it begins (the real library's: about 2.7 KB, tens of us)? */
+static int stray_believable(const uint8_t *q) {
+  uint32_t size = el_ev_be32(q + 10);
+  return size >= PAT_LEN && size <= (16u << 20) &&
+         el_ev_be64(q + 14) >= el_ev_be64(q + 2);
+}
+
 /* Are the k known bytes at q consistent with the start of a header:
  * "hdrbhetb" and then the first declaration's "etb\0" or, for a header
  * that declares nothing, "hete" (HDR_LEN bytes, spec §1.2)? */
@@ -2201,6 +2211,15 @@ static int step(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
   }
   int full = 0, kind = S_CUT;
   size_t c = find_new(p, avail, 0, lim, wait, &full, &kind);
+  /* A whole event, DATA_END and a header (one log's end, the next one's
+   * start: a FIFO read by several programs in turn, `cat a b`) can look
+   * like eventlog-socket's pattern: the event's last 22 bytes beginning
+   * 00 12, DATA_END its FF FF. Where the marker those bytes would be is
+   * not believable (stray_believable), that reading wins: nothing was
+   * cut (h78: the event was dropped as cut, a real log's end). */
+  if (c != NONE && full && kind == S_CUT && r > 0 &&
+      (size_t)r + 2 == c + STRAY_LEN && !stray_believable(p + c))
+    c = NONE;
   if (c != NONE) {
     if (full) {
       *cut = c;

@@ -467,6 +467,51 @@ static void test_sessions_without_cut(void **st) {
   rec_free(&r);
 }
 
+/* Two logs joined (a FIFO read by two programs in turn; `cat a b`) where
+ * the first one's last event ends in 22 bytes beginning 00 12 (the type
+ * of a block marker), so that with its DATA_END (FF FF) and the next
+ * header they look like eventlog-socket's stray pattern (h78: the event
+ * was dropped as cut, 24 "stray bytes" skipped). Expected by hand: two
+ * sessions, both events whole, nothing cut or skipped, fed whole and a
+ * byte at a time. */
+static void test_joined_logs_like_stray_pattern(void **st) {
+  (void)st;
+  tu_buf_t b;
+  b.n = 0;
+  for (int k = 0; k < 2; k++) {
+    tu_hdr_begin(&b);
+    tu_decl(&b, 19, 0xFFFF, "User message");
+    tu_decl(&b, 18, 14, "Block marker");
+    tu_hdr_end(&b);
+    tu_ev(&b, 19, 10 + k);
+    tu_u16(&b, 30);
+    uint8_t text[30];
+    memset(text, 'a', sizeof text);
+    text[30 - 22] = 0x00; /* the event's last 22 bytes: 00 12 ... */
+    text[30 - 21] = 0x12;
+    tu_bytes(&b, text, sizeof text);
+    tu_u16(&b, 0xFFFF); /* DATA_END */
+  }
+  for (size_t step = 0; step <= 1; step++) {
+    rec_t r;
+    decode(b.b, b.n, step, 0, &r);
+    assert_int_equal(r.feed_rc, 0);
+    assert_int_equal(r.finish_rc, 0);
+    assert_int_equal(r.nhdr, 2);
+    assert_int_equal(r.nev, 2);
+    assert_int_equal(r.data_ends, 2);
+    assert_int_equal(r.st.stray_bytes, 0);
+    assert_int_equal(r.st.cut_events, 0);
+    assert_int_equal(r.nwarn, 0);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(r.ev[k].type, 19);
+      assert_int_equal(r.ev[k].t, 10 + k);
+      assert_int_equal(r.ev[k].session, k + 1);
+    }
+    rec_free(&r);
+  }
+}
+
 /* EL_EV_OPT_LIVE: a complete event is never held back; over the whole
  * input at once the results are those of the default. */
 static void test_live_option_does_not_hold_events(void **st) {
@@ -1634,6 +1679,7 @@ int main(void) {
       cmocka_unit_test(test_tee_cut_at_every_byte),
       cmocka_unit_test(test_tee_split_at_every_byte),
       cmocka_unit_test(test_sessions_without_cut),
+      cmocka_unit_test(test_joined_logs_like_stray_pattern),
       cmocka_unit_test(test_live_option_does_not_hold_events),
       cmocka_unit_test(test_joined_logs_cut_at_every_byte),
       cmocka_unit_test(test_streams_in_tcp_reads),
