@@ -984,8 +984,8 @@ static void install_forwarding(watch_t *w) {
  * for ever on the full pipe, never told (h74: `kill -9` of watch). A
  * text file the kernel cannot execute (ENOEXEC: a script without a #!
  * line) runs under /bin/sh with sh_av ("sh", exe, av[1]...; NULL: not,
- * sh_runs), as a shell and execvp run it (h76). A failed exec writes its errno to
- * err_fd and exits 127. */
+ * sh_runs), as a shell and execvp run it (h76). A failed exec writes its
+ * errno to err_fd and exits 127. */
 static void program_child(const char *exe, char *const *av, char *const *sh_av,
                           int own_group, pid_t parent, int err_fd) {
   if (own_group) setpgid(0, 0);

@@ -428,6 +428,14 @@ static void test_tee_split_at_every_byte(void **st) {
 /* The stray marker after DATA_END, and a header right after an event
  * (files concatenated): new sessions, warnings, no error. Text that
  * happens to contain "hdrbhetb" inside a USER_MSG is just text. */
+/* A header declaring USER_MSG (19, variable size) and BLOCK_MARKER. */
+static void user_msg_header(tu_buf_t *b) {
+  tu_hdr_begin(b);
+  tu_decl(b, 19, 0xFFFF, "User message");
+  tu_decl(b, 18, 14, "Block marker");
+  tu_hdr_end(b);
+}
+
 static void test_sessions_without_cut(void **st) {
   (void)st;
   tu_buf_t b;
@@ -438,10 +446,7 @@ static void test_sessions_without_cut(void **st) {
       stray_marker(stray, 1, 100);
       tu_bytes(&b, stray, 24);
     }
-    tu_hdr_begin(&b);
-    tu_decl(&b, 19, 0xFFFF, "User message");
-    tu_decl(&b, 18, 14, "Block marker");
-    tu_hdr_end(&b);
+    user_msg_header(&b);
     tu_ev(&b, 19, 10 + k);
     tu_u16(&b, 12);
     tu_str(&b, "xhdrbhetbyzw"); /* not a header: inside a payload */
@@ -479,10 +484,7 @@ static void test_joined_logs_like_stray_pattern(void **st) {
   tu_buf_t b;
   b.n = 0;
   for (int k = 0; k < 2; k++) {
-    tu_hdr_begin(&b);
-    tu_decl(&b, 19, 0xFFFF, "User message");
-    tu_decl(&b, 18, 14, "Block marker");
-    tu_hdr_end(&b);
+    user_msg_header(&b);
     tu_ev(&b, 19, 10 + k);
     tu_u16(&b, 30);
     uint8_t text[30];
