@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* {====== errors ======} */
@@ -128,6 +129,40 @@ void el_free(void *ptr) {
   alloc_hdr_t *h = (alloc_hdr_t *)ptr - 1;
   account(-(ptrdiff_t)h->size);
   free(h);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20) /* x86-64's and AArch64's THP size */
+
+size_t el_huge_len(size_t size) {
+  if (size > SIZE_MAX - 2 * HUGE_PAGE) return 0;
+  return (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+}
+
+void *el_huge_alloc(size_t size) {
+  size_t len = el_huge_len(size);
+  if (!len || should_fail()) return NULL;
+  /* one huge page more than needed, to cut an aligned block from */
+  char *m = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  uintptr_t a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  size_t lead = (size_t)(a - (uintptr_t)m);
+  if (lead) munmap(m, lead);
+  if (HUGE_PAGE - lead) munmap((char *)a + len, HUGE_PAGE - lead);
+#ifdef MADV_HUGEPAGE
+  /* advice only: a kernel without THP leaves it an ordinary mapping */
+  (void)madvise((void *)a, len, MADV_HUGEPAGE);
+#endif
+  account((ptrdiff_t)len);
+  atomic_fetch_add(&mem_allocs, 1);
+  return (void *)a;
+}
+
+void el_huge_free(void *p, size_t size) {
+  if (!p) return;
+  size_t len = el_huge_len(size);
+  munmap(p, len);
+  account(-(ptrdiff_t)len);
 }
 
 char *el_strndup(const char *s, size_t len) {

@@ -174,7 +174,7 @@ typedef struct {
 
 /* One capability's queue: a ring of records in (time, seq) order. */
 typedef struct {
-  qrec_t *v;
+  qrec_t *v;           /* cap records, then s (q_grow) */
   qstop_t *s;          /* parallel to v (same slots): set for stops only */
   size_t head, n, cap; /* live: v[(head + i) & (cap - 1)], i < n */
   /* No live record is later: an event at or after it is appended without

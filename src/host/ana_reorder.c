@@ -13,7 +13,6 @@
  * docs/lua-api.md §6 "Ordering", "Per-capability mode". */
 #include <string.h>
 
-#include "../common/el_grow.h"
 #include "ana_internal.h"
 
 #define Q_MIN 1024 /* first ring size, records */
@@ -28,32 +27,46 @@ static int qrec_before(const qrec_t *a, const qrec_t *b) {
 
 static int is_stop(const qrec_t *r) { return (r->sk & 3u) == K_STOP - 1; }
 
-/* Spread the live slots of a full ring of old slots (all live from head),
- * whose block grew in place to cap slots, so that they are contiguous
- * modulo cap: the wrapped part, the shorter side, moves. Returns the new
- * head. */
-static size_t ring_spread(char *v, size_t old, size_t cap, size_t head,
-                          size_t elem) {
-  size_t tail = old - head; /* slots head..old-1 */
-  if (head <= tail) {       /* slots 0..head-1 go after the old end */
-    memcpy(v + old * elem, v, head * elem);
-    return head;
-  }
-  memcpy(v + (cap - tail) * elem, v + head * elem, tail * elem);
-  return cap - tail; /* slots head..old-1 went to the new end */
+/* A queue's block of cap records and cap stops: from el_malloc, or from
+ * el_huge_alloc from Q_HUGE bytes up (q_grow). */
+#define Q_REC (sizeof(qrec_t) + sizeof(qstop_t))
+#define Q_HUGE ((size_t)256 * 1024)
+
+static void q_block_free(qrec_t *v, size_t cap) {
+  if (cap * Q_REC >= Q_HUGE)
+    el_huge_free(v, cap * Q_REC);
+  else
+    el_free(v);
 }
 
-/* Double queue q's ring (full) and its parallel stops with el_grow (a
- * large block is remapped, not copied). Both grow alike from the same
- * size, so they keep the same slots. Returns 0 or EL_ENOMEM (queue
- * unchanged: s may have grown, which its next growth absorbs). */
+/* Grow queue q's ring (full, or empty with no memory yet) to twice its
+ * size, or to all that fits in the huge pages it then takes: one new block
+ * holds the records and, after them, their parallel stops (s), the live
+ * slots copied in order from head to slot 0. A ring of Q_HUGE bytes or
+ * more is backed by huge pages (el_huge_alloc): a queue holding one
+ * capability's block of events while another's is read grows to several
+ * MiB, and its first pass through them cost a page fault per 4 KiB.
+ * Returns 0 or EL_ENOMEM (queue unchanged). */
 static int q_grow(q_t *q) {
-  size_t old = q->cap, scap = old, cap = old, need = old ? old + 1 : Q_MIN;
-  if (el_grow(&q->s, &scap, need, sizeof *q->s) < 0 ||
-      el_grow(&q->v, &cap, need, sizeof *q->v) < 0)
-    return EL_ENOMEM;
-  ring_spread((char *)q->s, old, cap, q->head, sizeof *q->s);
-  q->head = ring_spread((char *)q->v, old, cap, q->head, sizeof *q->v);
+  size_t old = q->cap, cap = old ? old * 2 : Q_MIN;
+  if (cap > SIZE_MAX / 4 / Q_REC) return EL_ENOMEM;
+  int huge = cap * Q_REC >= Q_HUGE;
+  if (huge)
+    while (cap * 2 * Q_REC <= el_huge_len(cap * Q_REC)) cap *= 2;
+  qrec_t *v = huge ? el_huge_alloc(cap * Q_REC) : el_malloc(cap * Q_REC);
+  if (!v) return EL_ENOMEM;
+  qstop_t *s = (qstop_t *)(v + cap);
+  size_t tail = old - q->head; /* slots head..old-1, then 0..head-1 */
+  if (old) {
+    memcpy(v, q->v + q->head, tail * sizeof *v);
+    memcpy(v + tail, q->v, q->head * sizeof *v);
+    memcpy(s, q->s + q->head, tail * sizeof *s);
+    memcpy(s + tail, q->s, q->head * sizeof *s);
+  }
+  q_block_free(q->v, old);
+  q->v = v;
+  q->s = s;
+  q->head = 0;
   q->cap = cap;
   return 0;
 }
@@ -972,8 +985,5 @@ int el__ana_event_only(el_host_t *h, const el_ev_event_t *ev) {
 void el__ana_queues_free(ana_t *a) {
   /* Only queues up to max_q ever had memory (q_push_slow): the others'
    * zeroed pages are not touched. */
-  for (int c = 0; c <= a->max_q; c++) {
-    el_free(a->q[c].v);
-    el_free(a->q[c].s);
-  }
+  for (int c = 0; c <= a->max_q; c++) q_block_free(a->q[c].v, a->q[c].cap);
 }

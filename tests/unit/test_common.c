@@ -28,11 +28,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 /* {====== el_mapguard ======} */
 
@@ -251,6 +251,58 @@ static void test_grow_refuses_overflow(void **state) {
   assert_int_equal(el_grow(&d, &cap, SIZE_MAX / 4, sizeof *d), EL_ENOMEM);
   assert_null(d);
   assert_int_equal(cap, 0);
+}
+
+/* The VmFlags line of the mapping holding p, from /proc/self/smaps (the
+ * kernel's own account), into flags; 0 when found. */
+static int smaps_flags(const void *p, char *flags, size_t cap) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  char line[480];
+  int in = 0, found = -1;
+  if (!f) return -1;
+  while (found < 0 && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's header */
+      in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+      snprintf(flags, cap, "%s", line);
+      found = 0;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
+/* el_huge_alloc: a 2 MiB-aligned block of its size rounded up to 2 MiB,
+ * zeroed, writable to its last byte, advised for huge pages (the kernel's
+ * VmFlags show "hg" where it has THP), counted in el_mem_in_use until el_huge_free; NULL
+ * when the size overflows or an allocation is made to fail. */
+static void test_huge_alloc(void **state) {
+  (void)state;
+  const size_t mib = (size_t)1 << 20;
+  assert_int_equal(el_huge_len(1), 2 * mib);
+  assert_int_equal(el_huge_len(2 * mib), 2 * mib);
+  assert_int_equal(el_huge_len(2 * mib + 1), 4 * mib);
+  assert_int_equal(el_huge_len(SIZE_MAX), 0);
+  assert_null(el_huge_alloc(SIZE_MAX));
+  size_t before = el_mem_in_use();
+  unsigned char *p = el_huge_alloc(3 * mib);
+  assert_non_null(p);
+  assert_int_equal((uintptr_t)p % (2 * mib), 0);
+  assert_int_equal(el_mem_in_use() - before, 4 * mib);
+  assert_int_equal(p[0] | p[3 * mib] | p[4 * mib - 1], 0);
+  memset(p, 0xab, 4 * mib);
+  assert_int_equal(p[4 * mib - 1], 0xab);
+  char flags[512];
+  assert_int_equal(smaps_flags(p, flags, sizeof flags), 0);
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0)
+    assert_non_null(strstr(flags, " hg")); /* a kernel with THP */
+  el_huge_free(p, 3 * mib);
+  assert_int_equal(el_mem_in_use(), before);
+  el_huge_free(NULL, 3 * mib);
+  el_mem_fail_after(1);
+  assert_null(el_huge_alloc(mib));
+  el_mem_fail_after(0);
 }
 
 static void test_grow_out_of_memory_leaves_array(void **state) {
@@ -861,6 +913,7 @@ int main(void) {
       cmocka_unit_test(test_grow_doubles_from_min),
       cmocka_unit_test(test_grow_refuses_overflow),
       cmocka_unit_test(test_grow_out_of_memory_leaves_array),
+      cmocka_unit_test(test_huge_alloc),
       cmocka_unit_test(test_hash_u64_is_bytes_hash),
       cmocka_unit_test(test_hash_depends_on_every_byte_and_seed),
       cmocka_unit_test(test_hash_spreads_low_bits),

@@ -1137,6 +1137,128 @@ static void test_reorder_watermark_passes(void **state) {
   el_host_free(h);
 }
 
+/* The reorder queue grows while its ring wraps, up to a ring backed by
+ * huge pages (ana_reorder.c q_grow: 16,384 records and more). Capability 0
+ * writes 40,000 events in 10 blocks of 4,000: event i at 1000 + 10 i, pair
+ * j = i / 2 a RUN_THREAD (i even) then a STOP_THREAD (status j % 4 + 1,
+ * info j) of thread j % 3 + 1. After its block k, capability 1's block
+ * runs thread 9 from T = 1005 + 20,000 k to T + 1 (status 3, info 100 + k):
+ * the watermark moves to T + 1, which releases capability 0's events up
+ * to i = 2,000 k and leaves 2,000 k + 4,000 held: the queue grows (1,024
+ * to 65,536 records) with its head inside the ring each time. The spans
+ * expected are worked out here from the events in time order (spec/
+ * reference-behaviour.md §5.2.3: a Running span ends at the thread's
+ * STOP_THREAD, a Blocked one at its next RUN_THREAD, both carrying that
+ * stop's status and info), independently of the queue. */
+#define WRAP_BLOCKS 10
+#define WRAP_PER 4000
+static void wrap_event(int i, uint64_t *t, uint32_t *th, uint16_t *status,
+                       uint32_t *info) {
+  int j = i / 2;
+  *t = 1000 + 10 * (uint64_t)i;
+  *th = (uint32_t)(j % 3 + 1);
+  *status = i % 2 ? (uint16_t)(j % 4 + 1) : 0;
+  *info = (uint32_t)j;
+}
+
+/* The expected span of an event of thread th at t (a stop when status),
+ * appended to out: a stop ends the Running span from the thread's last
+ * run; a run ends the Blocked span from its last stop. */
+static void wrap_expect(char *out, size_t *len, size_t cap, uint64_t *run_t,
+                        uint64_t *stop_t, uint16_t *st, uint32_t *inf,
+                        uint32_t th, uint64_t t, uint16_t status,
+                        uint32_t info) {
+  int k = 0;
+  if (status) {
+    k = snprintf(out + *len, cap - *len, "%s%u running %u %llu-%llu %u",
+                 *len ? ";" : "", th, status, (unsigned long long)run_t[th],
+                 (unsigned long long)t, info);
+    stop_t[th] = t;
+    st[th] = status;
+    inf[th] = info;
+  } else {
+    if (stop_t[th])
+      k = snprintf(out + *len, cap - *len, "%s%u blocked %u %llu-%llu %u",
+                   *len ? ";" : "", th, st[th], (unsigned long long)stop_t[th],
+                   (unsigned long long)t, inf[th]);
+    run_t[th] = t;
+  }
+  *len += (size_t)k;
+}
+
+static void test_reorder_ring_grows_wrapped(void **state) {
+  (void)state;
+  el_host_t *h = spans_host(1);
+  static tu_buf_t b;
+  static char want[WRAP_BLOCKS * WRAP_PER * 40];
+  size_t len = 0;
+  uint64_t run_t[10] = {0}, stop_t[10] = {0};
+  uint16_t st[10] = {0};
+  uint32_t inf[10] = {0};
+  hdr_two_caps(&b);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  int next = 0; /* capability 0's next event in time order (expected) */
+  for (int k = 0; k < WRAP_BLOCKS; k++) {
+    uint64_t t, t9 = 1005 + 20000 * (uint64_t)k;
+    uint32_t th, info;
+    uint16_t status;
+    b.n = 0;
+    wrap_event(k * WRAP_PER, &t, &th, &status, &info);
+    tu_ev(&b, 18, t);
+    tu_u32(&b, 24 + WRAP_PER / 2 * (14 + 20));
+    tu_u64(&b, t + 10 * (WRAP_PER - 1));
+    tu_u16(&b, 0);
+    for (int i = k * WRAP_PER; i < (k + 1) * WRAP_PER; i++) {
+      wrap_event(i, &t, &th, &status, &info);
+      tu_ev(&b, status ? 2 : 1, t);
+      tu_u32(&b, th);
+      if (!status) continue;
+      tu_u16(&b, status);
+      tu_u32(&b, info);
+    }
+    tu_ev(&b, 18, t9); /* capability 1: thread 9 from t9 to t9 + 1 */
+    tu_u32(&b, 24 + 14 + 20);
+    tu_u64(&b, t9 + 1);
+    tu_u16(&b, 1);
+    tu_ev(&b, 1, t9);
+    tu_u32(&b, 9);
+    tu_ev(&b, 2, t9 + 1);
+    tu_u32(&b, 9);
+    tu_u16(&b, 3);
+    tu_u32(&b, 100 + (uint32_t)k);
+    assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+    /* expected: capability 0's events before t9, then thread 9's */
+    for (; next < WRAP_BLOCKS * WRAP_PER; next++) {
+      wrap_event(next, &t, &th, &status, &info);
+      if (t > t9) break;
+      wrap_expect(want, &len, sizeof want, run_t, stop_t, st, inf, th, t,
+                  status, info);
+    }
+    wrap_expect(want, &len, sizeof want, run_t, stop_t, st, inf, 9, t9, 0, 0);
+    wrap_expect(want, &len, sizeof want, run_t, stop_t, st, inf, 9, t9 + 1, 3,
+                100 + (uint32_t)k);
+  }
+  b.n = 0;
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  for (uint64_t t; next < WRAP_BLOCKS * WRAP_PER; next++) {
+    uint32_t th, info;
+    uint16_t status;
+    wrap_event(next, &t, &th, &status, &info);
+    wrap_expect(want, &len, sizeof want, run_t, stop_t, st, inf, th, t, status,
+                info);
+  }
+  lua_State *L = el_host_lua(h);
+  lua_getglobal(L, "got");
+  assert_non_null(lua_tostring(L, -1));
+  assert_string_equal(lua_tostring(L, -1), want);
+  lua_pop(L, 1);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 0);
+  assert_int_equal(lua_int(h, "el.stats().reorder_forced"), 0);
+  el_host_free(h);
+}
+
 /* One capability's block of RUN_THREAD (stop 0) and STOP_THREAD events,
  * for the per-capability order tests below. */
 typedef struct {
@@ -2453,6 +2575,7 @@ int main(void) {
       cmocka_unit_test(test_status_module_names),
       cmocka_unit_test(test_reorder_stop_keeps_status),
       cmocka_unit_test(test_reorder_watermark_passes),
+      cmocka_unit_test(test_reorder_ring_grows_wrapped),
       cmocka_unit_test(test_cap_usage_points_time_order),
       cmocka_unit_test(test_cap_usage_points_per_capability),
       cmocka_unit_test(test_cap_usage_stale_run_per_capability),
