@@ -21,17 +21,26 @@ static el_arena_chunk_t *chunk_new(size_t cap) {
   return c;
 }
 
-/* A chunk of the standard size (a spare one if any) as the new head. */
+/* A chunk of cap bytes: a spare one when cap is the standard size and
+ * there is one, else a new one. Every chunk of the standard size comes
+ * through here: el_arena_reset keeps each such chunk as a spare, so one
+ * made afresh while spares wait (an allocation of exactly the chunk size,
+ * as a jansson hashtable of 4,096 buckets asks for) would add a spare at
+ * every reset, without bound (h79: the console exporter's render arena
+ * grew by ~4 MB/s with traces exported live). */
+static el_arena_chunk_t *chunk_get(el_arena_t *a, size_t cap) {
+  if (cap != chunk_size(a) || !a->spare) return chunk_new(cap);
+  el_arena_chunk_t *c = a->spare;
+  a->spare = c->next;
+  c->next = NULL;
+  c->used = 0;
+  return c;
+}
+
+/* A chunk of cap bytes (chunk_get) as the new head. */
 static el_arena_chunk_t *push_chunk(el_arena_t *a, size_t cap) {
-  el_arena_chunk_t *c = NULL;
-  if (cap == chunk_size(a) && a->spare) {
-    c = a->spare;
-    a->spare = c->next;
-    c->used = 0;
-  } else {
-    c = chunk_new(cap);
-    if (!c) return NULL;
-  }
+  el_arena_chunk_t *c = chunk_get(a, cap);
+  if (!c) return NULL;
   c->next = a->head;
   a->head = c;
   return c;
@@ -52,7 +61,7 @@ void *el_arena_alloc(el_arena_t *a, size_t n) {
     return c->data + off;
   }
   if (n > chunk_size(a) / 4) { /* its own chunk, behind the head */
-    el_arena_chunk_t *big = chunk_new(n);
+    el_arena_chunk_t *big = chunk_get(a, n);
     if (!big) return NULL;
     big->used = n;
     if (c) {
