@@ -1934,6 +1934,28 @@ static size_t skip_body(el_ev_decoder_t *d, size_t len) {
   return (size_t)left;
 }
 
+int el__ev_decoder_body_end(const el_ev_decoder_t *d, uint64_t *end) {
+  if (d->state == ST_BODY) {
+    *end = d->skip_until;
+    return 1;
+  }
+  if (d->state == ST_DATA && d->landing) { /* it ended where input did */
+    *end = d->base;
+    return 1;
+  }
+  return 0;
+}
+
+void el__ev_decoder_skip_to(el_ev_decoder_t *d, uint64_t to) {
+  if (d->state != ST_BODY || to <= d->base)
+    return;
+  if (to > d->skip_until)
+    to = d->skip_until;
+  size_t n = skip_body(d, (size_t)(to - d->base));
+  d->base += n;
+  d->stats.bytes += n;
+}
+
 /* {====== events ======} */
 
 /* Frame the event at p[0..avail): returns its total length, or 0 when more
@@ -2816,7 +2838,7 @@ static int check_landing(el_ev_decoder_t *d, const uint8_t *p, size_t avail,
     return 0;
   d->landing = 0;
   uint16_t type = el_ev_be16(p);
-  if (type == EL_EV_BLOCK_MARKER || type == 0xFFFF)
+  if (el__ev_lands_after_body(type))
     return 0;
   if (can_rewind) {
     d->stats.skipped_blocks--;

@@ -17,6 +17,7 @@
  *     PROGRAM_ARGS (§2.4), the strings copied;
  *   - the events without a capability (§3.6): the offset of the last
  *     one and the set of their types. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -213,17 +214,31 @@ static void on_warning(void *ud, const el_diag_t *dg) {
 
 #define SCAN_WINDOW ((size_t)16 << 20) /* bytes fed at a time (mapped) */
 
+/* A feed call returned rc: a problem of the input (the decoder went on
+ * past it) is kept in out when it is the first, as one feed call of the
+ * whole input would report it; returns rc when decoding must stop
+ * (EL_ESTOPPED, EL_ENOMEM), else 0. */
+static int keep_first(el_ev_scan_t *out, el_ev_decoder_t *d, int rc) {
+  if (!rc || rc == EL_ESTOPPED || rc == EL_ENOMEM)
+    return rc;
+  if (!out->status || el_ev_decoder_diag(d)->offset < out->diag.offset) {
+    out->status = rc;
+    out->diag = *el_ev_decoder_diag(d);
+  }
+  return 0;
+}
+
 /* Feed buf to d; with `release`, in windows, giving each window's pages
  * back to the kernel once the decoder is past them. */
-static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
-                     int release) {
+static int scan_feed(el_ev_decoder_t *d, el_ev_scan_t *out, const uint8_t *buf,
+                     size_t len, int release) {
   if (!release)
-    return el_ev_decoder_feed(d, buf, len);
+    return keep_first(out, d, el_ev_decoder_feed(d, buf, len));
   long page = sysconf(_SC_PAGESIZE);
   size_t pg = page > 0 ? (size_t)page : 4096, dropped = 0;
   for (size_t off = 0; off < len;) {
     size_t n = len - off < SCAN_WINDOW ? len - off : SCAN_WINDOW;
-    int rc = el_ev_decoder_feed(d, buf + off, n);
+    int rc = keep_first(out, d, el_ev_decoder_feed(d, buf + off, n));
     if (rc)
       return rc;
     off += n;
@@ -238,11 +253,33 @@ static int scan_feed(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
   return 0;
 }
 
-static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out, int release);
+/* A scan of len bytes into out (cleared): its sink's state in *sp and
+ * the decoder, skipping capability bodies; NULL when out of memory. */
+static el_ev_decoder_t *scan_open(el_ev_scan_t *out, uint64_t len,
+                                  scan_t **sp) {
+  scan_t *s = el_calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->out = out;
+  s->len = len;
+  el_ev_sink_t sink = {.ud = s,
+                       .on_header = on_header,
+                       .on_event = on_event,
+                       .on_data_end = on_data_end,
+                       .on_warning = on_warning};
+  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
+  if (!d) {
+    el_free(s);
+    return NULL;
+  }
+  el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
+  *sp = s;
+  return d;
+}
 
-/* A read of the buffer at byte `at` raised SIGBUS: the mapped file shrank
- * (el_mapguard.h). The decoder and s are freed as they were left; out
- * keeps the sessions found (caps of the open one are lost) and says so. */
+/* A read of the input at byte `at` found no data (the file shrank): the
+ * decoder and s are freed as they were left; out keeps the sessions found
+ * (caps of the open one are lost) and says so. */
 static int shrunk(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
                   uint64_t at) {
   out->status = EL_ESHRUNK;
@@ -260,50 +297,12 @@ static int shrunk(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
   return EL_ESHRUNK;
 }
 
-int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
-  return scan(buf, len, out, 0);
-}
-
-int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
-  return scan(buf, len, out, 1);
-}
-
-static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
-                int release) {
-  memset(out, 0, sizeof *out);
-  out->diag.event_type = -1;
-  if (!len)
-    return 0;
-  scan_t *s = el_calloc(1, sizeof *s);
-  if (!s)
-    return EL_ENOMEM;
-  s->out = out;
-  s->len = len;
-  el_ev_sink_t sink = {.ud = s,
-                       .on_header = on_header,
-                       .on_event = on_event,
-                       .on_data_end = on_data_end,
-                       .on_warning = on_warning};
-  el_ev_decoder_t *d = el_ev_decoder_new(&sink);
-  if (!d) {
-    el_free(s);
-    return EL_ENOMEM;
-  }
-  el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
-  el_mapguard_t g;
-  int rc = el_mapguard_push(&g, buf, len);
-  if (rc < 0) {
-    el_ev_decoder_free(d);
-    el_free(s);
-    return rc;
-  }
-  if (sigsetjmp(g.env, 1)) {
-    el_mapguard_pop(&g);
-    return shrunk(out, d, s, g.fault_offset);
-  }
-  rc = scan_feed(d, buf, len, release);
+/* End a scan whose feeding returned rc: the decoder finished (unless
+ * memory ran out), the open session closed, the first problem kept in
+ * out; d and s freed. Returns what el_ev_scan_sessions returns. */
+static int scan_close(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
+                      int rc) {
   int fin = s->nomem ? 0 : el_ev_decoder_finish(d);
-  el_mapguard_pop(&g);
   close_session(s);
   if (rc == 0 || rc == EL_ESTOPPED)
     rc = fin;
@@ -322,6 +321,175 @@ static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
   if (nomem)
     return EL_ENOMEM;
   return out->status;
+}
+
+static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
+                int release) {
+  memset(out, 0, sizeof *out);
+  out->diag.event_type = -1;
+  if (!len)
+    return 0;
+  scan_t *s;
+  el_ev_decoder_t *d = scan_open(out, len, &s);
+  if (!d)
+    return EL_ENOMEM;
+  el_mapguard_t g;
+  int rc = el_mapguard_push(&g, buf, len);
+  if (rc < 0) {
+    el_ev_decoder_free(d);
+    el_free(s);
+    return rc;
+  }
+  if (sigsetjmp(g.env, 1)) {
+    el_mapguard_pop(&g);
+    return shrunk(out, d, s, g.fault_offset);
+  }
+  rc = scan_feed(d, out, buf, len, release);
+  rc = scan_close(out, d, s, rc);
+  el_mapguard_pop(&g);
+  return rc;
+}
+
+int el_ev_scan_sessions(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
+  return scan(buf, len, out, 0);
+}
+
+int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out) {
+  return scan(buf, len, out, 1);
+}
+
+/* {====== scanning a file descriptor ======} */
+
+/* Bytes read at a time by el_ev_scan_fd: SCAN_READ_MIN after a jump over
+ * a body (the next marker and little of its body), doubled after every
+ * window read through (a global block, events outside blocks, small
+ * blocks) up to SCAN_READ_MAX. */
+#define SCAN_READ_MIN ((size_t)16 << 10)
+#define SCAN_READ_MAX ((size_t)1 << 20)
+
+/* Up to n bytes at offset off of fd into buf, through short reads and
+ * EINTR: the bytes read (fewer only at the end of the file), or -errno. */
+static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return -errno;
+    if (k == 0)
+      break;
+    got += (size_t)k;
+  }
+  return (ssize_t)got;
+}
+
+#define BODY_CUT 2 /* jump_body: the body must be decoded after all */
+
+/* Where a window (ending at `off`) left d skipping a capability body that
+ * goes on past it: 1 and *to = where reading goes on (the body's end, or
+ * len), the body's bytes jumped over unread; 0 when there is no such body
+ * (or it ended with the window, on a block marker or DATA_END);
+ * BODY_CUT when the body does not end on a block marker or DATA_END, so
+ * that it must be decoded after all (el_ev_scan_fd maps the file); or
+ * -errno. */
+static int jump_body(el_ev_decoder_t *d, int fd, uint64_t off, uint64_t len,
+                     uint64_t *to) {
+  uint64_t end;
+  if (!el__ev_decoder_body_end(d, &end) || end < off)
+    return 0;
+  if (len >= 2 && end <= len - 2) {
+    uint8_t next[2];
+    ssize_t k = read_at(fd, next, 2, end);
+    if (k < 0)
+      return (int)k;
+    if (k == 2 && !el__ev_lands_after_body(el_ev_be16(next)))
+      return BODY_CUT;
+  }
+  if (end == off) /* the body ended with the window: checked */
+    return 0;
+  *to = end < len ? end : len;
+  el__ev_decoder_skip_to(d, *to);
+  return 1;
+}
+
+/* Feed d the len bytes of fd from offset 0 in windows, jumping
+ * over capability bodies; problems of the input go to out (keep_first).
+ * Returns 0, EL_ESTOPPED or EL_ENOMEM, EL_ESHRUNK (*at = the first byte
+ * missing), BODY_CUT, or -errno (*at = where reading failed). */
+static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
+                        uint64_t len, uint64_t *at) {
+  uint8_t *w = el_malloc(SCAN_READ_MAX);
+  if (!w)
+    return EL_ENOMEM;
+  uint64_t off = 0, to = 0;
+  size_t win = SCAN_READ_MIN;
+  int rc = 0;
+  while (off < len && !rc) {
+    size_t want = len - off < win ? (size_t)(len - off) : win;
+    ssize_t got = read_at(fd, w, want, off);
+    *at = off;
+    if (got < 0) {
+      rc = (int)got;
+      break;
+    }
+    rc = keep_first(out, d, el_ev_decoder_feed(d, w, (size_t)got));
+    off += (uint64_t)got;
+    *at = off;
+    if (!rc && (size_t)got < want)
+      rc = EL_ESHRUNK;
+    if (!rc)
+      rc = jump_body(d, fd, off, len, &to);
+    if (rc == 1) {
+      off = to;
+      rc = 0;
+      win = SCAN_READ_MIN;
+    } else if (win < SCAN_READ_MAX) {
+      win *= 2;
+    }
+  }
+  el_free(w);
+  return rc;
+}
+
+int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out) {
+  memset(out, 0, sizeof *out);
+  out->diag.event_type = -1;
+  if (!len)
+    return 0;
+  scan_t *s;
+  el_ev_decoder_t *d = scan_open(out, len, &s);
+  if (!d)
+    return EL_ENOMEM;
+  uint64_t at = 0;
+  int rc = scan_fd_feed(d, out, fd, len, &at);
+  if (rc == EL_ESHRUNK)
+    return shrunk(out, d, s, at);
+  if (rc == BODY_CUT) {
+    /* A block cut short (a raw tee of cut connections): decode its body
+     * after all, as el_ev_scan_mapped does when it lies in one window. */
+    el_ev_decoder_free(d);
+    el_free(s);
+    el_ev_scan_free(out);
+    void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED)
+      return -errno;
+    rc = scan(m, (size_t)len, out, 1);
+    munmap(m, (size_t)len);
+    return rc;
+  }
+  if (rc < 0 && rc > -4096) { /* a read error: what was found stays */
+    scan_close(out, d, s, 0);
+    memset(&out->diag, 0, sizeof out->diag);
+    out->status = out->diag.code = rc;
+    out->diag.offset = at;
+    out->diag.event_type = -1;
+    snprintf(out->diag.msg, sizeof out->diag.msg,
+             "cannot read at byte %llu: %s", (unsigned long long)at,
+             el_strerror(rc));
+    return rc;
+  }
+  return scan_close(out, d, s, rc);
 }
 
 void el_ev_scan_free(el_ev_scan_t *s) {

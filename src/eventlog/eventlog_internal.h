@@ -135,4 +135,32 @@ static inline void el__ev_decode_ints(const el__ev_layout_t *L,
     v[i].u = 0;
 }
 
+/* {====== skipping capability bodies without their bytes ======} */
+
+/* Whether an item of type `type` may follow a skipped capability body
+ * (EL_EV_OPT_SKIP_CAP_BLOCKS): a block marker or DATA_END (spec §1.5,
+ * §1.7). Anything else means the block was cut short, and the body is
+ * decoded after all when it lies in the same feed call. */
+static inline int el__ev_lands_after_body(uint16_t type) {
+  return type == EL_EV_BLOCK_MARKER || type == 0xFFFF;
+}
+
+/* While d is skipping a capability block's body (EL_EV_OPT_SKIP_CAP_BLOCKS),
+ * or its body ended exactly where the input fed so far ends and the item
+ * after it is still to be checked: 1, and *end = the input offset where
+ * the body ends (it may lie beyond the input); else 0. For a caller that
+ * reads its input itself (pread) and wants to jump over the body's bytes,
+ * having checked the item at *end with el__ev_lands_after_body (ev_scan.c,
+ * el_ev_scan_fd). */
+int el__ev_decoder_body_end(const el_ev_decoder_t *d, uint64_t *end);
+
+/* Go over the skipped body's bytes up to input offset `to` (at most the
+ * body's end) as feeding them would, without them: the decoder's offset
+ * and byte count advance; at the body's end the next feed call must start
+ * with the item after it, whose type the caller should have checked with
+ * el__ev_lands_after_body (the decoder cannot go back into a body it did
+ * not get). Does nothing when d is not skipping a body or `to` is behind
+ * its offset. */
+void el__ev_decoder_skip_to(el_ev_decoder_t *d, uint64_t to);
+
 #endif /* EL_EVENTLOG_INTERNAL_H */

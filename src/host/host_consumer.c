@@ -55,15 +55,15 @@ static void c_input_waits(void *ud, int waiting) {
 
 #define MAX_SCAN_SESSIONS 4096
 
-/* A recorded file, mapped whole: el_ev_scan_sessions (src/eventlog) reads
- * its headers, block markers and global blocks only (capability blocks'
- * bodies are skipped unread, so their pages are never touched) and gives
- * each session's WALL_CLOCK_TIME anchor, capabilities, last time and init
- * events (pid, ppid, RTS identifier, arguments). */
-static void c_scan(void *ud, const uint8_t *buf, size_t len) {
+/* A recorded file: el_ev_scan_fd (src/eventlog) reads its headers, block
+ * markers and global blocks only (capability blocks' bodies are jumped
+ * over unread) and gives each session's WALL_CLOCK_TIME anchor,
+ * capabilities, last time and init events (pid, ppid, RTS identifier,
+ * arguments). */
+static void c_scan(void *ud, int fd, uint64_t len) {
   el_host_t *h = ud;
   el_ev_scan_t r;
-  int rc = el_ev_scan_mapped(buf, len, &r);
+  int rc = el_ev_scan_fd(fd, len, &r);
   if (rc == EL_ENOMEM || rc == EL_ESHRUNK || r.nsessions == 0 ||
       r.nsessions > MAX_SCAN_SESSIONS) {
     /* Too many: the hints would not line up. Shrunk (another process

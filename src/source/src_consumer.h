@@ -71,14 +71,15 @@ typedef struct el_src_consumer_s {
    * loop blocked, and the writer may have written meanwhile. */
   void (*input_waits)(void *ud, int waiting);
   /* May be NULL. After reset, when the session is a regular file read once
-   * (el_src_recorded_fd): its whole content, a read-only private mapping
-   * of the file valid during the call, so the consumer can scan it ahead
-   * (e.g. for each session's WALL_CLOCK_TIME; el_ev_scan_mapped gives
-   * pages back as it goes). Not called when the file cannot be mapped.
-   * Another process may truncate the file meanwhile: every read of buf
-   * must be guarded (src/common/el_mapguard.h; el_ev_scan_mapped is); the
-   * pump warns afterwards when the file shrank. */
-  void (*scan)(void *ud, const uint8_t *buf, size_t len);
+   * (el_src_recorded_fd): the file's descriptor (borrowed for the call)
+   * and its size in bytes, so the consumer can scan it ahead (e.g. for
+   * each session's WALL_CLOCK_TIME: el_ev_scan_fd). The source reads fd
+   * from its file position: read it with pread(2) or map it, never move
+   * the position. Another process may truncate the file meanwhile: reads
+   * may come short, and reads of a mapping must be guarded
+   * (src/common/el_mapguard.h); the pump warns afterwards when the file
+   * shrank. */
+  void (*scan)(void *ud, int fd, uint64_t len);
   /* May be NULL. Called with the pump's source (borrowed) right after it
    * was created, before any other hook, and with NULL just before it is
    * freed, so the caller can el_src_write to it (e.g. control commands,

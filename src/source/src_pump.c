@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -257,23 +256,16 @@ static void finish_session(pump_t *p, int at_end) {
   }
 }
 
-/* Hand a recorded file's whole content to the consumer's scan. */
+/* Hand a recorded file to the consumer's scan. */
 static void scan_file(pump_t *p, el_src_t *src) {
   int fd = el_src_recorded_fd(src);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0)
     return;
-  void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (m == MAP_FAILED) {
-    el_log(EL_LOG_DEBUG, "%s: cannot map for a scan: %s", p->desc,
-           el_strerror(-errno));
-    return;
-  }
-  p->c->scan(p->c->ud, m, (size_t)st.st_size);
-  munmap(m, (size_t)st.st_size);
+  p->c->scan(p->c->ud, fd, (uint64_t)st.st_size);
   /* Another process truncated it: the scan gave up at the first byte
-   * past the new end (src/common/el_mapguard.h; a read there raises
-   * SIGBUS) and reading goes on with read(2), which meets the new end. */
+   * past the new end and reading goes on with read(2), which meets the
+   * new end. */
   struct stat now;
   if (fstat(fd, &now) == 0 && now.st_size < st.st_size)
     el_log(EL_LOG_WARN,

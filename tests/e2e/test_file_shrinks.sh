@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A recorded file truncated by another process while it is mapped for the
-# scan ahead (src/source/src_pump.c scan_file; docs/eventlog.md "Behaviour
-# on bad input"): no SIGBUS. The daemon and `report` say that the file
+# A recorded file truncated by another process while it is scanned ahead
+# (src/source/src_pump.c scan_file; the daemon reads it with pread,
+# el_ev_scan_fd, `report` maps it; docs/eventlog.md "A file that shrinks
+# while it is read"): no SIGBUS. The daemon and `report` say that the file
 # shrank, from how many bytes to how many, read on with read(2), report the
 # cut at the new end as they do for any truncated file, and exit 0. The
 # daemon exports as many records as it does for a copy that was that short
@@ -9,8 +10,9 @@
 # warning that the file shrank.
 #
 # Deterministic, no sleeps: the LD_PRELOAD library el_shrink_on_map
-# (tests/tools/preload/) truncates the file right after the mmap returns,
-# before the scan reads a byte. Kept to 1335296 bytes (a page boundary,
+# (tests/tools/preload/) truncates the file right after the mmap returns
+# (report), or right before the first pread (the daemon), before the scan
+# reads a byte. Kept to 1335296 bytes (a page boundary,
 # 1335296 = 326 * 4096): the header and cap 0's block marker are readable,
 # cap 1's block marker at byte 1338275 is not (threads.eventlog, see
 # tests/unit/test_eventlog_sessions.c test_scan_threads_log).

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "host/host.h"
 #include "source/src_consumer.h"
@@ -102,7 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len) {
   el_src_consumer_t c;
   el_host_consumer(h, &c);
   c.reset(c.ud);
-  if (len) c.scan(c.ud, data, len);
+  if (len) { /* the scan reads a file: the input in a memory file */
+    int fd = memfd_create("fuzz_daemon", 0);
+    if (fd < 0 || write(fd, data, len) != (ssize_t)len) abort();
+    c.scan(c.ud, fd, len);
+    close(fd);
+  }
   size_t cut = len ? data[len - 1] * len / 256 : 0;
   int rc = c.feed(c.ud, data, cut);
   if (rc == 0) c.feed(c.ud, data + cut, len - cut);

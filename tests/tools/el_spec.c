@@ -75,6 +75,8 @@
 #include <lualib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/el_common.h"
 #include "host/host.h"
@@ -316,10 +318,18 @@ static int l_scan(lua_State *L) {
   size_t len;
   const char *p = luaL_checklstring(L, 2, &len);
   if (s->started) return luaL_error(L, "el_spec: scan before the first feed");
+  /* The scan reads a file (el_src_consumer_t.scan): bytes in a memory
+   * file. */
+  int fd = memfd_create("el_spec", 0);
+  if (fd < 0 || write(fd, p, len) != (ssize_t)len) {
+    if (fd >= 0) close(fd);
+    return luaL_error(L, "el_spec: cannot make the file to scan");
+  }
   current = s;
   begin_session(s);
-  s->c.scan(s->c.ud, (const uint8_t *)p, len);
+  s->c.scan(s->c.ud, fd, len);
   current = NULL;
+  close(fd);
   return 0;
 }
 

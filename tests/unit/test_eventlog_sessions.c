@@ -14,6 +14,10 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -1304,6 +1308,197 @@ static void test_scan_mapped_file_shrinks(void **st) {
   }
 }
 
+/* {====== el_ev_scan_fd ======} */
+
+/* p[0..n) in a memory file, for el_ev_scan_fd. */
+static int mem_file(const uint8_t *p, size_t n) {
+  int fd = memfd_create("test_scan_fd", 0);
+  assert_true(fd >= 0);
+  if (n) assert_int_equal(write(fd, p, n), (ssize_t)n);
+  return fd;
+}
+
+/* Bytes this process has read with read(2) and pread(2) so far
+ * (/proc/self/io rchar), or UINT64_MAX when the kernel does not say. */
+static uint64_t bytes_read(void) {
+  FILE *f = fopen("/proc/self/io", "r");
+  unsigned long long v = 0;
+  int ok = f && fscanf(f, "rchar: %llu", &v) == 1;
+  if (f) fclose(f);
+  return ok ? (uint64_t)v : UINT64_MAX;
+}
+
+/* a (el_ev_scan_fd) found what b (el_ev_scan_sessions) did: the same
+ * result, sessions and counters. */
+static void same_scan(const el_ev_scan_t *a, int arc, const el_ev_scan_t *b,
+                      int brc, const char *what) {
+  if (arc != brc || a->status != b->status || a->nsessions != b->nsessions ||
+      a->diag.offset != b->diag.offset || a->warnings != b->warnings ||
+      strcmp(a->diag.msg, b->diag.msg) != 0)
+    fail_msg(
+        "%s: rc %d status %d, %zu sessions, %llu warnings, '%s' at %llu; "
+        "in memory rc %d status %d, %zu, %llu, '%s' at %llu",
+        what, arc, a->status, a->nsessions, (unsigned long long)a->warnings,
+        a->diag.msg, (unsigned long long)a->diag.offset, brc, b->status,
+        b->nsessions, (unsigned long long)b->warnings, b->diag.msg,
+        (unsigned long long)b->diag.offset);
+  if (a->stats.events != b->stats.events ||
+      a->stats.skipped_blocks != b->stats.skipped_blocks ||
+      a->stats.skipped_block_bytes != b->stats.skipped_block_bytes ||
+      a->stats.bytes != b->stats.bytes)
+    fail_msg(
+        "%s: counters differ (events %llu/%llu, skipped blocks "
+        "%llu/%llu, bytes %llu/%llu)",
+        what, (unsigned long long)a->stats.events,
+        (unsigned long long)b->stats.events,
+        (unsigned long long)a->stats.skipped_blocks,
+        (unsigned long long)b->stats.skipped_blocks,
+        (unsigned long long)a->stats.bytes, (unsigned long long)b->stats.bytes);
+  for (size_t i = 0; i < a->nsessions; i++) {
+    const el_ev_scan_session_t *x = &a->sessions[i], *y = &b->sessions[i];
+    if (x->header_offset != y->header_offset ||
+        x->end_offset != y->end_offset || x->data_end != y->data_end ||
+        x->has_wall_clock != y->has_wall_clock ||
+        x->anchor_unix_ns != y->anchor_unix_ns ||
+        x->wall_t_ns != y->wall_t_ns || x->max_t_ns != y->max_t_ns ||
+        x->ncaps != y->ncaps ||
+        (x->ncaps && memcmp(x->caps, y->caps, x->ncaps * 2)) ||
+        x->has_pid != y->has_pid || x->pid != y->pid ||
+        x->has_ppid != y->has_ppid || x->ppid != y->ppid ||
+        x->rts_id_len != y->rts_id_len || x->args_len != y->args_len ||
+        (!x->rts_id) != (!y->rts_id) || (!x->args) != (!y->args) ||
+        (x->rts_id && memcmp(x->rts_id, y->rts_id, x->rts_id_len)) ||
+        (x->args && memcmp(x->args, y->args, x->args_len)) ||
+        x->has_nocap != y->has_nocap || x->nocap_high != y->nocap_high ||
+        x->nocap_last_offset != y->nocap_last_offset ||
+        memcmp(x->nocap_types, y->nocap_types, sizeof x->nocap_types))
+      fail_msg("%s: session %zu (header at %llu) differs", what, i,
+               (unsigned long long)y->header_offset);
+  }
+}
+
+/* el_ev_scan_fd of p[0..n) in a file against el_ev_scan_sessions of the
+ * bytes in memory (one feed call); returns the bytes the scan read. */
+static uint64_t scan_fd_like_memory(const uint8_t *p, size_t n,
+                                    const char *what) {
+  int fd = mem_file(p, n);
+  el_ev_scan_t a, b;
+  uint64_t r0 = bytes_read();
+  int arc = el_ev_scan_fd(fd, n, &a);
+  uint64_t r1 = bytes_read();
+  int brc = el_ev_scan_sessions(p, n, &b);
+  same_scan(&a, arc, &b, brc, what);
+  el_ev_scan_free(&a);
+  el_ev_scan_free(&b);
+  close(fd);
+  return r0 == UINT64_MAX || r1 == UINT64_MAX ? UINT64_MAX : r1 - r0;
+}
+
+/* A file scanned with pread gives what the scan of its bytes in memory
+ * gives: recorded logs (blocks of GHC 9.0 and 9.2, a log without blocks),
+ * logs cut anywhere, a tee whose first connection ends inside a block
+ * (the body's end falls inside the next connection: decoded after all),
+ * a block whose declared end is the end of the first window read (16 KiB)
+ * and lies inside an event (decoded after all too), and logs with bytes
+ * flipped. threads.eventlog's two 1.3 MB capability bodies are not read:
+ * the scan reads less than 1/16 of its 2.8 MB. */
+static void test_scan_fd_like_memory(void **st) {
+  (void)st;
+  static const char *const logs[] = {"ghc-9.0/threads.eventlog",
+                                     "ghc-9.0/heapy-hT.eventlog",
+                                     "ghc-events/ghc-9.2-events.eventlog",
+                                     "ghc-events/hello-ghc-8.2.2.eventlog"};
+  for (size_t k = 0; k < sizeof logs / sizeof logs[0]; k++) {
+    size_t n = 0;
+    uint8_t *p = tu_read_log(logs[k], &n);
+    assert_non_null(p);
+    uint64_t r = scan_fd_like_memory(p, n, logs[k]);
+    if (k == 0 && r != UINT64_MAX && r >= n / 16)
+      fail_msg("%s: read %llu of its %zu bytes", logs[k], (unsigned long long)r,
+               n);
+    char what[96];
+    for (size_t x = 1; x < n; x = x * 3 + 1001) {
+      snprintf(what, sizeof what, "%s cut at %zu", logs[k], x);
+      scan_fd_like_memory(p, x, what);
+    }
+    free(p);
+  }
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  uint8_t *tee = malloc(3 * (n + 24));
+  size_t tn = 0, cuts[3] = {2000000, n, n}; /* inside cap 1's block */
+  for (int k = 0; k < 3; k++) tn += connection(tee + tn, log, n, cuts[k], 1);
+  scan_fd_like_memory(tee, tn, "tee cut inside a block");
+  /* cap 0's marker at 2688 (test_scan_threads_log): its u32 size, after
+   * the 10-byte event header, made to end the block at 16384. */
+  uint8_t *q = malloc(n);
+  memcpy(q, log, n);
+  uint32_t size = 16384 - 2688;
+  for (int i = 0; i < 4; i++)
+    q[2688 + 10 + i] = (uint8_t)(size >> (24 - 8 * i));
+  scan_fd_like_memory(q, n, "a block ending with the first window");
+  free(q);
+  free(tee);
+  free(log);
+  uint8_t *p = tu_read_log("ghc-events/ghc-9.2-events.eventlog", &n);
+  q = malloc(n);
+  uint64_t seed = 4242;
+  for (int round = 0; round < 300; round++) {
+    memcpy(q, p, n);
+    for (int f = 0; f < 4; f++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      q[(seed >> 33) % n] ^= (uint8_t)(seed >> 13);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "flipped bytes, round %d", round);
+    scan_fd_like_memory(q, n, what);
+  }
+  free(q);
+  free(p);
+}
+
+/* A file shorter than the length given (it shrank after its size was
+ * taken): EL_ESHRUNK naming the first byte missing, as the mapped scan
+ * (test_scan_mapped_file_shrinks); a descriptor that cannot be read:
+ * -EBADF naming byte 0, nothing found. */
+static void test_scan_fd_short_or_unreadable(void **st) {
+  (void)st;
+  size_t n = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  const struct {
+    size_t keep;
+    uint64_t at;
+    size_t nsessions;
+  } c[] = {{0, 0, 0}, {1338275 - 100, 1338275, 1}, {n - 1, n - 1, 1}};
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    int fd = mem_file(log, c[k].keep);
+    el_ev_scan_t s;
+    assert_int_equal(el_ev_scan_fd(fd, n, &s), EL_ESHRUNK);
+    assert_int_equal(s.status, EL_ESHRUNK);
+    assert_int_equal(s.diag.offset, c[k].at);
+    assert_int_equal(s.nsessions, c[k].nsessions);
+    el_ev_scan_free(&s);
+    close(fd);
+  }
+  char path[] = "/tmp/el_test_scanfdXXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, log, n), (ssize_t)n);
+  close(fd);
+  fd = open(path, O_WRONLY);
+  unlink(path);
+  assert_true(fd >= 0);
+  el_ev_scan_t s;
+  assert_int_equal(el_ev_scan_fd(fd, n, &s), -EBADF);
+  assert_int_equal(s.status, -EBADF);
+  assert_int_equal(s.diag.offset, 0);
+  assert_non_null(strstr(s.diag.msg, "cannot read at byte 0"));
+  assert_int_equal(s.nsessions, 0);
+  el_ev_scan_free(&s);
+  close(fd);
+  free(log);
+}
+
 /* Saturation: a wall clock too large for int64 ns, and one smaller than
  * its own timestamp. */
 static void test_scan_anchor_saturates(void **st) {
@@ -1694,6 +1889,8 @@ int main(void) {
       cmocka_unit_test(test_scan_damaged_input),
       cmocka_unit_test(test_scan_anchor_saturates),
       cmocka_unit_test(test_scan_mapped_file_shrinks),
+      cmocka_unit_test(test_scan_fd_like_memory),
+      cmocka_unit_test(test_scan_fd_short_or_unreadable),
       cmocka_unit_test(test_skip_cap_blocks_option),
       cmocka_unit_test(test_later_header_bytes_inserted),
       cmocka_unit_test(test_later_header_unreadable),
