@@ -1939,8 +1939,8 @@ int el__ev_decoder_body_end(const el_ev_decoder_t *d, uint64_t *end) {
     *end = d->skip_until;
     return 1;
   }
-  if (d->state == ST_DATA && d->landing) { /* it ended where input did */
-    *end = d->base;
+  if (d->state == ST_DATA && d->landing) { /* not checked yet */
+    *end = d->skip_until;
     return 1;
   }
   return 0;

@@ -389,14 +389,15 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off) {
 /* Where a window (ending at `off`) left d skipping a capability body that
  * goes on past it: 1 and *to = where reading goes on (the body's end, or
  * len), the body's bytes jumped over unread; 0 when there is no such body
- * (or it ended with the window, on a block marker or DATA_END);
+ * (or it ended in the window, too near its end for the decoder to check
+ * what follows, and that is a block marker or DATA_END);
  * BODY_CUT when the body does not end on a block marker or DATA_END, so
  * that it must be decoded after all (el_ev_scan_fd maps the file); or
  * -errno. */
 static int jump_body(el_ev_decoder_t *d, int fd, uint64_t off, uint64_t len,
                      uint64_t *to) {
   uint64_t end;
-  if (!el__ev_decoder_body_end(d, &end) || end < off)
+  if (!el__ev_decoder_body_end(d, &end))
     return 0;
   if (len >= 2 && end <= len - 2) {
     uint8_t next[2];
@@ -406,7 +407,7 @@ static int jump_body(el_ev_decoder_t *d, int fd, uint64_t off, uint64_t len,
     if (k == 2 && !el__ev_lands_after_body(el_ev_be16(next)))
       return BODY_CUT;
   }
-  if (end == off) /* the body ended with the window: checked */
+  if (end <= off) /* the body ended in the window: checked */
     return 0;
   *to = end < len ? end : len;
   el__ev_decoder_skip_to(d, *to);
@@ -471,9 +472,11 @@ int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out) {
     el_ev_decoder_free(d);
     el_free(s);
     el_ev_scan_free(out);
+    memset(out, 0, sizeof *out);
+    out->diag.event_type = -1;
     void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED)
-      return -errno;
+      return out->status = out->diag.code = -errno;
     rc = scan(m, (size_t)len, out, 1);
     munmap(m, (size_t)len);
     return rc;

@@ -146,9 +146,10 @@ static inline int el__ev_lands_after_body(uint16_t type) {
 }
 
 /* While d is skipping a capability block's body (EL_EV_OPT_SKIP_CAP_BLOCKS),
- * or its body ended exactly where the input fed so far ends and the item
- * after it is still to be checked: 1, and *end = the input offset where
- * the body ends (it may lie beyond the input); else 0. For a caller that
+ * or its body ended so near the end of the input fed so far that the item
+ * after it is still to be checked (fewer than 2 bytes of it came): 1, and
+ * *end = the input offset where the body ends (it may lie beyond the
+ * input); else 0. For a caller that
  * reads its input itself (pread) and wants to jump over the body's bytes,
  * having checked the item at *end with el__ev_lands_after_body (ev_scan.c,
  * el_ev_scan_fd). */
