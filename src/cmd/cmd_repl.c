@@ -325,10 +325,10 @@ static void r_input_waits(void *ud, int waiting) {
   pthread_mutex_unlock(&r->lua_mu);
 }
 
-static void r_scan(void *ud, int fd, uint64_t len) {
+static void r_scan(void *ud, int fd, uint64_t from, uint64_t len) {
   repl_t *r = ud;
   pthread_mutex_lock(&r->lua_mu);
-  r->host_c.scan(r->host_c.ud, fd, len);
+  r->host_c.scan(r->host_c.ud, fd, from, len);
   pthread_mutex_unlock(&r->lua_mu);
 }
 
@@ -396,8 +396,8 @@ static void load_received(void *ud, uint64_t by, int live) {
 static void load_input_waits(void *ud, int waiting) {
   ((load_t *)ud)->c.input_waits(((load_t *)ud)->c.ud, waiting);
 }
-static void load_scan(void *ud, int fd, uint64_t len) {
-  ((load_t *)ud)->c.scan(((load_t *)ud)->c.ud, fd, len);
+static void load_scan(void *ud, int fd, uint64_t from, uint64_t len) {
+  ((load_t *)ud)->c.scan(((load_t *)ud)->c.ud, fd, from, len);
 }
 static void load_input_name(void *ud, const char *name) {
   ((load_t *)ud)->c.input_name(((load_t *)ud)->c.ud, name);

@@ -420,16 +420,17 @@ static void c_input_waits(void *ud, int waiting) {
 /* The report's own scan of the whole file (el_rp_scan: the host's hints
  * and the report's census index), over a mapping whose pages it gives
  * back as it goes (313 MB of a 1 GB -hT log would stay resident). */
-static void c_scan(void *ud, int fd, uint64_t len) {
+static void c_scan(void *ud, int fd, uint64_t from, uint64_t len) {
   pump_t *p = ud;
-  void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+  size_t all = (size_t)(from + len); /* mapped from 0: page-aligned */
+  uint8_t *m = mmap(NULL, all, PROT_READ, MAP_PRIVATE, fd, 0);
   if (m == MAP_FAILED) {
     el_log(EL_LOG_DEBUG, "cannot map the eventlog for a scan: %s",
            el_strerror(-errno));
     return;
   }
-  el_rp_scan(p->host.ud, m, (size_t)len);
-  munmap(m, (size_t)len);
+  el_rp_scan(p->host.ud, m + from, (size_t)len);
+  munmap(m, all);
 }
 
 /* Wall-clock timers (live sources): polled by an unreferenced timer. */

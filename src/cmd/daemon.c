@@ -234,9 +234,9 @@ static void d_input_waits(void *ud, int waiting) {
   d->host_c.input_waits(d->host_c.ud, waiting);
 }
 
-static void d_scan(void *ud, int fd, uint64_t len) {
+static void d_scan(void *ud, int fd, uint64_t from, uint64_t len) {
   el__daemon_t *d = ud;
-  d->host_c.scan(d->host_c.ud, fd, len);
+  d->host_c.scan(d->host_c.ud, fd, from, len);
 }
 
 /* Any SIGINT/SIGTERM of this run, while reading (d_interrupt) or during

@@ -287,6 +287,9 @@ struct el_ev_decoder_s {
   int bad_order;       /* resync_begin: the part begins at a block marker
                           out of its capability's time order (out_of_order) */
   uint64_t skip_until; /* ST_BODY: offset where it ends */
+  uint64_t input_end;  /* el__ev_decoder_set_input_end: a capability body
+                          ending past it is decoded, not skipped
+                          (UINT64_MAX: the end is not known) */
   int body_spliced;    /* ST_BODY: the body is a block spliced into the
                           current one, out of time order (skip_spliced):
                           that one goes on after it */
@@ -621,6 +624,7 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink) {
   size_t n;
   d->layouts = el__ev_layouts(&n);
   d->state = ST_SCAN;
+  d->input_end = UINT64_MAX;
   /* header_begin writes the magic without allocating. */
   if (el_grow(&d->hbuf, &d->hcap, 256, 1)) {
     el_free(d);
@@ -1934,6 +1938,10 @@ static size_t skip_body(el_ev_decoder_t *d, size_t len) {
   return (size_t)left;
 }
 
+void el__ev_decoder_set_input_end(el_ev_decoder_t *d, uint64_t end) {
+  d->input_end = end;
+}
+
 int el__ev_decoder_body_end(const el_ev_decoder_t *d, uint64_t *end) {
   if (d->state == ST_BODY) {
     *end = d->skip_until;
@@ -2632,8 +2640,11 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
         d->sess_cap_hi = d->block_cap;
       if (ev->v[1].u >= ev->t_ns && ev->v[1].u > d->sess_tmax)
         d->sess_tmax = ev->v[1].u; /* its end time */
+      /* A body ending past the end of the input was cut: what
+       * follows it (another connection's header) lies inside it. */
       skip_body = (d->opts & EL_EV_OPT_SKIP_CAP_BLOCKS) &&
-                  d->block_cap != EL_EV_NO_CAP && d->block_end != BLOCK_OPEN;
+                  d->block_cap != EL_EV_NO_CAP && d->block_end != BLOCK_OPEN &&
+                  d->block_end <= d->input_end;
     } else {
       d->block_end = off; /* not believable: no block, no capability */
       set_diag(d, EL_ECORRUPT, off, type,

@@ -273,6 +273,7 @@ static el_ev_decoder_t *scan_open(el_ev_scan_t *out, uint64_t len,
     return NULL;
   }
   el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
+  el__ev_decoder_set_input_end(d, len);
   *sp = s;
   return d;
 }
@@ -394,14 +395,14 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off) {
  * BODY_CUT when the body does not end on a block marker or DATA_END, so
  * that it must be decoded after all (el_ev_scan_fd maps the file); or
  * -errno. */
-static int jump_body(el_ev_decoder_t *d, int fd, uint64_t off, uint64_t len,
-                     uint64_t *to) {
+static int jump_body(el_ev_decoder_t *d, int fd, uint64_t from, uint64_t off,
+                     uint64_t len, uint64_t *to) {
   uint64_t end;
   if (!el__ev_decoder_body_end(d, &end))
     return 0;
   if (len >= 2 && end <= len - 2) {
     uint8_t next[2];
-    ssize_t k = read_at(fd, next, 2, end);
+    ssize_t k = read_at(fd, next, 2, from + end);
     if (k < 0)
       return (int)k;
     if (k == 2 && !el__ev_lands_after_body(el_ev_be16(next)))
@@ -414,12 +415,12 @@ static int jump_body(el_ev_decoder_t *d, int fd, uint64_t off, uint64_t len,
   return 1;
 }
 
-/* Feed d the len bytes of fd from offset 0 in windows, jumping
+/* Feed d the len bytes of fd from byte `from` in windows, jumping
  * over capability bodies; problems of the input go to out (keep_first).
  * Returns 0, EL_ESTOPPED or EL_ENOMEM, EL_ESHRUNK (*at = the first byte
  * missing), BODY_CUT, or -errno (*at = where reading failed). */
 static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
-                        uint64_t len, uint64_t *at) {
+                        uint64_t from, uint64_t len, uint64_t *at) {
   uint8_t *w = el_malloc(SCAN_READ_MAX);
   if (!w)
     return EL_ENOMEM;
@@ -428,7 +429,7 @@ static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
   int rc = 0;
   while (off < len && !rc) {
     size_t want = len - off < win ? (size_t)(len - off) : win;
-    ssize_t got = read_at(fd, w, want, off);
+    ssize_t got = read_at(fd, w, want, from + off);
     *at = off;
     if (got < 0) {
       rc = (int)got;
@@ -440,7 +441,7 @@ static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
     if (!rc && (size_t)got < want)
       rc = EL_ESHRUNK;
     if (!rc)
-      rc = jump_body(d, fd, off, len, &to);
+      rc = jump_body(d, fd, from, off, len, &to);
     if (rc == 1) {
       off = to;
       rc = 0;
@@ -453,7 +454,7 @@ static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
   return rc;
 }
 
-int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out) {
+int el_ev_scan_fd(int fd, uint64_t from, uint64_t len, el_ev_scan_t *out) {
   memset(out, 0, sizeof *out);
   out->diag.event_type = -1;
   if (!len)
@@ -463,7 +464,7 @@ int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out) {
   if (!d)
     return EL_ENOMEM;
   uint64_t at = 0;
-  int rc = scan_fd_feed(d, out, fd, len, &at);
+  int rc = scan_fd_feed(d, out, fd, from, len, &at);
   if (rc == EL_ESHRUNK)
     return shrunk(out, d, s, at);
   if (rc == BODY_CUT) {
@@ -474,11 +475,12 @@ int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out) {
     el_ev_scan_free(out);
     memset(out, 0, sizeof *out);
     out->diag.event_type = -1;
-    void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+    size_t all = (size_t)(from + len); /* mapped from 0: page-aligned */
+    uint8_t *m = mmap(NULL, all, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED)
       return out->status = out->diag.code = -errno;
-    rc = scan(m, (size_t)len, out, 1);
-    munmap(m, (size_t)len);
+    rc = scan(m + from, (size_t)len, out, 1);
+    munmap(m, all);
     return rc;
   }
   if (rc < 0 && rc > -4096) { /* a read error: what was found stays */

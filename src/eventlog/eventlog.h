@@ -207,7 +207,8 @@ el_ev_decoder_t *el_ev_decoder_new(const el_ev_sink_t *sink);
 void el_ev_decoder_free(el_ev_decoder_t *d);
 
 /* Decoder options, a bit set for el_ev_decoder_set_opts. */
-#define EL_EV_OPT_SKIP_CAP_BLOCKS 0x1u /* capability blocks (cap != 0xFFFF):
+#define EL_EV_OPT_SKIP_CAP_BLOCKS \
+  0x1u /* capability blocks (cap != 0xFFFF):
   deliver the block marker, then skip the body by the marker's declared
   size without reading it (no events, no per-event work, its pages are
   never touched). Global blocks and events outside blocks are decoded.
@@ -215,7 +216,10 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
   DATA_END; if it is not (a block cut short, e.g. by the next connection
   in a raw tee), the body is decoded after all when it lies in the same
   feed call (el_ev_scan_sessions feeds one buffer), else a warning names
-  both offsets and decoding goes on from the body's end. */
+  both offsets and decoding goes on from the body's end. The scans
+  (el_ev_scan_*) know where their input ends: there a body declared to
+  end past it is decoded too (a cut connection followed by a short log,
+  whose header lies inside the declared body). */
 /* EL_EV_OPT_LIVE: the input may pause for a long time after
  * any feed call (a socket, FIFO or pipe). Without this option an event
  * whose last bytes could be the start of eventlog-socket's stray block
@@ -688,9 +692,10 @@ typedef struct el_ev_scan_s {
  * mapping gives EL_ESHRUNK. Additive. */
 int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
 
-/* el_ev_scan_sessions for the first len bytes of a regular file, read
- * with pread(2) (the descriptor's file position does not move, so another
- * reader of fd is not disturbed): headers, global blocks and events
+/* el_ev_scan_sessions for the len bytes of a regular file from byte
+ * `from` (offsets in out are counted from there: where a reader of fd
+ * starts, its file position), read with pread(2) (the descriptor's file
+ * position does not move, so another reader of fd is not disturbed): headers, global blocks and events
  * outside blocks are read in windows of 16 KiB to 1 MiB, and each capability block's
  * body is jumped over once the 2 bytes where it ends show a block marker
  * or DATA_END. A 120 MB GHC 9.0 eventlog of 61 blocks costs ~0.2 ms, not
@@ -703,7 +708,7 @@ int el_ev_scan_mapped(const uint8_t *buf, size_t len, el_ev_scan_t *out);
  * (out->diag says where), the sessions found before it kept.
  * fd: borrowed, open for reading. out: as el_ev_scan_sessions.
  * Thread: any; no shared state. Spec: as el_ev_scan_sessions. */
-int el_ev_scan_fd(int fd, uint64_t len, el_ev_scan_t *out);
+int el_ev_scan_fd(int fd, uint64_t from, uint64_t len, el_ev_scan_t *out);
 
 /* Scan a whole eventlog held in memory (e.g. an mmap'd file) for what is
  * needed to place it in time, without decoding capability blocks: per

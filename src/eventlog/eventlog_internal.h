@@ -145,6 +145,14 @@ static inline int el__ev_lands_after_body(uint16_t type) {
   return type == EL_EV_BLOCK_MARKER || type == 0xFFFF;
 }
 
+/* The input ends at offset `end` (its length, when the caller knows it:
+ * a file or a buffer scanned whole). With EL_EV_OPT_SKIP_CAP_BLOCKS a
+ * capability block whose declared end lies past it is decoded, not
+ * skipped: it was cut, and what follows the cut (a tee's next connection,
+ * its header) lies inside the body it declares (h80: a cut connection
+ * followed by a short log lost the log's session). */
+void el__ev_decoder_set_input_end(el_ev_decoder_t *d, uint64_t end);
+
 /* While d is skipping a capability block's body (EL_EV_OPT_SKIP_CAP_BLOCKS),
  * or its body ended so near the end of the input fed so far that the item
  * after it is still to be checked (fewer than 2 bytes of it came): 1, and

@@ -60,10 +60,10 @@ static void c_input_waits(void *ud, int waiting) {
  * over unread) and gives each session's WALL_CLOCK_TIME anchor,
  * capabilities, last time and init events (pid, ppid, RTS identifier,
  * arguments). */
-static void c_scan(void *ud, int fd, uint64_t len) {
+static void c_scan(void *ud, int fd, uint64_t from, uint64_t len) {
   el_host_t *h = ud;
   el_ev_scan_t r;
-  int rc = el_ev_scan_fd(fd, len, &r);
+  int rc = el_ev_scan_fd(fd, from, len, &r);
   if (rc == EL_ENOMEM || rc == EL_ESHRUNK || r.nsessions == 0 ||
       r.nsessions > MAX_SCAN_SESSIONS) {
     /* Too many: the hints would not line up. Shrunk (another process

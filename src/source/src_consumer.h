@@ -72,14 +72,16 @@ typedef struct el_src_consumer_s {
   void (*input_waits)(void *ud, int waiting);
   /* May be NULL. After reset, when the session is a regular file read once
    * (el_src_recorded_fd): the file's descriptor (borrowed for the call)
-   * and its size in bytes, so the consumer can scan it ahead (e.g. for
+   * and the len bytes from byte `from` that the session reads (from: the
+   * descriptor's position when reading began, 0 for --eventlog-file, any
+   * for a file on stdin), so the consumer can scan them ahead (e.g. for
    * each session's WALL_CLOCK_TIME: el_ev_scan_fd). The source reads fd
    * from its file position: read it with pread(2) or map it, never move
    * the position. Another process may truncate the file meanwhile: reads
    * may come short, and reads of a mapping must be guarded
    * (src/common/el_mapguard.h); the pump warns afterwards when the file
    * shrank. */
-  void (*scan)(void *ud, int fd, uint64_t len);
+  void (*scan)(void *ud, int fd, uint64_t from, uint64_t len);
   /* May be NULL. Called with the pump's source (borrowed) right after it
    * was created, before any other hook, and with NULL just before it is
    * freed, so the caller can el_src_write to it (e.g. control commands,

@@ -262,7 +262,14 @@ static void scan_file(pump_t *p, el_src_t *src) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0)
     return;
-  p->c->scan(p->c->ud, fd, (uint64_t)st.st_size);
+  /* A file on stdin may be read from anywhere (h80: `(head -c N; exec
+   * eventlog-live run S) < FILE`): the scan starts where reading does. */
+  off_t from = lseek(fd, 0, SEEK_CUR);
+  if (from < 0)
+    from = 0;
+  if (from >= st.st_size)
+    return;
+  p->c->scan(p->c->ud, fd, (uint64_t)from, (uint64_t)(st.st_size - from));
   /* Another process truncated it: the scan gave up at the first byte
    * past the new end and reading goes on with read(2), which meets the
    * new end. */

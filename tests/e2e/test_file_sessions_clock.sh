@@ -98,6 +98,38 @@ check mixed "$TMP/mixed.eventlog" $((W / 1000000000 + 60)) \
   "$(printf '1\tnext_session\t%s\t%s' $((W - B)) $W)" \
   "$(printf '2\tWALL_CLOCK_TIME\t%s\t%s' $W $((W + HB)))"
 
+# A file on stdin read from the middle (h80: the scan ahead read it from
+# byte 0 and gave the session at the read position the first session's
+# clock and pid): threads.eventlog then heapy-hT, stdin positioned at
+# heapy's header, prints what heapy-hT alone prints.
+THREADS=$EVENTLOGS/ghc-9.0/threads.eventlog
+cat >"$TMP/hdr.lua" <<'EOF'
+local el = require("eventlog_live")
+local first = true
+el.on_header(function(s)
+  print(s.number, s.clock_from, s.start_unix_ns, s.pid)
+  first = true
+end)
+el.on("*", function(ev)
+  if first then print(ev.t, ev.unix_ns); first = false end
+end)
+EOF
+cat "$THREADS" "$HEAPY" >"$TMP/cat2.eventlog"
+"$BIN" run "$TMP/hdr.lua" --eventlog-file "$HEAPY" >"$TMP/alone.out" 2>&1
+python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.lseek(fd, int(sys.argv[2]), 0); os.dup2(fd, 0)
+os.execvp(sys.argv[3], sys.argv[3:])' "$TMP/cat2.eventlog" \
+  "$(stat -c %s "$THREADS")" "$BIN" run "$TMP/hdr.lua" --eventlog-stdin \
+  >"$TMP/mid.out" 2>&1
+if grep -q WALL_CLOCK_TIME "$TMP/alone.out" &&
+   cmp -s "$TMP/alone.out" "$TMP/mid.out"; then
+  ok "stdin read from the middle of a file: the session's own clock and pid"
+else
+  bad "stdin from the middle: got $(head -2 "$TMP/mid.out" | tr '\n' '|')" \
+    "want $(head -2 "$TMP/alone.out" | tr '\n' '|')"
+fi
+
 # report: both sessions counted, laid end to end (range 2B), and no GC
 # pause longer than the one-session file's longest.
 "$BIN" report "$TMP/two.eventlog" -o "$TMP/two.html" 2>"$TMP/report.err" ||

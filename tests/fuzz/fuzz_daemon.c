@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len) {
   if (len) { /* the scan reads a file: the input in a memory file */
     int fd = memfd_create("fuzz_daemon", 0);
     if (fd < 0 || write(fd, data, len) != (ssize_t)len) abort();
-    c.scan(c.ud, fd, len);
+    c.scan(c.ud, fd, 0, len);
     close(fd);
   }
   size_t cut = len ? data[len - 1] * len / 256 : 0;

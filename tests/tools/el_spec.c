@@ -327,7 +327,7 @@ static int l_scan(lua_State *L) {
   }
   current = s;
   begin_session(s);
-  s->c.scan(s->c.ud, fd, len);
+  s->c.scan(s->c.ud, fd, 0, len);
   current = NULL;
   close(fd);
   return 0;

@@ -1377,17 +1377,33 @@ static void same_scan(const el_ev_scan_t *a, int arc, const el_ev_scan_t *b,
   }
 }
 
+#define PREFIX 4097 /* bytes before the log: not a page's multiple */
+
 /* el_ev_scan_fd of p[0..n) in a file against el_ev_scan_sessions of the
- * bytes in memory (one feed call); returns the bytes the scan read. */
+ * bytes in memory (one feed call), and of p after PREFIX other bytes in a
+ * file, scanned from there (a file on stdin read from its middle);
+ * returns the bytes the first scan read. */
 static uint64_t scan_fd_like_memory(const uint8_t *p, size_t n,
                                     const char *what) {
   int fd = mem_file(p, n);
   el_ev_scan_t a, b;
   uint64_t r0 = bytes_read();
-  int arc = el_ev_scan_fd(fd, n, &a);
+  int arc = el_ev_scan_fd(fd, 0, n, &a);
   uint64_t r1 = bytes_read();
   int brc = el_ev_scan_sessions(p, n, &b);
   same_scan(&a, arc, &b, brc, what);
+  el_ev_scan_free(&a);
+  close(fd);
+  uint8_t *q = malloc(PREFIX + n);
+  assert_non_null(q);
+  memset(q, 0xAB, PREFIX);
+  memcpy(q + PREFIX, p, n);
+  fd = mem_file(q, PREFIX + n);
+  free(q);
+  char w[160];
+  snprintf(w, sizeof w, "%s, from byte %d of a file", what, PREFIX);
+  arc = el_ev_scan_fd(fd, PREFIX, n, &a);
+  same_scan(&a, arc, &b, brc, w);
   el_ev_scan_free(&a);
   el_ev_scan_free(&b);
   close(fd);
@@ -1480,7 +1496,7 @@ static void test_scan_fd_short_or_unreadable(void **st) {
   for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
     int fd = mem_file(log, c[k].keep);
     el_ev_scan_t s;
-    assert_int_equal(el_ev_scan_fd(fd, n, &s), EL_ESHRUNK);
+    assert_int_equal(el_ev_scan_fd(fd, 0, n, &s), EL_ESHRUNK);
     assert_int_equal(s.status, EL_ESHRUNK);
     assert_int_equal(s.diag.offset, c[k].at);
     assert_int_equal(s.nsessions, c[k].nsessions);
@@ -1496,13 +1512,57 @@ static void test_scan_fd_short_or_unreadable(void **st) {
   unlink(path);
   assert_true(fd >= 0);
   el_ev_scan_t s;
-  assert_int_equal(el_ev_scan_fd(fd, n, &s), -EBADF);
+  assert_int_equal(el_ev_scan_fd(fd, 0, n, &s), -EBADF);
   assert_int_equal(s.status, -EBADF);
   assert_int_equal(s.diag.offset, 0);
   assert_non_null(strstr(s.diag.msg, "cannot read at byte 0"));
   assert_int_equal(s.nsessions, 0);
   el_ev_scan_free(&s);
   close(fd);
+  free(log);
+}
+
+/* A tee whose cut connection's last block declares an end past the end
+ * of the file, followed by a short whole log (h80: eventlog-socket's tee
+ * of a program restarted for a short run): the short log's session is
+ * found with its clock and init events, as when it is scanned alone; the
+ * scan of the file (el_ev_scan_fd) finds the same. Before, the body was
+ * skipped to the end of the file, the second header inside it unseen. */
+static void test_scan_cut_block_then_short_log(void **st) {
+  (void)st;
+  size_t n = 0, hn = 0;
+  uint8_t *log = tu_read_log("ghc-9.0/threads.eventlog", &n);
+  uint8_t *heapy = tu_read_log("ghc-9.0/heapy-hT.eventlog", &hn);
+  assert_non_null(log);
+  assert_non_null(heapy);
+  /* Cut at 2,000,000: inside cap 1's block, which ends at 2,806,555 (see
+   * test_scan_threads_log), past the end of the tee (2,062,874). */
+  uint8_t *tee = malloc(24 + 2000000 + hn);
+  size_t tn = connection(tee, log, n, 2000000, 1);
+  memcpy(tee + tn, heapy, hn);
+  tn += hn;
+  assert_true(24 + 2806555 > tn);
+  el_ev_scan_t alone, s;
+  assert_int_equal(el_ev_scan_sessions(heapy, hn, &alone), 0);
+  assert_int_equal(alone.nsessions, 1);
+  el_ev_scan_sessions(tee, tn, &s);
+  assert_int_equal(s.nsessions, 2);
+  assert_int_equal(s.sessions[1].header_offset, 24 + 2000000);
+  const el_ev_scan_session_t *x = &s.sessions[1], *y = &alone.sessions[0];
+  assert_true(x->has_wall_clock);
+  assert_int_equal(x->anchor_unix_ns, y->anchor_unix_ns);
+  assert_int_equal(x->max_t_ns, y->max_t_ns);
+  assert_int_equal(x->ncaps, y->ncaps);
+  assert_true(x->has_pid);
+  assert_int_equal(x->pid, y->pid);
+  assert_int_equal(x->args_len, y->args_len);
+  assert_memory_equal(x->args, y->args, y->args_len);
+  assert_int_equal(x->end_offset, tn);
+  el_ev_scan_free(&s);
+  el_ev_scan_free(&alone);
+  scan_fd_like_memory(tee, tn, "a cut block past the end, then a short log");
+  free(tee);
+  free(heapy);
   free(log);
 }
 
@@ -1898,6 +1958,7 @@ int main(void) {
       cmocka_unit_test(test_scan_mapped_file_shrinks),
       cmocka_unit_test(test_scan_fd_like_memory),
       cmocka_unit_test(test_scan_fd_short_or_unreadable),
+      cmocka_unit_test(test_scan_cut_block_then_short_log),
       cmocka_unit_test(test_skip_cap_blocks_option),
       cmocka_unit_test(test_later_header_bytes_inserted),
       cmocka_unit_test(test_later_header_unreadable),
