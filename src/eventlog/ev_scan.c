@@ -253,13 +253,18 @@ static int scan_feed(el_ev_decoder_t *d, el_ev_scan_t *out, const uint8_t *buf,
   return 0;
 }
 
-/* A scan of len bytes into out (cleared): its sink's state in *sp and
- * the decoder, skipping capability bodies; NULL when out of memory. */
-static el_ev_decoder_t *scan_open(el_ev_scan_t *out, uint64_t len,
-                                  scan_t **sp) {
+/* Begin a scan of len bytes into out (cleared): 1, with its sink's state
+ * in *sp and the decoder in *dp, skipping capability bodies; 0 when len
+ * is 0 (nothing to scan); EL_ENOMEM. */
+static int scan_open(el_ev_scan_t *out, uint64_t len, scan_t **sp,
+                     el_ev_decoder_t **dp) {
+  memset(out, 0, sizeof *out);
+  out->diag.event_type = -1;
+  if (!len)
+    return 0;
   scan_t *s = el_calloc(1, sizeof *s);
   if (!s)
-    return NULL;
+    return EL_ENOMEM;
   s->out = out;
   s->len = len;
   el_ev_sink_t sink = {.ud = s,
@@ -270,12 +275,13 @@ static el_ev_decoder_t *scan_open(el_ev_scan_t *out, uint64_t len,
   el_ev_decoder_t *d = el_ev_decoder_new(&sink);
   if (!d) {
     el_free(s);
-    return NULL;
+    return EL_ENOMEM;
   }
   el_ev_decoder_set_opts(d, EL_EV_OPT_SKIP_CAP_BLOCKS);
   el__ev_decoder_set_input_end(d, len);
   *sp = s;
-  return d;
+  *dp = d;
+  return 1;
 }
 
 /* A read of the input at byte `at` found no data (the file shrank): the
@@ -326,16 +332,13 @@ static int scan_close(el_ev_scan_t *out, el_ev_decoder_t *d, scan_t *s,
 
 static int scan(const uint8_t *buf, size_t len, el_ev_scan_t *out,
                 int release) {
-  memset(out, 0, sizeof *out);
-  out->diag.event_type = -1;
-  if (!len)
-    return 0;
   scan_t *s;
-  el_ev_decoder_t *d = scan_open(out, len, &s);
-  if (!d)
-    return EL_ENOMEM;
+  el_ev_decoder_t *d;
+  int rc = scan_open(out, len, &s, &d);
+  if (rc <= 0)
+    return rc;
   el_mapguard_t g;
-  int rc = el_mapguard_push(&g, buf, len);
+  rc = el_mapguard_push(&g, buf, len);
   if (rc < 0) {
     el_ev_decoder_free(d);
     el_free(s);
@@ -455,16 +458,13 @@ static int scan_fd_feed(el_ev_decoder_t *d, el_ev_scan_t *out, int fd,
 }
 
 int el_ev_scan_fd(int fd, uint64_t from, uint64_t len, el_ev_scan_t *out) {
-  memset(out, 0, sizeof *out);
-  out->diag.event_type = -1;
-  if (!len)
-    return 0;
   scan_t *s;
-  el_ev_decoder_t *d = scan_open(out, len, &s);
-  if (!d)
-    return EL_ENOMEM;
+  el_ev_decoder_t *d;
+  int rc = scan_open(out, len, &s, &d);
+  if (rc <= 0)
+    return rc;
   uint64_t at = 0;
-  int rc = scan_fd_feed(d, out, fd, from, len, &at);
+  rc = scan_fd_feed(d, out, fd, from, len, &at);
   if (rc == EL_ESHRUNK)
     return shrunk(out, d, s, at);
   if (rc == BODY_CUT) {
