@@ -228,6 +228,10 @@ typedef struct el_src_stats_s {
                                 libuv's thread pool: bytes the page cache
                                 did not hold, a character device (the
                                 rest are read on the loop thread) */
+  /* The bytes the current (or last) session's pipe or FIFO holds after
+   * the source grew it (F_SETPIPE_SZ: 1 MiB unless the system allows
+   * less, docs/sources.md "Pipes"); 0: the input is no pipe. */
+  uint64_t pipe_size;
 } el_src_stats_t;
 
 /* Create a source for *o (validated; copied, strings duplicated) on loop.

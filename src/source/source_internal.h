@@ -146,6 +146,17 @@ const char *el__src_strerror(int err);
 
 /* src_core.c: a variant reports that the session is open (on_connect). */
 void el__src_opened(el_src_t *s);
+/* The pipe size el__src_grow_pipe asks for, in bytes: Linux's default
+ * /proc/sys/fs/pipe-max-size, the most an unprivileged process may set. */
+#define PIPE_GROW_SIZE (1u << 20)
+/* Grow the pipe or FIFO that fd reads (F_SETPIPE_SZ) to PIPE_GROW_SIZE
+ * bytes, or the most the system allows below it (halving on refusal down
+ * to its current size): the program writing it blocks less often, and
+ * each wake-up of the loop reads more (docs/sources.md "Pipes").
+ * stats.pipe_size gets the size the pipe then has (0: fd is not a pipe
+ * or FIFO; the size it had when every attempt was refused). Errors are
+ * not reported: a smaller pipe only costs time. */
+void el__src_grow_pipe(el_src_t *s, int fd);
 /* An open/connect attempt failed with err; the variant has released what
  * it held (or will, through el__src_handle_closed). */
 void el__src_open_failed(el_src_t *s, int err);

@@ -162,10 +162,12 @@ int el_src_start(el_src_t *s) {
     return EL_EINVAL;
   size_t size = s->opts.read_size;
   struct stat st;
-  if (!size) /* stdin redirected from a file is read as a file */
+  /* stdin redirected from a file is read as a file; a pipe on stdin, grown
+   * to 1 MiB (el__src_grow_pipe), in reads as large as a FIFO's */
+  if (!size)
     size = s->opts.kind == EL_SRC_FILE ||
                    (s->opts.kind == EL_SRC_STDIN && fstat(0, &st) == 0 &&
-                    S_ISREG(st.st_mode))
+                    (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
                ? FILE_READ_SIZE
                : STREAM_READ_SIZE;
   s->buf = el_malloc(size);
@@ -490,6 +492,26 @@ static void note_file(el_src_t *s) {
   s->file_size0 = st.st_size;
   s->file_mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u +
                      (uint64_t)st.st_mtim.tv_nsec;
+}
+
+void el__src_grow_pipe(el_src_t *s, int fd) {
+  struct stat st;
+  s->stats.pipe_size = 0;
+  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+    return;
+  int have = fcntl(fd, F_GETPIPE_SZ);
+  if (have < 0)
+    return;
+  /* EPERM: above /proc/sys/fs/pipe-max-size, or the user's pipe memory
+   * (pipe-user-pages-soft) used up; EBUSY: never when growing */
+  for (int want = (int)PIPE_GROW_SIZE; want > have; want /= 2) {
+    int got = fcntl(fd, F_SETPIPE_SZ, want);
+    if (got >= 0) {
+      have = got;
+      break;
+    }
+  }
+  s->stats.pipe_size = (uint64_t)have;
 }
 
 void el__src_opened(el_src_t *s) {

@@ -39,6 +39,7 @@ static void fifo_opened(uv_fs_t *req) {
   int fl = fcntl(fd, F_GETFL);
   if (fl >= 0)
     fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  el__src_grow_pipe(s, fd); /* before the writer fills 64 KiB and waits */
   int rc = uv_pipe_init(s->loop, &s->h.pipe, 0);
   if (rc < 0) {
     close(fd);

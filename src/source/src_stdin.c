@@ -47,6 +47,7 @@ static int stdin_open(el_src_t *s) {
     int rc = open_stream(s, t);
     if (rc < 0)
       return rc;
+    el__src_grow_pipe(s, 0); /* a pipe or FIFO: `prog | eventlog-live` */
   }
   el__src_opened(s);
   return 0;

@@ -70,6 +70,8 @@ typedef struct {
   int pause_on_data;          /* el_src_pause after every chunk */
   int free_on_end;            /* el_src_free inside on_end */
   uint64_t pool_reads;        /* el_src_stats' at on_end */
+  /* el_src_stats' pipe_size at on_end */
+  uint64_t pipe_size;
   const char *write_on_connect;
   size_t write_len;
   int write_rc;
@@ -127,6 +129,7 @@ static void r_end(void *ud, el_src_t *src, int status) {
   r->ends++;
   r->end_status = status;
   r->pool_reads = el_src_stats(src)->pool_reads;
+  r->pipe_size = el_src_stats(src)->pipe_size;
   if (r->free_on_end) {
     el_src_free(src);
     r->src = NULL;
@@ -671,6 +674,137 @@ static void test_fifo_until_writer_closes(void **state) {
   free(r.got);
   unlink(path);
   loop_done(&loop);
+}
+
+/* Whether this process may grow a pipe to 1 MiB (F_SETPIPE_SZ), as the
+ * source asks (a lowered /proc/sys/fs/pipe-max-size or a used-up
+ * pipe-user-pages-soft refuse it). */
+static int can_grow_pipes(void) {
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  int ok = fcntl(p[1], F_SETPIPE_SZ, 1 << 20) >= 1 << 20;
+  close(p[0]);
+  close(p[1]);
+  return ok;
+}
+
+/* The writer's side of a grown pipe (a child process): open path for
+ * writing (or use fd when path is NULL), wait up to 5 s until the pipe
+ * holds 1 MiB as seen from this end (F_GETPIPE_SZ: the kernel's figure,
+ * not the source's), then write len bytes of want and exit 0; exit 3 if
+ * the pipe never grew, 1 on a failed write. */
+static void write_when_grown(const char *path, int fd, const uint8_t *want,
+                             size_t len) {
+  if (path) fd = open(path, O_WRONLY);
+  int grown = 0;
+  for (int i = 0; i < 500 && fd >= 0 && !grown; i++) {
+    grown = fcntl(fd, F_GETPIPE_SZ) == 1 << 20;
+    if (!grown) usleep(10000);
+  }
+  for (size_t off = 0; fd >= 0 && off < len;) {
+    ssize_t n = write(fd, want + off, len - off);
+    if (n <= 0) _exit(1);
+    off += (size_t)n;
+  }
+  _exit(grown ? 0 : 3);
+}
+
+/* A FIFO's pipe is grown to 1 MiB once the source opened it, before any
+ * byte is read (docs/sources.md "Pipes"): the writer sees the new size on
+ * its end, every byte arrives, and el_src_stats reports the size. */
+static void test_fifo_pipe_grown(void **state) {
+  (void)state;
+  if (!can_grow_pipes()) skip();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  char path[512];
+  tmp_path(path, sizeof path, "grow.fifo");
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  pid_t pid = fork();
+  if (pid == 0) write_when_grown(path, -1, want, len);
+  run_for(&loop, 10000);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0); /* 3: the pipe stayed 64 KiB */
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_int_equal(r.pipe_size, 1 << 20);
+  el_src_free(src);
+  free(want);
+  free(r.got);
+  unlink(path);
+  loop_done(&loop);
+}
+
+/* The same for a pipe on stdin (`prog | eventlog-live --eventlog-stdin`):
+ * grown to 1 MiB, every byte read. A regular file on stdin has no pipe
+ * (pipe_size 0). fd 0 is the test's pipe meanwhile, then restored. */
+static void test_stdin_pipe_grown(void **state) {
+  (void)state;
+  if (!can_grow_pipes()) skip();
+  size_t len;
+  uint8_t *want = shared_log(&len);
+  int p[2], saved = dup(0);
+  assert_true(saved >= 0);
+  assert_int_equal(pipe(p), 0);
+  assert_int_equal(fcntl(p[0], F_GETPIPE_SZ), 65536);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    write_when_grown(NULL, p[1], want, len);
+  }
+  close(p[1]);
+  assert_int_equal(dup2(p[0], 0), 0);
+  close(p[0]);
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, "-"); /* --eventlog-stdin */
+  rec_t r = {0};
+  el_src_t *src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  assert_int_equal(r.end_status, 0);
+  assert_int_equal(r.got_len, len);
+  assert_memory_equal(r.got, want, len);
+  assert_int_equal(r.pipe_size, 1 << 20);
+  el_src_free(src);
+  loop_done(&loop);
+  /* a regular file on stdin: no pipe to grow */
+  char fpath[1024];
+  shared_log_path(fpath, sizeof fpath);
+  int f = open(fpath, O_RDONLY);
+  assert_true(f >= 0);
+  assert_int_equal(dup2(f, 0), 0);
+  close(f);
+  uv_loop_init(&loop);
+  free(r.got);
+  memset(&r, 0, sizeof r);
+  r.pipe_size = 7;
+  src = make(&loop, &o, &r);
+  run_for(&loop, 10000);
+  assert_int_equal(r.got_len, len);
+  assert_int_equal(r.pipe_size, 0);
+  el_src_free(src);
+  loop_done(&loop);
+  assert_int_equal(dup2(saved, 0), 0);
+  close(saved);
+  free(want);
+  free(r.got);
 }
 
 /* A FIFO source reports that it waits for its writer (on_wait 1) only
@@ -1581,6 +1715,8 @@ int main(void) {
       cmocka_unit_test(test_file_missing_ends_with_enoent),
       cmocka_unit_test(test_follow_reads_growing_file),
       cmocka_unit_test(test_fifo_until_writer_closes),
+      cmocka_unit_test(test_fifo_pipe_grown),
+      cmocka_unit_test(test_stdin_pipe_grown),
       cmocka_unit_test(test_file_pause_after_every_chunk),
       cmocka_unit_test(test_unix_two_sessions),
       cmocka_unit_test(test_reconnect_when_server_starts_late),
