@@ -816,6 +816,70 @@ static inline __attribute__((always_inline)) int release_fast(el_host_t *h,
   return 1;
 }
 
+/* el__ana_direct_run_ordered for a run of a capability cap that does
+ * not hold the watermark: its RUN_THREAD and STOP_THREAD events go to
+ * cap's queue (nothing is due: the held events all stay above the
+ * watermark), as the general loop's append branch takes them, up to
+ * the first event it would not take (then it stops there, as that loop
+ * does). Appending moves neither the watermark nor its capability, so
+ * what that branch checks per event is checked here once (wm_dirty, the
+ * watermark, the least held time) or kept in registers (the room in the
+ * queue and under MAX_HELD, the latest time appended). Returns the bytes
+ * taken; *taken as el__ana_direct_run_ordered's. */
+static size_t ordered_append(el_host_t *h, const el_ev_run_t *run,
+                             uint64_t tlim, el_ev_run_taken_t *taken) {
+  const el_ev_run_t r = *run;
+  ana_t *const a = h->ana;
+  el__progress_t *const pg = &h->prog;
+  q_t *const q = &a->q[r.cap];
+  const uint64_t wm = pg->wm;
+  const int ok = !pg->wm_dirty && a->lo > wm;
+  size_t room = q->cap - q->n, k = 0;
+  if (room > MAX_HELD - a->held) room = MAX_HELD - a->held;
+  uint64_t floor = pg->last[r.cap] > q->last_t ? pg->last[r.cap] : q->last_t;
+  uint64_t lo = a->lo, n = 0, tmax = 0;
+  uint32_t seq = a->seq;
+  size_t at = q->cap ? (q->head + q->n) & (q->cap - 1) : 0;
+  const uint8_t *p = r.p, *last = p;
+  for (;;) {
+    int kind;
+    size_t len = el_ev_run_frame(&r, p, &kind);
+    uint64_t t = len ? el_ev_run_time(p) : 0;
+    if (!len || t > tlim || kind == EL_EV_RUN_STOP) break;
+    if (kind == EL_EV_RUN_DIRECT) {
+      if (!ok || t < floor || t <= wm || k == room) break;
+      unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
+      seq = (seq + 1) & 0x3fffffffu;
+      q->v[at] = (qrec_t){.t = t,
+                          .thread = el_ev_be32(p + 10),
+                          .sk = seq << 2 | (K_RUN + stop - 1)};
+      if (stop)
+        q->s[at] =
+            (qstop_t){.info = el_ev_be32(p + 16), .status = el_ev_be16(p + 14)};
+      at = (at + 1) & (q->cap - 1);
+      k++;
+      floor = t;
+      lo = t < lo ? t : lo;
+    }
+    n++;
+    tmax = t > tmax ? t : tmax;
+    last = p;
+    p += len;
+  }
+  if (k) { /* q_append's, for the k appended */
+    q->n += k;
+    q->last_t = pg->last[r.cap] = floor;
+    a->held += k;
+    a->seq = seq;
+    a->lo = lo;
+  }
+  taken->events = n;
+  taken->tmax = tmax;
+  taken->last = (size_t)(last - r.p);
+  taken->stop = 0;
+  return (size_t)(p - r.p);
+}
+
 size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
                                   el_ev_run_taken_t *taken) {
   el_host_t *h = ud;
@@ -829,6 +893,7 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
     return 0;
   const uint64_t tlim =
       r.tend < h->quiet_until - 1 ? r.tend : h->quiet_until - 1;
+  if ((int)cap != pg->wm_cap) return ordered_append(h, run, tlim, taken);
   const uint64_t events0 = h->st.events;
   q_t *const q = &a->q[cap];
   const uint8_t *p = r.p, *last = p;
