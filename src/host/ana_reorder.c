@@ -171,8 +171,33 @@ static inline __attribute__((always_inline)) void q_pop(ana_t *a, q_t *q,
   a->held--;
 }
 
-static inline __attribute__((always_inline)) int ordered_one(el_host_t *h,
-                                                             const rec_t *r);
+/* What ordered_one checks of the host that nothing it does changes, so
+ * that a run of events checks it once (ord_ctx), and again after
+ * anything that may call Lua (take_now). */
+typedef struct {
+  uint8_t fast;  /* a->feat asks for usage points and productivity, and
+                    at most native spans besides */
+  uint8_t cn;    /* el.cap_usage's native spans (F_CAPS_NATIVE) */
+  uint8_t to;    /* el.threads' spans (F_THREAD_OUT) */
+  uint8_t store; /* the store takes no traces: spans are counted
+                    (ana_t.untaken_st) */
+  uint8_t thr;   /* el.threads' spans native, without on_span */
+} ord_ctx_t;
+
+static inline __attribute__((always_inline)) ord_ctx_t ord_ctx(
+    const el_host_t *h) {
+  const ana_t *a = h->ana;
+  unsigned f = a->feat;
+  return (ord_ctx_t){.fast = (f & ~(unsigned)(F_CAPS_NATIVE | F_THREAD_OUT)) ==
+                             (F_POINTS | F_PROD),
+                     .cn = !!(f & F_CAPS_NATIVE),
+                     .to = !!(f & F_THREAD_OUT),
+                     .store = h->store && h->store == a->untaken_st,
+                     .thr = a->th_names[0] && !a->ncb[TK_THREADS]};
+}
+
+static inline __attribute__((always_inline)) int ordered_one(
+    el_host_t *h, const rec_t *r, const ord_ctx_t *c);
 
 /* Pop and process held events in (time, arrival) order while the first
  * is at or below limit; with force, when more than MAX_HELD are held,
@@ -213,7 +238,8 @@ static __attribute__((noinline)) void release_loop(el_host_t *h, uint64_t limit,
         h->st.reorder_late++;
       else
         a->released_t = r.t;
-      if (!ordered_one(h, &r)) el__ana_process_in(h, &r);
+      ord_ctx_t oc = ord_ctx(h); /* el__ana_process_in may call Lua */
+      if (!ordered_one(h, &r, &oc)) el__ana_process_in(h, &r);
     } while (q->n && !h->stop);
   }
   if (!a->held) a->lo = UINT64_MAX;
@@ -438,7 +464,8 @@ static __attribute__((noinline)) int take_now(el_host_t *h, rec_t *r,
     h->st.reorder_late++;
   else
     a->released_t = t;
-  if (!ordered_one(h, r)) el__ana_process_in(h, r);
+  ord_ctx_t oc = ord_ctx(h);
+  if (!ordered_one(h, r, &oc)) el__ana_process_in(h, r);
   h->cur = saved;
   return h->stop;
 }
@@ -572,15 +599,14 @@ static inline __attribute__((always_inline)) int stop_taken(
 /* The fast paths' native spans (el.cap_usage{spans=}: cap 1, el.threads{
  * spans=} without on_span: thr 1) can be counted inline, as
  * el__ana_native_counted would count them, one each (no flush due): the
- * check made before anything changes. */
+ * check made before anything changes, c the host's ord_ctx. */
 static inline __attribute__((always_inline)) int ordered_countable(
-    const el_host_t *h, unsigned cap, unsigned thr) {
+    const el_host_t *h, const ord_ctx_t *c, unsigned cap, unsigned thr) {
   const ana_t *a = h->ana;
   if (!(cap | thr)) return 1;
-  if (!h->store || h->store != a->untaken_st) return 0;
+  if (!c->store) return 0;
   if (cap && a->nspans[0] + 1 >= SPANS_PER_FLUSH) return 0;
-  return !thr || (a->th_names[0] && !a->ncb[TK_THREADS] &&
-                  a->nspans[1] + 1 < SPANS_PER_FLUSH);
+  return !thr || (c->thr && a->nspans[1] + 1 < SPANS_PER_FLUSH);
 }
 
 /* Count what ordered_countable allowed. */
@@ -601,8 +627,9 @@ static inline __attribute__((always_inline)) void ordered_count(el_host_t *h,
 static __attribute__((noinline)) int direct_stop_native(
     el_host_t *h, thread_t *th, unsigned cap, uint64_t t, uint16_t status,
     uint32_t info, int latest) {
+  ord_ctx_t oc = ord_ctx(h);
   if (h->ana->feat != (F_POINTS | F_PROD | F_CAPS_NATIVE) ||
-      !ordered_countable(h, 1, 0))
+      !ordered_countable(h, &oc, 1, 0))
     return 0;
   uint64_t start = th->open[0].t;
   if (!el__ana_run_span_fast(h, th, cap, start, t, 1)) return 0;
@@ -708,11 +735,12 @@ static direct_tab_t direct_tab(const ana_t *a) {
  * spans asked for are counted (no exporter takes traces, no on_span):
  * 1; else 0 and nothing changed. latest: r is th's latest by time. */
 static inline __attribute__((always_inline)) int ordered_stop(
-    el_host_t *h, thread_t *th, const rec_t *r, int latest, unsigned f) {
-  unsigned cn = !!(f & F_CAPS_NATIVE), to = !!(f & F_THREAD_OUT);
+    el_host_t *h, thread_t *th, const rec_t *r, int latest,
+    const ord_ctx_t *c) {
+  unsigned cn = c->cn, to = c->to;
   if (th->nopen != 1 || th->open[0].cap != r->cap ||
       (latest && r->status == EL_EV_STATUS_THREAD_FINISHED) ||
-      !ordered_countable(h, cn, to))
+      !ordered_countable(h, c, cn, to))
     return 0;
   uint64_t start = th->open[0].t, t = r->t;
   if (!el__ana_run_span_fast(h, th, r->cap, start, t, 1)) return 0;
@@ -726,10 +754,10 @@ static inline __attribute__((always_inline)) int ordered_stop(
  * direct_one takes them, and also with the native spans of
  * el.cap_usage{spans=} and el.threads{spans=} (without on_span) counted
  * when no exporter takes traces (every processor on, exporters none).
- * 1 when taken, else 0 and nothing changed: the caller calls
- * el__ana_process_in. */
-static inline __attribute__((always_inline)) int ordered_one(el_host_t *h,
-                                                             const rec_t *r) {
+ * c: ord_ctx(h), current. 1 when taken, else 0 and nothing changed: the
+ * caller calls el__ana_process_in. */
+static inline __attribute__((always_inline)) int ordered_one(
+    el_host_t *h, const rec_t *r, const ord_ctx_t *c) {
   ana_t *a = h->ana;
   uint32_t id = r->thread;
   if (r->kind > K_STOP || id >= a->ndirect || !a->direct[id]) return 0;
@@ -739,14 +767,12 @@ static inline __attribute__((always_inline)) int ordered_one(el_host_t *h,
   int latest = t >= th->last_t;
   if (th->state == TS_FINISHED && t >= th->finished_t)
     return direct_done(th, t, latest);
-  unsigned f = a->feat;
-  if ((f & ~(unsigned)(F_CAPS_NATIVE | F_THREAD_OUT)) != (F_POINTS | F_PROD))
-    return 0;
-  if (r->kind == K_STOP) return ordered_stop(h, th, r, latest, f);
+  if (!c->fast) return 0;
+  if (r->kind == K_STOP) return ordered_stop(h, th, r, latest, c);
   if (th->nopen) return 0;
   if (latest && th->prev == K_STOP && t >= th->prev_t &&
-      (f & F_THREAD_OUT)) { /* the Blocked span ends */
-    if (!ordered_countable(h, 0, 1)) return 0;
+      c->to) { /* the Blocked span ends */
+    if (!ordered_countable(h, c, 0, 1)) return 0;
     ordered_count(h, 0, 1);
   }
   direct_run(th, r->cap, t, latest);
@@ -783,8 +809,8 @@ static const el_ev_event_t *direct_cur(el_host_t *h, const el_ev_run_t *run,
  * ordered_one takes each: 1 when none at or before t is left, else 0
  * (those before the one declined are released, as release_loop would
  * have: take_now does the rest). */
-static inline __attribute__((always_inline)) int release_fast(el_host_t *h,
-                                                              uint64_t t) {
+static inline __attribute__((always_inline)) int release_fast(
+    el_host_t *h, uint64_t t, const ord_ctx_t *oc) {
   ana_t *a = h->ana;
   int c, o;
   q_first2(a, &c, &o);
@@ -803,7 +829,7 @@ static inline __attribute__((always_inline)) int release_fast(el_host_t *h,
       r.status = q->s[at].status;
       r.info = q->s[at].info;
     }
-    if (!ordered_one(h, &r)) return 0;
+    if (!ordered_one(h, &r, oc)) return 0;
     q->head = (at + 1) & (q->cap - 1); /* q_pop */
     q->n--;
     a->held--;
@@ -895,6 +921,7 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       r.tend < h->quiet_until - 1 ? r.tend : h->quiet_until - 1;
   if ((int)cap != pg->wm_cap) return ordered_append(h, run, tlim, taken);
   const uint64_t events0 = h->st.events;
+  ord_ctx_t oc = ord_ctx(h);
   q_t *const q = &a->q[cap];
   const uint8_t *p = r.p, *last = p;
   uint64_t n = 0, tmax = 0;
@@ -919,7 +946,8 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       }
       if ((int)cap == pg->wm_cap) {
         if (t >= pg->wm_next || a->held > MAX_HELD) break;
-        if ((t < a->lo || release_fast(h, t)) && ordered_one(h, &rr)) {
+        if ((t < a->lo || release_fast(h, t, &oc)) &&
+            ordered_one(h, &rr, &oc)) {
           /* take_now with nothing held due before it and nothing called
            * (no h->cur, no count or stream time needed: the decoder
            * adds the run's after it) */
@@ -934,6 +962,7 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
           h->st.events = events0 + n + 1;
           if (t > h->now) h->now = t;
           stopped = take_now(h, &rr, direct_cur(h, &r, p, &rr, stop));
+          oc = ord_ctx(h); /* take_now may have called Lua */
         }
       } else if (t > pg->wm && a->lo > pg->wm && a->held < MAX_HELD &&
                  q->n < q->cap && t >= q->last_t) {
