@@ -633,6 +633,20 @@ static void test_follow_reads_growing_file(void **state) {
   loop_done(&loop);
 }
 
+/* A FIFO at tmpdir/name (made afresh) read by a new source on loop,
+ * recording into r; the FIFO's path in path. */
+static el_src_t *fifo_source(const char *name, char *path, size_t n,
+                             uv_loop_t *loop, rec_t *r) {
+  tmp_path(path, n, name);
+  unlink(path);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  uv_loop_init(loop);
+  el_src_opts_t o;
+  el_src_opts_init(&o);
+  el_src_opts_set_path(&o, path);
+  return make(loop, &o, r);
+}
+
 /* A FIFO: the source opens it before any writer; a writer (a child
  * process) sends the log and closes: EOF = end of input. */
 static void test_fifo_until_writer_closes(void **state) {
@@ -640,16 +654,9 @@ static void test_fifo_until_writer_closes(void **state) {
   size_t len;
   uint8_t *want = shared_log(&len);
   char path[512];
-  tmp_path(path, sizeof path, "log.fifo");
-  unlink(path);
-  assert_int_equal(mkfifo(path, 0600), 0);
   uv_loop_t loop;
-  uv_loop_init(&loop);
-  el_src_opts_t o;
-  el_src_opts_init(&o);
-  el_src_opts_set_path(&o, path);
   rec_t r = {0};
-  el_src_t *src = make(&loop, &o, &r);
+  el_src_t *src = fifo_source("log.fifo", path, sizeof path, &loop, &r);
   pid_t pid = fork();
   if (pid == 0) {
     usleep(50000);  /* the reader waits for a writer meanwhile */
@@ -718,16 +725,9 @@ static void test_fifo_pipe_grown(void **state) {
   size_t len;
   uint8_t *want = shared_log(&len);
   char path[512];
-  tmp_path(path, sizeof path, "grow.fifo");
-  unlink(path);
-  assert_int_equal(mkfifo(path, 0600), 0);
   uv_loop_t loop;
-  uv_loop_init(&loop);
-  el_src_opts_t o;
-  el_src_opts_init(&o);
-  el_src_opts_set_path(&o, path);
   rec_t r = {0};
-  el_src_t *src = make(&loop, &o, &r);
+  el_src_t *src = fifo_source("grow.fifo", path, sizeof path, &loop, &r);
   pid_t pid = fork();
   if (pid == 0) write_when_grown(path, -1, want, len);
   run_for(&loop, 10000);
@@ -818,16 +818,9 @@ static void test_stdin_pipe_grown(void **state) {
 static void test_fifo_reports_waits(void **state) {
   (void)state;
   char path[512];
-  tmp_path(path, sizeof path, "wait.fifo");
-  unlink(path);
-  assert_int_equal(mkfifo(path, 0600), 0);
   uv_loop_t loop;
-  uv_loop_init(&loop);
-  el_src_opts_t o;
-  el_src_opts_init(&o);
-  el_src_opts_set_path(&o, path);
   rec_t r = {0};
-  el_src_t *src = make(&loop, &o, &r);
+  el_src_t *src = fifo_source("wait.fifo", path, sizeof path, &loop, &r);
   pid_t pid = fork();
   if (pid == 0) {
     static uint8_t chunk[1000];
