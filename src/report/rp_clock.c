@@ -156,7 +156,9 @@ static void release(el_rp_t *rp, bool chained) {
                       : rp->clk_start;
     int64_t off = 0;
     if (e->start && to) off = (int64_t)(to - e->start); /* two's complement */
+    rp->held_start = to;
     held_reduce(rp, e, off);
+    rp->held_start = 0;
     held_free(e);
     e = next;
   }

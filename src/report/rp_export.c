@@ -103,10 +103,15 @@ static void metric(el_rp_t *rp, const el_tm_metric_t *m,
     for (size_t i = 0; i < m->n; i++) {
       uint64_t t = el__rp_shift(p[i].time_unix_ns, off);
       el__rp_seen(rp, t);
-      /* A first interval from the RTS start: the charts begin there. */
+      /* A first interval from the RTS start: the charts begin there. A
+       * held point's start is its session's final one (rp_internal.h
+       * held_start). */
+      uint64_t start = p[i].start_unix_ns && rp->held_start
+                           ? rp->held_start
+                           : el__rp_shift(p[i].start_unix_ns, off);
       uint64_t t0 = el__rp_heap_alloc(
-          &rp->heap, t, el__rp_shift(p[i].start_unix_ns, off),
-          attr_int(p[i].attrs, p[i].nattrs, "evCap", 0), point_value(&p[i]));
+          &rp->heap, t, start, attr_int(p[i].attrs, p[i].nattrs, "evCap", 0),
+          point_value(&p[i]));
       if (t0) el__rp_seen(rp, t0);
     }
     return;

@@ -491,6 +491,15 @@ struct el_rp_s {
   rp_pending_t *pend;
   size_t npend, pend_cap;
   uint64_t held_overflow; /* times RP_HELD_MAX forced them out early */
+  /* While a held entry is reduced (rp_clock.c release): the final RTS
+   * start of its session, Unix ns (0: none, or nothing held is being
+   * reduced). A cumulative point's start is that start, whatever the
+   * clock it was emitted with: the processors keep a live session's first
+   * estimate as the start of its sums while its times follow the
+   * refined estimate (processors/init.lua ctx.start_unix), so moving the
+   * start by the entry's offset, as its times are, would leave it where
+   * an earlier estimate put it. */
+  uint64_t held_start;
 };
 
 /* Unix time t moved by off ns (0 stays 0, unknown; never below 1). */

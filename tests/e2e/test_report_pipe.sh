@@ -71,6 +71,36 @@ for pair in "cut.eventlog:$B" "testlog-part:$A"; do
     "$TMP/jfile.html" "$second.reference" || rc=1
 done
 
+# The same cut A + B in large reads: the pipe, grown to 1 MiB by the
+# reader (docs/sources.md "Pipes"), filled by a writer that waits for that
+# and then writes in one piece (or A, a pause, then B), so that A arrives
+# in one read of up to 256 KiB. The processors keep a live session's first
+# clock estimate as the start of its cumulative sums while its times
+# follow the refined one; the report moved that start as it moved the
+# times, so from the read where the estimate moved on, A's allocation
+# points had another start, and the rate differed from the file's (with
+# 64 KiB reads the estimate did not move within A).
+cat "$TMP/cut.eventlog" "$B" >"$TMP/joined.eventlog"
+"$BIN" report "$TMP/joined.eventlog" -o "$TMP/jfile.html" 2>/dev/null
+for cuts in "" 230429; do
+  python3 - "$TMP/joined.eventlog" "$cuts" <<'PY' |
+import os, sys, time
+data = open(sys.argv[1], 'rb').read()
+cuts = [int(c) for c in sys.argv[2].split(',') if c]
+time.sleep(0.3)  # the reader has grown the pipe
+prev = 0
+for c in cuts + [len(data)]:
+    os.write(1, data[prev:c])
+    prev = c
+    time.sleep(0.2)
+PY
+    "$BIN" report - -o "$TMP/jpipe.html" 2>"$TMP/err" ||
+    { echo "FAIL: report - (large reads, cuts '$cuts'): $(head -3 "$TMP/err")"; rc=1; continue; }
+  echo "cut.eventlog + $(basename "$B"), large reads (writes cut at '$cuts'):"
+  python3 "$SRC/tests/e2e/report_pipe_check.py" --after "$TMP/jpipe.html" \
+    "$TMP/jfile.html" "$B.reference" || rc=1
+done
+
 if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ] ||
   [ ! -d "$SRC/tests/web/node_modules/playwright-core" ]; then
   echo "note: no node, chromium or playwright-core: the page not viewed"
