@@ -860,8 +860,10 @@ static size_t ordered_append(el_host_t *h, const el_ev_run_t *run,
   q_t *const q = &a->q[r.cap];
   const uint64_t wm = pg->wm;
   const int ok = !pg->wm_dirty && a->lo > wm;
+  /* the append branch's held < MAX_HELD and n < cap, as a count */
   size_t room = q->cap - q->n, k = 0;
-  if (room > MAX_HELD - a->held) room = MAX_HELD - a->held;
+  size_t under = a->held < MAX_HELD ? MAX_HELD - a->held : 0;
+  if (room > under) room = under;
   uint64_t floor = pg->last[r.cap] > q->last_t ? pg->last[r.cap] : q->last_t;
   uint64_t lo = a->lo, n = 0, tmax = 0;
   uint32_t seq = a->seq;
