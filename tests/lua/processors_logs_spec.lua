@@ -86,6 +86,26 @@ describe("processors.logs", function()
                                          f.records[4097].severity})
   end)
 
+  it("exports each record once, with its own attributes, across exports", function()
+    -- The columns are refilled in place after an export (logs.lua
+    -- Logs:flush): a later record must not take an earlier one's
+    -- capability, nor an earlier export's records come again.
+    local f = fake()
+    f.handlers.USER_MSG({t = 10, cap = 1}, "one")
+    f.handlers.USER_MSG({t = 20, cap = 2}, "two")
+    for _, acc in ipairs(f.accs) do acc:tick(2 * S) end
+    f.handlers.USER_MSG({t = 30}, "three")          -- no capability
+    for _, acc in ipairs(f.accs) do acc:tick(4 * S) end
+    for _, acc in ipairs(f.accs) do acc:finish() end
+    assert.are.same({
+      {body = "one", t = 10, severity = 5,
+       attrs = {kind = "UserMessage", evCap = 1}},
+      {body = "two", t = 20, severity = 5,
+       attrs = {kind = "UserMessage", evCap = 2}},
+      {body = "three", t = 30, severity = 5, attrs = {kind = "UserMessage"}},
+    }, f.records)
+  end)
+
   it("drops and counts a rejected record, exports the rest", function()
     local f = fake()
     for _, body in ipairs{"a", "reject", "b", "reject", "c"} do

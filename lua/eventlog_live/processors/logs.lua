@@ -19,14 +19,15 @@ Logs.__index = Logs
 
 -- Export every waiting record, in arrival order; a record el.log_batch
 -- rejects is dropped and counted (self.failed, the first error in
--- self.last_error), the others are still exported.
+-- self.last_error), the others are still exported. The columns are kept
+-- for the next records, which overwrite them from index 1 (el.log_batch
+-- copies what it takes and reads only rows 1..n): tables refilled in place
+-- are not grown again, 1, 2, 4, ... 4096 slots, after every export.
 function Logs:flush()
   local n = self.n
   if n == 0 then return end
-  local cols = self.cols
-  cols.t, cols.body, cols.attrs[self.ikey] = self.ts, self.bodies, self.ints
-  self.ts, self.bodies, self.ints, self.n = {}, {}, {}, 0
-  local ok, dropped, err = pcall(self.log_batch, self.template, n, cols)
+  self.n = 0
+  local ok, dropped, err = pcall(self.log_batch, self.template, n, self.cols)
   if not ok then dropped, err = n, dropped end
   if (dropped or 0) > 0 then  -- nil: no telemetry store (as el.log's)
     self.failed = (self.failed or 0) + dropped
@@ -61,14 +62,15 @@ function Logs:finish() self:flush() end
 local function log_proc(ctx, pc, severity, kind, ikey)
   local el = ctx.el
   assert(pc.export_ns and pc.export_ns > 0, "export_ns must be > 0")
+  local ts, bodies, ints = {}, {}, {}
   return ctx.add_acc(setmetatable({
     exp = pc.export_ns, last_deadline = -1,
-    ts = {}, bodies = {}, ints = {}, n = 0,
-    log_batch = el.log_batch, ikey = ikey,
-    template = {severity = severity, attrs = {kind = kind}},
+    ts = ts, bodies = bodies, ints = ints, n = 0,
     -- t: eventlog times, converted with the session's clock as known at
     -- export (as el.unix_ns would); observed = time.
-    cols = {attrs = {}},
+    cols = {t = ts, body = bodies, attrs = {[ikey] = ints}},
+    log_batch = el.log_batch, ikey = ikey,
+    template = {severity = severity, attrs = {kind = kind}},
     on_full = function() el.flush() end,
   }, Logs))
 end
