@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The log path: a GHC program writing user messages as fast as it can
+# (tests/tools/trace_messages.hs: traceEventIO in a loop, one
+# traceMarkerIO per 1,000; about 42 bytes per USER_MSG event), recorded to
+# a file, then read by the daemon with the default configuration, whose
+# user_message processor makes each message an OpenTelemetry log record
+# (spec/reference-behaviour.md §5.1). Prints:
+#   producer   the program's CPU and its messages per second (the densest
+#              log stream a Haskell program writes, to a file)
+#   paired     in N paired rounds (EL_BENCH_LOGS_N, default 5) bare
+#              `stats` and the daemon with exporters none: least and median
+#              CPU, the ratio to stats and ns of CPU per message
+#   otlp       the daemon exporting to the test receiver over OTLP/HTTP
+#              (--no-request: it only counts), when node and the receiver
+#              are installed: CPU, wall, and how long reading waited for
+#              the collector (the receiver is the slower side here)
+# Needs ghc (Debian's 9.0 will do); skipped without it. EL_BENCH_LOGS_MSGS
+# sets the message count (default 1,000,000). Figures only, nothing
+# asserted.
+set -u
+B=${EL_BUILD_DIR:?}
+S=${EL_SOURCE_DIR:?}
+N=${EL_BENCH_LOGS_N:-5}
+M=${EL_BENCH_LOGS_MSGS:-1000000}
+D=$B/eventlog-live-otelcol
+command -v ghc >/dev/null 2>&1 || { echo "logs: no ghc, skipped"; exit 0; }
+tmp=$(mktemp -d)
+rcv=
+trap '[ -n "$rcv" ] && kill $rcv 2>/dev/null; rm -rf "$tmp"' EXIT
+
+prog=$B/trace-messages
+src=$S/tests/tools/trace_messages.hs
+if [ ! -x "$prog" ] || [ "$src" -nt "$prog" ]; then
+  mkdir -p "$B/trace-messages.d"
+  ghc -O -v0 -eventlog -rtsopts -outputdir "$B/trace-messages.d" -o "$prog" \
+    "$src" || { echo "logs: ghc failed, skipped"; exit 0; }
+fi
+
+# measure OUT CMD...: wall s, user s, sys s of CMD into OUT, from wait4()
+# (microsecond CPU times); CMD's stderr into OUT.err.
+measure() {
+  local out=$1; shift
+  python3 - "$out" "$@" <<'PY'
+import os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+wall = time.monotonic() - t0
+with open(out, "w") as f:
+    f.write("%.4f %.4f %.4f\n" % (wall, ru.ru_utime, ru.ru_stime))
+PY
+}
+
+G=$tmp/messages.eventlog
+measure "$tmp/p" "$prog" "$M" +RTS -l "-ol$G" -RTS
+read -r pw pu ps <"$tmp/p"
+msgs=$("$B/eventlog-live" stats "$G" 2>/dev/null |
+  awk '$1 == "USER_MSG" || $1 == "USER_MARKER" { n += $3 } END { print n + 0 }')
+awk -v w="$pw" -v c="$pu $ps" -v m="$msgs" -v b="$(stat -c %s "$G")" 'BEGIN {
+  split(c, x, " "); cpu = x[1] + x[2]; if (w <= 0) w = 0.001
+  printf "producer: %d messages, %.1f MB eventlog, %.3f s wall, cpu %.3f s:" \
+         " %.0f messages/s\n", m, b / 1e6, w, cpu, m / w
+}'
+[ "$msgs" -gt 0 ] || { echo "logs: no USER_MSG in the eventlog"; exit 0; }
+
+: >"$tmp/c.stats"
+: >"$tmp/c.daemon"
+for _ in $(seq "$N"); do
+  measure "$tmp/r" "$B/eventlog-live" stats "$G"
+  awk '{ print $2 + $3 }' "$tmp/r" >>"$tmp/c.stats"
+  measure "$tmp/r" env OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+    OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none \
+    "$D" --eventlog-file "$G" -hT
+  awk '{ print $2 + $3 }' "$tmp/r" >>"$tmp/c.daemon"
+done
+# least and median of a file of numbers
+lm() {
+  sort -g "$1" | awk '{ c[NR] = $1 } END {
+    printf "%.4f %.4f\n", c[1],
+           NR % 2 ? c[(NR + 1) / 2] : (c[NR / 2] + c[NR / 2 + 1]) / 2 }'
+}
+read -r sb sm <<<"$(lm "$tmp/c.stats")"
+read -r db dm <<<"$(lm "$tmp/c.daemon")"
+awk -v sb="$sb" -v sm="$sm" -v db="$db" -v dm="$dm" -v m="$msgs" -v n="$N" 'BEGIN {
+  if (sb <= 0) sb = 0.001; if (sm <= 0) sm = 0.001
+  printf "  bare stats      cpu best %7.3f s median %7.3f s (of %d)\n", sb, sm, n
+  printf "  daemon default  cpu best %7.3f s median %7.3f s (of %d)  vs bare" \
+         " stats: best %5.2fx median %5.2fx  %.0f ns cpu per message" \
+         " (exporters none)\n", db, dm, n, db / sb, dm / sm, dm * 1e9 / m
+}'
+
+if command -v node >/dev/null && [ -d "$S/tests/receiver/node_modules" ]; then
+  node "$S/tests/receiver/server.js" --out /dev/null --no-request --quiet \
+    --ready-file "$tmp/ready" >/dev/null 2>&1 &
+  rcv=$!
+  for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
+  port=$(sed 's/.*"http":\([0-9]*\).*/\1/' "$tmp/ready")
+  measure "$tmp/o" env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" \
+    OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "$D" --eventlog-file "$G" -hT -s
+  read -r ow ou os <"$tmp/o"
+  sent=$(sed -n 's/.*OTLP logs export: \([0-9]*\) records.*/\1/p' "$tmp/o.err")
+  paused=$(sed -n 's/^Reading paused for the collector: \([0-9.]*\) s.*/\1/p' \
+    "$tmp/o.err")
+  awk -v w="$ow" -v c="$ou $os" -v m="$msgs" -v s="${sent:-0}" \
+      -v p="${paused:-0}" 'BEGIN {
+    split(c, x, " "); cpu = x[1] + x[2]
+    printf "  daemon default  OTLP/HTTP to the counting receiver: cpu %.3f s" \
+           " (%.0f ns per message), wall %.3f s, of which reading waited" \
+           " %.1f s for the collector; %d log records exported\n",
+           cpu, cpu * 1e9 / m, w, p, s
+  }'
+fi
+exit 0
