@@ -668,10 +668,22 @@ function needsTraces(d, name, none) {
   return on !== true && none && !waiting(d);
 }
 
+// Which pauses the chart shows: /api/data keeps the 2000 newest and,
+// before them, the 100 longest of the older ones; once older ones were
+// forgotten (gc_pauses_forgotten) the chart is not every pause, and a
+// busy start would look quiet without a word (h82). docs/web.md "Limits".
+function pausesNote(d) {
+  const kept = (d.gc_pauses || []).length, gone = d.gc_pauses_forgotten || 0;
+  if (!gone) return '';
+  return `${kept} of ${kept + gone} pauses shown: the newest and, before ` +
+      `them, the longest of the older ones (${gone} older pauses not kept).`;
+}
+
 function drawPauses(d) {
   const p = d.gc_pauses || [];
   document.getElementById('pauses-hint').style.display =
       needsTraces(d, 'capability_usage', !p.length) ? '' : 'none';
+  document.getElementById('pauses-note').textContent = pausesNote(d);
   draw('chart-pauses', [p.map((x) => x[0] / 1000), p.map((x) => x[1])],
     [{ label: 'GC pause (ms)', points: { show: true, size: 4 },
       paths: () => null }],
@@ -689,12 +701,16 @@ function drawCaps(d) {
 }
 
 // The time range of everything the charts show (seconds), for the shared
-// x scale.
+// x scale. The daemon's own metrics (session 0: internal_* self-metrics,
+// dated by its wall clock) are drawn in no chart: while it replays a
+// recording they are days after the program's points and would squeeze
+// every chart into a sliver at its left edge.
 function dataRange(d) {
   let lo = Infinity, hi = -Infinity;
   const see = (t) => { if (t < lo) lo = t; if (t > hi) hi = t; };
   for (const f of d.metrics) {
     for (const s of f.series) {
+      if (s.session === 0) continue;
       for (const p of s.points) {
         see(p[0]);
         if (f.kind === 'sum' && countStart(p) !== null) see(p[2]);

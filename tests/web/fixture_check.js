@@ -31,6 +31,10 @@
 //    series: the words must say what each counter counts. And while the
 //    daemon waits for a reconnection ("reconnecting": true, not ended):
 //    the words say so in place of "input ended".
+// 4. The note under the GC pauses chart: empty while every pause is kept;
+//    once older ones were forgotten, how many of how many are shown.
+// 5. The daemon's self-metrics (session 0) dated 400 days after the
+//    recording do not widen the charts' time range.
 // Prints one JSON line of findings; exit 0 pass, 1 fail.
 'use strict';
 const { launch, watchErrors, exceptionText, finish, run } = require('./browser');
@@ -223,6 +227,19 @@ const HEAP_NOTE_CASES = [
   [0, 'A point is the value after one GC (every value kept).'],
   [3, 'A point is the value after one GC. This long run is shown in time buckets: ' +
       'each shows its largest point; the first and newest points are shown as they are.'],
+];
+
+// The note under the GC pauses chart: [pauses kept, pauses forgotten,
+// the words]. /api/data keeps the newest pauses and the longest older
+// ones; once some are forgotten the chart is not every pause (h82: 2100
+// of 9149 shown, a busy start looked quiet).
+const PAUSES_NOTE_CASES = [
+  [2, 0, ''],
+  [
+    2100, 7049,
+    '2100 of 9149 pauses shown: the newest and, before them, ' +
+        'the longest of the older ones (7049 older pauses not kept).'
+  ],
 ];
 
 // The traces processors as /api/data gives them, and whether the pauses
@@ -426,6 +443,54 @@ async function main() {
       const text = await page.textContent('#heap-note');
       result.heapNote.push(text);
       if (text !== want) problems.push(`heap note '${text}', want '${want}'`);
+    }
+
+    // The daemon's self-metrics (session 0), dated by its wall clock 400
+    // days after a replayed recording, widen no chart's time range: the
+    // x scale still ends at session 2's last point (every processor on,
+    // a recorded file: the charts were a sliver at their left edge).
+    {
+      const d = sessionsDoc();
+      const late = S2.to + 400 * 86400000;
+      d.metrics.push({
+        name: 'eventlog_live_InternalEventCount',
+        prom: 'eventlog_live_InternalEventCount_total',
+        unit: '{event}',
+        kind: 'sum',
+        monotonic: true,
+        nseries: 1,
+        series: [{
+          attrs: {},
+          session: 0,
+          stale: false,
+          points: [[late, 100, late - 1000], [late + 1000, 200, late - 1000]]
+        }]
+      });
+      await show(d);
+      const x = await page.evaluate(() => {
+        const u = window.elCharts['chart-heap'].plot;
+        return [u.scales.x.min, u.scales.x.max];
+      });
+      result.selfMetricsRange = x;
+      if (!(x[1] <= S2.to / 1000 + 60 && x[0] >= S1.from / 1000 - 60))
+        problems.push(
+            `with self-metrics 400 days later the heap chart spans ` +
+            `${x[0]} .. ${x[1]} s, want ${S1.from / 1000} .. ${
+                S2.to / 1000} (within a minute)`);
+    }
+
+    result.pausesNote = [];
+    for (const [kept, forgotten, want] of PAUSES_NOTE_CASES) {
+      const d = sessionsDoc();
+      d.gc_pauses = [];
+      for (let k = 0; k < kept; k++)
+        d.gc_pauses.push(
+            [S1.from + (k * (S1.to - S1.from)) / kept, 1 + (k % 7)]);
+      d.gc_pauses_forgotten = forgotten;
+      await show(d);
+      const text = await page.textContent('#pauses-note');
+      result.pausesNote.push(text);
+      if (text !== want) problems.push(`pauses note '${text}', want '${want}'`);
     }
 
     // The hints that a traces processor is needed (GC pauses: capability
