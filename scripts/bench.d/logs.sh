@@ -10,10 +10,12 @@
 #   paired     in N paired rounds (EL_BENCH_LOGS_N, default 5) bare
 #              `stats` and the daemon with exporters none: least and median
 #              CPU, the ratio to stats and ns of CPU per message
-#   otlp       the daemon exporting to the test receiver over OTLP/HTTP
-#              (--no-request: it only counts), when node and the receiver
-#              are installed: CPU, wall, and how long reading waited for
-#              the collector (the receiver is the slower side here)
+#   otlp       the daemon exporting over OTLP/HTTP to a sink that answers
+#              at once (tests/tools/otlp_http_sink.py: the exporter's own
+#              cost), then to the test receiver (--no-request: it only
+#              counts; when node and the receiver are installed, the
+#              slower side): CPU, wall, and how long reading waited for
+#              the collector
 # Needs ghc (Debian's 9.0 will do); skipped without it. EL_BENCH_LOGS_MSGS
 # sets the message count (default 1,000,000). Figures only, nothing
 # asserted.
@@ -97,25 +99,34 @@ awk -v sb="$sb" -v sm="$sm" -v db="$db" -v dm="$dm" -v m="$msgs" -v n="$N" 'BEGI
          " (exporters none)\n", db, dm, n, db / sb, dm / sm, dm * 1e9 / m
 }'
 
+# otlp NAME URL: the daemon exporting the log to URL over OTLP/HTTP.
+otlp() {
+  measure "$tmp/o" env OTEL_EXPORTER_OTLP_ENDPOINT="$2" \
+    OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "$D" --eventlog-file "$G" -hT -s
+  read -r ow ou os <"$tmp/o"
+  sent=$(sed -n 's/.*OTLP logs export: \([0-9]*\) records.*/\1/p' "$tmp/o.err")
+  paused=$(sed -n 's/^Reading paused for the collector: \([0-9.]*\) s.*/\1/p' \
+    "$tmp/o.err")
+  awk -v n="$1" -v w="$ow" -v c="$ou $os" -v m="$msgs" -v s="${sent:-0}" \
+      -v p="${paused:-0}" 'BEGIN {
+    split(c, x, " "); cpu = x[1] + x[2]
+    printf "  daemon default  OTLP/HTTP to %s: cpu %.3f s (%.0f ns per" \
+           " message), wall %.3f s, of which reading waited %.1f s for the" \
+           " collector; %d log records exported\n",
+           n, cpu, cpu * 1e9 / m, w, p, s
+  }'
+}
+python3 "$S/tests/tools/otlp_http_sink.py" --ready-file "$tmp/sink" &
+sink=$!
+for _ in $(seq 100); do [ -s "$tmp/sink" ] && break; sleep 0.1; done
+[ -s "$tmp/sink" ] && otlp "a sink answering at once" "http://127.0.0.1:$(cat "$tmp/sink")"
+kill $sink 2>/dev/null
 if command -v node >/dev/null && [ -d "$S/tests/receiver/node_modules" ]; then
   node "$S/tests/receiver/server.js" --out /dev/null --no-request --quiet \
     --ready-file "$tmp/ready" >/dev/null 2>&1 &
   rcv=$!
   for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
   port=$(sed 's/.*"http":\([0-9]*\).*/\1/' "$tmp/ready")
-  measure "$tmp/o" env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" \
-    OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "$D" --eventlog-file "$G" -hT -s
-  read -r ow ou os <"$tmp/o"
-  sent=$(sed -n 's/.*OTLP logs export: \([0-9]*\) records.*/\1/p' "$tmp/o.err")
-  paused=$(sed -n 's/^Reading paused for the collector: \([0-9.]*\) s.*/\1/p' \
-    "$tmp/o.err")
-  awk -v w="$ow" -v c="$ou $os" -v m="$msgs" -v s="${sent:-0}" \
-      -v p="${paused:-0}" 'BEGIN {
-    split(c, x, " "); cpu = x[1] + x[2]
-    printf "  daemon default  OTLP/HTTP to the counting receiver: cpu %.3f s" \
-           " (%.0f ns per message), wall %.3f s, of which reading waited" \
-           " %.1f s for the collector; %d log records exported\n",
-           cpu, cpu * 1e9 / m, w, p, s
-  }'
+  otlp "the counting test receiver" "http://127.0.0.1:$port"
 fi
 exit 0

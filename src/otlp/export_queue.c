@@ -1,11 +1,14 @@
 /* export_queue.c: the OTLP exporter: one bounded queue and one sender
  * thread per signal, retry with exponential backoff and jitter.
  *
- * Queues hold serialized requests (copies). A queue is bounded in requests
- * (queue_max_items) and in bytes (queue_max_bytes); pushing into a full
- * queue drops the oldest requests first, and a request larger than the
- * byte bound on its own is dropped; both are counted (dropped_queue and
- * el_tm_store_count_dropped). The request being sent is out of its queue.
+ * Queues hold the store's batches (tm_export), which their sender
+ * encodes when it takes them, off the loop thread, and serialized
+ * requests (copies, el_otlp_exporter_submit). A queue is bounded in items
+ * (queue_max_items) and in bytes (queue_max_bytes; a batch counts as its
+ * encoder's estimate, el_otlp_encode_estimate); pushing into a full
+ * queue drops the oldest items first, and a request larger than the byte
+ * bound on its own is dropped; both are counted (dropped_queue and
+ * el_tm_store_count_dropped). The item being sent is out of its queue.
  * With flow control (el_otlp_exporter_set_flow, a recorded file) the
  * producer pauses at half the bounds and the sender wakes it at a quarter
  * (otlp.h); a queue then holds what the chunk of input at hand made
@@ -39,12 +42,23 @@
 #include "otlp_encode.h"
 #include "otlp_plugin.h"
 
+/* A queued item: a serialized request (batch NULL: bytes), or a store
+ * batch its sender encodes into requests when it takes it (tm_export),
+ * counted in the queue's bytes as its encoder's estimate. */
 typedef struct xq_item_s {
   struct xq_item_s *next;
-  size_t len;                 /* bytes of the request */
+  size_t len;                 /* bytes of the request, or the estimate */
   size_t nrecords;            /* records inside */
+  el_tm_batch_t *batch;       /* owned; NULL: bytes[] is the request */
   uint8_t bytes[];            /* the serialized request */
 } xq_item_t;
+
+/* One request as sent: a queued one's bytes, or one just encoded. */
+typedef struct {
+  const uint8_t *bytes;
+  size_t len;
+  size_t nrecords;
+} xq_req_t;
 
 typedef struct {
   xq_item_t *head, *tail;
@@ -224,6 +238,12 @@ static void count_drop(el_otlp_exporter_t *ex, el_tm_signal_t sig,
 
 /* {====== queue ======} */
 
+static void item_free(xq_item_t *it) {
+  if (!it) return;
+  el_tm_batch_free(it->batch);
+  el_free(it);
+}
+
 static xq_item_t *fifo_pop(xq_fifo_t *f) {
   xq_item_t *it = f->head;
   if (!it) return NULL;
@@ -242,9 +262,52 @@ static void fifo_push(xq_fifo_t *f, xq_item_t *it) {
   f->bytes += it->len;
 }
 
+/* Drop and count a queue-full loss of nrecords (mu held). */
+static void drop_queued(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                        size_t nrecords) {
+  count_drop(ex, sig, &ex->stats.dropped_queue[sig], nrecords);
+  log_limited(ex, LOG_QUEUE, sig, EL_LOG_WARN,
+              "OTLP %s export queue full (%zu requests, %zu bytes): "
+              "dropped %zu records",
+              el_otlp_signal_name(sig), ex->cfg.queue_max_items,
+              ex->cfg.queue_max_bytes, nrecords);
+}
+
+/* Queue it (mu held): dropped and counted when stopped, or when a request
+ * is larger than the byte bound alone; otherwise the oldest items are
+ * dropped and counted until it fits (not with flow control: see below);
+ * a batch goes in even then, since its requests are cut to fit. */
+static void enqueue(el_otlp_exporter_t *ex, el_tm_signal_t sig, xq_item_t *it) {
+  xq_fifo_t *f = &ex->q[sig];
+  size_t dropped = 0, len = it->len;
+  if (ex->stop) {                              /* stopped: nobody sends */
+    count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], it->nrecords);
+    item_free(it);
+    return;
+  }
+  if (!it->batch && len > ex->cfg.queue_max_bytes) { /* can never fit */
+    dropped = it->nrecords;
+    item_free(it);
+  } else {
+    /* With flow control (and a collector that answers) the producer
+     * pauses at half the bounds, after the chunk of input at hand: what
+     * that chunk made beyond them is kept. */
+    bool keep = ex->flow_fn && !ex->failing[sig];
+    while (!keep && f->head &&
+           (f->items + 1 > ex->cfg.queue_max_items ||
+            f->bytes + len > ex->cfg.queue_max_bytes)) {
+      xq_item_t *old = fifo_pop(f);
+      dropped += old->nrecords;
+      item_free(old);
+    }
+    fifo_push(f, it);
+  }
+  if (dropped) drop_queued(ex, sig, dropped);
+  pthread_cond_broadcast(&ex->wake);
+}
+
 int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
-                            const uint8_t *bytes, size_t len,
-                            size_t nrecords) {
+                            const uint8_t *bytes, size_t len, size_t nrecords) {
   if ((unsigned)sig >= EL_TM_NSIGNALS || !(ex->signals & (1u << sig)))
     return EL_EINVAL;
   xq_item_t *it = el_malloc(sizeof *it + len);
@@ -256,42 +319,9 @@ int el_otlp_exporter_submit(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   }
   it->len = len;
   it->nrecords = nrecords;
+  it->batch = NULL;
   memcpy(it->bytes, bytes, len);
-  xq_fifo_t *f = &ex->q[sig];
-  size_t dropped = 0;
-  if (ex->stop) {                              /* stopped: nobody sends */
-    count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], nrecords);
-    el_free(it);
-    pthread_mutex_unlock(&ex->mu);
-    return 0;
-  }
-  if (len > ex->cfg.queue_max_bytes) {        /* can never fit */
-    dropped = nrecords;
-    el_free(it);
-    it = NULL;
-  } else {
-    /* With flow control (and a collector that answers) the producer
-     * pauses at half the bounds, after the chunk of input at hand: what
-     * that chunk made beyond them is kept. */
-    bool keep = ex->flow_fn && !ex->failing[sig];
-    while (!keep && f->head &&
-           (f->items + 1 > ex->cfg.queue_max_items ||
-            f->bytes + len > ex->cfg.queue_max_bytes)) {
-      xq_item_t *old = fifo_pop(f);
-      dropped += old->nrecords;
-      el_free(old);
-    }
-    fifo_push(f, it);
-  }
-  if (dropped) {
-    count_drop(ex, sig, &ex->stats.dropped_queue[sig], dropped);
-    log_limited(ex, LOG_QUEUE, sig, EL_LOG_WARN,
-                "OTLP %s export queue full (%zu requests, %zu bytes): "
-                "dropped %zu records",
-                el_otlp_signal_name(sig), ex->cfg.queue_max_items,
-                ex->cfg.queue_max_bytes, dropped);
-  }
-  pthread_cond_broadcast(&ex->wake);
+  enqueue(ex, sig, it);
   pthread_mutex_unlock(&ex->mu);
   return 0;
 }
@@ -385,7 +415,7 @@ static int64_t backoff_ms(el_otlp_exporter_t *ex, int attempt) {
 }
 
 static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
-                  const xq_item_t *it, const el_xq_result_t *res) {
+                  const xq_req_t *it, const el_xq_result_t *res) {
   ex->failing[sig] = false;
   ex->last_fail[sig][0] = '\0';
   ex->stats.requests[sig]++;
@@ -419,7 +449,7 @@ static void on_ok(el_otlp_exporter_t *ex, el_tm_signal_t sig,
 /* Deliver one request (mu held on entry and exit; released while
  * sending). */
 static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
-                    const xq_item_t *it) {
+                    const xq_req_t *it) {
   int64_t start = el__otlp_now_ms();
   el_xq_transport_t *tr = &ex->tr[sig];
   const char *sname = el_otlp_signal_name(sig);
@@ -477,8 +507,64 @@ static void deliver(el_otlp_exporter_t *ex, el_tm_signal_t sig,
   count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], it->nrecords);
 }
 
+/* el_otlp_encode's emit on the sender thread: the request is delivered
+ * at once, retries included (bytes are valid during the call only);
+ * encoding stops once the exporter aborts. */
+typedef struct {
+  el_otlp_exporter_t *ex;
+  el_tm_signal_t sig;
+  size_t records; /* records emitted so far */
+} emit_ctx_t;
+
+static int emit_request(void *ud, const uint8_t *bytes, size_t len,
+                        size_t nrecords) {
+  emit_ctx_t *c = ud;
+  el_otlp_exporter_t *ex = c->ex;
+  if (atomic_load(&ex->abort)) return -ECANCELED;
+  c->records += nrecords;
+  xq_req_t rq = {bytes, len, nrecords};
+  pthread_mutex_lock(&ex->mu);
+  /* larger than the queue's byte bound alone: dropped as a submitted one
+   * would be (enqueue) */
+  if (len > ex->cfg.queue_max_bytes)
+    drop_queued(ex, c->sig, nrecords);
+  else
+    deliver(ex, c->sig, &rq);
+  pthread_mutex_unlock(&ex->mu);
+  return 0;
+}
+
+/* Encode a queued batch into requests of at most max_message_bytes and
+ * deliver each in turn (mu held on entry and exit, released meanwhile).
+ * Records too large for a request alone are dropped_size; those left
+ * unsent when encoding stops are dropped_shutdown (the exporter aborted)
+ * or dropped_failed (encoding failed: out of memory). */
+static void send_batch(el_otlp_exporter_t *ex, el_tm_signal_t sig,
+                       el_tm_batch_t *batch, size_t total) {
+  emit_ctx_t c = {ex, sig, 0};
+  pthread_mutex_unlock(&ex->mu);
+  int rc =
+      el_otlp_encode(sig, batch, ex->cfg.max_message_bytes, emit_request, &c);
+  pthread_mutex_lock(&ex->mu);
+  if (rc > 0) {
+    count_drop(ex, sig, &ex->stats.dropped_size[sig], (size_t)rc);
+    log_limited(ex, LOG_FAILED, sig, EL_LOG_WARN,
+                "OTLP %s export: %d records larger than %zu bytes dropped",
+                el_otlp_signal_name(sig), rc, ex->cfg.max_message_bytes);
+  } else if (rc == -ECANCELED && total > c.records) {
+    count_drop(ex, sig, &ex->stats.dropped_shutdown[sig], total - c.records);
+  } else if (rc < 0 && total > c.records) {
+    count_drop(ex, sig, &ex->stats.dropped_failed[sig], total - c.records);
+    log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
+                "OTLP %s export: encoding failed (%s), dropped %zu records",
+                el_otlp_signal_name(sig), el_strerror(rc), total - c.records);
+  }
+}
+
 /* The sender of one signal (arg: its struct xq_sender_s): its queue's
- * requests in order, each delivered or given up before the next. */
+ * items in order, each request delivered or given up before the next; a
+ * batch is encoded here, off the loop thread, and its requests delivered
+ * as they are made. */
 static void *sender_main(void *arg) {
   const struct xq_sender_s *sd = arg;
   el_otlp_exporter_t *ex = sd->ex;
@@ -492,9 +578,16 @@ static void *sender_main(void *arg) {
     }
     ex->busy++;
     flow_check(ex);
-    deliver(ex, sd->sig, it);
+    if (it->batch) {
+      send_batch(ex, sd->sig, it->batch, it->nrecords);
+    } else {
+      xq_req_t rq = {it->bytes, it->len, it->nrecords};
+      deliver(ex, sd->sig, &rq);
+    }
     ex->busy--;
-    el_free(it);
+    pthread_mutex_unlock(&ex->mu);
+    item_free(it); /* a batch's memory, off the lock */
+    pthread_mutex_lock(&ex->mu);
     flow_check(ex);
   }
   pthread_cond_broadcast(&ex->idle);
@@ -504,45 +597,30 @@ static void *sender_main(void *arg) {
 
 /* {====== exporter ======} */
 
-typedef struct {
-  el_otlp_exporter_t *ex;
-  el_tm_signal_t sig;
-  size_t records;             /* records emitted so far */
-} emit_ctx_t;
-
-static int emit_request(void *ud, const uint8_t *bytes, size_t len,
-                        size_t nrecords) {
-  emit_ctx_t *c = ud;
-  c->records += nrecords;
-  int rc = el_otlp_exporter_submit(c->ex, c->sig, bytes, len, nrecords);
-  return rc == EL_ENOMEM ? 0 : rc;     /* counted; keep encoding */
-}
-
-/* el_tm_exporter_t.export: encode on the caller's thread, queue, return. */
+/* el_tm_exporter_t.export: queue the batch for its signal's sender,
+ * which encodes it (send_batch), and return. In the queue's byte bound
+ * it counts as the encoder's estimate of its requests' size
+ * (el_otlp_encode_estimate, an upper bound). */
 static int tm_export(void *ud, el_tm_signal_t sig, el_tm_batch_t *batch) {
   el_otlp_exporter_t *ex = ud;
-  if ((unsigned)sig >= EL_TM_NSIGNALS || !(ex->signals & (1u << sig))) {
+  size_t total = el_tm_batch_count(batch);
+  if ((unsigned)sig >= EL_TM_NSIGNALS || !(ex->signals & (1u << sig)) ||
+      !total) {
     el_tm_batch_free(batch);
     return 0;
   }
-  emit_ctx_t c = {ex, sig, 0};
-  size_t total = el_tm_batch_count(batch);
-  int rc = el_otlp_encode(sig, batch, ex->cfg.max_message_bytes,
-                          emit_request, &c);
+  size_t est = el_otlp_encode_estimate(batch);
+  xq_item_t *it = el_malloc(sizeof *it);
   pthread_mutex_lock(&ex->mu);
-  if (rc > 0) {
-    count_drop(ex, sig, &ex->stats.dropped_size[sig], (size_t)rc);
-    log_limited(ex, LOG_FAILED, sig, EL_LOG_WARN,
-                "OTLP %s export: %d records larger than %zu bytes dropped",
-                el_otlp_signal_name(sig), rc, ex->cfg.max_message_bytes);
-  } else if (rc < 0 && total > c.records) {
-    count_drop(ex, sig, &ex->stats.dropped_failed[sig], total - c.records);
-    log_limited(ex, LOG_FAILED, sig, EL_LOG_ERROR,
-                "OTLP %s export: encoding failed (%s), dropped %zu records",
-                el_otlp_signal_name(sig), el_strerror(rc), total - c.records);
+  if (!it) {
+    count_drop(ex, sig, &ex->stats.dropped_queue[sig], total);
+    pthread_mutex_unlock(&ex->mu);
+    el_tm_batch_free(batch);
+    return 0;
   }
+  *it = (xq_item_t){.len = est, .nrecords = total, .batch = batch};
+  enqueue(ex, sig, it);
   pthread_mutex_unlock(&ex->mu);
-  el_tm_batch_free(batch);
   return 0;
 }
 
@@ -643,7 +721,7 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
     while ((it = fifo_pop(&ex->q[s])) != NULL) {
       count_drop(ex, (el_tm_signal_t)s, &ex->stats.dropped_shutdown[s],
                  it->nrecords);
-      el_free(it);
+      item_free(it);
       had_items = true;
     }
   }

@@ -4,12 +4,12 @@
  * environment variables.
  *
  * Life of a batch: el_tm_store_flush() calls the exporter's export() on the
- * loop thread; it encodes the batch into Export<Signal>ServiceRequest
- * messages of at most max_message_bytes (otlp_encode.h), appends them to
- * the signal's bounded queue (dropping and counting the oldest when full)
- * and returns at once. The exporter's sender thread sends the requests,
- * retrying retryable failures with exponential backoff and jitter
- * (export_queue.h). el_tm_store_shutdown() waits for the queues to drain,
+ * loop thread; it appends the batch to the signal's bounded queue
+ * (dropping and counting the oldest when full) and returns at once. The
+ * signal's sender thread encodes it into Export<Signal>ServiceRequest
+ * messages of at most max_message_bytes (otlp_encode.h) and sends each as
+ * it is made, retrying retryable failures with exponential backoff and
+ * jitter (export_queue.h). el_tm_store_shutdown() waits for the queues to drain,
  * bounded by the shutdown timeout; when it runs out, the exporter abandons
  * (counts, and says by signal with that cause) whatever is left at once
  * (el_otlp_exporter_stop), so exit never hangs on a bad collector.
@@ -83,8 +83,8 @@ typedef struct el_otlp_config_s {
   size_t nresource;
 
   /* Delivery (export_queue.h), shared by the signals. */
-  size_t queue_max_bytes;     /* per signal; default 64 MiB */
-  size_t queue_max_items;     /* requests per signal; default 1024 */
+  size_t queue_max_bytes;     /* per signal; default 16 MiB */
+  size_t queue_max_items;     /* batches and requests per signal; 1024 */
   size_t max_message_bytes;   /* per request; default 4 MiB */
   int shutdown_timeout_ms;    /* flush bound at exit; default 10000 */
   int retry_initial_ms;       /* first backoff; default 500 */

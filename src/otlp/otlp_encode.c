@@ -530,6 +530,21 @@ static int encode_range(el__otlp_enc_t *e, size_t lo, size_t hi) {
   return e->emit(e->ud, e->buf, packed, hi - lo);
 }
 
+size_t el_otlp_encode_estimate(const el_tm_batch_t *b) {
+  if (!b) return 0;
+  el_tm_signal_t sig = el_tm_batch_signal(b);
+  bool items = sig == EL_TM_SIGNAL_METRICS || sig == EL_TM_SIGNAL_PROFILES;
+  size_t ng, n = el_tm_batch_count(b), est = 8 * EST_SLACK;
+  const el_tm_rgroup_t *gs = el_tm_batch_groups(b, &ng);
+  for (size_t g = 0; g < ng; g++) {
+    est += est_group(b, &gs[g]);
+    for (size_t it = 0; items && it < gs[g].n; it++)
+      est += est_item(b, gs[g].first + it);
+  }
+  for (size_t r = 0; r < n; r++) est += est_record(b, r);
+  return est;
+}
+
 /* Cut the batch into chunks whose estimated size fits max_bytes. */
 static int encode_all(el__otlp_enc_t *e) {
   const el_tm_batch_t *b = e->b;

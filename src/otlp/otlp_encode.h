@@ -50,6 +50,13 @@ typedef int (*el_otlp_emit_fn)(void *ud, const uint8_t *bytes, size_t len,
 int el_otlp_encode(el_tm_signal_t sig, const el_tm_batch_t *batch,
                    size_t max_bytes, el_otlp_emit_fn emit, void *ud);
 
+/* An upper bound of the serialized bytes el_otlp_encode makes of batch
+ * (the sum of the per-record, per-item and per-resource estimates it cuts
+ * requests by: every field's tag and length prefix counted as 16 bytes, so
+ * about 1.5-3x the real size). O(records), no allocation. 0 for NULL.
+ * The exporter counts a batch waiting in its queue by it. */
+size_t el_otlp_encode_estimate(const el_tm_batch_t *batch);
+
 /* The protobuf-c descriptor of sig's Export request / response message
  * (for decoding, e.g. ..._response to read partial_success). NULL for an
  * invalid sig. */

@@ -526,6 +526,71 @@ static void test_store_window_reaches_transport(void **state) {
   el_tm_store_free(st);
 }
 
+/* Emit n gauge points "m" (values 0..n-1) into st. */
+static void emit_points(el_tm_store_t *st, int n) {
+  el_tm_metric_desc_t d = {
+      "m", NULL, NULL, EL_TM_GAUGE, EL_TM_TEMP_UNSPECIFIED, false};
+  for (int i = 0; i < n; i++)
+    assert_int_equal(
+        el_tm_metric_point(
+            st, &d,
+            &(el_tm_point_t){
+                .time_unix_ns = 1000 + i, .is_int = true, .ival = i}),
+        0);
+}
+
+/* A store batch is queued whole and encoded by its sender: with requests
+ * limited to 2000 bytes, 1000 points make several requests, each sent
+ * in turn, every point delivered once (the exporter's counts; the
+ * requests' contents are test_otlp_encode's). */
+static void test_batch_encoded_by_sender_in_requests(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  c.max_message_bytes = 2000;
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t tm;
+  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
+  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
+  emit_points(st, 1000);
+  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.records[M], 1000);
+  assert_true(s.requests[M] > 10); /* ~30 bytes a point: >= 15 requests */
+  assert_int_equal(calls(), (int)s.requests[M]);
+  assert_true(s.bytes[M] <= s.requests[M] * 2000);
+  assert_int_equal(s.dropped_queue[M] + s.dropped_shutdown[M], 0);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
+/* Stopped while its sender encodes and sends a batch (the collector holds
+ * the first request): the request in flight and the records not yet
+ * encoded are all counted as dropped at shutdown, none twice, none lost:
+ * delivered + dropped = emitted. */
+static void test_stop_mid_batch_counts_every_record(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  c.max_message_bytes = 2000;
+  el_tm_store_t *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t tm;
+  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
+  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
+  emit_points(st, 1000);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  wait_calls(1); /* the first request is held */
+  el_otlp_exporter_stop(ex);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.records[M], 0);
+  assert_int_equal(s.dropped_shutdown[M], 1000);
+  assert_int_equal(el_tm_store_stats(st)->dropped[M], 1000);
+  assert_int_equal(calls(), 1); /* no request after the abort */
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
 /* A log hook may call back into the exporter (the daemon exports its own
  * log lines): the sender must not hold its lock while logging. */
 static el_otlp_exporter_t *hook_ex;
@@ -590,6 +655,8 @@ int main(void) {
       cmocka_unit_test(test_shutdown_budget_counts_and_names_cause),
       cmocka_unit_test(test_unhandled_signal_refused),
       cmocka_unit_test(test_store_window_reaches_transport),
+      cmocka_unit_test(test_batch_encoded_by_sender_in_requests),
+      cmocka_unit_test(test_stop_mid_batch_counts_every_record),
       cmocka_unit_test(test_log_hook_may_reenter_exporter),
       cmocka_unit_test(test_ok_with_message_is_logged),
       cmocka_unit_test(test_server_delay_past_bound_said),
