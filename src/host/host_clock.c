@@ -154,10 +154,12 @@ void el__order_report(el_host_t *h) {
            "often",
            (unsigned long long)(p->horizon / 1000000u), HORIZON_ENV,
            (unsigned long long)(p->max_wait / 1000000u), MAX_WAIT_ENV);
-  char late[384], olate[384];
+  char late[512], olate[384];
   snprintf(late, sizeof late,
            "thread blocked times, GC and capability usage spans may be off "
-           "(running times and run counts are paired per capability); %s",
+           "(running times and run counts are paired per capability; "
+           "before 9.2, GHC writes a capability's events only when its "
+           "2 MiB buffer fills, so a quieter capability's come late); %s",
            raise);
   snprintf(olate, sizeof olate, "time-order handlers saw them out of order; %s",
            raise);
