@@ -38,32 +38,11 @@ if [ ! -x "$prog" ] || [ "$src" -nt "$prog" ]; then
     "$src" || { echo "logs: ghc failed, skipped"; exit 0; }
 fi
 
-# measure OUT CMD...: wall s, user s, sys s of CMD into OUT, from wait4()
-# (microsecond CPU times); CMD's stderr into OUT.err.
-measure() {
-  local out=$1; shift
-  python3 - "$out" "$@" <<'PY'
-import os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
-t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-    os.dup2(os.open(out + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-    try:
-        os.execvp(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-wall = time.monotonic() - t0
-with open(out, "w") as f:
-    f.write("%.4f %.4f %.4f\n" % (wall, ru.ru_utime, ru.ru_stime))
-PY
-}
+. "$S/scripts/bench_lib.sh"  # measure, counting_receiver
 
 G=$tmp/messages.eventlog
 measure "$tmp/p" "$prog" "$M" +RTS -l "-ol$G" -RTS
-read -r pw pu ps <"$tmp/p"
+read -r pw pu ps _ <"$tmp/p"
 msgs=$("$B/eventlog-live" stats "$G" 2>/dev/null |
   awk '$1 == "USER_MSG" || $1 == "USER_MARKER" { n += $3 } END { print n + 0 }')
 awk -v w="$pw" -v c="$pu $ps" -v m="$msgs" -v b="$(stat -c %s "$G")" 'BEGIN {
@@ -103,7 +82,7 @@ awk -v sb="$sb" -v sm="$sm" -v db="$db" -v dm="$dm" -v m="$msgs" -v n="$N" 'BEGI
 otlp() {
   measure "$tmp/o" env OTEL_EXPORTER_OTLP_ENDPOINT="$2" \
     OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "$D" --eventlog-file "$G" -hT -s
-  read -r ow ou os <"$tmp/o"
+  read -r ow ou os _ <"$tmp/o"
   sent=$(sed -n 's/.*OTLP logs export: \([0-9]*\) records.*/\1/p' "$tmp/o.err")
   paused=$(sed -n 's/^Reading paused for the collector: \([0-9.]*\) s.*/\1/p' \
     "$tmp/o.err")
@@ -121,12 +100,6 @@ sink=$!
 for _ in $(seq 100); do [ -s "$tmp/sink" ] && break; sleep 0.1; done
 [ -s "$tmp/sink" ] && otlp "a sink answering at once" "http://127.0.0.1:$(cat "$tmp/sink")"
 kill $sink 2>/dev/null
-if command -v node >/dev/null && [ -d "$S/tests/receiver/node_modules" ]; then
-  node "$S/tests/receiver/server.js" --out /dev/null --no-request --quiet \
-    --ready-file "$tmp/ready" >/dev/null 2>&1 &
-  rcv=$!
-  for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
-  port=$(sed 's/.*"http":\([0-9]*\).*/\1/' "$tmp/ready")
-  otlp "the counting test receiver" "http://127.0.0.1:$port"
-fi
+counting_receiver "$tmp/ready" &&
+  otlp "the counting test receiver" "$endpoint"
 exit 0

@@ -44,6 +44,7 @@ D=$B/eventlog-live-otelcol
 tmp=$(mktemp -d)
 rcv=
 trap '[ -n "$rcv" ] && kill $rcv 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$S/scripts/bench_lib.sh"  # measure, counting_receiver
 
 "$D" --print-defaults >"$tmp/default.yaml"
 sed 's/^\(      export:\) false$/\1 true/' "$tmp/default.yaml" >"$tmp/all.yaml"
@@ -61,37 +62,7 @@ events=$("$B/eventlog-live" stats "$F" 2>/dev/null | awk '/^events:/ {print $2; 
   --eventlog-file "$F" -hT 2>&1 | awk '$1 == "Events" {print $3}')
 
 endpoint=
-if command -v node >/dev/null && [ -d "$S/tests/receiver/node_modules" ]; then
-  node "$S/tests/receiver/server.js" --out /dev/null --no-request --quiet \
-    --ready-file "$tmp/ready" >/dev/null 2>&1 &
-  rcv=$!
-  for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
-  port=$(sed 's/.*"http":\([0-9]*\).*/\1/' "$tmp/ready")
-  endpoint=http://127.0.0.1:$port
-fi
-
-# measure OUT CMD...: wall s, user s, sys s, peak RSS kB of CMD into OUT,
-# from wait4() (microsecond CPU times; /usr/bin/time prints only 10 ms).
-measure() {
-  local out=$1; shift
-  python3 - "$out" "$@" <<'PY'
-import os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
-t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    fd = os.open(os.devnull, os.O_RDWR)
-    os.dup2(fd, 1); os.dup2(fd, 2)
-    try:
-        os.execvp(argv[0], argv)
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-wall = time.monotonic() - t0
-with open(out, "w") as f:
-    f.write("%.4f %.4f %.4f %d\n" % (wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss))
-PY
-}
+counting_receiver "$tmp/ready" || true
 
 run() {  # run CONFIG EXPORT
   local best=
@@ -104,7 +75,7 @@ run() {  # run CONFIG EXPORT
       measure "$tmp/t" env OTEL_EXPORTER_OTLP_ENDPOINT="$endpoint" \
         "$D" --config "$tmp/$1.yaml" --eventlog-file "$F" -hT
     fi
-    read -r wall user sys rss <"$tmp/t"
+    read -r wall user sys rss _ <"$tmp/t"
     # best = least CPU time (the machine is shared: wall time measures the
     # neighbours as much as us)
     if [ -z "$best" ] || awk -v a="$user $sys" -v b="$best" \

@@ -23,29 +23,7 @@ STRETCH=$B/tests/el_stretch
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/el-bench-report.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# measure OUT CMD...: "wall user sys maxrss_kib status" of CMD (stdin from
-# $IN when set) into OUT, from wait4 (microsecond CPU times).
-measure() {
-  local out=$1; shift
-  python3 - "$out" "$@" <<'PY'
-import os, sys, time
-out, argv = sys.argv[1], sys.argv[2:]
-src = os.environ.get("IN")
-t0 = time.monotonic()
-pid = os.fork()
-if pid == 0:
-    fd = os.open(os.devnull, os.O_RDWR)
-    if src:
-        os.dup2(os.open(src, os.O_RDONLY), 0)
-    os.dup2(fd, 1); os.dup2(fd, 2)
-    os.execvp(argv[0], argv)
-_, status, ru = os.wait4(pid, 0)
-wall = time.monotonic() - t0
-with open(out, "w") as f:
-    f.write("%.3f %.3f %.3f %d %d\n" % (wall, ru.ru_utime, ru.ru_stime,
-            ru.ru_maxrss, os.waitstatus_to_exitcode(status)))
-PY
-}
+. "$S/scripts/bench_lib.sh"  # measure, counting_receiver
 
 line() {  # line LABEL FILE BYTES [HTML]
   read -r wall user sys rss st < "$2"

@@ -501,31 +501,6 @@ static void test_unhandled_signal_refused(void **state) {
 }
 
 /* Through the store: export() encodes the window and queues it. */
-static void test_store_window_reaches_transport(void **state) {
-  fake_reset();
-  el_otlp_config_t c = cfg_small();
-  el_tm_store_t *st = el_tm_store_new("t", "1");
-  el_tm_exporter_t tm;
-  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
-  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
-  el_tm_metric_desc_t d = {"m", NULL, NULL, EL_TM_GAUGE,
-                           EL_TM_TEMP_UNSPECIFIED, false};
-  for (int i = 0; i < 100; i++)
-    assert_int_equal(
-        el_tm_metric_point(
-            st, &d,
-            &(el_tm_point_t){
-                .time_unix_ns = 1000 + i, .is_int = true, .ival = i}),
-        0);
-  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
-  el_otlp_stats_t s;
-  el_otlp_exporter_stats(ex, &s);
-  assert_int_equal(s.records[M], 100);
-  assert_int_equal(s.requests[M], 1);
-  el_otlp_exporter_free(ex);
-  el_tm_store_free(st);
-}
-
 /* Emit n gauge points "m" (values 0..n-1) into st. */
 static void emit_points(el_tm_store_t *st, int n) {
   el_tm_metric_desc_t d = {
@@ -539,6 +514,32 @@ static void emit_points(el_tm_store_t *st, int n) {
         0);
 }
 
+/* A store whose exporter (config c, the fake transport) takes every
+ * signal, holding n points "m" not yet flushed; *st is the store. */
+static el_otlp_exporter_t *store_with_points(const el_otlp_config_t *c, int n,
+                                             el_tm_store_t **st) {
+  *st = el_tm_store_new("t", "1");
+  el_tm_exporter_t tm;
+  el_otlp_exporter_t *ex = make(c, ALL, *st, &tm);
+  assert_int_equal(el_tm_store_add_exporter(*st, &tm), 0);
+  emit_points(*st, n);
+  return ex;
+}
+
+static void test_store_window_reaches_transport(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st;
+  el_otlp_exporter_t *ex = store_with_points(&c, 100, &st);
+  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.records[M], 100);
+  assert_int_equal(s.requests[M], 1);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
 /* A store batch is queued whole and encoded by its sender: with requests
  * limited to 2000 bytes, 1000 points make several requests, each sent
  * in turn, every point delivered once (the exporter's counts; the
@@ -547,11 +548,8 @@ static void test_batch_encoded_by_sender_in_requests(void **state) {
   fake_reset();
   el_otlp_config_t c = cfg_small();
   c.max_message_bytes = 2000;
-  el_tm_store_t *st = el_tm_store_new("t", "1");
-  el_tm_exporter_t tm;
-  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
-  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
-  emit_points(st, 1000);
+  el_tm_store_t *st;
+  el_otlp_exporter_t *ex = store_with_points(&c, 1000, &st);
   assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
   el_otlp_stats_t s;
   el_otlp_exporter_stats(ex, &s);
@@ -573,11 +571,8 @@ static void test_stop_mid_batch_counts_every_record(void **state) {
   set_block(true);
   el_otlp_config_t c = cfg_small();
   c.max_message_bytes = 2000;
-  el_tm_store_t *st = el_tm_store_new("t", "1");
-  el_tm_exporter_t tm;
-  el_otlp_exporter_t *ex = make(&c, ALL, st, &tm);
-  assert_int_equal(el_tm_store_add_exporter(st, &tm), 0);
-  emit_points(st, 1000);
+  el_tm_store_t *st;
+  el_otlp_exporter_t *ex = store_with_points(&c, 1000, &st);
   assert_int_equal(el_tm_store_flush(st), 0);
   wait_calls(1); /* the first request is held */
   el_otlp_exporter_stop(ex);
