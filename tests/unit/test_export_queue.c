@@ -562,6 +562,44 @@ static void test_batch_encoded_by_sender_in_requests(void **state) {
   el_tm_store_free(st);
 }
 
+/* A queued batch weighs about the bytes it will make, not the encoder's
+ * upper estimate (2-3x for these points): once one batch of the signal
+ * was encoded, two more fit in a queue of 2.5 batches' real bytes while
+ * a third is sent. Counted at the estimate, one was dropped (h83: a live
+ * queue held 3x fewer log records than before encoding moved). */
+static void test_queued_batch_weighs_its_real_size(void **state) {
+  fake_reset();
+  el_otlp_config_t c = cfg_small();
+  el_tm_store_t *st;
+  el_otlp_exporter_t *ex = store_with_points(&c, 1000, &st);
+  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
+  el_otlp_stats_t s;
+  el_otlp_exporter_stats(ex, &s);
+  uint64_t one = s.bytes[M]; /* a 1000-point batch's real bytes */
+  assert_int_equal(s.requests[M], 1);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+
+  fake_reset();
+  c.queue_max_bytes = one * 5 / 2;
+  ex = store_with_points(&c, 1000, &st);
+  assert_int_equal(el_tm_store_flush(st), 0); /* learns the ratio */
+  assert_int_equal(el_otlp_exporter_flush(ex, 5000), 0);
+  set_block(true);
+  for (int b = 0; b < 3; b++) { /* one in flight, two queued */
+    emit_points(st, 1000);
+    assert_int_equal(el_tm_store_flush(st), 0);
+    if (b == 0) wait_calls(2);
+  }
+  set_block(false);
+  assert_int_equal(el_tm_store_shutdown(st, 5000), 0);
+  el_otlp_exporter_stats(ex, &s);
+  assert_int_equal(s.dropped_queue[M], 0);
+  assert_int_equal(s.records[M], 4000);
+  el_otlp_exporter_free(ex);
+  el_tm_store_free(st);
+}
+
 /* Stopped while its sender encodes and sends a batch (the collector holds
  * the first request): the request in flight and the records not yet
  * encoded are all counted as dropped at shutdown, none twice, none lost:
@@ -652,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_store_window_reaches_transport),
       cmocka_unit_test(test_batch_encoded_by_sender_in_requests),
       cmocka_unit_test(test_stop_mid_batch_counts_every_record),
+      cmocka_unit_test(test_queued_batch_weighs_its_real_size),
       cmocka_unit_test(test_log_hook_may_reenter_exporter),
       cmocka_unit_test(test_ok_with_message_is_logged),
       cmocka_unit_test(test_server_delay_past_bound_said),
