@@ -328,6 +328,12 @@ function markersPlugin(id) {
           const row = rowEnd.findIndex((e) => x0 > e + 4 * dpr);
           if (row < 0) continue;
           const y = u.bbox.top + 2 * dpr + row * rowH;
+          // a light backing, so that the label stays readable over the
+          // lines and points drawn before it (h82: "second 4" and
+          // "second 5" over a dense heap chart)
+          ctx.fillStyle = 'rgba(255, 255, 255, 0.8)';
+          ctx.fillRect(x0 - dpr, y - dpr, w + 2 * dpr, rowH - dpr);
+          ctx.fillStyle = 'rgba(106, 27, 154, 0.9)';
           ctx.fillText(text, x0, y);
           rowEnd[row] = x0 + w;
           boxes.push({ x0: x0 / dpr, x1: (x0 + w) / dpr, y0: y / dpr,
