@@ -5,7 +5,8 @@
  * encodes when it takes them, off the loop thread, and serialized
  * requests (copies, el_otlp_exporter_submit). A queue is bounded in items
  * (queue_max_items) and in bytes (queue_max_bytes; a batch counts as its
- * encoder's estimate, el_otlp_encode_estimate); pushing into a full
+ * encoder's estimate, el_otlp_encode_estimate, times the signal's
+ * est_ratio: about its real size); pushing into a full
  * queue drops the oldest items first, and a request larger than the byte
  * bound on its own is dropped; both are counted (dropped_queue and
  * el_tm_store_count_dropped). The item being sent is out of its queue.
@@ -44,10 +45,10 @@
 
 /* A queued item: a serialized request (batch NULL: bytes), or a store
  * batch its sender encodes into requests when it takes it (tm_export),
- * counted in the queue's bytes as its encoder's estimate. */
+ * counted in the queue's bytes as its estimate times est_ratio. */
 typedef struct xq_item_s {
   struct xq_item_s *next;
-  size_t len;                 /* bytes of the request, or the estimate */
+  size_t len;                 /* bytes of the request, or its weight */
   size_t nrecords;            /* records inside */
   el_tm_batch_t *batch;       /* owned; NULL: bytes[] is the request */
   size_t est;                 /* a batch: el_otlp_encode_estimate */
@@ -115,8 +116,9 @@ struct el_otlp_exporter_s {
    * request refused as not retryable (400, INVALID_ARGUMENT) is one bad
    * request from a live endpoint: no failing. */
   bool failing[EL_TM_NSIGNALS];
-  /* Per signal: serialized bytes over el_otlp_encode_estimate of its last
-   * encoded batch: a queued batch counts as its estimate times this,
+  /* Per signal: serialized bytes over el_otlp_encode_estimate of the
+   * requests last encoded (learn_ratio): a queued batch counts as its
+   * estimate times this,
    * about its real size (the estimate is an upper bound, 2-3x; counted as
    * is, a queue held 3x fewer records: h83). EST_RATIO_START until one
    * was encoded. */
