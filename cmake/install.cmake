@@ -90,7 +90,8 @@ add_custom_target(el_copyright ALL DEPENDS ${el_notice})
 install(FILES ${EL_GEN_DIR}/doc/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # The Debian package: `cd build && cpack -G DEB` -> eventlog-live_VERSION_ARCH.deb.
-# Depends is computed by dpkg-shlibdeps from the linked libraries;
+# Depends is computed by dpkg-shlibdeps from the linked libraries, plus
+# libseccomp2, which watch opens with dlopen (src/common/el_rtsguard.c);
 # Built-Using (the static libraries' sources) is read from the file above
 # when cpack runs (cmake/cpack_project.cmake).
 set(CPACK_PACKAGE_NAME eventlog-live)
@@ -107,6 +108,7 @@ otelcol) and the daemon eventlog-live-otelcol.")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libseccomp2")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR DEB)

@@ -2,7 +2,8 @@
 # The Debian package (issue 14 item 8): `cpack -G DEB` from the build tree
 # gives eventlog-live_VERSION_ARCH.deb whose Depends names the package of
 # every shared library the binary needs (checked against readelf + ldd +
-# dpkg -S, not against what dpkg-shlibdeps said); unpacked with dpkg -x,
+# dpkg -S, not against what dpkg-shlibdeps said) or opens with dlopen
+# (libseccomp, for watch); unpacked with dpkg -x,
 # its binaries run on the shared GHC 9.0 eventlog with their own Lua
 # library (tests/e2e/install_lib.sh) and its manual pages render.
 # The static libraries the binary embeds (EL_STATIC_LIBS: their functions
@@ -60,6 +61,20 @@ while read -r lib; do
     bad "Depends lacks $pkg (for $lib): $depends"
   fi
 done <"$W/needed"
+# and of each library the binary opens with dlopen rather than links:
+# libseccomp, watch's probe filter (src/common/el_rtsguard.c).
+for lib in libseccomp.so.2; do
+  grep -q "$lib" "$EL_BIN" || { bad "the binary no longer names $lib"; continue; }
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+  pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1)
+  if [ -z "$pkg" ]; then
+    bad "$lib ($path): no Debian package owns it"
+  elif [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]]; then
+    ok "Depends names $pkg (for $lib, opened by watch)"
+  else
+    bad "Depends lacks $pkg (for $lib, opened by watch): $depends"
+  fi
+done
 
 # Built-Using: the source package and version of each embedded library,
 # and nothing else; no field when none is embedded (EL_STATIC_LIBS=OFF).
