@@ -47,6 +47,7 @@
  * (bytes lost or inserted before it); a block spliced into another gives
  * way to that one when it ends. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -197,6 +198,20 @@ typedef struct {
   el_diag_t diag;
 } errs_t;
 
+/* The per-type masks, 65,536 bits each, bit id for type id. */
+typedef struct masks_s {
+  /* el_ev_decoder_set_fields: set = the sink does not want the fields of
+   * type id (applied to tab[] as T_NOFIELDS) */
+  uint64_t nofields[65536 / 64];
+  /* el_ev_decoder_set_quiet: set = type id need not be delivered (applied
+   * to tab[] as T_QUIET while quiet counters are given) */
+  uint64_t quiet[65536 / 64];
+  /* el_ev_decoder_set_direct: set = type id is offered to the run handler
+   * first (applied to tab[] as T_DIRECT while quiet counters and a run
+   * handler are given) */
+  uint64_t direct[65536 / 64];
+} masks_t;
+
 struct el_ev_decoder_s {
   el_ev_sink_t sink;
   unsigned opts;            /* EL_EV_OPT_* */
@@ -312,12 +327,16 @@ struct el_ev_decoder_s {
   uint64_t sess_blocks;     /* believable block markers delivered */
   /* Per capability, the session's previous block (its marker's offset,
    * start and end time; t1 = t0 where the end is before the start; all
-   * 0: none yet), indexed by prev_ix: capabilities 0 to CAP_MAX_BELIEVED,
-   * then the global block (0xFFFF). GHC writes a capability's blocks in
-   * time order (out_of_order). */
-  struct {
+   * 0: none yet), indexed by prev_ix: the global block (0xFFFF), then
+   * capabilities 0 to CAP_MAX_BELIEVED. GHC writes a capability's blocks
+   * in time order (out_of_order). Grown to the highest index kept
+   * (nprev entries valid; reset to none by a header): a few entries, not
+   * CAP_MAX_BELIEVED's 24 KiB, which every `show` of a small file paid in
+   * page faults (issue 16, start-up). */
+  struct prev_s {
     uint64_t off, t0, t1;
-  } prev[CAP_MAX_BELIEVED + 2];
+  } * prev;
+  size_t nprev, prevcap;
   uint64_t data_off;        /* the session's first data byte (after datb);
                                block_end until its first block */
   uint64_t body_from;       /* ST_BODY: offset of the body's first byte */
@@ -334,18 +353,14 @@ struct el_ev_decoder_s {
   el_ev_stats_t stats;
   el_ev_event_t ev;
   const el__ev_layout_t *layouts;
-  /* el_ev_decoder_set_fields: bit id set = the sink does not want the
-   * fields of type id (applied to tab[] as T_NOFIELDS) */
-  uint64_t nofields[65536 / 64];
-  /* el_ev_decoder_set_quiet: bit id set = type id need not be delivered
-   * (applied to tab[] as T_QUIET while quiet counters are given) */
-  uint64_t quiet[65536 / 64];
-  el_ev_quiet_t qc; /* el_ev_decoder_quiet_counters; events NULL: none */
-  int in_event;     /* inside on_event for d->ev (its payload is valid) */
-  /* el_ev_decoder_set_direct: bit id set = type id is offered to the
-   * run handler first (applied to tab[] as T_DIRECT while quiet counters
-   * and a run handler are given) */
-  uint64_t direct[65536 / 64];
+  /* The per-type masks of el_ev_decoder_set_fields, _set_quiet and
+   * _set_direct (masks_t), allocated by the first of those calls: NULL,
+   * every bit clear (all fields wanted, nothing quiet or direct). Their
+   * 24 KiB are not paid by a decoder that never sets one (`show`,
+   * `stats`: issue 16, start-up). */
+  struct masks_s *masks;
+  el_ev_quiet_t qc;    /* el_ev_decoder_quiet_counters; events NULL: none */
+  int in_event;        /* inside on_event for d->ev (its payload is valid) */
   size_t ndirect;      /* bits set in direct[] */
   el_ev_run_fn run_fn; /* el_ev_decoder_direct_run; NULL: none */
   void *run_ud;        /* its ud */
@@ -645,6 +660,8 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
   el_free(d->holder);
   el_free(d->pend);
   el_free(d->rbuf);
+  el_free(d->prev);
+  el_free(d->masks);
   el_free(d);
 }
 
@@ -662,11 +679,18 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
  * quiet mask: T_NOFIELDS on a fast type whose fields are not wanted,
  * T_QUIET on a fast type not to be delivered when the sink gave counters
  * for it. */
+/* Bit id of the mask m (a masks_t member; every bit clear when the masks
+ * are not allocated, m NULL). */
+static int mask_bit(const uint64_t *m, uint16_t id) {
+  return m && ((m[id >> 6] >> (id & 63)) & 1);
+}
+
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
-  int off = (d->nofields[id >> 6] >> (id & 63)) & 1;
-  int quiet = d->qc.events && ((d->quiet[id >> 6] >> (id & 63)) & 1);
-  int direct = !quiet && d->qc.events && d->run_fn &&
-               ((d->direct[id >> 6] >> (id & 63)) & 1);
+  const masks_t *m = d->masks;
+  int off = mask_bit(m ? m->nofields : NULL, id);
+  int quiet = d->qc.events && mask_bit(m ? m->quiet : NULL, id);
+  int direct =
+      !quiet && d->qc.events && d->run_fn && mask_bit(m ? m->direct : NULL, id);
   t &= ~(T_NOFIELDS | T_QUIET | T_DIRECT);
   if (!(t & T_FAST))
     return t;
@@ -705,56 +729,47 @@ static void refill(el_ev_decoder_t *d) {
     el__ev_decode_ints(&d->layouts[(t >> T_LAYOUT_SHIFT) - 1], ev->payload, ev);
 }
 
-int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on) {
+/* Set (set != 0) or clear type's bit in the mask at byte offset moff of
+ * masks_t, every type's for type -1, allocating the masks first; then
+ * apply it to the table. Returns 0, EL_EINVAL (type outside -1..0xFFFE)
+ * or EL_ENOMEM (the masks could not be allocated; nothing changed). */
+static int set_mask(el_ev_decoder_t *d, size_t moff, int type, int set) {
   if (type < -1 || type >= 0xFFFF)
     return EL_EINVAL;
+  if (!d->masks && !(d->masks = el_calloc(1, sizeof *d->masks)))
+    return EL_ENOMEM;
+  uint64_t *m = (uint64_t *)(void *)((char *)d->masks + moff);
   if (type < 0) {
-    memset(d->nofields, on ? 0 : 0xFF, sizeof d->nofields);
+    memset(m, set ? 0xFF : 0, sizeof d->masks->quiet);
   } else {
     uint64_t bit = (uint64_t)1 << (type & 63);
-    if (on)
-      d->nofields[type >> 6] &= ~bit;
+    if (set)
+      m[type >> 6] |= bit;
     else
-      d->nofields[type >> 6] |= bit;
+      m[type >> 6] &= ~bit;
   }
   remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
-  if (on)
-    refill(d);
   return 0;
+}
+
+int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on) {
+  int r = set_mask(d, offsetof(masks_t, nofields), type, !on);
+  if (!r && on)
+    refill(d);
+  return r;
 }
 
 int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on) {
-  if (type < -1 || type >= 0xFFFF)
-    return EL_EINVAL;
-  if (type < 0) {
-    memset(d->quiet, on ? 0xFF : 0, sizeof d->quiet);
-  } else {
-    uint64_t bit = (uint64_t)1 << (type & 63);
-    if (on)
-      d->quiet[type >> 6] |= bit;
-    else
-      d->quiet[type >> 6] &= ~bit;
-  }
-  remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
-  return 0;
+  return set_mask(d, offsetof(masks_t, quiet), type, on);
 }
 
 int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on) {
-  if (type < -1 || type >= 0xFFFF)
-    return EL_EINVAL;
-  if (type < 0) {
-    memset(d->direct, on ? 0xFF : 0, sizeof d->direct);
-  } else {
-    uint64_t bit = (uint64_t)1 << (type & 63);
-    if (on)
-      d->direct[type >> 6] |= bit;
-    else
-      d->direct[type >> 6] &= ~bit;
-  }
+  int r = set_mask(d, offsetof(masks_t, direct), type, on);
+  if (r)
+    return r;
   d->ndirect = 0;
-  for (size_t w = 0; w < EL_ARRAY_LEN(d->direct); w++)
-    d->ndirect += (size_t)__builtin_popcountll(d->direct[w]);
-  remask(d, type < 0 ? 0 : (size_t)type, type < 0 ? d->ntab : (size_t)type + 1);
+  for (size_t w = 0; w < EL_ARRAY_LEN(d->masks->direct); w++)
+    d->ndirect += (size_t)__builtin_popcountll(d->masks->direct[w]);
   return 0;
 }
 
@@ -797,7 +812,8 @@ int el_ev_decoder_fixed(const el_ev_decoder_t *d, uint16_t type,
 }
 
 int el_ev_decoder_fields(const el_ev_decoder_t *d, uint16_t type) {
-  return type == 0xFFFF || !((d->nofields[type >> 6] >> (type & 63)) & 1);
+  return type == 0xFFFF ||
+         !mask_bit(d->masks ? d->masks->nofields : NULL, type);
 }
 
 static void start_scan(el_ev_decoder_t *d, uint64_t from) {
@@ -982,7 +998,7 @@ static void session_begin(el_ev_decoder_t *d) {
   d->sess_tmax = 0;
   d->sess_cap_hi = -1;
   d->sess_blocks = 0;
-  memset(d->prev, 0, sizeof d->prev);
+  d->nprev = 0;
   /* No block yet. Where the data begins, its first event is looked at
    * by step() (data_begin_at) when the data is made of blocks: the fast
    * path stops at block_end, so it is set there (before the first
@@ -1545,12 +1561,10 @@ static int marker_fine(const el_ev_decoder_t *d, const uint8_t *q) {
   return marker_ok(d, q) && cap_ok(d, el_ev_be16(q + 22));
 }
 
-/* prev[]'s index for capability cap: cap itself up to CAP_MAX_BELIEVED,
- * the global block (0xFFFF) after them; -1: not kept. */
+/* prev[]'s index for capability cap: 0 for the global block (0xFFFF),
+ * then cap + 1 up to CAP_MAX_BELIEVED; -1: not kept. */
 static int prev_ix(unsigned cap) {
-  return cap == EL_EV_NO_CAP       ? CAP_MAX_BELIEVED + 1
-         : cap <= CAP_MAX_BELIEVED ? (int)cap
-                                   : -1;
+  return cap == EL_EV_NO_CAP ? 0 : cap <= CAP_MAX_BELIEVED ? (int)cap + 1 : -1;
 }
 
 /* Is the block marker at q (RS_LOOK bytes) out of its capability's time
@@ -1566,7 +1580,8 @@ static int prev_ix(unsigned cap) {
 static int out_of_order(const el_ev_decoder_t *d, const uint8_t *q) {
   int i = prev_ix(el_ev_be16(q + 22));
   uint64_t t0 = el_ev_be64(q + 2);
-  return i >= 0 && t0 < d->prev[i].t1 && t0 <= d->prev[i].t0;
+  return i >= 0 && (size_t)i < d->nprev && t0 < d->prev[i].t1 &&
+         t0 <= d->prev[i].t0;
 }
 
 /* The frame at p (n bytes) is a block marker that is not believable. */
@@ -2570,6 +2585,15 @@ static void keep_prev(el_ev_decoder_t *d, uint64_t off) {
   int i = prev_ix(d->block_cap);
   if (i < 0 || d->cap_unknown)
     return;
+  if ((size_t)i >= d->nprev) {
+    /* Out of memory: this block is not kept, so the next one of its
+     * capability is not checked against it (out_of_order): a repeated
+     * block would go undetected, nothing is lost. */
+    if (el_grow(&d->prev, &d->prevcap, (size_t)i + 1, sizeof *d->prev))
+      return;
+    memset(d->prev + d->nprev, 0, ((size_t)i + 1 - d->nprev) * sizeof *d->prev);
+    d->nprev = (size_t)i + 1;
+  }
   d->prev[i].off = off;
   d->prev[i].t0 = d->block_t0;
   d->prev[i].t1 = d->block_t1 == UINT64_MAX ? d->block_t0 : d->block_t1;

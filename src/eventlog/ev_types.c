@@ -7,24 +7,30 @@
 
 #include "eventlog_internal.h"
 
+/* The names are held in the rows, not pointed to: a table of pointers
+ * is relocated by the dynamic loader at every start of the (PIE) binary,
+ * 25 KiB of pages copied and written for every command, `--version`
+ * included (issue 16, start-up); this one stays in read-only pages until
+ * build reads it. The longest names (30 and 19 characters) leave room
+ * for the terminating NUL; tests/unit/test_eventlog checks every name. */
 typedef struct {
-  const char *n;
+  char n[24];
   uint8_t w;
 } fdef_t;
 
 typedef struct {
   uint16_t id;
-  const char *name;
+  char name[32];
   uint8_t variant;
   fdef_t f[EL_EV_MAX_FIELDS];
 } tdef_t;
 
 /* One row per (id, variant), from the table. Variant 0 rows define the
- * type info; the {0} after the fields ends them. */
+ * type info; the {"", 0} after the fields ends them. */
 #define F(name, wire) {#name, EL__W_##wire},
 #define NO_FIELDS
-#define ROW(id, name, fields) {id, #name, 0, {fields{0}}},
-#define OLDER(id, name, variant, fields) {id, #name, variant, {fields{0}}},
+#define ROW(id, name, fields) {id, #name, 0, {fields{"", 0}}},
+#define OLDER(id, name, variant, fields) {id, #name, variant, {fields{"", 0}}},
 static const tdef_t defs[] = {EL_EV_TYPE_TABLE(ROW, OLDER)};
 #undef F
 #undef NO_FIELDS
@@ -83,7 +89,7 @@ static void build(void) {
     L->id = d->id;
     L->variant = d->variant;
     unsigned n = 0, size = 0, var = 0;
-    while (n < EL_EV_MAX_FIELDS && d->f[n].n) {
+    while (n < EL_EV_MAX_FIELDS && d->f[n].n[0]) {
       uint8_t w = d->f[n].w;
       L->wire[n] = w;
       size += fixed_size(w);

@@ -48,6 +48,40 @@ static void test_type_table_names_and_fields(void **st) {
   assert_int_equal(el_ev_type_info(19)->fields[0].kind, EL_EV_TEXT);
 }
 
+/* The table holds its names in fixed-size rows (ev_types.c: 32 bytes a
+ * type name, 24 a field name): every name comes out whole and ends where
+ * it should. The longest of each, by hand from the spec's table (§2.1):
+ * MER_LOOKING_FOR_GLOBAL_CONTEXT (30 characters), par_balanced_copied
+ * (19). An unterminated name would run into the row's next bytes. */
+static void test_type_table_names_fit_their_rows(void **st) {
+  (void)st;
+  assert_string_equal(el_ev_type_info(108)->name,
+                      "MER_LOOKING_FOR_GLOBAL_CONTEXT");
+  assert_string_equal(el_ev_type_info(53)->fields[8].name,
+                      "par_balanced_copied");
+  size_t known = 0;
+  for (unsigned id = 0; id < 65536; id++) {
+    const el_ev_type_info_t *t = el_ev_type_info((uint16_t)id);
+    if (!t) continue;
+    known++;
+    size_t n = strlen(t->name);
+    assert_true(n >= 1 && n <= 30);
+    assert_int_equal(strspn(t->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
+                     n);
+    assert_int_equal(el_ev_type_by_name(t->name), (int)id);
+    for (unsigned k = 0; k < t->nfields; k++) {
+      size_t m = strlen(t->fields[k].name);
+      assert_true(m >= 1 && m <= 19);
+      assert_int_equal(
+          strspn(t->fields[k].name, "abcdefghijklmnopqrstuvwxyz0123456789_"),
+          m);
+      assert_int_equal(el_ev_field_index((uint16_t)id, t->fields[k].name),
+                       (int)k);
+    }
+  }
+  assert_true(known >= 44); /* the spec's ids listed above */
+}
+
 /* The id enum comes from the same table as the type infos: every
  * EL_EV_<NAME> names its own type (ids from spec §2.1 by hand). */
 static void test_type_enum_matches_table(void **st) {
@@ -1771,6 +1805,7 @@ static void test_out_of_memory_sweep(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_type_table_names_and_fields),
+      cmocka_unit_test(test_type_table_names_fit_their_rows),
       cmocka_unit_test(test_type_enum_matches_table),
       cmocka_unit_test(test_payload_code_names),
       cmocka_unit_test(test_handmade_stream_fields),
