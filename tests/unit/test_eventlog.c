@@ -838,6 +838,34 @@ static void direct_check_any_chunking(const direct_sink_t *D,
   }
 }
 
+/* The decoder counts the direct types as their bits change, and offers
+ * runs only while the count is above 0: clearing a type never set, or
+ * setting one again, leaves the count alone. With STOP_THREAD (and
+ * RUN_THREAD) direct, then type 4 cleared twice and STOP_THREAD set
+ * again, the whole stream's 50 runs are offered and 50 stops taken, as
+ * in test_direct_types_taken_or_delivered; then every type cleared
+ * (-1) and STOP_THREAD set again: the same. */
+static void test_direct_types_counted_as_set(void **st) {
+  (void)st;
+  direct_fixture_t *f = direct_fixture();
+  for (int round = 0; round < 2; round++) {
+    el_ev_decoder_t *d = direct_decoder(&f->D, f->t, 0);
+    if (round == 1) {
+      assert_int_equal(el_ev_decoder_set_direct(d, -1, 0), 0);
+      assert_int_equal(el_ev_decoder_set_direct(d, 1, 1), 0);
+    }
+    assert_int_equal(el_ev_decoder_set_direct(d, 4, 0), 0);
+    assert_int_equal(el_ev_decoder_set_direct(d, 4, 0), 0);
+    assert_int_equal(el_ev_decoder_set_direct(d, 2, 1), 0);
+    assert_int_equal(el_ev_decoder_set_direct(d, 1, 0), 0);
+    assert_int_equal(tu_feed_chunks(d, f->b.b, f->b.n, f->b.n), 0);
+    direct_check_any_chunking(&f->D, d);
+    assert_int_equal(f->D.nruns, 50);
+    assert_int_equal(f->D.n, 50);
+    el_ev_decoder_free(d);
+  }
+}
+
 /* RUN_THREAD quiet, STOP_THREAD (event k for k % 3 == 0, thread k,
  * status 1) direct, the run handler taking even threads' stops. Whole:
  * the 50 stops of k % 6 == 0 are taken (the i-th: thread 6i at 1000 +
@@ -1814,6 +1842,7 @@ int main(void) {
       cmocka_unit_test(test_quiet_types_counted_not_delivered),
       cmocka_unit_test(test_quiet_until_bound),
       cmocka_unit_test(test_direct_types_taken_or_delivered),
+      cmocka_unit_test(test_direct_types_counted_as_set),
       cmocka_unit_test(test_direct_run_declined),
       cmocka_unit_test(test_direct_run_handler_stops),
       cmocka_unit_test(test_tally_counts_by_hand),
