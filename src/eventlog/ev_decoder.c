@@ -1050,7 +1050,8 @@ static int header_done(el_ev_decoder_t *d) {
     }
     unsigned li = pick_layout(d, r->id, r->size);
     d->decls[i].known = li != 0;
-    if (d->holder[r->id]) {
+    int dup = d->holder[r->id] != 0; /* an earlier declaration set it */
+    if (dup) {
       size_t j = d->holder[r->id] - 1;
       size_t win = resolve_dup(d, j, i);
       d->decls[win == i ? j : i].overridden = 1;
@@ -1065,8 +1066,16 @@ static int header_done(el_ev_decoder_t *d) {
             : 0;
     d->tab[r->id] = with_mask(
         d, r->id, T_DECLARED | fast | r->size | (li << T_LAYOUT_SHIFT));
-    d->flen[wire_key(r->id)] = fast ? (uint8_t)(10 + r->size) : 0;
-    d->flen[65536 + wire_key(r->id)] = run_kind(d->tab[r->id]);
+    /* Both tables are all zero here but for a duplicate's entries: only
+     * the other values are written, since each write faults in a page
+     * of them (one per 16 ids: wire_key), ~10 us each on a VM, and a
+     * `show` has no run kinds (issue 16, start-up). */
+    uint8_t len = fast ? (uint8_t)(10 + r->size) : 0,
+            kind = run_kind(d->tab[r->id]);
+    if (len || dup)
+      d->flen[wire_key(r->id)] = len;
+    if (kind || dup)
+      d->flen[65536 + wire_key(r->id)] = kind;
   }
   d->ntab = ntab;
   d->hdr.decls = d->decls;

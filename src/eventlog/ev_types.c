@@ -2,6 +2,7 @@
  * once from the table of ev_type_table.h (spec/eventlog-format.md §2.1),
  * and the decoding of one payload's fields by its layout. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,9 +42,16 @@ static const tdef_t defs[] = {EL_EV_TYPE_TABLE(ROW, OLDER)};
 #define NTYPES 256 /* every known id is below this */
 
 static el__ev_layout_t layouts[NDEFS];
-static el_ev_type_info_t infos[NTYPES];
-static uint8_t have_info[NTYPES];
+/* Per id: 1 + the index of its variant-0 row in defs (0: unknown). */
+static uint16_t info_row[NTYPES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* The type infos, each filled at its first el_ev_type_info (info_ready
+ * set after, under info_mu): 216 bytes an id, 55 KiB written whole at
+ * start-up made `show` fault in 13 pages it never read (issue 16,
+ * start-up: a page fault costs ~10 us on a VM). */
+static el_ev_type_info_t infos[NTYPES];
+static atomic_uchar info_ready[NTYPES];
+static pthread_mutex_t info_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static el_ev_kind_t kind_of(uint8_t w) {
   switch (w) {
@@ -122,22 +130,32 @@ static void build(void) {
       else if (n == 3 && !memcmp(L->wire, s_stop, 3))
         L->shape = EL__SHAPE_U32_U16_U32;
     }
-    if (d->variant == 0 && d->id < NTYPES) {
-      el_ev_type_info_t *t = &infos[d->id];
-      t->id = d->id;
-      t->name = d->name;
-      t->nfields = (uint8_t)n;
-      for (unsigned k = 0; k < n; k++) {
-        t->fields[k].name = d->f[k].n;
-        t->fields[k].kind = kind_of(d->f[k].w);
-      }
-      have_info[d->id] = 1;
-    }
+    if (d->variant == 0 && d->id < NTYPES)
+      info_row[d->id] = (uint16_t)(i + 1);
   }
   /* Older variants deliver the newest layout's field count. */
   for (size_t i = 0; i < NDEFS; i++)
-    if (layouts[i].variant && layouts[i].id < NTYPES)
-      layouts[i].nfields = infos[layouts[i].id].nfields;
+    if (layouts[i].variant && layouts[i].id < NTYPES && info_row[layouts[i].id])
+      layouts[i].nfields = layouts[info_row[layouts[i].id] - 1].nfields;
+}
+
+/* Fill infos[id] from its row (id known), once. */
+static void fill_info(uint16_t id) {
+  pthread_mutex_lock(&info_mu);
+  if (!atomic_load_explicit(&info_ready[id], memory_order_relaxed)) {
+    const tdef_t *d = &defs[info_row[id] - 1];
+    el_ev_type_info_t *t = &infos[id];
+    unsigned n = layouts[info_row[id] - 1].nwire;
+    t->id = d->id;
+    t->name = d->name;
+    t->nfields = (uint8_t)n;
+    for (unsigned k = 0; k < n; k++) {
+      t->fields[k].name = d->f[k].n;
+      t->fields[k].kind = kind_of(d->f[k].w);
+    }
+    atomic_store_explicit(&info_ready[id], 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&info_mu);
 }
 
 const el__ev_layout_t *el__ev_layouts(size_t *n) {
@@ -148,7 +166,11 @@ const el__ev_layout_t *el__ev_layouts(size_t *n) {
 
 const el_ev_type_info_t *el_ev_type_info(uint16_t id) {
   pthread_once(&once, build);
-  return id < NTYPES && have_info[id] ? &infos[id] : NULL;
+  if (id >= NTYPES || !info_row[id])
+    return NULL;
+  if (!atomic_load_explicit(&info_ready[id], memory_order_acquire))
+    fill_info(id);
+  return &infos[id];
 }
 
 int el_ev_type_by_name(const char *name) {
@@ -158,7 +180,7 @@ int el_ev_type_by_name(const char *name) {
   if (strncasecmp(name, "EVENT_", 6) == 0)
     name += 6;
   for (unsigned i = 0; i < NTYPES; i++)
-    if (have_info[i] && strcasecmp(infos[i].name, name) == 0)
+    if (info_row[i] && strcasecmp(defs[info_row[i] - 1].name, name) == 0)
       return (int)i;
   return -1;
 }
@@ -170,7 +192,7 @@ static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 static void fill_names(void) {
   pthread_once(&once, build);
   for (unsigned i = 0; i < NTYPES; i++)
-    type_names[i] = have_info[i] ? infos[i].name : NULL;
+    type_names[i] = info_row[i] ? defs[info_row[i] - 1].name : NULL;
 }
 
 const char *el_ev_type_suggest(const char *name) {

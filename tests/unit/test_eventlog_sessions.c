@@ -940,6 +940,35 @@ static void test_duplicate_declarations(void **st) {
   assert_int_equal(r.ev[0].t, 100);
   assert_false(r.nev >= 2 && r.ev[1].type == 1 && r.ev[1].t == 101);
   rec_free(&r);
+  /* The same with the last one of variable size, after a CREATE_THREAD
+   * (the session's first event is framed by the general path, the next
+   * ones by the fast path): RUN_THREAD is no longer a fixed-size type,
+   * so the fast path's table of lengths, where the first declaration put
+   * 14, must not frame the 4-byte events either: the first RUN_THREAD
+   * frames as a variable-size event of 0 bytes (its u16 size, the high
+   * bytes of 40, is 0), 12 bytes, and what follows does not frame. */
+  b.n = 0;
+  tu_hdr_begin(&b);
+  tu_decl(&b, 0, 4, "Create thread");
+  tu_decl(&b, 1, 4, "Run thread");
+  tu_decl(&b, 1, 0xFFFF, "Run thread (dup)");
+  tu_decl(&b, 2, 10, "Stop thread");
+  tu_hdr_end(&b);
+  tu_ev(&b, 0, 99);
+  tu_u32(&b, 7);
+  for (uint32_t k = 0; k < 5; k++) {
+    tu_ev(&b, 1, 100 + k);
+    tu_u32(&b, 40 + k);
+  }
+  tu_u16(&b, 0xFFFF);
+  decode(b.b, b.n, 0, 0, &r);
+  assert_int_equal(r.warn[0].code, EL_EBADHDR);
+  assert_true(r.nev >= 2);
+  assert_int_equal(r.ev[0].type, 0);
+  assert_int_equal(r.ev[1].type, 1);
+  assert_int_equal(r.ev[1].t, 100);
+  assert_false(r.nev >= 3 && r.ev[2].type == 1 && r.ev[2].t == 101);
+  rec_free(&r);
   /* The header keeps every declaration (show lists them all) and marks
    * the one not used. */
   dup_stream(&b, 0, 6);
