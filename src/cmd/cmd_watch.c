@@ -522,7 +522,16 @@ static int probe_rts_args(const char *exe, char *const *opts, int n,
   close(p[1]);
   if (pid < 0) {
     close(p[0]);
-    if (guard_err) {
+    if (guard_err == -ELIBACC && el_rtsguard_error()) {
+      /* an installation fault, not this machine's limit: said at once */
+      el_log(EL_LOG_WARN,
+             "watch's probe of the program's RTS options not run: libseccomp, "
+             "which builds the probe's filter, cannot be loaded (%s); the "
+             "options go through GHCRTS",
+             el_rtsguard_error());
+      snprintf(no_guard, sizeof no_guard, "no probe: libseccomp not loaded");
+      *why = no_guard;
+    } else if (guard_err) {
       snprintf(no_guard, sizeof no_guard,
                "no probe: its seccomp filter cannot be installed here (%s)",
                strerror(-guard_err));

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -103,19 +104,30 @@ static int export_filter(scmp_filter_ctx ctx) {
   return r;
 }
 
+/* Why libseccomp could not be used (el_rtsguard_error): the loader's
+ * message, or the function it lacks. */
+static char lib_err[256];
+
 /* Open libseccomp into sc. Returns 0, or -ELIBACC when the library or
- * one of its functions is missing (the handle stays open: the filter is
- * built once per process). */
+ * one of its functions is missing, said in lib_err (the handle stays
+ * open: the filter is built once per process). */
 static int open_libseccomp(void) {
   void *h = dlopen(EL_RG_LIB, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return -ELIBACC;
-    /* dlsym's object pointer into a function pointer: POSIX guarantees
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(lib_err, sizeof lib_err, "%s", e ? e : EL_RG_LIB ": not found");
+    return -ELIBACC;
+  }
+  /* dlsym's object pointer into a function pointer: POSIX guarantees
    * it (memcpy keeps ISO C's -Wpedantic quiet). */
-#define SYM(field, name)                    \
-  do {                                      \
-    void *f = dlsym(h, name);               \
-    if (!f) return -ELIBACC;                \
-    memcpy(&sc.field, &f, sizeof sc.field); \
+#define SYM(field, name)                                                  \
+  do {                                                                    \
+    void *f = dlsym(h, name);                                             \
+    if (!f) {                                                             \
+      snprintf(lib_err, sizeof lib_err, "%s has no %s", EL_RG_LIB, name); \
+      return -ELIBACC;                                                    \
+    }                                                                     \
+    memcpy(&sc.field, &f, sizeof sc.field);                               \
   } while (0)
   SYM(api_get, "seccomp_api_get");
   SYM(init, "seccomp_init");
@@ -158,6 +170,12 @@ int el_rtsguard_prepare(void) {
   return rg.err;
 }
 
+const char *el_rtsguard_error(void) {
+  return atomic_load_explicit(&rg.built, memory_order_acquire) && lib_err[0]
+             ? lib_err
+             : NULL;
+}
+
 int el_rtsguard_install(void) {
   /* Built (before a fork): reads and two prctl calls only. */
   int r = atomic_load_explicit(&rg.built, memory_order_acquire)
@@ -173,6 +191,8 @@ int el_rtsguard_install(void) {
 #else /* no tripwires checked for this architecture */
 
 int el_rtsguard_prepare(void) { return -ENOTSUP; }
+
+const char *el_rtsguard_error(void) { return NULL; }
 
 int el_rtsguard_install(void) { return -ENOTSUP; }
 

@@ -45,6 +45,13 @@ extern "C" {
  * or the export (memfd_create) reported. */
 int el_rtsguard_prepare(void);
 
+/* After el_rtsguard_prepare returned -ELIBACC: why libseccomp (opened
+ * with dlopen, libseccomp.so.2) could not be used, as a sentence naming
+ * it (the dynamic loader's message, e.g. "libseccomp.so.2: cannot open
+ * shared object file: No such file or directory", or the function it
+ * lacks); NULL otherwise. Static storage; thread-safe once prepared. */
+const char *el_rtsguard_error(void);
+
 /* Install the filter on the calling thread and its future children,
  * irrevocably: call it only in a child about to exec the program to probe.
  * After el_rtsguard_prepare it is async-signal-safe (no

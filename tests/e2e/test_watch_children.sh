@@ -326,4 +326,21 @@ for v in ignoreall some; do
     "$T/nosc$v.err" && pass "nosc$v: -v info says: GHCRTS, no probe" ||
     fail "nosc$v: no 'no probe' line"
 done
+
+# libseccomp not loadable (watch opens it with dlopen, el_rtsguard.c): an
+# empty libseccomp.so.2 found first. The same fallback, with a warning at
+# the default verbosity that gives the loader's reason.
+echo "== libseccomp not loadable: the probe is not run, and watch says why"
+mkdir -p "$T/badlib" && : > "$T/badlib/libseccomp.so.2"
+(cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/nolib.mark" \
+  LD_LIBRARY_PATH="$T/badlib" timeout 60 "$EL" watch --no-linger \
+  --web-port 0 -- "$dir/ignoreall" a) < /dev/null > "$T/nolib.out" \
+  2> "$T/nolib.err"
+st=$?
+[ $st = 0 ] && pass "nolib: watch exited 0" ||
+  { tail -n 5 "$T/nolib.err"; fail "nolib: watch exited $st"; }
+ran_once nolib '["a"]'
+grep -q "warning: watch's probe .* not run: libseccomp, .*cannot be loaded (.*libseccomp.so.2: file too short)" \
+  "$T/nolib.err" && pass "nolib: the warning names libseccomp and the loader's reason" ||
+  { cat "$T/nolib.err"; fail "nolib: no warning naming libseccomp.so.2's fault"; }
 pl_finish
