@@ -675,16 +675,16 @@ int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
 
 unsigned el_ev_decoder_opts(const el_ev_decoder_t *d) { return d->opts; }
 
-/* tab[] flags of a declared type for the wanted-fields mask and the
- * quiet mask: T_NOFIELDS on a fast type whose fields are not wanted,
- * T_QUIET on a fast type not to be delivered when the sink gave counters
- * for it. */
 /* Bit id of the mask m (a masks_t member; every bit clear when the masks
  * are not allocated, m NULL). */
 static int mask_bit(const uint64_t *m, uint16_t id) {
   return m && ((m[id >> 6] >> (id & 63)) & 1);
 }
 
+/* tab[] flags of a declared type for the wanted-fields mask and the
+ * quiet mask: T_NOFIELDS on a fast type whose fields are not wanted,
+ * T_QUIET on a fast type not to be delivered when the sink gave counters
+ * for it. */
 static uint32_t with_mask(const el_ev_decoder_t *d, uint16_t id, uint32_t t) {
   const masks_t *m = d->masks;
   int off = mask_bit(m ? m->nofields : NULL, id);

@@ -279,8 +279,10 @@ unsigned el_ev_decoder_opts(const el_ev_decoder_t *d);
  * call returns, so a sink that comes to want them before it looks at the
  * event (a timer that fires first) finds them (without
  * EL_EV_OPT_NO_FIELDS).
- * Returns 0, or EL_EINVAL for a type outside -1..0xFFFE (nothing
- * changed). Thread: as el_ev_decoder_feed. Additive. */
+ * Returns 0, EL_EINVAL for a type outside -1..0xFFFE, or EL_ENOMEM (the
+ * decoder's masks, 24 KiB allocated by the first el_ev_decoder_set_*
+ * call, could not be: every field is then still delivered); nothing
+ * changed on error. Thread: as el_ev_decoder_feed. Additive. */
 int el_ev_decoder_set_fields(el_ev_decoder_t *d, int type, int on);
 
 /* 1 if the sink gets the field values of events of type `type`
@@ -317,9 +319,10 @@ void el_ev_decoder_quiet_counters(el_ev_decoder_t *d, const el_ev_quiet_t *qc);
  * the event, raises its stream time and keeps going while the time is
  * below *until, sees the same counts either way. Takes effect from the
  * next event, also from inside a sink callback; lasts across sessions
- * and el_ev_decoder_reset. Returns 0, or EL_EINVAL for a type outside
- * -1..0xFFFE (nothing changed). Thread: as el_ev_decoder_feed.
- * Additive. */
+ * and el_ev_decoder_reset. Returns 0, EL_EINVAL for a type outside
+ * -1..0xFFFE, or EL_ENOMEM (as el_ev_decoder_set_fields: every event is
+ * then still delivered); nothing changed on error. Thread: as
+ * el_ev_decoder_feed. Additive. */
 int el_ev_decoder_set_quiet(el_ev_decoder_t *d, int type, int on);
 
 /* A run offered whole to a run handler (el_ev_decoder_direct_run): from
@@ -469,8 +472,9 @@ int el_ev_decoder_fixed(const el_ev_decoder_t *d, uint16_t type,
  * an event it takes, the effect its on_event would have had sees the
  * same results whichever events the fast path took. Takes effect from the
  * next event; lasts across sessions and el_ev_decoder_reset. Returns 0,
- * or EL_EINVAL for a type outside -1..0xFFFE (nothing changed). Thread:
- * as el_ev_decoder_feed. Additive. */
+ * EL_EINVAL for a type outside -1..0xFFFE, or EL_ENOMEM (as
+ * el_ev_decoder_set_fields: no run is then offered); nothing changed on
+ * error. Thread: as el_ev_decoder_feed. Additive. */
 int el_ev_decoder_set_direct(el_ev_decoder_t *d, int type, int on);
 
 /* Per event type, what a tally holds (el_ev_tally_t.type[id]). */

@@ -1813,6 +1813,20 @@ static void test_out_of_memory_sweep(void **st) {
     completed = !failed;
   }
   assert_true(completed);
+  /* The per-type masks are allocated by the first el_ev_decoder_set_*
+   * call: without memory it fails and changes nothing (every field
+   * still wanted), and a later call works. */
+  el_ev_decoder_t *md = el_ev_decoder_new(NULL);
+  el_mem_fail_after(1);
+  assert_int_equal(el_ev_decoder_set_fields(md, -1, 0), EL_ENOMEM);
+  el_mem_fail_after(1);
+  assert_int_equal(el_ev_decoder_set_direct(md, 2, 1), EL_ENOMEM);
+  el_mem_fail_after(0);
+  assert_int_equal(el_ev_decoder_fields(md, 1), 1);
+  assert_int_equal(el_ev_decoder_set_fields(md, -1, 0), 0);
+  assert_int_equal(el_ev_decoder_fields(md, 1), 0);
+  el_ev_decoder_free(md);
+  assert_int_equal(el_mem_in_use(), base);
   /* The show formatter too. */
   for (uint64_t k = 1; k < 60; k++) {
     el_mem_fail_after(k);
