@@ -45,35 +45,32 @@ desc=$(dpkg-deb -f "$deb" Description)
   ok "Description: synopsis and one-space continuation lines" ||
   bad "Description lines: $(printf '%s\n' "$desc" | cat -A | head -4)"
 
-# Depends: the package of every NEEDED library of the binary.
+# Depends: the package of every NEEDED library of the binary, and of each
+# library it opens with dlopen rather than links: libseccomp, watch's probe
+# filter (src/common/el_rtsguard.c).
 depends=$(dpkg-deb -f "$deb" Depends)
+# depends_names LIB PATH WHY: Depends names the package that owns PATH.
+depends_names() {
+  local pkg
+  pkg=$(dpkg -S "$(realpath "$2")" 2>/dev/null | head -1 | cut -d: -f1)
+  [ -n "$pkg" ] || pkg=$(dpkg -S "$2" 2>/dev/null | head -1 | cut -d: -f1)
+  if [ -z "$pkg" ]; then
+    bad "$1 ($2): no Debian package owns it"
+  elif [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]]; then
+    ok "Depends names $pkg (for $1$3)"
+  else
+    bad "Depends lacks $pkg (for $1$3): $depends"
+  fi
+}
 readelf -d "$EL_BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$W/needed"
 [ -s "$W/needed" ] || bad "readelf found no NEEDED libraries"
 while read -r lib; do
-  path=$(ldd "$EL_BIN" | awk -v l="$lib" '$1 == l {print $3}')
-  pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1)
-  [ -n "$pkg" ] || pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
-  if [ -z "$pkg" ]; then
-    bad "$lib ($path): no Debian package owns it"
-  elif [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]]; then
-    ok "Depends names $pkg (for $lib)"
-  else
-    bad "Depends lacks $pkg (for $lib): $depends"
-  fi
+  depends_names "$lib" "$(ldd "$EL_BIN" | awk -v l="$lib" '$1 == l {print $3}')" ""
 done <"$W/needed"
-# and of each library the binary opens with dlopen rather than links:
-# libseccomp, watch's probe filter (src/common/el_rtsguard.c).
 for lib in libseccomp.so.2; do
   grep -q "$lib" "$EL_BIN" || { bad "the binary no longer names $lib"; continue; }
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
-  pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1)
-  if [ -z "$pkg" ]; then
-    bad "$lib ($path): no Debian package owns it"
-  elif [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]]; then
-    ok "Depends names $pkg (for $lib, opened by watch)"
-  else
-    bad "Depends lacks $pkg (for $lib, opened by watch): $depends"
-  fi
+  depends_names "$lib" "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" \
+    ", opened by watch"
 done
 
 # Built-Using: the source package and version of each embedded library,
