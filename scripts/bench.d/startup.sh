@@ -7,7 +7,9 @@
 # file as yardstick. Paired runs: the commands run in turn, 21 times each
 # after 2 warm-up runs (tests/tools/el_paired.c); medians, and the fastest
 # wall time. The CPU column (user + system) and the minimum are steadier
-# than the median wall time on a busy machine.
+# than the median wall time on a busy machine; the minor page faults
+# (median, from wait4) do not depend on the load at all, and on a VM each
+# costs ~10 us (docs/performance.md "Start-up", 7 Dec).
 # Targets: --version, show, stats <= 3 ms wall and <= 2x ghc-events show.
 # /bin/true runs in the same rounds: the floor of process creation on this
 # machine; the "over true" columns (median and minimum wall time minus
@@ -49,21 +51,23 @@ fi
 out=$("$paired" -q -n "$runs" "${cmds[@]}")
 printf 'input: %s (%d bytes); %d paired runs, medians\n' "$(basename "$log")" \
   "$(stat -c %s "$log")" "$runs"
-printf '%-16s %9s %9s %9s %10s %9s %12s %11s\n' command "wall ms" "min ms" \
-  "cpu ms" "over true" "min over" "wall/ghc-ev" "cpu/ghc-ev"
+printf '%-16s %9s %9s %9s %10s %9s %12s %11s %7s\n' command "wall ms" "min ms" \
+  "cpu ms" "over true" "min over" "wall/ghc-ev" "cpu/ghc-ev" faults
 awk -v have_ghc="${ghc:+1}" '
   { label[NR] = $1; wall[NR] = $2; min[NR] = $3; cpu[NR] = $5; st[NR] = $6
+    flt[NR] = $7
     if ($1 == "ghc-events-show") { gw = $2; gc = $5 }
     if ($1 == "true") { tw = $2; tm = $3 } }
   END {
     for (i = 1; i <= NR; i++) {
       rw = have_ghc ? sprintf("%.2fx", wall[i] / gw) : "-"
       rc = have_ghc ? sprintf("%.2fx", cpu[i] / gc) : "-"
-      printf "%-16s %9.2f %9.2f %9.2f %10.2f %9.2f %12s %11s%s\n", label[i],
-        wall[i], min[i], cpu[i], wall[i] - tw, min[i] - tm, rw, rc,
+      printf "%-16s %9.2f %9.2f %9.2f %10.2f %9.2f %12s %11s %7d%s\n", label[i],
+        wall[i], min[i], cpu[i], wall[i] - tw, min[i] - tm, rw, rc, flt[i],
         st[i] != 0 ? "  (exit " st[i] ")" : ""
     }
   }' <<<"$out"
 [ -z "$ghc" ] && echo "(ghc-events not on PATH: no yardstick)"
 echo "daemon-empty exits 1 by design (no eventlog on stdin)"
 echo "over true: median (min) wall ms above /bin/true's, the process-creation floor"
+echo "faults: median minor page faults (wait4's ru_minflt; ~10 us each on a VM)"
