@@ -18,10 +18,12 @@
 # events) last, as GHC 9.0 writes it, once with it first. On the
 # global-last file, in N paired rounds (each runs them all in turn): bare
 # `stats`, the daemon with the default configuration, with every
-# processor on, and without capability usage and productivity (nousage;
-# exporters none), and `run` of an empty script; for each the least and
-# the median CPU (user + sys), peak RSS, and the CPU ratios to bare stats;
-# then the breakdown of the default daemon's CPU (breakdown, below). On the
+# processor on, with every processor on but traces.thread_state (notime:
+# per-capability mode), and without capability usage and productivity
+# (nousage; exporters none), and `run` of an empty script; for each the
+# least and the median CPU (user + sys), peak RSS, and the CPU ratios to
+# bare stats; then the breakdown of the default daemon's CPU and of time
+# order's cost (breakdown, below). On the
 # global-first file bare stats and the default daemon; then the default
 # daemon's last vs first. On the global-last file also the daemon reading
 # it live through a FIFO (live_backlog, below). Last, labelled "repeated ids", the global-last
@@ -55,6 +57,13 @@ awk '/^    [a-z_]+:$/ { p = $1 }
      /^      export:/ && (p == "capability_usage:" || p == "productivity:") {
        $0 = "      export: false" }
      { print }' "$tmp/default.yaml" >"$tmp/nousage.yaml"
+# Every processor on but traces.thread_state (notime): its Blocked spans
+# are what needs time order across capabilities; without it the same
+# processors run in the per-capability mode (docs/lua-api.md §6), so
+# all - notime is the price of the reorder buffer.
+awk '/^    [a-z_]+:$/ { p = $1 }
+     /^      export:/ && p == "thread_state:" { $0 = "      export: false" }
+     { print }' "$tmp/all.yaml" >"$tmp/notime.yaml"
 echo 'return' >"$tmp/empty.lua"
 events=$("$B/eventlog-live" stats "$F" 2>/dev/null | awk '/^events:/ {print $2; exit}')
 [ -n "$events" ] || events=$(OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
@@ -164,7 +173,8 @@ paired() {
 # default processors but capability usage and productivity (nousage), and
 # those two, the analysis of the RUN/STOP_THREAD events (default minus
 # nousage), each against bare stats; then the daemon against run of an
-# empty script (the host's floor).
+# empty script (the host's floor); then, every processor on, what time
+# order costs (all - notime) and the rest (notime), against bare stats.
 breakdown() {
   local x
   for x in stats default nousage run-empty; do
@@ -174,7 +184,10 @@ breakdown() {
   read -r _ dm _ <"$tmp/s.default"
   read -r _ nm _ <"$tmp/s.nousage"
   read -r _ rm_ _ <"$tmp/s.run-empty"
-  awk -v s="$sm" -v d="$dm" -v n="$nm" -v r="$rm_" 'BEGIN {
+  local am=0 tm=0
+  [ -s "$tmp/s.all" ] && read -r _ am _ <"$tmp/s.all"
+  [ -s "$tmp/s.notime" ] && read -r _ tm _ <"$tmp/s.notime"
+  awk -v s="$sm" -v d="$dm" -v n="$nm" -v r="$rm_" -v a="$am" -v t="$tm" 'BEGIN {
     if (s <= 0) s = 0.001; if (r <= 0) r = 0.001
     printf "  breakdown (medians): run (empty) %.1f ms = %.2fx stats;" \
            " daemon without capability usage and productivity %.1f ms =" \
@@ -182,6 +195,10 @@ breakdown() {
     printf "  the RUN/STOP_THREAD analysis (default - nousage) %.1f ms =" \
            " %.2fx stats; daemon default %.2fx run (empty)\n",
            (d - n) * 1000, (d - n) / s, d / r
+    if (a > 0 && t > 0)
+      printf "  every processor on: time order (all - notime) %.1f ms =" \
+             " %.2fx stats; without it (notime) %.2fx stats\n",
+             (a - t) * 1000, (a - t) / s, t / s
   }'
 }
 # live_backlog G CONFIG...: the daemon reading G live, through a FIFO that
@@ -235,7 +252,7 @@ if [ "$reps" -gt 0 ] && [ -x "$B/tests/el_repeat_blocks" ]; then
     # global=last is the shape GHC 9.0 writes: every configuration on it;
     # global=first: the default one, for the last vs first comparison.
     if [ "$ids:$g" = distinct:last ]; then
-      paired "$G" default all nousage run-empty
+      paired "$G" default all notime nousage run-empty
       breakdown
       live_backlog "$G" default all
     elif [ $g = last ]; then
