@@ -9,6 +9,17 @@ cd "$(dirname "$0")/.."
 [ -x build/eventlog-live ] || { echo "bench: run scripts/setup.sh first" >&2; exit 1; }
 export EL_BIN=$PWD/build/eventlog-live EL_BUILD_DIR=$PWD/build \
   EL_SOURCE_DIR=$PWD EL_EVENTLOGS=$PWD/tests/data/eventlogs
+# Paired rounds (el_paired, pipeline's paired runs) run pinned to one CPU,
+# EL_BENCH_CPU (default: the lowest this shell may use; "none": not
+# pinned). On a VM the vCPUs can differ in speed: one of this project's
+# 2-core VMs ran the daemon 1.4x slower on its second vCPU than on its
+# first, and unpinned runs landed on either (docs/performance.md "Time
+# order's price, measured apart").
+if [ -z "${EL_BENCH_CPU+set}" ]; then
+  EL_BENCH_CPU=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+fi
+export EL_BENCH_CPU
+echo "(paired rounds pinned to CPU ${EL_BENCH_CPU:-none}: EL_BENCH_CPU, none to not pin)"
 for s in scripts/bench.d/*.sh; do
   name=$(basename "$s" .sh)
   if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi

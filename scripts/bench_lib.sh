@@ -5,17 +5,22 @@
 # /dev/null, stderr to OUT.err) and write "wall user sys maxrss_kib
 # status" into OUT: seconds of wall clock and of user and system CPU, from
 # wait4() (microsecond CPU times; /usr/bin/time prints only 10 ms), its
-# peak RSS in KiB and its exit status.
+# peak RSS in KiB and its exit status. With EL_BENCH_PIN set to a CPU
+# number, CMD runs pinned to that CPU (the paired rounds set it to
+# EL_BENCH_CPU: scripts/bench.sh).
 measure() {
   local out=$1; shift
   python3 - "$out" "$@" <<'PY'
 import os, sys, time
 out, argv = sys.argv[1], sys.argv[2:]
 src = os.environ.get("IN")
+pin = os.environ.get("EL_BENCH_PIN", "")
 t0 = time.monotonic()
 pid = os.fork()
 if pid == 0:
     try:
+        if pin not in ("", "none"):
+            os.sched_setaffinity(0, {int(pin)})
         if src:
             os.dup2(os.open(src, os.O_RDONLY), 0)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)

@@ -124,20 +124,23 @@ measure_best() {
 
 reps=${EL_BENCH_GHC90_REPEAT:-10}
 # paired CONFIG... on file G: N rounds, each running bare `stats` and the
-# daemon with every CONFIG in turn (exporters none), so the machine's load
-# falls on all of them alike; then per command the least and the median CPU
+# daemon with every CONFIG in turn (exporters none), all pinned to the CPU
+# EL_BENCH_CPU (scripts/bench.sh), so the machine's load and that CPU's
+# speed fall on all of them alike; then per command the least and the median CPU
 # (user + sys) of its N runs, its peak RSS, and the CPU ratios to bare stats.
 paired() {
   local G=$1 name; shift
   rm -f "$tmp"/p.*
   for _ in $(seq "$N"); do
-    measure "$tmp/pr" "$B/eventlog-live" stats "$G"
+    EL_BENCH_PIN=${EL_BENCH_CPU:-} measure "$tmp/pr" "$B/eventlog-live" stats "$G"
     cat "$tmp/pr" >>"$tmp/p.stats"
     for name in "$@"; do
       if [ "$name" = run-empty ]; then
-        measure "$tmp/pr" "$B/eventlog-live" run "$tmp/empty.lua" "$G"
+        EL_BENCH_PIN=${EL_BENCH_CPU:-} measure "$tmp/pr" "$B/eventlog-live" \
+          run "$tmp/empty.lua" "$G"
       else
-        measure "$tmp/pr" env OTEL_METRICS_EXPORTER=none \
+        EL_BENCH_PIN=${EL_BENCH_CPU:-} measure "$tmp/pr" \
+          env OTEL_METRICS_EXPORTER=none \
           OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
           OTEL_PROFILES_EXPORTER=none \
           "$D" --config "$tmp/$name.yaml" --eventlog-file "$G" -hT

@@ -1,7 +1,7 @@
 /* el_paired: wall-time medians of several commands run in turn (paired,
  * interleaved runs), for scripts/bench.d/startup.sh.
  *
- * Usage: el_paired [-n RUNS] [-w WARMUP] [-q] LABEL CMD [ARGS...]
+ * Usage: el_paired [-n RUNS] [-w WARMUP] [-c CPU] [-q] LABEL CMD [ARGS...]
  *        [:: LABEL CMD [ARGS...]]...
  * Each command runs WARMUP times (default 2, not counted), then RUNS times
  * (default 21) with stdin and stdout on /dev/null (stderr too with -q);
@@ -14,9 +14,20 @@
  * ms:
  *   LABEL wall_median wall_min wall_max cpu_median exit_status
  *   faults_median
- * Exit status 0, or 2 on bad usage or a command that cannot be started.
+ * With -c CPU (or, without -c, the environment variable EL_BENCH_CPU) it
+ * first pins itself to that CPU, and so every command it starts: on a VM
+ * whose two vCPUs differ in speed (a neighbour on one of them) a command
+ * that lands now on one, now on the other, has a bimodal time, and the
+ * commands compared do not share the same luck. "none" or an empty value
+ * does not pin.
+ * Exit status 0, or 2 on bad usage, a CPU it cannot pin to, or a command
+ * that cannot be started.
  * A command exiting non-zero is reported (last column), not an error. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity */
+#endif
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -79,6 +90,28 @@ static double run_once(cmd_t *c, double *cpu_ms, double *faults) {
   return t;
 }
 
+/* Pin this process (and what it starts) to CPU cpu ("none" or "": not
+ * at all). Returns 0, or -1 with a message on stderr. */
+static int pin_cpu(const char *cpu) {
+  if (!cpu || !*cpu || !strcmp(cpu, "none")) return 0;
+  char *end;
+  errno = 0;
+  long n = strtol(cpu, &end, 10);
+  if (errno || *end || n < 0 || n >= CPU_SETSIZE) {
+    fprintf(stderr, "el_paired: CPU '%s' is not a CPU number\n", cpu);
+    return -1;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET((int)n, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    fprintf(stderr, "el_paired: cannot pin to CPU %ld: %s\n", n,
+            strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -101,6 +134,7 @@ static int parse_cmds(int argc, char **argv, int i, cmd_t *cmds) {
 
 int main(int argc, char **argv) {
   int runs = 21, warmup = 2, i = 1;
+  const char *cpu = getenv("EL_BENCH_CPU");
   for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
     if (!strcmp(argv[i], "-q")) {
       quiet = 1;
@@ -109,6 +143,8 @@ int main(int argc, char **argv) {
       runs = atoi(argv[i + 1]);
     } else if (!strcmp(argv[i], "-w")) {
       warmup = atoi(argv[i + 1]);
+    } else if (!strcmp(argv[i], "-c")) {
+      cpu = argv[i + 1];
     } else {
       break;
     }
@@ -117,14 +153,15 @@ int main(int argc, char **argv) {
   int n = parse_cmds(argc, argv, i, cmds);
   if (n <= 0 || runs < 1 || runs > MAX_RUNS || warmup < 0) {
     fprintf(stderr,
-            "usage: el_paired [-n RUNS] [-w WARMUP] [-q] LABEL CMD "
+            "usage: el_paired [-n RUNS] [-w WARMUP] [-c CPU] [-q] LABEL CMD "
             "[ARGS...] [:: LABEL CMD [ARGS...]]...\n");
     return 2;
   }
-  double cpu, faults;
+  if (pin_cpu(cpu) != 0) return 2;
+  double cpu_ms, faults;
   for (int w = 0; w < warmup; w++)
     for (int k = 0; k < n; k++)
-      if (run_once(&cmds[k], &cpu, &faults) < 0) return 2;
+      if (run_once(&cmds[k], &cpu_ms, &faults) < 0) return 2;
   for (int r = 0; r < runs; r++)
     for (int j = 0; j < n; j++) {
       cmd_t *c = &cmds[(r + j) % n];
