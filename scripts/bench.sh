@@ -18,8 +18,24 @@ export EL_BIN=$PWD/build/eventlog-live EL_BUILD_DIR=$PWD/build \
 if [ -z "${EL_BENCH_CPU+set}" ]; then
   EL_BENCH_CPU=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 fi
+case $EL_BENCH_CPU in
+  none | '') EL_BENCH_CPU= ;;
+  *[!0-9]*)
+    echo "bench: EL_BENCH_CPU='$EL_BENCH_CPU' is not a CPU number or none" >&2
+    exit 2 ;;
+  *)
+    python3 -c 'import os, sys; sys.exit(int(sys.argv[1]) not in os.sched_getaffinity(0))' \
+      "$EL_BENCH_CPU" || {
+      echo "bench: EL_BENCH_CPU=$EL_BENCH_CPU is not a CPU this shell may use" >&2
+      exit 2
+    } ;;
+esac
 export EL_BENCH_CPU
-echo "(paired rounds pinned to CPU ${EL_BENCH_CPU:-none}: EL_BENCH_CPU, none to not pin)"
+if [ -n "$EL_BENCH_CPU" ]; then
+  echo "(paired rounds pinned to CPU $EL_BENCH_CPU: EL_BENCH_CPU; none to not pin)"
+else
+  echo "(paired rounds not pinned: EL_BENCH_CPU=none)"
+fi
 for s in scripts/bench.d/*.sh; do
   name=$(basename "$s" .sh)
   if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
