@@ -908,6 +908,112 @@ static size_t ordered_append(el_host_t *h, const el_ev_run_t *run,
   return (size_t)(p - r.p);
 }
 
+/* The held event at the head of q (capability c) as ordered_one takes
+ * it: q_pop's record, without popping. */
+static inline __attribute__((always_inline)) rec_t q_head_rec(const q_t *q,
+                                                              unsigned c,
+                                                              size_t at) {
+  const qrec_t *x = &q->v[at];
+  rec_t hr = {.t = x->t,
+              .thread = x->thread,
+              .cap = (uint16_t)c,
+              .kind = (uint8_t)((x->sk & 3u) + 1)};
+  if (hr.kind == K_STOP) {
+    hr.status = q->s[at].status;
+    hr.info = q->s[at].info;
+  }
+  return hr;
+}
+
+/* el__ana_direct_run_ordered's loop on the capability r->cap holding the
+ * watermark, for its common case: at most one queue holds events, and
+ * ordered_one (its context oc) takes every event. It merges the run's
+ * direct events (at or after the capability's latest time, below wm_next)
+ * with that queue's held ones: before each, the held events at or before
+ * its time, as release_fast then the loop's first branch take them one by
+ * one. The queue's head and count, the capability's latest time, the
+ * watermark and the latest time released stay in registers and are
+ * written once at the end: nothing ordered_one does reads them, queues or
+ * releases anything, or changes what the caller checked (the watermark
+ * cached, r->cap holding it, at most MAX_HELD held). Stops before the
+ * first own event it does not take (the loop's general case takes it,
+ * and any held event left before it); returns 1 instead where the loop
+ * would end the run there (its end, past tlim, a stop kind). *pp, *lastp,
+ * *n and *tmax move over the run's events taken as the loop's. */
+static inline __attribute__((always_inline)) int ordered_merge(
+    el_host_t *h, const el_ev_run_t *r, uint64_t tlim, const ord_ctx_t *oc,
+    const uint8_t **pp, const uint8_t **lastp, uint64_t *n, uint64_t *tmax) {
+  ana_t *const a = h->ana;
+  el__progress_t *const pg = &h->prog;
+  const unsigned cap = r->cap;
+  int c, o;
+  q_first2(a, &c, &o);
+  if (o >= 0) return 0; /* two queues hold events: release_loop's merge */
+  q_t *const q = &a->q[c >= 0 ? c : 0];
+  size_t at = q->head, left = c >= 0 ? q->n : 0, mask = q->cap - 1;
+  const uint64_t wm_next = pg->wm_next;
+  uint64_t latest = pg->last[cap], rel = a->released_t, k = 0;
+  const uint8_t *p = *pp, *last = *lastp;
+  uint64_t m = *n, tm = *tmax;
+  int end = 0;
+  for (;;) {
+    int kind;
+    size_t len = el_ev_run_frame(r, p, &kind);
+    uint64_t t = len ? el_ev_run_time(p) : 0;
+    if (!len || t > tlim || kind == EL_EV_RUN_STOP) {
+      end = 1;
+      break;
+    }
+    if (kind == EL_EV_RUN_DIRECT) {
+      if (t < latest || t >= wm_next) break;
+      while (left && q->v[at].t <= t) { /* held first: they arrived first */
+        rec_t hr = q_head_rec(q, (unsigned)c, at);
+        if (!ordered_one(h, &hr, oc)) goto out;
+        at = (at + 1) & mask;
+        left--;
+        if (hr.t < rel)
+          h->st.reorder_late++;
+        else
+          rel = hr.t;
+      }
+      unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
+      rec_t rr = {.t = t,
+                  .thread = el_ev_be32(p + 10),
+                  .cap = (uint16_t)cap,
+                  .kind = (uint8_t)(K_RUN + stop)};
+      if (stop) {
+        rr.status = el_ev_be16(p + 14);
+        rr.info = el_ev_be32(p + 16);
+      }
+      if (!ordered_one(h, &rr, oc)) break;
+      latest = t;
+      k++;
+      if (t < rel)
+        h->st.reorder_late++;
+      else
+        rel = t;
+    }
+    m++;
+    tm = t > tm ? t : tm;
+    last = p;
+    p += len;
+  }
+out:
+  if (c >= 0 && left != q->n) { /* q_pop's, for those popped */
+    a->held -= q->n - left;
+    q->n = left;
+    q->head = at;
+    a->lo = left ? q->v[at].t : UINT64_MAX; /* the only queue holding any */
+  }
+  if (k) pg->last[cap] = pg->wm = latest;
+  a->released_t = rel;
+  *pp = p;
+  *lastp = last;
+  *n = m;
+  *tmax = tm;
+  return end;
+}
+
 size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
                                   el_ev_run_taken_t *taken) {
   el_host_t *h = ud;
@@ -929,6 +1035,9 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
   uint64_t n = 0, tmax = 0;
   int stopped = 0;
   for (;;) {
+    if (!pg->wm_dirty && (int)cap == pg->wm_cap && a->held <= MAX_HELD &&
+        ordered_merge(h, &r, tlim, &oc, &p, &last, &n, &tmax))
+      break;
     int kind;
     size_t len = el_ev_run_frame(&r, p, &kind);
     uint64_t t = len ? el_ev_run_time(p) : 0;

@@ -1137,6 +1137,68 @@ static void test_reorder_watermark_passes(void **state) {
   el_host_free(h);
 }
 
+/* Append one capability's block: n RUN_THREAD/STOP_THREAD pairs of
+ * thread th, the pair k running from t0 + 20 k to t0 + 20 k + 10 (status
+ * 3, ThreadYielding). */
+static void put_pairs_block(tu_buf_t *b, uint16_t cap, uint32_t th, uint64_t t0,
+                            int n) {
+  tu_ev(b, 18, t0);
+  tu_u32(b, 24 + (uint32_t)n * (14 + 20));
+  tu_u64(b, t0 + 20 * (uint64_t)(n - 1) + 10);
+  tu_u16(b, cap);
+  for (int k = 0; k < n; k++) {
+    tu_ev(b, 1, t0 + 20 * (uint64_t)k);
+    tu_u32(b, th);
+    tu_ev(b, 2, t0 + 20 * (uint64_t)k + 10);
+    tu_u32(b, th);
+    tu_u16(b, 3);
+    tu_u32(b, 0);
+  }
+}
+
+/* The run of the capability holding the watermark merges with the held
+ * queue (ana_reorder.c ordered_merge: every processor on, no exporter
+ * taking traces) and keeps, in registers, the latest time released; it
+ * must still be the host's afterwards, or events that come behind it are
+ * not counted late. Capabilities 0 and 1 are created; capability 0's block
+ * (thread 1, 40 runs from 1000 to 1790) waits for capability 1, whose
+ * block (thread 2, 20 runs from 1005 to 1395, all below 1790) merges with
+ * it to its end: the latest time released is then 1395, set by the merge
+ * alone. Then a block of capability 2, never announced (no CAP_CREATE),
+ * brings thread 3's run from 1100 to 1110: both events lie behind 1395, so
+ * reorder_late is 2 (worked out by hand; 0 if the merge's latest time
+ * released were lost). Every run is counted: 61 Running spans, 58 Blocked
+ * ones (39 of thread 1, 19 of thread 2: a thread's first run has none)
+ * and 61 Mutator spans: 180 traces. */
+static void test_ordered_merge_keeps_released_time(void **state) {
+  (void)state;
+  el_tm_store_t *st;
+  el_host_t *h = host_on_store(1u << EL_TM_SIGNAL_METRICS, 1, &st);
+  assert_int_equal(
+      el_host_load_string(h,
+                          "el = require('eventlog_live')\n"
+                          "el.threads{spans = 'T'}\n"
+                          "el.cap_usage{aggregate_ns = 1000000, spans = 'C',\n"
+                          "  on_point = function() end}\n"
+                          "el.cap_usage{productivity_aggregate_ns = 1000000,\n"
+                          "  on_productivity = function() end}\n",
+                          "=merge"),
+      0);
+  static tu_buf_t b;
+  hdr_two_caps(&b);
+  put_pairs_block(&b, 0, 1, 1000, 40);
+  put_pairs_block(&b, 1, 2, 1005, 20);
+  put_pairs_block(&b, 2, 3, 1100, 1);
+  tu_u16(&b, 0xFFFF);
+  assert_int_equal(el_host_feed(h, b.b, b.n), 0);
+  assert_int_equal(el_host_end(h), 0);
+  assert_int_equal(el_tm_store_flush(st), 0);
+  assert_int_equal(lua_int(h, "el.stats().reorder_late"), 2);
+  assert_int_equal(el_tm_store_stats(st)->emitted[EL_TM_SIGNAL_TRACES], 180);
+  el_host_free(h);
+  el_tm_store_free(st);
+}
+
 /* The reorder queue grows while its ring wraps, up to a ring backed by
  * huge pages (ana_reorder.c q_grow: 16,384 records and more). Capability 0
  * writes 40,000 events in 10 blocks of 4,000: event i at 1000 + 10 i, pair
@@ -2557,6 +2619,7 @@ int main(void) {
       cmocka_unit_test(test_native_spans_only_untaken_counted),
       cmocka_unit_test(test_all_processors_untaken_counted),
       cmocka_unit_test(test_cap_usage_spans_untaken_counted),
+      cmocka_unit_test(test_ordered_merge_keeps_released_time),
       cmocka_unit_test(test_syntax_error_names_line),
       cmocka_unit_test(test_unknown_event_name_raises),
       cmocka_unit_test(test_gc_helper_matches_reference),
