@@ -34,7 +34,7 @@ export EL_BENCH_CPU
 if [ -n "$EL_BENCH_CPU" ]; then
   echo "(paired rounds pinned to CPU $EL_BENCH_CPU: EL_BENCH_CPU; none to not pin)"
 else
-  echo "(paired rounds not pinned: EL_BENCH_CPU=none)"
+  echo "(paired rounds not pinned: EL_BENCH_CPU is none or empty)"
 fi
 for s in scripts/bench.d/*.sh; do
   name=$(basename "$s" .sh)

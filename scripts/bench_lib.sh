@@ -20,7 +20,11 @@ pid = os.fork()
 if pid == 0:
     try:
         if pin not in ("", "none"):
-            os.sched_setaffinity(0, {int(pin)})
+            try:
+                os.sched_setaffinity(0, {int(pin)})
+            except (ValueError, OSError) as e:
+                sys.stderr.write("measure: cannot pin to CPU %r: %s\n" % (pin, e))
+                raise
         if src:
             os.dup2(os.open(src, os.O_RDONLY), 0)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)

@@ -128,12 +128,21 @@ reps=${EL_BENCH_GHC90_REPEAT:-10}
 # EL_BENCH_CPU (scripts/bench.sh), so the machine's load and that CPU's
 # speed fall on all of them alike; then per command the least and the median CPU
 # (user + sys) of its N runs, its peak RSS, and the CPU ratios to bare stats.
+# exited NAME: warn when the run just measured ($tmp/pr) exited non-zero:
+# its CPU time still goes into NAME's figures.
+exited() {
+  local rc
+  read -r _ _ _ _ rc <"$tmp/pr"
+  [ "$rc" = 0 ] || echo "  warning: $1 exited $rc (its CPU time is" \
+    "counted): $(head -c 300 "$tmp/pr.err" 2>/dev/null)"
+}
 paired() {
   local G=$1 name; shift
   rm -f "$tmp"/p.*
   for _ in $(seq "$N"); do
     EL_BENCH_PIN=${EL_BENCH_CPU:-} measure "$tmp/pr" "$B/eventlog-live" stats "$G"
     cat "$tmp/pr" >>"$tmp/p.stats"
+    exited stats
     for name in "$@"; do
       if [ "$name" = run-empty ]; then
         EL_BENCH_PIN=${EL_BENCH_CPU:-} measure "$tmp/pr" "$B/eventlog-live" \
@@ -146,6 +155,7 @@ paired() {
           "$D" --config "$tmp/$name.yaml" --eventlog-file "$G" -hT
       fi
       cat "$tmp/pr" >>"$tmp/p.$name"
+      exited "$name"
     done
   done
   for name in stats "$@"; do

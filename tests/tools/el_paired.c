@@ -20,8 +20,8 @@
  * that lands now on one, now on the other, has a bimodal time, and the
  * commands compared do not share the same luck. "none" or an empty value
  * does not pin.
- * Exit status 0, or 2 on bad usage, a CPU it cannot pin to, or a command
- * that cannot be started.
+ * Exit status 0, or 2 on bad usage, a CPU it may not or cannot pin to,
+ * or a command that cannot be started.
  * A command exiting non-zero is reported (last column), not an error. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_setaffinity */
@@ -96,12 +96,17 @@ static int pin_cpu(const char *cpu) {
   if (!cpu || !*cpu || !strcmp(cpu, "none")) return 0;
   char *end;
   errno = 0;
-  long n = strtol(cpu, &end, 10);
-  if (errno || *end || n < 0 || n >= CPU_SETSIZE) {
+  long n = cpu[0] >= '0' && cpu[0] <= '9' ? strtol(cpu, &end, 10) : -1;
+  if (n < 0 || errno || *end || n >= CPU_SETSIZE) {
     fprintf(stderr, "el_paired: CPU '%s' is not a CPU number\n", cpu);
     return -1;
   }
   cpu_set_t set;
+  /* sched_setaffinity would widen the mask we were given (taskset) */
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && !CPU_ISSET((int)n, &set)) {
+    fprintf(stderr, "el_paired: CPU %ld is not one this process may use\n", n);
+    return -1;
+  }
   CPU_ZERO(&set);
   CPU_SET((int)n, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0) {
