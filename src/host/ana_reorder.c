@@ -908,6 +908,24 @@ static size_t ordered_append(el_host_t *h, const el_ev_run_t *run,
   return (size_t)(p - r.p);
 }
 
+/* The record of the direct event at p of capability cap at t: a
+ * RUN_THREAD or STOP_THREAD in GHC's payload sizes (the session's sizes
+ * framed it), as ordered_one takes it. */
+static inline __attribute__((always_inline)) rec_t direct_rec(const uint8_t *p,
+                                                              unsigned cap,
+                                                              uint64_t t) {
+  unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
+  rec_t rr = {.t = t,
+              .thread = el_ev_be32(p + 10),
+              .cap = (uint16_t)cap,
+              .kind = (uint8_t)(K_RUN + stop)};
+  if (stop) {
+    rr.status = el_ev_be16(p + 14);
+    rr.info = el_ev_be32(p + 16);
+  }
+  return rr;
+}
+
 /* The held event at the head of q (capability c) as ordered_one takes
  * it: q_pop's record, without popping. */
 static inline __attribute__((always_inline)) rec_t q_head_rec(const q_t *q,
@@ -976,15 +994,7 @@ static inline __attribute__((always_inline)) int ordered_merge(
         else
           rel = hr.t;
       }
-      unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
-      rec_t rr = {.t = t,
-                  .thread = el_ev_be32(p + 10),
-                  .cap = (uint16_t)cap,
-                  .kind = (uint8_t)(K_RUN + stop)};
-      if (stop) {
-        rr.status = el_ev_be16(p + 14);
-        rr.info = el_ev_be32(p + 16);
-      }
+      rec_t rr = direct_rec(p, cap, t);
       if (!ordered_one(h, &rr, oc)) break;
       latest = t;
       k++;
@@ -1046,15 +1056,8 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
       /* el__ana_event_only's conditions (the session's sizes framed the
        * event: a direct type is RUN_THREAD or STOP_THREAD) */
       if (pg->wm_dirty || t < pg->last[cap]) break;
-      unsigned stop = (unsigned)el_ev_run_type(p) - EL_EV_RUN_THREAD;
-      rec_t rr = {.t = t,
-                  .thread = el_ev_be32(p + 10),
-                  .cap = (uint16_t)cap,
-                  .kind = (uint8_t)(K_RUN + stop)};
-      if (stop) {
-        rr.status = el_ev_be16(p + 14);
-        rr.info = el_ev_be32(p + 16);
-      }
+      rec_t rr = direct_rec(p, cap, t);
+      unsigned stop = rr.kind - K_RUN;
       if ((int)cap == pg->wm_cap) {
         if (t >= pg->wm_next || a->held > MAX_HELD) break;
         if ((t < a->lo || release_fast(h, t, &oc)) &&
