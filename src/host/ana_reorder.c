@@ -199,6 +199,15 @@ static inline __attribute__((always_inline)) ord_ctx_t ord_ctx(
 static inline __attribute__((always_inline)) int ordered_one(
     el_host_t *h, const rec_t *r, const ord_ctx_t *c);
 
+/* Whether ordered_one, in context c, can take a thread's stop at all: the
+ * usage fast path is fed, and the native spans asked for are counted (no
+ * exporter takes traces, no on_span). When not (traces exported), it
+ * declines every STOP_THREAD, so ordered_merge would stop at once. */
+static inline __attribute__((always_inline)) int ordered_may_take(
+    const ord_ctx_t *c) {
+  return c->fast && (!(c->cn | c->to) || (c->store && (!c->to || c->thr)));
+}
+
 /* Pop and process held events in (time, arrival) order while the first
  * is at or below limit; with force, when more than MAX_HELD are held,
  * also past it until FORCE_BATCH fewer are (counted in reorder_forced). The caller checked that there is
@@ -1040,12 +1049,14 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
   if ((int)cap != pg->wm_cap) return ordered_append(h, run, tlim, taken);
   const uint64_t events0 = h->st.events;
   ord_ctx_t oc = ord_ctx(h);
+  int merge = ordered_may_take(&oc);
   q_t *const q = &a->q[cap];
   const uint8_t *p = r.p, *last = p;
   uint64_t n = 0, tmax = 0;
   int stopped = 0;
   for (;;) {
-    if (!pg->wm_dirty && (int)cap == pg->wm_cap && a->held <= MAX_HELD &&
+    if (merge && !pg->wm_dirty && (int)cap == pg->wm_cap &&
+        a->held <= MAX_HELD &&
         ordered_merge(h, &r, tlim, &oc, &p, &last, &n, &tmax))
       break;
     int kind;
@@ -1077,6 +1088,7 @@ size_t el__ana_direct_run_ordered(void *ud, const el_ev_run_t *run,
           if (t > h->now) h->now = t;
           stopped = take_now(h, &rr, direct_cur(h, &r, p, &rr, stop));
           oc = ord_ctx(h); /* take_now may have called Lua */
+          merge = ordered_may_take(&oc);
         }
       } else if (t > pg->wm && a->lo > pg->wm && a->held < MAX_HELD &&
                  q->n < q->cap && t >= q->last_t) {
