@@ -57,9 +57,9 @@ awk -v w="$pw" -v c="$pu $ps" -v m="$msgs" -v b="$(stat -c %s "$G")" 'BEGIN {
 for _ in $(seq "$N"); do
   measure "$tmp/r" "$B/eventlog-live" stats "$G"
   awk '{ print $2 + $3 }' "$tmp/r" >>"$tmp/c.stats"
-  measure "$tmp/r" env OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+  OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
     OTEL_TRACES_EXPORTER=none OTEL_PROFILES_EXPORTER=none \
-    "$D" --eventlog-file "$G" -hT
+    measure "$tmp/r" "$D" --eventlog-file "$G" -hT
   awk '{ print $2 + $3 }' "$tmp/r" >>"$tmp/c.daemon"
 done
 # least and median of a file of numbers
@@ -80,8 +80,8 @@ awk -v sb="$sb" -v sm="$sm" -v db="$db" -v dm="$dm" -v m="$msgs" -v n="$N" 'BEGI
 
 # otlp NAME URL: the daemon exporting the log to URL over OTLP/HTTP.
 otlp() {
-  measure "$tmp/o" env OTEL_EXPORTER_OTLP_ENDPOINT="$2" \
-    OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf "$D" --eventlog-file "$G" -hT -s
+  OTEL_EXPORTER_OTLP_ENDPOINT="$2" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+    measure "$tmp/o" "$D" --eventlog-file "$G" -hT -s
   read -r ow ou os _ <"$tmp/o"
   sent=$(sed -n 's/.*OTLP logs export: \([0-9]*\) records.*/\1/p' "$tmp/o.err")
   paused=$(sed -n 's/^Reading paused for the collector: \([0-9.]*\) s.*/\1/p' \
