@@ -22,9 +22,12 @@
 #include "otlp_encode.h"
 
 #define MAX_RESPONSE_BYTES ((size_t)1 << 20)
+/* How often a request in flight reads its abort flag, at most (ms). */
+#define ABORT_POLL_MS 50
 
 typedef struct {
   CURL *curl;
+  CURLM *multi; /* runs curl's transfers: its connection cache keeps them */
   struct curl_slist *headers;         /* fixed request headers */
   struct curl_slist *headers_gz;      /* the same + Content-Encoding */
   bool gzip;
@@ -85,8 +88,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   return len;
 }
 
-/* Called by libcurl about every second and on every transfer progress:
- * a non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+/* Called by libcurl on transfer progress, and while a transfer stalls
+ * only about once a second (perform reads the flag more often): a
+ * non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
                        curl_off_t un) {
   http_tr_t *h = ud;
@@ -149,6 +153,50 @@ static void error_body(const http_tr_t *h, long status, el_xq_result_t *res) {
   if (st) google__rpc__status__free_unpacked(st, NULL);
 }
 
+/* curl_easy_perform of h->curl, run through h->multi so that the abort
+ * flag of the call is read at least every ABORT_POLL_MS: a collector that
+ * accepts and never answers kept the exporter's shutdown past its budget
+ * by up to a second (h83), since libcurl calls the progress callback that
+ * rarely while a transfer stalls. Returns the transfer's code, or
+ * CURLE_ABORTED_BY_CALLBACK (errbuf says why) when the flag was set. */
+static CURLcode perform(http_tr_t *h, char *errbuf) {
+  if (curl_multi_add_handle(h->multi, h->curl) != CURLM_OK)
+    return curl_easy_perform(h->curl);
+  CURLcode cc = CURLE_OK;
+  for (;;) {
+    int running = 0, left;
+    CURLMcode mc = curl_multi_perform(h->multi, &running);
+    CURLMsg *m;
+    bool done = false;
+    while ((m = curl_multi_info_read(h->multi, &left)) != NULL)
+      if (m->msg == CURLMSG_DONE && m->easy_handle == h->curl) {
+        cc = m->data.result;
+        done = true;
+      }
+    if (done) break;
+    if (mc != CURLM_OK || !running) { /* no result: not expected */
+      cc = CURLE_RECV_ERROR;
+      snprintf(errbuf, CURL_ERROR_SIZE, "%s",
+               mc != CURLM_OK ? curl_multi_strerror(mc)
+                              : "the transfer ended without a result");
+      break;
+    }
+    if (h->abort && atomic_load(h->abort)) {
+      cc = CURLE_ABORTED_BY_CALLBACK;
+      snprintf(errbuf, CURL_ERROR_SIZE, "the exporter is stopping");
+      break;
+    }
+    mc = curl_multi_poll(h->multi, NULL, 0, ABORT_POLL_MS, NULL);
+    if (mc != CURLM_OK) {
+      cc = CURLE_RECV_ERROR;
+      snprintf(errbuf, CURL_ERROR_SIZE, "%s", curl_multi_strerror(mc));
+      break;
+    }
+  }
+  curl_multi_remove_handle(h->multi, h->curl);
+  return cc;
+}
+
 static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                       size_t len, const atomic_int *abort,
                       el_xq_result_t *res) {
@@ -173,7 +221,7 @@ static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                    (curl_off_t)body_len);
   char errbuf[CURL_ERROR_SIZE] = "";
   curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, errbuf);
-  CURLcode cc = curl_easy_perform(h->curl);
+  CURLcode cc = perform(h, errbuf);
   long status = 0;
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
   h->abort = NULL;
@@ -210,6 +258,7 @@ static void http_tr_free(void *ud) {
   http_tr_t *h = ud;
   if (!h) return;
   if (h->curl) curl_easy_cleanup(h->curl);
+  if (h->multi) curl_multi_cleanup(h->multi);
   curl_slist_free_all(h->headers);
   curl_slist_free_all(h->headers_gz);
   el_free(h->url);
@@ -261,7 +310,8 @@ int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   h->gzip = sc->compression == EL_OTLP_COMPRESS_GZIP;
   h->url = el_strdup(sc->target ? sc->target : "http://localhost:4318");
   h->curl = curl_easy_init();
-  int rc = h->url && h->curl ? build_headers(h, sc) : EL_ENOMEM;
+  h->multi = curl_multi_init();
+  int rc = h->url && h->curl && h->multi ? build_headers(h, sc) : EL_ENOMEM;
   if (rc < 0) {
     http_tr_free(h);
     return rc;

@@ -7,8 +7,9 @@
 #  - partial_success: rejected records are counted exactly as the receiver
 #    reported them;
 #  - no receiver at all, or one that never answers: the process exits
-#    within the shutdown timeout (plus about 1 s) and counts every record
-#    as dropped; it never hangs.
+#    within the shutdown timeout (one that never answers: its shutdown
+#    within 300 ms of it) and counts every record as dropped; it never
+#    hangs.
 # ctest-labels: asan
 . "$(dirname "$0")/otlp_lib.sh"
 
@@ -72,16 +73,26 @@ for t in grpc http; do
   [ "$ms" -lt 4000 ] || fail "$t down: exit took $ms ms (shutdown timeout 1000)"
   pass "$t down: exited in $ms ms, 600 records counted as dropped"
 
-  # A receiver that accepts but never answers (60 s delay).
+  # A receiver that accepts but never answers (60 s delay). The shutdown
+  # (shutdown_s: the store's flush, then the abort of the request in
+  # flight) ends within its budget of 1500 ms and 300 ms. HTTP's request
+  # was abandoned only at libcurl's next progress call, which comes about
+  # once a second while a transfer stalls: one window, so the request goes
+  # out as the shutdown starts, and it took 2.2 s (h83: 2.25 s for 1.5 s).
   rcv_start "$t-hang" --delay-ms 60000
   start=$(mono_ms)
-  EL_OTLP_SHUTDOWN_TIMEOUT=1000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
-    send "$t" "$TMP/$t-hang.json" --points 500 --windows 2
+  EL_OTLP_SHUTDOWN_TIMEOUT=1500 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
+    send "$t" "$TMP/$t-hang.json" --points 500 --windows 1
   ms=$(( $(mono_ms) - start ))
   d=$(jq '.metrics.dropped_shutdown' "$TMP/$t-hang.json")
   [ "$d" = 500 ] || fail "$t hang: $d of 500 records counted as dropped"
-  [ "$ms" -lt 4000 ] || fail "$t hang: exit took $ms ms (shutdown timeout 1000)"
-  pass "$t hang: exited in $ms ms"
+  [ "$ms" -lt 4000 ] || fail "$t hang: exit took $ms ms (shutdown timeout 1500)"
+  sd=$(jq '.shutdown_s * 1000 | floor' "$TMP/$t-hang.json")
+  if [ "$sd" -lt 1800 ]; then
+    pass "$t hang: exited in $ms ms, shutdown $sd ms (budget 1500)"
+  else
+    fail "$t hang: shutdown took $sd ms, budget 1500 ms (+300 allowed)"
+  fi
 done
 rcv_stop
 finish
