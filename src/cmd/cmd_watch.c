@@ -307,6 +307,10 @@ static int rts_has_flush_interval(const char *exe) {
  * needs -rtsopts given in GHCRTS. Not "RTS options are disabled"
  * (-rtsopts=none): the "+RTS -ol<dead> -RTS" rts_refused adds gets that
  * too, and such a program ignores GHCRTS and runs without options. */
+/* What it says of a flag its way lacks, e.g. -hy without -prof
+ * ("PROG: the flag -hy requires the program to be built with -prof"),
+ * before it goes on to --info and exits 0. */
+#define EL_PROBE_NEEDS_WAY "requires the program to be built with -"
 #define EL_RTS_USAGE "Usage: <prog> <args> [+RTS"
 #define EL_RTS_BAD_SIZE "error in RTS option "
 #define EL_RTS_SAFE_ONLY "Most RTS options are disabled."
@@ -496,6 +500,21 @@ static int probe_wait(pid_t pid, long long deadline) {
   return -1;
 }
 
+/* The probe's complaint of a flag its RTS's way lacks (EL_PROBE_NEEDS_WAY)
+ * in out, from "the flag" to the end of its line, into line (size bytes);
+ * returns 1, or 0 when there is none. */
+static int probe_needs_way(const char *out, char *line, size_t size) {
+  const char *m = strstr(out, EL_PROBE_NEEDS_WAY);
+  if (!m) return 0;
+  const char *b = m;
+  while (b > out && b[-1] != '\n') b--;
+  const char *f = strstr(b, "the flag ");
+  if (f && f < m) b = f;
+  size_t n = strcspn(b, "\n");
+  snprintf(line, size, "%.*s", (int)n, b);
+  return 1;
+}
+
 /* Does exe's RTS take opts (n options) as command-line arguments? Runs
  * "exe +RTS OPTS --info -RTS" once (probe_spawn) under a seccomp filter
  * that kills it at the RTS's first system call after its flags, before
@@ -509,8 +528,12 @@ static int probe_wait(pid_t pid, long long deadline) {
  * filter cannot be installed (no seccomp, a container that refuses it,
  * another architecture) the program is not run at all. Bounded by
  * EL_PROBE_TIMEOUT_MS (then its process group is killed). Returns 1
- * (take them), 0 (not: why into why), or -1 when its RTS has no eventlog
- * support at all (built without -eventlog: EL_PROBE_NO_EVENTLOG). */
+ * (take them), 0 (not: why into why), -1 when its RTS has no eventlog
+ * support at all (built without -eventlog: EL_PROBE_NO_EVENTLOG), or -2
+ * when it refuses one of opts that its way lacks, e.g. -hy without -prof
+ * (the RTS's words into why: EL_PROBE_NEEDS_WAY; it printed them, then
+ * its --info table, and exited 0; as arguments or in GHCRTS the program
+ * would stop at once). */
 static int probe_rts_args(const char *exe, char *const *opts, int n,
                           const char **why) {
   static const char info[] = " [(\"GHC RTS\", \"YES\")";
@@ -548,6 +571,11 @@ static int probe_rts_args(const char *exe, char *const *opts, int n,
     /* (printed on stderr, then --info still exits 0) */
     *why = "its RTS has no eventlog support";
     return -1;
+  }
+  static char way[200];
+  if (probe_needs_way(out, way, sizeof way)) {
+    *why = way;
+    return -2;
   }
   if (st == -1)
     *why = "the probe ran on instead of printing --info";
@@ -691,7 +719,7 @@ static int pass_rts_options(watch_t *w, const char *exe, int flush) {
   int n = rts_options(w, flush, opts);
   const char *why = "not a GHC executable watch can read";
   int pr = flush >= 0 ? probe_rts_args(exe, opts, n, &why) : 0;
-  if (pr < 0) {
+  if (pr == -1) {
     el_eprintf(
         "watch: %s was built without eventlog support (its RTS "
         "says the flag -l \"%s, -prof or -debug\"): rebuild it with "
@@ -700,7 +728,17 @@ static int pass_rts_options(watch_t *w, const char *exe, int flush) {
     w->start_failed = 1;
     return -1;
   }
-  if (pr) {
+  if (pr == -2) {
+    el_eprintf("watch: %s's RTS refuses its options: %s%s; not started\n",
+               w->prog_argv[0], why,
+               strstr(why, " -prof") ? " (-hT needs no profiling build; "
+                                       "the other -h breakdowns need "
+                                       "ghc -prof)"
+                                     : "");
+    w->start_failed = 1;
+    return -1;
+  }
+  if (pr > 0) {
     if (args_with_rts(w, opts, n) < 0) return -1;
     size_t k = 0;
     for (int i = 0; i < n && k < sizeof add; i++)

@@ -28,6 +28,10 @@
 #    1; watch says the RTS refused its options, quoting "the flag -hy
 #    requires the program to be built with -prof", not "never opened the
 #    FIFO"; main never ran (watch's second look at its RTS neither);
+#  - watch -hy: the same -hy given to watch: the probe's RTS complains,
+#    then prints --info and exits 0; watch says the RTS refuses it, quoting
+#    its words, and starts nothing: status 1, no web view URL, main never
+#    ran;
 #  - ignore: -rtsopts=ignore leaves its command line to main: watch falls
 #    back to GHCRTS (-v info says so), main sees only its own arguments,
 #    the eventlog is read;
@@ -239,6 +243,24 @@ st=$?
 [ ! -e "$T/hy.mark" ] && pass "hy: main never ran (nor for the diagnosis)" ||
   fail "hy: main ran: $(cat "$T/hy.mark")"
 refused hy 'the flag -hy requires the program to be built with -prof'
+
+echo "== watch -hy: watch's own -hy, the program not built with -prof"
+# The probe's RTS prints "the flag -hy requires the program to be built
+# with -prof", then its --info table, and exits 0: before, watch took
+# that for a yes, printed its web view's URL, and the program stopped at
+# once. Now watch says why and starts nothing (status 1, no URL).
+(cd "$T" && env -u GHCRTS WATCH_CHILD_MARK="$T/whY.mark" timeout 60 \
+  "$EL" watch -v info --no-linger --web-port 0 -hy -- "$dir/ev" a) \
+  < /dev/null > "$T/whY.out" 2> "$T/whY.err"
+st=$?
+want="watch: $dir/ev's RTS refuses its options: the flag -hy requires the program to be built with -prof (-hT needs no profiling build; the other -h breakdowns need ghc -prof); not started"
+if [ $st = 1 ] && grep -qxF -- "eventlog-live: $want" "$T/whY.err" &&
+   ! grep -q 'web view http' "$T/whY.err" && [ ! -e "$T/whY.mark" ]; then
+  pass "watch -hy: not started, said why, no URL, main never ran"
+else
+  tail -n 5 "$T/whY.err"
+  fail "watch -hy: status $st (want 1, the RTS's words, no URL, no run)"
+fi
 
 echo "== none: -rtsopts=none"
 run none "$dir/none" a
