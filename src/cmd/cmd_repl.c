@@ -800,8 +800,10 @@ static void start_wall(repl_t *r) {
 /* Follow a live source on the loop while the user types, until it ends
  * (or :quit stops it). */
 static void follow(repl_t *r) {
-  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE). */
-  el_ev_decoder_set_opts(el_host_decoder(r->h), EL_EV_OPT_LIVE);
+  /* The source may pause: never hold an event back (EL_EV_OPT_LIVE); a
+   * socket's end in its words (EL_EV_OPT_CONNECTION). */
+  el_ev_decoder_set_opts(el_host_decoder(r->h),
+                         EL_EV_OPT_LIVE | el_src_opts_decoder_opts(&r->o->src));
   el_repl_store_set_live(r->store);
   el_src_consumer_t c;
   consumer(r, &c);

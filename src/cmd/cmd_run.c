@@ -419,8 +419,8 @@ static int run(const run_opts_t *o) {
     el_eprintf("run: out of memory\n");
     return 1;
   }
-  if (el_src_opts_live(&o->src)) /* never hold an event back */
-    el_ev_decoder_set_opts(el_host_decoder(h), EL_EV_OPT_LIVE);
+  /* live: never hold an event back; a socket's end in its words */
+  el_ev_decoder_set_opts(el_host_decoder(h), el_src_opts_decoder_opts(&o->src));
   int rc = setup_store(h, o, &st, &con);
   if (rc < 0) {
     if (rc != EL_ECONFIG) el_eprintf("run: telemetry: %s\n", el_strerror(rc));

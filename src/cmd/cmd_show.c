@@ -196,9 +196,10 @@ static int show_live(const el_src_opts_t *o, int json, size_t sort_memory) {
   char desc[512];
   el_src_opts_describe(o, desc, sizeof desc);
   if (fmt_new(&f, json, sort_memory, desc)) return 1;
-  if (el_src_opts_live(o)) /* never hold an event back: it may pause */
-    json ? el_ev_json_set_opts(f.ud, EL_EV_OPT_LIVE)
-         : el_ev_show_set_opts(f.ud, EL_EV_OPT_LIVE);
+  /* live: never hold an event back (it may pause); a socket's end in
+   * its words */
+  unsigned dopts = el_src_opts_decoder_opts(o);
+  json ? el_ev_json_set_opts(f.ud, dopts) : el_ev_show_set_opts(f.ud, dopts);
   el_src_consumer_t c = {.ud = f.ud, .reset = f.reset, .feed = f.feed,
                          .finish = f.finish, .diag = f.diag,
                          .one_stream = 1};

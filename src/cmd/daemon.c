@@ -557,8 +557,8 @@ static int setup_host(el__daemon_t *d, const el_cfg_t *cfg) {
   el_daemon_opts_t *o = d->o;
   uint64_t flush_ms = (uint64_t)llround(o->flush_s * 1000);
   d->dec = el_host_decoder(d->host);
-  if (el_src_opts_live(&o->src)) /* never hold an event back */
-    el_ev_decoder_set_opts(d->dec, EL_EV_OPT_LIVE);
+  /* live: never hold an event back; a socket's end in its words */
+  el_ev_decoder_set_opts(d->dec, el_src_opts_decoder_opts(&o->src));
   el_host_set_store(d->host, d->store);
   el_host_set_control(d->host, host_control, d);
   if (d->web) el_host_set_clock_hook(d->host, on_session_clock, d);

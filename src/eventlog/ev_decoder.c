@@ -666,8 +666,8 @@ void el_ev_decoder_free(el_ev_decoder_t *d) {
 }
 
 int el_ev_decoder_set_opts(el_ev_decoder_t *d, unsigned opts) {
-  if (opts &
-      ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE | EL_EV_OPT_NO_FIELDS))
+  if (opts & ~(EL_EV_OPT_SKIP_CAP_BLOCKS | EL_EV_OPT_LIVE |
+               EL_EV_OPT_NO_FIELDS | EL_EV_OPT_CONNECTION))
     return EL_EINVAL;
   d->opts = opts;
   return 0;
@@ -3587,11 +3587,23 @@ static int finish_data(el_ev_decoder_t *d) {
     return truncated_event(d);
   char blk[96];
   uint64_t missing = block_short(d, d->base, blk, sizeof blk);
-  set_diag(d, 0, d->base, -1,
-           "eventlog ends at byte %llu without its end-of-data marker%s: "
-           "the log is incomplete (the program was killed or is still "
-           "writing)",
-           (unsigned long long)d->base, blk);
+  if (d->opts & EL_EV_OPT_CONNECTION) /* as src_pump.c's warn_conn_cut */
+    set_diag(d, 0, d->base, -1,
+             "the connection closed before the program's last events were "
+             "sent: eventlog ends at byte %llu without its end-of-data "
+             "marker%s; everything before it was processed, %s lost "
+             "(eventlog-socket drops what it has not sent when its program "
+             "exits)",
+             (unsigned long long)d->base, blk,
+             missing ? "the rest of that block and whatever the program "
+                       "wrote after it were"
+                     : "whatever the program wrote after it was");
+  else
+    set_diag(d, 0, d->base, -1,
+             "eventlog ends at byte %llu without its end-of-data marker%s: "
+             "the log is incomplete (the program was killed or is still "
+             "writing)",
+             (unsigned long long)d->base, blk);
   d->diag.block_missing = missing;
   warn(d);
   d->diag.code = 0;

@@ -164,7 +164,7 @@ typedef struct el_diag_s {
    * block from byte B"). 0 when the input ended outside a block of
    * believable size. */
   uint64_t block_missing;
-  char msg[256];             /* human description; it names the byte
+  char msg[512]; /* human description; it names the byte
                                 position(s) itself ("at byte N", "from
                                 byte N"), so callers print it as is and
                                 never append the offset again */
@@ -249,6 +249,18 @@ void el_ev_decoder_free(el_ev_decoder_t *d);
  * that read only type, cap, t_ns, offset and payload (`eventlog-live
  * stats`): it saves the field decoding per event. */
 #define EL_EV_OPT_NO_FIELDS 0x4u
+/* EL_EV_OPT_CONNECTION: the input is a connection (a Unix or TCP socket;
+ * its peer, eventlog-socket, drops what it has not sent when its program
+ * exits). Data that stops between two events without its end-of-data
+ * marker is said so: "the connection closed before the program's last
+ * events were sent: eventlog ends at byte N without its end-of-data
+ * marker[, M bytes short of the end of capability C's block from byte
+ * B]; everything before it was processed, ... lost (eventlog-socket
+ * drops what it has not sent when its program exits)", as el_src_pump
+ * says an event cut there; without it, in a file's words ("... the log
+ * is incomplete (the program was killed or is still writing)"). Spec:
+ * eventlog-format.md §1.7, §5; docs/sources.md. */
+#define EL_EV_OPT_CONNECTION 0x8u
 
 /* Set d's options (EL_EV_OPT_* bits; 0 = defaults). Takes effect from the
  * next byte fed; call it before the first feed for whole-input effects.

@@ -149,6 +149,13 @@ int el_src_fd_recorded(int fd);
  * terminal. Thread: any. */
 int el_src_opts_live(const el_src_opts_t *o);
 
+/* The decoder options (src/eventlog/eventlog.h EL_EV_OPT_*) the input o
+ * asks for: EL_EV_OPT_LIVE when el_src_opts_live, and
+ * EL_EV_OPT_CONNECTION for a Unix or TCP socket (eventlog-socket: where
+ * its data stops is said in a connection's words). 0 for a recorded
+ * file. Thread: any. */
+unsigned el_src_opts_decoder_opts(const el_src_opts_t *o);
+
 /* Parse the source options of a command with no options of its own (show,
  * stats) and decide who reads the input. cmd: the command's name, for the
  * error message printed on stderr.

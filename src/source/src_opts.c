@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "eventlog/eventlog.h"
 #include "source_internal.h"
 
 void el_src_opts_init(el_src_opts_t *o) {
@@ -379,6 +380,13 @@ int el_src_opts_live(const el_src_opts_t *o) {
     return 1;
   return o->follow ||
          !recorded_or_missing(o->kind == EL_SRC_STDIN ? NULL : o->path);
+}
+
+unsigned el_src_opts_decoder_opts(const el_src_opts_t *o) {
+  unsigned opts = el_src_opts_live(o) ? EL_EV_OPT_LIVE : 0;
+  if (o->kind == EL_SRC_UNIX || o->kind == EL_SRC_TCP)
+    opts |= EL_EV_OPT_CONNECTION;
+  return opts;
 }
 
 const char *el_src_opts_direct_input(el_src_opts_t *o, int argc, char **argv,

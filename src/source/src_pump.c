@@ -673,8 +673,8 @@ static const el_diag_t *dec_diag(void *ud) {
 int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
                         struct el_ev_decoder_s *dec,
                         el_src_pump_result_t *res) {
-  if (el_src_opts_live(o))
-    el_ev_decoder_set_opts(dec, el_ev_decoder_opts(dec) | EL_EV_OPT_LIVE);
+  el_ev_decoder_set_opts(dec,
+                         el_ev_decoder_opts(dec) | el_src_opts_decoder_opts(o));
   el_src_consumer_t c = {.ud = dec,
                          .reset = dec_reset,
                          .feed = dec_feed,

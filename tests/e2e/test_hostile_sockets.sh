@@ -125,3 +125,65 @@ grep -F "the connection closed before the program's last events were sent: event
   "$T/whole.err" >/dev/null ||
   fail "inmarker: want '$(cat "$T/inmarker.want")': $(head -3 "$T/whole.err")"
 pass "a connection cut inside the next block's marker: said as a closed connection"
+
+# Each connection ends between two events of the first block, after its
+# first 5 events: no event is cut, the end-of-data marker never came, and
+# the block is left short. Said as a closed connection too (h67: it was
+# said in a file's words, "the program was killed or is still
+# writing"), by stats and by the daemon. Offsets framed here.
+BETWEEN=$T/between.eventlog
+python3 - "$EL_EVENTLOGS/ghc-9.0/threads.eventlog" "$BETWEEN" > "$T/between.want" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+j = d.index(b'hetb') + 4
+sizes = {}
+while d[j:j + 4] == b'etb\0':
+    et, sz = struct.unpack('>Hh', d[j + 4:j + 8])
+    j += 12 + struct.unpack('>I', d[j + 8:j + 12])[0]
+    j += 4 + struct.unpack('>I', d[j:j + 4])[0] + 4
+    sizes[et] = sz
+j = d.index(b'datb', j) + 4
+n = None
+while True:
+    et, = struct.unpack('>H', d[j:j + 2])
+    if et == 18 and n is None:
+        start, bsize = j, struct.unpack('>I', d[j + 10:j + 14])[0]
+        cap, = struct.unpack('>H', d[j + 22:j + 24])
+        n = -1                           # the marker itself
+    sz = sizes[et]
+    j += 12 + struct.unpack('>H', d[j + 10:j + 12])[0] if sz < 0 else 10 + sz
+    if n is not None:
+        n += 1
+        if n == 5:
+            break
+assert j < start + bsize, 'the block holds fewer than 5 events'
+open(sys.argv[2], 'wb').write(d[:j])
+print('the connection closed before the program\'s last events were sent: '
+      'eventlog ends at byte %d without its end-of-data marker, %d bytes '
+      'short of the end of capability %d\'s block from byte %d; everything '
+      'before it was processed, the rest of that block and whatever the '
+      'program wrote after it were lost (eventlog-socket drops what it has '
+      'not sent when its program exits)' % (j, start + bsize - j, cap, start))
+PY
+LOG=$BETWEEN run_peer whole 1
+grep -qF "$(cat "$T/between.want")" "$T/whole.err" ||
+  fail "between (stats): want '$(cat "$T/between.want")': $(head -3 "$T/whole.err")"
+grep -q 'killed or is still writing' "$T/whole.err" &&
+  fail "between (stats): said in a file's words: $(head -3 "$T/whole.err")"
+rm -f "$SOCK"
+python3 "$T/srv.py" whole "$SOCK" "$BETWEEN" &
+spid=$!
+wait_for "$SOCK"
+OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none OTEL_TRACES_EXPORTER=none \
+  OTEL_PROFILES_EXPORTER=none "$EL_BIN" otelcol --eventlog-socket "$SOCK" \
+  --eventlog-socket-timeout 0.05 > "$T/between.d.out" 2> "$T/between.d.err" &
+dpid=$!
+sleep 1
+kill -INT $dpid
+wait_pid $dpid 20 || true
+kill $spid 2>/dev/null || true
+wait $spid 2>/dev/null || true
+grep -qF "warning: Unix socket $SOCK: $(cat "$T/between.want")" \
+  "$T/between.d.err" ||
+  fail "between (daemon): want '$(cat "$T/between.want")': $(head -3 "$T/between.d.err")"
+pass "a connection ending between two events: said as a closed connection"

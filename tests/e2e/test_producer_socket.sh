@@ -71,8 +71,8 @@ for name in daemon-first program-first; do
   elif [ "${want#ends at byte}" != "$want" ]; then
     # The library's last write ended on an event's boundary: no event
     # cut, the decoder's "without its end-of-data marker" with the block
-    # left short.
-    grep -F "warning: Unix socket $sock: eventlog $want:" \
+    # left short, in a connection's words (EL_EV_OPT_CONNECTION).
+    grep -F "warning: Unix socket $sock: the connection closed before the program's last events were sent: eventlog $want;" \
       "$T/$name.daemon.err" >/dev/null &&
       pass "$name: the end between events said with its bytes ($want)" || {
       grep -n 'truncated\|connection closed\|end-of-data' "$T/$name.daemon.err"

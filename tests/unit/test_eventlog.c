@@ -1467,7 +1467,7 @@ static void build_short_block(tu_buf_t *b, size_t *m) {
 }
 
 static uint64_t short_missing;
-static char short_msg[256];
+static char short_msg[512];
 static void short_warning(void *ud, const el_diag_t *d) {
   tu_on_warning(ud, d);
   short_missing = d->block_missing;

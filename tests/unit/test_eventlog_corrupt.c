@@ -217,7 +217,7 @@ static void test_no_header_counts_session_bytes(void **st) {
 }
 
 static int nwarn;
-static char lastwarn[256];
+static char lastwarn[512];
 static void count_warning(void *ud, const el_diag_t *dg) {
   (void)ud;
   nwarn++;

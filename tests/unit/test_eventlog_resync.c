@@ -180,9 +180,9 @@ typedef struct {
   size_t n, cap;
   int ncorrupt;
   uint64_t corrupt_off[16];
-  char corrupt_msg[16][256];
+  char corrupt_msg[16][512];
   int nother; /* the other warnings (code 0) */
-  char other_msg[16][256];
+  char other_msg[16][512];
 } rec_t;
 
 /* Set while check_every_event decodes: it compares each event (offset,
@@ -229,10 +229,11 @@ static void rec_warning(void *ud, const el_diag_t *d) {
   rec_t *r = ud;
   if (d->code == EL_ECORRUPT && r->ncorrupt < 16) {
     r->corrupt_off[r->ncorrupt] = d->offset;
-    snprintf(r->corrupt_msg[r->ncorrupt], 256, "%s", d->msg);
+    snprintf(r->corrupt_msg[r->ncorrupt], sizeof r->corrupt_msg[0], "%s",
+             d->msg);
     r->ncorrupt++;
   } else if (d->code != EL_ECORRUPT && r->nother < 16) {
-    snprintf(r->other_msg[r->nother++], 256, "%s", d->msg);
+    snprintf(r->other_msg[r->nother++], sizeof r->other_msg[0], "%s", d->msg);
   }
   tu_on_warning(&r->g, d);
 }

@@ -33,7 +33,7 @@ typedef struct {
 } rev_t;
 
 typedef struct {
-  char msg[256];
+  char msg[512];
   int code;
   uint64_t offset;
   int expected;
