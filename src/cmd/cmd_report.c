@@ -608,6 +608,12 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
   uv_timer_start(&wall, on_wall, 0, 0);
   uv_unref((uv_handle_t *)&wall);
   el_host_consumer(p->h, &pc->host);
+  /* a socket's end in its words (report needs no EL_EV_OPT_LIVE: it
+   * writes once, at the end) */
+  el_ev_decoder_t *dec = el_host_decoder(p->h);
+  el_ev_decoder_set_opts(
+      dec, el_ev_decoder_opts(dec) |
+               (el_src_opts_decoder_opts(&o->src) & EL_EV_OPT_CONNECTION));
   pc->rp = p->rp;
   el_host_set_warning_hook(p->h, on_host_warning, pc);
   el_src_consumer_t c = {.ud = pc,
