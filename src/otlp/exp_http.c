@@ -89,8 +89,9 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
 }
 
 /* Called by libcurl on transfer progress, and while a transfer stalls
- * only about once a second (perform reads the flag more often): a
- * non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+ * only about once a second, but also from every curl_multi_perform, which
+ * perform calls at least every ABORT_POLL_MS: a non-zero return aborts
+ * the transfer (CURLE_ABORTED_BY_CALLBACK). */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
                        curl_off_t un) {
   http_tr_t *h = ud;
@@ -154,18 +155,29 @@ static void error_body(const http_tr_t *h, long status, el_xq_result_t *res) {
 }
 
 /* curl_easy_perform of h->curl, run through h->multi so that the abort
- * flag of the call is read at least every ABORT_POLL_MS: a collector that
- * accepts and never answers kept the exporter's shutdown past its budget
- * by up to a second (h83), since libcurl calls the progress callback that
- * rarely while a transfer stalls. Returns the transfer's code, or
- * CURLE_ABORTED_BY_CALLBACK (errbuf says why) when the flag was set. */
-static CURLcode perform(http_tr_t *h, char *errbuf) {
-  if (curl_multi_add_handle(h->multi, h->curl) != CURLM_OK)
+ * flag of the call is read at least every ABORT_POLL_MS (on_progress, in
+ * curl_multi_perform): a collector that accepts and never answers kept
+ * the exporter's shutdown past its budget by up to a second (h83), since
+ * libcurl calls the progress callback that rarely while a transfer
+ * stalls. Returns the transfer's code (CURLE_ABORTED_BY_CALLBACK when the
+ * flag was set), or CURLE_RECV_ERROR with *local set and errbuf saying
+ * why when libcurl's multi interface itself failed (then retried, as a
+ * transport error). Without the multi handle (curl_multi_add_handle
+ * failed: out of memory) it runs curl_easy_perform, with a warning. */
+static CURLcode perform(http_tr_t *h, char *errbuf, bool *local) {
+  CURLMcode mc = curl_multi_add_handle(h->multi, h->curl);
+  *local = false;
+  if (mc != CURLM_OK) {
+    el_log(EL_LOG_WARN,
+           "OTLP/HTTP: %s (%s): this request runs without it, and is "
+           "abandoned at shutdown only at libcurl's next progress call",
+           curl_multi_strerror(mc), h->url);
     return curl_easy_perform(h->curl);
+  }
   CURLcode cc = CURLE_OK;
   for (;;) {
     int running = 0, left;
-    CURLMcode mc = curl_multi_perform(h->multi, &running);
+    mc = curl_multi_perform(h->multi, &running);
     CURLMsg *m;
     bool done = false;
     while ((m = curl_multi_info_read(h->multi, &left)) != NULL)
@@ -174,22 +186,18 @@ static CURLcode perform(http_tr_t *h, char *errbuf) {
         done = true;
       }
     if (done) break;
+    if (mc == CURLM_OK && running && h->abort && atomic_load(h->abort)) {
+      cc = CURLE_ABORTED_BY_CALLBACK; /* (on_progress sees it first) */
+      break;
+    }
+    if (mc == CURLM_OK && running)
+      mc = curl_multi_poll(h->multi, NULL, 0, ABORT_POLL_MS, NULL);
     if (mc != CURLM_OK || !running) { /* no result: not expected */
       cc = CURLE_RECV_ERROR;
+      *local = true;
       snprintf(errbuf, CURL_ERROR_SIZE, "%s",
                mc != CURLM_OK ? curl_multi_strerror(mc)
                               : "the transfer ended without a result");
-      break;
-    }
-    if (h->abort && atomic_load(h->abort)) {
-      cc = CURLE_ABORTED_BY_CALLBACK;
-      snprintf(errbuf, CURL_ERROR_SIZE, "the exporter is stopping");
-      break;
-    }
-    mc = curl_multi_poll(h->multi, NULL, 0, ABORT_POLL_MS, NULL);
-    if (mc != CURLM_OK) {
-      cc = CURLE_RECV_ERROR;
-      snprintf(errbuf, CURL_ERROR_SIZE, "%s", curl_multi_strerror(mc));
       break;
     }
   }
@@ -221,12 +229,23 @@ static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                    (curl_off_t)body_len);
   char errbuf[CURL_ERROR_SIZE] = "";
   curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, errbuf);
-  CURLcode cc = perform(h, errbuf);
+  bool local;
+  CURLcode cc = perform(h, errbuf, &local);
   long status = 0;
   curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
   h->abort = NULL;
   res->verdict = http_verdict(cc, status);
   res->retry_after_ms = -1;
+  if (cc == CURLE_ABORTED_BY_CALLBACK && abort && atomic_load(abort)) {
+    /* (not libcurl's "Callback aborted": the exporter stopped it) */
+    snprintf(res->msg, sizeof res->msg, "given up at shutdown (%s)", h->url);
+    return;
+  }
+  if (local) {
+    snprintf(res->msg, sizeof res->msg, "libcurl's multi interface: %s (%s)",
+             errbuf, h->url);
+    return;
+  }
   if (cc != CURLE_OK) {
     /* An HTTP/2-only peer (a gRPC port) answers HTTP/1.1 with bytes curl
      * reads as HTTP/0.9: name the likely mix-up. */
@@ -331,6 +350,13 @@ int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
                               ? sc->timeout_ms : 10000));
   curl_easy_setopt(c, CURLOPT_USERAGENT, "eventlog-live/" EL_VERSION);
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075700
+  /* A transfer removed while its name is being resolved does not wait for
+   * the resolver's thread (getaddrinfo, which may take 10 s and more):
+   * the shutdown budget and the call timeout hold then too (h87). The
+   * thread is left to end by itself. */
+  curl_easy_setopt(c, CURLOPT_QUICK_EXIT, 1L);
+#endif
   if (sc->certificate) curl_easy_setopt(c, CURLOPT_CAINFO, sc->certificate);
   el_log(EL_LOG_DEBUG, "OTLP HTTP/protobuf exporter (%s): %s",
          el_otlp_signal_name(sig), h->url);
