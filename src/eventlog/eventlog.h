@@ -164,10 +164,10 @@ typedef struct el_diag_s {
    * block from byte B"). 0 when the input ended outside a block of
    * believable size. */
   uint64_t block_missing;
-  char msg[512]; /* human description; it names the byte
-                                position(s) itself ("at byte N", "from
-                                byte N"), so callers print it as is and
-                                never append the offset again */
+  /* A human description; it names the byte position(s) itself ("at
+   * byte N", "from byte N"), so callers print it as is and never append
+   * the offset again. */
+  char msg[512];
 } el_diag_t;
 
 /* Callbacks. Any may be NULL. A nonzero return from on_event or on_header
