@@ -132,38 +132,32 @@ pass "a connection cut inside the next block's marker: said as a closed connecti
 # said in a file's words, "the program was killed or is still
 # writing"), by stats and by the daemon. Offsets framed here.
 BETWEEN=$T/between.eventlog
-python3 - "$EL_EVENTLOGS/ghc-9.0/threads.eventlog" "$BETWEEN" > "$T/between.want" <<'PY'
-import struct, sys
+python3 - "$EL_EVENTLOGS/ghc-9.0/threads.eventlog" "$BETWEEN" "$(dirname "$0")" > "$T/between.want" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[3])
+import el_frame
 d = open(sys.argv[1], 'rb').read()
-j = d.index(b'hetb') + 4
-sizes = {}
-while d[j:j + 4] == b'etb\0':
-    et, sz = struct.unpack('>Hh', d[j + 4:j + 8])
-    j += 12 + struct.unpack('>I', d[j + 8:j + 12])[0]
-    j += 4 + struct.unpack('>I', d[j:j + 4])[0] + 4
-    sizes[et] = sz
-j = d.index(b'datb', j) + 4
+size, p = el_frame.header(d)
 n = None
-while True:
-    et, = struct.unpack('>H', d[j:j + 2])
-    if et == 18 and n is None:
-        start, bsize = j, struct.unpack('>I', d[j + 10:j + 14])[0]
-        cap, = struct.unpack('>H', d[j + 22:j + 24])
+for off, t, hl, ln in el_frame.events(d, size, p):
+    if t == el_frame.BLOCK_MARKER and n is None:
+        start = off
+        bsize, cap = el_frame.marker(d, off)
         n = -1                           # the marker itself
-    sz = sizes[et]
-    j += 12 + struct.unpack('>H', d[j + 10:j + 12])[0] if sz < 0 else 10 + sz
     if n is not None:
         n += 1
         if n == 5:
+            end = off + hl + ln
             break
-assert j < start + bsize, 'the block holds fewer than 5 events'
-open(sys.argv[2], 'wb').write(d[:j])
+assert end < start + bsize, 'the block holds fewer than 5 events'
+open(sys.argv[2], 'wb').write(d[:end])
 print('the connection closed before the program\'s last events were sent: '
       'eventlog ends at byte %d without its end-of-data marker, %d bytes '
       'short of the end of capability %d\'s block from byte %d; everything '
       'before it was processed, the rest of that block and whatever the '
       'program wrote after it were lost (eventlog-socket drops what it has '
-      'not sent when its program exits)' % (j, start + bsize - j, cap, start))
+      'not sent when its program exits)' % (end, start + bsize - end, cap,
+                                            start))
 PY
 LOG=$BETWEEN run_peer whole 1
 grep -qF "$(cat "$T/between.want")" "$T/whole.err" ||
