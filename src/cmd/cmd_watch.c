@@ -300,6 +300,10 @@ static int rts_has_flush_interval(const char *exe) {
  * it goes on with the other flags): "PROG: the flag -l requires the
  * program to be built with -eventlog, -prof or -debug". */
 #define EL_PROBE_NO_EVENTLOG "requires the program to be built with -eventlog"
+/* What it says of another flag its way lacks, e.g. -hy without -prof
+ * ("PROG: the flag -hy requires the program to be built with -prof"),
+ * before it goes on to --info and exits 0. */
+#define EL_PROBE_NEEDS_WAY "requires the program to be built with -"
 /* What a GHC RTS (rts/RtsFlags.c, GHC 9.0 to 9.10) prints when it
  * refuses a flag, then exits with status 1 in hs_init: after its
  * complaints, the first line of its usage text (errorUsage); or only its
@@ -307,10 +311,6 @@ static int rts_has_flush_interval(const char *exe) {
  * needs -rtsopts given in GHCRTS. Not "RTS options are disabled"
  * (-rtsopts=none): the "+RTS -ol<dead> -RTS" rts_refused adds gets that
  * too, and such a program ignores GHCRTS and runs without options. */
-/* What it says of a flag its way lacks, e.g. -hy without -prof
- * ("PROG: the flag -hy requires the program to be built with -prof"),
- * before it goes on to --info and exits 0. */
-#define EL_PROBE_NEEDS_WAY "requires the program to be built with -"
 #define EL_RTS_USAGE "Usage: <prog> <args> [+RTS"
 #define EL_RTS_BAD_SIZE "error in RTS option "
 #define EL_RTS_SAFE_ONLY "Most RTS options are disabled."
