@@ -22,8 +22,11 @@
 #include "otlp_encode.h"
 
 #define MAX_RESPONSE_BYTES ((size_t)1 << 20)
-/* How often a request in flight reads its abort flag, at most (ms). */
-#define ABORT_POLL_MS 50
+/* The longest wait of a request in flight for its peer (ms), after which
+ * it reads its abort flag unwoken. The exporter's stop wakes it at once
+ * (http_wake), so this bounds the shutdown only if that wake-up failed;
+ * libcurl's own timers (the call's timeout) cut it shorter. */
+#define POLL_MS 1000
 
 typedef struct {
   CURL *curl;
@@ -90,7 +93,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
 
 /* Called by libcurl on transfer progress, and while a transfer stalls
  * only about once a second, but also from every curl_multi_perform, which
- * perform calls at least every ABORT_POLL_MS: a non-zero return aborts
+ * perform calls when http_wake wakes it: a non-zero return aborts
  * the transfer (CURLE_ABORTED_BY_CALLBACK). */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
                        curl_off_t un) {
@@ -155,11 +158,13 @@ static void error_body(const http_tr_t *h, long status, el_xq_result_t *res) {
 }
 
 /* curl_easy_perform of h->curl, run through h->multi so that the abort
- * flag of the call is read at least every ABORT_POLL_MS (on_progress, in
- * curl_multi_perform): a collector that accepts and never answers kept
- * the exporter's shutdown past its budget by up to a second (h83), since
- * libcurl calls the progress callback that rarely while a transfer
- * stalls. Returns the transfer's code (CURLE_ABORTED_BY_CALLBACK when the
+ * flag of the call is read as soon as http_wake wakes curl_multi_poll
+ * (on_progress, in curl_multi_perform), and at least every POLL_MS: a
+ * collector that accepts and never answers kept the exporter's shutdown
+ * past its budget by up to a second (h83), since libcurl calls the
+ * progress callback about once a second while a transfer stalls; and a
+ * stalled request woke its sender 20 times a second to look (h87), when
+ * the flag was polled every 50 ms. Returns the transfer's code (CURLE_ABORTED_BY_CALLBACK when the
  * flag was set), or CURLE_RECV_ERROR with *local set and errbuf saying
  * why when libcurl's multi interface itself failed (then retried, as a
  * transport error). Without the multi handle (curl_multi_add_handle
@@ -191,7 +196,7 @@ static CURLcode perform(http_tr_t *h, char *errbuf, bool *local) {
       break;
     }
     if (mc == CURLM_OK && running)
-      mc = curl_multi_poll(h->multi, NULL, 0, ABORT_POLL_MS, NULL);
+      mc = curl_multi_poll(h->multi, NULL, 0, POLL_MS, NULL);
     if (mc != CURLM_OK || !running) { /* no result: not expected */
       cc = CURLE_RECV_ERROR;
       *local = true;
@@ -271,6 +276,14 @@ static void http_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
       res->retry_after_ms = ra > INT_MAX / 1000 ? INT_MAX : (int)ra * 1000;
   }
   error_body(h, status, res);
+}
+
+/* el_xq_transport_t.wake: the exporter set the abort flag; a perform
+ * waiting in curl_multi_poll returns now (curl_multi_wakeup: thread-safe,
+ * and it wakes the next poll when none waits). */
+static void http_wake(void *ud) {
+  http_tr_t *h = ud;
+  if (h && h->multi) curl_multi_wakeup(h->multi);
 }
 
 static void http_tr_free(void *ud) {
@@ -364,6 +377,7 @@ int el__otlp_http_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   out->name = "http";
   out->send = http_send;
   out->free = http_tr_free;
+  out->wake = http_wake;
   return 0;
 }
 

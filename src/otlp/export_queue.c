@@ -739,6 +739,9 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   bool join = ex->thread_started && !ex->stop;
   ex->stop = true;
   atomic_store(&ex->abort, 1);
+  for (int s = 0; s < EL_TM_NSIGNALS; s++) /* a send waiting on its peer */
+    if ((ex->signals & (1u << s)) && ex->tr[s].wake)
+      ex->tr[s].wake(ex->tr[s].ud);
   if (ex->flow_armed) { /* a paused producer goes on */
     ex->flow_armed = false;
     ex->flow_fn(ex->flow_ud);

@@ -46,6 +46,11 @@ typedef struct el_xq_transport_s {
   void (*send)(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
                size_t len, const atomic_int *abort, el_xq_result_t *res);
   void (*free)(void *ud);
+  /* Optional (NULL: none). Called once *abort was set, so that a send in
+   * progress reads it now instead of at its next poll; a wake while no
+   * send runs may make the next one's first wait return early. Thread:
+   * any (the one stopping the exporter). */
+  void (*wake)(void *ud);
 } el_xq_transport_t;
 
 /* Create the transports (exp_grpc.c / exp_http.c). sc: borrowed for the

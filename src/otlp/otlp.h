@@ -286,7 +286,8 @@ int el_otlp_exporter_may_resume(el_otlp_exporter_t *ex);
 int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms);
 
 /* Stop the sender thread: abort the request in flight (gRPC call cancelled
- * within 100 ms, a curl transfer within 50 ms: exp_http.c perform), join
+ * within 100 ms; a curl transfer at once, its wait woken: exp_http.c
+ * http_wake), join
  * the thread, count everything still queued as dropped (dropped_shutdown, and in the
  * store) and log the summary (el_otlp_exporter_log_stats). A signal with
  * records dropped so is also said with its cause: the shutdown budget

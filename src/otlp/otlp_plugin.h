@@ -19,7 +19,9 @@ extern "C" {
 /* Raise when the table or anything it passes changes shape
  * (el_otlp_signal_cfg_t, el_xq_transport_t, el_xq_result_t,
  * el_otlp_url_t). */
-#define EL_OTLP_TRANSPORT_ABI 2u /* 2: el_xq_result_t.msg 384 bytes */
+#define EL_OTLP_TRANSPORT_ABI \
+  3u /* 2: el_xq_result_t.msg 384 bytes;
+                                    3: el_xq_transport_t.wake */
 
 /* The parts of a URL; each an el_malloc'd string or NULL when absent
  * (port: only when the URL gives one). Free with el__otlp_url_free. */

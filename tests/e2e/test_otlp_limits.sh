@@ -9,7 +9,7 @@
 #  - no receiver at all, or one that never answers: the process exits
 #    within the shutdown timeout (one that never answers: its shutdown
 #    within 300 ms of it) and counts every record as dropped; it never
-#    hangs.
+#    hangs; and while its request stalls, its sender sleeps (HTTP).
 # ctest-labels: asan
 . "$(dirname "$0")/otlp_lib.sh"
 
@@ -94,6 +94,38 @@ for t in grpc http; do
     fail "$t hang: shutdown took $sd ms, budget 1500 ms (+300 allowed)"
   fi
 done
+
+# A request the receiver never answers, for 3 s of a 4 s budget: its
+# sender waits for the receiver or the exporter's stop, not polling. The
+# process's voluntary context switches between 1 s and 3 s after its
+# start (all its threads; the sleeps of its main thread waiting for the
+# flush included) stay below 30: at one look every 50 ms (h87: its
+# sender woke 20 times a second) they were over 40 in those 2 s.
+rcv_start "http-stall" --delay-ms 60000
+OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$RCV_HTTP \
+EL_OTLP_SHUTDOWN_TIMEOUT=4000 OTEL_EXPORTER_OTLP_TIMEOUT=30000 \
+  timeout 60 "$SEND" --points 500 --windows 1 >"$TMP/stall.json" \
+  2>"$TMP/stall.json.err" &
+spid=$!
+# switches PID: the sum of voluntary_ctxt_switches over PID's threads
+switches() {
+  cat /proc/"$1"/task/*/status 2>/dev/null |
+    awk '/^voluntary_ctxt_switches/ {n += $2} END {print n + 0}'
+}
+sleep 1
+# (timeout's child: the sender itself)
+cpid=$(pgrep -P "$spid" -x otlp_send || true)
+a=$(switches "${cpid:-0}")
+sleep 2
+b=$(switches "${cpid:-0}")
+wait "$spid" || fail "http stall: otlp_send exited with $?"
+n=$((b - a))
+if [ -n "$cpid" ] && [ "$n" -lt 30 ]; then
+  pass "http stall: $n voluntary context switches in 2 s of a stalled request"
+else
+  fail "http stall: ${n} voluntary context switches in 2 s (pid '${cpid}')"
+fi
 rcv_stop
 
 # The collector's name is being resolved, and the lookup hangs (8 s,

@@ -116,7 +116,7 @@ static el_otlp_exporter_t *make(const el_otlp_config_t *c, unsigned sigs,
                                 el_tm_store_t *st, el_tm_exporter_t *tm) {
   el_xq_transport_t tr[EL_TM_NSIGNALS];
   for (int s = 0; s < EL_TM_NSIGNALS; s++)
-    tr[s] = (el_xq_transport_t){NULL, "fake", fake_send, fake_free};
+    tr[s] = (el_xq_transport_t){NULL, "fake", fake_send, fake_free, NULL};
   el_otlp_exporter_t *ex;
   assert_int_equal(el__otlp_exporter_new_with(c, tr, sigs, st, &ex, tm), 0);
   return ex;
