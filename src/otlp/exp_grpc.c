@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,14 @@ static const char *const METHODS[EL_TM_NSIGNALS] = {
   ("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/"
    "Export")};
 
-/* Poll slice while waiting for a call: bounds the reaction to abort. */
+/* Poll slice while waiting for the channel to connect, or for a probe's
+ * socket: bounds the reaction to abort there. */
 #define POLL_MS 100
+/* The longest wait for a call's completion before its sender looks at the
+ * abort flag unwoken: the exporter's stop cancels the call at once
+ * (grpc_wake), so this bounds the shutdown only if that failed; it also
+ * paces the probe of a channel that cannot connect (wait_call). */
+#define CALL_POLL_MS 1000
 
 typedef struct {
   grpc_channel *channel;
@@ -71,6 +78,9 @@ typedef struct {
    * way its C API exposes). Empty: not probed, or nothing found. */
   char cause[200];
   int64_t cause_ms; /* when probed; 0 never */
+  pthread_mutex_t mu;  /* guards inflight: the sender sets it, grpc_wake
+                         cancels it from the stopping thread */
+  grpc_call *inflight; /* the call being waited for (wait_call), or NULL */
 } grpc_tr_t;
 
 /* {====== why the channel cannot connect ======}
@@ -406,7 +416,6 @@ static gpr_timespec ms_from_now(int64_t ms) {
                       gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
-/* Wait for the batch tag, cancelling the call on abort. */
 /* Wait for the batch tag, cancelling the call on abort. A call that
  * waits 1 s for a channel that cannot connect has the cause probed (if
  * not known from the last PROBE_EVERY_MS), so that it is known even when
@@ -416,8 +425,8 @@ static void wait_call(grpc_tr_t *g, grpc_call *call, void *tag,
   bool cancelled = false;
   int64_t start = mono_ms();
   for (;;) {
-    grpc_event ev = grpc_completion_queue_pluck(g->cq, tag,
-                                                ms_from_now(POLL_MS), NULL);
+    grpc_event ev = grpc_completion_queue_pluck(
+        g->cq, tag, ms_from_now(CALL_POLL_MS), NULL);
     if (ev.type == GRPC_OP_COMPLETE) return;
     if (ev.type == GRPC_QUEUE_SHUTDOWN) return;
     if (!cancelled && atomic_load(abort)) {
@@ -654,7 +663,16 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
     snprintf(res->msg, sizeof res->msg, "grpc_call_start_batch: error %d",
              (int)ce);
   } else {
+    /* published for grpc_wake; an abort set before it is seen here (the
+     * exporter sets the flag before it calls grpc_wake) */
+    pthread_mutex_lock(&g->mu);
+    g->inflight = call;
+    if (atomic_load(abort)) grpc_call_cancel(call, NULL);
+    pthread_mutex_unlock(&g->mu);
     wait_call(g, call, tag, abort);
+    pthread_mutex_lock(&g->mu);
+    g->inflight = NULL;
+    pthread_mutex_unlock(&g->mu);
     ucall_verdict(g, &u, sig, abort, res);
   }
   ucall_free(&u);
@@ -662,6 +680,20 @@ static void grpc_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
 }
 
 /* {====== setup ======} */
+
+/* el_xq_transport_t.wake: the exporter set the abort flag; the call in
+ * flight, if any, is cancelled now (grpc_call_cancel: thread-safe until
+ * the call is unreferenced, which grpc_send does only after clearing
+ * inflight under mu), so wait_call returns at once instead of at its
+ * next CALL_POLL_MS. A wait for the channel to connect (wait_ready)
+ * still sees the flag within POLL_MS. */
+static void grpc_wake(void *ud) {
+  grpc_tr_t *g = ud;
+  if (!g) return;
+  pthread_mutex_lock(&g->mu);
+  if (g->inflight) grpc_call_cancel(g->inflight, NULL);
+  pthread_mutex_unlock(&g->mu);
+}
 
 static void grpc_tr_free(void *ud) {
   grpc_tr_t *g = ud;
@@ -681,6 +713,7 @@ static void grpc_tr_free(void *ud) {
   }
   el_free(g->md);
   el_free(g->target);
+  pthread_mutex_destroy(&g->mu);
   el_free(g);
   /* The last reference shuts grpc down; wait for it, so that nothing of
    * grpc (TLS sessions, threads) outlives the exporter. Calls and channel
@@ -773,6 +806,7 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
                       el_xq_transport_t *out) {
   grpc_tr_t *g = el_calloc(1, sizeof *g);
   if (!g) return EL_ENOMEM;
+  pthread_mutex_init(&g->mu, NULL);
   grpc_init();
   if (!getenv("GRPC_VERBOSITY") && !getenv("GRPC_TRACE"))
     gpr_set_log_function(grpc_log);
@@ -835,6 +869,7 @@ int el__otlp_grpc_new(const el_otlp_signal_cfg_t *sc, el_tm_signal_t sig,
   out->name = "grpc";
   out->send = grpc_send;
   out->free = grpc_tr_free;
+  out->wake = grpc_wake;
   return 0;
 }
 

@@ -739,9 +739,9 @@ void el_otlp_exporter_stop(el_otlp_exporter_t *ex) {
   bool join = ex->thread_started && !ex->stop;
   ex->stop = true;
   atomic_store(&ex->abort, 1);
-  for (int s = 0; s < EL_TM_NSIGNALS; s++) /* a send waiting on its peer */
+  for (int s = 0; join && s < EL_TM_NSIGNALS; s++) /* a send on its peer */
     if ((ex->signals & (1u << s)) && ex->tr[s].wake)
-      ex->tr[s].wake(ex->tr[s].ud);
+      ex->tr[s].wake(ex->tr[s].ud); /* once: the first stop */
   if (ex->flow_armed) { /* a paused producer goes on */
     ex->flow_armed = false;
     ex->flow_fn(ex->flow_ud);
@@ -846,7 +846,15 @@ static int exporter_start(el_otlp_exporter_t *ex, el_otlp_exporter_t **out,
     if (!(ex->signals & (1u << s))) continue;
     ex->sender[s] = (struct xq_sender_s){ex, (el_tm_signal_t)s};
     rc = -pthread_create(&ex->thread[s], NULL, sender_main, &ex->sender[s]);
-    if (rc == 0) started |= 1u << s;
+    if (rc == 0) {
+      started |= 1u << s;
+      /* "otlp-metrics" ...: what top -H and /proc/PID/task/TID/comm show
+       * (at most 15 bytes; a failure only leaves the program's name) */
+      char name[16];
+      snprintf(name, sizeof name, "otlp-%s",
+               el_otlp_signal_name((el_tm_signal_t)s));
+      pthread_setname_np(ex->thread[s], name);
+    }
   }
   if (rc < 0) {
     ex->signals = started; /* el_otlp_exporter_stop joins these */

@@ -285,9 +285,9 @@ int el_otlp_exporter_may_resume(el_otlp_exporter_t *ex);
  * otherwise (what is left stays queued). Thread: any but the sender. */
 int el_otlp_exporter_flush(el_otlp_exporter_t *ex, int timeout_ms);
 
-/* Stop the sender thread: abort the request in flight (gRPC call cancelled
- * within 100 ms; a curl transfer at once, its wait woken: exp_http.c
- * http_wake), join
+/* Stop the sender thread: abort the request in flight (at once: the
+ * transports' wake, exp_grpc.c grpc_wake and exp_http.c http_wake; a gRPC
+ * wait for the channel to connect within 100 ms), join
  * the thread, count everything still queued as dropped (dropped_shutdown, and in the
  * store) and log the summary (el_otlp_exporter_log_stats). A signal with
  * records dropped so is also said with its cause: the shutdown budget

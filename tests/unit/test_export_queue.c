@@ -30,6 +30,7 @@ typedef struct {
   uint32_t seen[256];          /* ids of the requests answered OK */
   int nseen;
   int freed;
+  int wakes[EL_TM_NSIGNALS]; /* fake_wake's calls, by signal */
 } fake_t;
 
 static fake_t F;
@@ -82,6 +83,13 @@ static void fake_send(void *ud, el_tm_signal_t sig, const uint8_t *bytes,
 }
 
 static void fake_free(void *ud) { F.freed++; }
+
+/* el_xq_transport_t.wake of signal *(el_tm_signal_t *)ud's transport. */
+static void fake_wake(void *ud) {
+  pthread_mutex_lock(&F.mu);
+  F.wakes[*(const el_tm_signal_t *)ud]++;
+  pthread_mutex_unlock(&F.mu);
+}
 
 static int calls(void) {
   pthread_mutex_lock(&F.mu);
@@ -429,6 +437,34 @@ static void test_stop_abandons_and_counts_everything(void **state) {
   el_tm_store_free(st);
 }
 
+/* The stop wakes each started signal's transport once (its wake hook: a
+ * send waiting on its peer reads the abort flag at once, exp_http.c
+ * http_wake, exp_grpc.c grpc_wake), and only those; freeing the stopped
+ * exporter wakes none again. */
+static void test_stop_wakes_each_transport_once(void **state) {
+  fake_reset();
+  set_block(true);
+  el_otlp_config_t c = cfg_small();
+  static const el_tm_signal_t sigs[EL_TM_NSIGNALS] = {0, 1, 2, 3};
+  el_xq_transport_t tr[EL_TM_NSIGNALS];
+  for (int s = 0; s < EL_TM_NSIGNALS; s++)
+    tr[s] = (el_xq_transport_t){(void *)&sigs[s], "fake", fake_send, fake_free,
+                                fake_wake};
+  el_otlp_exporter_t *ex;
+  assert_int_equal(el__otlp_exporter_new_with(&c, tr, (1u << M) | (1u << L),
+                                              NULL, &ex, NULL),
+                   0);
+  submit_id(ex, M, 1);
+  wait_calls(1); /* metrics' send blocks until the abort */
+  assert_int_equal(F.wakes[M] + F.wakes[L], 0);
+  el_otlp_exporter_stop(ex);
+  el_otlp_exporter_free(ex);
+  assert_int_equal(F.wakes[M], 1);
+  assert_int_equal(F.wakes[L], 1);
+  assert_int_equal(F.wakes[EL_TM_SIGNAL_TRACES], 0);
+  assert_int_equal(F.wakes[EL_TM_SIGNAL_PROFILES], 0);
+}
+
 /* The store's shutdown with a collector that does not answer within the
  * budget (50 ms): what is left is given up at once, counted (exporter and
  * store) before el_tm_store_shutdown returns, and said by signal with
@@ -685,6 +721,7 @@ int main(void) {
       cmocka_unit_test(test_partial_success_counted),
       cmocka_unit_test(test_flush_bounded_by_timeout),
       cmocka_unit_test(test_stop_abandons_and_counts_everything),
+      cmocka_unit_test(test_stop_wakes_each_transport_once),
       cmocka_unit_test(test_shutdown_budget_counts_and_names_cause),
       cmocka_unit_test(test_unhandled_signal_refused),
       cmocka_unit_test(test_store_window_reaches_transport),
