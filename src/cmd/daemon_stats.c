@@ -93,6 +93,28 @@ static int print_flow(el__daemon_t *d, FILE *f) {
 /* The periodic --stats report on a file or pipe: one line of totals
  * (rates over the last interval), not a table that cannot be redrawn in
  * place. */
+/* The corrupt parts of the input skipped so far, with prefix before
+ * them; nothing when none (each was said as a warning when it ended:
+ * decode errors count only what stopped a feed). */
+static void print_corrupt(el__daemon_t *d, FILE *f, const char *prefix) {
+  const el_ev_stats_t *es = el_ev_decoder_stats(d->dec);
+  if (es->corrupt_parts)
+    fprintf(f, "%scorrupt parts %llu (%llu bytes skipped)", prefix,
+            (unsigned long long)es->corrupt_parts,
+            (unsigned long long)es->corrupt_bytes);
+}
+
+/* The table's line of errors and memory. */
+static void print_errors(el__daemon_t *d, FILE *f, const el_host_stats_t *hs) {
+  fprintf(f, "Script errors %llu, decode errors %llu, ",
+          (unsigned long long)hs->handler_errors,
+          (unsigned long long)d->decode_errors);
+  print_corrupt(d, f, "");
+  fprintf(f, "%smemory %zu bytes (peak %zu)\n",
+          el_ev_decoder_stats(d->dec)->corrupt_parts ? ", " : "",
+          el_mem_in_use(), el_mem_peak());
+}
+
 static void print_stats_line(el__daemon_t *d, FILE *f, const el__totals_t *t,
                              double dt) {
   uint64_t now = uv_now(&d->loop);
@@ -118,6 +140,7 @@ static void print_stats_line(el__daemon_t *d, FILE *f, const el__totals_t *t,
     fprintf(f, "; script errors %llu, decode errors %llu",
             (unsigned long long)hs->handler_errors,
             (unsigned long long)d->decode_errors);
+  print_corrupt(d, f, "; ");
   fputc('\n', f);
   fflush(f);
 }
@@ -173,11 +196,7 @@ void el__daemon_print_stats(el__daemon_t *d, FILE *f, int final) {
   const el_host_stats_t *hs = el_host_stats(d->host);
   if (lag >= 0)
     fprintf(f, "Lag behind the stream: %.1f s. ", lag);
-  fprintf(f, "Script errors %llu, decode errors %llu, memory %zu bytes "
-             "(peak %zu)\n",
-          (unsigned long long)hs->handler_errors,
-          (unsigned long long)d->decode_errors, el_mem_in_use(),
-          el_mem_peak());
+  print_errors(d, f, hs);
   lines++;
   if (hs->reorder_late || hs->reorder_forced || hs->order_late ||
       hs->order_forced) { /* docs/lua-api.md §6 "Ordering" */

@@ -143,6 +143,10 @@ enum { ST_SCAN, ST_HEADER, ST_DATA, ST_POST, ST_RESYNC, ST_BODY };
  * marker lost its block (18 to 20 too where the event's time, garbled
  * to 77 s to 58 days, stays within its block). */
 #define RS_BACK (RS_LOOK - 1)
+/* Bytes of a corrupt part before it is said while it lasts, the first
+ * time (resync_note): as long as the search for a first header waits
+ * (NOHDR_WARN). */
+#define RS_NOTE ((uint64_t)64 << 20)
 /* The first event of a session, where its header declares block markers
  * and it is not one, is believable when dated up to this (ns): 10 s
  * (data_begin_at). GHC's first event is its first block marker, and old
@@ -315,6 +319,8 @@ struct el_ev_decoder_s {
   char rs_why[200];         /* what was wrong there, for the report */
   uint8_t rs_carry[RS_WIN]; /* the last bytes fed, not yet decided: */
   size_t rs_clen;           /* they precede base */
+  uint64_t rs_next_note;    /* skipped bytes at which the part is said
+                               while it lasts (resync_note) */
   /* The part began at a DATA_END that more data follows (end_damaged):
    * landing on a block marker, the session goes on; on a header or at the
    * end of the input, its data ended there after all (end_off: the
@@ -1816,6 +1822,7 @@ static void resync_begin(el_ev_decoder_t *d, const uint8_t *p, uint64_t off,
   d->end_held = why == RS_END;
   d->end_off = off;
   d->rs_from = off;
+  d->rs_next_note = RS_NOTE;
   d->rs_type = type;
   size_t k = back_fill(d, off, buf, buf_off, d->rs_carry);
   d->rs_carry[k] = p[0];
@@ -1893,6 +1900,30 @@ static int resync_land(el_ev_decoder_t *d, uint64_t at, const uint8_t *q,
   if (!tail)
     return 0;
   return deliver(d, q, RS_LOOK, at);
+}
+
+/* A corrupt part of a live input (EL_EV_OPT_LIVE: a socket, FIFO or pipe,
+ * where it may last as long as the connection) that has gone on for a
+ * while is said while it lasts (a
+ * warning, code 0: it is counted and said again, with its extent, when it
+ * ends): at RS_NOTE bytes from its start, then each time it doubles.
+ * h88: 4.5 GB of garbage after a socket's eventlog went unsaid for 15 s,
+ * and would have until the connection ended. Called with base moved
+ * past the bytes searched. */
+static void resync_note(el_ev_decoder_t *d) {
+  uint64_t n = d->base - d->rs_from;
+  if (!(d->opts & EL_EV_OPT_LIVE) || d->end_held || n < d->rs_next_note)
+    return;
+  while (d->rs_next_note <= n && d->rs_next_note < UINT64_MAX / 2)
+    d->rs_next_note *= 2;
+  set_diag(d, 0, d->rs_from, d->rs_type,
+           "corrupt stream: %s; %llu MiB skipped so far (from byte %llu), "
+           "no believable block marker or header yet (still looking; said "
+           "again at %llu MiB)",
+           d->rs_why, (unsigned long long)(n >> 20),
+           (unsigned long long)d->rs_from,
+           (unsigned long long)(d->rs_next_note >> 20));
+  warn(d);
 }
 
 /* ST_RESYNC: search buf (after the carried bytes) for a target. *used:
@@ -3468,6 +3499,8 @@ static int run(el_ev_decoder_t *d, const uint8_t *buf, size_t len,
     }
     i += used;
     d->base += used;
+    if (d->state == ST_RESYNC)
+      resync_note(d); /* a long part said while it lasts */
     if (d->rewind) {
       /* A skipped body ended on something else than a block: decode it
        * (it lies in this buf: data_feed checked run_off). */
@@ -3745,7 +3778,19 @@ static int finish_state(el_ev_decoder_t *d) {
 int el_ev_decoder_finish_stopped(el_ev_decoder_t *d) {
   d->unfinished = 0;
   d->plen = 0;
-  d->rs_clen = 0;
+  d->rs_clen = 0; /* (carried bytes precede base: counted below) */
+  /* A corrupt part, or a lost header's bytes, being skipped when the
+   * reader stopped: said as far as it was read, as the end of input says
+   * it (h88: SIGINT after 3 s of a damaged FIFO said nothing of it). */
+  if (d->state == ST_RESYNC && d->end_held) {
+    end_release(d);
+  } else if (d->state == ST_RESYNC) {
+    resync_end(d, d->base, "up to the stop (not read further)", 0);
+    start_scan(d, d->base);
+  } else if (d->state == ST_SCAN && d->hdr_lost) {
+    lost_header_end(d, d->base, "up to the stop (not read further)");
+  }
+  d->diag.code = 0;
   return 0;
 }
 

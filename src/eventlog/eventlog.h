@@ -571,7 +571,10 @@ int el_ev_decoder_finish(el_ev_decoder_t *d);
  * bytes stop, since a cut event or a missing end-of-data marker there is
  * the stop's doing, not the log's (docs/exit-codes.md "signal"). Bytes of
  * an event cut by the stop, or held back for lookahead, are dropped
- * undecoded. Returns 0. */
+ * undecoded. A corrupt part being skipped is counted and said to
+ * on_warning (EL_ECORRUPT, "... skipped N bytes (A to B) up to the stop
+ * (not read further)"), as el_ev_decoder_finish says it at the end of
+ * input (docs/eventlog.md "Behaviour on bad input"). Returns 0. */
 int el_ev_decoder_finish_stopped(el_ev_decoder_t *d);
 
 /* Forget any partial input and expect a fresh header: used when a socket

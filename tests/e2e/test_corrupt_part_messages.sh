@@ -4,7 +4,7 @@
 # corrupt stream: ..." naming the file (or stdin), the part's byte and
 # what was skipped, after a prefix that says whether the command fails
 # for it (show and stats, exit 1: "error:") or goes on (run, report, the
-# daemon, exit 0: "warning:").
+# daemon, exit 0: "warning:"); the daemon's --stats summary counts them.
 # Before, `show FILE` said "show: FILE: corrupt stream ..." for the first
 # part and "warning: FILE: ..." for the later ones, and printed the first
 # at the end, after the second; `show -` through a pipe said "error:
@@ -96,8 +96,13 @@ check "report FILE" 0 warning "$F"
 st=0; cat "$F" | "$BIN" report - -o r2.html > /dev/null 2> err || st=$?
 check "report - (a pipe)" 0 warning stdin
 if [ -x "$D" ]; then
-  st=0; "$D" --eventlog-file "$F" --service-name t --no-otlp > /dev/null 2> err || st=$?
+  st=0; "$D" --eventlog-file "$F" --service-name t --no-otlp -s > /dev/null 2> err || st=$?
   check "otelcol FILE" 0 warning "$F"
+  # Its --stats summary counts the two parts and the bytes the two
+  # warnings say were skipped (before, only "decode errors 0": h88).
+  sum=$(grep -o 'skipped [0-9]* bytes' err | awk '{n += $2} END {print n}')
+  grep -q "decode errors 0, corrupt parts 2 ($sum bytes skipped), memory" err ||
+    bad "otelcol -s: the summary does not count 2 parts of $sum bytes: $(grep -i 'decode errors' err)"
 fi
 # The same log cut inside an event of its last block (at byte 622005,
 # between its last block marker at 601858 and its end at 622783): the
