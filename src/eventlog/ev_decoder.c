@@ -2601,9 +2601,39 @@ static void reopen(el_ev_decoder_t *d, uint64_t off, int outer) {
   d->block_end = BLOCK_OPEN;
 }
 
+/* A block marker or DATA_END at off, at or after the end of the current
+ * block, which lies inside another (outer: spliced into it, deliver),
+ * while that other one still declares outer.end - off bytes after it: it
+ * does not go on there (GHC writes a block's events up to the end its
+ * marker declares), so those bytes of it are missing before the marker of
+ * the block inside it (deleted, or lost in transit). One corrupt part of
+ * 0 bytes, nothing skipped, said once; the other block is given up. h88:
+ * 34 bytes deleted inside a block, two events, went unsaid, the next
+ * block's marker read as one spliced into it. Two whole blocks spliced in
+ * one after the other are said so too (GHC does not nest blocks: either
+ * is damage). */
+static void outer_cut(el_ev_decoder_t *d, uint64_t off, const char *what) {
+  uint64_t n = d->outer.end - off;
+  d->stats.corrupt_parts++;
+  set_diag(d, EL_ECORRUPT, d->block_off, EL_EV_BLOCK_MARKER,
+           "corrupt stream: the block marker at byte %llu (cap %u) lies "
+           "inside cap %u's block from byte %llu (its marker declares %llu "
+           "more byte%s after it), which does not go on after it: %s at "
+           "byte %llu; %llu byte%s of cap %u's block missing before byte "
+           "%llu (deleted or lost?), nothing skipped",
+           (unsigned long long)d->block_off, d->block_cap, d->outer.cap,
+           (unsigned long long)d->outer.off, (unsigned long long)n, plural(n),
+           what, (unsigned long long)off, (unsigned long long)n, plural(n),
+           d->outer.cap, (unsigned long long)d->block_off);
+  warn(d);
+  d->outer.end = 0;
+}
+
 /* The data of the session ends with the DATA_END at off: bytes after it
  * are looked through for a new header (ST_POST), and the sink is told. */
 static void data_end(el_ev_decoder_t *d, uint64_t off) {
+  if (d->outer.end && off < d->outer.end && off >= d->block_end)
+    outer_cut(d, off, "the end-of-data marker");
   d->state = ST_POST;
   d->scan_m = 0;
   d->scan_from = off + 2;
@@ -2697,6 +2727,8 @@ static int deliver(el_ev_decoder_t *d, const uint8_t *p, size_t len,
         d->outer.t1 = d->block_t1;
         d->outer.off = d->block_off;
         d->outer.size = d->block_size;
+      } else if (d->outer.end && off < d->outer.end) {
+        outer_cut(d, off, "a block marker");
       } else if (off >= d->outer.end) {
         d->outer.end = 0;
       }
