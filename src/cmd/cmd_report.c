@@ -407,6 +407,11 @@ static uint64_t c_offset(void *ud) {
   return p->host.offset(p->host.ud);
 }
 
+static int c_data_ended(void *ud) {
+  pump_t *p = ud;
+  return p->host.data_ended(p->host.ud);
+}
+
 static void c_received(void *ud, uint64_t by, int live) {
   pump_t *p = ud;
   p->host.received(p->host.ud, by, live);
@@ -624,6 +629,7 @@ static int pump(parts_t *p, const report_opts_t *o, pump_t *pc,
                          .diag = c_diag,
                          .interrupt = c_interrupt,
                          .offset = c_offset,
+                         .data_ended = c_data_ended,
                          .received = c_received,
                          .input_waits = c_input_waits,
                          .scan = c_scan,

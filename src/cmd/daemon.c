@@ -223,6 +223,11 @@ static const el_diag_t *d_diag(void *ud) {
   return d->host_c.diag(d->host_c.ud);
 }
 
+static int d_data_ended(void *ud) {
+  el__daemon_t *d = ud;
+  return d->host_c.data_ended(d->host_c.ud);
+}
+
 static void d_received(void *ud, uint64_t by, int live) {
   el__daemon_t *d = ud;
   d->host_c.received(d->host_c.ud, by, live);
@@ -616,6 +621,7 @@ static void pump(el__daemon_t *d) {
                          .feed = d_feed,
                          .finish = d_finish,
                          .diag = d_diag,
+                         .data_ended = d_data_ended,
                          .received = d_received,
                          .input_waits = d_input_waits,
                          .scan = d_scan,

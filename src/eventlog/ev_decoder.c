@@ -901,6 +901,10 @@ const el_diag_t *el_ev_decoder_diag(const el_ev_decoder_t *d) {
   return &d->diag;
 }
 
+int el_ev_decoder_data_ended(const el_ev_decoder_t *d) {
+  return d->state == ST_POST && d->base == d->scan_from;
+}
+
 const el_ev_header_t *el_ev_decoder_header(const el_ev_decoder_t *d) {
   return d->have_hdr ? &d->hdr : NULL;
 }

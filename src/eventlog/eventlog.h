@@ -589,6 +589,11 @@ int el_ev_decoder_finish_stopped(el_ev_decoder_t *d);
  * byte then returns 0. */
 void el_ev_decoder_reset(el_ev_decoder_t *d);
 
+/* 1 when the current session's data ended with its end-of-data marker
+ * (DATA_END, 0xFFFF: spec §1.7) and no byte was fed after it; else 0
+ * (events still coming, a corrupt part, bytes after the marker). */
+int el_ev_decoder_data_ended(const el_ev_decoder_t *d);
+
 /* The last error or warning. Valid until the next call on d. */
 const el_diag_t *el_ev_decoder_diag(const el_ev_decoder_t *d);
 

@@ -111,6 +111,10 @@ static void c_interrupt(void *ud, int sig) {
   el_host_interrupt_signal(ud, sig);
 }
 
+static int c_data_ended(void *ud) {
+  return el_ev_decoder_data_ended(((el_host_t *)ud)->dec);
+}
+
 static void c_input_name(void *ud, const char *name) {
   el_host_set_input_name(ud, name);
 }
@@ -128,5 +132,6 @@ void el_host_consumer(el_host_t *h, el_src_consumer_t *c) {
   c->scan = c_scan;
   c->interrupt = c_interrupt;
   c->offset = c_offset;
+  c->data_ended = c_data_ended;
   c->input_name = c_input_name;
 }

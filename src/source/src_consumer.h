@@ -92,6 +92,12 @@ typedef struct el_src_consumer_s {
    * stop leaves a file unread (the pump's warning; without it, the bytes
    * fed). */
   uint64_t (*offset)(void *ud);
+  /* May be NULL. 1 when the current session's data ended with its
+   * end-of-data marker and nothing was fed after it (e.g.
+   * el_ev_decoder_data_ended): a stop then leaves nothing of the log
+   * unread, and the pump says so as news, not as a warning. Loop
+   * thread. */
+  int (*data_ended)(void *ud);
 } el_src_consumer_t;
 
 #ifdef __cplusplus

@@ -160,9 +160,16 @@ static void begin_stop(pump_t *p, int by_signal) {
      * loses its reader; a followed file not open yet has no byte to
      * name) */
     if ((by_signal || p->pending[0] || p->pending[1]) && !p->socket &&
-        src->ever_connected)
-      el_log(EL_LOG_WARN, "%s: stopped by a signal at byte %llu", p->desc,
-             (unsigned long long)(consumed(p) - p->conn_off));
+        src->ever_connected) {
+      /* (a followed log read to its end-of-data marker lost nothing:
+       * h88 took the warning for a loss) */
+      int whole = !p->pending[0] && !p->pending[1] && p->c->data_ended &&
+                  p->c->data_ended(p->c->ud);
+      el_log(whole ? EL_LOG_INFO : EL_LOG_WARN,
+             "%s: stopped by a signal at byte %llu%s", p->desc,
+             (unsigned long long)(consumed(p) - p->conn_off),
+             whole ? ", after the end of its data (read whole)" : "");
+    }
     el_src_stop(src);
     return;
   }
@@ -666,6 +673,7 @@ static int dec_finish_stopped(void *ud) {
   return el_ev_decoder_header(ud) ? el_ev_decoder_finish_stopped(ud)
                                   : el_ev_decoder_finish(ud);
 }
+static int dec_data_ended(void *ud) { return el_ev_decoder_data_ended(ud); }
 static const el_diag_t *dec_diag(void *ud) {
   return el_ev_decoder_diag(ud);
 }
@@ -680,6 +688,7 @@ int el_src_pump_decoder(uv_loop_t *loop, const el_src_opts_t *o,
                          .feed = dec_feed,
                          .finish = dec_finish,
                          .finish_stopped = dec_finish_stopped,
-                         .diag = dec_diag};
+                         .diag = dec_diag,
+                         .data_ended = dec_data_ended};
   return el_src_pump(loop, o, &c, res);
 }
