@@ -673,7 +673,10 @@ static int run(const report_opts_t *o) {
   }
   el_rp_input_t in = {.title = title,
                       .input = desc,
-                      .bytes = res.stats.bytes,
+                      /* what was read less what the drain after a
+                       * stop discarded (h88: the page gave 128 MiB for
+                       * 62 MiB decoded) */
+                      .bytes = res.stats.bytes - res.drained_bytes,
                       .events = el_host_stats(p.h)->events,
                       .sessions = res.sessions,
                       .truncated = res.truncated,

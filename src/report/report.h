@@ -139,7 +139,8 @@ int el_rp_lua_register(el_rp_t *rp, struct lua_State *L);
 typedef struct el_rp_input_s {
   const char *title;       /* page title; NULL = the input's name */
   const char *input;       /* what was read: a path, "stdin", a socket */
-  uint64_t bytes;          /* bytes read */
+  uint64_t bytes;          /* bytes read and given to the decoder (not
+                              those a drain after a stop discarded) */
   uint64_t events;         /* events decoded */
   uint64_t sessions;       /* eventlog headers read */
   uint64_t truncated;      /* sessions cut inside an event */
