@@ -904,7 +904,11 @@ const el_diag_t *el_ev_decoder_diag(const el_ev_decoder_t *d) {
 }
 
 int el_ev_decoder_data_ended(const el_ev_decoder_t *d) {
-  return d->state == ST_POST && d->base == d->scan_from;
+  /* or its DATA_END, the last bytes fed, is held back to see whether more
+   * data follows it (end_damaged: without EL_EV_OPT_LIVE; h89: report) */
+  return (d->state == ST_POST && d->base == d->scan_from) ||
+         (d->state == ST_DATA && d->plen == 2 && d->pend[0] == 0xFF &&
+          d->pend[1] == 0xFF);
 }
 
 const el_ev_header_t *el_ev_decoder_header(const el_ev_decoder_t *d) {

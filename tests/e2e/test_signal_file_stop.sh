@@ -85,6 +85,17 @@ if [ "$at" != "$size" ] || grep -q "warning: .*stopped by a signal" "$tmp/err"; 
   cat "$tmp/err"
   fail=1
 fi
+# report the same (h89: it warned, its decoder holding the end-of-data
+# marker back to see whether more data follows, not being live).
+"$BIN" report --eventlog-file "$tmp/f.eventlog" --follow -o "$tmp/f.html" \
+  -v info >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+pid=
+grep -q "info: .*f.eventlog (following): stopped by a signal at byte $size, after the end of its data (read whole)$" "$tmp/err" ||
+  { echo "FAIL(follow, report): no info line at byte $size:"; cat "$tmp/err"; fail=1; }
 # The same log cut short of its end-of-data marker (the program still
 # writing): the stop leaves the rest unread, a warning at the cut.
 head -c 2000000 "$LOG" >"$tmp/g.eventlog"
