@@ -90,16 +90,14 @@ static int print_flow(el__daemon_t *d, FILE *f) {
   return 1;
 }
 
-/* The periodic --stats report on a file or pipe: one line of totals
- * (rates over the last interval), not a table that cannot be redrawn in
- * place. */
-/* The corrupt parts of the input skipped so far, with prefix before
- * them; nothing when none (each was said as a warning when it ended:
- * decode errors count only what stopped a feed). */
+/* The corrupt parts of the input so far and their bytes (as `stats`
+ * counts them: a part decoded through, such as a damaged size, included),
+ * with prefix before them; nothing when none (each was said as a warning
+ * when it ended: decode errors count only what stopped a feed). */
 static void print_corrupt(el__daemon_t *d, FILE *f, const char *prefix) {
   const el_ev_stats_t *es = el_ev_decoder_stats(d->dec);
   if (es->corrupt_parts)
-    fprintf(f, "%scorrupt parts %llu (%llu bytes skipped)", prefix,
+    fprintf(f, "%scorrupt parts %llu (%llu bytes in them)", prefix,
             (unsigned long long)es->corrupt_parts,
             (unsigned long long)es->corrupt_bytes);
 }
@@ -115,6 +113,9 @@ static void print_errors(el__daemon_t *d, FILE *f, const el_host_stats_t *hs) {
           el_mem_in_use(), el_mem_peak());
 }
 
+/* The periodic --stats report on a file or pipe: one line of totals
+ * (rates over the last interval), not a table that cannot be redrawn in
+ * place. */
 static void print_stats_line(el__daemon_t *d, FILE *f, const el__totals_t *t,
                              double dt) {
   uint64_t now = uv_now(&d->loop);

@@ -80,7 +80,7 @@ at, n, a, b = map(int, m.groups())
 drained = int(disc.group(1)) if disc else 0
 ok = (1000000 - 64 < at <= 1000004 and a == at and b == 1200000 - drained
       and n == b - a)
-s = re.search(r"decode errors 0, corrupt parts 1 \((\d+) bytes skipped\)", err)
+s = re.search(r"decode errors 0, corrupt parts 1 \((\d+) bytes in them\)", err)
 if not ok or not s or int(s.group(1)) != n:
     print(f"FAIL: stop: part at {at}, {n} bytes ({a} to {b}), drained "
           f"{drained}; summary: {s.group(0) if s else None}")

@@ -101,7 +101,7 @@ if [ -x "$D" ]; then
   # Its --stats summary counts the two parts and the bytes the two
   # warnings say were skipped (before, only "decode errors 0": h88).
   sum=$(grep -o 'skipped [0-9]* bytes' err | awk '{n += $2} END {print n}')
-  grep -q "decode errors 0, corrupt parts 2 ($sum bytes skipped), memory" err ||
+  grep -q "decode errors 0, corrupt parts 2 ($sum bytes in them), memory" err ||
     bad "otelcol -s: the summary does not count 2 parts of $sum bytes: $(grep -i 'decode errors' err)"
 fi
 # The same log cut inside an event of its last block (at byte 622005,
