@@ -3854,6 +3854,14 @@ int el_ev_decoder_finish_stopped(el_ev_decoder_t *d) {
     start_scan(d, d->base);
   } else if (d->state == ST_SCAN && d->hdr_lost) {
     lost_header_end(d, d->base, "up to the stop (not read further)");
+  } else if (d->state == ST_SCAN && !d->seen_header && !d->stats.sessions &&
+             d->base > d->scan_from) {
+    /* bytes and no header in them: said as the end of input says it, a
+     * warning here (h89: a FIFO of 500000 bytes of garbage stopped by
+     * SIGINT said nothing of them) */
+    no_header(d);
+    warn(d);
+    d->nohdr_said = 1;
   }
   d->diag.code = 0;
   return 0;

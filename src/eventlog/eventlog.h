@@ -574,7 +574,9 @@ int el_ev_decoder_finish(el_ev_decoder_t *d);
  * undecoded. A corrupt part being skipped is counted and said to
  * on_warning (EL_ECORRUPT, "... skipped N bytes (A to B) up to the stop
  * (not read further)"), as el_ev_decoder_finish says it at the end of
- * input (docs/eventlog.md "Behaviour on bad input"). Returns 0. */
+ * input (docs/eventlog.md "Behaviour on bad input"); so are bytes in
+ * which no header was found ("no eventlog header found in N bytes from
+ * byte B", a warning here). Returns 0. */
 int el_ev_decoder_finish_stopped(el_ev_decoder_t *d);
 
 /* Forget any partial input and expect a fresh header: used when a socket

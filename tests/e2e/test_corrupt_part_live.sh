@@ -4,7 +4,8 @@
 #    and then stays open; at SIGINT the part in progress is counted and
 #    said, from its first byte to the last byte read ("up to the stop").
 #    Before, nothing was said of it (the stop ended the session quietly),
-#    and the --stats summary said "decode errors 0".
+#    and the --stats summary said "decode errors 0". So too 500000 bytes
+#    without any header (h89).
 #  - while it lasts: 70 MiB of garbage after an eventlog through a pipe
 #    (`stats -`) is said once 64 MiB of it were skipped ("still
 #    looking"), before its end; a regular file is not (the end comes at
@@ -88,6 +89,30 @@ if not ok or not s or int(s.group(1)) != n:
 print(f"ok: stop: the part from byte {a} to {b} ({n} bytes) said at the "
       "stop and counted in the summary")
 PY
+
+echo "== stop: SIGINT while a FIFO has brought 500000 bytes and no header"
+# (h89: nothing was said of them; at the end of input they are an error)
+python3 -c "open('$T/nohdr.bin', 'wb').write(b'\xee' * 500000)"
+mkfifo "$T/nohdr.fifo"
+"$D" --eventlog-file "$T/nohdr.fifo" --eventlog-drain-timeout 1 \
+  > /dev/null 2> "$T/n.err" &
+DPID=$!
+PIDS+=("$DPID")
+( cat "$T/nohdr.bin"; touch "$T/nwritten"; sleep 60 ) > "$T/nohdr.fifo" &
+WPID=$!
+PIDS+=("$WPID")
+for _ in $(seq 300); do [ -e "$T/nwritten" ] && break; sleep 0.1; done
+sleep 1
+kill -INT "$DPID"
+wait_exit "$DPID" 60
+st=$?
+kill "$WPID" 2>/dev/null
+if [ "$st" = 0 ] &&
+   grep -q "warning: .*nohdr.fifo: no eventlog header found in 500000 bytes from byte 0$" "$T/n.err"; then
+  pass "stop: 500000 bytes without a header said at the stop"
+else
+  fail "stop, no header: status $st: $(cat "$T/n.err")"
+fi
 
 echo "== while it lasts: 70 MiB of garbage through a pipe"
 start=$(cat "$T/start")
