@@ -50,22 +50,31 @@ with open(sys.argv[2] + "/garbage.eventlog", "wb") as f:
 open(sys.argv[2] + "/start", "w").write(str(len(log) - 2))
 PY
 
+# fifo_stop NAME FILE ERR [DAEMON OPTION...]: the daemon reads the FIFO
+# $T/NAME.fifo (stderr to ERR), a writer writes FILE into it and keeps it
+# open; SIGINT to the daemon 1 s after the writer wrote it all. Sets st:
+# the daemon's status.
+fifo_stop() {
+  local name=$1 file=$2 err=$3 dpid wpid
+  shift 3
+  mkfifo "$T/$name.fifo"
+  "$D" --eventlog-file "$T/$name.fifo" "$@" > /dev/null 2> "$err" &
+  dpid=$!
+  PIDS+=("$dpid")
+  ( cat "$file"; touch "$T/$name.written"; sleep 60 ) > "$T/$name.fifo" &
+  wpid=$!
+  PIDS+=("$wpid")
+  for _ in $(seq 300); do [ -e "$T/$name.written" ] && break; sleep 0.1; done
+  [ -e "$T/$name.written" ] || fail "$name: the writer did not finish in 30 s"
+  sleep 1 # (the last MiB in the pipe read)
+  kill -INT "$dpid"
+  wait_exit "$dpid" 60
+  st=$?
+  kill "$wpid" 2>/dev/null
+}
+
 echo "== stop: SIGINT while a corrupt part of a FIFO is being skipped"
-mkfifo "$T/in.fifo"
-"$D" --eventlog-file "$T/in.fifo" --eventlog-drain-timeout 2 -v info -s \
-  > "$T/d.out" 2> "$T/d.err" &
-DPID=$!
-PIDS+=("$DPID")
-( cat "$T/damaged.part"; touch "$T/written"; sleep 60 ) > "$T/in.fifo" &
-WPID=$!
-PIDS+=("$WPID")
-for _ in $(seq 300); do [ -e "$T/written" ] && break; sleep 0.1; done
-[ -e "$T/written" ] || fail "stop: the writer did not finish in 30 s"
-sleep 1 # (the last MiB in the pipe read)
-kill -INT "$DPID"
-wait_exit "$DPID" 60
-st=$?
-kill "$WPID" 2>/dev/null
+fifo_stop in "$T/damaged.part" "$T/d.err" --eventlog-drain-timeout 2 -v info -s
 [ "$st" = 0 ] || fail "stop: the daemon exited $st"
 python3 - "$T/d.err" <<'PY' || fails=$((fails + 1))
 import re, sys
@@ -93,20 +102,7 @@ PY
 echo "== stop: SIGINT while a FIFO has brought 500000 bytes and no header"
 # (h89: nothing was said of them; at the end of input they are an error)
 python3 -c "open('$T/nohdr.bin', 'wb').write(b'\xee' * 500000)"
-mkfifo "$T/nohdr.fifo"
-"$D" --eventlog-file "$T/nohdr.fifo" --eventlog-drain-timeout 1 \
-  > /dev/null 2> "$T/n.err" &
-DPID=$!
-PIDS+=("$DPID")
-( cat "$T/nohdr.bin"; touch "$T/nwritten"; sleep 60 ) > "$T/nohdr.fifo" &
-WPID=$!
-PIDS+=("$WPID")
-for _ in $(seq 300); do [ -e "$T/nwritten" ] && break; sleep 0.1; done
-sleep 1
-kill -INT "$DPID"
-wait_exit "$DPID" 60
-st=$?
-kill "$WPID" 2>/dev/null
+fifo_stop nohdr "$T/nohdr.bin" "$T/n.err" --eventlog-drain-timeout 1
 if [ "$st" = 0 ] &&
    grep -q "warning: .*nohdr.fifo: no eventlog header found in 500000 bytes from byte 0$" "$T/n.err"; then
   pass "stop: 500000 bytes without a header said at the stop"

@@ -85,27 +85,26 @@ if [ "$at" != "$size" ] || grep -q "warning: .*stopped by a signal" "$tmp/err"; 
   cat "$tmp/err"
   fail=1
 fi
+# stop_after_1s CMD...: run CMD (stderr to $tmp/err), SIGINT after 1 s
+stop_after_1s() {
+  "$@" >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  sleep 1
+  kill -INT "$pid"
+  wait "$pid"
+  pid=
+}
 # report the same (h89: it warned, its decoder holding the end-of-data
 # marker back to see whether more data follows, not being live).
-"$BIN" report --eventlog-file "$tmp/f.eventlog" --follow -o "$tmp/f.html" \
-  -v info >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-pid=
+stop_after_1s "$BIN" report --eventlog-file "$tmp/f.eventlog" --follow \
+  -o "$tmp/f.html" -v info
 grep -q "info: .*f.eventlog (following): stopped by a signal at byte $size, after the end of its data (read whole)$" "$tmp/err" ||
   { echo "FAIL(follow, report): no info line at byte $size:"; cat "$tmp/err"; fail=1; }
 # The same log cut short of its end-of-data marker (the program still
 # writing): the stop leaves the rest unread, a warning at the cut.
 head -c 2000000 "$LOG" >"$tmp/g.eventlog"
-"$BIN" run "$tmp/nop.lua" --eventlog-file "$tmp/g.eventlog" --follow \
-  >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-pid=
+stop_after_1s "$BIN" run "$tmp/nop.lua" --eventlog-file "$tmp/g.eventlog" \
+  --follow
 grep -q "warning: .*g.eventlog (following): stopped by a signal at byte 2000000$" "$tmp/err" ||
   { echo "FAIL(follow, cut): no warning at byte 2000000:"; cat "$tmp/err"; fail=1; }
 [ $fail = 0 ] && echo "PASS: a signal during run on a complete file"
